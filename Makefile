@@ -1,0 +1,31 @@
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: install generate check test bench clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+generate: $(STAMP)
+	$(BIN)/acpgen generate
+
+check: $(STAMP)
+	$(BIN)/acpgen check
+
+test: $(STAMP)
+	$(BIN)/acpgen check
+	$(BIN)/python -m pytest
+
+bench: $(STAMP)
+	$(BIN)/pip install --quiet agent-client-protocol
+	$(BIN)/python tests/bench.py
+
+clean:
+	rm -rf $(VENV) build *.egg-info generator/*.egg-info
