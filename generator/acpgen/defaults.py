@@ -1,0 +1,134 @@
+"""The IR stage's last step: schema ``default`` values as Python values.
+
+A default is JSON in the schema; the generated code constructs it as the
+typed value it decodes to (``ClientCapabilities(fs=FileSystemCapabilities(...))``,
+an enum member ...), so a dataclass default and the codec's value for an
+omitted field are the same thing. A default that does not fit its field's
+type is an error in the schema.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from . import ir
+from .errors import AcpgenError, pointer
+
+
+def resolve_defaults(package: ir.Package) -> ir.Package:
+    builder = _Builder(package)
+    definitions = []
+    for definition in package.definitions:
+        if isinstance(definition, ir.ObjectDef):
+            definition = replace(definition, fields=builder.fields(definition.name, definition.fields))
+        elif isinstance(definition, ir.UnionDef):
+            variants = tuple(
+                replace(v, fields=builder.fields(definition.name, v.fields)) for v in definition.variants
+            )
+            definition = replace(definition, variants=variants)
+        definitions.append(definition)
+    return replace(package, definitions=tuple(definitions))
+
+
+class _Builder:
+    def __init__(self, package: ir.Package) -> None:
+        self.package = package
+        self.defs = {d.name: d for d in package.definitions}
+
+    def fields(self, owner: str, fields: tuple[ir.Field, ...]) -> tuple[ir.Field, ...]:
+        out = []
+        for f in fields:
+            if f.has_default:
+                where = ("$defs", owner, "properties", f.wire_name, "default")
+                f = replace(f, default_value=self.value(f.type, f.default, where))
+            out.append(f)
+        return tuple(out)
+
+    def fail(self, what: str, value: Any, where: tuple) -> AcpgenError:
+        return AcpgenError(
+            f"the default {value!r} is not {what}",
+            file=self.package.schema_path,
+            pointer=pointer(where),
+        )
+
+    def value(self, t: ir.TypeExpr, value: Any, where: tuple) -> ir.Value:
+        kind = t.kind
+        if kind in ("any", "raw"):
+            return ir.JsonValue(value)
+        if kind == "nullable":
+            return ir.JsonValue(None) if value is None else self.value(t.inner, value, where)
+        if kind == "str":
+            if not isinstance(value, str):
+                raise self.fail("a string", value, where)
+            return ir.JsonValue(value)
+        if kind == "int":
+            if type(value) is not int:
+                raise self.fail("an integer", value, where)
+            return ir.JsonValue(value)
+        if kind == "num":
+            if type(value) not in (int, float):
+                raise self.fail("a number", value, where)
+            return ir.JsonValue(value)
+        if kind == "bool":
+            if type(value) is not bool:
+                raise self.fail("a boolean", value, where)
+            return ir.JsonValue(value)
+        if kind == "null":
+            if value is not None:
+                raise self.fail("null", value, where)
+            return ir.JsonValue(None)
+        if kind == "const":
+            if value != t.value:
+                raise self.fail(repr(t.value), value, where)
+            return ir.JsonValue(value)
+        if kind == "list":
+            if not isinstance(value, list):
+                raise self.fail("an array", value, where)
+            items = [self.value(t.items, item, where + (i,)) for i, item in enumerate(value)]
+            if all(isinstance(i, ir.JsonValue) for i in items):
+                return ir.JsonValue(value)
+            return ir.ListValue(tuple(items))
+        if kind == "map":
+            if not isinstance(value, dict):
+                raise self.fail("an object", value, where)
+            for key, item in value.items():
+                if not isinstance(self.value(t.values, item, where + (key,)), ir.JsonValue):
+                    raise self.fail("a map of plain JSON values", value, where)
+            return ir.JsonValue(value)
+        if kind == "scalar_union":
+            return ir.JsonValue(value)
+        if kind == "ref":
+            return self.ref_value(self.defs[t.name], value, where)
+        raise self.fail(f"supported for a {kind} field", value, where)
+
+    def ref_value(self, definition: ir.Definition, value: Any, where: tuple) -> ir.Value:
+        if isinstance(definition, ir.AliasDef):
+            return self.value(definition.target, value, where)
+        if isinstance(definition, ir.EnumDef):
+            for member in definition.members:
+                if member.value == value and type(member.value) is type(value):
+                    return ir.EnumValue(definition.class_name, member.name)
+            if definition.open and isinstance(value, str if definition.value_kind == "str" else int):
+                return ir.JsonValue(value)
+            raise self.fail(f"a value of {definition.name}", value, where)
+        if isinstance(definition, ir.ObjectDef):
+            return self.object_value(definition.class_name, definition.fields, value, where)
+        if isinstance(definition, ir.UnionDef) and definition.tag and isinstance(value, dict):
+            for variant in definition.tagged:
+                if value.get(definition.tag) == variant.tag and not variant.wraps:
+                    rest = {k: v for k, v in value.items() if k != definition.tag}
+                    return self.object_value(variant.class_name, variant.fields, rest, where)
+        raise self.fail(f"a value of {definition.name} that acpgen can construct", value, where)
+
+    def object_value(self, class_name: str, fields, value: Any, where: tuple) -> ir.ObjectValue:
+        if not isinstance(value, dict):
+            raise self.fail("an object", value, where)
+        members = []
+        for f in fields:
+            if f.wire_name in value:
+                member = self.value(f.type, value[f.wire_name], where + (f.wire_name,))
+                members.append((f.name, member))
+            elif f.required:
+                raise self.fail(f"complete: it lacks the required {f.wire_name!r}", value, where)
+        return ir.ObjectValue(class_name, tuple(members))

@@ -1,0 +1,382 @@
+"""The intermediate representation: what will be generated, nothing more.
+
+Small immutable dataclasses. ``lower`` builds them from a schema with wire
+names only; ``naming`` fills in the Python names; the templates print them.
+Two families:
+
+* type expressions (:data:`TypeExpr`) describe the JSON a field or an alias
+  holds: scalars with their constraints, arrays, maps, nullability, references
+  to named definitions, unions of scalar kinds, and ``RawT`` for a shape the
+  typed codec does not model (kept as JSON, checked against its subschema);
+* definitions (:data:`Definition`), one per ``$defs`` entry: objects, aliases,
+  enums and unions, with their documentation and ``x-method``/``x-side``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Union
+
+
+class _NoDefault:
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "NO_DEFAULT"
+
+
+NO_DEFAULT: Any = _NoDefault()
+"""Marks a field without a schema ``default``."""
+
+
+# ---------------------------------------------------------------- type expressions
+
+
+@dataclass(frozen=True)
+class AnyT:
+    """Any JSON value (an empty schema); kept as it is."""
+
+    kind = "any"
+
+
+@dataclass(frozen=True)
+class StrT:
+    kind = "str"
+    min_length: int | None = None
+    format: str | None = None
+    """An annotation only: never checked (the Rust reference does not)."""
+
+
+@dataclass(frozen=True)
+class IntT:
+    """An integer. ``minimum``/``maximum`` come from the schema; ``format`` is a
+    Rust integer type whose range lenient decoding also enforces."""
+
+    kind = "int"
+    minimum: int | None = None
+    maximum: int | None = None
+    format: str | None = None
+    format_min: int | None = None
+    format_max: int | None = None
+
+    @property
+    def lenient_min(self) -> int | None:
+        return _tightest(self.minimum, self.format_min, max)
+
+    @property
+    def lenient_max(self) -> int | None:
+        return _tightest(self.maximum, self.format_max, min)
+
+
+@dataclass(frozen=True)
+class NumT:
+    kind = "num"
+    minimum: float | None = None
+    maximum: float | None = None
+    format: str | None = None
+
+
+@dataclass(frozen=True)
+class BoolT:
+    kind = "bool"
+
+
+@dataclass(frozen=True)
+class NullT:
+    kind = "null"
+
+
+@dataclass(frozen=True)
+class ConstT:
+    """Exactly one JSON value."""
+
+    kind = "const"
+    value: Any = None
+
+
+@dataclass(frozen=True)
+class ListT:
+    kind = "list"
+    items: "TypeExpr" = field(default_factory=AnyT)
+    min_items: int | None = None
+    skip_invalid: bool = False
+    """``x-deserialize-skip-invalid-items``: lenient decoding drops bad items."""
+
+
+@dataclass(frozen=True)
+class MapT:
+    """A JSON object used as a map (``additionalProperties`` only)."""
+
+    kind = "map"
+    values: "TypeExpr" = field(default_factory=AnyT)
+
+
+@dataclass(frozen=True)
+class RefT:
+    """A reference to a named definition, by its ``$defs`` name."""
+
+    kind = "ref"
+    name: str = ""
+
+
+@dataclass(frozen=True)
+class NullableT:
+    kind = "nullable"
+    inner: "TypeExpr" = field(default_factory=AnyT)
+
+
+@dataclass(frozen=True)
+class ScalarUnionT:
+    """A union whose members have distinct JSON types (``integer | string``):
+    decoding dispatches on the JSON type and keeps it."""
+
+    kind = "scalar_union"
+    members: tuple["TypeExpr", ...] = ()
+
+
+@dataclass(frozen=True)
+class RawT:
+    """A shape the typed codec does not model: the value is kept as JSON and
+    checked against the subschema at ``pointer`` in both modes."""
+
+    kind = "raw"
+    pointer: str = ""
+
+
+TypeExpr = Union[
+    AnyT, StrT, IntT, NumT, BoolT, NullT, ConstT, ListT, MapT, RefT, NullableT, ScalarUnionT, RawT
+]
+
+
+# ---------------------------------------------------------------- default values
+
+
+@dataclass(frozen=True)
+class JsonValue:
+    """A JSON value used as it is (a scalar, or a list/dict of plain JSON)."""
+
+    kind = "json"
+    value: Any = None
+
+    @property
+    def mutable(self) -> bool:
+        return isinstance(self.value, (list, dict))
+
+
+@dataclass(frozen=True)
+class EnumValue:
+    kind = "enum"
+    class_name: str = ""
+    member: str = ""
+    mutable = False
+
+
+@dataclass(frozen=True)
+class ObjectValue:
+    """``ClassName(field=value, ...)``."""
+
+    kind = "object"
+    class_name: str = ""
+    fields: tuple[tuple[str, "Value"], ...] = ()
+    mutable = True
+
+
+@dataclass(frozen=True)
+class ListValue:
+    kind = "list"
+    items: tuple["Value", ...] = ()
+    mutable = True
+
+
+Value = Union[JsonValue, EnumValue, ObjectValue, ListValue]
+
+
+# ---------------------------------------------------------------- definitions
+
+
+@dataclass(frozen=True)
+class Field:
+    wire_name: str
+    type: TypeExpr
+    required: bool
+    description: str = ""
+    default: Any = NO_DEFAULT
+    """The schema ``default`` as JSON, or :data:`NO_DEFAULT`."""
+    default_value: "Value | None" = None
+    """The default as the Python value to construct (set by ``defaults``)."""
+    default_on_error: bool = False
+    """``x-deserialize-default-on-error``."""
+    default_on_null: bool = False
+    """``x-deserialize-default-on-null``."""
+    name: str = ""
+    """The Python attribute name (set by ``naming``)."""
+
+    @property
+    def has_default(self) -> bool:
+        return self.default is not NO_DEFAULT
+
+    @property
+    def nullable(self) -> bool:
+        return isinstance(self.type, NullableT)
+
+    @property
+    def value_type(self) -> TypeExpr:
+        """The type without its nullability."""
+        return self.type.inner if isinstance(self.type, NullableT) else self.type
+
+
+@dataclass(frozen=True)
+class Method:
+    """``x-method`` and ``x-side``: the JSON-RPC method a definition carries."""
+
+    name: str
+    side: str
+
+
+@dataclass(frozen=True)
+class ObjectDef:
+    name: str
+    fields: tuple[Field, ...]
+    description: str = ""
+    method: Method | None = None
+    class_name: str = ""
+
+    kind = "object"
+
+
+@dataclass(frozen=True)
+class AliasDef:
+    """A named type that is not a class of its own (``SessionId = str``)."""
+
+    name: str
+    target: TypeExpr
+    description: str = ""
+    method: Method | None = None
+    class_name: str = ""
+
+    kind = "alias"
+
+
+@dataclass(frozen=True)
+class EnumMember:
+    value: str | int
+    description: str = ""
+    title: str = ""
+    name: str = ""
+
+
+@dataclass(frozen=True)
+class EnumDef:
+    """Constants of one JSON type; ``open`` when a catch-all accepts any other
+    value of that type (kept as a plain ``str``/``int``)."""
+
+    name: str
+    members: tuple[EnumMember, ...]
+    open: bool
+    value_kind: str
+    """``"str"`` or ``"int"``."""
+    description: str = ""
+    open_description: str = ""
+    method: Method | None = None
+    class_name: str = ""
+
+    kind = "enum"
+
+
+TAGGED = "tagged"
+"""A variant chosen by a constant tag value."""
+CATCH_ALL = "catch_all"
+"""The variant for any other tag string; keeps the payload as it is."""
+UNTAGGED = "untagged"
+"""The variant for an object without the tag property."""
+NULL_TAG = "null_tag"
+"""The variant for a tag that is ``null`` or absent."""
+
+
+@dataclass(frozen=True)
+class Variant:
+    role: str
+    """One of :data:`TAGGED`, :data:`CATCH_ALL`, :data:`UNTAGGED`, :data:`NULL_TAG`."""
+    tag: str | None
+    fields: tuple[Field, ...]
+    """All fields but the tag: the union's shared fields, then the variant's."""
+    title: str = ""
+    description: str = ""
+    ref: str | None = None
+    """The ``$defs`` name whose properties the variant carries, if any."""
+    wraps: str | None = None
+    """Set when the tagged payload is itself a union (or another shape that is
+    not a plain object): the variant then holds that definition's value in
+    one attribute, ``value``, decoded from the same JSON object."""
+    required_keys: tuple[str, ...] = ()
+    """For the variants of an untagged union: the keys that select it."""
+    reuses_ref: bool = False
+    """The variant is the class of ``ref`` itself (an untagged variant with
+    nothing to add), not a class of its own."""
+    pointer: str = ""
+    """The JSON pointer of the variant's subschema, for strict validation."""
+    class_name: str = ""
+
+
+@dataclass(frozen=True)
+class UnionDef:
+    """A union of objects told apart by the tag property ``tag``, or, when
+    ``tag`` is None, by which required keys an object has (every variant is
+    then :data:`UNTAGGED` and their ``required_keys`` differ)."""
+
+    name: str
+    tag: str | None
+    variants: tuple[Variant, ...]
+    description: str = ""
+    method: Method | None = None
+    class_name: str = ""
+    tag_name: str = ""
+    """The Python name of the tag attribute on catch-all variants."""
+
+    kind = "union"
+
+    @property
+    def catch_all(self) -> Variant | None:
+        return next((v for v in self.variants if v.role == CATCH_ALL), None)
+
+    @property
+    def tagged(self) -> tuple[Variant, ...]:
+        return tuple(v for v in self.variants if v.role == TAGGED)
+
+    @property
+    def untagged(self) -> Variant | None:
+        return next((v for v in self.variants if v.role in (UNTAGGED, NULL_TAG)), None)
+
+
+Definition = Union[ObjectDef, AliasDef, EnumDef, UnionDef]
+
+
+@dataclass(frozen=True)
+class Package:
+    """Everything one generated package holds."""
+
+    name: str
+    schema_path: str
+    schema_sha256: str
+    schema_title: str
+    definitions: tuple[Definition, ...]
+    """In ``$defs`` order."""
+    schema_version: str = ""
+    """The version of the npm package the schema came in, from SOURCE.json."""
+    validation_defs: Any = None
+    """The ``$defs`` without their annotations: what strict mode validates
+    against, and what :class:`RawT` pointers point into."""
+
+    def get(self, name: str) -> Definition:
+        for definition in self.definitions:
+            if definition.name == name:
+                return definition
+        raise KeyError(name)
+
+
+def _tightest(a, b, pick):
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return pick(a, b)

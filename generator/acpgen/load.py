@@ -1,0 +1,116 @@
+"""Stage 1, load: read a schema file, check it against the metaschema and
+resolve its ``$ref``s.
+
+The result is a :class:`Schema`: the parsed document, its ``$defs`` and where
+it came from. Every problem is an :class:`~acpgen.errors.AcpgenError` naming
+the file and the JSON pointer of the offending node.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterator, Mapping
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import best_match
+
+from .errors import AcpgenError, pointer
+
+DEFS_PREFIX = "#/$defs/"
+
+
+@dataclass(frozen=True)
+class Schema:
+    """A loaded, checked schema document."""
+
+    path: str
+    """The file name shown in messages and the generated header."""
+    location: str
+    """Where the file was read from."""
+    sha256: str
+    document: Mapping[str, Any]
+    defs: Mapping[str, Any]
+
+    def resolve(self, ref: str) -> tuple[str, Any]:
+        """The ``$defs`` name and node a local reference points at."""
+        return ref[len(DEFS_PREFIX) :], self.defs[ref[len(DEFS_PREFIX) :]]
+
+    @property
+    def title(self) -> str:
+        return str(self.document.get("title", ""))
+
+
+def load_schema(path: str | Path) -> Schema:
+    """Read and check one schema file."""
+    name = str(path)
+    try:
+        raw = Path(path).read_bytes()
+    except FileNotFoundError:
+        raise AcpgenError("no such file", file=name) from None
+    except OSError as exc:
+        raise AcpgenError(f"cannot read: {exc.strerror}", file=name) from None
+    return parse_schema(raw, name)
+
+
+def parse_schema(raw: bytes, name: str) -> Schema:
+    """Check schema bytes; ``name`` is used in messages."""
+    try:
+        document = json.loads(raw)
+    except UnicodeDecodeError as exc:
+        raise AcpgenError(f"not UTF-8 text: {exc.reason}", file=name) from None
+    except json.JSONDecodeError as exc:
+        raise AcpgenError(
+            f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}",
+            file=name,
+        ) from None
+    if not isinstance(document, dict):
+        raise AcpgenError("a schema document must be a JSON object", file=name, pointer="")
+    error = best_match(Draft202012Validator(Draft202012Validator.META_SCHEMA).iter_errors(document))
+    if error is not None:
+        raise AcpgenError(
+            f"does not conform to the JSON Schema 2020-12 metaschema: {error.message}",
+            file=name,
+            pointer=pointer(error.absolute_path),
+        )
+    defs = document.get("$defs")
+    if not isinstance(defs, dict) or not defs:
+        raise AcpgenError("the schema has no $defs to generate from", file=name, pointer="")
+    for where, ref in iter_refs(document):
+        if not ref.startswith(DEFS_PREFIX):
+            raise AcpgenError(
+                f"unsupported $ref {ref!r}: only local references to #/$defs/<name> are resolved",
+                file=name,
+                pointer=where,
+            )
+        target = ref[len(DEFS_PREFIX) :]
+        if "/" in target or target not in defs:
+            raise AcpgenError(f"unresolvable $ref {ref!r}", file=name, pointer=where)
+    return Schema(
+        path=name,
+        location=name,
+        sha256=hashlib.sha256(raw).hexdigest(),
+        document=document,
+        defs=defs,
+    )
+
+
+def iter_refs(node: Any, parts: tuple = ()) -> Iterator[tuple[str, str]]:
+    """Every ``$ref`` in a document, with the JSON pointer of its node.
+
+    Iterative, so a deeply nested document cannot exhaust the stack.
+    """
+    stack = [(node, parts)]
+    while stack:
+        node, parts = stack.pop()
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if key == "$ref" and isinstance(value, str):
+                    yield pointer(parts + (key,)), value
+                elif key not in ("const", "enum", "default", "examples"):
+                    stack.append((value, parts + (key,)))
+        elif isinstance(node, list):
+            for index, value in enumerate(node):
+                stack.append((value, parts + (index,)))

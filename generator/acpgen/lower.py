@@ -1,0 +1,588 @@
+"""Stage 2, lower: turn a loaded schema into the IR of :mod:`acpgen.ir`.
+
+Every ``$defs`` entry becomes one definition. The shapes the typed codec
+models are recognised here, and only here:
+
+* an object with ``properties`` becomes an :class:`~acpgen.ir.ObjectDef`;
+* ``anyOf``/``oneOf`` of constants (plus, optionally, a catch-all of the same
+  JSON type) becomes an :class:`~acpgen.ir.EnumDef`, open when the catch-all
+  is there;
+* ``anyOf``/``oneOf`` of objects told apart by one constant property becomes
+  a :class:`~acpgen.ir.UnionDef`; the object's own properties, when the union
+  sits inside an object, are shared by every variant;
+* anything else is an :class:`~acpgen.ir.AliasDef` of a type expression.
+
+A subschema whose keywords go beyond what a type expression states becomes
+:class:`~acpgen.ir.RawT`: the codec keeps it as JSON and validates it against
+the schema itself, so nothing the schema says is lost.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import ir
+from .errors import AcpgenError, pointer
+from .load import DEFS_PREFIX, Schema
+
+# Keywords that never change what a value may be.
+ANNOTATIONS = frozenset(
+    {
+        "description",
+        "title",
+        "format",
+        "contentEncoding",
+        "contentMediaType",
+        "examples",
+        "$comment",
+        "default",
+        "deprecated",
+        "readOnly",
+        "writeOnly",
+        "discriminator",
+        "x-docs-ignore",
+        "x-side",
+        "x-method",
+        "x-deserialize-default-on-error",
+        "x-deserialize-default-on-null",
+        "x-deserialize-skip-invalid-items",
+    }
+)
+
+# The value range of each integer ``format``: Rust integer types in the
+# reference implementation.
+INTEGER_FORMATS = {
+    "int8": (-(2**7), 2**7 - 1),
+    "int16": (-(2**15), 2**15 - 1),
+    "int32": (-(2**31), 2**31 - 1),
+    "int64": (-(2**63), 2**63 - 1),
+    "uint8": (0, 2**8 - 1),
+    "uint16": (0, 2**16 - 1),
+    "uint32": (0, 2**32 - 1),
+    "uint64": (0, 2**64 - 1),
+    "uint": (0, 2**64 - 1),
+}
+
+SCALAR_KIND = {"string": "str", "integer": "int", "number": "num", "boolean": "bool"}
+
+
+def lower(schema: Schema) -> ir.Package:
+    """The IR of a whole schema, definitions in ``$defs`` order."""
+    lowerer = _Lowerer(schema)
+    definitions = tuple(lowerer.definition(name, node) for name, node in schema.defs.items())
+    return ir.Package(
+        name="",
+        schema_path=schema.path,
+        schema_sha256=schema.sha256,
+        schema_title=schema.title,
+        definitions=definitions,
+        validation_defs=strip_annotations(schema.defs),
+    )
+
+
+def strip_annotations(node: Any) -> Any:
+    """A schema without the keywords that do not affect validation."""
+    if isinstance(node, dict):
+        out = {}
+        for key, value in node.items():
+            if key in ANNOTATIONS and key not in ("default",):
+                continue
+            if key == "default":
+                continue
+            if key in ("properties", "$defs", "patternProperties", "dependentSchemas"):
+                out[key] = {k: strip_annotations(v) for k, v in value.items()}
+            elif key in ("const", "enum"):
+                out[key] = value
+            else:
+                out[key] = strip_annotations(value)
+        return out
+    if isinstance(node, list):
+        return [strip_annotations(item) for item in node]
+    return node
+
+
+def _is_object(node: Any) -> bool:
+    return isinstance(node, dict)
+
+
+def _keys(node: dict) -> set[str]:
+    return {key for key in node if key not in ANNOTATIONS}
+
+
+def _ref_name(node: Any) -> str | None:
+    """The ``$defs`` name of ``{"$ref": ...}`` or ``{"allOf": [{"$ref": ...}]}``."""
+    if not isinstance(node, dict):
+        return None
+    keys = _keys(node)
+    if keys == {"$ref"}:
+        return node["$ref"][len(DEFS_PREFIX) :]
+    if keys == {"allOf"} and isinstance(node["allOf"], list) and len(node["allOf"]) == 1:
+        return _ref_name(node["allOf"][0])
+    return None
+
+
+def _is_null(node: Any) -> bool:
+    return isinstance(node, dict) and _keys(node) == {"type"} and node["type"] == "null"
+
+
+class _Lowerer:
+    def __init__(self, schema: Schema) -> None:
+        self.schema = schema
+
+    def error(self, message: str, parts: tuple) -> AcpgenError:
+        return AcpgenError(message, file=self.schema.path, pointer=pointer(parts))
+
+    # ------------------------------------------------------------ definitions
+
+    def definition(self, name: str, node: Any) -> ir.Definition:
+        parts = ("$defs", name)
+        if not isinstance(node, dict):
+            # ``true`` / ``false`` schemas.
+            return ir.AliasDef(name=name, target=ir.RawT(pointer(parts)))
+        description = _text(node.get("description"))
+        method = _method(node)
+        keys = _keys(node)
+        enum = self.enum(name, node, description, method)
+        if enum is not None:
+            return enum
+        union = self.union(name, node, parts, description, method)
+        if union is not None:
+            return union
+        if node.get("type") == "object" and "properties" in keys and keys <= {
+            "type",
+            "properties",
+            "required",
+            "additionalProperties",
+        }:
+            return ir.ObjectDef(
+                name=name,
+                fields=self.fields(node, parts),
+                description=description,
+                method=method,
+            )
+        if node.get("type") == "object" and keys == {"type"}:
+            # ``{"type": "object"}``: an object with no declared members.
+            return ir.ObjectDef(name=name, fields=(), description=description, method=method)
+        return ir.AliasDef(
+            name=name, target=self.type_of(node, parts), description=description, method=method
+        )
+
+    def fields(self, node: dict, parts: tuple, skip: tuple[str, ...] = ()) -> tuple[ir.Field, ...]:
+        properties = node.get("properties", {})
+        required = set(node.get("required", ()))
+        out = []
+        for wire, prop in properties.items():
+            if wire in skip:
+                continue
+            out.append(self.field(wire, prop, wire in required, parts + ("properties", wire)))
+        return tuple(out)
+
+    def field(self, wire: str, prop: Any, required: bool, parts: tuple) -> ir.Field:
+        prop = prop if isinstance(prop, dict) else {}
+        return ir.Field(
+            wire_name=wire,
+            type=self.type_of(prop, parts),
+            required=required,
+            description=_text(prop.get("description")),
+            default=prop.get("default", ir.NO_DEFAULT),
+            default_on_error=prop.get("x-deserialize-default-on-error") is True,
+            default_on_null=prop.get("x-deserialize-default-on-null") is True,
+        )
+
+    def enum(self, name: str, node: dict, description: str, method) -> ir.EnumDef | None:
+        keys = _keys(node)
+        if len(keys) != 1 or not keys <= {"anyOf", "oneOf"}:
+            return None
+        options = node[keys.pop()]
+        if not isinstance(options, list) or not options:
+            return None
+        members, catch_all, kinds = [], None, set()
+        for option in options:
+            if not isinstance(option, dict):
+                return None
+            option_keys = _keys(option)
+            if option_keys == {"type", "const"} and option["type"] in ("string", "integer"):
+                value = option["const"]
+                if option["type"] == "string" and not isinstance(value, str):
+                    return None
+                if option["type"] == "integer" and (type(value) is not int):
+                    return None
+                kinds.add(option["type"])
+                members.append(
+                    ir.EnumMember(
+                        value=value,
+                        description=_text(option.get("description")),
+                        title=_text(option.get("title")),
+                    )
+                )
+            elif option_keys == {"type"} and option["type"] in ("string", "integer") and catch_all is None:
+                kinds.add(option["type"])
+                catch_all = option
+            else:
+                return None
+        if len(kinds) != 1 or not members:
+            return None
+        values = [member.value for member in members]
+        if len(set(values)) != len(values):
+            return None
+        if catch_all is not None and "oneOf" in node:
+            # oneOf with a catch-all rejects the known values: not an open enum.
+            return None
+        return ir.EnumDef(
+            name=name,
+            members=tuple(members),
+            open=catch_all is not None,
+            value_kind="str" if kinds == {"string"} else "int",
+            description=description,
+            open_description=_text(catch_all.get("description")) if catch_all else "",
+            method=method,
+        )
+
+    def union(self, name: str, node: dict, parts: tuple, description: str, method):
+        keys = _keys(node)
+        combinator = "anyOf" if "anyOf" in keys else "oneOf" if "oneOf" in keys else None
+        if combinator is None or ({"anyOf", "oneOf"} <= keys):
+            return None
+        base_keys = keys - {combinator}
+        if base_keys and not (
+            node.get("type") == "object" and base_keys <= {"type", "properties", "required"}
+        ):
+            return None
+        if not base_keys and _keys(node) != {combinator}:
+            return None
+        options = node[combinator]
+        if not isinstance(options, list) or not options:
+            return None
+        tag = _common_tag(options)
+        if tag is None:
+            if base_keys:
+                return None
+            return self.untagged_union(name, options, description, method)
+        base_fields = self.fields(node, parts, skip=(tag,)) if base_keys else ()
+        variants = []
+        seen_roles = set()
+        for index, option in enumerate(options):
+            option_parts = parts + (combinator, index)
+            variant = self.variant(option, tag, base_fields, option_parts)
+            if variant is None:
+                return None
+            if variant.role != ir.TAGGED:
+                if variant.role in seen_roles:
+                    return None
+                seen_roles.add(variant.role)
+            variants.append(variant)
+        if ir.UNTAGGED in seen_roles and ir.NULL_TAG in seen_roles:
+            return None
+        tags = [v.tag for v in variants if v.role == ir.TAGGED]
+        if len(set(tags)) != len(tags) or not tags:
+            return None
+        if combinator == "oneOf" and seen_roles - {ir.CATCH_ALL}:
+            # An untagged member of a oneOf could also match a tagged one.
+            return None
+        return ir.UnionDef(
+            name=name,
+            tag=tag,
+            variants=tuple(variants),
+            description=description,
+            method=method,
+        )
+
+    def untagged_union(self, name: str, options: list, description: str, method):
+        """A union of plain objects that differ in their required keys."""
+        variants = []
+        for option in options:
+            ref = _ref_name(option)
+            target = self.schema.defs.get(ref) if ref else None
+            if not self._flat_object(target):
+                return None
+            required = tuple(target.get("required", ()))
+            variants.append(
+                ir.Variant(
+                    role=ir.UNTAGGED,
+                    tag=None,
+                    fields=self.fields(target, ("$defs", ref)),
+                    title=_text(option.get("title")) or ref,
+                    description=_text(option.get("description")),
+                    ref=ref,
+                    required_keys=required,
+                    reuses_ref=True,
+                    pointer=pointer(("$defs", ref)),
+                )
+            )
+        # Each variant must be selected by a key no other variant requires.
+        for variant in variants:
+            others = {key for v in variants if v is not variant for key in v.required_keys}
+            if len(variants) > 1 and not set(variant.required_keys) - others:
+                return None
+        return ir.UnionDef(
+            name=name, tag=None, variants=tuple(variants), description=description, method=method
+        )
+
+    def variant(self, option: Any, tag: str, base_fields, parts: tuple) -> ir.Variant | None:
+        if not isinstance(option, dict):
+            return None
+        title = _text(option.get("title"))
+        text = _text(option.get("description"))
+        ref = _ref_name(option)
+        if ref is not None:
+            # ``{"title": ..., "allOf": [{"$ref": ...}]}`` without the tag.
+            target = self.schema.defs.get(ref)
+            if not self._flat_object(target) or tag in target.get("properties", {}):
+                return None
+            fields = self._merge(base_fields, self.fields(target, ("$defs", ref)))
+            return ir.Variant(
+                role=ir.UNTAGGED,
+                tag=None,
+                fields=fields,
+                title=title or ref,
+                description=text,
+                ref=ref,
+                reuses_ref=not base_fields,
+                pointer=pointer(parts),
+            )
+        properties = option.get("properties")
+        if option.get("type") != "object" or not isinstance(properties, dict) or tag not in properties:
+            return None
+        tag_schema = properties[tag]
+        option_keys = _keys(option)
+        if _is_null(tag_schema):
+            if option_keys - {"type", "properties", "required"} or tag in option.get("required", ()):
+                return None
+            null_field = self.field(tag, tag_schema, False, parts + ("properties", tag))
+            own = self.fields(option, parts, skip=(tag,))
+            return ir.Variant(
+                role=ir.NULL_TAG,
+                tag=None,
+                fields=self._merge(base_fields, (null_field,) + own),
+                title=title or "none",
+                description=text,
+                pointer=pointer(parts),
+            )
+        if tag not in option.get("required", ()):
+            return None
+        if isinstance(tag_schema, dict) and isinstance(tag_schema.get("const"), str):
+            allowed = {"type", "properties", "required", "allOf"}
+            if option_keys - allowed:
+                return None
+            own = self.fields(option, parts, skip=(tag,))
+            ref = None
+            if "allOf" in option:
+                ref = _ref_name({"allOf": option["allOf"]})
+                if ref is None:
+                    return None
+                target = self.schema.defs[ref]
+                if not self._flat_object(target):
+                    if own or base_fields:
+                        return None
+                    # A tagged payload that is itself a union: wrap it.
+                    return ir.Variant(
+                        role=ir.TAGGED,
+                        tag=tag_schema["const"],
+                        fields=(),
+                        title=title,
+                        description=text,
+                        ref=ref,
+                        wraps=ref,
+                        pointer=pointer(parts),
+                    )
+                own = own + self.fields(target, ("$defs", ref), skip=(tag,))
+            return ir.Variant(
+                role=ir.TAGGED,
+                tag=tag_schema["const"],
+                fields=self._merge(base_fields, own),
+                title=title,
+                description=text,
+                ref=ref,
+                pointer=pointer(parts),
+            )
+        if isinstance(tag_schema, dict) and _keys(tag_schema) == {"type"} and tag_schema["type"] == "string":
+            # The catch-all: any other tag; the payload is kept as it is.
+            return ir.Variant(
+                role=ir.CATCH_ALL,
+                tag=None,
+                fields=base_fields,
+                title=title or "other",
+                description=text,
+                pointer=pointer(parts),
+            )
+        return None
+
+    def _flat_object(self, node: Any) -> bool:
+        """Whether a definition is a plain object whose properties can be
+        carried by a union variant."""
+        if not isinstance(node, dict) or node.get("type") != "object":
+            return False
+        return _keys(node) <= {"type", "properties", "required", "additionalProperties"}
+
+    @staticmethod
+    def _merge(first, second) -> tuple[ir.Field, ...]:
+        names = {f.wire_name for f in first}
+        return tuple(first) + tuple(f for f in second if f.wire_name not in names)
+
+    # ------------------------------------------------------------ type expressions
+
+    def type_of(self, node: Any, parts: tuple) -> ir.TypeExpr:
+        """The type expression of a subschema."""
+        if not isinstance(node, dict):
+            return ir.RawT(pointer(parts)) if node is not True else ir.AnyT()
+        keys = _keys(node)
+        if not keys:
+            return ir.AnyT()
+        ref = _ref_name(node)
+        if ref is not None:
+            return ir.RefT(ref)
+        if "const" in keys:
+            if keys <= {"const", "type"} and _json_type_matches(node.get("type"), node["const"]):
+                return ir.ConstT(node["const"])
+            return ir.RawT(pointer(parts))
+        if "enum" in keys:
+            values = node["enum"]
+            if keys <= {"enum", "type"} and isinstance(values, list) and len(values) == 1 and (
+                _json_type_matches(node.get("type"), values[0])
+            ):
+                return ir.ConstT(values[0])
+            return ir.RawT(pointer(parts))
+        for combinator in ("anyOf", "oneOf"):
+            if keys == {combinator} and isinstance(node[combinator], list):
+                return self._combination(node[combinator], combinator, parts + (combinator,), parts)
+        if "type" in keys:
+            kind = node["type"]
+            if isinstance(kind, list):
+                if len(kind) == 2 and "null" in kind:
+                    inner_kind = kind[0] if kind[1] == "null" else kind[1]
+                    inner = self.type_of(dict(node, type=inner_kind), parts)
+                    if isinstance(inner, ir.RawT):
+                        return inner
+                    return ir.NullableT(inner)
+                return ir.RawT(pointer(parts))
+            return self._typed(kind, node, keys, parts)
+        return ir.RawT(pointer(parts))
+
+    def _combination(self, options: list, combinator: str, parts: tuple, node_parts: tuple) -> ir.TypeExpr:
+        if len(options) == 2 and any(_is_null(o) for o in options):
+            other_index = 0 if _is_null(options[1]) else 1
+            other = options[other_index]
+            if _is_null(other):
+                return ir.RawT(pointer(node_parts))
+            inner = self.type_of(other, parts + (other_index,))
+            if isinstance(inner, (ir.RawT, ir.NullableT)):
+                return ir.RawT(pointer(node_parts))
+            return ir.NullableT(inner)
+        members = [self.type_of(o, parts + (i,)) for i, o in enumerate(options)]
+        kinds = [_json_kinds(member, self.schema) for member in members]
+        if all(k is not None for k in kinds):
+            flat = [kind for k in kinds for kind in k]
+            overlap = len(flat) != len(set(flat))
+            if combinator == "oneOf" and {"integer", "number"} <= set(flat):
+                overlap = True
+            if not overlap and not any(isinstance(m, ir.NullableT) for m in members):
+                return ir.ScalarUnionT(tuple(members))
+        return ir.RawT(pointer(node_parts))
+
+    def _typed(self, kind: Any, node: dict, keys: set, parts: tuple) -> ir.TypeExpr:
+        raw = ir.RawT(pointer(parts))
+        if kind == "string":
+            if not keys <= {"type", "minLength"}:
+                return raw
+            return ir.StrT(min_length=node.get("minLength"), format=node.get("format"))
+        if kind == "integer":
+            if not keys <= {"type", "minimum", "maximum"}:
+                return raw
+            fmt = node.get("format")
+            fmt_min, fmt_max = INTEGER_FORMATS.get(fmt, (None, None))
+            minimum, maximum = node.get("minimum"), node.get("maximum")
+            if not all(v is None or type(v) is int for v in (minimum, maximum)):
+                return raw
+            return ir.IntT(
+                minimum=minimum, maximum=maximum, format=fmt, format_min=fmt_min, format_max=fmt_max
+            )
+        if kind == "number":
+            if not keys <= {"type", "minimum", "maximum"}:
+                return raw
+            return ir.NumT(minimum=node.get("minimum"), maximum=node.get("maximum"), format=node.get("format"))
+        if kind == "boolean":
+            return ir.BoolT() if keys == {"type"} else raw
+        if kind == "null":
+            return ir.NullT() if keys == {"type"} else raw
+        if kind == "array":
+            if not keys <= {"type", "items", "minItems"}:
+                return raw
+            items = self.type_of(node["items"], parts + ("items",)) if "items" in node else ir.AnyT()
+            return ir.ListT(
+                items=items,
+                min_items=node.get("minItems"),
+                skip_invalid=node.get("x-deserialize-skip-invalid-items") is True,
+            )
+        if kind == "object":
+            if keys <= {"type"}:
+                return ir.MapT(ir.AnyT())
+            if keys == {"type", "additionalProperties"}:
+                values = node["additionalProperties"]
+                if values is True:
+                    return ir.MapT(ir.AnyT())
+                value_type = self.type_of(values, parts + ("additionalProperties",))
+                if isinstance(value_type, ir.RawT):
+                    return raw
+                return ir.MapT(value_type)
+            return raw
+        return raw
+
+
+def _common_tag(options: list) -> str | None:
+    """The property every constant-tagged option is told apart by."""
+    tags = set()
+    for option in options:
+        if not isinstance(option, dict):
+            return None
+        properties = option.get("properties")
+        if not isinstance(properties, dict):
+            continue
+        for key, prop in properties.items():
+            if isinstance(prop, dict) and isinstance(prop.get("const"), str) and key in option.get("required", ()):
+                tags.add(key)
+    return tags.pop() if len(tags) == 1 else None
+
+
+def _json_kinds(member: ir.TypeExpr, schema: Schema) -> tuple[str, ...] | None:
+    """The JSON types a scalar-union member accepts, or None when it is not a
+    plain scalar, array or map."""
+    simple = {
+        "str": ("string",),
+        "int": ("integer",),
+        "num": ("number",),
+        "bool": ("boolean",),
+        "null": ("null",),
+        "list": ("array",),
+    }
+    if member.kind in simple:
+        return simple[member.kind]
+    if member.kind == "any" or member.kind == "map":
+        return ("object",) if member.kind == "map" else None
+    return None
+
+
+def _json_type_matches(kind: Any, value: Any) -> bool:
+    if kind is None:
+        return True
+    if kind == "string":
+        return isinstance(value, str)
+    if kind == "integer":
+        return type(value) is int
+    if kind == "number":
+        return type(value) in (int, float)
+    if kind == "boolean":
+        return type(value) is bool
+    if kind == "null":
+        return value is None
+    return False
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _method(node: dict) -> ir.Method | None:
+    name, side = node.get("x-method"), node.get("x-side")
+    if isinstance(name, str) and isinstance(side, str):
+        return ir.Method(name=name, side=side)
+    return None

@@ -1,0 +1,177 @@
+"""Stage 3, naming: give every definition, variant, field and enum member its
+Python identifier.
+
+All names that reach the generated code are made here, from schema text that
+is input and may be hostile: each is reduced to ASCII letters, digits and
+underscores, kept clear of keywords, of the builtins and of the names the
+generated modules use themselves, and made unique without numbers (a
+colliding name gets a trailing underscore). The result depends only on the
+schema, so two runs agree.
+"""
+
+from __future__ import annotations
+
+import builtins
+import keyword
+import re
+from dataclasses import replace
+
+from . import ir
+
+# Module-level names the generated modules define or import themselves.
+RESERVED_MODULE_NAMES = frozenset(
+    {
+        "annotations",
+        "dataclass",
+        "field",
+        "fields",
+        "enum",
+        "Enum",
+        "Any",
+        "ClassVar",
+        "Literal",
+        "TypeAlias",
+        "Union",
+        "UNSET",
+        "Unset",
+        "ValidationError",
+        "decode",
+        "encode",
+        "DEFINITIONS",
+        "SCHEMA_SHA256",
+        "SCHEMA_FILE",
+        "SCHEMA_VERSION",
+        "GENERATOR_VERSION",
+    }
+)
+# Attribute names a generated class uses itself.
+RESERVED_ATTRIBUTES = frozenset({"from_wire", "to_wire"})
+
+CATCH_ALL_EXTRA = "extra"
+"""The attribute of a catch-all variant that keeps the members it does not
+declare, as JSON."""
+WRAPPED_VALUE = "value"
+"""The attribute of a variant that wraps another union."""
+
+_WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z0-9])|[A-Z]?[a-z0-9]+|[A-Z]+|[0-9]+")
+
+
+def words(text: str) -> list[str]:
+    """The ASCII words of a name: ``toolCallId`` -> ``tool Call Id``."""
+    ascii_text = re.sub(r"[^A-Za-z0-9]+", " ", text)
+    return [w for chunk in ascii_text.split() for w in _WORD.findall(chunk)]
+
+
+def pascal(text: str) -> str:
+    name = "".join(w[:1].upper() + w[1:] for w in words(text))
+    return name or "Unnamed"
+
+
+def snake(text: str) -> str:
+    name = "_".join(w.lower() for w in words(text))
+    return name or "field"
+
+
+def upper_snake(text: str) -> str:
+    return "_".join(w.upper() for w in words(text)) or "VALUE"
+
+
+def _not_digit_first(name: str, prefix: str) -> str:
+    return prefix + name if name[:1].isdigit() else name
+
+
+def _taken(name: str, used: set[str], reserved: frozenset | set = frozenset()) -> bool:
+    return name in used or keyword.iskeyword(name) or name in reserved
+
+
+def unique(name: str, used: set[str], reserved=frozenset()) -> str:
+    """``name``, or ``name_``, ``name__`` ... whichever is free; recorded in ``used``."""
+    while _taken(name, used, reserved):
+        name += "_"
+    used.add(name)
+    return name
+
+
+def class_name(def_name: str) -> str:
+    """A definition keeps its ``$defs`` name when that is a usable identifier."""
+    if def_name.isidentifier() and def_name.isascii():
+        return def_name
+    return _not_digit_first(pascal(def_name), "T")
+
+
+def field_name(wire: str) -> str:
+    """``toolCallId`` -> ``tool_call_id``; ``_meta`` -> ``meta``."""
+    return _not_digit_first(snake(wire), "f_")
+
+
+def member_name(member: ir.EnumMember) -> str:
+    if member.title:
+        return _not_digit_first(upper_snake(member.title), "V_")
+    if isinstance(member.value, int):
+        return ("MINUS_" if member.value < 0 else "VALUE_") + str(abs(member.value))
+    return _not_digit_first(upper_snake(member.value), "V_")
+
+
+def name_package(package: ir.Package, package_name: str) -> ir.Package:
+    """The package with every Python name filled in."""
+    module_names: set[str] = set()
+    reserved = RESERVED_MODULE_NAMES | set(dir(builtins))
+    # Definitions first, in $defs order, so they keep their names whenever
+    # they can; variant classes are fitted around them.
+    def_classes = {}
+    for definition in package.definitions:
+        def_classes[definition.name] = unique(class_name(definition.name), module_names, reserved)
+    named = []
+    for definition in package.definitions:
+        cls = def_classes[definition.name]
+        if isinstance(definition, ir.ObjectDef):
+            named.append(replace(definition, class_name=cls, fields=_name_fields(definition.fields)))
+        elif isinstance(definition, ir.EnumDef):
+            used: set[str] = set()
+            members = tuple(
+                replace(m, name=unique(member_name(m), used, {"name", "value"}))
+                for m in definition.members
+            )
+            named.append(replace(definition, class_name=cls, members=members))
+        elif isinstance(definition, ir.UnionDef):
+            named.append(_name_union(definition, cls, module_names, reserved, def_classes))
+        else:
+            named.append(replace(definition, class_name=cls))
+    return replace(package, name=package_name, definitions=tuple(named))
+
+
+def _name_fields(fields: tuple[ir.Field, ...], extra_reserved=frozenset()) -> tuple[ir.Field, ...]:
+    used: set[str] = set()
+    reserved = RESERVED_ATTRIBUTES | set(extra_reserved)
+    return tuple(replace(f, name=unique(field_name(f.wire_name), used, reserved)) for f in fields)
+
+
+def _name_union(
+    union: ir.UnionDef, cls: str, module_names: set[str], reserved, def_classes: dict
+) -> ir.UnionDef:
+    tag_name = field_name(union.tag) if union.tag else ""
+    variants = []
+    for variant in union.variants:
+        if variant.reuses_ref:
+            variants.append(replace(variant, class_name=def_classes[variant.ref]))
+            continue
+        label = variant.tag if variant.role == ir.TAGGED else variant.title
+        base = pascal(label)
+        candidates = [_not_digit_first(base + cls, "T"), cls + base, cls + base + "Variant"]
+        name = next(
+            (c for c in candidates if not _taken(c, module_names, reserved)),
+            candidates[-1],
+        )
+        name = unique(name, module_names, reserved)
+        # The tag is an attribute of every variant (a constant on the tagged
+        # ones), so no field may take its name.
+        taken = {tag_name} if tag_name else set()
+        if variant.role == ir.CATCH_ALL:
+            taken.add(CATCH_ALL_EXTRA)
+        fields = _name_fields(variant.fields, taken)
+        if variant.role == ir.NULL_TAG:
+            fields = tuple(
+                replace(f, name=tag_name) if f.wire_name == union.tag else f for f in fields
+            )
+        variants.append(replace(variant, class_name=name, fields=fields))
+    return replace(union, class_name=cls, tag_name=tag_name, variants=tuple(variants))

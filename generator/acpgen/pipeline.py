@@ -1,0 +1,93 @@
+"""The pipeline, stage after stage: load -> lower -> naming -> defaults ->
+render -> format; and the writers that put the result in place or compare it
+with what is there."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+from .defaults import resolve_defaults
+from .errors import AcpgenError
+from .fmt import format_package
+from .ir import Package
+from .load import Schema, load_schema
+from .lower import lower
+from .naming import name_package
+from .render import render_package
+from .write import read_tree, write_packages
+
+
+def build_ir(schema: Schema, package_name: str) -> Package:
+    """The named IR of a loaded schema."""
+    if not package_name.isidentifier():
+        raise AcpgenError(f"the package name {package_name!r} is not a Python identifier")
+    package = name_package(lower(schema), package_name)
+    package = resolve_defaults(package)
+    return replace(package, schema_version=schema_version(schema))
+
+
+def build_package(
+    schema_path: str | Path, package_name: str, templates: str | Path | None = None, *, display_path: str | None = None
+) -> dict[str, str]:
+    """``{file name: formatted source}`` of one generated package."""
+    schema = load_schema(schema_path)
+    if display_path is not None:
+        schema = replace(schema, path=display_path)
+    package = build_ir(schema, package_name)
+    return format_package(render_package(package, templates), package_name)
+
+
+def schema_version(schema: Schema) -> str:
+    """The version recorded for this exact file (by sha256) in a SOURCE.json
+    beside it or in a parent directory, or ``""``."""
+    here = Path(schema.location).resolve().parent
+    for directory in (here, here.parent):
+        source = directory / "SOURCE.json"
+        if not source.is_file():
+            continue
+        try:
+            record = json.loads(source.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return ""
+        files = record.get("files", {}) if isinstance(record, dict) else {}
+        if schema.sha256 in files.values() and isinstance(record.get("version"), str):
+            return record["version"]
+    return ""
+
+
+def generate(targets, root: Path, out_dir: Path, templates=None) -> dict[str, dict[str, str]]:
+    """Build every target, then write them all; nothing is written on error."""
+    built = build_all(targets, root, templates)
+    write_packages(out_dir, built)
+    return built
+
+
+def build_all(targets, root: Path, templates=None) -> dict[str, dict[str, str]]:
+    """Every configured package; the headers record each schema path as
+    configured, so the output does not depend on where the project is."""
+    built = {}
+    for target in targets:
+        if target.package in built:
+            raise AcpgenError(f"the package {target.package!r} is configured twice")
+        built[target.package] = build_package(
+            root / target.schema,
+            target.package,
+            templates,
+            display_path=Path(target.schema).as_posix(),
+        )
+    return built
+
+
+def stale_files(built: dict[str, dict[str, str]], out_dir: Path) -> list[str]:
+    """The files under ``out_dir`` that differ from ``built``: changed,
+    missing or not generated any more."""
+    stale = []
+    for package, files in built.items():
+        existing = read_tree(out_dir / package)
+        for name in sorted(set(files) | set(existing)):
+            wanted = files.get(name)
+            if wanted is None or existing.get(name) != wanted.encode("utf-8"):
+                stale.append(f"{package}/{name}")
+    return stale

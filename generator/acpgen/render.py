@@ -1,0 +1,208 @@
+"""Stage 4, render: print the IR through the Jinja2 templates.
+
+One template per generated module; the templates only print what the IR
+says, with the few filters below to turn IR values into Python source text
+(a literal, an annotation, a docstring). ``--templates DIR`` puts a
+directory in front of the built-in templates, so a user can replace any of
+them by file name.
+"""
+
+from __future__ import annotations
+
+import json
+import unicodedata
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import jinja2
+
+from . import __version__, ir
+from .errors import AcpgenError
+
+# Generated file -> template.
+MODULES = {
+    "__init__.py": "__init__.py.jinja",
+    "_runtime.py": "_runtime.py.jinja",
+    "models.py": "models.py.jinja",
+    "codec.py": "codec.py.jinja",
+    "_schema.py": "_schema.py.jinja",
+}
+
+
+PLAIN_KINDS = ("any", "str", "int", "num", "bool", "null", "const", "raw")
+"""Type expressions whose decoded Python value is its own wire form."""
+
+
+def builtin_templates() -> Path:
+    return Path(str(resources.files("acpgen.templates")))
+
+
+def environment(templates: str | Path | None = None) -> jinja2.Environment:
+    search = [str(builtin_templates())]
+    if templates is not None:
+        if not Path(templates).is_dir():
+            raise AcpgenError("not a directory of templates", file=str(templates))
+        search.insert(0, str(templates))
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(search),
+        undefined=jinja2.StrictUndefined,
+        autoescape=False,
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters["py"] = py_literal
+    env.filters["docstring"] = docstring
+    env.filters["pointer_literal"] = lambda p: py_literal("#" + p)
+    env.globals["generator_version"] = __version__
+    env.globals["plain_kinds"] = PLAIN_KINDS
+    return env
+
+
+def render_package(package: ir.Package, templates: str | Path | None = None) -> dict[str, str]:
+    """``{file name: source}`` for one package, not yet formatted."""
+    env = environment(templates)
+    context = {
+        "package": package,
+        "defs": {d.name: d for d in package.definitions},
+        "annotation": _Annotations(package),
+        "alias_order": alias_order(package),
+        "schema_json": json.dumps(package.validation_defs, sort_keys=False, separators=(",", ":")),
+        "ir": ir,
+    }
+    out = {}
+    for module, template_name in MODULES.items():
+        try:
+            template = env.get_template(template_name)
+            out[module] = template.render(context)
+        except jinja2.TemplateError as exc:
+            where = getattr(exc, "filename", None) or template_name
+            line = getattr(exc, "lineno", None)
+            raise AcpgenError(
+                f"template error: {exc.message}", file=f"{where}:{line}" if line else where
+            ) from None
+    out["py.typed"] = ""
+    return out
+
+
+def alias_order(package: ir.Package) -> list[ir.Definition]:
+    """The type aliases (plain and union) in an order where each comes after
+    the aliases its value names: they are evaluated when the module loads."""
+    aliases = {d.name: d for d in package.definitions if d.kind in ("alias", "union")}
+    ordered: list[ir.Definition] = []
+    state: dict[str, str] = {}
+
+    def visit(name: str) -> None:
+        if state.get(name) == "done":
+            return
+        if state.get(name) == "active":
+            raise AcpgenError(f"the type alias {name!r} refers to itself", file=package.schema_path)
+        state[name] = "active"
+        definition = aliases[name]
+        if definition.kind == "alias":
+            for ref in _refs(definition.target):
+                if ref in aliases:
+                    visit(ref)
+        state[name] = "done"
+        ordered.append(definition)
+
+    for name in aliases:
+        visit(name)
+    return ordered
+
+
+def _refs(t: ir.TypeExpr):
+    if t.kind == "ref":
+        yield t.name
+    for child in ("inner", "items", "values"):
+        if hasattr(t, child):
+            yield from _refs(getattr(t, child))
+    for member in getattr(t, "members", ()):
+        yield from _refs(member)
+
+
+def py_literal(value: Any) -> str:
+    """A Python literal for a JSON value; ``repr`` escapes every string."""
+    if value is None or isinstance(value, (bool, int, str)):
+        return repr(value)
+    if isinstance(value, float):
+        return repr(value)
+    if isinstance(value, list):
+        return "[" + ", ".join(py_literal(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{py_literal(k)}: {py_literal(v)}" for k, v in value.items()) + "}"
+    raise TypeError(f"not a JSON value: {value!r}")
+
+
+def docstring(text: str) -> str:
+    """A triple-quoted docstring holding ``text``, whatever it contains.
+
+    Backslashes and quotes are escaped, and characters that are not printable
+    (controls, line and paragraph separators, bidirectional overrides) are
+    written as escapes, so schema text can never end the string or change
+    how the source reads.
+    """
+    text = text.strip()
+    out = []
+    quotes = 0
+    for index, char in enumerate(text):
+        quotes = quotes + 1 if char == '"' else 0
+        if char == "\n":
+            out.append(char)
+        elif char == "\\":
+            out.append("\\\\")
+        elif char == '"':
+            # Escape the third quote in a row, and a quote that would touch
+            # the closing ones.
+            if quotes == 3 or index == len(text) - 1:
+                out.append('\\"')
+                quotes = 0
+            else:
+                out.append(char)
+        elif char.isprintable() and unicodedata.category(char) not in ("Cf", "Co", "Cs"):
+            out.append(char)
+        else:
+            code = ord(char)
+            out.append(f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}")
+    # Trailing whitespace on a line is not kept by the formatter anyway.
+    body = "\n".join(line.rstrip() for line in "".join(out).split("\n"))
+    return '"""' + body + '"""'
+
+
+class _Annotations:
+    """``annotation(type)``: the Python annotation of a type expression."""
+
+    def __init__(self, package: ir.Package) -> None:
+        self.defs = {d.name: d for d in package.definitions}
+
+    def __call__(self, t: ir.TypeExpr) -> str:
+        kind = t.kind
+        if kind in ("any", "raw"):
+            return "Any"
+        if kind == "str":
+            return "str"
+        if kind == "int":
+            return "int"
+        if kind == "num":
+            return "float"
+        if kind == "bool":
+            return "bool"
+        if kind == "null":
+            return "None"
+        if kind == "const":
+            return f"Literal[{py_literal(t.value)}]"
+        if kind == "list":
+            return f"list[{self(t.items)}]"
+        if kind == "map":
+            return f"dict[str, {self(t.values)}]"
+        if kind == "nullable":
+            return f"{self(t.inner)} | None"
+        if kind == "scalar_union":
+            return " | ".join(self(m) for m in t.members)
+        if kind == "ref":
+            definition = self.defs[t.name]
+            if isinstance(definition, ir.EnumDef) and definition.open:
+                return f"{definition.class_name} | {definition.value_kind}"
+            return definition.class_name
+        raise ValueError(kind)

@@ -1,0 +1,1 @@
+"""The Jinja2 templates acpgen renders, one per generated module."""
