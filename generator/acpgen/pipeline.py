@@ -10,7 +10,7 @@ from pathlib import Path
 
 from .defaults import resolve_defaults
 from .errors import AcpgenError
-from .fmt import format_package
+from .fmt import format_files
 from .ir import Package
 from .load import Schema, load_schema
 from .lower import lower
@@ -29,14 +29,40 @@ def build_ir(schema: Schema, package_name: str) -> Package:
 
 
 def build_package(
-    schema_path: str | Path, package_name: str, templates: str | Path | None = None, *, display_path: str | None = None
+    schema_path: str | Path,
+    package_name: str,
+    templates: str | Path | None = None,
+    *,
+    display_path: str | None = None,
 ) -> dict[str, str]:
     """``{file name: formatted source}`` of one generated package."""
+    rendered = render_one(schema_path, package_name, templates, display_path=display_path)
+    return format_packages({package_name: rendered})[package_name]
+
+
+def format_packages(rendered: dict[str, dict[str, str]]) -> dict[str, dict[str, str]]:
+    """Format all packages' files at once (black runs in parallel)."""
+    flat = {f"{package}/{name}": text for package, files in rendered.items() for name, text in files.items()}
+    formatted = format_files(flat)
+    return {
+        package: {name: formatted[f"{package}/{name}"] for name in files}
+        for package, files in rendered.items()
+    }
+
+
+def render_one(
+    schema_path: str | Path,
+    package_name: str,
+    templates: str | Path | None = None,
+    *,
+    display_path: str | None = None,
+) -> dict[str, str]:
+    """``{file name: source}`` of one generated package, not yet formatted."""
     schema = load_schema(schema_path)
     if display_path is not None:
         schema = replace(schema, path=display_path)
     package = build_ir(schema, package_name)
-    return format_package(render_package(package, templates), package_name)
+    return render_package(package, templates)
 
 
 def schema_version(schema: Schema) -> str:
@@ -71,13 +97,13 @@ def build_all(targets, root: Path, templates=None) -> dict[str, dict[str, str]]:
     for target in targets:
         if target.package in built:
             raise AcpgenError(f"the package {target.package!r} is configured twice")
-        built[target.package] = build_package(
+        built[target.package] = render_one(
             root / target.schema,
             target.package,
             templates,
             display_path=Path(target.schema).as_posix(),
         )
-    return built
+    return format_packages(built)
 
 
 def stale_files(built: dict[str, dict[str, str]], out_dir: Path) -> list[str]:
