@@ -264,6 +264,19 @@ def scalar_union(value: Any, strict: bool, by_type: dict, expected: str) -> Any:
     return decoder(value, strict)
 
 
+def first_match(value: Any, strict: bool, decoders: tuple) -> Any:
+    """Decode an untagged union nothing on the wire tells apart: the first
+    member that accepts the value wins (serde's ``untagged``). On failure the
+    error of the member that got furthest is raised."""
+    errors = []
+    for decoder in decoders:
+        try:
+            return decoder(value, strict)
+        except ValidationError as error:
+            errors.append(error)
+    raise max(errors, key=lambda e: len(e.segments))
+
+
 def any_value(value: Any, strict: bool = False) -> Any:
     return value
 

@@ -24,6 +24,7 @@ from ._runtime import (
     check_null,
     check_num,
     check_str,
+    first_match,
     missing,
     scalar_union,
     schema_root,
@@ -82,6 +83,7 @@ def encode(value: Any) -> Any:
 
 
 def encode_value(value: Any) -> Any:
+    """The wire form of a value that is not a generated class."""
     if isinstance(value, Enum):
         return value.value
     if type(value) is list:
@@ -135,7 +137,26 @@ def _decode_AgentRequest(d: Any, strict: bool) -> AgentRequest:
         f_params = UNSET
     else:
         try:
-            f_params = check_raw(v, "#/$defs/AgentRequest/properties/params")
+            f_params = (
+                None
+                if v is None
+                else first_match(
+                    v,
+                    strict,
+                    (
+                        _decode_WriteTextFileRequest,
+                        _decode_ReadTextFileRequest,
+                        _decode_RequestPermissionRequest,
+                        _decode_CreateTerminalRequest,
+                        _decode_TerminalOutputRequest,
+                        _decode_ReleaseTerminalRequest,
+                        _decode_WaitForTerminalExitRequest,
+                        _decode_KillTerminalRequest,
+                        _decode_CreateElicitationRequest,
+                        _decode_ExtRequest,
+                    ),
+                )
+            )
         except ValidationError as error:
             raise error.at("params")
 
@@ -154,7 +175,7 @@ def _encode_AgentRequest(o: AgentRequest) -> dict[str, Any]:
 
     v = o.params
     if v is not UNSET:
-        d["params"] = v
+        d["params"] = None if v is None else encode(v)
 
     return d
 
@@ -177,7 +198,7 @@ def _decode_RequestId(v: Any, strict: bool) -> Any:
 
 
 def _encode_RequestId(v: Any) -> Any:
-    return encode_value(v)
+    return encode(v)
 
 
 def _decode_WriteTextFileRequest(d: Any, strict: bool) -> WriteTextFileRequest:
@@ -4167,11 +4188,16 @@ def _decode_MultiSelectItems(d: Any, strict: bool) -> MultiSelectItems:
     if type(tag) is str:
         decoder = _VARIANTS_MultiSelectItems.get(tag)
         if decoder is not None:
-            return decoder(d, strict)
+            try:
+                return decoder(d, strict)
+            except ValidationError as error:
+                # The untagged variant takes what the tagged one refuses.
+                try:
+                    return _decode_TitledMultiSelectItems(d, strict)
+                except ValidationError:
+                    raise error from None
         return _decode_OtherMultiSelectItems(d, strict)
-    if tag is MISSING:
-        return _decode_TitledMultiSelectItems(d, strict)
-    raise type_error("a string", tag).at("type")
+    return _decode_TitledMultiSelectItems(d, strict)
 
 
 def _encode_MultiSelectItems(o: Any) -> Any:
@@ -5286,13 +5312,16 @@ def _decode_AuthMethod(d: Any, strict: bool) -> AuthMethod:
     if type(tag) is str:
         decoder = _VARIANTS_AuthMethod.get(tag)
         if decoder is not None:
-            return decoder(d, strict)
-        raise ValidationError('expected one of "terminal", found ' + repr(tag)).at(
-            "type"
-        )
-    if tag is MISSING:
+            try:
+                return decoder(d, strict)
+            except ValidationError as error:
+                # The untagged variant takes what the tagged one refuses.
+                try:
+                    return _decode_AuthMethodAgent(d, strict)
+                except ValidationError:
+                    raise error from None
         return _decode_AuthMethodAgent(d, strict)
-    raise type_error("a string", tag).at("type")
+    return _decode_AuthMethodAgent(d, strict)
 
 
 def _encode_AuthMethod(o: Any) -> Any:
@@ -5708,7 +5737,9 @@ def _decode_SessionModeState(d: Any, strict: bool) -> SessionModeState:
         try:
             f_available_modes = check_list_skipping(v, _decode_SessionMode, strict)
         except ValidationError as error:
-            raise error.at("availableModes")
+            if strict:
+                raise error.at("availableModes")
+            f_available_modes = []
 
     v = d.get("_meta", MISSING)
     if v is MISSING:
@@ -6103,11 +6134,18 @@ def _encode_SessionConfigValueId(v: Any) -> Any:
 
 
 def _decode_SessionConfigSelectOptions(v: Any, strict: bool) -> Any:
-    return check_raw(v, "#/$defs/SessionConfigSelectOptions")
+    return first_match(
+        v,
+        strict,
+        (
+            lambda x, strict: check_list(x, _decode_SessionConfigSelectOption, strict),
+            lambda x, strict: check_list(x, _decode_SessionConfigSelectGroup, strict),
+        ),
+    )
 
 
 def _encode_SessionConfigSelectOptions(v: Any) -> Any:
-    return v
+    return encode(v)
 
 
 def _decode_SessionConfigSelectOption(
@@ -6212,7 +6250,9 @@ def _decode_SessionConfigSelectGroup(d: Any, strict: bool) -> SessionConfigSelec
                 v, _decode_SessionConfigSelectOption, strict
             )
         except ValidationError as error:
-            raise error.at("options")
+            if strict:
+                raise error.at("options")
+            f_options = []
 
     v = d.get("_meta", MISSING)
     if v is MISSING:
@@ -6392,7 +6432,9 @@ def _decode_ListSessionsResponse(d: Any, strict: bool) -> ListSessionsResponse:
         try:
             f_sessions = check_list_skipping(v, _decode_SessionInfo, strict)
         except ValidationError as error:
-            raise error.at("sessions")
+            if strict:
+                raise error.at("sessions")
+            f_sessions = []
 
     v = d.get("nextCursor", MISSING)
     if v is MISSING:
@@ -6472,7 +6514,7 @@ def _decode_SessionInfo(d: Any, strict: bool) -> SessionInfo:
         except ValidationError as error:
             if strict:
                 raise error.at("additionalDirectories")
-            f_additional_directories = UNSET
+            f_additional_directories = []
 
     v = d.get("title", MISSING)
     if v is MISSING:
@@ -6708,7 +6750,9 @@ def _decode_SetSessionConfigOptionResponse(
                 v, _decode_SessionConfigOption, strict
             )
         except ValidationError as error:
-            raise error.at("configOptions")
+            if strict:
+                raise error.at("configOptions")
+            f_config_options = []
 
     v = d.get("_meta", MISSING)
     if v is MISSING:
@@ -6857,7 +6901,7 @@ def _encode_Error(o: Error) -> dict[str, Any]:
 
 
 def _decode_ErrorCode(v: Any, strict: bool) -> ErrorCode | int:
-    v = check_int(v)
+    v = check_int(v) if strict else check_int(v, -2147483648, 2147483647)
     member = ErrorCode._value2member_map_.get(v)
     if member is not None:
         return member
@@ -6885,7 +6929,19 @@ def _decode_AgentNotification(d: Any, strict: bool) -> AgentNotification:
         f_params = UNSET
     else:
         try:
-            f_params = check_raw(v, "#/$defs/AgentNotification/properties/params")
+            f_params = (
+                None
+                if v is None
+                else first_match(
+                    v,
+                    strict,
+                    (
+                        _decode_SessionNotification,
+                        _decode_CompleteElicitationNotification,
+                        _decode_ExtNotification,
+                    ),
+                )
+            )
         except ValidationError as error:
             raise error.at("params")
 
@@ -6901,7 +6957,7 @@ def _encode_AgentNotification(o: AgentNotification) -> dict[str, Any]:
 
     v = o.params
     if v is not UNSET:
-        d["params"] = v
+        d["params"] = None if v is None else encode(v)
 
     return d
 
@@ -7209,7 +7265,7 @@ def _decode_ToolCallSessionUpdate(d: Any, strict: bool) -> ToolCallSessionUpdate
         except ValidationError as error:
             if strict:
                 raise error.at("content")
-            f_content = UNSET
+            f_content = []
 
     v = d.get("locations", MISSING)
     if v is MISSING:
@@ -7220,7 +7276,7 @@ def _decode_ToolCallSessionUpdate(d: Any, strict: bool) -> ToolCallSessionUpdate
         except ValidationError as error:
             if strict:
                 raise error.at("locations")
-            f_locations = UNSET
+            f_locations = []
 
     v = d.get("rawInput", MISSING)
     if v is MISSING:
@@ -7504,7 +7560,9 @@ def _decode_PlanSessionUpdate(d: Any, strict: bool) -> PlanSessionUpdate:
         try:
             f_entries = check_list_skipping(v, _decode_PlanEntry, strict)
         except ValidationError as error:
-            raise error.at("entries")
+            if strict:
+                raise error.at("entries")
+            f_entries = []
 
     v = d.get("_meta", MISSING)
     if v is MISSING:
@@ -7550,7 +7608,9 @@ def _decode_AvailableCommandsUpdateSessionUpdate(
                 v, _decode_AvailableCommand, strict
             )
         except ValidationError as error:
-            raise error.at("availableCommands")
+            if strict:
+                raise error.at("availableCommands")
+            f_available_commands = []
 
     v = d.get("_meta", MISSING)
     if v is MISSING:
@@ -7644,7 +7704,9 @@ def _decode_ConfigOptionUpdateSessionUpdate(
                 v, _decode_SessionConfigOption, strict
             )
         except ValidationError as error:
-            raise error.at("configOptions")
+            if strict:
+                raise error.at("configOptions")
+            f_config_options = []
 
     v = d.get("_meta", MISSING)
     if v is MISSING:
@@ -8218,7 +8280,7 @@ def _decode_ToolCall(d: Any, strict: bool) -> ToolCall:
         except ValidationError as error:
             if strict:
                 raise error.at("content")
-            f_content = UNSET
+            f_content = []
 
     v = d.get("locations", MISSING)
     if v is MISSING:
@@ -8229,7 +8291,7 @@ def _decode_ToolCall(d: Any, strict: bool) -> ToolCall:
         except ValidationError as error:
             if strict:
                 raise error.at("locations")
-            f_locations = UNSET
+            f_locations = []
 
     v = d.get("rawInput", MISSING)
     if v is MISSING:
@@ -8421,7 +8483,9 @@ def _decode_Plan(d: Any, strict: bool) -> Plan:
         try:
             f_entries = check_list_skipping(v, _decode_PlanEntry, strict)
         except ValidationError as error:
-            raise error.at("entries")
+            if strict:
+                raise error.at("entries")
+            f_entries = []
 
     v = d.get("_meta", MISSING)
     if v is MISSING:
@@ -8589,7 +8653,9 @@ def _decode_AvailableCommandsUpdate(d: Any, strict: bool) -> AvailableCommandsUp
                 v, _decode_AvailableCommand, strict
             )
         except ValidationError as error:
-            raise error.at("availableCommands")
+            if strict:
+                raise error.at("availableCommands")
+            f_available_commands = []
 
     v = d.get("_meta", MISSING)
     if v is MISSING:
@@ -8671,7 +8737,9 @@ def _decode_ConfigOptionUpdate(d: Any, strict: bool) -> ConfigOptionUpdate:
                 v, _decode_SessionConfigOption, strict
             )
         except ValidationError as error:
-            raise error.at("configOptions")
+            if strict:
+                raise error.at("configOptions")
+            f_config_options = []
 
     v = d.get("_meta", MISSING)
     if v is MISSING:
@@ -9213,7 +9281,29 @@ def _decode_ClientRequest(d: Any, strict: bool) -> ClientRequest:
         f_params = UNSET
     else:
         try:
-            f_params = check_raw(v, "#/$defs/ClientRequest/properties/params")
+            f_params = (
+                None
+                if v is None
+                else first_match(
+                    v,
+                    strict,
+                    (
+                        _decode_InitializeRequest,
+                        _decode_AuthenticateRequest,
+                        _decode_LogoutRequest,
+                        _decode_NewSessionRequest,
+                        _decode_LoadSessionRequest,
+                        _decode_ListSessionsRequest,
+                        _decode_DeleteSessionRequest,
+                        _decode_ResumeSessionRequest,
+                        _decode_CloseSessionRequest,
+                        _decode_SetSessionModeRequest,
+                        _decode_SetSessionConfigOptionRequest,
+                        _decode_PromptRequest,
+                        _decode_ExtRequest,
+                    ),
+                )
+            )
         except ValidationError as error:
             raise error.at("params")
 
@@ -9232,7 +9322,7 @@ def _encode_ClientRequest(o: ClientRequest) -> dict[str, Any]:
 
     v = o.params
     if v is not UNSET:
-        d["params"] = v
+        d["params"] = None if v is None else encode(v)
 
     return d
 
@@ -9595,15 +9685,12 @@ def _encode_ClientSessionCapabilities(o: ClientSessionCapabilities) -> dict[str,
     return d
 
 
-def _decode_CompactionCapabilities(d: Any, strict: bool) -> CompactionCapabilities:
-    if type(d) is not dict:
-        raise type_error("an object", d)
-    return CompactionCapabilities()
+def _decode_CompactionCapabilities(v: Any, strict: bool) -> Any:
+    return check_map(v)
 
 
-def _encode_CompactionCapabilities(o: CompactionCapabilities) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    return d
+def _encode_CompactionCapabilities(v: Any) -> Any:
+    return dict(v)
 
 
 def _decode_SessionConfigOptionsCapabilities(
@@ -9690,15 +9777,12 @@ def _encode_BooleanConfigOptionCapabilities(
     return d
 
 
-def _decode_NoticeCapabilities(d: Any, strict: bool) -> NoticeCapabilities:
-    if type(d) is not dict:
-        raise type_error("an object", d)
-    return NoticeCapabilities()
+def _decode_NoticeCapabilities(v: Any, strict: bool) -> Any:
+    return check_map(v)
 
 
-def _encode_NoticeCapabilities(o: NoticeCapabilities) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    return d
+def _encode_NoticeCapabilities(v: Any) -> Any:
+    return dict(v)
 
 
 def _decode_AuthCapabilities(d: Any, strict: bool) -> AuthCapabilities:
@@ -10158,13 +10242,16 @@ def _decode_McpServer(d: Any, strict: bool) -> McpServer:
     if type(tag) is str:
         decoder = _VARIANTS_McpServer.get(tag)
         if decoder is not None:
-            return decoder(d, strict)
-        raise ValidationError('expected one of "http", "sse", found ' + repr(tag)).at(
-            "type"
-        )
-    if tag is MISSING:
+            try:
+                return decoder(d, strict)
+            except ValidationError as error:
+                # The untagged variant takes what the tagged one refuses.
+                try:
+                    return _decode_McpServerStdio(d, strict)
+                except ValidationError:
+                    raise error from None
         return _decode_McpServerStdio(d, strict)
-    raise type_error("a string", tag).at("type")
+    return _decode_McpServerStdio(d, strict)
 
 
 def _encode_McpServer(o: Any) -> Any:
@@ -10799,12 +10886,178 @@ def _encode_SetSessionModeRequest(o: SetSessionModeRequest) -> dict[str, Any]:
     return d
 
 
-def _decode_SetSessionConfigOptionRequest(v: Any, strict: bool) -> Any:
-    return check_raw(v, "#/$defs/SetSessionConfigOptionRequest")
+def _decode_BooleanSetSessionConfigOptionRequest(
+    d: Any, strict: bool
+) -> BooleanSetSessionConfigOptionRequest:
+    if type(d) is not dict:
+        raise type_error("an object", d)
+    if d.get("type") != "boolean":
+        raise check_tag(d, "type", "boolean")
+    v = d.get("sessionId", MISSING)
+    if v is MISSING:
+        raise missing("sessionId")
+    else:
+        try:
+            f_session_id = _decode_SessionId(v, strict)
+        except ValidationError as error:
+            raise error.at("sessionId")
+
+    v = d.get("configId", MISSING)
+    if v is MISSING:
+        raise missing("configId")
+    else:
+        try:
+            f_config_id = _decode_SessionConfigId(v, strict)
+        except ValidationError as error:
+            raise error.at("configId")
+
+    v = d.get("_meta", MISSING)
+    if v is MISSING:
+        f_meta = UNSET
+    else:
+        try:
+            f_meta = None if v is None else check_map(v)
+        except ValidationError as error:
+            if strict:
+                raise error.at("_meta")
+            f_meta = UNSET
+
+    v = d.get("value", MISSING)
+    if v is MISSING:
+        raise missing("value")
+    else:
+        try:
+            f_value = v if type(v) is bool else check_bool(v)
+        except ValidationError as error:
+            raise error.at("value")
+
+    return BooleanSetSessionConfigOptionRequest(
+        session_id=f_session_id,
+        config_id=f_config_id,
+        meta=f_meta,
+        value=f_value,
+    )
 
 
-def _encode_SetSessionConfigOptionRequest(v: Any) -> Any:
-    return v
+def _encode_BooleanSetSessionConfigOptionRequest(
+    o: BooleanSetSessionConfigOptionRequest,
+) -> dict[str, Any]:
+    d: dict[str, Any] = {"type": "boolean"}
+    d["sessionId"] = _encode_SessionId(o.session_id)
+
+    d["configId"] = _encode_SessionConfigId(o.config_id)
+
+    v = o.meta
+    if v is not UNSET:
+        d["_meta"] = None if v is None else dict(v)
+
+    d["value"] = o.value
+
+    return d
+
+
+def _decode_ValueIdSetSessionConfigOptionRequest(
+    d: Any, strict: bool
+) -> ValueIdSetSessionConfigOptionRequest:
+    if type(d) is not dict:
+        raise type_error("an object", d)
+    v = d.get("sessionId", MISSING)
+    if v is MISSING:
+        raise missing("sessionId")
+    else:
+        try:
+            f_session_id = _decode_SessionId(v, strict)
+        except ValidationError as error:
+            raise error.at("sessionId")
+
+    v = d.get("configId", MISSING)
+    if v is MISSING:
+        raise missing("configId")
+    else:
+        try:
+            f_config_id = _decode_SessionConfigId(v, strict)
+        except ValidationError as error:
+            raise error.at("configId")
+
+    v = d.get("_meta", MISSING)
+    if v is MISSING:
+        f_meta = UNSET
+    else:
+        try:
+            f_meta = None if v is None else check_map(v)
+        except ValidationError as error:
+            if strict:
+                raise error.at("_meta")
+            f_meta = UNSET
+
+    v = d.get("value", MISSING)
+    if v is MISSING:
+        raise missing("value")
+    else:
+        try:
+            f_value = _decode_SessionConfigValueId(v, strict)
+        except ValidationError as error:
+            raise error.at("value")
+
+    return ValueIdSetSessionConfigOptionRequest(
+        session_id=f_session_id,
+        config_id=f_config_id,
+        meta=f_meta,
+        value=f_value,
+    )
+
+
+def _encode_ValueIdSetSessionConfigOptionRequest(
+    o: ValueIdSetSessionConfigOptionRequest,
+) -> dict[str, Any]:
+    d: dict[str, Any] = {}
+    d["sessionId"] = _encode_SessionId(o.session_id)
+
+    d["configId"] = _encode_SessionConfigId(o.config_id)
+
+    v = o.meta
+    if v is not UNSET:
+        d["_meta"] = None if v is None else dict(v)
+
+    d["value"] = _encode_SessionConfigValueId(o.value)
+
+    return d
+
+
+_VARIANTS_SetSessionConfigOptionRequest: dict[str, Callable[[Any, bool], Any]] = {
+    "boolean": _decode_BooleanSetSessionConfigOptionRequest,
+}
+
+
+def _decode_SetSessionConfigOptionRequest(
+    d: Any, strict: bool
+) -> SetSessionConfigOptionRequest:
+    if type(d) is not dict:
+        raise type_error("an object", d)
+    tag = d.get("type", MISSING)
+    if type(tag) is str:
+        decoder = _VARIANTS_SetSessionConfigOptionRequest.get(tag)
+        if decoder is not None:
+            try:
+                return decoder(d, strict)
+            except ValidationError as error:
+                # The untagged variant takes what the tagged one refuses.
+                try:
+                    return _decode_ValueIdSetSessionConfigOptionRequest(d, strict)
+                except ValidationError:
+                    raise error from None
+        return _decode_ValueIdSetSessionConfigOptionRequest(d, strict)
+    return _decode_ValueIdSetSessionConfigOptionRequest(d, strict)
+
+
+def _encode_SetSessionConfigOptionRequest(o: Any) -> Any:
+    try:
+        encoder = _ENCODERS[type(o)]
+    except KeyError:
+        raise TypeError(
+            f"{type(o).__name__} is not a variant of SetSessionConfigOptionRequest"
+        ) from None
+    return encoder(o)
 
 
 def _decode_PromptRequest(d: Any, strict: bool) -> PromptRequest:
@@ -11626,7 +11879,7 @@ def _decode_ElicitationContentValue(v: Any, strict: bool) -> Any:
 
 
 def _encode_ElicitationContentValue(v: Any) -> Any:
-    return encode_value(v)
+    return encode(v)
 
 
 def _decode_ElicitationAcceptAction(d: Any, strict: bool) -> ElicitationAcceptAction:
@@ -11680,7 +11933,18 @@ def _decode_ClientNotification(d: Any, strict: bool) -> ClientNotification:
         f_params = UNSET
     else:
         try:
-            f_params = check_raw(v, "#/$defs/ClientNotification/properties/params")
+            f_params = (
+                None
+                if v is None
+                else first_match(
+                    v,
+                    strict,
+                    (
+                        _decode_CancelNotification,
+                        _decode_ExtNotification,
+                    ),
+                )
+            )
         except ValidationError as error:
             raise error.at("params")
 
@@ -11696,7 +11960,7 @@ def _encode_ClientNotification(o: ClientNotification) -> dict[str, Any]:
 
     v = o.params
     if v is not UNSET:
-        d["params"] = v
+        d["params"] = None if v is None else encode(v)
 
     return d
 
@@ -12393,10 +12657,6 @@ _CLASS_DECODERS: dict[type, tuple[Callable[[Any, bool], Any], str]] = {
         _decode_ClientSessionCapabilities,
         "#/$defs/ClientSessionCapabilities",
     ),
-    CompactionCapabilities: (
-        _decode_CompactionCapabilities,
-        "#/$defs/CompactionCapabilities",
-    ),
     SessionConfigOptionsCapabilities: (
         _decode_SessionConfigOptionsCapabilities,
         "#/$defs/SessionConfigOptionsCapabilities",
@@ -12405,7 +12665,6 @@ _CLASS_DECODERS: dict[type, tuple[Callable[[Any, bool], Any], str]] = {
         _decode_BooleanConfigOptionCapabilities,
         "#/$defs/BooleanConfigOptionCapabilities",
     ),
-    NoticeCapabilities: (_decode_NoticeCapabilities, "#/$defs/NoticeCapabilities"),
     AuthCapabilities: (_decode_AuthCapabilities, "#/$defs/AuthCapabilities"),
     ElicitationCapabilities: (
         _decode_ElicitationCapabilities,
@@ -12608,6 +12867,14 @@ _CLASS_DECODERS: dict[type, tuple[Callable[[Any, bool], Any], str]] = {
     ),
     HttpMcpServer: (_decode_HttpMcpServer, "#/$defs/McpServer/anyOf/0"),
     SseMcpServer: (_decode_SseMcpServer, "#/$defs/McpServer/anyOf/1"),
+    BooleanSetSessionConfigOptionRequest: (
+        _decode_BooleanSetSessionConfigOptionRequest,
+        "#/$defs/SetSessionConfigOptionRequest/anyOf/0",
+    ),
+    ValueIdSetSessionConfigOptionRequest: (
+        _decode_ValueIdSetSessionConfigOptionRequest,
+        "#/$defs/SetSessionConfigOptionRequest/anyOf/1",
+    ),
     CancelledRequestPermissionOutcome: (
         _decode_CancelledRequestPermissionOutcome,
         "#/$defs/RequestPermissionOutcome/oneOf/0",
@@ -12773,10 +13040,8 @@ _ENCODERS: dict[type, Callable[[Any], Any]] = {
     ClientCapabilities: _encode_ClientCapabilities,
     FileSystemCapabilities: _encode_FileSystemCapabilities,
     ClientSessionCapabilities: _encode_ClientSessionCapabilities,
-    CompactionCapabilities: _encode_CompactionCapabilities,
     SessionConfigOptionsCapabilities: _encode_SessionConfigOptionsCapabilities,
     BooleanConfigOptionCapabilities: _encode_BooleanConfigOptionCapabilities,
-    NoticeCapabilities: _encode_NoticeCapabilities,
     AuthCapabilities: _encode_AuthCapabilities,
     ElicitationCapabilities: _encode_ElicitationCapabilities,
     ElicitationFormCapabilities: _encode_ElicitationFormCapabilities,
@@ -12796,6 +13061,8 @@ _ENCODERS: dict[type, Callable[[Any], Any]] = {
     ResumeSessionRequest: _encode_ResumeSessionRequest,
     CloseSessionRequest: _encode_CloseSessionRequest,
     SetSessionModeRequest: _encode_SetSessionModeRequest,
+    BooleanSetSessionConfigOptionRequest: _encode_BooleanSetSessionConfigOptionRequest,
+    ValueIdSetSessionConfigOptionRequest: _encode_ValueIdSetSessionConfigOptionRequest,
     PromptRequest: _encode_PromptRequest,
     WriteTextFileResponse: _encode_WriteTextFileResponse,
     ReadTextFileResponse: _encode_ReadTextFileResponse,

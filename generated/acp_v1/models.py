@@ -227,6 +227,8 @@ __all__ = [
     "CompactionSummaryChunkSessionUpdate",
     "HttpMcpServer",
     "SseMcpServer",
+    "BooleanSetSessionConfigOptionRequest",
+    "ValueIdSetSessionConfigOptionRequest",
     "CancelledRequestPermissionOutcome",
     "SelectedRequestPermissionOutcome",
     "AcceptCreateElicitationResponse",
@@ -510,7 +512,20 @@ class AgentRequest(_Model):
     method: str
     """The method name to invoke."""
 
-    params: Any | Unset = UNSET
+    params: (
+        WriteTextFileRequest
+        | ReadTextFileRequest
+        | RequestPermissionRequest
+        | CreateTerminalRequest
+        | TerminalOutputRequest
+        | ReleaseTerminalRequest
+        | WaitForTerminalExitRequest
+        | KillTerminalRequest
+        | CreateElicitationRequest
+        | ExtRequest
+        | None
+        | Unset
+    ) = UNSET
     """Method-specific request parameters."""
 
 
@@ -2780,7 +2795,13 @@ class AgentNotification(_Model):
     method: str
     """The notification method name."""
 
-    params: Any | Unset = UNSET
+    params: (
+        SessionNotification
+        | CompleteElicitationNotification
+        | ExtNotification
+        | None
+        | Unset
+    ) = UNSET
     """Method-specific notification parameters."""
 
 
@@ -3555,7 +3576,23 @@ class ClientRequest(_Model):
     method: str
     """The method name to invoke."""
 
-    params: Any | Unset = UNSET
+    params: (
+        InitializeRequest
+        | AuthenticateRequest
+        | LogoutRequest
+        | NewSessionRequest
+        | LoadSessionRequest
+        | ListSessionsRequest
+        | DeleteSessionRequest
+        | ResumeSessionRequest
+        | CloseSessionRequest
+        | SetSessionModeRequest
+        | SetSessionConfigOptionRequest
+        | PromptRequest
+        | ExtRequest
+        | None
+        | Unset
+    ) = UNSET
     """Method-specific request parameters."""
 
 
@@ -3703,11 +3740,6 @@ class ClientSessionCapabilities(_Model):
 
 
 @dataclass(slots=True, kw_only=True)
-class CompactionCapabilities(_Model):
-    """Client support for ID-addressed context compaction updates."""
-
-
-@dataclass(slots=True, kw_only=True)
 class SessionConfigOptionsCapabilities(_Model):
     """Session configuration option capabilities supported by the client."""
 
@@ -3739,11 +3771,6 @@ class BooleanConfigOptionCapabilities(_Model):
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-
-@dataclass(slots=True, kw_only=True)
-class NoticeCapabilities(_Model):
-    """Client support for presenting live notices to the user."""
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4197,6 +4224,60 @@ class SetSessionModeRequest(_Model):
 
 
 @dataclass(slots=True, kw_only=True)
+class BooleanSetSessionConfigOptionRequest(_Model):
+    """A boolean value (`type: "boolean"`).
+
+    A variant of SetSessionConfigOptionRequest (`type` is 'boolean')."""
+
+    type: ClassVar[str] = "boolean"
+
+    session_id: SessionId
+    """The ID of the session to set the configuration option for."""
+
+    config_id: SessionConfigId
+    """The ID of the configuration option to set."""
+
+    meta: dict[str, Any] | None | Unset = UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+
+    value: bool
+    """The boolean value."""
+
+
+@dataclass(slots=True, kw_only=True)
+class ValueIdSetSessionConfigOptionRequest(_Model):
+    """A `SessionConfigValueId` string value.
+
+    This is the default when `type` is absent on the wire. Unknown `type`
+    values with string payloads also gracefully deserialize into this
+    variant.
+
+    A variant of SetSessionConfigOptionRequest."""
+
+    type: ClassVar[None] = None
+
+    session_id: SessionId
+    """The ID of the session to set the configuration option for."""
+
+    config_id: SessionConfigId
+    """The ID of the configuration option to set."""
+
+    meta: dict[str, Any] | None | Unset = UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+
+    value: SessionConfigValueId
+    """The value ID."""
+
+
+@dataclass(slots=True, kw_only=True)
 class PromptRequest(_Model):
     """Request parameters for sending a user prompt to the agent.
 
@@ -4548,7 +4629,7 @@ class ClientNotification(_Model):
     method: str
     """The notification method name."""
 
-    params: Any | Unset = UNSET
+    params: CancelNotification | ExtNotification | None | Unset = UNSET
     """Method-specific notification parameters."""
 
 
@@ -4728,7 +4809,9 @@ SessionConfigId: TypeAlias = str
 SessionConfigValueId: TypeAlias = str
 """Unique identifier for a session configuration option value."""
 
-SessionConfigSelectOptions: TypeAlias = Any
+SessionConfigSelectOptions: TypeAlias = (
+    list[SessionConfigSelectOption] | list[SessionConfigSelectGroup]
+)
 """Possible values for a session configuration option."""
 
 SessionConfigGroupId: TypeAlias = str
@@ -4779,6 +4862,12 @@ while maintaining protocol compatibility.
 
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
 
+CompactionCapabilities: TypeAlias = dict[str, Any]
+"""Client support for ID-addressed context compaction updates."""
+
+NoticeCapabilities: TypeAlias = dict[str, Any]
+"""Client support for presenting live notices to the user."""
+
 McpServer: TypeAlias = HttpMcpServer | SseMcpServer | McpServerStdio
 """Configuration for connecting to an MCP (Model Context Protocol) server.
 
@@ -4787,7 +4876,9 @@ processing prompts.
 
 See protocol docs: [MCP Servers](https://agentclientprotocol.com/protocol/v1/session-setup#mcp-servers)"""
 
-SetSessionConfigOptionRequest: TypeAlias = Any
+SetSessionConfigOptionRequest: TypeAlias = (
+    BooleanSetSessionConfigOptionRequest | ValueIdSetSessionConfigOptionRequest
+)
 """Request parameters for setting a session configuration option."""
 
 ClientResponse: TypeAlias = Any

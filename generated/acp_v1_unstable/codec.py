@@ -24,6 +24,7 @@ from ._runtime import (
     check_null,
     check_num,
     check_str,
+    first_match,
     missing,
     scalar_union,
     schema_root,
@@ -82,6 +83,7 @@ def encode(value: Any) -> Any:
 
 
 def encode_value(value: Any) -> Any:
+    """The wire form of a value that is not a generated class."""
     if isinstance(value, Enum):
         return value.value
     if type(value) is list:
@@ -135,7 +137,27 @@ def _decode_AgentRequest(d: Any, strict: bool) -> AgentRequest:
         f_params = UNSET
     else:
         try:
-            f_params = check_raw(v, "#/$defs/AgentRequest/properties/params")
+            f_params = (
+                None
+                if v is None
+                else first_match(
+                    v,
+                    strict,
+                    (
+                        _decode_WriteTextFileRequest,
+                        _decode_ReadTextFileRequest,
+                        _decode_RequestPermissionRequest,
+                        _decode_CreateTerminalRequest,
+                        _decode_TerminalOutputRequest,
+                        _decode_ReleaseTerminalRequest,
+                        _decode_WaitForTerminalExitRequest,
+                        _decode_KillTerminalRequest,
+                        _decode_CreateElicitationRequest,
+                        _decode_MessageMcpRequest,
+                        _decode_ExtRequest,
+                    ),
+                )
+            )
         except ValidationError as error:
             raise error.at("params")
 
@@ -154,7 +176,7 @@ def _encode_AgentRequest(o: AgentRequest) -> dict[str, Any]:
 
     v = o.params
     if v is not UNSET:
-        d["params"] = v
+        d["params"] = None if v is None else encode(v)
 
     return d
 
@@ -177,7 +199,7 @@ def _decode_RequestId(v: Any, strict: bool) -> Any:
 
 
 def _encode_RequestId(v: Any) -> Any:
-    return encode_value(v)
+    return encode(v)
 
 
 def _decode_WriteTextFileRequest(d: Any, strict: bool) -> WriteTextFileRequest:
@@ -4167,11 +4189,16 @@ def _decode_MultiSelectItems(d: Any, strict: bool) -> MultiSelectItems:
     if type(tag) is str:
         decoder = _VARIANTS_MultiSelectItems.get(tag)
         if decoder is not None:
-            return decoder(d, strict)
+            try:
+                return decoder(d, strict)
+            except ValidationError as error:
+                # The untagged variant takes what the tagged one refuses.
+                try:
+                    return _decode_TitledMultiSelectItems(d, strict)
+                except ValidationError:
+                    raise error from None
         return _decode_OtherMultiSelectItems(d, strict)
-    if tag is MISSING:
-        return _decode_TitledMultiSelectItems(d, strict)
-    raise type_error("a string", tag).at("type")
+    return _decode_TitledMultiSelectItems(d, strict)
 
 
 def _encode_MultiSelectItems(o: Any) -> Any:
@@ -5836,13 +5863,16 @@ def _decode_AuthMethod(d: Any, strict: bool) -> AuthMethod:
     if type(tag) is str:
         decoder = _VARIANTS_AuthMethod.get(tag)
         if decoder is not None:
-            return decoder(d, strict)
-        raise ValidationError('expected one of "terminal", found ' + repr(tag)).at(
-            "type"
-        )
-    if tag is MISSING:
+            try:
+                return decoder(d, strict)
+            except ValidationError as error:
+                # The untagged variant takes what the tagged one refuses.
+                try:
+                    return _decode_AuthMethodAgent(d, strict)
+                except ValidationError:
+                    raise error from None
         return _decode_AuthMethodAgent(d, strict)
-    raise type_error("a string", tag).at("type")
+    return _decode_AuthMethodAgent(d, strict)
 
 
 def _encode_AuthMethod(o: Any) -> Any:
@@ -6192,7 +6222,9 @@ def _decode_ProviderInfo(d: Any, strict: bool) -> ProviderInfo:
         try:
             f_supported = check_list_skipping(v, _decode_LlmProtocol, strict)
         except ValidationError as error:
-            raise error.at("supported")
+            if strict:
+                raise error.at("supported")
+            f_supported = []
 
     v = d.get("required", MISSING)
     if v is MISSING:
@@ -6429,7 +6461,7 @@ def _decode_AuthStatusResponse(d: Any, strict: bool) -> AuthStatusResponse:
         except ValidationError as error:
             if strict:
                 raise error.at("accounts")
-            f_accounts = UNSET
+            f_accounts = []
 
     v = d.get("_meta", MISSING)
     if v is MISSING:
@@ -6680,7 +6712,9 @@ def _decode_SessionModeState(d: Any, strict: bool) -> SessionModeState:
         try:
             f_available_modes = check_list_skipping(v, _decode_SessionMode, strict)
         except ValidationError as error:
-            raise error.at("availableModes")
+            if strict:
+                raise error.at("availableModes")
+            f_available_modes = []
 
     v = d.get("_meta", MISSING)
     if v is MISSING:
@@ -7075,11 +7109,18 @@ def _encode_SessionConfigValueId(v: Any) -> Any:
 
 
 def _decode_SessionConfigSelectOptions(v: Any, strict: bool) -> Any:
-    return check_raw(v, "#/$defs/SessionConfigSelectOptions")
+    return first_match(
+        v,
+        strict,
+        (
+            lambda x, strict: check_list(x, _decode_SessionConfigSelectOption, strict),
+            lambda x, strict: check_list(x, _decode_SessionConfigSelectGroup, strict),
+        ),
+    )
 
 
 def _encode_SessionConfigSelectOptions(v: Any) -> Any:
-    return v
+    return encode(v)
 
 
 def _decode_SessionConfigSelectOption(
@@ -7184,7 +7225,9 @@ def _decode_SessionConfigSelectGroup(d: Any, strict: bool) -> SessionConfigSelec
                 v, _decode_SessionConfigSelectOption, strict
             )
         except ValidationError as error:
-            raise error.at("options")
+            if strict:
+                raise error.at("options")
+            f_options = []
 
     v = d.get("_meta", MISSING)
     if v is MISSING:
@@ -7364,7 +7407,9 @@ def _decode_ListSessionsResponse(d: Any, strict: bool) -> ListSessionsResponse:
         try:
             f_sessions = check_list_skipping(v, _decode_SessionInfo, strict)
         except ValidationError as error:
-            raise error.at("sessions")
+            if strict:
+                raise error.at("sessions")
+            f_sessions = []
 
     v = d.get("nextCursor", MISSING)
     if v is MISSING:
@@ -7444,7 +7489,7 @@ def _decode_SessionInfo(d: Any, strict: bool) -> SessionInfo:
         except ValidationError as error:
             if strict:
                 raise error.at("additionalDirectories")
-            f_additional_directories = UNSET
+            f_additional_directories = []
 
     v = d.get("title", MISSING)
     if v is MISSING:
@@ -7925,7 +7970,9 @@ def _decode_SetSessionConfigOptionResponse(
                 v, _decode_SessionConfigOption, strict
             )
         except ValidationError as error:
-            raise error.at("configOptions")
+            if strict:
+                raise error.at("configOptions")
+            f_config_options = []
 
     v = d.get("_meta", MISSING)
     if v is MISSING:
@@ -8238,7 +8285,7 @@ def _encode_Error(o: Error) -> dict[str, Any]:
 
 
 def _decode_ErrorCode(v: Any, strict: bool) -> ErrorCode | int:
-    v = check_int(v)
+    v = check_int(v) if strict else check_int(v, -2147483648, 2147483647)
     member = ErrorCode._value2member_map_.get(v)
     if member is not None:
         return member
@@ -8266,7 +8313,20 @@ def _decode_AgentNotification(d: Any, strict: bool) -> AgentNotification:
         f_params = UNSET
     else:
         try:
-            f_params = check_raw(v, "#/$defs/AgentNotification/properties/params")
+            f_params = (
+                None
+                if v is None
+                else first_match(
+                    v,
+                    strict,
+                    (
+                        _decode_SessionNotification,
+                        _decode_CompleteElicitationNotification,
+                        _decode_AuthStatusUpdateNotification,
+                        _decode_ExtNotification,
+                    ),
+                )
+            )
         except ValidationError as error:
             raise error.at("params")
 
@@ -8282,7 +8342,7 @@ def _encode_AgentNotification(o: AgentNotification) -> dict[str, Any]:
 
     v = o.params
     if v is not UNSET:
-        d["params"] = v
+        d["params"] = None if v is None else encode(v)
 
     return d
 
@@ -8590,7 +8650,7 @@ def _decode_ToolCallSessionUpdate(d: Any, strict: bool) -> ToolCallSessionUpdate
         except ValidationError as error:
             if strict:
                 raise error.at("content")
-            f_content = UNSET
+            f_content = []
 
     v = d.get("locations", MISSING)
     if v is MISSING:
@@ -8601,7 +8661,7 @@ def _decode_ToolCallSessionUpdate(d: Any, strict: bool) -> ToolCallSessionUpdate
         except ValidationError as error:
             if strict:
                 raise error.at("locations")
-            f_locations = UNSET
+            f_locations = []
 
     v = d.get("rawInput", MISSING)
     if v is MISSING:
@@ -8885,7 +8945,9 @@ def _decode_PlanSessionUpdate(d: Any, strict: bool) -> PlanSessionUpdate:
         try:
             f_entries = check_list_skipping(v, _decode_PlanEntry, strict)
         except ValidationError as error:
-            raise error.at("entries")
+            if strict:
+                raise error.at("entries")
+            f_entries = []
 
     v = d.get("_meta", MISSING)
     if v is MISSING:
@@ -9015,7 +9077,9 @@ def _decode_AvailableCommandsUpdateSessionUpdate(
                 v, _decode_AvailableCommand, strict
             )
         except ValidationError as error:
-            raise error.at("availableCommands")
+            if strict:
+                raise error.at("availableCommands")
+            f_available_commands = []
 
     v = d.get("_meta", MISSING)
     if v is MISSING:
@@ -9109,7 +9173,9 @@ def _decode_ConfigOptionUpdateSessionUpdate(
                 v, _decode_SessionConfigOption, strict
             )
         except ValidationError as error:
-            raise error.at("configOptions")
+            if strict:
+                raise error.at("configOptions")
+            f_config_options = []
 
     v = d.get("_meta", MISSING)
     if v is MISSING:
@@ -10026,7 +10092,7 @@ def _decode_ToolCall(d: Any, strict: bool) -> ToolCall:
         except ValidationError as error:
             if strict:
                 raise error.at("content")
-            f_content = UNSET
+            f_content = []
 
     v = d.get("locations", MISSING)
     if v is MISSING:
@@ -10037,7 +10103,7 @@ def _decode_ToolCall(d: Any, strict: bool) -> ToolCall:
         except ValidationError as error:
             if strict:
                 raise error.at("locations")
-            f_locations = UNSET
+            f_locations = []
 
     v = d.get("rawInput", MISSING)
     if v is MISSING:
@@ -10229,7 +10295,9 @@ def _decode_Plan(d: Any, strict: bool) -> Plan:
         try:
             f_entries = check_list_skipping(v, _decode_PlanEntry, strict)
         except ValidationError as error:
-            raise error.at("entries")
+            if strict:
+                raise error.at("entries")
+            f_entries = []
 
     v = d.get("_meta", MISSING)
     if v is MISSING:
@@ -10280,7 +10348,9 @@ def _decode_ItemsPlanUpdateContent(d: Any, strict: bool) -> ItemsPlanUpdateConte
         try:
             f_entries = check_list_skipping(v, _decode_PlanEntry, strict)
         except ValidationError as error:
-            raise error.at("entries")
+            if strict:
+                raise error.at("entries")
+            f_entries = []
 
     v = d.get("_meta", MISSING)
     if v is MISSING:
@@ -10483,7 +10553,9 @@ def _decode_PlanItems(d: Any, strict: bool) -> PlanItems:
         try:
             f_entries = check_list_skipping(v, _decode_PlanEntry, strict)
         except ValidationError as error:
-            raise error.at("entries")
+            if strict:
+                raise error.at("entries")
+            f_entries = []
 
     v = d.get("_meta", MISSING)
     if v is MISSING:
@@ -10838,7 +10910,9 @@ def _decode_AvailableCommandsUpdate(d: Any, strict: bool) -> AvailableCommandsUp
                 v, _decode_AvailableCommand, strict
             )
         except ValidationError as error:
-            raise error.at("availableCommands")
+            if strict:
+                raise error.at("availableCommands")
+            f_available_commands = []
 
     v = d.get("_meta", MISSING)
     if v is MISSING:
@@ -10920,7 +10994,9 @@ def _decode_ConfigOptionUpdate(d: Any, strict: bool) -> ConfigOptionUpdate:
                 v, _decode_SessionConfigOption, strict
             )
         except ValidationError as error:
-            raise error.at("configOptions")
+            if strict:
+                raise error.at("configOptions")
+            f_config_options = []
 
     v = d.get("_meta", MISSING)
     if v is MISSING:
@@ -12050,7 +12126,9 @@ def _decode_NoneIdleStateUpdate(d: Any, strict: bool) -> NoneIdleStateUpdate:
         try:
             f_stop_reason = check_null(v)
         except ValidationError as error:
-            raise error.at("stopReason")
+            if strict:
+                raise error.at("stopReason")
+            f_stop_reason = UNSET
 
     return NoneIdleStateUpdate(
         usage=f_usage,
@@ -12090,6 +12168,8 @@ def _decode_IdleStateUpdate(d: Any, strict: bool) -> IdleStateUpdate:
     if type(d) is not dict:
         raise type_error("an object", d)
     tag = d.get("stopReason", MISSING)
+    if not strict and not (tag is MISSING or tag is None or type(tag) is str):
+        tag = MISSING  # x-deserialize-default-on-error on the tag: dropped
     if type(tag) is str:
         decoder = _VARIANTS_IdleStateUpdate.get(tag)
         if decoder is not None:
@@ -12097,7 +12177,7 @@ def _decode_IdleStateUpdate(d: Any, strict: bool) -> IdleStateUpdate:
         return _decode_OtherIdleStateUpdate(d, strict)
     if tag is MISSING or tag is None:
         return _decode_NoneIdleStateUpdate(d, strict)
-    raise type_error("a string", tag).at("stopReason")
+    raise type_error("a string or null", tag).at("stopReason")
 
 
 def _encode_IdleStateUpdate(o: Any) -> Any:
@@ -12555,7 +12635,7 @@ def _decode_AuthStatusUpdateNotification(
         except ValidationError as error:
             if strict:
                 raise error.at("accounts")
-            f_accounts = UNSET
+            f_accounts = []
 
     v = d.get("_meta", MISSING)
     if v is MISSING:
@@ -12626,7 +12706,38 @@ def _decode_ClientRequest(d: Any, strict: bool) -> ClientRequest:
         f_params = UNSET
     else:
         try:
-            f_params = check_raw(v, "#/$defs/ClientRequest/properties/params")
+            f_params = (
+                None
+                if v is None
+                else first_match(
+                    v,
+                    strict,
+                    (
+                        _decode_InitializeRequest,
+                        _decode_AuthenticateRequest,
+                        _decode_ListProvidersRequest,
+                        _decode_SetProviderRequest,
+                        _decode_DisableProviderRequest,
+                        _decode_LogoutRequest,
+                        _decode_AuthStatusRequest,
+                        _decode_NewSessionRequest,
+                        _decode_LoadSessionRequest,
+                        _decode_ListSessionsRequest,
+                        _decode_DeleteSessionRequest,
+                        _decode_ForkSessionRequest,
+                        _decode_ArchiveSessionRequest,
+                        _decode_UnarchiveSessionRequest,
+                        _decode_SessionStatusRequest,
+                        _decode_SetSessionTitleRequest,
+                        _decode_ResumeSessionRequest,
+                        _decode_CloseSessionRequest,
+                        _decode_SetSessionModeRequest,
+                        _decode_SetSessionConfigOptionRequest,
+                        _decode_PromptRequest,
+                        _decode_ExtRequest,
+                    ),
+                )
+            )
         except ValidationError as error:
             raise error.at("params")
 
@@ -12645,7 +12756,7 @@ def _encode_ClientRequest(o: ClientRequest) -> dict[str, Any]:
 
     v = o.params
     if v is not UNSET:
-        d["params"] = v
+        d["params"] = None if v is None else encode(v)
 
     return d
 
@@ -13040,15 +13151,12 @@ def _encode_ClientSessionCapabilities(o: ClientSessionCapabilities) -> dict[str,
     return d
 
 
-def _decode_CompactionCapabilities(d: Any, strict: bool) -> CompactionCapabilities:
-    if type(d) is not dict:
-        raise type_error("an object", d)
-    return CompactionCapabilities()
+def _decode_CompactionCapabilities(v: Any, strict: bool) -> Any:
+    return check_map(v)
 
 
-def _encode_CompactionCapabilities(o: CompactionCapabilities) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    return d
+def _encode_CompactionCapabilities(v: Any) -> Any:
+    return dict(v)
 
 
 def _decode_SessionConfigOptionsCapabilities(
@@ -13135,15 +13243,12 @@ def _encode_BooleanConfigOptionCapabilities(
     return d
 
 
-def _decode_NoticeCapabilities(d: Any, strict: bool) -> NoticeCapabilities:
-    if type(d) is not dict:
-        raise type_error("an object", d)
-    return NoticeCapabilities()
+def _decode_NoticeCapabilities(v: Any, strict: bool) -> Any:
+    return check_map(v)
 
 
-def _encode_NoticeCapabilities(o: NoticeCapabilities) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    return d
+def _encode_NoticeCapabilities(v: Any) -> Any:
+    return dict(v)
 
 
 def _decode_SubagentCapabilities(d: Any, strict: bool) -> SubagentCapabilities:
@@ -13904,13 +14009,16 @@ def _decode_McpServer(d: Any, strict: bool) -> McpServer:
     if type(tag) is str:
         decoder = _VARIANTS_McpServer.get(tag)
         if decoder is not None:
-            return decoder(d, strict)
-        raise ValidationError(
-            'expected one of "http", "sse", "acp", found ' + repr(tag)
-        ).at("type")
-    if tag is MISSING:
+            try:
+                return decoder(d, strict)
+            except ValidationError as error:
+                # The untagged variant takes what the tagged one refuses.
+                try:
+                    return _decode_McpServerStdio(d, strict)
+                except ValidationError:
+                    raise error from None
         return _decode_McpServerStdio(d, strict)
-    raise type_error("a string", tag).at("type")
+    return _decode_McpServerStdio(d, strict)
 
 
 def _encode_McpServer(o: Any) -> Any:
@@ -14989,12 +15097,178 @@ def _encode_SetSessionModeRequest(o: SetSessionModeRequest) -> dict[str, Any]:
     return d
 
 
-def _decode_SetSessionConfigOptionRequest(v: Any, strict: bool) -> Any:
-    return check_raw(v, "#/$defs/SetSessionConfigOptionRequest")
+def _decode_BooleanSetSessionConfigOptionRequest(
+    d: Any, strict: bool
+) -> BooleanSetSessionConfigOptionRequest:
+    if type(d) is not dict:
+        raise type_error("an object", d)
+    if d.get("type") != "boolean":
+        raise check_tag(d, "type", "boolean")
+    v = d.get("sessionId", MISSING)
+    if v is MISSING:
+        raise missing("sessionId")
+    else:
+        try:
+            f_session_id = _decode_SessionId(v, strict)
+        except ValidationError as error:
+            raise error.at("sessionId")
+
+    v = d.get("configId", MISSING)
+    if v is MISSING:
+        raise missing("configId")
+    else:
+        try:
+            f_config_id = _decode_SessionConfigId(v, strict)
+        except ValidationError as error:
+            raise error.at("configId")
+
+    v = d.get("_meta", MISSING)
+    if v is MISSING:
+        f_meta = UNSET
+    else:
+        try:
+            f_meta = None if v is None else check_map(v)
+        except ValidationError as error:
+            if strict:
+                raise error.at("_meta")
+            f_meta = UNSET
+
+    v = d.get("value", MISSING)
+    if v is MISSING:
+        raise missing("value")
+    else:
+        try:
+            f_value = v if type(v) is bool else check_bool(v)
+        except ValidationError as error:
+            raise error.at("value")
+
+    return BooleanSetSessionConfigOptionRequest(
+        session_id=f_session_id,
+        config_id=f_config_id,
+        meta=f_meta,
+        value=f_value,
+    )
 
 
-def _encode_SetSessionConfigOptionRequest(v: Any) -> Any:
-    return v
+def _encode_BooleanSetSessionConfigOptionRequest(
+    o: BooleanSetSessionConfigOptionRequest,
+) -> dict[str, Any]:
+    d: dict[str, Any] = {"type": "boolean"}
+    d["sessionId"] = _encode_SessionId(o.session_id)
+
+    d["configId"] = _encode_SessionConfigId(o.config_id)
+
+    v = o.meta
+    if v is not UNSET:
+        d["_meta"] = None if v is None else dict(v)
+
+    d["value"] = o.value
+
+    return d
+
+
+def _decode_ValueIdSetSessionConfigOptionRequest(
+    d: Any, strict: bool
+) -> ValueIdSetSessionConfigOptionRequest:
+    if type(d) is not dict:
+        raise type_error("an object", d)
+    v = d.get("sessionId", MISSING)
+    if v is MISSING:
+        raise missing("sessionId")
+    else:
+        try:
+            f_session_id = _decode_SessionId(v, strict)
+        except ValidationError as error:
+            raise error.at("sessionId")
+
+    v = d.get("configId", MISSING)
+    if v is MISSING:
+        raise missing("configId")
+    else:
+        try:
+            f_config_id = _decode_SessionConfigId(v, strict)
+        except ValidationError as error:
+            raise error.at("configId")
+
+    v = d.get("_meta", MISSING)
+    if v is MISSING:
+        f_meta = UNSET
+    else:
+        try:
+            f_meta = None if v is None else check_map(v)
+        except ValidationError as error:
+            if strict:
+                raise error.at("_meta")
+            f_meta = UNSET
+
+    v = d.get("value", MISSING)
+    if v is MISSING:
+        raise missing("value")
+    else:
+        try:
+            f_value = _decode_SessionConfigValueId(v, strict)
+        except ValidationError as error:
+            raise error.at("value")
+
+    return ValueIdSetSessionConfigOptionRequest(
+        session_id=f_session_id,
+        config_id=f_config_id,
+        meta=f_meta,
+        value=f_value,
+    )
+
+
+def _encode_ValueIdSetSessionConfigOptionRequest(
+    o: ValueIdSetSessionConfigOptionRequest,
+) -> dict[str, Any]:
+    d: dict[str, Any] = {}
+    d["sessionId"] = _encode_SessionId(o.session_id)
+
+    d["configId"] = _encode_SessionConfigId(o.config_id)
+
+    v = o.meta
+    if v is not UNSET:
+        d["_meta"] = None if v is None else dict(v)
+
+    d["value"] = _encode_SessionConfigValueId(o.value)
+
+    return d
+
+
+_VARIANTS_SetSessionConfigOptionRequest: dict[str, Callable[[Any, bool], Any]] = {
+    "boolean": _decode_BooleanSetSessionConfigOptionRequest,
+}
+
+
+def _decode_SetSessionConfigOptionRequest(
+    d: Any, strict: bool
+) -> SetSessionConfigOptionRequest:
+    if type(d) is not dict:
+        raise type_error("an object", d)
+    tag = d.get("type", MISSING)
+    if type(tag) is str:
+        decoder = _VARIANTS_SetSessionConfigOptionRequest.get(tag)
+        if decoder is not None:
+            try:
+                return decoder(d, strict)
+            except ValidationError as error:
+                # The untagged variant takes what the tagged one refuses.
+                try:
+                    return _decode_ValueIdSetSessionConfigOptionRequest(d, strict)
+                except ValidationError:
+                    raise error from None
+        return _decode_ValueIdSetSessionConfigOptionRequest(d, strict)
+    return _decode_ValueIdSetSessionConfigOptionRequest(d, strict)
+
+
+def _encode_SetSessionConfigOptionRequest(o: Any) -> Any:
+    try:
+        encoder = _ENCODERS[type(o)]
+    except KeyError:
+        raise TypeError(
+            f"{type(o).__name__} is not a variant of SetSessionConfigOptionRequest"
+        ) from None
+    return encoder(o)
 
 
 def _decode_PromptRequest(d: Any, strict: bool) -> PromptRequest:
@@ -15816,7 +16090,7 @@ def _decode_ElicitationContentValue(v: Any, strict: bool) -> Any:
 
 
 def _encode_ElicitationContentValue(v: Any) -> Any:
-    return encode_value(v)
+    return encode(v)
 
 
 def _decode_ElicitationAcceptAction(d: Any, strict: bool) -> ElicitationAcceptAction:
@@ -15932,7 +16206,19 @@ def _decode_ClientNotification(d: Any, strict: bool) -> ClientNotification:
         f_params = UNSET
     else:
         try:
-            f_params = check_raw(v, "#/$defs/ClientNotification/properties/params")
+            f_params = (
+                None
+                if v is None
+                else first_match(
+                    v,
+                    strict,
+                    (
+                        _decode_CancelNotification,
+                        _decode_MessageMcpNotification,
+                        _decode_ExtNotification,
+                    ),
+                )
+            )
         except ValidationError as error:
             raise error.at("params")
 
@@ -15948,7 +16234,7 @@ def _encode_ClientNotification(o: ClientNotification) -> dict[str, Any]:
 
     v = o.params
     if v is not UNSET:
-        d["params"] = v
+        d["params"] = None if v is None else encode(v)
 
     return d
 
@@ -16139,7 +16425,18 @@ def _decode_ProxyRequest(d: Any, strict: bool) -> ProxyRequest:
         f_params = UNSET
     else:
         try:
-            f_params = check_raw(v, "#/$defs/ProxyRequest/properties/params")
+            f_params = (
+                None
+                if v is None
+                else first_match(
+                    v,
+                    strict,
+                    (
+                        _decode_InitializeProxyRequest,
+                        _decode_ProxySuccessorRequest,
+                    ),
+                )
+            )
         except ValidationError as error:
             raise error.at("params")
 
@@ -16158,7 +16455,7 @@ def _encode_ProxyRequest(o: ProxyRequest) -> dict[str, Any]:
 
     v = o.params
     if v is not UNSET:
-        d["params"] = v
+        d["params"] = None if v is None else encode(v)
 
     return d
 
@@ -17227,10 +17524,6 @@ _CLASS_DECODERS: dict[type, tuple[Callable[[Any, bool], Any], str]] = {
         _decode_ClientSessionCapabilities,
         "#/$defs/ClientSessionCapabilities",
     ),
-    CompactionCapabilities: (
-        _decode_CompactionCapabilities,
-        "#/$defs/CompactionCapabilities",
-    ),
     SessionConfigOptionsCapabilities: (
         _decode_SessionConfigOptionsCapabilities,
         "#/$defs/SessionConfigOptionsCapabilities",
@@ -17239,7 +17532,6 @@ _CLASS_DECODERS: dict[type, tuple[Callable[[Any, bool], Any], str]] = {
         _decode_BooleanConfigOptionCapabilities,
         "#/$defs/BooleanConfigOptionCapabilities",
     ),
-    NoticeCapabilities: (_decode_NoticeCapabilities, "#/$defs/NoticeCapabilities"),
     SubagentCapabilities: (
         _decode_SubagentCapabilities,
         "#/$defs/SubagentCapabilities",
@@ -17564,6 +17856,14 @@ _CLASS_DECODERS: dict[type, tuple[Callable[[Any, bool], Any], str]] = {
     HttpMcpServer: (_decode_HttpMcpServer, "#/$defs/McpServer/anyOf/0"),
     SseMcpServer: (_decode_SseMcpServer, "#/$defs/McpServer/anyOf/1"),
     AcpMcpServer: (_decode_AcpMcpServer, "#/$defs/McpServer/anyOf/2"),
+    BooleanSetSessionConfigOptionRequest: (
+        _decode_BooleanSetSessionConfigOptionRequest,
+        "#/$defs/SetSessionConfigOptionRequest/anyOf/0",
+    ),
+    ValueIdSetSessionConfigOptionRequest: (
+        _decode_ValueIdSetSessionConfigOptionRequest,
+        "#/$defs/SetSessionConfigOptionRequest/anyOf/1",
+    ),
     CancelledRequestPermissionOutcome: (
         _decode_CancelledRequestPermissionOutcome,
         "#/$defs/RequestPermissionOutcome/oneOf/0",
@@ -17791,10 +18091,8 @@ _ENCODERS: dict[type, Callable[[Any], Any]] = {
     ClientCapabilities: _encode_ClientCapabilities,
     FileSystemCapabilities: _encode_FileSystemCapabilities,
     ClientSessionCapabilities: _encode_ClientSessionCapabilities,
-    CompactionCapabilities: _encode_CompactionCapabilities,
     SessionConfigOptionsCapabilities: _encode_SessionConfigOptionsCapabilities,
     BooleanConfigOptionCapabilities: _encode_BooleanConfigOptionCapabilities,
-    NoticeCapabilities: _encode_NoticeCapabilities,
     SubagentCapabilities: _encode_SubagentCapabilities,
     PlanCapabilities: _encode_PlanCapabilities,
     AuthCapabilities: _encode_AuthCapabilities,
@@ -17830,6 +18128,8 @@ _ENCODERS: dict[type, Callable[[Any], Any]] = {
     ResumeSessionRequest: _encode_ResumeSessionRequest,
     CloseSessionRequest: _encode_CloseSessionRequest,
     SetSessionModeRequest: _encode_SetSessionModeRequest,
+    BooleanSetSessionConfigOptionRequest: _encode_BooleanSetSessionConfigOptionRequest,
+    ValueIdSetSessionConfigOptionRequest: _encode_ValueIdSetSessionConfigOptionRequest,
     PromptRequest: _encode_PromptRequest,
     WriteTextFileResponse: _encode_WriteTextFileResponse,
     ReadTextFileResponse: _encode_ReadTextFileResponse,

@@ -323,6 +323,8 @@ __all__ = [
     "HttpMcpServer",
     "SseMcpServer",
     "AcpMcpServer",
+    "BooleanSetSessionConfigOptionRequest",
+    "ValueIdSetSessionConfigOptionRequest",
     "CancelledRequestPermissionOutcome",
     "SelectedRequestPermissionOutcome",
     "AcceptCreateElicitationResponse",
@@ -752,7 +754,21 @@ class AgentRequest(_Model):
     method: str
     """The method name to invoke."""
 
-    params: Any | Unset = UNSET
+    params: (
+        WriteTextFileRequest
+        | ReadTextFileRequest
+        | RequestPermissionRequest
+        | CreateTerminalRequest
+        | TerminalOutputRequest
+        | ReleaseTerminalRequest
+        | WaitForTerminalExitRequest
+        | KillTerminalRequest
+        | CreateElicitationRequest
+        | MessageMcpRequest
+        | ExtRequest
+        | None
+        | Unset
+    ) = UNSET
     """Method-specific request parameters."""
 
 
@@ -3679,7 +3695,14 @@ class AgentNotification(_Model):
     method: str
     """The notification method name."""
 
-    params: Any | Unset = UNSET
+    params: (
+        SessionNotification
+        | CompleteElicitationNotification
+        | AuthStatusUpdateNotification
+        | ExtNotification
+        | None
+        | Unset
+    ) = UNSET
     """Method-specific notification parameters."""
 
 
@@ -5349,7 +5372,32 @@ class ClientRequest(_Model):
     method: str
     """The method name to invoke."""
 
-    params: Any | Unset = UNSET
+    params: (
+        InitializeRequest
+        | AuthenticateRequest
+        | ListProvidersRequest
+        | SetProviderRequest
+        | DisableProviderRequest
+        | LogoutRequest
+        | AuthStatusRequest
+        | NewSessionRequest
+        | LoadSessionRequest
+        | ListSessionsRequest
+        | DeleteSessionRequest
+        | ForkSessionRequest
+        | ArchiveSessionRequest
+        | UnarchiveSessionRequest
+        | SessionStatusRequest
+        | SetSessionTitleRequest
+        | ResumeSessionRequest
+        | CloseSessionRequest
+        | SetSessionModeRequest
+        | SetSessionConfigOptionRequest
+        | PromptRequest
+        | ExtRequest
+        | None
+        | Unset
+    ) = UNSET
     """Method-specific request parameters."""
 
 
@@ -5519,11 +5567,6 @@ class ClientSessionCapabilities(_Model):
 
 
 @dataclass(slots=True, kw_only=True)
-class CompactionCapabilities(_Model):
-    """Client support for ID-addressed context compaction updates."""
-
-
-@dataclass(slots=True, kw_only=True)
 class SessionConfigOptionsCapabilities(_Model):
     """Session configuration option capabilities supported by the client."""
 
@@ -5555,11 +5598,6 @@ class BooleanConfigOptionCapabilities(_Model):
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
-
-
-@dataclass(slots=True, kw_only=True)
-class NoticeCapabilities(_Model):
-    """Client support for presenting live notices to the user."""
 
 
 @dataclass(slots=True, kw_only=True)
@@ -6474,6 +6512,60 @@ class SetSessionModeRequest(_Model):
 
 
 @dataclass(slots=True, kw_only=True)
+class BooleanSetSessionConfigOptionRequest(_Model):
+    """A boolean value (`type: "boolean"`).
+
+    A variant of SetSessionConfigOptionRequest (`type` is 'boolean')."""
+
+    type: ClassVar[str] = "boolean"
+
+    session_id: SessionId
+    """The ID of the session to set the configuration option for."""
+
+    config_id: SessionConfigId
+    """The ID of the configuration option to set."""
+
+    meta: dict[str, Any] | None | Unset = UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    value: bool
+    """The boolean value."""
+
+
+@dataclass(slots=True, kw_only=True)
+class ValueIdSetSessionConfigOptionRequest(_Model):
+    """A `SessionConfigValueId` string value.
+
+    This is the default when `type` is absent on the wire. Unknown `type`
+    values with string payloads also gracefully deserialize into this
+    variant.
+
+    A variant of SetSessionConfigOptionRequest."""
+
+    type: ClassVar[None] = None
+
+    session_id: SessionId
+    """The ID of the session to set the configuration option for."""
+
+    config_id: SessionConfigId
+    """The ID of the configuration option to set."""
+
+    meta: dict[str, Any] | None | Unset = UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    value: SessionConfigValueId
+    """The value ID."""
+
+
+@dataclass(slots=True, kw_only=True)
 class PromptRequest(_Model):
     """Request parameters for sending a user prompt to the agent.
 
@@ -6844,7 +6936,9 @@ class ClientNotification(_Model):
     method: str
     """The notification method name."""
 
-    params: Any | Unset = UNSET
+    params: (
+        CancelNotification | MessageMcpNotification | ExtNotification | None | Unset
+    ) = UNSET
     """Method-specific notification parameters."""
 
 
@@ -6936,7 +7030,7 @@ class ProxyRequest(_Model):
     method: str
     """The method name to invoke."""
 
-    params: Any | Unset = UNSET
+    params: InitializeProxyRequest | ProxySuccessorRequest | None | Unset = UNSET
     """Method-specific request parameters."""
 
 
@@ -7197,7 +7291,9 @@ SessionConfigId: TypeAlias = str
 SessionConfigValueId: TypeAlias = str
 """Unique identifier for a session configuration option value."""
 
-SessionConfigSelectOptions: TypeAlias = Any
+SessionConfigSelectOptions: TypeAlias = (
+    list[SessionConfigSelectOption] | list[SessionConfigSelectGroup]
+)
 """Possible values for a session configuration option."""
 
 SessionConfigGroupId: TypeAlias = str
@@ -7300,6 +7396,12 @@ while maintaining protocol compatibility.
 
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
 
+CompactionCapabilities: TypeAlias = dict[str, Any]
+"""Client support for ID-addressed context compaction updates."""
+
+NoticeCapabilities: TypeAlias = dict[str, Any]
+"""Client support for presenting live notices to the user."""
+
 McpServer: TypeAlias = HttpMcpServer | SseMcpServer | AcpMcpServer | McpServerStdio
 """Configuration for connecting to an MCP (Model Context Protocol) server.
 
@@ -7308,7 +7410,9 @@ processing prompts.
 
 See protocol docs: [MCP Servers](https://agentclientprotocol.com/protocol/v1/draft/session-setup#mcp-servers)"""
 
-SetSessionConfigOptionRequest: TypeAlias = Any
+SetSessionConfigOptionRequest: TypeAlias = (
+    BooleanSetSessionConfigOptionRequest | ValueIdSetSessionConfigOptionRequest
+)
 """Request parameters for setting a session configuration option."""
 
 ClientResponse: TypeAlias = Any

@@ -24,6 +24,7 @@ from ._runtime import (
     check_null,
     check_num,
     check_str,
+    first_match,
     missing,
     scalar_union,
     schema_root,
@@ -82,6 +83,7 @@ def encode(value: Any) -> Any:
 
 
 def encode_value(value: Any) -> Any:
+    """The wire form of a value that is not a generated class."""
     if isinstance(value, Enum):
         return value.value
     if type(value) is list:
@@ -135,7 +137,19 @@ def _decode_AgentRequest(d: Any, strict: bool) -> AgentRequest:
         f_params = UNSET
     else:
         try:
-            f_params = check_raw(v, "#/$defs/AgentRequest/properties/params")
+            f_params = (
+                None
+                if v is None
+                else first_match(
+                    v,
+                    strict,
+                    (
+                        _decode_RequestPermissionRequest,
+                        _decode_CreateElicitationRequest,
+                        _decode_ExtRequest,
+                    ),
+                )
+            )
         except ValidationError as error:
             raise error.at("params")
 
@@ -154,7 +168,7 @@ def _encode_AgentRequest(o: AgentRequest) -> dict[str, Any]:
 
     v = o.params
     if v is not UNSET:
-        d["params"] = v
+        d["params"] = None if v is None else encode(v)
 
     return d
 
@@ -176,7 +190,7 @@ def _decode_RequestId(v: Any, strict: bool) -> Any:
 
 
 def _encode_RequestId(v: Any) -> Any:
-    return encode_value(v)
+    return encode(v)
 
 
 def _decode_RequestPermissionRequest(d: Any, strict: bool) -> RequestPermissionRequest:
@@ -4860,11 +4874,16 @@ def _decode_MultiSelectItems(d: Any, strict: bool) -> MultiSelectItems:
     if type(tag) is str:
         decoder = _VARIANTS_MultiSelectItems.get(tag)
         if decoder is not None:
-            return decoder(d, strict)
+            try:
+                return decoder(d, strict)
+            except ValidationError as error:
+                # The untagged variant takes what the tagged one refuses.
+                try:
+                    return _decode_TitledMultiSelectItems(d, strict)
+                except ValidationError:
+                    raise error from None
         return _decode_OtherMultiSelectItems(d, strict)
-    if tag is MISSING:
-        return _decode_TitledMultiSelectItems(d, strict)
-    raise type_error("a string", tag).at("type")
+    return _decode_TitledMultiSelectItems(d, strict)
 
 
 def _encode_MultiSelectItems(o: Any) -> Any:
@@ -5182,7 +5201,7 @@ def _decode_InitializeResponse(d: Any, strict: bool) -> InitializeResponse:
         except ValidationError as error:
             if strict:
                 raise error.at("authMethods")
-            f_auth_methods = UNSET
+            f_auth_methods = []
 
     v = d.get("_meta", MISSING)
     if v is MISSING:
@@ -6020,15 +6039,39 @@ def _decode_OtherAuthMethod(d: Any, strict: bool) -> OtherAuthMethod:
         raise type_error("an object", d)
     if type(d.get("type")) is not str:
         raise check_tag(d, "type", None)
+    v = d.get("methodId", MISSING)
+    if v is MISSING:
+        raise missing("methodId")
+    else:
+        try:
+            f_method_id = _decode_AuthMethodId(v, strict)
+        except ValidationError as error:
+            raise error.at("methodId")
+
+    v = d.get("name", MISSING)
+    if v is MISSING:
+        raise missing("name")
+    else:
+        try:
+            f_name = v if type(v) is str else check_str(v)
+        except ValidationError as error:
+            raise error.at("name")
+
     return OtherAuthMethod(
         type=d["type"],
-        extra={k: x for k, x in d.items() if k not in ["type"]},
+        method_id=f_method_id,
+        name=f_name,
+        extra={k: x for k, x in d.items() if k not in ["type", "methodId", "name"]},
     )
 
 
 def _encode_OtherAuthMethod(o: OtherAuthMethod) -> dict[str, Any]:
     d: dict[str, Any] = {"type": o.type}
     d.update(o.extra)
+    d["methodId"] = _encode_AuthMethodId(o.method_id)
+
+    d["name"] = o.name
+
     return d
 
 
@@ -6373,7 +6416,7 @@ def _decode_NewSessionResponse(d: Any, strict: bool) -> NewSessionResponse:
         except ValidationError as error:
             if strict:
                 raise error.at("configOptions")
-            f_config_options = UNSET
+            f_config_options = []
 
     v = d.get("availableCommands", MISSING)
     if v is MISSING:
@@ -6386,7 +6429,7 @@ def _decode_NewSessionResponse(d: Any, strict: bool) -> NewSessionResponse:
         except ValidationError as error:
             if strict:
                 raise error.at("availableCommands")
-            f_available_commands = UNSET
+            f_available_commands = []
 
     v = d.get("_meta", MISSING)
     if v is MISSING:
@@ -6805,11 +6848,22 @@ def _encode_SessionConfigValueId(v: Any) -> Any:
 
 
 def _decode_SessionConfigSelectOptions(v: Any, strict: bool) -> Any:
-    return check_raw(v, "#/$defs/SessionConfigSelectOptions")
+    return first_match(
+        v,
+        strict,
+        (
+            lambda x, strict: check_list(
+                x, _decode_SessionConfigSelectOption, strict, 1
+            ),
+            lambda x, strict: check_list(
+                x, _decode_SessionConfigSelectGroup, strict, 1
+            ),
+        ),
+    )
 
 
 def _encode_SessionConfigSelectOptions(v: Any) -> Any:
-    return v
+    return encode(v)
 
 
 def _decode_SessionConfigSelectOption(
@@ -6914,7 +6968,9 @@ def _decode_SessionConfigSelectGroup(d: Any, strict: bool) -> SessionConfigSelec
                 v, _decode_SessionConfigSelectOption, strict, 1
             )
         except ValidationError as error:
-            raise error.at("options")
+            if strict:
+                raise error.at("options")
+            f_options = []
 
     v = d.get("_meta", MISSING)
     if v is MISSING:
@@ -7093,15 +7149,39 @@ def _decode_OtherAvailableCommand(d: Any, strict: bool) -> OtherAvailableCommand
         raise type_error("an object", d)
     if type(d.get("type")) is not str:
         raise check_tag(d, "type", None)
+    v = d.get("name", MISSING)
+    if v is MISSING:
+        raise missing("name")
+    else:
+        try:
+            f_name = v if type(v) is str else check_str(v)
+        except ValidationError as error:
+            raise error.at("name")
+
+    v = d.get("description", MISSING)
+    if v is MISSING:
+        raise missing("description")
+    else:
+        try:
+            f_description = v if type(v) is str else check_str(v)
+        except ValidationError as error:
+            raise error.at("description")
+
     return OtherAvailableCommand(
         type=d["type"],
-        extra={k: x for k, x in d.items() if k not in ["type"]},
+        name=f_name,
+        description=f_description,
+        extra={k: x for k, x in d.items() if k not in ["type", "name", "description"]},
     )
 
 
 def _encode_OtherAvailableCommand(o: OtherAvailableCommand) -> dict[str, Any]:
     d: dict[str, Any] = {"type": o.type}
     d.update(o.extra)
+    d["name"] = o.name
+
+    d["description"] = o.description
+
     return d
 
 
@@ -7344,7 +7424,9 @@ def _decode_ListSessionsResponse(d: Any, strict: bool) -> ListSessionsResponse:
         try:
             f_sessions = check_list_skipping(v, _decode_SessionInfo, strict)
         except ValidationError as error:
-            raise error.at("sessions")
+            if strict:
+                raise error.at("sessions")
+            f_sessions = []
 
     v = d.get("nextCursor", MISSING)
     if v is MISSING:
@@ -7540,7 +7622,7 @@ def _decode_ResumeSessionResponse(d: Any, strict: bool) -> ResumeSessionResponse
         except ValidationError as error:
             if strict:
                 raise error.at("configOptions")
-            f_config_options = UNSET
+            f_config_options = []
 
     v = d.get("availableCommands", MISSING)
     if v is MISSING:
@@ -7553,7 +7635,7 @@ def _decode_ResumeSessionResponse(d: Any, strict: bool) -> ResumeSessionResponse
         except ValidationError as error:
             if strict:
                 raise error.at("availableCommands")
-            f_available_commands = UNSET
+            f_available_commands = []
 
     v = d.get("_meta", MISSING)
     if v is MISSING:
@@ -7829,7 +7911,7 @@ def _encode_Error(o: Error) -> dict[str, Any]:
 
 
 def _decode_ErrorCode(v: Any, strict: bool) -> ErrorCode | int:
-    v = check_int(v)
+    v = check_int(v) if strict else check_int(v, -2147483648, 2147483647)
     member = ErrorCode._value2member_map_.get(v)
     if member is not None:
         return member
@@ -7841,11 +7923,19 @@ def _encode_ErrorCode(v: Any) -> Any:
 
 
 def _decode_ErrorData(v: Any, strict: bool) -> Any:
-    return check_raw(v, "#/$defs/ErrorData")
+    return first_match(
+        v,
+        strict,
+        (
+            _decode_UnsupportedProtocolVersionErrorData,
+            _decode_SessionNotFoundErrorData,
+            any_value,
+        ),
+    )
 
 
 def _encode_ErrorData(v: Any) -> Any:
-    return v
+    return encode(v)
 
 
 def _decode_UnsupportedProtocolVersionErrorData(
@@ -7961,7 +8051,19 @@ def _decode_AgentNotification(d: Any, strict: bool) -> AgentNotification:
         f_params = UNSET
     else:
         try:
-            f_params = check_raw(v, "#/$defs/AgentNotification/properties/params")
+            f_params = (
+                None
+                if v is None
+                else first_match(
+                    v,
+                    strict,
+                    (
+                        _decode_UpdateSessionNotification,
+                        _decode_CompleteElicitationNotification,
+                        _decode_ExtNotification,
+                    ),
+                )
+            )
         except ValidationError as error:
             raise error.at("params")
 
@@ -7977,7 +8079,7 @@ def _encode_AgentNotification(o: AgentNotification) -> dict[str, Any]:
 
     v = o.params
     if v is not UNSET:
-        d["params"] = v
+        d["params"] = None if v is None else encode(v)
 
     return d
 
@@ -10358,7 +10460,9 @@ def _decode_NoneIdleStateUpdate(d: Any, strict: bool) -> NoneIdleStateUpdate:
         try:
             f_stop_reason = check_null(v)
         except ValidationError as error:
-            raise error.at("stopReason")
+            if strict:
+                raise error.at("stopReason")
+            f_stop_reason = UNSET
 
     return NoneIdleStateUpdate(
         background=f_background,
@@ -10398,6 +10502,8 @@ def _decode_IdleStateUpdate(d: Any, strict: bool) -> IdleStateUpdate:
     if type(d) is not dict:
         raise type_error("an object", d)
     tag = d.get("stopReason", MISSING)
+    if not strict and not (tag is MISSING or tag is None or type(tag) is str):
+        tag = MISSING  # x-deserialize-default-on-error on the tag: dropped
     if type(tag) is str:
         decoder = _VARIANTS_IdleStateUpdate.get(tag)
         if decoder is not None:
@@ -10405,7 +10511,7 @@ def _decode_IdleStateUpdate(d: Any, strict: bool) -> IdleStateUpdate:
         return _decode_OtherIdleStateUpdate(d, strict)
     if tag is MISSING or tag is None:
         return _decode_NoneIdleStateUpdate(d, strict)
-    raise type_error("a string", tag).at("stopReason")
+    raise type_error("a string or null", tag).at("stopReason")
 
 
 def _encode_IdleStateUpdate(o: Any) -> Any:
@@ -11161,15 +11267,27 @@ def _decode_OtherPlanUpdateContent(d: Any, strict: bool) -> OtherPlanUpdateConte
         raise type_error("an object", d)
     if type(d.get("type")) is not str:
         raise check_tag(d, "type", None)
+    v = d.get("planId", MISSING)
+    if v is MISSING:
+        raise missing("planId")
+    else:
+        try:
+            f_plan_id = _decode_PlanId(v, strict)
+        except ValidationError as error:
+            raise error.at("planId")
+
     return OtherPlanUpdateContent(
         type=d["type"],
-        extra={k: x for k, x in d.items() if k not in ["type"]},
+        plan_id=f_plan_id,
+        extra={k: x for k, x in d.items() if k not in ["type", "planId"]},
     )
 
 
 def _encode_OtherPlanUpdateContent(o: OtherPlanUpdateContent) -> dict[str, Any]:
     d: dict[str, Any] = {"type": o.type}
     d.update(o.extra)
+    d["planId"] = _encode_PlanId(o.plan_id)
+
     return d
 
 
@@ -11988,7 +12106,29 @@ def _decode_ClientRequest(d: Any, strict: bool) -> ClientRequest:
         f_params = UNSET
     else:
         try:
-            f_params = check_raw(v, "#/$defs/ClientRequest/properties/params")
+            f_params = (
+                None
+                if v is None
+                else first_match(
+                    v,
+                    strict,
+                    (
+                        _decode_InitializeRequest,
+                        _decode_LoginAuthRequest,
+                        _decode_LogoutAuthRequest,
+                        _decode_NewSessionRequest,
+                        _decode_ListSessionsRequest,
+                        _decode_DeleteSessionRequest,
+                        _decode_ResumeSessionRequest,
+                        _decode_CloseSessionRequest,
+                        _decode_CancelToolCallRequest,
+                        _decode_CancelTerminalRequest,
+                        _decode_SetSessionConfigOptionRequest,
+                        _decode_PromptRequest,
+                        _decode_ExtRequest,
+                    ),
+                )
+            )
         except ValidationError as error:
             raise error.at("params")
 
@@ -12007,7 +12147,7 @@ def _encode_ClientRequest(o: ClientRequest) -> dict[str, Any]:
 
     v = o.params
     if v is not UNSET:
-        d["params"] = v
+        d["params"] = None if v is None else encode(v)
 
     return d
 
@@ -13505,15 +13645,25 @@ def _decode_OtherSetSessionConfigOptionRequest(
                 raise error.at("_meta")
             f_meta = UNSET
 
+    v = d.get("value", MISSING)
+    if v is MISSING:
+        raise missing("value")
+    else:
+        try:
+            f_value = v
+        except ValidationError as error:
+            raise error.at("value")
+
     return OtherSetSessionConfigOptionRequest(
         type=d["type"],
         session_id=f_session_id,
         config_id=f_config_id,
         meta=f_meta,
+        value=f_value,
         extra={
             k: x
             for k, x in d.items()
-            if k not in ["type", "sessionId", "configId", "_meta"]
+            if k not in ["type", "sessionId", "configId", "_meta", "value"]
         },
     )
 
@@ -13530,6 +13680,8 @@ def _encode_OtherSetSessionConfigOptionRequest(
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
+
+    d["value"] = o.value
 
     return d
 
@@ -14066,11 +14218,28 @@ def _encode_CreateElicitationResponse(o: Any) -> Any:
 
 
 def _decode_ElicitationContentValue(v: Any, strict: bool) -> Any:
-    return check_raw(v, "#/$defs/ElicitationContentValue")
+    return first_match(
+        v,
+        strict,
+        (
+            lambda x, strict: (x if type(x) is str else check_str(x)),
+            lambda x, strict: (
+                check_int(x, None, None)
+                if strict
+                else check_int(x, -9223372036854775808, 9223372036854775807)
+            ),
+            lambda x, strict: check_num(x, None, None),
+            lambda x, strict: (x if type(x) is bool else check_bool(x)),
+            lambda x, strict: check_list(
+                x, lambda x, strict: (x if type(x) is str else check_str(x)), strict
+            ),
+            any_value,
+        ),
+    )
 
 
 def _encode_ElicitationContentValue(v: Any) -> Any:
-    return v
+    return encode(v)
 
 
 def _decode_ElicitationAcceptAction(d: Any, strict: bool) -> ElicitationAcceptAction:
@@ -14124,7 +14293,18 @@ def _decode_ClientNotification(d: Any, strict: bool) -> ClientNotification:
         f_params = UNSET
     else:
         try:
-            f_params = check_raw(v, "#/$defs/ClientNotification/properties/params")
+            f_params = (
+                None
+                if v is None
+                else first_match(
+                    v,
+                    strict,
+                    (
+                        _decode_CancelSessionNotification,
+                        _decode_ExtNotification,
+                    ),
+                )
+            )
         except ValidationError as error:
             raise error.at("params")
 
@@ -14140,7 +14320,7 @@ def _encode_ClientNotification(o: ClientNotification) -> dict[str, Any]:
 
     v = o.params
     if v is not UNSET:
-        d["params"] = v
+        d["params"] = None if v is None else encode(v)
 
     return d
 

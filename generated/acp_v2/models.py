@@ -681,7 +681,9 @@ class AgentRequest(_Model):
     method: str
     """The method name to invoke."""
 
-    params: Any | Unset = UNSET
+    params: (
+        RequestPermissionRequest | CreateElicitationRequest | ExtRequest | None | Unset
+    ) = UNSET
     """Method-specific request parameters."""
 
 
@@ -2854,6 +2856,12 @@ class OtherAuthMethod(_Model):
     type: str
     """The `type` value."""
 
+    method_id: AuthMethodId
+    """Unique identifier for this authentication method."""
+
+    name: str
+    """Human-readable name of the authentication method."""
+
     extra: dict[str, Any] = field(default_factory=dict)
     """The other members of the JSON object, as they were."""
 
@@ -3240,6 +3248,13 @@ class OtherAvailableCommand(_Model):
     type: str
     """The `type` value."""
 
+    name: str
+    """Command name without the leading `/`. MUST NOT contain whitespace and MUST be unique
+    within the command list."""
+
+    description: str
+    """Human-readable description of what the command does."""
+
     extra: dict[str, Any] = field(default_factory=dict)
     """The other members of the JSON object, as they were."""
 
@@ -3608,7 +3623,13 @@ class AgentNotification(_Model):
     method: str
     """The notification method name."""
 
-    params: Any | Unset = UNSET
+    params: (
+        UpdateSessionNotification
+        | CompleteElicitationNotification
+        | ExtNotification
+        | None
+        | Unset
+    ) = UNSET
     """Method-specific notification parameters."""
 
 
@@ -5024,6 +5045,9 @@ class OtherPlanUpdateContent(_Model):
     type: str
     """The `type` value."""
 
+    plan_id: PlanId
+    """The plan ID to update."""
+
     extra: dict[str, Any] = field(default_factory=dict)
     """The other members of the JSON object, as they were."""
 
@@ -5304,7 +5328,23 @@ class ClientRequest(_Model):
     method: str
     """The method name to invoke."""
 
-    params: Any | Unset = UNSET
+    params: (
+        InitializeRequest
+        | LoginAuthRequest
+        | LogoutAuthRequest
+        | NewSessionRequest
+        | ListSessionsRequest
+        | DeleteSessionRequest
+        | ResumeSessionRequest
+        | CloseSessionRequest
+        | CancelToolCallRequest
+        | CancelTerminalRequest
+        | SetSessionConfigOptionRequest
+        | PromptRequest
+        | ExtRequest
+        | None
+        | Unset
+    ) = UNSET
     """Method-specific request parameters."""
 
 
@@ -6025,6 +6065,9 @@ class OtherSetSessionConfigOptionRequest(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
 
+    value: Any
+    """Raw value payload for the custom or future value type."""
+
     extra: dict[str, Any] = field(default_factory=dict)
     """The other members of the JSON object, as they were."""
 
@@ -6284,7 +6327,7 @@ class ClientNotification(_Model):
     method: str
     """The notification method name."""
 
-    params: Any | Unset = UNSET
+    params: CancelSessionNotification | ExtNotification | None | Unset = UNSET
     """Method-specific notification parameters."""
 
 
@@ -6505,7 +6548,9 @@ SessionConfigId: TypeAlias = str
 SessionConfigValueId: TypeAlias = str
 """Unique identifier for a session configuration option value."""
 
-SessionConfigSelectOptions: TypeAlias = Any
+SessionConfigSelectOptions: TypeAlias = (
+    list[SessionConfigSelectOption] | list[SessionConfigSelectGroup]
+)
 """Possible values for a session configuration option."""
 
 SessionConfigGroupId: TypeAlias = str
@@ -6538,7 +6583,9 @@ protocol compatibility.
 
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
 
-ErrorData: TypeAlias = Any
+ErrorData: TypeAlias = (
+    UnsupportedProtocolVersionErrorData | SessionNotFoundErrorData | Any
+)
 """Schema for [`Error::data`]: the shapes ACP defines, or any other value."""
 
 SessionUpdate: TypeAlias = (
@@ -6704,5 +6751,5 @@ CreateElicitationResponse: TypeAlias = (
 )
 """Response from the client to an elicitation request."""
 
-ElicitationContentValue: TypeAlias = Any
+ElicitationContentValue: TypeAlias = str | int | float | bool | list[str] | Any
 """Allowed wire representations for `ElicitationContentValue`."""

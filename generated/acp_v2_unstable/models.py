@@ -905,7 +905,14 @@ class AgentRequest(_Model):
     method: str
     """The method name to invoke."""
 
-    params: Any | Unset = UNSET
+    params: (
+        RequestPermissionRequest
+        | CreateElicitationRequest
+        | MessageMcpRequest
+        | ExtRequest
+        | None
+        | Unset
+    ) = UNSET
     """Method-specific request parameters."""
 
 
@@ -3389,6 +3396,12 @@ class OtherAuthMethod(_Model):
     type: str
     """The `type` value."""
 
+    method_id: AuthMethodId
+    """Unique identifier for this authentication method."""
+
+    name: str
+    """Human-readable name of the authentication method."""
+
     extra: dict[str, Any] = field(default_factory=dict)
     """The other members of the JSON object, as they were."""
 
@@ -3965,6 +3978,13 @@ class OtherAvailableCommand(_Model):
 
     type: str
     """The `type` value."""
+
+    name: str
+    """Command name without the leading `/`. MUST NOT contain whitespace and MUST be unique
+    within the command list."""
+
+    description: str
+    """Human-readable description of what the command does."""
 
     extra: dict[str, Any] = field(default_factory=dict)
     """The other members of the JSON object, as they were."""
@@ -5188,7 +5208,14 @@ class AgentNotification(_Model):
     method: str
     """The notification method name."""
 
-    params: Any | Unset = UNSET
+    params: (
+        UpdateSessionNotification
+        | CompleteElicitationNotification
+        | AuthStatusUpdateNotification
+        | ExtNotification
+        | None
+        | Unset
+    ) = UNSET
     """Method-specific notification parameters."""
 
 
@@ -6348,6 +6375,9 @@ class OtherPlanUpdateContent(_Model):
     type: str
     """The `type` value."""
 
+    plan_id: PlanId
+    """The plan ID to update."""
+
     extra: dict[str, Any] = field(default_factory=dict)
     """The other members of the JSON object, as they were."""
 
@@ -6939,7 +6969,32 @@ class ClientRequest(_Model):
     method: str
     """The method name to invoke."""
 
-    params: Any | Unset = UNSET
+    params: (
+        InitializeRequest
+        | LoginAuthRequest
+        | ListProvidersRequest
+        | SetProviderRequest
+        | DisableProviderRequest
+        | LogoutAuthRequest
+        | AuthStatusRequest
+        | NewSessionRequest
+        | ListSessionsRequest
+        | DeleteSessionRequest
+        | ForkSessionRequest
+        | ArchiveSessionRequest
+        | UnarchiveSessionRequest
+        | SessionStatusRequest
+        | SetSessionTitleRequest
+        | ResumeSessionRequest
+        | CloseSessionRequest
+        | CancelToolCallRequest
+        | CancelTerminalRequest
+        | SetSessionConfigOptionRequest
+        | PromptRequest
+        | ExtRequest
+        | None
+        | Unset
+    ) = UNSET
     """Method-specific request parameters."""
 
 
@@ -8072,6 +8127,9 @@ class OtherSetSessionConfigOptionRequest(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
 
+    value: Any
+    """Raw value payload for the custom or future value type."""
+
     extra: dict[str, Any] = field(default_factory=dict)
     """The other members of the JSON object, as they were."""
 
@@ -8350,7 +8408,13 @@ class ClientNotification(_Model):
     method: str
     """The notification method name."""
 
-    params: Any | Unset = UNSET
+    params: (
+        CancelSessionNotification
+        | MessageMcpNotification
+        | ExtNotification
+        | None
+        | Unset
+    ) = UNSET
     """Method-specific notification parameters."""
 
 
@@ -8438,7 +8502,7 @@ class ProxyRequest(_Model):
     method: str
     """The method name to invoke."""
 
-    params: Any | Unset = UNSET
+    params: InitializeProxyRequest | ProxySuccessorRequest | None | Unset = UNSET
     """Method-specific request parameters."""
 
 
@@ -8736,7 +8800,9 @@ SessionConfigId: TypeAlias = str
 SessionConfigValueId: TypeAlias = str
 """Unique identifier for a session configuration option value."""
 
-SessionConfigSelectOptions: TypeAlias = Any
+SessionConfigSelectOptions: TypeAlias = (
+    list[SessionConfigSelectOption] | list[SessionConfigSelectGroup]
+)
 """Possible values for a session configuration option."""
 
 SessionConfigGroupId: TypeAlias = str
@@ -8818,7 +8884,9 @@ listed once: process-backed work is listed as its terminal, not also as its tool
 
 See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)"""
 
-ErrorData: TypeAlias = Any
+ErrorData: TypeAlias = (
+    UnsupportedProtocolVersionErrorData | SessionNotFoundErrorData | Any
+)
 """Schema for [`Error::data`]: the shapes ACP defines, or any other value."""
 
 IdleStateUpdate: TypeAlias = (
@@ -8951,7 +9019,7 @@ CreateElicitationResponse: TypeAlias = (
 )
 """Response from the client to an elicitation request."""
 
-ElicitationContentValue: TypeAlias = Any
+ElicitationContentValue: TypeAlias = str | int | float | bool | list[str] | Any
 """Allowed wire representations for `ElicitationContentValue`."""
 
 MessageMcpResponse: TypeAlias = Any

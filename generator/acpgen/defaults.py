@@ -96,8 +96,13 @@ class _Builder:
                 if not isinstance(self.value(t.values, item, where + (key,)), ir.JsonValue):
                     raise self.fail("a map of plain JSON values", value, where)
             return ir.JsonValue(value)
-        if kind == "scalar_union":
-            return ir.JsonValue(value)
+        if kind in ("scalar_union", "first_match"):
+            for member in t.members:
+                try:
+                    return self.value(member, value, where)
+                except AcpgenError:
+                    continue
+            raise self.fail("a value of any member of the union", value, where)
         if kind == "ref":
             return self.ref_value(self.defs[t.name], value, where)
         raise self.fail(f"supported for a {kind} field", value, where)

@@ -135,6 +135,15 @@ class ScalarUnionT:
 
 
 @dataclass(frozen=True)
+class FirstMatchT:
+    """An untagged union that nothing on the wire tells apart: the first
+    member that decodes wins, as serde's ``untagged`` enums do."""
+
+    kind = "first_match"
+    members: tuple["TypeExpr", ...] = ()
+
+
+@dataclass(frozen=True)
 class RawT:
     """A shape the typed codec does not model: the value is kept as JSON and
     checked against the subschema at ``pointer`` in both modes."""
@@ -144,7 +153,20 @@ class RawT:
 
 
 TypeExpr = Union[
-    AnyT, StrT, IntT, NumT, BoolT, NullT, ConstT, ListT, MapT, RefT, NullableT, ScalarUnionT, RawT
+    AnyT,
+    StrT,
+    IntT,
+    NumT,
+    BoolT,
+    NullT,
+    ConstT,
+    ListT,
+    MapT,
+    RefT,
+    NullableT,
+    ScalarUnionT,
+    FirstMatchT,
+    RawT,
 ]
 
 
@@ -216,6 +238,19 @@ class Field:
         return self.default is not NO_DEFAULT
 
     @property
+    def on_error(self) -> str:
+        """What lenient decoding does with an invalid value, as the reference
+        does: ``"raise"``, ``"absent"`` (the default, or UNSET) or ``"empty"``
+        (``[]``, for a list that cannot be null: serde's ``Default``)."""
+        if not self.default_on_error:
+            return "raise"
+        if self.has_default:
+            return "absent"
+        if self.type.kind == "list":
+            return "empty"
+        return "raise" if self.required else "absent"
+
+    @property
     def nullable(self) -> bool:
         return isinstance(self.type, NullableT)
 
@@ -277,6 +312,10 @@ class EnumDef:
     """``"str"`` or ``"int"``."""
     description: str = ""
     open_description: str = ""
+    open_min: int | None = None
+    open_max: int | None = None
+    """For an open integer enum: the range its catch-all's ``format`` and
+    bounds allow (enforced in lenient mode, like other integer formats)."""
     method: Method | None = None
     class_name: str = ""
 
@@ -332,6 +371,9 @@ class UnionDef:
     class_name: str = ""
     tag_name: str = ""
     """The Python name of the tag attribute on catch-all variants."""
+    tag_lenient: bool = False
+    """The tag property is ``x-deserialize-default-on-error``: in lenient mode
+    a tag that is not a string counts as absent."""
 
     kind = "union"
 

@@ -19,6 +19,7 @@ the schema itself, so nothing the schema says is lost.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from . import ir
@@ -160,9 +161,6 @@ class _Lowerer:
                 description=description,
                 method=method,
             )
-        if node.get("type") == "object" and keys == {"type"}:
-            # ``{"type": "object"}``: an object with no declared members.
-            return ir.ObjectDef(name=name, fields=(), description=description, method=method)
         return ir.AliasDef(
             name=name, target=self.type_of(node, parts), description=description, method=method
         )
@@ -228,10 +226,15 @@ class _Lowerer:
         if catch_all is not None and "oneOf" in node:
             # oneOf with a catch-all rejects the known values: not an open enum.
             return None
+        open_min = open_max = None
+        if catch_all is not None and catch_all["type"] == "integer":
+            open_min, open_max = INTEGER_FORMATS.get(catch_all.get("format"), (None, None))
         return ir.EnumDef(
             name=name,
             members=tuple(members),
             open=catch_all is not None,
+            open_min=open_min,
+            open_max=open_max,
             value_kind="str" if kinds == {"string"} else "int",
             description=description,
             open_description=_text(catch_all.get("description")) if catch_all else "",
@@ -259,11 +262,13 @@ class _Lowerer:
                 return None
             return self.untagged_union(name, options, description, method)
         base_fields = self.fields(node, parts, skip=(tag,)) if base_keys else ()
+        tag_schema = node.get("properties", {}).get(tag) if base_keys else None
+        tag_lenient = isinstance(tag_schema, dict) and tag_schema.get("x-deserialize-default-on-error") is True
         variants = []
         seen_roles = set()
         for index, option in enumerate(options):
             option_parts = parts + (combinator, index)
-            variant = self.variant(option, tag, base_fields, option_parts)
+            variant = self.variant(option, tag, base_fields, option_parts, tag_lenient)
             if variant is None:
                 return None
             if variant.role != ir.TAGGED:
@@ -285,6 +290,7 @@ class _Lowerer:
             variants=tuple(variants),
             description=description,
             method=method,
+            tag_lenient=tag_lenient,
         )
 
     def untagged_union(self, name: str, options: list, description: str, method):
@@ -318,7 +324,9 @@ class _Lowerer:
             name=name, tag=None, variants=tuple(variants), description=description, method=method
         )
 
-    def variant(self, option: Any, tag: str, base_fields, parts: tuple) -> ir.Variant | None:
+    def variant(
+        self, option: Any, tag: str, base_fields, parts: tuple, tag_lenient: bool = False
+    ) -> ir.Variant | None:
         if not isinstance(option, dict):
             return None
         title = _text(option.get("title"))
@@ -341,14 +349,27 @@ class _Lowerer:
                 pointer=pointer(parts),
             )
         properties = option.get("properties")
-        if option.get("type") != "object" or not isinstance(properties, dict) or tag not in properties:
+        if option.get("type") != "object" or not isinstance(properties, dict):
             return None
+        if tag not in properties:
+            # An inline object without the tag: it takes what no tag selects.
+            if _keys(option) - {"type", "properties", "required"}:
+                return None
+            return ir.Variant(
+                role=ir.UNTAGGED,
+                tag=None,
+                fields=self._merge(base_fields, self.fields(option, parts)),
+                title=title or "untagged",
+                description=text,
+                pointer=pointer(parts),
+            )
         tag_schema = properties[tag]
         option_keys = _keys(option)
         if _is_null(tag_schema):
             if option_keys - {"type", "properties", "required"} or tag in option.get("required", ()):
                 return None
             null_field = self.field(tag, tag_schema, False, parts + ("properties", tag))
+            null_field = replace(null_field, default_on_error=tag_lenient)
             own = self.fields(option, parts, skip=(tag,))
             return ir.Variant(
                 role=ir.NULL_TAG,
@@ -396,11 +417,12 @@ class _Lowerer:
                 pointer=pointer(parts),
             )
         if isinstance(tag_schema, dict) and _keys(tag_schema) == {"type"} and tag_schema["type"] == "string":
-            # The catch-all: any other tag; the payload is kept as it is.
+            # The catch-all: any other tag; what it does not declare is kept
+            # as it is.
             return ir.Variant(
                 role=ir.CATCH_ALL,
                 tag=None,
-                fields=base_fields,
+                fields=self._merge(base_fields, self.fields(option, parts, skip=(tag,))),
                 title=title or "other",
                 description=text,
                 pointer=pointer(parts),
@@ -477,6 +499,8 @@ class _Lowerer:
                 overlap = True
             if not overlap and not any(isinstance(m, ir.NullableT) for m in members):
                 return ir.ScalarUnionT(tuple(members))
+        if len(members) > 1 and not any(isinstance(m, ir.RawT) for m in members):
+            return ir.FirstMatchT(tuple(members))
         return ir.RawT(pointer(node_parts))
 
     def _typed(self, kind: Any, node: dict, keys: set, parts: tuple) -> ir.TypeExpr:

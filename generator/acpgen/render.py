@@ -198,8 +198,8 @@ class _Annotations:
             return f"dict[str, {self(t.values)}]"
         if kind == "nullable":
             return f"{self(t.inner)} | None"
-        if kind == "scalar_union":
-            return " | ".join(self(m) for m in t.members)
+        if kind in ("scalar_union", "first_match"):
+            return " | ".join(dict.fromkeys(self(m) for m in t.members))
         if kind == "ref":
             definition = self.defs[t.name]
             if isinstance(definition, ir.EnumDef) and definition.open:
