@@ -1,0 +1,157 @@
+"""The acpgen command line: generate, check, errors, templates, help."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from acpgen.cli import main
+
+from ..conftest import ROOT, schema_with
+
+SMALL = schema_with(
+    {
+        "Greeting": {
+            "description": "A greeting.",
+            "type": "object",
+            "properties": {"text": {"type": "string"}, "loud": {"type": "boolean", "default": False}},
+            "required": ["text"],
+        },
+        "Mood": {"anyOf": [{"type": "string", "const": "happy"}, {"type": "string"}]},
+    }
+)
+
+
+def _run(*args: str, cwd: Path | None = None):
+    return CliRunner().invoke(main, list(args), catch_exceptions=False) if cwd is None else _in(cwd, args)
+
+
+def _in(cwd: Path, args):
+    import os
+
+    old = os.getcwd()
+    os.chdir(cwd)
+    try:
+        return CliRunner().invoke(main, list(args), catch_exceptions=False)
+    finally:
+        os.chdir(old)
+
+
+@pytest.fixture
+def small(tmp_path) -> Path:
+    path = tmp_path / "small.json"
+    path.write_text(json.dumps(SMALL))
+    return path
+
+
+def test_generate_one_schema_writes_an_importable_package(tmp_path, small):
+    result = _run("generate", "--schema", str(small), "--package", "small", "--out", str(tmp_path / "out"))
+    assert result.exit_code == 0, result.output
+    files = sorted(p.name for p in (tmp_path / "out/small").iterdir())
+    assert files == ["__init__.py", "_runtime.py", "_schema.py", "codec.py", "models.py", "py.typed"]
+    code = "import small; g = small.decode('Greeting', {'text': 'hi'}); print(g.loud, small.encode(g))"
+    out = subprocess.run(
+        [sys.executable, "-S", "-c", code], cwd=tmp_path / "out", capture_output=True, text=True, check=True
+    )
+    assert out.stdout.strip() == "False {'text': 'hi', 'loud': False}"
+
+
+def test_generation_is_deterministic(tmp_path, small):
+    for run in ("a", "b"):
+        _run("generate", "--schema", str(small), "--package", "small", "--out", str(tmp_path / run))
+    a = {p.name: p.read_bytes() for p in (tmp_path / "a/small").iterdir()}
+    b = {p.name: p.read_bytes() for p in (tmp_path / "b/small").iterdir()}
+    assert a == b
+
+
+@pytest.mark.parametrize(
+    "content, expected",
+    [
+        (b'{"$defs": {"A": {"type": "strin"}}}', "#/$defs/A/type: does not conform to the JSON Schema 2020-12 metaschema"),
+        (b'{"$defs": {"A": {"$ref": "#/$defs/B"}}}', "#/$defs/A/$ref: unresolvable $ref '#/$defs/B'"),
+        (b'{"$defs": {', ": invalid JSON at line 1 column 12"),
+    ],
+)
+def test_a_malformed_schema_is_one_line_exit_2_and_writes_nothing(tmp_path, small, content, expected):
+    out = tmp_path / "out"
+    assert _run("generate", "--schema", str(small), "--package", "small", "--out", str(out)).exit_code == 0
+    before = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    bad = tmp_path / "bad.json"
+    bad.write_bytes(content)
+    result = _run("generate", "--schema", str(bad), "--package", "small", "--out", str(out))
+    assert result.exit_code == 2
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"acpgen: error: {bad}") and expected in lines[0]
+    assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
+
+
+def test_missing_schema_file(tmp_path):
+    result = _run("generate", "--schema", str(tmp_path / "none.json"), "--package", "x", "--out", str(tmp_path))
+    assert result.exit_code == 2
+    assert result.output.strip() == f"acpgen: error: {tmp_path / 'none.json'}: no such file"
+
+
+def _project(tmp_path: Path, small: Path) -> Path:
+    project = tmp_path / "project"
+    (project / "schema").mkdir(parents=True)
+    shutil.copy(small, project / "schema/small.json")
+    (project / "pyproject.toml").write_text(
+        '[tool.acpgen]\nout = "gen"\n\n[[tool.acpgen.packages]]\nschema = "schema/small.json"\npackage = "small"\n'
+    )
+    return project
+
+
+def test_check_names_stale_files_and_writes_nothing(tmp_path, small):
+    project = _project(tmp_path, small)
+    assert _run("generate", cwd=project).exit_code == 0
+    assert _run("check", cwd=project).exit_code == 0
+    models = project / "gen/small/models.py"
+    models.write_text(models.read_text() + "# edited\n")
+    (project / "gen/small/leftover.py").write_text("")
+    result = _run("check", cwd=project)
+    assert result.exit_code == 1
+    assert "stale: gen/small/models.py" in result.output
+    assert "stale: gen/small/leftover.py" in result.output
+    assert "small" in result.output.splitlines()[-1]
+    assert models.read_text().endswith("# edited\n")
+
+
+def test_templates_override_by_file_name(tmp_path, small):
+    templates = tmp_path / "templates"
+    templates.mkdir()
+    builtin = Path(__file__).resolve().parents[2] / "templates" / "_schema.py.jinja"
+    (templates / "_schema.py.jinja").write_text(builtin.read_text() + "\nCUSTOMISED = True\n")
+    out = tmp_path / "out"
+    result = _run("generate", "--schema", str(small), "--package", "small", "--out", str(out), "--templates", str(templates))
+    assert result.exit_code == 0, result.output
+    assert "CUSTOMISED = True" in (out / "small/_schema.py").read_text()
+    assert "CUSTOMISED" not in (out / "small/models.py").read_text()
+
+
+def test_a_broken_template_is_a_clear_error(tmp_path, small):
+    templates = tmp_path / "templates"
+    templates.mkdir()
+    (templates / "models.py.jinja").write_text("{{ no_such_thing }}\n")
+    result = _run("generate", "--schema", str(small), "--package", "small", "--out", str(tmp_path / "out"), "--templates", str(templates))
+    assert result.exit_code == 2
+    assert "models.py.jinja" in result.output and "no_such_thing" in result.output
+    assert not (tmp_path / "out/small").exists()
+
+
+def test_help_and_version():
+    assert "Usage" in _run("--help").output
+    for command in ("generate", "check"):
+        result = _run(command, "--help")
+        assert result.exit_code == 0 and "Usage" in result.output
+    assert _run("--version").output.strip() == "acpgen, version 0.1.0"
+
+
+def test_the_installed_console_script_runs():
+    out = subprocess.run([str(Path(sys.executable).parent / "acpgen"), "--version"], capture_output=True, text=True)
+    assert out.returncode == 0 and "acpgen" in out.stdout

@@ -1,0 +1,124 @@
+"""Stage 2: which IR a schema shape lowers to."""
+
+from __future__ import annotations
+
+import json
+
+from acpgen import ir
+from acpgen.load import parse_schema
+from acpgen.lower import lower
+
+from ..conftest import SCHEMAS
+
+
+def _lower(defs: dict) -> dict:
+    schema = parse_schema(json.dumps({"$defs": defs}).encode(), "t.json")
+    return {d.name: d for d in lower(schema).definitions}
+
+
+def test_object_fields_required_nullable_defaults_and_lenient_keywords():
+    defs = _lower(
+        {
+            "A": {
+                "type": "object",
+                "properties": {
+                    "id": {"type": "string"},
+                    "title": {"type": ["string", "null"], "x-deserialize-default-on-error": True},
+                    "n": {"type": "integer", "format": "uint16", "minimum": 1},
+                    "tags": {"type": "array", "items": {"type": "string"}, "x-deserialize-skip-invalid-items": True},
+                    "flag": {"type": "boolean", "default": False},
+                    "args": {"type": "array", "items": {"type": "string"}, "x-deserialize-default-on-null": True},
+                },
+                "required": ["id"],
+            }
+        }
+    )
+    fields = {f.wire_name: f for f in defs["A"].fields}
+    assert fields["id"].required and fields["id"].type == ir.StrT()
+    assert fields["title"].type == ir.NullableT(ir.StrT()) and fields["title"].default_on_error
+    assert fields["n"].type == ir.IntT(minimum=1, format="uint16", format_min=0, format_max=65535)
+    assert fields["n"].type.lenient_min == 1 and fields["n"].type.lenient_max == 65535
+    assert fields["tags"].type == ir.ListT(ir.StrT(), skip_invalid=True)
+    assert fields["flag"].default is False
+    assert fields["args"].default_on_null
+
+
+def test_open_and_closed_enums():
+    defs = _lower(
+        {
+            "Open": {"anyOf": [{"type": "string", "const": "a"}, {"type": "string", "const": "b"}, {"type": "string"}]},
+            "Closed": {"oneOf": [{"type": "string", "const": "a"}, {"type": "string", "const": "b"}]},
+            "Code": {"anyOf": [{"type": "integer", "const": -1}, {"type": "integer", "format": "int32"}]},
+        }
+    )
+    assert defs["Open"].kind == "enum" and defs["Open"].open
+    assert [m.value for m in defs["Open"].members] == ["a", "b"]
+    assert defs["Closed"].kind == "enum" and not defs["Closed"].open
+    assert defs["Code"].value_kind == "int" and (defs["Code"].open_min, defs["Code"].open_max) == (-(2**31), 2**31 - 1)
+
+
+def test_tagged_union_with_catch_all_and_shared_fields():
+    defs = _lower(
+        {
+            "Text": {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]},
+            "Block": {
+                "type": "object",
+                "properties": {"id": {"type": "string"}},
+                "required": ["id"],
+                "anyOf": [
+                    {"type": "object", "properties": {"type": {"type": "string", "const": "text"}}, "required": ["type"], "allOf": [{"$ref": "#/$defs/Text"}]},
+                    {"title": "other", "type": "object", "properties": {"type": {"type": "string"}}, "required": ["type"], "additionalProperties": True},
+                ],
+            },
+        }
+    )
+    union = defs["Block"]
+    assert union.kind == "union" and union.tag == "type"
+    text, other = union.variants
+    assert text.role == ir.TAGGED and text.tag == "text" and text.ref == "Text"
+    assert [f.wire_name for f in text.fields] == ["id", "text"]
+    assert other.role == ir.CATCH_ALL and [f.wire_name for f in other.fields] == ["id"]
+
+
+def test_untagged_union_needs_distinguishing_required_keys():
+    obj = lambda key: {"type": "object", "properties": {key: {"type": "string"}}, "required": [key]}  # noqa: E731
+    defs = _lower(
+        {
+            "T": obj("text"),
+            "B": obj("blob"),
+            "R": {"anyOf": [{"$ref": "#/$defs/T"}, {"$ref": "#/$defs/B"}]},
+            "Same": {"anyOf": [{"$ref": "#/$defs/T"}, {"$ref": "#/$defs/T"}]},
+        }
+    )
+    assert defs["R"].kind == "union" and defs["R"].tag is None
+    assert [v.required_keys for v in defs["R"].variants] == [("text",), ("blob",)]
+    assert all(v.reuses_ref for v in defs["R"].variants)
+    # Nothing tells the members apart: the first that decodes wins.
+    assert defs["Same"].kind == "alias" and defs["Same"].target.kind == "first_match"
+
+
+def test_scalar_union_and_unmodelled_shapes():
+    defs = _lower(
+        {
+            "Id": {"anyOf": [{"type": "integer", "format": "int64"}, {"type": "string"}]},
+            "Odd": {"type": "string", "pattern": "^a"},
+            "NotThis": {"not": {"type": "string"}},
+        }
+    )
+    assert defs["Id"].target.kind == "scalar_union"
+    # Keywords the typed codec does not model keep the value as JSON, checked
+    # against the schema itself.
+    assert defs["Odd"].target == ir.RawT("/$defs/Odd")
+    assert defs["NotThis"].target == ir.RawT("/$defs/NotThis")
+
+
+def test_vendored_schemas_lower_every_definition():
+    for path in SCHEMAS.values():
+        document = json.loads(path.read_text())
+        schema = parse_schema(path.read_bytes(), str(path))
+        package = lower(schema)
+        assert [d.name for d in package.definitions] == list(document["$defs"])
+        # The main protocol types are typed, not kept as JSON.
+        by_name = {d.name: d for d in package.definitions}
+        for name in ("ContentBlock", "ToolCallUpdate", "SessionUpdate", "ToolKind", "RequestId"):
+            assert not (by_name[name].kind == "alias" and by_name[name].target.kind == "raw"), name

@@ -1,0 +1,88 @@
+"""Stage 3: Python names from schema names."""
+
+from __future__ import annotations
+
+import keyword
+
+from acpgen import ir
+from acpgen.naming import class_name, field_name, member_name, name_package, pascal, snake, unique
+
+
+def test_wire_names_become_snake_case():
+    assert field_name("toolCallId") == "tool_call_id"
+    assert field_name("_meta") == "meta"
+    assert field_name("mimeType") == "mime_type"
+    assert field_name("HTTPHeaders") == "http_headers"
+    assert field_name("rawInput") == "raw_input"
+    assert field_name("1st") == "f_1st"
+    assert field_name("a-b c") == "a_b_c"
+    assert field_name("") == "field"
+
+
+def test_class_names_keep_identifiers_and_sanitise_the_rest():
+    assert class_name("ToolCallUpdate") == "ToolCallUpdate"
+    assert class_name("tool-call update") == "ToolCallUpdate"
+    assert class_name("9lives") == "T9lives"
+    for hostile in ("Ünïcode", "os.system('x')", "a\nb", "\u202eevil", '"""'):
+        name = class_name(hostile)
+        assert name.isascii() and name.isidentifier(), (hostile, name)
+
+
+def test_pascal_and_snake():
+    assert pascal("user_message_chunk") == "UserMessageChunk"
+    assert pascal("resource_link") == "ResourceLink"
+    assert snake("sessionUpdate") == "session_update"
+
+
+def test_unique_appends_underscores_never_numbers():
+    used: set[str] = set()
+    assert unique("type", used) == "type"
+    assert unique("type", used) == "type_"
+    assert unique("type", used) == "type__"
+    for word in keyword.kwlist:
+        assert unique(word, set()) == word + "_"
+
+
+def test_enum_members_from_titles_or_values():
+    assert member_name(ir.EnumMember(value="switch_mode")) == "SWITCH_MODE"
+    assert member_name(ir.EnumMember(value=-32700, title="Parse error")) == "PARSE_ERROR"
+    assert member_name(ir.EnumMember(value=-32000)) == "MINUS_32000"
+    assert member_name(ir.EnumMember(value="1x")) == "V_1X"
+
+
+def _package(*definitions):
+    return ir.Package(name="", schema_path="s", schema_sha256="0", schema_title="", definitions=definitions)
+
+
+def test_definitions_that_shadow_builtins_or_reserved_names_are_escaped():
+    package = name_package(
+        _package(
+            ir.AliasDef(name="str", target=ir.StrT()),
+            ir.AliasDef(name="UNSET", target=ir.StrT()),
+            ir.AliasDef(name="class", target=ir.StrT()),
+        ),
+        "p",
+    )
+    assert [d.class_name for d in package.definitions] == ["str_", "UNSET_", "class_"]
+
+
+def test_colliding_fields_get_distinct_names_deterministically():
+    fields = (
+        ir.Field("fooBar", ir.StrT(), True),
+        ir.Field("foo_bar", ir.StrT(), True),
+        ir.Field("from", ir.StrT(), True),
+    )
+    package = name_package(_package(ir.ObjectDef(name="A", fields=fields)), "p")
+    assert [f.name for f in package.definitions[0].fields] == ["foo_bar", "foo_bar_", "from_"]
+    again = name_package(_package(ir.ObjectDef(name="A", fields=fields)), "p")
+    assert again == package
+
+
+def test_variant_classes_are_named_from_tags_not_numbers():
+    variant = lambda tag: ir.Variant(role=ir.TAGGED, tag=tag, fields=())  # noqa: E731
+    union = ir.UnionDef(name="ContentBlock", tag="type", variants=(variant("text"), variant("resource_link")))
+    named = name_package(_package(ir.ObjectDef(name="TextContentBlock", fields=()), union), "p")
+    names = [v.class_name for v in named.definitions[1].variants]
+    # "TextContentBlock" is taken by a definition: the variant moves aside.
+    assert names == ["ContentBlockText", "ResourceLinkContentBlock"]
+    assert named.definitions[0].class_name == "TextContentBlock"
