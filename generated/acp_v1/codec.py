@@ -12047,6 +12047,47 @@ def _encode_CancelRequestNotification(o: CancelRequestNotification) -> dict[str,
     return d
 
 
+def _encode_ToolCallState(o: ToolCallState) -> dict[str, Any]:
+    d: dict[str, Any] = {}
+    d["toolCallId"] = _encode_ToolCallId(o.tool_call_id)
+    d["kind"] = _encode_ToolKind(o.kind)
+    d["status"] = _encode_ToolCallStatus(o.status)
+    d["title"] = o.title
+    d["name"] = o.name
+    d["content"] = [_encode_ToolCallContent(x) for x in o.content]
+    d["locations"] = [_encode_ToolCallLocation(x) for x in o.locations]
+    d["rawInput"] = o.raw_input
+    d["rawOutput"] = o.raw_output
+    d["_meta"] = dict(o.meta)
+    return d
+
+
+def _encode_SessionInfoState(o: SessionInfoState) -> dict[str, Any]:
+    d: dict[str, Any] = {}
+    d["title"] = o.title
+    d["updatedAt"] = o.updated_at
+    d["_meta"] = dict(o.meta)
+    return d
+
+
+def _encode_UsageState(o: UsageState) -> dict[str, Any]:
+    d: dict[str, Any] = {}
+    d["used"] = o.used
+    d["size"] = o.size
+    d["cost"] = None if o.cost is None else _encode_Cost(o.cost)
+    return d
+
+
+def _encode_CompactionState(o: CompactionState) -> dict[str, Any]:
+    d: dict[str, Any] = {}
+    d["compactionId"] = _encode_CompactionId(o.compaction_id)
+    d["status"] = _encode_CompactionStatus(o.status)
+    d["summary"] = [_encode_ContentBlock(x) for x in o.summary]
+    d["error"] = o.error
+    d["_meta"] = dict(o.meta)
+    return d
+
+
 _DECODERS: dict[str, tuple[Callable[[Any, bool], Any], str]] = {
     "AgentRequest": (_decode_AgentRequest, "#/$defs/AgentRequest"),
     "RequestId": (_decode_RequestId, "#/$defs/RequestId"),
@@ -13084,4 +13125,8 @@ _ENCODERS: dict[type, Callable[[Any], Any]] = {
     ClientNotification: _encode_ClientNotification,
     CancelNotification: _encode_CancelNotification,
     CancelRequestNotification: _encode_CancelRequestNotification,
+    ToolCallState: _encode_ToolCallState,
+    SessionInfoState: _encode_SessionInfoState,
+    UsageState: _encode_UsageState,
+    CompactionState: _encode_CompactionState,
 }

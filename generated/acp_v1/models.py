@@ -235,6 +235,10 @@ __all__ = [
     "DeclineCreateElicitationResponse",
     "CancelCreateElicitationResponse",
     "OtherCreateElicitationResponse",
+    "ToolCallState",
+    "SessionInfoState",
+    "UsageState",
+    "CompactionState",
 ]
 
 
@@ -252,6 +256,18 @@ class _Model:
 
     def to_wire(self) -> Any:
         """The JSON-compatible wire form; see ``encode``."""
+        from .codec import encode
+
+        return encode(self)
+
+
+class _State:
+    """Patch-merge state: its wire form is the full snapshot."""
+
+    __slots__ = ()
+
+    def to_wire(self) -> Any:
+        """The full snapshot: every field present, cleared values as null."""
         from .codec import encode
 
         return encode(self)
@@ -4673,6 +4689,99 @@ class CancelRequestNotification(_Model):
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+
+
+@dataclass(slots=True, kw_only=True)
+class ToolCallState(_State):
+    """The stored state of ToolCallUpdate upserts: every field concrete, never UNSET. `apply` folds updates into it; `encode` gives the full snapshot.
+
+    All fields except the tool call ID are optional - only changed fields need to be included.
+    """
+
+    tool_call_id: ToolCallId
+    """Rule: key."""
+
+    kind: ToolKind = ToolKind.OTHER
+    """Rule: replace."""
+
+    status: ToolCallStatus = ToolCallStatus.PENDING
+    """Rule: replace."""
+
+    title: str = ""
+    """Rule: replace. A ToolCall always has a title; an update for an unseen ID starts from an empty one."""
+
+    name: str | None = None
+    """Rule: replace. Omitting it or sending `null` both mean that the existing name is left unchanged."""
+
+    content: list[ToolCallContent] = field(default_factory=lambda: [])
+    """Rule: replace. Replace the content collection."""
+
+    locations: list[ToolCallLocation] = field(default_factory=lambda: [])
+    """Rule: replace. Replace the locations collection."""
+
+    raw_input: Any = None
+    """Rule: replace. Update the raw input."""
+
+    raw_output: Any = None
+    """Rule: replace. Update the raw output."""
+
+    meta: dict[str, Any] = field(default_factory=lambda: {})
+    """Rule: replace. v1 states no patch rule for _meta: an update that carries it replaces it."""
+
+
+@dataclass(slots=True, kw_only=True)
+class SessionInfoState(_State):
+    """The stored state of SessionInfoUpdate upserts: every field concrete, never UNSET. `apply` folds updates into it; `encode` gives the full snapshot.
+
+    All fields are optional to support partial updates."""
+
+    title: str | None = None
+    """Rule: null-clears. Set to null to clear."""
+
+    updated_at: str | None = None
+    """Rule: null-clears. Set to null to clear."""
+
+    meta: dict[str, Any] = field(default_factory=lambda: {})
+    """Rule: replace."""
+
+
+@dataclass(slots=True, kw_only=True)
+class UsageState(_State):
+    """The stored state of UsageUpdate upserts: every field concrete, never UNSET. `apply` folds updates into it; `encode` gives the full snapshot.
+
+    Context window and cost update for a session."""
+
+    used: int = 0
+    """Rule: replace."""
+
+    size: int = 0
+    """Rule: replace."""
+
+    cost: Cost | None = None
+    """Rule: null-clears. v1 is silent: omitted keeps the last cost, null clears it, as v2 states."""
+
+
+@dataclass(slots=True, kw_only=True)
+class CompactionState(_State):
+    """The stored state of CompactionUpdate upserts: every field concrete, never UNSET. `apply` folds updates into it; `encode` gives the full snapshot.
+
+    `summary`, `error`, and `_meta` have patch semantics: omission leaves the stored value unchanged, `null` clears it, and a concrete value replaces it. `summary: []` also clears the summary. A concrete `_meta` object patches the stored metadata by top-level key instead of replacing it.
+    """
+
+    compaction_id: CompactionId
+    """Rule: key."""
+
+    status: CompactionStatus | str = CompactionStatus.IN_PROGRESS
+    """Rule: replace."""
+
+    summary: list[ContentBlock] = field(default_factory=lambda: [])
+    """Rule: collection."""
+
+    error: str | None = None
+    """Rule: null-clears."""
+
+    meta: dict[str, Any] = field(default_factory=lambda: {})
+    """Rule: meta-patch."""
 
 
 # Type aliases, each after the names it uses.

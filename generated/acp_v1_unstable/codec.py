@@ -16640,6 +16640,90 @@ def _encode_ProxySuccessorNotification(o: ProxySuccessorNotification) -> dict[st
     return d
 
 
+def _encode_ToolCallState(o: ToolCallState) -> dict[str, Any]:
+    d: dict[str, Any] = {}
+    d["toolCallId"] = _encode_ToolCallId(o.tool_call_id)
+    d["kind"] = _encode_ToolKind(o.kind)
+    d["status"] = _encode_ToolCallStatus(o.status)
+    d["title"] = o.title
+    d["name"] = o.name
+    d["content"] = [_encode_ToolCallContent(x) for x in o.content]
+    d["locations"] = [_encode_ToolCallLocation(x) for x in o.locations]
+    d["rawInput"] = o.raw_input
+    d["rawOutput"] = o.raw_output
+    d["_meta"] = dict(o.meta)
+    return d
+
+
+def _encode_SessionInfoState(o: SessionInfoState) -> dict[str, Any]:
+    d: dict[str, Any] = {}
+    d["title"] = o.title
+    d["updatedAt"] = o.updated_at
+    d["_meta"] = dict(o.meta)
+    return d
+
+
+def _encode_UsageState(o: UsageState) -> dict[str, Any]:
+    d: dict[str, Any] = {}
+    d["used"] = o.used
+    d["size"] = o.size
+    d["cost"] = None if o.cost is None else _encode_Cost(o.cost)
+    return d
+
+
+def _encode_CompactionState(o: CompactionState) -> dict[str, Any]:
+    d: dict[str, Any] = {}
+    d["compactionId"] = _encode_CompactionId(o.compaction_id)
+    d["status"] = _encode_CompactionStatus(o.status)
+    d["summary"] = [_encode_ContentBlock(x) for x in o.summary]
+    d["error"] = o.error
+    d["_meta"] = dict(o.meta)
+    return d
+
+
+def _encode_SubagentState(o: SubagentState) -> dict[str, Any]:
+    d: dict[str, Any] = {}
+    d["sessionId"] = _encode_SessionId(o.session_id)
+    d["title"] = o.title
+    d["description"] = o.description
+    d["capabilities"] = (
+        None
+        if o.capabilities is None
+        else _encode_SubagentSessionCapabilities(o.capabilities)
+    )
+    d["state"] = None if o.state is None else _encode_StateUpdate(o.state)
+    d["cwd"] = o.cwd
+    d["additionalDirectories"] = (
+        None if o.additional_directories is None else list(o.additional_directories)
+    )
+    d["_meta"] = dict(o.meta)
+    return d
+
+
+def _encode_SessionMessageState(o: SessionMessageState) -> dict[str, Any]:
+    d: dict[str, Any] = {}
+    d["messageId"] = _encode_MessageId(o.message_id)
+    d["senderSessionId"] = (
+        None if o.sender_session_id is None else _encode_SessionId(o.sender_session_id)
+    )
+    d["recipientSessionId"] = (
+        None
+        if o.recipient_session_id is None
+        else _encode_SessionId(o.recipient_session_id)
+    )
+    d["senderMessageId"] = (
+        None if o.sender_message_id is None else _encode_MessageId(o.sender_message_id)
+    )
+    d["recipientMessageId"] = (
+        None
+        if o.recipient_message_id is None
+        else _encode_MessageId(o.recipient_message_id)
+    )
+    d["content"] = [_encode_ContentBlock(x) for x in o.content]
+    d["_meta"] = dict(o.meta)
+    return d
+
+
 _DECODERS: dict[str, tuple[Callable[[Any, bool], Any], str]] = {
     "AgentRequest": (_decode_AgentRequest, "#/$defs/AgentRequest"),
     "RequestId": (_decode_RequestId, "#/$defs/RequestId"),
@@ -18157,4 +18241,10 @@ _ENCODERS: dict[type, Callable[[Any], Any]] = {
     ProxySuccessorRequest: _encode_ProxySuccessorRequest,
     ProxyNotification: _encode_ProxyNotification,
     ProxySuccessorNotification: _encode_ProxySuccessorNotification,
+    ToolCallState: _encode_ToolCallState,
+    SessionInfoState: _encode_SessionInfoState,
+    UsageState: _encode_UsageState,
+    CompactionState: _encode_CompactionState,
+    SubagentState: _encode_SubagentState,
+    SessionMessageState: _encode_SessionMessageState,
 }

@@ -14409,6 +14409,91 @@ def _encode_CancelRequestNotification(o: CancelRequestNotification) -> dict[str,
     return d
 
 
+def _encode_ToolCallState(o: ToolCallState) -> dict[str, Any]:
+    d: dict[str, Any] = {}
+    d["toolCallId"] = _encode_ToolCallId(o.tool_call_id)
+    d["name"] = o.name
+    d["title"] = o.title
+    d["kind"] = _encode_ToolKind(o.kind)
+    d["status"] = _encode_ToolCallStatus(o.status)
+    d["content"] = [_encode_ToolCallContent(x) for x in o.content]
+    d["locations"] = [_encode_ToolCallLocation(x) for x in o.locations]
+    d["rawInput"] = o.raw_input
+    d["rawOutput"] = o.raw_output
+    d["capabilities"] = (
+        None if o.capabilities is None else _encode_ToolCallCapabilities(o.capabilities)
+    )
+    d["_meta"] = dict(o.meta)
+    return d
+
+
+def _encode_TerminalState(o: TerminalState) -> dict[str, Any]:
+    d: dict[str, Any] = {}
+    d["terminalId"] = _encode_TerminalId(o.terminal_id)
+    d["command"] = o.command
+    d["cwd"] = None if o.cwd is None else _encode_AbsolutePath(o.cwd)
+    d["output"] = None if o.output is None else _encode_TerminalOutput(o.output)
+    d["exitStatus"] = (
+        None if o.exit_status is None else _encode_TerminalExitStatus(o.exit_status)
+    )
+    d["size"] = None if o.size is None else _encode_TerminalSize(o.size)
+    d["capabilities"] = (
+        None if o.capabilities is None else _encode_TerminalCapabilities(o.capabilities)
+    )
+    d["_meta"] = dict(o.meta)
+    return d
+
+
+def _encode_SessionInfoState(o: SessionInfoState) -> dict[str, Any]:
+    d: dict[str, Any] = {}
+    d["title"] = o.title
+    d["updatedAt"] = o.updated_at
+    d["_meta"] = dict(o.meta)
+    return d
+
+
+def _encode_UserMessageState(o: UserMessageState) -> dict[str, Any]:
+    d: dict[str, Any] = {}
+    d["messageId"] = _encode_MessageId(o.message_id)
+    d["content"] = [_encode_ContentBlock(x) for x in o.content]
+    d["_meta"] = dict(o.meta)
+    return d
+
+
+def _encode_AgentMessageState(o: AgentMessageState) -> dict[str, Any]:
+    d: dict[str, Any] = {}
+    d["messageId"] = _encode_MessageId(o.message_id)
+    d["content"] = [_encode_ContentBlock(x) for x in o.content]
+    d["_meta"] = dict(o.meta)
+    return d
+
+
+def _encode_AgentThoughtState(o: AgentThoughtState) -> dict[str, Any]:
+    d: dict[str, Any] = {}
+    d["messageId"] = _encode_MessageId(o.message_id)
+    d["content"] = [_encode_ContentBlock(x) for x in o.content]
+    d["_meta"] = dict(o.meta)
+    return d
+
+
+def _encode_UsageState(o: UsageState) -> dict[str, Any]:
+    d: dict[str, Any] = {}
+    d["used"] = o.used
+    d["size"] = o.size
+    d["cost"] = None if o.cost is None else _encode_Cost(o.cost)
+    return d
+
+
+def _encode_CompactionState(o: CompactionState) -> dict[str, Any]:
+    d: dict[str, Any] = {}
+    d["compactionId"] = _encode_CompactionId(o.compaction_id)
+    d["status"] = _encode_CompactionStatus(o.status)
+    d["summary"] = [_encode_ContentBlock(x) for x in o.summary]
+    d["error"] = o.error
+    d["_meta"] = dict(o.meta)
+    return d
+
+
 _DECODERS: dict[str, tuple[Callable[[Any, bool], Any], str]] = {
     "AgentRequest": (_decode_AgentRequest, "#/$defs/AgentRequest"),
     "RequestId": (_decode_RequestId, "#/$defs/RequestId"),
@@ -15666,4 +15751,12 @@ _ENCODERS: dict[type, Callable[[Any], Any]] = {
     ClientNotification: _encode_ClientNotification,
     CancelSessionNotification: _encode_CancelSessionNotification,
     CancelRequestNotification: _encode_CancelRequestNotification,
+    ToolCallState: _encode_ToolCallState,
+    TerminalState: _encode_TerminalState,
+    SessionInfoState: _encode_SessionInfoState,
+    UserMessageState: _encode_UserMessageState,
+    AgentMessageState: _encode_AgentMessageState,
+    AgentThoughtState: _encode_AgentThoughtState,
+    UsageState: _encode_UsageState,
+    CompactionState: _encode_CompactionState,
 }

@@ -9,6 +9,8 @@ from ._runtime import UNSET, Unset, ValidationError
 from .codec import decode, encode
 from .models import *  # noqa: F401,F403
 from .models import __all__ as _model_names
+from .patch import *  # noqa: F401,F403
+from .patch import __all__ as _patch_names
 
 GENERATOR_VERSION = "0.1.0"
 SCHEMA_FILE = "schema/v2/schema.unstable.json"
@@ -294,6 +296,7 @@ __all__ = [
     "decode",
     "encode",
     *_model_names,
+    *_patch_names,
 ]
 
 # A $defs name that could not be a Python name as it is (not an identifier,

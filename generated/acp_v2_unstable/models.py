@@ -374,6 +374,16 @@ __all__ = [
     "DeclineCreateElicitationResponse",
     "CancelCreateElicitationResponse",
     "OtherCreateElicitationResponse",
+    "ToolCallState",
+    "TerminalState",
+    "SessionInfoState",
+    "UserMessageState",
+    "AgentMessageState",
+    "AgentThoughtState",
+    "UsageState",
+    "CompactionState",
+    "SubagentState",
+    "SessionMessageState",
 ]
 
 
@@ -391,6 +401,18 @@ class _Model:
 
     def to_wire(self) -> Any:
         """The JSON-compatible wire form; see ``encode``."""
+        from .codec import encode
+
+        return encode(self)
+
+
+class _State:
+    """Patch-merge state: its wire form is the full snapshot."""
+
+    __slots__ = ()
+
+    def to_wire(self) -> Any:
+        """The full snapshot: every field present, cleared values as null."""
         from .codec import encode
 
         return encode(self)
@@ -8600,6 +8622,247 @@ class ProxySuccessorNotification(_Model):
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+
+@dataclass(slots=True, kw_only=True)
+class ToolCallState(_State):
+    """The stored state of ToolCallUpdate upserts: every field concrete, never UNSET. `apply` folds updates into it; `encode` gives the full snapshot.
+
+    Only `toolCallId` is required. Other fields have patch semantics: omitted fields leave the existing tool call value unchanged, `null` clears or unsets the value, and concrete values replace the previous value. For collection fields, concrete arrays replace the previous collection, and both `null` and `[]` clear the collection. A concrete `_meta` object instead patches the stored metadata by top-level key. When a client receives a tool call ID it has not seen before, omitted fields start at their protocol defaults.
+    """
+
+    tool_call_id: ToolCallId
+    """Rule: key."""
+
+    name: str | None = None
+    """Rule: null-clears. Omission means no change, `null` clears the name, and a string replaces it."""
+
+    title: str | None = None
+    """Rule: null-clears. Omission leaves the title unchanged, `null` unsets it, and a string replaces it. A new tool call starts without a title."""
+
+    kind: ToolKind | str = ToolKind.OTHER
+    """Rule: null-resets. Omission leaves the kind unchanged, `null` resets it to `other`, and a value replaces it. A new tool call starts as `other`."""
+
+    status: ToolCallStatus | str = ToolCallStatus.PENDING
+    """Rule: null-resets. Omission leaves the status unchanged, `null` resets it to `pending`, and a value replaces it. A new tool call starts as `pending`."""
+
+    content: list[ToolCallContent] = field(default_factory=lambda: [])
+    """Rule: collection."""
+
+    locations: list[ToolCallLocation] = field(default_factory=lambda: [])
+    """Rule: collection."""
+
+    raw_input: Any = None
+    """Rule: null-clears."""
+
+    raw_output: Any = None
+    """Rule: null-clears."""
+
+    capabilities: ToolCallCapabilities | None = None
+    """Rule: null-clears. Omission leaves the capabilities unchanged, `null` clears them, and an object replaces the whole previous value. A new tool call starts with none."""
+
+    meta: dict[str, Any] = field(default_factory=lambda: {})
+    """Rule: meta-patch."""
+
+
+@dataclass(slots=True, kw_only=True)
+class TerminalState(_State):
+    """The stored state of TerminalUpdate upserts: every field concrete, never UNSET. `apply` folds updates into it; `encode` gives the full snapshot.
+
+    Only `terminalId` is required. Other fields have patch semantics: omitted fields leave the stored value unchanged, `null` clears it, and concrete values replace it. A concrete `_meta` object instead patches the stored metadata by top-level key. When the terminal ID is new, omitted fields start unknown.
+    """
+
+    terminal_id: TerminalId
+    """Rule: key."""
+
+    command: str | None = None
+    """Rule: null-clears."""
+
+    cwd: AbsolutePath | None = None
+    """Rule: null-clears."""
+
+    output: TerminalOutput | None = None
+    """Rule: null-clears. An authoritative replacement snapshot of terminal output bytes."""
+
+    exit_status: TerminalExitStatus | None = None
+    """Rule: null-clears."""
+
+    size: TerminalSize | None = None
+    """Rule: null-clears."""
+
+    capabilities: TerminalCapabilities | None = None
+    """Rule: null-clears. Omission leaves the capabilities unchanged, `null` clears them, and an object replaces the whole previous value. A new terminal starts with none."""
+
+    meta: dict[str, Any] = field(default_factory=lambda: {})
+    """Rule: meta-patch."""
+
+
+@dataclass(slots=True, kw_only=True)
+class SessionInfoState(_State):
+    """The stored state of SessionInfoUpdate upserts: every field concrete, never UNSET. `apply` folds updates into it; `encode` gives the full snapshot.
+
+    Omitted fields leave the existing session info unchanged. `null` clears the corresponding value. A concrete `_meta` object patches the stored metadata by top-level key.
+    """
+
+    title: str | None = None
+    """Rule: null-clears."""
+
+    updated_at: str | None = None
+    """Rule: null-clears."""
+
+    meta: dict[str, Any] = field(default_factory=lambda: {})
+    """Rule: meta-patch."""
+
+
+@dataclass(slots=True, kw_only=True)
+class UserMessageState(_State):
+    """The stored state of UserMessage upserts: every field concrete, never UNSET. `apply` folds updates into it; `encode` gives the full snapshot.
+
+    `content` has patch semantics: an omitted field leaves existing message content unchanged, `null` clears the value, and a concrete array replaces the previous value. For a new `messageId`, omitted `content` starts empty.
+    """
+
+    message_id: MessageId
+    """Rule: key."""
+
+    content: list[ContentBlock] = field(default_factory=lambda: [])
+    """Rule: collection."""
+
+    meta: dict[str, Any] = field(default_factory=lambda: {})
+    """Rule: meta-patch."""
+
+
+@dataclass(slots=True, kw_only=True)
+class AgentMessageState(_State):
+    """The stored state of AgentMessage upserts: every field concrete, never UNSET. `apply` folds updates into it; `encode` gives the full snapshot.
+
+    `content` has patch semantics: an omitted field leaves existing message content unchanged, `null` clears the value, and a concrete array replaces the previous value.
+    """
+
+    message_id: MessageId
+    """Rule: key."""
+
+    content: list[ContentBlock] = field(default_factory=lambda: [])
+    """Rule: collection."""
+
+    meta: dict[str, Any] = field(default_factory=lambda: {})
+    """Rule: meta-patch."""
+
+
+@dataclass(slots=True, kw_only=True)
+class AgentThoughtState(_State):
+    """The stored state of AgentThought upserts: every field concrete, never UNSET. `apply` folds updates into it; `encode` gives the full snapshot.
+
+    `content` has patch semantics: an omitted field leaves existing message content unchanged, `null` clears the value, and a concrete array replaces the previous value.
+    """
+
+    message_id: MessageId
+    """Rule: key."""
+
+    content: list[ContentBlock] = field(default_factory=lambda: [])
+    """Rule: collection."""
+
+    meta: dict[str, Any] = field(default_factory=lambda: {})
+    """Rule: meta-patch."""
+
+
+@dataclass(slots=True, kw_only=True)
+class UsageState(_State):
+    """The stored state of UsageUpdate upserts: every field concrete, never UNSET. `apply` folds updates into it; `encode` gives the full snapshot.
+
+    Omitted leaves the last reported cost unchanged. `null` clears it. A value replaces it.
+    """
+
+    used: int = 0
+    """Rule: replace."""
+
+    size: int = 0
+    """Rule: replace."""
+
+    cost: Cost | None = None
+    """Rule: null-clears."""
+
+
+@dataclass(slots=True, kw_only=True)
+class CompactionState(_State):
+    """The stored state of CompactionUpdate upserts: every field concrete, never UNSET. `apply` folds updates into it; `encode` gives the full snapshot.
+
+    `summary`, `error`, and `_meta` have patch semantics: omission leaves the stored value unchanged, `null` clears it, and a concrete value replaces it. `summary: []` also clears the summary. A concrete `_meta` object patches the stored metadata by top-level key instead of replacing it.
+    """
+
+    compaction_id: CompactionId
+    """Rule: key."""
+
+    status: CompactionStatus | str = CompactionStatus.IN_PROGRESS
+    """Rule: replace."""
+
+    summary: list[ContentBlock] = field(default_factory=lambda: [])
+    """Rule: collection."""
+
+    error: str | None = None
+    """Rule: null-clears."""
+
+    meta: dict[str, Any] = field(default_factory=lambda: {})
+    """Rule: meta-patch."""
+
+
+@dataclass(slots=True, kw_only=True)
+class SubagentState(_State):
+    """The stored state of SubagentUpdate upserts: every field concrete, never UNSET. `apply` folds updates into it; `encode` gives the full snapshot.
+
+    Only `sessionId` is required. Other fields have patch semantics: omitted fields leave the stored value unchanged, `null` clears or unsets the value.
+    """
+
+    session_id: SessionId
+    """Rule: key."""
+
+    title: str | None = None
+    """Rule: null-clears. Omitted means unchanged. `null` clears it."""
+
+    description: str | None = None
+    """Rule: null-clears. Omitted means unchanged. `null` clears it."""
+
+    capabilities: SubagentSessionCapabilities | None = None
+    """Rule: null-clears."""
+
+    state: StateUpdate | None = None
+    """Rule: null-clears. `null` removes the current report and leaves activity unconfirmed (not idle or cancelled). A concrete `StateUpdate` replaces the entire previous snapshot."""
+
+    cwd: AbsolutePath | None = None
+    """Rule: null-clears. Omitted means unchanged. `null` clears the reported value."""
+
+    additional_directories: list[AbsolutePath] | None = None
+    """Rule: null-clears. Omitted means unchanged. `null` clears the reported value. While unset, the child inherits its immediate parent's effective additional directories."""
+
+    meta: dict[str, Any] = field(default_factory=lambda: {})
+    """Rule: meta-patch."""
+
+
+@dataclass(slots=True, kw_only=True)
+class SessionMessageState(_State):
+    """The stored state of SessionMessage upserts: every field concrete, never UNSET. `apply` folds updates into it; `encode` gives the full snapshot.
+
+    An upsert for an inter-session message."""
+
+    message_id: MessageId
+    """Rule: key."""
+
+    sender_session_id: SessionId | None = None
+    """Rule: null-clears. Omitted leaves the stored value unchanged. `null` clears it. A value replaces it."""
+
+    recipient_session_id: SessionId | None = None
+    """Rule: null-clears."""
+
+    sender_message_id: MessageId | None = None
+    """Rule: null-clears."""
+
+    recipient_message_id: MessageId | None = None
+    """Rule: null-clears."""
+
+    content: list[ContentBlock] = field(default_factory=lambda: [])
+    """Rule: collection. Omitted leaves content unchanged. `null` clears it. A concrete array replaces the whole content collection."""
+
+    meta: dict[str, Any] = field(default_factory=lambda: {})
+    """Rule: meta-patch."""
 
 
 # Type aliases, each after the names it uses.

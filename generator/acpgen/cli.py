@@ -15,6 +15,11 @@ from .pipeline import build_all, build_package, stale_files
 from .write import write_packages
 
 
+def _warn(warnings: list[str]) -> None:
+    for warning in warnings:
+        click.echo(f"acpgen: warning: {warning}", err=True)
+
+
 def _fail(error: AcpgenError) -> None:
     click.echo(f"acpgen: error: {error}", err=True)
     sys.exit(2)
@@ -37,8 +42,9 @@ def main() -> None:
 @click.option("--package", "package", help="The import name of the generated package (with --schema).")
 @click.option("--out", "out", type=click.Path(file_okay=False), help="The directory the package directory is written into (with --schema).")
 @click.option("--templates", type=click.Path(file_okay=False), help="A directory of templates that replace the built-in ones of the same file name.")
+@click.option("--rules", "rules", help="The patch rule set for --schema (v1, v1_unstable, v2, v2_unstable): generates the patch-merge functions.")
 @click.option("--config", "config", type=click.Path(dir_okay=False), help="The pyproject.toml to read [tool.acpgen] from (default: the nearest one).")
-def generate(schema, package, out, templates, config) -> None:
+def generate(schema, package, out, templates, rules, config) -> None:
     """Generate packages, replacing the previous output atomically.
 
     With no arguments, regenerates every package listed in the [tool.acpgen]
@@ -47,21 +53,23 @@ def generate(schema, package, out, templates, config) -> None:
     written and the exit status is 2.
     """
     started = time.perf_counter()
+    warnings: list[str] = []
     try:
         if schema is not None:
             if not package or not out:
                 raise AcpgenError("--schema needs --package and --out")
-            built = {package: build_package(schema, package, templates)}
+            built = {package: build_package(schema, package, templates, rules=rules, warnings=warnings)}
             out_dir = Path(out)
         else:
-            if package or out:
-                raise AcpgenError("--package and --out go with --schema")
+            if package or out or rules:
+                raise AcpgenError("--package, --out and --rules go with --schema")
             cfg = load_config(Path(config) if config else None)
-            built = build_all(cfg.targets, cfg.root, templates)
+            built = build_all(cfg.targets, cfg.root, templates, warnings=warnings)
             out_dir = cfg.out_dir
         write_packages(out_dir, built)
     except AcpgenError as error:
         _fail(error)
+    _warn(warnings)
     elapsed = time.perf_counter() - started
     for name, files in built.items():
         lines = sum(text.count("\n") for text in files.values())

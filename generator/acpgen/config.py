@@ -21,6 +21,8 @@ class Target:
     schema: str
     """The schema file, as written in the configuration (relative to the root)."""
     package: str
+    rules: str | None = None
+    """The patch rule set (``rules/patch.toml``) for the package, if any."""
 
 
 @dataclass(frozen=True)
@@ -64,7 +66,10 @@ def load_config(pyproject: Path | None = None) -> Config:
                 f"[[tool.acpgen.packages]] entry {index + 1} needs the strings 'schema' and 'package'",
                 file=name,
             )
-        targets.append(Target(schema=entry["schema"], package=entry["package"]))
+        rules = entry.get("rules")
+        if rules is not None and not isinstance(rules, str):
+            raise AcpgenError(f"[[tool.acpgen.packages]] entry {index + 1}: 'rules' must be a string", file=name)
+        targets.append(Target(schema=entry["schema"], package=entry["package"], rules=rules))
     if not targets:
         raise AcpgenError("[tool.acpgen] lists no packages", file=name)
     out = table.get("out", "generated")

@@ -17,7 +17,7 @@ from .errors import AcpgenError, pointer
 
 
 def resolve_defaults(package: ir.Package) -> ir.Package:
-    builder = _Builder(package)
+    builder = ValueBuilder(package)
     definitions = []
     for definition in package.definitions:
         if isinstance(definition, ir.ObjectDef):
@@ -31,7 +31,9 @@ def resolve_defaults(package: ir.Package) -> ir.Package:
     return replace(package, definitions=tuple(definitions))
 
 
-class _Builder:
+class ValueBuilder:
+    """Builds :data:`~acpgen.ir.Value` trees from JSON and a type."""
+
     def __init__(self, package: ir.Package) -> None:
         self.package = package
         self.defs = {d.name: d for d in package.definitions}

@@ -393,6 +393,77 @@ class UnionDef:
 Definition = Union[ObjectDef, AliasDef, EnumDef, UnionDef]
 
 
+# ---------------------------------------------------------------- upserts
+
+
+@dataclass(frozen=True)
+class PatchField:
+    """One field of a stored state and the rule an update applies to it."""
+
+    wire_name: str
+    name: str
+    rule: str
+    """``key``, ``replace``, ``null-clears``, ``null-resets``, ``collection``
+    or ``meta-patch`` (see the rules file)."""
+    type: TypeExpr
+    """The state's type: never UNSET; nullable only where null is a value."""
+    initial: "Value | None" = None
+    """The value of a new entity (None for a key, which comes from the update)."""
+    sentence: str = ""
+
+
+@dataclass(frozen=True)
+class Upsert:
+    update: str
+    """The ``$defs`` name of the update type."""
+    state_class: str
+    function: str
+    """The per-type apply function, ``apply_tool_call_update``."""
+    fields: tuple[PatchField, ...]
+    accepts: tuple[str, ...]
+    """The classes that carry this update: the type's own and the union
+    variants that flatten it."""
+    creates: tuple[str, ...] = ()
+    """Classes of full snapshots that replace the state outright."""
+    sentence: str = ""
+
+    @property
+    def keys(self) -> tuple[PatchField, ...]:
+        return tuple(f for f in self.fields if f.rule == "key")
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """A streamed item appended to an upsert's collection."""
+
+    chunk: str
+    function: str
+    accepts: tuple[str, ...]
+    target: Upsert
+    field: str
+    """The state's field (Python name) it appends to."""
+    source: str
+    """The chunk's field (Python name) that is appended."""
+    append: str
+    """``item`` or ``base64``."""
+    keys: tuple[tuple[str, str], ...] = ()
+    """(state field, chunk field) pairs that must match."""
+    payload_class: str = ""
+    """For ``base64``: the class of the payload object holding ``data``."""
+
+
+@dataclass(frozen=True)
+class Capability:
+    """A capability whose presence means support: ``{}`` is supported,
+    omitted and ``null`` are not (v2), or a boolean with a default (v1)."""
+
+    class_name: str
+    field: str
+    wire_name: str
+    kind: str
+    """``presence`` or ``flag``."""
+
+
 @dataclass(frozen=True)
 class Package:
     """Everything one generated package holds."""
@@ -405,6 +476,12 @@ class Package:
     """In ``$defs`` order."""
     schema_version: str = ""
     """The version of the npm package the schema came in, from SOURCE.json."""
+    upserts: tuple[Upsert, ...] = ()
+    chunks: tuple[Chunk, ...] = ()
+    capabilities: tuple[Capability, ...] = ()
+    warnings: tuple[str, ...] = ()
+    """What the generator noticed but generated anyway (rules that do not fit
+    the schema)."""
     validation_defs: Any = None
     """The ``$defs`` without their annotations: what strict mode validates
     against, and what :class:`RawT` pointers point into."""

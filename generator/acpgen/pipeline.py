@@ -8,6 +8,7 @@ import json
 from dataclasses import replace
 from pathlib import Path
 
+from .capabilities import find_capabilities
 from .defaults import resolve_defaults
 from .errors import AcpgenError
 from .fmt import format_files
@@ -16,15 +17,19 @@ from .load import Schema, load_schema
 from .lower import lower
 from .naming import name_package
 from .render import render_package
+from .upserts import apply_rules
 from .write import read_tree, write_packages
 
 
-def build_ir(schema: Schema, package_name: str) -> Package:
-    """The named IR of a loaded schema."""
+def build_ir(schema: Schema, package_name: str, rules: str | None = None) -> Package:
+    """The named IR of a loaded schema; ``rules`` names the patch rule set."""
     if not package_name.isidentifier():
         raise AcpgenError(f"the package name {package_name!r} is not a Python identifier")
     package = name_package(lower(schema), package_name)
     package = resolve_defaults(package)
+    package = find_capabilities(package)
+    if rules:
+        package = apply_rules(package, rules)
     return replace(package, schema_version=schema_version(schema))
 
 
@@ -34,9 +39,14 @@ def build_package(
     templates: str | Path | None = None,
     *,
     display_path: str | None = None,
+    rules: str | None = None,
+    warnings: list[str] | None = None,
 ) -> dict[str, str]:
-    """``{file name: formatted source}`` of one generated package."""
-    rendered = render_one(schema_path, package_name, templates, display_path=display_path)
+    """``{file name: formatted source}`` of one generated package. What the
+    generator noticed but generated anyway is appended to ``warnings``."""
+    rendered = render_one(
+        schema_path, package_name, templates, display_path=display_path, rules=rules, warnings=warnings
+    )
     return format_packages({package_name: rendered})[package_name]
 
 
@@ -56,12 +66,16 @@ def render_one(
     templates: str | Path | None = None,
     *,
     display_path: str | None = None,
+    rules: str | None = None,
+    warnings: list[str] | None = None,
 ) -> dict[str, str]:
     """``{file name: source}`` of one generated package, not yet formatted."""
     schema = load_schema(schema_path)
     if display_path is not None:
         schema = replace(schema, path=display_path)
-    package = build_ir(schema, package_name)
+    package = build_ir(schema, package_name, rules)
+    if warnings is not None:
+        warnings.extend(f"{package_name}: {w}" for w in package.warnings)
     return render_package(package, templates)
 
 
@@ -90,7 +104,7 @@ def generate(targets, root: Path, out_dir: Path, templates=None) -> dict[str, di
     return built
 
 
-def build_all(targets, root: Path, templates=None) -> dict[str, dict[str, str]]:
+def build_all(targets, root: Path, templates=None, warnings: list[str] | None = None) -> dict[str, dict[str, str]]:
     """Every configured package; the headers record each schema path as
     configured, so the output does not depend on where the project is."""
     built = {}
@@ -102,6 +116,8 @@ def build_all(targets, root: Path, templates=None) -> dict[str, dict[str, str]]:
             target.package,
             templates,
             display_path=Path(target.schema).as_posix(),
+            rules=target.rules,
+            warnings=warnings,
         )
     return format_packages(built)
 

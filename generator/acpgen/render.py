@@ -27,6 +27,7 @@ MODULES = {
     "models.py": "models.py.jinja",
     "codec.py": "codec.py.jinja",
     "_schema.py": "_schema.py.jinja",
+    "patch.py": "patch.py.jinja",
 }
 
 

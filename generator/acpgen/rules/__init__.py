@@ -1,0 +1,1 @@
+"""Declarative rules: what the schemas state only in prose."""
