@@ -77,28 +77,55 @@ def lower(schema: Schema) -> ir.Package:
         schema_sha256=schema.sha256,
         schema_title=schema.title,
         definitions=definitions,
-        validation_defs=strip_annotations(schema.defs),
+        validation_defs={
+            name: strip_annotations(node, ("$defs", name), schema.path) for name, node in schema.defs.items()
+        },
     )
 
 
-def strip_annotations(node: Any) -> Any:
-    """A schema without the keywords that do not affect validation."""
+# What the strict-mode validator of the generated packages implements.
+VALIDATION_KEYWORDS = frozenset(
+    {
+        "$ref", "$schema", "$id", "$defs", "$anchor",
+        "type", "const", "enum",
+        "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf",
+        "minLength", "maxLength", "pattern",
+        "items", "prefixItems", "minItems", "maxItems", "uniqueItems",
+        "properties", "patternProperties", "additionalProperties", "required",
+        "minProperties", "maxProperties", "propertyNames", "dependentRequired",
+        "unevaluatedProperties",
+        "allOf", "anyOf", "oneOf", "not", "if", "then", "else",
+    }
+)  # fmt: skip
+
+
+def strip_annotations(node: Any, parts: tuple = (), file: str = "") -> Any:
+    """A schema without the keywords that do not affect validation.
+
+    A keyword that affects validation but that the generated validator does
+    not implement is an error: strict mode must accept exactly what the schema
+    accepts.
+    """
     if isinstance(node, dict):
         out = {}
         for key, value in node.items():
-            if key in ANNOTATIONS and key not in ("default",):
+            if key in ANNOTATIONS or key.startswith("x-"):
                 continue
-            if key == "default":
-                continue
-            if key in ("properties", "$defs", "patternProperties", "dependentSchemas"):
-                out[key] = {k: strip_annotations(v) for k, v in value.items()}
-            elif key in ("const", "enum"):
+            if key not in VALIDATION_KEYWORDS:
+                raise AcpgenError(
+                    f"the keyword {key!r} is not supported by strict mode",
+                    file=file,
+                    pointer=pointer(parts + (key,)),
+                )
+            if key in ("properties", "$defs", "patternProperties"):
+                out[key] = {k: strip_annotations(v, parts + (key, k), file) for k, v in value.items()}
+            elif key in ("const", "enum", "required", "dependentRequired", "$ref", "type", "pattern"):
                 out[key] = value
             else:
-                out[key] = strip_annotations(value)
+                out[key] = strip_annotations(value, parts + (key,), file)
         return out
     if isinstance(node, list):
-        return [strip_annotations(item) for item in node]
+        return [strip_annotations(item, parts + (i,), file) for i, item in enumerate(node)]
     return node
 
 

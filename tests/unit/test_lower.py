@@ -122,3 +122,15 @@ def test_vendored_schemas_lower_every_definition():
         by_name = {d.name: d for d in package.definitions}
         for name in ("ContentBlock", "ToolCallUpdate", "SessionUpdate", "ToolKind", "RequestId"):
             assert not (by_name[name].kind == "alias" and by_name[name].target.kind == "raw"), name
+
+
+def test_a_validation_keyword_strict_mode_cannot_check_is_an_error():
+    import pytest
+
+    from acpgen.errors import AcpgenError
+
+    with pytest.raises(AcpgenError) as info:
+        _lower({"A": {"type": "array", "contains": {"type": "string"}}})
+    assert str(info.value) == "t.json#/$defs/A/contains: the keyword 'contains' is not supported by strict mode"
+    # Annotations and extension keywords are fine.
+    _lower({"A": {"type": "string", "examples": ["x"], "x-anything": 1, "deprecated": True}})
