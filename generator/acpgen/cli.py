@@ -103,3 +103,7 @@ def check(templates, config) -> None:
 
 
 __all__ = ["main", "Target"]
+# acpgen diff, acpgen schema update
+from .cli_schema import register as _register_schema_commands  # noqa: E402
+
+_register_schema_commands(main)

@@ -1,0 +1,454 @@
+"""``acpgen schema update``: vendor a release of the ACP schemas.
+
+The source is an npm tarball of ``@agentclientprotocol/sdk`` (``.tgz``), an
+unpacked package directory (with ``package.json`` and ``schema/``), or one
+schema file, which replaces the vendored file of the same name (``--as``
+names it when the file name does not tell). The project's ``schema/``
+directory (beside the ``pyproject.toml`` with the ``[tool.acpgen]`` table)
+then holds the release's schema files and LICENSE, and ``SOURCE.json``
+records the package, its version and the sha256 of each file::
+
+    {"package": "@agentclientprotocol/sdk", "version": "2.4.0",
+     "license": "Apache-2.0", "files": {"v1/schema.json": "<sha256>", ...}}
+
+A single file has no version: it is recorded under ``"local"`` instead of
+``"files"``, so the packages generated from it say SCHEMA_VERSION = "".
+
+Everything is staged first: the new ``schema/`` is built in a temporary
+directory beside it, every schema file is checked, and the packages are
+generated from the staged files (unless ``generate`` is off); only then is
+``schema/`` swapped in and the packages written. On any error before that
+point nothing in the project has changed; if writing the packages fails, the
+old ``schema/`` is put back.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import tarfile
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+from .config import Config
+from .diff import SchemaDiff, diff_schemas, load_cached
+from .errors import AcpgenError
+from .pipeline import build_all, build_ir
+from .write import write_packages
+
+PACKAGE_NAME = "@agentclientprotocol/sdk"
+SCHEMA_DIR = "schema"
+SOURCE_FILE = "SOURCE.json"
+LICENSE_FILE = "LICENSE"
+NPM_TIMEOUT = 300
+
+
+@dataclass
+class Release:
+    """What a source holds: schema files by name relative to ``schema/``."""
+
+    origin: str
+    schemas: dict[str, bytes]
+    name: str = ""
+    version: str = ""
+    license_id: str = ""
+    license: bytes | None = None
+    single: bool = False
+    """One schema file, not a whole package."""
+
+
+@dataclass
+class FileChange:
+    name: str
+    status: str
+    """``added``, ``removed``, ``changed`` or ``unchanged``."""
+    diff: SchemaDiff | None = None
+    note: str = ""
+    """Why a changed file has no diff."""
+
+
+@dataclass
+class Plan:
+    """The new ``schema/`` directory, ready to be written."""
+
+    config: Config
+    release: Release
+    old_version: str
+    files: list[FileChange]
+    contents: dict[str, bytes] = field(default_factory=dict)
+    """Every file of the new ``schema/`` directory, by relative path."""
+    removed: list[str] = field(default_factory=list)
+
+    @property
+    def schema_dir(self) -> Path:
+        return self.config.root / SCHEMA_DIR
+
+    @property
+    def changed(self) -> bool:
+        current = _read_tree(self.schema_dir)
+        return current != self.contents
+
+
+# ---------------------------------------------------------------- reading a source
+
+
+def read_source(path: str | Path, *, as_name: str | None = None, known: list[str] = ()) -> Release:
+    """A release from a tarball, a package directory or one schema file."""
+    source = Path(path)
+    if source.is_dir():
+        if as_name:
+            raise AcpgenError("--as goes with a single schema file, not a directory", file=str(source))
+        return read_directory(source)
+    if not source.exists():
+        raise AcpgenError("no such file or directory", file=str(source))
+    if tarfile.is_tarfile(source):
+        if as_name:
+            raise AcpgenError("--as goes with a single schema file, not a tarball", file=str(source))
+        return read_tarball(source)
+    if source.name.endswith((".tgz", ".tar.gz", ".tar")):
+        raise AcpgenError("not a readable tarball", file=str(source))
+    return read_single(source, as_name, known)
+
+
+def read_tarball(path: Path) -> Release:
+    """An npm tarball: every member under its top directory (``package/``)."""
+    files: dict[str, bytes] = {}
+    try:
+        with tarfile.open(path, "r:*") as archive:
+            for member in archive.getmembers():
+                if not member.isfile():
+                    continue
+                parts = PurePosixPath(member.name).parts
+                if len(parts) < 2:
+                    continue
+                relative = PurePosixPath(*parts[1:]).as_posix()
+                if not _wanted(relative):
+                    continue
+                handle = archive.extractfile(member)
+                if handle is not None:
+                    files[relative] = handle.read()
+    except (tarfile.TarError, OSError, EOFError) as exc:
+        raise AcpgenError(f"not a readable tarball: {exc}", file=str(path)) from None
+    return _release(files, str(path))
+
+
+def read_directory(path: Path) -> Release:
+    """An unpacked package: ``package.json``, ``LICENSE`` and ``schema/**.json``."""
+    files: dict[str, bytes] = {}
+    for name in ("package.json", LICENSE_FILE):
+        if (path / name).is_file():
+            files[name] = (path / name).read_bytes()
+    schema_root = path / SCHEMA_DIR
+    if schema_root.is_dir():
+        for item in sorted(schema_root.rglob("*.json")):
+            if item.is_file():
+                files[f"{SCHEMA_DIR}/{item.relative_to(schema_root).as_posix()}"] = item.read_bytes()
+    if "package.json" not in files:
+        raise AcpgenError("not an npm package directory: it has no package.json", file=str(path))
+    return _release(files, str(path))
+
+
+def _wanted(relative: str) -> bool:
+    return relative in ("package.json", LICENSE_FILE) or (
+        relative.startswith(f"{SCHEMA_DIR}/") and relative.endswith(".json")
+    )
+
+
+def _release(files: dict[str, bytes], origin: str) -> Release:
+    raw = files.get("package.json")
+    if raw is None:
+        raise AcpgenError("the package has no package.json", file=origin)
+    try:
+        meta = json.loads(raw)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise AcpgenError(f"package.json is not valid JSON: {exc}", file=origin) from None
+    if not isinstance(meta, dict) or not isinstance(meta.get("version"), str) or not meta["version"]:
+        raise AcpgenError("package.json has no version", file=origin)
+    schemas = {}
+    for relative, data in files.items():
+        if relative.startswith(f"{SCHEMA_DIR}/") and relative.endswith(".json"):
+            name = relative[len(SCHEMA_DIR) + 1 :]
+            _check_name(name, origin)
+            schemas[name] = data
+    if not schemas:
+        raise AcpgenError(f"the package has no {SCHEMA_DIR}/*.json files", file=origin)
+    return Release(
+        origin=origin,
+        schemas=dict(sorted(schemas.items())),
+        name=meta.get("name") if isinstance(meta.get("name"), str) else "",
+        version=meta["version"],
+        license_id=meta.get("license") if isinstance(meta.get("license"), str) else "",
+        license=files.get(LICENSE_FILE),
+    )
+
+
+def _check_name(name: str, origin: str) -> None:
+    parts = PurePosixPath(name).parts
+    if (
+        not parts
+        or PurePosixPath(name).is_absolute()
+        or any(p in ("", ".", "..") for p in parts)
+        or name in (SOURCE_FILE, LICENSE_FILE)
+    ):
+        raise AcpgenError(f"unusable schema file name {name!r}", file=origin)
+
+
+def read_single(path: Path, as_name: str | None, known: list[str]) -> Release:
+    """One schema file, replacing ``as_name`` (or the known name it matches)."""
+    name = as_name or infer_name(path, known)
+    name = PurePosixPath(name.replace("\\", "/")).as_posix()
+    if name.startswith(f"{SCHEMA_DIR}/"):
+        name = name[len(SCHEMA_DIR) + 1 :]
+    if not name.endswith(".json"):
+        raise AcpgenError(f"--as {name!r} is not a .json schema file name")
+    _check_name(name, str(path))
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise AcpgenError(f"cannot read: {exc.strerror}", file=str(path)) from None
+    return Release(origin=str(path), schemas={name: data}, single=True)
+
+
+def infer_name(path: Path, known: list[str]) -> str:
+    """The vendored schema a file replaces, from its path: the known name
+    its path ends with, or whose file name is the same, when only one is."""
+    posix = path.resolve().as_posix()
+    by_suffix = [k for k in known if posix.endswith("/" + k)]
+    if len(by_suffix) == 1:
+        return by_suffix[0]
+    by_name = [k for k in known if PurePosixPath(k).name == path.name]
+    if len(by_name) == 1:
+        return by_name[0]
+    candidates = by_suffix or by_name
+    if candidates:
+        raise AcpgenError(
+            f"cannot tell which schema this replaces ({', '.join(sorted(candidates))}); name it with --as",
+            file=str(path),
+        )
+    raise AcpgenError(
+        f"it matches none of the vendored schemas ({', '.join(sorted(known)) or 'none'}); name it with --as",
+        file=str(path),
+    )
+
+
+def npm_pack(version: str, directory: Path, npm: str | None = None) -> Path:
+    """``npm pack @agentclientprotocol/sdk@VERSION`` into ``directory``."""
+    program = npm or shutil.which("npm")
+    if program is None:
+        raise AcpgenError("--npm needs npm, which is not on PATH; download the tarball and use --from")
+    spec = f"{PACKAGE_NAME}@{version}"
+    try:
+        result = subprocess.run(
+            [program, "pack", spec, "--silent"],
+            cwd=directory,
+            capture_output=True,
+            text=True,
+            timeout=NPM_TIMEOUT,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise AcpgenError(f"npm pack {spec} failed: {exc}") from None
+    if result.returncode != 0:
+        lines = [line for line in (result.stderr or result.stdout).splitlines() if line.strip()]
+        raise AcpgenError(f"npm pack {spec} failed: {lines[-1] if lines else f'exit status {result.returncode}'}")
+    tarballs = sorted(directory.glob("*.tgz"))
+    if len(tarballs) != 1:
+        raise AcpgenError(f"npm pack {spec} did not leave one tarball in {directory}")
+    return tarballs[0]
+
+
+# ---------------------------------------------------------------- planning
+
+
+def known_names(config: Config) -> list[str]:
+    """The schema files the project vendors: SOURCE.json's, and the
+    configured targets under ``schema/``."""
+    names = set(_source_record(config.root / SCHEMA_DIR).get("files", {}))
+    names |= set(_source_record(config.root / SCHEMA_DIR).get("local", {}))
+    for target in config.targets:
+        relative = _under_schema(target.schema)
+        if relative:
+            names.add(relative)
+    return sorted(names)
+
+
+def _under_schema(configured: str) -> str | None:
+    parts = PurePosixPath(configured.replace("\\", "/")).parts
+    if len(parts) > 1 and parts[0] == SCHEMA_DIR:
+        return PurePosixPath(*parts[1:]).as_posix()
+    return None
+
+
+def _source_record(schema_dir: Path) -> dict:
+    path = schema_dir / SOURCE_FILE
+    if not path.is_file():
+        return {}
+    try:
+        record = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise AcpgenError(f"invalid JSON: {exc}", file=str(path)) from None
+    return record if isinstance(record, dict) else {}
+
+
+def _read_tree(directory: Path) -> dict[str, bytes]:
+    if not directory.is_dir():
+        return {}
+    return {
+        p.relative_to(directory).as_posix(): p.read_bytes()
+        for p in sorted(directory.rglob("*"))
+        if p.is_file()
+    }
+
+
+def source_json(record: dict) -> bytes:
+    return (json.dumps(record, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+def plan(config: Config, release: Release) -> Plan:
+    """Check the release and work out the new ``schema/`` and the diffs.
+    Reads only."""
+    schema_dir = config.root / SCHEMA_DIR
+    current = _read_tree(schema_dir)
+    record = _source_record(schema_dir)
+    old_version = record.get("version", "") if isinstance(record.get("version"), str) else ""
+    old_files = record.get("files", {}) if isinstance(record.get("files"), dict) else {}
+    old_local = record.get("local", {}) if isinstance(record.get("local"), dict) else {}
+    contents = dict(current)
+    removed: list[str] = []
+    if release.single:
+        # A file that differs from the vendored one has no version: it
+        # moves from "files" to "local".
+        new_record = dict(record)
+        differing = {name for name, data in release.schemas.items() if current.get(name) != data}
+        if differing:
+            local = dict(old_local)
+            for name in differing:
+                local[name] = hashlib.sha256(release.schemas[name]).hexdigest()
+            new_record["files"] = {k: v for k, v in old_files.items() if k not in differing}
+            new_record["local"] = dict(sorted(local.items()))
+    else:
+        # The package replaces every schema it or the old record lists.
+        for name in list(old_files) + list(old_local):
+            if name not in release.schemas and name in contents:
+                del contents[name]
+                removed.append(name)
+        new_record = {"package": release.name or PACKAGE_NAME, "version": release.version}
+        if release.license_id:
+            new_record["license"] = release.license_id
+        new_record["files"] = {name: hashlib.sha256(data).hexdigest() for name, data in release.schemas.items()}
+        if release.license is not None:
+            contents[LICENSE_FILE] = release.license
+    for name, data in release.schemas.items():
+        contents[name] = data
+    if new_record != record or SOURCE_FILE not in contents:
+        contents[SOURCE_FILE] = source_json(new_record)
+    # Every configured target under schema/ must still have its schema.
+    for target in config.targets:
+        relative = _under_schema(target.schema)
+        if relative and relative not in contents:
+            raise AcpgenError(
+                f"the new schemas have no {relative}, which [tool.acpgen] generates {target.package} from",
+                file=release.origin,
+            )
+    # Check every new schema file, and diff the ones that changed.
+    new_version = "" if release.single else release.version
+    changes = []
+    for name in sorted(set(release.schemas) | set(removed)):
+        if name in removed:
+            changes.append(FileChange(name, "removed"))
+            continue
+        data = release.schemas[name]
+        display = f"{release.origin}:{name}" if not release.single else release.origin
+        new_schema = load_cached(display, data, display)
+        build_ir(new_schema, "acpgen_update_check")
+        if name not in current:
+            changes.append(FileChange(name, "added"))
+            continue
+        if current[name] == data:
+            changes.append(FileChange(name, "unchanged"))
+            continue
+        try:
+            old_schema = load_cached(f"{SCHEMA_DIR}/{name}", current[name])
+            build_ir(old_schema, "acpgen_update_check")
+        except AcpgenError as error:
+            # A vendored file that does not load any more is simply replaced.
+            changes.append(FileChange(name, "changed", note=f"the vendored file does not load ({error})"))
+            continue
+        previous = old_version if hashlib.sha256(current[name]).hexdigest() in old_files.values() else ""
+        diff = diff_schemas(old_schema, new_schema, old_version=previous, new_version=new_version)
+        changes.append(FileChange(name, "changed", diff))
+    return Plan(config=config, release=release, old_version=old_version, files=changes, contents=contents, removed=removed)
+
+
+# ---------------------------------------------------------------- applying
+
+
+def apply(plan_: Plan, *, generate: bool = True, templates=None, warnings: list[str] | None = None) -> dict[str, dict[str, str]]:
+    """Write the new ``schema/`` and, with ``generate``, the packages; returns
+    the packages written, and adds the generator's warnings to ``warnings``.
+    Atomic, as the module says."""
+    config = plan_.config
+    root = config.root
+    stage_root = Path(tempfile.mkdtemp(prefix=".acpgen-update-", dir=root))
+    backup: Path | None = None
+    try:
+        stage_schema = stage_root / SCHEMA_DIR
+        for relative, data in plan_.contents.items():
+            target = stage_schema / relative
+            target.parent.mkdir(parents=True, exist_ok=True)
+            with open(target, "wb") as handle:
+                handle.write(data)
+                handle.flush()
+                os.fsync(handle.fileno())
+        built: dict[str, dict[str, str]] = {}
+        if generate:
+            for target in config.targets:
+                if _under_schema(target.schema) is None:
+                    _copy_outside(root, stage_root, target.schema)
+            built = build_all(config.targets, stage_root, templates, warnings=warnings)
+        schema_dir = root / SCHEMA_DIR
+        if schema_dir.exists():
+            backup = Path(tempfile.mkdtemp(prefix=".schema.old-", dir=root))
+            backup.rmdir()
+            os.rename(schema_dir, backup)
+        os.rename(stage_schema, schema_dir)
+        try:
+            if built:
+                write_packages(config.out_dir, built)
+        except BaseException:
+            shutil.rmtree(schema_dir, ignore_errors=True)
+            if backup is not None:
+                os.rename(backup, schema_dir)
+                backup = None
+            raise
+        return built
+    finally:
+        shutil.rmtree(stage_root, ignore_errors=True)
+        if backup is not None:
+            shutil.rmtree(backup, ignore_errors=True)
+
+
+def _copy_outside(root: Path, stage_root: Path, configured: str) -> None:
+    """A target's schema outside ``schema/``, with the SOURCE.json files
+    ``schema_version`` would look at, copied into the staging root."""
+    if ".." in PurePosixPath(configured.replace("\\", "/")).parts:
+        raise AcpgenError(
+            f"cannot stage the schema {configured!r} of [tool.acpgen] (it climbs out of the project); "
+            "update with --no-generate, then run `acpgen generate`"
+        )
+    source = root / configured
+    if not source.is_file() or Path(configured).is_absolute():
+        return
+    target = stage_root / configured
+    target.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(source, target)
+    for up in (source.parent, source.parent.parent):
+        record = up / SOURCE_FILE
+        if record.is_file():
+            copy = stage_root / up.relative_to(root) / SOURCE_FILE
+            copy.parent.mkdir(parents=True, exist_ok=True)
+            if not copy.exists():
+                shutil.copyfile(record, copy)

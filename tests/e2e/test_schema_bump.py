@@ -1,0 +1,462 @@
+"""Schema bumps with real releases: ``acpgen diff`` between the vendored
+@agentclientprotocol/sdk 2.0.0 schemas (tests/fixtures/sdk-2.0.0) and the
+2.4.0 ones in schema/, and ``acpgen schema update`` in a copy of the project.
+
+The facts the diff reports are checked against the schema files themselves,
+not only against the diff's own output.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from acpgen.cli import main
+from acpgen.lower import strip_annotations
+
+from ..conftest import ROOT
+
+FIXTURE = ROOT / "tests/fixtures/sdk-2.0.0"
+SCHEMA = ROOT / "schema"
+FILES = ("v1/schema.json", "v1/schema.unstable.json", "v2/schema.json", "v2/schema.unstable.json")
+PACKAGES = ("acp_v1", "acp_v1_unstable", "acp_v2", "acp_v2_unstable")
+SDK = "@agentclientprotocol/sdk"
+
+
+def acpgen(*args: str, env: dict | None = None):
+    return CliRunner().invoke(main, list(args), env=env, catch_exceptions=False)
+
+
+def defs(directory: Path, name: str) -> dict:
+    return json.loads((directory / name).read_text(encoding="utf-8"))["$defs"]
+
+
+def tree(directory: Path) -> dict[str, bytes]:
+    return {
+        p.relative_to(directory).as_posix(): p.read_bytes()
+        for p in sorted(directory.rglob("*"))
+        if p.is_file() and "__pycache__" not in p.parts
+    }
+
+
+# ---------------------------------------------------------------- releases and projects
+
+
+def package_dir(tmp_path: Path, schemas: Path, version: str, license_text: bytes | None = None) -> Path:
+    """An unpacked npm package of the SDK holding the schemas of ``schemas``."""
+    root = tmp_path / f"sdk-{version}" / "package"
+    (root / "schema").mkdir(parents=True)
+    (root / "package.json").write_text(
+        json.dumps({"name": SDK, "version": version, "license": "Apache-2.0", "type": "module"}, indent=2)
+    )
+    (root / "LICENSE").write_bytes(license_text if license_text is not None else (schemas / "LICENSE").read_bytes())
+    (root / "README.md").write_text("not vendored\n")
+    for name in FILES:
+        target = root / "schema" / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(schemas / name, target)
+    return root
+
+
+def tarball(tmp_path: Path, schemas: Path, version: str, **kwargs) -> Path:
+    """An npm-style tarball (members under package/) of ``package_dir``."""
+    root = package_dir(tmp_path, schemas, version, **kwargs)
+    out = tmp_path / f"agentclientprotocol-sdk-{version}.tgz"
+    with tarfile.open(out, "w:gz") as archive:
+        archive.add(root, arcname="package")
+    return out
+
+
+@pytest.fixture
+def project(tmp_path) -> Path:
+    """A copy of the project: pyproject.toml, schema/ and generated/."""
+    root = tmp_path / "project"
+    root.mkdir()
+    shutil.copyfile(ROOT / "pyproject.toml", root / "pyproject.toml")
+    shutil.copytree(SCHEMA, root / "schema")
+    shutil.copytree(ROOT / "generated", root / "generated", ignore=shutil.ignore_patterns("__pycache__"))
+    return root
+
+
+def config(project: Path) -> str:
+    return str(project / "pyproject.toml")
+
+
+# ---------------------------------------------------------------- the fixture
+
+
+def test_the_fixture_is_the_2_0_0_release():
+    source = json.loads((FIXTURE / "SOURCE.json").read_text())
+    assert source["package"] == SDK and source["version"] == "2.0.0"
+    assert sorted(source["files"]) == sorted(FILES)
+    for name, sha in source["files"].items():
+        assert hashlib.sha256((FIXTURE / name).read_bytes()).hexdigest() == sha
+    current = json.loads((SCHEMA / "SOURCE.json").read_text())
+    assert current["version"] == "2.4.0"
+
+
+# ---------------------------------------------------------------- acpgen diff on the real releases
+
+
+@pytest.fixture(scope="module")
+def v2_unstable() -> dict:
+    name = "v2/schema.unstable.json"
+    result = acpgen("diff", str(FIXTURE / name), str(SCHEMA / name), "--format", "json")
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+def change(data: dict, kind: str, path: str) -> dict:
+    found = [c for c in data["changes"] if c["kind"] == kind and c["path"] == path]
+    assert len(found) == 1, (kind, path)
+    return found[0]
+
+
+def test_v2_unstable_header_and_summary(v2_unstable):
+    assert v2_unstable["old"]["version"] == "2.0.0"
+    assert v2_unstable["new"]["version"] == "2.4.0"
+    summary = v2_unstable["summary"]
+    changes = v2_unstable["changes"]
+    assert summary["changes"] == len(changes)
+    assert summary["breaking"] == sum(c["breaking"] for c in changes)
+    assert summary["breaking"] + summary["compatible"] == summary["changes"]
+    # "over forty types" gained: check against the files.
+    old, new = defs(FIXTURE, "v2/schema.unstable.json"), defs(SCHEMA, "v2/schema.unstable.json")
+    added = sorted(set(new) - set(old))
+    assert len(added) > 40
+    assert sorted(c["path"] for c in changes if c["kind"] == "type-added") == added
+    assert sorted(c["path"] for c in changes if c["kind"] == "type-removed") == sorted(set(old) - set(new))
+
+
+def test_tool_call_update_gained_capabilities(v2_unstable):
+    old, new = defs(FIXTURE, "v2/schema.unstable.json"), defs(SCHEMA, "v2/schema.unstable.json")
+    assert "capabilities" not in old["ToolCallUpdate"]["properties"]
+    assert "capabilities" in new["ToolCallUpdate"]["properties"]
+    assert "capabilities" not in new["ToolCallUpdate"].get("required", [])
+    added = change(v2_unstable, "field-added", "ToolCallUpdate.capabilities")
+    assert added["definition"] == "ToolCallUpdate"
+    assert added["new"]["required"] is False and "ToolCallCapabilities" in added["new"]["type"]
+    assert added["wire"]["breaking"] is False and added["api"]["breaking"] is False
+    assert added["breaking"] is False
+    assert added["senders"] == ["agent"]
+
+
+def test_terminal_update_gained_capabilities_and_size(v2_unstable):
+    old, new = defs(FIXTURE, "v2/schema.unstable.json"), defs(SCHEMA, "v2/schema.unstable.json")
+    for field in ("capabilities", "size"):
+        assert field not in old["TerminalUpdate"]["properties"]
+        assert field in new["TerminalUpdate"]["properties"]
+        assert field not in new["TerminalUpdate"].get("required", [])
+        added = change(v2_unstable, "field-added", f"TerminalUpdate.{field}")
+        assert added["breaking"] is False, added
+
+
+def test_removed_types(v2_unstable):
+    old, new = defs(FIXTURE, "v2/schema.unstable.json"), defs(SCHEMA, "v2/schema.unstable.json")
+    for name in ("AuthCapabilities", "ProtocolLevelNotification"):
+        assert name in old and name not in new
+        removed = change(v2_unstable, "type-removed", name)
+        assert removed["breaking"] is True
+        assert removed["api"]["breaking"] is True and f"`{name}` is gone" in removed["api"]["reason"]
+    # AuthCapabilities lives on, same shape, as ClientAuthCapabilities: the
+    # wire is unchanged, only the Python class name breaks.
+    assert strip_annotations(old["AuthCapabilities"]) == strip_annotations(new["ClientAuthCapabilities"])
+    auth = change(v2_unstable, "type-removed", "AuthCapabilities")
+    assert auth["wire"]["breaking"] is False and "ClientAuthCapabilities" in auth["wire"]["reason"]
+    assert auth["new"] == "ClientAuthCapabilities"
+    field = change(v2_unstable, "field-type-changed", "ClientCapabilities.auth")
+    assert field["wire"]["breaking"] is False and field["api"]["breaking"] is True
+    # ProtocolLevelNotification was only used in the JSON-RPC batch message
+    # forms, which 2.4.0 removed: old peers may still send those.
+    old_doc = json.loads((FIXTURE / "v2/schema.unstable.json").read_text())
+    new_doc = json.loads((SCHEMA / "v2/schema.unstable.json").read_text())
+    old_forms = {f["title"] for f in old_doc["anyOf"]}
+    new_forms = {f["title"] for f in new_doc["anyOf"]}
+    assert {"AgentBatchCall", "ClientBatchCall"} <= old_forms - new_forms
+    assert "ProtocolLevelNotification" in json.dumps(next(f for f in old_doc["anyOf"] if f["title"] == "AgentBatchCall"))
+    protocol = change(v2_unstable, "type-removed", "ProtocolLevelNotification")
+    assert protocol["wire"]["breaking"] is True and protocol["wire"]["affects"] == ["old-senders"]
+    assert "AgentBatchCall" in protocol["wire"]["reason"]
+    batch = change(v2_unstable, "message-form-removed", "message AgentBatchCall")
+    assert batch["wire"]["breaking"] is True and batch["api"]["breaking"] is False
+
+
+def test_elicitation_schema_now_requires_type_and_properties(v2_unstable):
+    old, new = defs(FIXTURE, "v2/schema.unstable.json"), defs(SCHEMA, "v2/schema.unstable.json")
+    assert "required" not in old["ElicitationSchema"]
+    assert set(new["ElicitationSchema"]["required"]) == {"type", "properties"}
+    for field in ("type", "properties"):
+        # 2.0.0 had a default for both; 2.4.0 has none.
+        assert "default" in old["ElicitationSchema"]["properties"][field]
+        assert "default" not in new["ElicitationSchema"]["properties"][field]
+        required = change(v2_unstable, "field-required", f"ElicitationSchema.{field}")
+        # Agents send elicitation requests: an old agent may omit the field,
+        # and a new client rejects that; old clients are not affected.
+        assert required["senders"] == ["agent"]
+        assert required["wire"]["breaking"] is True
+        assert required["wire"]["affects"] == ["old-senders"]
+        assert "clients built on the new schema reject" in required["wire"]["reason"]
+        assert required["api"]["breaking"] is True and "needs the argument" in required["api"]["reason"]
+        default = change(v2_unstable, "field-default-changed", f"ElicitationSchema.{field}")
+        assert default["new"] is None and default["breaking"] is False
+    lenient = change(v2_unstable, "deserialize-removed", "ElicitationSchema.type")
+    assert lenient["breaking"] is False
+
+
+def test_other_facts_of_the_bump(v2_unstable):
+    old, new = defs(FIXTURE, "v2/schema.unstable.json"), defs(SCHEMA, "v2/schema.unstable.json")
+    # An object that became a tagged union: old agents send commands without
+    # the tag, which new clients drop.
+    assert "properties" in old["AvailableCommand"] and "anyOf" in new["AvailableCommand"]
+    kind = change(v2_unstable, "type-kind-changed", "AvailableCommand")
+    assert kind["wire"]["affects"] == ["old-senders"] and kind["api"]["breaking"] is True
+    # New methods are compatible.
+    method = change(v2_unstable, "method-added", "method session/set_title (agent)")
+    assert method["breaking"] is False and method["senders"] == ["client"]
+    assert new["SetSessionTitleRequest"]["x-method"] == "session/set_title"
+    # ToolCallStatus is only held where old receivers drop unknown values.
+    paused = change(v2_unstable, "enum-value-added", "ToolCallStatus:paused")
+    assert paused["breaking"] is False
+
+
+def test_all_four_files(tmp_path):
+    for name in FILES:
+        result = acpgen("diff", str(FIXTURE / name), str(SCHEMA / name), "--format", "json")
+        assert result.exit_code == 0, result.output
+        data = json.loads(result.stdout)
+        assert data["summary"]["changes"] > 0
+        old, new = defs(FIXTURE, name), defs(SCHEMA, name)
+        for item in data["changes"]:
+            assert item["definition"] == "" or item["definition"] in old or item["definition"] in new
+        again = acpgen("diff", str(FIXTURE / name), str(SCHEMA / name), "--format", "json")
+        assert again.stdout == result.stdout
+    # The stable v1 schema changed compatibly only.
+    stable = acpgen("diff", str(FIXTURE / "v1/schema.json"), str(SCHEMA / "v1/schema.json"), "--fail-on-breaking")
+    assert stable.exit_code == 0 and "0 breaking" in stable.output
+    unstable = acpgen(
+        "diff", str(FIXTURE / "v2/schema.unstable.json"), str(SCHEMA / "v2/schema.unstable.json"), "--fail-on-breaking"
+    )
+    assert unstable.exit_code == 1
+
+
+def test_markdown_changelog_entry():
+    name = "v2/schema.unstable.json"
+    result = acpgen("diff", str(FIXTURE / name), str(SCHEMA / name), "--format", "markdown")
+    assert result.exit_code == 0
+    text = result.stdout
+    assert text.startswith("### Schema changes: `")
+    assert "2.0.0 → 2.4.0" in text.splitlines()[0]
+    assert "#### Breaking changes (" in text
+    assert "- **field now required** `ElicitationSchema.type`" in text
+    assert "<details>" in text and text.rstrip().endswith("</details>")
+
+
+# ---------------------------------------------------------------- acpgen schema update
+
+
+def test_update_from_a_tarball_without_generating(tmp_path, project):
+    (project / "schema/LICENSE").write_text("stale license\n")
+    generated = tree(project / "generated")
+    release = tarball(tmp_path, FIXTURE, "2.0.0")
+    result = acpgen("schema", "update", "--from", str(release), "--config", config(project), "--no-generate")
+    assert result.exit_code == 0, result.output
+    assert f"{SDK} 2.4.0 -> 2.0.0" in result.output
+    for name in FILES:
+        assert f"  {name}: " in result.output
+        assert (project / "schema" / name).read_bytes() == (FIXTURE / name).read_bytes()
+    # SOURCE.json as the fixture records it; the LICENSE refreshed.
+    assert (project / "schema/SOURCE.json").read_bytes() == (FIXTURE / "SOURCE.json").read_bytes()
+    assert (project / "schema/LICENSE").read_bytes() == (FIXTURE / "LICENSE").read_bytes()
+    assert tree(project / "generated") == generated
+    assert "updated schema/ (SOURCE.json, LICENSE)" in result.output
+    assert "acpgen generate" in result.output
+    # Back to 2.4.0 from the unpacked form: schema/ is the repository's again,
+    # byte for byte, SOURCE.json included.
+    unpacked = package_dir(tmp_path / "back", SCHEMA, "2.4.0")
+    back = acpgen("schema", "update", "--from", str(unpacked), "--config", config(project), "--no-generate")
+    assert back.exit_code == 0, back.output
+    assert tree(project / "schema") == tree(SCHEMA)
+    assert not [p for p in project.iterdir() if p.name.startswith(".")]
+
+
+def test_dry_run_and_report_write_nothing_in_the_project(tmp_path, project):
+    before = tree(project)
+    report = tmp_path / "report.md"
+    result = acpgen(
+        "schema", "update", "--from", str(tarball(tmp_path, FIXTURE, "2.0.0")),
+        "--config", config(project), "--dry-run", "--report", str(report),
+    )
+    assert result.exit_code == 0, result.output
+    assert "dry run" in result.output
+    assert tree(project) == before
+    again = acpgen("schema", "update", "--from", str(SCHEMA / "v1/schema.json"), "--config", config(project), "--no-generate")
+    assert again.exit_code == 0 and "already up to date" in again.output
+    assert tree(project) == before
+    text = report.read_text()
+    assert "### Schema changes: `v2/schema.unstable.json` 2.4.0 → 2.0.0" in text
+
+
+def test_update_is_atomic(tmp_path, project):
+    before = tree(project)
+    # A release with a schema file that is not JSON.
+    broken = package_dir(tmp_path / "broken", FIXTURE, "2.0.0")
+    (broken / "schema/v2/schema.json").write_text("{ not json")
+    result = acpgen("schema", "update", "--from", str(broken), "--config", config(project))
+    assert result.exit_code == 2
+    assert result.stderr.startswith("acpgen: error: ") and "invalid JSON" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+    # A release that lacks a configured schema.
+    partial = package_dir(tmp_path / "partial", FIXTURE, "2.0.0")
+    (partial / "schema/v1/schema.json").unlink()
+    result = acpgen("schema", "update", "--from", str(partial), "--config", config(project))
+    assert result.exit_code == 2 and "acp_v1" in result.stderr
+    # Generation fails (a template that does not compile): nothing changes.
+    templates = tmp_path / "templates"
+    templates.mkdir()
+    (templates / "models.py.jinja").write_text("{% if %}\n")
+    result = acpgen(
+        "schema", "update", "--from", str(tarball(tmp_path, FIXTURE, "2.0.0")),
+        "--config", config(project), "--templates", str(templates),
+    )
+    assert result.exit_code == 2 and "template" in result.stderr
+    # Not a tarball, and bad arguments.
+    fake = tmp_path / "fake.tgz"
+    fake.write_bytes(b"not a tarball")
+    assert acpgen("schema", "update", "--from", str(fake), "--config", config(project)).exit_code == 2
+    assert acpgen("schema", "update", "--config", config(project)).exit_code == 2
+    assert tree(project) == before
+
+
+def test_update_with_one_schema_file(tmp_path, project):
+    name = "v2/schema.unstable.json"
+    # The name is inferred from the path when it ends like a vendored file.
+    result = acpgen("schema", "update", "--from", str(FIXTURE / name), "--config", config(project), "--no-generate")
+    assert result.exit_code == 0, result.output
+    assert (project / "schema" / name).read_bytes() == (FIXTURE / name).read_bytes()
+    record = json.loads((project / "schema/SOURCE.json").read_text())
+    assert name not in record["files"] and name in record["local"]
+    assert record["version"] == "2.4.0" and len(record["files"]) == 3
+    assert (project / "schema/v2/schema.json").read_bytes() == (SCHEMA / "v2/schema.json").read_bytes()
+    # A bare file name that two vendored files share needs --as.
+    loose = tmp_path / "schema.unstable.json"
+    shutil.copyfile(SCHEMA / "v1/schema.unstable.json", loose)
+    ambiguous = acpgen("schema", "update", "--from", str(loose), "--config", config(project), "--no-generate")
+    assert ambiguous.exit_code == 2 and "--as" in ambiguous.stderr
+    named = acpgen(
+        "schema", "update", "--from", str(loose), "--as", "v2/schema.unstable.json",
+        "--config", config(project), "--no-generate",
+    )
+    assert named.exit_code == 0, named.output
+    assert (project / "schema" / name).read_bytes() == loose.read_bytes()
+
+
+@pytest.mark.skipif(os.name != "posix", reason="a shell script stands in for npm")
+def test_update_with_npm(tmp_path, project):
+    release = tarball(tmp_path, FIXTURE, "2.0.0")
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    calls = tmp_path / "calls.txt"
+    npm = bin_dir / "npm"
+    npm.write_text(
+        "#!/bin/sh\n"
+        f'echo "$@" >> "{calls}"\n'
+        f'cp "{release}" ./agentclientprotocol-sdk-2.0.0.tgz\n'
+        "echo agentclientprotocol-sdk-2.0.0.tgz\n"
+    )
+    npm.chmod(0o755)
+    env = {"PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"}
+    result = acpgen("schema", "update", "--npm", "2.0.0", "--config", config(project), "--no-generate", env=env)
+    assert result.exit_code == 0, result.output
+    assert calls.read_text().split()[:2] == ["pack", f"{SDK}@2.0.0"]
+    assert json.loads((project / "schema/SOURCE.json").read_text())["version"] == "2.0.0"
+    missing = acpgen("schema", "update", "--npm", "2.0.0", "--config", config(project), env={"PATH": str(tmp_path / "none")})
+    assert missing.exit_code == 2 and "npm" in missing.stderr
+
+
+# ---------------------------------------------------------------- the whole bump
+
+
+DECODE = r"""
+import json
+import acp_v2_unstable as p
+
+out = {"version": p.SCHEMA_VERSION, "sha256": p.SCHEMA_SHA256}
+message = p.decode("AgentNotification", {
+    "method": "session/update",
+    "params": {"sessionId": "s1", "update": {
+        "sessionUpdate": "tool_call_update", "toolCallId": "t1", "capabilities": {"cancel": {}}}},
+})
+out["update"] = type(message.params.update).__name__
+out["tool_call"] = p.encode(message)["params"]["update"]
+terminal = p.decode("TerminalUpdate", {"terminalId": "x", "size": {"cols": 80, "rows": 24}})
+out["terminal"] = p.encode(terminal)
+try:
+    p.decode("ElicitationSchema", {"properties": {}})
+    out["elicitation_without_type"] = "accepted"
+except p.ValidationError:
+    out["elicitation_without_type"] = "rejected"
+out["classes"] = sorted(n for n in ("AuthCapabilities", "ClientAuthCapabilities", "ToolCallCapabilities") if hasattr(p, n))
+print(json.dumps(out))
+"""
+
+
+def decode_with(generated: Path) -> dict:
+    env = dict(os.environ, PYTHONPATH=str(generated), PYTHONDONTWRITEBYTECODE="1")
+    result = subprocess.run(
+        [sys.executable, "-c", DECODE], env=env, capture_output=True, text=True, check=True, cwd=generated
+    )
+    return json.loads(result.stdout)
+
+
+def test_the_whole_bump(tmp_path, project):
+    """2.0.0 generated -> update to 2.4.0 without generating -> check names
+    the stale packages -> generate -> the packages decode 2.4.0 messages."""
+    old = tarball(tmp_path, FIXTURE, "2.0.0")
+    result = acpgen("schema", "update", "--from", str(old), "--config", config(project))
+    assert result.exit_code == 0, result.output
+    assert "generated 4 package(s)" in result.output
+    assert acpgen("check", "--config", config(project)).exit_code == 0
+    before = decode_with(project / "generated")
+    assert before["version"] == "2.0.0"
+    assert before["sha256"] == hashlib.sha256((FIXTURE / "v2/schema.unstable.json").read_bytes()).hexdigest()
+    assert before["classes"] == ["AuthCapabilities"]
+    assert before["elicitation_without_type"] == "accepted"  # 2.0.0 defaults it
+    assert "capabilities" not in before["tool_call"]  # unknown to 2.0.0: dropped
+
+    new = package_dir(tmp_path / "new", SCHEMA, "2.4.0")
+    generated = tree(project / "generated")
+    result = acpgen("schema", "update", "--from", str(new), "--config", config(project), "--no-generate")
+    assert result.exit_code == 0, result.output
+    assert "v2/schema.unstable.json: " in result.output and "breaking" in result.output
+    assert tree(project / "generated") == generated
+    assert tree(project / "schema") == tree(SCHEMA)
+
+    stale = acpgen("check", "--config", config(project))
+    assert stale.exit_code == 1
+    assert f"4 package(s) out of date: {', '.join(PACKAGES)}" in stale.output
+    for package in PACKAGES:
+        assert f"stale: generated/{package}/__init__.py" in stale.output
+
+    result = acpgen("generate", "--config", config(project))
+    assert result.exit_code == 0, result.output
+    assert acpgen("check", "--config", config(project)).exit_code == 0
+
+    after = decode_with(project / "generated")
+    assert after["version"] == "2.4.0"
+    assert after["sha256"] == hashlib.sha256((SCHEMA / "v2/schema.unstable.json").read_bytes()).hexdigest()
+    assert after["update"] == "ToolCallUpdateSessionUpdate"
+    assert after["tool_call"] == {
+        "sessionUpdate": "tool_call_update", "toolCallId": "t1", "capabilities": {"cancel": {}},
+    }
+    assert after["terminal"] == {"terminalId": "x", "size": {"cols": 80, "rows": 24}}
+    assert after["elicitation_without_type"] == "rejected"
+    assert after["classes"] == ["ClientAuthCapabilities", "ToolCallCapabilities"]
