@@ -75,7 +75,9 @@ def _import_libraries():
 class Case:
     """One message of the mix, with the four callables the benchmark times."""
 
-    def __init__(self, label: str, def_name: str, payload: dict, acp_v1, sdk_schema, mapping):
+    def __init__(
+        self, label: str, def_name: str, payload: dict, acp_v1, sdk_schema, mapping
+    ):
         self.label = label
         self.def_name = def_name
         self.payload = payload
@@ -103,27 +105,39 @@ class Case:
 # ---------------------------------------------------------------- checks
 
 
-def _diff(a: Any, b: Any, path: str = "$") -> list[str]:
+def _show(value: Any, limit: int = 60) -> str:
+    try:
+        text = json.dumps(value)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _diff(a: Any, b: Any, names: tuple[str, str], path: str = "$") -> list[str]:
     """Differences between two JSON-like values (dict key order ignored)."""
     if isinstance(a, dict) and isinstance(b, dict):
         out = []
-        for k in a.keys() | b.keys():
+        for k in sorted(a.keys() | b.keys()):
             if k not in b:
-                out.append(f"{path}.{k}: only in the first ({json.dumps(a[k])[:60]})")
+                out.append(f"{path}.{k} only in {names[0]}: {_show(a[k])}")
             elif k not in a:
-                out.append(f"{path}.{k}: only in the second ({json.dumps(b[k])[:60]})")
+                out.append(
+                    f"{path}.{k} only in {names[1]}: {_show(b[k])} (a default filled in?)"
+                )
             else:
-                out += _diff(a[k], b[k], f"{path}.{k}")
+                out += _diff(a[k], b[k], names, f"{path}.{k}")
         return out
     if isinstance(a, list) and isinstance(b, list):
         if len(a) != len(b):
-            return [f"{path}: {len(a)} items vs {len(b)}"]
+            return [f"{path}: {len(a)} items in {names[0]}, {len(b)} in {names[1]}"]
         out = []
         for i, (x, y) in enumerate(zip(a, b)):
-            out += _diff(x, y, f"{path}[{i}]")
+            out += _diff(x, y, names, f"{path}[{i}]")
         return out
     if type(a) is not type(b) or a != b:
-        return [f"{path}: {json.dumps(a)[:40]} vs {json.dumps(b)[:40]}"]
+        return [
+            f"{path}: {names[0]} {_show(a, 40)} ({type(a).__name__}), {names[1]} {_show(b, 40)} ({type(b).__name__})"
+        ]
     return []
 
 
@@ -144,18 +158,26 @@ def check_cases(cases: list[Case], acp_v1) -> list[str]:
         try:
             case.decoded["sdk"] = case.decode["sdk"](case.payload)
         except Exception as error:  # noqa: BLE001
-            sys.exit(f"{case.label}: the SDK ({case.sdk_model_name}) refuses the payload: {error}")
+            sys.exit(
+                f"{case.label}: the SDK ({case.sdk_model_name}) refuses the payload: {error}"
+            )
         wire = {lib: case.encode[lib](case.decoded[lib]) for lib in LIBS}
         for lib in LIBS:
             try:
                 json.dumps(wire[lib])
             except (TypeError, ValueError) as error:
-                warnings.append(f"{case.label}: {lib} encode is not JSON-serialisable: {error}")
-        for d in _diff(wire["acpgen"], wire["sdk"]):
-            warnings.append(f"{case.label}: acpgen vs SDK wire form: {d}")
+                warnings.append(
+                    f"{case.label}: {lib} encode is not JSON-serialisable: {error}"
+                )
+        for d in _diff(
+            wire["acpgen"], wire["sdk"], ("acpgen's encode", "the SDK's model_dump")
+        ):
+            warnings.append(f"{case.label}: {d}")
         for lib in LIBS:
-            for d in _diff(case.payload, wire[lib]):
-                warnings.append(f"{case.label}: payload vs {lib} round trip: {d}")
+            for d in _diff(
+                case.payload, wire[lib], ("the payload", f"{lib}'s round trip")
+            ):
+                warnings.append(f"{case.label}: {d}")
     return warnings
 
 
@@ -178,6 +200,14 @@ def _batch(fn: Callable, arg: Any, n: int, collect: bool) -> int:
         if gc_was_on:
             gc.enable()
     return t1 - t0
+
+
+def _load() -> float:
+    """The 1-minute load average (this process counts for about 1)."""
+    try:
+        return os.getloadavg()[0]
+    except (AttributeError, OSError):
+        return 0.0
 
 
 def _loop_overhead_ns(n: int = 200_000) -> float:
@@ -215,12 +245,21 @@ def _calibrate(case: Case, op: str, target_ns: float) -> int:
     return max(3, int(target_ns / slowest))
 
 
-def run(cases: list[Case], rounds: int, target_ms: float, warmup_s: float, collect: bool) -> dict:
+def run(
+    cases: list[Case], rounds: int, target_ms: float, warmup_s: float, collect: bool
+) -> dict:
     _warm_up(cases, warmup_s)
     target_ns = target_ms * 1e6
-    calls = {(c.label, op): _calibrate(c, op, target_ns) for c in cases for op in ("decode", "encode")}
+    calls = {
+        (c.label, op): _calibrate(c, op, target_ns)
+        for c in cases
+        for op in ("decode", "encode")
+    }
     samples: dict[tuple, list[float]] = {
-        (c.label, op, lib): [] for c in cases for op in ("decode", "encode") for lib in LIBS
+        (c.label, op, lib): []
+        for c in cases
+        for op in ("decode", "encode")
+        for lib in LIBS
     }
     flip = 0
     for r in range(rounds):
@@ -231,7 +270,9 @@ def run(cases: list[Case], rounds: int, target_ms: float, warmup_s: float, colle
                 flip += 1
                 for lib in order:
                     fn, arg = case.op(op, lib)
-                    samples[(case.label, op, lib)].append(_batch(fn, arg, n, collect) / n)
+                    samples[(case.label, op, lib)].append(
+                        _batch(fn, arg, n, collect) / n
+                    )
         print(f"  round {r + 1}/{rounds} done", flush=True)
     return {"calls": calls, "samples": samples}
 
@@ -258,7 +299,11 @@ def import_time_ms(module: str, runs: int) -> dict:
     times = []
     for i in range(runs + 1):
         out = subprocess.run(
-            [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+            [sys.executable, "-c", code],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
         )
         if i:
             times.append(int(out.stdout.strip()) / 1e6)
@@ -301,6 +346,7 @@ def summarise(cases: list[Case], timing: dict) -> dict:
     samples = timing["samples"]
     rows = []
     totals = {(op, lib): 0.0 for op in ("decode", "encode") for lib in LIBS}
+    mins = {(op, lib): 0.0 for op in ("decode", "encode") for lib in LIBS}
     spread = 0.0
     for case in cases:
         row = {
@@ -314,45 +360,89 @@ def summarise(cases: list[Case], timing: dict) -> dict:
             for lib in LIBS:
                 s = samples[(case.label, op, lib)]
                 med = statistics.median(s)
-                spread = max(spread, (max(s) - min(s)) / med)
+                spread = max(spread, med / min(s) - 1)
                 totals[(op, lib)] += med
-                row[op][lib] = {"median_ns": med, "samples_ns": s}
-            row[op]["ratio_sdk_over_acpgen"] = row[op]["sdk"]["median_ns"] / row[op]["acpgen"]["median_ns"]
+                mins[(op, lib)] += min(s)
+                row[op][lib] = {"median_ns": med, "min_ns": min(s), "samples_ns": s}
+            row[op]["ratio_sdk_over_acpgen"] = (
+                row[op]["sdk"]["median_ns"] / row[op]["acpgen"]["median_ns"]
+            )
         rows.append(row)
     total = {
         op: {
             "acpgen_ns": totals[(op, "acpgen")],
             "sdk_ns": totals[(op, "sdk")],
             "ratio_sdk_over_acpgen": totals[(op, "sdk")] / totals[(op, "acpgen")],
-            "geomean_ratio": statistics.geometric_mean(r[op]["ratio_sdk_over_acpgen"] for r in rows),
+            "geomean_ratio": statistics.geometric_mean(
+                r[op]["ratio_sdk_over_acpgen"] for r in rows
+            ),
+            "acpgen_min_ns": mins[(op, "acpgen")],
+            "sdk_min_ns": mins[(op, "sdk")],
+            "ratio_of_min_sums": mins[(op, "sdk")] / mins[(op, "acpgen")],
         }
         for op in ("decode", "encode")
     }
-    return {"rows": rows, "totals": total, "max_relative_spread": spread}
+    return {"rows": rows, "totals": total, "max_median_over_min": spread}
 
 
 def print_table(summary: dict) -> None:
-    head = ["message", "bytes", "acpgen dec µs", "SDK dec µs", "SDK/acpgen",
-            "acpgen enc µs", "SDK enc µs", "SDK/acpgen"]
+    head = [
+        "message",
+        "bytes",
+        "acpgen dec µs",
+        "SDK dec µs",
+        "SDK/acpgen",
+        "acpgen enc µs",
+        "SDK enc µs",
+        "SDK/acpgen",
+    ]
     lines = []
     for r in summary["rows"]:
         d, e = r["decode"], r["encode"]
-        lines.append([
-            r["label"], str(r["bytes"]),
-            _us(d["acpgen"]["median_ns"]), _us(d["sdk"]["median_ns"]), _ratio(d["sdk"]["median_ns"], d["acpgen"]["median_ns"]),
-            _us(e["acpgen"]["median_ns"]), _us(e["sdk"]["median_ns"]), _ratio(e["sdk"]["median_ns"], e["acpgen"]["median_ns"]),
-        ])
+        lines.append(
+            [
+                r["label"],
+                str(r["bytes"]),
+                _us(d["acpgen"]["median_ns"]),
+                _us(d["sdk"]["median_ns"]),
+                _ratio(d["sdk"]["median_ns"], d["acpgen"]["median_ns"]),
+                _us(e["acpgen"]["median_ns"]),
+                _us(e["sdk"]["median_ns"]),
+                _ratio(e["sdk"]["median_ns"], e["acpgen"]["median_ns"]),
+            ]
+        )
     t = summary["totals"]
     total_bytes = sum(r["bytes"] for r in summary["rows"])
     foot = [
-        "TOTAL (sum of medians)", str(total_bytes),
-        _us(t["decode"]["acpgen_ns"]), _us(t["decode"]["sdk_ns"]), _ratio(t["decode"]["sdk_ns"], t["decode"]["acpgen_ns"]),
-        _us(t["encode"]["acpgen_ns"]), _us(t["encode"]["sdk_ns"]), _ratio(t["encode"]["sdk_ns"], t["encode"]["acpgen_ns"]),
+        "TOTAL (sum of medians)",
+        str(total_bytes),
+        _us(t["decode"]["acpgen_ns"]),
+        _us(t["decode"]["sdk_ns"]),
+        _ratio(t["decode"]["sdk_ns"], t["decode"]["acpgen_ns"]),
+        _us(t["encode"]["acpgen_ns"]),
+        _us(t["encode"]["sdk_ns"]),
+        _ratio(t["encode"]["sdk_ns"], t["encode"]["acpgen_ns"]),
     ]
-    widths = [max(len(row[i]) for row in [head, foot, *lines]) for i in range(len(head))]
+    foot_min = [
+        "(sum of per-round minima)",
+        "",
+        _us(t["decode"]["acpgen_min_ns"]),
+        _us(t["decode"]["sdk_min_ns"]),
+        _ratio(t["decode"]["sdk_min_ns"], t["decode"]["acpgen_min_ns"]),
+        _us(t["encode"]["acpgen_min_ns"]),
+        _us(t["encode"]["sdk_min_ns"]),
+        _ratio(t["encode"]["sdk_min_ns"], t["encode"]["acpgen_min_ns"]),
+    ]
+    widths = [
+        max(len(row[i]) for row in [head, foot, foot_min, *lines])
+        for i in range(len(head))
+    ]
 
     def fmt(row):
-        return "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths)))
+        return "  ".join(
+            c.ljust(w) if i == 0 else c.rjust(w)
+            for i, (c, w) in enumerate(zip(row, widths))
+        )
 
     rule = "-" * len(fmt(head))
     print(fmt(head))
@@ -361,6 +451,7 @@ def print_table(summary: dict) -> None:
         print(fmt(row))
     print(rule)
     print(fmt(foot))
+    print(fmt(foot_min))
     print(
         f"geometric mean of the per-message ratios: decode {t['decode']['geomean_ratio']:.2f}x, "
         f"encode {t['encode']['geomean_ratio']:.2f}x"
@@ -386,7 +477,11 @@ def profile(cases: list[Case], op: str, seconds: float, top: int) -> None:
     for name in dir(models):
         cls = getattr(models, name)
         init = getattr(getattr(cls, "__init__", None), "__code__", None)
-        if isinstance(cls, type) and init is not None and init.co_filename == "<string>":
+        if (
+            isinstance(cls, type)
+            and init is not None
+            and init.co_filename == "<string>"
+        ):
             # by id: equal code objects (same fields) compare and hash equal
             init_owner[id(init)] = f"{cls.__name__}.__init__ (dataclass)"
 
@@ -410,8 +505,14 @@ def profile(cases: list[Case], op: str, seconds: float, top: int) -> None:
         elif id(code) in init_owner:
             label = init_owner[id(code)]
         else:
-            label = f"{Path(code.co_filename).name}:{code.co_firstlineno}({code.co_name})"
-        if label.startswith("bench.py") or "perf_counter" in label or "_lsprof" in label:
+            label = (
+                f"{Path(code.co_filename).name}:{code.co_firstlineno}({code.co_name})"
+            )
+        if (
+            label.startswith("bench.py")
+            or "perf_counter" in label
+            or "_lsprof" in label
+        ):
             continue
         row = rows.setdefault(label, [0, 0.0, 0.0])
         row[0] += entry.callcount
@@ -422,7 +523,9 @@ def profile(cases: list[Case], op: str, seconds: float, top: int) -> None:
         f"\n== cProfile of acp_v1 {op}: {loops} loops over the mix of {len(calls)} messages; "
         f"top {top} by tottime (own time), {total:.3f} s in all =="
     )
-    print(f"{'calls/loop':>10} {'tottime s':>9} {'share':>6} {'cumtime s':>9}  function")
+    print(
+        f"{'calls/loop':>10} {'tottime s':>9} {'share':>6} {'cumtime s':>9}  function"
+    )
     for label, (n, tot, cum) in sorted(rows.items(), key=lambda kv: -kv[1][1])[:top]:
         print(f"{n / loops:10.1f} {tot:9.3f} {tot / total:6.1%} {cum:9.3f}  {label}")
 
@@ -432,18 +535,40 @@ def profile(cases: list[Case], op: str, seconds: float, top: int) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--rounds", type=int, default=None, help="timed rounds (default 7, 3 with --quick)")
-    parser.add_argument("--quick", action="store_true", help="few iterations: a smoke run")
-    parser.add_argument("--target-ms", type=float, default=None, help="length of one timed batch (default 40, 1 with --quick)")
-    parser.add_argument("--gc", action="store_true", help="leave the garbage collector on while timing")
-    parser.add_argument("--json", metavar="PATH", help="write the results as JSON to PATH")
-    parser.add_argument("--no-import-time", action="store_true", help="skip the import-time measurement")
+    parser.add_argument(
+        "--rounds",
+        type=int,
+        default=None,
+        help="timed rounds (default 7, 3 with --quick)",
+    )
+    parser.add_argument(
+        "--quick", action="store_true", help="few iterations: a smoke run"
+    )
+    parser.add_argument(
+        "--target-ms",
+        type=float,
+        default=None,
+        help="length of one timed batch (default 40, 1 with --quick)",
+    )
+    parser.add_argument(
+        "--gc", action="store_true", help="leave the garbage collector on while timing"
+    )
+    parser.add_argument(
+        "--json", metavar="PATH", help="write the results as JSON to PATH"
+    )
+    parser.add_argument(
+        "--no-import-time", action="store_true", help="skip the import-time measurement"
+    )
     parser.add_argument(
         "--generated",
         metavar="DIR",
         help="benchmark the acp_v1 package in DIR instead of generated/ (to compare a new generator output)",
     )
-    parser.add_argument("--profile", choices=("decode", "encode"), help="instead of the benchmark, cProfile acp_v1 on the mix")
+    parser.add_argument(
+        "--profile",
+        choices=("decode", "encode"),
+        help="instead of the benchmark, cProfile acp_v1 on the mix",
+    )
     parser.add_argument("--profile-seconds", type=float, default=5.0)
     parser.add_argument("--profile-top", type=int, default=25)
     args = parser.parse_args(argv)
@@ -473,35 +598,54 @@ def main(argv: list[str] | None = None) -> int:
         f"agent-client-protocol {info['agent_client_protocol']}; acpgen {info['acpgen']}"
     )
     print(f"acp_v1 from {Path(acp_v1.__file__).parent}")
-    print(f"{len(cases)} messages; both libraries accept every payload (acp_v1 also in strict mode).")
+    print(
+        f"{len(cases)} messages; both libraries accept every payload (acp_v1 also in strict mode)."
+    )
     for w in warnings:
         print(f"WARNING: {w}")
     print(
         f"rounds={rounds}, batch≈{target_ms:g} ms, warm-up {warmup_s:g} s, "
         f"gc {'on' if args.gc else 'off'} while timing; timing..."
     )
+    load_before = _load()
     overhead = _loop_overhead_ns()
     timing = run(cases, rounds, target_ms, warmup_s, args.gc)
+    load_after = _load()
     summary = summarise(cases, timing)
     print()
-    print("Per-call median over rounds (µs); ratio = SDK time / acpgen time (>1: acpgen faster)")
+    print(
+        "Per-call median over rounds (µs); ratio = SDK time / acpgen time (>1: acpgen faster)"
+    )
     print_table(summary)
     print(
         f"(timing-loop overhead ≈{overhead:.0f} ns/call, included on both sides; "
-        f"largest (max-min)/median over rounds: {summary['max_relative_spread']:.0%})"
+        f"largest median/min - 1 over the measurements: {summary['max_median_over_min']:.0%}; "
+        f"load average {load_before:.2f} before, {load_after:.2f} after)"
     )
+    if summary["max_median_over_min"] > 0.15:
+        print(
+            f"WARNING: the machine was busy (load average {load_before:.2f} before, "
+            f"{load_after:.2f} after; a median is up to {summary['max_median_over_min']:.0%} "
+            "above its best round): medians may be inflated, rerun on a quiet machine"
+        )
     t = summary["totals"]
     for op in ("decode", "encode"):
         ratio = t[op]["ratio_sdk_over_acpgen"]
         verdict = "meets" if ratio >= 2.0 else "MISSES"
-        print(f"target {op} >= 2x faster than the SDK over the mix: {ratio:.2f}x -> {verdict} the target")
+        print(
+            f"target {op} >= 2x faster than the SDK over the mix: {ratio:.2f}x -> {verdict} the target"
+        )
 
     imports = {}
     if not args.no_import_time:
         print(f"\nImport time in a fresh interpreter (median of {import_runs} runs):")
         for module in ("acp_v1", "acp.schema", "pydantic"):
             imports[module] = import_time_ms(module, import_runs)
-            note = " (baseline: pydantic alone, part of acp.schema's time)" if module == "pydantic" else ""
+            note = (
+                " (baseline: pydantic alone, part of acp.schema's time)"
+                if module == "pydantic"
+                else ""
+            )
             if module == "acp.schema":
                 note = " (imports the acp package: SDK runtime + pydantic)"
             print(f"  import {module:<11} {imports[module]['median_ms']:8.1f} ms{note}")
@@ -515,6 +659,7 @@ def main(argv: list[str] | None = None) -> int:
                 "warmup_s": warmup_s,
                 "gc_during_timing": args.gc,
                 "loop_overhead_ns": overhead,
+                "load_average_before_after": [load_before, load_after],
                 "quick": args.quick,
             },
             "sdk_model_for_def": bench_payloads.SDK_MODEL_FOR_DEF,
@@ -522,10 +667,12 @@ def main(argv: list[str] | None = None) -> int:
             "warnings": warnings,
             "messages": summary["rows"],
             "totals": summary["totals"],
-            "max_relative_spread": summary["max_relative_spread"],
+            "max_median_over_min": summary["max_median_over_min"],
             "import_time": imports,
         }
-        Path(args.json).write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+        Path(args.json).write_text(
+            json.dumps(result, indent=2) + "\n", encoding="utf-8"
+        )
         print(f"\nresults written to {args.json}")
     return 0
 

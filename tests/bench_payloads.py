@@ -223,7 +223,11 @@ def build() -> list[tuple[str, str, dict]]:
                     },
                 },
             ],
-            "rawOutput": {"exit_code": 0, "duration_ms": 3140, "stdout_truncated": False},
+            "rawOutput": {
+                "exit_code": 0,
+                "duration_ms": 3140,
+                "stdout_truncated": False,
+            },
         }
     )
 
@@ -286,12 +290,36 @@ def build() -> list[tuple[str, str, dict]]:
         {
             "sessionUpdate": "plan",
             "entries": [
-                {"content": "Read the server module and its tests", "priority": "high", "status": "completed"},
-                {"content": "Find every hard-coded timeout", "priority": "high", "status": "completed"},
-                {"content": "Raise handler timeouts to 45s", "priority": "high", "status": "in_progress"},
-                {"content": "Move the timeout into config.py", "priority": "medium", "status": "pending"},
-                {"content": "Run the unit tests", "priority": "medium", "status": "pending"},
-                {"content": "Update the changelog", "priority": "low", "status": "pending"},
+                {
+                    "content": "Read the server module and its tests",
+                    "priority": "high",
+                    "status": "completed",
+                },
+                {
+                    "content": "Find every hard-coded timeout",
+                    "priority": "high",
+                    "status": "completed",
+                },
+                {
+                    "content": "Raise handler timeouts to 45s",
+                    "priority": "high",
+                    "status": "in_progress",
+                },
+                {
+                    "content": "Move the timeout into config.py",
+                    "priority": "medium",
+                    "status": "pending",
+                },
+                {
+                    "content": "Run the unit tests",
+                    "priority": "medium",
+                    "status": "pending",
+                },
+                {
+                    "content": "Update the changelog",
+                    "priority": "low",
+                    "status": "pending",
+                },
             ],
         }
     )
@@ -353,7 +381,11 @@ def build() -> list[tuple[str, str, dict]]:
         "protocolVersion": 1,
         "agentCapabilities": {
             "loadSession": True,
-            "promptCapabilities": {"image": True, "audio": False, "embeddedContext": True},
+            "promptCapabilities": {
+                "image": True,
+                "audio": False,
+                "embeddedContext": True,
+            },
             "mcpCapabilities": {"http": True, "sse": False},
             "sessionCapabilities": {"list": {}, "close": {}},
             "auth": {"logout": {}},
@@ -373,10 +405,26 @@ def build() -> list[tuple[str, str, dict]]:
 
     return [
         ("session/update tool_call (diff)", "SessionNotification", tool_call),
-        ("session/update tool_call_update (output)", "SessionNotification", tool_call_update_output),
-        ("session/update tool_call_update (diffs)", "SessionNotification", tool_call_update_diff),
-        ("session/update agent_message_chunk text", "SessionNotification", agent_message_chunk),
-        ("session/update agent_message_chunk link", "SessionNotification", agent_message_chunk_link),
+        (
+            "session/update tool_call_update (output)",
+            "SessionNotification",
+            tool_call_update_output,
+        ),
+        (
+            "session/update tool_call_update (diffs)",
+            "SessionNotification",
+            tool_call_update_diff,
+        ),
+        (
+            "session/update agent_message_chunk text",
+            "SessionNotification",
+            agent_message_chunk,
+        ),
+        (
+            "session/update agent_message_chunk link",
+            "SessionNotification",
+            agent_message_chunk_link,
+        ),
         ("session/update plan", "SessionNotification", plan),
         ("session/prompt request", "PromptRequest", prompt),
         ("initialize request", "InitializeRequest", initialize_request),

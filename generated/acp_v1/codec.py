@@ -37,6 +37,10 @@ from .models import _Model
 
 __all__ = ["decode", "decode_class", "encode"]
 
+_new = object.__new__
+"""Decoders build objects without calling ``__init__``: they have already
+computed every field, defaults included."""
+
 
 def decode(name: str, data: Any, *, strict: bool = False) -> Any:
     """Decode ``data``, a value as ``json.loads`` returns it, as the ``$defs``
@@ -160,11 +164,11 @@ def _decode_AgentRequest(d: Any, strict: bool) -> AgentRequest:
         except ValidationError as error:
             raise error.at("params")
 
-    return AgentRequest(
-        id=f_id,
-        method=f_method,
-        params=f_params,
-    )
+    o = _new(AgentRequest)
+    o.id = f_id
+    o.method = f_method
+    o.params = f_params
+    return o
 
 
 def _encode_AgentRequest(o: AgentRequest) -> dict[str, Any]:
@@ -209,7 +213,7 @@ def _decode_WriteTextFileRequest(d: Any, strict: bool) -> WriteTextFileRequest:
         raise missing("sessionId")
     else:
         try:
-            f_session_id = _decode_SessionId(v, strict)
+            f_session_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("sessionId")
 
@@ -242,17 +246,17 @@ def _decode_WriteTextFileRequest(d: Any, strict: bool) -> WriteTextFileRequest:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return WriteTextFileRequest(
-        session_id=f_session_id,
-        path=f_path,
-        content=f_content,
-        meta=f_meta,
-    )
+    o = _new(WriteTextFileRequest)
+    o.session_id = f_session_id
+    o.path = f_path
+    o.content = f_content
+    o.meta = f_meta
+    return o
 
 
 def _encode_WriteTextFileRequest(o: WriteTextFileRequest) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["sessionId"] = _encode_SessionId(o.session_id)
+    d["sessionId"] = o.session_id
 
     d["path"] = o.path
 
@@ -281,7 +285,7 @@ def _decode_ReadTextFileRequest(d: Any, strict: bool) -> ReadTextFileRequest:
         raise missing("sessionId")
     else:
         try:
-            f_session_id = _decode_SessionId(v, strict)
+            f_session_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("sessionId")
 
@@ -331,18 +335,18 @@ def _decode_ReadTextFileRequest(d: Any, strict: bool) -> ReadTextFileRequest:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return ReadTextFileRequest(
-        session_id=f_session_id,
-        path=f_path,
-        line=f_line,
-        limit=f_limit,
-        meta=f_meta,
-    )
+    o = _new(ReadTextFileRequest)
+    o.session_id = f_session_id
+    o.path = f_path
+    o.line = f_line
+    o.limit = f_limit
+    o.meta = f_meta
+    return o
 
 
 def _encode_ReadTextFileRequest(o: ReadTextFileRequest) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["sessionId"] = _encode_SessionId(o.session_id)
+    d["sessionId"] = o.session_id
 
     d["path"] = o.path
 
@@ -369,7 +373,7 @@ def _decode_RequestPermissionRequest(d: Any, strict: bool) -> RequestPermissionR
         raise missing("sessionId")
     else:
         try:
-            f_session_id = _decode_SessionId(v, strict)
+            f_session_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("sessionId")
 
@@ -402,17 +406,17 @@ def _decode_RequestPermissionRequest(d: Any, strict: bool) -> RequestPermissionR
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return RequestPermissionRequest(
-        session_id=f_session_id,
-        tool_call=f_tool_call,
-        options=f_options,
-        meta=f_meta,
-    )
+    o = _new(RequestPermissionRequest)
+    o.session_id = f_session_id
+    o.tool_call = f_tool_call
+    o.options = f_options
+    o.meta = f_meta
+    return o
 
 
 def _encode_RequestPermissionRequest(o: RequestPermissionRequest) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["sessionId"] = _encode_SessionId(o.session_id)
+    d["sessionId"] = o.session_id
 
     d["toolCall"] = _encode_ToolCallUpdate(o.tool_call)
 
@@ -433,7 +437,7 @@ def _decode_ToolCallUpdate(d: Any, strict: bool) -> ToolCallUpdate:
         raise missing("toolCallId")
     else:
         try:
-            f_tool_call_id = _decode_ToolCallId(v, strict)
+            f_tool_call_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("toolCallId")
 
@@ -544,31 +548,33 @@ def _decode_ToolCallUpdate(d: Any, strict: bool) -> ToolCallUpdate:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return ToolCallUpdate(
-        tool_call_id=f_tool_call_id,
-        kind=f_kind,
-        status=f_status,
-        title=f_title,
-        name=f_name,
-        content=f_content,
-        locations=f_locations,
-        raw_input=f_raw_input,
-        raw_output=f_raw_output,
-        meta=f_meta,
-    )
+    o = _new(ToolCallUpdate)
+    o.tool_call_id = f_tool_call_id
+    o.kind = f_kind
+    o.status = f_status
+    o.title = f_title
+    o.name = f_name
+    o.content = f_content
+    o.locations = f_locations
+    o.raw_input = f_raw_input
+    o.raw_output = f_raw_output
+    o.meta = f_meta
+    return o
 
 
 def _encode_ToolCallUpdate(o: ToolCallUpdate) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["toolCallId"] = _encode_ToolCallId(o.tool_call_id)
+    d["toolCallId"] = o.tool_call_id
 
     v = o.kind
     if v is not UNSET:
-        d["kind"] = None if v is None else _encode_ToolKind(v)
+        d["kind"] = None if v is None else (v._value_ if type(v) is ToolKind else v)
 
     v = o.status
     if v is not UNSET:
-        d["status"] = None if v is None else _encode_ToolCallStatus(v)
+        d["status"] = (
+            None if v is None else (v._value_ if type(v) is ToolCallStatus else v)
+        )
 
     v = o.title
     if v is not UNSET:
@@ -612,7 +618,7 @@ def _encode_ToolCallId(v: Any) -> Any:
 def _decode_ToolKind(v: Any, strict: bool) -> ToolKind:
     if type(v) is not str:
         raise type_error("a string", v)
-    member = ToolKind._value2member_map_.get(v)
+    member = _MEMBERS_ToolKind.get(v)
     if member is not None:
         return member
     raise ValidationError(
@@ -621,14 +627,17 @@ def _decode_ToolKind(v: Any, strict: bool) -> ToolKind:
     )
 
 
+_MEMBERS_ToolKind = ToolKind._value2member_map_
+
+
 def _encode_ToolKind(v: Any) -> Any:
-    return v.value if isinstance(v, ToolKind) else v
+    return v._value_ if type(v) is ToolKind else v
 
 
 def _decode_ToolCallStatus(v: Any, strict: bool) -> ToolCallStatus:
     if type(v) is not str:
         raise type_error("a string", v)
-    member = ToolCallStatus._value2member_map_.get(v)
+    member = _MEMBERS_ToolCallStatus.get(v)
     if member is not None:
         return member
     raise ValidationError(
@@ -637,8 +646,11 @@ def _decode_ToolCallStatus(v: Any, strict: bool) -> ToolCallStatus:
     )
 
 
+_MEMBERS_ToolCallStatus = ToolCallStatus._value2member_map_
+
+
 def _encode_ToolCallStatus(v: Any) -> Any:
-    return v.value if isinstance(v, ToolCallStatus) else v
+    return v._value_ if type(v) is ToolCallStatus else v
 
 
 def _decode_ContentToolCallContent(d: Any, strict: bool) -> ContentToolCallContent:
@@ -666,10 +678,10 @@ def _decode_ContentToolCallContent(d: Any, strict: bool) -> ContentToolCallConte
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return ContentToolCallContent(
-        content=f_content,
-        meta=f_meta,
-    )
+    o = _new(ContentToolCallContent)
+    o.content = f_content
+    o.meta = f_meta
+    return o
 
 
 def _encode_ContentToolCallContent(o: ContentToolCallContent) -> dict[str, Any]:
@@ -728,12 +740,12 @@ def _decode_DiffToolCallContent(d: Any, strict: bool) -> DiffToolCallContent:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return DiffToolCallContent(
-        path=f_path,
-        old_text=f_old_text,
-        new_text=f_new_text,
-        meta=f_meta,
-    )
+    o = _new(DiffToolCallContent)
+    o.path = f_path
+    o.old_text = f_old_text
+    o.new_text = f_new_text
+    o.meta = f_meta
+    return o
 
 
 def _encode_DiffToolCallContent(o: DiffToolCallContent) -> dict[str, Any]:
@@ -763,7 +775,7 @@ def _decode_TerminalToolCallContent(d: Any, strict: bool) -> TerminalToolCallCon
         raise missing("terminalId")
     else:
         try:
-            f_terminal_id = _decode_TerminalId(v, strict)
+            f_terminal_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("terminalId")
 
@@ -778,15 +790,15 @@ def _decode_TerminalToolCallContent(d: Any, strict: bool) -> TerminalToolCallCon
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return TerminalToolCallContent(
-        terminal_id=f_terminal_id,
-        meta=f_meta,
-    )
+    o = _new(TerminalToolCallContent)
+    o.terminal_id = f_terminal_id
+    o.meta = f_meta
+    return o
 
 
 def _encode_TerminalToolCallContent(o: TerminalToolCallContent) -> dict[str, Any]:
     d: dict[str, Any] = {"type": "terminal"}
-    d["terminalId"] = _encode_TerminalId(o.terminal_id)
+    d["terminalId"] = o.terminal_id
 
     v = o.meta
     if v is not UNSET:
@@ -864,11 +876,11 @@ def _decode_TextContentBlock(d: Any, strict: bool) -> TextContentBlock:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return TextContentBlock(
-        annotations=f_annotations,
-        text=f_text,
-        meta=f_meta,
-    )
+    o = _new(TextContentBlock)
+    o.annotations = f_annotations
+    o.text = f_text
+    o.meta = f_meta
+    return o
 
 
 def _encode_TextContentBlock(o: TextContentBlock) -> dict[str, Any]:
@@ -942,13 +954,13 @@ def _decode_ImageContentBlock(d: Any, strict: bool) -> ImageContentBlock:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return ImageContentBlock(
-        annotations=f_annotations,
-        data=f_data,
-        mime_type=f_mime_type,
-        uri=f_uri,
-        meta=f_meta,
-    )
+    o = _new(ImageContentBlock)
+    o.annotations = f_annotations
+    o.data = f_data
+    o.mime_type = f_mime_type
+    o.uri = f_uri
+    o.meta = f_meta
+    return o
 
 
 def _encode_ImageContentBlock(o: ImageContentBlock) -> dict[str, Any]:
@@ -1017,12 +1029,12 @@ def _decode_AudioContentBlock(d: Any, strict: bool) -> AudioContentBlock:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return AudioContentBlock(
-        annotations=f_annotations,
-        data=f_data,
-        mime_type=f_mime_type,
-        meta=f_meta,
-    )
+    o = _new(AudioContentBlock)
+    o.annotations = f_annotations
+    o.data = f_data
+    o.mime_type = f_mime_type
+    o.meta = f_meta
+    return o
 
 
 def _encode_AudioContentBlock(o: AudioContentBlock) -> dict[str, Any]:
@@ -1141,16 +1153,16 @@ def _decode_ResourceLinkContentBlock(d: Any, strict: bool) -> ResourceLinkConten
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return ResourceLinkContentBlock(
-        annotations=f_annotations,
-        description=f_description,
-        mime_type=f_mime_type,
-        name=f_name,
-        size=f_size,
-        title=f_title,
-        uri=f_uri,
-        meta=f_meta,
-    )
+    o = _new(ResourceLinkContentBlock)
+    o.annotations = f_annotations
+    o.description = f_description
+    o.mime_type = f_mime_type
+    o.name = f_name
+    o.size = f_size
+    o.title = f_title
+    o.uri = f_uri
+    o.meta = f_meta
+    return o
 
 
 def _encode_ResourceLinkContentBlock(o: ResourceLinkContentBlock) -> dict[str, Any]:
@@ -1222,11 +1234,11 @@ def _decode_ResourceContentBlock(d: Any, strict: bool) -> ResourceContentBlock:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return ResourceContentBlock(
-        annotations=f_annotations,
-        resource=f_resource,
-        meta=f_meta,
-    )
+    o = _new(ResourceContentBlock)
+    o.annotations = f_annotations
+    o.resource = f_resource
+    o.meta = f_meta
+    return o
 
 
 def _encode_ResourceContentBlock(o: ResourceContentBlock) -> dict[str, Any]:
@@ -1331,19 +1343,21 @@ def _decode_Annotations(d: Any, strict: bool) -> Annotations:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return Annotations(
-        audience=f_audience,
-        last_modified=f_last_modified,
-        priority=f_priority,
-        meta=f_meta,
-    )
+    o = _new(Annotations)
+    o.audience = f_audience
+    o.last_modified = f_last_modified
+    o.priority = f_priority
+    o.meta = f_meta
+    return o
 
 
 def _encode_Annotations(o: Annotations) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.audience
     if v is not UNSET:
-        d["audience"] = None if v is None else [_encode_Role(x) for x in v]
+        d["audience"] = (
+            None if v is None else [(x._value_ if type(x) is Role else x) for x in v]
+        )
 
     v = o.last_modified
     if v is not UNSET:
@@ -1363,14 +1377,17 @@ def _encode_Annotations(o: Annotations) -> dict[str, Any]:
 def _decode_Role(v: Any, strict: bool) -> Role:
     if type(v) is not str:
         raise type_error("a string", v)
-    member = Role._value2member_map_.get(v)
+    member = _MEMBERS_Role.get(v)
     if member is not None:
         return member
     raise ValidationError('expected one of "assistant", "user", found ' + repr(v))
 
 
+_MEMBERS_Role = Role._value2member_map_
+
+
 def _encode_Role(v: Any) -> Any:
-    return v.value if isinstance(v, Role) else v
+    return v._value_ if type(v) is Role else v
 
 
 def _decode_TextContent(d: Any, strict: bool) -> TextContent:
@@ -1407,11 +1424,11 @@ def _decode_TextContent(d: Any, strict: bool) -> TextContent:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return TextContent(
-        annotations=f_annotations,
-        text=f_text,
-        meta=f_meta,
-    )
+    o = _new(TextContent)
+    o.annotations = f_annotations
+    o.text = f_text
+    o.meta = f_meta
+    return o
 
 
 def _encode_TextContent(o: TextContent) -> dict[str, Any]:
@@ -1483,13 +1500,13 @@ def _decode_ImageContent(d: Any, strict: bool) -> ImageContent:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return ImageContent(
-        annotations=f_annotations,
-        data=f_data,
-        mime_type=f_mime_type,
-        uri=f_uri,
-        meta=f_meta,
-    )
+    o = _new(ImageContent)
+    o.annotations = f_annotations
+    o.data = f_data
+    o.mime_type = f_mime_type
+    o.uri = f_uri
+    o.meta = f_meta
+    return o
 
 
 def _encode_ImageContent(o: ImageContent) -> dict[str, Any]:
@@ -1556,12 +1573,12 @@ def _decode_AudioContent(d: Any, strict: bool) -> AudioContent:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return AudioContent(
-        annotations=f_annotations,
-        data=f_data,
-        mime_type=f_mime_type,
-        meta=f_meta,
-    )
+    o = _new(AudioContent)
+    o.annotations = f_annotations
+    o.data = f_data
+    o.mime_type = f_mime_type
+    o.meta = f_meta
+    return o
 
 
 def _encode_AudioContent(o: AudioContent) -> dict[str, Any]:
@@ -1678,16 +1695,16 @@ def _decode_ResourceLink(d: Any, strict: bool) -> ResourceLink:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return ResourceLink(
-        annotations=f_annotations,
-        description=f_description,
-        mime_type=f_mime_type,
-        name=f_name,
-        size=f_size,
-        title=f_title,
-        uri=f_uri,
-        meta=f_meta,
-    )
+    o = _new(ResourceLink)
+    o.annotations = f_annotations
+    o.description = f_description
+    o.mime_type = f_mime_type
+    o.name = f_name
+    o.size = f_size
+    o.title = f_title
+    o.uri = f_uri
+    o.meta = f_meta
+    return o
 
 
 def _encode_ResourceLink(o: ResourceLink) -> dict[str, Any]:
@@ -1788,12 +1805,12 @@ def _decode_TextResourceContents(d: Any, strict: bool) -> TextResourceContents:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return TextResourceContents(
-        mime_type=f_mime_type,
-        text=f_text,
-        uri=f_uri,
-        meta=f_meta,
-    )
+    o = _new(TextResourceContents)
+    o.mime_type = f_mime_type
+    o.text = f_text
+    o.uri = f_uri
+    o.meta = f_meta
+    return o
 
 
 def _encode_TextResourceContents(o: TextResourceContents) -> dict[str, Any]:
@@ -1856,12 +1873,12 @@ def _decode_BlobResourceContents(d: Any, strict: bool) -> BlobResourceContents:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return BlobResourceContents(
-        blob=f_blob,
-        mime_type=f_mime_type,
-        uri=f_uri,
-        meta=f_meta,
-    )
+    o = _new(BlobResourceContents)
+    o.blob = f_blob
+    o.mime_type = f_mime_type
+    o.uri = f_uri
+    o.meta = f_meta
+    return o
 
 
 def _encode_BlobResourceContents(o: BlobResourceContents) -> dict[str, Any]:
@@ -1915,11 +1932,11 @@ def _decode_EmbeddedResource(d: Any, strict: bool) -> EmbeddedResource:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return EmbeddedResource(
-        annotations=f_annotations,
-        resource=f_resource,
-        meta=f_meta,
-    )
+    o = _new(EmbeddedResource)
+    o.annotations = f_annotations
+    o.resource = f_resource
+    o.meta = f_meta
+    return o
 
 
 def _encode_EmbeddedResource(o: EmbeddedResource) -> dict[str, Any]:
@@ -1960,10 +1977,10 @@ def _decode_Content(d: Any, strict: bool) -> Content:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return Content(
-        content=f_content,
-        meta=f_meta,
-    )
+    o = _new(Content)
+    o.content = f_content
+    o.meta = f_meta
+    return o
 
 
 def _encode_Content(o: Content) -> dict[str, Any]:
@@ -2020,12 +2037,12 @@ def _decode_Diff(d: Any, strict: bool) -> Diff:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return Diff(
-        path=f_path,
-        old_text=f_old_text,
-        new_text=f_new_text,
-        meta=f_meta,
-    )
+    o = _new(Diff)
+    o.path = f_path
+    o.old_text = f_old_text
+    o.new_text = f_new_text
+    o.meta = f_meta
+    return o
 
 
 def _encode_Diff(o: Diff) -> dict[str, Any]:
@@ -2061,7 +2078,7 @@ def _decode_Terminal(d: Any, strict: bool) -> Terminal:
         raise missing("terminalId")
     else:
         try:
-            f_terminal_id = _decode_TerminalId(v, strict)
+            f_terminal_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("terminalId")
 
@@ -2076,15 +2093,15 @@ def _decode_Terminal(d: Any, strict: bool) -> Terminal:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return Terminal(
-        terminal_id=f_terminal_id,
-        meta=f_meta,
-    )
+    o = _new(Terminal)
+    o.terminal_id = f_terminal_id
+    o.meta = f_meta
+    return o
 
 
 def _encode_Terminal(o: Terminal) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["terminalId"] = _encode_TerminalId(o.terminal_id)
+    d["terminalId"] = o.terminal_id
 
     v = o.meta
     if v is not UNSET:
@@ -2131,11 +2148,11 @@ def _decode_ToolCallLocation(d: Any, strict: bool) -> ToolCallLocation:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return ToolCallLocation(
-        path=f_path,
-        line=f_line,
-        meta=f_meta,
-    )
+    o = _new(ToolCallLocation)
+    o.path = f_path
+    o.line = f_line
+    o.meta = f_meta
+    return o
 
 
 def _encode_ToolCallLocation(o: ToolCallLocation) -> dict[str, Any]:
@@ -2161,7 +2178,7 @@ def _decode_PermissionOption(d: Any, strict: bool) -> PermissionOption:
         raise missing("optionId")
     else:
         try:
-            f_option_id = _decode_PermissionOptionId(v, strict)
+            f_option_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("optionId")
 
@@ -2194,21 +2211,21 @@ def _decode_PermissionOption(d: Any, strict: bool) -> PermissionOption:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return PermissionOption(
-        option_id=f_option_id,
-        name=f_name,
-        kind=f_kind,
-        meta=f_meta,
-    )
+    o = _new(PermissionOption)
+    o.option_id = f_option_id
+    o.name = f_name
+    o.kind = f_kind
+    o.meta = f_meta
+    return o
 
 
 def _encode_PermissionOption(o: PermissionOption) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["optionId"] = _encode_PermissionOptionId(o.option_id)
+    d["optionId"] = o.option_id
 
     d["name"] = o.name
 
-    d["kind"] = _encode_PermissionOptionKind(o.kind)
+    d["kind"] = o.kind._value_ if type(o.kind) is PermissionOptionKind else o.kind
 
     v = o.meta
     if v is not UNSET:
@@ -2228,7 +2245,7 @@ def _encode_PermissionOptionId(v: Any) -> Any:
 def _decode_PermissionOptionKind(v: Any, strict: bool) -> PermissionOptionKind:
     if type(v) is not str:
         raise type_error("a string", v)
-    member = PermissionOptionKind._value2member_map_.get(v)
+    member = _MEMBERS_PermissionOptionKind.get(v)
     if member is not None:
         return member
     raise ValidationError(
@@ -2237,8 +2254,11 @@ def _decode_PermissionOptionKind(v: Any, strict: bool) -> PermissionOptionKind:
     )
 
 
+_MEMBERS_PermissionOptionKind = PermissionOptionKind._value2member_map_
+
+
 def _encode_PermissionOptionKind(v: Any) -> Any:
-    return v.value if isinstance(v, PermissionOptionKind) else v
+    return v._value_ if type(v) is PermissionOptionKind else v
 
 
 def _decode_CreateTerminalRequest(d: Any, strict: bool) -> CreateTerminalRequest:
@@ -2249,7 +2269,7 @@ def _decode_CreateTerminalRequest(d: Any, strict: bool) -> CreateTerminalRequest
         raise missing("sessionId")
     else:
         try:
-            f_session_id = _decode_SessionId(v, strict)
+            f_session_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("sessionId")
 
@@ -2323,20 +2343,20 @@ def _decode_CreateTerminalRequest(d: Any, strict: bool) -> CreateTerminalRequest
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return CreateTerminalRequest(
-        session_id=f_session_id,
-        command=f_command,
-        args=f_args,
-        env=f_env,
-        cwd=f_cwd,
-        output_byte_limit=f_output_byte_limit,
-        meta=f_meta,
-    )
+    o = _new(CreateTerminalRequest)
+    o.session_id = f_session_id
+    o.command = f_command
+    o.args = f_args
+    o.env = f_env
+    o.cwd = f_cwd
+    o.output_byte_limit = f_output_byte_limit
+    o.meta = f_meta
+    return o
 
 
 def _encode_CreateTerminalRequest(o: CreateTerminalRequest) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["sessionId"] = _encode_SessionId(o.session_id)
+    d["sessionId"] = o.session_id
 
     d["command"] = o.command
 
@@ -2395,11 +2415,11 @@ def _decode_EnvVariable(d: Any, strict: bool) -> EnvVariable:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return EnvVariable(
-        name=f_name,
-        value=f_value,
-        meta=f_meta,
-    )
+    o = _new(EnvVariable)
+    o.name = f_name
+    o.value = f_value
+    o.meta = f_meta
+    return o
 
 
 def _encode_EnvVariable(o: EnvVariable) -> dict[str, Any]:
@@ -2423,7 +2443,7 @@ def _decode_TerminalOutputRequest(d: Any, strict: bool) -> TerminalOutputRequest
         raise missing("sessionId")
     else:
         try:
-            f_session_id = _decode_SessionId(v, strict)
+            f_session_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("sessionId")
 
@@ -2432,7 +2452,7 @@ def _decode_TerminalOutputRequest(d: Any, strict: bool) -> TerminalOutputRequest
         raise missing("terminalId")
     else:
         try:
-            f_terminal_id = _decode_TerminalId(v, strict)
+            f_terminal_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("terminalId")
 
@@ -2447,18 +2467,18 @@ def _decode_TerminalOutputRequest(d: Any, strict: bool) -> TerminalOutputRequest
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return TerminalOutputRequest(
-        session_id=f_session_id,
-        terminal_id=f_terminal_id,
-        meta=f_meta,
-    )
+    o = _new(TerminalOutputRequest)
+    o.session_id = f_session_id
+    o.terminal_id = f_terminal_id
+    o.meta = f_meta
+    return o
 
 
 def _encode_TerminalOutputRequest(o: TerminalOutputRequest) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["sessionId"] = _encode_SessionId(o.session_id)
+    d["sessionId"] = o.session_id
 
-    d["terminalId"] = _encode_TerminalId(o.terminal_id)
+    d["terminalId"] = o.terminal_id
 
     v = o.meta
     if v is not UNSET:
@@ -2475,7 +2495,7 @@ def _decode_ReleaseTerminalRequest(d: Any, strict: bool) -> ReleaseTerminalReque
         raise missing("sessionId")
     else:
         try:
-            f_session_id = _decode_SessionId(v, strict)
+            f_session_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("sessionId")
 
@@ -2484,7 +2504,7 @@ def _decode_ReleaseTerminalRequest(d: Any, strict: bool) -> ReleaseTerminalReque
         raise missing("terminalId")
     else:
         try:
-            f_terminal_id = _decode_TerminalId(v, strict)
+            f_terminal_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("terminalId")
 
@@ -2499,18 +2519,18 @@ def _decode_ReleaseTerminalRequest(d: Any, strict: bool) -> ReleaseTerminalReque
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return ReleaseTerminalRequest(
-        session_id=f_session_id,
-        terminal_id=f_terminal_id,
-        meta=f_meta,
-    )
+    o = _new(ReleaseTerminalRequest)
+    o.session_id = f_session_id
+    o.terminal_id = f_terminal_id
+    o.meta = f_meta
+    return o
 
 
 def _encode_ReleaseTerminalRequest(o: ReleaseTerminalRequest) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["sessionId"] = _encode_SessionId(o.session_id)
+    d["sessionId"] = o.session_id
 
-    d["terminalId"] = _encode_TerminalId(o.terminal_id)
+    d["terminalId"] = o.terminal_id
 
     v = o.meta
     if v is not UNSET:
@@ -2529,7 +2549,7 @@ def _decode_WaitForTerminalExitRequest(
         raise missing("sessionId")
     else:
         try:
-            f_session_id = _decode_SessionId(v, strict)
+            f_session_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("sessionId")
 
@@ -2538,7 +2558,7 @@ def _decode_WaitForTerminalExitRequest(
         raise missing("terminalId")
     else:
         try:
-            f_terminal_id = _decode_TerminalId(v, strict)
+            f_terminal_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("terminalId")
 
@@ -2553,18 +2573,18 @@ def _decode_WaitForTerminalExitRequest(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return WaitForTerminalExitRequest(
-        session_id=f_session_id,
-        terminal_id=f_terminal_id,
-        meta=f_meta,
-    )
+    o = _new(WaitForTerminalExitRequest)
+    o.session_id = f_session_id
+    o.terminal_id = f_terminal_id
+    o.meta = f_meta
+    return o
 
 
 def _encode_WaitForTerminalExitRequest(o: WaitForTerminalExitRequest) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["sessionId"] = _encode_SessionId(o.session_id)
+    d["sessionId"] = o.session_id
 
-    d["terminalId"] = _encode_TerminalId(o.terminal_id)
+    d["terminalId"] = o.terminal_id
 
     v = o.meta
     if v is not UNSET:
@@ -2581,7 +2601,7 @@ def _decode_KillTerminalRequest(d: Any, strict: bool) -> KillTerminalRequest:
         raise missing("sessionId")
     else:
         try:
-            f_session_id = _decode_SessionId(v, strict)
+            f_session_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("sessionId")
 
@@ -2590,7 +2610,7 @@ def _decode_KillTerminalRequest(d: Any, strict: bool) -> KillTerminalRequest:
         raise missing("terminalId")
     else:
         try:
-            f_terminal_id = _decode_TerminalId(v, strict)
+            f_terminal_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("terminalId")
 
@@ -2605,18 +2625,18 @@ def _decode_KillTerminalRequest(d: Any, strict: bool) -> KillTerminalRequest:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return KillTerminalRequest(
-        session_id=f_session_id,
-        terminal_id=f_terminal_id,
-        meta=f_meta,
-    )
+    o = _new(KillTerminalRequest)
+    o.session_id = f_session_id
+    o.terminal_id = f_terminal_id
+    o.meta = f_meta
+    return o
 
 
 def _encode_KillTerminalRequest(o: KillTerminalRequest) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["sessionId"] = _encode_SessionId(o.session_id)
+    d["sessionId"] = o.session_id
 
-    d["terminalId"] = _encode_TerminalId(o.terminal_id)
+    d["terminalId"] = o.terminal_id
 
     v = o.meta
     if v is not UNSET:
@@ -2641,7 +2661,7 @@ def _decode_ElicitationSessionScope(d: Any, strict: bool) -> ElicitationSessionS
         raise missing("sessionId")
     else:
         try:
-            f_session_id = _decode_SessionId(v, strict)
+            f_session_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("sessionId")
 
@@ -2650,25 +2670,27 @@ def _decode_ElicitationSessionScope(d: Any, strict: bool) -> ElicitationSessionS
         f_tool_call_id = UNSET
     else:
         try:
-            f_tool_call_id = None if v is None else _decode_ToolCallId(v, strict)
+            f_tool_call_id = (
+                None if v is None else (v if type(v) is str else check_str(v))
+            )
         except ValidationError as error:
             if strict:
                 raise error.at("toolCallId")
             f_tool_call_id = UNSET
 
-    return ElicitationSessionScope(
-        session_id=f_session_id,
-        tool_call_id=f_tool_call_id,
-    )
+    o = _new(ElicitationSessionScope)
+    o.session_id = f_session_id
+    o.tool_call_id = f_tool_call_id
+    return o
 
 
 def _encode_ElicitationSessionScope(o: ElicitationSessionScope) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["sessionId"] = _encode_SessionId(o.session_id)
+    d["sessionId"] = o.session_id
 
     v = o.tool_call_id
     if v is not UNSET:
-        d["toolCallId"] = None if v is None else _encode_ToolCallId(v)
+        d["toolCallId"] = None if v is None else v
 
     return d
 
@@ -2685,9 +2707,9 @@ def _decode_ElicitationRequestScope(d: Any, strict: bool) -> ElicitationRequestS
         except ValidationError as error:
             raise error.at("requestId")
 
-    return ElicitationRequestScope(
-        request_id=f_request_id,
-    )
+    o = _new(ElicitationRequestScope)
+    o.request_id = f_request_id
+    return o
 
 
 def _encode_ElicitationRequestScope(o: ElicitationRequestScope) -> dict[str, Any]:
@@ -2770,21 +2792,21 @@ def _decode_ElicitationSchema(d: Any, strict: bool) -> ElicitationSchema:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return ElicitationSchema(
-        type=f_type,
-        title=f_title,
-        properties=f_properties,
-        required=f_required,
-        description=f_description,
-        meta=f_meta,
-    )
+    o = _new(ElicitationSchema)
+    o.type = f_type
+    o.title = f_title
+    o.properties = f_properties
+    o.required = f_required
+    o.description = f_description
+    o.meta = f_meta
+    return o
 
 
 def _encode_ElicitationSchema(o: ElicitationSchema) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
     if v is not UNSET:
-        d["type"] = _encode_ElicitationSchemaType(v)
+        d["type"] = v._value_ if type(v) is ElicitationSchemaType else v
 
     v = o.title
     if v is not UNSET:
@@ -2814,14 +2836,17 @@ def _encode_ElicitationSchema(o: ElicitationSchema) -> dict[str, Any]:
 def _decode_ElicitationSchemaType(v: Any, strict: bool) -> ElicitationSchemaType:
     if type(v) is not str:
         raise type_error("a string", v)
-    member = ElicitationSchemaType._value2member_map_.get(v)
+    member = _MEMBERS_ElicitationSchemaType.get(v)
     if member is not None:
         return member
     raise ValidationError('expected one of "object", found ' + repr(v))
 
 
+_MEMBERS_ElicitationSchemaType = ElicitationSchemaType._value2member_map_
+
+
 def _encode_ElicitationSchemaType(v: Any) -> Any:
-    return v.value if isinstance(v, ElicitationSchemaType) else v
+    return v._value_ if type(v) is ElicitationSchemaType else v
 
 
 def _decode_StringElicitationPropertySchema(
@@ -2945,18 +2970,18 @@ def _decode_StringElicitationPropertySchema(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return StringElicitationPropertySchema(
-        title=f_title,
-        description=f_description,
-        min_length=f_min_length,
-        max_length=f_max_length,
-        pattern=f_pattern,
-        format=f_format,
-        default=f_default,
-        enum=f_enum,
-        one_of=f_one_of,
-        meta=f_meta,
-    )
+    o = _new(StringElicitationPropertySchema)
+    o.title = f_title
+    o.description = f_description
+    o.min_length = f_min_length
+    o.max_length = f_max_length
+    o.pattern = f_pattern
+    o.format = f_format
+    o.default = f_default
+    o.enum = f_enum
+    o.one_of = f_one_of
+    o.meta = f_meta
+    return o
 
 
 def _encode_StringElicitationPropertySchema(
@@ -2985,7 +3010,9 @@ def _encode_StringElicitationPropertySchema(
 
     v = o.format
     if v is not UNSET:
-        d["format"] = None if v is None else _encode_StringFormat(v)
+        d["format"] = (
+            None if v is None else (v._value_ if type(v) is StringFormat else v)
+        )
 
     v = o.default
     if v is not UNSET:
@@ -3077,14 +3104,14 @@ def _decode_NumberElicitationPropertySchema(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return NumberElicitationPropertySchema(
-        title=f_title,
-        description=f_description,
-        minimum=f_minimum,
-        maximum=f_maximum,
-        default=f_default,
-        meta=f_meta,
-    )
+    o = _new(NumberElicitationPropertySchema)
+    o.title = f_title
+    o.description = f_description
+    o.minimum = f_minimum
+    o.maximum = f_maximum
+    o.default = f_default
+    o.meta = f_meta
+    return o
 
 
 def _encode_NumberElicitationPropertySchema(
@@ -3213,14 +3240,14 @@ def _decode_IntegerElicitationPropertySchema(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return IntegerElicitationPropertySchema(
-        title=f_title,
-        description=f_description,
-        minimum=f_minimum,
-        maximum=f_maximum,
-        default=f_default,
-        meta=f_meta,
-    )
+    o = _new(IntegerElicitationPropertySchema)
+    o.title = f_title
+    o.description = f_description
+    o.minimum = f_minimum
+    o.maximum = f_maximum
+    o.default = f_default
+    o.meta = f_meta
+    return o
 
 
 def _encode_IntegerElicitationPropertySchema(
@@ -3307,12 +3334,12 @@ def _decode_BooleanElicitationPropertySchema(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return BooleanElicitationPropertySchema(
-        title=f_title,
-        description=f_description,
-        default=f_default,
-        meta=f_meta,
-    )
+    o = _new(BooleanElicitationPropertySchema)
+    o.title = f_title
+    o.description = f_description
+    o.default = f_default
+    o.meta = f_meta
+    return o
 
 
 def _encode_BooleanElicitationPropertySchema(
@@ -3440,15 +3467,15 @@ def _decode_ArrayElicitationPropertySchema(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return ArrayElicitationPropertySchema(
-        title=f_title,
-        description=f_description,
-        min_items=f_min_items,
-        max_items=f_max_items,
-        items=f_items,
-        default=f_default,
-        meta=f_meta,
-    )
+    o = _new(ArrayElicitationPropertySchema)
+    o.title = f_title
+    o.description = f_description
+    o.min_items = f_min_items
+    o.max_items = f_max_items
+    o.items = f_items
+    o.default = f_default
+    o.meta = f_meta
+    return o
 
 
 def _encode_ArrayElicitationPropertySchema(
@@ -3491,10 +3518,10 @@ def _decode_OtherElicitationPropertySchema(
         raise type_error("an object", d)
     if type(d.get("type")) is not str:
         raise check_tag(d, "type", None)
-    return OtherElicitationPropertySchema(
-        type=d["type"],
-        extra={k: x for k, x in d.items() if k not in ["type"]},
-    )
+    o = _new(OtherElicitationPropertySchema)
+    o.type = d["type"]
+    o.extra = {k: x for k, x in d.items() if k not in ["type"]}
+    return o
 
 
 def _encode_OtherElicitationPropertySchema(
@@ -3543,7 +3570,7 @@ def _encode_ElicitationPropertySchema(o: Any) -> Any:
 def _decode_StringFormat(v: Any, strict: bool) -> StringFormat:
     if type(v) is not str:
         raise type_error("a string", v)
-    member = StringFormat._value2member_map_.get(v)
+    member = _MEMBERS_StringFormat.get(v)
     if member is not None:
         return member
     raise ValidationError(
@@ -3551,8 +3578,11 @@ def _decode_StringFormat(v: Any, strict: bool) -> StringFormat:
     )
 
 
+_MEMBERS_StringFormat = StringFormat._value2member_map_
+
+
 def _encode_StringFormat(v: Any) -> Any:
-    return v.value if isinstance(v, StringFormat) else v
+    return v._value_ if type(v) is StringFormat else v
 
 
 def _decode_EnumOption(d: Any, strict: bool) -> EnumOption:
@@ -3600,12 +3630,12 @@ def _decode_EnumOption(d: Any, strict: bool) -> EnumOption:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return EnumOption(
-        const=f_const,
-        title=f_title,
-        description=f_description,
-        meta=f_meta,
-    )
+    o = _new(EnumOption)
+    o.const = f_const
+    o.title = f_title
+    o.description = f_description
+    o.meta = f_meta
+    return o
 
 
 def _encode_EnumOption(o: EnumOption) -> dict[str, Any]:
@@ -3742,18 +3772,18 @@ def _decode_StringPropertySchema(d: Any, strict: bool) -> StringPropertySchema:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return StringPropertySchema(
-        title=f_title,
-        description=f_description,
-        min_length=f_min_length,
-        max_length=f_max_length,
-        pattern=f_pattern,
-        format=f_format,
-        default=f_default,
-        enum=f_enum,
-        one_of=f_one_of,
-        meta=f_meta,
-    )
+    o = _new(StringPropertySchema)
+    o.title = f_title
+    o.description = f_description
+    o.min_length = f_min_length
+    o.max_length = f_max_length
+    o.pattern = f_pattern
+    o.format = f_format
+    o.default = f_default
+    o.enum = f_enum
+    o.one_of = f_one_of
+    o.meta = f_meta
+    return o
 
 
 def _encode_StringPropertySchema(o: StringPropertySchema) -> dict[str, Any]:
@@ -3780,7 +3810,9 @@ def _encode_StringPropertySchema(o: StringPropertySchema) -> dict[str, Any]:
 
     v = o.format
     if v is not UNSET:
-        d["format"] = None if v is None else _encode_StringFormat(v)
+        d["format"] = (
+            None if v is None else (v._value_ if type(v) is StringFormat else v)
+        )
 
     v = o.default
     if v is not UNSET:
@@ -3868,14 +3900,14 @@ def _decode_NumberPropertySchema(d: Any, strict: bool) -> NumberPropertySchema:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return NumberPropertySchema(
-        title=f_title,
-        description=f_description,
-        minimum=f_minimum,
-        maximum=f_maximum,
-        default=f_default,
-        meta=f_meta,
-    )
+    o = _new(NumberPropertySchema)
+    o.title = f_title
+    o.description = f_description
+    o.minimum = f_minimum
+    o.maximum = f_maximum
+    o.default = f_default
+    o.meta = f_meta
+    return o
 
 
 def _encode_NumberPropertySchema(o: NumberPropertySchema) -> dict[str, Any]:
@@ -3998,14 +4030,14 @@ def _decode_IntegerPropertySchema(d: Any, strict: bool) -> IntegerPropertySchema
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return IntegerPropertySchema(
-        title=f_title,
-        description=f_description,
-        minimum=f_minimum,
-        maximum=f_maximum,
-        default=f_default,
-        meta=f_meta,
-    )
+    o = _new(IntegerPropertySchema)
+    o.title = f_title
+    o.description = f_description
+    o.minimum = f_minimum
+    o.maximum = f_maximum
+    o.default = f_default
+    o.meta = f_meta
+    return o
 
 
 def _encode_IntegerPropertySchema(o: IntegerPropertySchema) -> dict[str, Any]:
@@ -4086,12 +4118,12 @@ def _decode_BooleanPropertySchema(d: Any, strict: bool) -> BooleanPropertySchema
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return BooleanPropertySchema(
-        title=f_title,
-        description=f_description,
-        default=f_default,
-        meta=f_meta,
-    )
+    o = _new(BooleanPropertySchema)
+    o.title = f_title
+    o.description = f_description
+    o.default = f_default
+    o.meta = f_meta
+    return o
 
 
 def _encode_BooleanPropertySchema(o: BooleanPropertySchema) -> dict[str, Any]:
@@ -4142,10 +4174,10 @@ def _decode_MultiSelectItemsString(d: Any, strict: bool) -> MultiSelectItemsStri
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return MultiSelectItemsString(
-        enum=f_enum,
-        meta=f_meta,
-    )
+    o = _new(MultiSelectItemsString)
+    o.enum = f_enum
+    o.meta = f_meta
+    return o
 
 
 def _encode_MultiSelectItemsString(o: MultiSelectItemsString) -> dict[str, Any]:
@@ -4164,10 +4196,10 @@ def _decode_OtherMultiSelectItems(d: Any, strict: bool) -> OtherMultiSelectItems
         raise type_error("an object", d)
     if type(d.get("type")) is not str:
         raise check_tag(d, "type", None)
-    return OtherMultiSelectItems(
-        type=d["type"],
-        extra={k: x for k, x in d.items() if k not in ["type"]},
-    )
+    o = _new(OtherMultiSelectItems)
+    o.type = d["type"]
+    o.extra = {k: x for k, x in d.items() if k not in ["type"]}
+    return o
 
 
 def _encode_OtherMultiSelectItems(o: OtherMultiSelectItems) -> dict[str, Any]:
@@ -4235,10 +4267,10 @@ def _decode_StringMultiSelectItems(d: Any, strict: bool) -> StringMultiSelectIte
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return StringMultiSelectItems(
-        enum=f_enum,
-        meta=f_meta,
-    )
+    o = _new(StringMultiSelectItems)
+    o.enum = f_enum
+    o.meta = f_meta
+    return o
 
 
 def _encode_StringMultiSelectItems(o: StringMultiSelectItems) -> dict[str, Any]:
@@ -4275,10 +4307,10 @@ def _decode_TitledMultiSelectItems(d: Any, strict: bool) -> TitledMultiSelectIte
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return TitledMultiSelectItems(
-        any_of=f_any_of,
-        meta=f_meta,
-    )
+    o = _new(TitledMultiSelectItems)
+    o.any_of = f_any_of
+    o.meta = f_meta
+    return o
 
 
 def _encode_TitledMultiSelectItems(o: TitledMultiSelectItems) -> dict[str, Any]:
@@ -4392,15 +4424,15 @@ def _decode_MultiSelectPropertySchema(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return MultiSelectPropertySchema(
-        title=f_title,
-        description=f_description,
-        min_items=f_min_items,
-        max_items=f_max_items,
-        items=f_items,
-        default=f_default,
-        meta=f_meta,
-    )
+    o = _new(MultiSelectPropertySchema)
+    o.title = f_title
+    o.description = f_description
+    o.min_items = f_min_items
+    o.max_items = f_max_items
+    o.items = f_items
+    o.default = f_default
+    o.meta = f_meta
+    return o
 
 
 def _encode_MultiSelectPropertySchema(o: MultiSelectPropertySchema) -> dict[str, Any]:
@@ -4482,7 +4514,7 @@ def _decode_InitializeResponse(d: Any, strict: bool) -> InitializeResponse:
         raise missing("protocolVersion")
     else:
         try:
-            f_protocol_version = _decode_ProtocolVersion(v, strict)
+            f_protocol_version = check_int(v, 0, 65535)
         except ValidationError as error:
             raise error.at("protocolVersion")
 
@@ -4556,18 +4588,18 @@ def _decode_InitializeResponse(d: Any, strict: bool) -> InitializeResponse:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return InitializeResponse(
-        protocol_version=f_protocol_version,
-        agent_capabilities=f_agent_capabilities,
-        auth_methods=f_auth_methods,
-        agent_info=f_agent_info,
-        meta=f_meta,
-    )
+    o = _new(InitializeResponse)
+    o.protocol_version = f_protocol_version
+    o.agent_capabilities = f_agent_capabilities
+    o.auth_methods = f_auth_methods
+    o.agent_info = f_agent_info
+    o.meta = f_meta
+    return o
 
 
 def _encode_InitializeResponse(o: InitializeResponse) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["protocolVersion"] = _encode_ProtocolVersion(o.protocol_version)
+    d["protocolVersion"] = o.protocol_version
 
     v = o.agent_capabilities
     if v is not UNSET:
@@ -4679,14 +4711,14 @@ def _decode_AgentCapabilities(d: Any, strict: bool) -> AgentCapabilities:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return AgentCapabilities(
-        load_session=f_load_session,
-        prompt_capabilities=f_prompt_capabilities,
-        mcp_capabilities=f_mcp_capabilities,
-        session_capabilities=f_session_capabilities,
-        auth=f_auth,
-        meta=f_meta,
-    )
+    o = _new(AgentCapabilities)
+    o.load_session = f_load_session
+    o.prompt_capabilities = f_prompt_capabilities
+    o.mcp_capabilities = f_mcp_capabilities
+    o.session_capabilities = f_session_capabilities
+    o.auth = f_auth
+    o.meta = f_meta
+    return o
 
 
 def _encode_AgentCapabilities(o: AgentCapabilities) -> dict[str, Any]:
@@ -4765,12 +4797,12 @@ def _decode_PromptCapabilities(d: Any, strict: bool) -> PromptCapabilities:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return PromptCapabilities(
-        image=f_image,
-        audio=f_audio,
-        embedded_context=f_embedded_context,
-        meta=f_meta,
-    )
+    o = _new(PromptCapabilities)
+    o.image = f_image
+    o.audio = f_audio
+    o.embedded_context = f_embedded_context
+    o.meta = f_meta
+    return o
 
 
 def _encode_PromptCapabilities(o: PromptCapabilities) -> dict[str, Any]:
@@ -4830,11 +4862,11 @@ def _decode_McpCapabilities(d: Any, strict: bool) -> McpCapabilities:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return McpCapabilities(
-        http=f_http,
-        sse=f_sse,
-        meta=f_meta,
-    )
+    o = _new(McpCapabilities)
+    o.http = f_http
+    o.sse = f_sse
+    o.meta = f_meta
+    return o
 
 
 def _encode_McpCapabilities(o: McpCapabilities) -> dict[str, Any]:
@@ -4931,14 +4963,14 @@ def _decode_SessionCapabilities(d: Any, strict: bool) -> SessionCapabilities:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return SessionCapabilities(
-        list=f_list,
-        delete=f_delete,
-        additional_directories=f_additional_directories,
-        resume=f_resume,
-        close=f_close,
-        meta=f_meta,
-    )
+    o = _new(SessionCapabilities)
+    o.list = f_list
+    o.delete = f_delete
+    o.additional_directories = f_additional_directories
+    o.resume = f_resume
+    o.close = f_close
+    o.meta = f_meta
+    return o
 
 
 def _encode_SessionCapabilities(o: SessionCapabilities) -> dict[str, Any]:
@@ -4986,9 +5018,9 @@ def _decode_SessionListCapabilities(d: Any, strict: bool) -> SessionListCapabili
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return SessionListCapabilities(
-        meta=f_meta,
-    )
+    o = _new(SessionListCapabilities)
+    o.meta = f_meta
+    return o
 
 
 def _encode_SessionListCapabilities(o: SessionListCapabilities) -> dict[str, Any]:
@@ -5016,9 +5048,9 @@ def _decode_SessionDeleteCapabilities(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return SessionDeleteCapabilities(
-        meta=f_meta,
-    )
+    o = _new(SessionDeleteCapabilities)
+    o.meta = f_meta
+    return o
 
 
 def _encode_SessionDeleteCapabilities(o: SessionDeleteCapabilities) -> dict[str, Any]:
@@ -5046,9 +5078,9 @@ def _decode_SessionAdditionalDirectoriesCapabilities(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return SessionAdditionalDirectoriesCapabilities(
-        meta=f_meta,
-    )
+    o = _new(SessionAdditionalDirectoriesCapabilities)
+    o.meta = f_meta
+    return o
 
 
 def _encode_SessionAdditionalDirectoriesCapabilities(
@@ -5078,9 +5110,9 @@ def _decode_SessionResumeCapabilities(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return SessionResumeCapabilities(
-        meta=f_meta,
-    )
+    o = _new(SessionResumeCapabilities)
+    o.meta = f_meta
+    return o
 
 
 def _encode_SessionResumeCapabilities(o: SessionResumeCapabilities) -> dict[str, Any]:
@@ -5106,9 +5138,9 @@ def _decode_SessionCloseCapabilities(d: Any, strict: bool) -> SessionCloseCapabi
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return SessionCloseCapabilities(
-        meta=f_meta,
-    )
+    o = _new(SessionCloseCapabilities)
+    o.meta = f_meta
+    return o
 
 
 def _encode_SessionCloseCapabilities(o: SessionCloseCapabilities) -> dict[str, Any]:
@@ -5145,10 +5177,10 @@ def _decode_AgentAuthCapabilities(d: Any, strict: bool) -> AgentAuthCapabilities
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return AgentAuthCapabilities(
-        logout=f_logout,
-        meta=f_meta,
-    )
+    o = _new(AgentAuthCapabilities)
+    o.logout = f_logout
+    o.meta = f_meta
+    return o
 
 
 def _encode_AgentAuthCapabilities(o: AgentAuthCapabilities) -> dict[str, Any]:
@@ -5178,9 +5210,9 @@ def _decode_LogoutCapabilities(d: Any, strict: bool) -> LogoutCapabilities:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return LogoutCapabilities(
-        meta=f_meta,
-    )
+    o = _new(LogoutCapabilities)
+    o.meta = f_meta
+    return o
 
 
 def _encode_LogoutCapabilities(o: LogoutCapabilities) -> dict[str, Any]:
@@ -5202,7 +5234,7 @@ def _decode_TerminalAuthMethod(d: Any, strict: bool) -> TerminalAuthMethod:
         raise missing("id")
     else:
         try:
-            f_id = _decode_AuthMethodId(v, strict)
+            f_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("id")
 
@@ -5265,19 +5297,19 @@ def _decode_TerminalAuthMethod(d: Any, strict: bool) -> TerminalAuthMethod:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return TerminalAuthMethod(
-        id=f_id,
-        name=f_name,
-        description=f_description,
-        args=f_args,
-        env=f_env,
-        meta=f_meta,
-    )
+    o = _new(TerminalAuthMethod)
+    o.id = f_id
+    o.name = f_name
+    o.description = f_description
+    o.args = f_args
+    o.env = f_env
+    o.meta = f_meta
+    return o
 
 
 def _encode_TerminalAuthMethod(o: TerminalAuthMethod) -> dict[str, Any]:
     d: dict[str, Any] = {"type": "terminal"}
-    d["id"] = _encode_AuthMethodId(o.id)
+    d["id"] = o.id
 
     d["name"] = o.name
 
@@ -5348,7 +5380,7 @@ def _decode_AuthMethodTerminal(d: Any, strict: bool) -> AuthMethodTerminal:
         raise missing("id")
     else:
         try:
-            f_id = _decode_AuthMethodId(v, strict)
+            f_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("id")
 
@@ -5411,19 +5443,19 @@ def _decode_AuthMethodTerminal(d: Any, strict: bool) -> AuthMethodTerminal:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return AuthMethodTerminal(
-        id=f_id,
-        name=f_name,
-        description=f_description,
-        args=f_args,
-        env=f_env,
-        meta=f_meta,
-    )
+    o = _new(AuthMethodTerminal)
+    o.id = f_id
+    o.name = f_name
+    o.description = f_description
+    o.args = f_args
+    o.env = f_env
+    o.meta = f_meta
+    return o
 
 
 def _encode_AuthMethodTerminal(o: AuthMethodTerminal) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["id"] = _encode_AuthMethodId(o.id)
+    d["id"] = o.id
 
     d["name"] = o.name
 
@@ -5454,7 +5486,7 @@ def _decode_AuthMethodAgent(d: Any, strict: bool) -> AuthMethodAgent:
         raise missing("id")
     else:
         try:
-            f_id = _decode_AuthMethodId(v, strict)
+            f_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("id")
 
@@ -5491,17 +5523,17 @@ def _decode_AuthMethodAgent(d: Any, strict: bool) -> AuthMethodAgent:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return AuthMethodAgent(
-        id=f_id,
-        name=f_name,
-        description=f_description,
-        meta=f_meta,
-    )
+    o = _new(AuthMethodAgent)
+    o.id = f_id
+    o.name = f_name
+    o.description = f_description
+    o.meta = f_meta
+    return o
 
 
 def _encode_AuthMethodAgent(o: AuthMethodAgent) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["id"] = _encode_AuthMethodId(o.id)
+    d["id"] = o.id
 
     d["name"] = o.name
 
@@ -5559,12 +5591,12 @@ def _decode_Implementation(d: Any, strict: bool) -> Implementation:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return Implementation(
-        name=f_name,
-        title=f_title,
-        version=f_version,
-        meta=f_meta,
-    )
+    o = _new(Implementation)
+    o.name = f_name
+    o.title = f_title
+    o.version = f_version
+    o.meta = f_meta
+    return o
 
 
 def _encode_Implementation(o: Implementation) -> dict[str, Any]:
@@ -5598,9 +5630,9 @@ def _decode_AuthenticateResponse(d: Any, strict: bool) -> AuthenticateResponse:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return AuthenticateResponse(
-        meta=f_meta,
-    )
+    o = _new(AuthenticateResponse)
+    o.meta = f_meta
+    return o
 
 
 def _encode_AuthenticateResponse(o: AuthenticateResponse) -> dict[str, Any]:
@@ -5626,9 +5658,9 @@ def _decode_LogoutResponse(d: Any, strict: bool) -> LogoutResponse:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return LogoutResponse(
-        meta=f_meta,
-    )
+    o = _new(LogoutResponse)
+    o.meta = f_meta
+    return o
 
 
 def _encode_LogoutResponse(o: LogoutResponse) -> dict[str, Any]:
@@ -5648,7 +5680,7 @@ def _decode_NewSessionResponse(d: Any, strict: bool) -> NewSessionResponse:
         raise missing("sessionId")
     else:
         try:
-            f_session_id = _decode_SessionId(v, strict)
+            f_session_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("sessionId")
 
@@ -5689,17 +5721,17 @@ def _decode_NewSessionResponse(d: Any, strict: bool) -> NewSessionResponse:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return NewSessionResponse(
-        session_id=f_session_id,
-        modes=f_modes,
-        config_options=f_config_options,
-        meta=f_meta,
-    )
+    o = _new(NewSessionResponse)
+    o.session_id = f_session_id
+    o.modes = f_modes
+    o.config_options = f_config_options
+    o.meta = f_meta
+    return o
 
 
 def _encode_NewSessionResponse(o: NewSessionResponse) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["sessionId"] = _encode_SessionId(o.session_id)
+    d["sessionId"] = o.session_id
 
     v = o.modes
     if v is not UNSET:
@@ -5726,7 +5758,7 @@ def _decode_SessionModeState(d: Any, strict: bool) -> SessionModeState:
         raise missing("currentModeId")
     else:
         try:
-            f_current_mode_id = _decode_SessionModeId(v, strict)
+            f_current_mode_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("currentModeId")
 
@@ -5752,16 +5784,16 @@ def _decode_SessionModeState(d: Any, strict: bool) -> SessionModeState:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return SessionModeState(
-        current_mode_id=f_current_mode_id,
-        available_modes=f_available_modes,
-        meta=f_meta,
-    )
+    o = _new(SessionModeState)
+    o.current_mode_id = f_current_mode_id
+    o.available_modes = f_available_modes
+    o.meta = f_meta
+    return o
 
 
 def _encode_SessionModeState(o: SessionModeState) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["currentModeId"] = _encode_SessionModeId(o.current_mode_id)
+    d["currentModeId"] = o.current_mode_id
 
     d["availableModes"] = [_encode_SessionMode(x) for x in o.available_modes]
 
@@ -5788,7 +5820,7 @@ def _decode_SessionMode(d: Any, strict: bool) -> SessionMode:
         raise missing("id")
     else:
         try:
-            f_id = _decode_SessionModeId(v, strict)
+            f_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("id")
 
@@ -5825,17 +5857,17 @@ def _decode_SessionMode(d: Any, strict: bool) -> SessionMode:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return SessionMode(
-        id=f_id,
-        name=f_name,
-        description=f_description,
-        meta=f_meta,
-    )
+    o = _new(SessionMode)
+    o.id = f_id
+    o.name = f_name
+    o.description = f_description
+    o.meta = f_meta
+    return o
 
 
 def _encode_SessionMode(o: SessionMode) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["id"] = _encode_SessionModeId(o.id)
+    d["id"] = o.id
 
     d["name"] = o.name
 
@@ -5862,7 +5894,7 @@ def _decode_SelectSessionConfigOption(
         raise missing("id")
     else:
         try:
-            f_id = _decode_SessionConfigId(v, strict)
+            f_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("id")
 
@@ -5917,7 +5949,7 @@ def _decode_SelectSessionConfigOption(
         raise missing("currentValue")
     else:
         try:
-            f_current_value = _decode_SessionConfigValueId(v, strict)
+            f_current_value = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("currentValue")
 
@@ -5930,20 +5962,20 @@ def _decode_SelectSessionConfigOption(
         except ValidationError as error:
             raise error.at("options")
 
-    return SelectSessionConfigOption(
-        id=f_id,
-        name=f_name,
-        description=f_description,
-        category=f_category,
-        meta=f_meta,
-        current_value=f_current_value,
-        options=f_options,
-    )
+    o = _new(SelectSessionConfigOption)
+    o.id = f_id
+    o.name = f_name
+    o.description = f_description
+    o.category = f_category
+    o.meta = f_meta
+    o.current_value = f_current_value
+    o.options = f_options
+    return o
 
 
 def _encode_SelectSessionConfigOption(o: SelectSessionConfigOption) -> dict[str, Any]:
     d: dict[str, Any] = {"type": "select"}
-    d["id"] = _encode_SessionConfigId(o.id)
+    d["id"] = o.id
 
     d["name"] = o.name
 
@@ -5953,13 +5985,17 @@ def _encode_SelectSessionConfigOption(o: SelectSessionConfigOption) -> dict[str,
 
     v = o.category
     if v is not UNSET:
-        d["category"] = None if v is None else _encode_SessionConfigOptionCategory(v)
+        d["category"] = (
+            None
+            if v is None
+            else (v._value_ if type(v) is SessionConfigOptionCategory else v)
+        )
 
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
 
-    d["currentValue"] = _encode_SessionConfigValueId(o.current_value)
+    d["currentValue"] = o.current_value
 
     d["options"] = _encode_SessionConfigSelectOptions(o.options)
 
@@ -5978,7 +6014,7 @@ def _decode_BooleanSessionConfigOption(
         raise missing("id")
     else:
         try:
-            f_id = _decode_SessionConfigId(v, strict)
+            f_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("id")
 
@@ -6037,19 +6073,19 @@ def _decode_BooleanSessionConfigOption(
         except ValidationError as error:
             raise error.at("currentValue")
 
-    return BooleanSessionConfigOption(
-        id=f_id,
-        name=f_name,
-        description=f_description,
-        category=f_category,
-        meta=f_meta,
-        current_value=f_current_value,
-    )
+    o = _new(BooleanSessionConfigOption)
+    o.id = f_id
+    o.name = f_name
+    o.description = f_description
+    o.category = f_category
+    o.meta = f_meta
+    o.current_value = f_current_value
+    return o
 
 
 def _encode_BooleanSessionConfigOption(o: BooleanSessionConfigOption) -> dict[str, Any]:
     d: dict[str, Any] = {"type": "boolean"}
-    d["id"] = _encode_SessionConfigId(o.id)
+    d["id"] = o.id
 
     d["name"] = o.name
 
@@ -6059,7 +6095,11 @@ def _encode_BooleanSessionConfigOption(o: BooleanSessionConfigOption) -> dict[st
 
     v = o.category
     if v is not UNSET:
-        d["category"] = None if v is None else _encode_SessionConfigOptionCategory(v)
+        d["category"] = (
+            None
+            if v is None
+            else (v._value_ if type(v) is SessionConfigOptionCategory else v)
+        )
 
     v = o.meta
     if v is not UNSET:
@@ -6115,14 +6155,17 @@ def _decode_SessionConfigOptionCategory(
 ) -> SessionConfigOptionCategory | str:
     if type(v) is not str:
         raise type_error("a string", v)
-    member = SessionConfigOptionCategory._value2member_map_.get(v)
+    member = _MEMBERS_SessionConfigOptionCategory.get(v)
     if member is not None:
         return member
     return v
 
 
+_MEMBERS_SessionConfigOptionCategory = SessionConfigOptionCategory._value2member_map_
+
+
 def _encode_SessionConfigOptionCategory(v: Any) -> Any:
-    return v.value if isinstance(v, SessionConfigOptionCategory) else v
+    return v._value_ if type(v) is SessionConfigOptionCategory else v
 
 
 def _decode_SessionConfigValueId(v: Any, strict: bool) -> Any:
@@ -6158,7 +6201,7 @@ def _decode_SessionConfigSelectOption(
         raise missing("value")
     else:
         try:
-            f_value = _decode_SessionConfigValueId(v, strict)
+            f_value = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("value")
 
@@ -6195,17 +6238,17 @@ def _decode_SessionConfigSelectOption(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return SessionConfigSelectOption(
-        value=f_value,
-        name=f_name,
-        description=f_description,
-        meta=f_meta,
-    )
+    o = _new(SessionConfigSelectOption)
+    o.value = f_value
+    o.name = f_name
+    o.description = f_description
+    o.meta = f_meta
+    return o
 
 
 def _encode_SessionConfigSelectOption(o: SessionConfigSelectOption) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["value"] = _encode_SessionConfigValueId(o.value)
+    d["value"] = o.value
 
     d["name"] = o.name
 
@@ -6228,7 +6271,7 @@ def _decode_SessionConfigSelectGroup(d: Any, strict: bool) -> SessionConfigSelec
         raise missing("group")
     else:
         try:
-            f_group = _decode_SessionConfigGroupId(v, strict)
+            f_group = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("group")
 
@@ -6265,17 +6308,17 @@ def _decode_SessionConfigSelectGroup(d: Any, strict: bool) -> SessionConfigSelec
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return SessionConfigSelectGroup(
-        group=f_group,
-        name=f_name,
-        options=f_options,
-        meta=f_meta,
-    )
+    o = _new(SessionConfigSelectGroup)
+    o.group = f_group
+    o.name = f_name
+    o.options = f_options
+    o.meta = f_meta
+    return o
 
 
 def _encode_SessionConfigSelectGroup(o: SessionConfigSelectGroup) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["group"] = _encode_SessionConfigGroupId(o.group)
+    d["group"] = o.group
 
     d["name"] = o.name
 
@@ -6304,7 +6347,7 @@ def _decode_SessionConfigSelect(d: Any, strict: bool) -> SessionConfigSelect:
         raise missing("currentValue")
     else:
         try:
-            f_current_value = _decode_SessionConfigValueId(v, strict)
+            f_current_value = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("currentValue")
 
@@ -6317,15 +6360,15 @@ def _decode_SessionConfigSelect(d: Any, strict: bool) -> SessionConfigSelect:
         except ValidationError as error:
             raise error.at("options")
 
-    return SessionConfigSelect(
-        current_value=f_current_value,
-        options=f_options,
-    )
+    o = _new(SessionConfigSelect)
+    o.current_value = f_current_value
+    o.options = f_options
+    return o
 
 
 def _encode_SessionConfigSelect(o: SessionConfigSelect) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["currentValue"] = _encode_SessionConfigValueId(o.current_value)
+    d["currentValue"] = o.current_value
 
     d["options"] = _encode_SessionConfigSelectOptions(o.options)
 
@@ -6344,9 +6387,9 @@ def _decode_SessionConfigBoolean(d: Any, strict: bool) -> SessionConfigBoolean:
         except ValidationError as error:
             raise error.at("currentValue")
 
-    return SessionConfigBoolean(
-        current_value=f_current_value,
-    )
+    o = _new(SessionConfigBoolean)
+    o.current_value = f_current_value
+    return o
 
 
 def _encode_SessionConfigBoolean(o: SessionConfigBoolean) -> dict[str, Any]:
@@ -6396,11 +6439,11 @@ def _decode_LoadSessionResponse(d: Any, strict: bool) -> LoadSessionResponse:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return LoadSessionResponse(
-        modes=f_modes,
-        config_options=f_config_options,
-        meta=f_meta,
-    )
+    o = _new(LoadSessionResponse)
+    o.modes = f_modes
+    o.config_options = f_config_options
+    o.meta = f_meta
+    return o
 
 
 def _encode_LoadSessionResponse(o: LoadSessionResponse) -> dict[str, Any]:
@@ -6460,11 +6503,11 @@ def _decode_ListSessionsResponse(d: Any, strict: bool) -> ListSessionsResponse:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return ListSessionsResponse(
-        sessions=f_sessions,
-        next_cursor=f_next_cursor,
-        meta=f_meta,
-    )
+    o = _new(ListSessionsResponse)
+    o.sessions = f_sessions
+    o.next_cursor = f_next_cursor
+    o.meta = f_meta
+    return o
 
 
 def _encode_ListSessionsResponse(o: ListSessionsResponse) -> dict[str, Any]:
@@ -6490,7 +6533,7 @@ def _decode_SessionInfo(d: Any, strict: bool) -> SessionInfo:
         raise missing("sessionId")
     else:
         try:
-            f_session_id = _decode_SessionId(v, strict)
+            f_session_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("sessionId")
 
@@ -6551,19 +6594,19 @@ def _decode_SessionInfo(d: Any, strict: bool) -> SessionInfo:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return SessionInfo(
-        session_id=f_session_id,
-        cwd=f_cwd,
-        additional_directories=f_additional_directories,
-        title=f_title,
-        updated_at=f_updated_at,
-        meta=f_meta,
-    )
+    o = _new(SessionInfo)
+    o.session_id = f_session_id
+    o.cwd = f_cwd
+    o.additional_directories = f_additional_directories
+    o.title = f_title
+    o.updated_at = f_updated_at
+    o.meta = f_meta
+    return o
 
 
 def _encode_SessionInfo(o: SessionInfo) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["sessionId"] = _encode_SessionId(o.session_id)
+    d["sessionId"] = o.session_id
 
     d["cwd"] = o.cwd
 
@@ -6600,9 +6643,9 @@ def _decode_DeleteSessionResponse(d: Any, strict: bool) -> DeleteSessionResponse
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return DeleteSessionResponse(
-        meta=f_meta,
-    )
+    o = _new(DeleteSessionResponse)
+    o.meta = f_meta
+    return o
 
 
 def _encode_DeleteSessionResponse(o: DeleteSessionResponse) -> dict[str, Any]:
@@ -6654,11 +6697,11 @@ def _decode_ResumeSessionResponse(d: Any, strict: bool) -> ResumeSessionResponse
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return ResumeSessionResponse(
-        modes=f_modes,
-        config_options=f_config_options,
-        meta=f_meta,
-    )
+    o = _new(ResumeSessionResponse)
+    o.modes = f_modes
+    o.config_options = f_config_options
+    o.meta = f_meta
+    return o
 
 
 def _encode_ResumeSessionResponse(o: ResumeSessionResponse) -> dict[str, Any]:
@@ -6694,9 +6737,9 @@ def _decode_CloseSessionResponse(d: Any, strict: bool) -> CloseSessionResponse:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return CloseSessionResponse(
-        meta=f_meta,
-    )
+    o = _new(CloseSessionResponse)
+    o.meta = f_meta
+    return o
 
 
 def _encode_CloseSessionResponse(o: CloseSessionResponse) -> dict[str, Any]:
@@ -6722,9 +6765,9 @@ def _decode_SetSessionModeResponse(d: Any, strict: bool) -> SetSessionModeRespon
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return SetSessionModeResponse(
-        meta=f_meta,
-    )
+    o = _new(SetSessionModeResponse)
+    o.meta = f_meta
+    return o
 
 
 def _encode_SetSessionModeResponse(o: SetSessionModeResponse) -> dict[str, Any]:
@@ -6765,10 +6808,10 @@ def _decode_SetSessionConfigOptionResponse(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return SetSessionConfigOptionResponse(
-        config_options=f_config_options,
-        meta=f_meta,
-    )
+    o = _new(SetSessionConfigOptionResponse)
+    o.config_options = f_config_options
+    o.meta = f_meta
+    return o
 
 
 def _encode_SetSessionConfigOptionResponse(
@@ -6807,15 +6850,17 @@ def _decode_PromptResponse(d: Any, strict: bool) -> PromptResponse:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return PromptResponse(
-        stop_reason=f_stop_reason,
-        meta=f_meta,
-    )
+    o = _new(PromptResponse)
+    o.stop_reason = f_stop_reason
+    o.meta = f_meta
+    return o
 
 
 def _encode_PromptResponse(o: PromptResponse) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["stopReason"] = _encode_StopReason(o.stop_reason)
+    d["stopReason"] = (
+        o.stop_reason._value_ if type(o.stop_reason) is StopReason else o.stop_reason
+    )
 
     v = o.meta
     if v is not UNSET:
@@ -6827,7 +6872,7 @@ def _encode_PromptResponse(o: PromptResponse) -> dict[str, Any]:
 def _decode_StopReason(v: Any, strict: bool) -> StopReason:
     if type(v) is not str:
         raise type_error("a string", v)
-    member = StopReason._value2member_map_.get(v)
+    member = _MEMBERS_StopReason.get(v)
     if member is not None:
         return member
     raise ValidationError(
@@ -6836,8 +6881,11 @@ def _decode_StopReason(v: Any, strict: bool) -> StopReason:
     )
 
 
+_MEMBERS_StopReason = StopReason._value2member_map_
+
+
 def _encode_StopReason(v: Any) -> Any:
-    return v.value if isinstance(v, StopReason) else v
+    return v._value_ if type(v) is StopReason else v
 
 
 def _decode_ExtResponse(v: Any, strict: bool) -> Any:
@@ -6880,16 +6928,16 @@ def _decode_Error(d: Any, strict: bool) -> Error:
                 raise error.at("data")
             f_data = UNSET
 
-    return Error(
-        code=f_code,
-        message=f_message,
-        data=f_data,
-    )
+    o = _new(Error)
+    o.code = f_code
+    o.message = f_message
+    o.data = f_data
+    return o
 
 
 def _encode_Error(o: Error) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["code"] = _encode_ErrorCode(o.code)
+    d["code"] = o.code._value_ if type(o.code) is ErrorCode else o.code
 
     d["message"] = o.message
 
@@ -6902,14 +6950,17 @@ def _encode_Error(o: Error) -> dict[str, Any]:
 
 def _decode_ErrorCode(v: Any, strict: bool) -> ErrorCode | int:
     v = check_int(v) if strict else check_int(v, -2147483648, 2147483647)
-    member = ErrorCode._value2member_map_.get(v)
+    member = _MEMBERS_ErrorCode.get(v)
     if member is not None:
         return member
     return v
 
 
+_MEMBERS_ErrorCode = ErrorCode._value2member_map_
+
+
 def _encode_ErrorCode(v: Any) -> Any:
-    return v.value if isinstance(v, ErrorCode) else v
+    return v._value_ if type(v) is ErrorCode else v
 
 
 def _decode_AgentNotification(d: Any, strict: bool) -> AgentNotification:
@@ -6945,10 +6996,10 @@ def _decode_AgentNotification(d: Any, strict: bool) -> AgentNotification:
         except ValidationError as error:
             raise error.at("params")
 
-    return AgentNotification(
-        method=f_method,
-        params=f_params,
-    )
+    o = _new(AgentNotification)
+    o.method = f_method
+    o.params = f_params
+    return o
 
 
 def _encode_AgentNotification(o: AgentNotification) -> dict[str, Any]:
@@ -6970,7 +7021,7 @@ def _decode_SessionNotification(d: Any, strict: bool) -> SessionNotification:
         raise missing("sessionId")
     else:
         try:
-            f_session_id = _decode_SessionId(v, strict)
+            f_session_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("sessionId")
 
@@ -6994,16 +7045,16 @@ def _decode_SessionNotification(d: Any, strict: bool) -> SessionNotification:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return SessionNotification(
-        session_id=f_session_id,
-        update=f_update,
-        meta=f_meta,
-    )
+    o = _new(SessionNotification)
+    o.session_id = f_session_id
+    o.update = f_update
+    o.meta = f_meta
+    return o
 
 
 def _encode_SessionNotification(o: SessionNotification) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["sessionId"] = _encode_SessionId(o.session_id)
+    d["sessionId"] = o.session_id
 
     d["update"] = _encode_SessionUpdate(o.update)
 
@@ -7035,7 +7086,9 @@ def _decode_UserMessageChunkSessionUpdate(
         f_message_id = UNSET
     else:
         try:
-            f_message_id = None if v is None else _decode_MessageId(v, strict)
+            f_message_id = (
+                None if v is None else (v if type(v) is str else check_str(v))
+            )
         except ValidationError as error:
             if strict:
                 raise error.at("messageId")
@@ -7052,11 +7105,11 @@ def _decode_UserMessageChunkSessionUpdate(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return UserMessageChunkSessionUpdate(
-        content=f_content,
-        message_id=f_message_id,
-        meta=f_meta,
-    )
+    o = _new(UserMessageChunkSessionUpdate)
+    o.content = f_content
+    o.message_id = f_message_id
+    o.meta = f_meta
+    return o
 
 
 def _encode_UserMessageChunkSessionUpdate(
@@ -7067,7 +7120,7 @@ def _encode_UserMessageChunkSessionUpdate(
 
     v = o.message_id
     if v is not UNSET:
-        d["messageId"] = None if v is None else _encode_MessageId(v)
+        d["messageId"] = None if v is None else v
 
     v = o.meta
     if v is not UNSET:
@@ -7097,7 +7150,9 @@ def _decode_AgentMessageChunkSessionUpdate(
         f_message_id = UNSET
     else:
         try:
-            f_message_id = None if v is None else _decode_MessageId(v, strict)
+            f_message_id = (
+                None if v is None else (v if type(v) is str else check_str(v))
+            )
         except ValidationError as error:
             if strict:
                 raise error.at("messageId")
@@ -7114,11 +7169,11 @@ def _decode_AgentMessageChunkSessionUpdate(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return AgentMessageChunkSessionUpdate(
-        content=f_content,
-        message_id=f_message_id,
-        meta=f_meta,
-    )
+    o = _new(AgentMessageChunkSessionUpdate)
+    o.content = f_content
+    o.message_id = f_message_id
+    o.meta = f_meta
+    return o
 
 
 def _encode_AgentMessageChunkSessionUpdate(
@@ -7129,7 +7184,7 @@ def _encode_AgentMessageChunkSessionUpdate(
 
     v = o.message_id
     if v is not UNSET:
-        d["messageId"] = None if v is None else _encode_MessageId(v)
+        d["messageId"] = None if v is None else v
 
     v = o.meta
     if v is not UNSET:
@@ -7159,7 +7214,9 @@ def _decode_AgentThoughtChunkSessionUpdate(
         f_message_id = UNSET
     else:
         try:
-            f_message_id = None if v is None else _decode_MessageId(v, strict)
+            f_message_id = (
+                None if v is None else (v if type(v) is str else check_str(v))
+            )
         except ValidationError as error:
             if strict:
                 raise error.at("messageId")
@@ -7176,11 +7233,11 @@ def _decode_AgentThoughtChunkSessionUpdate(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return AgentThoughtChunkSessionUpdate(
-        content=f_content,
-        message_id=f_message_id,
-        meta=f_meta,
-    )
+    o = _new(AgentThoughtChunkSessionUpdate)
+    o.content = f_content
+    o.message_id = f_message_id
+    o.meta = f_meta
+    return o
 
 
 def _encode_AgentThoughtChunkSessionUpdate(
@@ -7191,7 +7248,7 @@ def _encode_AgentThoughtChunkSessionUpdate(
 
     v = o.message_id
     if v is not UNSET:
-        d["messageId"] = None if v is None else _encode_MessageId(v)
+        d["messageId"] = None if v is None else v
 
     v = o.meta
     if v is not UNSET:
@@ -7210,7 +7267,7 @@ def _decode_ToolCallSessionUpdate(d: Any, strict: bool) -> ToolCallSessionUpdate
         raise missing("toolCallId")
     else:
         try:
-            f_tool_call_id = _decode_ToolCallId(v, strict)
+            f_tool_call_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("toolCallId")
 
@@ -7311,23 +7368,23 @@ def _decode_ToolCallSessionUpdate(d: Any, strict: bool) -> ToolCallSessionUpdate
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return ToolCallSessionUpdate(
-        tool_call_id=f_tool_call_id,
-        title=f_title,
-        name=f_name,
-        kind=f_kind,
-        status=f_status,
-        content=f_content,
-        locations=f_locations,
-        raw_input=f_raw_input,
-        raw_output=f_raw_output,
-        meta=f_meta,
-    )
+    o = _new(ToolCallSessionUpdate)
+    o.tool_call_id = f_tool_call_id
+    o.title = f_title
+    o.name = f_name
+    o.kind = f_kind
+    o.status = f_status
+    o.content = f_content
+    o.locations = f_locations
+    o.raw_input = f_raw_input
+    o.raw_output = f_raw_output
+    o.meta = f_meta
+    return o
 
 
 def _encode_ToolCallSessionUpdate(o: ToolCallSessionUpdate) -> dict[str, Any]:
     d: dict[str, Any] = {"sessionUpdate": "tool_call"}
-    d["toolCallId"] = _encode_ToolCallId(o.tool_call_id)
+    d["toolCallId"] = o.tool_call_id
 
     d["title"] = o.title
 
@@ -7337,11 +7394,11 @@ def _encode_ToolCallSessionUpdate(o: ToolCallSessionUpdate) -> dict[str, Any]:
 
     v = o.kind
     if v is not UNSET:
-        d["kind"] = _encode_ToolKind(v)
+        d["kind"] = v._value_ if type(v) is ToolKind else v
 
     v = o.status
     if v is not UNSET:
-        d["status"] = _encode_ToolCallStatus(v)
+        d["status"] = v._value_ if type(v) is ToolCallStatus else v
 
     v = o.content
     if v is not UNSET:
@@ -7378,7 +7435,7 @@ def _decode_ToolCallUpdateSessionUpdate(
         raise missing("toolCallId")
     else:
         try:
-            f_tool_call_id = _decode_ToolCallId(v, strict)
+            f_tool_call_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("toolCallId")
 
@@ -7489,33 +7546,35 @@ def _decode_ToolCallUpdateSessionUpdate(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return ToolCallUpdateSessionUpdate(
-        tool_call_id=f_tool_call_id,
-        kind=f_kind,
-        status=f_status,
-        title=f_title,
-        name=f_name,
-        content=f_content,
-        locations=f_locations,
-        raw_input=f_raw_input,
-        raw_output=f_raw_output,
-        meta=f_meta,
-    )
+    o = _new(ToolCallUpdateSessionUpdate)
+    o.tool_call_id = f_tool_call_id
+    o.kind = f_kind
+    o.status = f_status
+    o.title = f_title
+    o.name = f_name
+    o.content = f_content
+    o.locations = f_locations
+    o.raw_input = f_raw_input
+    o.raw_output = f_raw_output
+    o.meta = f_meta
+    return o
 
 
 def _encode_ToolCallUpdateSessionUpdate(
     o: ToolCallUpdateSessionUpdate,
 ) -> dict[str, Any]:
     d: dict[str, Any] = {"sessionUpdate": "tool_call_update"}
-    d["toolCallId"] = _encode_ToolCallId(o.tool_call_id)
+    d["toolCallId"] = o.tool_call_id
 
     v = o.kind
     if v is not UNSET:
-        d["kind"] = None if v is None else _encode_ToolKind(v)
+        d["kind"] = None if v is None else (v._value_ if type(v) is ToolKind else v)
 
     v = o.status
     if v is not UNSET:
-        d["status"] = None if v is None else _encode_ToolCallStatus(v)
+        d["status"] = (
+            None if v is None else (v._value_ if type(v) is ToolCallStatus else v)
+        )
 
     v = o.title
     if v is not UNSET:
@@ -7575,10 +7634,10 @@ def _decode_PlanSessionUpdate(d: Any, strict: bool) -> PlanSessionUpdate:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return PlanSessionUpdate(
-        entries=f_entries,
-        meta=f_meta,
-    )
+    o = _new(PlanSessionUpdate)
+    o.entries = f_entries
+    o.meta = f_meta
+    return o
 
 
 def _encode_PlanSessionUpdate(o: PlanSessionUpdate) -> dict[str, Any]:
@@ -7623,10 +7682,10 @@ def _decode_AvailableCommandsUpdateSessionUpdate(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return AvailableCommandsUpdateSessionUpdate(
-        available_commands=f_available_commands,
-        meta=f_meta,
-    )
+    o = _new(AvailableCommandsUpdateSessionUpdate)
+    o.available_commands = f_available_commands
+    o.meta = f_meta
+    return o
 
 
 def _encode_AvailableCommandsUpdateSessionUpdate(
@@ -7654,7 +7713,7 @@ def _decode_CurrentModeUpdateSessionUpdate(
         raise missing("currentModeId")
     else:
         try:
-            f_current_mode_id = _decode_SessionModeId(v, strict)
+            f_current_mode_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("currentModeId")
 
@@ -7669,17 +7728,17 @@ def _decode_CurrentModeUpdateSessionUpdate(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return CurrentModeUpdateSessionUpdate(
-        current_mode_id=f_current_mode_id,
-        meta=f_meta,
-    )
+    o = _new(CurrentModeUpdateSessionUpdate)
+    o.current_mode_id = f_current_mode_id
+    o.meta = f_meta
+    return o
 
 
 def _encode_CurrentModeUpdateSessionUpdate(
     o: CurrentModeUpdateSessionUpdate,
 ) -> dict[str, Any]:
     d: dict[str, Any] = {"sessionUpdate": "current_mode_update"}
-    d["currentModeId"] = _encode_SessionModeId(o.current_mode_id)
+    d["currentModeId"] = o.current_mode_id
 
     v = o.meta
     if v is not UNSET:
@@ -7719,10 +7778,10 @@ def _decode_ConfigOptionUpdateSessionUpdate(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return ConfigOptionUpdateSessionUpdate(
-        config_options=f_config_options,
-        meta=f_meta,
-    )
+    o = _new(ConfigOptionUpdateSessionUpdate)
+    o.config_options = f_config_options
+    o.meta = f_meta
+    return o
 
 
 def _encode_ConfigOptionUpdateSessionUpdate(
@@ -7780,11 +7839,11 @@ def _decode_SessionInfoUpdateSessionUpdate(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return SessionInfoUpdateSessionUpdate(
-        title=f_title,
-        updated_at=f_updated_at,
-        meta=f_meta,
-    )
+    o = _new(SessionInfoUpdateSessionUpdate)
+    o.title = f_title
+    o.updated_at = f_updated_at
+    o.meta = f_meta
+    return o
 
 
 def _encode_SessionInfoUpdateSessionUpdate(
@@ -7859,12 +7918,12 @@ def _decode_UsageUpdateSessionUpdate(d: Any, strict: bool) -> UsageUpdateSession
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return UsageUpdateSessionUpdate(
-        used=f_used,
-        size=f_size,
-        cost=f_cost,
-        meta=f_meta,
-    )
+    o = _new(UsageUpdateSessionUpdate)
+    o.used = f_used
+    o.size = f_size
+    o.cost = f_cost
+    o.meta = f_meta
+    return o
 
 
 def _encode_UsageUpdateSessionUpdate(o: UsageUpdateSessionUpdate) -> dict[str, Any]:
@@ -7931,17 +7990,19 @@ def _decode_NoticeSessionUpdate(d: Any, strict: bool) -> NoticeSessionUpdate:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return NoticeSessionUpdate(
-        severity=f_severity,
-        title=f_title,
-        description=f_description,
-        meta=f_meta,
-    )
+    o = _new(NoticeSessionUpdate)
+    o.severity = f_severity
+    o.title = f_title
+    o.description = f_description
+    o.meta = f_meta
+    return o
 
 
 def _encode_NoticeSessionUpdate(o: NoticeSessionUpdate) -> dict[str, Any]:
     d: dict[str, Any] = {"sessionUpdate": "notice"}
-    d["severity"] = _encode_NoticeSeverity(o.severity)
+    d["severity"] = (
+        o.severity._value_ if type(o.severity) is NoticeSeverity else o.severity
+    )
 
     d["title"] = o.title
 
@@ -7968,7 +8029,7 @@ def _decode_CompactionUpdateSessionUpdate(
         raise missing("compactionId")
     else:
         try:
-            f_compaction_id = _decode_CompactionId(v, strict)
+            f_compaction_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("compactionId")
 
@@ -8018,22 +8079,22 @@ def _decode_CompactionUpdateSessionUpdate(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return CompactionUpdateSessionUpdate(
-        compaction_id=f_compaction_id,
-        status=f_status,
-        summary=f_summary,
-        error=f_error,
-        meta=f_meta,
-    )
+    o = _new(CompactionUpdateSessionUpdate)
+    o.compaction_id = f_compaction_id
+    o.status = f_status
+    o.summary = f_summary
+    o.error = f_error
+    o.meta = f_meta
+    return o
 
 
 def _encode_CompactionUpdateSessionUpdate(
     o: CompactionUpdateSessionUpdate,
 ) -> dict[str, Any]:
     d: dict[str, Any] = {"sessionUpdate": "compaction_update"}
-    d["compactionId"] = _encode_CompactionId(o.compaction_id)
+    d["compactionId"] = o.compaction_id
 
-    d["status"] = _encode_CompactionStatus(o.status)
+    d["status"] = o.status._value_ if type(o.status) is CompactionStatus else o.status
 
     v = o.summary
     if v is not UNSET:
@@ -8062,7 +8123,7 @@ def _decode_CompactionSummaryChunkSessionUpdate(
         raise missing("compactionId")
     else:
         try:
-            f_compaction_id = _decode_CompactionId(v, strict)
+            f_compaction_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("compactionId")
 
@@ -8086,18 +8147,18 @@ def _decode_CompactionSummaryChunkSessionUpdate(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return CompactionSummaryChunkSessionUpdate(
-        compaction_id=f_compaction_id,
-        content=f_content,
-        meta=f_meta,
-    )
+    o = _new(CompactionSummaryChunkSessionUpdate)
+    o.compaction_id = f_compaction_id
+    o.content = f_content
+    o.meta = f_meta
+    return o
 
 
 def _encode_CompactionSummaryChunkSessionUpdate(
     o: CompactionSummaryChunkSessionUpdate,
 ) -> dict[str, Any]:
     d: dict[str, Any] = {"sessionUpdate": "compaction_summary_chunk"}
-    d["compactionId"] = _encode_CompactionId(o.compaction_id)
+    d["compactionId"] = o.compaction_id
 
     d["content"] = _encode_ContentBlock(o.content)
 
@@ -8178,7 +8239,9 @@ def _decode_ContentChunk(d: Any, strict: bool) -> ContentChunk:
         f_message_id = UNSET
     else:
         try:
-            f_message_id = None if v is None else _decode_MessageId(v, strict)
+            f_message_id = (
+                None if v is None else (v if type(v) is str else check_str(v))
+            )
         except ValidationError as error:
             if strict:
                 raise error.at("messageId")
@@ -8195,11 +8258,11 @@ def _decode_ContentChunk(d: Any, strict: bool) -> ContentChunk:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return ContentChunk(
-        content=f_content,
-        message_id=f_message_id,
-        meta=f_meta,
-    )
+    o = _new(ContentChunk)
+    o.content = f_content
+    o.message_id = f_message_id
+    o.meta = f_meta
+    return o
 
 
 def _encode_ContentChunk(o: ContentChunk) -> dict[str, Any]:
@@ -8208,7 +8271,7 @@ def _encode_ContentChunk(o: ContentChunk) -> dict[str, Any]:
 
     v = o.message_id
     if v is not UNSET:
-        d["messageId"] = None if v is None else _encode_MessageId(v)
+        d["messageId"] = None if v is None else v
 
     v = o.meta
     if v is not UNSET:
@@ -8225,7 +8288,7 @@ def _decode_ToolCall(d: Any, strict: bool) -> ToolCall:
         raise missing("toolCallId")
     else:
         try:
-            f_tool_call_id = _decode_ToolCallId(v, strict)
+            f_tool_call_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("toolCallId")
 
@@ -8326,23 +8389,23 @@ def _decode_ToolCall(d: Any, strict: bool) -> ToolCall:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return ToolCall(
-        tool_call_id=f_tool_call_id,
-        title=f_title,
-        name=f_name,
-        kind=f_kind,
-        status=f_status,
-        content=f_content,
-        locations=f_locations,
-        raw_input=f_raw_input,
-        raw_output=f_raw_output,
-        meta=f_meta,
-    )
+    o = _new(ToolCall)
+    o.tool_call_id = f_tool_call_id
+    o.title = f_title
+    o.name = f_name
+    o.kind = f_kind
+    o.status = f_status
+    o.content = f_content
+    o.locations = f_locations
+    o.raw_input = f_raw_input
+    o.raw_output = f_raw_output
+    o.meta = f_meta
+    return o
 
 
 def _encode_ToolCall(o: ToolCall) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["toolCallId"] = _encode_ToolCallId(o.tool_call_id)
+    d["toolCallId"] = o.tool_call_id
 
     d["title"] = o.title
 
@@ -8352,11 +8415,11 @@ def _encode_ToolCall(o: ToolCall) -> dict[str, Any]:
 
     v = o.kind
     if v is not UNSET:
-        d["kind"] = _encode_ToolKind(v)
+        d["kind"] = v._value_ if type(v) is ToolKind else v
 
     v = o.status
     if v is not UNSET:
-        d["status"] = _encode_ToolCallStatus(v)
+        d["status"] = v._value_ if type(v) is ToolCallStatus else v
 
     v = o.content
     if v is not UNSET:
@@ -8422,21 +8485,23 @@ def _decode_PlanEntry(d: Any, strict: bool) -> PlanEntry:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return PlanEntry(
-        content=f_content,
-        priority=f_priority,
-        status=f_status,
-        meta=f_meta,
-    )
+    o = _new(PlanEntry)
+    o.content = f_content
+    o.priority = f_priority
+    o.status = f_status
+    o.meta = f_meta
+    return o
 
 
 def _encode_PlanEntry(o: PlanEntry) -> dict[str, Any]:
     d: dict[str, Any] = {}
     d["content"] = o.content
 
-    d["priority"] = _encode_PlanEntryPriority(o.priority)
+    d["priority"] = (
+        o.priority._value_ if type(o.priority) is PlanEntryPriority else o.priority
+    )
 
-    d["status"] = _encode_PlanEntryStatus(o.status)
+    d["status"] = o.status._value_ if type(o.status) is PlanEntryStatus else o.status
 
     v = o.meta
     if v is not UNSET:
@@ -8448,20 +8513,23 @@ def _encode_PlanEntry(o: PlanEntry) -> dict[str, Any]:
 def _decode_PlanEntryPriority(v: Any, strict: bool) -> PlanEntryPriority:
     if type(v) is not str:
         raise type_error("a string", v)
-    member = PlanEntryPriority._value2member_map_.get(v)
+    member = _MEMBERS_PlanEntryPriority.get(v)
     if member is not None:
         return member
     raise ValidationError('expected one of "high", "medium", "low", found ' + repr(v))
 
 
+_MEMBERS_PlanEntryPriority = PlanEntryPriority._value2member_map_
+
+
 def _encode_PlanEntryPriority(v: Any) -> Any:
-    return v.value if isinstance(v, PlanEntryPriority) else v
+    return v._value_ if type(v) is PlanEntryPriority else v
 
 
 def _decode_PlanEntryStatus(v: Any, strict: bool) -> PlanEntryStatus:
     if type(v) is not str:
         raise type_error("a string", v)
-    member = PlanEntryStatus._value2member_map_.get(v)
+    member = _MEMBERS_PlanEntryStatus.get(v)
     if member is not None:
         return member
     raise ValidationError(
@@ -8469,8 +8537,11 @@ def _decode_PlanEntryStatus(v: Any, strict: bool) -> PlanEntryStatus:
     )
 
 
+_MEMBERS_PlanEntryStatus = PlanEntryStatus._value2member_map_
+
+
 def _encode_PlanEntryStatus(v: Any) -> Any:
-    return v.value if isinstance(v, PlanEntryStatus) else v
+    return v._value_ if type(v) is PlanEntryStatus else v
 
 
 def _decode_Plan(d: Any, strict: bool) -> Plan:
@@ -8498,10 +8569,10 @@ def _decode_Plan(d: Any, strict: bool) -> Plan:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return Plan(
-        entries=f_entries,
-        meta=f_meta,
-    )
+    o = _new(Plan)
+    o.entries = f_entries
+    o.meta = f_meta
+    return o
 
 
 def _encode_Plan(o: Plan) -> dict[str, Any]:
@@ -8558,12 +8629,12 @@ def _decode_AvailableCommand(d: Any, strict: bool) -> AvailableCommand:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return AvailableCommand(
-        name=f_name,
-        description=f_description,
-        input=f_input,
-        meta=f_meta,
-    )
+    o = _new(AvailableCommand)
+    o.name = f_name
+    o.description = f_description
+    o.input = f_input
+    o.meta = f_meta
+    return o
 
 
 def _encode_AvailableCommand(o: AvailableCommand) -> dict[str, Any]:
@@ -8624,10 +8695,10 @@ def _decode_UnstructuredCommandInput(d: Any, strict: bool) -> UnstructuredComman
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return UnstructuredCommandInput(
-        hint=f_hint,
-        meta=f_meta,
-    )
+    o = _new(UnstructuredCommandInput)
+    o.hint = f_hint
+    o.meta = f_meta
+    return o
 
 
 def _encode_UnstructuredCommandInput(o: UnstructuredCommandInput) -> dict[str, Any]:
@@ -8668,10 +8739,10 @@ def _decode_AvailableCommandsUpdate(d: Any, strict: bool) -> AvailableCommandsUp
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return AvailableCommandsUpdate(
-        available_commands=f_available_commands,
-        meta=f_meta,
-    )
+    o = _new(AvailableCommandsUpdate)
+    o.available_commands = f_available_commands
+    o.meta = f_meta
+    return o
 
 
 def _encode_AvailableCommandsUpdate(o: AvailableCommandsUpdate) -> dict[str, Any]:
@@ -8693,7 +8764,7 @@ def _decode_CurrentModeUpdate(d: Any, strict: bool) -> CurrentModeUpdate:
         raise missing("currentModeId")
     else:
         try:
-            f_current_mode_id = _decode_SessionModeId(v, strict)
+            f_current_mode_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("currentModeId")
 
@@ -8708,15 +8779,15 @@ def _decode_CurrentModeUpdate(d: Any, strict: bool) -> CurrentModeUpdate:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return CurrentModeUpdate(
-        current_mode_id=f_current_mode_id,
-        meta=f_meta,
-    )
+    o = _new(CurrentModeUpdate)
+    o.current_mode_id = f_current_mode_id
+    o.meta = f_meta
+    return o
 
 
 def _encode_CurrentModeUpdate(o: CurrentModeUpdate) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["currentModeId"] = _encode_SessionModeId(o.current_mode_id)
+    d["currentModeId"] = o.current_mode_id
 
     v = o.meta
     if v is not UNSET:
@@ -8752,10 +8823,10 @@ def _decode_ConfigOptionUpdate(d: Any, strict: bool) -> ConfigOptionUpdate:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return ConfigOptionUpdate(
-        config_options=f_config_options,
-        meta=f_meta,
-    )
+    o = _new(ConfigOptionUpdate)
+    o.config_options = f_config_options
+    o.meta = f_meta
+    return o
 
 
 def _encode_ConfigOptionUpdate(o: ConfigOptionUpdate) -> dict[str, Any]:
@@ -8807,11 +8878,11 @@ def _decode_SessionInfoUpdate(d: Any, strict: bool) -> SessionInfoUpdate:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return SessionInfoUpdate(
-        title=f_title,
-        updated_at=f_updated_at,
-        meta=f_meta,
-    )
+    o = _new(SessionInfoUpdate)
+    o.title = f_title
+    o.updated_at = f_updated_at
+    o.meta = f_meta
+    return o
 
 
 def _encode_SessionInfoUpdate(o: SessionInfoUpdate) -> dict[str, Any]:
@@ -8863,11 +8934,11 @@ def _decode_Cost(d: Any, strict: bool) -> Cost:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return Cost(
-        amount=f_amount,
-        currency=f_currency,
-        meta=f_meta,
-    )
+    o = _new(Cost)
+    o.amount = f_amount
+    o.currency = f_currency
+    o.meta = f_meta
+    return o
 
 
 def _encode_Cost(o: Cost) -> dict[str, Any]:
@@ -8934,12 +9005,12 @@ def _decode_UsageUpdate(d: Any, strict: bool) -> UsageUpdate:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return UsageUpdate(
-        used=f_used,
-        size=f_size,
-        cost=f_cost,
-        meta=f_meta,
-    )
+    o = _new(UsageUpdate)
+    o.used = f_used
+    o.size = f_size
+    o.cost = f_cost
+    o.meta = f_meta
+    return o
 
 
 def _encode_UsageUpdate(o: UsageUpdate) -> dict[str, Any]:
@@ -8962,14 +9033,17 @@ def _encode_UsageUpdate(o: UsageUpdate) -> dict[str, Any]:
 def _decode_NoticeSeverity(v: Any, strict: bool) -> NoticeSeverity | str:
     if type(v) is not str:
         raise type_error("a string", v)
-    member = NoticeSeverity._value2member_map_.get(v)
+    member = _MEMBERS_NoticeSeverity.get(v)
     if member is not None:
         return member
     return v
 
 
+_MEMBERS_NoticeSeverity = NoticeSeverity._value2member_map_
+
+
 def _encode_NoticeSeverity(v: Any) -> Any:
-    return v.value if isinstance(v, NoticeSeverity) else v
+    return v._value_ if type(v) is NoticeSeverity else v
 
 
 def _decode_Notice(d: Any, strict: bool) -> Notice:
@@ -9017,17 +9091,19 @@ def _decode_Notice(d: Any, strict: bool) -> Notice:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return Notice(
-        severity=f_severity,
-        title=f_title,
-        description=f_description,
-        meta=f_meta,
-    )
+    o = _new(Notice)
+    o.severity = f_severity
+    o.title = f_title
+    o.description = f_description
+    o.meta = f_meta
+    return o
 
 
 def _encode_Notice(o: Notice) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["severity"] = _encode_NoticeSeverity(o.severity)
+    d["severity"] = (
+        o.severity._value_ if type(o.severity) is NoticeSeverity else o.severity
+    )
 
     d["title"] = o.title
 
@@ -9053,14 +9129,17 @@ def _encode_CompactionId(v: Any) -> Any:
 def _decode_CompactionStatus(v: Any, strict: bool) -> CompactionStatus | str:
     if type(v) is not str:
         raise type_error("a string", v)
-    member = CompactionStatus._value2member_map_.get(v)
+    member = _MEMBERS_CompactionStatus.get(v)
     if member is not None:
         return member
     return v
 
 
+_MEMBERS_CompactionStatus = CompactionStatus._value2member_map_
+
+
 def _encode_CompactionStatus(v: Any) -> Any:
-    return v.value if isinstance(v, CompactionStatus) else v
+    return v._value_ if type(v) is CompactionStatus else v
 
 
 def _decode_CompactionUpdate(d: Any, strict: bool) -> CompactionUpdate:
@@ -9071,7 +9150,7 @@ def _decode_CompactionUpdate(d: Any, strict: bool) -> CompactionUpdate:
         raise missing("compactionId")
     else:
         try:
-            f_compaction_id = _decode_CompactionId(v, strict)
+            f_compaction_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("compactionId")
 
@@ -9121,20 +9200,20 @@ def _decode_CompactionUpdate(d: Any, strict: bool) -> CompactionUpdate:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return CompactionUpdate(
-        compaction_id=f_compaction_id,
-        status=f_status,
-        summary=f_summary,
-        error=f_error,
-        meta=f_meta,
-    )
+    o = _new(CompactionUpdate)
+    o.compaction_id = f_compaction_id
+    o.status = f_status
+    o.summary = f_summary
+    o.error = f_error
+    o.meta = f_meta
+    return o
 
 
 def _encode_CompactionUpdate(o: CompactionUpdate) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["compactionId"] = _encode_CompactionId(o.compaction_id)
+    d["compactionId"] = o.compaction_id
 
-    d["status"] = _encode_CompactionStatus(o.status)
+    d["status"] = o.status._value_ if type(o.status) is CompactionStatus else o.status
 
     v = o.summary
     if v is not UNSET:
@@ -9159,7 +9238,7 @@ def _decode_CompactionSummaryChunk(d: Any, strict: bool) -> CompactionSummaryChu
         raise missing("compactionId")
     else:
         try:
-            f_compaction_id = _decode_CompactionId(v, strict)
+            f_compaction_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("compactionId")
 
@@ -9183,16 +9262,16 @@ def _decode_CompactionSummaryChunk(d: Any, strict: bool) -> CompactionSummaryChu
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return CompactionSummaryChunk(
-        compaction_id=f_compaction_id,
-        content=f_content,
-        meta=f_meta,
-    )
+    o = _new(CompactionSummaryChunk)
+    o.compaction_id = f_compaction_id
+    o.content = f_content
+    o.meta = f_meta
+    return o
 
 
 def _encode_CompactionSummaryChunk(o: CompactionSummaryChunk) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["compactionId"] = _encode_CompactionId(o.compaction_id)
+    d["compactionId"] = o.compaction_id
 
     d["content"] = _encode_ContentBlock(o.content)
 
@@ -9213,7 +9292,7 @@ def _decode_CompleteElicitationNotification(
         raise missing("elicitationId")
     else:
         try:
-            f_elicitation_id = _decode_ElicitationId(v, strict)
+            f_elicitation_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("elicitationId")
 
@@ -9228,17 +9307,17 @@ def _decode_CompleteElicitationNotification(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return CompleteElicitationNotification(
-        elicitation_id=f_elicitation_id,
-        meta=f_meta,
-    )
+    o = _new(CompleteElicitationNotification)
+    o.elicitation_id = f_elicitation_id
+    o.meta = f_meta
+    return o
 
 
 def _encode_CompleteElicitationNotification(
     o: CompleteElicitationNotification,
 ) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["elicitationId"] = _encode_ElicitationId(o.elicitation_id)
+    d["elicitationId"] = o.elicitation_id
 
     v = o.meta
     if v is not UNSET:
@@ -9307,11 +9386,11 @@ def _decode_ClientRequest(d: Any, strict: bool) -> ClientRequest:
         except ValidationError as error:
             raise error.at("params")
 
-    return ClientRequest(
-        id=f_id,
-        method=f_method,
-        params=f_params,
-    )
+    o = _new(ClientRequest)
+    o.id = f_id
+    o.method = f_method
+    o.params = f_params
+    return o
 
 
 def _encode_ClientRequest(o: ClientRequest) -> dict[str, Any]:
@@ -9335,7 +9414,7 @@ def _decode_InitializeRequest(d: Any, strict: bool) -> InitializeRequest:
         raise missing("protocolVersion")
     else:
         try:
-            f_protocol_version = _decode_ProtocolVersion(v, strict)
+            f_protocol_version = check_int(v, 0, 65535)
         except ValidationError as error:
             raise error.at("protocolVersion")
 
@@ -9390,17 +9469,17 @@ def _decode_InitializeRequest(d: Any, strict: bool) -> InitializeRequest:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return InitializeRequest(
-        protocol_version=f_protocol_version,
-        client_capabilities=f_client_capabilities,
-        client_info=f_client_info,
-        meta=f_meta,
-    )
+    o = _new(InitializeRequest)
+    o.protocol_version = f_protocol_version
+    o.client_capabilities = f_client_capabilities
+    o.client_info = f_client_info
+    o.meta = f_meta
+    return o
 
 
 def _encode_InitializeRequest(o: InitializeRequest) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["protocolVersion"] = _encode_ProtocolVersion(o.protocol_version)
+    d["protocolVersion"] = o.protocol_version
 
     v = o.client_capabilities
     if v is not UNSET:
@@ -9500,14 +9579,14 @@ def _decode_ClientCapabilities(d: Any, strict: bool) -> ClientCapabilities:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return ClientCapabilities(
-        fs=f_fs,
-        terminal=f_terminal,
-        session=f_session,
-        auth=f_auth,
-        elicitation=f_elicitation,
-        meta=f_meta,
-    )
+    o = _new(ClientCapabilities)
+    o.fs = f_fs
+    o.terminal = f_terminal
+    o.session = f_session
+    o.auth = f_auth
+    o.elicitation = f_elicitation
+    o.meta = f_meta
+    return o
 
 
 def _encode_ClientCapabilities(o: ClientCapabilities) -> dict[str, Any]:
@@ -9575,11 +9654,11 @@ def _decode_FileSystemCapabilities(d: Any, strict: bool) -> FileSystemCapabiliti
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return FileSystemCapabilities(
-        read_text_file=f_read_text_file,
-        write_text_file=f_write_text_file,
-        meta=f_meta,
-    )
+    o = _new(FileSystemCapabilities)
+    o.read_text_file = f_read_text_file
+    o.write_text_file = f_write_text_file
+    o.meta = f_meta
+    return o
 
 
 def _encode_FileSystemCapabilities(o: FileSystemCapabilities) -> dict[str, Any]:
@@ -9654,12 +9733,12 @@ def _decode_ClientSessionCapabilities(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return ClientSessionCapabilities(
-        compaction=f_compaction,
-        config_options=f_config_options,
-        notices=f_notices,
-        meta=f_meta,
-    )
+    o = _new(ClientSessionCapabilities)
+    o.compaction = f_compaction
+    o.config_options = f_config_options
+    o.notices = f_notices
+    o.meta = f_meta
+    return o
 
 
 def _encode_ClientSessionCapabilities(o: ClientSessionCapabilities) -> dict[str, Any]:
@@ -9724,10 +9803,10 @@ def _decode_SessionConfigOptionsCapabilities(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return SessionConfigOptionsCapabilities(
-        boolean=f_boolean,
-        meta=f_meta,
-    )
+    o = _new(SessionConfigOptionsCapabilities)
+    o.boolean = f_boolean
+    o.meta = f_meta
+    return o
 
 
 def _encode_SessionConfigOptionsCapabilities(
@@ -9761,9 +9840,9 @@ def _decode_BooleanConfigOptionCapabilities(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return BooleanConfigOptionCapabilities(
-        meta=f_meta,
-    )
+    o = _new(BooleanConfigOptionCapabilities)
+    o.meta = f_meta
+    return o
 
 
 def _encode_BooleanConfigOptionCapabilities(
@@ -9810,10 +9889,10 @@ def _decode_AuthCapabilities(d: Any, strict: bool) -> AuthCapabilities:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return AuthCapabilities(
-        terminal=f_terminal,
-        meta=f_meta,
-    )
+    o = _new(AuthCapabilities)
+    o.terminal = f_terminal
+    o.meta = f_meta
+    return o
 
 
 def _encode_AuthCapabilities(o: AuthCapabilities) -> dict[str, Any]:
@@ -9867,11 +9946,11 @@ def _decode_ElicitationCapabilities(d: Any, strict: bool) -> ElicitationCapabili
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return ElicitationCapabilities(
-        form=f_form,
-        url=f_url,
-        meta=f_meta,
-    )
+    o = _new(ElicitationCapabilities)
+    o.form = f_form
+    o.url = f_url
+    o.meta = f_meta
+    return o
 
 
 def _encode_ElicitationCapabilities(o: ElicitationCapabilities) -> dict[str, Any]:
@@ -9907,9 +9986,9 @@ def _decode_ElicitationFormCapabilities(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return ElicitationFormCapabilities(
-        meta=f_meta,
-    )
+    o = _new(ElicitationFormCapabilities)
+    o.meta = f_meta
+    return o
 
 
 def _encode_ElicitationFormCapabilities(
@@ -9939,9 +10018,9 @@ def _decode_ElicitationUrlCapabilities(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return ElicitationUrlCapabilities(
-        meta=f_meta,
-    )
+    o = _new(ElicitationUrlCapabilities)
+    o.meta = f_meta
+    return o
 
 
 def _encode_ElicitationUrlCapabilities(o: ElicitationUrlCapabilities) -> dict[str, Any]:
@@ -9961,7 +10040,7 @@ def _decode_AuthenticateRequest(d: Any, strict: bool) -> AuthenticateRequest:
         raise missing("methodId")
     else:
         try:
-            f_method_id = _decode_AuthMethodId(v, strict)
+            f_method_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("methodId")
 
@@ -9976,15 +10055,15 @@ def _decode_AuthenticateRequest(d: Any, strict: bool) -> AuthenticateRequest:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return AuthenticateRequest(
-        method_id=f_method_id,
-        meta=f_meta,
-    )
+    o = _new(AuthenticateRequest)
+    o.method_id = f_method_id
+    o.meta = f_meta
+    return o
 
 
 def _encode_AuthenticateRequest(o: AuthenticateRequest) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["methodId"] = _encode_AuthMethodId(o.method_id)
+    d["methodId"] = o.method_id
 
     v = o.meta
     if v is not UNSET:
@@ -10007,9 +10086,9 @@ def _decode_LogoutRequest(d: Any, strict: bool) -> LogoutRequest:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return LogoutRequest(
-        meta=f_meta,
-    )
+    o = _new(LogoutRequest)
+    o.meta = f_meta
+    return o
 
 
 def _encode_LogoutRequest(o: LogoutRequest) -> dict[str, Any]:
@@ -10068,12 +10147,12 @@ def _decode_NewSessionRequest(d: Any, strict: bool) -> NewSessionRequest:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return NewSessionRequest(
-        cwd=f_cwd,
-        additional_directories=f_additional_directories,
-        mcp_servers=f_mcp_servers,
-        meta=f_meta,
-    )
+    o = _new(NewSessionRequest)
+    o.cwd = f_cwd
+    o.additional_directories = f_additional_directories
+    o.mcp_servers = f_mcp_servers
+    o.meta = f_meta
+    return o
 
 
 def _encode_NewSessionRequest(o: NewSessionRequest) -> dict[str, Any]:
@@ -10138,12 +10217,12 @@ def _decode_HttpMcpServer(d: Any, strict: bool) -> HttpMcpServer:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return HttpMcpServer(
-        name=f_name,
-        url=f_url,
-        headers=f_headers,
-        meta=f_meta,
-    )
+    o = _new(HttpMcpServer)
+    o.name = f_name
+    o.url = f_url
+    o.headers = f_headers
+    o.meta = f_meta
+    return o
 
 
 def _encode_HttpMcpServer(o: HttpMcpServer) -> dict[str, Any]:
@@ -10206,12 +10285,12 @@ def _decode_SseMcpServer(d: Any, strict: bool) -> SseMcpServer:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return SseMcpServer(
-        name=f_name,
-        url=f_url,
-        headers=f_headers,
-        meta=f_meta,
-    )
+    o = _new(SseMcpServer)
+    o.name = f_name
+    o.url = f_url
+    o.headers = f_headers
+    o.meta = f_meta
+    return o
 
 
 def _encode_SseMcpServer(o: SseMcpServer) -> dict[str, Any]:
@@ -10294,11 +10373,11 @@ def _decode_HttpHeader(d: Any, strict: bool) -> HttpHeader:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return HttpHeader(
-        name=f_name,
-        value=f_value,
-        meta=f_meta,
-    )
+    o = _new(HttpHeader)
+    o.name = f_name
+    o.value = f_value
+    o.meta = f_meta
+    return o
 
 
 def _encode_HttpHeader(o: HttpHeader) -> dict[str, Any]:
@@ -10357,12 +10436,12 @@ def _decode_McpServerHttp(d: Any, strict: bool) -> McpServerHttp:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return McpServerHttp(
-        name=f_name,
-        url=f_url,
-        headers=f_headers,
-        meta=f_meta,
-    )
+    o = _new(McpServerHttp)
+    o.name = f_name
+    o.url = f_url
+    o.headers = f_headers
+    o.meta = f_meta
+    return o
 
 
 def _encode_McpServerHttp(o: McpServerHttp) -> dict[str, Any]:
@@ -10423,12 +10502,12 @@ def _decode_McpServerSse(d: Any, strict: bool) -> McpServerSse:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return McpServerSse(
-        name=f_name,
-        url=f_url,
-        headers=f_headers,
-        meta=f_meta,
-    )
+    o = _new(McpServerSse)
+    o.name = f_name
+    o.url = f_url
+    o.headers = f_headers
+    o.meta = f_meta
+    return o
 
 
 def _encode_McpServerSse(o: McpServerSse) -> dict[str, Any]:
@@ -10502,13 +10581,13 @@ def _decode_McpServerStdio(d: Any, strict: bool) -> McpServerStdio:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return McpServerStdio(
-        name=f_name,
-        command=f_command,
-        args=f_args,
-        env=f_env,
-        meta=f_meta,
-    )
+    o = _new(McpServerStdio)
+    o.name = f_name
+    o.command = f_command
+    o.args = f_args
+    o.env = f_env
+    o.meta = f_meta
+    return o
 
 
 def _encode_McpServerStdio(o: McpServerStdio) -> dict[str, Any]:
@@ -10569,7 +10648,7 @@ def _decode_LoadSessionRequest(d: Any, strict: bool) -> LoadSessionRequest:
         raise missing("sessionId")
     else:
         try:
-            f_session_id = _decode_SessionId(v, strict)
+            f_session_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("sessionId")
 
@@ -10584,13 +10663,13 @@ def _decode_LoadSessionRequest(d: Any, strict: bool) -> LoadSessionRequest:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return LoadSessionRequest(
-        mcp_servers=f_mcp_servers,
-        cwd=f_cwd,
-        additional_directories=f_additional_directories,
-        session_id=f_session_id,
-        meta=f_meta,
-    )
+    o = _new(LoadSessionRequest)
+    o.mcp_servers = f_mcp_servers
+    o.cwd = f_cwd
+    o.additional_directories = f_additional_directories
+    o.session_id = f_session_id
+    o.meta = f_meta
+    return o
 
 
 def _encode_LoadSessionRequest(o: LoadSessionRequest) -> dict[str, Any]:
@@ -10603,7 +10682,7 @@ def _encode_LoadSessionRequest(o: LoadSessionRequest) -> dict[str, Any]:
     if v is not UNSET:
         d["additionalDirectories"] = list(v)
 
-    d["sessionId"] = _encode_SessionId(o.session_id)
+    d["sessionId"] = o.session_id
 
     v = o.meta
     if v is not UNSET:
@@ -10644,11 +10723,11 @@ def _decode_ListSessionsRequest(d: Any, strict: bool) -> ListSessionsRequest:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return ListSessionsRequest(
-        cwd=f_cwd,
-        cursor=f_cursor,
-        meta=f_meta,
-    )
+    o = _new(ListSessionsRequest)
+    o.cwd = f_cwd
+    o.cursor = f_cursor
+    o.meta = f_meta
+    return o
 
 
 def _encode_ListSessionsRequest(o: ListSessionsRequest) -> dict[str, Any]:
@@ -10676,7 +10755,7 @@ def _decode_DeleteSessionRequest(d: Any, strict: bool) -> DeleteSessionRequest:
         raise missing("sessionId")
     else:
         try:
-            f_session_id = _decode_SessionId(v, strict)
+            f_session_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("sessionId")
 
@@ -10691,15 +10770,15 @@ def _decode_DeleteSessionRequest(d: Any, strict: bool) -> DeleteSessionRequest:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return DeleteSessionRequest(
-        session_id=f_session_id,
-        meta=f_meta,
-    )
+    o = _new(DeleteSessionRequest)
+    o.session_id = f_session_id
+    o.meta = f_meta
+    return o
 
 
 def _encode_DeleteSessionRequest(o: DeleteSessionRequest) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["sessionId"] = _encode_SessionId(o.session_id)
+    d["sessionId"] = o.session_id
 
     v = o.meta
     if v is not UNSET:
@@ -10716,7 +10795,7 @@ def _decode_ResumeSessionRequest(d: Any, strict: bool) -> ResumeSessionRequest:
         raise missing("sessionId")
     else:
         try:
-            f_session_id = _decode_SessionId(v, strict)
+            f_session_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("sessionId")
 
@@ -10764,18 +10843,18 @@ def _decode_ResumeSessionRequest(d: Any, strict: bool) -> ResumeSessionRequest:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return ResumeSessionRequest(
-        session_id=f_session_id,
-        cwd=f_cwd,
-        additional_directories=f_additional_directories,
-        mcp_servers=f_mcp_servers,
-        meta=f_meta,
-    )
+    o = _new(ResumeSessionRequest)
+    o.session_id = f_session_id
+    o.cwd = f_cwd
+    o.additional_directories = f_additional_directories
+    o.mcp_servers = f_mcp_servers
+    o.meta = f_meta
+    return o
 
 
 def _encode_ResumeSessionRequest(o: ResumeSessionRequest) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["sessionId"] = _encode_SessionId(o.session_id)
+    d["sessionId"] = o.session_id
 
     d["cwd"] = o.cwd
 
@@ -10802,7 +10881,7 @@ def _decode_CloseSessionRequest(d: Any, strict: bool) -> CloseSessionRequest:
         raise missing("sessionId")
     else:
         try:
-            f_session_id = _decode_SessionId(v, strict)
+            f_session_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("sessionId")
 
@@ -10817,15 +10896,15 @@ def _decode_CloseSessionRequest(d: Any, strict: bool) -> CloseSessionRequest:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return CloseSessionRequest(
-        session_id=f_session_id,
-        meta=f_meta,
-    )
+    o = _new(CloseSessionRequest)
+    o.session_id = f_session_id
+    o.meta = f_meta
+    return o
 
 
 def _encode_CloseSessionRequest(o: CloseSessionRequest) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["sessionId"] = _encode_SessionId(o.session_id)
+    d["sessionId"] = o.session_id
 
     v = o.meta
     if v is not UNSET:
@@ -10842,7 +10921,7 @@ def _decode_SetSessionModeRequest(d: Any, strict: bool) -> SetSessionModeRequest
         raise missing("sessionId")
     else:
         try:
-            f_session_id = _decode_SessionId(v, strict)
+            f_session_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("sessionId")
 
@@ -10851,7 +10930,7 @@ def _decode_SetSessionModeRequest(d: Any, strict: bool) -> SetSessionModeRequest
         raise missing("modeId")
     else:
         try:
-            f_mode_id = _decode_SessionModeId(v, strict)
+            f_mode_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("modeId")
 
@@ -10866,18 +10945,18 @@ def _decode_SetSessionModeRequest(d: Any, strict: bool) -> SetSessionModeRequest
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return SetSessionModeRequest(
-        session_id=f_session_id,
-        mode_id=f_mode_id,
-        meta=f_meta,
-    )
+    o = _new(SetSessionModeRequest)
+    o.session_id = f_session_id
+    o.mode_id = f_mode_id
+    o.meta = f_meta
+    return o
 
 
 def _encode_SetSessionModeRequest(o: SetSessionModeRequest) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["sessionId"] = _encode_SessionId(o.session_id)
+    d["sessionId"] = o.session_id
 
-    d["modeId"] = _encode_SessionModeId(o.mode_id)
+    d["modeId"] = o.mode_id
 
     v = o.meta
     if v is not UNSET:
@@ -10898,7 +10977,7 @@ def _decode_BooleanSetSessionConfigOptionRequest(
         raise missing("sessionId")
     else:
         try:
-            f_session_id = _decode_SessionId(v, strict)
+            f_session_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("sessionId")
 
@@ -10907,7 +10986,7 @@ def _decode_BooleanSetSessionConfigOptionRequest(
         raise missing("configId")
     else:
         try:
-            f_config_id = _decode_SessionConfigId(v, strict)
+            f_config_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("configId")
 
@@ -10931,21 +11010,21 @@ def _decode_BooleanSetSessionConfigOptionRequest(
         except ValidationError as error:
             raise error.at("value")
 
-    return BooleanSetSessionConfigOptionRequest(
-        session_id=f_session_id,
-        config_id=f_config_id,
-        meta=f_meta,
-        value=f_value,
-    )
+    o = _new(BooleanSetSessionConfigOptionRequest)
+    o.session_id = f_session_id
+    o.config_id = f_config_id
+    o.meta = f_meta
+    o.value = f_value
+    return o
 
 
 def _encode_BooleanSetSessionConfigOptionRequest(
     o: BooleanSetSessionConfigOptionRequest,
 ) -> dict[str, Any]:
     d: dict[str, Any] = {"type": "boolean"}
-    d["sessionId"] = _encode_SessionId(o.session_id)
+    d["sessionId"] = o.session_id
 
-    d["configId"] = _encode_SessionConfigId(o.config_id)
+    d["configId"] = o.config_id
 
     v = o.meta
     if v is not UNSET:
@@ -10966,7 +11045,7 @@ def _decode_ValueIdSetSessionConfigOptionRequest(
         raise missing("sessionId")
     else:
         try:
-            f_session_id = _decode_SessionId(v, strict)
+            f_session_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("sessionId")
 
@@ -10975,7 +11054,7 @@ def _decode_ValueIdSetSessionConfigOptionRequest(
         raise missing("configId")
     else:
         try:
-            f_config_id = _decode_SessionConfigId(v, strict)
+            f_config_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("configId")
 
@@ -10995,31 +11074,31 @@ def _decode_ValueIdSetSessionConfigOptionRequest(
         raise missing("value")
     else:
         try:
-            f_value = _decode_SessionConfigValueId(v, strict)
+            f_value = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("value")
 
-    return ValueIdSetSessionConfigOptionRequest(
-        session_id=f_session_id,
-        config_id=f_config_id,
-        meta=f_meta,
-        value=f_value,
-    )
+    o = _new(ValueIdSetSessionConfigOptionRequest)
+    o.session_id = f_session_id
+    o.config_id = f_config_id
+    o.meta = f_meta
+    o.value = f_value
+    return o
 
 
 def _encode_ValueIdSetSessionConfigOptionRequest(
     o: ValueIdSetSessionConfigOptionRequest,
 ) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["sessionId"] = _encode_SessionId(o.session_id)
+    d["sessionId"] = o.session_id
 
-    d["configId"] = _encode_SessionConfigId(o.config_id)
+    d["configId"] = o.config_id
 
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
 
-    d["value"] = _encode_SessionConfigValueId(o.value)
+    d["value"] = o.value
 
     return d
 
@@ -11068,7 +11147,7 @@ def _decode_PromptRequest(d: Any, strict: bool) -> PromptRequest:
         raise missing("sessionId")
     else:
         try:
-            f_session_id = _decode_SessionId(v, strict)
+            f_session_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("sessionId")
 
@@ -11092,16 +11171,16 @@ def _decode_PromptRequest(d: Any, strict: bool) -> PromptRequest:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return PromptRequest(
-        session_id=f_session_id,
-        prompt=f_prompt,
-        meta=f_meta,
-    )
+    o = _new(PromptRequest)
+    o.session_id = f_session_id
+    o.prompt = f_prompt
+    o.meta = f_meta
+    return o
 
 
 def _encode_PromptRequest(o: PromptRequest) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["sessionId"] = _encode_SessionId(o.session_id)
+    d["sessionId"] = o.session_id
 
     d["prompt"] = [_encode_ContentBlock(x) for x in o.prompt]
 
@@ -11134,9 +11213,9 @@ def _decode_WriteTextFileResponse(d: Any, strict: bool) -> WriteTextFileResponse
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return WriteTextFileResponse(
-        meta=f_meta,
-    )
+    o = _new(WriteTextFileResponse)
+    o.meta = f_meta
+    return o
 
 
 def _encode_WriteTextFileResponse(o: WriteTextFileResponse) -> dict[str, Any]:
@@ -11171,10 +11250,10 @@ def _decode_ReadTextFileResponse(d: Any, strict: bool) -> ReadTextFileResponse:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return ReadTextFileResponse(
-        content=f_content,
-        meta=f_meta,
-    )
+    o = _new(ReadTextFileResponse)
+    o.content = f_content
+    o.meta = f_meta
+    return o
 
 
 def _encode_ReadTextFileResponse(o: ReadTextFileResponse) -> dict[str, Any]:
@@ -11213,10 +11292,10 @@ def _decode_RequestPermissionResponse(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return RequestPermissionResponse(
-        outcome=f_outcome,
-        meta=f_meta,
-    )
+    o = _new(RequestPermissionResponse)
+    o.outcome = f_outcome
+    o.meta = f_meta
+    return o
 
 
 def _encode_RequestPermissionResponse(o: RequestPermissionResponse) -> dict[str, Any]:
@@ -11237,7 +11316,8 @@ def _decode_CancelledRequestPermissionOutcome(
         raise type_error("an object", d)
     if d.get("outcome") != "cancelled":
         raise check_tag(d, "outcome", "cancelled")
-    return CancelledRequestPermissionOutcome()
+    o = _new(CancelledRequestPermissionOutcome)
+    return o
 
 
 def _encode_CancelledRequestPermissionOutcome(
@@ -11259,7 +11339,7 @@ def _decode_SelectedRequestPermissionOutcome(
         raise missing("optionId")
     else:
         try:
-            f_option_id = _decode_PermissionOptionId(v, strict)
+            f_option_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("optionId")
 
@@ -11274,17 +11354,17 @@ def _decode_SelectedRequestPermissionOutcome(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return SelectedRequestPermissionOutcome(
-        option_id=f_option_id,
-        meta=f_meta,
-    )
+    o = _new(SelectedRequestPermissionOutcome)
+    o.option_id = f_option_id
+    o.meta = f_meta
+    return o
 
 
 def _encode_SelectedRequestPermissionOutcome(
     o: SelectedRequestPermissionOutcome,
 ) -> dict[str, Any]:
     d: dict[str, Any] = {"outcome": "selected"}
-    d["optionId"] = _encode_PermissionOptionId(o.option_id)
+    d["optionId"] = o.option_id
 
     v = o.meta
     if v is not UNSET:
@@ -11335,7 +11415,7 @@ def _decode_SelectedPermissionOutcome(
         raise missing("optionId")
     else:
         try:
-            f_option_id = _decode_PermissionOptionId(v, strict)
+            f_option_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("optionId")
 
@@ -11350,15 +11430,15 @@ def _decode_SelectedPermissionOutcome(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return SelectedPermissionOutcome(
-        option_id=f_option_id,
-        meta=f_meta,
-    )
+    o = _new(SelectedPermissionOutcome)
+    o.option_id = f_option_id
+    o.meta = f_meta
+    return o
 
 
 def _encode_SelectedPermissionOutcome(o: SelectedPermissionOutcome) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["optionId"] = _encode_PermissionOptionId(o.option_id)
+    d["optionId"] = o.option_id
 
     v = o.meta
     if v is not UNSET:
@@ -11375,7 +11455,7 @@ def _decode_CreateTerminalResponse(d: Any, strict: bool) -> CreateTerminalRespon
         raise missing("terminalId")
     else:
         try:
-            f_terminal_id = _decode_TerminalId(v, strict)
+            f_terminal_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("terminalId")
 
@@ -11390,15 +11470,15 @@ def _decode_CreateTerminalResponse(d: Any, strict: bool) -> CreateTerminalRespon
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return CreateTerminalResponse(
-        terminal_id=f_terminal_id,
-        meta=f_meta,
-    )
+    o = _new(CreateTerminalResponse)
+    o.terminal_id = f_terminal_id
+    o.meta = f_meta
+    return o
 
 
 def _encode_CreateTerminalResponse(o: CreateTerminalResponse) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["terminalId"] = _encode_TerminalId(o.terminal_id)
+    d["terminalId"] = o.terminal_id
 
     v = o.meta
     if v is not UNSET:
@@ -11450,12 +11530,12 @@ def _decode_TerminalOutputResponse(d: Any, strict: bool) -> TerminalOutputRespon
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return TerminalOutputResponse(
-        output=f_output,
-        truncated=f_truncated,
-        exit_status=f_exit_status,
-        meta=f_meta,
-    )
+    o = _new(TerminalOutputResponse)
+    o.output = f_output
+    o.truncated = f_truncated
+    o.exit_status = f_exit_status
+    o.meta = f_meta
+    return o
 
 
 def _encode_TerminalOutputResponse(o: TerminalOutputResponse) -> dict[str, Any]:
@@ -11515,11 +11595,11 @@ def _decode_TerminalExitStatus(d: Any, strict: bool) -> TerminalExitStatus:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return TerminalExitStatus(
-        exit_code=f_exit_code,
-        signal=f_signal,
-        meta=f_meta,
-    )
+    o = _new(TerminalExitStatus)
+    o.exit_code = f_exit_code
+    o.signal = f_signal
+    o.meta = f_meta
+    return o
 
 
 def _encode_TerminalExitStatus(o: TerminalExitStatus) -> dict[str, Any]:
@@ -11553,9 +11633,9 @@ def _decode_ReleaseTerminalResponse(d: Any, strict: bool) -> ReleaseTerminalResp
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return ReleaseTerminalResponse(
-        meta=f_meta,
-    )
+    o = _new(ReleaseTerminalResponse)
+    o.meta = f_meta
+    return o
 
 
 def _encode_ReleaseTerminalResponse(o: ReleaseTerminalResponse) -> dict[str, Any]:
@@ -11609,11 +11689,11 @@ def _decode_WaitForTerminalExitResponse(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return WaitForTerminalExitResponse(
-        exit_code=f_exit_code,
-        signal=f_signal,
-        meta=f_meta,
-    )
+    o = _new(WaitForTerminalExitResponse)
+    o.exit_code = f_exit_code
+    o.signal = f_signal
+    o.meta = f_meta
+    return o
 
 
 def _encode_WaitForTerminalExitResponse(
@@ -11649,9 +11729,9 @@ def _decode_KillTerminalResponse(d: Any, strict: bool) -> KillTerminalResponse:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return KillTerminalResponse(
-        meta=f_meta,
-    )
+    o = _new(KillTerminalResponse)
+    o.meta = f_meta
+    return o
 
 
 def _encode_KillTerminalResponse(o: KillTerminalResponse) -> dict[str, Any]:
@@ -11694,10 +11774,10 @@ def _decode_AcceptCreateElicitationResponse(
         except ValidationError as error:
             raise error.at("content")
 
-    return AcceptCreateElicitationResponse(
-        meta=f_meta,
-        content=f_content,
-    )
+    o = _new(AcceptCreateElicitationResponse)
+    o.meta = f_meta
+    o.content = f_content
+    return o
 
 
 def _encode_AcceptCreateElicitationResponse(
@@ -11737,9 +11817,9 @@ def _decode_DeclineCreateElicitationResponse(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return DeclineCreateElicitationResponse(
-        meta=f_meta,
-    )
+    o = _new(DeclineCreateElicitationResponse)
+    o.meta = f_meta
+    return o
 
 
 def _encode_DeclineCreateElicitationResponse(
@@ -11771,9 +11851,9 @@ def _decode_CancelCreateElicitationResponse(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return CancelCreateElicitationResponse(
-        meta=f_meta,
-    )
+    o = _new(CancelCreateElicitationResponse)
+    o.meta = f_meta
+    return o
 
 
 def _encode_CancelCreateElicitationResponse(
@@ -11805,11 +11885,11 @@ def _decode_OtherCreateElicitationResponse(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return OtherCreateElicitationResponse(
-        action=d["action"],
-        meta=f_meta,
-        extra={k: x for k, x in d.items() if k not in ["action", "_meta"]},
-    )
+    o = _new(OtherCreateElicitationResponse)
+    o.action = d["action"]
+    o.meta = f_meta
+    o.extra = {k: x for k, x in d.items() if k not in ["action", "_meta"]}
+    return o
 
 
 def _encode_OtherCreateElicitationResponse(
@@ -11898,9 +11978,9 @@ def _decode_ElicitationAcceptAction(d: Any, strict: bool) -> ElicitationAcceptAc
         except ValidationError as error:
             raise error.at("content")
 
-    return ElicitationAcceptAction(
-        content=f_content,
-    )
+    o = _new(ElicitationAcceptAction)
+    o.content = f_content
+    return o
 
 
 def _encode_ElicitationAcceptAction(o: ElicitationAcceptAction) -> dict[str, Any]:
@@ -11948,10 +12028,10 @@ def _decode_ClientNotification(d: Any, strict: bool) -> ClientNotification:
         except ValidationError as error:
             raise error.at("params")
 
-    return ClientNotification(
-        method=f_method,
-        params=f_params,
-    )
+    o = _new(ClientNotification)
+    o.method = f_method
+    o.params = f_params
+    return o
 
 
 def _encode_ClientNotification(o: ClientNotification) -> dict[str, Any]:
@@ -11973,7 +12053,7 @@ def _decode_CancelNotification(d: Any, strict: bool) -> CancelNotification:
         raise missing("sessionId")
     else:
         try:
-            f_session_id = _decode_SessionId(v, strict)
+            f_session_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("sessionId")
 
@@ -11988,15 +12068,15 @@ def _decode_CancelNotification(d: Any, strict: bool) -> CancelNotification:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return CancelNotification(
-        session_id=f_session_id,
-        meta=f_meta,
-    )
+    o = _new(CancelNotification)
+    o.session_id = f_session_id
+    o.meta = f_meta
+    return o
 
 
 def _encode_CancelNotification(o: CancelNotification) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["sessionId"] = _encode_SessionId(o.session_id)
+    d["sessionId"] = o.session_id
 
     v = o.meta
     if v is not UNSET:
@@ -12030,10 +12110,10 @@ def _decode_CancelRequestNotification(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return CancelRequestNotification(
-        request_id=f_request_id,
-        meta=f_meta,
-    )
+    o = _new(CancelRequestNotification)
+    o.request_id = f_request_id
+    o.meta = f_meta
+    return o
 
 
 def _encode_CancelRequestNotification(o: CancelRequestNotification) -> dict[str, Any]:
@@ -12049,9 +12129,9 @@ def _encode_CancelRequestNotification(o: CancelRequestNotification) -> dict[str,
 
 def _encode_ToolCallState(o: ToolCallState) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["toolCallId"] = _encode_ToolCallId(o.tool_call_id)
-    d["kind"] = _encode_ToolKind(o.kind)
-    d["status"] = _encode_ToolCallStatus(o.status)
+    d["toolCallId"] = o.tool_call_id
+    d["kind"] = o.kind._value_ if type(o.kind) is ToolKind else o.kind
+    d["status"] = o.status._value_ if type(o.status) is ToolCallStatus else o.status
     d["title"] = o.title
     d["name"] = o.name
     d["content"] = [_encode_ToolCallContent(x) for x in o.content]
@@ -12080,8 +12160,8 @@ def _encode_UsageState(o: UsageState) -> dict[str, Any]:
 
 def _encode_CompactionState(o: CompactionState) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["compactionId"] = _encode_CompactionId(o.compaction_id)
-    d["status"] = _encode_CompactionStatus(o.status)
+    d["compactionId"] = o.compaction_id
+    d["status"] = o.status._value_ if type(o.status) is CompactionStatus else o.status
     d["summary"] = [_encode_ContentBlock(x) for x in o.summary]
     d["error"] = o.error
     d["_meta"] = dict(o.meta)

@@ -37,6 +37,10 @@ from .models import _Model
 
 __all__ = ["decode", "decode_class", "encode"]
 
+_new = object.__new__
+"""Decoders build objects without calling ``__init__``: they have already
+computed every field, defaults included."""
+
 
 def decode(name: str, data: Any, *, strict: bool = False) -> Any:
     """Decode ``data``, a value as ``json.loads`` returns it, as the ``$defs``
@@ -161,11 +165,11 @@ def _decode_AgentRequest(d: Any, strict: bool) -> AgentRequest:
         except ValidationError as error:
             raise error.at("params")
 
-    return AgentRequest(
-        id=f_id,
-        method=f_method,
-        params=f_params,
-    )
+    o = _new(AgentRequest)
+    o.id = f_id
+    o.method = f_method
+    o.params = f_params
+    return o
 
 
 def _encode_AgentRequest(o: AgentRequest) -> dict[str, Any]:
@@ -210,7 +214,7 @@ def _decode_WriteTextFileRequest(d: Any, strict: bool) -> WriteTextFileRequest:
         raise missing("sessionId")
     else:
         try:
-            f_session_id = _decode_SessionId(v, strict)
+            f_session_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("sessionId")
 
@@ -243,17 +247,17 @@ def _decode_WriteTextFileRequest(d: Any, strict: bool) -> WriteTextFileRequest:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return WriteTextFileRequest(
-        session_id=f_session_id,
-        path=f_path,
-        content=f_content,
-        meta=f_meta,
-    )
+    o = _new(WriteTextFileRequest)
+    o.session_id = f_session_id
+    o.path = f_path
+    o.content = f_content
+    o.meta = f_meta
+    return o
 
 
 def _encode_WriteTextFileRequest(o: WriteTextFileRequest) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["sessionId"] = _encode_SessionId(o.session_id)
+    d["sessionId"] = o.session_id
 
     d["path"] = o.path
 
@@ -282,7 +286,7 @@ def _decode_ReadTextFileRequest(d: Any, strict: bool) -> ReadTextFileRequest:
         raise missing("sessionId")
     else:
         try:
-            f_session_id = _decode_SessionId(v, strict)
+            f_session_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("sessionId")
 
@@ -332,18 +336,18 @@ def _decode_ReadTextFileRequest(d: Any, strict: bool) -> ReadTextFileRequest:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return ReadTextFileRequest(
-        session_id=f_session_id,
-        path=f_path,
-        line=f_line,
-        limit=f_limit,
-        meta=f_meta,
-    )
+    o = _new(ReadTextFileRequest)
+    o.session_id = f_session_id
+    o.path = f_path
+    o.line = f_line
+    o.limit = f_limit
+    o.meta = f_meta
+    return o
 
 
 def _encode_ReadTextFileRequest(o: ReadTextFileRequest) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["sessionId"] = _encode_SessionId(o.session_id)
+    d["sessionId"] = o.session_id
 
     d["path"] = o.path
 
@@ -370,7 +374,7 @@ def _decode_RequestPermissionRequest(d: Any, strict: bool) -> RequestPermissionR
         raise missing("sessionId")
     else:
         try:
-            f_session_id = _decode_SessionId(v, strict)
+            f_session_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("sessionId")
 
@@ -403,17 +407,17 @@ def _decode_RequestPermissionRequest(d: Any, strict: bool) -> RequestPermissionR
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return RequestPermissionRequest(
-        session_id=f_session_id,
-        tool_call=f_tool_call,
-        options=f_options,
-        meta=f_meta,
-    )
+    o = _new(RequestPermissionRequest)
+    o.session_id = f_session_id
+    o.tool_call = f_tool_call
+    o.options = f_options
+    o.meta = f_meta
+    return o
 
 
 def _encode_RequestPermissionRequest(o: RequestPermissionRequest) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["sessionId"] = _encode_SessionId(o.session_id)
+    d["sessionId"] = o.session_id
 
     d["toolCall"] = _encode_ToolCallUpdate(o.tool_call)
 
@@ -434,7 +438,7 @@ def _decode_ToolCallUpdate(d: Any, strict: bool) -> ToolCallUpdate:
         raise missing("toolCallId")
     else:
         try:
-            f_tool_call_id = _decode_ToolCallId(v, strict)
+            f_tool_call_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("toolCallId")
 
@@ -545,31 +549,33 @@ def _decode_ToolCallUpdate(d: Any, strict: bool) -> ToolCallUpdate:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return ToolCallUpdate(
-        tool_call_id=f_tool_call_id,
-        kind=f_kind,
-        status=f_status,
-        title=f_title,
-        name=f_name,
-        content=f_content,
-        locations=f_locations,
-        raw_input=f_raw_input,
-        raw_output=f_raw_output,
-        meta=f_meta,
-    )
+    o = _new(ToolCallUpdate)
+    o.tool_call_id = f_tool_call_id
+    o.kind = f_kind
+    o.status = f_status
+    o.title = f_title
+    o.name = f_name
+    o.content = f_content
+    o.locations = f_locations
+    o.raw_input = f_raw_input
+    o.raw_output = f_raw_output
+    o.meta = f_meta
+    return o
 
 
 def _encode_ToolCallUpdate(o: ToolCallUpdate) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["toolCallId"] = _encode_ToolCallId(o.tool_call_id)
+    d["toolCallId"] = o.tool_call_id
 
     v = o.kind
     if v is not UNSET:
-        d["kind"] = None if v is None else _encode_ToolKind(v)
+        d["kind"] = None if v is None else (v._value_ if type(v) is ToolKind else v)
 
     v = o.status
     if v is not UNSET:
-        d["status"] = None if v is None else _encode_ToolCallStatus(v)
+        d["status"] = (
+            None if v is None else (v._value_ if type(v) is ToolCallStatus else v)
+        )
 
     v = o.title
     if v is not UNSET:
@@ -613,7 +619,7 @@ def _encode_ToolCallId(v: Any) -> Any:
 def _decode_ToolKind(v: Any, strict: bool) -> ToolKind:
     if type(v) is not str:
         raise type_error("a string", v)
-    member = ToolKind._value2member_map_.get(v)
+    member = _MEMBERS_ToolKind.get(v)
     if member is not None:
         return member
     raise ValidationError(
@@ -622,14 +628,17 @@ def _decode_ToolKind(v: Any, strict: bool) -> ToolKind:
     )
 
 
+_MEMBERS_ToolKind = ToolKind._value2member_map_
+
+
 def _encode_ToolKind(v: Any) -> Any:
-    return v.value if isinstance(v, ToolKind) else v
+    return v._value_ if type(v) is ToolKind else v
 
 
 def _decode_ToolCallStatus(v: Any, strict: bool) -> ToolCallStatus:
     if type(v) is not str:
         raise type_error("a string", v)
-    member = ToolCallStatus._value2member_map_.get(v)
+    member = _MEMBERS_ToolCallStatus.get(v)
     if member is not None:
         return member
     raise ValidationError(
@@ -638,8 +647,11 @@ def _decode_ToolCallStatus(v: Any, strict: bool) -> ToolCallStatus:
     )
 
 
+_MEMBERS_ToolCallStatus = ToolCallStatus._value2member_map_
+
+
 def _encode_ToolCallStatus(v: Any) -> Any:
-    return v.value if isinstance(v, ToolCallStatus) else v
+    return v._value_ if type(v) is ToolCallStatus else v
 
 
 def _decode_ContentToolCallContent(d: Any, strict: bool) -> ContentToolCallContent:
@@ -667,10 +679,10 @@ def _decode_ContentToolCallContent(d: Any, strict: bool) -> ContentToolCallConte
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return ContentToolCallContent(
-        content=f_content,
-        meta=f_meta,
-    )
+    o = _new(ContentToolCallContent)
+    o.content = f_content
+    o.meta = f_meta
+    return o
 
 
 def _encode_ContentToolCallContent(o: ContentToolCallContent) -> dict[str, Any]:
@@ -729,12 +741,12 @@ def _decode_DiffToolCallContent(d: Any, strict: bool) -> DiffToolCallContent:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return DiffToolCallContent(
-        path=f_path,
-        old_text=f_old_text,
-        new_text=f_new_text,
-        meta=f_meta,
-    )
+    o = _new(DiffToolCallContent)
+    o.path = f_path
+    o.old_text = f_old_text
+    o.new_text = f_new_text
+    o.meta = f_meta
+    return o
 
 
 def _encode_DiffToolCallContent(o: DiffToolCallContent) -> dict[str, Any]:
@@ -764,7 +776,7 @@ def _decode_TerminalToolCallContent(d: Any, strict: bool) -> TerminalToolCallCon
         raise missing("terminalId")
     else:
         try:
-            f_terminal_id = _decode_TerminalId(v, strict)
+            f_terminal_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("terminalId")
 
@@ -779,15 +791,15 @@ def _decode_TerminalToolCallContent(d: Any, strict: bool) -> TerminalToolCallCon
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return TerminalToolCallContent(
-        terminal_id=f_terminal_id,
-        meta=f_meta,
-    )
+    o = _new(TerminalToolCallContent)
+    o.terminal_id = f_terminal_id
+    o.meta = f_meta
+    return o
 
 
 def _encode_TerminalToolCallContent(o: TerminalToolCallContent) -> dict[str, Any]:
     d: dict[str, Any] = {"type": "terminal"}
-    d["terminalId"] = _encode_TerminalId(o.terminal_id)
+    d["terminalId"] = o.terminal_id
 
     v = o.meta
     if v is not UNSET:
@@ -865,11 +877,11 @@ def _decode_TextContentBlock(d: Any, strict: bool) -> TextContentBlock:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return TextContentBlock(
-        annotations=f_annotations,
-        text=f_text,
-        meta=f_meta,
-    )
+    o = _new(TextContentBlock)
+    o.annotations = f_annotations
+    o.text = f_text
+    o.meta = f_meta
+    return o
 
 
 def _encode_TextContentBlock(o: TextContentBlock) -> dict[str, Any]:
@@ -943,13 +955,13 @@ def _decode_ImageContentBlock(d: Any, strict: bool) -> ImageContentBlock:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return ImageContentBlock(
-        annotations=f_annotations,
-        data=f_data,
-        mime_type=f_mime_type,
-        uri=f_uri,
-        meta=f_meta,
-    )
+    o = _new(ImageContentBlock)
+    o.annotations = f_annotations
+    o.data = f_data
+    o.mime_type = f_mime_type
+    o.uri = f_uri
+    o.meta = f_meta
+    return o
 
 
 def _encode_ImageContentBlock(o: ImageContentBlock) -> dict[str, Any]:
@@ -1018,12 +1030,12 @@ def _decode_AudioContentBlock(d: Any, strict: bool) -> AudioContentBlock:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return AudioContentBlock(
-        annotations=f_annotations,
-        data=f_data,
-        mime_type=f_mime_type,
-        meta=f_meta,
-    )
+    o = _new(AudioContentBlock)
+    o.annotations = f_annotations
+    o.data = f_data
+    o.mime_type = f_mime_type
+    o.meta = f_meta
+    return o
 
 
 def _encode_AudioContentBlock(o: AudioContentBlock) -> dict[str, Any]:
@@ -1142,16 +1154,16 @@ def _decode_ResourceLinkContentBlock(d: Any, strict: bool) -> ResourceLinkConten
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return ResourceLinkContentBlock(
-        annotations=f_annotations,
-        description=f_description,
-        mime_type=f_mime_type,
-        name=f_name,
-        size=f_size,
-        title=f_title,
-        uri=f_uri,
-        meta=f_meta,
-    )
+    o = _new(ResourceLinkContentBlock)
+    o.annotations = f_annotations
+    o.description = f_description
+    o.mime_type = f_mime_type
+    o.name = f_name
+    o.size = f_size
+    o.title = f_title
+    o.uri = f_uri
+    o.meta = f_meta
+    return o
 
 
 def _encode_ResourceLinkContentBlock(o: ResourceLinkContentBlock) -> dict[str, Any]:
@@ -1223,11 +1235,11 @@ def _decode_ResourceContentBlock(d: Any, strict: bool) -> ResourceContentBlock:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return ResourceContentBlock(
-        annotations=f_annotations,
-        resource=f_resource,
-        meta=f_meta,
-    )
+    o = _new(ResourceContentBlock)
+    o.annotations = f_annotations
+    o.resource = f_resource
+    o.meta = f_meta
+    return o
 
 
 def _encode_ResourceContentBlock(o: ResourceContentBlock) -> dict[str, Any]:
@@ -1332,19 +1344,21 @@ def _decode_Annotations(d: Any, strict: bool) -> Annotations:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return Annotations(
-        audience=f_audience,
-        last_modified=f_last_modified,
-        priority=f_priority,
-        meta=f_meta,
-    )
+    o = _new(Annotations)
+    o.audience = f_audience
+    o.last_modified = f_last_modified
+    o.priority = f_priority
+    o.meta = f_meta
+    return o
 
 
 def _encode_Annotations(o: Annotations) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.audience
     if v is not UNSET:
-        d["audience"] = None if v is None else [_encode_Role(x) for x in v]
+        d["audience"] = (
+            None if v is None else [(x._value_ if type(x) is Role else x) for x in v]
+        )
 
     v = o.last_modified
     if v is not UNSET:
@@ -1364,14 +1378,17 @@ def _encode_Annotations(o: Annotations) -> dict[str, Any]:
 def _decode_Role(v: Any, strict: bool) -> Role:
     if type(v) is not str:
         raise type_error("a string", v)
-    member = Role._value2member_map_.get(v)
+    member = _MEMBERS_Role.get(v)
     if member is not None:
         return member
     raise ValidationError('expected one of "assistant", "user", found ' + repr(v))
 
 
+_MEMBERS_Role = Role._value2member_map_
+
+
 def _encode_Role(v: Any) -> Any:
-    return v.value if isinstance(v, Role) else v
+    return v._value_ if type(v) is Role else v
 
 
 def _decode_TextContent(d: Any, strict: bool) -> TextContent:
@@ -1408,11 +1425,11 @@ def _decode_TextContent(d: Any, strict: bool) -> TextContent:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return TextContent(
-        annotations=f_annotations,
-        text=f_text,
-        meta=f_meta,
-    )
+    o = _new(TextContent)
+    o.annotations = f_annotations
+    o.text = f_text
+    o.meta = f_meta
+    return o
 
 
 def _encode_TextContent(o: TextContent) -> dict[str, Any]:
@@ -1484,13 +1501,13 @@ def _decode_ImageContent(d: Any, strict: bool) -> ImageContent:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return ImageContent(
-        annotations=f_annotations,
-        data=f_data,
-        mime_type=f_mime_type,
-        uri=f_uri,
-        meta=f_meta,
-    )
+    o = _new(ImageContent)
+    o.annotations = f_annotations
+    o.data = f_data
+    o.mime_type = f_mime_type
+    o.uri = f_uri
+    o.meta = f_meta
+    return o
 
 
 def _encode_ImageContent(o: ImageContent) -> dict[str, Any]:
@@ -1557,12 +1574,12 @@ def _decode_AudioContent(d: Any, strict: bool) -> AudioContent:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return AudioContent(
-        annotations=f_annotations,
-        data=f_data,
-        mime_type=f_mime_type,
-        meta=f_meta,
-    )
+    o = _new(AudioContent)
+    o.annotations = f_annotations
+    o.data = f_data
+    o.mime_type = f_mime_type
+    o.meta = f_meta
+    return o
 
 
 def _encode_AudioContent(o: AudioContent) -> dict[str, Any]:
@@ -1679,16 +1696,16 @@ def _decode_ResourceLink(d: Any, strict: bool) -> ResourceLink:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return ResourceLink(
-        annotations=f_annotations,
-        description=f_description,
-        mime_type=f_mime_type,
-        name=f_name,
-        size=f_size,
-        title=f_title,
-        uri=f_uri,
-        meta=f_meta,
-    )
+    o = _new(ResourceLink)
+    o.annotations = f_annotations
+    o.description = f_description
+    o.mime_type = f_mime_type
+    o.name = f_name
+    o.size = f_size
+    o.title = f_title
+    o.uri = f_uri
+    o.meta = f_meta
+    return o
 
 
 def _encode_ResourceLink(o: ResourceLink) -> dict[str, Any]:
@@ -1789,12 +1806,12 @@ def _decode_TextResourceContents(d: Any, strict: bool) -> TextResourceContents:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return TextResourceContents(
-        mime_type=f_mime_type,
-        text=f_text,
-        uri=f_uri,
-        meta=f_meta,
-    )
+    o = _new(TextResourceContents)
+    o.mime_type = f_mime_type
+    o.text = f_text
+    o.uri = f_uri
+    o.meta = f_meta
+    return o
 
 
 def _encode_TextResourceContents(o: TextResourceContents) -> dict[str, Any]:
@@ -1857,12 +1874,12 @@ def _decode_BlobResourceContents(d: Any, strict: bool) -> BlobResourceContents:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return BlobResourceContents(
-        blob=f_blob,
-        mime_type=f_mime_type,
-        uri=f_uri,
-        meta=f_meta,
-    )
+    o = _new(BlobResourceContents)
+    o.blob = f_blob
+    o.mime_type = f_mime_type
+    o.uri = f_uri
+    o.meta = f_meta
+    return o
 
 
 def _encode_BlobResourceContents(o: BlobResourceContents) -> dict[str, Any]:
@@ -1916,11 +1933,11 @@ def _decode_EmbeddedResource(d: Any, strict: bool) -> EmbeddedResource:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return EmbeddedResource(
-        annotations=f_annotations,
-        resource=f_resource,
-        meta=f_meta,
-    )
+    o = _new(EmbeddedResource)
+    o.annotations = f_annotations
+    o.resource = f_resource
+    o.meta = f_meta
+    return o
 
 
 def _encode_EmbeddedResource(o: EmbeddedResource) -> dict[str, Any]:
@@ -1961,10 +1978,10 @@ def _decode_Content(d: Any, strict: bool) -> Content:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return Content(
-        content=f_content,
-        meta=f_meta,
-    )
+    o = _new(Content)
+    o.content = f_content
+    o.meta = f_meta
+    return o
 
 
 def _encode_Content(o: Content) -> dict[str, Any]:
@@ -2021,12 +2038,12 @@ def _decode_Diff(d: Any, strict: bool) -> Diff:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return Diff(
-        path=f_path,
-        old_text=f_old_text,
-        new_text=f_new_text,
-        meta=f_meta,
-    )
+    o = _new(Diff)
+    o.path = f_path
+    o.old_text = f_old_text
+    o.new_text = f_new_text
+    o.meta = f_meta
+    return o
 
 
 def _encode_Diff(o: Diff) -> dict[str, Any]:
@@ -2062,7 +2079,7 @@ def _decode_Terminal(d: Any, strict: bool) -> Terminal:
         raise missing("terminalId")
     else:
         try:
-            f_terminal_id = _decode_TerminalId(v, strict)
+            f_terminal_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("terminalId")
 
@@ -2077,15 +2094,15 @@ def _decode_Terminal(d: Any, strict: bool) -> Terminal:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return Terminal(
-        terminal_id=f_terminal_id,
-        meta=f_meta,
-    )
+    o = _new(Terminal)
+    o.terminal_id = f_terminal_id
+    o.meta = f_meta
+    return o
 
 
 def _encode_Terminal(o: Terminal) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["terminalId"] = _encode_TerminalId(o.terminal_id)
+    d["terminalId"] = o.terminal_id
 
     v = o.meta
     if v is not UNSET:
@@ -2132,11 +2149,11 @@ def _decode_ToolCallLocation(d: Any, strict: bool) -> ToolCallLocation:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return ToolCallLocation(
-        path=f_path,
-        line=f_line,
-        meta=f_meta,
-    )
+    o = _new(ToolCallLocation)
+    o.path = f_path
+    o.line = f_line
+    o.meta = f_meta
+    return o
 
 
 def _encode_ToolCallLocation(o: ToolCallLocation) -> dict[str, Any]:
@@ -2162,7 +2179,7 @@ def _decode_PermissionOption(d: Any, strict: bool) -> PermissionOption:
         raise missing("optionId")
     else:
         try:
-            f_option_id = _decode_PermissionOptionId(v, strict)
+            f_option_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("optionId")
 
@@ -2195,21 +2212,21 @@ def _decode_PermissionOption(d: Any, strict: bool) -> PermissionOption:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return PermissionOption(
-        option_id=f_option_id,
-        name=f_name,
-        kind=f_kind,
-        meta=f_meta,
-    )
+    o = _new(PermissionOption)
+    o.option_id = f_option_id
+    o.name = f_name
+    o.kind = f_kind
+    o.meta = f_meta
+    return o
 
 
 def _encode_PermissionOption(o: PermissionOption) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["optionId"] = _encode_PermissionOptionId(o.option_id)
+    d["optionId"] = o.option_id
 
     d["name"] = o.name
 
-    d["kind"] = _encode_PermissionOptionKind(o.kind)
+    d["kind"] = o.kind._value_ if type(o.kind) is PermissionOptionKind else o.kind
 
     v = o.meta
     if v is not UNSET:
@@ -2229,7 +2246,7 @@ def _encode_PermissionOptionId(v: Any) -> Any:
 def _decode_PermissionOptionKind(v: Any, strict: bool) -> PermissionOptionKind:
     if type(v) is not str:
         raise type_error("a string", v)
-    member = PermissionOptionKind._value2member_map_.get(v)
+    member = _MEMBERS_PermissionOptionKind.get(v)
     if member is not None:
         return member
     raise ValidationError(
@@ -2238,8 +2255,11 @@ def _decode_PermissionOptionKind(v: Any, strict: bool) -> PermissionOptionKind:
     )
 
 
+_MEMBERS_PermissionOptionKind = PermissionOptionKind._value2member_map_
+
+
 def _encode_PermissionOptionKind(v: Any) -> Any:
-    return v.value if isinstance(v, PermissionOptionKind) else v
+    return v._value_ if type(v) is PermissionOptionKind else v
 
 
 def _decode_CreateTerminalRequest(d: Any, strict: bool) -> CreateTerminalRequest:
@@ -2250,7 +2270,7 @@ def _decode_CreateTerminalRequest(d: Any, strict: bool) -> CreateTerminalRequest
         raise missing("sessionId")
     else:
         try:
-            f_session_id = _decode_SessionId(v, strict)
+            f_session_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("sessionId")
 
@@ -2324,20 +2344,20 @@ def _decode_CreateTerminalRequest(d: Any, strict: bool) -> CreateTerminalRequest
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return CreateTerminalRequest(
-        session_id=f_session_id,
-        command=f_command,
-        args=f_args,
-        env=f_env,
-        cwd=f_cwd,
-        output_byte_limit=f_output_byte_limit,
-        meta=f_meta,
-    )
+    o = _new(CreateTerminalRequest)
+    o.session_id = f_session_id
+    o.command = f_command
+    o.args = f_args
+    o.env = f_env
+    o.cwd = f_cwd
+    o.output_byte_limit = f_output_byte_limit
+    o.meta = f_meta
+    return o
 
 
 def _encode_CreateTerminalRequest(o: CreateTerminalRequest) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["sessionId"] = _encode_SessionId(o.session_id)
+    d["sessionId"] = o.session_id
 
     d["command"] = o.command
 
@@ -2396,11 +2416,11 @@ def _decode_EnvVariable(d: Any, strict: bool) -> EnvVariable:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return EnvVariable(
-        name=f_name,
-        value=f_value,
-        meta=f_meta,
-    )
+    o = _new(EnvVariable)
+    o.name = f_name
+    o.value = f_value
+    o.meta = f_meta
+    return o
 
 
 def _encode_EnvVariable(o: EnvVariable) -> dict[str, Any]:
@@ -2424,7 +2444,7 @@ def _decode_TerminalOutputRequest(d: Any, strict: bool) -> TerminalOutputRequest
         raise missing("sessionId")
     else:
         try:
-            f_session_id = _decode_SessionId(v, strict)
+            f_session_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("sessionId")
 
@@ -2433,7 +2453,7 @@ def _decode_TerminalOutputRequest(d: Any, strict: bool) -> TerminalOutputRequest
         raise missing("terminalId")
     else:
         try:
-            f_terminal_id = _decode_TerminalId(v, strict)
+            f_terminal_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("terminalId")
 
@@ -2448,18 +2468,18 @@ def _decode_TerminalOutputRequest(d: Any, strict: bool) -> TerminalOutputRequest
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return TerminalOutputRequest(
-        session_id=f_session_id,
-        terminal_id=f_terminal_id,
-        meta=f_meta,
-    )
+    o = _new(TerminalOutputRequest)
+    o.session_id = f_session_id
+    o.terminal_id = f_terminal_id
+    o.meta = f_meta
+    return o
 
 
 def _encode_TerminalOutputRequest(o: TerminalOutputRequest) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["sessionId"] = _encode_SessionId(o.session_id)
+    d["sessionId"] = o.session_id
 
-    d["terminalId"] = _encode_TerminalId(o.terminal_id)
+    d["terminalId"] = o.terminal_id
 
     v = o.meta
     if v is not UNSET:
@@ -2476,7 +2496,7 @@ def _decode_ReleaseTerminalRequest(d: Any, strict: bool) -> ReleaseTerminalReque
         raise missing("sessionId")
     else:
         try:
-            f_session_id = _decode_SessionId(v, strict)
+            f_session_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("sessionId")
 
@@ -2485,7 +2505,7 @@ def _decode_ReleaseTerminalRequest(d: Any, strict: bool) -> ReleaseTerminalReque
         raise missing("terminalId")
     else:
         try:
-            f_terminal_id = _decode_TerminalId(v, strict)
+            f_terminal_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("terminalId")
 
@@ -2500,18 +2520,18 @@ def _decode_ReleaseTerminalRequest(d: Any, strict: bool) -> ReleaseTerminalReque
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return ReleaseTerminalRequest(
-        session_id=f_session_id,
-        terminal_id=f_terminal_id,
-        meta=f_meta,
-    )
+    o = _new(ReleaseTerminalRequest)
+    o.session_id = f_session_id
+    o.terminal_id = f_terminal_id
+    o.meta = f_meta
+    return o
 
 
 def _encode_ReleaseTerminalRequest(o: ReleaseTerminalRequest) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["sessionId"] = _encode_SessionId(o.session_id)
+    d["sessionId"] = o.session_id
 
-    d["terminalId"] = _encode_TerminalId(o.terminal_id)
+    d["terminalId"] = o.terminal_id
 
     v = o.meta
     if v is not UNSET:
@@ -2530,7 +2550,7 @@ def _decode_WaitForTerminalExitRequest(
         raise missing("sessionId")
     else:
         try:
-            f_session_id = _decode_SessionId(v, strict)
+            f_session_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("sessionId")
 
@@ -2539,7 +2559,7 @@ def _decode_WaitForTerminalExitRequest(
         raise missing("terminalId")
     else:
         try:
-            f_terminal_id = _decode_TerminalId(v, strict)
+            f_terminal_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("terminalId")
 
@@ -2554,18 +2574,18 @@ def _decode_WaitForTerminalExitRequest(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return WaitForTerminalExitRequest(
-        session_id=f_session_id,
-        terminal_id=f_terminal_id,
-        meta=f_meta,
-    )
+    o = _new(WaitForTerminalExitRequest)
+    o.session_id = f_session_id
+    o.terminal_id = f_terminal_id
+    o.meta = f_meta
+    return o
 
 
 def _encode_WaitForTerminalExitRequest(o: WaitForTerminalExitRequest) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["sessionId"] = _encode_SessionId(o.session_id)
+    d["sessionId"] = o.session_id
 
-    d["terminalId"] = _encode_TerminalId(o.terminal_id)
+    d["terminalId"] = o.terminal_id
 
     v = o.meta
     if v is not UNSET:
@@ -2582,7 +2602,7 @@ def _decode_KillTerminalRequest(d: Any, strict: bool) -> KillTerminalRequest:
         raise missing("sessionId")
     else:
         try:
-            f_session_id = _decode_SessionId(v, strict)
+            f_session_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("sessionId")
 
@@ -2591,7 +2611,7 @@ def _decode_KillTerminalRequest(d: Any, strict: bool) -> KillTerminalRequest:
         raise missing("terminalId")
     else:
         try:
-            f_terminal_id = _decode_TerminalId(v, strict)
+            f_terminal_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("terminalId")
 
@@ -2606,18 +2626,18 @@ def _decode_KillTerminalRequest(d: Any, strict: bool) -> KillTerminalRequest:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return KillTerminalRequest(
-        session_id=f_session_id,
-        terminal_id=f_terminal_id,
-        meta=f_meta,
-    )
+    o = _new(KillTerminalRequest)
+    o.session_id = f_session_id
+    o.terminal_id = f_terminal_id
+    o.meta = f_meta
+    return o
 
 
 def _encode_KillTerminalRequest(o: KillTerminalRequest) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["sessionId"] = _encode_SessionId(o.session_id)
+    d["sessionId"] = o.session_id
 
-    d["terminalId"] = _encode_TerminalId(o.terminal_id)
+    d["terminalId"] = o.terminal_id
 
     v = o.meta
     if v is not UNSET:
@@ -2642,7 +2662,7 @@ def _decode_ElicitationSessionScope(d: Any, strict: bool) -> ElicitationSessionS
         raise missing("sessionId")
     else:
         try:
-            f_session_id = _decode_SessionId(v, strict)
+            f_session_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("sessionId")
 
@@ -2651,25 +2671,27 @@ def _decode_ElicitationSessionScope(d: Any, strict: bool) -> ElicitationSessionS
         f_tool_call_id = UNSET
     else:
         try:
-            f_tool_call_id = None if v is None else _decode_ToolCallId(v, strict)
+            f_tool_call_id = (
+                None if v is None else (v if type(v) is str else check_str(v))
+            )
         except ValidationError as error:
             if strict:
                 raise error.at("toolCallId")
             f_tool_call_id = UNSET
 
-    return ElicitationSessionScope(
-        session_id=f_session_id,
-        tool_call_id=f_tool_call_id,
-    )
+    o = _new(ElicitationSessionScope)
+    o.session_id = f_session_id
+    o.tool_call_id = f_tool_call_id
+    return o
 
 
 def _encode_ElicitationSessionScope(o: ElicitationSessionScope) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["sessionId"] = _encode_SessionId(o.session_id)
+    d["sessionId"] = o.session_id
 
     v = o.tool_call_id
     if v is not UNSET:
-        d["toolCallId"] = None if v is None else _encode_ToolCallId(v)
+        d["toolCallId"] = None if v is None else v
 
     return d
 
@@ -2686,9 +2708,9 @@ def _decode_ElicitationRequestScope(d: Any, strict: bool) -> ElicitationRequestS
         except ValidationError as error:
             raise error.at("requestId")
 
-    return ElicitationRequestScope(
-        request_id=f_request_id,
-    )
+    o = _new(ElicitationRequestScope)
+    o.request_id = f_request_id
+    return o
 
 
 def _encode_ElicitationRequestScope(o: ElicitationRequestScope) -> dict[str, Any]:
@@ -2771,21 +2793,21 @@ def _decode_ElicitationSchema(d: Any, strict: bool) -> ElicitationSchema:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return ElicitationSchema(
-        type=f_type,
-        title=f_title,
-        properties=f_properties,
-        required=f_required,
-        description=f_description,
-        meta=f_meta,
-    )
+    o = _new(ElicitationSchema)
+    o.type = f_type
+    o.title = f_title
+    o.properties = f_properties
+    o.required = f_required
+    o.description = f_description
+    o.meta = f_meta
+    return o
 
 
 def _encode_ElicitationSchema(o: ElicitationSchema) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
     if v is not UNSET:
-        d["type"] = _encode_ElicitationSchemaType(v)
+        d["type"] = v._value_ if type(v) is ElicitationSchemaType else v
 
     v = o.title
     if v is not UNSET:
@@ -2815,14 +2837,17 @@ def _encode_ElicitationSchema(o: ElicitationSchema) -> dict[str, Any]:
 def _decode_ElicitationSchemaType(v: Any, strict: bool) -> ElicitationSchemaType:
     if type(v) is not str:
         raise type_error("a string", v)
-    member = ElicitationSchemaType._value2member_map_.get(v)
+    member = _MEMBERS_ElicitationSchemaType.get(v)
     if member is not None:
         return member
     raise ValidationError('expected one of "object", found ' + repr(v))
 
 
+_MEMBERS_ElicitationSchemaType = ElicitationSchemaType._value2member_map_
+
+
 def _encode_ElicitationSchemaType(v: Any) -> Any:
-    return v.value if isinstance(v, ElicitationSchemaType) else v
+    return v._value_ if type(v) is ElicitationSchemaType else v
 
 
 def _decode_StringElicitationPropertySchema(
@@ -2946,18 +2971,18 @@ def _decode_StringElicitationPropertySchema(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return StringElicitationPropertySchema(
-        title=f_title,
-        description=f_description,
-        min_length=f_min_length,
-        max_length=f_max_length,
-        pattern=f_pattern,
-        format=f_format,
-        default=f_default,
-        enum=f_enum,
-        one_of=f_one_of,
-        meta=f_meta,
-    )
+    o = _new(StringElicitationPropertySchema)
+    o.title = f_title
+    o.description = f_description
+    o.min_length = f_min_length
+    o.max_length = f_max_length
+    o.pattern = f_pattern
+    o.format = f_format
+    o.default = f_default
+    o.enum = f_enum
+    o.one_of = f_one_of
+    o.meta = f_meta
+    return o
 
 
 def _encode_StringElicitationPropertySchema(
@@ -2986,7 +3011,9 @@ def _encode_StringElicitationPropertySchema(
 
     v = o.format
     if v is not UNSET:
-        d["format"] = None if v is None else _encode_StringFormat(v)
+        d["format"] = (
+            None if v is None else (v._value_ if type(v) is StringFormat else v)
+        )
 
     v = o.default
     if v is not UNSET:
@@ -3078,14 +3105,14 @@ def _decode_NumberElicitationPropertySchema(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return NumberElicitationPropertySchema(
-        title=f_title,
-        description=f_description,
-        minimum=f_minimum,
-        maximum=f_maximum,
-        default=f_default,
-        meta=f_meta,
-    )
+    o = _new(NumberElicitationPropertySchema)
+    o.title = f_title
+    o.description = f_description
+    o.minimum = f_minimum
+    o.maximum = f_maximum
+    o.default = f_default
+    o.meta = f_meta
+    return o
 
 
 def _encode_NumberElicitationPropertySchema(
@@ -3214,14 +3241,14 @@ def _decode_IntegerElicitationPropertySchema(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return IntegerElicitationPropertySchema(
-        title=f_title,
-        description=f_description,
-        minimum=f_minimum,
-        maximum=f_maximum,
-        default=f_default,
-        meta=f_meta,
-    )
+    o = _new(IntegerElicitationPropertySchema)
+    o.title = f_title
+    o.description = f_description
+    o.minimum = f_minimum
+    o.maximum = f_maximum
+    o.default = f_default
+    o.meta = f_meta
+    return o
 
 
 def _encode_IntegerElicitationPropertySchema(
@@ -3308,12 +3335,12 @@ def _decode_BooleanElicitationPropertySchema(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return BooleanElicitationPropertySchema(
-        title=f_title,
-        description=f_description,
-        default=f_default,
-        meta=f_meta,
-    )
+    o = _new(BooleanElicitationPropertySchema)
+    o.title = f_title
+    o.description = f_description
+    o.default = f_default
+    o.meta = f_meta
+    return o
 
 
 def _encode_BooleanElicitationPropertySchema(
@@ -3441,15 +3468,15 @@ def _decode_ArrayElicitationPropertySchema(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return ArrayElicitationPropertySchema(
-        title=f_title,
-        description=f_description,
-        min_items=f_min_items,
-        max_items=f_max_items,
-        items=f_items,
-        default=f_default,
-        meta=f_meta,
-    )
+    o = _new(ArrayElicitationPropertySchema)
+    o.title = f_title
+    o.description = f_description
+    o.min_items = f_min_items
+    o.max_items = f_max_items
+    o.items = f_items
+    o.default = f_default
+    o.meta = f_meta
+    return o
 
 
 def _encode_ArrayElicitationPropertySchema(
@@ -3492,10 +3519,10 @@ def _decode_OtherElicitationPropertySchema(
         raise type_error("an object", d)
     if type(d.get("type")) is not str:
         raise check_tag(d, "type", None)
-    return OtherElicitationPropertySchema(
-        type=d["type"],
-        extra={k: x for k, x in d.items() if k not in ["type"]},
-    )
+    o = _new(OtherElicitationPropertySchema)
+    o.type = d["type"]
+    o.extra = {k: x for k, x in d.items() if k not in ["type"]}
+    return o
 
 
 def _encode_OtherElicitationPropertySchema(
@@ -3544,7 +3571,7 @@ def _encode_ElicitationPropertySchema(o: Any) -> Any:
 def _decode_StringFormat(v: Any, strict: bool) -> StringFormat:
     if type(v) is not str:
         raise type_error("a string", v)
-    member = StringFormat._value2member_map_.get(v)
+    member = _MEMBERS_StringFormat.get(v)
     if member is not None:
         return member
     raise ValidationError(
@@ -3552,8 +3579,11 @@ def _decode_StringFormat(v: Any, strict: bool) -> StringFormat:
     )
 
 
+_MEMBERS_StringFormat = StringFormat._value2member_map_
+
+
 def _encode_StringFormat(v: Any) -> Any:
-    return v.value if isinstance(v, StringFormat) else v
+    return v._value_ if type(v) is StringFormat else v
 
 
 def _decode_EnumOption(d: Any, strict: bool) -> EnumOption:
@@ -3601,12 +3631,12 @@ def _decode_EnumOption(d: Any, strict: bool) -> EnumOption:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return EnumOption(
-        const=f_const,
-        title=f_title,
-        description=f_description,
-        meta=f_meta,
-    )
+    o = _new(EnumOption)
+    o.const = f_const
+    o.title = f_title
+    o.description = f_description
+    o.meta = f_meta
+    return o
 
 
 def _encode_EnumOption(o: EnumOption) -> dict[str, Any]:
@@ -3743,18 +3773,18 @@ def _decode_StringPropertySchema(d: Any, strict: bool) -> StringPropertySchema:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return StringPropertySchema(
-        title=f_title,
-        description=f_description,
-        min_length=f_min_length,
-        max_length=f_max_length,
-        pattern=f_pattern,
-        format=f_format,
-        default=f_default,
-        enum=f_enum,
-        one_of=f_one_of,
-        meta=f_meta,
-    )
+    o = _new(StringPropertySchema)
+    o.title = f_title
+    o.description = f_description
+    o.min_length = f_min_length
+    o.max_length = f_max_length
+    o.pattern = f_pattern
+    o.format = f_format
+    o.default = f_default
+    o.enum = f_enum
+    o.one_of = f_one_of
+    o.meta = f_meta
+    return o
 
 
 def _encode_StringPropertySchema(o: StringPropertySchema) -> dict[str, Any]:
@@ -3781,7 +3811,9 @@ def _encode_StringPropertySchema(o: StringPropertySchema) -> dict[str, Any]:
 
     v = o.format
     if v is not UNSET:
-        d["format"] = None if v is None else _encode_StringFormat(v)
+        d["format"] = (
+            None if v is None else (v._value_ if type(v) is StringFormat else v)
+        )
 
     v = o.default
     if v is not UNSET:
@@ -3869,14 +3901,14 @@ def _decode_NumberPropertySchema(d: Any, strict: bool) -> NumberPropertySchema:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return NumberPropertySchema(
-        title=f_title,
-        description=f_description,
-        minimum=f_minimum,
-        maximum=f_maximum,
-        default=f_default,
-        meta=f_meta,
-    )
+    o = _new(NumberPropertySchema)
+    o.title = f_title
+    o.description = f_description
+    o.minimum = f_minimum
+    o.maximum = f_maximum
+    o.default = f_default
+    o.meta = f_meta
+    return o
 
 
 def _encode_NumberPropertySchema(o: NumberPropertySchema) -> dict[str, Any]:
@@ -3999,14 +4031,14 @@ def _decode_IntegerPropertySchema(d: Any, strict: bool) -> IntegerPropertySchema
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return IntegerPropertySchema(
-        title=f_title,
-        description=f_description,
-        minimum=f_minimum,
-        maximum=f_maximum,
-        default=f_default,
-        meta=f_meta,
-    )
+    o = _new(IntegerPropertySchema)
+    o.title = f_title
+    o.description = f_description
+    o.minimum = f_minimum
+    o.maximum = f_maximum
+    o.default = f_default
+    o.meta = f_meta
+    return o
 
 
 def _encode_IntegerPropertySchema(o: IntegerPropertySchema) -> dict[str, Any]:
@@ -4087,12 +4119,12 @@ def _decode_BooleanPropertySchema(d: Any, strict: bool) -> BooleanPropertySchema
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return BooleanPropertySchema(
-        title=f_title,
-        description=f_description,
-        default=f_default,
-        meta=f_meta,
-    )
+    o = _new(BooleanPropertySchema)
+    o.title = f_title
+    o.description = f_description
+    o.default = f_default
+    o.meta = f_meta
+    return o
 
 
 def _encode_BooleanPropertySchema(o: BooleanPropertySchema) -> dict[str, Any]:
@@ -4143,10 +4175,10 @@ def _decode_MultiSelectItemsString(d: Any, strict: bool) -> MultiSelectItemsStri
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return MultiSelectItemsString(
-        enum=f_enum,
-        meta=f_meta,
-    )
+    o = _new(MultiSelectItemsString)
+    o.enum = f_enum
+    o.meta = f_meta
+    return o
 
 
 def _encode_MultiSelectItemsString(o: MultiSelectItemsString) -> dict[str, Any]:
@@ -4165,10 +4197,10 @@ def _decode_OtherMultiSelectItems(d: Any, strict: bool) -> OtherMultiSelectItems
         raise type_error("an object", d)
     if type(d.get("type")) is not str:
         raise check_tag(d, "type", None)
-    return OtherMultiSelectItems(
-        type=d["type"],
-        extra={k: x for k, x in d.items() if k not in ["type"]},
-    )
+    o = _new(OtherMultiSelectItems)
+    o.type = d["type"]
+    o.extra = {k: x for k, x in d.items() if k not in ["type"]}
+    return o
 
 
 def _encode_OtherMultiSelectItems(o: OtherMultiSelectItems) -> dict[str, Any]:
@@ -4236,10 +4268,10 @@ def _decode_StringMultiSelectItems(d: Any, strict: bool) -> StringMultiSelectIte
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return StringMultiSelectItems(
-        enum=f_enum,
-        meta=f_meta,
-    )
+    o = _new(StringMultiSelectItems)
+    o.enum = f_enum
+    o.meta = f_meta
+    return o
 
 
 def _encode_StringMultiSelectItems(o: StringMultiSelectItems) -> dict[str, Any]:
@@ -4276,10 +4308,10 @@ def _decode_TitledMultiSelectItems(d: Any, strict: bool) -> TitledMultiSelectIte
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return TitledMultiSelectItems(
-        any_of=f_any_of,
-        meta=f_meta,
-    )
+    o = _new(TitledMultiSelectItems)
+    o.any_of = f_any_of
+    o.meta = f_meta
+    return o
 
 
 def _encode_TitledMultiSelectItems(o: TitledMultiSelectItems) -> dict[str, Any]:
@@ -4393,15 +4425,15 @@ def _decode_MultiSelectPropertySchema(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return MultiSelectPropertySchema(
-        title=f_title,
-        description=f_description,
-        min_items=f_min_items,
-        max_items=f_max_items,
-        items=f_items,
-        default=f_default,
-        meta=f_meta,
-    )
+    o = _new(MultiSelectPropertySchema)
+    o.title = f_title
+    o.description = f_description
+    o.min_items = f_min_items
+    o.max_items = f_max_items
+    o.items = f_items
+    o.default = f_default
+    o.meta = f_meta
+    return o
 
 
 def _encode_MultiSelectPropertySchema(o: MultiSelectPropertySchema) -> dict[str, Any]:
@@ -4467,7 +4499,7 @@ def _decode_MessageMcpRequest(d: Any, strict: bool) -> MessageMcpRequest:
         raise missing("serverId")
     else:
         try:
-            f_server_id = _decode_McpServerAcpId(v, strict)
+            f_server_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("serverId")
 
@@ -4476,7 +4508,7 @@ def _decode_MessageMcpRequest(d: Any, strict: bool) -> MessageMcpRequest:
         raise missing("requestId")
     else:
         try:
-            f_request_id = _decode_McpRequestId(v, strict)
+            f_request_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("requestId")
 
@@ -4509,20 +4541,20 @@ def _decode_MessageMcpRequest(d: Any, strict: bool) -> MessageMcpRequest:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return MessageMcpRequest(
-        server_id=f_server_id,
-        request_id=f_request_id,
-        method=f_method,
-        params=f_params,
-        meta=f_meta,
-    )
+    o = _new(MessageMcpRequest)
+    o.server_id = f_server_id
+    o.request_id = f_request_id
+    o.method = f_method
+    o.params = f_params
+    o.meta = f_meta
+    return o
 
 
 def _encode_MessageMcpRequest(o: MessageMcpRequest) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["serverId"] = _encode_McpServerAcpId(o.server_id)
+    d["serverId"] = o.server_id
 
-    d["requestId"] = _encode_McpRequestId(o.request_id)
+    d["requestId"] = o.request_id
 
     d["method"] = o.method
 
@@ -4577,7 +4609,7 @@ def _decode_InitializeResponse(d: Any, strict: bool) -> InitializeResponse:
         raise missing("protocolVersion")
     else:
         try:
-            f_protocol_version = _decode_ProtocolVersion(v, strict)
+            f_protocol_version = check_int(v, 0, 65535)
         except ValidationError as error:
             raise error.at("protocolVersion")
 
@@ -4653,18 +4685,18 @@ def _decode_InitializeResponse(d: Any, strict: bool) -> InitializeResponse:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return InitializeResponse(
-        protocol_version=f_protocol_version,
-        agent_capabilities=f_agent_capabilities,
-        auth_methods=f_auth_methods,
-        agent_info=f_agent_info,
-        meta=f_meta,
-    )
+    o = _new(InitializeResponse)
+    o.protocol_version = f_protocol_version
+    o.agent_capabilities = f_agent_capabilities
+    o.auth_methods = f_auth_methods
+    o.agent_info = f_agent_info
+    o.meta = f_meta
+    return o
 
 
 def _encode_InitializeResponse(o: InitializeResponse) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["protocolVersion"] = _encode_ProtocolVersion(o.protocol_version)
+    d["protocolVersion"] = o.protocol_version
 
     v = o.agent_capabilities
     if v is not UNSET:
@@ -4791,15 +4823,15 @@ def _decode_AgentCapabilities(d: Any, strict: bool) -> AgentCapabilities:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return AgentCapabilities(
-        load_session=f_load_session,
-        prompt_capabilities=f_prompt_capabilities,
-        mcp_capabilities=f_mcp_capabilities,
-        session_capabilities=f_session_capabilities,
-        auth=f_auth,
-        providers=f_providers,
-        meta=f_meta,
-    )
+    o = _new(AgentCapabilities)
+    o.load_session = f_load_session
+    o.prompt_capabilities = f_prompt_capabilities
+    o.mcp_capabilities = f_mcp_capabilities
+    o.session_capabilities = f_session_capabilities
+    o.auth = f_auth
+    o.providers = f_providers
+    o.meta = f_meta
+    return o
 
 
 def _encode_AgentCapabilities(o: AgentCapabilities) -> dict[str, Any]:
@@ -4882,12 +4914,12 @@ def _decode_PromptCapabilities(d: Any, strict: bool) -> PromptCapabilities:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return PromptCapabilities(
-        image=f_image,
-        audio=f_audio,
-        embedded_context=f_embedded_context,
-        meta=f_meta,
-    )
+    o = _new(PromptCapabilities)
+    o.image = f_image
+    o.audio = f_audio
+    o.embedded_context = f_embedded_context
+    o.meta = f_meta
+    return o
 
 
 def _encode_PromptCapabilities(o: PromptCapabilities) -> dict[str, Any]:
@@ -4958,12 +4990,12 @@ def _decode_McpCapabilities(d: Any, strict: bool) -> McpCapabilities:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return McpCapabilities(
-        http=f_http,
-        sse=f_sse,
-        acp=f_acp,
-        meta=f_meta,
-    )
+    o = _new(McpCapabilities)
+    o.http = f_http
+    o.sse = f_sse
+    o.acp = f_acp
+    o.meta = f_meta
+    return o
 
 
 def _encode_McpCapabilities(o: McpCapabilities) -> dict[str, Any]:
@@ -5127,19 +5159,19 @@ def _decode_SessionCapabilities(d: Any, strict: bool) -> SessionCapabilities:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return SessionCapabilities(
-        list=f_list,
-        delete=f_delete,
-        additional_directories=f_additional_directories,
-        system_prompt=f_system_prompt,
-        fork=f_fork,
-        archive=f_archive,
-        status=f_status,
-        title=f_title,
-        resume=f_resume,
-        close=f_close,
-        meta=f_meta,
-    )
+    o = _new(SessionCapabilities)
+    o.list = f_list
+    o.delete = f_delete
+    o.additional_directories = f_additional_directories
+    o.system_prompt = f_system_prompt
+    o.fork = f_fork
+    o.archive = f_archive
+    o.status = f_status
+    o.title = f_title
+    o.resume = f_resume
+    o.close = f_close
+    o.meta = f_meta
+    return o
 
 
 def _encode_SessionCapabilities(o: SessionCapabilities) -> dict[str, Any]:
@@ -5209,9 +5241,9 @@ def _decode_SessionListCapabilities(d: Any, strict: bool) -> SessionListCapabili
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return SessionListCapabilities(
-        meta=f_meta,
-    )
+    o = _new(SessionListCapabilities)
+    o.meta = f_meta
+    return o
 
 
 def _encode_SessionListCapabilities(o: SessionListCapabilities) -> dict[str, Any]:
@@ -5239,9 +5271,9 @@ def _decode_SessionDeleteCapabilities(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return SessionDeleteCapabilities(
-        meta=f_meta,
-    )
+    o = _new(SessionDeleteCapabilities)
+    o.meta = f_meta
+    return o
 
 
 def _encode_SessionDeleteCapabilities(o: SessionDeleteCapabilities) -> dict[str, Any]:
@@ -5269,9 +5301,9 @@ def _decode_SessionAdditionalDirectoriesCapabilities(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return SessionAdditionalDirectoriesCapabilities(
-        meta=f_meta,
-    )
+    o = _new(SessionAdditionalDirectoriesCapabilities)
+    o.meta = f_meta
+    return o
 
 
 def _encode_SessionAdditionalDirectoriesCapabilities(
@@ -5316,10 +5348,10 @@ def _decode_SessionSystemPromptCapabilities(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return SessionSystemPromptCapabilities(
-        mode=f_mode,
-        meta=f_meta,
-    )
+    o = _new(SessionSystemPromptCapabilities)
+    o.mode = f_mode
+    o.meta = f_meta
+    return o
 
 
 def _encode_SessionSystemPromptCapabilities(
@@ -5370,10 +5402,10 @@ def _decode_SessionSystemPromptModeCapabilities(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return SessionSystemPromptModeCapabilities(
-        override=f_override,
-        meta=f_meta,
-    )
+    o = _new(SessionSystemPromptModeCapabilities)
+    o.override = f_override
+    o.meta = f_meta
+    return o
 
 
 def _encode_SessionSystemPromptModeCapabilities(
@@ -5409,9 +5441,9 @@ def _decode_SessionSystemPromptOverrideCapabilities(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return SessionSystemPromptOverrideCapabilities(
-        meta=f_meta,
-    )
+    o = _new(SessionSystemPromptOverrideCapabilities)
+    o.meta = f_meta
+    return o
 
 
 def _encode_SessionSystemPromptOverrideCapabilities(
@@ -5439,9 +5471,9 @@ def _decode_SessionForkCapabilities(d: Any, strict: bool) -> SessionForkCapabili
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return SessionForkCapabilities(
-        meta=f_meta,
-    )
+    o = _new(SessionForkCapabilities)
+    o.meta = f_meta
+    return o
 
 
 def _encode_SessionForkCapabilities(o: SessionForkCapabilities) -> dict[str, Any]:
@@ -5469,9 +5501,9 @@ def _decode_SessionArchiveCapabilities(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return SessionArchiveCapabilities(
-        meta=f_meta,
-    )
+    o = _new(SessionArchiveCapabilities)
+    o.meta = f_meta
+    return o
 
 
 def _encode_SessionArchiveCapabilities(o: SessionArchiveCapabilities) -> dict[str, Any]:
@@ -5499,9 +5531,9 @@ def _decode_SessionStatusCapabilities(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return SessionStatusCapabilities(
-        meta=f_meta,
-    )
+    o = _new(SessionStatusCapabilities)
+    o.meta = f_meta
+    return o
 
 
 def _encode_SessionStatusCapabilities(o: SessionStatusCapabilities) -> dict[str, Any]:
@@ -5527,9 +5559,9 @@ def _decode_SessionTitleCapabilities(d: Any, strict: bool) -> SessionTitleCapabi
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return SessionTitleCapabilities(
-        meta=f_meta,
-    )
+    o = _new(SessionTitleCapabilities)
+    o.meta = f_meta
+    return o
 
 
 def _encode_SessionTitleCapabilities(o: SessionTitleCapabilities) -> dict[str, Any]:
@@ -5557,9 +5589,9 @@ def _decode_SessionResumeCapabilities(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return SessionResumeCapabilities(
-        meta=f_meta,
-    )
+    o = _new(SessionResumeCapabilities)
+    o.meta = f_meta
+    return o
 
 
 def _encode_SessionResumeCapabilities(o: SessionResumeCapabilities) -> dict[str, Any]:
@@ -5585,9 +5617,9 @@ def _decode_SessionCloseCapabilities(d: Any, strict: bool) -> SessionCloseCapabi
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return SessionCloseCapabilities(
-        meta=f_meta,
-    )
+    o = _new(SessionCloseCapabilities)
+    o.meta = f_meta
+    return o
 
 
 def _encode_SessionCloseCapabilities(o: SessionCloseCapabilities) -> dict[str, Any]:
@@ -5635,11 +5667,11 @@ def _decode_AgentAuthCapabilities(d: Any, strict: bool) -> AgentAuthCapabilities
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return AgentAuthCapabilities(
-        status=f_status,
-        logout=f_logout,
-        meta=f_meta,
-    )
+    o = _new(AgentAuthCapabilities)
+    o.status = f_status
+    o.logout = f_logout
+    o.meta = f_meta
+    return o
 
 
 def _encode_AgentAuthCapabilities(o: AgentAuthCapabilities) -> dict[str, Any]:
@@ -5673,9 +5705,9 @@ def _decode_AuthStatusCapabilities(d: Any, strict: bool) -> AuthStatusCapabiliti
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return AuthStatusCapabilities(
-        meta=f_meta,
-    )
+    o = _new(AuthStatusCapabilities)
+    o.meta = f_meta
+    return o
 
 
 def _encode_AuthStatusCapabilities(o: AuthStatusCapabilities) -> dict[str, Any]:
@@ -5701,9 +5733,9 @@ def _decode_LogoutCapabilities(d: Any, strict: bool) -> LogoutCapabilities:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return LogoutCapabilities(
-        meta=f_meta,
-    )
+    o = _new(LogoutCapabilities)
+    o.meta = f_meta
+    return o
 
 
 def _encode_LogoutCapabilities(o: LogoutCapabilities) -> dict[str, Any]:
@@ -5729,9 +5761,9 @@ def _decode_ProvidersCapabilities(d: Any, strict: bool) -> ProvidersCapabilities
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return ProvidersCapabilities(
-        meta=f_meta,
-    )
+    o = _new(ProvidersCapabilities)
+    o.meta = f_meta
+    return o
 
 
 def _encode_ProvidersCapabilities(o: ProvidersCapabilities) -> dict[str, Any]:
@@ -5753,7 +5785,7 @@ def _decode_TerminalAuthMethod(d: Any, strict: bool) -> TerminalAuthMethod:
         raise missing("id")
     else:
         try:
-            f_id = _decode_AuthMethodId(v, strict)
+            f_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("id")
 
@@ -5816,19 +5848,19 @@ def _decode_TerminalAuthMethod(d: Any, strict: bool) -> TerminalAuthMethod:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return TerminalAuthMethod(
-        id=f_id,
-        name=f_name,
-        description=f_description,
-        args=f_args,
-        env=f_env,
-        meta=f_meta,
-    )
+    o = _new(TerminalAuthMethod)
+    o.id = f_id
+    o.name = f_name
+    o.description = f_description
+    o.args = f_args
+    o.env = f_env
+    o.meta = f_meta
+    return o
 
 
 def _encode_TerminalAuthMethod(o: TerminalAuthMethod) -> dict[str, Any]:
     d: dict[str, Any] = {"type": "terminal"}
-    d["id"] = _encode_AuthMethodId(o.id)
+    d["id"] = o.id
 
     d["name"] = o.name
 
@@ -5899,7 +5931,7 @@ def _decode_AuthMethodTerminal(d: Any, strict: bool) -> AuthMethodTerminal:
         raise missing("id")
     else:
         try:
-            f_id = _decode_AuthMethodId(v, strict)
+            f_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("id")
 
@@ -5962,19 +5994,19 @@ def _decode_AuthMethodTerminal(d: Any, strict: bool) -> AuthMethodTerminal:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return AuthMethodTerminal(
-        id=f_id,
-        name=f_name,
-        description=f_description,
-        args=f_args,
-        env=f_env,
-        meta=f_meta,
-    )
+    o = _new(AuthMethodTerminal)
+    o.id = f_id
+    o.name = f_name
+    o.description = f_description
+    o.args = f_args
+    o.env = f_env
+    o.meta = f_meta
+    return o
 
 
 def _encode_AuthMethodTerminal(o: AuthMethodTerminal) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["id"] = _encode_AuthMethodId(o.id)
+    d["id"] = o.id
 
     d["name"] = o.name
 
@@ -6005,7 +6037,7 @@ def _decode_AuthMethodAgent(d: Any, strict: bool) -> AuthMethodAgent:
         raise missing("id")
     else:
         try:
-            f_id = _decode_AuthMethodId(v, strict)
+            f_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("id")
 
@@ -6042,17 +6074,17 @@ def _decode_AuthMethodAgent(d: Any, strict: bool) -> AuthMethodAgent:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return AuthMethodAgent(
-        id=f_id,
-        name=f_name,
-        description=f_description,
-        meta=f_meta,
-    )
+    o = _new(AuthMethodAgent)
+    o.id = f_id
+    o.name = f_name
+    o.description = f_description
+    o.meta = f_meta
+    return o
 
 
 def _encode_AuthMethodAgent(o: AuthMethodAgent) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["id"] = _encode_AuthMethodId(o.id)
+    d["id"] = o.id
 
     d["name"] = o.name
 
@@ -6110,12 +6142,12 @@ def _decode_Implementation(d: Any, strict: bool) -> Implementation:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return Implementation(
-        name=f_name,
-        title=f_title,
-        version=f_version,
-        meta=f_meta,
-    )
+    o = _new(Implementation)
+    o.name = f_name
+    o.title = f_title
+    o.version = f_version
+    o.meta = f_meta
+    return o
 
 
 def _encode_Implementation(o: Implementation) -> dict[str, Any]:
@@ -6149,9 +6181,9 @@ def _decode_AuthenticateResponse(d: Any, strict: bool) -> AuthenticateResponse:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return AuthenticateResponse(
-        meta=f_meta,
-    )
+    o = _new(AuthenticateResponse)
+    o.meta = f_meta
+    return o
 
 
 def _encode_AuthenticateResponse(o: AuthenticateResponse) -> dict[str, Any]:
@@ -6186,10 +6218,10 @@ def _decode_ListProvidersResponse(d: Any, strict: bool) -> ListProvidersResponse
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return ListProvidersResponse(
-        providers=f_providers,
-        meta=f_meta,
-    )
+    o = _new(ListProvidersResponse)
+    o.providers = f_providers
+    o.meta = f_meta
+    return o
 
 
 def _encode_ListProvidersResponse(o: ListProvidersResponse) -> dict[str, Any]:
@@ -6211,7 +6243,7 @@ def _decode_ProviderInfo(d: Any, strict: bool) -> ProviderInfo:
         raise missing("providerId")
     else:
         try:
-            f_provider_id = _decode_ProviderId(v, strict)
+            f_provider_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("providerId")
 
@@ -6255,20 +6287,20 @@ def _decode_ProviderInfo(d: Any, strict: bool) -> ProviderInfo:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return ProviderInfo(
-        provider_id=f_provider_id,
-        supported=f_supported,
-        required=f_required,
-        current=f_current,
-        meta=f_meta,
-    )
+    o = _new(ProviderInfo)
+    o.provider_id = f_provider_id
+    o.supported = f_supported
+    o.required = f_required
+    o.current = f_current
+    o.meta = f_meta
+    return o
 
 
 def _encode_ProviderInfo(o: ProviderInfo) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["providerId"] = _encode_ProviderId(o.provider_id)
+    d["providerId"] = o.provider_id
 
-    d["supported"] = [_encode_LlmProtocol(x) for x in o.supported]
+    d["supported"] = [(x._value_ if type(x) is LlmProtocol else x) for x in o.supported]
 
     d["required"] = o.required
 
@@ -6294,14 +6326,17 @@ def _encode_ProviderId(v: Any) -> Any:
 def _decode_LlmProtocol(v: Any, strict: bool) -> LlmProtocol | str:
     if type(v) is not str:
         raise type_error("a string", v)
-    member = LlmProtocol._value2member_map_.get(v)
+    member = _MEMBERS_LlmProtocol.get(v)
     if member is not None:
         return member
     return v
 
 
+_MEMBERS_LlmProtocol = LlmProtocol._value2member_map_
+
+
 def _encode_LlmProtocol(v: Any) -> Any:
-    return v.value if isinstance(v, LlmProtocol) else v
+    return v._value_ if type(v) is LlmProtocol else v
 
 
 def _decode_ProviderCurrentConfig(d: Any, strict: bool) -> ProviderCurrentConfig:
@@ -6336,16 +6371,16 @@ def _decode_ProviderCurrentConfig(d: Any, strict: bool) -> ProviderCurrentConfig
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return ProviderCurrentConfig(
-        api_type=f_api_type,
-        base_url=f_base_url,
-        meta=f_meta,
-    )
+    o = _new(ProviderCurrentConfig)
+    o.api_type = f_api_type
+    o.base_url = f_base_url
+    o.meta = f_meta
+    return o
 
 
 def _encode_ProviderCurrentConfig(o: ProviderCurrentConfig) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["apiType"] = _encode_LlmProtocol(o.api_type)
+    d["apiType"] = o.api_type._value_ if type(o.api_type) is LlmProtocol else o.api_type
 
     d["baseUrl"] = o.base_url
 
@@ -6370,9 +6405,9 @@ def _decode_SetProviderResponse(d: Any, strict: bool) -> SetProviderResponse:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return SetProviderResponse(
-        meta=f_meta,
-    )
+    o = _new(SetProviderResponse)
+    o.meta = f_meta
+    return o
 
 
 def _encode_SetProviderResponse(o: SetProviderResponse) -> dict[str, Any]:
@@ -6398,9 +6433,9 @@ def _decode_DisableProviderResponse(d: Any, strict: bool) -> DisableProviderResp
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return DisableProviderResponse(
-        meta=f_meta,
-    )
+    o = _new(DisableProviderResponse)
+    o.meta = f_meta
+    return o
 
 
 def _encode_DisableProviderResponse(o: DisableProviderResponse) -> dict[str, Any]:
@@ -6426,9 +6461,9 @@ def _decode_LogoutResponse(d: Any, strict: bool) -> LogoutResponse:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return LogoutResponse(
-        meta=f_meta,
-    )
+    o = _new(LogoutResponse)
+    o.meta = f_meta
+    return o
 
 
 def _encode_LogoutResponse(o: LogoutResponse) -> dict[str, Any]:
@@ -6474,16 +6509,16 @@ def _decode_AuthStatusResponse(d: Any, strict: bool) -> AuthStatusResponse:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return AuthStatusResponse(
-        state=f_state,
-        accounts=f_accounts,
-        meta=f_meta,
-    )
+    o = _new(AuthStatusResponse)
+    o.state = f_state
+    o.accounts = f_accounts
+    o.meta = f_meta
+    return o
 
 
 def _encode_AuthStatusResponse(o: AuthStatusResponse) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["state"] = _encode_AuthState(o.state)
+    d["state"] = o.state._value_ if type(o.state) is AuthState else o.state
 
     v = o.accounts
     if v is not UNSET:
@@ -6499,14 +6534,17 @@ def _encode_AuthStatusResponse(o: AuthStatusResponse) -> dict[str, Any]:
 def _decode_AuthState(v: Any, strict: bool) -> AuthState | str:
     if type(v) is not str:
         raise type_error("a string", v)
-    member = AuthState._value2member_map_.get(v)
+    member = _MEMBERS_AuthState.get(v)
     if member is not None:
         return member
     return v
 
 
+_MEMBERS_AuthState = AuthState._value2member_map_
+
+
 def _encode_AuthState(v: Any) -> Any:
-    return v.value if isinstance(v, AuthState) else v
+    return v._value_ if type(v) is AuthState else v
 
 
 def _decode_AuthAccount(d: Any, strict: bool) -> AuthAccount:
@@ -6578,14 +6616,14 @@ def _decode_AuthAccount(d: Any, strict: bool) -> AuthAccount:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return AuthAccount(
-        label=f_label,
-        active=f_active,
-        name=f_name,
-        email=f_email,
-        organization=f_organization,
-        meta=f_meta,
-    )
+    o = _new(AuthAccount)
+    o.label = f_label
+    o.active = f_active
+    o.name = f_name
+    o.email = f_email
+    o.organization = f_organization
+    o.meta = f_meta
+    return o
 
 
 def _encode_AuthAccount(o: AuthAccount) -> dict[str, Any]:
@@ -6623,7 +6661,7 @@ def _decode_NewSessionResponse(d: Any, strict: bool) -> NewSessionResponse:
         raise missing("sessionId")
     else:
         try:
-            f_session_id = _decode_SessionId(v, strict)
+            f_session_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("sessionId")
 
@@ -6664,17 +6702,17 @@ def _decode_NewSessionResponse(d: Any, strict: bool) -> NewSessionResponse:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return NewSessionResponse(
-        session_id=f_session_id,
-        modes=f_modes,
-        config_options=f_config_options,
-        meta=f_meta,
-    )
+    o = _new(NewSessionResponse)
+    o.session_id = f_session_id
+    o.modes = f_modes
+    o.config_options = f_config_options
+    o.meta = f_meta
+    return o
 
 
 def _encode_NewSessionResponse(o: NewSessionResponse) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["sessionId"] = _encode_SessionId(o.session_id)
+    d["sessionId"] = o.session_id
 
     v = o.modes
     if v is not UNSET:
@@ -6701,7 +6739,7 @@ def _decode_SessionModeState(d: Any, strict: bool) -> SessionModeState:
         raise missing("currentModeId")
     else:
         try:
-            f_current_mode_id = _decode_SessionModeId(v, strict)
+            f_current_mode_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("currentModeId")
 
@@ -6727,16 +6765,16 @@ def _decode_SessionModeState(d: Any, strict: bool) -> SessionModeState:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return SessionModeState(
-        current_mode_id=f_current_mode_id,
-        available_modes=f_available_modes,
-        meta=f_meta,
-    )
+    o = _new(SessionModeState)
+    o.current_mode_id = f_current_mode_id
+    o.available_modes = f_available_modes
+    o.meta = f_meta
+    return o
 
 
 def _encode_SessionModeState(o: SessionModeState) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["currentModeId"] = _encode_SessionModeId(o.current_mode_id)
+    d["currentModeId"] = o.current_mode_id
 
     d["availableModes"] = [_encode_SessionMode(x) for x in o.available_modes]
 
@@ -6763,7 +6801,7 @@ def _decode_SessionMode(d: Any, strict: bool) -> SessionMode:
         raise missing("id")
     else:
         try:
-            f_id = _decode_SessionModeId(v, strict)
+            f_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("id")
 
@@ -6800,17 +6838,17 @@ def _decode_SessionMode(d: Any, strict: bool) -> SessionMode:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return SessionMode(
-        id=f_id,
-        name=f_name,
-        description=f_description,
-        meta=f_meta,
-    )
+    o = _new(SessionMode)
+    o.id = f_id
+    o.name = f_name
+    o.description = f_description
+    o.meta = f_meta
+    return o
 
 
 def _encode_SessionMode(o: SessionMode) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["id"] = _encode_SessionModeId(o.id)
+    d["id"] = o.id
 
     d["name"] = o.name
 
@@ -6837,7 +6875,7 @@ def _decode_SelectSessionConfigOption(
         raise missing("id")
     else:
         try:
-            f_id = _decode_SessionConfigId(v, strict)
+            f_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("id")
 
@@ -6892,7 +6930,7 @@ def _decode_SelectSessionConfigOption(
         raise missing("currentValue")
     else:
         try:
-            f_current_value = _decode_SessionConfigValueId(v, strict)
+            f_current_value = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("currentValue")
 
@@ -6905,20 +6943,20 @@ def _decode_SelectSessionConfigOption(
         except ValidationError as error:
             raise error.at("options")
 
-    return SelectSessionConfigOption(
-        id=f_id,
-        name=f_name,
-        description=f_description,
-        category=f_category,
-        meta=f_meta,
-        current_value=f_current_value,
-        options=f_options,
-    )
+    o = _new(SelectSessionConfigOption)
+    o.id = f_id
+    o.name = f_name
+    o.description = f_description
+    o.category = f_category
+    o.meta = f_meta
+    o.current_value = f_current_value
+    o.options = f_options
+    return o
 
 
 def _encode_SelectSessionConfigOption(o: SelectSessionConfigOption) -> dict[str, Any]:
     d: dict[str, Any] = {"type": "select"}
-    d["id"] = _encode_SessionConfigId(o.id)
+    d["id"] = o.id
 
     d["name"] = o.name
 
@@ -6928,13 +6966,17 @@ def _encode_SelectSessionConfigOption(o: SelectSessionConfigOption) -> dict[str,
 
     v = o.category
     if v is not UNSET:
-        d["category"] = None if v is None else _encode_SessionConfigOptionCategory(v)
+        d["category"] = (
+            None
+            if v is None
+            else (v._value_ if type(v) is SessionConfigOptionCategory else v)
+        )
 
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
 
-    d["currentValue"] = _encode_SessionConfigValueId(o.current_value)
+    d["currentValue"] = o.current_value
 
     d["options"] = _encode_SessionConfigSelectOptions(o.options)
 
@@ -6953,7 +6995,7 @@ def _decode_BooleanSessionConfigOption(
         raise missing("id")
     else:
         try:
-            f_id = _decode_SessionConfigId(v, strict)
+            f_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("id")
 
@@ -7012,19 +7054,19 @@ def _decode_BooleanSessionConfigOption(
         except ValidationError as error:
             raise error.at("currentValue")
 
-    return BooleanSessionConfigOption(
-        id=f_id,
-        name=f_name,
-        description=f_description,
-        category=f_category,
-        meta=f_meta,
-        current_value=f_current_value,
-    )
+    o = _new(BooleanSessionConfigOption)
+    o.id = f_id
+    o.name = f_name
+    o.description = f_description
+    o.category = f_category
+    o.meta = f_meta
+    o.current_value = f_current_value
+    return o
 
 
 def _encode_BooleanSessionConfigOption(o: BooleanSessionConfigOption) -> dict[str, Any]:
     d: dict[str, Any] = {"type": "boolean"}
-    d["id"] = _encode_SessionConfigId(o.id)
+    d["id"] = o.id
 
     d["name"] = o.name
 
@@ -7034,7 +7076,11 @@ def _encode_BooleanSessionConfigOption(o: BooleanSessionConfigOption) -> dict[st
 
     v = o.category
     if v is not UNSET:
-        d["category"] = None if v is None else _encode_SessionConfigOptionCategory(v)
+        d["category"] = (
+            None
+            if v is None
+            else (v._value_ if type(v) is SessionConfigOptionCategory else v)
+        )
 
     v = o.meta
     if v is not UNSET:
@@ -7090,14 +7136,17 @@ def _decode_SessionConfigOptionCategory(
 ) -> SessionConfigOptionCategory | str:
     if type(v) is not str:
         raise type_error("a string", v)
-    member = SessionConfigOptionCategory._value2member_map_.get(v)
+    member = _MEMBERS_SessionConfigOptionCategory.get(v)
     if member is not None:
         return member
     return v
 
 
+_MEMBERS_SessionConfigOptionCategory = SessionConfigOptionCategory._value2member_map_
+
+
 def _encode_SessionConfigOptionCategory(v: Any) -> Any:
-    return v.value if isinstance(v, SessionConfigOptionCategory) else v
+    return v._value_ if type(v) is SessionConfigOptionCategory else v
 
 
 def _decode_SessionConfigValueId(v: Any, strict: bool) -> Any:
@@ -7133,7 +7182,7 @@ def _decode_SessionConfigSelectOption(
         raise missing("value")
     else:
         try:
-            f_value = _decode_SessionConfigValueId(v, strict)
+            f_value = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("value")
 
@@ -7170,17 +7219,17 @@ def _decode_SessionConfigSelectOption(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return SessionConfigSelectOption(
-        value=f_value,
-        name=f_name,
-        description=f_description,
-        meta=f_meta,
-    )
+    o = _new(SessionConfigSelectOption)
+    o.value = f_value
+    o.name = f_name
+    o.description = f_description
+    o.meta = f_meta
+    return o
 
 
 def _encode_SessionConfigSelectOption(o: SessionConfigSelectOption) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["value"] = _encode_SessionConfigValueId(o.value)
+    d["value"] = o.value
 
     d["name"] = o.name
 
@@ -7203,7 +7252,7 @@ def _decode_SessionConfigSelectGroup(d: Any, strict: bool) -> SessionConfigSelec
         raise missing("group")
     else:
         try:
-            f_group = _decode_SessionConfigGroupId(v, strict)
+            f_group = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("group")
 
@@ -7240,17 +7289,17 @@ def _decode_SessionConfigSelectGroup(d: Any, strict: bool) -> SessionConfigSelec
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return SessionConfigSelectGroup(
-        group=f_group,
-        name=f_name,
-        options=f_options,
-        meta=f_meta,
-    )
+    o = _new(SessionConfigSelectGroup)
+    o.group = f_group
+    o.name = f_name
+    o.options = f_options
+    o.meta = f_meta
+    return o
 
 
 def _encode_SessionConfigSelectGroup(o: SessionConfigSelectGroup) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["group"] = _encode_SessionConfigGroupId(o.group)
+    d["group"] = o.group
 
     d["name"] = o.name
 
@@ -7279,7 +7328,7 @@ def _decode_SessionConfigSelect(d: Any, strict: bool) -> SessionConfigSelect:
         raise missing("currentValue")
     else:
         try:
-            f_current_value = _decode_SessionConfigValueId(v, strict)
+            f_current_value = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("currentValue")
 
@@ -7292,15 +7341,15 @@ def _decode_SessionConfigSelect(d: Any, strict: bool) -> SessionConfigSelect:
         except ValidationError as error:
             raise error.at("options")
 
-    return SessionConfigSelect(
-        current_value=f_current_value,
-        options=f_options,
-    )
+    o = _new(SessionConfigSelect)
+    o.current_value = f_current_value
+    o.options = f_options
+    return o
 
 
 def _encode_SessionConfigSelect(o: SessionConfigSelect) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["currentValue"] = _encode_SessionConfigValueId(o.current_value)
+    d["currentValue"] = o.current_value
 
     d["options"] = _encode_SessionConfigSelectOptions(o.options)
 
@@ -7319,9 +7368,9 @@ def _decode_SessionConfigBoolean(d: Any, strict: bool) -> SessionConfigBoolean:
         except ValidationError as error:
             raise error.at("currentValue")
 
-    return SessionConfigBoolean(
-        current_value=f_current_value,
-    )
+    o = _new(SessionConfigBoolean)
+    o.current_value = f_current_value
+    return o
 
 
 def _encode_SessionConfigBoolean(o: SessionConfigBoolean) -> dict[str, Any]:
@@ -7371,11 +7420,11 @@ def _decode_LoadSessionResponse(d: Any, strict: bool) -> LoadSessionResponse:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return LoadSessionResponse(
-        modes=f_modes,
-        config_options=f_config_options,
-        meta=f_meta,
-    )
+    o = _new(LoadSessionResponse)
+    o.modes = f_modes
+    o.config_options = f_config_options
+    o.meta = f_meta
+    return o
 
 
 def _encode_LoadSessionResponse(o: LoadSessionResponse) -> dict[str, Any]:
@@ -7435,11 +7484,11 @@ def _decode_ListSessionsResponse(d: Any, strict: bool) -> ListSessionsResponse:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return ListSessionsResponse(
-        sessions=f_sessions,
-        next_cursor=f_next_cursor,
-        meta=f_meta,
-    )
+    o = _new(ListSessionsResponse)
+    o.sessions = f_sessions
+    o.next_cursor = f_next_cursor
+    o.meta = f_meta
+    return o
 
 
 def _encode_ListSessionsResponse(o: ListSessionsResponse) -> dict[str, Any]:
@@ -7465,7 +7514,7 @@ def _decode_SessionInfo(d: Any, strict: bool) -> SessionInfo:
         raise missing("sessionId")
     else:
         try:
-            f_session_id = _decode_SessionId(v, strict)
+            f_session_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("sessionId")
 
@@ -7539,20 +7588,20 @@ def _decode_SessionInfo(d: Any, strict: bool) -> SessionInfo:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return SessionInfo(
-        session_id=f_session_id,
-        cwd=f_cwd,
-        additional_directories=f_additional_directories,
-        title=f_title,
-        updated_at=f_updated_at,
-        archived=f_archived,
-        meta=f_meta,
-    )
+    o = _new(SessionInfo)
+    o.session_id = f_session_id
+    o.cwd = f_cwd
+    o.additional_directories = f_additional_directories
+    o.title = f_title
+    o.updated_at = f_updated_at
+    o.archived = f_archived
+    o.meta = f_meta
+    return o
 
 
 def _encode_SessionInfo(o: SessionInfo) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["sessionId"] = _encode_SessionId(o.session_id)
+    d["sessionId"] = o.session_id
 
     d["cwd"] = o.cwd
 
@@ -7593,9 +7642,9 @@ def _decode_DeleteSessionResponse(d: Any, strict: bool) -> DeleteSessionResponse
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return DeleteSessionResponse(
-        meta=f_meta,
-    )
+    o = _new(DeleteSessionResponse)
+    o.meta = f_meta
+    return o
 
 
 def _encode_DeleteSessionResponse(o: DeleteSessionResponse) -> dict[str, Any]:
@@ -7615,7 +7664,7 @@ def _decode_ForkSessionResponse(d: Any, strict: bool) -> ForkSessionResponse:
         raise missing("sessionId")
     else:
         try:
-            f_session_id = _decode_SessionId(v, strict)
+            f_session_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("sessionId")
 
@@ -7656,17 +7705,17 @@ def _decode_ForkSessionResponse(d: Any, strict: bool) -> ForkSessionResponse:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return ForkSessionResponse(
-        session_id=f_session_id,
-        modes=f_modes,
-        config_options=f_config_options,
-        meta=f_meta,
-    )
+    o = _new(ForkSessionResponse)
+    o.session_id = f_session_id
+    o.modes = f_modes
+    o.config_options = f_config_options
+    o.meta = f_meta
+    return o
 
 
 def _encode_ForkSessionResponse(o: ForkSessionResponse) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["sessionId"] = _encode_SessionId(o.session_id)
+    d["sessionId"] = o.session_id
 
     v = o.modes
     if v is not UNSET:
@@ -7699,9 +7748,9 @@ def _decode_ArchiveSessionResponse(d: Any, strict: bool) -> ArchiveSessionRespon
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return ArchiveSessionResponse(
-        meta=f_meta,
-    )
+    o = _new(ArchiveSessionResponse)
+    o.meta = f_meta
+    return o
 
 
 def _encode_ArchiveSessionResponse(o: ArchiveSessionResponse) -> dict[str, Any]:
@@ -7727,9 +7776,9 @@ def _decode_UnarchiveSessionResponse(d: Any, strict: bool) -> UnarchiveSessionRe
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return UnarchiveSessionResponse(
-        meta=f_meta,
-    )
+    o = _new(UnarchiveSessionResponse)
+    o.meta = f_meta
+    return o
 
 
 def _encode_UnarchiveSessionResponse(o: UnarchiveSessionResponse) -> dict[str, Any]:
@@ -7764,15 +7813,15 @@ def _decode_SessionStatusResponse(d: Any, strict: bool) -> SessionStatusResponse
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return SessionStatusResponse(
-        status=f_status,
-        meta=f_meta,
-    )
+    o = _new(SessionStatusResponse)
+    o.status = f_status
+    o.meta = f_meta
+    return o
 
 
 def _encode_SessionStatusResponse(o: SessionStatusResponse) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["status"] = _encode_SessionStatus(o.status)
+    d["status"] = o.status._value_ if type(o.status) is SessionStatus else o.status
 
     v = o.meta
     if v is not UNSET:
@@ -7784,14 +7833,17 @@ def _encode_SessionStatusResponse(o: SessionStatusResponse) -> dict[str, Any]:
 def _decode_SessionStatus(v: Any, strict: bool) -> SessionStatus | str:
     if type(v) is not str:
         raise type_error("a string", v)
-    member = SessionStatus._value2member_map_.get(v)
+    member = _MEMBERS_SessionStatus.get(v)
     if member is not None:
         return member
     return v
 
 
+_MEMBERS_SessionStatus = SessionStatus._value2member_map_
+
+
 def _encode_SessionStatus(v: Any) -> Any:
-    return v.value if isinstance(v, SessionStatus) else v
+    return v._value_ if type(v) is SessionStatus else v
 
 
 def _decode_SetSessionTitleResponse(d: Any, strict: bool) -> SetSessionTitleResponse:
@@ -7817,10 +7869,10 @@ def _decode_SetSessionTitleResponse(d: Any, strict: bool) -> SetSessionTitleResp
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return SetSessionTitleResponse(
-        title=f_title,
-        meta=f_meta,
-    )
+    o = _new(SetSessionTitleResponse)
+    o.title = f_title
+    o.meta = f_meta
+    return o
 
 
 def _encode_SetSessionTitleResponse(o: SetSessionTitleResponse) -> dict[str, Any]:
@@ -7874,11 +7926,11 @@ def _decode_ResumeSessionResponse(d: Any, strict: bool) -> ResumeSessionResponse
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return ResumeSessionResponse(
-        modes=f_modes,
-        config_options=f_config_options,
-        meta=f_meta,
-    )
+    o = _new(ResumeSessionResponse)
+    o.modes = f_modes
+    o.config_options = f_config_options
+    o.meta = f_meta
+    return o
 
 
 def _encode_ResumeSessionResponse(o: ResumeSessionResponse) -> dict[str, Any]:
@@ -7914,9 +7966,9 @@ def _decode_CloseSessionResponse(d: Any, strict: bool) -> CloseSessionResponse:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return CloseSessionResponse(
-        meta=f_meta,
-    )
+    o = _new(CloseSessionResponse)
+    o.meta = f_meta
+    return o
 
 
 def _encode_CloseSessionResponse(o: CloseSessionResponse) -> dict[str, Any]:
@@ -7942,9 +7994,9 @@ def _decode_SetSessionModeResponse(d: Any, strict: bool) -> SetSessionModeRespon
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return SetSessionModeResponse(
-        meta=f_meta,
-    )
+    o = _new(SetSessionModeResponse)
+    o.meta = f_meta
+    return o
 
 
 def _encode_SetSessionModeResponse(o: SetSessionModeResponse) -> dict[str, Any]:
@@ -7985,10 +8037,10 @@ def _decode_SetSessionConfigOptionResponse(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return SetSessionConfigOptionResponse(
-        config_options=f_config_options,
-        meta=f_meta,
-    )
+    o = _new(SetSessionConfigOptionResponse)
+    o.config_options = f_config_options
+    o.meta = f_meta
+    return o
 
 
 def _encode_SetSessionConfigOptionResponse(
@@ -8038,16 +8090,18 @@ def _decode_PromptResponse(d: Any, strict: bool) -> PromptResponse:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return PromptResponse(
-        stop_reason=f_stop_reason,
-        usage=f_usage,
-        meta=f_meta,
-    )
+    o = _new(PromptResponse)
+    o.stop_reason = f_stop_reason
+    o.usage = f_usage
+    o.meta = f_meta
+    return o
 
 
 def _encode_PromptResponse(o: PromptResponse) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["stopReason"] = _encode_StopReason(o.stop_reason)
+    d["stopReason"] = (
+        o.stop_reason._value_ if type(o.stop_reason) is StopReason else o.stop_reason
+    )
 
     v = o.usage
     if v is not UNSET:
@@ -8063,7 +8117,7 @@ def _encode_PromptResponse(o: PromptResponse) -> dict[str, Any]:
 def _decode_StopReason(v: Any, strict: bool) -> StopReason:
     if type(v) is not str:
         raise type_error("a string", v)
-    member = StopReason._value2member_map_.get(v)
+    member = _MEMBERS_StopReason.get(v)
     if member is not None:
         return member
     raise ValidationError(
@@ -8072,8 +8126,11 @@ def _decode_StopReason(v: Any, strict: bool) -> StopReason:
     )
 
 
+_MEMBERS_StopReason = StopReason._value2member_map_
+
+
 def _encode_StopReason(v: Any) -> Any:
-    return v.value if isinstance(v, StopReason) else v
+    return v._value_ if type(v) is StopReason else v
 
 
 def _decode_Usage(d: Any, strict: bool) -> Usage:
@@ -8186,15 +8243,15 @@ def _decode_Usage(d: Any, strict: bool) -> Usage:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return Usage(
-        total_tokens=f_total_tokens,
-        input_tokens=f_input_tokens,
-        output_tokens=f_output_tokens,
-        thought_tokens=f_thought_tokens,
-        cached_read_tokens=f_cached_read_tokens,
-        cached_write_tokens=f_cached_write_tokens,
-        meta=f_meta,
-    )
+    o = _new(Usage)
+    o.total_tokens = f_total_tokens
+    o.input_tokens = f_input_tokens
+    o.output_tokens = f_output_tokens
+    o.thought_tokens = f_thought_tokens
+    o.cached_read_tokens = f_cached_read_tokens
+    o.cached_write_tokens = f_cached_write_tokens
+    o.meta = f_meta
+    return o
 
 
 def _encode_Usage(o: Usage) -> dict[str, Any]:
@@ -8264,16 +8321,16 @@ def _decode_Error(d: Any, strict: bool) -> Error:
                 raise error.at("data")
             f_data = UNSET
 
-    return Error(
-        code=f_code,
-        message=f_message,
-        data=f_data,
-    )
+    o = _new(Error)
+    o.code = f_code
+    o.message = f_message
+    o.data = f_data
+    return o
 
 
 def _encode_Error(o: Error) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["code"] = _encode_ErrorCode(o.code)
+    d["code"] = o.code._value_ if type(o.code) is ErrorCode else o.code
 
     d["message"] = o.message
 
@@ -8286,14 +8343,17 @@ def _encode_Error(o: Error) -> dict[str, Any]:
 
 def _decode_ErrorCode(v: Any, strict: bool) -> ErrorCode | int:
     v = check_int(v) if strict else check_int(v, -2147483648, 2147483647)
-    member = ErrorCode._value2member_map_.get(v)
+    member = _MEMBERS_ErrorCode.get(v)
     if member is not None:
         return member
     return v
 
 
+_MEMBERS_ErrorCode = ErrorCode._value2member_map_
+
+
 def _encode_ErrorCode(v: Any) -> Any:
-    return v.value if isinstance(v, ErrorCode) else v
+    return v._value_ if type(v) is ErrorCode else v
 
 
 def _decode_AgentNotification(d: Any, strict: bool) -> AgentNotification:
@@ -8330,10 +8390,10 @@ def _decode_AgentNotification(d: Any, strict: bool) -> AgentNotification:
         except ValidationError as error:
             raise error.at("params")
 
-    return AgentNotification(
-        method=f_method,
-        params=f_params,
-    )
+    o = _new(AgentNotification)
+    o.method = f_method
+    o.params = f_params
+    return o
 
 
 def _encode_AgentNotification(o: AgentNotification) -> dict[str, Any]:
@@ -8355,7 +8415,7 @@ def _decode_SessionNotification(d: Any, strict: bool) -> SessionNotification:
         raise missing("sessionId")
     else:
         try:
-            f_session_id = _decode_SessionId(v, strict)
+            f_session_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("sessionId")
 
@@ -8379,16 +8439,16 @@ def _decode_SessionNotification(d: Any, strict: bool) -> SessionNotification:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return SessionNotification(
-        session_id=f_session_id,
-        update=f_update,
-        meta=f_meta,
-    )
+    o = _new(SessionNotification)
+    o.session_id = f_session_id
+    o.update = f_update
+    o.meta = f_meta
+    return o
 
 
 def _encode_SessionNotification(o: SessionNotification) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["sessionId"] = _encode_SessionId(o.session_id)
+    d["sessionId"] = o.session_id
 
     d["update"] = _encode_SessionUpdate(o.update)
 
@@ -8420,7 +8480,9 @@ def _decode_UserMessageChunkSessionUpdate(
         f_message_id = UNSET
     else:
         try:
-            f_message_id = None if v is None else _decode_MessageId(v, strict)
+            f_message_id = (
+                None if v is None else (v if type(v) is str else check_str(v))
+            )
         except ValidationError as error:
             if strict:
                 raise error.at("messageId")
@@ -8437,11 +8499,11 @@ def _decode_UserMessageChunkSessionUpdate(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return UserMessageChunkSessionUpdate(
-        content=f_content,
-        message_id=f_message_id,
-        meta=f_meta,
-    )
+    o = _new(UserMessageChunkSessionUpdate)
+    o.content = f_content
+    o.message_id = f_message_id
+    o.meta = f_meta
+    return o
 
 
 def _encode_UserMessageChunkSessionUpdate(
@@ -8452,7 +8514,7 @@ def _encode_UserMessageChunkSessionUpdate(
 
     v = o.message_id
     if v is not UNSET:
-        d["messageId"] = None if v is None else _encode_MessageId(v)
+        d["messageId"] = None if v is None else v
 
     v = o.meta
     if v is not UNSET:
@@ -8482,7 +8544,9 @@ def _decode_AgentMessageChunkSessionUpdate(
         f_message_id = UNSET
     else:
         try:
-            f_message_id = None if v is None else _decode_MessageId(v, strict)
+            f_message_id = (
+                None if v is None else (v if type(v) is str else check_str(v))
+            )
         except ValidationError as error:
             if strict:
                 raise error.at("messageId")
@@ -8499,11 +8563,11 @@ def _decode_AgentMessageChunkSessionUpdate(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return AgentMessageChunkSessionUpdate(
-        content=f_content,
-        message_id=f_message_id,
-        meta=f_meta,
-    )
+    o = _new(AgentMessageChunkSessionUpdate)
+    o.content = f_content
+    o.message_id = f_message_id
+    o.meta = f_meta
+    return o
 
 
 def _encode_AgentMessageChunkSessionUpdate(
@@ -8514,7 +8578,7 @@ def _encode_AgentMessageChunkSessionUpdate(
 
     v = o.message_id
     if v is not UNSET:
-        d["messageId"] = None if v is None else _encode_MessageId(v)
+        d["messageId"] = None if v is None else v
 
     v = o.meta
     if v is not UNSET:
@@ -8544,7 +8608,9 @@ def _decode_AgentThoughtChunkSessionUpdate(
         f_message_id = UNSET
     else:
         try:
-            f_message_id = None if v is None else _decode_MessageId(v, strict)
+            f_message_id = (
+                None if v is None else (v if type(v) is str else check_str(v))
+            )
         except ValidationError as error:
             if strict:
                 raise error.at("messageId")
@@ -8561,11 +8627,11 @@ def _decode_AgentThoughtChunkSessionUpdate(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return AgentThoughtChunkSessionUpdate(
-        content=f_content,
-        message_id=f_message_id,
-        meta=f_meta,
-    )
+    o = _new(AgentThoughtChunkSessionUpdate)
+    o.content = f_content
+    o.message_id = f_message_id
+    o.meta = f_meta
+    return o
 
 
 def _encode_AgentThoughtChunkSessionUpdate(
@@ -8576,7 +8642,7 @@ def _encode_AgentThoughtChunkSessionUpdate(
 
     v = o.message_id
     if v is not UNSET:
-        d["messageId"] = None if v is None else _encode_MessageId(v)
+        d["messageId"] = None if v is None else v
 
     v = o.meta
     if v is not UNSET:
@@ -8595,7 +8661,7 @@ def _decode_ToolCallSessionUpdate(d: Any, strict: bool) -> ToolCallSessionUpdate
         raise missing("toolCallId")
     else:
         try:
-            f_tool_call_id = _decode_ToolCallId(v, strict)
+            f_tool_call_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("toolCallId")
 
@@ -8696,23 +8762,23 @@ def _decode_ToolCallSessionUpdate(d: Any, strict: bool) -> ToolCallSessionUpdate
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return ToolCallSessionUpdate(
-        tool_call_id=f_tool_call_id,
-        title=f_title,
-        name=f_name,
-        kind=f_kind,
-        status=f_status,
-        content=f_content,
-        locations=f_locations,
-        raw_input=f_raw_input,
-        raw_output=f_raw_output,
-        meta=f_meta,
-    )
+    o = _new(ToolCallSessionUpdate)
+    o.tool_call_id = f_tool_call_id
+    o.title = f_title
+    o.name = f_name
+    o.kind = f_kind
+    o.status = f_status
+    o.content = f_content
+    o.locations = f_locations
+    o.raw_input = f_raw_input
+    o.raw_output = f_raw_output
+    o.meta = f_meta
+    return o
 
 
 def _encode_ToolCallSessionUpdate(o: ToolCallSessionUpdate) -> dict[str, Any]:
     d: dict[str, Any] = {"sessionUpdate": "tool_call"}
-    d["toolCallId"] = _encode_ToolCallId(o.tool_call_id)
+    d["toolCallId"] = o.tool_call_id
 
     d["title"] = o.title
 
@@ -8722,11 +8788,11 @@ def _encode_ToolCallSessionUpdate(o: ToolCallSessionUpdate) -> dict[str, Any]:
 
     v = o.kind
     if v is not UNSET:
-        d["kind"] = _encode_ToolKind(v)
+        d["kind"] = v._value_ if type(v) is ToolKind else v
 
     v = o.status
     if v is not UNSET:
-        d["status"] = _encode_ToolCallStatus(v)
+        d["status"] = v._value_ if type(v) is ToolCallStatus else v
 
     v = o.content
     if v is not UNSET:
@@ -8763,7 +8829,7 @@ def _decode_ToolCallUpdateSessionUpdate(
         raise missing("toolCallId")
     else:
         try:
-            f_tool_call_id = _decode_ToolCallId(v, strict)
+            f_tool_call_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("toolCallId")
 
@@ -8874,33 +8940,35 @@ def _decode_ToolCallUpdateSessionUpdate(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return ToolCallUpdateSessionUpdate(
-        tool_call_id=f_tool_call_id,
-        kind=f_kind,
-        status=f_status,
-        title=f_title,
-        name=f_name,
-        content=f_content,
-        locations=f_locations,
-        raw_input=f_raw_input,
-        raw_output=f_raw_output,
-        meta=f_meta,
-    )
+    o = _new(ToolCallUpdateSessionUpdate)
+    o.tool_call_id = f_tool_call_id
+    o.kind = f_kind
+    o.status = f_status
+    o.title = f_title
+    o.name = f_name
+    o.content = f_content
+    o.locations = f_locations
+    o.raw_input = f_raw_input
+    o.raw_output = f_raw_output
+    o.meta = f_meta
+    return o
 
 
 def _encode_ToolCallUpdateSessionUpdate(
     o: ToolCallUpdateSessionUpdate,
 ) -> dict[str, Any]:
     d: dict[str, Any] = {"sessionUpdate": "tool_call_update"}
-    d["toolCallId"] = _encode_ToolCallId(o.tool_call_id)
+    d["toolCallId"] = o.tool_call_id
 
     v = o.kind
     if v is not UNSET:
-        d["kind"] = None if v is None else _encode_ToolKind(v)
+        d["kind"] = None if v is None else (v._value_ if type(v) is ToolKind else v)
 
     v = o.status
     if v is not UNSET:
-        d["status"] = None if v is None else _encode_ToolCallStatus(v)
+        d["status"] = (
+            None if v is None else (v._value_ if type(v) is ToolCallStatus else v)
+        )
 
     v = o.title
     if v is not UNSET:
@@ -8960,10 +9028,10 @@ def _decode_PlanSessionUpdate(d: Any, strict: bool) -> PlanSessionUpdate:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return PlanSessionUpdate(
-        entries=f_entries,
-        meta=f_meta,
-    )
+    o = _new(PlanSessionUpdate)
+    o.entries = f_entries
+    o.meta = f_meta
+    return o
 
 
 def _encode_PlanSessionUpdate(o: PlanSessionUpdate) -> dict[str, Any]:
@@ -9002,10 +9070,10 @@ def _decode_PlanUpdateSessionUpdate(d: Any, strict: bool) -> PlanUpdateSessionUp
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return PlanUpdateSessionUpdate(
-        plan=f_plan,
-        meta=f_meta,
-    )
+    o = _new(PlanUpdateSessionUpdate)
+    o.plan = f_plan
+    o.meta = f_meta
+    return o
 
 
 def _encode_PlanUpdateSessionUpdate(o: PlanUpdateSessionUpdate) -> dict[str, Any]:
@@ -9029,7 +9097,7 @@ def _decode_PlanRemovedSessionUpdate(d: Any, strict: bool) -> PlanRemovedSession
         raise missing("planId")
     else:
         try:
-            f_plan_id = _decode_PlanId(v, strict)
+            f_plan_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("planId")
 
@@ -9044,15 +9112,15 @@ def _decode_PlanRemovedSessionUpdate(d: Any, strict: bool) -> PlanRemovedSession
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return PlanRemovedSessionUpdate(
-        plan_id=f_plan_id,
-        meta=f_meta,
-    )
+    o = _new(PlanRemovedSessionUpdate)
+    o.plan_id = f_plan_id
+    o.meta = f_meta
+    return o
 
 
 def _encode_PlanRemovedSessionUpdate(o: PlanRemovedSessionUpdate) -> dict[str, Any]:
     d: dict[str, Any] = {"sessionUpdate": "plan_removed"}
-    d["planId"] = _encode_PlanId(o.plan_id)
+    d["planId"] = o.plan_id
 
     v = o.meta
     if v is not UNSET:
@@ -9092,10 +9160,10 @@ def _decode_AvailableCommandsUpdateSessionUpdate(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return AvailableCommandsUpdateSessionUpdate(
-        available_commands=f_available_commands,
-        meta=f_meta,
-    )
+    o = _new(AvailableCommandsUpdateSessionUpdate)
+    o.available_commands = f_available_commands
+    o.meta = f_meta
+    return o
 
 
 def _encode_AvailableCommandsUpdateSessionUpdate(
@@ -9123,7 +9191,7 @@ def _decode_CurrentModeUpdateSessionUpdate(
         raise missing("currentModeId")
     else:
         try:
-            f_current_mode_id = _decode_SessionModeId(v, strict)
+            f_current_mode_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("currentModeId")
 
@@ -9138,17 +9206,17 @@ def _decode_CurrentModeUpdateSessionUpdate(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return CurrentModeUpdateSessionUpdate(
-        current_mode_id=f_current_mode_id,
-        meta=f_meta,
-    )
+    o = _new(CurrentModeUpdateSessionUpdate)
+    o.current_mode_id = f_current_mode_id
+    o.meta = f_meta
+    return o
 
 
 def _encode_CurrentModeUpdateSessionUpdate(
     o: CurrentModeUpdateSessionUpdate,
 ) -> dict[str, Any]:
     d: dict[str, Any] = {"sessionUpdate": "current_mode_update"}
-    d["currentModeId"] = _encode_SessionModeId(o.current_mode_id)
+    d["currentModeId"] = o.current_mode_id
 
     v = o.meta
     if v is not UNSET:
@@ -9188,10 +9256,10 @@ def _decode_ConfigOptionUpdateSessionUpdate(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return ConfigOptionUpdateSessionUpdate(
-        config_options=f_config_options,
-        meta=f_meta,
-    )
+    o = _new(ConfigOptionUpdateSessionUpdate)
+    o.config_options = f_config_options
+    o.meta = f_meta
+    return o
 
 
 def _encode_ConfigOptionUpdateSessionUpdate(
@@ -9249,11 +9317,11 @@ def _decode_SessionInfoUpdateSessionUpdate(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return SessionInfoUpdateSessionUpdate(
-        title=f_title,
-        updated_at=f_updated_at,
-        meta=f_meta,
-    )
+    o = _new(SessionInfoUpdateSessionUpdate)
+    o.title = f_title
+    o.updated_at = f_updated_at
+    o.meta = f_meta
+    return o
 
 
 def _encode_SessionInfoUpdateSessionUpdate(
@@ -9328,12 +9396,12 @@ def _decode_UsageUpdateSessionUpdate(d: Any, strict: bool) -> UsageUpdateSession
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return UsageUpdateSessionUpdate(
-        used=f_used,
-        size=f_size,
-        cost=f_cost,
-        meta=f_meta,
-    )
+    o = _new(UsageUpdateSessionUpdate)
+    o.used = f_used
+    o.size = f_size
+    o.cost = f_cost
+    o.meta = f_meta
+    return o
 
 
 def _encode_UsageUpdateSessionUpdate(o: UsageUpdateSessionUpdate) -> dict[str, Any]:
@@ -9400,17 +9468,19 @@ def _decode_NoticeSessionUpdate(d: Any, strict: bool) -> NoticeSessionUpdate:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return NoticeSessionUpdate(
-        severity=f_severity,
-        title=f_title,
-        description=f_description,
-        meta=f_meta,
-    )
+    o = _new(NoticeSessionUpdate)
+    o.severity = f_severity
+    o.title = f_title
+    o.description = f_description
+    o.meta = f_meta
+    return o
 
 
 def _encode_NoticeSessionUpdate(o: NoticeSessionUpdate) -> dict[str, Any]:
     d: dict[str, Any] = {"sessionUpdate": "notice"}
-    d["severity"] = _encode_NoticeSeverity(o.severity)
+    d["severity"] = (
+        o.severity._value_ if type(o.severity) is NoticeSeverity else o.severity
+    )
 
     d["title"] = o.title
 
@@ -9437,7 +9507,7 @@ def _decode_CompactionUpdateSessionUpdate(
         raise missing("compactionId")
     else:
         try:
-            f_compaction_id = _decode_CompactionId(v, strict)
+            f_compaction_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("compactionId")
 
@@ -9487,22 +9557,22 @@ def _decode_CompactionUpdateSessionUpdate(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return CompactionUpdateSessionUpdate(
-        compaction_id=f_compaction_id,
-        status=f_status,
-        summary=f_summary,
-        error=f_error,
-        meta=f_meta,
-    )
+    o = _new(CompactionUpdateSessionUpdate)
+    o.compaction_id = f_compaction_id
+    o.status = f_status
+    o.summary = f_summary
+    o.error = f_error
+    o.meta = f_meta
+    return o
 
 
 def _encode_CompactionUpdateSessionUpdate(
     o: CompactionUpdateSessionUpdate,
 ) -> dict[str, Any]:
     d: dict[str, Any] = {"sessionUpdate": "compaction_update"}
-    d["compactionId"] = _encode_CompactionId(o.compaction_id)
+    d["compactionId"] = o.compaction_id
 
-    d["status"] = _encode_CompactionStatus(o.status)
+    d["status"] = o.status._value_ if type(o.status) is CompactionStatus else o.status
 
     v = o.summary
     if v is not UNSET:
@@ -9531,7 +9601,7 @@ def _decode_CompactionSummaryChunkSessionUpdate(
         raise missing("compactionId")
     else:
         try:
-            f_compaction_id = _decode_CompactionId(v, strict)
+            f_compaction_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("compactionId")
 
@@ -9555,18 +9625,18 @@ def _decode_CompactionSummaryChunkSessionUpdate(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return CompactionSummaryChunkSessionUpdate(
-        compaction_id=f_compaction_id,
-        content=f_content,
-        meta=f_meta,
-    )
+    o = _new(CompactionSummaryChunkSessionUpdate)
+    o.compaction_id = f_compaction_id
+    o.content = f_content
+    o.meta = f_meta
+    return o
 
 
 def _encode_CompactionSummaryChunkSessionUpdate(
     o: CompactionSummaryChunkSessionUpdate,
 ) -> dict[str, Any]:
     d: dict[str, Any] = {"sessionUpdate": "compaction_summary_chunk"}
-    d["compactionId"] = _encode_CompactionId(o.compaction_id)
+    d["compactionId"] = o.compaction_id
 
     d["content"] = _encode_ContentBlock(o.content)
 
@@ -9589,7 +9659,7 @@ def _decode_SubagentUpdateSessionUpdate(
         raise missing("sessionId")
     else:
         try:
-            f_session_id = _decode_SessionId(v, strict)
+            f_session_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("sessionId")
 
@@ -9676,23 +9746,23 @@ def _decode_SubagentUpdateSessionUpdate(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return SubagentUpdateSessionUpdate(
-        session_id=f_session_id,
-        title=f_title,
-        description=f_description,
-        capabilities=f_capabilities,
-        state=f_state,
-        cwd=f_cwd,
-        additional_directories=f_additional_directories,
-        meta=f_meta,
-    )
+    o = _new(SubagentUpdateSessionUpdate)
+    o.session_id = f_session_id
+    o.title = f_title
+    o.description = f_description
+    o.capabilities = f_capabilities
+    o.state = f_state
+    o.cwd = f_cwd
+    o.additional_directories = f_additional_directories
+    o.meta = f_meta
+    return o
 
 
 def _encode_SubagentUpdateSessionUpdate(
     o: SubagentUpdateSessionUpdate,
 ) -> dict[str, Any]:
     d: dict[str, Any] = {"sessionUpdate": "subagent_update"}
-    d["sessionId"] = _encode_SessionId(o.session_id)
+    d["sessionId"] = o.session_id
 
     v = o.title
     if v is not UNSET:
@@ -9739,7 +9809,7 @@ def _decode_SessionMessageSessionUpdate(
         raise missing("messageId")
     else:
         try:
-            f_message_id = _decode_MessageId(v, strict)
+            f_message_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("messageId")
 
@@ -9748,7 +9818,9 @@ def _decode_SessionMessageSessionUpdate(
         f_sender_session_id = UNSET
     else:
         try:
-            f_sender_session_id = None if v is None else _decode_SessionId(v, strict)
+            f_sender_session_id = (
+                None if v is None else (v if type(v) is str else check_str(v))
+            )
         except ValidationError as error:
             if strict:
                 raise error.at("senderSessionId")
@@ -9759,7 +9831,9 @@ def _decode_SessionMessageSessionUpdate(
         f_recipient_session_id = UNSET
     else:
         try:
-            f_recipient_session_id = None if v is None else _decode_SessionId(v, strict)
+            f_recipient_session_id = (
+                None if v is None else (v if type(v) is str else check_str(v))
+            )
         except ValidationError as error:
             if strict:
                 raise error.at("recipientSessionId")
@@ -9770,7 +9844,9 @@ def _decode_SessionMessageSessionUpdate(
         f_sender_message_id = UNSET
     else:
         try:
-            f_sender_message_id = None if v is None else _decode_MessageId(v, strict)
+            f_sender_message_id = (
+                None if v is None else (v if type(v) is str else check_str(v))
+            )
         except ValidationError as error:
             if strict:
                 raise error.at("senderMessageId")
@@ -9781,7 +9857,9 @@ def _decode_SessionMessageSessionUpdate(
         f_recipient_message_id = UNSET
     else:
         try:
-            f_recipient_message_id = None if v is None else _decode_MessageId(v, strict)
+            f_recipient_message_id = (
+                None if v is None else (v if type(v) is str else check_str(v))
+            )
         except ValidationError as error:
             if strict:
                 raise error.at("recipientMessageId")
@@ -9813,38 +9891,38 @@ def _decode_SessionMessageSessionUpdate(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return SessionMessageSessionUpdate(
-        message_id=f_message_id,
-        sender_session_id=f_sender_session_id,
-        recipient_session_id=f_recipient_session_id,
-        sender_message_id=f_sender_message_id,
-        recipient_message_id=f_recipient_message_id,
-        content=f_content,
-        meta=f_meta,
-    )
+    o = _new(SessionMessageSessionUpdate)
+    o.message_id = f_message_id
+    o.sender_session_id = f_sender_session_id
+    o.recipient_session_id = f_recipient_session_id
+    o.sender_message_id = f_sender_message_id
+    o.recipient_message_id = f_recipient_message_id
+    o.content = f_content
+    o.meta = f_meta
+    return o
 
 
 def _encode_SessionMessageSessionUpdate(
     o: SessionMessageSessionUpdate,
 ) -> dict[str, Any]:
     d: dict[str, Any] = {"sessionUpdate": "session_message"}
-    d["messageId"] = _encode_MessageId(o.message_id)
+    d["messageId"] = o.message_id
 
     v = o.sender_session_id
     if v is not UNSET:
-        d["senderSessionId"] = None if v is None else _encode_SessionId(v)
+        d["senderSessionId"] = None if v is None else v
 
     v = o.recipient_session_id
     if v is not UNSET:
-        d["recipientSessionId"] = None if v is None else _encode_SessionId(v)
+        d["recipientSessionId"] = None if v is None else v
 
     v = o.sender_message_id
     if v is not UNSET:
-        d["senderMessageId"] = None if v is None else _encode_MessageId(v)
+        d["senderMessageId"] = None if v is None else v
 
     v = o.recipient_message_id
     if v is not UNSET:
-        d["recipientMessageId"] = None if v is None else _encode_MessageId(v)
+        d["recipientMessageId"] = None if v is None else v
 
     v = o.content
     if v is not UNSET:
@@ -9869,7 +9947,7 @@ def _decode_SessionMessageChunkSessionUpdate(
         raise missing("messageId")
     else:
         try:
-            f_message_id = _decode_MessageId(v, strict)
+            f_message_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("messageId")
 
@@ -9893,18 +9971,18 @@ def _decode_SessionMessageChunkSessionUpdate(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return SessionMessageChunkSessionUpdate(
-        message_id=f_message_id,
-        content=f_content,
-        meta=f_meta,
-    )
+    o = _new(SessionMessageChunkSessionUpdate)
+    o.message_id = f_message_id
+    o.content = f_content
+    o.meta = f_meta
+    return o
 
 
 def _encode_SessionMessageChunkSessionUpdate(
     o: SessionMessageChunkSessionUpdate,
 ) -> dict[str, Any]:
     d: dict[str, Any] = {"sessionUpdate": "session_message_chunk"}
-    d["messageId"] = _encode_MessageId(o.message_id)
+    d["messageId"] = o.message_id
 
     d["content"] = _encode_ContentBlock(o.content)
 
@@ -9990,7 +10068,9 @@ def _decode_ContentChunk(d: Any, strict: bool) -> ContentChunk:
         f_message_id = UNSET
     else:
         try:
-            f_message_id = None if v is None else _decode_MessageId(v, strict)
+            f_message_id = (
+                None if v is None else (v if type(v) is str else check_str(v))
+            )
         except ValidationError as error:
             if strict:
                 raise error.at("messageId")
@@ -10007,11 +10087,11 @@ def _decode_ContentChunk(d: Any, strict: bool) -> ContentChunk:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return ContentChunk(
-        content=f_content,
-        message_id=f_message_id,
-        meta=f_meta,
-    )
+    o = _new(ContentChunk)
+    o.content = f_content
+    o.message_id = f_message_id
+    o.meta = f_meta
+    return o
 
 
 def _encode_ContentChunk(o: ContentChunk) -> dict[str, Any]:
@@ -10020,7 +10100,7 @@ def _encode_ContentChunk(o: ContentChunk) -> dict[str, Any]:
 
     v = o.message_id
     if v is not UNSET:
-        d["messageId"] = None if v is None else _encode_MessageId(v)
+        d["messageId"] = None if v is None else v
 
     v = o.meta
     if v is not UNSET:
@@ -10037,7 +10117,7 @@ def _decode_ToolCall(d: Any, strict: bool) -> ToolCall:
         raise missing("toolCallId")
     else:
         try:
-            f_tool_call_id = _decode_ToolCallId(v, strict)
+            f_tool_call_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("toolCallId")
 
@@ -10138,23 +10218,23 @@ def _decode_ToolCall(d: Any, strict: bool) -> ToolCall:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return ToolCall(
-        tool_call_id=f_tool_call_id,
-        title=f_title,
-        name=f_name,
-        kind=f_kind,
-        status=f_status,
-        content=f_content,
-        locations=f_locations,
-        raw_input=f_raw_input,
-        raw_output=f_raw_output,
-        meta=f_meta,
-    )
+    o = _new(ToolCall)
+    o.tool_call_id = f_tool_call_id
+    o.title = f_title
+    o.name = f_name
+    o.kind = f_kind
+    o.status = f_status
+    o.content = f_content
+    o.locations = f_locations
+    o.raw_input = f_raw_input
+    o.raw_output = f_raw_output
+    o.meta = f_meta
+    return o
 
 
 def _encode_ToolCall(o: ToolCall) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["toolCallId"] = _encode_ToolCallId(o.tool_call_id)
+    d["toolCallId"] = o.tool_call_id
 
     d["title"] = o.title
 
@@ -10164,11 +10244,11 @@ def _encode_ToolCall(o: ToolCall) -> dict[str, Any]:
 
     v = o.kind
     if v is not UNSET:
-        d["kind"] = _encode_ToolKind(v)
+        d["kind"] = v._value_ if type(v) is ToolKind else v
 
     v = o.status
     if v is not UNSET:
-        d["status"] = _encode_ToolCallStatus(v)
+        d["status"] = v._value_ if type(v) is ToolCallStatus else v
 
     v = o.content
     if v is not UNSET:
@@ -10234,21 +10314,23 @@ def _decode_PlanEntry(d: Any, strict: bool) -> PlanEntry:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return PlanEntry(
-        content=f_content,
-        priority=f_priority,
-        status=f_status,
-        meta=f_meta,
-    )
+    o = _new(PlanEntry)
+    o.content = f_content
+    o.priority = f_priority
+    o.status = f_status
+    o.meta = f_meta
+    return o
 
 
 def _encode_PlanEntry(o: PlanEntry) -> dict[str, Any]:
     d: dict[str, Any] = {}
     d["content"] = o.content
 
-    d["priority"] = _encode_PlanEntryPriority(o.priority)
+    d["priority"] = (
+        o.priority._value_ if type(o.priority) is PlanEntryPriority else o.priority
+    )
 
-    d["status"] = _encode_PlanEntryStatus(o.status)
+    d["status"] = o.status._value_ if type(o.status) is PlanEntryStatus else o.status
 
     v = o.meta
     if v is not UNSET:
@@ -10260,20 +10342,23 @@ def _encode_PlanEntry(o: PlanEntry) -> dict[str, Any]:
 def _decode_PlanEntryPriority(v: Any, strict: bool) -> PlanEntryPriority:
     if type(v) is not str:
         raise type_error("a string", v)
-    member = PlanEntryPriority._value2member_map_.get(v)
+    member = _MEMBERS_PlanEntryPriority.get(v)
     if member is not None:
         return member
     raise ValidationError('expected one of "high", "medium", "low", found ' + repr(v))
 
 
+_MEMBERS_PlanEntryPriority = PlanEntryPriority._value2member_map_
+
+
 def _encode_PlanEntryPriority(v: Any) -> Any:
-    return v.value if isinstance(v, PlanEntryPriority) else v
+    return v._value_ if type(v) is PlanEntryPriority else v
 
 
 def _decode_PlanEntryStatus(v: Any, strict: bool) -> PlanEntryStatus:
     if type(v) is not str:
         raise type_error("a string", v)
-    member = PlanEntryStatus._value2member_map_.get(v)
+    member = _MEMBERS_PlanEntryStatus.get(v)
     if member is not None:
         return member
     raise ValidationError(
@@ -10281,8 +10366,11 @@ def _decode_PlanEntryStatus(v: Any, strict: bool) -> PlanEntryStatus:
     )
 
 
+_MEMBERS_PlanEntryStatus = PlanEntryStatus._value2member_map_
+
+
 def _encode_PlanEntryStatus(v: Any) -> Any:
-    return v.value if isinstance(v, PlanEntryStatus) else v
+    return v._value_ if type(v) is PlanEntryStatus else v
 
 
 def _decode_Plan(d: Any, strict: bool) -> Plan:
@@ -10310,10 +10398,10 @@ def _decode_Plan(d: Any, strict: bool) -> Plan:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return Plan(
-        entries=f_entries,
-        meta=f_meta,
-    )
+    o = _new(Plan)
+    o.entries = f_entries
+    o.meta = f_meta
+    return o
 
 
 def _encode_Plan(o: Plan) -> dict[str, Any]:
@@ -10337,7 +10425,7 @@ def _decode_ItemsPlanUpdateContent(d: Any, strict: bool) -> ItemsPlanUpdateConte
         raise missing("planId")
     else:
         try:
-            f_plan_id = _decode_PlanId(v, strict)
+            f_plan_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("planId")
 
@@ -10363,16 +10451,16 @@ def _decode_ItemsPlanUpdateContent(d: Any, strict: bool) -> ItemsPlanUpdateConte
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return ItemsPlanUpdateContent(
-        plan_id=f_plan_id,
-        entries=f_entries,
-        meta=f_meta,
-    )
+    o = _new(ItemsPlanUpdateContent)
+    o.plan_id = f_plan_id
+    o.entries = f_entries
+    o.meta = f_meta
+    return o
 
 
 def _encode_ItemsPlanUpdateContent(o: ItemsPlanUpdateContent) -> dict[str, Any]:
     d: dict[str, Any] = {"type": "items"}
-    d["planId"] = _encode_PlanId(o.plan_id)
+    d["planId"] = o.plan_id
 
     d["entries"] = [_encode_PlanEntry(x) for x in o.entries]
 
@@ -10393,7 +10481,7 @@ def _decode_FilePlanUpdateContent(d: Any, strict: bool) -> FilePlanUpdateContent
         raise missing("planId")
     else:
         try:
-            f_plan_id = _decode_PlanId(v, strict)
+            f_plan_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("planId")
 
@@ -10417,16 +10505,16 @@ def _decode_FilePlanUpdateContent(d: Any, strict: bool) -> FilePlanUpdateContent
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return FilePlanUpdateContent(
-        plan_id=f_plan_id,
-        uri=f_uri,
-        meta=f_meta,
-    )
+    o = _new(FilePlanUpdateContent)
+    o.plan_id = f_plan_id
+    o.uri = f_uri
+    o.meta = f_meta
+    return o
 
 
 def _encode_FilePlanUpdateContent(o: FilePlanUpdateContent) -> dict[str, Any]:
     d: dict[str, Any] = {"type": "file"}
-    d["planId"] = _encode_PlanId(o.plan_id)
+    d["planId"] = o.plan_id
 
     d["uri"] = o.uri
 
@@ -10449,7 +10537,7 @@ def _decode_MarkdownPlanUpdateContent(
         raise missing("planId")
     else:
         try:
-            f_plan_id = _decode_PlanId(v, strict)
+            f_plan_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("planId")
 
@@ -10473,16 +10561,16 @@ def _decode_MarkdownPlanUpdateContent(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return MarkdownPlanUpdateContent(
-        plan_id=f_plan_id,
-        content=f_content,
-        meta=f_meta,
-    )
+    o = _new(MarkdownPlanUpdateContent)
+    o.plan_id = f_plan_id
+    o.content = f_content
+    o.meta = f_meta
+    return o
 
 
 def _encode_MarkdownPlanUpdateContent(o: MarkdownPlanUpdateContent) -> dict[str, Any]:
     d: dict[str, Any] = {"type": "markdown"}
-    d["planId"] = _encode_PlanId(o.plan_id)
+    d["planId"] = o.plan_id
 
     d["content"] = o.content
 
@@ -10542,7 +10630,7 @@ def _decode_PlanItems(d: Any, strict: bool) -> PlanItems:
         raise missing("planId")
     else:
         try:
-            f_plan_id = _decode_PlanId(v, strict)
+            f_plan_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("planId")
 
@@ -10568,16 +10656,16 @@ def _decode_PlanItems(d: Any, strict: bool) -> PlanItems:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return PlanItems(
-        plan_id=f_plan_id,
-        entries=f_entries,
-        meta=f_meta,
-    )
+    o = _new(PlanItems)
+    o.plan_id = f_plan_id
+    o.entries = f_entries
+    o.meta = f_meta
+    return o
 
 
 def _encode_PlanItems(o: PlanItems) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["planId"] = _encode_PlanId(o.plan_id)
+    d["planId"] = o.plan_id
 
     d["entries"] = [_encode_PlanEntry(x) for x in o.entries]
 
@@ -10596,7 +10684,7 @@ def _decode_PlanFile(d: Any, strict: bool) -> PlanFile:
         raise missing("planId")
     else:
         try:
-            f_plan_id = _decode_PlanId(v, strict)
+            f_plan_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("planId")
 
@@ -10620,16 +10708,16 @@ def _decode_PlanFile(d: Any, strict: bool) -> PlanFile:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return PlanFile(
-        plan_id=f_plan_id,
-        uri=f_uri,
-        meta=f_meta,
-    )
+    o = _new(PlanFile)
+    o.plan_id = f_plan_id
+    o.uri = f_uri
+    o.meta = f_meta
+    return o
 
 
 def _encode_PlanFile(o: PlanFile) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["planId"] = _encode_PlanId(o.plan_id)
+    d["planId"] = o.plan_id
 
     d["uri"] = o.uri
 
@@ -10648,7 +10736,7 @@ def _decode_PlanMarkdown(d: Any, strict: bool) -> PlanMarkdown:
         raise missing("planId")
     else:
         try:
-            f_plan_id = _decode_PlanId(v, strict)
+            f_plan_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("planId")
 
@@ -10672,16 +10760,16 @@ def _decode_PlanMarkdown(d: Any, strict: bool) -> PlanMarkdown:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return PlanMarkdown(
-        plan_id=f_plan_id,
-        content=f_content,
-        meta=f_meta,
-    )
+    o = _new(PlanMarkdown)
+    o.plan_id = f_plan_id
+    o.content = f_content
+    o.meta = f_meta
+    return o
 
 
 def _encode_PlanMarkdown(o: PlanMarkdown) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["planId"] = _encode_PlanId(o.plan_id)
+    d["planId"] = o.plan_id
 
     d["content"] = o.content
 
@@ -10715,10 +10803,10 @@ def _decode_PlanUpdate(d: Any, strict: bool) -> PlanUpdate:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return PlanUpdate(
-        plan=f_plan,
-        meta=f_meta,
-    )
+    o = _new(PlanUpdate)
+    o.plan = f_plan
+    o.meta = f_meta
+    return o
 
 
 def _encode_PlanUpdate(o: PlanUpdate) -> dict[str, Any]:
@@ -10740,7 +10828,7 @@ def _decode_PlanRemoved(d: Any, strict: bool) -> PlanRemoved:
         raise missing("planId")
     else:
         try:
-            f_plan_id = _decode_PlanId(v, strict)
+            f_plan_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("planId")
 
@@ -10755,15 +10843,15 @@ def _decode_PlanRemoved(d: Any, strict: bool) -> PlanRemoved:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return PlanRemoved(
-        plan_id=f_plan_id,
-        meta=f_meta,
-    )
+    o = _new(PlanRemoved)
+    o.plan_id = f_plan_id
+    o.meta = f_meta
+    return o
 
 
 def _encode_PlanRemoved(o: PlanRemoved) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["planId"] = _encode_PlanId(o.plan_id)
+    d["planId"] = o.plan_id
 
     v = o.meta
     if v is not UNSET:
@@ -10815,12 +10903,12 @@ def _decode_AvailableCommand(d: Any, strict: bool) -> AvailableCommand:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return AvailableCommand(
-        name=f_name,
-        description=f_description,
-        input=f_input,
-        meta=f_meta,
-    )
+    o = _new(AvailableCommand)
+    o.name = f_name
+    o.description = f_description
+    o.input = f_input
+    o.meta = f_meta
+    return o
 
 
 def _encode_AvailableCommand(o: AvailableCommand) -> dict[str, Any]:
@@ -10881,10 +10969,10 @@ def _decode_UnstructuredCommandInput(d: Any, strict: bool) -> UnstructuredComman
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return UnstructuredCommandInput(
-        hint=f_hint,
-        meta=f_meta,
-    )
+    o = _new(UnstructuredCommandInput)
+    o.hint = f_hint
+    o.meta = f_meta
+    return o
 
 
 def _encode_UnstructuredCommandInput(o: UnstructuredCommandInput) -> dict[str, Any]:
@@ -10925,10 +11013,10 @@ def _decode_AvailableCommandsUpdate(d: Any, strict: bool) -> AvailableCommandsUp
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return AvailableCommandsUpdate(
-        available_commands=f_available_commands,
-        meta=f_meta,
-    )
+    o = _new(AvailableCommandsUpdate)
+    o.available_commands = f_available_commands
+    o.meta = f_meta
+    return o
 
 
 def _encode_AvailableCommandsUpdate(o: AvailableCommandsUpdate) -> dict[str, Any]:
@@ -10950,7 +11038,7 @@ def _decode_CurrentModeUpdate(d: Any, strict: bool) -> CurrentModeUpdate:
         raise missing("currentModeId")
     else:
         try:
-            f_current_mode_id = _decode_SessionModeId(v, strict)
+            f_current_mode_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("currentModeId")
 
@@ -10965,15 +11053,15 @@ def _decode_CurrentModeUpdate(d: Any, strict: bool) -> CurrentModeUpdate:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return CurrentModeUpdate(
-        current_mode_id=f_current_mode_id,
-        meta=f_meta,
-    )
+    o = _new(CurrentModeUpdate)
+    o.current_mode_id = f_current_mode_id
+    o.meta = f_meta
+    return o
 
 
 def _encode_CurrentModeUpdate(o: CurrentModeUpdate) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["currentModeId"] = _encode_SessionModeId(o.current_mode_id)
+    d["currentModeId"] = o.current_mode_id
 
     v = o.meta
     if v is not UNSET:
@@ -11009,10 +11097,10 @@ def _decode_ConfigOptionUpdate(d: Any, strict: bool) -> ConfigOptionUpdate:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return ConfigOptionUpdate(
-        config_options=f_config_options,
-        meta=f_meta,
-    )
+    o = _new(ConfigOptionUpdate)
+    o.config_options = f_config_options
+    o.meta = f_meta
+    return o
 
 
 def _encode_ConfigOptionUpdate(o: ConfigOptionUpdate) -> dict[str, Any]:
@@ -11064,11 +11152,11 @@ def _decode_SessionInfoUpdate(d: Any, strict: bool) -> SessionInfoUpdate:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return SessionInfoUpdate(
-        title=f_title,
-        updated_at=f_updated_at,
-        meta=f_meta,
-    )
+    o = _new(SessionInfoUpdate)
+    o.title = f_title
+    o.updated_at = f_updated_at
+    o.meta = f_meta
+    return o
 
 
 def _encode_SessionInfoUpdate(o: SessionInfoUpdate) -> dict[str, Any]:
@@ -11120,11 +11208,11 @@ def _decode_Cost(d: Any, strict: bool) -> Cost:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return Cost(
-        amount=f_amount,
-        currency=f_currency,
-        meta=f_meta,
-    )
+    o = _new(Cost)
+    o.amount = f_amount
+    o.currency = f_currency
+    o.meta = f_meta
+    return o
 
 
 def _encode_Cost(o: Cost) -> dict[str, Any]:
@@ -11191,12 +11279,12 @@ def _decode_UsageUpdate(d: Any, strict: bool) -> UsageUpdate:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return UsageUpdate(
-        used=f_used,
-        size=f_size,
-        cost=f_cost,
-        meta=f_meta,
-    )
+    o = _new(UsageUpdate)
+    o.used = f_used
+    o.size = f_size
+    o.cost = f_cost
+    o.meta = f_meta
+    return o
 
 
 def _encode_UsageUpdate(o: UsageUpdate) -> dict[str, Any]:
@@ -11219,14 +11307,17 @@ def _encode_UsageUpdate(o: UsageUpdate) -> dict[str, Any]:
 def _decode_NoticeSeverity(v: Any, strict: bool) -> NoticeSeverity | str:
     if type(v) is not str:
         raise type_error("a string", v)
-    member = NoticeSeverity._value2member_map_.get(v)
+    member = _MEMBERS_NoticeSeverity.get(v)
     if member is not None:
         return member
     return v
 
 
+_MEMBERS_NoticeSeverity = NoticeSeverity._value2member_map_
+
+
 def _encode_NoticeSeverity(v: Any) -> Any:
-    return v.value if isinstance(v, NoticeSeverity) else v
+    return v._value_ if type(v) is NoticeSeverity else v
 
 
 def _decode_Notice(d: Any, strict: bool) -> Notice:
@@ -11274,17 +11365,19 @@ def _decode_Notice(d: Any, strict: bool) -> Notice:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return Notice(
-        severity=f_severity,
-        title=f_title,
-        description=f_description,
-        meta=f_meta,
-    )
+    o = _new(Notice)
+    o.severity = f_severity
+    o.title = f_title
+    o.description = f_description
+    o.meta = f_meta
+    return o
 
 
 def _encode_Notice(o: Notice) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["severity"] = _encode_NoticeSeverity(o.severity)
+    d["severity"] = (
+        o.severity._value_ if type(o.severity) is NoticeSeverity else o.severity
+    )
 
     d["title"] = o.title
 
@@ -11310,14 +11403,17 @@ def _encode_CompactionId(v: Any) -> Any:
 def _decode_CompactionStatus(v: Any, strict: bool) -> CompactionStatus | str:
     if type(v) is not str:
         raise type_error("a string", v)
-    member = CompactionStatus._value2member_map_.get(v)
+    member = _MEMBERS_CompactionStatus.get(v)
     if member is not None:
         return member
     return v
 
 
+_MEMBERS_CompactionStatus = CompactionStatus._value2member_map_
+
+
 def _encode_CompactionStatus(v: Any) -> Any:
-    return v.value if isinstance(v, CompactionStatus) else v
+    return v._value_ if type(v) is CompactionStatus else v
 
 
 def _decode_CompactionUpdate(d: Any, strict: bool) -> CompactionUpdate:
@@ -11328,7 +11424,7 @@ def _decode_CompactionUpdate(d: Any, strict: bool) -> CompactionUpdate:
         raise missing("compactionId")
     else:
         try:
-            f_compaction_id = _decode_CompactionId(v, strict)
+            f_compaction_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("compactionId")
 
@@ -11378,20 +11474,20 @@ def _decode_CompactionUpdate(d: Any, strict: bool) -> CompactionUpdate:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return CompactionUpdate(
-        compaction_id=f_compaction_id,
-        status=f_status,
-        summary=f_summary,
-        error=f_error,
-        meta=f_meta,
-    )
+    o = _new(CompactionUpdate)
+    o.compaction_id = f_compaction_id
+    o.status = f_status
+    o.summary = f_summary
+    o.error = f_error
+    o.meta = f_meta
+    return o
 
 
 def _encode_CompactionUpdate(o: CompactionUpdate) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["compactionId"] = _encode_CompactionId(o.compaction_id)
+    d["compactionId"] = o.compaction_id
 
-    d["status"] = _encode_CompactionStatus(o.status)
+    d["status"] = o.status._value_ if type(o.status) is CompactionStatus else o.status
 
     v = o.summary
     if v is not UNSET:
@@ -11416,7 +11512,7 @@ def _decode_CompactionSummaryChunk(d: Any, strict: bool) -> CompactionSummaryChu
         raise missing("compactionId")
     else:
         try:
-            f_compaction_id = _decode_CompactionId(v, strict)
+            f_compaction_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("compactionId")
 
@@ -11440,16 +11536,16 @@ def _decode_CompactionSummaryChunk(d: Any, strict: bool) -> CompactionSummaryChu
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return CompactionSummaryChunk(
-        compaction_id=f_compaction_id,
-        content=f_content,
-        meta=f_meta,
-    )
+    o = _new(CompactionSummaryChunk)
+    o.compaction_id = f_compaction_id
+    o.content = f_content
+    o.meta = f_meta
+    return o
 
 
 def _encode_CompactionSummaryChunk(o: CompactionSummaryChunk) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["compactionId"] = _encode_CompactionId(o.compaction_id)
+    d["compactionId"] = o.compaction_id
 
     d["content"] = _encode_ContentBlock(o.content)
 
@@ -11489,10 +11585,10 @@ def _decode_SubagentSessionCapabilities(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return SubagentSessionCapabilities(
-        cancel=f_cancel,
-        meta=f_meta,
-    )
+    o = _new(SubagentSessionCapabilities)
+    o.cancel = f_cancel
+    o.meta = f_meta
+    return o
 
 
 def _encode_SubagentSessionCapabilities(
@@ -11526,9 +11622,9 @@ def _decode_SessionCancelCapabilities(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return SessionCancelCapabilities(
-        meta=f_meta,
-    )
+    o = _new(SessionCancelCapabilities)
+    o.meta = f_meta
+    return o
 
 
 def _encode_SessionCancelCapabilities(o: SessionCancelCapabilities) -> dict[str, Any]:
@@ -11556,9 +11652,9 @@ def _decode_StateUpdateRunning(d: Any, strict: bool) -> StateUpdateRunning:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return StateUpdateRunning(
-        meta=f_meta,
-    )
+    o = _new(StateUpdateRunning)
+    o.meta = f_meta
+    return o
 
 
 def _encode_StateUpdateRunning(o: StateUpdateRunning) -> dict[str, Any]:
@@ -11575,7 +11671,9 @@ def _decode_StateUpdateIdle(d: Any, strict: bool) -> StateUpdateIdle:
         raise type_error("an object", d)
     if d.get("state") != "idle":
         raise check_tag(d, "state", "idle")
-    return StateUpdateIdle(value=_decode_IdleStateUpdate(d, strict))
+    o = _new(StateUpdateIdle)
+    o.value = _decode_IdleStateUpdate(d, strict)
+    return o
 
 
 def _encode_StateUpdateIdle(o: StateUpdateIdle) -> dict[str, Any]:
@@ -11602,9 +11700,9 @@ def _decode_StateUpdateRequiresAction(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return StateUpdateRequiresAction(
-        meta=f_meta,
-    )
+    o = _new(StateUpdateRequiresAction)
+    o.meta = f_meta
+    return o
 
 
 def _encode_StateUpdateRequiresAction(o: StateUpdateRequiresAction) -> dict[str, Any]:
@@ -11632,9 +11730,9 @@ def _decode_StateUpdateUnknown(d: Any, strict: bool) -> StateUpdateUnknown:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return StateUpdateUnknown(
-        meta=f_meta,
-    )
+    o = _new(StateUpdateUnknown)
+    o.meta = f_meta
+    return o
 
 
 def _encode_StateUpdateUnknown(o: StateUpdateUnknown) -> dict[str, Any]:
@@ -11651,10 +11749,10 @@ def _decode_OtherStateUpdate(d: Any, strict: bool) -> OtherStateUpdate:
         raise type_error("an object", d)
     if type(d.get("state")) is not str:
         raise check_tag(d, "state", None)
-    return OtherStateUpdate(
-        state=d["state"],
-        extra={k: x for k, x in d.items() if k not in ["state"]},
-    )
+    o = _new(OtherStateUpdate)
+    o.state = d["state"]
+    o.extra = {k: x for k, x in d.items() if k not in ["state"]}
+    return o
 
 
 def _encode_OtherStateUpdate(o: OtherStateUpdate) -> dict[str, Any]:
@@ -11707,9 +11805,9 @@ def _decode_RunningStateUpdate(d: Any, strict: bool) -> RunningStateUpdate:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return RunningStateUpdate(
-        meta=f_meta,
-    )
+    o = _new(RunningStateUpdate)
+    o.meta = f_meta
+    return o
 
 
 def _encode_RunningStateUpdate(o: RunningStateUpdate) -> dict[str, Any]:
@@ -11735,9 +11833,9 @@ def _decode_ErrorStopReason(d: Any, strict: bool) -> ErrorStopReason:
                 raise error.at("error")
             f_error = UNSET
 
-    return ErrorStopReason(
-        error=f_error,
-    )
+    o = _new(ErrorStopReason)
+    o.error = f_error
+    return o
 
 
 def _encode_ErrorStopReason(o: ErrorStopReason) -> dict[str, Any]:
@@ -11776,10 +11874,10 @@ def _decode_EndTurnIdleStateUpdate(d: Any, strict: bool) -> EndTurnIdleStateUpda
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return EndTurnIdleStateUpdate(
-        usage=f_usage,
-        meta=f_meta,
-    )
+    o = _new(EndTurnIdleStateUpdate)
+    o.usage = f_usage
+    o.meta = f_meta
+    return o
 
 
 def _encode_EndTurnIdleStateUpdate(o: EndTurnIdleStateUpdate) -> dict[str, Any]:
@@ -11822,10 +11920,10 @@ def _decode_MaxTokensIdleStateUpdate(d: Any, strict: bool) -> MaxTokensIdleState
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return MaxTokensIdleStateUpdate(
-        usage=f_usage,
-        meta=f_meta,
-    )
+    o = _new(MaxTokensIdleStateUpdate)
+    o.usage = f_usage
+    o.meta = f_meta
+    return o
 
 
 def _encode_MaxTokensIdleStateUpdate(o: MaxTokensIdleStateUpdate) -> dict[str, Any]:
@@ -11870,10 +11968,10 @@ def _decode_MaxTurnRequestsIdleStateUpdate(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return MaxTurnRequestsIdleStateUpdate(
-        usage=f_usage,
-        meta=f_meta,
-    )
+    o = _new(MaxTurnRequestsIdleStateUpdate)
+    o.usage = f_usage
+    o.meta = f_meta
+    return o
 
 
 def _encode_MaxTurnRequestsIdleStateUpdate(
@@ -11918,10 +12016,10 @@ def _decode_RefusalIdleStateUpdate(d: Any, strict: bool) -> RefusalIdleStateUpda
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return RefusalIdleStateUpdate(
-        usage=f_usage,
-        meta=f_meta,
-    )
+    o = _new(RefusalIdleStateUpdate)
+    o.usage = f_usage
+    o.meta = f_meta
+    return o
 
 
 def _encode_RefusalIdleStateUpdate(o: RefusalIdleStateUpdate) -> dict[str, Any]:
@@ -11964,10 +12062,10 @@ def _decode_CancelledIdleStateUpdate(d: Any, strict: bool) -> CancelledIdleState
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return CancelledIdleStateUpdate(
-        usage=f_usage,
-        meta=f_meta,
-    )
+    o = _new(CancelledIdleStateUpdate)
+    o.usage = f_usage
+    o.meta = f_meta
+    return o
 
 
 def _encode_CancelledIdleStateUpdate(o: CancelledIdleStateUpdate) -> dict[str, Any]:
@@ -12021,11 +12119,11 @@ def _decode_ErrorIdleStateUpdate(d: Any, strict: bool) -> ErrorIdleStateUpdate:
                 raise error.at("error")
             f_error = UNSET
 
-    return ErrorIdleStateUpdate(
-        usage=f_usage,
-        meta=f_meta,
-        error=f_error,
-    )
+    o = _new(ErrorIdleStateUpdate)
+    o.usage = f_usage
+    o.meta = f_meta
+    o.error = f_error
+    return o
 
 
 def _encode_ErrorIdleStateUpdate(o: ErrorIdleStateUpdate) -> dict[str, Any]:
@@ -12072,12 +12170,12 @@ def _decode_OtherIdleStateUpdate(d: Any, strict: bool) -> OtherIdleStateUpdate:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return OtherIdleStateUpdate(
-        stop_reason=d["stopReason"],
-        usage=f_usage,
-        meta=f_meta,
-        extra={k: x for k, x in d.items() if k not in ["stopReason", "usage", "_meta"]},
-    )
+    o = _new(OtherIdleStateUpdate)
+    o.stop_reason = d["stopReason"]
+    o.usage = f_usage
+    o.meta = f_meta
+    o.extra = {k: x for k, x in d.items() if k not in ["stopReason", "usage", "_meta"]}
+    return o
 
 
 def _encode_OtherIdleStateUpdate(o: OtherIdleStateUpdate) -> dict[str, Any]:
@@ -12130,11 +12228,11 @@ def _decode_NoneIdleStateUpdate(d: Any, strict: bool) -> NoneIdleStateUpdate:
                 raise error.at("stopReason")
             f_stop_reason = UNSET
 
-    return NoneIdleStateUpdate(
-        usage=f_usage,
-        meta=f_meta,
-        stop_reason=f_stop_reason,
-    )
+    o = _new(NoneIdleStateUpdate)
+    o.usage = f_usage
+    o.meta = f_meta
+    o.stop_reason = f_stop_reason
+    return o
 
 
 def _encode_NoneIdleStateUpdate(o: NoneIdleStateUpdate) -> dict[str, Any]:
@@ -12206,9 +12304,9 @@ def _decode_RequiresActionStateUpdate(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return RequiresActionStateUpdate(
-        meta=f_meta,
-    )
+    o = _new(RequiresActionStateUpdate)
+    o.meta = f_meta
+    return o
 
 
 def _encode_RequiresActionStateUpdate(o: RequiresActionStateUpdate) -> dict[str, Any]:
@@ -12234,9 +12332,9 @@ def _decode_UnknownStateUpdate(d: Any, strict: bool) -> UnknownStateUpdate:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return UnknownStateUpdate(
-        meta=f_meta,
-    )
+    o = _new(UnknownStateUpdate)
+    o.meta = f_meta
+    return o
 
 
 def _encode_UnknownStateUpdate(o: UnknownStateUpdate) -> dict[str, Any]:
@@ -12256,7 +12354,7 @@ def _decode_SubagentUpdate(d: Any, strict: bool) -> SubagentUpdate:
         raise missing("sessionId")
     else:
         try:
-            f_session_id = _decode_SessionId(v, strict)
+            f_session_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("sessionId")
 
@@ -12343,21 +12441,21 @@ def _decode_SubagentUpdate(d: Any, strict: bool) -> SubagentUpdate:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return SubagentUpdate(
-        session_id=f_session_id,
-        title=f_title,
-        description=f_description,
-        capabilities=f_capabilities,
-        state=f_state,
-        cwd=f_cwd,
-        additional_directories=f_additional_directories,
-        meta=f_meta,
-    )
+    o = _new(SubagentUpdate)
+    o.session_id = f_session_id
+    o.title = f_title
+    o.description = f_description
+    o.capabilities = f_capabilities
+    o.state = f_state
+    o.cwd = f_cwd
+    o.additional_directories = f_additional_directories
+    o.meta = f_meta
+    return o
 
 
 def _encode_SubagentUpdate(o: SubagentUpdate) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["sessionId"] = _encode_SessionId(o.session_id)
+    d["sessionId"] = o.session_id
 
     v = o.title
     if v is not UNSET:
@@ -12400,7 +12498,7 @@ def _decode_SessionMessage(d: Any, strict: bool) -> SessionMessage:
         raise missing("messageId")
     else:
         try:
-            f_message_id = _decode_MessageId(v, strict)
+            f_message_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("messageId")
 
@@ -12409,7 +12507,9 @@ def _decode_SessionMessage(d: Any, strict: bool) -> SessionMessage:
         f_sender_session_id = UNSET
     else:
         try:
-            f_sender_session_id = None if v is None else _decode_SessionId(v, strict)
+            f_sender_session_id = (
+                None if v is None else (v if type(v) is str else check_str(v))
+            )
         except ValidationError as error:
             if strict:
                 raise error.at("senderSessionId")
@@ -12420,7 +12520,9 @@ def _decode_SessionMessage(d: Any, strict: bool) -> SessionMessage:
         f_recipient_session_id = UNSET
     else:
         try:
-            f_recipient_session_id = None if v is None else _decode_SessionId(v, strict)
+            f_recipient_session_id = (
+                None if v is None else (v if type(v) is str else check_str(v))
+            )
         except ValidationError as error:
             if strict:
                 raise error.at("recipientSessionId")
@@ -12431,7 +12533,9 @@ def _decode_SessionMessage(d: Any, strict: bool) -> SessionMessage:
         f_sender_message_id = UNSET
     else:
         try:
-            f_sender_message_id = None if v is None else _decode_MessageId(v, strict)
+            f_sender_message_id = (
+                None if v is None else (v if type(v) is str else check_str(v))
+            )
         except ValidationError as error:
             if strict:
                 raise error.at("senderMessageId")
@@ -12442,7 +12546,9 @@ def _decode_SessionMessage(d: Any, strict: bool) -> SessionMessage:
         f_recipient_message_id = UNSET
     else:
         try:
-            f_recipient_message_id = None if v is None else _decode_MessageId(v, strict)
+            f_recipient_message_id = (
+                None if v is None else (v if type(v) is str else check_str(v))
+            )
         except ValidationError as error:
             if strict:
                 raise error.at("recipientMessageId")
@@ -12474,36 +12580,36 @@ def _decode_SessionMessage(d: Any, strict: bool) -> SessionMessage:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return SessionMessage(
-        message_id=f_message_id,
-        sender_session_id=f_sender_session_id,
-        recipient_session_id=f_recipient_session_id,
-        sender_message_id=f_sender_message_id,
-        recipient_message_id=f_recipient_message_id,
-        content=f_content,
-        meta=f_meta,
-    )
+    o = _new(SessionMessage)
+    o.message_id = f_message_id
+    o.sender_session_id = f_sender_session_id
+    o.recipient_session_id = f_recipient_session_id
+    o.sender_message_id = f_sender_message_id
+    o.recipient_message_id = f_recipient_message_id
+    o.content = f_content
+    o.meta = f_meta
+    return o
 
 
 def _encode_SessionMessage(o: SessionMessage) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["messageId"] = _encode_MessageId(o.message_id)
+    d["messageId"] = o.message_id
 
     v = o.sender_session_id
     if v is not UNSET:
-        d["senderSessionId"] = None if v is None else _encode_SessionId(v)
+        d["senderSessionId"] = None if v is None else v
 
     v = o.recipient_session_id
     if v is not UNSET:
-        d["recipientSessionId"] = None if v is None else _encode_SessionId(v)
+        d["recipientSessionId"] = None if v is None else v
 
     v = o.sender_message_id
     if v is not UNSET:
-        d["senderMessageId"] = None if v is None else _encode_MessageId(v)
+        d["senderMessageId"] = None if v is None else v
 
     v = o.recipient_message_id
     if v is not UNSET:
-        d["recipientMessageId"] = None if v is None else _encode_MessageId(v)
+        d["recipientMessageId"] = None if v is None else v
 
     v = o.content
     if v is not UNSET:
@@ -12524,7 +12630,7 @@ def _decode_SessionMessageChunk(d: Any, strict: bool) -> SessionMessageChunk:
         raise missing("messageId")
     else:
         try:
-            f_message_id = _decode_MessageId(v, strict)
+            f_message_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("messageId")
 
@@ -12548,16 +12654,16 @@ def _decode_SessionMessageChunk(d: Any, strict: bool) -> SessionMessageChunk:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return SessionMessageChunk(
-        message_id=f_message_id,
-        content=f_content,
-        meta=f_meta,
-    )
+    o = _new(SessionMessageChunk)
+    o.message_id = f_message_id
+    o.content = f_content
+    o.meta = f_meta
+    return o
 
 
 def _encode_SessionMessageChunk(o: SessionMessageChunk) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["messageId"] = _encode_MessageId(o.message_id)
+    d["messageId"] = o.message_id
 
     d["content"] = _encode_ContentBlock(o.content)
 
@@ -12578,7 +12684,7 @@ def _decode_CompleteElicitationNotification(
         raise missing("elicitationId")
     else:
         try:
-            f_elicitation_id = _decode_ElicitationId(v, strict)
+            f_elicitation_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("elicitationId")
 
@@ -12593,17 +12699,17 @@ def _decode_CompleteElicitationNotification(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return CompleteElicitationNotification(
-        elicitation_id=f_elicitation_id,
-        meta=f_meta,
-    )
+    o = _new(CompleteElicitationNotification)
+    o.elicitation_id = f_elicitation_id
+    o.meta = f_meta
+    return o
 
 
 def _encode_CompleteElicitationNotification(
     o: CompleteElicitationNotification,
 ) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["elicitationId"] = _encode_ElicitationId(o.elicitation_id)
+    d["elicitationId"] = o.elicitation_id
 
     v = o.meta
     if v is not UNSET:
@@ -12648,18 +12754,18 @@ def _decode_AuthStatusUpdateNotification(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return AuthStatusUpdateNotification(
-        state=f_state,
-        accounts=f_accounts,
-        meta=f_meta,
-    )
+    o = _new(AuthStatusUpdateNotification)
+    o.state = f_state
+    o.accounts = f_accounts
+    o.meta = f_meta
+    return o
 
 
 def _encode_AuthStatusUpdateNotification(
     o: AuthStatusUpdateNotification,
 ) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["state"] = _encode_AuthState(o.state)
+    d["state"] = o.state._value_ if type(o.state) is AuthState else o.state
 
     v = o.accounts
     if v is not UNSET:
@@ -12741,11 +12847,11 @@ def _decode_ClientRequest(d: Any, strict: bool) -> ClientRequest:
         except ValidationError as error:
             raise error.at("params")
 
-    return ClientRequest(
-        id=f_id,
-        method=f_method,
-        params=f_params,
-    )
+    o = _new(ClientRequest)
+    o.id = f_id
+    o.method = f_method
+    o.params = f_params
+    return o
 
 
 def _encode_ClientRequest(o: ClientRequest) -> dict[str, Any]:
@@ -12769,7 +12875,7 @@ def _decode_InitializeRequest(d: Any, strict: bool) -> InitializeRequest:
         raise missing("protocolVersion")
     else:
         try:
-            f_protocol_version = _decode_ProtocolVersion(v, strict)
+            f_protocol_version = check_int(v, 0, 65535)
         except ValidationError as error:
             raise error.at("protocolVersion")
 
@@ -12824,17 +12930,17 @@ def _decode_InitializeRequest(d: Any, strict: bool) -> InitializeRequest:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return InitializeRequest(
-        protocol_version=f_protocol_version,
-        client_capabilities=f_client_capabilities,
-        client_info=f_client_info,
-        meta=f_meta,
-    )
+    o = _new(InitializeRequest)
+    o.protocol_version = f_protocol_version
+    o.client_capabilities = f_client_capabilities
+    o.client_info = f_client_info
+    o.meta = f_meta
+    return o
 
 
 def _encode_InitializeRequest(o: InitializeRequest) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["protocolVersion"] = _encode_ProtocolVersion(o.protocol_version)
+    d["protocolVersion"] = o.protocol_version
 
     v = o.client_capabilities
     if v is not UNSET:
@@ -12956,16 +13062,16 @@ def _decode_ClientCapabilities(d: Any, strict: bool) -> ClientCapabilities:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return ClientCapabilities(
-        fs=f_fs,
-        terminal=f_terminal,
-        session=f_session,
-        subagents=f_subagents,
-        plan=f_plan,
-        auth=f_auth,
-        elicitation=f_elicitation,
-        meta=f_meta,
-    )
+    o = _new(ClientCapabilities)
+    o.fs = f_fs
+    o.terminal = f_terminal
+    o.session = f_session
+    o.subagents = f_subagents
+    o.plan = f_plan
+    o.auth = f_auth
+    o.elicitation = f_elicitation
+    o.meta = f_meta
+    return o
 
 
 def _encode_ClientCapabilities(o: ClientCapabilities) -> dict[str, Any]:
@@ -13041,11 +13147,11 @@ def _decode_FileSystemCapabilities(d: Any, strict: bool) -> FileSystemCapabiliti
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return FileSystemCapabilities(
-        read_text_file=f_read_text_file,
-        write_text_file=f_write_text_file,
-        meta=f_meta,
-    )
+    o = _new(FileSystemCapabilities)
+    o.read_text_file = f_read_text_file
+    o.write_text_file = f_write_text_file
+    o.meta = f_meta
+    return o
 
 
 def _encode_FileSystemCapabilities(o: FileSystemCapabilities) -> dict[str, Any]:
@@ -13120,12 +13226,12 @@ def _decode_ClientSessionCapabilities(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return ClientSessionCapabilities(
-        compaction=f_compaction,
-        config_options=f_config_options,
-        notices=f_notices,
-        meta=f_meta,
-    )
+    o = _new(ClientSessionCapabilities)
+    o.compaction = f_compaction
+    o.config_options = f_config_options
+    o.notices = f_notices
+    o.meta = f_meta
+    return o
 
 
 def _encode_ClientSessionCapabilities(o: ClientSessionCapabilities) -> dict[str, Any]:
@@ -13190,10 +13296,10 @@ def _decode_SessionConfigOptionsCapabilities(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return SessionConfigOptionsCapabilities(
-        boolean=f_boolean,
-        meta=f_meta,
-    )
+    o = _new(SessionConfigOptionsCapabilities)
+    o.boolean = f_boolean
+    o.meta = f_meta
+    return o
 
 
 def _encode_SessionConfigOptionsCapabilities(
@@ -13227,9 +13333,9 @@ def _decode_BooleanConfigOptionCapabilities(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return BooleanConfigOptionCapabilities(
-        meta=f_meta,
-    )
+    o = _new(BooleanConfigOptionCapabilities)
+    o.meta = f_meta
+    return o
 
 
 def _encode_BooleanConfigOptionCapabilities(
@@ -13265,9 +13371,9 @@ def _decode_SubagentCapabilities(d: Any, strict: bool) -> SubagentCapabilities:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return SubagentCapabilities(
-        meta=f_meta,
-    )
+    o = _new(SubagentCapabilities)
+    o.meta = f_meta
+    return o
 
 
 def _encode_SubagentCapabilities(o: SubagentCapabilities) -> dict[str, Any]:
@@ -13293,9 +13399,9 @@ def _decode_PlanCapabilities(d: Any, strict: bool) -> PlanCapabilities:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return PlanCapabilities(
-        meta=f_meta,
-    )
+    o = _new(PlanCapabilities)
+    o.meta = f_meta
+    return o
 
 
 def _encode_PlanCapabilities(o: PlanCapabilities) -> dict[str, Any]:
@@ -13332,10 +13438,10 @@ def _decode_AuthCapabilities(d: Any, strict: bool) -> AuthCapabilities:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return AuthCapabilities(
-        terminal=f_terminal,
-        meta=f_meta,
-    )
+    o = _new(AuthCapabilities)
+    o.terminal = f_terminal
+    o.meta = f_meta
+    return o
 
 
 def _encode_AuthCapabilities(o: AuthCapabilities) -> dict[str, Any]:
@@ -13389,11 +13495,11 @@ def _decode_ElicitationCapabilities(d: Any, strict: bool) -> ElicitationCapabili
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return ElicitationCapabilities(
-        form=f_form,
-        url=f_url,
-        meta=f_meta,
-    )
+    o = _new(ElicitationCapabilities)
+    o.form = f_form
+    o.url = f_url
+    o.meta = f_meta
+    return o
 
 
 def _encode_ElicitationCapabilities(o: ElicitationCapabilities) -> dict[str, Any]:
@@ -13429,9 +13535,9 @@ def _decode_ElicitationFormCapabilities(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return ElicitationFormCapabilities(
-        meta=f_meta,
-    )
+    o = _new(ElicitationFormCapabilities)
+    o.meta = f_meta
+    return o
 
 
 def _encode_ElicitationFormCapabilities(
@@ -13461,9 +13567,9 @@ def _decode_ElicitationUrlCapabilities(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return ElicitationUrlCapabilities(
-        meta=f_meta,
-    )
+    o = _new(ElicitationUrlCapabilities)
+    o.meta = f_meta
+    return o
 
 
 def _encode_ElicitationUrlCapabilities(o: ElicitationUrlCapabilities) -> dict[str, Any]:
@@ -13483,7 +13589,7 @@ def _decode_AuthenticateRequest(d: Any, strict: bool) -> AuthenticateRequest:
         raise missing("methodId")
     else:
         try:
-            f_method_id = _decode_AuthMethodId(v, strict)
+            f_method_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("methodId")
 
@@ -13498,15 +13604,15 @@ def _decode_AuthenticateRequest(d: Any, strict: bool) -> AuthenticateRequest:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return AuthenticateRequest(
-        method_id=f_method_id,
-        meta=f_meta,
-    )
+    o = _new(AuthenticateRequest)
+    o.method_id = f_method_id
+    o.meta = f_meta
+    return o
 
 
 def _encode_AuthenticateRequest(o: AuthenticateRequest) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["methodId"] = _encode_AuthMethodId(o.method_id)
+    d["methodId"] = o.method_id
 
     v = o.meta
     if v is not UNSET:
@@ -13529,9 +13635,9 @@ def _decode_ListProvidersRequest(d: Any, strict: bool) -> ListProvidersRequest:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return ListProvidersRequest(
-        meta=f_meta,
-    )
+    o = _new(ListProvidersRequest)
+    o.meta = f_meta
+    return o
 
 
 def _encode_ListProvidersRequest(o: ListProvidersRequest) -> dict[str, Any]:
@@ -13551,7 +13657,7 @@ def _decode_SetProviderRequest(d: Any, strict: bool) -> SetProviderRequest:
         raise missing("providerId")
     else:
         try:
-            f_provider_id = _decode_ProviderId(v, strict)
+            f_provider_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("providerId")
 
@@ -13595,20 +13701,20 @@ def _decode_SetProviderRequest(d: Any, strict: bool) -> SetProviderRequest:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return SetProviderRequest(
-        provider_id=f_provider_id,
-        api_type=f_api_type,
-        base_url=f_base_url,
-        headers=f_headers,
-        meta=f_meta,
-    )
+    o = _new(SetProviderRequest)
+    o.provider_id = f_provider_id
+    o.api_type = f_api_type
+    o.base_url = f_base_url
+    o.headers = f_headers
+    o.meta = f_meta
+    return o
 
 
 def _encode_SetProviderRequest(o: SetProviderRequest) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["providerId"] = _encode_ProviderId(o.provider_id)
+    d["providerId"] = o.provider_id
 
-    d["apiType"] = _encode_LlmProtocol(o.api_type)
+    d["apiType"] = o.api_type._value_ if type(o.api_type) is LlmProtocol else o.api_type
 
     d["baseUrl"] = o.base_url
 
@@ -13631,7 +13737,7 @@ def _decode_DisableProviderRequest(d: Any, strict: bool) -> DisableProviderReque
         raise missing("providerId")
     else:
         try:
-            f_provider_id = _decode_ProviderId(v, strict)
+            f_provider_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("providerId")
 
@@ -13646,15 +13752,15 @@ def _decode_DisableProviderRequest(d: Any, strict: bool) -> DisableProviderReque
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return DisableProviderRequest(
-        provider_id=f_provider_id,
-        meta=f_meta,
-    )
+    o = _new(DisableProviderRequest)
+    o.provider_id = f_provider_id
+    o.meta = f_meta
+    return o
 
 
 def _encode_DisableProviderRequest(o: DisableProviderRequest) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["providerId"] = _encode_ProviderId(o.provider_id)
+    d["providerId"] = o.provider_id
 
     v = o.meta
     if v is not UNSET:
@@ -13677,9 +13783,9 @@ def _decode_LogoutRequest(d: Any, strict: bool) -> LogoutRequest:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return LogoutRequest(
-        meta=f_meta,
-    )
+    o = _new(LogoutRequest)
+    o.meta = f_meta
+    return o
 
 
 def _encode_LogoutRequest(o: LogoutRequest) -> dict[str, Any]:
@@ -13705,9 +13811,9 @@ def _decode_AuthStatusRequest(d: Any, strict: bool) -> AuthStatusRequest:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return AuthStatusRequest(
-        meta=f_meta,
-    )
+    o = _new(AuthStatusRequest)
+    o.meta = f_meta
+    return o
 
 
 def _encode_AuthStatusRequest(o: AuthStatusRequest) -> dict[str, Any]:
@@ -13775,13 +13881,13 @@ def _decode_NewSessionRequest(d: Any, strict: bool) -> NewSessionRequest:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return NewSessionRequest(
-        cwd=f_cwd,
-        additional_directories=f_additional_directories,
-        mcp_servers=f_mcp_servers,
-        system_prompt=f_system_prompt,
-        meta=f_meta,
-    )
+    o = _new(NewSessionRequest)
+    o.cwd = f_cwd
+    o.additional_directories = f_additional_directories
+    o.mcp_servers = f_mcp_servers
+    o.system_prompt = f_system_prompt
+    o.meta = f_meta
+    return o
 
 
 def _encode_NewSessionRequest(o: NewSessionRequest) -> dict[str, Any]:
@@ -13850,12 +13956,12 @@ def _decode_HttpMcpServer(d: Any, strict: bool) -> HttpMcpServer:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return HttpMcpServer(
-        name=f_name,
-        url=f_url,
-        headers=f_headers,
-        meta=f_meta,
-    )
+    o = _new(HttpMcpServer)
+    o.name = f_name
+    o.url = f_url
+    o.headers = f_headers
+    o.meta = f_meta
+    return o
 
 
 def _encode_HttpMcpServer(o: HttpMcpServer) -> dict[str, Any]:
@@ -13918,12 +14024,12 @@ def _decode_SseMcpServer(d: Any, strict: bool) -> SseMcpServer:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return SseMcpServer(
-        name=f_name,
-        url=f_url,
-        headers=f_headers,
-        meta=f_meta,
-    )
+    o = _new(SseMcpServer)
+    o.name = f_name
+    o.url = f_url
+    o.headers = f_headers
+    o.meta = f_meta
+    return o
 
 
 def _encode_SseMcpServer(o: SseMcpServer) -> dict[str, Any]:
@@ -13960,7 +14066,7 @@ def _decode_AcpMcpServer(d: Any, strict: bool) -> AcpMcpServer:
         raise missing("serverId")
     else:
         try:
-            f_server_id = _decode_McpServerAcpId(v, strict)
+            f_server_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("serverId")
 
@@ -13975,18 +14081,18 @@ def _decode_AcpMcpServer(d: Any, strict: bool) -> AcpMcpServer:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return AcpMcpServer(
-        name=f_name,
-        server_id=f_server_id,
-        meta=f_meta,
-    )
+    o = _new(AcpMcpServer)
+    o.name = f_name
+    o.server_id = f_server_id
+    o.meta = f_meta
+    return o
 
 
 def _encode_AcpMcpServer(o: AcpMcpServer) -> dict[str, Any]:
     d: dict[str, Any] = {"type": "acp"}
     d["name"] = o.name
 
-    d["serverId"] = _encode_McpServerAcpId(o.server_id)
+    d["serverId"] = o.server_id
 
     v = o.meta
     if v is not UNSET:
@@ -14061,11 +14167,11 @@ def _decode_HttpHeader(d: Any, strict: bool) -> HttpHeader:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return HttpHeader(
-        name=f_name,
-        value=f_value,
-        meta=f_meta,
-    )
+    o = _new(HttpHeader)
+    o.name = f_name
+    o.value = f_value
+    o.meta = f_meta
+    return o
 
 
 def _encode_HttpHeader(o: HttpHeader) -> dict[str, Any]:
@@ -14124,12 +14230,12 @@ def _decode_McpServerHttp(d: Any, strict: bool) -> McpServerHttp:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return McpServerHttp(
-        name=f_name,
-        url=f_url,
-        headers=f_headers,
-        meta=f_meta,
-    )
+    o = _new(McpServerHttp)
+    o.name = f_name
+    o.url = f_url
+    o.headers = f_headers
+    o.meta = f_meta
+    return o
 
 
 def _encode_McpServerHttp(o: McpServerHttp) -> dict[str, Any]:
@@ -14190,12 +14296,12 @@ def _decode_McpServerSse(d: Any, strict: bool) -> McpServerSse:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return McpServerSse(
-        name=f_name,
-        url=f_url,
-        headers=f_headers,
-        meta=f_meta,
-    )
+    o = _new(McpServerSse)
+    o.name = f_name
+    o.url = f_url
+    o.headers = f_headers
+    o.meta = f_meta
+    return o
 
 
 def _encode_McpServerSse(o: McpServerSse) -> dict[str, Any]:
@@ -14230,7 +14336,7 @@ def _decode_McpServerAcp(d: Any, strict: bool) -> McpServerAcp:
         raise missing("serverId")
     else:
         try:
-            f_server_id = _decode_McpServerAcpId(v, strict)
+            f_server_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("serverId")
 
@@ -14245,18 +14351,18 @@ def _decode_McpServerAcp(d: Any, strict: bool) -> McpServerAcp:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return McpServerAcp(
-        name=f_name,
-        server_id=f_server_id,
-        meta=f_meta,
-    )
+    o = _new(McpServerAcp)
+    o.name = f_name
+    o.server_id = f_server_id
+    o.meta = f_meta
+    return o
 
 
 def _encode_McpServerAcp(o: McpServerAcp) -> dict[str, Any]:
     d: dict[str, Any] = {}
     d["name"] = o.name
 
-    d["serverId"] = _encode_McpServerAcpId(o.server_id)
+    d["serverId"] = o.server_id
 
     v = o.meta
     if v is not UNSET:
@@ -14321,13 +14427,13 @@ def _decode_McpServerStdio(d: Any, strict: bool) -> McpServerStdio:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return McpServerStdio(
-        name=f_name,
-        command=f_command,
-        args=f_args,
-        env=f_env,
-        meta=f_meta,
-    )
+    o = _new(McpServerStdio)
+    o.name = f_name
+    o.command = f_command
+    o.args = f_args
+    o.env = f_env
+    o.meta = f_meta
+    return o
 
 
 def _encode_McpServerStdio(o: McpServerStdio) -> dict[str, Any]:
@@ -14379,16 +14485,16 @@ def _decode_SystemPrompt(d: Any, strict: bool) -> SystemPrompt:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return SystemPrompt(
-        mode=f_mode,
-        content=f_content,
-        meta=f_meta,
-    )
+    o = _new(SystemPrompt)
+    o.mode = f_mode
+    o.content = f_content
+    o.meta = f_meta
+    return o
 
 
 def _encode_SystemPrompt(o: SystemPrompt) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["mode"] = _encode_SystemPromptMode(o.mode)
+    d["mode"] = o.mode._value_ if type(o.mode) is SystemPromptMode else o.mode
 
     d["content"] = [_encode_ContentBlock(x) for x in o.content]
 
@@ -14402,14 +14508,17 @@ def _encode_SystemPrompt(o: SystemPrompt) -> dict[str, Any]:
 def _decode_SystemPromptMode(v: Any, strict: bool) -> SystemPromptMode | str:
     if type(v) is not str:
         raise type_error("a string", v)
-    member = SystemPromptMode._value2member_map_.get(v)
+    member = _MEMBERS_SystemPromptMode.get(v)
     if member is not None:
         return member
     return v
 
 
+_MEMBERS_SystemPromptMode = SystemPromptMode._value2member_map_
+
+
 def _encode_SystemPromptMode(v: Any) -> Any:
-    return v.value if isinstance(v, SystemPromptMode) else v
+    return v._value_ if type(v) is SystemPromptMode else v
 
 
 def _decode_LoadSessionRequest(d: Any, strict: bool) -> LoadSessionRequest:
@@ -14453,7 +14562,7 @@ def _decode_LoadSessionRequest(d: Any, strict: bool) -> LoadSessionRequest:
         raise missing("sessionId")
     else:
         try:
-            f_session_id = _decode_SessionId(v, strict)
+            f_session_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("sessionId")
 
@@ -14477,14 +14586,14 @@ def _decode_LoadSessionRequest(d: Any, strict: bool) -> LoadSessionRequest:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return LoadSessionRequest(
-        mcp_servers=f_mcp_servers,
-        cwd=f_cwd,
-        additional_directories=f_additional_directories,
-        session_id=f_session_id,
-        system_prompt=f_system_prompt,
-        meta=f_meta,
-    )
+    o = _new(LoadSessionRequest)
+    o.mcp_servers = f_mcp_servers
+    o.cwd = f_cwd
+    o.additional_directories = f_additional_directories
+    o.session_id = f_session_id
+    o.system_prompt = f_system_prompt
+    o.meta = f_meta
+    return o
 
 
 def _encode_LoadSessionRequest(o: LoadSessionRequest) -> dict[str, Any]:
@@ -14497,7 +14606,7 @@ def _encode_LoadSessionRequest(o: LoadSessionRequest) -> dict[str, Any]:
     if v is not UNSET:
         d["additionalDirectories"] = list(v)
 
-    d["sessionId"] = _encode_SessionId(o.session_id)
+    d["sessionId"] = o.session_id
 
     v = o.system_prompt
     if v is not UNSET:
@@ -14551,12 +14660,12 @@ def _decode_ListSessionsRequest(d: Any, strict: bool) -> ListSessionsRequest:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return ListSessionsRequest(
-        cwd=f_cwd,
-        cursor=f_cursor,
-        archived=f_archived,
-        meta=f_meta,
-    )
+    o = _new(ListSessionsRequest)
+    o.cwd = f_cwd
+    o.cursor = f_cursor
+    o.archived = f_archived
+    o.meta = f_meta
+    return o
 
 
 def _encode_ListSessionsRequest(o: ListSessionsRequest) -> dict[str, Any]:
@@ -14571,7 +14680,9 @@ def _encode_ListSessionsRequest(o: ListSessionsRequest) -> dict[str, Any]:
 
     v = o.archived
     if v is not UNSET:
-        d["archived"] = None if v is None else _encode_SessionArchiveFilter(v)
+        d["archived"] = (
+            None if v is None else (v._value_ if type(v) is SessionArchiveFilter else v)
+        )
 
     v = o.meta
     if v is not UNSET:
@@ -14583,14 +14694,17 @@ def _encode_ListSessionsRequest(o: ListSessionsRequest) -> dict[str, Any]:
 def _decode_SessionArchiveFilter(v: Any, strict: bool) -> SessionArchiveFilter | str:
     if type(v) is not str:
         raise type_error("a string", v)
-    member = SessionArchiveFilter._value2member_map_.get(v)
+    member = _MEMBERS_SessionArchiveFilter.get(v)
     if member is not None:
         return member
     return v
 
 
+_MEMBERS_SessionArchiveFilter = SessionArchiveFilter._value2member_map_
+
+
 def _encode_SessionArchiveFilter(v: Any) -> Any:
-    return v.value if isinstance(v, SessionArchiveFilter) else v
+    return v._value_ if type(v) is SessionArchiveFilter else v
 
 
 def _decode_DeleteSessionRequest(d: Any, strict: bool) -> DeleteSessionRequest:
@@ -14601,7 +14715,7 @@ def _decode_DeleteSessionRequest(d: Any, strict: bool) -> DeleteSessionRequest:
         raise missing("sessionId")
     else:
         try:
-            f_session_id = _decode_SessionId(v, strict)
+            f_session_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("sessionId")
 
@@ -14616,15 +14730,15 @@ def _decode_DeleteSessionRequest(d: Any, strict: bool) -> DeleteSessionRequest:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return DeleteSessionRequest(
-        session_id=f_session_id,
-        meta=f_meta,
-    )
+    o = _new(DeleteSessionRequest)
+    o.session_id = f_session_id
+    o.meta = f_meta
+    return o
 
 
 def _encode_DeleteSessionRequest(o: DeleteSessionRequest) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["sessionId"] = _encode_SessionId(o.session_id)
+    d["sessionId"] = o.session_id
 
     v = o.meta
     if v is not UNSET:
@@ -14641,7 +14755,7 @@ def _decode_ForkSessionRequest(d: Any, strict: bool) -> ForkSessionRequest:
         raise missing("sessionId")
     else:
         try:
-            f_session_id = _decode_SessionId(v, strict)
+            f_session_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("sessionId")
 
@@ -14698,19 +14812,19 @@ def _decode_ForkSessionRequest(d: Any, strict: bool) -> ForkSessionRequest:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return ForkSessionRequest(
-        session_id=f_session_id,
-        cwd=f_cwd,
-        additional_directories=f_additional_directories,
-        mcp_servers=f_mcp_servers,
-        system_prompt=f_system_prompt,
-        meta=f_meta,
-    )
+    o = _new(ForkSessionRequest)
+    o.session_id = f_session_id
+    o.cwd = f_cwd
+    o.additional_directories = f_additional_directories
+    o.mcp_servers = f_mcp_servers
+    o.system_prompt = f_system_prompt
+    o.meta = f_meta
+    return o
 
 
 def _encode_ForkSessionRequest(o: ForkSessionRequest) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["sessionId"] = _encode_SessionId(o.session_id)
+    d["sessionId"] = o.session_id
 
     d["cwd"] = o.cwd
 
@@ -14741,7 +14855,7 @@ def _decode_ArchiveSessionRequest(d: Any, strict: bool) -> ArchiveSessionRequest
         raise missing("sessionId")
     else:
         try:
-            f_session_id = _decode_SessionId(v, strict)
+            f_session_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("sessionId")
 
@@ -14756,15 +14870,15 @@ def _decode_ArchiveSessionRequest(d: Any, strict: bool) -> ArchiveSessionRequest
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return ArchiveSessionRequest(
-        session_id=f_session_id,
-        meta=f_meta,
-    )
+    o = _new(ArchiveSessionRequest)
+    o.session_id = f_session_id
+    o.meta = f_meta
+    return o
 
 
 def _encode_ArchiveSessionRequest(o: ArchiveSessionRequest) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["sessionId"] = _encode_SessionId(o.session_id)
+    d["sessionId"] = o.session_id
 
     v = o.meta
     if v is not UNSET:
@@ -14781,7 +14895,7 @@ def _decode_UnarchiveSessionRequest(d: Any, strict: bool) -> UnarchiveSessionReq
         raise missing("sessionId")
     else:
         try:
-            f_session_id = _decode_SessionId(v, strict)
+            f_session_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("sessionId")
 
@@ -14796,15 +14910,15 @@ def _decode_UnarchiveSessionRequest(d: Any, strict: bool) -> UnarchiveSessionReq
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return UnarchiveSessionRequest(
-        session_id=f_session_id,
-        meta=f_meta,
-    )
+    o = _new(UnarchiveSessionRequest)
+    o.session_id = f_session_id
+    o.meta = f_meta
+    return o
 
 
 def _encode_UnarchiveSessionRequest(o: UnarchiveSessionRequest) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["sessionId"] = _encode_SessionId(o.session_id)
+    d["sessionId"] = o.session_id
 
     v = o.meta
     if v is not UNSET:
@@ -14821,7 +14935,7 @@ def _decode_SessionStatusRequest(d: Any, strict: bool) -> SessionStatusRequest:
         raise missing("sessionId")
     else:
         try:
-            f_session_id = _decode_SessionId(v, strict)
+            f_session_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("sessionId")
 
@@ -14836,15 +14950,15 @@ def _decode_SessionStatusRequest(d: Any, strict: bool) -> SessionStatusRequest:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return SessionStatusRequest(
-        session_id=f_session_id,
-        meta=f_meta,
-    )
+    o = _new(SessionStatusRequest)
+    o.session_id = f_session_id
+    o.meta = f_meta
+    return o
 
 
 def _encode_SessionStatusRequest(o: SessionStatusRequest) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["sessionId"] = _encode_SessionId(o.session_id)
+    d["sessionId"] = o.session_id
 
     v = o.meta
     if v is not UNSET:
@@ -14861,7 +14975,7 @@ def _decode_SetSessionTitleRequest(d: Any, strict: bool) -> SetSessionTitleReque
         raise missing("sessionId")
     else:
         try:
-            f_session_id = _decode_SessionId(v, strict)
+            f_session_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("sessionId")
 
@@ -14885,16 +14999,16 @@ def _decode_SetSessionTitleRequest(d: Any, strict: bool) -> SetSessionTitleReque
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return SetSessionTitleRequest(
-        session_id=f_session_id,
-        title=f_title,
-        meta=f_meta,
-    )
+    o = _new(SetSessionTitleRequest)
+    o.session_id = f_session_id
+    o.title = f_title
+    o.meta = f_meta
+    return o
 
 
 def _encode_SetSessionTitleRequest(o: SetSessionTitleRequest) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["sessionId"] = _encode_SessionId(o.session_id)
+    d["sessionId"] = o.session_id
 
     d["title"] = o.title
 
@@ -14913,7 +15027,7 @@ def _decode_ResumeSessionRequest(d: Any, strict: bool) -> ResumeSessionRequest:
         raise missing("sessionId")
     else:
         try:
-            f_session_id = _decode_SessionId(v, strict)
+            f_session_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("sessionId")
 
@@ -14970,19 +15084,19 @@ def _decode_ResumeSessionRequest(d: Any, strict: bool) -> ResumeSessionRequest:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return ResumeSessionRequest(
-        session_id=f_session_id,
-        cwd=f_cwd,
-        additional_directories=f_additional_directories,
-        mcp_servers=f_mcp_servers,
-        system_prompt=f_system_prompt,
-        meta=f_meta,
-    )
+    o = _new(ResumeSessionRequest)
+    o.session_id = f_session_id
+    o.cwd = f_cwd
+    o.additional_directories = f_additional_directories
+    o.mcp_servers = f_mcp_servers
+    o.system_prompt = f_system_prompt
+    o.meta = f_meta
+    return o
 
 
 def _encode_ResumeSessionRequest(o: ResumeSessionRequest) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["sessionId"] = _encode_SessionId(o.session_id)
+    d["sessionId"] = o.session_id
 
     d["cwd"] = o.cwd
 
@@ -15013,7 +15127,7 @@ def _decode_CloseSessionRequest(d: Any, strict: bool) -> CloseSessionRequest:
         raise missing("sessionId")
     else:
         try:
-            f_session_id = _decode_SessionId(v, strict)
+            f_session_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("sessionId")
 
@@ -15028,15 +15142,15 @@ def _decode_CloseSessionRequest(d: Any, strict: bool) -> CloseSessionRequest:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return CloseSessionRequest(
-        session_id=f_session_id,
-        meta=f_meta,
-    )
+    o = _new(CloseSessionRequest)
+    o.session_id = f_session_id
+    o.meta = f_meta
+    return o
 
 
 def _encode_CloseSessionRequest(o: CloseSessionRequest) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["sessionId"] = _encode_SessionId(o.session_id)
+    d["sessionId"] = o.session_id
 
     v = o.meta
     if v is not UNSET:
@@ -15053,7 +15167,7 @@ def _decode_SetSessionModeRequest(d: Any, strict: bool) -> SetSessionModeRequest
         raise missing("sessionId")
     else:
         try:
-            f_session_id = _decode_SessionId(v, strict)
+            f_session_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("sessionId")
 
@@ -15062,7 +15176,7 @@ def _decode_SetSessionModeRequest(d: Any, strict: bool) -> SetSessionModeRequest
         raise missing("modeId")
     else:
         try:
-            f_mode_id = _decode_SessionModeId(v, strict)
+            f_mode_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("modeId")
 
@@ -15077,18 +15191,18 @@ def _decode_SetSessionModeRequest(d: Any, strict: bool) -> SetSessionModeRequest
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return SetSessionModeRequest(
-        session_id=f_session_id,
-        mode_id=f_mode_id,
-        meta=f_meta,
-    )
+    o = _new(SetSessionModeRequest)
+    o.session_id = f_session_id
+    o.mode_id = f_mode_id
+    o.meta = f_meta
+    return o
 
 
 def _encode_SetSessionModeRequest(o: SetSessionModeRequest) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["sessionId"] = _encode_SessionId(o.session_id)
+    d["sessionId"] = o.session_id
 
-    d["modeId"] = _encode_SessionModeId(o.mode_id)
+    d["modeId"] = o.mode_id
 
     v = o.meta
     if v is not UNSET:
@@ -15109,7 +15223,7 @@ def _decode_BooleanSetSessionConfigOptionRequest(
         raise missing("sessionId")
     else:
         try:
-            f_session_id = _decode_SessionId(v, strict)
+            f_session_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("sessionId")
 
@@ -15118,7 +15232,7 @@ def _decode_BooleanSetSessionConfigOptionRequest(
         raise missing("configId")
     else:
         try:
-            f_config_id = _decode_SessionConfigId(v, strict)
+            f_config_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("configId")
 
@@ -15142,21 +15256,21 @@ def _decode_BooleanSetSessionConfigOptionRequest(
         except ValidationError as error:
             raise error.at("value")
 
-    return BooleanSetSessionConfigOptionRequest(
-        session_id=f_session_id,
-        config_id=f_config_id,
-        meta=f_meta,
-        value=f_value,
-    )
+    o = _new(BooleanSetSessionConfigOptionRequest)
+    o.session_id = f_session_id
+    o.config_id = f_config_id
+    o.meta = f_meta
+    o.value = f_value
+    return o
 
 
 def _encode_BooleanSetSessionConfigOptionRequest(
     o: BooleanSetSessionConfigOptionRequest,
 ) -> dict[str, Any]:
     d: dict[str, Any] = {"type": "boolean"}
-    d["sessionId"] = _encode_SessionId(o.session_id)
+    d["sessionId"] = o.session_id
 
-    d["configId"] = _encode_SessionConfigId(o.config_id)
+    d["configId"] = o.config_id
 
     v = o.meta
     if v is not UNSET:
@@ -15177,7 +15291,7 @@ def _decode_ValueIdSetSessionConfigOptionRequest(
         raise missing("sessionId")
     else:
         try:
-            f_session_id = _decode_SessionId(v, strict)
+            f_session_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("sessionId")
 
@@ -15186,7 +15300,7 @@ def _decode_ValueIdSetSessionConfigOptionRequest(
         raise missing("configId")
     else:
         try:
-            f_config_id = _decode_SessionConfigId(v, strict)
+            f_config_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("configId")
 
@@ -15206,31 +15320,31 @@ def _decode_ValueIdSetSessionConfigOptionRequest(
         raise missing("value")
     else:
         try:
-            f_value = _decode_SessionConfigValueId(v, strict)
+            f_value = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("value")
 
-    return ValueIdSetSessionConfigOptionRequest(
-        session_id=f_session_id,
-        config_id=f_config_id,
-        meta=f_meta,
-        value=f_value,
-    )
+    o = _new(ValueIdSetSessionConfigOptionRequest)
+    o.session_id = f_session_id
+    o.config_id = f_config_id
+    o.meta = f_meta
+    o.value = f_value
+    return o
 
 
 def _encode_ValueIdSetSessionConfigOptionRequest(
     o: ValueIdSetSessionConfigOptionRequest,
 ) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["sessionId"] = _encode_SessionId(o.session_id)
+    d["sessionId"] = o.session_id
 
-    d["configId"] = _encode_SessionConfigId(o.config_id)
+    d["configId"] = o.config_id
 
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
 
-    d["value"] = _encode_SessionConfigValueId(o.value)
+    d["value"] = o.value
 
     return d
 
@@ -15279,7 +15393,7 @@ def _decode_PromptRequest(d: Any, strict: bool) -> PromptRequest:
         raise missing("sessionId")
     else:
         try:
-            f_session_id = _decode_SessionId(v, strict)
+            f_session_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("sessionId")
 
@@ -15303,16 +15417,16 @@ def _decode_PromptRequest(d: Any, strict: bool) -> PromptRequest:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return PromptRequest(
-        session_id=f_session_id,
-        prompt=f_prompt,
-        meta=f_meta,
-    )
+    o = _new(PromptRequest)
+    o.session_id = f_session_id
+    o.prompt = f_prompt
+    o.meta = f_meta
+    return o
 
 
 def _encode_PromptRequest(o: PromptRequest) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["sessionId"] = _encode_SessionId(o.session_id)
+    d["sessionId"] = o.session_id
 
     d["prompt"] = [_encode_ContentBlock(x) for x in o.prompt]
 
@@ -15345,9 +15459,9 @@ def _decode_WriteTextFileResponse(d: Any, strict: bool) -> WriteTextFileResponse
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return WriteTextFileResponse(
-        meta=f_meta,
-    )
+    o = _new(WriteTextFileResponse)
+    o.meta = f_meta
+    return o
 
 
 def _encode_WriteTextFileResponse(o: WriteTextFileResponse) -> dict[str, Any]:
@@ -15382,10 +15496,10 @@ def _decode_ReadTextFileResponse(d: Any, strict: bool) -> ReadTextFileResponse:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return ReadTextFileResponse(
-        content=f_content,
-        meta=f_meta,
-    )
+    o = _new(ReadTextFileResponse)
+    o.content = f_content
+    o.meta = f_meta
+    return o
 
 
 def _encode_ReadTextFileResponse(o: ReadTextFileResponse) -> dict[str, Any]:
@@ -15424,10 +15538,10 @@ def _decode_RequestPermissionResponse(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return RequestPermissionResponse(
-        outcome=f_outcome,
-        meta=f_meta,
-    )
+    o = _new(RequestPermissionResponse)
+    o.outcome = f_outcome
+    o.meta = f_meta
+    return o
 
 
 def _encode_RequestPermissionResponse(o: RequestPermissionResponse) -> dict[str, Any]:
@@ -15448,7 +15562,8 @@ def _decode_CancelledRequestPermissionOutcome(
         raise type_error("an object", d)
     if d.get("outcome") != "cancelled":
         raise check_tag(d, "outcome", "cancelled")
-    return CancelledRequestPermissionOutcome()
+    o = _new(CancelledRequestPermissionOutcome)
+    return o
 
 
 def _encode_CancelledRequestPermissionOutcome(
@@ -15470,7 +15585,7 @@ def _decode_SelectedRequestPermissionOutcome(
         raise missing("optionId")
     else:
         try:
-            f_option_id = _decode_PermissionOptionId(v, strict)
+            f_option_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("optionId")
 
@@ -15485,17 +15600,17 @@ def _decode_SelectedRequestPermissionOutcome(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return SelectedRequestPermissionOutcome(
-        option_id=f_option_id,
-        meta=f_meta,
-    )
+    o = _new(SelectedRequestPermissionOutcome)
+    o.option_id = f_option_id
+    o.meta = f_meta
+    return o
 
 
 def _encode_SelectedRequestPermissionOutcome(
     o: SelectedRequestPermissionOutcome,
 ) -> dict[str, Any]:
     d: dict[str, Any] = {"outcome": "selected"}
-    d["optionId"] = _encode_PermissionOptionId(o.option_id)
+    d["optionId"] = o.option_id
 
     v = o.meta
     if v is not UNSET:
@@ -15546,7 +15661,7 @@ def _decode_SelectedPermissionOutcome(
         raise missing("optionId")
     else:
         try:
-            f_option_id = _decode_PermissionOptionId(v, strict)
+            f_option_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("optionId")
 
@@ -15561,15 +15676,15 @@ def _decode_SelectedPermissionOutcome(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return SelectedPermissionOutcome(
-        option_id=f_option_id,
-        meta=f_meta,
-    )
+    o = _new(SelectedPermissionOutcome)
+    o.option_id = f_option_id
+    o.meta = f_meta
+    return o
 
 
 def _encode_SelectedPermissionOutcome(o: SelectedPermissionOutcome) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["optionId"] = _encode_PermissionOptionId(o.option_id)
+    d["optionId"] = o.option_id
 
     v = o.meta
     if v is not UNSET:
@@ -15586,7 +15701,7 @@ def _decode_CreateTerminalResponse(d: Any, strict: bool) -> CreateTerminalRespon
         raise missing("terminalId")
     else:
         try:
-            f_terminal_id = _decode_TerminalId(v, strict)
+            f_terminal_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("terminalId")
 
@@ -15601,15 +15716,15 @@ def _decode_CreateTerminalResponse(d: Any, strict: bool) -> CreateTerminalRespon
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return CreateTerminalResponse(
-        terminal_id=f_terminal_id,
-        meta=f_meta,
-    )
+    o = _new(CreateTerminalResponse)
+    o.terminal_id = f_terminal_id
+    o.meta = f_meta
+    return o
 
 
 def _encode_CreateTerminalResponse(o: CreateTerminalResponse) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["terminalId"] = _encode_TerminalId(o.terminal_id)
+    d["terminalId"] = o.terminal_id
 
     v = o.meta
     if v is not UNSET:
@@ -15661,12 +15776,12 @@ def _decode_TerminalOutputResponse(d: Any, strict: bool) -> TerminalOutputRespon
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return TerminalOutputResponse(
-        output=f_output,
-        truncated=f_truncated,
-        exit_status=f_exit_status,
-        meta=f_meta,
-    )
+    o = _new(TerminalOutputResponse)
+    o.output = f_output
+    o.truncated = f_truncated
+    o.exit_status = f_exit_status
+    o.meta = f_meta
+    return o
 
 
 def _encode_TerminalOutputResponse(o: TerminalOutputResponse) -> dict[str, Any]:
@@ -15726,11 +15841,11 @@ def _decode_TerminalExitStatus(d: Any, strict: bool) -> TerminalExitStatus:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return TerminalExitStatus(
-        exit_code=f_exit_code,
-        signal=f_signal,
-        meta=f_meta,
-    )
+    o = _new(TerminalExitStatus)
+    o.exit_code = f_exit_code
+    o.signal = f_signal
+    o.meta = f_meta
+    return o
 
 
 def _encode_TerminalExitStatus(o: TerminalExitStatus) -> dict[str, Any]:
@@ -15764,9 +15879,9 @@ def _decode_ReleaseTerminalResponse(d: Any, strict: bool) -> ReleaseTerminalResp
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return ReleaseTerminalResponse(
-        meta=f_meta,
-    )
+    o = _new(ReleaseTerminalResponse)
+    o.meta = f_meta
+    return o
 
 
 def _encode_ReleaseTerminalResponse(o: ReleaseTerminalResponse) -> dict[str, Any]:
@@ -15820,11 +15935,11 @@ def _decode_WaitForTerminalExitResponse(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return WaitForTerminalExitResponse(
-        exit_code=f_exit_code,
-        signal=f_signal,
-        meta=f_meta,
-    )
+    o = _new(WaitForTerminalExitResponse)
+    o.exit_code = f_exit_code
+    o.signal = f_signal
+    o.meta = f_meta
+    return o
 
 
 def _encode_WaitForTerminalExitResponse(
@@ -15860,9 +15975,9 @@ def _decode_KillTerminalResponse(d: Any, strict: bool) -> KillTerminalResponse:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return KillTerminalResponse(
-        meta=f_meta,
-    )
+    o = _new(KillTerminalResponse)
+    o.meta = f_meta
+    return o
 
 
 def _encode_KillTerminalResponse(o: KillTerminalResponse) -> dict[str, Any]:
@@ -15905,10 +16020,10 @@ def _decode_AcceptCreateElicitationResponse(
         except ValidationError as error:
             raise error.at("content")
 
-    return AcceptCreateElicitationResponse(
-        meta=f_meta,
-        content=f_content,
-    )
+    o = _new(AcceptCreateElicitationResponse)
+    o.meta = f_meta
+    o.content = f_content
+    return o
 
 
 def _encode_AcceptCreateElicitationResponse(
@@ -15948,9 +16063,9 @@ def _decode_DeclineCreateElicitationResponse(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return DeclineCreateElicitationResponse(
-        meta=f_meta,
-    )
+    o = _new(DeclineCreateElicitationResponse)
+    o.meta = f_meta
+    return o
 
 
 def _encode_DeclineCreateElicitationResponse(
@@ -15982,9 +16097,9 @@ def _decode_CancelCreateElicitationResponse(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return CancelCreateElicitationResponse(
-        meta=f_meta,
-    )
+    o = _new(CancelCreateElicitationResponse)
+    o.meta = f_meta
+    return o
 
 
 def _encode_CancelCreateElicitationResponse(
@@ -16016,11 +16131,11 @@ def _decode_OtherCreateElicitationResponse(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return OtherCreateElicitationResponse(
-        action=d["action"],
-        meta=f_meta,
-        extra={k: x for k, x in d.items() if k not in ["action", "_meta"]},
-    )
+    o = _new(OtherCreateElicitationResponse)
+    o.action = d["action"]
+    o.meta = f_meta
+    o.extra = {k: x for k, x in d.items() if k not in ["action", "_meta"]}
+    return o
 
 
 def _encode_OtherCreateElicitationResponse(
@@ -16109,9 +16224,9 @@ def _decode_ElicitationAcceptAction(d: Any, strict: bool) -> ElicitationAcceptAc
         except ValidationError as error:
             raise error.at("content")
 
-    return ElicitationAcceptAction(
-        content=f_content,
-    )
+    o = _new(ElicitationAcceptAction)
+    o.content = f_content
+    return o
 
 
 def _encode_ElicitationAcceptAction(o: ElicitationAcceptAction) -> dict[str, Any]:
@@ -16169,11 +16284,11 @@ def _decode_McpError(d: Any, strict: bool) -> McpError:
         except ValidationError as error:
             raise error.at("data")
 
-    return McpError(
-        code=f_code,
-        message=f_message,
-        data=f_data,
-    )
+    o = _new(McpError)
+    o.code = f_code
+    o.message = f_message
+    o.data = f_data
+    return o
 
 
 def _encode_McpError(o: McpError) -> dict[str, Any]:
@@ -16222,10 +16337,10 @@ def _decode_ClientNotification(d: Any, strict: bool) -> ClientNotification:
         except ValidationError as error:
             raise error.at("params")
 
-    return ClientNotification(
-        method=f_method,
-        params=f_params,
-    )
+    o = _new(ClientNotification)
+    o.method = f_method
+    o.params = f_params
+    return o
 
 
 def _encode_ClientNotification(o: ClientNotification) -> dict[str, Any]:
@@ -16247,7 +16362,7 @@ def _decode_CancelNotification(d: Any, strict: bool) -> CancelNotification:
         raise missing("sessionId")
     else:
         try:
-            f_session_id = _decode_SessionId(v, strict)
+            f_session_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("sessionId")
 
@@ -16262,15 +16377,15 @@ def _decode_CancelNotification(d: Any, strict: bool) -> CancelNotification:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return CancelNotification(
-        session_id=f_session_id,
-        meta=f_meta,
-    )
+    o = _new(CancelNotification)
+    o.session_id = f_session_id
+    o.meta = f_meta
+    return o
 
 
 def _encode_CancelNotification(o: CancelNotification) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["sessionId"] = _encode_SessionId(o.session_id)
+    d["sessionId"] = o.session_id
 
     v = o.meta
     if v is not UNSET:
@@ -16287,7 +16402,7 @@ def _decode_MessageMcpNotification(d: Any, strict: bool) -> MessageMcpNotificati
         raise missing("serverId")
     else:
         try:
-            f_server_id = _decode_McpServerAcpId(v, strict)
+            f_server_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("serverId")
 
@@ -16296,7 +16411,7 @@ def _decode_MessageMcpNotification(d: Any, strict: bool) -> MessageMcpNotificati
         raise missing("requestId")
     else:
         try:
-            f_request_id = _decode_McpRequestId(v, strict)
+            f_request_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("requestId")
 
@@ -16329,20 +16444,20 @@ def _decode_MessageMcpNotification(d: Any, strict: bool) -> MessageMcpNotificati
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return MessageMcpNotification(
-        server_id=f_server_id,
-        request_id=f_request_id,
-        method=f_method,
-        params=f_params,
-        meta=f_meta,
-    )
+    o = _new(MessageMcpNotification)
+    o.server_id = f_server_id
+    o.request_id = f_request_id
+    o.method = f_method
+    o.params = f_params
+    o.meta = f_meta
+    return o
 
 
 def _encode_MessageMcpNotification(o: MessageMcpNotification) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["serverId"] = _encode_McpServerAcpId(o.server_id)
+    d["serverId"] = o.server_id
 
-    d["requestId"] = _encode_McpRequestId(o.request_id)
+    d["requestId"] = o.request_id
 
     d["method"] = o.method
 
@@ -16382,10 +16497,10 @@ def _decode_CancelRequestNotification(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return CancelRequestNotification(
-        request_id=f_request_id,
-        meta=f_meta,
-    )
+    o = _new(CancelRequestNotification)
+    o.request_id = f_request_id
+    o.meta = f_meta
+    return o
 
 
 def _encode_CancelRequestNotification(o: CancelRequestNotification) -> dict[str, Any]:
@@ -16440,11 +16555,11 @@ def _decode_ProxyRequest(d: Any, strict: bool) -> ProxyRequest:
         except ValidationError as error:
             raise error.at("params")
 
-    return ProxyRequest(
-        id=f_id,
-        method=f_method,
-        params=f_params,
-    )
+    o = _new(ProxyRequest)
+    o.id = f_id
+    o.method = f_method
+    o.params = f_params
+    return o
 
 
 def _encode_ProxyRequest(o: ProxyRequest) -> dict[str, Any]:
@@ -16500,11 +16615,11 @@ def _decode_ProxySuccessorRequest(d: Any, strict: bool) -> ProxySuccessorRequest
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return ProxySuccessorRequest(
-        method=f_method,
-        params=f_params,
-        meta=f_meta,
-    )
+    o = _new(ProxySuccessorRequest)
+    o.method = f_method
+    o.params = f_params
+    o.meta = f_meta
+    return o
 
 
 def _encode_ProxySuccessorRequest(o: ProxySuccessorRequest) -> dict[str, Any]:
@@ -16567,10 +16682,10 @@ def _decode_ProxyNotification(d: Any, strict: bool) -> ProxyNotification:
         except ValidationError as error:
             raise error.at("params")
 
-    return ProxyNotification(
-        method=f_method,
-        params=f_params,
-    )
+    o = _new(ProxyNotification)
+    o.method = f_method
+    o.params = f_params
+    return o
 
 
 def _encode_ProxyNotification(o: ProxyNotification) -> dict[str, Any]:
@@ -16618,11 +16733,11 @@ def _decode_ProxySuccessorNotification(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return ProxySuccessorNotification(
-        method=f_method,
-        params=f_params,
-        meta=f_meta,
-    )
+    o = _new(ProxySuccessorNotification)
+    o.method = f_method
+    o.params = f_params
+    o.meta = f_meta
+    return o
 
 
 def _encode_ProxySuccessorNotification(o: ProxySuccessorNotification) -> dict[str, Any]:
@@ -16642,9 +16757,9 @@ def _encode_ProxySuccessorNotification(o: ProxySuccessorNotification) -> dict[st
 
 def _encode_ToolCallState(o: ToolCallState) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["toolCallId"] = _encode_ToolCallId(o.tool_call_id)
-    d["kind"] = _encode_ToolKind(o.kind)
-    d["status"] = _encode_ToolCallStatus(o.status)
+    d["toolCallId"] = o.tool_call_id
+    d["kind"] = o.kind._value_ if type(o.kind) is ToolKind else o.kind
+    d["status"] = o.status._value_ if type(o.status) is ToolCallStatus else o.status
     d["title"] = o.title
     d["name"] = o.name
     d["content"] = [_encode_ToolCallContent(x) for x in o.content]
@@ -16673,8 +16788,8 @@ def _encode_UsageState(o: UsageState) -> dict[str, Any]:
 
 def _encode_CompactionState(o: CompactionState) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["compactionId"] = _encode_CompactionId(o.compaction_id)
-    d["status"] = _encode_CompactionStatus(o.status)
+    d["compactionId"] = o.compaction_id
+    d["status"] = o.status._value_ if type(o.status) is CompactionStatus else o.status
     d["summary"] = [_encode_ContentBlock(x) for x in o.summary]
     d["error"] = o.error
     d["_meta"] = dict(o.meta)
@@ -16683,7 +16798,7 @@ def _encode_CompactionState(o: CompactionState) -> dict[str, Any]:
 
 def _encode_SubagentState(o: SubagentState) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["sessionId"] = _encode_SessionId(o.session_id)
+    d["sessionId"] = o.session_id
     d["title"] = o.title
     d["description"] = o.description
     d["capabilities"] = (
@@ -16702,22 +16817,14 @@ def _encode_SubagentState(o: SubagentState) -> dict[str, Any]:
 
 def _encode_SessionMessageState(o: SessionMessageState) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["messageId"] = _encode_MessageId(o.message_id)
-    d["senderSessionId"] = (
-        None if o.sender_session_id is None else _encode_SessionId(o.sender_session_id)
-    )
+    d["messageId"] = o.message_id
+    d["senderSessionId"] = None if o.sender_session_id is None else o.sender_session_id
     d["recipientSessionId"] = (
-        None
-        if o.recipient_session_id is None
-        else _encode_SessionId(o.recipient_session_id)
+        None if o.recipient_session_id is None else o.recipient_session_id
     )
-    d["senderMessageId"] = (
-        None if o.sender_message_id is None else _encode_MessageId(o.sender_message_id)
-    )
+    d["senderMessageId"] = None if o.sender_message_id is None else o.sender_message_id
     d["recipientMessageId"] = (
-        None
-        if o.recipient_message_id is None
-        else _encode_MessageId(o.recipient_message_id)
+        None if o.recipient_message_id is None else o.recipient_message_id
     )
     d["content"] = [_encode_ContentBlock(x) for x in o.content]
     d["_meta"] = dict(o.meta)

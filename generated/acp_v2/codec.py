@@ -37,6 +37,10 @@ from .models import _Model
 
 __all__ = ["decode", "decode_class", "encode"]
 
+_new = object.__new__
+"""Decoders build objects without calling ``__init__``: they have already
+computed every field, defaults included."""
+
 
 def decode(name: str, data: Any, *, strict: bool = False) -> Any:
     """Decode ``data``, a value as ``json.loads`` returns it, as the ``$defs``
@@ -153,11 +157,11 @@ def _decode_AgentRequest(d: Any, strict: bool) -> AgentRequest:
         except ValidationError as error:
             raise error.at("params")
 
-    return AgentRequest(
-        id=f_id,
-        method=f_method,
-        params=f_params,
-    )
+    o = _new(AgentRequest)
+    o.id = f_id
+    o.method = f_method
+    o.params = f_params
+    return o
 
 
 def _encode_AgentRequest(o: AgentRequest) -> dict[str, Any]:
@@ -201,7 +205,7 @@ def _decode_RequestPermissionRequest(d: Any, strict: bool) -> RequestPermissionR
         raise missing("sessionId")
     else:
         try:
-            f_session_id = _decode_SessionId(v, strict)
+            f_session_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("sessionId")
 
@@ -258,19 +262,19 @@ def _decode_RequestPermissionRequest(d: Any, strict: bool) -> RequestPermissionR
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return RequestPermissionRequest(
-        session_id=f_session_id,
-        title=f_title,
-        description=f_description,
-        subject=f_subject,
-        options=f_options,
-        meta=f_meta,
-    )
+    o = _new(RequestPermissionRequest)
+    o.session_id = f_session_id
+    o.title = f_title
+    o.description = f_description
+    o.subject = f_subject
+    o.options = f_options
+    o.meta = f_meta
+    return o
 
 
 def _encode_RequestPermissionRequest(o: RequestPermissionRequest) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["sessionId"] = _encode_SessionId(o.session_id)
+    d["sessionId"] = o.session_id
 
     d["title"] = o.title
 
@@ -326,10 +330,10 @@ def _decode_ToolCallRequestPermissionSubject(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return ToolCallRequestPermissionSubject(
-        tool_call=f_tool_call,
-        meta=f_meta,
-    )
+    o = _new(ToolCallRequestPermissionSubject)
+    o.tool_call = f_tool_call
+    o.meta = f_meta
+    return o
 
 
 def _encode_ToolCallRequestPermissionSubject(
@@ -366,7 +370,7 @@ def _decode_CommandRequestPermissionSubject(
         raise missing("cwd")
     else:
         try:
-            f_cwd = _decode_AbsolutePath(v, strict)
+            f_cwd = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("cwd")
 
@@ -375,7 +379,9 @@ def _decode_CommandRequestPermissionSubject(
         f_tool_call_id = UNSET
     else:
         try:
-            f_tool_call_id = None if v is None else _decode_ToolCallId(v, strict)
+            f_tool_call_id = (
+                None if v is None else (v if type(v) is str else check_str(v))
+            )
         except ValidationError as error:
             if strict:
                 raise error.at("toolCallId")
@@ -386,7 +392,9 @@ def _decode_CommandRequestPermissionSubject(
         f_terminal_id = UNSET
     else:
         try:
-            f_terminal_id = None if v is None else _decode_TerminalId(v, strict)
+            f_terminal_id = (
+                None if v is None else (v if type(v) is str else check_str(v))
+            )
         except ValidationError as error:
             if strict:
                 raise error.at("terminalId")
@@ -403,13 +411,13 @@ def _decode_CommandRequestPermissionSubject(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return CommandRequestPermissionSubject(
-        command=f_command,
-        cwd=f_cwd,
-        tool_call_id=f_tool_call_id,
-        terminal_id=f_terminal_id,
-        meta=f_meta,
-    )
+    o = _new(CommandRequestPermissionSubject)
+    o.command = f_command
+    o.cwd = f_cwd
+    o.tool_call_id = f_tool_call_id
+    o.terminal_id = f_terminal_id
+    o.meta = f_meta
+    return o
 
 
 def _encode_CommandRequestPermissionSubject(
@@ -418,15 +426,15 @@ def _encode_CommandRequestPermissionSubject(
     d: dict[str, Any] = {"type": "command"}
     d["command"] = o.command
 
-    d["cwd"] = _encode_AbsolutePath(o.cwd)
+    d["cwd"] = o.cwd
 
     v = o.tool_call_id
     if v is not UNSET:
-        d["toolCallId"] = None if v is None else _encode_ToolCallId(v)
+        d["toolCallId"] = None if v is None else v
 
     v = o.terminal_id
     if v is not UNSET:
-        d["terminalId"] = None if v is None else _encode_TerminalId(v)
+        d["terminalId"] = None if v is None else v
 
     v = o.meta
     if v is not UNSET:
@@ -442,10 +450,10 @@ def _decode_OtherRequestPermissionSubject(
         raise type_error("an object", d)
     if type(d.get("type")) is not str:
         raise check_tag(d, "type", None)
-    return OtherRequestPermissionSubject(
-        type=d["type"],
-        extra={k: x for k, x in d.items() if k not in ["type"]},
-    )
+    o = _new(OtherRequestPermissionSubject)
+    o.type = d["type"]
+    o.extra = {k: x for k, x in d.items() if k not in ["type"]}
+    return o
 
 
 def _encode_OtherRequestPermissionSubject(
@@ -494,7 +502,7 @@ def _decode_ToolCallUpdate(d: Any, strict: bool) -> ToolCallUpdate:
         raise missing("toolCallId")
     else:
         try:
-            f_tool_call_id = _decode_ToolCallId(v, strict)
+            f_tool_call_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("toolCallId")
 
@@ -618,24 +626,24 @@ def _decode_ToolCallUpdate(d: Any, strict: bool) -> ToolCallUpdate:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return ToolCallUpdate(
-        tool_call_id=f_tool_call_id,
-        name=f_name,
-        title=f_title,
-        kind=f_kind,
-        status=f_status,
-        content=f_content,
-        locations=f_locations,
-        raw_input=f_raw_input,
-        raw_output=f_raw_output,
-        capabilities=f_capabilities,
-        meta=f_meta,
-    )
+    o = _new(ToolCallUpdate)
+    o.tool_call_id = f_tool_call_id
+    o.name = f_name
+    o.title = f_title
+    o.kind = f_kind
+    o.status = f_status
+    o.content = f_content
+    o.locations = f_locations
+    o.raw_input = f_raw_input
+    o.raw_output = f_raw_output
+    o.capabilities = f_capabilities
+    o.meta = f_meta
+    return o
 
 
 def _encode_ToolCallUpdate(o: ToolCallUpdate) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["toolCallId"] = _encode_ToolCallId(o.tool_call_id)
+    d["toolCallId"] = o.tool_call_id
 
     v = o.name
     if v is not UNSET:
@@ -647,11 +655,13 @@ def _encode_ToolCallUpdate(o: ToolCallUpdate) -> dict[str, Any]:
 
     v = o.kind
     if v is not UNSET:
-        d["kind"] = None if v is None else _encode_ToolKind(v)
+        d["kind"] = None if v is None else (v._value_ if type(v) is ToolKind else v)
 
     v = o.status
     if v is not UNSET:
-        d["status"] = None if v is None else _encode_ToolCallStatus(v)
+        d["status"] = (
+            None if v is None else (v._value_ if type(v) is ToolCallStatus else v)
+        )
 
     v = o.content
     if v is not UNSET:
@@ -691,27 +701,33 @@ def _encode_ToolCallId(v: Any) -> Any:
 def _decode_ToolKind(v: Any, strict: bool) -> ToolKind | str:
     if type(v) is not str:
         raise type_error("a string", v)
-    member = ToolKind._value2member_map_.get(v)
+    member = _MEMBERS_ToolKind.get(v)
     if member is not None:
         return member
     return v
 
 
+_MEMBERS_ToolKind = ToolKind._value2member_map_
+
+
 def _encode_ToolKind(v: Any) -> Any:
-    return v.value if isinstance(v, ToolKind) else v
+    return v._value_ if type(v) is ToolKind else v
 
 
 def _decode_ToolCallStatus(v: Any, strict: bool) -> ToolCallStatus | str:
     if type(v) is not str:
         raise type_error("a string", v)
-    member = ToolCallStatus._value2member_map_.get(v)
+    member = _MEMBERS_ToolCallStatus.get(v)
     if member is not None:
         return member
     return v
 
 
+_MEMBERS_ToolCallStatus = ToolCallStatus._value2member_map_
+
+
 def _encode_ToolCallStatus(v: Any) -> Any:
-    return v.value if isinstance(v, ToolCallStatus) else v
+    return v._value_ if type(v) is ToolCallStatus else v
 
 
 def _decode_ContentToolCallContent(d: Any, strict: bool) -> ContentToolCallContent:
@@ -739,10 +755,10 @@ def _decode_ContentToolCallContent(d: Any, strict: bool) -> ContentToolCallConte
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return ContentToolCallContent(
-        content=f_content,
-        meta=f_meta,
-    )
+    o = _new(ContentToolCallContent)
+    o.content = f_content
+    o.meta = f_meta
+    return o
 
 
 def _encode_ContentToolCallContent(o: ContentToolCallContent) -> dict[str, Any]:
@@ -792,11 +808,11 @@ def _decode_DiffToolCallContent(d: Any, strict: bool) -> DiffToolCallContent:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return DiffToolCallContent(
-        changes=f_changes,
-        patch=f_patch,
-        meta=f_meta,
-    )
+    o = _new(DiffToolCallContent)
+    o.changes = f_changes
+    o.patch = f_patch
+    o.meta = f_meta
+    return o
 
 
 def _encode_DiffToolCallContent(o: DiffToolCallContent) -> dict[str, Any]:
@@ -824,7 +840,7 @@ def _decode_TerminalToolCallContent(d: Any, strict: bool) -> TerminalToolCallCon
         raise missing("terminalId")
     else:
         try:
-            f_terminal_id = _decode_TerminalId(v, strict)
+            f_terminal_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("terminalId")
 
@@ -839,15 +855,15 @@ def _decode_TerminalToolCallContent(d: Any, strict: bool) -> TerminalToolCallCon
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return TerminalToolCallContent(
-        terminal_id=f_terminal_id,
-        meta=f_meta,
-    )
+    o = _new(TerminalToolCallContent)
+    o.terminal_id = f_terminal_id
+    o.meta = f_meta
+    return o
 
 
 def _encode_TerminalToolCallContent(o: TerminalToolCallContent) -> dict[str, Any]:
     d: dict[str, Any] = {"type": "terminal"}
-    d["terminalId"] = _encode_TerminalId(o.terminal_id)
+    d["terminalId"] = o.terminal_id
 
     v = o.meta
     if v is not UNSET:
@@ -861,10 +877,10 @@ def _decode_OtherToolCallContent(d: Any, strict: bool) -> OtherToolCallContent:
         raise type_error("an object", d)
     if type(d.get("type")) is not str:
         raise check_tag(d, "type", None)
-    return OtherToolCallContent(
-        type=d["type"],
-        extra={k: x for k, x in d.items() if k not in ["type"]},
-    )
+    o = _new(OtherToolCallContent)
+    o.type = d["type"]
+    o.extra = {k: x for k, x in d.items() if k not in ["type"]}
+    return o
 
 
 def _encode_OtherToolCallContent(o: OtherToolCallContent) -> dict[str, Any]:
@@ -940,11 +956,11 @@ def _decode_TextContentBlock(d: Any, strict: bool) -> TextContentBlock:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return TextContentBlock(
-        text=f_text,
-        annotations=f_annotations,
-        meta=f_meta,
-    )
+    o = _new(TextContentBlock)
+    o.text = f_text
+    o.annotations = f_annotations
+    o.meta = f_meta
+    return o
 
 
 def _encode_TextContentBlock(o: TextContentBlock) -> dict[str, Any]:
@@ -981,7 +997,7 @@ def _decode_ImageContentBlock(d: Any, strict: bool) -> ImageContentBlock:
         raise missing("mimeType")
     else:
         try:
-            f_mime_type = _decode_MediaType(v, strict)
+            f_mime_type = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("mimeType")
 
@@ -1018,20 +1034,20 @@ def _decode_ImageContentBlock(d: Any, strict: bool) -> ImageContentBlock:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return ImageContentBlock(
-        data=f_data,
-        mime_type=f_mime_type,
-        uri=f_uri,
-        annotations=f_annotations,
-        meta=f_meta,
-    )
+    o = _new(ImageContentBlock)
+    o.data = f_data
+    o.mime_type = f_mime_type
+    o.uri = f_uri
+    o.annotations = f_annotations
+    o.meta = f_meta
+    return o
 
 
 def _encode_ImageContentBlock(o: ImageContentBlock) -> dict[str, Any]:
     d: dict[str, Any] = {"type": "image"}
     d["data"] = o.data
 
-    d["mimeType"] = _encode_MediaType(o.mime_type)
+    d["mimeType"] = o.mime_type
 
     v = o.uri
     if v is not UNSET:
@@ -1067,7 +1083,7 @@ def _decode_AudioContentBlock(d: Any, strict: bool) -> AudioContentBlock:
         raise missing("mimeType")
     else:
         try:
-            f_mime_type = _decode_MediaType(v, strict)
+            f_mime_type = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("mimeType")
 
@@ -1093,19 +1109,19 @@ def _decode_AudioContentBlock(d: Any, strict: bool) -> AudioContentBlock:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return AudioContentBlock(
-        data=f_data,
-        mime_type=f_mime_type,
-        annotations=f_annotations,
-        meta=f_meta,
-    )
+    o = _new(AudioContentBlock)
+    o.data = f_data
+    o.mime_type = f_mime_type
+    o.annotations = f_annotations
+    o.meta = f_meta
+    return o
 
 
 def _encode_AudioContentBlock(o: AudioContentBlock) -> dict[str, Any]:
     d: dict[str, Any] = {"type": "audio"}
     d["data"] = o.data
 
-    d["mimeType"] = _encode_MediaType(o.mime_type)
+    d["mimeType"] = o.mime_type
 
     v = o.annotations
     if v is not UNSET:
@@ -1183,7 +1199,7 @@ def _decode_ResourceLinkContentBlock(d: Any, strict: bool) -> ResourceLinkConten
         f_mime_type = UNSET
     else:
         try:
-            f_mime_type = None if v is None else _decode_MediaType(v, strict)
+            f_mime_type = None if v is None else (v if type(v) is str else check_str(v))
         except ValidationError as error:
             if strict:
                 raise error.at("mimeType")
@@ -1230,17 +1246,17 @@ def _decode_ResourceLinkContentBlock(d: Any, strict: bool) -> ResourceLinkConten
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return ResourceLinkContentBlock(
-        name=f_name,
-        uri=f_uri,
-        title=f_title,
-        description=f_description,
-        icons=f_icons,
-        mime_type=f_mime_type,
-        size=f_size,
-        annotations=f_annotations,
-        meta=f_meta,
-    )
+    o = _new(ResourceLinkContentBlock)
+    o.name = f_name
+    o.uri = f_uri
+    o.title = f_title
+    o.description = f_description
+    o.icons = f_icons
+    o.mime_type = f_mime_type
+    o.size = f_size
+    o.annotations = f_annotations
+    o.meta = f_meta
+    return o
 
 
 def _encode_ResourceLinkContentBlock(o: ResourceLinkContentBlock) -> dict[str, Any]:
@@ -1263,7 +1279,7 @@ def _encode_ResourceLinkContentBlock(o: ResourceLinkContentBlock) -> dict[str, A
 
     v = o.mime_type
     if v is not UNSET:
-        d["mimeType"] = None if v is None else _encode_MediaType(v)
+        d["mimeType"] = None if v is None else v
 
     v = o.size
     if v is not UNSET:
@@ -1316,11 +1332,11 @@ def _decode_ResourceContentBlock(d: Any, strict: bool) -> ResourceContentBlock:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return ResourceContentBlock(
-        resource=f_resource,
-        annotations=f_annotations,
-        meta=f_meta,
-    )
+    o = _new(ResourceContentBlock)
+    o.resource = f_resource
+    o.annotations = f_annotations
+    o.meta = f_meta
+    return o
 
 
 def _encode_ResourceContentBlock(o: ResourceContentBlock) -> dict[str, Any]:
@@ -1343,10 +1359,10 @@ def _decode_OtherContentBlock(d: Any, strict: bool) -> OtherContentBlock:
         raise type_error("an object", d)
     if type(d.get("type")) is not str:
         raise check_tag(d, "type", None)
-    return OtherContentBlock(
-        type=d["type"],
-        extra={k: x for k, x in d.items() if k not in ["type"]},
-    )
+    o = _new(OtherContentBlock)
+    o.type = d["type"]
+    o.extra = {k: x for k, x in d.items() if k not in ["type"]}
+    return o
 
 
 def _encode_OtherContentBlock(o: OtherContentBlock) -> dict[str, Any]:
@@ -1439,19 +1455,21 @@ def _decode_Annotations(d: Any, strict: bool) -> Annotations:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return Annotations(
-        audience=f_audience,
-        last_modified=f_last_modified,
-        priority=f_priority,
-        meta=f_meta,
-    )
+    o = _new(Annotations)
+    o.audience = f_audience
+    o.last_modified = f_last_modified
+    o.priority = f_priority
+    o.meta = f_meta
+    return o
 
 
 def _encode_Annotations(o: Annotations) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.audience
     if v is not UNSET:
-        d["audience"] = None if v is None else [_encode_Role(x) for x in v]
+        d["audience"] = (
+            None if v is None else [(x._value_ if type(x) is Role else x) for x in v]
+        )
 
     v = o.last_modified
     if v is not UNSET:
@@ -1471,14 +1489,17 @@ def _encode_Annotations(o: Annotations) -> dict[str, Any]:
 def _decode_Role(v: Any, strict: bool) -> Role | str:
     if type(v) is not str:
         raise type_error("a string", v)
-    member = Role._value2member_map_.get(v)
+    member = _MEMBERS_Role.get(v)
     if member is not None:
         return member
     return v
 
 
+_MEMBERS_Role = Role._value2member_map_
+
+
 def _encode_Role(v: Any) -> Any:
-    return v.value if isinstance(v, Role) else v
+    return v._value_ if type(v) is Role else v
 
 
 def _decode_TextContent(d: Any, strict: bool) -> TextContent:
@@ -1515,11 +1536,11 @@ def _decode_TextContent(d: Any, strict: bool) -> TextContent:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return TextContent(
-        text=f_text,
-        annotations=f_annotations,
-        meta=f_meta,
-    )
+    o = _new(TextContent)
+    o.text = f_text
+    o.annotations = f_annotations
+    o.meta = f_meta
+    return o
 
 
 def _encode_TextContent(o: TextContent) -> dict[str, Any]:
@@ -1562,7 +1583,7 @@ def _decode_ImageContent(d: Any, strict: bool) -> ImageContent:
         raise missing("mimeType")
     else:
         try:
-            f_mime_type = _decode_MediaType(v, strict)
+            f_mime_type = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("mimeType")
 
@@ -1599,20 +1620,20 @@ def _decode_ImageContent(d: Any, strict: bool) -> ImageContent:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return ImageContent(
-        data=f_data,
-        mime_type=f_mime_type,
-        uri=f_uri,
-        annotations=f_annotations,
-        meta=f_meta,
-    )
+    o = _new(ImageContent)
+    o.data = f_data
+    o.mime_type = f_mime_type
+    o.uri = f_uri
+    o.annotations = f_annotations
+    o.meta = f_meta
+    return o
 
 
 def _encode_ImageContent(o: ImageContent) -> dict[str, Any]:
     d: dict[str, Any] = {}
     d["data"] = o.data
 
-    d["mimeType"] = _encode_MediaType(o.mime_type)
+    d["mimeType"] = o.mime_type
 
     v = o.uri
     if v is not UNSET:
@@ -1646,7 +1667,7 @@ def _decode_AudioContent(d: Any, strict: bool) -> AudioContent:
         raise missing("mimeType")
     else:
         try:
-            f_mime_type = _decode_MediaType(v, strict)
+            f_mime_type = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("mimeType")
 
@@ -1672,19 +1693,19 @@ def _decode_AudioContent(d: Any, strict: bool) -> AudioContent:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return AudioContent(
-        data=f_data,
-        mime_type=f_mime_type,
-        annotations=f_annotations,
-        meta=f_meta,
-    )
+    o = _new(AudioContent)
+    o.data = f_data
+    o.mime_type = f_mime_type
+    o.annotations = f_annotations
+    o.meta = f_meta
+    return o
 
 
 def _encode_AudioContent(o: AudioContent) -> dict[str, Any]:
     d: dict[str, Any] = {}
     d["data"] = o.data
 
-    d["mimeType"] = _encode_MediaType(o.mime_type)
+    d["mimeType"] = o.mime_type
 
     v = o.annotations
     if v is not UNSET:
@@ -1714,7 +1735,7 @@ def _decode_Icon(d: Any, strict: bool) -> Icon:
         f_mime_type = UNSET
     else:
         try:
-            f_mime_type = None if v is None else _decode_MediaType(v, strict)
+            f_mime_type = None if v is None else (v if type(v) is str else check_str(v))
         except ValidationError as error:
             if strict:
                 raise error.at("mimeType")
@@ -1759,13 +1780,13 @@ def _decode_Icon(d: Any, strict: bool) -> Icon:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return Icon(
-        src=f_src,
-        mime_type=f_mime_type,
-        sizes=f_sizes,
-        theme=f_theme,
-        meta=f_meta,
-    )
+    o = _new(Icon)
+    o.src = f_src
+    o.mime_type = f_mime_type
+    o.sizes = f_sizes
+    o.theme = f_theme
+    o.meta = f_meta
+    return o
 
 
 def _encode_Icon(o: Icon) -> dict[str, Any]:
@@ -1774,7 +1795,7 @@ def _encode_Icon(o: Icon) -> dict[str, Any]:
 
     v = o.mime_type
     if v is not UNSET:
-        d["mimeType"] = None if v is None else _encode_MediaType(v)
+        d["mimeType"] = None if v is None else v
 
     v = o.sizes
     if v is not UNSET:
@@ -1782,7 +1803,7 @@ def _encode_Icon(o: Icon) -> dict[str, Any]:
 
     v = o.theme
     if v is not UNSET:
-        d["theme"] = None if v is None else _encode_IconTheme(v)
+        d["theme"] = None if v is None else (v._value_ if type(v) is IconTheme else v)
 
     v = o.meta
     if v is not UNSET:
@@ -1794,14 +1815,17 @@ def _encode_Icon(o: Icon) -> dict[str, Any]:
 def _decode_IconTheme(v: Any, strict: bool) -> IconTheme | str:
     if type(v) is not str:
         raise type_error("a string", v)
-    member = IconTheme._value2member_map_.get(v)
+    member = _MEMBERS_IconTheme.get(v)
     if member is not None:
         return member
     return v
 
 
+_MEMBERS_IconTheme = IconTheme._value2member_map_
+
+
 def _encode_IconTheme(v: Any) -> Any:
-    return v.value if isinstance(v, IconTheme) else v
+    return v._value_ if type(v) is IconTheme else v
 
 
 def _decode_ResourceLink(d: Any, strict: bool) -> ResourceLink:
@@ -1867,7 +1891,7 @@ def _decode_ResourceLink(d: Any, strict: bool) -> ResourceLink:
         f_mime_type = UNSET
     else:
         try:
-            f_mime_type = None if v is None else _decode_MediaType(v, strict)
+            f_mime_type = None if v is None else (v if type(v) is str else check_str(v))
         except ValidationError as error:
             if strict:
                 raise error.at("mimeType")
@@ -1914,17 +1938,17 @@ def _decode_ResourceLink(d: Any, strict: bool) -> ResourceLink:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return ResourceLink(
-        name=f_name,
-        uri=f_uri,
-        title=f_title,
-        description=f_description,
-        icons=f_icons,
-        mime_type=f_mime_type,
-        size=f_size,
-        annotations=f_annotations,
-        meta=f_meta,
-    )
+    o = _new(ResourceLink)
+    o.name = f_name
+    o.uri = f_uri
+    o.title = f_title
+    o.description = f_description
+    o.icons = f_icons
+    o.mime_type = f_mime_type
+    o.size = f_size
+    o.annotations = f_annotations
+    o.meta = f_meta
+    return o
 
 
 def _encode_ResourceLink(o: ResourceLink) -> dict[str, Any]:
@@ -1947,7 +1971,7 @@ def _encode_ResourceLink(o: ResourceLink) -> dict[str, Any]:
 
     v = o.mime_type
     if v is not UNSET:
-        d["mimeType"] = None if v is None else _encode_MediaType(v)
+        d["mimeType"] = None if v is None else v
 
     v = o.size
     if v is not UNSET:
@@ -2012,7 +2036,7 @@ def _decode_TextResourceContents(d: Any, strict: bool) -> TextResourceContents:
         f_mime_type = UNSET
     else:
         try:
-            f_mime_type = None if v is None else _decode_MediaType(v, strict)
+            f_mime_type = None if v is None else (v if type(v) is str else check_str(v))
         except ValidationError as error:
             if strict:
                 raise error.at("mimeType")
@@ -2029,12 +2053,12 @@ def _decode_TextResourceContents(d: Any, strict: bool) -> TextResourceContents:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return TextResourceContents(
-        text=f_text,
-        uri=f_uri,
-        mime_type=f_mime_type,
-        meta=f_meta,
-    )
+    o = _new(TextResourceContents)
+    o.text = f_text
+    o.uri = f_uri
+    o.mime_type = f_mime_type
+    o.meta = f_meta
+    return o
 
 
 def _encode_TextResourceContents(o: TextResourceContents) -> dict[str, Any]:
@@ -2045,7 +2069,7 @@ def _encode_TextResourceContents(o: TextResourceContents) -> dict[str, Any]:
 
     v = o.mime_type
     if v is not UNSET:
-        d["mimeType"] = None if v is None else _encode_MediaType(v)
+        d["mimeType"] = None if v is None else v
 
     v = o.meta
     if v is not UNSET:
@@ -2080,7 +2104,7 @@ def _decode_BlobResourceContents(d: Any, strict: bool) -> BlobResourceContents:
         f_mime_type = UNSET
     else:
         try:
-            f_mime_type = None if v is None else _decode_MediaType(v, strict)
+            f_mime_type = None if v is None else (v if type(v) is str else check_str(v))
         except ValidationError as error:
             if strict:
                 raise error.at("mimeType")
@@ -2097,12 +2121,12 @@ def _decode_BlobResourceContents(d: Any, strict: bool) -> BlobResourceContents:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return BlobResourceContents(
-        blob=f_blob,
-        uri=f_uri,
-        mime_type=f_mime_type,
-        meta=f_meta,
-    )
+    o = _new(BlobResourceContents)
+    o.blob = f_blob
+    o.uri = f_uri
+    o.mime_type = f_mime_type
+    o.meta = f_meta
+    return o
 
 
 def _encode_BlobResourceContents(o: BlobResourceContents) -> dict[str, Any]:
@@ -2113,7 +2137,7 @@ def _encode_BlobResourceContents(o: BlobResourceContents) -> dict[str, Any]:
 
     v = o.mime_type
     if v is not UNSET:
-        d["mimeType"] = None if v is None else _encode_MediaType(v)
+        d["mimeType"] = None if v is None else v
 
     v = o.meta
     if v is not UNSET:
@@ -2156,11 +2180,11 @@ def _decode_EmbeddedResource(d: Any, strict: bool) -> EmbeddedResource:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return EmbeddedResource(
-        resource=f_resource,
-        annotations=f_annotations,
-        meta=f_meta,
-    )
+    o = _new(EmbeddedResource)
+    o.resource = f_resource
+    o.annotations = f_annotations
+    o.meta = f_meta
+    return o
 
 
 def _encode_EmbeddedResource(o: EmbeddedResource) -> dict[str, Any]:
@@ -2201,10 +2225,10 @@ def _decode_Content(d: Any, strict: bool) -> Content:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return Content(
-        content=f_content,
-        meta=f_meta,
-    )
+    o = _new(Content)
+    o.content = f_content
+    o.meta = f_meta
+    return o
 
 
 def _encode_Content(o: Content) -> dict[str, Any]:
@@ -2239,7 +2263,7 @@ def _decode_AddDiffChange(d: Any, strict: bool) -> AddDiffChange:
         f_mime_type = UNSET
     else:
         try:
-            f_mime_type = None if v is None else _decode_MediaType(v, strict)
+            f_mime_type = None if v is None else (v if type(v) is str else check_str(v))
         except ValidationError as error:
             if strict:
                 raise error.at("mimeType")
@@ -2261,33 +2285,35 @@ def _decode_AddDiffChange(d: Any, strict: bool) -> AddDiffChange:
         raise missing("path")
     else:
         try:
-            f_path = _decode_AbsolutePath(v, strict)
+            f_path = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("path")
 
-    return AddDiffChange(
-        file_type=f_file_type,
-        mime_type=f_mime_type,
-        meta=f_meta,
-        path=f_path,
-    )
+    o = _new(AddDiffChange)
+    o.file_type = f_file_type
+    o.mime_type = f_mime_type
+    o.meta = f_meta
+    o.path = f_path
+    return o
 
 
 def _encode_AddDiffChange(o: AddDiffChange) -> dict[str, Any]:
     d: dict[str, Any] = {"operation": "add"}
     v = o.file_type
     if v is not UNSET:
-        d["fileType"] = None if v is None else _encode_DiffFileType(v)
+        d["fileType"] = (
+            None if v is None else (v._value_ if type(v) is DiffFileType else v)
+        )
 
     v = o.mime_type
     if v is not UNSET:
-        d["mimeType"] = None if v is None else _encode_MediaType(v)
+        d["mimeType"] = None if v is None else v
 
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
 
-    d["path"] = _encode_AbsolutePath(o.path)
+    d["path"] = o.path
 
     return d
 
@@ -2313,7 +2339,7 @@ def _decode_DeleteDiffChange(d: Any, strict: bool) -> DeleteDiffChange:
         f_mime_type = UNSET
     else:
         try:
-            f_mime_type = None if v is None else _decode_MediaType(v, strict)
+            f_mime_type = None if v is None else (v if type(v) is str else check_str(v))
         except ValidationError as error:
             if strict:
                 raise error.at("mimeType")
@@ -2335,33 +2361,35 @@ def _decode_DeleteDiffChange(d: Any, strict: bool) -> DeleteDiffChange:
         raise missing("path")
     else:
         try:
-            f_path = _decode_AbsolutePath(v, strict)
+            f_path = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("path")
 
-    return DeleteDiffChange(
-        file_type=f_file_type,
-        mime_type=f_mime_type,
-        meta=f_meta,
-        path=f_path,
-    )
+    o = _new(DeleteDiffChange)
+    o.file_type = f_file_type
+    o.mime_type = f_mime_type
+    o.meta = f_meta
+    o.path = f_path
+    return o
 
 
 def _encode_DeleteDiffChange(o: DeleteDiffChange) -> dict[str, Any]:
     d: dict[str, Any] = {"operation": "delete"}
     v = o.file_type
     if v is not UNSET:
-        d["fileType"] = None if v is None else _encode_DiffFileType(v)
+        d["fileType"] = (
+            None if v is None else (v._value_ if type(v) is DiffFileType else v)
+        )
 
     v = o.mime_type
     if v is not UNSET:
-        d["mimeType"] = None if v is None else _encode_MediaType(v)
+        d["mimeType"] = None if v is None else v
 
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
 
-    d["path"] = _encode_AbsolutePath(o.path)
+    d["path"] = o.path
 
     return d
 
@@ -2387,7 +2415,7 @@ def _decode_ModifyDiffChange(d: Any, strict: bool) -> ModifyDiffChange:
         f_mime_type = UNSET
     else:
         try:
-            f_mime_type = None if v is None else _decode_MediaType(v, strict)
+            f_mime_type = None if v is None else (v if type(v) is str else check_str(v))
         except ValidationError as error:
             if strict:
                 raise error.at("mimeType")
@@ -2409,33 +2437,35 @@ def _decode_ModifyDiffChange(d: Any, strict: bool) -> ModifyDiffChange:
         raise missing("path")
     else:
         try:
-            f_path = _decode_AbsolutePath(v, strict)
+            f_path = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("path")
 
-    return ModifyDiffChange(
-        file_type=f_file_type,
-        mime_type=f_mime_type,
-        meta=f_meta,
-        path=f_path,
-    )
+    o = _new(ModifyDiffChange)
+    o.file_type = f_file_type
+    o.mime_type = f_mime_type
+    o.meta = f_meta
+    o.path = f_path
+    return o
 
 
 def _encode_ModifyDiffChange(o: ModifyDiffChange) -> dict[str, Any]:
     d: dict[str, Any] = {"operation": "modify"}
     v = o.file_type
     if v is not UNSET:
-        d["fileType"] = None if v is None else _encode_DiffFileType(v)
+        d["fileType"] = (
+            None if v is None else (v._value_ if type(v) is DiffFileType else v)
+        )
 
     v = o.mime_type
     if v is not UNSET:
-        d["mimeType"] = None if v is None else _encode_MediaType(v)
+        d["mimeType"] = None if v is None else v
 
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
 
-    d["path"] = _encode_AbsolutePath(o.path)
+    d["path"] = o.path
 
     return d
 
@@ -2461,7 +2491,7 @@ def _decode_MoveDiffChange(d: Any, strict: bool) -> MoveDiffChange:
         f_mime_type = UNSET
     else:
         try:
-            f_mime_type = None if v is None else _decode_MediaType(v, strict)
+            f_mime_type = None if v is None else (v if type(v) is str else check_str(v))
         except ValidationError as error:
             if strict:
                 raise error.at("mimeType")
@@ -2483,7 +2513,7 @@ def _decode_MoveDiffChange(d: Any, strict: bool) -> MoveDiffChange:
         raise missing("oldPath")
     else:
         try:
-            f_old_path = _decode_AbsolutePath(v, strict)
+            f_old_path = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("oldPath")
 
@@ -2492,36 +2522,38 @@ def _decode_MoveDiffChange(d: Any, strict: bool) -> MoveDiffChange:
         raise missing("path")
     else:
         try:
-            f_path = _decode_AbsolutePath(v, strict)
+            f_path = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("path")
 
-    return MoveDiffChange(
-        file_type=f_file_type,
-        mime_type=f_mime_type,
-        meta=f_meta,
-        old_path=f_old_path,
-        path=f_path,
-    )
+    o = _new(MoveDiffChange)
+    o.file_type = f_file_type
+    o.mime_type = f_mime_type
+    o.meta = f_meta
+    o.old_path = f_old_path
+    o.path = f_path
+    return o
 
 
 def _encode_MoveDiffChange(o: MoveDiffChange) -> dict[str, Any]:
     d: dict[str, Any] = {"operation": "move"}
     v = o.file_type
     if v is not UNSET:
-        d["fileType"] = None if v is None else _encode_DiffFileType(v)
+        d["fileType"] = (
+            None if v is None else (v._value_ if type(v) is DiffFileType else v)
+        )
 
     v = o.mime_type
     if v is not UNSET:
-        d["mimeType"] = None if v is None else _encode_MediaType(v)
+        d["mimeType"] = None if v is None else v
 
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
 
-    d["oldPath"] = _encode_AbsolutePath(o.old_path)
+    d["oldPath"] = o.old_path
 
-    d["path"] = _encode_AbsolutePath(o.path)
+    d["path"] = o.path
 
     return d
 
@@ -2547,7 +2579,7 @@ def _decode_CopyDiffChange(d: Any, strict: bool) -> CopyDiffChange:
         f_mime_type = UNSET
     else:
         try:
-            f_mime_type = None if v is None else _decode_MediaType(v, strict)
+            f_mime_type = None if v is None else (v if type(v) is str else check_str(v))
         except ValidationError as error:
             if strict:
                 raise error.at("mimeType")
@@ -2569,7 +2601,7 @@ def _decode_CopyDiffChange(d: Any, strict: bool) -> CopyDiffChange:
         raise missing("oldPath")
     else:
         try:
-            f_old_path = _decode_AbsolutePath(v, strict)
+            f_old_path = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("oldPath")
 
@@ -2578,36 +2610,38 @@ def _decode_CopyDiffChange(d: Any, strict: bool) -> CopyDiffChange:
         raise missing("path")
     else:
         try:
-            f_path = _decode_AbsolutePath(v, strict)
+            f_path = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("path")
 
-    return CopyDiffChange(
-        file_type=f_file_type,
-        mime_type=f_mime_type,
-        meta=f_meta,
-        old_path=f_old_path,
-        path=f_path,
-    )
+    o = _new(CopyDiffChange)
+    o.file_type = f_file_type
+    o.mime_type = f_mime_type
+    o.meta = f_meta
+    o.old_path = f_old_path
+    o.path = f_path
+    return o
 
 
 def _encode_CopyDiffChange(o: CopyDiffChange) -> dict[str, Any]:
     d: dict[str, Any] = {"operation": "copy"}
     v = o.file_type
     if v is not UNSET:
-        d["fileType"] = None if v is None else _encode_DiffFileType(v)
+        d["fileType"] = (
+            None if v is None else (v._value_ if type(v) is DiffFileType else v)
+        )
 
     v = o.mime_type
     if v is not UNSET:
-        d["mimeType"] = None if v is None else _encode_MediaType(v)
+        d["mimeType"] = None if v is None else v
 
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
 
-    d["oldPath"] = _encode_AbsolutePath(o.old_path)
+    d["oldPath"] = o.old_path
 
-    d["path"] = _encode_AbsolutePath(o.path)
+    d["path"] = o.path
 
     return d
 
@@ -2633,7 +2667,7 @@ def _decode_OtherDiffChange(d: Any, strict: bool) -> OtherDiffChange:
         f_mime_type = UNSET
     else:
         try:
-            f_mime_type = None if v is None else _decode_MediaType(v, strict)
+            f_mime_type = None if v is None else (v if type(v) is str else check_str(v))
         except ValidationError as error:
             if strict:
                 raise error.at("mimeType")
@@ -2650,17 +2684,17 @@ def _decode_OtherDiffChange(d: Any, strict: bool) -> OtherDiffChange:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return OtherDiffChange(
-        operation=d["operation"],
-        file_type=f_file_type,
-        mime_type=f_mime_type,
-        meta=f_meta,
-        extra={
-            k: x
-            for k, x in d.items()
-            if k not in ["operation", "fileType", "mimeType", "_meta"]
-        },
-    )
+    o = _new(OtherDiffChange)
+    o.operation = d["operation"]
+    o.file_type = f_file_type
+    o.mime_type = f_mime_type
+    o.meta = f_meta
+    o.extra = {
+        k: x
+        for k, x in d.items()
+        if k not in ["operation", "fileType", "mimeType", "_meta"]
+    }
+    return o
 
 
 def _encode_OtherDiffChange(o: OtherDiffChange) -> dict[str, Any]:
@@ -2668,11 +2702,13 @@ def _encode_OtherDiffChange(o: OtherDiffChange) -> dict[str, Any]:
     d.update(o.extra)
     v = o.file_type
     if v is not UNSET:
-        d["fileType"] = None if v is None else _encode_DiffFileType(v)
+        d["fileType"] = (
+            None if v is None else (v._value_ if type(v) is DiffFileType else v)
+        )
 
     v = o.mime_type
     if v is not UNSET:
-        d["mimeType"] = None if v is None else _encode_MediaType(v)
+        d["mimeType"] = None if v is None else v
 
     v = o.meta
     if v is not UNSET:
@@ -2715,14 +2751,17 @@ def _encode_DiffChange(o: Any) -> Any:
 def _decode_DiffFileType(v: Any, strict: bool) -> DiffFileType | str:
     if type(v) is not str:
         raise type_error("a string", v)
-    member = DiffFileType._value2member_map_.get(v)
+    member = _MEMBERS_DiffFileType.get(v)
     if member is not None:
         return member
     return v
 
 
+_MEMBERS_DiffFileType = DiffFileType._value2member_map_
+
+
 def _encode_DiffFileType(v: Any) -> Any:
-    return v.value if isinstance(v, DiffFileType) else v
+    return v._value_ if type(v) is DiffFileType else v
 
 
 def _decode_AbsolutePath(v: Any, strict: bool) -> Any:
@@ -2741,18 +2780,18 @@ def _decode_DiffPathChange(d: Any, strict: bool) -> DiffPathChange:
         raise missing("path")
     else:
         try:
-            f_path = _decode_AbsolutePath(v, strict)
+            f_path = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("path")
 
-    return DiffPathChange(
-        path=f_path,
-    )
+    o = _new(DiffPathChange)
+    o.path = f_path
+    return o
 
 
 def _encode_DiffPathChange(o: DiffPathChange) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["path"] = _encode_AbsolutePath(o.path)
+    d["path"] = o.path
 
     return d
 
@@ -2765,7 +2804,7 @@ def _decode_DiffPathPairChange(d: Any, strict: bool) -> DiffPathPairChange:
         raise missing("oldPath")
     else:
         try:
-            f_old_path = _decode_AbsolutePath(v, strict)
+            f_old_path = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("oldPath")
 
@@ -2774,21 +2813,21 @@ def _decode_DiffPathPairChange(d: Any, strict: bool) -> DiffPathPairChange:
         raise missing("path")
     else:
         try:
-            f_path = _decode_AbsolutePath(v, strict)
+            f_path = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("path")
 
-    return DiffPathPairChange(
-        old_path=f_old_path,
-        path=f_path,
-    )
+    o = _new(DiffPathPairChange)
+    o.old_path = f_old_path
+    o.path = f_path
+    return o
 
 
 def _encode_DiffPathPairChange(o: DiffPathPairChange) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["oldPath"] = _encode_AbsolutePath(o.old_path)
+    d["oldPath"] = o.old_path
 
-    d["path"] = _encode_AbsolutePath(o.path)
+    d["path"] = o.path
 
     return d
 
@@ -2825,16 +2864,16 @@ def _decode_DiffPatch(d: Any, strict: bool) -> DiffPatch:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return DiffPatch(
-        format=f_format,
-        text=f_text,
-        meta=f_meta,
-    )
+    o = _new(DiffPatch)
+    o.format = f_format
+    o.text = f_text
+    o.meta = f_meta
+    return o
 
 
 def _encode_DiffPatch(o: DiffPatch) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["format"] = _encode_DiffPatchFormat(o.format)
+    d["format"] = o.format._value_ if type(o.format) is DiffPatchFormat else o.format
 
     d["text"] = o.text
 
@@ -2848,14 +2887,17 @@ def _encode_DiffPatch(o: DiffPatch) -> dict[str, Any]:
 def _decode_DiffPatchFormat(v: Any, strict: bool) -> DiffPatchFormat | str:
     if type(v) is not str:
         raise type_error("a string", v)
-    member = DiffPatchFormat._value2member_map_.get(v)
+    member = _MEMBERS_DiffPatchFormat.get(v)
     if member is not None:
         return member
     return v
 
 
+_MEMBERS_DiffPatchFormat = DiffPatchFormat._value2member_map_
+
+
 def _encode_DiffPatchFormat(v: Any) -> Any:
-    return v.value if isinstance(v, DiffPatchFormat) else v
+    return v._value_ if type(v) is DiffPatchFormat else v
 
 
 def _decode_Diff(d: Any, strict: bool) -> Diff:
@@ -2892,11 +2934,11 @@ def _decode_Diff(d: Any, strict: bool) -> Diff:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return Diff(
-        changes=f_changes,
-        patch=f_patch,
-        meta=f_meta,
-    )
+    o = _new(Diff)
+    o.changes = f_changes
+    o.patch = f_patch
+    o.meta = f_meta
+    return o
 
 
 def _encode_Diff(o: Diff) -> dict[str, Any]:
@@ -2930,7 +2972,7 @@ def _decode_Terminal(d: Any, strict: bool) -> Terminal:
         raise missing("terminalId")
     else:
         try:
-            f_terminal_id = _decode_TerminalId(v, strict)
+            f_terminal_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("terminalId")
 
@@ -2945,15 +2987,15 @@ def _decode_Terminal(d: Any, strict: bool) -> Terminal:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return Terminal(
-        terminal_id=f_terminal_id,
-        meta=f_meta,
-    )
+    o = _new(Terminal)
+    o.terminal_id = f_terminal_id
+    o.meta = f_meta
+    return o
 
 
 def _encode_Terminal(o: Terminal) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["terminalId"] = _encode_TerminalId(o.terminal_id)
+    d["terminalId"] = o.terminal_id
 
     v = o.meta
     if v is not UNSET:
@@ -2970,7 +3012,7 @@ def _decode_ToolCallLocation(d: Any, strict: bool) -> ToolCallLocation:
         raise missing("path")
     else:
         try:
-            f_path = _decode_AbsolutePath(v, strict)
+            f_path = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("path")
 
@@ -3000,16 +3042,16 @@ def _decode_ToolCallLocation(d: Any, strict: bool) -> ToolCallLocation:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return ToolCallLocation(
-        path=f_path,
-        line=f_line,
-        meta=f_meta,
-    )
+    o = _new(ToolCallLocation)
+    o.path = f_path
+    o.line = f_line
+    o.meta = f_meta
+    return o
 
 
 def _encode_ToolCallLocation(o: ToolCallLocation) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["path"] = _encode_AbsolutePath(o.path)
+    d["path"] = o.path
 
     v = o.line
     if v is not UNSET:
@@ -3049,10 +3091,10 @@ def _decode_ToolCallCapabilities(d: Any, strict: bool) -> ToolCallCapabilities:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return ToolCallCapabilities(
-        cancel=f_cancel,
-        meta=f_meta,
-    )
+    o = _new(ToolCallCapabilities)
+    o.cancel = f_cancel
+    o.meta = f_meta
+    return o
 
 
 def _encode_ToolCallCapabilities(o: ToolCallCapabilities) -> dict[str, Any]:
@@ -3084,9 +3126,9 @@ def _decode_ToolCallCancelCapabilities(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return ToolCallCancelCapabilities(
-        meta=f_meta,
-    )
+    o = _new(ToolCallCancelCapabilities)
+    o.meta = f_meta
+    return o
 
 
 def _encode_ToolCallCancelCapabilities(o: ToolCallCancelCapabilities) -> dict[str, Any]:
@@ -3123,10 +3165,10 @@ def _decode_ToolCallPermissionSubject(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return ToolCallPermissionSubject(
-        tool_call=f_tool_call,
-        meta=f_meta,
-    )
+    o = _new(ToolCallPermissionSubject)
+    o.tool_call = f_tool_call
+    o.meta = f_meta
+    return o
 
 
 def _encode_ToolCallPermissionSubject(o: ToolCallPermissionSubject) -> dict[str, Any]:
@@ -3157,7 +3199,7 @@ def _decode_CommandPermissionSubject(d: Any, strict: bool) -> CommandPermissionS
         raise missing("cwd")
     else:
         try:
-            f_cwd = _decode_AbsolutePath(v, strict)
+            f_cwd = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("cwd")
 
@@ -3166,7 +3208,9 @@ def _decode_CommandPermissionSubject(d: Any, strict: bool) -> CommandPermissionS
         f_tool_call_id = UNSET
     else:
         try:
-            f_tool_call_id = None if v is None else _decode_ToolCallId(v, strict)
+            f_tool_call_id = (
+                None if v is None else (v if type(v) is str else check_str(v))
+            )
         except ValidationError as error:
             if strict:
                 raise error.at("toolCallId")
@@ -3177,7 +3221,9 @@ def _decode_CommandPermissionSubject(d: Any, strict: bool) -> CommandPermissionS
         f_terminal_id = UNSET
     else:
         try:
-            f_terminal_id = None if v is None else _decode_TerminalId(v, strict)
+            f_terminal_id = (
+                None if v is None else (v if type(v) is str else check_str(v))
+            )
         except ValidationError as error:
             if strict:
                 raise error.at("terminalId")
@@ -3194,28 +3240,28 @@ def _decode_CommandPermissionSubject(d: Any, strict: bool) -> CommandPermissionS
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return CommandPermissionSubject(
-        command=f_command,
-        cwd=f_cwd,
-        tool_call_id=f_tool_call_id,
-        terminal_id=f_terminal_id,
-        meta=f_meta,
-    )
+    o = _new(CommandPermissionSubject)
+    o.command = f_command
+    o.cwd = f_cwd
+    o.tool_call_id = f_tool_call_id
+    o.terminal_id = f_terminal_id
+    o.meta = f_meta
+    return o
 
 
 def _encode_CommandPermissionSubject(o: CommandPermissionSubject) -> dict[str, Any]:
     d: dict[str, Any] = {}
     d["command"] = o.command
 
-    d["cwd"] = _encode_AbsolutePath(o.cwd)
+    d["cwd"] = o.cwd
 
     v = o.tool_call_id
     if v is not UNSET:
-        d["toolCallId"] = None if v is None else _encode_ToolCallId(v)
+        d["toolCallId"] = None if v is None else v
 
     v = o.terminal_id
     if v is not UNSET:
-        d["terminalId"] = None if v is None else _encode_TerminalId(v)
+        d["terminalId"] = None if v is None else v
 
     v = o.meta
     if v is not UNSET:
@@ -3232,7 +3278,7 @@ def _decode_PermissionOption(d: Any, strict: bool) -> PermissionOption:
         raise missing("optionId")
     else:
         try:
-            f_option_id = _decode_PermissionOptionId(v, strict)
+            f_option_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("optionId")
 
@@ -3265,21 +3311,21 @@ def _decode_PermissionOption(d: Any, strict: bool) -> PermissionOption:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return PermissionOption(
-        option_id=f_option_id,
-        name=f_name,
-        kind=f_kind,
-        meta=f_meta,
-    )
+    o = _new(PermissionOption)
+    o.option_id = f_option_id
+    o.name = f_name
+    o.kind = f_kind
+    o.meta = f_meta
+    return o
 
 
 def _encode_PermissionOption(o: PermissionOption) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["optionId"] = _encode_PermissionOptionId(o.option_id)
+    d["optionId"] = o.option_id
 
     d["name"] = o.name
 
-    d["kind"] = _encode_PermissionOptionKind(o.kind)
+    d["kind"] = o.kind._value_ if type(o.kind) is PermissionOptionKind else o.kind
 
     v = o.meta
     if v is not UNSET:
@@ -3299,14 +3345,17 @@ def _encode_PermissionOptionId(v: Any) -> Any:
 def _decode_PermissionOptionKind(v: Any, strict: bool) -> PermissionOptionKind | str:
     if type(v) is not str:
         raise type_error("a string", v)
-    member = PermissionOptionKind._value2member_map_.get(v)
+    member = _MEMBERS_PermissionOptionKind.get(v)
     if member is not None:
         return member
     return v
 
 
+_MEMBERS_PermissionOptionKind = PermissionOptionKind._value2member_map_
+
+
 def _encode_PermissionOptionKind(v: Any) -> Any:
-    return v.value if isinstance(v, PermissionOptionKind) else v
+    return v._value_ if type(v) is PermissionOptionKind else v
 
 
 def _decode_CreateElicitationRequest(v: Any, strict: bool) -> Any:
@@ -3325,7 +3374,7 @@ def _decode_ElicitationSessionScope(d: Any, strict: bool) -> ElicitationSessionS
         raise missing("sessionId")
     else:
         try:
-            f_session_id = _decode_SessionId(v, strict)
+            f_session_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("sessionId")
 
@@ -3334,25 +3383,27 @@ def _decode_ElicitationSessionScope(d: Any, strict: bool) -> ElicitationSessionS
         f_tool_call_id = UNSET
     else:
         try:
-            f_tool_call_id = None if v is None else _decode_ToolCallId(v, strict)
+            f_tool_call_id = (
+                None if v is None else (v if type(v) is str else check_str(v))
+            )
         except ValidationError as error:
             if strict:
                 raise error.at("toolCallId")
             f_tool_call_id = UNSET
 
-    return ElicitationSessionScope(
-        session_id=f_session_id,
-        tool_call_id=f_tool_call_id,
-    )
+    o = _new(ElicitationSessionScope)
+    o.session_id = f_session_id
+    o.tool_call_id = f_tool_call_id
+    return o
 
 
 def _encode_ElicitationSessionScope(o: ElicitationSessionScope) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["sessionId"] = _encode_SessionId(o.session_id)
+    d["sessionId"] = o.session_id
 
     v = o.tool_call_id
     if v is not UNSET:
-        d["toolCallId"] = None if v is None else _encode_ToolCallId(v)
+        d["toolCallId"] = None if v is None else v
 
     return d
 
@@ -3369,9 +3420,9 @@ def _decode_ElicitationRequestScope(d: Any, strict: bool) -> ElicitationRequestS
         except ValidationError as error:
             raise error.at("requestId")
 
-    return ElicitationRequestScope(
-        request_id=f_request_id,
-    )
+    o = _new(ElicitationRequestScope)
+    o.request_id = f_request_id
+    return o
 
 
 def _encode_ElicitationRequestScope(o: ElicitationRequestScope) -> dict[str, Any]:
@@ -3452,19 +3503,19 @@ def _decode_ElicitationSchema(d: Any, strict: bool) -> ElicitationSchema:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return ElicitationSchema(
-        type=f_type,
-        title=f_title,
-        properties=f_properties,
-        required=f_required,
-        description=f_description,
-        meta=f_meta,
-    )
+    o = _new(ElicitationSchema)
+    o.type = f_type
+    o.title = f_title
+    o.properties = f_properties
+    o.required = f_required
+    o.description = f_description
+    o.meta = f_meta
+    return o
 
 
 def _encode_ElicitationSchema(o: ElicitationSchema) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["type"] = _encode_ElicitationSchemaType(o.type)
+    d["type"] = o.type._value_ if type(o.type) is ElicitationSchemaType else o.type
 
     v = o.title
     if v is not UNSET:
@@ -3492,14 +3543,17 @@ def _encode_ElicitationSchema(o: ElicitationSchema) -> dict[str, Any]:
 def _decode_ElicitationSchemaType(v: Any, strict: bool) -> ElicitationSchemaType:
     if type(v) is not str:
         raise type_error("a string", v)
-    member = ElicitationSchemaType._value2member_map_.get(v)
+    member = _MEMBERS_ElicitationSchemaType.get(v)
     if member is not None:
         return member
     raise ValidationError('expected one of "object", found ' + repr(v))
 
 
+_MEMBERS_ElicitationSchemaType = ElicitationSchemaType._value2member_map_
+
+
 def _encode_ElicitationSchemaType(v: Any) -> Any:
-    return v.value if isinstance(v, ElicitationSchemaType) else v
+    return v._value_ if type(v) is ElicitationSchemaType else v
 
 
 def _decode_StringElicitationPropertySchema(
@@ -3628,18 +3682,18 @@ def _decode_StringElicitationPropertySchema(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return StringElicitationPropertySchema(
-        title=f_title,
-        description=f_description,
-        min_length=f_min_length,
-        max_length=f_max_length,
-        pattern=f_pattern,
-        format=f_format,
-        default=f_default,
-        enum=f_enum,
-        one_of=f_one_of,
-        meta=f_meta,
-    )
+    o = _new(StringElicitationPropertySchema)
+    o.title = f_title
+    o.description = f_description
+    o.min_length = f_min_length
+    o.max_length = f_max_length
+    o.pattern = f_pattern
+    o.format = f_format
+    o.default = f_default
+    o.enum = f_enum
+    o.one_of = f_one_of
+    o.meta = f_meta
+    return o
 
 
 def _encode_StringElicitationPropertySchema(
@@ -3668,7 +3722,9 @@ def _encode_StringElicitationPropertySchema(
 
     v = o.format
     if v is not UNSET:
-        d["format"] = None if v is None else _encode_StringFormat(v)
+        d["format"] = (
+            None if v is None else (v._value_ if type(v) is StringFormat else v)
+        )
 
     v = o.default
     if v is not UNSET:
@@ -3760,14 +3816,14 @@ def _decode_NumberElicitationPropertySchema(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return NumberElicitationPropertySchema(
-        title=f_title,
-        description=f_description,
-        minimum=f_minimum,
-        maximum=f_maximum,
-        default=f_default,
-        meta=f_meta,
-    )
+    o = _new(NumberElicitationPropertySchema)
+    o.title = f_title
+    o.description = f_description
+    o.minimum = f_minimum
+    o.maximum = f_maximum
+    o.default = f_default
+    o.meta = f_meta
+    return o
 
 
 def _encode_NumberElicitationPropertySchema(
@@ -3896,14 +3952,14 @@ def _decode_IntegerElicitationPropertySchema(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return IntegerElicitationPropertySchema(
-        title=f_title,
-        description=f_description,
-        minimum=f_minimum,
-        maximum=f_maximum,
-        default=f_default,
-        meta=f_meta,
-    )
+    o = _new(IntegerElicitationPropertySchema)
+    o.title = f_title
+    o.description = f_description
+    o.minimum = f_minimum
+    o.maximum = f_maximum
+    o.default = f_default
+    o.meta = f_meta
+    return o
 
 
 def _encode_IntegerElicitationPropertySchema(
@@ -3990,12 +4046,12 @@ def _decode_BooleanElicitationPropertySchema(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return BooleanElicitationPropertySchema(
-        title=f_title,
-        description=f_description,
-        default=f_default,
-        meta=f_meta,
-    )
+    o = _new(BooleanElicitationPropertySchema)
+    o.title = f_title
+    o.description = f_description
+    o.default = f_default
+    o.meta = f_meta
+    return o
 
 
 def _encode_BooleanElicitationPropertySchema(
@@ -4123,15 +4179,15 @@ def _decode_ArrayElicitationPropertySchema(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return ArrayElicitationPropertySchema(
-        title=f_title,
-        description=f_description,
-        min_items=f_min_items,
-        max_items=f_max_items,
-        items=f_items,
-        default=f_default,
-        meta=f_meta,
-    )
+    o = _new(ArrayElicitationPropertySchema)
+    o.title = f_title
+    o.description = f_description
+    o.min_items = f_min_items
+    o.max_items = f_max_items
+    o.items = f_items
+    o.default = f_default
+    o.meta = f_meta
+    return o
 
 
 def _encode_ArrayElicitationPropertySchema(
@@ -4174,10 +4230,10 @@ def _decode_OtherElicitationPropertySchema(
         raise type_error("an object", d)
     if type(d.get("type")) is not str:
         raise check_tag(d, "type", None)
-    return OtherElicitationPropertySchema(
-        type=d["type"],
-        extra={k: x for k, x in d.items() if k not in ["type"]},
-    )
+    o = _new(OtherElicitationPropertySchema)
+    o.type = d["type"]
+    o.extra = {k: x for k, x in d.items() if k not in ["type"]}
+    return o
 
 
 def _encode_OtherElicitationPropertySchema(
@@ -4226,14 +4282,17 @@ def _encode_ElicitationPropertySchema(o: Any) -> Any:
 def _decode_StringFormat(v: Any, strict: bool) -> StringFormat | str:
     if type(v) is not str:
         raise type_error("a string", v)
-    member = StringFormat._value2member_map_.get(v)
+    member = _MEMBERS_StringFormat.get(v)
     if member is not None:
         return member
     return v
 
 
+_MEMBERS_StringFormat = StringFormat._value2member_map_
+
+
 def _encode_StringFormat(v: Any) -> Any:
-    return v.value if isinstance(v, StringFormat) else v
+    return v._value_ if type(v) is StringFormat else v
 
 
 def _decode_EnumOption(d: Any, strict: bool) -> EnumOption:
@@ -4281,12 +4340,12 @@ def _decode_EnumOption(d: Any, strict: bool) -> EnumOption:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return EnumOption(
-        const=f_const,
-        title=f_title,
-        description=f_description,
-        meta=f_meta,
-    )
+    o = _new(EnumOption)
+    o.const = f_const
+    o.title = f_title
+    o.description = f_description
+    o.meta = f_meta
+    return o
 
 
 def _encode_EnumOption(o: EnumOption) -> dict[str, Any]:
@@ -4428,18 +4487,18 @@ def _decode_StringPropertySchema(d: Any, strict: bool) -> StringPropertySchema:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return StringPropertySchema(
-        title=f_title,
-        description=f_description,
-        min_length=f_min_length,
-        max_length=f_max_length,
-        pattern=f_pattern,
-        format=f_format,
-        default=f_default,
-        enum=f_enum,
-        one_of=f_one_of,
-        meta=f_meta,
-    )
+    o = _new(StringPropertySchema)
+    o.title = f_title
+    o.description = f_description
+    o.min_length = f_min_length
+    o.max_length = f_max_length
+    o.pattern = f_pattern
+    o.format = f_format
+    o.default = f_default
+    o.enum = f_enum
+    o.one_of = f_one_of
+    o.meta = f_meta
+    return o
 
 
 def _encode_StringPropertySchema(o: StringPropertySchema) -> dict[str, Any]:
@@ -4466,7 +4525,9 @@ def _encode_StringPropertySchema(o: StringPropertySchema) -> dict[str, Any]:
 
     v = o.format
     if v is not UNSET:
-        d["format"] = None if v is None else _encode_StringFormat(v)
+        d["format"] = (
+            None if v is None else (v._value_ if type(v) is StringFormat else v)
+        )
 
     v = o.default
     if v is not UNSET:
@@ -4554,14 +4615,14 @@ def _decode_NumberPropertySchema(d: Any, strict: bool) -> NumberPropertySchema:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return NumberPropertySchema(
-        title=f_title,
-        description=f_description,
-        minimum=f_minimum,
-        maximum=f_maximum,
-        default=f_default,
-        meta=f_meta,
-    )
+    o = _new(NumberPropertySchema)
+    o.title = f_title
+    o.description = f_description
+    o.minimum = f_minimum
+    o.maximum = f_maximum
+    o.default = f_default
+    o.meta = f_meta
+    return o
 
 
 def _encode_NumberPropertySchema(o: NumberPropertySchema) -> dict[str, Any]:
@@ -4684,14 +4745,14 @@ def _decode_IntegerPropertySchema(d: Any, strict: bool) -> IntegerPropertySchema
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return IntegerPropertySchema(
-        title=f_title,
-        description=f_description,
-        minimum=f_minimum,
-        maximum=f_maximum,
-        default=f_default,
-        meta=f_meta,
-    )
+    o = _new(IntegerPropertySchema)
+    o.title = f_title
+    o.description = f_description
+    o.minimum = f_minimum
+    o.maximum = f_maximum
+    o.default = f_default
+    o.meta = f_meta
+    return o
 
 
 def _encode_IntegerPropertySchema(o: IntegerPropertySchema) -> dict[str, Any]:
@@ -4772,12 +4833,12 @@ def _decode_BooleanPropertySchema(d: Any, strict: bool) -> BooleanPropertySchema
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return BooleanPropertySchema(
-        title=f_title,
-        description=f_description,
-        default=f_default,
-        meta=f_meta,
-    )
+    o = _new(BooleanPropertySchema)
+    o.title = f_title
+    o.description = f_description
+    o.default = f_default
+    o.meta = f_meta
+    return o
 
 
 def _encode_BooleanPropertySchema(o: BooleanPropertySchema) -> dict[str, Any]:
@@ -4828,10 +4889,10 @@ def _decode_MultiSelectItemsString(d: Any, strict: bool) -> MultiSelectItemsStri
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return MultiSelectItemsString(
-        enum=f_enum,
-        meta=f_meta,
-    )
+    o = _new(MultiSelectItemsString)
+    o.enum = f_enum
+    o.meta = f_meta
+    return o
 
 
 def _encode_MultiSelectItemsString(o: MultiSelectItemsString) -> dict[str, Any]:
@@ -4850,10 +4911,10 @@ def _decode_OtherMultiSelectItems(d: Any, strict: bool) -> OtherMultiSelectItems
         raise type_error("an object", d)
     if type(d.get("type")) is not str:
         raise check_tag(d, "type", None)
-    return OtherMultiSelectItems(
-        type=d["type"],
-        extra={k: x for k, x in d.items() if k not in ["type"]},
-    )
+    o = _new(OtherMultiSelectItems)
+    o.type = d["type"]
+    o.extra = {k: x for k, x in d.items() if k not in ["type"]}
+    return o
 
 
 def _encode_OtherMultiSelectItems(o: OtherMultiSelectItems) -> dict[str, Any]:
@@ -4921,10 +4982,10 @@ def _decode_StringMultiSelectItems(d: Any, strict: bool) -> StringMultiSelectIte
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return StringMultiSelectItems(
-        enum=f_enum,
-        meta=f_meta,
-    )
+    o = _new(StringMultiSelectItems)
+    o.enum = f_enum
+    o.meta = f_meta
+    return o
 
 
 def _encode_StringMultiSelectItems(o: StringMultiSelectItems) -> dict[str, Any]:
@@ -4961,10 +5022,10 @@ def _decode_TitledMultiSelectItems(d: Any, strict: bool) -> TitledMultiSelectIte
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return TitledMultiSelectItems(
-        any_of=f_any_of,
-        meta=f_meta,
-    )
+    o = _new(TitledMultiSelectItems)
+    o.any_of = f_any_of
+    o.meta = f_meta
+    return o
 
 
 def _encode_TitledMultiSelectItems(o: TitledMultiSelectItems) -> dict[str, Any]:
@@ -5078,15 +5139,15 @@ def _decode_MultiSelectPropertySchema(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return MultiSelectPropertySchema(
-        title=f_title,
-        description=f_description,
-        min_items=f_min_items,
-        max_items=f_max_items,
-        items=f_items,
-        default=f_default,
-        meta=f_meta,
-    )
+    o = _new(MultiSelectPropertySchema)
+    o.title = f_title
+    o.description = f_description
+    o.min_items = f_min_items
+    o.max_items = f_max_items
+    o.items = f_items
+    o.default = f_default
+    o.meta = f_meta
+    return o
 
 
 def _encode_MultiSelectPropertySchema(o: MultiSelectPropertySchema) -> dict[str, Any]:
@@ -5168,7 +5229,7 @@ def _decode_InitializeResponse(d: Any, strict: bool) -> InitializeResponse:
         raise missing("protocolVersion")
     else:
         try:
-            f_protocol_version = _decode_ProtocolVersion(v, strict)
+            f_protocol_version = check_int(v, 0, 65535)
         except ValidationError as error:
             raise error.at("protocolVersion")
 
@@ -5214,18 +5275,18 @@ def _decode_InitializeResponse(d: Any, strict: bool) -> InitializeResponse:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return InitializeResponse(
-        protocol_version=f_protocol_version,
-        info=f_info,
-        capabilities=f_capabilities,
-        auth_methods=f_auth_methods,
-        meta=f_meta,
-    )
+    o = _new(InitializeResponse)
+    o.protocol_version = f_protocol_version
+    o.info = f_info
+    o.capabilities = f_capabilities
+    o.auth_methods = f_auth_methods
+    o.meta = f_meta
+    return o
 
 
 def _encode_InitializeResponse(o: InitializeResponse) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["protocolVersion"] = _encode_ProtocolVersion(o.protocol_version)
+    d["protocolVersion"] = o.protocol_version
 
     d["info"] = _encode_Implementation(o.info)
 
@@ -5295,12 +5356,12 @@ def _decode_Implementation(d: Any, strict: bool) -> Implementation:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return Implementation(
-        name=f_name,
-        title=f_title,
-        version=f_version,
-        meta=f_meta,
-    )
+    o = _new(Implementation)
+    o.name = f_name
+    o.title = f_title
+    o.version = f_version
+    o.meta = f_meta
+    return o
 
 
 def _encode_Implementation(o: Implementation) -> dict[str, Any]:
@@ -5356,11 +5417,11 @@ def _decode_AgentCapabilities(d: Any, strict: bool) -> AgentCapabilities:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return AgentCapabilities(
-        session=f_session,
-        auth=f_auth,
-        meta=f_meta,
-    )
+    o = _new(AgentCapabilities)
+    o.session = f_session
+    o.auth = f_auth
+    o.meta = f_meta
+    return o
 
 
 def _encode_AgentCapabilities(o: AgentCapabilities) -> dict[str, Any]:
@@ -5444,13 +5505,13 @@ def _decode_SessionCapabilities(d: Any, strict: bool) -> SessionCapabilities:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return SessionCapabilities(
-        prompt=f_prompt,
-        mcp=f_mcp,
-        delete=f_delete,
-        additional_directories=f_additional_directories,
-        meta=f_meta,
-    )
+    o = _new(SessionCapabilities)
+    o.prompt = f_prompt
+    o.mcp = f_mcp
+    o.delete = f_delete
+    o.additional_directories = f_additional_directories
+    o.meta = f_meta
+    return o
 
 
 def _encode_SessionCapabilities(o: SessionCapabilities) -> dict[str, Any]:
@@ -5531,12 +5592,12 @@ def _decode_PromptCapabilities(d: Any, strict: bool) -> PromptCapabilities:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return PromptCapabilities(
-        image=f_image,
-        audio=f_audio,
-        embedded_context=f_embedded_context,
-        meta=f_meta,
-    )
+    o = _new(PromptCapabilities)
+    o.image = f_image
+    o.audio = f_audio
+    o.embedded_context = f_embedded_context
+    o.meta = f_meta
+    return o
 
 
 def _encode_PromptCapabilities(o: PromptCapabilities) -> dict[str, Any]:
@@ -5576,9 +5637,9 @@ def _decode_PromptImageCapabilities(d: Any, strict: bool) -> PromptImageCapabili
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return PromptImageCapabilities(
-        meta=f_meta,
-    )
+    o = _new(PromptImageCapabilities)
+    o.meta = f_meta
+    return o
 
 
 def _encode_PromptImageCapabilities(o: PromptImageCapabilities) -> dict[str, Any]:
@@ -5604,9 +5665,9 @@ def _decode_PromptAudioCapabilities(d: Any, strict: bool) -> PromptAudioCapabili
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return PromptAudioCapabilities(
-        meta=f_meta,
-    )
+    o = _new(PromptAudioCapabilities)
+    o.meta = f_meta
+    return o
 
 
 def _encode_PromptAudioCapabilities(o: PromptAudioCapabilities) -> dict[str, Any]:
@@ -5634,9 +5695,9 @@ def _decode_PromptEmbeddedContextCapabilities(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return PromptEmbeddedContextCapabilities(
-        meta=f_meta,
-    )
+    o = _new(PromptEmbeddedContextCapabilities)
+    o.meta = f_meta
+    return o
 
 
 def _encode_PromptEmbeddedContextCapabilities(
@@ -5686,11 +5747,11 @@ def _decode_McpCapabilities(d: Any, strict: bool) -> McpCapabilities:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return McpCapabilities(
-        stdio=f_stdio,
-        http=f_http,
-        meta=f_meta,
-    )
+    o = _new(McpCapabilities)
+    o.stdio = f_stdio
+    o.http = f_http
+    o.meta = f_meta
+    return o
 
 
 def _encode_McpCapabilities(o: McpCapabilities) -> dict[str, Any]:
@@ -5724,9 +5785,9 @@ def _decode_McpStdioCapabilities(d: Any, strict: bool) -> McpStdioCapabilities:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return McpStdioCapabilities(
-        meta=f_meta,
-    )
+    o = _new(McpStdioCapabilities)
+    o.meta = f_meta
+    return o
 
 
 def _encode_McpStdioCapabilities(o: McpStdioCapabilities) -> dict[str, Any]:
@@ -5752,9 +5813,9 @@ def _decode_McpHttpCapabilities(d: Any, strict: bool) -> McpHttpCapabilities:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return McpHttpCapabilities(
-        meta=f_meta,
-    )
+    o = _new(McpHttpCapabilities)
+    o.meta = f_meta
+    return o
 
 
 def _encode_McpHttpCapabilities(o: McpHttpCapabilities) -> dict[str, Any]:
@@ -5782,9 +5843,9 @@ def _decode_SessionDeleteCapabilities(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return SessionDeleteCapabilities(
-        meta=f_meta,
-    )
+    o = _new(SessionDeleteCapabilities)
+    o.meta = f_meta
+    return o
 
 
 def _encode_SessionDeleteCapabilities(o: SessionDeleteCapabilities) -> dict[str, Any]:
@@ -5812,9 +5873,9 @@ def _decode_SessionAdditionalDirectoriesCapabilities(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return SessionAdditionalDirectoriesCapabilities(
-        meta=f_meta,
-    )
+    o = _new(SessionAdditionalDirectoriesCapabilities)
+    o.meta = f_meta
+    return o
 
 
 def _encode_SessionAdditionalDirectoriesCapabilities(
@@ -5842,9 +5903,9 @@ def _decode_AgentAuthCapabilities(d: Any, strict: bool) -> AgentAuthCapabilities
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return AgentAuthCapabilities(
-        meta=f_meta,
-    )
+    o = _new(AgentAuthCapabilities)
+    o.meta = f_meta
+    return o
 
 
 def _encode_AgentAuthCapabilities(o: AgentAuthCapabilities) -> dict[str, Any]:
@@ -5866,7 +5927,7 @@ def _decode_TerminalAuthMethod(d: Any, strict: bool) -> TerminalAuthMethod:
         raise missing("methodId")
     else:
         try:
-            f_method_id = _decode_AuthMethodId(v, strict)
+            f_method_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("methodId")
 
@@ -5927,19 +5988,19 @@ def _decode_TerminalAuthMethod(d: Any, strict: bool) -> TerminalAuthMethod:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return TerminalAuthMethod(
-        method_id=f_method_id,
-        name=f_name,
-        description=f_description,
-        args=f_args,
-        env=f_env,
-        meta=f_meta,
-    )
+    o = _new(TerminalAuthMethod)
+    o.method_id = f_method_id
+    o.name = f_name
+    o.description = f_description
+    o.args = f_args
+    o.env = f_env
+    o.meta = f_meta
+    return o
 
 
 def _encode_TerminalAuthMethod(o: TerminalAuthMethod) -> dict[str, Any]:
     d: dict[str, Any] = {"type": "terminal"}
-    d["methodId"] = _encode_AuthMethodId(o.method_id)
+    d["methodId"] = o.method_id
 
     d["name"] = o.name
 
@@ -5972,7 +6033,7 @@ def _decode_AgentAuthMethod(d: Any, strict: bool) -> AgentAuthMethod:
         raise missing("methodId")
     else:
         try:
-            f_method_id = _decode_AuthMethodId(v, strict)
+            f_method_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("methodId")
 
@@ -6009,17 +6070,17 @@ def _decode_AgentAuthMethod(d: Any, strict: bool) -> AgentAuthMethod:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return AgentAuthMethod(
-        method_id=f_method_id,
-        name=f_name,
-        description=f_description,
-        meta=f_meta,
-    )
+    o = _new(AgentAuthMethod)
+    o.method_id = f_method_id
+    o.name = f_name
+    o.description = f_description
+    o.meta = f_meta
+    return o
 
 
 def _encode_AgentAuthMethod(o: AgentAuthMethod) -> dict[str, Any]:
     d: dict[str, Any] = {"type": "agent"}
-    d["methodId"] = _encode_AuthMethodId(o.method_id)
+    d["methodId"] = o.method_id
 
     d["name"] = o.name
 
@@ -6044,7 +6105,7 @@ def _decode_OtherAuthMethod(d: Any, strict: bool) -> OtherAuthMethod:
         raise missing("methodId")
     else:
         try:
-            f_method_id = _decode_AuthMethodId(v, strict)
+            f_method_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("methodId")
 
@@ -6057,18 +6118,18 @@ def _decode_OtherAuthMethod(d: Any, strict: bool) -> OtherAuthMethod:
         except ValidationError as error:
             raise error.at("name")
 
-    return OtherAuthMethod(
-        type=d["type"],
-        method_id=f_method_id,
-        name=f_name,
-        extra={k: x for k, x in d.items() if k not in ["type", "methodId", "name"]},
-    )
+    o = _new(OtherAuthMethod)
+    o.type = d["type"]
+    o.method_id = f_method_id
+    o.name = f_name
+    o.extra = {k: x for k, x in d.items() if k not in ["type", "methodId", "name"]}
+    return o
 
 
 def _encode_OtherAuthMethod(o: OtherAuthMethod) -> dict[str, Any]:
     d: dict[str, Any] = {"type": o.type}
     d.update(o.extra)
-    d["methodId"] = _encode_AuthMethodId(o.method_id)
+    d["methodId"] = o.method_id
 
     d["name"] = o.name
 
@@ -6143,11 +6204,11 @@ def _decode_EnvVariable(d: Any, strict: bool) -> EnvVariable:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return EnvVariable(
-        name=f_name,
-        value=f_value,
-        meta=f_meta,
-    )
+    o = _new(EnvVariable)
+    o.name = f_name
+    o.value = f_value
+    o.meta = f_meta
+    return o
 
 
 def _encode_EnvVariable(o: EnvVariable) -> dict[str, Any]:
@@ -6171,7 +6232,7 @@ def _decode_AuthMethodTerminal(d: Any, strict: bool) -> AuthMethodTerminal:
         raise missing("methodId")
     else:
         try:
-            f_method_id = _decode_AuthMethodId(v, strict)
+            f_method_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("methodId")
 
@@ -6232,19 +6293,19 @@ def _decode_AuthMethodTerminal(d: Any, strict: bool) -> AuthMethodTerminal:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return AuthMethodTerminal(
-        method_id=f_method_id,
-        name=f_name,
-        description=f_description,
-        args=f_args,
-        env=f_env,
-        meta=f_meta,
-    )
+    o = _new(AuthMethodTerminal)
+    o.method_id = f_method_id
+    o.name = f_name
+    o.description = f_description
+    o.args = f_args
+    o.env = f_env
+    o.meta = f_meta
+    return o
 
 
 def _encode_AuthMethodTerminal(o: AuthMethodTerminal) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["methodId"] = _encode_AuthMethodId(o.method_id)
+    d["methodId"] = o.method_id
 
     d["name"] = o.name
 
@@ -6275,7 +6336,7 @@ def _decode_AuthMethodAgent(d: Any, strict: bool) -> AuthMethodAgent:
         raise missing("methodId")
     else:
         try:
-            f_method_id = _decode_AuthMethodId(v, strict)
+            f_method_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("methodId")
 
@@ -6312,17 +6373,17 @@ def _decode_AuthMethodAgent(d: Any, strict: bool) -> AuthMethodAgent:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return AuthMethodAgent(
-        method_id=f_method_id,
-        name=f_name,
-        description=f_description,
-        meta=f_meta,
-    )
+    o = _new(AuthMethodAgent)
+    o.method_id = f_method_id
+    o.name = f_name
+    o.description = f_description
+    o.meta = f_meta
+    return o
 
 
 def _encode_AuthMethodAgent(o: AuthMethodAgent) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["methodId"] = _encode_AuthMethodId(o.method_id)
+    d["methodId"] = o.method_id
 
     d["name"] = o.name
 
@@ -6351,9 +6412,9 @@ def _decode_LoginAuthResponse(d: Any, strict: bool) -> LoginAuthResponse:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return LoginAuthResponse(
-        meta=f_meta,
-    )
+    o = _new(LoginAuthResponse)
+    o.meta = f_meta
+    return o
 
 
 def _encode_LoginAuthResponse(o: LoginAuthResponse) -> dict[str, Any]:
@@ -6379,9 +6440,9 @@ def _decode_LogoutAuthResponse(d: Any, strict: bool) -> LogoutAuthResponse:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return LogoutAuthResponse(
-        meta=f_meta,
-    )
+    o = _new(LogoutAuthResponse)
+    o.meta = f_meta
+    return o
 
 
 def _encode_LogoutAuthResponse(o: LogoutAuthResponse) -> dict[str, Any]:
@@ -6401,7 +6462,7 @@ def _decode_NewSessionResponse(d: Any, strict: bool) -> NewSessionResponse:
         raise missing("sessionId")
     else:
         try:
-            f_session_id = _decode_SessionId(v, strict)
+            f_session_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("sessionId")
 
@@ -6442,17 +6503,17 @@ def _decode_NewSessionResponse(d: Any, strict: bool) -> NewSessionResponse:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return NewSessionResponse(
-        session_id=f_session_id,
-        config_options=f_config_options,
-        available_commands=f_available_commands,
-        meta=f_meta,
-    )
+    o = _new(NewSessionResponse)
+    o.session_id = f_session_id
+    o.config_options = f_config_options
+    o.available_commands = f_available_commands
+    o.meta = f_meta
+    return o
 
 
 def _encode_NewSessionResponse(o: NewSessionResponse) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["sessionId"] = _encode_SessionId(o.session_id)
+    d["sessionId"] = o.session_id
 
     v = o.config_options
     if v is not UNSET:
@@ -6481,7 +6542,7 @@ def _decode_SelectSessionConfigOption(
         raise missing("configId")
     else:
         try:
-            f_config_id = _decode_SessionConfigId(v, strict)
+            f_config_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("configId")
 
@@ -6536,7 +6597,7 @@ def _decode_SelectSessionConfigOption(
         raise missing("currentValue")
     else:
         try:
-            f_current_value = _decode_SessionConfigValueId(v, strict)
+            f_current_value = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("currentValue")
 
@@ -6549,20 +6610,20 @@ def _decode_SelectSessionConfigOption(
         except ValidationError as error:
             raise error.at("options")
 
-    return SelectSessionConfigOption(
-        config_id=f_config_id,
-        name=f_name,
-        description=f_description,
-        category=f_category,
-        meta=f_meta,
-        current_value=f_current_value,
-        options=f_options,
-    )
+    o = _new(SelectSessionConfigOption)
+    o.config_id = f_config_id
+    o.name = f_name
+    o.description = f_description
+    o.category = f_category
+    o.meta = f_meta
+    o.current_value = f_current_value
+    o.options = f_options
+    return o
 
 
 def _encode_SelectSessionConfigOption(o: SelectSessionConfigOption) -> dict[str, Any]:
     d: dict[str, Any] = {"type": "select"}
-    d["configId"] = _encode_SessionConfigId(o.config_id)
+    d["configId"] = o.config_id
 
     d["name"] = o.name
 
@@ -6572,13 +6633,17 @@ def _encode_SelectSessionConfigOption(o: SelectSessionConfigOption) -> dict[str,
 
     v = o.category
     if v is not UNSET:
-        d["category"] = None if v is None else _encode_SessionConfigOptionCategory(v)
+        d["category"] = (
+            None
+            if v is None
+            else (v._value_ if type(v) is SessionConfigOptionCategory else v)
+        )
 
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
 
-    d["currentValue"] = _encode_SessionConfigValueId(o.current_value)
+    d["currentValue"] = o.current_value
 
     d["options"] = _encode_SessionConfigSelectOptions(o.options)
 
@@ -6597,7 +6662,7 @@ def _decode_BooleanSessionConfigOption(
         raise missing("configId")
     else:
         try:
-            f_config_id = _decode_SessionConfigId(v, strict)
+            f_config_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("configId")
 
@@ -6656,19 +6721,19 @@ def _decode_BooleanSessionConfigOption(
         except ValidationError as error:
             raise error.at("currentValue")
 
-    return BooleanSessionConfigOption(
-        config_id=f_config_id,
-        name=f_name,
-        description=f_description,
-        category=f_category,
-        meta=f_meta,
-        current_value=f_current_value,
-    )
+    o = _new(BooleanSessionConfigOption)
+    o.config_id = f_config_id
+    o.name = f_name
+    o.description = f_description
+    o.category = f_category
+    o.meta = f_meta
+    o.current_value = f_current_value
+    return o
 
 
 def _encode_BooleanSessionConfigOption(o: BooleanSessionConfigOption) -> dict[str, Any]:
     d: dict[str, Any] = {"type": "boolean"}
-    d["configId"] = _encode_SessionConfigId(o.config_id)
+    d["configId"] = o.config_id
 
     d["name"] = o.name
 
@@ -6678,7 +6743,11 @@ def _encode_BooleanSessionConfigOption(o: BooleanSessionConfigOption) -> dict[st
 
     v = o.category
     if v is not UNSET:
-        d["category"] = None if v is None else _encode_SessionConfigOptionCategory(v)
+        d["category"] = (
+            None
+            if v is None
+            else (v._value_ if type(v) is SessionConfigOptionCategory else v)
+        )
 
     v = o.meta
     if v is not UNSET:
@@ -6699,7 +6768,7 @@ def _decode_OtherSessionConfigOption(d: Any, strict: bool) -> OtherSessionConfig
         raise missing("configId")
     else:
         try:
-            f_config_id = _decode_SessionConfigId(v, strict)
+            f_config_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("configId")
 
@@ -6749,25 +6818,25 @@ def _decode_OtherSessionConfigOption(d: Any, strict: bool) -> OtherSessionConfig
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return OtherSessionConfigOption(
-        type=d["type"],
-        config_id=f_config_id,
-        name=f_name,
-        description=f_description,
-        category=f_category,
-        meta=f_meta,
-        extra={
-            k: x
-            for k, x in d.items()
-            if k not in ["type", "configId", "name", "description", "category", "_meta"]
-        },
-    )
+    o = _new(OtherSessionConfigOption)
+    o.type = d["type"]
+    o.config_id = f_config_id
+    o.name = f_name
+    o.description = f_description
+    o.category = f_category
+    o.meta = f_meta
+    o.extra = {
+        k: x
+        for k, x in d.items()
+        if k not in ["type", "configId", "name", "description", "category", "_meta"]
+    }
+    return o
 
 
 def _encode_OtherSessionConfigOption(o: OtherSessionConfigOption) -> dict[str, Any]:
     d: dict[str, Any] = {"type": o.type}
     d.update(o.extra)
-    d["configId"] = _encode_SessionConfigId(o.config_id)
+    d["configId"] = o.config_id
 
     d["name"] = o.name
 
@@ -6777,7 +6846,11 @@ def _encode_OtherSessionConfigOption(o: OtherSessionConfigOption) -> dict[str, A
 
     v = o.category
     if v is not UNSET:
-        d["category"] = None if v is None else _encode_SessionConfigOptionCategory(v)
+        d["category"] = (
+            None
+            if v is None
+            else (v._value_ if type(v) is SessionConfigOptionCategory else v)
+        )
 
     v = o.meta
     if v is not UNSET:
@@ -6829,14 +6902,17 @@ def _decode_SessionConfigOptionCategory(
 ) -> SessionConfigOptionCategory | str:
     if type(v) is not str:
         raise type_error("a string", v)
-    member = SessionConfigOptionCategory._value2member_map_.get(v)
+    member = _MEMBERS_SessionConfigOptionCategory.get(v)
     if member is not None:
         return member
     return v
 
 
+_MEMBERS_SessionConfigOptionCategory = SessionConfigOptionCategory._value2member_map_
+
+
 def _encode_SessionConfigOptionCategory(v: Any) -> Any:
-    return v.value if isinstance(v, SessionConfigOptionCategory) else v
+    return v._value_ if type(v) is SessionConfigOptionCategory else v
 
 
 def _decode_SessionConfigValueId(v: Any, strict: bool) -> Any:
@@ -6876,7 +6952,7 @@ def _decode_SessionConfigSelectOption(
         raise missing("value")
     else:
         try:
-            f_value = _decode_SessionConfigValueId(v, strict)
+            f_value = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("value")
 
@@ -6913,17 +6989,17 @@ def _decode_SessionConfigSelectOption(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return SessionConfigSelectOption(
-        value=f_value,
-        name=f_name,
-        description=f_description,
-        meta=f_meta,
-    )
+    o = _new(SessionConfigSelectOption)
+    o.value = f_value
+    o.name = f_name
+    o.description = f_description
+    o.meta = f_meta
+    return o
 
 
 def _encode_SessionConfigSelectOption(o: SessionConfigSelectOption) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["value"] = _encode_SessionConfigValueId(o.value)
+    d["value"] = o.value
 
     d["name"] = o.name
 
@@ -6946,7 +7022,7 @@ def _decode_SessionConfigSelectGroup(d: Any, strict: bool) -> SessionConfigSelec
         raise missing("groupId")
     else:
         try:
-            f_group_id = _decode_SessionConfigGroupId(v, strict)
+            f_group_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("groupId")
 
@@ -6983,17 +7059,17 @@ def _decode_SessionConfigSelectGroup(d: Any, strict: bool) -> SessionConfigSelec
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return SessionConfigSelectGroup(
-        group_id=f_group_id,
-        name=f_name,
-        options=f_options,
-        meta=f_meta,
-    )
+    o = _new(SessionConfigSelectGroup)
+    o.group_id = f_group_id
+    o.name = f_name
+    o.options = f_options
+    o.meta = f_meta
+    return o
 
 
 def _encode_SessionConfigSelectGroup(o: SessionConfigSelectGroup) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["groupId"] = _encode_SessionConfigGroupId(o.group_id)
+    d["groupId"] = o.group_id
 
     d["name"] = o.name
 
@@ -7022,7 +7098,7 @@ def _decode_SessionConfigSelect(d: Any, strict: bool) -> SessionConfigSelect:
         raise missing("currentValue")
     else:
         try:
-            f_current_value = _decode_SessionConfigValueId(v, strict)
+            f_current_value = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("currentValue")
 
@@ -7035,15 +7111,15 @@ def _decode_SessionConfigSelect(d: Any, strict: bool) -> SessionConfigSelect:
         except ValidationError as error:
             raise error.at("options")
 
-    return SessionConfigSelect(
-        current_value=f_current_value,
-        options=f_options,
-    )
+    o = _new(SessionConfigSelect)
+    o.current_value = f_current_value
+    o.options = f_options
+    return o
 
 
 def _encode_SessionConfigSelect(o: SessionConfigSelect) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["currentValue"] = _encode_SessionConfigValueId(o.current_value)
+    d["currentValue"] = o.current_value
 
     d["options"] = _encode_SessionConfigSelectOptions(o.options)
 
@@ -7062,9 +7138,9 @@ def _decode_SessionConfigBoolean(d: Any, strict: bool) -> SessionConfigBoolean:
         except ValidationError as error:
             raise error.at("currentValue")
 
-    return SessionConfigBoolean(
-        current_value=f_current_value,
-    )
+    o = _new(SessionConfigBoolean)
+    o.current_value = f_current_value
+    return o
 
 
 def _encode_SessionConfigBoolean(o: SessionConfigBoolean) -> dict[str, Any]:
@@ -7119,12 +7195,12 @@ def _decode_CommandAvailableCommand(d: Any, strict: bool) -> CommandAvailableCom
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return CommandAvailableCommand(
-        name=f_name,
-        description=f_description,
-        input=f_input,
-        meta=f_meta,
-    )
+    o = _new(CommandAvailableCommand)
+    o.name = f_name
+    o.description = f_description
+    o.input = f_input
+    o.meta = f_meta
+    return o
 
 
 def _encode_CommandAvailableCommand(o: CommandAvailableCommand) -> dict[str, Any]:
@@ -7167,12 +7243,12 @@ def _decode_OtherAvailableCommand(d: Any, strict: bool) -> OtherAvailableCommand
         except ValidationError as error:
             raise error.at("description")
 
-    return OtherAvailableCommand(
-        type=d["type"],
-        name=f_name,
-        description=f_description,
-        extra={k: x for k, x in d.items() if k not in ["type", "name", "description"]},
-    )
+    o = _new(OtherAvailableCommand)
+    o.type = d["type"]
+    o.name = f_name
+    o.description = f_description
+    o.extra = {k: x for k, x in d.items() if k not in ["type", "name", "description"]}
+    return o
 
 
 def _encode_OtherAvailableCommand(o: OtherAvailableCommand) -> dict[str, Any]:
@@ -7241,10 +7317,10 @@ def _decode_TextAvailableCommandInput(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return TextAvailableCommandInput(
-        hint=f_hint,
-        meta=f_meta,
-    )
+    o = _new(TextAvailableCommandInput)
+    o.hint = f_hint
+    o.meta = f_meta
+    return o
 
 
 def _encode_TextAvailableCommandInput(o: TextAvailableCommandInput) -> dict[str, Any]:
@@ -7265,10 +7341,10 @@ def _decode_OtherAvailableCommandInput(
         raise type_error("an object", d)
     if type(d.get("type")) is not str:
         raise check_tag(d, "type", None)
-    return OtherAvailableCommandInput(
-        type=d["type"],
-        extra={k: x for k, x in d.items() if k not in ["type"]},
-    )
+    o = _new(OtherAvailableCommandInput)
+    o.type = d["type"]
+    o.extra = {k: x for k, x in d.items() if k not in ["type"]}
+    return o
 
 
 def _encode_OtherAvailableCommandInput(o: OtherAvailableCommandInput) -> dict[str, Any]:
@@ -7329,10 +7405,10 @@ def _decode_TextCommandInput(d: Any, strict: bool) -> TextCommandInput:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return TextCommandInput(
-        hint=f_hint,
-        meta=f_meta,
-    )
+    o = _new(TextCommandInput)
+    o.hint = f_hint
+    o.meta = f_meta
+    return o
 
 
 def _encode_TextCommandInput(o: TextCommandInput) -> dict[str, Any]:
@@ -7389,12 +7465,12 @@ def _decode_Command(d: Any, strict: bool) -> Command:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return Command(
-        name=f_name,
-        description=f_description,
-        input=f_input,
-        meta=f_meta,
-    )
+    o = _new(Command)
+    o.name = f_name
+    o.description = f_description
+    o.input = f_input
+    o.meta = f_meta
+    return o
 
 
 def _encode_Command(o: Command) -> dict[str, Any]:
@@ -7433,7 +7509,9 @@ def _decode_ListSessionsResponse(d: Any, strict: bool) -> ListSessionsResponse:
         f_next_cursor = UNSET
     else:
         try:
-            f_next_cursor = None if v is None else _decode_SessionListCursor(v, strict)
+            f_next_cursor = (
+                None if v is None else (v if type(v) is str else check_str(v))
+            )
         except ValidationError as error:
             raise error.at("nextCursor")
 
@@ -7448,11 +7526,11 @@ def _decode_ListSessionsResponse(d: Any, strict: bool) -> ListSessionsResponse:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return ListSessionsResponse(
-        sessions=f_sessions,
-        next_cursor=f_next_cursor,
-        meta=f_meta,
-    )
+    o = _new(ListSessionsResponse)
+    o.sessions = f_sessions
+    o.next_cursor = f_next_cursor
+    o.meta = f_meta
+    return o
 
 
 def _encode_ListSessionsResponse(o: ListSessionsResponse) -> dict[str, Any]:
@@ -7461,7 +7539,7 @@ def _encode_ListSessionsResponse(o: ListSessionsResponse) -> dict[str, Any]:
 
     v = o.next_cursor
     if v is not UNSET:
-        d["nextCursor"] = None if v is None else _encode_SessionListCursor(v)
+        d["nextCursor"] = None if v is None else v
 
     v = o.meta
     if v is not UNSET:
@@ -7478,7 +7556,7 @@ def _decode_SessionInfo(d: Any, strict: bool) -> SessionInfo:
         raise missing("sessionId")
     else:
         try:
-            f_session_id = _decode_SessionId(v, strict)
+            f_session_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("sessionId")
 
@@ -7487,7 +7565,7 @@ def _decode_SessionInfo(d: Any, strict: bool) -> SessionInfo:
         raise missing("cwd")
     else:
         try:
-            f_cwd = _decode_AbsolutePath(v, strict)
+            f_cwd = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("cwd")
 
@@ -7537,25 +7615,25 @@ def _decode_SessionInfo(d: Any, strict: bool) -> SessionInfo:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return SessionInfo(
-        session_id=f_session_id,
-        cwd=f_cwd,
-        additional_directories=f_additional_directories,
-        title=f_title,
-        updated_at=f_updated_at,
-        meta=f_meta,
-    )
+    o = _new(SessionInfo)
+    o.session_id = f_session_id
+    o.cwd = f_cwd
+    o.additional_directories = f_additional_directories
+    o.title = f_title
+    o.updated_at = f_updated_at
+    o.meta = f_meta
+    return o
 
 
 def _encode_SessionInfo(o: SessionInfo) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["sessionId"] = _encode_SessionId(o.session_id)
+    d["sessionId"] = o.session_id
 
-    d["cwd"] = _encode_AbsolutePath(o.cwd)
+    d["cwd"] = o.cwd
 
     v = o.additional_directories
     if v is not UNSET:
-        d["additionalDirectories"] = [_encode_AbsolutePath(x) for x in v]
+        d["additionalDirectories"] = [x for x in v]
 
     v = o.title
     if v is not UNSET:
@@ -7594,9 +7672,9 @@ def _decode_DeleteSessionResponse(d: Any, strict: bool) -> DeleteSessionResponse
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return DeleteSessionResponse(
-        meta=f_meta,
-    )
+    o = _new(DeleteSessionResponse)
+    o.meta = f_meta
+    return o
 
 
 def _encode_DeleteSessionResponse(o: DeleteSessionResponse) -> dict[str, Any]:
@@ -7648,11 +7726,11 @@ def _decode_ResumeSessionResponse(d: Any, strict: bool) -> ResumeSessionResponse
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return ResumeSessionResponse(
-        config_options=f_config_options,
-        available_commands=f_available_commands,
-        meta=f_meta,
-    )
+    o = _new(ResumeSessionResponse)
+    o.config_options = f_config_options
+    o.available_commands = f_available_commands
+    o.meta = f_meta
+    return o
 
 
 def _encode_ResumeSessionResponse(o: ResumeSessionResponse) -> dict[str, Any]:
@@ -7686,9 +7764,9 @@ def _decode_CloseSessionResponse(d: Any, strict: bool) -> CloseSessionResponse:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return CloseSessionResponse(
-        meta=f_meta,
-    )
+    o = _new(CloseSessionResponse)
+    o.meta = f_meta
+    return o
 
 
 def _encode_CloseSessionResponse(o: CloseSessionResponse) -> dict[str, Any]:
@@ -7714,9 +7792,9 @@ def _decode_CancelToolCallResponse(d: Any, strict: bool) -> CancelToolCallRespon
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return CancelToolCallResponse(
-        meta=f_meta,
-    )
+    o = _new(CancelToolCallResponse)
+    o.meta = f_meta
+    return o
 
 
 def _encode_CancelToolCallResponse(o: CancelToolCallResponse) -> dict[str, Any]:
@@ -7742,9 +7820,9 @@ def _decode_CancelTerminalResponse(d: Any, strict: bool) -> CancelTerminalRespon
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return CancelTerminalResponse(
-        meta=f_meta,
-    )
+    o = _new(CancelTerminalResponse)
+    o.meta = f_meta
+    return o
 
 
 def _encode_CancelTerminalResponse(o: CancelTerminalResponse) -> dict[str, Any]:
@@ -7783,10 +7861,10 @@ def _decode_SetSessionConfigOptionResponse(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return SetSessionConfigOptionResponse(
-        config_options=f_config_options,
-        meta=f_meta,
-    )
+    o = _new(SetSessionConfigOptionResponse)
+    o.config_options = f_config_options
+    o.meta = f_meta
+    return o
 
 
 def _encode_SetSessionConfigOptionResponse(
@@ -7810,7 +7888,7 @@ def _decode_PromptResponse(d: Any, strict: bool) -> PromptResponse:
         raise missing("messageId")
     else:
         try:
-            f_message_id = _decode_MessageId(v, strict)
+            f_message_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("messageId")
 
@@ -7825,15 +7903,15 @@ def _decode_PromptResponse(d: Any, strict: bool) -> PromptResponse:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return PromptResponse(
-        message_id=f_message_id,
-        meta=f_meta,
-    )
+    o = _new(PromptResponse)
+    o.message_id = f_message_id
+    o.meta = f_meta
+    return o
 
 
 def _encode_PromptResponse(o: PromptResponse) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["messageId"] = _encode_MessageId(o.message_id)
+    d["messageId"] = o.message_id
 
     v = o.meta
     if v is not UNSET:
@@ -7890,16 +7968,16 @@ def _decode_Error(d: Any, strict: bool) -> Error:
                 raise error.at("data")
             f_data = UNSET
 
-    return Error(
-        code=f_code,
-        message=f_message,
-        data=f_data,
-    )
+    o = _new(Error)
+    o.code = f_code
+    o.message = f_message
+    o.data = f_data
+    return o
 
 
 def _encode_Error(o: Error) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["code"] = _encode_ErrorCode(o.code)
+    d["code"] = o.code._value_ if type(o.code) is ErrorCode else o.code
 
     d["message"] = o.message
 
@@ -7912,14 +7990,17 @@ def _encode_Error(o: Error) -> dict[str, Any]:
 
 def _decode_ErrorCode(v: Any, strict: bool) -> ErrorCode | int:
     v = check_int(v) if strict else check_int(v, -2147483648, 2147483647)
-    member = ErrorCode._value2member_map_.get(v)
+    member = _MEMBERS_ErrorCode.get(v)
     if member is not None:
         return member
     return v
 
 
+_MEMBERS_ErrorCode = ErrorCode._value2member_map_
+
+
 def _encode_ErrorCode(v: Any) -> Any:
-    return v.value if isinstance(v, ErrorCode) else v
+    return v._value_ if type(v) is ErrorCode else v
 
 
 def _decode_ErrorData(v: Any, strict: bool) -> Any:
@@ -7948,7 +8029,7 @@ def _decode_UnsupportedProtocolVersionErrorData(
         raise missing("requested")
     else:
         try:
-            f_requested = _decode_ProtocolVersion(v, strict)
+            f_requested = check_int(v, 0, 65535)
         except ValidationError as error:
             raise error.at("requested")
 
@@ -7972,20 +8053,20 @@ def _decode_UnsupportedProtocolVersionErrorData(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return UnsupportedProtocolVersionErrorData(
-        requested=f_requested,
-        supported=f_supported,
-        meta=f_meta,
-    )
+    o = _new(UnsupportedProtocolVersionErrorData)
+    o.requested = f_requested
+    o.supported = f_supported
+    o.meta = f_meta
+    return o
 
 
 def _encode_UnsupportedProtocolVersionErrorData(
     o: UnsupportedProtocolVersionErrorData,
 ) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["requested"] = _encode_ProtocolVersion(o.requested)
+    d["requested"] = o.requested
 
-    d["supported"] = [_encode_ProtocolVersion(x) for x in o.supported]
+    d["supported"] = [x for x in o.supported]
 
     v = o.meta
     if v is not UNSET:
@@ -8002,7 +8083,7 @@ def _decode_SessionNotFoundErrorData(d: Any, strict: bool) -> SessionNotFoundErr
         raise missing("sessionId")
     else:
         try:
-            f_session_id = _decode_SessionId(v, strict)
+            f_session_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("sessionId")
 
@@ -8017,15 +8098,15 @@ def _decode_SessionNotFoundErrorData(d: Any, strict: bool) -> SessionNotFoundErr
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return SessionNotFoundErrorData(
-        session_id=f_session_id,
-        meta=f_meta,
-    )
+    o = _new(SessionNotFoundErrorData)
+    o.session_id = f_session_id
+    o.meta = f_meta
+    return o
 
 
 def _encode_SessionNotFoundErrorData(o: SessionNotFoundErrorData) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["sessionId"] = _encode_SessionId(o.session_id)
+    d["sessionId"] = o.session_id
 
     v = o.meta
     if v is not UNSET:
@@ -8067,10 +8148,10 @@ def _decode_AgentNotification(d: Any, strict: bool) -> AgentNotification:
         except ValidationError as error:
             raise error.at("params")
 
-    return AgentNotification(
-        method=f_method,
-        params=f_params,
-    )
+    o = _new(AgentNotification)
+    o.method = f_method
+    o.params = f_params
+    return o
 
 
 def _encode_AgentNotification(o: AgentNotification) -> dict[str, Any]:
@@ -8094,7 +8175,7 @@ def _decode_UpdateSessionNotification(
         raise missing("sessionId")
     else:
         try:
-            f_session_id = _decode_SessionId(v, strict)
+            f_session_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("sessionId")
 
@@ -8118,16 +8199,16 @@ def _decode_UpdateSessionNotification(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return UpdateSessionNotification(
-        session_id=f_session_id,
-        update=f_update,
-        meta=f_meta,
-    )
+    o = _new(UpdateSessionNotification)
+    o.session_id = f_session_id
+    o.update = f_update
+    o.meta = f_meta
+    return o
 
 
 def _encode_UpdateSessionNotification(o: UpdateSessionNotification) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["sessionId"] = _encode_SessionId(o.session_id)
+    d["sessionId"] = o.session_id
 
     d["update"] = _encode_SessionUpdate(o.update)
 
@@ -8150,7 +8231,7 @@ def _decode_UserMessageChunkSessionUpdate(
         raise missing("messageId")
     else:
         try:
-            f_message_id = _decode_MessageId(v, strict)
+            f_message_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("messageId")
 
@@ -8174,18 +8255,18 @@ def _decode_UserMessageChunkSessionUpdate(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return UserMessageChunkSessionUpdate(
-        message_id=f_message_id,
-        content=f_content,
-        meta=f_meta,
-    )
+    o = _new(UserMessageChunkSessionUpdate)
+    o.message_id = f_message_id
+    o.content = f_content
+    o.meta = f_meta
+    return o
 
 
 def _encode_UserMessageChunkSessionUpdate(
     o: UserMessageChunkSessionUpdate,
 ) -> dict[str, Any]:
     d: dict[str, Any] = {"sessionUpdate": "user_message_chunk"}
-    d["messageId"] = _encode_MessageId(o.message_id)
+    d["messageId"] = o.message_id
 
     d["content"] = _encode_ContentBlock(o.content)
 
@@ -8206,7 +8287,7 @@ def _decode_UserMessageSessionUpdate(d: Any, strict: bool) -> UserMessageSession
         raise missing("messageId")
     else:
         try:
-            f_message_id = _decode_MessageId(v, strict)
+            f_message_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("messageId")
 
@@ -8236,16 +8317,16 @@ def _decode_UserMessageSessionUpdate(d: Any, strict: bool) -> UserMessageSession
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return UserMessageSessionUpdate(
-        message_id=f_message_id,
-        content=f_content,
-        meta=f_meta,
-    )
+    o = _new(UserMessageSessionUpdate)
+    o.message_id = f_message_id
+    o.content = f_content
+    o.meta = f_meta
+    return o
 
 
 def _encode_UserMessageSessionUpdate(o: UserMessageSessionUpdate) -> dict[str, Any]:
     d: dict[str, Any] = {"sessionUpdate": "user_message"}
-    d["messageId"] = _encode_MessageId(o.message_id)
+    d["messageId"] = o.message_id
 
     v = o.content
     if v is not UNSET:
@@ -8270,7 +8351,7 @@ def _decode_AgentMessageChunkSessionUpdate(
         raise missing("messageId")
     else:
         try:
-            f_message_id = _decode_MessageId(v, strict)
+            f_message_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("messageId")
 
@@ -8294,18 +8375,18 @@ def _decode_AgentMessageChunkSessionUpdate(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return AgentMessageChunkSessionUpdate(
-        message_id=f_message_id,
-        content=f_content,
-        meta=f_meta,
-    )
+    o = _new(AgentMessageChunkSessionUpdate)
+    o.message_id = f_message_id
+    o.content = f_content
+    o.meta = f_meta
+    return o
 
 
 def _encode_AgentMessageChunkSessionUpdate(
     o: AgentMessageChunkSessionUpdate,
 ) -> dict[str, Any]:
     d: dict[str, Any] = {"sessionUpdate": "agent_message_chunk"}
-    d["messageId"] = _encode_MessageId(o.message_id)
+    d["messageId"] = o.message_id
 
     d["content"] = _encode_ContentBlock(o.content)
 
@@ -8328,7 +8409,7 @@ def _decode_AgentMessageSessionUpdate(
         raise missing("messageId")
     else:
         try:
-            f_message_id = _decode_MessageId(v, strict)
+            f_message_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("messageId")
 
@@ -8358,16 +8439,16 @@ def _decode_AgentMessageSessionUpdate(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return AgentMessageSessionUpdate(
-        message_id=f_message_id,
-        content=f_content,
-        meta=f_meta,
-    )
+    o = _new(AgentMessageSessionUpdate)
+    o.message_id = f_message_id
+    o.content = f_content
+    o.meta = f_meta
+    return o
 
 
 def _encode_AgentMessageSessionUpdate(o: AgentMessageSessionUpdate) -> dict[str, Any]:
     d: dict[str, Any] = {"sessionUpdate": "agent_message"}
-    d["messageId"] = _encode_MessageId(o.message_id)
+    d["messageId"] = o.message_id
 
     v = o.content
     if v is not UNSET:
@@ -8392,7 +8473,7 @@ def _decode_AgentThoughtChunkSessionUpdate(
         raise missing("messageId")
     else:
         try:
-            f_message_id = _decode_MessageId(v, strict)
+            f_message_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("messageId")
 
@@ -8416,18 +8497,18 @@ def _decode_AgentThoughtChunkSessionUpdate(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return AgentThoughtChunkSessionUpdate(
-        message_id=f_message_id,
-        content=f_content,
-        meta=f_meta,
-    )
+    o = _new(AgentThoughtChunkSessionUpdate)
+    o.message_id = f_message_id
+    o.content = f_content
+    o.meta = f_meta
+    return o
 
 
 def _encode_AgentThoughtChunkSessionUpdate(
     o: AgentThoughtChunkSessionUpdate,
 ) -> dict[str, Any]:
     d: dict[str, Any] = {"sessionUpdate": "agent_thought_chunk"}
-    d["messageId"] = _encode_MessageId(o.message_id)
+    d["messageId"] = o.message_id
 
     d["content"] = _encode_ContentBlock(o.content)
 
@@ -8450,7 +8531,7 @@ def _decode_AgentThoughtSessionUpdate(
         raise missing("messageId")
     else:
         try:
-            f_message_id = _decode_MessageId(v, strict)
+            f_message_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("messageId")
 
@@ -8480,16 +8561,16 @@ def _decode_AgentThoughtSessionUpdate(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return AgentThoughtSessionUpdate(
-        message_id=f_message_id,
-        content=f_content,
-        meta=f_meta,
-    )
+    o = _new(AgentThoughtSessionUpdate)
+    o.message_id = f_message_id
+    o.content = f_content
+    o.meta = f_meta
+    return o
 
 
 def _encode_AgentThoughtSessionUpdate(o: AgentThoughtSessionUpdate) -> dict[str, Any]:
     d: dict[str, Any] = {"sessionUpdate": "agent_thought"}
-    d["messageId"] = _encode_MessageId(o.message_id)
+    d["messageId"] = o.message_id
 
     v = o.content
     if v is not UNSET:
@@ -8507,7 +8588,9 @@ def _decode_StateUpdateSessionUpdate(d: Any, strict: bool) -> StateUpdateSession
         raise type_error("an object", d)
     if d.get("sessionUpdate") != "state_update":
         raise check_tag(d, "sessionUpdate", "state_update")
-    return StateUpdateSessionUpdate(value=_decode_StateUpdate(d, strict))
+    o = _new(StateUpdateSessionUpdate)
+    o.value = _decode_StateUpdate(d, strict)
+    return o
 
 
 def _encode_StateUpdateSessionUpdate(o: StateUpdateSessionUpdate) -> dict[str, Any]:
@@ -8528,7 +8611,7 @@ def _decode_ToolCallContentChunkSessionUpdate(
         raise missing("toolCallId")
     else:
         try:
-            f_tool_call_id = _decode_ToolCallId(v, strict)
+            f_tool_call_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("toolCallId")
 
@@ -8552,18 +8635,18 @@ def _decode_ToolCallContentChunkSessionUpdate(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return ToolCallContentChunkSessionUpdate(
-        tool_call_id=f_tool_call_id,
-        content=f_content,
-        meta=f_meta,
-    )
+    o = _new(ToolCallContentChunkSessionUpdate)
+    o.tool_call_id = f_tool_call_id
+    o.content = f_content
+    o.meta = f_meta
+    return o
 
 
 def _encode_ToolCallContentChunkSessionUpdate(
     o: ToolCallContentChunkSessionUpdate,
 ) -> dict[str, Any]:
     d: dict[str, Any] = {"sessionUpdate": "tool_call_content_chunk"}
-    d["toolCallId"] = _encode_ToolCallId(o.tool_call_id)
+    d["toolCallId"] = o.tool_call_id
 
     d["content"] = _encode_ToolCallContent(o.content)
 
@@ -8586,7 +8669,7 @@ def _decode_ToolCallUpdateSessionUpdate(
         raise missing("toolCallId")
     else:
         try:
-            f_tool_call_id = _decode_ToolCallId(v, strict)
+            f_tool_call_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("toolCallId")
 
@@ -8710,26 +8793,26 @@ def _decode_ToolCallUpdateSessionUpdate(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return ToolCallUpdateSessionUpdate(
-        tool_call_id=f_tool_call_id,
-        name=f_name,
-        title=f_title,
-        kind=f_kind,
-        status=f_status,
-        content=f_content,
-        locations=f_locations,
-        raw_input=f_raw_input,
-        raw_output=f_raw_output,
-        capabilities=f_capabilities,
-        meta=f_meta,
-    )
+    o = _new(ToolCallUpdateSessionUpdate)
+    o.tool_call_id = f_tool_call_id
+    o.name = f_name
+    o.title = f_title
+    o.kind = f_kind
+    o.status = f_status
+    o.content = f_content
+    o.locations = f_locations
+    o.raw_input = f_raw_input
+    o.raw_output = f_raw_output
+    o.capabilities = f_capabilities
+    o.meta = f_meta
+    return o
 
 
 def _encode_ToolCallUpdateSessionUpdate(
     o: ToolCallUpdateSessionUpdate,
 ) -> dict[str, Any]:
     d: dict[str, Any] = {"sessionUpdate": "tool_call_update"}
-    d["toolCallId"] = _encode_ToolCallId(o.tool_call_id)
+    d["toolCallId"] = o.tool_call_id
 
     v = o.name
     if v is not UNSET:
@@ -8741,11 +8824,13 @@ def _encode_ToolCallUpdateSessionUpdate(
 
     v = o.kind
     if v is not UNSET:
-        d["kind"] = None if v is None else _encode_ToolKind(v)
+        d["kind"] = None if v is None else (v._value_ if type(v) is ToolKind else v)
 
     v = o.status
     if v is not UNSET:
-        d["status"] = None if v is None else _encode_ToolCallStatus(v)
+        d["status"] = (
+            None if v is None else (v._value_ if type(v) is ToolCallStatus else v)
+        )
 
     v = o.content
     if v is not UNSET:
@@ -8786,7 +8871,7 @@ def _decode_TerminalUpdateSessionUpdate(
         raise missing("terminalId")
     else:
         try:
-            f_terminal_id = _decode_TerminalId(v, strict)
+            f_terminal_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("terminalId")
 
@@ -8806,7 +8891,7 @@ def _decode_TerminalUpdateSessionUpdate(
         f_cwd = UNSET
     else:
         try:
-            f_cwd = None if v is None else _decode_AbsolutePath(v, strict)
+            f_cwd = None if v is None else (v if type(v) is str else check_str(v))
         except ValidationError as error:
             if strict:
                 raise error.at("cwd")
@@ -8869,23 +8954,23 @@ def _decode_TerminalUpdateSessionUpdate(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return TerminalUpdateSessionUpdate(
-        terminal_id=f_terminal_id,
-        command=f_command,
-        cwd=f_cwd,
-        output=f_output,
-        exit_status=f_exit_status,
-        size=f_size,
-        capabilities=f_capabilities,
-        meta=f_meta,
-    )
+    o = _new(TerminalUpdateSessionUpdate)
+    o.terminal_id = f_terminal_id
+    o.command = f_command
+    o.cwd = f_cwd
+    o.output = f_output
+    o.exit_status = f_exit_status
+    o.size = f_size
+    o.capabilities = f_capabilities
+    o.meta = f_meta
+    return o
 
 
 def _encode_TerminalUpdateSessionUpdate(
     o: TerminalUpdateSessionUpdate,
 ) -> dict[str, Any]:
     d: dict[str, Any] = {"sessionUpdate": "terminal_update"}
-    d["terminalId"] = _encode_TerminalId(o.terminal_id)
+    d["terminalId"] = o.terminal_id
 
     v = o.command
     if v is not UNSET:
@@ -8893,7 +8978,7 @@ def _encode_TerminalUpdateSessionUpdate(
 
     v = o.cwd
     if v is not UNSET:
-        d["cwd"] = None if v is None else _encode_AbsolutePath(v)
+        d["cwd"] = None if v is None else v
 
     v = o.output
     if v is not UNSET:
@@ -8930,7 +9015,7 @@ def _decode_TerminalOutputChunkSessionUpdate(
         raise missing("terminalId")
     else:
         try:
-            f_terminal_id = _decode_TerminalId(v, strict)
+            f_terminal_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("terminalId")
 
@@ -8954,18 +9039,18 @@ def _decode_TerminalOutputChunkSessionUpdate(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return TerminalOutputChunkSessionUpdate(
-        terminal_id=f_terminal_id,
-        data=f_data,
-        meta=f_meta,
-    )
+    o = _new(TerminalOutputChunkSessionUpdate)
+    o.terminal_id = f_terminal_id
+    o.data = f_data
+    o.meta = f_meta
+    return o
 
 
 def _encode_TerminalOutputChunkSessionUpdate(
     o: TerminalOutputChunkSessionUpdate,
 ) -> dict[str, Any]:
     d: dict[str, Any] = {"sessionUpdate": "terminal_output_chunk"}
-    d["terminalId"] = _encode_TerminalId(o.terminal_id)
+    d["terminalId"] = o.terminal_id
 
     d["data"] = o.data
 
@@ -9001,10 +9086,10 @@ def _decode_PlanUpdateSessionUpdate(d: Any, strict: bool) -> PlanUpdateSessionUp
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return PlanUpdateSessionUpdate(
-        plan=f_plan,
-        meta=f_meta,
-    )
+    o = _new(PlanUpdateSessionUpdate)
+    o.plan = f_plan
+    o.meta = f_meta
+    return o
 
 
 def _encode_PlanUpdateSessionUpdate(o: PlanUpdateSessionUpdate) -> dict[str, Any]:
@@ -9047,10 +9132,10 @@ def _decode_AvailableCommandsUpdateSessionUpdate(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return AvailableCommandsUpdateSessionUpdate(
-        available_commands=f_available_commands,
-        meta=f_meta,
-    )
+    o = _new(AvailableCommandsUpdateSessionUpdate)
+    o.available_commands = f_available_commands
+    o.meta = f_meta
+    return o
 
 
 def _encode_AvailableCommandsUpdateSessionUpdate(
@@ -9095,10 +9180,10 @@ def _decode_ConfigOptionUpdateSessionUpdate(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return ConfigOptionUpdateSessionUpdate(
-        config_options=f_config_options,
-        meta=f_meta,
-    )
+    o = _new(ConfigOptionUpdateSessionUpdate)
+    o.config_options = f_config_options
+    o.meta = f_meta
+    return o
 
 
 def _encode_ConfigOptionUpdateSessionUpdate(
@@ -9156,11 +9241,11 @@ def _decode_SessionInfoUpdateSessionUpdate(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return SessionInfoUpdateSessionUpdate(
-        title=f_title,
-        updated_at=f_updated_at,
-        meta=f_meta,
-    )
+    o = _new(SessionInfoUpdateSessionUpdate)
+    o.title = f_title
+    o.updated_at = f_updated_at
+    o.meta = f_meta
+    return o
 
 
 def _encode_SessionInfoUpdateSessionUpdate(
@@ -9235,12 +9320,12 @@ def _decode_UsageUpdateSessionUpdate(d: Any, strict: bool) -> UsageUpdateSession
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return UsageUpdateSessionUpdate(
-        used=f_used,
-        size=f_size,
-        cost=f_cost,
-        meta=f_meta,
-    )
+    o = _new(UsageUpdateSessionUpdate)
+    o.used = f_used
+    o.size = f_size
+    o.cost = f_cost
+    o.meta = f_meta
+    return o
 
 
 def _encode_UsageUpdateSessionUpdate(o: UsageUpdateSessionUpdate) -> dict[str, Any]:
@@ -9307,17 +9392,19 @@ def _decode_NoticeSessionUpdate(d: Any, strict: bool) -> NoticeSessionUpdate:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return NoticeSessionUpdate(
-        severity=f_severity,
-        title=f_title,
-        description=f_description,
-        meta=f_meta,
-    )
+    o = _new(NoticeSessionUpdate)
+    o.severity = f_severity
+    o.title = f_title
+    o.description = f_description
+    o.meta = f_meta
+    return o
 
 
 def _encode_NoticeSessionUpdate(o: NoticeSessionUpdate) -> dict[str, Any]:
     d: dict[str, Any] = {"sessionUpdate": "notice"}
-    d["severity"] = _encode_NoticeSeverity(o.severity)
+    d["severity"] = (
+        o.severity._value_ if type(o.severity) is NoticeSeverity else o.severity
+    )
 
     d["title"] = o.title
 
@@ -9344,7 +9431,7 @@ def _decode_CompactionUpdateSessionUpdate(
         raise missing("compactionId")
     else:
         try:
-            f_compaction_id = _decode_CompactionId(v, strict)
+            f_compaction_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("compactionId")
 
@@ -9394,22 +9481,22 @@ def _decode_CompactionUpdateSessionUpdate(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return CompactionUpdateSessionUpdate(
-        compaction_id=f_compaction_id,
-        status=f_status,
-        summary=f_summary,
-        error=f_error,
-        meta=f_meta,
-    )
+    o = _new(CompactionUpdateSessionUpdate)
+    o.compaction_id = f_compaction_id
+    o.status = f_status
+    o.summary = f_summary
+    o.error = f_error
+    o.meta = f_meta
+    return o
 
 
 def _encode_CompactionUpdateSessionUpdate(
     o: CompactionUpdateSessionUpdate,
 ) -> dict[str, Any]:
     d: dict[str, Any] = {"sessionUpdate": "compaction_update"}
-    d["compactionId"] = _encode_CompactionId(o.compaction_id)
+    d["compactionId"] = o.compaction_id
 
-    d["status"] = _encode_CompactionStatus(o.status)
+    d["status"] = o.status._value_ if type(o.status) is CompactionStatus else o.status
 
     v = o.summary
     if v is not UNSET:
@@ -9438,7 +9525,7 @@ def _decode_CompactionSummaryChunkSessionUpdate(
         raise missing("compactionId")
     else:
         try:
-            f_compaction_id = _decode_CompactionId(v, strict)
+            f_compaction_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("compactionId")
 
@@ -9462,18 +9549,18 @@ def _decode_CompactionSummaryChunkSessionUpdate(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return CompactionSummaryChunkSessionUpdate(
-        compaction_id=f_compaction_id,
-        content=f_content,
-        meta=f_meta,
-    )
+    o = _new(CompactionSummaryChunkSessionUpdate)
+    o.compaction_id = f_compaction_id
+    o.content = f_content
+    o.meta = f_meta
+    return o
 
 
 def _encode_CompactionSummaryChunkSessionUpdate(
     o: CompactionSummaryChunkSessionUpdate,
 ) -> dict[str, Any]:
     d: dict[str, Any] = {"sessionUpdate": "compaction_summary_chunk"}
-    d["compactionId"] = _encode_CompactionId(o.compaction_id)
+    d["compactionId"] = o.compaction_id
 
     d["content"] = _encode_ContentBlock(o.content)
 
@@ -9489,10 +9576,10 @@ def _decode_OtherSessionUpdate(d: Any, strict: bool) -> OtherSessionUpdate:
         raise type_error("an object", d)
     if type(d.get("sessionUpdate")) is not str:
         raise check_tag(d, "sessionUpdate", None)
-    return OtherSessionUpdate(
-        session_update=d["sessionUpdate"],
-        extra={k: x for k, x in d.items() if k not in ["sessionUpdate"]},
-    )
+    o = _new(OtherSessionUpdate)
+    o.session_update = d["sessionUpdate"]
+    o.extra = {k: x for k, x in d.items() if k not in ["sessionUpdate"]}
+    return o
 
 
 def _encode_OtherSessionUpdate(o: OtherSessionUpdate) -> dict[str, Any]:
@@ -9556,7 +9643,7 @@ def _decode_ContentChunk(d: Any, strict: bool) -> ContentChunk:
         raise missing("messageId")
     else:
         try:
-            f_message_id = _decode_MessageId(v, strict)
+            f_message_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("messageId")
 
@@ -9580,16 +9667,16 @@ def _decode_ContentChunk(d: Any, strict: bool) -> ContentChunk:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return ContentChunk(
-        message_id=f_message_id,
-        content=f_content,
-        meta=f_meta,
-    )
+    o = _new(ContentChunk)
+    o.message_id = f_message_id
+    o.content = f_content
+    o.meta = f_meta
+    return o
 
 
 def _encode_ContentChunk(o: ContentChunk) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["messageId"] = _encode_MessageId(o.message_id)
+    d["messageId"] = o.message_id
 
     d["content"] = _encode_ContentBlock(o.content)
 
@@ -9608,7 +9695,7 @@ def _decode_UserMessage(d: Any, strict: bool) -> UserMessage:
         raise missing("messageId")
     else:
         try:
-            f_message_id = _decode_MessageId(v, strict)
+            f_message_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("messageId")
 
@@ -9638,16 +9725,16 @@ def _decode_UserMessage(d: Any, strict: bool) -> UserMessage:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return UserMessage(
-        message_id=f_message_id,
-        content=f_content,
-        meta=f_meta,
-    )
+    o = _new(UserMessage)
+    o.message_id = f_message_id
+    o.content = f_content
+    o.meta = f_meta
+    return o
 
 
 def _encode_UserMessage(o: UserMessage) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["messageId"] = _encode_MessageId(o.message_id)
+    d["messageId"] = o.message_id
 
     v = o.content
     if v is not UNSET:
@@ -9668,7 +9755,7 @@ def _decode_AgentMessage(d: Any, strict: bool) -> AgentMessage:
         raise missing("messageId")
     else:
         try:
-            f_message_id = _decode_MessageId(v, strict)
+            f_message_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("messageId")
 
@@ -9698,16 +9785,16 @@ def _decode_AgentMessage(d: Any, strict: bool) -> AgentMessage:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return AgentMessage(
-        message_id=f_message_id,
-        content=f_content,
-        meta=f_meta,
-    )
+    o = _new(AgentMessage)
+    o.message_id = f_message_id
+    o.content = f_content
+    o.meta = f_meta
+    return o
 
 
 def _encode_AgentMessage(o: AgentMessage) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["messageId"] = _encode_MessageId(o.message_id)
+    d["messageId"] = o.message_id
 
     v = o.content
     if v is not UNSET:
@@ -9728,7 +9815,7 @@ def _decode_AgentThought(d: Any, strict: bool) -> AgentThought:
         raise missing("messageId")
     else:
         try:
-            f_message_id = _decode_MessageId(v, strict)
+            f_message_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("messageId")
 
@@ -9758,16 +9845,16 @@ def _decode_AgentThought(d: Any, strict: bool) -> AgentThought:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return AgentThought(
-        message_id=f_message_id,
-        content=f_content,
-        meta=f_meta,
-    )
+    o = _new(AgentThought)
+    o.message_id = f_message_id
+    o.content = f_content
+    o.meta = f_meta
+    return o
 
 
 def _encode_AgentThought(o: AgentThought) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["messageId"] = _encode_MessageId(o.message_id)
+    d["messageId"] = o.message_id
 
     v = o.content
     if v is not UNSET:
@@ -9790,7 +9877,7 @@ def _decode_TerminalBackgroundWork(d: Any, strict: bool) -> TerminalBackgroundWo
         raise missing("terminalId")
     else:
         try:
-            f_terminal_id = _decode_TerminalId(v, strict)
+            f_terminal_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("terminalId")
 
@@ -9805,15 +9892,15 @@ def _decode_TerminalBackgroundWork(d: Any, strict: bool) -> TerminalBackgroundWo
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return TerminalBackgroundWork(
-        terminal_id=f_terminal_id,
-        meta=f_meta,
-    )
+    o = _new(TerminalBackgroundWork)
+    o.terminal_id = f_terminal_id
+    o.meta = f_meta
+    return o
 
 
 def _encode_TerminalBackgroundWork(o: TerminalBackgroundWork) -> dict[str, Any]:
     d: dict[str, Any] = {"type": "terminal"}
-    d["terminalId"] = _encode_TerminalId(o.terminal_id)
+    d["terminalId"] = o.terminal_id
 
     v = o.meta
     if v is not UNSET:
@@ -9832,7 +9919,7 @@ def _decode_ToolCallBackgroundWork(d: Any, strict: bool) -> ToolCallBackgroundWo
         raise missing("toolCallId")
     else:
         try:
-            f_tool_call_id = _decode_ToolCallId(v, strict)
+            f_tool_call_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("toolCallId")
 
@@ -9847,15 +9934,15 @@ def _decode_ToolCallBackgroundWork(d: Any, strict: bool) -> ToolCallBackgroundWo
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return ToolCallBackgroundWork(
-        tool_call_id=f_tool_call_id,
-        meta=f_meta,
-    )
+    o = _new(ToolCallBackgroundWork)
+    o.tool_call_id = f_tool_call_id
+    o.meta = f_meta
+    return o
 
 
 def _encode_ToolCallBackgroundWork(o: ToolCallBackgroundWork) -> dict[str, Any]:
     d: dict[str, Any] = {"type": "tool_call"}
-    d["toolCallId"] = _encode_ToolCallId(o.tool_call_id)
+    d["toolCallId"] = o.tool_call_id
 
     v = o.meta
     if v is not UNSET:
@@ -9869,10 +9956,10 @@ def _decode_OtherBackgroundWork(d: Any, strict: bool) -> OtherBackgroundWork:
         raise type_error("an object", d)
     if type(d.get("type")) is not str:
         raise check_tag(d, "type", None)
-    return OtherBackgroundWork(
-        type=d["type"],
-        extra={k: x for k, x in d.items() if k not in ["type"]},
-    )
+    o = _new(OtherBackgroundWork)
+    o.type = d["type"]
+    o.extra = {k: x for k, x in d.items() if k not in ["type"]}
+    return o
 
 
 def _encode_OtherBackgroundWork(o: OtherBackgroundWork) -> dict[str, Any]:
@@ -9919,7 +10006,7 @@ def _decode_BackgroundTerminal(d: Any, strict: bool) -> BackgroundTerminal:
         raise missing("terminalId")
     else:
         try:
-            f_terminal_id = _decode_TerminalId(v, strict)
+            f_terminal_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("terminalId")
 
@@ -9934,15 +10021,15 @@ def _decode_BackgroundTerminal(d: Any, strict: bool) -> BackgroundTerminal:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return BackgroundTerminal(
-        terminal_id=f_terminal_id,
-        meta=f_meta,
-    )
+    o = _new(BackgroundTerminal)
+    o.terminal_id = f_terminal_id
+    o.meta = f_meta
+    return o
 
 
 def _encode_BackgroundTerminal(o: BackgroundTerminal) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["terminalId"] = _encode_TerminalId(o.terminal_id)
+    d["terminalId"] = o.terminal_id
 
     v = o.meta
     if v is not UNSET:
@@ -9959,7 +10046,7 @@ def _decode_BackgroundToolCall(d: Any, strict: bool) -> BackgroundToolCall:
         raise missing("toolCallId")
     else:
         try:
-            f_tool_call_id = _decode_ToolCallId(v, strict)
+            f_tool_call_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("toolCallId")
 
@@ -9974,15 +10061,15 @@ def _decode_BackgroundToolCall(d: Any, strict: bool) -> BackgroundToolCall:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return BackgroundToolCall(
-        tool_call_id=f_tool_call_id,
-        meta=f_meta,
-    )
+    o = _new(BackgroundToolCall)
+    o.tool_call_id = f_tool_call_id
+    o.meta = f_meta
+    return o
 
 
 def _encode_BackgroundToolCall(o: BackgroundToolCall) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["toolCallId"] = _encode_ToolCallId(o.tool_call_id)
+    d["toolCallId"] = o.tool_call_id
 
     v = o.meta
     if v is not UNSET:
@@ -10018,10 +10105,10 @@ def _decode_RunningStateUpdate(d: Any, strict: bool) -> RunningStateUpdate:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return RunningStateUpdate(
-        background=f_background,
-        meta=f_meta,
-    )
+    o = _new(RunningStateUpdate)
+    o.background = f_background
+    o.meta = f_meta
+    return o
 
 
 def _encode_RunningStateUpdate(o: RunningStateUpdate) -> dict[str, Any]:
@@ -10051,9 +10138,9 @@ def _decode_ErrorStopReason(d: Any, strict: bool) -> ErrorStopReason:
                 raise error.at("error")
             f_error = UNSET
 
-    return ErrorStopReason(
-        error=f_error,
-    )
+    o = _new(ErrorStopReason)
+    o.error = f_error
+    return o
 
 
 def _encode_ErrorStopReason(o: ErrorStopReason) -> dict[str, Any]:
@@ -10094,10 +10181,10 @@ def _decode_EndTurnIdleStateUpdate(d: Any, strict: bool) -> EndTurnIdleStateUpda
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return EndTurnIdleStateUpdate(
-        background=f_background,
-        meta=f_meta,
-    )
+    o = _new(EndTurnIdleStateUpdate)
+    o.background = f_background
+    o.meta = f_meta
+    return o
 
 
 def _encode_EndTurnIdleStateUpdate(o: EndTurnIdleStateUpdate) -> dict[str, Any]:
@@ -10142,10 +10229,10 @@ def _decode_MaxTokensIdleStateUpdate(d: Any, strict: bool) -> MaxTokensIdleState
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return MaxTokensIdleStateUpdate(
-        background=f_background,
-        meta=f_meta,
-    )
+    o = _new(MaxTokensIdleStateUpdate)
+    o.background = f_background
+    o.meta = f_meta
+    return o
 
 
 def _encode_MaxTokensIdleStateUpdate(o: MaxTokensIdleStateUpdate) -> dict[str, Any]:
@@ -10192,10 +10279,10 @@ def _decode_MaxTurnRequestsIdleStateUpdate(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return MaxTurnRequestsIdleStateUpdate(
-        background=f_background,
-        meta=f_meta,
-    )
+    o = _new(MaxTurnRequestsIdleStateUpdate)
+    o.background = f_background
+    o.meta = f_meta
+    return o
 
 
 def _encode_MaxTurnRequestsIdleStateUpdate(
@@ -10242,10 +10329,10 @@ def _decode_RefusalIdleStateUpdate(d: Any, strict: bool) -> RefusalIdleStateUpda
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return RefusalIdleStateUpdate(
-        background=f_background,
-        meta=f_meta,
-    )
+    o = _new(RefusalIdleStateUpdate)
+    o.background = f_background
+    o.meta = f_meta
+    return o
 
 
 def _encode_RefusalIdleStateUpdate(o: RefusalIdleStateUpdate) -> dict[str, Any]:
@@ -10290,10 +10377,10 @@ def _decode_CancelledIdleStateUpdate(d: Any, strict: bool) -> CancelledIdleState
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return CancelledIdleStateUpdate(
-        background=f_background,
-        meta=f_meta,
-    )
+    o = _new(CancelledIdleStateUpdate)
+    o.background = f_background
+    o.meta = f_meta
+    return o
 
 
 def _encode_CancelledIdleStateUpdate(o: CancelledIdleStateUpdate) -> dict[str, Any]:
@@ -10349,11 +10436,11 @@ def _decode_ErrorIdleStateUpdate(d: Any, strict: bool) -> ErrorIdleStateUpdate:
                 raise error.at("error")
             f_error = UNSET
 
-    return ErrorIdleStateUpdate(
-        background=f_background,
-        meta=f_meta,
-        error=f_error,
-    )
+    o = _new(ErrorIdleStateUpdate)
+    o.background = f_background
+    o.meta = f_meta
+    o.error = f_error
+    return o
 
 
 def _encode_ErrorIdleStateUpdate(o: ErrorIdleStateUpdate) -> dict[str, Any]:
@@ -10402,14 +10489,14 @@ def _decode_OtherIdleStateUpdate(d: Any, strict: bool) -> OtherIdleStateUpdate:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return OtherIdleStateUpdate(
-        stop_reason=d["stopReason"],
-        background=f_background,
-        meta=f_meta,
-        extra={
-            k: x for k, x in d.items() if k not in ["stopReason", "background", "_meta"]
-        },
-    )
+    o = _new(OtherIdleStateUpdate)
+    o.stop_reason = d["stopReason"]
+    o.background = f_background
+    o.meta = f_meta
+    o.extra = {
+        k: x for k, x in d.items() if k not in ["stopReason", "background", "_meta"]
+    }
+    return o
 
 
 def _encode_OtherIdleStateUpdate(o: OtherIdleStateUpdate) -> dict[str, Any]:
@@ -10464,11 +10551,11 @@ def _decode_NoneIdleStateUpdate(d: Any, strict: bool) -> NoneIdleStateUpdate:
                 raise error.at("stopReason")
             f_stop_reason = UNSET
 
-    return NoneIdleStateUpdate(
-        background=f_background,
-        meta=f_meta,
-        stop_reason=f_stop_reason,
-    )
+    o = _new(NoneIdleStateUpdate)
+    o.background = f_background
+    o.meta = f_meta
+    o.stop_reason = f_stop_reason
+    return o
 
 
 def _encode_NoneIdleStateUpdate(o: NoneIdleStateUpdate) -> dict[str, Any]:
@@ -10553,10 +10640,10 @@ def _decode_RequiresActionStateUpdate(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return RequiresActionStateUpdate(
-        background=f_background,
-        meta=f_meta,
-    )
+    o = _new(RequiresActionStateUpdate)
+    o.background = f_background
+    o.meta = f_meta
+    return o
 
 
 def _encode_RequiresActionStateUpdate(o: RequiresActionStateUpdate) -> dict[str, Any]:
@@ -10601,10 +10688,10 @@ def _decode_StateUpdateRunning(d: Any, strict: bool) -> StateUpdateRunning:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return StateUpdateRunning(
-        background=f_background,
-        meta=f_meta,
-    )
+    o = _new(StateUpdateRunning)
+    o.background = f_background
+    o.meta = f_meta
+    return o
 
 
 def _encode_StateUpdateRunning(o: StateUpdateRunning) -> dict[str, Any]:
@@ -10625,7 +10712,9 @@ def _decode_StateUpdateIdle(d: Any, strict: bool) -> StateUpdateIdle:
         raise type_error("an object", d)
     if d.get("state") != "idle":
         raise check_tag(d, "state", "idle")
-    return StateUpdateIdle(value=_decode_IdleStateUpdate(d, strict))
+    o = _new(StateUpdateIdle)
+    o.value = _decode_IdleStateUpdate(d, strict)
+    return o
 
 
 def _encode_StateUpdateIdle(o: StateUpdateIdle) -> dict[str, Any]:
@@ -10665,10 +10754,10 @@ def _decode_StateUpdateRequiresAction(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return StateUpdateRequiresAction(
-        background=f_background,
-        meta=f_meta,
-    )
+    o = _new(StateUpdateRequiresAction)
+    o.background = f_background
+    o.meta = f_meta
+    return o
 
 
 def _encode_StateUpdateRequiresAction(o: StateUpdateRequiresAction) -> dict[str, Any]:
@@ -10689,10 +10778,10 @@ def _decode_OtherStateUpdate(d: Any, strict: bool) -> OtherStateUpdate:
         raise type_error("an object", d)
     if type(d.get("state")) is not str:
         raise check_tag(d, "state", None)
-    return OtherStateUpdate(
-        state=d["state"],
-        extra={k: x for k, x in d.items() if k not in ["state"]},
-    )
+    o = _new(OtherStateUpdate)
+    o.state = d["state"]
+    o.extra = {k: x for k, x in d.items() if k not in ["state"]}
+    return o
 
 
 def _encode_OtherStateUpdate(o: OtherStateUpdate) -> dict[str, Any]:
@@ -10738,7 +10827,7 @@ def _decode_ToolCallContentChunk(d: Any, strict: bool) -> ToolCallContentChunk:
         raise missing("toolCallId")
     else:
         try:
-            f_tool_call_id = _decode_ToolCallId(v, strict)
+            f_tool_call_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("toolCallId")
 
@@ -10762,16 +10851,16 @@ def _decode_ToolCallContentChunk(d: Any, strict: bool) -> ToolCallContentChunk:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return ToolCallContentChunk(
-        tool_call_id=f_tool_call_id,
-        content=f_content,
-        meta=f_meta,
-    )
+    o = _new(ToolCallContentChunk)
+    o.tool_call_id = f_tool_call_id
+    o.content = f_content
+    o.meta = f_meta
+    return o
 
 
 def _encode_ToolCallContentChunk(o: ToolCallContentChunk) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["toolCallId"] = _encode_ToolCallId(o.tool_call_id)
+    d["toolCallId"] = o.tool_call_id
 
     d["content"] = _encode_ToolCallContent(o.content)
 
@@ -10805,10 +10894,10 @@ def _decode_TerminalOutput(d: Any, strict: bool) -> TerminalOutput:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return TerminalOutput(
-        data=f_data,
-        meta=f_meta,
-    )
+    o = _new(TerminalOutput)
+    o.data = f_data
+    o.meta = f_meta
+    return o
 
 
 def _encode_TerminalOutput(o: TerminalOutput) -> dict[str, Any]:
@@ -10866,11 +10955,11 @@ def _decode_TerminalExitStatus(d: Any, strict: bool) -> TerminalExitStatus:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return TerminalExitStatus(
-        exit_code=f_exit_code,
-        signal=f_signal,
-        meta=f_meta,
-    )
+    o = _new(TerminalExitStatus)
+    o.exit_code = f_exit_code
+    o.signal = f_signal
+    o.meta = f_meta
+    return o
 
 
 def _encode_TerminalExitStatus(o: TerminalExitStatus) -> dict[str, Any]:
@@ -10922,11 +11011,11 @@ def _decode_TerminalSize(d: Any, strict: bool) -> TerminalSize:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return TerminalSize(
-        cols=f_cols,
-        rows=f_rows,
-        meta=f_meta,
-    )
+    o = _new(TerminalSize)
+    o.cols = f_cols
+    o.rows = f_rows
+    o.meta = f_meta
+    return o
 
 
 def _encode_TerminalSize(o: TerminalSize) -> dict[str, Any]:
@@ -10969,10 +11058,10 @@ def _decode_TerminalCapabilities(d: Any, strict: bool) -> TerminalCapabilities:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return TerminalCapabilities(
-        cancel=f_cancel,
-        meta=f_meta,
-    )
+    o = _new(TerminalCapabilities)
+    o.cancel = f_cancel
+    o.meta = f_meta
+    return o
 
 
 def _encode_TerminalCapabilities(o: TerminalCapabilities) -> dict[str, Any]:
@@ -11004,9 +11093,9 @@ def _decode_TerminalCancelCapabilities(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return TerminalCancelCapabilities(
-        meta=f_meta,
-    )
+    o = _new(TerminalCancelCapabilities)
+    o.meta = f_meta
+    return o
 
 
 def _encode_TerminalCancelCapabilities(o: TerminalCancelCapabilities) -> dict[str, Any]:
@@ -11026,7 +11115,7 @@ def _decode_TerminalUpdate(d: Any, strict: bool) -> TerminalUpdate:
         raise missing("terminalId")
     else:
         try:
-            f_terminal_id = _decode_TerminalId(v, strict)
+            f_terminal_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("terminalId")
 
@@ -11046,7 +11135,7 @@ def _decode_TerminalUpdate(d: Any, strict: bool) -> TerminalUpdate:
         f_cwd = UNSET
     else:
         try:
-            f_cwd = None if v is None else _decode_AbsolutePath(v, strict)
+            f_cwd = None if v is None else (v if type(v) is str else check_str(v))
         except ValidationError as error:
             if strict:
                 raise error.at("cwd")
@@ -11109,21 +11198,21 @@ def _decode_TerminalUpdate(d: Any, strict: bool) -> TerminalUpdate:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return TerminalUpdate(
-        terminal_id=f_terminal_id,
-        command=f_command,
-        cwd=f_cwd,
-        output=f_output,
-        exit_status=f_exit_status,
-        size=f_size,
-        capabilities=f_capabilities,
-        meta=f_meta,
-    )
+    o = _new(TerminalUpdate)
+    o.terminal_id = f_terminal_id
+    o.command = f_command
+    o.cwd = f_cwd
+    o.output = f_output
+    o.exit_status = f_exit_status
+    o.size = f_size
+    o.capabilities = f_capabilities
+    o.meta = f_meta
+    return o
 
 
 def _encode_TerminalUpdate(o: TerminalUpdate) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["terminalId"] = _encode_TerminalId(o.terminal_id)
+    d["terminalId"] = o.terminal_id
 
     v = o.command
     if v is not UNSET:
@@ -11131,7 +11220,7 @@ def _encode_TerminalUpdate(o: TerminalUpdate) -> dict[str, Any]:
 
     v = o.cwd
     if v is not UNSET:
-        d["cwd"] = None if v is None else _encode_AbsolutePath(v)
+        d["cwd"] = None if v is None else v
 
     v = o.output
     if v is not UNSET:
@@ -11164,7 +11253,7 @@ def _decode_TerminalOutputChunk(d: Any, strict: bool) -> TerminalOutputChunk:
         raise missing("terminalId")
     else:
         try:
-            f_terminal_id = _decode_TerminalId(v, strict)
+            f_terminal_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("terminalId")
 
@@ -11188,16 +11277,16 @@ def _decode_TerminalOutputChunk(d: Any, strict: bool) -> TerminalOutputChunk:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return TerminalOutputChunk(
-        terminal_id=f_terminal_id,
-        data=f_data,
-        meta=f_meta,
-    )
+    o = _new(TerminalOutputChunk)
+    o.terminal_id = f_terminal_id
+    o.data = f_data
+    o.meta = f_meta
+    return o
 
 
 def _encode_TerminalOutputChunk(o: TerminalOutputChunk) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["terminalId"] = _encode_TerminalId(o.terminal_id)
+    d["terminalId"] = o.terminal_id
 
     d["data"] = o.data
 
@@ -11218,7 +11307,7 @@ def _decode_ItemsPlanUpdateContent(d: Any, strict: bool) -> ItemsPlanUpdateConte
         raise missing("planId")
     else:
         try:
-            f_plan_id = _decode_PlanId(v, strict)
+            f_plan_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("planId")
 
@@ -11242,16 +11331,16 @@ def _decode_ItemsPlanUpdateContent(d: Any, strict: bool) -> ItemsPlanUpdateConte
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return ItemsPlanUpdateContent(
-        plan_id=f_plan_id,
-        entries=f_entries,
-        meta=f_meta,
-    )
+    o = _new(ItemsPlanUpdateContent)
+    o.plan_id = f_plan_id
+    o.entries = f_entries
+    o.meta = f_meta
+    return o
 
 
 def _encode_ItemsPlanUpdateContent(o: ItemsPlanUpdateContent) -> dict[str, Any]:
     d: dict[str, Any] = {"type": "items"}
-    d["planId"] = _encode_PlanId(o.plan_id)
+    d["planId"] = o.plan_id
 
     d["entries"] = [_encode_PlanEntry(x) for x in o.entries]
 
@@ -11272,21 +11361,21 @@ def _decode_OtherPlanUpdateContent(d: Any, strict: bool) -> OtherPlanUpdateConte
         raise missing("planId")
     else:
         try:
-            f_plan_id = _decode_PlanId(v, strict)
+            f_plan_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("planId")
 
-    return OtherPlanUpdateContent(
-        type=d["type"],
-        plan_id=f_plan_id,
-        extra={k: x for k, x in d.items() if k not in ["type", "planId"]},
-    )
+    o = _new(OtherPlanUpdateContent)
+    o.type = d["type"]
+    o.plan_id = f_plan_id
+    o.extra = {k: x for k, x in d.items() if k not in ["type", "planId"]}
+    return o
 
 
 def _encode_OtherPlanUpdateContent(o: OtherPlanUpdateContent) -> dict[str, Any]:
     d: dict[str, Any] = {"type": o.type}
     d.update(o.extra)
-    d["planId"] = _encode_PlanId(o.plan_id)
+    d["planId"] = o.plan_id
 
     return d
 
@@ -11369,21 +11458,23 @@ def _decode_PlanEntry(d: Any, strict: bool) -> PlanEntry:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return PlanEntry(
-        content=f_content,
-        priority=f_priority,
-        status=f_status,
-        meta=f_meta,
-    )
+    o = _new(PlanEntry)
+    o.content = f_content
+    o.priority = f_priority
+    o.status = f_status
+    o.meta = f_meta
+    return o
 
 
 def _encode_PlanEntry(o: PlanEntry) -> dict[str, Any]:
     d: dict[str, Any] = {}
     d["content"] = o.content
 
-    d["priority"] = _encode_PlanEntryPriority(o.priority)
+    d["priority"] = (
+        o.priority._value_ if type(o.priority) is PlanEntryPriority else o.priority
+    )
 
-    d["status"] = _encode_PlanEntryStatus(o.status)
+    d["status"] = o.status._value_ if type(o.status) is PlanEntryStatus else o.status
 
     v = o.meta
     if v is not UNSET:
@@ -11395,27 +11486,33 @@ def _encode_PlanEntry(o: PlanEntry) -> dict[str, Any]:
 def _decode_PlanEntryPriority(v: Any, strict: bool) -> PlanEntryPriority | str:
     if type(v) is not str:
         raise type_error("a string", v)
-    member = PlanEntryPriority._value2member_map_.get(v)
+    member = _MEMBERS_PlanEntryPriority.get(v)
     if member is not None:
         return member
     return v
 
 
+_MEMBERS_PlanEntryPriority = PlanEntryPriority._value2member_map_
+
+
 def _encode_PlanEntryPriority(v: Any) -> Any:
-    return v.value if isinstance(v, PlanEntryPriority) else v
+    return v._value_ if type(v) is PlanEntryPriority else v
 
 
 def _decode_PlanEntryStatus(v: Any, strict: bool) -> PlanEntryStatus | str:
     if type(v) is not str:
         raise type_error("a string", v)
-    member = PlanEntryStatus._value2member_map_.get(v)
+    member = _MEMBERS_PlanEntryStatus.get(v)
     if member is not None:
         return member
     return v
 
 
+_MEMBERS_PlanEntryStatus = PlanEntryStatus._value2member_map_
+
+
 def _encode_PlanEntryStatus(v: Any) -> Any:
-    return v.value if isinstance(v, PlanEntryStatus) else v
+    return v._value_ if type(v) is PlanEntryStatus else v
 
 
 def _decode_PlanItems(d: Any, strict: bool) -> PlanItems:
@@ -11426,7 +11523,7 @@ def _decode_PlanItems(d: Any, strict: bool) -> PlanItems:
         raise missing("planId")
     else:
         try:
-            f_plan_id = _decode_PlanId(v, strict)
+            f_plan_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("planId")
 
@@ -11450,16 +11547,16 @@ def _decode_PlanItems(d: Any, strict: bool) -> PlanItems:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return PlanItems(
-        plan_id=f_plan_id,
-        entries=f_entries,
-        meta=f_meta,
-    )
+    o = _new(PlanItems)
+    o.plan_id = f_plan_id
+    o.entries = f_entries
+    o.meta = f_meta
+    return o
 
 
 def _encode_PlanItems(o: PlanItems) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["planId"] = _encode_PlanId(o.plan_id)
+    d["planId"] = o.plan_id
 
     d["entries"] = [_encode_PlanEntry(x) for x in o.entries]
 
@@ -11493,10 +11590,10 @@ def _decode_PlanUpdate(d: Any, strict: bool) -> PlanUpdate:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return PlanUpdate(
-        plan=f_plan,
-        meta=f_meta,
-    )
+    o = _new(PlanUpdate)
+    o.plan = f_plan
+    o.meta = f_meta
+    return o
 
 
 def _encode_PlanUpdate(o: PlanUpdate) -> dict[str, Any]:
@@ -11535,10 +11632,10 @@ def _decode_AvailableCommandsUpdate(d: Any, strict: bool) -> AvailableCommandsUp
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return AvailableCommandsUpdate(
-        available_commands=f_available_commands,
-        meta=f_meta,
-    )
+    o = _new(AvailableCommandsUpdate)
+    o.available_commands = f_available_commands
+    o.meta = f_meta
+    return o
 
 
 def _encode_AvailableCommandsUpdate(o: AvailableCommandsUpdate) -> dict[str, Any]:
@@ -11577,10 +11674,10 @@ def _decode_ConfigOptionUpdate(d: Any, strict: bool) -> ConfigOptionUpdate:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return ConfigOptionUpdate(
-        config_options=f_config_options,
-        meta=f_meta,
-    )
+    o = _new(ConfigOptionUpdate)
+    o.config_options = f_config_options
+    o.meta = f_meta
+    return o
 
 
 def _encode_ConfigOptionUpdate(o: ConfigOptionUpdate) -> dict[str, Any]:
@@ -11632,11 +11729,11 @@ def _decode_SessionInfoUpdate(d: Any, strict: bool) -> SessionInfoUpdate:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return SessionInfoUpdate(
-        title=f_title,
-        updated_at=f_updated_at,
-        meta=f_meta,
-    )
+    o = _new(SessionInfoUpdate)
+    o.title = f_title
+    o.updated_at = f_updated_at
+    o.meta = f_meta
+    return o
 
 
 def _encode_SessionInfoUpdate(o: SessionInfoUpdate) -> dict[str, Any]:
@@ -11688,11 +11785,11 @@ def _decode_Cost(d: Any, strict: bool) -> Cost:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return Cost(
-        amount=f_amount,
-        currency=f_currency,
-        meta=f_meta,
-    )
+    o = _new(Cost)
+    o.amount = f_amount
+    o.currency = f_currency
+    o.meta = f_meta
+    return o
 
 
 def _encode_Cost(o: Cost) -> dict[str, Any]:
@@ -11759,12 +11856,12 @@ def _decode_UsageUpdate(d: Any, strict: bool) -> UsageUpdate:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return UsageUpdate(
-        used=f_used,
-        size=f_size,
-        cost=f_cost,
-        meta=f_meta,
-    )
+    o = _new(UsageUpdate)
+    o.used = f_used
+    o.size = f_size
+    o.cost = f_cost
+    o.meta = f_meta
+    return o
 
 
 def _encode_UsageUpdate(o: UsageUpdate) -> dict[str, Any]:
@@ -11787,14 +11884,17 @@ def _encode_UsageUpdate(o: UsageUpdate) -> dict[str, Any]:
 def _decode_NoticeSeverity(v: Any, strict: bool) -> NoticeSeverity | str:
     if type(v) is not str:
         raise type_error("a string", v)
-    member = NoticeSeverity._value2member_map_.get(v)
+    member = _MEMBERS_NoticeSeverity.get(v)
     if member is not None:
         return member
     return v
 
 
+_MEMBERS_NoticeSeverity = NoticeSeverity._value2member_map_
+
+
 def _encode_NoticeSeverity(v: Any) -> Any:
-    return v.value if isinstance(v, NoticeSeverity) else v
+    return v._value_ if type(v) is NoticeSeverity else v
 
 
 def _decode_Notice(d: Any, strict: bool) -> Notice:
@@ -11842,17 +11942,19 @@ def _decode_Notice(d: Any, strict: bool) -> Notice:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return Notice(
-        severity=f_severity,
-        title=f_title,
-        description=f_description,
-        meta=f_meta,
-    )
+    o = _new(Notice)
+    o.severity = f_severity
+    o.title = f_title
+    o.description = f_description
+    o.meta = f_meta
+    return o
 
 
 def _encode_Notice(o: Notice) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["severity"] = _encode_NoticeSeverity(o.severity)
+    d["severity"] = (
+        o.severity._value_ if type(o.severity) is NoticeSeverity else o.severity
+    )
 
     d["title"] = o.title
 
@@ -11878,14 +11980,17 @@ def _encode_CompactionId(v: Any) -> Any:
 def _decode_CompactionStatus(v: Any, strict: bool) -> CompactionStatus | str:
     if type(v) is not str:
         raise type_error("a string", v)
-    member = CompactionStatus._value2member_map_.get(v)
+    member = _MEMBERS_CompactionStatus.get(v)
     if member is not None:
         return member
     return v
 
 
+_MEMBERS_CompactionStatus = CompactionStatus._value2member_map_
+
+
 def _encode_CompactionStatus(v: Any) -> Any:
-    return v.value if isinstance(v, CompactionStatus) else v
+    return v._value_ if type(v) is CompactionStatus else v
 
 
 def _decode_CompactionUpdate(d: Any, strict: bool) -> CompactionUpdate:
@@ -11896,7 +12001,7 @@ def _decode_CompactionUpdate(d: Any, strict: bool) -> CompactionUpdate:
         raise missing("compactionId")
     else:
         try:
-            f_compaction_id = _decode_CompactionId(v, strict)
+            f_compaction_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("compactionId")
 
@@ -11946,20 +12051,20 @@ def _decode_CompactionUpdate(d: Any, strict: bool) -> CompactionUpdate:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return CompactionUpdate(
-        compaction_id=f_compaction_id,
-        status=f_status,
-        summary=f_summary,
-        error=f_error,
-        meta=f_meta,
-    )
+    o = _new(CompactionUpdate)
+    o.compaction_id = f_compaction_id
+    o.status = f_status
+    o.summary = f_summary
+    o.error = f_error
+    o.meta = f_meta
+    return o
 
 
 def _encode_CompactionUpdate(o: CompactionUpdate) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["compactionId"] = _encode_CompactionId(o.compaction_id)
+    d["compactionId"] = o.compaction_id
 
-    d["status"] = _encode_CompactionStatus(o.status)
+    d["status"] = o.status._value_ if type(o.status) is CompactionStatus else o.status
 
     v = o.summary
     if v is not UNSET:
@@ -11984,7 +12089,7 @@ def _decode_CompactionSummaryChunk(d: Any, strict: bool) -> CompactionSummaryChu
         raise missing("compactionId")
     else:
         try:
-            f_compaction_id = _decode_CompactionId(v, strict)
+            f_compaction_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("compactionId")
 
@@ -12008,16 +12113,16 @@ def _decode_CompactionSummaryChunk(d: Any, strict: bool) -> CompactionSummaryChu
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return CompactionSummaryChunk(
-        compaction_id=f_compaction_id,
-        content=f_content,
-        meta=f_meta,
-    )
+    o = _new(CompactionSummaryChunk)
+    o.compaction_id = f_compaction_id
+    o.content = f_content
+    o.meta = f_meta
+    return o
 
 
 def _encode_CompactionSummaryChunk(o: CompactionSummaryChunk) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["compactionId"] = _encode_CompactionId(o.compaction_id)
+    d["compactionId"] = o.compaction_id
 
     d["content"] = _encode_ContentBlock(o.content)
 
@@ -12038,7 +12143,7 @@ def _decode_CompleteElicitationNotification(
         raise missing("elicitationId")
     else:
         try:
-            f_elicitation_id = _decode_ElicitationId(v, strict)
+            f_elicitation_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("elicitationId")
 
@@ -12053,17 +12158,17 @@ def _decode_CompleteElicitationNotification(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return CompleteElicitationNotification(
-        elicitation_id=f_elicitation_id,
-        meta=f_meta,
-    )
+    o = _new(CompleteElicitationNotification)
+    o.elicitation_id = f_elicitation_id
+    o.meta = f_meta
+    return o
 
 
 def _encode_CompleteElicitationNotification(
     o: CompleteElicitationNotification,
 ) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["elicitationId"] = _encode_ElicitationId(o.elicitation_id)
+    d["elicitationId"] = o.elicitation_id
 
     v = o.meta
     if v is not UNSET:
@@ -12132,11 +12237,11 @@ def _decode_ClientRequest(d: Any, strict: bool) -> ClientRequest:
         except ValidationError as error:
             raise error.at("params")
 
-    return ClientRequest(
-        id=f_id,
-        method=f_method,
-        params=f_params,
-    )
+    o = _new(ClientRequest)
+    o.id = f_id
+    o.method = f_method
+    o.params = f_params
+    return o
 
 
 def _encode_ClientRequest(o: ClientRequest) -> dict[str, Any]:
@@ -12160,7 +12265,7 @@ def _decode_InitializeRequest(d: Any, strict: bool) -> InitializeRequest:
         raise missing("protocolVersion")
     else:
         try:
-            f_protocol_version = _decode_ProtocolVersion(v, strict)
+            f_protocol_version = check_int(v, 0, 65535)
         except ValidationError as error:
             raise error.at("protocolVersion")
 
@@ -12195,17 +12300,17 @@ def _decode_InitializeRequest(d: Any, strict: bool) -> InitializeRequest:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return InitializeRequest(
-        protocol_version=f_protocol_version,
-        info=f_info,
-        capabilities=f_capabilities,
-        meta=f_meta,
-    )
+    o = _new(InitializeRequest)
+    o.protocol_version = f_protocol_version
+    o.info = f_info
+    o.capabilities = f_capabilities
+    o.meta = f_meta
+    return o
 
 
 def _encode_InitializeRequest(o: InitializeRequest) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["protocolVersion"] = _encode_ProtocolVersion(o.protocol_version)
+    d["protocolVersion"] = o.protocol_version
 
     d["info"] = _encode_Implementation(o.info)
 
@@ -12258,11 +12363,11 @@ def _decode_ClientCapabilities(d: Any, strict: bool) -> ClientCapabilities:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return ClientCapabilities(
-        auth=f_auth,
-        elicitation=f_elicitation,
-        meta=f_meta,
-    )
+    o = _new(ClientCapabilities)
+    o.auth = f_auth
+    o.elicitation = f_elicitation
+    o.meta = f_meta
+    return o
 
 
 def _encode_ClientCapabilities(o: ClientCapabilities) -> dict[str, Any]:
@@ -12309,10 +12414,10 @@ def _decode_ClientAuthCapabilities(d: Any, strict: bool) -> ClientAuthCapabiliti
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return ClientAuthCapabilities(
-        terminal=f_terminal,
-        meta=f_meta,
-    )
+    o = _new(ClientAuthCapabilities)
+    o.terminal = f_terminal
+    o.meta = f_meta
+    return o
 
 
 def _encode_ClientAuthCapabilities(o: ClientAuthCapabilities) -> dict[str, Any]:
@@ -12342,9 +12447,9 @@ def _decode_TerminalAuthCapabilities(d: Any, strict: bool) -> TerminalAuthCapabi
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return TerminalAuthCapabilities(
-        meta=f_meta,
-    )
+    o = _new(TerminalAuthCapabilities)
+    o.meta = f_meta
+    return o
 
 
 def _encode_TerminalAuthCapabilities(o: TerminalAuthCapabilities) -> dict[str, Any]:
@@ -12394,11 +12499,11 @@ def _decode_ElicitationCapabilities(d: Any, strict: bool) -> ElicitationCapabili
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return ElicitationCapabilities(
-        form=f_form,
-        url=f_url,
-        meta=f_meta,
-    )
+    o = _new(ElicitationCapabilities)
+    o.form = f_form
+    o.url = f_url
+    o.meta = f_meta
+    return o
 
 
 def _encode_ElicitationCapabilities(o: ElicitationCapabilities) -> dict[str, Any]:
@@ -12434,9 +12539,9 @@ def _decode_ElicitationFormCapabilities(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return ElicitationFormCapabilities(
-        meta=f_meta,
-    )
+    o = _new(ElicitationFormCapabilities)
+    o.meta = f_meta
+    return o
 
 
 def _encode_ElicitationFormCapabilities(
@@ -12466,9 +12571,9 @@ def _decode_ElicitationUrlCapabilities(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return ElicitationUrlCapabilities(
-        meta=f_meta,
-    )
+    o = _new(ElicitationUrlCapabilities)
+    o.meta = f_meta
+    return o
 
 
 def _encode_ElicitationUrlCapabilities(o: ElicitationUrlCapabilities) -> dict[str, Any]:
@@ -12488,7 +12593,7 @@ def _decode_LoginAuthRequest(d: Any, strict: bool) -> LoginAuthRequest:
         raise missing("methodId")
     else:
         try:
-            f_method_id = _decode_AuthMethodId(v, strict)
+            f_method_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("methodId")
 
@@ -12503,15 +12608,15 @@ def _decode_LoginAuthRequest(d: Any, strict: bool) -> LoginAuthRequest:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return LoginAuthRequest(
-        method_id=f_method_id,
-        meta=f_meta,
-    )
+    o = _new(LoginAuthRequest)
+    o.method_id = f_method_id
+    o.meta = f_meta
+    return o
 
 
 def _encode_LoginAuthRequest(o: LoginAuthRequest) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["methodId"] = _encode_AuthMethodId(o.method_id)
+    d["methodId"] = o.method_id
 
     v = o.meta
     if v is not UNSET:
@@ -12534,9 +12639,9 @@ def _decode_LogoutAuthRequest(d: Any, strict: bool) -> LogoutAuthRequest:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return LogoutAuthRequest(
-        meta=f_meta,
-    )
+    o = _new(LogoutAuthRequest)
+    o.meta = f_meta
+    return o
 
 
 def _encode_LogoutAuthRequest(o: LogoutAuthRequest) -> dict[str, Any]:
@@ -12556,7 +12661,7 @@ def _decode_NewSessionRequest(d: Any, strict: bool) -> NewSessionRequest:
         raise missing("cwd")
     else:
         try:
-            f_cwd = _decode_AbsolutePath(v, strict)
+            f_cwd = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("cwd")
 
@@ -12593,21 +12698,21 @@ def _decode_NewSessionRequest(d: Any, strict: bool) -> NewSessionRequest:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return NewSessionRequest(
-        cwd=f_cwd,
-        additional_directories=f_additional_directories,
-        mcp_servers=f_mcp_servers,
-        meta=f_meta,
-    )
+    o = _new(NewSessionRequest)
+    o.cwd = f_cwd
+    o.additional_directories = f_additional_directories
+    o.mcp_servers = f_mcp_servers
+    o.meta = f_meta
+    return o
 
 
 def _encode_NewSessionRequest(o: NewSessionRequest) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["cwd"] = _encode_AbsolutePath(o.cwd)
+    d["cwd"] = o.cwd
 
     v = o.additional_directories
     if v is not UNSET:
-        d["additionalDirectories"] = [_encode_AbsolutePath(x) for x in v]
+        d["additionalDirectories"] = [x for x in v]
 
     v = o.mcp_servers
     if v is not UNSET:
@@ -12665,12 +12770,12 @@ def _decode_HttpMcpServer(d: Any, strict: bool) -> HttpMcpServer:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return HttpMcpServer(
-        name=f_name,
-        url=f_url,
-        headers=f_headers,
-        meta=f_meta,
-    )
+    o = _new(HttpMcpServer)
+    o.name = f_name
+    o.url = f_url
+    o.headers = f_headers
+    o.meta = f_meta
+    return o
 
 
 def _encode_HttpMcpServer(o: HttpMcpServer) -> dict[str, Any]:
@@ -12709,7 +12814,7 @@ def _decode_StdioMcpServer(d: Any, strict: bool) -> StdioMcpServer:
         raise missing("command")
     else:
         try:
-            f_command = _decode_AbsolutePath(v, strict)
+            f_command = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("command")
 
@@ -12748,20 +12853,20 @@ def _decode_StdioMcpServer(d: Any, strict: bool) -> StdioMcpServer:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return StdioMcpServer(
-        name=f_name,
-        command=f_command,
-        args=f_args,
-        env=f_env,
-        meta=f_meta,
-    )
+    o = _new(StdioMcpServer)
+    o.name = f_name
+    o.command = f_command
+    o.args = f_args
+    o.env = f_env
+    o.meta = f_meta
+    return o
 
 
 def _encode_StdioMcpServer(o: StdioMcpServer) -> dict[str, Any]:
     d: dict[str, Any] = {"type": "stdio"}
     d["name"] = o.name
 
-    d["command"] = _encode_AbsolutePath(o.command)
+    d["command"] = o.command
 
     v = o.args
     if v is not UNSET:
@@ -12783,10 +12888,10 @@ def _decode_OtherMcpServer(d: Any, strict: bool) -> OtherMcpServer:
         raise type_error("an object", d)
     if type(d.get("type")) is not str:
         raise check_tag(d, "type", None)
-    return OtherMcpServer(
-        type=d["type"],
-        extra={k: x for k, x in d.items() if k not in ["type"]},
-    )
+    o = _new(OtherMcpServer)
+    o.type = d["type"]
+    o.extra = {k: x for k, x in d.items() if k not in ["type"]}
+    return o
 
 
 def _encode_OtherMcpServer(o: OtherMcpServer) -> dict[str, Any]:
@@ -12855,11 +12960,11 @@ def _decode_HttpHeader(d: Any, strict: bool) -> HttpHeader:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return HttpHeader(
-        name=f_name,
-        value=f_value,
-        meta=f_meta,
-    )
+    o = _new(HttpHeader)
+    o.name = f_name
+    o.value = f_value
+    o.meta = f_meta
+    return o
 
 
 def _encode_HttpHeader(o: HttpHeader) -> dict[str, Any]:
@@ -12918,12 +13023,12 @@ def _decode_McpServerHttp(d: Any, strict: bool) -> McpServerHttp:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return McpServerHttp(
-        name=f_name,
-        url=f_url,
-        headers=f_headers,
-        meta=f_meta,
-    )
+    o = _new(McpServerHttp)
+    o.name = f_name
+    o.url = f_url
+    o.headers = f_headers
+    o.meta = f_meta
+    return o
 
 
 def _encode_McpServerHttp(o: McpServerHttp) -> dict[str, Any]:
@@ -12960,7 +13065,7 @@ def _decode_McpServerStdio(d: Any, strict: bool) -> McpServerStdio:
         raise missing("command")
     else:
         try:
-            f_command = _decode_AbsolutePath(v, strict)
+            f_command = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("command")
 
@@ -12999,20 +13104,20 @@ def _decode_McpServerStdio(d: Any, strict: bool) -> McpServerStdio:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return McpServerStdio(
-        name=f_name,
-        command=f_command,
-        args=f_args,
-        env=f_env,
-        meta=f_meta,
-    )
+    o = _new(McpServerStdio)
+    o.name = f_name
+    o.command = f_command
+    o.args = f_args
+    o.env = f_env
+    o.meta = f_meta
+    return o
 
 
 def _encode_McpServerStdio(o: McpServerStdio) -> dict[str, Any]:
     d: dict[str, Any] = {}
     d["name"] = o.name
 
-    d["command"] = _encode_AbsolutePath(o.command)
+    d["command"] = o.command
 
     v = o.args
     if v is not UNSET:
@@ -13037,7 +13142,7 @@ def _decode_ListSessionsRequest(d: Any, strict: bool) -> ListSessionsRequest:
         f_cwd = UNSET
     else:
         try:
-            f_cwd = None if v is None else _decode_AbsolutePath(v, strict)
+            f_cwd = None if v is None else (v if type(v) is str else check_str(v))
         except ValidationError as error:
             raise error.at("cwd")
 
@@ -13046,7 +13151,7 @@ def _decode_ListSessionsRequest(d: Any, strict: bool) -> ListSessionsRequest:
         f_cursor = UNSET
     else:
         try:
-            f_cursor = None if v is None else _decode_SessionListCursor(v, strict)
+            f_cursor = None if v is None else (v if type(v) is str else check_str(v))
         except ValidationError as error:
             raise error.at("cursor")
 
@@ -13061,22 +13166,22 @@ def _decode_ListSessionsRequest(d: Any, strict: bool) -> ListSessionsRequest:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return ListSessionsRequest(
-        cwd=f_cwd,
-        cursor=f_cursor,
-        meta=f_meta,
-    )
+    o = _new(ListSessionsRequest)
+    o.cwd = f_cwd
+    o.cursor = f_cursor
+    o.meta = f_meta
+    return o
 
 
 def _encode_ListSessionsRequest(o: ListSessionsRequest) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.cwd
     if v is not UNSET:
-        d["cwd"] = None if v is None else _encode_AbsolutePath(v)
+        d["cwd"] = None if v is None else v
 
     v = o.cursor
     if v is not UNSET:
-        d["cursor"] = None if v is None else _encode_SessionListCursor(v)
+        d["cursor"] = None if v is None else v
 
     v = o.meta
     if v is not UNSET:
@@ -13093,7 +13198,7 @@ def _decode_DeleteSessionRequest(d: Any, strict: bool) -> DeleteSessionRequest:
         raise missing("sessionId")
     else:
         try:
-            f_session_id = _decode_SessionId(v, strict)
+            f_session_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("sessionId")
 
@@ -13108,15 +13213,15 @@ def _decode_DeleteSessionRequest(d: Any, strict: bool) -> DeleteSessionRequest:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return DeleteSessionRequest(
-        session_id=f_session_id,
-        meta=f_meta,
-    )
+    o = _new(DeleteSessionRequest)
+    o.session_id = f_session_id
+    o.meta = f_meta
+    return o
 
 
 def _encode_DeleteSessionRequest(o: DeleteSessionRequest) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["sessionId"] = _encode_SessionId(o.session_id)
+    d["sessionId"] = o.session_id
 
     v = o.meta
     if v is not UNSET:
@@ -13133,7 +13238,7 @@ def _decode_ResumeSessionRequest(d: Any, strict: bool) -> ResumeSessionRequest:
         raise missing("sessionId")
     else:
         try:
-            f_session_id = _decode_SessionId(v, strict)
+            f_session_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("sessionId")
 
@@ -13142,7 +13247,7 @@ def _decode_ResumeSessionRequest(d: Any, strict: bool) -> ResumeSessionRequest:
         raise missing("cwd")
     else:
         try:
-            f_cwd = _decode_AbsolutePath(v, strict)
+            f_cwd = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("cwd")
 
@@ -13188,25 +13293,25 @@ def _decode_ResumeSessionRequest(d: Any, strict: bool) -> ResumeSessionRequest:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return ResumeSessionRequest(
-        session_id=f_session_id,
-        cwd=f_cwd,
-        additional_directories=f_additional_directories,
-        mcp_servers=f_mcp_servers,
-        replay_from=f_replay_from,
-        meta=f_meta,
-    )
+    o = _new(ResumeSessionRequest)
+    o.session_id = f_session_id
+    o.cwd = f_cwd
+    o.additional_directories = f_additional_directories
+    o.mcp_servers = f_mcp_servers
+    o.replay_from = f_replay_from
+    o.meta = f_meta
+    return o
 
 
 def _encode_ResumeSessionRequest(o: ResumeSessionRequest) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["sessionId"] = _encode_SessionId(o.session_id)
+    d["sessionId"] = o.session_id
 
-    d["cwd"] = _encode_AbsolutePath(o.cwd)
+    d["cwd"] = o.cwd
 
     v = o.additional_directories
     if v is not UNSET:
-        d["additionalDirectories"] = [_encode_AbsolutePath(x) for x in v]
+        d["additionalDirectories"] = [x for x in v]
 
     v = o.mcp_servers
     if v is not UNSET:
@@ -13239,9 +13344,9 @@ def _decode_StartReplayFrom(d: Any, strict: bool) -> StartReplayFrom:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return StartReplayFrom(
-        meta=f_meta,
-    )
+    o = _new(StartReplayFrom)
+    o.meta = f_meta
+    return o
 
 
 def _encode_StartReplayFrom(o: StartReplayFrom) -> dict[str, Any]:
@@ -13258,10 +13363,10 @@ def _decode_OtherReplayFrom(d: Any, strict: bool) -> OtherReplayFrom:
         raise type_error("an object", d)
     if type(d.get("type")) is not str:
         raise check_tag(d, "type", None)
-    return OtherReplayFrom(
-        type=d["type"],
-        extra={k: x for k, x in d.items() if k not in ["type"]},
-    )
+    o = _new(OtherReplayFrom)
+    o.type = d["type"]
+    o.extra = {k: x for k, x in d.items() if k not in ["type"]}
+    return o
 
 
 def _encode_OtherReplayFrom(o: OtherReplayFrom) -> dict[str, Any]:
@@ -13311,9 +13416,9 @@ def _decode_ReplayFromStart(d: Any, strict: bool) -> ReplayFromStart:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return ReplayFromStart(
-        meta=f_meta,
-    )
+    o = _new(ReplayFromStart)
+    o.meta = f_meta
+    return o
 
 
 def _encode_ReplayFromStart(o: ReplayFromStart) -> dict[str, Any]:
@@ -13333,7 +13438,7 @@ def _decode_CloseSessionRequest(d: Any, strict: bool) -> CloseSessionRequest:
         raise missing("sessionId")
     else:
         try:
-            f_session_id = _decode_SessionId(v, strict)
+            f_session_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("sessionId")
 
@@ -13348,15 +13453,15 @@ def _decode_CloseSessionRequest(d: Any, strict: bool) -> CloseSessionRequest:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return CloseSessionRequest(
-        session_id=f_session_id,
-        meta=f_meta,
-    )
+    o = _new(CloseSessionRequest)
+    o.session_id = f_session_id
+    o.meta = f_meta
+    return o
 
 
 def _encode_CloseSessionRequest(o: CloseSessionRequest) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["sessionId"] = _encode_SessionId(o.session_id)
+    d["sessionId"] = o.session_id
 
     v = o.meta
     if v is not UNSET:
@@ -13373,7 +13478,7 @@ def _decode_CancelToolCallRequest(d: Any, strict: bool) -> CancelToolCallRequest
         raise missing("sessionId")
     else:
         try:
-            f_session_id = _decode_SessionId(v, strict)
+            f_session_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("sessionId")
 
@@ -13382,7 +13487,7 @@ def _decode_CancelToolCallRequest(d: Any, strict: bool) -> CancelToolCallRequest
         raise missing("toolCallId")
     else:
         try:
-            f_tool_call_id = _decode_ToolCallId(v, strict)
+            f_tool_call_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("toolCallId")
 
@@ -13397,18 +13502,18 @@ def _decode_CancelToolCallRequest(d: Any, strict: bool) -> CancelToolCallRequest
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return CancelToolCallRequest(
-        session_id=f_session_id,
-        tool_call_id=f_tool_call_id,
-        meta=f_meta,
-    )
+    o = _new(CancelToolCallRequest)
+    o.session_id = f_session_id
+    o.tool_call_id = f_tool_call_id
+    o.meta = f_meta
+    return o
 
 
 def _encode_CancelToolCallRequest(o: CancelToolCallRequest) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["sessionId"] = _encode_SessionId(o.session_id)
+    d["sessionId"] = o.session_id
 
-    d["toolCallId"] = _encode_ToolCallId(o.tool_call_id)
+    d["toolCallId"] = o.tool_call_id
 
     v = o.meta
     if v is not UNSET:
@@ -13425,7 +13530,7 @@ def _decode_CancelTerminalRequest(d: Any, strict: bool) -> CancelTerminalRequest
         raise missing("sessionId")
     else:
         try:
-            f_session_id = _decode_SessionId(v, strict)
+            f_session_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("sessionId")
 
@@ -13434,7 +13539,7 @@ def _decode_CancelTerminalRequest(d: Any, strict: bool) -> CancelTerminalRequest
         raise missing("terminalId")
     else:
         try:
-            f_terminal_id = _decode_TerminalId(v, strict)
+            f_terminal_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("terminalId")
 
@@ -13449,18 +13554,18 @@ def _decode_CancelTerminalRequest(d: Any, strict: bool) -> CancelTerminalRequest
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return CancelTerminalRequest(
-        session_id=f_session_id,
-        terminal_id=f_terminal_id,
-        meta=f_meta,
-    )
+    o = _new(CancelTerminalRequest)
+    o.session_id = f_session_id
+    o.terminal_id = f_terminal_id
+    o.meta = f_meta
+    return o
 
 
 def _encode_CancelTerminalRequest(o: CancelTerminalRequest) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["sessionId"] = _encode_SessionId(o.session_id)
+    d["sessionId"] = o.session_id
 
-    d["terminalId"] = _encode_TerminalId(o.terminal_id)
+    d["terminalId"] = o.terminal_id
 
     v = o.meta
     if v is not UNSET:
@@ -13481,7 +13586,7 @@ def _decode_IdSetSessionConfigOptionRequest(
         raise missing("sessionId")
     else:
         try:
-            f_session_id = _decode_SessionId(v, strict)
+            f_session_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("sessionId")
 
@@ -13490,7 +13595,7 @@ def _decode_IdSetSessionConfigOptionRequest(
         raise missing("configId")
     else:
         try:
-            f_config_id = _decode_SessionConfigId(v, strict)
+            f_config_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("configId")
 
@@ -13510,31 +13615,31 @@ def _decode_IdSetSessionConfigOptionRequest(
         raise missing("value")
     else:
         try:
-            f_value = _decode_SessionConfigValueId(v, strict)
+            f_value = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("value")
 
-    return IdSetSessionConfigOptionRequest(
-        session_id=f_session_id,
-        config_id=f_config_id,
-        meta=f_meta,
-        value=f_value,
-    )
+    o = _new(IdSetSessionConfigOptionRequest)
+    o.session_id = f_session_id
+    o.config_id = f_config_id
+    o.meta = f_meta
+    o.value = f_value
+    return o
 
 
 def _encode_IdSetSessionConfigOptionRequest(
     o: IdSetSessionConfigOptionRequest,
 ) -> dict[str, Any]:
     d: dict[str, Any] = {"type": "id"}
-    d["sessionId"] = _encode_SessionId(o.session_id)
+    d["sessionId"] = o.session_id
 
-    d["configId"] = _encode_SessionConfigId(o.config_id)
+    d["configId"] = o.config_id
 
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
 
-    d["value"] = _encode_SessionConfigValueId(o.value)
+    d["value"] = o.value
 
     return d
 
@@ -13551,7 +13656,7 @@ def _decode_BooleanSetSessionConfigOptionRequest(
         raise missing("sessionId")
     else:
         try:
-            f_session_id = _decode_SessionId(v, strict)
+            f_session_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("sessionId")
 
@@ -13560,7 +13665,7 @@ def _decode_BooleanSetSessionConfigOptionRequest(
         raise missing("configId")
     else:
         try:
-            f_config_id = _decode_SessionConfigId(v, strict)
+            f_config_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("configId")
 
@@ -13584,21 +13689,21 @@ def _decode_BooleanSetSessionConfigOptionRequest(
         except ValidationError as error:
             raise error.at("value")
 
-    return BooleanSetSessionConfigOptionRequest(
-        session_id=f_session_id,
-        config_id=f_config_id,
-        meta=f_meta,
-        value=f_value,
-    )
+    o = _new(BooleanSetSessionConfigOptionRequest)
+    o.session_id = f_session_id
+    o.config_id = f_config_id
+    o.meta = f_meta
+    o.value = f_value
+    return o
 
 
 def _encode_BooleanSetSessionConfigOptionRequest(
     o: BooleanSetSessionConfigOptionRequest,
 ) -> dict[str, Any]:
     d: dict[str, Any] = {"type": "boolean"}
-    d["sessionId"] = _encode_SessionId(o.session_id)
+    d["sessionId"] = o.session_id
 
-    d["configId"] = _encode_SessionConfigId(o.config_id)
+    d["configId"] = o.config_id
 
     v = o.meta
     if v is not UNSET:
@@ -13621,7 +13726,7 @@ def _decode_OtherSetSessionConfigOptionRequest(
         raise missing("sessionId")
     else:
         try:
-            f_session_id = _decode_SessionId(v, strict)
+            f_session_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("sessionId")
 
@@ -13630,7 +13735,7 @@ def _decode_OtherSetSessionConfigOptionRequest(
         raise missing("configId")
     else:
         try:
-            f_config_id = _decode_SessionConfigId(v, strict)
+            f_config_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("configId")
 
@@ -13654,18 +13759,18 @@ def _decode_OtherSetSessionConfigOptionRequest(
         except ValidationError as error:
             raise error.at("value")
 
-    return OtherSetSessionConfigOptionRequest(
-        type=d["type"],
-        session_id=f_session_id,
-        config_id=f_config_id,
-        meta=f_meta,
-        value=f_value,
-        extra={
-            k: x
-            for k, x in d.items()
-            if k not in ["type", "sessionId", "configId", "_meta", "value"]
-        },
-    )
+    o = _new(OtherSetSessionConfigOptionRequest)
+    o.type = d["type"]
+    o.session_id = f_session_id
+    o.config_id = f_config_id
+    o.meta = f_meta
+    o.value = f_value
+    o.extra = {
+        k: x
+        for k, x in d.items()
+        if k not in ["type", "sessionId", "configId", "_meta", "value"]
+    }
+    return o
 
 
 def _encode_OtherSetSessionConfigOptionRequest(
@@ -13673,9 +13778,9 @@ def _encode_OtherSetSessionConfigOptionRequest(
 ) -> dict[str, Any]:
     d: dict[str, Any] = {"type": o.type}
     d.update(o.extra)
-    d["sessionId"] = _encode_SessionId(o.session_id)
+    d["sessionId"] = o.session_id
 
-    d["configId"] = _encode_SessionConfigId(o.config_id)
+    d["configId"] = o.config_id
 
     v = o.meta
     if v is not UNSET:
@@ -13726,7 +13831,7 @@ def _decode_PromptRequest(d: Any, strict: bool) -> PromptRequest:
         raise missing("sessionId")
     else:
         try:
-            f_session_id = _decode_SessionId(v, strict)
+            f_session_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("sessionId")
 
@@ -13750,16 +13855,16 @@ def _decode_PromptRequest(d: Any, strict: bool) -> PromptRequest:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return PromptRequest(
-        session_id=f_session_id,
-        prompt=f_prompt,
-        meta=f_meta,
-    )
+    o = _new(PromptRequest)
+    o.session_id = f_session_id
+    o.prompt = f_prompt
+    o.meta = f_meta
+    return o
 
 
 def _encode_PromptRequest(o: PromptRequest) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["sessionId"] = _encode_SessionId(o.session_id)
+    d["sessionId"] = o.session_id
 
     d["prompt"] = [_encode_ContentBlock(x) for x in o.prompt]
 
@@ -13803,10 +13908,10 @@ def _decode_RequestPermissionResponse(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return RequestPermissionResponse(
-        outcome=f_outcome,
-        meta=f_meta,
-    )
+    o = _new(RequestPermissionResponse)
+    o.outcome = f_outcome
+    o.meta = f_meta
+    return o
 
 
 def _encode_RequestPermissionResponse(o: RequestPermissionResponse) -> dict[str, Any]:
@@ -13838,9 +13943,9 @@ def _decode_CancelledRequestPermissionOutcome(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return CancelledRequestPermissionOutcome(
-        meta=f_meta,
-    )
+    o = _new(CancelledRequestPermissionOutcome)
+    o.meta = f_meta
+    return o
 
 
 def _encode_CancelledRequestPermissionOutcome(
@@ -13866,7 +13971,7 @@ def _decode_SelectedRequestPermissionOutcome(
         raise missing("optionId")
     else:
         try:
-            f_option_id = _decode_PermissionOptionId(v, strict)
+            f_option_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("optionId")
 
@@ -13881,17 +13986,17 @@ def _decode_SelectedRequestPermissionOutcome(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return SelectedRequestPermissionOutcome(
-        option_id=f_option_id,
-        meta=f_meta,
-    )
+    o = _new(SelectedRequestPermissionOutcome)
+    o.option_id = f_option_id
+    o.meta = f_meta
+    return o
 
 
 def _encode_SelectedRequestPermissionOutcome(
     o: SelectedRequestPermissionOutcome,
 ) -> dict[str, Any]:
     d: dict[str, Any] = {"outcome": "selected"}
-    d["optionId"] = _encode_PermissionOptionId(o.option_id)
+    d["optionId"] = o.option_id
 
     v = o.meta
     if v is not UNSET:
@@ -13907,10 +14012,10 @@ def _decode_OtherRequestPermissionOutcome(
         raise type_error("an object", d)
     if type(d.get("outcome")) is not str:
         raise check_tag(d, "outcome", None)
-    return OtherRequestPermissionOutcome(
-        outcome=d["outcome"],
-        extra={k: x for k, x in d.items() if k not in ["outcome"]},
-    )
+    o = _new(OtherRequestPermissionOutcome)
+    o.outcome = d["outcome"]
+    o.extra = {k: x for k, x in d.items() if k not in ["outcome"]}
+    return o
 
 
 def _encode_OtherRequestPermissionOutcome(
@@ -13967,9 +14072,9 @@ def _decode_CancelledPermissionOutcome(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return CancelledPermissionOutcome(
-        meta=f_meta,
-    )
+    o = _new(CancelledPermissionOutcome)
+    o.meta = f_meta
+    return o
 
 
 def _encode_CancelledPermissionOutcome(o: CancelledPermissionOutcome) -> dict[str, Any]:
@@ -13991,7 +14096,7 @@ def _decode_SelectedPermissionOutcome(
         raise missing("optionId")
     else:
         try:
-            f_option_id = _decode_PermissionOptionId(v, strict)
+            f_option_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("optionId")
 
@@ -14006,15 +14111,15 @@ def _decode_SelectedPermissionOutcome(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return SelectedPermissionOutcome(
-        option_id=f_option_id,
-        meta=f_meta,
-    )
+    o = _new(SelectedPermissionOutcome)
+    o.option_id = f_option_id
+    o.meta = f_meta
+    return o
 
 
 def _encode_SelectedPermissionOutcome(o: SelectedPermissionOutcome) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["optionId"] = _encode_PermissionOptionId(o.option_id)
+    d["optionId"] = o.option_id
 
     v = o.meta
     if v is not UNSET:
@@ -14054,10 +14159,10 @@ def _decode_AcceptCreateElicitationResponse(
         except ValidationError as error:
             raise error.at("content")
 
-    return AcceptCreateElicitationResponse(
-        meta=f_meta,
-        content=f_content,
-    )
+    o = _new(AcceptCreateElicitationResponse)
+    o.meta = f_meta
+    o.content = f_content
+    return o
 
 
 def _encode_AcceptCreateElicitationResponse(
@@ -14097,9 +14202,9 @@ def _decode_DeclineCreateElicitationResponse(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return DeclineCreateElicitationResponse(
-        meta=f_meta,
-    )
+    o = _new(DeclineCreateElicitationResponse)
+    o.meta = f_meta
+    return o
 
 
 def _encode_DeclineCreateElicitationResponse(
@@ -14131,9 +14236,9 @@ def _decode_CancelCreateElicitationResponse(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return CancelCreateElicitationResponse(
-        meta=f_meta,
-    )
+    o = _new(CancelCreateElicitationResponse)
+    o.meta = f_meta
+    return o
 
 
 def _encode_CancelCreateElicitationResponse(
@@ -14165,11 +14270,11 @@ def _decode_OtherCreateElicitationResponse(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return OtherCreateElicitationResponse(
-        action=d["action"],
-        meta=f_meta,
-        extra={k: x for k, x in d.items() if k not in ["action", "_meta"]},
-    )
+    o = _new(OtherCreateElicitationResponse)
+    o.action = d["action"]
+    o.meta = f_meta
+    o.extra = {k: x for k, x in d.items() if k not in ["action", "_meta"]}
+    return o
 
 
 def _encode_OtherCreateElicitationResponse(
@@ -14258,9 +14363,9 @@ def _decode_ElicitationAcceptAction(d: Any, strict: bool) -> ElicitationAcceptAc
         except ValidationError as error:
             raise error.at("content")
 
-    return ElicitationAcceptAction(
-        content=f_content,
-    )
+    o = _new(ElicitationAcceptAction)
+    o.content = f_content
+    return o
 
 
 def _encode_ElicitationAcceptAction(o: ElicitationAcceptAction) -> dict[str, Any]:
@@ -14308,10 +14413,10 @@ def _decode_ClientNotification(d: Any, strict: bool) -> ClientNotification:
         except ValidationError as error:
             raise error.at("params")
 
-    return ClientNotification(
-        method=f_method,
-        params=f_params,
-    )
+    o = _new(ClientNotification)
+    o.method = f_method
+    o.params = f_params
+    return o
 
 
 def _encode_ClientNotification(o: ClientNotification) -> dict[str, Any]:
@@ -14335,7 +14440,7 @@ def _decode_CancelSessionNotification(
         raise missing("sessionId")
     else:
         try:
-            f_session_id = _decode_SessionId(v, strict)
+            f_session_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("sessionId")
 
@@ -14350,15 +14455,15 @@ def _decode_CancelSessionNotification(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return CancelSessionNotification(
-        session_id=f_session_id,
-        meta=f_meta,
-    )
+    o = _new(CancelSessionNotification)
+    o.session_id = f_session_id
+    o.meta = f_meta
+    return o
 
 
 def _encode_CancelSessionNotification(o: CancelSessionNotification) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["sessionId"] = _encode_SessionId(o.session_id)
+    d["sessionId"] = o.session_id
 
     v = o.meta
     if v is not UNSET:
@@ -14392,10 +14497,10 @@ def _decode_CancelRequestNotification(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return CancelRequestNotification(
-        request_id=f_request_id,
-        meta=f_meta,
-    )
+    o = _new(CancelRequestNotification)
+    o.request_id = f_request_id
+    o.meta = f_meta
+    return o
 
 
 def _encode_CancelRequestNotification(o: CancelRequestNotification) -> dict[str, Any]:
@@ -14411,11 +14516,11 @@ def _encode_CancelRequestNotification(o: CancelRequestNotification) -> dict[str,
 
 def _encode_ToolCallState(o: ToolCallState) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["toolCallId"] = _encode_ToolCallId(o.tool_call_id)
+    d["toolCallId"] = o.tool_call_id
     d["name"] = o.name
     d["title"] = o.title
-    d["kind"] = _encode_ToolKind(o.kind)
-    d["status"] = _encode_ToolCallStatus(o.status)
+    d["kind"] = o.kind._value_ if type(o.kind) is ToolKind else o.kind
+    d["status"] = o.status._value_ if type(o.status) is ToolCallStatus else o.status
     d["content"] = [_encode_ToolCallContent(x) for x in o.content]
     d["locations"] = [_encode_ToolCallLocation(x) for x in o.locations]
     d["rawInput"] = o.raw_input
@@ -14429,9 +14534,9 @@ def _encode_ToolCallState(o: ToolCallState) -> dict[str, Any]:
 
 def _encode_TerminalState(o: TerminalState) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["terminalId"] = _encode_TerminalId(o.terminal_id)
+    d["terminalId"] = o.terminal_id
     d["command"] = o.command
-    d["cwd"] = None if o.cwd is None else _encode_AbsolutePath(o.cwd)
+    d["cwd"] = None if o.cwd is None else o.cwd
     d["output"] = None if o.output is None else _encode_TerminalOutput(o.output)
     d["exitStatus"] = (
         None if o.exit_status is None else _encode_TerminalExitStatus(o.exit_status)
@@ -14454,7 +14559,7 @@ def _encode_SessionInfoState(o: SessionInfoState) -> dict[str, Any]:
 
 def _encode_UserMessageState(o: UserMessageState) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["messageId"] = _encode_MessageId(o.message_id)
+    d["messageId"] = o.message_id
     d["content"] = [_encode_ContentBlock(x) for x in o.content]
     d["_meta"] = dict(o.meta)
     return d
@@ -14462,7 +14567,7 @@ def _encode_UserMessageState(o: UserMessageState) -> dict[str, Any]:
 
 def _encode_AgentMessageState(o: AgentMessageState) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["messageId"] = _encode_MessageId(o.message_id)
+    d["messageId"] = o.message_id
     d["content"] = [_encode_ContentBlock(x) for x in o.content]
     d["_meta"] = dict(o.meta)
     return d
@@ -14470,7 +14575,7 @@ def _encode_AgentMessageState(o: AgentMessageState) -> dict[str, Any]:
 
 def _encode_AgentThoughtState(o: AgentThoughtState) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["messageId"] = _encode_MessageId(o.message_id)
+    d["messageId"] = o.message_id
     d["content"] = [_encode_ContentBlock(x) for x in o.content]
     d["_meta"] = dict(o.meta)
     return d
@@ -14486,8 +14591,8 @@ def _encode_UsageState(o: UsageState) -> dict[str, Any]:
 
 def _encode_CompactionState(o: CompactionState) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["compactionId"] = _encode_CompactionId(o.compaction_id)
-    d["status"] = _encode_CompactionStatus(o.status)
+    d["compactionId"] = o.compaction_id
+    d["status"] = o.status._value_ if type(o.status) is CompactionStatus else o.status
     d["summary"] = [_encode_ContentBlock(x) for x in o.summary]
     d["error"] = o.error
     d["_meta"] = dict(o.meta)

@@ -37,6 +37,10 @@ from .models import _Model
 
 __all__ = ["decode", "decode_class", "encode"]
 
+_new = object.__new__
+"""Decoders build objects without calling ``__init__``: they have already
+computed every field, defaults included."""
+
 
 def decode(name: str, data: Any, *, strict: bool = False) -> Any:
     """Decode ``data``, a value as ``json.loads`` returns it, as the ``$defs``
@@ -154,11 +158,11 @@ def _decode_AgentRequest(d: Any, strict: bool) -> AgentRequest:
         except ValidationError as error:
             raise error.at("params")
 
-    return AgentRequest(
-        id=f_id,
-        method=f_method,
-        params=f_params,
-    )
+    o = _new(AgentRequest)
+    o.id = f_id
+    o.method = f_method
+    o.params = f_params
+    return o
 
 
 def _encode_AgentRequest(o: AgentRequest) -> dict[str, Any]:
@@ -202,7 +206,7 @@ def _decode_RequestPermissionRequest(d: Any, strict: bool) -> RequestPermissionR
         raise missing("sessionId")
     else:
         try:
-            f_session_id = _decode_SessionId(v, strict)
+            f_session_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("sessionId")
 
@@ -259,19 +263,19 @@ def _decode_RequestPermissionRequest(d: Any, strict: bool) -> RequestPermissionR
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return RequestPermissionRequest(
-        session_id=f_session_id,
-        title=f_title,
-        description=f_description,
-        subject=f_subject,
-        options=f_options,
-        meta=f_meta,
-    )
+    o = _new(RequestPermissionRequest)
+    o.session_id = f_session_id
+    o.title = f_title
+    o.description = f_description
+    o.subject = f_subject
+    o.options = f_options
+    o.meta = f_meta
+    return o
 
 
 def _encode_RequestPermissionRequest(o: RequestPermissionRequest) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["sessionId"] = _encode_SessionId(o.session_id)
+    d["sessionId"] = o.session_id
 
     d["title"] = o.title
 
@@ -327,10 +331,10 @@ def _decode_ToolCallRequestPermissionSubject(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return ToolCallRequestPermissionSubject(
-        tool_call=f_tool_call,
-        meta=f_meta,
-    )
+    o = _new(ToolCallRequestPermissionSubject)
+    o.tool_call = f_tool_call
+    o.meta = f_meta
+    return o
 
 
 def _encode_ToolCallRequestPermissionSubject(
@@ -367,7 +371,7 @@ def _decode_CommandRequestPermissionSubject(
         raise missing("cwd")
     else:
         try:
-            f_cwd = _decode_AbsolutePath(v, strict)
+            f_cwd = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("cwd")
 
@@ -376,7 +380,9 @@ def _decode_CommandRequestPermissionSubject(
         f_tool_call_id = UNSET
     else:
         try:
-            f_tool_call_id = None if v is None else _decode_ToolCallId(v, strict)
+            f_tool_call_id = (
+                None if v is None else (v if type(v) is str else check_str(v))
+            )
         except ValidationError as error:
             if strict:
                 raise error.at("toolCallId")
@@ -387,7 +393,9 @@ def _decode_CommandRequestPermissionSubject(
         f_terminal_id = UNSET
     else:
         try:
-            f_terminal_id = None if v is None else _decode_TerminalId(v, strict)
+            f_terminal_id = (
+                None if v is None else (v if type(v) is str else check_str(v))
+            )
         except ValidationError as error:
             if strict:
                 raise error.at("terminalId")
@@ -404,13 +412,13 @@ def _decode_CommandRequestPermissionSubject(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return CommandRequestPermissionSubject(
-        command=f_command,
-        cwd=f_cwd,
-        tool_call_id=f_tool_call_id,
-        terminal_id=f_terminal_id,
-        meta=f_meta,
-    )
+    o = _new(CommandRequestPermissionSubject)
+    o.command = f_command
+    o.cwd = f_cwd
+    o.tool_call_id = f_tool_call_id
+    o.terminal_id = f_terminal_id
+    o.meta = f_meta
+    return o
 
 
 def _encode_CommandRequestPermissionSubject(
@@ -419,15 +427,15 @@ def _encode_CommandRequestPermissionSubject(
     d: dict[str, Any] = {"type": "command"}
     d["command"] = o.command
 
-    d["cwd"] = _encode_AbsolutePath(o.cwd)
+    d["cwd"] = o.cwd
 
     v = o.tool_call_id
     if v is not UNSET:
-        d["toolCallId"] = None if v is None else _encode_ToolCallId(v)
+        d["toolCallId"] = None if v is None else v
 
     v = o.terminal_id
     if v is not UNSET:
-        d["terminalId"] = None if v is None else _encode_TerminalId(v)
+        d["terminalId"] = None if v is None else v
 
     v = o.meta
     if v is not UNSET:
@@ -443,10 +451,10 @@ def _decode_OtherRequestPermissionSubject(
         raise type_error("an object", d)
     if type(d.get("type")) is not str:
         raise check_tag(d, "type", None)
-    return OtherRequestPermissionSubject(
-        type=d["type"],
-        extra={k: x for k, x in d.items() if k not in ["type"]},
-    )
+    o = _new(OtherRequestPermissionSubject)
+    o.type = d["type"]
+    o.extra = {k: x for k, x in d.items() if k not in ["type"]}
+    return o
 
 
 def _encode_OtherRequestPermissionSubject(
@@ -495,7 +503,7 @@ def _decode_ToolCallUpdate(d: Any, strict: bool) -> ToolCallUpdate:
         raise missing("toolCallId")
     else:
         try:
-            f_tool_call_id = _decode_ToolCallId(v, strict)
+            f_tool_call_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("toolCallId")
 
@@ -619,24 +627,24 @@ def _decode_ToolCallUpdate(d: Any, strict: bool) -> ToolCallUpdate:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return ToolCallUpdate(
-        tool_call_id=f_tool_call_id,
-        name=f_name,
-        title=f_title,
-        kind=f_kind,
-        status=f_status,
-        content=f_content,
-        locations=f_locations,
-        raw_input=f_raw_input,
-        raw_output=f_raw_output,
-        capabilities=f_capabilities,
-        meta=f_meta,
-    )
+    o = _new(ToolCallUpdate)
+    o.tool_call_id = f_tool_call_id
+    o.name = f_name
+    o.title = f_title
+    o.kind = f_kind
+    o.status = f_status
+    o.content = f_content
+    o.locations = f_locations
+    o.raw_input = f_raw_input
+    o.raw_output = f_raw_output
+    o.capabilities = f_capabilities
+    o.meta = f_meta
+    return o
 
 
 def _encode_ToolCallUpdate(o: ToolCallUpdate) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["toolCallId"] = _encode_ToolCallId(o.tool_call_id)
+    d["toolCallId"] = o.tool_call_id
 
     v = o.name
     if v is not UNSET:
@@ -648,11 +656,13 @@ def _encode_ToolCallUpdate(o: ToolCallUpdate) -> dict[str, Any]:
 
     v = o.kind
     if v is not UNSET:
-        d["kind"] = None if v is None else _encode_ToolKind(v)
+        d["kind"] = None if v is None else (v._value_ if type(v) is ToolKind else v)
 
     v = o.status
     if v is not UNSET:
-        d["status"] = None if v is None else _encode_ToolCallStatus(v)
+        d["status"] = (
+            None if v is None else (v._value_ if type(v) is ToolCallStatus else v)
+        )
 
     v = o.content
     if v is not UNSET:
@@ -692,27 +702,33 @@ def _encode_ToolCallId(v: Any) -> Any:
 def _decode_ToolKind(v: Any, strict: bool) -> ToolKind | str:
     if type(v) is not str:
         raise type_error("a string", v)
-    member = ToolKind._value2member_map_.get(v)
+    member = _MEMBERS_ToolKind.get(v)
     if member is not None:
         return member
     return v
 
 
+_MEMBERS_ToolKind = ToolKind._value2member_map_
+
+
 def _encode_ToolKind(v: Any) -> Any:
-    return v.value if isinstance(v, ToolKind) else v
+    return v._value_ if type(v) is ToolKind else v
 
 
 def _decode_ToolCallStatus(v: Any, strict: bool) -> ToolCallStatus | str:
     if type(v) is not str:
         raise type_error("a string", v)
-    member = ToolCallStatus._value2member_map_.get(v)
+    member = _MEMBERS_ToolCallStatus.get(v)
     if member is not None:
         return member
     return v
 
 
+_MEMBERS_ToolCallStatus = ToolCallStatus._value2member_map_
+
+
 def _encode_ToolCallStatus(v: Any) -> Any:
-    return v.value if isinstance(v, ToolCallStatus) else v
+    return v._value_ if type(v) is ToolCallStatus else v
 
 
 def _decode_ContentToolCallContent(d: Any, strict: bool) -> ContentToolCallContent:
@@ -740,10 +756,10 @@ def _decode_ContentToolCallContent(d: Any, strict: bool) -> ContentToolCallConte
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return ContentToolCallContent(
-        content=f_content,
-        meta=f_meta,
-    )
+    o = _new(ContentToolCallContent)
+    o.content = f_content
+    o.meta = f_meta
+    return o
 
 
 def _encode_ContentToolCallContent(o: ContentToolCallContent) -> dict[str, Any]:
@@ -793,11 +809,11 @@ def _decode_DiffToolCallContent(d: Any, strict: bool) -> DiffToolCallContent:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return DiffToolCallContent(
-        changes=f_changes,
-        patch=f_patch,
-        meta=f_meta,
-    )
+    o = _new(DiffToolCallContent)
+    o.changes = f_changes
+    o.patch = f_patch
+    o.meta = f_meta
+    return o
 
 
 def _encode_DiffToolCallContent(o: DiffToolCallContent) -> dict[str, Any]:
@@ -825,7 +841,7 @@ def _decode_TerminalToolCallContent(d: Any, strict: bool) -> TerminalToolCallCon
         raise missing("terminalId")
     else:
         try:
-            f_terminal_id = _decode_TerminalId(v, strict)
+            f_terminal_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("terminalId")
 
@@ -840,15 +856,15 @@ def _decode_TerminalToolCallContent(d: Any, strict: bool) -> TerminalToolCallCon
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return TerminalToolCallContent(
-        terminal_id=f_terminal_id,
-        meta=f_meta,
-    )
+    o = _new(TerminalToolCallContent)
+    o.terminal_id = f_terminal_id
+    o.meta = f_meta
+    return o
 
 
 def _encode_TerminalToolCallContent(o: TerminalToolCallContent) -> dict[str, Any]:
     d: dict[str, Any] = {"type": "terminal"}
-    d["terminalId"] = _encode_TerminalId(o.terminal_id)
+    d["terminalId"] = o.terminal_id
 
     v = o.meta
     if v is not UNSET:
@@ -862,10 +878,10 @@ def _decode_OtherToolCallContent(d: Any, strict: bool) -> OtherToolCallContent:
         raise type_error("an object", d)
     if type(d.get("type")) is not str:
         raise check_tag(d, "type", None)
-    return OtherToolCallContent(
-        type=d["type"],
-        extra={k: x for k, x in d.items() if k not in ["type"]},
-    )
+    o = _new(OtherToolCallContent)
+    o.type = d["type"]
+    o.extra = {k: x for k, x in d.items() if k not in ["type"]}
+    return o
 
 
 def _encode_OtherToolCallContent(o: OtherToolCallContent) -> dict[str, Any]:
@@ -941,11 +957,11 @@ def _decode_TextContentBlock(d: Any, strict: bool) -> TextContentBlock:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return TextContentBlock(
-        text=f_text,
-        annotations=f_annotations,
-        meta=f_meta,
-    )
+    o = _new(TextContentBlock)
+    o.text = f_text
+    o.annotations = f_annotations
+    o.meta = f_meta
+    return o
 
 
 def _encode_TextContentBlock(o: TextContentBlock) -> dict[str, Any]:
@@ -982,7 +998,7 @@ def _decode_ImageContentBlock(d: Any, strict: bool) -> ImageContentBlock:
         raise missing("mimeType")
     else:
         try:
-            f_mime_type = _decode_MediaType(v, strict)
+            f_mime_type = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("mimeType")
 
@@ -1019,20 +1035,20 @@ def _decode_ImageContentBlock(d: Any, strict: bool) -> ImageContentBlock:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return ImageContentBlock(
-        data=f_data,
-        mime_type=f_mime_type,
-        uri=f_uri,
-        annotations=f_annotations,
-        meta=f_meta,
-    )
+    o = _new(ImageContentBlock)
+    o.data = f_data
+    o.mime_type = f_mime_type
+    o.uri = f_uri
+    o.annotations = f_annotations
+    o.meta = f_meta
+    return o
 
 
 def _encode_ImageContentBlock(o: ImageContentBlock) -> dict[str, Any]:
     d: dict[str, Any] = {"type": "image"}
     d["data"] = o.data
 
-    d["mimeType"] = _encode_MediaType(o.mime_type)
+    d["mimeType"] = o.mime_type
 
     v = o.uri
     if v is not UNSET:
@@ -1068,7 +1084,7 @@ def _decode_AudioContentBlock(d: Any, strict: bool) -> AudioContentBlock:
         raise missing("mimeType")
     else:
         try:
-            f_mime_type = _decode_MediaType(v, strict)
+            f_mime_type = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("mimeType")
 
@@ -1094,19 +1110,19 @@ def _decode_AudioContentBlock(d: Any, strict: bool) -> AudioContentBlock:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return AudioContentBlock(
-        data=f_data,
-        mime_type=f_mime_type,
-        annotations=f_annotations,
-        meta=f_meta,
-    )
+    o = _new(AudioContentBlock)
+    o.data = f_data
+    o.mime_type = f_mime_type
+    o.annotations = f_annotations
+    o.meta = f_meta
+    return o
 
 
 def _encode_AudioContentBlock(o: AudioContentBlock) -> dict[str, Any]:
     d: dict[str, Any] = {"type": "audio"}
     d["data"] = o.data
 
-    d["mimeType"] = _encode_MediaType(o.mime_type)
+    d["mimeType"] = o.mime_type
 
     v = o.annotations
     if v is not UNSET:
@@ -1184,7 +1200,7 @@ def _decode_ResourceLinkContentBlock(d: Any, strict: bool) -> ResourceLinkConten
         f_mime_type = UNSET
     else:
         try:
-            f_mime_type = None if v is None else _decode_MediaType(v, strict)
+            f_mime_type = None if v is None else (v if type(v) is str else check_str(v))
         except ValidationError as error:
             if strict:
                 raise error.at("mimeType")
@@ -1231,17 +1247,17 @@ def _decode_ResourceLinkContentBlock(d: Any, strict: bool) -> ResourceLinkConten
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return ResourceLinkContentBlock(
-        name=f_name,
-        uri=f_uri,
-        title=f_title,
-        description=f_description,
-        icons=f_icons,
-        mime_type=f_mime_type,
-        size=f_size,
-        annotations=f_annotations,
-        meta=f_meta,
-    )
+    o = _new(ResourceLinkContentBlock)
+    o.name = f_name
+    o.uri = f_uri
+    o.title = f_title
+    o.description = f_description
+    o.icons = f_icons
+    o.mime_type = f_mime_type
+    o.size = f_size
+    o.annotations = f_annotations
+    o.meta = f_meta
+    return o
 
 
 def _encode_ResourceLinkContentBlock(o: ResourceLinkContentBlock) -> dict[str, Any]:
@@ -1264,7 +1280,7 @@ def _encode_ResourceLinkContentBlock(o: ResourceLinkContentBlock) -> dict[str, A
 
     v = o.mime_type
     if v is not UNSET:
-        d["mimeType"] = None if v is None else _encode_MediaType(v)
+        d["mimeType"] = None if v is None else v
 
     v = o.size
     if v is not UNSET:
@@ -1317,11 +1333,11 @@ def _decode_ResourceContentBlock(d: Any, strict: bool) -> ResourceContentBlock:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return ResourceContentBlock(
-        resource=f_resource,
-        annotations=f_annotations,
-        meta=f_meta,
-    )
+    o = _new(ResourceContentBlock)
+    o.resource = f_resource
+    o.annotations = f_annotations
+    o.meta = f_meta
+    return o
 
 
 def _encode_ResourceContentBlock(o: ResourceContentBlock) -> dict[str, Any]:
@@ -1344,10 +1360,10 @@ def _decode_OtherContentBlock(d: Any, strict: bool) -> OtherContentBlock:
         raise type_error("an object", d)
     if type(d.get("type")) is not str:
         raise check_tag(d, "type", None)
-    return OtherContentBlock(
-        type=d["type"],
-        extra={k: x for k, x in d.items() if k not in ["type"]},
-    )
+    o = _new(OtherContentBlock)
+    o.type = d["type"]
+    o.extra = {k: x for k, x in d.items() if k not in ["type"]}
+    return o
 
 
 def _encode_OtherContentBlock(o: OtherContentBlock) -> dict[str, Any]:
@@ -1440,19 +1456,21 @@ def _decode_Annotations(d: Any, strict: bool) -> Annotations:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return Annotations(
-        audience=f_audience,
-        last_modified=f_last_modified,
-        priority=f_priority,
-        meta=f_meta,
-    )
+    o = _new(Annotations)
+    o.audience = f_audience
+    o.last_modified = f_last_modified
+    o.priority = f_priority
+    o.meta = f_meta
+    return o
 
 
 def _encode_Annotations(o: Annotations) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.audience
     if v is not UNSET:
-        d["audience"] = None if v is None else [_encode_Role(x) for x in v]
+        d["audience"] = (
+            None if v is None else [(x._value_ if type(x) is Role else x) for x in v]
+        )
 
     v = o.last_modified
     if v is not UNSET:
@@ -1472,14 +1490,17 @@ def _encode_Annotations(o: Annotations) -> dict[str, Any]:
 def _decode_Role(v: Any, strict: bool) -> Role | str:
     if type(v) is not str:
         raise type_error("a string", v)
-    member = Role._value2member_map_.get(v)
+    member = _MEMBERS_Role.get(v)
     if member is not None:
         return member
     return v
 
 
+_MEMBERS_Role = Role._value2member_map_
+
+
 def _encode_Role(v: Any) -> Any:
-    return v.value if isinstance(v, Role) else v
+    return v._value_ if type(v) is Role else v
 
 
 def _decode_TextContent(d: Any, strict: bool) -> TextContent:
@@ -1516,11 +1537,11 @@ def _decode_TextContent(d: Any, strict: bool) -> TextContent:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return TextContent(
-        text=f_text,
-        annotations=f_annotations,
-        meta=f_meta,
-    )
+    o = _new(TextContent)
+    o.text = f_text
+    o.annotations = f_annotations
+    o.meta = f_meta
+    return o
 
 
 def _encode_TextContent(o: TextContent) -> dict[str, Any]:
@@ -1563,7 +1584,7 @@ def _decode_ImageContent(d: Any, strict: bool) -> ImageContent:
         raise missing("mimeType")
     else:
         try:
-            f_mime_type = _decode_MediaType(v, strict)
+            f_mime_type = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("mimeType")
 
@@ -1600,20 +1621,20 @@ def _decode_ImageContent(d: Any, strict: bool) -> ImageContent:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return ImageContent(
-        data=f_data,
-        mime_type=f_mime_type,
-        uri=f_uri,
-        annotations=f_annotations,
-        meta=f_meta,
-    )
+    o = _new(ImageContent)
+    o.data = f_data
+    o.mime_type = f_mime_type
+    o.uri = f_uri
+    o.annotations = f_annotations
+    o.meta = f_meta
+    return o
 
 
 def _encode_ImageContent(o: ImageContent) -> dict[str, Any]:
     d: dict[str, Any] = {}
     d["data"] = o.data
 
-    d["mimeType"] = _encode_MediaType(o.mime_type)
+    d["mimeType"] = o.mime_type
 
     v = o.uri
     if v is not UNSET:
@@ -1647,7 +1668,7 @@ def _decode_AudioContent(d: Any, strict: bool) -> AudioContent:
         raise missing("mimeType")
     else:
         try:
-            f_mime_type = _decode_MediaType(v, strict)
+            f_mime_type = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("mimeType")
 
@@ -1673,19 +1694,19 @@ def _decode_AudioContent(d: Any, strict: bool) -> AudioContent:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return AudioContent(
-        data=f_data,
-        mime_type=f_mime_type,
-        annotations=f_annotations,
-        meta=f_meta,
-    )
+    o = _new(AudioContent)
+    o.data = f_data
+    o.mime_type = f_mime_type
+    o.annotations = f_annotations
+    o.meta = f_meta
+    return o
 
 
 def _encode_AudioContent(o: AudioContent) -> dict[str, Any]:
     d: dict[str, Any] = {}
     d["data"] = o.data
 
-    d["mimeType"] = _encode_MediaType(o.mime_type)
+    d["mimeType"] = o.mime_type
 
     v = o.annotations
     if v is not UNSET:
@@ -1715,7 +1736,7 @@ def _decode_Icon(d: Any, strict: bool) -> Icon:
         f_mime_type = UNSET
     else:
         try:
-            f_mime_type = None if v is None else _decode_MediaType(v, strict)
+            f_mime_type = None if v is None else (v if type(v) is str else check_str(v))
         except ValidationError as error:
             if strict:
                 raise error.at("mimeType")
@@ -1760,13 +1781,13 @@ def _decode_Icon(d: Any, strict: bool) -> Icon:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return Icon(
-        src=f_src,
-        mime_type=f_mime_type,
-        sizes=f_sizes,
-        theme=f_theme,
-        meta=f_meta,
-    )
+    o = _new(Icon)
+    o.src = f_src
+    o.mime_type = f_mime_type
+    o.sizes = f_sizes
+    o.theme = f_theme
+    o.meta = f_meta
+    return o
 
 
 def _encode_Icon(o: Icon) -> dict[str, Any]:
@@ -1775,7 +1796,7 @@ def _encode_Icon(o: Icon) -> dict[str, Any]:
 
     v = o.mime_type
     if v is not UNSET:
-        d["mimeType"] = None if v is None else _encode_MediaType(v)
+        d["mimeType"] = None if v is None else v
 
     v = o.sizes
     if v is not UNSET:
@@ -1783,7 +1804,7 @@ def _encode_Icon(o: Icon) -> dict[str, Any]:
 
     v = o.theme
     if v is not UNSET:
-        d["theme"] = None if v is None else _encode_IconTheme(v)
+        d["theme"] = None if v is None else (v._value_ if type(v) is IconTheme else v)
 
     v = o.meta
     if v is not UNSET:
@@ -1795,14 +1816,17 @@ def _encode_Icon(o: Icon) -> dict[str, Any]:
 def _decode_IconTheme(v: Any, strict: bool) -> IconTheme | str:
     if type(v) is not str:
         raise type_error("a string", v)
-    member = IconTheme._value2member_map_.get(v)
+    member = _MEMBERS_IconTheme.get(v)
     if member is not None:
         return member
     return v
 
 
+_MEMBERS_IconTheme = IconTheme._value2member_map_
+
+
 def _encode_IconTheme(v: Any) -> Any:
-    return v.value if isinstance(v, IconTheme) else v
+    return v._value_ if type(v) is IconTheme else v
 
 
 def _decode_ResourceLink(d: Any, strict: bool) -> ResourceLink:
@@ -1868,7 +1892,7 @@ def _decode_ResourceLink(d: Any, strict: bool) -> ResourceLink:
         f_mime_type = UNSET
     else:
         try:
-            f_mime_type = None if v is None else _decode_MediaType(v, strict)
+            f_mime_type = None if v is None else (v if type(v) is str else check_str(v))
         except ValidationError as error:
             if strict:
                 raise error.at("mimeType")
@@ -1915,17 +1939,17 @@ def _decode_ResourceLink(d: Any, strict: bool) -> ResourceLink:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return ResourceLink(
-        name=f_name,
-        uri=f_uri,
-        title=f_title,
-        description=f_description,
-        icons=f_icons,
-        mime_type=f_mime_type,
-        size=f_size,
-        annotations=f_annotations,
-        meta=f_meta,
-    )
+    o = _new(ResourceLink)
+    o.name = f_name
+    o.uri = f_uri
+    o.title = f_title
+    o.description = f_description
+    o.icons = f_icons
+    o.mime_type = f_mime_type
+    o.size = f_size
+    o.annotations = f_annotations
+    o.meta = f_meta
+    return o
 
 
 def _encode_ResourceLink(o: ResourceLink) -> dict[str, Any]:
@@ -1948,7 +1972,7 @@ def _encode_ResourceLink(o: ResourceLink) -> dict[str, Any]:
 
     v = o.mime_type
     if v is not UNSET:
-        d["mimeType"] = None if v is None else _encode_MediaType(v)
+        d["mimeType"] = None if v is None else v
 
     v = o.size
     if v is not UNSET:
@@ -2013,7 +2037,7 @@ def _decode_TextResourceContents(d: Any, strict: bool) -> TextResourceContents:
         f_mime_type = UNSET
     else:
         try:
-            f_mime_type = None if v is None else _decode_MediaType(v, strict)
+            f_mime_type = None if v is None else (v if type(v) is str else check_str(v))
         except ValidationError as error:
             if strict:
                 raise error.at("mimeType")
@@ -2030,12 +2054,12 @@ def _decode_TextResourceContents(d: Any, strict: bool) -> TextResourceContents:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return TextResourceContents(
-        text=f_text,
-        uri=f_uri,
-        mime_type=f_mime_type,
-        meta=f_meta,
-    )
+    o = _new(TextResourceContents)
+    o.text = f_text
+    o.uri = f_uri
+    o.mime_type = f_mime_type
+    o.meta = f_meta
+    return o
 
 
 def _encode_TextResourceContents(o: TextResourceContents) -> dict[str, Any]:
@@ -2046,7 +2070,7 @@ def _encode_TextResourceContents(o: TextResourceContents) -> dict[str, Any]:
 
     v = o.mime_type
     if v is not UNSET:
-        d["mimeType"] = None if v is None else _encode_MediaType(v)
+        d["mimeType"] = None if v is None else v
 
     v = o.meta
     if v is not UNSET:
@@ -2081,7 +2105,7 @@ def _decode_BlobResourceContents(d: Any, strict: bool) -> BlobResourceContents:
         f_mime_type = UNSET
     else:
         try:
-            f_mime_type = None if v is None else _decode_MediaType(v, strict)
+            f_mime_type = None if v is None else (v if type(v) is str else check_str(v))
         except ValidationError as error:
             if strict:
                 raise error.at("mimeType")
@@ -2098,12 +2122,12 @@ def _decode_BlobResourceContents(d: Any, strict: bool) -> BlobResourceContents:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return BlobResourceContents(
-        blob=f_blob,
-        uri=f_uri,
-        mime_type=f_mime_type,
-        meta=f_meta,
-    )
+    o = _new(BlobResourceContents)
+    o.blob = f_blob
+    o.uri = f_uri
+    o.mime_type = f_mime_type
+    o.meta = f_meta
+    return o
 
 
 def _encode_BlobResourceContents(o: BlobResourceContents) -> dict[str, Any]:
@@ -2114,7 +2138,7 @@ def _encode_BlobResourceContents(o: BlobResourceContents) -> dict[str, Any]:
 
     v = o.mime_type
     if v is not UNSET:
-        d["mimeType"] = None if v is None else _encode_MediaType(v)
+        d["mimeType"] = None if v is None else v
 
     v = o.meta
     if v is not UNSET:
@@ -2157,11 +2181,11 @@ def _decode_EmbeddedResource(d: Any, strict: bool) -> EmbeddedResource:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return EmbeddedResource(
-        resource=f_resource,
-        annotations=f_annotations,
-        meta=f_meta,
-    )
+    o = _new(EmbeddedResource)
+    o.resource = f_resource
+    o.annotations = f_annotations
+    o.meta = f_meta
+    return o
 
 
 def _encode_EmbeddedResource(o: EmbeddedResource) -> dict[str, Any]:
@@ -2202,10 +2226,10 @@ def _decode_Content(d: Any, strict: bool) -> Content:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return Content(
-        content=f_content,
-        meta=f_meta,
-    )
+    o = _new(Content)
+    o.content = f_content
+    o.meta = f_meta
+    return o
 
 
 def _encode_Content(o: Content) -> dict[str, Any]:
@@ -2240,7 +2264,7 @@ def _decode_AddDiffChange(d: Any, strict: bool) -> AddDiffChange:
         f_mime_type = UNSET
     else:
         try:
-            f_mime_type = None if v is None else _decode_MediaType(v, strict)
+            f_mime_type = None if v is None else (v if type(v) is str else check_str(v))
         except ValidationError as error:
             if strict:
                 raise error.at("mimeType")
@@ -2262,33 +2286,35 @@ def _decode_AddDiffChange(d: Any, strict: bool) -> AddDiffChange:
         raise missing("path")
     else:
         try:
-            f_path = _decode_AbsolutePath(v, strict)
+            f_path = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("path")
 
-    return AddDiffChange(
-        file_type=f_file_type,
-        mime_type=f_mime_type,
-        meta=f_meta,
-        path=f_path,
-    )
+    o = _new(AddDiffChange)
+    o.file_type = f_file_type
+    o.mime_type = f_mime_type
+    o.meta = f_meta
+    o.path = f_path
+    return o
 
 
 def _encode_AddDiffChange(o: AddDiffChange) -> dict[str, Any]:
     d: dict[str, Any] = {"operation": "add"}
     v = o.file_type
     if v is not UNSET:
-        d["fileType"] = None if v is None else _encode_DiffFileType(v)
+        d["fileType"] = (
+            None if v is None else (v._value_ if type(v) is DiffFileType else v)
+        )
 
     v = o.mime_type
     if v is not UNSET:
-        d["mimeType"] = None if v is None else _encode_MediaType(v)
+        d["mimeType"] = None if v is None else v
 
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
 
-    d["path"] = _encode_AbsolutePath(o.path)
+    d["path"] = o.path
 
     return d
 
@@ -2314,7 +2340,7 @@ def _decode_DeleteDiffChange(d: Any, strict: bool) -> DeleteDiffChange:
         f_mime_type = UNSET
     else:
         try:
-            f_mime_type = None if v is None else _decode_MediaType(v, strict)
+            f_mime_type = None if v is None else (v if type(v) is str else check_str(v))
         except ValidationError as error:
             if strict:
                 raise error.at("mimeType")
@@ -2336,33 +2362,35 @@ def _decode_DeleteDiffChange(d: Any, strict: bool) -> DeleteDiffChange:
         raise missing("path")
     else:
         try:
-            f_path = _decode_AbsolutePath(v, strict)
+            f_path = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("path")
 
-    return DeleteDiffChange(
-        file_type=f_file_type,
-        mime_type=f_mime_type,
-        meta=f_meta,
-        path=f_path,
-    )
+    o = _new(DeleteDiffChange)
+    o.file_type = f_file_type
+    o.mime_type = f_mime_type
+    o.meta = f_meta
+    o.path = f_path
+    return o
 
 
 def _encode_DeleteDiffChange(o: DeleteDiffChange) -> dict[str, Any]:
     d: dict[str, Any] = {"operation": "delete"}
     v = o.file_type
     if v is not UNSET:
-        d["fileType"] = None if v is None else _encode_DiffFileType(v)
+        d["fileType"] = (
+            None if v is None else (v._value_ if type(v) is DiffFileType else v)
+        )
 
     v = o.mime_type
     if v is not UNSET:
-        d["mimeType"] = None if v is None else _encode_MediaType(v)
+        d["mimeType"] = None if v is None else v
 
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
 
-    d["path"] = _encode_AbsolutePath(o.path)
+    d["path"] = o.path
 
     return d
 
@@ -2388,7 +2416,7 @@ def _decode_ModifyDiffChange(d: Any, strict: bool) -> ModifyDiffChange:
         f_mime_type = UNSET
     else:
         try:
-            f_mime_type = None if v is None else _decode_MediaType(v, strict)
+            f_mime_type = None if v is None else (v if type(v) is str else check_str(v))
         except ValidationError as error:
             if strict:
                 raise error.at("mimeType")
@@ -2410,33 +2438,35 @@ def _decode_ModifyDiffChange(d: Any, strict: bool) -> ModifyDiffChange:
         raise missing("path")
     else:
         try:
-            f_path = _decode_AbsolutePath(v, strict)
+            f_path = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("path")
 
-    return ModifyDiffChange(
-        file_type=f_file_type,
-        mime_type=f_mime_type,
-        meta=f_meta,
-        path=f_path,
-    )
+    o = _new(ModifyDiffChange)
+    o.file_type = f_file_type
+    o.mime_type = f_mime_type
+    o.meta = f_meta
+    o.path = f_path
+    return o
 
 
 def _encode_ModifyDiffChange(o: ModifyDiffChange) -> dict[str, Any]:
     d: dict[str, Any] = {"operation": "modify"}
     v = o.file_type
     if v is not UNSET:
-        d["fileType"] = None if v is None else _encode_DiffFileType(v)
+        d["fileType"] = (
+            None if v is None else (v._value_ if type(v) is DiffFileType else v)
+        )
 
     v = o.mime_type
     if v is not UNSET:
-        d["mimeType"] = None if v is None else _encode_MediaType(v)
+        d["mimeType"] = None if v is None else v
 
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
 
-    d["path"] = _encode_AbsolutePath(o.path)
+    d["path"] = o.path
 
     return d
 
@@ -2462,7 +2492,7 @@ def _decode_MoveDiffChange(d: Any, strict: bool) -> MoveDiffChange:
         f_mime_type = UNSET
     else:
         try:
-            f_mime_type = None if v is None else _decode_MediaType(v, strict)
+            f_mime_type = None if v is None else (v if type(v) is str else check_str(v))
         except ValidationError as error:
             if strict:
                 raise error.at("mimeType")
@@ -2484,7 +2514,7 @@ def _decode_MoveDiffChange(d: Any, strict: bool) -> MoveDiffChange:
         raise missing("oldPath")
     else:
         try:
-            f_old_path = _decode_AbsolutePath(v, strict)
+            f_old_path = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("oldPath")
 
@@ -2493,36 +2523,38 @@ def _decode_MoveDiffChange(d: Any, strict: bool) -> MoveDiffChange:
         raise missing("path")
     else:
         try:
-            f_path = _decode_AbsolutePath(v, strict)
+            f_path = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("path")
 
-    return MoveDiffChange(
-        file_type=f_file_type,
-        mime_type=f_mime_type,
-        meta=f_meta,
-        old_path=f_old_path,
-        path=f_path,
-    )
+    o = _new(MoveDiffChange)
+    o.file_type = f_file_type
+    o.mime_type = f_mime_type
+    o.meta = f_meta
+    o.old_path = f_old_path
+    o.path = f_path
+    return o
 
 
 def _encode_MoveDiffChange(o: MoveDiffChange) -> dict[str, Any]:
     d: dict[str, Any] = {"operation": "move"}
     v = o.file_type
     if v is not UNSET:
-        d["fileType"] = None if v is None else _encode_DiffFileType(v)
+        d["fileType"] = (
+            None if v is None else (v._value_ if type(v) is DiffFileType else v)
+        )
 
     v = o.mime_type
     if v is not UNSET:
-        d["mimeType"] = None if v is None else _encode_MediaType(v)
+        d["mimeType"] = None if v is None else v
 
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
 
-    d["oldPath"] = _encode_AbsolutePath(o.old_path)
+    d["oldPath"] = o.old_path
 
-    d["path"] = _encode_AbsolutePath(o.path)
+    d["path"] = o.path
 
     return d
 
@@ -2548,7 +2580,7 @@ def _decode_CopyDiffChange(d: Any, strict: bool) -> CopyDiffChange:
         f_mime_type = UNSET
     else:
         try:
-            f_mime_type = None if v is None else _decode_MediaType(v, strict)
+            f_mime_type = None if v is None else (v if type(v) is str else check_str(v))
         except ValidationError as error:
             if strict:
                 raise error.at("mimeType")
@@ -2570,7 +2602,7 @@ def _decode_CopyDiffChange(d: Any, strict: bool) -> CopyDiffChange:
         raise missing("oldPath")
     else:
         try:
-            f_old_path = _decode_AbsolutePath(v, strict)
+            f_old_path = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("oldPath")
 
@@ -2579,36 +2611,38 @@ def _decode_CopyDiffChange(d: Any, strict: bool) -> CopyDiffChange:
         raise missing("path")
     else:
         try:
-            f_path = _decode_AbsolutePath(v, strict)
+            f_path = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("path")
 
-    return CopyDiffChange(
-        file_type=f_file_type,
-        mime_type=f_mime_type,
-        meta=f_meta,
-        old_path=f_old_path,
-        path=f_path,
-    )
+    o = _new(CopyDiffChange)
+    o.file_type = f_file_type
+    o.mime_type = f_mime_type
+    o.meta = f_meta
+    o.old_path = f_old_path
+    o.path = f_path
+    return o
 
 
 def _encode_CopyDiffChange(o: CopyDiffChange) -> dict[str, Any]:
     d: dict[str, Any] = {"operation": "copy"}
     v = o.file_type
     if v is not UNSET:
-        d["fileType"] = None if v is None else _encode_DiffFileType(v)
+        d["fileType"] = (
+            None if v is None else (v._value_ if type(v) is DiffFileType else v)
+        )
 
     v = o.mime_type
     if v is not UNSET:
-        d["mimeType"] = None if v is None else _encode_MediaType(v)
+        d["mimeType"] = None if v is None else v
 
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
 
-    d["oldPath"] = _encode_AbsolutePath(o.old_path)
+    d["oldPath"] = o.old_path
 
-    d["path"] = _encode_AbsolutePath(o.path)
+    d["path"] = o.path
 
     return d
 
@@ -2634,7 +2668,7 @@ def _decode_OtherDiffChange(d: Any, strict: bool) -> OtherDiffChange:
         f_mime_type = UNSET
     else:
         try:
-            f_mime_type = None if v is None else _decode_MediaType(v, strict)
+            f_mime_type = None if v is None else (v if type(v) is str else check_str(v))
         except ValidationError as error:
             if strict:
                 raise error.at("mimeType")
@@ -2651,17 +2685,17 @@ def _decode_OtherDiffChange(d: Any, strict: bool) -> OtherDiffChange:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return OtherDiffChange(
-        operation=d["operation"],
-        file_type=f_file_type,
-        mime_type=f_mime_type,
-        meta=f_meta,
-        extra={
-            k: x
-            for k, x in d.items()
-            if k not in ["operation", "fileType", "mimeType", "_meta"]
-        },
-    )
+    o = _new(OtherDiffChange)
+    o.operation = d["operation"]
+    o.file_type = f_file_type
+    o.mime_type = f_mime_type
+    o.meta = f_meta
+    o.extra = {
+        k: x
+        for k, x in d.items()
+        if k not in ["operation", "fileType", "mimeType", "_meta"]
+    }
+    return o
 
 
 def _encode_OtherDiffChange(o: OtherDiffChange) -> dict[str, Any]:
@@ -2669,11 +2703,13 @@ def _encode_OtherDiffChange(o: OtherDiffChange) -> dict[str, Any]:
     d.update(o.extra)
     v = o.file_type
     if v is not UNSET:
-        d["fileType"] = None if v is None else _encode_DiffFileType(v)
+        d["fileType"] = (
+            None if v is None else (v._value_ if type(v) is DiffFileType else v)
+        )
 
     v = o.mime_type
     if v is not UNSET:
-        d["mimeType"] = None if v is None else _encode_MediaType(v)
+        d["mimeType"] = None if v is None else v
 
     v = o.meta
     if v is not UNSET:
@@ -2716,14 +2752,17 @@ def _encode_DiffChange(o: Any) -> Any:
 def _decode_DiffFileType(v: Any, strict: bool) -> DiffFileType | str:
     if type(v) is not str:
         raise type_error("a string", v)
-    member = DiffFileType._value2member_map_.get(v)
+    member = _MEMBERS_DiffFileType.get(v)
     if member is not None:
         return member
     return v
 
 
+_MEMBERS_DiffFileType = DiffFileType._value2member_map_
+
+
 def _encode_DiffFileType(v: Any) -> Any:
-    return v.value if isinstance(v, DiffFileType) else v
+    return v._value_ if type(v) is DiffFileType else v
 
 
 def _decode_AbsolutePath(v: Any, strict: bool) -> Any:
@@ -2742,18 +2781,18 @@ def _decode_DiffPathChange(d: Any, strict: bool) -> DiffPathChange:
         raise missing("path")
     else:
         try:
-            f_path = _decode_AbsolutePath(v, strict)
+            f_path = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("path")
 
-    return DiffPathChange(
-        path=f_path,
-    )
+    o = _new(DiffPathChange)
+    o.path = f_path
+    return o
 
 
 def _encode_DiffPathChange(o: DiffPathChange) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["path"] = _encode_AbsolutePath(o.path)
+    d["path"] = o.path
 
     return d
 
@@ -2766,7 +2805,7 @@ def _decode_DiffPathPairChange(d: Any, strict: bool) -> DiffPathPairChange:
         raise missing("oldPath")
     else:
         try:
-            f_old_path = _decode_AbsolutePath(v, strict)
+            f_old_path = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("oldPath")
 
@@ -2775,21 +2814,21 @@ def _decode_DiffPathPairChange(d: Any, strict: bool) -> DiffPathPairChange:
         raise missing("path")
     else:
         try:
-            f_path = _decode_AbsolutePath(v, strict)
+            f_path = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("path")
 
-    return DiffPathPairChange(
-        old_path=f_old_path,
-        path=f_path,
-    )
+    o = _new(DiffPathPairChange)
+    o.old_path = f_old_path
+    o.path = f_path
+    return o
 
 
 def _encode_DiffPathPairChange(o: DiffPathPairChange) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["oldPath"] = _encode_AbsolutePath(o.old_path)
+    d["oldPath"] = o.old_path
 
-    d["path"] = _encode_AbsolutePath(o.path)
+    d["path"] = o.path
 
     return d
 
@@ -2826,16 +2865,16 @@ def _decode_DiffPatch(d: Any, strict: bool) -> DiffPatch:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return DiffPatch(
-        format=f_format,
-        text=f_text,
-        meta=f_meta,
-    )
+    o = _new(DiffPatch)
+    o.format = f_format
+    o.text = f_text
+    o.meta = f_meta
+    return o
 
 
 def _encode_DiffPatch(o: DiffPatch) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["format"] = _encode_DiffPatchFormat(o.format)
+    d["format"] = o.format._value_ if type(o.format) is DiffPatchFormat else o.format
 
     d["text"] = o.text
 
@@ -2849,14 +2888,17 @@ def _encode_DiffPatch(o: DiffPatch) -> dict[str, Any]:
 def _decode_DiffPatchFormat(v: Any, strict: bool) -> DiffPatchFormat | str:
     if type(v) is not str:
         raise type_error("a string", v)
-    member = DiffPatchFormat._value2member_map_.get(v)
+    member = _MEMBERS_DiffPatchFormat.get(v)
     if member is not None:
         return member
     return v
 
 
+_MEMBERS_DiffPatchFormat = DiffPatchFormat._value2member_map_
+
+
 def _encode_DiffPatchFormat(v: Any) -> Any:
-    return v.value if isinstance(v, DiffPatchFormat) else v
+    return v._value_ if type(v) is DiffPatchFormat else v
 
 
 def _decode_Diff(d: Any, strict: bool) -> Diff:
@@ -2893,11 +2935,11 @@ def _decode_Diff(d: Any, strict: bool) -> Diff:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return Diff(
-        changes=f_changes,
-        patch=f_patch,
-        meta=f_meta,
-    )
+    o = _new(Diff)
+    o.changes = f_changes
+    o.patch = f_patch
+    o.meta = f_meta
+    return o
 
 
 def _encode_Diff(o: Diff) -> dict[str, Any]:
@@ -2931,7 +2973,7 @@ def _decode_Terminal(d: Any, strict: bool) -> Terminal:
         raise missing("terminalId")
     else:
         try:
-            f_terminal_id = _decode_TerminalId(v, strict)
+            f_terminal_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("terminalId")
 
@@ -2946,15 +2988,15 @@ def _decode_Terminal(d: Any, strict: bool) -> Terminal:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return Terminal(
-        terminal_id=f_terminal_id,
-        meta=f_meta,
-    )
+    o = _new(Terminal)
+    o.terminal_id = f_terminal_id
+    o.meta = f_meta
+    return o
 
 
 def _encode_Terminal(o: Terminal) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["terminalId"] = _encode_TerminalId(o.terminal_id)
+    d["terminalId"] = o.terminal_id
 
     v = o.meta
     if v is not UNSET:
@@ -2971,7 +3013,7 @@ def _decode_ToolCallLocation(d: Any, strict: bool) -> ToolCallLocation:
         raise missing("path")
     else:
         try:
-            f_path = _decode_AbsolutePath(v, strict)
+            f_path = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("path")
 
@@ -3001,16 +3043,16 @@ def _decode_ToolCallLocation(d: Any, strict: bool) -> ToolCallLocation:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return ToolCallLocation(
-        path=f_path,
-        line=f_line,
-        meta=f_meta,
-    )
+    o = _new(ToolCallLocation)
+    o.path = f_path
+    o.line = f_line
+    o.meta = f_meta
+    return o
 
 
 def _encode_ToolCallLocation(o: ToolCallLocation) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["path"] = _encode_AbsolutePath(o.path)
+    d["path"] = o.path
 
     v = o.line
     if v is not UNSET:
@@ -3050,10 +3092,10 @@ def _decode_ToolCallCapabilities(d: Any, strict: bool) -> ToolCallCapabilities:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return ToolCallCapabilities(
-        cancel=f_cancel,
-        meta=f_meta,
-    )
+    o = _new(ToolCallCapabilities)
+    o.cancel = f_cancel
+    o.meta = f_meta
+    return o
 
 
 def _encode_ToolCallCapabilities(o: ToolCallCapabilities) -> dict[str, Any]:
@@ -3085,9 +3127,9 @@ def _decode_ToolCallCancelCapabilities(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return ToolCallCancelCapabilities(
-        meta=f_meta,
-    )
+    o = _new(ToolCallCancelCapabilities)
+    o.meta = f_meta
+    return o
 
 
 def _encode_ToolCallCancelCapabilities(o: ToolCallCancelCapabilities) -> dict[str, Any]:
@@ -3124,10 +3166,10 @@ def _decode_ToolCallPermissionSubject(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return ToolCallPermissionSubject(
-        tool_call=f_tool_call,
-        meta=f_meta,
-    )
+    o = _new(ToolCallPermissionSubject)
+    o.tool_call = f_tool_call
+    o.meta = f_meta
+    return o
 
 
 def _encode_ToolCallPermissionSubject(o: ToolCallPermissionSubject) -> dict[str, Any]:
@@ -3158,7 +3200,7 @@ def _decode_CommandPermissionSubject(d: Any, strict: bool) -> CommandPermissionS
         raise missing("cwd")
     else:
         try:
-            f_cwd = _decode_AbsolutePath(v, strict)
+            f_cwd = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("cwd")
 
@@ -3167,7 +3209,9 @@ def _decode_CommandPermissionSubject(d: Any, strict: bool) -> CommandPermissionS
         f_tool_call_id = UNSET
     else:
         try:
-            f_tool_call_id = None if v is None else _decode_ToolCallId(v, strict)
+            f_tool_call_id = (
+                None if v is None else (v if type(v) is str else check_str(v))
+            )
         except ValidationError as error:
             if strict:
                 raise error.at("toolCallId")
@@ -3178,7 +3222,9 @@ def _decode_CommandPermissionSubject(d: Any, strict: bool) -> CommandPermissionS
         f_terminal_id = UNSET
     else:
         try:
-            f_terminal_id = None if v is None else _decode_TerminalId(v, strict)
+            f_terminal_id = (
+                None if v is None else (v if type(v) is str else check_str(v))
+            )
         except ValidationError as error:
             if strict:
                 raise error.at("terminalId")
@@ -3195,28 +3241,28 @@ def _decode_CommandPermissionSubject(d: Any, strict: bool) -> CommandPermissionS
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return CommandPermissionSubject(
-        command=f_command,
-        cwd=f_cwd,
-        tool_call_id=f_tool_call_id,
-        terminal_id=f_terminal_id,
-        meta=f_meta,
-    )
+    o = _new(CommandPermissionSubject)
+    o.command = f_command
+    o.cwd = f_cwd
+    o.tool_call_id = f_tool_call_id
+    o.terminal_id = f_terminal_id
+    o.meta = f_meta
+    return o
 
 
 def _encode_CommandPermissionSubject(o: CommandPermissionSubject) -> dict[str, Any]:
     d: dict[str, Any] = {}
     d["command"] = o.command
 
-    d["cwd"] = _encode_AbsolutePath(o.cwd)
+    d["cwd"] = o.cwd
 
     v = o.tool_call_id
     if v is not UNSET:
-        d["toolCallId"] = None if v is None else _encode_ToolCallId(v)
+        d["toolCallId"] = None if v is None else v
 
     v = o.terminal_id
     if v is not UNSET:
-        d["terminalId"] = None if v is None else _encode_TerminalId(v)
+        d["terminalId"] = None if v is None else v
 
     v = o.meta
     if v is not UNSET:
@@ -3233,7 +3279,7 @@ def _decode_PermissionOption(d: Any, strict: bool) -> PermissionOption:
         raise missing("optionId")
     else:
         try:
-            f_option_id = _decode_PermissionOptionId(v, strict)
+            f_option_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("optionId")
 
@@ -3266,21 +3312,21 @@ def _decode_PermissionOption(d: Any, strict: bool) -> PermissionOption:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return PermissionOption(
-        option_id=f_option_id,
-        name=f_name,
-        kind=f_kind,
-        meta=f_meta,
-    )
+    o = _new(PermissionOption)
+    o.option_id = f_option_id
+    o.name = f_name
+    o.kind = f_kind
+    o.meta = f_meta
+    return o
 
 
 def _encode_PermissionOption(o: PermissionOption) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["optionId"] = _encode_PermissionOptionId(o.option_id)
+    d["optionId"] = o.option_id
 
     d["name"] = o.name
 
-    d["kind"] = _encode_PermissionOptionKind(o.kind)
+    d["kind"] = o.kind._value_ if type(o.kind) is PermissionOptionKind else o.kind
 
     v = o.meta
     if v is not UNSET:
@@ -3300,14 +3346,17 @@ def _encode_PermissionOptionId(v: Any) -> Any:
 def _decode_PermissionOptionKind(v: Any, strict: bool) -> PermissionOptionKind | str:
     if type(v) is not str:
         raise type_error("a string", v)
-    member = PermissionOptionKind._value2member_map_.get(v)
+    member = _MEMBERS_PermissionOptionKind.get(v)
     if member is not None:
         return member
     return v
 
 
+_MEMBERS_PermissionOptionKind = PermissionOptionKind._value2member_map_
+
+
 def _encode_PermissionOptionKind(v: Any) -> Any:
-    return v.value if isinstance(v, PermissionOptionKind) else v
+    return v._value_ if type(v) is PermissionOptionKind else v
 
 
 def _decode_CreateElicitationRequest(v: Any, strict: bool) -> Any:
@@ -3326,7 +3375,7 @@ def _decode_ElicitationSessionScope(d: Any, strict: bool) -> ElicitationSessionS
         raise missing("sessionId")
     else:
         try:
-            f_session_id = _decode_SessionId(v, strict)
+            f_session_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("sessionId")
 
@@ -3335,25 +3384,27 @@ def _decode_ElicitationSessionScope(d: Any, strict: bool) -> ElicitationSessionS
         f_tool_call_id = UNSET
     else:
         try:
-            f_tool_call_id = None if v is None else _decode_ToolCallId(v, strict)
+            f_tool_call_id = (
+                None if v is None else (v if type(v) is str else check_str(v))
+            )
         except ValidationError as error:
             if strict:
                 raise error.at("toolCallId")
             f_tool_call_id = UNSET
 
-    return ElicitationSessionScope(
-        session_id=f_session_id,
-        tool_call_id=f_tool_call_id,
-    )
+    o = _new(ElicitationSessionScope)
+    o.session_id = f_session_id
+    o.tool_call_id = f_tool_call_id
+    return o
 
 
 def _encode_ElicitationSessionScope(o: ElicitationSessionScope) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["sessionId"] = _encode_SessionId(o.session_id)
+    d["sessionId"] = o.session_id
 
     v = o.tool_call_id
     if v is not UNSET:
-        d["toolCallId"] = None if v is None else _encode_ToolCallId(v)
+        d["toolCallId"] = None if v is None else v
 
     return d
 
@@ -3370,9 +3421,9 @@ def _decode_ElicitationRequestScope(d: Any, strict: bool) -> ElicitationRequestS
         except ValidationError as error:
             raise error.at("requestId")
 
-    return ElicitationRequestScope(
-        request_id=f_request_id,
-    )
+    o = _new(ElicitationRequestScope)
+    o.request_id = f_request_id
+    return o
 
 
 def _encode_ElicitationRequestScope(o: ElicitationRequestScope) -> dict[str, Any]:
@@ -3453,19 +3504,19 @@ def _decode_ElicitationSchema(d: Any, strict: bool) -> ElicitationSchema:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return ElicitationSchema(
-        type=f_type,
-        title=f_title,
-        properties=f_properties,
-        required=f_required,
-        description=f_description,
-        meta=f_meta,
-    )
+    o = _new(ElicitationSchema)
+    o.type = f_type
+    o.title = f_title
+    o.properties = f_properties
+    o.required = f_required
+    o.description = f_description
+    o.meta = f_meta
+    return o
 
 
 def _encode_ElicitationSchema(o: ElicitationSchema) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["type"] = _encode_ElicitationSchemaType(o.type)
+    d["type"] = o.type._value_ if type(o.type) is ElicitationSchemaType else o.type
 
     v = o.title
     if v is not UNSET:
@@ -3493,14 +3544,17 @@ def _encode_ElicitationSchema(o: ElicitationSchema) -> dict[str, Any]:
 def _decode_ElicitationSchemaType(v: Any, strict: bool) -> ElicitationSchemaType:
     if type(v) is not str:
         raise type_error("a string", v)
-    member = ElicitationSchemaType._value2member_map_.get(v)
+    member = _MEMBERS_ElicitationSchemaType.get(v)
     if member is not None:
         return member
     raise ValidationError('expected one of "object", found ' + repr(v))
 
 
+_MEMBERS_ElicitationSchemaType = ElicitationSchemaType._value2member_map_
+
+
 def _encode_ElicitationSchemaType(v: Any) -> Any:
-    return v.value if isinstance(v, ElicitationSchemaType) else v
+    return v._value_ if type(v) is ElicitationSchemaType else v
 
 
 def _decode_StringElicitationPropertySchema(
@@ -3629,18 +3683,18 @@ def _decode_StringElicitationPropertySchema(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return StringElicitationPropertySchema(
-        title=f_title,
-        description=f_description,
-        min_length=f_min_length,
-        max_length=f_max_length,
-        pattern=f_pattern,
-        format=f_format,
-        default=f_default,
-        enum=f_enum,
-        one_of=f_one_of,
-        meta=f_meta,
-    )
+    o = _new(StringElicitationPropertySchema)
+    o.title = f_title
+    o.description = f_description
+    o.min_length = f_min_length
+    o.max_length = f_max_length
+    o.pattern = f_pattern
+    o.format = f_format
+    o.default = f_default
+    o.enum = f_enum
+    o.one_of = f_one_of
+    o.meta = f_meta
+    return o
 
 
 def _encode_StringElicitationPropertySchema(
@@ -3669,7 +3723,9 @@ def _encode_StringElicitationPropertySchema(
 
     v = o.format
     if v is not UNSET:
-        d["format"] = None if v is None else _encode_StringFormat(v)
+        d["format"] = (
+            None if v is None else (v._value_ if type(v) is StringFormat else v)
+        )
 
     v = o.default
     if v is not UNSET:
@@ -3761,14 +3817,14 @@ def _decode_NumberElicitationPropertySchema(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return NumberElicitationPropertySchema(
-        title=f_title,
-        description=f_description,
-        minimum=f_minimum,
-        maximum=f_maximum,
-        default=f_default,
-        meta=f_meta,
-    )
+    o = _new(NumberElicitationPropertySchema)
+    o.title = f_title
+    o.description = f_description
+    o.minimum = f_minimum
+    o.maximum = f_maximum
+    o.default = f_default
+    o.meta = f_meta
+    return o
 
 
 def _encode_NumberElicitationPropertySchema(
@@ -3897,14 +3953,14 @@ def _decode_IntegerElicitationPropertySchema(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return IntegerElicitationPropertySchema(
-        title=f_title,
-        description=f_description,
-        minimum=f_minimum,
-        maximum=f_maximum,
-        default=f_default,
-        meta=f_meta,
-    )
+    o = _new(IntegerElicitationPropertySchema)
+    o.title = f_title
+    o.description = f_description
+    o.minimum = f_minimum
+    o.maximum = f_maximum
+    o.default = f_default
+    o.meta = f_meta
+    return o
 
 
 def _encode_IntegerElicitationPropertySchema(
@@ -3991,12 +4047,12 @@ def _decode_BooleanElicitationPropertySchema(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return BooleanElicitationPropertySchema(
-        title=f_title,
-        description=f_description,
-        default=f_default,
-        meta=f_meta,
-    )
+    o = _new(BooleanElicitationPropertySchema)
+    o.title = f_title
+    o.description = f_description
+    o.default = f_default
+    o.meta = f_meta
+    return o
 
 
 def _encode_BooleanElicitationPropertySchema(
@@ -4124,15 +4180,15 @@ def _decode_ArrayElicitationPropertySchema(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return ArrayElicitationPropertySchema(
-        title=f_title,
-        description=f_description,
-        min_items=f_min_items,
-        max_items=f_max_items,
-        items=f_items,
-        default=f_default,
-        meta=f_meta,
-    )
+    o = _new(ArrayElicitationPropertySchema)
+    o.title = f_title
+    o.description = f_description
+    o.min_items = f_min_items
+    o.max_items = f_max_items
+    o.items = f_items
+    o.default = f_default
+    o.meta = f_meta
+    return o
 
 
 def _encode_ArrayElicitationPropertySchema(
@@ -4175,10 +4231,10 @@ def _decode_OtherElicitationPropertySchema(
         raise type_error("an object", d)
     if type(d.get("type")) is not str:
         raise check_tag(d, "type", None)
-    return OtherElicitationPropertySchema(
-        type=d["type"],
-        extra={k: x for k, x in d.items() if k not in ["type"]},
-    )
+    o = _new(OtherElicitationPropertySchema)
+    o.type = d["type"]
+    o.extra = {k: x for k, x in d.items() if k not in ["type"]}
+    return o
 
 
 def _encode_OtherElicitationPropertySchema(
@@ -4227,14 +4283,17 @@ def _encode_ElicitationPropertySchema(o: Any) -> Any:
 def _decode_StringFormat(v: Any, strict: bool) -> StringFormat | str:
     if type(v) is not str:
         raise type_error("a string", v)
-    member = StringFormat._value2member_map_.get(v)
+    member = _MEMBERS_StringFormat.get(v)
     if member is not None:
         return member
     return v
 
 
+_MEMBERS_StringFormat = StringFormat._value2member_map_
+
+
 def _encode_StringFormat(v: Any) -> Any:
-    return v.value if isinstance(v, StringFormat) else v
+    return v._value_ if type(v) is StringFormat else v
 
 
 def _decode_EnumOption(d: Any, strict: bool) -> EnumOption:
@@ -4282,12 +4341,12 @@ def _decode_EnumOption(d: Any, strict: bool) -> EnumOption:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return EnumOption(
-        const=f_const,
-        title=f_title,
-        description=f_description,
-        meta=f_meta,
-    )
+    o = _new(EnumOption)
+    o.const = f_const
+    o.title = f_title
+    o.description = f_description
+    o.meta = f_meta
+    return o
 
 
 def _encode_EnumOption(o: EnumOption) -> dict[str, Any]:
@@ -4429,18 +4488,18 @@ def _decode_StringPropertySchema(d: Any, strict: bool) -> StringPropertySchema:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return StringPropertySchema(
-        title=f_title,
-        description=f_description,
-        min_length=f_min_length,
-        max_length=f_max_length,
-        pattern=f_pattern,
-        format=f_format,
-        default=f_default,
-        enum=f_enum,
-        one_of=f_one_of,
-        meta=f_meta,
-    )
+    o = _new(StringPropertySchema)
+    o.title = f_title
+    o.description = f_description
+    o.min_length = f_min_length
+    o.max_length = f_max_length
+    o.pattern = f_pattern
+    o.format = f_format
+    o.default = f_default
+    o.enum = f_enum
+    o.one_of = f_one_of
+    o.meta = f_meta
+    return o
 
 
 def _encode_StringPropertySchema(o: StringPropertySchema) -> dict[str, Any]:
@@ -4467,7 +4526,9 @@ def _encode_StringPropertySchema(o: StringPropertySchema) -> dict[str, Any]:
 
     v = o.format
     if v is not UNSET:
-        d["format"] = None if v is None else _encode_StringFormat(v)
+        d["format"] = (
+            None if v is None else (v._value_ if type(v) is StringFormat else v)
+        )
 
     v = o.default
     if v is not UNSET:
@@ -4555,14 +4616,14 @@ def _decode_NumberPropertySchema(d: Any, strict: bool) -> NumberPropertySchema:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return NumberPropertySchema(
-        title=f_title,
-        description=f_description,
-        minimum=f_minimum,
-        maximum=f_maximum,
-        default=f_default,
-        meta=f_meta,
-    )
+    o = _new(NumberPropertySchema)
+    o.title = f_title
+    o.description = f_description
+    o.minimum = f_minimum
+    o.maximum = f_maximum
+    o.default = f_default
+    o.meta = f_meta
+    return o
 
 
 def _encode_NumberPropertySchema(o: NumberPropertySchema) -> dict[str, Any]:
@@ -4685,14 +4746,14 @@ def _decode_IntegerPropertySchema(d: Any, strict: bool) -> IntegerPropertySchema
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return IntegerPropertySchema(
-        title=f_title,
-        description=f_description,
-        minimum=f_minimum,
-        maximum=f_maximum,
-        default=f_default,
-        meta=f_meta,
-    )
+    o = _new(IntegerPropertySchema)
+    o.title = f_title
+    o.description = f_description
+    o.minimum = f_minimum
+    o.maximum = f_maximum
+    o.default = f_default
+    o.meta = f_meta
+    return o
 
 
 def _encode_IntegerPropertySchema(o: IntegerPropertySchema) -> dict[str, Any]:
@@ -4773,12 +4834,12 @@ def _decode_BooleanPropertySchema(d: Any, strict: bool) -> BooleanPropertySchema
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return BooleanPropertySchema(
-        title=f_title,
-        description=f_description,
-        default=f_default,
-        meta=f_meta,
-    )
+    o = _new(BooleanPropertySchema)
+    o.title = f_title
+    o.description = f_description
+    o.default = f_default
+    o.meta = f_meta
+    return o
 
 
 def _encode_BooleanPropertySchema(o: BooleanPropertySchema) -> dict[str, Any]:
@@ -4829,10 +4890,10 @@ def _decode_MultiSelectItemsString(d: Any, strict: bool) -> MultiSelectItemsStri
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return MultiSelectItemsString(
-        enum=f_enum,
-        meta=f_meta,
-    )
+    o = _new(MultiSelectItemsString)
+    o.enum = f_enum
+    o.meta = f_meta
+    return o
 
 
 def _encode_MultiSelectItemsString(o: MultiSelectItemsString) -> dict[str, Any]:
@@ -4851,10 +4912,10 @@ def _decode_OtherMultiSelectItems(d: Any, strict: bool) -> OtherMultiSelectItems
         raise type_error("an object", d)
     if type(d.get("type")) is not str:
         raise check_tag(d, "type", None)
-    return OtherMultiSelectItems(
-        type=d["type"],
-        extra={k: x for k, x in d.items() if k not in ["type"]},
-    )
+    o = _new(OtherMultiSelectItems)
+    o.type = d["type"]
+    o.extra = {k: x for k, x in d.items() if k not in ["type"]}
+    return o
 
 
 def _encode_OtherMultiSelectItems(o: OtherMultiSelectItems) -> dict[str, Any]:
@@ -4922,10 +4983,10 @@ def _decode_StringMultiSelectItems(d: Any, strict: bool) -> StringMultiSelectIte
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return StringMultiSelectItems(
-        enum=f_enum,
-        meta=f_meta,
-    )
+    o = _new(StringMultiSelectItems)
+    o.enum = f_enum
+    o.meta = f_meta
+    return o
 
 
 def _encode_StringMultiSelectItems(o: StringMultiSelectItems) -> dict[str, Any]:
@@ -4962,10 +5023,10 @@ def _decode_TitledMultiSelectItems(d: Any, strict: bool) -> TitledMultiSelectIte
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return TitledMultiSelectItems(
-        any_of=f_any_of,
-        meta=f_meta,
-    )
+    o = _new(TitledMultiSelectItems)
+    o.any_of = f_any_of
+    o.meta = f_meta
+    return o
 
 
 def _encode_TitledMultiSelectItems(o: TitledMultiSelectItems) -> dict[str, Any]:
@@ -5079,15 +5140,15 @@ def _decode_MultiSelectPropertySchema(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return MultiSelectPropertySchema(
-        title=f_title,
-        description=f_description,
-        min_items=f_min_items,
-        max_items=f_max_items,
-        items=f_items,
-        default=f_default,
-        meta=f_meta,
-    )
+    o = _new(MultiSelectPropertySchema)
+    o.title = f_title
+    o.description = f_description
+    o.min_items = f_min_items
+    o.max_items = f_max_items
+    o.items = f_items
+    o.default = f_default
+    o.meta = f_meta
+    return o
 
 
 def _encode_MultiSelectPropertySchema(o: MultiSelectPropertySchema) -> dict[str, Any]:
@@ -5153,7 +5214,7 @@ def _decode_MessageMcpRequest(d: Any, strict: bool) -> MessageMcpRequest:
         raise missing("serverId")
     else:
         try:
-            f_server_id = _decode_McpServerAcpId(v, strict)
+            f_server_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("serverId")
 
@@ -5162,7 +5223,7 @@ def _decode_MessageMcpRequest(d: Any, strict: bool) -> MessageMcpRequest:
         raise missing("requestId")
     else:
         try:
-            f_request_id = _decode_McpRequestId(v, strict)
+            f_request_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("requestId")
 
@@ -5195,20 +5256,20 @@ def _decode_MessageMcpRequest(d: Any, strict: bool) -> MessageMcpRequest:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return MessageMcpRequest(
-        server_id=f_server_id,
-        request_id=f_request_id,
-        method=f_method,
-        params=f_params,
-        meta=f_meta,
-    )
+    o = _new(MessageMcpRequest)
+    o.server_id = f_server_id
+    o.request_id = f_request_id
+    o.method = f_method
+    o.params = f_params
+    o.meta = f_meta
+    return o
 
 
 def _encode_MessageMcpRequest(o: MessageMcpRequest) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["serverId"] = _encode_McpServerAcpId(o.server_id)
+    d["serverId"] = o.server_id
 
-    d["requestId"] = _encode_McpRequestId(o.request_id)
+    d["requestId"] = o.request_id
 
     d["method"] = o.method
 
@@ -5263,7 +5324,7 @@ def _decode_InitializeResponse(d: Any, strict: bool) -> InitializeResponse:
         raise missing("protocolVersion")
     else:
         try:
-            f_protocol_version = _decode_ProtocolVersion(v, strict)
+            f_protocol_version = check_int(v, 0, 65535)
         except ValidationError as error:
             raise error.at("protocolVersion")
 
@@ -5309,18 +5370,18 @@ def _decode_InitializeResponse(d: Any, strict: bool) -> InitializeResponse:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return InitializeResponse(
-        protocol_version=f_protocol_version,
-        info=f_info,
-        capabilities=f_capabilities,
-        auth_methods=f_auth_methods,
-        meta=f_meta,
-    )
+    o = _new(InitializeResponse)
+    o.protocol_version = f_protocol_version
+    o.info = f_info
+    o.capabilities = f_capabilities
+    o.auth_methods = f_auth_methods
+    o.meta = f_meta
+    return o
 
 
 def _encode_InitializeResponse(o: InitializeResponse) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["protocolVersion"] = _encode_ProtocolVersion(o.protocol_version)
+    d["protocolVersion"] = o.protocol_version
 
     d["info"] = _encode_Implementation(o.info)
 
@@ -5390,12 +5451,12 @@ def _decode_Implementation(d: Any, strict: bool) -> Implementation:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return Implementation(
-        name=f_name,
-        title=f_title,
-        version=f_version,
-        meta=f_meta,
-    )
+    o = _new(Implementation)
+    o.name = f_name
+    o.title = f_title
+    o.version = f_version
+    o.meta = f_meta
+    return o
 
 
 def _encode_Implementation(o: Implementation) -> dict[str, Any]:
@@ -5464,12 +5525,12 @@ def _decode_AgentCapabilities(d: Any, strict: bool) -> AgentCapabilities:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return AgentCapabilities(
-        session=f_session,
-        auth=f_auth,
-        providers=f_providers,
-        meta=f_meta,
-    )
+    o = _new(AgentCapabilities)
+    o.session = f_session
+    o.auth = f_auth
+    o.providers = f_providers
+    o.meta = f_meta
+    return o
 
 
 def _encode_AgentCapabilities(o: AgentCapabilities) -> dict[str, Any]:
@@ -5620,18 +5681,18 @@ def _decode_SessionCapabilities(d: Any, strict: bool) -> SessionCapabilities:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return SessionCapabilities(
-        prompt=f_prompt,
-        mcp=f_mcp,
-        delete=f_delete,
-        additional_directories=f_additional_directories,
-        system_prompt=f_system_prompt,
-        fork=f_fork,
-        archive=f_archive,
-        status=f_status,
-        title=f_title,
-        meta=f_meta,
-    )
+    o = _new(SessionCapabilities)
+    o.prompt = f_prompt
+    o.mcp = f_mcp
+    o.delete = f_delete
+    o.additional_directories = f_additional_directories
+    o.system_prompt = f_system_prompt
+    o.fork = f_fork
+    o.archive = f_archive
+    o.status = f_status
+    o.title = f_title
+    o.meta = f_meta
+    return o
 
 
 def _encode_SessionCapabilities(o: SessionCapabilities) -> dict[str, Any]:
@@ -5734,12 +5795,12 @@ def _decode_PromptCapabilities(d: Any, strict: bool) -> PromptCapabilities:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return PromptCapabilities(
-        image=f_image,
-        audio=f_audio,
-        embedded_context=f_embedded_context,
-        meta=f_meta,
-    )
+    o = _new(PromptCapabilities)
+    o.image = f_image
+    o.audio = f_audio
+    o.embedded_context = f_embedded_context
+    o.meta = f_meta
+    return o
 
 
 def _encode_PromptCapabilities(o: PromptCapabilities) -> dict[str, Any]:
@@ -5779,9 +5840,9 @@ def _decode_PromptImageCapabilities(d: Any, strict: bool) -> PromptImageCapabili
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return PromptImageCapabilities(
-        meta=f_meta,
-    )
+    o = _new(PromptImageCapabilities)
+    o.meta = f_meta
+    return o
 
 
 def _encode_PromptImageCapabilities(o: PromptImageCapabilities) -> dict[str, Any]:
@@ -5807,9 +5868,9 @@ def _decode_PromptAudioCapabilities(d: Any, strict: bool) -> PromptAudioCapabili
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return PromptAudioCapabilities(
-        meta=f_meta,
-    )
+    o = _new(PromptAudioCapabilities)
+    o.meta = f_meta
+    return o
 
 
 def _encode_PromptAudioCapabilities(o: PromptAudioCapabilities) -> dict[str, Any]:
@@ -5837,9 +5898,9 @@ def _decode_PromptEmbeddedContextCapabilities(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return PromptEmbeddedContextCapabilities(
-        meta=f_meta,
-    )
+    o = _new(PromptEmbeddedContextCapabilities)
+    o.meta = f_meta
+    return o
 
 
 def _encode_PromptEmbeddedContextCapabilities(
@@ -5900,12 +5961,12 @@ def _decode_McpCapabilities(d: Any, strict: bool) -> McpCapabilities:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return McpCapabilities(
-        stdio=f_stdio,
-        http=f_http,
-        acp=f_acp,
-        meta=f_meta,
-    )
+    o = _new(McpCapabilities)
+    o.stdio = f_stdio
+    o.http = f_http
+    o.acp = f_acp
+    o.meta = f_meta
+    return o
 
 
 def _encode_McpCapabilities(o: McpCapabilities) -> dict[str, Any]:
@@ -5943,9 +6004,9 @@ def _decode_McpStdioCapabilities(d: Any, strict: bool) -> McpStdioCapabilities:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return McpStdioCapabilities(
-        meta=f_meta,
-    )
+    o = _new(McpStdioCapabilities)
+    o.meta = f_meta
+    return o
 
 
 def _encode_McpStdioCapabilities(o: McpStdioCapabilities) -> dict[str, Any]:
@@ -5971,9 +6032,9 @@ def _decode_McpHttpCapabilities(d: Any, strict: bool) -> McpHttpCapabilities:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return McpHttpCapabilities(
-        meta=f_meta,
-    )
+    o = _new(McpHttpCapabilities)
+    o.meta = f_meta
+    return o
 
 
 def _encode_McpHttpCapabilities(o: McpHttpCapabilities) -> dict[str, Any]:
@@ -5999,9 +6060,9 @@ def _decode_McpAcpCapabilities(d: Any, strict: bool) -> McpAcpCapabilities:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return McpAcpCapabilities(
-        meta=f_meta,
-    )
+    o = _new(McpAcpCapabilities)
+    o.meta = f_meta
+    return o
 
 
 def _encode_McpAcpCapabilities(o: McpAcpCapabilities) -> dict[str, Any]:
@@ -6029,9 +6090,9 @@ def _decode_SessionDeleteCapabilities(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return SessionDeleteCapabilities(
-        meta=f_meta,
-    )
+    o = _new(SessionDeleteCapabilities)
+    o.meta = f_meta
+    return o
 
 
 def _encode_SessionDeleteCapabilities(o: SessionDeleteCapabilities) -> dict[str, Any]:
@@ -6059,9 +6120,9 @@ def _decode_SessionAdditionalDirectoriesCapabilities(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return SessionAdditionalDirectoriesCapabilities(
-        meta=f_meta,
-    )
+    o = _new(SessionAdditionalDirectoriesCapabilities)
+    o.meta = f_meta
+    return o
 
 
 def _encode_SessionAdditionalDirectoriesCapabilities(
@@ -6106,10 +6167,10 @@ def _decode_SessionSystemPromptCapabilities(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return SessionSystemPromptCapabilities(
-        mode=f_mode,
-        meta=f_meta,
-    )
+    o = _new(SessionSystemPromptCapabilities)
+    o.mode = f_mode
+    o.meta = f_meta
+    return o
 
 
 def _encode_SessionSystemPromptCapabilities(
@@ -6160,10 +6221,10 @@ def _decode_SessionSystemPromptModeCapabilities(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return SessionSystemPromptModeCapabilities(
-        override=f_override,
-        meta=f_meta,
-    )
+    o = _new(SessionSystemPromptModeCapabilities)
+    o.override = f_override
+    o.meta = f_meta
+    return o
 
 
 def _encode_SessionSystemPromptModeCapabilities(
@@ -6199,9 +6260,9 @@ def _decode_SessionSystemPromptOverrideCapabilities(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return SessionSystemPromptOverrideCapabilities(
-        meta=f_meta,
-    )
+    o = _new(SessionSystemPromptOverrideCapabilities)
+    o.meta = f_meta
+    return o
 
 
 def _encode_SessionSystemPromptOverrideCapabilities(
@@ -6229,9 +6290,9 @@ def _decode_SessionForkCapabilities(d: Any, strict: bool) -> SessionForkCapabili
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return SessionForkCapabilities(
-        meta=f_meta,
-    )
+    o = _new(SessionForkCapabilities)
+    o.meta = f_meta
+    return o
 
 
 def _encode_SessionForkCapabilities(o: SessionForkCapabilities) -> dict[str, Any]:
@@ -6259,9 +6320,9 @@ def _decode_SessionArchiveCapabilities(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return SessionArchiveCapabilities(
-        meta=f_meta,
-    )
+    o = _new(SessionArchiveCapabilities)
+    o.meta = f_meta
+    return o
 
 
 def _encode_SessionArchiveCapabilities(o: SessionArchiveCapabilities) -> dict[str, Any]:
@@ -6289,9 +6350,9 @@ def _decode_SessionStatusCapabilities(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return SessionStatusCapabilities(
-        meta=f_meta,
-    )
+    o = _new(SessionStatusCapabilities)
+    o.meta = f_meta
+    return o
 
 
 def _encode_SessionStatusCapabilities(o: SessionStatusCapabilities) -> dict[str, Any]:
@@ -6317,9 +6378,9 @@ def _decode_SessionTitleCapabilities(d: Any, strict: bool) -> SessionTitleCapabi
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return SessionTitleCapabilities(
-        meta=f_meta,
-    )
+    o = _new(SessionTitleCapabilities)
+    o.meta = f_meta
+    return o
 
 
 def _encode_SessionTitleCapabilities(o: SessionTitleCapabilities) -> dict[str, Any]:
@@ -6356,10 +6417,10 @@ def _decode_AgentAuthCapabilities(d: Any, strict: bool) -> AgentAuthCapabilities
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return AgentAuthCapabilities(
-        status=f_status,
-        meta=f_meta,
-    )
+    o = _new(AgentAuthCapabilities)
+    o.status = f_status
+    o.meta = f_meta
+    return o
 
 
 def _encode_AgentAuthCapabilities(o: AgentAuthCapabilities) -> dict[str, Any]:
@@ -6389,9 +6450,9 @@ def _decode_AuthStatusCapabilities(d: Any, strict: bool) -> AuthStatusCapabiliti
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return AuthStatusCapabilities(
-        meta=f_meta,
-    )
+    o = _new(AuthStatusCapabilities)
+    o.meta = f_meta
+    return o
 
 
 def _encode_AuthStatusCapabilities(o: AuthStatusCapabilities) -> dict[str, Any]:
@@ -6417,9 +6478,9 @@ def _decode_ProvidersCapabilities(d: Any, strict: bool) -> ProvidersCapabilities
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return ProvidersCapabilities(
-        meta=f_meta,
-    )
+    o = _new(ProvidersCapabilities)
+    o.meta = f_meta
+    return o
 
 
 def _encode_ProvidersCapabilities(o: ProvidersCapabilities) -> dict[str, Any]:
@@ -6441,7 +6502,7 @@ def _decode_TerminalAuthMethod(d: Any, strict: bool) -> TerminalAuthMethod:
         raise missing("methodId")
     else:
         try:
-            f_method_id = _decode_AuthMethodId(v, strict)
+            f_method_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("methodId")
 
@@ -6502,19 +6563,19 @@ def _decode_TerminalAuthMethod(d: Any, strict: bool) -> TerminalAuthMethod:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return TerminalAuthMethod(
-        method_id=f_method_id,
-        name=f_name,
-        description=f_description,
-        args=f_args,
-        env=f_env,
-        meta=f_meta,
-    )
+    o = _new(TerminalAuthMethod)
+    o.method_id = f_method_id
+    o.name = f_name
+    o.description = f_description
+    o.args = f_args
+    o.env = f_env
+    o.meta = f_meta
+    return o
 
 
 def _encode_TerminalAuthMethod(o: TerminalAuthMethod) -> dict[str, Any]:
     d: dict[str, Any] = {"type": "terminal"}
-    d["methodId"] = _encode_AuthMethodId(o.method_id)
+    d["methodId"] = o.method_id
 
     d["name"] = o.name
 
@@ -6547,7 +6608,7 @@ def _decode_AgentAuthMethod(d: Any, strict: bool) -> AgentAuthMethod:
         raise missing("methodId")
     else:
         try:
-            f_method_id = _decode_AuthMethodId(v, strict)
+            f_method_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("methodId")
 
@@ -6584,17 +6645,17 @@ def _decode_AgentAuthMethod(d: Any, strict: bool) -> AgentAuthMethod:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return AgentAuthMethod(
-        method_id=f_method_id,
-        name=f_name,
-        description=f_description,
-        meta=f_meta,
-    )
+    o = _new(AgentAuthMethod)
+    o.method_id = f_method_id
+    o.name = f_name
+    o.description = f_description
+    o.meta = f_meta
+    return o
 
 
 def _encode_AgentAuthMethod(o: AgentAuthMethod) -> dict[str, Any]:
     d: dict[str, Any] = {"type": "agent"}
-    d["methodId"] = _encode_AuthMethodId(o.method_id)
+    d["methodId"] = o.method_id
 
     d["name"] = o.name
 
@@ -6619,7 +6680,7 @@ def _decode_OtherAuthMethod(d: Any, strict: bool) -> OtherAuthMethod:
         raise missing("methodId")
     else:
         try:
-            f_method_id = _decode_AuthMethodId(v, strict)
+            f_method_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("methodId")
 
@@ -6632,18 +6693,18 @@ def _decode_OtherAuthMethod(d: Any, strict: bool) -> OtherAuthMethod:
         except ValidationError as error:
             raise error.at("name")
 
-    return OtherAuthMethod(
-        type=d["type"],
-        method_id=f_method_id,
-        name=f_name,
-        extra={k: x for k, x in d.items() if k not in ["type", "methodId", "name"]},
-    )
+    o = _new(OtherAuthMethod)
+    o.type = d["type"]
+    o.method_id = f_method_id
+    o.name = f_name
+    o.extra = {k: x for k, x in d.items() if k not in ["type", "methodId", "name"]}
+    return o
 
 
 def _encode_OtherAuthMethod(o: OtherAuthMethod) -> dict[str, Any]:
     d: dict[str, Any] = {"type": o.type}
     d.update(o.extra)
-    d["methodId"] = _encode_AuthMethodId(o.method_id)
+    d["methodId"] = o.method_id
 
     d["name"] = o.name
 
@@ -6718,11 +6779,11 @@ def _decode_EnvVariable(d: Any, strict: bool) -> EnvVariable:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return EnvVariable(
-        name=f_name,
-        value=f_value,
-        meta=f_meta,
-    )
+    o = _new(EnvVariable)
+    o.name = f_name
+    o.value = f_value
+    o.meta = f_meta
+    return o
 
 
 def _encode_EnvVariable(o: EnvVariable) -> dict[str, Any]:
@@ -6746,7 +6807,7 @@ def _decode_AuthMethodTerminal(d: Any, strict: bool) -> AuthMethodTerminal:
         raise missing("methodId")
     else:
         try:
-            f_method_id = _decode_AuthMethodId(v, strict)
+            f_method_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("methodId")
 
@@ -6807,19 +6868,19 @@ def _decode_AuthMethodTerminal(d: Any, strict: bool) -> AuthMethodTerminal:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return AuthMethodTerminal(
-        method_id=f_method_id,
-        name=f_name,
-        description=f_description,
-        args=f_args,
-        env=f_env,
-        meta=f_meta,
-    )
+    o = _new(AuthMethodTerminal)
+    o.method_id = f_method_id
+    o.name = f_name
+    o.description = f_description
+    o.args = f_args
+    o.env = f_env
+    o.meta = f_meta
+    return o
 
 
 def _encode_AuthMethodTerminal(o: AuthMethodTerminal) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["methodId"] = _encode_AuthMethodId(o.method_id)
+    d["methodId"] = o.method_id
 
     d["name"] = o.name
 
@@ -6850,7 +6911,7 @@ def _decode_AuthMethodAgent(d: Any, strict: bool) -> AuthMethodAgent:
         raise missing("methodId")
     else:
         try:
-            f_method_id = _decode_AuthMethodId(v, strict)
+            f_method_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("methodId")
 
@@ -6887,17 +6948,17 @@ def _decode_AuthMethodAgent(d: Any, strict: bool) -> AuthMethodAgent:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return AuthMethodAgent(
-        method_id=f_method_id,
-        name=f_name,
-        description=f_description,
-        meta=f_meta,
-    )
+    o = _new(AuthMethodAgent)
+    o.method_id = f_method_id
+    o.name = f_name
+    o.description = f_description
+    o.meta = f_meta
+    return o
 
 
 def _encode_AuthMethodAgent(o: AuthMethodAgent) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["methodId"] = _encode_AuthMethodId(o.method_id)
+    d["methodId"] = o.method_id
 
     d["name"] = o.name
 
@@ -6926,9 +6987,9 @@ def _decode_LoginAuthResponse(d: Any, strict: bool) -> LoginAuthResponse:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return LoginAuthResponse(
-        meta=f_meta,
-    )
+    o = _new(LoginAuthResponse)
+    o.meta = f_meta
+    return o
 
 
 def _encode_LoginAuthResponse(o: LoginAuthResponse) -> dict[str, Any]:
@@ -6963,10 +7024,10 @@ def _decode_ListProvidersResponse(d: Any, strict: bool) -> ListProvidersResponse
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return ListProvidersResponse(
-        providers=f_providers,
-        meta=f_meta,
-    )
+    o = _new(ListProvidersResponse)
+    o.providers = f_providers
+    o.meta = f_meta
+    return o
 
 
 def _encode_ListProvidersResponse(o: ListProvidersResponse) -> dict[str, Any]:
@@ -6988,7 +7049,7 @@ def _decode_ProviderInfo(d: Any, strict: bool) -> ProviderInfo:
         raise missing("providerId")
     else:
         try:
-            f_provider_id = _decode_ProviderId(v, strict)
+            f_provider_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("providerId")
 
@@ -7032,20 +7093,20 @@ def _decode_ProviderInfo(d: Any, strict: bool) -> ProviderInfo:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return ProviderInfo(
-        provider_id=f_provider_id,
-        supported=f_supported,
-        required=f_required,
-        current=f_current,
-        meta=f_meta,
-    )
+    o = _new(ProviderInfo)
+    o.provider_id = f_provider_id
+    o.supported = f_supported
+    o.required = f_required
+    o.current = f_current
+    o.meta = f_meta
+    return o
 
 
 def _encode_ProviderInfo(o: ProviderInfo) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["providerId"] = _encode_ProviderId(o.provider_id)
+    d["providerId"] = o.provider_id
 
-    d["supported"] = [_encode_LlmProtocol(x) for x in o.supported]
+    d["supported"] = [(x._value_ if type(x) is LlmProtocol else x) for x in o.supported]
 
     d["required"] = o.required
 
@@ -7071,14 +7132,17 @@ def _encode_ProviderId(v: Any) -> Any:
 def _decode_LlmProtocol(v: Any, strict: bool) -> LlmProtocol | str:
     if type(v) is not str:
         raise type_error("a string", v)
-    member = LlmProtocol._value2member_map_.get(v)
+    member = _MEMBERS_LlmProtocol.get(v)
     if member is not None:
         return member
     return v
 
 
+_MEMBERS_LlmProtocol = LlmProtocol._value2member_map_
+
+
 def _encode_LlmProtocol(v: Any) -> Any:
-    return v.value if isinstance(v, LlmProtocol) else v
+    return v._value_ if type(v) is LlmProtocol else v
 
 
 def _decode_ProviderCurrentConfig(d: Any, strict: bool) -> ProviderCurrentConfig:
@@ -7113,16 +7177,16 @@ def _decode_ProviderCurrentConfig(d: Any, strict: bool) -> ProviderCurrentConfig
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return ProviderCurrentConfig(
-        api_type=f_api_type,
-        base_url=f_base_url,
-        meta=f_meta,
-    )
+    o = _new(ProviderCurrentConfig)
+    o.api_type = f_api_type
+    o.base_url = f_base_url
+    o.meta = f_meta
+    return o
 
 
 def _encode_ProviderCurrentConfig(o: ProviderCurrentConfig) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["apiType"] = _encode_LlmProtocol(o.api_type)
+    d["apiType"] = o.api_type._value_ if type(o.api_type) is LlmProtocol else o.api_type
 
     d["baseUrl"] = o.base_url
 
@@ -7147,9 +7211,9 @@ def _decode_SetProviderResponse(d: Any, strict: bool) -> SetProviderResponse:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return SetProviderResponse(
-        meta=f_meta,
-    )
+    o = _new(SetProviderResponse)
+    o.meta = f_meta
+    return o
 
 
 def _encode_SetProviderResponse(o: SetProviderResponse) -> dict[str, Any]:
@@ -7175,9 +7239,9 @@ def _decode_DisableProviderResponse(d: Any, strict: bool) -> DisableProviderResp
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return DisableProviderResponse(
-        meta=f_meta,
-    )
+    o = _new(DisableProviderResponse)
+    o.meta = f_meta
+    return o
 
 
 def _encode_DisableProviderResponse(o: DisableProviderResponse) -> dict[str, Any]:
@@ -7203,9 +7267,9 @@ def _decode_LogoutAuthResponse(d: Any, strict: bool) -> LogoutAuthResponse:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return LogoutAuthResponse(
-        meta=f_meta,
-    )
+    o = _new(LogoutAuthResponse)
+    o.meta = f_meta
+    return o
 
 
 def _encode_LogoutAuthResponse(o: LogoutAuthResponse) -> dict[str, Any]:
@@ -7251,16 +7315,16 @@ def _decode_AuthStatusResponse(d: Any, strict: bool) -> AuthStatusResponse:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return AuthStatusResponse(
-        state=f_state,
-        accounts=f_accounts,
-        meta=f_meta,
-    )
+    o = _new(AuthStatusResponse)
+    o.state = f_state
+    o.accounts = f_accounts
+    o.meta = f_meta
+    return o
 
 
 def _encode_AuthStatusResponse(o: AuthStatusResponse) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["state"] = _encode_AuthState(o.state)
+    d["state"] = o.state._value_ if type(o.state) is AuthState else o.state
 
     v = o.accounts
     if v is not UNSET:
@@ -7276,14 +7340,17 @@ def _encode_AuthStatusResponse(o: AuthStatusResponse) -> dict[str, Any]:
 def _decode_AuthState(v: Any, strict: bool) -> AuthState | str:
     if type(v) is not str:
         raise type_error("a string", v)
-    member = AuthState._value2member_map_.get(v)
+    member = _MEMBERS_AuthState.get(v)
     if member is not None:
         return member
     return v
 
 
+_MEMBERS_AuthState = AuthState._value2member_map_
+
+
 def _encode_AuthState(v: Any) -> Any:
-    return v.value if isinstance(v, AuthState) else v
+    return v._value_ if type(v) is AuthState else v
 
 
 def _decode_AuthAccount(d: Any, strict: bool) -> AuthAccount:
@@ -7355,14 +7422,14 @@ def _decode_AuthAccount(d: Any, strict: bool) -> AuthAccount:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return AuthAccount(
-        label=f_label,
-        active=f_active,
-        name=f_name,
-        email=f_email,
-        organization=f_organization,
-        meta=f_meta,
-    )
+    o = _new(AuthAccount)
+    o.label = f_label
+    o.active = f_active
+    o.name = f_name
+    o.email = f_email
+    o.organization = f_organization
+    o.meta = f_meta
+    return o
 
 
 def _encode_AuthAccount(o: AuthAccount) -> dict[str, Any]:
@@ -7400,7 +7467,7 @@ def _decode_NewSessionResponse(d: Any, strict: bool) -> NewSessionResponse:
         raise missing("sessionId")
     else:
         try:
-            f_session_id = _decode_SessionId(v, strict)
+            f_session_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("sessionId")
 
@@ -7441,17 +7508,17 @@ def _decode_NewSessionResponse(d: Any, strict: bool) -> NewSessionResponse:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return NewSessionResponse(
-        session_id=f_session_id,
-        config_options=f_config_options,
-        available_commands=f_available_commands,
-        meta=f_meta,
-    )
+    o = _new(NewSessionResponse)
+    o.session_id = f_session_id
+    o.config_options = f_config_options
+    o.available_commands = f_available_commands
+    o.meta = f_meta
+    return o
 
 
 def _encode_NewSessionResponse(o: NewSessionResponse) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["sessionId"] = _encode_SessionId(o.session_id)
+    d["sessionId"] = o.session_id
 
     v = o.config_options
     if v is not UNSET:
@@ -7480,7 +7547,7 @@ def _decode_SelectSessionConfigOption(
         raise missing("configId")
     else:
         try:
-            f_config_id = _decode_SessionConfigId(v, strict)
+            f_config_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("configId")
 
@@ -7535,7 +7602,7 @@ def _decode_SelectSessionConfigOption(
         raise missing("currentValue")
     else:
         try:
-            f_current_value = _decode_SessionConfigValueId(v, strict)
+            f_current_value = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("currentValue")
 
@@ -7548,20 +7615,20 @@ def _decode_SelectSessionConfigOption(
         except ValidationError as error:
             raise error.at("options")
 
-    return SelectSessionConfigOption(
-        config_id=f_config_id,
-        name=f_name,
-        description=f_description,
-        category=f_category,
-        meta=f_meta,
-        current_value=f_current_value,
-        options=f_options,
-    )
+    o = _new(SelectSessionConfigOption)
+    o.config_id = f_config_id
+    o.name = f_name
+    o.description = f_description
+    o.category = f_category
+    o.meta = f_meta
+    o.current_value = f_current_value
+    o.options = f_options
+    return o
 
 
 def _encode_SelectSessionConfigOption(o: SelectSessionConfigOption) -> dict[str, Any]:
     d: dict[str, Any] = {"type": "select"}
-    d["configId"] = _encode_SessionConfigId(o.config_id)
+    d["configId"] = o.config_id
 
     d["name"] = o.name
 
@@ -7571,13 +7638,17 @@ def _encode_SelectSessionConfigOption(o: SelectSessionConfigOption) -> dict[str,
 
     v = o.category
     if v is not UNSET:
-        d["category"] = None if v is None else _encode_SessionConfigOptionCategory(v)
+        d["category"] = (
+            None
+            if v is None
+            else (v._value_ if type(v) is SessionConfigOptionCategory else v)
+        )
 
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
 
-    d["currentValue"] = _encode_SessionConfigValueId(o.current_value)
+    d["currentValue"] = o.current_value
 
     d["options"] = _encode_SessionConfigSelectOptions(o.options)
 
@@ -7596,7 +7667,7 @@ def _decode_BooleanSessionConfigOption(
         raise missing("configId")
     else:
         try:
-            f_config_id = _decode_SessionConfigId(v, strict)
+            f_config_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("configId")
 
@@ -7655,19 +7726,19 @@ def _decode_BooleanSessionConfigOption(
         except ValidationError as error:
             raise error.at("currentValue")
 
-    return BooleanSessionConfigOption(
-        config_id=f_config_id,
-        name=f_name,
-        description=f_description,
-        category=f_category,
-        meta=f_meta,
-        current_value=f_current_value,
-    )
+    o = _new(BooleanSessionConfigOption)
+    o.config_id = f_config_id
+    o.name = f_name
+    o.description = f_description
+    o.category = f_category
+    o.meta = f_meta
+    o.current_value = f_current_value
+    return o
 
 
 def _encode_BooleanSessionConfigOption(o: BooleanSessionConfigOption) -> dict[str, Any]:
     d: dict[str, Any] = {"type": "boolean"}
-    d["configId"] = _encode_SessionConfigId(o.config_id)
+    d["configId"] = o.config_id
 
     d["name"] = o.name
 
@@ -7677,7 +7748,11 @@ def _encode_BooleanSessionConfigOption(o: BooleanSessionConfigOption) -> dict[st
 
     v = o.category
     if v is not UNSET:
-        d["category"] = None if v is None else _encode_SessionConfigOptionCategory(v)
+        d["category"] = (
+            None
+            if v is None
+            else (v._value_ if type(v) is SessionConfigOptionCategory else v)
+        )
 
     v = o.meta
     if v is not UNSET:
@@ -7698,7 +7773,7 @@ def _decode_OtherSessionConfigOption(d: Any, strict: bool) -> OtherSessionConfig
         raise missing("configId")
     else:
         try:
-            f_config_id = _decode_SessionConfigId(v, strict)
+            f_config_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("configId")
 
@@ -7748,25 +7823,25 @@ def _decode_OtherSessionConfigOption(d: Any, strict: bool) -> OtherSessionConfig
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return OtherSessionConfigOption(
-        type=d["type"],
-        config_id=f_config_id,
-        name=f_name,
-        description=f_description,
-        category=f_category,
-        meta=f_meta,
-        extra={
-            k: x
-            for k, x in d.items()
-            if k not in ["type", "configId", "name", "description", "category", "_meta"]
-        },
-    )
+    o = _new(OtherSessionConfigOption)
+    o.type = d["type"]
+    o.config_id = f_config_id
+    o.name = f_name
+    o.description = f_description
+    o.category = f_category
+    o.meta = f_meta
+    o.extra = {
+        k: x
+        for k, x in d.items()
+        if k not in ["type", "configId", "name", "description", "category", "_meta"]
+    }
+    return o
 
 
 def _encode_OtherSessionConfigOption(o: OtherSessionConfigOption) -> dict[str, Any]:
     d: dict[str, Any] = {"type": o.type}
     d.update(o.extra)
-    d["configId"] = _encode_SessionConfigId(o.config_id)
+    d["configId"] = o.config_id
 
     d["name"] = o.name
 
@@ -7776,7 +7851,11 @@ def _encode_OtherSessionConfigOption(o: OtherSessionConfigOption) -> dict[str, A
 
     v = o.category
     if v is not UNSET:
-        d["category"] = None if v is None else _encode_SessionConfigOptionCategory(v)
+        d["category"] = (
+            None
+            if v is None
+            else (v._value_ if type(v) is SessionConfigOptionCategory else v)
+        )
 
     v = o.meta
     if v is not UNSET:
@@ -7828,14 +7907,17 @@ def _decode_SessionConfigOptionCategory(
 ) -> SessionConfigOptionCategory | str:
     if type(v) is not str:
         raise type_error("a string", v)
-    member = SessionConfigOptionCategory._value2member_map_.get(v)
+    member = _MEMBERS_SessionConfigOptionCategory.get(v)
     if member is not None:
         return member
     return v
 
 
+_MEMBERS_SessionConfigOptionCategory = SessionConfigOptionCategory._value2member_map_
+
+
 def _encode_SessionConfigOptionCategory(v: Any) -> Any:
-    return v.value if isinstance(v, SessionConfigOptionCategory) else v
+    return v._value_ if type(v) is SessionConfigOptionCategory else v
 
 
 def _decode_SessionConfigValueId(v: Any, strict: bool) -> Any:
@@ -7875,7 +7957,7 @@ def _decode_SessionConfigSelectOption(
         raise missing("value")
     else:
         try:
-            f_value = _decode_SessionConfigValueId(v, strict)
+            f_value = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("value")
 
@@ -7912,17 +7994,17 @@ def _decode_SessionConfigSelectOption(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return SessionConfigSelectOption(
-        value=f_value,
-        name=f_name,
-        description=f_description,
-        meta=f_meta,
-    )
+    o = _new(SessionConfigSelectOption)
+    o.value = f_value
+    o.name = f_name
+    o.description = f_description
+    o.meta = f_meta
+    return o
 
 
 def _encode_SessionConfigSelectOption(o: SessionConfigSelectOption) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["value"] = _encode_SessionConfigValueId(o.value)
+    d["value"] = o.value
 
     d["name"] = o.name
 
@@ -7945,7 +8027,7 @@ def _decode_SessionConfigSelectGroup(d: Any, strict: bool) -> SessionConfigSelec
         raise missing("groupId")
     else:
         try:
-            f_group_id = _decode_SessionConfigGroupId(v, strict)
+            f_group_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("groupId")
 
@@ -7982,17 +8064,17 @@ def _decode_SessionConfigSelectGroup(d: Any, strict: bool) -> SessionConfigSelec
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return SessionConfigSelectGroup(
-        group_id=f_group_id,
-        name=f_name,
-        options=f_options,
-        meta=f_meta,
-    )
+    o = _new(SessionConfigSelectGroup)
+    o.group_id = f_group_id
+    o.name = f_name
+    o.options = f_options
+    o.meta = f_meta
+    return o
 
 
 def _encode_SessionConfigSelectGroup(o: SessionConfigSelectGroup) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["groupId"] = _encode_SessionConfigGroupId(o.group_id)
+    d["groupId"] = o.group_id
 
     d["name"] = o.name
 
@@ -8021,7 +8103,7 @@ def _decode_SessionConfigSelect(d: Any, strict: bool) -> SessionConfigSelect:
         raise missing("currentValue")
     else:
         try:
-            f_current_value = _decode_SessionConfigValueId(v, strict)
+            f_current_value = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("currentValue")
 
@@ -8034,15 +8116,15 @@ def _decode_SessionConfigSelect(d: Any, strict: bool) -> SessionConfigSelect:
         except ValidationError as error:
             raise error.at("options")
 
-    return SessionConfigSelect(
-        current_value=f_current_value,
-        options=f_options,
-    )
+    o = _new(SessionConfigSelect)
+    o.current_value = f_current_value
+    o.options = f_options
+    return o
 
 
 def _encode_SessionConfigSelect(o: SessionConfigSelect) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["currentValue"] = _encode_SessionConfigValueId(o.current_value)
+    d["currentValue"] = o.current_value
 
     d["options"] = _encode_SessionConfigSelectOptions(o.options)
 
@@ -8061,9 +8143,9 @@ def _decode_SessionConfigBoolean(d: Any, strict: bool) -> SessionConfigBoolean:
         except ValidationError as error:
             raise error.at("currentValue")
 
-    return SessionConfigBoolean(
-        current_value=f_current_value,
-    )
+    o = _new(SessionConfigBoolean)
+    o.current_value = f_current_value
+    return o
 
 
 def _encode_SessionConfigBoolean(o: SessionConfigBoolean) -> dict[str, Any]:
@@ -8118,12 +8200,12 @@ def _decode_CommandAvailableCommand(d: Any, strict: bool) -> CommandAvailableCom
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return CommandAvailableCommand(
-        name=f_name,
-        description=f_description,
-        input=f_input,
-        meta=f_meta,
-    )
+    o = _new(CommandAvailableCommand)
+    o.name = f_name
+    o.description = f_description
+    o.input = f_input
+    o.meta = f_meta
+    return o
 
 
 def _encode_CommandAvailableCommand(o: CommandAvailableCommand) -> dict[str, Any]:
@@ -8166,12 +8248,12 @@ def _decode_OtherAvailableCommand(d: Any, strict: bool) -> OtherAvailableCommand
         except ValidationError as error:
             raise error.at("description")
 
-    return OtherAvailableCommand(
-        type=d["type"],
-        name=f_name,
-        description=f_description,
-        extra={k: x for k, x in d.items() if k not in ["type", "name", "description"]},
-    )
+    o = _new(OtherAvailableCommand)
+    o.type = d["type"]
+    o.name = f_name
+    o.description = f_description
+    o.extra = {k: x for k, x in d.items() if k not in ["type", "name", "description"]}
+    return o
 
 
 def _encode_OtherAvailableCommand(o: OtherAvailableCommand) -> dict[str, Any]:
@@ -8240,10 +8322,10 @@ def _decode_TextAvailableCommandInput(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return TextAvailableCommandInput(
-        hint=f_hint,
-        meta=f_meta,
-    )
+    o = _new(TextAvailableCommandInput)
+    o.hint = f_hint
+    o.meta = f_meta
+    return o
 
 
 def _encode_TextAvailableCommandInput(o: TextAvailableCommandInput) -> dict[str, Any]:
@@ -8264,10 +8346,10 @@ def _decode_OtherAvailableCommandInput(
         raise type_error("an object", d)
     if type(d.get("type")) is not str:
         raise check_tag(d, "type", None)
-    return OtherAvailableCommandInput(
-        type=d["type"],
-        extra={k: x for k, x in d.items() if k not in ["type"]},
-    )
+    o = _new(OtherAvailableCommandInput)
+    o.type = d["type"]
+    o.extra = {k: x for k, x in d.items() if k not in ["type"]}
+    return o
 
 
 def _encode_OtherAvailableCommandInput(o: OtherAvailableCommandInput) -> dict[str, Any]:
@@ -8328,10 +8410,10 @@ def _decode_TextCommandInput(d: Any, strict: bool) -> TextCommandInput:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return TextCommandInput(
-        hint=f_hint,
-        meta=f_meta,
-    )
+    o = _new(TextCommandInput)
+    o.hint = f_hint
+    o.meta = f_meta
+    return o
 
 
 def _encode_TextCommandInput(o: TextCommandInput) -> dict[str, Any]:
@@ -8388,12 +8470,12 @@ def _decode_Command(d: Any, strict: bool) -> Command:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return Command(
-        name=f_name,
-        description=f_description,
-        input=f_input,
-        meta=f_meta,
-    )
+    o = _new(Command)
+    o.name = f_name
+    o.description = f_description
+    o.input = f_input
+    o.meta = f_meta
+    return o
 
 
 def _encode_Command(o: Command) -> dict[str, Any]:
@@ -8432,7 +8514,9 @@ def _decode_ListSessionsResponse(d: Any, strict: bool) -> ListSessionsResponse:
         f_next_cursor = UNSET
     else:
         try:
-            f_next_cursor = None if v is None else _decode_SessionListCursor(v, strict)
+            f_next_cursor = (
+                None if v is None else (v if type(v) is str else check_str(v))
+            )
         except ValidationError as error:
             raise error.at("nextCursor")
 
@@ -8447,11 +8531,11 @@ def _decode_ListSessionsResponse(d: Any, strict: bool) -> ListSessionsResponse:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return ListSessionsResponse(
-        sessions=f_sessions,
-        next_cursor=f_next_cursor,
-        meta=f_meta,
-    )
+    o = _new(ListSessionsResponse)
+    o.sessions = f_sessions
+    o.next_cursor = f_next_cursor
+    o.meta = f_meta
+    return o
 
 
 def _encode_ListSessionsResponse(o: ListSessionsResponse) -> dict[str, Any]:
@@ -8460,7 +8544,7 @@ def _encode_ListSessionsResponse(o: ListSessionsResponse) -> dict[str, Any]:
 
     v = o.next_cursor
     if v is not UNSET:
-        d["nextCursor"] = None if v is None else _encode_SessionListCursor(v)
+        d["nextCursor"] = None if v is None else v
 
     v = o.meta
     if v is not UNSET:
@@ -8477,7 +8561,7 @@ def _decode_SessionInfo(d: Any, strict: bool) -> SessionInfo:
         raise missing("sessionId")
     else:
         try:
-            f_session_id = _decode_SessionId(v, strict)
+            f_session_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("sessionId")
 
@@ -8486,7 +8570,7 @@ def _decode_SessionInfo(d: Any, strict: bool) -> SessionInfo:
         raise missing("cwd")
     else:
         try:
-            f_cwd = _decode_AbsolutePath(v, strict)
+            f_cwd = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("cwd")
 
@@ -8549,26 +8633,26 @@ def _decode_SessionInfo(d: Any, strict: bool) -> SessionInfo:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return SessionInfo(
-        session_id=f_session_id,
-        cwd=f_cwd,
-        additional_directories=f_additional_directories,
-        title=f_title,
-        updated_at=f_updated_at,
-        archived=f_archived,
-        meta=f_meta,
-    )
+    o = _new(SessionInfo)
+    o.session_id = f_session_id
+    o.cwd = f_cwd
+    o.additional_directories = f_additional_directories
+    o.title = f_title
+    o.updated_at = f_updated_at
+    o.archived = f_archived
+    o.meta = f_meta
+    return o
 
 
 def _encode_SessionInfo(o: SessionInfo) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["sessionId"] = _encode_SessionId(o.session_id)
+    d["sessionId"] = o.session_id
 
-    d["cwd"] = _encode_AbsolutePath(o.cwd)
+    d["cwd"] = o.cwd
 
     v = o.additional_directories
     if v is not UNSET:
-        d["additionalDirectories"] = [_encode_AbsolutePath(x) for x in v]
+        d["additionalDirectories"] = [x for x in v]
 
     v = o.title
     if v is not UNSET:
@@ -8611,9 +8695,9 @@ def _decode_DeleteSessionResponse(d: Any, strict: bool) -> DeleteSessionResponse
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return DeleteSessionResponse(
-        meta=f_meta,
-    )
+    o = _new(DeleteSessionResponse)
+    o.meta = f_meta
+    return o
 
 
 def _encode_DeleteSessionResponse(o: DeleteSessionResponse) -> dict[str, Any]:
@@ -8633,7 +8717,7 @@ def _decode_ForkSessionResponse(d: Any, strict: bool) -> ForkSessionResponse:
         raise missing("sessionId")
     else:
         try:
-            f_session_id = _decode_SessionId(v, strict)
+            f_session_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("sessionId")
 
@@ -8674,17 +8758,17 @@ def _decode_ForkSessionResponse(d: Any, strict: bool) -> ForkSessionResponse:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return ForkSessionResponse(
-        session_id=f_session_id,
-        config_options=f_config_options,
-        available_commands=f_available_commands,
-        meta=f_meta,
-    )
+    o = _new(ForkSessionResponse)
+    o.session_id = f_session_id
+    o.config_options = f_config_options
+    o.available_commands = f_available_commands
+    o.meta = f_meta
+    return o
 
 
 def _encode_ForkSessionResponse(o: ForkSessionResponse) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["sessionId"] = _encode_SessionId(o.session_id)
+    d["sessionId"] = o.session_id
 
     v = o.config_options
     if v is not UNSET:
@@ -8715,9 +8799,9 @@ def _decode_ArchiveSessionResponse(d: Any, strict: bool) -> ArchiveSessionRespon
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return ArchiveSessionResponse(
-        meta=f_meta,
-    )
+    o = _new(ArchiveSessionResponse)
+    o.meta = f_meta
+    return o
 
 
 def _encode_ArchiveSessionResponse(o: ArchiveSessionResponse) -> dict[str, Any]:
@@ -8743,9 +8827,9 @@ def _decode_UnarchiveSessionResponse(d: Any, strict: bool) -> UnarchiveSessionRe
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return UnarchiveSessionResponse(
-        meta=f_meta,
-    )
+    o = _new(UnarchiveSessionResponse)
+    o.meta = f_meta
+    return o
 
 
 def _encode_UnarchiveSessionResponse(o: UnarchiveSessionResponse) -> dict[str, Any]:
@@ -8791,16 +8875,16 @@ def _decode_SessionStatusResponse(d: Any, strict: bool) -> SessionStatusResponse
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return SessionStatusResponse(
-        status=f_status,
-        state=f_state,
-        meta=f_meta,
-    )
+    o = _new(SessionStatusResponse)
+    o.status = f_status
+    o.state = f_state
+    o.meta = f_meta
+    return o
 
 
 def _encode_SessionStatusResponse(o: SessionStatusResponse) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["status"] = _encode_SessionStatus(o.status)
+    d["status"] = o.status._value_ if type(o.status) is SessionStatus else o.status
 
     v = o.state
     if v is not UNSET:
@@ -8816,14 +8900,17 @@ def _encode_SessionStatusResponse(o: SessionStatusResponse) -> dict[str, Any]:
 def _decode_SessionStatus(v: Any, strict: bool) -> SessionStatus | str:
     if type(v) is not str:
         raise type_error("a string", v)
-    member = SessionStatus._value2member_map_.get(v)
+    member = _MEMBERS_SessionStatus.get(v)
     if member is not None:
         return member
     return v
 
 
+_MEMBERS_SessionStatus = SessionStatus._value2member_map_
+
+
 def _encode_SessionStatus(v: Any) -> Any:
-    return v.value if isinstance(v, SessionStatus) else v
+    return v._value_ if type(v) is SessionStatus else v
 
 
 def _decode_StateUpdateRunning(d: Any, strict: bool) -> StateUpdateRunning:
@@ -8855,10 +8942,10 @@ def _decode_StateUpdateRunning(d: Any, strict: bool) -> StateUpdateRunning:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return StateUpdateRunning(
-        background=f_background,
-        meta=f_meta,
-    )
+    o = _new(StateUpdateRunning)
+    o.background = f_background
+    o.meta = f_meta
+    return o
 
 
 def _encode_StateUpdateRunning(o: StateUpdateRunning) -> dict[str, Any]:
@@ -8879,7 +8966,9 @@ def _decode_StateUpdateIdle(d: Any, strict: bool) -> StateUpdateIdle:
         raise type_error("an object", d)
     if d.get("state") != "idle":
         raise check_tag(d, "state", "idle")
-    return StateUpdateIdle(value=_decode_IdleStateUpdate(d, strict))
+    o = _new(StateUpdateIdle)
+    o.value = _decode_IdleStateUpdate(d, strict)
+    return o
 
 
 def _encode_StateUpdateIdle(o: StateUpdateIdle) -> dict[str, Any]:
@@ -8919,10 +9008,10 @@ def _decode_StateUpdateRequiresAction(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return StateUpdateRequiresAction(
-        background=f_background,
-        meta=f_meta,
-    )
+    o = _new(StateUpdateRequiresAction)
+    o.background = f_background
+    o.meta = f_meta
+    return o
 
 
 def _encode_StateUpdateRequiresAction(o: StateUpdateRequiresAction) -> dict[str, Any]:
@@ -8967,10 +9056,10 @@ def _decode_StateUpdateUnknown(d: Any, strict: bool) -> StateUpdateUnknown:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return StateUpdateUnknown(
-        background=f_background,
-        meta=f_meta,
-    )
+    o = _new(StateUpdateUnknown)
+    o.background = f_background
+    o.meta = f_meta
+    return o
 
 
 def _encode_StateUpdateUnknown(o: StateUpdateUnknown) -> dict[str, Any]:
@@ -8991,10 +9080,10 @@ def _decode_OtherStateUpdate(d: Any, strict: bool) -> OtherStateUpdate:
         raise type_error("an object", d)
     if type(d.get("state")) is not str:
         raise check_tag(d, "state", None)
-    return OtherStateUpdate(
-        state=d["state"],
-        extra={k: x for k, x in d.items() if k not in ["state"]},
-    )
+    o = _new(OtherStateUpdate)
+    o.state = d["state"]
+    o.extra = {k: x for k, x in d.items() if k not in ["state"]}
+    return o
 
 
 def _encode_OtherStateUpdate(o: OtherStateUpdate) -> dict[str, Any]:
@@ -9043,7 +9132,7 @@ def _decode_TerminalBackgroundWork(d: Any, strict: bool) -> TerminalBackgroundWo
         raise missing("terminalId")
     else:
         try:
-            f_terminal_id = _decode_TerminalId(v, strict)
+            f_terminal_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("terminalId")
 
@@ -9058,15 +9147,15 @@ def _decode_TerminalBackgroundWork(d: Any, strict: bool) -> TerminalBackgroundWo
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return TerminalBackgroundWork(
-        terminal_id=f_terminal_id,
-        meta=f_meta,
-    )
+    o = _new(TerminalBackgroundWork)
+    o.terminal_id = f_terminal_id
+    o.meta = f_meta
+    return o
 
 
 def _encode_TerminalBackgroundWork(o: TerminalBackgroundWork) -> dict[str, Any]:
     d: dict[str, Any] = {"type": "terminal"}
-    d["terminalId"] = _encode_TerminalId(o.terminal_id)
+    d["terminalId"] = o.terminal_id
 
     v = o.meta
     if v is not UNSET:
@@ -9085,7 +9174,7 @@ def _decode_ToolCallBackgroundWork(d: Any, strict: bool) -> ToolCallBackgroundWo
         raise missing("toolCallId")
     else:
         try:
-            f_tool_call_id = _decode_ToolCallId(v, strict)
+            f_tool_call_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("toolCallId")
 
@@ -9100,15 +9189,15 @@ def _decode_ToolCallBackgroundWork(d: Any, strict: bool) -> ToolCallBackgroundWo
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return ToolCallBackgroundWork(
-        tool_call_id=f_tool_call_id,
-        meta=f_meta,
-    )
+    o = _new(ToolCallBackgroundWork)
+    o.tool_call_id = f_tool_call_id
+    o.meta = f_meta
+    return o
 
 
 def _encode_ToolCallBackgroundWork(o: ToolCallBackgroundWork) -> dict[str, Any]:
     d: dict[str, Any] = {"type": "tool_call"}
-    d["toolCallId"] = _encode_ToolCallId(o.tool_call_id)
+    d["toolCallId"] = o.tool_call_id
 
     v = o.meta
     if v is not UNSET:
@@ -9127,7 +9216,7 @@ def _decode_SubagentBackgroundWork(d: Any, strict: bool) -> SubagentBackgroundWo
         raise missing("sessionId")
     else:
         try:
-            f_session_id = _decode_SessionId(v, strict)
+            f_session_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("sessionId")
 
@@ -9142,15 +9231,15 @@ def _decode_SubagentBackgroundWork(d: Any, strict: bool) -> SubagentBackgroundWo
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return SubagentBackgroundWork(
-        session_id=f_session_id,
-        meta=f_meta,
-    )
+    o = _new(SubagentBackgroundWork)
+    o.session_id = f_session_id
+    o.meta = f_meta
+    return o
 
 
 def _encode_SubagentBackgroundWork(o: SubagentBackgroundWork) -> dict[str, Any]:
     d: dict[str, Any] = {"type": "subagent"}
-    d["sessionId"] = _encode_SessionId(o.session_id)
+    d["sessionId"] = o.session_id
 
     v = o.meta
     if v is not UNSET:
@@ -9164,10 +9253,10 @@ def _decode_OtherBackgroundWork(d: Any, strict: bool) -> OtherBackgroundWork:
         raise type_error("an object", d)
     if type(d.get("type")) is not str:
         raise check_tag(d, "type", None)
-    return OtherBackgroundWork(
-        type=d["type"],
-        extra={k: x for k, x in d.items() if k not in ["type"]},
-    )
+    o = _new(OtherBackgroundWork)
+    o.type = d["type"]
+    o.extra = {k: x for k, x in d.items() if k not in ["type"]}
+    return o
 
 
 def _encode_OtherBackgroundWork(o: OtherBackgroundWork) -> dict[str, Any]:
@@ -9215,7 +9304,7 @@ def _decode_BackgroundTerminal(d: Any, strict: bool) -> BackgroundTerminal:
         raise missing("terminalId")
     else:
         try:
-            f_terminal_id = _decode_TerminalId(v, strict)
+            f_terminal_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("terminalId")
 
@@ -9230,15 +9319,15 @@ def _decode_BackgroundTerminal(d: Any, strict: bool) -> BackgroundTerminal:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return BackgroundTerminal(
-        terminal_id=f_terminal_id,
-        meta=f_meta,
-    )
+    o = _new(BackgroundTerminal)
+    o.terminal_id = f_terminal_id
+    o.meta = f_meta
+    return o
 
 
 def _encode_BackgroundTerminal(o: BackgroundTerminal) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["terminalId"] = _encode_TerminalId(o.terminal_id)
+    d["terminalId"] = o.terminal_id
 
     v = o.meta
     if v is not UNSET:
@@ -9255,7 +9344,7 @@ def _decode_BackgroundToolCall(d: Any, strict: bool) -> BackgroundToolCall:
         raise missing("toolCallId")
     else:
         try:
-            f_tool_call_id = _decode_ToolCallId(v, strict)
+            f_tool_call_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("toolCallId")
 
@@ -9270,15 +9359,15 @@ def _decode_BackgroundToolCall(d: Any, strict: bool) -> BackgroundToolCall:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return BackgroundToolCall(
-        tool_call_id=f_tool_call_id,
-        meta=f_meta,
-    )
+    o = _new(BackgroundToolCall)
+    o.tool_call_id = f_tool_call_id
+    o.meta = f_meta
+    return o
 
 
 def _encode_BackgroundToolCall(o: BackgroundToolCall) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["toolCallId"] = _encode_ToolCallId(o.tool_call_id)
+    d["toolCallId"] = o.tool_call_id
 
     v = o.meta
     if v is not UNSET:
@@ -9295,7 +9384,7 @@ def _decode_BackgroundSubagent(d: Any, strict: bool) -> BackgroundSubagent:
         raise missing("sessionId")
     else:
         try:
-            f_session_id = _decode_SessionId(v, strict)
+            f_session_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("sessionId")
 
@@ -9310,15 +9399,15 @@ def _decode_BackgroundSubagent(d: Any, strict: bool) -> BackgroundSubagent:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return BackgroundSubagent(
-        session_id=f_session_id,
-        meta=f_meta,
-    )
+    o = _new(BackgroundSubagent)
+    o.session_id = f_session_id
+    o.meta = f_meta
+    return o
 
 
 def _encode_BackgroundSubagent(o: BackgroundSubagent) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["sessionId"] = _encode_SessionId(o.session_id)
+    d["sessionId"] = o.session_id
 
     v = o.meta
     if v is not UNSET:
@@ -9354,10 +9443,10 @@ def _decode_RunningStateUpdate(d: Any, strict: bool) -> RunningStateUpdate:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return RunningStateUpdate(
-        background=f_background,
-        meta=f_meta,
-    )
+    o = _new(RunningStateUpdate)
+    o.background = f_background
+    o.meta = f_meta
+    return o
 
 
 def _encode_RunningStateUpdate(o: RunningStateUpdate) -> dict[str, Any]:
@@ -9405,16 +9494,16 @@ def _decode_Error(d: Any, strict: bool) -> Error:
                 raise error.at("data")
             f_data = UNSET
 
-    return Error(
-        code=f_code,
-        message=f_message,
-        data=f_data,
-    )
+    o = _new(Error)
+    o.code = f_code
+    o.message = f_message
+    o.data = f_data
+    return o
 
 
 def _encode_Error(o: Error) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["code"] = _encode_ErrorCode(o.code)
+    d["code"] = o.code._value_ if type(o.code) is ErrorCode else o.code
 
     d["message"] = o.message
 
@@ -9427,14 +9516,17 @@ def _encode_Error(o: Error) -> dict[str, Any]:
 
 def _decode_ErrorCode(v: Any, strict: bool) -> ErrorCode | int:
     v = check_int(v) if strict else check_int(v, -2147483648, 2147483647)
-    member = ErrorCode._value2member_map_.get(v)
+    member = _MEMBERS_ErrorCode.get(v)
     if member is not None:
         return member
     return v
 
 
+_MEMBERS_ErrorCode = ErrorCode._value2member_map_
+
+
 def _encode_ErrorCode(v: Any) -> Any:
-    return v.value if isinstance(v, ErrorCode) else v
+    return v._value_ if type(v) is ErrorCode else v
 
 
 def _decode_ErrorData(v: Any, strict: bool) -> Any:
@@ -9463,7 +9555,7 @@ def _decode_UnsupportedProtocolVersionErrorData(
         raise missing("requested")
     else:
         try:
-            f_requested = _decode_ProtocolVersion(v, strict)
+            f_requested = check_int(v, 0, 65535)
         except ValidationError as error:
             raise error.at("requested")
 
@@ -9487,20 +9579,20 @@ def _decode_UnsupportedProtocolVersionErrorData(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return UnsupportedProtocolVersionErrorData(
-        requested=f_requested,
-        supported=f_supported,
-        meta=f_meta,
-    )
+    o = _new(UnsupportedProtocolVersionErrorData)
+    o.requested = f_requested
+    o.supported = f_supported
+    o.meta = f_meta
+    return o
 
 
 def _encode_UnsupportedProtocolVersionErrorData(
     o: UnsupportedProtocolVersionErrorData,
 ) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["requested"] = _encode_ProtocolVersion(o.requested)
+    d["requested"] = o.requested
 
-    d["supported"] = [_encode_ProtocolVersion(x) for x in o.supported]
+    d["supported"] = [x for x in o.supported]
 
     v = o.meta
     if v is not UNSET:
@@ -9517,7 +9609,7 @@ def _decode_SessionNotFoundErrorData(d: Any, strict: bool) -> SessionNotFoundErr
         raise missing("sessionId")
     else:
         try:
-            f_session_id = _decode_SessionId(v, strict)
+            f_session_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("sessionId")
 
@@ -9532,15 +9624,15 @@ def _decode_SessionNotFoundErrorData(d: Any, strict: bool) -> SessionNotFoundErr
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return SessionNotFoundErrorData(
-        session_id=f_session_id,
-        meta=f_meta,
-    )
+    o = _new(SessionNotFoundErrorData)
+    o.session_id = f_session_id
+    o.meta = f_meta
+    return o
 
 
 def _encode_SessionNotFoundErrorData(o: SessionNotFoundErrorData) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["sessionId"] = _encode_SessionId(o.session_id)
+    d["sessionId"] = o.session_id
 
     v = o.meta
     if v is not UNSET:
@@ -9563,9 +9655,9 @@ def _decode_ErrorStopReason(d: Any, strict: bool) -> ErrorStopReason:
                 raise error.at("error")
             f_error = UNSET
 
-    return ErrorStopReason(
-        error=f_error,
-    )
+    o = _new(ErrorStopReason)
+    o.error = f_error
+    return o
 
 
 def _encode_ErrorStopReason(o: ErrorStopReason) -> dict[str, Any]:
@@ -9687,15 +9779,15 @@ def _decode_Usage(d: Any, strict: bool) -> Usage:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return Usage(
-        total_tokens=f_total_tokens,
-        input_tokens=f_input_tokens,
-        output_tokens=f_output_tokens,
-        thought_tokens=f_thought_tokens,
-        cached_read_tokens=f_cached_read_tokens,
-        cached_write_tokens=f_cached_write_tokens,
-        meta=f_meta,
-    )
+    o = _new(Usage)
+    o.total_tokens = f_total_tokens
+    o.input_tokens = f_input_tokens
+    o.output_tokens = f_output_tokens
+    o.thought_tokens = f_thought_tokens
+    o.cached_read_tokens = f_cached_read_tokens
+    o.cached_write_tokens = f_cached_write_tokens
+    o.meta = f_meta
+    return o
 
 
 def _encode_Usage(o: Usage) -> dict[str, Any]:
@@ -9765,11 +9857,11 @@ def _decode_EndTurnIdleStateUpdate(d: Any, strict: bool) -> EndTurnIdleStateUpda
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return EndTurnIdleStateUpdate(
-        usage=f_usage,
-        background=f_background,
-        meta=f_meta,
-    )
+    o = _new(EndTurnIdleStateUpdate)
+    o.usage = f_usage
+    o.background = f_background
+    o.meta = f_meta
+    return o
 
 
 def _encode_EndTurnIdleStateUpdate(o: EndTurnIdleStateUpdate) -> dict[str, Any]:
@@ -9829,11 +9921,11 @@ def _decode_MaxTokensIdleStateUpdate(d: Any, strict: bool) -> MaxTokensIdleState
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return MaxTokensIdleStateUpdate(
-        usage=f_usage,
-        background=f_background,
-        meta=f_meta,
-    )
+    o = _new(MaxTokensIdleStateUpdate)
+    o.usage = f_usage
+    o.background = f_background
+    o.meta = f_meta
+    return o
 
 
 def _encode_MaxTokensIdleStateUpdate(o: MaxTokensIdleStateUpdate) -> dict[str, Any]:
@@ -9895,11 +9987,11 @@ def _decode_MaxTurnRequestsIdleStateUpdate(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return MaxTurnRequestsIdleStateUpdate(
-        usage=f_usage,
-        background=f_background,
-        meta=f_meta,
-    )
+    o = _new(MaxTurnRequestsIdleStateUpdate)
+    o.usage = f_usage
+    o.background = f_background
+    o.meta = f_meta
+    return o
 
 
 def _encode_MaxTurnRequestsIdleStateUpdate(
@@ -9961,11 +10053,11 @@ def _decode_RefusalIdleStateUpdate(d: Any, strict: bool) -> RefusalIdleStateUpda
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return RefusalIdleStateUpdate(
-        usage=f_usage,
-        background=f_background,
-        meta=f_meta,
-    )
+    o = _new(RefusalIdleStateUpdate)
+    o.usage = f_usage
+    o.background = f_background
+    o.meta = f_meta
+    return o
 
 
 def _encode_RefusalIdleStateUpdate(o: RefusalIdleStateUpdate) -> dict[str, Any]:
@@ -10025,11 +10117,11 @@ def _decode_CancelledIdleStateUpdate(d: Any, strict: bool) -> CancelledIdleState
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return CancelledIdleStateUpdate(
-        usage=f_usage,
-        background=f_background,
-        meta=f_meta,
-    )
+    o = _new(CancelledIdleStateUpdate)
+    o.usage = f_usage
+    o.background = f_background
+    o.meta = f_meta
+    return o
 
 
 def _encode_CancelledIdleStateUpdate(o: CancelledIdleStateUpdate) -> dict[str, Any]:
@@ -10100,12 +10192,12 @@ def _decode_ErrorIdleStateUpdate(d: Any, strict: bool) -> ErrorIdleStateUpdate:
                 raise error.at("error")
             f_error = UNSET
 
-    return ErrorIdleStateUpdate(
-        usage=f_usage,
-        background=f_background,
-        meta=f_meta,
-        error=f_error,
-    )
+    o = _new(ErrorIdleStateUpdate)
+    o.usage = f_usage
+    o.background = f_background
+    o.meta = f_meta
+    o.error = f_error
+    return o
 
 
 def _encode_ErrorIdleStateUpdate(o: ErrorIdleStateUpdate) -> dict[str, Any]:
@@ -10169,17 +10261,17 @@ def _decode_OtherIdleStateUpdate(d: Any, strict: bool) -> OtherIdleStateUpdate:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return OtherIdleStateUpdate(
-        stop_reason=d["stopReason"],
-        usage=f_usage,
-        background=f_background,
-        meta=f_meta,
-        extra={
-            k: x
-            for k, x in d.items()
-            if k not in ["stopReason", "usage", "background", "_meta"]
-        },
-    )
+    o = _new(OtherIdleStateUpdate)
+    o.stop_reason = d["stopReason"]
+    o.usage = f_usage
+    o.background = f_background
+    o.meta = f_meta
+    o.extra = {
+        k: x
+        for k, x in d.items()
+        if k not in ["stopReason", "usage", "background", "_meta"]
+    }
+    return o
 
 
 def _encode_OtherIdleStateUpdate(o: OtherIdleStateUpdate) -> dict[str, Any]:
@@ -10249,12 +10341,12 @@ def _decode_NoneIdleStateUpdate(d: Any, strict: bool) -> NoneIdleStateUpdate:
                 raise error.at("stopReason")
             f_stop_reason = UNSET
 
-    return NoneIdleStateUpdate(
-        usage=f_usage,
-        background=f_background,
-        meta=f_meta,
-        stop_reason=f_stop_reason,
-    )
+    o = _new(NoneIdleStateUpdate)
+    o.usage = f_usage
+    o.background = f_background
+    o.meta = f_meta
+    o.stop_reason = f_stop_reason
+    return o
 
 
 def _encode_NoneIdleStateUpdate(o: NoneIdleStateUpdate) -> dict[str, Any]:
@@ -10343,10 +10435,10 @@ def _decode_RequiresActionStateUpdate(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return RequiresActionStateUpdate(
-        background=f_background,
-        meta=f_meta,
-    )
+    o = _new(RequiresActionStateUpdate)
+    o.background = f_background
+    o.meta = f_meta
+    return o
 
 
 def _encode_RequiresActionStateUpdate(o: RequiresActionStateUpdate) -> dict[str, Any]:
@@ -10389,10 +10481,10 @@ def _decode_UnknownStateUpdate(d: Any, strict: bool) -> UnknownStateUpdate:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return UnknownStateUpdate(
-        background=f_background,
-        meta=f_meta,
-    )
+    o = _new(UnknownStateUpdate)
+    o.background = f_background
+    o.meta = f_meta
+    return o
 
 
 def _encode_UnknownStateUpdate(o: UnknownStateUpdate) -> dict[str, Any]:
@@ -10431,10 +10523,10 @@ def _decode_SetSessionTitleResponse(d: Any, strict: bool) -> SetSessionTitleResp
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return SetSessionTitleResponse(
-        title=f_title,
-        meta=f_meta,
-    )
+    o = _new(SetSessionTitleResponse)
+    o.title = f_title
+    o.meta = f_meta
+    return o
 
 
 def _encode_SetSessionTitleResponse(o: SetSessionTitleResponse) -> dict[str, Any]:
@@ -10488,11 +10580,11 @@ def _decode_ResumeSessionResponse(d: Any, strict: bool) -> ResumeSessionResponse
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return ResumeSessionResponse(
-        config_options=f_config_options,
-        available_commands=f_available_commands,
-        meta=f_meta,
-    )
+    o = _new(ResumeSessionResponse)
+    o.config_options = f_config_options
+    o.available_commands = f_available_commands
+    o.meta = f_meta
+    return o
 
 
 def _encode_ResumeSessionResponse(o: ResumeSessionResponse) -> dict[str, Any]:
@@ -10526,9 +10618,9 @@ def _decode_CloseSessionResponse(d: Any, strict: bool) -> CloseSessionResponse:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return CloseSessionResponse(
-        meta=f_meta,
-    )
+    o = _new(CloseSessionResponse)
+    o.meta = f_meta
+    return o
 
 
 def _encode_CloseSessionResponse(o: CloseSessionResponse) -> dict[str, Any]:
@@ -10554,9 +10646,9 @@ def _decode_CancelToolCallResponse(d: Any, strict: bool) -> CancelToolCallRespon
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return CancelToolCallResponse(
-        meta=f_meta,
-    )
+    o = _new(CancelToolCallResponse)
+    o.meta = f_meta
+    return o
 
 
 def _encode_CancelToolCallResponse(o: CancelToolCallResponse) -> dict[str, Any]:
@@ -10582,9 +10674,9 @@ def _decode_CancelTerminalResponse(d: Any, strict: bool) -> CancelTerminalRespon
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return CancelTerminalResponse(
-        meta=f_meta,
-    )
+    o = _new(CancelTerminalResponse)
+    o.meta = f_meta
+    return o
 
 
 def _encode_CancelTerminalResponse(o: CancelTerminalResponse) -> dict[str, Any]:
@@ -10623,10 +10715,10 @@ def _decode_SetSessionConfigOptionResponse(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return SetSessionConfigOptionResponse(
-        config_options=f_config_options,
-        meta=f_meta,
-    )
+    o = _new(SetSessionConfigOptionResponse)
+    o.config_options = f_config_options
+    o.meta = f_meta
+    return o
 
 
 def _encode_SetSessionConfigOptionResponse(
@@ -10650,7 +10742,7 @@ def _decode_PromptResponse(d: Any, strict: bool) -> PromptResponse:
         raise missing("messageId")
     else:
         try:
-            f_message_id = _decode_MessageId(v, strict)
+            f_message_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("messageId")
 
@@ -10665,15 +10757,15 @@ def _decode_PromptResponse(d: Any, strict: bool) -> PromptResponse:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return PromptResponse(
-        message_id=f_message_id,
-        meta=f_meta,
-    )
+    o = _new(PromptResponse)
+    o.message_id = f_message_id
+    o.meta = f_meta
+    return o
 
 
 def _encode_PromptResponse(o: PromptResponse) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["messageId"] = _encode_MessageId(o.message_id)
+    d["messageId"] = o.message_id
 
     v = o.meta
     if v is not UNSET:
@@ -10732,10 +10824,10 @@ def _decode_AgentNotification(d: Any, strict: bool) -> AgentNotification:
         except ValidationError as error:
             raise error.at("params")
 
-    return AgentNotification(
-        method=f_method,
-        params=f_params,
-    )
+    o = _new(AgentNotification)
+    o.method = f_method
+    o.params = f_params
+    return o
 
 
 def _encode_AgentNotification(o: AgentNotification) -> dict[str, Any]:
@@ -10759,7 +10851,7 @@ def _decode_UpdateSessionNotification(
         raise missing("sessionId")
     else:
         try:
-            f_session_id = _decode_SessionId(v, strict)
+            f_session_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("sessionId")
 
@@ -10783,16 +10875,16 @@ def _decode_UpdateSessionNotification(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return UpdateSessionNotification(
-        session_id=f_session_id,
-        update=f_update,
-        meta=f_meta,
-    )
+    o = _new(UpdateSessionNotification)
+    o.session_id = f_session_id
+    o.update = f_update
+    o.meta = f_meta
+    return o
 
 
 def _encode_UpdateSessionNotification(o: UpdateSessionNotification) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["sessionId"] = _encode_SessionId(o.session_id)
+    d["sessionId"] = o.session_id
 
     d["update"] = _encode_SessionUpdate(o.update)
 
@@ -10815,7 +10907,7 @@ def _decode_UserMessageChunkSessionUpdate(
         raise missing("messageId")
     else:
         try:
-            f_message_id = _decode_MessageId(v, strict)
+            f_message_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("messageId")
 
@@ -10839,18 +10931,18 @@ def _decode_UserMessageChunkSessionUpdate(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return UserMessageChunkSessionUpdate(
-        message_id=f_message_id,
-        content=f_content,
-        meta=f_meta,
-    )
+    o = _new(UserMessageChunkSessionUpdate)
+    o.message_id = f_message_id
+    o.content = f_content
+    o.meta = f_meta
+    return o
 
 
 def _encode_UserMessageChunkSessionUpdate(
     o: UserMessageChunkSessionUpdate,
 ) -> dict[str, Any]:
     d: dict[str, Any] = {"sessionUpdate": "user_message_chunk"}
-    d["messageId"] = _encode_MessageId(o.message_id)
+    d["messageId"] = o.message_id
 
     d["content"] = _encode_ContentBlock(o.content)
 
@@ -10871,7 +10963,7 @@ def _decode_UserMessageSessionUpdate(d: Any, strict: bool) -> UserMessageSession
         raise missing("messageId")
     else:
         try:
-            f_message_id = _decode_MessageId(v, strict)
+            f_message_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("messageId")
 
@@ -10901,16 +10993,16 @@ def _decode_UserMessageSessionUpdate(d: Any, strict: bool) -> UserMessageSession
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return UserMessageSessionUpdate(
-        message_id=f_message_id,
-        content=f_content,
-        meta=f_meta,
-    )
+    o = _new(UserMessageSessionUpdate)
+    o.message_id = f_message_id
+    o.content = f_content
+    o.meta = f_meta
+    return o
 
 
 def _encode_UserMessageSessionUpdate(o: UserMessageSessionUpdate) -> dict[str, Any]:
     d: dict[str, Any] = {"sessionUpdate": "user_message"}
-    d["messageId"] = _encode_MessageId(o.message_id)
+    d["messageId"] = o.message_id
 
     v = o.content
     if v is not UNSET:
@@ -10935,7 +11027,7 @@ def _decode_AgentMessageChunkSessionUpdate(
         raise missing("messageId")
     else:
         try:
-            f_message_id = _decode_MessageId(v, strict)
+            f_message_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("messageId")
 
@@ -10959,18 +11051,18 @@ def _decode_AgentMessageChunkSessionUpdate(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return AgentMessageChunkSessionUpdate(
-        message_id=f_message_id,
-        content=f_content,
-        meta=f_meta,
-    )
+    o = _new(AgentMessageChunkSessionUpdate)
+    o.message_id = f_message_id
+    o.content = f_content
+    o.meta = f_meta
+    return o
 
 
 def _encode_AgentMessageChunkSessionUpdate(
     o: AgentMessageChunkSessionUpdate,
 ) -> dict[str, Any]:
     d: dict[str, Any] = {"sessionUpdate": "agent_message_chunk"}
-    d["messageId"] = _encode_MessageId(o.message_id)
+    d["messageId"] = o.message_id
 
     d["content"] = _encode_ContentBlock(o.content)
 
@@ -10993,7 +11085,7 @@ def _decode_AgentMessageSessionUpdate(
         raise missing("messageId")
     else:
         try:
-            f_message_id = _decode_MessageId(v, strict)
+            f_message_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("messageId")
 
@@ -11023,16 +11115,16 @@ def _decode_AgentMessageSessionUpdate(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return AgentMessageSessionUpdate(
-        message_id=f_message_id,
-        content=f_content,
-        meta=f_meta,
-    )
+    o = _new(AgentMessageSessionUpdate)
+    o.message_id = f_message_id
+    o.content = f_content
+    o.meta = f_meta
+    return o
 
 
 def _encode_AgentMessageSessionUpdate(o: AgentMessageSessionUpdate) -> dict[str, Any]:
     d: dict[str, Any] = {"sessionUpdate": "agent_message"}
-    d["messageId"] = _encode_MessageId(o.message_id)
+    d["messageId"] = o.message_id
 
     v = o.content
     if v is not UNSET:
@@ -11057,7 +11149,7 @@ def _decode_AgentThoughtChunkSessionUpdate(
         raise missing("messageId")
     else:
         try:
-            f_message_id = _decode_MessageId(v, strict)
+            f_message_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("messageId")
 
@@ -11081,18 +11173,18 @@ def _decode_AgentThoughtChunkSessionUpdate(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return AgentThoughtChunkSessionUpdate(
-        message_id=f_message_id,
-        content=f_content,
-        meta=f_meta,
-    )
+    o = _new(AgentThoughtChunkSessionUpdate)
+    o.message_id = f_message_id
+    o.content = f_content
+    o.meta = f_meta
+    return o
 
 
 def _encode_AgentThoughtChunkSessionUpdate(
     o: AgentThoughtChunkSessionUpdate,
 ) -> dict[str, Any]:
     d: dict[str, Any] = {"sessionUpdate": "agent_thought_chunk"}
-    d["messageId"] = _encode_MessageId(o.message_id)
+    d["messageId"] = o.message_id
 
     d["content"] = _encode_ContentBlock(o.content)
 
@@ -11115,7 +11207,7 @@ def _decode_AgentThoughtSessionUpdate(
         raise missing("messageId")
     else:
         try:
-            f_message_id = _decode_MessageId(v, strict)
+            f_message_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("messageId")
 
@@ -11145,16 +11237,16 @@ def _decode_AgentThoughtSessionUpdate(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return AgentThoughtSessionUpdate(
-        message_id=f_message_id,
-        content=f_content,
-        meta=f_meta,
-    )
+    o = _new(AgentThoughtSessionUpdate)
+    o.message_id = f_message_id
+    o.content = f_content
+    o.meta = f_meta
+    return o
 
 
 def _encode_AgentThoughtSessionUpdate(o: AgentThoughtSessionUpdate) -> dict[str, Any]:
     d: dict[str, Any] = {"sessionUpdate": "agent_thought"}
-    d["messageId"] = _encode_MessageId(o.message_id)
+    d["messageId"] = o.message_id
 
     v = o.content
     if v is not UNSET:
@@ -11172,7 +11264,9 @@ def _decode_StateUpdateSessionUpdate(d: Any, strict: bool) -> StateUpdateSession
         raise type_error("an object", d)
     if d.get("sessionUpdate") != "state_update":
         raise check_tag(d, "sessionUpdate", "state_update")
-    return StateUpdateSessionUpdate(value=_decode_StateUpdate(d, strict))
+    o = _new(StateUpdateSessionUpdate)
+    o.value = _decode_StateUpdate(d, strict)
+    return o
 
 
 def _encode_StateUpdateSessionUpdate(o: StateUpdateSessionUpdate) -> dict[str, Any]:
@@ -11193,7 +11287,7 @@ def _decode_ToolCallContentChunkSessionUpdate(
         raise missing("toolCallId")
     else:
         try:
-            f_tool_call_id = _decode_ToolCallId(v, strict)
+            f_tool_call_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("toolCallId")
 
@@ -11217,18 +11311,18 @@ def _decode_ToolCallContentChunkSessionUpdate(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return ToolCallContentChunkSessionUpdate(
-        tool_call_id=f_tool_call_id,
-        content=f_content,
-        meta=f_meta,
-    )
+    o = _new(ToolCallContentChunkSessionUpdate)
+    o.tool_call_id = f_tool_call_id
+    o.content = f_content
+    o.meta = f_meta
+    return o
 
 
 def _encode_ToolCallContentChunkSessionUpdate(
     o: ToolCallContentChunkSessionUpdate,
 ) -> dict[str, Any]:
     d: dict[str, Any] = {"sessionUpdate": "tool_call_content_chunk"}
-    d["toolCallId"] = _encode_ToolCallId(o.tool_call_id)
+    d["toolCallId"] = o.tool_call_id
 
     d["content"] = _encode_ToolCallContent(o.content)
 
@@ -11251,7 +11345,7 @@ def _decode_ToolCallUpdateSessionUpdate(
         raise missing("toolCallId")
     else:
         try:
-            f_tool_call_id = _decode_ToolCallId(v, strict)
+            f_tool_call_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("toolCallId")
 
@@ -11375,26 +11469,26 @@ def _decode_ToolCallUpdateSessionUpdate(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return ToolCallUpdateSessionUpdate(
-        tool_call_id=f_tool_call_id,
-        name=f_name,
-        title=f_title,
-        kind=f_kind,
-        status=f_status,
-        content=f_content,
-        locations=f_locations,
-        raw_input=f_raw_input,
-        raw_output=f_raw_output,
-        capabilities=f_capabilities,
-        meta=f_meta,
-    )
+    o = _new(ToolCallUpdateSessionUpdate)
+    o.tool_call_id = f_tool_call_id
+    o.name = f_name
+    o.title = f_title
+    o.kind = f_kind
+    o.status = f_status
+    o.content = f_content
+    o.locations = f_locations
+    o.raw_input = f_raw_input
+    o.raw_output = f_raw_output
+    o.capabilities = f_capabilities
+    o.meta = f_meta
+    return o
 
 
 def _encode_ToolCallUpdateSessionUpdate(
     o: ToolCallUpdateSessionUpdate,
 ) -> dict[str, Any]:
     d: dict[str, Any] = {"sessionUpdate": "tool_call_update"}
-    d["toolCallId"] = _encode_ToolCallId(o.tool_call_id)
+    d["toolCallId"] = o.tool_call_id
 
     v = o.name
     if v is not UNSET:
@@ -11406,11 +11500,13 @@ def _encode_ToolCallUpdateSessionUpdate(
 
     v = o.kind
     if v is not UNSET:
-        d["kind"] = None if v is None else _encode_ToolKind(v)
+        d["kind"] = None if v is None else (v._value_ if type(v) is ToolKind else v)
 
     v = o.status
     if v is not UNSET:
-        d["status"] = None if v is None else _encode_ToolCallStatus(v)
+        d["status"] = (
+            None if v is None else (v._value_ if type(v) is ToolCallStatus else v)
+        )
 
     v = o.content
     if v is not UNSET:
@@ -11451,7 +11547,7 @@ def _decode_TerminalUpdateSessionUpdate(
         raise missing("terminalId")
     else:
         try:
-            f_terminal_id = _decode_TerminalId(v, strict)
+            f_terminal_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("terminalId")
 
@@ -11471,7 +11567,7 @@ def _decode_TerminalUpdateSessionUpdate(
         f_cwd = UNSET
     else:
         try:
-            f_cwd = None if v is None else _decode_AbsolutePath(v, strict)
+            f_cwd = None if v is None else (v if type(v) is str else check_str(v))
         except ValidationError as error:
             if strict:
                 raise error.at("cwd")
@@ -11534,23 +11630,23 @@ def _decode_TerminalUpdateSessionUpdate(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return TerminalUpdateSessionUpdate(
-        terminal_id=f_terminal_id,
-        command=f_command,
-        cwd=f_cwd,
-        output=f_output,
-        exit_status=f_exit_status,
-        size=f_size,
-        capabilities=f_capabilities,
-        meta=f_meta,
-    )
+    o = _new(TerminalUpdateSessionUpdate)
+    o.terminal_id = f_terminal_id
+    o.command = f_command
+    o.cwd = f_cwd
+    o.output = f_output
+    o.exit_status = f_exit_status
+    o.size = f_size
+    o.capabilities = f_capabilities
+    o.meta = f_meta
+    return o
 
 
 def _encode_TerminalUpdateSessionUpdate(
     o: TerminalUpdateSessionUpdate,
 ) -> dict[str, Any]:
     d: dict[str, Any] = {"sessionUpdate": "terminal_update"}
-    d["terminalId"] = _encode_TerminalId(o.terminal_id)
+    d["terminalId"] = o.terminal_id
 
     v = o.command
     if v is not UNSET:
@@ -11558,7 +11654,7 @@ def _encode_TerminalUpdateSessionUpdate(
 
     v = o.cwd
     if v is not UNSET:
-        d["cwd"] = None if v is None else _encode_AbsolutePath(v)
+        d["cwd"] = None if v is None else v
 
     v = o.output
     if v is not UNSET:
@@ -11595,7 +11691,7 @@ def _decode_TerminalOutputChunkSessionUpdate(
         raise missing("terminalId")
     else:
         try:
-            f_terminal_id = _decode_TerminalId(v, strict)
+            f_terminal_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("terminalId")
 
@@ -11619,18 +11715,18 @@ def _decode_TerminalOutputChunkSessionUpdate(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return TerminalOutputChunkSessionUpdate(
-        terminal_id=f_terminal_id,
-        data=f_data,
-        meta=f_meta,
-    )
+    o = _new(TerminalOutputChunkSessionUpdate)
+    o.terminal_id = f_terminal_id
+    o.data = f_data
+    o.meta = f_meta
+    return o
 
 
 def _encode_TerminalOutputChunkSessionUpdate(
     o: TerminalOutputChunkSessionUpdate,
 ) -> dict[str, Any]:
     d: dict[str, Any] = {"sessionUpdate": "terminal_output_chunk"}
-    d["terminalId"] = _encode_TerminalId(o.terminal_id)
+    d["terminalId"] = o.terminal_id
 
     d["data"] = o.data
 
@@ -11666,10 +11762,10 @@ def _decode_PlanUpdateSessionUpdate(d: Any, strict: bool) -> PlanUpdateSessionUp
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return PlanUpdateSessionUpdate(
-        plan=f_plan,
-        meta=f_meta,
-    )
+    o = _new(PlanUpdateSessionUpdate)
+    o.plan = f_plan
+    o.meta = f_meta
+    return o
 
 
 def _encode_PlanUpdateSessionUpdate(o: PlanUpdateSessionUpdate) -> dict[str, Any]:
@@ -11693,7 +11789,7 @@ def _decode_PlanRemovedSessionUpdate(d: Any, strict: bool) -> PlanRemovedSession
         raise missing("planId")
     else:
         try:
-            f_plan_id = _decode_PlanId(v, strict)
+            f_plan_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("planId")
 
@@ -11708,15 +11804,15 @@ def _decode_PlanRemovedSessionUpdate(d: Any, strict: bool) -> PlanRemovedSession
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return PlanRemovedSessionUpdate(
-        plan_id=f_plan_id,
-        meta=f_meta,
-    )
+    o = _new(PlanRemovedSessionUpdate)
+    o.plan_id = f_plan_id
+    o.meta = f_meta
+    return o
 
 
 def _encode_PlanRemovedSessionUpdate(o: PlanRemovedSessionUpdate) -> dict[str, Any]:
     d: dict[str, Any] = {"sessionUpdate": "plan_removed"}
-    d["planId"] = _encode_PlanId(o.plan_id)
+    d["planId"] = o.plan_id
 
     v = o.meta
     if v is not UNSET:
@@ -11754,10 +11850,10 @@ def _decode_AvailableCommandsUpdateSessionUpdate(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return AvailableCommandsUpdateSessionUpdate(
-        available_commands=f_available_commands,
-        meta=f_meta,
-    )
+    o = _new(AvailableCommandsUpdateSessionUpdate)
+    o.available_commands = f_available_commands
+    o.meta = f_meta
+    return o
 
 
 def _encode_AvailableCommandsUpdateSessionUpdate(
@@ -11802,10 +11898,10 @@ def _decode_ConfigOptionUpdateSessionUpdate(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return ConfigOptionUpdateSessionUpdate(
-        config_options=f_config_options,
-        meta=f_meta,
-    )
+    o = _new(ConfigOptionUpdateSessionUpdate)
+    o.config_options = f_config_options
+    o.meta = f_meta
+    return o
 
 
 def _encode_ConfigOptionUpdateSessionUpdate(
@@ -11863,11 +11959,11 @@ def _decode_SessionInfoUpdateSessionUpdate(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return SessionInfoUpdateSessionUpdate(
-        title=f_title,
-        updated_at=f_updated_at,
-        meta=f_meta,
-    )
+    o = _new(SessionInfoUpdateSessionUpdate)
+    o.title = f_title
+    o.updated_at = f_updated_at
+    o.meta = f_meta
+    return o
 
 
 def _encode_SessionInfoUpdateSessionUpdate(
@@ -11942,12 +12038,12 @@ def _decode_UsageUpdateSessionUpdate(d: Any, strict: bool) -> UsageUpdateSession
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return UsageUpdateSessionUpdate(
-        used=f_used,
-        size=f_size,
-        cost=f_cost,
-        meta=f_meta,
-    )
+    o = _new(UsageUpdateSessionUpdate)
+    o.used = f_used
+    o.size = f_size
+    o.cost = f_cost
+    o.meta = f_meta
+    return o
 
 
 def _encode_UsageUpdateSessionUpdate(o: UsageUpdateSessionUpdate) -> dict[str, Any]:
@@ -12014,17 +12110,19 @@ def _decode_NoticeSessionUpdate(d: Any, strict: bool) -> NoticeSessionUpdate:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return NoticeSessionUpdate(
-        severity=f_severity,
-        title=f_title,
-        description=f_description,
-        meta=f_meta,
-    )
+    o = _new(NoticeSessionUpdate)
+    o.severity = f_severity
+    o.title = f_title
+    o.description = f_description
+    o.meta = f_meta
+    return o
 
 
 def _encode_NoticeSessionUpdate(o: NoticeSessionUpdate) -> dict[str, Any]:
     d: dict[str, Any] = {"sessionUpdate": "notice"}
-    d["severity"] = _encode_NoticeSeverity(o.severity)
+    d["severity"] = (
+        o.severity._value_ if type(o.severity) is NoticeSeverity else o.severity
+    )
 
     d["title"] = o.title
 
@@ -12051,7 +12149,7 @@ def _decode_CompactionUpdateSessionUpdate(
         raise missing("compactionId")
     else:
         try:
-            f_compaction_id = _decode_CompactionId(v, strict)
+            f_compaction_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("compactionId")
 
@@ -12101,22 +12199,22 @@ def _decode_CompactionUpdateSessionUpdate(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return CompactionUpdateSessionUpdate(
-        compaction_id=f_compaction_id,
-        status=f_status,
-        summary=f_summary,
-        error=f_error,
-        meta=f_meta,
-    )
+    o = _new(CompactionUpdateSessionUpdate)
+    o.compaction_id = f_compaction_id
+    o.status = f_status
+    o.summary = f_summary
+    o.error = f_error
+    o.meta = f_meta
+    return o
 
 
 def _encode_CompactionUpdateSessionUpdate(
     o: CompactionUpdateSessionUpdate,
 ) -> dict[str, Any]:
     d: dict[str, Any] = {"sessionUpdate": "compaction_update"}
-    d["compactionId"] = _encode_CompactionId(o.compaction_id)
+    d["compactionId"] = o.compaction_id
 
-    d["status"] = _encode_CompactionStatus(o.status)
+    d["status"] = o.status._value_ if type(o.status) is CompactionStatus else o.status
 
     v = o.summary
     if v is not UNSET:
@@ -12145,7 +12243,7 @@ def _decode_CompactionSummaryChunkSessionUpdate(
         raise missing("compactionId")
     else:
         try:
-            f_compaction_id = _decode_CompactionId(v, strict)
+            f_compaction_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("compactionId")
 
@@ -12169,18 +12267,18 @@ def _decode_CompactionSummaryChunkSessionUpdate(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return CompactionSummaryChunkSessionUpdate(
-        compaction_id=f_compaction_id,
-        content=f_content,
-        meta=f_meta,
-    )
+    o = _new(CompactionSummaryChunkSessionUpdate)
+    o.compaction_id = f_compaction_id
+    o.content = f_content
+    o.meta = f_meta
+    return o
 
 
 def _encode_CompactionSummaryChunkSessionUpdate(
     o: CompactionSummaryChunkSessionUpdate,
 ) -> dict[str, Any]:
     d: dict[str, Any] = {"sessionUpdate": "compaction_summary_chunk"}
-    d["compactionId"] = _encode_CompactionId(o.compaction_id)
+    d["compactionId"] = o.compaction_id
 
     d["content"] = _encode_ContentBlock(o.content)
 
@@ -12203,7 +12301,7 @@ def _decode_SubagentUpdateSessionUpdate(
         raise missing("sessionId")
     else:
         try:
-            f_session_id = _decode_SessionId(v, strict)
+            f_session_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("sessionId")
 
@@ -12260,7 +12358,7 @@ def _decode_SubagentUpdateSessionUpdate(
         f_cwd = UNSET
     else:
         try:
-            f_cwd = None if v is None else _decode_AbsolutePath(v, strict)
+            f_cwd = None if v is None else (v if type(v) is str else check_str(v))
         except ValidationError as error:
             raise error.at("cwd")
 
@@ -12286,23 +12384,23 @@ def _decode_SubagentUpdateSessionUpdate(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return SubagentUpdateSessionUpdate(
-        session_id=f_session_id,
-        title=f_title,
-        description=f_description,
-        capabilities=f_capabilities,
-        state=f_state,
-        cwd=f_cwd,
-        additional_directories=f_additional_directories,
-        meta=f_meta,
-    )
+    o = _new(SubagentUpdateSessionUpdate)
+    o.session_id = f_session_id
+    o.title = f_title
+    o.description = f_description
+    o.capabilities = f_capabilities
+    o.state = f_state
+    o.cwd = f_cwd
+    o.additional_directories = f_additional_directories
+    o.meta = f_meta
+    return o
 
 
 def _encode_SubagentUpdateSessionUpdate(
     o: SubagentUpdateSessionUpdate,
 ) -> dict[str, Any]:
     d: dict[str, Any] = {"sessionUpdate": "subagent_update"}
-    d["sessionId"] = _encode_SessionId(o.session_id)
+    d["sessionId"] = o.session_id
 
     v = o.title
     if v is not UNSET:
@@ -12324,13 +12422,11 @@ def _encode_SubagentUpdateSessionUpdate(
 
     v = o.cwd
     if v is not UNSET:
-        d["cwd"] = None if v is None else _encode_AbsolutePath(v)
+        d["cwd"] = None if v is None else v
 
     v = o.additional_directories
     if v is not UNSET:
-        d["additionalDirectories"] = (
-            None if v is None else [_encode_AbsolutePath(x) for x in v]
-        )
+        d["additionalDirectories"] = None if v is None else [x for x in v]
 
     v = o.meta
     if v is not UNSET:
@@ -12351,7 +12447,7 @@ def _decode_SessionMessageSessionUpdate(
         raise missing("messageId")
     else:
         try:
-            f_message_id = _decode_MessageId(v, strict)
+            f_message_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("messageId")
 
@@ -12360,7 +12456,9 @@ def _decode_SessionMessageSessionUpdate(
         f_sender_session_id = UNSET
     else:
         try:
-            f_sender_session_id = None if v is None else _decode_SessionId(v, strict)
+            f_sender_session_id = (
+                None if v is None else (v if type(v) is str else check_str(v))
+            )
         except ValidationError as error:
             if strict:
                 raise error.at("senderSessionId")
@@ -12371,7 +12469,9 @@ def _decode_SessionMessageSessionUpdate(
         f_recipient_session_id = UNSET
     else:
         try:
-            f_recipient_session_id = None if v is None else _decode_SessionId(v, strict)
+            f_recipient_session_id = (
+                None if v is None else (v if type(v) is str else check_str(v))
+            )
         except ValidationError as error:
             if strict:
                 raise error.at("recipientSessionId")
@@ -12382,7 +12482,9 @@ def _decode_SessionMessageSessionUpdate(
         f_sender_message_id = UNSET
     else:
         try:
-            f_sender_message_id = None if v is None else _decode_MessageId(v, strict)
+            f_sender_message_id = (
+                None if v is None else (v if type(v) is str else check_str(v))
+            )
         except ValidationError as error:
             if strict:
                 raise error.at("senderMessageId")
@@ -12393,7 +12495,9 @@ def _decode_SessionMessageSessionUpdate(
         f_recipient_message_id = UNSET
     else:
         try:
-            f_recipient_message_id = None if v is None else _decode_MessageId(v, strict)
+            f_recipient_message_id = (
+                None if v is None else (v if type(v) is str else check_str(v))
+            )
         except ValidationError as error:
             if strict:
                 raise error.at("recipientMessageId")
@@ -12425,38 +12529,38 @@ def _decode_SessionMessageSessionUpdate(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return SessionMessageSessionUpdate(
-        message_id=f_message_id,
-        sender_session_id=f_sender_session_id,
-        recipient_session_id=f_recipient_session_id,
-        sender_message_id=f_sender_message_id,
-        recipient_message_id=f_recipient_message_id,
-        content=f_content,
-        meta=f_meta,
-    )
+    o = _new(SessionMessageSessionUpdate)
+    o.message_id = f_message_id
+    o.sender_session_id = f_sender_session_id
+    o.recipient_session_id = f_recipient_session_id
+    o.sender_message_id = f_sender_message_id
+    o.recipient_message_id = f_recipient_message_id
+    o.content = f_content
+    o.meta = f_meta
+    return o
 
 
 def _encode_SessionMessageSessionUpdate(
     o: SessionMessageSessionUpdate,
 ) -> dict[str, Any]:
     d: dict[str, Any] = {"sessionUpdate": "session_message"}
-    d["messageId"] = _encode_MessageId(o.message_id)
+    d["messageId"] = o.message_id
 
     v = o.sender_session_id
     if v is not UNSET:
-        d["senderSessionId"] = None if v is None else _encode_SessionId(v)
+        d["senderSessionId"] = None if v is None else v
 
     v = o.recipient_session_id
     if v is not UNSET:
-        d["recipientSessionId"] = None if v is None else _encode_SessionId(v)
+        d["recipientSessionId"] = None if v is None else v
 
     v = o.sender_message_id
     if v is not UNSET:
-        d["senderMessageId"] = None if v is None else _encode_MessageId(v)
+        d["senderMessageId"] = None if v is None else v
 
     v = o.recipient_message_id
     if v is not UNSET:
-        d["recipientMessageId"] = None if v is None else _encode_MessageId(v)
+        d["recipientMessageId"] = None if v is None else v
 
     v = o.content
     if v is not UNSET:
@@ -12481,7 +12585,7 @@ def _decode_SessionMessageChunkSessionUpdate(
         raise missing("messageId")
     else:
         try:
-            f_message_id = _decode_MessageId(v, strict)
+            f_message_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("messageId")
 
@@ -12505,18 +12609,18 @@ def _decode_SessionMessageChunkSessionUpdate(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return SessionMessageChunkSessionUpdate(
-        message_id=f_message_id,
-        content=f_content,
-        meta=f_meta,
-    )
+    o = _new(SessionMessageChunkSessionUpdate)
+    o.message_id = f_message_id
+    o.content = f_content
+    o.meta = f_meta
+    return o
 
 
 def _encode_SessionMessageChunkSessionUpdate(
     o: SessionMessageChunkSessionUpdate,
 ) -> dict[str, Any]:
     d: dict[str, Any] = {"sessionUpdate": "session_message_chunk"}
-    d["messageId"] = _encode_MessageId(o.message_id)
+    d["messageId"] = o.message_id
 
     d["content"] = _encode_ContentBlock(o.content)
 
@@ -12532,10 +12636,10 @@ def _decode_OtherSessionUpdate(d: Any, strict: bool) -> OtherSessionUpdate:
         raise type_error("an object", d)
     if type(d.get("sessionUpdate")) is not str:
         raise check_tag(d, "sessionUpdate", None)
-    return OtherSessionUpdate(
-        session_update=d["sessionUpdate"],
-        extra={k: x for k, x in d.items() if k not in ["sessionUpdate"]},
-    )
+    o = _new(OtherSessionUpdate)
+    o.session_update = d["sessionUpdate"]
+    o.extra = {k: x for k, x in d.items() if k not in ["sessionUpdate"]}
+    return o
 
 
 def _encode_OtherSessionUpdate(o: OtherSessionUpdate) -> dict[str, Any]:
@@ -12603,7 +12707,7 @@ def _decode_ContentChunk(d: Any, strict: bool) -> ContentChunk:
         raise missing("messageId")
     else:
         try:
-            f_message_id = _decode_MessageId(v, strict)
+            f_message_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("messageId")
 
@@ -12627,16 +12731,16 @@ def _decode_ContentChunk(d: Any, strict: bool) -> ContentChunk:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return ContentChunk(
-        message_id=f_message_id,
-        content=f_content,
-        meta=f_meta,
-    )
+    o = _new(ContentChunk)
+    o.message_id = f_message_id
+    o.content = f_content
+    o.meta = f_meta
+    return o
 
 
 def _encode_ContentChunk(o: ContentChunk) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["messageId"] = _encode_MessageId(o.message_id)
+    d["messageId"] = o.message_id
 
     d["content"] = _encode_ContentBlock(o.content)
 
@@ -12655,7 +12759,7 @@ def _decode_UserMessage(d: Any, strict: bool) -> UserMessage:
         raise missing("messageId")
     else:
         try:
-            f_message_id = _decode_MessageId(v, strict)
+            f_message_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("messageId")
 
@@ -12685,16 +12789,16 @@ def _decode_UserMessage(d: Any, strict: bool) -> UserMessage:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return UserMessage(
-        message_id=f_message_id,
-        content=f_content,
-        meta=f_meta,
-    )
+    o = _new(UserMessage)
+    o.message_id = f_message_id
+    o.content = f_content
+    o.meta = f_meta
+    return o
 
 
 def _encode_UserMessage(o: UserMessage) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["messageId"] = _encode_MessageId(o.message_id)
+    d["messageId"] = o.message_id
 
     v = o.content
     if v is not UNSET:
@@ -12715,7 +12819,7 @@ def _decode_AgentMessage(d: Any, strict: bool) -> AgentMessage:
         raise missing("messageId")
     else:
         try:
-            f_message_id = _decode_MessageId(v, strict)
+            f_message_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("messageId")
 
@@ -12745,16 +12849,16 @@ def _decode_AgentMessage(d: Any, strict: bool) -> AgentMessage:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return AgentMessage(
-        message_id=f_message_id,
-        content=f_content,
-        meta=f_meta,
-    )
+    o = _new(AgentMessage)
+    o.message_id = f_message_id
+    o.content = f_content
+    o.meta = f_meta
+    return o
 
 
 def _encode_AgentMessage(o: AgentMessage) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["messageId"] = _encode_MessageId(o.message_id)
+    d["messageId"] = o.message_id
 
     v = o.content
     if v is not UNSET:
@@ -12775,7 +12879,7 @@ def _decode_AgentThought(d: Any, strict: bool) -> AgentThought:
         raise missing("messageId")
     else:
         try:
-            f_message_id = _decode_MessageId(v, strict)
+            f_message_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("messageId")
 
@@ -12805,16 +12909,16 @@ def _decode_AgentThought(d: Any, strict: bool) -> AgentThought:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return AgentThought(
-        message_id=f_message_id,
-        content=f_content,
-        meta=f_meta,
-    )
+    o = _new(AgentThought)
+    o.message_id = f_message_id
+    o.content = f_content
+    o.meta = f_meta
+    return o
 
 
 def _encode_AgentThought(o: AgentThought) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["messageId"] = _encode_MessageId(o.message_id)
+    d["messageId"] = o.message_id
 
     v = o.content
     if v is not UNSET:
@@ -12835,7 +12939,7 @@ def _decode_ToolCallContentChunk(d: Any, strict: bool) -> ToolCallContentChunk:
         raise missing("toolCallId")
     else:
         try:
-            f_tool_call_id = _decode_ToolCallId(v, strict)
+            f_tool_call_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("toolCallId")
 
@@ -12859,16 +12963,16 @@ def _decode_ToolCallContentChunk(d: Any, strict: bool) -> ToolCallContentChunk:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return ToolCallContentChunk(
-        tool_call_id=f_tool_call_id,
-        content=f_content,
-        meta=f_meta,
-    )
+    o = _new(ToolCallContentChunk)
+    o.tool_call_id = f_tool_call_id
+    o.content = f_content
+    o.meta = f_meta
+    return o
 
 
 def _encode_ToolCallContentChunk(o: ToolCallContentChunk) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["toolCallId"] = _encode_ToolCallId(o.tool_call_id)
+    d["toolCallId"] = o.tool_call_id
 
     d["content"] = _encode_ToolCallContent(o.content)
 
@@ -12902,10 +13006,10 @@ def _decode_TerminalOutput(d: Any, strict: bool) -> TerminalOutput:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return TerminalOutput(
-        data=f_data,
-        meta=f_meta,
-    )
+    o = _new(TerminalOutput)
+    o.data = f_data
+    o.meta = f_meta
+    return o
 
 
 def _encode_TerminalOutput(o: TerminalOutput) -> dict[str, Any]:
@@ -12963,11 +13067,11 @@ def _decode_TerminalExitStatus(d: Any, strict: bool) -> TerminalExitStatus:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return TerminalExitStatus(
-        exit_code=f_exit_code,
-        signal=f_signal,
-        meta=f_meta,
-    )
+    o = _new(TerminalExitStatus)
+    o.exit_code = f_exit_code
+    o.signal = f_signal
+    o.meta = f_meta
+    return o
 
 
 def _encode_TerminalExitStatus(o: TerminalExitStatus) -> dict[str, Any]:
@@ -13019,11 +13123,11 @@ def _decode_TerminalSize(d: Any, strict: bool) -> TerminalSize:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return TerminalSize(
-        cols=f_cols,
-        rows=f_rows,
-        meta=f_meta,
-    )
+    o = _new(TerminalSize)
+    o.cols = f_cols
+    o.rows = f_rows
+    o.meta = f_meta
+    return o
 
 
 def _encode_TerminalSize(o: TerminalSize) -> dict[str, Any]:
@@ -13066,10 +13170,10 @@ def _decode_TerminalCapabilities(d: Any, strict: bool) -> TerminalCapabilities:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return TerminalCapabilities(
-        cancel=f_cancel,
-        meta=f_meta,
-    )
+    o = _new(TerminalCapabilities)
+    o.cancel = f_cancel
+    o.meta = f_meta
+    return o
 
 
 def _encode_TerminalCapabilities(o: TerminalCapabilities) -> dict[str, Any]:
@@ -13101,9 +13205,9 @@ def _decode_TerminalCancelCapabilities(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return TerminalCancelCapabilities(
-        meta=f_meta,
-    )
+    o = _new(TerminalCancelCapabilities)
+    o.meta = f_meta
+    return o
 
 
 def _encode_TerminalCancelCapabilities(o: TerminalCancelCapabilities) -> dict[str, Any]:
@@ -13123,7 +13227,7 @@ def _decode_TerminalUpdate(d: Any, strict: bool) -> TerminalUpdate:
         raise missing("terminalId")
     else:
         try:
-            f_terminal_id = _decode_TerminalId(v, strict)
+            f_terminal_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("terminalId")
 
@@ -13143,7 +13247,7 @@ def _decode_TerminalUpdate(d: Any, strict: bool) -> TerminalUpdate:
         f_cwd = UNSET
     else:
         try:
-            f_cwd = None if v is None else _decode_AbsolutePath(v, strict)
+            f_cwd = None if v is None else (v if type(v) is str else check_str(v))
         except ValidationError as error:
             if strict:
                 raise error.at("cwd")
@@ -13206,21 +13310,21 @@ def _decode_TerminalUpdate(d: Any, strict: bool) -> TerminalUpdate:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return TerminalUpdate(
-        terminal_id=f_terminal_id,
-        command=f_command,
-        cwd=f_cwd,
-        output=f_output,
-        exit_status=f_exit_status,
-        size=f_size,
-        capabilities=f_capabilities,
-        meta=f_meta,
-    )
+    o = _new(TerminalUpdate)
+    o.terminal_id = f_terminal_id
+    o.command = f_command
+    o.cwd = f_cwd
+    o.output = f_output
+    o.exit_status = f_exit_status
+    o.size = f_size
+    o.capabilities = f_capabilities
+    o.meta = f_meta
+    return o
 
 
 def _encode_TerminalUpdate(o: TerminalUpdate) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["terminalId"] = _encode_TerminalId(o.terminal_id)
+    d["terminalId"] = o.terminal_id
 
     v = o.command
     if v is not UNSET:
@@ -13228,7 +13332,7 @@ def _encode_TerminalUpdate(o: TerminalUpdate) -> dict[str, Any]:
 
     v = o.cwd
     if v is not UNSET:
-        d["cwd"] = None if v is None else _encode_AbsolutePath(v)
+        d["cwd"] = None if v is None else v
 
     v = o.output
     if v is not UNSET:
@@ -13261,7 +13365,7 @@ def _decode_TerminalOutputChunk(d: Any, strict: bool) -> TerminalOutputChunk:
         raise missing("terminalId")
     else:
         try:
-            f_terminal_id = _decode_TerminalId(v, strict)
+            f_terminal_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("terminalId")
 
@@ -13285,16 +13389,16 @@ def _decode_TerminalOutputChunk(d: Any, strict: bool) -> TerminalOutputChunk:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return TerminalOutputChunk(
-        terminal_id=f_terminal_id,
-        data=f_data,
-        meta=f_meta,
-    )
+    o = _new(TerminalOutputChunk)
+    o.terminal_id = f_terminal_id
+    o.data = f_data
+    o.meta = f_meta
+    return o
 
 
 def _encode_TerminalOutputChunk(o: TerminalOutputChunk) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["terminalId"] = _encode_TerminalId(o.terminal_id)
+    d["terminalId"] = o.terminal_id
 
     d["data"] = o.data
 
@@ -13315,7 +13419,7 @@ def _decode_ItemsPlanUpdateContent(d: Any, strict: bool) -> ItemsPlanUpdateConte
         raise missing("planId")
     else:
         try:
-            f_plan_id = _decode_PlanId(v, strict)
+            f_plan_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("planId")
 
@@ -13339,16 +13443,16 @@ def _decode_ItemsPlanUpdateContent(d: Any, strict: bool) -> ItemsPlanUpdateConte
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return ItemsPlanUpdateContent(
-        plan_id=f_plan_id,
-        entries=f_entries,
-        meta=f_meta,
-    )
+    o = _new(ItemsPlanUpdateContent)
+    o.plan_id = f_plan_id
+    o.entries = f_entries
+    o.meta = f_meta
+    return o
 
 
 def _encode_ItemsPlanUpdateContent(o: ItemsPlanUpdateContent) -> dict[str, Any]:
     d: dict[str, Any] = {"type": "items"}
-    d["planId"] = _encode_PlanId(o.plan_id)
+    d["planId"] = o.plan_id
 
     d["entries"] = [_encode_PlanEntry(x) for x in o.entries]
 
@@ -13369,7 +13473,7 @@ def _decode_FilePlanUpdateContent(d: Any, strict: bool) -> FilePlanUpdateContent
         raise missing("planId")
     else:
         try:
-            f_plan_id = _decode_PlanId(v, strict)
+            f_plan_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("planId")
 
@@ -13393,16 +13497,16 @@ def _decode_FilePlanUpdateContent(d: Any, strict: bool) -> FilePlanUpdateContent
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return FilePlanUpdateContent(
-        plan_id=f_plan_id,
-        uri=f_uri,
-        meta=f_meta,
-    )
+    o = _new(FilePlanUpdateContent)
+    o.plan_id = f_plan_id
+    o.uri = f_uri
+    o.meta = f_meta
+    return o
 
 
 def _encode_FilePlanUpdateContent(o: FilePlanUpdateContent) -> dict[str, Any]:
     d: dict[str, Any] = {"type": "file"}
-    d["planId"] = _encode_PlanId(o.plan_id)
+    d["planId"] = o.plan_id
 
     d["uri"] = o.uri
 
@@ -13425,7 +13529,7 @@ def _decode_MarkdownPlanUpdateContent(
         raise missing("planId")
     else:
         try:
-            f_plan_id = _decode_PlanId(v, strict)
+            f_plan_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("planId")
 
@@ -13449,16 +13553,16 @@ def _decode_MarkdownPlanUpdateContent(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return MarkdownPlanUpdateContent(
-        plan_id=f_plan_id,
-        content=f_content,
-        meta=f_meta,
-    )
+    o = _new(MarkdownPlanUpdateContent)
+    o.plan_id = f_plan_id
+    o.content = f_content
+    o.meta = f_meta
+    return o
 
 
 def _encode_MarkdownPlanUpdateContent(o: MarkdownPlanUpdateContent) -> dict[str, Any]:
     d: dict[str, Any] = {"type": "markdown"}
-    d["planId"] = _encode_PlanId(o.plan_id)
+    d["planId"] = o.plan_id
 
     d["content"] = o.content
 
@@ -13479,21 +13583,21 @@ def _decode_OtherPlanUpdateContent(d: Any, strict: bool) -> OtherPlanUpdateConte
         raise missing("planId")
     else:
         try:
-            f_plan_id = _decode_PlanId(v, strict)
+            f_plan_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("planId")
 
-    return OtherPlanUpdateContent(
-        type=d["type"],
-        plan_id=f_plan_id,
-        extra={k: x for k, x in d.items() if k not in ["type", "planId"]},
-    )
+    o = _new(OtherPlanUpdateContent)
+    o.type = d["type"]
+    o.plan_id = f_plan_id
+    o.extra = {k: x for k, x in d.items() if k not in ["type", "planId"]}
+    return o
 
 
 def _encode_OtherPlanUpdateContent(o: OtherPlanUpdateContent) -> dict[str, Any]:
     d: dict[str, Any] = {"type": o.type}
     d.update(o.extra)
-    d["planId"] = _encode_PlanId(o.plan_id)
+    d["planId"] = o.plan_id
 
     return d
 
@@ -13578,21 +13682,23 @@ def _decode_PlanEntry(d: Any, strict: bool) -> PlanEntry:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return PlanEntry(
-        content=f_content,
-        priority=f_priority,
-        status=f_status,
-        meta=f_meta,
-    )
+    o = _new(PlanEntry)
+    o.content = f_content
+    o.priority = f_priority
+    o.status = f_status
+    o.meta = f_meta
+    return o
 
 
 def _encode_PlanEntry(o: PlanEntry) -> dict[str, Any]:
     d: dict[str, Any] = {}
     d["content"] = o.content
 
-    d["priority"] = _encode_PlanEntryPriority(o.priority)
+    d["priority"] = (
+        o.priority._value_ if type(o.priority) is PlanEntryPriority else o.priority
+    )
 
-    d["status"] = _encode_PlanEntryStatus(o.status)
+    d["status"] = o.status._value_ if type(o.status) is PlanEntryStatus else o.status
 
     v = o.meta
     if v is not UNSET:
@@ -13604,27 +13710,33 @@ def _encode_PlanEntry(o: PlanEntry) -> dict[str, Any]:
 def _decode_PlanEntryPriority(v: Any, strict: bool) -> PlanEntryPriority | str:
     if type(v) is not str:
         raise type_error("a string", v)
-    member = PlanEntryPriority._value2member_map_.get(v)
+    member = _MEMBERS_PlanEntryPriority.get(v)
     if member is not None:
         return member
     return v
 
 
+_MEMBERS_PlanEntryPriority = PlanEntryPriority._value2member_map_
+
+
 def _encode_PlanEntryPriority(v: Any) -> Any:
-    return v.value if isinstance(v, PlanEntryPriority) else v
+    return v._value_ if type(v) is PlanEntryPriority else v
 
 
 def _decode_PlanEntryStatus(v: Any, strict: bool) -> PlanEntryStatus | str:
     if type(v) is not str:
         raise type_error("a string", v)
-    member = PlanEntryStatus._value2member_map_.get(v)
+    member = _MEMBERS_PlanEntryStatus.get(v)
     if member is not None:
         return member
     return v
 
 
+_MEMBERS_PlanEntryStatus = PlanEntryStatus._value2member_map_
+
+
 def _encode_PlanEntryStatus(v: Any) -> Any:
-    return v.value if isinstance(v, PlanEntryStatus) else v
+    return v._value_ if type(v) is PlanEntryStatus else v
 
 
 def _decode_PlanItems(d: Any, strict: bool) -> PlanItems:
@@ -13635,7 +13747,7 @@ def _decode_PlanItems(d: Any, strict: bool) -> PlanItems:
         raise missing("planId")
     else:
         try:
-            f_plan_id = _decode_PlanId(v, strict)
+            f_plan_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("planId")
 
@@ -13659,16 +13771,16 @@ def _decode_PlanItems(d: Any, strict: bool) -> PlanItems:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return PlanItems(
-        plan_id=f_plan_id,
-        entries=f_entries,
-        meta=f_meta,
-    )
+    o = _new(PlanItems)
+    o.plan_id = f_plan_id
+    o.entries = f_entries
+    o.meta = f_meta
+    return o
 
 
 def _encode_PlanItems(o: PlanItems) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["planId"] = _encode_PlanId(o.plan_id)
+    d["planId"] = o.plan_id
 
     d["entries"] = [_encode_PlanEntry(x) for x in o.entries]
 
@@ -13687,7 +13799,7 @@ def _decode_PlanFile(d: Any, strict: bool) -> PlanFile:
         raise missing("planId")
     else:
         try:
-            f_plan_id = _decode_PlanId(v, strict)
+            f_plan_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("planId")
 
@@ -13711,16 +13823,16 @@ def _decode_PlanFile(d: Any, strict: bool) -> PlanFile:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return PlanFile(
-        plan_id=f_plan_id,
-        uri=f_uri,
-        meta=f_meta,
-    )
+    o = _new(PlanFile)
+    o.plan_id = f_plan_id
+    o.uri = f_uri
+    o.meta = f_meta
+    return o
 
 
 def _encode_PlanFile(o: PlanFile) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["planId"] = _encode_PlanId(o.plan_id)
+    d["planId"] = o.plan_id
 
     d["uri"] = o.uri
 
@@ -13739,7 +13851,7 @@ def _decode_PlanMarkdown(d: Any, strict: bool) -> PlanMarkdown:
         raise missing("planId")
     else:
         try:
-            f_plan_id = _decode_PlanId(v, strict)
+            f_plan_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("planId")
 
@@ -13763,16 +13875,16 @@ def _decode_PlanMarkdown(d: Any, strict: bool) -> PlanMarkdown:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return PlanMarkdown(
-        plan_id=f_plan_id,
-        content=f_content,
-        meta=f_meta,
-    )
+    o = _new(PlanMarkdown)
+    o.plan_id = f_plan_id
+    o.content = f_content
+    o.meta = f_meta
+    return o
 
 
 def _encode_PlanMarkdown(o: PlanMarkdown) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["planId"] = _encode_PlanId(o.plan_id)
+    d["planId"] = o.plan_id
 
     d["content"] = o.content
 
@@ -13806,10 +13918,10 @@ def _decode_PlanUpdate(d: Any, strict: bool) -> PlanUpdate:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return PlanUpdate(
-        plan=f_plan,
-        meta=f_meta,
-    )
+    o = _new(PlanUpdate)
+    o.plan = f_plan
+    o.meta = f_meta
+    return o
 
 
 def _encode_PlanUpdate(o: PlanUpdate) -> dict[str, Any]:
@@ -13831,7 +13943,7 @@ def _decode_PlanRemoved(d: Any, strict: bool) -> PlanRemoved:
         raise missing("planId")
     else:
         try:
-            f_plan_id = _decode_PlanId(v, strict)
+            f_plan_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("planId")
 
@@ -13846,15 +13958,15 @@ def _decode_PlanRemoved(d: Any, strict: bool) -> PlanRemoved:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return PlanRemoved(
-        plan_id=f_plan_id,
-        meta=f_meta,
-    )
+    o = _new(PlanRemoved)
+    o.plan_id = f_plan_id
+    o.meta = f_meta
+    return o
 
 
 def _encode_PlanRemoved(o: PlanRemoved) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["planId"] = _encode_PlanId(o.plan_id)
+    d["planId"] = o.plan_id
 
     v = o.meta
     if v is not UNSET:
@@ -13888,10 +14000,10 @@ def _decode_AvailableCommandsUpdate(d: Any, strict: bool) -> AvailableCommandsUp
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return AvailableCommandsUpdate(
-        available_commands=f_available_commands,
-        meta=f_meta,
-    )
+    o = _new(AvailableCommandsUpdate)
+    o.available_commands = f_available_commands
+    o.meta = f_meta
+    return o
 
 
 def _encode_AvailableCommandsUpdate(o: AvailableCommandsUpdate) -> dict[str, Any]:
@@ -13930,10 +14042,10 @@ def _decode_ConfigOptionUpdate(d: Any, strict: bool) -> ConfigOptionUpdate:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return ConfigOptionUpdate(
-        config_options=f_config_options,
-        meta=f_meta,
-    )
+    o = _new(ConfigOptionUpdate)
+    o.config_options = f_config_options
+    o.meta = f_meta
+    return o
 
 
 def _encode_ConfigOptionUpdate(o: ConfigOptionUpdate) -> dict[str, Any]:
@@ -13985,11 +14097,11 @@ def _decode_SessionInfoUpdate(d: Any, strict: bool) -> SessionInfoUpdate:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return SessionInfoUpdate(
-        title=f_title,
-        updated_at=f_updated_at,
-        meta=f_meta,
-    )
+    o = _new(SessionInfoUpdate)
+    o.title = f_title
+    o.updated_at = f_updated_at
+    o.meta = f_meta
+    return o
 
 
 def _encode_SessionInfoUpdate(o: SessionInfoUpdate) -> dict[str, Any]:
@@ -14041,11 +14153,11 @@ def _decode_Cost(d: Any, strict: bool) -> Cost:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return Cost(
-        amount=f_amount,
-        currency=f_currency,
-        meta=f_meta,
-    )
+    o = _new(Cost)
+    o.amount = f_amount
+    o.currency = f_currency
+    o.meta = f_meta
+    return o
 
 
 def _encode_Cost(o: Cost) -> dict[str, Any]:
@@ -14112,12 +14224,12 @@ def _decode_UsageUpdate(d: Any, strict: bool) -> UsageUpdate:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return UsageUpdate(
-        used=f_used,
-        size=f_size,
-        cost=f_cost,
-        meta=f_meta,
-    )
+    o = _new(UsageUpdate)
+    o.used = f_used
+    o.size = f_size
+    o.cost = f_cost
+    o.meta = f_meta
+    return o
 
 
 def _encode_UsageUpdate(o: UsageUpdate) -> dict[str, Any]:
@@ -14140,14 +14252,17 @@ def _encode_UsageUpdate(o: UsageUpdate) -> dict[str, Any]:
 def _decode_NoticeSeverity(v: Any, strict: bool) -> NoticeSeverity | str:
     if type(v) is not str:
         raise type_error("a string", v)
-    member = NoticeSeverity._value2member_map_.get(v)
+    member = _MEMBERS_NoticeSeverity.get(v)
     if member is not None:
         return member
     return v
 
 
+_MEMBERS_NoticeSeverity = NoticeSeverity._value2member_map_
+
+
 def _encode_NoticeSeverity(v: Any) -> Any:
-    return v.value if isinstance(v, NoticeSeverity) else v
+    return v._value_ if type(v) is NoticeSeverity else v
 
 
 def _decode_Notice(d: Any, strict: bool) -> Notice:
@@ -14195,17 +14310,19 @@ def _decode_Notice(d: Any, strict: bool) -> Notice:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return Notice(
-        severity=f_severity,
-        title=f_title,
-        description=f_description,
-        meta=f_meta,
-    )
+    o = _new(Notice)
+    o.severity = f_severity
+    o.title = f_title
+    o.description = f_description
+    o.meta = f_meta
+    return o
 
 
 def _encode_Notice(o: Notice) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["severity"] = _encode_NoticeSeverity(o.severity)
+    d["severity"] = (
+        o.severity._value_ if type(o.severity) is NoticeSeverity else o.severity
+    )
 
     d["title"] = o.title
 
@@ -14231,14 +14348,17 @@ def _encode_CompactionId(v: Any) -> Any:
 def _decode_CompactionStatus(v: Any, strict: bool) -> CompactionStatus | str:
     if type(v) is not str:
         raise type_error("a string", v)
-    member = CompactionStatus._value2member_map_.get(v)
+    member = _MEMBERS_CompactionStatus.get(v)
     if member is not None:
         return member
     return v
 
 
+_MEMBERS_CompactionStatus = CompactionStatus._value2member_map_
+
+
 def _encode_CompactionStatus(v: Any) -> Any:
-    return v.value if isinstance(v, CompactionStatus) else v
+    return v._value_ if type(v) is CompactionStatus else v
 
 
 def _decode_CompactionUpdate(d: Any, strict: bool) -> CompactionUpdate:
@@ -14249,7 +14369,7 @@ def _decode_CompactionUpdate(d: Any, strict: bool) -> CompactionUpdate:
         raise missing("compactionId")
     else:
         try:
-            f_compaction_id = _decode_CompactionId(v, strict)
+            f_compaction_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("compactionId")
 
@@ -14299,20 +14419,20 @@ def _decode_CompactionUpdate(d: Any, strict: bool) -> CompactionUpdate:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return CompactionUpdate(
-        compaction_id=f_compaction_id,
-        status=f_status,
-        summary=f_summary,
-        error=f_error,
-        meta=f_meta,
-    )
+    o = _new(CompactionUpdate)
+    o.compaction_id = f_compaction_id
+    o.status = f_status
+    o.summary = f_summary
+    o.error = f_error
+    o.meta = f_meta
+    return o
 
 
 def _encode_CompactionUpdate(o: CompactionUpdate) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["compactionId"] = _encode_CompactionId(o.compaction_id)
+    d["compactionId"] = o.compaction_id
 
-    d["status"] = _encode_CompactionStatus(o.status)
+    d["status"] = o.status._value_ if type(o.status) is CompactionStatus else o.status
 
     v = o.summary
     if v is not UNSET:
@@ -14337,7 +14457,7 @@ def _decode_CompactionSummaryChunk(d: Any, strict: bool) -> CompactionSummaryChu
         raise missing("compactionId")
     else:
         try:
-            f_compaction_id = _decode_CompactionId(v, strict)
+            f_compaction_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("compactionId")
 
@@ -14361,16 +14481,16 @@ def _decode_CompactionSummaryChunk(d: Any, strict: bool) -> CompactionSummaryChu
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return CompactionSummaryChunk(
-        compaction_id=f_compaction_id,
-        content=f_content,
-        meta=f_meta,
-    )
+    o = _new(CompactionSummaryChunk)
+    o.compaction_id = f_compaction_id
+    o.content = f_content
+    o.meta = f_meta
+    return o
 
 
 def _encode_CompactionSummaryChunk(o: CompactionSummaryChunk) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["compactionId"] = _encode_CompactionId(o.compaction_id)
+    d["compactionId"] = o.compaction_id
 
     d["content"] = _encode_ContentBlock(o.content)
 
@@ -14410,10 +14530,10 @@ def _decode_SubagentSessionCapabilities(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return SubagentSessionCapabilities(
-        cancel=f_cancel,
-        meta=f_meta,
-    )
+    o = _new(SubagentSessionCapabilities)
+    o.cancel = f_cancel
+    o.meta = f_meta
+    return o
 
 
 def _encode_SubagentSessionCapabilities(
@@ -14447,9 +14567,9 @@ def _decode_SessionCancelCapabilities(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return SessionCancelCapabilities(
-        meta=f_meta,
-    )
+    o = _new(SessionCancelCapabilities)
+    o.meta = f_meta
+    return o
 
 
 def _encode_SessionCancelCapabilities(o: SessionCancelCapabilities) -> dict[str, Any]:
@@ -14469,7 +14589,7 @@ def _decode_SubagentUpdate(d: Any, strict: bool) -> SubagentUpdate:
         raise missing("sessionId")
     else:
         try:
-            f_session_id = _decode_SessionId(v, strict)
+            f_session_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("sessionId")
 
@@ -14526,7 +14646,7 @@ def _decode_SubagentUpdate(d: Any, strict: bool) -> SubagentUpdate:
         f_cwd = UNSET
     else:
         try:
-            f_cwd = None if v is None else _decode_AbsolutePath(v, strict)
+            f_cwd = None if v is None else (v if type(v) is str else check_str(v))
         except ValidationError as error:
             raise error.at("cwd")
 
@@ -14552,21 +14672,21 @@ def _decode_SubagentUpdate(d: Any, strict: bool) -> SubagentUpdate:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return SubagentUpdate(
-        session_id=f_session_id,
-        title=f_title,
-        description=f_description,
-        capabilities=f_capabilities,
-        state=f_state,
-        cwd=f_cwd,
-        additional_directories=f_additional_directories,
-        meta=f_meta,
-    )
+    o = _new(SubagentUpdate)
+    o.session_id = f_session_id
+    o.title = f_title
+    o.description = f_description
+    o.capabilities = f_capabilities
+    o.state = f_state
+    o.cwd = f_cwd
+    o.additional_directories = f_additional_directories
+    o.meta = f_meta
+    return o
 
 
 def _encode_SubagentUpdate(o: SubagentUpdate) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["sessionId"] = _encode_SessionId(o.session_id)
+    d["sessionId"] = o.session_id
 
     v = o.title
     if v is not UNSET:
@@ -14588,13 +14708,11 @@ def _encode_SubagentUpdate(o: SubagentUpdate) -> dict[str, Any]:
 
     v = o.cwd
     if v is not UNSET:
-        d["cwd"] = None if v is None else _encode_AbsolutePath(v)
+        d["cwd"] = None if v is None else v
 
     v = o.additional_directories
     if v is not UNSET:
-        d["additionalDirectories"] = (
-            None if v is None else [_encode_AbsolutePath(x) for x in v]
-        )
+        d["additionalDirectories"] = None if v is None else [x for x in v]
 
     v = o.meta
     if v is not UNSET:
@@ -14611,7 +14729,7 @@ def _decode_SessionMessage(d: Any, strict: bool) -> SessionMessage:
         raise missing("messageId")
     else:
         try:
-            f_message_id = _decode_MessageId(v, strict)
+            f_message_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("messageId")
 
@@ -14620,7 +14738,9 @@ def _decode_SessionMessage(d: Any, strict: bool) -> SessionMessage:
         f_sender_session_id = UNSET
     else:
         try:
-            f_sender_session_id = None if v is None else _decode_SessionId(v, strict)
+            f_sender_session_id = (
+                None if v is None else (v if type(v) is str else check_str(v))
+            )
         except ValidationError as error:
             if strict:
                 raise error.at("senderSessionId")
@@ -14631,7 +14751,9 @@ def _decode_SessionMessage(d: Any, strict: bool) -> SessionMessage:
         f_recipient_session_id = UNSET
     else:
         try:
-            f_recipient_session_id = None if v is None else _decode_SessionId(v, strict)
+            f_recipient_session_id = (
+                None if v is None else (v if type(v) is str else check_str(v))
+            )
         except ValidationError as error:
             if strict:
                 raise error.at("recipientSessionId")
@@ -14642,7 +14764,9 @@ def _decode_SessionMessage(d: Any, strict: bool) -> SessionMessage:
         f_sender_message_id = UNSET
     else:
         try:
-            f_sender_message_id = None if v is None else _decode_MessageId(v, strict)
+            f_sender_message_id = (
+                None if v is None else (v if type(v) is str else check_str(v))
+            )
         except ValidationError as error:
             if strict:
                 raise error.at("senderMessageId")
@@ -14653,7 +14777,9 @@ def _decode_SessionMessage(d: Any, strict: bool) -> SessionMessage:
         f_recipient_message_id = UNSET
     else:
         try:
-            f_recipient_message_id = None if v is None else _decode_MessageId(v, strict)
+            f_recipient_message_id = (
+                None if v is None else (v if type(v) is str else check_str(v))
+            )
         except ValidationError as error:
             if strict:
                 raise error.at("recipientMessageId")
@@ -14685,36 +14811,36 @@ def _decode_SessionMessage(d: Any, strict: bool) -> SessionMessage:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return SessionMessage(
-        message_id=f_message_id,
-        sender_session_id=f_sender_session_id,
-        recipient_session_id=f_recipient_session_id,
-        sender_message_id=f_sender_message_id,
-        recipient_message_id=f_recipient_message_id,
-        content=f_content,
-        meta=f_meta,
-    )
+    o = _new(SessionMessage)
+    o.message_id = f_message_id
+    o.sender_session_id = f_sender_session_id
+    o.recipient_session_id = f_recipient_session_id
+    o.sender_message_id = f_sender_message_id
+    o.recipient_message_id = f_recipient_message_id
+    o.content = f_content
+    o.meta = f_meta
+    return o
 
 
 def _encode_SessionMessage(o: SessionMessage) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["messageId"] = _encode_MessageId(o.message_id)
+    d["messageId"] = o.message_id
 
     v = o.sender_session_id
     if v is not UNSET:
-        d["senderSessionId"] = None if v is None else _encode_SessionId(v)
+        d["senderSessionId"] = None if v is None else v
 
     v = o.recipient_session_id
     if v is not UNSET:
-        d["recipientSessionId"] = None if v is None else _encode_SessionId(v)
+        d["recipientSessionId"] = None if v is None else v
 
     v = o.sender_message_id
     if v is not UNSET:
-        d["senderMessageId"] = None if v is None else _encode_MessageId(v)
+        d["senderMessageId"] = None if v is None else v
 
     v = o.recipient_message_id
     if v is not UNSET:
-        d["recipientMessageId"] = None if v is None else _encode_MessageId(v)
+        d["recipientMessageId"] = None if v is None else v
 
     v = o.content
     if v is not UNSET:
@@ -14735,7 +14861,7 @@ def _decode_SessionMessageChunk(d: Any, strict: bool) -> SessionMessageChunk:
         raise missing("messageId")
     else:
         try:
-            f_message_id = _decode_MessageId(v, strict)
+            f_message_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("messageId")
 
@@ -14759,16 +14885,16 @@ def _decode_SessionMessageChunk(d: Any, strict: bool) -> SessionMessageChunk:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return SessionMessageChunk(
-        message_id=f_message_id,
-        content=f_content,
-        meta=f_meta,
-    )
+    o = _new(SessionMessageChunk)
+    o.message_id = f_message_id
+    o.content = f_content
+    o.meta = f_meta
+    return o
 
 
 def _encode_SessionMessageChunk(o: SessionMessageChunk) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["messageId"] = _encode_MessageId(o.message_id)
+    d["messageId"] = o.message_id
 
     d["content"] = _encode_ContentBlock(o.content)
 
@@ -14789,7 +14915,7 @@ def _decode_CompleteElicitationNotification(
         raise missing("elicitationId")
     else:
         try:
-            f_elicitation_id = _decode_ElicitationId(v, strict)
+            f_elicitation_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("elicitationId")
 
@@ -14804,17 +14930,17 @@ def _decode_CompleteElicitationNotification(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return CompleteElicitationNotification(
-        elicitation_id=f_elicitation_id,
-        meta=f_meta,
-    )
+    o = _new(CompleteElicitationNotification)
+    o.elicitation_id = f_elicitation_id
+    o.meta = f_meta
+    return o
 
 
 def _encode_CompleteElicitationNotification(
     o: CompleteElicitationNotification,
 ) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["elicitationId"] = _encode_ElicitationId(o.elicitation_id)
+    d["elicitationId"] = o.elicitation_id
 
     v = o.meta
     if v is not UNSET:
@@ -14859,18 +14985,18 @@ def _decode_AuthStatusUpdateNotification(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return AuthStatusUpdateNotification(
-        state=f_state,
-        accounts=f_accounts,
-        meta=f_meta,
-    )
+    o = _new(AuthStatusUpdateNotification)
+    o.state = f_state
+    o.accounts = f_accounts
+    o.meta = f_meta
+    return o
 
 
 def _encode_AuthStatusUpdateNotification(
     o: AuthStatusUpdateNotification,
 ) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["state"] = _encode_AuthState(o.state)
+    d["state"] = o.state._value_ if type(o.state) is AuthState else o.state
 
     v = o.accounts
     if v is not UNSET:
@@ -14952,11 +15078,11 @@ def _decode_ClientRequest(d: Any, strict: bool) -> ClientRequest:
         except ValidationError as error:
             raise error.at("params")
 
-    return ClientRequest(
-        id=f_id,
-        method=f_method,
-        params=f_params,
-    )
+    o = _new(ClientRequest)
+    o.id = f_id
+    o.method = f_method
+    o.params = f_params
+    return o
 
 
 def _encode_ClientRequest(o: ClientRequest) -> dict[str, Any]:
@@ -14980,7 +15106,7 @@ def _decode_InitializeRequest(d: Any, strict: bool) -> InitializeRequest:
         raise missing("protocolVersion")
     else:
         try:
-            f_protocol_version = _decode_ProtocolVersion(v, strict)
+            f_protocol_version = check_int(v, 0, 65535)
         except ValidationError as error:
             raise error.at("protocolVersion")
 
@@ -15015,17 +15141,17 @@ def _decode_InitializeRequest(d: Any, strict: bool) -> InitializeRequest:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return InitializeRequest(
-        protocol_version=f_protocol_version,
-        info=f_info,
-        capabilities=f_capabilities,
-        meta=f_meta,
-    )
+    o = _new(InitializeRequest)
+    o.protocol_version = f_protocol_version
+    o.info = f_info
+    o.capabilities = f_capabilities
+    o.meta = f_meta
+    return o
 
 
 def _encode_InitializeRequest(o: InitializeRequest) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["protocolVersion"] = _encode_ProtocolVersion(o.protocol_version)
+    d["protocolVersion"] = o.protocol_version
 
     d["info"] = _encode_Implementation(o.info)
 
@@ -15078,11 +15204,11 @@ def _decode_ClientCapabilities(d: Any, strict: bool) -> ClientCapabilities:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return ClientCapabilities(
-        auth=f_auth,
-        elicitation=f_elicitation,
-        meta=f_meta,
-    )
+    o = _new(ClientCapabilities)
+    o.auth = f_auth
+    o.elicitation = f_elicitation
+    o.meta = f_meta
+    return o
 
 
 def _encode_ClientCapabilities(o: ClientCapabilities) -> dict[str, Any]:
@@ -15129,10 +15255,10 @@ def _decode_ClientAuthCapabilities(d: Any, strict: bool) -> ClientAuthCapabiliti
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return ClientAuthCapabilities(
-        terminal=f_terminal,
-        meta=f_meta,
-    )
+    o = _new(ClientAuthCapabilities)
+    o.terminal = f_terminal
+    o.meta = f_meta
+    return o
 
 
 def _encode_ClientAuthCapabilities(o: ClientAuthCapabilities) -> dict[str, Any]:
@@ -15162,9 +15288,9 @@ def _decode_TerminalAuthCapabilities(d: Any, strict: bool) -> TerminalAuthCapabi
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return TerminalAuthCapabilities(
-        meta=f_meta,
-    )
+    o = _new(TerminalAuthCapabilities)
+    o.meta = f_meta
+    return o
 
 
 def _encode_TerminalAuthCapabilities(o: TerminalAuthCapabilities) -> dict[str, Any]:
@@ -15214,11 +15340,11 @@ def _decode_ElicitationCapabilities(d: Any, strict: bool) -> ElicitationCapabili
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return ElicitationCapabilities(
-        form=f_form,
-        url=f_url,
-        meta=f_meta,
-    )
+    o = _new(ElicitationCapabilities)
+    o.form = f_form
+    o.url = f_url
+    o.meta = f_meta
+    return o
 
 
 def _encode_ElicitationCapabilities(o: ElicitationCapabilities) -> dict[str, Any]:
@@ -15254,9 +15380,9 @@ def _decode_ElicitationFormCapabilities(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return ElicitationFormCapabilities(
-        meta=f_meta,
-    )
+    o = _new(ElicitationFormCapabilities)
+    o.meta = f_meta
+    return o
 
 
 def _encode_ElicitationFormCapabilities(
@@ -15286,9 +15412,9 @@ def _decode_ElicitationUrlCapabilities(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return ElicitationUrlCapabilities(
-        meta=f_meta,
-    )
+    o = _new(ElicitationUrlCapabilities)
+    o.meta = f_meta
+    return o
 
 
 def _encode_ElicitationUrlCapabilities(o: ElicitationUrlCapabilities) -> dict[str, Any]:
@@ -15308,7 +15434,7 @@ def _decode_LoginAuthRequest(d: Any, strict: bool) -> LoginAuthRequest:
         raise missing("methodId")
     else:
         try:
-            f_method_id = _decode_AuthMethodId(v, strict)
+            f_method_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("methodId")
 
@@ -15323,15 +15449,15 @@ def _decode_LoginAuthRequest(d: Any, strict: bool) -> LoginAuthRequest:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return LoginAuthRequest(
-        method_id=f_method_id,
-        meta=f_meta,
-    )
+    o = _new(LoginAuthRequest)
+    o.method_id = f_method_id
+    o.meta = f_meta
+    return o
 
 
 def _encode_LoginAuthRequest(o: LoginAuthRequest) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["methodId"] = _encode_AuthMethodId(o.method_id)
+    d["methodId"] = o.method_id
 
     v = o.meta
     if v is not UNSET:
@@ -15354,9 +15480,9 @@ def _decode_ListProvidersRequest(d: Any, strict: bool) -> ListProvidersRequest:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return ListProvidersRequest(
-        meta=f_meta,
-    )
+    o = _new(ListProvidersRequest)
+    o.meta = f_meta
+    return o
 
 
 def _encode_ListProvidersRequest(o: ListProvidersRequest) -> dict[str, Any]:
@@ -15376,7 +15502,7 @@ def _decode_SetProviderRequest(d: Any, strict: bool) -> SetProviderRequest:
         raise missing("providerId")
     else:
         try:
-            f_provider_id = _decode_ProviderId(v, strict)
+            f_provider_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("providerId")
 
@@ -15420,20 +15546,20 @@ def _decode_SetProviderRequest(d: Any, strict: bool) -> SetProviderRequest:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return SetProviderRequest(
-        provider_id=f_provider_id,
-        api_type=f_api_type,
-        base_url=f_base_url,
-        headers=f_headers,
-        meta=f_meta,
-    )
+    o = _new(SetProviderRequest)
+    o.provider_id = f_provider_id
+    o.api_type = f_api_type
+    o.base_url = f_base_url
+    o.headers = f_headers
+    o.meta = f_meta
+    return o
 
 
 def _encode_SetProviderRequest(o: SetProviderRequest) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["providerId"] = _encode_ProviderId(o.provider_id)
+    d["providerId"] = o.provider_id
 
-    d["apiType"] = _encode_LlmProtocol(o.api_type)
+    d["apiType"] = o.api_type._value_ if type(o.api_type) is LlmProtocol else o.api_type
 
     d["baseUrl"] = o.base_url
 
@@ -15456,7 +15582,7 @@ def _decode_DisableProviderRequest(d: Any, strict: bool) -> DisableProviderReque
         raise missing("providerId")
     else:
         try:
-            f_provider_id = _decode_ProviderId(v, strict)
+            f_provider_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("providerId")
 
@@ -15471,15 +15597,15 @@ def _decode_DisableProviderRequest(d: Any, strict: bool) -> DisableProviderReque
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return DisableProviderRequest(
-        provider_id=f_provider_id,
-        meta=f_meta,
-    )
+    o = _new(DisableProviderRequest)
+    o.provider_id = f_provider_id
+    o.meta = f_meta
+    return o
 
 
 def _encode_DisableProviderRequest(o: DisableProviderRequest) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["providerId"] = _encode_ProviderId(o.provider_id)
+    d["providerId"] = o.provider_id
 
     v = o.meta
     if v is not UNSET:
@@ -15502,9 +15628,9 @@ def _decode_LogoutAuthRequest(d: Any, strict: bool) -> LogoutAuthRequest:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return LogoutAuthRequest(
-        meta=f_meta,
-    )
+    o = _new(LogoutAuthRequest)
+    o.meta = f_meta
+    return o
 
 
 def _encode_LogoutAuthRequest(o: LogoutAuthRequest) -> dict[str, Any]:
@@ -15530,9 +15656,9 @@ def _decode_AuthStatusRequest(d: Any, strict: bool) -> AuthStatusRequest:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return AuthStatusRequest(
-        meta=f_meta,
-    )
+    o = _new(AuthStatusRequest)
+    o.meta = f_meta
+    return o
 
 
 def _encode_AuthStatusRequest(o: AuthStatusRequest) -> dict[str, Any]:
@@ -15552,7 +15678,7 @@ def _decode_NewSessionRequest(d: Any, strict: bool) -> NewSessionRequest:
         raise missing("cwd")
     else:
         try:
-            f_cwd = _decode_AbsolutePath(v, strict)
+            f_cwd = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("cwd")
 
@@ -15598,22 +15724,22 @@ def _decode_NewSessionRequest(d: Any, strict: bool) -> NewSessionRequest:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return NewSessionRequest(
-        cwd=f_cwd,
-        additional_directories=f_additional_directories,
-        mcp_servers=f_mcp_servers,
-        system_prompt=f_system_prompt,
-        meta=f_meta,
-    )
+    o = _new(NewSessionRequest)
+    o.cwd = f_cwd
+    o.additional_directories = f_additional_directories
+    o.mcp_servers = f_mcp_servers
+    o.system_prompt = f_system_prompt
+    o.meta = f_meta
+    return o
 
 
 def _encode_NewSessionRequest(o: NewSessionRequest) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["cwd"] = _encode_AbsolutePath(o.cwd)
+    d["cwd"] = o.cwd
 
     v = o.additional_directories
     if v is not UNSET:
-        d["additionalDirectories"] = [_encode_AbsolutePath(x) for x in v]
+        d["additionalDirectories"] = [x for x in v]
 
     v = o.mcp_servers
     if v is not UNSET:
@@ -15675,12 +15801,12 @@ def _decode_HttpMcpServer(d: Any, strict: bool) -> HttpMcpServer:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return HttpMcpServer(
-        name=f_name,
-        url=f_url,
-        headers=f_headers,
-        meta=f_meta,
-    )
+    o = _new(HttpMcpServer)
+    o.name = f_name
+    o.url = f_url
+    o.headers = f_headers
+    o.meta = f_meta
+    return o
 
 
 def _encode_HttpMcpServer(o: HttpMcpServer) -> dict[str, Any]:
@@ -15719,7 +15845,7 @@ def _decode_AcpMcpServer(d: Any, strict: bool) -> AcpMcpServer:
         raise missing("serverId")
     else:
         try:
-            f_server_id = _decode_McpServerAcpId(v, strict)
+            f_server_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("serverId")
 
@@ -15734,18 +15860,18 @@ def _decode_AcpMcpServer(d: Any, strict: bool) -> AcpMcpServer:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return AcpMcpServer(
-        name=f_name,
-        server_id=f_server_id,
-        meta=f_meta,
-    )
+    o = _new(AcpMcpServer)
+    o.name = f_name
+    o.server_id = f_server_id
+    o.meta = f_meta
+    return o
 
 
 def _encode_AcpMcpServer(o: AcpMcpServer) -> dict[str, Any]:
     d: dict[str, Any] = {"type": "acp"}
     d["name"] = o.name
 
-    d["serverId"] = _encode_McpServerAcpId(o.server_id)
+    d["serverId"] = o.server_id
 
     v = o.meta
     if v is not UNSET:
@@ -15773,7 +15899,7 @@ def _decode_StdioMcpServer(d: Any, strict: bool) -> StdioMcpServer:
         raise missing("command")
     else:
         try:
-            f_command = _decode_AbsolutePath(v, strict)
+            f_command = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("command")
 
@@ -15812,20 +15938,20 @@ def _decode_StdioMcpServer(d: Any, strict: bool) -> StdioMcpServer:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return StdioMcpServer(
-        name=f_name,
-        command=f_command,
-        args=f_args,
-        env=f_env,
-        meta=f_meta,
-    )
+    o = _new(StdioMcpServer)
+    o.name = f_name
+    o.command = f_command
+    o.args = f_args
+    o.env = f_env
+    o.meta = f_meta
+    return o
 
 
 def _encode_StdioMcpServer(o: StdioMcpServer) -> dict[str, Any]:
     d: dict[str, Any] = {"type": "stdio"}
     d["name"] = o.name
 
-    d["command"] = _encode_AbsolutePath(o.command)
+    d["command"] = o.command
 
     v = o.args
     if v is not UNSET:
@@ -15847,10 +15973,10 @@ def _decode_OtherMcpServer(d: Any, strict: bool) -> OtherMcpServer:
         raise type_error("an object", d)
     if type(d.get("type")) is not str:
         raise check_tag(d, "type", None)
-    return OtherMcpServer(
-        type=d["type"],
-        extra={k: x for k, x in d.items() if k not in ["type"]},
-    )
+    o = _new(OtherMcpServer)
+    o.type = d["type"]
+    o.extra = {k: x for k, x in d.items() if k not in ["type"]}
+    return o
 
 
 def _encode_OtherMcpServer(o: OtherMcpServer) -> dict[str, Any]:
@@ -15920,11 +16046,11 @@ def _decode_HttpHeader(d: Any, strict: bool) -> HttpHeader:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return HttpHeader(
-        name=f_name,
-        value=f_value,
-        meta=f_meta,
-    )
+    o = _new(HttpHeader)
+    o.name = f_name
+    o.value = f_value
+    o.meta = f_meta
+    return o
 
 
 def _encode_HttpHeader(o: HttpHeader) -> dict[str, Any]:
@@ -15983,12 +16109,12 @@ def _decode_McpServerHttp(d: Any, strict: bool) -> McpServerHttp:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return McpServerHttp(
-        name=f_name,
-        url=f_url,
-        headers=f_headers,
-        meta=f_meta,
-    )
+    o = _new(McpServerHttp)
+    o.name = f_name
+    o.url = f_url
+    o.headers = f_headers
+    o.meta = f_meta
+    return o
 
 
 def _encode_McpServerHttp(o: McpServerHttp) -> dict[str, Any]:
@@ -16025,7 +16151,7 @@ def _decode_McpServerAcp(d: Any, strict: bool) -> McpServerAcp:
         raise missing("serverId")
     else:
         try:
-            f_server_id = _decode_McpServerAcpId(v, strict)
+            f_server_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("serverId")
 
@@ -16040,18 +16166,18 @@ def _decode_McpServerAcp(d: Any, strict: bool) -> McpServerAcp:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return McpServerAcp(
-        name=f_name,
-        server_id=f_server_id,
-        meta=f_meta,
-    )
+    o = _new(McpServerAcp)
+    o.name = f_name
+    o.server_id = f_server_id
+    o.meta = f_meta
+    return o
 
 
 def _encode_McpServerAcp(o: McpServerAcp) -> dict[str, Any]:
     d: dict[str, Any] = {}
     d["name"] = o.name
 
-    d["serverId"] = _encode_McpServerAcpId(o.server_id)
+    d["serverId"] = o.server_id
 
     v = o.meta
     if v is not UNSET:
@@ -16077,7 +16203,7 @@ def _decode_McpServerStdio(d: Any, strict: bool) -> McpServerStdio:
         raise missing("command")
     else:
         try:
-            f_command = _decode_AbsolutePath(v, strict)
+            f_command = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("command")
 
@@ -16116,20 +16242,20 @@ def _decode_McpServerStdio(d: Any, strict: bool) -> McpServerStdio:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return McpServerStdio(
-        name=f_name,
-        command=f_command,
-        args=f_args,
-        env=f_env,
-        meta=f_meta,
-    )
+    o = _new(McpServerStdio)
+    o.name = f_name
+    o.command = f_command
+    o.args = f_args
+    o.env = f_env
+    o.meta = f_meta
+    return o
 
 
 def _encode_McpServerStdio(o: McpServerStdio) -> dict[str, Any]:
     d: dict[str, Any] = {}
     d["name"] = o.name
 
-    d["command"] = _encode_AbsolutePath(o.command)
+    d["command"] = o.command
 
     v = o.args
     if v is not UNSET:
@@ -16178,16 +16304,16 @@ def _decode_SystemPrompt(d: Any, strict: bool) -> SystemPrompt:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return SystemPrompt(
-        mode=f_mode,
-        content=f_content,
-        meta=f_meta,
-    )
+    o = _new(SystemPrompt)
+    o.mode = f_mode
+    o.content = f_content
+    o.meta = f_meta
+    return o
 
 
 def _encode_SystemPrompt(o: SystemPrompt) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["mode"] = _encode_SystemPromptMode(o.mode)
+    d["mode"] = o.mode._value_ if type(o.mode) is SystemPromptMode else o.mode
 
     d["content"] = [_encode_ContentBlock(x) for x in o.content]
 
@@ -16201,14 +16327,17 @@ def _encode_SystemPrompt(o: SystemPrompt) -> dict[str, Any]:
 def _decode_SystemPromptMode(v: Any, strict: bool) -> SystemPromptMode | str:
     if type(v) is not str:
         raise type_error("a string", v)
-    member = SystemPromptMode._value2member_map_.get(v)
+    member = _MEMBERS_SystemPromptMode.get(v)
     if member is not None:
         return member
     return v
 
 
+_MEMBERS_SystemPromptMode = SystemPromptMode._value2member_map_
+
+
 def _encode_SystemPromptMode(v: Any) -> Any:
-    return v.value if isinstance(v, SystemPromptMode) else v
+    return v._value_ if type(v) is SystemPromptMode else v
 
 
 def _decode_ListSessionsRequest(d: Any, strict: bool) -> ListSessionsRequest:
@@ -16219,7 +16348,7 @@ def _decode_ListSessionsRequest(d: Any, strict: bool) -> ListSessionsRequest:
         f_cwd = UNSET
     else:
         try:
-            f_cwd = None if v is None else _decode_AbsolutePath(v, strict)
+            f_cwd = None if v is None else (v if type(v) is str else check_str(v))
         except ValidationError as error:
             raise error.at("cwd")
 
@@ -16228,7 +16357,7 @@ def _decode_ListSessionsRequest(d: Any, strict: bool) -> ListSessionsRequest:
         f_cursor = UNSET
     else:
         try:
-            f_cursor = None if v is None else _decode_SessionListCursor(v, strict)
+            f_cursor = None if v is None else (v if type(v) is str else check_str(v))
         except ValidationError as error:
             raise error.at("cursor")
 
@@ -16252,27 +16381,29 @@ def _decode_ListSessionsRequest(d: Any, strict: bool) -> ListSessionsRequest:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return ListSessionsRequest(
-        cwd=f_cwd,
-        cursor=f_cursor,
-        archived=f_archived,
-        meta=f_meta,
-    )
+    o = _new(ListSessionsRequest)
+    o.cwd = f_cwd
+    o.cursor = f_cursor
+    o.archived = f_archived
+    o.meta = f_meta
+    return o
 
 
 def _encode_ListSessionsRequest(o: ListSessionsRequest) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.cwd
     if v is not UNSET:
-        d["cwd"] = None if v is None else _encode_AbsolutePath(v)
+        d["cwd"] = None if v is None else v
 
     v = o.cursor
     if v is not UNSET:
-        d["cursor"] = None if v is None else _encode_SessionListCursor(v)
+        d["cursor"] = None if v is None else v
 
     v = o.archived
     if v is not UNSET:
-        d["archived"] = None if v is None else _encode_SessionArchiveFilter(v)
+        d["archived"] = (
+            None if v is None else (v._value_ if type(v) is SessionArchiveFilter else v)
+        )
 
     v = o.meta
     if v is not UNSET:
@@ -16284,14 +16415,17 @@ def _encode_ListSessionsRequest(o: ListSessionsRequest) -> dict[str, Any]:
 def _decode_SessionArchiveFilter(v: Any, strict: bool) -> SessionArchiveFilter | str:
     if type(v) is not str:
         raise type_error("a string", v)
-    member = SessionArchiveFilter._value2member_map_.get(v)
+    member = _MEMBERS_SessionArchiveFilter.get(v)
     if member is not None:
         return member
     return v
 
 
+_MEMBERS_SessionArchiveFilter = SessionArchiveFilter._value2member_map_
+
+
 def _encode_SessionArchiveFilter(v: Any) -> Any:
-    return v.value if isinstance(v, SessionArchiveFilter) else v
+    return v._value_ if type(v) is SessionArchiveFilter else v
 
 
 def _decode_DeleteSessionRequest(d: Any, strict: bool) -> DeleteSessionRequest:
@@ -16302,7 +16436,7 @@ def _decode_DeleteSessionRequest(d: Any, strict: bool) -> DeleteSessionRequest:
         raise missing("sessionId")
     else:
         try:
-            f_session_id = _decode_SessionId(v, strict)
+            f_session_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("sessionId")
 
@@ -16317,15 +16451,15 @@ def _decode_DeleteSessionRequest(d: Any, strict: bool) -> DeleteSessionRequest:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return DeleteSessionRequest(
-        session_id=f_session_id,
-        meta=f_meta,
-    )
+    o = _new(DeleteSessionRequest)
+    o.session_id = f_session_id
+    o.meta = f_meta
+    return o
 
 
 def _encode_DeleteSessionRequest(o: DeleteSessionRequest) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["sessionId"] = _encode_SessionId(o.session_id)
+    d["sessionId"] = o.session_id
 
     v = o.meta
     if v is not UNSET:
@@ -16342,7 +16476,7 @@ def _decode_ForkSessionRequest(d: Any, strict: bool) -> ForkSessionRequest:
         raise missing("sessionId")
     else:
         try:
-            f_session_id = _decode_SessionId(v, strict)
+            f_session_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("sessionId")
 
@@ -16351,7 +16485,7 @@ def _decode_ForkSessionRequest(d: Any, strict: bool) -> ForkSessionRequest:
         raise missing("cwd")
     else:
         try:
-            f_cwd = _decode_AbsolutePath(v, strict)
+            f_cwd = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("cwd")
 
@@ -16397,25 +16531,25 @@ def _decode_ForkSessionRequest(d: Any, strict: bool) -> ForkSessionRequest:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return ForkSessionRequest(
-        session_id=f_session_id,
-        cwd=f_cwd,
-        additional_directories=f_additional_directories,
-        mcp_servers=f_mcp_servers,
-        system_prompt=f_system_prompt,
-        meta=f_meta,
-    )
+    o = _new(ForkSessionRequest)
+    o.session_id = f_session_id
+    o.cwd = f_cwd
+    o.additional_directories = f_additional_directories
+    o.mcp_servers = f_mcp_servers
+    o.system_prompt = f_system_prompt
+    o.meta = f_meta
+    return o
 
 
 def _encode_ForkSessionRequest(o: ForkSessionRequest) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["sessionId"] = _encode_SessionId(o.session_id)
+    d["sessionId"] = o.session_id
 
-    d["cwd"] = _encode_AbsolutePath(o.cwd)
+    d["cwd"] = o.cwd
 
     v = o.additional_directories
     if v is not UNSET:
-        d["additionalDirectories"] = [_encode_AbsolutePath(x) for x in v]
+        d["additionalDirectories"] = [x for x in v]
 
     v = o.mcp_servers
     if v is not UNSET:
@@ -16440,7 +16574,7 @@ def _decode_ArchiveSessionRequest(d: Any, strict: bool) -> ArchiveSessionRequest
         raise missing("sessionId")
     else:
         try:
-            f_session_id = _decode_SessionId(v, strict)
+            f_session_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("sessionId")
 
@@ -16455,15 +16589,15 @@ def _decode_ArchiveSessionRequest(d: Any, strict: bool) -> ArchiveSessionRequest
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return ArchiveSessionRequest(
-        session_id=f_session_id,
-        meta=f_meta,
-    )
+    o = _new(ArchiveSessionRequest)
+    o.session_id = f_session_id
+    o.meta = f_meta
+    return o
 
 
 def _encode_ArchiveSessionRequest(o: ArchiveSessionRequest) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["sessionId"] = _encode_SessionId(o.session_id)
+    d["sessionId"] = o.session_id
 
     v = o.meta
     if v is not UNSET:
@@ -16480,7 +16614,7 @@ def _decode_UnarchiveSessionRequest(d: Any, strict: bool) -> UnarchiveSessionReq
         raise missing("sessionId")
     else:
         try:
-            f_session_id = _decode_SessionId(v, strict)
+            f_session_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("sessionId")
 
@@ -16495,15 +16629,15 @@ def _decode_UnarchiveSessionRequest(d: Any, strict: bool) -> UnarchiveSessionReq
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return UnarchiveSessionRequest(
-        session_id=f_session_id,
-        meta=f_meta,
-    )
+    o = _new(UnarchiveSessionRequest)
+    o.session_id = f_session_id
+    o.meta = f_meta
+    return o
 
 
 def _encode_UnarchiveSessionRequest(o: UnarchiveSessionRequest) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["sessionId"] = _encode_SessionId(o.session_id)
+    d["sessionId"] = o.session_id
 
     v = o.meta
     if v is not UNSET:
@@ -16520,7 +16654,7 @@ def _decode_SessionStatusRequest(d: Any, strict: bool) -> SessionStatusRequest:
         raise missing("sessionId")
     else:
         try:
-            f_session_id = _decode_SessionId(v, strict)
+            f_session_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("sessionId")
 
@@ -16535,15 +16669,15 @@ def _decode_SessionStatusRequest(d: Any, strict: bool) -> SessionStatusRequest:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return SessionStatusRequest(
-        session_id=f_session_id,
-        meta=f_meta,
-    )
+    o = _new(SessionStatusRequest)
+    o.session_id = f_session_id
+    o.meta = f_meta
+    return o
 
 
 def _encode_SessionStatusRequest(o: SessionStatusRequest) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["sessionId"] = _encode_SessionId(o.session_id)
+    d["sessionId"] = o.session_id
 
     v = o.meta
     if v is not UNSET:
@@ -16560,7 +16694,7 @@ def _decode_SetSessionTitleRequest(d: Any, strict: bool) -> SetSessionTitleReque
         raise missing("sessionId")
     else:
         try:
-            f_session_id = _decode_SessionId(v, strict)
+            f_session_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("sessionId")
 
@@ -16584,16 +16718,16 @@ def _decode_SetSessionTitleRequest(d: Any, strict: bool) -> SetSessionTitleReque
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return SetSessionTitleRequest(
-        session_id=f_session_id,
-        title=f_title,
-        meta=f_meta,
-    )
+    o = _new(SetSessionTitleRequest)
+    o.session_id = f_session_id
+    o.title = f_title
+    o.meta = f_meta
+    return o
 
 
 def _encode_SetSessionTitleRequest(o: SetSessionTitleRequest) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["sessionId"] = _encode_SessionId(o.session_id)
+    d["sessionId"] = o.session_id
 
     d["title"] = o.title
 
@@ -16612,7 +16746,7 @@ def _decode_ResumeSessionRequest(d: Any, strict: bool) -> ResumeSessionRequest:
         raise missing("sessionId")
     else:
         try:
-            f_session_id = _decode_SessionId(v, strict)
+            f_session_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("sessionId")
 
@@ -16621,7 +16755,7 @@ def _decode_ResumeSessionRequest(d: Any, strict: bool) -> ResumeSessionRequest:
         raise missing("cwd")
     else:
         try:
-            f_cwd = _decode_AbsolutePath(v, strict)
+            f_cwd = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("cwd")
 
@@ -16676,26 +16810,26 @@ def _decode_ResumeSessionRequest(d: Any, strict: bool) -> ResumeSessionRequest:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return ResumeSessionRequest(
-        session_id=f_session_id,
-        cwd=f_cwd,
-        additional_directories=f_additional_directories,
-        mcp_servers=f_mcp_servers,
-        replay_from=f_replay_from,
-        system_prompt=f_system_prompt,
-        meta=f_meta,
-    )
+    o = _new(ResumeSessionRequest)
+    o.session_id = f_session_id
+    o.cwd = f_cwd
+    o.additional_directories = f_additional_directories
+    o.mcp_servers = f_mcp_servers
+    o.replay_from = f_replay_from
+    o.system_prompt = f_system_prompt
+    o.meta = f_meta
+    return o
 
 
 def _encode_ResumeSessionRequest(o: ResumeSessionRequest) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["sessionId"] = _encode_SessionId(o.session_id)
+    d["sessionId"] = o.session_id
 
-    d["cwd"] = _encode_AbsolutePath(o.cwd)
+    d["cwd"] = o.cwd
 
     v = o.additional_directories
     if v is not UNSET:
-        d["additionalDirectories"] = [_encode_AbsolutePath(x) for x in v]
+        d["additionalDirectories"] = [x for x in v]
 
     v = o.mcp_servers
     if v is not UNSET:
@@ -16732,9 +16866,9 @@ def _decode_StartReplayFrom(d: Any, strict: bool) -> StartReplayFrom:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return StartReplayFrom(
-        meta=f_meta,
-    )
+    o = _new(StartReplayFrom)
+    o.meta = f_meta
+    return o
 
 
 def _encode_StartReplayFrom(o: StartReplayFrom) -> dict[str, Any]:
@@ -16751,10 +16885,10 @@ def _decode_OtherReplayFrom(d: Any, strict: bool) -> OtherReplayFrom:
         raise type_error("an object", d)
     if type(d.get("type")) is not str:
         raise check_tag(d, "type", None)
-    return OtherReplayFrom(
-        type=d["type"],
-        extra={k: x for k, x in d.items() if k not in ["type"]},
-    )
+    o = _new(OtherReplayFrom)
+    o.type = d["type"]
+    o.extra = {k: x for k, x in d.items() if k not in ["type"]}
+    return o
 
 
 def _encode_OtherReplayFrom(o: OtherReplayFrom) -> dict[str, Any]:
@@ -16804,9 +16938,9 @@ def _decode_ReplayFromStart(d: Any, strict: bool) -> ReplayFromStart:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return ReplayFromStart(
-        meta=f_meta,
-    )
+    o = _new(ReplayFromStart)
+    o.meta = f_meta
+    return o
 
 
 def _encode_ReplayFromStart(o: ReplayFromStart) -> dict[str, Any]:
@@ -16826,7 +16960,7 @@ def _decode_CloseSessionRequest(d: Any, strict: bool) -> CloseSessionRequest:
         raise missing("sessionId")
     else:
         try:
-            f_session_id = _decode_SessionId(v, strict)
+            f_session_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("sessionId")
 
@@ -16841,15 +16975,15 @@ def _decode_CloseSessionRequest(d: Any, strict: bool) -> CloseSessionRequest:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return CloseSessionRequest(
-        session_id=f_session_id,
-        meta=f_meta,
-    )
+    o = _new(CloseSessionRequest)
+    o.session_id = f_session_id
+    o.meta = f_meta
+    return o
 
 
 def _encode_CloseSessionRequest(o: CloseSessionRequest) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["sessionId"] = _encode_SessionId(o.session_id)
+    d["sessionId"] = o.session_id
 
     v = o.meta
     if v is not UNSET:
@@ -16866,7 +17000,7 @@ def _decode_CancelToolCallRequest(d: Any, strict: bool) -> CancelToolCallRequest
         raise missing("sessionId")
     else:
         try:
-            f_session_id = _decode_SessionId(v, strict)
+            f_session_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("sessionId")
 
@@ -16875,7 +17009,7 @@ def _decode_CancelToolCallRequest(d: Any, strict: bool) -> CancelToolCallRequest
         raise missing("toolCallId")
     else:
         try:
-            f_tool_call_id = _decode_ToolCallId(v, strict)
+            f_tool_call_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("toolCallId")
 
@@ -16890,18 +17024,18 @@ def _decode_CancelToolCallRequest(d: Any, strict: bool) -> CancelToolCallRequest
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return CancelToolCallRequest(
-        session_id=f_session_id,
-        tool_call_id=f_tool_call_id,
-        meta=f_meta,
-    )
+    o = _new(CancelToolCallRequest)
+    o.session_id = f_session_id
+    o.tool_call_id = f_tool_call_id
+    o.meta = f_meta
+    return o
 
 
 def _encode_CancelToolCallRequest(o: CancelToolCallRequest) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["sessionId"] = _encode_SessionId(o.session_id)
+    d["sessionId"] = o.session_id
 
-    d["toolCallId"] = _encode_ToolCallId(o.tool_call_id)
+    d["toolCallId"] = o.tool_call_id
 
     v = o.meta
     if v is not UNSET:
@@ -16918,7 +17052,7 @@ def _decode_CancelTerminalRequest(d: Any, strict: bool) -> CancelTerminalRequest
         raise missing("sessionId")
     else:
         try:
-            f_session_id = _decode_SessionId(v, strict)
+            f_session_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("sessionId")
 
@@ -16927,7 +17061,7 @@ def _decode_CancelTerminalRequest(d: Any, strict: bool) -> CancelTerminalRequest
         raise missing("terminalId")
     else:
         try:
-            f_terminal_id = _decode_TerminalId(v, strict)
+            f_terminal_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("terminalId")
 
@@ -16942,18 +17076,18 @@ def _decode_CancelTerminalRequest(d: Any, strict: bool) -> CancelTerminalRequest
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return CancelTerminalRequest(
-        session_id=f_session_id,
-        terminal_id=f_terminal_id,
-        meta=f_meta,
-    )
+    o = _new(CancelTerminalRequest)
+    o.session_id = f_session_id
+    o.terminal_id = f_terminal_id
+    o.meta = f_meta
+    return o
 
 
 def _encode_CancelTerminalRequest(o: CancelTerminalRequest) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["sessionId"] = _encode_SessionId(o.session_id)
+    d["sessionId"] = o.session_id
 
-    d["terminalId"] = _encode_TerminalId(o.terminal_id)
+    d["terminalId"] = o.terminal_id
 
     v = o.meta
     if v is not UNSET:
@@ -16974,7 +17108,7 @@ def _decode_IdSetSessionConfigOptionRequest(
         raise missing("sessionId")
     else:
         try:
-            f_session_id = _decode_SessionId(v, strict)
+            f_session_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("sessionId")
 
@@ -16983,7 +17117,7 @@ def _decode_IdSetSessionConfigOptionRequest(
         raise missing("configId")
     else:
         try:
-            f_config_id = _decode_SessionConfigId(v, strict)
+            f_config_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("configId")
 
@@ -17003,31 +17137,31 @@ def _decode_IdSetSessionConfigOptionRequest(
         raise missing("value")
     else:
         try:
-            f_value = _decode_SessionConfigValueId(v, strict)
+            f_value = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("value")
 
-    return IdSetSessionConfigOptionRequest(
-        session_id=f_session_id,
-        config_id=f_config_id,
-        meta=f_meta,
-        value=f_value,
-    )
+    o = _new(IdSetSessionConfigOptionRequest)
+    o.session_id = f_session_id
+    o.config_id = f_config_id
+    o.meta = f_meta
+    o.value = f_value
+    return o
 
 
 def _encode_IdSetSessionConfigOptionRequest(
     o: IdSetSessionConfigOptionRequest,
 ) -> dict[str, Any]:
     d: dict[str, Any] = {"type": "id"}
-    d["sessionId"] = _encode_SessionId(o.session_id)
+    d["sessionId"] = o.session_id
 
-    d["configId"] = _encode_SessionConfigId(o.config_id)
+    d["configId"] = o.config_id
 
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
 
-    d["value"] = _encode_SessionConfigValueId(o.value)
+    d["value"] = o.value
 
     return d
 
@@ -17044,7 +17178,7 @@ def _decode_BooleanSetSessionConfigOptionRequest(
         raise missing("sessionId")
     else:
         try:
-            f_session_id = _decode_SessionId(v, strict)
+            f_session_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("sessionId")
 
@@ -17053,7 +17187,7 @@ def _decode_BooleanSetSessionConfigOptionRequest(
         raise missing("configId")
     else:
         try:
-            f_config_id = _decode_SessionConfigId(v, strict)
+            f_config_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("configId")
 
@@ -17077,21 +17211,21 @@ def _decode_BooleanSetSessionConfigOptionRequest(
         except ValidationError as error:
             raise error.at("value")
 
-    return BooleanSetSessionConfigOptionRequest(
-        session_id=f_session_id,
-        config_id=f_config_id,
-        meta=f_meta,
-        value=f_value,
-    )
+    o = _new(BooleanSetSessionConfigOptionRequest)
+    o.session_id = f_session_id
+    o.config_id = f_config_id
+    o.meta = f_meta
+    o.value = f_value
+    return o
 
 
 def _encode_BooleanSetSessionConfigOptionRequest(
     o: BooleanSetSessionConfigOptionRequest,
 ) -> dict[str, Any]:
     d: dict[str, Any] = {"type": "boolean"}
-    d["sessionId"] = _encode_SessionId(o.session_id)
+    d["sessionId"] = o.session_id
 
-    d["configId"] = _encode_SessionConfigId(o.config_id)
+    d["configId"] = o.config_id
 
     v = o.meta
     if v is not UNSET:
@@ -17114,7 +17248,7 @@ def _decode_OtherSetSessionConfigOptionRequest(
         raise missing("sessionId")
     else:
         try:
-            f_session_id = _decode_SessionId(v, strict)
+            f_session_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("sessionId")
 
@@ -17123,7 +17257,7 @@ def _decode_OtherSetSessionConfigOptionRequest(
         raise missing("configId")
     else:
         try:
-            f_config_id = _decode_SessionConfigId(v, strict)
+            f_config_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("configId")
 
@@ -17147,18 +17281,18 @@ def _decode_OtherSetSessionConfigOptionRequest(
         except ValidationError as error:
             raise error.at("value")
 
-    return OtherSetSessionConfigOptionRequest(
-        type=d["type"],
-        session_id=f_session_id,
-        config_id=f_config_id,
-        meta=f_meta,
-        value=f_value,
-        extra={
-            k: x
-            for k, x in d.items()
-            if k not in ["type", "sessionId", "configId", "_meta", "value"]
-        },
-    )
+    o = _new(OtherSetSessionConfigOptionRequest)
+    o.type = d["type"]
+    o.session_id = f_session_id
+    o.config_id = f_config_id
+    o.meta = f_meta
+    o.value = f_value
+    o.extra = {
+        k: x
+        for k, x in d.items()
+        if k not in ["type", "sessionId", "configId", "_meta", "value"]
+    }
+    return o
 
 
 def _encode_OtherSetSessionConfigOptionRequest(
@@ -17166,9 +17300,9 @@ def _encode_OtherSetSessionConfigOptionRequest(
 ) -> dict[str, Any]:
     d: dict[str, Any] = {"type": o.type}
     d.update(o.extra)
-    d["sessionId"] = _encode_SessionId(o.session_id)
+    d["sessionId"] = o.session_id
 
-    d["configId"] = _encode_SessionConfigId(o.config_id)
+    d["configId"] = o.config_id
 
     v = o.meta
     if v is not UNSET:
@@ -17219,7 +17353,7 @@ def _decode_PromptRequest(d: Any, strict: bool) -> PromptRequest:
         raise missing("sessionId")
     else:
         try:
-            f_session_id = _decode_SessionId(v, strict)
+            f_session_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("sessionId")
 
@@ -17243,16 +17377,16 @@ def _decode_PromptRequest(d: Any, strict: bool) -> PromptRequest:
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return PromptRequest(
-        session_id=f_session_id,
-        prompt=f_prompt,
-        meta=f_meta,
-    )
+    o = _new(PromptRequest)
+    o.session_id = f_session_id
+    o.prompt = f_prompt
+    o.meta = f_meta
+    return o
 
 
 def _encode_PromptRequest(o: PromptRequest) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["sessionId"] = _encode_SessionId(o.session_id)
+    d["sessionId"] = o.session_id
 
     d["prompt"] = [_encode_ContentBlock(x) for x in o.prompt]
 
@@ -17296,10 +17430,10 @@ def _decode_RequestPermissionResponse(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return RequestPermissionResponse(
-        outcome=f_outcome,
-        meta=f_meta,
-    )
+    o = _new(RequestPermissionResponse)
+    o.outcome = f_outcome
+    o.meta = f_meta
+    return o
 
 
 def _encode_RequestPermissionResponse(o: RequestPermissionResponse) -> dict[str, Any]:
@@ -17331,9 +17465,9 @@ def _decode_CancelledRequestPermissionOutcome(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return CancelledRequestPermissionOutcome(
-        meta=f_meta,
-    )
+    o = _new(CancelledRequestPermissionOutcome)
+    o.meta = f_meta
+    return o
 
 
 def _encode_CancelledRequestPermissionOutcome(
@@ -17359,7 +17493,7 @@ def _decode_SelectedRequestPermissionOutcome(
         raise missing("optionId")
     else:
         try:
-            f_option_id = _decode_PermissionOptionId(v, strict)
+            f_option_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("optionId")
 
@@ -17374,17 +17508,17 @@ def _decode_SelectedRequestPermissionOutcome(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return SelectedRequestPermissionOutcome(
-        option_id=f_option_id,
-        meta=f_meta,
-    )
+    o = _new(SelectedRequestPermissionOutcome)
+    o.option_id = f_option_id
+    o.meta = f_meta
+    return o
 
 
 def _encode_SelectedRequestPermissionOutcome(
     o: SelectedRequestPermissionOutcome,
 ) -> dict[str, Any]:
     d: dict[str, Any] = {"outcome": "selected"}
-    d["optionId"] = _encode_PermissionOptionId(o.option_id)
+    d["optionId"] = o.option_id
 
     v = o.meta
     if v is not UNSET:
@@ -17400,10 +17534,10 @@ def _decode_OtherRequestPermissionOutcome(
         raise type_error("an object", d)
     if type(d.get("outcome")) is not str:
         raise check_tag(d, "outcome", None)
-    return OtherRequestPermissionOutcome(
-        outcome=d["outcome"],
-        extra={k: x for k, x in d.items() if k not in ["outcome"]},
-    )
+    o = _new(OtherRequestPermissionOutcome)
+    o.outcome = d["outcome"]
+    o.extra = {k: x for k, x in d.items() if k not in ["outcome"]}
+    return o
 
 
 def _encode_OtherRequestPermissionOutcome(
@@ -17460,9 +17594,9 @@ def _decode_CancelledPermissionOutcome(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return CancelledPermissionOutcome(
-        meta=f_meta,
-    )
+    o = _new(CancelledPermissionOutcome)
+    o.meta = f_meta
+    return o
 
 
 def _encode_CancelledPermissionOutcome(o: CancelledPermissionOutcome) -> dict[str, Any]:
@@ -17484,7 +17618,7 @@ def _decode_SelectedPermissionOutcome(
         raise missing("optionId")
     else:
         try:
-            f_option_id = _decode_PermissionOptionId(v, strict)
+            f_option_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("optionId")
 
@@ -17499,15 +17633,15 @@ def _decode_SelectedPermissionOutcome(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return SelectedPermissionOutcome(
-        option_id=f_option_id,
-        meta=f_meta,
-    )
+    o = _new(SelectedPermissionOutcome)
+    o.option_id = f_option_id
+    o.meta = f_meta
+    return o
 
 
 def _encode_SelectedPermissionOutcome(o: SelectedPermissionOutcome) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["optionId"] = _encode_PermissionOptionId(o.option_id)
+    d["optionId"] = o.option_id
 
     v = o.meta
     if v is not UNSET:
@@ -17547,10 +17681,10 @@ def _decode_AcceptCreateElicitationResponse(
         except ValidationError as error:
             raise error.at("content")
 
-    return AcceptCreateElicitationResponse(
-        meta=f_meta,
-        content=f_content,
-    )
+    o = _new(AcceptCreateElicitationResponse)
+    o.meta = f_meta
+    o.content = f_content
+    return o
 
 
 def _encode_AcceptCreateElicitationResponse(
@@ -17590,9 +17724,9 @@ def _decode_DeclineCreateElicitationResponse(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return DeclineCreateElicitationResponse(
-        meta=f_meta,
-    )
+    o = _new(DeclineCreateElicitationResponse)
+    o.meta = f_meta
+    return o
 
 
 def _encode_DeclineCreateElicitationResponse(
@@ -17624,9 +17758,9 @@ def _decode_CancelCreateElicitationResponse(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return CancelCreateElicitationResponse(
-        meta=f_meta,
-    )
+    o = _new(CancelCreateElicitationResponse)
+    o.meta = f_meta
+    return o
 
 
 def _encode_CancelCreateElicitationResponse(
@@ -17658,11 +17792,11 @@ def _decode_OtherCreateElicitationResponse(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return OtherCreateElicitationResponse(
-        action=d["action"],
-        meta=f_meta,
-        extra={k: x for k, x in d.items() if k not in ["action", "_meta"]},
-    )
+    o = _new(OtherCreateElicitationResponse)
+    o.action = d["action"]
+    o.meta = f_meta
+    o.extra = {k: x for k, x in d.items() if k not in ["action", "_meta"]}
+    return o
 
 
 def _encode_OtherCreateElicitationResponse(
@@ -17751,9 +17885,9 @@ def _decode_ElicitationAcceptAction(d: Any, strict: bool) -> ElicitationAcceptAc
         except ValidationError as error:
             raise error.at("content")
 
-    return ElicitationAcceptAction(
-        content=f_content,
-    )
+    o = _new(ElicitationAcceptAction)
+    o.content = f_content
+    return o
 
 
 def _encode_ElicitationAcceptAction(o: ElicitationAcceptAction) -> dict[str, Any]:
@@ -17811,11 +17945,11 @@ def _decode_McpError(d: Any, strict: bool) -> McpError:
         except ValidationError as error:
             raise error.at("data")
 
-    return McpError(
-        code=f_code,
-        message=f_message,
-        data=f_data,
-    )
+    o = _new(McpError)
+    o.code = f_code
+    o.message = f_message
+    o.data = f_data
+    return o
 
 
 def _encode_McpError(o: McpError) -> dict[str, Any]:
@@ -17864,10 +17998,10 @@ def _decode_ClientNotification(d: Any, strict: bool) -> ClientNotification:
         except ValidationError as error:
             raise error.at("params")
 
-    return ClientNotification(
-        method=f_method,
-        params=f_params,
-    )
+    o = _new(ClientNotification)
+    o.method = f_method
+    o.params = f_params
+    return o
 
 
 def _encode_ClientNotification(o: ClientNotification) -> dict[str, Any]:
@@ -17891,7 +18025,7 @@ def _decode_CancelSessionNotification(
         raise missing("sessionId")
     else:
         try:
-            f_session_id = _decode_SessionId(v, strict)
+            f_session_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("sessionId")
 
@@ -17906,15 +18040,15 @@ def _decode_CancelSessionNotification(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return CancelSessionNotification(
-        session_id=f_session_id,
-        meta=f_meta,
-    )
+    o = _new(CancelSessionNotification)
+    o.session_id = f_session_id
+    o.meta = f_meta
+    return o
 
 
 def _encode_CancelSessionNotification(o: CancelSessionNotification) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["sessionId"] = _encode_SessionId(o.session_id)
+    d["sessionId"] = o.session_id
 
     v = o.meta
     if v is not UNSET:
@@ -17931,7 +18065,7 @@ def _decode_MessageMcpNotification(d: Any, strict: bool) -> MessageMcpNotificati
         raise missing("serverId")
     else:
         try:
-            f_server_id = _decode_McpServerAcpId(v, strict)
+            f_server_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("serverId")
 
@@ -17940,7 +18074,7 @@ def _decode_MessageMcpNotification(d: Any, strict: bool) -> MessageMcpNotificati
         raise missing("requestId")
     else:
         try:
-            f_request_id = _decode_McpRequestId(v, strict)
+            f_request_id = v if type(v) is str else check_str(v)
         except ValidationError as error:
             raise error.at("requestId")
 
@@ -17973,20 +18107,20 @@ def _decode_MessageMcpNotification(d: Any, strict: bool) -> MessageMcpNotificati
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return MessageMcpNotification(
-        server_id=f_server_id,
-        request_id=f_request_id,
-        method=f_method,
-        params=f_params,
-        meta=f_meta,
-    )
+    o = _new(MessageMcpNotification)
+    o.server_id = f_server_id
+    o.request_id = f_request_id
+    o.method = f_method
+    o.params = f_params
+    o.meta = f_meta
+    return o
 
 
 def _encode_MessageMcpNotification(o: MessageMcpNotification) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["serverId"] = _encode_McpServerAcpId(o.server_id)
+    d["serverId"] = o.server_id
 
-    d["requestId"] = _encode_McpRequestId(o.request_id)
+    d["requestId"] = o.request_id
 
     d["method"] = o.method
 
@@ -18026,10 +18160,10 @@ def _decode_CancelRequestNotification(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return CancelRequestNotification(
-        request_id=f_request_id,
-        meta=f_meta,
-    )
+    o = _new(CancelRequestNotification)
+    o.request_id = f_request_id
+    o.meta = f_meta
+    return o
 
 
 def _encode_CancelRequestNotification(o: CancelRequestNotification) -> dict[str, Any]:
@@ -18084,11 +18218,11 @@ def _decode_ProxyRequest(d: Any, strict: bool) -> ProxyRequest:
         except ValidationError as error:
             raise error.at("params")
 
-    return ProxyRequest(
-        id=f_id,
-        method=f_method,
-        params=f_params,
-    )
+    o = _new(ProxyRequest)
+    o.id = f_id
+    o.method = f_method
+    o.params = f_params
+    return o
 
 
 def _encode_ProxyRequest(o: ProxyRequest) -> dict[str, Any]:
@@ -18144,11 +18278,11 @@ def _decode_ProxySuccessorRequest(d: Any, strict: bool) -> ProxySuccessorRequest
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return ProxySuccessorRequest(
-        method=f_method,
-        params=f_params,
-        meta=f_meta,
-    )
+    o = _new(ProxySuccessorRequest)
+    o.method = f_method
+    o.params = f_params
+    o.meta = f_meta
+    return o
 
 
 def _encode_ProxySuccessorRequest(o: ProxySuccessorRequest) -> dict[str, Any]:
@@ -18211,10 +18345,10 @@ def _decode_ProxyNotification(d: Any, strict: bool) -> ProxyNotification:
         except ValidationError as error:
             raise error.at("params")
 
-    return ProxyNotification(
-        method=f_method,
-        params=f_params,
-    )
+    o = _new(ProxyNotification)
+    o.method = f_method
+    o.params = f_params
+    return o
 
 
 def _encode_ProxyNotification(o: ProxyNotification) -> dict[str, Any]:
@@ -18262,11 +18396,11 @@ def _decode_ProxySuccessorNotification(
                 raise error.at("_meta")
             f_meta = UNSET
 
-    return ProxySuccessorNotification(
-        method=f_method,
-        params=f_params,
-        meta=f_meta,
-    )
+    o = _new(ProxySuccessorNotification)
+    o.method = f_method
+    o.params = f_params
+    o.meta = f_meta
+    return o
 
 
 def _encode_ProxySuccessorNotification(o: ProxySuccessorNotification) -> dict[str, Any]:
@@ -18286,11 +18420,11 @@ def _encode_ProxySuccessorNotification(o: ProxySuccessorNotification) -> dict[st
 
 def _encode_ToolCallState(o: ToolCallState) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["toolCallId"] = _encode_ToolCallId(o.tool_call_id)
+    d["toolCallId"] = o.tool_call_id
     d["name"] = o.name
     d["title"] = o.title
-    d["kind"] = _encode_ToolKind(o.kind)
-    d["status"] = _encode_ToolCallStatus(o.status)
+    d["kind"] = o.kind._value_ if type(o.kind) is ToolKind else o.kind
+    d["status"] = o.status._value_ if type(o.status) is ToolCallStatus else o.status
     d["content"] = [_encode_ToolCallContent(x) for x in o.content]
     d["locations"] = [_encode_ToolCallLocation(x) for x in o.locations]
     d["rawInput"] = o.raw_input
@@ -18304,9 +18438,9 @@ def _encode_ToolCallState(o: ToolCallState) -> dict[str, Any]:
 
 def _encode_TerminalState(o: TerminalState) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["terminalId"] = _encode_TerminalId(o.terminal_id)
+    d["terminalId"] = o.terminal_id
     d["command"] = o.command
-    d["cwd"] = None if o.cwd is None else _encode_AbsolutePath(o.cwd)
+    d["cwd"] = None if o.cwd is None else o.cwd
     d["output"] = None if o.output is None else _encode_TerminalOutput(o.output)
     d["exitStatus"] = (
         None if o.exit_status is None else _encode_TerminalExitStatus(o.exit_status)
@@ -18329,7 +18463,7 @@ def _encode_SessionInfoState(o: SessionInfoState) -> dict[str, Any]:
 
 def _encode_UserMessageState(o: UserMessageState) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["messageId"] = _encode_MessageId(o.message_id)
+    d["messageId"] = o.message_id
     d["content"] = [_encode_ContentBlock(x) for x in o.content]
     d["_meta"] = dict(o.meta)
     return d
@@ -18337,7 +18471,7 @@ def _encode_UserMessageState(o: UserMessageState) -> dict[str, Any]:
 
 def _encode_AgentMessageState(o: AgentMessageState) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["messageId"] = _encode_MessageId(o.message_id)
+    d["messageId"] = o.message_id
     d["content"] = [_encode_ContentBlock(x) for x in o.content]
     d["_meta"] = dict(o.meta)
     return d
@@ -18345,7 +18479,7 @@ def _encode_AgentMessageState(o: AgentMessageState) -> dict[str, Any]:
 
 def _encode_AgentThoughtState(o: AgentThoughtState) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["messageId"] = _encode_MessageId(o.message_id)
+    d["messageId"] = o.message_id
     d["content"] = [_encode_ContentBlock(x) for x in o.content]
     d["_meta"] = dict(o.meta)
     return d
@@ -18361,8 +18495,8 @@ def _encode_UsageState(o: UsageState) -> dict[str, Any]:
 
 def _encode_CompactionState(o: CompactionState) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["compactionId"] = _encode_CompactionId(o.compaction_id)
-    d["status"] = _encode_CompactionStatus(o.status)
+    d["compactionId"] = o.compaction_id
+    d["status"] = o.status._value_ if type(o.status) is CompactionStatus else o.status
     d["summary"] = [_encode_ContentBlock(x) for x in o.summary]
     d["error"] = o.error
     d["_meta"] = dict(o.meta)
@@ -18371,7 +18505,7 @@ def _encode_CompactionState(o: CompactionState) -> dict[str, Any]:
 
 def _encode_SubagentState(o: SubagentState) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["sessionId"] = _encode_SessionId(o.session_id)
+    d["sessionId"] = o.session_id
     d["title"] = o.title
     d["description"] = o.description
     d["capabilities"] = (
@@ -18380,11 +18514,11 @@ def _encode_SubagentState(o: SubagentState) -> dict[str, Any]:
         else _encode_SubagentSessionCapabilities(o.capabilities)
     )
     d["state"] = None if o.state is None else _encode_StateUpdate(o.state)
-    d["cwd"] = None if o.cwd is None else _encode_AbsolutePath(o.cwd)
+    d["cwd"] = None if o.cwd is None else o.cwd
     d["additionalDirectories"] = (
         None
         if o.additional_directories is None
-        else [_encode_AbsolutePath(x) for x in o.additional_directories]
+        else [x for x in o.additional_directories]
     )
     d["_meta"] = dict(o.meta)
     return d
@@ -18392,22 +18526,14 @@ def _encode_SubagentState(o: SubagentState) -> dict[str, Any]:
 
 def _encode_SessionMessageState(o: SessionMessageState) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    d["messageId"] = _encode_MessageId(o.message_id)
-    d["senderSessionId"] = (
-        None if o.sender_session_id is None else _encode_SessionId(o.sender_session_id)
-    )
+    d["messageId"] = o.message_id
+    d["senderSessionId"] = None if o.sender_session_id is None else o.sender_session_id
     d["recipientSessionId"] = (
-        None
-        if o.recipient_session_id is None
-        else _encode_SessionId(o.recipient_session_id)
+        None if o.recipient_session_id is None else o.recipient_session_id
     )
-    d["senderMessageId"] = (
-        None if o.sender_message_id is None else _encode_MessageId(o.sender_message_id)
-    )
+    d["senderMessageId"] = None if o.sender_message_id is None else o.sender_message_id
     d["recipientMessageId"] = (
-        None
-        if o.recipient_message_id is None
-        else _encode_MessageId(o.recipient_message_id)
+        None if o.recipient_message_id is None else o.recipient_message_id
     )
     d["content"] = [_encode_ContentBlock(x) for x in o.content]
     d["_meta"] = dict(o.meta)

@@ -35,6 +35,10 @@ PLAIN_KINDS = ("any", "str", "int", "num", "bool", "null", "const", "raw")
 """Type expressions whose decoded Python value is its own wire form."""
 
 
+INLINE_KINDS = ("any", "str", "int", "num", "bool", "const")
+"""Type expressions an alias of which is decoded in place, not by a call."""
+
+
 def builtin_templates() -> Path:
     return Path(str(resources.files("acpgen.templates")))
 
@@ -58,6 +62,7 @@ def environment(templates: str | Path | None = None) -> jinja2.Environment:
     env.filters["pointer_literal"] = lambda p: py_literal("#" + p)
     env.globals["generator_version"] = __version__
     env.globals["plain_kinds"] = PLAIN_KINDS
+    env.globals["inline_kinds"] = INLINE_KINDS
     return env
 
 
