@@ -141,26 +141,7 @@ def _decode_AgentRequest(d: Any, strict: bool) -> AgentRequest:
         f_params = UNSET
     else:
         try:
-            f_params = (
-                None
-                if v is None
-                else first_match(
-                    v,
-                    strict,
-                    (
-                        _decode_WriteTextFileRequest,
-                        _decode_ReadTextFileRequest,
-                        _decode_RequestPermissionRequest,
-                        _decode_CreateTerminalRequest,
-                        _decode_TerminalOutputRequest,
-                        _decode_ReleaseTerminalRequest,
-                        _decode_WaitForTerminalExitRequest,
-                        _decode_KillTerminalRequest,
-                        _decode_CreateElicitationRequest,
-                        _decode_ExtRequest,
-                    ),
-                )
-            )
+            f_params = check_raw(v, "#/$defs/AgentRequest/properties/params")
         except ValidationError as error:
             raise error.at("params")
 
@@ -179,7 +160,7 @@ def _encode_AgentRequest(o: AgentRequest) -> dict[str, Any]:
 
     v = o.params
     if v is not UNSET:
-        d["params"] = None if v is None else encode(v)
+        d["params"] = v
 
     return d
 
@@ -6980,19 +6961,7 @@ def _decode_AgentNotification(d: Any, strict: bool) -> AgentNotification:
         f_params = UNSET
     else:
         try:
-            f_params = (
-                None
-                if v is None
-                else first_match(
-                    v,
-                    strict,
-                    (
-                        _decode_SessionNotification,
-                        _decode_CompleteElicitationNotification,
-                        _decode_ExtNotification,
-                    ),
-                )
-            )
+            f_params = check_raw(v, "#/$defs/AgentNotification/properties/params")
         except ValidationError as error:
             raise error.at("params")
 
@@ -7008,7 +6977,7 @@ def _encode_AgentNotification(o: AgentNotification) -> dict[str, Any]:
 
     v = o.params
     if v is not UNSET:
-        d["params"] = None if v is None else encode(v)
+        d["params"] = v
 
     return d
 
@@ -9360,29 +9329,7 @@ def _decode_ClientRequest(d: Any, strict: bool) -> ClientRequest:
         f_params = UNSET
     else:
         try:
-            f_params = (
-                None
-                if v is None
-                else first_match(
-                    v,
-                    strict,
-                    (
-                        _decode_InitializeRequest,
-                        _decode_AuthenticateRequest,
-                        _decode_LogoutRequest,
-                        _decode_NewSessionRequest,
-                        _decode_LoadSessionRequest,
-                        _decode_ListSessionsRequest,
-                        _decode_DeleteSessionRequest,
-                        _decode_ResumeSessionRequest,
-                        _decode_CloseSessionRequest,
-                        _decode_SetSessionModeRequest,
-                        _decode_SetSessionConfigOptionRequest,
-                        _decode_PromptRequest,
-                        _decode_ExtRequest,
-                    ),
-                )
-            )
+            f_params = check_raw(v, "#/$defs/ClientRequest/properties/params")
         except ValidationError as error:
             raise error.at("params")
 
@@ -9401,7 +9348,7 @@ def _encode_ClientRequest(o: ClientRequest) -> dict[str, Any]:
 
     v = o.params
     if v is not UNSET:
-        d["params"] = None if v is None else encode(v)
+        d["params"] = v
 
     return d
 
@@ -12013,18 +11960,7 @@ def _decode_ClientNotification(d: Any, strict: bool) -> ClientNotification:
         f_params = UNSET
     else:
         try:
-            f_params = (
-                None
-                if v is None
-                else first_match(
-                    v,
-                    strict,
-                    (
-                        _decode_CancelNotification,
-                        _decode_ExtNotification,
-                    ),
-                )
-            )
+            f_params = check_raw(v, "#/$defs/ClientNotification/properties/params")
         except ValidationError as error:
             raise error.at("params")
 
@@ -12040,7 +11976,7 @@ def _encode_ClientNotification(o: ClientNotification) -> dict[str, Any]:
 
     v = o.params
     if v is not UNSET:
-        d["params"] = None if v is None else encode(v)
+        d["params"] = v
 
     return d
 

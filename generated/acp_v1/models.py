@@ -528,20 +528,7 @@ class AgentRequest(_Model):
     method: str
     """The method name to invoke."""
 
-    params: (
-        WriteTextFileRequest
-        | ReadTextFileRequest
-        | RequestPermissionRequest
-        | CreateTerminalRequest
-        | TerminalOutputRequest
-        | ReleaseTerminalRequest
-        | WaitForTerminalExitRequest
-        | KillTerminalRequest
-        | CreateElicitationRequest
-        | ExtRequest
-        | None
-        | Unset
-    ) = UNSET
+    params: Any | Unset = UNSET
     """Method-specific request parameters."""
 
 
@@ -2811,13 +2798,7 @@ class AgentNotification(_Model):
     method: str
     """The notification method name."""
 
-    params: (
-        SessionNotification
-        | CompleteElicitationNotification
-        | ExtNotification
-        | None
-        | Unset
-    ) = UNSET
+    params: Any | Unset = UNSET
     """Method-specific notification parameters."""
 
 
@@ -3592,23 +3573,7 @@ class ClientRequest(_Model):
     method: str
     """The method name to invoke."""
 
-    params: (
-        InitializeRequest
-        | AuthenticateRequest
-        | LogoutRequest
-        | NewSessionRequest
-        | LoadSessionRequest
-        | ListSessionsRequest
-        | DeleteSessionRequest
-        | ResumeSessionRequest
-        | CloseSessionRequest
-        | SetSessionModeRequest
-        | SetSessionConfigOptionRequest
-        | PromptRequest
-        | ExtRequest
-        | None
-        | Unset
-    ) = UNSET
+    params: Any | Unset = UNSET
     """Method-specific request parameters."""
 
 
@@ -4645,7 +4610,7 @@ class ClientNotification(_Model):
     method: str
     """The notification method name."""
 
-    params: CancelNotification | ExtNotification | None | Unset = UNSET
+    params: Any | Unset = UNSET
     """Method-specific notification parameters."""
 
 
@@ -4781,7 +4746,7 @@ class CompactionState(_State):
     """Rule: null-clears."""
 
     meta: dict[str, Any] = field(default_factory=lambda: {})
-    """Rule: meta-patch."""
+    """Rule: collection. v1 gives _meta the same patch semantics as summary and error: `null` clears it, and a concrete value replaces it (v2 patches it by key instead)."""
 
 
 # Type aliases, each after the names it uses.

@@ -157,9 +157,7 @@ def apply_compaction_update(
     v = getattr(update, "error", UNSET)
     f_error = state.error if v is UNSET else v
     v = getattr(update, "meta", UNSET)
-    f_meta = (
-        state.meta if v is UNSET else {} if v is None else merge_meta(state.meta, v)
-    )
+    f_meta = state.meta if v is UNSET else {} if v is None else dict(v)
     return CompactionState(
         compaction_id=state.compaction_id,
         status=f_status,

@@ -56,9 +56,13 @@ class ValidationError(ValueError):
     says what was expected and what was found.
     """
 
-    weak = False
-    """Internal: the failure was a constant, enum or ``not`` mismatch, the kind
-    that tells a union's wrong branches apart."""
+    expected: tuple = ()
+    """Internal: the constants a ``const`` failure wanted ..."""
+    found: Any = None
+    """... and the value it found."""
+    keyword = ""
+    """Internal: the schema keyword that failed (``type``, ``const`` ...), used
+    to tell a union's inapplicable branches from the one that failed."""
 
     def __init__(self, message: str, path: tuple = ()) -> None:
         super().__init__(message)
@@ -347,9 +351,9 @@ class _Validator:
     def __init__(self, root: dict) -> None:
         self.root = root
 
-    def fail(self, message: str, path: tuple, weak: bool = False) -> ValidationError:
+    def fail(self, message: str, path: tuple, keyword: str = "") -> ValidationError:
         error = ValidationError(message, path)
-        error.weak = weak
+        error.keyword = keyword
         return error
 
     def check(self, schema: Any, value: Any, path: tuple) -> set:
@@ -370,18 +374,22 @@ class _Validator:
                 raise self.fail(
                     f"expected {expected}, found {json_type(value)} {_show(value)}",
                     path,
+                    "type",
                 )
         if "const" in schema and not json_equal(value, schema["const"]):
-            raise self.fail(
+            error = self.fail(
                 f"expected {_show(schema['const'])}, found {_show(value)}",
                 path,
-                weak=True,
+                "const",
             )
+            error.expected = (schema["const"],)
+            error.found = value
+            raise error
         if "enum" in schema and not any(json_equal(value, e) for e in schema["enum"]):
             raise self.fail(
                 f"expected one of {_show(schema['enum'])}, found {_show(value)}",
                 path,
-                weak=True,
+                "const",
             )
         t = type(value)
         if (t is int or t is float) and t is not bool:
@@ -405,7 +413,7 @@ class _Validator:
                 pass
             else:
                 raise self.fail(
-                    "the value matches a schema it must not match", path, weak=True
+                    "the value matches a schema it must not match", path, "not"
                 )
         if "if" in schema:
             try:
@@ -563,10 +571,39 @@ class _Validator:
         return evaluated
 
     def _best(self, errors: list, path: tuple, expected: str) -> ValidationError:
-        """The error of the branch that got furthest, or a summary. Branches
-        rejected by a constant (a union tag that did not match) count last."""
-        best = max(errors, key=lambda e: (not e.weak, len(e.segments)), default=None)
-        if best is not None and (not best.weak or len(best.segments) > len(path)):
-            return best
+        """The error of the branch that was meant, or a summary.
+
+        A branch is not meant when it fails on the value's own type, on a
+        ``not``, or on a constant at the value or one of its members (a union
+        tag); among the others, the one that got furthest wins.
+        """
+        depth = len(path)
+        meant = [e for e in errors if not _rejects_branch(e, depth)]
+        if meant:
+            return max(meant, key=lambda e: len(e.segments))
+        tags = [
+            e for e in errors if e.keyword == "const" and len(e.segments) == depth + 1
+        ]
+        if tags and len({e.segments for e in tags}) == 1:
+            # Every branch refused the same member's value (a union tag): say
+            # so there, with the values it could have had.
+            wanted = ", ".join(_show(value) for e in tags for value in e.expected)
+            error = self.fail(
+                f"expected one of {wanted}, found {_show(tags[0].found)}",
+                tags[0].segments,
+                "const",
+            )
+            error.expected = tuple(value for e in tags for value in e.expected)
+            error.found = tags[0].found
+            return error
         reasons = "; ".join(sorted({e.message for e in errors})[:3])
         return self.fail(f"expected {expected} ({reasons})", path)
+
+
+def _rejects_branch(error: ValidationError, depth: int) -> bool:
+    length = len(error.segments)
+    if error.keyword in ("type", "not"):
+        return length == depth
+    if error.keyword == "const":
+        return length <= depth + 1
+    return False

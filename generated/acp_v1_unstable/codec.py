@@ -141,27 +141,7 @@ def _decode_AgentRequest(d: Any, strict: bool) -> AgentRequest:
         f_params = UNSET
     else:
         try:
-            f_params = (
-                None
-                if v is None
-                else first_match(
-                    v,
-                    strict,
-                    (
-                        _decode_WriteTextFileRequest,
-                        _decode_ReadTextFileRequest,
-                        _decode_RequestPermissionRequest,
-                        _decode_CreateTerminalRequest,
-                        _decode_TerminalOutputRequest,
-                        _decode_ReleaseTerminalRequest,
-                        _decode_WaitForTerminalExitRequest,
-                        _decode_KillTerminalRequest,
-                        _decode_CreateElicitationRequest,
-                        _decode_MessageMcpRequest,
-                        _decode_ExtRequest,
-                    ),
-                )
-            )
+            f_params = check_raw(v, "#/$defs/AgentRequest/properties/params")
         except ValidationError as error:
             raise error.at("params")
 
@@ -180,7 +160,7 @@ def _encode_AgentRequest(o: AgentRequest) -> dict[str, Any]:
 
     v = o.params
     if v is not UNSET:
-        d["params"] = None if v is None else encode(v)
+        d["params"] = v
 
     return d
 
@@ -8373,20 +8353,7 @@ def _decode_AgentNotification(d: Any, strict: bool) -> AgentNotification:
         f_params = UNSET
     else:
         try:
-            f_params = (
-                None
-                if v is None
-                else first_match(
-                    v,
-                    strict,
-                    (
-                        _decode_SessionNotification,
-                        _decode_CompleteElicitationNotification,
-                        _decode_AuthStatusUpdateNotification,
-                        _decode_ExtNotification,
-                    ),
-                )
-            )
+            f_params = check_raw(v, "#/$defs/AgentNotification/properties/params")
         except ValidationError as error:
             raise error.at("params")
 
@@ -8402,7 +8369,7 @@ def _encode_AgentNotification(o: AgentNotification) -> dict[str, Any]:
 
     v = o.params
     if v is not UNSET:
-        d["params"] = None if v is None else encode(v)
+        d["params"] = v
 
     return d
 
@@ -12812,38 +12779,7 @@ def _decode_ClientRequest(d: Any, strict: bool) -> ClientRequest:
         f_params = UNSET
     else:
         try:
-            f_params = (
-                None
-                if v is None
-                else first_match(
-                    v,
-                    strict,
-                    (
-                        _decode_InitializeRequest,
-                        _decode_AuthenticateRequest,
-                        _decode_ListProvidersRequest,
-                        _decode_SetProviderRequest,
-                        _decode_DisableProviderRequest,
-                        _decode_LogoutRequest,
-                        _decode_AuthStatusRequest,
-                        _decode_NewSessionRequest,
-                        _decode_LoadSessionRequest,
-                        _decode_ListSessionsRequest,
-                        _decode_DeleteSessionRequest,
-                        _decode_ForkSessionRequest,
-                        _decode_ArchiveSessionRequest,
-                        _decode_UnarchiveSessionRequest,
-                        _decode_SessionStatusRequest,
-                        _decode_SetSessionTitleRequest,
-                        _decode_ResumeSessionRequest,
-                        _decode_CloseSessionRequest,
-                        _decode_SetSessionModeRequest,
-                        _decode_SetSessionConfigOptionRequest,
-                        _decode_PromptRequest,
-                        _decode_ExtRequest,
-                    ),
-                )
-            )
+            f_params = check_raw(v, "#/$defs/ClientRequest/properties/params")
         except ValidationError as error:
             raise error.at("params")
 
@@ -12862,7 +12798,7 @@ def _encode_ClientRequest(o: ClientRequest) -> dict[str, Any]:
 
     v = o.params
     if v is not UNSET:
-        d["params"] = None if v is None else encode(v)
+        d["params"] = v
 
     return d
 
@@ -16321,19 +16257,7 @@ def _decode_ClientNotification(d: Any, strict: bool) -> ClientNotification:
         f_params = UNSET
     else:
         try:
-            f_params = (
-                None
-                if v is None
-                else first_match(
-                    v,
-                    strict,
-                    (
-                        _decode_CancelNotification,
-                        _decode_MessageMcpNotification,
-                        _decode_ExtNotification,
-                    ),
-                )
-            )
+            f_params = check_raw(v, "#/$defs/ClientNotification/properties/params")
         except ValidationError as error:
             raise error.at("params")
 
@@ -16349,7 +16273,7 @@ def _encode_ClientNotification(o: ClientNotification) -> dict[str, Any]:
 
     v = o.params
     if v is not UNSET:
-        d["params"] = None if v is None else encode(v)
+        d["params"] = v
 
     return d
 
@@ -16540,18 +16464,7 @@ def _decode_ProxyRequest(d: Any, strict: bool) -> ProxyRequest:
         f_params = UNSET
     else:
         try:
-            f_params = (
-                None
-                if v is None
-                else first_match(
-                    v,
-                    strict,
-                    (
-                        _decode_InitializeProxyRequest,
-                        _decode_ProxySuccessorRequest,
-                    ),
-                )
-            )
+            f_params = check_raw(v, "#/$defs/ProxyRequest/properties/params")
         except ValidationError as error:
             raise error.at("params")
 
@@ -16570,7 +16483,7 @@ def _encode_ProxyRequest(o: ProxyRequest) -> dict[str, Any]:
 
     v = o.params
     if v is not UNSET:
-        d["params"] = None if v is None else encode(v)
+        d["params"] = v
 
     return d
 

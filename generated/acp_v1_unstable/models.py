@@ -772,21 +772,7 @@ class AgentRequest(_Model):
     method: str
     """The method name to invoke."""
 
-    params: (
-        WriteTextFileRequest
-        | ReadTextFileRequest
-        | RequestPermissionRequest
-        | CreateTerminalRequest
-        | TerminalOutputRequest
-        | ReleaseTerminalRequest
-        | WaitForTerminalExitRequest
-        | KillTerminalRequest
-        | CreateElicitationRequest
-        | MessageMcpRequest
-        | ExtRequest
-        | None
-        | Unset
-    ) = UNSET
+    params: Any | Unset = UNSET
     """Method-specific request parameters."""
 
 
@@ -3713,14 +3699,7 @@ class AgentNotification(_Model):
     method: str
     """The notification method name."""
 
-    params: (
-        SessionNotification
-        | CompleteElicitationNotification
-        | AuthStatusUpdateNotification
-        | ExtNotification
-        | None
-        | Unset
-    ) = UNSET
+    params: Any | Unset = UNSET
     """Method-specific notification parameters."""
 
 
@@ -5390,32 +5369,7 @@ class ClientRequest(_Model):
     method: str
     """The method name to invoke."""
 
-    params: (
-        InitializeRequest
-        | AuthenticateRequest
-        | ListProvidersRequest
-        | SetProviderRequest
-        | DisableProviderRequest
-        | LogoutRequest
-        | AuthStatusRequest
-        | NewSessionRequest
-        | LoadSessionRequest
-        | ListSessionsRequest
-        | DeleteSessionRequest
-        | ForkSessionRequest
-        | ArchiveSessionRequest
-        | UnarchiveSessionRequest
-        | SessionStatusRequest
-        | SetSessionTitleRequest
-        | ResumeSessionRequest
-        | CloseSessionRequest
-        | SetSessionModeRequest
-        | SetSessionConfigOptionRequest
-        | PromptRequest
-        | ExtRequest
-        | None
-        | Unset
-    ) = UNSET
+    params: Any | Unset = UNSET
     """Method-specific request parameters."""
 
 
@@ -6954,9 +6908,7 @@ class ClientNotification(_Model):
     method: str
     """The notification method name."""
 
-    params: (
-        CancelNotification | MessageMcpNotification | ExtNotification | None | Unset
-    ) = UNSET
+    params: Any | Unset = UNSET
     """Method-specific notification parameters."""
 
 
@@ -7048,7 +7000,7 @@ class ProxyRequest(_Model):
     method: str
     """The method name to invoke."""
 
-    params: InitializeProxyRequest | ProxySuccessorRequest | None | Unset = UNSET
+    params: Any | Unset = UNSET
     """Method-specific request parameters."""
 
 
@@ -7238,7 +7190,7 @@ class CompactionState(_State):
     """Rule: null-clears."""
 
     meta: dict[str, Any] = field(default_factory=lambda: {})
-    """Rule: meta-patch."""
+    """Rule: collection. v1 gives _meta the same patch semantics as summary and error: `null` clears it, and a concrete value replaces it (v2 patches it by key instead)."""
 
 
 @dataclass(slots=True, kw_only=True)

@@ -141,19 +141,7 @@ def _decode_AgentRequest(d: Any, strict: bool) -> AgentRequest:
         f_params = UNSET
     else:
         try:
-            f_params = (
-                None
-                if v is None
-                else first_match(
-                    v,
-                    strict,
-                    (
-                        _decode_RequestPermissionRequest,
-                        _decode_CreateElicitationRequest,
-                        _decode_ExtRequest,
-                    ),
-                )
-            )
+            f_params = check_raw(v, "#/$defs/AgentRequest/properties/params")
         except ValidationError as error:
             raise error.at("params")
 
@@ -172,7 +160,7 @@ def _encode_AgentRequest(o: AgentRequest) -> dict[str, Any]:
 
     v = o.params
     if v is not UNSET:
-        d["params"] = None if v is None else encode(v)
+        d["params"] = v
 
     return d
 
@@ -8132,19 +8120,7 @@ def _decode_AgentNotification(d: Any, strict: bool) -> AgentNotification:
         f_params = UNSET
     else:
         try:
-            f_params = (
-                None
-                if v is None
-                else first_match(
-                    v,
-                    strict,
-                    (
-                        _decode_UpdateSessionNotification,
-                        _decode_CompleteElicitationNotification,
-                        _decode_ExtNotification,
-                    ),
-                )
-            )
+            f_params = check_raw(v, "#/$defs/AgentNotification/properties/params")
         except ValidationError as error:
             raise error.at("params")
 
@@ -8160,7 +8136,7 @@ def _encode_AgentNotification(o: AgentNotification) -> dict[str, Any]:
 
     v = o.params
     if v is not UNSET:
-        d["params"] = None if v is None else encode(v)
+        d["params"] = v
 
     return d
 
@@ -12211,29 +12187,7 @@ def _decode_ClientRequest(d: Any, strict: bool) -> ClientRequest:
         f_params = UNSET
     else:
         try:
-            f_params = (
-                None
-                if v is None
-                else first_match(
-                    v,
-                    strict,
-                    (
-                        _decode_InitializeRequest,
-                        _decode_LoginAuthRequest,
-                        _decode_LogoutAuthRequest,
-                        _decode_NewSessionRequest,
-                        _decode_ListSessionsRequest,
-                        _decode_DeleteSessionRequest,
-                        _decode_ResumeSessionRequest,
-                        _decode_CloseSessionRequest,
-                        _decode_CancelToolCallRequest,
-                        _decode_CancelTerminalRequest,
-                        _decode_SetSessionConfigOptionRequest,
-                        _decode_PromptRequest,
-                        _decode_ExtRequest,
-                    ),
-                )
-            )
+            f_params = check_raw(v, "#/$defs/ClientRequest/properties/params")
         except ValidationError as error:
             raise error.at("params")
 
@@ -12252,7 +12206,7 @@ def _encode_ClientRequest(o: ClientRequest) -> dict[str, Any]:
 
     v = o.params
     if v is not UNSET:
-        d["params"] = None if v is None else encode(v)
+        d["params"] = v
 
     return d
 
@@ -14398,18 +14352,7 @@ def _decode_ClientNotification(d: Any, strict: bool) -> ClientNotification:
         f_params = UNSET
     else:
         try:
-            f_params = (
-                None
-                if v is None
-                else first_match(
-                    v,
-                    strict,
-                    (
-                        _decode_CancelSessionNotification,
-                        _decode_ExtNotification,
-                    ),
-                )
-            )
+            f_params = check_raw(v, "#/$defs/ClientNotification/properties/params")
         except ValidationError as error:
             raise error.at("params")
 
@@ -14425,7 +14368,7 @@ def _encode_ClientNotification(o: ClientNotification) -> dict[str, Any]:
 
     v = o.params
     if v is not UNSET:
-        d["params"] = None if v is None else encode(v)
+        d["params"] = v
 
     return d
 

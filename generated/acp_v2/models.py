@@ -701,9 +701,7 @@ class AgentRequest(_Model):
     method: str
     """The method name to invoke."""
 
-    params: (
-        RequestPermissionRequest | CreateElicitationRequest | ExtRequest | None | Unset
-    ) = UNSET
+    params: Any | Unset = UNSET
     """Method-specific request parameters."""
 
 
@@ -3643,13 +3641,7 @@ class AgentNotification(_Model):
     method: str
     """The notification method name."""
 
-    params: (
-        UpdateSessionNotification
-        | CompleteElicitationNotification
-        | ExtNotification
-        | None
-        | Unset
-    ) = UNSET
+    params: Any | Unset = UNSET
     """Method-specific notification parameters."""
 
 
@@ -5348,23 +5340,7 @@ class ClientRequest(_Model):
     method: str
     """The method name to invoke."""
 
-    params: (
-        InitializeRequest
-        | LoginAuthRequest
-        | LogoutAuthRequest
-        | NewSessionRequest
-        | ListSessionsRequest
-        | DeleteSessionRequest
-        | ResumeSessionRequest
-        | CloseSessionRequest
-        | CancelToolCallRequest
-        | CancelTerminalRequest
-        | SetSessionConfigOptionRequest
-        | PromptRequest
-        | ExtRequest
-        | None
-        | Unset
-    ) = UNSET
+    params: Any | Unset = UNSET
     """Method-specific request parameters."""
 
 
@@ -6347,7 +6323,7 @@ class ClientNotification(_Model):
     method: str
     """The notification method name."""
 
-    params: CancelSessionNotification | ExtNotification | None | Unset = UNSET
+    params: Any | Unset = UNSET
     """Method-specific notification parameters."""
 
 

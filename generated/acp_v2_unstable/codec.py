@@ -141,20 +141,7 @@ def _decode_AgentRequest(d: Any, strict: bool) -> AgentRequest:
         f_params = UNSET
     else:
         try:
-            f_params = (
-                None
-                if v is None
-                else first_match(
-                    v,
-                    strict,
-                    (
-                        _decode_RequestPermissionRequest,
-                        _decode_CreateElicitationRequest,
-                        _decode_MessageMcpRequest,
-                        _decode_ExtRequest,
-                    ),
-                )
-            )
+            f_params = check_raw(v, "#/$defs/AgentRequest/properties/params")
         except ValidationError as error:
             raise error.at("params")
 
@@ -173,7 +160,7 @@ def _encode_AgentRequest(o: AgentRequest) -> dict[str, Any]:
 
     v = o.params
     if v is not UNSET:
-        d["params"] = None if v is None else encode(v)
+        d["params"] = v
 
     return d
 
@@ -10807,20 +10794,7 @@ def _decode_AgentNotification(d: Any, strict: bool) -> AgentNotification:
         f_params = UNSET
     else:
         try:
-            f_params = (
-                None
-                if v is None
-                else first_match(
-                    v,
-                    strict,
-                    (
-                        _decode_UpdateSessionNotification,
-                        _decode_CompleteElicitationNotification,
-                        _decode_AuthStatusUpdateNotification,
-                        _decode_ExtNotification,
-                    ),
-                )
-            )
+            f_params = check_raw(v, "#/$defs/AgentNotification/properties/params")
         except ValidationError as error:
             raise error.at("params")
 
@@ -10836,7 +10810,7 @@ def _encode_AgentNotification(o: AgentNotification) -> dict[str, Any]:
 
     v = o.params
     if v is not UNSET:
-        d["params"] = None if v is None else encode(v)
+        d["params"] = v
 
     return d
 
@@ -15043,38 +15017,7 @@ def _decode_ClientRequest(d: Any, strict: bool) -> ClientRequest:
         f_params = UNSET
     else:
         try:
-            f_params = (
-                None
-                if v is None
-                else first_match(
-                    v,
-                    strict,
-                    (
-                        _decode_InitializeRequest,
-                        _decode_LoginAuthRequest,
-                        _decode_ListProvidersRequest,
-                        _decode_SetProviderRequest,
-                        _decode_DisableProviderRequest,
-                        _decode_LogoutAuthRequest,
-                        _decode_AuthStatusRequest,
-                        _decode_NewSessionRequest,
-                        _decode_ListSessionsRequest,
-                        _decode_DeleteSessionRequest,
-                        _decode_ForkSessionRequest,
-                        _decode_ArchiveSessionRequest,
-                        _decode_UnarchiveSessionRequest,
-                        _decode_SessionStatusRequest,
-                        _decode_SetSessionTitleRequest,
-                        _decode_ResumeSessionRequest,
-                        _decode_CloseSessionRequest,
-                        _decode_CancelToolCallRequest,
-                        _decode_CancelTerminalRequest,
-                        _decode_SetSessionConfigOptionRequest,
-                        _decode_PromptRequest,
-                        _decode_ExtRequest,
-                    ),
-                )
-            )
+            f_params = check_raw(v, "#/$defs/ClientRequest/properties/params")
         except ValidationError as error:
             raise error.at("params")
 
@@ -15093,7 +15036,7 @@ def _encode_ClientRequest(o: ClientRequest) -> dict[str, Any]:
 
     v = o.params
     if v is not UNSET:
-        d["params"] = None if v is None else encode(v)
+        d["params"] = v
 
     return d
 
@@ -17982,19 +17925,7 @@ def _decode_ClientNotification(d: Any, strict: bool) -> ClientNotification:
         f_params = UNSET
     else:
         try:
-            f_params = (
-                None
-                if v is None
-                else first_match(
-                    v,
-                    strict,
-                    (
-                        _decode_CancelSessionNotification,
-                        _decode_MessageMcpNotification,
-                        _decode_ExtNotification,
-                    ),
-                )
-            )
+            f_params = check_raw(v, "#/$defs/ClientNotification/properties/params")
         except ValidationError as error:
             raise error.at("params")
 
@@ -18010,7 +17941,7 @@ def _encode_ClientNotification(o: ClientNotification) -> dict[str, Any]:
 
     v = o.params
     if v is not UNSET:
-        d["params"] = None if v is None else encode(v)
+        d["params"] = v
 
     return d
 
@@ -18203,18 +18134,7 @@ def _decode_ProxyRequest(d: Any, strict: bool) -> ProxyRequest:
         f_params = UNSET
     else:
         try:
-            f_params = (
-                None
-                if v is None
-                else first_match(
-                    v,
-                    strict,
-                    (
-                        _decode_InitializeProxyRequest,
-                        _decode_ProxySuccessorRequest,
-                    ),
-                )
-            )
+            f_params = check_raw(v, "#/$defs/ProxyRequest/properties/params")
         except ValidationError as error:
             raise error.at("params")
 
@@ -18233,7 +18153,7 @@ def _encode_ProxyRequest(o: ProxyRequest) -> dict[str, Any]:
 
     v = o.params
     if v is not UNSET:
-        d["params"] = None if v is None else encode(v)
+        d["params"] = v
 
     return d
 

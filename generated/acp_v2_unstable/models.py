@@ -927,14 +927,7 @@ class AgentRequest(_Model):
     method: str
     """The method name to invoke."""
 
-    params: (
-        RequestPermissionRequest
-        | CreateElicitationRequest
-        | MessageMcpRequest
-        | ExtRequest
-        | None
-        | Unset
-    ) = UNSET
+    params: Any | Unset = UNSET
     """Method-specific request parameters."""
 
 
@@ -5230,14 +5223,7 @@ class AgentNotification(_Model):
     method: str
     """The notification method name."""
 
-    params: (
-        UpdateSessionNotification
-        | CompleteElicitationNotification
-        | AuthStatusUpdateNotification
-        | ExtNotification
-        | None
-        | Unset
-    ) = UNSET
+    params: Any | Unset = UNSET
     """Method-specific notification parameters."""
 
 
@@ -6991,32 +6977,7 @@ class ClientRequest(_Model):
     method: str
     """The method name to invoke."""
 
-    params: (
-        InitializeRequest
-        | LoginAuthRequest
-        | ListProvidersRequest
-        | SetProviderRequest
-        | DisableProviderRequest
-        | LogoutAuthRequest
-        | AuthStatusRequest
-        | NewSessionRequest
-        | ListSessionsRequest
-        | DeleteSessionRequest
-        | ForkSessionRequest
-        | ArchiveSessionRequest
-        | UnarchiveSessionRequest
-        | SessionStatusRequest
-        | SetSessionTitleRequest
-        | ResumeSessionRequest
-        | CloseSessionRequest
-        | CancelToolCallRequest
-        | CancelTerminalRequest
-        | SetSessionConfigOptionRequest
-        | PromptRequest
-        | ExtRequest
-        | None
-        | Unset
-    ) = UNSET
+    params: Any | Unset = UNSET
     """Method-specific request parameters."""
 
 
@@ -8430,13 +8391,7 @@ class ClientNotification(_Model):
     method: str
     """The notification method name."""
 
-    params: (
-        CancelSessionNotification
-        | MessageMcpNotification
-        | ExtNotification
-        | None
-        | Unset
-    ) = UNSET
+    params: Any | Unset = UNSET
     """Method-specific notification parameters."""
 
 
@@ -8524,7 +8479,7 @@ class ProxyRequest(_Model):
     method: str
     """The method name to invoke."""
 
-    params: InitializeProxyRequest | ProxySuccessorRequest | None | Unset = UNSET
+    params: Any | Unset = UNSET
     """Method-specific request parameters."""
 
 

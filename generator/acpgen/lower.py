@@ -518,6 +518,11 @@ class _Lowerer:
                 return ir.RawT(pointer(node_parts))
             return ir.NullableT(inner)
         members = [self.type_of(o, parts + (i,)) for i, o in enumerate(options)]
+        if any(m.kind == "ref" and isinstance(self.schema.defs[m.name], dict) and "x-method" in self.schema.defs[m.name] for m in members):
+            # JSON-RPC params or results: the method, not the shape, says which
+            # type applies, and the schema cannot express that. Kept as JSON,
+            # checked against the schema, for the caller to decode by method.
+            return ir.RawT(pointer(node_parts))
         kinds = [_json_kinds(member, self.schema) for member in members]
         if all(k is not None for k in kinds):
             flat = [kind for k in kinds for kind in k]

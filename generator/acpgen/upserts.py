@@ -180,10 +180,11 @@ class _Builder:
         if rule == "key":
             state_type, initial = value_type, None
         elif rule == "collection":
-            if value_type.kind != "list":
-                raise self.error(f"{update}.{f.wire_name}: a collection rule needs an array field")
+            if value_type.kind not in ("list", "map"):
+                raise self.error(f"{update}.{f.wire_name}: a collection rule needs an array or map field")
             state_type = value_type
-            initial = self.values.value(value_type, spec.get("initial", []), where)
+            empty = [] if value_type.kind == "list" else {}
+            initial = self.values.value(value_type, spec.get("initial", empty), where)
         elif rule == "meta-patch":
             state_type = ir.MapT(ir.AnyT())
             initial = self.values.value(state_type, spec.get("initial", {}), where)

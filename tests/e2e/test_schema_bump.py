@@ -390,13 +390,11 @@ import json
 import acp_v2_unstable as p
 
 out = {"version": p.SCHEMA_VERSION, "sha256": p.SCHEMA_SHA256}
-message = p.decode("AgentNotification", {
-    "method": "session/update",
-    "params": {"sessionId": "s1", "update": {
-        "sessionUpdate": "tool_call_update", "toolCallId": "t1", "capabilities": {"cancel": {}}}},
-})
-out["update"] = type(message.params.update).__name__
-out["tool_call"] = p.encode(message)["params"]["update"]
+# Envelope params stay JSON (decoded by method), so decode the update itself.
+message = p.decode("SessionUpdate", {
+    "sessionUpdate": "tool_call_update", "toolCallId": "t1", "capabilities": {"cancel": {}}})
+out["update"] = type(message).__name__
+out["tool_call"] = p.encode(message)
 terminal = p.decode("TerminalUpdate", {"terminalId": "x", "size": {"cols": 80, "rows": 24}})
 out["terminal"] = p.encode(terminal)
 try:
