@@ -3,7 +3,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install generate check test bench clean
+.PHONY: install generate check test bench clean fixtures
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -22,6 +22,10 @@ check: $(STAMP)
 test: $(STAMP)
 	$(BIN)/acpgen check
 	$(BIN)/python -m pytest
+	$(BIN)/acpgen conformance -q --package generated/acp_v1 --package generated/acp_v1_unstable --package generated/acp_v2 --package generated/acp_v2_unstable
+
+fixtures: $(STAMP)
+	$(BIN)/acpgen conformance-fixtures
 
 bench: $(STAMP)
 	$(BIN)/pip install --quiet agent-client-protocol

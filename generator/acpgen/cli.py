@@ -107,3 +107,7 @@ __all__ = ["main", "Target"]
 from .cli_schema import register as _register_schema_commands  # noqa: E402
 
 _register_schema_commands(main)
+# acpgen conformance, acpgen conformance-fixtures
+from .conformance.cli import register as _register_conformance_commands  # noqa: E402
+
+_register_conformance_commands(main)

@@ -1,0 +1,166 @@
+"""``acpgen conformance`` and ``acpgen conformance-fixtures``."""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+import click
+
+from .loader import ConformanceError, fixtures_for, import_package, package_dir, schema_for
+
+
+@click.command("conformance")
+@click.option(
+    "--package",
+    "packages",
+    required=True,
+    multiple=True,
+    metavar="PATH_OR_NAME",
+    help="The generated package: its directory, a directory holding it, or an importable name. "
+    "Repeat to check several packages in one run.",
+)
+@click.option(
+    "--schema",
+    "schema",
+    type=click.Path(dir_okay=False),
+    help="The schema to check against (default: the one the package records, by SCHEMA_FILE or SCHEMA_SHA256).",
+)
+@click.option(
+    "--fixtures",
+    "fixtures",
+    type=click.Path(file_okay=False),
+    help="The fixtures directory (default: tests/fixtures/conformance/<schema key> of this project).",
+)
+@click.option("-q", "--quiet", is_flag=True, help="List only the definitions with failures.")
+@click.option("-v", "--verbose", is_flag=True, help="Also list every known failure with its reason.")
+def conformance(packages, schema, fixtures, quiet, verbose) -> None:
+    """Check a generated package against the conformance fixtures.
+
+    Runs every fixture of the schema through the package's public API
+    (decode, encode, apply, ValidationError): strict decoding must accept
+    exactly what jsonschema accepts, lenient decoding must give the expected
+    wire form, decode/encode must round-trip, invalid input must fail at the
+    expected path, the patch laws must hold, and the fixtures must cover every
+    definition, union variant, enum value and lenient field of the schema.
+    Prints a summary per definition and ends with `N passed, M failed`;
+    exits 1 on any failure, 2 on bad arguments.
+    """
+    from .runner import Runner, summary_lines
+
+    started = time.perf_counter()
+    if len(packages) > 1 and (schema or fixtures):
+        click.echo("acpgen: error: --schema and --fixtures go with a single --package", err=True)
+        sys.exit(2)
+    runs = []
+    try:
+        for package in packages:
+            directory = package_dir(package)
+            module = import_package(directory)
+            schema_path = schema_for(module, schema)
+            runs.append((directory, module, schema_path, fixtures_for(schema_path, fixtures)))
+    except ConformanceError as error:
+        click.echo(f"acpgen: error: {error}", err=True)
+        sys.exit(2)
+    passed = failed = 0
+    for directory, module, schema_path, fixtures_dir in runs:
+        package_started = time.perf_counter()
+        report = Runner(module, f"{directory.name} ({directory})", schema_path, fixtures_dir).run()
+        lines = summary_lines(report, quiet=quiet, verbose=verbose)
+        for line in lines[:-1]:
+            click.echo(line)
+        seconds = time.perf_counter() - package_started
+        click.echo(
+            f"{directory.name}: {lines[-1]} in {seconds:.1f}s" if len(runs) > 1 else f"ran in {seconds:.1f}s"
+        )
+        passed += report.passed
+        failed += report.failed
+    if len(runs) > 1:
+        click.echo(f"{len(runs)} packages in {time.perf_counter() - started:.1f}s")
+    click.echo(f"{passed} passed, {failed} failed")
+    sys.exit(1 if failed else 0)
+
+
+@click.command("conformance-fixtures")
+@click.option(
+    "--schema",
+    "schemas",
+    multiple=True,
+    type=click.Path(dir_okay=False),
+    help="A schema to generate fixtures for (repeatable; default: the four vendored schemas).",
+)
+@click.option(
+    "--out",
+    "out",
+    type=click.Path(file_okay=False),
+    help="The fixtures directory (default: tests/fixtures/conformance/<schema key>; with one --schema only).",
+)
+@click.option("--seed", default=None, help="The seed of the generator (default: the committed one).")
+@click.option("--check", is_flag=True, help="Write nothing; exit 1 if the committed fixtures are stale.")
+def conformance_fixtures(schemas, out, seed, check) -> None:
+    """Regenerate the generated conformance fixtures from the schema.
+
+    Writes <fixtures>/manifest.json and <fixtures>/generated/<Def>.json
+    (deterministic, seeded), keeping the known_failures lists of the files
+    it rewrites; hand-written fixtures are left alone.
+    """
+    from . import fixturegen
+    from .loader import FIXTURES_ROOT, PROJECT_ROOT
+
+    if not schemas:
+        schemas = tuple(
+            str(PROJECT_ROOT / "schema" / s)
+            for s in (
+                "v1/schema.json",
+                "v1/schema.unstable.json",
+                "v2/schema.json",
+                "v2/schema.unstable.json",
+            )
+        )
+    if out and len(schemas) != 1:
+        click.echo("acpgen: error: --out goes with exactly one --schema", err=True)
+        sys.exit(2)
+    jobs, targets = [], []
+    for schema in schemas:
+        path = Path(schema)
+        if not path.is_file():
+            click.echo(f"acpgen: error: --schema {schema}: no such file", err=True)
+            sys.exit(2)
+        target = Path(out) if out else FIXTURES_ROOT / fixturegen.schema_key(path)
+        try:
+            display = path.resolve().relative_to(PROJECT_ROOT).as_posix()
+        except ValueError:
+            display = path.as_posix()
+        jobs.append((str(path), seed or fixturegen.committed_seed(target), display))
+        targets.append(target)
+    started = time.perf_counter()
+    results = fixturegen.generate_many(jobs)
+    elapsed = time.perf_counter() - started
+    stale = []
+    for target, files in zip(targets, results):
+        if check:
+            changed = fixturegen.stale(target, files)
+            stale += changed
+            for name in changed:
+                click.echo(f"stale: {name}")
+            continue
+        changed = fixturegen.write(target, files)
+        counts = files["manifest.json"]["counts"]
+        click.echo(
+            f"wrote {target} ({len(files) - 1} definitions, {sum(counts.values())} cases: "
+            f"{counts['valid']} valid, {counts['invalid']} invalid, {counts['lenient']} lenient; "
+            f"{len(changed)} file(s) changed)"
+        )
+    click.echo(f"generated the fixtures of {len(jobs)} schema(s) in {elapsed:.1f}s")
+    if check:
+        if stale:
+            click.echo(f"{len(stale)} fixture file(s) out of date; run `make fixtures`")
+            sys.exit(1)
+        click.echo("conformance fixtures up to date")
+
+
+def register(main: click.Group) -> None:
+    """Add the conformance commands to the ``acpgen`` command group."""
+    main.add_command(conformance)
+    main.add_command(conformance_fixtures)

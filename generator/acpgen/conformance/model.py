@@ -1,0 +1,898 @@
+"""The semantic model: what decoding a value must give, worked out from the
+raw schema and the rules of the README, independently of the generator.
+
+:class:`Model` reads a schema document (plain JSON, nothing from the
+generator's stages) and answers, for any ``$defs`` name and JSON value, what
+``encode(decode(name, value))`` must be in lenient and in strict mode, or where
+decoding must fail. The fixture generator uses it to write the expected
+outputs into the committed fixtures; the runner never uses it (it compares
+packages with the fixtures), so the model is a second, independent
+implementation of the decoding rules, checked against the recordings of the
+TypeScript SDK by ``tests/unit/test_fixturegen.py``.
+
+The shapes it understands are the ones the README describes: objects with
+properties (``x-deserialize-*`` keywords, defaults, required keys, unknown keys
+ignored), maps, arrays, scalars with ``minimum``/``maximum``/``minLength`` and
+integer ``format`` ranges, constants, closed and open enums, unions tagged by a
+constant property (catch-all, untagged and null-tag variants), unions told
+apart by required keys, unions of distinct JSON types, first-match unions, and
+the JSON-RPC envelopes, whose ``params``/``result`` are kept as JSON. Anything
+else is kept as JSON and checked against its subschema, as the README says.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from jsonschema import Draft202012Validator
+
+DEFS = "#/$defs/"
+
+ANNOTATIONS = frozenset(
+    {
+        "description",
+        "title",
+        "format",
+        "contentEncoding",
+        "contentMediaType",
+        "examples",
+        "$comment",
+        "default",
+        "deprecated",
+        "readOnly",
+        "writeOnly",
+        "discriminator",
+        "x-docs-ignore",
+        "x-side",
+        "x-method",
+        "x-deserialize-default-on-error",
+        "x-deserialize-default-on-null",
+        "x-deserialize-skip-invalid-items",
+    }
+)
+
+LENIENT_KEYWORDS = (
+    "x-deserialize-default-on-error",
+    "x-deserialize-default-on-null",
+    "x-deserialize-skip-invalid-items",
+)
+
+# Rust integer types: the range lenient decoding enforces for a ``format``.
+INTEGER_FORMATS = {
+    "int8": (-(2**7), 2**7 - 1),
+    "int16": (-(2**15), 2**15 - 1),
+    "int32": (-(2**31), 2**31 - 1),
+    "int64": (-(2**63), 2**63 - 1),
+    "uint8": (0, 2**8 - 1),
+    "uint16": (0, 2**16 - 1),
+    "uint32": (0, 2**32 - 1),
+    "uint64": (0, 2**64 - 1),
+    "uint": (0, 2**64 - 1),
+}
+
+MISSING: Any = object()
+
+_PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def format_path(segments) -> str:
+    """``("update", "content", 2, "type")`` -> ``$.update.content[2].type``,
+    as the generated ``ValidationError.path`` writes it."""
+    out = ["$"]
+    for segment in segments:
+        if isinstance(segment, int):
+            out.append(f"[{segment}]")
+        elif _PLAIN_KEY.fullmatch(segment):
+            out.append("." + segment)
+        else:
+            out.append("[" + json.dumps(segment) + "]")
+    return "".join(out)
+
+
+class Reject(Exception):
+    """Decoding fails at ``path`` (a tuple of segments). ``exact`` is False
+    when the model cannot say more than "at or below ``path``" (a value kept
+    as JSON and checked against its subschema)."""
+
+    def __init__(self, path: tuple, message: str, exact: bool = True) -> None:
+        super().__init__(message)
+        self.path = path
+        self.message = message
+        self.exact = exact
+
+
+def keys(node: dict) -> set:
+    return {k for k in node if k not in ANNOTATIONS}
+
+
+def json_kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    t = type(value)
+    if t is bool:
+        return "boolean"
+    if t is int:
+        return "integer"
+    if t is float:
+        return "number"
+    if t is str:
+        return "string"
+    if t is list:
+        return "array"
+    if t is dict:
+        return "object"
+    return t.__name__
+
+
+def json_equal(a: Any, b: Any) -> bool:
+    if type(a) is bool or type(b) is bool:
+        return type(a) is type(b) and a == b
+    if type(a) in (int, float) and type(b) in (int, float):
+        return a == b
+    if type(a) is list and type(b) is list:
+        return len(a) == len(b) and all(json_equal(x, y) for x, y in zip(a, b))
+    if type(a) is dict and type(b) is dict:
+        return a.keys() == b.keys() and all(json_equal(a[k], b[k]) for k in a)
+    return type(a) is type(b) and a == b
+
+
+def ref_name(node: Any) -> str | None:
+    """The ``$defs`` name of ``{"$ref"}`` or ``{"allOf": [{"$ref"}]}``."""
+    if not isinstance(node, dict):
+        return None
+    k = keys(node)
+    if k == {"$ref"} and isinstance(node["$ref"], str) and node["$ref"].startswith(DEFS):
+        return node["$ref"][len(DEFS) :]
+    if k == {"allOf"} and isinstance(node["allOf"], list) and len(node["allOf"]) == 1:
+        return ref_name(node["allOf"][0])
+    return None
+
+
+def _is_null_schema(node: Any) -> bool:
+    return isinstance(node, dict) and keys(node) == {"type"} and node["type"] == "null"
+
+
+def _type_matches(kind: Any, value: Any) -> bool:
+    if kind is None:
+        return True
+    return {
+        "string": lambda: isinstance(value, str),
+        "integer": lambda: type(value) is int,
+        "number": lambda: type(value) in (int, float),
+        "boolean": lambda: type(value) is bool,
+        "null": lambda: value is None,
+    }.get(kind, lambda: False)()
+
+
+# ------------------------------------------------------------------ shapes
+
+
+@dataclass
+class Field:
+    wire: str
+    node: Any
+    """The property's subschema."""
+    shape: Any
+    required: bool
+    default: Any = MISSING
+    on_error: bool = False
+    on_null: bool = False
+
+    @property
+    def keywords(self) -> tuple[str, ...]:
+        node = self.node if isinstance(self.node, dict) else {}
+        return tuple(k for k in LENIENT_KEYWORDS if node.get(k) is True)
+
+
+@dataclass
+class Shape:
+    kind: str
+    """any, raw, ref, nullable, str, int, num, bool, null, const, enum, list,
+    map, object, tagged, keyed, scalar_union, first_match."""
+    node: Any = None
+    name: str = ""
+    inner: Any = None
+    members: list = field(default_factory=list)
+    fields: list = field(default_factory=list)
+    minimum: Any = None
+    maximum: Any = None
+    lenient_min: Any = None
+    lenient_max: Any = None
+    min_length: Any = None
+    min_items: Any = None
+    skip_invalid: bool = False
+    value: Any = None
+    values: tuple = ()
+    open: bool = False
+    value_kind: str = ""
+    tag: str = ""
+    tag_lenient: bool = False
+    variants: list = field(default_factory=list)
+
+
+@dataclass
+class Variant:
+    role: str
+    """tagged, catch_all, untagged or null_tag."""
+    tag: Any
+    fields: list
+    node: Any
+    index: int
+    title: str = ""
+    wraps: str | None = None
+    """A tagged variant whose payload is itself a union definition."""
+
+
+def _tightest(a, b, pick):
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return pick(a, b)
+
+
+class Model:
+    """The decoding rules of the README over one schema document."""
+
+    def __init__(self, document: dict) -> None:
+        self.document = document
+        self.defs: dict = document["$defs"]
+        self._shapes: dict[str, Shape] = {}
+        self._validators: dict[int, tuple] = {}
+        self.envelopes = envelope_defs(document)
+
+    # ------------------------------------------------------------ public API
+
+    def decode(self, name: str, value: Any, strict: bool = False) -> Any:
+        """The wire form ``encode(decode(name, value))`` must give; raises
+        :class:`Reject`. In strict mode the value must first be valid."""
+        if strict:
+            errors = self.schema_errors(name, value)
+            if errors:
+                raise Reject((), "invalid: " + errors[0], exact=False)
+        return self._decode(self.shape(name), value, (), strict)
+
+    def is_valid(self, name: str, value: Any) -> bool:
+        return not self.schema_errors(name, value)
+
+    def schema_errors(self, name: str, value: Any) -> list[str]:
+        validator = self.validator({"$ref": DEFS + name})
+        return [e.message for e in validator.iter_errors(value)][:1]
+
+    def validator(self, node: Any) -> Draft202012Validator:
+        entry = self._validators.get(id(node))
+        if entry is None:
+            root = {"$defs": self.defs, "allOf": [node]} if isinstance(node, dict) else node
+            # ``node`` is kept with its validator so that its id stays its own.
+            entry = self._validators[id(node)] = (node, Draft202012Validator(root))
+        return entry[1]
+
+    # ------------------------------------------------------------ shapes
+
+    def shape(self, name: str) -> Shape:
+        shape = self._shapes.get(name)
+        if shape is None:
+            shape = self._shapes[name] = self._definition(name, self.defs[name])
+        return shape
+
+    def _definition(self, name: str, node: Any) -> Shape:
+        if not isinstance(node, dict):
+            return Shape("raw", node=node) if node is not True else Shape("any")
+        if name in self.envelopes and node.get("type") != "object":
+            return Shape("raw", node=node)  # a response envelope: kept as JSON (README)
+        shape = self._enum(node) or self._union(name, node)
+        if shape is not None:
+            return shape
+        k = keys(node)
+        if (
+            node.get("type") == "object"
+            and "properties" in k
+            and k
+            <= {
+                "type",
+                "properties",
+                "required",
+                "additionalProperties",
+            }
+        ):
+            return Shape("object", node=node, fields=self._fields(node, envelope=name in self.envelopes))
+        return self.type_of(node)
+
+    def _fields(self, node: dict, skip: tuple = (), envelope: bool = False) -> list[Field]:
+        required = set(node.get("required", ()))
+        out = []
+        for wire, prop in node.get("properties", {}).items():
+            if wire in skip:
+                continue
+            p = prop if isinstance(prop, dict) else {}
+            if envelope and wire in ("params", "result"):
+                shape = Shape("raw", node=prop)  # README: kept as JSON
+            else:
+                shape = self.type_of(prop)
+            out.append(
+                Field(
+                    wire=wire,
+                    node=prop,
+                    shape=shape,
+                    required=wire in required,
+                    default=p.get("default", MISSING),
+                    on_error=p.get("x-deserialize-default-on-error") is True,
+                    on_null=p.get("x-deserialize-default-on-null") is True,
+                )
+            )
+        return out
+
+    def _enum(self, node: dict) -> Shape | None:
+        k = keys(node)
+        if len(k) != 1 or not k <= {"anyOf", "oneOf"}:
+            return None
+        combinator = k.pop()
+        options = node[combinator]
+        if not isinstance(options, list) or not options:
+            return None
+        values, catch_all, kinds = [], None, set()
+        for option in options:
+            if not isinstance(option, dict):
+                return None
+            ok = keys(option)
+            if ok == {"type", "const"} and option["type"] in ("string", "integer"):
+                value = option["const"]
+                if option["type"] == "string" and not isinstance(value, str):
+                    return None
+                if option["type"] == "integer" and type(value) is not int:
+                    return None
+                kinds.add(option["type"])
+                values.append(value)
+            elif ok == {"type"} and option["type"] in ("string", "integer") and catch_all is None:
+                kinds.add(option["type"])
+                catch_all = option
+            else:
+                return None
+        if len(kinds) != 1 or not values or len(set(values)) != len(values):
+            return None
+        if catch_all is not None and combinator == "oneOf":
+            return None
+        low = high = None
+        if catch_all is not None and catch_all["type"] == "integer":
+            low, high = INTEGER_FORMATS.get(catch_all.get("format"), (None, None))
+        return Shape(
+            "enum",
+            node=node,
+            values=tuple(values),
+            open=catch_all is not None,
+            value_kind="str" if kinds == {"string"} else "int",
+            lenient_min=low,
+            lenient_max=high,
+        )
+
+    def _union(self, name: str, node: dict) -> Shape | None:
+        k = keys(node)
+        combinator = "anyOf" if "anyOf" in k else "oneOf" if "oneOf" in k else None
+        if combinator is None or {"anyOf", "oneOf"} <= k:
+            return None
+        base_keys = k - {combinator}
+        if base_keys and not (
+            node.get("type") == "object" and base_keys <= {"type", "properties", "required"}
+        ):
+            return None
+        options = node[combinator]
+        if not isinstance(options, list) or not options:
+            return None
+        tag = common_tag(options)
+        if tag is None:
+            return None if base_keys else self._keyed(node, options)
+        base = self._fields(node, skip=(tag,)) if base_keys else []
+        tag_schema = node.get("properties", {}).get(tag) if base_keys else None
+        tag_lenient = (
+            isinstance(tag_schema, dict) and tag_schema.get("x-deserialize-default-on-error") is True
+        )
+        variants, roles = [], set()
+        for index, option in enumerate(options):
+            variant = self._variant(option, index, tag, base, tag_lenient)
+            if variant is None:
+                return None
+            if variant.role != "tagged":
+                if variant.role in roles:
+                    return None
+                roles.add(variant.role)
+            variants.append(variant)
+        if {"untagged", "null_tag"} <= roles:
+            return None
+        tags = [v.tag for v in variants if v.role == "tagged"]
+        if not tags or len(set(tags)) != len(tags):
+            return None
+        if combinator == "oneOf" and roles - {"catch_all"}:
+            return None
+        return Shape("tagged", node=node, tag=tag, tag_lenient=tag_lenient, variants=variants)
+
+    def _variant(self, option: Any, index: int, tag: str, base: list, tag_lenient: bool) -> Variant | None:
+        if not isinstance(option, dict):
+            return None
+        title = option.get("title", "") if isinstance(option.get("title"), str) else ""
+        ref = ref_name(option)
+        if ref is not None:
+            target = self.defs.get(ref)
+            if not self._flat(target) or tag in target.get("properties", {}):
+                return None
+            return Variant("untagged", None, _merge(base, self._fields(target)), option, index, title or ref)
+        properties = option.get("properties")
+        if option.get("type") != "object" or not isinstance(properties, dict):
+            return None
+        ok = keys(option)
+        if tag not in properties:
+            if ok - {"type", "properties", "required"}:
+                return None
+            return Variant(
+                "untagged", None, _merge(base, self._fields(option)), option, index, title or "untagged"
+            )
+        tag_schema = properties[tag]
+        if _is_null_schema(tag_schema):
+            if ok - {"type", "properties", "required"} or tag in option.get("required", ()):
+                return None
+            null_field = Field(tag, tag_schema, Shape("null"), False, on_error=tag_lenient)
+            own = self._fields(option, skip=(tag,))
+            return Variant("null_tag", None, _merge(base, [null_field] + own), option, index, title or "none")
+        if tag not in option.get("required", ()):
+            return None
+        if isinstance(tag_schema, dict) and isinstance(tag_schema.get("const"), str):
+            if ok - {"type", "properties", "required", "allOf"}:
+                return None
+            own = self._fields(option, skip=(tag,))
+            if "allOf" in option:
+                ref = ref_name({"allOf": option["allOf"]})
+                if ref is None:
+                    return None
+                target = self.defs[ref]
+                if not self._flat(target):
+                    if own or base:
+                        return None
+                    return Variant("tagged", tag_schema["const"], [], option, index, title, wraps=ref)
+                own = own + self._fields(target, skip=(tag,))
+            return Variant("tagged", tag_schema["const"], _merge(base, own), option, index, title)
+        if isinstance(tag_schema, dict) and keys(tag_schema) == {"type"} and tag_schema["type"] == "string":
+            own = self._fields(option, skip=(tag,))
+            return Variant("catch_all", None, _merge(base, own), option, index, title or "other")
+        return None
+
+    def _keyed(self, node: dict, options: list) -> Shape | None:
+        """A union of plain objects told apart by their required keys: each
+        member requires a key no other member requires. The first member
+        whose required keys are all present is decoded (README)."""
+        members = []
+        for index, option in enumerate(options):
+            ref = ref_name(option)
+            if ref is not None:
+                target = self.defs.get(ref)
+                if not self._flat(target):
+                    return None
+                members.append((ref, tuple(target.get("required", ())), None))
+            elif (
+                isinstance(option, dict)
+                and option.get("type") == "object"
+                and isinstance(option.get("properties"), dict)
+                and keys(option) <= {"type", "properties", "required"}
+            ):
+                # An inline object (MessageMcpResponse's Result and Error).
+                shape = Shape("object", node=option, fields=self._fields(option))
+                members.append((index, tuple(option.get("required", ())), shape))
+            else:
+                return None
+        for ref, required, _ in members:
+            others = {key for r, req, _ in members if r != ref for key in req}
+            if len(members) > 1 and not set(required) - others:
+                return None
+        return Shape("keyed", node=node, members=members)
+
+    @staticmethod
+    def _flat(node: Any) -> bool:
+        if not isinstance(node, dict) or node.get("type") != "object":
+            return False
+        return keys(node) <= {"type", "properties", "required", "additionalProperties"}
+
+    def type_of(self, node: Any) -> Shape:
+        """The shape of a subschema used as a value (not a definition)."""
+        if not isinstance(node, dict):
+            return Shape("any") if node is True else Shape("raw", node=node)
+        k = keys(node)
+        if not k:
+            return Shape("any")
+        ref = ref_name(node)
+        if ref is not None:
+            return Shape("ref", name=ref)
+        raw = Shape("raw", node=node)
+        if "const" in k:
+            if k <= {"const", "type"} and _type_matches(node.get("type"), node["const"]):
+                return Shape("const", value=node["const"])
+            return raw
+        if "enum" in k:
+            values = node["enum"]
+            if (
+                k <= {"enum", "type"}
+                and isinstance(values, list)
+                and len(values) == 1
+                and _type_matches(node.get("type"), values[0])
+            ):
+                return Shape("const", value=values[0])
+            return raw
+        for combinator in ("anyOf", "oneOf"):
+            if k == {combinator} and isinstance(node[combinator], list):
+                return self._combination(node, node[combinator], combinator)
+        if "type" in k:
+            kind = node["type"]
+            if isinstance(kind, list):
+                if len(kind) == 2 and "null" in kind:
+                    inner_kind = kind[0] if kind[1] == "null" else kind[1]
+                    inner = self.type_of(dict(node, type=inner_kind))
+                    if inner.kind == "raw":
+                        return raw
+                    return Shape("nullable", inner=inner)
+                return raw
+            return self._typed(kind, node, k)
+        return raw
+
+    def _combination(self, node: dict, options: list, combinator: str) -> Shape:
+        raw = Shape("raw", node=node)
+        if len(options) == 2 and any(_is_null_schema(o) for o in options):
+            other = options[0] if _is_null_schema(options[1]) else options[1]
+            if _is_null_schema(other):
+                return raw
+            inner = self.type_of(other)
+            if inner.kind in ("raw", "nullable"):
+                return raw
+            return Shape("nullable", inner=inner)
+        members = [self.type_of(o) for o in options]
+        simple = {
+            "str": "string",
+            "int": "integer",
+            "num": "number",
+            "bool": "boolean",
+            "null": "null",
+            "list": "array",
+            "map": "object",
+        }
+        if all(m.kind in simple for m in members):
+            flat = [simple[m.kind] for m in members]
+            overlap = len(flat) != len(set(flat))
+            if combinator == "oneOf" and {"integer", "number"} <= set(flat):
+                overlap = True
+            if not overlap:
+                return Shape("scalar_union", members=members)
+        if len(members) > 1 and not any(m.kind == "raw" for m in members):
+            return Shape("first_match", members=members)
+        return raw
+
+    def _typed(self, kind: Any, node: dict, k: set) -> Shape:
+        raw = Shape("raw", node=node)
+        if kind == "string":
+            return Shape("str", min_length=node.get("minLength")) if k <= {"type", "minLength"} else raw
+        if kind == "integer":
+            if not k <= {"type", "minimum", "maximum"}:
+                return raw
+            low, high = node.get("minimum"), node.get("maximum")
+            if not all(v is None or type(v) is int for v in (low, high)):
+                return raw
+            fmin, fmax = INTEGER_FORMATS.get(node.get("format"), (None, None))
+            return Shape(
+                "int",
+                minimum=low,
+                maximum=high,
+                lenient_min=_tightest(low, fmin, max),
+                lenient_max=_tightest(high, fmax, min),
+            )
+        if kind == "number":
+            if not k <= {"type", "minimum", "maximum"}:
+                return raw
+            return Shape("num", minimum=node.get("minimum"), maximum=node.get("maximum"))
+        if kind == "boolean":
+            return Shape("bool") if k == {"type"} else raw
+        if kind == "null":
+            return Shape("null") if k == {"type"} else raw
+        if kind == "array":
+            if not k <= {"type", "items", "minItems"}:
+                return raw
+            items = self.type_of(node["items"]) if "items" in node else Shape("any")
+            return Shape(
+                "list",
+                inner=items,
+                min_items=node.get("minItems"),
+                skip_invalid=node.get("x-deserialize-skip-invalid-items") is True,
+            )
+        if kind == "object":
+            if k <= {"type"}:
+                return Shape("map")
+            if k == {"type", "additionalProperties"}:
+                values = node["additionalProperties"]
+                if values is True:
+                    return Shape("map")
+                inner = self.type_of(values)
+                if inner.kind == "raw":
+                    return raw
+                return Shape("map", inner=inner)
+            return raw
+        return raw
+
+    # ------------------------------------------------------------ decoding
+
+    def _decode(self, shape: Shape, value: Any, path: tuple, strict: bool) -> Any:
+        kind = shape.kind
+        if kind == "ref":
+            return self._decode(self.shape(shape.name), value, path, strict)
+        if kind == "any":
+            return value
+        if kind == "raw":
+            errors = list(self.validator(shape.node).iter_errors(value))
+            if errors:
+                raise Reject(path, "not valid against its subschema: " + errors[0].message, exact=False)
+            return value
+        if kind == "nullable":
+            return None if value is None else self._decode(shape.inner, value, path, strict)
+        if kind == "str":
+            if type(value) is not str:
+                raise Reject(path, f"expected a string, found {json_kind(value)}")
+            if shape.min_length is not None and len(value) < shape.min_length:
+                raise Reject(path, f"expected at least {shape.min_length} characters")
+            return value
+        if kind == "int":
+            low, high = (shape.minimum, shape.maximum) if strict else (shape.lenient_min, shape.lenient_max)
+            return _int(value, low, high, path)
+        if kind == "num":
+            if type(value) not in (int, float):
+                raise Reject(path, f"expected a number, found {json_kind(value)}")
+            if (shape.minimum is not None and value < shape.minimum) or (
+                shape.maximum is not None and value > shape.maximum
+            ):
+                raise Reject(path, "number out of range")
+            return value
+        if kind == "bool":
+            if type(value) is not bool:
+                raise Reject(path, f"expected a boolean, found {json_kind(value)}")
+            return value
+        if kind == "null":
+            if value is not None:
+                raise Reject(path, f"expected null, found {json_kind(value)}")
+            return None
+        if kind == "const":
+            if not json_equal(value, shape.value):
+                raise Reject(path, f"expected {shape.value!r}")
+            return shape.value
+        if kind == "enum":
+            return self._enum_value(shape, value, path, strict)
+        if kind == "list":
+            return self._list(shape, value, path, strict)
+        if kind == "map":
+            if type(value) is not dict:
+                raise Reject(path, f"expected an object, found {json_kind(value)}")
+            if shape.inner is None:
+                return dict(value)
+            return {k: self._decode(shape.inner, v, path + (k,), strict) for k, v in value.items()}
+        if kind == "object":
+            if type(value) is not dict:
+                raise Reject(path, f"expected an object, found {json_kind(value)}")
+            return self._fields_of(shape.fields, value, path, strict)
+        if kind == "tagged":
+            return self._tagged(shape, value, path, strict)
+        if kind == "keyed":
+            if type(value) is not dict:
+                raise Reject(path, f"expected an object, found {json_kind(value)}")
+            for ref, required, inline in shape.members:
+                if all(key in value for key in required):
+                    return self._decode(inline or self.shape(ref), value, path, strict)
+            raise Reject(path, "no member's required keys are present")
+        if kind == "scalar_union":
+            actual = json_kind(value)
+            by_kind = {}
+            for member in shape.members:
+                by_kind.setdefault(
+                    {
+                        "str": "string",
+                        "int": "integer",
+                        "num": "number",
+                        "bool": "boolean",
+                        "null": "null",
+                        "list": "array",
+                        "map": "object",
+                    }[member.kind],
+                    member,
+                )
+            member = by_kind.get(actual)
+            if member is None and actual == "number" and value.is_integer():
+                member = by_kind.get("integer")
+            if member is None:
+                raise Reject(path, f"expected one of {sorted(by_kind)}, found {actual}")
+            return self._decode(member, value, path, strict)
+        if kind == "first_match":
+            errors = []
+            for member in shape.members:
+                try:
+                    return self._decode(member, value, path, strict)
+                except Reject as error:
+                    errors.append(error)
+            # Which member's error is reported is a choice of the decoder:
+            # only "at or below the union" is required.
+            best = max(errors, key=lambda e: len(e.path))
+            raise Reject(path, best.message, exact=False)
+        raise AssertionError(kind)
+
+    def _enum_value(self, shape: Shape, value: Any, path: tuple, strict: bool) -> Any:
+        if shape.value_kind == "str":
+            if type(value) is not str:
+                raise Reject(path, f"expected a string, found {json_kind(value)}")
+            if value in shape.values or shape.open:
+                return value
+            raise Reject(path, f"expected one of {list(shape.values)}, found {value!r}")
+        low, high = (None, None) if strict else (shape.lenient_min, shape.lenient_max)
+        number = _int(value, low if shape.open else None, high if shape.open else None, path)
+        if number in shape.values or shape.open:
+            return number
+        raise Reject(path, f"expected one of {list(shape.values)}, found {number!r}")
+
+    def _list(self, shape: Shape, value: Any, path: tuple, strict: bool) -> list:
+        if type(value) is not list:
+            raise Reject(path, f"expected an array, found {json_kind(value)}")
+        out = []
+        for index, item in enumerate(value):
+            try:
+                out.append(self._decode(shape.inner, item, path + (index,), strict))
+            except Reject:
+                if strict or not shape.skip_invalid:
+                    raise
+        if shape.min_items is not None and len(out) < shape.min_items:
+            raise Reject(path, f"expected at least {shape.min_items} items")
+        return out
+
+    def _fields_of(self, fields: list, value: dict, path: tuple, strict: bool) -> dict:
+        out = {}
+        for f in fields:
+            v = value.get(f.wire, MISSING)
+            if v is MISSING:
+                if f.required:
+                    raise Reject(path, f"missing required property {f.wire!r}")
+                if f.default is not MISSING:
+                    out[f.wire] = self.default_of(f)
+                continue
+            try:
+                if v is None and f.on_null and not strict:
+                    out[f.wire] = self._empty(f.shape)
+                else:
+                    out[f.wire] = self._decode(f.shape, v, path + (f.wire,), strict)
+            except Reject:
+                if strict or not f.on_error:
+                    raise
+                fallback = self.fallback(f)
+                if fallback is RAISE:
+                    raise
+                if fallback is not MISSING:
+                    out[f.wire] = fallback
+        return out
+
+    def fallback(self, f: Field) -> Any:
+        """What ``x-deserialize-default-on-error`` puts in place of an invalid
+        value: the default, ``[]`` for a list that cannot be null, absence
+        (MISSING), or RAISE for a required field."""
+        if f.default is not MISSING:
+            return self.default_of(f)
+        if f.shape.kind == "list":
+            return []
+        return RAISE if f.required else MISSING
+
+    def default_of(self, f: Field) -> Any:
+        """The schema default as decoding gives it (with nested defaults)."""
+        return self._decode(f.shape, f.default, (), False)
+
+    def _empty(self, shape: Shape) -> Any:
+        while shape.kind in ("ref", "nullable"):
+            shape = self.shape(shape.name) if shape.kind == "ref" else shape.inner
+        return [] if shape.kind == "list" else {}
+
+    def _tagged(self, shape: Shape, value: Any, path: tuple, strict: bool) -> Any:
+        if type(value) is not dict:
+            raise Reject(path, f"expected an object, found {json_kind(value)}")
+        tag_key = shape.tag
+        tag = value.get(tag_key, MISSING)
+        if not strict and shape.tag_lenient and not (tag is MISSING or tag is None or type(tag) is str):
+            tag = MISSING
+        tagged = {v.tag: v for v in shape.variants if v.role == "tagged"}
+        catch_all = next((v for v in shape.variants if v.role == "catch_all"), None)
+        untagged = next((v for v in shape.variants if v.role == "untagged"), None)
+        null_tag = next((v for v in shape.variants if v.role == "null_tag"), None)
+        if type(tag) is str:
+            variant = tagged.get(tag)
+            if variant is not None:
+                try:
+                    return self._variant_value(variant, tag_key, value, path, strict)
+                except Reject as error:
+                    if untagged is None:
+                        raise
+                    try:
+                        return self._variant_value(untagged, tag_key, value, path, strict)
+                    except Reject:
+                        # Both the tagged and the untagged variant refuse it.
+                        raise Reject(path, error.message, exact=False) from None
+            if catch_all is not None:
+                return self._variant_value(catch_all, tag_key, value, path, strict)
+            if untagged is not None:
+                try:
+                    return self._variant_value(untagged, tag_key, value, path, strict)
+                except Reject as error:
+                    raise Reject(path, error.message, exact=False) from None
+            raise Reject(path + (tag_key,), f"unknown tag {tag!r}")
+        if untagged is not None:
+            try:
+                return self._variant_value(untagged, tag_key, value, path, strict)
+            except Reject as error:
+                raise Reject(path, error.message, exact=False) from None
+        if null_tag is not None and (tag is MISSING or tag is None):
+            return self._variant_value(null_tag, tag_key, value, path, strict)
+        if tag is MISSING:
+            raise Reject(path, f"missing required property {tag_key!r}")
+        raise Reject(path + (tag_key,), f"expected a string tag, found {json_kind(tag)}")
+
+    def _variant_value(self, variant: Variant, tag_key: str, value: dict, path: tuple, strict: bool) -> dict:
+        if variant.role == "tagged":
+            if variant.wraps:
+                inner = self._decode(self.shape(variant.wraps), value, path, strict)
+                return {tag_key: variant.tag, **inner}
+            return {tag_key: variant.tag, **self._fields_of(variant.fields, value, path, strict)}
+        if variant.role == "catch_all":
+            declared = {f.wire for f in variant.fields} | {tag_key}
+            decoded = self._fields_of(variant.fields, value, path, strict)
+            out = {k: v for k, v in value.items() if k not in declared}
+            out[tag_key] = value[tag_key]
+            out.update(decoded)
+            return out
+        return self._fields_of(variant.fields, value, path, strict)
+
+
+RAISE: Any = object()
+
+
+def _int(value: Any, low: Any, high: Any, path: tuple) -> int:
+    if type(value) is not int:
+        if type(value) is float and value.is_integer():
+            value = int(value)
+        else:
+            raise Reject(path, f"expected an integer, found {json_kind(value)}")
+    if (low is not None and value < low) or (high is not None and value > high):
+        raise Reject(path, f"integer {value} out of range [{low}, {high}]")
+    return value
+
+
+def _merge(first: list, second: list) -> list:
+    names = {f.wire for f in first}
+    return list(first) + [f for f in second if f.wire not in names]
+
+
+def common_tag(options: list) -> str | None:
+    """The property every constant-tagged option of a union is told apart by."""
+    tags = set()
+    for option in options:
+        if not isinstance(option, dict):
+            return None
+        properties = option.get("properties")
+        if not isinstance(properties, dict):
+            continue
+        for key, prop in properties.items():
+            if (
+                isinstance(prop, dict)
+                and isinstance(prop.get("const"), str)
+                and key in option.get("required", ())
+            ):
+                tags.add(key)
+    return tags.pop() if len(tags) == 1 else None
+
+
+def envelope_defs(document: dict) -> set[str]:
+    """The JSON-RPC envelope definitions: the ``$defs`` the document's
+    top-level ``anyOf`` (the message forms) refers to."""
+    out = set()
+    for form in document.get("anyOf", ()) if isinstance(document.get("anyOf"), list) else ():
+        if not isinstance(form, dict):
+            continue
+        for member in form.get("anyOf", ()) if isinstance(form.get("anyOf"), list) else ():
+            name = ref_name(member)
+            if name:
+                out.add(name)
+    return out

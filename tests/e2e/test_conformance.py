@@ -1,0 +1,340 @@
+"""`acpgen conformance`: the command line, and proof that the suite catches
+faults. Each seeded fault wraps a generated package (through its public API
+only, as a package generated with other templates would differ) and must be
+reported as a failure naming the definition; the same run without the fault
+must not report that definition."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from acpgen.cli import main
+
+from ..conftest import GENERATED, ROOT
+
+FIXTURES = ROOT / "tests/fixtures/conformance"
+FINAL = re.compile(r"^(\d+) passed, (\d+) failed$")
+
+
+def run(*args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(main, ["conformance", *args])
+    return result.exit_code, result.output
+
+
+def fail_lines(output: str, definition: str) -> list[str]:
+    """The failures reported for ``definition``, not counting coverage (a
+    fixture subset leaves targets uncovered)."""
+    return [
+        line
+        for line in output.splitlines()
+        if line.strip().startswith(f"FAIL {definition}:") and f"FAIL {definition}: coverage:" not in line
+    ]
+
+
+# ------------------------------------------------------------------ the command
+
+
+def test_a_vendored_package_conforms_and_the_output_has_a_line_per_definition():
+    code, output = run("--package", str(GENERATED / "acp_v1"))
+    assert code == 0, output[-3000:]
+    lines = output.splitlines()
+    assert FINAL.match(lines[-1]) and FINAL.match(lines[-1]).group(2) == "0"
+    assert int(FINAL.match(lines[-1]).group(1)) > 3000
+    defs = json.loads((ROOT / "schema/v1/schema.json").read_text())["$defs"]
+    for name in ("ToolCallUpdate", "ContentBlock", "ToolKind", "InitializeRequest"):
+        assert any(re.match(rf"^  {name}\s+\d+ passed", line) for line in lines), name
+    assert sum(1 for line in lines if re.match(r"^  \S+\s+\d+ passed", line)) >= len(defs)
+    assert re.search(
+        r"^coverage: def 178/178, variant (\d+)/\1, lenient (\d+)/\2, enum (\d+)/\3$", output, re.M
+    )
+    assert "known failures" not in output  # acp_v1 conforms without exceptions
+
+
+def test_several_packages_in_one_run_end_with_the_total():
+    code, output = run("-q", "--package", str(GENERATED / "acp_v1"), "--package", str(GENERATED / "acp_v1"))
+    assert code == 0
+    per_package = re.findall(r"^acp_v1: (\d+) passed, 0 failed in", output, re.M)
+    assert len(per_package) == 2
+    assert output.splitlines()[-1] == f"{2 * int(per_package[0])} passed, 0 failed"
+
+
+def test_the_package_can_be_named_by_import_name_or_its_parent_directory(tmp_path):
+    holder = tmp_path / "vendor"
+    shutil.copytree(GENERATED / "acp_v2", holder / "acp_v2", ignore=shutil.ignore_patterns("__pycache__"))
+    fixtures = subset(tmp_path / "fx", "v2", [])
+    code, output = run("-q", "--package", str(holder), "--fixtures", str(fixtures))
+    assert "conformance of acp_v2" in output and "schema/v2/schema.json" in output
+    env = dict(os.environ, PYTHONPATH=str(holder))
+    out = subprocess.run(
+        [
+            str(Path(sys.executable).parent / "acpgen"),
+            "conformance",
+            "-q",
+            "--package",
+            "acp_v2",
+            "--fixtures",
+            str(fixtures),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+    )
+    assert f"({(holder / 'acp_v2').resolve()})" in out.stdout, out.stderr
+
+
+def test_bad_arguments_exit_2(tmp_path):
+    code, output = run("--package", str(tmp_path / "nope"))
+    assert code == 2 and "no such directory" in output
+    code, output = run("--package", "no_such_package_anywhere")
+    assert code == 2
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("x = 1\n")
+    code, output = run("--package", str(tmp_path / "pkg"))
+    assert code == 2 and "not a generated ACP package" in output
+    code, output = run("--package", str(GENERATED / "acp_v1"), "--schema", str(tmp_path / "missing.json"))
+    assert code == 2
+
+
+def test_the_check_loads_none_of_the_generator_stages(tmp_path):
+    """`python -m acpgen.conformance` runs the same check without importing
+    the generator (load, lower, naming, render ...): only the package under
+    test, its schema and the fixtures."""
+    code = (
+        "import runpy, sys\n"
+        f"sys.argv = ['x', '-q', '--package', {str(GENERATED / 'acp_v1')!r}]\n"
+        "try:\n    runpy.run_module('acpgen.conformance', run_name='__main__')\n"
+        "except SystemExit as exit:\n    status = exit.code\n"
+        "stages = sorted(m for m in sys.modules if m.startswith('acpgen.') and not m.startswith('acpgen.conformance'))\n"
+        "print('STAGES', stages, 'STATUS', status)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path)
+    assert "STAGES [] STATUS 0" in out.stdout, out.stdout[-2000:] + out.stderr[-2000:]
+
+
+def test_the_package_is_imported_in_isolation():
+    before = set(sys.modules)
+    from acpgen.conformance.loader import import_package
+
+    module = import_package(GENERATED / "acp_v2")
+    assert module.__name__.startswith("_acpgen_conformance_")
+    assert "acp_v2" not in set(sys.modules) - before
+    assert import_package(GENERATED / "acp_v2") is not module
+
+
+# ------------------------------------------------------------------ fixtures
+
+
+def subset(directory: Path, key: str, generated: list[str]) -> Path:
+    """A fixtures directory with the hand-written fixtures of ``key`` and the
+    generated files of ``generated`` definitions."""
+    source = FIXTURES / key
+    shutil.copytree(source / "handwritten", directory / "handwritten")
+    shutil.copy(source / "manifest.json", directory / "manifest.json")
+    (directory / "generated").mkdir()
+    for name in generated:
+        shutil.copy(source / "generated" / f"{name}.json", directory / "generated" / f"{name}.json")
+    return directory
+
+
+def test_a_known_failure_that_passes_is_a_failure(tmp_path):
+    fixtures = subset(tmp_path / "fx", "v2", [])
+    (fixtures / "handwritten" / "extra.json").write_text(
+        json.dumps(
+            {
+                "known_failures": {"kind is open": "not really failing"},
+                "cases": [
+                    {"name": "kind is open", "def": "ToolKind", "input": "x", "output": "x", "valid": True}
+                ],
+            }
+        )
+    )
+    code, output = run("-q", "--package", str(GENERATED / "acp_v2"), "--fixtures", str(fixtures))
+    assert code == 1
+    assert (
+        "FAIL ToolKind: kind is open: listed in known_failures (not really failing) but passes now" in output
+    )
+
+
+def test_fixtures_for_another_schema_are_a_failure(tmp_path):
+    fixtures = subset(tmp_path / "fx", "v2", ["ToolKind"])
+    manifest = json.loads((fixtures / "manifest.json").read_text())
+    manifest["schema_sha256"] = "0" * 64
+    (fixtures / "manifest.json").write_text(json.dumps(manifest))
+    code, output = run("-q", "--package", str(GENERATED / "acp_v2"), "--fixtures", str(fixtures))
+    assert code == 1 and "regenerate them (make fixtures)" in output
+
+
+# ------------------------------------------------------------------ seeded faults
+
+WRAPPER = """
+import dataclasses as _dc
+import importlib.util as _u
+import pathlib as _p
+import sys as _s
+
+_dir = _p.Path({real!r})
+_spec = _u.spec_from_file_location("_wrapped_{name}", _dir / "__init__.py", submodule_search_locations=[str(_dir)])
+_real = _u.module_from_spec(_spec)
+_s.modules[_spec.name] = _real
+_spec.loader.exec_module(_real)
+
+ValidationError = _real.ValidationError
+UNSET = _real.UNSET
+SCHEMA_FILE = _real.SCHEMA_FILE
+SCHEMA_SHA256 = _real.SCHEMA_SHA256
+
+
+def decode(name, data, *, strict=False):
+    return _real.decode(name, data, strict=strict)
+
+
+def encode(value):
+    return _real.encode(value)
+
+
+def apply(state, update):
+    return _real.apply(state, update)
+"""
+
+FAULTS = {
+    "null-is-omitted": (
+        "acp_v2",
+        "ToolCallUpdate",
+        ["ToolCallUpdate"],
+        """
+        def _strip(value):
+            if isinstance(value, dict):
+                return {k: _strip(v) for k, v in value.items() if v is not None}
+            if isinstance(value, list):
+                return [_strip(v) for v in value]
+            return value
+
+        def decode(name, data, *, strict=False):
+            return _real.decode(name, _strip(data), strict=strict)
+        """,
+    ),
+    "bad-known-variant-is-catch-all": (
+        "acp_v2",
+        "ContentBlock",
+        ["ContentBlock"],
+        """
+        class _CatchAll:
+            def __init__(self, wire):
+                self.wire = wire
+
+            def __eq__(self, other):
+                return isinstance(other, _CatchAll) and other.wire == self.wire
+
+        def decode(name, data, *, strict=False):
+            try:
+                return _real.decode(name, data, strict=strict)
+            except _real.ValidationError:
+                if name == "ContentBlock" and isinstance(data, dict) and isinstance(data.get("type"), str):
+                    return _CatchAll(dict(data))  # kept verbatim, as the catch-all keeps an unknown tag
+                raise
+
+        def encode(value):
+            return dict(value.wire) if isinstance(value, _CatchAll) else _real.encode(value)
+        """,
+    ),
+    "default-ignored": (
+        "acp_v1",
+        "ClientCapabilities",
+        ["ClientCapabilities"],
+        """
+        def decode(name, data, *, strict=False):
+            value = _real.decode(name, data, strict=strict)
+            if name == "ClientCapabilities" and isinstance(data, dict) and "fs" not in data:
+                value = _dc.replace(value, fs=UNSET)  # the schema default of fs is ignored
+            return value
+        """,
+    ),
+    "meta-patch-keeps-null-keys": (
+        "acp_v2",
+        "ToolCallUpdate",
+        [],
+        """
+        def apply(state, update):
+            new = _real.apply(state, update)
+            patch = getattr(update, "meta", None)
+            if isinstance(patch, dict) and isinstance(getattr(new, "meta", None), dict):
+                nulls = {k: None for k, v in patch.items() if v is None}
+                if nulls:
+                    new = _dc.replace(new, meta={**new.meta, **nulls})
+            return new
+        """,
+    ),
+    "encode-writes-null-for-unset": (
+        "acp_v2",
+        "ToolCallUpdate",
+        ["ToolCallUpdate"],
+        """
+        def _wire_name(name):
+            if name == "meta":
+                return "_meta"
+            head, *rest = name.split("_")
+            return head + "".join(part.title() for part in rest)
+
+        def encode(value):
+            wire = _real.encode(value)
+            if _dc.is_dataclass(value) and isinstance(wire, dict):
+                for f in _dc.fields(value):
+                    if getattr(value, f.name) is UNSET:
+                        wire.setdefault(_wire_name(f.name), None)
+            return wire
+        """,
+    ),
+}
+
+
+def wrap(directory: Path, package: str, fault: str) -> Path:
+    directory.mkdir(parents=True)
+    unique = f"{package}_{abs(hash(str(directory)))}"  # submodules are cached by package name
+    code = WRAPPER.format(real=str(GENERATED / package), name=unique) + textwrap.dedent(fault)
+    (directory / "__init__.py").write_text(code)
+    return directory
+
+
+@pytest.mark.parametrize("fault", sorted(FAULTS))
+def test_a_seeded_fault_is_reported_as_a_failure_naming_the_definition(tmp_path, fault):
+    package, definition, generated, code = FAULTS[fault]
+    key = package.replace("acp_", "")
+    schema = ROOT / f"schema/{key.split('_')[0]}/schema{'.unstable' if 'unstable' in key else ''}.json"
+    fixtures = subset(tmp_path / "fx", key, generated)
+    honest = wrap(tmp_path / "honest", package, "")
+    status, output = run("-q", "--package", str(honest), "--schema", str(schema), "--fixtures", str(fixtures))
+    assert not fail_lines(output, definition), "\n".join(fail_lines(output, definition))[:2000]
+    faulty = wrap(tmp_path / "faulty", package, code)
+    status, output = run("-q", "--package", str(faulty), "--schema", str(schema), "--fixtures", str(fixtures))
+    assert status == 1, output[-3000:]
+    assert fail_lines(output, definition), output[-3000:]
+    assert int(FINAL.match(output.splitlines()[-1]).group(2)) > 0
+
+
+def test_without_apply_the_patch_checks_fail(tmp_path):
+    fixtures = subset(tmp_path / "fx", "v2", [])
+    faulty = wrap(tmp_path / "noapply", "acp_v2", "del apply\n")
+    status, output = run(
+        "-q",
+        "--package",
+        str(faulty),
+        "--schema",
+        str(ROOT / "schema/v2/schema.json"),
+        "--fixtures",
+        str(fixtures),
+    )
+    assert status == 1
+    lines = fail_lines(output, "ToolCallUpdate")
+    assert any("patch: tool call" in line and "does not export apply" in line for line in lines)
+    assert any("patch law idempotent" in line for line in lines)
