@@ -7,6 +7,7 @@ Decoding is lenient by default, with the reference semantics (the x-deserialize-
 
 from __future__ import annotations
 
+import json
 from enum import Enum
 from typing import Any, Callable
 
@@ -29,6 +30,7 @@ from ._runtime import (
     scalar_union,
     schema_root,
     type_error,
+    unexpected,
     validate,
 )
 from ._schema import SCHEMA_JSON
@@ -87,16 +89,28 @@ def encode(value: Any) -> Any:
 
 
 def encode_value(value: Any) -> Any:
-    """The wire form of a value that is not a generated class."""
-    if isinstance(value, Enum):
-        return value.value
-    if type(value) is list:
-        return [encode(item) for item in value]
-    if type(value) is dict:
-        return {key: encode(item) for key, item in value.items()}
-    if value is UNSET:
-        raise ValueError("UNSET has no wire form: it marks an omitted field")
-    return value
+    """The wire form of a value that is not a generated class: JSON as it is,
+    or lists and dicts holding generated values. Walked without recursion, so
+    any depth that ``json`` handles works here too."""
+    root = [value]
+    stack = [(root, 0)]
+    while stack:
+        container, key = stack.pop()
+        item = container[key]
+        encoder = _ENCODERS.get(type(item))
+        if encoder is not None:
+            container[key] = encoder(item)
+        elif isinstance(item, Enum):
+            container[key] = item.value
+        elif type(item) is list:
+            copy = container[key] = list(item)
+            stack.extend((copy, index) for index in range(len(copy)))
+        elif type(item) is dict:
+            copy = container[key] = dict(item)
+            stack.extend((copy, k) for k in copy)
+        elif item is UNSET:
+            raise ValueError("UNSET has no wire form: it marks an omitted field")
+    return root[0]
 
 
 def check_tag(d: dict, tag: str, expected: "str | None") -> ValidationError:
@@ -106,7 +120,7 @@ def check_tag(d: dict, tag: str, expected: "str | None") -> ValidationError:
         return missing(tag)
     if expected is None:
         return type_error("a string", value).at(tag)
-    return ValidationError(f"expected {expected!r}, found {value!r}").at(tag)
+    return unexpected(f"expected {json.dumps(expected)}", value).at(tag)
 
 
 def check_raw(value: Any, pointer: str) -> Any:
@@ -602,9 +616,9 @@ def _decode_ToolKind(v: Any, strict: bool) -> ToolKind:
     member = _MEMBERS_ToolKind.get(v)
     if member is not None:
         return member
-    raise ValidationError(
-        'expected one of "read", "edit", "delete", "move", "search", "execute", "think", "fetch", "switch_mode", "other", found '
-        + repr(v)
+    raise unexpected(
+        'expected one of "read", "edit", "delete", "move", "search", "execute", "think", "fetch", "switch_mode", "other"',
+        v,
     )
 
 
@@ -621,9 +635,8 @@ def _decode_ToolCallStatus(v: Any, strict: bool) -> ToolCallStatus:
     member = _MEMBERS_ToolCallStatus.get(v)
     if member is not None:
         return member
-    raise ValidationError(
-        'expected one of "pending", "in_progress", "completed", "failed", found '
-        + repr(v)
+    raise unexpected(
+        'expected one of "pending", "in_progress", "completed", "failed"', v
     )
 
 
@@ -803,9 +816,9 @@ def _decode_ToolCallContent(d: Any, strict: bool) -> ToolCallContent:
         decoder = _VARIANTS_ToolCallContent.get(tag)
         if decoder is not None:
             return decoder(d, strict)
-        raise ValidationError(
-            'expected one of "content", "diff", "terminal", found ' + repr(tag)
-        ).at("type")
+        raise unexpected('expected one of "content", "diff", "terminal"', tag).at(
+            "type"
+        )
     if tag is MISSING:
         raise missing("type")
     raise type_error("a string", tag).at("type")
@@ -1254,9 +1267,8 @@ def _decode_ContentBlock(d: Any, strict: bool) -> ContentBlock:
         decoder = _VARIANTS_ContentBlock.get(tag)
         if decoder is not None:
             return decoder(d, strict)
-        raise ValidationError(
-            'expected one of "text", "image", "audio", "resource_link", "resource", found '
-            + repr(tag)
+        raise unexpected(
+            'expected one of "text", "image", "audio", "resource_link", "resource"', tag
         ).at("type")
     if tag is MISSING:
         raise missing("type")
@@ -1361,7 +1373,7 @@ def _decode_Role(v: Any, strict: bool) -> Role:
     member = _MEMBERS_Role.get(v)
     if member is not None:
         return member
-    raise ValidationError('expected one of "assistant", "user", found ' + repr(v))
+    raise unexpected('expected one of "assistant", "user"', v)
 
 
 _MEMBERS_Role = Role._value2member_map_
@@ -1724,13 +1736,18 @@ def _encode_ResourceLink(o: ResourceLink) -> dict[str, Any]:
 def _decode_EmbeddedResourceResource(d: Any, strict: bool) -> EmbeddedResourceResource:
     if type(d) is not dict:
         raise type_error("an object", d)
+    # The first variant whose required keys are all there and that decodes,
+    # as serde's untagged enums choose.
+    candidates = []
     if "text" in d and "uri" in d:
-        return _decode_TextResourceContents(d, strict)
+        candidates.append(_decode_TextResourceContents)
     if "blob" in d and "uri" in d:
-        return _decode_BlobResourceContents(d, strict)
-    raise ValidationError(
-        "expected an object with the members of TextResourceContents or BlobResourceContents (text, uri; blob, uri)"
-    )
+        candidates.append(_decode_BlobResourceContents)
+    if not candidates:
+        raise ValidationError(
+            "expected an object with the members of TextResourceContents or BlobResourceContents (text, uri; blob, uri)"
+        )
+    return first_match(d, strict, candidates)
 
 
 def _encode_EmbeddedResourceResource(o: Any) -> Any:
@@ -2229,9 +2246,9 @@ def _decode_PermissionOptionKind(v: Any, strict: bool) -> PermissionOptionKind:
     member = _MEMBERS_PermissionOptionKind.get(v)
     if member is not None:
         return member
-    raise ValidationError(
-        'expected one of "allow_once", "allow_always", "reject_once", "reject_always", found '
-        + repr(v)
+    raise unexpected(
+        'expected one of "allow_once", "allow_always", "reject_once", "reject_always"',
+        v,
     )
 
 
@@ -2820,7 +2837,7 @@ def _decode_ElicitationSchemaType(v: Any, strict: bool) -> ElicitationSchemaType
     member = _MEMBERS_ElicitationSchemaType.get(v)
     if member is not None:
         return member
-    raise ValidationError('expected one of "object", found ' + repr(v))
+    raise unexpected('expected one of "object"', v)
 
 
 _MEMBERS_ElicitationSchemaType = ElicitationSchemaType._value2member_map_
@@ -3554,9 +3571,7 @@ def _decode_StringFormat(v: Any, strict: bool) -> StringFormat:
     member = _MEMBERS_StringFormat.get(v)
     if member is not None:
         return member
-    raise ValidationError(
-        'expected one of "email", "uri", "date", "date-time", found ' + repr(v)
-    )
+    raise unexpected('expected one of "email", "uri", "date", "date-time"', v)
 
 
 _MEMBERS_StringFormat = StringFormat._value2member_map_
@@ -6105,9 +6120,7 @@ def _decode_SessionConfigOption(d: Any, strict: bool) -> SessionConfigOption:
         decoder = _VARIANTS_SessionConfigOption.get(tag)
         if decoder is not None:
             return decoder(d, strict)
-        raise ValidationError(
-            'expected one of "select", "boolean", found ' + repr(tag)
-        ).at("type")
+        raise unexpected('expected one of "select", "boolean"', tag).at("type")
     if tag is MISSING:
         raise missing("type")
     raise type_error("a string", tag).at("type")
@@ -6856,9 +6869,9 @@ def _decode_StopReason(v: Any, strict: bool) -> StopReason:
     member = _MEMBERS_StopReason.get(v)
     if member is not None:
         return member
-    raise ValidationError(
-        'expected one of "end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled", found '
-        + repr(v)
+    raise unexpected(
+        'expected one of "end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled"',
+        v,
     )
 
 
@@ -8164,9 +8177,9 @@ def _decode_SessionUpdate(d: Any, strict: bool) -> SessionUpdate:
         decoder = _VARIANTS_SessionUpdate.get(tag)
         if decoder is not None:
             return decoder(d, strict)
-        raise ValidationError(
-            'expected one of "user_message_chunk", "agent_message_chunk", "agent_thought_chunk", "tool_call", "tool_call_update", "plan", "available_commands_update", "current_mode_update", "config_option_update", "session_info_update", "usage_update", "notice", "compaction_update", "compaction_summary_chunk", found '
-            + repr(tag)
+        raise unexpected(
+            'expected one of "user_message_chunk", "agent_message_chunk", "agent_thought_chunk", "tool_call", "tool_call_update", "plan", "available_commands_update", "current_mode_update", "config_option_update", "session_info_update", "usage_update", "notice", "compaction_update", "compaction_summary_chunk"',
+            tag,
         ).at("sessionUpdate")
     if tag is MISSING:
         raise missing("sessionUpdate")
@@ -8485,7 +8498,7 @@ def _decode_PlanEntryPriority(v: Any, strict: bool) -> PlanEntryPriority:
     member = _MEMBERS_PlanEntryPriority.get(v)
     if member is not None:
         return member
-    raise ValidationError('expected one of "high", "medium", "low", found ' + repr(v))
+    raise unexpected('expected one of "high", "medium", "low"', v)
 
 
 _MEMBERS_PlanEntryPriority = PlanEntryPriority._value2member_map_
@@ -8501,9 +8514,7 @@ def _decode_PlanEntryStatus(v: Any, strict: bool) -> PlanEntryStatus:
     member = _MEMBERS_PlanEntryStatus.get(v)
     if member is not None:
         return member
-    raise ValidationError(
-        'expected one of "pending", "in_progress", "completed", found ' + repr(v)
-    )
+    raise unexpected('expected one of "pending", "in_progress", "completed"', v)
 
 
 _MEMBERS_PlanEntryStatus = PlanEntryStatus._value2member_map_
@@ -8626,9 +8637,16 @@ def _encode_AvailableCommand(o: AvailableCommand) -> dict[str, Any]:
 def _decode_AvailableCommandInput(d: Any, strict: bool) -> AvailableCommandInput:
     if type(d) is not dict:
         raise type_error("an object", d)
+    # The first variant whose required keys are all there and that decodes,
+    # as serde's untagged enums choose.
+    candidates = []
     if "hint" in d:
-        return _decode_UnstructuredCommandInput(d, strict)
-    raise ValidationError("expected an object with the members of unstructured (hint)")
+        candidates.append(_decode_UnstructuredCommandInput)
+    if not candidates:
+        raise ValidationError(
+            "expected an object with the members of unstructured (hint)"
+        )
+    return first_match(d, strict, candidates)
 
 
 def _encode_AvailableCommandInput(o: Any) -> Any:
@@ -11334,9 +11352,7 @@ def _decode_RequestPermissionOutcome(d: Any, strict: bool) -> RequestPermissionO
         decoder = _VARIANTS_RequestPermissionOutcome.get(tag)
         if decoder is not None:
             return decoder(d, strict)
-        raise ValidationError(
-            'expected one of "cancelled", "selected", found ' + repr(tag)
-        ).at("outcome")
+        raise unexpected('expected one of "cancelled", "selected"', tag).at("outcome")
     if tag is MISSING:
         raise missing("outcome")
     raise type_error("a string", tag).at("outcome")

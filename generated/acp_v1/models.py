@@ -7,7 +7,8 @@ An optional field is UNSET when it is omitted on the wire and None when it is JS
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field as _field
 from enum import Enum
 from typing import Any, ClassVar, Literal, TypeAlias
 
@@ -1345,7 +1346,9 @@ class ElicitationSchema(_Model):
 
     Optional. Omitted and `null` are equivalent and mean no title is provided."""
 
-    properties: dict[str, ElicitationPropertySchema] = field(default_factory=lambda: {})
+    properties: dict[str, ElicitationPropertySchema] = _field(
+        default_factory=lambda: {}
+    )
     """Property definitions (must be primitive types)."""
 
     required: list[str] | None | Unset = UNSET
@@ -1614,7 +1617,7 @@ class OtherElicitationPropertySchema(_Model):
     type: str
     """The `type` value."""
 
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, Any] = _field(default_factory=dict)
     """The other members of the JSON object, as they were."""
 
 
@@ -1843,7 +1846,7 @@ class OtherMultiSelectItems(_Model):
     type: str
     """The `type` value."""
 
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, Any] = _field(default_factory=dict)
     """The other members of the JSON object, as they were."""
 
 
@@ -1941,7 +1944,7 @@ class InitializeResponse(_Model):
 
     The client should disconnect, if it doesn't support this version."""
 
-    agent_capabilities: AgentCapabilities = field(
+    agent_capabilities: AgentCapabilities = _field(
         default_factory=lambda: AgentCapabilities(
             load_session=False,
             prompt_capabilities=PromptCapabilities(
@@ -1959,7 +1962,7 @@ class InitializeResponse(_Model):
     )
     """Capabilities supported by the agent."""
 
-    auth_methods: list[AuthMethod] = field(default_factory=lambda: [])
+    auth_methods: list[AuthMethod] = _field(default_factory=lambda: [])
     """Authentication methods supported by the agent."""
 
     agent_info: Implementation | None | Unset = UNSET
@@ -1988,7 +1991,7 @@ class AgentCapabilities(_Model):
     load_session: bool = False
     """Whether the agent supports `session/load`."""
 
-    prompt_capabilities: PromptCapabilities = field(
+    prompt_capabilities: PromptCapabilities = _field(
         default_factory=lambda: PromptCapabilities(
             image=False,
             audio=False,
@@ -1997,7 +2000,7 @@ class AgentCapabilities(_Model):
     )
     """Prompt capabilities supported by the agent."""
 
-    mcp_capabilities: McpCapabilities = field(
+    mcp_capabilities: McpCapabilities = _field(
         default_factory=lambda: McpCapabilities(
             http=False,
             sse=False,
@@ -2005,12 +2008,14 @@ class AgentCapabilities(_Model):
     )
     """MCP capabilities supported by the agent."""
 
-    session_capabilities: SessionCapabilities = field(
+    session_capabilities: SessionCapabilities = _field(
         default_factory=lambda: SessionCapabilities()
     )
     """Session lifecycle and prompt capabilities advertised by the agent."""
 
-    auth: AgentAuthCapabilities = field(default_factory=lambda: AgentAuthCapabilities())
+    auth: AgentAuthCapabilities = _field(
+        default_factory=lambda: AgentAuthCapabilities()
+    )
     """Authentication-related capabilities supported by the agent."""
 
     meta: dict[str, Any] | None | Unset = UNSET
@@ -3592,7 +3597,7 @@ class InitializeRequest(_Model):
     protocol_version: ProtocolVersion
     """The latest protocol version supported by the client."""
 
-    client_capabilities: ClientCapabilities = field(
+    client_capabilities: ClientCapabilities = _field(
         default_factory=lambda: ClientCapabilities(
             fs=FileSystemCapabilities(
                 read_text_file=False,
@@ -3629,7 +3634,7 @@ class ClientCapabilities(_Model):
     See protocol docs: [Client Capabilities](https://agentclientprotocol.com/protocol/v1/initialization#client-capabilities)
     """
 
-    fs: FileSystemCapabilities = field(
+    fs: FileSystemCapabilities = _field(
         default_factory=lambda: FileSystemCapabilities(
             read_text_file=False,
             write_text_file=False,
@@ -3647,7 +3652,7 @@ class ClientCapabilities(_Model):
     Optional. Omitted or `null` both mean the client does not advertise any
     session-related extensions."""
 
-    auth: AuthCapabilities = field(
+    auth: AuthCapabilities = _field(
         default_factory=lambda: AuthCapabilities(
             terminal=False,
         )
@@ -4591,7 +4596,7 @@ class OtherCreateElicitationResponse(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
 
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, Any] = _field(default_factory=dict)
     """The other members of the JSON object, as they were."""
 
 
@@ -4678,10 +4683,10 @@ class ToolCallState(_State):
     name: str | None = None
     """Rule: replace. Omitting it or sending `null` both mean that the existing name is left unchanged."""
 
-    content: list[ToolCallContent] = field(default_factory=lambda: [])
+    content: list[ToolCallContent] = _field(default_factory=lambda: [])
     """Rule: replace. Replace the content collection."""
 
-    locations: list[ToolCallLocation] = field(default_factory=lambda: [])
+    locations: list[ToolCallLocation] = _field(default_factory=lambda: [])
     """Rule: replace. Replace the locations collection."""
 
     raw_input: Any = None
@@ -4690,7 +4695,7 @@ class ToolCallState(_State):
     raw_output: Any = None
     """Rule: replace. Update the raw output."""
 
-    meta: dict[str, Any] = field(default_factory=lambda: {})
+    meta: dict[str, Any] = _field(default_factory=lambda: {})
     """Rule: replace. v1 states no patch rule for _meta: an update that carries it replaces it."""
 
 
@@ -4706,7 +4711,7 @@ class SessionInfoState(_State):
     updated_at: str | None = None
     """Rule: null-clears. Set to null to clear."""
 
-    meta: dict[str, Any] = field(default_factory=lambda: {})
+    meta: dict[str, Any] = _field(default_factory=lambda: {})
     """Rule: replace."""
 
 
@@ -4739,13 +4744,13 @@ class CompactionState(_State):
     status: CompactionStatus | str = CompactionStatus.IN_PROGRESS
     """Rule: replace."""
 
-    summary: list[ContentBlock] = field(default_factory=lambda: [])
+    summary: list[ContentBlock] = _field(default_factory=lambda: [])
     """Rule: collection."""
 
     error: str | None = None
     """Rule: null-clears."""
 
-    meta: dict[str, Any] = field(default_factory=lambda: {})
+    meta: dict[str, Any] = _field(default_factory=lambda: {})
     """Rule: collection. v1 gives _meta the same patch semantics as summary and error: `null` clears it, and a concrete value replaces it (v2 patches it by key instead)."""
 
 

@@ -7,7 +7,8 @@ An optional field is UNSET when it is omitted on the wire and None when it is JS
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field as _field
 from enum import Enum
 from typing import Any, ClassVar, Literal, TypeAlias
 
@@ -1589,7 +1590,9 @@ class ElicitationSchema(_Model):
 
     Optional. Omitted and `null` are equivalent and mean no title is provided."""
 
-    properties: dict[str, ElicitationPropertySchema] = field(default_factory=lambda: {})
+    properties: dict[str, ElicitationPropertySchema] = _field(
+        default_factory=lambda: {}
+    )
     """Property definitions (must be primitive types)."""
 
     required: list[str] | None | Unset = UNSET
@@ -1858,7 +1861,7 @@ class OtherElicitationPropertySchema(_Model):
     type: str
     """The `type` value."""
 
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, Any] = _field(default_factory=dict)
     """The other members of the JSON object, as they were."""
 
 
@@ -2087,7 +2090,7 @@ class OtherMultiSelectItems(_Model):
     type: str
     """The `type` value."""
 
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, Any] = _field(default_factory=dict)
     """The other members of the JSON object, as they were."""
 
 
@@ -2218,7 +2221,7 @@ class InitializeResponse(_Model):
 
     The client should disconnect, if it doesn't support this version."""
 
-    agent_capabilities: AgentCapabilities = field(
+    agent_capabilities: AgentCapabilities = _field(
         default_factory=lambda: AgentCapabilities(
             load_session=False,
             prompt_capabilities=PromptCapabilities(
@@ -2237,7 +2240,7 @@ class InitializeResponse(_Model):
     )
     """Capabilities supported by the agent."""
 
-    auth_methods: list[AuthMethod] = field(default_factory=lambda: [])
+    auth_methods: list[AuthMethod] = _field(default_factory=lambda: [])
     """Authentication methods supported by the agent."""
 
     agent_info: Implementation | None | Unset = UNSET
@@ -2266,7 +2269,7 @@ class AgentCapabilities(_Model):
     load_session: bool = False
     """Whether the agent supports `session/load`."""
 
-    prompt_capabilities: PromptCapabilities = field(
+    prompt_capabilities: PromptCapabilities = _field(
         default_factory=lambda: PromptCapabilities(
             image=False,
             audio=False,
@@ -2275,7 +2278,7 @@ class AgentCapabilities(_Model):
     )
     """Prompt capabilities supported by the agent."""
 
-    mcp_capabilities: McpCapabilities = field(
+    mcp_capabilities: McpCapabilities = _field(
         default_factory=lambda: McpCapabilities(
             http=False,
             sse=False,
@@ -2284,12 +2287,14 @@ class AgentCapabilities(_Model):
     )
     """MCP capabilities supported by the agent."""
 
-    session_capabilities: SessionCapabilities = field(
+    session_capabilities: SessionCapabilities = _field(
         default_factory=lambda: SessionCapabilities()
     )
     """Session lifecycle and prompt capabilities advertised by the agent."""
 
-    auth: AgentAuthCapabilities = field(default_factory=lambda: AgentAuthCapabilities())
+    auth: AgentAuthCapabilities = _field(
+        default_factory=lambda: AgentAuthCapabilities()
+    )
     """Authentication-related capabilities supported by the agent."""
 
     providers: ProvidersCapabilities | None | Unset = UNSET
@@ -4920,7 +4925,7 @@ class OtherStateUpdate(_Model):
     state: str
     """The `state` value."""
 
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, Any] = _field(default_factory=dict)
     """The other members of the JSON object, as they were."""
 
 
@@ -5093,7 +5098,7 @@ class OtherIdleStateUpdate(_Model):
     Implementations MUST NOT make assumptions about values at these keys.
     Optional. Omitted and `null` mean no metadata for this state snapshot."""
 
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, Any] = _field(default_factory=dict)
     """The other members of the JSON object, as they were."""
 
 
@@ -5388,7 +5393,7 @@ class InitializeRequest(_Model):
     protocol_version: ProtocolVersion
     """The latest protocol version supported by the client."""
 
-    client_capabilities: ClientCapabilities = field(
+    client_capabilities: ClientCapabilities = _field(
         default_factory=lambda: ClientCapabilities(
             fs=FileSystemCapabilities(
                 read_text_file=False,
@@ -5425,7 +5430,7 @@ class ClientCapabilities(_Model):
     See protocol docs: [Client Capabilities](https://agentclientprotocol.com/protocol/v1/draft/initialization#client-capabilities)
     """
 
-    fs: FileSystemCapabilities = field(
+    fs: FileSystemCapabilities = _field(
         default_factory=lambda: FileSystemCapabilities(
             read_text_file=False,
             write_text_file=False,
@@ -5465,7 +5470,7 @@ class ClientCapabilities(_Model):
     Optional. Omitted or `null` both mean the client does not advertise support.
     Supplying `{}` means the client can receive both update types."""
 
-    auth: AuthCapabilities = field(
+    auth: AuthCapabilities = _field(
         default_factory=lambda: AuthCapabilities(
             terminal=False,
         )
@@ -6870,7 +6875,7 @@ class OtherCreateElicitationResponse(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
 
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, Any] = _field(default_factory=dict)
     """The other members of the JSON object, as they were."""
 
 
@@ -7122,10 +7127,10 @@ class ToolCallState(_State):
     name: str | None = None
     """Rule: replace. Omitting it or sending `null` both mean that the existing name is left unchanged."""
 
-    content: list[ToolCallContent] = field(default_factory=lambda: [])
+    content: list[ToolCallContent] = _field(default_factory=lambda: [])
     """Rule: replace. Replace the content collection."""
 
-    locations: list[ToolCallLocation] = field(default_factory=lambda: [])
+    locations: list[ToolCallLocation] = _field(default_factory=lambda: [])
     """Rule: replace. Replace the locations collection."""
 
     raw_input: Any = None
@@ -7134,7 +7139,7 @@ class ToolCallState(_State):
     raw_output: Any = None
     """Rule: replace. Update the raw output."""
 
-    meta: dict[str, Any] = field(default_factory=lambda: {})
+    meta: dict[str, Any] = _field(default_factory=lambda: {})
     """Rule: replace. v1 states no patch rule for _meta: an update that carries it replaces it."""
 
 
@@ -7150,7 +7155,7 @@ class SessionInfoState(_State):
     updated_at: str | None = None
     """Rule: null-clears. Set to null to clear."""
 
-    meta: dict[str, Any] = field(default_factory=lambda: {})
+    meta: dict[str, Any] = _field(default_factory=lambda: {})
     """Rule: replace."""
 
 
@@ -7183,13 +7188,13 @@ class CompactionState(_State):
     status: CompactionStatus | str = CompactionStatus.IN_PROGRESS
     """Rule: replace."""
 
-    summary: list[ContentBlock] = field(default_factory=lambda: [])
+    summary: list[ContentBlock] = _field(default_factory=lambda: [])
     """Rule: collection."""
 
     error: str | None = None
     """Rule: null-clears."""
 
-    meta: dict[str, Any] = field(default_factory=lambda: {})
+    meta: dict[str, Any] = _field(default_factory=lambda: {})
     """Rule: collection. v1 gives _meta the same patch semantics as summary and error: `null` clears it, and a concrete value replaces it (v2 patches it by key instead)."""
 
 
@@ -7221,7 +7226,7 @@ class SubagentState(_State):
     additional_directories: list[str] | None = None
     """Rule: null-clears. While unset, each inherits the immediate parent's effective value."""
 
-    meta: dict[str, Any] = field(default_factory=lambda: {})
+    meta: dict[str, Any] = _field(default_factory=lambda: {})
     """Rule: meta-patch."""
 
 
@@ -7246,10 +7251,10 @@ class SessionMessageState(_State):
     recipient_message_id: MessageId | None = None
     """Rule: null-clears."""
 
-    content: list[ContentBlock] = field(default_factory=lambda: [])
+    content: list[ContentBlock] = _field(default_factory=lambda: [])
     """Rule: collection. Omitted leaves content unchanged. `null` clears it. A concrete array replaces the whole content collection."""
 
-    meta: dict[str, Any] = field(default_factory=lambda: {})
+    meta: dict[str, Any] = _field(default_factory=lambda: {})
     """Rule: meta-patch."""
 
 

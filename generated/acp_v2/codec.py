@@ -7,6 +7,7 @@ Decoding is lenient by default, with the reference semantics (the x-deserialize-
 
 from __future__ import annotations
 
+import json
 from enum import Enum
 from typing import Any, Callable
 
@@ -29,6 +30,7 @@ from ._runtime import (
     scalar_union,
     schema_root,
     type_error,
+    unexpected,
     validate,
 )
 from ._schema import SCHEMA_JSON
@@ -87,16 +89,28 @@ def encode(value: Any) -> Any:
 
 
 def encode_value(value: Any) -> Any:
-    """The wire form of a value that is not a generated class."""
-    if isinstance(value, Enum):
-        return value.value
-    if type(value) is list:
-        return [encode(item) for item in value]
-    if type(value) is dict:
-        return {key: encode(item) for key, item in value.items()}
-    if value is UNSET:
-        raise ValueError("UNSET has no wire form: it marks an omitted field")
-    return value
+    """The wire form of a value that is not a generated class: JSON as it is,
+    or lists and dicts holding generated values. Walked without recursion, so
+    any depth that ``json`` handles works here too."""
+    root = [value]
+    stack = [(root, 0)]
+    while stack:
+        container, key = stack.pop()
+        item = container[key]
+        encoder = _ENCODERS.get(type(item))
+        if encoder is not None:
+            container[key] = encoder(item)
+        elif isinstance(item, Enum):
+            container[key] = item.value
+        elif type(item) is list:
+            copy = container[key] = list(item)
+            stack.extend((copy, index) for index in range(len(copy)))
+        elif type(item) is dict:
+            copy = container[key] = dict(item)
+            stack.extend((copy, k) for k in copy)
+        elif item is UNSET:
+            raise ValueError("UNSET has no wire form: it marks an omitted field")
+    return root[0]
 
 
 def check_tag(d: dict, tag: str, expected: "str | None") -> ValidationError:
@@ -106,7 +120,7 @@ def check_tag(d: dict, tag: str, expected: "str | None") -> ValidationError:
         return missing(tag)
     if expected is None:
         return type_error("a string", value).at(tag)
-    return ValidationError(f"expected {expected!r}, found {value!r}").at(tag)
+    return unexpected(f"expected {json.dumps(expected)}", value).at(tag)
 
 
 def check_raw(value: Any, pointer: str) -> Any:
@@ -1979,13 +1993,18 @@ def _encode_ResourceLink(o: ResourceLink) -> dict[str, Any]:
 def _decode_EmbeddedResourceResource(d: Any, strict: bool) -> EmbeddedResourceResource:
     if type(d) is not dict:
         raise type_error("an object", d)
+    # The first variant whose required keys are all there and that decodes,
+    # as serde's untagged enums choose.
+    candidates = []
     if "text" in d and "uri" in d:
-        return _decode_TextResourceContents(d, strict)
+        candidates.append(_decode_TextResourceContents)
     if "blob" in d and "uri" in d:
-        return _decode_BlobResourceContents(d, strict)
-    raise ValidationError(
-        "expected an object with the members of TextResourceContents or BlobResourceContents (text, uri; blob, uri)"
-    )
+        candidates.append(_decode_BlobResourceContents)
+    if not candidates:
+        raise ValidationError(
+            "expected an object with the members of TextResourceContents or BlobResourceContents (text, uri; blob, uri)"
+        )
+    return first_match(d, strict, candidates)
 
 
 def _encode_EmbeddedResourceResource(o: Any) -> Any:
@@ -3534,7 +3553,7 @@ def _decode_ElicitationSchemaType(v: Any, strict: bool) -> ElicitationSchemaType
     member = _MEMBERS_ElicitationSchemaType.get(v)
     if member is not None:
         return member
-    raise ValidationError('expected one of "object", found ' + repr(v))
+    raise unexpected('expected one of "object"', v)
 
 
 _MEMBERS_ElicitationSchemaType = ElicitationSchemaType._value2member_map_

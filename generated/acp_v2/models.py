@@ -7,7 +7,8 @@ An optional field is UNSET when it is omitted on the wire and None when it is JS
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field as _field
 from enum import Enum
 from typing import Any, ClassVar, Literal, TypeAlias
 
@@ -820,7 +821,7 @@ class OtherRequestPermissionSubject(_Model):
     type: str
     """The `type` value."""
 
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, Any] = _field(default_factory=dict)
     """The other members of the JSON object, as they were."""
 
 
@@ -985,7 +986,7 @@ class OtherToolCallContent(_Model):
     type: str
     """The `type` value."""
 
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, Any] = _field(default_factory=dict)
     """The other members of the JSON object, as they were."""
 
 
@@ -1182,7 +1183,7 @@ class OtherContentBlock(_Model):
     type: str
     """The `type` value."""
 
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, Any] = _field(default_factory=dict)
     """The other members of the JSON object, as they were."""
 
 
@@ -1634,7 +1635,7 @@ class OtherDiffChange(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
 
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, Any] = _field(default_factory=dict)
     """The other members of the JSON object, as they were."""
 
 
@@ -2152,7 +2153,7 @@ class OtherElicitationPropertySchema(_Model):
     type: str
     """The `type` value."""
 
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, Any] = _field(default_factory=dict)
     """The other members of the JSON object, as they were."""
 
 
@@ -2371,7 +2372,7 @@ class OtherMultiSelectItems(_Model):
     type: str
     """The `type` value."""
 
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, Any] = _field(default_factory=dict)
     """The other members of the JSON object, as they were."""
 
 
@@ -2468,7 +2469,9 @@ class InitializeResponse(_Model):
     info: Implementation
     """Information about the implementation sending this initialize response."""
 
-    capabilities: AgentCapabilities = field(default_factory=lambda: AgentCapabilities())
+    capabilities: AgentCapabilities = _field(
+        default_factory=lambda: AgentCapabilities()
+    )
     """Capabilities supported by the agent."""
 
     auth_methods: list[AuthMethod] | Unset = UNSET
@@ -2880,7 +2883,7 @@ class OtherAuthMethod(_Model):
     name: str
     """Human-readable name of the authentication method."""
 
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, Any] = _field(default_factory=dict)
     """The other members of the JSON object, as they were."""
 
 
@@ -3150,7 +3153,7 @@ class OtherSessionConfigOption(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
 
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, Any] = _field(default_factory=dict)
     """The other members of the JSON object, as they were."""
 
 
@@ -3273,7 +3276,7 @@ class OtherAvailableCommand(_Model):
     description: str
     """Human-readable description of what the command does."""
 
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, Any] = _field(default_factory=dict)
     """The other members of the JSON object, as they were."""
 
 
@@ -3315,7 +3318,7 @@ class OtherAvailableCommandInput(_Model):
     type: str
     """The `type` value."""
 
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, Any] = _field(default_factory=dict)
     """The other members of the JSON object, as they were."""
 
 
@@ -4220,7 +4223,7 @@ class OtherSessionUpdate(_Model):
     session_update: str
     """The `sessionUpdate` value."""
 
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, Any] = _field(default_factory=dict)
     """The other members of the JSON object, as they were."""
 
 
@@ -4403,7 +4406,7 @@ class OtherBackgroundWork(_Model):
     type: str
     """The `type` value."""
 
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, Any] = _field(default_factory=dict)
     """The other members of the JSON object, as they were."""
 
 
@@ -4678,7 +4681,7 @@ class OtherIdleStateUpdate(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
 
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, Any] = _field(default_factory=dict)
     """The other members of the JSON object, as they were."""
 
 
@@ -4821,7 +4824,7 @@ class OtherStateUpdate(_Model):
     state: str
     """The `state` value."""
 
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, Any] = _field(default_factory=dict)
     """The other members of the JSON object, as they were."""
 
 
@@ -5060,7 +5063,7 @@ class OtherPlanUpdateContent(_Model):
     plan_id: PlanId
     """The plan ID to update."""
 
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, Any] = _field(default_factory=dict)
     """The other members of the JSON object, as they were."""
 
 
@@ -5362,7 +5365,7 @@ class InitializeRequest(_Model):
     info: Implementation
     """Information about the implementation sending this initialize request."""
 
-    capabilities: ClientCapabilities = field(
+    capabilities: ClientCapabilities = _field(
         default_factory=lambda: ClientCapabilities()
     )
     """Capabilities supported by the client."""
@@ -5655,7 +5658,7 @@ class OtherMcpServer(_Model):
     type: str
     """The `type` value."""
 
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, Any] = _field(default_factory=dict)
     """The other members of the JSON object, as they were."""
 
 
@@ -5861,7 +5864,7 @@ class OtherReplayFrom(_Model):
     type: str
     """The `type` value."""
 
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, Any] = _field(default_factory=dict)
     """The other members of the JSON object, as they were."""
 
 
@@ -6064,7 +6067,7 @@ class OtherSetSessionConfigOptionRequest(_Model):
     value: Any
     """Raw value payload for the custom or future value type."""
 
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, Any] = _field(default_factory=dict)
     """The other members of the JSON object, as they were."""
 
 
@@ -6193,7 +6196,7 @@ class OtherRequestPermissionOutcome(_Model):
     outcome: str
     """The `outcome` value."""
 
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, Any] = _field(default_factory=dict)
     """The other members of the JSON object, as they were."""
 
 
@@ -6302,7 +6305,7 @@ class OtherCreateElicitationResponse(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
 
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, Any] = _field(default_factory=dict)
     """The other members of the JSON object, as they were."""
 
 
@@ -6392,10 +6395,10 @@ class ToolCallState(_State):
     status: ToolCallStatus | str = ToolCallStatus.PENDING
     """Rule: null-resets. Omission leaves the status unchanged, `null` resets it to `pending`, and a value replaces it. A new tool call starts as `pending`."""
 
-    content: list[ToolCallContent] = field(default_factory=lambda: [])
+    content: list[ToolCallContent] = _field(default_factory=lambda: [])
     """Rule: collection."""
 
-    locations: list[ToolCallLocation] = field(default_factory=lambda: [])
+    locations: list[ToolCallLocation] = _field(default_factory=lambda: [])
     """Rule: collection."""
 
     raw_input: Any = None
@@ -6407,7 +6410,7 @@ class ToolCallState(_State):
     capabilities: ToolCallCapabilities | None = None
     """Rule: null-clears. Omission leaves the capabilities unchanged, `null` clears them, and an object replaces the whole previous value. A new tool call starts with none."""
 
-    meta: dict[str, Any] = field(default_factory=lambda: {})
+    meta: dict[str, Any] = _field(default_factory=lambda: {})
     """Rule: meta-patch."""
 
 
@@ -6439,7 +6442,7 @@ class TerminalState(_State):
     capabilities: TerminalCapabilities | None = None
     """Rule: null-clears. Omission leaves the capabilities unchanged, `null` clears them, and an object replaces the whole previous value. A new terminal starts with none."""
 
-    meta: dict[str, Any] = field(default_factory=lambda: {})
+    meta: dict[str, Any] = _field(default_factory=lambda: {})
     """Rule: meta-patch."""
 
 
@@ -6456,7 +6459,7 @@ class SessionInfoState(_State):
     updated_at: str | None = None
     """Rule: null-clears."""
 
-    meta: dict[str, Any] = field(default_factory=lambda: {})
+    meta: dict[str, Any] = _field(default_factory=lambda: {})
     """Rule: meta-patch."""
 
 
@@ -6470,10 +6473,10 @@ class UserMessageState(_State):
     message_id: MessageId
     """Rule: key."""
 
-    content: list[ContentBlock] = field(default_factory=lambda: [])
+    content: list[ContentBlock] = _field(default_factory=lambda: [])
     """Rule: collection."""
 
-    meta: dict[str, Any] = field(default_factory=lambda: {})
+    meta: dict[str, Any] = _field(default_factory=lambda: {})
     """Rule: meta-patch."""
 
 
@@ -6487,10 +6490,10 @@ class AgentMessageState(_State):
     message_id: MessageId
     """Rule: key."""
 
-    content: list[ContentBlock] = field(default_factory=lambda: [])
+    content: list[ContentBlock] = _field(default_factory=lambda: [])
     """Rule: collection."""
 
-    meta: dict[str, Any] = field(default_factory=lambda: {})
+    meta: dict[str, Any] = _field(default_factory=lambda: {})
     """Rule: meta-patch."""
 
 
@@ -6504,10 +6507,10 @@ class AgentThoughtState(_State):
     message_id: MessageId
     """Rule: key."""
 
-    content: list[ContentBlock] = field(default_factory=lambda: [])
+    content: list[ContentBlock] = _field(default_factory=lambda: [])
     """Rule: collection."""
 
-    meta: dict[str, Any] = field(default_factory=lambda: {})
+    meta: dict[str, Any] = _field(default_factory=lambda: {})
     """Rule: meta-patch."""
 
 
@@ -6541,13 +6544,13 @@ class CompactionState(_State):
     status: CompactionStatus | str = CompactionStatus.IN_PROGRESS
     """Rule: replace."""
 
-    summary: list[ContentBlock] = field(default_factory=lambda: [])
+    summary: list[ContentBlock] = _field(default_factory=lambda: [])
     """Rule: collection."""
 
     error: str | None = None
     """Rule: null-clears."""
 
-    meta: dict[str, Any] = field(default_factory=lambda: {})
+    meta: dict[str, Any] = _field(default_factory=lambda: {})
     """Rule: meta-patch."""
 
 

@@ -134,6 +134,11 @@ def type_error(expected: str, value: Any) -> ValidationError:
     )
 
 
+def unexpected(expected: str, value: Any) -> ValidationError:
+    """``expected ..., found <value>``, the value shortened for the message."""
+    return ValidationError(f"{expected}, found {_show(value)}")
+
+
 def missing(key: str) -> ValidationError:
     return ValidationError(f"missing required property {json.dumps(key)}")
 

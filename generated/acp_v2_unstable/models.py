@@ -7,7 +7,8 @@ An optional field is UNSET when it is omitted on the wire and None when it is JS
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field as _field
 from enum import Enum
 from typing import Any, ClassVar, Literal, TypeAlias
 
@@ -1046,7 +1047,7 @@ class OtherRequestPermissionSubject(_Model):
     type: str
     """The `type` value."""
 
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, Any] = _field(default_factory=dict)
     """The other members of the JSON object, as they were."""
 
 
@@ -1211,7 +1212,7 @@ class OtherToolCallContent(_Model):
     type: str
     """The `type` value."""
 
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, Any] = _field(default_factory=dict)
     """The other members of the JSON object, as they were."""
 
 
@@ -1408,7 +1409,7 @@ class OtherContentBlock(_Model):
     type: str
     """The `type` value."""
 
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, Any] = _field(default_factory=dict)
     """The other members of the JSON object, as they were."""
 
 
@@ -1860,7 +1861,7 @@ class OtherDiffChange(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
 
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, Any] = _field(default_factory=dict)
     """The other members of the JSON object, as they were."""
 
 
@@ -2378,7 +2379,7 @@ class OtherElicitationPropertySchema(_Model):
     type: str
     """The `type` value."""
 
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, Any] = _field(default_factory=dict)
     """The other members of the JSON object, as they were."""
 
 
@@ -2597,7 +2598,7 @@ class OtherMultiSelectItems(_Model):
     type: str
     """The `type` value."""
 
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, Any] = _field(default_factory=dict)
     """The other members of the JSON object, as they were."""
 
 
@@ -2724,7 +2725,9 @@ class InitializeResponse(_Model):
     info: Implementation
     """Information about the implementation sending this initialize response."""
 
-    capabilities: AgentCapabilities = field(default_factory=lambda: AgentCapabilities())
+    capabilities: AgentCapabilities = _field(
+        default_factory=lambda: AgentCapabilities()
+    )
     """Capabilities supported by the agent."""
 
     auth_methods: list[AuthMethod] | Unset = UNSET
@@ -3417,7 +3420,7 @@ class OtherAuthMethod(_Model):
     name: str
     """Human-readable name of the authentication method."""
 
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, Any] = _field(default_factory=dict)
     """The other members of the JSON object, as they were."""
 
 
@@ -3878,7 +3881,7 @@ class OtherSessionConfigOption(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
 
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, Any] = _field(default_factory=dict)
     """The other members of the JSON object, as they were."""
 
 
@@ -4001,7 +4004,7 @@ class OtherAvailableCommand(_Model):
     description: str
     """Human-readable description of what the command does."""
 
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, Any] = _field(default_factory=dict)
     """The other members of the JSON object, as they were."""
 
 
@@ -4043,7 +4046,7 @@ class OtherAvailableCommandInput(_Model):
     type: str
     """The `type` value."""
 
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, Any] = _field(default_factory=dict)
     """The other members of the JSON object, as they were."""
 
 
@@ -4397,7 +4400,7 @@ class OtherStateUpdate(_Model):
     state: str
     """The `state` value."""
 
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, Any] = _field(default_factory=dict)
     """The other members of the JSON object, as they were."""
 
 
@@ -4483,7 +4486,7 @@ class OtherBackgroundWork(_Model):
     type: str
     """The `type` value."""
 
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, Any] = _field(default_factory=dict)
     """The other members of the JSON object, as they were."""
 
 
@@ -4955,7 +4958,7 @@ class OtherIdleStateUpdate(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
 
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, Any] = _field(default_factory=dict)
     """The other members of the JSON object, as they were."""
 
 
@@ -5974,7 +5977,7 @@ class OtherSessionUpdate(_Model):
     session_update: str
     """The `sessionUpdate` value."""
 
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, Any] = _field(default_factory=dict)
     """The other members of the JSON object, as they were."""
 
 
@@ -6386,7 +6389,7 @@ class OtherPlanUpdateContent(_Model):
     plan_id: PlanId
     """The plan ID to update."""
 
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, Any] = _field(default_factory=dict)
     """The other members of the JSON object, as they were."""
 
 
@@ -6999,7 +7002,7 @@ class InitializeRequest(_Model):
     info: Implementation
     """Information about the implementation sending this initialize request."""
 
-    capabilities: ClientCapabilities = field(
+    capabilities: ClientCapabilities = _field(
         default_factory=lambda: ClientCapabilities()
     )
     """Capabilities supported by the client."""
@@ -7434,7 +7437,7 @@ class OtherMcpServer(_Model):
     type: str
     """The `type` value."""
 
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, Any] = _field(default_factory=dict)
     """The other members of the JSON object, as they were."""
 
 
@@ -7910,7 +7913,7 @@ class OtherReplayFrom(_Model):
     type: str
     """The `type` value."""
 
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, Any] = _field(default_factory=dict)
     """The other members of the JSON object, as they were."""
 
 
@@ -8113,7 +8116,7 @@ class OtherSetSessionConfigOptionRequest(_Model):
     value: Any
     """Raw value payload for the custom or future value type."""
 
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, Any] = _field(default_factory=dict)
     """The other members of the JSON object, as they were."""
 
 
@@ -8242,7 +8245,7 @@ class OtherRequestPermissionOutcome(_Model):
     outcome: str
     """The `outcome` value."""
 
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, Any] = _field(default_factory=dict)
     """The other members of the JSON object, as they were."""
 
 
@@ -8351,7 +8354,7 @@ class OtherCreateElicitationResponse(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
 
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, Any] = _field(default_factory=dict)
     """The other members of the JSON object, as they were."""
 
 
@@ -8601,10 +8604,10 @@ class ToolCallState(_State):
     status: ToolCallStatus | str = ToolCallStatus.PENDING
     """Rule: null-resets. Omission leaves the status unchanged, `null` resets it to `pending`, and a value replaces it. A new tool call starts as `pending`."""
 
-    content: list[ToolCallContent] = field(default_factory=lambda: [])
+    content: list[ToolCallContent] = _field(default_factory=lambda: [])
     """Rule: collection."""
 
-    locations: list[ToolCallLocation] = field(default_factory=lambda: [])
+    locations: list[ToolCallLocation] = _field(default_factory=lambda: [])
     """Rule: collection."""
 
     raw_input: Any = None
@@ -8616,7 +8619,7 @@ class ToolCallState(_State):
     capabilities: ToolCallCapabilities | None = None
     """Rule: null-clears. Omission leaves the capabilities unchanged, `null` clears them, and an object replaces the whole previous value. A new tool call starts with none."""
 
-    meta: dict[str, Any] = field(default_factory=lambda: {})
+    meta: dict[str, Any] = _field(default_factory=lambda: {})
     """Rule: meta-patch."""
 
 
@@ -8648,7 +8651,7 @@ class TerminalState(_State):
     capabilities: TerminalCapabilities | None = None
     """Rule: null-clears. Omission leaves the capabilities unchanged, `null` clears them, and an object replaces the whole previous value. A new terminal starts with none."""
 
-    meta: dict[str, Any] = field(default_factory=lambda: {})
+    meta: dict[str, Any] = _field(default_factory=lambda: {})
     """Rule: meta-patch."""
 
 
@@ -8665,7 +8668,7 @@ class SessionInfoState(_State):
     updated_at: str | None = None
     """Rule: null-clears."""
 
-    meta: dict[str, Any] = field(default_factory=lambda: {})
+    meta: dict[str, Any] = _field(default_factory=lambda: {})
     """Rule: meta-patch."""
 
 
@@ -8679,10 +8682,10 @@ class UserMessageState(_State):
     message_id: MessageId
     """Rule: key."""
 
-    content: list[ContentBlock] = field(default_factory=lambda: [])
+    content: list[ContentBlock] = _field(default_factory=lambda: [])
     """Rule: collection."""
 
-    meta: dict[str, Any] = field(default_factory=lambda: {})
+    meta: dict[str, Any] = _field(default_factory=lambda: {})
     """Rule: meta-patch."""
 
 
@@ -8696,10 +8699,10 @@ class AgentMessageState(_State):
     message_id: MessageId
     """Rule: key."""
 
-    content: list[ContentBlock] = field(default_factory=lambda: [])
+    content: list[ContentBlock] = _field(default_factory=lambda: [])
     """Rule: collection."""
 
-    meta: dict[str, Any] = field(default_factory=lambda: {})
+    meta: dict[str, Any] = _field(default_factory=lambda: {})
     """Rule: meta-patch."""
 
 
@@ -8713,10 +8716,10 @@ class AgentThoughtState(_State):
     message_id: MessageId
     """Rule: key."""
 
-    content: list[ContentBlock] = field(default_factory=lambda: [])
+    content: list[ContentBlock] = _field(default_factory=lambda: [])
     """Rule: collection."""
 
-    meta: dict[str, Any] = field(default_factory=lambda: {})
+    meta: dict[str, Any] = _field(default_factory=lambda: {})
     """Rule: meta-patch."""
 
 
@@ -8750,13 +8753,13 @@ class CompactionState(_State):
     status: CompactionStatus | str = CompactionStatus.IN_PROGRESS
     """Rule: replace."""
 
-    summary: list[ContentBlock] = field(default_factory=lambda: [])
+    summary: list[ContentBlock] = _field(default_factory=lambda: [])
     """Rule: collection."""
 
     error: str | None = None
     """Rule: null-clears."""
 
-    meta: dict[str, Any] = field(default_factory=lambda: {})
+    meta: dict[str, Any] = _field(default_factory=lambda: {})
     """Rule: meta-patch."""
 
 
@@ -8788,7 +8791,7 @@ class SubagentState(_State):
     additional_directories: list[AbsolutePath] | None = None
     """Rule: null-clears. Omitted means unchanged. `null` clears the reported value. While unset, the child inherits its immediate parent's effective additional directories."""
 
-    meta: dict[str, Any] = field(default_factory=lambda: {})
+    meta: dict[str, Any] = _field(default_factory=lambda: {})
     """Rule: meta-patch."""
 
 
@@ -8813,10 +8816,10 @@ class SessionMessageState(_State):
     recipient_message_id: MessageId | None = None
     """Rule: null-clears."""
 
-    content: list[ContentBlock] = field(default_factory=lambda: [])
+    content: list[ContentBlock] = _field(default_factory=lambda: [])
     """Rule: collection. Omitted leaves content unchanged. `null` clears it. A concrete array replaces the whole content collection."""
 
-    meta: dict[str, Any] = field(default_factory=lambda: {})
+    meta: dict[str, Any] = _field(default_factory=lambda: {})
     """Rule: meta-patch."""
 
 

@@ -442,11 +442,8 @@ def apply_terminal_output_chunk(
         )
     else:
         _check_key(state, chunk, (("terminal_id", "terminal_id"),))
-    stored = state.output
-    data = base64.b64decode(stored.data, validate=True) if stored is not None else b""
-    data += base64.b64decode(chunk.data, validate=True)
     return _replace(
-        state, output=TerminalOutput(data=base64.b64encode(data).decode("ascii"))
+        state, output=_append_base64(state.output, chunk.data, TerminalOutput)
     )
 
 
@@ -474,6 +471,20 @@ def apply_session_message_chunk(
     else:
         _check_key(state, chunk, (("message_id", "message_id"),))
     return _replace(state, content=[*state.content, chunk.content])
+
+
+def _append_base64(stored: Any, data: str, payload: type) -> Any:
+    """``stored`` (a payload object with base64 ``data``, or None) with the
+    bytes of ``data`` appended; its other members are kept. Raises
+    ``ValueError`` (``binascii.Error``) when ``data`` is not base64."""
+    base64.b64decode(data, validate=True)
+    if stored is None:
+        return payload(data=data)
+    if len(stored.data) % 4 == 0 and not stored.data.endswith("="):
+        # Whole 3-byte groups: the base64 texts concatenate.
+        return _replace(stored, data=stored.data + data)
+    joined = base64.b64decode(stored.data) + base64.b64decode(data)
+    return _replace(stored, data=base64.b64encode(joined).decode("ascii"))
 
 
 _APPLY: dict[type, Callable[[Any, Any], Any]] = {

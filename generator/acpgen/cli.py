@@ -69,6 +69,8 @@ def generate(schema, package, out, templates, rules, config) -> None:
         write_packages(out_dir, built)
     except AcpgenError as error:
         _fail(error)
+    except OSError as error:
+        _fail(AcpgenError(f"cannot write: {error.strerror}", file=error.filename or str(out_dir)))
     _warn(warnings)
     elapsed = time.perf_counter() - started
     for name, files in built.items():

@@ -34,13 +34,18 @@ class Schema:
     document: Mapping[str, Any]
     defs: Mapping[str, Any]
 
-    def resolve(self, ref: str) -> tuple[str, Any]:
-        """The ``$defs`` name and node a local reference points at."""
-        return ref[len(DEFS_PREFIX) :], self.defs[ref[len(DEFS_PREFIX) :]]
 
     @property
     def title(self) -> str:
         return str(self.document.get("title", ""))
+
+
+def ref_target(ref: str) -> str | None:
+    """The ``$defs`` name of ``#/$defs/<name>`` (RFC 6901: ``~1`` is ``/``,
+    ``~0`` is ``~``), or None for any other reference."""
+    if not ref.startswith(DEFS_PREFIX) or "/" in ref[len(DEFS_PREFIX) :]:
+        return None
+    return ref[len(DEFS_PREFIX) :].replace("~1", "/").replace("~0", "~")
 
 
 def load_schema(path: str | Path) -> Schema:
@@ -68,7 +73,10 @@ def parse_schema(raw: bytes, name: str) -> Schema:
         ) from None
     if not isinstance(document, dict):
         raise AcpgenError("a schema document must be a JSON object", file=name, pointer="")
-    error = best_match(Draft202012Validator(Draft202012Validator.META_SCHEMA).iter_errors(document))
+    try:
+        error = best_match(Draft202012Validator(Draft202012Validator.META_SCHEMA).iter_errors(document))
+    except RecursionError:
+        raise AcpgenError("the schema is nested too deeply to check", file=name) from None
     if error is not None:
         raise AcpgenError(
             f"does not conform to the JSON Schema 2020-12 metaschema: {error.message}",
@@ -85,8 +93,8 @@ def parse_schema(raw: bytes, name: str) -> Schema:
                 file=name,
                 pointer=where,
             )
-        target = ref[len(DEFS_PREFIX) :]
-        if "/" in target or target not in defs:
+        target = ref_target(ref)
+        if target is None or target not in defs:
             raise AcpgenError(f"unresolvable $ref {ref!r}", file=name, pointer=where)
     return Schema(
         path=name,

@@ -19,12 +19,13 @@ the schema itself, so nothing the schema says is lost.
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from typing import Any
 
 from . import ir
 from .errors import AcpgenError, pointer
-from .load import DEFS_PREFIX, Schema
+from .load import Schema, ref_target
 
 # Keywords that never change what a value may be.
 ANNOTATIONS = frozenset(
@@ -118,8 +119,13 @@ def strip_annotations(node: Any, parts: tuple = (), file: str = "") -> Any:
                     pointer=pointer(parts + (key,)),
                 )
             if key in ("properties", "$defs", "patternProperties"):
+                if key == "patternProperties":
+                    for pattern in value:
+                        _check_pattern(pattern, parts + (key, pattern), file)
                 out[key] = {k: strip_annotations(v, parts + (key, k), file) for k, v in value.items()}
             elif key in ("const", "enum", "required", "dependentRequired", "$ref", "type", "pattern"):
+                if key == "pattern":
+                    _check_pattern(value, parts + (key,), file)
                 out[key] = value
             else:
                 out[key] = strip_annotations(value, parts + (key,), file)
@@ -127,6 +133,13 @@ def strip_annotations(node: Any, parts: tuple = (), file: str = "") -> Any:
     if isinstance(node, list):
         return [strip_annotations(item, parts + (i,), file) for i, item in enumerate(node)]
     return node
+
+
+def _check_pattern(pattern: Any, parts: tuple, file: str) -> None:
+    try:
+        re.compile(pattern)
+    except (re.error, TypeError) as exc:
+        raise AcpgenError(f"the pattern {pattern!r} is not a valid regular expression: {exc}", file=file, pointer=pointer(parts)) from None
 
 
 def _is_object(node: Any) -> bool:
@@ -143,7 +156,7 @@ def _ref_name(node: Any) -> str | None:
         return None
     keys = _keys(node)
     if keys == {"$ref"}:
-        return node["$ref"][len(DEFS_PREFIX) :]
+        return ref_target(node["$ref"])
     if keys == {"allOf"} and isinstance(node["allOf"], list) and len(node["allOf"]) == 1:
         return _ref_name(node["allOf"][0])
     return None

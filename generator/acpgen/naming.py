@@ -18,32 +18,27 @@ from dataclasses import replace
 
 from . import ir
 
-# Module-level names the generated modules define or import themselves.
+# Module-level names the generated modules define or import themselves (names
+# with a leading underscore are theirs alone: generated names never start
+# with one).
 RESERVED_MODULE_NAMES = frozenset(
     {
-        "annotations",
-        "dataclass",
-        "field",
-        "fields",
-        "enum",
-        "Enum",
-        "Any",
-        "ClassVar",
-        "Literal",
-        "TypeAlias",
-        "Union",
-        "UNSET",
-        "Unset",
-        "ValidationError",
-        "decode",
-        "encode",
-        "DEFINITIONS",
-        "SCHEMA_SHA256",
-        "SCHEMA_FILE",
-        "SCHEMA_VERSION",
-        "GENERATOR_VERSION",
+        # imports
+        "annotations", "dataclass", "field", "enum", "Enum", "Any", "Callable",
+        "ClassVar", "Literal", "TypeAlias", "Union", "base64", "json", "math", "re",
+        # the package's contract
+        "UNSET", "Unset", "ValidationError", "MISSING", "decode", "decode_class",
+        "encode", "encode_value", "apply", "merge_meta", "supports", "CAPABILITIES",
+        "DEFINITIONS", "SCHEMA_FILE", "SCHEMA_SHA256", "SCHEMA_VERSION",
+        "SCHEMA_JSON", "GENERATOR_VERSION",
+        # runtime helpers the codec imports
+        "any_value", "check_bool", "check_const", "check_int", "check_list",
+        "check_list_skipping", "check_map", "check_null", "check_num", "check_raw",
+        "check_str", "check_tag", "expect_object", "first_match", "json_equal",
+        "json_type", "missing", "resolve", "scalar_union", "schema_root",
+        "type_error", "unexpected", "validate",
     }
-)
+)  # fmt: skip
 # Attribute names a generated class uses itself.
 RESERVED_ATTRIBUTES = frozenset({"from_wire", "to_wire"})
 
@@ -68,8 +63,13 @@ def pascal(text: str) -> str:
 
 
 def snake(text: str) -> str:
+    """``toolCallId`` -> ``tool_call_id``; a name with no ASCII word at all
+    becomes ``f_`` and the hex code points of its characters."""
     name = "_".join(w.lower() for w in words(text))
-    return name or "field"
+    if name:
+        return name
+    codes = "_".join(f"{ord(c):x}" for c in text)[:40]
+    return "f_" + codes if codes else "unnamed"
 
 
 def upper_snake(text: str) -> str:
@@ -93,8 +93,10 @@ def unique(name: str, used: set[str], reserved=frozenset()) -> str:
 
 
 def class_name(def_name: str) -> str:
-    """A definition keeps its ``$defs`` name when that is a usable identifier."""
-    if def_name.isidentifier() and def_name.isascii():
+    """A definition keeps its ``$defs`` name when that is a usable identifier
+    (not starting with an underscore, which the generated modules keep for
+    their own names)."""
+    if def_name.isidentifier() and def_name.isascii() and not def_name.startswith("_"):
         return def_name
     return _not_digit_first(pascal(def_name), "T")
 

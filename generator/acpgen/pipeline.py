@@ -5,6 +5,7 @@ with what is there."""
 from __future__ import annotations
 
 import json
+import keyword
 from dataclasses import replace
 from pathlib import Path
 
@@ -23,8 +24,8 @@ from .write import read_tree, write_packages
 
 def build_ir(schema: Schema, package_name: str, rules: str | None = None) -> Package:
     """The named IR of a loaded schema; ``rules`` names the patch rule set."""
-    if not package_name.isidentifier():
-        raise AcpgenError(f"the package name {package_name!r} is not a Python identifier")
+    if not package_name.isidentifier() or keyword.iskeyword(package_name):
+        raise AcpgenError(f"the package name {package_name!r} is not a usable Python identifier")
     package = name_package(lower(schema), package_name)
     package = resolve_defaults(package)
     package = find_capabilities(package)

@@ -59,6 +59,7 @@ def environment(templates: str | Path | None = None) -> jinja2.Environment:
     )
     env.filters["py"] = py_literal
     env.filters["docstring"] = docstring
+    env.filters["comment"] = comment
     env.filters["pointer_literal"] = lambda p: py_literal("#" + p)
     env.globals["generator_version"] = __version__
     env.globals["plain_kinds"] = PLAIN_KINDS
@@ -139,6 +140,11 @@ def py_literal(value: Any) -> str:
     if isinstance(value, dict):
         return "{" + ", ".join(f"{py_literal(k)}: {py_literal(v)}" for k, v in value.items()) + "}"
     raise TypeError(f"not a JSON value: {value!r}")
+
+
+def comment(text: str) -> str:
+    """Text for a ``#`` comment: one line, control characters escaped."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
 def docstring(text: str) -> str:

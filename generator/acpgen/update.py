@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import shutil
 import subprocess
 import tarfile
@@ -38,7 +37,7 @@ from .config import Config
 from .diff import SchemaDiff, diff_schemas, load_cached
 from .errors import AcpgenError
 from .pipeline import build_all, build_ir
-from .write import write_packages
+from .write import read_tree, stage_tree, swap_dirs
 
 PACKAGE_NAME = "@agentclientprotocol/sdk"
 SCHEMA_DIR = "schema"
@@ -89,7 +88,7 @@ class Plan:
 
     @property
     def changed(self) -> bool:
-        current = _read_tree(self.schema_dir)
+        current = read_tree(self.schema_dir)
         return current != self.contents
 
 
@@ -293,16 +292,6 @@ def _source_record(schema_dir: Path) -> dict:
     return record if isinstance(record, dict) else {}
 
 
-def _read_tree(directory: Path) -> dict[str, bytes]:
-    if not directory.is_dir():
-        return {}
-    return {
-        p.relative_to(directory).as_posix(): p.read_bytes()
-        for p in sorted(directory.rglob("*"))
-        if p.is_file()
-    }
-
-
 def source_json(record: dict) -> bytes:
     return (json.dumps(record, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
 
@@ -311,7 +300,7 @@ def plan(config: Config, release: Release) -> Plan:
     """Check the release and work out the new ``schema/`` and the diffs.
     Reads only."""
     schema_dir = config.root / SCHEMA_DIR
-    current = _read_tree(schema_dir)
+    current = read_tree(schema_dir)
     record = _source_record(schema_dir)
     old_version = record.get("version", "") if isinstance(record.get("version"), str) else ""
     old_files = record.get("files", {}) if isinstance(record.get("files"), dict) else {}
@@ -393,42 +382,31 @@ def apply(plan_: Plan, *, generate: bool = True, templates=None, warnings: list[
     config = plan_.config
     root = config.root
     stage_root = Path(tempfile.mkdtemp(prefix=".acpgen-update-", dir=root))
-    backup: Path | None = None
+    staged: list[tuple[Path, Path]] = []
     try:
-        stage_schema = stage_root / SCHEMA_DIR
-        for relative, data in plan_.contents.items():
-            target = stage_schema / relative
-            target.parent.mkdir(parents=True, exist_ok=True)
-            with open(target, "wb") as handle:
-                handle.write(data)
-                handle.flush()
-                os.fsync(handle.fileno())
         built: dict[str, dict[str, str]] = {}
         if generate:
+            # Generate from the new schemas, staged where the configuration
+            # expects them.
+            for relative, data in plan_.contents.items():
+                target = stage_root / SCHEMA_DIR / relative
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_bytes(data)
             for target in config.targets:
                 if _under_schema(target.schema) is None:
                     _copy_outside(root, stage_root, target.schema)
             built = build_all(config.targets, stage_root, templates, warnings=warnings)
-        schema_dir = root / SCHEMA_DIR
-        if schema_dir.exists():
-            backup = Path(tempfile.mkdtemp(prefix=".schema.old-", dir=root))
-            backup.rmdir()
-            os.rename(schema_dir, backup)
-        os.rename(stage_schema, schema_dir)
-        try:
-            if built:
-                write_packages(config.out_dir, built)
-        except BaseException:
-            shutil.rmtree(schema_dir, ignore_errors=True)
-            if backup is not None:
-                os.rename(backup, schema_dir)
-                backup = None
-            raise
+        staged.append((stage_tree(root, SCHEMA_DIR, plan_.contents), root / SCHEMA_DIR))
+        for name, files in built.items():
+            encoded = {k: v.encode("utf-8") for k, v in files.items()}
+            staged.append((stage_tree(config.out_dir, name, encoded), config.out_dir / name))
+        # schema/ and every package, all or nothing.
+        swap_dirs(staged)
         return built
     finally:
         shutil.rmtree(stage_root, ignore_errors=True)
-        if backup is not None:
-            shutil.rmtree(backup, ignore_errors=True)
+        for stage, _ in staged:
+            shutil.rmtree(stage, ignore_errors=True)
 
 
 def _copy_outside(root: Path, stage_root: Path, configured: str) -> None:

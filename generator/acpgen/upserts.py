@@ -27,7 +27,7 @@ else:  # pragma: no cover
 from . import ir
 from .defaults import ValueBuilder
 from .errors import AcpgenError
-from .naming import snake
+from .naming import RESERVED_MODULE_NAMES, snake
 
 RULES = ("key", "replace", "null-clears", "null-resets", "collection", "meta-patch", "ignore")
 APPENDS = ("item", "base64")
@@ -82,12 +82,27 @@ def apply_rules(package: ir.Package, set_name: str, rules_path: Path | None = No
         chunk = builder.chunk(entry, by_update)
         if chunk is not None:
             chunks.append(chunk)
+    _check_names(package, upserts, chunks, where)
     return replace(
         package,
         upserts=tuple(upserts),
         chunks=tuple(chunks),
         warnings=package.warnings + tuple(builder.warnings),
     )
+
+
+def _check_names(package: ir.Package, upserts, chunks, where: str) -> None:
+    """The rules' class and function names must not take a name the package
+    already uses."""
+    taken = set(RESERVED_MODULE_NAMES)
+    for definition in package.definitions:
+        taken.add(definition.class_name)
+        for variant in getattr(definition, "variants", ()):
+            taken.add(variant.class_name)
+    for name in [u.state_class for u in upserts] + [u.function for u in upserts] + [c.function for c in chunks]:
+        if name in taken:
+            raise AcpgenError(f"the rules' name {name!r} is already taken in the generated package", file=where)
+        taken.add(name)
 
 
 class _Builder:

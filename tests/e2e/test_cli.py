@@ -13,7 +13,7 @@ from click.testing import CliRunner
 
 from acpgen.cli import main
 
-from ..conftest import ROOT, schema_with
+from ..conftest import schema_with
 
 SMALL = schema_with(
     {

@@ -248,3 +248,18 @@ def test_strict_mode_checks_the_catch_all_not():
     error = _error(v2, "ContentBlock", {"type": "text"}, strict=True)
     assert error.path == "$" and "text" in error.message
     assert isinstance(v2.decode("ContentBlock", {"type": "_x"}, strict=True), v2.OtherContentBlock)
+
+
+def test_untagged_members_are_tried_in_order_when_several_fit():
+    # Schema-valid: the Blob branch matches (text is just an unknown key to it).
+    value = {"uri": "file:///a", "text": 5, "blob": "AA=="}
+    for strict in (False, True):
+        assert isinstance(v2.decode("EmbeddedResourceResource", value, strict=strict), v2.BlobResourceContents)
+
+
+def test_encode_handles_any_depth_json_does():
+    deep: object = {"leaf": 1}
+    for _ in range(900):  # json.dumps itself stops near 1000
+        deep = [deep]
+    value = v2.decode("ExtRequest", deep)
+    assert json.dumps(v2.encode(value)) == json.dumps(deep)

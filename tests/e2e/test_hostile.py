@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import inspect
+import json
 import sys
+
+import pytest
 
 from ..conftest import schema_with
 
@@ -79,3 +82,39 @@ def test_a_hostile_schema_generates_a_package_that_imports_and_runs_nothing(make
     # The builtin str is not shadowed by the definition named "str".
     assert package.DEFINITIONS["str"] is str
     assert "ACPGEN_PWNED" not in os.environ
+
+
+def test_definitions_named_like_the_codecs_own_helpers_do_not_shadow_them(make_package):
+    names = ["validate", "missing", "check_str", "_new", "SCHEMA_JSON", "encode_value", "apply", "field"]
+    defs = {name: {"type": "object", "properties": {"x": {"type": "string"}}, "required": ["x"]} for name in names}
+    defs["Holder"] = {
+        "type": "object",
+        "properties": {
+            "名前": {"type": "string"},
+            "field": {"type": "array", "items": {"type": "string"}, "default": []},
+            "missing": {"$ref": "#/$defs/missing"},
+        },
+        "required": ["missing"],
+    }
+    package = make_package(schema_with(defs))
+    for name in names:
+        assert package.decode(name, {"x": "v"}, strict=True) == package.DEFINITIONS[name](x="v")
+        with pytest.raises(package.ValidationError):
+            package.decode(name, {}, strict=False)
+    holder = package.decode("Holder", {"名前": "n", "missing": {"x": "y"}})
+    assert package.encode(holder) == {"名前": "n", "field": [], "missing": {"x": "y"}}
+
+
+def test_a_hostile_schema_file_name_stays_text(tmp_path):
+    import subprocess
+
+    from acpgen.pipeline import build_package
+    from acpgen.write import write_packages
+
+    path = tmp_path / 'evil\nprint("PWNED")\n#.json'
+    path.write_text(json.dumps(schema_with({"A": {"type": "string"}})))
+    write_packages(tmp_path / "out", {"evil": build_package(path, "evil")})
+    code = "import evil; print(evil.SCHEMA_FILE == " + repr(str(path)) + ")"
+    out = subprocess.run([sys.executable, "-S", "-c", code], cwd=tmp_path / "out", capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout == "True\n"  # and nothing else was printed

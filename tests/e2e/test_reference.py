@@ -9,7 +9,6 @@ departures.json; those must still differ, so the list cannot go stale.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 

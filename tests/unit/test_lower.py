@@ -134,3 +134,17 @@ def test_a_validation_keyword_strict_mode_cannot_check_is_an_error():
     assert str(info.value) == "t.json#/$defs/A/contains: the keyword 'contains' is not supported by strict mode"
     # Annotations and extension keywords are fine.
     _lower({"A": {"type": "string", "examples": ["x"], "x-anything": 1, "deprecated": True}})
+
+
+def test_an_invalid_pattern_is_an_error_with_its_pointer():
+    import pytest
+
+    from acpgen.errors import AcpgenError
+
+    with pytest.raises(AcpgenError, match=r"#/\$defs/A/pattern: the pattern '\(' is not a valid regular expression"):
+        _lower({"A": {"type": "string", "pattern": "("}})
+
+
+def test_refs_are_json_pointers():
+    defs = _lower({"a/b~c": {"type": "string"}, "B": {"$ref": "#/$defs/a~1b~0c"}})
+    assert defs["B"].target == ir.RefT("a/b~c")

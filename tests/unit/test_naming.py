@@ -16,7 +16,8 @@ def test_wire_names_become_snake_case():
     assert field_name("rawInput") == "raw_input"
     assert field_name("1st") == "f_1st"
     assert field_name("a-b c") == "a_b_c"
-    assert field_name("") == "field"
+    assert field_name("") == "unnamed"
+    assert field_name("名前") == "f_540d_524d"  # no ASCII word: the code points
 
 
 def test_class_names_keep_identifiers_and_sanitise_the_rest():
