@@ -1,0 +1,818 @@
+"""The comparison itself: the entry points (:func:`diff_files`,
+:func:`diff_schemas` and the content-keyed :func:`load_cached`) and
+:class:`_Differ`, which walks two analysed schemas (``facts._Side``) and
+lists every change with its wire and Python API verdicts, following the rules
+table in the package docstring; with the helpers only it uses (variant keys,
+``x-deserialize-skip-invalid-items`` positions, the wording of the reasons)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from .. import ir
+from ..load import Schema, load_schema, parse_schema
+from ..lower import strip_annotations
+from ..pipeline import schema_version
+from .facts import _form_senders, _Side, _variant_label
+from .model import COMPATIBLE, KINDS, OLD_RECEIVERS, OLD_SENDERS, Change, Impact, SchemaDiff, SchemaInfo
+from .subtype import _norm, _same_json, _Shapes, show_type
+
+
+# ---------------------------------------------------------------- entry points
+
+
+def diff_files(old_path, new_path) -> SchemaDiff:
+    """The diff of two schema files; bad input is an AcpgenError."""
+    return diff_schemas(load_cached(old_path), load_cached(new_path))
+
+
+_LOADED: dict[str, Schema] = {}
+
+
+def load_cached(path, raw: bytes | None = None, name: str | None = None) -> Schema:
+    """``load_schema``, or ``parse_schema(raw, name)``, remembering the last
+    few results by content: the metaschema check is the slow part of a diff,
+    and a bump diffs the same files more than once."""
+    if raw is None:
+        try:
+            raw = Path(path).read_bytes()
+        except OSError:
+            return load_schema(path)  # the same error as the generator's
+    name = str(path) if name is None else name
+    key = hashlib.sha256(raw).hexdigest()
+    schema = _LOADED.get(key)
+    if schema is None:
+        schema = parse_schema(raw, name)
+        if len(_LOADED) >= 16:
+            _LOADED.pop(next(iter(_LOADED)))
+        _LOADED[key] = schema
+    return replace(schema, path=name, location=str(path))
+
+
+def diff_schemas(
+    old: Schema,
+    new: Schema,
+    *,
+    old_version: str | None = None,
+    new_version: str | None = None,
+) -> SchemaDiff:
+    """The diff of two loaded schemas. The versions default to what
+    SOURCE.json beside each file records (see ``pipeline.schema_version``)."""
+    before = _Side(old, "old")
+    after = _Side(new, "new")
+    differ = _Differ(before, after)
+    changes = differ.run()
+    changes = sorted(changes, key=lambda c: (c.definition, c.path, KINDS.index(c.kind), c.summary))
+    return SchemaDiff(
+        old=_info(old, old_version),
+        new=_info(new, new_version),
+        changes=tuple(changes),
+    )
+
+
+def _info(schema: Schema, version: str | None) -> SchemaInfo:
+    if version is None:
+        try:
+            version = schema_version(schema)
+        except OSError:  # pragma: no cover - an unreadable SOURCE.json
+            version = ""
+    return SchemaInfo(file=schema.path, sha256=schema.sha256, version=version, title=schema.title)
+
+
+def _variant_key(union: ir.UnionDef, variant: ir.Variant) -> tuple:
+    return (variant.role, _variant_label(union, variant))
+
+
+def _skip_positions(t: ir.TypeExpr, where: str = "") -> set[str]:
+    """Where in a type expression lists are ``x-deserialize-skip-invalid-items``."""
+    out = set()
+    if t.kind == "list":
+        if t.skip_invalid:
+            out.add(where)
+        out |= _skip_positions(t.items, where + "[]")
+    elif t.kind == "nullable":
+        out |= _skip_positions(t.inner, where)
+    elif t.kind == "map":
+        out |= _skip_positions(t.values, where + "{}")
+    return out
+
+
+def _json_value(value: Any) -> Any:
+    return None if value is ir.NO_DEFAULT else value
+
+
+def _plural(peers: set[str], fallback: str = "peers") -> str:
+    names = {"agent": "agents", "client": "clients", "proxy": "proxies"}
+    known = [names[p] for p in ("agent", "client", "proxy") if p in peers]
+    if not known:
+        return fallback
+    return " and ".join(known) if len(known) <= 2 else ", ".join(known[:-1]) + " and " + known[-1]
+
+
+def _receivers(senders: set[str]) -> set[str]:
+    if senders == {"agent"}:
+        return {"client"}
+    if senders == {"client"}:
+        return {"agent"}
+    return set()
+
+
+# ---------------------------------------------------------------- the comparison
+
+
+class _Differ(_Shapes):
+    def __init__(self, old: _Side, new: _Side) -> None:
+        self.old = old
+        self.new = new
+        self.renamed = self._renames()
+        self.changes: list[Change] = []
+
+    # -------------------------------------------------------- entry
+
+    def run(self) -> list[Change]:
+        old_names, new_names = set(self.old.defs), set(self.new.defs)
+        for definition in self.new.package.definitions:
+            if definition.name not in old_names:
+                self.type_added(definition)
+        for name in sorted(old_names & new_names):
+            self.definition(self.old.defs[name], self.new.defs[name])
+        self.methods()
+        self.message_forms()
+        # Removed types last: their wire impact is that of the changes at
+        # the places that used them.
+        memo: dict[str, Impact] = {}
+        for definition in self.old.package.definitions:
+            if definition.name not in new_names:
+                self.type_removed(definition, memo)
+        return self.changes
+
+    def _renames(self) -> dict[str, str]:
+        """Removed types whose exact shape (without annotations) one added
+        type carries: ``{old name: new name}``."""
+        def by_shape(side: _Side, names) -> dict[str, list[str]]:
+            out: dict[str, list[str]] = {}
+            for name in names:
+                key = json.dumps(strip_annotations(side.raw[name]), sort_keys=True)
+                out.setdefault(key, []).append(name)
+            return out
+
+        removed = by_shape(self.old, [n for n in self.old.raw if n not in self.new.raw])
+        added = by_shape(self.new, [n for n in self.new.raw if n not in self.old.raw])
+        return {
+            names[0]: added[key][0]
+            for key, names in removed.items()
+            if len(names) == 1 and len(added.get(key, ())) == 1
+        }
+
+    # -------------------------------------------------------- building changes
+
+    def senders(self, *names: str) -> set[str]:
+        peers: set[str] = set()
+        for name in names:
+            peers |= self.old.senders.get(name, set()) | self.new.senders.get(name, set())
+        return peers
+
+    def add(self, kind: str, definition: str, path: str, summary: str, wire: Impact, api: Impact, *,
+            old=None, new=None, senders=None) -> Change:
+        peers = self.senders(definition) if senders is None else senders
+        change = Change(
+            kind=kind,
+            definition=definition,
+            path=path,
+            summary=summary,
+            wire=wire,
+            api=api,
+            senders=tuple(p for p in ("agent", "client", "proxy") if p in peers),
+            old=old,
+            new=new,
+        )
+        self.changes.append(change)
+        return change
+
+    def wire(self, owner: str, *, narrows: bool, widens: bool, what: str, narrow_why: str = "",
+             widen_why: str = "", old_tolerant: str = "", new_tolerant: str = "", compatible: str = "",
+             overlap: bool = True) -> Impact:
+        """The wire impact of a change that ``narrows`` (new receivers refuse
+        what old senders may send) and/or ``widens`` (old receivers refuse
+        what new senders may send) what ``owner`` allows; ``what`` names the
+        thing in the reasons.
+
+        A widening is tolerated when old receivers drop just the values they
+        do not know: ``old_tolerant`` says why at the field, or every place
+        that holds an ``owner`` is ``x-deserialize-*``; and some of what new
+        senders emit must still be readable (``overlap``), or everything
+        would be dropped. A narrowing is not: new receivers that drop what
+        old senders send lose it all the same."""
+        peers = self.senders(owner)
+        sends, gets = _plural(peers, "peers"), _plural(_receivers(peers), "receivers")
+        affects, reasons, tolerated = [], [], []
+        if narrows:
+            why = new_tolerant or (
+                f"every place that holds {_a(owner)} drops an invalid one (x-deserialize-*)"
+                if owner and owner in self.new.protected else ""
+            )
+            affects.append(OLD_SENDERS)
+            reasons.append(
+                f"{gets} built on the new schema {'drop' if why else 'reject'} {what} that {sends} "
+                "built on the old schema may send"
+                + (f" ({narrow_why})" if narrow_why else "")
+                + (f"; {why}" if why else "")
+            )
+        if widens:
+            why = old_tolerant or (
+                f"old receivers drop {_a(owner)} they cannot read: every place that holds one is x-deserialize-*"
+                if owner and owner in self.old.protected else ""
+            )
+            if not overlap:
+                why = ""
+            if why:
+                tolerated.append(why)
+            else:
+                affects.append(OLD_RECEIVERS)
+                reasons.append(
+                    f"{gets} built on the old schema reject {what} that {sends} built on the new schema may send"
+                    + (f" ({widen_why})" if widen_why else "")
+                )
+        if affects:
+            return Impact(True, "; ".join(reasons), tuple(sorted(affects)))
+        if tolerated:
+            return Impact(False, "tolerated: " + "; ".join(tolerated))
+        return Impact(False, compatible or "messages valid under one schema are valid under the other")
+
+    # -------------------------------------------------------- types
+
+    def describe(self, definition: ir.Definition) -> str:
+        if isinstance(definition, ir.ObjectDef):
+            return f"object ({_count(len(definition.fields), 'field')})"
+        if isinstance(definition, ir.EnumDef):
+            return f"{'open' if definition.open else 'closed'} enum ({_count(len(definition.members), 'value')})"
+        if isinstance(definition, ir.UnionDef):
+            how = f"tagged by {_c(definition.tag)}" if definition.tag else "untagged"
+            return f"union {how} ({_count(len(definition.variants), 'variant')})"
+        return f"alias of {_c(show_type(definition.target))}"
+
+    def type_added(self, definition: ir.Definition) -> None:
+        renamed_from = next((o for o, n in self.renamed.items() if n == definition.name), None)
+        summary = f"new {self.describe(definition)}"
+        if renamed_from:
+            summary += f", the shape of the removed {_c(renamed_from)}"
+        self.add(
+            "type-added", definition.name, definition.name, summary,
+            Impact(False, "a new type: it reaches the wire only where other changes, classified there, refer to it"),
+            Impact(False, f"a new name, {_c(definition.class_name)}"),
+            new=self.describe(definition),
+        )
+
+    def type_removed(self, definition: ir.Definition, memo: dict) -> None:
+        name = definition.name
+        renamed = self.renamed.get(name)
+        what = "the alias" if definition.kind == "alias" else "the class"
+        api_reason = f"{what} {_c(definition.class_name)} is gone"
+        if renamed:
+            api_reason += f" (renamed to {_c(self.new.defs[renamed].class_name)})"
+        summary = f"removed {self.describe(definition)}" + (f", renamed to {_c(renamed)}" if renamed else "")
+        self.add("type-removed", name, name, summary, self._removed_wire(name, memo, frozenset()),
+                 Impact(True, api_reason), old=self.describe(definition), new=renamed)
+
+    def _removed_wire(self, name: str, memo: dict, active: frozenset) -> Impact:
+        if name in memo:
+            return memo[name]
+        renamed = self.renamed.get(name)
+        places = sorted({e.where for e in self.old.referrers.get(name, ())})
+        if renamed:
+            impact = Impact(False, f"renamed to {_c(renamed)} with the same shape")
+        elif not places:
+            impact = Impact(False, "no message of the old schema used it")
+        else:
+            active = active | {name}
+            breaking: list[Change] = [
+                change
+                for change in self.changes
+                if change.kind in _USE_KINDS
+                and change.wire.breaking
+                and any(p == change.path or p.startswith((change.path + ".", change.path + "[")) for p in places)
+            ]
+            # Places inside other removed types carry those types' impact.
+            for edge in self.old.referrers.get(name, ()):
+                owner = edge.owner
+                if owner and owner not in self.new.defs and owner not in active:
+                    inner = self._removed_wire(owner, memo, active)
+                    if inner.breaking:
+                        breaking.append(Change("type-removed", owner, owner, "", inner, COMPATIBLE))
+            shown = _list(places)
+            if breaking:
+                impact = Impact(
+                    True,
+                    f"old peers may still send it where the old schema used it ({shown}); the new schema "
+                    f"no longer accepts it there (see {_list(sorted({c.path for c in breaking}))})",
+                    tuple(sorted({a for c in breaking for a in c.wire.affects})),
+                )
+            else:
+                impact = Impact(False, f"its former uses ({shown}) changed compatibly")
+        memo[name] = impact
+        return impact
+
+    def definition(self, old: ir.Definition, new: ir.Definition) -> None:
+        name = old.name
+        if old.kind != new.kind:
+            self.kind_changed(old, new)
+            return
+        if old.class_name != new.class_name:
+            self.add("class-renamed", name, name,
+                     f"Python class {_c(old.class_name)} is now {_c(new.class_name)}",
+                     Impact(False, "the wire name is unchanged"),
+                     Impact(True, f"{_c(old.class_name)} was renamed to {_c(new.class_name)}"),
+                     old=old.class_name, new=new.class_name)
+        if isinstance(old, ir.ObjectDef):
+            self.fields(name, name, old.fields, new.fields, classes=(old.class_name, new.class_name),
+                        closed=(self.old.closed(name), self.new.closed(name)))
+        elif isinstance(old, ir.AliasDef):
+            self.alias(old, new)
+        elif isinstance(old, ir.EnumDef):
+            self.enum(old, new)
+        elif isinstance(old, ir.UnionDef):
+            self.union(old, new)
+
+    def kind_changed(self, old: ir.Definition, new: ir.Definition) -> None:
+        name = old.name
+        narrows = not self.covers(self.new.shape(name, "receiver"), self.new, self.old.shape(name, "sender"), self.old)
+        widens = not self.covers(self.old.shape(name, "receiver"), self.old, self.new.shape(name, "sender"), self.new)
+        overlap = self.overlaps(self.old.shape(name, "receiver"), self.old, self.new.shape(name, "sender"), self.new)
+        wire = self.wire(name, narrows=narrows, widens=widens, what=_a(name), overlap=overlap,
+                         widen_why="" if overlap else "none of them reads as the old shape",
+                         compatible=f"every {_c(name)} a sender of either schema emits, the other schema accepts")
+        self.add("type-kind-changed", name, name, f"was {self.describe(old)}, now {self.describe(new)}", wire,
+                 Impact(True, f"{_c(old.class_name)} was {_python_kind(old)} and is now {_python_kind(new)}"),
+                 old=self.describe(old), new=self.describe(new))
+
+    def alias(self, old: ir.AliasDef, new: ir.AliasDef) -> None:
+        name = old.name
+        if _norm(old.target) != _norm(new.target):
+            narrows = not self.covers(new.target, self.new, old.target, self.old)
+            widens = not self.covers(old.target, self.old, new.target, self.new)
+            self.add("alias-type-changed", name, name,
+                     f"was {_c(show_type(old.target))}, now {_c(show_type(new.target))}",
+                     self.wire(name, narrows=narrows, widens=widens, what=f"{_a(name)} value",
+                               overlap=self.overlaps(old.target, self.old, new.target, self.new),
+                               compatible=self._compatible_type_reason(old.target, new.target)),
+                     self.api_type(_c(old.class_name), self.old.annotation_parts(old.target),
+                                   self.new.annotation_parts(new.target)),
+                     old=show_type(old.target), new=show_type(new.target))
+        self.skip_items(name, name, old.target, new.target)
+
+    # -------------------------------------------------------- fields
+
+    def fields(self, owner: str, prefix: str, old_fields, new_fields, *, classes, closed=(False, False),
+               skip=frozenset()) -> None:
+        old_by = {f.wire_name: f for f in old_fields if f.wire_name not in skip}
+        new_by = {f.wire_name: f for f in new_fields if f.wire_name not in skip}
+        old_class, new_class = classes
+        for wire_name, f in new_by.items():
+            path = f"{prefix}.{wire_name}"
+            if wire_name in old_by:
+                self.field(owner, path, old_by[wire_name], f, classes)
+                continue
+            wire = self.wire(
+                owner, narrows=f.required, widens=closed[0],
+                what=f"{_a(prefix)} {'without' if f.required else 'with'} {_c(wire_name)}",
+                narrow_why="they omit the new required field",
+                widen_why="the old object allows no other properties",
+                compatible="an optional field: old receivers ignore it and new receivers do without it",
+            )
+            if f.required and not f.has_default:
+                api = Impact(True, f"constructing {_c(new_class)} now needs the argument {_c(f.name)}")
+            elif f.has_default:
+                api = Impact(False, f"a new attribute {_c(f.name)}, defaulting to {_c(_show_json(f.default))}")
+            else:
+                api = Impact(False, f"a new optional attribute {_c(f.name)} (UNSET when omitted)")
+            self.add("field-added", owner, path,
+                     f"new {'required' if f.required else 'optional'} field {_c(wire_name)}: {_c(show_type(f.type))}",
+                     wire, api, new=self.field_json(f))
+        for wire_name, f in old_by.items():
+            if wire_name in new_by:
+                continue
+            wire = self.wire(
+                owner, narrows=closed[1], widens=f.required,
+                what=f"{_a(prefix)} {'with' if closed[1] else 'without'} {_c(wire_name)}",
+                narrow_why="the new object allows no other properties",
+                widen_why="the field was required",
+                compatible="it was optional: receivers already did without it, and an old sender's extra property is ignored",
+            )
+            self.add("field-removed", owner, f"{prefix}.{wire_name}",
+                     f"removed {'required' if f.required else 'optional'} field {_c(wire_name)}",
+                     wire, Impact(True, f"the attribute {_c(old_class + '.' + f.name)} is gone"),
+                     old=self.field_json(f))
+
+    @staticmethod
+    def field_json(f: ir.Field) -> dict:
+        out = {"type": show_type(f.type), "required": f.required, "python": f.name}
+        if f.has_default:
+            out["default"] = f.default
+        return out
+
+    def field(self, owner: str, path: str, old: ir.Field, new: ir.Field, classes) -> None:
+        old_class, new_class = classes
+        wire_name = _c(old.wire_name)
+        attribute = _c(f"{new_class}.{new.name}")
+        holder = _a(path.rsplit(".", 1)[0])
+        old_tol = "old receivers drop the invalid value (x-deserialize-default-on-error)" if old.on_error != "raise" else ""
+        new_tol = "new receivers drop the invalid value (x-deserialize-default-on-error)" if new.on_error != "raise" else ""
+        if old.name != new.name:
+            self.add("field-renamed", owner, path, f"Python attribute {_c(old.name)} is now {_c(new.name)}",
+                     Impact(False, "the wire name is unchanged"),
+                     Impact(True, f"{_c(old_class + '.' + old.name)} was renamed to {_c(new.name)}"),
+                     old=old.name, new=new.name)
+        if old.required != new.required:
+            if new.required:
+                wire = self.wire(owner, narrows=True, widens=False, what=f"{holder} without {wire_name}",
+                                 narrow_why="the field was optional")
+                api = (Impact(False, f"{_c(new.name)} keeps a default") if new.has_default
+                       else Impact(True, f"constructing {_c(new_class)} now needs the argument {_c(new.name)}"))
+                self.add("field-required", owner, path, f"{wire_name} is now required", wire, api, old=False, new=True)
+            else:
+                wire = self.wire(owner, narrows=False, widens=True, what=f"{holder} without {wire_name}",
+                                 widen_why="the field was required")
+                api = (Impact(False, f"an omitted {_c(new.name)} reads as its default") if new.has_default
+                       else Impact(True, f"{attribute} may now be UNSET when read"))
+                self.add("field-optional", owner, path, f"{wire_name} is now optional", wire, api, old=True, new=False)
+        if old.nullable != new.nullable:
+            if new.nullable:
+                tol = old_tol or ("old receivers take null as the default (x-deserialize-default-on-null)"
+                                  if old.default_on_null else "")
+                wire = self.wire(owner, narrows=False, widens=True, what=f"null as {wire_name}", old_tolerant=tol)
+                self.add("field-nullable", owner, path, f"{wire_name} may now be null", wire,
+                         Impact(True, f"{attribute} may now be None when read"), old=False, new=True)
+            else:
+                tol = new_tol or ("new receivers take null as the default (x-deserialize-default-on-null)"
+                                  if new.default_on_null else "")
+                wire = self.wire(owner, narrows=True, widens=False, what=f"null as {wire_name}", new_tolerant=tol)
+                self.add("field-non-nullable", owner, path, f"{wire_name} may no longer be null", wire,
+                         Impact(True, f"None is no longer a value of {attribute}"), old=True, new=False)
+        old_t, new_t = _norm(old.value_type), _norm(new.value_type)
+        if old_t != new_t:
+            narrows = not self.covers(new_t, self.new, old_t, self.old)
+            widens = not self.covers(old_t, self.old, new_t, self.new)
+            wire = self.wire(owner, narrows=narrows, widens=widens, what=f"{_a(old.wire_name)} value",
+                             old_tolerant=old_tol, new_tolerant=new_tol,
+                             overlap=self.overlaps(old_t, self.old, new_t, self.new),
+                             compatible=self._compatible_type_reason(old_t, new_t))
+            api = self.api_type(attribute, self.old.annotation_parts(old.value_type),
+                                self.new.annotation_parts(new.value_type))
+            self.add("field-type-changed", owner, path,
+                     f"{wire_name} was {_c(show_type(old.value_type))}, now {_c(show_type(new.value_type))}",
+                     wire, api, old=show_type(old.type), new=show_type(new.type))
+        if old.has_default != new.has_default or (old.has_default and not _same_json(old.default, new.default)):
+            self.default_changed(owner, path, old, new, attribute)
+        for flag, keyword in (("default_on_error", "x-deserialize-default-on-error"),
+                              ("default_on_null", "x-deserialize-default-on-null")):
+            if getattr(old, flag) != getattr(new, flag):
+                self.deserialize(owner, path, keyword, getattr(new, flag))
+        self.skip_items(owner, path, old.type, new.type)
+
+    def _compatible_type_reason(self, old_t, new_t) -> str:
+        if self.covers(new_t, self.new, old_t, self.old) and self.covers(old_t, self.old, new_t, self.new):
+            return "both types allow the same values"
+        return "messages valid under one schema are valid under the other"
+
+    def default_changed(self, owner: str, path: str, old: ir.Field, new: ir.Field, attribute: str) -> None:
+        wire_name = _c(old.wire_name)
+        before, after = _c(_show_json(old.default)), _c(_show_json(new.default))
+        if not old.has_default:
+            summary = f"{wire_name} now defaults to {after}"
+            wire = Impact(False, "the values that may be sent are unchanged; an omitted value now stands for the default")
+            api = Impact(False, f"an omitted {attribute} now reads as {after} instead of UNSET")
+        elif not new.has_default:
+            summary = f"{wire_name} no longer defaults to {before}"
+            wire = Impact(False, "the values that may be sent are unchanged")
+            api = (Impact(False, f"{attribute} is now required, so it always reads as sent") if new.required
+                   else Impact(True, f"{attribute} may now be UNSET where it read as {before}"))
+        else:
+            summary = f"{wire_name} defaulted to {before}, now {after}"
+            peers = _plural(self.senders(owner))
+            wire = Impact(True, f"an omitted {wire_name} means {before} to {peers} built on the old schema "
+                                f"and {after} to those built on the new one", (OLD_RECEIVERS, OLD_SENDERS))
+            api = Impact(False, f"the constructor default of {attribute} is now {after}")
+        self.add("field-default-changed", owner, path, summary, wire, api,
+                 old=_json_value(old.default), new=_json_value(new.default))
+
+    def deserialize(self, owner: str, path: str, keyword: str, added: bool) -> None:
+        if added:
+            wire = Impact(False, f"new receivers repair what {keyword} covers instead of rejecting it; "
+                                 "valid messages decode the same")
+        else:
+            wire = Impact(False, f"new receivers reject what {keyword} used to repair; "
+                                 "messages valid under both schemas decode the same")
+        self.add("deserialize-added" if added else "deserialize-removed", owner, path,
+                 f"{keyword} {'added' if added else 'removed'}", wire,
+                 Impact(False, "the Python API is the same; only lenient decoding changes"),
+                 old=not added, new=added)
+
+    def skip_items(self, owner: str, path: str, old_t: ir.TypeExpr, new_t: ir.TypeExpr) -> None:
+        before, after = _skip_positions(old_t), _skip_positions(new_t)
+        for where in sorted(after - before):
+            self.deserialize(owner, path + where, "x-deserialize-skip-invalid-items", True)
+        for where in sorted(before - after):
+            self.deserialize(owner, path + where, "x-deserialize-skip-invalid-items", False)
+
+    def api_type(self, what: str, old_parts: list[str], new_parts: list[str]) -> Impact:
+        old_text, new_text = _c(" | ".join(old_parts)), _c(" | ".join(new_parts))
+        if old_parts == new_parts:
+            return Impact(False, f"the Python type of {what} is unchanged ({new_text}); only the allowed values changed")
+        if set(old_parts) < set(new_parts):
+            added = _c(" | ".join(p for p in new_parts if p not in old_parts))
+            return Impact(False, f"{what} may also be {added}: new union members only")
+        return Impact(True, f"{what} was {old_text}, now {new_text}")
+
+    # -------------------------------------------------------- enums
+
+    def enum(self, old: ir.EnumDef, new: ir.EnumDef) -> None:
+        name = old.name
+        if old.value_kind != new.value_kind:
+            self.add("type-kind-changed", name, name, f"was an enum of {old.value_kind}, now of {new.value_kind}",
+                     self.wire(name, narrows=True, widens=True, what=f"{_a(name)} value"),
+                     Impact(True, f"{_c(old.class_name)} now holds {new.value_kind} values"),
+                     old=old.value_kind, new=new.value_kind)
+            return
+        old_members = {(type(m.value), m.value): m for m in old.members}
+        new_members = {(type(m.value), m.value): m for m in new.members}
+        for key, member in new_members.items():
+            path = f"{name}:{member.value}"
+            value = _c(json.dumps(member.value))
+            if key in old_members:
+                before = old_members[key]
+                if before.name != member.name:
+                    self.add("enum-member-renamed", name, path,
+                             f"member {_c(before.name)} is now {_c(member.name)}",
+                             Impact(False, "the wire value is unchanged"),
+                             Impact(True, f"{_c(old.class_name + '.' + before.name)} was renamed to {_c(member.name)}"),
+                             old=before.name, new=member.name)
+                continue
+            if old.open:
+                wire = Impact(False, f"old receivers keep it as a plain value: {_c(name)} is open")
+            else:
+                wire = self.wire(name, narrows=False, widens=True, what=f"the {_c(name)} value {value}",
+                                 widen_why=f"{_c(name)} is closed")
+            self.add("enum-value-added", name, path, f"new value {value}", wire,
+                     Impact(False, f"a new member {_c(new.class_name + '.' + member.name)}"), new=member.value)
+        for key, member in old_members.items():
+            if key in new_members:
+                continue
+            value = _c(json.dumps(member.value))
+            if new.open:
+                wire = Impact(False, f"new receivers still accept it as a plain value: {_c(name)} is open")
+            else:
+                wire = self.wire(name, narrows=True, widens=False, what=f"the {_c(name)} value {value}",
+                                 narrow_why=f"{_c(name)} is closed")
+            self.add("enum-value-removed", name, f"{name}:{member.value}", f"removed value {value}", wire,
+                     Impact(True, f"the member {_c(old.class_name + '.' + member.name)} is gone"), old=member.value)
+        if old.open != new.open:
+            if new.open:
+                self.add("enum-opened", name, name, f"{_c(name)} now accepts any other {new.value_kind}",
+                         Impact(False, "receivers accept more; senders still emit only the known values"),
+                         Impact(True, f"a value of {_c(new.class_name)} may now be read as a plain {new.value_kind}"),
+                         old=False, new=True)
+            else:
+                self.add("enum-closed", name, name, f"{_c(name)} no longer accepts other values",
+                         Impact(False, "senders emit only the known values, which both schemas accept"),
+                         Impact(True, f"a plain {old.value_kind} is no longer a value where {_c(new.class_name)} is expected"),
+                         old=True, new=False)
+
+    # -------------------------------------------------------- unions
+
+    def union(self, old: ir.UnionDef, new: ir.UnionDef) -> None:
+        name = old.name
+        if old.tag != new.tag:
+            self.add("union-tag-changed", name, name,
+                     f"told apart by {_c(new.tag) if new.tag else 'required keys'}, "
+                     f"was {_c(old.tag) if old.tag else 'required keys'}",
+                     self.wire(name, narrows=True, widens=True, what=_a(name)),
+                     Impact(True, f"the variant classes of {_c(new.class_name)} changed with the tag"),
+                     old=old.tag, new=new.tag)
+            return
+        if old.tag and old.tag_name != new.tag_name:
+            self.add("field-renamed", name, f"{name}.{new.tag}",
+                     f"Python tag attribute {_c(old.tag_name)} is now {_c(new.tag_name)}",
+                     Impact(False, "the wire name is unchanged"),
+                     Impact(True, f"the tag attribute {_c(old.tag_name)} was renamed to {_c(new.tag_name)}"),
+                     old=old.tag_name, new=new.tag_name)
+        if old.tag_lenient != new.tag_lenient:
+            self.deserialize(name, f"{name}.{new.tag}", "x-deserialize-default-on-error", new.tag_lenient)
+        old_base, new_base = self.old.base_fields(old), self.new.base_fields(new)
+        # The shared fields, once for the whole union.
+        self.fields(name, name, _first_fields(old, old_base), _first_fields(new, new_base),
+                    classes=(old.class_name, new.class_name))
+        old_variants = {_variant_key(old, v): v for v in old.variants}
+        new_variants = {_variant_key(new, v): v for v in new.variants}
+        for key, variant in new_variants.items():
+            label = _variant_label(new, variant)
+            path = f"{name}[{label}]"
+            if key in old_variants:
+                self.variant(old, new, old_variants[key], variant, path, old_base | new_base)
+                continue
+            if variant.role == ir.CATCH_ALL:
+                wire = Impact(False, "receivers now keep unknown tags; senders still emit only the known variants")
+            elif old.catch_all is not None:
+                wire = Impact(False, f"old receivers keep it as the catch-all variant {_c(old.catch_all.class_name)}")
+            else:
+                wire = self.wire(name, narrows=False, widens=True, what=f"the {_c(name)} variant {_c(label)}",
+                                 widen_why="the old union has no catch-all variant")
+            self.add("variant-added", name, path,
+                     f"new variant {_c(label)}" + (f" ({_c(variant.ref)})" if variant.ref else ""),
+                     wire, Impact(False, f"a new class {_c(variant.class_name)}"), new=variant.class_name)
+        for key, variant in old_variants.items():
+            if key in new_variants:
+                continue
+            label = _variant_label(old, variant)
+            if variant.role == ir.CATCH_ALL:
+                wire = Impact(False, "senders emit only the known variants, which the new union still accepts")
+            elif new.catch_all is not None:
+                wire = Impact(False, f"new receivers keep it as the catch-all variant {_c(new.catch_all.class_name)}")
+            else:
+                wire = self.wire(name, narrows=True, widens=False, what=f"the {_c(name)} variant {_c(label)}",
+                                 narrow_why="the new union has no catch-all variant")
+            what = "the union member" if variant.reuses_ref else "the variant class"
+            self.add("variant-removed", name, f"{name}[{label}]",
+                     f"removed variant {_c(label)}" + (f" ({_c(variant.ref)})" if variant.ref else ""),
+                     wire, Impact(True, f"{what} {_c(variant.class_name)} is gone from {_c(old.class_name)}"),
+                     old=variant.class_name)
+
+    def variant(self, old_union, new_union, old: ir.Variant, new: ir.Variant, path: str, base: set[str]) -> None:
+        name = old_union.name
+        if old.class_name != new.class_name:
+            self.add("variant-renamed", name, path,
+                     f"variant class {_c(old.class_name)} is now {_c(new.class_name)}",
+                     Impact(False, "the wire form is unchanged"),
+                     Impact(True, f"{_c(old.class_name)} was renamed to {_c(new.class_name)}"),
+                     old=old.class_name, new=new.class_name)
+        same_payload = old.wraps == new.wraps and (
+            old.ref == new.ref or (old.ref in self.renamed and self.renamed[old.ref] == new.ref)
+        )
+        if not same_payload:
+            new_shape, old_shape = self.new.variant_shape(new_union, new), self.old.variant_shape(old_union, old)
+            narrows = not self.covers(new_shape, self.new, old_shape, self.old)
+            widens = not self.covers(old_shape, self.old, new_shape, self.new)
+            old_names = {f.name for f in old.fields}
+            if old.wraps != new.wraps or not old_names <= {f.name for f in new.fields} or any(
+                f.required and not f.has_default for f in new.fields if f.name not in old_names
+            ):
+                api = Impact(True, f"the attributes of {_c(new.class_name)} changed with its payload")
+            else:
+                api = Impact(False, f"{_c(new.class_name)} keeps its attributes")
+            before, after = old.wraps or old.ref, new.wraps or new.ref
+            old_wire = [f.wire_name for f in old.fields]
+            new_wire = [f.wire_name for f in new.fields]
+            details = []
+            if [w for w in new_wire if w not in old_wire]:
+                details.append("fields added: " + _list([w for w in new_wire if w not in old_wire], code=True))
+            if [w for w in old_wire if w not in new_wire]:
+                details.append("fields removed: " + _list([w for w in old_wire if w not in new_wire], code=True))
+            self.add("variant-changed", name, path,
+                     f"payload was {_c(before) if before else 'inline'}, now {_c(after) if after else 'inline'}"
+                     + (f" ({'; '.join(details)})" if details else ""),
+                     self.wire(name, narrows=narrows, widens=widens, what=_a(path),
+                               overlap=self.overlaps(old_shape, self.old, new_shape, self.new)), api,
+                     old=before, new=after)
+            return
+        if old.reuses_ref and new.reuses_ref:
+            return
+        # Fields of the payload type are reported on that type; the union's
+        # shared fields on the union.
+        skip = set(base)
+        for side, variant in ((self.old, old), (self.new, new)):
+            payload = side.defs.get(variant.ref or "")
+            if isinstance(payload, ir.ObjectDef):
+                skip |= {f.wire_name for f in payload.fields}
+        self.fields(name, path, old.fields, new.fields, classes=(old.class_name, new.class_name), skip=skip)
+
+    # -------------------------------------------------------- methods and message forms
+
+    def methods(self) -> None:
+        def by_name(methods) -> dict[str, dict[str, list[str]]]:
+            out: dict[str, dict[str, list[str]]] = {}
+            for (method, side), names in methods.items():
+                out.setdefault(method, {})[side] = sorted(names)
+            return out
+
+        old_methods, new_methods = by_name(self.old.methods), by_name(self.new.methods)
+        for method in sorted(set(old_methods) | set(new_methods)):
+            before, after = old_methods.get(method, {}), new_methods.get(method, {})
+            if before and after and set(before) != set(after):
+                sides_old, sides_new = ", ".join(sorted(before)), ", ".join(sorted(after))
+                self.add("method-changed", "", f"method {method}",
+                         f"{_c(method)} is handled by the {sides_new}, was the {sides_old}",
+                         Impact(True, f"peers built on the old schema send {_c(method)} to a side that no longer "
+                                      "handles it, and expect it from the other", (OLD_RECEIVERS, OLD_SENDERS)),
+                         Impact(False, "the classes keep their names"),
+                         old=sides_old, new=sides_new, senders=set())
+                continue
+            for side, names in after.items():
+                if side not in before:
+                    self.add("method-added", "", f"method {method} ({side})",
+                             f"new method {_c(method)}, handled by the {side or 'unknown side'} ({_list(names, code=True)})",
+                             Impact(False, f"{_plural({side}, 'peers')} built on the old schema answer 'method not "
+                                           "found', which callers of a new method must expect"),
+                             Impact(False, "new classes only"), new=names, senders=_callers(side))
+            for side, names in before.items():
+                if side not in after:
+                    callers = _callers(side)
+                    self.add("method-removed", "", f"method {method} ({side})",
+                             f"removed method {_c(method)}, handled by the {side or 'unknown side'} ({_list(names, code=True)})",
+                             Impact(True, f"{_plural(callers)} built on the old schema may still call it; "
+                                          f"{_plural({side}, 'peers')} built on the new schema answer 'method not found'",
+                                    (OLD_SENDERS,)),
+                             Impact(False, "its classes are reported as types"), old=names, senders=callers)
+
+    def message_forms(self) -> None:
+        old_forms, new_forms = self.old.forms, self.new.forms
+        for title in sorted(set(old_forms) | set(new_forms)):
+            peers = _form_senders(title)
+            path = f"message {title}"
+            if title not in old_forms:
+                self.add("message-form-added", "", path, f"new top-level message form {_c(title)}",
+                         Impact(False, "a new kind of message: peers that do not take part in it need not handle it"),
+                         Impact(False, "message forms are not generated"), senders=peers)
+            elif title not in new_forms:
+                self.add("message-form-removed", "", path, f"removed top-level message form {_c(title)}",
+                         Impact(True, f"{_plural(peers)} built on the old schema may still send it; "
+                                      "receivers built on the new schema reject it", (OLD_SENDERS,)),
+                         Impact(False, "message forms are not generated"), senders=peers)
+            elif _stripped(old_forms[title]) != _stripped(new_forms[title]):
+                self.add("message-form-changed", "", path, f"the top-level message form {_c(title)} changed",
+                         Impact(True, "the envelope itself changed (not only the types it refers to); "
+                                      "compare the schemas' top-level anyOf", (OLD_RECEIVERS, OLD_SENDERS)),
+                         Impact(False, "message forms are not generated"), senders=peers)
+
+
+_USE_KINDS = frozenset(
+    {
+        "field-removed",
+        "field-type-changed",
+        "alias-type-changed",
+        "variant-removed",
+        "variant-changed",
+        "type-kind-changed",
+        "type-removed",
+        "message-form-removed",
+        "message-form-changed",
+    }
+)
+"""The changes that can stand for the removal of a type they used."""
+
+
+def _first_fields(union: ir.UnionDef, names: set[str]) -> tuple[ir.Field, ...]:
+    """The union's shared fields, as the first variant carries them."""
+    if not names or not union.variants:
+        return ()
+    return tuple(f for f in union.variants[0].fields if f.wire_name in names)
+
+
+def _c(text: Any) -> str:
+    """``text`` as code: between backticks, which the Markdown form keeps."""
+    text = str(text)
+    return f"``{text}``" if "`" in text else f"`{text}`"
+
+
+def _a(text: str) -> str:
+    """``text`` as code with its indefinite article: "an `Error`"."""
+    return ("an " if text[:1].lower() in "aeiou" else "a ") + _c(text)
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
+def _list(items, limit: int = 4, code: bool = False) -> str:
+    items = [_c(i) if code else str(i) for i in items]
+    shown = ", ".join(items[:limit])
+    return shown + (f" and {len(items) - limit} more" if len(items) > limit else "")
+
+
+def _stripped(node: Any) -> str:
+    return json.dumps(strip_annotations(node), sort_keys=True)
+
+
+def _callers(side: str) -> set[str]:
+    if side == "agent":
+        return {"client"}
+    if side == "client":
+        return {"agent"}
+    if side == "protocol":
+        return {"agent", "client"}
+    return set()
+
+
+def _python_kind(definition: ir.Definition) -> str:
+    return {
+        "object": "a dataclass",
+        "enum": "an enum",
+        "union": "a union of variant classes",
+        "alias": "a type alias",
+    }[definition.kind]
+
+
+def _show_json(value: Any) -> str:
+    return json.dumps(_json_value(value), sort_keys=True)

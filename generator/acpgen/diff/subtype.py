@@ -1,0 +1,356 @@
+"""Shape comparison: whether the values one schema's senders may emit are
+accepted by the other schema's receivers. It holds the shapes a definition
+stands for (:class:`_Obj`, :class:`_Alt`, :class:`_Opaque`), the display and
+normalisation of IR type expressions (:func:`show_type`, :func:`_norm`), the
+``covers``/``overlaps`` relations (as the :class:`_Shapes` mixin of the
+classifier, which supplies ``old``, ``new`` and ``renamed``), and the scalar,
+range and raw-subschema helpers they rest on. It reads schemas only through
+``_Side`` objects, which it does not import at run time."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
+
+from .. import ir
+from ..lower import strip_annotations
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .facts import _Side
+
+
+@dataclass(frozen=True)
+class _Obj:
+    fields: dict
+    open: bool
+
+    kind = "obj"
+
+
+@dataclass(frozen=True)
+class _Alt:
+    members: tuple
+
+    kind = "alt"
+
+
+@dataclass(frozen=True)
+class _Opaque:
+    key: str
+
+    kind = "opaque"
+
+
+# ---------------------------------------------------------------- type display
+
+
+def show_type(t: ir.TypeExpr) -> str:
+    """A type expression in schema terms: ``string``, ``ToolKind | null`` ..."""
+    kind = t.kind
+    if kind == "any":
+        return "any"
+    if kind == "raw":
+        return "(schema)"
+    if kind == "str":
+        return "string" + (f"(minLength {t.min_length})" if t.min_length is not None else "")
+    if kind in ("int", "num"):
+        name = "integer" if kind == "int" else "number"
+        bits = []
+        if t.format:
+            bits.append(t.format)
+        if t.minimum is not None:
+            bits.append(f">= {t.minimum}")
+        if t.maximum is not None:
+            bits.append(f"<= {t.maximum}")
+        return name + (f"({', '.join(bits)})" if bits else "")
+    if kind == "bool":
+        return "boolean"
+    if kind == "null":
+        return "null"
+    if kind == "const":
+        return json.dumps(t.value)
+    if kind == "list":
+        inner = show_type(t.items)
+        if " " in inner:
+            inner = f"({inner})"
+        return inner + "[]" + (f"(minItems {t.min_items})" if t.min_items is not None else "")
+    if kind == "map":
+        return f"map<{show_type(t.values)}>"
+    if kind == "ref":
+        return t.name
+    if kind == "nullable":
+        return f"{show_type(t.inner)} | null"
+    if kind in ("scalar_union", "first_match"):
+        return " | ".join(show_type(m) for m in t.members)
+    return kind  # pragma: no cover
+
+
+def _norm(t: ir.TypeExpr) -> ir.TypeExpr:
+    """A type expression without what does not change the values it allows
+    (string formats) nor the ``x-deserialize-*`` flags, compared on their own."""
+    kind = t.kind
+    if kind == "str":
+        return replace(t, format=None)
+    if kind == "num":
+        return replace(t, format=None)
+    if kind == "list":
+        return replace(t, items=_norm(t.items), skip_invalid=False)
+    if kind == "map":
+        return replace(t, values=_norm(t.values))
+    if kind == "nullable":
+        return replace(t, inner=_norm(t.inner))
+    if kind in ("scalar_union", "first_match"):
+        return replace(t, members=tuple(_norm(m) for m in t.members))
+    return t
+
+
+def _same_json(a: Any, b: Any) -> bool:
+    return json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True) and type(a) is type(b)
+
+
+# ---------------------------------------------------------------- covers and overlaps
+
+
+class _Shapes:
+    """``covers`` and ``overlaps``, the shape relations of :class:`_Differ`
+    (which inherits them): they read ``self.old``, ``self.new`` (the two
+    ``_Side`` objects) and ``self.renamed`` (``{old name: new name}``)."""
+
+    # -------------------------------------------------------- shapes
+
+    def covers(self, a, a_side: _Side, b, b_side: _Side, seen: frozenset = frozenset()) -> bool:
+        """Whether every value ``b`` lets a sender emit (in ``b_side``) is
+        accepted by ``a`` (in ``a_side``). Conservative: False when unsure.
+        References to the same definition cover each other (changes inside
+        it are reported on it); others are expanded."""
+        kind_a, kind_b = a.kind, b.kind
+        if kind_b in ("alt", "scalar_union", "first_match"):
+            return all(self.covers(a, a_side, m, b_side, seen) for m in b.members)
+        if kind_b == "nullable":
+            return self.covers(a, a_side, ir.NullT(), b_side, seen) and self.covers(a, a_side, b.inner, b_side, seen)
+        if kind_a == "any":
+            return True
+        if kind_b == "ref":
+            if self._mentions(a, a_side, b.name, b_side):
+                return True
+            if b.name not in b_side.defs:
+                return False
+            key = (a_side.label, _key(a), b_side.label, b.name)
+            if key in seen:
+                return True
+            return self.covers(a, a_side, b_side.shape(b.name, "sender"), b_side, seen | {key})
+        if kind_a == "ref":
+            if a.name not in a_side.defs:
+                return False
+            key = (a_side.label, a.name, b_side.label, _key(b))
+            if key in seen:
+                return True
+            return self.covers(a_side.shape(a.name, "receiver"), a_side, b, b_side, seen | {key})
+        if kind_b == "raw" and kind_a != "raw":
+            # A sender's raw subschema allows at most what its JSON type does.
+            base = _raw_base(b_side, b.pointer)
+            return base is not None and self.covers(a, a_side, base, b_side, seen)
+        if kind_a in ("alt", "scalar_union", "first_match"):
+            return any(self.covers(m, a_side, b, b_side, seen) for m in a.members)
+        if kind_a == "nullable":
+            return kind_b == "null" or self.covers(a.inner, a_side, b, b_side, seen)
+        if kind_a == "obj":
+            if kind_b != "obj":
+                return False
+            # Senders emit only the properties they declare.
+            for key, (a_type, a_required) in a.fields.items():
+                if key not in b.fields:
+                    if a_required:
+                        return False
+                    continue
+                b_type, b_required = b.fields[key]
+                if a_required and not b_required:
+                    return False
+                if not self.covers(a_type, a_side, b_type, b_side, seen):
+                    return False
+            return a.open or not set(b.fields) - set(a.fields)
+        if kind_a == "opaque":
+            return kind_b == "opaque" and a.key == b.key
+        if kind_a == "map":
+            if kind_b == "obj":
+                return all(self.covers(a.values, a_side, t, b_side, seen) for t, _ in b.fields.values())
+            return kind_b == "map" and self.covers(a.values, a_side, b.values, b_side, seen)
+        if kind_a == "raw":
+            return kind_b == "raw" and _raw_at(a_side, a.pointer) == _raw_at(b_side, b.pointer)
+        if kind_a == "list":
+            return (
+                kind_b == "list"
+                and (a.min_items or 0) <= (b.min_items or 0)
+                and self.covers(a.items, a_side, b.items, b_side, seen)
+            )
+        return _scalar_covers(a, b)
+
+    def overlaps(self, a, a_side: _Side, b, b_side: _Side, seen: frozenset = frozenset()) -> bool:
+        """Whether some value ``b`` lets a sender emit is accepted by ``a``.
+        Conservative the other way from ``covers``: False when unsure."""
+        kind_a, kind_b = a.kind, b.kind
+        if kind_a == "any":
+            return kind_b != "alt" or bool(b.members)
+        if kind_b in ("alt", "scalar_union", "first_match"):
+            return any(self.overlaps(a, a_side, m, b_side, seen) for m in b.members)
+        if kind_b == "nullable":
+            return self.overlaps(a, a_side, ir.NullT(), b_side, seen) or self.overlaps(a, a_side, b.inner, b_side, seen)
+        if kind_b == "ref":
+            if self._mentions(a, a_side, b.name, b_side):
+                return True
+            key = (a_side.label, _key(a), b_side.label, b.name)
+            if b.name not in b_side.defs or key in seen:
+                return False
+            return self.overlaps(a, a_side, b_side.shape(b.name, "sender"), b_side, seen | {key})
+        if kind_a == "ref":
+            key = (a_side.label, a.name, b_side.label, _key(b))
+            if a.name not in a_side.defs or key in seen:
+                return False
+            return self.overlaps(a_side.shape(a.name, "receiver"), a_side, b, b_side, seen | {key})
+        if kind_a in ("alt", "scalar_union", "first_match"):
+            return any(self.overlaps(m, a_side, b, b_side, seen) for m in a.members)
+        if kind_a == "nullable":
+            return kind_b == "null" or self.overlaps(a.inner, a_side, b, b_side, seen)
+        if kind_a == "obj":
+            if kind_b != "obj":
+                return False
+            for key, (a_type, a_required) in a.fields.items():
+                if key in b.fields:
+                    b_type, b_required = b.fields[key]
+                    if (a_required or b_required) and not self.overlaps(a_type, a_side, b_type, b_side, seen):
+                        return False
+                elif a_required:
+                    return False
+            return a.open or all(key in a.fields for key, (_, required) in b.fields.items() if required)
+        if kind_a == "map":
+            return kind_b in ("map", "obj")
+        if kind_a == "list":
+            return kind_b == "list" and (
+                (a.min_items or 0) == 0 or self.overlaps(a.items, a_side, b.items, b_side, seen)
+            )
+        if kind_a == "raw" or kind_b == "raw":
+            # A raw subschema restricts a plain JSON type (a pattern, a
+            # format ...): assume it leaves values of that type.
+            if kind_a == "raw" and kind_b == "raw" and _raw_at(a_side, a.pointer) == _raw_at(b_side, b.pointer):
+                return True
+            base_a = _raw_base(a_side, a.pointer) if kind_a == "raw" else a
+            base_b = _raw_base(b_side, b.pointer) if kind_b == "raw" else b
+            return base_a is not None and base_b is not None and self.overlaps(base_a, a_side, base_b, b_side, seen)
+        if kind_b == "const" or kind_a == "const":
+            value_side, other = (b, a) if kind_b == "const" else (a, b)
+            return _scalar_covers(other, value_side)
+        if {kind_a, kind_b} <= {"int", "num"}:
+            low = max((v for v in (a.minimum, b.minimum) if v is not None), default=None)
+            high = min((v for v in (a.maximum, b.maximum) if v is not None), default=None)
+            return low is None or high is None or low <= high
+        return kind_a == kind_b
+
+    def _mentions(self, a, a_side: _Side, name: str, b_side: _Side) -> bool:
+        """``a`` is, or has as a member, a reference to the definition ``name``
+        of ``b_side`` (the same name, or its renamed self)."""
+        if a.kind == "ref":
+            return a.name == name or self._renamed_pair(name, b_side, a.name, a_side)
+        if a.kind == "nullable":
+            return self._mentions(a.inner, a_side, name, b_side)
+        if a.kind in ("alt", "scalar_union", "first_match"):
+            return any(self._mentions(m, a_side, name, b_side) for m in a.members)
+        return False
+
+    def _renamed_pair(self, b_name: str, b_side: _Side, a_name: str, a_side: _Side) -> bool:
+        if a_side is self.new and b_side is self.old:
+            return self.renamed.get(b_name) == a_name
+        if a_side is self.old and b_side is self.new:
+            return self.renamed.get(a_name) == b_name
+        return False
+
+
+def _key(value: Any) -> Any:
+    try:
+        hash(value)
+    except TypeError:
+        return id(value)
+    return value
+
+
+def _node_at(side: _Side, where: str) -> Any:
+    node: Any = side.schema.document
+    for part in where.split("/")[1:]:
+        part = part.replace("~1", "/").replace("~0", "~")
+        if isinstance(node, list) and part.isdigit() and int(part) < len(node):
+            node = node[int(part)]
+        elif isinstance(node, dict):
+            node = node.get(part)
+        else:
+            return None
+    return node
+
+
+def _raw_at(side: _Side, where: str) -> str:
+    return json.dumps(strip_annotations(_node_at(side, where)), sort_keys=True)
+
+
+def _raw_base(side: _Side, where: str) -> ir.TypeExpr | None:
+    """The plain type a raw subschema narrows (its other keywords only
+    restrict it), or None when it is not one JSON type."""
+    node = _node_at(side, where)
+    if not isinstance(node, dict) or any(k in node for k in ("$ref", "anyOf", "oneOf", "not", "if")):
+        return None
+    kind = node.get("type")
+    if kind == "string":
+        length = node.get("minLength")
+        return ir.StrT(min_length=length if type(length) is int else None)
+    if kind in ("integer", "number"):
+        low, high = node.get("minimum"), node.get("maximum")
+        ok = all(v is None or type(v) in (int, float) for v in (low, high))
+        if kind == "integer":
+            return ir.IntT(minimum=low, maximum=high) if ok and all(v is None or type(v) is int for v in (low, high)) else ir.IntT()
+        return ir.NumT(minimum=low, maximum=high) if ok else ir.NumT()
+    if kind == "boolean":
+        return ir.BoolT()
+    if kind == "null":
+        return ir.NullT()
+    return None
+
+
+def _scalar_covers(a: ir.TypeExpr, b: ir.TypeExpr) -> bool:
+    """``a`` accepts every value of ``b``, both scalar, array or constant."""
+    ka, kb = a.kind, b.kind
+    if kb == "const":
+        value = b.value
+        if ka == "const":
+            return _same_json(a.value, value)
+        if ka == "str":
+            return isinstance(value, str) and len(value) >= (a.min_length or 0)
+        if ka == "int":
+            return type(value) is int and _in_range(value, a.lenient_min, a.lenient_max)
+        if ka == "num":
+            return type(value) in (int, float) and _in_range(value, a.minimum, a.maximum)
+        if ka == "bool":
+            return type(value) is bool
+        if ka == "null":
+            return value is None
+        return False
+    if ka != kb and not (ka == "num" and kb == "int"):
+        return False
+    if ka == "str":
+        return (a.min_length or 0) <= (b.min_length or 0)
+    if ka == "int":
+        return _range_covers(a.lenient_min, a.lenient_max, b.lenient_min, b.lenient_max)
+    if ka == "num":
+        low = b.lenient_min if kb == "int" else b.minimum
+        high = b.lenient_max if kb == "int" else b.maximum
+        return _range_covers(a.minimum, a.maximum, low, high)
+    if ka in ("bool", "null"):
+        return True
+    return False
+
+
+def _in_range(value, low, high) -> bool:
+    return (low is None or value >= low) and (high is None or value <= high)
+
+
+def _range_covers(a_low, a_high, b_low, b_high) -> bool:
+    low_ok = a_low is None or (b_low is not None and b_low >= a_low)
+    high_ok = a_high is None or (b_high is not None and b_high <= a_high)
+    return low_ok and high_ok
