@@ -19,9 +19,20 @@ from types import ModuleType
 
 _counter = itertools.count()
 
-PROJECT_ROOT = Path(__file__).resolve().parents[3]
-"""The acpgen checkout this module lives in (for the vendored schemas and
-the committed fixtures)."""
+def _project_root() -> Path:
+    """The project whose ``schema/`` and ``tests/fixtures/conformance/`` are
+    the defaults: the nearest one around the working directory, else the
+    checkout acpgen runs from (never an installed package's directory)."""
+    here = Path.cwd().resolve()
+    for directory in (here, *here.parents):
+        if (directory / "tests" / "fixtures" / "conformance").is_dir() and (directory / "schema").is_dir():
+            return directory
+    checkout = Path(__file__).resolve().parents[3]
+    return checkout if (checkout / "tests" / "fixtures" / "conformance").is_dir() else here
+
+
+PROJECT_ROOT = _project_root()
+"""The project the default schemas and fixtures come from."""
 FIXTURES_ROOT = PROJECT_ROOT / "tests" / "fixtures" / "conformance"
 SCHEMA_ROOT = PROJECT_ROOT / "schema"
 
