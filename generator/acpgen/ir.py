@@ -230,6 +230,9 @@ class Field:
     """``x-deserialize-default-on-error``."""
     default_on_null: bool = False
     """``x-deserialize-default-on-null``."""
+    on_null: str = ""
+    """With ``default_on_null``: what null becomes, ``"[]"`` or ``"{}"`` (as
+    Python source; ``lower`` resolves aliases to tell which)."""
     name: str = ""
     """The Python attribute name (set by ``naming``)."""
 
@@ -268,8 +271,19 @@ class Method:
     side: str
 
 
+class _Named:
+    """What every definition has: its ``$defs`` name and where it is."""
+
+    name: str
+
+    @property
+    def pointer(self) -> str:
+        """The JSON pointer of the definition (RFC 6901 escapes applied)."""
+        return "/$defs/" + self.name.replace("~", "~0").replace("/", "~1")
+
+
 @dataclass(frozen=True)
-class ObjectDef:
+class ObjectDef(_Named):
     name: str
     fields: tuple[Field, ...]
     description: str = ""
@@ -280,7 +294,7 @@ class ObjectDef:
 
 
 @dataclass(frozen=True)
-class AliasDef:
+class AliasDef(_Named):
     """A named type that is not a class of its own (``SessionId = str``)."""
 
     name: str
@@ -301,7 +315,7 @@ class EnumMember:
 
 
 @dataclass(frozen=True)
-class EnumDef:
+class EnumDef(_Named):
     """Constants of one JSON type; ``open`` when a catch-all accepts any other
     value of that type (kept as a plain ``str``/``int``)."""
 
@@ -358,7 +372,7 @@ class Variant:
 
 
 @dataclass(frozen=True)
-class UnionDef:
+class UnionDef(_Named):
     """A union of objects told apart by the tag property ``tag``, or, when
     ``tag`` is None, by which required keys an object has (every variant is
     then :data:`UNTAGGED` and their ``required_keys`` differ)."""
@@ -485,12 +499,6 @@ class Package:
     validation_defs: Any = None
     """The ``$defs`` without their annotations: what strict mode validates
     against, and what :class:`RawT` pointers point into."""
-
-    def get(self, name: str) -> Definition:
-        for definition in self.definitions:
-            if definition.name == name:
-                return definition
-        raise KeyError(name)
 
 
 def _tightest(a, b, pick):

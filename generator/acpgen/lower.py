@@ -217,15 +217,36 @@ class _Lowerer:
 
     def field(self, wire: str, prop: Any, required: bool, parts: tuple) -> ir.Field:
         prop = prop if isinstance(prop, dict) else {}
+        field_type = self.type_of(prop, parts)
+        on_null = prop.get("x-deserialize-default-on-null") is True
         return ir.Field(
             wire_name=wire,
-            type=self.type_of(prop, parts),
+            type=field_type,
             required=required,
             description=_text(prop.get("description")),
             default=prop.get("default", ir.NO_DEFAULT),
             default_on_error=prop.get("x-deserialize-default-on-error") is True,
-            default_on_null=prop.get("x-deserialize-default-on-null") is True,
+            default_on_null=on_null,
+            on_null=self.empty_value(field_type, parts) if on_null else "",
         )
+
+    def empty_value(self, t: ir.TypeExpr, parts: tuple) -> str:
+        """``[]`` or ``{}``: what ``x-deserialize-default-on-null`` makes of null."""
+        seen = set()
+        while True:
+            if t.kind == "nullable":
+                t = t.inner
+            elif t.kind == "ref" and t.name not in seen:
+                seen.add(t.name)
+                node = self.schema.defs[t.name]
+                t = self.type_of(node, ("$defs", t.name)) if isinstance(node, dict) else ir.RawT()
+            else:
+                break
+        if t.kind == "list":
+            return "[]"
+        if t.kind == "map":
+            return "{}"
+        raise self.error("x-deserialize-default-on-null needs an array or object type", parts)
 
     def enum(self, name: str, node: dict, description: str, method) -> ir.EnumDef | None:
         keys = _keys(node)

@@ -19,7 +19,7 @@ from .lower import lower
 from .naming import name_package
 from .render import render_package
 from .upserts import apply_rules
-from .write import read_tree, write_packages
+from .write import read_tree
 
 
 def build_ir(schema: Schema, package_name: str, rules: str | None = None) -> Package:
@@ -96,13 +96,6 @@ def schema_version(schema: Schema) -> str:
         if schema.sha256 in files.values() and isinstance(record.get("version"), str):
             return record["version"]
     return ""
-
-
-def generate(targets, root: Path, out_dir: Path, templates=None) -> dict[str, dict[str, str]]:
-    """Build every target, then write them all; nothing is written on error."""
-    built = build_all(targets, root, templates)
-    write_packages(out_dir, built)
-    return built
 
 
 def build_all(targets, root: Path, templates=None, warnings: list[str] | None = None) -> dict[str, dict[str, str]]:
