@@ -61,11 +61,11 @@ class IntT:
 
     @property
     def lenient_min(self) -> int | None:
-        return tightest(self.minimum, self.format_min, max)
+        return _tightest(self.minimum, self.format_min, max)
 
     @property
     def lenient_max(self) -> int | None:
-        return tightest(self.maximum, self.format_max, min)
+        return _tightest(self.maximum, self.format_max, min)
 
 
 @dataclass(frozen=True)
@@ -501,8 +501,7 @@ class Package:
     against, and what :class:`RawT` pointers point into."""
 
 
-def tightest(a, b, pick):
-    """The tighter of two optional bounds (``pick`` is ``min`` or ``max``)."""
+def _tightest(a, b, pick):
     if a is None:
         return b
     if b is None:

@@ -29,18 +29,49 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
-from ..ir import tightest
-from ..lower import ANNOTATIONS, INTEGER_FORMATS
-
 DEFS = "#/$defs/"
 
-# Facts about JSON Schema and the Rust integer types, shared with the
-# generator: the model decides its rules independently, not these tables.
+ANNOTATIONS = frozenset(
+    {
+        "description",
+        "title",
+        "format",
+        "contentEncoding",
+        "contentMediaType",
+        "examples",
+        "$comment",
+        "default",
+        "deprecated",
+        "readOnly",
+        "writeOnly",
+        "discriminator",
+        "x-docs-ignore",
+        "x-side",
+        "x-method",
+        "x-deserialize-default-on-error",
+        "x-deserialize-default-on-null",
+        "x-deserialize-skip-invalid-items",
+    }
+)
+
 LENIENT_KEYWORDS = (
     "x-deserialize-default-on-error",
     "x-deserialize-default-on-null",
     "x-deserialize-skip-invalid-items",
 )
+
+# Rust integer types: the range lenient decoding enforces for a ``format``.
+INTEGER_FORMATS = {
+    "int8": (-(2**7), 2**7 - 1),
+    "int16": (-(2**15), 2**15 - 1),
+    "int32": (-(2**31), 2**31 - 1),
+    "int64": (-(2**63), 2**63 - 1),
+    "uint8": (0, 2**8 - 1),
+    "uint16": (0, 2**16 - 1),
+    "uint32": (0, 2**32 - 1),
+    "uint64": (0, 2**64 - 1),
+    "uint": (0, 2**64 - 1),
+}
 
 MISSING: Any = object()
 
@@ -193,6 +224,14 @@ class Variant:
     title: str = ""
     wraps: str | None = None
     """A tagged variant whose payload is itself a union definition."""
+
+
+def _tightest(a, b, pick):
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return pick(a, b)
 
 
 class Model:
@@ -540,8 +579,8 @@ class Model:
                 "int",
                 minimum=low,
                 maximum=high,
-                lenient_min=tightest(low, fmin, max),
-                lenient_max=tightest(high, fmax, min),
+                lenient_min=_tightest(low, fmin, max),
+                lenient_max=_tightest(high, fmax, min),
             )
         if kind == "number":
             if not k <= {"type", "minimum", "maximum"}:
