@@ -275,3 +275,13 @@ def test_coverage_notices_what_is_missing():
     assert result["enum ToolKind 'read'"] == "only"
     assert result["enum ToolKind 'edit'"] is None
     assert result["def ToolCallUpdate"] is None
+
+
+def test_the_conformance_model_keeps_the_generators_schema_facts():
+    """The model is independent of the generator (the check must load none of
+    its stages), so it keeps its own copy of these facts: they must agree."""
+    from acpgen import lower
+    from acpgen.conformance import model
+
+    assert model.ANNOTATIONS == lower.ANNOTATIONS
+    assert model.INTEGER_FORMATS == lower.INTEGER_FORMATS
