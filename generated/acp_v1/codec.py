@@ -167,11 +167,10 @@ def _decode_AgentRequest(d: Any, strict: bool) -> AgentRequest:
 
 
 def _encode_AgentRequest(o: AgentRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["id"] = _encode_RequestId(o.id)
-
-    d["method"] = o.method
-
+    d: dict[str, Any] = {
+        "id": _encode_RequestId(o.id),
+        "method": o.method,
+    }
     v = o.params
     if v is not UNSET:
         d["params"] = v
@@ -250,13 +249,11 @@ def _decode_WriteTextFileRequest(d: Any, strict: bool) -> WriteTextFileRequest:
 
 
 def _encode_WriteTextFileRequest(o: WriteTextFileRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["sessionId"] = o.session_id
-
-    d["path"] = o.path
-
-    d["content"] = o.content
-
+    d: dict[str, Any] = {
+        "sessionId": o.session_id,
+        "path": o.path,
+        "content": o.content,
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -340,19 +337,16 @@ def _decode_ReadTextFileRequest(d: Any, strict: bool) -> ReadTextFileRequest:
 
 
 def _encode_ReadTextFileRequest(o: ReadTextFileRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["sessionId"] = o.session_id
-
-    d["path"] = o.path
-
+    d: dict[str, Any] = {
+        "sessionId": o.session_id,
+        "path": o.path,
+    }
     v = o.line
     if v is not UNSET:
         d["line"] = v
-
     v = o.limit
     if v is not UNSET:
         d["limit"] = v
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -410,13 +404,11 @@ def _decode_RequestPermissionRequest(d: Any, strict: bool) -> RequestPermissionR
 
 
 def _encode_RequestPermissionRequest(o: RequestPermissionRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["sessionId"] = o.session_id
-
-    d["toolCall"] = _encode_ToolCallUpdate(o.tool_call)
-
-    d["options"] = [_encode_PermissionOption(x) for x in o.options]
-
+    d: dict[str, Any] = {
+        "sessionId": o.session_id,
+        "toolCall": _encode_ToolCallUpdate(o.tool_call),
+        "options": [_encode_PermissionOption(x) for x in o.options],
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -558,43 +550,35 @@ def _decode_ToolCallUpdate(d: Any, strict: bool) -> ToolCallUpdate:
 
 
 def _encode_ToolCallUpdate(o: ToolCallUpdate) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["toolCallId"] = o.tool_call_id
-
+    d: dict[str, Any] = {
+        "toolCallId": o.tool_call_id,
+    }
     v = o.kind
     if v is not UNSET:
         d["kind"] = None if v is None else (v._value_ if type(v) is ToolKind else v)
-
     v = o.status
     if v is not UNSET:
         d["status"] = (
             None if v is None else (v._value_ if type(v) is ToolCallStatus else v)
         )
-
     v = o.title
     if v is not UNSET:
         d["title"] = v
-
     v = o.name
     if v is not UNSET:
         d["name"] = v
-
     v = o.content
     if v is not UNSET:
         d["content"] = None if v is None else [_encode_ToolCallContent(x) for x in v]
-
     v = o.locations
     if v is not UNSET:
         d["locations"] = None if v is None else [_encode_ToolCallLocation(x) for x in v]
-
     v = o.raw_input
     if v is not UNSET:
         d["rawInput"] = v
-
     v = o.raw_output
     if v is not UNSET:
         d["rawOutput"] = v
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -679,9 +663,10 @@ def _decode_ContentToolCallContent(d: Any, strict: bool) -> ContentToolCallConte
 
 
 def _encode_ContentToolCallContent(o: ContentToolCallContent) -> dict[str, Any]:
-    d: dict[str, Any] = {"type": "content"}
-    d["content"] = _encode_ContentBlock(o.content)
-
+    d: dict[str, Any] = {
+        "type": "content",
+        "content": _encode_ContentBlock(o.content),
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -743,15 +728,14 @@ def _decode_DiffToolCallContent(d: Any, strict: bool) -> DiffToolCallContent:
 
 
 def _encode_DiffToolCallContent(o: DiffToolCallContent) -> dict[str, Any]:
-    d: dict[str, Any] = {"type": "diff"}
-    d["path"] = o.path
-
+    d: dict[str, Any] = {
+        "type": "diff",
+        "path": o.path,
+        "newText": o.new_text,
+    }
     v = o.old_text
     if v is not UNSET:
         d["oldText"] = v
-
-    d["newText"] = o.new_text
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -791,9 +775,10 @@ def _decode_TerminalToolCallContent(d: Any, strict: bool) -> TerminalToolCallCon
 
 
 def _encode_TerminalToolCallContent(o: TerminalToolCallContent) -> dict[str, Any]:
-    d: dict[str, Any] = {"type": "terminal"}
-    d["terminalId"] = o.terminal_id
-
+    d: dict[str, Any] = {
+        "type": "terminal",
+        "terminalId": o.terminal_id,
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -878,13 +863,13 @@ def _decode_TextContentBlock(d: Any, strict: bool) -> TextContentBlock:
 
 
 def _encode_TextContentBlock(o: TextContentBlock) -> dict[str, Any]:
-    d: dict[str, Any] = {"type": "text"}
+    d: dict[str, Any] = {
+        "type": "text",
+        "text": o.text,
+    }
     v = o.annotations
     if v is not UNSET:
         d["annotations"] = None if v is None else _encode_Annotations(v)
-
-    d["text"] = o.text
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -958,19 +943,17 @@ def _decode_ImageContentBlock(d: Any, strict: bool) -> ImageContentBlock:
 
 
 def _encode_ImageContentBlock(o: ImageContentBlock) -> dict[str, Any]:
-    d: dict[str, Any] = {"type": "image"}
+    d: dict[str, Any] = {
+        "type": "image",
+        "data": o.data,
+        "mimeType": o.mime_type,
+    }
     v = o.annotations
     if v is not UNSET:
         d["annotations"] = None if v is None else _encode_Annotations(v)
-
-    d["data"] = o.data
-
-    d["mimeType"] = o.mime_type
-
     v = o.uri
     if v is not UNSET:
         d["uri"] = v
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -1032,15 +1015,14 @@ def _decode_AudioContentBlock(d: Any, strict: bool) -> AudioContentBlock:
 
 
 def _encode_AudioContentBlock(o: AudioContentBlock) -> dict[str, Any]:
-    d: dict[str, Any] = {"type": "audio"}
+    d: dict[str, Any] = {
+        "type": "audio",
+        "data": o.data,
+        "mimeType": o.mime_type,
+    }
     v = o.annotations
     if v is not UNSET:
         d["annotations"] = None if v is None else _encode_Annotations(v)
-
-    d["data"] = o.data
-
-    d["mimeType"] = o.mime_type
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -1160,31 +1142,26 @@ def _decode_ResourceLinkContentBlock(d: Any, strict: bool) -> ResourceLinkConten
 
 
 def _encode_ResourceLinkContentBlock(o: ResourceLinkContentBlock) -> dict[str, Any]:
-    d: dict[str, Any] = {"type": "resource_link"}
+    d: dict[str, Any] = {
+        "type": "resource_link",
+        "name": o.name,
+        "uri": o.uri,
+    }
     v = o.annotations
     if v is not UNSET:
         d["annotations"] = None if v is None else _encode_Annotations(v)
-
     v = o.description
     if v is not UNSET:
         d["description"] = v
-
     v = o.mime_type
     if v is not UNSET:
         d["mimeType"] = v
-
-    d["name"] = o.name
-
     v = o.size
     if v is not UNSET:
         d["size"] = v
-
     v = o.title
     if v is not UNSET:
         d["title"] = v
-
-    d["uri"] = o.uri
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -1236,13 +1213,13 @@ def _decode_ResourceContentBlock(d: Any, strict: bool) -> ResourceContentBlock:
 
 
 def _encode_ResourceContentBlock(o: ResourceContentBlock) -> dict[str, Any]:
-    d: dict[str, Any] = {"type": "resource"}
+    d: dict[str, Any] = {
+        "type": "resource",
+        "resource": _encode_EmbeddedResourceResource(o.resource),
+    }
     v = o.annotations
     if v is not UNSET:
         d["annotations"] = None if v is None else _encode_Annotations(v)
-
-    d["resource"] = _encode_EmbeddedResourceResource(o.resource)
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -1351,15 +1328,12 @@ def _encode_Annotations(o: Annotations) -> dict[str, Any]:
         d["audience"] = (
             None if v is None else [(x._value_ if type(x) is Role else x) for x in v]
         )
-
     v = o.last_modified
     if v is not UNSET:
         d["lastModified"] = v
-
     v = o.priority
     if v is not UNSET:
         d["priority"] = v
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -1425,13 +1399,12 @@ def _decode_TextContent(d: Any, strict: bool) -> TextContent:
 
 
 def _encode_TextContent(o: TextContent) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    d: dict[str, Any] = {
+        "text": o.text,
+    }
     v = o.annotations
     if v is not UNSET:
         d["annotations"] = None if v is None else _encode_Annotations(v)
-
-    d["text"] = o.text
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -1503,19 +1476,16 @@ def _decode_ImageContent(d: Any, strict: bool) -> ImageContent:
 
 
 def _encode_ImageContent(o: ImageContent) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    d: dict[str, Any] = {
+        "data": o.data,
+        "mimeType": o.mime_type,
+    }
     v = o.annotations
     if v is not UNSET:
         d["annotations"] = None if v is None else _encode_Annotations(v)
-
-    d["data"] = o.data
-
-    d["mimeType"] = o.mime_type
-
     v = o.uri
     if v is not UNSET:
         d["uri"] = v
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -1575,15 +1545,13 @@ def _decode_AudioContent(d: Any, strict: bool) -> AudioContent:
 
 
 def _encode_AudioContent(o: AudioContent) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    d: dict[str, Any] = {
+        "data": o.data,
+        "mimeType": o.mime_type,
+    }
     v = o.annotations
     if v is not UNSET:
         d["annotations"] = None if v is None else _encode_Annotations(v)
-
-    d["data"] = o.data
-
-    d["mimeType"] = o.mime_type
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -1701,31 +1669,25 @@ def _decode_ResourceLink(d: Any, strict: bool) -> ResourceLink:
 
 
 def _encode_ResourceLink(o: ResourceLink) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    d: dict[str, Any] = {
+        "name": o.name,
+        "uri": o.uri,
+    }
     v = o.annotations
     if v is not UNSET:
         d["annotations"] = None if v is None else _encode_Annotations(v)
-
     v = o.description
     if v is not UNSET:
         d["description"] = v
-
     v = o.mime_type
     if v is not UNSET:
         d["mimeType"] = v
-
-    d["name"] = o.name
-
     v = o.size
     if v is not UNSET:
         d["size"] = v
-
     v = o.title
     if v is not UNSET:
         d["title"] = v
-
-    d["uri"] = o.uri
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -1812,15 +1774,13 @@ def _decode_TextResourceContents(d: Any, strict: bool) -> TextResourceContents:
 
 
 def _encode_TextResourceContents(o: TextResourceContents) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    d: dict[str, Any] = {
+        "text": o.text,
+        "uri": o.uri,
+    }
     v = o.mime_type
     if v is not UNSET:
         d["mimeType"] = v
-
-    d["text"] = o.text
-
-    d["uri"] = o.uri
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -1880,15 +1840,13 @@ def _decode_BlobResourceContents(d: Any, strict: bool) -> BlobResourceContents:
 
 
 def _encode_BlobResourceContents(o: BlobResourceContents) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["blob"] = o.blob
-
+    d: dict[str, Any] = {
+        "blob": o.blob,
+        "uri": o.uri,
+    }
     v = o.mime_type
     if v is not UNSET:
         d["mimeType"] = v
-
-    d["uri"] = o.uri
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -1938,13 +1896,12 @@ def _decode_EmbeddedResource(d: Any, strict: bool) -> EmbeddedResource:
 
 
 def _encode_EmbeddedResource(o: EmbeddedResource) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    d: dict[str, Any] = {
+        "resource": _encode_EmbeddedResourceResource(o.resource),
+    }
     v = o.annotations
     if v is not UNSET:
         d["annotations"] = None if v is None else _encode_Annotations(v)
-
-    d["resource"] = _encode_EmbeddedResourceResource(o.resource)
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -1982,9 +1939,9 @@ def _decode_Content(d: Any, strict: bool) -> Content:
 
 
 def _encode_Content(o: Content) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["content"] = _encode_ContentBlock(o.content)
-
+    d: dict[str, Any] = {
+        "content": _encode_ContentBlock(o.content),
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -2044,15 +2001,13 @@ def _decode_Diff(d: Any, strict: bool) -> Diff:
 
 
 def _encode_Diff(o: Diff) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["path"] = o.path
-
+    d: dict[str, Any] = {
+        "path": o.path,
+        "newText": o.new_text,
+    }
     v = o.old_text
     if v is not UNSET:
         d["oldText"] = v
-
-    d["newText"] = o.new_text
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -2098,9 +2053,9 @@ def _decode_Terminal(d: Any, strict: bool) -> Terminal:
 
 
 def _encode_Terminal(o: Terminal) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["terminalId"] = o.terminal_id
-
+    d: dict[str, Any] = {
+        "terminalId": o.terminal_id,
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -2154,13 +2109,12 @@ def _decode_ToolCallLocation(d: Any, strict: bool) -> ToolCallLocation:
 
 
 def _encode_ToolCallLocation(o: ToolCallLocation) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["path"] = o.path
-
+    d: dict[str, Any] = {
+        "path": o.path,
+    }
     v = o.line
     if v is not UNSET:
         d["line"] = v
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -2218,13 +2172,11 @@ def _decode_PermissionOption(d: Any, strict: bool) -> PermissionOption:
 
 
 def _encode_PermissionOption(o: PermissionOption) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["optionId"] = o.option_id
-
-    d["name"] = o.name
-
-    d["kind"] = o.kind._value_ if type(o.kind) is PermissionOptionKind else o.kind
-
+    d: dict[str, Any] = {
+        "optionId": o.option_id,
+        "name": o.name,
+        "kind": (o.kind._value_ if type(o.kind) is PermissionOptionKind else o.kind),
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -2353,27 +2305,22 @@ def _decode_CreateTerminalRequest(d: Any, strict: bool) -> CreateTerminalRequest
 
 
 def _encode_CreateTerminalRequest(o: CreateTerminalRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["sessionId"] = o.session_id
-
-    d["command"] = o.command
-
+    d: dict[str, Any] = {
+        "sessionId": o.session_id,
+        "command": o.command,
+    }
     v = o.args
     if v is not UNSET:
         d["args"] = list(v)
-
     v = o.env
     if v is not UNSET:
         d["env"] = [_encode_EnvVariable(x) for x in v]
-
     v = o.cwd
     if v is not UNSET:
         d["cwd"] = v
-
     v = o.output_byte_limit
     if v is not UNSET:
         d["outputByteLimit"] = v
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -2421,11 +2368,10 @@ def _decode_EnvVariable(d: Any, strict: bool) -> EnvVariable:
 
 
 def _encode_EnvVariable(o: EnvVariable) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["name"] = o.name
-
-    d["value"] = o.value
-
+    d: dict[str, Any] = {
+        "name": o.name,
+        "value": o.value,
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -2473,11 +2419,10 @@ def _decode_TerminalOutputRequest(d: Any, strict: bool) -> TerminalOutputRequest
 
 
 def _encode_TerminalOutputRequest(o: TerminalOutputRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["sessionId"] = o.session_id
-
-    d["terminalId"] = o.terminal_id
-
+    d: dict[str, Any] = {
+        "sessionId": o.session_id,
+        "terminalId": o.terminal_id,
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -2525,11 +2470,10 @@ def _decode_ReleaseTerminalRequest(d: Any, strict: bool) -> ReleaseTerminalReque
 
 
 def _encode_ReleaseTerminalRequest(o: ReleaseTerminalRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["sessionId"] = o.session_id
-
-    d["terminalId"] = o.terminal_id
-
+    d: dict[str, Any] = {
+        "sessionId": o.session_id,
+        "terminalId": o.terminal_id,
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -2579,11 +2523,10 @@ def _decode_WaitForTerminalExitRequest(
 
 
 def _encode_WaitForTerminalExitRequest(o: WaitForTerminalExitRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["sessionId"] = o.session_id
-
-    d["terminalId"] = o.terminal_id
-
+    d: dict[str, Any] = {
+        "sessionId": o.session_id,
+        "terminalId": o.terminal_id,
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -2631,11 +2574,10 @@ def _decode_KillTerminalRequest(d: Any, strict: bool) -> KillTerminalRequest:
 
 
 def _encode_KillTerminalRequest(o: KillTerminalRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["sessionId"] = o.session_id
-
-    d["terminalId"] = o.terminal_id
-
+    d: dict[str, Any] = {
+        "sessionId": o.session_id,
+        "terminalId": o.terminal_id,
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -2683,9 +2625,9 @@ def _decode_ElicitationSessionScope(d: Any, strict: bool) -> ElicitationSessionS
 
 
 def _encode_ElicitationSessionScope(o: ElicitationSessionScope) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["sessionId"] = o.session_id
-
+    d: dict[str, Any] = {
+        "sessionId": o.session_id,
+    }
     v = o.tool_call_id
     if v is not UNSET:
         d["toolCallId"] = None if v is None else v
@@ -2711,8 +2653,9 @@ def _decode_ElicitationRequestScope(d: Any, strict: bool) -> ElicitationRequestS
 
 
 def _encode_ElicitationRequestScope(o: ElicitationRequestScope) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["requestId"] = _encode_RequestId(o.request_id)
+    d: dict[str, Any] = {
+        "requestId": _encode_RequestId(o.request_id),
+    }
 
     return d
 
@@ -2805,25 +2748,20 @@ def _encode_ElicitationSchema(o: ElicitationSchema) -> dict[str, Any]:
     v = o.type
     if v is not UNSET:
         d["type"] = v._value_ if type(v) is ElicitationSchemaType else v
-
     v = o.title
     if v is not UNSET:
         d["title"] = v
-
     v = o.properties
     if v is not UNSET:
         d["properties"] = {
             k: _encode_ElicitationPropertySchema(x) for k, x in v.items()
         }
-
     v = o.required
     if v is not UNSET:
         d["required"] = None if v is None else list(v)
-
     v = o.description
     if v is not UNSET:
         d["description"] = v
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -2985,45 +2923,38 @@ def _decode_StringElicitationPropertySchema(
 def _encode_StringElicitationPropertySchema(
     o: StringElicitationPropertySchema,
 ) -> dict[str, Any]:
-    d: dict[str, Any] = {"type": "string"}
+    d: dict[str, Any] = {
+        "type": "string",
+    }
     v = o.title
     if v is not UNSET:
         d["title"] = v
-
     v = o.description
     if v is not UNSET:
         d["description"] = v
-
     v = o.min_length
     if v is not UNSET:
         d["minLength"] = v
-
     v = o.max_length
     if v is not UNSET:
         d["maxLength"] = v
-
     v = o.pattern
     if v is not UNSET:
         d["pattern"] = v
-
     v = o.format
     if v is not UNSET:
         d["format"] = (
             None if v is None else (v._value_ if type(v) is StringFormat else v)
         )
-
     v = o.default
     if v is not UNSET:
         d["default"] = v
-
     v = o.enum
     if v is not UNSET:
         d["enum"] = None if v is None else list(v)
-
     v = o.one_of
     if v is not UNSET:
         d["oneOf"] = None if v is None else [_encode_EnumOption(x) for x in v]
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -3115,27 +3046,24 @@ def _decode_NumberElicitationPropertySchema(
 def _encode_NumberElicitationPropertySchema(
     o: NumberElicitationPropertySchema,
 ) -> dict[str, Any]:
-    d: dict[str, Any] = {"type": "number"}
+    d: dict[str, Any] = {
+        "type": "number",
+    }
     v = o.title
     if v is not UNSET:
         d["title"] = v
-
     v = o.description
     if v is not UNSET:
         d["description"] = v
-
     v = o.minimum
     if v is not UNSET:
         d["minimum"] = v
-
     v = o.maximum
     if v is not UNSET:
         d["maximum"] = v
-
     v = o.default
     if v is not UNSET:
         d["default"] = v
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -3251,27 +3179,24 @@ def _decode_IntegerElicitationPropertySchema(
 def _encode_IntegerElicitationPropertySchema(
     o: IntegerElicitationPropertySchema,
 ) -> dict[str, Any]:
-    d: dict[str, Any] = {"type": "integer"}
+    d: dict[str, Any] = {
+        "type": "integer",
+    }
     v = o.title
     if v is not UNSET:
         d["title"] = v
-
     v = o.description
     if v is not UNSET:
         d["description"] = v
-
     v = o.minimum
     if v is not UNSET:
         d["minimum"] = v
-
     v = o.maximum
     if v is not UNSET:
         d["maximum"] = v
-
     v = o.default
     if v is not UNSET:
         d["default"] = v
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -3343,19 +3268,18 @@ def _decode_BooleanElicitationPropertySchema(
 def _encode_BooleanElicitationPropertySchema(
     o: BooleanElicitationPropertySchema,
 ) -> dict[str, Any]:
-    d: dict[str, Any] = {"type": "boolean"}
+    d: dict[str, Any] = {
+        "type": "boolean",
+    }
     v = o.title
     if v is not UNSET:
         d["title"] = v
-
     v = o.description
     if v is not UNSET:
         d["description"] = v
-
     v = o.default
     if v is not UNSET:
         d["default"] = v
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -3479,29 +3403,25 @@ def _decode_ArrayElicitationPropertySchema(
 def _encode_ArrayElicitationPropertySchema(
     o: ArrayElicitationPropertySchema,
 ) -> dict[str, Any]:
-    d: dict[str, Any] = {"type": "array"}
+    d: dict[str, Any] = {
+        "type": "array",
+        "items": _encode_MultiSelectItems(o.items),
+    }
     v = o.title
     if v is not UNSET:
         d["title"] = v
-
     v = o.description
     if v is not UNSET:
         d["description"] = v
-
     v = o.min_items
     if v is not UNSET:
         d["minItems"] = v
-
     v = o.max_items
     if v is not UNSET:
         d["maxItems"] = v
-
-    d["items"] = _encode_MultiSelectItems(o.items)
-
     v = o.default
     if v is not UNSET:
         d["default"] = None if v is None else list(v)
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -3525,8 +3445,12 @@ def _decode_OtherElicitationPropertySchema(
 def _encode_OtherElicitationPropertySchema(
     o: OtherElicitationPropertySchema,
 ) -> dict[str, Any]:
-    d: dict[str, Any] = {"type": o.type}
-    d.update(o.extra)
+    d: dict[str, Any] = {
+        "type": o.type,
+    }
+
+    for key, value in o.extra.items():
+        d.setdefault(key, value)
     return d
 
 
@@ -3635,15 +3559,13 @@ def _decode_EnumOption(d: Any, strict: bool) -> EnumOption:
 
 
 def _encode_EnumOption(o: EnumOption) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["const"] = o.const
-
-    d["title"] = o.title
-
+    d: dict[str, Any] = {
+        "const": o.const,
+        "title": o.title,
+    }
     v = o.description
     if v is not UNSET:
         d["description"] = v
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -3787,41 +3709,32 @@ def _encode_StringPropertySchema(o: StringPropertySchema) -> dict[str, Any]:
     v = o.title
     if v is not UNSET:
         d["title"] = v
-
     v = o.description
     if v is not UNSET:
         d["description"] = v
-
     v = o.min_length
     if v is not UNSET:
         d["minLength"] = v
-
     v = o.max_length
     if v is not UNSET:
         d["maxLength"] = v
-
     v = o.pattern
     if v is not UNSET:
         d["pattern"] = v
-
     v = o.format
     if v is not UNSET:
         d["format"] = (
             None if v is None else (v._value_ if type(v) is StringFormat else v)
         )
-
     v = o.default
     if v is not UNSET:
         d["default"] = v
-
     v = o.enum
     if v is not UNSET:
         d["enum"] = None if v is None else list(v)
-
     v = o.one_of
     if v is not UNSET:
         d["oneOf"] = None if v is None else [_encode_EnumOption(x) for x in v]
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -3911,23 +3824,18 @@ def _encode_NumberPropertySchema(o: NumberPropertySchema) -> dict[str, Any]:
     v = o.title
     if v is not UNSET:
         d["title"] = v
-
     v = o.description
     if v is not UNSET:
         d["description"] = v
-
     v = o.minimum
     if v is not UNSET:
         d["minimum"] = v
-
     v = o.maximum
     if v is not UNSET:
         d["maximum"] = v
-
     v = o.default
     if v is not UNSET:
         d["default"] = v
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -4041,23 +3949,18 @@ def _encode_IntegerPropertySchema(o: IntegerPropertySchema) -> dict[str, Any]:
     v = o.title
     if v is not UNSET:
         d["title"] = v
-
     v = o.description
     if v is not UNSET:
         d["description"] = v
-
     v = o.minimum
     if v is not UNSET:
         d["minimum"] = v
-
     v = o.maximum
     if v is not UNSET:
         d["maximum"] = v
-
     v = o.default
     if v is not UNSET:
         d["default"] = v
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -4127,15 +4030,12 @@ def _encode_BooleanPropertySchema(o: BooleanPropertySchema) -> dict[str, Any]:
     v = o.title
     if v is not UNSET:
         d["title"] = v
-
     v = o.description
     if v is not UNSET:
         d["description"] = v
-
     v = o.default
     if v is not UNSET:
         d["default"] = v
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -4177,9 +4077,10 @@ def _decode_MultiSelectItemsString(d: Any, strict: bool) -> MultiSelectItemsStri
 
 
 def _encode_MultiSelectItemsString(o: MultiSelectItemsString) -> dict[str, Any]:
-    d: dict[str, Any] = {"type": "string"}
-    d["enum"] = list(o.enum)
-
+    d: dict[str, Any] = {
+        "type": "string",
+        "enum": list(o.enum),
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -4199,8 +4100,12 @@ def _decode_OtherMultiSelectItems(d: Any, strict: bool) -> OtherMultiSelectItems
 
 
 def _encode_OtherMultiSelectItems(o: OtherMultiSelectItems) -> dict[str, Any]:
-    d: dict[str, Any] = {"type": o.type}
-    d.update(o.extra)
+    d: dict[str, Any] = {
+        "type": o.type,
+    }
+
+    for key, value in o.extra.items():
+        d.setdefault(key, value)
     return d
 
 
@@ -4270,9 +4175,9 @@ def _decode_StringMultiSelectItems(d: Any, strict: bool) -> StringMultiSelectIte
 
 
 def _encode_StringMultiSelectItems(o: StringMultiSelectItems) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["enum"] = list(o.enum)
-
+    d: dict[str, Any] = {
+        "enum": list(o.enum),
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -4310,9 +4215,9 @@ def _decode_TitledMultiSelectItems(d: Any, strict: bool) -> TitledMultiSelectIte
 
 
 def _encode_TitledMultiSelectItems(o: TitledMultiSelectItems) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["anyOf"] = [_encode_EnumOption(x) for x in o.any_of]
-
+    d: dict[str, Any] = {
+        "anyOf": [_encode_EnumOption(x) for x in o.any_of],
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -4432,29 +4337,24 @@ def _decode_MultiSelectPropertySchema(
 
 
 def _encode_MultiSelectPropertySchema(o: MultiSelectPropertySchema) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    d: dict[str, Any] = {
+        "items": _encode_MultiSelectItems(o.items),
+    }
     v = o.title
     if v is not UNSET:
         d["title"] = v
-
     v = o.description
     if v is not UNSET:
         d["description"] = v
-
     v = o.min_items
     if v is not UNSET:
         d["minItems"] = v
-
     v = o.max_items
     if v is not UNSET:
         d["maxItems"] = v
-
-    d["items"] = _encode_MultiSelectItems(o.items)
-
     v = o.default
     if v is not UNSET:
         d["default"] = None if v is None else list(v)
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -4594,21 +4494,18 @@ def _decode_InitializeResponse(d: Any, strict: bool) -> InitializeResponse:
 
 
 def _encode_InitializeResponse(o: InitializeResponse) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["protocolVersion"] = o.protocol_version
-
+    d: dict[str, Any] = {
+        "protocolVersion": o.protocol_version,
+    }
     v = o.agent_capabilities
     if v is not UNSET:
         d["agentCapabilities"] = _encode_AgentCapabilities(v)
-
     v = o.auth_methods
     if v is not UNSET:
         d["authMethods"] = [_encode_AuthMethod(x) for x in v]
-
     v = o.agent_info
     if v is not UNSET:
         d["agentInfo"] = None if v is None else _encode_Implementation(v)
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -4722,23 +4619,18 @@ def _encode_AgentCapabilities(o: AgentCapabilities) -> dict[str, Any]:
     v = o.load_session
     if v is not UNSET:
         d["loadSession"] = v
-
     v = o.prompt_capabilities
     if v is not UNSET:
         d["promptCapabilities"] = _encode_PromptCapabilities(v)
-
     v = o.mcp_capabilities
     if v is not UNSET:
         d["mcpCapabilities"] = _encode_McpCapabilities(v)
-
     v = o.session_capabilities
     if v is not UNSET:
         d["sessionCapabilities"] = _encode_SessionCapabilities(v)
-
     v = o.auth
     if v is not UNSET:
         d["auth"] = _encode_AgentAuthCapabilities(v)
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -4806,15 +4698,12 @@ def _encode_PromptCapabilities(o: PromptCapabilities) -> dict[str, Any]:
     v = o.image
     if v is not UNSET:
         d["image"] = v
-
     v = o.audio
     if v is not UNSET:
         d["audio"] = v
-
     v = o.embedded_context
     if v is not UNSET:
         d["embeddedContext"] = v
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -4870,11 +4759,9 @@ def _encode_McpCapabilities(o: McpCapabilities) -> dict[str, Any]:
     v = o.http
     if v is not UNSET:
         d["http"] = v
-
     v = o.sse
     if v is not UNSET:
         d["sse"] = v
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -4974,25 +4861,20 @@ def _encode_SessionCapabilities(o: SessionCapabilities) -> dict[str, Any]:
     v = o.list
     if v is not UNSET:
         d["list"] = None if v is None else _encode_SessionListCapabilities(v)
-
     v = o.delete
     if v is not UNSET:
         d["delete"] = None if v is None else _encode_SessionDeleteCapabilities(v)
-
     v = o.additional_directories
     if v is not UNSET:
         d["additionalDirectories"] = (
             None if v is None else _encode_SessionAdditionalDirectoriesCapabilities(v)
         )
-
     v = o.resume
     if v is not UNSET:
         d["resume"] = None if v is None else _encode_SessionResumeCapabilities(v)
-
     v = o.close
     if v is not UNSET:
         d["close"] = None if v is None else _encode_SessionCloseCapabilities(v)
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -5184,7 +5066,6 @@ def _encode_AgentAuthCapabilities(o: AgentAuthCapabilities) -> dict[str, Any]:
     v = o.logout
     if v is not UNSET:
         d["logout"] = None if v is None else _encode_LogoutCapabilities(v)
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -5304,23 +5185,20 @@ def _decode_TerminalAuthMethod(d: Any, strict: bool) -> TerminalAuthMethod:
 
 
 def _encode_TerminalAuthMethod(o: TerminalAuthMethod) -> dict[str, Any]:
-    d: dict[str, Any] = {"type": "terminal"}
-    d["id"] = o.id
-
-    d["name"] = o.name
-
+    d: dict[str, Any] = {
+        "type": "terminal",
+        "id": o.id,
+        "name": o.name,
+    }
     v = o.description
     if v is not UNSET:
         d["description"] = v
-
     v = o.args
     if v is not UNSET:
         d["args"] = list(v)
-
     v = o.env
     if v is not UNSET:
         d["env"] = dict(v)
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -5450,23 +5328,19 @@ def _decode_AuthMethodTerminal(d: Any, strict: bool) -> AuthMethodTerminal:
 
 
 def _encode_AuthMethodTerminal(o: AuthMethodTerminal) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["id"] = o.id
-
-    d["name"] = o.name
-
+    d: dict[str, Any] = {
+        "id": o.id,
+        "name": o.name,
+    }
     v = o.description
     if v is not UNSET:
         d["description"] = v
-
     v = o.args
     if v is not UNSET:
         d["args"] = list(v)
-
     v = o.env
     if v is not UNSET:
         d["env"] = dict(v)
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -5528,15 +5402,13 @@ def _decode_AuthMethodAgent(d: Any, strict: bool) -> AuthMethodAgent:
 
 
 def _encode_AuthMethodAgent(o: AuthMethodAgent) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["id"] = o.id
-
-    d["name"] = o.name
-
+    d: dict[str, Any] = {
+        "id": o.id,
+        "name": o.name,
+    }
     v = o.description
     if v is not UNSET:
         d["description"] = v
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -5596,15 +5468,13 @@ def _decode_Implementation(d: Any, strict: bool) -> Implementation:
 
 
 def _encode_Implementation(o: Implementation) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["name"] = o.name
-
+    d: dict[str, Any] = {
+        "name": o.name,
+        "version": o.version,
+    }
     v = o.title
     if v is not UNSET:
         d["title"] = v
-
-    d["version"] = o.version
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -5726,19 +5596,17 @@ def _decode_NewSessionResponse(d: Any, strict: bool) -> NewSessionResponse:
 
 
 def _encode_NewSessionResponse(o: NewSessionResponse) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["sessionId"] = o.session_id
-
+    d: dict[str, Any] = {
+        "sessionId": o.session_id,
+    }
     v = o.modes
     if v is not UNSET:
         d["modes"] = None if v is None else _encode_SessionModeState(v)
-
     v = o.config_options
     if v is not UNSET:
         d["configOptions"] = (
             None if v is None else [_encode_SessionConfigOption(x) for x in v]
         )
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -5788,11 +5656,10 @@ def _decode_SessionModeState(d: Any, strict: bool) -> SessionModeState:
 
 
 def _encode_SessionModeState(o: SessionModeState) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["currentModeId"] = o.current_mode_id
-
-    d["availableModes"] = [_encode_SessionMode(x) for x in o.available_modes]
-
+    d: dict[str, Any] = {
+        "currentModeId": o.current_mode_id,
+        "availableModes": [_encode_SessionMode(x) for x in o.available_modes],
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -5862,15 +5729,13 @@ def _decode_SessionMode(d: Any, strict: bool) -> SessionMode:
 
 
 def _encode_SessionMode(o: SessionMode) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["id"] = o.id
-
-    d["name"] = o.name
-
+    d: dict[str, Any] = {
+        "id": o.id,
+        "name": o.name,
+    }
     v = o.description
     if v is not UNSET:
         d["description"] = v
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -5970,15 +5835,16 @@ def _decode_SelectSessionConfigOption(
 
 
 def _encode_SelectSessionConfigOption(o: SelectSessionConfigOption) -> dict[str, Any]:
-    d: dict[str, Any] = {"type": "select"}
-    d["id"] = o.id
-
-    d["name"] = o.name
-
+    d: dict[str, Any] = {
+        "type": "select",
+        "id": o.id,
+        "name": o.name,
+        "currentValue": o.current_value,
+        "options": _encode_SessionConfigSelectOptions(o.options),
+    }
     v = o.description
     if v is not UNSET:
         d["description"] = v
-
     v = o.category
     if v is not UNSET:
         d["category"] = (
@@ -5986,14 +5852,9 @@ def _encode_SelectSessionConfigOption(o: SelectSessionConfigOption) -> dict[str,
             if v is None
             else (v._value_ if type(v) is SessionConfigOptionCategory else v)
         )
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
-
-    d["currentValue"] = o.current_value
-
-    d["options"] = _encode_SessionConfigSelectOptions(o.options)
 
     return d
 
@@ -6080,15 +5941,15 @@ def _decode_BooleanSessionConfigOption(
 
 
 def _encode_BooleanSessionConfigOption(o: BooleanSessionConfigOption) -> dict[str, Any]:
-    d: dict[str, Any] = {"type": "boolean"}
-    d["id"] = o.id
-
-    d["name"] = o.name
-
+    d: dict[str, Any] = {
+        "type": "boolean",
+        "id": o.id,
+        "name": o.name,
+        "currentValue": o.current_value,
+    }
     v = o.description
     if v is not UNSET:
         d["description"] = v
-
     v = o.category
     if v is not UNSET:
         d["category"] = (
@@ -6096,12 +5957,9 @@ def _encode_BooleanSessionConfigOption(o: BooleanSessionConfigOption) -> dict[st
             if v is None
             else (v._value_ if type(v) is SessionConfigOptionCategory else v)
         )
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
-
-    d["currentValue"] = o.current_value
 
     return d
 
@@ -6241,15 +6099,13 @@ def _decode_SessionConfigSelectOption(
 
 
 def _encode_SessionConfigSelectOption(o: SessionConfigSelectOption) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["value"] = o.value
-
-    d["name"] = o.name
-
+    d: dict[str, Any] = {
+        "value": o.value,
+        "name": o.name,
+    }
     v = o.description
     if v is not UNSET:
         d["description"] = v
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -6311,13 +6167,11 @@ def _decode_SessionConfigSelectGroup(d: Any, strict: bool) -> SessionConfigSelec
 
 
 def _encode_SessionConfigSelectGroup(o: SessionConfigSelectGroup) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["group"] = o.group
-
-    d["name"] = o.name
-
-    d["options"] = [_encode_SessionConfigSelectOption(x) for x in o.options]
-
+    d: dict[str, Any] = {
+        "group": o.group,
+        "name": o.name,
+        "options": [_encode_SessionConfigSelectOption(x) for x in o.options],
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -6361,10 +6215,10 @@ def _decode_SessionConfigSelect(d: Any, strict: bool) -> SessionConfigSelect:
 
 
 def _encode_SessionConfigSelect(o: SessionConfigSelect) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["currentValue"] = o.current_value
-
-    d["options"] = _encode_SessionConfigSelectOptions(o.options)
+    d: dict[str, Any] = {
+        "currentValue": o.current_value,
+        "options": _encode_SessionConfigSelectOptions(o.options),
+    }
 
     return d
 
@@ -6387,8 +6241,9 @@ def _decode_SessionConfigBoolean(d: Any, strict: bool) -> SessionConfigBoolean:
 
 
 def _encode_SessionConfigBoolean(o: SessionConfigBoolean) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["currentValue"] = o.current_value
+    d: dict[str, Any] = {
+        "currentValue": o.current_value,
+    }
 
     return d
 
@@ -6445,13 +6300,11 @@ def _encode_LoadSessionResponse(o: LoadSessionResponse) -> dict[str, Any]:
     v = o.modes
     if v is not UNSET:
         d["modes"] = None if v is None else _encode_SessionModeState(v)
-
     v = o.config_options
     if v is not UNSET:
         d["configOptions"] = (
             None if v is None else [_encode_SessionConfigOption(x) for x in v]
         )
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -6505,13 +6358,12 @@ def _decode_ListSessionsResponse(d: Any, strict: bool) -> ListSessionsResponse:
 
 
 def _encode_ListSessionsResponse(o: ListSessionsResponse) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["sessions"] = [_encode_SessionInfo(x) for x in o.sessions]
-
+    d: dict[str, Any] = {
+        "sessions": [_encode_SessionInfo(x) for x in o.sessions],
+    }
     v = o.next_cursor
     if v is not UNSET:
         d["nextCursor"] = v
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -6599,23 +6451,19 @@ def _decode_SessionInfo(d: Any, strict: bool) -> SessionInfo:
 
 
 def _encode_SessionInfo(o: SessionInfo) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["sessionId"] = o.session_id
-
-    d["cwd"] = o.cwd
-
+    d: dict[str, Any] = {
+        "sessionId": o.session_id,
+        "cwd": o.cwd,
+    }
     v = o.additional_directories
     if v is not UNSET:
         d["additionalDirectories"] = list(v)
-
     v = o.title
     if v is not UNSET:
         d["title"] = v
-
     v = o.updated_at
     if v is not UNSET:
         d["updatedAt"] = v
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -6703,13 +6551,11 @@ def _encode_ResumeSessionResponse(o: ResumeSessionResponse) -> dict[str, Any]:
     v = o.modes
     if v is not UNSET:
         d["modes"] = None if v is None else _encode_SessionModeState(v)
-
     v = o.config_options
     if v is not UNSET:
         d["configOptions"] = (
             None if v is None else [_encode_SessionConfigOption(x) for x in v]
         )
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -6811,9 +6657,9 @@ def _decode_SetSessionConfigOptionResponse(
 def _encode_SetSessionConfigOptionResponse(
     o: SetSessionConfigOptionResponse,
 ) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["configOptions"] = [_encode_SessionConfigOption(x) for x in o.config_options]
-
+    d: dict[str, Any] = {
+        "configOptions": [_encode_SessionConfigOption(x) for x in o.config_options],
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -6851,11 +6697,13 @@ def _decode_PromptResponse(d: Any, strict: bool) -> PromptResponse:
 
 
 def _encode_PromptResponse(o: PromptResponse) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["stopReason"] = (
-        o.stop_reason._value_ if type(o.stop_reason) is StopReason else o.stop_reason
-    )
-
+    d: dict[str, Any] = {
+        "stopReason": (
+            o.stop_reason._value_
+            if type(o.stop_reason) is StopReason
+            else o.stop_reason
+        ),
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -6930,11 +6778,10 @@ def _decode_Error(d: Any, strict: bool) -> Error:
 
 
 def _encode_Error(o: Error) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["code"] = o.code._value_ if type(o.code) is ErrorCode else o.code
-
-    d["message"] = o.message
-
+    d: dict[str, Any] = {
+        "code": (o.code._value_ if type(o.code) is ErrorCode else o.code),
+        "message": o.message,
+    }
     v = o.data
     if v is not UNSET:
         d["data"] = v
@@ -6985,9 +6832,9 @@ def _decode_AgentNotification(d: Any, strict: bool) -> AgentNotification:
 
 
 def _encode_AgentNotification(o: AgentNotification) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["method"] = o.method
-
+    d: dict[str, Any] = {
+        "method": o.method,
+    }
     v = o.params
     if v is not UNSET:
         d["params"] = v
@@ -7035,11 +6882,10 @@ def _decode_SessionNotification(d: Any, strict: bool) -> SessionNotification:
 
 
 def _encode_SessionNotification(o: SessionNotification) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["sessionId"] = o.session_id
-
-    d["update"] = _encode_SessionUpdate(o.update)
-
+    d: dict[str, Any] = {
+        "sessionId": o.session_id,
+        "update": _encode_SessionUpdate(o.update),
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -7097,13 +6943,13 @@ def _decode_UserMessageChunkSessionUpdate(
 def _encode_UserMessageChunkSessionUpdate(
     o: UserMessageChunkSessionUpdate,
 ) -> dict[str, Any]:
-    d: dict[str, Any] = {"sessionUpdate": "user_message_chunk"}
-    d["content"] = _encode_ContentBlock(o.content)
-
+    d: dict[str, Any] = {
+        "sessionUpdate": "user_message_chunk",
+        "content": _encode_ContentBlock(o.content),
+    }
     v = o.message_id
     if v is not UNSET:
         d["messageId"] = None if v is None else v
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -7161,13 +7007,13 @@ def _decode_AgentMessageChunkSessionUpdate(
 def _encode_AgentMessageChunkSessionUpdate(
     o: AgentMessageChunkSessionUpdate,
 ) -> dict[str, Any]:
-    d: dict[str, Any] = {"sessionUpdate": "agent_message_chunk"}
-    d["content"] = _encode_ContentBlock(o.content)
-
+    d: dict[str, Any] = {
+        "sessionUpdate": "agent_message_chunk",
+        "content": _encode_ContentBlock(o.content),
+    }
     v = o.message_id
     if v is not UNSET:
         d["messageId"] = None if v is None else v
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -7225,13 +7071,13 @@ def _decode_AgentThoughtChunkSessionUpdate(
 def _encode_AgentThoughtChunkSessionUpdate(
     o: AgentThoughtChunkSessionUpdate,
 ) -> dict[str, Any]:
-    d: dict[str, Any] = {"sessionUpdate": "agent_thought_chunk"}
-    d["content"] = _encode_ContentBlock(o.content)
-
+    d: dict[str, Any] = {
+        "sessionUpdate": "agent_thought_chunk",
+        "content": _encode_ContentBlock(o.content),
+    }
     v = o.message_id
     if v is not UNSET:
         d["messageId"] = None if v is None else v
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -7365,39 +7211,32 @@ def _decode_ToolCallSessionUpdate(d: Any, strict: bool) -> ToolCallSessionUpdate
 
 
 def _encode_ToolCallSessionUpdate(o: ToolCallSessionUpdate) -> dict[str, Any]:
-    d: dict[str, Any] = {"sessionUpdate": "tool_call"}
-    d["toolCallId"] = o.tool_call_id
-
-    d["title"] = o.title
-
+    d: dict[str, Any] = {
+        "sessionUpdate": "tool_call",
+        "toolCallId": o.tool_call_id,
+        "title": o.title,
+    }
     v = o.name
     if v is not UNSET:
         d["name"] = v
-
     v = o.kind
     if v is not UNSET:
         d["kind"] = v._value_ if type(v) is ToolKind else v
-
     v = o.status
     if v is not UNSET:
         d["status"] = v._value_ if type(v) is ToolCallStatus else v
-
     v = o.content
     if v is not UNSET:
         d["content"] = [_encode_ToolCallContent(x) for x in v]
-
     v = o.locations
     if v is not UNSET:
         d["locations"] = [_encode_ToolCallLocation(x) for x in v]
-
     v = o.raw_input
     if v is not UNSET:
         d["rawInput"] = v
-
     v = o.raw_output
     if v is not UNSET:
         d["rawOutput"] = v
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -7545,43 +7384,36 @@ def _decode_ToolCallUpdateSessionUpdate(
 def _encode_ToolCallUpdateSessionUpdate(
     o: ToolCallUpdateSessionUpdate,
 ) -> dict[str, Any]:
-    d: dict[str, Any] = {"sessionUpdate": "tool_call_update"}
-    d["toolCallId"] = o.tool_call_id
-
+    d: dict[str, Any] = {
+        "sessionUpdate": "tool_call_update",
+        "toolCallId": o.tool_call_id,
+    }
     v = o.kind
     if v is not UNSET:
         d["kind"] = None if v is None else (v._value_ if type(v) is ToolKind else v)
-
     v = o.status
     if v is not UNSET:
         d["status"] = (
             None if v is None else (v._value_ if type(v) is ToolCallStatus else v)
         )
-
     v = o.title
     if v is not UNSET:
         d["title"] = v
-
     v = o.name
     if v is not UNSET:
         d["name"] = v
-
     v = o.content
     if v is not UNSET:
         d["content"] = None if v is None else [_encode_ToolCallContent(x) for x in v]
-
     v = o.locations
     if v is not UNSET:
         d["locations"] = None if v is None else [_encode_ToolCallLocation(x) for x in v]
-
     v = o.raw_input
     if v is not UNSET:
         d["rawInput"] = v
-
     v = o.raw_output
     if v is not UNSET:
         d["rawOutput"] = v
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -7623,9 +7455,10 @@ def _decode_PlanSessionUpdate(d: Any, strict: bool) -> PlanSessionUpdate:
 
 
 def _encode_PlanSessionUpdate(o: PlanSessionUpdate) -> dict[str, Any]:
-    d: dict[str, Any] = {"sessionUpdate": "plan"}
-    d["entries"] = [_encode_PlanEntry(x) for x in o.entries]
-
+    d: dict[str, Any] = {
+        "sessionUpdate": "plan",
+        "entries": [_encode_PlanEntry(x) for x in o.entries],
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -7673,9 +7506,12 @@ def _decode_AvailableCommandsUpdateSessionUpdate(
 def _encode_AvailableCommandsUpdateSessionUpdate(
     o: AvailableCommandsUpdateSessionUpdate,
 ) -> dict[str, Any]:
-    d: dict[str, Any] = {"sessionUpdate": "available_commands_update"}
-    d["availableCommands"] = [_encode_AvailableCommand(x) for x in o.available_commands]
-
+    d: dict[str, Any] = {
+        "sessionUpdate": "available_commands_update",
+        "availableCommands": [
+            _encode_AvailableCommand(x) for x in o.available_commands
+        ],
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -7719,9 +7555,10 @@ def _decode_CurrentModeUpdateSessionUpdate(
 def _encode_CurrentModeUpdateSessionUpdate(
     o: CurrentModeUpdateSessionUpdate,
 ) -> dict[str, Any]:
-    d: dict[str, Any] = {"sessionUpdate": "current_mode_update"}
-    d["currentModeId"] = o.current_mode_id
-
+    d: dict[str, Any] = {
+        "sessionUpdate": "current_mode_update",
+        "currentModeId": o.current_mode_id,
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -7769,9 +7606,10 @@ def _decode_ConfigOptionUpdateSessionUpdate(
 def _encode_ConfigOptionUpdateSessionUpdate(
     o: ConfigOptionUpdateSessionUpdate,
 ) -> dict[str, Any]:
-    d: dict[str, Any] = {"sessionUpdate": "config_option_update"}
-    d["configOptions"] = [_encode_SessionConfigOption(x) for x in o.config_options]
-
+    d: dict[str, Any] = {
+        "sessionUpdate": "config_option_update",
+        "configOptions": [_encode_SessionConfigOption(x) for x in o.config_options],
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -7831,15 +7669,15 @@ def _decode_SessionInfoUpdateSessionUpdate(
 def _encode_SessionInfoUpdateSessionUpdate(
     o: SessionInfoUpdateSessionUpdate,
 ) -> dict[str, Any]:
-    d: dict[str, Any] = {"sessionUpdate": "session_info_update"}
+    d: dict[str, Any] = {
+        "sessionUpdate": "session_info_update",
+    }
     v = o.title
     if v is not UNSET:
         d["title"] = v
-
     v = o.updated_at
     if v is not UNSET:
         d["updatedAt"] = v
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -7909,15 +7747,14 @@ def _decode_UsageUpdateSessionUpdate(d: Any, strict: bool) -> UsageUpdateSession
 
 
 def _encode_UsageUpdateSessionUpdate(o: UsageUpdateSessionUpdate) -> dict[str, Any]:
-    d: dict[str, Any] = {"sessionUpdate": "usage_update"}
-    d["used"] = o.used
-
-    d["size"] = o.size
-
+    d: dict[str, Any] = {
+        "sessionUpdate": "usage_update",
+        "used": o.used,
+        "size": o.size,
+    }
     v = o.cost
     if v is not UNSET:
         d["cost"] = None if v is None else _encode_Cost(v)
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -7981,17 +7818,16 @@ def _decode_NoticeSessionUpdate(d: Any, strict: bool) -> NoticeSessionUpdate:
 
 
 def _encode_NoticeSessionUpdate(o: NoticeSessionUpdate) -> dict[str, Any]:
-    d: dict[str, Any] = {"sessionUpdate": "notice"}
-    d["severity"] = (
-        o.severity._value_ if type(o.severity) is NoticeSeverity else o.severity
-    )
-
-    d["title"] = o.title
-
+    d: dict[str, Any] = {
+        "sessionUpdate": "notice",
+        "severity": (
+            o.severity._value_ if type(o.severity) is NoticeSeverity else o.severity
+        ),
+        "title": o.title,
+    }
     v = o.description
     if v is not UNSET:
         d["description"] = v
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -8073,19 +7909,19 @@ def _decode_CompactionUpdateSessionUpdate(
 def _encode_CompactionUpdateSessionUpdate(
     o: CompactionUpdateSessionUpdate,
 ) -> dict[str, Any]:
-    d: dict[str, Any] = {"sessionUpdate": "compaction_update"}
-    d["compactionId"] = o.compaction_id
-
-    d["status"] = o.status._value_ if type(o.status) is CompactionStatus else o.status
-
+    d: dict[str, Any] = {
+        "sessionUpdate": "compaction_update",
+        "compactionId": o.compaction_id,
+        "status": (
+            o.status._value_ if type(o.status) is CompactionStatus else o.status
+        ),
+    }
     v = o.summary
     if v is not UNSET:
         d["summary"] = None if v is None else [_encode_ContentBlock(x) for x in v]
-
     v = o.error
     if v is not UNSET:
         d["error"] = v
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -8139,11 +7975,11 @@ def _decode_CompactionSummaryChunkSessionUpdate(
 def _encode_CompactionSummaryChunkSessionUpdate(
     o: CompactionSummaryChunkSessionUpdate,
 ) -> dict[str, Any]:
-    d: dict[str, Any] = {"sessionUpdate": "compaction_summary_chunk"}
-    d["compactionId"] = o.compaction_id
-
-    d["content"] = _encode_ContentBlock(o.content)
-
+    d: dict[str, Any] = {
+        "sessionUpdate": "compaction_summary_chunk",
+        "compactionId": o.compaction_id,
+        "content": _encode_ContentBlock(o.content),
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -8248,13 +8084,12 @@ def _decode_ContentChunk(d: Any, strict: bool) -> ContentChunk:
 
 
 def _encode_ContentChunk(o: ContentChunk) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["content"] = _encode_ContentBlock(o.content)
-
+    d: dict[str, Any] = {
+        "content": _encode_ContentBlock(o.content),
+    }
     v = o.message_id
     if v is not UNSET:
         d["messageId"] = None if v is None else v
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -8386,39 +8221,31 @@ def _decode_ToolCall(d: Any, strict: bool) -> ToolCall:
 
 
 def _encode_ToolCall(o: ToolCall) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["toolCallId"] = o.tool_call_id
-
-    d["title"] = o.title
-
+    d: dict[str, Any] = {
+        "toolCallId": o.tool_call_id,
+        "title": o.title,
+    }
     v = o.name
     if v is not UNSET:
         d["name"] = v
-
     v = o.kind
     if v is not UNSET:
         d["kind"] = v._value_ if type(v) is ToolKind else v
-
     v = o.status
     if v is not UNSET:
         d["status"] = v._value_ if type(v) is ToolCallStatus else v
-
     v = o.content
     if v is not UNSET:
         d["content"] = [_encode_ToolCallContent(x) for x in v]
-
     v = o.locations
     if v is not UNSET:
         d["locations"] = [_encode_ToolCallLocation(x) for x in v]
-
     v = o.raw_input
     if v is not UNSET:
         d["rawInput"] = v
-
     v = o.raw_output
     if v is not UNSET:
         d["rawOutput"] = v
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -8476,15 +8303,13 @@ def _decode_PlanEntry(d: Any, strict: bool) -> PlanEntry:
 
 
 def _encode_PlanEntry(o: PlanEntry) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["content"] = o.content
-
-    d["priority"] = (
-        o.priority._value_ if type(o.priority) is PlanEntryPriority else o.priority
-    )
-
-    d["status"] = o.status._value_ if type(o.status) is PlanEntryStatus else o.status
-
+    d: dict[str, Any] = {
+        "content": o.content,
+        "priority": (
+            o.priority._value_ if type(o.priority) is PlanEntryPriority else o.priority
+        ),
+        "status": (o.status._value_ if type(o.status) is PlanEntryStatus else o.status),
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -8556,9 +8381,9 @@ def _decode_Plan(d: Any, strict: bool) -> Plan:
 
 
 def _encode_Plan(o: Plan) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["entries"] = [_encode_PlanEntry(x) for x in o.entries]
-
+    d: dict[str, Any] = {
+        "entries": [_encode_PlanEntry(x) for x in o.entries],
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -8618,15 +8443,13 @@ def _decode_AvailableCommand(d: Any, strict: bool) -> AvailableCommand:
 
 
 def _encode_AvailableCommand(o: AvailableCommand) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["name"] = o.name
-
-    d["description"] = o.description
-
+    d: dict[str, Any] = {
+        "name": o.name,
+        "description": o.description,
+    }
     v = o.input
     if v is not UNSET:
         d["input"] = None if v is None else _encode_AvailableCommandInput(v)
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -8689,9 +8512,9 @@ def _decode_UnstructuredCommandInput(d: Any, strict: bool) -> UnstructuredComman
 
 
 def _encode_UnstructuredCommandInput(o: UnstructuredCommandInput) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["hint"] = o.hint
-
+    d: dict[str, Any] = {
+        "hint": o.hint,
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -8733,9 +8556,11 @@ def _decode_AvailableCommandsUpdate(d: Any, strict: bool) -> AvailableCommandsUp
 
 
 def _encode_AvailableCommandsUpdate(o: AvailableCommandsUpdate) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["availableCommands"] = [_encode_AvailableCommand(x) for x in o.available_commands]
-
+    d: dict[str, Any] = {
+        "availableCommands": [
+            _encode_AvailableCommand(x) for x in o.available_commands
+        ],
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -8773,9 +8598,9 @@ def _decode_CurrentModeUpdate(d: Any, strict: bool) -> CurrentModeUpdate:
 
 
 def _encode_CurrentModeUpdate(o: CurrentModeUpdate) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["currentModeId"] = o.current_mode_id
-
+    d: dict[str, Any] = {
+        "currentModeId": o.current_mode_id,
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -8817,9 +8642,9 @@ def _decode_ConfigOptionUpdate(d: Any, strict: bool) -> ConfigOptionUpdate:
 
 
 def _encode_ConfigOptionUpdate(o: ConfigOptionUpdate) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["configOptions"] = [_encode_SessionConfigOption(x) for x in o.config_options]
-
+    d: dict[str, Any] = {
+        "configOptions": [_encode_SessionConfigOption(x) for x in o.config_options],
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -8877,11 +8702,9 @@ def _encode_SessionInfoUpdate(o: SessionInfoUpdate) -> dict[str, Any]:
     v = o.title
     if v is not UNSET:
         d["title"] = v
-
     v = o.updated_at
     if v is not UNSET:
         d["updatedAt"] = v
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -8929,11 +8752,10 @@ def _decode_Cost(d: Any, strict: bool) -> Cost:
 
 
 def _encode_Cost(o: Cost) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["amount"] = o.amount
-
-    d["currency"] = o.currency
-
+    d: dict[str, Any] = {
+        "amount": o.amount,
+        "currency": o.currency,
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -9001,15 +8823,13 @@ def _decode_UsageUpdate(d: Any, strict: bool) -> UsageUpdate:
 
 
 def _encode_UsageUpdate(o: UsageUpdate) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["used"] = o.used
-
-    d["size"] = o.size
-
+    d: dict[str, Any] = {
+        "used": o.used,
+        "size": o.size,
+    }
     v = o.cost
     if v is not UNSET:
         d["cost"] = None if v is None else _encode_Cost(v)
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -9087,17 +8907,15 @@ def _decode_Notice(d: Any, strict: bool) -> Notice:
 
 
 def _encode_Notice(o: Notice) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["severity"] = (
-        o.severity._value_ if type(o.severity) is NoticeSeverity else o.severity
-    )
-
-    d["title"] = o.title
-
+    d: dict[str, Any] = {
+        "severity": (
+            o.severity._value_ if type(o.severity) is NoticeSeverity else o.severity
+        ),
+        "title": o.title,
+    }
     v = o.description
     if v is not UNSET:
         d["description"] = v
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -9197,19 +9015,18 @@ def _decode_CompactionUpdate(d: Any, strict: bool) -> CompactionUpdate:
 
 
 def _encode_CompactionUpdate(o: CompactionUpdate) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["compactionId"] = o.compaction_id
-
-    d["status"] = o.status._value_ if type(o.status) is CompactionStatus else o.status
-
+    d: dict[str, Any] = {
+        "compactionId": o.compaction_id,
+        "status": (
+            o.status._value_ if type(o.status) is CompactionStatus else o.status
+        ),
+    }
     v = o.summary
     if v is not UNSET:
         d["summary"] = None if v is None else [_encode_ContentBlock(x) for x in v]
-
     v = o.error
     if v is not UNSET:
         d["error"] = v
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -9257,11 +9074,10 @@ def _decode_CompactionSummaryChunk(d: Any, strict: bool) -> CompactionSummaryChu
 
 
 def _encode_CompactionSummaryChunk(o: CompactionSummaryChunk) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["compactionId"] = o.compaction_id
-
-    d["content"] = _encode_ContentBlock(o.content)
-
+    d: dict[str, Any] = {
+        "compactionId": o.compaction_id,
+        "content": _encode_ContentBlock(o.content),
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -9303,9 +9119,9 @@ def _decode_CompleteElicitationNotification(
 def _encode_CompleteElicitationNotification(
     o: CompleteElicitationNotification,
 ) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["elicitationId"] = o.elicitation_id
-
+    d: dict[str, Any] = {
+        "elicitationId": o.elicitation_id,
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -9359,11 +9175,10 @@ def _decode_ClientRequest(d: Any, strict: bool) -> ClientRequest:
 
 
 def _encode_ClientRequest(o: ClientRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["id"] = _encode_RequestId(o.id)
-
-    d["method"] = o.method
-
+    d: dict[str, Any] = {
+        "id": _encode_RequestId(o.id),
+        "method": o.method,
+    }
     v = o.params
     if v is not UNSET:
         d["params"] = v
@@ -9443,17 +9258,15 @@ def _decode_InitializeRequest(d: Any, strict: bool) -> InitializeRequest:
 
 
 def _encode_InitializeRequest(o: InitializeRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["protocolVersion"] = o.protocol_version
-
+    d: dict[str, Any] = {
+        "protocolVersion": o.protocol_version,
+    }
     v = o.client_capabilities
     if v is not UNSET:
         d["clientCapabilities"] = _encode_ClientCapabilities(v)
-
     v = o.client_info
     if v is not UNSET:
         d["clientInfo"] = None if v is None else _encode_Implementation(v)
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -9559,23 +9372,18 @@ def _encode_ClientCapabilities(o: ClientCapabilities) -> dict[str, Any]:
     v = o.fs
     if v is not UNSET:
         d["fs"] = _encode_FileSystemCapabilities(v)
-
     v = o.terminal
     if v is not UNSET:
         d["terminal"] = v
-
     v = o.session
     if v is not UNSET:
         d["session"] = None if v is None else _encode_ClientSessionCapabilities(v)
-
     v = o.auth
     if v is not UNSET:
         d["auth"] = _encode_AuthCapabilities(v)
-
     v = o.elicitation
     if v is not UNSET:
         d["elicitation"] = None if v is None else _encode_ElicitationCapabilities(v)
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -9631,11 +9439,9 @@ def _encode_FileSystemCapabilities(o: FileSystemCapabilities) -> dict[str, Any]:
     v = o.read_text_file
     if v is not UNSET:
         d["readTextFile"] = v
-
     v = o.write_text_file
     if v is not UNSET:
         d["writeTextFile"] = v
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -9711,17 +9517,14 @@ def _encode_ClientSessionCapabilities(o: ClientSessionCapabilities) -> dict[str,
     v = o.compaction
     if v is not UNSET:
         d["compaction"] = None if v is None else _encode_CompactionCapabilities(v)
-
     v = o.config_options
     if v is not UNSET:
         d["configOptions"] = (
             None if v is None else _encode_SessionConfigOptionsCapabilities(v)
         )
-
     v = o.notices
     if v is not UNSET:
         d["notices"] = None if v is None else _encode_NoticeCapabilities(v)
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -9781,7 +9584,6 @@ def _encode_SessionConfigOptionsCapabilities(
     v = o.boolean
     if v is not UNSET:
         d["boolean"] = None if v is None else _encode_BooleanConfigOptionCapabilities(v)
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -9865,7 +9667,6 @@ def _encode_AuthCapabilities(o: AuthCapabilities) -> dict[str, Any]:
     v = o.terminal
     if v is not UNSET:
         d["terminal"] = v
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -9923,11 +9724,9 @@ def _encode_ElicitationCapabilities(o: ElicitationCapabilities) -> dict[str, Any
     v = o.form
     if v is not UNSET:
         d["form"] = None if v is None else _encode_ElicitationFormCapabilities(v)
-
     v = o.url
     if v is not UNSET:
         d["url"] = None if v is None else _encode_ElicitationUrlCapabilities(v)
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -10027,9 +9826,9 @@ def _decode_AuthenticateRequest(d: Any, strict: bool) -> AuthenticateRequest:
 
 
 def _encode_AuthenticateRequest(o: AuthenticateRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["methodId"] = o.method_id
-
+    d: dict[str, Any] = {
+        "methodId": o.method_id,
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -10121,15 +9920,13 @@ def _decode_NewSessionRequest(d: Any, strict: bool) -> NewSessionRequest:
 
 
 def _encode_NewSessionRequest(o: NewSessionRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["cwd"] = o.cwd
-
+    d: dict[str, Any] = {
+        "cwd": o.cwd,
+        "mcpServers": [_encode_McpServer(x) for x in o.mcp_servers],
+    }
     v = o.additional_directories
     if v is not UNSET:
         d["additionalDirectories"] = list(v)
-
-    d["mcpServers"] = [_encode_McpServer(x) for x in o.mcp_servers]
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -10191,13 +9988,12 @@ def _decode_HttpMcpServer(d: Any, strict: bool) -> HttpMcpServer:
 
 
 def _encode_HttpMcpServer(o: HttpMcpServer) -> dict[str, Any]:
-    d: dict[str, Any] = {"type": "http"}
-    d["name"] = o.name
-
-    d["url"] = o.url
-
-    d["headers"] = [_encode_HttpHeader(x) for x in o.headers]
-
+    d: dict[str, Any] = {
+        "type": "http",
+        "name": o.name,
+        "url": o.url,
+        "headers": [_encode_HttpHeader(x) for x in o.headers],
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -10259,13 +10055,12 @@ def _decode_SseMcpServer(d: Any, strict: bool) -> SseMcpServer:
 
 
 def _encode_SseMcpServer(o: SseMcpServer) -> dict[str, Any]:
-    d: dict[str, Any] = {"type": "sse"}
-    d["name"] = o.name
-
-    d["url"] = o.url
-
-    d["headers"] = [_encode_HttpHeader(x) for x in o.headers]
-
+    d: dict[str, Any] = {
+        "type": "sse",
+        "name": o.name,
+        "url": o.url,
+        "headers": [_encode_HttpHeader(x) for x in o.headers],
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -10346,11 +10141,10 @@ def _decode_HttpHeader(d: Any, strict: bool) -> HttpHeader:
 
 
 def _encode_HttpHeader(o: HttpHeader) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["name"] = o.name
-
-    d["value"] = o.value
-
+    d: dict[str, Any] = {
+        "name": o.name,
+        "value": o.value,
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -10410,13 +10204,11 @@ def _decode_McpServerHttp(d: Any, strict: bool) -> McpServerHttp:
 
 
 def _encode_McpServerHttp(o: McpServerHttp) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["name"] = o.name
-
-    d["url"] = o.url
-
-    d["headers"] = [_encode_HttpHeader(x) for x in o.headers]
-
+    d: dict[str, Any] = {
+        "name": o.name,
+        "url": o.url,
+        "headers": [_encode_HttpHeader(x) for x in o.headers],
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -10476,13 +10268,11 @@ def _decode_McpServerSse(d: Any, strict: bool) -> McpServerSse:
 
 
 def _encode_McpServerSse(o: McpServerSse) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["name"] = o.name
-
-    d["url"] = o.url
-
-    d["headers"] = [_encode_HttpHeader(x) for x in o.headers]
-
+    d: dict[str, Any] = {
+        "name": o.name,
+        "url": o.url,
+        "headers": [_encode_HttpHeader(x) for x in o.headers],
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -10556,15 +10346,12 @@ def _decode_McpServerStdio(d: Any, strict: bool) -> McpServerStdio:
 
 
 def _encode_McpServerStdio(o: McpServerStdio) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["name"] = o.name
-
-    d["command"] = o.command
-
-    d["args"] = list(o.args)
-
-    d["env"] = [_encode_EnvVariable(x) for x in o.env]
-
+    d: dict[str, Any] = {
+        "name": o.name,
+        "command": o.command,
+        "args": list(o.args),
+        "env": [_encode_EnvVariable(x) for x in o.env],
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -10638,17 +10425,14 @@ def _decode_LoadSessionRequest(d: Any, strict: bool) -> LoadSessionRequest:
 
 
 def _encode_LoadSessionRequest(o: LoadSessionRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["mcpServers"] = [_encode_McpServer(x) for x in o.mcp_servers]
-
-    d["cwd"] = o.cwd
-
+    d: dict[str, Any] = {
+        "mcpServers": [_encode_McpServer(x) for x in o.mcp_servers],
+        "cwd": o.cwd,
+        "sessionId": o.session_id,
+    }
     v = o.additional_directories
     if v is not UNSET:
         d["additionalDirectories"] = list(v)
-
-    d["sessionId"] = o.session_id
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -10700,11 +10484,9 @@ def _encode_ListSessionsRequest(o: ListSessionsRequest) -> dict[str, Any]:
     v = o.cwd
     if v is not UNSET:
         d["cwd"] = v
-
     v = o.cursor
     if v is not UNSET:
         d["cursor"] = v
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -10742,9 +10524,9 @@ def _decode_DeleteSessionRequest(d: Any, strict: bool) -> DeleteSessionRequest:
 
 
 def _encode_DeleteSessionRequest(o: DeleteSessionRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["sessionId"] = o.session_id
-
+    d: dict[str, Any] = {
+        "sessionId": o.session_id,
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -10818,19 +10600,16 @@ def _decode_ResumeSessionRequest(d: Any, strict: bool) -> ResumeSessionRequest:
 
 
 def _encode_ResumeSessionRequest(o: ResumeSessionRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["sessionId"] = o.session_id
-
-    d["cwd"] = o.cwd
-
+    d: dict[str, Any] = {
+        "sessionId": o.session_id,
+        "cwd": o.cwd,
+    }
     v = o.additional_directories
     if v is not UNSET:
         d["additionalDirectories"] = list(v)
-
     v = o.mcp_servers
     if v is not UNSET:
         d["mcpServers"] = [_encode_McpServer(x) for x in v]
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -10868,9 +10647,9 @@ def _decode_CloseSessionRequest(d: Any, strict: bool) -> CloseSessionRequest:
 
 
 def _encode_CloseSessionRequest(o: CloseSessionRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["sessionId"] = o.session_id
-
+    d: dict[str, Any] = {
+        "sessionId": o.session_id,
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -10918,11 +10697,10 @@ def _decode_SetSessionModeRequest(d: Any, strict: bool) -> SetSessionModeRequest
 
 
 def _encode_SetSessionModeRequest(o: SetSessionModeRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["sessionId"] = o.session_id
-
-    d["modeId"] = o.mode_id
-
+    d: dict[str, Any] = {
+        "sessionId": o.session_id,
+        "modeId": o.mode_id,
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -10986,16 +10764,15 @@ def _decode_BooleanSetSessionConfigOptionRequest(
 def _encode_BooleanSetSessionConfigOptionRequest(
     o: BooleanSetSessionConfigOptionRequest,
 ) -> dict[str, Any]:
-    d: dict[str, Any] = {"type": "boolean"}
-    d["sessionId"] = o.session_id
-
-    d["configId"] = o.config_id
-
+    d: dict[str, Any] = {
+        "type": "boolean",
+        "sessionId": o.session_id,
+        "configId": o.config_id,
+        "value": o.value,
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
-
-    d["value"] = o.value
 
     return d
 
@@ -11054,16 +10831,14 @@ def _decode_ValueIdSetSessionConfigOptionRequest(
 def _encode_ValueIdSetSessionConfigOptionRequest(
     o: ValueIdSetSessionConfigOptionRequest,
 ) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["sessionId"] = o.session_id
-
-    d["configId"] = o.config_id
-
+    d: dict[str, Any] = {
+        "sessionId": o.session_id,
+        "configId": o.config_id,
+        "value": o.value,
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
-
-    d["value"] = o.value
 
     return d
 
@@ -11144,11 +10919,10 @@ def _decode_PromptRequest(d: Any, strict: bool) -> PromptRequest:
 
 
 def _encode_PromptRequest(o: PromptRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["sessionId"] = o.session_id
-
-    d["prompt"] = [_encode_ContentBlock(x) for x in o.prompt]
-
+    d: dict[str, Any] = {
+        "sessionId": o.session_id,
+        "prompt": [_encode_ContentBlock(x) for x in o.prompt],
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -11222,9 +10996,9 @@ def _decode_ReadTextFileResponse(d: Any, strict: bool) -> ReadTextFileResponse:
 
 
 def _encode_ReadTextFileResponse(o: ReadTextFileResponse) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["content"] = o.content
-
+    d: dict[str, Any] = {
+        "content": o.content,
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -11264,9 +11038,9 @@ def _decode_RequestPermissionResponse(
 
 
 def _encode_RequestPermissionResponse(o: RequestPermissionResponse) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["outcome"] = _encode_RequestPermissionOutcome(o.outcome)
-
+    d: dict[str, Any] = {
+        "outcome": _encode_RequestPermissionOutcome(o.outcome),
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -11288,7 +11062,10 @@ def _decode_CancelledRequestPermissionOutcome(
 def _encode_CancelledRequestPermissionOutcome(
     o: CancelledRequestPermissionOutcome,
 ) -> dict[str, Any]:
-    d: dict[str, Any] = {"outcome": "cancelled"}
+    d: dict[str, Any] = {
+        "outcome": "cancelled",
+    }
+
     return d
 
 
@@ -11328,9 +11105,10 @@ def _decode_SelectedRequestPermissionOutcome(
 def _encode_SelectedRequestPermissionOutcome(
     o: SelectedRequestPermissionOutcome,
 ) -> dict[str, Any]:
-    d: dict[str, Any] = {"outcome": "selected"}
-    d["optionId"] = o.option_id
-
+    d: dict[str, Any] = {
+        "outcome": "selected",
+        "optionId": o.option_id,
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -11400,9 +11178,9 @@ def _decode_SelectedPermissionOutcome(
 
 
 def _encode_SelectedPermissionOutcome(o: SelectedPermissionOutcome) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["optionId"] = o.option_id
-
+    d: dict[str, Any] = {
+        "optionId": o.option_id,
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -11440,9 +11218,9 @@ def _decode_CreateTerminalResponse(d: Any, strict: bool) -> CreateTerminalRespon
 
 
 def _encode_CreateTerminalResponse(o: CreateTerminalResponse) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["terminalId"] = o.terminal_id
-
+    d: dict[str, Any] = {
+        "terminalId": o.terminal_id,
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -11502,15 +11280,13 @@ def _decode_TerminalOutputResponse(d: Any, strict: bool) -> TerminalOutputRespon
 
 
 def _encode_TerminalOutputResponse(o: TerminalOutputResponse) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["output"] = o.output
-
-    d["truncated"] = o.truncated
-
+    d: dict[str, Any] = {
+        "output": o.output,
+        "truncated": o.truncated,
+    }
     v = o.exit_status
     if v is not UNSET:
         d["exitStatus"] = None if v is None else _encode_TerminalExitStatus(v)
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -11570,11 +11346,9 @@ def _encode_TerminalExitStatus(o: TerminalExitStatus) -> dict[str, Any]:
     v = o.exit_code
     if v is not UNSET:
         d["exitCode"] = v
-
     v = o.signal
     if v is not UNSET:
         d["signal"] = v
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -11666,11 +11440,9 @@ def _encode_WaitForTerminalExitResponse(
     v = o.exit_code
     if v is not UNSET:
         d["exitCode"] = v
-
     v = o.signal
     if v is not UNSET:
         d["signal"] = v
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -11746,11 +11518,12 @@ def _decode_AcceptCreateElicitationResponse(
 def _encode_AcceptCreateElicitationResponse(
     o: AcceptCreateElicitationResponse,
 ) -> dict[str, Any]:
-    d: dict[str, Any] = {"action": "accept"}
+    d: dict[str, Any] = {
+        "action": "accept",
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
-
     v = o.content
     if v is not UNSET:
         d["content"] = (
@@ -11788,7 +11561,9 @@ def _decode_DeclineCreateElicitationResponse(
 def _encode_DeclineCreateElicitationResponse(
     o: DeclineCreateElicitationResponse,
 ) -> dict[str, Any]:
-    d: dict[str, Any] = {"action": "decline"}
+    d: dict[str, Any] = {
+        "action": "decline",
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -11822,7 +11597,9 @@ def _decode_CancelCreateElicitationResponse(
 def _encode_CancelCreateElicitationResponse(
     o: CancelCreateElicitationResponse,
 ) -> dict[str, Any]:
-    d: dict[str, Any] = {"action": "cancel"}
+    d: dict[str, Any] = {
+        "action": "cancel",
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -11858,12 +11635,15 @@ def _decode_OtherCreateElicitationResponse(
 def _encode_OtherCreateElicitationResponse(
     o: OtherCreateElicitationResponse,
 ) -> dict[str, Any]:
-    d: dict[str, Any] = {"action": o.action}
-    d.update(o.extra)
+    d: dict[str, Any] = {
+        "action": o.action,
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
 
+    for key, value in o.extra.items():
+        d.setdefault(key, value)
     return d
 
 
@@ -11987,9 +11767,9 @@ def _decode_ClientNotification(d: Any, strict: bool) -> ClientNotification:
 
 
 def _encode_ClientNotification(o: ClientNotification) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["method"] = o.method
-
+    d: dict[str, Any] = {
+        "method": o.method,
+    }
     v = o.params
     if v is not UNSET:
         d["params"] = v
@@ -12027,9 +11807,9 @@ def _decode_CancelNotification(d: Any, strict: bool) -> CancelNotification:
 
 
 def _encode_CancelNotification(o: CancelNotification) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["sessionId"] = o.session_id
-
+    d: dict[str, Any] = {
+        "sessionId": o.session_id,
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -12069,9 +11849,9 @@ def _decode_CancelRequestNotification(
 
 
 def _encode_CancelRequestNotification(o: CancelRequestNotification) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["requestId"] = _encode_RequestId(o.request_id)
-
+    d: dict[str, Any] = {
+        "requestId": _encode_RequestId(o.request_id),
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)

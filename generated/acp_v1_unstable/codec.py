@@ -167,11 +167,10 @@ def _decode_AgentRequest(d: Any, strict: bool) -> AgentRequest:
 
 
 def _encode_AgentRequest(o: AgentRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["id"] = _encode_RequestId(o.id)
-
-    d["method"] = o.method
-
+    d: dict[str, Any] = {
+        "id": _encode_RequestId(o.id),
+        "method": o.method,
+    }
     v = o.params
     if v is not UNSET:
         d["params"] = v
@@ -250,13 +249,11 @@ def _decode_WriteTextFileRequest(d: Any, strict: bool) -> WriteTextFileRequest:
 
 
 def _encode_WriteTextFileRequest(o: WriteTextFileRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["sessionId"] = o.session_id
-
-    d["path"] = o.path
-
-    d["content"] = o.content
-
+    d: dict[str, Any] = {
+        "sessionId": o.session_id,
+        "path": o.path,
+        "content": o.content,
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -340,19 +337,16 @@ def _decode_ReadTextFileRequest(d: Any, strict: bool) -> ReadTextFileRequest:
 
 
 def _encode_ReadTextFileRequest(o: ReadTextFileRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["sessionId"] = o.session_id
-
-    d["path"] = o.path
-
+    d: dict[str, Any] = {
+        "sessionId": o.session_id,
+        "path": o.path,
+    }
     v = o.line
     if v is not UNSET:
         d["line"] = v
-
     v = o.limit
     if v is not UNSET:
         d["limit"] = v
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -410,13 +404,11 @@ def _decode_RequestPermissionRequest(d: Any, strict: bool) -> RequestPermissionR
 
 
 def _encode_RequestPermissionRequest(o: RequestPermissionRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["sessionId"] = o.session_id
-
-    d["toolCall"] = _encode_ToolCallUpdate(o.tool_call)
-
-    d["options"] = [_encode_PermissionOption(x) for x in o.options]
-
+    d: dict[str, Any] = {
+        "sessionId": o.session_id,
+        "toolCall": _encode_ToolCallUpdate(o.tool_call),
+        "options": [_encode_PermissionOption(x) for x in o.options],
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -558,43 +550,35 @@ def _decode_ToolCallUpdate(d: Any, strict: bool) -> ToolCallUpdate:
 
 
 def _encode_ToolCallUpdate(o: ToolCallUpdate) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["toolCallId"] = o.tool_call_id
-
+    d: dict[str, Any] = {
+        "toolCallId": o.tool_call_id,
+    }
     v = o.kind
     if v is not UNSET:
         d["kind"] = None if v is None else (v._value_ if type(v) is ToolKind else v)
-
     v = o.status
     if v is not UNSET:
         d["status"] = (
             None if v is None else (v._value_ if type(v) is ToolCallStatus else v)
         )
-
     v = o.title
     if v is not UNSET:
         d["title"] = v
-
     v = o.name
     if v is not UNSET:
         d["name"] = v
-
     v = o.content
     if v is not UNSET:
         d["content"] = None if v is None else [_encode_ToolCallContent(x) for x in v]
-
     v = o.locations
     if v is not UNSET:
         d["locations"] = None if v is None else [_encode_ToolCallLocation(x) for x in v]
-
     v = o.raw_input
     if v is not UNSET:
         d["rawInput"] = v
-
     v = o.raw_output
     if v is not UNSET:
         d["rawOutput"] = v
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -679,9 +663,10 @@ def _decode_ContentToolCallContent(d: Any, strict: bool) -> ContentToolCallConte
 
 
 def _encode_ContentToolCallContent(o: ContentToolCallContent) -> dict[str, Any]:
-    d: dict[str, Any] = {"type": "content"}
-    d["content"] = _encode_ContentBlock(o.content)
-
+    d: dict[str, Any] = {
+        "type": "content",
+        "content": _encode_ContentBlock(o.content),
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -743,15 +728,14 @@ def _decode_DiffToolCallContent(d: Any, strict: bool) -> DiffToolCallContent:
 
 
 def _encode_DiffToolCallContent(o: DiffToolCallContent) -> dict[str, Any]:
-    d: dict[str, Any] = {"type": "diff"}
-    d["path"] = o.path
-
+    d: dict[str, Any] = {
+        "type": "diff",
+        "path": o.path,
+        "newText": o.new_text,
+    }
     v = o.old_text
     if v is not UNSET:
         d["oldText"] = v
-
-    d["newText"] = o.new_text
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -791,9 +775,10 @@ def _decode_TerminalToolCallContent(d: Any, strict: bool) -> TerminalToolCallCon
 
 
 def _encode_TerminalToolCallContent(o: TerminalToolCallContent) -> dict[str, Any]:
-    d: dict[str, Any] = {"type": "terminal"}
-    d["terminalId"] = o.terminal_id
-
+    d: dict[str, Any] = {
+        "type": "terminal",
+        "terminalId": o.terminal_id,
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -878,13 +863,13 @@ def _decode_TextContentBlock(d: Any, strict: bool) -> TextContentBlock:
 
 
 def _encode_TextContentBlock(o: TextContentBlock) -> dict[str, Any]:
-    d: dict[str, Any] = {"type": "text"}
+    d: dict[str, Any] = {
+        "type": "text",
+        "text": o.text,
+    }
     v = o.annotations
     if v is not UNSET:
         d["annotations"] = None if v is None else _encode_Annotations(v)
-
-    d["text"] = o.text
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -958,19 +943,17 @@ def _decode_ImageContentBlock(d: Any, strict: bool) -> ImageContentBlock:
 
 
 def _encode_ImageContentBlock(o: ImageContentBlock) -> dict[str, Any]:
-    d: dict[str, Any] = {"type": "image"}
+    d: dict[str, Any] = {
+        "type": "image",
+        "data": o.data,
+        "mimeType": o.mime_type,
+    }
     v = o.annotations
     if v is not UNSET:
         d["annotations"] = None if v is None else _encode_Annotations(v)
-
-    d["data"] = o.data
-
-    d["mimeType"] = o.mime_type
-
     v = o.uri
     if v is not UNSET:
         d["uri"] = v
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -1032,15 +1015,14 @@ def _decode_AudioContentBlock(d: Any, strict: bool) -> AudioContentBlock:
 
 
 def _encode_AudioContentBlock(o: AudioContentBlock) -> dict[str, Any]:
-    d: dict[str, Any] = {"type": "audio"}
+    d: dict[str, Any] = {
+        "type": "audio",
+        "data": o.data,
+        "mimeType": o.mime_type,
+    }
     v = o.annotations
     if v is not UNSET:
         d["annotations"] = None if v is None else _encode_Annotations(v)
-
-    d["data"] = o.data
-
-    d["mimeType"] = o.mime_type
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -1160,31 +1142,26 @@ def _decode_ResourceLinkContentBlock(d: Any, strict: bool) -> ResourceLinkConten
 
 
 def _encode_ResourceLinkContentBlock(o: ResourceLinkContentBlock) -> dict[str, Any]:
-    d: dict[str, Any] = {"type": "resource_link"}
+    d: dict[str, Any] = {
+        "type": "resource_link",
+        "name": o.name,
+        "uri": o.uri,
+    }
     v = o.annotations
     if v is not UNSET:
         d["annotations"] = None if v is None else _encode_Annotations(v)
-
     v = o.description
     if v is not UNSET:
         d["description"] = v
-
     v = o.mime_type
     if v is not UNSET:
         d["mimeType"] = v
-
-    d["name"] = o.name
-
     v = o.size
     if v is not UNSET:
         d["size"] = v
-
     v = o.title
     if v is not UNSET:
         d["title"] = v
-
-    d["uri"] = o.uri
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -1236,13 +1213,13 @@ def _decode_ResourceContentBlock(d: Any, strict: bool) -> ResourceContentBlock:
 
 
 def _encode_ResourceContentBlock(o: ResourceContentBlock) -> dict[str, Any]:
-    d: dict[str, Any] = {"type": "resource"}
+    d: dict[str, Any] = {
+        "type": "resource",
+        "resource": _encode_EmbeddedResourceResource(o.resource),
+    }
     v = o.annotations
     if v is not UNSET:
         d["annotations"] = None if v is None else _encode_Annotations(v)
-
-    d["resource"] = _encode_EmbeddedResourceResource(o.resource)
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -1351,15 +1328,12 @@ def _encode_Annotations(o: Annotations) -> dict[str, Any]:
         d["audience"] = (
             None if v is None else [(x._value_ if type(x) is Role else x) for x in v]
         )
-
     v = o.last_modified
     if v is not UNSET:
         d["lastModified"] = v
-
     v = o.priority
     if v is not UNSET:
         d["priority"] = v
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -1425,13 +1399,12 @@ def _decode_TextContent(d: Any, strict: bool) -> TextContent:
 
 
 def _encode_TextContent(o: TextContent) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    d: dict[str, Any] = {
+        "text": o.text,
+    }
     v = o.annotations
     if v is not UNSET:
         d["annotations"] = None if v is None else _encode_Annotations(v)
-
-    d["text"] = o.text
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -1503,19 +1476,16 @@ def _decode_ImageContent(d: Any, strict: bool) -> ImageContent:
 
 
 def _encode_ImageContent(o: ImageContent) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    d: dict[str, Any] = {
+        "data": o.data,
+        "mimeType": o.mime_type,
+    }
     v = o.annotations
     if v is not UNSET:
         d["annotations"] = None if v is None else _encode_Annotations(v)
-
-    d["data"] = o.data
-
-    d["mimeType"] = o.mime_type
-
     v = o.uri
     if v is not UNSET:
         d["uri"] = v
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -1575,15 +1545,13 @@ def _decode_AudioContent(d: Any, strict: bool) -> AudioContent:
 
 
 def _encode_AudioContent(o: AudioContent) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    d: dict[str, Any] = {
+        "data": o.data,
+        "mimeType": o.mime_type,
+    }
     v = o.annotations
     if v is not UNSET:
         d["annotations"] = None if v is None else _encode_Annotations(v)
-
-    d["data"] = o.data
-
-    d["mimeType"] = o.mime_type
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -1701,31 +1669,25 @@ def _decode_ResourceLink(d: Any, strict: bool) -> ResourceLink:
 
 
 def _encode_ResourceLink(o: ResourceLink) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    d: dict[str, Any] = {
+        "name": o.name,
+        "uri": o.uri,
+    }
     v = o.annotations
     if v is not UNSET:
         d["annotations"] = None if v is None else _encode_Annotations(v)
-
     v = o.description
     if v is not UNSET:
         d["description"] = v
-
     v = o.mime_type
     if v is not UNSET:
         d["mimeType"] = v
-
-    d["name"] = o.name
-
     v = o.size
     if v is not UNSET:
         d["size"] = v
-
     v = o.title
     if v is not UNSET:
         d["title"] = v
-
-    d["uri"] = o.uri
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -1812,15 +1774,13 @@ def _decode_TextResourceContents(d: Any, strict: bool) -> TextResourceContents:
 
 
 def _encode_TextResourceContents(o: TextResourceContents) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    d: dict[str, Any] = {
+        "text": o.text,
+        "uri": o.uri,
+    }
     v = o.mime_type
     if v is not UNSET:
         d["mimeType"] = v
-
-    d["text"] = o.text
-
-    d["uri"] = o.uri
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -1880,15 +1840,13 @@ def _decode_BlobResourceContents(d: Any, strict: bool) -> BlobResourceContents:
 
 
 def _encode_BlobResourceContents(o: BlobResourceContents) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["blob"] = o.blob
-
+    d: dict[str, Any] = {
+        "blob": o.blob,
+        "uri": o.uri,
+    }
     v = o.mime_type
     if v is not UNSET:
         d["mimeType"] = v
-
-    d["uri"] = o.uri
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -1938,13 +1896,12 @@ def _decode_EmbeddedResource(d: Any, strict: bool) -> EmbeddedResource:
 
 
 def _encode_EmbeddedResource(o: EmbeddedResource) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    d: dict[str, Any] = {
+        "resource": _encode_EmbeddedResourceResource(o.resource),
+    }
     v = o.annotations
     if v is not UNSET:
         d["annotations"] = None if v is None else _encode_Annotations(v)
-
-    d["resource"] = _encode_EmbeddedResourceResource(o.resource)
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -1982,9 +1939,9 @@ def _decode_Content(d: Any, strict: bool) -> Content:
 
 
 def _encode_Content(o: Content) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["content"] = _encode_ContentBlock(o.content)
-
+    d: dict[str, Any] = {
+        "content": _encode_ContentBlock(o.content),
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -2044,15 +2001,13 @@ def _decode_Diff(d: Any, strict: bool) -> Diff:
 
 
 def _encode_Diff(o: Diff) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["path"] = o.path
-
+    d: dict[str, Any] = {
+        "path": o.path,
+        "newText": o.new_text,
+    }
     v = o.old_text
     if v is not UNSET:
         d["oldText"] = v
-
-    d["newText"] = o.new_text
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -2098,9 +2053,9 @@ def _decode_Terminal(d: Any, strict: bool) -> Terminal:
 
 
 def _encode_Terminal(o: Terminal) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["terminalId"] = o.terminal_id
-
+    d: dict[str, Any] = {
+        "terminalId": o.terminal_id,
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -2154,13 +2109,12 @@ def _decode_ToolCallLocation(d: Any, strict: bool) -> ToolCallLocation:
 
 
 def _encode_ToolCallLocation(o: ToolCallLocation) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["path"] = o.path
-
+    d: dict[str, Any] = {
+        "path": o.path,
+    }
     v = o.line
     if v is not UNSET:
         d["line"] = v
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -2218,13 +2172,11 @@ def _decode_PermissionOption(d: Any, strict: bool) -> PermissionOption:
 
 
 def _encode_PermissionOption(o: PermissionOption) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["optionId"] = o.option_id
-
-    d["name"] = o.name
-
-    d["kind"] = o.kind._value_ if type(o.kind) is PermissionOptionKind else o.kind
-
+    d: dict[str, Any] = {
+        "optionId": o.option_id,
+        "name": o.name,
+        "kind": (o.kind._value_ if type(o.kind) is PermissionOptionKind else o.kind),
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -2353,27 +2305,22 @@ def _decode_CreateTerminalRequest(d: Any, strict: bool) -> CreateTerminalRequest
 
 
 def _encode_CreateTerminalRequest(o: CreateTerminalRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["sessionId"] = o.session_id
-
-    d["command"] = o.command
-
+    d: dict[str, Any] = {
+        "sessionId": o.session_id,
+        "command": o.command,
+    }
     v = o.args
     if v is not UNSET:
         d["args"] = list(v)
-
     v = o.env
     if v is not UNSET:
         d["env"] = [_encode_EnvVariable(x) for x in v]
-
     v = o.cwd
     if v is not UNSET:
         d["cwd"] = v
-
     v = o.output_byte_limit
     if v is not UNSET:
         d["outputByteLimit"] = v
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -2421,11 +2368,10 @@ def _decode_EnvVariable(d: Any, strict: bool) -> EnvVariable:
 
 
 def _encode_EnvVariable(o: EnvVariable) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["name"] = o.name
-
-    d["value"] = o.value
-
+    d: dict[str, Any] = {
+        "name": o.name,
+        "value": o.value,
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -2473,11 +2419,10 @@ def _decode_TerminalOutputRequest(d: Any, strict: bool) -> TerminalOutputRequest
 
 
 def _encode_TerminalOutputRequest(o: TerminalOutputRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["sessionId"] = o.session_id
-
-    d["terminalId"] = o.terminal_id
-
+    d: dict[str, Any] = {
+        "sessionId": o.session_id,
+        "terminalId": o.terminal_id,
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -2525,11 +2470,10 @@ def _decode_ReleaseTerminalRequest(d: Any, strict: bool) -> ReleaseTerminalReque
 
 
 def _encode_ReleaseTerminalRequest(o: ReleaseTerminalRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["sessionId"] = o.session_id
-
-    d["terminalId"] = o.terminal_id
-
+    d: dict[str, Any] = {
+        "sessionId": o.session_id,
+        "terminalId": o.terminal_id,
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -2579,11 +2523,10 @@ def _decode_WaitForTerminalExitRequest(
 
 
 def _encode_WaitForTerminalExitRequest(o: WaitForTerminalExitRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["sessionId"] = o.session_id
-
-    d["terminalId"] = o.terminal_id
-
+    d: dict[str, Any] = {
+        "sessionId": o.session_id,
+        "terminalId": o.terminal_id,
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -2631,11 +2574,10 @@ def _decode_KillTerminalRequest(d: Any, strict: bool) -> KillTerminalRequest:
 
 
 def _encode_KillTerminalRequest(o: KillTerminalRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["sessionId"] = o.session_id
-
-    d["terminalId"] = o.terminal_id
-
+    d: dict[str, Any] = {
+        "sessionId": o.session_id,
+        "terminalId": o.terminal_id,
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -2683,9 +2625,9 @@ def _decode_ElicitationSessionScope(d: Any, strict: bool) -> ElicitationSessionS
 
 
 def _encode_ElicitationSessionScope(o: ElicitationSessionScope) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["sessionId"] = o.session_id
-
+    d: dict[str, Any] = {
+        "sessionId": o.session_id,
+    }
     v = o.tool_call_id
     if v is not UNSET:
         d["toolCallId"] = None if v is None else v
@@ -2711,8 +2653,9 @@ def _decode_ElicitationRequestScope(d: Any, strict: bool) -> ElicitationRequestS
 
 
 def _encode_ElicitationRequestScope(o: ElicitationRequestScope) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["requestId"] = _encode_RequestId(o.request_id)
+    d: dict[str, Any] = {
+        "requestId": _encode_RequestId(o.request_id),
+    }
 
     return d
 
@@ -2805,25 +2748,20 @@ def _encode_ElicitationSchema(o: ElicitationSchema) -> dict[str, Any]:
     v = o.type
     if v is not UNSET:
         d["type"] = v._value_ if type(v) is ElicitationSchemaType else v
-
     v = o.title
     if v is not UNSET:
         d["title"] = v
-
     v = o.properties
     if v is not UNSET:
         d["properties"] = {
             k: _encode_ElicitationPropertySchema(x) for k, x in v.items()
         }
-
     v = o.required
     if v is not UNSET:
         d["required"] = None if v is None else list(v)
-
     v = o.description
     if v is not UNSET:
         d["description"] = v
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -2985,45 +2923,38 @@ def _decode_StringElicitationPropertySchema(
 def _encode_StringElicitationPropertySchema(
     o: StringElicitationPropertySchema,
 ) -> dict[str, Any]:
-    d: dict[str, Any] = {"type": "string"}
+    d: dict[str, Any] = {
+        "type": "string",
+    }
     v = o.title
     if v is not UNSET:
         d["title"] = v
-
     v = o.description
     if v is not UNSET:
         d["description"] = v
-
     v = o.min_length
     if v is not UNSET:
         d["minLength"] = v
-
     v = o.max_length
     if v is not UNSET:
         d["maxLength"] = v
-
     v = o.pattern
     if v is not UNSET:
         d["pattern"] = v
-
     v = o.format
     if v is not UNSET:
         d["format"] = (
             None if v is None else (v._value_ if type(v) is StringFormat else v)
         )
-
     v = o.default
     if v is not UNSET:
         d["default"] = v
-
     v = o.enum
     if v is not UNSET:
         d["enum"] = None if v is None else list(v)
-
     v = o.one_of
     if v is not UNSET:
         d["oneOf"] = None if v is None else [_encode_EnumOption(x) for x in v]
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -3115,27 +3046,24 @@ def _decode_NumberElicitationPropertySchema(
 def _encode_NumberElicitationPropertySchema(
     o: NumberElicitationPropertySchema,
 ) -> dict[str, Any]:
-    d: dict[str, Any] = {"type": "number"}
+    d: dict[str, Any] = {
+        "type": "number",
+    }
     v = o.title
     if v is not UNSET:
         d["title"] = v
-
     v = o.description
     if v is not UNSET:
         d["description"] = v
-
     v = o.minimum
     if v is not UNSET:
         d["minimum"] = v
-
     v = o.maximum
     if v is not UNSET:
         d["maximum"] = v
-
     v = o.default
     if v is not UNSET:
         d["default"] = v
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -3251,27 +3179,24 @@ def _decode_IntegerElicitationPropertySchema(
 def _encode_IntegerElicitationPropertySchema(
     o: IntegerElicitationPropertySchema,
 ) -> dict[str, Any]:
-    d: dict[str, Any] = {"type": "integer"}
+    d: dict[str, Any] = {
+        "type": "integer",
+    }
     v = o.title
     if v is not UNSET:
         d["title"] = v
-
     v = o.description
     if v is not UNSET:
         d["description"] = v
-
     v = o.minimum
     if v is not UNSET:
         d["minimum"] = v
-
     v = o.maximum
     if v is not UNSET:
         d["maximum"] = v
-
     v = o.default
     if v is not UNSET:
         d["default"] = v
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -3343,19 +3268,18 @@ def _decode_BooleanElicitationPropertySchema(
 def _encode_BooleanElicitationPropertySchema(
     o: BooleanElicitationPropertySchema,
 ) -> dict[str, Any]:
-    d: dict[str, Any] = {"type": "boolean"}
+    d: dict[str, Any] = {
+        "type": "boolean",
+    }
     v = o.title
     if v is not UNSET:
         d["title"] = v
-
     v = o.description
     if v is not UNSET:
         d["description"] = v
-
     v = o.default
     if v is not UNSET:
         d["default"] = v
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -3479,29 +3403,25 @@ def _decode_ArrayElicitationPropertySchema(
 def _encode_ArrayElicitationPropertySchema(
     o: ArrayElicitationPropertySchema,
 ) -> dict[str, Any]:
-    d: dict[str, Any] = {"type": "array"}
+    d: dict[str, Any] = {
+        "type": "array",
+        "items": _encode_MultiSelectItems(o.items),
+    }
     v = o.title
     if v is not UNSET:
         d["title"] = v
-
     v = o.description
     if v is not UNSET:
         d["description"] = v
-
     v = o.min_items
     if v is not UNSET:
         d["minItems"] = v
-
     v = o.max_items
     if v is not UNSET:
         d["maxItems"] = v
-
-    d["items"] = _encode_MultiSelectItems(o.items)
-
     v = o.default
     if v is not UNSET:
         d["default"] = None if v is None else list(v)
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -3525,8 +3445,12 @@ def _decode_OtherElicitationPropertySchema(
 def _encode_OtherElicitationPropertySchema(
     o: OtherElicitationPropertySchema,
 ) -> dict[str, Any]:
-    d: dict[str, Any] = {"type": o.type}
-    d.update(o.extra)
+    d: dict[str, Any] = {
+        "type": o.type,
+    }
+
+    for key, value in o.extra.items():
+        d.setdefault(key, value)
     return d
 
 
@@ -3635,15 +3559,13 @@ def _decode_EnumOption(d: Any, strict: bool) -> EnumOption:
 
 
 def _encode_EnumOption(o: EnumOption) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["const"] = o.const
-
-    d["title"] = o.title
-
+    d: dict[str, Any] = {
+        "const": o.const,
+        "title": o.title,
+    }
     v = o.description
     if v is not UNSET:
         d["description"] = v
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -3787,41 +3709,32 @@ def _encode_StringPropertySchema(o: StringPropertySchema) -> dict[str, Any]:
     v = o.title
     if v is not UNSET:
         d["title"] = v
-
     v = o.description
     if v is not UNSET:
         d["description"] = v
-
     v = o.min_length
     if v is not UNSET:
         d["minLength"] = v
-
     v = o.max_length
     if v is not UNSET:
         d["maxLength"] = v
-
     v = o.pattern
     if v is not UNSET:
         d["pattern"] = v
-
     v = o.format
     if v is not UNSET:
         d["format"] = (
             None if v is None else (v._value_ if type(v) is StringFormat else v)
         )
-
     v = o.default
     if v is not UNSET:
         d["default"] = v
-
     v = o.enum
     if v is not UNSET:
         d["enum"] = None if v is None else list(v)
-
     v = o.one_of
     if v is not UNSET:
         d["oneOf"] = None if v is None else [_encode_EnumOption(x) for x in v]
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -3911,23 +3824,18 @@ def _encode_NumberPropertySchema(o: NumberPropertySchema) -> dict[str, Any]:
     v = o.title
     if v is not UNSET:
         d["title"] = v
-
     v = o.description
     if v is not UNSET:
         d["description"] = v
-
     v = o.minimum
     if v is not UNSET:
         d["minimum"] = v
-
     v = o.maximum
     if v is not UNSET:
         d["maximum"] = v
-
     v = o.default
     if v is not UNSET:
         d["default"] = v
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -4041,23 +3949,18 @@ def _encode_IntegerPropertySchema(o: IntegerPropertySchema) -> dict[str, Any]:
     v = o.title
     if v is not UNSET:
         d["title"] = v
-
     v = o.description
     if v is not UNSET:
         d["description"] = v
-
     v = o.minimum
     if v is not UNSET:
         d["minimum"] = v
-
     v = o.maximum
     if v is not UNSET:
         d["maximum"] = v
-
     v = o.default
     if v is not UNSET:
         d["default"] = v
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -4127,15 +4030,12 @@ def _encode_BooleanPropertySchema(o: BooleanPropertySchema) -> dict[str, Any]:
     v = o.title
     if v is not UNSET:
         d["title"] = v
-
     v = o.description
     if v is not UNSET:
         d["description"] = v
-
     v = o.default
     if v is not UNSET:
         d["default"] = v
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -4177,9 +4077,10 @@ def _decode_MultiSelectItemsString(d: Any, strict: bool) -> MultiSelectItemsStri
 
 
 def _encode_MultiSelectItemsString(o: MultiSelectItemsString) -> dict[str, Any]:
-    d: dict[str, Any] = {"type": "string"}
-    d["enum"] = list(o.enum)
-
+    d: dict[str, Any] = {
+        "type": "string",
+        "enum": list(o.enum),
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -4199,8 +4100,12 @@ def _decode_OtherMultiSelectItems(d: Any, strict: bool) -> OtherMultiSelectItems
 
 
 def _encode_OtherMultiSelectItems(o: OtherMultiSelectItems) -> dict[str, Any]:
-    d: dict[str, Any] = {"type": o.type}
-    d.update(o.extra)
+    d: dict[str, Any] = {
+        "type": o.type,
+    }
+
+    for key, value in o.extra.items():
+        d.setdefault(key, value)
     return d
 
 
@@ -4270,9 +4175,9 @@ def _decode_StringMultiSelectItems(d: Any, strict: bool) -> StringMultiSelectIte
 
 
 def _encode_StringMultiSelectItems(o: StringMultiSelectItems) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["enum"] = list(o.enum)
-
+    d: dict[str, Any] = {
+        "enum": list(o.enum),
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -4310,9 +4215,9 @@ def _decode_TitledMultiSelectItems(d: Any, strict: bool) -> TitledMultiSelectIte
 
 
 def _encode_TitledMultiSelectItems(o: TitledMultiSelectItems) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["anyOf"] = [_encode_EnumOption(x) for x in o.any_of]
-
+    d: dict[str, Any] = {
+        "anyOf": [_encode_EnumOption(x) for x in o.any_of],
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -4432,29 +4337,24 @@ def _decode_MultiSelectPropertySchema(
 
 
 def _encode_MultiSelectPropertySchema(o: MultiSelectPropertySchema) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    d: dict[str, Any] = {
+        "items": _encode_MultiSelectItems(o.items),
+    }
     v = o.title
     if v is not UNSET:
         d["title"] = v
-
     v = o.description
     if v is not UNSET:
         d["description"] = v
-
     v = o.min_items
     if v is not UNSET:
         d["minItems"] = v
-
     v = o.max_items
     if v is not UNSET:
         d["maxItems"] = v
-
-    d["items"] = _encode_MultiSelectItems(o.items)
-
     v = o.default
     if v is not UNSET:
         d["default"] = None if v is None else list(v)
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -4546,17 +4446,14 @@ def _decode_MessageMcpRequest(d: Any, strict: bool) -> MessageMcpRequest:
 
 
 def _encode_MessageMcpRequest(o: MessageMcpRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["serverId"] = o.server_id
-
-    d["requestId"] = o.request_id
-
-    d["method"] = o.method
-
+    d: dict[str, Any] = {
+        "serverId": o.server_id,
+        "requestId": o.request_id,
+        "method": o.method,
+    }
     v = o.params
     if v is not UNSET:
         d["params"] = None if v is None else dict(v)
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -4690,21 +4587,18 @@ def _decode_InitializeResponse(d: Any, strict: bool) -> InitializeResponse:
 
 
 def _encode_InitializeResponse(o: InitializeResponse) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["protocolVersion"] = o.protocol_version
-
+    d: dict[str, Any] = {
+        "protocolVersion": o.protocol_version,
+    }
     v = o.agent_capabilities
     if v is not UNSET:
         d["agentCapabilities"] = _encode_AgentCapabilities(v)
-
     v = o.auth_methods
     if v is not UNSET:
         d["authMethods"] = [_encode_AuthMethod(x) for x in v]
-
     v = o.agent_info
     if v is not UNSET:
         d["agentInfo"] = None if v is None else _encode_Implementation(v)
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -4834,27 +4728,21 @@ def _encode_AgentCapabilities(o: AgentCapabilities) -> dict[str, Any]:
     v = o.load_session
     if v is not UNSET:
         d["loadSession"] = v
-
     v = o.prompt_capabilities
     if v is not UNSET:
         d["promptCapabilities"] = _encode_PromptCapabilities(v)
-
     v = o.mcp_capabilities
     if v is not UNSET:
         d["mcpCapabilities"] = _encode_McpCapabilities(v)
-
     v = o.session_capabilities
     if v is not UNSET:
         d["sessionCapabilities"] = _encode_SessionCapabilities(v)
-
     v = o.auth
     if v is not UNSET:
         d["auth"] = _encode_AgentAuthCapabilities(v)
-
     v = o.providers
     if v is not UNSET:
         d["providers"] = None if v is None else _encode_ProvidersCapabilities(v)
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -4922,15 +4810,12 @@ def _encode_PromptCapabilities(o: PromptCapabilities) -> dict[str, Any]:
     v = o.image
     if v is not UNSET:
         d["image"] = v
-
     v = o.audio
     if v is not UNSET:
         d["audio"] = v
-
     v = o.embedded_context
     if v is not UNSET:
         d["embeddedContext"] = v
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -4998,15 +4883,12 @@ def _encode_McpCapabilities(o: McpCapabilities) -> dict[str, Any]:
     v = o.http
     if v is not UNSET:
         d["http"] = v
-
     v = o.sse
     if v is not UNSET:
         d["sse"] = v
-
     v = o.acp
     if v is not UNSET:
         d["acp"] = v
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -5174,47 +5056,37 @@ def _encode_SessionCapabilities(o: SessionCapabilities) -> dict[str, Any]:
     v = o.list
     if v is not UNSET:
         d["list"] = None if v is None else _encode_SessionListCapabilities(v)
-
     v = o.delete
     if v is not UNSET:
         d["delete"] = None if v is None else _encode_SessionDeleteCapabilities(v)
-
     v = o.additional_directories
     if v is not UNSET:
         d["additionalDirectories"] = (
             None if v is None else _encode_SessionAdditionalDirectoriesCapabilities(v)
         )
-
     v = o.system_prompt
     if v is not UNSET:
         d["systemPrompt"] = (
             None if v is None else _encode_SessionSystemPromptCapabilities(v)
         )
-
     v = o.fork
     if v is not UNSET:
         d["fork"] = None if v is None else _encode_SessionForkCapabilities(v)
-
     v = o.archive
     if v is not UNSET:
         d["archive"] = None if v is None else _encode_SessionArchiveCapabilities(v)
-
     v = o.status
     if v is not UNSET:
         d["status"] = None if v is None else _encode_SessionStatusCapabilities(v)
-
     v = o.title
     if v is not UNSET:
         d["title"] = None if v is None else _encode_SessionTitleCapabilities(v)
-
     v = o.resume
     if v is not UNSET:
         d["resume"] = None if v is None else _encode_SessionResumeCapabilities(v)
-
     v = o.close
     if v is not UNSET:
         d["close"] = None if v is None else _encode_SessionCloseCapabilities(v)
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -5358,7 +5230,6 @@ def _encode_SessionSystemPromptCapabilities(
         d["mode"] = (
             None if v is None else _encode_SessionSystemPromptModeCapabilities(v)
         )
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -5412,7 +5283,6 @@ def _encode_SessionSystemPromptModeCapabilities(
         d["override"] = (
             None if v is None else _encode_SessionSystemPromptOverrideCapabilities(v)
         )
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -5674,11 +5544,9 @@ def _encode_AgentAuthCapabilities(o: AgentAuthCapabilities) -> dict[str, Any]:
     v = o.status
     if v is not UNSET:
         d["status"] = None if v is None else _encode_AuthStatusCapabilities(v)
-
     v = o.logout
     if v is not UNSET:
         d["logout"] = None if v is None else _encode_LogoutCapabilities(v)
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -5854,23 +5722,20 @@ def _decode_TerminalAuthMethod(d: Any, strict: bool) -> TerminalAuthMethod:
 
 
 def _encode_TerminalAuthMethod(o: TerminalAuthMethod) -> dict[str, Any]:
-    d: dict[str, Any] = {"type": "terminal"}
-    d["id"] = o.id
-
-    d["name"] = o.name
-
+    d: dict[str, Any] = {
+        "type": "terminal",
+        "id": o.id,
+        "name": o.name,
+    }
     v = o.description
     if v is not UNSET:
         d["description"] = v
-
     v = o.args
     if v is not UNSET:
         d["args"] = list(v)
-
     v = o.env
     if v is not UNSET:
         d["env"] = dict(v)
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -6000,23 +5865,19 @@ def _decode_AuthMethodTerminal(d: Any, strict: bool) -> AuthMethodTerminal:
 
 
 def _encode_AuthMethodTerminal(o: AuthMethodTerminal) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["id"] = o.id
-
-    d["name"] = o.name
-
+    d: dict[str, Any] = {
+        "id": o.id,
+        "name": o.name,
+    }
     v = o.description
     if v is not UNSET:
         d["description"] = v
-
     v = o.args
     if v is not UNSET:
         d["args"] = list(v)
-
     v = o.env
     if v is not UNSET:
         d["env"] = dict(v)
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -6078,15 +5939,13 @@ def _decode_AuthMethodAgent(d: Any, strict: bool) -> AuthMethodAgent:
 
 
 def _encode_AuthMethodAgent(o: AuthMethodAgent) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["id"] = o.id
-
-    d["name"] = o.name
-
+    d: dict[str, Any] = {
+        "id": o.id,
+        "name": o.name,
+    }
     v = o.description
     if v is not UNSET:
         d["description"] = v
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -6146,15 +6005,13 @@ def _decode_Implementation(d: Any, strict: bool) -> Implementation:
 
 
 def _encode_Implementation(o: Implementation) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["name"] = o.name
-
+    d: dict[str, Any] = {
+        "name": o.name,
+        "version": o.version,
+    }
     v = o.title
     if v is not UNSET:
         d["title"] = v
-
-    d["version"] = o.version
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -6220,9 +6077,9 @@ def _decode_ListProvidersResponse(d: Any, strict: bool) -> ListProvidersResponse
 
 
 def _encode_ListProvidersResponse(o: ListProvidersResponse) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["providers"] = [_encode_ProviderInfo(x) for x in o.providers]
-
+    d: dict[str, Any] = {
+        "providers": [_encode_ProviderInfo(x) for x in o.providers],
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -6292,17 +6149,16 @@ def _decode_ProviderInfo(d: Any, strict: bool) -> ProviderInfo:
 
 
 def _encode_ProviderInfo(o: ProviderInfo) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["providerId"] = o.provider_id
-
-    d["supported"] = [(x._value_ if type(x) is LlmProtocol else x) for x in o.supported]
-
-    d["required"] = o.required
-
+    d: dict[str, Any] = {
+        "providerId": o.provider_id,
+        "supported": [
+            (x._value_ if type(x) is LlmProtocol else x) for x in o.supported
+        ],
+        "required": o.required,
+    }
     v = o.current
     if v is not UNSET:
         d["current"] = None if v is None else _encode_ProviderCurrentConfig(v)
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -6374,11 +6230,12 @@ def _decode_ProviderCurrentConfig(d: Any, strict: bool) -> ProviderCurrentConfig
 
 
 def _encode_ProviderCurrentConfig(o: ProviderCurrentConfig) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["apiType"] = o.api_type._value_ if type(o.api_type) is LlmProtocol else o.api_type
-
-    d["baseUrl"] = o.base_url
-
+    d: dict[str, Any] = {
+        "apiType": (
+            o.api_type._value_ if type(o.api_type) is LlmProtocol else o.api_type
+        ),
+        "baseUrl": o.base_url,
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -6512,13 +6369,12 @@ def _decode_AuthStatusResponse(d: Any, strict: bool) -> AuthStatusResponse:
 
 
 def _encode_AuthStatusResponse(o: AuthStatusResponse) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["state"] = o.state._value_ if type(o.state) is AuthState else o.state
-
+    d: dict[str, Any] = {
+        "state": (o.state._value_ if type(o.state) is AuthState else o.state),
+    }
     v = o.accounts
     if v is not UNSET:
         d["accounts"] = [_encode_AuthAccount(x) for x in v]
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -6622,25 +6478,21 @@ def _decode_AuthAccount(d: Any, strict: bool) -> AuthAccount:
 
 
 def _encode_AuthAccount(o: AuthAccount) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["label"] = o.label
-
+    d: dict[str, Any] = {
+        "label": o.label,
+    }
     v = o.active
     if v is not UNSET:
         d["active"] = v
-
     v = o.name
     if v is not UNSET:
         d["name"] = v
-
     v = o.email
     if v is not UNSET:
         d["email"] = v
-
     v = o.organization
     if v is not UNSET:
         d["organization"] = v
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -6706,19 +6558,17 @@ def _decode_NewSessionResponse(d: Any, strict: bool) -> NewSessionResponse:
 
 
 def _encode_NewSessionResponse(o: NewSessionResponse) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["sessionId"] = o.session_id
-
+    d: dict[str, Any] = {
+        "sessionId": o.session_id,
+    }
     v = o.modes
     if v is not UNSET:
         d["modes"] = None if v is None else _encode_SessionModeState(v)
-
     v = o.config_options
     if v is not UNSET:
         d["configOptions"] = (
             None if v is None else [_encode_SessionConfigOption(x) for x in v]
         )
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -6768,11 +6618,10 @@ def _decode_SessionModeState(d: Any, strict: bool) -> SessionModeState:
 
 
 def _encode_SessionModeState(o: SessionModeState) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["currentModeId"] = o.current_mode_id
-
-    d["availableModes"] = [_encode_SessionMode(x) for x in o.available_modes]
-
+    d: dict[str, Any] = {
+        "currentModeId": o.current_mode_id,
+        "availableModes": [_encode_SessionMode(x) for x in o.available_modes],
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -6842,15 +6691,13 @@ def _decode_SessionMode(d: Any, strict: bool) -> SessionMode:
 
 
 def _encode_SessionMode(o: SessionMode) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["id"] = o.id
-
-    d["name"] = o.name
-
+    d: dict[str, Any] = {
+        "id": o.id,
+        "name": o.name,
+    }
     v = o.description
     if v is not UNSET:
         d["description"] = v
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -6950,15 +6797,16 @@ def _decode_SelectSessionConfigOption(
 
 
 def _encode_SelectSessionConfigOption(o: SelectSessionConfigOption) -> dict[str, Any]:
-    d: dict[str, Any] = {"type": "select"}
-    d["id"] = o.id
-
-    d["name"] = o.name
-
+    d: dict[str, Any] = {
+        "type": "select",
+        "id": o.id,
+        "name": o.name,
+        "currentValue": o.current_value,
+        "options": _encode_SessionConfigSelectOptions(o.options),
+    }
     v = o.description
     if v is not UNSET:
         d["description"] = v
-
     v = o.category
     if v is not UNSET:
         d["category"] = (
@@ -6966,14 +6814,9 @@ def _encode_SelectSessionConfigOption(o: SelectSessionConfigOption) -> dict[str,
             if v is None
             else (v._value_ if type(v) is SessionConfigOptionCategory else v)
         )
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
-
-    d["currentValue"] = o.current_value
-
-    d["options"] = _encode_SessionConfigSelectOptions(o.options)
 
     return d
 
@@ -7060,15 +6903,15 @@ def _decode_BooleanSessionConfigOption(
 
 
 def _encode_BooleanSessionConfigOption(o: BooleanSessionConfigOption) -> dict[str, Any]:
-    d: dict[str, Any] = {"type": "boolean"}
-    d["id"] = o.id
-
-    d["name"] = o.name
-
+    d: dict[str, Any] = {
+        "type": "boolean",
+        "id": o.id,
+        "name": o.name,
+        "currentValue": o.current_value,
+    }
     v = o.description
     if v is not UNSET:
         d["description"] = v
-
     v = o.category
     if v is not UNSET:
         d["category"] = (
@@ -7076,12 +6919,9 @@ def _encode_BooleanSessionConfigOption(o: BooleanSessionConfigOption) -> dict[st
             if v is None
             else (v._value_ if type(v) is SessionConfigOptionCategory else v)
         )
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
-
-    d["currentValue"] = o.current_value
 
     return d
 
@@ -7221,15 +7061,13 @@ def _decode_SessionConfigSelectOption(
 
 
 def _encode_SessionConfigSelectOption(o: SessionConfigSelectOption) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["value"] = o.value
-
-    d["name"] = o.name
-
+    d: dict[str, Any] = {
+        "value": o.value,
+        "name": o.name,
+    }
     v = o.description
     if v is not UNSET:
         d["description"] = v
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -7291,13 +7129,11 @@ def _decode_SessionConfigSelectGroup(d: Any, strict: bool) -> SessionConfigSelec
 
 
 def _encode_SessionConfigSelectGroup(o: SessionConfigSelectGroup) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["group"] = o.group
-
-    d["name"] = o.name
-
-    d["options"] = [_encode_SessionConfigSelectOption(x) for x in o.options]
-
+    d: dict[str, Any] = {
+        "group": o.group,
+        "name": o.name,
+        "options": [_encode_SessionConfigSelectOption(x) for x in o.options],
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -7341,10 +7177,10 @@ def _decode_SessionConfigSelect(d: Any, strict: bool) -> SessionConfigSelect:
 
 
 def _encode_SessionConfigSelect(o: SessionConfigSelect) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["currentValue"] = o.current_value
-
-    d["options"] = _encode_SessionConfigSelectOptions(o.options)
+    d: dict[str, Any] = {
+        "currentValue": o.current_value,
+        "options": _encode_SessionConfigSelectOptions(o.options),
+    }
 
     return d
 
@@ -7367,8 +7203,9 @@ def _decode_SessionConfigBoolean(d: Any, strict: bool) -> SessionConfigBoolean:
 
 
 def _encode_SessionConfigBoolean(o: SessionConfigBoolean) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["currentValue"] = o.current_value
+    d: dict[str, Any] = {
+        "currentValue": o.current_value,
+    }
 
     return d
 
@@ -7425,13 +7262,11 @@ def _encode_LoadSessionResponse(o: LoadSessionResponse) -> dict[str, Any]:
     v = o.modes
     if v is not UNSET:
         d["modes"] = None if v is None else _encode_SessionModeState(v)
-
     v = o.config_options
     if v is not UNSET:
         d["configOptions"] = (
             None if v is None else [_encode_SessionConfigOption(x) for x in v]
         )
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -7485,13 +7320,12 @@ def _decode_ListSessionsResponse(d: Any, strict: bool) -> ListSessionsResponse:
 
 
 def _encode_ListSessionsResponse(o: ListSessionsResponse) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["sessions"] = [_encode_SessionInfo(x) for x in o.sessions]
-
+    d: dict[str, Any] = {
+        "sessions": [_encode_SessionInfo(x) for x in o.sessions],
+    }
     v = o.next_cursor
     if v is not UNSET:
         d["nextCursor"] = v
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -7593,27 +7427,22 @@ def _decode_SessionInfo(d: Any, strict: bool) -> SessionInfo:
 
 
 def _encode_SessionInfo(o: SessionInfo) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["sessionId"] = o.session_id
-
-    d["cwd"] = o.cwd
-
+    d: dict[str, Any] = {
+        "sessionId": o.session_id,
+        "cwd": o.cwd,
+    }
     v = o.additional_directories
     if v is not UNSET:
         d["additionalDirectories"] = list(v)
-
     v = o.title
     if v is not UNSET:
         d["title"] = v
-
     v = o.updated_at
     if v is not UNSET:
         d["updatedAt"] = v
-
     v = o.archived
     if v is not UNSET:
         d["archived"] = v
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -7707,19 +7536,17 @@ def _decode_ForkSessionResponse(d: Any, strict: bool) -> ForkSessionResponse:
 
 
 def _encode_ForkSessionResponse(o: ForkSessionResponse) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["sessionId"] = o.session_id
-
+    d: dict[str, Any] = {
+        "sessionId": o.session_id,
+    }
     v = o.modes
     if v is not UNSET:
         d["modes"] = None if v is None else _encode_SessionModeState(v)
-
     v = o.config_options
     if v is not UNSET:
         d["configOptions"] = (
             None if v is None else [_encode_SessionConfigOption(x) for x in v]
         )
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -7813,9 +7640,9 @@ def _decode_SessionStatusResponse(d: Any, strict: bool) -> SessionStatusResponse
 
 
 def _encode_SessionStatusResponse(o: SessionStatusResponse) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["status"] = o.status._value_ if type(o.status) is SessionStatus else o.status
-
+    d: dict[str, Any] = {
+        "status": (o.status._value_ if type(o.status) is SessionStatus else o.status),
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -7869,9 +7696,9 @@ def _decode_SetSessionTitleResponse(d: Any, strict: bool) -> SetSessionTitleResp
 
 
 def _encode_SetSessionTitleResponse(o: SetSessionTitleResponse) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["title"] = o.title
-
+    d: dict[str, Any] = {
+        "title": o.title,
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -7931,13 +7758,11 @@ def _encode_ResumeSessionResponse(o: ResumeSessionResponse) -> dict[str, Any]:
     v = o.modes
     if v is not UNSET:
         d["modes"] = None if v is None else _encode_SessionModeState(v)
-
     v = o.config_options
     if v is not UNSET:
         d["configOptions"] = (
             None if v is None else [_encode_SessionConfigOption(x) for x in v]
         )
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -8039,9 +7864,9 @@ def _decode_SetSessionConfigOptionResponse(
 def _encode_SetSessionConfigOptionResponse(
     o: SetSessionConfigOptionResponse,
 ) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["configOptions"] = [_encode_SessionConfigOption(x) for x in o.config_options]
-
+    d: dict[str, Any] = {
+        "configOptions": [_encode_SessionConfigOption(x) for x in o.config_options],
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -8091,15 +7916,16 @@ def _decode_PromptResponse(d: Any, strict: bool) -> PromptResponse:
 
 
 def _encode_PromptResponse(o: PromptResponse) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["stopReason"] = (
-        o.stop_reason._value_ if type(o.stop_reason) is StopReason else o.stop_reason
-    )
-
+    d: dict[str, Any] = {
+        "stopReason": (
+            o.stop_reason._value_
+            if type(o.stop_reason) is StopReason
+            else o.stop_reason
+        ),
+    }
     v = o.usage
     if v is not UNSET:
         d["usage"] = None if v is None else _encode_Usage(v)
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -8248,25 +8074,20 @@ def _decode_Usage(d: Any, strict: bool) -> Usage:
 
 
 def _encode_Usage(o: Usage) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["totalTokens"] = o.total_tokens
-
-    d["inputTokens"] = o.input_tokens
-
-    d["outputTokens"] = o.output_tokens
-
+    d: dict[str, Any] = {
+        "totalTokens": o.total_tokens,
+        "inputTokens": o.input_tokens,
+        "outputTokens": o.output_tokens,
+    }
     v = o.thought_tokens
     if v is not UNSET:
         d["thoughtTokens"] = v
-
     v = o.cached_read_tokens
     if v is not UNSET:
         d["cachedReadTokens"] = v
-
     v = o.cached_write_tokens
     if v is not UNSET:
         d["cachedWriteTokens"] = v
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -8322,11 +8143,10 @@ def _decode_Error(d: Any, strict: bool) -> Error:
 
 
 def _encode_Error(o: Error) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["code"] = o.code._value_ if type(o.code) is ErrorCode else o.code
-
-    d["message"] = o.message
-
+    d: dict[str, Any] = {
+        "code": (o.code._value_ if type(o.code) is ErrorCode else o.code),
+        "message": o.message,
+    }
     v = o.data
     if v is not UNSET:
         d["data"] = v
@@ -8377,9 +8197,9 @@ def _decode_AgentNotification(d: Any, strict: bool) -> AgentNotification:
 
 
 def _encode_AgentNotification(o: AgentNotification) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["method"] = o.method
-
+    d: dict[str, Any] = {
+        "method": o.method,
+    }
     v = o.params
     if v is not UNSET:
         d["params"] = v
@@ -8427,11 +8247,10 @@ def _decode_SessionNotification(d: Any, strict: bool) -> SessionNotification:
 
 
 def _encode_SessionNotification(o: SessionNotification) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["sessionId"] = o.session_id
-
-    d["update"] = _encode_SessionUpdate(o.update)
-
+    d: dict[str, Any] = {
+        "sessionId": o.session_id,
+        "update": _encode_SessionUpdate(o.update),
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -8489,13 +8308,13 @@ def _decode_UserMessageChunkSessionUpdate(
 def _encode_UserMessageChunkSessionUpdate(
     o: UserMessageChunkSessionUpdate,
 ) -> dict[str, Any]:
-    d: dict[str, Any] = {"sessionUpdate": "user_message_chunk"}
-    d["content"] = _encode_ContentBlock(o.content)
-
+    d: dict[str, Any] = {
+        "sessionUpdate": "user_message_chunk",
+        "content": _encode_ContentBlock(o.content),
+    }
     v = o.message_id
     if v is not UNSET:
         d["messageId"] = None if v is None else v
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -8553,13 +8372,13 @@ def _decode_AgentMessageChunkSessionUpdate(
 def _encode_AgentMessageChunkSessionUpdate(
     o: AgentMessageChunkSessionUpdate,
 ) -> dict[str, Any]:
-    d: dict[str, Any] = {"sessionUpdate": "agent_message_chunk"}
-    d["content"] = _encode_ContentBlock(o.content)
-
+    d: dict[str, Any] = {
+        "sessionUpdate": "agent_message_chunk",
+        "content": _encode_ContentBlock(o.content),
+    }
     v = o.message_id
     if v is not UNSET:
         d["messageId"] = None if v is None else v
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -8617,13 +8436,13 @@ def _decode_AgentThoughtChunkSessionUpdate(
 def _encode_AgentThoughtChunkSessionUpdate(
     o: AgentThoughtChunkSessionUpdate,
 ) -> dict[str, Any]:
-    d: dict[str, Any] = {"sessionUpdate": "agent_thought_chunk"}
-    d["content"] = _encode_ContentBlock(o.content)
-
+    d: dict[str, Any] = {
+        "sessionUpdate": "agent_thought_chunk",
+        "content": _encode_ContentBlock(o.content),
+    }
     v = o.message_id
     if v is not UNSET:
         d["messageId"] = None if v is None else v
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -8757,39 +8576,32 @@ def _decode_ToolCallSessionUpdate(d: Any, strict: bool) -> ToolCallSessionUpdate
 
 
 def _encode_ToolCallSessionUpdate(o: ToolCallSessionUpdate) -> dict[str, Any]:
-    d: dict[str, Any] = {"sessionUpdate": "tool_call"}
-    d["toolCallId"] = o.tool_call_id
-
-    d["title"] = o.title
-
+    d: dict[str, Any] = {
+        "sessionUpdate": "tool_call",
+        "toolCallId": o.tool_call_id,
+        "title": o.title,
+    }
     v = o.name
     if v is not UNSET:
         d["name"] = v
-
     v = o.kind
     if v is not UNSET:
         d["kind"] = v._value_ if type(v) is ToolKind else v
-
     v = o.status
     if v is not UNSET:
         d["status"] = v._value_ if type(v) is ToolCallStatus else v
-
     v = o.content
     if v is not UNSET:
         d["content"] = [_encode_ToolCallContent(x) for x in v]
-
     v = o.locations
     if v is not UNSET:
         d["locations"] = [_encode_ToolCallLocation(x) for x in v]
-
     v = o.raw_input
     if v is not UNSET:
         d["rawInput"] = v
-
     v = o.raw_output
     if v is not UNSET:
         d["rawOutput"] = v
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -8937,43 +8749,36 @@ def _decode_ToolCallUpdateSessionUpdate(
 def _encode_ToolCallUpdateSessionUpdate(
     o: ToolCallUpdateSessionUpdate,
 ) -> dict[str, Any]:
-    d: dict[str, Any] = {"sessionUpdate": "tool_call_update"}
-    d["toolCallId"] = o.tool_call_id
-
+    d: dict[str, Any] = {
+        "sessionUpdate": "tool_call_update",
+        "toolCallId": o.tool_call_id,
+    }
     v = o.kind
     if v is not UNSET:
         d["kind"] = None if v is None else (v._value_ if type(v) is ToolKind else v)
-
     v = o.status
     if v is not UNSET:
         d["status"] = (
             None if v is None else (v._value_ if type(v) is ToolCallStatus else v)
         )
-
     v = o.title
     if v is not UNSET:
         d["title"] = v
-
     v = o.name
     if v is not UNSET:
         d["name"] = v
-
     v = o.content
     if v is not UNSET:
         d["content"] = None if v is None else [_encode_ToolCallContent(x) for x in v]
-
     v = o.locations
     if v is not UNSET:
         d["locations"] = None if v is None else [_encode_ToolCallLocation(x) for x in v]
-
     v = o.raw_input
     if v is not UNSET:
         d["rawInput"] = v
-
     v = o.raw_output
     if v is not UNSET:
         d["rawOutput"] = v
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -9015,9 +8820,10 @@ def _decode_PlanSessionUpdate(d: Any, strict: bool) -> PlanSessionUpdate:
 
 
 def _encode_PlanSessionUpdate(o: PlanSessionUpdate) -> dict[str, Any]:
-    d: dict[str, Any] = {"sessionUpdate": "plan"}
-    d["entries"] = [_encode_PlanEntry(x) for x in o.entries]
-
+    d: dict[str, Any] = {
+        "sessionUpdate": "plan",
+        "entries": [_encode_PlanEntry(x) for x in o.entries],
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -9057,9 +8863,10 @@ def _decode_PlanUpdateSessionUpdate(d: Any, strict: bool) -> PlanUpdateSessionUp
 
 
 def _encode_PlanUpdateSessionUpdate(o: PlanUpdateSessionUpdate) -> dict[str, Any]:
-    d: dict[str, Any] = {"sessionUpdate": "plan_update"}
-    d["plan"] = _encode_PlanUpdateContent(o.plan)
-
+    d: dict[str, Any] = {
+        "sessionUpdate": "plan_update",
+        "plan": _encode_PlanUpdateContent(o.plan),
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -9099,9 +8906,10 @@ def _decode_PlanRemovedSessionUpdate(d: Any, strict: bool) -> PlanRemovedSession
 
 
 def _encode_PlanRemovedSessionUpdate(o: PlanRemovedSessionUpdate) -> dict[str, Any]:
-    d: dict[str, Any] = {"sessionUpdate": "plan_removed"}
-    d["planId"] = o.plan_id
-
+    d: dict[str, Any] = {
+        "sessionUpdate": "plan_removed",
+        "planId": o.plan_id,
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -9149,9 +8957,12 @@ def _decode_AvailableCommandsUpdateSessionUpdate(
 def _encode_AvailableCommandsUpdateSessionUpdate(
     o: AvailableCommandsUpdateSessionUpdate,
 ) -> dict[str, Any]:
-    d: dict[str, Any] = {"sessionUpdate": "available_commands_update"}
-    d["availableCommands"] = [_encode_AvailableCommand(x) for x in o.available_commands]
-
+    d: dict[str, Any] = {
+        "sessionUpdate": "available_commands_update",
+        "availableCommands": [
+            _encode_AvailableCommand(x) for x in o.available_commands
+        ],
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -9195,9 +9006,10 @@ def _decode_CurrentModeUpdateSessionUpdate(
 def _encode_CurrentModeUpdateSessionUpdate(
     o: CurrentModeUpdateSessionUpdate,
 ) -> dict[str, Any]:
-    d: dict[str, Any] = {"sessionUpdate": "current_mode_update"}
-    d["currentModeId"] = o.current_mode_id
-
+    d: dict[str, Any] = {
+        "sessionUpdate": "current_mode_update",
+        "currentModeId": o.current_mode_id,
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -9245,9 +9057,10 @@ def _decode_ConfigOptionUpdateSessionUpdate(
 def _encode_ConfigOptionUpdateSessionUpdate(
     o: ConfigOptionUpdateSessionUpdate,
 ) -> dict[str, Any]:
-    d: dict[str, Any] = {"sessionUpdate": "config_option_update"}
-    d["configOptions"] = [_encode_SessionConfigOption(x) for x in o.config_options]
-
+    d: dict[str, Any] = {
+        "sessionUpdate": "config_option_update",
+        "configOptions": [_encode_SessionConfigOption(x) for x in o.config_options],
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -9307,15 +9120,15 @@ def _decode_SessionInfoUpdateSessionUpdate(
 def _encode_SessionInfoUpdateSessionUpdate(
     o: SessionInfoUpdateSessionUpdate,
 ) -> dict[str, Any]:
-    d: dict[str, Any] = {"sessionUpdate": "session_info_update"}
+    d: dict[str, Any] = {
+        "sessionUpdate": "session_info_update",
+    }
     v = o.title
     if v is not UNSET:
         d["title"] = v
-
     v = o.updated_at
     if v is not UNSET:
         d["updatedAt"] = v
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -9385,15 +9198,14 @@ def _decode_UsageUpdateSessionUpdate(d: Any, strict: bool) -> UsageUpdateSession
 
 
 def _encode_UsageUpdateSessionUpdate(o: UsageUpdateSessionUpdate) -> dict[str, Any]:
-    d: dict[str, Any] = {"sessionUpdate": "usage_update"}
-    d["used"] = o.used
-
-    d["size"] = o.size
-
+    d: dict[str, Any] = {
+        "sessionUpdate": "usage_update",
+        "used": o.used,
+        "size": o.size,
+    }
     v = o.cost
     if v is not UNSET:
         d["cost"] = None if v is None else _encode_Cost(v)
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -9457,17 +9269,16 @@ def _decode_NoticeSessionUpdate(d: Any, strict: bool) -> NoticeSessionUpdate:
 
 
 def _encode_NoticeSessionUpdate(o: NoticeSessionUpdate) -> dict[str, Any]:
-    d: dict[str, Any] = {"sessionUpdate": "notice"}
-    d["severity"] = (
-        o.severity._value_ if type(o.severity) is NoticeSeverity else o.severity
-    )
-
-    d["title"] = o.title
-
+    d: dict[str, Any] = {
+        "sessionUpdate": "notice",
+        "severity": (
+            o.severity._value_ if type(o.severity) is NoticeSeverity else o.severity
+        ),
+        "title": o.title,
+    }
     v = o.description
     if v is not UNSET:
         d["description"] = v
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -9549,19 +9360,19 @@ def _decode_CompactionUpdateSessionUpdate(
 def _encode_CompactionUpdateSessionUpdate(
     o: CompactionUpdateSessionUpdate,
 ) -> dict[str, Any]:
-    d: dict[str, Any] = {"sessionUpdate": "compaction_update"}
-    d["compactionId"] = o.compaction_id
-
-    d["status"] = o.status._value_ if type(o.status) is CompactionStatus else o.status
-
+    d: dict[str, Any] = {
+        "sessionUpdate": "compaction_update",
+        "compactionId": o.compaction_id,
+        "status": (
+            o.status._value_ if type(o.status) is CompactionStatus else o.status
+        ),
+    }
     v = o.summary
     if v is not UNSET:
         d["summary"] = None if v is None else [_encode_ContentBlock(x) for x in v]
-
     v = o.error
     if v is not UNSET:
         d["error"] = v
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -9615,11 +9426,11 @@ def _decode_CompactionSummaryChunkSessionUpdate(
 def _encode_CompactionSummaryChunkSessionUpdate(
     o: CompactionSummaryChunkSessionUpdate,
 ) -> dict[str, Any]:
-    d: dict[str, Any] = {"sessionUpdate": "compaction_summary_chunk"}
-    d["compactionId"] = o.compaction_id
-
-    d["content"] = _encode_ContentBlock(o.content)
-
+    d: dict[str, Any] = {
+        "sessionUpdate": "compaction_summary_chunk",
+        "compactionId": o.compaction_id,
+        "content": _encode_ContentBlock(o.content),
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -9741,35 +9552,30 @@ def _decode_SubagentUpdateSessionUpdate(
 def _encode_SubagentUpdateSessionUpdate(
     o: SubagentUpdateSessionUpdate,
 ) -> dict[str, Any]:
-    d: dict[str, Any] = {"sessionUpdate": "subagent_update"}
-    d["sessionId"] = o.session_id
-
+    d: dict[str, Any] = {
+        "sessionUpdate": "subagent_update",
+        "sessionId": o.session_id,
+    }
     v = o.title
     if v is not UNSET:
         d["title"] = v
-
     v = o.description
     if v is not UNSET:
         d["description"] = v
-
     v = o.capabilities
     if v is not UNSET:
         d["capabilities"] = (
             None if v is None else _encode_SubagentSessionCapabilities(v)
         )
-
     v = o.state
     if v is not UNSET:
         d["state"] = None if v is None else _encode_StateUpdate(v)
-
     v = o.cwd
     if v is not UNSET:
         d["cwd"] = v
-
     v = o.additional_directories
     if v is not UNSET:
         d["additionalDirectories"] = None if v is None else list(v)
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -9885,29 +9691,25 @@ def _decode_SessionMessageSessionUpdate(
 def _encode_SessionMessageSessionUpdate(
     o: SessionMessageSessionUpdate,
 ) -> dict[str, Any]:
-    d: dict[str, Any] = {"sessionUpdate": "session_message"}
-    d["messageId"] = o.message_id
-
+    d: dict[str, Any] = {
+        "sessionUpdate": "session_message",
+        "messageId": o.message_id,
+    }
     v = o.sender_session_id
     if v is not UNSET:
         d["senderSessionId"] = None if v is None else v
-
     v = o.recipient_session_id
     if v is not UNSET:
         d["recipientSessionId"] = None if v is None else v
-
     v = o.sender_message_id
     if v is not UNSET:
         d["senderMessageId"] = None if v is None else v
-
     v = o.recipient_message_id
     if v is not UNSET:
         d["recipientMessageId"] = None if v is None else v
-
     v = o.content
     if v is not UNSET:
         d["content"] = None if v is None else [_encode_ContentBlock(x) for x in v]
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -9961,11 +9763,11 @@ def _decode_SessionMessageChunkSessionUpdate(
 def _encode_SessionMessageChunkSessionUpdate(
     o: SessionMessageChunkSessionUpdate,
 ) -> dict[str, Any]:
-    d: dict[str, Any] = {"sessionUpdate": "session_message_chunk"}
-    d["messageId"] = o.message_id
-
-    d["content"] = _encode_ContentBlock(o.content)
-
+    d: dict[str, Any] = {
+        "sessionUpdate": "session_message_chunk",
+        "messageId": o.message_id,
+        "content": _encode_ContentBlock(o.content),
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -10075,13 +9877,12 @@ def _decode_ContentChunk(d: Any, strict: bool) -> ContentChunk:
 
 
 def _encode_ContentChunk(o: ContentChunk) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["content"] = _encode_ContentBlock(o.content)
-
+    d: dict[str, Any] = {
+        "content": _encode_ContentBlock(o.content),
+    }
     v = o.message_id
     if v is not UNSET:
         d["messageId"] = None if v is None else v
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -10213,39 +10014,31 @@ def _decode_ToolCall(d: Any, strict: bool) -> ToolCall:
 
 
 def _encode_ToolCall(o: ToolCall) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["toolCallId"] = o.tool_call_id
-
-    d["title"] = o.title
-
+    d: dict[str, Any] = {
+        "toolCallId": o.tool_call_id,
+        "title": o.title,
+    }
     v = o.name
     if v is not UNSET:
         d["name"] = v
-
     v = o.kind
     if v is not UNSET:
         d["kind"] = v._value_ if type(v) is ToolKind else v
-
     v = o.status
     if v is not UNSET:
         d["status"] = v._value_ if type(v) is ToolCallStatus else v
-
     v = o.content
     if v is not UNSET:
         d["content"] = [_encode_ToolCallContent(x) for x in v]
-
     v = o.locations
     if v is not UNSET:
         d["locations"] = [_encode_ToolCallLocation(x) for x in v]
-
     v = o.raw_input
     if v is not UNSET:
         d["rawInput"] = v
-
     v = o.raw_output
     if v is not UNSET:
         d["rawOutput"] = v
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -10303,15 +10096,13 @@ def _decode_PlanEntry(d: Any, strict: bool) -> PlanEntry:
 
 
 def _encode_PlanEntry(o: PlanEntry) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["content"] = o.content
-
-    d["priority"] = (
-        o.priority._value_ if type(o.priority) is PlanEntryPriority else o.priority
-    )
-
-    d["status"] = o.status._value_ if type(o.status) is PlanEntryStatus else o.status
-
+    d: dict[str, Any] = {
+        "content": o.content,
+        "priority": (
+            o.priority._value_ if type(o.priority) is PlanEntryPriority else o.priority
+        ),
+        "status": (o.status._value_ if type(o.status) is PlanEntryStatus else o.status),
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -10383,9 +10174,9 @@ def _decode_Plan(d: Any, strict: bool) -> Plan:
 
 
 def _encode_Plan(o: Plan) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["entries"] = [_encode_PlanEntry(x) for x in o.entries]
-
+    d: dict[str, Any] = {
+        "entries": [_encode_PlanEntry(x) for x in o.entries],
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -10437,11 +10228,11 @@ def _decode_ItemsPlanUpdateContent(d: Any, strict: bool) -> ItemsPlanUpdateConte
 
 
 def _encode_ItemsPlanUpdateContent(o: ItemsPlanUpdateContent) -> dict[str, Any]:
-    d: dict[str, Any] = {"type": "items"}
-    d["planId"] = o.plan_id
-
-    d["entries"] = [_encode_PlanEntry(x) for x in o.entries]
-
+    d: dict[str, Any] = {
+        "type": "items",
+        "planId": o.plan_id,
+        "entries": [_encode_PlanEntry(x) for x in o.entries],
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -10491,11 +10282,11 @@ def _decode_FilePlanUpdateContent(d: Any, strict: bool) -> FilePlanUpdateContent
 
 
 def _encode_FilePlanUpdateContent(o: FilePlanUpdateContent) -> dict[str, Any]:
-    d: dict[str, Any] = {"type": "file"}
-    d["planId"] = o.plan_id
-
-    d["uri"] = o.uri
-
+    d: dict[str, Any] = {
+        "type": "file",
+        "planId": o.plan_id,
+        "uri": o.uri,
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -10547,11 +10338,11 @@ def _decode_MarkdownPlanUpdateContent(
 
 
 def _encode_MarkdownPlanUpdateContent(o: MarkdownPlanUpdateContent) -> dict[str, Any]:
-    d: dict[str, Any] = {"type": "markdown"}
-    d["planId"] = o.plan_id
-
-    d["content"] = o.content
-
+    d: dict[str, Any] = {
+        "type": "markdown",
+        "planId": o.plan_id,
+        "content": o.content,
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -10640,11 +10431,10 @@ def _decode_PlanItems(d: Any, strict: bool) -> PlanItems:
 
 
 def _encode_PlanItems(o: PlanItems) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["planId"] = o.plan_id
-
-    d["entries"] = [_encode_PlanEntry(x) for x in o.entries]
-
+    d: dict[str, Any] = {
+        "planId": o.plan_id,
+        "entries": [_encode_PlanEntry(x) for x in o.entries],
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -10692,11 +10482,10 @@ def _decode_PlanFile(d: Any, strict: bool) -> PlanFile:
 
 
 def _encode_PlanFile(o: PlanFile) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["planId"] = o.plan_id
-
-    d["uri"] = o.uri
-
+    d: dict[str, Any] = {
+        "planId": o.plan_id,
+        "uri": o.uri,
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -10744,11 +10533,10 @@ def _decode_PlanMarkdown(d: Any, strict: bool) -> PlanMarkdown:
 
 
 def _encode_PlanMarkdown(o: PlanMarkdown) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["planId"] = o.plan_id
-
-    d["content"] = o.content
-
+    d: dict[str, Any] = {
+        "planId": o.plan_id,
+        "content": o.content,
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -10786,9 +10574,9 @@ def _decode_PlanUpdate(d: Any, strict: bool) -> PlanUpdate:
 
 
 def _encode_PlanUpdate(o: PlanUpdate) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["plan"] = _encode_PlanUpdateContent(o.plan)
-
+    d: dict[str, Any] = {
+        "plan": _encode_PlanUpdateContent(o.plan),
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -10826,9 +10614,9 @@ def _decode_PlanRemoved(d: Any, strict: bool) -> PlanRemoved:
 
 
 def _encode_PlanRemoved(o: PlanRemoved) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["planId"] = o.plan_id
-
+    d: dict[str, Any] = {
+        "planId": o.plan_id,
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -10888,15 +10676,13 @@ def _decode_AvailableCommand(d: Any, strict: bool) -> AvailableCommand:
 
 
 def _encode_AvailableCommand(o: AvailableCommand) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["name"] = o.name
-
-    d["description"] = o.description
-
+    d: dict[str, Any] = {
+        "name": o.name,
+        "description": o.description,
+    }
     v = o.input
     if v is not UNSET:
         d["input"] = None if v is None else _encode_AvailableCommandInput(v)
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -10959,9 +10745,9 @@ def _decode_UnstructuredCommandInput(d: Any, strict: bool) -> UnstructuredComman
 
 
 def _encode_UnstructuredCommandInput(o: UnstructuredCommandInput) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["hint"] = o.hint
-
+    d: dict[str, Any] = {
+        "hint": o.hint,
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -11003,9 +10789,11 @@ def _decode_AvailableCommandsUpdate(d: Any, strict: bool) -> AvailableCommandsUp
 
 
 def _encode_AvailableCommandsUpdate(o: AvailableCommandsUpdate) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["availableCommands"] = [_encode_AvailableCommand(x) for x in o.available_commands]
-
+    d: dict[str, Any] = {
+        "availableCommands": [
+            _encode_AvailableCommand(x) for x in o.available_commands
+        ],
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -11043,9 +10831,9 @@ def _decode_CurrentModeUpdate(d: Any, strict: bool) -> CurrentModeUpdate:
 
 
 def _encode_CurrentModeUpdate(o: CurrentModeUpdate) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["currentModeId"] = o.current_mode_id
-
+    d: dict[str, Any] = {
+        "currentModeId": o.current_mode_id,
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -11087,9 +10875,9 @@ def _decode_ConfigOptionUpdate(d: Any, strict: bool) -> ConfigOptionUpdate:
 
 
 def _encode_ConfigOptionUpdate(o: ConfigOptionUpdate) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["configOptions"] = [_encode_SessionConfigOption(x) for x in o.config_options]
-
+    d: dict[str, Any] = {
+        "configOptions": [_encode_SessionConfigOption(x) for x in o.config_options],
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -11147,11 +10935,9 @@ def _encode_SessionInfoUpdate(o: SessionInfoUpdate) -> dict[str, Any]:
     v = o.title
     if v is not UNSET:
         d["title"] = v
-
     v = o.updated_at
     if v is not UNSET:
         d["updatedAt"] = v
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -11199,11 +10985,10 @@ def _decode_Cost(d: Any, strict: bool) -> Cost:
 
 
 def _encode_Cost(o: Cost) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["amount"] = o.amount
-
-    d["currency"] = o.currency
-
+    d: dict[str, Any] = {
+        "amount": o.amount,
+        "currency": o.currency,
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -11271,15 +11056,13 @@ def _decode_UsageUpdate(d: Any, strict: bool) -> UsageUpdate:
 
 
 def _encode_UsageUpdate(o: UsageUpdate) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["used"] = o.used
-
-    d["size"] = o.size
-
+    d: dict[str, Any] = {
+        "used": o.used,
+        "size": o.size,
+    }
     v = o.cost
     if v is not UNSET:
         d["cost"] = None if v is None else _encode_Cost(v)
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -11357,17 +11140,15 @@ def _decode_Notice(d: Any, strict: bool) -> Notice:
 
 
 def _encode_Notice(o: Notice) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["severity"] = (
-        o.severity._value_ if type(o.severity) is NoticeSeverity else o.severity
-    )
-
-    d["title"] = o.title
-
+    d: dict[str, Any] = {
+        "severity": (
+            o.severity._value_ if type(o.severity) is NoticeSeverity else o.severity
+        ),
+        "title": o.title,
+    }
     v = o.description
     if v is not UNSET:
         d["description"] = v
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -11467,19 +11248,18 @@ def _decode_CompactionUpdate(d: Any, strict: bool) -> CompactionUpdate:
 
 
 def _encode_CompactionUpdate(o: CompactionUpdate) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["compactionId"] = o.compaction_id
-
-    d["status"] = o.status._value_ if type(o.status) is CompactionStatus else o.status
-
+    d: dict[str, Any] = {
+        "compactionId": o.compaction_id,
+        "status": (
+            o.status._value_ if type(o.status) is CompactionStatus else o.status
+        ),
+    }
     v = o.summary
     if v is not UNSET:
         d["summary"] = None if v is None else [_encode_ContentBlock(x) for x in v]
-
     v = o.error
     if v is not UNSET:
         d["error"] = v
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -11527,11 +11307,10 @@ def _decode_CompactionSummaryChunk(d: Any, strict: bool) -> CompactionSummaryChu
 
 
 def _encode_CompactionSummaryChunk(o: CompactionSummaryChunk) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["compactionId"] = o.compaction_id
-
-    d["content"] = _encode_ContentBlock(o.content)
-
+    d: dict[str, Any] = {
+        "compactionId": o.compaction_id,
+        "content": _encode_ContentBlock(o.content),
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -11581,7 +11360,6 @@ def _encode_SubagentSessionCapabilities(
     v = o.cancel
     if v is not UNSET:
         d["cancel"] = None if v is None else _encode_SessionCancelCapabilities(v)
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -11641,7 +11419,9 @@ def _decode_StateUpdateRunning(d: Any, strict: bool) -> StateUpdateRunning:
 
 
 def _encode_StateUpdateRunning(o: StateUpdateRunning) -> dict[str, Any]:
-    d: dict[str, Any] = {"state": "running"}
+    d: dict[str, Any] = {
+        "state": "running",
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -11660,7 +11440,10 @@ def _decode_StateUpdateIdle(d: Any, strict: bool) -> StateUpdateIdle:
 
 
 def _encode_StateUpdateIdle(o: StateUpdateIdle) -> dict[str, Any]:
-    d: dict[str, Any] = {"state": "idle"}
+    d: dict[str, Any] = {
+        "state": "idle",
+    }
+
     d.update(_encode_IdleStateUpdate(o.value))
     return d
 
@@ -11689,7 +11472,9 @@ def _decode_StateUpdateRequiresAction(
 
 
 def _encode_StateUpdateRequiresAction(o: StateUpdateRequiresAction) -> dict[str, Any]:
-    d: dict[str, Any] = {"state": "requires_action"}
+    d: dict[str, Any] = {
+        "state": "requires_action",
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -11719,7 +11504,9 @@ def _decode_StateUpdateUnknown(d: Any, strict: bool) -> StateUpdateUnknown:
 
 
 def _encode_StateUpdateUnknown(o: StateUpdateUnknown) -> dict[str, Any]:
-    d: dict[str, Any] = {"state": "unknown"}
+    d: dict[str, Any] = {
+        "state": "unknown",
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -11739,8 +11526,12 @@ def _decode_OtherStateUpdate(d: Any, strict: bool) -> OtherStateUpdate:
 
 
 def _encode_OtherStateUpdate(o: OtherStateUpdate) -> dict[str, Any]:
-    d: dict[str, Any] = {"state": o.state}
-    d.update(o.extra)
+    d: dict[str, Any] = {
+        "state": o.state,
+    }
+
+    for key, value in o.extra.items():
+        d.setdefault(key, value)
     return d
 
 
@@ -11864,11 +11655,12 @@ def _decode_EndTurnIdleStateUpdate(d: Any, strict: bool) -> EndTurnIdleStateUpda
 
 
 def _encode_EndTurnIdleStateUpdate(o: EndTurnIdleStateUpdate) -> dict[str, Any]:
-    d: dict[str, Any] = {"stopReason": "end_turn"}
+    d: dict[str, Any] = {
+        "stopReason": "end_turn",
+    }
     v = o.usage
     if v is not UNSET:
         d["usage"] = None if v is None else _encode_Usage(v)
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -11910,11 +11702,12 @@ def _decode_MaxTokensIdleStateUpdate(d: Any, strict: bool) -> MaxTokensIdleState
 
 
 def _encode_MaxTokensIdleStateUpdate(o: MaxTokensIdleStateUpdate) -> dict[str, Any]:
-    d: dict[str, Any] = {"stopReason": "max_tokens"}
+    d: dict[str, Any] = {
+        "stopReason": "max_tokens",
+    }
     v = o.usage
     if v is not UNSET:
         d["usage"] = None if v is None else _encode_Usage(v)
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -11960,11 +11753,12 @@ def _decode_MaxTurnRequestsIdleStateUpdate(
 def _encode_MaxTurnRequestsIdleStateUpdate(
     o: MaxTurnRequestsIdleStateUpdate,
 ) -> dict[str, Any]:
-    d: dict[str, Any] = {"stopReason": "max_turn_requests"}
+    d: dict[str, Any] = {
+        "stopReason": "max_turn_requests",
+    }
     v = o.usage
     if v is not UNSET:
         d["usage"] = None if v is None else _encode_Usage(v)
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -12006,11 +11800,12 @@ def _decode_RefusalIdleStateUpdate(d: Any, strict: bool) -> RefusalIdleStateUpda
 
 
 def _encode_RefusalIdleStateUpdate(o: RefusalIdleStateUpdate) -> dict[str, Any]:
-    d: dict[str, Any] = {"stopReason": "refusal"}
+    d: dict[str, Any] = {
+        "stopReason": "refusal",
+    }
     v = o.usage
     if v is not UNSET:
         d["usage"] = None if v is None else _encode_Usage(v)
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -12052,11 +11847,12 @@ def _decode_CancelledIdleStateUpdate(d: Any, strict: bool) -> CancelledIdleState
 
 
 def _encode_CancelledIdleStateUpdate(o: CancelledIdleStateUpdate) -> dict[str, Any]:
-    d: dict[str, Any] = {"stopReason": "cancelled"}
+    d: dict[str, Any] = {
+        "stopReason": "cancelled",
+    }
     v = o.usage
     if v is not UNSET:
         d["usage"] = None if v is None else _encode_Usage(v)
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -12110,15 +11906,15 @@ def _decode_ErrorIdleStateUpdate(d: Any, strict: bool) -> ErrorIdleStateUpdate:
 
 
 def _encode_ErrorIdleStateUpdate(o: ErrorIdleStateUpdate) -> dict[str, Any]:
-    d: dict[str, Any] = {"stopReason": "error"}
+    d: dict[str, Any] = {
+        "stopReason": "error",
+    }
     v = o.usage
     if v is not UNSET:
         d["usage"] = None if v is None else _encode_Usage(v)
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
-
     v = o.error
     if v is not UNSET:
         d["error"] = None if v is None else _encode_Error(v)
@@ -12162,16 +11958,18 @@ def _decode_OtherIdleStateUpdate(d: Any, strict: bool) -> OtherIdleStateUpdate:
 
 
 def _encode_OtherIdleStateUpdate(o: OtherIdleStateUpdate) -> dict[str, Any]:
-    d: dict[str, Any] = {"stopReason": o.stop_reason}
-    d.update(o.extra)
+    d: dict[str, Any] = {
+        "stopReason": o.stop_reason,
+    }
     v = o.usage
     if v is not UNSET:
         d["usage"] = None if v is None else _encode_Usage(v)
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
 
+    for key, value in o.extra.items():
+        d.setdefault(key, value)
     return d
 
 
@@ -12223,11 +12021,9 @@ def _encode_NoneIdleStateUpdate(o: NoneIdleStateUpdate) -> dict[str, Any]:
     v = o.usage
     if v is not UNSET:
         d["usage"] = None if v is None else _encode_Usage(v)
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
-
     v = o.stop_reason
     if v is not UNSET:
         d["stopReason"] = v
@@ -12437,35 +12233,29 @@ def _decode_SubagentUpdate(d: Any, strict: bool) -> SubagentUpdate:
 
 
 def _encode_SubagentUpdate(o: SubagentUpdate) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["sessionId"] = o.session_id
-
+    d: dict[str, Any] = {
+        "sessionId": o.session_id,
+    }
     v = o.title
     if v is not UNSET:
         d["title"] = v
-
     v = o.description
     if v is not UNSET:
         d["description"] = v
-
     v = o.capabilities
     if v is not UNSET:
         d["capabilities"] = (
             None if v is None else _encode_SubagentSessionCapabilities(v)
         )
-
     v = o.state
     if v is not UNSET:
         d["state"] = None if v is None else _encode_StateUpdate(v)
-
     v = o.cwd
     if v is not UNSET:
         d["cwd"] = v
-
     v = o.additional_directories
     if v is not UNSET:
         d["additionalDirectories"] = None if v is None else list(v)
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -12575,29 +12365,24 @@ def _decode_SessionMessage(d: Any, strict: bool) -> SessionMessage:
 
 
 def _encode_SessionMessage(o: SessionMessage) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["messageId"] = o.message_id
-
+    d: dict[str, Any] = {
+        "messageId": o.message_id,
+    }
     v = o.sender_session_id
     if v is not UNSET:
         d["senderSessionId"] = None if v is None else v
-
     v = o.recipient_session_id
     if v is not UNSET:
         d["recipientSessionId"] = None if v is None else v
-
     v = o.sender_message_id
     if v is not UNSET:
         d["senderMessageId"] = None if v is None else v
-
     v = o.recipient_message_id
     if v is not UNSET:
         d["recipientMessageId"] = None if v is None else v
-
     v = o.content
     if v is not UNSET:
         d["content"] = None if v is None else [_encode_ContentBlock(x) for x in v]
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -12645,11 +12430,10 @@ def _decode_SessionMessageChunk(d: Any, strict: bool) -> SessionMessageChunk:
 
 
 def _encode_SessionMessageChunk(o: SessionMessageChunk) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["messageId"] = o.message_id
-
-    d["content"] = _encode_ContentBlock(o.content)
-
+    d: dict[str, Any] = {
+        "messageId": o.message_id,
+        "content": _encode_ContentBlock(o.content),
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -12691,9 +12475,9 @@ def _decode_CompleteElicitationNotification(
 def _encode_CompleteElicitationNotification(
     o: CompleteElicitationNotification,
 ) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["elicitationId"] = o.elicitation_id
-
+    d: dict[str, Any] = {
+        "elicitationId": o.elicitation_id,
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -12747,13 +12531,12 @@ def _decode_AuthStatusUpdateNotification(
 def _encode_AuthStatusUpdateNotification(
     o: AuthStatusUpdateNotification,
 ) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["state"] = o.state._value_ if type(o.state) is AuthState else o.state
-
+    d: dict[str, Any] = {
+        "state": (o.state._value_ if type(o.state) is AuthState else o.state),
+    }
     v = o.accounts
     if v is not UNSET:
         d["accounts"] = [_encode_AuthAccount(x) for x in v]
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -12807,11 +12590,10 @@ def _decode_ClientRequest(d: Any, strict: bool) -> ClientRequest:
 
 
 def _encode_ClientRequest(o: ClientRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["id"] = _encode_RequestId(o.id)
-
-    d["method"] = o.method
-
+    d: dict[str, Any] = {
+        "id": _encode_RequestId(o.id),
+        "method": o.method,
+    }
     v = o.params
     if v is not UNSET:
         d["params"] = v
@@ -12891,17 +12673,15 @@ def _decode_InitializeRequest(d: Any, strict: bool) -> InitializeRequest:
 
 
 def _encode_InitializeRequest(o: InitializeRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["protocolVersion"] = o.protocol_version
-
+    d: dict[str, Any] = {
+        "protocolVersion": o.protocol_version,
+    }
     v = o.client_capabilities
     if v is not UNSET:
         d["clientCapabilities"] = _encode_ClientCapabilities(v)
-
     v = o.client_info
     if v is not UNSET:
         d["clientInfo"] = None if v is None else _encode_Implementation(v)
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -13031,31 +12811,24 @@ def _encode_ClientCapabilities(o: ClientCapabilities) -> dict[str, Any]:
     v = o.fs
     if v is not UNSET:
         d["fs"] = _encode_FileSystemCapabilities(v)
-
     v = o.terminal
     if v is not UNSET:
         d["terminal"] = v
-
     v = o.session
     if v is not UNSET:
         d["session"] = None if v is None else _encode_ClientSessionCapabilities(v)
-
     v = o.subagents
     if v is not UNSET:
         d["subagents"] = None if v is None else _encode_SubagentCapabilities(v)
-
     v = o.plan
     if v is not UNSET:
         d["plan"] = None if v is None else _encode_PlanCapabilities(v)
-
     v = o.auth
     if v is not UNSET:
         d["auth"] = _encode_AuthCapabilities(v)
-
     v = o.elicitation
     if v is not UNSET:
         d["elicitation"] = None if v is None else _encode_ElicitationCapabilities(v)
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -13111,11 +12884,9 @@ def _encode_FileSystemCapabilities(o: FileSystemCapabilities) -> dict[str, Any]:
     v = o.read_text_file
     if v is not UNSET:
         d["readTextFile"] = v
-
     v = o.write_text_file
     if v is not UNSET:
         d["writeTextFile"] = v
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -13191,17 +12962,14 @@ def _encode_ClientSessionCapabilities(o: ClientSessionCapabilities) -> dict[str,
     v = o.compaction
     if v is not UNSET:
         d["compaction"] = None if v is None else _encode_CompactionCapabilities(v)
-
     v = o.config_options
     if v is not UNSET:
         d["configOptions"] = (
             None if v is None else _encode_SessionConfigOptionsCapabilities(v)
         )
-
     v = o.notices
     if v is not UNSET:
         d["notices"] = None if v is None else _encode_NoticeCapabilities(v)
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -13261,7 +13029,6 @@ def _encode_SessionConfigOptionsCapabilities(
     v = o.boolean
     if v is not UNSET:
         d["boolean"] = None if v is None else _encode_BooleanConfigOptionCapabilities(v)
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -13401,7 +13168,6 @@ def _encode_AuthCapabilities(o: AuthCapabilities) -> dict[str, Any]:
     v = o.terminal
     if v is not UNSET:
         d["terminal"] = v
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -13459,11 +13225,9 @@ def _encode_ElicitationCapabilities(o: ElicitationCapabilities) -> dict[str, Any
     v = o.form
     if v is not UNSET:
         d["form"] = None if v is None else _encode_ElicitationFormCapabilities(v)
-
     v = o.url
     if v is not UNSET:
         d["url"] = None if v is None else _encode_ElicitationUrlCapabilities(v)
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -13563,9 +13327,9 @@ def _decode_AuthenticateRequest(d: Any, strict: bool) -> AuthenticateRequest:
 
 
 def _encode_AuthenticateRequest(o: AuthenticateRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["methodId"] = o.method_id
-
+    d: dict[str, Any] = {
+        "methodId": o.method_id,
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -13663,17 +13427,16 @@ def _decode_SetProviderRequest(d: Any, strict: bool) -> SetProviderRequest:
 
 
 def _encode_SetProviderRequest(o: SetProviderRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["providerId"] = o.provider_id
-
-    d["apiType"] = o.api_type._value_ if type(o.api_type) is LlmProtocol else o.api_type
-
-    d["baseUrl"] = o.base_url
-
+    d: dict[str, Any] = {
+        "providerId": o.provider_id,
+        "apiType": (
+            o.api_type._value_ if type(o.api_type) is LlmProtocol else o.api_type
+        ),
+        "baseUrl": o.base_url,
+    }
     v = o.headers
     if v is not UNSET:
         d["headers"] = dict(v)
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -13711,9 +13474,9 @@ def _decode_DisableProviderRequest(d: Any, strict: bool) -> DisableProviderReque
 
 
 def _encode_DisableProviderRequest(o: DisableProviderRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["providerId"] = o.provider_id
-
+    d: dict[str, Any] = {
+        "providerId": o.provider_id,
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -13843,19 +13606,16 @@ def _decode_NewSessionRequest(d: Any, strict: bool) -> NewSessionRequest:
 
 
 def _encode_NewSessionRequest(o: NewSessionRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["cwd"] = o.cwd
-
+    d: dict[str, Any] = {
+        "cwd": o.cwd,
+        "mcpServers": [_encode_McpServer(x) for x in o.mcp_servers],
+    }
     v = o.additional_directories
     if v is not UNSET:
         d["additionalDirectories"] = list(v)
-
-    d["mcpServers"] = [_encode_McpServer(x) for x in o.mcp_servers]
-
     v = o.system_prompt
     if v is not UNSET:
         d["systemPrompt"] = None if v is None else _encode_SystemPrompt(v)
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -13917,13 +13677,12 @@ def _decode_HttpMcpServer(d: Any, strict: bool) -> HttpMcpServer:
 
 
 def _encode_HttpMcpServer(o: HttpMcpServer) -> dict[str, Any]:
-    d: dict[str, Any] = {"type": "http"}
-    d["name"] = o.name
-
-    d["url"] = o.url
-
-    d["headers"] = [_encode_HttpHeader(x) for x in o.headers]
-
+    d: dict[str, Any] = {
+        "type": "http",
+        "name": o.name,
+        "url": o.url,
+        "headers": [_encode_HttpHeader(x) for x in o.headers],
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -13985,13 +13744,12 @@ def _decode_SseMcpServer(d: Any, strict: bool) -> SseMcpServer:
 
 
 def _encode_SseMcpServer(o: SseMcpServer) -> dict[str, Any]:
-    d: dict[str, Any] = {"type": "sse"}
-    d["name"] = o.name
-
-    d["url"] = o.url
-
-    d["headers"] = [_encode_HttpHeader(x) for x in o.headers]
-
+    d: dict[str, Any] = {
+        "type": "sse",
+        "name": o.name,
+        "url": o.url,
+        "headers": [_encode_HttpHeader(x) for x in o.headers],
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -14041,11 +13799,11 @@ def _decode_AcpMcpServer(d: Any, strict: bool) -> AcpMcpServer:
 
 
 def _encode_AcpMcpServer(o: AcpMcpServer) -> dict[str, Any]:
-    d: dict[str, Any] = {"type": "acp"}
-    d["name"] = o.name
-
-    d["serverId"] = o.server_id
-
+    d: dict[str, Any] = {
+        "type": "acp",
+        "name": o.name,
+        "serverId": o.server_id,
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -14127,11 +13885,10 @@ def _decode_HttpHeader(d: Any, strict: bool) -> HttpHeader:
 
 
 def _encode_HttpHeader(o: HttpHeader) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["name"] = o.name
-
-    d["value"] = o.value
-
+    d: dict[str, Any] = {
+        "name": o.name,
+        "value": o.value,
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -14191,13 +13948,11 @@ def _decode_McpServerHttp(d: Any, strict: bool) -> McpServerHttp:
 
 
 def _encode_McpServerHttp(o: McpServerHttp) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["name"] = o.name
-
-    d["url"] = o.url
-
-    d["headers"] = [_encode_HttpHeader(x) for x in o.headers]
-
+    d: dict[str, Any] = {
+        "name": o.name,
+        "url": o.url,
+        "headers": [_encode_HttpHeader(x) for x in o.headers],
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -14257,13 +14012,11 @@ def _decode_McpServerSse(d: Any, strict: bool) -> McpServerSse:
 
 
 def _encode_McpServerSse(o: McpServerSse) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["name"] = o.name
-
-    d["url"] = o.url
-
-    d["headers"] = [_encode_HttpHeader(x) for x in o.headers]
-
+    d: dict[str, Any] = {
+        "name": o.name,
+        "url": o.url,
+        "headers": [_encode_HttpHeader(x) for x in o.headers],
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -14311,11 +14064,10 @@ def _decode_McpServerAcp(d: Any, strict: bool) -> McpServerAcp:
 
 
 def _encode_McpServerAcp(o: McpServerAcp) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["name"] = o.name
-
-    d["serverId"] = o.server_id
-
+    d: dict[str, Any] = {
+        "name": o.name,
+        "serverId": o.server_id,
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -14389,15 +14141,12 @@ def _decode_McpServerStdio(d: Any, strict: bool) -> McpServerStdio:
 
 
 def _encode_McpServerStdio(o: McpServerStdio) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["name"] = o.name
-
-    d["command"] = o.command
-
-    d["args"] = list(o.args)
-
-    d["env"] = [_encode_EnvVariable(x) for x in o.env]
-
+    d: dict[str, Any] = {
+        "name": o.name,
+        "command": o.command,
+        "args": list(o.args),
+        "env": [_encode_EnvVariable(x) for x in o.env],
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -14445,11 +14194,10 @@ def _decode_SystemPrompt(d: Any, strict: bool) -> SystemPrompt:
 
 
 def _encode_SystemPrompt(o: SystemPrompt) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["mode"] = o.mode._value_ if type(o.mode) is SystemPromptMode else o.mode
-
-    d["content"] = [_encode_ContentBlock(x) for x in o.content]
-
+    d: dict[str, Any] = {
+        "mode": (o.mode._value_ if type(o.mode) is SystemPromptMode else o.mode),
+        "content": [_encode_ContentBlock(x) for x in o.content],
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -14549,21 +14297,17 @@ def _decode_LoadSessionRequest(d: Any, strict: bool) -> LoadSessionRequest:
 
 
 def _encode_LoadSessionRequest(o: LoadSessionRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["mcpServers"] = [_encode_McpServer(x) for x in o.mcp_servers]
-
-    d["cwd"] = o.cwd
-
+    d: dict[str, Any] = {
+        "mcpServers": [_encode_McpServer(x) for x in o.mcp_servers],
+        "cwd": o.cwd,
+        "sessionId": o.session_id,
+    }
     v = o.additional_directories
     if v is not UNSET:
         d["additionalDirectories"] = list(v)
-
-    d["sessionId"] = o.session_id
-
     v = o.system_prompt
     if v is not UNSET:
         d["systemPrompt"] = None if v is None else _encode_SystemPrompt(v)
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -14625,17 +14369,14 @@ def _encode_ListSessionsRequest(o: ListSessionsRequest) -> dict[str, Any]:
     v = o.cwd
     if v is not UNSET:
         d["cwd"] = v
-
     v = o.cursor
     if v is not UNSET:
         d["cursor"] = v
-
     v = o.archived
     if v is not UNSET:
         d["archived"] = (
             None if v is None else (v._value_ if type(v) is SessionArchiveFilter else v)
         )
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -14689,9 +14430,9 @@ def _decode_DeleteSessionRequest(d: Any, strict: bool) -> DeleteSessionRequest:
 
 
 def _encode_DeleteSessionRequest(o: DeleteSessionRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["sessionId"] = o.session_id
-
+    d: dict[str, Any] = {
+        "sessionId": o.session_id,
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -14775,23 +14516,19 @@ def _decode_ForkSessionRequest(d: Any, strict: bool) -> ForkSessionRequest:
 
 
 def _encode_ForkSessionRequest(o: ForkSessionRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["sessionId"] = o.session_id
-
-    d["cwd"] = o.cwd
-
+    d: dict[str, Any] = {
+        "sessionId": o.session_id,
+        "cwd": o.cwd,
+    }
     v = o.additional_directories
     if v is not UNSET:
         d["additionalDirectories"] = list(v)
-
     v = o.mcp_servers
     if v is not UNSET:
         d["mcpServers"] = [_encode_McpServer(x) for x in v]
-
     v = o.system_prompt
     if v is not UNSET:
         d["systemPrompt"] = None if v is None else _encode_SystemPrompt(v)
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -14829,9 +14566,9 @@ def _decode_ArchiveSessionRequest(d: Any, strict: bool) -> ArchiveSessionRequest
 
 
 def _encode_ArchiveSessionRequest(o: ArchiveSessionRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["sessionId"] = o.session_id
-
+    d: dict[str, Any] = {
+        "sessionId": o.session_id,
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -14869,9 +14606,9 @@ def _decode_UnarchiveSessionRequest(d: Any, strict: bool) -> UnarchiveSessionReq
 
 
 def _encode_UnarchiveSessionRequest(o: UnarchiveSessionRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["sessionId"] = o.session_id
-
+    d: dict[str, Any] = {
+        "sessionId": o.session_id,
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -14909,9 +14646,9 @@ def _decode_SessionStatusRequest(d: Any, strict: bool) -> SessionStatusRequest:
 
 
 def _encode_SessionStatusRequest(o: SessionStatusRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["sessionId"] = o.session_id
-
+    d: dict[str, Any] = {
+        "sessionId": o.session_id,
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -14959,11 +14696,10 @@ def _decode_SetSessionTitleRequest(d: Any, strict: bool) -> SetSessionTitleReque
 
 
 def _encode_SetSessionTitleRequest(o: SetSessionTitleRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["sessionId"] = o.session_id
-
-    d["title"] = o.title
-
+    d: dict[str, Any] = {
+        "sessionId": o.session_id,
+        "title": o.title,
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -15047,23 +14783,19 @@ def _decode_ResumeSessionRequest(d: Any, strict: bool) -> ResumeSessionRequest:
 
 
 def _encode_ResumeSessionRequest(o: ResumeSessionRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["sessionId"] = o.session_id
-
-    d["cwd"] = o.cwd
-
+    d: dict[str, Any] = {
+        "sessionId": o.session_id,
+        "cwd": o.cwd,
+    }
     v = o.additional_directories
     if v is not UNSET:
         d["additionalDirectories"] = list(v)
-
     v = o.mcp_servers
     if v is not UNSET:
         d["mcpServers"] = [_encode_McpServer(x) for x in v]
-
     v = o.system_prompt
     if v is not UNSET:
         d["systemPrompt"] = None if v is None else _encode_SystemPrompt(v)
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -15101,9 +14833,9 @@ def _decode_CloseSessionRequest(d: Any, strict: bool) -> CloseSessionRequest:
 
 
 def _encode_CloseSessionRequest(o: CloseSessionRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["sessionId"] = o.session_id
-
+    d: dict[str, Any] = {
+        "sessionId": o.session_id,
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -15151,11 +14883,10 @@ def _decode_SetSessionModeRequest(d: Any, strict: bool) -> SetSessionModeRequest
 
 
 def _encode_SetSessionModeRequest(o: SetSessionModeRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["sessionId"] = o.session_id
-
-    d["modeId"] = o.mode_id
-
+    d: dict[str, Any] = {
+        "sessionId": o.session_id,
+        "modeId": o.mode_id,
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -15219,16 +14950,15 @@ def _decode_BooleanSetSessionConfigOptionRequest(
 def _encode_BooleanSetSessionConfigOptionRequest(
     o: BooleanSetSessionConfigOptionRequest,
 ) -> dict[str, Any]:
-    d: dict[str, Any] = {"type": "boolean"}
-    d["sessionId"] = o.session_id
-
-    d["configId"] = o.config_id
-
+    d: dict[str, Any] = {
+        "type": "boolean",
+        "sessionId": o.session_id,
+        "configId": o.config_id,
+        "value": o.value,
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
-
-    d["value"] = o.value
 
     return d
 
@@ -15287,16 +15017,14 @@ def _decode_ValueIdSetSessionConfigOptionRequest(
 def _encode_ValueIdSetSessionConfigOptionRequest(
     o: ValueIdSetSessionConfigOptionRequest,
 ) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["sessionId"] = o.session_id
-
-    d["configId"] = o.config_id
-
+    d: dict[str, Any] = {
+        "sessionId": o.session_id,
+        "configId": o.config_id,
+        "value": o.value,
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
-
-    d["value"] = o.value
 
     return d
 
@@ -15377,11 +15105,10 @@ def _decode_PromptRequest(d: Any, strict: bool) -> PromptRequest:
 
 
 def _encode_PromptRequest(o: PromptRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["sessionId"] = o.session_id
-
-    d["prompt"] = [_encode_ContentBlock(x) for x in o.prompt]
-
+    d: dict[str, Any] = {
+        "sessionId": o.session_id,
+        "prompt": [_encode_ContentBlock(x) for x in o.prompt],
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -15455,9 +15182,9 @@ def _decode_ReadTextFileResponse(d: Any, strict: bool) -> ReadTextFileResponse:
 
 
 def _encode_ReadTextFileResponse(o: ReadTextFileResponse) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["content"] = o.content
-
+    d: dict[str, Any] = {
+        "content": o.content,
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -15497,9 +15224,9 @@ def _decode_RequestPermissionResponse(
 
 
 def _encode_RequestPermissionResponse(o: RequestPermissionResponse) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["outcome"] = _encode_RequestPermissionOutcome(o.outcome)
-
+    d: dict[str, Any] = {
+        "outcome": _encode_RequestPermissionOutcome(o.outcome),
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -15521,7 +15248,10 @@ def _decode_CancelledRequestPermissionOutcome(
 def _encode_CancelledRequestPermissionOutcome(
     o: CancelledRequestPermissionOutcome,
 ) -> dict[str, Any]:
-    d: dict[str, Any] = {"outcome": "cancelled"}
+    d: dict[str, Any] = {
+        "outcome": "cancelled",
+    }
+
     return d
 
 
@@ -15561,9 +15291,10 @@ def _decode_SelectedRequestPermissionOutcome(
 def _encode_SelectedRequestPermissionOutcome(
     o: SelectedRequestPermissionOutcome,
 ) -> dict[str, Any]:
-    d: dict[str, Any] = {"outcome": "selected"}
-    d["optionId"] = o.option_id
-
+    d: dict[str, Any] = {
+        "outcome": "selected",
+        "optionId": o.option_id,
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -15633,9 +15364,9 @@ def _decode_SelectedPermissionOutcome(
 
 
 def _encode_SelectedPermissionOutcome(o: SelectedPermissionOutcome) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["optionId"] = o.option_id
-
+    d: dict[str, Any] = {
+        "optionId": o.option_id,
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -15673,9 +15404,9 @@ def _decode_CreateTerminalResponse(d: Any, strict: bool) -> CreateTerminalRespon
 
 
 def _encode_CreateTerminalResponse(o: CreateTerminalResponse) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["terminalId"] = o.terminal_id
-
+    d: dict[str, Any] = {
+        "terminalId": o.terminal_id,
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -15735,15 +15466,13 @@ def _decode_TerminalOutputResponse(d: Any, strict: bool) -> TerminalOutputRespon
 
 
 def _encode_TerminalOutputResponse(o: TerminalOutputResponse) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["output"] = o.output
-
-    d["truncated"] = o.truncated
-
+    d: dict[str, Any] = {
+        "output": o.output,
+        "truncated": o.truncated,
+    }
     v = o.exit_status
     if v is not UNSET:
         d["exitStatus"] = None if v is None else _encode_TerminalExitStatus(v)
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -15803,11 +15532,9 @@ def _encode_TerminalExitStatus(o: TerminalExitStatus) -> dict[str, Any]:
     v = o.exit_code
     if v is not UNSET:
         d["exitCode"] = v
-
     v = o.signal
     if v is not UNSET:
         d["signal"] = v
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -15899,11 +15626,9 @@ def _encode_WaitForTerminalExitResponse(
     v = o.exit_code
     if v is not UNSET:
         d["exitCode"] = v
-
     v = o.signal
     if v is not UNSET:
         d["signal"] = v
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -15979,11 +15704,12 @@ def _decode_AcceptCreateElicitationResponse(
 def _encode_AcceptCreateElicitationResponse(
     o: AcceptCreateElicitationResponse,
 ) -> dict[str, Any]:
-    d: dict[str, Any] = {"action": "accept"}
+    d: dict[str, Any] = {
+        "action": "accept",
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
-
     v = o.content
     if v is not UNSET:
         d["content"] = (
@@ -16021,7 +15747,9 @@ def _decode_DeclineCreateElicitationResponse(
 def _encode_DeclineCreateElicitationResponse(
     o: DeclineCreateElicitationResponse,
 ) -> dict[str, Any]:
-    d: dict[str, Any] = {"action": "decline"}
+    d: dict[str, Any] = {
+        "action": "decline",
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -16055,7 +15783,9 @@ def _decode_CancelCreateElicitationResponse(
 def _encode_CancelCreateElicitationResponse(
     o: CancelCreateElicitationResponse,
 ) -> dict[str, Any]:
-    d: dict[str, Any] = {"action": "cancel"}
+    d: dict[str, Any] = {
+        "action": "cancel",
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -16091,12 +15821,15 @@ def _decode_OtherCreateElicitationResponse(
 def _encode_OtherCreateElicitationResponse(
     o: OtherCreateElicitationResponse,
 ) -> dict[str, Any]:
-    d: dict[str, Any] = {"action": o.action}
-    d.update(o.extra)
+    d: dict[str, Any] = {
+        "action": o.action,
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
 
+    for key, value in o.extra.items():
+        d.setdefault(key, value)
     return d
 
 
@@ -16242,11 +15975,10 @@ def _decode_McpError(d: Any, strict: bool) -> McpError:
 
 
 def _encode_McpError(o: McpError) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["code"] = o.code
-
-    d["message"] = o.message
-
+    d: dict[str, Any] = {
+        "code": o.code,
+        "message": o.message,
+    }
     v = o.data
     if v is not UNSET:
         d["data"] = v
@@ -16282,9 +16014,9 @@ def _decode_ClientNotification(d: Any, strict: bool) -> ClientNotification:
 
 
 def _encode_ClientNotification(o: ClientNotification) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["method"] = o.method
-
+    d: dict[str, Any] = {
+        "method": o.method,
+    }
     v = o.params
     if v is not UNSET:
         d["params"] = v
@@ -16322,9 +16054,9 @@ def _decode_CancelNotification(d: Any, strict: bool) -> CancelNotification:
 
 
 def _encode_CancelNotification(o: CancelNotification) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["sessionId"] = o.session_id
-
+    d: dict[str, Any] = {
+        "sessionId": o.session_id,
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -16392,17 +16124,14 @@ def _decode_MessageMcpNotification(d: Any, strict: bool) -> MessageMcpNotificati
 
 
 def _encode_MessageMcpNotification(o: MessageMcpNotification) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["serverId"] = o.server_id
-
-    d["requestId"] = o.request_id
-
-    d["method"] = o.method
-
+    d: dict[str, Any] = {
+        "serverId": o.server_id,
+        "requestId": o.request_id,
+        "method": o.method,
+    }
     v = o.params
     if v is not UNSET:
         d["params"] = None if v is None else dict(v)
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -16442,9 +16171,9 @@ def _decode_CancelRequestNotification(
 
 
 def _encode_CancelRequestNotification(o: CancelRequestNotification) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["requestId"] = _encode_RequestId(o.request_id)
-
+    d: dict[str, Any] = {
+        "requestId": _encode_RequestId(o.request_id),
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -16490,11 +16219,10 @@ def _decode_ProxyRequest(d: Any, strict: bool) -> ProxyRequest:
 
 
 def _encode_ProxyRequest(o: ProxyRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["id"] = _encode_RequestId(o.id)
-
-    d["method"] = o.method
-
+    d: dict[str, Any] = {
+        "id": _encode_RequestId(o.id),
+        "method": o.method,
+    }
     v = o.params
     if v is not UNSET:
         d["params"] = v
@@ -16550,13 +16278,12 @@ def _decode_ProxySuccessorRequest(d: Any, strict: bool) -> ProxySuccessorRequest
 
 
 def _encode_ProxySuccessorRequest(o: ProxySuccessorRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["method"] = o.method
-
+    d: dict[str, Any] = {
+        "method": o.method,
+    }
     v = o.params
     if v is not UNSET:
         d["params"] = v
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -16616,9 +16343,9 @@ def _decode_ProxyNotification(d: Any, strict: bool) -> ProxyNotification:
 
 
 def _encode_ProxyNotification(o: ProxyNotification) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["method"] = o.method
-
+    d: dict[str, Any] = {
+        "method": o.method,
+    }
     v = o.params
     if v is not UNSET:
         d["params"] = v
@@ -16668,13 +16395,12 @@ def _decode_ProxySuccessorNotification(
 
 
 def _encode_ProxySuccessorNotification(o: ProxySuccessorNotification) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["method"] = o.method
-
+    d: dict[str, Any] = {
+        "method": o.method,
+    }
     v = o.params
     if v is not UNSET:
         d["params"] = v
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)

@@ -167,11 +167,10 @@ def _decode_AgentRequest(d: Any, strict: bool) -> AgentRequest:
 
 
 def _encode_AgentRequest(o: AgentRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["id"] = _encode_RequestId(o.id)
-
-    d["method"] = o.method
-
+    d: dict[str, Any] = {
+        "id": _encode_RequestId(o.id),
+        "method": o.method,
+    }
     v = o.params
     if v is not UNSET:
         d["params"] = v
@@ -275,21 +274,17 @@ def _decode_RequestPermissionRequest(d: Any, strict: bool) -> RequestPermissionR
 
 
 def _encode_RequestPermissionRequest(o: RequestPermissionRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["sessionId"] = o.session_id
-
-    d["title"] = o.title
-
+    d: dict[str, Any] = {
+        "sessionId": o.session_id,
+        "title": o.title,
+        "options": [_encode_PermissionOption(x) for x in o.options],
+    }
     v = o.description
     if v is not UNSET:
         d["description"] = v
-
     v = o.subject
     if v is not UNSET:
         d["subject"] = None if v is None else _encode_RequestPermissionSubject(v)
-
-    d["options"] = [_encode_PermissionOption(x) for x in o.options]
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -341,9 +336,10 @@ def _decode_ToolCallRequestPermissionSubject(
 def _encode_ToolCallRequestPermissionSubject(
     o: ToolCallRequestPermissionSubject,
 ) -> dict[str, Any]:
-    d: dict[str, Any] = {"type": "tool_call"}
-    d["toolCall"] = _encode_ToolCallUpdate(o.tool_call)
-
+    d: dict[str, Any] = {
+        "type": "tool_call",
+        "toolCall": _encode_ToolCallUpdate(o.tool_call),
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -425,19 +421,17 @@ def _decode_CommandRequestPermissionSubject(
 def _encode_CommandRequestPermissionSubject(
     o: CommandRequestPermissionSubject,
 ) -> dict[str, Any]:
-    d: dict[str, Any] = {"type": "command"}
-    d["command"] = o.command
-
-    d["cwd"] = o.cwd
-
+    d: dict[str, Any] = {
+        "type": "command",
+        "command": o.command,
+        "cwd": o.cwd,
+    }
     v = o.tool_call_id
     if v is not UNSET:
         d["toolCallId"] = None if v is None else v
-
     v = o.terminal_id
     if v is not UNSET:
         d["terminalId"] = None if v is None else v
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -461,8 +455,12 @@ def _decode_OtherRequestPermissionSubject(
 def _encode_OtherRequestPermissionSubject(
     o: OtherRequestPermissionSubject,
 ) -> dict[str, Any]:
-    d: dict[str, Any] = {"type": o.type}
-    d.update(o.extra)
+    d: dict[str, Any] = {
+        "type": o.type,
+    }
+
+    for key, value in o.extra.items():
+        d.setdefault(key, value)
     return d
 
 
@@ -644,47 +642,38 @@ def _decode_ToolCallUpdate(d: Any, strict: bool) -> ToolCallUpdate:
 
 
 def _encode_ToolCallUpdate(o: ToolCallUpdate) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["toolCallId"] = o.tool_call_id
-
+    d: dict[str, Any] = {
+        "toolCallId": o.tool_call_id,
+    }
     v = o.name
     if v is not UNSET:
         d["name"] = v
-
     v = o.title
     if v is not UNSET:
         d["title"] = v
-
     v = o.kind
     if v is not UNSET:
         d["kind"] = None if v is None else (v._value_ if type(v) is ToolKind else v)
-
     v = o.status
     if v is not UNSET:
         d["status"] = (
             None if v is None else (v._value_ if type(v) is ToolCallStatus else v)
         )
-
     v = o.content
     if v is not UNSET:
         d["content"] = None if v is None else [_encode_ToolCallContent(x) for x in v]
-
     v = o.locations
     if v is not UNSET:
         d["locations"] = None if v is None else [_encode_ToolCallLocation(x) for x in v]
-
     v = o.raw_input
     if v is not UNSET:
         d["rawInput"] = v
-
     v = o.raw_output
     if v is not UNSET:
         d["rawOutput"] = v
-
     v = o.capabilities
     if v is not UNSET:
         d["capabilities"] = None if v is None else _encode_ToolCallCapabilities(v)
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -764,9 +753,10 @@ def _decode_ContentToolCallContent(d: Any, strict: bool) -> ContentToolCallConte
 
 
 def _encode_ContentToolCallContent(o: ContentToolCallContent) -> dict[str, Any]:
-    d: dict[str, Any] = {"type": "content"}
-    d["content"] = _encode_ContentBlock(o.content)
-
+    d: dict[str, Any] = {
+        "type": "content",
+        "content": _encode_ContentBlock(o.content),
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -818,13 +808,13 @@ def _decode_DiffToolCallContent(d: Any, strict: bool) -> DiffToolCallContent:
 
 
 def _encode_DiffToolCallContent(o: DiffToolCallContent) -> dict[str, Any]:
-    d: dict[str, Any] = {"type": "diff"}
-    d["changes"] = [_encode_DiffChange(x) for x in o.changes]
-
+    d: dict[str, Any] = {
+        "type": "diff",
+        "changes": [_encode_DiffChange(x) for x in o.changes],
+    }
     v = o.patch
     if v is not UNSET:
         d["patch"] = None if v is None else _encode_DiffPatch(v)
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -864,9 +854,10 @@ def _decode_TerminalToolCallContent(d: Any, strict: bool) -> TerminalToolCallCon
 
 
 def _encode_TerminalToolCallContent(o: TerminalToolCallContent) -> dict[str, Any]:
-    d: dict[str, Any] = {"type": "terminal"}
-    d["terminalId"] = o.terminal_id
-
+    d: dict[str, Any] = {
+        "type": "terminal",
+        "terminalId": o.terminal_id,
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -886,8 +877,12 @@ def _decode_OtherToolCallContent(d: Any, strict: bool) -> OtherToolCallContent:
 
 
 def _encode_OtherToolCallContent(o: OtherToolCallContent) -> dict[str, Any]:
-    d: dict[str, Any] = {"type": o.type}
-    d.update(o.extra)
+    d: dict[str, Any] = {
+        "type": o.type,
+    }
+
+    for key, value in o.extra.items():
+        d.setdefault(key, value)
     return d
 
 
@@ -966,13 +961,13 @@ def _decode_TextContentBlock(d: Any, strict: bool) -> TextContentBlock:
 
 
 def _encode_TextContentBlock(o: TextContentBlock) -> dict[str, Any]:
-    d: dict[str, Any] = {"type": "text"}
-    d["text"] = o.text
-
+    d: dict[str, Any] = {
+        "type": "text",
+        "text": o.text,
+    }
     v = o.annotations
     if v is not UNSET:
         d["annotations"] = None if v is None else _encode_Annotations(v)
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -1046,19 +1041,17 @@ def _decode_ImageContentBlock(d: Any, strict: bool) -> ImageContentBlock:
 
 
 def _encode_ImageContentBlock(o: ImageContentBlock) -> dict[str, Any]:
-    d: dict[str, Any] = {"type": "image"}
-    d["data"] = o.data
-
-    d["mimeType"] = o.mime_type
-
+    d: dict[str, Any] = {
+        "type": "image",
+        "data": o.data,
+        "mimeType": o.mime_type,
+    }
     v = o.uri
     if v is not UNSET:
         d["uri"] = v
-
     v = o.annotations
     if v is not UNSET:
         d["annotations"] = None if v is None else _encode_Annotations(v)
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -1120,15 +1113,14 @@ def _decode_AudioContentBlock(d: Any, strict: bool) -> AudioContentBlock:
 
 
 def _encode_AudioContentBlock(o: AudioContentBlock) -> dict[str, Any]:
-    d: dict[str, Any] = {"type": "audio"}
-    d["data"] = o.data
-
-    d["mimeType"] = o.mime_type
-
+    d: dict[str, Any] = {
+        "type": "audio",
+        "data": o.data,
+        "mimeType": o.mime_type,
+    }
     v = o.annotations
     if v is not UNSET:
         d["annotations"] = None if v is None else _encode_Annotations(v)
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -1262,35 +1254,29 @@ def _decode_ResourceLinkContentBlock(d: Any, strict: bool) -> ResourceLinkConten
 
 
 def _encode_ResourceLinkContentBlock(o: ResourceLinkContentBlock) -> dict[str, Any]:
-    d: dict[str, Any] = {"type": "resource_link"}
-    d["name"] = o.name
-
-    d["uri"] = o.uri
-
+    d: dict[str, Any] = {
+        "type": "resource_link",
+        "name": o.name,
+        "uri": o.uri,
+    }
     v = o.title
     if v is not UNSET:
         d["title"] = v
-
     v = o.description
     if v is not UNSET:
         d["description"] = v
-
     v = o.icons
     if v is not UNSET:
         d["icons"] = None if v is None else [_encode_Icon(x) for x in v]
-
     v = o.mime_type
     if v is not UNSET:
         d["mimeType"] = None if v is None else v
-
     v = o.size
     if v is not UNSET:
         d["size"] = v
-
     v = o.annotations
     if v is not UNSET:
         d["annotations"] = None if v is None else _encode_Annotations(v)
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -1342,13 +1328,13 @@ def _decode_ResourceContentBlock(d: Any, strict: bool) -> ResourceContentBlock:
 
 
 def _encode_ResourceContentBlock(o: ResourceContentBlock) -> dict[str, Any]:
-    d: dict[str, Any] = {"type": "resource"}
-    d["resource"] = _encode_EmbeddedResourceResource(o.resource)
-
+    d: dict[str, Any] = {
+        "type": "resource",
+        "resource": _encode_EmbeddedResourceResource(o.resource),
+    }
     v = o.annotations
     if v is not UNSET:
         d["annotations"] = None if v is None else _encode_Annotations(v)
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -1368,8 +1354,12 @@ def _decode_OtherContentBlock(d: Any, strict: bool) -> OtherContentBlock:
 
 
 def _encode_OtherContentBlock(o: OtherContentBlock) -> dict[str, Any]:
-    d: dict[str, Any] = {"type": o.type}
-    d.update(o.extra)
+    d: dict[str, Any] = {
+        "type": o.type,
+    }
+
+    for key, value in o.extra.items():
+        d.setdefault(key, value)
     return d
 
 
@@ -1472,15 +1462,12 @@ def _encode_Annotations(o: Annotations) -> dict[str, Any]:
         d["audience"] = (
             None if v is None else [(x._value_ if type(x) is Role else x) for x in v]
         )
-
     v = o.last_modified
     if v is not UNSET:
         d["lastModified"] = v
-
     v = o.priority
     if v is not UNSET:
         d["priority"] = v
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -1546,13 +1533,12 @@ def _decode_TextContent(d: Any, strict: bool) -> TextContent:
 
 
 def _encode_TextContent(o: TextContent) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["text"] = o.text
-
+    d: dict[str, Any] = {
+        "text": o.text,
+    }
     v = o.annotations
     if v is not UNSET:
         d["annotations"] = None if v is None else _encode_Annotations(v)
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -1632,19 +1618,16 @@ def _decode_ImageContent(d: Any, strict: bool) -> ImageContent:
 
 
 def _encode_ImageContent(o: ImageContent) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["data"] = o.data
-
-    d["mimeType"] = o.mime_type
-
+    d: dict[str, Any] = {
+        "data": o.data,
+        "mimeType": o.mime_type,
+    }
     v = o.uri
     if v is not UNSET:
         d["uri"] = v
-
     v = o.annotations
     if v is not UNSET:
         d["annotations"] = None if v is None else _encode_Annotations(v)
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -1704,15 +1687,13 @@ def _decode_AudioContent(d: Any, strict: bool) -> AudioContent:
 
 
 def _encode_AudioContent(o: AudioContent) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["data"] = o.data
-
-    d["mimeType"] = o.mime_type
-
+    d: dict[str, Any] = {
+        "data": o.data,
+        "mimeType": o.mime_type,
+    }
     v = o.annotations
     if v is not UNSET:
         d["annotations"] = None if v is None else _encode_Annotations(v)
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -1792,21 +1773,18 @@ def _decode_Icon(d: Any, strict: bool) -> Icon:
 
 
 def _encode_Icon(o: Icon) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["src"] = o.src
-
+    d: dict[str, Any] = {
+        "src": o.src,
+    }
     v = o.mime_type
     if v is not UNSET:
         d["mimeType"] = None if v is None else v
-
     v = o.sizes
     if v is not UNSET:
         d["sizes"] = None if v is None else list(v)
-
     v = o.theme
     if v is not UNSET:
         d["theme"] = None if v is None else (v._value_ if type(v) is IconTheme else v)
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -1954,35 +1932,28 @@ def _decode_ResourceLink(d: Any, strict: bool) -> ResourceLink:
 
 
 def _encode_ResourceLink(o: ResourceLink) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["name"] = o.name
-
-    d["uri"] = o.uri
-
+    d: dict[str, Any] = {
+        "name": o.name,
+        "uri": o.uri,
+    }
     v = o.title
     if v is not UNSET:
         d["title"] = v
-
     v = o.description
     if v is not UNSET:
         d["description"] = v
-
     v = o.icons
     if v is not UNSET:
         d["icons"] = None if v is None else [_encode_Icon(x) for x in v]
-
     v = o.mime_type
     if v is not UNSET:
         d["mimeType"] = None if v is None else v
-
     v = o.size
     if v is not UNSET:
         d["size"] = v
-
     v = o.annotations
     if v is not UNSET:
         d["annotations"] = None if v is None else _encode_Annotations(v)
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -2069,15 +2040,13 @@ def _decode_TextResourceContents(d: Any, strict: bool) -> TextResourceContents:
 
 
 def _encode_TextResourceContents(o: TextResourceContents) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["text"] = o.text
-
-    d["uri"] = o.uri
-
+    d: dict[str, Any] = {
+        "text": o.text,
+        "uri": o.uri,
+    }
     v = o.mime_type
     if v is not UNSET:
         d["mimeType"] = None if v is None else v
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -2137,15 +2106,13 @@ def _decode_BlobResourceContents(d: Any, strict: bool) -> BlobResourceContents:
 
 
 def _encode_BlobResourceContents(o: BlobResourceContents) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["blob"] = o.blob
-
-    d["uri"] = o.uri
-
+    d: dict[str, Any] = {
+        "blob": o.blob,
+        "uri": o.uri,
+    }
     v = o.mime_type
     if v is not UNSET:
         d["mimeType"] = None if v is None else v
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -2195,13 +2162,12 @@ def _decode_EmbeddedResource(d: Any, strict: bool) -> EmbeddedResource:
 
 
 def _encode_EmbeddedResource(o: EmbeddedResource) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["resource"] = _encode_EmbeddedResourceResource(o.resource)
-
+    d: dict[str, Any] = {
+        "resource": _encode_EmbeddedResourceResource(o.resource),
+    }
     v = o.annotations
     if v is not UNSET:
         d["annotations"] = None if v is None else _encode_Annotations(v)
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -2239,9 +2205,9 @@ def _decode_Content(d: Any, strict: bool) -> Content:
 
 
 def _encode_Content(o: Content) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["content"] = _encode_ContentBlock(o.content)
-
+    d: dict[str, Any] = {
+        "content": _encode_ContentBlock(o.content),
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -2305,22 +2271,21 @@ def _decode_AddDiffChange(d: Any, strict: bool) -> AddDiffChange:
 
 
 def _encode_AddDiffChange(o: AddDiffChange) -> dict[str, Any]:
-    d: dict[str, Any] = {"operation": "add"}
+    d: dict[str, Any] = {
+        "operation": "add",
+        "path": o.path,
+    }
     v = o.file_type
     if v is not UNSET:
         d["fileType"] = (
             None if v is None else (v._value_ if type(v) is DiffFileType else v)
         )
-
     v = o.mime_type
     if v is not UNSET:
         d["mimeType"] = None if v is None else v
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
-
-    d["path"] = o.path
 
     return d
 
@@ -2381,22 +2346,21 @@ def _decode_DeleteDiffChange(d: Any, strict: bool) -> DeleteDiffChange:
 
 
 def _encode_DeleteDiffChange(o: DeleteDiffChange) -> dict[str, Any]:
-    d: dict[str, Any] = {"operation": "delete"}
+    d: dict[str, Any] = {
+        "operation": "delete",
+        "path": o.path,
+    }
     v = o.file_type
     if v is not UNSET:
         d["fileType"] = (
             None if v is None else (v._value_ if type(v) is DiffFileType else v)
         )
-
     v = o.mime_type
     if v is not UNSET:
         d["mimeType"] = None if v is None else v
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
-
-    d["path"] = o.path
 
     return d
 
@@ -2457,22 +2421,21 @@ def _decode_ModifyDiffChange(d: Any, strict: bool) -> ModifyDiffChange:
 
 
 def _encode_ModifyDiffChange(o: ModifyDiffChange) -> dict[str, Any]:
-    d: dict[str, Any] = {"operation": "modify"}
+    d: dict[str, Any] = {
+        "operation": "modify",
+        "path": o.path,
+    }
     v = o.file_type
     if v is not UNSET:
         d["fileType"] = (
             None if v is None else (v._value_ if type(v) is DiffFileType else v)
         )
-
     v = o.mime_type
     if v is not UNSET:
         d["mimeType"] = None if v is None else v
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
-
-    d["path"] = o.path
 
     return d
 
@@ -2543,24 +2506,22 @@ def _decode_MoveDiffChange(d: Any, strict: bool) -> MoveDiffChange:
 
 
 def _encode_MoveDiffChange(o: MoveDiffChange) -> dict[str, Any]:
-    d: dict[str, Any] = {"operation": "move"}
+    d: dict[str, Any] = {
+        "operation": "move",
+        "oldPath": o.old_path,
+        "path": o.path,
+    }
     v = o.file_type
     if v is not UNSET:
         d["fileType"] = (
             None if v is None else (v._value_ if type(v) is DiffFileType else v)
         )
-
     v = o.mime_type
     if v is not UNSET:
         d["mimeType"] = None if v is None else v
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
-
-    d["oldPath"] = o.old_path
-
-    d["path"] = o.path
 
     return d
 
@@ -2631,24 +2592,22 @@ def _decode_CopyDiffChange(d: Any, strict: bool) -> CopyDiffChange:
 
 
 def _encode_CopyDiffChange(o: CopyDiffChange) -> dict[str, Any]:
-    d: dict[str, Any] = {"operation": "copy"}
+    d: dict[str, Any] = {
+        "operation": "copy",
+        "oldPath": o.old_path,
+        "path": o.path,
+    }
     v = o.file_type
     if v is not UNSET:
         d["fileType"] = (
             None if v is None else (v._value_ if type(v) is DiffFileType else v)
         )
-
     v = o.mime_type
     if v is not UNSET:
         d["mimeType"] = None if v is None else v
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
-
-    d["oldPath"] = o.old_path
-
-    d["path"] = o.path
 
     return d
 
@@ -2705,22 +2664,23 @@ def _decode_OtherDiffChange(d: Any, strict: bool) -> OtherDiffChange:
 
 
 def _encode_OtherDiffChange(o: OtherDiffChange) -> dict[str, Any]:
-    d: dict[str, Any] = {"operation": o.operation}
-    d.update(o.extra)
+    d: dict[str, Any] = {
+        "operation": o.operation,
+    }
     v = o.file_type
     if v is not UNSET:
         d["fileType"] = (
             None if v is None else (v._value_ if type(v) is DiffFileType else v)
         )
-
     v = o.mime_type
     if v is not UNSET:
         d["mimeType"] = None if v is None else v
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
 
+    for key, value in o.extra.items():
+        d.setdefault(key, value)
     return d
 
 
@@ -2797,8 +2757,9 @@ def _decode_DiffPathChange(d: Any, strict: bool) -> DiffPathChange:
 
 
 def _encode_DiffPathChange(o: DiffPathChange) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["path"] = o.path
+    d: dict[str, Any] = {
+        "path": o.path,
+    }
 
     return d
 
@@ -2831,10 +2792,10 @@ def _decode_DiffPathPairChange(d: Any, strict: bool) -> DiffPathPairChange:
 
 
 def _encode_DiffPathPairChange(o: DiffPathPairChange) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["oldPath"] = o.old_path
-
-    d["path"] = o.path
+    d: dict[str, Any] = {
+        "oldPath": o.old_path,
+        "path": o.path,
+    }
 
     return d
 
@@ -2879,11 +2840,10 @@ def _decode_DiffPatch(d: Any, strict: bool) -> DiffPatch:
 
 
 def _encode_DiffPatch(o: DiffPatch) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["format"] = o.format._value_ if type(o.format) is DiffPatchFormat else o.format
-
-    d["text"] = o.text
-
+    d: dict[str, Any] = {
+        "format": (o.format._value_ if type(o.format) is DiffPatchFormat else o.format),
+        "text": o.text,
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -2949,13 +2909,12 @@ def _decode_Diff(d: Any, strict: bool) -> Diff:
 
 
 def _encode_Diff(o: Diff) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["changes"] = [_encode_DiffChange(x) for x in o.changes]
-
+    d: dict[str, Any] = {
+        "changes": [_encode_DiffChange(x) for x in o.changes],
+    }
     v = o.patch
     if v is not UNSET:
         d["patch"] = None if v is None else _encode_DiffPatch(v)
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -3001,9 +2960,9 @@ def _decode_Terminal(d: Any, strict: bool) -> Terminal:
 
 
 def _encode_Terminal(o: Terminal) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["terminalId"] = o.terminal_id
-
+    d: dict[str, Any] = {
+        "terminalId": o.terminal_id,
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -3057,13 +3016,12 @@ def _decode_ToolCallLocation(d: Any, strict: bool) -> ToolCallLocation:
 
 
 def _encode_ToolCallLocation(o: ToolCallLocation) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["path"] = o.path
-
+    d: dict[str, Any] = {
+        "path": o.path,
+    }
     v = o.line
     if v is not UNSET:
         d["line"] = v
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -3109,7 +3067,6 @@ def _encode_ToolCallCapabilities(o: ToolCallCapabilities) -> dict[str, Any]:
     v = o.cancel
     if v is not UNSET:
         d["cancel"] = None if v is None else _encode_ToolCallCancelCapabilities(v)
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -3179,9 +3136,9 @@ def _decode_ToolCallPermissionSubject(
 
 
 def _encode_ToolCallPermissionSubject(o: ToolCallPermissionSubject) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["toolCall"] = _encode_ToolCallUpdate(o.tool_call)
-
+    d: dict[str, Any] = {
+        "toolCall": _encode_ToolCallUpdate(o.tool_call),
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -3257,19 +3214,16 @@ def _decode_CommandPermissionSubject(d: Any, strict: bool) -> CommandPermissionS
 
 
 def _encode_CommandPermissionSubject(o: CommandPermissionSubject) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["command"] = o.command
-
-    d["cwd"] = o.cwd
-
+    d: dict[str, Any] = {
+        "command": o.command,
+        "cwd": o.cwd,
+    }
     v = o.tool_call_id
     if v is not UNSET:
         d["toolCallId"] = None if v is None else v
-
     v = o.terminal_id
     if v is not UNSET:
         d["terminalId"] = None if v is None else v
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -3327,13 +3281,11 @@ def _decode_PermissionOption(d: Any, strict: bool) -> PermissionOption:
 
 
 def _encode_PermissionOption(o: PermissionOption) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["optionId"] = o.option_id
-
-    d["name"] = o.name
-
-    d["kind"] = o.kind._value_ if type(o.kind) is PermissionOptionKind else o.kind
-
+    d: dict[str, Any] = {
+        "optionId": o.option_id,
+        "name": o.name,
+        "kind": (o.kind._value_ if type(o.kind) is PermissionOptionKind else o.kind),
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -3405,9 +3357,9 @@ def _decode_ElicitationSessionScope(d: Any, strict: bool) -> ElicitationSessionS
 
 
 def _encode_ElicitationSessionScope(o: ElicitationSessionScope) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["sessionId"] = o.session_id
-
+    d: dict[str, Any] = {
+        "sessionId": o.session_id,
+    }
     v = o.tool_call_id
     if v is not UNSET:
         d["toolCallId"] = None if v is None else v
@@ -3433,8 +3385,9 @@ def _decode_ElicitationRequestScope(d: Any, strict: bool) -> ElicitationRequestS
 
 
 def _encode_ElicitationRequestScope(o: ElicitationRequestScope) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["requestId"] = _encode_RequestId(o.request_id)
+    d: dict[str, Any] = {
+        "requestId": _encode_RequestId(o.request_id),
+    }
 
     return d
 
@@ -3521,25 +3474,21 @@ def _decode_ElicitationSchema(d: Any, strict: bool) -> ElicitationSchema:
 
 
 def _encode_ElicitationSchema(o: ElicitationSchema) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["type"] = o.type._value_ if type(o.type) is ElicitationSchemaType else o.type
-
+    d: dict[str, Any] = {
+        "type": (o.type._value_ if type(o.type) is ElicitationSchemaType else o.type),
+        "properties": {
+            k: _encode_ElicitationPropertySchema(x) for k, x in o.properties.items()
+        },
+    }
     v = o.title
     if v is not UNSET:
         d["title"] = v
-
-    d["properties"] = {
-        k: _encode_ElicitationPropertySchema(x) for k, x in o.properties.items()
-    }
-
     v = o.required
     if v is not UNSET:
         d["required"] = None if v is None else list(v)
-
     v = o.description
     if v is not UNSET:
         d["description"] = v
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -3706,45 +3655,38 @@ def _decode_StringElicitationPropertySchema(
 def _encode_StringElicitationPropertySchema(
     o: StringElicitationPropertySchema,
 ) -> dict[str, Any]:
-    d: dict[str, Any] = {"type": "string"}
+    d: dict[str, Any] = {
+        "type": "string",
+    }
     v = o.title
     if v is not UNSET:
         d["title"] = v
-
     v = o.description
     if v is not UNSET:
         d["description"] = v
-
     v = o.min_length
     if v is not UNSET:
         d["minLength"] = v
-
     v = o.max_length
     if v is not UNSET:
         d["maxLength"] = v
-
     v = o.pattern
     if v is not UNSET:
         d["pattern"] = v
-
     v = o.format
     if v is not UNSET:
         d["format"] = (
             None if v is None else (v._value_ if type(v) is StringFormat else v)
         )
-
     v = o.default
     if v is not UNSET:
         d["default"] = v
-
     v = o.enum
     if v is not UNSET:
         d["enum"] = None if v is None else list(v)
-
     v = o.one_of
     if v is not UNSET:
         d["oneOf"] = None if v is None else [_encode_EnumOption(x) for x in v]
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -3836,27 +3778,24 @@ def _decode_NumberElicitationPropertySchema(
 def _encode_NumberElicitationPropertySchema(
     o: NumberElicitationPropertySchema,
 ) -> dict[str, Any]:
-    d: dict[str, Any] = {"type": "number"}
+    d: dict[str, Any] = {
+        "type": "number",
+    }
     v = o.title
     if v is not UNSET:
         d["title"] = v
-
     v = o.description
     if v is not UNSET:
         d["description"] = v
-
     v = o.minimum
     if v is not UNSET:
         d["minimum"] = v
-
     v = o.maximum
     if v is not UNSET:
         d["maximum"] = v
-
     v = o.default
     if v is not UNSET:
         d["default"] = v
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -3972,27 +3911,24 @@ def _decode_IntegerElicitationPropertySchema(
 def _encode_IntegerElicitationPropertySchema(
     o: IntegerElicitationPropertySchema,
 ) -> dict[str, Any]:
-    d: dict[str, Any] = {"type": "integer"}
+    d: dict[str, Any] = {
+        "type": "integer",
+    }
     v = o.title
     if v is not UNSET:
         d["title"] = v
-
     v = o.description
     if v is not UNSET:
         d["description"] = v
-
     v = o.minimum
     if v is not UNSET:
         d["minimum"] = v
-
     v = o.maximum
     if v is not UNSET:
         d["maximum"] = v
-
     v = o.default
     if v is not UNSET:
         d["default"] = v
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -4064,19 +4000,18 @@ def _decode_BooleanElicitationPropertySchema(
 def _encode_BooleanElicitationPropertySchema(
     o: BooleanElicitationPropertySchema,
 ) -> dict[str, Any]:
-    d: dict[str, Any] = {"type": "boolean"}
+    d: dict[str, Any] = {
+        "type": "boolean",
+    }
     v = o.title
     if v is not UNSET:
         d["title"] = v
-
     v = o.description
     if v is not UNSET:
         d["description"] = v
-
     v = o.default
     if v is not UNSET:
         d["default"] = v
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -4200,29 +4135,25 @@ def _decode_ArrayElicitationPropertySchema(
 def _encode_ArrayElicitationPropertySchema(
     o: ArrayElicitationPropertySchema,
 ) -> dict[str, Any]:
-    d: dict[str, Any] = {"type": "array"}
+    d: dict[str, Any] = {
+        "type": "array",
+        "items": _encode_MultiSelectItems(o.items),
+    }
     v = o.title
     if v is not UNSET:
         d["title"] = v
-
     v = o.description
     if v is not UNSET:
         d["description"] = v
-
     v = o.min_items
     if v is not UNSET:
         d["minItems"] = v
-
     v = o.max_items
     if v is not UNSET:
         d["maxItems"] = v
-
-    d["items"] = _encode_MultiSelectItems(o.items)
-
     v = o.default
     if v is not UNSET:
         d["default"] = None if v is None else list(v)
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -4246,8 +4177,12 @@ def _decode_OtherElicitationPropertySchema(
 def _encode_OtherElicitationPropertySchema(
     o: OtherElicitationPropertySchema,
 ) -> dict[str, Any]:
-    d: dict[str, Any] = {"type": o.type}
-    d.update(o.extra)
+    d: dict[str, Any] = {
+        "type": o.type,
+    }
+
+    for key, value in o.extra.items():
+        d.setdefault(key, value)
     return d
 
 
@@ -4356,15 +4291,13 @@ def _decode_EnumOption(d: Any, strict: bool) -> EnumOption:
 
 
 def _encode_EnumOption(o: EnumOption) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["const"] = o.const
-
-    d["title"] = o.title
-
+    d: dict[str, Any] = {
+        "const": o.const,
+        "title": o.title,
+    }
     v = o.description
     if v is not UNSET:
         d["description"] = v
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -4513,41 +4446,32 @@ def _encode_StringPropertySchema(o: StringPropertySchema) -> dict[str, Any]:
     v = o.title
     if v is not UNSET:
         d["title"] = v
-
     v = o.description
     if v is not UNSET:
         d["description"] = v
-
     v = o.min_length
     if v is not UNSET:
         d["minLength"] = v
-
     v = o.max_length
     if v is not UNSET:
         d["maxLength"] = v
-
     v = o.pattern
     if v is not UNSET:
         d["pattern"] = v
-
     v = o.format
     if v is not UNSET:
         d["format"] = (
             None if v is None else (v._value_ if type(v) is StringFormat else v)
         )
-
     v = o.default
     if v is not UNSET:
         d["default"] = v
-
     v = o.enum
     if v is not UNSET:
         d["enum"] = None if v is None else list(v)
-
     v = o.one_of
     if v is not UNSET:
         d["oneOf"] = None if v is None else [_encode_EnumOption(x) for x in v]
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -4637,23 +4561,18 @@ def _encode_NumberPropertySchema(o: NumberPropertySchema) -> dict[str, Any]:
     v = o.title
     if v is not UNSET:
         d["title"] = v
-
     v = o.description
     if v is not UNSET:
         d["description"] = v
-
     v = o.minimum
     if v is not UNSET:
         d["minimum"] = v
-
     v = o.maximum
     if v is not UNSET:
         d["maximum"] = v
-
     v = o.default
     if v is not UNSET:
         d["default"] = v
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -4767,23 +4686,18 @@ def _encode_IntegerPropertySchema(o: IntegerPropertySchema) -> dict[str, Any]:
     v = o.title
     if v is not UNSET:
         d["title"] = v
-
     v = o.description
     if v is not UNSET:
         d["description"] = v
-
     v = o.minimum
     if v is not UNSET:
         d["minimum"] = v
-
     v = o.maximum
     if v is not UNSET:
         d["maximum"] = v
-
     v = o.default
     if v is not UNSET:
         d["default"] = v
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -4853,15 +4767,12 @@ def _encode_BooleanPropertySchema(o: BooleanPropertySchema) -> dict[str, Any]:
     v = o.title
     if v is not UNSET:
         d["title"] = v
-
     v = o.description
     if v is not UNSET:
         d["description"] = v
-
     v = o.default
     if v is not UNSET:
         d["default"] = v
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -4903,9 +4814,10 @@ def _decode_MultiSelectItemsString(d: Any, strict: bool) -> MultiSelectItemsStri
 
 
 def _encode_MultiSelectItemsString(o: MultiSelectItemsString) -> dict[str, Any]:
-    d: dict[str, Any] = {"type": "string"}
-    d["enum"] = list(o.enum)
-
+    d: dict[str, Any] = {
+        "type": "string",
+        "enum": list(o.enum),
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -4925,8 +4837,12 @@ def _decode_OtherMultiSelectItems(d: Any, strict: bool) -> OtherMultiSelectItems
 
 
 def _encode_OtherMultiSelectItems(o: OtherMultiSelectItems) -> dict[str, Any]:
-    d: dict[str, Any] = {"type": o.type}
-    d.update(o.extra)
+    d: dict[str, Any] = {
+        "type": o.type,
+    }
+
+    for key, value in o.extra.items():
+        d.setdefault(key, value)
     return d
 
 
@@ -4996,9 +4912,9 @@ def _decode_StringMultiSelectItems(d: Any, strict: bool) -> StringMultiSelectIte
 
 
 def _encode_StringMultiSelectItems(o: StringMultiSelectItems) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["enum"] = list(o.enum)
-
+    d: dict[str, Any] = {
+        "enum": list(o.enum),
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -5036,9 +4952,9 @@ def _decode_TitledMultiSelectItems(d: Any, strict: bool) -> TitledMultiSelectIte
 
 
 def _encode_TitledMultiSelectItems(o: TitledMultiSelectItems) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["anyOf"] = [_encode_EnumOption(x) for x in o.any_of]
-
+    d: dict[str, Any] = {
+        "anyOf": [_encode_EnumOption(x) for x in o.any_of],
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -5158,29 +5074,24 @@ def _decode_MultiSelectPropertySchema(
 
 
 def _encode_MultiSelectPropertySchema(o: MultiSelectPropertySchema) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    d: dict[str, Any] = {
+        "items": _encode_MultiSelectItems(o.items),
+    }
     v = o.title
     if v is not UNSET:
         d["title"] = v
-
     v = o.description
     if v is not UNSET:
         d["description"] = v
-
     v = o.min_items
     if v is not UNSET:
         d["minItems"] = v
-
     v = o.max_items
     if v is not UNSET:
         d["maxItems"] = v
-
-    d["items"] = _encode_MultiSelectItems(o.items)
-
     v = o.default
     if v is not UNSET:
         d["default"] = None if v is None else list(v)
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -5292,19 +5203,16 @@ def _decode_InitializeResponse(d: Any, strict: bool) -> InitializeResponse:
 
 
 def _encode_InitializeResponse(o: InitializeResponse) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["protocolVersion"] = o.protocol_version
-
-    d["info"] = _encode_Implementation(o.info)
-
+    d: dict[str, Any] = {
+        "protocolVersion": o.protocol_version,
+        "info": _encode_Implementation(o.info),
+    }
     v = o.capabilities
     if v is not UNSET:
         d["capabilities"] = _encode_AgentCapabilities(v)
-
     v = o.auth_methods
     if v is not UNSET:
         d["authMethods"] = [_encode_AuthMethod(x) for x in v]
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -5372,15 +5280,13 @@ def _decode_Implementation(d: Any, strict: bool) -> Implementation:
 
 
 def _encode_Implementation(o: Implementation) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["name"] = o.name
-
+    d: dict[str, Any] = {
+        "name": o.name,
+        "version": o.version,
+    }
     v = o.title
     if v is not UNSET:
         d["title"] = v
-
-    d["version"] = o.version
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -5436,11 +5342,9 @@ def _encode_AgentCapabilities(o: AgentCapabilities) -> dict[str, Any]:
     v = o.session
     if v is not UNSET:
         d["session"] = None if v is None else _encode_SessionCapabilities(v)
-
     v = o.auth
     if v is not UNSET:
         d["auth"] = None if v is None else _encode_AgentAuthCapabilities(v)
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -5526,21 +5430,17 @@ def _encode_SessionCapabilities(o: SessionCapabilities) -> dict[str, Any]:
     v = o.prompt
     if v is not UNSET:
         d["prompt"] = None if v is None else _encode_PromptCapabilities(v)
-
     v = o.mcp
     if v is not UNSET:
         d["mcp"] = None if v is None else _encode_McpCapabilities(v)
-
     v = o.delete
     if v is not UNSET:
         d["delete"] = None if v is None else _encode_SessionDeleteCapabilities(v)
-
     v = o.additional_directories
     if v is not UNSET:
         d["additionalDirectories"] = (
             None if v is None else _encode_SessionAdditionalDirectoriesCapabilities(v)
         )
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -5612,17 +5512,14 @@ def _encode_PromptCapabilities(o: PromptCapabilities) -> dict[str, Any]:
     v = o.image
     if v is not UNSET:
         d["image"] = None if v is None else _encode_PromptImageCapabilities(v)
-
     v = o.audio
     if v is not UNSET:
         d["audio"] = None if v is None else _encode_PromptAudioCapabilities(v)
-
     v = o.embedded_context
     if v is not UNSET:
         d["embeddedContext"] = (
             None if v is None else _encode_PromptEmbeddedContextCapabilities(v)
         )
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -5766,11 +5663,9 @@ def _encode_McpCapabilities(o: McpCapabilities) -> dict[str, Any]:
     v = o.stdio
     if v is not UNSET:
         d["stdio"] = None if v is None else _encode_McpStdioCapabilities(v)
-
     v = o.http
     if v is not UNSET:
         d["http"] = None if v is None else _encode_McpHttpCapabilities(v)
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -6006,23 +5901,20 @@ def _decode_TerminalAuthMethod(d: Any, strict: bool) -> TerminalAuthMethod:
 
 
 def _encode_TerminalAuthMethod(o: TerminalAuthMethod) -> dict[str, Any]:
-    d: dict[str, Any] = {"type": "terminal"}
-    d["methodId"] = o.method_id
-
-    d["name"] = o.name
-
+    d: dict[str, Any] = {
+        "type": "terminal",
+        "methodId": o.method_id,
+        "name": o.name,
+    }
     v = o.description
     if v is not UNSET:
         d["description"] = v
-
     v = o.args
     if v is not UNSET:
         d["args"] = list(v)
-
     v = o.env
     if v is not UNSET:
         d["env"] = [_encode_EnvVariable(x) for x in v]
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -6086,15 +5978,14 @@ def _decode_AgentAuthMethod(d: Any, strict: bool) -> AgentAuthMethod:
 
 
 def _encode_AgentAuthMethod(o: AgentAuthMethod) -> dict[str, Any]:
-    d: dict[str, Any] = {"type": "agent"}
-    d["methodId"] = o.method_id
-
-    d["name"] = o.name
-
+    d: dict[str, Any] = {
+        "type": "agent",
+        "methodId": o.method_id,
+        "name": o.name,
+    }
     v = o.description
     if v is not UNSET:
         d["description"] = v
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -6134,12 +6025,14 @@ def _decode_OtherAuthMethod(d: Any, strict: bool) -> OtherAuthMethod:
 
 
 def _encode_OtherAuthMethod(o: OtherAuthMethod) -> dict[str, Any]:
-    d: dict[str, Any] = {"type": o.type}
-    d.update(o.extra)
-    d["methodId"] = o.method_id
+    d: dict[str, Any] = {
+        "type": o.type,
+        "methodId": o.method_id,
+        "name": o.name,
+    }
 
-    d["name"] = o.name
-
+    for key, value in o.extra.items():
+        d.setdefault(key, value)
     return d
 
 
@@ -6219,11 +6112,10 @@ def _decode_EnvVariable(d: Any, strict: bool) -> EnvVariable:
 
 
 def _encode_EnvVariable(o: EnvVariable) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["name"] = o.name
-
-    d["value"] = o.value
-
+    d: dict[str, Any] = {
+        "name": o.name,
+        "value": o.value,
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -6311,23 +6203,19 @@ def _decode_AuthMethodTerminal(d: Any, strict: bool) -> AuthMethodTerminal:
 
 
 def _encode_AuthMethodTerminal(o: AuthMethodTerminal) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["methodId"] = o.method_id
-
-    d["name"] = o.name
-
+    d: dict[str, Any] = {
+        "methodId": o.method_id,
+        "name": o.name,
+    }
     v = o.description
     if v is not UNSET:
         d["description"] = v
-
     v = o.args
     if v is not UNSET:
         d["args"] = list(v)
-
     v = o.env
     if v is not UNSET:
         d["env"] = [_encode_EnvVariable(x) for x in v]
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -6389,15 +6277,13 @@ def _decode_AuthMethodAgent(d: Any, strict: bool) -> AuthMethodAgent:
 
 
 def _encode_AuthMethodAgent(o: AuthMethodAgent) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["methodId"] = o.method_id
-
-    d["name"] = o.name
-
+    d: dict[str, Any] = {
+        "methodId": o.method_id,
+        "name": o.name,
+    }
     v = o.description
     if v is not UNSET:
         d["description"] = v
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -6519,17 +6405,15 @@ def _decode_NewSessionResponse(d: Any, strict: bool) -> NewSessionResponse:
 
 
 def _encode_NewSessionResponse(o: NewSessionResponse) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["sessionId"] = o.session_id
-
+    d: dict[str, Any] = {
+        "sessionId": o.session_id,
+    }
     v = o.config_options
     if v is not UNSET:
         d["configOptions"] = [_encode_SessionConfigOption(x) for x in v]
-
     v = o.available_commands
     if v is not UNSET:
         d["availableCommands"] = [_encode_AvailableCommand(x) for x in v]
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -6629,15 +6513,16 @@ def _decode_SelectSessionConfigOption(
 
 
 def _encode_SelectSessionConfigOption(o: SelectSessionConfigOption) -> dict[str, Any]:
-    d: dict[str, Any] = {"type": "select"}
-    d["configId"] = o.config_id
-
-    d["name"] = o.name
-
+    d: dict[str, Any] = {
+        "type": "select",
+        "configId": o.config_id,
+        "name": o.name,
+        "currentValue": o.current_value,
+        "options": _encode_SessionConfigSelectOptions(o.options),
+    }
     v = o.description
     if v is not UNSET:
         d["description"] = v
-
     v = o.category
     if v is not UNSET:
         d["category"] = (
@@ -6645,14 +6530,9 @@ def _encode_SelectSessionConfigOption(o: SelectSessionConfigOption) -> dict[str,
             if v is None
             else (v._value_ if type(v) is SessionConfigOptionCategory else v)
         )
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
-
-    d["currentValue"] = o.current_value
-
-    d["options"] = _encode_SessionConfigSelectOptions(o.options)
 
     return d
 
@@ -6739,15 +6619,15 @@ def _decode_BooleanSessionConfigOption(
 
 
 def _encode_BooleanSessionConfigOption(o: BooleanSessionConfigOption) -> dict[str, Any]:
-    d: dict[str, Any] = {"type": "boolean"}
-    d["configId"] = o.config_id
-
-    d["name"] = o.name
-
+    d: dict[str, Any] = {
+        "type": "boolean",
+        "configId": o.config_id,
+        "name": o.name,
+        "currentValue": o.current_value,
+    }
     v = o.description
     if v is not UNSET:
         d["description"] = v
-
     v = o.category
     if v is not UNSET:
         d["category"] = (
@@ -6755,12 +6635,9 @@ def _encode_BooleanSessionConfigOption(o: BooleanSessionConfigOption) -> dict[st
             if v is None
             else (v._value_ if type(v) is SessionConfigOptionCategory else v)
         )
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
-
-    d["currentValue"] = o.current_value
 
     return d
 
@@ -6841,16 +6718,14 @@ def _decode_OtherSessionConfigOption(d: Any, strict: bool) -> OtherSessionConfig
 
 
 def _encode_OtherSessionConfigOption(o: OtherSessionConfigOption) -> dict[str, Any]:
-    d: dict[str, Any] = {"type": o.type}
-    d.update(o.extra)
-    d["configId"] = o.config_id
-
-    d["name"] = o.name
-
+    d: dict[str, Any] = {
+        "type": o.type,
+        "configId": o.config_id,
+        "name": o.name,
+    }
     v = o.description
     if v is not UNSET:
         d["description"] = v
-
     v = o.category
     if v is not UNSET:
         d["category"] = (
@@ -6858,11 +6733,12 @@ def _encode_OtherSessionConfigOption(o: OtherSessionConfigOption) -> dict[str, A
             if v is None
             else (v._value_ if type(v) is SessionConfigOptionCategory else v)
         )
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
 
+    for key, value in o.extra.items():
+        d.setdefault(key, value)
     return d
 
 
@@ -7005,15 +6881,13 @@ def _decode_SessionConfigSelectOption(
 
 
 def _encode_SessionConfigSelectOption(o: SessionConfigSelectOption) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["value"] = o.value
-
-    d["name"] = o.name
-
+    d: dict[str, Any] = {
+        "value": o.value,
+        "name": o.name,
+    }
     v = o.description
     if v is not UNSET:
         d["description"] = v
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -7075,13 +6949,11 @@ def _decode_SessionConfigSelectGroup(d: Any, strict: bool) -> SessionConfigSelec
 
 
 def _encode_SessionConfigSelectGroup(o: SessionConfigSelectGroup) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["groupId"] = o.group_id
-
-    d["name"] = o.name
-
-    d["options"] = [_encode_SessionConfigSelectOption(x) for x in o.options]
-
+    d: dict[str, Any] = {
+        "groupId": o.group_id,
+        "name": o.name,
+        "options": [_encode_SessionConfigSelectOption(x) for x in o.options],
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -7125,10 +6997,10 @@ def _decode_SessionConfigSelect(d: Any, strict: bool) -> SessionConfigSelect:
 
 
 def _encode_SessionConfigSelect(o: SessionConfigSelect) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["currentValue"] = o.current_value
-
-    d["options"] = _encode_SessionConfigSelectOptions(o.options)
+    d: dict[str, Any] = {
+        "currentValue": o.current_value,
+        "options": _encode_SessionConfigSelectOptions(o.options),
+    }
 
     return d
 
@@ -7151,8 +7023,9 @@ def _decode_SessionConfigBoolean(d: Any, strict: bool) -> SessionConfigBoolean:
 
 
 def _encode_SessionConfigBoolean(o: SessionConfigBoolean) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["currentValue"] = o.current_value
+    d: dict[str, Any] = {
+        "currentValue": o.current_value,
+    }
 
     return d
 
@@ -7211,15 +7084,14 @@ def _decode_CommandAvailableCommand(d: Any, strict: bool) -> CommandAvailableCom
 
 
 def _encode_CommandAvailableCommand(o: CommandAvailableCommand) -> dict[str, Any]:
-    d: dict[str, Any] = {"type": "command"}
-    d["name"] = o.name
-
-    d["description"] = o.description
-
+    d: dict[str, Any] = {
+        "type": "command",
+        "name": o.name,
+        "description": o.description,
+    }
     v = o.input
     if v is not UNSET:
         d["input"] = None if v is None else _encode_AvailableCommandInput(v)
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -7259,12 +7131,14 @@ def _decode_OtherAvailableCommand(d: Any, strict: bool) -> OtherAvailableCommand
 
 
 def _encode_OtherAvailableCommand(o: OtherAvailableCommand) -> dict[str, Any]:
-    d: dict[str, Any] = {"type": o.type}
-    d.update(o.extra)
-    d["name"] = o.name
+    d: dict[str, Any] = {
+        "type": o.type,
+        "name": o.name,
+        "description": o.description,
+    }
 
-    d["description"] = o.description
-
+    for key, value in o.extra.items():
+        d.setdefault(key, value)
     return d
 
 
@@ -7331,9 +7205,10 @@ def _decode_TextAvailableCommandInput(
 
 
 def _encode_TextAvailableCommandInput(o: TextAvailableCommandInput) -> dict[str, Any]:
-    d: dict[str, Any] = {"type": "text"}
-    d["hint"] = o.hint
-
+    d: dict[str, Any] = {
+        "type": "text",
+        "hint": o.hint,
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -7355,8 +7230,12 @@ def _decode_OtherAvailableCommandInput(
 
 
 def _encode_OtherAvailableCommandInput(o: OtherAvailableCommandInput) -> dict[str, Any]:
-    d: dict[str, Any] = {"type": o.type}
-    d.update(o.extra)
+    d: dict[str, Any] = {
+        "type": o.type,
+    }
+
+    for key, value in o.extra.items():
+        d.setdefault(key, value)
     return d
 
 
@@ -7419,9 +7298,9 @@ def _decode_TextCommandInput(d: Any, strict: bool) -> TextCommandInput:
 
 
 def _encode_TextCommandInput(o: TextCommandInput) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["hint"] = o.hint
-
+    d: dict[str, Any] = {
+        "hint": o.hint,
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -7481,15 +7360,13 @@ def _decode_Command(d: Any, strict: bool) -> Command:
 
 
 def _encode_Command(o: Command) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["name"] = o.name
-
-    d["description"] = o.description
-
+    d: dict[str, Any] = {
+        "name": o.name,
+        "description": o.description,
+    }
     v = o.input
     if v is not UNSET:
         d["input"] = None if v is None else _encode_AvailableCommandInput(v)
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -7541,13 +7418,12 @@ def _decode_ListSessionsResponse(d: Any, strict: bool) -> ListSessionsResponse:
 
 
 def _encode_ListSessionsResponse(o: ListSessionsResponse) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["sessions"] = [_encode_SessionInfo(x) for x in o.sessions]
-
+    d: dict[str, Any] = {
+        "sessions": [_encode_SessionInfo(x) for x in o.sessions],
+    }
     v = o.next_cursor
     if v is not UNSET:
         d["nextCursor"] = None if v is None else v
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -7633,23 +7509,19 @@ def _decode_SessionInfo(d: Any, strict: bool) -> SessionInfo:
 
 
 def _encode_SessionInfo(o: SessionInfo) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["sessionId"] = o.session_id
-
-    d["cwd"] = o.cwd
-
+    d: dict[str, Any] = {
+        "sessionId": o.session_id,
+        "cwd": o.cwd,
+    }
     v = o.additional_directories
     if v is not UNSET:
         d["additionalDirectories"] = [x for x in v]
-
     v = o.title
     if v is not UNSET:
         d["title"] = v
-
     v = o.updated_at
     if v is not UNSET:
         d["updatedAt"] = v
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -7745,11 +7617,9 @@ def _encode_ResumeSessionResponse(o: ResumeSessionResponse) -> dict[str, Any]:
     v = o.config_options
     if v is not UNSET:
         d["configOptions"] = [_encode_SessionConfigOption(x) for x in v]
-
     v = o.available_commands
     if v is not UNSET:
         d["availableCommands"] = [_encode_AvailableCommand(x) for x in v]
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -7877,9 +7747,9 @@ def _decode_SetSessionConfigOptionResponse(
 def _encode_SetSessionConfigOptionResponse(
     o: SetSessionConfigOptionResponse,
 ) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["configOptions"] = [_encode_SessionConfigOption(x) for x in o.config_options]
-
+    d: dict[str, Any] = {
+        "configOptions": [_encode_SessionConfigOption(x) for x in o.config_options],
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -7917,9 +7787,9 @@ def _decode_PromptResponse(d: Any, strict: bool) -> PromptResponse:
 
 
 def _encode_PromptResponse(o: PromptResponse) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["messageId"] = o.message_id
-
+    d: dict[str, Any] = {
+        "messageId": o.message_id,
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -7983,11 +7853,10 @@ def _decode_Error(d: Any, strict: bool) -> Error:
 
 
 def _encode_Error(o: Error) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["code"] = o.code._value_ if type(o.code) is ErrorCode else o.code
-
-    d["message"] = o.message
-
+    d: dict[str, Any] = {
+        "code": (o.code._value_ if type(o.code) is ErrorCode else o.code),
+        "message": o.message,
+    }
     v = o.data
     if v is not UNSET:
         d["data"] = None if v is None else _encode_ErrorData(v)
@@ -8070,11 +7939,10 @@ def _decode_UnsupportedProtocolVersionErrorData(
 def _encode_UnsupportedProtocolVersionErrorData(
     o: UnsupportedProtocolVersionErrorData,
 ) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["requested"] = o.requested
-
-    d["supported"] = [x for x in o.supported]
-
+    d: dict[str, Any] = {
+        "requested": o.requested,
+        "supported": [x for x in o.supported],
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -8112,9 +7980,9 @@ def _decode_SessionNotFoundErrorData(d: Any, strict: bool) -> SessionNotFoundErr
 
 
 def _encode_SessionNotFoundErrorData(o: SessionNotFoundErrorData) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["sessionId"] = o.session_id
-
+    d: dict[str, Any] = {
+        "sessionId": o.session_id,
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -8150,9 +8018,9 @@ def _decode_AgentNotification(d: Any, strict: bool) -> AgentNotification:
 
 
 def _encode_AgentNotification(o: AgentNotification) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["method"] = o.method
-
+    d: dict[str, Any] = {
+        "method": o.method,
+    }
     v = o.params
     if v is not UNSET:
         d["params"] = v
@@ -8202,11 +8070,10 @@ def _decode_UpdateSessionNotification(
 
 
 def _encode_UpdateSessionNotification(o: UpdateSessionNotification) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["sessionId"] = o.session_id
-
-    d["update"] = _encode_SessionUpdate(o.update)
-
+    d: dict[str, Any] = {
+        "sessionId": o.session_id,
+        "update": _encode_SessionUpdate(o.update),
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -8260,11 +8127,11 @@ def _decode_UserMessageChunkSessionUpdate(
 def _encode_UserMessageChunkSessionUpdate(
     o: UserMessageChunkSessionUpdate,
 ) -> dict[str, Any]:
-    d: dict[str, Any] = {"sessionUpdate": "user_message_chunk"}
-    d["messageId"] = o.message_id
-
-    d["content"] = _encode_ContentBlock(o.content)
-
+    d: dict[str, Any] = {
+        "sessionUpdate": "user_message_chunk",
+        "messageId": o.message_id,
+        "content": _encode_ContentBlock(o.content),
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -8320,13 +8187,13 @@ def _decode_UserMessageSessionUpdate(d: Any, strict: bool) -> UserMessageSession
 
 
 def _encode_UserMessageSessionUpdate(o: UserMessageSessionUpdate) -> dict[str, Any]:
-    d: dict[str, Any] = {"sessionUpdate": "user_message"}
-    d["messageId"] = o.message_id
-
+    d: dict[str, Any] = {
+        "sessionUpdate": "user_message",
+        "messageId": o.message_id,
+    }
     v = o.content
     if v is not UNSET:
         d["content"] = None if v is None else [_encode_ContentBlock(x) for x in v]
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -8380,11 +8247,11 @@ def _decode_AgentMessageChunkSessionUpdate(
 def _encode_AgentMessageChunkSessionUpdate(
     o: AgentMessageChunkSessionUpdate,
 ) -> dict[str, Any]:
-    d: dict[str, Any] = {"sessionUpdate": "agent_message_chunk"}
-    d["messageId"] = o.message_id
-
-    d["content"] = _encode_ContentBlock(o.content)
-
+    d: dict[str, Any] = {
+        "sessionUpdate": "agent_message_chunk",
+        "messageId": o.message_id,
+        "content": _encode_ContentBlock(o.content),
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -8442,13 +8309,13 @@ def _decode_AgentMessageSessionUpdate(
 
 
 def _encode_AgentMessageSessionUpdate(o: AgentMessageSessionUpdate) -> dict[str, Any]:
-    d: dict[str, Any] = {"sessionUpdate": "agent_message"}
-    d["messageId"] = o.message_id
-
+    d: dict[str, Any] = {
+        "sessionUpdate": "agent_message",
+        "messageId": o.message_id,
+    }
     v = o.content
     if v is not UNSET:
         d["content"] = None if v is None else [_encode_ContentBlock(x) for x in v]
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -8502,11 +8369,11 @@ def _decode_AgentThoughtChunkSessionUpdate(
 def _encode_AgentThoughtChunkSessionUpdate(
     o: AgentThoughtChunkSessionUpdate,
 ) -> dict[str, Any]:
-    d: dict[str, Any] = {"sessionUpdate": "agent_thought_chunk"}
-    d["messageId"] = o.message_id
-
-    d["content"] = _encode_ContentBlock(o.content)
-
+    d: dict[str, Any] = {
+        "sessionUpdate": "agent_thought_chunk",
+        "messageId": o.message_id,
+        "content": _encode_ContentBlock(o.content),
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -8564,13 +8431,13 @@ def _decode_AgentThoughtSessionUpdate(
 
 
 def _encode_AgentThoughtSessionUpdate(o: AgentThoughtSessionUpdate) -> dict[str, Any]:
-    d: dict[str, Any] = {"sessionUpdate": "agent_thought"}
-    d["messageId"] = o.message_id
-
+    d: dict[str, Any] = {
+        "sessionUpdate": "agent_thought",
+        "messageId": o.message_id,
+    }
     v = o.content
     if v is not UNSET:
         d["content"] = None if v is None else [_encode_ContentBlock(x) for x in v]
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -8589,7 +8456,10 @@ def _decode_StateUpdateSessionUpdate(d: Any, strict: bool) -> StateUpdateSession
 
 
 def _encode_StateUpdateSessionUpdate(o: StateUpdateSessionUpdate) -> dict[str, Any]:
-    d: dict[str, Any] = {"sessionUpdate": "state_update"}
+    d: dict[str, Any] = {
+        "sessionUpdate": "state_update",
+    }
+
     d.update(_encode_StateUpdate(o.value))
     return d
 
@@ -8640,11 +8510,11 @@ def _decode_ToolCallContentChunkSessionUpdate(
 def _encode_ToolCallContentChunkSessionUpdate(
     o: ToolCallContentChunkSessionUpdate,
 ) -> dict[str, Any]:
-    d: dict[str, Any] = {"sessionUpdate": "tool_call_content_chunk"}
-    d["toolCallId"] = o.tool_call_id
-
-    d["content"] = _encode_ToolCallContent(o.content)
-
+    d: dict[str, Any] = {
+        "sessionUpdate": "tool_call_content_chunk",
+        "toolCallId": o.tool_call_id,
+        "content": _encode_ToolCallContent(o.content),
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -8806,47 +8676,39 @@ def _decode_ToolCallUpdateSessionUpdate(
 def _encode_ToolCallUpdateSessionUpdate(
     o: ToolCallUpdateSessionUpdate,
 ) -> dict[str, Any]:
-    d: dict[str, Any] = {"sessionUpdate": "tool_call_update"}
-    d["toolCallId"] = o.tool_call_id
-
+    d: dict[str, Any] = {
+        "sessionUpdate": "tool_call_update",
+        "toolCallId": o.tool_call_id,
+    }
     v = o.name
     if v is not UNSET:
         d["name"] = v
-
     v = o.title
     if v is not UNSET:
         d["title"] = v
-
     v = o.kind
     if v is not UNSET:
         d["kind"] = None if v is None else (v._value_ if type(v) is ToolKind else v)
-
     v = o.status
     if v is not UNSET:
         d["status"] = (
             None if v is None else (v._value_ if type(v) is ToolCallStatus else v)
         )
-
     v = o.content
     if v is not UNSET:
         d["content"] = None if v is None else [_encode_ToolCallContent(x) for x in v]
-
     v = o.locations
     if v is not UNSET:
         d["locations"] = None if v is None else [_encode_ToolCallLocation(x) for x in v]
-
     v = o.raw_input
     if v is not UNSET:
         d["rawInput"] = v
-
     v = o.raw_output
     if v is not UNSET:
         d["rawOutput"] = v
-
     v = o.capabilities
     if v is not UNSET:
         d["capabilities"] = None if v is None else _encode_ToolCallCapabilities(v)
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -8964,33 +8826,28 @@ def _decode_TerminalUpdateSessionUpdate(
 def _encode_TerminalUpdateSessionUpdate(
     o: TerminalUpdateSessionUpdate,
 ) -> dict[str, Any]:
-    d: dict[str, Any] = {"sessionUpdate": "terminal_update"}
-    d["terminalId"] = o.terminal_id
-
+    d: dict[str, Any] = {
+        "sessionUpdate": "terminal_update",
+        "terminalId": o.terminal_id,
+    }
     v = o.command
     if v is not UNSET:
         d["command"] = v
-
     v = o.cwd
     if v is not UNSET:
         d["cwd"] = None if v is None else v
-
     v = o.output
     if v is not UNSET:
         d["output"] = None if v is None else _encode_TerminalOutput(v)
-
     v = o.exit_status
     if v is not UNSET:
         d["exitStatus"] = None if v is None else _encode_TerminalExitStatus(v)
-
     v = o.size
     if v is not UNSET:
         d["size"] = None if v is None else _encode_TerminalSize(v)
-
     v = o.capabilities
     if v is not UNSET:
         d["capabilities"] = None if v is None else _encode_TerminalCapabilities(v)
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -9044,11 +8901,11 @@ def _decode_TerminalOutputChunkSessionUpdate(
 def _encode_TerminalOutputChunkSessionUpdate(
     o: TerminalOutputChunkSessionUpdate,
 ) -> dict[str, Any]:
-    d: dict[str, Any] = {"sessionUpdate": "terminal_output_chunk"}
-    d["terminalId"] = o.terminal_id
-
-    d["data"] = o.data
-
+    d: dict[str, Any] = {
+        "sessionUpdate": "terminal_output_chunk",
+        "terminalId": o.terminal_id,
+        "data": o.data,
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -9088,9 +8945,10 @@ def _decode_PlanUpdateSessionUpdate(d: Any, strict: bool) -> PlanUpdateSessionUp
 
 
 def _encode_PlanUpdateSessionUpdate(o: PlanUpdateSessionUpdate) -> dict[str, Any]:
-    d: dict[str, Any] = {"sessionUpdate": "plan_update"}
-    d["plan"] = _encode_PlanUpdateContent(o.plan)
-
+    d: dict[str, Any] = {
+        "sessionUpdate": "plan_update",
+        "plan": _encode_PlanUpdateContent(o.plan),
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -9136,9 +8994,12 @@ def _decode_AvailableCommandsUpdateSessionUpdate(
 def _encode_AvailableCommandsUpdateSessionUpdate(
     o: AvailableCommandsUpdateSessionUpdate,
 ) -> dict[str, Any]:
-    d: dict[str, Any] = {"sessionUpdate": "available_commands_update"}
-    d["availableCommands"] = [_encode_AvailableCommand(x) for x in o.available_commands]
-
+    d: dict[str, Any] = {
+        "sessionUpdate": "available_commands_update",
+        "availableCommands": [
+            _encode_AvailableCommand(x) for x in o.available_commands
+        ],
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -9184,9 +9045,10 @@ def _decode_ConfigOptionUpdateSessionUpdate(
 def _encode_ConfigOptionUpdateSessionUpdate(
     o: ConfigOptionUpdateSessionUpdate,
 ) -> dict[str, Any]:
-    d: dict[str, Any] = {"sessionUpdate": "config_option_update"}
-    d["configOptions"] = [_encode_SessionConfigOption(x) for x in o.config_options]
-
+    d: dict[str, Any] = {
+        "sessionUpdate": "config_option_update",
+        "configOptions": [_encode_SessionConfigOption(x) for x in o.config_options],
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -9246,15 +9108,15 @@ def _decode_SessionInfoUpdateSessionUpdate(
 def _encode_SessionInfoUpdateSessionUpdate(
     o: SessionInfoUpdateSessionUpdate,
 ) -> dict[str, Any]:
-    d: dict[str, Any] = {"sessionUpdate": "session_info_update"}
+    d: dict[str, Any] = {
+        "sessionUpdate": "session_info_update",
+    }
     v = o.title
     if v is not UNSET:
         d["title"] = v
-
     v = o.updated_at
     if v is not UNSET:
         d["updatedAt"] = v
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -9324,15 +9186,14 @@ def _decode_UsageUpdateSessionUpdate(d: Any, strict: bool) -> UsageUpdateSession
 
 
 def _encode_UsageUpdateSessionUpdate(o: UsageUpdateSessionUpdate) -> dict[str, Any]:
-    d: dict[str, Any] = {"sessionUpdate": "usage_update"}
-    d["used"] = o.used
-
-    d["size"] = o.size
-
+    d: dict[str, Any] = {
+        "sessionUpdate": "usage_update",
+        "used": o.used,
+        "size": o.size,
+    }
     v = o.cost
     if v is not UNSET:
         d["cost"] = None if v is None else _encode_Cost(v)
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -9396,17 +9257,16 @@ def _decode_NoticeSessionUpdate(d: Any, strict: bool) -> NoticeSessionUpdate:
 
 
 def _encode_NoticeSessionUpdate(o: NoticeSessionUpdate) -> dict[str, Any]:
-    d: dict[str, Any] = {"sessionUpdate": "notice"}
-    d["severity"] = (
-        o.severity._value_ if type(o.severity) is NoticeSeverity else o.severity
-    )
-
-    d["title"] = o.title
-
+    d: dict[str, Any] = {
+        "sessionUpdate": "notice",
+        "severity": (
+            o.severity._value_ if type(o.severity) is NoticeSeverity else o.severity
+        ),
+        "title": o.title,
+    }
     v = o.description
     if v is not UNSET:
         d["description"] = v
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -9488,19 +9348,19 @@ def _decode_CompactionUpdateSessionUpdate(
 def _encode_CompactionUpdateSessionUpdate(
     o: CompactionUpdateSessionUpdate,
 ) -> dict[str, Any]:
-    d: dict[str, Any] = {"sessionUpdate": "compaction_update"}
-    d["compactionId"] = o.compaction_id
-
-    d["status"] = o.status._value_ if type(o.status) is CompactionStatus else o.status
-
+    d: dict[str, Any] = {
+        "sessionUpdate": "compaction_update",
+        "compactionId": o.compaction_id,
+        "status": (
+            o.status._value_ if type(o.status) is CompactionStatus else o.status
+        ),
+    }
     v = o.summary
     if v is not UNSET:
         d["summary"] = None if v is None else [_encode_ContentBlock(x) for x in v]
-
     v = o.error
     if v is not UNSET:
         d["error"] = v
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -9554,11 +9414,11 @@ def _decode_CompactionSummaryChunkSessionUpdate(
 def _encode_CompactionSummaryChunkSessionUpdate(
     o: CompactionSummaryChunkSessionUpdate,
 ) -> dict[str, Any]:
-    d: dict[str, Any] = {"sessionUpdate": "compaction_summary_chunk"}
-    d["compactionId"] = o.compaction_id
-
-    d["content"] = _encode_ContentBlock(o.content)
-
+    d: dict[str, Any] = {
+        "sessionUpdate": "compaction_summary_chunk",
+        "compactionId": o.compaction_id,
+        "content": _encode_ContentBlock(o.content),
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -9578,8 +9438,12 @@ def _decode_OtherSessionUpdate(d: Any, strict: bool) -> OtherSessionUpdate:
 
 
 def _encode_OtherSessionUpdate(o: OtherSessionUpdate) -> dict[str, Any]:
-    d: dict[str, Any] = {"sessionUpdate": o.session_update}
-    d.update(o.extra)
+    d: dict[str, Any] = {
+        "sessionUpdate": o.session_update,
+    }
+
+    for key, value in o.extra.items():
+        d.setdefault(key, value)
     return d
 
 
@@ -9670,11 +9534,10 @@ def _decode_ContentChunk(d: Any, strict: bool) -> ContentChunk:
 
 
 def _encode_ContentChunk(o: ContentChunk) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["messageId"] = o.message_id
-
-    d["content"] = _encode_ContentBlock(o.content)
-
+    d: dict[str, Any] = {
+        "messageId": o.message_id,
+        "content": _encode_ContentBlock(o.content),
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -9728,13 +9591,12 @@ def _decode_UserMessage(d: Any, strict: bool) -> UserMessage:
 
 
 def _encode_UserMessage(o: UserMessage) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["messageId"] = o.message_id
-
+    d: dict[str, Any] = {
+        "messageId": o.message_id,
+    }
     v = o.content
     if v is not UNSET:
         d["content"] = None if v is None else [_encode_ContentBlock(x) for x in v]
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -9788,13 +9650,12 @@ def _decode_AgentMessage(d: Any, strict: bool) -> AgentMessage:
 
 
 def _encode_AgentMessage(o: AgentMessage) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["messageId"] = o.message_id
-
+    d: dict[str, Any] = {
+        "messageId": o.message_id,
+    }
     v = o.content
     if v is not UNSET:
         d["content"] = None if v is None else [_encode_ContentBlock(x) for x in v]
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -9848,13 +9709,12 @@ def _decode_AgentThought(d: Any, strict: bool) -> AgentThought:
 
 
 def _encode_AgentThought(o: AgentThought) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["messageId"] = o.message_id
-
+    d: dict[str, Any] = {
+        "messageId": o.message_id,
+    }
     v = o.content
     if v is not UNSET:
         d["content"] = None if v is None else [_encode_ContentBlock(x) for x in v]
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -9894,9 +9754,10 @@ def _decode_TerminalBackgroundWork(d: Any, strict: bool) -> TerminalBackgroundWo
 
 
 def _encode_TerminalBackgroundWork(o: TerminalBackgroundWork) -> dict[str, Any]:
-    d: dict[str, Any] = {"type": "terminal"}
-    d["terminalId"] = o.terminal_id
-
+    d: dict[str, Any] = {
+        "type": "terminal",
+        "terminalId": o.terminal_id,
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -9936,9 +9797,10 @@ def _decode_ToolCallBackgroundWork(d: Any, strict: bool) -> ToolCallBackgroundWo
 
 
 def _encode_ToolCallBackgroundWork(o: ToolCallBackgroundWork) -> dict[str, Any]:
-    d: dict[str, Any] = {"type": "tool_call"}
-    d["toolCallId"] = o.tool_call_id
-
+    d: dict[str, Any] = {
+        "type": "tool_call",
+        "toolCallId": o.tool_call_id,
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -9958,8 +9820,12 @@ def _decode_OtherBackgroundWork(d: Any, strict: bool) -> OtherBackgroundWork:
 
 
 def _encode_OtherBackgroundWork(o: OtherBackgroundWork) -> dict[str, Any]:
-    d: dict[str, Any] = {"type": o.type}
-    d.update(o.extra)
+    d: dict[str, Any] = {
+        "type": o.type,
+    }
+
+    for key, value in o.extra.items():
+        d.setdefault(key, value)
     return d
 
 
@@ -10023,9 +9889,9 @@ def _decode_BackgroundTerminal(d: Any, strict: bool) -> BackgroundTerminal:
 
 
 def _encode_BackgroundTerminal(o: BackgroundTerminal) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["terminalId"] = o.terminal_id
-
+    d: dict[str, Any] = {
+        "terminalId": o.terminal_id,
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -10063,9 +9929,9 @@ def _decode_BackgroundToolCall(d: Any, strict: bool) -> BackgroundToolCall:
 
 
 def _encode_BackgroundToolCall(o: BackgroundToolCall) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["toolCallId"] = o.tool_call_id
-
+    d: dict[str, Any] = {
+        "toolCallId": o.tool_call_id,
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -10111,7 +9977,6 @@ def _encode_RunningStateUpdate(o: RunningStateUpdate) -> dict[str, Any]:
     v = o.background
     if v is not UNSET:
         d["background"] = None if v is None else [_encode_BackgroundWork(x) for x in v]
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -10183,11 +10048,12 @@ def _decode_EndTurnIdleStateUpdate(d: Any, strict: bool) -> EndTurnIdleStateUpda
 
 
 def _encode_EndTurnIdleStateUpdate(o: EndTurnIdleStateUpdate) -> dict[str, Any]:
-    d: dict[str, Any] = {"stopReason": "end_turn"}
+    d: dict[str, Any] = {
+        "stopReason": "end_turn",
+    }
     v = o.background
     if v is not UNSET:
         d["background"] = None if v is None else [_encode_BackgroundWork(x) for x in v]
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -10231,11 +10097,12 @@ def _decode_MaxTokensIdleStateUpdate(d: Any, strict: bool) -> MaxTokensIdleState
 
 
 def _encode_MaxTokensIdleStateUpdate(o: MaxTokensIdleStateUpdate) -> dict[str, Any]:
-    d: dict[str, Any] = {"stopReason": "max_tokens"}
+    d: dict[str, Any] = {
+        "stopReason": "max_tokens",
+    }
     v = o.background
     if v is not UNSET:
         d["background"] = None if v is None else [_encode_BackgroundWork(x) for x in v]
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -10283,11 +10150,12 @@ def _decode_MaxTurnRequestsIdleStateUpdate(
 def _encode_MaxTurnRequestsIdleStateUpdate(
     o: MaxTurnRequestsIdleStateUpdate,
 ) -> dict[str, Any]:
-    d: dict[str, Any] = {"stopReason": "max_turn_requests"}
+    d: dict[str, Any] = {
+        "stopReason": "max_turn_requests",
+    }
     v = o.background
     if v is not UNSET:
         d["background"] = None if v is None else [_encode_BackgroundWork(x) for x in v]
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -10331,11 +10199,12 @@ def _decode_RefusalIdleStateUpdate(d: Any, strict: bool) -> RefusalIdleStateUpda
 
 
 def _encode_RefusalIdleStateUpdate(o: RefusalIdleStateUpdate) -> dict[str, Any]:
-    d: dict[str, Any] = {"stopReason": "refusal"}
+    d: dict[str, Any] = {
+        "stopReason": "refusal",
+    }
     v = o.background
     if v is not UNSET:
         d["background"] = None if v is None else [_encode_BackgroundWork(x) for x in v]
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -10379,11 +10248,12 @@ def _decode_CancelledIdleStateUpdate(d: Any, strict: bool) -> CancelledIdleState
 
 
 def _encode_CancelledIdleStateUpdate(o: CancelledIdleStateUpdate) -> dict[str, Any]:
-    d: dict[str, Any] = {"stopReason": "cancelled"}
+    d: dict[str, Any] = {
+        "stopReason": "cancelled",
+    }
     v = o.background
     if v is not UNSET:
         d["background"] = None if v is None else [_encode_BackgroundWork(x) for x in v]
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -10439,15 +10309,15 @@ def _decode_ErrorIdleStateUpdate(d: Any, strict: bool) -> ErrorIdleStateUpdate:
 
 
 def _encode_ErrorIdleStateUpdate(o: ErrorIdleStateUpdate) -> dict[str, Any]:
-    d: dict[str, Any] = {"stopReason": "error"}
+    d: dict[str, Any] = {
+        "stopReason": "error",
+    }
     v = o.background
     if v is not UNSET:
         d["background"] = None if v is None else [_encode_BackgroundWork(x) for x in v]
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
-
     v = o.error
     if v is not UNSET:
         d["error"] = None if v is None else _encode_Error(v)
@@ -10495,16 +10365,18 @@ def _decode_OtherIdleStateUpdate(d: Any, strict: bool) -> OtherIdleStateUpdate:
 
 
 def _encode_OtherIdleStateUpdate(o: OtherIdleStateUpdate) -> dict[str, Any]:
-    d: dict[str, Any] = {"stopReason": o.stop_reason}
-    d.update(o.extra)
+    d: dict[str, Any] = {
+        "stopReason": o.stop_reason,
+    }
     v = o.background
     if v is not UNSET:
         d["background"] = None if v is None else [_encode_BackgroundWork(x) for x in v]
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
 
+    for key, value in o.extra.items():
+        d.setdefault(key, value)
     return d
 
 
@@ -10558,11 +10430,9 @@ def _encode_NoneIdleStateUpdate(o: NoneIdleStateUpdate) -> dict[str, Any]:
     v = o.background
     if v is not UNSET:
         d["background"] = None if v is None else [_encode_BackgroundWork(x) for x in v]
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
-
     v = o.stop_reason
     if v is not UNSET:
         d["stopReason"] = v
@@ -10646,7 +10516,6 @@ def _encode_RequiresActionStateUpdate(o: RequiresActionStateUpdate) -> dict[str,
     v = o.background
     if v is not UNSET:
         d["background"] = None if v is None else [_encode_BackgroundWork(x) for x in v]
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -10690,11 +10559,12 @@ def _decode_StateUpdateRunning(d: Any, strict: bool) -> StateUpdateRunning:
 
 
 def _encode_StateUpdateRunning(o: StateUpdateRunning) -> dict[str, Any]:
-    d: dict[str, Any] = {"state": "running"}
+    d: dict[str, Any] = {
+        "state": "running",
+    }
     v = o.background
     if v is not UNSET:
         d["background"] = None if v is None else [_encode_BackgroundWork(x) for x in v]
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -10713,7 +10583,10 @@ def _decode_StateUpdateIdle(d: Any, strict: bool) -> StateUpdateIdle:
 
 
 def _encode_StateUpdateIdle(o: StateUpdateIdle) -> dict[str, Any]:
-    d: dict[str, Any] = {"state": "idle"}
+    d: dict[str, Any] = {
+        "state": "idle",
+    }
+
     d.update(_encode_IdleStateUpdate(o.value))
     return d
 
@@ -10756,11 +10629,12 @@ def _decode_StateUpdateRequiresAction(
 
 
 def _encode_StateUpdateRequiresAction(o: StateUpdateRequiresAction) -> dict[str, Any]:
-    d: dict[str, Any] = {"state": "requires_action"}
+    d: dict[str, Any] = {
+        "state": "requires_action",
+    }
     v = o.background
     if v is not UNSET:
         d["background"] = None if v is None else [_encode_BackgroundWork(x) for x in v]
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -10780,8 +10654,12 @@ def _decode_OtherStateUpdate(d: Any, strict: bool) -> OtherStateUpdate:
 
 
 def _encode_OtherStateUpdate(o: OtherStateUpdate) -> dict[str, Any]:
-    d: dict[str, Any] = {"state": o.state}
-    d.update(o.extra)
+    d: dict[str, Any] = {
+        "state": o.state,
+    }
+
+    for key, value in o.extra.items():
+        d.setdefault(key, value)
     return d
 
 
@@ -10854,11 +10732,10 @@ def _decode_ToolCallContentChunk(d: Any, strict: bool) -> ToolCallContentChunk:
 
 
 def _encode_ToolCallContentChunk(o: ToolCallContentChunk) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["toolCallId"] = o.tool_call_id
-
-    d["content"] = _encode_ToolCallContent(o.content)
-
+    d: dict[str, Any] = {
+        "toolCallId": o.tool_call_id,
+        "content": _encode_ToolCallContent(o.content),
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -10896,9 +10773,9 @@ def _decode_TerminalOutput(d: Any, strict: bool) -> TerminalOutput:
 
 
 def _encode_TerminalOutput(o: TerminalOutput) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["data"] = o.data
-
+    d: dict[str, Any] = {
+        "data": o.data,
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -10962,11 +10839,9 @@ def _encode_TerminalExitStatus(o: TerminalExitStatus) -> dict[str, Any]:
     v = o.exit_code
     if v is not UNSET:
         d["exitCode"] = v
-
     v = o.signal
     if v is not UNSET:
         d["signal"] = v
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -11014,11 +10889,10 @@ def _decode_TerminalSize(d: Any, strict: bool) -> TerminalSize:
 
 
 def _encode_TerminalSize(o: TerminalSize) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["cols"] = o.cols
-
-    d["rows"] = o.rows
-
+    d: dict[str, Any] = {
+        "cols": o.cols,
+        "rows": o.rows,
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -11064,7 +10938,6 @@ def _encode_TerminalCapabilities(o: TerminalCapabilities) -> dict[str, Any]:
     v = o.cancel
     if v is not UNSET:
         d["cancel"] = None if v is None else _encode_TerminalCancelCapabilities(v)
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -11206,33 +11079,27 @@ def _decode_TerminalUpdate(d: Any, strict: bool) -> TerminalUpdate:
 
 
 def _encode_TerminalUpdate(o: TerminalUpdate) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["terminalId"] = o.terminal_id
-
+    d: dict[str, Any] = {
+        "terminalId": o.terminal_id,
+    }
     v = o.command
     if v is not UNSET:
         d["command"] = v
-
     v = o.cwd
     if v is not UNSET:
         d["cwd"] = None if v is None else v
-
     v = o.output
     if v is not UNSET:
         d["output"] = None if v is None else _encode_TerminalOutput(v)
-
     v = o.exit_status
     if v is not UNSET:
         d["exitStatus"] = None if v is None else _encode_TerminalExitStatus(v)
-
     v = o.size
     if v is not UNSET:
         d["size"] = None if v is None else _encode_TerminalSize(v)
-
     v = o.capabilities
     if v is not UNSET:
         d["capabilities"] = None if v is None else _encode_TerminalCapabilities(v)
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -11280,11 +11147,10 @@ def _decode_TerminalOutputChunk(d: Any, strict: bool) -> TerminalOutputChunk:
 
 
 def _encode_TerminalOutputChunk(o: TerminalOutputChunk) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["terminalId"] = o.terminal_id
-
-    d["data"] = o.data
-
+    d: dict[str, Any] = {
+        "terminalId": o.terminal_id,
+        "data": o.data,
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -11334,11 +11200,11 @@ def _decode_ItemsPlanUpdateContent(d: Any, strict: bool) -> ItemsPlanUpdateConte
 
 
 def _encode_ItemsPlanUpdateContent(o: ItemsPlanUpdateContent) -> dict[str, Any]:
-    d: dict[str, Any] = {"type": "items"}
-    d["planId"] = o.plan_id
-
-    d["entries"] = [_encode_PlanEntry(x) for x in o.entries]
-
+    d: dict[str, Any] = {
+        "type": "items",
+        "planId": o.plan_id,
+        "entries": [_encode_PlanEntry(x) for x in o.entries],
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -11368,10 +11234,13 @@ def _decode_OtherPlanUpdateContent(d: Any, strict: bool) -> OtherPlanUpdateConte
 
 
 def _encode_OtherPlanUpdateContent(o: OtherPlanUpdateContent) -> dict[str, Any]:
-    d: dict[str, Any] = {"type": o.type}
-    d.update(o.extra)
-    d["planId"] = o.plan_id
+    d: dict[str, Any] = {
+        "type": o.type,
+        "planId": o.plan_id,
+    }
 
+    for key, value in o.extra.items():
+        d.setdefault(key, value)
     return d
 
 
@@ -11462,15 +11331,13 @@ def _decode_PlanEntry(d: Any, strict: bool) -> PlanEntry:
 
 
 def _encode_PlanEntry(o: PlanEntry) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["content"] = o.content
-
-    d["priority"] = (
-        o.priority._value_ if type(o.priority) is PlanEntryPriority else o.priority
-    )
-
-    d["status"] = o.status._value_ if type(o.status) is PlanEntryStatus else o.status
-
+    d: dict[str, Any] = {
+        "content": o.content,
+        "priority": (
+            o.priority._value_ if type(o.priority) is PlanEntryPriority else o.priority
+        ),
+        "status": (o.status._value_ if type(o.status) is PlanEntryStatus else o.status),
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -11550,11 +11417,10 @@ def _decode_PlanItems(d: Any, strict: bool) -> PlanItems:
 
 
 def _encode_PlanItems(o: PlanItems) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["planId"] = o.plan_id
-
-    d["entries"] = [_encode_PlanEntry(x) for x in o.entries]
-
+    d: dict[str, Any] = {
+        "planId": o.plan_id,
+        "entries": [_encode_PlanEntry(x) for x in o.entries],
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -11592,9 +11458,9 @@ def _decode_PlanUpdate(d: Any, strict: bool) -> PlanUpdate:
 
 
 def _encode_PlanUpdate(o: PlanUpdate) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["plan"] = _encode_PlanUpdateContent(o.plan)
-
+    d: dict[str, Any] = {
+        "plan": _encode_PlanUpdateContent(o.plan),
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -11634,9 +11500,11 @@ def _decode_AvailableCommandsUpdate(d: Any, strict: bool) -> AvailableCommandsUp
 
 
 def _encode_AvailableCommandsUpdate(o: AvailableCommandsUpdate) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["availableCommands"] = [_encode_AvailableCommand(x) for x in o.available_commands]
-
+    d: dict[str, Any] = {
+        "availableCommands": [
+            _encode_AvailableCommand(x) for x in o.available_commands
+        ],
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -11676,9 +11544,9 @@ def _decode_ConfigOptionUpdate(d: Any, strict: bool) -> ConfigOptionUpdate:
 
 
 def _encode_ConfigOptionUpdate(o: ConfigOptionUpdate) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["configOptions"] = [_encode_SessionConfigOption(x) for x in o.config_options]
-
+    d: dict[str, Any] = {
+        "configOptions": [_encode_SessionConfigOption(x) for x in o.config_options],
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -11736,11 +11604,9 @@ def _encode_SessionInfoUpdate(o: SessionInfoUpdate) -> dict[str, Any]:
     v = o.title
     if v is not UNSET:
         d["title"] = v
-
     v = o.updated_at
     if v is not UNSET:
         d["updatedAt"] = v
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -11788,11 +11654,10 @@ def _decode_Cost(d: Any, strict: bool) -> Cost:
 
 
 def _encode_Cost(o: Cost) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["amount"] = o.amount
-
-    d["currency"] = o.currency
-
+    d: dict[str, Any] = {
+        "amount": o.amount,
+        "currency": o.currency,
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -11860,15 +11725,13 @@ def _decode_UsageUpdate(d: Any, strict: bool) -> UsageUpdate:
 
 
 def _encode_UsageUpdate(o: UsageUpdate) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["used"] = o.used
-
-    d["size"] = o.size
-
+    d: dict[str, Any] = {
+        "used": o.used,
+        "size": o.size,
+    }
     v = o.cost
     if v is not UNSET:
         d["cost"] = None if v is None else _encode_Cost(v)
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -11946,17 +11809,15 @@ def _decode_Notice(d: Any, strict: bool) -> Notice:
 
 
 def _encode_Notice(o: Notice) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["severity"] = (
-        o.severity._value_ if type(o.severity) is NoticeSeverity else o.severity
-    )
-
-    d["title"] = o.title
-
+    d: dict[str, Any] = {
+        "severity": (
+            o.severity._value_ if type(o.severity) is NoticeSeverity else o.severity
+        ),
+        "title": o.title,
+    }
     v = o.description
     if v is not UNSET:
         d["description"] = v
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -12056,19 +11917,18 @@ def _decode_CompactionUpdate(d: Any, strict: bool) -> CompactionUpdate:
 
 
 def _encode_CompactionUpdate(o: CompactionUpdate) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["compactionId"] = o.compaction_id
-
-    d["status"] = o.status._value_ if type(o.status) is CompactionStatus else o.status
-
+    d: dict[str, Any] = {
+        "compactionId": o.compaction_id,
+        "status": (
+            o.status._value_ if type(o.status) is CompactionStatus else o.status
+        ),
+    }
     v = o.summary
     if v is not UNSET:
         d["summary"] = None if v is None else [_encode_ContentBlock(x) for x in v]
-
     v = o.error
     if v is not UNSET:
         d["error"] = v
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -12116,11 +11976,10 @@ def _decode_CompactionSummaryChunk(d: Any, strict: bool) -> CompactionSummaryChu
 
 
 def _encode_CompactionSummaryChunk(o: CompactionSummaryChunk) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["compactionId"] = o.compaction_id
-
-    d["content"] = _encode_ContentBlock(o.content)
-
+    d: dict[str, Any] = {
+        "compactionId": o.compaction_id,
+        "content": _encode_ContentBlock(o.content),
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -12162,9 +12021,9 @@ def _decode_CompleteElicitationNotification(
 def _encode_CompleteElicitationNotification(
     o: CompleteElicitationNotification,
 ) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["elicitationId"] = o.elicitation_id
-
+    d: dict[str, Any] = {
+        "elicitationId": o.elicitation_id,
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -12218,11 +12077,10 @@ def _decode_ClientRequest(d: Any, strict: bool) -> ClientRequest:
 
 
 def _encode_ClientRequest(o: ClientRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["id"] = _encode_RequestId(o.id)
-
-    d["method"] = o.method
-
+    d: dict[str, Any] = {
+        "id": _encode_RequestId(o.id),
+        "method": o.method,
+    }
     v = o.params
     if v is not UNSET:
         d["params"] = v
@@ -12282,15 +12140,13 @@ def _decode_InitializeRequest(d: Any, strict: bool) -> InitializeRequest:
 
 
 def _encode_InitializeRequest(o: InitializeRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["protocolVersion"] = o.protocol_version
-
-    d["info"] = _encode_Implementation(o.info)
-
+    d: dict[str, Any] = {
+        "protocolVersion": o.protocol_version,
+        "info": _encode_Implementation(o.info),
+    }
     v = o.capabilities
     if v is not UNSET:
         d["capabilities"] = _encode_ClientCapabilities(v)
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -12348,11 +12204,9 @@ def _encode_ClientCapabilities(o: ClientCapabilities) -> dict[str, Any]:
     v = o.auth
     if v is not UNSET:
         d["auth"] = None if v is None else _encode_ClientAuthCapabilities(v)
-
     v = o.elicitation
     if v is not UNSET:
         d["elicitation"] = None if v is None else _encode_ElicitationCapabilities(v)
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -12398,7 +12252,6 @@ def _encode_ClientAuthCapabilities(o: ClientAuthCapabilities) -> dict[str, Any]:
     v = o.terminal
     if v is not UNSET:
         d["terminal"] = None if v is None else _encode_TerminalAuthCapabilities(v)
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -12484,11 +12337,9 @@ def _encode_ElicitationCapabilities(o: ElicitationCapabilities) -> dict[str, Any
     v = o.form
     if v is not UNSET:
         d["form"] = None if v is None else _encode_ElicitationFormCapabilities(v)
-
     v = o.url
     if v is not UNSET:
         d["url"] = None if v is None else _encode_ElicitationUrlCapabilities(v)
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -12588,9 +12439,9 @@ def _decode_LoginAuthRequest(d: Any, strict: bool) -> LoginAuthRequest:
 
 
 def _encode_LoginAuthRequest(o: LoginAuthRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["methodId"] = o.method_id
-
+    d: dict[str, Any] = {
+        "methodId": o.method_id,
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -12680,17 +12531,15 @@ def _decode_NewSessionRequest(d: Any, strict: bool) -> NewSessionRequest:
 
 
 def _encode_NewSessionRequest(o: NewSessionRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["cwd"] = o.cwd
-
+    d: dict[str, Any] = {
+        "cwd": o.cwd,
+    }
     v = o.additional_directories
     if v is not UNSET:
         d["additionalDirectories"] = [x for x in v]
-
     v = o.mcp_servers
     if v is not UNSET:
         d["mcpServers"] = [_encode_McpServer(x) for x in v]
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -12752,15 +12601,14 @@ def _decode_HttpMcpServer(d: Any, strict: bool) -> HttpMcpServer:
 
 
 def _encode_HttpMcpServer(o: HttpMcpServer) -> dict[str, Any]:
-    d: dict[str, Any] = {"type": "http"}
-    d["name"] = o.name
-
-    d["url"] = o.url
-
+    d: dict[str, Any] = {
+        "type": "http",
+        "name": o.name,
+        "url": o.url,
+    }
     v = o.headers
     if v is not UNSET:
         d["headers"] = [_encode_HttpHeader(x) for x in v]
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -12836,19 +12684,17 @@ def _decode_StdioMcpServer(d: Any, strict: bool) -> StdioMcpServer:
 
 
 def _encode_StdioMcpServer(o: StdioMcpServer) -> dict[str, Any]:
-    d: dict[str, Any] = {"type": "stdio"}
-    d["name"] = o.name
-
-    d["command"] = o.command
-
+    d: dict[str, Any] = {
+        "type": "stdio",
+        "name": o.name,
+        "command": o.command,
+    }
     v = o.args
     if v is not UNSET:
         d["args"] = list(v)
-
     v = o.env
     if v is not UNSET:
         d["env"] = [_encode_EnvVariable(x) for x in v]
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -12868,8 +12714,12 @@ def _decode_OtherMcpServer(d: Any, strict: bool) -> OtherMcpServer:
 
 
 def _encode_OtherMcpServer(o: OtherMcpServer) -> dict[str, Any]:
-    d: dict[str, Any] = {"type": o.type}
-    d.update(o.extra)
+    d: dict[str, Any] = {
+        "type": o.type,
+    }
+
+    for key, value in o.extra.items():
+        d.setdefault(key, value)
     return d
 
 
@@ -12941,11 +12791,10 @@ def _decode_HttpHeader(d: Any, strict: bool) -> HttpHeader:
 
 
 def _encode_HttpHeader(o: HttpHeader) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["name"] = o.name
-
-    d["value"] = o.value
-
+    d: dict[str, Any] = {
+        "name": o.name,
+        "value": o.value,
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -13005,15 +12854,13 @@ def _decode_McpServerHttp(d: Any, strict: bool) -> McpServerHttp:
 
 
 def _encode_McpServerHttp(o: McpServerHttp) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["name"] = o.name
-
-    d["url"] = o.url
-
+    d: dict[str, Any] = {
+        "name": o.name,
+        "url": o.url,
+    }
     v = o.headers
     if v is not UNSET:
         d["headers"] = [_encode_HttpHeader(x) for x in v]
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -13087,19 +12934,16 @@ def _decode_McpServerStdio(d: Any, strict: bool) -> McpServerStdio:
 
 
 def _encode_McpServerStdio(o: McpServerStdio) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["name"] = o.name
-
-    d["command"] = o.command
-
+    d: dict[str, Any] = {
+        "name": o.name,
+        "command": o.command,
+    }
     v = o.args
     if v is not UNSET:
         d["args"] = list(v)
-
     v = o.env
     if v is not UNSET:
         d["env"] = [_encode_EnvVariable(x) for x in v]
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -13151,11 +12995,9 @@ def _encode_ListSessionsRequest(o: ListSessionsRequest) -> dict[str, Any]:
     v = o.cwd
     if v is not UNSET:
         d["cwd"] = None if v is None else v
-
     v = o.cursor
     if v is not UNSET:
         d["cursor"] = None if v is None else v
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -13193,9 +13035,9 @@ def _decode_DeleteSessionRequest(d: Any, strict: bool) -> DeleteSessionRequest:
 
 
 def _encode_DeleteSessionRequest(o: DeleteSessionRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["sessionId"] = o.session_id
-
+    d: dict[str, Any] = {
+        "sessionId": o.session_id,
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -13277,23 +13119,19 @@ def _decode_ResumeSessionRequest(d: Any, strict: bool) -> ResumeSessionRequest:
 
 
 def _encode_ResumeSessionRequest(o: ResumeSessionRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["sessionId"] = o.session_id
-
-    d["cwd"] = o.cwd
-
+    d: dict[str, Any] = {
+        "sessionId": o.session_id,
+        "cwd": o.cwd,
+    }
     v = o.additional_directories
     if v is not UNSET:
         d["additionalDirectories"] = [x for x in v]
-
     v = o.mcp_servers
     if v is not UNSET:
         d["mcpServers"] = [_encode_McpServer(x) for x in v]
-
     v = o.replay_from
     if v is not UNSET:
         d["replayFrom"] = None if v is None else _encode_ReplayFrom(v)
-
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -13323,7 +13161,9 @@ def _decode_StartReplayFrom(d: Any, strict: bool) -> StartReplayFrom:
 
 
 def _encode_StartReplayFrom(o: StartReplayFrom) -> dict[str, Any]:
-    d: dict[str, Any] = {"type": "start"}
+    d: dict[str, Any] = {
+        "type": "start",
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -13343,8 +13183,12 @@ def _decode_OtherReplayFrom(d: Any, strict: bool) -> OtherReplayFrom:
 
 
 def _encode_OtherReplayFrom(o: OtherReplayFrom) -> dict[str, Any]:
-    d: dict[str, Any] = {"type": o.type}
-    d.update(o.extra)
+    d: dict[str, Any] = {
+        "type": o.type,
+    }
+
+    for key, value in o.extra.items():
+        d.setdefault(key, value)
     return d
 
 
@@ -13433,9 +13277,9 @@ def _decode_CloseSessionRequest(d: Any, strict: bool) -> CloseSessionRequest:
 
 
 def _encode_CloseSessionRequest(o: CloseSessionRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["sessionId"] = o.session_id
-
+    d: dict[str, Any] = {
+        "sessionId": o.session_id,
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -13483,11 +13327,10 @@ def _decode_CancelToolCallRequest(d: Any, strict: bool) -> CancelToolCallRequest
 
 
 def _encode_CancelToolCallRequest(o: CancelToolCallRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["sessionId"] = o.session_id
-
-    d["toolCallId"] = o.tool_call_id
-
+    d: dict[str, Any] = {
+        "sessionId": o.session_id,
+        "toolCallId": o.tool_call_id,
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -13535,11 +13378,10 @@ def _decode_CancelTerminalRequest(d: Any, strict: bool) -> CancelTerminalRequest
 
 
 def _encode_CancelTerminalRequest(o: CancelTerminalRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["sessionId"] = o.session_id
-
-    d["terminalId"] = o.terminal_id
-
+    d: dict[str, Any] = {
+        "sessionId": o.session_id,
+        "terminalId": o.terminal_id,
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -13603,16 +13445,15 @@ def _decode_IdSetSessionConfigOptionRequest(
 def _encode_IdSetSessionConfigOptionRequest(
     o: IdSetSessionConfigOptionRequest,
 ) -> dict[str, Any]:
-    d: dict[str, Any] = {"type": "id"}
-    d["sessionId"] = o.session_id
-
-    d["configId"] = o.config_id
-
+    d: dict[str, Any] = {
+        "type": "id",
+        "sessionId": o.session_id,
+        "configId": o.config_id,
+        "value": o.value,
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
-
-    d["value"] = o.value
 
     return d
 
@@ -13673,16 +13514,15 @@ def _decode_BooleanSetSessionConfigOptionRequest(
 def _encode_BooleanSetSessionConfigOptionRequest(
     o: BooleanSetSessionConfigOptionRequest,
 ) -> dict[str, Any]:
-    d: dict[str, Any] = {"type": "boolean"}
-    d["sessionId"] = o.session_id
-
-    d["configId"] = o.config_id
-
+    d: dict[str, Any] = {
+        "type": "boolean",
+        "sessionId": o.session_id,
+        "configId": o.config_id,
+        "value": o.value,
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
-
-    d["value"] = o.value
 
     return d
 
@@ -13749,18 +13589,18 @@ def _decode_OtherSetSessionConfigOptionRequest(
 def _encode_OtherSetSessionConfigOptionRequest(
     o: OtherSetSessionConfigOptionRequest,
 ) -> dict[str, Any]:
-    d: dict[str, Any] = {"type": o.type}
-    d.update(o.extra)
-    d["sessionId"] = o.session_id
-
-    d["configId"] = o.config_id
-
+    d: dict[str, Any] = {
+        "type": o.type,
+        "sessionId": o.session_id,
+        "configId": o.config_id,
+        "value": o.value,
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
 
-    d["value"] = o.value
-
+    for key, value in o.extra.items():
+        d.setdefault(key, value)
     return d
 
 
@@ -13836,11 +13676,10 @@ def _decode_PromptRequest(d: Any, strict: bool) -> PromptRequest:
 
 
 def _encode_PromptRequest(o: PromptRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["sessionId"] = o.session_id
-
-    d["prompt"] = [_encode_ContentBlock(x) for x in o.prompt]
-
+    d: dict[str, Any] = {
+        "sessionId": o.session_id,
+        "prompt": [_encode_ContentBlock(x) for x in o.prompt],
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -13888,9 +13727,9 @@ def _decode_RequestPermissionResponse(
 
 
 def _encode_RequestPermissionResponse(o: RequestPermissionResponse) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["outcome"] = _encode_RequestPermissionOutcome(o.outcome)
-
+    d: dict[str, Any] = {
+        "outcome": _encode_RequestPermissionOutcome(o.outcome),
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -13924,7 +13763,9 @@ def _decode_CancelledRequestPermissionOutcome(
 def _encode_CancelledRequestPermissionOutcome(
     o: CancelledRequestPermissionOutcome,
 ) -> dict[str, Any]:
-    d: dict[str, Any] = {"outcome": "cancelled"}
+    d: dict[str, Any] = {
+        "outcome": "cancelled",
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -13968,9 +13809,10 @@ def _decode_SelectedRequestPermissionOutcome(
 def _encode_SelectedRequestPermissionOutcome(
     o: SelectedRequestPermissionOutcome,
 ) -> dict[str, Any]:
-    d: dict[str, Any] = {"outcome": "selected"}
-    d["optionId"] = o.option_id
-
+    d: dict[str, Any] = {
+        "outcome": "selected",
+        "optionId": o.option_id,
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -13994,8 +13836,12 @@ def _decode_OtherRequestPermissionOutcome(
 def _encode_OtherRequestPermissionOutcome(
     o: OtherRequestPermissionOutcome,
 ) -> dict[str, Any]:
-    d: dict[str, Any] = {"outcome": o.outcome}
-    d.update(o.extra)
+    d: dict[str, Any] = {
+        "outcome": o.outcome,
+    }
+
+    for key, value in o.extra.items():
+        d.setdefault(key, value)
     return d
 
 
@@ -14091,9 +13937,9 @@ def _decode_SelectedPermissionOutcome(
 
 
 def _encode_SelectedPermissionOutcome(o: SelectedPermissionOutcome) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["optionId"] = o.option_id
-
+    d: dict[str, Any] = {
+        "optionId": o.option_id,
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -14141,11 +13987,12 @@ def _decode_AcceptCreateElicitationResponse(
 def _encode_AcceptCreateElicitationResponse(
     o: AcceptCreateElicitationResponse,
 ) -> dict[str, Any]:
-    d: dict[str, Any] = {"action": "accept"}
+    d: dict[str, Any] = {
+        "action": "accept",
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
-
     v = o.content
     if v is not UNSET:
         d["content"] = (
@@ -14183,7 +14030,9 @@ def _decode_DeclineCreateElicitationResponse(
 def _encode_DeclineCreateElicitationResponse(
     o: DeclineCreateElicitationResponse,
 ) -> dict[str, Any]:
-    d: dict[str, Any] = {"action": "decline"}
+    d: dict[str, Any] = {
+        "action": "decline",
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -14217,7 +14066,9 @@ def _decode_CancelCreateElicitationResponse(
 def _encode_CancelCreateElicitationResponse(
     o: CancelCreateElicitationResponse,
 ) -> dict[str, Any]:
-    d: dict[str, Any] = {"action": "cancel"}
+    d: dict[str, Any] = {
+        "action": "cancel",
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -14253,12 +14104,15 @@ def _decode_OtherCreateElicitationResponse(
 def _encode_OtherCreateElicitationResponse(
     o: OtherCreateElicitationResponse,
 ) -> dict[str, Any]:
-    d: dict[str, Any] = {"action": o.action}
-    d.update(o.extra)
+    d: dict[str, Any] = {
+        "action": o.action,
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
 
+    for key, value in o.extra.items():
+        d.setdefault(key, value)
     return d
 
 
@@ -14382,9 +14236,9 @@ def _decode_ClientNotification(d: Any, strict: bool) -> ClientNotification:
 
 
 def _encode_ClientNotification(o: ClientNotification) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["method"] = o.method
-
+    d: dict[str, Any] = {
+        "method": o.method,
+    }
     v = o.params
     if v is not UNSET:
         d["params"] = v
@@ -14424,9 +14278,9 @@ def _decode_CancelSessionNotification(
 
 
 def _encode_CancelSessionNotification(o: CancelSessionNotification) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["sessionId"] = o.session_id
-
+    d: dict[str, Any] = {
+        "sessionId": o.session_id,
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
@@ -14466,9 +14320,9 @@ def _decode_CancelRequestNotification(
 
 
 def _encode_CancelRequestNotification(o: CancelRequestNotification) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    d["requestId"] = _encode_RequestId(o.request_id)
-
+    d: dict[str, Any] = {
+        "requestId": _encode_RequestId(o.request_id),
+    }
     v = o.meta
     if v is not UNSET:
         d["_meta"] = None if v is None else dict(v)
