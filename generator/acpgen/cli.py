@@ -30,10 +30,14 @@ def _fail(error: AcpgenError) -> None:
 def main() -> None:
     """Generate typed Python packages from the Agent Client Protocol JSON Schema.
 
-    Each package holds dataclasses for every type of the schema and a wire
-    codec (decode/encode) with the reference semantics, using the standard
-    library only. Run `acpgen generate` in a project whose pyproject.toml has
-    a [tool.acpgen] table, or name one schema with --schema.
+    Each package holds dataclasses for every type of the schema, a wire codec
+    (decode/encode) with the reference semantics and a strict JSON Schema
+    mode, and patch-merge functions for upserts, using the standard library
+    only. Run `acpgen generate` in a project whose pyproject.toml has a
+    [tool.acpgen] table, or name one schema with --schema; `acpgen check`
+    says whether the committed output is current, `acpgen conformance`
+    checks a package against the conformance fixtures, and `acpgen diff` /
+    `acpgen schema update` handle schema bumps.
     """
 
 
