@@ -128,7 +128,7 @@ def _source(lines: int, *, edited: bool = False) -> str:
             f"    timeout: float = {timeout}.0",
             "",
             "    async def __call__(self, request):",
-            f"        log.info('handling %s', request.path)",
+            "        log.info('handling %s', request.path)",
             "        async with asyncio.timeout(self.timeout):",
             f"            return await request.app.backend.fetch({i}, request.query)",
         ]

@@ -143,12 +143,6 @@ def missing(key: str) -> ValidationError:
     return ValidationError(f"missing required property {json.dumps(key)}")
 
 
-def expect_object(value: Any) -> dict:
-    if type(value) is not dict:
-        raise type_error("an object", value)
-    return value
-
-
 def check_str(value: Any, min_length: int | None = None) -> str:
     if type(value) is not str:
         raise type_error("a string", value)

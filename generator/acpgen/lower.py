@@ -142,10 +142,6 @@ def _check_pattern(pattern: Any, parts: tuple, file: str) -> None:
         raise AcpgenError(f"the pattern {pattern!r} is not a valid regular expression: {exc}", file=file, pointer=pointer(parts)) from None
 
 
-def _is_object(node: Any) -> bool:
-    return isinstance(node, dict)
-
-
 def _keys(node: dict) -> set[str]:
     return {key for key in node if key not in ANNOTATIONS}
 

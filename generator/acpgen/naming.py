@@ -34,7 +34,7 @@ RESERVED_MODULE_NAMES = frozenset(
         # runtime helpers the codec imports
         "any_value", "check_bool", "check_const", "check_int", "check_list",
         "check_list_skipping", "check_map", "check_null", "check_num", "check_raw",
-        "check_str", "check_tag", "expect_object", "first_match", "json_equal",
+        "check_str", "check_tag", "first_match", "json_equal",
         "json_type", "missing", "resolve", "scalar_union", "schema_root",
         "type_error", "unexpected", "validate",
     }
