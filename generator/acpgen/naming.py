@@ -26,6 +26,7 @@ RESERVED_MODULE_NAMES = frozenset(
         # imports
         "annotations", "dataclass", "field", "enum", "Enum", "Any", "Callable",
         "ClassVar", "Literal", "TypeAlias", "Union", "base64", "json", "math", "re",
+        "TYPE_CHECKING", "Final", "Protocol", "TypeVar", "cast", "overload",
         # the package's contract
         "UNSET", "Unset", "ValidationError", "MISSING", "decode", "decode_class",
         "encode", "encode_value", "apply", "merge_meta", "supports", "CAPABILITIES",
@@ -33,10 +34,10 @@ RESERVED_MODULE_NAMES = frozenset(
         "SCHEMA_JSON", "GENERATOR_VERSION",
         # runtime helpers the codec imports
         "any_value", "check_bool", "check_const", "check_int", "check_list",
-        "check_list_skipping", "check_map", "check_null", "check_num", "check_raw",
+        "check_list_skipping", "check_map", "not_null", "check_num", "check_raw",
         "check_str", "check_tag", "first_match", "json_equal",
         "json_type", "missing", "resolve", "scalar_union", "schema_root",
-        "type_error", "unexpected", "validate",
+        "type_error", "unexpected", "validate", "Decoder", "JsonObject", "JsonPath", "json_object", "json_array",
     }
 )  # fmt: skip
 # Attribute names a generated class uses itself.
