@@ -226,32 +226,31 @@ class _Annotations:
         self.defs = {d.name: d for d in package.definitions}
 
     def __call__(self, t: ir.TypeExpr) -> str:
-        kind = t.kind
-        if kind in ("any", "raw"):
+        if t.kind in ("any", "raw"):
             return "Any"
-        if kind == "str":
+        if t.kind == "str":
             return "str"
-        if kind == "int":
+        if t.kind == "int":
             return "int"
-        if kind == "num":
+        if t.kind == "num":
             return "float"
-        if kind == "bool":
+        if t.kind == "bool":
             return "bool"
-        if kind == "null":
+        if t.kind == "null":
             return "None"
-        if kind == "const":
+        if t.kind == "const":
             return f"Literal[{py_literal(t.value)}]"
-        if kind == "list":
+        if t.kind == "list":
             return f"list[{self(t.items)}]"
-        if kind == "map":
+        if t.kind == "map":
             return f"dict[str, {self(t.values)}]"
-        if kind == "nullable":
+        if t.kind == "nullable":
             return f"{self(t.inner)} | None"
-        if kind in ("scalar_union", "first_match"):
+        if t.kind in ("scalar_union", "first_match"):
             return " | ".join(dict.fromkeys(self(m) for m in t.members))
-        if kind == "ref":
+        if t.kind == "ref":
             definition = self.defs[t.name]
             if isinstance(definition, ir.EnumDef) and definition.open:
                 return f"{definition.class_name} | {definition.value_kind}"
             return definition.class_name
-        raise ValueError(kind)
+        raise ValueError(t.kind)

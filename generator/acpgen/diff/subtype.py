@@ -47,15 +47,14 @@ class _Opaque:
 
 def show_type(t: ir.TypeExpr) -> str:
     """A type expression in schema terms: ``string``, ``ToolKind | null`` ..."""
-    kind = t.kind
-    if kind == "any":
+    if t.kind == "any":
         return "any"
-    if kind == "raw":
+    if t.kind == "raw":
         return "(schema)"
-    if kind == "str":
+    if t.kind == "str":
         return "string" + (f"(minLength {t.min_length})" if t.min_length is not None else "")
-    if kind in ("int", "num"):
-        name = "integer" if kind == "int" else "number"
+    if t.kind in ("int", "num"):
+        name = "integer" if t.kind == "int" else "number"
         bits = []
         if t.format:
             bits.append(t.format)
@@ -64,43 +63,42 @@ def show_type(t: ir.TypeExpr) -> str:
         if t.maximum is not None:
             bits.append(f"<= {t.maximum}")
         return name + (f"({', '.join(bits)})" if bits else "")
-    if kind == "bool":
+    if t.kind == "bool":
         return "boolean"
-    if kind == "null":
+    if t.kind == "null":
         return "null"
-    if kind == "const":
+    if t.kind == "const":
         return json.dumps(t.value)
-    if kind == "list":
+    if t.kind == "list":
         inner = show_type(t.items)
         if " " in inner:
             inner = f"({inner})"
         return inner + "[]" + (f"(minItems {t.min_items})" if t.min_items is not None else "")
-    if kind == "map":
+    if t.kind == "map":
         return f"map<{show_type(t.values)}>"
-    if kind == "ref":
+    if t.kind == "ref":
         return t.name
-    if kind == "nullable":
+    if t.kind == "nullable":
         return f"{show_type(t.inner)} | null"
-    if kind in ("scalar_union", "first_match"):
+    if t.kind in ("scalar_union", "first_match"):
         return " | ".join(show_type(m) for m in t.members)
-    return kind  # pragma: no cover
+    return t.kind  # pragma: no cover
 
 
 def _norm(t: ir.TypeExpr) -> ir.TypeExpr:
     """A type expression without what does not change the values it allows
     (string formats) nor the ``x-deserialize-*`` flags, compared on their own."""
-    kind = t.kind
-    if kind == "str":
+    if t.kind == "str":
         return replace(t, format=None)
-    if kind == "num":
+    if t.kind == "num":
         return replace(t, format=None)
-    if kind == "list":
+    if t.kind == "list":
         return replace(t, items=_norm(t.items), skip_invalid=False)
-    if kind == "map":
+    if t.kind == "map":
         return replace(t, values=_norm(t.values))
-    if kind == "nullable":
+    if t.kind == "nullable":
         return replace(t, inner=_norm(t.inner))
-    if kind in ("scalar_union", "first_match"):
+    if t.kind in ("scalar_union", "first_match"):
         return replace(t, members=tuple(_norm(m) for m in t.members))
     return t
 
