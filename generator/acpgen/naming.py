@@ -124,7 +124,7 @@ def name_package(package: ir.Package, package_name: str) -> ir.Package:
     def_classes = {}
     for definition in package.definitions:
         def_classes[definition.name] = unique(class_name(definition.name), module_names, reserved)
-    named = []
+    named: list[ir.Definition] = []
     for definition in package.definitions:
         cls = def_classes[definition.name]
         if isinstance(definition, ir.ObjectDef):
@@ -159,7 +159,7 @@ def _name_union(
             variants.append(replace(variant, class_name=def_classes[variant.ref]))
             continue
         label = variant.tag if variant.role == ir.TAGGED else variant.title
-        base = pascal(label)
+        base = pascal(label or "")
         candidates = [_not_digit_first(base + cls, "T"), cls + base, cls + base + "Variant"]
         name = next(
             (c for c in candidates if not _taken(c, module_names, reserved)),
