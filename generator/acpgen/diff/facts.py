@@ -80,10 +80,10 @@ class _Side:
         elif isinstance(definition, ir.UnionDef):
             for variant in definition.variants:
                 where = f"{name}[{_variant_label(definition, variant)}]"
-                for target in (variant.ref, variant.wraps):
-                    if target:
-                        seen.add(target)
-                        yield _Edge(target, False, where, name)
+                for ref in (variant.ref, variant.wraps):
+                    if ref:
+                        seen.add(ref)
+                        yield _Edge(ref, False, where, name)
                 for f in variant.fields:
                     for target, protected in _type_refs(f.type, f.on_error != "raise"):
                         seen.add(target)
@@ -231,7 +231,7 @@ def _methods(raw: dict) -> dict[tuple[str, str], list[str]]:
     out: dict[tuple[str, str], list[str]] = {}
     for name, node in raw.items():
         if isinstance(node, dict) and isinstance(node.get("x-method"), str):
-            side = node.get("x-side") if isinstance(node.get("x-side"), str) else ""
+            side: str = node["x-side"] if isinstance(node.get("x-side"), str) else ""
             out.setdefault((node["x-method"], side), []).append(name)
     return out
 
