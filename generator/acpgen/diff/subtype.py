@@ -115,6 +115,10 @@ class _Shapes:
     (which inherits them): they read ``self.old``, ``self.new`` (the two
     ``_Side`` objects) and ``self.renamed`` (``{old name: new name}``)."""
 
+    old: _Side
+    new: _Side
+    renamed: dict[str, str]
+
     # -------------------------------------------------------- shapes
 
     def covers(self, a, a_side: _Side, b, b_side: _Side, seen: frozenset = frozenset()) -> bool:
@@ -313,33 +317,33 @@ def _raw_base(side: _Side, where: str) -> ir.TypeExpr | None:
 
 def _scalar_covers(a: ir.TypeExpr, b: ir.TypeExpr) -> bool:
     """``a`` accepts every value of ``b``, both scalar, array or constant."""
-    ka, kb = a.kind, b.kind
-    if kb == "const":
+    if b.kind == "const":
         value = b.value
-        if ka == "const":
+        if a.kind == "const":
             return _same_json(a.value, value)
-        if ka == "str":
+        if a.kind == "str":
             return isinstance(value, str) and len(value) >= (a.min_length or 0)
-        if ka == "int":
+        if a.kind == "int":
             return type(value) is int and _in_range(value, a.lenient_min, a.lenient_max)
-        if ka == "num":
+        if a.kind == "num":
             return type(value) in (int, float) and _in_range(value, a.minimum, a.maximum)
-        if ka == "bool":
+        if a.kind == "bool":
             return type(value) is bool
-        if ka == "null":
+        if a.kind == "null":
             return value is None
         return False
-    if ka != kb and not (ka == "num" and kb == "int"):
+    if a.kind != b.kind and not (a.kind == "num" and b.kind == "int"):
         return False
-    if ka == "str":
+    # From here b has a's kind, or is an integer where a is a number.
+    if a.kind == "str" and b.kind == "str":
         return (a.min_length or 0) <= (b.min_length or 0)
-    if ka == "int":
+    if a.kind == "int" and b.kind == "int":
         return _range_covers(a.lenient_min, a.lenient_max, b.lenient_min, b.lenient_max)
-    if ka == "num":
-        low = b.lenient_min if kb == "int" else b.minimum
-        high = b.lenient_max if kb == "int" else b.maximum
+    if a.kind == "num" and (b.kind == "int" or b.kind == "num"):
+        low = b.lenient_min if b.kind == "int" else b.minimum
+        high = b.lenient_max if b.kind == "int" else b.maximum
         return _range_covers(a.minimum, a.maximum, low, high)
-    if ka in ("bool", "null"):
+    if a.kind in ("bool", "null"):
         return True
     return False
 
