@@ -14,12 +14,12 @@ records the package, its version and the sha256 of each file::
 A single file has no version: it is recorded under ``"local"`` instead of
 ``"files"``, so the packages generated from it say SCHEMA_VERSION = "".
 
-Everything is staged first: the new ``schema/`` is built in a temporary
-directory beside it, every schema file is checked, and the packages are
-generated from the staged files (unless ``generate`` is off); only then is
-``schema/`` swapped in and the packages written. On any error before that
-point nothing in the project has changed; if writing the packages fails, the
-old ``schema/`` is put back.
+Everything is staged first: every schema file is checked, and the packages
+are generated from the new files in a scratch directory (unless ``generate``
+is off); only then are ``schema/`` and the packages replaced, as one
+transaction (:mod:`acpgen.write`): on any error, or after a run killed
+midway once the next run has recovered, the project has the old ``schema/``
+and packages or the new ones, never a mix.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from .config import Config
 from .diff import SchemaDiff, diff_schemas, load_cached
 from .errors import AcpgenError
 from .pipeline import build_all, build_ir
-from .write import read_tree, stage_tree, swap_dirs
+from .write import Tree, package_tree, read_tree, replace_trees
 
 PACKAGE_NAME = "@agentclientprotocol/sdk"
 SCHEMA_DIR = "schema"
@@ -352,7 +352,7 @@ def plan(config: Config, release: Release) -> Plan:
         data = release.schemas[name]
         display = f"{release.origin}:{name}" if not release.single else release.origin
         new_schema = load_cached(display, data, display)
-        build_ir(new_schema, "acpgen_update_check")
+        build_ir(new_schema, "acpgen_update_check", "none")
         if name not in current:
             changes.append(FileChange(name, "added"))
             continue
@@ -361,7 +361,7 @@ def plan(config: Config, release: Release) -> Plan:
             continue
         try:
             old_schema = load_cached(f"{SCHEMA_DIR}/{name}", current[name])
-            build_ir(old_schema, "acpgen_update_check")
+            build_ir(old_schema, "acpgen_update_check", "none")
         except AcpgenError as error:
             # A vendored file that does not load any more is simply replaced.
             changes.append(FileChange(name, "changed", note=f"the vendored file does not load ({error})"))
@@ -375,19 +375,28 @@ def plan(config: Config, release: Release) -> Plan:
 # ---------------------------------------------------------------- applying
 
 
-def apply(plan_: Plan, *, generate: bool = True, templates=None, warnings: list[str] | None = None) -> dict[str, dict[str, str]]:
+def apply(
+    plan_: Plan,
+    *,
+    generate: bool = True,
+    templates=None,
+    warnings: list[str] | None = None,
+    overwrite_foreign: bool = False,
+    overwrite_edited: bool = False,
+    on_wait=None,
+) -> dict[str, dict[str, str]]:
     """Write the new ``schema/`` and, with ``generate``, the packages; returns
     the packages written, and adds the generator's warnings to ``warnings``.
-    Atomic, as the module says."""
+    ``schema/`` and the packages are replaced as one transaction of
+    :mod:`acpgen.write`, journaled in the output directory."""
     config = plan_.config
     root = config.root
-    stage_root = Path(tempfile.mkdtemp(prefix=".acpgen-update-", dir=root))
-    staged: list[tuple[Path, Path]] = []
-    try:
-        built: dict[str, dict[str, str]] = {}
-        if generate:
-            # Generate from the new schemas, staged where the configuration
-            # expects them.
+    built: dict[str, dict[str, str]] = {}
+    if generate:
+        # Generate from the new schemas, staged where the configuration
+        # expects them, in a scratch directory outside the project.
+        with tempfile.TemporaryDirectory(prefix="acpgen-update-") as scratch:
+            stage_root = Path(scratch)
             for relative, data in plan_.contents.items():
                 target = stage_root / SCHEMA_DIR / relative
                 target.parent.mkdir(parents=True, exist_ok=True)
@@ -396,17 +405,13 @@ def apply(plan_: Plan, *, generate: bool = True, templates=None, warnings: list[
                 if _under_schema(target.schema) is None:
                     _copy_outside(root, stage_root, target.schema)
             built = build_all(config.targets, stage_root, templates, warnings=warnings)
-        staged.append((stage_tree(root, SCHEMA_DIR, plan_.contents), root / SCHEMA_DIR))
-        for name, files in built.items():
-            encoded = {k: v.encode("utf-8") for k, v in files.items()}
-            staged.append((stage_tree(config.out_dir, name, encoded), config.out_dir / name))
-        # schema/ and every package, all or nothing.
-        swap_dirs(staged)
-        return built
-    finally:
-        shutil.rmtree(stage_root, ignore_errors=True)
-        for stage, _ in staged:
-            shutil.rmtree(stage, ignore_errors=True)
+    trees = [Tree(root / SCHEMA_DIR, plan_.contents, guarded=False)]
+    trees += [package_tree(config.out_dir, name, files) for name, files in built.items()]
+    # schema/ and every package, all or nothing.
+    replace_trees(
+        config.out_dir, trees, overwrite_foreign=overwrite_foreign, overwrite_edited=overwrite_edited, on_wait=on_wait
+    )
+    return built
 
 
 def _copy_outside(root: Path, stage_root: Path, configured: str) -> None:
