@@ -20,6 +20,7 @@ from typing import Any, Iterator
 
 from .errors import AcpgenError
 from .load import Schema
+from .upserts import load_rules
 
 NO_RULES = "none"
 V1_METHODS = frozenset({"authenticate", "session/load", "session/set_mode", "fs/read_text_file", "fs/write_text_file"})
@@ -64,6 +65,8 @@ def choose(schema: Schema, requested: str | None) -> str | None:
     detected = detect(schema)
     if requested is None:
         return detected
+    if requested not in load_rules():
+        return requested  # apply_rules names the sets there are
     if detected is not None and requested != detected:
         raise AcpgenError(
             f"the rule set {requested!r} does not fit this schema, which is an ACP {detected} schema "
