@@ -26,10 +26,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
 import subprocess
 import tarfile
 import tempfile
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
@@ -113,12 +115,32 @@ def read_source(path: str | Path, *, as_name: str | None = None, known: list[str
     return read_single(source, as_name, known)
 
 
+MAX_MEMBER_BYTES = 64 * 1024 * 1024
+"""The largest file read from a release (the ACP schemas are under 1 MiB)."""
+MAX_TOTAL_BYTES = 256 * 1024 * 1024
+"""The most bytes a tarball's members may add up to."""
+MAX_MEMBERS = 10_000
+
+
 def read_tarball(path: Path) -> Release:
-    """An npm tarball: every member under its top directory (``package/``)."""
+    """An npm tarball: every member under its top directory (``package/``).
+
+    Read as a stream, in memory, never extracted; refused when a member is a
+    link, a device or a FIFO, has an absolute path or ``..``, or when a
+    member or the whole would exceed the caps above (checked on each
+    header, before its data is read)."""
     files: dict[str, bytes] = {}
+    total = 0
+    origin = str(path)
     try:
-        with tarfile.open(path, "r:*") as archive:
-            for member in archive.getmembers():
+        with tarfile.open(path, "r|*") as archive:
+            for count, member in enumerate(archive, 1):
+                _check_member(member, origin)
+                total += member.size
+                if count > MAX_MEMBERS or total > MAX_TOTAL_BYTES:
+                    raise AcpgenError(
+                        f"the tarball holds more than {MAX_MEMBERS} members or {MAX_TOTAL_BYTES >> 20} MiB", file=origin
+                    )
                 if not member.isfile():
                     continue
                 parts = PurePosixPath(member.name).parts
@@ -129,26 +151,75 @@ def read_tarball(path: Path) -> Release:
                     continue
                 handle = archive.extractfile(member)
                 if handle is not None:
-                    files[relative] = handle.read()
-    except (tarfile.TarError, OSError, EOFError) as exc:
-        raise AcpgenError(f"not a readable tarball: {exc}", file=str(path)) from None
-    return _release(files, str(path))
+                    files[relative] = handle.read(MAX_MEMBER_BYTES + 1)
+    except (tarfile.TarError, OSError, EOFError, zlib.error) as exc:
+        raise AcpgenError(f"not a readable tarball: {exc}", file=origin) from None
+    return _release(files, origin)
+
+
+def _check_member(member: tarfile.TarInfo, origin: str) -> None:
+    """Refuse a member that is not a plain file or directory inside the
+    archive, or too large (tarfile's ``data`` filter where Python has it,
+    and the same rules checked here for the Pythons that do not)."""
+    name = member.name
+    where = f"{origin}: member {name!r}"
+    if not (member.isfile() or member.isdir()):
+        raise AcpgenError(f"{where} is a link, device or FIFO, which a release of schemas has no use for", file=origin)
+    posix = PurePosixPath(name)
+    if posix.is_absolute() or name.startswith(("/", "\\")) or ".." in posix.parts or "\0" in name:
+        raise AcpgenError(f"{where} has a path that leaves the archive", file=origin)
+    if member.size > MAX_MEMBER_BYTES:
+        raise AcpgenError(f"{where} is {member.size} bytes, more than the {MAX_MEMBER_BYTES >> 20} MiB cap", file=origin)
+    data_filter = getattr(tarfile, "data_filter", None)
+    if data_filter is not None:
+        try:
+            data_filter(member, "/nonexistent-acpgen-destination")
+        except tarfile.FilterError as exc:
+            raise AcpgenError(f"{where}: {exc}", file=origin) from None
 
 
 def read_directory(path: Path) -> Release:
-    """An unpacked package: ``package.json``, ``LICENSE`` and ``schema/**.json``."""
+    """An unpacked package: ``package.json``, ``LICENSE`` and ``schema/**.json``.
+
+    Symbolic links are followed only when they stay inside the directory;
+    one that leads out of it is refused."""
     files: dict[str, bytes] = {}
+    root = path.resolve()
     for name in ("package.json", LICENSE_FILE):
         if (path / name).is_file():
-            files[name] = (path / name).read_bytes()
+            files[name] = _read_inside(path / name, root, str(path))
     schema_root = path / SCHEMA_DIR
     if schema_root.is_dir():
-        for item in sorted(schema_root.rglob("*.json")):
-            if item.is_file():
-                files[f"{SCHEMA_DIR}/{item.relative_to(schema_root).as_posix()}"] = item.read_bytes()
+        _inside(schema_root, root, str(path))
+        for current, dirs, names in os.walk(schema_root, followlinks=False):
+            base = Path(current)
+            for directory in list(dirs):
+                if (base / directory).is_symlink():
+                    _inside(base / directory, root, str(path))
+                    dirs.remove(directory)  # read it through its real place only
+            for name in sorted(names):
+                item = base / name
+                if name.endswith(".json") and item.is_file():
+                    relative = item.relative_to(schema_root).as_posix()
+                    files[f"{SCHEMA_DIR}/{relative}"] = _read_inside(item, root, str(path))
     if "package.json" not in files:
         raise AcpgenError("not an npm package directory: it has no package.json", file=str(path))
     return _release(files, str(path))
+
+
+def _inside(item: Path, root: Path, origin: str) -> Path:
+    real = item.resolve()
+    if real != root and root not in real.parents:
+        raise AcpgenError(f"{item} is a symbolic link that leads out of the directory (to {real})", file=origin)
+    return real
+
+
+def _read_inside(item: Path, root: Path, origin: str) -> bytes:
+    real = _inside(item, root, origin)
+    size = real.stat().st_size
+    if size > MAX_MEMBER_BYTES:
+        raise AcpgenError(f"{item} is {size} bytes, more than the {MAX_MEMBER_BYTES >> 20} MiB cap", file=origin)
+    return real.read_bytes()
 
 
 def _wanted(relative: str) -> bool:
