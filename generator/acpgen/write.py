@@ -279,9 +279,12 @@ def recover(home: Path) -> str | None:
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise AcpgenError(f"cannot read the journal of an interrupted run ({exc}); inspect and delete it", file=str(path)) from None
     for entry in entries:
+        # Only the staging directories acpgen names beside each target.
+        target = entry["target"]
         for key, prefix in (("stage", NEW_PREFIX), ("aside", OLD_PREFIX)):
-            if not entry[key].name.startswith(prefix):
-                raise AcpgenError(f"the journal names {entry[key]}, which is not acpgen's; inspect and delete it", file=str(path))
+            place = entry[key]
+            if place.parent != target.parent or not place.name.startswith(f"{prefix}{target.name}-"):
+                raise AcpgenError(f"the journal names {place}, which is not acpgen's; inspect and delete it", file=str(path))
     if phase == "committed":
         for entry in entries:
             _remove(entry["aside"])

@@ -548,3 +548,15 @@ def test_tarball_members_add_up_to_a_cap(tmp_path, project, monkeypatch):
         "schema", "update", "--from", str(_hostile_tarball(tmp_path, "many", add)), "--config", config(project), "--no-generate"
     )
     assert result.exit_code == 2 and "4 MiB" in result.stderr
+
+
+def test_without_tarfiles_data_filter_the_same_members_are_refused(tmp_path, project, monkeypatch):
+    # Python 3.10 before 3.10.12 has no tarfile.data_filter.
+    monkeypatch.delattr(tarfile, "data_filter", raising=False)
+    for case, member in (
+        ("symlink", _member("package/schema/v2/link.json", tarfile.SYMTYPE, link="../../x")),
+        ("dotdot", _member("package/../escape.json", size=2)),
+    ):
+        release = _hostile_tarball(tmp_path, case, lambda archive: archive.addfile(member, _Zeros(member.size)))
+        result = acpgen("schema", "update", "--from", str(release), "--config", config(project), "--no-generate")
+        assert result.exit_code == 2 and str(release) in result.stderr

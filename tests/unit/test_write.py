@@ -162,6 +162,15 @@ def test_recovery_refuses_a_journal_that_names_other_directories(tmp_path):
     with pytest.raises(AcpgenError, match="not acpgen's"):
         recover(tmp_path)
     assert victim.is_dir()
+    # acpgen's prefix, but beside another directory than the target's.
+    (tmp_path / "sub").mkdir()
+    aside = tmp_path / "sub" / ".acpgen-old-a-1234"
+    aside.mkdir()
+    entry = {"target": "a", "stage": "sub/.acpgen-new-a-1234", "aside": "sub/.acpgen-old-a-1234", "existed": True, "digest": ""}
+    (tmp_path / JOURNAL_FILE).write_text(json.dumps({"phase": "committed", "entries": [entry]}))
+    with pytest.raises(AcpgenError, match="not acpgen's"):
+        recover(tmp_path)
+    assert aside.is_dir()
 
 
 def test_the_lock_makes_a_second_writer_wait(tmp_path):
