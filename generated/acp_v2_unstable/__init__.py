@@ -688,7 +688,13 @@ __all__ = [
 ]
 
 # A $defs name that could not be a Python name as it is (not an identifier,
-# a keyword, a builtin) is still an attribute under its exact name.
+# a keyword, a builtin) is still an attribute under its exact name, unless it
+# is a dunder name (__getattr__ would change how the module works): those
+# are in DEFINITIONS only.
 globals().update(
-    {name: value for name, value in DEFINITIONS.items() if name not in globals()}
+    {
+        name: value
+        for name, value in DEFINITIONS.items()
+        if name not in globals() and not (name.startswith("__") and name.endswith("__"))
+    }
 )

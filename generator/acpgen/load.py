@@ -17,6 +17,9 @@ from typing import Any, Iterator, Mapping
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
 
+from urllib.parse import unquote
+
+from . import jsontext
 from .errors import AcpgenError, pointer
 
 DEFS_PREFIX = "#/$defs/"
@@ -41,11 +44,26 @@ class Schema:
 
 
 def ref_target(ref: str) -> str | None:
-    """The ``$defs`` name of ``#/$defs/<name>`` (RFC 6901: ``~1`` is ``/``,
-    ``~0`` is ``~``), or None for any other reference."""
-    if not ref.startswith(DEFS_PREFIX) or "/" in ref[len(DEFS_PREFIX) :]:
+    """The ``$defs`` name of ``#/$defs/<name>``, or None for any other
+    reference. The fragment is a URI fragment holding a JSON pointer: it is
+    percent-decoded first (RFC 3986: ``%20`` is a space), then read as a
+    pointer (RFC 6901: ``~1`` is ``/``, ``~0`` is ``~``)."""
+    if not ref.startswith("#"):
         return None
-    return ref[len(DEFS_PREFIX) :].replace("~1", "/").replace("~0", "~")
+    try:
+        fragment = unquote(ref[1:], errors="strict")
+    except UnicodeDecodeError:
+        return None
+    prefix = DEFS_PREFIX[1:]
+    if not fragment.startswith(prefix) or "/" in fragment[len(prefix) :]:
+        return None
+    return fragment[len(prefix) :].replace("~1", "/").replace("~0", "~")
+
+
+def canonical_ref(name: str) -> str:
+    """The plain form of a reference to ``$defs/<name>``, as the generated
+    validator resolves it (a JSON pointer, not percent-encoded)."""
+    return "#" + pointer(("$defs", name))
 
 
 def load_schema(path: str | Path) -> Schema:
@@ -63,9 +81,12 @@ def load_schema(path: str | Path) -> Schema:
 def parse_schema(raw: bytes, name: str) -> Schema:
     """Check schema bytes; ``name`` is used in messages."""
     try:
-        document = json.loads(raw)
+        text = raw.decode(json.detect_encoding(raw))
     except UnicodeDecodeError as exc:
         raise AcpgenError(f"not UTF-8 text: {exc.reason}", file=name) from None
+    jsontext.check(text, name)
+    try:
+        document = json.loads(text, parse_constant=_no_constant)
     except json.JSONDecodeError as exc:
         raise AcpgenError(
             f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}",
@@ -87,7 +108,7 @@ def parse_schema(raw: bytes, name: str) -> Schema:
     if not isinstance(defs, dict) or not defs:
         raise AcpgenError("the schema has no $defs to generate from", file=name, pointer="")
     for where, ref in iter_refs(document):
-        if not ref.startswith(DEFS_PREFIX):
+        if ref_target(ref) is None and not ref.startswith(DEFS_PREFIX):
             raise AcpgenError(
                 f"unsupported $ref {ref!r}: only local references to #/$defs/<name> are resolved",
                 file=name,
@@ -103,6 +124,10 @@ def parse_schema(raw: bytes, name: str) -> Schema:
         document=document,
         defs=defs,
     )
+
+
+def _no_constant(name: str):
+    raise json.JSONDecodeError(f"{name} is not JSON", name, 0)
 
 
 def iter_refs(node: Any, parts: tuple = ()) -> Iterator[tuple[str, str]]:

@@ -25,7 +25,7 @@ from typing import Any
 
 from . import ir
 from .errors import AcpgenError, pointer
-from .load import Schema, ref_target
+from .load import Schema, canonical_ref, ref_target
 
 # Keywords that never change what a value may be.
 ANNOTATIONS = frozenset(
@@ -123,7 +123,12 @@ def strip_annotations(node: Any, parts: tuple = (), file: str = "") -> Any:
                     for pattern in value:
                         _check_pattern(pattern, parts + (key, pattern), file)
                 out[key] = {k: strip_annotations(v, parts + (key, k), file) for k, v in value.items()}
-            elif key in ("const", "enum", "required", "dependentRequired", "$ref", "type", "pattern"):
+            elif key == "$ref":
+                # One spelling of every reference, the one the generated
+                # validator resolves (no percent-encoding).
+                target = ref_target(value)
+                out[key] = canonical_ref(target) if target is not None else value
+            elif key in ("const", "enum", "required", "dependentRequired", "type", "pattern"):
                 if key == "pattern":
                     _check_pattern(value, parts + (key,), file)
                 out[key] = value

@@ -49,6 +49,9 @@ declare, as JSON."""
 WRAPPED_VALUE = "value"
 """The attribute of a variant that wraps another union."""
 
+UNION_ATTRIBUTES = RESERVED_ATTRIBUTES | {CATCH_ALL_EXTRA, WRAPPED_VALUE}
+"""What a union variant class has besides its fields."""
+
 _WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z0-9])|[A-Z]?[a-z0-9]+|[A-Z]+|[0-9]+")
 
 
@@ -152,7 +155,10 @@ def _name_fields(fields: tuple[ir.Field, ...], extra_reserved=frozenset()) -> tu
 def _name_union(
     union: ir.UnionDef, cls: str, module_names: set[str], reserved, def_classes: dict
 ) -> ir.UnionDef:
-    tag_name = field_name(union.tag) if union.tag else ""
+    # The tag is an attribute of every variant class: it must be a name no
+    # generated member takes (from_wire, to_wire, the catch-all's extra, a
+    # wrapper's value) and not a keyword.
+    tag_name = unique(field_name(union.tag), set(), UNION_ATTRIBUTES) if union.tag else ""
     variants = []
     for variant in union.variants:
         if variant.reuses_ref:

@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import json
 import keyword
+import sys
 from dataclasses import replace
 from pathlib import Path
 
+from . import ruleselect
 from .capabilities import find_capabilities
 from .defaults import resolve_defaults
 from .errors import AcpgenError
@@ -19,19 +21,32 @@ from .lower import lower
 from .naming import name_package
 from .render import render_package
 from .upserts import apply_rules
-from .write import read_tree
+from .write import package_tree, read_tree
 
 
 def build_ir(schema: Schema, package_name: str, rules: str | None = None) -> Package:
-    """The named IR of a loaded schema; ``rules`` names the patch rule set."""
-    if not package_name.isidentifier() or keyword.iskeyword(package_name):
-        raise AcpgenError(f"the package name {package_name!r} is not a usable Python identifier")
+    """The named IR of a loaded schema. ``rules`` names the patch rule set
+    (checked against the schema), ``"none"`` for none; without it the set is
+    told from the schema (:mod:`acpgen.ruleselect`)."""
+    check_package_name(package_name)
     package = name_package(lower(schema), package_name)
     package = resolve_defaults(package)
     package = find_capabilities(package)
+    rules = ruleselect.choose(schema, rules)
     if rules:
         package = apply_rules(package, rules)
     return replace(package, schema_version=schema_version(schema))
+
+
+def check_package_name(name: str) -> None:
+    """A generated package's name must be an ASCII identifier that is not a
+    keyword and does not shadow a standard-library module."""
+    if not (name.isascii() and name.isidentifier()) or keyword.iskeyword(name):
+        raise AcpgenError(f"the package name {name!r} is not a usable Python identifier")
+    if name in sys.stdlib_module_names or name in sys.builtin_module_names:
+        raise AcpgenError(
+            f"the package name {name!r} is a standard-library module: importing it would shadow or be shadowed by it"
+        )
 
 
 def build_package(
@@ -121,9 +136,9 @@ def stale_files(built: dict[str, dict[str, str]], out_dir: Path) -> list[str]:
     missing or not generated any more."""
     stale = []
     for package, files in built.items():
+        wanted = package_tree(out_dir, package, files).files
         existing = read_tree(out_dir / package)
-        for name in sorted(set(files) | set(existing)):
-            wanted = files.get(name)
-            if wanted is None or existing.get(name) != wanted.encode("utf-8"):
+        for name in sorted(set(wanted) | set(existing)):
+            if existing.get(name) != wanted.get(name):
                 stale.append(f"{package}/{name}")
     return stale

@@ -14,22 +14,24 @@ records the package, its version and the sha256 of each file::
 A single file has no version: it is recorded under ``"local"`` instead of
 ``"files"``, so the packages generated from it say SCHEMA_VERSION = "".
 
-Everything is staged first: the new ``schema/`` is built in a temporary
-directory beside it, every schema file is checked, and the packages are
-generated from the staged files (unless ``generate`` is off); only then is
-``schema/`` swapped in and the packages written. On any error before that
-point nothing in the project has changed; if writing the packages fails, the
-old ``schema/`` is put back.
+Everything is staged first: every schema file is checked, and the packages
+are generated from the new files in a scratch directory (unless ``generate``
+is off); only then are ``schema/`` and the packages replaced, as one
+transaction (:mod:`acpgen.write`): on any error, or after a run killed
+midway once the next run has recovered, the project has the old ``schema/``
+and packages or the new ones, never a mix.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
 import subprocess
 import tarfile
 import tempfile
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
@@ -37,7 +39,7 @@ from .config import Config
 from .diff import SchemaDiff, diff_schemas, load_cached
 from .errors import AcpgenError
 from .pipeline import build_all, build_ir
-from .write import read_tree, stage_tree, swap_dirs
+from .write import Tree, package_tree, read_tree, replace_trees
 
 PACKAGE_NAME = "@agentclientprotocol/sdk"
 SCHEMA_DIR = "schema"
@@ -113,12 +115,32 @@ def read_source(path: str | Path, *, as_name: str | None = None, known: list[str
     return read_single(source, as_name, known)
 
 
+MAX_MEMBER_BYTES = 64 * 1024 * 1024
+"""The largest file read from a release (the ACP schemas are under 1 MiB)."""
+MAX_TOTAL_BYTES = 256 * 1024 * 1024
+"""The most bytes a tarball's members may add up to."""
+MAX_MEMBERS = 10_000
+
+
 def read_tarball(path: Path) -> Release:
-    """An npm tarball: every member under its top directory (``package/``)."""
+    """An npm tarball: every member under its top directory (``package/``).
+
+    Read as a stream, in memory, never extracted; refused when a member is a
+    link, a device or a FIFO, has an absolute path or ``..``, or when a
+    member or the whole would exceed the caps above (checked on each
+    header, before its data is read)."""
     files: dict[str, bytes] = {}
+    total = 0
+    origin = str(path)
     try:
-        with tarfile.open(path, "r:*") as archive:
-            for member in archive.getmembers():
+        with tarfile.open(path, "r|*") as archive:
+            for count, member in enumerate(archive, 1):
+                _check_member(member, origin)
+                total += member.size
+                if count > MAX_MEMBERS or total > MAX_TOTAL_BYTES:
+                    raise AcpgenError(
+                        f"the tarball holds more than {MAX_MEMBERS} members or {MAX_TOTAL_BYTES >> 20} MiB", file=origin
+                    )
                 if not member.isfile():
                     continue
                 parts = PurePosixPath(member.name).parts
@@ -129,26 +151,75 @@ def read_tarball(path: Path) -> Release:
                     continue
                 handle = archive.extractfile(member)
                 if handle is not None:
-                    files[relative] = handle.read()
-    except (tarfile.TarError, OSError, EOFError) as exc:
-        raise AcpgenError(f"not a readable tarball: {exc}", file=str(path)) from None
-    return _release(files, str(path))
+                    files[relative] = handle.read(MAX_MEMBER_BYTES + 1)
+    except (tarfile.TarError, OSError, EOFError, zlib.error) as exc:
+        raise AcpgenError(f"not a readable tarball: {exc}", file=origin) from None
+    return _release(files, origin)
+
+
+def _check_member(member: tarfile.TarInfo, origin: str) -> None:
+    """Refuse a member that is not a plain file or directory inside the
+    archive, or too large (tarfile's ``data`` filter where Python has it,
+    and the same rules checked here for the Pythons that do not)."""
+    name = member.name
+    where = f"{origin}: member {name!r}"
+    if not (member.isfile() or member.isdir()):
+        raise AcpgenError(f"{where} is a link, device or FIFO, which a release of schemas has no use for", file=origin)
+    posix = PurePosixPath(name)
+    if posix.is_absolute() or name.startswith(("/", "\\")) or ".." in posix.parts or "\0" in name:
+        raise AcpgenError(f"{where} has a path that leaves the archive", file=origin)
+    if member.size > MAX_MEMBER_BYTES:
+        raise AcpgenError(f"{where} is {member.size} bytes, more than the {MAX_MEMBER_BYTES >> 20} MiB cap", file=origin)
+    data_filter = getattr(tarfile, "data_filter", None)
+    if data_filter is not None:
+        try:
+            data_filter(member, "/nonexistent-acpgen-destination")
+        except tarfile.FilterError as exc:
+            raise AcpgenError(f"{where}: {exc}", file=origin) from None
 
 
 def read_directory(path: Path) -> Release:
-    """An unpacked package: ``package.json``, ``LICENSE`` and ``schema/**.json``."""
+    """An unpacked package: ``package.json``, ``LICENSE`` and ``schema/**.json``.
+
+    Symbolic links are followed only when they stay inside the directory;
+    one that leads out of it is refused."""
     files: dict[str, bytes] = {}
+    root = path.resolve()
     for name in ("package.json", LICENSE_FILE):
         if (path / name).is_file():
-            files[name] = (path / name).read_bytes()
+            files[name] = _read_inside(path / name, root, str(path))
     schema_root = path / SCHEMA_DIR
     if schema_root.is_dir():
-        for item in sorted(schema_root.rglob("*.json")):
-            if item.is_file():
-                files[f"{SCHEMA_DIR}/{item.relative_to(schema_root).as_posix()}"] = item.read_bytes()
+        _inside(schema_root, root, str(path))
+        for current, dirs, names in os.walk(schema_root, followlinks=False):
+            base = Path(current)
+            for directory in list(dirs):
+                if (base / directory).is_symlink():
+                    _inside(base / directory, root, str(path))
+                    dirs.remove(directory)  # read it through its real place only
+            for name in sorted(names):
+                item = base / name
+                if name.endswith(".json") and item.is_file():
+                    relative = item.relative_to(schema_root).as_posix()
+                    files[f"{SCHEMA_DIR}/{relative}"] = _read_inside(item, root, str(path))
     if "package.json" not in files:
         raise AcpgenError("not an npm package directory: it has no package.json", file=str(path))
     return _release(files, str(path))
+
+
+def _inside(item: Path, root: Path, origin: str) -> Path:
+    real = item.resolve()
+    if real != root and root not in real.parents:
+        raise AcpgenError(f"{item} is a symbolic link that leads out of the directory (to {real})", file=origin)
+    return real
+
+
+def _read_inside(item: Path, root: Path, origin: str) -> bytes:
+    real = _inside(item, root, origin)
+    size = real.stat().st_size
+    if size > MAX_MEMBER_BYTES:
+        raise AcpgenError(f"{item} is {size} bytes, more than the {MAX_MEMBER_BYTES >> 20} MiB cap", file=origin)
+    return real.read_bytes()
 
 
 def _wanted(relative: str) -> bool:
@@ -352,7 +423,7 @@ def plan(config: Config, release: Release) -> Plan:
         data = release.schemas[name]
         display = f"{release.origin}:{name}" if not release.single else release.origin
         new_schema = load_cached(display, data, display)
-        build_ir(new_schema, "acpgen_update_check")
+        build_ir(new_schema, "acpgen_update_check", "none")
         if name not in current:
             changes.append(FileChange(name, "added"))
             continue
@@ -361,7 +432,7 @@ def plan(config: Config, release: Release) -> Plan:
             continue
         try:
             old_schema = load_cached(f"{SCHEMA_DIR}/{name}", current[name])
-            build_ir(old_schema, "acpgen_update_check")
+            build_ir(old_schema, "acpgen_update_check", "none")
         except AcpgenError as error:
             # A vendored file that does not load any more is simply replaced.
             changes.append(FileChange(name, "changed", note=f"the vendored file does not load ({error})"))
@@ -375,19 +446,28 @@ def plan(config: Config, release: Release) -> Plan:
 # ---------------------------------------------------------------- applying
 
 
-def apply(plan_: Plan, *, generate: bool = True, templates=None, warnings: list[str] | None = None) -> dict[str, dict[str, str]]:
+def apply(
+    plan_: Plan,
+    *,
+    generate: bool = True,
+    templates=None,
+    warnings: list[str] | None = None,
+    overwrite_foreign: bool = False,
+    overwrite_edited: bool = False,
+    on_wait=None,
+) -> dict[str, dict[str, str]]:
     """Write the new ``schema/`` and, with ``generate``, the packages; returns
     the packages written, and adds the generator's warnings to ``warnings``.
-    Atomic, as the module says."""
+    ``schema/`` and the packages are replaced as one transaction of
+    :mod:`acpgen.write`, journaled in the output directory."""
     config = plan_.config
     root = config.root
-    stage_root = Path(tempfile.mkdtemp(prefix=".acpgen-update-", dir=root))
-    staged: list[tuple[Path, Path]] = []
-    try:
-        built: dict[str, dict[str, str]] = {}
-        if generate:
-            # Generate from the new schemas, staged where the configuration
-            # expects them.
+    built: dict[str, dict[str, str]] = {}
+    if generate:
+        # Generate from the new schemas, staged where the configuration
+        # expects them, in a scratch directory outside the project.
+        with tempfile.TemporaryDirectory(prefix="acpgen-update-") as scratch:
+            stage_root = Path(scratch)
             for relative, data in plan_.contents.items():
                 target = stage_root / SCHEMA_DIR / relative
                 target.parent.mkdir(parents=True, exist_ok=True)
@@ -396,17 +476,13 @@ def apply(plan_: Plan, *, generate: bool = True, templates=None, warnings: list[
                 if _under_schema(target.schema) is None:
                     _copy_outside(root, stage_root, target.schema)
             built = build_all(config.targets, stage_root, templates, warnings=warnings)
-        staged.append((stage_tree(root, SCHEMA_DIR, plan_.contents), root / SCHEMA_DIR))
-        for name, files in built.items():
-            encoded = {k: v.encode("utf-8") for k, v in files.items()}
-            staged.append((stage_tree(config.out_dir, name, encoded), config.out_dir / name))
-        # schema/ and every package, all or nothing.
-        swap_dirs(staged)
-        return built
-    finally:
-        shutil.rmtree(stage_root, ignore_errors=True)
-        for stage, _ in staged:
-            shutil.rmtree(stage, ignore_errors=True)
+    trees = [Tree(root / SCHEMA_DIR, plan_.contents, guarded=False)]
+    trees += [package_tree(config.out_dir, name, files) for name, files in built.items()]
+    # schema/ and every package, all or nothing.
+    replace_trees(
+        config.out_dir, trees, overwrite_foreign=overwrite_foreign, overwrite_edited=overwrite_edited, on_wait=on_wait
+    )
+    return built
 
 
 def _copy_outside(root: Path, stage_root: Path, configured: str) -> None:

@@ -54,7 +54,7 @@ def test_generate_one_schema_writes_an_importable_package(tmp_path, small):
     result = _run("generate", "--schema", str(small), "--package", "small", "--out", str(tmp_path / "out"))
     assert result.exit_code == 0, result.output
     files = sorted(p.name for p in (tmp_path / "out/small").iterdir())
-    assert files == ["__init__.py", "_runtime.py", "_schema.py", "codec.py", "models.py", "patch.py", "py.typed"]
+    assert files == [".acpgen", "__init__.py", "_runtime.py", "_schema.py", "codec.py", "models.py", "patch.py", "py.typed"]
     code = "import small; g = small.decode('Greeting', {'text': 'hi'}); print(g.loud, small.encode(g))"
     out = subprocess.run(
         [sys.executable, "-S", "-c", code], cwd=tmp_path / "out", capture_output=True, text=True, check=True
@@ -144,11 +144,66 @@ def test_a_broken_template_is_a_clear_error(tmp_path, small):
     assert not (tmp_path / "out/small").exists()
 
 
+def _snapshot(directory: Path) -> dict:
+    return {p: p.read_bytes() for p in directory.rglob("*") if p.is_file()}
+
+
+def test_generate_never_replaces_a_directory_it_did_not_make(tmp_path, small):
+    home = tmp_path / "home"
+    (home / "Documents/.git").mkdir(parents=True)
+    (home / "Documents/.git/HEAD").write_text("ref: refs/heads/main\n")
+    (home / "Documents/taxes.txt").write_text("2025")
+    before = _snapshot(home)
+    result = _run("generate", "--schema", str(small), "--package", "Documents", "--out", str(home))
+    assert result.exit_code == 2
+    assert f"acpgen: error: {home / 'Documents'}: refusing to replace a directory acpgen did not generate" in result.output
+    assert "--overwrite-foreign" in result.output
+    assert _snapshot(home) == before and sorted(p.name for p in home.iterdir()) == ["Documents"]
+    # A project's own tests directory, with --out .
+    project = tmp_path / "project"
+    (project / "tests").mkdir(parents=True)
+    (project / "tests/test_app.py").write_text("def test(): pass\n")
+    result = _run("generate", "--schema", str(small), "--package", "tests", "--out", ".", cwd=project)
+    assert result.exit_code == 2 and "refusing" in result.output
+    assert (project / "tests/test_app.py").read_text() == "def test(): pass\n"
+    # Asked for explicitly, it is replaced.
+    result = _run("generate", "--schema", str(small), "--package", "Documents", "--out", str(home), "--overwrite-foreign")
+    assert result.exit_code == 0, result.output
+    assert not (home / "Documents/taxes.txt").exists() and (home / "Documents/models.py").exists()
+
+
+def test_a_hand_edited_package_is_refused_unless_overwrite_edited(tmp_path, small):
+    out = tmp_path / "out"
+    assert _run("generate", "--schema", str(small), "--package", "small", "--out", str(out)).exit_code == 0
+    models = out / "small/models.py"
+    models.write_text(models.read_text() + "# my fix\n")
+    result = _run("generate", "--schema", str(small), "--package", "small", "--out", str(out))
+    assert result.exit_code == 2
+    assert "models.py (changed)" in result.output and "--overwrite-edited" in result.output
+    assert models.read_text().endswith("# my fix\n")
+    result = _run("generate", "--schema", str(small), "--package", "small", "--out", str(out), "--overwrite-edited")
+    assert result.exit_code == 0, result.output
+    assert not models.read_text().endswith("# my fix\n")
+
+
+@pytest.mark.parametrize("name", ["os", "typing", "json", "sys", "my-package", "class", "naïve", "1st"])
+def test_package_names_that_are_not_identifiers_or_are_stdlib_modules_are_refused(tmp_path, small, name):
+    result = _run("generate", "--schema", str(small), "--package", name, "--out", str(tmp_path / "out"))
+    assert result.exit_code == 2
+    assert result.output.startswith(f"acpgen: error: the package name {name!r}")
+    assert not (tmp_path / "out").exists()
+
+
 def test_help_and_version():
     assert "Usage" in _run("--help").output
-    for command in ("generate", "check"):
+    for command in ("generate", "check", "diff", "conformance", "conformance-fixtures"):
         result = _run(command, "--help")
         assert result.exit_code == 0 and "Usage" in result.output
+    assert _run("schema", "update", "--help").exit_code == 0
+    top = _run("--help").output
+    for command in ("generate", "check", "diff", "schema update", "conformance", "conformance-fixtures"):
+        assert f"\n  {command} " in top  # each command said what it is for
+    assert "--overwrite-foreign" in _run("generate", "--help").output
     assert _run("--version").output.strip() == "acpgen, version 0.1.0"
 
 

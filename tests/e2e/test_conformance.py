@@ -106,16 +106,26 @@ def test_bad_arguments_exit_2(tmp_path):
     assert code == 2
 
 
-def test_the_check_loads_none_of_the_generator_stages(tmp_path):
-    """`python -m acpgen.conformance` runs the same check without importing
-    the generator (load, lower, naming, render ...): only the package under
-    test, its schema and the fixtures."""
+@pytest.mark.parametrize(
+    "entry",
+    [
+        "runpy.run_module('acpgen.conformance', run_name='__main__')",
+        "from acpgen.cli import main; main(['conformance', *sys.argv[1:]], prog_name='acpgen')",
+    ],
+)
+def test_the_check_loads_none_of_the_generator_stages(tmp_path, entry):
+    """`python -m acpgen.conformance` and `acpgen conformance` run the check
+    without importing the generator (load, lower, naming, render ...) or its
+    dependencies: only the command, the package under test, its schema and
+    the fixtures."""
     code = (
         "import runpy, sys\n"
         f"sys.argv = ['x', '-q', '--package', {str(GENERATED / 'acp_v1')!r}]\n"
-        "try:\n    runpy.run_module('acpgen.conformance', run_name='__main__')\n"
+        f"try:\n    {entry}\n"
         "except SystemExit as exit:\n    status = exit.code\n"
-        "stages = sorted(m for m in sys.modules if m.startswith('acpgen.') and not m.startswith('acpgen.conformance'))\n"
+        "stages = sorted(m for m in sys.modules if m.startswith('acpgen.') and not m.startswith('acpgen.conformance')"
+        " and m not in ('acpgen.cli', 'acpgen.cli.conformance'))\n"
+        "stages += [m for m in ('jinja2', 'black') if m in sys.modules]\n"
         "print('STAGES', stages, 'STATUS', status)\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path)

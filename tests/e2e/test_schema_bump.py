@@ -458,3 +458,105 @@ def test_the_whole_bump(tmp_path, project):
     assert after["terminal"] == {"terminalId": "x", "size": {"cols": 80, "rows": 24}}
     assert after["elicitation_without_type"] == "rejected"
     assert after["classes"] == ["ClientAuthCapabilities", "ToolCallCapabilities"]
+
+
+# ---------------------------------------------------------------- hostile releases
+
+
+def test_a_directory_with_a_symlink_leading_out_is_refused(tmp_path, project):
+    before = tree(project)
+    secret = tmp_path / "secret.json"
+    secret.write_text('{"token": "do not read"}')
+    for link, target in (("schema/v2/extra.json", secret), ("schema/elsewhere", tmp_path), ("LICENSE", secret)):
+        release = package_dir(tmp_path / link.replace("/", "_"), FIXTURE, "2.0.0")
+        (release / link).unlink(missing_ok=True)
+        (release / link).symlink_to(target)
+        result = acpgen("schema", "update", "--from", str(release), "--config", config(project), "--no-generate")
+        assert result.exit_code == 2, result.output
+        assert "symbolic link that leads out of the directory" in result.stderr
+        assert tree(project) == before
+    # A link that stays inside is read as its target.
+    release = package_dir(tmp_path / "inside", FIXTURE, "2.0.0")
+    (release / "schema/v2/schema.json").unlink()
+    (release / "schema/v2/schema.json").symlink_to(release / "schema/v1/../v2/schema.unstable.json")
+    result = acpgen("schema", "update", "--from", str(release), "--config", config(project), "--no-generate", "--dry-run")
+    assert result.exit_code == 0, result.output
+
+
+def _hostile_tarball(tmp_path: Path, name: str, add) -> Path:
+    out = tmp_path / f"{name}.tgz"
+    root = package_dir(tmp_path / name, FIXTURE, "2.0.0")
+    with tarfile.open(out, "w:gz") as archive:
+        archive.add(root, arcname="package")
+        add(archive)
+    return out
+
+
+class _Zeros:
+    """A file object of ``size`` zero bytes, without holding them."""
+
+    def __init__(self, size: int) -> None:
+        self.left = size
+
+    def read(self, n: int = -1) -> bytes:
+        n = self.left if n < 0 else min(n, self.left)
+        self.left -= n
+        return bytes(n)
+
+
+def _member(name: str, kind=tarfile.REGTYPE, size: int = 0, link: str = "") -> tarfile.TarInfo:
+    info = tarfile.TarInfo(name)
+    info.type, info.size, info.linkname = kind, size, link
+    return info
+
+
+@pytest.mark.parametrize(
+    "case, member, message",
+    [
+        ("huge", _member("package/schema/v2/big.json", size=1 << 30), "more than the 64 MiB cap"),
+        ("symlink", _member("package/schema/v2/link.json", tarfile.SYMTYPE, link="/etc/passwd"), "link, device or FIFO"),
+        ("hardlink", _member("package/schema/v2/hard.json", tarfile.LNKTYPE, link="package/package.json"), "link, device or FIFO"),
+        ("device", _member("package/schema/dev.json", tarfile.CHRTYPE), "link, device or FIFO"),
+        ("absolute", _member("/package/schema/v2/abs.json", size=2), "leaves the archive"),
+        ("dotdot", _member("package/../../escape.json", size=2), "leaves the archive"),
+    ],
+)
+def test_a_hostile_tarball_is_refused_before_its_data_is_read(tmp_path, project, case, member, message):
+    before = tree(project)
+
+    def add(archive):
+        archive.addfile(member, _Zeros(member.size) if member.isfile() else None)
+
+    release = _hostile_tarball(tmp_path, case, add)
+    assert release.stat().st_size < 8 << 20  # a small file on disk
+    result = acpgen("schema", "update", "--from", str(release), "--config", config(project), "--no-generate")
+    assert result.exit_code == 2, result.output
+    assert message in result.stderr and str(release) in result.stderr
+    assert tree(project) == before
+
+
+def test_tarball_members_add_up_to_a_cap(tmp_path, project, monkeypatch):
+    from acpgen import update
+
+    monkeypatch.setattr(update, "MAX_TOTAL_BYTES", 4 << 20)
+
+    def add(archive):
+        for index in range(5):
+            archive.addfile(_member(f"package/data/{index}.bin", size=1 << 20), _Zeros(1 << 20))
+
+    result = acpgen(
+        "schema", "update", "--from", str(_hostile_tarball(tmp_path, "many", add)), "--config", config(project), "--no-generate"
+    )
+    assert result.exit_code == 2 and "4 MiB" in result.stderr
+
+
+def test_without_tarfiles_data_filter_the_same_members_are_refused(tmp_path, project, monkeypatch):
+    # Python 3.10 before 3.10.12 has no tarfile.data_filter.
+    monkeypatch.delattr(tarfile, "data_filter", raising=False)
+    for case, member in (
+        ("symlink", _member("package/schema/v2/link.json", tarfile.SYMTYPE, link="../../x")),
+        ("dotdot", _member("package/../escape.json", size=2)),
+    ):
+        release = _hostile_tarball(tmp_path, case, lambda archive: archive.addfile(member, _Zeros(member.size)))
+        result = acpgen("schema", "update", "--from", str(release), "--config", config(project), "--no-generate")
+        assert result.exit_code == 2 and str(release) in result.stderr

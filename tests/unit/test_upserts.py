@@ -6,12 +6,13 @@ import json
 
 import pytest
 
+from acpgen import ruleselect
 from acpgen.errors import AcpgenError
 from acpgen.load import load_schema, parse_schema
 from acpgen.pipeline import build_ir
 from acpgen.upserts import apply_rules
 
-from ..conftest import ROOT, SCHEMAS
+from ..conftest import ROOT, SCHEMAS, schema_with
 
 RULE_SETS = {"acp_v1": "v1", "acp_v1_unstable": "v1_unstable", "acp_v2": "v2", "acp_v2_unstable": "v2_unstable"}
 
@@ -92,7 +93,50 @@ def test_an_unknown_rule_set_is_an_error():
 
 
 def test_generating_an_older_schema_warns_and_still_generates(make_package):
-    # v2 rules on the v1 schema: v2-only types and fields are warnings.
-    package = build_ir(load_schema(ROOT / "schema/v1/schema.json"), "p", "v2")
-    assert any("TerminalUpdate is not in this schema" in w for w in package.warnings)
+    # Today's v2 rules on the 2.0.0 v2 schema: fields added since are warnings.
+    package = build_ir(load_schema(ROOT / "tests/fixtures/sdk-2.0.0/v2/schema.json"), "p", "v2")
     assert any("ToolCallUpdate.capabilities is not in this schema" in w for w in package.warnings)
+    assert package.upserts
+
+
+# ------------------------------------------------------------------ which rules
+
+
+@pytest.mark.parametrize(
+    "path, expected",
+    [
+        ("schema/v1/schema.json", "v1"),
+        ("schema/v1/schema.unstable.json", "v1_unstable"),
+        ("schema/v2/schema.json", "v2"),
+        ("schema/v2/schema.unstable.json", "v2_unstable"),
+        ("tests/fixtures/sdk-2.0.0/v1/schema.json", "v1"),
+        ("tests/fixtures/sdk-2.0.0/v1/schema.unstable.json", "v1_unstable"),
+        ("tests/fixtures/sdk-2.0.0/v2/schema.json", "v2"),
+        ("tests/fixtures/sdk-2.0.0/v2/schema.unstable.json", "v2_unstable"),
+    ],
+)
+def test_the_rule_set_is_told_from_the_schema(path, expected):
+    schema = load_schema(ROOT / path)
+    # The vendored files' titles and $ids are all the same: the content tells.
+    assert ruleselect.detect(schema) == expected
+    assert build_ir(schema, "p").upserts == build_ir(schema, "p", expected).upserts
+
+
+def test_a_rule_set_that_contradicts_the_schema_is_refused():
+    schema = load_schema(ROOT / "schema/v1/schema.json")
+    for wrong in ("v2", "v1_unstable", "v2_unstable"):
+        with pytest.raises(AcpgenError, match=f"the rule set '{wrong}' does not fit this schema, which is an ACP v1"):
+            build_ir(schema, "p", wrong)
+    assert build_ir(schema, "p", "none").upserts == ()
+
+
+def test_a_schema_that_does_not_tell_gets_rules_only_when_named():
+    schema = _schema({"U": UPDATE})
+    assert ruleselect.detect(schema) is None
+    assert build_ir(schema, "p").upserts == ()
+
+
+def test_a_package_without_rules_says_so_when_apply_is_called(make_package):
+    package = make_package(schema_with({"A": {"type": "object", "properties": {"x": {"type": "string"}}}}))
+    with pytest.raises(TypeError, match="generated without patch rules"):
+        package.apply(None, package.A(x="y"))

@@ -3,6 +3,7 @@ checks any generated package against them through its public API.
 
 ``model`` (the decoding rules over the raw schema) and ``fixturegen`` write
 the fixtures; ``runner``, ``patch`` and ``coverage`` check a package;
-``loader`` finds the package, its schema and its fixtures; ``cli`` adds
-``acpgen conformance`` and ``acpgen conformance-fixtures``.
+``loader`` finds the package, its schema and its fixtures. The commands
+(``acpgen conformance``, ``acpgen conformance-fixtures``) are in
+:mod:`acpgen.cli.conformance`.
 """

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable
 
 from .. import ir
-from ..load import DEFS_PREFIX, Schema, iter_refs
+from ..load import Schema, iter_refs, ref_target
 from ..pipeline import build_ir
 from .subtype import _Alt, _Obj, _Opaque
 
@@ -36,7 +36,7 @@ class _Side:
     def __init__(self, schema: Schema, label: str) -> None:
         self.schema = schema
         self.label = label
-        self.package = build_ir(schema, "acpgen_diff")
+        self.package = build_ir(schema, "acpgen_diff", "none")
         self.defs: dict[str, ir.Definition] = {d.name: d for d in self.package.definitions}
         self.raw: dict[str, Any] = dict(schema.defs)
         self.forms = _message_forms(schema.document)
@@ -49,7 +49,7 @@ class _Side:
                 self.referrers.setdefault(edge.target, []).append(edge)
         self.form_refs: dict[str, set[str]] = {}
         for title, node in self.forms.items():
-            targets = {ref[len(DEFS_PREFIX) :] for _, ref in iter_refs(node)}
+            targets = {ref_target(ref) for _, ref in iter_refs(node)}
             self.form_refs[title] = targets
             for target in targets:
                 self.referrers.setdefault(target, []).append(_Edge(target, False, f"message {title}", ""))
@@ -57,7 +57,7 @@ class _Side:
         rest = {k: v for k, v in schema.document.items() if k != "$defs"} if isinstance(schema.document, dict) else {}
         in_forms = {t for targets in self.form_refs.values() for t in targets}
         for _, ref in iter_refs(rest):
-            target = ref[len(DEFS_PREFIX) :]
+            target = ref_target(ref)
             if target not in in_forms:
                 self.referrers.setdefault(target, []).append(_Edge(target, False, "(document)", ""))
         self.protected = {
@@ -95,7 +95,7 @@ class _Side:
         # References the IR keeps as raw JSON (RawT) count as unprotected.
         node = self.raw.get(name)
         for _, ref in iter_refs(node):
-            target = ref[len(DEFS_PREFIX) :]
+            target = ref_target(ref)
             if target not in seen:
                 seen.add(target)
                 yield _Edge(target, False, name, name)

@@ -1,5 +1,4 @@
-"""The ``acpgen diff`` and ``acpgen schema update`` commands (registered on
-the main group by :func:`register`)."""
+"""``acpgen diff`` and ``acpgen schema update``: schema bumps."""
 
 from __future__ import annotations
 
@@ -10,19 +9,17 @@ from pathlib import Path
 
 import click
 
-from .config import load_config
-from .diff import RENDERERS, SchemaDiff, diff_files, headline, render_markdown
-from .errors import AcpgenError
-from .update import apply, known_names, npm_pack, plan, read_source
+from ..config import load_config
+from ..diff import RENDERERS, SchemaDiff, diff_files, headline, render_markdown
+from ..errors import AcpgenError
+from ..update import apply, known_names, npm_pack, plan, read_source
+from ..write import waiting_notice
+from .common import fail as _fail
+from .common import overwrite_options
 
 
 BREAKING_SHOWN = 15
 """How many breaking changes ``schema update`` lists per file."""
-
-
-def _fail(error: AcpgenError) -> None:
-    click.echo(f"acpgen: error: {error}", err=True)
-    sys.exit(2)
 
 
 @click.command("diff")
@@ -72,14 +69,21 @@ def schema_group() -> None:
 @click.option("--dry-run", is_flag=True, help="Check the source and show the changes; write nothing.")
 @click.option("--report", type=click.Path(dir_okay=False), help="Also write the full changes of every changed file to this file, as Markdown.")
 @click.option("--templates", type=click.Path(file_okay=False), help="Templates to generate with, as for generate.")
-def update_command(source, npm_version, as_name, config, no_generate, dry_run, report, templates) -> None:
+@overwrite_options
+def update_command(
+    source, npm_version, as_name, config, no_generate, dry_run, report, templates, overwrite_foreign, overwrite_edited
+) -> None:
     """Vendor a release of the ACP schemas and regenerate.
 
     Copies the schema files and LICENSE of the release into schema/, records
     the package, version and sha256 of each file in schema/SOURCE.json,
     prints a summary of the changes to each schema file, and regenerates the
     configured packages (unless --no-generate). Nothing is written unless
-    everything succeeds. Exit status 0, or 2 on bad input.
+    everything succeeds: schema/ and the packages are swapped in together,
+    under the same lock and journal as generate (a killed run is rolled back
+    by the next one), and only over packages acpgen generated. A tarball or
+    directory is read with limits: no links, devices or paths leaving it,
+    and capped sizes. Exit status 0, or 2 on bad input.
     """
     started = time.perf_counter()
     try:
@@ -106,7 +110,15 @@ def update_command(source, npm_version, as_name, config, no_generate, dry_run, r
             if no_generate:
                 return
         warnings: list[str] = []
-        built = apply(the_plan, generate=not no_generate, templates=templates, warnings=warnings)
+        built = apply(
+            the_plan,
+            generate=not no_generate,
+            templates=templates,
+            warnings=warnings,
+            overwrite_foreign=overwrite_foreign,
+            overwrite_edited=overwrite_edited,
+            on_wait=waiting_notice,
+        )
     except AcpgenError as error:
         _fail(error)
     except OSError as error:
@@ -159,9 +171,3 @@ def _write_report(path: Path, the_plan) -> None:
         path.write_text("\n".join(parts), encoding="utf-8")
     except OSError as exc:
         raise AcpgenError(f"cannot write the report: {exc.strerror}", file=str(path)) from None
-
-
-def register(main: click.Group) -> None:
-    """Add ``diff`` and ``schema`` to the ``acpgen`` command group."""
-    main.add_command(diff_command)
-    main.add_command(schema_group)

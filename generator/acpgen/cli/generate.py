@@ -1,4 +1,5 @@
-"""The ``acpgen`` command line."""
+"""``acpgen generate`` and ``acpgen check``: write the generated packages,
+or say whether they are current."""
 
 from __future__ import annotations
 
@@ -8,53 +9,42 @@ from pathlib import Path
 
 import click
 
-from . import __version__
-from .config import Target, load_config
-from .errors import AcpgenError
-from .pipeline import build_all, build_package, stale_files
-from .write import write_packages
+from ..config import load_config
+from ..errors import AcpgenError
+from ..pipeline import build_all, build_package, check_package_name, stale_files
+from ..write import JOURNAL_FILE, waiting_notice, write_packages
+from .common import fail as _fail
+from .common import overwrite_options
+from .common import warn as _warn
 
 
-def _warn(warnings: list[str]) -> None:
-    for warning in warnings:
-        click.echo(f"acpgen: warning: {warning}", err=True)
-
-
-def _fail(error: AcpgenError) -> None:
-    click.echo(f"acpgen: error: {error}", err=True)
-    sys.exit(2)
-
-
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="acpgen")
-def main() -> None:
-    """Generate typed Python packages from the Agent Client Protocol JSON Schema.
-
-    Each package holds dataclasses for every type of the schema, a wire codec
-    (decode/encode) with the reference semantics and a strict JSON Schema
-    mode, and patch-merge functions for upserts, using the standard library
-    only. Run `acpgen generate` in a project whose pyproject.toml has a
-    [tool.acpgen] table, or name one schema with --schema; `acpgen check`
-    says whether the committed output is current, `acpgen conformance`
-    checks a package against the conformance fixtures, and `acpgen diff` /
-    `acpgen schema update` handle schema bumps.
-    """
-
-
-@main.command()
+@click.command()
 @click.option("--schema", "schema", type=click.Path(dir_okay=False), help="The schema file to generate from (default: every package in [tool.acpgen]).")
 @click.option("--package", "package", help="The import name of the generated package (with --schema).")
 @click.option("--out", "out", type=click.Path(file_okay=False), help="The directory the package directory is written into (with --schema).")
 @click.option("--templates", type=click.Path(file_okay=False), help="A directory of templates that replace the built-in ones of the same file name.")
-@click.option("--rules", "rules", help="The patch rule set for --schema (v1, v1_unstable, v2, v2_unstable): generates the patch-merge functions.")
+@click.option("--rules", "rules", help="The patch rule set for --schema: v1, v1_unstable, v2 or v2_unstable (default: the one the schema's methods and **UNSTABLE** markers call for; a set that contradicts them is refused), or none for no patch-merge functions.")
 @click.option("--config", "config", type=click.Path(dir_okay=False), help="The pyproject.toml to read [tool.acpgen] from (default: the nearest one).")
-def generate(schema, package, out, templates, rules, config) -> None:
-    """Generate packages, replacing the previous output atomically.
+@overwrite_options
+def generate(schema, package, out, templates, rules, config, overwrite_foreign, overwrite_edited) -> None:
+    """Generate packages, replacing the previous output all or nothing.
 
     With no arguments, regenerates every package listed in the [tool.acpgen]
     table of pyproject.toml. With --schema, --package and --out, generates
-    one package from any schema of the ACP shape. On any error nothing is
-    written and the exit status is 2.
+    one package, OUT/PACKAGE, from any schema of the ACP shape.
+
+    \b
+    Safety:
+    - acpgen replaces only a directory it generated: each package holds an
+      .acpgen marker with the sha256 of every file written. Any other
+      directory is refused (exit 2, nothing touched) unless
+      --overwrite-foreign; a generated package whose files changed since is
+      refused unless --overwrite-edited.
+    - The packages of one run are swapped in together under a lock on the
+      output directory (a second run waits for the first), journaled so that
+      a run killed midway is rolled back by the next one.
+
+    On any error nothing is written and the exit status is 2.
     """
     started = time.perf_counter()
     warnings: list[str] = []
@@ -62,6 +52,7 @@ def generate(schema, package, out, templates, rules, config) -> None:
         if schema is not None:
             if not package or not out:
                 raise AcpgenError("--schema needs --package and --out")
+            check_package_name(package)
             built = {package: build_package(schema, package, templates, rules=rules, warnings=warnings)}
             out_dir = Path(out)
         else:
@@ -70,7 +61,13 @@ def generate(schema, package, out, templates, rules, config) -> None:
             cfg = load_config(Path(config) if config else None)
             built = build_all(cfg.targets, cfg.root, templates, warnings=warnings)
             out_dir = cfg.out_dir
-        write_packages(out_dir, built)
+        write_packages(
+            out_dir,
+            built,
+            overwrite_foreign=overwrite_foreign,
+            overwrite_edited=overwrite_edited,
+            on_wait=waiting_notice,
+        )
     except AcpgenError as error:
         _fail(error)
     except OSError as error:
@@ -83,7 +80,7 @@ def generate(schema, package, out, templates, rules, config) -> None:
     click.echo(f"generated {len(built)} package(s) in {elapsed:.1f}s")
 
 
-@main.command()
+@click.command()
 @click.option("--templates", type=click.Path(file_okay=False), help="Templates to check against, as for generate.")
 @click.option("--config", "config", type=click.Path(dir_okay=False), help="The pyproject.toml to read [tool.acpgen] from.")
 def check(templates, config) -> None:
@@ -91,7 +88,7 @@ def check(templates, config) -> None:
 
     Writes nothing. Exits 0 when they match, 1 naming every stale file
     (changed, missing or no longer generated) and the packages to
-    regenerate, 2 on bad input.
+    regenerate (or an interrupted run to recover), 2 on bad input.
     """
     try:
         cfg = load_config(Path(config) if config else None)
@@ -99,6 +96,13 @@ def check(templates, config) -> None:
     except AcpgenError as error:
         _fail(error)
     stale = stale_files(built, cfg.out_dir)
+    if (cfg.out_dir / JOURNAL_FILE).exists():
+        click.echo(
+            f"interrupted: {Path(cfg.out) / JOURNAL_FILE} records a run that did not finish; "
+            "`acpgen generate` rolls it back and writes the packages"
+        )
+        if not stale:
+            sys.exit(1)
     if stale:
         packages = sorted({name.split("/", 1)[0] for name in stale})
         for name in stale:
@@ -108,12 +112,3 @@ def check(templates, config) -> None:
     click.echo(f"{len(built)} package(s) up to date")
 
 
-__all__ = ["main", "Target"]
-# acpgen diff, acpgen schema update
-from .cli_schema import register as _register_schema_commands  # noqa: E402
-
-_register_schema_commands(main)
-# acpgen conformance, acpgen conformance-fixtures
-from .conformance.cli import register as _register_conformance_commands  # noqa: E402
-
-_register_conformance_commands(main)

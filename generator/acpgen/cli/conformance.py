@@ -1,4 +1,7 @@
-"""``acpgen conformance`` and ``acpgen conformance-fixtures``."""
+"""``acpgen conformance`` and ``acpgen conformance-fixtures``.
+
+This module imports nothing of the generator (see the package docstring):
+``python -m acpgen.conformance`` runs the same command."""
 
 from __future__ import annotations
 
@@ -8,7 +11,7 @@ from pathlib import Path
 
 import click
 
-from .loader import ConformanceError, fixtures_for, import_package, package_dir, schema_for
+from ..conformance.loader import ConformanceError, fixtures_for, import_package, package_dir, schema_for
 
 
 @click.command("conformance")
@@ -47,7 +50,7 @@ def conformance(packages, schema, fixtures, quiet, verbose) -> None:
     Prints a summary per definition and ends with `N passed, M failed`;
     exits 1 on any failure, 2 on bad arguments.
     """
-    from .runner import Runner, summary_lines
+    from ..conformance.runner import Runner, summary_lines
 
     started = time.perf_counter()
     if len(packages) > 1 and (schema or fixtures):
@@ -106,7 +109,7 @@ def conformance_fixtures(schemas, out, seed, check) -> None:
     it rewrites; hand-written fixtures are left alone.
     """
     from . import fixturegen
-    from .loader import FIXTURES_ROOT, PROJECT_ROOT
+    from ..conformance.loader import FIXTURES_ROOT, PROJECT_ROOT
 
     if not schemas:
         schemas = tuple(
@@ -159,9 +162,3 @@ def conformance_fixtures(schemas, out, seed, check) -> None:
             click.echo(f"{len(stale)} fixture file(s) out of date; run `make fixtures`")
             sys.exit(1)
         click.echo("conformance fixtures up to date")
-
-
-def register(main: click.Group) -> None:
-    """Add the conformance commands to the ``acpgen`` command group."""
-    main.add_command(conformance)
-    main.add_command(conformance_fixtures)

@@ -1,0 +1,89 @@
+"""Schema text checked as JSON (RFC 8259) before it is parsed.
+
+Python's ``json`` module accepts ``NaN``, ``Infinity`` and ``-Infinity``,
+turns ``1e999`` into an infinite float, raises a bare ``ValueError`` for an
+integer of more than 4,300 digits and a ``RecursionError`` for deep nesting.
+None of these is JSON a schema can mean, and none has a Python literal that
+round-trips, so :func:`check` refuses them with the JSON pointer of the
+value, scanning the text iteratively (no recursion) before ``json`` parses
+it. Malformed text is left for ``json`` to report.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+
+from .errors import AcpgenError, pointer
+
+MAX_DEPTH = 100
+"""The deepest nesting of arrays and objects accepted (the ACP schemas
+nest about 10 deep; the metaschema check and the generator's stages recurse
+on the schema, and handle this depth)."""
+MAX_INT_DIGITS = 4300
+"""Python's default limit for converting integer text (sys.int_info)."""
+
+_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\],:]|[^\s{}\[\],:"]+|\s+|.', re.S)
+_NUMBER = re.compile(r"-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?\Z")
+_CONSTANTS = ("NaN", "Infinity", "-Infinity")
+
+
+def check(text: str, file: str) -> None:
+    """Refuse the values of the module docstring; ``file`` names the text."""
+    # Each frame: [is_object, key or index, expecting a key].
+    frames: list[list] = []
+
+    def where() -> str:
+        return pointer(frame[1] for frame in frames if frame[1] is not None)
+
+    for match in _TOKEN.finditer(text):
+        token = match.group()
+        first = token[0]
+        if first.isspace():
+            continue
+        if first in "{[":
+            if len(frames) >= MAX_DEPTH:
+                raise AcpgenError(
+                    f"nested more than {MAX_DEPTH} levels deep (arrays and objects)", file=file, pointer=where()
+                )
+            frames.append([first == "{", None if first == "{" else 0, first == "{"])
+        elif first in "}]":
+            if frames:
+                frames.pop()
+        elif first == ",":
+            if frames:
+                top = frames[-1]
+                if top[0]:
+                    top[2] = True
+                elif isinstance(top[1], int):
+                    top[1] += 1
+        elif first == ":":
+            continue
+        elif first == '"':
+            if frames and frames[-1][0] and frames[-1][2]:
+                try:
+                    frames[-1][1] = json.loads(token)
+                except ValueError:
+                    return  # malformed: json reports it
+                frames[-1][2] = False
+        else:
+            _check_literal(token, file, where)
+
+
+def _check_literal(token: str, file: str, where) -> None:
+    if token in _CONSTANTS:
+        raise AcpgenError(f"{token} is not JSON (JSON numbers are finite)", file=file, pointer=where())
+    if not _NUMBER.match(token):
+        return  # true, false, null, or malformed: json reports it
+    if "." not in token and "e" not in token and "E" not in token:
+        if len(token.lstrip("-")) > MAX_INT_DIGITS:
+            raise AcpgenError(
+                f"an integer of {len(token.lstrip('-'))} digits (more than {MAX_INT_DIGITS})", file=file, pointer=where()
+            )
+    elif math.isinf(float(token)):
+        raise AcpgenError(f"the number {_short(token)} is too large to be a finite float", file=file, pointer=where())
+
+
+def _short(token: str) -> str:
+    return token if len(token) <= 40 else token[:20] + "..." + token[-10:]

@@ -1,0 +1,168 @@
+"""Runs killed with SIGKILL at the swap, and concurrent runs, in real
+processes: the output directory ends up with the complete old set or the
+complete new set of packages (schema/ included for ``schema update``), and
+no staging directory outlives the next run."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from acpgen.write import JOURNAL_FILE, recover
+
+from ..conftest import schema_with
+
+ACPGEN = str(Path(sys.executable).parent / "acpgen")
+OLD = schema_with({"Greeting": {"type": "object", "properties": {"text": {"type": "string"}}}})
+NEW = schema_with({"Greeting": {"type": "object", "properties": {"text": {"type": "string"}, "loud": {"type": "boolean"}}}})
+PACKAGES = ("alpha", "beta", "gamma")
+
+
+def tree(directory: Path) -> dict[str, bytes]:
+    return {
+        p.relative_to(directory).as_posix(): p.read_bytes()
+        for p in sorted(directory.rglob("*"))
+        if p.is_file() and "__pycache__" not in p.parts and p.name != ".acpgen.lock"
+    }
+
+
+@pytest.fixture
+def project(tmp_path) -> Path:
+    root = tmp_path / "project"
+    (root / "schema").mkdir(parents=True)
+    (root / "schema/greeting.json").write_text(json.dumps(OLD))
+    entries = "".join(
+        f'\n[[tool.acpgen.packages]]\nschema = "schema/greeting.json"\npackage = "{name}"\n' for name in PACKAGES
+    )
+    (root / "pyproject.toml").write_text(f'[tool.acpgen]\nout = "gen"\n{entries}')
+    run(root, "generate")
+    return root
+
+
+def run(cwd: Path, *args: str) -> subprocess.CompletedProcess:
+    result = subprocess.run([ACPGEN, *args], cwd=cwd, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    return result
+
+
+def paused(cwd: Path, phase: str, flag: Path, *args: str) -> subprocess.Popen:
+    """Start ``acpgen ARGS`` and wait until it pauses at ``phase``."""
+    env = dict(os.environ, ACPGEN_TEST_PAUSE=phase, ACPGEN_TEST_PAUSE_FILE=str(flag))
+    process = subprocess.Popen(
+        [ACPGEN, *args], cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    deadline = time.monotonic() + 120
+    while not flag.exists():
+        assert process.poll() is None, process.communicate()
+        assert time.monotonic() < deadline, "the run never reached the pause"
+        time.sleep(0.02)
+    return process
+
+
+def kill(process: subprocess.Popen) -> None:
+    process.send_signal(signal.SIGKILL)
+    process.wait(30)
+    assert process.returncode == -signal.SIGKILL
+
+
+def leftovers(directory: Path) -> list[str]:
+    return sorted(p.name for p in directory.iterdir() if p.name.startswith("."))
+
+
+@pytest.mark.parametrize("phase, survivor", [("staged", "old"), ("swap", "old"), ("committed", "new")])
+def test_a_run_killed_during_the_swap_is_recovered_whole(project, tmp_path, phase, survivor):
+    out = project / "gen"
+    old = tree(out)
+    (project / "schema/greeting.json").write_text(json.dumps(NEW))
+    process = paused(project, phase, tmp_path / "flag", "generate")
+    if phase == "swap":
+        # Killed here, the first package is new and the others old ...
+        assert b"loud" in (out / "alpha/models.py").read_bytes()
+        assert b"loud" not in (out / "beta/models.py").read_bytes()
+    kill(process)
+    assert (out / JOURNAL_FILE).exists()
+    # ... `acpgen check` says so ...
+    check = subprocess.run([ACPGEN, "check"], cwd=project, capture_output=True, text=True)
+    assert check.returncode == 1 and "interrupted" in check.stdout
+    # ... and recovery leaves one whole set and nothing of acpgen's beside it.
+    recover(out)
+    assert leftovers(out) in ([], [".acpgen.lock"])
+    packages = {name: b"loud" in (out / name / "models.py").read_bytes() for name in PACKAGES}
+    assert set(packages.values()) == {survivor == "new"}
+    if survivor == "old":
+        assert tree(out) == old
+    # The next run writes the new set.
+    run(project, "generate")
+    assert leftovers(out) == []
+    assert all(b"loud" in (out / name / "models.py").read_bytes() for name in PACKAGES)
+    assert run(project, "check").returncode == 0
+
+
+def test_the_next_generate_recovers_by_itself(project, tmp_path):
+    out = project / "gen"
+    (project / "schema/greeting.json").write_text(json.dumps(NEW))
+    kill(paused(project, "swap", tmp_path / "flag", "generate"))
+    (project / "schema/greeting.json").write_text(json.dumps(OLD))
+    run(project, "generate")
+    assert leftovers(out) == []
+    assert not any(b"loud" in (out / name / "models.py").read_bytes() for name in PACKAGES)
+
+
+def test_schema_update_killed_at_the_swap_keeps_schema_and_packages_together(project, tmp_path):
+    out = project / "gen"
+    before = tree(project)
+    new = tmp_path / "greeting.json"
+    new.write_text(json.dumps(NEW))
+    args = ("schema", "update", "--from", str(new), "--as", "greeting.json")
+    # The first swap is schema/: killed there, schema/ is new, the packages old.
+    process = paused(project, "swap", tmp_path / "flag", *args)
+    assert b"loud" in (project / "schema/greeting.json").read_bytes()
+    kill(process)
+    recover(out)
+    assert tree(project) == before
+    assert leftovers(project) == [] and leftovers(out) in ([], [".acpgen.lock"])
+    run(project, *args)
+    assert b"loud" in (project / "schema/greeting.json").read_bytes()
+    assert all(b"loud" in (out / name / "models.py").read_bytes() for name in PACKAGES)
+    assert leftovers(project) == [] and leftovers(out) == []
+
+
+def test_a_second_run_waits_for_the_first(project, tmp_path):
+    out = project / "gen"
+    old = tree(out)
+    (project / "schema/greeting.json").write_text(json.dumps(NEW))
+    flag = tmp_path / "flag"
+    first = paused(project, "swap", flag, "generate")
+    second = subprocess.Popen([ACPGEN, "generate"], cwd=project, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while True:
+        # The second run builds, then waits for the lock, saying so.
+        assert second.poll() is None, second.communicate()
+        assert time.monotonic() < deadline
+        time.sleep(0.1)
+        if _says_waiting(second):
+            break
+    assert b"loud" not in (out / "beta/models.py").read_bytes()  # the first one is still mid-swap
+    flag.unlink()  # let the first one finish
+    assert first.wait(60) == 0
+    assert second.wait(60) == 0
+    assert leftovers(out) == []
+    assert tree(out) != old
+    assert run(project, "check").returncode == 0
+
+
+def _says_waiting(process: subprocess.Popen) -> bool:
+    import select
+
+    ready, _, _ = select.select([process.stderr], [], [], 0)
+    if not ready:
+        return False
+    line = process.stderr.readline()
+    return "waiting for another acpgen run" in line
