@@ -3678,8 +3678,293 @@ def _encode_KillTerminalRequest(o: KillTerminalRequest) -> dict[str, Any]:
     return d
 
 
-def _decode_CreateElicitationRequest(v: Any, strict: bool) -> CreateElicitationRequest:
-    return check_raw(v, "#/$defs/CreateElicitationRequest")
+def _decode_FormCreateElicitationRequest(
+    d: Any, strict: bool
+) -> FormCreateElicitationRequest:
+    if type(d) is not json_object:
+        raise type_error("an object", d)
+    if d.get("mode") != "form":
+        raise check_tag(d, "mode", "form")
+    f_message: str
+    v = d.get("message", MISSING)
+    if v is MISSING:
+        raise missing("message")
+    else:
+        try:
+            f_message = v if type(v) is str else check_str(v)
+        except ValidationError as error:
+            raise error.at("message")
+
+    f_meta: dict[str, Any] | None | Unset
+    v = d.get("_meta", MISSING)
+    if v is MISSING:
+        f_meta = UNSET
+    else:
+        try:
+            f_meta = None if v is None else check_map(v)
+        except ValidationError as error:
+            if strict:
+                raise error.at("_meta")
+            f_meta = UNSET
+
+    f_requested_schema: ElicitationSchema
+    v = d.get("requestedSchema", MISSING)
+    if v is MISSING:
+        raise missing("requestedSchema")
+    else:
+        try:
+            f_requested_schema = _decode_ElicitationSchema(v, strict)
+        except ValidationError as error:
+            raise error.at("requestedSchema")
+
+    candidates_scope: list[
+        Decoder[ElicitationSessionScope | ElicitationRequestScope]
+    ] = []
+    if "sessionId" in d:
+        candidates_scope.append(_decode_ElicitationSessionScope)
+    if "requestId" in d:
+        candidates_scope.append(_decode_ElicitationRequestScope)
+    if not candidates_scope:
+        raise ValidationError(
+            "expected the members of ElicitationSessionScope or ElicitationRequestScope (sessionId; requestId)"
+        )
+    f_scope = cast(
+        "ElicitationSessionScope | ElicitationRequestScope",
+        first_match(d, strict, candidates_scope),
+    )
+
+    o = _new(FormCreateElicitationRequest)
+    o.message = f_message
+    o.meta = f_meta
+    o.requested_schema = f_requested_schema
+    o.scope = f_scope
+    return o
+
+
+def _encode_FormCreateElicitationRequest(
+    o: FormCreateElicitationRequest,
+) -> dict[str, Any]:
+    d: dict[str, Any] = {
+        "mode": "form",
+        "message": o.message,
+        "requestedSchema": _encode_ElicitationSchema(o.requested_schema),
+    }
+    v_scope = o.scope
+    if type(v_scope) is ElicitationSessionScope:
+        d.update(_encode_ElicitationSessionScope(v_scope))
+    elif type(v_scope) is ElicitationRequestScope:
+        d.update(_encode_ElicitationRequestScope(v_scope))
+    else:
+        raise TypeError(
+            f"scope: {type(v_scope).__name__} is not ElicitationSessionScope or ElicitationRequestScope"
+        )
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
+
+    return d
+
+
+def _decode_UrlCreateElicitationRequest(
+    d: Any, strict: bool
+) -> UrlCreateElicitationRequest:
+    if type(d) is not json_object:
+        raise type_error("an object", d)
+    if d.get("mode") != "url":
+        raise check_tag(d, "mode", "url")
+    f_message: str
+    v = d.get("message", MISSING)
+    if v is MISSING:
+        raise missing("message")
+    else:
+        try:
+            f_message = v if type(v) is str else check_str(v)
+        except ValidationError as error:
+            raise error.at("message")
+
+    f_meta: dict[str, Any] | None | Unset
+    v = d.get("_meta", MISSING)
+    if v is MISSING:
+        f_meta = UNSET
+    else:
+        try:
+            f_meta = None if v is None else check_map(v)
+        except ValidationError as error:
+            if strict:
+                raise error.at("_meta")
+            f_meta = UNSET
+
+    f_elicitation_id: ElicitationId
+    v = d.get("elicitationId", MISSING)
+    if v is MISSING:
+        raise missing("elicitationId")
+    else:
+        try:
+            f_elicitation_id = v if type(v) is str else check_str(v)
+        except ValidationError as error:
+            raise error.at("elicitationId")
+
+    f_url: str
+    v = d.get("url", MISSING)
+    if v is MISSING:
+        raise missing("url")
+    else:
+        try:
+            f_url = v if type(v) is str else check_str(v)
+        except ValidationError as error:
+            raise error.at("url")
+
+    candidates_scope: list[
+        Decoder[ElicitationSessionScope | ElicitationRequestScope]
+    ] = []
+    if "sessionId" in d:
+        candidates_scope.append(_decode_ElicitationSessionScope)
+    if "requestId" in d:
+        candidates_scope.append(_decode_ElicitationRequestScope)
+    if not candidates_scope:
+        raise ValidationError(
+            "expected the members of ElicitationSessionScope or ElicitationRequestScope (sessionId; requestId)"
+        )
+    f_scope = cast(
+        "ElicitationSessionScope | ElicitationRequestScope",
+        first_match(d, strict, candidates_scope),
+    )
+
+    o = _new(UrlCreateElicitationRequest)
+    o.message = f_message
+    o.meta = f_meta
+    o.elicitation_id = f_elicitation_id
+    o.url = f_url
+    o.scope = f_scope
+    return o
+
+
+def _encode_UrlCreateElicitationRequest(
+    o: UrlCreateElicitationRequest,
+) -> dict[str, Any]:
+    d: dict[str, Any] = {
+        "mode": "url",
+        "message": o.message,
+        "elicitationId": o.elicitation_id,
+        "url": o.url,
+    }
+    v_scope = o.scope
+    if type(v_scope) is ElicitationSessionScope:
+        d.update(_encode_ElicitationSessionScope(v_scope))
+    elif type(v_scope) is ElicitationRequestScope:
+        d.update(_encode_ElicitationRequestScope(v_scope))
+    else:
+        raise TypeError(
+            f"scope: {type(v_scope).__name__} is not ElicitationSessionScope or ElicitationRequestScope"
+        )
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
+
+    return d
+
+
+def _decode_OtherCreateElicitationRequest(
+    d: Any, strict: bool
+) -> OtherCreateElicitationRequest:
+    if type(d) is not json_object:
+        raise type_error("an object", d)
+    if type(d.get("mode")) is not str:
+        raise check_tag(d, "mode", None)
+    f_message: str
+    v = d.get("message", MISSING)
+    if v is MISSING:
+        raise missing("message")
+    else:
+        try:
+            f_message = v if type(v) is str else check_str(v)
+        except ValidationError as error:
+            raise error.at("message")
+
+    f_meta: dict[str, Any] | None | Unset
+    v = d.get("_meta", MISSING)
+    if v is MISSING:
+        f_meta = UNSET
+    else:
+        try:
+            f_meta = None if v is None else check_map(v)
+        except ValidationError as error:
+            if strict:
+                raise error.at("_meta")
+            f_meta = UNSET
+
+    candidates_scope: list[
+        Decoder[ElicitationSessionScope | ElicitationRequestScope]
+    ] = []
+    if "sessionId" in d:
+        candidates_scope.append(_decode_ElicitationSessionScope)
+    if "requestId" in d:
+        candidates_scope.append(_decode_ElicitationRequestScope)
+    if not candidates_scope:
+        raise ValidationError(
+            "expected the members of ElicitationSessionScope or ElicitationRequestScope (sessionId; requestId)"
+        )
+    f_scope = cast(
+        "ElicitationSessionScope | ElicitationRequestScope",
+        first_match(d, strict, candidates_scope),
+    )
+
+    o = _new(OtherCreateElicitationRequest)
+    o.mode = d["mode"]
+    o.message = f_message
+    o.meta = f_meta
+    o.scope = f_scope
+    o.extra = {
+        k: x
+        for k, x in d.items()
+        if k not in ["mode", "message", "_meta", "sessionId", "toolCallId", "requestId"]
+    }
+    return o
+
+
+def _encode_OtherCreateElicitationRequest(
+    o: OtherCreateElicitationRequest,
+) -> dict[str, Any]:
+    d: dict[str, Any] = {
+        "mode": o.mode,
+        "message": o.message,
+    }
+    v_scope = o.scope
+    if type(v_scope) is ElicitationSessionScope:
+        d.update(_encode_ElicitationSessionScope(v_scope))
+    elif type(v_scope) is ElicitationRequestScope:
+        d.update(_encode_ElicitationRequestScope(v_scope))
+    else:
+        raise TypeError(
+            f"scope: {type(v_scope).__name__} is not ElicitationSessionScope or ElicitationRequestScope"
+        )
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
+
+    for key, value in o.extra.items():
+        d.setdefault(key, value)
+    return d
+
+
+_VARIANTS_CreateElicitationRequest: dict[str, Decoder[CreateElicitationRequest]] = {
+    "form": _decode_FormCreateElicitationRequest,
+    "url": _decode_UrlCreateElicitationRequest,
+}
+
+
+def _decode_CreateElicitationRequest(d: Any, strict: bool) -> CreateElicitationRequest:
+    if type(d) is not json_object:
+        raise type_error("an object", d)
+    tag = d.get("mode", MISSING)
+    if type(tag) is str:
+        decoder = _VARIANTS_CreateElicitationRequest.get(tag)
+        if decoder is not None:
+            return decoder(d, strict)
+        return _decode_OtherCreateElicitationRequest(d, strict)
+    if tag is MISSING:
+        raise missing("mode")
+    raise type_error("a string", tag).at("mode")
 
 
 def _decode_ElicitationSessionScope(d: Any, strict: bool) -> ElicitationSessionScope:
@@ -5543,24 +5828,221 @@ def _encode_MultiSelectPropertySchema(o: MultiSelectPropertySchema) -> dict[str,
     return d
 
 
-def _decode_ElicitationFormMode(v: Any, strict: bool) -> ElicitationFormMode:
-    return check_raw(v, "#/$defs/ElicitationFormMode")
+def _decode_ElicitationFormMode(d: Any, strict: bool) -> ElicitationFormMode:
+    if type(d) is not json_object:
+        raise type_error("an object", d)
+    f_requested_schema: ElicitationSchema
+    v = d.get("requestedSchema", MISSING)
+    if v is MISSING:
+        raise missing("requestedSchema")
+    else:
+        try:
+            f_requested_schema = _decode_ElicitationSchema(v, strict)
+        except ValidationError as error:
+            raise error.at("requestedSchema")
+
+    candidates_scope: list[
+        Decoder[ElicitationSessionScope | ElicitationRequestScope]
+    ] = []
+    if "sessionId" in d:
+        candidates_scope.append(_decode_ElicitationSessionScope)
+    if "requestId" in d:
+        candidates_scope.append(_decode_ElicitationRequestScope)
+    if not candidates_scope:
+        raise ValidationError(
+            "expected the members of ElicitationSessionScope or ElicitationRequestScope (sessionId; requestId)"
+        )
+    f_scope = cast(
+        "ElicitationSessionScope | ElicitationRequestScope",
+        first_match(d, strict, candidates_scope),
+    )
+
+    o = _new(ElicitationFormMode)
+    o.requested_schema = f_requested_schema
+    o.scope = f_scope
+    return o
+
+
+def _encode_ElicitationFormMode(o: ElicitationFormMode) -> dict[str, Any]:
+    d: dict[str, Any] = {
+        "requestedSchema": _encode_ElicitationSchema(o.requested_schema),
+    }
+    v_scope = o.scope
+    if type(v_scope) is ElicitationSessionScope:
+        d.update(_encode_ElicitationSessionScope(v_scope))
+    elif type(v_scope) is ElicitationRequestScope:
+        d.update(_encode_ElicitationRequestScope(v_scope))
+    else:
+        raise TypeError(
+            f"scope: {type(v_scope).__name__} is not ElicitationSessionScope or ElicitationRequestScope"
+        )
+
+    return d
 
 
 def _decode_ElicitationId(v: Any, strict: bool) -> ElicitationId:
     return v if type(v) is str else check_str(v)
 
 
-def _decode_ElicitationUrlMode(v: Any, strict: bool) -> ElicitationUrlMode:
-    return check_raw(v, "#/$defs/ElicitationUrlMode")
+def _decode_ElicitationUrlMode(d: Any, strict: bool) -> ElicitationUrlMode:
+    if type(d) is not json_object:
+        raise type_error("an object", d)
+    f_elicitation_id: ElicitationId
+    v = d.get("elicitationId", MISSING)
+    if v is MISSING:
+        raise missing("elicitationId")
+    else:
+        try:
+            f_elicitation_id = v if type(v) is str else check_str(v)
+        except ValidationError as error:
+            raise error.at("elicitationId")
+
+    f_url: str
+    v = d.get("url", MISSING)
+    if v is MISSING:
+        raise missing("url")
+    else:
+        try:
+            f_url = v if type(v) is str else check_str(v)
+        except ValidationError as error:
+            raise error.at("url")
+
+    candidates_scope: list[
+        Decoder[ElicitationSessionScope | ElicitationRequestScope]
+    ] = []
+    if "sessionId" in d:
+        candidates_scope.append(_decode_ElicitationSessionScope)
+    if "requestId" in d:
+        candidates_scope.append(_decode_ElicitationRequestScope)
+    if not candidates_scope:
+        raise ValidationError(
+            "expected the members of ElicitationSessionScope or ElicitationRequestScope (sessionId; requestId)"
+        )
+    f_scope = cast(
+        "ElicitationSessionScope | ElicitationRequestScope",
+        first_match(d, strict, candidates_scope),
+    )
+
+    o = _new(ElicitationUrlMode)
+    o.elicitation_id = f_elicitation_id
+    o.url = f_url
+    o.scope = f_scope
+    return o
+
+
+def _encode_ElicitationUrlMode(o: ElicitationUrlMode) -> dict[str, Any]:
+    d: dict[str, Any] = {
+        "elicitationId": o.elicitation_id,
+        "url": o.url,
+    }
+    v_scope = o.scope
+    if type(v_scope) is ElicitationSessionScope:
+        d.update(_encode_ElicitationSessionScope(v_scope))
+    elif type(v_scope) is ElicitationRequestScope:
+        d.update(_encode_ElicitationRequestScope(v_scope))
+    else:
+        raise TypeError(
+            f"scope: {type(v_scope).__name__} is not ElicitationSessionScope or ElicitationRequestScope"
+        )
+
+    return d
 
 
 def _decode_ExtRequest(v: Any, strict: bool) -> ExtRequest:
     return v
 
 
-def _decode_AgentResponse(v: Any, strict: bool) -> AgentResponse:
-    return check_raw(v, "#/$defs/AgentResponse")
+def _decode_ResultAgentResponse(d: Any, strict: bool) -> ResultAgentResponse:
+    if type(d) is not json_object:
+        raise type_error("an object", d)
+    f_id: RequestId
+    v = d.get("id", MISSING)
+    if v is MISSING:
+        raise missing("id")
+    else:
+        try:
+            f_id = _decode_RequestId(v, strict)
+        except ValidationError as error:
+            raise error.at("id")
+
+    f_result: Any
+    v = d.get("result", MISSING)
+    if v is MISSING:
+        raise missing("result")
+    else:
+        try:
+            f_result = check_raw(v, "#/$defs/AgentResponse/anyOf/0/properties/result")
+        except ValidationError as error:
+            raise error.at("result")
+
+    o = _new(ResultAgentResponse)
+    o.id = f_id
+    o.result = f_result
+    return o
+
+
+def _encode_ResultAgentResponse(o: ResultAgentResponse) -> dict[str, Any]:
+    d: dict[str, Any] = {
+        "id": encode(o.id),
+        "result": o.result,
+    }
+
+    return d
+
+
+def _decode_ErrorAgentResponse(d: Any, strict: bool) -> ErrorAgentResponse:
+    if type(d) is not json_object:
+        raise type_error("an object", d)
+    f_id: RequestId
+    v = d.get("id", MISSING)
+    if v is MISSING:
+        raise missing("id")
+    else:
+        try:
+            f_id = _decode_RequestId(v, strict)
+        except ValidationError as error:
+            raise error.at("id")
+
+    f_error: Error
+    v = d.get("error", MISSING)
+    if v is MISSING:
+        raise missing("error")
+    else:
+        try:
+            f_error = _decode_Error(v, strict)
+        except ValidationError as error:
+            raise error.at("error")
+
+    o = _new(ErrorAgentResponse)
+    o.id = f_id
+    o.error = f_error
+    return o
+
+
+def _encode_ErrorAgentResponse(o: ErrorAgentResponse) -> dict[str, Any]:
+    d: dict[str, Any] = {
+        "id": encode(o.id),
+        "error": _encode_Error(o.error),
+    }
+
+    return d
+
+
+def _decode_AgentResponse(d: Any, strict: bool) -> AgentResponse:
+    if type(d) is not json_object:
+        raise type_error("an object", d)
+    # The first variant whose required keys are all there and that decodes,
+    # as serde's untagged enums choose.
+    candidates: list[Decoder[AgentResponse]] = []
+    if "id" in d and "result" in d:
+        candidates.append(_decode_ResultAgentResponse)
+    if "id" in d and "error" in d:
+        candidates.append(_decode_ErrorAgentResponse)
+    if not candidates:
+        raise ValidationError(
+            "expected an object with the members of Result or Error (id, result; id, error)"
+        )
+    return cast("AgentResponse", first_match(d, strict, candidates))
 
 
 def _decode_InitializeResponse(d: Any, strict: bool) -> InitializeResponse:
@@ -12401,8 +12883,97 @@ def _encode_PromptRequest(o: PromptRequest) -> dict[str, Any]:
     return d
 
 
-def _decode_ClientResponse(v: Any, strict: bool) -> ClientResponse:
-    return check_raw(v, "#/$defs/ClientResponse")
+def _decode_ResultClientResponse(d: Any, strict: bool) -> ResultClientResponse:
+    if type(d) is not json_object:
+        raise type_error("an object", d)
+    f_id: RequestId
+    v = d.get("id", MISSING)
+    if v is MISSING:
+        raise missing("id")
+    else:
+        try:
+            f_id = _decode_RequestId(v, strict)
+        except ValidationError as error:
+            raise error.at("id")
+
+    f_result: Any
+    v = d.get("result", MISSING)
+    if v is MISSING:
+        raise missing("result")
+    else:
+        try:
+            f_result = check_raw(v, "#/$defs/ClientResponse/anyOf/0/properties/result")
+        except ValidationError as error:
+            raise error.at("result")
+
+    o = _new(ResultClientResponse)
+    o.id = f_id
+    o.result = f_result
+    return o
+
+
+def _encode_ResultClientResponse(o: ResultClientResponse) -> dict[str, Any]:
+    d: dict[str, Any] = {
+        "id": encode(o.id),
+        "result": o.result,
+    }
+
+    return d
+
+
+def _decode_ErrorClientResponse(d: Any, strict: bool) -> ErrorClientResponse:
+    if type(d) is not json_object:
+        raise type_error("an object", d)
+    f_id: RequestId
+    v = d.get("id", MISSING)
+    if v is MISSING:
+        raise missing("id")
+    else:
+        try:
+            f_id = _decode_RequestId(v, strict)
+        except ValidationError as error:
+            raise error.at("id")
+
+    f_error: Error
+    v = d.get("error", MISSING)
+    if v is MISSING:
+        raise missing("error")
+    else:
+        try:
+            f_error = _decode_Error(v, strict)
+        except ValidationError as error:
+            raise error.at("error")
+
+    o = _new(ErrorClientResponse)
+    o.id = f_id
+    o.error = f_error
+    return o
+
+
+def _encode_ErrorClientResponse(o: ErrorClientResponse) -> dict[str, Any]:
+    d: dict[str, Any] = {
+        "id": encode(o.id),
+        "error": _encode_Error(o.error),
+    }
+
+    return d
+
+
+def _decode_ClientResponse(d: Any, strict: bool) -> ClientResponse:
+    if type(d) is not json_object:
+        raise type_error("an object", d)
+    # The first variant whose required keys are all there and that decodes,
+    # as serde's untagged enums choose.
+    candidates: list[Decoder[ClientResponse]] = []
+    if "id" in d and "result" in d:
+        candidates.append(_decode_ResultClientResponse)
+    if "id" in d and "error" in d:
+        candidates.append(_decode_ErrorClientResponse)
+    if not candidates:
+        raise ValidationError(
+            "expected an object with the members of Result or Error (id, result; id, error)"
+        )
+    return cast("ClientResponse", first_match(d, strict, candidates))
 
 
 def _decode_WriteTextFileResponse(d: Any, strict: bool) -> WriteTextFileResponse:
@@ -13876,6 +14447,8 @@ _CLASS_DECODERS: dict[type[object], tuple[Decoder[object], str]] = {
         _decode_MultiSelectPropertySchema,
         "#/$defs/MultiSelectPropertySchema",
     ),
+    ElicitationFormMode: (_decode_ElicitationFormMode, "#/$defs/ElicitationFormMode"),
+    ElicitationUrlMode: (_decode_ElicitationUrlMode, "#/$defs/ElicitationUrlMode"),
     InitializeResponse: (_decode_InitializeResponse, "#/$defs/InitializeResponse"),
     AgentCapabilities: (_decode_AgentCapabilities, "#/$defs/AgentCapabilities"),
     PromptCapabilities: (_decode_PromptCapabilities, "#/$defs/PromptCapabilities"),
@@ -14113,6 +14686,18 @@ _CLASS_DECODERS: dict[type[object], tuple[Decoder[object], str]] = {
         _decode_ResourceContentBlock,
         "#/$defs/ContentBlock/oneOf/4",
     ),
+    FormCreateElicitationRequest: (
+        _decode_FormCreateElicitationRequest,
+        "#/$defs/CreateElicitationRequest/anyOf/0",
+    ),
+    UrlCreateElicitationRequest: (
+        _decode_UrlCreateElicitationRequest,
+        "#/$defs/CreateElicitationRequest/anyOf/1",
+    ),
+    OtherCreateElicitationRequest: (
+        _decode_OtherCreateElicitationRequest,
+        "#/$defs/CreateElicitationRequest/anyOf/2",
+    ),
     StringElicitationPropertySchema: (
         _decode_StringElicitationPropertySchema,
         "#/$defs/ElicitationPropertySchema/anyOf/0",
@@ -14145,6 +14730,8 @@ _CLASS_DECODERS: dict[type[object], tuple[Decoder[object], str]] = {
         _decode_OtherMultiSelectItems,
         "#/$defs/MultiSelectItems/anyOf/1",
     ),
+    ResultAgentResponse: (_decode_ResultAgentResponse, "#/$defs/AgentResponse/anyOf/0"),
+    ErrorAgentResponse: (_decode_ErrorAgentResponse, "#/$defs/AgentResponse/anyOf/1"),
     TerminalAuthMethod: (_decode_TerminalAuthMethod, "#/$defs/AuthMethod/anyOf/0"),
     SelectSessionConfigOption: (
         _decode_SelectSessionConfigOption,
@@ -14217,6 +14804,14 @@ _CLASS_DECODERS: dict[type[object], tuple[Decoder[object], str]] = {
         _decode_ValueIdSetSessionConfigOptionRequest,
         "#/$defs/SetSessionConfigOptionRequest/anyOf/1",
     ),
+    ResultClientResponse: (
+        _decode_ResultClientResponse,
+        "#/$defs/ClientResponse/anyOf/0",
+    ),
+    ErrorClientResponse: (
+        _decode_ErrorClientResponse,
+        "#/$defs/ClientResponse/anyOf/1",
+    ),
     CancelledRequestPermissionOutcome: (
         _decode_CancelledRequestPermissionOutcome,
         "#/$defs/RequestPermissionOutcome/oneOf/0",
@@ -14276,6 +14871,9 @@ _CLASS_ENCODERS: dict[type[object], Callable[[Any], dict[str, Any]]] = {
     ReleaseTerminalRequest: _encode_ReleaseTerminalRequest,
     WaitForTerminalExitRequest: _encode_WaitForTerminalExitRequest,
     KillTerminalRequest: _encode_KillTerminalRequest,
+    FormCreateElicitationRequest: _encode_FormCreateElicitationRequest,
+    UrlCreateElicitationRequest: _encode_UrlCreateElicitationRequest,
+    OtherCreateElicitationRequest: _encode_OtherCreateElicitationRequest,
     ElicitationSessionScope: _encode_ElicitationSessionScope,
     ElicitationRequestScope: _encode_ElicitationRequestScope,
     ElicitationSchema: _encode_ElicitationSchema,
@@ -14295,6 +14893,10 @@ _CLASS_ENCODERS: dict[type[object], Callable[[Any], dict[str, Any]]] = {
     StringMultiSelectItems: _encode_StringMultiSelectItems,
     TitledMultiSelectItems: _encode_TitledMultiSelectItems,
     MultiSelectPropertySchema: _encode_MultiSelectPropertySchema,
+    ElicitationFormMode: _encode_ElicitationFormMode,
+    ElicitationUrlMode: _encode_ElicitationUrlMode,
+    ResultAgentResponse: _encode_ResultAgentResponse,
+    ErrorAgentResponse: _encode_ErrorAgentResponse,
     InitializeResponse: _encode_InitializeResponse,
     AgentCapabilities: _encode_AgentCapabilities,
     PromptCapabilities: _encode_PromptCapabilities,
@@ -14393,6 +14995,8 @@ _CLASS_ENCODERS: dict[type[object], Callable[[Any], dict[str, Any]]] = {
     BooleanSetSessionConfigOptionRequest: _encode_BooleanSetSessionConfigOptionRequest,
     ValueIdSetSessionConfigOptionRequest: _encode_ValueIdSetSessionConfigOptionRequest,
     PromptRequest: _encode_PromptRequest,
+    ResultClientResponse: _encode_ResultClientResponse,
+    ErrorClientResponse: _encode_ErrorClientResponse,
     WriteTextFileResponse: _encode_WriteTextFileResponse,
     ReadTextFileResponse: _encode_ReadTextFileResponse,
     RequestPermissionResponse: _encode_RequestPermissionResponse,

@@ -275,6 +275,9 @@ __all__ = [
     "AudioContentBlock",
     "ResourceLinkContentBlock",
     "ResourceContentBlock",
+    "FormCreateElicitationRequest",
+    "UrlCreateElicitationRequest",
+    "OtherCreateElicitationRequest",
     "StringElicitationPropertySchema",
     "NumberElicitationPropertySchema",
     "IntegerElicitationPropertySchema",
@@ -283,6 +286,8 @@ __all__ = [
     "OtherElicitationPropertySchema",
     "MultiSelectItemsString",
     "OtherMultiSelectItems",
+    "ResultAgentResponse",
+    "ErrorAgentResponse",
     "TerminalAuthMethod",
     "SelectSessionConfigOption",
     "BooleanSessionConfigOption",
@@ -326,12 +331,18 @@ __all__ = [
     "AcpMcpServer",
     "BooleanSetSessionConfigOptionRequest",
     "ValueIdSetSessionConfigOptionRequest",
+    "ResultClientResponse",
+    "ErrorClientResponse",
     "CancelledRequestPermissionOutcome",
     "SelectedRequestPermissionOutcome",
     "AcceptCreateElicitationResponse",
     "DeclineCreateElicitationResponse",
     "CancelCreateElicitationResponse",
     "OtherCreateElicitationResponse",
+    "ResultMessageMcpResponse",
+    "ErrorMessageMcpResponse",
+    "ResultProxyResponse",
+    "ErrorProxyResponse",
     "ToolCallState",
     "SessionInfoState",
     "UsageState",
@@ -1552,6 +1563,100 @@ class KillTerminalRequest(_Model):
 
 
 @dataclass(slots=True, kw_only=True)
+class FormCreateElicitationRequest(_Model):
+    """Form-based elicitation where the client renders a form from the provided schema.
+
+    A variant of CreateElicitationRequest (`mode` is 'form')."""
+
+    mode: ClassVar[str] = "form"
+
+    message: str
+    """A human-readable message describing what input is needed."""
+
+    meta: dict[str, Any] | None | Unset = UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    Optional. Omitted and `null` are equivalent and mean no metadata.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    requested_schema: ElicitationSchema
+    """A JSON Schema describing the form fields to present to the user."""
+
+    scope: ElicitationSessionScope | ElicitationRequestScope
+    """One of ElicitationSessionScope or ElicitationRequestScope, whose members share the JSON object."""
+
+
+@dataclass(slots=True, kw_only=True)
+class UrlCreateElicitationRequest(_Model):
+    """URL-based elicitation where the client directs the user to a URL.
+
+    A variant of CreateElicitationRequest (`mode` is 'url')."""
+
+    mode: ClassVar[str] = "url"
+
+    message: str
+    """A human-readable message describing what input is needed."""
+
+    meta: dict[str, Any] | None | Unset = UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    Optional. Omitted and `null` are equivalent and mean no metadata.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    elicitation_id: ElicitationId
+    """The unique identifier for this elicitation."""
+
+    url: str
+    """The URL to direct the user to."""
+
+    scope: ElicitationSessionScope | ElicitationRequestScope
+    """One of ElicitationSessionScope or ElicitationRequestScope, whose members share the JSON object."""
+
+
+@dataclass(slots=True, kw_only=True)
+class OtherCreateElicitationRequest(_Model):
+    """Custom or future elicitation mode.
+
+    Values beginning with `_` are reserved for implementation-specific
+    extensions. Unknown values that do not begin with `_` are reserved for
+    future ACP variants.
+
+    Clients that do not understand this mode should preserve the raw payload
+    when storing, replaying, proxying, or forwarding elicitation requests.
+    They MUST NOT render it as a known elicitation mode.
+
+    A variant of CreateElicitationRequest for any other `mode`: the members it does not declare are kept in `extra`, so it encodes back unchanged.
+    """
+
+    mode: str
+    """The `mode` value."""
+
+    message: str
+    """A human-readable message describing what input is needed."""
+
+    meta: dict[str, Any] | None | Unset = UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    Optional. Omitted and `null` are equivalent and mean no metadata.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    scope: ElicitationSessionScope | ElicitationRequestScope
+    """One of ElicitationSessionScope or ElicitationRequestScope, whose members share the JSON object."""
+
+    extra: dict[str, Any] = _field(default_factory=lambda: {})
+    """The other members of the JSON object, as they were."""
+
+
+@dataclass(slots=True, kw_only=True)
 class ElicitationSessionScope(_Model):
     """Session-scoped elicitation, optionally tied to a specific tool call.
 
@@ -2174,6 +2279,31 @@ class MultiSelectPropertySchema(_Model):
 
 
 @dataclass(slots=True, kw_only=True)
+class ElicitationFormMode(_Model):
+    """Form-based elicitation mode where the client renders a form from the provided schema."""
+
+    requested_schema: ElicitationSchema
+    """A JSON Schema describing the form fields to present to the user."""
+
+    scope: ElicitationSessionScope | ElicitationRequestScope
+    """One of ElicitationSessionScope or ElicitationRequestScope, whose members share the JSON object."""
+
+
+@dataclass(slots=True, kw_only=True)
+class ElicitationUrlMode(_Model):
+    """URL-based elicitation mode where the client directs the user to a URL."""
+
+    elicitation_id: ElicitationId
+    """The unique identifier for this elicitation."""
+
+    url: str
+    """The URL to direct the user to."""
+
+    scope: ElicitationSessionScope | ElicitationRequestScope
+    """One of ElicitationSessionScope or ElicitationRequestScope, whose members share the JSON object."""
+
+
+@dataclass(slots=True, kw_only=True)
 class MessageMcpRequest(_Model):
     """**UNSTABLE**
 
@@ -2204,6 +2334,32 @@ class MessageMcpRequest(_Model):
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+
+@dataclass(slots=True, kw_only=True)
+class ResultAgentResponse(_Model):
+    """A successful JSON-RPC response.
+
+    A variant of AgentResponse."""
+
+    id: RequestId
+    """The id of the request this response answers."""
+
+    result: Any
+    """Method-specific response data."""
+
+
+@dataclass(slots=True, kw_only=True)
+class ErrorAgentResponse(_Model):
+    """A failed JSON-RPC response.
+
+    A variant of AgentResponse."""
+
+    id: RequestId
+    """The id of the request this response answers."""
+
+    error: Error
+    """Method-specific error data."""
 
 
 @dataclass(slots=True, kw_only=True)
@@ -6584,6 +6740,32 @@ class PromptRequest(_Model):
 
 
 @dataclass(slots=True, kw_only=True)
+class ResultClientResponse(_Model):
+    """A successful JSON-RPC response.
+
+    A variant of ClientResponse."""
+
+    id: RequestId
+    """The id of the request this response answers."""
+
+    result: Any
+    """Method-specific response data."""
+
+
+@dataclass(slots=True, kw_only=True)
+class ErrorClientResponse(_Model):
+    """A failed JSON-RPC response.
+
+    A variant of ClientResponse."""
+
+    id: RequestId
+    """The id of the request this response answers."""
+
+    error: Error
+    """Method-specific error data."""
+
+
+@dataclass(slots=True, kw_only=True)
 class WriteTextFileResponse(_Model):
     """Response to `fs/write_text_file`"""
 
@@ -6891,6 +7073,32 @@ class ElicitationAcceptAction(_Model):
 
 
 @dataclass(slots=True, kw_only=True)
+class ResultMessageMcpResponse(_Model):
+    """An opaque inner MCP result.
+
+    A variant of MessageMcpResponse."""
+
+    result: Any
+    """Required, even if JSON null."""
+
+    meta: dict[str, Any] | None | Unset = UNSET
+    """Optional ACP carrier metadata."""
+
+
+@dataclass(slots=True, kw_only=True)
+class ErrorMessageMcpResponse(_Model):
+    """A structured inner MCP error.
+
+    A variant of MessageMcpResponse."""
+
+    error: McpError
+    """Required, non-null MCP error object."""
+
+    meta: dict[str, Any] | None | Unset = UNSET
+    """Optional ACP carrier metadata."""
+
+
+@dataclass(slots=True, kw_only=True)
 class McpError(_Model):
     """**UNSTABLE**
 
@@ -7056,6 +7264,32 @@ class ProxySuccessorRequest(_Model):
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+
+@dataclass(slots=True, kw_only=True)
+class ResultProxyResponse(_Model):
+    """A successful JSON-RPC response.
+
+    A variant of ProxyResponse."""
+
+    id: RequestId
+    """The id of the request this response answers."""
+
+    result: Any
+    """Method-specific response data."""
+
+
+@dataclass(slots=True, kw_only=True)
+class ErrorProxyResponse(_Model):
+    """A failed JSON-RPC response.
+
+    A variant of ProxyResponse."""
+
+    id: RequestId
+    """The id of the request this response answers."""
+
+    error: Error
+    """Method-specific error data."""
 
 
 @dataclass(slots=True, kw_only=True)
@@ -7323,7 +7557,11 @@ TerminalId: TypeAlias = str
 PermissionOptionId: TypeAlias = str
 """Unique identifier for a permission option."""
 
-CreateElicitationRequest: TypeAlias = Any
+CreateElicitationRequest: TypeAlias = (
+    FormCreateElicitationRequest
+    | UrlCreateElicitationRequest
+    | OtherCreateElicitationRequest
+)
 """Request from the agent to elicit structured user input.
 
 The agent sends this to the client to request information from the user,
@@ -7349,14 +7587,8 @@ MultiSelectItems: TypeAlias = (
 )
 """Items for a multi-select (array) property schema."""
 
-ElicitationFormMode: TypeAlias = Any
-"""Form-based elicitation mode where the client renders a form from the provided schema."""
-
 ElicitationId: TypeAlias = str
 """Unique identifier for an elicitation."""
-
-ElicitationUrlMode: TypeAlias = Any
-"""URL-based elicitation mode where the client directs the user to a URL."""
 
 McpServerAcpId: TypeAlias = str
 """**UNSTABLE**
@@ -7385,7 +7617,7 @@ protocol compatibility.
 
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
 
-AgentResponse: TypeAlias = Any
+AgentResponse: TypeAlias = ResultAgentResponse | ErrorAgentResponse
 """A JSON-RPC response object."""
 
 ProtocolVersion: TypeAlias = int
@@ -7546,7 +7778,7 @@ SetSessionConfigOptionRequest: TypeAlias = (
 )
 """Request parameters for setting a session configuration option."""
 
-ClientResponse: TypeAlias = Any
+ClientResponse: TypeAlias = ResultClientResponse | ErrorClientResponse
 """A JSON-RPC response object."""
 
 RequestPermissionOutcome: TypeAlias = (
@@ -7565,7 +7797,7 @@ CreateElicitationResponse: TypeAlias = (
 ElicitationContentValue: TypeAlias = str | int | float | bool | list[str]
 """Allowed wire representations for `ElicitationContentValue`."""
 
-MessageMcpResponse: TypeAlias = Any
+MessageMcpResponse: TypeAlias = ResultMessageMcpResponse | ErrorMessageMcpResponse
 """**UNSTABLE**
 
 The successful outer ACP `mcp/message` response carries exactly one
@@ -7594,7 +7826,7 @@ the proxy MUST forward an `initialize` request to its successor through `proxy/s
 
 See the [Proxy Chains RFD](https://agentclientprotocol.com/rfds/proxy-chains)."""
 
-ProxyResponse: TypeAlias = Any
+ProxyResponse: TypeAlias = ResultProxyResponse | ErrorProxyResponse
 """A JSON-RPC response object."""
 
 InitializeProxyResponse: TypeAlias = InitializeResponse

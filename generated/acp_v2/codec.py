@@ -4574,8 +4574,305 @@ def _encode_PermissionOptionKind(v: PermissionOptionKind | str) -> str:
     return v._value_ if type(v) is PermissionOptionKind else v
 
 
-def _decode_CreateElicitationRequest(v: Any, strict: bool) -> CreateElicitationRequest:
-    return check_raw(v, "#/$defs/CreateElicitationRequest")
+def _decode_FormCreateElicitationRequest(
+    d: Any, strict: bool
+) -> FormCreateElicitationRequest:
+    if type(d) is not json_object:
+        raise type_error("an object", d)
+    if d.get("mode") != "form":
+        raise check_tag(d, "mode", "form")
+    f_message: str
+    v = d.get("message", MISSING)
+    if v is MISSING:
+        raise missing("message")
+    else:
+        try:
+            f_message = v if type(v) is str else check_str(v)
+        except ValidationError as error:
+            raise error.at("message")
+
+    f_meta: dict[str, Any] | None | Unset
+    v = d.get("_meta", MISSING)
+    if v is MISSING:
+        f_meta = UNSET
+    else:
+        try:
+            f_meta = None if v is None else check_map(v)
+        except ValidationError as error:
+            if strict:
+                raise error.at("_meta")
+            f_meta = UNSET
+
+    f_requested_schema: ElicitationSchema
+    v = d.get("requestedSchema", MISSING)
+    if v is MISSING:
+        raise missing("requestedSchema")
+    else:
+        try:
+            f_requested_schema = _decode_ElicitationSchema(v, strict)
+        except ValidationError as error:
+            raise error.at("requestedSchema")
+
+    candidates_scope: list[
+        Decoder[ElicitationSessionScope | ElicitationRequestScope]
+    ] = []
+    if "sessionId" in d:
+        candidates_scope.append(_decode_ElicitationSessionScope)
+    if "requestId" in d:
+        candidates_scope.append(_decode_ElicitationRequestScope)
+    if not candidates_scope:
+        raise ValidationError(
+            "expected the members of ElicitationSessionScope or ElicitationRequestScope (sessionId; requestId)"
+        )
+    if len(candidates_scope) > 1:
+        raise ValidationError(
+            "expected the members of exactly one of ElicitationSessionScope or ElicitationRequestScope (sessionId; requestId)"
+        )
+    f_scope = cast(
+        "ElicitationSessionScope | ElicitationRequestScope",
+        first_match(d, strict, candidates_scope),
+    )
+
+    o = _new(FormCreateElicitationRequest)
+    o.message = f_message
+    o.meta = f_meta
+    o.requested_schema = f_requested_schema
+    o.scope = f_scope
+    return o
+
+
+def _encode_FormCreateElicitationRequest(
+    o: FormCreateElicitationRequest,
+) -> dict[str, Any]:
+    d: dict[str, Any] = {
+        "mode": "form",
+        "message": o.message,
+        "requestedSchema": _encode_ElicitationSchema(o.requested_schema),
+    }
+    v_scope = o.scope
+    if type(v_scope) is ElicitationSessionScope:
+        d.update(_encode_ElicitationSessionScope(v_scope))
+    elif type(v_scope) is ElicitationRequestScope:
+        d.update(_encode_ElicitationRequestScope(v_scope))
+    else:
+        raise TypeError(
+            f"scope: {type(v_scope).__name__} is not ElicitationSessionScope or ElicitationRequestScope"
+        )
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
+
+    return d
+
+
+def _decode_UrlCreateElicitationRequest(
+    d: Any, strict: bool
+) -> UrlCreateElicitationRequest:
+    if type(d) is not json_object:
+        raise type_error("an object", d)
+    if d.get("mode") != "url":
+        raise check_tag(d, "mode", "url")
+    f_message: str
+    v = d.get("message", MISSING)
+    if v is MISSING:
+        raise missing("message")
+    else:
+        try:
+            f_message = v if type(v) is str else check_str(v)
+        except ValidationError as error:
+            raise error.at("message")
+
+    f_meta: dict[str, Any] | None | Unset
+    v = d.get("_meta", MISSING)
+    if v is MISSING:
+        f_meta = UNSET
+    else:
+        try:
+            f_meta = None if v is None else check_map(v)
+        except ValidationError as error:
+            if strict:
+                raise error.at("_meta")
+            f_meta = UNSET
+
+    f_elicitation_id: ElicitationId
+    v = d.get("elicitationId", MISSING)
+    if v is MISSING:
+        raise missing("elicitationId")
+    else:
+        try:
+            f_elicitation_id = v if type(v) is str else check_str(v)
+        except ValidationError as error:
+            raise error.at("elicitationId")
+
+    f_url: str
+    v = d.get("url", MISSING)
+    if v is MISSING:
+        raise missing("url")
+    else:
+        try:
+            f_url = v if type(v) is str else check_str(v)
+        except ValidationError as error:
+            raise error.at("url")
+
+    candidates_scope: list[
+        Decoder[ElicitationSessionScope | ElicitationRequestScope]
+    ] = []
+    if "sessionId" in d:
+        candidates_scope.append(_decode_ElicitationSessionScope)
+    if "requestId" in d:
+        candidates_scope.append(_decode_ElicitationRequestScope)
+    if not candidates_scope:
+        raise ValidationError(
+            "expected the members of ElicitationSessionScope or ElicitationRequestScope (sessionId; requestId)"
+        )
+    if len(candidates_scope) > 1:
+        raise ValidationError(
+            "expected the members of exactly one of ElicitationSessionScope or ElicitationRequestScope (sessionId; requestId)"
+        )
+    f_scope = cast(
+        "ElicitationSessionScope | ElicitationRequestScope",
+        first_match(d, strict, candidates_scope),
+    )
+
+    o = _new(UrlCreateElicitationRequest)
+    o.message = f_message
+    o.meta = f_meta
+    o.elicitation_id = f_elicitation_id
+    o.url = f_url
+    o.scope = f_scope
+    return o
+
+
+def _encode_UrlCreateElicitationRequest(
+    o: UrlCreateElicitationRequest,
+) -> dict[str, Any]:
+    d: dict[str, Any] = {
+        "mode": "url",
+        "message": o.message,
+        "elicitationId": o.elicitation_id,
+        "url": o.url,
+    }
+    v_scope = o.scope
+    if type(v_scope) is ElicitationSessionScope:
+        d.update(_encode_ElicitationSessionScope(v_scope))
+    elif type(v_scope) is ElicitationRequestScope:
+        d.update(_encode_ElicitationRequestScope(v_scope))
+    else:
+        raise TypeError(
+            f"scope: {type(v_scope).__name__} is not ElicitationSessionScope or ElicitationRequestScope"
+        )
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
+
+    return d
+
+
+def _decode_OtherCreateElicitationRequest(
+    d: Any, strict: bool
+) -> OtherCreateElicitationRequest:
+    if type(d) is not json_object:
+        raise type_error("an object", d)
+    if type(d.get("mode")) is not str:
+        raise check_tag(d, "mode", None)
+    f_message: str
+    v = d.get("message", MISSING)
+    if v is MISSING:
+        raise missing("message")
+    else:
+        try:
+            f_message = v if type(v) is str else check_str(v)
+        except ValidationError as error:
+            raise error.at("message")
+
+    f_meta: dict[str, Any] | None | Unset
+    v = d.get("_meta", MISSING)
+    if v is MISSING:
+        f_meta = UNSET
+    else:
+        try:
+            f_meta = None if v is None else check_map(v)
+        except ValidationError as error:
+            if strict:
+                raise error.at("_meta")
+            f_meta = UNSET
+
+    candidates_scope: list[
+        Decoder[ElicitationSessionScope | ElicitationRequestScope]
+    ] = []
+    if "sessionId" in d:
+        candidates_scope.append(_decode_ElicitationSessionScope)
+    if "requestId" in d:
+        candidates_scope.append(_decode_ElicitationRequestScope)
+    if not candidates_scope:
+        raise ValidationError(
+            "expected the members of ElicitationSessionScope or ElicitationRequestScope (sessionId; requestId)"
+        )
+    if len(candidates_scope) > 1:
+        raise ValidationError(
+            "expected the members of exactly one of ElicitationSessionScope or ElicitationRequestScope (sessionId; requestId)"
+        )
+    f_scope = cast(
+        "ElicitationSessionScope | ElicitationRequestScope",
+        first_match(d, strict, candidates_scope),
+    )
+
+    o = _new(OtherCreateElicitationRequest)
+    o.mode = d["mode"]
+    o.message = f_message
+    o.meta = f_meta
+    o.scope = f_scope
+    o.extra = {
+        k: x
+        for k, x in d.items()
+        if k not in ["mode", "message", "_meta", "sessionId", "toolCallId", "requestId"]
+    }
+    return o
+
+
+def _encode_OtherCreateElicitationRequest(
+    o: OtherCreateElicitationRequest,
+) -> dict[str, Any]:
+    d: dict[str, Any] = {
+        "mode": o.mode,
+        "message": o.message,
+    }
+    v_scope = o.scope
+    if type(v_scope) is ElicitationSessionScope:
+        d.update(_encode_ElicitationSessionScope(v_scope))
+    elif type(v_scope) is ElicitationRequestScope:
+        d.update(_encode_ElicitationRequestScope(v_scope))
+    else:
+        raise TypeError(
+            f"scope: {type(v_scope).__name__} is not ElicitationSessionScope or ElicitationRequestScope"
+        )
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
+
+    for key, value in o.extra.items():
+        d.setdefault(key, value)
+    return d
+
+
+_VARIANTS_CreateElicitationRequest: dict[str, Decoder[CreateElicitationRequest]] = {
+    "form": _decode_FormCreateElicitationRequest,
+    "url": _decode_UrlCreateElicitationRequest,
+}
+
+
+def _decode_CreateElicitationRequest(d: Any, strict: bool) -> CreateElicitationRequest:
+    if type(d) is not json_object:
+        raise type_error("an object", d)
+    tag = d.get("mode", MISSING)
+    if type(tag) is str:
+        decoder = _VARIANTS_CreateElicitationRequest.get(tag)
+        if decoder is not None:
+            return decoder(d, strict)
+        return _decode_OtherCreateElicitationRequest(d, strict)
+    if tag is MISSING:
+        raise missing("mode")
+    raise type_error("a string", tag).at("mode")
 
 
 def _decode_ElicitationSessionScope(d: Any, strict: bool) -> ElicitationSessionScope:
@@ -6447,24 +6744,247 @@ def _encode_MultiSelectPropertySchema(o: MultiSelectPropertySchema) -> dict[str,
     return d
 
 
-def _decode_ElicitationFormMode(v: Any, strict: bool) -> ElicitationFormMode:
-    return check_raw(v, "#/$defs/ElicitationFormMode")
+def _decode_ElicitationFormMode(d: Any, strict: bool) -> ElicitationFormMode:
+    if type(d) is not json_object:
+        raise type_error("an object", d)
+    f_requested_schema: ElicitationSchema
+    v = d.get("requestedSchema", MISSING)
+    if v is MISSING:
+        raise missing("requestedSchema")
+    else:
+        try:
+            f_requested_schema = _decode_ElicitationSchema(v, strict)
+        except ValidationError as error:
+            raise error.at("requestedSchema")
+
+    candidates_scope: list[
+        Decoder[ElicitationSessionScope | ElicitationRequestScope]
+    ] = []
+    if "sessionId" in d:
+        candidates_scope.append(_decode_ElicitationSessionScope)
+    if "requestId" in d:
+        candidates_scope.append(_decode_ElicitationRequestScope)
+    if not candidates_scope:
+        raise ValidationError(
+            "expected the members of ElicitationSessionScope or ElicitationRequestScope (sessionId; requestId)"
+        )
+    if len(candidates_scope) > 1:
+        raise ValidationError(
+            "expected the members of exactly one of ElicitationSessionScope or ElicitationRequestScope (sessionId; requestId)"
+        )
+    f_scope = cast(
+        "ElicitationSessionScope | ElicitationRequestScope",
+        first_match(d, strict, candidates_scope),
+    )
+
+    o = _new(ElicitationFormMode)
+    o.requested_schema = f_requested_schema
+    o.scope = f_scope
+    return o
+
+
+def _encode_ElicitationFormMode(o: ElicitationFormMode) -> dict[str, Any]:
+    d: dict[str, Any] = {
+        "requestedSchema": _encode_ElicitationSchema(o.requested_schema),
+    }
+    v_scope = o.scope
+    if type(v_scope) is ElicitationSessionScope:
+        d.update(_encode_ElicitationSessionScope(v_scope))
+    elif type(v_scope) is ElicitationRequestScope:
+        d.update(_encode_ElicitationRequestScope(v_scope))
+    else:
+        raise TypeError(
+            f"scope: {type(v_scope).__name__} is not ElicitationSessionScope or ElicitationRequestScope"
+        )
+
+    return d
 
 
 def _decode_ElicitationId(v: Any, strict: bool) -> ElicitationId:
     return v if type(v) is str else check_str(v)
 
 
-def _decode_ElicitationUrlMode(v: Any, strict: bool) -> ElicitationUrlMode:
-    return check_raw(v, "#/$defs/ElicitationUrlMode")
+def _decode_ElicitationUrlMode(d: Any, strict: bool) -> ElicitationUrlMode:
+    if type(d) is not json_object:
+        raise type_error("an object", d)
+    f_elicitation_id: ElicitationId
+    v = d.get("elicitationId", MISSING)
+    if v is MISSING:
+        raise missing("elicitationId")
+    else:
+        try:
+            f_elicitation_id = v if type(v) is str else check_str(v)
+        except ValidationError as error:
+            raise error.at("elicitationId")
+
+    f_url: str
+    v = d.get("url", MISSING)
+    if v is MISSING:
+        raise missing("url")
+    else:
+        try:
+            f_url = v if type(v) is str else check_str(v)
+        except ValidationError as error:
+            raise error.at("url")
+
+    candidates_scope: list[
+        Decoder[ElicitationSessionScope | ElicitationRequestScope]
+    ] = []
+    if "sessionId" in d:
+        candidates_scope.append(_decode_ElicitationSessionScope)
+    if "requestId" in d:
+        candidates_scope.append(_decode_ElicitationRequestScope)
+    if not candidates_scope:
+        raise ValidationError(
+            "expected the members of ElicitationSessionScope or ElicitationRequestScope (sessionId; requestId)"
+        )
+    if len(candidates_scope) > 1:
+        raise ValidationError(
+            "expected the members of exactly one of ElicitationSessionScope or ElicitationRequestScope (sessionId; requestId)"
+        )
+    f_scope = cast(
+        "ElicitationSessionScope | ElicitationRequestScope",
+        first_match(d, strict, candidates_scope),
+    )
+
+    o = _new(ElicitationUrlMode)
+    o.elicitation_id = f_elicitation_id
+    o.url = f_url
+    o.scope = f_scope
+    return o
+
+
+def _encode_ElicitationUrlMode(o: ElicitationUrlMode) -> dict[str, Any]:
+    d: dict[str, Any] = {
+        "elicitationId": o.elicitation_id,
+        "url": o.url,
+    }
+    v_scope = o.scope
+    if type(v_scope) is ElicitationSessionScope:
+        d.update(_encode_ElicitationSessionScope(v_scope))
+    elif type(v_scope) is ElicitationRequestScope:
+        d.update(_encode_ElicitationRequestScope(v_scope))
+    else:
+        raise TypeError(
+            f"scope: {type(v_scope).__name__} is not ElicitationSessionScope or ElicitationRequestScope"
+        )
+
+    return d
 
 
 def _decode_ExtRequest(v: Any, strict: bool) -> ExtRequest:
     return v
 
 
-def _decode_AgentResponse(v: Any, strict: bool) -> AgentResponse:
-    return check_raw(v, "#/$defs/AgentResponse")
+def _decode_ResultAgentResponse(d: Any, strict: bool) -> ResultAgentResponse:
+    if type(d) is not json_object:
+        raise type_error("an object", d)
+    f_id: RequestId
+    v = d.get("id", MISSING)
+    if v is MISSING:
+        raise missing("id")
+    else:
+        try:
+            f_id = _decode_RequestId(v, strict)
+        except ValidationError as error:
+            raise error.at("id")
+
+    f_result: Any
+    v = d.get("result", MISSING)
+    if v is MISSING:
+        raise missing("result")
+    else:
+        try:
+            f_result = check_raw(v, "#/$defs/AgentResponse/anyOf/0/properties/result")
+        except ValidationError as error:
+            raise error.at("result")
+
+    o = _new(ResultAgentResponse)
+    o.id = f_id
+    o.result = f_result
+    return o
+
+
+def _encode_ResultAgentResponse(o: ResultAgentResponse) -> dict[str, Any]:
+    d: dict[str, Any] = {
+        "id": encode(o.id),
+        "result": o.result,
+    }
+
+    return d
+
+
+def _decode_ErrorAgentResponse(d: Any, strict: bool) -> ErrorAgentResponse:
+    if type(d) is not json_object:
+        raise type_error("an object", d)
+    f_id: int | str | None
+    v = d.get("id", MISSING)
+    if v is MISSING:
+        raise missing("id")
+    else:
+        try:
+            f_id = cast(
+                "int | str | None",
+                scalar_union(
+                    v,
+                    strict,
+                    {
+                        "integer": lambda x, strict: (
+                            check_int(x, None, None)
+                            if strict
+                            else check_int(x, -9223372036854775808, 9223372036854775807)
+                        ),
+                        "string": lambda x, strict: (
+                            x if type(x) is str else check_str(x)
+                        ),
+                        "null": lambda x, strict: (None if x is None else not_null(x)),
+                    },
+                    "integer, string or null",
+                ),
+            )
+        except ValidationError as error:
+            raise error.at("id")
+
+    f_error: Error
+    v = d.get("error", MISSING)
+    if v is MISSING:
+        raise missing("error")
+    else:
+        try:
+            f_error = _decode_Error(v, strict)
+        except ValidationError as error:
+            raise error.at("error")
+
+    o = _new(ErrorAgentResponse)
+    o.id = f_id
+    o.error = f_error
+    return o
+
+
+def _encode_ErrorAgentResponse(o: ErrorAgentResponse) -> dict[str, Any]:
+    d: dict[str, Any] = {
+        "id": encode(o.id),
+        "error": _encode_Error(o.error),
+    }
+
+    return d
+
+
+def _decode_AgentResponse(d: Any, strict: bool) -> AgentResponse:
+    if type(d) is not json_object:
+        raise type_error("an object", d)
+    # The first variant whose required keys are all there and that decodes,
+    # as serde's untagged enums choose.
+    candidates: list[Decoder[AgentResponse]] = []
+    if "id" in d and "result" in d:
+        candidates.append(_decode_ResultAgentResponse)
+    if "id" in d and "error" in d:
+        candidates.append(_decode_ErrorAgentResponse)
+    if not candidates:
+        raise ValidationError(
+            "expected an object with the members of Result or Error (id, result; id, error)"
+        )
+    return cast("AgentResponse", first_match(d, strict, candidates))
 
 
 def _decode_InitializeResponse(d: Any, strict: bool) -> InitializeResponse:
@@ -15508,8 +16028,115 @@ def _encode_PromptRequest(o: PromptRequest) -> dict[str, Any]:
     return d
 
 
-def _decode_ClientResponse(v: Any, strict: bool) -> ClientResponse:
-    return check_raw(v, "#/$defs/ClientResponse")
+def _decode_ResultClientResponse(d: Any, strict: bool) -> ResultClientResponse:
+    if type(d) is not json_object:
+        raise type_error("an object", d)
+    f_id: RequestId
+    v = d.get("id", MISSING)
+    if v is MISSING:
+        raise missing("id")
+    else:
+        try:
+            f_id = _decode_RequestId(v, strict)
+        except ValidationError as error:
+            raise error.at("id")
+
+    f_result: Any
+    v = d.get("result", MISSING)
+    if v is MISSING:
+        raise missing("result")
+    else:
+        try:
+            f_result = check_raw(v, "#/$defs/ClientResponse/anyOf/0/properties/result")
+        except ValidationError as error:
+            raise error.at("result")
+
+    o = _new(ResultClientResponse)
+    o.id = f_id
+    o.result = f_result
+    return o
+
+
+def _encode_ResultClientResponse(o: ResultClientResponse) -> dict[str, Any]:
+    d: dict[str, Any] = {
+        "id": encode(o.id),
+        "result": o.result,
+    }
+
+    return d
+
+
+def _decode_ErrorClientResponse(d: Any, strict: bool) -> ErrorClientResponse:
+    if type(d) is not json_object:
+        raise type_error("an object", d)
+    f_id: int | str | None
+    v = d.get("id", MISSING)
+    if v is MISSING:
+        raise missing("id")
+    else:
+        try:
+            f_id = cast(
+                "int | str | None",
+                scalar_union(
+                    v,
+                    strict,
+                    {
+                        "integer": lambda x, strict: (
+                            check_int(x, None, None)
+                            if strict
+                            else check_int(x, -9223372036854775808, 9223372036854775807)
+                        ),
+                        "string": lambda x, strict: (
+                            x if type(x) is str else check_str(x)
+                        ),
+                        "null": lambda x, strict: (None if x is None else not_null(x)),
+                    },
+                    "integer, string or null",
+                ),
+            )
+        except ValidationError as error:
+            raise error.at("id")
+
+    f_error: Error
+    v = d.get("error", MISSING)
+    if v is MISSING:
+        raise missing("error")
+    else:
+        try:
+            f_error = _decode_Error(v, strict)
+        except ValidationError as error:
+            raise error.at("error")
+
+    o = _new(ErrorClientResponse)
+    o.id = f_id
+    o.error = f_error
+    return o
+
+
+def _encode_ErrorClientResponse(o: ErrorClientResponse) -> dict[str, Any]:
+    d: dict[str, Any] = {
+        "id": encode(o.id),
+        "error": _encode_Error(o.error),
+    }
+
+    return d
+
+
+def _decode_ClientResponse(d: Any, strict: bool) -> ClientResponse:
+    if type(d) is not json_object:
+        raise type_error("an object", d)
+    # The first variant whose required keys are all there and that decodes,
+    # as serde's untagged enums choose.
+    candidates: list[Decoder[ClientResponse]] = []
+    if "id" in d and "result" in d:
+        candidates.append(_decode_ResultClientResponse)
+    if "id" in d and "error" in d:
+        candidates.append(_decode_ErrorClientResponse)
+    if not candidates:
+        raise ValidationError(
+            "expected an object with the members of Result or Error (id, result; id, error)"
+        )
+    return cast("ClientResponse", first_match(d, strict, candidates))
 
 
 def _decode_RequestPermissionResponse(
@@ -16740,6 +17367,8 @@ _CLASS_DECODERS: dict[type[object], tuple[Decoder[object], str]] = {
         _decode_MultiSelectPropertySchema,
         "#/$defs/MultiSelectPropertySchema",
     ),
+    ElicitationFormMode: (_decode_ElicitationFormMode, "#/$defs/ElicitationFormMode"),
+    ElicitationUrlMode: (_decode_ElicitationUrlMode, "#/$defs/ElicitationUrlMode"),
     InitializeResponse: (_decode_InitializeResponse, "#/$defs/InitializeResponse"),
     Implementation: (_decode_Implementation, "#/$defs/Implementation"),
     AgentCapabilities: (_decode_AgentCapabilities, "#/$defs/AgentCapabilities"),
@@ -17010,6 +17639,18 @@ _CLASS_DECODERS: dict[type[object], tuple[Decoder[object], str]] = {
     MoveDiffChange: (_decode_MoveDiffChange, "#/$defs/DiffChange/anyOf/3"),
     CopyDiffChange: (_decode_CopyDiffChange, "#/$defs/DiffChange/anyOf/4"),
     OtherDiffChange: (_decode_OtherDiffChange, "#/$defs/DiffChange/anyOf/5"),
+    FormCreateElicitationRequest: (
+        _decode_FormCreateElicitationRequest,
+        "#/$defs/CreateElicitationRequest/anyOf/0",
+    ),
+    UrlCreateElicitationRequest: (
+        _decode_UrlCreateElicitationRequest,
+        "#/$defs/CreateElicitationRequest/anyOf/1",
+    ),
+    OtherCreateElicitationRequest: (
+        _decode_OtherCreateElicitationRequest,
+        "#/$defs/CreateElicitationRequest/anyOf/2",
+    ),
     StringElicitationPropertySchema: (
         _decode_StringElicitationPropertySchema,
         "#/$defs/ElicitationPropertySchema/anyOf/0",
@@ -17042,6 +17683,8 @@ _CLASS_DECODERS: dict[type[object], tuple[Decoder[object], str]] = {
         _decode_OtherMultiSelectItems,
         "#/$defs/MultiSelectItems/anyOf/1",
     ),
+    ResultAgentResponse: (_decode_ResultAgentResponse, "#/$defs/AgentResponse/anyOf/0"),
+    ErrorAgentResponse: (_decode_ErrorAgentResponse, "#/$defs/AgentResponse/anyOf/1"),
     TerminalAuthMethod: (_decode_TerminalAuthMethod, "#/$defs/AuthMethod/anyOf/0"),
     AgentAuthMethod: (_decode_AgentAuthMethod, "#/$defs/AuthMethod/anyOf/1"),
     OtherAuthMethod: (_decode_OtherAuthMethod, "#/$defs/AuthMethod/anyOf/2"),
@@ -17226,6 +17869,14 @@ _CLASS_DECODERS: dict[type[object], tuple[Decoder[object], str]] = {
         _decode_OtherSetSessionConfigOptionRequest,
         "#/$defs/SetSessionConfigOptionRequest/anyOf/2",
     ),
+    ResultClientResponse: (
+        _decode_ResultClientResponse,
+        "#/$defs/ClientResponse/anyOf/0",
+    ),
+    ErrorClientResponse: (
+        _decode_ErrorClientResponse,
+        "#/$defs/ClientResponse/anyOf/1",
+    ),
     CancelledRequestPermissionOutcome: (
         _decode_CancelledRequestPermissionOutcome,
         "#/$defs/RequestPermissionOutcome/anyOf/0",
@@ -17300,6 +17951,9 @@ _CLASS_ENCODERS: dict[type[object], Callable[[Any], dict[str, Any]]] = {
     ToolCallPermissionSubject: _encode_ToolCallPermissionSubject,
     CommandPermissionSubject: _encode_CommandPermissionSubject,
     PermissionOption: _encode_PermissionOption,
+    FormCreateElicitationRequest: _encode_FormCreateElicitationRequest,
+    UrlCreateElicitationRequest: _encode_UrlCreateElicitationRequest,
+    OtherCreateElicitationRequest: _encode_OtherCreateElicitationRequest,
     ElicitationSessionScope: _encode_ElicitationSessionScope,
     ElicitationRequestScope: _encode_ElicitationRequestScope,
     ElicitationSchema: _encode_ElicitationSchema,
@@ -17319,6 +17973,10 @@ _CLASS_ENCODERS: dict[type[object], Callable[[Any], dict[str, Any]]] = {
     StringMultiSelectItems: _encode_StringMultiSelectItems,
     TitledMultiSelectItems: _encode_TitledMultiSelectItems,
     MultiSelectPropertySchema: _encode_MultiSelectPropertySchema,
+    ElicitationFormMode: _encode_ElicitationFormMode,
+    ElicitationUrlMode: _encode_ElicitationUrlMode,
+    ResultAgentResponse: _encode_ResultAgentResponse,
+    ErrorAgentResponse: _encode_ErrorAgentResponse,
     InitializeResponse: _encode_InitializeResponse,
     Implementation: _encode_Implementation,
     AgentCapabilities: _encode_AgentCapabilities,
@@ -17465,6 +18123,8 @@ _CLASS_ENCODERS: dict[type[object], Callable[[Any], dict[str, Any]]] = {
     BooleanSetSessionConfigOptionRequest: _encode_BooleanSetSessionConfigOptionRequest,
     OtherSetSessionConfigOptionRequest: _encode_OtherSetSessionConfigOptionRequest,
     PromptRequest: _encode_PromptRequest,
+    ResultClientResponse: _encode_ResultClientResponse,
+    ErrorClientResponse: _encode_ErrorClientResponse,
     RequestPermissionResponse: _encode_RequestPermissionResponse,
     CancelledRequestPermissionOutcome: _encode_CancelledRequestPermissionOutcome,
     SelectedRequestPermissionOutcome: _encode_SelectedRequestPermissionOutcome,

@@ -144,6 +144,30 @@ class FirstMatchT:
 
 
 @dataclass(frozen=True)
+class KeyedT:
+    """Objects told apart by which of their required keys are present, read
+    from the JSON object that holds them (serde's ``flatten`` of an
+    ``untagged`` enum): the ``oneOf``/``anyOf`` of scopes inside an object
+    with properties of its own (``ElicitationFormMode``). Only a field with
+    ``flatten`` has this type.
+
+    ``refs`` are the ``$defs`` names of plain objects, ``keys`` the required
+    keys that select each one. With ``exclusive`` (``oneOf``) an object that
+    has the keys of two members is an error; otherwise (``anyOf``) the first
+    member whose keys are present and that decodes wins."""
+
+    kind: ClassVar[Literal["keyed"]] = "keyed"
+    refs: tuple[str, ...] = ()
+    keys: tuple[tuple[str, ...], ...] = ()
+    exclusive: bool = False
+    wire_names: tuple[str, ...] = ()
+    """Every property of every member: the keys the field reads."""
+    label: str = "variant"
+    """What the members have in common (``scope`` for ``...Scope``): the
+    attribute name of the flattened field."""
+
+
+@dataclass(frozen=True)
 class RawT:
     """A shape the typed codec does not model: the value is kept as JSON and
     checked against the subschema at ``pointer`` in both modes."""
@@ -166,6 +190,7 @@ TypeExpr = Union[
     NullableT,
     ScalarUnionT,
     FirstMatchT,
+    KeyedT,
     RawT,
 ]
 
@@ -235,6 +260,10 @@ class Field:
     Python source; ``lower`` resolves aliases to tell which)."""
     name: str = ""
     """The Python attribute name (set by ``naming``)."""
+    flatten: bool = False
+    """The field has no key of its own: its value (a :class:`KeyedT`) is read
+    from, and written into, the object that holds it. ``wire_name`` is
+    empty."""
 
     @property
     def has_default(self) -> bool:
@@ -370,6 +399,14 @@ class Variant:
     """The JSON pointer of the variant's subschema, for strict validation."""
     class_name: str = ""
 
+    @property
+    def declared_keys(self) -> tuple[str, ...]:
+        """The keys its fields read, flattened ones included."""
+        out: list[str] = []
+        for f in self.fields:
+            out.extend(f.type.wire_names if isinstance(f.type, KeyedT) else (f.wire_name,))
+        return tuple(out)
+
 
 @dataclass(frozen=True)
 class UnionDef(_Named):
@@ -388,6 +425,10 @@ class UnionDef(_Named):
     tag_lenient: bool = False
     """The tag property is ``x-deserialize-default-on-error``: in lenient mode
     a tag that is not a string counts as absent."""
+    exclusive: bool = False
+    """For a union without a tag from ``oneOf``: an object with the required
+    keys of two variants is an error (with ``anyOf`` the first that decodes
+    wins)."""
 
     kind: ClassVar[Literal["union"]] = "union"
 

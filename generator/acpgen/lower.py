@@ -190,12 +190,7 @@ class _Lowerer:
         union = self.union(name, node, parts, description, method)
         if union is not None:
             return union
-        if node.get("type") == "object" and "properties" in keys and keys <= {
-            "type",
-            "properties",
-            "required",
-            "additionalProperties",
-        }:
+        if node.get("type") == "object" and "properties" in keys and self._flat_object(node):
             return ir.ObjectDef(
                 name=name,
                 fields=self.fields(node, parts),
@@ -214,7 +209,50 @@ class _Lowerer:
             if wire in skip:
                 continue
             out.append(self.field(wire, prop, wire in required, parts + ("properties", wire)))
+        scope = self.scope_field(node)
+        if scope is not None:
+            out.append(scope)
         return tuple(out)
+
+    def scope_field(self, node: dict) -> ir.Field | None:
+        """The flattened field of an object with properties of its own and a
+        ``oneOf``/``anyOf`` of plain objects told apart by their required keys
+        (the elicitation scopes), or None when ``node`` has no such thing."""
+        combinators = [c for c in ("oneOf", "anyOf") if c in node]
+        if len(combinators) != 1 or node.get("type") != "object":
+            return None
+        options = node[combinators[0]]
+        if not isinstance(options, list) or len(options) < 2:
+            return None
+        members, keys = [], []
+        for option in options:
+            ref = _ref_name(option)
+            target = self.schema.defs.get(ref) if ref else None
+            if target is None or not self._plain_object(target):
+                return None
+            members.append(ref)
+            keys.append(tuple(target.get("required", ())))
+        for index, own in enumerate(keys):
+            others = {key for i, k in enumerate(keys) if i != index for key in k}
+            if not set(own) - others:
+                return None
+        properties = node.get("properties", {})
+        member_keys = {key for name in members for key in self.schema.defs[name].get("properties", {})}
+        if member_keys & set(properties if isinstance(properties, dict) else ()):
+            return None
+        return ir.Field(
+            wire_name="",
+            type=ir.KeyedT(
+                refs=tuple(members),
+                keys=tuple(keys),
+                exclusive=combinators[0] == "oneOf",
+                wire_names=tuple(dict.fromkeys(member_keys_ordered(self.schema.defs, members))),
+                label=_common_suffix(members),
+            ),
+            required=True,
+            description="One of " + " or ".join(members) + ", whose members share the JSON object.",
+            flatten=True,
+        )
 
     def field(self, wire: str, prop: Any, required: bool, parts: tuple) -> ir.Field:
         prop = prop if isinstance(prop, dict) else {}
@@ -322,7 +360,7 @@ class _Lowerer:
         if tag is None:
             if base_keys:
                 return None
-            return self.untagged_union(name, options, description, method)
+            return self.untagged_union(name, options, parts + (combinator,), description, method, combinator == "oneOf")
         base_fields = self.fields(node, parts, skip=(tag,)) if base_keys else ()
         tag_schema = node.get("properties", {}).get(tag) if base_keys else None
         tag_lenient = isinstance(tag_schema, dict) and tag_schema.get("x-deserialize-default-on-error") is True
@@ -343,6 +381,10 @@ class _Lowerer:
         tags = [v.tag for v in variants if v.role == ir.TAGGED]
         if len(set(tags)) != len(tags) or not tags:
             return None
+        for option in options:
+            if isinstance(option, dict) and "not" in option and _negated_tags(option["not"], tag) != set(tags):
+                # A catch-all must exclude exactly the known tags.
+                return None
         if combinator == "oneOf" and seen_roles - {ir.CATCH_ALL}:
             # An untagged member of a oneOf could also match a tagged one.
             return None
@@ -355,10 +397,34 @@ class _Lowerer:
             tag_lenient=tag_lenient,
         )
 
-    def untagged_union(self, name: str, options: list, description: str, method):
-        """A union of plain objects that differ in their required keys."""
+    def untagged_union(self, name: str, options: list, parts: tuple, description: str, method, exclusive: bool):
+        """A union of plain objects that differ in their required keys:
+        ``$defs`` objects, or inline objects (the JSON-RPC responses' result
+        and error)."""
         variants = []
-        for option in options:
+        for index, option in enumerate(options):
+            if (
+                isinstance(option, dict)
+                and _ref_name(option) is None
+                and self._plain_object(option)
+                and isinstance(option.get("properties"), dict)
+                and "additionalProperties" not in option
+            ):
+                title = _text(option.get("title"))
+                if not title:
+                    return None
+                variants.append(
+                    ir.Variant(
+                        role=ir.UNTAGGED,
+                        tag=None,
+                        fields=self.fields(option, parts + (index,)),
+                        title=title,
+                        description=_text(option.get("description")),
+                        required_keys=tuple(option.get("required", ())),
+                        pointer=pointer(parts + (index,)),
+                    )
+                )
+                continue
             ref = _ref_name(option)
             target = self.schema.defs.get(ref) if ref else None
             if not self._flat_object(target):
@@ -383,7 +449,12 @@ class _Lowerer:
             if len(variants) > 1 and not set(variant.required_keys) - others:
                 return None
         return ir.UnionDef(
-            name=name, tag=None, variants=tuple(variants), description=description, method=method
+            name=name,
+            tag=None,
+            variants=tuple(variants),
+            description=description,
+            method=method,
+            exclusive=exclusive,
         )
 
     def variant(
@@ -480,7 +551,13 @@ class _Lowerer:
             )
         if isinstance(tag_schema, dict) and _keys(tag_schema) == {"type"} and tag_schema["type"] == "string":
             # The catch-all: any other tag; what it does not declare is kept
-            # as it is.
+            # as it is. ``not`` (the known tags) and ``unevaluatedProperties:
+            # true`` say nothing the dispatch on the tag does not.
+            extra = option_keys - {"type", "properties", "required", "not", "unevaluatedProperties", "additionalProperties"}
+            if option.get("unevaluatedProperties", True) is not True or option.get("additionalProperties", True) is not True:
+                return None
+            if extra and not (len(extra) == 1 and extra <= {"oneOf", "anyOf"} and self.scope_field(option)):
+                return None
             return ir.Variant(
                 role=ir.CATCH_ALL,
                 tag=None,
@@ -492,8 +569,17 @@ class _Lowerer:
         return None
 
     def _flat_object(self, node: Any) -> bool:
-        """Whether a definition is a plain object whose properties can be
-        carried by a union variant."""
+        """Whether a definition is an object whose fields can be carried by a
+        union variant: plain, or with a flattened union of scopes."""
+        if self._plain_object(node):
+            return True
+        if not isinstance(node, dict) or node.get("type") != "object":
+            return False
+        extra = _keys(node) - {"type", "properties", "required", "additionalProperties"}
+        return len(extra) == 1 and extra <= {"oneOf", "anyOf"} and self.scope_field(node) is not None
+
+    @staticmethod
+    def _plain_object(node: Any) -> bool:
         if not isinstance(node, dict) or node.get("type") != "object":
             return False
         return _keys(node) <= {"type", "properties", "required", "additionalProperties"}
@@ -617,6 +703,41 @@ class _Lowerer:
                 return ir.MapT(value_type)
             return raw
         return raw
+
+
+def member_keys_ordered(defs: dict, names: list[str]) -> list[str]:
+    return [key for name in names for key in defs[name].get("properties", {})]
+
+
+def _negated_tags(node: Any, tag: str) -> set | None:
+    """The tags of ``{"anyOf": [{"properties": {tag: {"const": T}}}, ...]}``
+    (a catch-all's ``not``), or None for any other ``not``."""
+    if not isinstance(node, dict) or _keys(node) != {"anyOf"} or not isinstance(node["anyOf"], list):
+        return None
+    out = set()
+    for option in node["anyOf"]:
+        if not isinstance(option, dict) or _keys(option) - {"type", "properties", "required"}:
+            return None
+        prop = option.get("properties", {}).get(tag) if isinstance(option.get("properties"), dict) else None
+        if not isinstance(prop, dict) or not isinstance(prop.get("const"), str) or set(option["properties"]) != {tag}:
+            return None
+        if option.get("required") != [tag]:
+            return None
+        out.add(prop["const"])
+    return out
+
+
+def _common_suffix(names: list[str]) -> str:
+    """``scope`` for ``ElicitationSessionScope`` and ``ElicitationRequestScope``:
+    the words the names end with in common, or ``variant``."""
+    split = [re.findall(r"[A-Z]+(?=[A-Z][a-z0-9])|[A-Z]?[a-z0-9]+|[A-Z]+|[0-9]+", name) for name in names]
+    common: list[str] = []
+    while all(len(words) > len(common) for words in split):
+        word = split[0][-1 - len(common)]
+        if any(words[-1 - len(common)] != word for words in split):
+            break
+        common.insert(0, word)
+    return "_".join(w.lower() for w in common) or "variant"
 
 
 def _common_tag(options: list) -> str | None:

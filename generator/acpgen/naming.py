@@ -149,7 +149,15 @@ def name_package(package: ir.Package, package_name: str) -> ir.Package:
 def _name_fields(fields: tuple[ir.Field, ...], extra_reserved=frozenset()) -> tuple[ir.Field, ...]:
     used: set[str] = set()
     reserved = RESERVED_ATTRIBUTES | set(extra_reserved)
-    return tuple(replace(f, name=unique(field_name(f.wire_name), used, reserved)) for f in fields)
+    return tuple(replace(f, name=unique(field_name(_wire_label(f)), used, reserved)) for f in fields)
+
+
+def _wire_label(f: ir.Field) -> str:
+    """What a field's name comes from: its wire name, or for a flattened
+    field (which has none) what its members have in common."""
+    if f.flatten and isinstance(f.type, ir.KeyedT):
+        return f.type.label
+    return f.wire_name
 
 
 def _name_union(

@@ -150,6 +150,7 @@ def type_exprs(package: ir.Package) -> Iterator[ir.TypeExpr]:
 def referenced(package: ir.Package) -> set[str]:
     """The definitions another type names (whose encoders the codec calls)."""
     names = {t.name for t in type_exprs(package) if isinstance(t, ir.RefT)}
+    names.update(name for t in type_exprs(package) if isinstance(t, ir.KeyedT) for name in t.refs)
     for definition in package.definitions:
         if isinstance(definition, ir.UnionDef):
             names.update(v.wraps for v in definition.variants if v.wraps)
@@ -164,6 +165,8 @@ def _refs(t: ir.TypeExpr):
             yield from _refs(getattr(t, child))
     for member in getattr(t, "members", ()):
         yield from _refs(member)
+    if isinstance(t, ir.KeyedT):
+        yield from t.refs
 
 
 def py_literal(value: Any) -> str:
@@ -248,6 +251,8 @@ class _Annotations:
             return f"{self(t.inner)} | None"
         if t.kind in ("scalar_union", "first_match"):
             return " | ".join(dict.fromkeys(self(m) for m in t.members))
+        if t.kind == "keyed":
+            return " | ".join(self.defs[name].class_name for name in t.refs)
         if t.kind == "ref":
             definition = self.defs[t.name]
             if isinstance(definition, ir.EnumDef) and definition.open:

@@ -183,6 +183,45 @@ def test_untagged_objects_dispatch_on_their_required_keys():
     assert _error(v2, "EmbeddedResourceResource", {"uri": "file:///a"}).path == "$"
 
 
+FORM = {"type": "object", "properties": {}}
+
+
+@BOTH
+def test_elicitation_scopes_are_one_field_whose_members_share_the_object(p):
+    form = p.decode("CreateElicitationRequest", {"message": "m", "mode": "form", "requestedSchema": FORM, "sessionId": "s", "toolCallId": 5, "_meta": 1, "x": 1})
+    assert isinstance(form, p.FormCreateElicitationRequest)
+    # Lenient rules inside the scope and beside it: invalid toolCallId and
+    # _meta dropped, unknown keys ignored.
+    assert form.scope == p.ElicitationSessionScope(session_id="s")
+    assert form.meta is p.UNSET
+    assert p.encode(form) == {"mode": "form", "message": "m", "requestedSchema": FORM, "sessionId": "s"}
+    url = p.ElicitationUrlMode(elicitation_id="e", url="u", scope=p.ElicitationRequestScope(request_id=7))
+    assert p.encode(url) == {"elicitationId": "e", "url": "u", "requestId": 7}
+    assert p.decode("ElicitationUrlMode", p.encode(url)) == url
+    custom = p.decode("CreateElicitationRequest", {"message": "m", "mode": "_qr", "code": 1, "requestId": 3})
+    assert custom.scope == p.ElicitationRequestScope(request_id=3) and custom.extra == {"code": 1}
+    assert p.encode(custom) == {"mode": "_qr", "message": "m", "requestId": 3, "code": 1}
+    assert _error(p, "ElicitationUrlMode", {"elicitationId": "e", "url": "u", "sessionId": 7}).path == "$.sessionId"
+    with pytest.raises(TypeError):
+        p.encode(p.ElicitationUrlMode(elicitation_id="e", url="u", scope="s"))  # type: ignore[arg-type]
+
+
+def test_v2_scopes_are_exclusive_and_v1_scopes_take_the_session():
+    both = {"elicitationId": "e", "url": "u", "sessionId": "s", "requestId": 7}
+    assert "exactly one" in _error(v2, "ElicitationUrlMode", both).message
+    assert v1.decode("ElicitationUrlMode", both).scope == v1.ElicitationSessionScope(session_id="s")
+
+
+@BOTH
+def test_responses_are_a_result_or_an_error(p):
+    result = p.decode("AgentResponse", {"id": 1, "result": {"x": 1}, "error": {"code": 1, "message": "m"}})
+    assert isinstance(result, p.ResultAgentResponse) and result.result == {"x": 1}
+    error = p.decode("ClientResponse", {"id": 2, "error": {"code": -32601, "message": "m"}, "junk": 1})
+    assert isinstance(error, p.ErrorClientResponse) and error.error.code == -32601
+    assert p.encode(error) == {"id": 2, "error": {"code": -32601, "message": "m"}}
+    assert _error(p, "AgentResponse", {"id": 3}).path == "$"
+
+
 @BOTH
 def test_scalar_unions_keep_the_json_type(p):
     assert p.decode("RequestId", 7) == 7 and type(p.decode("RequestId", 7.0)) is int

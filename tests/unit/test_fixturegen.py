@@ -244,7 +244,19 @@ def test_model_shapes():
     assert {v.role for v in m.shape("IdleStateUpdate").variants} >= {"tagged", "catch_all", "null_tag"}
     assert m.shape("EmbeddedResourceResource").kind == "keyed"
     assert m.shape("ToolKind").kind == "enum" and m.shape("ToolKind").open
-    assert m.shape("AgentResponse").kind == "raw"
+    response = m.shape("AgentResponse")
+    assert response.kind == "keyed" and not response.exclusive
+    result = next(shape for _, required, shape in response.members if "result" in required)
+    assert {f.wire: f.shape.kind for f in result.fields}["result"] == "raw"  # decided by the method
+    request = m.shape("CreateElicitationRequest")
+    assert request.kind == "tagged"
+    other = next(v for v in request.variants if v.role == "catch_all")
+    scope = next(f for f in other.fields if f.flatten)
+    assert scope.shape.exclusive and [r for r, _, _ in scope.shape.members] == [
+        "ElicitationSessionScope",
+        "ElicitationRequestScope",
+    ]
+    assert not next(f for f in model("v1").shape("ElicitationFormMode").fields if f.flatten).shape.exclusive
     assert {"ClientRequest", "AgentResponse"} <= m.envelopes
     v1 = model("v1")
     assert not v1.shape("ToolKind").open

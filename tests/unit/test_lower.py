@@ -122,6 +122,88 @@ def test_vendored_schemas_lower_every_definition():
         by_name = {d.name: d for d in package.definitions}
         for name in ("ContentBlock", "ToolCallUpdate", "SessionUpdate", "ToolKind", "RequestId"):
             assert not (by_name[name].kind == "alias" and by_name[name].target.kind == "raw"), name
+        # Nothing but the JSON-RPC params and results (whose type the method
+        # decides) is kept as JSON.
+        raw = sorted(_raw_places(package))
+        assert raw and all(where.endswith((".params", ".result")) for where in raw), raw
+
+
+def _raw_places(package):
+    def walk(t, where):
+        if t.kind == "raw":
+            yield where
+        for child in ("items", "values", "inner"):
+            if hasattr(t, child):
+                yield from walk(getattr(t, child), where)
+        for member in getattr(t, "members", ()):
+            yield from walk(member, where)
+
+    for d in package.definitions:
+        if d.kind == "alias":
+            yield from walk(d.target, d.name)
+        fields = [f for f in getattr(d, "fields", ())] + [f for v in getattr(d, "variants", ()) for f in v.fields]
+        for f in fields:
+            yield from walk(f.type, f"{d.name}.{f.wire_name}")
+
+
+def test_a_scope_union_beside_properties_is_a_flattened_field():
+    scope = {"type": "object", "properties": {"sessionId": {"type": "string"}}, "required": ["sessionId"]}
+    other = {"type": "object", "properties": {"requestId": {"type": "integer"}}, "required": ["requestId"]}
+    defs = _lower(
+        {
+            "SessionScope": scope,
+            "RequestScope": other,
+            "Form": {
+                "type": "object",
+                "properties": {"schema": {"type": "object"}},
+                "required": ["schema"],
+                "oneOf": [{"allOf": [{"$ref": "#/$defs/SessionScope"}]}, {"allOf": [{"$ref": "#/$defs/RequestScope"}]}],
+            },
+            "Loose": {
+                "type": "object",
+                "properties": {"schema": {"type": "object"}},
+                "anyOf": [{"$ref": "#/$defs/SessionScope"}, {"$ref": "#/$defs/RequestScope"}],
+            },
+            "Clash": {
+                "type": "object",
+                "properties": {"sessionId": {"type": "object"}},
+                "oneOf": [{"$ref": "#/$defs/SessionScope"}, {"$ref": "#/$defs/RequestScope"}],
+            },
+        }
+    )
+    form = defs["Form"]
+    assert form.kind == "object" and [f.wire_name for f in form.fields] == ["schema", ""]
+    flattened = form.fields[1]
+    assert flattened.flatten and flattened.required
+    assert flattened.type == ir.KeyedT(
+        refs=("SessionScope", "RequestScope"),
+        keys=(("sessionId",), ("requestId",)),
+        exclusive=True,
+        wire_names=("sessionId", "requestId"),
+        label="scope",
+    )
+    assert not defs["Loose"].fields[-1].type.exclusive
+    # A member whose keys collide with the object's own is not flattened.
+    assert defs["Clash"].kind == "alias" and defs["Clash"].target.kind == "raw"
+
+
+def test_an_untagged_union_of_inline_objects_is_a_union_by_required_keys():
+    defs = _lower(
+        {
+            "Response": {
+                "anyOf": [
+                    {"title": "Result", "type": "object", "properties": {"id": {"type": "integer"}, "result": {}}, "required": ["id", "result"]},
+                    {"title": "Error", "type": "object", "properties": {"id": {"type": "integer"}, "error": {"type": "object"}}, "required": ["id", "error"]},
+                ]
+            }
+        }
+    )
+    union = defs["Response"]
+    assert union.kind == "union" and union.tag is None and not union.exclusive
+    assert [(v.title, v.required_keys, v.reuses_ref) for v in union.variants] == [
+        ("Result", ("id", "result"), False),
+        ("Error", ("id", "error"), False),
+    ]
 
 
 def test_a_validation_keyword_strict_mode_cannot_check_is_an_error():

@@ -122,7 +122,7 @@ def _union_targets(model: Model, name: str, shape) -> list[Target]:
         out.extend(_member_targets(model, name, None, model.defs[name]))
     if shape.kind == "object":
         for f in shape.fields:
-            out.extend(_member_targets(model, name, f.wire, f.node))
+            out.extend(_member_targets(model, name, None if f.flatten else f.wire, f.node))
     return out
 
 

@@ -180,6 +180,8 @@ class Field:
     default: Any = MISSING
     on_error: bool = False
     on_null: bool = False
+    flatten: bool = False
+    """A union of scopes whose members share the object (``wire`` is empty)."""
 
     @property
     def keywords(self) -> tuple[str, ...]:
@@ -211,6 +213,8 @@ class Shape:
     tag: str = ""
     tag_lenient: bool = False
     variants: list = field(default_factory=list)
+    exclusive: bool = False
+    """keyed, from ``oneOf``: the keys of two members may not both be there."""
 
 
 @dataclass
@@ -281,23 +285,11 @@ class Model:
     def _definition(self, name: str, node: Any) -> Shape:
         if not isinstance(node, dict):
             return Shape("raw", node=node) if node is not True else Shape("any")
-        if name in self.envelopes and node.get("type") != "object":
-            return Shape("raw", node=node)  # a response envelope: kept as JSON (README)
         shape = self._enum(node) or self._union(name, node)
         if shape is not None:
             return shape
         k = keys(node)
-        if (
-            node.get("type") == "object"
-            and "properties" in k
-            and k
-            <= {
-                "type",
-                "properties",
-                "required",
-                "additionalProperties",
-            }
-        ):
+        if node.get("type") == "object" and "properties" in k and self._flat(node):
             return Shape("object", node=node, fields=self._fields(node, envelope=name in self.envelopes))
         return self.type_of(node)
 
@@ -323,7 +315,34 @@ class Model:
                     on_null=p.get("x-deserialize-default-on-null") is True,
                 )
             )
+        scope = self._scope(node)
+        if scope is not None:
+            out.append(Field(wire="", node=node, shape=scope, required=True, flatten=True))
         return out
+
+    def _scope(self, node: Any) -> Shape | None:
+        """An object's ``oneOf``/``anyOf`` of plain ``$defs`` objects told
+        apart by required keys, their members sharing the object (the
+        elicitation scopes): keyed, flattened into the object's fields."""
+        if not isinstance(node, dict) or node.get("type") != "object":
+            return None
+        combinators = [c for c in ("oneOf", "anyOf") if c in node]
+        if len(combinators) != 1 or not isinstance(node[combinators[0]], list):
+            return None
+        members = []
+        for option in node[combinators[0]]:
+            ref = ref_name(option)
+            target = self.defs.get(ref) if ref else None
+            if not self._plain(target):
+                return None
+            members.append((ref, tuple(target.get("required", ())), None))
+        if len(members) < 2:
+            return None
+        for ref, required, _ in members:
+            others = {key for r, req, _ in members if r != ref for key in req}
+            if not set(required) - others:
+                return None
+        return Shape("keyed", node=node, members=members, exclusive=combinators[0] == "oneOf")
 
     def _enum(self, node: dict) -> Shape | None:
         k = keys(node)
@@ -383,7 +402,7 @@ class Model:
             return None
         tag = common_tag(options)
         if tag is None:
-            return None if base_keys else self._keyed(node, options)
+            return None if base_keys else self._keyed(name, node, options, combinator == "oneOf")
         base = self._fields(node, skip=(tag,)) if base_keys else []
         tag_schema = node.get("properties", {}).get(tag) if base_keys else None
         tag_lenient = (
@@ -453,14 +472,20 @@ class Model:
                 own = own + self._fields(target, skip=(tag,))
             return Variant("tagged", tag_schema["const"], _merge(base, own), option, index, title)
         if isinstance(tag_schema, dict) and keys(tag_schema) == {"type"} and tag_schema["type"] == "string":
+            # ``not`` (the known tags) and ``unevaluatedProperties: true`` add
+            # nothing to the dispatch on the tag; a scope union is flattened.
+            other = ok - {"type", "properties", "required", "not", "unevaluatedProperties", "additionalProperties"}
+            if other and not (len(other) == 1 and self._scope(option) is not None):
+                return None
             own = self._fields(option, skip=(tag,))
             return Variant("catch_all", None, _merge(base, own), option, index, title or "other")
         return None
 
-    def _keyed(self, node: dict, options: list) -> Shape | None:
+    def _keyed(self, name: str, node: dict, options: list, exclusive: bool) -> Shape | None:
         """A union of plain objects told apart by their required keys: each
         member requires a key no other member requires. The first member
-        whose required keys are all present is decoded (README)."""
+        whose required keys are all present and that decodes wins; from a
+        ``oneOf``, the keys of two members must not both be there (README)."""
         members = []
         for index, option in enumerate(options):
             ref = ref_name(option)
@@ -475,8 +500,9 @@ class Model:
                 and isinstance(option.get("properties"), dict)
                 and keys(option) <= {"type", "properties", "required"}
             ):
-                # An inline object (MessageMcpResponse's Result and Error).
-                shape = Shape("object", node=option, fields=self._fields(option))
+                # An inline object (MessageMcpResponse's and the JSON-RPC
+                # responses' Result and Error).
+                shape = Shape("object", node=option, fields=self._fields(option, envelope=name in self.envelopes))
                 members.append((index, tuple(option.get("required", ())), shape))
             else:
                 return None
@@ -484,13 +510,22 @@ class Model:
             others = {key for r, req, _ in members if r != ref for key in req}
             if len(members) > 1 and not set(required) - others:
                 return None
-        return Shape("keyed", node=node, members=members)
+        return Shape("keyed", node=node, members=members, exclusive=exclusive)
 
     @staticmethod
-    def _flat(node: Any) -> bool:
+    def _plain(node: Any) -> bool:
         if not isinstance(node, dict) or node.get("type") != "object":
             return False
         return keys(node) <= {"type", "properties", "required", "additionalProperties"}
+
+    def _flat(self, node: Any) -> bool:
+        """A plain object, or one with a flattened scope union."""
+        if self._plain(node):
+            return True
+        if not isinstance(node, dict):
+            return False
+        other = keys(node) - {"type", "properties", "required", "additionalProperties"}
+        return len(other) == 1 and self._scope(node) is not None
 
     def type_of(self, node: Any) -> Shape:
         """The shape of a subschema used as a value (not a definition)."""
@@ -677,10 +712,21 @@ class Model:
         if kind == "keyed":
             if type(value) is not dict:
                 raise Reject(path, f"expected an object, found {json_kind(value)}")
-            for ref, required, inline in shape.members:
-                if all(key in value for key in required):
+            present = [m for m in shape.members if all(key in value for key in m[1])]
+            if not present:
+                raise Reject(path, "no member's required keys are present")
+            if shape.exclusive and len(present) > 1:
+                raise Reject(path, "the required keys of more than one member are present")
+            errors = []
+            for ref, _, inline in present:
+                try:
                     return self._decode(inline or self.shape(ref), value, path, strict)
-            raise Reject(path, "no member's required keys are present")
+                except Reject as error:
+                    errors.append(error)
+            if len(errors) == 1:
+                raise errors[0]
+            best = max(errors, key=lambda e: len(e.path))
+            raise Reject(path, best.message, exact=False)
         if kind == "scalar_union":
             actual = json_kind(value)
             by_kind = {}
@@ -746,6 +792,9 @@ class Model:
     def _fields_of(self, fields: list, value: dict, path: tuple, strict: bool) -> dict:
         out = {}
         for f in fields:
+            if f.flatten:
+                out.update(self._decode(f.shape, value, path, strict))
+                continue
             v = value.get(f.wire, MISSING)
             if v is MISSING:
                 if f.required:
@@ -837,7 +886,10 @@ class Model:
                 return {tag_key: variant.tag, **inner}
             return {tag_key: variant.tag, **self._fields_of(variant.fields, value, path, strict)}
         if variant.role == "catch_all":
-            declared = {f.wire for f in variant.fields} | {tag_key}
+            declared = {f.wire for f in variant.fields if not f.flatten} | {tag_key}
+            for f in variant.fields:
+                if f.flatten:
+                    declared |= {key for ref, _, _ in f.shape.members for key in self.defs[ref].get("properties", {})}
             decoded = self._fields_of(variant.fields, value, path, strict)
             out = {k: v for k, v in value.items() if k not in declared}
             out[tag_key] = value[tag_key]
