@@ -45,6 +45,7 @@ fixtures: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/pip install --quiet agent-client-protocol
 	$(BIN)/python tests/bench.py
+	$(BIN)/python tests/bench_strict.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info generator/*.egg-info

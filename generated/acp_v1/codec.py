@@ -28,13 +28,17 @@ from ._runtime import check_map as check_map
 from ._runtime import check_num as check_num
 from ._runtime import check_str as check_str
 from ._runtime import first_match as first_match
+from ._runtime import exactly_one as exactly_one
 from ._runtime import missing as missing
 from ._runtime import not_null as not_null
+from ._runtime import check_wire as check_wire
+from ._runtime import plain_json as plain_json
 from ._runtime import scalar_union as scalar_union
 from ._runtime import schema_root as schema_root
 from ._runtime import type_error as type_error
 from ._runtime import unexpected as unexpected
 from ._runtime import validate as validate
+from ._runtime import validate as _check_schema
 from ._schema import SCHEMA_JSON
 from .models import *  # noqa: F401,F403
 
@@ -990,10 +994,20 @@ def decode_class(cls: type[_T], data: Any, *, strict: bool = False) -> _T:
 
 
 def _run(decoder: Decoder[object], pointer: str, data: Any, strict: bool) -> object:
+    # Strict mode is the decoders' own checks (with strict=True they check
+    # every keyword the schema has, and salvage nothing); what they cannot
+    # check is kept as JSON and validated against its subschema.
     try:
-        if strict:
-            validate(schema_root(SCHEMA_JSON), pointer, data)
-        return decoder(data, strict)
+        try:
+            return decoder(data, strict)
+        except ValidationError:
+            # Subclasses of the JSON types (OrderedDict, IntEnum, str enums)
+            # are the JSON values they stand for: decoded again as those,
+            # which costs nothing when the value is fine as it is.
+            plain = plain_json(data)
+            if plain is MISSING:
+                raise
+        return decoder(plain, strict)
     except RecursionError:
         raise ValidationError("the value is nested too deeply to decode") from None
 
@@ -1001,32 +1015,52 @@ def _run(decoder: Decoder[object], pointer: str, data: Any, strict: bool) -> obj
 if TYPE_CHECKING:
 
     @overload
-    def encode(value: _Wire) -> dict[str, Any]: ...
+    def encode(value: _Wire, *, validate: bool = False) -> dict[str, Any]: ...
     @overload
-    def encode(value: str) -> str: ...
+    def encode(value: str, *, validate: bool = False) -> str: ...
     @overload
-    def encode(value: bool) -> bool: ...
+    def encode(value: bool, *, validate: bool = False) -> bool: ...
     @overload
-    def encode(value: int) -> int: ...
+    def encode(value: int, *, validate: bool = False) -> int: ...
     @overload
-    def encode(value: float) -> float: ...
+    def encode(value: float, *, validate: bool = False) -> float: ...
     @overload
-    def encode(value: None) -> None: ...
+    def encode(value: None, *, validate: bool = False) -> None: ...
     @overload
-    def encode(value: list[Any]) -> list[Any]: ...
+    def encode(value: list[Any], *, validate: bool = False) -> list[Any]: ...
     @overload
-    def encode(value: dict[str, Any]) -> dict[str, Any]: ...
+    def encode(value: dict[str, Any], *, validate: bool = False) -> dict[str, Any]: ...
 
 
-def encode(value: object) -> object:
+def encode(value: object, *, validate: bool = False) -> object:
     """The JSON-compatible wire form of a decoded or constructed value:
     ``UNSET`` fields are left out, ``None`` is ``null``, and the wire names
     come back (``tool_call_id`` -> ``toolCallId``). A generated class gives a
-    dict, an enum member its value, lists and dicts their items' wire forms."""
-    encoder = _ENCODERS.get(type(value))
-    if encoder is not None:
-        return encoder(value)
-    return encode_value(value)
+    dict, an enum member its value, lists and dicts their items' wire forms.
+
+    ``encode`` trusts a value it is given: a hand-built object with a wrong
+    type in a field, or ``UNSET`` in a required one, gives a wire form the
+    schema rejects. ``validate=True`` (for a value of a generated class or
+    enum) checks the wire form against the schema and raises
+    :class:`ValidationError` with the path of what is wrong. A reference
+    cycle raises ``ValueError``."""
+    try:
+        encoder = _ENCODERS.get(type(value))
+        wire = encoder(value) if encoder is not None else encode_value(value)
+    except RecursionError:
+        raise ValueError(
+            "the value is nested too deeply to encode, or holds a reference cycle"
+        ) from None
+    if validate:
+        try:
+            pointer = _POINTERS[type(value)]
+        except KeyError:
+            raise TypeError(
+                f"validate=True checks a value of a generated class or enum, not {type(value).__name__}"
+            ) from None
+        check_wire(wire)
+        _check_schema(schema_root(SCHEMA_JSON), pointer, wire)
+    return wire
 
 
 def encode_value(value: object) -> Any:
@@ -1035,8 +1069,12 @@ def encode_value(value: object) -> Any:
     any depth that ``json`` handles works here too."""
     root: list[object] = [value]
     stack: list[tuple[Any, Any]] = [(root, 0)]
+    active: set[int] = set()
     while stack:
         container, key = stack.pop()
+        if container is None:
+            active.discard(key)  # every item of that list or dict is done
+            continue
         item: object = container[key]
         encoder = _ENCODERS.get(type(item))
         if encoder is not None:
@@ -1045,12 +1083,17 @@ def encode_value(value: object) -> Any:
             if item is UNSET:
                 raise ValueError("UNSET has no wire form: it marks an omitted field")
             container[key] = item.value
-        elif type(item) is json_array:
-            items = container[key] = list(item)
-            stack.extend((items, index) for index in range(len(items)))
-        elif type(item) is json_object:
-            members = container[key] = dict(item)
-            stack.extend((members, k) for k in members)
+        elif type(item) is json_array or type(item) is json_object:
+            if id(item) in active:
+                raise ValueError("a reference cycle has no wire form")
+            active.add(id(item))
+            stack.append((None, id(item)))
+            if type(item) is json_array:
+                items = container[key] = list(item)
+                stack.extend((items, index) for index in range(len(items)))
+            else:
+                members = container[key] = dict(item)
+                stack.extend((members, k) for k in members)
     return root[0]
 
 
@@ -1467,7 +1510,7 @@ def _decode_ToolCallUpdate(d: Any, strict: bool) -> ToolCallUpdate:
         f_raw_input = UNSET
     else:
         try:
-            f_raw_input = v
+            f_raw_input = any_value(v)
         except ValidationError as error:
             if strict:
                 raise error.at("rawInput")
@@ -1479,7 +1522,7 @@ def _decode_ToolCallUpdate(d: Any, strict: bool) -> ToolCallUpdate:
         f_raw_output = UNSET
     else:
         try:
-            f_raw_output = v
+            f_raw_output = any_value(v)
         except ValidationError as error:
             if strict:
                 raise error.at("rawOutput")
@@ -3871,6 +3914,11 @@ def _decode_OtherCreateElicitationRequest(
         raise type_error("an object", d)
     if type(d.get("mode")) is not str:
         raise check_tag(d, "mode", None)
+    if strict and d["mode"] in _VARIANTS_CreateElicitationRequest:
+        # The schema's catch-all excludes the known tags (its `not`).
+        raise unexpected("expected a tag that no other variant has", d["mode"]).at(
+            "mode"
+        )
     f_message: str
     v = d.get("message", MISSING)
     if v is MISSING:
@@ -4855,6 +4903,11 @@ def _decode_OtherElicitationPropertySchema(
         raise type_error("an object", d)
     if type(d.get("type")) is not str:
         raise check_tag(d, "type", None)
+    if strict and d["type"] in _VARIANTS_ElicitationPropertySchema:
+        # The schema's catch-all excludes the known tags (its `not`).
+        raise unexpected("expected a tag that no other variant has", d["type"]).at(
+            "type"
+        )
     o = _new(OtherElicitationPropertySchema)
     o.type = d["type"]
     o.extra = {k: x for k, x in d.items() if k not in ["type"]}
@@ -5548,6 +5601,11 @@ def _decode_OtherMultiSelectItems(d: Any, strict: bool) -> OtherMultiSelectItems
         raise type_error("an object", d)
     if type(d.get("type")) is not str:
         raise check_tag(d, "type", None)
+    if strict and d["type"] in _VARIANTS_MultiSelectItems:
+        # The schema's catch-all excludes the known tags (its `not`).
+        raise unexpected("expected a tag that no other variant has", d["type"]).at(
+            "type"
+        )
     o = _new(OtherMultiSelectItems)
     o.type = d["type"]
     o.extra = {k: x for k, x in d.items() if k not in ["type"]}
@@ -5949,7 +6007,7 @@ def _encode_ElicitationUrlMode(o: ElicitationUrlMode) -> dict[str, Any]:
 
 
 def _decode_ExtRequest(v: Any, strict: bool) -> ExtRequest:
-    return v
+    return any_value(v)
 
 
 def _decode_ResultAgentResponse(d: Any, strict: bool) -> ResultAgentResponse:
@@ -8474,7 +8532,7 @@ def _encode_StopReason(v: StopReason) -> str:
 
 
 def _decode_ExtResponse(v: Any, strict: bool) -> ExtResponse:
-    return v
+    return any_value(v)
 
 
 def _decode_Error(d: Any, strict: bool) -> Error:
@@ -8506,7 +8564,7 @@ def _decode_Error(d: Any, strict: bool) -> Error:
         f_data = UNSET
     else:
         try:
-            f_data = v
+            f_data = any_value(v)
         except ValidationError as error:
             if strict:
                 raise error.at("data")
@@ -8932,7 +8990,7 @@ def _decode_ToolCallSessionUpdate(d: Any, strict: bool) -> ToolCallSessionUpdate
         f_raw_input = UNSET
     else:
         try:
-            f_raw_input = v
+            f_raw_input = any_value(v)
         except ValidationError as error:
             if strict:
                 raise error.at("rawInput")
@@ -8944,7 +9002,7 @@ def _decode_ToolCallSessionUpdate(d: Any, strict: bool) -> ToolCallSessionUpdate
         f_raw_output = UNSET
     else:
         try:
-            f_raw_output = v
+            f_raw_output = any_value(v)
         except ValidationError as error:
             if strict:
                 raise error.at("rawOutput")
@@ -9113,7 +9171,7 @@ def _decode_ToolCallUpdateSessionUpdate(
         f_raw_input = UNSET
     else:
         try:
-            f_raw_input = v
+            f_raw_input = any_value(v)
         except ValidationError as error:
             if strict:
                 raise error.at("rawInput")
@@ -9125,7 +9183,7 @@ def _decode_ToolCallUpdateSessionUpdate(
         f_raw_output = UNSET
     else:
         try:
-            f_raw_output = v
+            f_raw_output = any_value(v)
         except ValidationError as error:
             if strict:
                 raise error.at("rawOutput")
@@ -9588,7 +9646,9 @@ def _decode_NoticeSessionUpdate(d: Any, strict: bool) -> NoticeSessionUpdate:
         raise missing("title")
     else:
         try:
-            f_title = check_str(v, 1)
+            f_title = (
+                check_str(v, 1) if strict else v if type(v) is str else check_str(v)
+            )
         except ValidationError as error:
             raise error.at("title")
 
@@ -10004,7 +10064,7 @@ def _decode_ToolCall(d: Any, strict: bool) -> ToolCall:
         f_raw_input = UNSET
     else:
         try:
-            f_raw_input = v
+            f_raw_input = any_value(v)
         except ValidationError as error:
             if strict:
                 raise error.at("rawInput")
@@ -10016,7 +10076,7 @@ def _decode_ToolCall(d: Any, strict: bool) -> ToolCall:
         f_raw_output = UNSET
     else:
         try:
-            f_raw_output = v
+            f_raw_output = any_value(v)
         except ValidationError as error:
             if strict:
                 raise error.at("rawOutput")
@@ -10734,7 +10794,9 @@ def _decode_Notice(d: Any, strict: bool) -> Notice:
         raise missing("title")
     else:
         try:
-            f_title = check_str(v, 1)
+            f_title = (
+                check_str(v, 1) if strict else v if type(v) is str else check_str(v)
+            )
         except ValidationError as error:
             raise error.at("title")
 
@@ -11006,7 +11068,7 @@ def _encode_CompleteElicitationNotification(
 
 
 def _decode_ExtNotification(v: Any, strict: bool) -> ExtNotification:
-    return v
+    return any_value(v)
 
 
 def _decode_ClientRequest(d: Any, strict: bool) -> ClientRequest:
@@ -13679,6 +13741,11 @@ def _decode_OtherCreateElicitationResponse(
         raise type_error("an object", d)
     if type(d.get("action")) is not str:
         raise check_tag(d, "action", None)
+    if strict and d["action"] in _VARIANTS_CreateElicitationResponse:
+        # The schema's catch-all excludes the known tags (its `not`).
+        raise unexpected("expected a tag that no other variant has", d["action"]).at(
+            "action"
+        )
     f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
@@ -15022,6 +15089,24 @@ _CLASS_ENCODERS: dict[type[object], Callable[[Any], dict[str, Any]]] = {
     UsageState: _encode_UsageState,
     CompactionState: _encode_CompactionState,
 }
+
+_POINTERS: dict[type[object], str] = {
+    **{cls: pointer for cls, (_, pointer) in _CLASS_DECODERS.items()},
+    ToolKind: "#/$defs/ToolKind",
+    ToolCallStatus: "#/$defs/ToolCallStatus",
+    Role: "#/$defs/Role",
+    PermissionOptionKind: "#/$defs/PermissionOptionKind",
+    ElicitationSchemaType: "#/$defs/ElicitationSchemaType",
+    StringFormat: "#/$defs/StringFormat",
+    SessionConfigOptionCategory: "#/$defs/SessionConfigOptionCategory",
+    StopReason: "#/$defs/StopReason",
+    ErrorCode: "#/$defs/ErrorCode",
+    PlanEntryPriority: "#/$defs/PlanEntryPriority",
+    PlanEntryStatus: "#/$defs/PlanEntryStatus",
+    NoticeSeverity: "#/$defs/NoticeSeverity",
+    CompactionStatus: "#/$defs/CompactionStatus",
+}
+"""Where each generated class or enum is in the schema (``encode(validate=True)``)."""
 
 _ENCODERS: dict[type[object], Callable[[Any], object]] = {
     **_CLASS_ENCODERS,

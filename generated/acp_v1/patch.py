@@ -7,7 +7,6 @@ Every function is pure: it returns a new state and changes neither argument. enc
 
 from __future__ import annotations
 
-from dataclasses import replace as _replace
 from typing import TYPE_CHECKING, Any, Callable
 
 from ._runtime import UNSET
@@ -79,15 +78,15 @@ def apply_tool_call_update(
     v = getattr(update, "name", UNSET)
     f_name = state.name if v is UNSET or v is None else v
     v = getattr(update, "content", UNSET)
-    f_content = state.content if v is UNSET or v is None else list(v)
+    f_content = list(state.content) if v is UNSET or v is None else list(v)
     v = getattr(update, "locations", UNSET)
-    f_locations = state.locations if v is UNSET or v is None else list(v)
+    f_locations = list(state.locations) if v is UNSET or v is None else list(v)
     v = getattr(update, "raw_input", UNSET)
     f_raw_input = state.raw_input if v is UNSET or v is None else v
     v = getattr(update, "raw_output", UNSET)
     f_raw_output = state.raw_output if v is UNSET or v is None else v
     v = getattr(update, "meta", UNSET)
-    f_meta = state.meta if v is UNSET or v is None else v
+    f_meta = dict(state.meta) if v is UNSET or v is None else dict(v)
     return ToolCallState(
         tool_call_id=state.tool_call_id,
         kind=f_kind,
@@ -126,7 +125,7 @@ def apply_session_info_update(
     v = getattr(update, "updated_at", UNSET)
     f_updated_at = state.updated_at if v is UNSET else v
     v = getattr(update, "meta", UNSET)
-    f_meta = state.meta if v is UNSET or v is None else v
+    f_meta = dict(state.meta) if v is UNSET or v is None else dict(v)
     return SessionInfoState(
         title=f_title,
         updated_at=f_updated_at,
@@ -172,11 +171,11 @@ def apply_compaction_update(
     v = getattr(update, "status", UNSET)
     f_status = state.status if v is UNSET or v is None else v
     v = getattr(update, "summary", UNSET)
-    f_summary = state.summary if v is UNSET else [] if v is None else list(v)
+    f_summary = list(state.summary) if v is UNSET else [] if v is None else list(v)
     v = getattr(update, "error", UNSET)
     f_error = state.error if v is UNSET else v
     v = getattr(update, "meta", UNSET)
-    f_meta = state.meta if v is UNSET else {} if v is None else dict(v)
+    f_meta = dict(state.meta) if v is UNSET else {} if v is None else dict(v)
     return CompactionState(
         compaction_id=state.compaction_id,
         status=f_status,
@@ -197,7 +196,13 @@ def apply_compaction_summary_chunk(
         )
     else:
         _check_key(state, chunk, (("compaction_id", "compaction_id"),))
-    return _replace(state, summary=[*state.summary, chunk.content])
+    return CompactionState(
+        compaction_id=state.compaction_id,
+        status=state.status,
+        summary=[*state.summary, chunk.content],
+        error=state.error,
+        meta=dict(state.meta),
+    )
 
 
 _APPLY: dict[type[object], Callable[[Any, Any], object]] = {

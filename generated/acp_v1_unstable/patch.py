@@ -7,7 +7,6 @@ Every function is pure: it returns a new state and changes neither argument. enc
 
 from __future__ import annotations
 
-from dataclasses import replace as _replace
 from typing import TYPE_CHECKING, Any, Callable
 
 from ._runtime import UNSET
@@ -82,15 +81,15 @@ def apply_tool_call_update(
     v = getattr(update, "name", UNSET)
     f_name = state.name if v is UNSET or v is None else v
     v = getattr(update, "content", UNSET)
-    f_content = state.content if v is UNSET or v is None else list(v)
+    f_content = list(state.content) if v is UNSET or v is None else list(v)
     v = getattr(update, "locations", UNSET)
-    f_locations = state.locations if v is UNSET or v is None else list(v)
+    f_locations = list(state.locations) if v is UNSET or v is None else list(v)
     v = getattr(update, "raw_input", UNSET)
     f_raw_input = state.raw_input if v is UNSET or v is None else v
     v = getattr(update, "raw_output", UNSET)
     f_raw_output = state.raw_output if v is UNSET or v is None else v
     v = getattr(update, "meta", UNSET)
-    f_meta = state.meta if v is UNSET or v is None else v
+    f_meta = dict(state.meta) if v is UNSET or v is None else dict(v)
     return ToolCallState(
         tool_call_id=state.tool_call_id,
         kind=f_kind,
@@ -129,7 +128,7 @@ def apply_session_info_update(
     v = getattr(update, "updated_at", UNSET)
     f_updated_at = state.updated_at if v is UNSET else v
     v = getattr(update, "meta", UNSET)
-    f_meta = state.meta if v is UNSET or v is None else v
+    f_meta = dict(state.meta) if v is UNSET or v is None else dict(v)
     return SessionInfoState(
         title=f_title,
         updated_at=f_updated_at,
@@ -175,11 +174,11 @@ def apply_compaction_update(
     v = getattr(update, "status", UNSET)
     f_status = state.status if v is UNSET or v is None else v
     v = getattr(update, "summary", UNSET)
-    f_summary = state.summary if v is UNSET else [] if v is None else list(v)
+    f_summary = list(state.summary) if v is UNSET else [] if v is None else list(v)
     v = getattr(update, "error", UNSET)
     f_error = state.error if v is UNSET else v
     v = getattr(update, "meta", UNSET)
-    f_meta = state.meta if v is UNSET else {} if v is None else dict(v)
+    f_meta = dict(state.meta) if v is UNSET else {} if v is None else dict(v)
     return CompactionState(
         compaction_id=state.compaction_id,
         status=f_status,
@@ -214,11 +213,19 @@ def apply_subagent_update(
     f_cwd = state.cwd if v is UNSET else v
     v = getattr(update, "additional_directories", UNSET)
     f_additional_directories = (
-        state.additional_directories if v is UNSET else None if v is None else list(v)
+        (
+            None
+            if state.additional_directories is None
+            else list(state.additional_directories)
+        )
+        if v is UNSET
+        else None if v is None else list(v)
     )
     v = getattr(update, "meta", UNSET)
     f_meta = (
-        state.meta if v is UNSET else {} if v is None else merge_meta(state.meta, v)
+        dict(state.meta)
+        if v is UNSET
+        else {} if v is None else merge_meta(state.meta, v)
     )
     return SubagentState(
         session_id=state.session_id,
@@ -254,10 +261,12 @@ def apply_session_message(
     v = getattr(update, "recipient_message_id", UNSET)
     f_recipient_message_id = state.recipient_message_id if v is UNSET else v
     v = getattr(update, "content", UNSET)
-    f_content = state.content if v is UNSET else [] if v is None else list(v)
+    f_content = list(state.content) if v is UNSET else [] if v is None else list(v)
     v = getattr(update, "meta", UNSET)
     f_meta = (
-        state.meta if v is UNSET else {} if v is None else merge_meta(state.meta, v)
+        dict(state.meta)
+        if v is UNSET
+        else {} if v is None else merge_meta(state.meta, v)
     )
     return SessionMessageState(
         message_id=state.message_id,
@@ -281,7 +290,13 @@ def apply_compaction_summary_chunk(
         )
     else:
         _check_key(state, chunk, (("compaction_id", "compaction_id"),))
-    return _replace(state, summary=[*state.summary, chunk.content])
+    return CompactionState(
+        compaction_id=state.compaction_id,
+        status=state.status,
+        summary=[*state.summary, chunk.content],
+        error=state.error,
+        meta=dict(state.meta),
+    )
 
 
 def apply_session_message_chunk(
@@ -295,7 +310,15 @@ def apply_session_message_chunk(
         )
     else:
         _check_key(state, chunk, (("message_id", "message_id"),))
-    return _replace(state, content=[*state.content, chunk.content])
+    return SessionMessageState(
+        message_id=state.message_id,
+        sender_session_id=state.sender_session_id,
+        recipient_session_id=state.recipient_session_id,
+        sender_message_id=state.sender_message_id,
+        recipient_message_id=state.recipient_message_id,
+        content=[*state.content, chunk.content],
+        meta=dict(state.meta),
+    )
 
 
 _APPLY: dict[type[object], Callable[[Any, Any], object]] = {

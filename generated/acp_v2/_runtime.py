@@ -99,6 +99,11 @@ class ValidationError(ValueError):
         self.message = message
         self._segments: list[str | int] = list(reversed(path))
 
+    def at_path(self, path: JsonPath) -> ValidationError:
+        """Prefix the path with ``path`` (keys and indexes from the root)."""
+        self._segments.extend(reversed(path))
+        return self
+
     def at(self, segment: str | int) -> ValidationError:
         """Prefix the path with one more key or index (used while unwinding)."""
         self._segments.append(segment)
@@ -112,8 +117,11 @@ class ValidationError(ValueError):
     def path(self) -> str:
         out = ["$"]
         for segment in reversed(self._segments):
-            if isinstance(segment, int):
+            if type(segment) is int:
                 out.append(f"[{segment}]")
+            elif type(segment) is not str:
+                # Not JSON (a Python caller's dict key): shown, never raised on.
+                out.append(f"[{_show(segment)}]")
             elif _PLAIN_KEY.fullmatch(segment):
                 out.append("." + segment)
             else:
@@ -151,11 +159,26 @@ def json_type(value: object) -> str:
 
 
 def _show(value: object) -> str:
+    """A value for a message: its JSON text, shortened; a number beyond what
+    ``str`` converts (4,300 digits) by its size; anything else by its type."""
+    if type(value) is int and value.bit_length() > 1000:
+        return _big(value)
     try:
         text = json.dumps(value, allow_nan=False)
     except (TypeError, ValueError, RecursionError):
+        if type(value) is float:
+            return repr(value)
         return json_type(value)
     return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _big(value: int) -> str:
+    return f"an integer of about {int(value.bit_length() * 0.30103)} digits"
+
+
+def _num(value: float) -> str:
+    """A number for a message, whatever its size."""
+    return _show(value) if type(value) is int else repr(value)
 
 
 def type_error(expected: str, value: object) -> ValidationError:
@@ -198,7 +221,7 @@ def check_int(value: object, low: int | None = None, high: int | None = None) ->
             raise type_error("an integer", value)
     if (low is not None and value < low) or (high is not None and value > high):
         raise ValidationError(
-            f"expected an integer in [{_bound(low)}, {_bound(high)}], found {value}"
+            f"expected an integer in [{_bound(low)}, {_bound(high)}], found {_num(value)}"
         )
     return value
 
@@ -214,9 +237,12 @@ def check_num(
     if kind is not int and kind is not float:
         raise type_error("a number", value)
     number = cast("int | float", value)
+    if kind is float and not math.isfinite(number):
+        # json.loads accepts NaN and Infinity; JSON has no such numbers.
+        raise type_error("a finite number", value)
     if (low is not None and number < low) or (high is not None and number > high):
         raise ValidationError(
-            f"expected a number in [{_bound(low)}, {_bound(high)}], found {number}"
+            f"expected a number in [{_bound(low)}, {_bound(high)}], found {_num(number)}"
         )
     return number
 
@@ -246,7 +272,9 @@ def check_list(
             append(item(element, strict))
     except ValidationError as error:
         raise error.at(index)
-    if min_items is not None and len(out) < min_items:
+    # minItems is checked in strict mode only: lenient mode reads it as the
+    # reference does, as documentation (a Rust Vec takes any length).
+    if strict and min_items is not None and len(out) < min_items:
         raise ValidationError(
             f"expected an array of at least {min_items} items, found {len(out)}"
         )
@@ -267,10 +295,6 @@ def check_list_skipping(
             out.append(item(element, strict))
         except ValidationError:
             continue
-    if min_items is not None and len(out) < min_items:
-        raise ValidationError(
-            f"expected an array of at least {min_items} valid items, found {len(out)}"
-        )
     return out
 
 
@@ -284,6 +308,9 @@ def check_map(
     """A JSON object used as a map; a new dict, so the input is never shared."""
     if type(value) is not json_object:
         raise type_error("an object", value)
+    for key in value:
+        if type(key) is not str:
+            raise type_error("a string key", key)
     if item is None:
         return dict(value)
     out: dict[str, Any] = {}
@@ -325,8 +352,141 @@ def first_match(
     raise max(errors, key=lambda e: len(e.segments))
 
 
+def exactly_one(
+    value: Any, strict: bool, decoders: Sequence[Decoder[object]], several: str
+) -> object:
+    """Decode a ``oneOf`` union: the one member that accepts the value; when
+    several do, ``several`` is the error; when none does, the error of the
+    member that got furthest. The caller casts to the union."""
+    results: list[object] = []
+    errors: list[ValidationError] = []
+    for decoder in decoders:
+        try:
+            results.append(decoder(value, strict))
+        except ValidationError as error:
+            errors.append(error)
+    if len(results) == 1:
+        return results[0]
+    if results:
+        raise ValidationError(several)
+    raise max(errors, key=lambda e: len(e.segments))
+
+
 def any_value(value: Any, strict: bool = False) -> Any:
+    """Any JSON value, as it is; a list or object is a shallow copy (its
+    items are shared with the input)."""
+    kind: type[object] = type(cast(object, value))
+    if kind is json_array:
+        return list(value)
+    if kind is json_object:
+        return dict(value)
     return value
+
+
+def plain_json(value: Any) -> Any:
+    """``value`` with every subclass of ``dict``, ``list``, ``str``, ``int``
+    and ``float`` (``OrderedDict`` from ``object_pairs_hook``, ``IntEnum`` and
+    ``str`` enum members) replaced by the plain type, which is what a JSON
+    Schema validator accepts them as; :data:`MISSING` when there is none.
+    Walked without recursion; a reference cycle is a :class:`ValidationError`."""
+    if not _has_subclass(value):
+        return MISSING
+    root: list[Any] = [value]
+    stack: list[tuple[Any, Any]] = [(root, 0)]
+    active: set[int] = set()
+    while stack:
+        container, key = stack.pop()
+        if container is None:
+            active.discard(key)  # leaving a container
+            continue
+        item: Any = container[key]
+        kind: type[object] = type(cast(object, item))
+        if issubclass(kind, (dict, list)):
+            if id(item) in active:
+                raise ValidationError("a reference cycle is not JSON")
+            active.add(id(item))
+            stack.append((None, id(item)))
+            if issubclass(kind, dict):
+                members: dict[Any, Any] = dict(item)
+                container[key] = members
+                stack.extend((members, k) for k in members)
+            else:
+                items: list[Any] = list(item)
+                container[key] = items
+                stack.extend((items, i) for i in range(len(items)))
+        elif kind in _PLAIN or item is None:
+            continue
+        elif issubclass(kind, str):
+            container[key] = str.__str__(item)
+        elif issubclass(kind, int):
+            container[key] = int.__index__(item)
+        elif issubclass(kind, float):
+            container[key] = float.__float__(item)
+    return root[0]
+
+
+def check_wire(value: Any) -> None:
+    """Raise :class:`ValidationError`, with its path, at the first thing in an
+    encoded value that is not JSON: ``UNSET`` (a required field left unset),
+    another object that is not a JSON value, a key that is not a string, NaN
+    or an infinity, a reference cycle."""
+    stack: list[tuple[Any, JsonPath]] = [(value, ())]
+    active: set[int] = set()
+    while stack:
+        item, path = stack.pop()
+        if path is _DONE:
+            active.discard(cast(int, item))
+            continue
+        kind: type[object] = type(cast(object, item))
+        if kind is json_array or kind is json_object:
+            if id(item) in active:
+                raise ValidationError("a reference cycle is not JSON", path)
+            active.add(id(item))
+            stack.append((id(item), _DONE))
+            if kind is json_object:
+                for key, member in cast("dict[Any, Any]", item).items():
+                    if type(key) is not str:
+                        raise type_error("a string key", key).at_path(path)
+                    stack.append((member, path + (key,)))
+            else:
+                stack.extend(
+                    (member, path + (index,)) for index, member in enumerate(item)
+                )
+        elif item is UNSET:
+            raise ValidationError(
+                "UNSET where the schema wants a value (a required field left unset)",
+                path,
+            )
+        elif kind is float and not math.isfinite(item):
+            raise type_error("a finite number", item).at_path(path)
+        elif item is not None and kind not in _PLAIN:
+            raise ValidationError(f"a {kind.__name__} is not a JSON value", path)
+
+
+_DONE: Any = ("done",)
+
+
+_PLAIN = frozenset({dict, list, str, int, float, bool})
+
+
+def _has_subclass(value: Any) -> bool:
+    stack: list[Any] = [value]
+    seen: set[int] = set()
+    while stack:
+        item: Any = stack.pop()
+        kind: type[object] = type(cast(object, item))
+        if kind is json_array or kind is json_object:
+            if id(item) in seen:
+                continue
+            seen.add(id(item))
+            stack.extend(item.values() if kind is json_object else item)
+        elif (
+            kind not in _PLAIN
+            and item is not None
+            and isinstance(item, (dict, list, str, int, float))
+        ):
+            return True
+    return False
 
 
 # ---------------------------------------------------------------- strict mode
@@ -388,7 +548,7 @@ def _is_type(value: object, kind: str) -> bool:
     if kind == "integer":
         return t is int or (type(value) is float and value.is_integer())
     if kind == "number":
-        return t is int or t is float
+        return t is int or (t is float and math.isfinite(cast(float, value)))
     if kind == "boolean":
         return t is bool
     if kind == "null":
@@ -486,25 +646,35 @@ class _Validator:
     def _number(self, schema: JsonObject, value: Any, path: JsonPath) -> None:
         if "minimum" in schema and value < schema["minimum"]:
             raise self.fail(
-                f"expected a number >= {schema['minimum']}, found {value}", path
+                f"expected a number >= {schema['minimum']}, found {_num(value)}", path
             )
         if "maximum" in schema and value > schema["maximum"]:
             raise self.fail(
-                f"expected a number <= {schema['maximum']}, found {value}", path
+                f"expected a number <= {schema['maximum']}, found {_num(value)}", path
             )
         if "exclusiveMinimum" in schema and value <= schema["exclusiveMinimum"]:
             raise self.fail(
-                f"expected a number > {schema['exclusiveMinimum']}, found {value}", path
+                f"expected a number > {schema['exclusiveMinimum']}, found {_num(value)}",
+                path,
             )
         if "exclusiveMaximum" in schema and value >= schema["exclusiveMaximum"]:
             raise self.fail(
-                f"expected a number < {schema['exclusiveMaximum']}, found {value}", path
+                f"expected a number < {schema['exclusiveMaximum']}, found {_num(value)}",
+                path,
             )
         if "multipleOf" in schema:
-            quotient = value / schema["multipleOf"]
-            if not (math.isfinite(quotient) and float(quotient).is_integer()):
+            divisor = schema["multipleOf"]
+            if type(value) is int and type(divisor) is int:
+                whole = value % divisor == 0
+            else:
+                try:
+                    quotient = value / divisor
+                except OverflowError:
+                    quotient = math.inf
+                whole = math.isfinite(quotient) and float(quotient).is_integer()
+            if not whole:
                 raise self.fail(
-                    f"expected a multiple of {schema['multipleOf']}, found {value}",
+                    f"expected a multiple of {schema['multipleOf']}, found {_num(value)}",
                     path,
                 )
 

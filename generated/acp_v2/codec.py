@@ -28,13 +28,17 @@ from ._runtime import check_map as check_map
 from ._runtime import check_num as check_num
 from ._runtime import check_str as check_str
 from ._runtime import first_match as first_match
+from ._runtime import exactly_one as exactly_one
 from ._runtime import missing as missing
 from ._runtime import not_null as not_null
+from ._runtime import check_wire as check_wire
+from ._runtime import plain_json as plain_json
 from ._runtime import scalar_union as scalar_union
 from ._runtime import schema_root as schema_root
 from ._runtime import type_error as type_error
 from ._runtime import unexpected as unexpected
 from ._runtime import validate as validate
+from ._runtime import validate as _check_schema
 from ._schema import SCHEMA_JSON
 from .models import *  # noqa: F401,F403
 
@@ -1087,10 +1091,20 @@ def decode_class(cls: type[_T], data: Any, *, strict: bool = False) -> _T:
 
 
 def _run(decoder: Decoder[object], pointer: str, data: Any, strict: bool) -> object:
+    # Strict mode is the decoders' own checks (with strict=True they check
+    # every keyword the schema has, and salvage nothing); what they cannot
+    # check is kept as JSON and validated against its subschema.
     try:
-        if strict:
-            validate(schema_root(SCHEMA_JSON), pointer, data)
-        return decoder(data, strict)
+        try:
+            return decoder(data, strict)
+        except ValidationError:
+            # Subclasses of the JSON types (OrderedDict, IntEnum, str enums)
+            # are the JSON values they stand for: decoded again as those,
+            # which costs nothing when the value is fine as it is.
+            plain = plain_json(data)
+            if plain is MISSING:
+                raise
+        return decoder(plain, strict)
     except RecursionError:
         raise ValidationError("the value is nested too deeply to decode") from None
 
@@ -1098,32 +1112,52 @@ def _run(decoder: Decoder[object], pointer: str, data: Any, strict: bool) -> obj
 if TYPE_CHECKING:
 
     @overload
-    def encode(value: _Wire) -> dict[str, Any]: ...
+    def encode(value: _Wire, *, validate: bool = False) -> dict[str, Any]: ...
     @overload
-    def encode(value: str) -> str: ...
+    def encode(value: str, *, validate: bool = False) -> str: ...
     @overload
-    def encode(value: bool) -> bool: ...
+    def encode(value: bool, *, validate: bool = False) -> bool: ...
     @overload
-    def encode(value: int) -> int: ...
+    def encode(value: int, *, validate: bool = False) -> int: ...
     @overload
-    def encode(value: float) -> float: ...
+    def encode(value: float, *, validate: bool = False) -> float: ...
     @overload
-    def encode(value: None) -> None: ...
+    def encode(value: None, *, validate: bool = False) -> None: ...
     @overload
-    def encode(value: list[Any]) -> list[Any]: ...
+    def encode(value: list[Any], *, validate: bool = False) -> list[Any]: ...
     @overload
-    def encode(value: dict[str, Any]) -> dict[str, Any]: ...
+    def encode(value: dict[str, Any], *, validate: bool = False) -> dict[str, Any]: ...
 
 
-def encode(value: object) -> object:
+def encode(value: object, *, validate: bool = False) -> object:
     """The JSON-compatible wire form of a decoded or constructed value:
     ``UNSET`` fields are left out, ``None`` is ``null``, and the wire names
     come back (``tool_call_id`` -> ``toolCallId``). A generated class gives a
-    dict, an enum member its value, lists and dicts their items' wire forms."""
-    encoder = _ENCODERS.get(type(value))
-    if encoder is not None:
-        return encoder(value)
-    return encode_value(value)
+    dict, an enum member its value, lists and dicts their items' wire forms.
+
+    ``encode`` trusts a value it is given: a hand-built object with a wrong
+    type in a field, or ``UNSET`` in a required one, gives a wire form the
+    schema rejects. ``validate=True`` (for a value of a generated class or
+    enum) checks the wire form against the schema and raises
+    :class:`ValidationError` with the path of what is wrong. A reference
+    cycle raises ``ValueError``."""
+    try:
+        encoder = _ENCODERS.get(type(value))
+        wire = encoder(value) if encoder is not None else encode_value(value)
+    except RecursionError:
+        raise ValueError(
+            "the value is nested too deeply to encode, or holds a reference cycle"
+        ) from None
+    if validate:
+        try:
+            pointer = _POINTERS[type(value)]
+        except KeyError:
+            raise TypeError(
+                f"validate=True checks a value of a generated class or enum, not {type(value).__name__}"
+            ) from None
+        check_wire(wire)
+        _check_schema(schema_root(SCHEMA_JSON), pointer, wire)
+    return wire
 
 
 def encode_value(value: object) -> Any:
@@ -1132,8 +1166,12 @@ def encode_value(value: object) -> Any:
     any depth that ``json`` handles works here too."""
     root: list[object] = [value]
     stack: list[tuple[Any, Any]] = [(root, 0)]
+    active: set[int] = set()
     while stack:
         container, key = stack.pop()
+        if container is None:
+            active.discard(key)  # every item of that list or dict is done
+            continue
         item: object = container[key]
         encoder = _ENCODERS.get(type(item))
         if encoder is not None:
@@ -1142,12 +1180,17 @@ def encode_value(value: object) -> Any:
             if item is UNSET:
                 raise ValueError("UNSET has no wire form: it marks an omitted field")
             container[key] = item.value
-        elif type(item) is json_array:
-            items = container[key] = list(item)
-            stack.extend((items, index) for index in range(len(items)))
-        elif type(item) is json_object:
-            members = container[key] = dict(item)
-            stack.extend((members, k) for k in members)
+        elif type(item) is json_array or type(item) is json_object:
+            if id(item) in active:
+                raise ValueError("a reference cycle has no wire form")
+            active.add(id(item))
+            stack.append((None, id(item)))
+            if type(item) is json_array:
+                items = container[key] = list(item)
+                stack.extend((items, index) for index in range(len(items)))
+            else:
+                members = container[key] = dict(item)
+                stack.extend((members, k) for k in members)
     return root[0]
 
 
@@ -1497,6 +1540,11 @@ def _decode_OtherRequestPermissionSubject(
         raise type_error("an object", d)
     if type(d.get("type")) is not str:
         raise check_tag(d, "type", None)
+    if strict and d["type"] in _VARIANTS_RequestPermissionSubject:
+        # The schema's catch-all excludes the known tags (its `not`).
+        raise unexpected("expected a tag that no other variant has", d["type"]).at(
+            "type"
+        )
     o = _new(OtherRequestPermissionSubject)
     o.type = d["type"]
     o.extra = {k: x for k, x in d.items() if k not in ["type"]}
@@ -1644,7 +1692,7 @@ def _decode_ToolCallUpdate(d: Any, strict: bool) -> ToolCallUpdate:
         f_raw_input = UNSET
     else:
         try:
-            f_raw_input = v
+            f_raw_input = any_value(v)
         except ValidationError as error:
             if strict:
                 raise error.at("rawInput")
@@ -1656,7 +1704,7 @@ def _decode_ToolCallUpdate(d: Any, strict: bool) -> ToolCallUpdate:
         f_raw_output = UNSET
     else:
         try:
-            f_raw_output = v
+            f_raw_output = any_value(v)
         except ValidationError as error:
             if strict:
                 raise error.at("rawOutput")
@@ -1955,6 +2003,11 @@ def _decode_OtherToolCallContent(d: Any, strict: bool) -> OtherToolCallContent:
         raise type_error("an object", d)
     if type(d.get("type")) is not str:
         raise check_tag(d, "type", None)
+    if strict and d["type"] in _VARIANTS_ToolCallContent:
+        # The schema's catch-all excludes the known tags (its `not`).
+        raise unexpected("expected a tag that no other variant has", d["type"]).at(
+            "type"
+        )
     o = _new(OtherToolCallContent)
     o.type = d["type"]
     o.extra = {k: x for k, x in d.items() if k not in ["type"]}
@@ -2466,6 +2519,11 @@ def _decode_OtherContentBlock(d: Any, strict: bool) -> OtherContentBlock:
         raise type_error("an object", d)
     if type(d.get("type")) is not str:
         raise check_tag(d, "type", None)
+    if strict and d["type"] in _VARIANTS_ContentBlock:
+        # The schema's catch-all excludes the known tags (its `not`).
+        raise unexpected("expected a tag that no other variant has", d["type"]).at(
+            "type"
+        )
     o = _new(OtherContentBlock)
     o.type = d["type"]
     o.extra = {k: x for k, x in d.items() if k not in ["type"]}
@@ -3843,6 +3901,11 @@ def _decode_OtherDiffChange(d: Any, strict: bool) -> OtherDiffChange:
         raise type_error("an object", d)
     if type(d.get("operation")) is not str:
         raise check_tag(d, "operation", None)
+    if strict and d["operation"] in _VARIANTS_DiffChange:
+        # The schema's catch-all excludes the known tags (its `not`).
+        raise unexpected("expected a tag that no other variant has", d["operation"]).at(
+            "operation"
+        )
     f_file_type: DiffFileType | str | None | Unset
     v = d.get("fileType", MISSING)
     if v is MISSING:
@@ -4624,13 +4687,14 @@ def _decode_FormCreateElicitationRequest(
         raise ValidationError(
             "expected the members of ElicitationSessionScope or ElicitationRequestScope (sessionId; requestId)"
         )
-    if len(candidates_scope) > 1:
-        raise ValidationError(
-            "expected the members of exactly one of ElicitationSessionScope or ElicitationRequestScope (sessionId; requestId)"
-        )
     f_scope = cast(
         "ElicitationSessionScope | ElicitationRequestScope",
-        first_match(d, strict, candidates_scope),
+        exactly_one(
+            d,
+            strict,
+            candidates_scope,
+            "expected the members of exactly one of ElicitationSessionScope or ElicitationRequestScope (sessionId; requestId)",
+        ),
     )
 
     o = _new(FormCreateElicitationRequest)
@@ -4725,13 +4789,14 @@ def _decode_UrlCreateElicitationRequest(
         raise ValidationError(
             "expected the members of ElicitationSessionScope or ElicitationRequestScope (sessionId; requestId)"
         )
-    if len(candidates_scope) > 1:
-        raise ValidationError(
-            "expected the members of exactly one of ElicitationSessionScope or ElicitationRequestScope (sessionId; requestId)"
-        )
     f_scope = cast(
         "ElicitationSessionScope | ElicitationRequestScope",
-        first_match(d, strict, candidates_scope),
+        exactly_one(
+            d,
+            strict,
+            candidates_scope,
+            "expected the members of exactly one of ElicitationSessionScope or ElicitationRequestScope (sessionId; requestId)",
+        ),
     )
 
     o = _new(UrlCreateElicitationRequest)
@@ -4775,6 +4840,11 @@ def _decode_OtherCreateElicitationRequest(
         raise type_error("an object", d)
     if type(d.get("mode")) is not str:
         raise check_tag(d, "mode", None)
+    if strict and d["mode"] in _VARIANTS_CreateElicitationRequest:
+        # The schema's catch-all excludes the known tags (its `not`).
+        raise unexpected("expected a tag that no other variant has", d["mode"]).at(
+            "mode"
+        )
     f_message: str
     v = d.get("message", MISSING)
     if v is MISSING:
@@ -4808,13 +4878,14 @@ def _decode_OtherCreateElicitationRequest(
         raise ValidationError(
             "expected the members of ElicitationSessionScope or ElicitationRequestScope (sessionId; requestId)"
         )
-    if len(candidates_scope) > 1:
-        raise ValidationError(
-            "expected the members of exactly one of ElicitationSessionScope or ElicitationRequestScope (sessionId; requestId)"
-        )
     f_scope = cast(
         "ElicitationSessionScope | ElicitationRequestScope",
-        first_match(d, strict, candidates_scope),
+        exactly_one(
+            d,
+            strict,
+            candidates_scope,
+            "expected the members of exactly one of ElicitationSessionScope or ElicitationRequestScope (sessionId; requestId)",
+        ),
     )
 
     o = _new(OtherCreateElicitationRequest)
@@ -5766,6 +5837,11 @@ def _decode_OtherElicitationPropertySchema(
         raise type_error("an object", d)
     if type(d.get("type")) is not str:
         raise check_tag(d, "type", None)
+    if strict and d["type"] in _VARIANTS_ElicitationPropertySchema:
+        # The schema's catch-all excludes the known tags (its `not`).
+        raise unexpected("expected a tag that no other variant has", d["type"]).at(
+            "type"
+        )
     o = _new(OtherElicitationPropertySchema)
     o.type = d["type"]
     o.extra = {k: x for k, x in d.items() if k not in ["type"]}
@@ -6464,6 +6540,11 @@ def _decode_OtherMultiSelectItems(d: Any, strict: bool) -> OtherMultiSelectItems
         raise type_error("an object", d)
     if type(d.get("type")) is not str:
         raise check_tag(d, "type", None)
+    if strict and d["type"] in _VARIANTS_MultiSelectItems:
+        # The schema's catch-all excludes the known tags (its `not`).
+        raise unexpected("expected a tag that no other variant has", d["type"]).at(
+            "type"
+        )
     o = _new(OtherMultiSelectItems)
     o.type = d["type"]
     o.extra = {k: x for k, x in d.items() if k not in ["type"]}
@@ -6768,13 +6849,14 @@ def _decode_ElicitationFormMode(d: Any, strict: bool) -> ElicitationFormMode:
         raise ValidationError(
             "expected the members of ElicitationSessionScope or ElicitationRequestScope (sessionId; requestId)"
         )
-    if len(candidates_scope) > 1:
-        raise ValidationError(
-            "expected the members of exactly one of ElicitationSessionScope or ElicitationRequestScope (sessionId; requestId)"
-        )
     f_scope = cast(
         "ElicitationSessionScope | ElicitationRequestScope",
-        first_match(d, strict, candidates_scope),
+        exactly_one(
+            d,
+            strict,
+            candidates_scope,
+            "expected the members of exactly one of ElicitationSessionScope or ElicitationRequestScope (sessionId; requestId)",
+        ),
     )
 
     o = _new(ElicitationFormMode)
@@ -6838,13 +6920,14 @@ def _decode_ElicitationUrlMode(d: Any, strict: bool) -> ElicitationUrlMode:
         raise ValidationError(
             "expected the members of ElicitationSessionScope or ElicitationRequestScope (sessionId; requestId)"
         )
-    if len(candidates_scope) > 1:
-        raise ValidationError(
-            "expected the members of exactly one of ElicitationSessionScope or ElicitationRequestScope (sessionId; requestId)"
-        )
     f_scope = cast(
         "ElicitationSessionScope | ElicitationRequestScope",
-        first_match(d, strict, candidates_scope),
+        exactly_one(
+            d,
+            strict,
+            candidates_scope,
+            "expected the members of exactly one of ElicitationSessionScope or ElicitationRequestScope (sessionId; requestId)",
+        ),
     )
 
     o = _new(ElicitationUrlMode)
@@ -6873,7 +6956,7 @@ def _encode_ElicitationUrlMode(o: ElicitationUrlMode) -> dict[str, Any]:
 
 
 def _decode_ExtRequest(v: Any, strict: bool) -> ExtRequest:
-    return v
+    return any_value(v)
 
 
 def _decode_ResultAgentResponse(d: Any, strict: bool) -> ResultAgentResponse:
@@ -7896,6 +7979,11 @@ def _decode_OtherAuthMethod(d: Any, strict: bool) -> OtherAuthMethod:
         raise type_error("an object", d)
     if type(d.get("type")) is not str:
         raise check_tag(d, "type", None)
+    if strict and d["type"] in _VARIANTS_AuthMethod:
+        # The schema's catch-all excludes the known tags (its `not`).
+        raise unexpected("expected a tag that no other variant has", d["type"]).at(
+            "type"
+        )
     f_method_id: AuthMethodId
     v = d.get("methodId", MISSING)
     if v is MISSING:
@@ -8585,6 +8673,11 @@ def _decode_OtherSessionConfigOption(d: Any, strict: bool) -> OtherSessionConfig
         raise type_error("an object", d)
     if type(d.get("type")) is not str:
         raise check_tag(d, "type", None)
+    if strict and d["type"] in _VARIANTS_SessionConfigOption:
+        # The schema's catch-all excludes the known tags (its `not`).
+        raise unexpected("expected a tag that no other variant has", d["type"]).at(
+            "type"
+        )
     f_config_id: SessionConfigId
     v = d.get("configId", MISSING)
     if v is MISSING:
@@ -9058,6 +9151,11 @@ def _decode_OtherAvailableCommand(d: Any, strict: bool) -> OtherAvailableCommand
         raise type_error("an object", d)
     if type(d.get("type")) is not str:
         raise check_tag(d, "type", None)
+    if strict and d["type"] in _VARIANTS_AvailableCommand:
+        # The schema's catch-all excludes the known tags (its `not`).
+        raise unexpected("expected a tag that no other variant has", d["type"]).at(
+            "type"
+        )
     f_name: str
     v = d.get("name", MISSING)
     if v is MISSING:
@@ -9181,6 +9279,11 @@ def _decode_OtherAvailableCommandInput(
         raise type_error("an object", d)
     if type(d.get("type")) is not str:
         raise check_tag(d, "type", None)
+    if strict and d["type"] in _VARIANTS_AvailableCommandInput:
+        # The schema's catch-all excludes the known tags (its `not`).
+        raise unexpected("expected a tag that no other variant has", d["type"]).at(
+            "type"
+        )
     o = _new(OtherAvailableCommandInput)
     o.type = d["type"]
     o.extra = {k: x for k, x in d.items() if k not in ["type"]}
@@ -9784,7 +9887,7 @@ def _decode_MessageId(v: Any, strict: bool) -> MessageId:
 
 
 def _decode_ExtResponse(v: Any, strict: bool) -> ExtResponse:
-    return v
+    return any_value(v)
 
 
 def _decode_Error(d: Any, strict: bool) -> Error:
@@ -10638,7 +10741,7 @@ def _decode_ToolCallUpdateSessionUpdate(
         f_raw_input = UNSET
     else:
         try:
-            f_raw_input = v
+            f_raw_input = any_value(v)
         except ValidationError as error:
             if strict:
                 raise error.at("rawInput")
@@ -10650,7 +10753,7 @@ def _decode_ToolCallUpdateSessionUpdate(
         f_raw_output = UNSET
     else:
         try:
-            f_raw_output = v
+            f_raw_output = any_value(v)
         except ValidationError as error:
             if strict:
                 raise error.at("rawOutput")
@@ -11294,7 +11397,9 @@ def _decode_NoticeSessionUpdate(d: Any, strict: bool) -> NoticeSessionUpdate:
         raise missing("title")
     else:
         try:
-            f_title = check_str(v, 1)
+            f_title = (
+                check_str(v, 1) if strict else v if type(v) is str else check_str(v)
+            )
         except ValidationError as error:
             raise error.at("title")
 
@@ -11517,6 +11622,11 @@ def _decode_OtherSessionUpdate(d: Any, strict: bool) -> OtherSessionUpdate:
         raise type_error("an object", d)
     if type(d.get("sessionUpdate")) is not str:
         raise check_tag(d, "sessionUpdate", None)
+    if strict and d["sessionUpdate"] in _VARIANTS_SessionUpdate:
+        # The schema's catch-all excludes the known tags (its `not`).
+        raise unexpected(
+            "expected a tag that no other variant has", d["sessionUpdate"]
+        ).at("sessionUpdate")
     o = _new(OtherSessionUpdate)
     o.session_update = d["sessionUpdate"]
     o.extra = {k: x for k, x in d.items() if k not in ["sessionUpdate"]}
@@ -11921,6 +12031,11 @@ def _decode_OtherBackgroundWork(d: Any, strict: bool) -> OtherBackgroundWork:
         raise type_error("an object", d)
     if type(d.get("type")) is not str:
         raise check_tag(d, "type", None)
+    if strict and d["type"] in _VARIANTS_BackgroundWork:
+        # The schema's catch-all excludes the known tags (its `not`).
+        raise unexpected("expected a tag that no other variant has", d["type"]).at(
+            "type"
+        )
     o = _new(OtherBackgroundWork)
     o.type = d["type"]
     o.extra = {k: x for k, x in d.items() if k not in ["type"]}
@@ -12486,6 +12601,11 @@ def _decode_OtherIdleStateUpdate(d: Any, strict: bool) -> OtherIdleStateUpdate:
         raise type_error("an object", d)
     if type(d.get("stopReason")) is not str:
         raise check_tag(d, "stopReason", None)
+    if strict and d["stopReason"] in _VARIANTS_IdleStateUpdate:
+        # The schema's catch-all excludes the known tags (its `not`).
+        raise unexpected(
+            "expected a tag that no other variant has", d["stopReason"]
+        ).at("stopReason")
     f_background: list[BackgroundWork] | None | Unset
     v = d.get("background", MISSING)
     if v is MISSING:
@@ -12834,6 +12954,11 @@ def _decode_OtherStateUpdate(d: Any, strict: bool) -> OtherStateUpdate:
         raise type_error("an object", d)
     if type(d.get("state")) is not str:
         raise check_tag(d, "state", None)
+    if strict and d["state"] in _VARIANTS_StateUpdate:
+        # The schema's catch-all excludes the known tags (its `not`).
+        raise unexpected("expected a tag that no other variant has", d["state"]).at(
+            "state"
+        )
     o = _new(OtherStateUpdate)
     o.state = d["state"]
     o.extra = {k: x for k, x in d.items() if k not in ["state"]}
@@ -13440,6 +13565,11 @@ def _decode_OtherPlanUpdateContent(d: Any, strict: bool) -> OtherPlanUpdateConte
         raise type_error("an object", d)
     if type(d.get("type")) is not str:
         raise check_tag(d, "type", None)
+    if strict and d["type"] in _VARIANTS_PlanUpdateContent:
+        # The schema's catch-all excludes the known tags (its `not`).
+        raise unexpected("expected a tag that no other variant has", d["type"]).at(
+            "type"
+        )
     f_plan_id: PlanId
     v = d.get("planId", MISSING)
     if v is MISSING:
@@ -14023,7 +14153,9 @@ def _decode_Notice(d: Any, strict: bool) -> Notice:
         raise missing("title")
     else:
         try:
-            f_title = check_str(v, 1)
+            f_title = (
+                check_str(v, 1) if strict else v if type(v) is str else check_str(v)
+            )
         except ValidationError as error:
             raise error.at("title")
 
@@ -14295,7 +14427,7 @@ def _encode_CompleteElicitationNotification(
 
 
 def _decode_ExtNotification(v: Any, strict: bool) -> ExtNotification:
-    return v
+    return any_value(v)
 
 
 def _decode_ClientRequest(d: Any, strict: bool) -> ClientRequest:
@@ -15006,6 +15138,11 @@ def _decode_OtherMcpServer(d: Any, strict: bool) -> OtherMcpServer:
         raise type_error("an object", d)
     if type(d.get("type")) is not str:
         raise check_tag(d, "type", None)
+    if strict and d["type"] in _VARIANTS_McpServer:
+        # The schema's catch-all excludes the known tags (its `not`).
+        raise unexpected("expected a tag that no other variant has", d["type"]).at(
+            "type"
+        )
     o = _new(OtherMcpServer)
     o.type = d["type"]
     o.extra = {k: x for k, x in d.items() if k not in ["type"]}
@@ -15501,6 +15638,11 @@ def _decode_OtherReplayFrom(d: Any, strict: bool) -> OtherReplayFrom:
         raise type_error("an object", d)
     if type(d.get("type")) is not str:
         raise check_tag(d, "type", None)
+    if strict and d["type"] in _VARIANTS_ReplayFrom:
+        # The schema's catch-all excludes the known tags (its `not`).
+        raise unexpected("expected a tag that no other variant has", d["type"]).at(
+            "type"
+        )
     o = _new(OtherReplayFrom)
     o.type = d["type"]
     o.extra = {k: x for k, x in d.items() if k not in ["type"]}
@@ -15876,6 +16018,11 @@ def _decode_OtherSetSessionConfigOptionRequest(
         raise type_error("an object", d)
     if type(d.get("type")) is not str:
         raise check_tag(d, "type", None)
+    if strict and d["type"] in _VARIANTS_SetSessionConfigOptionRequest:
+        # The schema's catch-all excludes the known tags (its `not`).
+        raise unexpected("expected a tag that no other variant has", d["type"]).at(
+            "type"
+        )
     f_session_id: SessionId
     v = d.get("sessionId", MISSING)
     if v is MISSING:
@@ -15914,7 +16061,7 @@ def _decode_OtherSetSessionConfigOptionRequest(
         raise missing("value")
     else:
         try:
-            f_value = v
+            f_value = any_value(v)
         except ValidationError as error:
             raise error.at("value")
 
@@ -16276,6 +16423,11 @@ def _decode_OtherRequestPermissionOutcome(
         raise type_error("an object", d)
     if type(d.get("outcome")) is not str:
         raise check_tag(d, "outcome", None)
+    if strict and d["outcome"] in _VARIANTS_RequestPermissionOutcome:
+        # The schema's catch-all excludes the known tags (its `not`).
+        raise unexpected("expected a tag that no other variant has", d["outcome"]).at(
+            "outcome"
+        )
     o = _new(OtherRequestPermissionOutcome)
     o.outcome = d["outcome"]
     o.extra = {k: x for k, x in d.items() if k not in ["outcome"]}
@@ -16537,6 +16689,11 @@ def _decode_OtherCreateElicitationResponse(
         raise type_error("an object", d)
     if type(d.get("action")) is not str:
         raise check_tag(d, "action", None)
+    if strict and d["action"] in _VARIANTS_CreateElicitationResponse:
+        # The schema's catch-all excludes the known tags (its `not`).
+        raise unexpected("expected a tag that no other variant has", d["action"]).at(
+            "action"
+        )
     f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
@@ -18148,6 +18305,26 @@ _CLASS_ENCODERS: dict[type[object], Callable[[Any], dict[str, Any]]] = {
     UsageState: _encode_UsageState,
     CompactionState: _encode_CompactionState,
 }
+
+_POINTERS: dict[type[object], str] = {
+    **{cls: pointer for cls, (_, pointer) in _CLASS_DECODERS.items()},
+    ToolKind: "#/$defs/ToolKind",
+    ToolCallStatus: "#/$defs/ToolCallStatus",
+    Role: "#/$defs/Role",
+    IconTheme: "#/$defs/IconTheme",
+    DiffFileType: "#/$defs/DiffFileType",
+    DiffPatchFormat: "#/$defs/DiffPatchFormat",
+    PermissionOptionKind: "#/$defs/PermissionOptionKind",
+    ElicitationSchemaType: "#/$defs/ElicitationSchemaType",
+    StringFormat: "#/$defs/StringFormat",
+    SessionConfigOptionCategory: "#/$defs/SessionConfigOptionCategory",
+    ErrorCode: "#/$defs/ErrorCode",
+    PlanEntryPriority: "#/$defs/PlanEntryPriority",
+    PlanEntryStatus: "#/$defs/PlanEntryStatus",
+    NoticeSeverity: "#/$defs/NoticeSeverity",
+    CompactionStatus: "#/$defs/CompactionStatus",
+}
+"""Where each generated class or enum is in the schema (``encode(validate=True)``)."""
 
 _ENCODERS: dict[type[object], Callable[[Any], object]] = {
     **_CLASS_ENCODERS,

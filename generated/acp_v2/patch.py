@@ -94,9 +94,9 @@ def apply_tool_call_update(
         state.status if v is UNSET else ToolCallStatus.PENDING if v is None else v
     )
     v = getattr(update, "content", UNSET)
-    f_content = state.content if v is UNSET else [] if v is None else list(v)
+    f_content = list(state.content) if v is UNSET else [] if v is None else list(v)
     v = getattr(update, "locations", UNSET)
-    f_locations = state.locations if v is UNSET else [] if v is None else list(v)
+    f_locations = list(state.locations) if v is UNSET else [] if v is None else list(v)
     v = getattr(update, "raw_input", UNSET)
     f_raw_input = state.raw_input if v is UNSET else v
     v = getattr(update, "raw_output", UNSET)
@@ -105,7 +105,9 @@ def apply_tool_call_update(
     f_capabilities = state.capabilities if v is UNSET else v
     v = getattr(update, "meta", UNSET)
     f_meta = (
-        state.meta if v is UNSET else {} if v is None else merge_meta(state.meta, v)
+        dict(state.meta)
+        if v is UNSET
+        else {} if v is None else merge_meta(state.meta, v)
     )
     return ToolCallState(
         tool_call_id=state.tool_call_id,
@@ -149,7 +151,9 @@ def apply_terminal_update(
     f_capabilities = state.capabilities if v is UNSET else v
     v = getattr(update, "meta", UNSET)
     f_meta = (
-        state.meta if v is UNSET else {} if v is None else merge_meta(state.meta, v)
+        dict(state.meta)
+        if v is UNSET
+        else {} if v is None else merge_meta(state.meta, v)
     )
     return TerminalState(
         terminal_id=state.terminal_id,
@@ -179,7 +183,9 @@ def apply_session_info_update(
     f_updated_at = state.updated_at if v is UNSET else v
     v = getattr(update, "meta", UNSET)
     f_meta = (
-        state.meta if v is UNSET else {} if v is None else merge_meta(state.meta, v)
+        dict(state.meta)
+        if v is UNSET
+        else {} if v is None else merge_meta(state.meta, v)
     )
     return SessionInfoState(
         title=f_title,
@@ -202,10 +208,12 @@ def apply_user_message(
     else:
         _check_key(state, update, (("message_id", "message_id"),))
     v = getattr(update, "content", UNSET)
-    f_content = state.content if v is UNSET else [] if v is None else list(v)
+    f_content = list(state.content) if v is UNSET else [] if v is None else list(v)
     v = getattr(update, "meta", UNSET)
     f_meta = (
-        state.meta if v is UNSET else {} if v is None else merge_meta(state.meta, v)
+        dict(state.meta)
+        if v is UNSET
+        else {} if v is None else merge_meta(state.meta, v)
     )
     return UserMessageState(
         message_id=state.message_id,
@@ -228,10 +236,12 @@ def apply_agent_message(
     else:
         _check_key(state, update, (("message_id", "message_id"),))
     v = getattr(update, "content", UNSET)
-    f_content = state.content if v is UNSET else [] if v is None else list(v)
+    f_content = list(state.content) if v is UNSET else [] if v is None else list(v)
     v = getattr(update, "meta", UNSET)
     f_meta = (
-        state.meta if v is UNSET else {} if v is None else merge_meta(state.meta, v)
+        dict(state.meta)
+        if v is UNSET
+        else {} if v is None else merge_meta(state.meta, v)
     )
     return AgentMessageState(
         message_id=state.message_id,
@@ -254,10 +264,12 @@ def apply_agent_thought(
     else:
         _check_key(state, update, (("message_id", "message_id"),))
     v = getattr(update, "content", UNSET)
-    f_content = state.content if v is UNSET else [] if v is None else list(v)
+    f_content = list(state.content) if v is UNSET else [] if v is None else list(v)
     v = getattr(update, "meta", UNSET)
     f_meta = (
-        state.meta if v is UNSET else {} if v is None else merge_meta(state.meta, v)
+        dict(state.meta)
+        if v is UNSET
+        else {} if v is None else merge_meta(state.meta, v)
     )
     return AgentThoughtState(
         message_id=state.message_id,
@@ -305,12 +317,14 @@ def apply_compaction_update(
     v = getattr(update, "status", UNSET)
     f_status = state.status if v is UNSET or v is None else v
     v = getattr(update, "summary", UNSET)
-    f_summary = state.summary if v is UNSET else [] if v is None else list(v)
+    f_summary = list(state.summary) if v is UNSET else [] if v is None else list(v)
     v = getattr(update, "error", UNSET)
     f_error = state.error if v is UNSET else v
     v = getattr(update, "meta", UNSET)
     f_meta = (
-        state.meta if v is UNSET else {} if v is None else merge_meta(state.meta, v)
+        dict(state.meta)
+        if v is UNSET
+        else {} if v is None else merge_meta(state.meta, v)
     )
     return CompactionState(
         compaction_id=state.compaction_id,
@@ -331,7 +345,11 @@ def apply_user_message_chunk(
         )
     else:
         _check_key(state, chunk, (("message_id", "message_id"),))
-    return _replace(state, content=[*state.content, chunk.content])
+    return UserMessageState(
+        message_id=state.message_id,
+        content=[*state.content, chunk.content],
+        meta=dict(state.meta),
+    )
 
 
 def apply_agent_message_chunk(
@@ -344,7 +362,11 @@ def apply_agent_message_chunk(
         )
     else:
         _check_key(state, chunk, (("message_id", "message_id"),))
-    return _replace(state, content=[*state.content, chunk.content])
+    return AgentMessageState(
+        message_id=state.message_id,
+        content=[*state.content, chunk.content],
+        meta=dict(state.meta),
+    )
 
 
 def apply_agent_thought_chunk(
@@ -357,7 +379,11 @@ def apply_agent_thought_chunk(
         )
     else:
         _check_key(state, chunk, (("message_id", "message_id"),))
-    return _replace(state, content=[*state.content, chunk.content])
+    return AgentThoughtState(
+        message_id=state.message_id,
+        content=[*state.content, chunk.content],
+        meta=dict(state.meta),
+    )
 
 
 def apply_tool_call_content_chunk(
@@ -371,7 +397,19 @@ def apply_tool_call_content_chunk(
         )
     else:
         _check_key(state, chunk, (("tool_call_id", "tool_call_id"),))
-    return _replace(state, content=[*state.content, chunk.content])
+    return ToolCallState(
+        tool_call_id=state.tool_call_id,
+        name=state.name,
+        title=state.title,
+        kind=state.kind,
+        status=state.status,
+        content=[*state.content, chunk.content],
+        locations=list(state.locations),
+        raw_input=state.raw_input,
+        raw_output=state.raw_output,
+        capabilities=state.capabilities,
+        meta=dict(state.meta),
+    )
 
 
 def apply_terminal_output_chunk(
@@ -385,8 +423,15 @@ def apply_terminal_output_chunk(
         )
     else:
         _check_key(state, chunk, (("terminal_id", "terminal_id"),))
-    return _replace(
-        state, output=_append_base64(state.output, chunk.data, TerminalOutput)
+    return TerminalState(
+        terminal_id=state.terminal_id,
+        command=state.command,
+        cwd=state.cwd,
+        output=_append_base64(state.output, chunk.data, TerminalOutput),
+        exit_status=state.exit_status,
+        size=state.size,
+        capabilities=state.capabilities,
+        meta=dict(state.meta),
     )
 
 
@@ -401,7 +446,13 @@ def apply_compaction_summary_chunk(
         )
     else:
         _check_key(state, chunk, (("compaction_id", "compaction_id"),))
-    return _replace(state, summary=[*state.summary, chunk.content])
+    return CompactionState(
+        compaction_id=state.compaction_id,
+        status=state.status,
+        summary=[*state.summary, chunk.content],
+        error=state.error,
+        meta=dict(state.meta),
+    )
 
 
 _P = TypeVar("_P", bound="_Payload")

@@ -28,13 +28,17 @@ from ._runtime import check_map as check_map
 from ._runtime import check_num as check_num
 from ._runtime import check_str as check_str
 from ._runtime import first_match as first_match
+from ._runtime import exactly_one as exactly_one
 from ._runtime import missing as missing
 from ._runtime import not_null as not_null
+from ._runtime import check_wire as check_wire
+from ._runtime import plain_json as plain_json
 from ._runtime import scalar_union as scalar_union
 from ._runtime import schema_root as schema_root
 from ._runtime import type_error as type_error
 from ._runtime import unexpected as unexpected
 from ._runtime import validate as validate
+from ._runtime import validate as _check_schema
 from ._schema import SCHEMA_JSON
 from .models import *  # noqa: F401,F403
 
@@ -1422,10 +1426,20 @@ def decode_class(cls: type[_T], data: Any, *, strict: bool = False) -> _T:
 
 
 def _run(decoder: Decoder[object], pointer: str, data: Any, strict: bool) -> object:
+    # Strict mode is the decoders' own checks (with strict=True they check
+    # every keyword the schema has, and salvage nothing); what they cannot
+    # check is kept as JSON and validated against its subschema.
     try:
-        if strict:
-            validate(schema_root(SCHEMA_JSON), pointer, data)
-        return decoder(data, strict)
+        try:
+            return decoder(data, strict)
+        except ValidationError:
+            # Subclasses of the JSON types (OrderedDict, IntEnum, str enums)
+            # are the JSON values they stand for: decoded again as those,
+            # which costs nothing when the value is fine as it is.
+            plain = plain_json(data)
+            if plain is MISSING:
+                raise
+        return decoder(plain, strict)
     except RecursionError:
         raise ValidationError("the value is nested too deeply to decode") from None
 
@@ -1433,32 +1447,52 @@ def _run(decoder: Decoder[object], pointer: str, data: Any, strict: bool) -> obj
 if TYPE_CHECKING:
 
     @overload
-    def encode(value: _Wire) -> dict[str, Any]: ...
+    def encode(value: _Wire, *, validate: bool = False) -> dict[str, Any]: ...
     @overload
-    def encode(value: str) -> str: ...
+    def encode(value: str, *, validate: bool = False) -> str: ...
     @overload
-    def encode(value: bool) -> bool: ...
+    def encode(value: bool, *, validate: bool = False) -> bool: ...
     @overload
-    def encode(value: int) -> int: ...
+    def encode(value: int, *, validate: bool = False) -> int: ...
     @overload
-    def encode(value: float) -> float: ...
+    def encode(value: float, *, validate: bool = False) -> float: ...
     @overload
-    def encode(value: None) -> None: ...
+    def encode(value: None, *, validate: bool = False) -> None: ...
     @overload
-    def encode(value: list[Any]) -> list[Any]: ...
+    def encode(value: list[Any], *, validate: bool = False) -> list[Any]: ...
     @overload
-    def encode(value: dict[str, Any]) -> dict[str, Any]: ...
+    def encode(value: dict[str, Any], *, validate: bool = False) -> dict[str, Any]: ...
 
 
-def encode(value: object) -> object:
+def encode(value: object, *, validate: bool = False) -> object:
     """The JSON-compatible wire form of a decoded or constructed value:
     ``UNSET`` fields are left out, ``None`` is ``null``, and the wire names
     come back (``tool_call_id`` -> ``toolCallId``). A generated class gives a
-    dict, an enum member its value, lists and dicts their items' wire forms."""
-    encoder = _ENCODERS.get(type(value))
-    if encoder is not None:
-        return encoder(value)
-    return encode_value(value)
+    dict, an enum member its value, lists and dicts their items' wire forms.
+
+    ``encode`` trusts a value it is given: a hand-built object with a wrong
+    type in a field, or ``UNSET`` in a required one, gives a wire form the
+    schema rejects. ``validate=True`` (for a value of a generated class or
+    enum) checks the wire form against the schema and raises
+    :class:`ValidationError` with the path of what is wrong. A reference
+    cycle raises ``ValueError``."""
+    try:
+        encoder = _ENCODERS.get(type(value))
+        wire = encoder(value) if encoder is not None else encode_value(value)
+    except RecursionError:
+        raise ValueError(
+            "the value is nested too deeply to encode, or holds a reference cycle"
+        ) from None
+    if validate:
+        try:
+            pointer = _POINTERS[type(value)]
+        except KeyError:
+            raise TypeError(
+                f"validate=True checks a value of a generated class or enum, not {type(value).__name__}"
+            ) from None
+        check_wire(wire)
+        _check_schema(schema_root(SCHEMA_JSON), pointer, wire)
+    return wire
 
 
 def encode_value(value: object) -> Any:
@@ -1467,8 +1501,12 @@ def encode_value(value: object) -> Any:
     any depth that ``json`` handles works here too."""
     root: list[object] = [value]
     stack: list[tuple[Any, Any]] = [(root, 0)]
+    active: set[int] = set()
     while stack:
         container, key = stack.pop()
+        if container is None:
+            active.discard(key)  # every item of that list or dict is done
+            continue
         item: object = container[key]
         encoder = _ENCODERS.get(type(item))
         if encoder is not None:
@@ -1477,12 +1515,17 @@ def encode_value(value: object) -> Any:
             if item is UNSET:
                 raise ValueError("UNSET has no wire form: it marks an omitted field")
             container[key] = item.value
-        elif type(item) is json_array:
-            items = container[key] = list(item)
-            stack.extend((items, index) for index in range(len(items)))
-        elif type(item) is json_object:
-            members = container[key] = dict(item)
-            stack.extend((members, k) for k in members)
+        elif type(item) is json_array or type(item) is json_object:
+            if id(item) in active:
+                raise ValueError("a reference cycle has no wire form")
+            active.add(id(item))
+            stack.append((None, id(item)))
+            if type(item) is json_array:
+                items = container[key] = list(item)
+                stack.extend((items, index) for index in range(len(items)))
+            else:
+                members = container[key] = dict(item)
+                stack.extend((members, k) for k in members)
     return root[0]
 
 
@@ -1832,6 +1875,11 @@ def _decode_OtherRequestPermissionSubject(
         raise type_error("an object", d)
     if type(d.get("type")) is not str:
         raise check_tag(d, "type", None)
+    if strict and d["type"] in _VARIANTS_RequestPermissionSubject:
+        # The schema's catch-all excludes the known tags (its `not`).
+        raise unexpected("expected a tag that no other variant has", d["type"]).at(
+            "type"
+        )
     o = _new(OtherRequestPermissionSubject)
     o.type = d["type"]
     o.extra = {k: x for k, x in d.items() if k not in ["type"]}
@@ -1979,7 +2027,7 @@ def _decode_ToolCallUpdate(d: Any, strict: bool) -> ToolCallUpdate:
         f_raw_input = UNSET
     else:
         try:
-            f_raw_input = v
+            f_raw_input = any_value(v)
         except ValidationError as error:
             if strict:
                 raise error.at("rawInput")
@@ -1991,7 +2039,7 @@ def _decode_ToolCallUpdate(d: Any, strict: bool) -> ToolCallUpdate:
         f_raw_output = UNSET
     else:
         try:
-            f_raw_output = v
+            f_raw_output = any_value(v)
         except ValidationError as error:
             if strict:
                 raise error.at("rawOutput")
@@ -2290,6 +2338,11 @@ def _decode_OtherToolCallContent(d: Any, strict: bool) -> OtherToolCallContent:
         raise type_error("an object", d)
     if type(d.get("type")) is not str:
         raise check_tag(d, "type", None)
+    if strict and d["type"] in _VARIANTS_ToolCallContent:
+        # The schema's catch-all excludes the known tags (its `not`).
+        raise unexpected("expected a tag that no other variant has", d["type"]).at(
+            "type"
+        )
     o = _new(OtherToolCallContent)
     o.type = d["type"]
     o.extra = {k: x for k, x in d.items() if k not in ["type"]}
@@ -2801,6 +2854,11 @@ def _decode_OtherContentBlock(d: Any, strict: bool) -> OtherContentBlock:
         raise type_error("an object", d)
     if type(d.get("type")) is not str:
         raise check_tag(d, "type", None)
+    if strict and d["type"] in _VARIANTS_ContentBlock:
+        # The schema's catch-all excludes the known tags (its `not`).
+        raise unexpected("expected a tag that no other variant has", d["type"]).at(
+            "type"
+        )
     o = _new(OtherContentBlock)
     o.type = d["type"]
     o.extra = {k: x for k, x in d.items() if k not in ["type"]}
@@ -4178,6 +4236,11 @@ def _decode_OtherDiffChange(d: Any, strict: bool) -> OtherDiffChange:
         raise type_error("an object", d)
     if type(d.get("operation")) is not str:
         raise check_tag(d, "operation", None)
+    if strict and d["operation"] in _VARIANTS_DiffChange:
+        # The schema's catch-all excludes the known tags (its `not`).
+        raise unexpected("expected a tag that no other variant has", d["operation"]).at(
+            "operation"
+        )
     f_file_type: DiffFileType | str | None | Unset
     v = d.get("fileType", MISSING)
     if v is MISSING:
@@ -4959,13 +5022,14 @@ def _decode_FormCreateElicitationRequest(
         raise ValidationError(
             "expected the members of ElicitationSessionScope or ElicitationRequestScope (sessionId; requestId)"
         )
-    if len(candidates_scope) > 1:
-        raise ValidationError(
-            "expected the members of exactly one of ElicitationSessionScope or ElicitationRequestScope (sessionId; requestId)"
-        )
     f_scope = cast(
         "ElicitationSessionScope | ElicitationRequestScope",
-        first_match(d, strict, candidates_scope),
+        exactly_one(
+            d,
+            strict,
+            candidates_scope,
+            "expected the members of exactly one of ElicitationSessionScope or ElicitationRequestScope (sessionId; requestId)",
+        ),
     )
 
     o = _new(FormCreateElicitationRequest)
@@ -5060,13 +5124,14 @@ def _decode_UrlCreateElicitationRequest(
         raise ValidationError(
             "expected the members of ElicitationSessionScope or ElicitationRequestScope (sessionId; requestId)"
         )
-    if len(candidates_scope) > 1:
-        raise ValidationError(
-            "expected the members of exactly one of ElicitationSessionScope or ElicitationRequestScope (sessionId; requestId)"
-        )
     f_scope = cast(
         "ElicitationSessionScope | ElicitationRequestScope",
-        first_match(d, strict, candidates_scope),
+        exactly_one(
+            d,
+            strict,
+            candidates_scope,
+            "expected the members of exactly one of ElicitationSessionScope or ElicitationRequestScope (sessionId; requestId)",
+        ),
     )
 
     o = _new(UrlCreateElicitationRequest)
@@ -5110,6 +5175,11 @@ def _decode_OtherCreateElicitationRequest(
         raise type_error("an object", d)
     if type(d.get("mode")) is not str:
         raise check_tag(d, "mode", None)
+    if strict and d["mode"] in _VARIANTS_CreateElicitationRequest:
+        # The schema's catch-all excludes the known tags (its `not`).
+        raise unexpected("expected a tag that no other variant has", d["mode"]).at(
+            "mode"
+        )
     f_message: str
     v = d.get("message", MISSING)
     if v is MISSING:
@@ -5143,13 +5213,14 @@ def _decode_OtherCreateElicitationRequest(
         raise ValidationError(
             "expected the members of ElicitationSessionScope or ElicitationRequestScope (sessionId; requestId)"
         )
-    if len(candidates_scope) > 1:
-        raise ValidationError(
-            "expected the members of exactly one of ElicitationSessionScope or ElicitationRequestScope (sessionId; requestId)"
-        )
     f_scope = cast(
         "ElicitationSessionScope | ElicitationRequestScope",
-        first_match(d, strict, candidates_scope),
+        exactly_one(
+            d,
+            strict,
+            candidates_scope,
+            "expected the members of exactly one of ElicitationSessionScope or ElicitationRequestScope (sessionId; requestId)",
+        ),
     )
 
     o = _new(OtherCreateElicitationRequest)
@@ -6101,6 +6172,11 @@ def _decode_OtherElicitationPropertySchema(
         raise type_error("an object", d)
     if type(d.get("type")) is not str:
         raise check_tag(d, "type", None)
+    if strict and d["type"] in _VARIANTS_ElicitationPropertySchema:
+        # The schema's catch-all excludes the known tags (its `not`).
+        raise unexpected("expected a tag that no other variant has", d["type"]).at(
+            "type"
+        )
     o = _new(OtherElicitationPropertySchema)
     o.type = d["type"]
     o.extra = {k: x for k, x in d.items() if k not in ["type"]}
@@ -6799,6 +6875,11 @@ def _decode_OtherMultiSelectItems(d: Any, strict: bool) -> OtherMultiSelectItems
         raise type_error("an object", d)
     if type(d.get("type")) is not str:
         raise check_tag(d, "type", None)
+    if strict and d["type"] in _VARIANTS_MultiSelectItems:
+        # The schema's catch-all excludes the known tags (its `not`).
+        raise unexpected("expected a tag that no other variant has", d["type"]).at(
+            "type"
+        )
     o = _new(OtherMultiSelectItems)
     o.type = d["type"]
     o.extra = {k: x for k, x in d.items() if k not in ["type"]}
@@ -7103,13 +7184,14 @@ def _decode_ElicitationFormMode(d: Any, strict: bool) -> ElicitationFormMode:
         raise ValidationError(
             "expected the members of ElicitationSessionScope or ElicitationRequestScope (sessionId; requestId)"
         )
-    if len(candidates_scope) > 1:
-        raise ValidationError(
-            "expected the members of exactly one of ElicitationSessionScope or ElicitationRequestScope (sessionId; requestId)"
-        )
     f_scope = cast(
         "ElicitationSessionScope | ElicitationRequestScope",
-        first_match(d, strict, candidates_scope),
+        exactly_one(
+            d,
+            strict,
+            candidates_scope,
+            "expected the members of exactly one of ElicitationSessionScope or ElicitationRequestScope (sessionId; requestId)",
+        ),
     )
 
     o = _new(ElicitationFormMode)
@@ -7173,13 +7255,14 @@ def _decode_ElicitationUrlMode(d: Any, strict: bool) -> ElicitationUrlMode:
         raise ValidationError(
             "expected the members of ElicitationSessionScope or ElicitationRequestScope (sessionId; requestId)"
         )
-    if len(candidates_scope) > 1:
-        raise ValidationError(
-            "expected the members of exactly one of ElicitationSessionScope or ElicitationRequestScope (sessionId; requestId)"
-        )
     f_scope = cast(
         "ElicitationSessionScope | ElicitationRequestScope",
-        first_match(d, strict, candidates_scope),
+        exactly_one(
+            d,
+            strict,
+            candidates_scope,
+            "expected the members of exactly one of ElicitationSessionScope or ElicitationRequestScope (sessionId; requestId)",
+        ),
     )
 
     o = _new(ElicitationUrlMode)
@@ -7296,7 +7379,7 @@ def _decode_McpRequestId(v: Any, strict: bool) -> McpRequestId:
 
 
 def _decode_ExtRequest(v: Any, strict: bool) -> ExtRequest:
-    return v
+    return any_value(v)
 
 
 def _decode_ResultAgentResponse(d: Any, strict: bool) -> ResultAgentResponse:
@@ -8825,6 +8908,11 @@ def _decode_OtherAuthMethod(d: Any, strict: bool) -> OtherAuthMethod:
         raise type_error("an object", d)
     if type(d.get("type")) is not str:
         raise check_tag(d, "type", None)
+    if strict and d["type"] in _VARIANTS_AuthMethod:
+        # The schema's catch-all excludes the known tags (its `not`).
+        raise unexpected("expected a tag that no other variant has", d["type"]).at(
+            "type"
+        )
     f_method_id: AuthMethodId
     v = d.get("methodId", MISSING)
     if v is MISSING:
@@ -9958,6 +10046,11 @@ def _decode_OtherSessionConfigOption(d: Any, strict: bool) -> OtherSessionConfig
         raise type_error("an object", d)
     if type(d.get("type")) is not str:
         raise check_tag(d, "type", None)
+    if strict and d["type"] in _VARIANTS_SessionConfigOption:
+        # The schema's catch-all excludes the known tags (its `not`).
+        raise unexpected("expected a tag that no other variant has", d["type"]).at(
+            "type"
+        )
     f_config_id: SessionConfigId
     v = d.get("configId", MISSING)
     if v is MISSING:
@@ -10431,6 +10524,11 @@ def _decode_OtherAvailableCommand(d: Any, strict: bool) -> OtherAvailableCommand
         raise type_error("an object", d)
     if type(d.get("type")) is not str:
         raise check_tag(d, "type", None)
+    if strict and d["type"] in _VARIANTS_AvailableCommand:
+        # The schema's catch-all excludes the known tags (its `not`).
+        raise unexpected("expected a tag that no other variant has", d["type"]).at(
+            "type"
+        )
     f_name: str
     v = d.get("name", MISSING)
     if v is MISSING:
@@ -10554,6 +10652,11 @@ def _decode_OtherAvailableCommandInput(
         raise type_error("an object", d)
     if type(d.get("type")) is not str:
         raise check_tag(d, "type", None)
+    if strict and d["type"] in _VARIANTS_AvailableCommandInput:
+        # The schema's catch-all excludes the known tags (its `not`).
+        raise unexpected("expected a tag that no other variant has", d["type"]).at(
+            "type"
+        )
     o = _new(OtherAvailableCommandInput)
     o.type = d["type"]
     o.extra = {k: x for k, x in d.items() if k not in ["type"]}
@@ -11331,6 +11434,11 @@ def _decode_OtherStateUpdate(d: Any, strict: bool) -> OtherStateUpdate:
         raise type_error("an object", d)
     if type(d.get("state")) is not str:
         raise check_tag(d, "state", None)
+    if strict and d["state"] in _VARIANTS_StateUpdate:
+        # The schema's catch-all excludes the known tags (its `not`).
+        raise unexpected("expected a tag that no other variant has", d["state"]).at(
+            "state"
+        )
     o = _new(OtherStateUpdate)
     o.state = d["state"]
     o.extra = {k: x for k, x in d.items() if k not in ["state"]}
@@ -11517,6 +11625,11 @@ def _decode_OtherBackgroundWork(d: Any, strict: bool) -> OtherBackgroundWork:
         raise type_error("an object", d)
     if type(d.get("type")) is not str:
         raise check_tag(d, "type", None)
+    if strict and d["type"] in _VARIANTS_BackgroundWork:
+        # The schema's catch-all excludes the known tags (its `not`).
+        raise unexpected("expected a tag that no other variant has", d["type"]).at(
+            "type"
+        )
     o = _new(OtherBackgroundWork)
     o.type = d["type"]
     o.extra = {k: x for k, x in d.items() if k not in ["type"]}
@@ -12555,6 +12668,11 @@ def _decode_OtherIdleStateUpdate(d: Any, strict: bool) -> OtherIdleStateUpdate:
         raise type_error("an object", d)
     if type(d.get("stopReason")) is not str:
         raise check_tag(d, "stopReason", None)
+    if strict and d["stopReason"] in _VARIANTS_IdleStateUpdate:
+        # The schema's catch-all excludes the known tags (its `not`).
+        raise unexpected(
+            "expected a tag that no other variant has", d["stopReason"]
+        ).at("stopReason")
     f_usage: Usage | None | Unset
     v = d.get("usage", MISSING)
     if v is MISSING:
@@ -13143,7 +13261,7 @@ def _decode_MessageId(v: Any, strict: bool) -> MessageId:
 
 
 def _decode_ExtResponse(v: Any, strict: bool) -> ExtResponse:
-    return v
+    return any_value(v)
 
 
 def _decode_AgentNotification(d: Any, strict: bool) -> AgentNotification:
@@ -13813,7 +13931,7 @@ def _decode_ToolCallUpdateSessionUpdate(
         f_raw_input = UNSET
     else:
         try:
-            f_raw_input = v
+            f_raw_input = any_value(v)
         except ValidationError as error:
             if strict:
                 raise error.at("rawInput")
@@ -13825,7 +13943,7 @@ def _decode_ToolCallUpdateSessionUpdate(
         f_raw_output = UNSET
     else:
         try:
-            f_raw_output = v
+            f_raw_output = any_value(v)
         except ValidationError as error:
             if strict:
                 raise error.at("rawOutput")
@@ -14514,7 +14632,9 @@ def _decode_NoticeSessionUpdate(d: Any, strict: bool) -> NoticeSessionUpdate:
         raise missing("title")
     else:
         try:
-            f_title = check_str(v, 1)
+            f_title = (
+                check_str(v, 1) if strict else v if type(v) is str else check_str(v)
+            )
         except ValidationError as error:
             raise error.at("title")
 
@@ -15104,6 +15224,11 @@ def _decode_OtherSessionUpdate(d: Any, strict: bool) -> OtherSessionUpdate:
         raise type_error("an object", d)
     if type(d.get("sessionUpdate")) is not str:
         raise check_tag(d, "sessionUpdate", None)
+    if strict and d["sessionUpdate"] in _VARIANTS_SessionUpdate:
+        # The schema's catch-all excludes the known tags (its `not`).
+        raise unexpected(
+            "expected a tag that no other variant has", d["sessionUpdate"]
+        ).at("sessionUpdate")
     o = _new(OtherSessionUpdate)
     o.session_update = d["sessionUpdate"]
     o.extra = {k: x for k, x in d.items() if k not in ["sessionUpdate"]}
@@ -16094,6 +16219,11 @@ def _decode_OtherPlanUpdateContent(d: Any, strict: bool) -> OtherPlanUpdateConte
         raise type_error("an object", d)
     if type(d.get("type")) is not str:
         raise check_tag(d, "type", None)
+    if strict and d["type"] in _VARIANTS_PlanUpdateContent:
+        # The schema's catch-all excludes the known tags (its `not`).
+        raise unexpected("expected a tag that no other variant has", d["type"]).at(
+            "type"
+        )
     f_plan_id: PlanId
     v = d.get("planId", MISSING)
     if v is MISSING:
@@ -16829,7 +16959,9 @@ def _decode_Notice(d: Any, strict: bool) -> Notice:
         raise missing("title")
     else:
         try:
-            f_title = check_str(v, 1)
+            f_title = (
+                check_str(v, 1) if strict else v if type(v) is str else check_str(v)
+            )
         except ValidationError as error:
             raise error.at("title")
 
@@ -17593,7 +17725,7 @@ def _encode_AuthStatusUpdateNotification(
 
 
 def _decode_ExtNotification(v: Any, strict: bool) -> ExtNotification:
-    return v
+    return any_value(v)
 
 
 def _decode_ClientRequest(d: Any, strict: bool) -> ClientRequest:
@@ -18561,6 +18693,11 @@ def _decode_OtherMcpServer(d: Any, strict: bool) -> OtherMcpServer:
         raise type_error("an object", d)
     if type(d.get("type")) is not str:
         raise check_tag(d, "type", None)
+    if strict and d["type"] in _VARIANTS_McpServer:
+        # The schema's catch-all excludes the known tags (its `not`).
+        raise unexpected("expected a tag that no other variant has", d["type"]).at(
+            "type"
+        )
     o = _new(OtherMcpServer)
     o.type = d["type"]
     o.extra = {k: x for k, x in d.items() if k not in ["type"]}
@@ -19521,6 +19658,11 @@ def _decode_OtherReplayFrom(d: Any, strict: bool) -> OtherReplayFrom:
         raise type_error("an object", d)
     if type(d.get("type")) is not str:
         raise check_tag(d, "type", None)
+    if strict and d["type"] in _VARIANTS_ReplayFrom:
+        # The schema's catch-all excludes the known tags (its `not`).
+        raise unexpected("expected a tag that no other variant has", d["type"]).at(
+            "type"
+        )
     o = _new(OtherReplayFrom)
     o.type = d["type"]
     o.extra = {k: x for k, x in d.items() if k not in ["type"]}
@@ -19896,6 +20038,11 @@ def _decode_OtherSetSessionConfigOptionRequest(
         raise type_error("an object", d)
     if type(d.get("type")) is not str:
         raise check_tag(d, "type", None)
+    if strict and d["type"] in _VARIANTS_SetSessionConfigOptionRequest:
+        # The schema's catch-all excludes the known tags (its `not`).
+        raise unexpected("expected a tag that no other variant has", d["type"]).at(
+            "type"
+        )
     f_session_id: SessionId
     v = d.get("sessionId", MISSING)
     if v is MISSING:
@@ -19934,7 +20081,7 @@ def _decode_OtherSetSessionConfigOptionRequest(
         raise missing("value")
     else:
         try:
-            f_value = v
+            f_value = any_value(v)
         except ValidationError as error:
             raise error.at("value")
 
@@ -20296,6 +20443,11 @@ def _decode_OtherRequestPermissionOutcome(
         raise type_error("an object", d)
     if type(d.get("outcome")) is not str:
         raise check_tag(d, "outcome", None)
+    if strict and d["outcome"] in _VARIANTS_RequestPermissionOutcome:
+        # The schema's catch-all excludes the known tags (its `not`).
+        raise unexpected("expected a tag that no other variant has", d["outcome"]).at(
+            "outcome"
+        )
     o = _new(OtherRequestPermissionOutcome)
     o.outcome = d["outcome"]
     o.extra = {k: x for k, x in d.items() if k not in ["outcome"]}
@@ -20557,6 +20709,11 @@ def _decode_OtherCreateElicitationResponse(
         raise type_error("an object", d)
     if type(d.get("action")) is not str:
         raise check_tag(d, "action", None)
+    if strict and d["action"] in _VARIANTS_CreateElicitationResponse:
+        # The schema's catch-all excludes the known tags (its `not`).
+        raise unexpected("expected a tag that no other variant has", d["action"]).at(
+            "action"
+        )
     f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
@@ -20680,7 +20837,7 @@ def _decode_ResultMessageMcpResponse(d: Any, strict: bool) -> ResultMessageMcpRe
         raise missing("result")
     else:
         try:
-            f_result = v
+            f_result = any_value(v)
         except ValidationError as error:
             raise error.at("result")
 
@@ -20805,7 +20962,7 @@ def _decode_McpError(d: Any, strict: bool) -> McpError:
         f_data = UNSET
     else:
         try:
-            f_data = v
+            f_data = any_value(v)
         except ValidationError as error:
             raise error.at("data")
 
@@ -21111,7 +21268,7 @@ def _decode_ProxySuccessorRequest(d: Any, strict: bool) -> ProxySuccessorRequest
         f_params = UNSET
     else:
         try:
-            f_params = v
+            f_params = any_value(v)
         except ValidationError as error:
             raise error.at("params")
 
@@ -21264,7 +21421,7 @@ def _decode_InitializeProxyResponse(v: Any, strict: bool) -> InitializeProxyResp
 
 
 def _decode_ProxySuccessorResponse(v: Any, strict: bool) -> ProxySuccessorResponse:
-    return v
+    return any_value(v)
 
 
 def _decode_ProxyNotification(d: Any, strict: bool) -> ProxyNotification:
@@ -21328,7 +21485,7 @@ def _decode_ProxySuccessorNotification(
         f_params = UNSET
     else:
         try:
-            f_params = v
+            f_params = any_value(v)
         except ValidationError as error:
             raise error.at("params")
 
@@ -23175,6 +23332,31 @@ _CLASS_ENCODERS: dict[type[object], Callable[[Any], dict[str, Any]]] = {
     SubagentState: _encode_SubagentState,
     SessionMessageState: _encode_SessionMessageState,
 }
+
+_POINTERS: dict[type[object], str] = {
+    **{cls: pointer for cls, (_, pointer) in _CLASS_DECODERS.items()},
+    ToolKind: "#/$defs/ToolKind",
+    ToolCallStatus: "#/$defs/ToolCallStatus",
+    Role: "#/$defs/Role",
+    IconTheme: "#/$defs/IconTheme",
+    DiffFileType: "#/$defs/DiffFileType",
+    DiffPatchFormat: "#/$defs/DiffPatchFormat",
+    PermissionOptionKind: "#/$defs/PermissionOptionKind",
+    ElicitationSchemaType: "#/$defs/ElicitationSchemaType",
+    StringFormat: "#/$defs/StringFormat",
+    LlmProtocol: "#/$defs/LlmProtocol",
+    AuthState: "#/$defs/AuthState",
+    SessionConfigOptionCategory: "#/$defs/SessionConfigOptionCategory",
+    SessionStatus: "#/$defs/SessionStatus",
+    ErrorCode: "#/$defs/ErrorCode",
+    PlanEntryPriority: "#/$defs/PlanEntryPriority",
+    PlanEntryStatus: "#/$defs/PlanEntryStatus",
+    NoticeSeverity: "#/$defs/NoticeSeverity",
+    CompactionStatus: "#/$defs/CompactionStatus",
+    SystemPromptMode: "#/$defs/SystemPromptMode",
+    SessionArchiveFilter: "#/$defs/SessionArchiveFilter",
+}
+"""Where each generated class or enum is in the schema (``encode(validate=True)``)."""
 
 _ENCODERS: dict[type[object], Callable[[Any], object]] = {
     **_CLASS_ENCODERS,

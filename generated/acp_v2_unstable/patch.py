@@ -97,9 +97,9 @@ def apply_tool_call_update(
         state.status if v is UNSET else ToolCallStatus.PENDING if v is None else v
     )
     v = getattr(update, "content", UNSET)
-    f_content = state.content if v is UNSET else [] if v is None else list(v)
+    f_content = list(state.content) if v is UNSET else [] if v is None else list(v)
     v = getattr(update, "locations", UNSET)
-    f_locations = state.locations if v is UNSET else [] if v is None else list(v)
+    f_locations = list(state.locations) if v is UNSET else [] if v is None else list(v)
     v = getattr(update, "raw_input", UNSET)
     f_raw_input = state.raw_input if v is UNSET else v
     v = getattr(update, "raw_output", UNSET)
@@ -108,7 +108,9 @@ def apply_tool_call_update(
     f_capabilities = state.capabilities if v is UNSET else v
     v = getattr(update, "meta", UNSET)
     f_meta = (
-        state.meta if v is UNSET else {} if v is None else merge_meta(state.meta, v)
+        dict(state.meta)
+        if v is UNSET
+        else {} if v is None else merge_meta(state.meta, v)
     )
     return ToolCallState(
         tool_call_id=state.tool_call_id,
@@ -152,7 +154,9 @@ def apply_terminal_update(
     f_capabilities = state.capabilities if v is UNSET else v
     v = getattr(update, "meta", UNSET)
     f_meta = (
-        state.meta if v is UNSET else {} if v is None else merge_meta(state.meta, v)
+        dict(state.meta)
+        if v is UNSET
+        else {} if v is None else merge_meta(state.meta, v)
     )
     return TerminalState(
         terminal_id=state.terminal_id,
@@ -182,7 +186,9 @@ def apply_session_info_update(
     f_updated_at = state.updated_at if v is UNSET else v
     v = getattr(update, "meta", UNSET)
     f_meta = (
-        state.meta if v is UNSET else {} if v is None else merge_meta(state.meta, v)
+        dict(state.meta)
+        if v is UNSET
+        else {} if v is None else merge_meta(state.meta, v)
     )
     return SessionInfoState(
         title=f_title,
@@ -205,10 +211,12 @@ def apply_user_message(
     else:
         _check_key(state, update, (("message_id", "message_id"),))
     v = getattr(update, "content", UNSET)
-    f_content = state.content if v is UNSET else [] if v is None else list(v)
+    f_content = list(state.content) if v is UNSET else [] if v is None else list(v)
     v = getattr(update, "meta", UNSET)
     f_meta = (
-        state.meta if v is UNSET else {} if v is None else merge_meta(state.meta, v)
+        dict(state.meta)
+        if v is UNSET
+        else {} if v is None else merge_meta(state.meta, v)
     )
     return UserMessageState(
         message_id=state.message_id,
@@ -231,10 +239,12 @@ def apply_agent_message(
     else:
         _check_key(state, update, (("message_id", "message_id"),))
     v = getattr(update, "content", UNSET)
-    f_content = state.content if v is UNSET else [] if v is None else list(v)
+    f_content = list(state.content) if v is UNSET else [] if v is None else list(v)
     v = getattr(update, "meta", UNSET)
     f_meta = (
-        state.meta if v is UNSET else {} if v is None else merge_meta(state.meta, v)
+        dict(state.meta)
+        if v is UNSET
+        else {} if v is None else merge_meta(state.meta, v)
     )
     return AgentMessageState(
         message_id=state.message_id,
@@ -257,10 +267,12 @@ def apply_agent_thought(
     else:
         _check_key(state, update, (("message_id", "message_id"),))
     v = getattr(update, "content", UNSET)
-    f_content = state.content if v is UNSET else [] if v is None else list(v)
+    f_content = list(state.content) if v is UNSET else [] if v is None else list(v)
     v = getattr(update, "meta", UNSET)
     f_meta = (
-        state.meta if v is UNSET else {} if v is None else merge_meta(state.meta, v)
+        dict(state.meta)
+        if v is UNSET
+        else {} if v is None else merge_meta(state.meta, v)
     )
     return AgentThoughtState(
         message_id=state.message_id,
@@ -308,12 +320,14 @@ def apply_compaction_update(
     v = getattr(update, "status", UNSET)
     f_status = state.status if v is UNSET or v is None else v
     v = getattr(update, "summary", UNSET)
-    f_summary = state.summary if v is UNSET else [] if v is None else list(v)
+    f_summary = list(state.summary) if v is UNSET else [] if v is None else list(v)
     v = getattr(update, "error", UNSET)
     f_error = state.error if v is UNSET else v
     v = getattr(update, "meta", UNSET)
     f_meta = (
-        state.meta if v is UNSET else {} if v is None else merge_meta(state.meta, v)
+        dict(state.meta)
+        if v is UNSET
+        else {} if v is None else merge_meta(state.meta, v)
     )
     return CompactionState(
         compaction_id=state.compaction_id,
@@ -349,11 +363,19 @@ def apply_subagent_update(
     f_cwd = state.cwd if v is UNSET else v
     v = getattr(update, "additional_directories", UNSET)
     f_additional_directories = (
-        state.additional_directories if v is UNSET else None if v is None else list(v)
+        (
+            None
+            if state.additional_directories is None
+            else list(state.additional_directories)
+        )
+        if v is UNSET
+        else None if v is None else list(v)
     )
     v = getattr(update, "meta", UNSET)
     f_meta = (
-        state.meta if v is UNSET else {} if v is None else merge_meta(state.meta, v)
+        dict(state.meta)
+        if v is UNSET
+        else {} if v is None else merge_meta(state.meta, v)
     )
     return SubagentState(
         session_id=state.session_id,
@@ -389,10 +411,12 @@ def apply_session_message(
     v = getattr(update, "recipient_message_id", UNSET)
     f_recipient_message_id = state.recipient_message_id if v is UNSET else v
     v = getattr(update, "content", UNSET)
-    f_content = state.content if v is UNSET else [] if v is None else list(v)
+    f_content = list(state.content) if v is UNSET else [] if v is None else list(v)
     v = getattr(update, "meta", UNSET)
     f_meta = (
-        state.meta if v is UNSET else {} if v is None else merge_meta(state.meta, v)
+        dict(state.meta)
+        if v is UNSET
+        else {} if v is None else merge_meta(state.meta, v)
     )
     return SessionMessageState(
         message_id=state.message_id,
@@ -415,7 +439,11 @@ def apply_user_message_chunk(
         )
     else:
         _check_key(state, chunk, (("message_id", "message_id"),))
-    return _replace(state, content=[*state.content, chunk.content])
+    return UserMessageState(
+        message_id=state.message_id,
+        content=[*state.content, chunk.content],
+        meta=dict(state.meta),
+    )
 
 
 def apply_agent_message_chunk(
@@ -428,7 +456,11 @@ def apply_agent_message_chunk(
         )
     else:
         _check_key(state, chunk, (("message_id", "message_id"),))
-    return _replace(state, content=[*state.content, chunk.content])
+    return AgentMessageState(
+        message_id=state.message_id,
+        content=[*state.content, chunk.content],
+        meta=dict(state.meta),
+    )
 
 
 def apply_agent_thought_chunk(
@@ -441,7 +473,11 @@ def apply_agent_thought_chunk(
         )
     else:
         _check_key(state, chunk, (("message_id", "message_id"),))
-    return _replace(state, content=[*state.content, chunk.content])
+    return AgentThoughtState(
+        message_id=state.message_id,
+        content=[*state.content, chunk.content],
+        meta=dict(state.meta),
+    )
 
 
 def apply_tool_call_content_chunk(
@@ -455,7 +491,19 @@ def apply_tool_call_content_chunk(
         )
     else:
         _check_key(state, chunk, (("tool_call_id", "tool_call_id"),))
-    return _replace(state, content=[*state.content, chunk.content])
+    return ToolCallState(
+        tool_call_id=state.tool_call_id,
+        name=state.name,
+        title=state.title,
+        kind=state.kind,
+        status=state.status,
+        content=[*state.content, chunk.content],
+        locations=list(state.locations),
+        raw_input=state.raw_input,
+        raw_output=state.raw_output,
+        capabilities=state.capabilities,
+        meta=dict(state.meta),
+    )
 
 
 def apply_terminal_output_chunk(
@@ -469,8 +517,15 @@ def apply_terminal_output_chunk(
         )
     else:
         _check_key(state, chunk, (("terminal_id", "terminal_id"),))
-    return _replace(
-        state, output=_append_base64(state.output, chunk.data, TerminalOutput)
+    return TerminalState(
+        terminal_id=state.terminal_id,
+        command=state.command,
+        cwd=state.cwd,
+        output=_append_base64(state.output, chunk.data, TerminalOutput),
+        exit_status=state.exit_status,
+        size=state.size,
+        capabilities=state.capabilities,
+        meta=dict(state.meta),
     )
 
 
@@ -485,7 +540,13 @@ def apply_compaction_summary_chunk(
         )
     else:
         _check_key(state, chunk, (("compaction_id", "compaction_id"),))
-    return _replace(state, summary=[*state.summary, chunk.content])
+    return CompactionState(
+        compaction_id=state.compaction_id,
+        status=state.status,
+        summary=[*state.summary, chunk.content],
+        error=state.error,
+        meta=dict(state.meta),
+    )
 
 
 def apply_session_message_chunk(
@@ -499,7 +560,15 @@ def apply_session_message_chunk(
         )
     else:
         _check_key(state, chunk, (("message_id", "message_id"),))
-    return _replace(state, content=[*state.content, chunk.content])
+    return SessionMessageState(
+        message_id=state.message_id,
+        sender_session_id=state.sender_session_id,
+        recipient_session_id=state.recipient_session_id,
+        sender_message_id=state.sender_message_id,
+        recipient_message_id=state.recipient_message_id,
+        content=[*state.content, chunk.content],
+        meta=dict(state.meta),
+    )
 
 
 _P = TypeVar("_P", bound="_Payload")

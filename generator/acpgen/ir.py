@@ -318,6 +318,19 @@ class ObjectDef(_Named):
     description: str = ""
     method: Method | None = None
     class_name: str = ""
+    closed: bool = False
+    """``additionalProperties: false``: strict mode refuses other keys
+    (lenient mode ignores them, as it does everywhere)."""
+    undeclared_required: tuple[str, ...] = ()
+    """Keys ``required`` names without a property: they must be there."""
+
+    @property
+    def declared_keys(self) -> tuple[str, ...]:
+        """The keys its fields read, flattened ones included."""
+        out: list[str] = []
+        for f in self.fields:
+            out.extend(f.type.wire_names if isinstance(f.type, KeyedT) else (f.wire_name,))
+        return tuple(out)
 
     kind: ClassVar[Literal["object"]] = "object"
 

@@ -190,12 +190,15 @@ class _Lowerer:
         union = self.union(name, node, parts, description, method)
         if union is not None:
             return union
-        if node.get("type") == "object" and "properties" in keys and self._flat_object(node):
+        if node.get("type") == "object" and "properties" in keys and self._object_definition(node):
+            declared = set(node["properties"]) if isinstance(node["properties"], dict) else set()
             return ir.ObjectDef(
                 name=name,
                 fields=self.fields(node, parts),
                 description=description,
                 method=method,
+                closed=node.get("additionalProperties") is False,
+                undeclared_required=tuple(k for k in node.get("required", ()) if k not in declared),
             )
         return ir.AliasDef(
             name=name, target=self.type_of(node, parts), description=description, method=method
@@ -348,7 +351,7 @@ class _Lowerer:
             return None
         base_keys = keys - {combinator}
         if base_keys and not (
-            node.get("type") == "object" and base_keys <= {"type", "properties", "required"}
+            node.get("type") == "object" and base_keys <= {"type", "properties", "required"} and _required_declared(node)
         ):
             return None
         if not base_keys and _keys(node) != {combinator}:
@@ -482,7 +485,7 @@ class _Lowerer:
                 pointer=pointer(parts),
             )
         properties = option.get("properties")
-        if option.get("type") != "object" or not isinstance(properties, dict):
+        if option.get("type") != "object" or not isinstance(properties, dict) or not _required_declared(option):
             return None
         if tag not in properties:
             # An inline object without the tag: it takes what no tag selects.
@@ -576,13 +579,38 @@ class _Lowerer:
         if not isinstance(node, dict) or node.get("type") != "object":
             return False
         extra = _keys(node) - {"type", "properties", "required", "additionalProperties"}
-        return len(extra) == 1 and extra <= {"oneOf", "anyOf"} and self.scope_field(node) is not None
+        return (
+            len(extra) == 1
+            and extra <= {"oneOf", "anyOf"}
+            and node.get("additionalProperties", True) is True
+            and _required_declared(node)
+            and self.scope_field(node) is not None
+        )
+
+    def _object_definition(self, node: dict) -> bool:
+        """A definition the typed decoder can check in full: a plain or
+        flat object, or one that is closed (``additionalProperties: false``)
+        or requires keys it does not declare, which the decoder checks too."""
+        if self._flat_object(node):
+            return True
+        loose = dict(node)
+        if loose.get("additionalProperties") is False:
+            del loose["additionalProperties"]
+        if isinstance(loose.get("required"), list) and isinstance(loose.get("properties"), dict):
+            loose["required"] = [k for k in loose["required"] if k in loose["properties"]]
+        return isinstance(loose.get("required", []), list) and self._flat_object(loose)
 
     @staticmethod
     def _plain_object(node: Any) -> bool:
+        """An object whose typed decoder checks all the schema says: its
+        properties, which of them are required, unknown keys allowed."""
         if not isinstance(node, dict) or node.get("type") != "object":
             return False
-        return _keys(node) <= {"type", "properties", "required", "additionalProperties"}
+        return (
+            _keys(node) <= {"type", "properties", "required", "additionalProperties"}
+            and node.get("additionalProperties", True) is True
+            and _required_declared(node)
+        )
 
     @staticmethod
     def _merge(first, second) -> tuple[ir.Field, ...]:
@@ -725,6 +753,14 @@ def _negated_tags(node: Any, tag: str) -> set | None:
             return None
         out.add(prop["const"])
     return out
+
+
+def _required_declared(node: dict) -> bool:
+    """Every required key is a declared property (the typed decoder checks
+    only those)."""
+    required = node.get("required", [])
+    properties = node.get("properties", {})
+    return isinstance(required, list) and isinstance(properties, dict) and set(required) <= set(properties)
 
 
 def _common_suffix(names: list[str]) -> str:

@@ -35,7 +35,7 @@ RESERVED_MODULE_NAMES = frozenset(
         # runtime helpers the codec imports
         "any_value", "check_bool", "check_const", "check_int", "check_list",
         "check_list_skipping", "check_map", "not_null", "check_num", "check_raw",
-        "check_str", "check_tag", "first_match", "json_equal",
+        "check_str", "check_tag", "check_wire", "exactly_one", "first_match", "json_equal", "plain_json",
         "json_type", "missing", "resolve", "scalar_union", "schema_root",
         "type_error", "unexpected", "validate", "Decoder", "JsonObject", "JsonPath", "json_object", "json_array",
     }

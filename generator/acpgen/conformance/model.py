@@ -12,8 +12,8 @@ TypeScript SDK by ``tests/unit/test_fixturegen.py``.
 
 The shapes it understands are the ones the README describes: objects with
 properties (``x-deserialize-*`` keywords, defaults, required keys, unknown keys
-ignored), maps, arrays, scalars with ``minimum``/``maximum``/``minLength`` and
-integer ``format`` ranges, constants, closed and open enums, unions tagged by a
+ignored), maps, arrays, scalars with ``minimum``/``maximum`` and integer
+``format`` ranges (``minLength`` and ``minItems`` checked in strict mode only), constants, closed and open enums, unions tagged by a
 constant property (catch-all, untagged and null-tag variants), unions told
 apart by required keys, unions of distinct JSON types, first-match unions, and
 the JSON-RPC envelopes, whose ``params``/``result`` are kept as JSON. Anything
@@ -485,7 +485,7 @@ class Model:
         """A union of plain objects told apart by their required keys: each
         member requires a key no other member requires. The first member
         whose required keys are all present and that decodes wins; from a
-        ``oneOf``, the keys of two members must not both be there (README)."""
+        ``oneOf``, exactly one member must decode (README)."""
         members = []
         for index, option in enumerate(options):
             ref = ref_name(option)
@@ -667,7 +667,7 @@ class Model:
         if kind == "str":
             if type(value) is not str:
                 raise Reject(path, f"expected a string, found {json_kind(value)}")
-            if shape.min_length is not None and len(value) < shape.min_length:
+            if strict and shape.min_length is not None and len(value) < shape.min_length:
                 raise Reject(path, f"expected at least {shape.min_length} characters")
             return value
         if kind == "int":
@@ -715,14 +715,19 @@ class Model:
             present = [m for m in shape.members if all(key in value for key in m[1])]
             if not present:
                 raise Reject(path, "no member's required keys are present")
-            if shape.exclusive and len(present) > 1:
-                raise Reject(path, "the required keys of more than one member are present")
-            errors = []
+            errors, results = [], []
             for ref, _, inline in present:
                 try:
-                    return self._decode(inline or self.shape(ref), value, path, strict)
+                    results.append(self._decode(inline or self.shape(ref), value, path, strict))
                 except Reject as error:
                     errors.append(error)
+                    continue
+                if not shape.exclusive:
+                    return results[0]
+            if len(results) == 1:
+                return results[0]
+            if results:
+                raise Reject(path, "more than one member (oneOf) accepts the value")
             if len(errors) == 1:
                 raise errors[0]
             best = max(errors, key=lambda e: len(e.path))
@@ -785,7 +790,7 @@ class Model:
             except Reject:
                 if strict or not shape.skip_invalid:
                     raise
-        if shape.min_items is not None and len(out) < shape.min_items:
+        if strict and shape.min_items is not None and len(out) < shape.min_items:
             raise Reject(path, f"expected at least {shape.min_items} items")
         return out
 
