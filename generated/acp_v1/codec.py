@@ -9,42 +9,961 @@ from __future__ import annotations
 
 import json
 from enum import Enum
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, TypeVar, cast
 
-from ._runtime import (
-    MISSING,
-    UNSET,
-    ValidationError,
-    any_value,
-    check_bool,
-    check_const,
-    check_int,
-    check_list,
-    check_list_skipping,
-    check_map,
-    check_null,
-    check_num,
-    check_str,
-    first_match,
-    missing,
-    scalar_union,
-    schema_root,
-    type_error,
-    unexpected,
-    validate,
-)
+# Every helper is imported as itself: a package need not use them all.
+from ._runtime import MISSING as MISSING
+from ._runtime import UNSET as UNSET
+from ._runtime import Unset as Unset
+from ._runtime import ValidationError as ValidationError
+from ._runtime import json_array as json_array
+from ._runtime import json_object as json_object
+from ._runtime import any_value as any_value
+from ._runtime import check_bool as check_bool
+from ._runtime import check_const as check_const
+from ._runtime import check_int as check_int
+from ._runtime import check_list as check_list
+from ._runtime import check_list_skipping as check_list_skipping
+from ._runtime import check_map as check_map
+from ._runtime import check_num as check_num
+from ._runtime import check_str as check_str
+from ._runtime import first_match as first_match
+from ._runtime import missing as missing
+from ._runtime import not_null as not_null
+from ._runtime import scalar_union as scalar_union
+from ._runtime import schema_root as schema_root
+from ._runtime import type_error as type_error
+from ._runtime import unexpected as unexpected
+from ._runtime import validate as validate
 from ._schema import SCHEMA_JSON
 from .models import *  # noqa: F401,F403
-from .models import _Model
+
+if TYPE_CHECKING:
+    from typing import Literal, Protocol, overload
+
+    from ._runtime import Decoder, JsonObject
+
+    class _Wire(Protocol):
+        """A generated class: its wire form is a JSON object."""
+
+        def to_wire(self) -> dict[str, Any]: ...
+
 
 __all__ = ["decode", "decode_class", "encode"]
+
+_T = TypeVar("_T")
 
 _new = object.__new__
 """Decoders build objects without calling ``__init__``: they have already
 computed every field, defaults included."""
 
+if TYPE_CHECKING:
+    # One signature per definition, so that ``decode("PromptResponse", data)``
+    # has the type PromptResponse.
 
-def decode(name: str, data: Any, *, strict: bool = False) -> Any:
+    @overload
+    def decode(
+        name: Literal["AgentRequest"], data: Any, *, strict: bool = False
+    ) -> AgentRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["RequestId"], data: Any, *, strict: bool = False
+    ) -> RequestId: ...
+
+    @overload
+    def decode(
+        name: Literal["WriteTextFileRequest"], data: Any, *, strict: bool = False
+    ) -> WriteTextFileRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionId"], data: Any, *, strict: bool = False
+    ) -> SessionId: ...
+
+    @overload
+    def decode(
+        name: Literal["ReadTextFileRequest"], data: Any, *, strict: bool = False
+    ) -> ReadTextFileRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["RequestPermissionRequest"], data: Any, *, strict: bool = False
+    ) -> RequestPermissionRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["ToolCallUpdate"], data: Any, *, strict: bool = False
+    ) -> ToolCallUpdate: ...
+
+    @overload
+    def decode(
+        name: Literal["ToolCallId"], data: Any, *, strict: bool = False
+    ) -> ToolCallId: ...
+
+    @overload
+    def decode(
+        name: Literal["ToolKind"], data: Any, *, strict: bool = False
+    ) -> ToolKind: ...
+
+    @overload
+    def decode(
+        name: Literal["ToolCallStatus"], data: Any, *, strict: bool = False
+    ) -> ToolCallStatus: ...
+
+    @overload
+    def decode(
+        name: Literal["ToolCallContent"], data: Any, *, strict: bool = False
+    ) -> ToolCallContent: ...
+
+    @overload
+    def decode(
+        name: Literal["ContentBlock"], data: Any, *, strict: bool = False
+    ) -> ContentBlock: ...
+
+    @overload
+    def decode(
+        name: Literal["Annotations"], data: Any, *, strict: bool = False
+    ) -> Annotations: ...
+
+    @overload
+    def decode(name: Literal["Role"], data: Any, *, strict: bool = False) -> Role: ...
+
+    @overload
+    def decode(
+        name: Literal["TextContent"], data: Any, *, strict: bool = False
+    ) -> TextContent: ...
+
+    @overload
+    def decode(
+        name: Literal["ImageContent"], data: Any, *, strict: bool = False
+    ) -> ImageContent: ...
+
+    @overload
+    def decode(
+        name: Literal["AudioContent"], data: Any, *, strict: bool = False
+    ) -> AudioContent: ...
+
+    @overload
+    def decode(
+        name: Literal["ResourceLink"], data: Any, *, strict: bool = False
+    ) -> ResourceLink: ...
+
+    @overload
+    def decode(
+        name: Literal["EmbeddedResourceResource"], data: Any, *, strict: bool = False
+    ) -> EmbeddedResourceResource: ...
+
+    @overload
+    def decode(
+        name: Literal["TextResourceContents"], data: Any, *, strict: bool = False
+    ) -> TextResourceContents: ...
+
+    @overload
+    def decode(
+        name: Literal["BlobResourceContents"], data: Any, *, strict: bool = False
+    ) -> BlobResourceContents: ...
+
+    @overload
+    def decode(
+        name: Literal["EmbeddedResource"], data: Any, *, strict: bool = False
+    ) -> EmbeddedResource: ...
+
+    @overload
+    def decode(
+        name: Literal["Content"], data: Any, *, strict: bool = False
+    ) -> Content: ...
+
+    @overload
+    def decode(name: Literal["Diff"], data: Any, *, strict: bool = False) -> Diff: ...
+
+    @overload
+    def decode(
+        name: Literal["TerminalId"], data: Any, *, strict: bool = False
+    ) -> TerminalId: ...
+
+    @overload
+    def decode(
+        name: Literal["Terminal"], data: Any, *, strict: bool = False
+    ) -> Terminal: ...
+
+    @overload
+    def decode(
+        name: Literal["ToolCallLocation"], data: Any, *, strict: bool = False
+    ) -> ToolCallLocation: ...
+
+    @overload
+    def decode(
+        name: Literal["PermissionOption"], data: Any, *, strict: bool = False
+    ) -> PermissionOption: ...
+
+    @overload
+    def decode(
+        name: Literal["PermissionOptionId"], data: Any, *, strict: bool = False
+    ) -> PermissionOptionId: ...
+
+    @overload
+    def decode(
+        name: Literal["PermissionOptionKind"], data: Any, *, strict: bool = False
+    ) -> PermissionOptionKind: ...
+
+    @overload
+    def decode(
+        name: Literal["CreateTerminalRequest"], data: Any, *, strict: bool = False
+    ) -> CreateTerminalRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["EnvVariable"], data: Any, *, strict: bool = False
+    ) -> EnvVariable: ...
+
+    @overload
+    def decode(
+        name: Literal["TerminalOutputRequest"], data: Any, *, strict: bool = False
+    ) -> TerminalOutputRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["ReleaseTerminalRequest"], data: Any, *, strict: bool = False
+    ) -> ReleaseTerminalRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["WaitForTerminalExitRequest"], data: Any, *, strict: bool = False
+    ) -> WaitForTerminalExitRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["KillTerminalRequest"], data: Any, *, strict: bool = False
+    ) -> KillTerminalRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["CreateElicitationRequest"], data: Any, *, strict: bool = False
+    ) -> CreateElicitationRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["ElicitationSessionScope"], data: Any, *, strict: bool = False
+    ) -> ElicitationSessionScope: ...
+
+    @overload
+    def decode(
+        name: Literal["ElicitationRequestScope"], data: Any, *, strict: bool = False
+    ) -> ElicitationRequestScope: ...
+
+    @overload
+    def decode(
+        name: Literal["ElicitationSchema"], data: Any, *, strict: bool = False
+    ) -> ElicitationSchema: ...
+
+    @overload
+    def decode(
+        name: Literal["ElicitationSchemaType"], data: Any, *, strict: bool = False
+    ) -> ElicitationSchemaType: ...
+
+    @overload
+    def decode(
+        name: Literal["ElicitationPropertySchema"], data: Any, *, strict: bool = False
+    ) -> ElicitationPropertySchema: ...
+
+    @overload
+    def decode(
+        name: Literal["StringFormat"], data: Any, *, strict: bool = False
+    ) -> StringFormat: ...
+
+    @overload
+    def decode(
+        name: Literal["EnumOption"], data: Any, *, strict: bool = False
+    ) -> EnumOption: ...
+
+    @overload
+    def decode(
+        name: Literal["StringPropertySchema"], data: Any, *, strict: bool = False
+    ) -> StringPropertySchema: ...
+
+    @overload
+    def decode(
+        name: Literal["NumberPropertySchema"], data: Any, *, strict: bool = False
+    ) -> NumberPropertySchema: ...
+
+    @overload
+    def decode(
+        name: Literal["IntegerPropertySchema"], data: Any, *, strict: bool = False
+    ) -> IntegerPropertySchema: ...
+
+    @overload
+    def decode(
+        name: Literal["BooleanPropertySchema"], data: Any, *, strict: bool = False
+    ) -> BooleanPropertySchema: ...
+
+    @overload
+    def decode(
+        name: Literal["MultiSelectItems"], data: Any, *, strict: bool = False
+    ) -> MultiSelectItems: ...
+
+    @overload
+    def decode(
+        name: Literal["StringMultiSelectItems"], data: Any, *, strict: bool = False
+    ) -> StringMultiSelectItems: ...
+
+    @overload
+    def decode(
+        name: Literal["TitledMultiSelectItems"], data: Any, *, strict: bool = False
+    ) -> TitledMultiSelectItems: ...
+
+    @overload
+    def decode(
+        name: Literal["MultiSelectPropertySchema"], data: Any, *, strict: bool = False
+    ) -> MultiSelectPropertySchema: ...
+
+    @overload
+    def decode(
+        name: Literal["ElicitationFormMode"], data: Any, *, strict: bool = False
+    ) -> ElicitationFormMode: ...
+
+    @overload
+    def decode(
+        name: Literal["ElicitationId"], data: Any, *, strict: bool = False
+    ) -> ElicitationId: ...
+
+    @overload
+    def decode(
+        name: Literal["ElicitationUrlMode"], data: Any, *, strict: bool = False
+    ) -> ElicitationUrlMode: ...
+
+    @overload
+    def decode(
+        name: Literal["ExtRequest"], data: Any, *, strict: bool = False
+    ) -> ExtRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["AgentResponse"], data: Any, *, strict: bool = False
+    ) -> AgentResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["InitializeResponse"], data: Any, *, strict: bool = False
+    ) -> InitializeResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["ProtocolVersion"], data: Any, *, strict: bool = False
+    ) -> ProtocolVersion: ...
+
+    @overload
+    def decode(
+        name: Literal["AgentCapabilities"], data: Any, *, strict: bool = False
+    ) -> AgentCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["PromptCapabilities"], data: Any, *, strict: bool = False
+    ) -> PromptCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["McpCapabilities"], data: Any, *, strict: bool = False
+    ) -> McpCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionCapabilities"], data: Any, *, strict: bool = False
+    ) -> SessionCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionListCapabilities"], data: Any, *, strict: bool = False
+    ) -> SessionListCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionDeleteCapabilities"], data: Any, *, strict: bool = False
+    ) -> SessionDeleteCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionAdditionalDirectoriesCapabilities"],
+        data: Any,
+        *,
+        strict: bool = False,
+    ) -> SessionAdditionalDirectoriesCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionResumeCapabilities"], data: Any, *, strict: bool = False
+    ) -> SessionResumeCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionCloseCapabilities"], data: Any, *, strict: bool = False
+    ) -> SessionCloseCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["AgentAuthCapabilities"], data: Any, *, strict: bool = False
+    ) -> AgentAuthCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["LogoutCapabilities"], data: Any, *, strict: bool = False
+    ) -> LogoutCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["AuthMethod"], data: Any, *, strict: bool = False
+    ) -> AuthMethod: ...
+
+    @overload
+    def decode(
+        name: Literal["AuthMethodId"], data: Any, *, strict: bool = False
+    ) -> AuthMethodId: ...
+
+    @overload
+    def decode(
+        name: Literal["AuthMethodTerminal"], data: Any, *, strict: bool = False
+    ) -> AuthMethodTerminal: ...
+
+    @overload
+    def decode(
+        name: Literal["AuthMethodAgent"], data: Any, *, strict: bool = False
+    ) -> AuthMethodAgent: ...
+
+    @overload
+    def decode(
+        name: Literal["Implementation"], data: Any, *, strict: bool = False
+    ) -> Implementation: ...
+
+    @overload
+    def decode(
+        name: Literal["AuthenticateResponse"], data: Any, *, strict: bool = False
+    ) -> AuthenticateResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["LogoutResponse"], data: Any, *, strict: bool = False
+    ) -> LogoutResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["NewSessionResponse"], data: Any, *, strict: bool = False
+    ) -> NewSessionResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionModeState"], data: Any, *, strict: bool = False
+    ) -> SessionModeState: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionModeId"], data: Any, *, strict: bool = False
+    ) -> SessionModeId: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionMode"], data: Any, *, strict: bool = False
+    ) -> SessionMode: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionConfigOption"], data: Any, *, strict: bool = False
+    ) -> SessionConfigOption: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionConfigId"], data: Any, *, strict: bool = False
+    ) -> SessionConfigId: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionConfigOptionCategory"], data: Any, *, strict: bool = False
+    ) -> SessionConfigOptionCategory | str: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionConfigValueId"], data: Any, *, strict: bool = False
+    ) -> SessionConfigValueId: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionConfigSelectOptions"], data: Any, *, strict: bool = False
+    ) -> SessionConfigSelectOptions: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionConfigSelectOption"], data: Any, *, strict: bool = False
+    ) -> SessionConfigSelectOption: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionConfigSelectGroup"], data: Any, *, strict: bool = False
+    ) -> SessionConfigSelectGroup: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionConfigGroupId"], data: Any, *, strict: bool = False
+    ) -> SessionConfigGroupId: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionConfigSelect"], data: Any, *, strict: bool = False
+    ) -> SessionConfigSelect: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionConfigBoolean"], data: Any, *, strict: bool = False
+    ) -> SessionConfigBoolean: ...
+
+    @overload
+    def decode(
+        name: Literal["LoadSessionResponse"], data: Any, *, strict: bool = False
+    ) -> LoadSessionResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["ListSessionsResponse"], data: Any, *, strict: bool = False
+    ) -> ListSessionsResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionInfo"], data: Any, *, strict: bool = False
+    ) -> SessionInfo: ...
+
+    @overload
+    def decode(
+        name: Literal["DeleteSessionResponse"], data: Any, *, strict: bool = False
+    ) -> DeleteSessionResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["ResumeSessionResponse"], data: Any, *, strict: bool = False
+    ) -> ResumeSessionResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["CloseSessionResponse"], data: Any, *, strict: bool = False
+    ) -> CloseSessionResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["SetSessionModeResponse"], data: Any, *, strict: bool = False
+    ) -> SetSessionModeResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["SetSessionConfigOptionResponse"],
+        data: Any,
+        *,
+        strict: bool = False,
+    ) -> SetSessionConfigOptionResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["PromptResponse"], data: Any, *, strict: bool = False
+    ) -> PromptResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["StopReason"], data: Any, *, strict: bool = False
+    ) -> StopReason: ...
+
+    @overload
+    def decode(
+        name: Literal["ExtResponse"], data: Any, *, strict: bool = False
+    ) -> ExtResponse: ...
+
+    @overload
+    def decode(name: Literal["Error"], data: Any, *, strict: bool = False) -> Error: ...
+
+    @overload
+    def decode(
+        name: Literal["ErrorCode"], data: Any, *, strict: bool = False
+    ) -> ErrorCode | int: ...
+
+    @overload
+    def decode(
+        name: Literal["AgentNotification"], data: Any, *, strict: bool = False
+    ) -> AgentNotification: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionNotification"], data: Any, *, strict: bool = False
+    ) -> SessionNotification: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionUpdate"], data: Any, *, strict: bool = False
+    ) -> SessionUpdate: ...
+
+    @overload
+    def decode(
+        name: Literal["MessageId"], data: Any, *, strict: bool = False
+    ) -> MessageId: ...
+
+    @overload
+    def decode(
+        name: Literal["ContentChunk"], data: Any, *, strict: bool = False
+    ) -> ContentChunk: ...
+
+    @overload
+    def decode(
+        name: Literal["ToolCall"], data: Any, *, strict: bool = False
+    ) -> ToolCall: ...
+
+    @overload
+    def decode(
+        name: Literal["PlanEntry"], data: Any, *, strict: bool = False
+    ) -> PlanEntry: ...
+
+    @overload
+    def decode(
+        name: Literal["PlanEntryPriority"], data: Any, *, strict: bool = False
+    ) -> PlanEntryPriority: ...
+
+    @overload
+    def decode(
+        name: Literal["PlanEntryStatus"], data: Any, *, strict: bool = False
+    ) -> PlanEntryStatus: ...
+
+    @overload
+    def decode(name: Literal["Plan"], data: Any, *, strict: bool = False) -> Plan: ...
+
+    @overload
+    def decode(
+        name: Literal["AvailableCommand"], data: Any, *, strict: bool = False
+    ) -> AvailableCommand: ...
+
+    @overload
+    def decode(
+        name: Literal["AvailableCommandInput"], data: Any, *, strict: bool = False
+    ) -> AvailableCommandInput: ...
+
+    @overload
+    def decode(
+        name: Literal["UnstructuredCommandInput"], data: Any, *, strict: bool = False
+    ) -> UnstructuredCommandInput: ...
+
+    @overload
+    def decode(
+        name: Literal["AvailableCommandsUpdate"], data: Any, *, strict: bool = False
+    ) -> AvailableCommandsUpdate: ...
+
+    @overload
+    def decode(
+        name: Literal["CurrentModeUpdate"], data: Any, *, strict: bool = False
+    ) -> CurrentModeUpdate: ...
+
+    @overload
+    def decode(
+        name: Literal["ConfigOptionUpdate"], data: Any, *, strict: bool = False
+    ) -> ConfigOptionUpdate: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionInfoUpdate"], data: Any, *, strict: bool = False
+    ) -> SessionInfoUpdate: ...
+
+    @overload
+    def decode(name: Literal["Cost"], data: Any, *, strict: bool = False) -> Cost: ...
+
+    @overload
+    def decode(
+        name: Literal["UsageUpdate"], data: Any, *, strict: bool = False
+    ) -> UsageUpdate: ...
+
+    @overload
+    def decode(
+        name: Literal["NoticeSeverity"], data: Any, *, strict: bool = False
+    ) -> NoticeSeverity | str: ...
+
+    @overload
+    def decode(
+        name: Literal["Notice"], data: Any, *, strict: bool = False
+    ) -> Notice: ...
+
+    @overload
+    def decode(
+        name: Literal["CompactionId"], data: Any, *, strict: bool = False
+    ) -> CompactionId: ...
+
+    @overload
+    def decode(
+        name: Literal["CompactionStatus"], data: Any, *, strict: bool = False
+    ) -> CompactionStatus | str: ...
+
+    @overload
+    def decode(
+        name: Literal["CompactionUpdate"], data: Any, *, strict: bool = False
+    ) -> CompactionUpdate: ...
+
+    @overload
+    def decode(
+        name: Literal["CompactionSummaryChunk"], data: Any, *, strict: bool = False
+    ) -> CompactionSummaryChunk: ...
+
+    @overload
+    def decode(
+        name: Literal["CompleteElicitationNotification"],
+        data: Any,
+        *,
+        strict: bool = False,
+    ) -> CompleteElicitationNotification: ...
+
+    @overload
+    def decode(
+        name: Literal["ExtNotification"], data: Any, *, strict: bool = False
+    ) -> ExtNotification: ...
+
+    @overload
+    def decode(
+        name: Literal["ClientRequest"], data: Any, *, strict: bool = False
+    ) -> ClientRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["InitializeRequest"], data: Any, *, strict: bool = False
+    ) -> InitializeRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["ClientCapabilities"], data: Any, *, strict: bool = False
+    ) -> ClientCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["FileSystemCapabilities"], data: Any, *, strict: bool = False
+    ) -> FileSystemCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["ClientSessionCapabilities"], data: Any, *, strict: bool = False
+    ) -> ClientSessionCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["CompactionCapabilities"], data: Any, *, strict: bool = False
+    ) -> CompactionCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionConfigOptionsCapabilities"],
+        data: Any,
+        *,
+        strict: bool = False,
+    ) -> SessionConfigOptionsCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["BooleanConfigOptionCapabilities"],
+        data: Any,
+        *,
+        strict: bool = False,
+    ) -> BooleanConfigOptionCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["NoticeCapabilities"], data: Any, *, strict: bool = False
+    ) -> NoticeCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["AuthCapabilities"], data: Any, *, strict: bool = False
+    ) -> AuthCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["ElicitationCapabilities"], data: Any, *, strict: bool = False
+    ) -> ElicitationCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["ElicitationFormCapabilities"], data: Any, *, strict: bool = False
+    ) -> ElicitationFormCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["ElicitationUrlCapabilities"], data: Any, *, strict: bool = False
+    ) -> ElicitationUrlCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["AuthenticateRequest"], data: Any, *, strict: bool = False
+    ) -> AuthenticateRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["LogoutRequest"], data: Any, *, strict: bool = False
+    ) -> LogoutRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["NewSessionRequest"], data: Any, *, strict: bool = False
+    ) -> NewSessionRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["McpServer"], data: Any, *, strict: bool = False
+    ) -> McpServer: ...
+
+    @overload
+    def decode(
+        name: Literal["HttpHeader"], data: Any, *, strict: bool = False
+    ) -> HttpHeader: ...
+
+    @overload
+    def decode(
+        name: Literal["McpServerHttp"], data: Any, *, strict: bool = False
+    ) -> McpServerHttp: ...
+
+    @overload
+    def decode(
+        name: Literal["McpServerSse"], data: Any, *, strict: bool = False
+    ) -> McpServerSse: ...
+
+    @overload
+    def decode(
+        name: Literal["McpServerStdio"], data: Any, *, strict: bool = False
+    ) -> McpServerStdio: ...
+
+    @overload
+    def decode(
+        name: Literal["LoadSessionRequest"], data: Any, *, strict: bool = False
+    ) -> LoadSessionRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["ListSessionsRequest"], data: Any, *, strict: bool = False
+    ) -> ListSessionsRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["DeleteSessionRequest"], data: Any, *, strict: bool = False
+    ) -> DeleteSessionRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["ResumeSessionRequest"], data: Any, *, strict: bool = False
+    ) -> ResumeSessionRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["CloseSessionRequest"], data: Any, *, strict: bool = False
+    ) -> CloseSessionRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["SetSessionModeRequest"], data: Any, *, strict: bool = False
+    ) -> SetSessionModeRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["SetSessionConfigOptionRequest"],
+        data: Any,
+        *,
+        strict: bool = False,
+    ) -> SetSessionConfigOptionRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["PromptRequest"], data: Any, *, strict: bool = False
+    ) -> PromptRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["ClientResponse"], data: Any, *, strict: bool = False
+    ) -> ClientResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["WriteTextFileResponse"], data: Any, *, strict: bool = False
+    ) -> WriteTextFileResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["ReadTextFileResponse"], data: Any, *, strict: bool = False
+    ) -> ReadTextFileResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["RequestPermissionResponse"], data: Any, *, strict: bool = False
+    ) -> RequestPermissionResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["RequestPermissionOutcome"], data: Any, *, strict: bool = False
+    ) -> RequestPermissionOutcome: ...
+
+    @overload
+    def decode(
+        name: Literal["SelectedPermissionOutcome"], data: Any, *, strict: bool = False
+    ) -> SelectedPermissionOutcome: ...
+
+    @overload
+    def decode(
+        name: Literal["CreateTerminalResponse"], data: Any, *, strict: bool = False
+    ) -> CreateTerminalResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["TerminalOutputResponse"], data: Any, *, strict: bool = False
+    ) -> TerminalOutputResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["TerminalExitStatus"], data: Any, *, strict: bool = False
+    ) -> TerminalExitStatus: ...
+
+    @overload
+    def decode(
+        name: Literal["ReleaseTerminalResponse"], data: Any, *, strict: bool = False
+    ) -> ReleaseTerminalResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["WaitForTerminalExitResponse"], data: Any, *, strict: bool = False
+    ) -> WaitForTerminalExitResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["KillTerminalResponse"], data: Any, *, strict: bool = False
+    ) -> KillTerminalResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["CreateElicitationResponse"], data: Any, *, strict: bool = False
+    ) -> CreateElicitationResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["ElicitationContentValue"], data: Any, *, strict: bool = False
+    ) -> ElicitationContentValue: ...
+
+    @overload
+    def decode(
+        name: Literal["ElicitationAcceptAction"], data: Any, *, strict: bool = False
+    ) -> ElicitationAcceptAction: ...
+
+    @overload
+    def decode(
+        name: Literal["ClientNotification"], data: Any, *, strict: bool = False
+    ) -> ClientNotification: ...
+
+    @overload
+    def decode(
+        name: Literal["CancelNotification"], data: Any, *, strict: bool = False
+    ) -> CancelNotification: ...
+
+    @overload
+    def decode(
+        name: Literal["CancelRequestNotification"], data: Any, *, strict: bool = False
+    ) -> CancelRequestNotification: ...
+
+    @overload
+    def decode(name: str, data: Any, *, strict: bool = False) -> object: ...
+
+
+def decode(name: str, data: Any, *, strict: bool = False) -> object:
     """Decode ``data``, a value as ``json.loads`` returns it, as the ``$defs``
     type ``name``.
 
@@ -60,16 +979,17 @@ def decode(name: str, data: Any, *, strict: bool = False) -> Any:
     return _run(decoder, pointer, data, strict)
 
 
-def decode_class(cls: type, data: Any, *, strict: bool = False) -> Any:
+def decode_class(cls: type[_T], data: Any, *, strict: bool = False) -> _T:
     """Decode ``data`` as the generated class ``cls``."""
     try:
         decoder, pointer = _CLASS_DECODERS[cls]
     except KeyError:
         raise KeyError(f"{cls!r} is not a class of this package") from None
-    return _run(decoder, pointer, data, strict)
+    # The table pairs each class with its own decoder.
+    return cast(_T, _run(decoder, pointer, data, strict))
 
 
-def _run(decoder: Callable, pointer: str, data: Any, strict: bool) -> Any:
+def _run(decoder: Decoder[object], pointer: str, data: Any, strict: bool) -> object:
     try:
         if strict:
             validate(schema_root(SCHEMA_JSON), pointer, data)
@@ -78,42 +998,63 @@ def _run(decoder: Callable, pointer: str, data: Any, strict: bool) -> Any:
         raise ValidationError("the value is nested too deeply to decode") from None
 
 
-def encode(value: Any) -> Any:
+if TYPE_CHECKING:
+
+    @overload
+    def encode(value: _Wire) -> dict[str, Any]: ...
+    @overload
+    def encode(value: str) -> str: ...
+    @overload
+    def encode(value: bool) -> bool: ...
+    @overload
+    def encode(value: int) -> int: ...
+    @overload
+    def encode(value: float) -> float: ...
+    @overload
+    def encode(value: None) -> None: ...
+    @overload
+    def encode(value: list[Any]) -> list[Any]: ...
+    @overload
+    def encode(value: dict[str, Any]) -> dict[str, Any]: ...
+
+
+def encode(value: object) -> object:
     """The JSON-compatible wire form of a decoded or constructed value:
     ``UNSET`` fields are left out, ``None`` is ``null``, and the wire names
-    come back (``tool_call_id`` -> ``toolCallId``)."""
+    come back (``tool_call_id`` -> ``toolCallId``). A generated class gives a
+    dict, an enum member its value, lists and dicts their items' wire forms."""
     encoder = _ENCODERS.get(type(value))
     if encoder is not None:
         return encoder(value)
     return encode_value(value)
 
 
-def encode_value(value: Any) -> Any:
+def encode_value(value: object) -> Any:
     """The wire form of a value that is not a generated class: JSON as it is,
     or lists and dicts holding generated values. Walked without recursion, so
     any depth that ``json`` handles works here too."""
-    root = [value]
-    stack = [(root, 0)]
+    root: list[object] = [value]
+    stack: list[tuple[Any, Any]] = [(root, 0)]
     while stack:
         container, key = stack.pop()
-        item = container[key]
+        item: object = container[key]
         encoder = _ENCODERS.get(type(item))
         if encoder is not None:
             container[key] = encoder(item)
         elif isinstance(item, Enum):
+            if item is UNSET:
+                raise ValueError("UNSET has no wire form: it marks an omitted field")
             container[key] = item.value
-        elif type(item) is list:
-            copy = container[key] = list(item)
-            stack.extend((copy, index) for index in range(len(copy)))
-        elif type(item) is dict:
-            copy = container[key] = dict(item)
-            stack.extend((copy, k) for k in copy)
-        elif item is UNSET:
-            raise ValueError("UNSET has no wire form: it marks an omitted field")
+        elif type(item) is json_array:
+            items = container[key] = list(item)
+            stack.extend((items, index) for index in range(len(items)))
+        elif type(item) is json_object:
+            members = container[key] = dict(item)
+            stack.extend((members, k) for k in members)
     return root[0]
 
 
-def check_tag(d: dict, tag: str, expected: "str | None") -> ValidationError:
+def check_tag(d: JsonObject, tag: str, expected: str | None) -> ValidationError:
     """The error for an object whose tag does not select the variant asked for."""
     value = d.get(tag, MISSING)
     if value is MISSING:
@@ -130,8 +1071,9 @@ def check_raw(value: Any, pointer: str) -> Any:
 
 
 def _decode_AgentRequest(d: Any, strict: bool) -> AgentRequest:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_id: RequestId
     v = d.get("id", MISSING)
     if v is MISSING:
         raise missing("id")
@@ -141,6 +1083,7 @@ def _decode_AgentRequest(d: Any, strict: bool) -> AgentRequest:
         except ValidationError as error:
             raise error.at("id")
 
+    f_method: str
     v = d.get("method", MISSING)
     if v is MISSING:
         raise missing("method")
@@ -150,6 +1093,7 @@ def _decode_AgentRequest(d: Any, strict: bool) -> AgentRequest:
         except ValidationError as error:
             raise error.at("method")
 
+    f_params: Any | Unset
     v = d.get("params", MISSING)
     if v is MISSING:
         f_params = UNSET
@@ -168,40 +1112,40 @@ def _decode_AgentRequest(d: Any, strict: bool) -> AgentRequest:
 
 def _encode_AgentRequest(o: AgentRequest) -> dict[str, Any]:
     d: dict[str, Any] = {
-        "id": _encode_RequestId(o.id),
+        "id": encode(o.id),
         "method": o.method,
     }
-    v = o.params
-    if v is not UNSET:
-        d["params"] = v
+    v_params = o.params
+    if v_params is not UNSET:
+        d["params"] = v_params
 
     return d
 
 
-def _decode_RequestId(v: Any, strict: bool) -> Any:
-    return scalar_union(
-        v,
-        strict,
-        {
-            "null": lambda x, strict: check_null(x),
-            "integer": lambda x, strict: (
-                check_int(x, None, None)
-                if strict
-                else check_int(x, -9223372036854775808, 9223372036854775807)
-            ),
-            "string": lambda x, strict: (x if type(x) is str else check_str(x)),
-        },
-        "null, integer or string",
+def _decode_RequestId(v: Any, strict: bool) -> RequestId:
+    return cast(
+        "None | int | str",
+        scalar_union(
+            v,
+            strict,
+            {
+                "null": lambda x, strict: (None if x is None else not_null(x)),
+                "integer": lambda x, strict: (
+                    check_int(x, None, None)
+                    if strict
+                    else check_int(x, -9223372036854775808, 9223372036854775807)
+                ),
+                "string": lambda x, strict: (x if type(x) is str else check_str(x)),
+            },
+            "null, integer or string",
+        ),
     )
 
 
-def _encode_RequestId(v: Any) -> Any:
-    return encode(v)
-
-
 def _decode_WriteTextFileRequest(d: Any, strict: bool) -> WriteTextFileRequest:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_session_id: SessionId
     v = d.get("sessionId", MISSING)
     if v is MISSING:
         raise missing("sessionId")
@@ -211,6 +1155,7 @@ def _decode_WriteTextFileRequest(d: Any, strict: bool) -> WriteTextFileRequest:
         except ValidationError as error:
             raise error.at("sessionId")
 
+    f_path: str
     v = d.get("path", MISSING)
     if v is MISSING:
         raise missing("path")
@@ -220,6 +1165,7 @@ def _decode_WriteTextFileRequest(d: Any, strict: bool) -> WriteTextFileRequest:
         except ValidationError as error:
             raise error.at("path")
 
+    f_content: str
     v = d.get("content", MISSING)
     if v is MISSING:
         raise missing("content")
@@ -229,6 +1175,7 @@ def _decode_WriteTextFileRequest(d: Any, strict: bool) -> WriteTextFileRequest:
         except ValidationError as error:
             raise error.at("content")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -254,24 +1201,21 @@ def _encode_WriteTextFileRequest(o: WriteTextFileRequest) -> dict[str, Any]:
         "path": o.path,
         "content": o.content,
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
-def _decode_SessionId(v: Any, strict: bool) -> Any:
+def _decode_SessionId(v: Any, strict: bool) -> SessionId:
     return v if type(v) is str else check_str(v)
 
 
-def _encode_SessionId(v: Any) -> Any:
-    return v
-
-
 def _decode_ReadTextFileRequest(d: Any, strict: bool) -> ReadTextFileRequest:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_session_id: SessionId
     v = d.get("sessionId", MISSING)
     if v is MISSING:
         raise missing("sessionId")
@@ -281,6 +1225,7 @@ def _decode_ReadTextFileRequest(d: Any, strict: bool) -> ReadTextFileRequest:
         except ValidationError as error:
             raise error.at("sessionId")
 
+    f_path: str
     v = d.get("path", MISSING)
     if v is MISSING:
         raise missing("path")
@@ -290,6 +1235,7 @@ def _decode_ReadTextFileRequest(d: Any, strict: bool) -> ReadTextFileRequest:
         except ValidationError as error:
             raise error.at("path")
 
+    f_line: int | None | Unset
     v = d.get("line", MISSING)
     if v is MISSING:
         f_line = UNSET
@@ -303,6 +1249,7 @@ def _decode_ReadTextFileRequest(d: Any, strict: bool) -> ReadTextFileRequest:
         except ValidationError as error:
             raise error.at("line")
 
+    f_limit: int | None | Unset
     v = d.get("limit", MISSING)
     if v is MISSING:
         f_limit = UNSET
@@ -316,6 +1263,7 @@ def _decode_ReadTextFileRequest(d: Any, strict: bool) -> ReadTextFileRequest:
         except ValidationError as error:
             raise error.at("limit")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -341,22 +1289,23 @@ def _encode_ReadTextFileRequest(o: ReadTextFileRequest) -> dict[str, Any]:
         "sessionId": o.session_id,
         "path": o.path,
     }
-    v = o.line
-    if v is not UNSET:
-        d["line"] = v
-    v = o.limit
-    if v is not UNSET:
-        d["limit"] = v
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_line = o.line
+    if v_line is not UNSET:
+        d["line"] = v_line
+    v_limit = o.limit
+    if v_limit is not UNSET:
+        d["limit"] = v_limit
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_RequestPermissionRequest(d: Any, strict: bool) -> RequestPermissionRequest:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_session_id: SessionId
     v = d.get("sessionId", MISSING)
     if v is MISSING:
         raise missing("sessionId")
@@ -366,6 +1315,7 @@ def _decode_RequestPermissionRequest(d: Any, strict: bool) -> RequestPermissionR
         except ValidationError as error:
             raise error.at("sessionId")
 
+    f_tool_call: ToolCallUpdate
     v = d.get("toolCall", MISSING)
     if v is MISSING:
         raise missing("toolCall")
@@ -375,6 +1325,7 @@ def _decode_RequestPermissionRequest(d: Any, strict: bool) -> RequestPermissionR
         except ValidationError as error:
             raise error.at("toolCall")
 
+    f_options: list[PermissionOption]
     v = d.get("options", MISSING)
     if v is MISSING:
         raise missing("options")
@@ -384,6 +1335,7 @@ def _decode_RequestPermissionRequest(d: Any, strict: bool) -> RequestPermissionR
         except ValidationError as error:
             raise error.at("options")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -409,16 +1361,17 @@ def _encode_RequestPermissionRequest(o: RequestPermissionRequest) -> dict[str, A
         "toolCall": _encode_ToolCallUpdate(o.tool_call),
         "options": [_encode_PermissionOption(x) for x in o.options],
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_ToolCallUpdate(d: Any, strict: bool) -> ToolCallUpdate:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_tool_call_id: ToolCallId
     v = d.get("toolCallId", MISSING)
     if v is MISSING:
         raise missing("toolCallId")
@@ -428,6 +1381,7 @@ def _decode_ToolCallUpdate(d: Any, strict: bool) -> ToolCallUpdate:
         except ValidationError as error:
             raise error.at("toolCallId")
 
+    f_kind: ToolKind | None | Unset
     v = d.get("kind", MISSING)
     if v is MISSING:
         f_kind = UNSET
@@ -439,6 +1393,7 @@ def _decode_ToolCallUpdate(d: Any, strict: bool) -> ToolCallUpdate:
                 raise error.at("kind")
             f_kind = UNSET
 
+    f_status: ToolCallStatus | None | Unset
     v = d.get("status", MISSING)
     if v is MISSING:
         f_status = UNSET
@@ -450,6 +1405,7 @@ def _decode_ToolCallUpdate(d: Any, strict: bool) -> ToolCallUpdate:
                 raise error.at("status")
             f_status = UNSET
 
+    f_title: str | None | Unset
     v = d.get("title", MISSING)
     if v is MISSING:
         f_title = UNSET
@@ -461,6 +1417,7 @@ def _decode_ToolCallUpdate(d: Any, strict: bool) -> ToolCallUpdate:
                 raise error.at("title")
             f_title = UNSET
 
+    f_name: str | None | Unset
     v = d.get("name", MISSING)
     if v is MISSING:
         f_name = UNSET
@@ -472,6 +1429,7 @@ def _decode_ToolCallUpdate(d: Any, strict: bool) -> ToolCallUpdate:
                 raise error.at("name")
             f_name = UNSET
 
+    f_content: list[ToolCallContent] | None | Unset
     v = d.get("content", MISSING)
     if v is MISSING:
         f_content = UNSET
@@ -487,6 +1445,7 @@ def _decode_ToolCallUpdate(d: Any, strict: bool) -> ToolCallUpdate:
                 raise error.at("content")
             f_content = UNSET
 
+    f_locations: list[ToolCallLocation] | None | Unset
     v = d.get("locations", MISSING)
     if v is MISSING:
         f_locations = UNSET
@@ -502,6 +1461,7 @@ def _decode_ToolCallUpdate(d: Any, strict: bool) -> ToolCallUpdate:
                 raise error.at("locations")
             f_locations = UNSET
 
+    f_raw_input: Any | Unset
     v = d.get("rawInput", MISSING)
     if v is MISSING:
         f_raw_input = UNSET
@@ -513,6 +1473,7 @@ def _decode_ToolCallUpdate(d: Any, strict: bool) -> ToolCallUpdate:
                 raise error.at("rawInput")
             f_raw_input = UNSET
 
+    f_raw_output: Any | Unset
     v = d.get("rawOutput", MISSING)
     if v is MISSING:
         f_raw_output = UNSET
@@ -524,6 +1485,7 @@ def _decode_ToolCallUpdate(d: Any, strict: bool) -> ToolCallUpdate:
                 raise error.at("rawOutput")
             f_raw_output = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -553,45 +1515,55 @@ def _encode_ToolCallUpdate(o: ToolCallUpdate) -> dict[str, Any]:
     d: dict[str, Any] = {
         "toolCallId": o.tool_call_id,
     }
-    v = o.kind
-    if v is not UNSET:
-        d["kind"] = None if v is None else (v._value_ if type(v) is ToolKind else v)
-    v = o.status
-    if v is not UNSET:
-        d["status"] = (
-            None if v is None else (v._value_ if type(v) is ToolCallStatus else v)
+    v_kind = o.kind
+    if v_kind is not UNSET:
+        d["kind"] = (
+            None
+            if v_kind is None
+            else (v_kind._value_ if type(v_kind) is ToolKind else v_kind)
         )
-    v = o.title
-    if v is not UNSET:
-        d["title"] = v
-    v = o.name
-    if v is not UNSET:
-        d["name"] = v
-    v = o.content
-    if v is not UNSET:
-        d["content"] = None if v is None else [_encode_ToolCallContent(x) for x in v]
-    v = o.locations
-    if v is not UNSET:
-        d["locations"] = None if v is None else [_encode_ToolCallLocation(x) for x in v]
-    v = o.raw_input
-    if v is not UNSET:
-        d["rawInput"] = v
-    v = o.raw_output
-    if v is not UNSET:
-        d["rawOutput"] = v
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_status = o.status
+    if v_status is not UNSET:
+        d["status"] = (
+            None
+            if v_status is None
+            else (v_status._value_ if type(v_status) is ToolCallStatus else v_status)
+        )
+    v_title = o.title
+    if v_title is not UNSET:
+        d["title"] = v_title
+    v_name = o.name
+    if v_name is not UNSET:
+        d["name"] = v_name
+    v_content = o.content
+    if v_content is not UNSET:
+        d["content"] = (
+            None
+            if v_content is None
+            else [_encode_ToolCallContent(x) for x in v_content]
+        )
+    v_locations = o.locations
+    if v_locations is not UNSET:
+        d["locations"] = (
+            None
+            if v_locations is None
+            else [_encode_ToolCallLocation(x) for x in v_locations]
+        )
+    v_raw_input = o.raw_input
+    if v_raw_input is not UNSET:
+        d["rawInput"] = v_raw_input
+    v_raw_output = o.raw_output
+    if v_raw_output is not UNSET:
+        d["rawOutput"] = v_raw_output
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
-def _decode_ToolCallId(v: Any, strict: bool) -> Any:
+def _decode_ToolCallId(v: Any, strict: bool) -> ToolCallId:
     return v if type(v) is str else check_str(v)
-
-
-def _encode_ToolCallId(v: Any) -> Any:
-    return v
 
 
 def _decode_ToolKind(v: Any, strict: bool) -> ToolKind:
@@ -606,10 +1578,10 @@ def _decode_ToolKind(v: Any, strict: bool) -> ToolKind:
     )
 
 
-_MEMBERS_ToolKind = ToolKind._value2member_map_
+_MEMBERS_ToolKind = cast("dict[str, ToolKind]", ToolKind._value2member_map_)
 
 
-def _encode_ToolKind(v: Any) -> Any:
+def _encode_ToolKind(v: ToolKind) -> str:
     return v._value_ if type(v) is ToolKind else v
 
 
@@ -624,18 +1596,21 @@ def _decode_ToolCallStatus(v: Any, strict: bool) -> ToolCallStatus:
     )
 
 
-_MEMBERS_ToolCallStatus = ToolCallStatus._value2member_map_
+_MEMBERS_ToolCallStatus = cast(
+    "dict[str, ToolCallStatus]", ToolCallStatus._value2member_map_
+)
 
 
-def _encode_ToolCallStatus(v: Any) -> Any:
+def _encode_ToolCallStatus(v: ToolCallStatus) -> str:
     return v._value_ if type(v) is ToolCallStatus else v
 
 
 def _decode_ContentToolCallContent(d: Any, strict: bool) -> ContentToolCallContent:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("type") != "content":
         raise check_tag(d, "type", "content")
+    f_content: ContentBlock
     v = d.get("content", MISSING)
     if v is MISSING:
         raise missing("content")
@@ -645,6 +1620,7 @@ def _decode_ContentToolCallContent(d: Any, strict: bool) -> ContentToolCallConte
         except ValidationError as error:
             raise error.at("content")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -667,18 +1643,19 @@ def _encode_ContentToolCallContent(o: ContentToolCallContent) -> dict[str, Any]:
         "type": "content",
         "content": _encode_ContentBlock(o.content),
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_DiffToolCallContent(d: Any, strict: bool) -> DiffToolCallContent:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("type") != "diff":
         raise check_tag(d, "type", "diff")
+    f_path: str
     v = d.get("path", MISSING)
     if v is MISSING:
         raise missing("path")
@@ -688,6 +1665,7 @@ def _decode_DiffToolCallContent(d: Any, strict: bool) -> DiffToolCallContent:
         except ValidationError as error:
             raise error.at("path")
 
+    f_old_text: str | None | Unset
     v = d.get("oldText", MISSING)
     if v is MISSING:
         f_old_text = UNSET
@@ -699,6 +1677,7 @@ def _decode_DiffToolCallContent(d: Any, strict: bool) -> DiffToolCallContent:
                 raise error.at("oldText")
             f_old_text = UNSET
 
+    f_new_text: str
     v = d.get("newText", MISSING)
     if v is MISSING:
         raise missing("newText")
@@ -708,6 +1687,7 @@ def _decode_DiffToolCallContent(d: Any, strict: bool) -> DiffToolCallContent:
         except ValidationError as error:
             raise error.at("newText")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -733,21 +1713,22 @@ def _encode_DiffToolCallContent(o: DiffToolCallContent) -> dict[str, Any]:
         "path": o.path,
         "newText": o.new_text,
     }
-    v = o.old_text
-    if v is not UNSET:
-        d["oldText"] = v
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_old_text = o.old_text
+    if v_old_text is not UNSET:
+        d["oldText"] = v_old_text
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_TerminalToolCallContent(d: Any, strict: bool) -> TerminalToolCallContent:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("type") != "terminal":
         raise check_tag(d, "type", "terminal")
+    f_terminal_id: TerminalId
     v = d.get("terminalId", MISSING)
     if v is MISSING:
         raise missing("terminalId")
@@ -757,6 +1738,7 @@ def _decode_TerminalToolCallContent(d: Any, strict: bool) -> TerminalToolCallCon
         except ValidationError as error:
             raise error.at("terminalId")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -779,14 +1761,14 @@ def _encode_TerminalToolCallContent(o: TerminalToolCallContent) -> dict[str, Any
         "type": "terminal",
         "terminalId": o.terminal_id,
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
-_VARIANTS_ToolCallContent: dict[str, Callable[[Any, bool], Any]] = {
+_VARIANTS_ToolCallContent: dict[str, Decoder[ToolCallContent]] = {
     "content": _decode_ContentToolCallContent,
     "diff": _decode_DiffToolCallContent,
     "terminal": _decode_TerminalToolCallContent,
@@ -794,7 +1776,7 @@ _VARIANTS_ToolCallContent: dict[str, Callable[[Any, bool], Any]] = {
 
 
 def _decode_ToolCallContent(d: Any, strict: bool) -> ToolCallContent:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     tag = d.get("type", MISSING)
     if type(tag) is str:
@@ -809,9 +1791,9 @@ def _decode_ToolCallContent(d: Any, strict: bool) -> ToolCallContent:
     raise type_error("a string", tag).at("type")
 
 
-def _encode_ToolCallContent(o: Any) -> Any:
+def _encode_ToolCallContent(o: ToolCallContent) -> dict[str, Any]:
     try:
-        encoder = _ENCODERS[type(o)]
+        encoder = _CLASS_ENCODERS[type(o)]
     except KeyError:
         raise TypeError(
             f"{type(o).__name__} is not a variant of ToolCallContent"
@@ -820,10 +1802,11 @@ def _encode_ToolCallContent(o: Any) -> Any:
 
 
 def _decode_TextContentBlock(d: Any, strict: bool) -> TextContentBlock:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("type") != "text":
         raise check_tag(d, "type", "text")
+    f_annotations: Annotations | None | Unset
     v = d.get("annotations", MISSING)
     if v is MISSING:
         f_annotations = UNSET
@@ -835,6 +1818,7 @@ def _decode_TextContentBlock(d: Any, strict: bool) -> TextContentBlock:
                 raise error.at("annotations")
             f_annotations = UNSET
 
+    f_text: str
     v = d.get("text", MISSING)
     if v is MISSING:
         raise missing("text")
@@ -844,6 +1828,7 @@ def _decode_TextContentBlock(d: Any, strict: bool) -> TextContentBlock:
         except ValidationError as error:
             raise error.at("text")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -867,21 +1852,24 @@ def _encode_TextContentBlock(o: TextContentBlock) -> dict[str, Any]:
         "type": "text",
         "text": o.text,
     }
-    v = o.annotations
-    if v is not UNSET:
-        d["annotations"] = None if v is None else _encode_Annotations(v)
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_annotations = o.annotations
+    if v_annotations is not UNSET:
+        d["annotations"] = (
+            None if v_annotations is None else _encode_Annotations(v_annotations)
+        )
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_ImageContentBlock(d: Any, strict: bool) -> ImageContentBlock:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("type") != "image":
         raise check_tag(d, "type", "image")
+    f_annotations: Annotations | None | Unset
     v = d.get("annotations", MISSING)
     if v is MISSING:
         f_annotations = UNSET
@@ -893,6 +1881,7 @@ def _decode_ImageContentBlock(d: Any, strict: bool) -> ImageContentBlock:
                 raise error.at("annotations")
             f_annotations = UNSET
 
+    f_data: str
     v = d.get("data", MISSING)
     if v is MISSING:
         raise missing("data")
@@ -902,6 +1891,7 @@ def _decode_ImageContentBlock(d: Any, strict: bool) -> ImageContentBlock:
         except ValidationError as error:
             raise error.at("data")
 
+    f_mime_type: str
     v = d.get("mimeType", MISSING)
     if v is MISSING:
         raise missing("mimeType")
@@ -911,6 +1901,7 @@ def _decode_ImageContentBlock(d: Any, strict: bool) -> ImageContentBlock:
         except ValidationError as error:
             raise error.at("mimeType")
 
+    f_uri: str | None | Unset
     v = d.get("uri", MISSING)
     if v is MISSING:
         f_uri = UNSET
@@ -922,6 +1913,7 @@ def _decode_ImageContentBlock(d: Any, strict: bool) -> ImageContentBlock:
                 raise error.at("uri")
             f_uri = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -948,24 +1940,27 @@ def _encode_ImageContentBlock(o: ImageContentBlock) -> dict[str, Any]:
         "data": o.data,
         "mimeType": o.mime_type,
     }
-    v = o.annotations
-    if v is not UNSET:
-        d["annotations"] = None if v is None else _encode_Annotations(v)
-    v = o.uri
-    if v is not UNSET:
-        d["uri"] = v
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_annotations = o.annotations
+    if v_annotations is not UNSET:
+        d["annotations"] = (
+            None if v_annotations is None else _encode_Annotations(v_annotations)
+        )
+    v_uri = o.uri
+    if v_uri is not UNSET:
+        d["uri"] = v_uri
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_AudioContentBlock(d: Any, strict: bool) -> AudioContentBlock:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("type") != "audio":
         raise check_tag(d, "type", "audio")
+    f_annotations: Annotations | None | Unset
     v = d.get("annotations", MISSING)
     if v is MISSING:
         f_annotations = UNSET
@@ -977,6 +1972,7 @@ def _decode_AudioContentBlock(d: Any, strict: bool) -> AudioContentBlock:
                 raise error.at("annotations")
             f_annotations = UNSET
 
+    f_data: str
     v = d.get("data", MISSING)
     if v is MISSING:
         raise missing("data")
@@ -986,6 +1982,7 @@ def _decode_AudioContentBlock(d: Any, strict: bool) -> AudioContentBlock:
         except ValidationError as error:
             raise error.at("data")
 
+    f_mime_type: str
     v = d.get("mimeType", MISSING)
     if v is MISSING:
         raise missing("mimeType")
@@ -995,6 +1992,7 @@ def _decode_AudioContentBlock(d: Any, strict: bool) -> AudioContentBlock:
         except ValidationError as error:
             raise error.at("mimeType")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -1020,21 +2018,24 @@ def _encode_AudioContentBlock(o: AudioContentBlock) -> dict[str, Any]:
         "data": o.data,
         "mimeType": o.mime_type,
     }
-    v = o.annotations
-    if v is not UNSET:
-        d["annotations"] = None if v is None else _encode_Annotations(v)
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_annotations = o.annotations
+    if v_annotations is not UNSET:
+        d["annotations"] = (
+            None if v_annotations is None else _encode_Annotations(v_annotations)
+        )
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_ResourceLinkContentBlock(d: Any, strict: bool) -> ResourceLinkContentBlock:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("type") != "resource_link":
         raise check_tag(d, "type", "resource_link")
+    f_annotations: Annotations | None | Unset
     v = d.get("annotations", MISSING)
     if v is MISSING:
         f_annotations = UNSET
@@ -1046,6 +2047,7 @@ def _decode_ResourceLinkContentBlock(d: Any, strict: bool) -> ResourceLinkConten
                 raise error.at("annotations")
             f_annotations = UNSET
 
+    f_description: str | None | Unset
     v = d.get("description", MISSING)
     if v is MISSING:
         f_description = UNSET
@@ -1059,6 +2061,7 @@ def _decode_ResourceLinkContentBlock(d: Any, strict: bool) -> ResourceLinkConten
                 raise error.at("description")
             f_description = UNSET
 
+    f_mime_type: str | None | Unset
     v = d.get("mimeType", MISSING)
     if v is MISSING:
         f_mime_type = UNSET
@@ -1070,6 +2073,7 @@ def _decode_ResourceLinkContentBlock(d: Any, strict: bool) -> ResourceLinkConten
                 raise error.at("mimeType")
             f_mime_type = UNSET
 
+    f_name: str
     v = d.get("name", MISSING)
     if v is MISSING:
         raise missing("name")
@@ -1079,6 +2083,7 @@ def _decode_ResourceLinkContentBlock(d: Any, strict: bool) -> ResourceLinkConten
         except ValidationError as error:
             raise error.at("name")
 
+    f_size: int | None | Unset
     v = d.get("size", MISSING)
     if v is MISSING:
         f_size = UNSET
@@ -1098,6 +2103,7 @@ def _decode_ResourceLinkContentBlock(d: Any, strict: bool) -> ResourceLinkConten
                 raise error.at("size")
             f_size = UNSET
 
+    f_title: str | None | Unset
     v = d.get("title", MISSING)
     if v is MISSING:
         f_title = UNSET
@@ -1109,6 +2115,7 @@ def _decode_ResourceLinkContentBlock(d: Any, strict: bool) -> ResourceLinkConten
                 raise error.at("title")
             f_title = UNSET
 
+    f_uri: str
     v = d.get("uri", MISSING)
     if v is MISSING:
         raise missing("uri")
@@ -1118,6 +2125,7 @@ def _decode_ResourceLinkContentBlock(d: Any, strict: bool) -> ResourceLinkConten
         except ValidationError as error:
             raise error.at("uri")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -1147,33 +2155,36 @@ def _encode_ResourceLinkContentBlock(o: ResourceLinkContentBlock) -> dict[str, A
         "name": o.name,
         "uri": o.uri,
     }
-    v = o.annotations
-    if v is not UNSET:
-        d["annotations"] = None if v is None else _encode_Annotations(v)
-    v = o.description
-    if v is not UNSET:
-        d["description"] = v
-    v = o.mime_type
-    if v is not UNSET:
-        d["mimeType"] = v
-    v = o.size
-    if v is not UNSET:
-        d["size"] = v
-    v = o.title
-    if v is not UNSET:
-        d["title"] = v
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_annotations = o.annotations
+    if v_annotations is not UNSET:
+        d["annotations"] = (
+            None if v_annotations is None else _encode_Annotations(v_annotations)
+        )
+    v_description = o.description
+    if v_description is not UNSET:
+        d["description"] = v_description
+    v_mime_type = o.mime_type
+    if v_mime_type is not UNSET:
+        d["mimeType"] = v_mime_type
+    v_size = o.size
+    if v_size is not UNSET:
+        d["size"] = v_size
+    v_title = o.title
+    if v_title is not UNSET:
+        d["title"] = v_title
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_ResourceContentBlock(d: Any, strict: bool) -> ResourceContentBlock:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("type") != "resource":
         raise check_tag(d, "type", "resource")
+    f_annotations: Annotations | None | Unset
     v = d.get("annotations", MISSING)
     if v is MISSING:
         f_annotations = UNSET
@@ -1185,6 +2196,7 @@ def _decode_ResourceContentBlock(d: Any, strict: bool) -> ResourceContentBlock:
                 raise error.at("annotations")
             f_annotations = UNSET
 
+    f_resource: EmbeddedResourceResource
     v = d.get("resource", MISSING)
     if v is MISSING:
         raise missing("resource")
@@ -1194,6 +2206,7 @@ def _decode_ResourceContentBlock(d: Any, strict: bool) -> ResourceContentBlock:
         except ValidationError as error:
             raise error.at("resource")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -1217,17 +2230,19 @@ def _encode_ResourceContentBlock(o: ResourceContentBlock) -> dict[str, Any]:
         "type": "resource",
         "resource": _encode_EmbeddedResourceResource(o.resource),
     }
-    v = o.annotations
-    if v is not UNSET:
-        d["annotations"] = None if v is None else _encode_Annotations(v)
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_annotations = o.annotations
+    if v_annotations is not UNSET:
+        d["annotations"] = (
+            None if v_annotations is None else _encode_Annotations(v_annotations)
+        )
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
-_VARIANTS_ContentBlock: dict[str, Callable[[Any, bool], Any]] = {
+_VARIANTS_ContentBlock: dict[str, Decoder[ContentBlock]] = {
     "text": _decode_TextContentBlock,
     "image": _decode_ImageContentBlock,
     "audio": _decode_AudioContentBlock,
@@ -1237,7 +2252,7 @@ _VARIANTS_ContentBlock: dict[str, Callable[[Any, bool], Any]] = {
 
 
 def _decode_ContentBlock(d: Any, strict: bool) -> ContentBlock:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     tag = d.get("type", MISSING)
     if type(tag) is str:
@@ -1252,9 +2267,9 @@ def _decode_ContentBlock(d: Any, strict: bool) -> ContentBlock:
     raise type_error("a string", tag).at("type")
 
 
-def _encode_ContentBlock(o: Any) -> Any:
+def _encode_ContentBlock(o: ContentBlock) -> dict[str, Any]:
     try:
-        encoder = _ENCODERS[type(o)]
+        encoder = _CLASS_ENCODERS[type(o)]
     except KeyError:
         raise TypeError(
             f"{type(o).__name__} is not a variant of ContentBlock"
@@ -1263,8 +2278,9 @@ def _encode_ContentBlock(o: Any) -> Any:
 
 
 def _decode_Annotations(d: Any, strict: bool) -> Annotations:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_audience: list[Role] | None | Unset
     v = d.get("audience", MISSING)
     if v is MISSING:
         f_audience = UNSET
@@ -1278,6 +2294,7 @@ def _decode_Annotations(d: Any, strict: bool) -> Annotations:
                 raise error.at("audience")
             f_audience = UNSET
 
+    f_last_modified: str | None | Unset
     v = d.get("lastModified", MISSING)
     if v is MISSING:
         f_last_modified = UNSET
@@ -1291,6 +2308,7 @@ def _decode_Annotations(d: Any, strict: bool) -> Annotations:
                 raise error.at("lastModified")
             f_last_modified = UNSET
 
+    f_priority: float | None | Unset
     v = d.get("priority", MISSING)
     if v is MISSING:
         f_priority = UNSET
@@ -1302,6 +2320,7 @@ def _decode_Annotations(d: Any, strict: bool) -> Annotations:
                 raise error.at("priority")
             f_priority = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -1323,20 +2342,22 @@ def _decode_Annotations(d: Any, strict: bool) -> Annotations:
 
 def _encode_Annotations(o: Annotations) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.audience
-    if v is not UNSET:
+    v_audience = o.audience
+    if v_audience is not UNSET:
         d["audience"] = (
-            None if v is None else [(x._value_ if type(x) is Role else x) for x in v]
+            None
+            if v_audience is None
+            else [(x._value_ if type(x) is Role else x) for x in v_audience]
         )
-    v = o.last_modified
-    if v is not UNSET:
-        d["lastModified"] = v
-    v = o.priority
-    if v is not UNSET:
-        d["priority"] = v
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_last_modified = o.last_modified
+    if v_last_modified is not UNSET:
+        d["lastModified"] = v_last_modified
+    v_priority = o.priority
+    if v_priority is not UNSET:
+        d["priority"] = v_priority
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -1350,16 +2371,17 @@ def _decode_Role(v: Any, strict: bool) -> Role:
     raise unexpected('expected one of "assistant", "user"', v)
 
 
-_MEMBERS_Role = Role._value2member_map_
+_MEMBERS_Role = cast("dict[str, Role]", Role._value2member_map_)
 
 
-def _encode_Role(v: Any) -> Any:
+def _encode_Role(v: Role) -> str:
     return v._value_ if type(v) is Role else v
 
 
 def _decode_TextContent(d: Any, strict: bool) -> TextContent:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_annotations: Annotations | None | Unset
     v = d.get("annotations", MISSING)
     if v is MISSING:
         f_annotations = UNSET
@@ -1371,6 +2393,7 @@ def _decode_TextContent(d: Any, strict: bool) -> TextContent:
                 raise error.at("annotations")
             f_annotations = UNSET
 
+    f_text: str
     v = d.get("text", MISSING)
     if v is MISSING:
         raise missing("text")
@@ -1380,6 +2403,7 @@ def _decode_TextContent(d: Any, strict: bool) -> TextContent:
         except ValidationError as error:
             raise error.at("text")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -1402,19 +2426,22 @@ def _encode_TextContent(o: TextContent) -> dict[str, Any]:
     d: dict[str, Any] = {
         "text": o.text,
     }
-    v = o.annotations
-    if v is not UNSET:
-        d["annotations"] = None if v is None else _encode_Annotations(v)
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_annotations = o.annotations
+    if v_annotations is not UNSET:
+        d["annotations"] = (
+            None if v_annotations is None else _encode_Annotations(v_annotations)
+        )
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_ImageContent(d: Any, strict: bool) -> ImageContent:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_annotations: Annotations | None | Unset
     v = d.get("annotations", MISSING)
     if v is MISSING:
         f_annotations = UNSET
@@ -1426,6 +2453,7 @@ def _decode_ImageContent(d: Any, strict: bool) -> ImageContent:
                 raise error.at("annotations")
             f_annotations = UNSET
 
+    f_data: str
     v = d.get("data", MISSING)
     if v is MISSING:
         raise missing("data")
@@ -1435,6 +2463,7 @@ def _decode_ImageContent(d: Any, strict: bool) -> ImageContent:
         except ValidationError as error:
             raise error.at("data")
 
+    f_mime_type: str
     v = d.get("mimeType", MISSING)
     if v is MISSING:
         raise missing("mimeType")
@@ -1444,6 +2473,7 @@ def _decode_ImageContent(d: Any, strict: bool) -> ImageContent:
         except ValidationError as error:
             raise error.at("mimeType")
 
+    f_uri: str | None | Unset
     v = d.get("uri", MISSING)
     if v is MISSING:
         f_uri = UNSET
@@ -1455,6 +2485,7 @@ def _decode_ImageContent(d: Any, strict: bool) -> ImageContent:
                 raise error.at("uri")
             f_uri = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -1480,22 +2511,25 @@ def _encode_ImageContent(o: ImageContent) -> dict[str, Any]:
         "data": o.data,
         "mimeType": o.mime_type,
     }
-    v = o.annotations
-    if v is not UNSET:
-        d["annotations"] = None if v is None else _encode_Annotations(v)
-    v = o.uri
-    if v is not UNSET:
-        d["uri"] = v
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_annotations = o.annotations
+    if v_annotations is not UNSET:
+        d["annotations"] = (
+            None if v_annotations is None else _encode_Annotations(v_annotations)
+        )
+    v_uri = o.uri
+    if v_uri is not UNSET:
+        d["uri"] = v_uri
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_AudioContent(d: Any, strict: bool) -> AudioContent:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_annotations: Annotations | None | Unset
     v = d.get("annotations", MISSING)
     if v is MISSING:
         f_annotations = UNSET
@@ -1507,6 +2541,7 @@ def _decode_AudioContent(d: Any, strict: bool) -> AudioContent:
                 raise error.at("annotations")
             f_annotations = UNSET
 
+    f_data: str
     v = d.get("data", MISSING)
     if v is MISSING:
         raise missing("data")
@@ -1516,6 +2551,7 @@ def _decode_AudioContent(d: Any, strict: bool) -> AudioContent:
         except ValidationError as error:
             raise error.at("data")
 
+    f_mime_type: str
     v = d.get("mimeType", MISSING)
     if v is MISSING:
         raise missing("mimeType")
@@ -1525,6 +2561,7 @@ def _decode_AudioContent(d: Any, strict: bool) -> AudioContent:
         except ValidationError as error:
             raise error.at("mimeType")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -1549,19 +2586,22 @@ def _encode_AudioContent(o: AudioContent) -> dict[str, Any]:
         "data": o.data,
         "mimeType": o.mime_type,
     }
-    v = o.annotations
-    if v is not UNSET:
-        d["annotations"] = None if v is None else _encode_Annotations(v)
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_annotations = o.annotations
+    if v_annotations is not UNSET:
+        d["annotations"] = (
+            None if v_annotations is None else _encode_Annotations(v_annotations)
+        )
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_ResourceLink(d: Any, strict: bool) -> ResourceLink:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_annotations: Annotations | None | Unset
     v = d.get("annotations", MISSING)
     if v is MISSING:
         f_annotations = UNSET
@@ -1573,6 +2613,7 @@ def _decode_ResourceLink(d: Any, strict: bool) -> ResourceLink:
                 raise error.at("annotations")
             f_annotations = UNSET
 
+    f_description: str | None | Unset
     v = d.get("description", MISSING)
     if v is MISSING:
         f_description = UNSET
@@ -1586,6 +2627,7 @@ def _decode_ResourceLink(d: Any, strict: bool) -> ResourceLink:
                 raise error.at("description")
             f_description = UNSET
 
+    f_mime_type: str | None | Unset
     v = d.get("mimeType", MISSING)
     if v is MISSING:
         f_mime_type = UNSET
@@ -1597,6 +2639,7 @@ def _decode_ResourceLink(d: Any, strict: bool) -> ResourceLink:
                 raise error.at("mimeType")
             f_mime_type = UNSET
 
+    f_name: str
     v = d.get("name", MISSING)
     if v is MISSING:
         raise missing("name")
@@ -1606,6 +2649,7 @@ def _decode_ResourceLink(d: Any, strict: bool) -> ResourceLink:
         except ValidationError as error:
             raise error.at("name")
 
+    f_size: int | None | Unset
     v = d.get("size", MISSING)
     if v is MISSING:
         f_size = UNSET
@@ -1625,6 +2669,7 @@ def _decode_ResourceLink(d: Any, strict: bool) -> ResourceLink:
                 raise error.at("size")
             f_size = UNSET
 
+    f_title: str | None | Unset
     v = d.get("title", MISSING)
     if v is MISSING:
         f_title = UNSET
@@ -1636,6 +2681,7 @@ def _decode_ResourceLink(d: Any, strict: bool) -> ResourceLink:
                 raise error.at("title")
             f_title = UNSET
 
+    f_uri: str
     v = d.get("uri", MISSING)
     if v is MISSING:
         raise missing("uri")
@@ -1645,6 +2691,7 @@ def _decode_ResourceLink(d: Any, strict: bool) -> ResourceLink:
         except ValidationError as error:
             raise error.at("uri")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -1673,34 +2720,36 @@ def _encode_ResourceLink(o: ResourceLink) -> dict[str, Any]:
         "name": o.name,
         "uri": o.uri,
     }
-    v = o.annotations
-    if v is not UNSET:
-        d["annotations"] = None if v is None else _encode_Annotations(v)
-    v = o.description
-    if v is not UNSET:
-        d["description"] = v
-    v = o.mime_type
-    if v is not UNSET:
-        d["mimeType"] = v
-    v = o.size
-    if v is not UNSET:
-        d["size"] = v
-    v = o.title
-    if v is not UNSET:
-        d["title"] = v
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_annotations = o.annotations
+    if v_annotations is not UNSET:
+        d["annotations"] = (
+            None if v_annotations is None else _encode_Annotations(v_annotations)
+        )
+    v_description = o.description
+    if v_description is not UNSET:
+        d["description"] = v_description
+    v_mime_type = o.mime_type
+    if v_mime_type is not UNSET:
+        d["mimeType"] = v_mime_type
+    v_size = o.size
+    if v_size is not UNSET:
+        d["size"] = v_size
+    v_title = o.title
+    if v_title is not UNSET:
+        d["title"] = v_title
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_EmbeddedResourceResource(d: Any, strict: bool) -> EmbeddedResourceResource:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     # The first variant whose required keys are all there and that decodes,
     # as serde's untagged enums choose.
-    candidates = []
+    candidates: list[Decoder[EmbeddedResourceResource]] = []
     if "text" in d and "uri" in d:
         candidates.append(_decode_TextResourceContents)
     if "blob" in d and "uri" in d:
@@ -1709,12 +2758,12 @@ def _decode_EmbeddedResourceResource(d: Any, strict: bool) -> EmbeddedResourceRe
         raise ValidationError(
             "expected an object with the members of TextResourceContents or BlobResourceContents (text, uri; blob, uri)"
         )
-    return first_match(d, strict, candidates)
+    return cast("EmbeddedResourceResource", first_match(d, strict, candidates))
 
 
-def _encode_EmbeddedResourceResource(o: Any) -> Any:
+def _encode_EmbeddedResourceResource(o: EmbeddedResourceResource) -> dict[str, Any]:
     try:
-        encoder = _ENCODERS[type(o)]
+        encoder = _CLASS_ENCODERS[type(o)]
     except KeyError:
         raise TypeError(
             f"{type(o).__name__} is not a variant of EmbeddedResourceResource"
@@ -1723,8 +2772,9 @@ def _encode_EmbeddedResourceResource(o: Any) -> Any:
 
 
 def _decode_TextResourceContents(d: Any, strict: bool) -> TextResourceContents:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_mime_type: str | None | Unset
     v = d.get("mimeType", MISSING)
     if v is MISSING:
         f_mime_type = UNSET
@@ -1736,6 +2786,7 @@ def _decode_TextResourceContents(d: Any, strict: bool) -> TextResourceContents:
                 raise error.at("mimeType")
             f_mime_type = UNSET
 
+    f_text: str
     v = d.get("text", MISSING)
     if v is MISSING:
         raise missing("text")
@@ -1745,6 +2796,7 @@ def _decode_TextResourceContents(d: Any, strict: bool) -> TextResourceContents:
         except ValidationError as error:
             raise error.at("text")
 
+    f_uri: str
     v = d.get("uri", MISSING)
     if v is MISSING:
         raise missing("uri")
@@ -1754,6 +2806,7 @@ def _decode_TextResourceContents(d: Any, strict: bool) -> TextResourceContents:
         except ValidationError as error:
             raise error.at("uri")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -1778,19 +2831,20 @@ def _encode_TextResourceContents(o: TextResourceContents) -> dict[str, Any]:
         "text": o.text,
         "uri": o.uri,
     }
-    v = o.mime_type
-    if v is not UNSET:
-        d["mimeType"] = v
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_mime_type = o.mime_type
+    if v_mime_type is not UNSET:
+        d["mimeType"] = v_mime_type
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_BlobResourceContents(d: Any, strict: bool) -> BlobResourceContents:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_blob: str
     v = d.get("blob", MISSING)
     if v is MISSING:
         raise missing("blob")
@@ -1800,6 +2854,7 @@ def _decode_BlobResourceContents(d: Any, strict: bool) -> BlobResourceContents:
         except ValidationError as error:
             raise error.at("blob")
 
+    f_mime_type: str | None | Unset
     v = d.get("mimeType", MISSING)
     if v is MISSING:
         f_mime_type = UNSET
@@ -1811,6 +2866,7 @@ def _decode_BlobResourceContents(d: Any, strict: bool) -> BlobResourceContents:
                 raise error.at("mimeType")
             f_mime_type = UNSET
 
+    f_uri: str
     v = d.get("uri", MISSING)
     if v is MISSING:
         raise missing("uri")
@@ -1820,6 +2876,7 @@ def _decode_BlobResourceContents(d: Any, strict: bool) -> BlobResourceContents:
         except ValidationError as error:
             raise error.at("uri")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -1844,19 +2901,20 @@ def _encode_BlobResourceContents(o: BlobResourceContents) -> dict[str, Any]:
         "blob": o.blob,
         "uri": o.uri,
     }
-    v = o.mime_type
-    if v is not UNSET:
-        d["mimeType"] = v
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_mime_type = o.mime_type
+    if v_mime_type is not UNSET:
+        d["mimeType"] = v_mime_type
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_EmbeddedResource(d: Any, strict: bool) -> EmbeddedResource:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_annotations: Annotations | None | Unset
     v = d.get("annotations", MISSING)
     if v is MISSING:
         f_annotations = UNSET
@@ -1868,6 +2926,7 @@ def _decode_EmbeddedResource(d: Any, strict: bool) -> EmbeddedResource:
                 raise error.at("annotations")
             f_annotations = UNSET
 
+    f_resource: EmbeddedResourceResource
     v = d.get("resource", MISSING)
     if v is MISSING:
         raise missing("resource")
@@ -1877,6 +2936,7 @@ def _decode_EmbeddedResource(d: Any, strict: bool) -> EmbeddedResource:
         except ValidationError as error:
             raise error.at("resource")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -1899,19 +2959,22 @@ def _encode_EmbeddedResource(o: EmbeddedResource) -> dict[str, Any]:
     d: dict[str, Any] = {
         "resource": _encode_EmbeddedResourceResource(o.resource),
     }
-    v = o.annotations
-    if v is not UNSET:
-        d["annotations"] = None if v is None else _encode_Annotations(v)
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_annotations = o.annotations
+    if v_annotations is not UNSET:
+        d["annotations"] = (
+            None if v_annotations is None else _encode_Annotations(v_annotations)
+        )
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_Content(d: Any, strict: bool) -> Content:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_content: ContentBlock
     v = d.get("content", MISSING)
     if v is MISSING:
         raise missing("content")
@@ -1921,6 +2984,7 @@ def _decode_Content(d: Any, strict: bool) -> Content:
         except ValidationError as error:
             raise error.at("content")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -1942,16 +3006,17 @@ def _encode_Content(o: Content) -> dict[str, Any]:
     d: dict[str, Any] = {
         "content": _encode_ContentBlock(o.content),
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_Diff(d: Any, strict: bool) -> Diff:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_path: str
     v = d.get("path", MISSING)
     if v is MISSING:
         raise missing("path")
@@ -1961,6 +3026,7 @@ def _decode_Diff(d: Any, strict: bool) -> Diff:
         except ValidationError as error:
             raise error.at("path")
 
+    f_old_text: str | None | Unset
     v = d.get("oldText", MISSING)
     if v is MISSING:
         f_old_text = UNSET
@@ -1972,6 +3038,7 @@ def _decode_Diff(d: Any, strict: bool) -> Diff:
                 raise error.at("oldText")
             f_old_text = UNSET
 
+    f_new_text: str
     v = d.get("newText", MISSING)
     if v is MISSING:
         raise missing("newText")
@@ -1981,6 +3048,7 @@ def _decode_Diff(d: Any, strict: bool) -> Diff:
         except ValidationError as error:
             raise error.at("newText")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -2005,27 +3073,24 @@ def _encode_Diff(o: Diff) -> dict[str, Any]:
         "path": o.path,
         "newText": o.new_text,
     }
-    v = o.old_text
-    if v is not UNSET:
-        d["oldText"] = v
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_old_text = o.old_text
+    if v_old_text is not UNSET:
+        d["oldText"] = v_old_text
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
-def _decode_TerminalId(v: Any, strict: bool) -> Any:
+def _decode_TerminalId(v: Any, strict: bool) -> TerminalId:
     return v if type(v) is str else check_str(v)
 
 
-def _encode_TerminalId(v: Any) -> Any:
-    return v
-
-
 def _decode_Terminal(d: Any, strict: bool) -> Terminal:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_terminal_id: TerminalId
     v = d.get("terminalId", MISSING)
     if v is MISSING:
         raise missing("terminalId")
@@ -2035,6 +3100,7 @@ def _decode_Terminal(d: Any, strict: bool) -> Terminal:
         except ValidationError as error:
             raise error.at("terminalId")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -2056,16 +3122,17 @@ def _encode_Terminal(o: Terminal) -> dict[str, Any]:
     d: dict[str, Any] = {
         "terminalId": o.terminal_id,
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_ToolCallLocation(d: Any, strict: bool) -> ToolCallLocation:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_path: str
     v = d.get("path", MISSING)
     if v is MISSING:
         raise missing("path")
@@ -2075,6 +3142,7 @@ def _decode_ToolCallLocation(d: Any, strict: bool) -> ToolCallLocation:
         except ValidationError as error:
             raise error.at("path")
 
+    f_line: int | None | Unset
     v = d.get("line", MISSING)
     if v is MISSING:
         f_line = UNSET
@@ -2090,6 +3158,7 @@ def _decode_ToolCallLocation(d: Any, strict: bool) -> ToolCallLocation:
                 raise error.at("line")
             f_line = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -2112,19 +3181,20 @@ def _encode_ToolCallLocation(o: ToolCallLocation) -> dict[str, Any]:
     d: dict[str, Any] = {
         "path": o.path,
     }
-    v = o.line
-    if v is not UNSET:
-        d["line"] = v
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_line = o.line
+    if v_line is not UNSET:
+        d["line"] = v_line
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_PermissionOption(d: Any, strict: bool) -> PermissionOption:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_option_id: PermissionOptionId
     v = d.get("optionId", MISSING)
     if v is MISSING:
         raise missing("optionId")
@@ -2134,6 +3204,7 @@ def _decode_PermissionOption(d: Any, strict: bool) -> PermissionOption:
         except ValidationError as error:
             raise error.at("optionId")
 
+    f_name: str
     v = d.get("name", MISSING)
     if v is MISSING:
         raise missing("name")
@@ -2143,6 +3214,7 @@ def _decode_PermissionOption(d: Any, strict: bool) -> PermissionOption:
         except ValidationError as error:
             raise error.at("name")
 
+    f_kind: PermissionOptionKind
     v = d.get("kind", MISSING)
     if v is MISSING:
         raise missing("kind")
@@ -2152,6 +3224,7 @@ def _decode_PermissionOption(d: Any, strict: bool) -> PermissionOption:
         except ValidationError as error:
             raise error.at("kind")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -2177,19 +3250,15 @@ def _encode_PermissionOption(o: PermissionOption) -> dict[str, Any]:
         "name": o.name,
         "kind": (o.kind._value_ if type(o.kind) is PermissionOptionKind else o.kind),
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
-def _decode_PermissionOptionId(v: Any, strict: bool) -> Any:
+def _decode_PermissionOptionId(v: Any, strict: bool) -> PermissionOptionId:
     return v if type(v) is str else check_str(v)
-
-
-def _encode_PermissionOptionId(v: Any) -> Any:
-    return v
 
 
 def _decode_PermissionOptionKind(v: Any, strict: bool) -> PermissionOptionKind:
@@ -2204,16 +3273,19 @@ def _decode_PermissionOptionKind(v: Any, strict: bool) -> PermissionOptionKind:
     )
 
 
-_MEMBERS_PermissionOptionKind = PermissionOptionKind._value2member_map_
+_MEMBERS_PermissionOptionKind = cast(
+    "dict[str, PermissionOptionKind]", PermissionOptionKind._value2member_map_
+)
 
 
-def _encode_PermissionOptionKind(v: Any) -> Any:
+def _encode_PermissionOptionKind(v: PermissionOptionKind) -> str:
     return v._value_ if type(v) is PermissionOptionKind else v
 
 
 def _decode_CreateTerminalRequest(d: Any, strict: bool) -> CreateTerminalRequest:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_session_id: SessionId
     v = d.get("sessionId", MISSING)
     if v is MISSING:
         raise missing("sessionId")
@@ -2223,6 +3295,7 @@ def _decode_CreateTerminalRequest(d: Any, strict: bool) -> CreateTerminalRequest
         except ValidationError as error:
             raise error.at("sessionId")
 
+    f_command: str
     v = d.get("command", MISSING)
     if v is MISSING:
         raise missing("command")
@@ -2232,6 +3305,7 @@ def _decode_CreateTerminalRequest(d: Any, strict: bool) -> CreateTerminalRequest
         except ValidationError as error:
             raise error.at("command")
 
+    f_args: list[str] | Unset
     v = d.get("args", MISSING)
     if v is MISSING:
         f_args = UNSET
@@ -2245,6 +3319,7 @@ def _decode_CreateTerminalRequest(d: Any, strict: bool) -> CreateTerminalRequest
         except ValidationError as error:
             raise error.at("args")
 
+    f_env: list[EnvVariable] | Unset
     v = d.get("env", MISSING)
     if v is MISSING:
         f_env = UNSET
@@ -2256,6 +3331,7 @@ def _decode_CreateTerminalRequest(d: Any, strict: bool) -> CreateTerminalRequest
         except ValidationError as error:
             raise error.at("env")
 
+    f_cwd: str | None | Unset
     v = d.get("cwd", MISSING)
     if v is MISSING:
         f_cwd = UNSET
@@ -2265,6 +3341,7 @@ def _decode_CreateTerminalRequest(d: Any, strict: bool) -> CreateTerminalRequest
         except ValidationError as error:
             raise error.at("cwd")
 
+    f_output_byte_limit: int | None | Unset
     v = d.get("outputByteLimit", MISSING)
     if v is MISSING:
         f_output_byte_limit = UNSET
@@ -2282,6 +3359,7 @@ def _decode_CreateTerminalRequest(d: Any, strict: bool) -> CreateTerminalRequest
         except ValidationError as error:
             raise error.at("outputByteLimit")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -2309,28 +3387,29 @@ def _encode_CreateTerminalRequest(o: CreateTerminalRequest) -> dict[str, Any]:
         "sessionId": o.session_id,
         "command": o.command,
     }
-    v = o.args
-    if v is not UNSET:
-        d["args"] = list(v)
-    v = o.env
-    if v is not UNSET:
-        d["env"] = [_encode_EnvVariable(x) for x in v]
-    v = o.cwd
-    if v is not UNSET:
-        d["cwd"] = v
-    v = o.output_byte_limit
-    if v is not UNSET:
-        d["outputByteLimit"] = v
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_args = o.args
+    if v_args is not UNSET:
+        d["args"] = list(v_args)
+    v_env = o.env
+    if v_env is not UNSET:
+        d["env"] = [_encode_EnvVariable(x) for x in v_env]
+    v_cwd = o.cwd
+    if v_cwd is not UNSET:
+        d["cwd"] = v_cwd
+    v_output_byte_limit = o.output_byte_limit
+    if v_output_byte_limit is not UNSET:
+        d["outputByteLimit"] = v_output_byte_limit
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_EnvVariable(d: Any, strict: bool) -> EnvVariable:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_name: str
     v = d.get("name", MISSING)
     if v is MISSING:
         raise missing("name")
@@ -2340,6 +3419,7 @@ def _decode_EnvVariable(d: Any, strict: bool) -> EnvVariable:
         except ValidationError as error:
             raise error.at("name")
 
+    f_value: str
     v = d.get("value", MISSING)
     if v is MISSING:
         raise missing("value")
@@ -2349,6 +3429,7 @@ def _decode_EnvVariable(d: Any, strict: bool) -> EnvVariable:
         except ValidationError as error:
             raise error.at("value")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -2372,16 +3453,17 @@ def _encode_EnvVariable(o: EnvVariable) -> dict[str, Any]:
         "name": o.name,
         "value": o.value,
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_TerminalOutputRequest(d: Any, strict: bool) -> TerminalOutputRequest:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_session_id: SessionId
     v = d.get("sessionId", MISSING)
     if v is MISSING:
         raise missing("sessionId")
@@ -2391,6 +3473,7 @@ def _decode_TerminalOutputRequest(d: Any, strict: bool) -> TerminalOutputRequest
         except ValidationError as error:
             raise error.at("sessionId")
 
+    f_terminal_id: TerminalId
     v = d.get("terminalId", MISSING)
     if v is MISSING:
         raise missing("terminalId")
@@ -2400,6 +3483,7 @@ def _decode_TerminalOutputRequest(d: Any, strict: bool) -> TerminalOutputRequest
         except ValidationError as error:
             raise error.at("terminalId")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -2423,16 +3507,17 @@ def _encode_TerminalOutputRequest(o: TerminalOutputRequest) -> dict[str, Any]:
         "sessionId": o.session_id,
         "terminalId": o.terminal_id,
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_ReleaseTerminalRequest(d: Any, strict: bool) -> ReleaseTerminalRequest:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_session_id: SessionId
     v = d.get("sessionId", MISSING)
     if v is MISSING:
         raise missing("sessionId")
@@ -2442,6 +3527,7 @@ def _decode_ReleaseTerminalRequest(d: Any, strict: bool) -> ReleaseTerminalReque
         except ValidationError as error:
             raise error.at("sessionId")
 
+    f_terminal_id: TerminalId
     v = d.get("terminalId", MISSING)
     if v is MISSING:
         raise missing("terminalId")
@@ -2451,6 +3537,7 @@ def _decode_ReleaseTerminalRequest(d: Any, strict: bool) -> ReleaseTerminalReque
         except ValidationError as error:
             raise error.at("terminalId")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -2474,9 +3561,9 @@ def _encode_ReleaseTerminalRequest(o: ReleaseTerminalRequest) -> dict[str, Any]:
         "sessionId": o.session_id,
         "terminalId": o.terminal_id,
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -2484,8 +3571,9 @@ def _encode_ReleaseTerminalRequest(o: ReleaseTerminalRequest) -> dict[str, Any]:
 def _decode_WaitForTerminalExitRequest(
     d: Any, strict: bool
 ) -> WaitForTerminalExitRequest:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_session_id: SessionId
     v = d.get("sessionId", MISSING)
     if v is MISSING:
         raise missing("sessionId")
@@ -2495,6 +3583,7 @@ def _decode_WaitForTerminalExitRequest(
         except ValidationError as error:
             raise error.at("sessionId")
 
+    f_terminal_id: TerminalId
     v = d.get("terminalId", MISSING)
     if v is MISSING:
         raise missing("terminalId")
@@ -2504,6 +3593,7 @@ def _decode_WaitForTerminalExitRequest(
         except ValidationError as error:
             raise error.at("terminalId")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -2527,16 +3617,17 @@ def _encode_WaitForTerminalExitRequest(o: WaitForTerminalExitRequest) -> dict[st
         "sessionId": o.session_id,
         "terminalId": o.terminal_id,
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_KillTerminalRequest(d: Any, strict: bool) -> KillTerminalRequest:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_session_id: SessionId
     v = d.get("sessionId", MISSING)
     if v is MISSING:
         raise missing("sessionId")
@@ -2546,6 +3637,7 @@ def _decode_KillTerminalRequest(d: Any, strict: bool) -> KillTerminalRequest:
         except ValidationError as error:
             raise error.at("sessionId")
 
+    f_terminal_id: TerminalId
     v = d.get("terminalId", MISSING)
     if v is MISSING:
         raise missing("terminalId")
@@ -2555,6 +3647,7 @@ def _decode_KillTerminalRequest(d: Any, strict: bool) -> KillTerminalRequest:
         except ValidationError as error:
             raise error.at("terminalId")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -2578,24 +3671,21 @@ def _encode_KillTerminalRequest(o: KillTerminalRequest) -> dict[str, Any]:
         "sessionId": o.session_id,
         "terminalId": o.terminal_id,
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
-def _decode_CreateElicitationRequest(v: Any, strict: bool) -> Any:
+def _decode_CreateElicitationRequest(v: Any, strict: bool) -> CreateElicitationRequest:
     return check_raw(v, "#/$defs/CreateElicitationRequest")
 
 
-def _encode_CreateElicitationRequest(v: Any) -> Any:
-    return v
-
-
 def _decode_ElicitationSessionScope(d: Any, strict: bool) -> ElicitationSessionScope:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_session_id: SessionId
     v = d.get("sessionId", MISSING)
     if v is MISSING:
         raise missing("sessionId")
@@ -2605,6 +3695,7 @@ def _decode_ElicitationSessionScope(d: Any, strict: bool) -> ElicitationSessionS
         except ValidationError as error:
             raise error.at("sessionId")
 
+    f_tool_call_id: ToolCallId | None | Unset
     v = d.get("toolCallId", MISSING)
     if v is MISSING:
         f_tool_call_id = UNSET
@@ -2628,16 +3719,17 @@ def _encode_ElicitationSessionScope(o: ElicitationSessionScope) -> dict[str, Any
     d: dict[str, Any] = {
         "sessionId": o.session_id,
     }
-    v = o.tool_call_id
-    if v is not UNSET:
-        d["toolCallId"] = None if v is None else v
+    v_tool_call_id = o.tool_call_id
+    if v_tool_call_id is not UNSET:
+        d["toolCallId"] = None if v_tool_call_id is None else v_tool_call_id
 
     return d
 
 
 def _decode_ElicitationRequestScope(d: Any, strict: bool) -> ElicitationRequestScope:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_request_id: RequestId
     v = d.get("requestId", MISSING)
     if v is MISSING:
         raise missing("requestId")
@@ -2654,15 +3746,16 @@ def _decode_ElicitationRequestScope(d: Any, strict: bool) -> ElicitationRequestS
 
 def _encode_ElicitationRequestScope(o: ElicitationRequestScope) -> dict[str, Any]:
     d: dict[str, Any] = {
-        "requestId": _encode_RequestId(o.request_id),
+        "requestId": encode(o.request_id),
     }
 
     return d
 
 
 def _decode_ElicitationSchema(d: Any, strict: bool) -> ElicitationSchema:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_type: ElicitationSchemaType
     v = d.get("type", MISSING)
     if v is MISSING:
         f_type = ElicitationSchemaType.OBJECT
@@ -2674,6 +3767,7 @@ def _decode_ElicitationSchema(d: Any, strict: bool) -> ElicitationSchema:
                 raise error.at("type")
             f_type = ElicitationSchemaType.OBJECT
 
+    f_title: str | None | Unset
     v = d.get("title", MISSING)
     if v is MISSING:
         f_title = UNSET
@@ -2685,6 +3779,7 @@ def _decode_ElicitationSchema(d: Any, strict: bool) -> ElicitationSchema:
                 raise error.at("title")
             f_title = UNSET
 
+    f_properties: dict[str, ElicitationPropertySchema]
     v = d.get("properties", MISSING)
     if v is MISSING:
         f_properties = {}
@@ -2694,6 +3789,7 @@ def _decode_ElicitationSchema(d: Any, strict: bool) -> ElicitationSchema:
         except ValidationError as error:
             raise error.at("properties")
 
+    f_required: list[str] | None | Unset
     v = d.get("required", MISSING)
     if v is MISSING:
         f_required = UNSET
@@ -2709,6 +3805,7 @@ def _decode_ElicitationSchema(d: Any, strict: bool) -> ElicitationSchema:
         except ValidationError as error:
             raise error.at("required")
 
+    f_description: str | None | Unset
     v = d.get("description", MISSING)
     if v is MISSING:
         f_description = UNSET
@@ -2722,6 +3819,7 @@ def _decode_ElicitationSchema(d: Any, strict: bool) -> ElicitationSchema:
                 raise error.at("description")
             f_description = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -2744,27 +3842,24 @@ def _decode_ElicitationSchema(d: Any, strict: bool) -> ElicitationSchema:
 
 
 def _encode_ElicitationSchema(o: ElicitationSchema) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.type
-    if v is not UNSET:
-        d["type"] = v._value_ if type(v) is ElicitationSchemaType else v
-    v = o.title
-    if v is not UNSET:
-        d["title"] = v
-    v = o.properties
-    if v is not UNSET:
-        d["properties"] = {
-            k: _encode_ElicitationPropertySchema(x) for k, x in v.items()
-        }
-    v = o.required
-    if v is not UNSET:
-        d["required"] = None if v is None else list(v)
-    v = o.description
-    if v is not UNSET:
-        d["description"] = v
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    d: dict[str, Any] = {
+        "type": (o.type._value_ if type(o.type) is ElicitationSchemaType else o.type),
+        "properties": {
+            k: _encode_ElicitationPropertySchema(x) for k, x in o.properties.items()
+        },
+    }
+    v_title = o.title
+    if v_title is not UNSET:
+        d["title"] = v_title
+    v_required = o.required
+    if v_required is not UNSET:
+        d["required"] = None if v_required is None else list(v_required)
+    v_description = o.description
+    if v_description is not UNSET:
+        d["description"] = v_description
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -2778,20 +3873,23 @@ def _decode_ElicitationSchemaType(v: Any, strict: bool) -> ElicitationSchemaType
     raise unexpected('expected one of "object"', v)
 
 
-_MEMBERS_ElicitationSchemaType = ElicitationSchemaType._value2member_map_
+_MEMBERS_ElicitationSchemaType = cast(
+    "dict[str, ElicitationSchemaType]", ElicitationSchemaType._value2member_map_
+)
 
 
-def _encode_ElicitationSchemaType(v: Any) -> Any:
+def _encode_ElicitationSchemaType(v: ElicitationSchemaType) -> str:
     return v._value_ if type(v) is ElicitationSchemaType else v
 
 
 def _decode_StringElicitationPropertySchema(
     d: Any, strict: bool
 ) -> StringElicitationPropertySchema:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("type") != "string":
         raise check_tag(d, "type", "string")
+    f_title: str | None | Unset
     v = d.get("title", MISSING)
     if v is MISSING:
         f_title = UNSET
@@ -2803,6 +3901,7 @@ def _decode_StringElicitationPropertySchema(
                 raise error.at("title")
             f_title = UNSET
 
+    f_description: str | None | Unset
     v = d.get("description", MISSING)
     if v is MISSING:
         f_description = UNSET
@@ -2816,6 +3915,7 @@ def _decode_StringElicitationPropertySchema(
                 raise error.at("description")
             f_description = UNSET
 
+    f_min_length: int | None | Unset
     v = d.get("minLength", MISSING)
     if v is MISSING:
         f_min_length = UNSET
@@ -2829,6 +3929,7 @@ def _decode_StringElicitationPropertySchema(
         except ValidationError as error:
             raise error.at("minLength")
 
+    f_max_length: int | None | Unset
     v = d.get("maxLength", MISSING)
     if v is MISSING:
         f_max_length = UNSET
@@ -2842,6 +3943,7 @@ def _decode_StringElicitationPropertySchema(
         except ValidationError as error:
             raise error.at("maxLength")
 
+    f_pattern: str | None | Unset
     v = d.get("pattern", MISSING)
     if v is MISSING:
         f_pattern = UNSET
@@ -2851,6 +3953,7 @@ def _decode_StringElicitationPropertySchema(
         except ValidationError as error:
             raise error.at("pattern")
 
+    f_format: StringFormat | None | Unset
     v = d.get("format", MISSING)
     if v is MISSING:
         f_format = UNSET
@@ -2860,6 +3963,7 @@ def _decode_StringElicitationPropertySchema(
         except ValidationError as error:
             raise error.at("format")
 
+    f_default: str | None | Unset
     v = d.get("default", MISSING)
     if v is MISSING:
         f_default = UNSET
@@ -2871,6 +3975,7 @@ def _decode_StringElicitationPropertySchema(
                 raise error.at("default")
             f_default = UNSET
 
+    f_enum: list[str] | None | Unset
     v = d.get("enum", MISSING)
     if v is MISSING:
         f_enum = UNSET
@@ -2886,6 +3991,7 @@ def _decode_StringElicitationPropertySchema(
         except ValidationError as error:
             raise error.at("enum")
 
+    f_one_of: list[EnumOption] | None | Unset
     v = d.get("oneOf", MISSING)
     if v is MISSING:
         f_one_of = UNSET
@@ -2895,6 +4001,7 @@ def _decode_StringElicitationPropertySchema(
         except ValidationError as error:
             raise error.at("oneOf")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -2926,38 +4033,42 @@ def _encode_StringElicitationPropertySchema(
     d: dict[str, Any] = {
         "type": "string",
     }
-    v = o.title
-    if v is not UNSET:
-        d["title"] = v
-    v = o.description
-    if v is not UNSET:
-        d["description"] = v
-    v = o.min_length
-    if v is not UNSET:
-        d["minLength"] = v
-    v = o.max_length
-    if v is not UNSET:
-        d["maxLength"] = v
-    v = o.pattern
-    if v is not UNSET:
-        d["pattern"] = v
-    v = o.format
-    if v is not UNSET:
+    v_title = o.title
+    if v_title is not UNSET:
+        d["title"] = v_title
+    v_description = o.description
+    if v_description is not UNSET:
+        d["description"] = v_description
+    v_min_length = o.min_length
+    if v_min_length is not UNSET:
+        d["minLength"] = v_min_length
+    v_max_length = o.max_length
+    if v_max_length is not UNSET:
+        d["maxLength"] = v_max_length
+    v_pattern = o.pattern
+    if v_pattern is not UNSET:
+        d["pattern"] = v_pattern
+    v_format = o.format
+    if v_format is not UNSET:
         d["format"] = (
-            None if v is None else (v._value_ if type(v) is StringFormat else v)
+            None
+            if v_format is None
+            else (v_format._value_ if type(v_format) is StringFormat else v_format)
         )
-    v = o.default
-    if v is not UNSET:
-        d["default"] = v
-    v = o.enum
-    if v is not UNSET:
-        d["enum"] = None if v is None else list(v)
-    v = o.one_of
-    if v is not UNSET:
-        d["oneOf"] = None if v is None else [_encode_EnumOption(x) for x in v]
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_default = o.default
+    if v_default is not UNSET:
+        d["default"] = v_default
+    v_enum = o.enum
+    if v_enum is not UNSET:
+        d["enum"] = None if v_enum is None else list(v_enum)
+    v_one_of = o.one_of
+    if v_one_of is not UNSET:
+        d["oneOf"] = (
+            None if v_one_of is None else [_encode_EnumOption(x) for x in v_one_of]
+        )
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -2965,10 +4076,11 @@ def _encode_StringElicitationPropertySchema(
 def _decode_NumberElicitationPropertySchema(
     d: Any, strict: bool
 ) -> NumberElicitationPropertySchema:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("type") != "number":
         raise check_tag(d, "type", "number")
+    f_title: str | None | Unset
     v = d.get("title", MISSING)
     if v is MISSING:
         f_title = UNSET
@@ -2980,6 +4092,7 @@ def _decode_NumberElicitationPropertySchema(
                 raise error.at("title")
             f_title = UNSET
 
+    f_description: str | None | Unset
     v = d.get("description", MISSING)
     if v is MISSING:
         f_description = UNSET
@@ -2993,6 +4106,7 @@ def _decode_NumberElicitationPropertySchema(
                 raise error.at("description")
             f_description = UNSET
 
+    f_minimum: float | None | Unset
     v = d.get("minimum", MISSING)
     if v is MISSING:
         f_minimum = UNSET
@@ -3002,6 +4116,7 @@ def _decode_NumberElicitationPropertySchema(
         except ValidationError as error:
             raise error.at("minimum")
 
+    f_maximum: float | None | Unset
     v = d.get("maximum", MISSING)
     if v is MISSING:
         f_maximum = UNSET
@@ -3011,6 +4126,7 @@ def _decode_NumberElicitationPropertySchema(
         except ValidationError as error:
             raise error.at("maximum")
 
+    f_default: float | None | Unset
     v = d.get("default", MISSING)
     if v is MISSING:
         f_default = UNSET
@@ -3022,6 +4138,7 @@ def _decode_NumberElicitationPropertySchema(
                 raise error.at("default")
             f_default = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -3049,24 +4166,24 @@ def _encode_NumberElicitationPropertySchema(
     d: dict[str, Any] = {
         "type": "number",
     }
-    v = o.title
-    if v is not UNSET:
-        d["title"] = v
-    v = o.description
-    if v is not UNSET:
-        d["description"] = v
-    v = o.minimum
-    if v is not UNSET:
-        d["minimum"] = v
-    v = o.maximum
-    if v is not UNSET:
-        d["maximum"] = v
-    v = o.default
-    if v is not UNSET:
-        d["default"] = v
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_title = o.title
+    if v_title is not UNSET:
+        d["title"] = v_title
+    v_description = o.description
+    if v_description is not UNSET:
+        d["description"] = v_description
+    v_minimum = o.minimum
+    if v_minimum is not UNSET:
+        d["minimum"] = v_minimum
+    v_maximum = o.maximum
+    if v_maximum is not UNSET:
+        d["maximum"] = v_maximum
+    v_default = o.default
+    if v_default is not UNSET:
+        d["default"] = v_default
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -3074,10 +4191,11 @@ def _encode_NumberElicitationPropertySchema(
 def _decode_IntegerElicitationPropertySchema(
     d: Any, strict: bool
 ) -> IntegerElicitationPropertySchema:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("type") != "integer":
         raise check_tag(d, "type", "integer")
+    f_title: str | None | Unset
     v = d.get("title", MISSING)
     if v is MISSING:
         f_title = UNSET
@@ -3089,6 +4207,7 @@ def _decode_IntegerElicitationPropertySchema(
                 raise error.at("title")
             f_title = UNSET
 
+    f_description: str | None | Unset
     v = d.get("description", MISSING)
     if v is MISSING:
         f_description = UNSET
@@ -3102,6 +4221,7 @@ def _decode_IntegerElicitationPropertySchema(
                 raise error.at("description")
             f_description = UNSET
 
+    f_minimum: int | None | Unset
     v = d.get("minimum", MISSING)
     if v is MISSING:
         f_minimum = UNSET
@@ -3119,6 +4239,7 @@ def _decode_IntegerElicitationPropertySchema(
         except ValidationError as error:
             raise error.at("minimum")
 
+    f_maximum: int | None | Unset
     v = d.get("maximum", MISSING)
     if v is MISSING:
         f_maximum = UNSET
@@ -3136,6 +4257,7 @@ def _decode_IntegerElicitationPropertySchema(
         except ValidationError as error:
             raise error.at("maximum")
 
+    f_default: int | None | Unset
     v = d.get("default", MISSING)
     if v is MISSING:
         f_default = UNSET
@@ -3155,6 +4277,7 @@ def _decode_IntegerElicitationPropertySchema(
                 raise error.at("default")
             f_default = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -3182,24 +4305,24 @@ def _encode_IntegerElicitationPropertySchema(
     d: dict[str, Any] = {
         "type": "integer",
     }
-    v = o.title
-    if v is not UNSET:
-        d["title"] = v
-    v = o.description
-    if v is not UNSET:
-        d["description"] = v
-    v = o.minimum
-    if v is not UNSET:
-        d["minimum"] = v
-    v = o.maximum
-    if v is not UNSET:
-        d["maximum"] = v
-    v = o.default
-    if v is not UNSET:
-        d["default"] = v
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_title = o.title
+    if v_title is not UNSET:
+        d["title"] = v_title
+    v_description = o.description
+    if v_description is not UNSET:
+        d["description"] = v_description
+    v_minimum = o.minimum
+    if v_minimum is not UNSET:
+        d["minimum"] = v_minimum
+    v_maximum = o.maximum
+    if v_maximum is not UNSET:
+        d["maximum"] = v_maximum
+    v_default = o.default
+    if v_default is not UNSET:
+        d["default"] = v_default
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -3207,10 +4330,11 @@ def _encode_IntegerElicitationPropertySchema(
 def _decode_BooleanElicitationPropertySchema(
     d: Any, strict: bool
 ) -> BooleanElicitationPropertySchema:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("type") != "boolean":
         raise check_tag(d, "type", "boolean")
+    f_title: str | None | Unset
     v = d.get("title", MISSING)
     if v is MISSING:
         f_title = UNSET
@@ -3222,6 +4346,7 @@ def _decode_BooleanElicitationPropertySchema(
                 raise error.at("title")
             f_title = UNSET
 
+    f_description: str | None | Unset
     v = d.get("description", MISSING)
     if v is MISSING:
         f_description = UNSET
@@ -3235,6 +4360,7 @@ def _decode_BooleanElicitationPropertySchema(
                 raise error.at("description")
             f_description = UNSET
 
+    f_default: bool | None | Unset
     v = d.get("default", MISSING)
     if v is MISSING:
         f_default = UNSET
@@ -3246,6 +4372,7 @@ def _decode_BooleanElicitationPropertySchema(
                 raise error.at("default")
             f_default = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -3271,18 +4398,18 @@ def _encode_BooleanElicitationPropertySchema(
     d: dict[str, Any] = {
         "type": "boolean",
     }
-    v = o.title
-    if v is not UNSET:
-        d["title"] = v
-    v = o.description
-    if v is not UNSET:
-        d["description"] = v
-    v = o.default
-    if v is not UNSET:
-        d["default"] = v
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_title = o.title
+    if v_title is not UNSET:
+        d["title"] = v_title
+    v_description = o.description
+    if v_description is not UNSET:
+        d["description"] = v_description
+    v_default = o.default
+    if v_default is not UNSET:
+        d["default"] = v_default
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -3290,10 +4417,11 @@ def _encode_BooleanElicitationPropertySchema(
 def _decode_ArrayElicitationPropertySchema(
     d: Any, strict: bool
 ) -> ArrayElicitationPropertySchema:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("type") != "array":
         raise check_tag(d, "type", "array")
+    f_title: str | None | Unset
     v = d.get("title", MISSING)
     if v is MISSING:
         f_title = UNSET
@@ -3305,6 +4433,7 @@ def _decode_ArrayElicitationPropertySchema(
                 raise error.at("title")
             f_title = UNSET
 
+    f_description: str | None | Unset
     v = d.get("description", MISSING)
     if v is MISSING:
         f_description = UNSET
@@ -3318,6 +4447,7 @@ def _decode_ArrayElicitationPropertySchema(
                 raise error.at("description")
             f_description = UNSET
 
+    f_min_items: int | None | Unset
     v = d.get("minItems", MISSING)
     if v is MISSING:
         f_min_items = UNSET
@@ -3335,6 +4465,7 @@ def _decode_ArrayElicitationPropertySchema(
         except ValidationError as error:
             raise error.at("minItems")
 
+    f_max_items: int | None | Unset
     v = d.get("maxItems", MISSING)
     if v is MISSING:
         f_max_items = UNSET
@@ -3352,6 +4483,7 @@ def _decode_ArrayElicitationPropertySchema(
         except ValidationError as error:
             raise error.at("maxItems")
 
+    f_items: MultiSelectItems
     v = d.get("items", MISSING)
     if v is MISSING:
         raise missing("items")
@@ -3361,6 +4493,7 @@ def _decode_ArrayElicitationPropertySchema(
         except ValidationError as error:
             raise error.at("items")
 
+    f_default: list[str] | None | Unset
     v = d.get("default", MISSING)
     if v is MISSING:
         f_default = UNSET
@@ -3378,6 +4511,7 @@ def _decode_ArrayElicitationPropertySchema(
                 raise error.at("default")
             f_default = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -3407,24 +4541,24 @@ def _encode_ArrayElicitationPropertySchema(
         "type": "array",
         "items": _encode_MultiSelectItems(o.items),
     }
-    v = o.title
-    if v is not UNSET:
-        d["title"] = v
-    v = o.description
-    if v is not UNSET:
-        d["description"] = v
-    v = o.min_items
-    if v is not UNSET:
-        d["minItems"] = v
-    v = o.max_items
-    if v is not UNSET:
-        d["maxItems"] = v
-    v = o.default
-    if v is not UNSET:
-        d["default"] = None if v is None else list(v)
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_title = o.title
+    if v_title is not UNSET:
+        d["title"] = v_title
+    v_description = o.description
+    if v_description is not UNSET:
+        d["description"] = v_description
+    v_min_items = o.min_items
+    if v_min_items is not UNSET:
+        d["minItems"] = v_min_items
+    v_max_items = o.max_items
+    if v_max_items is not UNSET:
+        d["maxItems"] = v_max_items
+    v_default = o.default
+    if v_default is not UNSET:
+        d["default"] = None if v_default is None else list(v_default)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -3432,7 +4566,7 @@ def _encode_ArrayElicitationPropertySchema(
 def _decode_OtherElicitationPropertySchema(
     d: Any, strict: bool
 ) -> OtherElicitationPropertySchema:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if type(d.get("type")) is not str:
         raise check_tag(d, "type", None)
@@ -3454,7 +4588,7 @@ def _encode_OtherElicitationPropertySchema(
     return d
 
 
-_VARIANTS_ElicitationPropertySchema: dict[str, Callable[[Any, bool], Any]] = {
+_VARIANTS_ElicitationPropertySchema: dict[str, Decoder[ElicitationPropertySchema]] = {
     "string": _decode_StringElicitationPropertySchema,
     "number": _decode_NumberElicitationPropertySchema,
     "integer": _decode_IntegerElicitationPropertySchema,
@@ -3466,7 +4600,7 @@ _VARIANTS_ElicitationPropertySchema: dict[str, Callable[[Any, bool], Any]] = {
 def _decode_ElicitationPropertySchema(
     d: Any, strict: bool
 ) -> ElicitationPropertySchema:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     tag = d.get("type", MISSING)
     if type(tag) is str:
@@ -3479,9 +4613,9 @@ def _decode_ElicitationPropertySchema(
     raise type_error("a string", tag).at("type")
 
 
-def _encode_ElicitationPropertySchema(o: Any) -> Any:
+def _encode_ElicitationPropertySchema(o: ElicitationPropertySchema) -> dict[str, Any]:
     try:
-        encoder = _ENCODERS[type(o)]
+        encoder = _CLASS_ENCODERS[type(o)]
     except KeyError:
         raise TypeError(
             f"{type(o).__name__} is not a variant of ElicitationPropertySchema"
@@ -3498,16 +4632,17 @@ def _decode_StringFormat(v: Any, strict: bool) -> StringFormat:
     raise unexpected('expected one of "email", "uri", "date", "date-time"', v)
 
 
-_MEMBERS_StringFormat = StringFormat._value2member_map_
+_MEMBERS_StringFormat = cast("dict[str, StringFormat]", StringFormat._value2member_map_)
 
 
-def _encode_StringFormat(v: Any) -> Any:
+def _encode_StringFormat(v: StringFormat) -> str:
     return v._value_ if type(v) is StringFormat else v
 
 
 def _decode_EnumOption(d: Any, strict: bool) -> EnumOption:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_const: str
     v = d.get("const", MISSING)
     if v is MISSING:
         raise missing("const")
@@ -3517,6 +4652,7 @@ def _decode_EnumOption(d: Any, strict: bool) -> EnumOption:
         except ValidationError as error:
             raise error.at("const")
 
+    f_title: str
     v = d.get("title", MISSING)
     if v is MISSING:
         raise missing("title")
@@ -3526,6 +4662,7 @@ def _decode_EnumOption(d: Any, strict: bool) -> EnumOption:
         except ValidationError as error:
             raise error.at("title")
 
+    f_description: str | None | Unset
     v = d.get("description", MISSING)
     if v is MISSING:
         f_description = UNSET
@@ -3539,6 +4676,7 @@ def _decode_EnumOption(d: Any, strict: bool) -> EnumOption:
                 raise error.at("description")
             f_description = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -3563,19 +4701,20 @@ def _encode_EnumOption(o: EnumOption) -> dict[str, Any]:
         "const": o.const,
         "title": o.title,
     }
-    v = o.description
-    if v is not UNSET:
-        d["description"] = v
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_description = o.description
+    if v_description is not UNSET:
+        d["description"] = v_description
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_StringPropertySchema(d: Any, strict: bool) -> StringPropertySchema:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_title: str | None | Unset
     v = d.get("title", MISSING)
     if v is MISSING:
         f_title = UNSET
@@ -3587,6 +4726,7 @@ def _decode_StringPropertySchema(d: Any, strict: bool) -> StringPropertySchema:
                 raise error.at("title")
             f_title = UNSET
 
+    f_description: str | None | Unset
     v = d.get("description", MISSING)
     if v is MISSING:
         f_description = UNSET
@@ -3600,6 +4740,7 @@ def _decode_StringPropertySchema(d: Any, strict: bool) -> StringPropertySchema:
                 raise error.at("description")
             f_description = UNSET
 
+    f_min_length: int | None | Unset
     v = d.get("minLength", MISSING)
     if v is MISSING:
         f_min_length = UNSET
@@ -3613,6 +4754,7 @@ def _decode_StringPropertySchema(d: Any, strict: bool) -> StringPropertySchema:
         except ValidationError as error:
             raise error.at("minLength")
 
+    f_max_length: int | None | Unset
     v = d.get("maxLength", MISSING)
     if v is MISSING:
         f_max_length = UNSET
@@ -3626,6 +4768,7 @@ def _decode_StringPropertySchema(d: Any, strict: bool) -> StringPropertySchema:
         except ValidationError as error:
             raise error.at("maxLength")
 
+    f_pattern: str | None | Unset
     v = d.get("pattern", MISSING)
     if v is MISSING:
         f_pattern = UNSET
@@ -3635,6 +4778,7 @@ def _decode_StringPropertySchema(d: Any, strict: bool) -> StringPropertySchema:
         except ValidationError as error:
             raise error.at("pattern")
 
+    f_format: StringFormat | None | Unset
     v = d.get("format", MISSING)
     if v is MISSING:
         f_format = UNSET
@@ -3644,6 +4788,7 @@ def _decode_StringPropertySchema(d: Any, strict: bool) -> StringPropertySchema:
         except ValidationError as error:
             raise error.at("format")
 
+    f_default: str | None | Unset
     v = d.get("default", MISSING)
     if v is MISSING:
         f_default = UNSET
@@ -3655,6 +4800,7 @@ def _decode_StringPropertySchema(d: Any, strict: bool) -> StringPropertySchema:
                 raise error.at("default")
             f_default = UNSET
 
+    f_enum: list[str] | None | Unset
     v = d.get("enum", MISSING)
     if v is MISSING:
         f_enum = UNSET
@@ -3670,6 +4816,7 @@ def _decode_StringPropertySchema(d: Any, strict: bool) -> StringPropertySchema:
         except ValidationError as error:
             raise error.at("enum")
 
+    f_one_of: list[EnumOption] | None | Unset
     v = d.get("oneOf", MISSING)
     if v is MISSING:
         f_one_of = UNSET
@@ -3679,6 +4826,7 @@ def _decode_StringPropertySchema(d: Any, strict: bool) -> StringPropertySchema:
         except ValidationError as error:
             raise error.at("oneOf")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -3706,45 +4854,50 @@ def _decode_StringPropertySchema(d: Any, strict: bool) -> StringPropertySchema:
 
 def _encode_StringPropertySchema(o: StringPropertySchema) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.title
-    if v is not UNSET:
-        d["title"] = v
-    v = o.description
-    if v is not UNSET:
-        d["description"] = v
-    v = o.min_length
-    if v is not UNSET:
-        d["minLength"] = v
-    v = o.max_length
-    if v is not UNSET:
-        d["maxLength"] = v
-    v = o.pattern
-    if v is not UNSET:
-        d["pattern"] = v
-    v = o.format
-    if v is not UNSET:
+    v_title = o.title
+    if v_title is not UNSET:
+        d["title"] = v_title
+    v_description = o.description
+    if v_description is not UNSET:
+        d["description"] = v_description
+    v_min_length = o.min_length
+    if v_min_length is not UNSET:
+        d["minLength"] = v_min_length
+    v_max_length = o.max_length
+    if v_max_length is not UNSET:
+        d["maxLength"] = v_max_length
+    v_pattern = o.pattern
+    if v_pattern is not UNSET:
+        d["pattern"] = v_pattern
+    v_format = o.format
+    if v_format is not UNSET:
         d["format"] = (
-            None if v is None else (v._value_ if type(v) is StringFormat else v)
+            None
+            if v_format is None
+            else (v_format._value_ if type(v_format) is StringFormat else v_format)
         )
-    v = o.default
-    if v is not UNSET:
-        d["default"] = v
-    v = o.enum
-    if v is not UNSET:
-        d["enum"] = None if v is None else list(v)
-    v = o.one_of
-    if v is not UNSET:
-        d["oneOf"] = None if v is None else [_encode_EnumOption(x) for x in v]
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_default = o.default
+    if v_default is not UNSET:
+        d["default"] = v_default
+    v_enum = o.enum
+    if v_enum is not UNSET:
+        d["enum"] = None if v_enum is None else list(v_enum)
+    v_one_of = o.one_of
+    if v_one_of is not UNSET:
+        d["oneOf"] = (
+            None if v_one_of is None else [_encode_EnumOption(x) for x in v_one_of]
+        )
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_NumberPropertySchema(d: Any, strict: bool) -> NumberPropertySchema:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_title: str | None | Unset
     v = d.get("title", MISSING)
     if v is MISSING:
         f_title = UNSET
@@ -3756,6 +4909,7 @@ def _decode_NumberPropertySchema(d: Any, strict: bool) -> NumberPropertySchema:
                 raise error.at("title")
             f_title = UNSET
 
+    f_description: str | None | Unset
     v = d.get("description", MISSING)
     if v is MISSING:
         f_description = UNSET
@@ -3769,6 +4923,7 @@ def _decode_NumberPropertySchema(d: Any, strict: bool) -> NumberPropertySchema:
                 raise error.at("description")
             f_description = UNSET
 
+    f_minimum: float | None | Unset
     v = d.get("minimum", MISSING)
     if v is MISSING:
         f_minimum = UNSET
@@ -3778,6 +4933,7 @@ def _decode_NumberPropertySchema(d: Any, strict: bool) -> NumberPropertySchema:
         except ValidationError as error:
             raise error.at("minimum")
 
+    f_maximum: float | None | Unset
     v = d.get("maximum", MISSING)
     if v is MISSING:
         f_maximum = UNSET
@@ -3787,6 +4943,7 @@ def _decode_NumberPropertySchema(d: Any, strict: bool) -> NumberPropertySchema:
         except ValidationError as error:
             raise error.at("maximum")
 
+    f_default: float | None | Unset
     v = d.get("default", MISSING)
     if v is MISSING:
         f_default = UNSET
@@ -3798,6 +4955,7 @@ def _decode_NumberPropertySchema(d: Any, strict: bool) -> NumberPropertySchema:
                 raise error.at("default")
             f_default = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -3821,31 +4979,32 @@ def _decode_NumberPropertySchema(d: Any, strict: bool) -> NumberPropertySchema:
 
 def _encode_NumberPropertySchema(o: NumberPropertySchema) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.title
-    if v is not UNSET:
-        d["title"] = v
-    v = o.description
-    if v is not UNSET:
-        d["description"] = v
-    v = o.minimum
-    if v is not UNSET:
-        d["minimum"] = v
-    v = o.maximum
-    if v is not UNSET:
-        d["maximum"] = v
-    v = o.default
-    if v is not UNSET:
-        d["default"] = v
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_title = o.title
+    if v_title is not UNSET:
+        d["title"] = v_title
+    v_description = o.description
+    if v_description is not UNSET:
+        d["description"] = v_description
+    v_minimum = o.minimum
+    if v_minimum is not UNSET:
+        d["minimum"] = v_minimum
+    v_maximum = o.maximum
+    if v_maximum is not UNSET:
+        d["maximum"] = v_maximum
+    v_default = o.default
+    if v_default is not UNSET:
+        d["default"] = v_default
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_IntegerPropertySchema(d: Any, strict: bool) -> IntegerPropertySchema:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_title: str | None | Unset
     v = d.get("title", MISSING)
     if v is MISSING:
         f_title = UNSET
@@ -3857,6 +5016,7 @@ def _decode_IntegerPropertySchema(d: Any, strict: bool) -> IntegerPropertySchema
                 raise error.at("title")
             f_title = UNSET
 
+    f_description: str | None | Unset
     v = d.get("description", MISSING)
     if v is MISSING:
         f_description = UNSET
@@ -3870,6 +5030,7 @@ def _decode_IntegerPropertySchema(d: Any, strict: bool) -> IntegerPropertySchema
                 raise error.at("description")
             f_description = UNSET
 
+    f_minimum: int | None | Unset
     v = d.get("minimum", MISSING)
     if v is MISSING:
         f_minimum = UNSET
@@ -3887,6 +5048,7 @@ def _decode_IntegerPropertySchema(d: Any, strict: bool) -> IntegerPropertySchema
         except ValidationError as error:
             raise error.at("minimum")
 
+    f_maximum: int | None | Unset
     v = d.get("maximum", MISSING)
     if v is MISSING:
         f_maximum = UNSET
@@ -3904,6 +5066,7 @@ def _decode_IntegerPropertySchema(d: Any, strict: bool) -> IntegerPropertySchema
         except ValidationError as error:
             raise error.at("maximum")
 
+    f_default: int | None | Unset
     v = d.get("default", MISSING)
     if v is MISSING:
         f_default = UNSET
@@ -3923,6 +5086,7 @@ def _decode_IntegerPropertySchema(d: Any, strict: bool) -> IntegerPropertySchema
                 raise error.at("default")
             f_default = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -3946,31 +5110,32 @@ def _decode_IntegerPropertySchema(d: Any, strict: bool) -> IntegerPropertySchema
 
 def _encode_IntegerPropertySchema(o: IntegerPropertySchema) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.title
-    if v is not UNSET:
-        d["title"] = v
-    v = o.description
-    if v is not UNSET:
-        d["description"] = v
-    v = o.minimum
-    if v is not UNSET:
-        d["minimum"] = v
-    v = o.maximum
-    if v is not UNSET:
-        d["maximum"] = v
-    v = o.default
-    if v is not UNSET:
-        d["default"] = v
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_title = o.title
+    if v_title is not UNSET:
+        d["title"] = v_title
+    v_description = o.description
+    if v_description is not UNSET:
+        d["description"] = v_description
+    v_minimum = o.minimum
+    if v_minimum is not UNSET:
+        d["minimum"] = v_minimum
+    v_maximum = o.maximum
+    if v_maximum is not UNSET:
+        d["maximum"] = v_maximum
+    v_default = o.default
+    if v_default is not UNSET:
+        d["default"] = v_default
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_BooleanPropertySchema(d: Any, strict: bool) -> BooleanPropertySchema:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_title: str | None | Unset
     v = d.get("title", MISSING)
     if v is MISSING:
         f_title = UNSET
@@ -3982,6 +5147,7 @@ def _decode_BooleanPropertySchema(d: Any, strict: bool) -> BooleanPropertySchema
                 raise error.at("title")
             f_title = UNSET
 
+    f_description: str | None | Unset
     v = d.get("description", MISSING)
     if v is MISSING:
         f_description = UNSET
@@ -3995,6 +5161,7 @@ def _decode_BooleanPropertySchema(d: Any, strict: bool) -> BooleanPropertySchema
                 raise error.at("description")
             f_description = UNSET
 
+    f_default: bool | None | Unset
     v = d.get("default", MISSING)
     if v is MISSING:
         f_default = UNSET
@@ -4006,6 +5173,7 @@ def _decode_BooleanPropertySchema(d: Any, strict: bool) -> BooleanPropertySchema
                 raise error.at("default")
             f_default = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -4027,27 +5195,28 @@ def _decode_BooleanPropertySchema(d: Any, strict: bool) -> BooleanPropertySchema
 
 def _encode_BooleanPropertySchema(o: BooleanPropertySchema) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.title
-    if v is not UNSET:
-        d["title"] = v
-    v = o.description
-    if v is not UNSET:
-        d["description"] = v
-    v = o.default
-    if v is not UNSET:
-        d["default"] = v
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_title = o.title
+    if v_title is not UNSET:
+        d["title"] = v_title
+    v_description = o.description
+    if v_description is not UNSET:
+        d["description"] = v_description
+    v_default = o.default
+    if v_default is not UNSET:
+        d["default"] = v_default
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_MultiSelectItemsString(d: Any, strict: bool) -> MultiSelectItemsString:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("type") != "string":
         raise check_tag(d, "type", "string")
+    f_enum: list[str]
     v = d.get("enum", MISSING)
     if v is MISSING:
         raise missing("enum")
@@ -4059,6 +5228,7 @@ def _decode_MultiSelectItemsString(d: Any, strict: bool) -> MultiSelectItemsStri
         except ValidationError as error:
             raise error.at("enum")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -4081,15 +5251,15 @@ def _encode_MultiSelectItemsString(o: MultiSelectItemsString) -> dict[str, Any]:
         "type": "string",
         "enum": list(o.enum),
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_OtherMultiSelectItems(d: Any, strict: bool) -> OtherMultiSelectItems:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if type(d.get("type")) is not str:
         raise check_tag(d, "type", None)
@@ -4109,13 +5279,13 @@ def _encode_OtherMultiSelectItems(o: OtherMultiSelectItems) -> dict[str, Any]:
     return d
 
 
-_VARIANTS_MultiSelectItems: dict[str, Callable[[Any, bool], Any]] = {
+_VARIANTS_MultiSelectItems: dict[str, Decoder[MultiSelectItems]] = {
     "string": _decode_MultiSelectItemsString,
 }
 
 
 def _decode_MultiSelectItems(d: Any, strict: bool) -> MultiSelectItems:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     tag = d.get("type", MISSING)
     if type(tag) is str:
@@ -4133,9 +5303,9 @@ def _decode_MultiSelectItems(d: Any, strict: bool) -> MultiSelectItems:
     return _decode_TitledMultiSelectItems(d, strict)
 
 
-def _encode_MultiSelectItems(o: Any) -> Any:
+def _encode_MultiSelectItems(o: MultiSelectItems) -> dict[str, Any]:
     try:
-        encoder = _ENCODERS[type(o)]
+        encoder = _CLASS_ENCODERS[type(o)]
     except KeyError:
         raise TypeError(
             f"{type(o).__name__} is not a variant of MultiSelectItems"
@@ -4144,8 +5314,9 @@ def _encode_MultiSelectItems(o: Any) -> Any:
 
 
 def _decode_StringMultiSelectItems(d: Any, strict: bool) -> StringMultiSelectItems:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_enum: list[str]
     v = d.get("enum", MISSING)
     if v is MISSING:
         raise missing("enum")
@@ -4157,6 +5328,7 @@ def _decode_StringMultiSelectItems(d: Any, strict: bool) -> StringMultiSelectIte
         except ValidationError as error:
             raise error.at("enum")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -4178,16 +5350,17 @@ def _encode_StringMultiSelectItems(o: StringMultiSelectItems) -> dict[str, Any]:
     d: dict[str, Any] = {
         "enum": list(o.enum),
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_TitledMultiSelectItems(d: Any, strict: bool) -> TitledMultiSelectItems:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_any_of: list[EnumOption]
     v = d.get("anyOf", MISSING)
     if v is MISSING:
         raise missing("anyOf")
@@ -4197,6 +5370,7 @@ def _decode_TitledMultiSelectItems(d: Any, strict: bool) -> TitledMultiSelectIte
         except ValidationError as error:
             raise error.at("anyOf")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -4218,9 +5392,9 @@ def _encode_TitledMultiSelectItems(o: TitledMultiSelectItems) -> dict[str, Any]:
     d: dict[str, Any] = {
         "anyOf": [_encode_EnumOption(x) for x in o.any_of],
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -4228,8 +5402,9 @@ def _encode_TitledMultiSelectItems(o: TitledMultiSelectItems) -> dict[str, Any]:
 def _decode_MultiSelectPropertySchema(
     d: Any, strict: bool
 ) -> MultiSelectPropertySchema:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_title: str | None | Unset
     v = d.get("title", MISSING)
     if v is MISSING:
         f_title = UNSET
@@ -4241,6 +5416,7 @@ def _decode_MultiSelectPropertySchema(
                 raise error.at("title")
             f_title = UNSET
 
+    f_description: str | None | Unset
     v = d.get("description", MISSING)
     if v is MISSING:
         f_description = UNSET
@@ -4254,6 +5430,7 @@ def _decode_MultiSelectPropertySchema(
                 raise error.at("description")
             f_description = UNSET
 
+    f_min_items: int | None | Unset
     v = d.get("minItems", MISSING)
     if v is MISSING:
         f_min_items = UNSET
@@ -4271,6 +5448,7 @@ def _decode_MultiSelectPropertySchema(
         except ValidationError as error:
             raise error.at("minItems")
 
+    f_max_items: int | None | Unset
     v = d.get("maxItems", MISSING)
     if v is MISSING:
         f_max_items = UNSET
@@ -4288,6 +5466,7 @@ def _decode_MultiSelectPropertySchema(
         except ValidationError as error:
             raise error.at("maxItems")
 
+    f_items: MultiSelectItems
     v = d.get("items", MISSING)
     if v is MISSING:
         raise missing("items")
@@ -4297,6 +5476,7 @@ def _decode_MultiSelectPropertySchema(
         except ValidationError as error:
             raise error.at("items")
 
+    f_default: list[str] | None | Unset
     v = d.get("default", MISSING)
     if v is MISSING:
         f_default = UNSET
@@ -4314,6 +5494,7 @@ def _decode_MultiSelectPropertySchema(
                 raise error.at("default")
             f_default = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -4340,71 +5521,52 @@ def _encode_MultiSelectPropertySchema(o: MultiSelectPropertySchema) -> dict[str,
     d: dict[str, Any] = {
         "items": _encode_MultiSelectItems(o.items),
     }
-    v = o.title
-    if v is not UNSET:
-        d["title"] = v
-    v = o.description
-    if v is not UNSET:
-        d["description"] = v
-    v = o.min_items
-    if v is not UNSET:
-        d["minItems"] = v
-    v = o.max_items
-    if v is not UNSET:
-        d["maxItems"] = v
-    v = o.default
-    if v is not UNSET:
-        d["default"] = None if v is None else list(v)
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_title = o.title
+    if v_title is not UNSET:
+        d["title"] = v_title
+    v_description = o.description
+    if v_description is not UNSET:
+        d["description"] = v_description
+    v_min_items = o.min_items
+    if v_min_items is not UNSET:
+        d["minItems"] = v_min_items
+    v_max_items = o.max_items
+    if v_max_items is not UNSET:
+        d["maxItems"] = v_max_items
+    v_default = o.default
+    if v_default is not UNSET:
+        d["default"] = None if v_default is None else list(v_default)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
-def _decode_ElicitationFormMode(v: Any, strict: bool) -> Any:
+def _decode_ElicitationFormMode(v: Any, strict: bool) -> ElicitationFormMode:
     return check_raw(v, "#/$defs/ElicitationFormMode")
 
 
-def _encode_ElicitationFormMode(v: Any) -> Any:
-    return v
-
-
-def _decode_ElicitationId(v: Any, strict: bool) -> Any:
+def _decode_ElicitationId(v: Any, strict: bool) -> ElicitationId:
     return v if type(v) is str else check_str(v)
 
 
-def _encode_ElicitationId(v: Any) -> Any:
-    return v
-
-
-def _decode_ElicitationUrlMode(v: Any, strict: bool) -> Any:
+def _decode_ElicitationUrlMode(v: Any, strict: bool) -> ElicitationUrlMode:
     return check_raw(v, "#/$defs/ElicitationUrlMode")
 
 
-def _encode_ElicitationUrlMode(v: Any) -> Any:
+def _decode_ExtRequest(v: Any, strict: bool) -> ExtRequest:
     return v
 
 
-def _decode_ExtRequest(v: Any, strict: bool) -> Any:
-    return v
-
-
-def _encode_ExtRequest(v: Any) -> Any:
-    return v
-
-
-def _decode_AgentResponse(v: Any, strict: bool) -> Any:
+def _decode_AgentResponse(v: Any, strict: bool) -> AgentResponse:
     return check_raw(v, "#/$defs/AgentResponse")
 
 
-def _encode_AgentResponse(v: Any) -> Any:
-    return v
-
-
 def _decode_InitializeResponse(d: Any, strict: bool) -> InitializeResponse:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_protocol_version: ProtocolVersion
     v = d.get("protocolVersion", MISSING)
     if v is MISSING:
         raise missing("protocolVersion")
@@ -4414,6 +5576,7 @@ def _decode_InitializeResponse(d: Any, strict: bool) -> InitializeResponse:
         except ValidationError as error:
             raise error.at("protocolVersion")
 
+    f_agent_capabilities: AgentCapabilities
     v = d.get("agentCapabilities", MISSING)
     if v is MISSING:
         f_agent_capabilities = AgentCapabilities(
@@ -4451,6 +5614,7 @@ def _decode_InitializeResponse(d: Any, strict: bool) -> InitializeResponse:
                 auth=AgentAuthCapabilities(),
             )
 
+    f_auth_methods: list[AuthMethod]
     v = d.get("authMethods", MISSING)
     if v is MISSING:
         f_auth_methods = []
@@ -4462,6 +5626,7 @@ def _decode_InitializeResponse(d: Any, strict: bool) -> InitializeResponse:
                 raise error.at("authMethods")
             f_auth_methods = []
 
+    f_agent_info: Implementation | None | Unset
     v = d.get("agentInfo", MISSING)
     if v is MISSING:
         f_agent_info = UNSET
@@ -4473,6 +5638,7 @@ def _decode_InitializeResponse(d: Any, strict: bool) -> InitializeResponse:
                 raise error.at("agentInfo")
             f_agent_info = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -4496,34 +5662,29 @@ def _decode_InitializeResponse(d: Any, strict: bool) -> InitializeResponse:
 def _encode_InitializeResponse(o: InitializeResponse) -> dict[str, Any]:
     d: dict[str, Any] = {
         "protocolVersion": o.protocol_version,
+        "agentCapabilities": _encode_AgentCapabilities(o.agent_capabilities),
+        "authMethods": [_encode_AuthMethod(x) for x in o.auth_methods],
     }
-    v = o.agent_capabilities
-    if v is not UNSET:
-        d["agentCapabilities"] = _encode_AgentCapabilities(v)
-    v = o.auth_methods
-    if v is not UNSET:
-        d["authMethods"] = [_encode_AuthMethod(x) for x in v]
-    v = o.agent_info
-    if v is not UNSET:
-        d["agentInfo"] = None if v is None else _encode_Implementation(v)
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_agent_info = o.agent_info
+    if v_agent_info is not UNSET:
+        d["agentInfo"] = (
+            None if v_agent_info is None else _encode_Implementation(v_agent_info)
+        )
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
-def _decode_ProtocolVersion(v: Any, strict: bool) -> Any:
+def _decode_ProtocolVersion(v: Any, strict: bool) -> ProtocolVersion:
     return check_int(v, 0, 65535)
 
 
-def _encode_ProtocolVersion(v: Any) -> Any:
-    return v
-
-
 def _decode_AgentCapabilities(d: Any, strict: bool) -> AgentCapabilities:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_load_session: bool
     v = d.get("loadSession", MISSING)
     if v is MISSING:
         f_load_session = False
@@ -4535,6 +5696,7 @@ def _decode_AgentCapabilities(d: Any, strict: bool) -> AgentCapabilities:
                 raise error.at("loadSession")
             f_load_session = False
 
+    f_prompt_capabilities: PromptCapabilities
     v = d.get("promptCapabilities", MISSING)
     if v is MISSING:
         f_prompt_capabilities = PromptCapabilities(
@@ -4554,6 +5716,7 @@ def _decode_AgentCapabilities(d: Any, strict: bool) -> AgentCapabilities:
                 embedded_context=False,
             )
 
+    f_mcp_capabilities: McpCapabilities
     v = d.get("mcpCapabilities", MISSING)
     if v is MISSING:
         f_mcp_capabilities = McpCapabilities(
@@ -4571,6 +5734,7 @@ def _decode_AgentCapabilities(d: Any, strict: bool) -> AgentCapabilities:
                 sse=False,
             )
 
+    f_session_capabilities: SessionCapabilities
     v = d.get("sessionCapabilities", MISSING)
     if v is MISSING:
         f_session_capabilities = SessionCapabilities()
@@ -4582,6 +5746,7 @@ def _decode_AgentCapabilities(d: Any, strict: bool) -> AgentCapabilities:
                 raise error.at("sessionCapabilities")
             f_session_capabilities = SessionCapabilities()
 
+    f_auth: AgentAuthCapabilities
     v = d.get("auth", MISSING)
     if v is MISSING:
         f_auth = AgentAuthCapabilities()
@@ -4593,6 +5758,7 @@ def _decode_AgentCapabilities(d: Any, strict: bool) -> AgentCapabilities:
                 raise error.at("auth")
             f_auth = AgentAuthCapabilities()
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -4615,32 +5781,24 @@ def _decode_AgentCapabilities(d: Any, strict: bool) -> AgentCapabilities:
 
 
 def _encode_AgentCapabilities(o: AgentCapabilities) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.load_session
-    if v is not UNSET:
-        d["loadSession"] = v
-    v = o.prompt_capabilities
-    if v is not UNSET:
-        d["promptCapabilities"] = _encode_PromptCapabilities(v)
-    v = o.mcp_capabilities
-    if v is not UNSET:
-        d["mcpCapabilities"] = _encode_McpCapabilities(v)
-    v = o.session_capabilities
-    if v is not UNSET:
-        d["sessionCapabilities"] = _encode_SessionCapabilities(v)
-    v = o.auth
-    if v is not UNSET:
-        d["auth"] = _encode_AgentAuthCapabilities(v)
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    d: dict[str, Any] = {
+        "loadSession": o.load_session,
+        "promptCapabilities": _encode_PromptCapabilities(o.prompt_capabilities),
+        "mcpCapabilities": _encode_McpCapabilities(o.mcp_capabilities),
+        "sessionCapabilities": _encode_SessionCapabilities(o.session_capabilities),
+        "auth": _encode_AgentAuthCapabilities(o.auth),
+    }
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_PromptCapabilities(d: Any, strict: bool) -> PromptCapabilities:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_image: bool
     v = d.get("image", MISSING)
     if v is MISSING:
         f_image = False
@@ -4652,6 +5810,7 @@ def _decode_PromptCapabilities(d: Any, strict: bool) -> PromptCapabilities:
                 raise error.at("image")
             f_image = False
 
+    f_audio: bool
     v = d.get("audio", MISSING)
     if v is MISSING:
         f_audio = False
@@ -4663,6 +5822,7 @@ def _decode_PromptCapabilities(d: Any, strict: bool) -> PromptCapabilities:
                 raise error.at("audio")
             f_audio = False
 
+    f_embedded_context: bool
     v = d.get("embeddedContext", MISSING)
     if v is MISSING:
         f_embedded_context = False
@@ -4674,6 +5834,7 @@ def _decode_PromptCapabilities(d: Any, strict: bool) -> PromptCapabilities:
                 raise error.at("embeddedContext")
             f_embedded_context = False
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -4694,26 +5855,22 @@ def _decode_PromptCapabilities(d: Any, strict: bool) -> PromptCapabilities:
 
 
 def _encode_PromptCapabilities(o: PromptCapabilities) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.image
-    if v is not UNSET:
-        d["image"] = v
-    v = o.audio
-    if v is not UNSET:
-        d["audio"] = v
-    v = o.embedded_context
-    if v is not UNSET:
-        d["embeddedContext"] = v
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    d: dict[str, Any] = {
+        "image": o.image,
+        "audio": o.audio,
+        "embeddedContext": o.embedded_context,
+    }
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_McpCapabilities(d: Any, strict: bool) -> McpCapabilities:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_http: bool
     v = d.get("http", MISSING)
     if v is MISSING:
         f_http = False
@@ -4725,6 +5882,7 @@ def _decode_McpCapabilities(d: Any, strict: bool) -> McpCapabilities:
                 raise error.at("http")
             f_http = False
 
+    f_sse: bool
     v = d.get("sse", MISSING)
     if v is MISSING:
         f_sse = False
@@ -4736,6 +5894,7 @@ def _decode_McpCapabilities(d: Any, strict: bool) -> McpCapabilities:
                 raise error.at("sse")
             f_sse = False
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -4755,23 +5914,21 @@ def _decode_McpCapabilities(d: Any, strict: bool) -> McpCapabilities:
 
 
 def _encode_McpCapabilities(o: McpCapabilities) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.http
-    if v is not UNSET:
-        d["http"] = v
-    v = o.sse
-    if v is not UNSET:
-        d["sse"] = v
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    d: dict[str, Any] = {
+        "http": o.http,
+        "sse": o.sse,
+    }
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_SessionCapabilities(d: Any, strict: bool) -> SessionCapabilities:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_list: SessionListCapabilities | None | Unset
     v = d.get("list", MISSING)
     if v is MISSING:
         f_list = UNSET
@@ -4783,6 +5940,7 @@ def _decode_SessionCapabilities(d: Any, strict: bool) -> SessionCapabilities:
                 raise error.at("list")
             f_list = UNSET
 
+    f_delete: SessionDeleteCapabilities | None | Unset
     v = d.get("delete", MISSING)
     if v is MISSING:
         f_delete = UNSET
@@ -4796,6 +5954,7 @@ def _decode_SessionCapabilities(d: Any, strict: bool) -> SessionCapabilities:
                 raise error.at("delete")
             f_delete = UNSET
 
+    f_additional_directories: SessionAdditionalDirectoriesCapabilities | None | Unset
     v = d.get("additionalDirectories", MISSING)
     if v is MISSING:
         f_additional_directories = UNSET
@@ -4811,6 +5970,7 @@ def _decode_SessionCapabilities(d: Any, strict: bool) -> SessionCapabilities:
                 raise error.at("additionalDirectories")
             f_additional_directories = UNSET
 
+    f_resume: SessionResumeCapabilities | None | Unset
     v = d.get("resume", MISSING)
     if v is MISSING:
         f_resume = UNSET
@@ -4824,6 +5984,7 @@ def _decode_SessionCapabilities(d: Any, strict: bool) -> SessionCapabilities:
                 raise error.at("resume")
             f_resume = UNSET
 
+    f_close: SessionCloseCapabilities | None | Unset
     v = d.get("close", MISSING)
     if v is MISSING:
         f_close = UNSET
@@ -4835,6 +5996,7 @@ def _decode_SessionCapabilities(d: Any, strict: bool) -> SessionCapabilities:
                 raise error.at("close")
             f_close = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -4858,33 +6020,44 @@ def _decode_SessionCapabilities(d: Any, strict: bool) -> SessionCapabilities:
 
 def _encode_SessionCapabilities(o: SessionCapabilities) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.list
-    if v is not UNSET:
-        d["list"] = None if v is None else _encode_SessionListCapabilities(v)
-    v = o.delete
-    if v is not UNSET:
-        d["delete"] = None if v is None else _encode_SessionDeleteCapabilities(v)
-    v = o.additional_directories
-    if v is not UNSET:
-        d["additionalDirectories"] = (
-            None if v is None else _encode_SessionAdditionalDirectoriesCapabilities(v)
+    v_list = o.list
+    if v_list is not UNSET:
+        d["list"] = None if v_list is None else _encode_SessionListCapabilities(v_list)
+    v_delete = o.delete
+    if v_delete is not UNSET:
+        d["delete"] = (
+            None if v_delete is None else _encode_SessionDeleteCapabilities(v_delete)
         )
-    v = o.resume
-    if v is not UNSET:
-        d["resume"] = None if v is None else _encode_SessionResumeCapabilities(v)
-    v = o.close
-    if v is not UNSET:
-        d["close"] = None if v is None else _encode_SessionCloseCapabilities(v)
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_additional_directories = o.additional_directories
+    if v_additional_directories is not UNSET:
+        d["additionalDirectories"] = (
+            None
+            if v_additional_directories is None
+            else _encode_SessionAdditionalDirectoriesCapabilities(
+                v_additional_directories
+            )
+        )
+    v_resume = o.resume
+    if v_resume is not UNSET:
+        d["resume"] = (
+            None if v_resume is None else _encode_SessionResumeCapabilities(v_resume)
+        )
+    v_close = o.close
+    if v_close is not UNSET:
+        d["close"] = (
+            None if v_close is None else _encode_SessionCloseCapabilities(v_close)
+        )
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_SessionListCapabilities(d: Any, strict: bool) -> SessionListCapabilities:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -4903,9 +6076,9 @@ def _decode_SessionListCapabilities(d: Any, strict: bool) -> SessionListCapabili
 
 def _encode_SessionListCapabilities(o: SessionListCapabilities) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -4913,8 +6086,9 @@ def _encode_SessionListCapabilities(o: SessionListCapabilities) -> dict[str, Any
 def _decode_SessionDeleteCapabilities(
     d: Any, strict: bool
 ) -> SessionDeleteCapabilities:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -4933,9 +6107,9 @@ def _decode_SessionDeleteCapabilities(
 
 def _encode_SessionDeleteCapabilities(o: SessionDeleteCapabilities) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -4943,8 +6117,9 @@ def _encode_SessionDeleteCapabilities(o: SessionDeleteCapabilities) -> dict[str,
 def _decode_SessionAdditionalDirectoriesCapabilities(
     d: Any, strict: bool
 ) -> SessionAdditionalDirectoriesCapabilities:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -4965,9 +6140,9 @@ def _encode_SessionAdditionalDirectoriesCapabilities(
     o: SessionAdditionalDirectoriesCapabilities,
 ) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -4975,8 +6150,9 @@ def _encode_SessionAdditionalDirectoriesCapabilities(
 def _decode_SessionResumeCapabilities(
     d: Any, strict: bool
 ) -> SessionResumeCapabilities:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -4995,16 +6171,17 @@ def _decode_SessionResumeCapabilities(
 
 def _encode_SessionResumeCapabilities(o: SessionResumeCapabilities) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_SessionCloseCapabilities(d: Any, strict: bool) -> SessionCloseCapabilities:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -5023,16 +6200,17 @@ def _decode_SessionCloseCapabilities(d: Any, strict: bool) -> SessionCloseCapabi
 
 def _encode_SessionCloseCapabilities(o: SessionCloseCapabilities) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_AgentAuthCapabilities(d: Any, strict: bool) -> AgentAuthCapabilities:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_logout: LogoutCapabilities | None | Unset
     v = d.get("logout", MISSING)
     if v is MISSING:
         f_logout = UNSET
@@ -5044,6 +6222,7 @@ def _decode_AgentAuthCapabilities(d: Any, strict: bool) -> AgentAuthCapabilities
                 raise error.at("logout")
             f_logout = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -5063,19 +6242,20 @@ def _decode_AgentAuthCapabilities(d: Any, strict: bool) -> AgentAuthCapabilities
 
 def _encode_AgentAuthCapabilities(o: AgentAuthCapabilities) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.logout
-    if v is not UNSET:
-        d["logout"] = None if v is None else _encode_LogoutCapabilities(v)
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_logout = o.logout
+    if v_logout is not UNSET:
+        d["logout"] = None if v_logout is None else _encode_LogoutCapabilities(v_logout)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_LogoutCapabilities(d: Any, strict: bool) -> LogoutCapabilities:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -5094,18 +6274,19 @@ def _decode_LogoutCapabilities(d: Any, strict: bool) -> LogoutCapabilities:
 
 def _encode_LogoutCapabilities(o: LogoutCapabilities) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_TerminalAuthMethod(d: Any, strict: bool) -> TerminalAuthMethod:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("type") != "terminal":
         raise check_tag(d, "type", "terminal")
+    f_id: AuthMethodId
     v = d.get("id", MISSING)
     if v is MISSING:
         raise missing("id")
@@ -5115,6 +6296,7 @@ def _decode_TerminalAuthMethod(d: Any, strict: bool) -> TerminalAuthMethod:
         except ValidationError as error:
             raise error.at("id")
 
+    f_name: str
     v = d.get("name", MISSING)
     if v is MISSING:
         raise missing("name")
@@ -5124,6 +6306,7 @@ def _decode_TerminalAuthMethod(d: Any, strict: bool) -> TerminalAuthMethod:
         except ValidationError as error:
             raise error.at("name")
 
+    f_description: str | None | Unset
     v = d.get("description", MISSING)
     if v is MISSING:
         f_description = UNSET
@@ -5137,6 +6320,7 @@ def _decode_TerminalAuthMethod(d: Any, strict: bool) -> TerminalAuthMethod:
                 raise error.at("description")
             f_description = UNSET
 
+    f_args: list[str] | Unset
     v = d.get("args", MISSING)
     if v is MISSING:
         f_args = UNSET
@@ -5150,6 +6334,7 @@ def _decode_TerminalAuthMethod(d: Any, strict: bool) -> TerminalAuthMethod:
         except ValidationError as error:
             raise error.at("args")
 
+    f_env: dict[str, str] | Unset
     v = d.get("env", MISSING)
     if v is MISSING:
         f_env = UNSET
@@ -5163,6 +6348,7 @@ def _decode_TerminalAuthMethod(d: Any, strict: bool) -> TerminalAuthMethod:
         except ValidationError as error:
             raise error.at("env")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -5190,29 +6376,29 @@ def _encode_TerminalAuthMethod(o: TerminalAuthMethod) -> dict[str, Any]:
         "id": o.id,
         "name": o.name,
     }
-    v = o.description
-    if v is not UNSET:
-        d["description"] = v
-    v = o.args
-    if v is not UNSET:
-        d["args"] = list(v)
-    v = o.env
-    if v is not UNSET:
-        d["env"] = dict(v)
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_description = o.description
+    if v_description is not UNSET:
+        d["description"] = v_description
+    v_args = o.args
+    if v_args is not UNSET:
+        d["args"] = list(v_args)
+    v_env = o.env
+    if v_env is not UNSET:
+        d["env"] = dict(v_env)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
-_VARIANTS_AuthMethod: dict[str, Callable[[Any, bool], Any]] = {
+_VARIANTS_AuthMethod: dict[str, Decoder[AuthMethod]] = {
     "terminal": _decode_TerminalAuthMethod,
 }
 
 
 def _decode_AuthMethod(d: Any, strict: bool) -> AuthMethod:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     tag = d.get("type", MISSING)
     if type(tag) is str:
@@ -5230,25 +6416,22 @@ def _decode_AuthMethod(d: Any, strict: bool) -> AuthMethod:
     return _decode_AuthMethodAgent(d, strict)
 
 
-def _encode_AuthMethod(o: Any) -> Any:
+def _encode_AuthMethod(o: AuthMethod) -> dict[str, Any]:
     try:
-        encoder = _ENCODERS[type(o)]
+        encoder = _CLASS_ENCODERS[type(o)]
     except KeyError:
         raise TypeError(f"{type(o).__name__} is not a variant of AuthMethod") from None
     return encoder(o)
 
 
-def _decode_AuthMethodId(v: Any, strict: bool) -> Any:
+def _decode_AuthMethodId(v: Any, strict: bool) -> AuthMethodId:
     return v if type(v) is str else check_str(v)
 
 
-def _encode_AuthMethodId(v: Any) -> Any:
-    return v
-
-
 def _decode_AuthMethodTerminal(d: Any, strict: bool) -> AuthMethodTerminal:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_id: AuthMethodId
     v = d.get("id", MISSING)
     if v is MISSING:
         raise missing("id")
@@ -5258,6 +6441,7 @@ def _decode_AuthMethodTerminal(d: Any, strict: bool) -> AuthMethodTerminal:
         except ValidationError as error:
             raise error.at("id")
 
+    f_name: str
     v = d.get("name", MISSING)
     if v is MISSING:
         raise missing("name")
@@ -5267,6 +6451,7 @@ def _decode_AuthMethodTerminal(d: Any, strict: bool) -> AuthMethodTerminal:
         except ValidationError as error:
             raise error.at("name")
 
+    f_description: str | None | Unset
     v = d.get("description", MISSING)
     if v is MISSING:
         f_description = UNSET
@@ -5280,6 +6465,7 @@ def _decode_AuthMethodTerminal(d: Any, strict: bool) -> AuthMethodTerminal:
                 raise error.at("description")
             f_description = UNSET
 
+    f_args: list[str] | Unset
     v = d.get("args", MISSING)
     if v is MISSING:
         f_args = UNSET
@@ -5293,6 +6479,7 @@ def _decode_AuthMethodTerminal(d: Any, strict: bool) -> AuthMethodTerminal:
         except ValidationError as error:
             raise error.at("args")
 
+    f_env: dict[str, str] | Unset
     v = d.get("env", MISSING)
     if v is MISSING:
         f_env = UNSET
@@ -5306,6 +6493,7 @@ def _decode_AuthMethodTerminal(d: Any, strict: bool) -> AuthMethodTerminal:
         except ValidationError as error:
             raise error.at("env")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -5332,25 +6520,26 @@ def _encode_AuthMethodTerminal(o: AuthMethodTerminal) -> dict[str, Any]:
         "id": o.id,
         "name": o.name,
     }
-    v = o.description
-    if v is not UNSET:
-        d["description"] = v
-    v = o.args
-    if v is not UNSET:
-        d["args"] = list(v)
-    v = o.env
-    if v is not UNSET:
-        d["env"] = dict(v)
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_description = o.description
+    if v_description is not UNSET:
+        d["description"] = v_description
+    v_args = o.args
+    if v_args is not UNSET:
+        d["args"] = list(v_args)
+    v_env = o.env
+    if v_env is not UNSET:
+        d["env"] = dict(v_env)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_AuthMethodAgent(d: Any, strict: bool) -> AuthMethodAgent:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_id: AuthMethodId
     v = d.get("id", MISSING)
     if v is MISSING:
         raise missing("id")
@@ -5360,6 +6549,7 @@ def _decode_AuthMethodAgent(d: Any, strict: bool) -> AuthMethodAgent:
         except ValidationError as error:
             raise error.at("id")
 
+    f_name: str
     v = d.get("name", MISSING)
     if v is MISSING:
         raise missing("name")
@@ -5369,6 +6559,7 @@ def _decode_AuthMethodAgent(d: Any, strict: bool) -> AuthMethodAgent:
         except ValidationError as error:
             raise error.at("name")
 
+    f_description: str | None | Unset
     v = d.get("description", MISSING)
     if v is MISSING:
         f_description = UNSET
@@ -5382,6 +6573,7 @@ def _decode_AuthMethodAgent(d: Any, strict: bool) -> AuthMethodAgent:
                 raise error.at("description")
             f_description = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -5406,19 +6598,20 @@ def _encode_AuthMethodAgent(o: AuthMethodAgent) -> dict[str, Any]:
         "id": o.id,
         "name": o.name,
     }
-    v = o.description
-    if v is not UNSET:
-        d["description"] = v
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_description = o.description
+    if v_description is not UNSET:
+        d["description"] = v_description
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_Implementation(d: Any, strict: bool) -> Implementation:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_name: str
     v = d.get("name", MISSING)
     if v is MISSING:
         raise missing("name")
@@ -5428,6 +6621,7 @@ def _decode_Implementation(d: Any, strict: bool) -> Implementation:
         except ValidationError as error:
             raise error.at("name")
 
+    f_title: str | None | Unset
     v = d.get("title", MISSING)
     if v is MISSING:
         f_title = UNSET
@@ -5439,6 +6633,7 @@ def _decode_Implementation(d: Any, strict: bool) -> Implementation:
                 raise error.at("title")
             f_title = UNSET
 
+    f_version: str
     v = d.get("version", MISSING)
     if v is MISSING:
         raise missing("version")
@@ -5448,6 +6643,7 @@ def _decode_Implementation(d: Any, strict: bool) -> Implementation:
         except ValidationError as error:
             raise error.at("version")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -5472,19 +6668,20 @@ def _encode_Implementation(o: Implementation) -> dict[str, Any]:
         "name": o.name,
         "version": o.version,
     }
-    v = o.title
-    if v is not UNSET:
-        d["title"] = v
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_title = o.title
+    if v_title is not UNSET:
+        d["title"] = v_title
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_AuthenticateResponse(d: Any, strict: bool) -> AuthenticateResponse:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -5503,16 +6700,17 @@ def _decode_AuthenticateResponse(d: Any, strict: bool) -> AuthenticateResponse:
 
 def _encode_AuthenticateResponse(o: AuthenticateResponse) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_LogoutResponse(d: Any, strict: bool) -> LogoutResponse:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -5531,16 +6729,17 @@ def _decode_LogoutResponse(d: Any, strict: bool) -> LogoutResponse:
 
 def _encode_LogoutResponse(o: LogoutResponse) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_NewSessionResponse(d: Any, strict: bool) -> NewSessionResponse:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_session_id: SessionId
     v = d.get("sessionId", MISSING)
     if v is MISSING:
         raise missing("sessionId")
@@ -5550,6 +6749,7 @@ def _decode_NewSessionResponse(d: Any, strict: bool) -> NewSessionResponse:
         except ValidationError as error:
             raise error.at("sessionId")
 
+    f_modes: SessionModeState | None | Unset
     v = d.get("modes", MISSING)
     if v is MISSING:
         f_modes = UNSET
@@ -5561,6 +6761,7 @@ def _decode_NewSessionResponse(d: Any, strict: bool) -> NewSessionResponse:
                 raise error.at("modes")
             f_modes = UNSET
 
+    f_config_options: list[SessionConfigOption] | None | Unset
     v = d.get("configOptions", MISSING)
     if v is MISSING:
         f_config_options = UNSET
@@ -5576,6 +6777,7 @@ def _decode_NewSessionResponse(d: Any, strict: bool) -> NewSessionResponse:
                 raise error.at("configOptions")
             f_config_options = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -5599,24 +6801,27 @@ def _encode_NewSessionResponse(o: NewSessionResponse) -> dict[str, Any]:
     d: dict[str, Any] = {
         "sessionId": o.session_id,
     }
-    v = o.modes
-    if v is not UNSET:
-        d["modes"] = None if v is None else _encode_SessionModeState(v)
-    v = o.config_options
-    if v is not UNSET:
+    v_modes = o.modes
+    if v_modes is not UNSET:
+        d["modes"] = None if v_modes is None else _encode_SessionModeState(v_modes)
+    v_config_options = o.config_options
+    if v_config_options is not UNSET:
         d["configOptions"] = (
-            None if v is None else [_encode_SessionConfigOption(x) for x in v]
+            None
+            if v_config_options is None
+            else [_encode_SessionConfigOption(x) for x in v_config_options]
         )
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_SessionModeState(d: Any, strict: bool) -> SessionModeState:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_current_mode_id: SessionModeId
     v = d.get("currentModeId", MISSING)
     if v is MISSING:
         raise missing("currentModeId")
@@ -5626,6 +6831,7 @@ def _decode_SessionModeState(d: Any, strict: bool) -> SessionModeState:
         except ValidationError as error:
             raise error.at("currentModeId")
 
+    f_available_modes: list[SessionMode]
     v = d.get("availableModes", MISSING)
     if v is MISSING:
         raise missing("availableModes")
@@ -5637,6 +6843,7 @@ def _decode_SessionModeState(d: Any, strict: bool) -> SessionModeState:
                 raise error.at("availableModes")
             f_available_modes = []
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -5660,24 +6867,21 @@ def _encode_SessionModeState(o: SessionModeState) -> dict[str, Any]:
         "currentModeId": o.current_mode_id,
         "availableModes": [_encode_SessionMode(x) for x in o.available_modes],
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
-def _decode_SessionModeId(v: Any, strict: bool) -> Any:
+def _decode_SessionModeId(v: Any, strict: bool) -> SessionModeId:
     return v if type(v) is str else check_str(v)
 
 
-def _encode_SessionModeId(v: Any) -> Any:
-    return v
-
-
 def _decode_SessionMode(d: Any, strict: bool) -> SessionMode:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_id: SessionModeId
     v = d.get("id", MISSING)
     if v is MISSING:
         raise missing("id")
@@ -5687,6 +6891,7 @@ def _decode_SessionMode(d: Any, strict: bool) -> SessionMode:
         except ValidationError as error:
             raise error.at("id")
 
+    f_name: str
     v = d.get("name", MISSING)
     if v is MISSING:
         raise missing("name")
@@ -5696,6 +6901,7 @@ def _decode_SessionMode(d: Any, strict: bool) -> SessionMode:
         except ValidationError as error:
             raise error.at("name")
 
+    f_description: str | None | Unset
     v = d.get("description", MISSING)
     if v is MISSING:
         f_description = UNSET
@@ -5709,6 +6915,7 @@ def _decode_SessionMode(d: Any, strict: bool) -> SessionMode:
                 raise error.at("description")
             f_description = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -5733,12 +6940,12 @@ def _encode_SessionMode(o: SessionMode) -> dict[str, Any]:
         "id": o.id,
         "name": o.name,
     }
-    v = o.description
-    if v is not UNSET:
-        d["description"] = v
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_description = o.description
+    if v_description is not UNSET:
+        d["description"] = v_description
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -5746,10 +6953,11 @@ def _encode_SessionMode(o: SessionMode) -> dict[str, Any]:
 def _decode_SelectSessionConfigOption(
     d: Any, strict: bool
 ) -> SelectSessionConfigOption:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("type") != "select":
         raise check_tag(d, "type", "select")
+    f_id: SessionConfigId
     v = d.get("id", MISSING)
     if v is MISSING:
         raise missing("id")
@@ -5759,6 +6967,7 @@ def _decode_SelectSessionConfigOption(
         except ValidationError as error:
             raise error.at("id")
 
+    f_name: str
     v = d.get("name", MISSING)
     if v is MISSING:
         raise missing("name")
@@ -5768,6 +6977,7 @@ def _decode_SelectSessionConfigOption(
         except ValidationError as error:
             raise error.at("name")
 
+    f_description: str | None | Unset
     v = d.get("description", MISSING)
     if v is MISSING:
         f_description = UNSET
@@ -5781,6 +6991,7 @@ def _decode_SelectSessionConfigOption(
                 raise error.at("description")
             f_description = UNSET
 
+    f_category: SessionConfigOptionCategory | str | None | Unset
     v = d.get("category", MISSING)
     if v is MISSING:
         f_category = UNSET
@@ -5794,6 +7005,7 @@ def _decode_SelectSessionConfigOption(
                 raise error.at("category")
             f_category = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -5805,6 +7017,7 @@ def _decode_SelectSessionConfigOption(
                 raise error.at("_meta")
             f_meta = UNSET
 
+    f_current_value: SessionConfigValueId
     v = d.get("currentValue", MISSING)
     if v is MISSING:
         raise missing("currentValue")
@@ -5814,6 +7027,7 @@ def _decode_SelectSessionConfigOption(
         except ValidationError as error:
             raise error.at("currentValue")
 
+    f_options: SessionConfigSelectOptions
     v = d.get("options", MISSING)
     if v is MISSING:
         raise missing("options")
@@ -5840,21 +7054,25 @@ def _encode_SelectSessionConfigOption(o: SelectSessionConfigOption) -> dict[str,
         "id": o.id,
         "name": o.name,
         "currentValue": o.current_value,
-        "options": _encode_SessionConfigSelectOptions(o.options),
+        "options": encode(o.options),
     }
-    v = o.description
-    if v is not UNSET:
-        d["description"] = v
-    v = o.category
-    if v is not UNSET:
+    v_description = o.description
+    if v_description is not UNSET:
+        d["description"] = v_description
+    v_category = o.category
+    if v_category is not UNSET:
         d["category"] = (
             None
-            if v is None
-            else (v._value_ if type(v) is SessionConfigOptionCategory else v)
+            if v_category is None
+            else (
+                v_category._value_
+                if type(v_category) is SessionConfigOptionCategory
+                else v_category
+            )
         )
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -5862,10 +7080,11 @@ def _encode_SelectSessionConfigOption(o: SelectSessionConfigOption) -> dict[str,
 def _decode_BooleanSessionConfigOption(
     d: Any, strict: bool
 ) -> BooleanSessionConfigOption:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("type") != "boolean":
         raise check_tag(d, "type", "boolean")
+    f_id: SessionConfigId
     v = d.get("id", MISSING)
     if v is MISSING:
         raise missing("id")
@@ -5875,6 +7094,7 @@ def _decode_BooleanSessionConfigOption(
         except ValidationError as error:
             raise error.at("id")
 
+    f_name: str
     v = d.get("name", MISSING)
     if v is MISSING:
         raise missing("name")
@@ -5884,6 +7104,7 @@ def _decode_BooleanSessionConfigOption(
         except ValidationError as error:
             raise error.at("name")
 
+    f_description: str | None | Unset
     v = d.get("description", MISSING)
     if v is MISSING:
         f_description = UNSET
@@ -5897,6 +7118,7 @@ def _decode_BooleanSessionConfigOption(
                 raise error.at("description")
             f_description = UNSET
 
+    f_category: SessionConfigOptionCategory | str | None | Unset
     v = d.get("category", MISSING)
     if v is MISSING:
         f_category = UNSET
@@ -5910,6 +7132,7 @@ def _decode_BooleanSessionConfigOption(
                 raise error.at("category")
             f_category = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -5921,6 +7144,7 @@ def _decode_BooleanSessionConfigOption(
                 raise error.at("_meta")
             f_meta = UNSET
 
+    f_current_value: bool
     v = d.get("currentValue", MISSING)
     if v is MISSING:
         raise missing("currentValue")
@@ -5947,31 +7171,35 @@ def _encode_BooleanSessionConfigOption(o: BooleanSessionConfigOption) -> dict[st
         "name": o.name,
         "currentValue": o.current_value,
     }
-    v = o.description
-    if v is not UNSET:
-        d["description"] = v
-    v = o.category
-    if v is not UNSET:
+    v_description = o.description
+    if v_description is not UNSET:
+        d["description"] = v_description
+    v_category = o.category
+    if v_category is not UNSET:
         d["category"] = (
             None
-            if v is None
-            else (v._value_ if type(v) is SessionConfigOptionCategory else v)
+            if v_category is None
+            else (
+                v_category._value_
+                if type(v_category) is SessionConfigOptionCategory
+                else v_category
+            )
         )
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
-_VARIANTS_SessionConfigOption: dict[str, Callable[[Any, bool], Any]] = {
+_VARIANTS_SessionConfigOption: dict[str, Decoder[SessionConfigOption]] = {
     "select": _decode_SelectSessionConfigOption,
     "boolean": _decode_BooleanSessionConfigOption,
 }
 
 
 def _decode_SessionConfigOption(d: Any, strict: bool) -> SessionConfigOption:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     tag = d.get("type", MISSING)
     if type(tag) is str:
@@ -5984,9 +7212,9 @@ def _decode_SessionConfigOption(d: Any, strict: bool) -> SessionConfigOption:
     raise type_error("a string", tag).at("type")
 
 
-def _encode_SessionConfigOption(o: Any) -> Any:
+def _encode_SessionConfigOption(o: SessionConfigOption) -> dict[str, Any]:
     try:
-        encoder = _ENCODERS[type(o)]
+        encoder = _CLASS_ENCODERS[type(o)]
     except KeyError:
         raise TypeError(
             f"{type(o).__name__} is not a variant of SessionConfigOption"
@@ -5994,12 +7222,8 @@ def _encode_SessionConfigOption(o: Any) -> Any:
     return encoder(o)
 
 
-def _decode_SessionConfigId(v: Any, strict: bool) -> Any:
+def _decode_SessionConfigId(v: Any, strict: bool) -> SessionConfigId:
     return v if type(v) is str else check_str(v)
-
-
-def _encode_SessionConfigId(v: Any) -> Any:
-    return v
 
 
 def _decode_SessionConfigOptionCategory(
@@ -6013,41 +7237,46 @@ def _decode_SessionConfigOptionCategory(
     return v
 
 
-_MEMBERS_SessionConfigOptionCategory = SessionConfigOptionCategory._value2member_map_
+_MEMBERS_SessionConfigOptionCategory = cast(
+    "dict[str, SessionConfigOptionCategory]",
+    SessionConfigOptionCategory._value2member_map_,
+)
 
 
-def _encode_SessionConfigOptionCategory(v: Any) -> Any:
+def _encode_SessionConfigOptionCategory(v: SessionConfigOptionCategory | str) -> str:
     return v._value_ if type(v) is SessionConfigOptionCategory else v
 
 
-def _decode_SessionConfigValueId(v: Any, strict: bool) -> Any:
+def _decode_SessionConfigValueId(v: Any, strict: bool) -> SessionConfigValueId:
     return v if type(v) is str else check_str(v)
 
 
-def _encode_SessionConfigValueId(v: Any) -> Any:
-    return v
-
-
-def _decode_SessionConfigSelectOptions(v: Any, strict: bool) -> Any:
-    return first_match(
-        v,
-        strict,
-        (
-            lambda x, strict: check_list(x, _decode_SessionConfigSelectOption, strict),
-            lambda x, strict: check_list(x, _decode_SessionConfigSelectGroup, strict),
+def _decode_SessionConfigSelectOptions(
+    v: Any, strict: bool
+) -> SessionConfigSelectOptions:
+    return cast(
+        "list[SessionConfigSelectOption] | list[SessionConfigSelectGroup]",
+        first_match(
+            v,
+            strict,
+            (
+                lambda x, strict: check_list(
+                    x, _decode_SessionConfigSelectOption, strict
+                ),
+                lambda x, strict: check_list(
+                    x, _decode_SessionConfigSelectGroup, strict
+                ),
+            ),
         ),
     )
-
-
-def _encode_SessionConfigSelectOptions(v: Any) -> Any:
-    return encode(v)
 
 
 def _decode_SessionConfigSelectOption(
     d: Any, strict: bool
 ) -> SessionConfigSelectOption:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_value: SessionConfigValueId
     v = d.get("value", MISSING)
     if v is MISSING:
         raise missing("value")
@@ -6057,6 +7286,7 @@ def _decode_SessionConfigSelectOption(
         except ValidationError as error:
             raise error.at("value")
 
+    f_name: str
     v = d.get("name", MISSING)
     if v is MISSING:
         raise missing("name")
@@ -6066,6 +7296,7 @@ def _decode_SessionConfigSelectOption(
         except ValidationError as error:
             raise error.at("name")
 
+    f_description: str | None | Unset
     v = d.get("description", MISSING)
     if v is MISSING:
         f_description = UNSET
@@ -6079,6 +7310,7 @@ def _decode_SessionConfigSelectOption(
                 raise error.at("description")
             f_description = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -6103,19 +7335,20 @@ def _encode_SessionConfigSelectOption(o: SessionConfigSelectOption) -> dict[str,
         "value": o.value,
         "name": o.name,
     }
-    v = o.description
-    if v is not UNSET:
-        d["description"] = v
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_description = o.description
+    if v_description is not UNSET:
+        d["description"] = v_description
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_SessionConfigSelectGroup(d: Any, strict: bool) -> SessionConfigSelectGroup:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_group: SessionConfigGroupId
     v = d.get("group", MISSING)
     if v is MISSING:
         raise missing("group")
@@ -6125,6 +7358,7 @@ def _decode_SessionConfigSelectGroup(d: Any, strict: bool) -> SessionConfigSelec
         except ValidationError as error:
             raise error.at("group")
 
+    f_name: str
     v = d.get("name", MISSING)
     if v is MISSING:
         raise missing("name")
@@ -6134,6 +7368,7 @@ def _decode_SessionConfigSelectGroup(d: Any, strict: bool) -> SessionConfigSelec
         except ValidationError as error:
             raise error.at("name")
 
+    f_options: list[SessionConfigSelectOption]
     v = d.get("options", MISSING)
     if v is MISSING:
         raise missing("options")
@@ -6147,6 +7382,7 @@ def _decode_SessionConfigSelectGroup(d: Any, strict: bool) -> SessionConfigSelec
                 raise error.at("options")
             f_options = []
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -6172,24 +7408,21 @@ def _encode_SessionConfigSelectGroup(o: SessionConfigSelectGroup) -> dict[str, A
         "name": o.name,
         "options": [_encode_SessionConfigSelectOption(x) for x in o.options],
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
-def _decode_SessionConfigGroupId(v: Any, strict: bool) -> Any:
+def _decode_SessionConfigGroupId(v: Any, strict: bool) -> SessionConfigGroupId:
     return v if type(v) is str else check_str(v)
 
 
-def _encode_SessionConfigGroupId(v: Any) -> Any:
-    return v
-
-
 def _decode_SessionConfigSelect(d: Any, strict: bool) -> SessionConfigSelect:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_current_value: SessionConfigValueId
     v = d.get("currentValue", MISSING)
     if v is MISSING:
         raise missing("currentValue")
@@ -6199,6 +7432,7 @@ def _decode_SessionConfigSelect(d: Any, strict: bool) -> SessionConfigSelect:
         except ValidationError as error:
             raise error.at("currentValue")
 
+    f_options: SessionConfigSelectOptions
     v = d.get("options", MISSING)
     if v is MISSING:
         raise missing("options")
@@ -6217,15 +7451,16 @@ def _decode_SessionConfigSelect(d: Any, strict: bool) -> SessionConfigSelect:
 def _encode_SessionConfigSelect(o: SessionConfigSelect) -> dict[str, Any]:
     d: dict[str, Any] = {
         "currentValue": o.current_value,
-        "options": _encode_SessionConfigSelectOptions(o.options),
+        "options": encode(o.options),
     }
 
     return d
 
 
 def _decode_SessionConfigBoolean(d: Any, strict: bool) -> SessionConfigBoolean:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_current_value: bool
     v = d.get("currentValue", MISSING)
     if v is MISSING:
         raise missing("currentValue")
@@ -6249,8 +7484,9 @@ def _encode_SessionConfigBoolean(o: SessionConfigBoolean) -> dict[str, Any]:
 
 
 def _decode_LoadSessionResponse(d: Any, strict: bool) -> LoadSessionResponse:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_modes: SessionModeState | None | Unset
     v = d.get("modes", MISSING)
     if v is MISSING:
         f_modes = UNSET
@@ -6262,6 +7498,7 @@ def _decode_LoadSessionResponse(d: Any, strict: bool) -> LoadSessionResponse:
                 raise error.at("modes")
             f_modes = UNSET
 
+    f_config_options: list[SessionConfigOption] | None | Unset
     v = d.get("configOptions", MISSING)
     if v is MISSING:
         f_config_options = UNSET
@@ -6277,6 +7514,7 @@ def _decode_LoadSessionResponse(d: Any, strict: bool) -> LoadSessionResponse:
                 raise error.at("configOptions")
             f_config_options = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -6297,24 +7535,27 @@ def _decode_LoadSessionResponse(d: Any, strict: bool) -> LoadSessionResponse:
 
 def _encode_LoadSessionResponse(o: LoadSessionResponse) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.modes
-    if v is not UNSET:
-        d["modes"] = None if v is None else _encode_SessionModeState(v)
-    v = o.config_options
-    if v is not UNSET:
+    v_modes = o.modes
+    if v_modes is not UNSET:
+        d["modes"] = None if v_modes is None else _encode_SessionModeState(v_modes)
+    v_config_options = o.config_options
+    if v_config_options is not UNSET:
         d["configOptions"] = (
-            None if v is None else [_encode_SessionConfigOption(x) for x in v]
+            None
+            if v_config_options is None
+            else [_encode_SessionConfigOption(x) for x in v_config_options]
         )
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_ListSessionsResponse(d: Any, strict: bool) -> ListSessionsResponse:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_sessions: list[SessionInfo]
     v = d.get("sessions", MISSING)
     if v is MISSING:
         raise missing("sessions")
@@ -6326,6 +7567,7 @@ def _decode_ListSessionsResponse(d: Any, strict: bool) -> ListSessionsResponse:
                 raise error.at("sessions")
             f_sessions = []
 
+    f_next_cursor: str | None | Unset
     v = d.get("nextCursor", MISSING)
     if v is MISSING:
         f_next_cursor = UNSET
@@ -6339,6 +7581,7 @@ def _decode_ListSessionsResponse(d: Any, strict: bool) -> ListSessionsResponse:
                 raise error.at("nextCursor")
             f_next_cursor = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -6361,19 +7604,20 @@ def _encode_ListSessionsResponse(o: ListSessionsResponse) -> dict[str, Any]:
     d: dict[str, Any] = {
         "sessions": [_encode_SessionInfo(x) for x in o.sessions],
     }
-    v = o.next_cursor
-    if v is not UNSET:
-        d["nextCursor"] = v
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_next_cursor = o.next_cursor
+    if v_next_cursor is not UNSET:
+        d["nextCursor"] = v_next_cursor
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_SessionInfo(d: Any, strict: bool) -> SessionInfo:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_session_id: SessionId
     v = d.get("sessionId", MISSING)
     if v is MISSING:
         raise missing("sessionId")
@@ -6383,6 +7627,7 @@ def _decode_SessionInfo(d: Any, strict: bool) -> SessionInfo:
         except ValidationError as error:
             raise error.at("sessionId")
 
+    f_cwd: str
     v = d.get("cwd", MISSING)
     if v is MISSING:
         raise missing("cwd")
@@ -6392,6 +7637,7 @@ def _decode_SessionInfo(d: Any, strict: bool) -> SessionInfo:
         except ValidationError as error:
             raise error.at("cwd")
 
+    f_additional_directories: list[str] | Unset
     v = d.get("additionalDirectories", MISSING)
     if v is MISSING:
         f_additional_directories = UNSET
@@ -6405,6 +7651,7 @@ def _decode_SessionInfo(d: Any, strict: bool) -> SessionInfo:
                 raise error.at("additionalDirectories")
             f_additional_directories = []
 
+    f_title: str | None | Unset
     v = d.get("title", MISSING)
     if v is MISSING:
         f_title = UNSET
@@ -6416,6 +7663,7 @@ def _decode_SessionInfo(d: Any, strict: bool) -> SessionInfo:
                 raise error.at("title")
             f_title = UNSET
 
+    f_updated_at: str | None | Unset
     v = d.get("updatedAt", MISSING)
     if v is MISSING:
         f_updated_at = UNSET
@@ -6429,6 +7677,7 @@ def _decode_SessionInfo(d: Any, strict: bool) -> SessionInfo:
                 raise error.at("updatedAt")
             f_updated_at = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -6455,25 +7704,26 @@ def _encode_SessionInfo(o: SessionInfo) -> dict[str, Any]:
         "sessionId": o.session_id,
         "cwd": o.cwd,
     }
-    v = o.additional_directories
-    if v is not UNSET:
-        d["additionalDirectories"] = list(v)
-    v = o.title
-    if v is not UNSET:
-        d["title"] = v
-    v = o.updated_at
-    if v is not UNSET:
-        d["updatedAt"] = v
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_additional_directories = o.additional_directories
+    if v_additional_directories is not UNSET:
+        d["additionalDirectories"] = list(v_additional_directories)
+    v_title = o.title
+    if v_title is not UNSET:
+        d["title"] = v_title
+    v_updated_at = o.updated_at
+    if v_updated_at is not UNSET:
+        d["updatedAt"] = v_updated_at
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_DeleteSessionResponse(d: Any, strict: bool) -> DeleteSessionResponse:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -6492,16 +7742,17 @@ def _decode_DeleteSessionResponse(d: Any, strict: bool) -> DeleteSessionResponse
 
 def _encode_DeleteSessionResponse(o: DeleteSessionResponse) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_ResumeSessionResponse(d: Any, strict: bool) -> ResumeSessionResponse:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_modes: SessionModeState | None | Unset
     v = d.get("modes", MISSING)
     if v is MISSING:
         f_modes = UNSET
@@ -6513,6 +7764,7 @@ def _decode_ResumeSessionResponse(d: Any, strict: bool) -> ResumeSessionResponse
                 raise error.at("modes")
             f_modes = UNSET
 
+    f_config_options: list[SessionConfigOption] | None | Unset
     v = d.get("configOptions", MISSING)
     if v is MISSING:
         f_config_options = UNSET
@@ -6528,6 +7780,7 @@ def _decode_ResumeSessionResponse(d: Any, strict: bool) -> ResumeSessionResponse
                 raise error.at("configOptions")
             f_config_options = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -6548,24 +7801,27 @@ def _decode_ResumeSessionResponse(d: Any, strict: bool) -> ResumeSessionResponse
 
 def _encode_ResumeSessionResponse(o: ResumeSessionResponse) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.modes
-    if v is not UNSET:
-        d["modes"] = None if v is None else _encode_SessionModeState(v)
-    v = o.config_options
-    if v is not UNSET:
+    v_modes = o.modes
+    if v_modes is not UNSET:
+        d["modes"] = None if v_modes is None else _encode_SessionModeState(v_modes)
+    v_config_options = o.config_options
+    if v_config_options is not UNSET:
         d["configOptions"] = (
-            None if v is None else [_encode_SessionConfigOption(x) for x in v]
+            None
+            if v_config_options is None
+            else [_encode_SessionConfigOption(x) for x in v_config_options]
         )
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_CloseSessionResponse(d: Any, strict: bool) -> CloseSessionResponse:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -6584,16 +7840,17 @@ def _decode_CloseSessionResponse(d: Any, strict: bool) -> CloseSessionResponse:
 
 def _encode_CloseSessionResponse(o: CloseSessionResponse) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_SetSessionModeResponse(d: Any, strict: bool) -> SetSessionModeResponse:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -6612,9 +7869,9 @@ def _decode_SetSessionModeResponse(d: Any, strict: bool) -> SetSessionModeRespon
 
 def _encode_SetSessionModeResponse(o: SetSessionModeResponse) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -6622,8 +7879,9 @@ def _encode_SetSessionModeResponse(o: SetSessionModeResponse) -> dict[str, Any]:
 def _decode_SetSessionConfigOptionResponse(
     d: Any, strict: bool
 ) -> SetSessionConfigOptionResponse:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_config_options: list[SessionConfigOption]
     v = d.get("configOptions", MISSING)
     if v is MISSING:
         raise missing("configOptions")
@@ -6637,6 +7895,7 @@ def _decode_SetSessionConfigOptionResponse(
                 raise error.at("configOptions")
             f_config_options = []
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -6660,16 +7919,17 @@ def _encode_SetSessionConfigOptionResponse(
     d: dict[str, Any] = {
         "configOptions": [_encode_SessionConfigOption(x) for x in o.config_options],
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_PromptResponse(d: Any, strict: bool) -> PromptResponse:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_stop_reason: StopReason
     v = d.get("stopReason", MISSING)
     if v is MISSING:
         raise missing("stopReason")
@@ -6679,6 +7939,7 @@ def _decode_PromptResponse(d: Any, strict: bool) -> PromptResponse:
         except ValidationError as error:
             raise error.at("stopReason")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -6704,9 +7965,9 @@ def _encode_PromptResponse(o: PromptResponse) -> dict[str, Any]:
             else o.stop_reason
         ),
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -6723,24 +7984,21 @@ def _decode_StopReason(v: Any, strict: bool) -> StopReason:
     )
 
 
-_MEMBERS_StopReason = StopReason._value2member_map_
+_MEMBERS_StopReason = cast("dict[str, StopReason]", StopReason._value2member_map_)
 
 
-def _encode_StopReason(v: Any) -> Any:
+def _encode_StopReason(v: StopReason) -> str:
     return v._value_ if type(v) is StopReason else v
 
 
-def _decode_ExtResponse(v: Any, strict: bool) -> Any:
-    return v
-
-
-def _encode_ExtResponse(v: Any) -> Any:
+def _decode_ExtResponse(v: Any, strict: bool) -> ExtResponse:
     return v
 
 
 def _decode_Error(d: Any, strict: bool) -> Error:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_code: ErrorCode | int
     v = d.get("code", MISSING)
     if v is MISSING:
         raise missing("code")
@@ -6750,6 +8008,7 @@ def _decode_Error(d: Any, strict: bool) -> Error:
         except ValidationError as error:
             raise error.at("code")
 
+    f_message: str
     v = d.get("message", MISSING)
     if v is MISSING:
         raise missing("message")
@@ -6759,6 +8018,7 @@ def _decode_Error(d: Any, strict: bool) -> Error:
         except ValidationError as error:
             raise error.at("message")
 
+    f_data: Any | Unset
     v = d.get("data", MISSING)
     if v is MISSING:
         f_data = UNSET
@@ -6782,31 +8042,32 @@ def _encode_Error(o: Error) -> dict[str, Any]:
         "code": (o.code._value_ if type(o.code) is ErrorCode else o.code),
         "message": o.message,
     }
-    v = o.data
-    if v is not UNSET:
-        d["data"] = v
+    v_data = o.data
+    if v_data is not UNSET:
+        d["data"] = v_data
 
     return d
 
 
 def _decode_ErrorCode(v: Any, strict: bool) -> ErrorCode | int:
-    v = check_int(v) if strict else check_int(v, -2147483648, 2147483647)
-    member = _MEMBERS_ErrorCode.get(v)
+    n = check_int(v) if strict else check_int(v, -2147483648, 2147483647)
+    member = _MEMBERS_ErrorCode.get(n)
     if member is not None:
         return member
-    return v
+    return n
 
 
-_MEMBERS_ErrorCode = ErrorCode._value2member_map_
+_MEMBERS_ErrorCode = cast("dict[int, ErrorCode]", ErrorCode._value2member_map_)
 
 
-def _encode_ErrorCode(v: Any) -> Any:
+def _encode_ErrorCode(v: ErrorCode | int) -> int:
     return v._value_ if type(v) is ErrorCode else v
 
 
 def _decode_AgentNotification(d: Any, strict: bool) -> AgentNotification:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_method: str
     v = d.get("method", MISSING)
     if v is MISSING:
         raise missing("method")
@@ -6816,6 +8077,7 @@ def _decode_AgentNotification(d: Any, strict: bool) -> AgentNotification:
         except ValidationError as error:
             raise error.at("method")
 
+    f_params: Any | Unset
     v = d.get("params", MISSING)
     if v is MISSING:
         f_params = UNSET
@@ -6835,16 +8097,17 @@ def _encode_AgentNotification(o: AgentNotification) -> dict[str, Any]:
     d: dict[str, Any] = {
         "method": o.method,
     }
-    v = o.params
-    if v is not UNSET:
-        d["params"] = v
+    v_params = o.params
+    if v_params is not UNSET:
+        d["params"] = v_params
 
     return d
 
 
 def _decode_SessionNotification(d: Any, strict: bool) -> SessionNotification:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_session_id: SessionId
     v = d.get("sessionId", MISSING)
     if v is MISSING:
         raise missing("sessionId")
@@ -6854,6 +8117,7 @@ def _decode_SessionNotification(d: Any, strict: bool) -> SessionNotification:
         except ValidationError as error:
             raise error.at("sessionId")
 
+    f_update: SessionUpdate
     v = d.get("update", MISSING)
     if v is MISSING:
         raise missing("update")
@@ -6863,6 +8127,7 @@ def _decode_SessionNotification(d: Any, strict: bool) -> SessionNotification:
         except ValidationError as error:
             raise error.at("update")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -6886,9 +8151,9 @@ def _encode_SessionNotification(o: SessionNotification) -> dict[str, Any]:
         "sessionId": o.session_id,
         "update": _encode_SessionUpdate(o.update),
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -6896,10 +8161,11 @@ def _encode_SessionNotification(o: SessionNotification) -> dict[str, Any]:
 def _decode_UserMessageChunkSessionUpdate(
     d: Any, strict: bool
 ) -> UserMessageChunkSessionUpdate:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("sessionUpdate") != "user_message_chunk":
         raise check_tag(d, "sessionUpdate", "user_message_chunk")
+    f_content: ContentBlock
     v = d.get("content", MISSING)
     if v is MISSING:
         raise missing("content")
@@ -6909,6 +8175,7 @@ def _decode_UserMessageChunkSessionUpdate(
         except ValidationError as error:
             raise error.at("content")
 
+    f_message_id: MessageId | None | Unset
     v = d.get("messageId", MISSING)
     if v is MISSING:
         f_message_id = UNSET
@@ -6922,6 +8189,7 @@ def _decode_UserMessageChunkSessionUpdate(
                 raise error.at("messageId")
             f_message_id = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -6947,12 +8215,12 @@ def _encode_UserMessageChunkSessionUpdate(
         "sessionUpdate": "user_message_chunk",
         "content": _encode_ContentBlock(o.content),
     }
-    v = o.message_id
-    if v is not UNSET:
-        d["messageId"] = None if v is None else v
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_message_id = o.message_id
+    if v_message_id is not UNSET:
+        d["messageId"] = None if v_message_id is None else v_message_id
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -6960,10 +8228,11 @@ def _encode_UserMessageChunkSessionUpdate(
 def _decode_AgentMessageChunkSessionUpdate(
     d: Any, strict: bool
 ) -> AgentMessageChunkSessionUpdate:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("sessionUpdate") != "agent_message_chunk":
         raise check_tag(d, "sessionUpdate", "agent_message_chunk")
+    f_content: ContentBlock
     v = d.get("content", MISSING)
     if v is MISSING:
         raise missing("content")
@@ -6973,6 +8242,7 @@ def _decode_AgentMessageChunkSessionUpdate(
         except ValidationError as error:
             raise error.at("content")
 
+    f_message_id: MessageId | None | Unset
     v = d.get("messageId", MISSING)
     if v is MISSING:
         f_message_id = UNSET
@@ -6986,6 +8256,7 @@ def _decode_AgentMessageChunkSessionUpdate(
                 raise error.at("messageId")
             f_message_id = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -7011,12 +8282,12 @@ def _encode_AgentMessageChunkSessionUpdate(
         "sessionUpdate": "agent_message_chunk",
         "content": _encode_ContentBlock(o.content),
     }
-    v = o.message_id
-    if v is not UNSET:
-        d["messageId"] = None if v is None else v
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_message_id = o.message_id
+    if v_message_id is not UNSET:
+        d["messageId"] = None if v_message_id is None else v_message_id
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -7024,10 +8295,11 @@ def _encode_AgentMessageChunkSessionUpdate(
 def _decode_AgentThoughtChunkSessionUpdate(
     d: Any, strict: bool
 ) -> AgentThoughtChunkSessionUpdate:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("sessionUpdate") != "agent_thought_chunk":
         raise check_tag(d, "sessionUpdate", "agent_thought_chunk")
+    f_content: ContentBlock
     v = d.get("content", MISSING)
     if v is MISSING:
         raise missing("content")
@@ -7037,6 +8309,7 @@ def _decode_AgentThoughtChunkSessionUpdate(
         except ValidationError as error:
             raise error.at("content")
 
+    f_message_id: MessageId | None | Unset
     v = d.get("messageId", MISSING)
     if v is MISSING:
         f_message_id = UNSET
@@ -7050,6 +8323,7 @@ def _decode_AgentThoughtChunkSessionUpdate(
                 raise error.at("messageId")
             f_message_id = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -7075,21 +8349,22 @@ def _encode_AgentThoughtChunkSessionUpdate(
         "sessionUpdate": "agent_thought_chunk",
         "content": _encode_ContentBlock(o.content),
     }
-    v = o.message_id
-    if v is not UNSET:
-        d["messageId"] = None if v is None else v
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_message_id = o.message_id
+    if v_message_id is not UNSET:
+        d["messageId"] = None if v_message_id is None else v_message_id
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_ToolCallSessionUpdate(d: Any, strict: bool) -> ToolCallSessionUpdate:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("sessionUpdate") != "tool_call":
         raise check_tag(d, "sessionUpdate", "tool_call")
+    f_tool_call_id: ToolCallId
     v = d.get("toolCallId", MISSING)
     if v is MISSING:
         raise missing("toolCallId")
@@ -7099,6 +8374,7 @@ def _decode_ToolCallSessionUpdate(d: Any, strict: bool) -> ToolCallSessionUpdate
         except ValidationError as error:
             raise error.at("toolCallId")
 
+    f_title: str
     v = d.get("title", MISSING)
     if v is MISSING:
         raise missing("title")
@@ -7108,6 +8384,7 @@ def _decode_ToolCallSessionUpdate(d: Any, strict: bool) -> ToolCallSessionUpdate
         except ValidationError as error:
             raise error.at("title")
 
+    f_name: str | None | Unset
     v = d.get("name", MISSING)
     if v is MISSING:
         f_name = UNSET
@@ -7119,6 +8396,7 @@ def _decode_ToolCallSessionUpdate(d: Any, strict: bool) -> ToolCallSessionUpdate
                 raise error.at("name")
             f_name = UNSET
 
+    f_kind: ToolKind | Unset
     v = d.get("kind", MISSING)
     if v is MISSING:
         f_kind = UNSET
@@ -7130,6 +8408,7 @@ def _decode_ToolCallSessionUpdate(d: Any, strict: bool) -> ToolCallSessionUpdate
                 raise error.at("kind")
             f_kind = UNSET
 
+    f_status: ToolCallStatus | Unset
     v = d.get("status", MISSING)
     if v is MISSING:
         f_status = UNSET
@@ -7141,6 +8420,7 @@ def _decode_ToolCallSessionUpdate(d: Any, strict: bool) -> ToolCallSessionUpdate
                 raise error.at("status")
             f_status = UNSET
 
+    f_content: list[ToolCallContent] | Unset
     v = d.get("content", MISSING)
     if v is MISSING:
         f_content = UNSET
@@ -7152,6 +8432,7 @@ def _decode_ToolCallSessionUpdate(d: Any, strict: bool) -> ToolCallSessionUpdate
                 raise error.at("content")
             f_content = []
 
+    f_locations: list[ToolCallLocation] | Unset
     v = d.get("locations", MISSING)
     if v is MISSING:
         f_locations = UNSET
@@ -7163,6 +8444,7 @@ def _decode_ToolCallSessionUpdate(d: Any, strict: bool) -> ToolCallSessionUpdate
                 raise error.at("locations")
             f_locations = []
 
+    f_raw_input: Any | Unset
     v = d.get("rawInput", MISSING)
     if v is MISSING:
         f_raw_input = UNSET
@@ -7174,6 +8456,7 @@ def _decode_ToolCallSessionUpdate(d: Any, strict: bool) -> ToolCallSessionUpdate
                 raise error.at("rawInput")
             f_raw_input = UNSET
 
+    f_raw_output: Any | Unset
     v = d.get("rawOutput", MISSING)
     if v is MISSING:
         f_raw_output = UNSET
@@ -7185,6 +8468,7 @@ def _decode_ToolCallSessionUpdate(d: Any, strict: bool) -> ToolCallSessionUpdate
                 raise error.at("rawOutput")
             f_raw_output = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -7216,30 +8500,30 @@ def _encode_ToolCallSessionUpdate(o: ToolCallSessionUpdate) -> dict[str, Any]:
         "toolCallId": o.tool_call_id,
         "title": o.title,
     }
-    v = o.name
-    if v is not UNSET:
-        d["name"] = v
-    v = o.kind
-    if v is not UNSET:
-        d["kind"] = v._value_ if type(v) is ToolKind else v
-    v = o.status
-    if v is not UNSET:
-        d["status"] = v._value_ if type(v) is ToolCallStatus else v
-    v = o.content
-    if v is not UNSET:
-        d["content"] = [_encode_ToolCallContent(x) for x in v]
-    v = o.locations
-    if v is not UNSET:
-        d["locations"] = [_encode_ToolCallLocation(x) for x in v]
-    v = o.raw_input
-    if v is not UNSET:
-        d["rawInput"] = v
-    v = o.raw_output
-    if v is not UNSET:
-        d["rawOutput"] = v
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_name = o.name
+    if v_name is not UNSET:
+        d["name"] = v_name
+    v_kind = o.kind
+    if v_kind is not UNSET:
+        d["kind"] = v_kind._value_ if type(v_kind) is ToolKind else v_kind
+    v_status = o.status
+    if v_status is not UNSET:
+        d["status"] = v_status._value_ if type(v_status) is ToolCallStatus else v_status
+    v_content = o.content
+    if v_content is not UNSET:
+        d["content"] = [_encode_ToolCallContent(x) for x in v_content]
+    v_locations = o.locations
+    if v_locations is not UNSET:
+        d["locations"] = [_encode_ToolCallLocation(x) for x in v_locations]
+    v_raw_input = o.raw_input
+    if v_raw_input is not UNSET:
+        d["rawInput"] = v_raw_input
+    v_raw_output = o.raw_output
+    if v_raw_output is not UNSET:
+        d["rawOutput"] = v_raw_output
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -7247,10 +8531,11 @@ def _encode_ToolCallSessionUpdate(o: ToolCallSessionUpdate) -> dict[str, Any]:
 def _decode_ToolCallUpdateSessionUpdate(
     d: Any, strict: bool
 ) -> ToolCallUpdateSessionUpdate:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("sessionUpdate") != "tool_call_update":
         raise check_tag(d, "sessionUpdate", "tool_call_update")
+    f_tool_call_id: ToolCallId
     v = d.get("toolCallId", MISSING)
     if v is MISSING:
         raise missing("toolCallId")
@@ -7260,6 +8545,7 @@ def _decode_ToolCallUpdateSessionUpdate(
         except ValidationError as error:
             raise error.at("toolCallId")
 
+    f_kind: ToolKind | None | Unset
     v = d.get("kind", MISSING)
     if v is MISSING:
         f_kind = UNSET
@@ -7271,6 +8557,7 @@ def _decode_ToolCallUpdateSessionUpdate(
                 raise error.at("kind")
             f_kind = UNSET
 
+    f_status: ToolCallStatus | None | Unset
     v = d.get("status", MISSING)
     if v is MISSING:
         f_status = UNSET
@@ -7282,6 +8569,7 @@ def _decode_ToolCallUpdateSessionUpdate(
                 raise error.at("status")
             f_status = UNSET
 
+    f_title: str | None | Unset
     v = d.get("title", MISSING)
     if v is MISSING:
         f_title = UNSET
@@ -7293,6 +8581,7 @@ def _decode_ToolCallUpdateSessionUpdate(
                 raise error.at("title")
             f_title = UNSET
 
+    f_name: str | None | Unset
     v = d.get("name", MISSING)
     if v is MISSING:
         f_name = UNSET
@@ -7304,6 +8593,7 @@ def _decode_ToolCallUpdateSessionUpdate(
                 raise error.at("name")
             f_name = UNSET
 
+    f_content: list[ToolCallContent] | None | Unset
     v = d.get("content", MISSING)
     if v is MISSING:
         f_content = UNSET
@@ -7319,6 +8609,7 @@ def _decode_ToolCallUpdateSessionUpdate(
                 raise error.at("content")
             f_content = UNSET
 
+    f_locations: list[ToolCallLocation] | None | Unset
     v = d.get("locations", MISSING)
     if v is MISSING:
         f_locations = UNSET
@@ -7334,6 +8625,7 @@ def _decode_ToolCallUpdateSessionUpdate(
                 raise error.at("locations")
             f_locations = UNSET
 
+    f_raw_input: Any | Unset
     v = d.get("rawInput", MISSING)
     if v is MISSING:
         f_raw_input = UNSET
@@ -7345,6 +8637,7 @@ def _decode_ToolCallUpdateSessionUpdate(
                 raise error.at("rawInput")
             f_raw_input = UNSET
 
+    f_raw_output: Any | Unset
     v = d.get("rawOutput", MISSING)
     if v is MISSING:
         f_raw_output = UNSET
@@ -7356,6 +8649,7 @@ def _decode_ToolCallUpdateSessionUpdate(
                 raise error.at("rawOutput")
             f_raw_output = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -7388,44 +8682,59 @@ def _encode_ToolCallUpdateSessionUpdate(
         "sessionUpdate": "tool_call_update",
         "toolCallId": o.tool_call_id,
     }
-    v = o.kind
-    if v is not UNSET:
-        d["kind"] = None if v is None else (v._value_ if type(v) is ToolKind else v)
-    v = o.status
-    if v is not UNSET:
-        d["status"] = (
-            None if v is None else (v._value_ if type(v) is ToolCallStatus else v)
+    v_kind = o.kind
+    if v_kind is not UNSET:
+        d["kind"] = (
+            None
+            if v_kind is None
+            else (v_kind._value_ if type(v_kind) is ToolKind else v_kind)
         )
-    v = o.title
-    if v is not UNSET:
-        d["title"] = v
-    v = o.name
-    if v is not UNSET:
-        d["name"] = v
-    v = o.content
-    if v is not UNSET:
-        d["content"] = None if v is None else [_encode_ToolCallContent(x) for x in v]
-    v = o.locations
-    if v is not UNSET:
-        d["locations"] = None if v is None else [_encode_ToolCallLocation(x) for x in v]
-    v = o.raw_input
-    if v is not UNSET:
-        d["rawInput"] = v
-    v = o.raw_output
-    if v is not UNSET:
-        d["rawOutput"] = v
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_status = o.status
+    if v_status is not UNSET:
+        d["status"] = (
+            None
+            if v_status is None
+            else (v_status._value_ if type(v_status) is ToolCallStatus else v_status)
+        )
+    v_title = o.title
+    if v_title is not UNSET:
+        d["title"] = v_title
+    v_name = o.name
+    if v_name is not UNSET:
+        d["name"] = v_name
+    v_content = o.content
+    if v_content is not UNSET:
+        d["content"] = (
+            None
+            if v_content is None
+            else [_encode_ToolCallContent(x) for x in v_content]
+        )
+    v_locations = o.locations
+    if v_locations is not UNSET:
+        d["locations"] = (
+            None
+            if v_locations is None
+            else [_encode_ToolCallLocation(x) for x in v_locations]
+        )
+    v_raw_input = o.raw_input
+    if v_raw_input is not UNSET:
+        d["rawInput"] = v_raw_input
+    v_raw_output = o.raw_output
+    if v_raw_output is not UNSET:
+        d["rawOutput"] = v_raw_output
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_PlanSessionUpdate(d: Any, strict: bool) -> PlanSessionUpdate:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("sessionUpdate") != "plan":
         raise check_tag(d, "sessionUpdate", "plan")
+    f_entries: list[PlanEntry]
     v = d.get("entries", MISSING)
     if v is MISSING:
         raise missing("entries")
@@ -7437,6 +8746,7 @@ def _decode_PlanSessionUpdate(d: Any, strict: bool) -> PlanSessionUpdate:
                 raise error.at("entries")
             f_entries = []
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -7459,9 +8769,9 @@ def _encode_PlanSessionUpdate(o: PlanSessionUpdate) -> dict[str, Any]:
         "sessionUpdate": "plan",
         "entries": [_encode_PlanEntry(x) for x in o.entries],
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -7469,10 +8779,11 @@ def _encode_PlanSessionUpdate(o: PlanSessionUpdate) -> dict[str, Any]:
 def _decode_AvailableCommandsUpdateSessionUpdate(
     d: Any, strict: bool
 ) -> AvailableCommandsUpdateSessionUpdate:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("sessionUpdate") != "available_commands_update":
         raise check_tag(d, "sessionUpdate", "available_commands_update")
+    f_available_commands: list[AvailableCommand]
     v = d.get("availableCommands", MISSING)
     if v is MISSING:
         raise missing("availableCommands")
@@ -7486,6 +8797,7 @@ def _decode_AvailableCommandsUpdateSessionUpdate(
                 raise error.at("availableCommands")
             f_available_commands = []
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -7512,9 +8824,9 @@ def _encode_AvailableCommandsUpdateSessionUpdate(
             _encode_AvailableCommand(x) for x in o.available_commands
         ],
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -7522,10 +8834,11 @@ def _encode_AvailableCommandsUpdateSessionUpdate(
 def _decode_CurrentModeUpdateSessionUpdate(
     d: Any, strict: bool
 ) -> CurrentModeUpdateSessionUpdate:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("sessionUpdate") != "current_mode_update":
         raise check_tag(d, "sessionUpdate", "current_mode_update")
+    f_current_mode_id: SessionModeId
     v = d.get("currentModeId", MISSING)
     if v is MISSING:
         raise missing("currentModeId")
@@ -7535,6 +8848,7 @@ def _decode_CurrentModeUpdateSessionUpdate(
         except ValidationError as error:
             raise error.at("currentModeId")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -7559,9 +8873,9 @@ def _encode_CurrentModeUpdateSessionUpdate(
         "sessionUpdate": "current_mode_update",
         "currentModeId": o.current_mode_id,
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -7569,10 +8883,11 @@ def _encode_CurrentModeUpdateSessionUpdate(
 def _decode_ConfigOptionUpdateSessionUpdate(
     d: Any, strict: bool
 ) -> ConfigOptionUpdateSessionUpdate:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("sessionUpdate") != "config_option_update":
         raise check_tag(d, "sessionUpdate", "config_option_update")
+    f_config_options: list[SessionConfigOption]
     v = d.get("configOptions", MISSING)
     if v is MISSING:
         raise missing("configOptions")
@@ -7586,6 +8901,7 @@ def _decode_ConfigOptionUpdateSessionUpdate(
                 raise error.at("configOptions")
             f_config_options = []
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -7610,9 +8926,9 @@ def _encode_ConfigOptionUpdateSessionUpdate(
         "sessionUpdate": "config_option_update",
         "configOptions": [_encode_SessionConfigOption(x) for x in o.config_options],
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -7620,10 +8936,11 @@ def _encode_ConfigOptionUpdateSessionUpdate(
 def _decode_SessionInfoUpdateSessionUpdate(
     d: Any, strict: bool
 ) -> SessionInfoUpdateSessionUpdate:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("sessionUpdate") != "session_info_update":
         raise check_tag(d, "sessionUpdate", "session_info_update")
+    f_title: str | None | Unset
     v = d.get("title", MISSING)
     if v is MISSING:
         f_title = UNSET
@@ -7635,6 +8952,7 @@ def _decode_SessionInfoUpdateSessionUpdate(
                 raise error.at("title")
             f_title = UNSET
 
+    f_updated_at: str | None | Unset
     v = d.get("updatedAt", MISSING)
     if v is MISSING:
         f_updated_at = UNSET
@@ -7648,6 +8966,7 @@ def _decode_SessionInfoUpdateSessionUpdate(
                 raise error.at("updatedAt")
             f_updated_at = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -7672,24 +8991,25 @@ def _encode_SessionInfoUpdateSessionUpdate(
     d: dict[str, Any] = {
         "sessionUpdate": "session_info_update",
     }
-    v = o.title
-    if v is not UNSET:
-        d["title"] = v
-    v = o.updated_at
-    if v is not UNSET:
-        d["updatedAt"] = v
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_title = o.title
+    if v_title is not UNSET:
+        d["title"] = v_title
+    v_updated_at = o.updated_at
+    if v_updated_at is not UNSET:
+        d["updatedAt"] = v_updated_at
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_UsageUpdateSessionUpdate(d: Any, strict: bool) -> UsageUpdateSessionUpdate:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("sessionUpdate") != "usage_update":
         raise check_tag(d, "sessionUpdate", "usage_update")
+    f_used: int
     v = d.get("used", MISSING)
     if v is MISSING:
         raise missing("used")
@@ -7703,6 +9023,7 @@ def _decode_UsageUpdateSessionUpdate(d: Any, strict: bool) -> UsageUpdateSession
         except ValidationError as error:
             raise error.at("used")
 
+    f_size: int
     v = d.get("size", MISSING)
     if v is MISSING:
         raise missing("size")
@@ -7716,6 +9037,7 @@ def _decode_UsageUpdateSessionUpdate(d: Any, strict: bool) -> UsageUpdateSession
         except ValidationError as error:
             raise error.at("size")
 
+    f_cost: Cost | None | Unset
     v = d.get("cost", MISSING)
     if v is MISSING:
         f_cost = UNSET
@@ -7727,6 +9049,7 @@ def _decode_UsageUpdateSessionUpdate(d: Any, strict: bool) -> UsageUpdateSession
                 raise error.at("cost")
             f_cost = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -7752,21 +9075,22 @@ def _encode_UsageUpdateSessionUpdate(o: UsageUpdateSessionUpdate) -> dict[str, A
         "used": o.used,
         "size": o.size,
     }
-    v = o.cost
-    if v is not UNSET:
-        d["cost"] = None if v is None else _encode_Cost(v)
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_cost = o.cost
+    if v_cost is not UNSET:
+        d["cost"] = None if v_cost is None else _encode_Cost(v_cost)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_NoticeSessionUpdate(d: Any, strict: bool) -> NoticeSessionUpdate:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("sessionUpdate") != "notice":
         raise check_tag(d, "sessionUpdate", "notice")
+    f_severity: NoticeSeverity | str
     v = d.get("severity", MISSING)
     if v is MISSING:
         raise missing("severity")
@@ -7776,6 +9100,7 @@ def _decode_NoticeSessionUpdate(d: Any, strict: bool) -> NoticeSessionUpdate:
         except ValidationError as error:
             raise error.at("severity")
 
+    f_title: str
     v = d.get("title", MISSING)
     if v is MISSING:
         raise missing("title")
@@ -7785,6 +9110,7 @@ def _decode_NoticeSessionUpdate(d: Any, strict: bool) -> NoticeSessionUpdate:
         except ValidationError as error:
             raise error.at("title")
 
+    f_description: str | None | Unset
     v = d.get("description", MISSING)
     if v is MISSING:
         f_description = UNSET
@@ -7798,6 +9124,7 @@ def _decode_NoticeSessionUpdate(d: Any, strict: bool) -> NoticeSessionUpdate:
                 raise error.at("description")
             f_description = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -7825,12 +9152,12 @@ def _encode_NoticeSessionUpdate(o: NoticeSessionUpdate) -> dict[str, Any]:
         ),
         "title": o.title,
     }
-    v = o.description
-    if v is not UNSET:
-        d["description"] = v
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_description = o.description
+    if v_description is not UNSET:
+        d["description"] = v_description
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -7838,10 +9165,11 @@ def _encode_NoticeSessionUpdate(o: NoticeSessionUpdate) -> dict[str, Any]:
 def _decode_CompactionUpdateSessionUpdate(
     d: Any, strict: bool
 ) -> CompactionUpdateSessionUpdate:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("sessionUpdate") != "compaction_update":
         raise check_tag(d, "sessionUpdate", "compaction_update")
+    f_compaction_id: CompactionId
     v = d.get("compactionId", MISSING)
     if v is MISSING:
         raise missing("compactionId")
@@ -7851,6 +9179,7 @@ def _decode_CompactionUpdateSessionUpdate(
         except ValidationError as error:
             raise error.at("compactionId")
 
+    f_status: CompactionStatus | str
     v = d.get("status", MISSING)
     if v is MISSING:
         raise missing("status")
@@ -7860,6 +9189,7 @@ def _decode_CompactionUpdateSessionUpdate(
         except ValidationError as error:
             raise error.at("status")
 
+    f_summary: list[ContentBlock] | None | Unset
     v = d.get("summary", MISSING)
     if v is MISSING:
         f_summary = UNSET
@@ -7875,6 +9205,7 @@ def _decode_CompactionUpdateSessionUpdate(
                 raise error.at("summary")
             f_summary = UNSET
 
+    f_error: str | None | Unset
     v = d.get("error", MISSING)
     if v is MISSING:
         f_error = UNSET
@@ -7886,6 +9217,7 @@ def _decode_CompactionUpdateSessionUpdate(
                 raise error.at("error")
             f_error = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -7916,15 +9248,17 @@ def _encode_CompactionUpdateSessionUpdate(
             o.status._value_ if type(o.status) is CompactionStatus else o.status
         ),
     }
-    v = o.summary
-    if v is not UNSET:
-        d["summary"] = None if v is None else [_encode_ContentBlock(x) for x in v]
-    v = o.error
-    if v is not UNSET:
-        d["error"] = v
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_summary = o.summary
+    if v_summary is not UNSET:
+        d["summary"] = (
+            None if v_summary is None else [_encode_ContentBlock(x) for x in v_summary]
+        )
+    v_error = o.error
+    if v_error is not UNSET:
+        d["error"] = v_error
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -7932,10 +9266,11 @@ def _encode_CompactionUpdateSessionUpdate(
 def _decode_CompactionSummaryChunkSessionUpdate(
     d: Any, strict: bool
 ) -> CompactionSummaryChunkSessionUpdate:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("sessionUpdate") != "compaction_summary_chunk":
         raise check_tag(d, "sessionUpdate", "compaction_summary_chunk")
+    f_compaction_id: CompactionId
     v = d.get("compactionId", MISSING)
     if v is MISSING:
         raise missing("compactionId")
@@ -7945,6 +9280,7 @@ def _decode_CompactionSummaryChunkSessionUpdate(
         except ValidationError as error:
             raise error.at("compactionId")
 
+    f_content: ContentBlock
     v = d.get("content", MISSING)
     if v is MISSING:
         raise missing("content")
@@ -7954,6 +9290,7 @@ def _decode_CompactionSummaryChunkSessionUpdate(
         except ValidationError as error:
             raise error.at("content")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -7980,14 +9317,14 @@ def _encode_CompactionSummaryChunkSessionUpdate(
         "compactionId": o.compaction_id,
         "content": _encode_ContentBlock(o.content),
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
-_VARIANTS_SessionUpdate: dict[str, Callable[[Any, bool], Any]] = {
+_VARIANTS_SessionUpdate: dict[str, Decoder[SessionUpdate]] = {
     "user_message_chunk": _decode_UserMessageChunkSessionUpdate,
     "agent_message_chunk": _decode_AgentMessageChunkSessionUpdate,
     "agent_thought_chunk": _decode_AgentThoughtChunkSessionUpdate,
@@ -8006,7 +9343,7 @@ _VARIANTS_SessionUpdate: dict[str, Callable[[Any, bool], Any]] = {
 
 
 def _decode_SessionUpdate(d: Any, strict: bool) -> SessionUpdate:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     tag = d.get("sessionUpdate", MISSING)
     if type(tag) is str:
@@ -8022,9 +9359,9 @@ def _decode_SessionUpdate(d: Any, strict: bool) -> SessionUpdate:
     raise type_error("a string", tag).at("sessionUpdate")
 
 
-def _encode_SessionUpdate(o: Any) -> Any:
+def _encode_SessionUpdate(o: SessionUpdate) -> dict[str, Any]:
     try:
-        encoder = _ENCODERS[type(o)]
+        encoder = _CLASS_ENCODERS[type(o)]
     except KeyError:
         raise TypeError(
             f"{type(o).__name__} is not a variant of SessionUpdate"
@@ -8032,17 +9369,14 @@ def _encode_SessionUpdate(o: Any) -> Any:
     return encoder(o)
 
 
-def _decode_MessageId(v: Any, strict: bool) -> Any:
+def _decode_MessageId(v: Any, strict: bool) -> MessageId:
     return v if type(v) is str else check_str(v)
 
 
-def _encode_MessageId(v: Any) -> Any:
-    return v
-
-
 def _decode_ContentChunk(d: Any, strict: bool) -> ContentChunk:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_content: ContentBlock
     v = d.get("content", MISSING)
     if v is MISSING:
         raise missing("content")
@@ -8052,6 +9386,7 @@ def _decode_ContentChunk(d: Any, strict: bool) -> ContentChunk:
         except ValidationError as error:
             raise error.at("content")
 
+    f_message_id: MessageId | None | Unset
     v = d.get("messageId", MISSING)
     if v is MISSING:
         f_message_id = UNSET
@@ -8065,6 +9400,7 @@ def _decode_ContentChunk(d: Any, strict: bool) -> ContentChunk:
                 raise error.at("messageId")
             f_message_id = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -8087,19 +9423,20 @@ def _encode_ContentChunk(o: ContentChunk) -> dict[str, Any]:
     d: dict[str, Any] = {
         "content": _encode_ContentBlock(o.content),
     }
-    v = o.message_id
-    if v is not UNSET:
-        d["messageId"] = None if v is None else v
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_message_id = o.message_id
+    if v_message_id is not UNSET:
+        d["messageId"] = None if v_message_id is None else v_message_id
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_ToolCall(d: Any, strict: bool) -> ToolCall:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_tool_call_id: ToolCallId
     v = d.get("toolCallId", MISSING)
     if v is MISSING:
         raise missing("toolCallId")
@@ -8109,6 +9446,7 @@ def _decode_ToolCall(d: Any, strict: bool) -> ToolCall:
         except ValidationError as error:
             raise error.at("toolCallId")
 
+    f_title: str
     v = d.get("title", MISSING)
     if v is MISSING:
         raise missing("title")
@@ -8118,6 +9456,7 @@ def _decode_ToolCall(d: Any, strict: bool) -> ToolCall:
         except ValidationError as error:
             raise error.at("title")
 
+    f_name: str | None | Unset
     v = d.get("name", MISSING)
     if v is MISSING:
         f_name = UNSET
@@ -8129,6 +9468,7 @@ def _decode_ToolCall(d: Any, strict: bool) -> ToolCall:
                 raise error.at("name")
             f_name = UNSET
 
+    f_kind: ToolKind | Unset
     v = d.get("kind", MISSING)
     if v is MISSING:
         f_kind = UNSET
@@ -8140,6 +9480,7 @@ def _decode_ToolCall(d: Any, strict: bool) -> ToolCall:
                 raise error.at("kind")
             f_kind = UNSET
 
+    f_status: ToolCallStatus | Unset
     v = d.get("status", MISSING)
     if v is MISSING:
         f_status = UNSET
@@ -8151,6 +9492,7 @@ def _decode_ToolCall(d: Any, strict: bool) -> ToolCall:
                 raise error.at("status")
             f_status = UNSET
 
+    f_content: list[ToolCallContent] | Unset
     v = d.get("content", MISSING)
     if v is MISSING:
         f_content = UNSET
@@ -8162,6 +9504,7 @@ def _decode_ToolCall(d: Any, strict: bool) -> ToolCall:
                 raise error.at("content")
             f_content = []
 
+    f_locations: list[ToolCallLocation] | Unset
     v = d.get("locations", MISSING)
     if v is MISSING:
         f_locations = UNSET
@@ -8173,6 +9516,7 @@ def _decode_ToolCall(d: Any, strict: bool) -> ToolCall:
                 raise error.at("locations")
             f_locations = []
 
+    f_raw_input: Any | Unset
     v = d.get("rawInput", MISSING)
     if v is MISSING:
         f_raw_input = UNSET
@@ -8184,6 +9528,7 @@ def _decode_ToolCall(d: Any, strict: bool) -> ToolCall:
                 raise error.at("rawInput")
             f_raw_input = UNSET
 
+    f_raw_output: Any | Unset
     v = d.get("rawOutput", MISSING)
     if v is MISSING:
         f_raw_output = UNSET
@@ -8195,6 +9540,7 @@ def _decode_ToolCall(d: Any, strict: bool) -> ToolCall:
                 raise error.at("rawOutput")
             f_raw_output = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -8225,37 +9571,38 @@ def _encode_ToolCall(o: ToolCall) -> dict[str, Any]:
         "toolCallId": o.tool_call_id,
         "title": o.title,
     }
-    v = o.name
-    if v is not UNSET:
-        d["name"] = v
-    v = o.kind
-    if v is not UNSET:
-        d["kind"] = v._value_ if type(v) is ToolKind else v
-    v = o.status
-    if v is not UNSET:
-        d["status"] = v._value_ if type(v) is ToolCallStatus else v
-    v = o.content
-    if v is not UNSET:
-        d["content"] = [_encode_ToolCallContent(x) for x in v]
-    v = o.locations
-    if v is not UNSET:
-        d["locations"] = [_encode_ToolCallLocation(x) for x in v]
-    v = o.raw_input
-    if v is not UNSET:
-        d["rawInput"] = v
-    v = o.raw_output
-    if v is not UNSET:
-        d["rawOutput"] = v
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_name = o.name
+    if v_name is not UNSET:
+        d["name"] = v_name
+    v_kind = o.kind
+    if v_kind is not UNSET:
+        d["kind"] = v_kind._value_ if type(v_kind) is ToolKind else v_kind
+    v_status = o.status
+    if v_status is not UNSET:
+        d["status"] = v_status._value_ if type(v_status) is ToolCallStatus else v_status
+    v_content = o.content
+    if v_content is not UNSET:
+        d["content"] = [_encode_ToolCallContent(x) for x in v_content]
+    v_locations = o.locations
+    if v_locations is not UNSET:
+        d["locations"] = [_encode_ToolCallLocation(x) for x in v_locations]
+    v_raw_input = o.raw_input
+    if v_raw_input is not UNSET:
+        d["rawInput"] = v_raw_input
+    v_raw_output = o.raw_output
+    if v_raw_output is not UNSET:
+        d["rawOutput"] = v_raw_output
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_PlanEntry(d: Any, strict: bool) -> PlanEntry:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_content: str
     v = d.get("content", MISSING)
     if v is MISSING:
         raise missing("content")
@@ -8265,6 +9612,7 @@ def _decode_PlanEntry(d: Any, strict: bool) -> PlanEntry:
         except ValidationError as error:
             raise error.at("content")
 
+    f_priority: PlanEntryPriority
     v = d.get("priority", MISSING)
     if v is MISSING:
         raise missing("priority")
@@ -8274,6 +9622,7 @@ def _decode_PlanEntry(d: Any, strict: bool) -> PlanEntry:
         except ValidationError as error:
             raise error.at("priority")
 
+    f_status: PlanEntryStatus
     v = d.get("status", MISSING)
     if v is MISSING:
         raise missing("status")
@@ -8283,6 +9632,7 @@ def _decode_PlanEntry(d: Any, strict: bool) -> PlanEntry:
         except ValidationError as error:
             raise error.at("status")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -8310,9 +9660,9 @@ def _encode_PlanEntry(o: PlanEntry) -> dict[str, Any]:
         ),
         "status": (o.status._value_ if type(o.status) is PlanEntryStatus else o.status),
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -8326,10 +9676,12 @@ def _decode_PlanEntryPriority(v: Any, strict: bool) -> PlanEntryPriority:
     raise unexpected('expected one of "high", "medium", "low"', v)
 
 
-_MEMBERS_PlanEntryPriority = PlanEntryPriority._value2member_map_
+_MEMBERS_PlanEntryPriority = cast(
+    "dict[str, PlanEntryPriority]", PlanEntryPriority._value2member_map_
+)
 
 
-def _encode_PlanEntryPriority(v: Any) -> Any:
+def _encode_PlanEntryPriority(v: PlanEntryPriority) -> str:
     return v._value_ if type(v) is PlanEntryPriority else v
 
 
@@ -8342,16 +9694,19 @@ def _decode_PlanEntryStatus(v: Any, strict: bool) -> PlanEntryStatus:
     raise unexpected('expected one of "pending", "in_progress", "completed"', v)
 
 
-_MEMBERS_PlanEntryStatus = PlanEntryStatus._value2member_map_
+_MEMBERS_PlanEntryStatus = cast(
+    "dict[str, PlanEntryStatus]", PlanEntryStatus._value2member_map_
+)
 
 
-def _encode_PlanEntryStatus(v: Any) -> Any:
+def _encode_PlanEntryStatus(v: PlanEntryStatus) -> str:
     return v._value_ if type(v) is PlanEntryStatus else v
 
 
 def _decode_Plan(d: Any, strict: bool) -> Plan:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_entries: list[PlanEntry]
     v = d.get("entries", MISSING)
     if v is MISSING:
         raise missing("entries")
@@ -8363,6 +9718,7 @@ def _decode_Plan(d: Any, strict: bool) -> Plan:
                 raise error.at("entries")
             f_entries = []
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -8384,16 +9740,17 @@ def _encode_Plan(o: Plan) -> dict[str, Any]:
     d: dict[str, Any] = {
         "entries": [_encode_PlanEntry(x) for x in o.entries],
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_AvailableCommand(d: Any, strict: bool) -> AvailableCommand:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_name: str
     v = d.get("name", MISSING)
     if v is MISSING:
         raise missing("name")
@@ -8403,6 +9760,7 @@ def _decode_AvailableCommand(d: Any, strict: bool) -> AvailableCommand:
         except ValidationError as error:
             raise error.at("name")
 
+    f_description: str
     v = d.get("description", MISSING)
     if v is MISSING:
         raise missing("description")
@@ -8412,6 +9770,7 @@ def _decode_AvailableCommand(d: Any, strict: bool) -> AvailableCommand:
         except ValidationError as error:
             raise error.at("description")
 
+    f_input: AvailableCommandInput | None | Unset
     v = d.get("input", MISSING)
     if v is MISSING:
         f_input = UNSET
@@ -8423,6 +9782,7 @@ def _decode_AvailableCommand(d: Any, strict: bool) -> AvailableCommand:
                 raise error.at("input")
             f_input = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -8447,34 +9807,34 @@ def _encode_AvailableCommand(o: AvailableCommand) -> dict[str, Any]:
         "name": o.name,
         "description": o.description,
     }
-    v = o.input
-    if v is not UNSET:
-        d["input"] = None if v is None else _encode_AvailableCommandInput(v)
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_input = o.input
+    if v_input is not UNSET:
+        d["input"] = None if v_input is None else _encode_AvailableCommandInput(v_input)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_AvailableCommandInput(d: Any, strict: bool) -> AvailableCommandInput:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     # The first variant whose required keys are all there and that decodes,
     # as serde's untagged enums choose.
-    candidates = []
+    candidates: list[Decoder[AvailableCommandInput]] = []
     if "hint" in d:
         candidates.append(_decode_UnstructuredCommandInput)
     if not candidates:
         raise ValidationError(
             "expected an object with the members of unstructured (hint)"
         )
-    return first_match(d, strict, candidates)
+    return cast("AvailableCommandInput", first_match(d, strict, candidates))
 
 
-def _encode_AvailableCommandInput(o: Any) -> Any:
+def _encode_AvailableCommandInput(o: AvailableCommandInput) -> dict[str, Any]:
     try:
-        encoder = _ENCODERS[type(o)]
+        encoder = _CLASS_ENCODERS[type(o)]
     except KeyError:
         raise TypeError(
             f"{type(o).__name__} is not a variant of AvailableCommandInput"
@@ -8483,8 +9843,9 @@ def _encode_AvailableCommandInput(o: Any) -> Any:
 
 
 def _decode_UnstructuredCommandInput(d: Any, strict: bool) -> UnstructuredCommandInput:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_hint: str
     v = d.get("hint", MISSING)
     if v is MISSING:
         raise missing("hint")
@@ -8494,6 +9855,7 @@ def _decode_UnstructuredCommandInput(d: Any, strict: bool) -> UnstructuredComman
         except ValidationError as error:
             raise error.at("hint")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -8515,16 +9877,17 @@ def _encode_UnstructuredCommandInput(o: UnstructuredCommandInput) -> dict[str, A
     d: dict[str, Any] = {
         "hint": o.hint,
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_AvailableCommandsUpdate(d: Any, strict: bool) -> AvailableCommandsUpdate:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_available_commands: list[AvailableCommand]
     v = d.get("availableCommands", MISSING)
     if v is MISSING:
         raise missing("availableCommands")
@@ -8538,6 +9901,7 @@ def _decode_AvailableCommandsUpdate(d: Any, strict: bool) -> AvailableCommandsUp
                 raise error.at("availableCommands")
             f_available_commands = []
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -8561,16 +9925,17 @@ def _encode_AvailableCommandsUpdate(o: AvailableCommandsUpdate) -> dict[str, Any
             _encode_AvailableCommand(x) for x in o.available_commands
         ],
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_CurrentModeUpdate(d: Any, strict: bool) -> CurrentModeUpdate:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_current_mode_id: SessionModeId
     v = d.get("currentModeId", MISSING)
     if v is MISSING:
         raise missing("currentModeId")
@@ -8580,6 +9945,7 @@ def _decode_CurrentModeUpdate(d: Any, strict: bool) -> CurrentModeUpdate:
         except ValidationError as error:
             raise error.at("currentModeId")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -8601,16 +9967,17 @@ def _encode_CurrentModeUpdate(o: CurrentModeUpdate) -> dict[str, Any]:
     d: dict[str, Any] = {
         "currentModeId": o.current_mode_id,
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_ConfigOptionUpdate(d: Any, strict: bool) -> ConfigOptionUpdate:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_config_options: list[SessionConfigOption]
     v = d.get("configOptions", MISSING)
     if v is MISSING:
         raise missing("configOptions")
@@ -8624,6 +9991,7 @@ def _decode_ConfigOptionUpdate(d: Any, strict: bool) -> ConfigOptionUpdate:
                 raise error.at("configOptions")
             f_config_options = []
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -8645,16 +10013,17 @@ def _encode_ConfigOptionUpdate(o: ConfigOptionUpdate) -> dict[str, Any]:
     d: dict[str, Any] = {
         "configOptions": [_encode_SessionConfigOption(x) for x in o.config_options],
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_SessionInfoUpdate(d: Any, strict: bool) -> SessionInfoUpdate:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_title: str | None | Unset
     v = d.get("title", MISSING)
     if v is MISSING:
         f_title = UNSET
@@ -8666,6 +10035,7 @@ def _decode_SessionInfoUpdate(d: Any, strict: bool) -> SessionInfoUpdate:
                 raise error.at("title")
             f_title = UNSET
 
+    f_updated_at: str | None | Unset
     v = d.get("updatedAt", MISSING)
     if v is MISSING:
         f_updated_at = UNSET
@@ -8679,6 +10049,7 @@ def _decode_SessionInfoUpdate(d: Any, strict: bool) -> SessionInfoUpdate:
                 raise error.at("updatedAt")
             f_updated_at = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -8699,22 +10070,23 @@ def _decode_SessionInfoUpdate(d: Any, strict: bool) -> SessionInfoUpdate:
 
 def _encode_SessionInfoUpdate(o: SessionInfoUpdate) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.title
-    if v is not UNSET:
-        d["title"] = v
-    v = o.updated_at
-    if v is not UNSET:
-        d["updatedAt"] = v
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_title = o.title
+    if v_title is not UNSET:
+        d["title"] = v_title
+    v_updated_at = o.updated_at
+    if v_updated_at is not UNSET:
+        d["updatedAt"] = v_updated_at
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_Cost(d: Any, strict: bool) -> Cost:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_amount: float
     v = d.get("amount", MISSING)
     if v is MISSING:
         raise missing("amount")
@@ -8724,6 +10096,7 @@ def _decode_Cost(d: Any, strict: bool) -> Cost:
         except ValidationError as error:
             raise error.at("amount")
 
+    f_currency: str
     v = d.get("currency", MISSING)
     if v is MISSING:
         raise missing("currency")
@@ -8733,6 +10106,7 @@ def _decode_Cost(d: Any, strict: bool) -> Cost:
         except ValidationError as error:
             raise error.at("currency")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -8756,16 +10130,17 @@ def _encode_Cost(o: Cost) -> dict[str, Any]:
         "amount": o.amount,
         "currency": o.currency,
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_UsageUpdate(d: Any, strict: bool) -> UsageUpdate:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_used: int
     v = d.get("used", MISSING)
     if v is MISSING:
         raise missing("used")
@@ -8779,6 +10154,7 @@ def _decode_UsageUpdate(d: Any, strict: bool) -> UsageUpdate:
         except ValidationError as error:
             raise error.at("used")
 
+    f_size: int
     v = d.get("size", MISSING)
     if v is MISSING:
         raise missing("size")
@@ -8792,6 +10168,7 @@ def _decode_UsageUpdate(d: Any, strict: bool) -> UsageUpdate:
         except ValidationError as error:
             raise error.at("size")
 
+    f_cost: Cost | None | Unset
     v = d.get("cost", MISSING)
     if v is MISSING:
         f_cost = UNSET
@@ -8803,6 +10180,7 @@ def _decode_UsageUpdate(d: Any, strict: bool) -> UsageUpdate:
                 raise error.at("cost")
             f_cost = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -8827,12 +10205,12 @@ def _encode_UsageUpdate(o: UsageUpdate) -> dict[str, Any]:
         "used": o.used,
         "size": o.size,
     }
-    v = o.cost
-    if v is not UNSET:
-        d["cost"] = None if v is None else _encode_Cost(v)
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_cost = o.cost
+    if v_cost is not UNSET:
+        d["cost"] = None if v_cost is None else _encode_Cost(v_cost)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -8846,16 +10224,19 @@ def _decode_NoticeSeverity(v: Any, strict: bool) -> NoticeSeverity | str:
     return v
 
 
-_MEMBERS_NoticeSeverity = NoticeSeverity._value2member_map_
+_MEMBERS_NoticeSeverity = cast(
+    "dict[str, NoticeSeverity]", NoticeSeverity._value2member_map_
+)
 
 
-def _encode_NoticeSeverity(v: Any) -> Any:
+def _encode_NoticeSeverity(v: NoticeSeverity | str) -> str:
     return v._value_ if type(v) is NoticeSeverity else v
 
 
 def _decode_Notice(d: Any, strict: bool) -> Notice:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_severity: NoticeSeverity | str
     v = d.get("severity", MISSING)
     if v is MISSING:
         raise missing("severity")
@@ -8865,6 +10246,7 @@ def _decode_Notice(d: Any, strict: bool) -> Notice:
         except ValidationError as error:
             raise error.at("severity")
 
+    f_title: str
     v = d.get("title", MISSING)
     if v is MISSING:
         raise missing("title")
@@ -8874,6 +10256,7 @@ def _decode_Notice(d: Any, strict: bool) -> Notice:
         except ValidationError as error:
             raise error.at("title")
 
+    f_description: str | None | Unset
     v = d.get("description", MISSING)
     if v is MISSING:
         f_description = UNSET
@@ -8887,6 +10270,7 @@ def _decode_Notice(d: Any, strict: bool) -> Notice:
                 raise error.at("description")
             f_description = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -8913,22 +10297,18 @@ def _encode_Notice(o: Notice) -> dict[str, Any]:
         ),
         "title": o.title,
     }
-    v = o.description
-    if v is not UNSET:
-        d["description"] = v
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_description = o.description
+    if v_description is not UNSET:
+        d["description"] = v_description
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
-def _decode_CompactionId(v: Any, strict: bool) -> Any:
+def _decode_CompactionId(v: Any, strict: bool) -> CompactionId:
     return v if type(v) is str else check_str(v)
-
-
-def _encode_CompactionId(v: Any) -> Any:
-    return v
 
 
 def _decode_CompactionStatus(v: Any, strict: bool) -> CompactionStatus | str:
@@ -8940,16 +10320,19 @@ def _decode_CompactionStatus(v: Any, strict: bool) -> CompactionStatus | str:
     return v
 
 
-_MEMBERS_CompactionStatus = CompactionStatus._value2member_map_
+_MEMBERS_CompactionStatus = cast(
+    "dict[str, CompactionStatus]", CompactionStatus._value2member_map_
+)
 
 
-def _encode_CompactionStatus(v: Any) -> Any:
+def _encode_CompactionStatus(v: CompactionStatus | str) -> str:
     return v._value_ if type(v) is CompactionStatus else v
 
 
 def _decode_CompactionUpdate(d: Any, strict: bool) -> CompactionUpdate:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_compaction_id: CompactionId
     v = d.get("compactionId", MISSING)
     if v is MISSING:
         raise missing("compactionId")
@@ -8959,6 +10342,7 @@ def _decode_CompactionUpdate(d: Any, strict: bool) -> CompactionUpdate:
         except ValidationError as error:
             raise error.at("compactionId")
 
+    f_status: CompactionStatus | str
     v = d.get("status", MISSING)
     if v is MISSING:
         raise missing("status")
@@ -8968,6 +10352,7 @@ def _decode_CompactionUpdate(d: Any, strict: bool) -> CompactionUpdate:
         except ValidationError as error:
             raise error.at("status")
 
+    f_summary: list[ContentBlock] | None | Unset
     v = d.get("summary", MISSING)
     if v is MISSING:
         f_summary = UNSET
@@ -8983,6 +10368,7 @@ def _decode_CompactionUpdate(d: Any, strict: bool) -> CompactionUpdate:
                 raise error.at("summary")
             f_summary = UNSET
 
+    f_error: str | None | Unset
     v = d.get("error", MISSING)
     if v is MISSING:
         f_error = UNSET
@@ -8994,6 +10380,7 @@ def _decode_CompactionUpdate(d: Any, strict: bool) -> CompactionUpdate:
                 raise error.at("error")
             f_error = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -9021,22 +10408,25 @@ def _encode_CompactionUpdate(o: CompactionUpdate) -> dict[str, Any]:
             o.status._value_ if type(o.status) is CompactionStatus else o.status
         ),
     }
-    v = o.summary
-    if v is not UNSET:
-        d["summary"] = None if v is None else [_encode_ContentBlock(x) for x in v]
-    v = o.error
-    if v is not UNSET:
-        d["error"] = v
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_summary = o.summary
+    if v_summary is not UNSET:
+        d["summary"] = (
+            None if v_summary is None else [_encode_ContentBlock(x) for x in v_summary]
+        )
+    v_error = o.error
+    if v_error is not UNSET:
+        d["error"] = v_error
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_CompactionSummaryChunk(d: Any, strict: bool) -> CompactionSummaryChunk:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_compaction_id: CompactionId
     v = d.get("compactionId", MISSING)
     if v is MISSING:
         raise missing("compactionId")
@@ -9046,6 +10436,7 @@ def _decode_CompactionSummaryChunk(d: Any, strict: bool) -> CompactionSummaryChu
         except ValidationError as error:
             raise error.at("compactionId")
 
+    f_content: ContentBlock
     v = d.get("content", MISSING)
     if v is MISSING:
         raise missing("content")
@@ -9055,6 +10446,7 @@ def _decode_CompactionSummaryChunk(d: Any, strict: bool) -> CompactionSummaryChu
         except ValidationError as error:
             raise error.at("content")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -9078,9 +10470,9 @@ def _encode_CompactionSummaryChunk(o: CompactionSummaryChunk) -> dict[str, Any]:
         "compactionId": o.compaction_id,
         "content": _encode_ContentBlock(o.content),
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -9088,8 +10480,9 @@ def _encode_CompactionSummaryChunk(o: CompactionSummaryChunk) -> dict[str, Any]:
 def _decode_CompleteElicitationNotification(
     d: Any, strict: bool
 ) -> CompleteElicitationNotification:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_elicitation_id: ElicitationId
     v = d.get("elicitationId", MISSING)
     if v is MISSING:
         raise missing("elicitationId")
@@ -9099,6 +10492,7 @@ def _decode_CompleteElicitationNotification(
         except ValidationError as error:
             raise error.at("elicitationId")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -9122,24 +10516,21 @@ def _encode_CompleteElicitationNotification(
     d: dict[str, Any] = {
         "elicitationId": o.elicitation_id,
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
-def _decode_ExtNotification(v: Any, strict: bool) -> Any:
-    return v
-
-
-def _encode_ExtNotification(v: Any) -> Any:
+def _decode_ExtNotification(v: Any, strict: bool) -> ExtNotification:
     return v
 
 
 def _decode_ClientRequest(d: Any, strict: bool) -> ClientRequest:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_id: RequestId
     v = d.get("id", MISSING)
     if v is MISSING:
         raise missing("id")
@@ -9149,6 +10540,7 @@ def _decode_ClientRequest(d: Any, strict: bool) -> ClientRequest:
         except ValidationError as error:
             raise error.at("id")
 
+    f_method: str
     v = d.get("method", MISSING)
     if v is MISSING:
         raise missing("method")
@@ -9158,6 +10550,7 @@ def _decode_ClientRequest(d: Any, strict: bool) -> ClientRequest:
         except ValidationError as error:
             raise error.at("method")
 
+    f_params: Any | Unset
     v = d.get("params", MISSING)
     if v is MISSING:
         f_params = UNSET
@@ -9176,19 +10569,20 @@ def _decode_ClientRequest(d: Any, strict: bool) -> ClientRequest:
 
 def _encode_ClientRequest(o: ClientRequest) -> dict[str, Any]:
     d: dict[str, Any] = {
-        "id": _encode_RequestId(o.id),
+        "id": encode(o.id),
         "method": o.method,
     }
-    v = o.params
-    if v is not UNSET:
-        d["params"] = v
+    v_params = o.params
+    if v_params is not UNSET:
+        d["params"] = v_params
 
     return d
 
 
 def _decode_InitializeRequest(d: Any, strict: bool) -> InitializeRequest:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_protocol_version: ProtocolVersion
     v = d.get("protocolVersion", MISSING)
     if v is MISSING:
         raise missing("protocolVersion")
@@ -9198,6 +10592,7 @@ def _decode_InitializeRequest(d: Any, strict: bool) -> InitializeRequest:
         except ValidationError as error:
             raise error.at("protocolVersion")
 
+    f_client_capabilities: ClientCapabilities
     v = d.get("clientCapabilities", MISSING)
     if v is MISSING:
         f_client_capabilities = ClientCapabilities(
@@ -9227,6 +10622,7 @@ def _decode_InitializeRequest(d: Any, strict: bool) -> InitializeRequest:
                 ),
             )
 
+    f_client_info: Implementation | None | Unset
     v = d.get("clientInfo", MISSING)
     if v is MISSING:
         f_client_info = UNSET
@@ -9238,6 +10634,7 @@ def _decode_InitializeRequest(d: Any, strict: bool) -> InitializeRequest:
                 raise error.at("clientInfo")
             f_client_info = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -9260,23 +10657,24 @@ def _decode_InitializeRequest(d: Any, strict: bool) -> InitializeRequest:
 def _encode_InitializeRequest(o: InitializeRequest) -> dict[str, Any]:
     d: dict[str, Any] = {
         "protocolVersion": o.protocol_version,
+        "clientCapabilities": _encode_ClientCapabilities(o.client_capabilities),
     }
-    v = o.client_capabilities
-    if v is not UNSET:
-        d["clientCapabilities"] = _encode_ClientCapabilities(v)
-    v = o.client_info
-    if v is not UNSET:
-        d["clientInfo"] = None if v is None else _encode_Implementation(v)
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_client_info = o.client_info
+    if v_client_info is not UNSET:
+        d["clientInfo"] = (
+            None if v_client_info is None else _encode_Implementation(v_client_info)
+        )
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_ClientCapabilities(d: Any, strict: bool) -> ClientCapabilities:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_fs: FileSystemCapabilities
     v = d.get("fs", MISSING)
     if v is MISSING:
         f_fs = FileSystemCapabilities(
@@ -9294,6 +10692,7 @@ def _decode_ClientCapabilities(d: Any, strict: bool) -> ClientCapabilities:
                 write_text_file=False,
             )
 
+    f_terminal: bool
     v = d.get("terminal", MISSING)
     if v is MISSING:
         f_terminal = False
@@ -9305,6 +10704,7 @@ def _decode_ClientCapabilities(d: Any, strict: bool) -> ClientCapabilities:
                 raise error.at("terminal")
             f_terminal = False
 
+    f_session: ClientSessionCapabilities | None | Unset
     v = d.get("session", MISSING)
     if v is MISSING:
         f_session = UNSET
@@ -9318,6 +10718,7 @@ def _decode_ClientCapabilities(d: Any, strict: bool) -> ClientCapabilities:
                 raise error.at("session")
             f_session = UNSET
 
+    f_auth: AuthCapabilities
     v = d.get("auth", MISSING)
     if v is MISSING:
         f_auth = AuthCapabilities(
@@ -9333,6 +10734,7 @@ def _decode_ClientCapabilities(d: Any, strict: bool) -> ClientCapabilities:
                 terminal=False,
             )
 
+    f_elicitation: ElicitationCapabilities | None | Unset
     v = d.get("elicitation", MISSING)
     if v is MISSING:
         f_elicitation = UNSET
@@ -9346,6 +10748,7 @@ def _decode_ClientCapabilities(d: Any, strict: bool) -> ClientCapabilities:
                 raise error.at("elicitation")
             f_elicitation = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -9368,32 +10771,34 @@ def _decode_ClientCapabilities(d: Any, strict: bool) -> ClientCapabilities:
 
 
 def _encode_ClientCapabilities(o: ClientCapabilities) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.fs
-    if v is not UNSET:
-        d["fs"] = _encode_FileSystemCapabilities(v)
-    v = o.terminal
-    if v is not UNSET:
-        d["terminal"] = v
-    v = o.session
-    if v is not UNSET:
-        d["session"] = None if v is None else _encode_ClientSessionCapabilities(v)
-    v = o.auth
-    if v is not UNSET:
-        d["auth"] = _encode_AuthCapabilities(v)
-    v = o.elicitation
-    if v is not UNSET:
-        d["elicitation"] = None if v is None else _encode_ElicitationCapabilities(v)
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    d: dict[str, Any] = {
+        "fs": _encode_FileSystemCapabilities(o.fs),
+        "terminal": o.terminal,
+        "auth": _encode_AuthCapabilities(o.auth),
+    }
+    v_session = o.session
+    if v_session is not UNSET:
+        d["session"] = (
+            None if v_session is None else _encode_ClientSessionCapabilities(v_session)
+        )
+    v_elicitation = o.elicitation
+    if v_elicitation is not UNSET:
+        d["elicitation"] = (
+            None
+            if v_elicitation is None
+            else _encode_ElicitationCapabilities(v_elicitation)
+        )
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_FileSystemCapabilities(d: Any, strict: bool) -> FileSystemCapabilities:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_read_text_file: bool
     v = d.get("readTextFile", MISSING)
     if v is MISSING:
         f_read_text_file = False
@@ -9405,6 +10810,7 @@ def _decode_FileSystemCapabilities(d: Any, strict: bool) -> FileSystemCapabiliti
                 raise error.at("readTextFile")
             f_read_text_file = False
 
+    f_write_text_file: bool
     v = d.get("writeTextFile", MISSING)
     if v is MISSING:
         f_write_text_file = False
@@ -9416,6 +10822,7 @@ def _decode_FileSystemCapabilities(d: Any, strict: bool) -> FileSystemCapabiliti
                 raise error.at("writeTextFile")
             f_write_text_file = False
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -9435,16 +10842,13 @@ def _decode_FileSystemCapabilities(d: Any, strict: bool) -> FileSystemCapabiliti
 
 
 def _encode_FileSystemCapabilities(o: FileSystemCapabilities) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.read_text_file
-    if v is not UNSET:
-        d["readTextFile"] = v
-    v = o.write_text_file
-    if v is not UNSET:
-        d["writeTextFile"] = v
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    d: dict[str, Any] = {
+        "readTextFile": o.read_text_file,
+        "writeTextFile": o.write_text_file,
+    }
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -9452,8 +10856,9 @@ def _encode_FileSystemCapabilities(o: FileSystemCapabilities) -> dict[str, Any]:
 def _decode_ClientSessionCapabilities(
     d: Any, strict: bool
 ) -> ClientSessionCapabilities:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_compaction: CompactionCapabilities | None | Unset
     v = d.get("compaction", MISSING)
     if v is MISSING:
         f_compaction = UNSET
@@ -9467,6 +10872,7 @@ def _decode_ClientSessionCapabilities(
                 raise error.at("compaction")
             f_compaction = UNSET
 
+    f_config_options: SessionConfigOptionsCapabilities | None | Unset
     v = d.get("configOptions", MISSING)
     if v is MISSING:
         f_config_options = UNSET
@@ -9482,6 +10888,7 @@ def _decode_ClientSessionCapabilities(
                 raise error.at("configOptions")
             f_config_options = UNSET
 
+    f_notices: NoticeCapabilities | None | Unset
     v = d.get("notices", MISSING)
     if v is MISSING:
         f_notices = UNSET
@@ -9493,6 +10900,7 @@ def _decode_ClientSessionCapabilities(
                 raise error.at("notices")
             f_notices = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -9514,37 +10922,36 @@ def _decode_ClientSessionCapabilities(
 
 def _encode_ClientSessionCapabilities(o: ClientSessionCapabilities) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.compaction
-    if v is not UNSET:
-        d["compaction"] = None if v is None else _encode_CompactionCapabilities(v)
-    v = o.config_options
-    if v is not UNSET:
+    v_compaction = o.compaction
+    if v_compaction is not UNSET:
+        d["compaction"] = None if v_compaction is None else dict(v_compaction)
+    v_config_options = o.config_options
+    if v_config_options is not UNSET:
         d["configOptions"] = (
-            None if v is None else _encode_SessionConfigOptionsCapabilities(v)
+            None
+            if v_config_options is None
+            else _encode_SessionConfigOptionsCapabilities(v_config_options)
         )
-    v = o.notices
-    if v is not UNSET:
-        d["notices"] = None if v is None else _encode_NoticeCapabilities(v)
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_notices = o.notices
+    if v_notices is not UNSET:
+        d["notices"] = None if v_notices is None else dict(v_notices)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
-def _decode_CompactionCapabilities(v: Any, strict: bool) -> Any:
+def _decode_CompactionCapabilities(v: Any, strict: bool) -> CompactionCapabilities:
     return check_map(v)
-
-
-def _encode_CompactionCapabilities(v: Any) -> Any:
-    return dict(v)
 
 
 def _decode_SessionConfigOptionsCapabilities(
     d: Any, strict: bool
 ) -> SessionConfigOptionsCapabilities:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_boolean: BooleanConfigOptionCapabilities | None | Unset
     v = d.get("boolean", MISSING)
     if v is MISSING:
         f_boolean = UNSET
@@ -9560,6 +10967,7 @@ def _decode_SessionConfigOptionsCapabilities(
                 raise error.at("boolean")
             f_boolean = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -9581,12 +10989,16 @@ def _encode_SessionConfigOptionsCapabilities(
     o: SessionConfigOptionsCapabilities,
 ) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.boolean
-    if v is not UNSET:
-        d["boolean"] = None if v is None else _encode_BooleanConfigOptionCapabilities(v)
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_boolean = o.boolean
+    if v_boolean is not UNSET:
+        d["boolean"] = (
+            None
+            if v_boolean is None
+            else _encode_BooleanConfigOptionCapabilities(v_boolean)
+        )
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -9594,8 +11006,9 @@ def _encode_SessionConfigOptionsCapabilities(
 def _decode_BooleanConfigOptionCapabilities(
     d: Any, strict: bool
 ) -> BooleanConfigOptionCapabilities:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -9616,24 +11029,21 @@ def _encode_BooleanConfigOptionCapabilities(
     o: BooleanConfigOptionCapabilities,
 ) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
-def _decode_NoticeCapabilities(v: Any, strict: bool) -> Any:
+def _decode_NoticeCapabilities(v: Any, strict: bool) -> NoticeCapabilities:
     return check_map(v)
 
 
-def _encode_NoticeCapabilities(v: Any) -> Any:
-    return dict(v)
-
-
 def _decode_AuthCapabilities(d: Any, strict: bool) -> AuthCapabilities:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_terminal: bool
     v = d.get("terminal", MISSING)
     if v is MISSING:
         f_terminal = False
@@ -9645,6 +11055,7 @@ def _decode_AuthCapabilities(d: Any, strict: bool) -> AuthCapabilities:
                 raise error.at("terminal")
             f_terminal = False
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -9663,20 +11074,20 @@ def _decode_AuthCapabilities(d: Any, strict: bool) -> AuthCapabilities:
 
 
 def _encode_AuthCapabilities(o: AuthCapabilities) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.terminal
-    if v is not UNSET:
-        d["terminal"] = v
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    d: dict[str, Any] = {
+        "terminal": o.terminal,
+    }
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_ElicitationCapabilities(d: Any, strict: bool) -> ElicitationCapabilities:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_form: ElicitationFormCapabilities | None | Unset
     v = d.get("form", MISSING)
     if v is MISSING:
         f_form = UNSET
@@ -9690,6 +11101,7 @@ def _decode_ElicitationCapabilities(d: Any, strict: bool) -> ElicitationCapabili
                 raise error.at("form")
             f_form = UNSET
 
+    f_url: ElicitationUrlCapabilities | None | Unset
     v = d.get("url", MISSING)
     if v is MISSING:
         f_url = UNSET
@@ -9701,6 +11113,7 @@ def _decode_ElicitationCapabilities(d: Any, strict: bool) -> ElicitationCapabili
                 raise error.at("url")
             f_url = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -9721,15 +11134,17 @@ def _decode_ElicitationCapabilities(d: Any, strict: bool) -> ElicitationCapabili
 
 def _encode_ElicitationCapabilities(o: ElicitationCapabilities) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.form
-    if v is not UNSET:
-        d["form"] = None if v is None else _encode_ElicitationFormCapabilities(v)
-    v = o.url
-    if v is not UNSET:
-        d["url"] = None if v is None else _encode_ElicitationUrlCapabilities(v)
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_form = o.form
+    if v_form is not UNSET:
+        d["form"] = (
+            None if v_form is None else _encode_ElicitationFormCapabilities(v_form)
+        )
+    v_url = o.url
+    if v_url is not UNSET:
+        d["url"] = None if v_url is None else _encode_ElicitationUrlCapabilities(v_url)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -9737,8 +11152,9 @@ def _encode_ElicitationCapabilities(o: ElicitationCapabilities) -> dict[str, Any
 def _decode_ElicitationFormCapabilities(
     d: Any, strict: bool
 ) -> ElicitationFormCapabilities:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -9759,9 +11175,9 @@ def _encode_ElicitationFormCapabilities(
     o: ElicitationFormCapabilities,
 ) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -9769,8 +11185,9 @@ def _encode_ElicitationFormCapabilities(
 def _decode_ElicitationUrlCapabilities(
     d: Any, strict: bool
 ) -> ElicitationUrlCapabilities:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -9789,16 +11206,17 @@ def _decode_ElicitationUrlCapabilities(
 
 def _encode_ElicitationUrlCapabilities(o: ElicitationUrlCapabilities) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_AuthenticateRequest(d: Any, strict: bool) -> AuthenticateRequest:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_method_id: AuthMethodId
     v = d.get("methodId", MISSING)
     if v is MISSING:
         raise missing("methodId")
@@ -9808,6 +11226,7 @@ def _decode_AuthenticateRequest(d: Any, strict: bool) -> AuthenticateRequest:
         except ValidationError as error:
             raise error.at("methodId")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -9829,16 +11248,17 @@ def _encode_AuthenticateRequest(o: AuthenticateRequest) -> dict[str, Any]:
     d: dict[str, Any] = {
         "methodId": o.method_id,
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_LogoutRequest(d: Any, strict: bool) -> LogoutRequest:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -9857,16 +11277,17 @@ def _decode_LogoutRequest(d: Any, strict: bool) -> LogoutRequest:
 
 def _encode_LogoutRequest(o: LogoutRequest) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_NewSessionRequest(d: Any, strict: bool) -> NewSessionRequest:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_cwd: str
     v = d.get("cwd", MISSING)
     if v is MISSING:
         raise missing("cwd")
@@ -9876,6 +11297,7 @@ def _decode_NewSessionRequest(d: Any, strict: bool) -> NewSessionRequest:
         except ValidationError as error:
             raise error.at("cwd")
 
+    f_additional_directories: list[str] | Unset
     v = d.get("additionalDirectories", MISSING)
     if v is MISSING:
         f_additional_directories = UNSET
@@ -9889,6 +11311,7 @@ def _decode_NewSessionRequest(d: Any, strict: bool) -> NewSessionRequest:
         except ValidationError as error:
             raise error.at("additionalDirectories")
 
+    f_mcp_servers: list[McpServer]
     v = d.get("mcpServers", MISSING)
     if v is MISSING:
         raise missing("mcpServers")
@@ -9900,6 +11323,7 @@ def _decode_NewSessionRequest(d: Any, strict: bool) -> NewSessionRequest:
         except ValidationError as error:
             raise error.at("mcpServers")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -9924,21 +11348,22 @@ def _encode_NewSessionRequest(o: NewSessionRequest) -> dict[str, Any]:
         "cwd": o.cwd,
         "mcpServers": [_encode_McpServer(x) for x in o.mcp_servers],
     }
-    v = o.additional_directories
-    if v is not UNSET:
-        d["additionalDirectories"] = list(v)
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_additional_directories = o.additional_directories
+    if v_additional_directories is not UNSET:
+        d["additionalDirectories"] = list(v_additional_directories)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_HttpMcpServer(d: Any, strict: bool) -> HttpMcpServer:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("type") != "http":
         raise check_tag(d, "type", "http")
+    f_name: str
     v = d.get("name", MISSING)
     if v is MISSING:
         raise missing("name")
@@ -9948,6 +11373,7 @@ def _decode_HttpMcpServer(d: Any, strict: bool) -> HttpMcpServer:
         except ValidationError as error:
             raise error.at("name")
 
+    f_url: str
     v = d.get("url", MISSING)
     if v is MISSING:
         raise missing("url")
@@ -9957,6 +11383,7 @@ def _decode_HttpMcpServer(d: Any, strict: bool) -> HttpMcpServer:
         except ValidationError as error:
             raise error.at("url")
 
+    f_headers: list[HttpHeader]
     v = d.get("headers", MISSING)
     if v is MISSING:
         raise missing("headers")
@@ -9968,6 +11395,7 @@ def _decode_HttpMcpServer(d: Any, strict: bool) -> HttpMcpServer:
         except ValidationError as error:
             raise error.at("headers")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -9994,18 +11422,19 @@ def _encode_HttpMcpServer(o: HttpMcpServer) -> dict[str, Any]:
         "url": o.url,
         "headers": [_encode_HttpHeader(x) for x in o.headers],
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_SseMcpServer(d: Any, strict: bool) -> SseMcpServer:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("type") != "sse":
         raise check_tag(d, "type", "sse")
+    f_name: str
     v = d.get("name", MISSING)
     if v is MISSING:
         raise missing("name")
@@ -10015,6 +11444,7 @@ def _decode_SseMcpServer(d: Any, strict: bool) -> SseMcpServer:
         except ValidationError as error:
             raise error.at("name")
 
+    f_url: str
     v = d.get("url", MISSING)
     if v is MISSING:
         raise missing("url")
@@ -10024,6 +11454,7 @@ def _decode_SseMcpServer(d: Any, strict: bool) -> SseMcpServer:
         except ValidationError as error:
             raise error.at("url")
 
+    f_headers: list[HttpHeader]
     v = d.get("headers", MISSING)
     if v is MISSING:
         raise missing("headers")
@@ -10035,6 +11466,7 @@ def _decode_SseMcpServer(d: Any, strict: bool) -> SseMcpServer:
         except ValidationError as error:
             raise error.at("headers")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -10061,21 +11493,21 @@ def _encode_SseMcpServer(o: SseMcpServer) -> dict[str, Any]:
         "url": o.url,
         "headers": [_encode_HttpHeader(x) for x in o.headers],
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
-_VARIANTS_McpServer: dict[str, Callable[[Any, bool], Any]] = {
+_VARIANTS_McpServer: dict[str, Decoder[McpServer]] = {
     "http": _decode_HttpMcpServer,
     "sse": _decode_SseMcpServer,
 }
 
 
 def _decode_McpServer(d: Any, strict: bool) -> McpServer:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     tag = d.get("type", MISSING)
     if type(tag) is str:
@@ -10093,17 +11525,18 @@ def _decode_McpServer(d: Any, strict: bool) -> McpServer:
     return _decode_McpServerStdio(d, strict)
 
 
-def _encode_McpServer(o: Any) -> Any:
+def _encode_McpServer(o: McpServer) -> dict[str, Any]:
     try:
-        encoder = _ENCODERS[type(o)]
+        encoder = _CLASS_ENCODERS[type(o)]
     except KeyError:
         raise TypeError(f"{type(o).__name__} is not a variant of McpServer") from None
     return encoder(o)
 
 
 def _decode_HttpHeader(d: Any, strict: bool) -> HttpHeader:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_name: str
     v = d.get("name", MISSING)
     if v is MISSING:
         raise missing("name")
@@ -10113,6 +11546,7 @@ def _decode_HttpHeader(d: Any, strict: bool) -> HttpHeader:
         except ValidationError as error:
             raise error.at("name")
 
+    f_value: str
     v = d.get("value", MISSING)
     if v is MISSING:
         raise missing("value")
@@ -10122,6 +11556,7 @@ def _decode_HttpHeader(d: Any, strict: bool) -> HttpHeader:
         except ValidationError as error:
             raise error.at("value")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -10145,16 +11580,17 @@ def _encode_HttpHeader(o: HttpHeader) -> dict[str, Any]:
         "name": o.name,
         "value": o.value,
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_McpServerHttp(d: Any, strict: bool) -> McpServerHttp:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_name: str
     v = d.get("name", MISSING)
     if v is MISSING:
         raise missing("name")
@@ -10164,6 +11600,7 @@ def _decode_McpServerHttp(d: Any, strict: bool) -> McpServerHttp:
         except ValidationError as error:
             raise error.at("name")
 
+    f_url: str
     v = d.get("url", MISSING)
     if v is MISSING:
         raise missing("url")
@@ -10173,6 +11610,7 @@ def _decode_McpServerHttp(d: Any, strict: bool) -> McpServerHttp:
         except ValidationError as error:
             raise error.at("url")
 
+    f_headers: list[HttpHeader]
     v = d.get("headers", MISSING)
     if v is MISSING:
         raise missing("headers")
@@ -10184,6 +11622,7 @@ def _decode_McpServerHttp(d: Any, strict: bool) -> McpServerHttp:
         except ValidationError as error:
             raise error.at("headers")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -10209,16 +11648,17 @@ def _encode_McpServerHttp(o: McpServerHttp) -> dict[str, Any]:
         "url": o.url,
         "headers": [_encode_HttpHeader(x) for x in o.headers],
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_McpServerSse(d: Any, strict: bool) -> McpServerSse:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_name: str
     v = d.get("name", MISSING)
     if v is MISSING:
         raise missing("name")
@@ -10228,6 +11668,7 @@ def _decode_McpServerSse(d: Any, strict: bool) -> McpServerSse:
         except ValidationError as error:
             raise error.at("name")
 
+    f_url: str
     v = d.get("url", MISSING)
     if v is MISSING:
         raise missing("url")
@@ -10237,6 +11678,7 @@ def _decode_McpServerSse(d: Any, strict: bool) -> McpServerSse:
         except ValidationError as error:
             raise error.at("url")
 
+    f_headers: list[HttpHeader]
     v = d.get("headers", MISSING)
     if v is MISSING:
         raise missing("headers")
@@ -10248,6 +11690,7 @@ def _decode_McpServerSse(d: Any, strict: bool) -> McpServerSse:
         except ValidationError as error:
             raise error.at("headers")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -10273,16 +11716,17 @@ def _encode_McpServerSse(o: McpServerSse) -> dict[str, Any]:
         "url": o.url,
         "headers": [_encode_HttpHeader(x) for x in o.headers],
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_McpServerStdio(d: Any, strict: bool) -> McpServerStdio:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_name: str
     v = d.get("name", MISSING)
     if v is MISSING:
         raise missing("name")
@@ -10292,6 +11736,7 @@ def _decode_McpServerStdio(d: Any, strict: bool) -> McpServerStdio:
         except ValidationError as error:
             raise error.at("name")
 
+    f_command: str
     v = d.get("command", MISSING)
     if v is MISSING:
         raise missing("command")
@@ -10301,6 +11746,7 @@ def _decode_McpServerStdio(d: Any, strict: bool) -> McpServerStdio:
         except ValidationError as error:
             raise error.at("command")
 
+    f_args: list[str]
     v = d.get("args", MISSING)
     if v is MISSING:
         raise missing("args")
@@ -10314,6 +11760,7 @@ def _decode_McpServerStdio(d: Any, strict: bool) -> McpServerStdio:
         except ValidationError as error:
             raise error.at("args")
 
+    f_env: list[EnvVariable]
     v = d.get("env", MISSING)
     if v is MISSING:
         raise missing("env")
@@ -10325,6 +11772,7 @@ def _decode_McpServerStdio(d: Any, strict: bool) -> McpServerStdio:
         except ValidationError as error:
             raise error.at("env")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -10352,16 +11800,17 @@ def _encode_McpServerStdio(o: McpServerStdio) -> dict[str, Any]:
         "args": list(o.args),
         "env": [_encode_EnvVariable(x) for x in o.env],
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_LoadSessionRequest(d: Any, strict: bool) -> LoadSessionRequest:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_mcp_servers: list[McpServer]
     v = d.get("mcpServers", MISSING)
     if v is MISSING:
         raise missing("mcpServers")
@@ -10373,6 +11822,7 @@ def _decode_LoadSessionRequest(d: Any, strict: bool) -> LoadSessionRequest:
         except ValidationError as error:
             raise error.at("mcpServers")
 
+    f_cwd: str
     v = d.get("cwd", MISSING)
     if v is MISSING:
         raise missing("cwd")
@@ -10382,6 +11832,7 @@ def _decode_LoadSessionRequest(d: Any, strict: bool) -> LoadSessionRequest:
         except ValidationError as error:
             raise error.at("cwd")
 
+    f_additional_directories: list[str] | Unset
     v = d.get("additionalDirectories", MISSING)
     if v is MISSING:
         f_additional_directories = UNSET
@@ -10395,6 +11846,7 @@ def _decode_LoadSessionRequest(d: Any, strict: bool) -> LoadSessionRequest:
         except ValidationError as error:
             raise error.at("additionalDirectories")
 
+    f_session_id: SessionId
     v = d.get("sessionId", MISSING)
     if v is MISSING:
         raise missing("sessionId")
@@ -10404,6 +11856,7 @@ def _decode_LoadSessionRequest(d: Any, strict: bool) -> LoadSessionRequest:
         except ValidationError as error:
             raise error.at("sessionId")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -10430,19 +11883,20 @@ def _encode_LoadSessionRequest(o: LoadSessionRequest) -> dict[str, Any]:
         "cwd": o.cwd,
         "sessionId": o.session_id,
     }
-    v = o.additional_directories
-    if v is not UNSET:
-        d["additionalDirectories"] = list(v)
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_additional_directories = o.additional_directories
+    if v_additional_directories is not UNSET:
+        d["additionalDirectories"] = list(v_additional_directories)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_ListSessionsRequest(d: Any, strict: bool) -> ListSessionsRequest:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_cwd: str | None | Unset
     v = d.get("cwd", MISSING)
     if v is MISSING:
         f_cwd = UNSET
@@ -10452,6 +11906,7 @@ def _decode_ListSessionsRequest(d: Any, strict: bool) -> ListSessionsRequest:
         except ValidationError as error:
             raise error.at("cwd")
 
+    f_cursor: str | None | Unset
     v = d.get("cursor", MISSING)
     if v is MISSING:
         f_cursor = UNSET
@@ -10461,6 +11916,7 @@ def _decode_ListSessionsRequest(d: Any, strict: bool) -> ListSessionsRequest:
         except ValidationError as error:
             raise error.at("cursor")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -10481,22 +11937,23 @@ def _decode_ListSessionsRequest(d: Any, strict: bool) -> ListSessionsRequest:
 
 def _encode_ListSessionsRequest(o: ListSessionsRequest) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.cwd
-    if v is not UNSET:
-        d["cwd"] = v
-    v = o.cursor
-    if v is not UNSET:
-        d["cursor"] = v
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_cwd = o.cwd
+    if v_cwd is not UNSET:
+        d["cwd"] = v_cwd
+    v_cursor = o.cursor
+    if v_cursor is not UNSET:
+        d["cursor"] = v_cursor
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_DeleteSessionRequest(d: Any, strict: bool) -> DeleteSessionRequest:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_session_id: SessionId
     v = d.get("sessionId", MISSING)
     if v is MISSING:
         raise missing("sessionId")
@@ -10506,6 +11963,7 @@ def _decode_DeleteSessionRequest(d: Any, strict: bool) -> DeleteSessionRequest:
         except ValidationError as error:
             raise error.at("sessionId")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -10527,16 +11985,17 @@ def _encode_DeleteSessionRequest(o: DeleteSessionRequest) -> dict[str, Any]:
     d: dict[str, Any] = {
         "sessionId": o.session_id,
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_ResumeSessionRequest(d: Any, strict: bool) -> ResumeSessionRequest:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_session_id: SessionId
     v = d.get("sessionId", MISSING)
     if v is MISSING:
         raise missing("sessionId")
@@ -10546,6 +12005,7 @@ def _decode_ResumeSessionRequest(d: Any, strict: bool) -> ResumeSessionRequest:
         except ValidationError as error:
             raise error.at("sessionId")
 
+    f_cwd: str
     v = d.get("cwd", MISSING)
     if v is MISSING:
         raise missing("cwd")
@@ -10555,6 +12015,7 @@ def _decode_ResumeSessionRequest(d: Any, strict: bool) -> ResumeSessionRequest:
         except ValidationError as error:
             raise error.at("cwd")
 
+    f_additional_directories: list[str] | Unset
     v = d.get("additionalDirectories", MISSING)
     if v is MISSING:
         f_additional_directories = UNSET
@@ -10568,6 +12029,7 @@ def _decode_ResumeSessionRequest(d: Any, strict: bool) -> ResumeSessionRequest:
         except ValidationError as error:
             raise error.at("additionalDirectories")
 
+    f_mcp_servers: list[McpServer] | Unset
     v = d.get("mcpServers", MISSING)
     if v is MISSING:
         f_mcp_servers = UNSET
@@ -10579,6 +12041,7 @@ def _decode_ResumeSessionRequest(d: Any, strict: bool) -> ResumeSessionRequest:
         except ValidationError as error:
             raise error.at("mcpServers")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -10604,22 +12067,23 @@ def _encode_ResumeSessionRequest(o: ResumeSessionRequest) -> dict[str, Any]:
         "sessionId": o.session_id,
         "cwd": o.cwd,
     }
-    v = o.additional_directories
-    if v is not UNSET:
-        d["additionalDirectories"] = list(v)
-    v = o.mcp_servers
-    if v is not UNSET:
-        d["mcpServers"] = [_encode_McpServer(x) for x in v]
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_additional_directories = o.additional_directories
+    if v_additional_directories is not UNSET:
+        d["additionalDirectories"] = list(v_additional_directories)
+    v_mcp_servers = o.mcp_servers
+    if v_mcp_servers is not UNSET:
+        d["mcpServers"] = [_encode_McpServer(x) for x in v_mcp_servers]
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_CloseSessionRequest(d: Any, strict: bool) -> CloseSessionRequest:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_session_id: SessionId
     v = d.get("sessionId", MISSING)
     if v is MISSING:
         raise missing("sessionId")
@@ -10629,6 +12093,7 @@ def _decode_CloseSessionRequest(d: Any, strict: bool) -> CloseSessionRequest:
         except ValidationError as error:
             raise error.at("sessionId")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -10650,16 +12115,17 @@ def _encode_CloseSessionRequest(o: CloseSessionRequest) -> dict[str, Any]:
     d: dict[str, Any] = {
         "sessionId": o.session_id,
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_SetSessionModeRequest(d: Any, strict: bool) -> SetSessionModeRequest:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_session_id: SessionId
     v = d.get("sessionId", MISSING)
     if v is MISSING:
         raise missing("sessionId")
@@ -10669,6 +12135,7 @@ def _decode_SetSessionModeRequest(d: Any, strict: bool) -> SetSessionModeRequest
         except ValidationError as error:
             raise error.at("sessionId")
 
+    f_mode_id: SessionModeId
     v = d.get("modeId", MISSING)
     if v is MISSING:
         raise missing("modeId")
@@ -10678,6 +12145,7 @@ def _decode_SetSessionModeRequest(d: Any, strict: bool) -> SetSessionModeRequest
         except ValidationError as error:
             raise error.at("modeId")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -10701,9 +12169,9 @@ def _encode_SetSessionModeRequest(o: SetSessionModeRequest) -> dict[str, Any]:
         "sessionId": o.session_id,
         "modeId": o.mode_id,
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -10711,10 +12179,11 @@ def _encode_SetSessionModeRequest(o: SetSessionModeRequest) -> dict[str, Any]:
 def _decode_BooleanSetSessionConfigOptionRequest(
     d: Any, strict: bool
 ) -> BooleanSetSessionConfigOptionRequest:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("type") != "boolean":
         raise check_tag(d, "type", "boolean")
+    f_session_id: SessionId
     v = d.get("sessionId", MISSING)
     if v is MISSING:
         raise missing("sessionId")
@@ -10724,6 +12193,7 @@ def _decode_BooleanSetSessionConfigOptionRequest(
         except ValidationError as error:
             raise error.at("sessionId")
 
+    f_config_id: SessionConfigId
     v = d.get("configId", MISSING)
     if v is MISSING:
         raise missing("configId")
@@ -10733,6 +12203,7 @@ def _decode_BooleanSetSessionConfigOptionRequest(
         except ValidationError as error:
             raise error.at("configId")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -10744,6 +12215,7 @@ def _decode_BooleanSetSessionConfigOptionRequest(
                 raise error.at("_meta")
             f_meta = UNSET
 
+    f_value: bool
     v = d.get("value", MISSING)
     if v is MISSING:
         raise missing("value")
@@ -10770,9 +12242,9 @@ def _encode_BooleanSetSessionConfigOptionRequest(
         "configId": o.config_id,
         "value": o.value,
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -10780,8 +12252,9 @@ def _encode_BooleanSetSessionConfigOptionRequest(
 def _decode_ValueIdSetSessionConfigOptionRequest(
     d: Any, strict: bool
 ) -> ValueIdSetSessionConfigOptionRequest:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_session_id: SessionId
     v = d.get("sessionId", MISSING)
     if v is MISSING:
         raise missing("sessionId")
@@ -10791,6 +12264,7 @@ def _decode_ValueIdSetSessionConfigOptionRequest(
         except ValidationError as error:
             raise error.at("sessionId")
 
+    f_config_id: SessionConfigId
     v = d.get("configId", MISSING)
     if v is MISSING:
         raise missing("configId")
@@ -10800,6 +12274,7 @@ def _decode_ValueIdSetSessionConfigOptionRequest(
         except ValidationError as error:
             raise error.at("configId")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -10811,6 +12286,7 @@ def _decode_ValueIdSetSessionConfigOptionRequest(
                 raise error.at("_meta")
             f_meta = UNSET
 
+    f_value: SessionConfigValueId
     v = d.get("value", MISSING)
     if v is MISSING:
         raise missing("value")
@@ -10836,14 +12312,16 @@ def _encode_ValueIdSetSessionConfigOptionRequest(
         "configId": o.config_id,
         "value": o.value,
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
-_VARIANTS_SetSessionConfigOptionRequest: dict[str, Callable[[Any, bool], Any]] = {
+_VARIANTS_SetSessionConfigOptionRequest: dict[
+    str, Decoder[SetSessionConfigOptionRequest]
+] = {
     "boolean": _decode_BooleanSetSessionConfigOptionRequest,
 }
 
@@ -10851,7 +12329,7 @@ _VARIANTS_SetSessionConfigOptionRequest: dict[str, Callable[[Any, bool], Any]] =
 def _decode_SetSessionConfigOptionRequest(
     d: Any, strict: bool
 ) -> SetSessionConfigOptionRequest:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     tag = d.get("type", MISSING)
     if type(tag) is str:
@@ -10869,19 +12347,10 @@ def _decode_SetSessionConfigOptionRequest(
     return _decode_ValueIdSetSessionConfigOptionRequest(d, strict)
 
 
-def _encode_SetSessionConfigOptionRequest(o: Any) -> Any:
-    try:
-        encoder = _ENCODERS[type(o)]
-    except KeyError:
-        raise TypeError(
-            f"{type(o).__name__} is not a variant of SetSessionConfigOptionRequest"
-        ) from None
-    return encoder(o)
-
-
 def _decode_PromptRequest(d: Any, strict: bool) -> PromptRequest:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_session_id: SessionId
     v = d.get("sessionId", MISSING)
     if v is MISSING:
         raise missing("sessionId")
@@ -10891,6 +12360,7 @@ def _decode_PromptRequest(d: Any, strict: bool) -> PromptRequest:
         except ValidationError as error:
             raise error.at("sessionId")
 
+    f_prompt: list[ContentBlock]
     v = d.get("prompt", MISSING)
     if v is MISSING:
         raise missing("prompt")
@@ -10900,6 +12370,7 @@ def _decode_PromptRequest(d: Any, strict: bool) -> PromptRequest:
         except ValidationError as error:
             raise error.at("prompt")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -10923,24 +12394,21 @@ def _encode_PromptRequest(o: PromptRequest) -> dict[str, Any]:
         "sessionId": o.session_id,
         "prompt": [_encode_ContentBlock(x) for x in o.prompt],
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
-def _decode_ClientResponse(v: Any, strict: bool) -> Any:
+def _decode_ClientResponse(v: Any, strict: bool) -> ClientResponse:
     return check_raw(v, "#/$defs/ClientResponse")
 
 
-def _encode_ClientResponse(v: Any) -> Any:
-    return v
-
-
 def _decode_WriteTextFileResponse(d: Any, strict: bool) -> WriteTextFileResponse:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -10959,16 +12427,17 @@ def _decode_WriteTextFileResponse(d: Any, strict: bool) -> WriteTextFileResponse
 
 def _encode_WriteTextFileResponse(o: WriteTextFileResponse) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_ReadTextFileResponse(d: Any, strict: bool) -> ReadTextFileResponse:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_content: str
     v = d.get("content", MISSING)
     if v is MISSING:
         raise missing("content")
@@ -10978,6 +12447,7 @@ def _decode_ReadTextFileResponse(d: Any, strict: bool) -> ReadTextFileResponse:
         except ValidationError as error:
             raise error.at("content")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -10999,9 +12469,9 @@ def _encode_ReadTextFileResponse(o: ReadTextFileResponse) -> dict[str, Any]:
     d: dict[str, Any] = {
         "content": o.content,
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -11009,8 +12479,9 @@ def _encode_ReadTextFileResponse(o: ReadTextFileResponse) -> dict[str, Any]:
 def _decode_RequestPermissionResponse(
     d: Any, strict: bool
 ) -> RequestPermissionResponse:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_outcome: RequestPermissionOutcome
     v = d.get("outcome", MISSING)
     if v is MISSING:
         raise missing("outcome")
@@ -11020,6 +12491,7 @@ def _decode_RequestPermissionResponse(
         except ValidationError as error:
             raise error.at("outcome")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -11041,9 +12513,9 @@ def _encode_RequestPermissionResponse(o: RequestPermissionResponse) -> dict[str,
     d: dict[str, Any] = {
         "outcome": _encode_RequestPermissionOutcome(o.outcome),
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -11051,7 +12523,7 @@ def _encode_RequestPermissionResponse(o: RequestPermissionResponse) -> dict[str,
 def _decode_CancelledRequestPermissionOutcome(
     d: Any, strict: bool
 ) -> CancelledRequestPermissionOutcome:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("outcome") != "cancelled":
         raise check_tag(d, "outcome", "cancelled")
@@ -11072,10 +12544,11 @@ def _encode_CancelledRequestPermissionOutcome(
 def _decode_SelectedRequestPermissionOutcome(
     d: Any, strict: bool
 ) -> SelectedRequestPermissionOutcome:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("outcome") != "selected":
         raise check_tag(d, "outcome", "selected")
+    f_option_id: PermissionOptionId
     v = d.get("optionId", MISSING)
     if v is MISSING:
         raise missing("optionId")
@@ -11085,6 +12558,7 @@ def _decode_SelectedRequestPermissionOutcome(
         except ValidationError as error:
             raise error.at("optionId")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -11109,21 +12583,21 @@ def _encode_SelectedRequestPermissionOutcome(
         "outcome": "selected",
         "optionId": o.option_id,
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
-_VARIANTS_RequestPermissionOutcome: dict[str, Callable[[Any, bool], Any]] = {
+_VARIANTS_RequestPermissionOutcome: dict[str, Decoder[RequestPermissionOutcome]] = {
     "cancelled": _decode_CancelledRequestPermissionOutcome,
     "selected": _decode_SelectedRequestPermissionOutcome,
 }
 
 
 def _decode_RequestPermissionOutcome(d: Any, strict: bool) -> RequestPermissionOutcome:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     tag = d.get("outcome", MISSING)
     if type(tag) is str:
@@ -11136,9 +12610,9 @@ def _decode_RequestPermissionOutcome(d: Any, strict: bool) -> RequestPermissionO
     raise type_error("a string", tag).at("outcome")
 
 
-def _encode_RequestPermissionOutcome(o: Any) -> Any:
+def _encode_RequestPermissionOutcome(o: RequestPermissionOutcome) -> dict[str, Any]:
     try:
-        encoder = _ENCODERS[type(o)]
+        encoder = _CLASS_ENCODERS[type(o)]
     except KeyError:
         raise TypeError(
             f"{type(o).__name__} is not a variant of RequestPermissionOutcome"
@@ -11149,8 +12623,9 @@ def _encode_RequestPermissionOutcome(o: Any) -> Any:
 def _decode_SelectedPermissionOutcome(
     d: Any, strict: bool
 ) -> SelectedPermissionOutcome:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_option_id: PermissionOptionId
     v = d.get("optionId", MISSING)
     if v is MISSING:
         raise missing("optionId")
@@ -11160,6 +12635,7 @@ def _decode_SelectedPermissionOutcome(
         except ValidationError as error:
             raise error.at("optionId")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -11181,16 +12657,17 @@ def _encode_SelectedPermissionOutcome(o: SelectedPermissionOutcome) -> dict[str,
     d: dict[str, Any] = {
         "optionId": o.option_id,
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_CreateTerminalResponse(d: Any, strict: bool) -> CreateTerminalResponse:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_terminal_id: TerminalId
     v = d.get("terminalId", MISSING)
     if v is MISSING:
         raise missing("terminalId")
@@ -11200,6 +12677,7 @@ def _decode_CreateTerminalResponse(d: Any, strict: bool) -> CreateTerminalRespon
         except ValidationError as error:
             raise error.at("terminalId")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -11221,16 +12699,17 @@ def _encode_CreateTerminalResponse(o: CreateTerminalResponse) -> dict[str, Any]:
     d: dict[str, Any] = {
         "terminalId": o.terminal_id,
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_TerminalOutputResponse(d: Any, strict: bool) -> TerminalOutputResponse:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_output: str
     v = d.get("output", MISSING)
     if v is MISSING:
         raise missing("output")
@@ -11240,6 +12719,7 @@ def _decode_TerminalOutputResponse(d: Any, strict: bool) -> TerminalOutputRespon
         except ValidationError as error:
             raise error.at("output")
 
+    f_truncated: bool
     v = d.get("truncated", MISSING)
     if v is MISSING:
         raise missing("truncated")
@@ -11249,6 +12729,7 @@ def _decode_TerminalOutputResponse(d: Any, strict: bool) -> TerminalOutputRespon
         except ValidationError as error:
             raise error.at("truncated")
 
+    f_exit_status: TerminalExitStatus | None | Unset
     v = d.get("exitStatus", MISSING)
     if v is MISSING:
         f_exit_status = UNSET
@@ -11260,6 +12741,7 @@ def _decode_TerminalOutputResponse(d: Any, strict: bool) -> TerminalOutputRespon
                 raise error.at("exitStatus")
             f_exit_status = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -11284,19 +12766,22 @@ def _encode_TerminalOutputResponse(o: TerminalOutputResponse) -> dict[str, Any]:
         "output": o.output,
         "truncated": o.truncated,
     }
-    v = o.exit_status
-    if v is not UNSET:
-        d["exitStatus"] = None if v is None else _encode_TerminalExitStatus(v)
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_exit_status = o.exit_status
+    if v_exit_status is not UNSET:
+        d["exitStatus"] = (
+            None if v_exit_status is None else _encode_TerminalExitStatus(v_exit_status)
+        )
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_TerminalExitStatus(d: Any, strict: bool) -> TerminalExitStatus:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_exit_code: int | None | Unset
     v = d.get("exitCode", MISSING)
     if v is MISSING:
         f_exit_code = UNSET
@@ -11312,6 +12797,7 @@ def _decode_TerminalExitStatus(d: Any, strict: bool) -> TerminalExitStatus:
                 raise error.at("exitCode")
             f_exit_code = UNSET
 
+    f_signal: str | None | Unset
     v = d.get("signal", MISSING)
     if v is MISSING:
         f_signal = UNSET
@@ -11323,6 +12809,7 @@ def _decode_TerminalExitStatus(d: Any, strict: bool) -> TerminalExitStatus:
                 raise error.at("signal")
             f_signal = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -11343,22 +12830,23 @@ def _decode_TerminalExitStatus(d: Any, strict: bool) -> TerminalExitStatus:
 
 def _encode_TerminalExitStatus(o: TerminalExitStatus) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.exit_code
-    if v is not UNSET:
-        d["exitCode"] = v
-    v = o.signal
-    if v is not UNSET:
-        d["signal"] = v
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_exit_code = o.exit_code
+    if v_exit_code is not UNSET:
+        d["exitCode"] = v_exit_code
+    v_signal = o.signal
+    if v_signal is not UNSET:
+        d["signal"] = v_signal
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_ReleaseTerminalResponse(d: Any, strict: bool) -> ReleaseTerminalResponse:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -11377,9 +12865,9 @@ def _decode_ReleaseTerminalResponse(d: Any, strict: bool) -> ReleaseTerminalResp
 
 def _encode_ReleaseTerminalResponse(o: ReleaseTerminalResponse) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -11387,8 +12875,9 @@ def _encode_ReleaseTerminalResponse(o: ReleaseTerminalResponse) -> dict[str, Any
 def _decode_WaitForTerminalExitResponse(
     d: Any, strict: bool
 ) -> WaitForTerminalExitResponse:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_exit_code: int | None | Unset
     v = d.get("exitCode", MISSING)
     if v is MISSING:
         f_exit_code = UNSET
@@ -11404,6 +12893,7 @@ def _decode_WaitForTerminalExitResponse(
                 raise error.at("exitCode")
             f_exit_code = UNSET
 
+    f_signal: str | None | Unset
     v = d.get("signal", MISSING)
     if v is MISSING:
         f_signal = UNSET
@@ -11415,6 +12905,7 @@ def _decode_WaitForTerminalExitResponse(
                 raise error.at("signal")
             f_signal = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -11437,22 +12928,23 @@ def _encode_WaitForTerminalExitResponse(
     o: WaitForTerminalExitResponse,
 ) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.exit_code
-    if v is not UNSET:
-        d["exitCode"] = v
-    v = o.signal
-    if v is not UNSET:
-        d["signal"] = v
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_exit_code = o.exit_code
+    if v_exit_code is not UNSET:
+        d["exitCode"] = v_exit_code
+    v_signal = o.signal
+    if v_signal is not UNSET:
+        d["signal"] = v_signal
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_KillTerminalResponse(d: Any, strict: bool) -> KillTerminalResponse:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -11471,9 +12963,9 @@ def _decode_KillTerminalResponse(d: Any, strict: bool) -> KillTerminalResponse:
 
 def _encode_KillTerminalResponse(o: KillTerminalResponse) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -11481,10 +12973,11 @@ def _encode_KillTerminalResponse(o: KillTerminalResponse) -> dict[str, Any]:
 def _decode_AcceptCreateElicitationResponse(
     d: Any, strict: bool
 ) -> AcceptCreateElicitationResponse:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("action") != "accept":
         raise check_tag(d, "action", "accept")
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -11496,6 +12989,7 @@ def _decode_AcceptCreateElicitationResponse(
                 raise error.at("_meta")
             f_meta = UNSET
 
+    f_content: dict[str, ElicitationContentValue] | None | Unset
     v = d.get("content", MISSING)
     if v is MISSING:
         f_content = UNSET
@@ -11521,15 +13015,13 @@ def _encode_AcceptCreateElicitationResponse(
     d: dict[str, Any] = {
         "action": "accept",
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
-    v = o.content
-    if v is not UNSET:
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
+    v_content = o.content
+    if v_content is not UNSET:
         d["content"] = (
-            None
-            if v is None
-            else {k: _encode_ElicitationContentValue(x) for k, x in v.items()}
+            None if v_content is None else {k: encode(x) for k, x in v_content.items()}
         )
 
     return d
@@ -11538,10 +13030,11 @@ def _encode_AcceptCreateElicitationResponse(
 def _decode_DeclineCreateElicitationResponse(
     d: Any, strict: bool
 ) -> DeclineCreateElicitationResponse:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("action") != "decline":
         raise check_tag(d, "action", "decline")
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -11564,9 +13057,9 @@ def _encode_DeclineCreateElicitationResponse(
     d: dict[str, Any] = {
         "action": "decline",
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -11574,10 +13067,11 @@ def _encode_DeclineCreateElicitationResponse(
 def _decode_CancelCreateElicitationResponse(
     d: Any, strict: bool
 ) -> CancelCreateElicitationResponse:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("action") != "cancel":
         raise check_tag(d, "action", "cancel")
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -11600,9 +13094,9 @@ def _encode_CancelCreateElicitationResponse(
     d: dict[str, Any] = {
         "action": "cancel",
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -11610,10 +13104,11 @@ def _encode_CancelCreateElicitationResponse(
 def _decode_OtherCreateElicitationResponse(
     d: Any, strict: bool
 ) -> OtherCreateElicitationResponse:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if type(d.get("action")) is not str:
         raise check_tag(d, "action", None)
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -11638,16 +13133,16 @@ def _encode_OtherCreateElicitationResponse(
     d: dict[str, Any] = {
         "action": o.action,
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     for key, value in o.extra.items():
         d.setdefault(key, value)
     return d
 
 
-_VARIANTS_CreateElicitationResponse: dict[str, Callable[[Any, bool], Any]] = {
+_VARIANTS_CreateElicitationResponse: dict[str, Decoder[CreateElicitationResponse]] = {
     "accept": _decode_AcceptCreateElicitationResponse,
     "decline": _decode_DeclineCreateElicitationResponse,
     "cancel": _decode_CancelCreateElicitationResponse,
@@ -11657,7 +13152,7 @@ _VARIANTS_CreateElicitationResponse: dict[str, Callable[[Any, bool], Any]] = {
 def _decode_CreateElicitationResponse(
     d: Any, strict: bool
 ) -> CreateElicitationResponse:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     tag = d.get("action", MISSING)
     if type(tag) is str:
@@ -11670,44 +13165,34 @@ def _decode_CreateElicitationResponse(
     raise type_error("a string", tag).at("action")
 
 
-def _encode_CreateElicitationResponse(o: Any) -> Any:
-    try:
-        encoder = _ENCODERS[type(o)]
-    except KeyError:
-        raise TypeError(
-            f"{type(o).__name__} is not a variant of CreateElicitationResponse"
-        ) from None
-    return encoder(o)
-
-
-def _decode_ElicitationContentValue(v: Any, strict: bool) -> Any:
-    return scalar_union(
-        v,
-        strict,
-        {
-            "string": lambda x, strict: (x if type(x) is str else check_str(x)),
-            "integer": lambda x, strict: (
-                check_int(x, None, None)
-                if strict
-                else check_int(x, -9223372036854775808, 9223372036854775807)
-            ),
-            "number": lambda x, strict: check_num(x, None, None),
-            "boolean": lambda x, strict: (x if type(x) is bool else check_bool(x)),
-            "array": lambda x, strict: check_list(
-                x, lambda x, strict: (x if type(x) is str else check_str(x)), strict
-            ),
-        },
-        "string, integer, number, boolean or array",
+def _decode_ElicitationContentValue(v: Any, strict: bool) -> ElicitationContentValue:
+    return cast(
+        "str | int | float | bool | list[str]",
+        scalar_union(
+            v,
+            strict,
+            {
+                "string": lambda x, strict: (x if type(x) is str else check_str(x)),
+                "integer": lambda x, strict: (
+                    check_int(x, None, None)
+                    if strict
+                    else check_int(x, -9223372036854775808, 9223372036854775807)
+                ),
+                "number": lambda x, strict: check_num(x, None, None),
+                "boolean": lambda x, strict: (x if type(x) is bool else check_bool(x)),
+                "array": lambda x, strict: check_list(
+                    x, lambda x, strict: (x if type(x) is str else check_str(x)), strict
+                ),
+            },
+            "string, integer, number, boolean or array",
+        ),
     )
 
 
-def _encode_ElicitationContentValue(v: Any) -> Any:
-    return encode(v)
-
-
 def _decode_ElicitationAcceptAction(d: Any, strict: bool) -> ElicitationAcceptAction:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_content: dict[str, ElicitationContentValue] | None | Unset
     v = d.get("content", MISSING)
     if v is MISSING:
         f_content = UNSET
@@ -11728,20 +13213,19 @@ def _decode_ElicitationAcceptAction(d: Any, strict: bool) -> ElicitationAcceptAc
 
 def _encode_ElicitationAcceptAction(o: ElicitationAcceptAction) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.content
-    if v is not UNSET:
+    v_content = o.content
+    if v_content is not UNSET:
         d["content"] = (
-            None
-            if v is None
-            else {k: _encode_ElicitationContentValue(x) for k, x in v.items()}
+            None if v_content is None else {k: encode(x) for k, x in v_content.items()}
         )
 
     return d
 
 
 def _decode_ClientNotification(d: Any, strict: bool) -> ClientNotification:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_method: str
     v = d.get("method", MISSING)
     if v is MISSING:
         raise missing("method")
@@ -11751,6 +13235,7 @@ def _decode_ClientNotification(d: Any, strict: bool) -> ClientNotification:
         except ValidationError as error:
             raise error.at("method")
 
+    f_params: Any | Unset
     v = d.get("params", MISSING)
     if v is MISSING:
         f_params = UNSET
@@ -11770,16 +13255,17 @@ def _encode_ClientNotification(o: ClientNotification) -> dict[str, Any]:
     d: dict[str, Any] = {
         "method": o.method,
     }
-    v = o.params
-    if v is not UNSET:
-        d["params"] = v
+    v_params = o.params
+    if v_params is not UNSET:
+        d["params"] = v_params
 
     return d
 
 
 def _decode_CancelNotification(d: Any, strict: bool) -> CancelNotification:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_session_id: SessionId
     v = d.get("sessionId", MISSING)
     if v is MISSING:
         raise missing("sessionId")
@@ -11789,6 +13275,7 @@ def _decode_CancelNotification(d: Any, strict: bool) -> CancelNotification:
         except ValidationError as error:
             raise error.at("sessionId")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -11810,9 +13297,9 @@ def _encode_CancelNotification(o: CancelNotification) -> dict[str, Any]:
     d: dict[str, Any] = {
         "sessionId": o.session_id,
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -11820,8 +13307,9 @@ def _encode_CancelNotification(o: CancelNotification) -> dict[str, Any]:
 def _decode_CancelRequestNotification(
     d: Any, strict: bool
 ) -> CancelRequestNotification:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_request_id: RequestId
     v = d.get("requestId", MISSING)
     if v is MISSING:
         raise missing("requestId")
@@ -11831,6 +13319,7 @@ def _decode_CancelRequestNotification(
         except ValidationError as error:
             raise error.at("requestId")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -11850,11 +13339,11 @@ def _decode_CancelRequestNotification(
 
 def _encode_CancelRequestNotification(o: CancelRequestNotification) -> dict[str, Any]:
     d: dict[str, Any] = {
-        "requestId": _encode_RequestId(o.request_id),
+        "requestId": encode(o.request_id),
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -11900,7 +13389,7 @@ def _encode_CompactionState(o: CompactionState) -> dict[str, Any]:
     return d
 
 
-_DECODERS: dict[str, tuple[Callable[[Any, bool], Any], str]] = {
+_DECODERS: dict[str, tuple[Decoder[object], str]] = {
     "AgentRequest": (_decode_AgentRequest, "#/$defs/AgentRequest"),
     "RequestId": (_decode_RequestId, "#/$defs/RequestId"),
     "WriteTextFileRequest": (
@@ -12300,7 +13789,7 @@ _DECODERS: dict[str, tuple[Callable[[Any, bool], Any], str]] = {
     ),
 }
 
-_CLASS_DECODERS: dict[type, tuple[Callable[[Any, bool], Any], str]] = {
+_CLASS_DECODERS: dict[type[object], tuple[Decoder[object], str]] = {
     AgentRequest: (_decode_AgentRequest, "#/$defs/AgentRequest"),
     WriteTextFileRequest: (
         _decode_WriteTextFileRequest,
@@ -12754,14 +14243,12 @@ _CLASS_DECODERS: dict[type, tuple[Callable[[Any, bool], Any], str]] = {
     ),
 }
 
-_ENCODERS: dict[type, Callable[[Any], Any]] = {
+_CLASS_ENCODERS: dict[type[object], Callable[[Any], dict[str, Any]]] = {
     AgentRequest: _encode_AgentRequest,
     WriteTextFileRequest: _encode_WriteTextFileRequest,
     ReadTextFileRequest: _encode_ReadTextFileRequest,
     RequestPermissionRequest: _encode_RequestPermissionRequest,
     ToolCallUpdate: _encode_ToolCallUpdate,
-    ToolKind: _encode_ToolKind,
-    ToolCallStatus: _encode_ToolCallStatus,
     ContentToolCallContent: _encode_ContentToolCallContent,
     DiffToolCallContent: _encode_DiffToolCallContent,
     TerminalToolCallContent: _encode_TerminalToolCallContent,
@@ -12771,7 +14258,6 @@ _ENCODERS: dict[type, Callable[[Any], Any]] = {
     ResourceLinkContentBlock: _encode_ResourceLinkContentBlock,
     ResourceContentBlock: _encode_ResourceContentBlock,
     Annotations: _encode_Annotations,
-    Role: _encode_Role,
     TextContent: _encode_TextContent,
     ImageContent: _encode_ImageContent,
     AudioContent: _encode_AudioContent,
@@ -12784,7 +14270,6 @@ _ENCODERS: dict[type, Callable[[Any], Any]] = {
     Terminal: _encode_Terminal,
     ToolCallLocation: _encode_ToolCallLocation,
     PermissionOption: _encode_PermissionOption,
-    PermissionOptionKind: _encode_PermissionOptionKind,
     CreateTerminalRequest: _encode_CreateTerminalRequest,
     EnvVariable: _encode_EnvVariable,
     TerminalOutputRequest: _encode_TerminalOutputRequest,
@@ -12794,14 +14279,12 @@ _ENCODERS: dict[type, Callable[[Any], Any]] = {
     ElicitationSessionScope: _encode_ElicitationSessionScope,
     ElicitationRequestScope: _encode_ElicitationRequestScope,
     ElicitationSchema: _encode_ElicitationSchema,
-    ElicitationSchemaType: _encode_ElicitationSchemaType,
     StringElicitationPropertySchema: _encode_StringElicitationPropertySchema,
     NumberElicitationPropertySchema: _encode_NumberElicitationPropertySchema,
     IntegerElicitationPropertySchema: _encode_IntegerElicitationPropertySchema,
     BooleanElicitationPropertySchema: _encode_BooleanElicitationPropertySchema,
     ArrayElicitationPropertySchema: _encode_ArrayElicitationPropertySchema,
     OtherElicitationPropertySchema: _encode_OtherElicitationPropertySchema,
-    StringFormat: _encode_StringFormat,
     EnumOption: _encode_EnumOption,
     StringPropertySchema: _encode_StringPropertySchema,
     NumberPropertySchema: _encode_NumberPropertySchema,
@@ -12835,7 +14318,6 @@ _ENCODERS: dict[type, Callable[[Any], Any]] = {
     SessionMode: _encode_SessionMode,
     SelectSessionConfigOption: _encode_SelectSessionConfigOption,
     BooleanSessionConfigOption: _encode_BooleanSessionConfigOption,
-    SessionConfigOptionCategory: _encode_SessionConfigOptionCategory,
     SessionConfigSelectOption: _encode_SessionConfigSelectOption,
     SessionConfigSelectGroup: _encode_SessionConfigSelectGroup,
     SessionConfigSelect: _encode_SessionConfigSelect,
@@ -12849,9 +14331,7 @@ _ENCODERS: dict[type, Callable[[Any], Any]] = {
     SetSessionModeResponse: _encode_SetSessionModeResponse,
     SetSessionConfigOptionResponse: _encode_SetSessionConfigOptionResponse,
     PromptResponse: _encode_PromptResponse,
-    StopReason: _encode_StopReason,
     Error: _encode_Error,
-    ErrorCode: _encode_ErrorCode,
     AgentNotification: _encode_AgentNotification,
     SessionNotification: _encode_SessionNotification,
     UserMessageChunkSessionUpdate: _encode_UserMessageChunkSessionUpdate,
@@ -12871,8 +14351,6 @@ _ENCODERS: dict[type, Callable[[Any], Any]] = {
     ContentChunk: _encode_ContentChunk,
     ToolCall: _encode_ToolCall,
     PlanEntry: _encode_PlanEntry,
-    PlanEntryPriority: _encode_PlanEntryPriority,
-    PlanEntryStatus: _encode_PlanEntryStatus,
     Plan: _encode_Plan,
     AvailableCommand: _encode_AvailableCommand,
     UnstructuredCommandInput: _encode_UnstructuredCommandInput,
@@ -12882,9 +14360,7 @@ _ENCODERS: dict[type, Callable[[Any], Any]] = {
     SessionInfoUpdate: _encode_SessionInfoUpdate,
     Cost: _encode_Cost,
     UsageUpdate: _encode_UsageUpdate,
-    NoticeSeverity: _encode_NoticeSeverity,
     Notice: _encode_Notice,
-    CompactionStatus: _encode_CompactionStatus,
     CompactionUpdate: _encode_CompactionUpdate,
     CompactionSummaryChunk: _encode_CompactionSummaryChunk,
     CompleteElicitationNotification: _encode_CompleteElicitationNotification,
@@ -12941,4 +14417,21 @@ _ENCODERS: dict[type, Callable[[Any], Any]] = {
     SessionInfoState: _encode_SessionInfoState,
     UsageState: _encode_UsageState,
     CompactionState: _encode_CompactionState,
+}
+
+_ENCODERS: dict[type[object], Callable[[Any], object]] = {
+    **_CLASS_ENCODERS,
+    ToolKind: _encode_ToolKind,
+    ToolCallStatus: _encode_ToolCallStatus,
+    Role: _encode_Role,
+    PermissionOptionKind: _encode_PermissionOptionKind,
+    ElicitationSchemaType: _encode_ElicitationSchemaType,
+    StringFormat: _encode_StringFormat,
+    SessionConfigOptionCategory: _encode_SessionConfigOptionCategory,
+    StopReason: _encode_StopReason,
+    ErrorCode: _encode_ErrorCode,
+    PlanEntryPriority: _encode_PlanEntryPriority,
+    PlanEntryStatus: _encode_PlanEntryStatus,
+    NoticeSeverity: _encode_NoticeSeverity,
+    CompactionStatus: _encode_CompactionStatus,
 }

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from dataclasses import field as _field
 from enum import Enum
-from typing import Any, ClassVar, Literal, TypeAlias
+from typing import Any, ClassVar, TypeAlias, TypeVar
 
 from ._runtime import UNSET, Unset
 
@@ -243,19 +243,22 @@ __all__ = [
 ]
 
 
+_M = TypeVar("_M", bound="_Model")
+
+
 class _Model:
     """Wire conversions shared by every generated class."""
 
     __slots__ = ()
 
     @classmethod
-    def from_wire(cls, data: Any, *, strict: bool = False) -> Any:
+    def from_wire(cls: type[_M], data: Any, *, strict: bool = False) -> _M:
         """Decode ``data`` (parsed JSON) as this class; see ``decode``."""
         from .codec import decode_class
 
         return decode_class(cls, data, strict=strict)
 
-    def to_wire(self) -> Any:
+    def to_wire(self) -> dict[str, Any]:
         """The JSON-compatible wire form; see ``encode``."""
         from .codec import encode
 
@@ -267,7 +270,7 @@ class _State:
 
     __slots__ = ()
 
-    def to_wire(self) -> Any:
+    def to_wire(self) -> dict[str, Any]:
         """The full snapshot: every field present, cleared values as null."""
         from .codec import encode
 
@@ -1617,7 +1620,7 @@ class OtherElicitationPropertySchema(_Model):
     type: str
     """The `type` value."""
 
-    extra: dict[str, Any] = _field(default_factory=dict)
+    extra: dict[str, Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
 
 
@@ -1846,7 +1849,7 @@ class OtherMultiSelectItems(_Model):
     type: str
     """The `type` value."""
 
-    extra: dict[str, Any] = _field(default_factory=dict)
+    extra: dict[str, Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
 
 
@@ -4596,7 +4599,7 @@ class OtherCreateElicitationResponse(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
 
-    extra: dict[str, Any] = _field(default_factory=dict)
+    extra: dict[str, Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
 
 

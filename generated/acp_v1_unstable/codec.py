@@ -9,42 +9,1341 @@ from __future__ import annotations
 
 import json
 from enum import Enum
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, TypeVar, cast
 
-from ._runtime import (
-    MISSING,
-    UNSET,
-    ValidationError,
-    any_value,
-    check_bool,
-    check_const,
-    check_int,
-    check_list,
-    check_list_skipping,
-    check_map,
-    check_null,
-    check_num,
-    check_str,
-    first_match,
-    missing,
-    scalar_union,
-    schema_root,
-    type_error,
-    unexpected,
-    validate,
-)
+# Every helper is imported as itself: a package need not use them all.
+from ._runtime import MISSING as MISSING
+from ._runtime import UNSET as UNSET
+from ._runtime import Unset as Unset
+from ._runtime import ValidationError as ValidationError
+from ._runtime import json_array as json_array
+from ._runtime import json_object as json_object
+from ._runtime import any_value as any_value
+from ._runtime import check_bool as check_bool
+from ._runtime import check_const as check_const
+from ._runtime import check_int as check_int
+from ._runtime import check_list as check_list
+from ._runtime import check_list_skipping as check_list_skipping
+from ._runtime import check_map as check_map
+from ._runtime import check_num as check_num
+from ._runtime import check_str as check_str
+from ._runtime import first_match as first_match
+from ._runtime import missing as missing
+from ._runtime import not_null as not_null
+from ._runtime import scalar_union as scalar_union
+from ._runtime import schema_root as schema_root
+from ._runtime import type_error as type_error
+from ._runtime import unexpected as unexpected
+from ._runtime import validate as validate
 from ._schema import SCHEMA_JSON
 from .models import *  # noqa: F401,F403
-from .models import _Model
+
+if TYPE_CHECKING:
+    from typing import Literal, Protocol, overload
+
+    from ._runtime import Decoder, JsonObject
+
+    class _Wire(Protocol):
+        """A generated class: its wire form is a JSON object."""
+
+        def to_wire(self) -> dict[str, Any]: ...
+
 
 __all__ = ["decode", "decode_class", "encode"]
+
+_T = TypeVar("_T")
 
 _new = object.__new__
 """Decoders build objects without calling ``__init__``: they have already
 computed every field, defaults included."""
 
+if TYPE_CHECKING:
+    # One signature per definition, so that ``decode("PromptResponse", data)``
+    # has the type PromptResponse.
 
-def decode(name: str, data: Any, *, strict: bool = False) -> Any:
+    @overload
+    def decode(
+        name: Literal["AgentRequest"], data: Any, *, strict: bool = False
+    ) -> AgentRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["RequestId"], data: Any, *, strict: bool = False
+    ) -> RequestId: ...
+
+    @overload
+    def decode(
+        name: Literal["WriteTextFileRequest"], data: Any, *, strict: bool = False
+    ) -> WriteTextFileRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionId"], data: Any, *, strict: bool = False
+    ) -> SessionId: ...
+
+    @overload
+    def decode(
+        name: Literal["ReadTextFileRequest"], data: Any, *, strict: bool = False
+    ) -> ReadTextFileRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["RequestPermissionRequest"], data: Any, *, strict: bool = False
+    ) -> RequestPermissionRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["ToolCallUpdate"], data: Any, *, strict: bool = False
+    ) -> ToolCallUpdate: ...
+
+    @overload
+    def decode(
+        name: Literal["ToolCallId"], data: Any, *, strict: bool = False
+    ) -> ToolCallId: ...
+
+    @overload
+    def decode(
+        name: Literal["ToolKind"], data: Any, *, strict: bool = False
+    ) -> ToolKind: ...
+
+    @overload
+    def decode(
+        name: Literal["ToolCallStatus"], data: Any, *, strict: bool = False
+    ) -> ToolCallStatus: ...
+
+    @overload
+    def decode(
+        name: Literal["ToolCallContent"], data: Any, *, strict: bool = False
+    ) -> ToolCallContent: ...
+
+    @overload
+    def decode(
+        name: Literal["ContentBlock"], data: Any, *, strict: bool = False
+    ) -> ContentBlock: ...
+
+    @overload
+    def decode(
+        name: Literal["Annotations"], data: Any, *, strict: bool = False
+    ) -> Annotations: ...
+
+    @overload
+    def decode(name: Literal["Role"], data: Any, *, strict: bool = False) -> Role: ...
+
+    @overload
+    def decode(
+        name: Literal["TextContent"], data: Any, *, strict: bool = False
+    ) -> TextContent: ...
+
+    @overload
+    def decode(
+        name: Literal["ImageContent"], data: Any, *, strict: bool = False
+    ) -> ImageContent: ...
+
+    @overload
+    def decode(
+        name: Literal["AudioContent"], data: Any, *, strict: bool = False
+    ) -> AudioContent: ...
+
+    @overload
+    def decode(
+        name: Literal["ResourceLink"], data: Any, *, strict: bool = False
+    ) -> ResourceLink: ...
+
+    @overload
+    def decode(
+        name: Literal["EmbeddedResourceResource"], data: Any, *, strict: bool = False
+    ) -> EmbeddedResourceResource: ...
+
+    @overload
+    def decode(
+        name: Literal["TextResourceContents"], data: Any, *, strict: bool = False
+    ) -> TextResourceContents: ...
+
+    @overload
+    def decode(
+        name: Literal["BlobResourceContents"], data: Any, *, strict: bool = False
+    ) -> BlobResourceContents: ...
+
+    @overload
+    def decode(
+        name: Literal["EmbeddedResource"], data: Any, *, strict: bool = False
+    ) -> EmbeddedResource: ...
+
+    @overload
+    def decode(
+        name: Literal["Content"], data: Any, *, strict: bool = False
+    ) -> Content: ...
+
+    @overload
+    def decode(name: Literal["Diff"], data: Any, *, strict: bool = False) -> Diff: ...
+
+    @overload
+    def decode(
+        name: Literal["TerminalId"], data: Any, *, strict: bool = False
+    ) -> TerminalId: ...
+
+    @overload
+    def decode(
+        name: Literal["Terminal"], data: Any, *, strict: bool = False
+    ) -> Terminal: ...
+
+    @overload
+    def decode(
+        name: Literal["ToolCallLocation"], data: Any, *, strict: bool = False
+    ) -> ToolCallLocation: ...
+
+    @overload
+    def decode(
+        name: Literal["PermissionOption"], data: Any, *, strict: bool = False
+    ) -> PermissionOption: ...
+
+    @overload
+    def decode(
+        name: Literal["PermissionOptionId"], data: Any, *, strict: bool = False
+    ) -> PermissionOptionId: ...
+
+    @overload
+    def decode(
+        name: Literal["PermissionOptionKind"], data: Any, *, strict: bool = False
+    ) -> PermissionOptionKind: ...
+
+    @overload
+    def decode(
+        name: Literal["CreateTerminalRequest"], data: Any, *, strict: bool = False
+    ) -> CreateTerminalRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["EnvVariable"], data: Any, *, strict: bool = False
+    ) -> EnvVariable: ...
+
+    @overload
+    def decode(
+        name: Literal["TerminalOutputRequest"], data: Any, *, strict: bool = False
+    ) -> TerminalOutputRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["ReleaseTerminalRequest"], data: Any, *, strict: bool = False
+    ) -> ReleaseTerminalRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["WaitForTerminalExitRequest"], data: Any, *, strict: bool = False
+    ) -> WaitForTerminalExitRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["KillTerminalRequest"], data: Any, *, strict: bool = False
+    ) -> KillTerminalRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["CreateElicitationRequest"], data: Any, *, strict: bool = False
+    ) -> CreateElicitationRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["ElicitationSessionScope"], data: Any, *, strict: bool = False
+    ) -> ElicitationSessionScope: ...
+
+    @overload
+    def decode(
+        name: Literal["ElicitationRequestScope"], data: Any, *, strict: bool = False
+    ) -> ElicitationRequestScope: ...
+
+    @overload
+    def decode(
+        name: Literal["ElicitationSchema"], data: Any, *, strict: bool = False
+    ) -> ElicitationSchema: ...
+
+    @overload
+    def decode(
+        name: Literal["ElicitationSchemaType"], data: Any, *, strict: bool = False
+    ) -> ElicitationSchemaType: ...
+
+    @overload
+    def decode(
+        name: Literal["ElicitationPropertySchema"], data: Any, *, strict: bool = False
+    ) -> ElicitationPropertySchema: ...
+
+    @overload
+    def decode(
+        name: Literal["StringFormat"], data: Any, *, strict: bool = False
+    ) -> StringFormat: ...
+
+    @overload
+    def decode(
+        name: Literal["EnumOption"], data: Any, *, strict: bool = False
+    ) -> EnumOption: ...
+
+    @overload
+    def decode(
+        name: Literal["StringPropertySchema"], data: Any, *, strict: bool = False
+    ) -> StringPropertySchema: ...
+
+    @overload
+    def decode(
+        name: Literal["NumberPropertySchema"], data: Any, *, strict: bool = False
+    ) -> NumberPropertySchema: ...
+
+    @overload
+    def decode(
+        name: Literal["IntegerPropertySchema"], data: Any, *, strict: bool = False
+    ) -> IntegerPropertySchema: ...
+
+    @overload
+    def decode(
+        name: Literal["BooleanPropertySchema"], data: Any, *, strict: bool = False
+    ) -> BooleanPropertySchema: ...
+
+    @overload
+    def decode(
+        name: Literal["MultiSelectItems"], data: Any, *, strict: bool = False
+    ) -> MultiSelectItems: ...
+
+    @overload
+    def decode(
+        name: Literal["StringMultiSelectItems"], data: Any, *, strict: bool = False
+    ) -> StringMultiSelectItems: ...
+
+    @overload
+    def decode(
+        name: Literal["TitledMultiSelectItems"], data: Any, *, strict: bool = False
+    ) -> TitledMultiSelectItems: ...
+
+    @overload
+    def decode(
+        name: Literal["MultiSelectPropertySchema"], data: Any, *, strict: bool = False
+    ) -> MultiSelectPropertySchema: ...
+
+    @overload
+    def decode(
+        name: Literal["ElicitationFormMode"], data: Any, *, strict: bool = False
+    ) -> ElicitationFormMode: ...
+
+    @overload
+    def decode(
+        name: Literal["ElicitationId"], data: Any, *, strict: bool = False
+    ) -> ElicitationId: ...
+
+    @overload
+    def decode(
+        name: Literal["ElicitationUrlMode"], data: Any, *, strict: bool = False
+    ) -> ElicitationUrlMode: ...
+
+    @overload
+    def decode(
+        name: Literal["MessageMcpRequest"], data: Any, *, strict: bool = False
+    ) -> MessageMcpRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["McpServerAcpId"], data: Any, *, strict: bool = False
+    ) -> McpServerAcpId: ...
+
+    @overload
+    def decode(
+        name: Literal["McpRequestId"], data: Any, *, strict: bool = False
+    ) -> McpRequestId: ...
+
+    @overload
+    def decode(
+        name: Literal["ExtRequest"], data: Any, *, strict: bool = False
+    ) -> ExtRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["AgentResponse"], data: Any, *, strict: bool = False
+    ) -> AgentResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["InitializeResponse"], data: Any, *, strict: bool = False
+    ) -> InitializeResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["ProtocolVersion"], data: Any, *, strict: bool = False
+    ) -> ProtocolVersion: ...
+
+    @overload
+    def decode(
+        name: Literal["AgentCapabilities"], data: Any, *, strict: bool = False
+    ) -> AgentCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["PromptCapabilities"], data: Any, *, strict: bool = False
+    ) -> PromptCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["McpCapabilities"], data: Any, *, strict: bool = False
+    ) -> McpCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionCapabilities"], data: Any, *, strict: bool = False
+    ) -> SessionCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionListCapabilities"], data: Any, *, strict: bool = False
+    ) -> SessionListCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionDeleteCapabilities"], data: Any, *, strict: bool = False
+    ) -> SessionDeleteCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionAdditionalDirectoriesCapabilities"],
+        data: Any,
+        *,
+        strict: bool = False,
+    ) -> SessionAdditionalDirectoriesCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionSystemPromptCapabilities"],
+        data: Any,
+        *,
+        strict: bool = False,
+    ) -> SessionSystemPromptCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionSystemPromptModeCapabilities"],
+        data: Any,
+        *,
+        strict: bool = False,
+    ) -> SessionSystemPromptModeCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionSystemPromptOverrideCapabilities"],
+        data: Any,
+        *,
+        strict: bool = False,
+    ) -> SessionSystemPromptOverrideCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionForkCapabilities"], data: Any, *, strict: bool = False
+    ) -> SessionForkCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionArchiveCapabilities"], data: Any, *, strict: bool = False
+    ) -> SessionArchiveCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionStatusCapabilities"], data: Any, *, strict: bool = False
+    ) -> SessionStatusCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionTitleCapabilities"], data: Any, *, strict: bool = False
+    ) -> SessionTitleCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionResumeCapabilities"], data: Any, *, strict: bool = False
+    ) -> SessionResumeCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionCloseCapabilities"], data: Any, *, strict: bool = False
+    ) -> SessionCloseCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["AgentAuthCapabilities"], data: Any, *, strict: bool = False
+    ) -> AgentAuthCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["AuthStatusCapabilities"], data: Any, *, strict: bool = False
+    ) -> AuthStatusCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["LogoutCapabilities"], data: Any, *, strict: bool = False
+    ) -> LogoutCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["ProvidersCapabilities"], data: Any, *, strict: bool = False
+    ) -> ProvidersCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["AuthMethod"], data: Any, *, strict: bool = False
+    ) -> AuthMethod: ...
+
+    @overload
+    def decode(
+        name: Literal["AuthMethodId"], data: Any, *, strict: bool = False
+    ) -> AuthMethodId: ...
+
+    @overload
+    def decode(
+        name: Literal["AuthMethodTerminal"], data: Any, *, strict: bool = False
+    ) -> AuthMethodTerminal: ...
+
+    @overload
+    def decode(
+        name: Literal["AuthMethodAgent"], data: Any, *, strict: bool = False
+    ) -> AuthMethodAgent: ...
+
+    @overload
+    def decode(
+        name: Literal["Implementation"], data: Any, *, strict: bool = False
+    ) -> Implementation: ...
+
+    @overload
+    def decode(
+        name: Literal["AuthenticateResponse"], data: Any, *, strict: bool = False
+    ) -> AuthenticateResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["ListProvidersResponse"], data: Any, *, strict: bool = False
+    ) -> ListProvidersResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["ProviderInfo"], data: Any, *, strict: bool = False
+    ) -> ProviderInfo: ...
+
+    @overload
+    def decode(
+        name: Literal["ProviderId"], data: Any, *, strict: bool = False
+    ) -> ProviderId: ...
+
+    @overload
+    def decode(
+        name: Literal["LlmProtocol"], data: Any, *, strict: bool = False
+    ) -> LlmProtocol | str: ...
+
+    @overload
+    def decode(
+        name: Literal["ProviderCurrentConfig"], data: Any, *, strict: bool = False
+    ) -> ProviderCurrentConfig: ...
+
+    @overload
+    def decode(
+        name: Literal["SetProviderResponse"], data: Any, *, strict: bool = False
+    ) -> SetProviderResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["DisableProviderResponse"], data: Any, *, strict: bool = False
+    ) -> DisableProviderResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["LogoutResponse"], data: Any, *, strict: bool = False
+    ) -> LogoutResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["AuthStatusResponse"], data: Any, *, strict: bool = False
+    ) -> AuthStatusResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["AuthState"], data: Any, *, strict: bool = False
+    ) -> AuthState | str: ...
+
+    @overload
+    def decode(
+        name: Literal["AuthAccount"], data: Any, *, strict: bool = False
+    ) -> AuthAccount: ...
+
+    @overload
+    def decode(
+        name: Literal["NewSessionResponse"], data: Any, *, strict: bool = False
+    ) -> NewSessionResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionModeState"], data: Any, *, strict: bool = False
+    ) -> SessionModeState: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionModeId"], data: Any, *, strict: bool = False
+    ) -> SessionModeId: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionMode"], data: Any, *, strict: bool = False
+    ) -> SessionMode: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionConfigOption"], data: Any, *, strict: bool = False
+    ) -> SessionConfigOption: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionConfigId"], data: Any, *, strict: bool = False
+    ) -> SessionConfigId: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionConfigOptionCategory"], data: Any, *, strict: bool = False
+    ) -> SessionConfigOptionCategory | str: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionConfigValueId"], data: Any, *, strict: bool = False
+    ) -> SessionConfigValueId: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionConfigSelectOptions"], data: Any, *, strict: bool = False
+    ) -> SessionConfigSelectOptions: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionConfigSelectOption"], data: Any, *, strict: bool = False
+    ) -> SessionConfigSelectOption: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionConfigSelectGroup"], data: Any, *, strict: bool = False
+    ) -> SessionConfigSelectGroup: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionConfigGroupId"], data: Any, *, strict: bool = False
+    ) -> SessionConfigGroupId: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionConfigSelect"], data: Any, *, strict: bool = False
+    ) -> SessionConfigSelect: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionConfigBoolean"], data: Any, *, strict: bool = False
+    ) -> SessionConfigBoolean: ...
+
+    @overload
+    def decode(
+        name: Literal["LoadSessionResponse"], data: Any, *, strict: bool = False
+    ) -> LoadSessionResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["ListSessionsResponse"], data: Any, *, strict: bool = False
+    ) -> ListSessionsResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionInfo"], data: Any, *, strict: bool = False
+    ) -> SessionInfo: ...
+
+    @overload
+    def decode(
+        name: Literal["DeleteSessionResponse"], data: Any, *, strict: bool = False
+    ) -> DeleteSessionResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["ForkSessionResponse"], data: Any, *, strict: bool = False
+    ) -> ForkSessionResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["ArchiveSessionResponse"], data: Any, *, strict: bool = False
+    ) -> ArchiveSessionResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["UnarchiveSessionResponse"], data: Any, *, strict: bool = False
+    ) -> UnarchiveSessionResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionStatusResponse"], data: Any, *, strict: bool = False
+    ) -> SessionStatusResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionStatus"], data: Any, *, strict: bool = False
+    ) -> SessionStatus | str: ...
+
+    @overload
+    def decode(
+        name: Literal["SetSessionTitleResponse"], data: Any, *, strict: bool = False
+    ) -> SetSessionTitleResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["ResumeSessionResponse"], data: Any, *, strict: bool = False
+    ) -> ResumeSessionResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["CloseSessionResponse"], data: Any, *, strict: bool = False
+    ) -> CloseSessionResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["SetSessionModeResponse"], data: Any, *, strict: bool = False
+    ) -> SetSessionModeResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["SetSessionConfigOptionResponse"],
+        data: Any,
+        *,
+        strict: bool = False,
+    ) -> SetSessionConfigOptionResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["PromptResponse"], data: Any, *, strict: bool = False
+    ) -> PromptResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["StopReason"], data: Any, *, strict: bool = False
+    ) -> StopReason: ...
+
+    @overload
+    def decode(name: Literal["Usage"], data: Any, *, strict: bool = False) -> Usage: ...
+
+    @overload
+    def decode(
+        name: Literal["ExtResponse"], data: Any, *, strict: bool = False
+    ) -> ExtResponse: ...
+
+    @overload
+    def decode(name: Literal["Error"], data: Any, *, strict: bool = False) -> Error: ...
+
+    @overload
+    def decode(
+        name: Literal["ErrorCode"], data: Any, *, strict: bool = False
+    ) -> ErrorCode | int: ...
+
+    @overload
+    def decode(
+        name: Literal["AgentNotification"], data: Any, *, strict: bool = False
+    ) -> AgentNotification: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionNotification"], data: Any, *, strict: bool = False
+    ) -> SessionNotification: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionUpdate"], data: Any, *, strict: bool = False
+    ) -> SessionUpdate: ...
+
+    @overload
+    def decode(
+        name: Literal["MessageId"], data: Any, *, strict: bool = False
+    ) -> MessageId: ...
+
+    @overload
+    def decode(
+        name: Literal["ContentChunk"], data: Any, *, strict: bool = False
+    ) -> ContentChunk: ...
+
+    @overload
+    def decode(
+        name: Literal["ToolCall"], data: Any, *, strict: bool = False
+    ) -> ToolCall: ...
+
+    @overload
+    def decode(
+        name: Literal["PlanEntry"], data: Any, *, strict: bool = False
+    ) -> PlanEntry: ...
+
+    @overload
+    def decode(
+        name: Literal["PlanEntryPriority"], data: Any, *, strict: bool = False
+    ) -> PlanEntryPriority: ...
+
+    @overload
+    def decode(
+        name: Literal["PlanEntryStatus"], data: Any, *, strict: bool = False
+    ) -> PlanEntryStatus: ...
+
+    @overload
+    def decode(name: Literal["Plan"], data: Any, *, strict: bool = False) -> Plan: ...
+
+    @overload
+    def decode(
+        name: Literal["PlanUpdateContent"], data: Any, *, strict: bool = False
+    ) -> PlanUpdateContent: ...
+
+    @overload
+    def decode(
+        name: Literal["PlanId"], data: Any, *, strict: bool = False
+    ) -> PlanId: ...
+
+    @overload
+    def decode(
+        name: Literal["PlanItems"], data: Any, *, strict: bool = False
+    ) -> PlanItems: ...
+
+    @overload
+    def decode(
+        name: Literal["PlanFile"], data: Any, *, strict: bool = False
+    ) -> PlanFile: ...
+
+    @overload
+    def decode(
+        name: Literal["PlanMarkdown"], data: Any, *, strict: bool = False
+    ) -> PlanMarkdown: ...
+
+    @overload
+    def decode(
+        name: Literal["PlanUpdate"], data: Any, *, strict: bool = False
+    ) -> PlanUpdate: ...
+
+    @overload
+    def decode(
+        name: Literal["PlanRemoved"], data: Any, *, strict: bool = False
+    ) -> PlanRemoved: ...
+
+    @overload
+    def decode(
+        name: Literal["AvailableCommand"], data: Any, *, strict: bool = False
+    ) -> AvailableCommand: ...
+
+    @overload
+    def decode(
+        name: Literal["AvailableCommandInput"], data: Any, *, strict: bool = False
+    ) -> AvailableCommandInput: ...
+
+    @overload
+    def decode(
+        name: Literal["UnstructuredCommandInput"], data: Any, *, strict: bool = False
+    ) -> UnstructuredCommandInput: ...
+
+    @overload
+    def decode(
+        name: Literal["AvailableCommandsUpdate"], data: Any, *, strict: bool = False
+    ) -> AvailableCommandsUpdate: ...
+
+    @overload
+    def decode(
+        name: Literal["CurrentModeUpdate"], data: Any, *, strict: bool = False
+    ) -> CurrentModeUpdate: ...
+
+    @overload
+    def decode(
+        name: Literal["ConfigOptionUpdate"], data: Any, *, strict: bool = False
+    ) -> ConfigOptionUpdate: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionInfoUpdate"], data: Any, *, strict: bool = False
+    ) -> SessionInfoUpdate: ...
+
+    @overload
+    def decode(name: Literal["Cost"], data: Any, *, strict: bool = False) -> Cost: ...
+
+    @overload
+    def decode(
+        name: Literal["UsageUpdate"], data: Any, *, strict: bool = False
+    ) -> UsageUpdate: ...
+
+    @overload
+    def decode(
+        name: Literal["NoticeSeverity"], data: Any, *, strict: bool = False
+    ) -> NoticeSeverity | str: ...
+
+    @overload
+    def decode(
+        name: Literal["Notice"], data: Any, *, strict: bool = False
+    ) -> Notice: ...
+
+    @overload
+    def decode(
+        name: Literal["CompactionId"], data: Any, *, strict: bool = False
+    ) -> CompactionId: ...
+
+    @overload
+    def decode(
+        name: Literal["CompactionStatus"], data: Any, *, strict: bool = False
+    ) -> CompactionStatus | str: ...
+
+    @overload
+    def decode(
+        name: Literal["CompactionUpdate"], data: Any, *, strict: bool = False
+    ) -> CompactionUpdate: ...
+
+    @overload
+    def decode(
+        name: Literal["CompactionSummaryChunk"], data: Any, *, strict: bool = False
+    ) -> CompactionSummaryChunk: ...
+
+    @overload
+    def decode(
+        name: Literal["SubagentSessionCapabilities"], data: Any, *, strict: bool = False
+    ) -> SubagentSessionCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionCancelCapabilities"], data: Any, *, strict: bool = False
+    ) -> SessionCancelCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["StateUpdate"], data: Any, *, strict: bool = False
+    ) -> StateUpdate: ...
+
+    @overload
+    def decode(
+        name: Literal["RunningStateUpdate"], data: Any, *, strict: bool = False
+    ) -> RunningStateUpdate: ...
+
+    @overload
+    def decode(
+        name: Literal["ErrorStopReason"], data: Any, *, strict: bool = False
+    ) -> ErrorStopReason: ...
+
+    @overload
+    def decode(
+        name: Literal["IdleStateUpdate"], data: Any, *, strict: bool = False
+    ) -> IdleStateUpdate: ...
+
+    @overload
+    def decode(
+        name: Literal["RequiresActionStateUpdate"], data: Any, *, strict: bool = False
+    ) -> RequiresActionStateUpdate: ...
+
+    @overload
+    def decode(
+        name: Literal["UnknownStateUpdate"], data: Any, *, strict: bool = False
+    ) -> UnknownStateUpdate: ...
+
+    @overload
+    def decode(
+        name: Literal["SubagentUpdate"], data: Any, *, strict: bool = False
+    ) -> SubagentUpdate: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionMessage"], data: Any, *, strict: bool = False
+    ) -> SessionMessage: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionMessageChunk"], data: Any, *, strict: bool = False
+    ) -> SessionMessageChunk: ...
+
+    @overload
+    def decode(
+        name: Literal["CompleteElicitationNotification"],
+        data: Any,
+        *,
+        strict: bool = False,
+    ) -> CompleteElicitationNotification: ...
+
+    @overload
+    def decode(
+        name: Literal["AuthStatusUpdateNotification"],
+        data: Any,
+        *,
+        strict: bool = False,
+    ) -> AuthStatusUpdateNotification: ...
+
+    @overload
+    def decode(
+        name: Literal["ExtNotification"], data: Any, *, strict: bool = False
+    ) -> ExtNotification: ...
+
+    @overload
+    def decode(
+        name: Literal["ClientRequest"], data: Any, *, strict: bool = False
+    ) -> ClientRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["InitializeRequest"], data: Any, *, strict: bool = False
+    ) -> InitializeRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["ClientCapabilities"], data: Any, *, strict: bool = False
+    ) -> ClientCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["FileSystemCapabilities"], data: Any, *, strict: bool = False
+    ) -> FileSystemCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["ClientSessionCapabilities"], data: Any, *, strict: bool = False
+    ) -> ClientSessionCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["CompactionCapabilities"], data: Any, *, strict: bool = False
+    ) -> CompactionCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionConfigOptionsCapabilities"],
+        data: Any,
+        *,
+        strict: bool = False,
+    ) -> SessionConfigOptionsCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["BooleanConfigOptionCapabilities"],
+        data: Any,
+        *,
+        strict: bool = False,
+    ) -> BooleanConfigOptionCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["NoticeCapabilities"], data: Any, *, strict: bool = False
+    ) -> NoticeCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["SubagentCapabilities"], data: Any, *, strict: bool = False
+    ) -> SubagentCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["PlanCapabilities"], data: Any, *, strict: bool = False
+    ) -> PlanCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["AuthCapabilities"], data: Any, *, strict: bool = False
+    ) -> AuthCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["ElicitationCapabilities"], data: Any, *, strict: bool = False
+    ) -> ElicitationCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["ElicitationFormCapabilities"], data: Any, *, strict: bool = False
+    ) -> ElicitationFormCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["ElicitationUrlCapabilities"], data: Any, *, strict: bool = False
+    ) -> ElicitationUrlCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["AuthenticateRequest"], data: Any, *, strict: bool = False
+    ) -> AuthenticateRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["ListProvidersRequest"], data: Any, *, strict: bool = False
+    ) -> ListProvidersRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["SetProviderRequest"], data: Any, *, strict: bool = False
+    ) -> SetProviderRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["DisableProviderRequest"], data: Any, *, strict: bool = False
+    ) -> DisableProviderRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["LogoutRequest"], data: Any, *, strict: bool = False
+    ) -> LogoutRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["AuthStatusRequest"], data: Any, *, strict: bool = False
+    ) -> AuthStatusRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["NewSessionRequest"], data: Any, *, strict: bool = False
+    ) -> NewSessionRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["McpServer"], data: Any, *, strict: bool = False
+    ) -> McpServer: ...
+
+    @overload
+    def decode(
+        name: Literal["HttpHeader"], data: Any, *, strict: bool = False
+    ) -> HttpHeader: ...
+
+    @overload
+    def decode(
+        name: Literal["McpServerHttp"], data: Any, *, strict: bool = False
+    ) -> McpServerHttp: ...
+
+    @overload
+    def decode(
+        name: Literal["McpServerSse"], data: Any, *, strict: bool = False
+    ) -> McpServerSse: ...
+
+    @overload
+    def decode(
+        name: Literal["McpServerAcp"], data: Any, *, strict: bool = False
+    ) -> McpServerAcp: ...
+
+    @overload
+    def decode(
+        name: Literal["McpServerStdio"], data: Any, *, strict: bool = False
+    ) -> McpServerStdio: ...
+
+    @overload
+    def decode(
+        name: Literal["SystemPrompt"], data: Any, *, strict: bool = False
+    ) -> SystemPrompt: ...
+
+    @overload
+    def decode(
+        name: Literal["SystemPromptMode"], data: Any, *, strict: bool = False
+    ) -> SystemPromptMode | str: ...
+
+    @overload
+    def decode(
+        name: Literal["LoadSessionRequest"], data: Any, *, strict: bool = False
+    ) -> LoadSessionRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["ListSessionsRequest"], data: Any, *, strict: bool = False
+    ) -> ListSessionsRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionArchiveFilter"], data: Any, *, strict: bool = False
+    ) -> SessionArchiveFilter | str: ...
+
+    @overload
+    def decode(
+        name: Literal["DeleteSessionRequest"], data: Any, *, strict: bool = False
+    ) -> DeleteSessionRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["ForkSessionRequest"], data: Any, *, strict: bool = False
+    ) -> ForkSessionRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["ArchiveSessionRequest"], data: Any, *, strict: bool = False
+    ) -> ArchiveSessionRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["UnarchiveSessionRequest"], data: Any, *, strict: bool = False
+    ) -> UnarchiveSessionRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionStatusRequest"], data: Any, *, strict: bool = False
+    ) -> SessionStatusRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["SetSessionTitleRequest"], data: Any, *, strict: bool = False
+    ) -> SetSessionTitleRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["ResumeSessionRequest"], data: Any, *, strict: bool = False
+    ) -> ResumeSessionRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["CloseSessionRequest"], data: Any, *, strict: bool = False
+    ) -> CloseSessionRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["SetSessionModeRequest"], data: Any, *, strict: bool = False
+    ) -> SetSessionModeRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["SetSessionConfigOptionRequest"],
+        data: Any,
+        *,
+        strict: bool = False,
+    ) -> SetSessionConfigOptionRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["PromptRequest"], data: Any, *, strict: bool = False
+    ) -> PromptRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["ClientResponse"], data: Any, *, strict: bool = False
+    ) -> ClientResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["WriteTextFileResponse"], data: Any, *, strict: bool = False
+    ) -> WriteTextFileResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["ReadTextFileResponse"], data: Any, *, strict: bool = False
+    ) -> ReadTextFileResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["RequestPermissionResponse"], data: Any, *, strict: bool = False
+    ) -> RequestPermissionResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["RequestPermissionOutcome"], data: Any, *, strict: bool = False
+    ) -> RequestPermissionOutcome: ...
+
+    @overload
+    def decode(
+        name: Literal["SelectedPermissionOutcome"], data: Any, *, strict: bool = False
+    ) -> SelectedPermissionOutcome: ...
+
+    @overload
+    def decode(
+        name: Literal["CreateTerminalResponse"], data: Any, *, strict: bool = False
+    ) -> CreateTerminalResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["TerminalOutputResponse"], data: Any, *, strict: bool = False
+    ) -> TerminalOutputResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["TerminalExitStatus"], data: Any, *, strict: bool = False
+    ) -> TerminalExitStatus: ...
+
+    @overload
+    def decode(
+        name: Literal["ReleaseTerminalResponse"], data: Any, *, strict: bool = False
+    ) -> ReleaseTerminalResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["WaitForTerminalExitResponse"], data: Any, *, strict: bool = False
+    ) -> WaitForTerminalExitResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["KillTerminalResponse"], data: Any, *, strict: bool = False
+    ) -> KillTerminalResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["CreateElicitationResponse"], data: Any, *, strict: bool = False
+    ) -> CreateElicitationResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["ElicitationContentValue"], data: Any, *, strict: bool = False
+    ) -> ElicitationContentValue: ...
+
+    @overload
+    def decode(
+        name: Literal["ElicitationAcceptAction"], data: Any, *, strict: bool = False
+    ) -> ElicitationAcceptAction: ...
+
+    @overload
+    def decode(
+        name: Literal["MessageMcpResponse"], data: Any, *, strict: bool = False
+    ) -> MessageMcpResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["McpError"], data: Any, *, strict: bool = False
+    ) -> McpError: ...
+
+    @overload
+    def decode(
+        name: Literal["ClientNotification"], data: Any, *, strict: bool = False
+    ) -> ClientNotification: ...
+
+    @overload
+    def decode(
+        name: Literal["CancelNotification"], data: Any, *, strict: bool = False
+    ) -> CancelNotification: ...
+
+    @overload
+    def decode(
+        name: Literal["MessageMcpNotification"], data: Any, *, strict: bool = False
+    ) -> MessageMcpNotification: ...
+
+    @overload
+    def decode(
+        name: Literal["CancelRequestNotification"], data: Any, *, strict: bool = False
+    ) -> CancelRequestNotification: ...
+
+    @overload
+    def decode(
+        name: Literal["ProxyRequest"], data: Any, *, strict: bool = False
+    ) -> ProxyRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["InitializeProxyRequest"], data: Any, *, strict: bool = False
+    ) -> InitializeProxyRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["ProxySuccessorRequest"], data: Any, *, strict: bool = False
+    ) -> ProxySuccessorRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["ProxyResponse"], data: Any, *, strict: bool = False
+    ) -> ProxyResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["InitializeProxyResponse"], data: Any, *, strict: bool = False
+    ) -> InitializeProxyResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["ProxySuccessorResponse"], data: Any, *, strict: bool = False
+    ) -> ProxySuccessorResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["ProxyNotification"], data: Any, *, strict: bool = False
+    ) -> ProxyNotification: ...
+
+    @overload
+    def decode(
+        name: Literal["ProxySuccessorNotification"], data: Any, *, strict: bool = False
+    ) -> ProxySuccessorNotification: ...
+
+    @overload
+    def decode(name: str, data: Any, *, strict: bool = False) -> object: ...
+
+
+def decode(name: str, data: Any, *, strict: bool = False) -> object:
     """Decode ``data``, a value as ``json.loads`` returns it, as the ``$defs``
     type ``name``.
 
@@ -60,16 +1359,17 @@ def decode(name: str, data: Any, *, strict: bool = False) -> Any:
     return _run(decoder, pointer, data, strict)
 
 
-def decode_class(cls: type, data: Any, *, strict: bool = False) -> Any:
+def decode_class(cls: type[_T], data: Any, *, strict: bool = False) -> _T:
     """Decode ``data`` as the generated class ``cls``."""
     try:
         decoder, pointer = _CLASS_DECODERS[cls]
     except KeyError:
         raise KeyError(f"{cls!r} is not a class of this package") from None
-    return _run(decoder, pointer, data, strict)
+    # The table pairs each class with its own decoder.
+    return cast(_T, _run(decoder, pointer, data, strict))
 
 
-def _run(decoder: Callable, pointer: str, data: Any, strict: bool) -> Any:
+def _run(decoder: Decoder[object], pointer: str, data: Any, strict: bool) -> object:
     try:
         if strict:
             validate(schema_root(SCHEMA_JSON), pointer, data)
@@ -78,42 +1378,63 @@ def _run(decoder: Callable, pointer: str, data: Any, strict: bool) -> Any:
         raise ValidationError("the value is nested too deeply to decode") from None
 
 
-def encode(value: Any) -> Any:
+if TYPE_CHECKING:
+
+    @overload
+    def encode(value: _Wire) -> dict[str, Any]: ...
+    @overload
+    def encode(value: str) -> str: ...
+    @overload
+    def encode(value: bool) -> bool: ...
+    @overload
+    def encode(value: int) -> int: ...
+    @overload
+    def encode(value: float) -> float: ...
+    @overload
+    def encode(value: None) -> None: ...
+    @overload
+    def encode(value: list[Any]) -> list[Any]: ...
+    @overload
+    def encode(value: dict[str, Any]) -> dict[str, Any]: ...
+
+
+def encode(value: object) -> object:
     """The JSON-compatible wire form of a decoded or constructed value:
     ``UNSET`` fields are left out, ``None`` is ``null``, and the wire names
-    come back (``tool_call_id`` -> ``toolCallId``)."""
+    come back (``tool_call_id`` -> ``toolCallId``). A generated class gives a
+    dict, an enum member its value, lists and dicts their items' wire forms."""
     encoder = _ENCODERS.get(type(value))
     if encoder is not None:
         return encoder(value)
     return encode_value(value)
 
 
-def encode_value(value: Any) -> Any:
+def encode_value(value: object) -> Any:
     """The wire form of a value that is not a generated class: JSON as it is,
     or lists and dicts holding generated values. Walked without recursion, so
     any depth that ``json`` handles works here too."""
-    root = [value]
-    stack = [(root, 0)]
+    root: list[object] = [value]
+    stack: list[tuple[Any, Any]] = [(root, 0)]
     while stack:
         container, key = stack.pop()
-        item = container[key]
+        item: object = container[key]
         encoder = _ENCODERS.get(type(item))
         if encoder is not None:
             container[key] = encoder(item)
         elif isinstance(item, Enum):
+            if item is UNSET:
+                raise ValueError("UNSET has no wire form: it marks an omitted field")
             container[key] = item.value
-        elif type(item) is list:
-            copy = container[key] = list(item)
-            stack.extend((copy, index) for index in range(len(copy)))
-        elif type(item) is dict:
-            copy = container[key] = dict(item)
-            stack.extend((copy, k) for k in copy)
-        elif item is UNSET:
-            raise ValueError("UNSET has no wire form: it marks an omitted field")
+        elif type(item) is json_array:
+            items = container[key] = list(item)
+            stack.extend((items, index) for index in range(len(items)))
+        elif type(item) is json_object:
+            members = container[key] = dict(item)
+            stack.extend((members, k) for k in members)
     return root[0]
 
 
-def check_tag(d: dict, tag: str, expected: "str | None") -> ValidationError:
+def check_tag(d: JsonObject, tag: str, expected: str | None) -> ValidationError:
     """The error for an object whose tag does not select the variant asked for."""
     value = d.get(tag, MISSING)
     if value is MISSING:
@@ -130,8 +1451,9 @@ def check_raw(value: Any, pointer: str) -> Any:
 
 
 def _decode_AgentRequest(d: Any, strict: bool) -> AgentRequest:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_id: RequestId
     v = d.get("id", MISSING)
     if v is MISSING:
         raise missing("id")
@@ -141,6 +1463,7 @@ def _decode_AgentRequest(d: Any, strict: bool) -> AgentRequest:
         except ValidationError as error:
             raise error.at("id")
 
+    f_method: str
     v = d.get("method", MISSING)
     if v is MISSING:
         raise missing("method")
@@ -150,6 +1473,7 @@ def _decode_AgentRequest(d: Any, strict: bool) -> AgentRequest:
         except ValidationError as error:
             raise error.at("method")
 
+    f_params: Any | Unset
     v = d.get("params", MISSING)
     if v is MISSING:
         f_params = UNSET
@@ -168,40 +1492,40 @@ def _decode_AgentRequest(d: Any, strict: bool) -> AgentRequest:
 
 def _encode_AgentRequest(o: AgentRequest) -> dict[str, Any]:
     d: dict[str, Any] = {
-        "id": _encode_RequestId(o.id),
+        "id": encode(o.id),
         "method": o.method,
     }
-    v = o.params
-    if v is not UNSET:
-        d["params"] = v
+    v_params = o.params
+    if v_params is not UNSET:
+        d["params"] = v_params
 
     return d
 
 
-def _decode_RequestId(v: Any, strict: bool) -> Any:
-    return scalar_union(
-        v,
-        strict,
-        {
-            "null": lambda x, strict: check_null(x),
-            "integer": lambda x, strict: (
-                check_int(x, None, None)
-                if strict
-                else check_int(x, -9223372036854775808, 9223372036854775807)
-            ),
-            "string": lambda x, strict: (x if type(x) is str else check_str(x)),
-        },
-        "null, integer or string",
+def _decode_RequestId(v: Any, strict: bool) -> RequestId:
+    return cast(
+        "None | int | str",
+        scalar_union(
+            v,
+            strict,
+            {
+                "null": lambda x, strict: (None if x is None else not_null(x)),
+                "integer": lambda x, strict: (
+                    check_int(x, None, None)
+                    if strict
+                    else check_int(x, -9223372036854775808, 9223372036854775807)
+                ),
+                "string": lambda x, strict: (x if type(x) is str else check_str(x)),
+            },
+            "null, integer or string",
+        ),
     )
 
 
-def _encode_RequestId(v: Any) -> Any:
-    return encode(v)
-
-
 def _decode_WriteTextFileRequest(d: Any, strict: bool) -> WriteTextFileRequest:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_session_id: SessionId
     v = d.get("sessionId", MISSING)
     if v is MISSING:
         raise missing("sessionId")
@@ -211,6 +1535,7 @@ def _decode_WriteTextFileRequest(d: Any, strict: bool) -> WriteTextFileRequest:
         except ValidationError as error:
             raise error.at("sessionId")
 
+    f_path: str
     v = d.get("path", MISSING)
     if v is MISSING:
         raise missing("path")
@@ -220,6 +1545,7 @@ def _decode_WriteTextFileRequest(d: Any, strict: bool) -> WriteTextFileRequest:
         except ValidationError as error:
             raise error.at("path")
 
+    f_content: str
     v = d.get("content", MISSING)
     if v is MISSING:
         raise missing("content")
@@ -229,6 +1555,7 @@ def _decode_WriteTextFileRequest(d: Any, strict: bool) -> WriteTextFileRequest:
         except ValidationError as error:
             raise error.at("content")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -254,24 +1581,21 @@ def _encode_WriteTextFileRequest(o: WriteTextFileRequest) -> dict[str, Any]:
         "path": o.path,
         "content": o.content,
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
-def _decode_SessionId(v: Any, strict: bool) -> Any:
+def _decode_SessionId(v: Any, strict: bool) -> SessionId:
     return v if type(v) is str else check_str(v)
 
 
-def _encode_SessionId(v: Any) -> Any:
-    return v
-
-
 def _decode_ReadTextFileRequest(d: Any, strict: bool) -> ReadTextFileRequest:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_session_id: SessionId
     v = d.get("sessionId", MISSING)
     if v is MISSING:
         raise missing("sessionId")
@@ -281,6 +1605,7 @@ def _decode_ReadTextFileRequest(d: Any, strict: bool) -> ReadTextFileRequest:
         except ValidationError as error:
             raise error.at("sessionId")
 
+    f_path: str
     v = d.get("path", MISSING)
     if v is MISSING:
         raise missing("path")
@@ -290,6 +1615,7 @@ def _decode_ReadTextFileRequest(d: Any, strict: bool) -> ReadTextFileRequest:
         except ValidationError as error:
             raise error.at("path")
 
+    f_line: int | None | Unset
     v = d.get("line", MISSING)
     if v is MISSING:
         f_line = UNSET
@@ -303,6 +1629,7 @@ def _decode_ReadTextFileRequest(d: Any, strict: bool) -> ReadTextFileRequest:
         except ValidationError as error:
             raise error.at("line")
 
+    f_limit: int | None | Unset
     v = d.get("limit", MISSING)
     if v is MISSING:
         f_limit = UNSET
@@ -316,6 +1643,7 @@ def _decode_ReadTextFileRequest(d: Any, strict: bool) -> ReadTextFileRequest:
         except ValidationError as error:
             raise error.at("limit")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -341,22 +1669,23 @@ def _encode_ReadTextFileRequest(o: ReadTextFileRequest) -> dict[str, Any]:
         "sessionId": o.session_id,
         "path": o.path,
     }
-    v = o.line
-    if v is not UNSET:
-        d["line"] = v
-    v = o.limit
-    if v is not UNSET:
-        d["limit"] = v
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_line = o.line
+    if v_line is not UNSET:
+        d["line"] = v_line
+    v_limit = o.limit
+    if v_limit is not UNSET:
+        d["limit"] = v_limit
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_RequestPermissionRequest(d: Any, strict: bool) -> RequestPermissionRequest:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_session_id: SessionId
     v = d.get("sessionId", MISSING)
     if v is MISSING:
         raise missing("sessionId")
@@ -366,6 +1695,7 @@ def _decode_RequestPermissionRequest(d: Any, strict: bool) -> RequestPermissionR
         except ValidationError as error:
             raise error.at("sessionId")
 
+    f_tool_call: ToolCallUpdate
     v = d.get("toolCall", MISSING)
     if v is MISSING:
         raise missing("toolCall")
@@ -375,6 +1705,7 @@ def _decode_RequestPermissionRequest(d: Any, strict: bool) -> RequestPermissionR
         except ValidationError as error:
             raise error.at("toolCall")
 
+    f_options: list[PermissionOption]
     v = d.get("options", MISSING)
     if v is MISSING:
         raise missing("options")
@@ -384,6 +1715,7 @@ def _decode_RequestPermissionRequest(d: Any, strict: bool) -> RequestPermissionR
         except ValidationError as error:
             raise error.at("options")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -409,16 +1741,17 @@ def _encode_RequestPermissionRequest(o: RequestPermissionRequest) -> dict[str, A
         "toolCall": _encode_ToolCallUpdate(o.tool_call),
         "options": [_encode_PermissionOption(x) for x in o.options],
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_ToolCallUpdate(d: Any, strict: bool) -> ToolCallUpdate:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_tool_call_id: ToolCallId
     v = d.get("toolCallId", MISSING)
     if v is MISSING:
         raise missing("toolCallId")
@@ -428,6 +1761,7 @@ def _decode_ToolCallUpdate(d: Any, strict: bool) -> ToolCallUpdate:
         except ValidationError as error:
             raise error.at("toolCallId")
 
+    f_kind: ToolKind | None | Unset
     v = d.get("kind", MISSING)
     if v is MISSING:
         f_kind = UNSET
@@ -439,6 +1773,7 @@ def _decode_ToolCallUpdate(d: Any, strict: bool) -> ToolCallUpdate:
                 raise error.at("kind")
             f_kind = UNSET
 
+    f_status: ToolCallStatus | None | Unset
     v = d.get("status", MISSING)
     if v is MISSING:
         f_status = UNSET
@@ -450,6 +1785,7 @@ def _decode_ToolCallUpdate(d: Any, strict: bool) -> ToolCallUpdate:
                 raise error.at("status")
             f_status = UNSET
 
+    f_title: str | None | Unset
     v = d.get("title", MISSING)
     if v is MISSING:
         f_title = UNSET
@@ -461,6 +1797,7 @@ def _decode_ToolCallUpdate(d: Any, strict: bool) -> ToolCallUpdate:
                 raise error.at("title")
             f_title = UNSET
 
+    f_name: str | None | Unset
     v = d.get("name", MISSING)
     if v is MISSING:
         f_name = UNSET
@@ -472,6 +1809,7 @@ def _decode_ToolCallUpdate(d: Any, strict: bool) -> ToolCallUpdate:
                 raise error.at("name")
             f_name = UNSET
 
+    f_content: list[ToolCallContent] | None | Unset
     v = d.get("content", MISSING)
     if v is MISSING:
         f_content = UNSET
@@ -487,6 +1825,7 @@ def _decode_ToolCallUpdate(d: Any, strict: bool) -> ToolCallUpdate:
                 raise error.at("content")
             f_content = UNSET
 
+    f_locations: list[ToolCallLocation] | None | Unset
     v = d.get("locations", MISSING)
     if v is MISSING:
         f_locations = UNSET
@@ -502,6 +1841,7 @@ def _decode_ToolCallUpdate(d: Any, strict: bool) -> ToolCallUpdate:
                 raise error.at("locations")
             f_locations = UNSET
 
+    f_raw_input: Any | Unset
     v = d.get("rawInput", MISSING)
     if v is MISSING:
         f_raw_input = UNSET
@@ -513,6 +1853,7 @@ def _decode_ToolCallUpdate(d: Any, strict: bool) -> ToolCallUpdate:
                 raise error.at("rawInput")
             f_raw_input = UNSET
 
+    f_raw_output: Any | Unset
     v = d.get("rawOutput", MISSING)
     if v is MISSING:
         f_raw_output = UNSET
@@ -524,6 +1865,7 @@ def _decode_ToolCallUpdate(d: Any, strict: bool) -> ToolCallUpdate:
                 raise error.at("rawOutput")
             f_raw_output = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -553,45 +1895,55 @@ def _encode_ToolCallUpdate(o: ToolCallUpdate) -> dict[str, Any]:
     d: dict[str, Any] = {
         "toolCallId": o.tool_call_id,
     }
-    v = o.kind
-    if v is not UNSET:
-        d["kind"] = None if v is None else (v._value_ if type(v) is ToolKind else v)
-    v = o.status
-    if v is not UNSET:
-        d["status"] = (
-            None if v is None else (v._value_ if type(v) is ToolCallStatus else v)
+    v_kind = o.kind
+    if v_kind is not UNSET:
+        d["kind"] = (
+            None
+            if v_kind is None
+            else (v_kind._value_ if type(v_kind) is ToolKind else v_kind)
         )
-    v = o.title
-    if v is not UNSET:
-        d["title"] = v
-    v = o.name
-    if v is not UNSET:
-        d["name"] = v
-    v = o.content
-    if v is not UNSET:
-        d["content"] = None if v is None else [_encode_ToolCallContent(x) for x in v]
-    v = o.locations
-    if v is not UNSET:
-        d["locations"] = None if v is None else [_encode_ToolCallLocation(x) for x in v]
-    v = o.raw_input
-    if v is not UNSET:
-        d["rawInput"] = v
-    v = o.raw_output
-    if v is not UNSET:
-        d["rawOutput"] = v
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_status = o.status
+    if v_status is not UNSET:
+        d["status"] = (
+            None
+            if v_status is None
+            else (v_status._value_ if type(v_status) is ToolCallStatus else v_status)
+        )
+    v_title = o.title
+    if v_title is not UNSET:
+        d["title"] = v_title
+    v_name = o.name
+    if v_name is not UNSET:
+        d["name"] = v_name
+    v_content = o.content
+    if v_content is not UNSET:
+        d["content"] = (
+            None
+            if v_content is None
+            else [_encode_ToolCallContent(x) for x in v_content]
+        )
+    v_locations = o.locations
+    if v_locations is not UNSET:
+        d["locations"] = (
+            None
+            if v_locations is None
+            else [_encode_ToolCallLocation(x) for x in v_locations]
+        )
+    v_raw_input = o.raw_input
+    if v_raw_input is not UNSET:
+        d["rawInput"] = v_raw_input
+    v_raw_output = o.raw_output
+    if v_raw_output is not UNSET:
+        d["rawOutput"] = v_raw_output
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
-def _decode_ToolCallId(v: Any, strict: bool) -> Any:
+def _decode_ToolCallId(v: Any, strict: bool) -> ToolCallId:
     return v if type(v) is str else check_str(v)
-
-
-def _encode_ToolCallId(v: Any) -> Any:
-    return v
 
 
 def _decode_ToolKind(v: Any, strict: bool) -> ToolKind:
@@ -606,10 +1958,10 @@ def _decode_ToolKind(v: Any, strict: bool) -> ToolKind:
     )
 
 
-_MEMBERS_ToolKind = ToolKind._value2member_map_
+_MEMBERS_ToolKind = cast("dict[str, ToolKind]", ToolKind._value2member_map_)
 
 
-def _encode_ToolKind(v: Any) -> Any:
+def _encode_ToolKind(v: ToolKind) -> str:
     return v._value_ if type(v) is ToolKind else v
 
 
@@ -624,18 +1976,21 @@ def _decode_ToolCallStatus(v: Any, strict: bool) -> ToolCallStatus:
     )
 
 
-_MEMBERS_ToolCallStatus = ToolCallStatus._value2member_map_
+_MEMBERS_ToolCallStatus = cast(
+    "dict[str, ToolCallStatus]", ToolCallStatus._value2member_map_
+)
 
 
-def _encode_ToolCallStatus(v: Any) -> Any:
+def _encode_ToolCallStatus(v: ToolCallStatus) -> str:
     return v._value_ if type(v) is ToolCallStatus else v
 
 
 def _decode_ContentToolCallContent(d: Any, strict: bool) -> ContentToolCallContent:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("type") != "content":
         raise check_tag(d, "type", "content")
+    f_content: ContentBlock
     v = d.get("content", MISSING)
     if v is MISSING:
         raise missing("content")
@@ -645,6 +2000,7 @@ def _decode_ContentToolCallContent(d: Any, strict: bool) -> ContentToolCallConte
         except ValidationError as error:
             raise error.at("content")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -667,18 +2023,19 @@ def _encode_ContentToolCallContent(o: ContentToolCallContent) -> dict[str, Any]:
         "type": "content",
         "content": _encode_ContentBlock(o.content),
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_DiffToolCallContent(d: Any, strict: bool) -> DiffToolCallContent:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("type") != "diff":
         raise check_tag(d, "type", "diff")
+    f_path: str
     v = d.get("path", MISSING)
     if v is MISSING:
         raise missing("path")
@@ -688,6 +2045,7 @@ def _decode_DiffToolCallContent(d: Any, strict: bool) -> DiffToolCallContent:
         except ValidationError as error:
             raise error.at("path")
 
+    f_old_text: str | None | Unset
     v = d.get("oldText", MISSING)
     if v is MISSING:
         f_old_text = UNSET
@@ -699,6 +2057,7 @@ def _decode_DiffToolCallContent(d: Any, strict: bool) -> DiffToolCallContent:
                 raise error.at("oldText")
             f_old_text = UNSET
 
+    f_new_text: str
     v = d.get("newText", MISSING)
     if v is MISSING:
         raise missing("newText")
@@ -708,6 +2067,7 @@ def _decode_DiffToolCallContent(d: Any, strict: bool) -> DiffToolCallContent:
         except ValidationError as error:
             raise error.at("newText")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -733,21 +2093,22 @@ def _encode_DiffToolCallContent(o: DiffToolCallContent) -> dict[str, Any]:
         "path": o.path,
         "newText": o.new_text,
     }
-    v = o.old_text
-    if v is not UNSET:
-        d["oldText"] = v
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_old_text = o.old_text
+    if v_old_text is not UNSET:
+        d["oldText"] = v_old_text
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_TerminalToolCallContent(d: Any, strict: bool) -> TerminalToolCallContent:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("type") != "terminal":
         raise check_tag(d, "type", "terminal")
+    f_terminal_id: TerminalId
     v = d.get("terminalId", MISSING)
     if v is MISSING:
         raise missing("terminalId")
@@ -757,6 +2118,7 @@ def _decode_TerminalToolCallContent(d: Any, strict: bool) -> TerminalToolCallCon
         except ValidationError as error:
             raise error.at("terminalId")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -779,14 +2141,14 @@ def _encode_TerminalToolCallContent(o: TerminalToolCallContent) -> dict[str, Any
         "type": "terminal",
         "terminalId": o.terminal_id,
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
-_VARIANTS_ToolCallContent: dict[str, Callable[[Any, bool], Any]] = {
+_VARIANTS_ToolCallContent: dict[str, Decoder[ToolCallContent]] = {
     "content": _decode_ContentToolCallContent,
     "diff": _decode_DiffToolCallContent,
     "terminal": _decode_TerminalToolCallContent,
@@ -794,7 +2156,7 @@ _VARIANTS_ToolCallContent: dict[str, Callable[[Any, bool], Any]] = {
 
 
 def _decode_ToolCallContent(d: Any, strict: bool) -> ToolCallContent:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     tag = d.get("type", MISSING)
     if type(tag) is str:
@@ -809,9 +2171,9 @@ def _decode_ToolCallContent(d: Any, strict: bool) -> ToolCallContent:
     raise type_error("a string", tag).at("type")
 
 
-def _encode_ToolCallContent(o: Any) -> Any:
+def _encode_ToolCallContent(o: ToolCallContent) -> dict[str, Any]:
     try:
-        encoder = _ENCODERS[type(o)]
+        encoder = _CLASS_ENCODERS[type(o)]
     except KeyError:
         raise TypeError(
             f"{type(o).__name__} is not a variant of ToolCallContent"
@@ -820,10 +2182,11 @@ def _encode_ToolCallContent(o: Any) -> Any:
 
 
 def _decode_TextContentBlock(d: Any, strict: bool) -> TextContentBlock:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("type") != "text":
         raise check_tag(d, "type", "text")
+    f_annotations: Annotations | None | Unset
     v = d.get("annotations", MISSING)
     if v is MISSING:
         f_annotations = UNSET
@@ -835,6 +2198,7 @@ def _decode_TextContentBlock(d: Any, strict: bool) -> TextContentBlock:
                 raise error.at("annotations")
             f_annotations = UNSET
 
+    f_text: str
     v = d.get("text", MISSING)
     if v is MISSING:
         raise missing("text")
@@ -844,6 +2208,7 @@ def _decode_TextContentBlock(d: Any, strict: bool) -> TextContentBlock:
         except ValidationError as error:
             raise error.at("text")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -867,21 +2232,24 @@ def _encode_TextContentBlock(o: TextContentBlock) -> dict[str, Any]:
         "type": "text",
         "text": o.text,
     }
-    v = o.annotations
-    if v is not UNSET:
-        d["annotations"] = None if v is None else _encode_Annotations(v)
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_annotations = o.annotations
+    if v_annotations is not UNSET:
+        d["annotations"] = (
+            None if v_annotations is None else _encode_Annotations(v_annotations)
+        )
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_ImageContentBlock(d: Any, strict: bool) -> ImageContentBlock:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("type") != "image":
         raise check_tag(d, "type", "image")
+    f_annotations: Annotations | None | Unset
     v = d.get("annotations", MISSING)
     if v is MISSING:
         f_annotations = UNSET
@@ -893,6 +2261,7 @@ def _decode_ImageContentBlock(d: Any, strict: bool) -> ImageContentBlock:
                 raise error.at("annotations")
             f_annotations = UNSET
 
+    f_data: str
     v = d.get("data", MISSING)
     if v is MISSING:
         raise missing("data")
@@ -902,6 +2271,7 @@ def _decode_ImageContentBlock(d: Any, strict: bool) -> ImageContentBlock:
         except ValidationError as error:
             raise error.at("data")
 
+    f_mime_type: str
     v = d.get("mimeType", MISSING)
     if v is MISSING:
         raise missing("mimeType")
@@ -911,6 +2281,7 @@ def _decode_ImageContentBlock(d: Any, strict: bool) -> ImageContentBlock:
         except ValidationError as error:
             raise error.at("mimeType")
 
+    f_uri: str | None | Unset
     v = d.get("uri", MISSING)
     if v is MISSING:
         f_uri = UNSET
@@ -922,6 +2293,7 @@ def _decode_ImageContentBlock(d: Any, strict: bool) -> ImageContentBlock:
                 raise error.at("uri")
             f_uri = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -948,24 +2320,27 @@ def _encode_ImageContentBlock(o: ImageContentBlock) -> dict[str, Any]:
         "data": o.data,
         "mimeType": o.mime_type,
     }
-    v = o.annotations
-    if v is not UNSET:
-        d["annotations"] = None if v is None else _encode_Annotations(v)
-    v = o.uri
-    if v is not UNSET:
-        d["uri"] = v
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_annotations = o.annotations
+    if v_annotations is not UNSET:
+        d["annotations"] = (
+            None if v_annotations is None else _encode_Annotations(v_annotations)
+        )
+    v_uri = o.uri
+    if v_uri is not UNSET:
+        d["uri"] = v_uri
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_AudioContentBlock(d: Any, strict: bool) -> AudioContentBlock:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("type") != "audio":
         raise check_tag(d, "type", "audio")
+    f_annotations: Annotations | None | Unset
     v = d.get("annotations", MISSING)
     if v is MISSING:
         f_annotations = UNSET
@@ -977,6 +2352,7 @@ def _decode_AudioContentBlock(d: Any, strict: bool) -> AudioContentBlock:
                 raise error.at("annotations")
             f_annotations = UNSET
 
+    f_data: str
     v = d.get("data", MISSING)
     if v is MISSING:
         raise missing("data")
@@ -986,6 +2362,7 @@ def _decode_AudioContentBlock(d: Any, strict: bool) -> AudioContentBlock:
         except ValidationError as error:
             raise error.at("data")
 
+    f_mime_type: str
     v = d.get("mimeType", MISSING)
     if v is MISSING:
         raise missing("mimeType")
@@ -995,6 +2372,7 @@ def _decode_AudioContentBlock(d: Any, strict: bool) -> AudioContentBlock:
         except ValidationError as error:
             raise error.at("mimeType")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -1020,21 +2398,24 @@ def _encode_AudioContentBlock(o: AudioContentBlock) -> dict[str, Any]:
         "data": o.data,
         "mimeType": o.mime_type,
     }
-    v = o.annotations
-    if v is not UNSET:
-        d["annotations"] = None if v is None else _encode_Annotations(v)
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_annotations = o.annotations
+    if v_annotations is not UNSET:
+        d["annotations"] = (
+            None if v_annotations is None else _encode_Annotations(v_annotations)
+        )
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_ResourceLinkContentBlock(d: Any, strict: bool) -> ResourceLinkContentBlock:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("type") != "resource_link":
         raise check_tag(d, "type", "resource_link")
+    f_annotations: Annotations | None | Unset
     v = d.get("annotations", MISSING)
     if v is MISSING:
         f_annotations = UNSET
@@ -1046,6 +2427,7 @@ def _decode_ResourceLinkContentBlock(d: Any, strict: bool) -> ResourceLinkConten
                 raise error.at("annotations")
             f_annotations = UNSET
 
+    f_description: str | None | Unset
     v = d.get("description", MISSING)
     if v is MISSING:
         f_description = UNSET
@@ -1059,6 +2441,7 @@ def _decode_ResourceLinkContentBlock(d: Any, strict: bool) -> ResourceLinkConten
                 raise error.at("description")
             f_description = UNSET
 
+    f_mime_type: str | None | Unset
     v = d.get("mimeType", MISSING)
     if v is MISSING:
         f_mime_type = UNSET
@@ -1070,6 +2453,7 @@ def _decode_ResourceLinkContentBlock(d: Any, strict: bool) -> ResourceLinkConten
                 raise error.at("mimeType")
             f_mime_type = UNSET
 
+    f_name: str
     v = d.get("name", MISSING)
     if v is MISSING:
         raise missing("name")
@@ -1079,6 +2463,7 @@ def _decode_ResourceLinkContentBlock(d: Any, strict: bool) -> ResourceLinkConten
         except ValidationError as error:
             raise error.at("name")
 
+    f_size: int | None | Unset
     v = d.get("size", MISSING)
     if v is MISSING:
         f_size = UNSET
@@ -1098,6 +2483,7 @@ def _decode_ResourceLinkContentBlock(d: Any, strict: bool) -> ResourceLinkConten
                 raise error.at("size")
             f_size = UNSET
 
+    f_title: str | None | Unset
     v = d.get("title", MISSING)
     if v is MISSING:
         f_title = UNSET
@@ -1109,6 +2495,7 @@ def _decode_ResourceLinkContentBlock(d: Any, strict: bool) -> ResourceLinkConten
                 raise error.at("title")
             f_title = UNSET
 
+    f_uri: str
     v = d.get("uri", MISSING)
     if v is MISSING:
         raise missing("uri")
@@ -1118,6 +2505,7 @@ def _decode_ResourceLinkContentBlock(d: Any, strict: bool) -> ResourceLinkConten
         except ValidationError as error:
             raise error.at("uri")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -1147,33 +2535,36 @@ def _encode_ResourceLinkContentBlock(o: ResourceLinkContentBlock) -> dict[str, A
         "name": o.name,
         "uri": o.uri,
     }
-    v = o.annotations
-    if v is not UNSET:
-        d["annotations"] = None if v is None else _encode_Annotations(v)
-    v = o.description
-    if v is not UNSET:
-        d["description"] = v
-    v = o.mime_type
-    if v is not UNSET:
-        d["mimeType"] = v
-    v = o.size
-    if v is not UNSET:
-        d["size"] = v
-    v = o.title
-    if v is not UNSET:
-        d["title"] = v
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_annotations = o.annotations
+    if v_annotations is not UNSET:
+        d["annotations"] = (
+            None if v_annotations is None else _encode_Annotations(v_annotations)
+        )
+    v_description = o.description
+    if v_description is not UNSET:
+        d["description"] = v_description
+    v_mime_type = o.mime_type
+    if v_mime_type is not UNSET:
+        d["mimeType"] = v_mime_type
+    v_size = o.size
+    if v_size is not UNSET:
+        d["size"] = v_size
+    v_title = o.title
+    if v_title is not UNSET:
+        d["title"] = v_title
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_ResourceContentBlock(d: Any, strict: bool) -> ResourceContentBlock:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("type") != "resource":
         raise check_tag(d, "type", "resource")
+    f_annotations: Annotations | None | Unset
     v = d.get("annotations", MISSING)
     if v is MISSING:
         f_annotations = UNSET
@@ -1185,6 +2576,7 @@ def _decode_ResourceContentBlock(d: Any, strict: bool) -> ResourceContentBlock:
                 raise error.at("annotations")
             f_annotations = UNSET
 
+    f_resource: EmbeddedResourceResource
     v = d.get("resource", MISSING)
     if v is MISSING:
         raise missing("resource")
@@ -1194,6 +2586,7 @@ def _decode_ResourceContentBlock(d: Any, strict: bool) -> ResourceContentBlock:
         except ValidationError as error:
             raise error.at("resource")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -1217,17 +2610,19 @@ def _encode_ResourceContentBlock(o: ResourceContentBlock) -> dict[str, Any]:
         "type": "resource",
         "resource": _encode_EmbeddedResourceResource(o.resource),
     }
-    v = o.annotations
-    if v is not UNSET:
-        d["annotations"] = None if v is None else _encode_Annotations(v)
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_annotations = o.annotations
+    if v_annotations is not UNSET:
+        d["annotations"] = (
+            None if v_annotations is None else _encode_Annotations(v_annotations)
+        )
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
-_VARIANTS_ContentBlock: dict[str, Callable[[Any, bool], Any]] = {
+_VARIANTS_ContentBlock: dict[str, Decoder[ContentBlock]] = {
     "text": _decode_TextContentBlock,
     "image": _decode_ImageContentBlock,
     "audio": _decode_AudioContentBlock,
@@ -1237,7 +2632,7 @@ _VARIANTS_ContentBlock: dict[str, Callable[[Any, bool], Any]] = {
 
 
 def _decode_ContentBlock(d: Any, strict: bool) -> ContentBlock:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     tag = d.get("type", MISSING)
     if type(tag) is str:
@@ -1252,9 +2647,9 @@ def _decode_ContentBlock(d: Any, strict: bool) -> ContentBlock:
     raise type_error("a string", tag).at("type")
 
 
-def _encode_ContentBlock(o: Any) -> Any:
+def _encode_ContentBlock(o: ContentBlock) -> dict[str, Any]:
     try:
-        encoder = _ENCODERS[type(o)]
+        encoder = _CLASS_ENCODERS[type(o)]
     except KeyError:
         raise TypeError(
             f"{type(o).__name__} is not a variant of ContentBlock"
@@ -1263,8 +2658,9 @@ def _encode_ContentBlock(o: Any) -> Any:
 
 
 def _decode_Annotations(d: Any, strict: bool) -> Annotations:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_audience: list[Role] | None | Unset
     v = d.get("audience", MISSING)
     if v is MISSING:
         f_audience = UNSET
@@ -1278,6 +2674,7 @@ def _decode_Annotations(d: Any, strict: bool) -> Annotations:
                 raise error.at("audience")
             f_audience = UNSET
 
+    f_last_modified: str | None | Unset
     v = d.get("lastModified", MISSING)
     if v is MISSING:
         f_last_modified = UNSET
@@ -1291,6 +2688,7 @@ def _decode_Annotations(d: Any, strict: bool) -> Annotations:
                 raise error.at("lastModified")
             f_last_modified = UNSET
 
+    f_priority: float | None | Unset
     v = d.get("priority", MISSING)
     if v is MISSING:
         f_priority = UNSET
@@ -1302,6 +2700,7 @@ def _decode_Annotations(d: Any, strict: bool) -> Annotations:
                 raise error.at("priority")
             f_priority = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -1323,20 +2722,22 @@ def _decode_Annotations(d: Any, strict: bool) -> Annotations:
 
 def _encode_Annotations(o: Annotations) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.audience
-    if v is not UNSET:
+    v_audience = o.audience
+    if v_audience is not UNSET:
         d["audience"] = (
-            None if v is None else [(x._value_ if type(x) is Role else x) for x in v]
+            None
+            if v_audience is None
+            else [(x._value_ if type(x) is Role else x) for x in v_audience]
         )
-    v = o.last_modified
-    if v is not UNSET:
-        d["lastModified"] = v
-    v = o.priority
-    if v is not UNSET:
-        d["priority"] = v
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_last_modified = o.last_modified
+    if v_last_modified is not UNSET:
+        d["lastModified"] = v_last_modified
+    v_priority = o.priority
+    if v_priority is not UNSET:
+        d["priority"] = v_priority
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -1350,16 +2751,17 @@ def _decode_Role(v: Any, strict: bool) -> Role:
     raise unexpected('expected one of "assistant", "user"', v)
 
 
-_MEMBERS_Role = Role._value2member_map_
+_MEMBERS_Role = cast("dict[str, Role]", Role._value2member_map_)
 
 
-def _encode_Role(v: Any) -> Any:
+def _encode_Role(v: Role) -> str:
     return v._value_ if type(v) is Role else v
 
 
 def _decode_TextContent(d: Any, strict: bool) -> TextContent:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_annotations: Annotations | None | Unset
     v = d.get("annotations", MISSING)
     if v is MISSING:
         f_annotations = UNSET
@@ -1371,6 +2773,7 @@ def _decode_TextContent(d: Any, strict: bool) -> TextContent:
                 raise error.at("annotations")
             f_annotations = UNSET
 
+    f_text: str
     v = d.get("text", MISSING)
     if v is MISSING:
         raise missing("text")
@@ -1380,6 +2783,7 @@ def _decode_TextContent(d: Any, strict: bool) -> TextContent:
         except ValidationError as error:
             raise error.at("text")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -1402,19 +2806,22 @@ def _encode_TextContent(o: TextContent) -> dict[str, Any]:
     d: dict[str, Any] = {
         "text": o.text,
     }
-    v = o.annotations
-    if v is not UNSET:
-        d["annotations"] = None if v is None else _encode_Annotations(v)
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_annotations = o.annotations
+    if v_annotations is not UNSET:
+        d["annotations"] = (
+            None if v_annotations is None else _encode_Annotations(v_annotations)
+        )
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_ImageContent(d: Any, strict: bool) -> ImageContent:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_annotations: Annotations | None | Unset
     v = d.get("annotations", MISSING)
     if v is MISSING:
         f_annotations = UNSET
@@ -1426,6 +2833,7 @@ def _decode_ImageContent(d: Any, strict: bool) -> ImageContent:
                 raise error.at("annotations")
             f_annotations = UNSET
 
+    f_data: str
     v = d.get("data", MISSING)
     if v is MISSING:
         raise missing("data")
@@ -1435,6 +2843,7 @@ def _decode_ImageContent(d: Any, strict: bool) -> ImageContent:
         except ValidationError as error:
             raise error.at("data")
 
+    f_mime_type: str
     v = d.get("mimeType", MISSING)
     if v is MISSING:
         raise missing("mimeType")
@@ -1444,6 +2853,7 @@ def _decode_ImageContent(d: Any, strict: bool) -> ImageContent:
         except ValidationError as error:
             raise error.at("mimeType")
 
+    f_uri: str | None | Unset
     v = d.get("uri", MISSING)
     if v is MISSING:
         f_uri = UNSET
@@ -1455,6 +2865,7 @@ def _decode_ImageContent(d: Any, strict: bool) -> ImageContent:
                 raise error.at("uri")
             f_uri = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -1480,22 +2891,25 @@ def _encode_ImageContent(o: ImageContent) -> dict[str, Any]:
         "data": o.data,
         "mimeType": o.mime_type,
     }
-    v = o.annotations
-    if v is not UNSET:
-        d["annotations"] = None if v is None else _encode_Annotations(v)
-    v = o.uri
-    if v is not UNSET:
-        d["uri"] = v
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_annotations = o.annotations
+    if v_annotations is not UNSET:
+        d["annotations"] = (
+            None if v_annotations is None else _encode_Annotations(v_annotations)
+        )
+    v_uri = o.uri
+    if v_uri is not UNSET:
+        d["uri"] = v_uri
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_AudioContent(d: Any, strict: bool) -> AudioContent:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_annotations: Annotations | None | Unset
     v = d.get("annotations", MISSING)
     if v is MISSING:
         f_annotations = UNSET
@@ -1507,6 +2921,7 @@ def _decode_AudioContent(d: Any, strict: bool) -> AudioContent:
                 raise error.at("annotations")
             f_annotations = UNSET
 
+    f_data: str
     v = d.get("data", MISSING)
     if v is MISSING:
         raise missing("data")
@@ -1516,6 +2931,7 @@ def _decode_AudioContent(d: Any, strict: bool) -> AudioContent:
         except ValidationError as error:
             raise error.at("data")
 
+    f_mime_type: str
     v = d.get("mimeType", MISSING)
     if v is MISSING:
         raise missing("mimeType")
@@ -1525,6 +2941,7 @@ def _decode_AudioContent(d: Any, strict: bool) -> AudioContent:
         except ValidationError as error:
             raise error.at("mimeType")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -1549,19 +2966,22 @@ def _encode_AudioContent(o: AudioContent) -> dict[str, Any]:
         "data": o.data,
         "mimeType": o.mime_type,
     }
-    v = o.annotations
-    if v is not UNSET:
-        d["annotations"] = None if v is None else _encode_Annotations(v)
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_annotations = o.annotations
+    if v_annotations is not UNSET:
+        d["annotations"] = (
+            None if v_annotations is None else _encode_Annotations(v_annotations)
+        )
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_ResourceLink(d: Any, strict: bool) -> ResourceLink:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_annotations: Annotations | None | Unset
     v = d.get("annotations", MISSING)
     if v is MISSING:
         f_annotations = UNSET
@@ -1573,6 +2993,7 @@ def _decode_ResourceLink(d: Any, strict: bool) -> ResourceLink:
                 raise error.at("annotations")
             f_annotations = UNSET
 
+    f_description: str | None | Unset
     v = d.get("description", MISSING)
     if v is MISSING:
         f_description = UNSET
@@ -1586,6 +3007,7 @@ def _decode_ResourceLink(d: Any, strict: bool) -> ResourceLink:
                 raise error.at("description")
             f_description = UNSET
 
+    f_mime_type: str | None | Unset
     v = d.get("mimeType", MISSING)
     if v is MISSING:
         f_mime_type = UNSET
@@ -1597,6 +3019,7 @@ def _decode_ResourceLink(d: Any, strict: bool) -> ResourceLink:
                 raise error.at("mimeType")
             f_mime_type = UNSET
 
+    f_name: str
     v = d.get("name", MISSING)
     if v is MISSING:
         raise missing("name")
@@ -1606,6 +3029,7 @@ def _decode_ResourceLink(d: Any, strict: bool) -> ResourceLink:
         except ValidationError as error:
             raise error.at("name")
 
+    f_size: int | None | Unset
     v = d.get("size", MISSING)
     if v is MISSING:
         f_size = UNSET
@@ -1625,6 +3049,7 @@ def _decode_ResourceLink(d: Any, strict: bool) -> ResourceLink:
                 raise error.at("size")
             f_size = UNSET
 
+    f_title: str | None | Unset
     v = d.get("title", MISSING)
     if v is MISSING:
         f_title = UNSET
@@ -1636,6 +3061,7 @@ def _decode_ResourceLink(d: Any, strict: bool) -> ResourceLink:
                 raise error.at("title")
             f_title = UNSET
 
+    f_uri: str
     v = d.get("uri", MISSING)
     if v is MISSING:
         raise missing("uri")
@@ -1645,6 +3071,7 @@ def _decode_ResourceLink(d: Any, strict: bool) -> ResourceLink:
         except ValidationError as error:
             raise error.at("uri")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -1673,34 +3100,36 @@ def _encode_ResourceLink(o: ResourceLink) -> dict[str, Any]:
         "name": o.name,
         "uri": o.uri,
     }
-    v = o.annotations
-    if v is not UNSET:
-        d["annotations"] = None if v is None else _encode_Annotations(v)
-    v = o.description
-    if v is not UNSET:
-        d["description"] = v
-    v = o.mime_type
-    if v is not UNSET:
-        d["mimeType"] = v
-    v = o.size
-    if v is not UNSET:
-        d["size"] = v
-    v = o.title
-    if v is not UNSET:
-        d["title"] = v
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_annotations = o.annotations
+    if v_annotations is not UNSET:
+        d["annotations"] = (
+            None if v_annotations is None else _encode_Annotations(v_annotations)
+        )
+    v_description = o.description
+    if v_description is not UNSET:
+        d["description"] = v_description
+    v_mime_type = o.mime_type
+    if v_mime_type is not UNSET:
+        d["mimeType"] = v_mime_type
+    v_size = o.size
+    if v_size is not UNSET:
+        d["size"] = v_size
+    v_title = o.title
+    if v_title is not UNSET:
+        d["title"] = v_title
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_EmbeddedResourceResource(d: Any, strict: bool) -> EmbeddedResourceResource:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     # The first variant whose required keys are all there and that decodes,
     # as serde's untagged enums choose.
-    candidates = []
+    candidates: list[Decoder[EmbeddedResourceResource]] = []
     if "text" in d and "uri" in d:
         candidates.append(_decode_TextResourceContents)
     if "blob" in d and "uri" in d:
@@ -1709,12 +3138,12 @@ def _decode_EmbeddedResourceResource(d: Any, strict: bool) -> EmbeddedResourceRe
         raise ValidationError(
             "expected an object with the members of TextResourceContents or BlobResourceContents (text, uri; blob, uri)"
         )
-    return first_match(d, strict, candidates)
+    return cast("EmbeddedResourceResource", first_match(d, strict, candidates))
 
 
-def _encode_EmbeddedResourceResource(o: Any) -> Any:
+def _encode_EmbeddedResourceResource(o: EmbeddedResourceResource) -> dict[str, Any]:
     try:
-        encoder = _ENCODERS[type(o)]
+        encoder = _CLASS_ENCODERS[type(o)]
     except KeyError:
         raise TypeError(
             f"{type(o).__name__} is not a variant of EmbeddedResourceResource"
@@ -1723,8 +3152,9 @@ def _encode_EmbeddedResourceResource(o: Any) -> Any:
 
 
 def _decode_TextResourceContents(d: Any, strict: bool) -> TextResourceContents:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_mime_type: str | None | Unset
     v = d.get("mimeType", MISSING)
     if v is MISSING:
         f_mime_type = UNSET
@@ -1736,6 +3166,7 @@ def _decode_TextResourceContents(d: Any, strict: bool) -> TextResourceContents:
                 raise error.at("mimeType")
             f_mime_type = UNSET
 
+    f_text: str
     v = d.get("text", MISSING)
     if v is MISSING:
         raise missing("text")
@@ -1745,6 +3176,7 @@ def _decode_TextResourceContents(d: Any, strict: bool) -> TextResourceContents:
         except ValidationError as error:
             raise error.at("text")
 
+    f_uri: str
     v = d.get("uri", MISSING)
     if v is MISSING:
         raise missing("uri")
@@ -1754,6 +3186,7 @@ def _decode_TextResourceContents(d: Any, strict: bool) -> TextResourceContents:
         except ValidationError as error:
             raise error.at("uri")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -1778,19 +3211,20 @@ def _encode_TextResourceContents(o: TextResourceContents) -> dict[str, Any]:
         "text": o.text,
         "uri": o.uri,
     }
-    v = o.mime_type
-    if v is not UNSET:
-        d["mimeType"] = v
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_mime_type = o.mime_type
+    if v_mime_type is not UNSET:
+        d["mimeType"] = v_mime_type
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_BlobResourceContents(d: Any, strict: bool) -> BlobResourceContents:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_blob: str
     v = d.get("blob", MISSING)
     if v is MISSING:
         raise missing("blob")
@@ -1800,6 +3234,7 @@ def _decode_BlobResourceContents(d: Any, strict: bool) -> BlobResourceContents:
         except ValidationError as error:
             raise error.at("blob")
 
+    f_mime_type: str | None | Unset
     v = d.get("mimeType", MISSING)
     if v is MISSING:
         f_mime_type = UNSET
@@ -1811,6 +3246,7 @@ def _decode_BlobResourceContents(d: Any, strict: bool) -> BlobResourceContents:
                 raise error.at("mimeType")
             f_mime_type = UNSET
 
+    f_uri: str
     v = d.get("uri", MISSING)
     if v is MISSING:
         raise missing("uri")
@@ -1820,6 +3256,7 @@ def _decode_BlobResourceContents(d: Any, strict: bool) -> BlobResourceContents:
         except ValidationError as error:
             raise error.at("uri")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -1844,19 +3281,20 @@ def _encode_BlobResourceContents(o: BlobResourceContents) -> dict[str, Any]:
         "blob": o.blob,
         "uri": o.uri,
     }
-    v = o.mime_type
-    if v is not UNSET:
-        d["mimeType"] = v
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_mime_type = o.mime_type
+    if v_mime_type is not UNSET:
+        d["mimeType"] = v_mime_type
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_EmbeddedResource(d: Any, strict: bool) -> EmbeddedResource:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_annotations: Annotations | None | Unset
     v = d.get("annotations", MISSING)
     if v is MISSING:
         f_annotations = UNSET
@@ -1868,6 +3306,7 @@ def _decode_EmbeddedResource(d: Any, strict: bool) -> EmbeddedResource:
                 raise error.at("annotations")
             f_annotations = UNSET
 
+    f_resource: EmbeddedResourceResource
     v = d.get("resource", MISSING)
     if v is MISSING:
         raise missing("resource")
@@ -1877,6 +3316,7 @@ def _decode_EmbeddedResource(d: Any, strict: bool) -> EmbeddedResource:
         except ValidationError as error:
             raise error.at("resource")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -1899,19 +3339,22 @@ def _encode_EmbeddedResource(o: EmbeddedResource) -> dict[str, Any]:
     d: dict[str, Any] = {
         "resource": _encode_EmbeddedResourceResource(o.resource),
     }
-    v = o.annotations
-    if v is not UNSET:
-        d["annotations"] = None if v is None else _encode_Annotations(v)
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_annotations = o.annotations
+    if v_annotations is not UNSET:
+        d["annotations"] = (
+            None if v_annotations is None else _encode_Annotations(v_annotations)
+        )
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_Content(d: Any, strict: bool) -> Content:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_content: ContentBlock
     v = d.get("content", MISSING)
     if v is MISSING:
         raise missing("content")
@@ -1921,6 +3364,7 @@ def _decode_Content(d: Any, strict: bool) -> Content:
         except ValidationError as error:
             raise error.at("content")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -1942,16 +3386,17 @@ def _encode_Content(o: Content) -> dict[str, Any]:
     d: dict[str, Any] = {
         "content": _encode_ContentBlock(o.content),
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_Diff(d: Any, strict: bool) -> Diff:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_path: str
     v = d.get("path", MISSING)
     if v is MISSING:
         raise missing("path")
@@ -1961,6 +3406,7 @@ def _decode_Diff(d: Any, strict: bool) -> Diff:
         except ValidationError as error:
             raise error.at("path")
 
+    f_old_text: str | None | Unset
     v = d.get("oldText", MISSING)
     if v is MISSING:
         f_old_text = UNSET
@@ -1972,6 +3418,7 @@ def _decode_Diff(d: Any, strict: bool) -> Diff:
                 raise error.at("oldText")
             f_old_text = UNSET
 
+    f_new_text: str
     v = d.get("newText", MISSING)
     if v is MISSING:
         raise missing("newText")
@@ -1981,6 +3428,7 @@ def _decode_Diff(d: Any, strict: bool) -> Diff:
         except ValidationError as error:
             raise error.at("newText")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -2005,27 +3453,24 @@ def _encode_Diff(o: Diff) -> dict[str, Any]:
         "path": o.path,
         "newText": o.new_text,
     }
-    v = o.old_text
-    if v is not UNSET:
-        d["oldText"] = v
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_old_text = o.old_text
+    if v_old_text is not UNSET:
+        d["oldText"] = v_old_text
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
-def _decode_TerminalId(v: Any, strict: bool) -> Any:
+def _decode_TerminalId(v: Any, strict: bool) -> TerminalId:
     return v if type(v) is str else check_str(v)
 
 
-def _encode_TerminalId(v: Any) -> Any:
-    return v
-
-
 def _decode_Terminal(d: Any, strict: bool) -> Terminal:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_terminal_id: TerminalId
     v = d.get("terminalId", MISSING)
     if v is MISSING:
         raise missing("terminalId")
@@ -2035,6 +3480,7 @@ def _decode_Terminal(d: Any, strict: bool) -> Terminal:
         except ValidationError as error:
             raise error.at("terminalId")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -2056,16 +3502,17 @@ def _encode_Terminal(o: Terminal) -> dict[str, Any]:
     d: dict[str, Any] = {
         "terminalId": o.terminal_id,
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_ToolCallLocation(d: Any, strict: bool) -> ToolCallLocation:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_path: str
     v = d.get("path", MISSING)
     if v is MISSING:
         raise missing("path")
@@ -2075,6 +3522,7 @@ def _decode_ToolCallLocation(d: Any, strict: bool) -> ToolCallLocation:
         except ValidationError as error:
             raise error.at("path")
 
+    f_line: int | None | Unset
     v = d.get("line", MISSING)
     if v is MISSING:
         f_line = UNSET
@@ -2090,6 +3538,7 @@ def _decode_ToolCallLocation(d: Any, strict: bool) -> ToolCallLocation:
                 raise error.at("line")
             f_line = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -2112,19 +3561,20 @@ def _encode_ToolCallLocation(o: ToolCallLocation) -> dict[str, Any]:
     d: dict[str, Any] = {
         "path": o.path,
     }
-    v = o.line
-    if v is not UNSET:
-        d["line"] = v
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_line = o.line
+    if v_line is not UNSET:
+        d["line"] = v_line
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_PermissionOption(d: Any, strict: bool) -> PermissionOption:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_option_id: PermissionOptionId
     v = d.get("optionId", MISSING)
     if v is MISSING:
         raise missing("optionId")
@@ -2134,6 +3584,7 @@ def _decode_PermissionOption(d: Any, strict: bool) -> PermissionOption:
         except ValidationError as error:
             raise error.at("optionId")
 
+    f_name: str
     v = d.get("name", MISSING)
     if v is MISSING:
         raise missing("name")
@@ -2143,6 +3594,7 @@ def _decode_PermissionOption(d: Any, strict: bool) -> PermissionOption:
         except ValidationError as error:
             raise error.at("name")
 
+    f_kind: PermissionOptionKind
     v = d.get("kind", MISSING)
     if v is MISSING:
         raise missing("kind")
@@ -2152,6 +3604,7 @@ def _decode_PermissionOption(d: Any, strict: bool) -> PermissionOption:
         except ValidationError as error:
             raise error.at("kind")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -2177,19 +3630,15 @@ def _encode_PermissionOption(o: PermissionOption) -> dict[str, Any]:
         "name": o.name,
         "kind": (o.kind._value_ if type(o.kind) is PermissionOptionKind else o.kind),
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
-def _decode_PermissionOptionId(v: Any, strict: bool) -> Any:
+def _decode_PermissionOptionId(v: Any, strict: bool) -> PermissionOptionId:
     return v if type(v) is str else check_str(v)
-
-
-def _encode_PermissionOptionId(v: Any) -> Any:
-    return v
 
 
 def _decode_PermissionOptionKind(v: Any, strict: bool) -> PermissionOptionKind:
@@ -2204,16 +3653,19 @@ def _decode_PermissionOptionKind(v: Any, strict: bool) -> PermissionOptionKind:
     )
 
 
-_MEMBERS_PermissionOptionKind = PermissionOptionKind._value2member_map_
+_MEMBERS_PermissionOptionKind = cast(
+    "dict[str, PermissionOptionKind]", PermissionOptionKind._value2member_map_
+)
 
 
-def _encode_PermissionOptionKind(v: Any) -> Any:
+def _encode_PermissionOptionKind(v: PermissionOptionKind) -> str:
     return v._value_ if type(v) is PermissionOptionKind else v
 
 
 def _decode_CreateTerminalRequest(d: Any, strict: bool) -> CreateTerminalRequest:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_session_id: SessionId
     v = d.get("sessionId", MISSING)
     if v is MISSING:
         raise missing("sessionId")
@@ -2223,6 +3675,7 @@ def _decode_CreateTerminalRequest(d: Any, strict: bool) -> CreateTerminalRequest
         except ValidationError as error:
             raise error.at("sessionId")
 
+    f_command: str
     v = d.get("command", MISSING)
     if v is MISSING:
         raise missing("command")
@@ -2232,6 +3685,7 @@ def _decode_CreateTerminalRequest(d: Any, strict: bool) -> CreateTerminalRequest
         except ValidationError as error:
             raise error.at("command")
 
+    f_args: list[str] | Unset
     v = d.get("args", MISSING)
     if v is MISSING:
         f_args = UNSET
@@ -2245,6 +3699,7 @@ def _decode_CreateTerminalRequest(d: Any, strict: bool) -> CreateTerminalRequest
         except ValidationError as error:
             raise error.at("args")
 
+    f_env: list[EnvVariable] | Unset
     v = d.get("env", MISSING)
     if v is MISSING:
         f_env = UNSET
@@ -2256,6 +3711,7 @@ def _decode_CreateTerminalRequest(d: Any, strict: bool) -> CreateTerminalRequest
         except ValidationError as error:
             raise error.at("env")
 
+    f_cwd: str | None | Unset
     v = d.get("cwd", MISSING)
     if v is MISSING:
         f_cwd = UNSET
@@ -2265,6 +3721,7 @@ def _decode_CreateTerminalRequest(d: Any, strict: bool) -> CreateTerminalRequest
         except ValidationError as error:
             raise error.at("cwd")
 
+    f_output_byte_limit: int | None | Unset
     v = d.get("outputByteLimit", MISSING)
     if v is MISSING:
         f_output_byte_limit = UNSET
@@ -2282,6 +3739,7 @@ def _decode_CreateTerminalRequest(d: Any, strict: bool) -> CreateTerminalRequest
         except ValidationError as error:
             raise error.at("outputByteLimit")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -2309,28 +3767,29 @@ def _encode_CreateTerminalRequest(o: CreateTerminalRequest) -> dict[str, Any]:
         "sessionId": o.session_id,
         "command": o.command,
     }
-    v = o.args
-    if v is not UNSET:
-        d["args"] = list(v)
-    v = o.env
-    if v is not UNSET:
-        d["env"] = [_encode_EnvVariable(x) for x in v]
-    v = o.cwd
-    if v is not UNSET:
-        d["cwd"] = v
-    v = o.output_byte_limit
-    if v is not UNSET:
-        d["outputByteLimit"] = v
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_args = o.args
+    if v_args is not UNSET:
+        d["args"] = list(v_args)
+    v_env = o.env
+    if v_env is not UNSET:
+        d["env"] = [_encode_EnvVariable(x) for x in v_env]
+    v_cwd = o.cwd
+    if v_cwd is not UNSET:
+        d["cwd"] = v_cwd
+    v_output_byte_limit = o.output_byte_limit
+    if v_output_byte_limit is not UNSET:
+        d["outputByteLimit"] = v_output_byte_limit
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_EnvVariable(d: Any, strict: bool) -> EnvVariable:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_name: str
     v = d.get("name", MISSING)
     if v is MISSING:
         raise missing("name")
@@ -2340,6 +3799,7 @@ def _decode_EnvVariable(d: Any, strict: bool) -> EnvVariable:
         except ValidationError as error:
             raise error.at("name")
 
+    f_value: str
     v = d.get("value", MISSING)
     if v is MISSING:
         raise missing("value")
@@ -2349,6 +3809,7 @@ def _decode_EnvVariable(d: Any, strict: bool) -> EnvVariable:
         except ValidationError as error:
             raise error.at("value")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -2372,16 +3833,17 @@ def _encode_EnvVariable(o: EnvVariable) -> dict[str, Any]:
         "name": o.name,
         "value": o.value,
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_TerminalOutputRequest(d: Any, strict: bool) -> TerminalOutputRequest:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_session_id: SessionId
     v = d.get("sessionId", MISSING)
     if v is MISSING:
         raise missing("sessionId")
@@ -2391,6 +3853,7 @@ def _decode_TerminalOutputRequest(d: Any, strict: bool) -> TerminalOutputRequest
         except ValidationError as error:
             raise error.at("sessionId")
 
+    f_terminal_id: TerminalId
     v = d.get("terminalId", MISSING)
     if v is MISSING:
         raise missing("terminalId")
@@ -2400,6 +3863,7 @@ def _decode_TerminalOutputRequest(d: Any, strict: bool) -> TerminalOutputRequest
         except ValidationError as error:
             raise error.at("terminalId")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -2423,16 +3887,17 @@ def _encode_TerminalOutputRequest(o: TerminalOutputRequest) -> dict[str, Any]:
         "sessionId": o.session_id,
         "terminalId": o.terminal_id,
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_ReleaseTerminalRequest(d: Any, strict: bool) -> ReleaseTerminalRequest:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_session_id: SessionId
     v = d.get("sessionId", MISSING)
     if v is MISSING:
         raise missing("sessionId")
@@ -2442,6 +3907,7 @@ def _decode_ReleaseTerminalRequest(d: Any, strict: bool) -> ReleaseTerminalReque
         except ValidationError as error:
             raise error.at("sessionId")
 
+    f_terminal_id: TerminalId
     v = d.get("terminalId", MISSING)
     if v is MISSING:
         raise missing("terminalId")
@@ -2451,6 +3917,7 @@ def _decode_ReleaseTerminalRequest(d: Any, strict: bool) -> ReleaseTerminalReque
         except ValidationError as error:
             raise error.at("terminalId")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -2474,9 +3941,9 @@ def _encode_ReleaseTerminalRequest(o: ReleaseTerminalRequest) -> dict[str, Any]:
         "sessionId": o.session_id,
         "terminalId": o.terminal_id,
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -2484,8 +3951,9 @@ def _encode_ReleaseTerminalRequest(o: ReleaseTerminalRequest) -> dict[str, Any]:
 def _decode_WaitForTerminalExitRequest(
     d: Any, strict: bool
 ) -> WaitForTerminalExitRequest:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_session_id: SessionId
     v = d.get("sessionId", MISSING)
     if v is MISSING:
         raise missing("sessionId")
@@ -2495,6 +3963,7 @@ def _decode_WaitForTerminalExitRequest(
         except ValidationError as error:
             raise error.at("sessionId")
 
+    f_terminal_id: TerminalId
     v = d.get("terminalId", MISSING)
     if v is MISSING:
         raise missing("terminalId")
@@ -2504,6 +3973,7 @@ def _decode_WaitForTerminalExitRequest(
         except ValidationError as error:
             raise error.at("terminalId")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -2527,16 +3997,17 @@ def _encode_WaitForTerminalExitRequest(o: WaitForTerminalExitRequest) -> dict[st
         "sessionId": o.session_id,
         "terminalId": o.terminal_id,
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_KillTerminalRequest(d: Any, strict: bool) -> KillTerminalRequest:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_session_id: SessionId
     v = d.get("sessionId", MISSING)
     if v is MISSING:
         raise missing("sessionId")
@@ -2546,6 +4017,7 @@ def _decode_KillTerminalRequest(d: Any, strict: bool) -> KillTerminalRequest:
         except ValidationError as error:
             raise error.at("sessionId")
 
+    f_terminal_id: TerminalId
     v = d.get("terminalId", MISSING)
     if v is MISSING:
         raise missing("terminalId")
@@ -2555,6 +4027,7 @@ def _decode_KillTerminalRequest(d: Any, strict: bool) -> KillTerminalRequest:
         except ValidationError as error:
             raise error.at("terminalId")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -2578,24 +4051,21 @@ def _encode_KillTerminalRequest(o: KillTerminalRequest) -> dict[str, Any]:
         "sessionId": o.session_id,
         "terminalId": o.terminal_id,
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
-def _decode_CreateElicitationRequest(v: Any, strict: bool) -> Any:
+def _decode_CreateElicitationRequest(v: Any, strict: bool) -> CreateElicitationRequest:
     return check_raw(v, "#/$defs/CreateElicitationRequest")
 
 
-def _encode_CreateElicitationRequest(v: Any) -> Any:
-    return v
-
-
 def _decode_ElicitationSessionScope(d: Any, strict: bool) -> ElicitationSessionScope:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_session_id: SessionId
     v = d.get("sessionId", MISSING)
     if v is MISSING:
         raise missing("sessionId")
@@ -2605,6 +4075,7 @@ def _decode_ElicitationSessionScope(d: Any, strict: bool) -> ElicitationSessionS
         except ValidationError as error:
             raise error.at("sessionId")
 
+    f_tool_call_id: ToolCallId | None | Unset
     v = d.get("toolCallId", MISSING)
     if v is MISSING:
         f_tool_call_id = UNSET
@@ -2628,16 +4099,17 @@ def _encode_ElicitationSessionScope(o: ElicitationSessionScope) -> dict[str, Any
     d: dict[str, Any] = {
         "sessionId": o.session_id,
     }
-    v = o.tool_call_id
-    if v is not UNSET:
-        d["toolCallId"] = None if v is None else v
+    v_tool_call_id = o.tool_call_id
+    if v_tool_call_id is not UNSET:
+        d["toolCallId"] = None if v_tool_call_id is None else v_tool_call_id
 
     return d
 
 
 def _decode_ElicitationRequestScope(d: Any, strict: bool) -> ElicitationRequestScope:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_request_id: RequestId
     v = d.get("requestId", MISSING)
     if v is MISSING:
         raise missing("requestId")
@@ -2654,15 +4126,16 @@ def _decode_ElicitationRequestScope(d: Any, strict: bool) -> ElicitationRequestS
 
 def _encode_ElicitationRequestScope(o: ElicitationRequestScope) -> dict[str, Any]:
     d: dict[str, Any] = {
-        "requestId": _encode_RequestId(o.request_id),
+        "requestId": encode(o.request_id),
     }
 
     return d
 
 
 def _decode_ElicitationSchema(d: Any, strict: bool) -> ElicitationSchema:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_type: ElicitationSchemaType
     v = d.get("type", MISSING)
     if v is MISSING:
         f_type = ElicitationSchemaType.OBJECT
@@ -2674,6 +4147,7 @@ def _decode_ElicitationSchema(d: Any, strict: bool) -> ElicitationSchema:
                 raise error.at("type")
             f_type = ElicitationSchemaType.OBJECT
 
+    f_title: str | None | Unset
     v = d.get("title", MISSING)
     if v is MISSING:
         f_title = UNSET
@@ -2685,6 +4159,7 @@ def _decode_ElicitationSchema(d: Any, strict: bool) -> ElicitationSchema:
                 raise error.at("title")
             f_title = UNSET
 
+    f_properties: dict[str, ElicitationPropertySchema]
     v = d.get("properties", MISSING)
     if v is MISSING:
         f_properties = {}
@@ -2694,6 +4169,7 @@ def _decode_ElicitationSchema(d: Any, strict: bool) -> ElicitationSchema:
         except ValidationError as error:
             raise error.at("properties")
 
+    f_required: list[str] | None | Unset
     v = d.get("required", MISSING)
     if v is MISSING:
         f_required = UNSET
@@ -2709,6 +4185,7 @@ def _decode_ElicitationSchema(d: Any, strict: bool) -> ElicitationSchema:
         except ValidationError as error:
             raise error.at("required")
 
+    f_description: str | None | Unset
     v = d.get("description", MISSING)
     if v is MISSING:
         f_description = UNSET
@@ -2722,6 +4199,7 @@ def _decode_ElicitationSchema(d: Any, strict: bool) -> ElicitationSchema:
                 raise error.at("description")
             f_description = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -2744,27 +4222,24 @@ def _decode_ElicitationSchema(d: Any, strict: bool) -> ElicitationSchema:
 
 
 def _encode_ElicitationSchema(o: ElicitationSchema) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.type
-    if v is not UNSET:
-        d["type"] = v._value_ if type(v) is ElicitationSchemaType else v
-    v = o.title
-    if v is not UNSET:
-        d["title"] = v
-    v = o.properties
-    if v is not UNSET:
-        d["properties"] = {
-            k: _encode_ElicitationPropertySchema(x) for k, x in v.items()
-        }
-    v = o.required
-    if v is not UNSET:
-        d["required"] = None if v is None else list(v)
-    v = o.description
-    if v is not UNSET:
-        d["description"] = v
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    d: dict[str, Any] = {
+        "type": (o.type._value_ if type(o.type) is ElicitationSchemaType else o.type),
+        "properties": {
+            k: _encode_ElicitationPropertySchema(x) for k, x in o.properties.items()
+        },
+    }
+    v_title = o.title
+    if v_title is not UNSET:
+        d["title"] = v_title
+    v_required = o.required
+    if v_required is not UNSET:
+        d["required"] = None if v_required is None else list(v_required)
+    v_description = o.description
+    if v_description is not UNSET:
+        d["description"] = v_description
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -2778,20 +4253,23 @@ def _decode_ElicitationSchemaType(v: Any, strict: bool) -> ElicitationSchemaType
     raise unexpected('expected one of "object"', v)
 
 
-_MEMBERS_ElicitationSchemaType = ElicitationSchemaType._value2member_map_
+_MEMBERS_ElicitationSchemaType = cast(
+    "dict[str, ElicitationSchemaType]", ElicitationSchemaType._value2member_map_
+)
 
 
-def _encode_ElicitationSchemaType(v: Any) -> Any:
+def _encode_ElicitationSchemaType(v: ElicitationSchemaType) -> str:
     return v._value_ if type(v) is ElicitationSchemaType else v
 
 
 def _decode_StringElicitationPropertySchema(
     d: Any, strict: bool
 ) -> StringElicitationPropertySchema:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("type") != "string":
         raise check_tag(d, "type", "string")
+    f_title: str | None | Unset
     v = d.get("title", MISSING)
     if v is MISSING:
         f_title = UNSET
@@ -2803,6 +4281,7 @@ def _decode_StringElicitationPropertySchema(
                 raise error.at("title")
             f_title = UNSET
 
+    f_description: str | None | Unset
     v = d.get("description", MISSING)
     if v is MISSING:
         f_description = UNSET
@@ -2816,6 +4295,7 @@ def _decode_StringElicitationPropertySchema(
                 raise error.at("description")
             f_description = UNSET
 
+    f_min_length: int | None | Unset
     v = d.get("minLength", MISSING)
     if v is MISSING:
         f_min_length = UNSET
@@ -2829,6 +4309,7 @@ def _decode_StringElicitationPropertySchema(
         except ValidationError as error:
             raise error.at("minLength")
 
+    f_max_length: int | None | Unset
     v = d.get("maxLength", MISSING)
     if v is MISSING:
         f_max_length = UNSET
@@ -2842,6 +4323,7 @@ def _decode_StringElicitationPropertySchema(
         except ValidationError as error:
             raise error.at("maxLength")
 
+    f_pattern: str | None | Unset
     v = d.get("pattern", MISSING)
     if v is MISSING:
         f_pattern = UNSET
@@ -2851,6 +4333,7 @@ def _decode_StringElicitationPropertySchema(
         except ValidationError as error:
             raise error.at("pattern")
 
+    f_format: StringFormat | None | Unset
     v = d.get("format", MISSING)
     if v is MISSING:
         f_format = UNSET
@@ -2860,6 +4343,7 @@ def _decode_StringElicitationPropertySchema(
         except ValidationError as error:
             raise error.at("format")
 
+    f_default: str | None | Unset
     v = d.get("default", MISSING)
     if v is MISSING:
         f_default = UNSET
@@ -2871,6 +4355,7 @@ def _decode_StringElicitationPropertySchema(
                 raise error.at("default")
             f_default = UNSET
 
+    f_enum: list[str] | None | Unset
     v = d.get("enum", MISSING)
     if v is MISSING:
         f_enum = UNSET
@@ -2886,6 +4371,7 @@ def _decode_StringElicitationPropertySchema(
         except ValidationError as error:
             raise error.at("enum")
 
+    f_one_of: list[EnumOption] | None | Unset
     v = d.get("oneOf", MISSING)
     if v is MISSING:
         f_one_of = UNSET
@@ -2895,6 +4381,7 @@ def _decode_StringElicitationPropertySchema(
         except ValidationError as error:
             raise error.at("oneOf")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -2926,38 +4413,42 @@ def _encode_StringElicitationPropertySchema(
     d: dict[str, Any] = {
         "type": "string",
     }
-    v = o.title
-    if v is not UNSET:
-        d["title"] = v
-    v = o.description
-    if v is not UNSET:
-        d["description"] = v
-    v = o.min_length
-    if v is not UNSET:
-        d["minLength"] = v
-    v = o.max_length
-    if v is not UNSET:
-        d["maxLength"] = v
-    v = o.pattern
-    if v is not UNSET:
-        d["pattern"] = v
-    v = o.format
-    if v is not UNSET:
+    v_title = o.title
+    if v_title is not UNSET:
+        d["title"] = v_title
+    v_description = o.description
+    if v_description is not UNSET:
+        d["description"] = v_description
+    v_min_length = o.min_length
+    if v_min_length is not UNSET:
+        d["minLength"] = v_min_length
+    v_max_length = o.max_length
+    if v_max_length is not UNSET:
+        d["maxLength"] = v_max_length
+    v_pattern = o.pattern
+    if v_pattern is not UNSET:
+        d["pattern"] = v_pattern
+    v_format = o.format
+    if v_format is not UNSET:
         d["format"] = (
-            None if v is None else (v._value_ if type(v) is StringFormat else v)
+            None
+            if v_format is None
+            else (v_format._value_ if type(v_format) is StringFormat else v_format)
         )
-    v = o.default
-    if v is not UNSET:
-        d["default"] = v
-    v = o.enum
-    if v is not UNSET:
-        d["enum"] = None if v is None else list(v)
-    v = o.one_of
-    if v is not UNSET:
-        d["oneOf"] = None if v is None else [_encode_EnumOption(x) for x in v]
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_default = o.default
+    if v_default is not UNSET:
+        d["default"] = v_default
+    v_enum = o.enum
+    if v_enum is not UNSET:
+        d["enum"] = None if v_enum is None else list(v_enum)
+    v_one_of = o.one_of
+    if v_one_of is not UNSET:
+        d["oneOf"] = (
+            None if v_one_of is None else [_encode_EnumOption(x) for x in v_one_of]
+        )
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -2965,10 +4456,11 @@ def _encode_StringElicitationPropertySchema(
 def _decode_NumberElicitationPropertySchema(
     d: Any, strict: bool
 ) -> NumberElicitationPropertySchema:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("type") != "number":
         raise check_tag(d, "type", "number")
+    f_title: str | None | Unset
     v = d.get("title", MISSING)
     if v is MISSING:
         f_title = UNSET
@@ -2980,6 +4472,7 @@ def _decode_NumberElicitationPropertySchema(
                 raise error.at("title")
             f_title = UNSET
 
+    f_description: str | None | Unset
     v = d.get("description", MISSING)
     if v is MISSING:
         f_description = UNSET
@@ -2993,6 +4486,7 @@ def _decode_NumberElicitationPropertySchema(
                 raise error.at("description")
             f_description = UNSET
 
+    f_minimum: float | None | Unset
     v = d.get("minimum", MISSING)
     if v is MISSING:
         f_minimum = UNSET
@@ -3002,6 +4496,7 @@ def _decode_NumberElicitationPropertySchema(
         except ValidationError as error:
             raise error.at("minimum")
 
+    f_maximum: float | None | Unset
     v = d.get("maximum", MISSING)
     if v is MISSING:
         f_maximum = UNSET
@@ -3011,6 +4506,7 @@ def _decode_NumberElicitationPropertySchema(
         except ValidationError as error:
             raise error.at("maximum")
 
+    f_default: float | None | Unset
     v = d.get("default", MISSING)
     if v is MISSING:
         f_default = UNSET
@@ -3022,6 +4518,7 @@ def _decode_NumberElicitationPropertySchema(
                 raise error.at("default")
             f_default = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -3049,24 +4546,24 @@ def _encode_NumberElicitationPropertySchema(
     d: dict[str, Any] = {
         "type": "number",
     }
-    v = o.title
-    if v is not UNSET:
-        d["title"] = v
-    v = o.description
-    if v is not UNSET:
-        d["description"] = v
-    v = o.minimum
-    if v is not UNSET:
-        d["minimum"] = v
-    v = o.maximum
-    if v is not UNSET:
-        d["maximum"] = v
-    v = o.default
-    if v is not UNSET:
-        d["default"] = v
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_title = o.title
+    if v_title is not UNSET:
+        d["title"] = v_title
+    v_description = o.description
+    if v_description is not UNSET:
+        d["description"] = v_description
+    v_minimum = o.minimum
+    if v_minimum is not UNSET:
+        d["minimum"] = v_minimum
+    v_maximum = o.maximum
+    if v_maximum is not UNSET:
+        d["maximum"] = v_maximum
+    v_default = o.default
+    if v_default is not UNSET:
+        d["default"] = v_default
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -3074,10 +4571,11 @@ def _encode_NumberElicitationPropertySchema(
 def _decode_IntegerElicitationPropertySchema(
     d: Any, strict: bool
 ) -> IntegerElicitationPropertySchema:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("type") != "integer":
         raise check_tag(d, "type", "integer")
+    f_title: str | None | Unset
     v = d.get("title", MISSING)
     if v is MISSING:
         f_title = UNSET
@@ -3089,6 +4587,7 @@ def _decode_IntegerElicitationPropertySchema(
                 raise error.at("title")
             f_title = UNSET
 
+    f_description: str | None | Unset
     v = d.get("description", MISSING)
     if v is MISSING:
         f_description = UNSET
@@ -3102,6 +4601,7 @@ def _decode_IntegerElicitationPropertySchema(
                 raise error.at("description")
             f_description = UNSET
 
+    f_minimum: int | None | Unset
     v = d.get("minimum", MISSING)
     if v is MISSING:
         f_minimum = UNSET
@@ -3119,6 +4619,7 @@ def _decode_IntegerElicitationPropertySchema(
         except ValidationError as error:
             raise error.at("minimum")
 
+    f_maximum: int | None | Unset
     v = d.get("maximum", MISSING)
     if v is MISSING:
         f_maximum = UNSET
@@ -3136,6 +4637,7 @@ def _decode_IntegerElicitationPropertySchema(
         except ValidationError as error:
             raise error.at("maximum")
 
+    f_default: int | None | Unset
     v = d.get("default", MISSING)
     if v is MISSING:
         f_default = UNSET
@@ -3155,6 +4657,7 @@ def _decode_IntegerElicitationPropertySchema(
                 raise error.at("default")
             f_default = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -3182,24 +4685,24 @@ def _encode_IntegerElicitationPropertySchema(
     d: dict[str, Any] = {
         "type": "integer",
     }
-    v = o.title
-    if v is not UNSET:
-        d["title"] = v
-    v = o.description
-    if v is not UNSET:
-        d["description"] = v
-    v = o.minimum
-    if v is not UNSET:
-        d["minimum"] = v
-    v = o.maximum
-    if v is not UNSET:
-        d["maximum"] = v
-    v = o.default
-    if v is not UNSET:
-        d["default"] = v
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_title = o.title
+    if v_title is not UNSET:
+        d["title"] = v_title
+    v_description = o.description
+    if v_description is not UNSET:
+        d["description"] = v_description
+    v_minimum = o.minimum
+    if v_minimum is not UNSET:
+        d["minimum"] = v_minimum
+    v_maximum = o.maximum
+    if v_maximum is not UNSET:
+        d["maximum"] = v_maximum
+    v_default = o.default
+    if v_default is not UNSET:
+        d["default"] = v_default
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -3207,10 +4710,11 @@ def _encode_IntegerElicitationPropertySchema(
 def _decode_BooleanElicitationPropertySchema(
     d: Any, strict: bool
 ) -> BooleanElicitationPropertySchema:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("type") != "boolean":
         raise check_tag(d, "type", "boolean")
+    f_title: str | None | Unset
     v = d.get("title", MISSING)
     if v is MISSING:
         f_title = UNSET
@@ -3222,6 +4726,7 @@ def _decode_BooleanElicitationPropertySchema(
                 raise error.at("title")
             f_title = UNSET
 
+    f_description: str | None | Unset
     v = d.get("description", MISSING)
     if v is MISSING:
         f_description = UNSET
@@ -3235,6 +4740,7 @@ def _decode_BooleanElicitationPropertySchema(
                 raise error.at("description")
             f_description = UNSET
 
+    f_default: bool | None | Unset
     v = d.get("default", MISSING)
     if v is MISSING:
         f_default = UNSET
@@ -3246,6 +4752,7 @@ def _decode_BooleanElicitationPropertySchema(
                 raise error.at("default")
             f_default = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -3271,18 +4778,18 @@ def _encode_BooleanElicitationPropertySchema(
     d: dict[str, Any] = {
         "type": "boolean",
     }
-    v = o.title
-    if v is not UNSET:
-        d["title"] = v
-    v = o.description
-    if v is not UNSET:
-        d["description"] = v
-    v = o.default
-    if v is not UNSET:
-        d["default"] = v
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_title = o.title
+    if v_title is not UNSET:
+        d["title"] = v_title
+    v_description = o.description
+    if v_description is not UNSET:
+        d["description"] = v_description
+    v_default = o.default
+    if v_default is not UNSET:
+        d["default"] = v_default
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -3290,10 +4797,11 @@ def _encode_BooleanElicitationPropertySchema(
 def _decode_ArrayElicitationPropertySchema(
     d: Any, strict: bool
 ) -> ArrayElicitationPropertySchema:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("type") != "array":
         raise check_tag(d, "type", "array")
+    f_title: str | None | Unset
     v = d.get("title", MISSING)
     if v is MISSING:
         f_title = UNSET
@@ -3305,6 +4813,7 @@ def _decode_ArrayElicitationPropertySchema(
                 raise error.at("title")
             f_title = UNSET
 
+    f_description: str | None | Unset
     v = d.get("description", MISSING)
     if v is MISSING:
         f_description = UNSET
@@ -3318,6 +4827,7 @@ def _decode_ArrayElicitationPropertySchema(
                 raise error.at("description")
             f_description = UNSET
 
+    f_min_items: int | None | Unset
     v = d.get("minItems", MISSING)
     if v is MISSING:
         f_min_items = UNSET
@@ -3335,6 +4845,7 @@ def _decode_ArrayElicitationPropertySchema(
         except ValidationError as error:
             raise error.at("minItems")
 
+    f_max_items: int | None | Unset
     v = d.get("maxItems", MISSING)
     if v is MISSING:
         f_max_items = UNSET
@@ -3352,6 +4863,7 @@ def _decode_ArrayElicitationPropertySchema(
         except ValidationError as error:
             raise error.at("maxItems")
 
+    f_items: MultiSelectItems
     v = d.get("items", MISSING)
     if v is MISSING:
         raise missing("items")
@@ -3361,6 +4873,7 @@ def _decode_ArrayElicitationPropertySchema(
         except ValidationError as error:
             raise error.at("items")
 
+    f_default: list[str] | None | Unset
     v = d.get("default", MISSING)
     if v is MISSING:
         f_default = UNSET
@@ -3378,6 +4891,7 @@ def _decode_ArrayElicitationPropertySchema(
                 raise error.at("default")
             f_default = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -3407,24 +4921,24 @@ def _encode_ArrayElicitationPropertySchema(
         "type": "array",
         "items": _encode_MultiSelectItems(o.items),
     }
-    v = o.title
-    if v is not UNSET:
-        d["title"] = v
-    v = o.description
-    if v is not UNSET:
-        d["description"] = v
-    v = o.min_items
-    if v is not UNSET:
-        d["minItems"] = v
-    v = o.max_items
-    if v is not UNSET:
-        d["maxItems"] = v
-    v = o.default
-    if v is not UNSET:
-        d["default"] = None if v is None else list(v)
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_title = o.title
+    if v_title is not UNSET:
+        d["title"] = v_title
+    v_description = o.description
+    if v_description is not UNSET:
+        d["description"] = v_description
+    v_min_items = o.min_items
+    if v_min_items is not UNSET:
+        d["minItems"] = v_min_items
+    v_max_items = o.max_items
+    if v_max_items is not UNSET:
+        d["maxItems"] = v_max_items
+    v_default = o.default
+    if v_default is not UNSET:
+        d["default"] = None if v_default is None else list(v_default)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -3432,7 +4946,7 @@ def _encode_ArrayElicitationPropertySchema(
 def _decode_OtherElicitationPropertySchema(
     d: Any, strict: bool
 ) -> OtherElicitationPropertySchema:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if type(d.get("type")) is not str:
         raise check_tag(d, "type", None)
@@ -3454,7 +4968,7 @@ def _encode_OtherElicitationPropertySchema(
     return d
 
 
-_VARIANTS_ElicitationPropertySchema: dict[str, Callable[[Any, bool], Any]] = {
+_VARIANTS_ElicitationPropertySchema: dict[str, Decoder[ElicitationPropertySchema]] = {
     "string": _decode_StringElicitationPropertySchema,
     "number": _decode_NumberElicitationPropertySchema,
     "integer": _decode_IntegerElicitationPropertySchema,
@@ -3466,7 +4980,7 @@ _VARIANTS_ElicitationPropertySchema: dict[str, Callable[[Any, bool], Any]] = {
 def _decode_ElicitationPropertySchema(
     d: Any, strict: bool
 ) -> ElicitationPropertySchema:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     tag = d.get("type", MISSING)
     if type(tag) is str:
@@ -3479,9 +4993,9 @@ def _decode_ElicitationPropertySchema(
     raise type_error("a string", tag).at("type")
 
 
-def _encode_ElicitationPropertySchema(o: Any) -> Any:
+def _encode_ElicitationPropertySchema(o: ElicitationPropertySchema) -> dict[str, Any]:
     try:
-        encoder = _ENCODERS[type(o)]
+        encoder = _CLASS_ENCODERS[type(o)]
     except KeyError:
         raise TypeError(
             f"{type(o).__name__} is not a variant of ElicitationPropertySchema"
@@ -3498,16 +5012,17 @@ def _decode_StringFormat(v: Any, strict: bool) -> StringFormat:
     raise unexpected('expected one of "email", "uri", "date", "date-time"', v)
 
 
-_MEMBERS_StringFormat = StringFormat._value2member_map_
+_MEMBERS_StringFormat = cast("dict[str, StringFormat]", StringFormat._value2member_map_)
 
 
-def _encode_StringFormat(v: Any) -> Any:
+def _encode_StringFormat(v: StringFormat) -> str:
     return v._value_ if type(v) is StringFormat else v
 
 
 def _decode_EnumOption(d: Any, strict: bool) -> EnumOption:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_const: str
     v = d.get("const", MISSING)
     if v is MISSING:
         raise missing("const")
@@ -3517,6 +5032,7 @@ def _decode_EnumOption(d: Any, strict: bool) -> EnumOption:
         except ValidationError as error:
             raise error.at("const")
 
+    f_title: str
     v = d.get("title", MISSING)
     if v is MISSING:
         raise missing("title")
@@ -3526,6 +5042,7 @@ def _decode_EnumOption(d: Any, strict: bool) -> EnumOption:
         except ValidationError as error:
             raise error.at("title")
 
+    f_description: str | None | Unset
     v = d.get("description", MISSING)
     if v is MISSING:
         f_description = UNSET
@@ -3539,6 +5056,7 @@ def _decode_EnumOption(d: Any, strict: bool) -> EnumOption:
                 raise error.at("description")
             f_description = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -3563,19 +5081,20 @@ def _encode_EnumOption(o: EnumOption) -> dict[str, Any]:
         "const": o.const,
         "title": o.title,
     }
-    v = o.description
-    if v is not UNSET:
-        d["description"] = v
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_description = o.description
+    if v_description is not UNSET:
+        d["description"] = v_description
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_StringPropertySchema(d: Any, strict: bool) -> StringPropertySchema:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_title: str | None | Unset
     v = d.get("title", MISSING)
     if v is MISSING:
         f_title = UNSET
@@ -3587,6 +5106,7 @@ def _decode_StringPropertySchema(d: Any, strict: bool) -> StringPropertySchema:
                 raise error.at("title")
             f_title = UNSET
 
+    f_description: str | None | Unset
     v = d.get("description", MISSING)
     if v is MISSING:
         f_description = UNSET
@@ -3600,6 +5120,7 @@ def _decode_StringPropertySchema(d: Any, strict: bool) -> StringPropertySchema:
                 raise error.at("description")
             f_description = UNSET
 
+    f_min_length: int | None | Unset
     v = d.get("minLength", MISSING)
     if v is MISSING:
         f_min_length = UNSET
@@ -3613,6 +5134,7 @@ def _decode_StringPropertySchema(d: Any, strict: bool) -> StringPropertySchema:
         except ValidationError as error:
             raise error.at("minLength")
 
+    f_max_length: int | None | Unset
     v = d.get("maxLength", MISSING)
     if v is MISSING:
         f_max_length = UNSET
@@ -3626,6 +5148,7 @@ def _decode_StringPropertySchema(d: Any, strict: bool) -> StringPropertySchema:
         except ValidationError as error:
             raise error.at("maxLength")
 
+    f_pattern: str | None | Unset
     v = d.get("pattern", MISSING)
     if v is MISSING:
         f_pattern = UNSET
@@ -3635,6 +5158,7 @@ def _decode_StringPropertySchema(d: Any, strict: bool) -> StringPropertySchema:
         except ValidationError as error:
             raise error.at("pattern")
 
+    f_format: StringFormat | None | Unset
     v = d.get("format", MISSING)
     if v is MISSING:
         f_format = UNSET
@@ -3644,6 +5168,7 @@ def _decode_StringPropertySchema(d: Any, strict: bool) -> StringPropertySchema:
         except ValidationError as error:
             raise error.at("format")
 
+    f_default: str | None | Unset
     v = d.get("default", MISSING)
     if v is MISSING:
         f_default = UNSET
@@ -3655,6 +5180,7 @@ def _decode_StringPropertySchema(d: Any, strict: bool) -> StringPropertySchema:
                 raise error.at("default")
             f_default = UNSET
 
+    f_enum: list[str] | None | Unset
     v = d.get("enum", MISSING)
     if v is MISSING:
         f_enum = UNSET
@@ -3670,6 +5196,7 @@ def _decode_StringPropertySchema(d: Any, strict: bool) -> StringPropertySchema:
         except ValidationError as error:
             raise error.at("enum")
 
+    f_one_of: list[EnumOption] | None | Unset
     v = d.get("oneOf", MISSING)
     if v is MISSING:
         f_one_of = UNSET
@@ -3679,6 +5206,7 @@ def _decode_StringPropertySchema(d: Any, strict: bool) -> StringPropertySchema:
         except ValidationError as error:
             raise error.at("oneOf")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -3706,45 +5234,50 @@ def _decode_StringPropertySchema(d: Any, strict: bool) -> StringPropertySchema:
 
 def _encode_StringPropertySchema(o: StringPropertySchema) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.title
-    if v is not UNSET:
-        d["title"] = v
-    v = o.description
-    if v is not UNSET:
-        d["description"] = v
-    v = o.min_length
-    if v is not UNSET:
-        d["minLength"] = v
-    v = o.max_length
-    if v is not UNSET:
-        d["maxLength"] = v
-    v = o.pattern
-    if v is not UNSET:
-        d["pattern"] = v
-    v = o.format
-    if v is not UNSET:
+    v_title = o.title
+    if v_title is not UNSET:
+        d["title"] = v_title
+    v_description = o.description
+    if v_description is not UNSET:
+        d["description"] = v_description
+    v_min_length = o.min_length
+    if v_min_length is not UNSET:
+        d["minLength"] = v_min_length
+    v_max_length = o.max_length
+    if v_max_length is not UNSET:
+        d["maxLength"] = v_max_length
+    v_pattern = o.pattern
+    if v_pattern is not UNSET:
+        d["pattern"] = v_pattern
+    v_format = o.format
+    if v_format is not UNSET:
         d["format"] = (
-            None if v is None else (v._value_ if type(v) is StringFormat else v)
+            None
+            if v_format is None
+            else (v_format._value_ if type(v_format) is StringFormat else v_format)
         )
-    v = o.default
-    if v is not UNSET:
-        d["default"] = v
-    v = o.enum
-    if v is not UNSET:
-        d["enum"] = None if v is None else list(v)
-    v = o.one_of
-    if v is not UNSET:
-        d["oneOf"] = None if v is None else [_encode_EnumOption(x) for x in v]
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_default = o.default
+    if v_default is not UNSET:
+        d["default"] = v_default
+    v_enum = o.enum
+    if v_enum is not UNSET:
+        d["enum"] = None if v_enum is None else list(v_enum)
+    v_one_of = o.one_of
+    if v_one_of is not UNSET:
+        d["oneOf"] = (
+            None if v_one_of is None else [_encode_EnumOption(x) for x in v_one_of]
+        )
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_NumberPropertySchema(d: Any, strict: bool) -> NumberPropertySchema:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_title: str | None | Unset
     v = d.get("title", MISSING)
     if v is MISSING:
         f_title = UNSET
@@ -3756,6 +5289,7 @@ def _decode_NumberPropertySchema(d: Any, strict: bool) -> NumberPropertySchema:
                 raise error.at("title")
             f_title = UNSET
 
+    f_description: str | None | Unset
     v = d.get("description", MISSING)
     if v is MISSING:
         f_description = UNSET
@@ -3769,6 +5303,7 @@ def _decode_NumberPropertySchema(d: Any, strict: bool) -> NumberPropertySchema:
                 raise error.at("description")
             f_description = UNSET
 
+    f_minimum: float | None | Unset
     v = d.get("minimum", MISSING)
     if v is MISSING:
         f_minimum = UNSET
@@ -3778,6 +5313,7 @@ def _decode_NumberPropertySchema(d: Any, strict: bool) -> NumberPropertySchema:
         except ValidationError as error:
             raise error.at("minimum")
 
+    f_maximum: float | None | Unset
     v = d.get("maximum", MISSING)
     if v is MISSING:
         f_maximum = UNSET
@@ -3787,6 +5323,7 @@ def _decode_NumberPropertySchema(d: Any, strict: bool) -> NumberPropertySchema:
         except ValidationError as error:
             raise error.at("maximum")
 
+    f_default: float | None | Unset
     v = d.get("default", MISSING)
     if v is MISSING:
         f_default = UNSET
@@ -3798,6 +5335,7 @@ def _decode_NumberPropertySchema(d: Any, strict: bool) -> NumberPropertySchema:
                 raise error.at("default")
             f_default = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -3821,31 +5359,32 @@ def _decode_NumberPropertySchema(d: Any, strict: bool) -> NumberPropertySchema:
 
 def _encode_NumberPropertySchema(o: NumberPropertySchema) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.title
-    if v is not UNSET:
-        d["title"] = v
-    v = o.description
-    if v is not UNSET:
-        d["description"] = v
-    v = o.minimum
-    if v is not UNSET:
-        d["minimum"] = v
-    v = o.maximum
-    if v is not UNSET:
-        d["maximum"] = v
-    v = o.default
-    if v is not UNSET:
-        d["default"] = v
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_title = o.title
+    if v_title is not UNSET:
+        d["title"] = v_title
+    v_description = o.description
+    if v_description is not UNSET:
+        d["description"] = v_description
+    v_minimum = o.minimum
+    if v_minimum is not UNSET:
+        d["minimum"] = v_minimum
+    v_maximum = o.maximum
+    if v_maximum is not UNSET:
+        d["maximum"] = v_maximum
+    v_default = o.default
+    if v_default is not UNSET:
+        d["default"] = v_default
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_IntegerPropertySchema(d: Any, strict: bool) -> IntegerPropertySchema:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_title: str | None | Unset
     v = d.get("title", MISSING)
     if v is MISSING:
         f_title = UNSET
@@ -3857,6 +5396,7 @@ def _decode_IntegerPropertySchema(d: Any, strict: bool) -> IntegerPropertySchema
                 raise error.at("title")
             f_title = UNSET
 
+    f_description: str | None | Unset
     v = d.get("description", MISSING)
     if v is MISSING:
         f_description = UNSET
@@ -3870,6 +5410,7 @@ def _decode_IntegerPropertySchema(d: Any, strict: bool) -> IntegerPropertySchema
                 raise error.at("description")
             f_description = UNSET
 
+    f_minimum: int | None | Unset
     v = d.get("minimum", MISSING)
     if v is MISSING:
         f_minimum = UNSET
@@ -3887,6 +5428,7 @@ def _decode_IntegerPropertySchema(d: Any, strict: bool) -> IntegerPropertySchema
         except ValidationError as error:
             raise error.at("minimum")
 
+    f_maximum: int | None | Unset
     v = d.get("maximum", MISSING)
     if v is MISSING:
         f_maximum = UNSET
@@ -3904,6 +5446,7 @@ def _decode_IntegerPropertySchema(d: Any, strict: bool) -> IntegerPropertySchema
         except ValidationError as error:
             raise error.at("maximum")
 
+    f_default: int | None | Unset
     v = d.get("default", MISSING)
     if v is MISSING:
         f_default = UNSET
@@ -3923,6 +5466,7 @@ def _decode_IntegerPropertySchema(d: Any, strict: bool) -> IntegerPropertySchema
                 raise error.at("default")
             f_default = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -3946,31 +5490,32 @@ def _decode_IntegerPropertySchema(d: Any, strict: bool) -> IntegerPropertySchema
 
 def _encode_IntegerPropertySchema(o: IntegerPropertySchema) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.title
-    if v is not UNSET:
-        d["title"] = v
-    v = o.description
-    if v is not UNSET:
-        d["description"] = v
-    v = o.minimum
-    if v is not UNSET:
-        d["minimum"] = v
-    v = o.maximum
-    if v is not UNSET:
-        d["maximum"] = v
-    v = o.default
-    if v is not UNSET:
-        d["default"] = v
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_title = o.title
+    if v_title is not UNSET:
+        d["title"] = v_title
+    v_description = o.description
+    if v_description is not UNSET:
+        d["description"] = v_description
+    v_minimum = o.minimum
+    if v_minimum is not UNSET:
+        d["minimum"] = v_minimum
+    v_maximum = o.maximum
+    if v_maximum is not UNSET:
+        d["maximum"] = v_maximum
+    v_default = o.default
+    if v_default is not UNSET:
+        d["default"] = v_default
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_BooleanPropertySchema(d: Any, strict: bool) -> BooleanPropertySchema:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_title: str | None | Unset
     v = d.get("title", MISSING)
     if v is MISSING:
         f_title = UNSET
@@ -3982,6 +5527,7 @@ def _decode_BooleanPropertySchema(d: Any, strict: bool) -> BooleanPropertySchema
                 raise error.at("title")
             f_title = UNSET
 
+    f_description: str | None | Unset
     v = d.get("description", MISSING)
     if v is MISSING:
         f_description = UNSET
@@ -3995,6 +5541,7 @@ def _decode_BooleanPropertySchema(d: Any, strict: bool) -> BooleanPropertySchema
                 raise error.at("description")
             f_description = UNSET
 
+    f_default: bool | None | Unset
     v = d.get("default", MISSING)
     if v is MISSING:
         f_default = UNSET
@@ -4006,6 +5553,7 @@ def _decode_BooleanPropertySchema(d: Any, strict: bool) -> BooleanPropertySchema
                 raise error.at("default")
             f_default = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -4027,27 +5575,28 @@ def _decode_BooleanPropertySchema(d: Any, strict: bool) -> BooleanPropertySchema
 
 def _encode_BooleanPropertySchema(o: BooleanPropertySchema) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.title
-    if v is not UNSET:
-        d["title"] = v
-    v = o.description
-    if v is not UNSET:
-        d["description"] = v
-    v = o.default
-    if v is not UNSET:
-        d["default"] = v
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_title = o.title
+    if v_title is not UNSET:
+        d["title"] = v_title
+    v_description = o.description
+    if v_description is not UNSET:
+        d["description"] = v_description
+    v_default = o.default
+    if v_default is not UNSET:
+        d["default"] = v_default
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_MultiSelectItemsString(d: Any, strict: bool) -> MultiSelectItemsString:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("type") != "string":
         raise check_tag(d, "type", "string")
+    f_enum: list[str]
     v = d.get("enum", MISSING)
     if v is MISSING:
         raise missing("enum")
@@ -4059,6 +5608,7 @@ def _decode_MultiSelectItemsString(d: Any, strict: bool) -> MultiSelectItemsStri
         except ValidationError as error:
             raise error.at("enum")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -4081,15 +5631,15 @@ def _encode_MultiSelectItemsString(o: MultiSelectItemsString) -> dict[str, Any]:
         "type": "string",
         "enum": list(o.enum),
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_OtherMultiSelectItems(d: Any, strict: bool) -> OtherMultiSelectItems:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if type(d.get("type")) is not str:
         raise check_tag(d, "type", None)
@@ -4109,13 +5659,13 @@ def _encode_OtherMultiSelectItems(o: OtherMultiSelectItems) -> dict[str, Any]:
     return d
 
 
-_VARIANTS_MultiSelectItems: dict[str, Callable[[Any, bool], Any]] = {
+_VARIANTS_MultiSelectItems: dict[str, Decoder[MultiSelectItems]] = {
     "string": _decode_MultiSelectItemsString,
 }
 
 
 def _decode_MultiSelectItems(d: Any, strict: bool) -> MultiSelectItems:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     tag = d.get("type", MISSING)
     if type(tag) is str:
@@ -4133,9 +5683,9 @@ def _decode_MultiSelectItems(d: Any, strict: bool) -> MultiSelectItems:
     return _decode_TitledMultiSelectItems(d, strict)
 
 
-def _encode_MultiSelectItems(o: Any) -> Any:
+def _encode_MultiSelectItems(o: MultiSelectItems) -> dict[str, Any]:
     try:
-        encoder = _ENCODERS[type(o)]
+        encoder = _CLASS_ENCODERS[type(o)]
     except KeyError:
         raise TypeError(
             f"{type(o).__name__} is not a variant of MultiSelectItems"
@@ -4144,8 +5694,9 @@ def _encode_MultiSelectItems(o: Any) -> Any:
 
 
 def _decode_StringMultiSelectItems(d: Any, strict: bool) -> StringMultiSelectItems:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_enum: list[str]
     v = d.get("enum", MISSING)
     if v is MISSING:
         raise missing("enum")
@@ -4157,6 +5708,7 @@ def _decode_StringMultiSelectItems(d: Any, strict: bool) -> StringMultiSelectIte
         except ValidationError as error:
             raise error.at("enum")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -4178,16 +5730,17 @@ def _encode_StringMultiSelectItems(o: StringMultiSelectItems) -> dict[str, Any]:
     d: dict[str, Any] = {
         "enum": list(o.enum),
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_TitledMultiSelectItems(d: Any, strict: bool) -> TitledMultiSelectItems:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_any_of: list[EnumOption]
     v = d.get("anyOf", MISSING)
     if v is MISSING:
         raise missing("anyOf")
@@ -4197,6 +5750,7 @@ def _decode_TitledMultiSelectItems(d: Any, strict: bool) -> TitledMultiSelectIte
         except ValidationError as error:
             raise error.at("anyOf")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -4218,9 +5772,9 @@ def _encode_TitledMultiSelectItems(o: TitledMultiSelectItems) -> dict[str, Any]:
     d: dict[str, Any] = {
         "anyOf": [_encode_EnumOption(x) for x in o.any_of],
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -4228,8 +5782,9 @@ def _encode_TitledMultiSelectItems(o: TitledMultiSelectItems) -> dict[str, Any]:
 def _decode_MultiSelectPropertySchema(
     d: Any, strict: bool
 ) -> MultiSelectPropertySchema:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_title: str | None | Unset
     v = d.get("title", MISSING)
     if v is MISSING:
         f_title = UNSET
@@ -4241,6 +5796,7 @@ def _decode_MultiSelectPropertySchema(
                 raise error.at("title")
             f_title = UNSET
 
+    f_description: str | None | Unset
     v = d.get("description", MISSING)
     if v is MISSING:
         f_description = UNSET
@@ -4254,6 +5810,7 @@ def _decode_MultiSelectPropertySchema(
                 raise error.at("description")
             f_description = UNSET
 
+    f_min_items: int | None | Unset
     v = d.get("minItems", MISSING)
     if v is MISSING:
         f_min_items = UNSET
@@ -4271,6 +5828,7 @@ def _decode_MultiSelectPropertySchema(
         except ValidationError as error:
             raise error.at("minItems")
 
+    f_max_items: int | None | Unset
     v = d.get("maxItems", MISSING)
     if v is MISSING:
         f_max_items = UNSET
@@ -4288,6 +5846,7 @@ def _decode_MultiSelectPropertySchema(
         except ValidationError as error:
             raise error.at("maxItems")
 
+    f_items: MultiSelectItems
     v = d.get("items", MISSING)
     if v is MISSING:
         raise missing("items")
@@ -4297,6 +5856,7 @@ def _decode_MultiSelectPropertySchema(
         except ValidationError as error:
             raise error.at("items")
 
+    f_default: list[str] | None | Unset
     v = d.get("default", MISSING)
     if v is MISSING:
         f_default = UNSET
@@ -4314,6 +5874,7 @@ def _decode_MultiSelectPropertySchema(
                 raise error.at("default")
             f_default = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -4340,55 +5901,44 @@ def _encode_MultiSelectPropertySchema(o: MultiSelectPropertySchema) -> dict[str,
     d: dict[str, Any] = {
         "items": _encode_MultiSelectItems(o.items),
     }
-    v = o.title
-    if v is not UNSET:
-        d["title"] = v
-    v = o.description
-    if v is not UNSET:
-        d["description"] = v
-    v = o.min_items
-    if v is not UNSET:
-        d["minItems"] = v
-    v = o.max_items
-    if v is not UNSET:
-        d["maxItems"] = v
-    v = o.default
-    if v is not UNSET:
-        d["default"] = None if v is None else list(v)
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_title = o.title
+    if v_title is not UNSET:
+        d["title"] = v_title
+    v_description = o.description
+    if v_description is not UNSET:
+        d["description"] = v_description
+    v_min_items = o.min_items
+    if v_min_items is not UNSET:
+        d["minItems"] = v_min_items
+    v_max_items = o.max_items
+    if v_max_items is not UNSET:
+        d["maxItems"] = v_max_items
+    v_default = o.default
+    if v_default is not UNSET:
+        d["default"] = None if v_default is None else list(v_default)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
-def _decode_ElicitationFormMode(v: Any, strict: bool) -> Any:
+def _decode_ElicitationFormMode(v: Any, strict: bool) -> ElicitationFormMode:
     return check_raw(v, "#/$defs/ElicitationFormMode")
 
 
-def _encode_ElicitationFormMode(v: Any) -> Any:
-    return v
-
-
-def _decode_ElicitationId(v: Any, strict: bool) -> Any:
+def _decode_ElicitationId(v: Any, strict: bool) -> ElicitationId:
     return v if type(v) is str else check_str(v)
 
 
-def _encode_ElicitationId(v: Any) -> Any:
-    return v
-
-
-def _decode_ElicitationUrlMode(v: Any, strict: bool) -> Any:
+def _decode_ElicitationUrlMode(v: Any, strict: bool) -> ElicitationUrlMode:
     return check_raw(v, "#/$defs/ElicitationUrlMode")
 
 
-def _encode_ElicitationUrlMode(v: Any) -> Any:
-    return v
-
-
 def _decode_MessageMcpRequest(d: Any, strict: bool) -> MessageMcpRequest:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_server_id: McpServerAcpId
     v = d.get("serverId", MISSING)
     if v is MISSING:
         raise missing("serverId")
@@ -4398,6 +5948,7 @@ def _decode_MessageMcpRequest(d: Any, strict: bool) -> MessageMcpRequest:
         except ValidationError as error:
             raise error.at("serverId")
 
+    f_request_id: McpRequestId
     v = d.get("requestId", MISSING)
     if v is MISSING:
         raise missing("requestId")
@@ -4407,6 +5958,7 @@ def _decode_MessageMcpRequest(d: Any, strict: bool) -> MessageMcpRequest:
         except ValidationError as error:
             raise error.at("requestId")
 
+    f_method: str
     v = d.get("method", MISSING)
     if v is MISSING:
         raise missing("method")
@@ -4416,6 +5968,7 @@ def _decode_MessageMcpRequest(d: Any, strict: bool) -> MessageMcpRequest:
         except ValidationError as error:
             raise error.at("method")
 
+    f_params: dict[str, Any] | None | Unset
     v = d.get("params", MISSING)
     if v is MISSING:
         f_params = UNSET
@@ -4425,6 +5978,7 @@ def _decode_MessageMcpRequest(d: Any, strict: bool) -> MessageMcpRequest:
         except ValidationError as error:
             raise error.at("params")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -4451,51 +6005,36 @@ def _encode_MessageMcpRequest(o: MessageMcpRequest) -> dict[str, Any]:
         "requestId": o.request_id,
         "method": o.method,
     }
-    v = o.params
-    if v is not UNSET:
-        d["params"] = None if v is None else dict(v)
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_params = o.params
+    if v_params is not UNSET:
+        d["params"] = None if v_params is None else dict(v_params)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
-def _decode_McpServerAcpId(v: Any, strict: bool) -> Any:
+def _decode_McpServerAcpId(v: Any, strict: bool) -> McpServerAcpId:
     return v if type(v) is str else check_str(v)
 
 
-def _encode_McpServerAcpId(v: Any) -> Any:
-    return v
-
-
-def _decode_McpRequestId(v: Any, strict: bool) -> Any:
+def _decode_McpRequestId(v: Any, strict: bool) -> McpRequestId:
     return v if type(v) is str else check_str(v)
 
 
-def _encode_McpRequestId(v: Any) -> Any:
+def _decode_ExtRequest(v: Any, strict: bool) -> ExtRequest:
     return v
 
 
-def _decode_ExtRequest(v: Any, strict: bool) -> Any:
-    return v
-
-
-def _encode_ExtRequest(v: Any) -> Any:
-    return v
-
-
-def _decode_AgentResponse(v: Any, strict: bool) -> Any:
+def _decode_AgentResponse(v: Any, strict: bool) -> AgentResponse:
     return check_raw(v, "#/$defs/AgentResponse")
 
 
-def _encode_AgentResponse(v: Any) -> Any:
-    return v
-
-
 def _decode_InitializeResponse(d: Any, strict: bool) -> InitializeResponse:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_protocol_version: ProtocolVersion
     v = d.get("protocolVersion", MISSING)
     if v is MISSING:
         raise missing("protocolVersion")
@@ -4505,6 +6044,7 @@ def _decode_InitializeResponse(d: Any, strict: bool) -> InitializeResponse:
         except ValidationError as error:
             raise error.at("protocolVersion")
 
+    f_agent_capabilities: AgentCapabilities
     v = d.get("agentCapabilities", MISSING)
     if v is MISSING:
         f_agent_capabilities = AgentCapabilities(
@@ -4544,6 +6084,7 @@ def _decode_InitializeResponse(d: Any, strict: bool) -> InitializeResponse:
                 auth=AgentAuthCapabilities(),
             )
 
+    f_auth_methods: list[AuthMethod]
     v = d.get("authMethods", MISSING)
     if v is MISSING:
         f_auth_methods = []
@@ -4555,6 +6096,7 @@ def _decode_InitializeResponse(d: Any, strict: bool) -> InitializeResponse:
                 raise error.at("authMethods")
             f_auth_methods = []
 
+    f_agent_info: Implementation | None | Unset
     v = d.get("agentInfo", MISSING)
     if v is MISSING:
         f_agent_info = UNSET
@@ -4566,6 +6108,7 @@ def _decode_InitializeResponse(d: Any, strict: bool) -> InitializeResponse:
                 raise error.at("agentInfo")
             f_agent_info = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -4589,34 +6132,29 @@ def _decode_InitializeResponse(d: Any, strict: bool) -> InitializeResponse:
 def _encode_InitializeResponse(o: InitializeResponse) -> dict[str, Any]:
     d: dict[str, Any] = {
         "protocolVersion": o.protocol_version,
+        "agentCapabilities": _encode_AgentCapabilities(o.agent_capabilities),
+        "authMethods": [_encode_AuthMethod(x) for x in o.auth_methods],
     }
-    v = o.agent_capabilities
-    if v is not UNSET:
-        d["agentCapabilities"] = _encode_AgentCapabilities(v)
-    v = o.auth_methods
-    if v is not UNSET:
-        d["authMethods"] = [_encode_AuthMethod(x) for x in v]
-    v = o.agent_info
-    if v is not UNSET:
-        d["agentInfo"] = None if v is None else _encode_Implementation(v)
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_agent_info = o.agent_info
+    if v_agent_info is not UNSET:
+        d["agentInfo"] = (
+            None if v_agent_info is None else _encode_Implementation(v_agent_info)
+        )
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
-def _decode_ProtocolVersion(v: Any, strict: bool) -> Any:
+def _decode_ProtocolVersion(v: Any, strict: bool) -> ProtocolVersion:
     return check_int(v, 0, 65535)
 
 
-def _encode_ProtocolVersion(v: Any) -> Any:
-    return v
-
-
 def _decode_AgentCapabilities(d: Any, strict: bool) -> AgentCapabilities:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_load_session: bool
     v = d.get("loadSession", MISSING)
     if v is MISSING:
         f_load_session = False
@@ -4628,6 +6166,7 @@ def _decode_AgentCapabilities(d: Any, strict: bool) -> AgentCapabilities:
                 raise error.at("loadSession")
             f_load_session = False
 
+    f_prompt_capabilities: PromptCapabilities
     v = d.get("promptCapabilities", MISSING)
     if v is MISSING:
         f_prompt_capabilities = PromptCapabilities(
@@ -4647,6 +6186,7 @@ def _decode_AgentCapabilities(d: Any, strict: bool) -> AgentCapabilities:
                 embedded_context=False,
             )
 
+    f_mcp_capabilities: McpCapabilities
     v = d.get("mcpCapabilities", MISSING)
     if v is MISSING:
         f_mcp_capabilities = McpCapabilities(
@@ -4666,6 +6206,7 @@ def _decode_AgentCapabilities(d: Any, strict: bool) -> AgentCapabilities:
                 acp=False,
             )
 
+    f_session_capabilities: SessionCapabilities
     v = d.get("sessionCapabilities", MISSING)
     if v is MISSING:
         f_session_capabilities = SessionCapabilities()
@@ -4677,6 +6218,7 @@ def _decode_AgentCapabilities(d: Any, strict: bool) -> AgentCapabilities:
                 raise error.at("sessionCapabilities")
             f_session_capabilities = SessionCapabilities()
 
+    f_auth: AgentAuthCapabilities
     v = d.get("auth", MISSING)
     if v is MISSING:
         f_auth = AgentAuthCapabilities()
@@ -4688,6 +6230,7 @@ def _decode_AgentCapabilities(d: Any, strict: bool) -> AgentCapabilities:
                 raise error.at("auth")
             f_auth = AgentAuthCapabilities()
 
+    f_providers: ProvidersCapabilities | None | Unset
     v = d.get("providers", MISSING)
     if v is MISSING:
         f_providers = UNSET
@@ -4701,6 +6244,7 @@ def _decode_AgentCapabilities(d: Any, strict: bool) -> AgentCapabilities:
                 raise error.at("providers")
             f_providers = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -4724,35 +6268,29 @@ def _decode_AgentCapabilities(d: Any, strict: bool) -> AgentCapabilities:
 
 
 def _encode_AgentCapabilities(o: AgentCapabilities) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.load_session
-    if v is not UNSET:
-        d["loadSession"] = v
-    v = o.prompt_capabilities
-    if v is not UNSET:
-        d["promptCapabilities"] = _encode_PromptCapabilities(v)
-    v = o.mcp_capabilities
-    if v is not UNSET:
-        d["mcpCapabilities"] = _encode_McpCapabilities(v)
-    v = o.session_capabilities
-    if v is not UNSET:
-        d["sessionCapabilities"] = _encode_SessionCapabilities(v)
-    v = o.auth
-    if v is not UNSET:
-        d["auth"] = _encode_AgentAuthCapabilities(v)
-    v = o.providers
-    if v is not UNSET:
-        d["providers"] = None if v is None else _encode_ProvidersCapabilities(v)
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    d: dict[str, Any] = {
+        "loadSession": o.load_session,
+        "promptCapabilities": _encode_PromptCapabilities(o.prompt_capabilities),
+        "mcpCapabilities": _encode_McpCapabilities(o.mcp_capabilities),
+        "sessionCapabilities": _encode_SessionCapabilities(o.session_capabilities),
+        "auth": _encode_AgentAuthCapabilities(o.auth),
+    }
+    v_providers = o.providers
+    if v_providers is not UNSET:
+        d["providers"] = (
+            None if v_providers is None else _encode_ProvidersCapabilities(v_providers)
+        )
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_PromptCapabilities(d: Any, strict: bool) -> PromptCapabilities:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_image: bool
     v = d.get("image", MISSING)
     if v is MISSING:
         f_image = False
@@ -4764,6 +6302,7 @@ def _decode_PromptCapabilities(d: Any, strict: bool) -> PromptCapabilities:
                 raise error.at("image")
             f_image = False
 
+    f_audio: bool
     v = d.get("audio", MISSING)
     if v is MISSING:
         f_audio = False
@@ -4775,6 +6314,7 @@ def _decode_PromptCapabilities(d: Any, strict: bool) -> PromptCapabilities:
                 raise error.at("audio")
             f_audio = False
 
+    f_embedded_context: bool
     v = d.get("embeddedContext", MISSING)
     if v is MISSING:
         f_embedded_context = False
@@ -4786,6 +6326,7 @@ def _decode_PromptCapabilities(d: Any, strict: bool) -> PromptCapabilities:
                 raise error.at("embeddedContext")
             f_embedded_context = False
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -4806,26 +6347,22 @@ def _decode_PromptCapabilities(d: Any, strict: bool) -> PromptCapabilities:
 
 
 def _encode_PromptCapabilities(o: PromptCapabilities) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.image
-    if v is not UNSET:
-        d["image"] = v
-    v = o.audio
-    if v is not UNSET:
-        d["audio"] = v
-    v = o.embedded_context
-    if v is not UNSET:
-        d["embeddedContext"] = v
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    d: dict[str, Any] = {
+        "image": o.image,
+        "audio": o.audio,
+        "embeddedContext": o.embedded_context,
+    }
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_McpCapabilities(d: Any, strict: bool) -> McpCapabilities:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_http: bool
     v = d.get("http", MISSING)
     if v is MISSING:
         f_http = False
@@ -4837,6 +6374,7 @@ def _decode_McpCapabilities(d: Any, strict: bool) -> McpCapabilities:
                 raise error.at("http")
             f_http = False
 
+    f_sse: bool
     v = d.get("sse", MISSING)
     if v is MISSING:
         f_sse = False
@@ -4848,6 +6386,7 @@ def _decode_McpCapabilities(d: Any, strict: bool) -> McpCapabilities:
                 raise error.at("sse")
             f_sse = False
 
+    f_acp: bool
     v = d.get("acp", MISSING)
     if v is MISSING:
         f_acp = False
@@ -4859,6 +6398,7 @@ def _decode_McpCapabilities(d: Any, strict: bool) -> McpCapabilities:
                 raise error.at("acp")
             f_acp = False
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -4879,26 +6419,22 @@ def _decode_McpCapabilities(d: Any, strict: bool) -> McpCapabilities:
 
 
 def _encode_McpCapabilities(o: McpCapabilities) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.http
-    if v is not UNSET:
-        d["http"] = v
-    v = o.sse
-    if v is not UNSET:
-        d["sse"] = v
-    v = o.acp
-    if v is not UNSET:
-        d["acp"] = v
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    d: dict[str, Any] = {
+        "http": o.http,
+        "sse": o.sse,
+        "acp": o.acp,
+    }
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_SessionCapabilities(d: Any, strict: bool) -> SessionCapabilities:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_list: SessionListCapabilities | None | Unset
     v = d.get("list", MISSING)
     if v is MISSING:
         f_list = UNSET
@@ -4910,6 +6446,7 @@ def _decode_SessionCapabilities(d: Any, strict: bool) -> SessionCapabilities:
                 raise error.at("list")
             f_list = UNSET
 
+    f_delete: SessionDeleteCapabilities | None | Unset
     v = d.get("delete", MISSING)
     if v is MISSING:
         f_delete = UNSET
@@ -4923,6 +6460,7 @@ def _decode_SessionCapabilities(d: Any, strict: bool) -> SessionCapabilities:
                 raise error.at("delete")
             f_delete = UNSET
 
+    f_additional_directories: SessionAdditionalDirectoriesCapabilities | None | Unset
     v = d.get("additionalDirectories", MISSING)
     if v is MISSING:
         f_additional_directories = UNSET
@@ -4938,6 +6476,7 @@ def _decode_SessionCapabilities(d: Any, strict: bool) -> SessionCapabilities:
                 raise error.at("additionalDirectories")
             f_additional_directories = UNSET
 
+    f_system_prompt: SessionSystemPromptCapabilities | None | Unset
     v = d.get("systemPrompt", MISSING)
     if v is MISSING:
         f_system_prompt = UNSET
@@ -4953,6 +6492,7 @@ def _decode_SessionCapabilities(d: Any, strict: bool) -> SessionCapabilities:
                 raise error.at("systemPrompt")
             f_system_prompt = UNSET
 
+    f_fork: SessionForkCapabilities | None | Unset
     v = d.get("fork", MISSING)
     if v is MISSING:
         f_fork = UNSET
@@ -4964,6 +6504,7 @@ def _decode_SessionCapabilities(d: Any, strict: bool) -> SessionCapabilities:
                 raise error.at("fork")
             f_fork = UNSET
 
+    f_archive: SessionArchiveCapabilities | None | Unset
     v = d.get("archive", MISSING)
     if v is MISSING:
         f_archive = UNSET
@@ -4977,6 +6518,7 @@ def _decode_SessionCapabilities(d: Any, strict: bool) -> SessionCapabilities:
                 raise error.at("archive")
             f_archive = UNSET
 
+    f_status: SessionStatusCapabilities | None | Unset
     v = d.get("status", MISSING)
     if v is MISSING:
         f_status = UNSET
@@ -4990,6 +6532,7 @@ def _decode_SessionCapabilities(d: Any, strict: bool) -> SessionCapabilities:
                 raise error.at("status")
             f_status = UNSET
 
+    f_title: SessionTitleCapabilities | None | Unset
     v = d.get("title", MISSING)
     if v is MISSING:
         f_title = UNSET
@@ -5001,6 +6544,7 @@ def _decode_SessionCapabilities(d: Any, strict: bool) -> SessionCapabilities:
                 raise error.at("title")
             f_title = UNSET
 
+    f_resume: SessionResumeCapabilities | None | Unset
     v = d.get("resume", MISSING)
     if v is MISSING:
         f_resume = UNSET
@@ -5014,6 +6558,7 @@ def _decode_SessionCapabilities(d: Any, strict: bool) -> SessionCapabilities:
                 raise error.at("resume")
             f_resume = UNSET
 
+    f_close: SessionCloseCapabilities | None | Unset
     v = d.get("close", MISSING)
     if v is MISSING:
         f_close = UNSET
@@ -5025,6 +6570,7 @@ def _decode_SessionCapabilities(d: Any, strict: bool) -> SessionCapabilities:
                 raise error.at("close")
             f_close = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -5053,50 +6599,69 @@ def _decode_SessionCapabilities(d: Any, strict: bool) -> SessionCapabilities:
 
 def _encode_SessionCapabilities(o: SessionCapabilities) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.list
-    if v is not UNSET:
-        d["list"] = None if v is None else _encode_SessionListCapabilities(v)
-    v = o.delete
-    if v is not UNSET:
-        d["delete"] = None if v is None else _encode_SessionDeleteCapabilities(v)
-    v = o.additional_directories
-    if v is not UNSET:
+    v_list = o.list
+    if v_list is not UNSET:
+        d["list"] = None if v_list is None else _encode_SessionListCapabilities(v_list)
+    v_delete = o.delete
+    if v_delete is not UNSET:
+        d["delete"] = (
+            None if v_delete is None else _encode_SessionDeleteCapabilities(v_delete)
+        )
+    v_additional_directories = o.additional_directories
+    if v_additional_directories is not UNSET:
         d["additionalDirectories"] = (
-            None if v is None else _encode_SessionAdditionalDirectoriesCapabilities(v)
+            None
+            if v_additional_directories is None
+            else _encode_SessionAdditionalDirectoriesCapabilities(
+                v_additional_directories
+            )
         )
-    v = o.system_prompt
-    if v is not UNSET:
+    v_system_prompt = o.system_prompt
+    if v_system_prompt is not UNSET:
         d["systemPrompt"] = (
-            None if v is None else _encode_SessionSystemPromptCapabilities(v)
+            None
+            if v_system_prompt is None
+            else _encode_SessionSystemPromptCapabilities(v_system_prompt)
         )
-    v = o.fork
-    if v is not UNSET:
-        d["fork"] = None if v is None else _encode_SessionForkCapabilities(v)
-    v = o.archive
-    if v is not UNSET:
-        d["archive"] = None if v is None else _encode_SessionArchiveCapabilities(v)
-    v = o.status
-    if v is not UNSET:
-        d["status"] = None if v is None else _encode_SessionStatusCapabilities(v)
-    v = o.title
-    if v is not UNSET:
-        d["title"] = None if v is None else _encode_SessionTitleCapabilities(v)
-    v = o.resume
-    if v is not UNSET:
-        d["resume"] = None if v is None else _encode_SessionResumeCapabilities(v)
-    v = o.close
-    if v is not UNSET:
-        d["close"] = None if v is None else _encode_SessionCloseCapabilities(v)
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_fork = o.fork
+    if v_fork is not UNSET:
+        d["fork"] = None if v_fork is None else _encode_SessionForkCapabilities(v_fork)
+    v_archive = o.archive
+    if v_archive is not UNSET:
+        d["archive"] = (
+            None if v_archive is None else _encode_SessionArchiveCapabilities(v_archive)
+        )
+    v_status = o.status
+    if v_status is not UNSET:
+        d["status"] = (
+            None if v_status is None else _encode_SessionStatusCapabilities(v_status)
+        )
+    v_title = o.title
+    if v_title is not UNSET:
+        d["title"] = (
+            None if v_title is None else _encode_SessionTitleCapabilities(v_title)
+        )
+    v_resume = o.resume
+    if v_resume is not UNSET:
+        d["resume"] = (
+            None if v_resume is None else _encode_SessionResumeCapabilities(v_resume)
+        )
+    v_close = o.close
+    if v_close is not UNSET:
+        d["close"] = (
+            None if v_close is None else _encode_SessionCloseCapabilities(v_close)
+        )
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_SessionListCapabilities(d: Any, strict: bool) -> SessionListCapabilities:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -5115,9 +6680,9 @@ def _decode_SessionListCapabilities(d: Any, strict: bool) -> SessionListCapabili
 
 def _encode_SessionListCapabilities(o: SessionListCapabilities) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -5125,8 +6690,9 @@ def _encode_SessionListCapabilities(o: SessionListCapabilities) -> dict[str, Any
 def _decode_SessionDeleteCapabilities(
     d: Any, strict: bool
 ) -> SessionDeleteCapabilities:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -5145,9 +6711,9 @@ def _decode_SessionDeleteCapabilities(
 
 def _encode_SessionDeleteCapabilities(o: SessionDeleteCapabilities) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -5155,8 +6721,9 @@ def _encode_SessionDeleteCapabilities(o: SessionDeleteCapabilities) -> dict[str,
 def _decode_SessionAdditionalDirectoriesCapabilities(
     d: Any, strict: bool
 ) -> SessionAdditionalDirectoriesCapabilities:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -5177,9 +6744,9 @@ def _encode_SessionAdditionalDirectoriesCapabilities(
     o: SessionAdditionalDirectoriesCapabilities,
 ) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -5187,8 +6754,9 @@ def _encode_SessionAdditionalDirectoriesCapabilities(
 def _decode_SessionSystemPromptCapabilities(
     d: Any, strict: bool
 ) -> SessionSystemPromptCapabilities:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_mode: SessionSystemPromptModeCapabilities | None | Unset
     v = d.get("mode", MISSING)
     if v is MISSING:
         f_mode = UNSET
@@ -5204,6 +6772,7 @@ def _decode_SessionSystemPromptCapabilities(
                 raise error.at("mode")
             f_mode = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -5225,14 +6794,16 @@ def _encode_SessionSystemPromptCapabilities(
     o: SessionSystemPromptCapabilities,
 ) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.mode
-    if v is not UNSET:
+    v_mode = o.mode
+    if v_mode is not UNSET:
         d["mode"] = (
-            None if v is None else _encode_SessionSystemPromptModeCapabilities(v)
+            None
+            if v_mode is None
+            else _encode_SessionSystemPromptModeCapabilities(v_mode)
         )
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -5240,8 +6811,9 @@ def _encode_SessionSystemPromptCapabilities(
 def _decode_SessionSystemPromptModeCapabilities(
     d: Any, strict: bool
 ) -> SessionSystemPromptModeCapabilities:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_override: SessionSystemPromptOverrideCapabilities | None | Unset
     v = d.get("override", MISSING)
     if v is MISSING:
         f_override = UNSET
@@ -5257,6 +6829,7 @@ def _decode_SessionSystemPromptModeCapabilities(
                 raise error.at("override")
             f_override = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -5278,14 +6851,16 @@ def _encode_SessionSystemPromptModeCapabilities(
     o: SessionSystemPromptModeCapabilities,
 ) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.override
-    if v is not UNSET:
+    v_override = o.override
+    if v_override is not UNSET:
         d["override"] = (
-            None if v is None else _encode_SessionSystemPromptOverrideCapabilities(v)
+            None
+            if v_override is None
+            else _encode_SessionSystemPromptOverrideCapabilities(v_override)
         )
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -5293,8 +6868,9 @@ def _encode_SessionSystemPromptModeCapabilities(
 def _decode_SessionSystemPromptOverrideCapabilities(
     d: Any, strict: bool
 ) -> SessionSystemPromptOverrideCapabilities:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -5315,16 +6891,17 @@ def _encode_SessionSystemPromptOverrideCapabilities(
     o: SessionSystemPromptOverrideCapabilities,
 ) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_SessionForkCapabilities(d: Any, strict: bool) -> SessionForkCapabilities:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -5343,9 +6920,9 @@ def _decode_SessionForkCapabilities(d: Any, strict: bool) -> SessionForkCapabili
 
 def _encode_SessionForkCapabilities(o: SessionForkCapabilities) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -5353,8 +6930,9 @@ def _encode_SessionForkCapabilities(o: SessionForkCapabilities) -> dict[str, Any
 def _decode_SessionArchiveCapabilities(
     d: Any, strict: bool
 ) -> SessionArchiveCapabilities:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -5373,9 +6951,9 @@ def _decode_SessionArchiveCapabilities(
 
 def _encode_SessionArchiveCapabilities(o: SessionArchiveCapabilities) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -5383,8 +6961,9 @@ def _encode_SessionArchiveCapabilities(o: SessionArchiveCapabilities) -> dict[st
 def _decode_SessionStatusCapabilities(
     d: Any, strict: bool
 ) -> SessionStatusCapabilities:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -5403,16 +6982,17 @@ def _decode_SessionStatusCapabilities(
 
 def _encode_SessionStatusCapabilities(o: SessionStatusCapabilities) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_SessionTitleCapabilities(d: Any, strict: bool) -> SessionTitleCapabilities:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -5431,9 +7011,9 @@ def _decode_SessionTitleCapabilities(d: Any, strict: bool) -> SessionTitleCapabi
 
 def _encode_SessionTitleCapabilities(o: SessionTitleCapabilities) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -5441,8 +7021,9 @@ def _encode_SessionTitleCapabilities(o: SessionTitleCapabilities) -> dict[str, A
 def _decode_SessionResumeCapabilities(
     d: Any, strict: bool
 ) -> SessionResumeCapabilities:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -5461,16 +7042,17 @@ def _decode_SessionResumeCapabilities(
 
 def _encode_SessionResumeCapabilities(o: SessionResumeCapabilities) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_SessionCloseCapabilities(d: Any, strict: bool) -> SessionCloseCapabilities:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -5489,16 +7071,17 @@ def _decode_SessionCloseCapabilities(d: Any, strict: bool) -> SessionCloseCapabi
 
 def _encode_SessionCloseCapabilities(o: SessionCloseCapabilities) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_AgentAuthCapabilities(d: Any, strict: bool) -> AgentAuthCapabilities:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_status: AuthStatusCapabilities | None | Unset
     v = d.get("status", MISSING)
     if v is MISSING:
         f_status = UNSET
@@ -5510,6 +7093,7 @@ def _decode_AgentAuthCapabilities(d: Any, strict: bool) -> AgentAuthCapabilities
                 raise error.at("status")
             f_status = UNSET
 
+    f_logout: LogoutCapabilities | None | Unset
     v = d.get("logout", MISSING)
     if v is MISSING:
         f_logout = UNSET
@@ -5521,6 +7105,7 @@ def _decode_AgentAuthCapabilities(d: Any, strict: bool) -> AgentAuthCapabilities
                 raise error.at("logout")
             f_logout = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -5541,22 +7126,25 @@ def _decode_AgentAuthCapabilities(d: Any, strict: bool) -> AgentAuthCapabilities
 
 def _encode_AgentAuthCapabilities(o: AgentAuthCapabilities) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.status
-    if v is not UNSET:
-        d["status"] = None if v is None else _encode_AuthStatusCapabilities(v)
-    v = o.logout
-    if v is not UNSET:
-        d["logout"] = None if v is None else _encode_LogoutCapabilities(v)
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_status = o.status
+    if v_status is not UNSET:
+        d["status"] = (
+            None if v_status is None else _encode_AuthStatusCapabilities(v_status)
+        )
+    v_logout = o.logout
+    if v_logout is not UNSET:
+        d["logout"] = None if v_logout is None else _encode_LogoutCapabilities(v_logout)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_AuthStatusCapabilities(d: Any, strict: bool) -> AuthStatusCapabilities:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -5575,16 +7163,17 @@ def _decode_AuthStatusCapabilities(d: Any, strict: bool) -> AuthStatusCapabiliti
 
 def _encode_AuthStatusCapabilities(o: AuthStatusCapabilities) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_LogoutCapabilities(d: Any, strict: bool) -> LogoutCapabilities:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -5603,16 +7192,17 @@ def _decode_LogoutCapabilities(d: Any, strict: bool) -> LogoutCapabilities:
 
 def _encode_LogoutCapabilities(o: LogoutCapabilities) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_ProvidersCapabilities(d: Any, strict: bool) -> ProvidersCapabilities:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -5631,18 +7221,19 @@ def _decode_ProvidersCapabilities(d: Any, strict: bool) -> ProvidersCapabilities
 
 def _encode_ProvidersCapabilities(o: ProvidersCapabilities) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_TerminalAuthMethod(d: Any, strict: bool) -> TerminalAuthMethod:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("type") != "terminal":
         raise check_tag(d, "type", "terminal")
+    f_id: AuthMethodId
     v = d.get("id", MISSING)
     if v is MISSING:
         raise missing("id")
@@ -5652,6 +7243,7 @@ def _decode_TerminalAuthMethod(d: Any, strict: bool) -> TerminalAuthMethod:
         except ValidationError as error:
             raise error.at("id")
 
+    f_name: str
     v = d.get("name", MISSING)
     if v is MISSING:
         raise missing("name")
@@ -5661,6 +7253,7 @@ def _decode_TerminalAuthMethod(d: Any, strict: bool) -> TerminalAuthMethod:
         except ValidationError as error:
             raise error.at("name")
 
+    f_description: str | None | Unset
     v = d.get("description", MISSING)
     if v is MISSING:
         f_description = UNSET
@@ -5674,6 +7267,7 @@ def _decode_TerminalAuthMethod(d: Any, strict: bool) -> TerminalAuthMethod:
                 raise error.at("description")
             f_description = UNSET
 
+    f_args: list[str] | Unset
     v = d.get("args", MISSING)
     if v is MISSING:
         f_args = UNSET
@@ -5687,6 +7281,7 @@ def _decode_TerminalAuthMethod(d: Any, strict: bool) -> TerminalAuthMethod:
         except ValidationError as error:
             raise error.at("args")
 
+    f_env: dict[str, str] | Unset
     v = d.get("env", MISSING)
     if v is MISSING:
         f_env = UNSET
@@ -5700,6 +7295,7 @@ def _decode_TerminalAuthMethod(d: Any, strict: bool) -> TerminalAuthMethod:
         except ValidationError as error:
             raise error.at("env")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -5727,29 +7323,29 @@ def _encode_TerminalAuthMethod(o: TerminalAuthMethod) -> dict[str, Any]:
         "id": o.id,
         "name": o.name,
     }
-    v = o.description
-    if v is not UNSET:
-        d["description"] = v
-    v = o.args
-    if v is not UNSET:
-        d["args"] = list(v)
-    v = o.env
-    if v is not UNSET:
-        d["env"] = dict(v)
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_description = o.description
+    if v_description is not UNSET:
+        d["description"] = v_description
+    v_args = o.args
+    if v_args is not UNSET:
+        d["args"] = list(v_args)
+    v_env = o.env
+    if v_env is not UNSET:
+        d["env"] = dict(v_env)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
-_VARIANTS_AuthMethod: dict[str, Callable[[Any, bool], Any]] = {
+_VARIANTS_AuthMethod: dict[str, Decoder[AuthMethod]] = {
     "terminal": _decode_TerminalAuthMethod,
 }
 
 
 def _decode_AuthMethod(d: Any, strict: bool) -> AuthMethod:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     tag = d.get("type", MISSING)
     if type(tag) is str:
@@ -5767,25 +7363,22 @@ def _decode_AuthMethod(d: Any, strict: bool) -> AuthMethod:
     return _decode_AuthMethodAgent(d, strict)
 
 
-def _encode_AuthMethod(o: Any) -> Any:
+def _encode_AuthMethod(o: AuthMethod) -> dict[str, Any]:
     try:
-        encoder = _ENCODERS[type(o)]
+        encoder = _CLASS_ENCODERS[type(o)]
     except KeyError:
         raise TypeError(f"{type(o).__name__} is not a variant of AuthMethod") from None
     return encoder(o)
 
 
-def _decode_AuthMethodId(v: Any, strict: bool) -> Any:
+def _decode_AuthMethodId(v: Any, strict: bool) -> AuthMethodId:
     return v if type(v) is str else check_str(v)
 
 
-def _encode_AuthMethodId(v: Any) -> Any:
-    return v
-
-
 def _decode_AuthMethodTerminal(d: Any, strict: bool) -> AuthMethodTerminal:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_id: AuthMethodId
     v = d.get("id", MISSING)
     if v is MISSING:
         raise missing("id")
@@ -5795,6 +7388,7 @@ def _decode_AuthMethodTerminal(d: Any, strict: bool) -> AuthMethodTerminal:
         except ValidationError as error:
             raise error.at("id")
 
+    f_name: str
     v = d.get("name", MISSING)
     if v is MISSING:
         raise missing("name")
@@ -5804,6 +7398,7 @@ def _decode_AuthMethodTerminal(d: Any, strict: bool) -> AuthMethodTerminal:
         except ValidationError as error:
             raise error.at("name")
 
+    f_description: str | None | Unset
     v = d.get("description", MISSING)
     if v is MISSING:
         f_description = UNSET
@@ -5817,6 +7412,7 @@ def _decode_AuthMethodTerminal(d: Any, strict: bool) -> AuthMethodTerminal:
                 raise error.at("description")
             f_description = UNSET
 
+    f_args: list[str] | Unset
     v = d.get("args", MISSING)
     if v is MISSING:
         f_args = UNSET
@@ -5830,6 +7426,7 @@ def _decode_AuthMethodTerminal(d: Any, strict: bool) -> AuthMethodTerminal:
         except ValidationError as error:
             raise error.at("args")
 
+    f_env: dict[str, str] | Unset
     v = d.get("env", MISSING)
     if v is MISSING:
         f_env = UNSET
@@ -5843,6 +7440,7 @@ def _decode_AuthMethodTerminal(d: Any, strict: bool) -> AuthMethodTerminal:
         except ValidationError as error:
             raise error.at("env")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -5869,25 +7467,26 @@ def _encode_AuthMethodTerminal(o: AuthMethodTerminal) -> dict[str, Any]:
         "id": o.id,
         "name": o.name,
     }
-    v = o.description
-    if v is not UNSET:
-        d["description"] = v
-    v = o.args
-    if v is not UNSET:
-        d["args"] = list(v)
-    v = o.env
-    if v is not UNSET:
-        d["env"] = dict(v)
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_description = o.description
+    if v_description is not UNSET:
+        d["description"] = v_description
+    v_args = o.args
+    if v_args is not UNSET:
+        d["args"] = list(v_args)
+    v_env = o.env
+    if v_env is not UNSET:
+        d["env"] = dict(v_env)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_AuthMethodAgent(d: Any, strict: bool) -> AuthMethodAgent:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_id: AuthMethodId
     v = d.get("id", MISSING)
     if v is MISSING:
         raise missing("id")
@@ -5897,6 +7496,7 @@ def _decode_AuthMethodAgent(d: Any, strict: bool) -> AuthMethodAgent:
         except ValidationError as error:
             raise error.at("id")
 
+    f_name: str
     v = d.get("name", MISSING)
     if v is MISSING:
         raise missing("name")
@@ -5906,6 +7506,7 @@ def _decode_AuthMethodAgent(d: Any, strict: bool) -> AuthMethodAgent:
         except ValidationError as error:
             raise error.at("name")
 
+    f_description: str | None | Unset
     v = d.get("description", MISSING)
     if v is MISSING:
         f_description = UNSET
@@ -5919,6 +7520,7 @@ def _decode_AuthMethodAgent(d: Any, strict: bool) -> AuthMethodAgent:
                 raise error.at("description")
             f_description = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -5943,19 +7545,20 @@ def _encode_AuthMethodAgent(o: AuthMethodAgent) -> dict[str, Any]:
         "id": o.id,
         "name": o.name,
     }
-    v = o.description
-    if v is not UNSET:
-        d["description"] = v
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_description = o.description
+    if v_description is not UNSET:
+        d["description"] = v_description
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_Implementation(d: Any, strict: bool) -> Implementation:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_name: str
     v = d.get("name", MISSING)
     if v is MISSING:
         raise missing("name")
@@ -5965,6 +7568,7 @@ def _decode_Implementation(d: Any, strict: bool) -> Implementation:
         except ValidationError as error:
             raise error.at("name")
 
+    f_title: str | None | Unset
     v = d.get("title", MISSING)
     if v is MISSING:
         f_title = UNSET
@@ -5976,6 +7580,7 @@ def _decode_Implementation(d: Any, strict: bool) -> Implementation:
                 raise error.at("title")
             f_title = UNSET
 
+    f_version: str
     v = d.get("version", MISSING)
     if v is MISSING:
         raise missing("version")
@@ -5985,6 +7590,7 @@ def _decode_Implementation(d: Any, strict: bool) -> Implementation:
         except ValidationError as error:
             raise error.at("version")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -6009,19 +7615,20 @@ def _encode_Implementation(o: Implementation) -> dict[str, Any]:
         "name": o.name,
         "version": o.version,
     }
-    v = o.title
-    if v is not UNSET:
-        d["title"] = v
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_title = o.title
+    if v_title is not UNSET:
+        d["title"] = v_title
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_AuthenticateResponse(d: Any, strict: bool) -> AuthenticateResponse:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -6040,16 +7647,17 @@ def _decode_AuthenticateResponse(d: Any, strict: bool) -> AuthenticateResponse:
 
 def _encode_AuthenticateResponse(o: AuthenticateResponse) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_ListProvidersResponse(d: Any, strict: bool) -> ListProvidersResponse:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_providers: list[ProviderInfo]
     v = d.get("providers", MISSING)
     if v is MISSING:
         raise missing("providers")
@@ -6059,6 +7667,7 @@ def _decode_ListProvidersResponse(d: Any, strict: bool) -> ListProvidersResponse
         except ValidationError as error:
             raise error.at("providers")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -6080,16 +7689,17 @@ def _encode_ListProvidersResponse(o: ListProvidersResponse) -> dict[str, Any]:
     d: dict[str, Any] = {
         "providers": [_encode_ProviderInfo(x) for x in o.providers],
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_ProviderInfo(d: Any, strict: bool) -> ProviderInfo:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_provider_id: ProviderId
     v = d.get("providerId", MISSING)
     if v is MISSING:
         raise missing("providerId")
@@ -6099,6 +7709,7 @@ def _decode_ProviderInfo(d: Any, strict: bool) -> ProviderInfo:
         except ValidationError as error:
             raise error.at("providerId")
 
+    f_supported: list[LlmProtocol | str]
     v = d.get("supported", MISSING)
     if v is MISSING:
         raise missing("supported")
@@ -6110,6 +7721,7 @@ def _decode_ProviderInfo(d: Any, strict: bool) -> ProviderInfo:
                 raise error.at("supported")
             f_supported = []
 
+    f_required: bool
     v = d.get("required", MISSING)
     if v is MISSING:
         raise missing("required")
@@ -6119,6 +7731,7 @@ def _decode_ProviderInfo(d: Any, strict: bool) -> ProviderInfo:
         except ValidationError as error:
             raise error.at("required")
 
+    f_current: ProviderCurrentConfig | None | Unset
     v = d.get("current", MISSING)
     if v is MISSING:
         f_current = UNSET
@@ -6128,6 +7741,7 @@ def _decode_ProviderInfo(d: Any, strict: bool) -> ProviderInfo:
         except ValidationError as error:
             raise error.at("current")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -6156,22 +7770,20 @@ def _encode_ProviderInfo(o: ProviderInfo) -> dict[str, Any]:
         ],
         "required": o.required,
     }
-    v = o.current
-    if v is not UNSET:
-        d["current"] = None if v is None else _encode_ProviderCurrentConfig(v)
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_current = o.current
+    if v_current is not UNSET:
+        d["current"] = (
+            None if v_current is None else _encode_ProviderCurrentConfig(v_current)
+        )
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
-def _decode_ProviderId(v: Any, strict: bool) -> Any:
+def _decode_ProviderId(v: Any, strict: bool) -> ProviderId:
     return v if type(v) is str else check_str(v)
-
-
-def _encode_ProviderId(v: Any) -> Any:
-    return v
 
 
 def _decode_LlmProtocol(v: Any, strict: bool) -> LlmProtocol | str:
@@ -6183,16 +7795,17 @@ def _decode_LlmProtocol(v: Any, strict: bool) -> LlmProtocol | str:
     return v
 
 
-_MEMBERS_LlmProtocol = LlmProtocol._value2member_map_
+_MEMBERS_LlmProtocol = cast("dict[str, LlmProtocol]", LlmProtocol._value2member_map_)
 
 
-def _encode_LlmProtocol(v: Any) -> Any:
+def _encode_LlmProtocol(v: LlmProtocol | str) -> str:
     return v._value_ if type(v) is LlmProtocol else v
 
 
 def _decode_ProviderCurrentConfig(d: Any, strict: bool) -> ProviderCurrentConfig:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_api_type: LlmProtocol | str
     v = d.get("apiType", MISSING)
     if v is MISSING:
         raise missing("apiType")
@@ -6202,6 +7815,7 @@ def _decode_ProviderCurrentConfig(d: Any, strict: bool) -> ProviderCurrentConfig
         except ValidationError as error:
             raise error.at("apiType")
 
+    f_base_url: str
     v = d.get("baseUrl", MISSING)
     if v is MISSING:
         raise missing("baseUrl")
@@ -6211,6 +7825,7 @@ def _decode_ProviderCurrentConfig(d: Any, strict: bool) -> ProviderCurrentConfig
         except ValidationError as error:
             raise error.at("baseUrl")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -6236,16 +7851,17 @@ def _encode_ProviderCurrentConfig(o: ProviderCurrentConfig) -> dict[str, Any]:
         ),
         "baseUrl": o.base_url,
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_SetProviderResponse(d: Any, strict: bool) -> SetProviderResponse:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -6264,16 +7880,17 @@ def _decode_SetProviderResponse(d: Any, strict: bool) -> SetProviderResponse:
 
 def _encode_SetProviderResponse(o: SetProviderResponse) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_DisableProviderResponse(d: Any, strict: bool) -> DisableProviderResponse:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -6292,16 +7909,17 @@ def _decode_DisableProviderResponse(d: Any, strict: bool) -> DisableProviderResp
 
 def _encode_DisableProviderResponse(o: DisableProviderResponse) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_LogoutResponse(d: Any, strict: bool) -> LogoutResponse:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -6320,16 +7938,17 @@ def _decode_LogoutResponse(d: Any, strict: bool) -> LogoutResponse:
 
 def _encode_LogoutResponse(o: LogoutResponse) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_AuthStatusResponse(d: Any, strict: bool) -> AuthStatusResponse:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_state: AuthState | str
     v = d.get("state", MISSING)
     if v is MISSING:
         raise missing("state")
@@ -6339,6 +7958,7 @@ def _decode_AuthStatusResponse(d: Any, strict: bool) -> AuthStatusResponse:
         except ValidationError as error:
             raise error.at("state")
 
+    f_accounts: list[AuthAccount] | Unset
     v = d.get("accounts", MISSING)
     if v is MISSING:
         f_accounts = UNSET
@@ -6350,6 +7970,7 @@ def _decode_AuthStatusResponse(d: Any, strict: bool) -> AuthStatusResponse:
                 raise error.at("accounts")
             f_accounts = []
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -6372,12 +7993,12 @@ def _encode_AuthStatusResponse(o: AuthStatusResponse) -> dict[str, Any]:
     d: dict[str, Any] = {
         "state": (o.state._value_ if type(o.state) is AuthState else o.state),
     }
-    v = o.accounts
-    if v is not UNSET:
-        d["accounts"] = [_encode_AuthAccount(x) for x in v]
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_accounts = o.accounts
+    if v_accounts is not UNSET:
+        d["accounts"] = [_encode_AuthAccount(x) for x in v_accounts]
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -6391,16 +8012,17 @@ def _decode_AuthState(v: Any, strict: bool) -> AuthState | str:
     return v
 
 
-_MEMBERS_AuthState = AuthState._value2member_map_
+_MEMBERS_AuthState = cast("dict[str, AuthState]", AuthState._value2member_map_)
 
 
-def _encode_AuthState(v: Any) -> Any:
+def _encode_AuthState(v: AuthState | str) -> str:
     return v._value_ if type(v) is AuthState else v
 
 
 def _decode_AuthAccount(d: Any, strict: bool) -> AuthAccount:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_label: str
     v = d.get("label", MISSING)
     if v is MISSING:
         raise missing("label")
@@ -6410,6 +8032,7 @@ def _decode_AuthAccount(d: Any, strict: bool) -> AuthAccount:
         except ValidationError as error:
             raise error.at("label")
 
+    f_active: bool | None | Unset
     v = d.get("active", MISSING)
     if v is MISSING:
         f_active = UNSET
@@ -6421,6 +8044,7 @@ def _decode_AuthAccount(d: Any, strict: bool) -> AuthAccount:
                 raise error.at("active")
             f_active = UNSET
 
+    f_name: str | None | Unset
     v = d.get("name", MISSING)
     if v is MISSING:
         f_name = UNSET
@@ -6432,6 +8056,7 @@ def _decode_AuthAccount(d: Any, strict: bool) -> AuthAccount:
                 raise error.at("name")
             f_name = UNSET
 
+    f_email: str | None | Unset
     v = d.get("email", MISSING)
     if v is MISSING:
         f_email = UNSET
@@ -6443,6 +8068,7 @@ def _decode_AuthAccount(d: Any, strict: bool) -> AuthAccount:
                 raise error.at("email")
             f_email = UNSET
 
+    f_organization: str | None | Unset
     v = d.get("organization", MISSING)
     if v is MISSING:
         f_organization = UNSET
@@ -6456,6 +8082,7 @@ def _decode_AuthAccount(d: Any, strict: bool) -> AuthAccount:
                 raise error.at("organization")
             f_organization = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -6481,28 +8108,29 @@ def _encode_AuthAccount(o: AuthAccount) -> dict[str, Any]:
     d: dict[str, Any] = {
         "label": o.label,
     }
-    v = o.active
-    if v is not UNSET:
-        d["active"] = v
-    v = o.name
-    if v is not UNSET:
-        d["name"] = v
-    v = o.email
-    if v is not UNSET:
-        d["email"] = v
-    v = o.organization
-    if v is not UNSET:
-        d["organization"] = v
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_active = o.active
+    if v_active is not UNSET:
+        d["active"] = v_active
+    v_name = o.name
+    if v_name is not UNSET:
+        d["name"] = v_name
+    v_email = o.email
+    if v_email is not UNSET:
+        d["email"] = v_email
+    v_organization = o.organization
+    if v_organization is not UNSET:
+        d["organization"] = v_organization
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_NewSessionResponse(d: Any, strict: bool) -> NewSessionResponse:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_session_id: SessionId
     v = d.get("sessionId", MISSING)
     if v is MISSING:
         raise missing("sessionId")
@@ -6512,6 +8140,7 @@ def _decode_NewSessionResponse(d: Any, strict: bool) -> NewSessionResponse:
         except ValidationError as error:
             raise error.at("sessionId")
 
+    f_modes: SessionModeState | None | Unset
     v = d.get("modes", MISSING)
     if v is MISSING:
         f_modes = UNSET
@@ -6523,6 +8152,7 @@ def _decode_NewSessionResponse(d: Any, strict: bool) -> NewSessionResponse:
                 raise error.at("modes")
             f_modes = UNSET
 
+    f_config_options: list[SessionConfigOption] | None | Unset
     v = d.get("configOptions", MISSING)
     if v is MISSING:
         f_config_options = UNSET
@@ -6538,6 +8168,7 @@ def _decode_NewSessionResponse(d: Any, strict: bool) -> NewSessionResponse:
                 raise error.at("configOptions")
             f_config_options = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -6561,24 +8192,27 @@ def _encode_NewSessionResponse(o: NewSessionResponse) -> dict[str, Any]:
     d: dict[str, Any] = {
         "sessionId": o.session_id,
     }
-    v = o.modes
-    if v is not UNSET:
-        d["modes"] = None if v is None else _encode_SessionModeState(v)
-    v = o.config_options
-    if v is not UNSET:
+    v_modes = o.modes
+    if v_modes is not UNSET:
+        d["modes"] = None if v_modes is None else _encode_SessionModeState(v_modes)
+    v_config_options = o.config_options
+    if v_config_options is not UNSET:
         d["configOptions"] = (
-            None if v is None else [_encode_SessionConfigOption(x) for x in v]
+            None
+            if v_config_options is None
+            else [_encode_SessionConfigOption(x) for x in v_config_options]
         )
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_SessionModeState(d: Any, strict: bool) -> SessionModeState:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_current_mode_id: SessionModeId
     v = d.get("currentModeId", MISSING)
     if v is MISSING:
         raise missing("currentModeId")
@@ -6588,6 +8222,7 @@ def _decode_SessionModeState(d: Any, strict: bool) -> SessionModeState:
         except ValidationError as error:
             raise error.at("currentModeId")
 
+    f_available_modes: list[SessionMode]
     v = d.get("availableModes", MISSING)
     if v is MISSING:
         raise missing("availableModes")
@@ -6599,6 +8234,7 @@ def _decode_SessionModeState(d: Any, strict: bool) -> SessionModeState:
                 raise error.at("availableModes")
             f_available_modes = []
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -6622,24 +8258,21 @@ def _encode_SessionModeState(o: SessionModeState) -> dict[str, Any]:
         "currentModeId": o.current_mode_id,
         "availableModes": [_encode_SessionMode(x) for x in o.available_modes],
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
-def _decode_SessionModeId(v: Any, strict: bool) -> Any:
+def _decode_SessionModeId(v: Any, strict: bool) -> SessionModeId:
     return v if type(v) is str else check_str(v)
 
 
-def _encode_SessionModeId(v: Any) -> Any:
-    return v
-
-
 def _decode_SessionMode(d: Any, strict: bool) -> SessionMode:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_id: SessionModeId
     v = d.get("id", MISSING)
     if v is MISSING:
         raise missing("id")
@@ -6649,6 +8282,7 @@ def _decode_SessionMode(d: Any, strict: bool) -> SessionMode:
         except ValidationError as error:
             raise error.at("id")
 
+    f_name: str
     v = d.get("name", MISSING)
     if v is MISSING:
         raise missing("name")
@@ -6658,6 +8292,7 @@ def _decode_SessionMode(d: Any, strict: bool) -> SessionMode:
         except ValidationError as error:
             raise error.at("name")
 
+    f_description: str | None | Unset
     v = d.get("description", MISSING)
     if v is MISSING:
         f_description = UNSET
@@ -6671,6 +8306,7 @@ def _decode_SessionMode(d: Any, strict: bool) -> SessionMode:
                 raise error.at("description")
             f_description = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -6695,12 +8331,12 @@ def _encode_SessionMode(o: SessionMode) -> dict[str, Any]:
         "id": o.id,
         "name": o.name,
     }
-    v = o.description
-    if v is not UNSET:
-        d["description"] = v
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_description = o.description
+    if v_description is not UNSET:
+        d["description"] = v_description
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -6708,10 +8344,11 @@ def _encode_SessionMode(o: SessionMode) -> dict[str, Any]:
 def _decode_SelectSessionConfigOption(
     d: Any, strict: bool
 ) -> SelectSessionConfigOption:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("type") != "select":
         raise check_tag(d, "type", "select")
+    f_id: SessionConfigId
     v = d.get("id", MISSING)
     if v is MISSING:
         raise missing("id")
@@ -6721,6 +8358,7 @@ def _decode_SelectSessionConfigOption(
         except ValidationError as error:
             raise error.at("id")
 
+    f_name: str
     v = d.get("name", MISSING)
     if v is MISSING:
         raise missing("name")
@@ -6730,6 +8368,7 @@ def _decode_SelectSessionConfigOption(
         except ValidationError as error:
             raise error.at("name")
 
+    f_description: str | None | Unset
     v = d.get("description", MISSING)
     if v is MISSING:
         f_description = UNSET
@@ -6743,6 +8382,7 @@ def _decode_SelectSessionConfigOption(
                 raise error.at("description")
             f_description = UNSET
 
+    f_category: SessionConfigOptionCategory | str | None | Unset
     v = d.get("category", MISSING)
     if v is MISSING:
         f_category = UNSET
@@ -6756,6 +8396,7 @@ def _decode_SelectSessionConfigOption(
                 raise error.at("category")
             f_category = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -6767,6 +8408,7 @@ def _decode_SelectSessionConfigOption(
                 raise error.at("_meta")
             f_meta = UNSET
 
+    f_current_value: SessionConfigValueId
     v = d.get("currentValue", MISSING)
     if v is MISSING:
         raise missing("currentValue")
@@ -6776,6 +8418,7 @@ def _decode_SelectSessionConfigOption(
         except ValidationError as error:
             raise error.at("currentValue")
 
+    f_options: SessionConfigSelectOptions
     v = d.get("options", MISSING)
     if v is MISSING:
         raise missing("options")
@@ -6802,21 +8445,25 @@ def _encode_SelectSessionConfigOption(o: SelectSessionConfigOption) -> dict[str,
         "id": o.id,
         "name": o.name,
         "currentValue": o.current_value,
-        "options": _encode_SessionConfigSelectOptions(o.options),
+        "options": encode(o.options),
     }
-    v = o.description
-    if v is not UNSET:
-        d["description"] = v
-    v = o.category
-    if v is not UNSET:
+    v_description = o.description
+    if v_description is not UNSET:
+        d["description"] = v_description
+    v_category = o.category
+    if v_category is not UNSET:
         d["category"] = (
             None
-            if v is None
-            else (v._value_ if type(v) is SessionConfigOptionCategory else v)
+            if v_category is None
+            else (
+                v_category._value_
+                if type(v_category) is SessionConfigOptionCategory
+                else v_category
+            )
         )
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -6824,10 +8471,11 @@ def _encode_SelectSessionConfigOption(o: SelectSessionConfigOption) -> dict[str,
 def _decode_BooleanSessionConfigOption(
     d: Any, strict: bool
 ) -> BooleanSessionConfigOption:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("type") != "boolean":
         raise check_tag(d, "type", "boolean")
+    f_id: SessionConfigId
     v = d.get("id", MISSING)
     if v is MISSING:
         raise missing("id")
@@ -6837,6 +8485,7 @@ def _decode_BooleanSessionConfigOption(
         except ValidationError as error:
             raise error.at("id")
 
+    f_name: str
     v = d.get("name", MISSING)
     if v is MISSING:
         raise missing("name")
@@ -6846,6 +8495,7 @@ def _decode_BooleanSessionConfigOption(
         except ValidationError as error:
             raise error.at("name")
 
+    f_description: str | None | Unset
     v = d.get("description", MISSING)
     if v is MISSING:
         f_description = UNSET
@@ -6859,6 +8509,7 @@ def _decode_BooleanSessionConfigOption(
                 raise error.at("description")
             f_description = UNSET
 
+    f_category: SessionConfigOptionCategory | str | None | Unset
     v = d.get("category", MISSING)
     if v is MISSING:
         f_category = UNSET
@@ -6872,6 +8523,7 @@ def _decode_BooleanSessionConfigOption(
                 raise error.at("category")
             f_category = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -6883,6 +8535,7 @@ def _decode_BooleanSessionConfigOption(
                 raise error.at("_meta")
             f_meta = UNSET
 
+    f_current_value: bool
     v = d.get("currentValue", MISSING)
     if v is MISSING:
         raise missing("currentValue")
@@ -6909,31 +8562,35 @@ def _encode_BooleanSessionConfigOption(o: BooleanSessionConfigOption) -> dict[st
         "name": o.name,
         "currentValue": o.current_value,
     }
-    v = o.description
-    if v is not UNSET:
-        d["description"] = v
-    v = o.category
-    if v is not UNSET:
+    v_description = o.description
+    if v_description is not UNSET:
+        d["description"] = v_description
+    v_category = o.category
+    if v_category is not UNSET:
         d["category"] = (
             None
-            if v is None
-            else (v._value_ if type(v) is SessionConfigOptionCategory else v)
+            if v_category is None
+            else (
+                v_category._value_
+                if type(v_category) is SessionConfigOptionCategory
+                else v_category
+            )
         )
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
-_VARIANTS_SessionConfigOption: dict[str, Callable[[Any, bool], Any]] = {
+_VARIANTS_SessionConfigOption: dict[str, Decoder[SessionConfigOption]] = {
     "select": _decode_SelectSessionConfigOption,
     "boolean": _decode_BooleanSessionConfigOption,
 }
 
 
 def _decode_SessionConfigOption(d: Any, strict: bool) -> SessionConfigOption:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     tag = d.get("type", MISSING)
     if type(tag) is str:
@@ -6946,9 +8603,9 @@ def _decode_SessionConfigOption(d: Any, strict: bool) -> SessionConfigOption:
     raise type_error("a string", tag).at("type")
 
 
-def _encode_SessionConfigOption(o: Any) -> Any:
+def _encode_SessionConfigOption(o: SessionConfigOption) -> dict[str, Any]:
     try:
-        encoder = _ENCODERS[type(o)]
+        encoder = _CLASS_ENCODERS[type(o)]
     except KeyError:
         raise TypeError(
             f"{type(o).__name__} is not a variant of SessionConfigOption"
@@ -6956,12 +8613,8 @@ def _encode_SessionConfigOption(o: Any) -> Any:
     return encoder(o)
 
 
-def _decode_SessionConfigId(v: Any, strict: bool) -> Any:
+def _decode_SessionConfigId(v: Any, strict: bool) -> SessionConfigId:
     return v if type(v) is str else check_str(v)
-
-
-def _encode_SessionConfigId(v: Any) -> Any:
-    return v
 
 
 def _decode_SessionConfigOptionCategory(
@@ -6975,41 +8628,46 @@ def _decode_SessionConfigOptionCategory(
     return v
 
 
-_MEMBERS_SessionConfigOptionCategory = SessionConfigOptionCategory._value2member_map_
+_MEMBERS_SessionConfigOptionCategory = cast(
+    "dict[str, SessionConfigOptionCategory]",
+    SessionConfigOptionCategory._value2member_map_,
+)
 
 
-def _encode_SessionConfigOptionCategory(v: Any) -> Any:
+def _encode_SessionConfigOptionCategory(v: SessionConfigOptionCategory | str) -> str:
     return v._value_ if type(v) is SessionConfigOptionCategory else v
 
 
-def _decode_SessionConfigValueId(v: Any, strict: bool) -> Any:
+def _decode_SessionConfigValueId(v: Any, strict: bool) -> SessionConfigValueId:
     return v if type(v) is str else check_str(v)
 
 
-def _encode_SessionConfigValueId(v: Any) -> Any:
-    return v
-
-
-def _decode_SessionConfigSelectOptions(v: Any, strict: bool) -> Any:
-    return first_match(
-        v,
-        strict,
-        (
-            lambda x, strict: check_list(x, _decode_SessionConfigSelectOption, strict),
-            lambda x, strict: check_list(x, _decode_SessionConfigSelectGroup, strict),
+def _decode_SessionConfigSelectOptions(
+    v: Any, strict: bool
+) -> SessionConfigSelectOptions:
+    return cast(
+        "list[SessionConfigSelectOption] | list[SessionConfigSelectGroup]",
+        first_match(
+            v,
+            strict,
+            (
+                lambda x, strict: check_list(
+                    x, _decode_SessionConfigSelectOption, strict
+                ),
+                lambda x, strict: check_list(
+                    x, _decode_SessionConfigSelectGroup, strict
+                ),
+            ),
         ),
     )
-
-
-def _encode_SessionConfigSelectOptions(v: Any) -> Any:
-    return encode(v)
 
 
 def _decode_SessionConfigSelectOption(
     d: Any, strict: bool
 ) -> SessionConfigSelectOption:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_value: SessionConfigValueId
     v = d.get("value", MISSING)
     if v is MISSING:
         raise missing("value")
@@ -7019,6 +8677,7 @@ def _decode_SessionConfigSelectOption(
         except ValidationError as error:
             raise error.at("value")
 
+    f_name: str
     v = d.get("name", MISSING)
     if v is MISSING:
         raise missing("name")
@@ -7028,6 +8687,7 @@ def _decode_SessionConfigSelectOption(
         except ValidationError as error:
             raise error.at("name")
 
+    f_description: str | None | Unset
     v = d.get("description", MISSING)
     if v is MISSING:
         f_description = UNSET
@@ -7041,6 +8701,7 @@ def _decode_SessionConfigSelectOption(
                 raise error.at("description")
             f_description = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -7065,19 +8726,20 @@ def _encode_SessionConfigSelectOption(o: SessionConfigSelectOption) -> dict[str,
         "value": o.value,
         "name": o.name,
     }
-    v = o.description
-    if v is not UNSET:
-        d["description"] = v
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_description = o.description
+    if v_description is not UNSET:
+        d["description"] = v_description
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_SessionConfigSelectGroup(d: Any, strict: bool) -> SessionConfigSelectGroup:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_group: SessionConfigGroupId
     v = d.get("group", MISSING)
     if v is MISSING:
         raise missing("group")
@@ -7087,6 +8749,7 @@ def _decode_SessionConfigSelectGroup(d: Any, strict: bool) -> SessionConfigSelec
         except ValidationError as error:
             raise error.at("group")
 
+    f_name: str
     v = d.get("name", MISSING)
     if v is MISSING:
         raise missing("name")
@@ -7096,6 +8759,7 @@ def _decode_SessionConfigSelectGroup(d: Any, strict: bool) -> SessionConfigSelec
         except ValidationError as error:
             raise error.at("name")
 
+    f_options: list[SessionConfigSelectOption]
     v = d.get("options", MISSING)
     if v is MISSING:
         raise missing("options")
@@ -7109,6 +8773,7 @@ def _decode_SessionConfigSelectGroup(d: Any, strict: bool) -> SessionConfigSelec
                 raise error.at("options")
             f_options = []
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -7134,24 +8799,21 @@ def _encode_SessionConfigSelectGroup(o: SessionConfigSelectGroup) -> dict[str, A
         "name": o.name,
         "options": [_encode_SessionConfigSelectOption(x) for x in o.options],
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
-def _decode_SessionConfigGroupId(v: Any, strict: bool) -> Any:
+def _decode_SessionConfigGroupId(v: Any, strict: bool) -> SessionConfigGroupId:
     return v if type(v) is str else check_str(v)
 
 
-def _encode_SessionConfigGroupId(v: Any) -> Any:
-    return v
-
-
 def _decode_SessionConfigSelect(d: Any, strict: bool) -> SessionConfigSelect:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_current_value: SessionConfigValueId
     v = d.get("currentValue", MISSING)
     if v is MISSING:
         raise missing("currentValue")
@@ -7161,6 +8823,7 @@ def _decode_SessionConfigSelect(d: Any, strict: bool) -> SessionConfigSelect:
         except ValidationError as error:
             raise error.at("currentValue")
 
+    f_options: SessionConfigSelectOptions
     v = d.get("options", MISSING)
     if v is MISSING:
         raise missing("options")
@@ -7179,15 +8842,16 @@ def _decode_SessionConfigSelect(d: Any, strict: bool) -> SessionConfigSelect:
 def _encode_SessionConfigSelect(o: SessionConfigSelect) -> dict[str, Any]:
     d: dict[str, Any] = {
         "currentValue": o.current_value,
-        "options": _encode_SessionConfigSelectOptions(o.options),
+        "options": encode(o.options),
     }
 
     return d
 
 
 def _decode_SessionConfigBoolean(d: Any, strict: bool) -> SessionConfigBoolean:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_current_value: bool
     v = d.get("currentValue", MISSING)
     if v is MISSING:
         raise missing("currentValue")
@@ -7211,8 +8875,9 @@ def _encode_SessionConfigBoolean(o: SessionConfigBoolean) -> dict[str, Any]:
 
 
 def _decode_LoadSessionResponse(d: Any, strict: bool) -> LoadSessionResponse:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_modes: SessionModeState | None | Unset
     v = d.get("modes", MISSING)
     if v is MISSING:
         f_modes = UNSET
@@ -7224,6 +8889,7 @@ def _decode_LoadSessionResponse(d: Any, strict: bool) -> LoadSessionResponse:
                 raise error.at("modes")
             f_modes = UNSET
 
+    f_config_options: list[SessionConfigOption] | None | Unset
     v = d.get("configOptions", MISSING)
     if v is MISSING:
         f_config_options = UNSET
@@ -7239,6 +8905,7 @@ def _decode_LoadSessionResponse(d: Any, strict: bool) -> LoadSessionResponse:
                 raise error.at("configOptions")
             f_config_options = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -7259,24 +8926,27 @@ def _decode_LoadSessionResponse(d: Any, strict: bool) -> LoadSessionResponse:
 
 def _encode_LoadSessionResponse(o: LoadSessionResponse) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.modes
-    if v is not UNSET:
-        d["modes"] = None if v is None else _encode_SessionModeState(v)
-    v = o.config_options
-    if v is not UNSET:
+    v_modes = o.modes
+    if v_modes is not UNSET:
+        d["modes"] = None if v_modes is None else _encode_SessionModeState(v_modes)
+    v_config_options = o.config_options
+    if v_config_options is not UNSET:
         d["configOptions"] = (
-            None if v is None else [_encode_SessionConfigOption(x) for x in v]
+            None
+            if v_config_options is None
+            else [_encode_SessionConfigOption(x) for x in v_config_options]
         )
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_ListSessionsResponse(d: Any, strict: bool) -> ListSessionsResponse:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_sessions: list[SessionInfo]
     v = d.get("sessions", MISSING)
     if v is MISSING:
         raise missing("sessions")
@@ -7288,6 +8958,7 @@ def _decode_ListSessionsResponse(d: Any, strict: bool) -> ListSessionsResponse:
                 raise error.at("sessions")
             f_sessions = []
 
+    f_next_cursor: str | None | Unset
     v = d.get("nextCursor", MISSING)
     if v is MISSING:
         f_next_cursor = UNSET
@@ -7301,6 +8972,7 @@ def _decode_ListSessionsResponse(d: Any, strict: bool) -> ListSessionsResponse:
                 raise error.at("nextCursor")
             f_next_cursor = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -7323,19 +8995,20 @@ def _encode_ListSessionsResponse(o: ListSessionsResponse) -> dict[str, Any]:
     d: dict[str, Any] = {
         "sessions": [_encode_SessionInfo(x) for x in o.sessions],
     }
-    v = o.next_cursor
-    if v is not UNSET:
-        d["nextCursor"] = v
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_next_cursor = o.next_cursor
+    if v_next_cursor is not UNSET:
+        d["nextCursor"] = v_next_cursor
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_SessionInfo(d: Any, strict: bool) -> SessionInfo:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_session_id: SessionId
     v = d.get("sessionId", MISSING)
     if v is MISSING:
         raise missing("sessionId")
@@ -7345,6 +9018,7 @@ def _decode_SessionInfo(d: Any, strict: bool) -> SessionInfo:
         except ValidationError as error:
             raise error.at("sessionId")
 
+    f_cwd: str
     v = d.get("cwd", MISSING)
     if v is MISSING:
         raise missing("cwd")
@@ -7354,6 +9028,7 @@ def _decode_SessionInfo(d: Any, strict: bool) -> SessionInfo:
         except ValidationError as error:
             raise error.at("cwd")
 
+    f_additional_directories: list[str] | Unset
     v = d.get("additionalDirectories", MISSING)
     if v is MISSING:
         f_additional_directories = UNSET
@@ -7367,6 +9042,7 @@ def _decode_SessionInfo(d: Any, strict: bool) -> SessionInfo:
                 raise error.at("additionalDirectories")
             f_additional_directories = []
 
+    f_title: str | None | Unset
     v = d.get("title", MISSING)
     if v is MISSING:
         f_title = UNSET
@@ -7378,6 +9054,7 @@ def _decode_SessionInfo(d: Any, strict: bool) -> SessionInfo:
                 raise error.at("title")
             f_title = UNSET
 
+    f_updated_at: str | None | Unset
     v = d.get("updatedAt", MISSING)
     if v is MISSING:
         f_updated_at = UNSET
@@ -7391,6 +9068,7 @@ def _decode_SessionInfo(d: Any, strict: bool) -> SessionInfo:
                 raise error.at("updatedAt")
             f_updated_at = UNSET
 
+    f_archived: bool | None | Unset
     v = d.get("archived", MISSING)
     if v is MISSING:
         f_archived = UNSET
@@ -7404,6 +9082,7 @@ def _decode_SessionInfo(d: Any, strict: bool) -> SessionInfo:
                 raise error.at("archived")
             f_archived = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -7431,28 +9110,29 @@ def _encode_SessionInfo(o: SessionInfo) -> dict[str, Any]:
         "sessionId": o.session_id,
         "cwd": o.cwd,
     }
-    v = o.additional_directories
-    if v is not UNSET:
-        d["additionalDirectories"] = list(v)
-    v = o.title
-    if v is not UNSET:
-        d["title"] = v
-    v = o.updated_at
-    if v is not UNSET:
-        d["updatedAt"] = v
-    v = o.archived
-    if v is not UNSET:
-        d["archived"] = v
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_additional_directories = o.additional_directories
+    if v_additional_directories is not UNSET:
+        d["additionalDirectories"] = list(v_additional_directories)
+    v_title = o.title
+    if v_title is not UNSET:
+        d["title"] = v_title
+    v_updated_at = o.updated_at
+    if v_updated_at is not UNSET:
+        d["updatedAt"] = v_updated_at
+    v_archived = o.archived
+    if v_archived is not UNSET:
+        d["archived"] = v_archived
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_DeleteSessionResponse(d: Any, strict: bool) -> DeleteSessionResponse:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -7471,16 +9151,17 @@ def _decode_DeleteSessionResponse(d: Any, strict: bool) -> DeleteSessionResponse
 
 def _encode_DeleteSessionResponse(o: DeleteSessionResponse) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_ForkSessionResponse(d: Any, strict: bool) -> ForkSessionResponse:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_session_id: SessionId
     v = d.get("sessionId", MISSING)
     if v is MISSING:
         raise missing("sessionId")
@@ -7490,6 +9171,7 @@ def _decode_ForkSessionResponse(d: Any, strict: bool) -> ForkSessionResponse:
         except ValidationError as error:
             raise error.at("sessionId")
 
+    f_modes: SessionModeState | None | Unset
     v = d.get("modes", MISSING)
     if v is MISSING:
         f_modes = UNSET
@@ -7501,6 +9183,7 @@ def _decode_ForkSessionResponse(d: Any, strict: bool) -> ForkSessionResponse:
                 raise error.at("modes")
             f_modes = UNSET
 
+    f_config_options: list[SessionConfigOption] | None | Unset
     v = d.get("configOptions", MISSING)
     if v is MISSING:
         f_config_options = UNSET
@@ -7516,6 +9199,7 @@ def _decode_ForkSessionResponse(d: Any, strict: bool) -> ForkSessionResponse:
                 raise error.at("configOptions")
             f_config_options = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -7539,24 +9223,27 @@ def _encode_ForkSessionResponse(o: ForkSessionResponse) -> dict[str, Any]:
     d: dict[str, Any] = {
         "sessionId": o.session_id,
     }
-    v = o.modes
-    if v is not UNSET:
-        d["modes"] = None if v is None else _encode_SessionModeState(v)
-    v = o.config_options
-    if v is not UNSET:
+    v_modes = o.modes
+    if v_modes is not UNSET:
+        d["modes"] = None if v_modes is None else _encode_SessionModeState(v_modes)
+    v_config_options = o.config_options
+    if v_config_options is not UNSET:
         d["configOptions"] = (
-            None if v is None else [_encode_SessionConfigOption(x) for x in v]
+            None
+            if v_config_options is None
+            else [_encode_SessionConfigOption(x) for x in v_config_options]
         )
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_ArchiveSessionResponse(d: Any, strict: bool) -> ArchiveSessionResponse:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -7575,16 +9262,17 @@ def _decode_ArchiveSessionResponse(d: Any, strict: bool) -> ArchiveSessionRespon
 
 def _encode_ArchiveSessionResponse(o: ArchiveSessionResponse) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_UnarchiveSessionResponse(d: Any, strict: bool) -> UnarchiveSessionResponse:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -7603,16 +9291,17 @@ def _decode_UnarchiveSessionResponse(d: Any, strict: bool) -> UnarchiveSessionRe
 
 def _encode_UnarchiveSessionResponse(o: UnarchiveSessionResponse) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_SessionStatusResponse(d: Any, strict: bool) -> SessionStatusResponse:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_status: SessionStatus | str
     v = d.get("status", MISSING)
     if v is MISSING:
         raise missing("status")
@@ -7622,6 +9311,7 @@ def _decode_SessionStatusResponse(d: Any, strict: bool) -> SessionStatusResponse
         except ValidationError as error:
             raise error.at("status")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -7643,9 +9333,9 @@ def _encode_SessionStatusResponse(o: SessionStatusResponse) -> dict[str, Any]:
     d: dict[str, Any] = {
         "status": (o.status._value_ if type(o.status) is SessionStatus else o.status),
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -7659,16 +9349,19 @@ def _decode_SessionStatus(v: Any, strict: bool) -> SessionStatus | str:
     return v
 
 
-_MEMBERS_SessionStatus = SessionStatus._value2member_map_
+_MEMBERS_SessionStatus = cast(
+    "dict[str, SessionStatus]", SessionStatus._value2member_map_
+)
 
 
-def _encode_SessionStatus(v: Any) -> Any:
+def _encode_SessionStatus(v: SessionStatus | str) -> str:
     return v._value_ if type(v) is SessionStatus else v
 
 
 def _decode_SetSessionTitleResponse(d: Any, strict: bool) -> SetSessionTitleResponse:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_title: str
     v = d.get("title", MISSING)
     if v is MISSING:
         raise missing("title")
@@ -7678,6 +9371,7 @@ def _decode_SetSessionTitleResponse(d: Any, strict: bool) -> SetSessionTitleResp
         except ValidationError as error:
             raise error.at("title")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -7699,16 +9393,17 @@ def _encode_SetSessionTitleResponse(o: SetSessionTitleResponse) -> dict[str, Any
     d: dict[str, Any] = {
         "title": o.title,
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_ResumeSessionResponse(d: Any, strict: bool) -> ResumeSessionResponse:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_modes: SessionModeState | None | Unset
     v = d.get("modes", MISSING)
     if v is MISSING:
         f_modes = UNSET
@@ -7720,6 +9415,7 @@ def _decode_ResumeSessionResponse(d: Any, strict: bool) -> ResumeSessionResponse
                 raise error.at("modes")
             f_modes = UNSET
 
+    f_config_options: list[SessionConfigOption] | None | Unset
     v = d.get("configOptions", MISSING)
     if v is MISSING:
         f_config_options = UNSET
@@ -7735,6 +9431,7 @@ def _decode_ResumeSessionResponse(d: Any, strict: bool) -> ResumeSessionResponse
                 raise error.at("configOptions")
             f_config_options = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -7755,24 +9452,27 @@ def _decode_ResumeSessionResponse(d: Any, strict: bool) -> ResumeSessionResponse
 
 def _encode_ResumeSessionResponse(o: ResumeSessionResponse) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.modes
-    if v is not UNSET:
-        d["modes"] = None if v is None else _encode_SessionModeState(v)
-    v = o.config_options
-    if v is not UNSET:
+    v_modes = o.modes
+    if v_modes is not UNSET:
+        d["modes"] = None if v_modes is None else _encode_SessionModeState(v_modes)
+    v_config_options = o.config_options
+    if v_config_options is not UNSET:
         d["configOptions"] = (
-            None if v is None else [_encode_SessionConfigOption(x) for x in v]
+            None
+            if v_config_options is None
+            else [_encode_SessionConfigOption(x) for x in v_config_options]
         )
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_CloseSessionResponse(d: Any, strict: bool) -> CloseSessionResponse:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -7791,16 +9491,17 @@ def _decode_CloseSessionResponse(d: Any, strict: bool) -> CloseSessionResponse:
 
 def _encode_CloseSessionResponse(o: CloseSessionResponse) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_SetSessionModeResponse(d: Any, strict: bool) -> SetSessionModeResponse:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -7819,9 +9520,9 @@ def _decode_SetSessionModeResponse(d: Any, strict: bool) -> SetSessionModeRespon
 
 def _encode_SetSessionModeResponse(o: SetSessionModeResponse) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -7829,8 +9530,9 @@ def _encode_SetSessionModeResponse(o: SetSessionModeResponse) -> dict[str, Any]:
 def _decode_SetSessionConfigOptionResponse(
     d: Any, strict: bool
 ) -> SetSessionConfigOptionResponse:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_config_options: list[SessionConfigOption]
     v = d.get("configOptions", MISSING)
     if v is MISSING:
         raise missing("configOptions")
@@ -7844,6 +9546,7 @@ def _decode_SetSessionConfigOptionResponse(
                 raise error.at("configOptions")
             f_config_options = []
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -7867,16 +9570,17 @@ def _encode_SetSessionConfigOptionResponse(
     d: dict[str, Any] = {
         "configOptions": [_encode_SessionConfigOption(x) for x in o.config_options],
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_PromptResponse(d: Any, strict: bool) -> PromptResponse:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_stop_reason: StopReason
     v = d.get("stopReason", MISSING)
     if v is MISSING:
         raise missing("stopReason")
@@ -7886,6 +9590,7 @@ def _decode_PromptResponse(d: Any, strict: bool) -> PromptResponse:
         except ValidationError as error:
             raise error.at("stopReason")
 
+    f_usage: Usage | None | Unset
     v = d.get("usage", MISSING)
     if v is MISSING:
         f_usage = UNSET
@@ -7897,6 +9602,7 @@ def _decode_PromptResponse(d: Any, strict: bool) -> PromptResponse:
                 raise error.at("usage")
             f_usage = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -7923,12 +9629,12 @@ def _encode_PromptResponse(o: PromptResponse) -> dict[str, Any]:
             else o.stop_reason
         ),
     }
-    v = o.usage
-    if v is not UNSET:
-        d["usage"] = None if v is None else _encode_Usage(v)
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_usage = o.usage
+    if v_usage is not UNSET:
+        d["usage"] = None if v_usage is None else _encode_Usage(v_usage)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -7945,16 +9651,17 @@ def _decode_StopReason(v: Any, strict: bool) -> StopReason:
     )
 
 
-_MEMBERS_StopReason = StopReason._value2member_map_
+_MEMBERS_StopReason = cast("dict[str, StopReason]", StopReason._value2member_map_)
 
 
-def _encode_StopReason(v: Any) -> Any:
+def _encode_StopReason(v: StopReason) -> str:
     return v._value_ if type(v) is StopReason else v
 
 
 def _decode_Usage(d: Any, strict: bool) -> Usage:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_total_tokens: int
     v = d.get("totalTokens", MISSING)
     if v is MISSING:
         raise missing("totalTokens")
@@ -7968,6 +9675,7 @@ def _decode_Usage(d: Any, strict: bool) -> Usage:
         except ValidationError as error:
             raise error.at("totalTokens")
 
+    f_input_tokens: int
     v = d.get("inputTokens", MISSING)
     if v is MISSING:
         raise missing("inputTokens")
@@ -7981,6 +9689,7 @@ def _decode_Usage(d: Any, strict: bool) -> Usage:
         except ValidationError as error:
             raise error.at("inputTokens")
 
+    f_output_tokens: int
     v = d.get("outputTokens", MISSING)
     if v is MISSING:
         raise missing("outputTokens")
@@ -7994,6 +9703,7 @@ def _decode_Usage(d: Any, strict: bool) -> Usage:
         except ValidationError as error:
             raise error.at("outputTokens")
 
+    f_thought_tokens: int | None | Unset
     v = d.get("thoughtTokens", MISSING)
     if v is MISSING:
         f_thought_tokens = UNSET
@@ -8013,6 +9723,7 @@ def _decode_Usage(d: Any, strict: bool) -> Usage:
                 raise error.at("thoughtTokens")
             f_thought_tokens = UNSET
 
+    f_cached_read_tokens: int | None | Unset
     v = d.get("cachedReadTokens", MISSING)
     if v is MISSING:
         f_cached_read_tokens = UNSET
@@ -8032,6 +9743,7 @@ def _decode_Usage(d: Any, strict: bool) -> Usage:
                 raise error.at("cachedReadTokens")
             f_cached_read_tokens = UNSET
 
+    f_cached_write_tokens: int | None | Unset
     v = d.get("cachedWriteTokens", MISSING)
     if v is MISSING:
         f_cached_write_tokens = UNSET
@@ -8051,6 +9763,7 @@ def _decode_Usage(d: Any, strict: bool) -> Usage:
                 raise error.at("cachedWriteTokens")
             f_cached_write_tokens = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -8079,33 +9792,30 @@ def _encode_Usage(o: Usage) -> dict[str, Any]:
         "inputTokens": o.input_tokens,
         "outputTokens": o.output_tokens,
     }
-    v = o.thought_tokens
-    if v is not UNSET:
-        d["thoughtTokens"] = v
-    v = o.cached_read_tokens
-    if v is not UNSET:
-        d["cachedReadTokens"] = v
-    v = o.cached_write_tokens
-    if v is not UNSET:
-        d["cachedWriteTokens"] = v
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_thought_tokens = o.thought_tokens
+    if v_thought_tokens is not UNSET:
+        d["thoughtTokens"] = v_thought_tokens
+    v_cached_read_tokens = o.cached_read_tokens
+    if v_cached_read_tokens is not UNSET:
+        d["cachedReadTokens"] = v_cached_read_tokens
+    v_cached_write_tokens = o.cached_write_tokens
+    if v_cached_write_tokens is not UNSET:
+        d["cachedWriteTokens"] = v_cached_write_tokens
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
-def _decode_ExtResponse(v: Any, strict: bool) -> Any:
-    return v
-
-
-def _encode_ExtResponse(v: Any) -> Any:
+def _decode_ExtResponse(v: Any, strict: bool) -> ExtResponse:
     return v
 
 
 def _decode_Error(d: Any, strict: bool) -> Error:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_code: ErrorCode | int
     v = d.get("code", MISSING)
     if v is MISSING:
         raise missing("code")
@@ -8115,6 +9825,7 @@ def _decode_Error(d: Any, strict: bool) -> Error:
         except ValidationError as error:
             raise error.at("code")
 
+    f_message: str
     v = d.get("message", MISSING)
     if v is MISSING:
         raise missing("message")
@@ -8124,6 +9835,7 @@ def _decode_Error(d: Any, strict: bool) -> Error:
         except ValidationError as error:
             raise error.at("message")
 
+    f_data: Any | Unset
     v = d.get("data", MISSING)
     if v is MISSING:
         f_data = UNSET
@@ -8147,31 +9859,32 @@ def _encode_Error(o: Error) -> dict[str, Any]:
         "code": (o.code._value_ if type(o.code) is ErrorCode else o.code),
         "message": o.message,
     }
-    v = o.data
-    if v is not UNSET:
-        d["data"] = v
+    v_data = o.data
+    if v_data is not UNSET:
+        d["data"] = v_data
 
     return d
 
 
 def _decode_ErrorCode(v: Any, strict: bool) -> ErrorCode | int:
-    v = check_int(v) if strict else check_int(v, -2147483648, 2147483647)
-    member = _MEMBERS_ErrorCode.get(v)
+    n = check_int(v) if strict else check_int(v, -2147483648, 2147483647)
+    member = _MEMBERS_ErrorCode.get(n)
     if member is not None:
         return member
-    return v
+    return n
 
 
-_MEMBERS_ErrorCode = ErrorCode._value2member_map_
+_MEMBERS_ErrorCode = cast("dict[int, ErrorCode]", ErrorCode._value2member_map_)
 
 
-def _encode_ErrorCode(v: Any) -> Any:
+def _encode_ErrorCode(v: ErrorCode | int) -> int:
     return v._value_ if type(v) is ErrorCode else v
 
 
 def _decode_AgentNotification(d: Any, strict: bool) -> AgentNotification:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_method: str
     v = d.get("method", MISSING)
     if v is MISSING:
         raise missing("method")
@@ -8181,6 +9894,7 @@ def _decode_AgentNotification(d: Any, strict: bool) -> AgentNotification:
         except ValidationError as error:
             raise error.at("method")
 
+    f_params: Any | Unset
     v = d.get("params", MISSING)
     if v is MISSING:
         f_params = UNSET
@@ -8200,16 +9914,17 @@ def _encode_AgentNotification(o: AgentNotification) -> dict[str, Any]:
     d: dict[str, Any] = {
         "method": o.method,
     }
-    v = o.params
-    if v is not UNSET:
-        d["params"] = v
+    v_params = o.params
+    if v_params is not UNSET:
+        d["params"] = v_params
 
     return d
 
 
 def _decode_SessionNotification(d: Any, strict: bool) -> SessionNotification:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_session_id: SessionId
     v = d.get("sessionId", MISSING)
     if v is MISSING:
         raise missing("sessionId")
@@ -8219,6 +9934,7 @@ def _decode_SessionNotification(d: Any, strict: bool) -> SessionNotification:
         except ValidationError as error:
             raise error.at("sessionId")
 
+    f_update: SessionUpdate
     v = d.get("update", MISSING)
     if v is MISSING:
         raise missing("update")
@@ -8228,6 +9944,7 @@ def _decode_SessionNotification(d: Any, strict: bool) -> SessionNotification:
         except ValidationError as error:
             raise error.at("update")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -8251,9 +9968,9 @@ def _encode_SessionNotification(o: SessionNotification) -> dict[str, Any]:
         "sessionId": o.session_id,
         "update": _encode_SessionUpdate(o.update),
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -8261,10 +9978,11 @@ def _encode_SessionNotification(o: SessionNotification) -> dict[str, Any]:
 def _decode_UserMessageChunkSessionUpdate(
     d: Any, strict: bool
 ) -> UserMessageChunkSessionUpdate:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("sessionUpdate") != "user_message_chunk":
         raise check_tag(d, "sessionUpdate", "user_message_chunk")
+    f_content: ContentBlock
     v = d.get("content", MISSING)
     if v is MISSING:
         raise missing("content")
@@ -8274,6 +9992,7 @@ def _decode_UserMessageChunkSessionUpdate(
         except ValidationError as error:
             raise error.at("content")
 
+    f_message_id: MessageId | None | Unset
     v = d.get("messageId", MISSING)
     if v is MISSING:
         f_message_id = UNSET
@@ -8287,6 +10006,7 @@ def _decode_UserMessageChunkSessionUpdate(
                 raise error.at("messageId")
             f_message_id = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -8312,12 +10032,12 @@ def _encode_UserMessageChunkSessionUpdate(
         "sessionUpdate": "user_message_chunk",
         "content": _encode_ContentBlock(o.content),
     }
-    v = o.message_id
-    if v is not UNSET:
-        d["messageId"] = None if v is None else v
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_message_id = o.message_id
+    if v_message_id is not UNSET:
+        d["messageId"] = None if v_message_id is None else v_message_id
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -8325,10 +10045,11 @@ def _encode_UserMessageChunkSessionUpdate(
 def _decode_AgentMessageChunkSessionUpdate(
     d: Any, strict: bool
 ) -> AgentMessageChunkSessionUpdate:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("sessionUpdate") != "agent_message_chunk":
         raise check_tag(d, "sessionUpdate", "agent_message_chunk")
+    f_content: ContentBlock
     v = d.get("content", MISSING)
     if v is MISSING:
         raise missing("content")
@@ -8338,6 +10059,7 @@ def _decode_AgentMessageChunkSessionUpdate(
         except ValidationError as error:
             raise error.at("content")
 
+    f_message_id: MessageId | None | Unset
     v = d.get("messageId", MISSING)
     if v is MISSING:
         f_message_id = UNSET
@@ -8351,6 +10073,7 @@ def _decode_AgentMessageChunkSessionUpdate(
                 raise error.at("messageId")
             f_message_id = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -8376,12 +10099,12 @@ def _encode_AgentMessageChunkSessionUpdate(
         "sessionUpdate": "agent_message_chunk",
         "content": _encode_ContentBlock(o.content),
     }
-    v = o.message_id
-    if v is not UNSET:
-        d["messageId"] = None if v is None else v
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_message_id = o.message_id
+    if v_message_id is not UNSET:
+        d["messageId"] = None if v_message_id is None else v_message_id
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -8389,10 +10112,11 @@ def _encode_AgentMessageChunkSessionUpdate(
 def _decode_AgentThoughtChunkSessionUpdate(
     d: Any, strict: bool
 ) -> AgentThoughtChunkSessionUpdate:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("sessionUpdate") != "agent_thought_chunk":
         raise check_tag(d, "sessionUpdate", "agent_thought_chunk")
+    f_content: ContentBlock
     v = d.get("content", MISSING)
     if v is MISSING:
         raise missing("content")
@@ -8402,6 +10126,7 @@ def _decode_AgentThoughtChunkSessionUpdate(
         except ValidationError as error:
             raise error.at("content")
 
+    f_message_id: MessageId | None | Unset
     v = d.get("messageId", MISSING)
     if v is MISSING:
         f_message_id = UNSET
@@ -8415,6 +10140,7 @@ def _decode_AgentThoughtChunkSessionUpdate(
                 raise error.at("messageId")
             f_message_id = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -8440,21 +10166,22 @@ def _encode_AgentThoughtChunkSessionUpdate(
         "sessionUpdate": "agent_thought_chunk",
         "content": _encode_ContentBlock(o.content),
     }
-    v = o.message_id
-    if v is not UNSET:
-        d["messageId"] = None if v is None else v
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_message_id = o.message_id
+    if v_message_id is not UNSET:
+        d["messageId"] = None if v_message_id is None else v_message_id
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_ToolCallSessionUpdate(d: Any, strict: bool) -> ToolCallSessionUpdate:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("sessionUpdate") != "tool_call":
         raise check_tag(d, "sessionUpdate", "tool_call")
+    f_tool_call_id: ToolCallId
     v = d.get("toolCallId", MISSING)
     if v is MISSING:
         raise missing("toolCallId")
@@ -8464,6 +10191,7 @@ def _decode_ToolCallSessionUpdate(d: Any, strict: bool) -> ToolCallSessionUpdate
         except ValidationError as error:
             raise error.at("toolCallId")
 
+    f_title: str
     v = d.get("title", MISSING)
     if v is MISSING:
         raise missing("title")
@@ -8473,6 +10201,7 @@ def _decode_ToolCallSessionUpdate(d: Any, strict: bool) -> ToolCallSessionUpdate
         except ValidationError as error:
             raise error.at("title")
 
+    f_name: str | None | Unset
     v = d.get("name", MISSING)
     if v is MISSING:
         f_name = UNSET
@@ -8484,6 +10213,7 @@ def _decode_ToolCallSessionUpdate(d: Any, strict: bool) -> ToolCallSessionUpdate
                 raise error.at("name")
             f_name = UNSET
 
+    f_kind: ToolKind | Unset
     v = d.get("kind", MISSING)
     if v is MISSING:
         f_kind = UNSET
@@ -8495,6 +10225,7 @@ def _decode_ToolCallSessionUpdate(d: Any, strict: bool) -> ToolCallSessionUpdate
                 raise error.at("kind")
             f_kind = UNSET
 
+    f_status: ToolCallStatus | Unset
     v = d.get("status", MISSING)
     if v is MISSING:
         f_status = UNSET
@@ -8506,6 +10237,7 @@ def _decode_ToolCallSessionUpdate(d: Any, strict: bool) -> ToolCallSessionUpdate
                 raise error.at("status")
             f_status = UNSET
 
+    f_content: list[ToolCallContent] | Unset
     v = d.get("content", MISSING)
     if v is MISSING:
         f_content = UNSET
@@ -8517,6 +10249,7 @@ def _decode_ToolCallSessionUpdate(d: Any, strict: bool) -> ToolCallSessionUpdate
                 raise error.at("content")
             f_content = []
 
+    f_locations: list[ToolCallLocation] | Unset
     v = d.get("locations", MISSING)
     if v is MISSING:
         f_locations = UNSET
@@ -8528,6 +10261,7 @@ def _decode_ToolCallSessionUpdate(d: Any, strict: bool) -> ToolCallSessionUpdate
                 raise error.at("locations")
             f_locations = []
 
+    f_raw_input: Any | Unset
     v = d.get("rawInput", MISSING)
     if v is MISSING:
         f_raw_input = UNSET
@@ -8539,6 +10273,7 @@ def _decode_ToolCallSessionUpdate(d: Any, strict: bool) -> ToolCallSessionUpdate
                 raise error.at("rawInput")
             f_raw_input = UNSET
 
+    f_raw_output: Any | Unset
     v = d.get("rawOutput", MISSING)
     if v is MISSING:
         f_raw_output = UNSET
@@ -8550,6 +10285,7 @@ def _decode_ToolCallSessionUpdate(d: Any, strict: bool) -> ToolCallSessionUpdate
                 raise error.at("rawOutput")
             f_raw_output = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -8581,30 +10317,30 @@ def _encode_ToolCallSessionUpdate(o: ToolCallSessionUpdate) -> dict[str, Any]:
         "toolCallId": o.tool_call_id,
         "title": o.title,
     }
-    v = o.name
-    if v is not UNSET:
-        d["name"] = v
-    v = o.kind
-    if v is not UNSET:
-        d["kind"] = v._value_ if type(v) is ToolKind else v
-    v = o.status
-    if v is not UNSET:
-        d["status"] = v._value_ if type(v) is ToolCallStatus else v
-    v = o.content
-    if v is not UNSET:
-        d["content"] = [_encode_ToolCallContent(x) for x in v]
-    v = o.locations
-    if v is not UNSET:
-        d["locations"] = [_encode_ToolCallLocation(x) for x in v]
-    v = o.raw_input
-    if v is not UNSET:
-        d["rawInput"] = v
-    v = o.raw_output
-    if v is not UNSET:
-        d["rawOutput"] = v
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_name = o.name
+    if v_name is not UNSET:
+        d["name"] = v_name
+    v_kind = o.kind
+    if v_kind is not UNSET:
+        d["kind"] = v_kind._value_ if type(v_kind) is ToolKind else v_kind
+    v_status = o.status
+    if v_status is not UNSET:
+        d["status"] = v_status._value_ if type(v_status) is ToolCallStatus else v_status
+    v_content = o.content
+    if v_content is not UNSET:
+        d["content"] = [_encode_ToolCallContent(x) for x in v_content]
+    v_locations = o.locations
+    if v_locations is not UNSET:
+        d["locations"] = [_encode_ToolCallLocation(x) for x in v_locations]
+    v_raw_input = o.raw_input
+    if v_raw_input is not UNSET:
+        d["rawInput"] = v_raw_input
+    v_raw_output = o.raw_output
+    if v_raw_output is not UNSET:
+        d["rawOutput"] = v_raw_output
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -8612,10 +10348,11 @@ def _encode_ToolCallSessionUpdate(o: ToolCallSessionUpdate) -> dict[str, Any]:
 def _decode_ToolCallUpdateSessionUpdate(
     d: Any, strict: bool
 ) -> ToolCallUpdateSessionUpdate:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("sessionUpdate") != "tool_call_update":
         raise check_tag(d, "sessionUpdate", "tool_call_update")
+    f_tool_call_id: ToolCallId
     v = d.get("toolCallId", MISSING)
     if v is MISSING:
         raise missing("toolCallId")
@@ -8625,6 +10362,7 @@ def _decode_ToolCallUpdateSessionUpdate(
         except ValidationError as error:
             raise error.at("toolCallId")
 
+    f_kind: ToolKind | None | Unset
     v = d.get("kind", MISSING)
     if v is MISSING:
         f_kind = UNSET
@@ -8636,6 +10374,7 @@ def _decode_ToolCallUpdateSessionUpdate(
                 raise error.at("kind")
             f_kind = UNSET
 
+    f_status: ToolCallStatus | None | Unset
     v = d.get("status", MISSING)
     if v is MISSING:
         f_status = UNSET
@@ -8647,6 +10386,7 @@ def _decode_ToolCallUpdateSessionUpdate(
                 raise error.at("status")
             f_status = UNSET
 
+    f_title: str | None | Unset
     v = d.get("title", MISSING)
     if v is MISSING:
         f_title = UNSET
@@ -8658,6 +10398,7 @@ def _decode_ToolCallUpdateSessionUpdate(
                 raise error.at("title")
             f_title = UNSET
 
+    f_name: str | None | Unset
     v = d.get("name", MISSING)
     if v is MISSING:
         f_name = UNSET
@@ -8669,6 +10410,7 @@ def _decode_ToolCallUpdateSessionUpdate(
                 raise error.at("name")
             f_name = UNSET
 
+    f_content: list[ToolCallContent] | None | Unset
     v = d.get("content", MISSING)
     if v is MISSING:
         f_content = UNSET
@@ -8684,6 +10426,7 @@ def _decode_ToolCallUpdateSessionUpdate(
                 raise error.at("content")
             f_content = UNSET
 
+    f_locations: list[ToolCallLocation] | None | Unset
     v = d.get("locations", MISSING)
     if v is MISSING:
         f_locations = UNSET
@@ -8699,6 +10442,7 @@ def _decode_ToolCallUpdateSessionUpdate(
                 raise error.at("locations")
             f_locations = UNSET
 
+    f_raw_input: Any | Unset
     v = d.get("rawInput", MISSING)
     if v is MISSING:
         f_raw_input = UNSET
@@ -8710,6 +10454,7 @@ def _decode_ToolCallUpdateSessionUpdate(
                 raise error.at("rawInput")
             f_raw_input = UNSET
 
+    f_raw_output: Any | Unset
     v = d.get("rawOutput", MISSING)
     if v is MISSING:
         f_raw_output = UNSET
@@ -8721,6 +10466,7 @@ def _decode_ToolCallUpdateSessionUpdate(
                 raise error.at("rawOutput")
             f_raw_output = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -8753,44 +10499,59 @@ def _encode_ToolCallUpdateSessionUpdate(
         "sessionUpdate": "tool_call_update",
         "toolCallId": o.tool_call_id,
     }
-    v = o.kind
-    if v is not UNSET:
-        d["kind"] = None if v is None else (v._value_ if type(v) is ToolKind else v)
-    v = o.status
-    if v is not UNSET:
-        d["status"] = (
-            None if v is None else (v._value_ if type(v) is ToolCallStatus else v)
+    v_kind = o.kind
+    if v_kind is not UNSET:
+        d["kind"] = (
+            None
+            if v_kind is None
+            else (v_kind._value_ if type(v_kind) is ToolKind else v_kind)
         )
-    v = o.title
-    if v is not UNSET:
-        d["title"] = v
-    v = o.name
-    if v is not UNSET:
-        d["name"] = v
-    v = o.content
-    if v is not UNSET:
-        d["content"] = None if v is None else [_encode_ToolCallContent(x) for x in v]
-    v = o.locations
-    if v is not UNSET:
-        d["locations"] = None if v is None else [_encode_ToolCallLocation(x) for x in v]
-    v = o.raw_input
-    if v is not UNSET:
-        d["rawInput"] = v
-    v = o.raw_output
-    if v is not UNSET:
-        d["rawOutput"] = v
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_status = o.status
+    if v_status is not UNSET:
+        d["status"] = (
+            None
+            if v_status is None
+            else (v_status._value_ if type(v_status) is ToolCallStatus else v_status)
+        )
+    v_title = o.title
+    if v_title is not UNSET:
+        d["title"] = v_title
+    v_name = o.name
+    if v_name is not UNSET:
+        d["name"] = v_name
+    v_content = o.content
+    if v_content is not UNSET:
+        d["content"] = (
+            None
+            if v_content is None
+            else [_encode_ToolCallContent(x) for x in v_content]
+        )
+    v_locations = o.locations
+    if v_locations is not UNSET:
+        d["locations"] = (
+            None
+            if v_locations is None
+            else [_encode_ToolCallLocation(x) for x in v_locations]
+        )
+    v_raw_input = o.raw_input
+    if v_raw_input is not UNSET:
+        d["rawInput"] = v_raw_input
+    v_raw_output = o.raw_output
+    if v_raw_output is not UNSET:
+        d["rawOutput"] = v_raw_output
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_PlanSessionUpdate(d: Any, strict: bool) -> PlanSessionUpdate:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("sessionUpdate") != "plan":
         raise check_tag(d, "sessionUpdate", "plan")
+    f_entries: list[PlanEntry]
     v = d.get("entries", MISSING)
     if v is MISSING:
         raise missing("entries")
@@ -8802,6 +10563,7 @@ def _decode_PlanSessionUpdate(d: Any, strict: bool) -> PlanSessionUpdate:
                 raise error.at("entries")
             f_entries = []
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -8824,18 +10586,19 @@ def _encode_PlanSessionUpdate(o: PlanSessionUpdate) -> dict[str, Any]:
         "sessionUpdate": "plan",
         "entries": [_encode_PlanEntry(x) for x in o.entries],
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_PlanUpdateSessionUpdate(d: Any, strict: bool) -> PlanUpdateSessionUpdate:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("sessionUpdate") != "plan_update":
         raise check_tag(d, "sessionUpdate", "plan_update")
+    f_plan: PlanUpdateContent
     v = d.get("plan", MISSING)
     if v is MISSING:
         raise missing("plan")
@@ -8845,6 +10608,7 @@ def _decode_PlanUpdateSessionUpdate(d: Any, strict: bool) -> PlanUpdateSessionUp
         except ValidationError as error:
             raise error.at("plan")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -8867,18 +10631,19 @@ def _encode_PlanUpdateSessionUpdate(o: PlanUpdateSessionUpdate) -> dict[str, Any
         "sessionUpdate": "plan_update",
         "plan": _encode_PlanUpdateContent(o.plan),
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_PlanRemovedSessionUpdate(d: Any, strict: bool) -> PlanRemovedSessionUpdate:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("sessionUpdate") != "plan_removed":
         raise check_tag(d, "sessionUpdate", "plan_removed")
+    f_plan_id: PlanId
     v = d.get("planId", MISSING)
     if v is MISSING:
         raise missing("planId")
@@ -8888,6 +10653,7 @@ def _decode_PlanRemovedSessionUpdate(d: Any, strict: bool) -> PlanRemovedSession
         except ValidationError as error:
             raise error.at("planId")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -8910,9 +10676,9 @@ def _encode_PlanRemovedSessionUpdate(o: PlanRemovedSessionUpdate) -> dict[str, A
         "sessionUpdate": "plan_removed",
         "planId": o.plan_id,
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -8920,10 +10686,11 @@ def _encode_PlanRemovedSessionUpdate(o: PlanRemovedSessionUpdate) -> dict[str, A
 def _decode_AvailableCommandsUpdateSessionUpdate(
     d: Any, strict: bool
 ) -> AvailableCommandsUpdateSessionUpdate:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("sessionUpdate") != "available_commands_update":
         raise check_tag(d, "sessionUpdate", "available_commands_update")
+    f_available_commands: list[AvailableCommand]
     v = d.get("availableCommands", MISSING)
     if v is MISSING:
         raise missing("availableCommands")
@@ -8937,6 +10704,7 @@ def _decode_AvailableCommandsUpdateSessionUpdate(
                 raise error.at("availableCommands")
             f_available_commands = []
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -8963,9 +10731,9 @@ def _encode_AvailableCommandsUpdateSessionUpdate(
             _encode_AvailableCommand(x) for x in o.available_commands
         ],
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -8973,10 +10741,11 @@ def _encode_AvailableCommandsUpdateSessionUpdate(
 def _decode_CurrentModeUpdateSessionUpdate(
     d: Any, strict: bool
 ) -> CurrentModeUpdateSessionUpdate:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("sessionUpdate") != "current_mode_update":
         raise check_tag(d, "sessionUpdate", "current_mode_update")
+    f_current_mode_id: SessionModeId
     v = d.get("currentModeId", MISSING)
     if v is MISSING:
         raise missing("currentModeId")
@@ -8986,6 +10755,7 @@ def _decode_CurrentModeUpdateSessionUpdate(
         except ValidationError as error:
             raise error.at("currentModeId")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -9010,9 +10780,9 @@ def _encode_CurrentModeUpdateSessionUpdate(
         "sessionUpdate": "current_mode_update",
         "currentModeId": o.current_mode_id,
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -9020,10 +10790,11 @@ def _encode_CurrentModeUpdateSessionUpdate(
 def _decode_ConfigOptionUpdateSessionUpdate(
     d: Any, strict: bool
 ) -> ConfigOptionUpdateSessionUpdate:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("sessionUpdate") != "config_option_update":
         raise check_tag(d, "sessionUpdate", "config_option_update")
+    f_config_options: list[SessionConfigOption]
     v = d.get("configOptions", MISSING)
     if v is MISSING:
         raise missing("configOptions")
@@ -9037,6 +10808,7 @@ def _decode_ConfigOptionUpdateSessionUpdate(
                 raise error.at("configOptions")
             f_config_options = []
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -9061,9 +10833,9 @@ def _encode_ConfigOptionUpdateSessionUpdate(
         "sessionUpdate": "config_option_update",
         "configOptions": [_encode_SessionConfigOption(x) for x in o.config_options],
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -9071,10 +10843,11 @@ def _encode_ConfigOptionUpdateSessionUpdate(
 def _decode_SessionInfoUpdateSessionUpdate(
     d: Any, strict: bool
 ) -> SessionInfoUpdateSessionUpdate:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("sessionUpdate") != "session_info_update":
         raise check_tag(d, "sessionUpdate", "session_info_update")
+    f_title: str | None | Unset
     v = d.get("title", MISSING)
     if v is MISSING:
         f_title = UNSET
@@ -9086,6 +10859,7 @@ def _decode_SessionInfoUpdateSessionUpdate(
                 raise error.at("title")
             f_title = UNSET
 
+    f_updated_at: str | None | Unset
     v = d.get("updatedAt", MISSING)
     if v is MISSING:
         f_updated_at = UNSET
@@ -9099,6 +10873,7 @@ def _decode_SessionInfoUpdateSessionUpdate(
                 raise error.at("updatedAt")
             f_updated_at = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -9123,24 +10898,25 @@ def _encode_SessionInfoUpdateSessionUpdate(
     d: dict[str, Any] = {
         "sessionUpdate": "session_info_update",
     }
-    v = o.title
-    if v is not UNSET:
-        d["title"] = v
-    v = o.updated_at
-    if v is not UNSET:
-        d["updatedAt"] = v
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_title = o.title
+    if v_title is not UNSET:
+        d["title"] = v_title
+    v_updated_at = o.updated_at
+    if v_updated_at is not UNSET:
+        d["updatedAt"] = v_updated_at
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_UsageUpdateSessionUpdate(d: Any, strict: bool) -> UsageUpdateSessionUpdate:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("sessionUpdate") != "usage_update":
         raise check_tag(d, "sessionUpdate", "usage_update")
+    f_used: int
     v = d.get("used", MISSING)
     if v is MISSING:
         raise missing("used")
@@ -9154,6 +10930,7 @@ def _decode_UsageUpdateSessionUpdate(d: Any, strict: bool) -> UsageUpdateSession
         except ValidationError as error:
             raise error.at("used")
 
+    f_size: int
     v = d.get("size", MISSING)
     if v is MISSING:
         raise missing("size")
@@ -9167,6 +10944,7 @@ def _decode_UsageUpdateSessionUpdate(d: Any, strict: bool) -> UsageUpdateSession
         except ValidationError as error:
             raise error.at("size")
 
+    f_cost: Cost | None | Unset
     v = d.get("cost", MISSING)
     if v is MISSING:
         f_cost = UNSET
@@ -9178,6 +10956,7 @@ def _decode_UsageUpdateSessionUpdate(d: Any, strict: bool) -> UsageUpdateSession
                 raise error.at("cost")
             f_cost = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -9203,21 +10982,22 @@ def _encode_UsageUpdateSessionUpdate(o: UsageUpdateSessionUpdate) -> dict[str, A
         "used": o.used,
         "size": o.size,
     }
-    v = o.cost
-    if v is not UNSET:
-        d["cost"] = None if v is None else _encode_Cost(v)
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_cost = o.cost
+    if v_cost is not UNSET:
+        d["cost"] = None if v_cost is None else _encode_Cost(v_cost)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_NoticeSessionUpdate(d: Any, strict: bool) -> NoticeSessionUpdate:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("sessionUpdate") != "notice":
         raise check_tag(d, "sessionUpdate", "notice")
+    f_severity: NoticeSeverity | str
     v = d.get("severity", MISSING)
     if v is MISSING:
         raise missing("severity")
@@ -9227,6 +11007,7 @@ def _decode_NoticeSessionUpdate(d: Any, strict: bool) -> NoticeSessionUpdate:
         except ValidationError as error:
             raise error.at("severity")
 
+    f_title: str
     v = d.get("title", MISSING)
     if v is MISSING:
         raise missing("title")
@@ -9236,6 +11017,7 @@ def _decode_NoticeSessionUpdate(d: Any, strict: bool) -> NoticeSessionUpdate:
         except ValidationError as error:
             raise error.at("title")
 
+    f_description: str | None | Unset
     v = d.get("description", MISSING)
     if v is MISSING:
         f_description = UNSET
@@ -9249,6 +11031,7 @@ def _decode_NoticeSessionUpdate(d: Any, strict: bool) -> NoticeSessionUpdate:
                 raise error.at("description")
             f_description = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -9276,12 +11059,12 @@ def _encode_NoticeSessionUpdate(o: NoticeSessionUpdate) -> dict[str, Any]:
         ),
         "title": o.title,
     }
-    v = o.description
-    if v is not UNSET:
-        d["description"] = v
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_description = o.description
+    if v_description is not UNSET:
+        d["description"] = v_description
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -9289,10 +11072,11 @@ def _encode_NoticeSessionUpdate(o: NoticeSessionUpdate) -> dict[str, Any]:
 def _decode_CompactionUpdateSessionUpdate(
     d: Any, strict: bool
 ) -> CompactionUpdateSessionUpdate:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("sessionUpdate") != "compaction_update":
         raise check_tag(d, "sessionUpdate", "compaction_update")
+    f_compaction_id: CompactionId
     v = d.get("compactionId", MISSING)
     if v is MISSING:
         raise missing("compactionId")
@@ -9302,6 +11086,7 @@ def _decode_CompactionUpdateSessionUpdate(
         except ValidationError as error:
             raise error.at("compactionId")
 
+    f_status: CompactionStatus | str
     v = d.get("status", MISSING)
     if v is MISSING:
         raise missing("status")
@@ -9311,6 +11096,7 @@ def _decode_CompactionUpdateSessionUpdate(
         except ValidationError as error:
             raise error.at("status")
 
+    f_summary: list[ContentBlock] | None | Unset
     v = d.get("summary", MISSING)
     if v is MISSING:
         f_summary = UNSET
@@ -9326,6 +11112,7 @@ def _decode_CompactionUpdateSessionUpdate(
                 raise error.at("summary")
             f_summary = UNSET
 
+    f_error: str | None | Unset
     v = d.get("error", MISSING)
     if v is MISSING:
         f_error = UNSET
@@ -9337,6 +11124,7 @@ def _decode_CompactionUpdateSessionUpdate(
                 raise error.at("error")
             f_error = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -9367,15 +11155,17 @@ def _encode_CompactionUpdateSessionUpdate(
             o.status._value_ if type(o.status) is CompactionStatus else o.status
         ),
     }
-    v = o.summary
-    if v is not UNSET:
-        d["summary"] = None if v is None else [_encode_ContentBlock(x) for x in v]
-    v = o.error
-    if v is not UNSET:
-        d["error"] = v
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_summary = o.summary
+    if v_summary is not UNSET:
+        d["summary"] = (
+            None if v_summary is None else [_encode_ContentBlock(x) for x in v_summary]
+        )
+    v_error = o.error
+    if v_error is not UNSET:
+        d["error"] = v_error
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -9383,10 +11173,11 @@ def _encode_CompactionUpdateSessionUpdate(
 def _decode_CompactionSummaryChunkSessionUpdate(
     d: Any, strict: bool
 ) -> CompactionSummaryChunkSessionUpdate:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("sessionUpdate") != "compaction_summary_chunk":
         raise check_tag(d, "sessionUpdate", "compaction_summary_chunk")
+    f_compaction_id: CompactionId
     v = d.get("compactionId", MISSING)
     if v is MISSING:
         raise missing("compactionId")
@@ -9396,6 +11187,7 @@ def _decode_CompactionSummaryChunkSessionUpdate(
         except ValidationError as error:
             raise error.at("compactionId")
 
+    f_content: ContentBlock
     v = d.get("content", MISSING)
     if v is MISSING:
         raise missing("content")
@@ -9405,6 +11197,7 @@ def _decode_CompactionSummaryChunkSessionUpdate(
         except ValidationError as error:
             raise error.at("content")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -9431,9 +11224,9 @@ def _encode_CompactionSummaryChunkSessionUpdate(
         "compactionId": o.compaction_id,
         "content": _encode_ContentBlock(o.content),
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -9441,10 +11234,11 @@ def _encode_CompactionSummaryChunkSessionUpdate(
 def _decode_SubagentUpdateSessionUpdate(
     d: Any, strict: bool
 ) -> SubagentUpdateSessionUpdate:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("sessionUpdate") != "subagent_update":
         raise check_tag(d, "sessionUpdate", "subagent_update")
+    f_session_id: SessionId
     v = d.get("sessionId", MISSING)
     if v is MISSING:
         raise missing("sessionId")
@@ -9454,6 +11248,7 @@ def _decode_SubagentUpdateSessionUpdate(
         except ValidationError as error:
             raise error.at("sessionId")
 
+    f_title: str | None | Unset
     v = d.get("title", MISSING)
     if v is MISSING:
         f_title = UNSET
@@ -9465,6 +11260,7 @@ def _decode_SubagentUpdateSessionUpdate(
                 raise error.at("title")
             f_title = UNSET
 
+    f_description: str | None | Unset
     v = d.get("description", MISSING)
     if v is MISSING:
         f_description = UNSET
@@ -9478,6 +11274,7 @@ def _decode_SubagentUpdateSessionUpdate(
                 raise error.at("description")
             f_description = UNSET
 
+    f_capabilities: SubagentSessionCapabilities | None | Unset
     v = d.get("capabilities", MISSING)
     if v is MISSING:
         f_capabilities = UNSET
@@ -9491,6 +11288,7 @@ def _decode_SubagentUpdateSessionUpdate(
                 raise error.at("capabilities")
             f_capabilities = UNSET
 
+    f_state: StateUpdate | None | Unset
     v = d.get("state", MISSING)
     if v is MISSING:
         f_state = UNSET
@@ -9502,6 +11300,7 @@ def _decode_SubagentUpdateSessionUpdate(
                 raise error.at("state")
             f_state = UNSET
 
+    f_cwd: str | None | Unset
     v = d.get("cwd", MISSING)
     if v is MISSING:
         f_cwd = UNSET
@@ -9511,6 +11310,7 @@ def _decode_SubagentUpdateSessionUpdate(
         except ValidationError as error:
             raise error.at("cwd")
 
+    f_additional_directories: list[str] | None | Unset
     v = d.get("additionalDirectories", MISSING)
     if v is MISSING:
         f_additional_directories = UNSET
@@ -9526,6 +11326,7 @@ def _decode_SubagentUpdateSessionUpdate(
         except ValidationError as error:
             raise error.at("additionalDirectories")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -9556,29 +11357,33 @@ def _encode_SubagentUpdateSessionUpdate(
         "sessionUpdate": "subagent_update",
         "sessionId": o.session_id,
     }
-    v = o.title
-    if v is not UNSET:
-        d["title"] = v
-    v = o.description
-    if v is not UNSET:
-        d["description"] = v
-    v = o.capabilities
-    if v is not UNSET:
+    v_title = o.title
+    if v_title is not UNSET:
+        d["title"] = v_title
+    v_description = o.description
+    if v_description is not UNSET:
+        d["description"] = v_description
+    v_capabilities = o.capabilities
+    if v_capabilities is not UNSET:
         d["capabilities"] = (
-            None if v is None else _encode_SubagentSessionCapabilities(v)
+            None
+            if v_capabilities is None
+            else _encode_SubagentSessionCapabilities(v_capabilities)
         )
-    v = o.state
-    if v is not UNSET:
-        d["state"] = None if v is None else _encode_StateUpdate(v)
-    v = o.cwd
-    if v is not UNSET:
-        d["cwd"] = v
-    v = o.additional_directories
-    if v is not UNSET:
-        d["additionalDirectories"] = None if v is None else list(v)
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_state = o.state
+    if v_state is not UNSET:
+        d["state"] = None if v_state is None else _encode_StateUpdate(v_state)
+    v_cwd = o.cwd
+    if v_cwd is not UNSET:
+        d["cwd"] = v_cwd
+    v_additional_directories = o.additional_directories
+    if v_additional_directories is not UNSET:
+        d["additionalDirectories"] = (
+            None if v_additional_directories is None else list(v_additional_directories)
+        )
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -9586,10 +11391,11 @@ def _encode_SubagentUpdateSessionUpdate(
 def _decode_SessionMessageSessionUpdate(
     d: Any, strict: bool
 ) -> SessionMessageSessionUpdate:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("sessionUpdate") != "session_message":
         raise check_tag(d, "sessionUpdate", "session_message")
+    f_message_id: MessageId
     v = d.get("messageId", MISSING)
     if v is MISSING:
         raise missing("messageId")
@@ -9599,6 +11405,7 @@ def _decode_SessionMessageSessionUpdate(
         except ValidationError as error:
             raise error.at("messageId")
 
+    f_sender_session_id: SessionId | None | Unset
     v = d.get("senderSessionId", MISSING)
     if v is MISSING:
         f_sender_session_id = UNSET
@@ -9612,6 +11419,7 @@ def _decode_SessionMessageSessionUpdate(
                 raise error.at("senderSessionId")
             f_sender_session_id = UNSET
 
+    f_recipient_session_id: SessionId | None | Unset
     v = d.get("recipientSessionId", MISSING)
     if v is MISSING:
         f_recipient_session_id = UNSET
@@ -9625,6 +11433,7 @@ def _decode_SessionMessageSessionUpdate(
                 raise error.at("recipientSessionId")
             f_recipient_session_id = UNSET
 
+    f_sender_message_id: MessageId | None | Unset
     v = d.get("senderMessageId", MISSING)
     if v is MISSING:
         f_sender_message_id = UNSET
@@ -9638,6 +11447,7 @@ def _decode_SessionMessageSessionUpdate(
                 raise error.at("senderMessageId")
             f_sender_message_id = UNSET
 
+    f_recipient_message_id: MessageId | None | Unset
     v = d.get("recipientMessageId", MISSING)
     if v is MISSING:
         f_recipient_message_id = UNSET
@@ -9651,6 +11461,7 @@ def _decode_SessionMessageSessionUpdate(
                 raise error.at("recipientMessageId")
             f_recipient_message_id = UNSET
 
+    f_content: list[ContentBlock] | None | Unset
     v = d.get("content", MISSING)
     if v is MISSING:
         f_content = UNSET
@@ -9666,6 +11477,7 @@ def _decode_SessionMessageSessionUpdate(
                 raise error.at("content")
             f_content = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -9695,24 +11507,34 @@ def _encode_SessionMessageSessionUpdate(
         "sessionUpdate": "session_message",
         "messageId": o.message_id,
     }
-    v = o.sender_session_id
-    if v is not UNSET:
-        d["senderSessionId"] = None if v is None else v
-    v = o.recipient_session_id
-    if v is not UNSET:
-        d["recipientSessionId"] = None if v is None else v
-    v = o.sender_message_id
-    if v is not UNSET:
-        d["senderMessageId"] = None if v is None else v
-    v = o.recipient_message_id
-    if v is not UNSET:
-        d["recipientMessageId"] = None if v is None else v
-    v = o.content
-    if v is not UNSET:
-        d["content"] = None if v is None else [_encode_ContentBlock(x) for x in v]
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_sender_session_id = o.sender_session_id
+    if v_sender_session_id is not UNSET:
+        d["senderSessionId"] = (
+            None if v_sender_session_id is None else v_sender_session_id
+        )
+    v_recipient_session_id = o.recipient_session_id
+    if v_recipient_session_id is not UNSET:
+        d["recipientSessionId"] = (
+            None if v_recipient_session_id is None else v_recipient_session_id
+        )
+    v_sender_message_id = o.sender_message_id
+    if v_sender_message_id is not UNSET:
+        d["senderMessageId"] = (
+            None if v_sender_message_id is None else v_sender_message_id
+        )
+    v_recipient_message_id = o.recipient_message_id
+    if v_recipient_message_id is not UNSET:
+        d["recipientMessageId"] = (
+            None if v_recipient_message_id is None else v_recipient_message_id
+        )
+    v_content = o.content
+    if v_content is not UNSET:
+        d["content"] = (
+            None if v_content is None else [_encode_ContentBlock(x) for x in v_content]
+        )
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -9720,10 +11542,11 @@ def _encode_SessionMessageSessionUpdate(
 def _decode_SessionMessageChunkSessionUpdate(
     d: Any, strict: bool
 ) -> SessionMessageChunkSessionUpdate:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("sessionUpdate") != "session_message_chunk":
         raise check_tag(d, "sessionUpdate", "session_message_chunk")
+    f_message_id: MessageId
     v = d.get("messageId", MISSING)
     if v is MISSING:
         raise missing("messageId")
@@ -9733,6 +11556,7 @@ def _decode_SessionMessageChunkSessionUpdate(
         except ValidationError as error:
             raise error.at("messageId")
 
+    f_content: ContentBlock
     v = d.get("content", MISSING)
     if v is MISSING:
         raise missing("content")
@@ -9742,6 +11566,7 @@ def _decode_SessionMessageChunkSessionUpdate(
         except ValidationError as error:
             raise error.at("content")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -9768,14 +11593,14 @@ def _encode_SessionMessageChunkSessionUpdate(
         "messageId": o.message_id,
         "content": _encode_ContentBlock(o.content),
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
-_VARIANTS_SessionUpdate: dict[str, Callable[[Any, bool], Any]] = {
+_VARIANTS_SessionUpdate: dict[str, Decoder[SessionUpdate]] = {
     "user_message_chunk": _decode_UserMessageChunkSessionUpdate,
     "agent_message_chunk": _decode_AgentMessageChunkSessionUpdate,
     "agent_thought_chunk": _decode_AgentThoughtChunkSessionUpdate,
@@ -9799,7 +11624,7 @@ _VARIANTS_SessionUpdate: dict[str, Callable[[Any, bool], Any]] = {
 
 
 def _decode_SessionUpdate(d: Any, strict: bool) -> SessionUpdate:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     tag = d.get("sessionUpdate", MISSING)
     if type(tag) is str:
@@ -9815,9 +11640,9 @@ def _decode_SessionUpdate(d: Any, strict: bool) -> SessionUpdate:
     raise type_error("a string", tag).at("sessionUpdate")
 
 
-def _encode_SessionUpdate(o: Any) -> Any:
+def _encode_SessionUpdate(o: SessionUpdate) -> dict[str, Any]:
     try:
-        encoder = _ENCODERS[type(o)]
+        encoder = _CLASS_ENCODERS[type(o)]
     except KeyError:
         raise TypeError(
             f"{type(o).__name__} is not a variant of SessionUpdate"
@@ -9825,17 +11650,14 @@ def _encode_SessionUpdate(o: Any) -> Any:
     return encoder(o)
 
 
-def _decode_MessageId(v: Any, strict: bool) -> Any:
+def _decode_MessageId(v: Any, strict: bool) -> MessageId:
     return v if type(v) is str else check_str(v)
 
 
-def _encode_MessageId(v: Any) -> Any:
-    return v
-
-
 def _decode_ContentChunk(d: Any, strict: bool) -> ContentChunk:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_content: ContentBlock
     v = d.get("content", MISSING)
     if v is MISSING:
         raise missing("content")
@@ -9845,6 +11667,7 @@ def _decode_ContentChunk(d: Any, strict: bool) -> ContentChunk:
         except ValidationError as error:
             raise error.at("content")
 
+    f_message_id: MessageId | None | Unset
     v = d.get("messageId", MISSING)
     if v is MISSING:
         f_message_id = UNSET
@@ -9858,6 +11681,7 @@ def _decode_ContentChunk(d: Any, strict: bool) -> ContentChunk:
                 raise error.at("messageId")
             f_message_id = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -9880,19 +11704,20 @@ def _encode_ContentChunk(o: ContentChunk) -> dict[str, Any]:
     d: dict[str, Any] = {
         "content": _encode_ContentBlock(o.content),
     }
-    v = o.message_id
-    if v is not UNSET:
-        d["messageId"] = None if v is None else v
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_message_id = o.message_id
+    if v_message_id is not UNSET:
+        d["messageId"] = None if v_message_id is None else v_message_id
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_ToolCall(d: Any, strict: bool) -> ToolCall:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_tool_call_id: ToolCallId
     v = d.get("toolCallId", MISSING)
     if v is MISSING:
         raise missing("toolCallId")
@@ -9902,6 +11727,7 @@ def _decode_ToolCall(d: Any, strict: bool) -> ToolCall:
         except ValidationError as error:
             raise error.at("toolCallId")
 
+    f_title: str
     v = d.get("title", MISSING)
     if v is MISSING:
         raise missing("title")
@@ -9911,6 +11737,7 @@ def _decode_ToolCall(d: Any, strict: bool) -> ToolCall:
         except ValidationError as error:
             raise error.at("title")
 
+    f_name: str | None | Unset
     v = d.get("name", MISSING)
     if v is MISSING:
         f_name = UNSET
@@ -9922,6 +11749,7 @@ def _decode_ToolCall(d: Any, strict: bool) -> ToolCall:
                 raise error.at("name")
             f_name = UNSET
 
+    f_kind: ToolKind | Unset
     v = d.get("kind", MISSING)
     if v is MISSING:
         f_kind = UNSET
@@ -9933,6 +11761,7 @@ def _decode_ToolCall(d: Any, strict: bool) -> ToolCall:
                 raise error.at("kind")
             f_kind = UNSET
 
+    f_status: ToolCallStatus | Unset
     v = d.get("status", MISSING)
     if v is MISSING:
         f_status = UNSET
@@ -9944,6 +11773,7 @@ def _decode_ToolCall(d: Any, strict: bool) -> ToolCall:
                 raise error.at("status")
             f_status = UNSET
 
+    f_content: list[ToolCallContent] | Unset
     v = d.get("content", MISSING)
     if v is MISSING:
         f_content = UNSET
@@ -9955,6 +11785,7 @@ def _decode_ToolCall(d: Any, strict: bool) -> ToolCall:
                 raise error.at("content")
             f_content = []
 
+    f_locations: list[ToolCallLocation] | Unset
     v = d.get("locations", MISSING)
     if v is MISSING:
         f_locations = UNSET
@@ -9966,6 +11797,7 @@ def _decode_ToolCall(d: Any, strict: bool) -> ToolCall:
                 raise error.at("locations")
             f_locations = []
 
+    f_raw_input: Any | Unset
     v = d.get("rawInput", MISSING)
     if v is MISSING:
         f_raw_input = UNSET
@@ -9977,6 +11809,7 @@ def _decode_ToolCall(d: Any, strict: bool) -> ToolCall:
                 raise error.at("rawInput")
             f_raw_input = UNSET
 
+    f_raw_output: Any | Unset
     v = d.get("rawOutput", MISSING)
     if v is MISSING:
         f_raw_output = UNSET
@@ -9988,6 +11821,7 @@ def _decode_ToolCall(d: Any, strict: bool) -> ToolCall:
                 raise error.at("rawOutput")
             f_raw_output = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -10018,37 +11852,38 @@ def _encode_ToolCall(o: ToolCall) -> dict[str, Any]:
         "toolCallId": o.tool_call_id,
         "title": o.title,
     }
-    v = o.name
-    if v is not UNSET:
-        d["name"] = v
-    v = o.kind
-    if v is not UNSET:
-        d["kind"] = v._value_ if type(v) is ToolKind else v
-    v = o.status
-    if v is not UNSET:
-        d["status"] = v._value_ if type(v) is ToolCallStatus else v
-    v = o.content
-    if v is not UNSET:
-        d["content"] = [_encode_ToolCallContent(x) for x in v]
-    v = o.locations
-    if v is not UNSET:
-        d["locations"] = [_encode_ToolCallLocation(x) for x in v]
-    v = o.raw_input
-    if v is not UNSET:
-        d["rawInput"] = v
-    v = o.raw_output
-    if v is not UNSET:
-        d["rawOutput"] = v
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_name = o.name
+    if v_name is not UNSET:
+        d["name"] = v_name
+    v_kind = o.kind
+    if v_kind is not UNSET:
+        d["kind"] = v_kind._value_ if type(v_kind) is ToolKind else v_kind
+    v_status = o.status
+    if v_status is not UNSET:
+        d["status"] = v_status._value_ if type(v_status) is ToolCallStatus else v_status
+    v_content = o.content
+    if v_content is not UNSET:
+        d["content"] = [_encode_ToolCallContent(x) for x in v_content]
+    v_locations = o.locations
+    if v_locations is not UNSET:
+        d["locations"] = [_encode_ToolCallLocation(x) for x in v_locations]
+    v_raw_input = o.raw_input
+    if v_raw_input is not UNSET:
+        d["rawInput"] = v_raw_input
+    v_raw_output = o.raw_output
+    if v_raw_output is not UNSET:
+        d["rawOutput"] = v_raw_output
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_PlanEntry(d: Any, strict: bool) -> PlanEntry:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_content: str
     v = d.get("content", MISSING)
     if v is MISSING:
         raise missing("content")
@@ -10058,6 +11893,7 @@ def _decode_PlanEntry(d: Any, strict: bool) -> PlanEntry:
         except ValidationError as error:
             raise error.at("content")
 
+    f_priority: PlanEntryPriority
     v = d.get("priority", MISSING)
     if v is MISSING:
         raise missing("priority")
@@ -10067,6 +11903,7 @@ def _decode_PlanEntry(d: Any, strict: bool) -> PlanEntry:
         except ValidationError as error:
             raise error.at("priority")
 
+    f_status: PlanEntryStatus
     v = d.get("status", MISSING)
     if v is MISSING:
         raise missing("status")
@@ -10076,6 +11913,7 @@ def _decode_PlanEntry(d: Any, strict: bool) -> PlanEntry:
         except ValidationError as error:
             raise error.at("status")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -10103,9 +11941,9 @@ def _encode_PlanEntry(o: PlanEntry) -> dict[str, Any]:
         ),
         "status": (o.status._value_ if type(o.status) is PlanEntryStatus else o.status),
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -10119,10 +11957,12 @@ def _decode_PlanEntryPriority(v: Any, strict: bool) -> PlanEntryPriority:
     raise unexpected('expected one of "high", "medium", "low"', v)
 
 
-_MEMBERS_PlanEntryPriority = PlanEntryPriority._value2member_map_
+_MEMBERS_PlanEntryPriority = cast(
+    "dict[str, PlanEntryPriority]", PlanEntryPriority._value2member_map_
+)
 
 
-def _encode_PlanEntryPriority(v: Any) -> Any:
+def _encode_PlanEntryPriority(v: PlanEntryPriority) -> str:
     return v._value_ if type(v) is PlanEntryPriority else v
 
 
@@ -10135,16 +11975,19 @@ def _decode_PlanEntryStatus(v: Any, strict: bool) -> PlanEntryStatus:
     raise unexpected('expected one of "pending", "in_progress", "completed"', v)
 
 
-_MEMBERS_PlanEntryStatus = PlanEntryStatus._value2member_map_
+_MEMBERS_PlanEntryStatus = cast(
+    "dict[str, PlanEntryStatus]", PlanEntryStatus._value2member_map_
+)
 
 
-def _encode_PlanEntryStatus(v: Any) -> Any:
+def _encode_PlanEntryStatus(v: PlanEntryStatus) -> str:
     return v._value_ if type(v) is PlanEntryStatus else v
 
 
 def _decode_Plan(d: Any, strict: bool) -> Plan:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_entries: list[PlanEntry]
     v = d.get("entries", MISSING)
     if v is MISSING:
         raise missing("entries")
@@ -10156,6 +11999,7 @@ def _decode_Plan(d: Any, strict: bool) -> Plan:
                 raise error.at("entries")
             f_entries = []
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -10177,18 +12021,19 @@ def _encode_Plan(o: Plan) -> dict[str, Any]:
     d: dict[str, Any] = {
         "entries": [_encode_PlanEntry(x) for x in o.entries],
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_ItemsPlanUpdateContent(d: Any, strict: bool) -> ItemsPlanUpdateContent:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("type") != "items":
         raise check_tag(d, "type", "items")
+    f_plan_id: PlanId
     v = d.get("planId", MISSING)
     if v is MISSING:
         raise missing("planId")
@@ -10198,6 +12043,7 @@ def _decode_ItemsPlanUpdateContent(d: Any, strict: bool) -> ItemsPlanUpdateConte
         except ValidationError as error:
             raise error.at("planId")
 
+    f_entries: list[PlanEntry]
     v = d.get("entries", MISSING)
     if v is MISSING:
         raise missing("entries")
@@ -10209,6 +12055,7 @@ def _decode_ItemsPlanUpdateContent(d: Any, strict: bool) -> ItemsPlanUpdateConte
                 raise error.at("entries")
             f_entries = []
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -10233,18 +12080,19 @@ def _encode_ItemsPlanUpdateContent(o: ItemsPlanUpdateContent) -> dict[str, Any]:
         "planId": o.plan_id,
         "entries": [_encode_PlanEntry(x) for x in o.entries],
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_FilePlanUpdateContent(d: Any, strict: bool) -> FilePlanUpdateContent:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("type") != "file":
         raise check_tag(d, "type", "file")
+    f_plan_id: PlanId
     v = d.get("planId", MISSING)
     if v is MISSING:
         raise missing("planId")
@@ -10254,6 +12102,7 @@ def _decode_FilePlanUpdateContent(d: Any, strict: bool) -> FilePlanUpdateContent
         except ValidationError as error:
             raise error.at("planId")
 
+    f_uri: str
     v = d.get("uri", MISSING)
     if v is MISSING:
         raise missing("uri")
@@ -10263,6 +12112,7 @@ def _decode_FilePlanUpdateContent(d: Any, strict: bool) -> FilePlanUpdateContent
         except ValidationError as error:
             raise error.at("uri")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -10287,9 +12137,9 @@ def _encode_FilePlanUpdateContent(o: FilePlanUpdateContent) -> dict[str, Any]:
         "planId": o.plan_id,
         "uri": o.uri,
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -10297,10 +12147,11 @@ def _encode_FilePlanUpdateContent(o: FilePlanUpdateContent) -> dict[str, Any]:
 def _decode_MarkdownPlanUpdateContent(
     d: Any, strict: bool
 ) -> MarkdownPlanUpdateContent:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("type") != "markdown":
         raise check_tag(d, "type", "markdown")
+    f_plan_id: PlanId
     v = d.get("planId", MISSING)
     if v is MISSING:
         raise missing("planId")
@@ -10310,6 +12161,7 @@ def _decode_MarkdownPlanUpdateContent(
         except ValidationError as error:
             raise error.at("planId")
 
+    f_content: str
     v = d.get("content", MISSING)
     if v is MISSING:
         raise missing("content")
@@ -10319,6 +12171,7 @@ def _decode_MarkdownPlanUpdateContent(
         except ValidationError as error:
             raise error.at("content")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -10343,14 +12196,14 @@ def _encode_MarkdownPlanUpdateContent(o: MarkdownPlanUpdateContent) -> dict[str,
         "planId": o.plan_id,
         "content": o.content,
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
-_VARIANTS_PlanUpdateContent: dict[str, Callable[[Any, bool], Any]] = {
+_VARIANTS_PlanUpdateContent: dict[str, Decoder[PlanUpdateContent]] = {
     "items": _decode_ItemsPlanUpdateContent,
     "file": _decode_FilePlanUpdateContent,
     "markdown": _decode_MarkdownPlanUpdateContent,
@@ -10358,7 +12211,7 @@ _VARIANTS_PlanUpdateContent: dict[str, Callable[[Any, bool], Any]] = {
 
 
 def _decode_PlanUpdateContent(d: Any, strict: bool) -> PlanUpdateContent:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     tag = d.get("type", MISSING)
     if type(tag) is str:
@@ -10371,9 +12224,9 @@ def _decode_PlanUpdateContent(d: Any, strict: bool) -> PlanUpdateContent:
     raise type_error("a string", tag).at("type")
 
 
-def _encode_PlanUpdateContent(o: Any) -> Any:
+def _encode_PlanUpdateContent(o: PlanUpdateContent) -> dict[str, Any]:
     try:
-        encoder = _ENCODERS[type(o)]
+        encoder = _CLASS_ENCODERS[type(o)]
     except KeyError:
         raise TypeError(
             f"{type(o).__name__} is not a variant of PlanUpdateContent"
@@ -10381,17 +12234,14 @@ def _encode_PlanUpdateContent(o: Any) -> Any:
     return encoder(o)
 
 
-def _decode_PlanId(v: Any, strict: bool) -> Any:
+def _decode_PlanId(v: Any, strict: bool) -> PlanId:
     return v if type(v) is str else check_str(v)
 
 
-def _encode_PlanId(v: Any) -> Any:
-    return v
-
-
 def _decode_PlanItems(d: Any, strict: bool) -> PlanItems:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_plan_id: PlanId
     v = d.get("planId", MISSING)
     if v is MISSING:
         raise missing("planId")
@@ -10401,6 +12251,7 @@ def _decode_PlanItems(d: Any, strict: bool) -> PlanItems:
         except ValidationError as error:
             raise error.at("planId")
 
+    f_entries: list[PlanEntry]
     v = d.get("entries", MISSING)
     if v is MISSING:
         raise missing("entries")
@@ -10412,6 +12263,7 @@ def _decode_PlanItems(d: Any, strict: bool) -> PlanItems:
                 raise error.at("entries")
             f_entries = []
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -10435,16 +12287,17 @@ def _encode_PlanItems(o: PlanItems) -> dict[str, Any]:
         "planId": o.plan_id,
         "entries": [_encode_PlanEntry(x) for x in o.entries],
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_PlanFile(d: Any, strict: bool) -> PlanFile:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_plan_id: PlanId
     v = d.get("planId", MISSING)
     if v is MISSING:
         raise missing("planId")
@@ -10454,6 +12307,7 @@ def _decode_PlanFile(d: Any, strict: bool) -> PlanFile:
         except ValidationError as error:
             raise error.at("planId")
 
+    f_uri: str
     v = d.get("uri", MISSING)
     if v is MISSING:
         raise missing("uri")
@@ -10463,6 +12317,7 @@ def _decode_PlanFile(d: Any, strict: bool) -> PlanFile:
         except ValidationError as error:
             raise error.at("uri")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -10486,16 +12341,17 @@ def _encode_PlanFile(o: PlanFile) -> dict[str, Any]:
         "planId": o.plan_id,
         "uri": o.uri,
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_PlanMarkdown(d: Any, strict: bool) -> PlanMarkdown:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_plan_id: PlanId
     v = d.get("planId", MISSING)
     if v is MISSING:
         raise missing("planId")
@@ -10505,6 +12361,7 @@ def _decode_PlanMarkdown(d: Any, strict: bool) -> PlanMarkdown:
         except ValidationError as error:
             raise error.at("planId")
 
+    f_content: str
     v = d.get("content", MISSING)
     if v is MISSING:
         raise missing("content")
@@ -10514,6 +12371,7 @@ def _decode_PlanMarkdown(d: Any, strict: bool) -> PlanMarkdown:
         except ValidationError as error:
             raise error.at("content")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -10537,16 +12395,17 @@ def _encode_PlanMarkdown(o: PlanMarkdown) -> dict[str, Any]:
         "planId": o.plan_id,
         "content": o.content,
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_PlanUpdate(d: Any, strict: bool) -> PlanUpdate:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_plan: PlanUpdateContent
     v = d.get("plan", MISSING)
     if v is MISSING:
         raise missing("plan")
@@ -10556,6 +12415,7 @@ def _decode_PlanUpdate(d: Any, strict: bool) -> PlanUpdate:
         except ValidationError as error:
             raise error.at("plan")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -10577,16 +12437,17 @@ def _encode_PlanUpdate(o: PlanUpdate) -> dict[str, Any]:
     d: dict[str, Any] = {
         "plan": _encode_PlanUpdateContent(o.plan),
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_PlanRemoved(d: Any, strict: bool) -> PlanRemoved:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_plan_id: PlanId
     v = d.get("planId", MISSING)
     if v is MISSING:
         raise missing("planId")
@@ -10596,6 +12457,7 @@ def _decode_PlanRemoved(d: Any, strict: bool) -> PlanRemoved:
         except ValidationError as error:
             raise error.at("planId")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -10617,16 +12479,17 @@ def _encode_PlanRemoved(o: PlanRemoved) -> dict[str, Any]:
     d: dict[str, Any] = {
         "planId": o.plan_id,
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_AvailableCommand(d: Any, strict: bool) -> AvailableCommand:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_name: str
     v = d.get("name", MISSING)
     if v is MISSING:
         raise missing("name")
@@ -10636,6 +12499,7 @@ def _decode_AvailableCommand(d: Any, strict: bool) -> AvailableCommand:
         except ValidationError as error:
             raise error.at("name")
 
+    f_description: str
     v = d.get("description", MISSING)
     if v is MISSING:
         raise missing("description")
@@ -10645,6 +12509,7 @@ def _decode_AvailableCommand(d: Any, strict: bool) -> AvailableCommand:
         except ValidationError as error:
             raise error.at("description")
 
+    f_input: AvailableCommandInput | None | Unset
     v = d.get("input", MISSING)
     if v is MISSING:
         f_input = UNSET
@@ -10656,6 +12521,7 @@ def _decode_AvailableCommand(d: Any, strict: bool) -> AvailableCommand:
                 raise error.at("input")
             f_input = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -10680,34 +12546,34 @@ def _encode_AvailableCommand(o: AvailableCommand) -> dict[str, Any]:
         "name": o.name,
         "description": o.description,
     }
-    v = o.input
-    if v is not UNSET:
-        d["input"] = None if v is None else _encode_AvailableCommandInput(v)
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_input = o.input
+    if v_input is not UNSET:
+        d["input"] = None if v_input is None else _encode_AvailableCommandInput(v_input)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_AvailableCommandInput(d: Any, strict: bool) -> AvailableCommandInput:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     # The first variant whose required keys are all there and that decodes,
     # as serde's untagged enums choose.
-    candidates = []
+    candidates: list[Decoder[AvailableCommandInput]] = []
     if "hint" in d:
         candidates.append(_decode_UnstructuredCommandInput)
     if not candidates:
         raise ValidationError(
             "expected an object with the members of unstructured (hint)"
         )
-    return first_match(d, strict, candidates)
+    return cast("AvailableCommandInput", first_match(d, strict, candidates))
 
 
-def _encode_AvailableCommandInput(o: Any) -> Any:
+def _encode_AvailableCommandInput(o: AvailableCommandInput) -> dict[str, Any]:
     try:
-        encoder = _ENCODERS[type(o)]
+        encoder = _CLASS_ENCODERS[type(o)]
     except KeyError:
         raise TypeError(
             f"{type(o).__name__} is not a variant of AvailableCommandInput"
@@ -10716,8 +12582,9 @@ def _encode_AvailableCommandInput(o: Any) -> Any:
 
 
 def _decode_UnstructuredCommandInput(d: Any, strict: bool) -> UnstructuredCommandInput:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_hint: str
     v = d.get("hint", MISSING)
     if v is MISSING:
         raise missing("hint")
@@ -10727,6 +12594,7 @@ def _decode_UnstructuredCommandInput(d: Any, strict: bool) -> UnstructuredComman
         except ValidationError as error:
             raise error.at("hint")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -10748,16 +12616,17 @@ def _encode_UnstructuredCommandInput(o: UnstructuredCommandInput) -> dict[str, A
     d: dict[str, Any] = {
         "hint": o.hint,
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_AvailableCommandsUpdate(d: Any, strict: bool) -> AvailableCommandsUpdate:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_available_commands: list[AvailableCommand]
     v = d.get("availableCommands", MISSING)
     if v is MISSING:
         raise missing("availableCommands")
@@ -10771,6 +12640,7 @@ def _decode_AvailableCommandsUpdate(d: Any, strict: bool) -> AvailableCommandsUp
                 raise error.at("availableCommands")
             f_available_commands = []
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -10794,16 +12664,17 @@ def _encode_AvailableCommandsUpdate(o: AvailableCommandsUpdate) -> dict[str, Any
             _encode_AvailableCommand(x) for x in o.available_commands
         ],
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_CurrentModeUpdate(d: Any, strict: bool) -> CurrentModeUpdate:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_current_mode_id: SessionModeId
     v = d.get("currentModeId", MISSING)
     if v is MISSING:
         raise missing("currentModeId")
@@ -10813,6 +12684,7 @@ def _decode_CurrentModeUpdate(d: Any, strict: bool) -> CurrentModeUpdate:
         except ValidationError as error:
             raise error.at("currentModeId")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -10834,16 +12706,17 @@ def _encode_CurrentModeUpdate(o: CurrentModeUpdate) -> dict[str, Any]:
     d: dict[str, Any] = {
         "currentModeId": o.current_mode_id,
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_ConfigOptionUpdate(d: Any, strict: bool) -> ConfigOptionUpdate:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_config_options: list[SessionConfigOption]
     v = d.get("configOptions", MISSING)
     if v is MISSING:
         raise missing("configOptions")
@@ -10857,6 +12730,7 @@ def _decode_ConfigOptionUpdate(d: Any, strict: bool) -> ConfigOptionUpdate:
                 raise error.at("configOptions")
             f_config_options = []
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -10878,16 +12752,17 @@ def _encode_ConfigOptionUpdate(o: ConfigOptionUpdate) -> dict[str, Any]:
     d: dict[str, Any] = {
         "configOptions": [_encode_SessionConfigOption(x) for x in o.config_options],
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_SessionInfoUpdate(d: Any, strict: bool) -> SessionInfoUpdate:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_title: str | None | Unset
     v = d.get("title", MISSING)
     if v is MISSING:
         f_title = UNSET
@@ -10899,6 +12774,7 @@ def _decode_SessionInfoUpdate(d: Any, strict: bool) -> SessionInfoUpdate:
                 raise error.at("title")
             f_title = UNSET
 
+    f_updated_at: str | None | Unset
     v = d.get("updatedAt", MISSING)
     if v is MISSING:
         f_updated_at = UNSET
@@ -10912,6 +12788,7 @@ def _decode_SessionInfoUpdate(d: Any, strict: bool) -> SessionInfoUpdate:
                 raise error.at("updatedAt")
             f_updated_at = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -10932,22 +12809,23 @@ def _decode_SessionInfoUpdate(d: Any, strict: bool) -> SessionInfoUpdate:
 
 def _encode_SessionInfoUpdate(o: SessionInfoUpdate) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.title
-    if v is not UNSET:
-        d["title"] = v
-    v = o.updated_at
-    if v is not UNSET:
-        d["updatedAt"] = v
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_title = o.title
+    if v_title is not UNSET:
+        d["title"] = v_title
+    v_updated_at = o.updated_at
+    if v_updated_at is not UNSET:
+        d["updatedAt"] = v_updated_at
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_Cost(d: Any, strict: bool) -> Cost:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_amount: float
     v = d.get("amount", MISSING)
     if v is MISSING:
         raise missing("amount")
@@ -10957,6 +12835,7 @@ def _decode_Cost(d: Any, strict: bool) -> Cost:
         except ValidationError as error:
             raise error.at("amount")
 
+    f_currency: str
     v = d.get("currency", MISSING)
     if v is MISSING:
         raise missing("currency")
@@ -10966,6 +12845,7 @@ def _decode_Cost(d: Any, strict: bool) -> Cost:
         except ValidationError as error:
             raise error.at("currency")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -10989,16 +12869,17 @@ def _encode_Cost(o: Cost) -> dict[str, Any]:
         "amount": o.amount,
         "currency": o.currency,
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_UsageUpdate(d: Any, strict: bool) -> UsageUpdate:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_used: int
     v = d.get("used", MISSING)
     if v is MISSING:
         raise missing("used")
@@ -11012,6 +12893,7 @@ def _decode_UsageUpdate(d: Any, strict: bool) -> UsageUpdate:
         except ValidationError as error:
             raise error.at("used")
 
+    f_size: int
     v = d.get("size", MISSING)
     if v is MISSING:
         raise missing("size")
@@ -11025,6 +12907,7 @@ def _decode_UsageUpdate(d: Any, strict: bool) -> UsageUpdate:
         except ValidationError as error:
             raise error.at("size")
 
+    f_cost: Cost | None | Unset
     v = d.get("cost", MISSING)
     if v is MISSING:
         f_cost = UNSET
@@ -11036,6 +12919,7 @@ def _decode_UsageUpdate(d: Any, strict: bool) -> UsageUpdate:
                 raise error.at("cost")
             f_cost = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -11060,12 +12944,12 @@ def _encode_UsageUpdate(o: UsageUpdate) -> dict[str, Any]:
         "used": o.used,
         "size": o.size,
     }
-    v = o.cost
-    if v is not UNSET:
-        d["cost"] = None if v is None else _encode_Cost(v)
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_cost = o.cost
+    if v_cost is not UNSET:
+        d["cost"] = None if v_cost is None else _encode_Cost(v_cost)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -11079,16 +12963,19 @@ def _decode_NoticeSeverity(v: Any, strict: bool) -> NoticeSeverity | str:
     return v
 
 
-_MEMBERS_NoticeSeverity = NoticeSeverity._value2member_map_
+_MEMBERS_NoticeSeverity = cast(
+    "dict[str, NoticeSeverity]", NoticeSeverity._value2member_map_
+)
 
 
-def _encode_NoticeSeverity(v: Any) -> Any:
+def _encode_NoticeSeverity(v: NoticeSeverity | str) -> str:
     return v._value_ if type(v) is NoticeSeverity else v
 
 
 def _decode_Notice(d: Any, strict: bool) -> Notice:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_severity: NoticeSeverity | str
     v = d.get("severity", MISSING)
     if v is MISSING:
         raise missing("severity")
@@ -11098,6 +12985,7 @@ def _decode_Notice(d: Any, strict: bool) -> Notice:
         except ValidationError as error:
             raise error.at("severity")
 
+    f_title: str
     v = d.get("title", MISSING)
     if v is MISSING:
         raise missing("title")
@@ -11107,6 +12995,7 @@ def _decode_Notice(d: Any, strict: bool) -> Notice:
         except ValidationError as error:
             raise error.at("title")
 
+    f_description: str | None | Unset
     v = d.get("description", MISSING)
     if v is MISSING:
         f_description = UNSET
@@ -11120,6 +13009,7 @@ def _decode_Notice(d: Any, strict: bool) -> Notice:
                 raise error.at("description")
             f_description = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -11146,22 +13036,18 @@ def _encode_Notice(o: Notice) -> dict[str, Any]:
         ),
         "title": o.title,
     }
-    v = o.description
-    if v is not UNSET:
-        d["description"] = v
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_description = o.description
+    if v_description is not UNSET:
+        d["description"] = v_description
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
-def _decode_CompactionId(v: Any, strict: bool) -> Any:
+def _decode_CompactionId(v: Any, strict: bool) -> CompactionId:
     return v if type(v) is str else check_str(v)
-
-
-def _encode_CompactionId(v: Any) -> Any:
-    return v
 
 
 def _decode_CompactionStatus(v: Any, strict: bool) -> CompactionStatus | str:
@@ -11173,16 +13059,19 @@ def _decode_CompactionStatus(v: Any, strict: bool) -> CompactionStatus | str:
     return v
 
 
-_MEMBERS_CompactionStatus = CompactionStatus._value2member_map_
+_MEMBERS_CompactionStatus = cast(
+    "dict[str, CompactionStatus]", CompactionStatus._value2member_map_
+)
 
 
-def _encode_CompactionStatus(v: Any) -> Any:
+def _encode_CompactionStatus(v: CompactionStatus | str) -> str:
     return v._value_ if type(v) is CompactionStatus else v
 
 
 def _decode_CompactionUpdate(d: Any, strict: bool) -> CompactionUpdate:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_compaction_id: CompactionId
     v = d.get("compactionId", MISSING)
     if v is MISSING:
         raise missing("compactionId")
@@ -11192,6 +13081,7 @@ def _decode_CompactionUpdate(d: Any, strict: bool) -> CompactionUpdate:
         except ValidationError as error:
             raise error.at("compactionId")
 
+    f_status: CompactionStatus | str
     v = d.get("status", MISSING)
     if v is MISSING:
         raise missing("status")
@@ -11201,6 +13091,7 @@ def _decode_CompactionUpdate(d: Any, strict: bool) -> CompactionUpdate:
         except ValidationError as error:
             raise error.at("status")
 
+    f_summary: list[ContentBlock] | None | Unset
     v = d.get("summary", MISSING)
     if v is MISSING:
         f_summary = UNSET
@@ -11216,6 +13107,7 @@ def _decode_CompactionUpdate(d: Any, strict: bool) -> CompactionUpdate:
                 raise error.at("summary")
             f_summary = UNSET
 
+    f_error: str | None | Unset
     v = d.get("error", MISSING)
     if v is MISSING:
         f_error = UNSET
@@ -11227,6 +13119,7 @@ def _decode_CompactionUpdate(d: Any, strict: bool) -> CompactionUpdate:
                 raise error.at("error")
             f_error = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -11254,22 +13147,25 @@ def _encode_CompactionUpdate(o: CompactionUpdate) -> dict[str, Any]:
             o.status._value_ if type(o.status) is CompactionStatus else o.status
         ),
     }
-    v = o.summary
-    if v is not UNSET:
-        d["summary"] = None if v is None else [_encode_ContentBlock(x) for x in v]
-    v = o.error
-    if v is not UNSET:
-        d["error"] = v
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_summary = o.summary
+    if v_summary is not UNSET:
+        d["summary"] = (
+            None if v_summary is None else [_encode_ContentBlock(x) for x in v_summary]
+        )
+    v_error = o.error
+    if v_error is not UNSET:
+        d["error"] = v_error
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_CompactionSummaryChunk(d: Any, strict: bool) -> CompactionSummaryChunk:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_compaction_id: CompactionId
     v = d.get("compactionId", MISSING)
     if v is MISSING:
         raise missing("compactionId")
@@ -11279,6 +13175,7 @@ def _decode_CompactionSummaryChunk(d: Any, strict: bool) -> CompactionSummaryChu
         except ValidationError as error:
             raise error.at("compactionId")
 
+    f_content: ContentBlock
     v = d.get("content", MISSING)
     if v is MISSING:
         raise missing("content")
@@ -11288,6 +13185,7 @@ def _decode_CompactionSummaryChunk(d: Any, strict: bool) -> CompactionSummaryChu
         except ValidationError as error:
             raise error.at("content")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -11311,9 +13209,9 @@ def _encode_CompactionSummaryChunk(o: CompactionSummaryChunk) -> dict[str, Any]:
         "compactionId": o.compaction_id,
         "content": _encode_ContentBlock(o.content),
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -11321,8 +13219,9 @@ def _encode_CompactionSummaryChunk(o: CompactionSummaryChunk) -> dict[str, Any]:
 def _decode_SubagentSessionCapabilities(
     d: Any, strict: bool
 ) -> SubagentSessionCapabilities:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_cancel: SessionCancelCapabilities | None | Unset
     v = d.get("cancel", MISSING)
     if v is MISSING:
         f_cancel = UNSET
@@ -11336,6 +13235,7 @@ def _decode_SubagentSessionCapabilities(
                 raise error.at("cancel")
             f_cancel = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -11357,12 +13257,14 @@ def _encode_SubagentSessionCapabilities(
     o: SubagentSessionCapabilities,
 ) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.cancel
-    if v is not UNSET:
-        d["cancel"] = None if v is None else _encode_SessionCancelCapabilities(v)
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_cancel = o.cancel
+    if v_cancel is not UNSET:
+        d["cancel"] = (
+            None if v_cancel is None else _encode_SessionCancelCapabilities(v_cancel)
+        )
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -11370,8 +13272,9 @@ def _encode_SubagentSessionCapabilities(
 def _decode_SessionCancelCapabilities(
     d: Any, strict: bool
 ) -> SessionCancelCapabilities:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -11390,18 +13293,19 @@ def _decode_SessionCancelCapabilities(
 
 def _encode_SessionCancelCapabilities(o: SessionCancelCapabilities) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_StateUpdateRunning(d: Any, strict: bool) -> StateUpdateRunning:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("state") != "running":
         raise check_tag(d, "state", "running")
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -11422,15 +13326,15 @@ def _encode_StateUpdateRunning(o: StateUpdateRunning) -> dict[str, Any]:
     d: dict[str, Any] = {
         "state": "running",
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_StateUpdateIdle(d: Any, strict: bool) -> StateUpdateIdle:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("state") != "idle":
         raise check_tag(d, "state", "idle")
@@ -11451,10 +13355,11 @@ def _encode_StateUpdateIdle(o: StateUpdateIdle) -> dict[str, Any]:
 def _decode_StateUpdateRequiresAction(
     d: Any, strict: bool
 ) -> StateUpdateRequiresAction:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("state") != "requires_action":
         raise check_tag(d, "state", "requires_action")
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -11475,18 +13380,19 @@ def _encode_StateUpdateRequiresAction(o: StateUpdateRequiresAction) -> dict[str,
     d: dict[str, Any] = {
         "state": "requires_action",
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_StateUpdateUnknown(d: Any, strict: bool) -> StateUpdateUnknown:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("state") != "unknown":
         raise check_tag(d, "state", "unknown")
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -11507,15 +13413,15 @@ def _encode_StateUpdateUnknown(o: StateUpdateUnknown) -> dict[str, Any]:
     d: dict[str, Any] = {
         "state": "unknown",
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_OtherStateUpdate(d: Any, strict: bool) -> OtherStateUpdate:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if type(d.get("state")) is not str:
         raise check_tag(d, "state", None)
@@ -11535,7 +13441,7 @@ def _encode_OtherStateUpdate(o: OtherStateUpdate) -> dict[str, Any]:
     return d
 
 
-_VARIANTS_StateUpdate: dict[str, Callable[[Any, bool], Any]] = {
+_VARIANTS_StateUpdate: dict[str, Decoder[StateUpdate]] = {
     "running": _decode_StateUpdateRunning,
     "idle": _decode_StateUpdateIdle,
     "requires_action": _decode_StateUpdateRequiresAction,
@@ -11544,7 +13450,7 @@ _VARIANTS_StateUpdate: dict[str, Callable[[Any, bool], Any]] = {
 
 
 def _decode_StateUpdate(d: Any, strict: bool) -> StateUpdate:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     tag = d.get("state", MISSING)
     if type(tag) is str:
@@ -11557,17 +13463,18 @@ def _decode_StateUpdate(d: Any, strict: bool) -> StateUpdate:
     raise type_error("a string", tag).at("state")
 
 
-def _encode_StateUpdate(o: Any) -> Any:
+def _encode_StateUpdate(o: StateUpdate) -> dict[str, Any]:
     try:
-        encoder = _ENCODERS[type(o)]
+        encoder = _CLASS_ENCODERS[type(o)]
     except KeyError:
         raise TypeError(f"{type(o).__name__} is not a variant of StateUpdate") from None
     return encoder(o)
 
 
 def _decode_RunningStateUpdate(d: Any, strict: bool) -> RunningStateUpdate:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -11586,16 +13493,17 @@ def _decode_RunningStateUpdate(d: Any, strict: bool) -> RunningStateUpdate:
 
 def _encode_RunningStateUpdate(o: RunningStateUpdate) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_ErrorStopReason(d: Any, strict: bool) -> ErrorStopReason:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_error: Error | None | Unset
     v = d.get("error", MISSING)
     if v is MISSING:
         f_error = UNSET
@@ -11614,18 +13522,19 @@ def _decode_ErrorStopReason(d: Any, strict: bool) -> ErrorStopReason:
 
 def _encode_ErrorStopReason(o: ErrorStopReason) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.error
-    if v is not UNSET:
-        d["error"] = None if v is None else _encode_Error(v)
+    v_error = o.error
+    if v_error is not UNSET:
+        d["error"] = None if v_error is None else _encode_Error(v_error)
 
     return d
 
 
 def _decode_EndTurnIdleStateUpdate(d: Any, strict: bool) -> EndTurnIdleStateUpdate:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("stopReason") != "end_turn":
         raise check_tag(d, "stopReason", "end_turn")
+    f_usage: Usage | None | Unset
     v = d.get("usage", MISSING)
     if v is MISSING:
         f_usage = UNSET
@@ -11637,6 +13546,7 @@ def _decode_EndTurnIdleStateUpdate(d: Any, strict: bool) -> EndTurnIdleStateUpda
                 raise error.at("usage")
             f_usage = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -11658,21 +13568,22 @@ def _encode_EndTurnIdleStateUpdate(o: EndTurnIdleStateUpdate) -> dict[str, Any]:
     d: dict[str, Any] = {
         "stopReason": "end_turn",
     }
-    v = o.usage
-    if v is not UNSET:
-        d["usage"] = None if v is None else _encode_Usage(v)
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_usage = o.usage
+    if v_usage is not UNSET:
+        d["usage"] = None if v_usage is None else _encode_Usage(v_usage)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_MaxTokensIdleStateUpdate(d: Any, strict: bool) -> MaxTokensIdleStateUpdate:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("stopReason") != "max_tokens":
         raise check_tag(d, "stopReason", "max_tokens")
+    f_usage: Usage | None | Unset
     v = d.get("usage", MISSING)
     if v is MISSING:
         f_usage = UNSET
@@ -11684,6 +13595,7 @@ def _decode_MaxTokensIdleStateUpdate(d: Any, strict: bool) -> MaxTokensIdleState
                 raise error.at("usage")
             f_usage = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -11705,12 +13617,12 @@ def _encode_MaxTokensIdleStateUpdate(o: MaxTokensIdleStateUpdate) -> dict[str, A
     d: dict[str, Any] = {
         "stopReason": "max_tokens",
     }
-    v = o.usage
-    if v is not UNSET:
-        d["usage"] = None if v is None else _encode_Usage(v)
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_usage = o.usage
+    if v_usage is not UNSET:
+        d["usage"] = None if v_usage is None else _encode_Usage(v_usage)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -11718,10 +13630,11 @@ def _encode_MaxTokensIdleStateUpdate(o: MaxTokensIdleStateUpdate) -> dict[str, A
 def _decode_MaxTurnRequestsIdleStateUpdate(
     d: Any, strict: bool
 ) -> MaxTurnRequestsIdleStateUpdate:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("stopReason") != "max_turn_requests":
         raise check_tag(d, "stopReason", "max_turn_requests")
+    f_usage: Usage | None | Unset
     v = d.get("usage", MISSING)
     if v is MISSING:
         f_usage = UNSET
@@ -11733,6 +13646,7 @@ def _decode_MaxTurnRequestsIdleStateUpdate(
                 raise error.at("usage")
             f_usage = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -11756,21 +13670,22 @@ def _encode_MaxTurnRequestsIdleStateUpdate(
     d: dict[str, Any] = {
         "stopReason": "max_turn_requests",
     }
-    v = o.usage
-    if v is not UNSET:
-        d["usage"] = None if v is None else _encode_Usage(v)
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_usage = o.usage
+    if v_usage is not UNSET:
+        d["usage"] = None if v_usage is None else _encode_Usage(v_usage)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_RefusalIdleStateUpdate(d: Any, strict: bool) -> RefusalIdleStateUpdate:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("stopReason") != "refusal":
         raise check_tag(d, "stopReason", "refusal")
+    f_usage: Usage | None | Unset
     v = d.get("usage", MISSING)
     if v is MISSING:
         f_usage = UNSET
@@ -11782,6 +13697,7 @@ def _decode_RefusalIdleStateUpdate(d: Any, strict: bool) -> RefusalIdleStateUpda
                 raise error.at("usage")
             f_usage = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -11803,21 +13719,22 @@ def _encode_RefusalIdleStateUpdate(o: RefusalIdleStateUpdate) -> dict[str, Any]:
     d: dict[str, Any] = {
         "stopReason": "refusal",
     }
-    v = o.usage
-    if v is not UNSET:
-        d["usage"] = None if v is None else _encode_Usage(v)
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_usage = o.usage
+    if v_usage is not UNSET:
+        d["usage"] = None if v_usage is None else _encode_Usage(v_usage)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_CancelledIdleStateUpdate(d: Any, strict: bool) -> CancelledIdleStateUpdate:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("stopReason") != "cancelled":
         raise check_tag(d, "stopReason", "cancelled")
+    f_usage: Usage | None | Unset
     v = d.get("usage", MISSING)
     if v is MISSING:
         f_usage = UNSET
@@ -11829,6 +13746,7 @@ def _decode_CancelledIdleStateUpdate(d: Any, strict: bool) -> CancelledIdleState
                 raise error.at("usage")
             f_usage = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -11850,21 +13768,22 @@ def _encode_CancelledIdleStateUpdate(o: CancelledIdleStateUpdate) -> dict[str, A
     d: dict[str, Any] = {
         "stopReason": "cancelled",
     }
-    v = o.usage
-    if v is not UNSET:
-        d["usage"] = None if v is None else _encode_Usage(v)
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_usage = o.usage
+    if v_usage is not UNSET:
+        d["usage"] = None if v_usage is None else _encode_Usage(v_usage)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_ErrorIdleStateUpdate(d: Any, strict: bool) -> ErrorIdleStateUpdate:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("stopReason") != "error":
         raise check_tag(d, "stopReason", "error")
+    f_usage: Usage | None | Unset
     v = d.get("usage", MISSING)
     if v is MISSING:
         f_usage = UNSET
@@ -11876,6 +13795,7 @@ def _decode_ErrorIdleStateUpdate(d: Any, strict: bool) -> ErrorIdleStateUpdate:
                 raise error.at("usage")
             f_usage = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -11887,6 +13807,7 @@ def _decode_ErrorIdleStateUpdate(d: Any, strict: bool) -> ErrorIdleStateUpdate:
                 raise error.at("_meta")
             f_meta = UNSET
 
+    f_error: Error | None | Unset
     v = d.get("error", MISSING)
     if v is MISSING:
         f_error = UNSET
@@ -11909,24 +13830,25 @@ def _encode_ErrorIdleStateUpdate(o: ErrorIdleStateUpdate) -> dict[str, Any]:
     d: dict[str, Any] = {
         "stopReason": "error",
     }
-    v = o.usage
-    if v is not UNSET:
-        d["usage"] = None if v is None else _encode_Usage(v)
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
-    v = o.error
-    if v is not UNSET:
-        d["error"] = None if v is None else _encode_Error(v)
+    v_usage = o.usage
+    if v_usage is not UNSET:
+        d["usage"] = None if v_usage is None else _encode_Usage(v_usage)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
+    v_error = o.error
+    if v_error is not UNSET:
+        d["error"] = None if v_error is None else _encode_Error(v_error)
 
     return d
 
 
 def _decode_OtherIdleStateUpdate(d: Any, strict: bool) -> OtherIdleStateUpdate:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if type(d.get("stopReason")) is not str:
         raise check_tag(d, "stopReason", None)
+    f_usage: Usage | None | Unset
     v = d.get("usage", MISSING)
     if v is MISSING:
         f_usage = UNSET
@@ -11938,6 +13860,7 @@ def _decode_OtherIdleStateUpdate(d: Any, strict: bool) -> OtherIdleStateUpdate:
                 raise error.at("usage")
             f_usage = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -11961,12 +13884,12 @@ def _encode_OtherIdleStateUpdate(o: OtherIdleStateUpdate) -> dict[str, Any]:
     d: dict[str, Any] = {
         "stopReason": o.stop_reason,
     }
-    v = o.usage
-    if v is not UNSET:
-        d["usage"] = None if v is None else _encode_Usage(v)
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_usage = o.usage
+    if v_usage is not UNSET:
+        d["usage"] = None if v_usage is None else _encode_Usage(v_usage)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     for key, value in o.extra.items():
         d.setdefault(key, value)
@@ -11974,8 +13897,9 @@ def _encode_OtherIdleStateUpdate(o: OtherIdleStateUpdate) -> dict[str, Any]:
 
 
 def _decode_NoneIdleStateUpdate(d: Any, strict: bool) -> NoneIdleStateUpdate:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_usage: Usage | None | Unset
     v = d.get("usage", MISSING)
     if v is MISSING:
         f_usage = UNSET
@@ -11987,6 +13911,7 @@ def _decode_NoneIdleStateUpdate(d: Any, strict: bool) -> NoneIdleStateUpdate:
                 raise error.at("usage")
             f_usage = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -11998,12 +13923,13 @@ def _decode_NoneIdleStateUpdate(d: Any, strict: bool) -> NoneIdleStateUpdate:
                 raise error.at("_meta")
             f_meta = UNSET
 
+    f_stop_reason: None | Unset
     v = d.get("stopReason", MISSING)
     if v is MISSING:
         f_stop_reason = UNSET
     else:
         try:
-            f_stop_reason = check_null(v)
+            f_stop_reason = None if v is None else not_null(v)
         except ValidationError as error:
             if strict:
                 raise error.at("stopReason")
@@ -12018,20 +13944,20 @@ def _decode_NoneIdleStateUpdate(d: Any, strict: bool) -> NoneIdleStateUpdate:
 
 def _encode_NoneIdleStateUpdate(o: NoneIdleStateUpdate) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.usage
-    if v is not UNSET:
-        d["usage"] = None if v is None else _encode_Usage(v)
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
-    v = o.stop_reason
-    if v is not UNSET:
-        d["stopReason"] = v
+    v_usage = o.usage
+    if v_usage is not UNSET:
+        d["usage"] = None if v_usage is None else _encode_Usage(v_usage)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
+    v_stop_reason = o.stop_reason
+    if v_stop_reason is not UNSET:
+        d["stopReason"] = v_stop_reason
 
     return d
 
 
-_VARIANTS_IdleStateUpdate: dict[str, Callable[[Any, bool], Any]] = {
+_VARIANTS_IdleStateUpdate: dict[str, Decoder[IdleStateUpdate]] = {
     "end_turn": _decode_EndTurnIdleStateUpdate,
     "max_tokens": _decode_MaxTokensIdleStateUpdate,
     "max_turn_requests": _decode_MaxTurnRequestsIdleStateUpdate,
@@ -12042,7 +13968,7 @@ _VARIANTS_IdleStateUpdate: dict[str, Callable[[Any, bool], Any]] = {
 
 
 def _decode_IdleStateUpdate(d: Any, strict: bool) -> IdleStateUpdate:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     tag = d.get("stopReason", MISSING)
     if not strict and not (tag is MISSING or tag is None or type(tag) is str):
@@ -12057,9 +13983,9 @@ def _decode_IdleStateUpdate(d: Any, strict: bool) -> IdleStateUpdate:
     raise type_error("a string or null", tag).at("stopReason")
 
 
-def _encode_IdleStateUpdate(o: Any) -> Any:
+def _encode_IdleStateUpdate(o: IdleStateUpdate) -> dict[str, Any]:
     try:
-        encoder = _ENCODERS[type(o)]
+        encoder = _CLASS_ENCODERS[type(o)]
     except KeyError:
         raise TypeError(
             f"{type(o).__name__} is not a variant of IdleStateUpdate"
@@ -12070,8 +13996,9 @@ def _encode_IdleStateUpdate(o: Any) -> Any:
 def _decode_RequiresActionStateUpdate(
     d: Any, strict: bool
 ) -> RequiresActionStateUpdate:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -12090,16 +14017,17 @@ def _decode_RequiresActionStateUpdate(
 
 def _encode_RequiresActionStateUpdate(o: RequiresActionStateUpdate) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_UnknownStateUpdate(d: Any, strict: bool) -> UnknownStateUpdate:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -12118,16 +14046,17 @@ def _decode_UnknownStateUpdate(d: Any, strict: bool) -> UnknownStateUpdate:
 
 def _encode_UnknownStateUpdate(o: UnknownStateUpdate) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_SubagentUpdate(d: Any, strict: bool) -> SubagentUpdate:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_session_id: SessionId
     v = d.get("sessionId", MISSING)
     if v is MISSING:
         raise missing("sessionId")
@@ -12137,6 +14066,7 @@ def _decode_SubagentUpdate(d: Any, strict: bool) -> SubagentUpdate:
         except ValidationError as error:
             raise error.at("sessionId")
 
+    f_title: str | None | Unset
     v = d.get("title", MISSING)
     if v is MISSING:
         f_title = UNSET
@@ -12148,6 +14078,7 @@ def _decode_SubagentUpdate(d: Any, strict: bool) -> SubagentUpdate:
                 raise error.at("title")
             f_title = UNSET
 
+    f_description: str | None | Unset
     v = d.get("description", MISSING)
     if v is MISSING:
         f_description = UNSET
@@ -12161,6 +14092,7 @@ def _decode_SubagentUpdate(d: Any, strict: bool) -> SubagentUpdate:
                 raise error.at("description")
             f_description = UNSET
 
+    f_capabilities: SubagentSessionCapabilities | None | Unset
     v = d.get("capabilities", MISSING)
     if v is MISSING:
         f_capabilities = UNSET
@@ -12174,6 +14106,7 @@ def _decode_SubagentUpdate(d: Any, strict: bool) -> SubagentUpdate:
                 raise error.at("capabilities")
             f_capabilities = UNSET
 
+    f_state: StateUpdate | None | Unset
     v = d.get("state", MISSING)
     if v is MISSING:
         f_state = UNSET
@@ -12185,6 +14118,7 @@ def _decode_SubagentUpdate(d: Any, strict: bool) -> SubagentUpdate:
                 raise error.at("state")
             f_state = UNSET
 
+    f_cwd: str | None | Unset
     v = d.get("cwd", MISSING)
     if v is MISSING:
         f_cwd = UNSET
@@ -12194,6 +14128,7 @@ def _decode_SubagentUpdate(d: Any, strict: bool) -> SubagentUpdate:
         except ValidationError as error:
             raise error.at("cwd")
 
+    f_additional_directories: list[str] | None | Unset
     v = d.get("additionalDirectories", MISSING)
     if v is MISSING:
         f_additional_directories = UNSET
@@ -12209,6 +14144,7 @@ def _decode_SubagentUpdate(d: Any, strict: bool) -> SubagentUpdate:
         except ValidationError as error:
             raise error.at("additionalDirectories")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -12236,36 +14172,41 @@ def _encode_SubagentUpdate(o: SubagentUpdate) -> dict[str, Any]:
     d: dict[str, Any] = {
         "sessionId": o.session_id,
     }
-    v = o.title
-    if v is not UNSET:
-        d["title"] = v
-    v = o.description
-    if v is not UNSET:
-        d["description"] = v
-    v = o.capabilities
-    if v is not UNSET:
+    v_title = o.title
+    if v_title is not UNSET:
+        d["title"] = v_title
+    v_description = o.description
+    if v_description is not UNSET:
+        d["description"] = v_description
+    v_capabilities = o.capabilities
+    if v_capabilities is not UNSET:
         d["capabilities"] = (
-            None if v is None else _encode_SubagentSessionCapabilities(v)
+            None
+            if v_capabilities is None
+            else _encode_SubagentSessionCapabilities(v_capabilities)
         )
-    v = o.state
-    if v is not UNSET:
-        d["state"] = None if v is None else _encode_StateUpdate(v)
-    v = o.cwd
-    if v is not UNSET:
-        d["cwd"] = v
-    v = o.additional_directories
-    if v is not UNSET:
-        d["additionalDirectories"] = None if v is None else list(v)
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_state = o.state
+    if v_state is not UNSET:
+        d["state"] = None if v_state is None else _encode_StateUpdate(v_state)
+    v_cwd = o.cwd
+    if v_cwd is not UNSET:
+        d["cwd"] = v_cwd
+    v_additional_directories = o.additional_directories
+    if v_additional_directories is not UNSET:
+        d["additionalDirectories"] = (
+            None if v_additional_directories is None else list(v_additional_directories)
+        )
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_SessionMessage(d: Any, strict: bool) -> SessionMessage:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_message_id: MessageId
     v = d.get("messageId", MISSING)
     if v is MISSING:
         raise missing("messageId")
@@ -12275,6 +14216,7 @@ def _decode_SessionMessage(d: Any, strict: bool) -> SessionMessage:
         except ValidationError as error:
             raise error.at("messageId")
 
+    f_sender_session_id: SessionId | None | Unset
     v = d.get("senderSessionId", MISSING)
     if v is MISSING:
         f_sender_session_id = UNSET
@@ -12288,6 +14230,7 @@ def _decode_SessionMessage(d: Any, strict: bool) -> SessionMessage:
                 raise error.at("senderSessionId")
             f_sender_session_id = UNSET
 
+    f_recipient_session_id: SessionId | None | Unset
     v = d.get("recipientSessionId", MISSING)
     if v is MISSING:
         f_recipient_session_id = UNSET
@@ -12301,6 +14244,7 @@ def _decode_SessionMessage(d: Any, strict: bool) -> SessionMessage:
                 raise error.at("recipientSessionId")
             f_recipient_session_id = UNSET
 
+    f_sender_message_id: MessageId | None | Unset
     v = d.get("senderMessageId", MISSING)
     if v is MISSING:
         f_sender_message_id = UNSET
@@ -12314,6 +14258,7 @@ def _decode_SessionMessage(d: Any, strict: bool) -> SessionMessage:
                 raise error.at("senderMessageId")
             f_sender_message_id = UNSET
 
+    f_recipient_message_id: MessageId | None | Unset
     v = d.get("recipientMessageId", MISSING)
     if v is MISSING:
         f_recipient_message_id = UNSET
@@ -12327,6 +14272,7 @@ def _decode_SessionMessage(d: Any, strict: bool) -> SessionMessage:
                 raise error.at("recipientMessageId")
             f_recipient_message_id = UNSET
 
+    f_content: list[ContentBlock] | None | Unset
     v = d.get("content", MISSING)
     if v is MISSING:
         f_content = UNSET
@@ -12342,6 +14288,7 @@ def _decode_SessionMessage(d: Any, strict: bool) -> SessionMessage:
                 raise error.at("content")
             f_content = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -12368,31 +14315,42 @@ def _encode_SessionMessage(o: SessionMessage) -> dict[str, Any]:
     d: dict[str, Any] = {
         "messageId": o.message_id,
     }
-    v = o.sender_session_id
-    if v is not UNSET:
-        d["senderSessionId"] = None if v is None else v
-    v = o.recipient_session_id
-    if v is not UNSET:
-        d["recipientSessionId"] = None if v is None else v
-    v = o.sender_message_id
-    if v is not UNSET:
-        d["senderMessageId"] = None if v is None else v
-    v = o.recipient_message_id
-    if v is not UNSET:
-        d["recipientMessageId"] = None if v is None else v
-    v = o.content
-    if v is not UNSET:
-        d["content"] = None if v is None else [_encode_ContentBlock(x) for x in v]
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_sender_session_id = o.sender_session_id
+    if v_sender_session_id is not UNSET:
+        d["senderSessionId"] = (
+            None if v_sender_session_id is None else v_sender_session_id
+        )
+    v_recipient_session_id = o.recipient_session_id
+    if v_recipient_session_id is not UNSET:
+        d["recipientSessionId"] = (
+            None if v_recipient_session_id is None else v_recipient_session_id
+        )
+    v_sender_message_id = o.sender_message_id
+    if v_sender_message_id is not UNSET:
+        d["senderMessageId"] = (
+            None if v_sender_message_id is None else v_sender_message_id
+        )
+    v_recipient_message_id = o.recipient_message_id
+    if v_recipient_message_id is not UNSET:
+        d["recipientMessageId"] = (
+            None if v_recipient_message_id is None else v_recipient_message_id
+        )
+    v_content = o.content
+    if v_content is not UNSET:
+        d["content"] = (
+            None if v_content is None else [_encode_ContentBlock(x) for x in v_content]
+        )
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_SessionMessageChunk(d: Any, strict: bool) -> SessionMessageChunk:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_message_id: MessageId
     v = d.get("messageId", MISSING)
     if v is MISSING:
         raise missing("messageId")
@@ -12402,6 +14360,7 @@ def _decode_SessionMessageChunk(d: Any, strict: bool) -> SessionMessageChunk:
         except ValidationError as error:
             raise error.at("messageId")
 
+    f_content: ContentBlock
     v = d.get("content", MISSING)
     if v is MISSING:
         raise missing("content")
@@ -12411,6 +14370,7 @@ def _decode_SessionMessageChunk(d: Any, strict: bool) -> SessionMessageChunk:
         except ValidationError as error:
             raise error.at("content")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -12434,9 +14394,9 @@ def _encode_SessionMessageChunk(o: SessionMessageChunk) -> dict[str, Any]:
         "messageId": o.message_id,
         "content": _encode_ContentBlock(o.content),
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -12444,8 +14404,9 @@ def _encode_SessionMessageChunk(o: SessionMessageChunk) -> dict[str, Any]:
 def _decode_CompleteElicitationNotification(
     d: Any, strict: bool
 ) -> CompleteElicitationNotification:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_elicitation_id: ElicitationId
     v = d.get("elicitationId", MISSING)
     if v is MISSING:
         raise missing("elicitationId")
@@ -12455,6 +14416,7 @@ def _decode_CompleteElicitationNotification(
         except ValidationError as error:
             raise error.at("elicitationId")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -12478,9 +14440,9 @@ def _encode_CompleteElicitationNotification(
     d: dict[str, Any] = {
         "elicitationId": o.elicitation_id,
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -12488,8 +14450,9 @@ def _encode_CompleteElicitationNotification(
 def _decode_AuthStatusUpdateNotification(
     d: Any, strict: bool
 ) -> AuthStatusUpdateNotification:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_state: AuthState | str
     v = d.get("state", MISSING)
     if v is MISSING:
         raise missing("state")
@@ -12499,6 +14462,7 @@ def _decode_AuthStatusUpdateNotification(
         except ValidationError as error:
             raise error.at("state")
 
+    f_accounts: list[AuthAccount] | Unset
     v = d.get("accounts", MISSING)
     if v is MISSING:
         f_accounts = UNSET
@@ -12510,6 +14474,7 @@ def _decode_AuthStatusUpdateNotification(
                 raise error.at("accounts")
             f_accounts = []
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -12534,27 +14499,24 @@ def _encode_AuthStatusUpdateNotification(
     d: dict[str, Any] = {
         "state": (o.state._value_ if type(o.state) is AuthState else o.state),
     }
-    v = o.accounts
-    if v is not UNSET:
-        d["accounts"] = [_encode_AuthAccount(x) for x in v]
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_accounts = o.accounts
+    if v_accounts is not UNSET:
+        d["accounts"] = [_encode_AuthAccount(x) for x in v_accounts]
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
-def _decode_ExtNotification(v: Any, strict: bool) -> Any:
-    return v
-
-
-def _encode_ExtNotification(v: Any) -> Any:
+def _decode_ExtNotification(v: Any, strict: bool) -> ExtNotification:
     return v
 
 
 def _decode_ClientRequest(d: Any, strict: bool) -> ClientRequest:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_id: RequestId
     v = d.get("id", MISSING)
     if v is MISSING:
         raise missing("id")
@@ -12564,6 +14526,7 @@ def _decode_ClientRequest(d: Any, strict: bool) -> ClientRequest:
         except ValidationError as error:
             raise error.at("id")
 
+    f_method: str
     v = d.get("method", MISSING)
     if v is MISSING:
         raise missing("method")
@@ -12573,6 +14536,7 @@ def _decode_ClientRequest(d: Any, strict: bool) -> ClientRequest:
         except ValidationError as error:
             raise error.at("method")
 
+    f_params: Any | Unset
     v = d.get("params", MISSING)
     if v is MISSING:
         f_params = UNSET
@@ -12591,19 +14555,20 @@ def _decode_ClientRequest(d: Any, strict: bool) -> ClientRequest:
 
 def _encode_ClientRequest(o: ClientRequest) -> dict[str, Any]:
     d: dict[str, Any] = {
-        "id": _encode_RequestId(o.id),
+        "id": encode(o.id),
         "method": o.method,
     }
-    v = o.params
-    if v is not UNSET:
-        d["params"] = v
+    v_params = o.params
+    if v_params is not UNSET:
+        d["params"] = v_params
 
     return d
 
 
 def _decode_InitializeRequest(d: Any, strict: bool) -> InitializeRequest:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_protocol_version: ProtocolVersion
     v = d.get("protocolVersion", MISSING)
     if v is MISSING:
         raise missing("protocolVersion")
@@ -12613,6 +14578,7 @@ def _decode_InitializeRequest(d: Any, strict: bool) -> InitializeRequest:
         except ValidationError as error:
             raise error.at("protocolVersion")
 
+    f_client_capabilities: ClientCapabilities
     v = d.get("clientCapabilities", MISSING)
     if v is MISSING:
         f_client_capabilities = ClientCapabilities(
@@ -12642,6 +14608,7 @@ def _decode_InitializeRequest(d: Any, strict: bool) -> InitializeRequest:
                 ),
             )
 
+    f_client_info: Implementation | None | Unset
     v = d.get("clientInfo", MISSING)
     if v is MISSING:
         f_client_info = UNSET
@@ -12653,6 +14620,7 @@ def _decode_InitializeRequest(d: Any, strict: bool) -> InitializeRequest:
                 raise error.at("clientInfo")
             f_client_info = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -12675,23 +14643,24 @@ def _decode_InitializeRequest(d: Any, strict: bool) -> InitializeRequest:
 def _encode_InitializeRequest(o: InitializeRequest) -> dict[str, Any]:
     d: dict[str, Any] = {
         "protocolVersion": o.protocol_version,
+        "clientCapabilities": _encode_ClientCapabilities(o.client_capabilities),
     }
-    v = o.client_capabilities
-    if v is not UNSET:
-        d["clientCapabilities"] = _encode_ClientCapabilities(v)
-    v = o.client_info
-    if v is not UNSET:
-        d["clientInfo"] = None if v is None else _encode_Implementation(v)
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_client_info = o.client_info
+    if v_client_info is not UNSET:
+        d["clientInfo"] = (
+            None if v_client_info is None else _encode_Implementation(v_client_info)
+        )
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_ClientCapabilities(d: Any, strict: bool) -> ClientCapabilities:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_fs: FileSystemCapabilities
     v = d.get("fs", MISSING)
     if v is MISSING:
         f_fs = FileSystemCapabilities(
@@ -12709,6 +14678,7 @@ def _decode_ClientCapabilities(d: Any, strict: bool) -> ClientCapabilities:
                 write_text_file=False,
             )
 
+    f_terminal: bool
     v = d.get("terminal", MISSING)
     if v is MISSING:
         f_terminal = False
@@ -12720,6 +14690,7 @@ def _decode_ClientCapabilities(d: Any, strict: bool) -> ClientCapabilities:
                 raise error.at("terminal")
             f_terminal = False
 
+    f_session: ClientSessionCapabilities | None | Unset
     v = d.get("session", MISSING)
     if v is MISSING:
         f_session = UNSET
@@ -12733,6 +14704,7 @@ def _decode_ClientCapabilities(d: Any, strict: bool) -> ClientCapabilities:
                 raise error.at("session")
             f_session = UNSET
 
+    f_subagents: SubagentCapabilities | None | Unset
     v = d.get("subagents", MISSING)
     if v is MISSING:
         f_subagents = UNSET
@@ -12744,6 +14716,7 @@ def _decode_ClientCapabilities(d: Any, strict: bool) -> ClientCapabilities:
                 raise error.at("subagents")
             f_subagents = UNSET
 
+    f_plan: PlanCapabilities | None | Unset
     v = d.get("plan", MISSING)
     if v is MISSING:
         f_plan = UNSET
@@ -12755,6 +14728,7 @@ def _decode_ClientCapabilities(d: Any, strict: bool) -> ClientCapabilities:
                 raise error.at("plan")
             f_plan = UNSET
 
+    f_auth: AuthCapabilities
     v = d.get("auth", MISSING)
     if v is MISSING:
         f_auth = AuthCapabilities(
@@ -12770,6 +14744,7 @@ def _decode_ClientCapabilities(d: Any, strict: bool) -> ClientCapabilities:
                 terminal=False,
             )
 
+    f_elicitation: ElicitationCapabilities | None | Unset
     v = d.get("elicitation", MISSING)
     if v is MISSING:
         f_elicitation = UNSET
@@ -12783,6 +14758,7 @@ def _decode_ClientCapabilities(d: Any, strict: bool) -> ClientCapabilities:
                 raise error.at("elicitation")
             f_elicitation = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -12807,38 +14783,42 @@ def _decode_ClientCapabilities(d: Any, strict: bool) -> ClientCapabilities:
 
 
 def _encode_ClientCapabilities(o: ClientCapabilities) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.fs
-    if v is not UNSET:
-        d["fs"] = _encode_FileSystemCapabilities(v)
-    v = o.terminal
-    if v is not UNSET:
-        d["terminal"] = v
-    v = o.session
-    if v is not UNSET:
-        d["session"] = None if v is None else _encode_ClientSessionCapabilities(v)
-    v = o.subagents
-    if v is not UNSET:
-        d["subagents"] = None if v is None else _encode_SubagentCapabilities(v)
-    v = o.plan
-    if v is not UNSET:
-        d["plan"] = None if v is None else _encode_PlanCapabilities(v)
-    v = o.auth
-    if v is not UNSET:
-        d["auth"] = _encode_AuthCapabilities(v)
-    v = o.elicitation
-    if v is not UNSET:
-        d["elicitation"] = None if v is None else _encode_ElicitationCapabilities(v)
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    d: dict[str, Any] = {
+        "fs": _encode_FileSystemCapabilities(o.fs),
+        "terminal": o.terminal,
+        "auth": _encode_AuthCapabilities(o.auth),
+    }
+    v_session = o.session
+    if v_session is not UNSET:
+        d["session"] = (
+            None if v_session is None else _encode_ClientSessionCapabilities(v_session)
+        )
+    v_subagents = o.subagents
+    if v_subagents is not UNSET:
+        d["subagents"] = (
+            None if v_subagents is None else _encode_SubagentCapabilities(v_subagents)
+        )
+    v_plan = o.plan
+    if v_plan is not UNSET:
+        d["plan"] = None if v_plan is None else _encode_PlanCapabilities(v_plan)
+    v_elicitation = o.elicitation
+    if v_elicitation is not UNSET:
+        d["elicitation"] = (
+            None
+            if v_elicitation is None
+            else _encode_ElicitationCapabilities(v_elicitation)
+        )
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_FileSystemCapabilities(d: Any, strict: bool) -> FileSystemCapabilities:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_read_text_file: bool
     v = d.get("readTextFile", MISSING)
     if v is MISSING:
         f_read_text_file = False
@@ -12850,6 +14830,7 @@ def _decode_FileSystemCapabilities(d: Any, strict: bool) -> FileSystemCapabiliti
                 raise error.at("readTextFile")
             f_read_text_file = False
 
+    f_write_text_file: bool
     v = d.get("writeTextFile", MISSING)
     if v is MISSING:
         f_write_text_file = False
@@ -12861,6 +14842,7 @@ def _decode_FileSystemCapabilities(d: Any, strict: bool) -> FileSystemCapabiliti
                 raise error.at("writeTextFile")
             f_write_text_file = False
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -12880,16 +14862,13 @@ def _decode_FileSystemCapabilities(d: Any, strict: bool) -> FileSystemCapabiliti
 
 
 def _encode_FileSystemCapabilities(o: FileSystemCapabilities) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.read_text_file
-    if v is not UNSET:
-        d["readTextFile"] = v
-    v = o.write_text_file
-    if v is not UNSET:
-        d["writeTextFile"] = v
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    d: dict[str, Any] = {
+        "readTextFile": o.read_text_file,
+        "writeTextFile": o.write_text_file,
+    }
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -12897,8 +14876,9 @@ def _encode_FileSystemCapabilities(o: FileSystemCapabilities) -> dict[str, Any]:
 def _decode_ClientSessionCapabilities(
     d: Any, strict: bool
 ) -> ClientSessionCapabilities:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_compaction: CompactionCapabilities | None | Unset
     v = d.get("compaction", MISSING)
     if v is MISSING:
         f_compaction = UNSET
@@ -12912,6 +14892,7 @@ def _decode_ClientSessionCapabilities(
                 raise error.at("compaction")
             f_compaction = UNSET
 
+    f_config_options: SessionConfigOptionsCapabilities | None | Unset
     v = d.get("configOptions", MISSING)
     if v is MISSING:
         f_config_options = UNSET
@@ -12927,6 +14908,7 @@ def _decode_ClientSessionCapabilities(
                 raise error.at("configOptions")
             f_config_options = UNSET
 
+    f_notices: NoticeCapabilities | None | Unset
     v = d.get("notices", MISSING)
     if v is MISSING:
         f_notices = UNSET
@@ -12938,6 +14920,7 @@ def _decode_ClientSessionCapabilities(
                 raise error.at("notices")
             f_notices = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -12959,37 +14942,36 @@ def _decode_ClientSessionCapabilities(
 
 def _encode_ClientSessionCapabilities(o: ClientSessionCapabilities) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.compaction
-    if v is not UNSET:
-        d["compaction"] = None if v is None else _encode_CompactionCapabilities(v)
-    v = o.config_options
-    if v is not UNSET:
+    v_compaction = o.compaction
+    if v_compaction is not UNSET:
+        d["compaction"] = None if v_compaction is None else dict(v_compaction)
+    v_config_options = o.config_options
+    if v_config_options is not UNSET:
         d["configOptions"] = (
-            None if v is None else _encode_SessionConfigOptionsCapabilities(v)
+            None
+            if v_config_options is None
+            else _encode_SessionConfigOptionsCapabilities(v_config_options)
         )
-    v = o.notices
-    if v is not UNSET:
-        d["notices"] = None if v is None else _encode_NoticeCapabilities(v)
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_notices = o.notices
+    if v_notices is not UNSET:
+        d["notices"] = None if v_notices is None else dict(v_notices)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
-def _decode_CompactionCapabilities(v: Any, strict: bool) -> Any:
+def _decode_CompactionCapabilities(v: Any, strict: bool) -> CompactionCapabilities:
     return check_map(v)
-
-
-def _encode_CompactionCapabilities(v: Any) -> Any:
-    return dict(v)
 
 
 def _decode_SessionConfigOptionsCapabilities(
     d: Any, strict: bool
 ) -> SessionConfigOptionsCapabilities:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_boolean: BooleanConfigOptionCapabilities | None | Unset
     v = d.get("boolean", MISSING)
     if v is MISSING:
         f_boolean = UNSET
@@ -13005,6 +14987,7 @@ def _decode_SessionConfigOptionsCapabilities(
                 raise error.at("boolean")
             f_boolean = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -13026,12 +15009,16 @@ def _encode_SessionConfigOptionsCapabilities(
     o: SessionConfigOptionsCapabilities,
 ) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.boolean
-    if v is not UNSET:
-        d["boolean"] = None if v is None else _encode_BooleanConfigOptionCapabilities(v)
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_boolean = o.boolean
+    if v_boolean is not UNSET:
+        d["boolean"] = (
+            None
+            if v_boolean is None
+            else _encode_BooleanConfigOptionCapabilities(v_boolean)
+        )
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -13039,8 +15026,9 @@ def _encode_SessionConfigOptionsCapabilities(
 def _decode_BooleanConfigOptionCapabilities(
     d: Any, strict: bool
 ) -> BooleanConfigOptionCapabilities:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -13061,24 +15049,21 @@ def _encode_BooleanConfigOptionCapabilities(
     o: BooleanConfigOptionCapabilities,
 ) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
-def _decode_NoticeCapabilities(v: Any, strict: bool) -> Any:
+def _decode_NoticeCapabilities(v: Any, strict: bool) -> NoticeCapabilities:
     return check_map(v)
 
 
-def _encode_NoticeCapabilities(v: Any) -> Any:
-    return dict(v)
-
-
 def _decode_SubagentCapabilities(d: Any, strict: bool) -> SubagentCapabilities:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -13097,16 +15082,17 @@ def _decode_SubagentCapabilities(d: Any, strict: bool) -> SubagentCapabilities:
 
 def _encode_SubagentCapabilities(o: SubagentCapabilities) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_PlanCapabilities(d: Any, strict: bool) -> PlanCapabilities:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -13125,16 +15111,17 @@ def _decode_PlanCapabilities(d: Any, strict: bool) -> PlanCapabilities:
 
 def _encode_PlanCapabilities(o: PlanCapabilities) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_AuthCapabilities(d: Any, strict: bool) -> AuthCapabilities:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_terminal: bool
     v = d.get("terminal", MISSING)
     if v is MISSING:
         f_terminal = False
@@ -13146,6 +15133,7 @@ def _decode_AuthCapabilities(d: Any, strict: bool) -> AuthCapabilities:
                 raise error.at("terminal")
             f_terminal = False
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -13164,20 +15152,20 @@ def _decode_AuthCapabilities(d: Any, strict: bool) -> AuthCapabilities:
 
 
 def _encode_AuthCapabilities(o: AuthCapabilities) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.terminal
-    if v is not UNSET:
-        d["terminal"] = v
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    d: dict[str, Any] = {
+        "terminal": o.terminal,
+    }
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_ElicitationCapabilities(d: Any, strict: bool) -> ElicitationCapabilities:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_form: ElicitationFormCapabilities | None | Unset
     v = d.get("form", MISSING)
     if v is MISSING:
         f_form = UNSET
@@ -13191,6 +15179,7 @@ def _decode_ElicitationCapabilities(d: Any, strict: bool) -> ElicitationCapabili
                 raise error.at("form")
             f_form = UNSET
 
+    f_url: ElicitationUrlCapabilities | None | Unset
     v = d.get("url", MISSING)
     if v is MISSING:
         f_url = UNSET
@@ -13202,6 +15191,7 @@ def _decode_ElicitationCapabilities(d: Any, strict: bool) -> ElicitationCapabili
                 raise error.at("url")
             f_url = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -13222,15 +15212,17 @@ def _decode_ElicitationCapabilities(d: Any, strict: bool) -> ElicitationCapabili
 
 def _encode_ElicitationCapabilities(o: ElicitationCapabilities) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.form
-    if v is not UNSET:
-        d["form"] = None if v is None else _encode_ElicitationFormCapabilities(v)
-    v = o.url
-    if v is not UNSET:
-        d["url"] = None if v is None else _encode_ElicitationUrlCapabilities(v)
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_form = o.form
+    if v_form is not UNSET:
+        d["form"] = (
+            None if v_form is None else _encode_ElicitationFormCapabilities(v_form)
+        )
+    v_url = o.url
+    if v_url is not UNSET:
+        d["url"] = None if v_url is None else _encode_ElicitationUrlCapabilities(v_url)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -13238,8 +15230,9 @@ def _encode_ElicitationCapabilities(o: ElicitationCapabilities) -> dict[str, Any
 def _decode_ElicitationFormCapabilities(
     d: Any, strict: bool
 ) -> ElicitationFormCapabilities:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -13260,9 +15253,9 @@ def _encode_ElicitationFormCapabilities(
     o: ElicitationFormCapabilities,
 ) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -13270,8 +15263,9 @@ def _encode_ElicitationFormCapabilities(
 def _decode_ElicitationUrlCapabilities(
     d: Any, strict: bool
 ) -> ElicitationUrlCapabilities:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -13290,16 +15284,17 @@ def _decode_ElicitationUrlCapabilities(
 
 def _encode_ElicitationUrlCapabilities(o: ElicitationUrlCapabilities) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_AuthenticateRequest(d: Any, strict: bool) -> AuthenticateRequest:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_method_id: AuthMethodId
     v = d.get("methodId", MISSING)
     if v is MISSING:
         raise missing("methodId")
@@ -13309,6 +15304,7 @@ def _decode_AuthenticateRequest(d: Any, strict: bool) -> AuthenticateRequest:
         except ValidationError as error:
             raise error.at("methodId")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -13330,16 +15326,17 @@ def _encode_AuthenticateRequest(o: AuthenticateRequest) -> dict[str, Any]:
     d: dict[str, Any] = {
         "methodId": o.method_id,
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_ListProvidersRequest(d: Any, strict: bool) -> ListProvidersRequest:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -13358,16 +15355,17 @@ def _decode_ListProvidersRequest(d: Any, strict: bool) -> ListProvidersRequest:
 
 def _encode_ListProvidersRequest(o: ListProvidersRequest) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_SetProviderRequest(d: Any, strict: bool) -> SetProviderRequest:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_provider_id: ProviderId
     v = d.get("providerId", MISSING)
     if v is MISSING:
         raise missing("providerId")
@@ -13377,6 +15375,7 @@ def _decode_SetProviderRequest(d: Any, strict: bool) -> SetProviderRequest:
         except ValidationError as error:
             raise error.at("providerId")
 
+    f_api_type: LlmProtocol | str
     v = d.get("apiType", MISSING)
     if v is MISSING:
         raise missing("apiType")
@@ -13386,6 +15385,7 @@ def _decode_SetProviderRequest(d: Any, strict: bool) -> SetProviderRequest:
         except ValidationError as error:
             raise error.at("apiType")
 
+    f_base_url: str
     v = d.get("baseUrl", MISSING)
     if v is MISSING:
         raise missing("baseUrl")
@@ -13395,6 +15395,7 @@ def _decode_SetProviderRequest(d: Any, strict: bool) -> SetProviderRequest:
         except ValidationError as error:
             raise error.at("baseUrl")
 
+    f_headers: dict[str, str] | Unset
     v = d.get("headers", MISSING)
     if v is MISSING:
         f_headers = UNSET
@@ -13406,6 +15407,7 @@ def _decode_SetProviderRequest(d: Any, strict: bool) -> SetProviderRequest:
         except ValidationError as error:
             raise error.at("headers")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -13434,19 +15436,20 @@ def _encode_SetProviderRequest(o: SetProviderRequest) -> dict[str, Any]:
         ),
         "baseUrl": o.base_url,
     }
-    v = o.headers
-    if v is not UNSET:
-        d["headers"] = dict(v)
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_headers = o.headers
+    if v_headers is not UNSET:
+        d["headers"] = dict(v_headers)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_DisableProviderRequest(d: Any, strict: bool) -> DisableProviderRequest:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_provider_id: ProviderId
     v = d.get("providerId", MISSING)
     if v is MISSING:
         raise missing("providerId")
@@ -13456,6 +15459,7 @@ def _decode_DisableProviderRequest(d: Any, strict: bool) -> DisableProviderReque
         except ValidationError as error:
             raise error.at("providerId")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -13477,16 +15481,17 @@ def _encode_DisableProviderRequest(o: DisableProviderRequest) -> dict[str, Any]:
     d: dict[str, Any] = {
         "providerId": o.provider_id,
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_LogoutRequest(d: Any, strict: bool) -> LogoutRequest:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -13505,16 +15510,17 @@ def _decode_LogoutRequest(d: Any, strict: bool) -> LogoutRequest:
 
 def _encode_LogoutRequest(o: LogoutRequest) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_AuthStatusRequest(d: Any, strict: bool) -> AuthStatusRequest:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -13533,16 +15539,17 @@ def _decode_AuthStatusRequest(d: Any, strict: bool) -> AuthStatusRequest:
 
 def _encode_AuthStatusRequest(o: AuthStatusRequest) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_NewSessionRequest(d: Any, strict: bool) -> NewSessionRequest:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_cwd: str
     v = d.get("cwd", MISSING)
     if v is MISSING:
         raise missing("cwd")
@@ -13552,6 +15559,7 @@ def _decode_NewSessionRequest(d: Any, strict: bool) -> NewSessionRequest:
         except ValidationError as error:
             raise error.at("cwd")
 
+    f_additional_directories: list[str] | Unset
     v = d.get("additionalDirectories", MISSING)
     if v is MISSING:
         f_additional_directories = UNSET
@@ -13565,6 +15573,7 @@ def _decode_NewSessionRequest(d: Any, strict: bool) -> NewSessionRequest:
         except ValidationError as error:
             raise error.at("additionalDirectories")
 
+    f_mcp_servers: list[McpServer]
     v = d.get("mcpServers", MISSING)
     if v is MISSING:
         raise missing("mcpServers")
@@ -13576,6 +15585,7 @@ def _decode_NewSessionRequest(d: Any, strict: bool) -> NewSessionRequest:
         except ValidationError as error:
             raise error.at("mcpServers")
 
+    f_system_prompt: SystemPrompt | None | Unset
     v = d.get("systemPrompt", MISSING)
     if v is MISSING:
         f_system_prompt = UNSET
@@ -13585,6 +15595,7 @@ def _decode_NewSessionRequest(d: Any, strict: bool) -> NewSessionRequest:
         except ValidationError as error:
             raise error.at("systemPrompt")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -13610,24 +15621,27 @@ def _encode_NewSessionRequest(o: NewSessionRequest) -> dict[str, Any]:
         "cwd": o.cwd,
         "mcpServers": [_encode_McpServer(x) for x in o.mcp_servers],
     }
-    v = o.additional_directories
-    if v is not UNSET:
-        d["additionalDirectories"] = list(v)
-    v = o.system_prompt
-    if v is not UNSET:
-        d["systemPrompt"] = None if v is None else _encode_SystemPrompt(v)
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_additional_directories = o.additional_directories
+    if v_additional_directories is not UNSET:
+        d["additionalDirectories"] = list(v_additional_directories)
+    v_system_prompt = o.system_prompt
+    if v_system_prompt is not UNSET:
+        d["systemPrompt"] = (
+            None if v_system_prompt is None else _encode_SystemPrompt(v_system_prompt)
+        )
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_HttpMcpServer(d: Any, strict: bool) -> HttpMcpServer:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("type") != "http":
         raise check_tag(d, "type", "http")
+    f_name: str
     v = d.get("name", MISSING)
     if v is MISSING:
         raise missing("name")
@@ -13637,6 +15651,7 @@ def _decode_HttpMcpServer(d: Any, strict: bool) -> HttpMcpServer:
         except ValidationError as error:
             raise error.at("name")
 
+    f_url: str
     v = d.get("url", MISSING)
     if v is MISSING:
         raise missing("url")
@@ -13646,6 +15661,7 @@ def _decode_HttpMcpServer(d: Any, strict: bool) -> HttpMcpServer:
         except ValidationError as error:
             raise error.at("url")
 
+    f_headers: list[HttpHeader]
     v = d.get("headers", MISSING)
     if v is MISSING:
         raise missing("headers")
@@ -13657,6 +15673,7 @@ def _decode_HttpMcpServer(d: Any, strict: bool) -> HttpMcpServer:
         except ValidationError as error:
             raise error.at("headers")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -13683,18 +15700,19 @@ def _encode_HttpMcpServer(o: HttpMcpServer) -> dict[str, Any]:
         "url": o.url,
         "headers": [_encode_HttpHeader(x) for x in o.headers],
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_SseMcpServer(d: Any, strict: bool) -> SseMcpServer:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("type") != "sse":
         raise check_tag(d, "type", "sse")
+    f_name: str
     v = d.get("name", MISSING)
     if v is MISSING:
         raise missing("name")
@@ -13704,6 +15722,7 @@ def _decode_SseMcpServer(d: Any, strict: bool) -> SseMcpServer:
         except ValidationError as error:
             raise error.at("name")
 
+    f_url: str
     v = d.get("url", MISSING)
     if v is MISSING:
         raise missing("url")
@@ -13713,6 +15732,7 @@ def _decode_SseMcpServer(d: Any, strict: bool) -> SseMcpServer:
         except ValidationError as error:
             raise error.at("url")
 
+    f_headers: list[HttpHeader]
     v = d.get("headers", MISSING)
     if v is MISSING:
         raise missing("headers")
@@ -13724,6 +15744,7 @@ def _decode_SseMcpServer(d: Any, strict: bool) -> SseMcpServer:
         except ValidationError as error:
             raise error.at("headers")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -13750,18 +15771,19 @@ def _encode_SseMcpServer(o: SseMcpServer) -> dict[str, Any]:
         "url": o.url,
         "headers": [_encode_HttpHeader(x) for x in o.headers],
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_AcpMcpServer(d: Any, strict: bool) -> AcpMcpServer:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("type") != "acp":
         raise check_tag(d, "type", "acp")
+    f_name: str
     v = d.get("name", MISSING)
     if v is MISSING:
         raise missing("name")
@@ -13771,6 +15793,7 @@ def _decode_AcpMcpServer(d: Any, strict: bool) -> AcpMcpServer:
         except ValidationError as error:
             raise error.at("name")
 
+    f_server_id: McpServerAcpId
     v = d.get("serverId", MISSING)
     if v is MISSING:
         raise missing("serverId")
@@ -13780,6 +15803,7 @@ def _decode_AcpMcpServer(d: Any, strict: bool) -> AcpMcpServer:
         except ValidationError as error:
             raise error.at("serverId")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -13804,14 +15828,14 @@ def _encode_AcpMcpServer(o: AcpMcpServer) -> dict[str, Any]:
         "name": o.name,
         "serverId": o.server_id,
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
-_VARIANTS_McpServer: dict[str, Callable[[Any, bool], Any]] = {
+_VARIANTS_McpServer: dict[str, Decoder[McpServer]] = {
     "http": _decode_HttpMcpServer,
     "sse": _decode_SseMcpServer,
     "acp": _decode_AcpMcpServer,
@@ -13819,7 +15843,7 @@ _VARIANTS_McpServer: dict[str, Callable[[Any, bool], Any]] = {
 
 
 def _decode_McpServer(d: Any, strict: bool) -> McpServer:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     tag = d.get("type", MISSING)
     if type(tag) is str:
@@ -13837,17 +15861,18 @@ def _decode_McpServer(d: Any, strict: bool) -> McpServer:
     return _decode_McpServerStdio(d, strict)
 
 
-def _encode_McpServer(o: Any) -> Any:
+def _encode_McpServer(o: McpServer) -> dict[str, Any]:
     try:
-        encoder = _ENCODERS[type(o)]
+        encoder = _CLASS_ENCODERS[type(o)]
     except KeyError:
         raise TypeError(f"{type(o).__name__} is not a variant of McpServer") from None
     return encoder(o)
 
 
 def _decode_HttpHeader(d: Any, strict: bool) -> HttpHeader:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_name: str
     v = d.get("name", MISSING)
     if v is MISSING:
         raise missing("name")
@@ -13857,6 +15882,7 @@ def _decode_HttpHeader(d: Any, strict: bool) -> HttpHeader:
         except ValidationError as error:
             raise error.at("name")
 
+    f_value: str
     v = d.get("value", MISSING)
     if v is MISSING:
         raise missing("value")
@@ -13866,6 +15892,7 @@ def _decode_HttpHeader(d: Any, strict: bool) -> HttpHeader:
         except ValidationError as error:
             raise error.at("value")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -13889,16 +15916,17 @@ def _encode_HttpHeader(o: HttpHeader) -> dict[str, Any]:
         "name": o.name,
         "value": o.value,
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_McpServerHttp(d: Any, strict: bool) -> McpServerHttp:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_name: str
     v = d.get("name", MISSING)
     if v is MISSING:
         raise missing("name")
@@ -13908,6 +15936,7 @@ def _decode_McpServerHttp(d: Any, strict: bool) -> McpServerHttp:
         except ValidationError as error:
             raise error.at("name")
 
+    f_url: str
     v = d.get("url", MISSING)
     if v is MISSING:
         raise missing("url")
@@ -13917,6 +15946,7 @@ def _decode_McpServerHttp(d: Any, strict: bool) -> McpServerHttp:
         except ValidationError as error:
             raise error.at("url")
 
+    f_headers: list[HttpHeader]
     v = d.get("headers", MISSING)
     if v is MISSING:
         raise missing("headers")
@@ -13928,6 +15958,7 @@ def _decode_McpServerHttp(d: Any, strict: bool) -> McpServerHttp:
         except ValidationError as error:
             raise error.at("headers")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -13953,16 +15984,17 @@ def _encode_McpServerHttp(o: McpServerHttp) -> dict[str, Any]:
         "url": o.url,
         "headers": [_encode_HttpHeader(x) for x in o.headers],
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_McpServerSse(d: Any, strict: bool) -> McpServerSse:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_name: str
     v = d.get("name", MISSING)
     if v is MISSING:
         raise missing("name")
@@ -13972,6 +16004,7 @@ def _decode_McpServerSse(d: Any, strict: bool) -> McpServerSse:
         except ValidationError as error:
             raise error.at("name")
 
+    f_url: str
     v = d.get("url", MISSING)
     if v is MISSING:
         raise missing("url")
@@ -13981,6 +16014,7 @@ def _decode_McpServerSse(d: Any, strict: bool) -> McpServerSse:
         except ValidationError as error:
             raise error.at("url")
 
+    f_headers: list[HttpHeader]
     v = d.get("headers", MISSING)
     if v is MISSING:
         raise missing("headers")
@@ -13992,6 +16026,7 @@ def _decode_McpServerSse(d: Any, strict: bool) -> McpServerSse:
         except ValidationError as error:
             raise error.at("headers")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -14017,16 +16052,17 @@ def _encode_McpServerSse(o: McpServerSse) -> dict[str, Any]:
         "url": o.url,
         "headers": [_encode_HttpHeader(x) for x in o.headers],
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_McpServerAcp(d: Any, strict: bool) -> McpServerAcp:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_name: str
     v = d.get("name", MISSING)
     if v is MISSING:
         raise missing("name")
@@ -14036,6 +16072,7 @@ def _decode_McpServerAcp(d: Any, strict: bool) -> McpServerAcp:
         except ValidationError as error:
             raise error.at("name")
 
+    f_server_id: McpServerAcpId
     v = d.get("serverId", MISSING)
     if v is MISSING:
         raise missing("serverId")
@@ -14045,6 +16082,7 @@ def _decode_McpServerAcp(d: Any, strict: bool) -> McpServerAcp:
         except ValidationError as error:
             raise error.at("serverId")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -14068,16 +16106,17 @@ def _encode_McpServerAcp(o: McpServerAcp) -> dict[str, Any]:
         "name": o.name,
         "serverId": o.server_id,
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_McpServerStdio(d: Any, strict: bool) -> McpServerStdio:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_name: str
     v = d.get("name", MISSING)
     if v is MISSING:
         raise missing("name")
@@ -14087,6 +16126,7 @@ def _decode_McpServerStdio(d: Any, strict: bool) -> McpServerStdio:
         except ValidationError as error:
             raise error.at("name")
 
+    f_command: str
     v = d.get("command", MISSING)
     if v is MISSING:
         raise missing("command")
@@ -14096,6 +16136,7 @@ def _decode_McpServerStdio(d: Any, strict: bool) -> McpServerStdio:
         except ValidationError as error:
             raise error.at("command")
 
+    f_args: list[str]
     v = d.get("args", MISSING)
     if v is MISSING:
         raise missing("args")
@@ -14109,6 +16150,7 @@ def _decode_McpServerStdio(d: Any, strict: bool) -> McpServerStdio:
         except ValidationError as error:
             raise error.at("args")
 
+    f_env: list[EnvVariable]
     v = d.get("env", MISSING)
     if v is MISSING:
         raise missing("env")
@@ -14120,6 +16162,7 @@ def _decode_McpServerStdio(d: Any, strict: bool) -> McpServerStdio:
         except ValidationError as error:
             raise error.at("env")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -14147,16 +16190,17 @@ def _encode_McpServerStdio(o: McpServerStdio) -> dict[str, Any]:
         "args": list(o.args),
         "env": [_encode_EnvVariable(x) for x in o.env],
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_SystemPrompt(d: Any, strict: bool) -> SystemPrompt:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_mode: SystemPromptMode | str
     v = d.get("mode", MISSING)
     if v is MISSING:
         raise missing("mode")
@@ -14166,6 +16210,7 @@ def _decode_SystemPrompt(d: Any, strict: bool) -> SystemPrompt:
         except ValidationError as error:
             raise error.at("mode")
 
+    f_content: list[ContentBlock]
     v = d.get("content", MISSING)
     if v is MISSING:
         raise missing("content")
@@ -14175,6 +16220,7 @@ def _decode_SystemPrompt(d: Any, strict: bool) -> SystemPrompt:
         except ValidationError as error:
             raise error.at("content")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -14198,9 +16244,9 @@ def _encode_SystemPrompt(o: SystemPrompt) -> dict[str, Any]:
         "mode": (o.mode._value_ if type(o.mode) is SystemPromptMode else o.mode),
         "content": [_encode_ContentBlock(x) for x in o.content],
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -14214,16 +16260,19 @@ def _decode_SystemPromptMode(v: Any, strict: bool) -> SystemPromptMode | str:
     return v
 
 
-_MEMBERS_SystemPromptMode = SystemPromptMode._value2member_map_
+_MEMBERS_SystemPromptMode = cast(
+    "dict[str, SystemPromptMode]", SystemPromptMode._value2member_map_
+)
 
 
-def _encode_SystemPromptMode(v: Any) -> Any:
+def _encode_SystemPromptMode(v: SystemPromptMode | str) -> str:
     return v._value_ if type(v) is SystemPromptMode else v
 
 
 def _decode_LoadSessionRequest(d: Any, strict: bool) -> LoadSessionRequest:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_mcp_servers: list[McpServer]
     v = d.get("mcpServers", MISSING)
     if v is MISSING:
         raise missing("mcpServers")
@@ -14235,6 +16284,7 @@ def _decode_LoadSessionRequest(d: Any, strict: bool) -> LoadSessionRequest:
         except ValidationError as error:
             raise error.at("mcpServers")
 
+    f_cwd: str
     v = d.get("cwd", MISSING)
     if v is MISSING:
         raise missing("cwd")
@@ -14244,6 +16294,7 @@ def _decode_LoadSessionRequest(d: Any, strict: bool) -> LoadSessionRequest:
         except ValidationError as error:
             raise error.at("cwd")
 
+    f_additional_directories: list[str] | Unset
     v = d.get("additionalDirectories", MISSING)
     if v is MISSING:
         f_additional_directories = UNSET
@@ -14257,6 +16308,7 @@ def _decode_LoadSessionRequest(d: Any, strict: bool) -> LoadSessionRequest:
         except ValidationError as error:
             raise error.at("additionalDirectories")
 
+    f_session_id: SessionId
     v = d.get("sessionId", MISSING)
     if v is MISSING:
         raise missing("sessionId")
@@ -14266,6 +16318,7 @@ def _decode_LoadSessionRequest(d: Any, strict: bool) -> LoadSessionRequest:
         except ValidationError as error:
             raise error.at("sessionId")
 
+    f_system_prompt: SystemPrompt | None | Unset
     v = d.get("systemPrompt", MISSING)
     if v is MISSING:
         f_system_prompt = UNSET
@@ -14275,6 +16328,7 @@ def _decode_LoadSessionRequest(d: Any, strict: bool) -> LoadSessionRequest:
         except ValidationError as error:
             raise error.at("systemPrompt")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -14302,22 +16356,25 @@ def _encode_LoadSessionRequest(o: LoadSessionRequest) -> dict[str, Any]:
         "cwd": o.cwd,
         "sessionId": o.session_id,
     }
-    v = o.additional_directories
-    if v is not UNSET:
-        d["additionalDirectories"] = list(v)
-    v = o.system_prompt
-    if v is not UNSET:
-        d["systemPrompt"] = None if v is None else _encode_SystemPrompt(v)
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_additional_directories = o.additional_directories
+    if v_additional_directories is not UNSET:
+        d["additionalDirectories"] = list(v_additional_directories)
+    v_system_prompt = o.system_prompt
+    if v_system_prompt is not UNSET:
+        d["systemPrompt"] = (
+            None if v_system_prompt is None else _encode_SystemPrompt(v_system_prompt)
+        )
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_ListSessionsRequest(d: Any, strict: bool) -> ListSessionsRequest:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_cwd: str | None | Unset
     v = d.get("cwd", MISSING)
     if v is MISSING:
         f_cwd = UNSET
@@ -14327,6 +16384,7 @@ def _decode_ListSessionsRequest(d: Any, strict: bool) -> ListSessionsRequest:
         except ValidationError as error:
             raise error.at("cwd")
 
+    f_cursor: str | None | Unset
     v = d.get("cursor", MISSING)
     if v is MISSING:
         f_cursor = UNSET
@@ -14336,6 +16394,7 @@ def _decode_ListSessionsRequest(d: Any, strict: bool) -> ListSessionsRequest:
         except ValidationError as error:
             raise error.at("cursor")
 
+    f_archived: SessionArchiveFilter | str | None | Unset
     v = d.get("archived", MISSING)
     if v is MISSING:
         f_archived = UNSET
@@ -14345,6 +16404,7 @@ def _decode_ListSessionsRequest(d: Any, strict: bool) -> ListSessionsRequest:
         except ValidationError as error:
             raise error.at("archived")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -14366,20 +16426,26 @@ def _decode_ListSessionsRequest(d: Any, strict: bool) -> ListSessionsRequest:
 
 def _encode_ListSessionsRequest(o: ListSessionsRequest) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.cwd
-    if v is not UNSET:
-        d["cwd"] = v
-    v = o.cursor
-    if v is not UNSET:
-        d["cursor"] = v
-    v = o.archived
-    if v is not UNSET:
+    v_cwd = o.cwd
+    if v_cwd is not UNSET:
+        d["cwd"] = v_cwd
+    v_cursor = o.cursor
+    if v_cursor is not UNSET:
+        d["cursor"] = v_cursor
+    v_archived = o.archived
+    if v_archived is not UNSET:
         d["archived"] = (
-            None if v is None else (v._value_ if type(v) is SessionArchiveFilter else v)
+            None
+            if v_archived is None
+            else (
+                v_archived._value_
+                if type(v_archived) is SessionArchiveFilter
+                else v_archived
+            )
         )
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -14393,16 +16459,19 @@ def _decode_SessionArchiveFilter(v: Any, strict: bool) -> SessionArchiveFilter |
     return v
 
 
-_MEMBERS_SessionArchiveFilter = SessionArchiveFilter._value2member_map_
+_MEMBERS_SessionArchiveFilter = cast(
+    "dict[str, SessionArchiveFilter]", SessionArchiveFilter._value2member_map_
+)
 
 
-def _encode_SessionArchiveFilter(v: Any) -> Any:
+def _encode_SessionArchiveFilter(v: SessionArchiveFilter | str) -> str:
     return v._value_ if type(v) is SessionArchiveFilter else v
 
 
 def _decode_DeleteSessionRequest(d: Any, strict: bool) -> DeleteSessionRequest:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_session_id: SessionId
     v = d.get("sessionId", MISSING)
     if v is MISSING:
         raise missing("sessionId")
@@ -14412,6 +16481,7 @@ def _decode_DeleteSessionRequest(d: Any, strict: bool) -> DeleteSessionRequest:
         except ValidationError as error:
             raise error.at("sessionId")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -14433,16 +16503,17 @@ def _encode_DeleteSessionRequest(o: DeleteSessionRequest) -> dict[str, Any]:
     d: dict[str, Any] = {
         "sessionId": o.session_id,
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_ForkSessionRequest(d: Any, strict: bool) -> ForkSessionRequest:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_session_id: SessionId
     v = d.get("sessionId", MISSING)
     if v is MISSING:
         raise missing("sessionId")
@@ -14452,6 +16523,7 @@ def _decode_ForkSessionRequest(d: Any, strict: bool) -> ForkSessionRequest:
         except ValidationError as error:
             raise error.at("sessionId")
 
+    f_cwd: str
     v = d.get("cwd", MISSING)
     if v is MISSING:
         raise missing("cwd")
@@ -14461,6 +16533,7 @@ def _decode_ForkSessionRequest(d: Any, strict: bool) -> ForkSessionRequest:
         except ValidationError as error:
             raise error.at("cwd")
 
+    f_additional_directories: list[str] | Unset
     v = d.get("additionalDirectories", MISSING)
     if v is MISSING:
         f_additional_directories = UNSET
@@ -14474,6 +16547,7 @@ def _decode_ForkSessionRequest(d: Any, strict: bool) -> ForkSessionRequest:
         except ValidationError as error:
             raise error.at("additionalDirectories")
 
+    f_mcp_servers: list[McpServer] | Unset
     v = d.get("mcpServers", MISSING)
     if v is MISSING:
         f_mcp_servers = UNSET
@@ -14485,6 +16559,7 @@ def _decode_ForkSessionRequest(d: Any, strict: bool) -> ForkSessionRequest:
         except ValidationError as error:
             raise error.at("mcpServers")
 
+    f_system_prompt: SystemPrompt | None | Unset
     v = d.get("systemPrompt", MISSING)
     if v is MISSING:
         f_system_prompt = UNSET
@@ -14494,6 +16569,7 @@ def _decode_ForkSessionRequest(d: Any, strict: bool) -> ForkSessionRequest:
         except ValidationError as error:
             raise error.at("systemPrompt")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -14520,25 +16596,28 @@ def _encode_ForkSessionRequest(o: ForkSessionRequest) -> dict[str, Any]:
         "sessionId": o.session_id,
         "cwd": o.cwd,
     }
-    v = o.additional_directories
-    if v is not UNSET:
-        d["additionalDirectories"] = list(v)
-    v = o.mcp_servers
-    if v is not UNSET:
-        d["mcpServers"] = [_encode_McpServer(x) for x in v]
-    v = o.system_prompt
-    if v is not UNSET:
-        d["systemPrompt"] = None if v is None else _encode_SystemPrompt(v)
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_additional_directories = o.additional_directories
+    if v_additional_directories is not UNSET:
+        d["additionalDirectories"] = list(v_additional_directories)
+    v_mcp_servers = o.mcp_servers
+    if v_mcp_servers is not UNSET:
+        d["mcpServers"] = [_encode_McpServer(x) for x in v_mcp_servers]
+    v_system_prompt = o.system_prompt
+    if v_system_prompt is not UNSET:
+        d["systemPrompt"] = (
+            None if v_system_prompt is None else _encode_SystemPrompt(v_system_prompt)
+        )
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_ArchiveSessionRequest(d: Any, strict: bool) -> ArchiveSessionRequest:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_session_id: SessionId
     v = d.get("sessionId", MISSING)
     if v is MISSING:
         raise missing("sessionId")
@@ -14548,6 +16627,7 @@ def _decode_ArchiveSessionRequest(d: Any, strict: bool) -> ArchiveSessionRequest
         except ValidationError as error:
             raise error.at("sessionId")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -14569,16 +16649,17 @@ def _encode_ArchiveSessionRequest(o: ArchiveSessionRequest) -> dict[str, Any]:
     d: dict[str, Any] = {
         "sessionId": o.session_id,
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_UnarchiveSessionRequest(d: Any, strict: bool) -> UnarchiveSessionRequest:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_session_id: SessionId
     v = d.get("sessionId", MISSING)
     if v is MISSING:
         raise missing("sessionId")
@@ -14588,6 +16669,7 @@ def _decode_UnarchiveSessionRequest(d: Any, strict: bool) -> UnarchiveSessionReq
         except ValidationError as error:
             raise error.at("sessionId")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -14609,16 +16691,17 @@ def _encode_UnarchiveSessionRequest(o: UnarchiveSessionRequest) -> dict[str, Any
     d: dict[str, Any] = {
         "sessionId": o.session_id,
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_SessionStatusRequest(d: Any, strict: bool) -> SessionStatusRequest:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_session_id: SessionId
     v = d.get("sessionId", MISSING)
     if v is MISSING:
         raise missing("sessionId")
@@ -14628,6 +16711,7 @@ def _decode_SessionStatusRequest(d: Any, strict: bool) -> SessionStatusRequest:
         except ValidationError as error:
             raise error.at("sessionId")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -14649,16 +16733,17 @@ def _encode_SessionStatusRequest(o: SessionStatusRequest) -> dict[str, Any]:
     d: dict[str, Any] = {
         "sessionId": o.session_id,
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_SetSessionTitleRequest(d: Any, strict: bool) -> SetSessionTitleRequest:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_session_id: SessionId
     v = d.get("sessionId", MISSING)
     if v is MISSING:
         raise missing("sessionId")
@@ -14668,6 +16753,7 @@ def _decode_SetSessionTitleRequest(d: Any, strict: bool) -> SetSessionTitleReque
         except ValidationError as error:
             raise error.at("sessionId")
 
+    f_title: str
     v = d.get("title", MISSING)
     if v is MISSING:
         raise missing("title")
@@ -14677,6 +16763,7 @@ def _decode_SetSessionTitleRequest(d: Any, strict: bool) -> SetSessionTitleReque
         except ValidationError as error:
             raise error.at("title")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -14700,16 +16787,17 @@ def _encode_SetSessionTitleRequest(o: SetSessionTitleRequest) -> dict[str, Any]:
         "sessionId": o.session_id,
         "title": o.title,
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_ResumeSessionRequest(d: Any, strict: bool) -> ResumeSessionRequest:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_session_id: SessionId
     v = d.get("sessionId", MISSING)
     if v is MISSING:
         raise missing("sessionId")
@@ -14719,6 +16807,7 @@ def _decode_ResumeSessionRequest(d: Any, strict: bool) -> ResumeSessionRequest:
         except ValidationError as error:
             raise error.at("sessionId")
 
+    f_cwd: str
     v = d.get("cwd", MISSING)
     if v is MISSING:
         raise missing("cwd")
@@ -14728,6 +16817,7 @@ def _decode_ResumeSessionRequest(d: Any, strict: bool) -> ResumeSessionRequest:
         except ValidationError as error:
             raise error.at("cwd")
 
+    f_additional_directories: list[str] | Unset
     v = d.get("additionalDirectories", MISSING)
     if v is MISSING:
         f_additional_directories = UNSET
@@ -14741,6 +16831,7 @@ def _decode_ResumeSessionRequest(d: Any, strict: bool) -> ResumeSessionRequest:
         except ValidationError as error:
             raise error.at("additionalDirectories")
 
+    f_mcp_servers: list[McpServer] | Unset
     v = d.get("mcpServers", MISSING)
     if v is MISSING:
         f_mcp_servers = UNSET
@@ -14752,6 +16843,7 @@ def _decode_ResumeSessionRequest(d: Any, strict: bool) -> ResumeSessionRequest:
         except ValidationError as error:
             raise error.at("mcpServers")
 
+    f_system_prompt: SystemPrompt | None | Unset
     v = d.get("systemPrompt", MISSING)
     if v is MISSING:
         f_system_prompt = UNSET
@@ -14761,6 +16853,7 @@ def _decode_ResumeSessionRequest(d: Any, strict: bool) -> ResumeSessionRequest:
         except ValidationError as error:
             raise error.at("systemPrompt")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -14787,25 +16880,28 @@ def _encode_ResumeSessionRequest(o: ResumeSessionRequest) -> dict[str, Any]:
         "sessionId": o.session_id,
         "cwd": o.cwd,
     }
-    v = o.additional_directories
-    if v is not UNSET:
-        d["additionalDirectories"] = list(v)
-    v = o.mcp_servers
-    if v is not UNSET:
-        d["mcpServers"] = [_encode_McpServer(x) for x in v]
-    v = o.system_prompt
-    if v is not UNSET:
-        d["systemPrompt"] = None if v is None else _encode_SystemPrompt(v)
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_additional_directories = o.additional_directories
+    if v_additional_directories is not UNSET:
+        d["additionalDirectories"] = list(v_additional_directories)
+    v_mcp_servers = o.mcp_servers
+    if v_mcp_servers is not UNSET:
+        d["mcpServers"] = [_encode_McpServer(x) for x in v_mcp_servers]
+    v_system_prompt = o.system_prompt
+    if v_system_prompt is not UNSET:
+        d["systemPrompt"] = (
+            None if v_system_prompt is None else _encode_SystemPrompt(v_system_prompt)
+        )
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_CloseSessionRequest(d: Any, strict: bool) -> CloseSessionRequest:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_session_id: SessionId
     v = d.get("sessionId", MISSING)
     if v is MISSING:
         raise missing("sessionId")
@@ -14815,6 +16911,7 @@ def _decode_CloseSessionRequest(d: Any, strict: bool) -> CloseSessionRequest:
         except ValidationError as error:
             raise error.at("sessionId")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -14836,16 +16933,17 @@ def _encode_CloseSessionRequest(o: CloseSessionRequest) -> dict[str, Any]:
     d: dict[str, Any] = {
         "sessionId": o.session_id,
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_SetSessionModeRequest(d: Any, strict: bool) -> SetSessionModeRequest:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_session_id: SessionId
     v = d.get("sessionId", MISSING)
     if v is MISSING:
         raise missing("sessionId")
@@ -14855,6 +16953,7 @@ def _decode_SetSessionModeRequest(d: Any, strict: bool) -> SetSessionModeRequest
         except ValidationError as error:
             raise error.at("sessionId")
 
+    f_mode_id: SessionModeId
     v = d.get("modeId", MISSING)
     if v is MISSING:
         raise missing("modeId")
@@ -14864,6 +16963,7 @@ def _decode_SetSessionModeRequest(d: Any, strict: bool) -> SetSessionModeRequest
         except ValidationError as error:
             raise error.at("modeId")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -14887,9 +16987,9 @@ def _encode_SetSessionModeRequest(o: SetSessionModeRequest) -> dict[str, Any]:
         "sessionId": o.session_id,
         "modeId": o.mode_id,
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -14897,10 +16997,11 @@ def _encode_SetSessionModeRequest(o: SetSessionModeRequest) -> dict[str, Any]:
 def _decode_BooleanSetSessionConfigOptionRequest(
     d: Any, strict: bool
 ) -> BooleanSetSessionConfigOptionRequest:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("type") != "boolean":
         raise check_tag(d, "type", "boolean")
+    f_session_id: SessionId
     v = d.get("sessionId", MISSING)
     if v is MISSING:
         raise missing("sessionId")
@@ -14910,6 +17011,7 @@ def _decode_BooleanSetSessionConfigOptionRequest(
         except ValidationError as error:
             raise error.at("sessionId")
 
+    f_config_id: SessionConfigId
     v = d.get("configId", MISSING)
     if v is MISSING:
         raise missing("configId")
@@ -14919,6 +17021,7 @@ def _decode_BooleanSetSessionConfigOptionRequest(
         except ValidationError as error:
             raise error.at("configId")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -14930,6 +17033,7 @@ def _decode_BooleanSetSessionConfigOptionRequest(
                 raise error.at("_meta")
             f_meta = UNSET
 
+    f_value: bool
     v = d.get("value", MISSING)
     if v is MISSING:
         raise missing("value")
@@ -14956,9 +17060,9 @@ def _encode_BooleanSetSessionConfigOptionRequest(
         "configId": o.config_id,
         "value": o.value,
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -14966,8 +17070,9 @@ def _encode_BooleanSetSessionConfigOptionRequest(
 def _decode_ValueIdSetSessionConfigOptionRequest(
     d: Any, strict: bool
 ) -> ValueIdSetSessionConfigOptionRequest:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_session_id: SessionId
     v = d.get("sessionId", MISSING)
     if v is MISSING:
         raise missing("sessionId")
@@ -14977,6 +17082,7 @@ def _decode_ValueIdSetSessionConfigOptionRequest(
         except ValidationError as error:
             raise error.at("sessionId")
 
+    f_config_id: SessionConfigId
     v = d.get("configId", MISSING)
     if v is MISSING:
         raise missing("configId")
@@ -14986,6 +17092,7 @@ def _decode_ValueIdSetSessionConfigOptionRequest(
         except ValidationError as error:
             raise error.at("configId")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -14997,6 +17104,7 @@ def _decode_ValueIdSetSessionConfigOptionRequest(
                 raise error.at("_meta")
             f_meta = UNSET
 
+    f_value: SessionConfigValueId
     v = d.get("value", MISSING)
     if v is MISSING:
         raise missing("value")
@@ -15022,14 +17130,16 @@ def _encode_ValueIdSetSessionConfigOptionRequest(
         "configId": o.config_id,
         "value": o.value,
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
-_VARIANTS_SetSessionConfigOptionRequest: dict[str, Callable[[Any, bool], Any]] = {
+_VARIANTS_SetSessionConfigOptionRequest: dict[
+    str, Decoder[SetSessionConfigOptionRequest]
+] = {
     "boolean": _decode_BooleanSetSessionConfigOptionRequest,
 }
 
@@ -15037,7 +17147,7 @@ _VARIANTS_SetSessionConfigOptionRequest: dict[str, Callable[[Any, bool], Any]] =
 def _decode_SetSessionConfigOptionRequest(
     d: Any, strict: bool
 ) -> SetSessionConfigOptionRequest:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     tag = d.get("type", MISSING)
     if type(tag) is str:
@@ -15055,19 +17165,10 @@ def _decode_SetSessionConfigOptionRequest(
     return _decode_ValueIdSetSessionConfigOptionRequest(d, strict)
 
 
-def _encode_SetSessionConfigOptionRequest(o: Any) -> Any:
-    try:
-        encoder = _ENCODERS[type(o)]
-    except KeyError:
-        raise TypeError(
-            f"{type(o).__name__} is not a variant of SetSessionConfigOptionRequest"
-        ) from None
-    return encoder(o)
-
-
 def _decode_PromptRequest(d: Any, strict: bool) -> PromptRequest:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_session_id: SessionId
     v = d.get("sessionId", MISSING)
     if v is MISSING:
         raise missing("sessionId")
@@ -15077,6 +17178,7 @@ def _decode_PromptRequest(d: Any, strict: bool) -> PromptRequest:
         except ValidationError as error:
             raise error.at("sessionId")
 
+    f_prompt: list[ContentBlock]
     v = d.get("prompt", MISSING)
     if v is MISSING:
         raise missing("prompt")
@@ -15086,6 +17188,7 @@ def _decode_PromptRequest(d: Any, strict: bool) -> PromptRequest:
         except ValidationError as error:
             raise error.at("prompt")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -15109,24 +17212,21 @@ def _encode_PromptRequest(o: PromptRequest) -> dict[str, Any]:
         "sessionId": o.session_id,
         "prompt": [_encode_ContentBlock(x) for x in o.prompt],
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
-def _decode_ClientResponse(v: Any, strict: bool) -> Any:
+def _decode_ClientResponse(v: Any, strict: bool) -> ClientResponse:
     return check_raw(v, "#/$defs/ClientResponse")
 
 
-def _encode_ClientResponse(v: Any) -> Any:
-    return v
-
-
 def _decode_WriteTextFileResponse(d: Any, strict: bool) -> WriteTextFileResponse:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -15145,16 +17245,17 @@ def _decode_WriteTextFileResponse(d: Any, strict: bool) -> WriteTextFileResponse
 
 def _encode_WriteTextFileResponse(o: WriteTextFileResponse) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_ReadTextFileResponse(d: Any, strict: bool) -> ReadTextFileResponse:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_content: str
     v = d.get("content", MISSING)
     if v is MISSING:
         raise missing("content")
@@ -15164,6 +17265,7 @@ def _decode_ReadTextFileResponse(d: Any, strict: bool) -> ReadTextFileResponse:
         except ValidationError as error:
             raise error.at("content")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -15185,9 +17287,9 @@ def _encode_ReadTextFileResponse(o: ReadTextFileResponse) -> dict[str, Any]:
     d: dict[str, Any] = {
         "content": o.content,
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -15195,8 +17297,9 @@ def _encode_ReadTextFileResponse(o: ReadTextFileResponse) -> dict[str, Any]:
 def _decode_RequestPermissionResponse(
     d: Any, strict: bool
 ) -> RequestPermissionResponse:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_outcome: RequestPermissionOutcome
     v = d.get("outcome", MISSING)
     if v is MISSING:
         raise missing("outcome")
@@ -15206,6 +17309,7 @@ def _decode_RequestPermissionResponse(
         except ValidationError as error:
             raise error.at("outcome")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -15227,9 +17331,9 @@ def _encode_RequestPermissionResponse(o: RequestPermissionResponse) -> dict[str,
     d: dict[str, Any] = {
         "outcome": _encode_RequestPermissionOutcome(o.outcome),
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -15237,7 +17341,7 @@ def _encode_RequestPermissionResponse(o: RequestPermissionResponse) -> dict[str,
 def _decode_CancelledRequestPermissionOutcome(
     d: Any, strict: bool
 ) -> CancelledRequestPermissionOutcome:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("outcome") != "cancelled":
         raise check_tag(d, "outcome", "cancelled")
@@ -15258,10 +17362,11 @@ def _encode_CancelledRequestPermissionOutcome(
 def _decode_SelectedRequestPermissionOutcome(
     d: Any, strict: bool
 ) -> SelectedRequestPermissionOutcome:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("outcome") != "selected":
         raise check_tag(d, "outcome", "selected")
+    f_option_id: PermissionOptionId
     v = d.get("optionId", MISSING)
     if v is MISSING:
         raise missing("optionId")
@@ -15271,6 +17376,7 @@ def _decode_SelectedRequestPermissionOutcome(
         except ValidationError as error:
             raise error.at("optionId")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -15295,21 +17401,21 @@ def _encode_SelectedRequestPermissionOutcome(
         "outcome": "selected",
         "optionId": o.option_id,
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
-_VARIANTS_RequestPermissionOutcome: dict[str, Callable[[Any, bool], Any]] = {
+_VARIANTS_RequestPermissionOutcome: dict[str, Decoder[RequestPermissionOutcome]] = {
     "cancelled": _decode_CancelledRequestPermissionOutcome,
     "selected": _decode_SelectedRequestPermissionOutcome,
 }
 
 
 def _decode_RequestPermissionOutcome(d: Any, strict: bool) -> RequestPermissionOutcome:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     tag = d.get("outcome", MISSING)
     if type(tag) is str:
@@ -15322,9 +17428,9 @@ def _decode_RequestPermissionOutcome(d: Any, strict: bool) -> RequestPermissionO
     raise type_error("a string", tag).at("outcome")
 
 
-def _encode_RequestPermissionOutcome(o: Any) -> Any:
+def _encode_RequestPermissionOutcome(o: RequestPermissionOutcome) -> dict[str, Any]:
     try:
-        encoder = _ENCODERS[type(o)]
+        encoder = _CLASS_ENCODERS[type(o)]
     except KeyError:
         raise TypeError(
             f"{type(o).__name__} is not a variant of RequestPermissionOutcome"
@@ -15335,8 +17441,9 @@ def _encode_RequestPermissionOutcome(o: Any) -> Any:
 def _decode_SelectedPermissionOutcome(
     d: Any, strict: bool
 ) -> SelectedPermissionOutcome:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_option_id: PermissionOptionId
     v = d.get("optionId", MISSING)
     if v is MISSING:
         raise missing("optionId")
@@ -15346,6 +17453,7 @@ def _decode_SelectedPermissionOutcome(
         except ValidationError as error:
             raise error.at("optionId")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -15367,16 +17475,17 @@ def _encode_SelectedPermissionOutcome(o: SelectedPermissionOutcome) -> dict[str,
     d: dict[str, Any] = {
         "optionId": o.option_id,
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_CreateTerminalResponse(d: Any, strict: bool) -> CreateTerminalResponse:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_terminal_id: TerminalId
     v = d.get("terminalId", MISSING)
     if v is MISSING:
         raise missing("terminalId")
@@ -15386,6 +17495,7 @@ def _decode_CreateTerminalResponse(d: Any, strict: bool) -> CreateTerminalRespon
         except ValidationError as error:
             raise error.at("terminalId")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -15407,16 +17517,17 @@ def _encode_CreateTerminalResponse(o: CreateTerminalResponse) -> dict[str, Any]:
     d: dict[str, Any] = {
         "terminalId": o.terminal_id,
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_TerminalOutputResponse(d: Any, strict: bool) -> TerminalOutputResponse:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_output: str
     v = d.get("output", MISSING)
     if v is MISSING:
         raise missing("output")
@@ -15426,6 +17537,7 @@ def _decode_TerminalOutputResponse(d: Any, strict: bool) -> TerminalOutputRespon
         except ValidationError as error:
             raise error.at("output")
 
+    f_truncated: bool
     v = d.get("truncated", MISSING)
     if v is MISSING:
         raise missing("truncated")
@@ -15435,6 +17547,7 @@ def _decode_TerminalOutputResponse(d: Any, strict: bool) -> TerminalOutputRespon
         except ValidationError as error:
             raise error.at("truncated")
 
+    f_exit_status: TerminalExitStatus | None | Unset
     v = d.get("exitStatus", MISSING)
     if v is MISSING:
         f_exit_status = UNSET
@@ -15446,6 +17559,7 @@ def _decode_TerminalOutputResponse(d: Any, strict: bool) -> TerminalOutputRespon
                 raise error.at("exitStatus")
             f_exit_status = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -15470,19 +17584,22 @@ def _encode_TerminalOutputResponse(o: TerminalOutputResponse) -> dict[str, Any]:
         "output": o.output,
         "truncated": o.truncated,
     }
-    v = o.exit_status
-    if v is not UNSET:
-        d["exitStatus"] = None if v is None else _encode_TerminalExitStatus(v)
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_exit_status = o.exit_status
+    if v_exit_status is not UNSET:
+        d["exitStatus"] = (
+            None if v_exit_status is None else _encode_TerminalExitStatus(v_exit_status)
+        )
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_TerminalExitStatus(d: Any, strict: bool) -> TerminalExitStatus:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_exit_code: int | None | Unset
     v = d.get("exitCode", MISSING)
     if v is MISSING:
         f_exit_code = UNSET
@@ -15498,6 +17615,7 @@ def _decode_TerminalExitStatus(d: Any, strict: bool) -> TerminalExitStatus:
                 raise error.at("exitCode")
             f_exit_code = UNSET
 
+    f_signal: str | None | Unset
     v = d.get("signal", MISSING)
     if v is MISSING:
         f_signal = UNSET
@@ -15509,6 +17627,7 @@ def _decode_TerminalExitStatus(d: Any, strict: bool) -> TerminalExitStatus:
                 raise error.at("signal")
             f_signal = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -15529,22 +17648,23 @@ def _decode_TerminalExitStatus(d: Any, strict: bool) -> TerminalExitStatus:
 
 def _encode_TerminalExitStatus(o: TerminalExitStatus) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.exit_code
-    if v is not UNSET:
-        d["exitCode"] = v
-    v = o.signal
-    if v is not UNSET:
-        d["signal"] = v
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_exit_code = o.exit_code
+    if v_exit_code is not UNSET:
+        d["exitCode"] = v_exit_code
+    v_signal = o.signal
+    if v_signal is not UNSET:
+        d["signal"] = v_signal
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_ReleaseTerminalResponse(d: Any, strict: bool) -> ReleaseTerminalResponse:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -15563,9 +17683,9 @@ def _decode_ReleaseTerminalResponse(d: Any, strict: bool) -> ReleaseTerminalResp
 
 def _encode_ReleaseTerminalResponse(o: ReleaseTerminalResponse) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -15573,8 +17693,9 @@ def _encode_ReleaseTerminalResponse(o: ReleaseTerminalResponse) -> dict[str, Any
 def _decode_WaitForTerminalExitResponse(
     d: Any, strict: bool
 ) -> WaitForTerminalExitResponse:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_exit_code: int | None | Unset
     v = d.get("exitCode", MISSING)
     if v is MISSING:
         f_exit_code = UNSET
@@ -15590,6 +17711,7 @@ def _decode_WaitForTerminalExitResponse(
                 raise error.at("exitCode")
             f_exit_code = UNSET
 
+    f_signal: str | None | Unset
     v = d.get("signal", MISSING)
     if v is MISSING:
         f_signal = UNSET
@@ -15601,6 +17723,7 @@ def _decode_WaitForTerminalExitResponse(
                 raise error.at("signal")
             f_signal = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -15623,22 +17746,23 @@ def _encode_WaitForTerminalExitResponse(
     o: WaitForTerminalExitResponse,
 ) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.exit_code
-    if v is not UNSET:
-        d["exitCode"] = v
-    v = o.signal
-    if v is not UNSET:
-        d["signal"] = v
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_exit_code = o.exit_code
+    if v_exit_code is not UNSET:
+        d["exitCode"] = v_exit_code
+    v_signal = o.signal
+    if v_signal is not UNSET:
+        d["signal"] = v_signal
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_KillTerminalResponse(d: Any, strict: bool) -> KillTerminalResponse:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -15657,9 +17781,9 @@ def _decode_KillTerminalResponse(d: Any, strict: bool) -> KillTerminalResponse:
 
 def _encode_KillTerminalResponse(o: KillTerminalResponse) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -15667,10 +17791,11 @@ def _encode_KillTerminalResponse(o: KillTerminalResponse) -> dict[str, Any]:
 def _decode_AcceptCreateElicitationResponse(
     d: Any, strict: bool
 ) -> AcceptCreateElicitationResponse:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("action") != "accept":
         raise check_tag(d, "action", "accept")
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -15682,6 +17807,7 @@ def _decode_AcceptCreateElicitationResponse(
                 raise error.at("_meta")
             f_meta = UNSET
 
+    f_content: dict[str, ElicitationContentValue] | None | Unset
     v = d.get("content", MISSING)
     if v is MISSING:
         f_content = UNSET
@@ -15707,15 +17833,13 @@ def _encode_AcceptCreateElicitationResponse(
     d: dict[str, Any] = {
         "action": "accept",
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
-    v = o.content
-    if v is not UNSET:
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
+    v_content = o.content
+    if v_content is not UNSET:
         d["content"] = (
-            None
-            if v is None
-            else {k: _encode_ElicitationContentValue(x) for k, x in v.items()}
+            None if v_content is None else {k: encode(x) for k, x in v_content.items()}
         )
 
     return d
@@ -15724,10 +17848,11 @@ def _encode_AcceptCreateElicitationResponse(
 def _decode_DeclineCreateElicitationResponse(
     d: Any, strict: bool
 ) -> DeclineCreateElicitationResponse:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("action") != "decline":
         raise check_tag(d, "action", "decline")
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -15750,9 +17875,9 @@ def _encode_DeclineCreateElicitationResponse(
     d: dict[str, Any] = {
         "action": "decline",
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -15760,10 +17885,11 @@ def _encode_DeclineCreateElicitationResponse(
 def _decode_CancelCreateElicitationResponse(
     d: Any, strict: bool
 ) -> CancelCreateElicitationResponse:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("action") != "cancel":
         raise check_tag(d, "action", "cancel")
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -15786,9 +17912,9 @@ def _encode_CancelCreateElicitationResponse(
     d: dict[str, Any] = {
         "action": "cancel",
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -15796,10 +17922,11 @@ def _encode_CancelCreateElicitationResponse(
 def _decode_OtherCreateElicitationResponse(
     d: Any, strict: bool
 ) -> OtherCreateElicitationResponse:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if type(d.get("action")) is not str:
         raise check_tag(d, "action", None)
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -15824,16 +17951,16 @@ def _encode_OtherCreateElicitationResponse(
     d: dict[str, Any] = {
         "action": o.action,
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     for key, value in o.extra.items():
         d.setdefault(key, value)
     return d
 
 
-_VARIANTS_CreateElicitationResponse: dict[str, Callable[[Any, bool], Any]] = {
+_VARIANTS_CreateElicitationResponse: dict[str, Decoder[CreateElicitationResponse]] = {
     "accept": _decode_AcceptCreateElicitationResponse,
     "decline": _decode_DeclineCreateElicitationResponse,
     "cancel": _decode_CancelCreateElicitationResponse,
@@ -15843,7 +17970,7 @@ _VARIANTS_CreateElicitationResponse: dict[str, Callable[[Any, bool], Any]] = {
 def _decode_CreateElicitationResponse(
     d: Any, strict: bool
 ) -> CreateElicitationResponse:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     tag = d.get("action", MISSING)
     if type(tag) is str:
@@ -15856,44 +17983,34 @@ def _decode_CreateElicitationResponse(
     raise type_error("a string", tag).at("action")
 
 
-def _encode_CreateElicitationResponse(o: Any) -> Any:
-    try:
-        encoder = _ENCODERS[type(o)]
-    except KeyError:
-        raise TypeError(
-            f"{type(o).__name__} is not a variant of CreateElicitationResponse"
-        ) from None
-    return encoder(o)
-
-
-def _decode_ElicitationContentValue(v: Any, strict: bool) -> Any:
-    return scalar_union(
-        v,
-        strict,
-        {
-            "string": lambda x, strict: (x if type(x) is str else check_str(x)),
-            "integer": lambda x, strict: (
-                check_int(x, None, None)
-                if strict
-                else check_int(x, -9223372036854775808, 9223372036854775807)
-            ),
-            "number": lambda x, strict: check_num(x, None, None),
-            "boolean": lambda x, strict: (x if type(x) is bool else check_bool(x)),
-            "array": lambda x, strict: check_list(
-                x, lambda x, strict: (x if type(x) is str else check_str(x)), strict
-            ),
-        },
-        "string, integer, number, boolean or array",
+def _decode_ElicitationContentValue(v: Any, strict: bool) -> ElicitationContentValue:
+    return cast(
+        "str | int | float | bool | list[str]",
+        scalar_union(
+            v,
+            strict,
+            {
+                "string": lambda x, strict: (x if type(x) is str else check_str(x)),
+                "integer": lambda x, strict: (
+                    check_int(x, None, None)
+                    if strict
+                    else check_int(x, -9223372036854775808, 9223372036854775807)
+                ),
+                "number": lambda x, strict: check_num(x, None, None),
+                "boolean": lambda x, strict: (x if type(x) is bool else check_bool(x)),
+                "array": lambda x, strict: check_list(
+                    x, lambda x, strict: (x if type(x) is str else check_str(x)), strict
+                ),
+            },
+            "string, integer, number, boolean or array",
+        ),
     )
 
 
-def _encode_ElicitationContentValue(v: Any) -> Any:
-    return encode(v)
-
-
 def _decode_ElicitationAcceptAction(d: Any, strict: bool) -> ElicitationAcceptAction:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_content: dict[str, ElicitationContentValue] | None | Unset
     v = d.get("content", MISSING)
     if v is MISSING:
         f_content = UNSET
@@ -15914,28 +18031,23 @@ def _decode_ElicitationAcceptAction(d: Any, strict: bool) -> ElicitationAcceptAc
 
 def _encode_ElicitationAcceptAction(o: ElicitationAcceptAction) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.content
-    if v is not UNSET:
+    v_content = o.content
+    if v_content is not UNSET:
         d["content"] = (
-            None
-            if v is None
-            else {k: _encode_ElicitationContentValue(x) for k, x in v.items()}
+            None if v_content is None else {k: encode(x) for k, x in v_content.items()}
         )
 
     return d
 
 
-def _decode_MessageMcpResponse(v: Any, strict: bool) -> Any:
+def _decode_MessageMcpResponse(v: Any, strict: bool) -> MessageMcpResponse:
     return check_raw(v, "#/$defs/MessageMcpResponse")
 
 
-def _encode_MessageMcpResponse(v: Any) -> Any:
-    return v
-
-
 def _decode_McpError(d: Any, strict: bool) -> McpError:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_code: int
     v = d.get("code", MISSING)
     if v is MISSING:
         raise missing("code")
@@ -15949,6 +18061,7 @@ def _decode_McpError(d: Any, strict: bool) -> McpError:
         except ValidationError as error:
             raise error.at("code")
 
+    f_message: str
     v = d.get("message", MISSING)
     if v is MISSING:
         raise missing("message")
@@ -15958,6 +18071,7 @@ def _decode_McpError(d: Any, strict: bool) -> McpError:
         except ValidationError as error:
             raise error.at("message")
 
+    f_data: Any | Unset
     v = d.get("data", MISSING)
     if v is MISSING:
         f_data = UNSET
@@ -15979,16 +18093,17 @@ def _encode_McpError(o: McpError) -> dict[str, Any]:
         "code": o.code,
         "message": o.message,
     }
-    v = o.data
-    if v is not UNSET:
-        d["data"] = v
+    v_data = o.data
+    if v_data is not UNSET:
+        d["data"] = v_data
 
     return d
 
 
 def _decode_ClientNotification(d: Any, strict: bool) -> ClientNotification:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_method: str
     v = d.get("method", MISSING)
     if v is MISSING:
         raise missing("method")
@@ -15998,6 +18113,7 @@ def _decode_ClientNotification(d: Any, strict: bool) -> ClientNotification:
         except ValidationError as error:
             raise error.at("method")
 
+    f_params: Any | Unset
     v = d.get("params", MISSING)
     if v is MISSING:
         f_params = UNSET
@@ -16017,16 +18133,17 @@ def _encode_ClientNotification(o: ClientNotification) -> dict[str, Any]:
     d: dict[str, Any] = {
         "method": o.method,
     }
-    v = o.params
-    if v is not UNSET:
-        d["params"] = v
+    v_params = o.params
+    if v_params is not UNSET:
+        d["params"] = v_params
 
     return d
 
 
 def _decode_CancelNotification(d: Any, strict: bool) -> CancelNotification:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_session_id: SessionId
     v = d.get("sessionId", MISSING)
     if v is MISSING:
         raise missing("sessionId")
@@ -16036,6 +18153,7 @@ def _decode_CancelNotification(d: Any, strict: bool) -> CancelNotification:
         except ValidationError as error:
             raise error.at("sessionId")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -16057,16 +18175,17 @@ def _encode_CancelNotification(o: CancelNotification) -> dict[str, Any]:
     d: dict[str, Any] = {
         "sessionId": o.session_id,
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_MessageMcpNotification(d: Any, strict: bool) -> MessageMcpNotification:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_server_id: McpServerAcpId
     v = d.get("serverId", MISSING)
     if v is MISSING:
         raise missing("serverId")
@@ -16076,6 +18195,7 @@ def _decode_MessageMcpNotification(d: Any, strict: bool) -> MessageMcpNotificati
         except ValidationError as error:
             raise error.at("serverId")
 
+    f_request_id: McpRequestId
     v = d.get("requestId", MISSING)
     if v is MISSING:
         raise missing("requestId")
@@ -16085,6 +18205,7 @@ def _decode_MessageMcpNotification(d: Any, strict: bool) -> MessageMcpNotificati
         except ValidationError as error:
             raise error.at("requestId")
 
+    f_method: str
     v = d.get("method", MISSING)
     if v is MISSING:
         raise missing("method")
@@ -16094,6 +18215,7 @@ def _decode_MessageMcpNotification(d: Any, strict: bool) -> MessageMcpNotificati
         except ValidationError as error:
             raise error.at("method")
 
+    f_params: dict[str, Any] | None | Unset
     v = d.get("params", MISSING)
     if v is MISSING:
         f_params = UNSET
@@ -16103,6 +18225,7 @@ def _decode_MessageMcpNotification(d: Any, strict: bool) -> MessageMcpNotificati
         except ValidationError as error:
             raise error.at("params")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -16129,12 +18252,12 @@ def _encode_MessageMcpNotification(o: MessageMcpNotification) -> dict[str, Any]:
         "requestId": o.request_id,
         "method": o.method,
     }
-    v = o.params
-    if v is not UNSET:
-        d["params"] = None if v is None else dict(v)
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_params = o.params
+    if v_params is not UNSET:
+        d["params"] = None if v_params is None else dict(v_params)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -16142,8 +18265,9 @@ def _encode_MessageMcpNotification(o: MessageMcpNotification) -> dict[str, Any]:
 def _decode_CancelRequestNotification(
     d: Any, strict: bool
 ) -> CancelRequestNotification:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_request_id: RequestId
     v = d.get("requestId", MISSING)
     if v is MISSING:
         raise missing("requestId")
@@ -16153,6 +18277,7 @@ def _decode_CancelRequestNotification(
         except ValidationError as error:
             raise error.at("requestId")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -16172,18 +18297,19 @@ def _decode_CancelRequestNotification(
 
 def _encode_CancelRequestNotification(o: CancelRequestNotification) -> dict[str, Any]:
     d: dict[str, Any] = {
-        "requestId": _encode_RequestId(o.request_id),
+        "requestId": encode(o.request_id),
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_ProxyRequest(d: Any, strict: bool) -> ProxyRequest:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_id: RequestId
     v = d.get("id", MISSING)
     if v is MISSING:
         raise missing("id")
@@ -16193,6 +18319,7 @@ def _decode_ProxyRequest(d: Any, strict: bool) -> ProxyRequest:
         except ValidationError as error:
             raise error.at("id")
 
+    f_method: str
     v = d.get("method", MISSING)
     if v is MISSING:
         raise missing("method")
@@ -16202,6 +18329,7 @@ def _decode_ProxyRequest(d: Any, strict: bool) -> ProxyRequest:
         except ValidationError as error:
             raise error.at("method")
 
+    f_params: Any | Unset
     v = d.get("params", MISSING)
     if v is MISSING:
         f_params = UNSET
@@ -16220,27 +18348,24 @@ def _decode_ProxyRequest(d: Any, strict: bool) -> ProxyRequest:
 
 def _encode_ProxyRequest(o: ProxyRequest) -> dict[str, Any]:
     d: dict[str, Any] = {
-        "id": _encode_RequestId(o.id),
+        "id": encode(o.id),
         "method": o.method,
     }
-    v = o.params
-    if v is not UNSET:
-        d["params"] = v
+    v_params = o.params
+    if v_params is not UNSET:
+        d["params"] = v_params
 
     return d
 
 
-def _decode_InitializeProxyRequest(v: Any, strict: bool) -> Any:
+def _decode_InitializeProxyRequest(v: Any, strict: bool) -> InitializeProxyRequest:
     return _decode_InitializeRequest(v, strict)
 
 
-def _encode_InitializeProxyRequest(v: Any) -> Any:
-    return _encode_InitializeRequest(v)
-
-
 def _decode_ProxySuccessorRequest(d: Any, strict: bool) -> ProxySuccessorRequest:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_method: str
     v = d.get("method", MISSING)
     if v is MISSING:
         raise missing("method")
@@ -16250,6 +18375,7 @@ def _decode_ProxySuccessorRequest(d: Any, strict: bool) -> ProxySuccessorRequest
         except ValidationError as error:
             raise error.at("method")
 
+    f_params: Any | Unset
     v = d.get("params", MISSING)
     if v is MISSING:
         f_params = UNSET
@@ -16259,6 +18385,7 @@ def _decode_ProxySuccessorRequest(d: Any, strict: bool) -> ProxySuccessorRequest
         except ValidationError as error:
             raise error.at("params")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -16281,43 +18408,32 @@ def _encode_ProxySuccessorRequest(o: ProxySuccessorRequest) -> dict[str, Any]:
     d: dict[str, Any] = {
         "method": o.method,
     }
-    v = o.params
-    if v is not UNSET:
-        d["params"] = v
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_params = o.params
+    if v_params is not UNSET:
+        d["params"] = v_params
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
-def _decode_ProxyResponse(v: Any, strict: bool) -> Any:
+def _decode_ProxyResponse(v: Any, strict: bool) -> ProxyResponse:
     return check_raw(v, "#/$defs/ProxyResponse")
 
 
-def _encode_ProxyResponse(v: Any) -> Any:
-    return v
-
-
-def _decode_InitializeProxyResponse(v: Any, strict: bool) -> Any:
+def _decode_InitializeProxyResponse(v: Any, strict: bool) -> InitializeProxyResponse:
     return _decode_InitializeResponse(v, strict)
 
 
-def _encode_InitializeProxyResponse(v: Any) -> Any:
-    return _encode_InitializeResponse(v)
-
-
-def _decode_ProxySuccessorResponse(v: Any, strict: bool) -> Any:
-    return v
-
-
-def _encode_ProxySuccessorResponse(v: Any) -> Any:
+def _decode_ProxySuccessorResponse(v: Any, strict: bool) -> ProxySuccessorResponse:
     return v
 
 
 def _decode_ProxyNotification(d: Any, strict: bool) -> ProxyNotification:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_method: str
     v = d.get("method", MISSING)
     if v is MISSING:
         raise missing("method")
@@ -16327,6 +18443,7 @@ def _decode_ProxyNotification(d: Any, strict: bool) -> ProxyNotification:
         except ValidationError as error:
             raise error.at("method")
 
+    f_params: Any | Unset
     v = d.get("params", MISSING)
     if v is MISSING:
         f_params = UNSET
@@ -16346,9 +18463,9 @@ def _encode_ProxyNotification(o: ProxyNotification) -> dict[str, Any]:
     d: dict[str, Any] = {
         "method": o.method,
     }
-    v = o.params
-    if v is not UNSET:
-        d["params"] = v
+    v_params = o.params
+    if v_params is not UNSET:
+        d["params"] = v_params
 
     return d
 
@@ -16356,8 +18473,9 @@ def _encode_ProxyNotification(o: ProxyNotification) -> dict[str, Any]:
 def _decode_ProxySuccessorNotification(
     d: Any, strict: bool
 ) -> ProxySuccessorNotification:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_method: str
     v = d.get("method", MISSING)
     if v is MISSING:
         raise missing("method")
@@ -16367,6 +18485,7 @@ def _decode_ProxySuccessorNotification(
         except ValidationError as error:
             raise error.at("method")
 
+    f_params: Any | Unset
     v = d.get("params", MISSING)
     if v is MISSING:
         f_params = UNSET
@@ -16376,6 +18495,7 @@ def _decode_ProxySuccessorNotification(
         except ValidationError as error:
             raise error.at("params")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -16398,12 +18518,12 @@ def _encode_ProxySuccessorNotification(o: ProxySuccessorNotification) -> dict[st
     d: dict[str, Any] = {
         "method": o.method,
     }
-    v = o.params
-    if v is not UNSET:
-        d["params"] = v
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_params = o.params
+    if v_params is not UNSET:
+        d["params"] = v_params
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -16484,7 +18604,7 @@ def _encode_SessionMessageState(o: SessionMessageState) -> dict[str, Any]:
     return d
 
 
-_DECODERS: dict[str, tuple[Callable[[Any, bool], Any], str]] = {
+_DECODERS: dict[str, tuple[Decoder[object], str]] = {
     "AgentRequest": (_decode_AgentRequest, "#/$defs/AgentRequest"),
     "RequestId": (_decode_RequestId, "#/$defs/RequestId"),
     "WriteTextFileRequest": (
@@ -17060,7 +19180,7 @@ _DECODERS: dict[str, tuple[Callable[[Any, bool], Any], str]] = {
     ),
 }
 
-_CLASS_DECODERS: dict[type, tuple[Callable[[Any, bool], Any], str]] = {
+_CLASS_DECODERS: dict[type[object], tuple[Decoder[object], str]] = {
     AgentRequest: (_decode_AgentRequest, "#/$defs/AgentRequest"),
     WriteTextFileRequest: (
         _decode_WriteTextFileRequest,
@@ -17734,14 +19854,12 @@ _CLASS_DECODERS: dict[type, tuple[Callable[[Any, bool], Any], str]] = {
     ),
 }
 
-_ENCODERS: dict[type, Callable[[Any], Any]] = {
+_CLASS_ENCODERS: dict[type[object], Callable[[Any], dict[str, Any]]] = {
     AgentRequest: _encode_AgentRequest,
     WriteTextFileRequest: _encode_WriteTextFileRequest,
     ReadTextFileRequest: _encode_ReadTextFileRequest,
     RequestPermissionRequest: _encode_RequestPermissionRequest,
     ToolCallUpdate: _encode_ToolCallUpdate,
-    ToolKind: _encode_ToolKind,
-    ToolCallStatus: _encode_ToolCallStatus,
     ContentToolCallContent: _encode_ContentToolCallContent,
     DiffToolCallContent: _encode_DiffToolCallContent,
     TerminalToolCallContent: _encode_TerminalToolCallContent,
@@ -17751,7 +19869,6 @@ _ENCODERS: dict[type, Callable[[Any], Any]] = {
     ResourceLinkContentBlock: _encode_ResourceLinkContentBlock,
     ResourceContentBlock: _encode_ResourceContentBlock,
     Annotations: _encode_Annotations,
-    Role: _encode_Role,
     TextContent: _encode_TextContent,
     ImageContent: _encode_ImageContent,
     AudioContent: _encode_AudioContent,
@@ -17764,7 +19881,6 @@ _ENCODERS: dict[type, Callable[[Any], Any]] = {
     Terminal: _encode_Terminal,
     ToolCallLocation: _encode_ToolCallLocation,
     PermissionOption: _encode_PermissionOption,
-    PermissionOptionKind: _encode_PermissionOptionKind,
     CreateTerminalRequest: _encode_CreateTerminalRequest,
     EnvVariable: _encode_EnvVariable,
     TerminalOutputRequest: _encode_TerminalOutputRequest,
@@ -17774,14 +19890,12 @@ _ENCODERS: dict[type, Callable[[Any], Any]] = {
     ElicitationSessionScope: _encode_ElicitationSessionScope,
     ElicitationRequestScope: _encode_ElicitationRequestScope,
     ElicitationSchema: _encode_ElicitationSchema,
-    ElicitationSchemaType: _encode_ElicitationSchemaType,
     StringElicitationPropertySchema: _encode_StringElicitationPropertySchema,
     NumberElicitationPropertySchema: _encode_NumberElicitationPropertySchema,
     IntegerElicitationPropertySchema: _encode_IntegerElicitationPropertySchema,
     BooleanElicitationPropertySchema: _encode_BooleanElicitationPropertySchema,
     ArrayElicitationPropertySchema: _encode_ArrayElicitationPropertySchema,
     OtherElicitationPropertySchema: _encode_OtherElicitationPropertySchema,
-    StringFormat: _encode_StringFormat,
     EnumOption: _encode_EnumOption,
     StringPropertySchema: _encode_StringPropertySchema,
     NumberPropertySchema: _encode_NumberPropertySchema,
@@ -17821,20 +19935,17 @@ _ENCODERS: dict[type, Callable[[Any], Any]] = {
     AuthenticateResponse: _encode_AuthenticateResponse,
     ListProvidersResponse: _encode_ListProvidersResponse,
     ProviderInfo: _encode_ProviderInfo,
-    LlmProtocol: _encode_LlmProtocol,
     ProviderCurrentConfig: _encode_ProviderCurrentConfig,
     SetProviderResponse: _encode_SetProviderResponse,
     DisableProviderResponse: _encode_DisableProviderResponse,
     LogoutResponse: _encode_LogoutResponse,
     AuthStatusResponse: _encode_AuthStatusResponse,
-    AuthState: _encode_AuthState,
     AuthAccount: _encode_AuthAccount,
     NewSessionResponse: _encode_NewSessionResponse,
     SessionModeState: _encode_SessionModeState,
     SessionMode: _encode_SessionMode,
     SelectSessionConfigOption: _encode_SelectSessionConfigOption,
     BooleanSessionConfigOption: _encode_BooleanSessionConfigOption,
-    SessionConfigOptionCategory: _encode_SessionConfigOptionCategory,
     SessionConfigSelectOption: _encode_SessionConfigSelectOption,
     SessionConfigSelectGroup: _encode_SessionConfigSelectGroup,
     SessionConfigSelect: _encode_SessionConfigSelect,
@@ -17847,17 +19958,14 @@ _ENCODERS: dict[type, Callable[[Any], Any]] = {
     ArchiveSessionResponse: _encode_ArchiveSessionResponse,
     UnarchiveSessionResponse: _encode_UnarchiveSessionResponse,
     SessionStatusResponse: _encode_SessionStatusResponse,
-    SessionStatus: _encode_SessionStatus,
     SetSessionTitleResponse: _encode_SetSessionTitleResponse,
     ResumeSessionResponse: _encode_ResumeSessionResponse,
     CloseSessionResponse: _encode_CloseSessionResponse,
     SetSessionModeResponse: _encode_SetSessionModeResponse,
     SetSessionConfigOptionResponse: _encode_SetSessionConfigOptionResponse,
     PromptResponse: _encode_PromptResponse,
-    StopReason: _encode_StopReason,
     Usage: _encode_Usage,
     Error: _encode_Error,
-    ErrorCode: _encode_ErrorCode,
     AgentNotification: _encode_AgentNotification,
     SessionNotification: _encode_SessionNotification,
     UserMessageChunkSessionUpdate: _encode_UserMessageChunkSessionUpdate,
@@ -17882,8 +19990,6 @@ _ENCODERS: dict[type, Callable[[Any], Any]] = {
     ContentChunk: _encode_ContentChunk,
     ToolCall: _encode_ToolCall,
     PlanEntry: _encode_PlanEntry,
-    PlanEntryPriority: _encode_PlanEntryPriority,
-    PlanEntryStatus: _encode_PlanEntryStatus,
     Plan: _encode_Plan,
     ItemsPlanUpdateContent: _encode_ItemsPlanUpdateContent,
     FilePlanUpdateContent: _encode_FilePlanUpdateContent,
@@ -17901,9 +20007,7 @@ _ENCODERS: dict[type, Callable[[Any], Any]] = {
     SessionInfoUpdate: _encode_SessionInfoUpdate,
     Cost: _encode_Cost,
     UsageUpdate: _encode_UsageUpdate,
-    NoticeSeverity: _encode_NoticeSeverity,
     Notice: _encode_Notice,
-    CompactionStatus: _encode_CompactionStatus,
     CompactionUpdate: _encode_CompactionUpdate,
     CompactionSummaryChunk: _encode_CompactionSummaryChunk,
     SubagentSessionCapabilities: _encode_SubagentSessionCapabilities,
@@ -17959,10 +20063,8 @@ _ENCODERS: dict[type, Callable[[Any], Any]] = {
     McpServerAcp: _encode_McpServerAcp,
     McpServerStdio: _encode_McpServerStdio,
     SystemPrompt: _encode_SystemPrompt,
-    SystemPromptMode: _encode_SystemPromptMode,
     LoadSessionRequest: _encode_LoadSessionRequest,
     ListSessionsRequest: _encode_ListSessionsRequest,
-    SessionArchiveFilter: _encode_SessionArchiveFilter,
     DeleteSessionRequest: _encode_DeleteSessionRequest,
     ForkSessionRequest: _encode_ForkSessionRequest,
     ArchiveSessionRequest: _encode_ArchiveSessionRequest,
@@ -18007,4 +20109,26 @@ _ENCODERS: dict[type, Callable[[Any], Any]] = {
     CompactionState: _encode_CompactionState,
     SubagentState: _encode_SubagentState,
     SessionMessageState: _encode_SessionMessageState,
+}
+
+_ENCODERS: dict[type[object], Callable[[Any], object]] = {
+    **_CLASS_ENCODERS,
+    ToolKind: _encode_ToolKind,
+    ToolCallStatus: _encode_ToolCallStatus,
+    Role: _encode_Role,
+    PermissionOptionKind: _encode_PermissionOptionKind,
+    ElicitationSchemaType: _encode_ElicitationSchemaType,
+    StringFormat: _encode_StringFormat,
+    LlmProtocol: _encode_LlmProtocol,
+    AuthState: _encode_AuthState,
+    SessionConfigOptionCategory: _encode_SessionConfigOptionCategory,
+    SessionStatus: _encode_SessionStatus,
+    StopReason: _encode_StopReason,
+    ErrorCode: _encode_ErrorCode,
+    PlanEntryPriority: _encode_PlanEntryPriority,
+    PlanEntryStatus: _encode_PlanEntryStatus,
+    NoticeSeverity: _encode_NoticeSeverity,
+    CompactionStatus: _encode_CompactionStatus,
+    SystemPromptMode: _encode_SystemPromptMode,
+    SessionArchiveFilter: _encode_SessionArchiveFilter,
 }

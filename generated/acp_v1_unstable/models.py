@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from dataclasses import field as _field
 from enum import Enum
-from typing import Any, ClassVar, Literal, TypeAlias
+from typing import Any, ClassVar, TypeAlias, TypeVar
 
 from ._runtime import UNSET, Unset
 
@@ -341,19 +341,22 @@ __all__ = [
 ]
 
 
+_M = TypeVar("_M", bound="_Model")
+
+
 class _Model:
     """Wire conversions shared by every generated class."""
 
     __slots__ = ()
 
     @classmethod
-    def from_wire(cls, data: Any, *, strict: bool = False) -> Any:
+    def from_wire(cls: type[_M], data: Any, *, strict: bool = False) -> _M:
         """Decode ``data`` (parsed JSON) as this class; see ``decode``."""
         from .codec import decode_class
 
         return decode_class(cls, data, strict=strict)
 
-    def to_wire(self) -> Any:
+    def to_wire(self) -> dict[str, Any]:
         """The JSON-compatible wire form; see ``encode``."""
         from .codec import encode
 
@@ -365,7 +368,7 @@ class _State:
 
     __slots__ = ()
 
-    def to_wire(self) -> Any:
+    def to_wire(self) -> dict[str, Any]:
         """The full snapshot: every field present, cleared values as null."""
         from .codec import encode
 
@@ -1861,7 +1864,7 @@ class OtherElicitationPropertySchema(_Model):
     type: str
     """The `type` value."""
 
-    extra: dict[str, Any] = _field(default_factory=dict)
+    extra: dict[str, Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
 
 
@@ -2090,7 +2093,7 @@ class OtherMultiSelectItems(_Model):
     type: str
     """The `type` value."""
 
-    extra: dict[str, Any] = _field(default_factory=dict)
+    extra: dict[str, Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
 
 
@@ -4925,7 +4928,7 @@ class OtherStateUpdate(_Model):
     state: str
     """The `state` value."""
 
-    extra: dict[str, Any] = _field(default_factory=dict)
+    extra: dict[str, Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
 
 
@@ -5098,7 +5101,7 @@ class OtherIdleStateUpdate(_Model):
     Implementations MUST NOT make assumptions about values at these keys.
     Optional. Omitted and `null` mean no metadata for this state snapshot."""
 
-    extra: dict[str, Any] = _field(default_factory=dict)
+    extra: dict[str, Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
 
 
@@ -6875,7 +6878,7 @@ class OtherCreateElicitationResponse(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
 
-    extra: dict[str, Any] = _field(default_factory=dict)
+    extra: dict[str, Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
 
 

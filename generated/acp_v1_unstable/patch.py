@@ -7,12 +7,15 @@ Every function is pure: it returns a new state and changes neither argument. enc
 
 from __future__ import annotations
 
-import base64
 from dataclasses import replace as _replace
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from ._runtime import UNSET
 from .models import *  # noqa: F401,F403
+
+if TYPE_CHECKING:
+    from typing import overload
+
 
 __all__ = [
     "apply",
@@ -43,7 +46,9 @@ def merge_meta(stored: dict[str, Any], patch: dict[str, Any]) -> dict[str, Any]:
     return merged
 
 
-def _check_key(state: Any, update: Any, pairs: tuple) -> None:
+def _check_key(
+    state: object, update: object, pairs: tuple[tuple[str, str], ...]
+) -> None:
     for state_field, update_field in pairs:
         if getattr(state, state_field) != getattr(update, update_field):
             raise ValueError(
@@ -52,7 +57,12 @@ def _check_key(state: Any, update: Any, pairs: tuple) -> None:
             )
 
 
-def apply_tool_call_update(state: ToolCallState | None, update: Any) -> ToolCallState:
+def apply_tool_call_update(
+    state: ToolCallState | None,
+    update: (
+        ToolCallUpdate | ToolCallUpdateSessionUpdate | ToolCall | ToolCallSessionUpdate
+    ),
+) -> ToolCallState:
     """Fold a ToolCallUpdate into the stored state (None for an entity not seen before).
 
     All fields except the tool call ID are optional - only changed fields need to be included.
@@ -95,13 +105,19 @@ def apply_tool_call_update(state: ToolCallState | None, update: Any) -> ToolCall
     )
 
 
-def _create_ToolCallState(state: ToolCallState | None, snapshot: Any) -> ToolCallState:
+def _create_ToolCallState(
+    state: ToolCallState | None,
+    snapshot: (
+        ToolCallUpdate | ToolCallUpdateSessionUpdate | ToolCall | ToolCallSessionUpdate
+    ),
+) -> ToolCallState:
     """A full snapshot replaces the stored state outright."""
     return apply_tool_call_update(None, snapshot)
 
 
 def apply_session_info_update(
-    state: SessionInfoState | None, update: Any
+    state: SessionInfoState | None,
+    update: SessionInfoUpdate | SessionInfoUpdateSessionUpdate,
 ) -> SessionInfoState:
     """Fold a SessionInfoUpdate into the stored state (None for an entity not seen before).
 
@@ -121,7 +137,9 @@ def apply_session_info_update(
     )
 
 
-def apply_usage_update(state: UsageState | None, update: Any) -> UsageState:
+def apply_usage_update(
+    state: UsageState | None, update: UsageUpdate | UsageUpdateSessionUpdate
+) -> UsageState:
     """Fold a UsageUpdate into the stored state (None for an entity not seen before).
 
     Context window and cost update for a session."""
@@ -141,7 +159,8 @@ def apply_usage_update(state: UsageState | None, update: Any) -> UsageState:
 
 
 def apply_compaction_update(
-    state: CompactionState | None, update: Any
+    state: CompactionState | None,
+    update: CompactionUpdate | CompactionUpdateSessionUpdate,
 ) -> CompactionState:
     """Fold a CompactionUpdate into the stored state (None for an entity not seen before).
 
@@ -170,7 +189,9 @@ def apply_compaction_update(
     )
 
 
-def apply_subagent_update(state: SubagentState | None, update: Any) -> SubagentState:
+def apply_subagent_update(
+    state: SubagentState | None, update: SubagentUpdate | SubagentUpdateSessionUpdate
+) -> SubagentState:
     """Fold a SubagentUpdate into the stored state (None for an entity not seen before).
 
     Only the subagent session ID is required. Omitted patch fields keep their previous values. `null` clears them.
@@ -212,7 +233,8 @@ def apply_subagent_update(state: SubagentState | None, update: Any) -> SubagentS
 
 
 def apply_session_message(
-    state: SessionMessageState | None, update: Any
+    state: SessionMessageState | None,
+    update: SessionMessage | SessionMessageSessionUpdate,
 ) -> SessionMessageState:
     """Fold a SessionMessage into the stored state (None for an entity not seen before).
 
@@ -249,7 +271,8 @@ def apply_session_message(
 
 
 def apply_compaction_summary_chunk(
-    state: CompactionState | None, chunk: Any
+    state: CompactionState | None,
+    chunk: CompactionSummaryChunk | CompactionSummaryChunkSessionUpdate,
 ) -> CompactionState:
     """Append a streamed CompactionSummaryChunk to the summary of a CompactionState (None for an entity not seen before)."""
     if state is None:
@@ -262,7 +285,8 @@ def apply_compaction_summary_chunk(
 
 
 def apply_session_message_chunk(
-    state: SessionMessageState | None, chunk: Any
+    state: SessionMessageState | None,
+    chunk: SessionMessageChunk | SessionMessageChunkSessionUpdate,
 ) -> SessionMessageState:
     """Append a streamed SessionMessageChunk to the content of a SessionMessageState (None for an entity not seen before)."""
     if state is None:
@@ -274,7 +298,7 @@ def apply_session_message_chunk(
     return _replace(state, content=[*state.content, chunk.content])
 
 
-_APPLY: dict[type, Callable[[Any, Any], Any]] = {
+_APPLY: dict[type[object], Callable[[Any, Any], object]] = {
     ToolCallUpdate: apply_tool_call_update,
     ToolCallUpdateSessionUpdate: apply_tool_call_update,
     ToolCall: _create_ToolCallState,
@@ -296,7 +320,92 @@ _APPLY: dict[type, Callable[[Any, Any], Any]] = {
 }
 
 
-def apply(state: Any, update: Any) -> Any:
+if TYPE_CHECKING:
+
+    @overload
+    def apply(state: ToolCallState | None, update: ToolCallUpdate) -> ToolCallState: ...
+
+    @overload
+    def apply(
+        state: ToolCallState | None, update: ToolCallUpdateSessionUpdate
+    ) -> ToolCallState: ...
+
+    @overload
+    def apply(state: ToolCallState | None, update: ToolCall) -> ToolCallState: ...
+
+    @overload
+    def apply(
+        state: ToolCallState | None, update: ToolCallSessionUpdate
+    ) -> ToolCallState: ...
+
+    @overload
+    def apply(
+        state: SessionInfoState | None, update: SessionInfoUpdate
+    ) -> SessionInfoState: ...
+
+    @overload
+    def apply(
+        state: SessionInfoState | None, update: SessionInfoUpdateSessionUpdate
+    ) -> SessionInfoState: ...
+
+    @overload
+    def apply(state: UsageState | None, update: UsageUpdate) -> UsageState: ...
+
+    @overload
+    def apply(
+        state: UsageState | None, update: UsageUpdateSessionUpdate
+    ) -> UsageState: ...
+
+    @overload
+    def apply(
+        state: CompactionState | None, update: CompactionUpdate
+    ) -> CompactionState: ...
+
+    @overload
+    def apply(
+        state: CompactionState | None, update: CompactionUpdateSessionUpdate
+    ) -> CompactionState: ...
+
+    @overload
+    def apply(state: SubagentState | None, update: SubagentUpdate) -> SubagentState: ...
+
+    @overload
+    def apply(
+        state: SubagentState | None, update: SubagentUpdateSessionUpdate
+    ) -> SubagentState: ...
+
+    @overload
+    def apply(
+        state: SessionMessageState | None, update: SessionMessage
+    ) -> SessionMessageState: ...
+
+    @overload
+    def apply(
+        state: SessionMessageState | None, update: SessionMessageSessionUpdate
+    ) -> SessionMessageState: ...
+
+    @overload
+    def apply(
+        state: CompactionState | None, update: CompactionSummaryChunk
+    ) -> CompactionState: ...
+
+    @overload
+    def apply(
+        state: CompactionState | None, update: CompactionSummaryChunkSessionUpdate
+    ) -> CompactionState: ...
+
+    @overload
+    def apply(
+        state: SessionMessageState | None, update: SessionMessageChunk
+    ) -> SessionMessageState: ...
+
+    @overload
+    def apply(
+        state: SessionMessageState | None, update: SessionMessageChunkSessionUpdate
+    ) -> SessionMessageState: ...
+
+
+def apply(state: Any, update: object) -> object:
     """Fold ``update`` (a decoded upsert, chunk or session-update variant)
     into ``state``, or into a new state when ``state`` is None."""
     try:
@@ -309,7 +418,7 @@ def apply(state: Any, update: Any) -> Any:
     return function(state, update)
 
 
-CAPABILITIES: dict[type, dict[str, tuple[str, str]]] = {
+CAPABILITIES: dict[type[object], dict[str, tuple[str, str]]] = {
     AgentCapabilities: {
         "load_session": ("load_session", "flag"),
         "loadSession": ("load_session", "flag"),
@@ -345,7 +454,18 @@ CAPABILITIES: dict[type, dict[str, tuple[str, str]]] = {
 supported; omitted and null do not) or ``flag`` (a boolean)."""
 
 
-def supports(capabilities: Any, name: str) -> bool:
+def supports(
+    capabilities: (
+        AgentCapabilities
+        | PromptCapabilities
+        | McpCapabilities
+        | ClientCapabilities
+        | FileSystemCapabilities
+        | AuthCapabilities
+        | ElicitationCapabilities
+    ),
+    name: str,
+) -> bool:
     """Whether ``capabilities`` advertises ``name`` (a field's Python or wire
     name): ``{}`` counts as supported, omitted and ``null`` do not. Never test
     the truthiness of a capability object instead: ``{}`` decodes to one with

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from dataclasses import field as _field
 from enum import Enum
-from typing import Any, ClassVar, Literal, TypeAlias
+from typing import Any, ClassVar, TypeAlias, TypeVar
 
 from ._runtime import UNSET, Unset
 
@@ -312,19 +312,22 @@ __all__ = [
 ]
 
 
+_M = TypeVar("_M", bound="_Model")
+
+
 class _Model:
     """Wire conversions shared by every generated class."""
 
     __slots__ = ()
 
     @classmethod
-    def from_wire(cls, data: Any, *, strict: bool = False) -> Any:
+    def from_wire(cls: type[_M], data: Any, *, strict: bool = False) -> _M:
         """Decode ``data`` (parsed JSON) as this class; see ``decode``."""
         from .codec import decode_class
 
         return decode_class(cls, data, strict=strict)
 
-    def to_wire(self) -> Any:
+    def to_wire(self) -> dict[str, Any]:
         """The JSON-compatible wire form; see ``encode``."""
         from .codec import encode
 
@@ -336,7 +339,7 @@ class _State:
 
     __slots__ = ()
 
-    def to_wire(self) -> Any:
+    def to_wire(self) -> dict[str, Any]:
         """The full snapshot: every field present, cleared values as null."""
         from .codec import encode
 
@@ -821,7 +824,7 @@ class OtherRequestPermissionSubject(_Model):
     type: str
     """The `type` value."""
 
-    extra: dict[str, Any] = _field(default_factory=dict)
+    extra: dict[str, Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
 
 
@@ -986,7 +989,7 @@ class OtherToolCallContent(_Model):
     type: str
     """The `type` value."""
 
-    extra: dict[str, Any] = _field(default_factory=dict)
+    extra: dict[str, Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
 
 
@@ -1183,7 +1186,7 @@ class OtherContentBlock(_Model):
     type: str
     """The `type` value."""
 
-    extra: dict[str, Any] = _field(default_factory=dict)
+    extra: dict[str, Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
 
 
@@ -1635,7 +1638,7 @@ class OtherDiffChange(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
 
-    extra: dict[str, Any] = _field(default_factory=dict)
+    extra: dict[str, Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
 
 
@@ -2153,7 +2156,7 @@ class OtherElicitationPropertySchema(_Model):
     type: str
     """The `type` value."""
 
-    extra: dict[str, Any] = _field(default_factory=dict)
+    extra: dict[str, Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
 
 
@@ -2372,7 +2375,7 @@ class OtherMultiSelectItems(_Model):
     type: str
     """The `type` value."""
 
-    extra: dict[str, Any] = _field(default_factory=dict)
+    extra: dict[str, Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
 
 
@@ -2883,7 +2886,7 @@ class OtherAuthMethod(_Model):
     name: str
     """Human-readable name of the authentication method."""
 
-    extra: dict[str, Any] = _field(default_factory=dict)
+    extra: dict[str, Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
 
 
@@ -3153,7 +3156,7 @@ class OtherSessionConfigOption(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
 
-    extra: dict[str, Any] = _field(default_factory=dict)
+    extra: dict[str, Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
 
 
@@ -3276,7 +3279,7 @@ class OtherAvailableCommand(_Model):
     description: str
     """Human-readable description of what the command does."""
 
-    extra: dict[str, Any] = _field(default_factory=dict)
+    extra: dict[str, Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
 
 
@@ -3318,7 +3321,7 @@ class OtherAvailableCommandInput(_Model):
     type: str
     """The `type` value."""
 
-    extra: dict[str, Any] = _field(default_factory=dict)
+    extra: dict[str, Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
 
 
@@ -4223,7 +4226,7 @@ class OtherSessionUpdate(_Model):
     session_update: str
     """The `sessionUpdate` value."""
 
-    extra: dict[str, Any] = _field(default_factory=dict)
+    extra: dict[str, Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
 
 
@@ -4406,7 +4409,7 @@ class OtherBackgroundWork(_Model):
     type: str
     """The `type` value."""
 
-    extra: dict[str, Any] = _field(default_factory=dict)
+    extra: dict[str, Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
 
 
@@ -4681,7 +4684,7 @@ class OtherIdleStateUpdate(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
 
-    extra: dict[str, Any] = _field(default_factory=dict)
+    extra: dict[str, Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
 
 
@@ -4824,7 +4827,7 @@ class OtherStateUpdate(_Model):
     state: str
     """The `state` value."""
 
-    extra: dict[str, Any] = _field(default_factory=dict)
+    extra: dict[str, Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
 
 
@@ -5063,7 +5066,7 @@ class OtherPlanUpdateContent(_Model):
     plan_id: PlanId
     """The plan ID to update."""
 
-    extra: dict[str, Any] = _field(default_factory=dict)
+    extra: dict[str, Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
 
 
@@ -5658,7 +5661,7 @@ class OtherMcpServer(_Model):
     type: str
     """The `type` value."""
 
-    extra: dict[str, Any] = _field(default_factory=dict)
+    extra: dict[str, Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
 
 
@@ -5864,7 +5867,7 @@ class OtherReplayFrom(_Model):
     type: str
     """The `type` value."""
 
-    extra: dict[str, Any] = _field(default_factory=dict)
+    extra: dict[str, Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
 
 
@@ -6067,7 +6070,7 @@ class OtherSetSessionConfigOptionRequest(_Model):
     value: Any
     """Raw value payload for the custom or future value type."""
 
-    extra: dict[str, Any] = _field(default_factory=dict)
+    extra: dict[str, Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
 
 
@@ -6196,7 +6199,7 @@ class OtherRequestPermissionOutcome(_Model):
     outcome: str
     """The `outcome` value."""
 
-    extra: dict[str, Any] = _field(default_factory=dict)
+    extra: dict[str, Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
 
 
@@ -6305,7 +6308,7 @@ class OtherCreateElicitationResponse(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
 
-    extra: dict[str, Any] = _field(default_factory=dict)
+    extra: dict[str, Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
 
 

@@ -9,10 +9,20 @@ from __future__ import annotations
 
 import base64
 from dataclasses import replace as _replace
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, TypeVar
 
 from ._runtime import UNSET
 from .models import *  # noqa: F401,F403
+
+if TYPE_CHECKING:
+    from typing import Protocol, overload
+
+    class _Payload(Protocol):
+        """A dataclass with base64 ``data``, which chunks append to."""
+
+        __dataclass_fields__: ClassVar[dict[str, Any]]
+        data: str
+
 
 __all__ = [
     "apply",
@@ -49,7 +59,9 @@ def merge_meta(stored: dict[str, Any], patch: dict[str, Any]) -> dict[str, Any]:
     return merged
 
 
-def _check_key(state: Any, update: Any, pairs: tuple) -> None:
+def _check_key(
+    state: object, update: object, pairs: tuple[tuple[str, str], ...]
+) -> None:
     for state_field, update_field in pairs:
         if getattr(state, state_field) != getattr(update, update_field):
             raise ValueError(
@@ -58,7 +70,9 @@ def _check_key(state: Any, update: Any, pairs: tuple) -> None:
             )
 
 
-def apply_tool_call_update(state: ToolCallState | None, update: Any) -> ToolCallState:
+def apply_tool_call_update(
+    state: ToolCallState | None, update: ToolCallUpdate | ToolCallUpdateSessionUpdate
+) -> ToolCallState:
     """Fold a ToolCallUpdate into the stored state (None for an entity not seen before).
 
     Only `toolCallId` is required. Other fields have patch semantics: omitted fields leave the existing tool call value unchanged, `null` clears or unsets the value, and concrete values replace the previous value. For collection fields, concrete arrays replace the previous collection, and both `null` and `[]` clear the collection. A concrete `_meta` object instead patches the stored metadata by top-level key. When a client receives a tool call ID it has not seen before, omitted fields start at their protocol defaults.
@@ -108,7 +122,9 @@ def apply_tool_call_update(state: ToolCallState | None, update: Any) -> ToolCall
     )
 
 
-def apply_terminal_update(state: TerminalState | None, update: Any) -> TerminalState:
+def apply_terminal_update(
+    state: TerminalState | None, update: TerminalUpdate | TerminalUpdateSessionUpdate
+) -> TerminalState:
     """Fold a TerminalUpdate into the stored state (None for an entity not seen before).
 
     Only `terminalId` is required. Other fields have patch semantics: omitted fields leave the stored value unchanged, `null` clears it, and concrete values replace it. A concrete `_meta` object instead patches the stored metadata by top-level key. When the terminal ID is new, omitted fields start unknown.
@@ -148,7 +164,8 @@ def apply_terminal_update(state: TerminalState | None, update: Any) -> TerminalS
 
 
 def apply_session_info_update(
-    state: SessionInfoState | None, update: Any
+    state: SessionInfoState | None,
+    update: SessionInfoUpdate | SessionInfoUpdateSessionUpdate,
 ) -> SessionInfoState:
     """Fold a SessionInfoUpdate into the stored state (None for an entity not seen before).
 
@@ -171,7 +188,9 @@ def apply_session_info_update(
     )
 
 
-def apply_user_message(state: UserMessageState | None, update: Any) -> UserMessageState:
+def apply_user_message(
+    state: UserMessageState | None, update: UserMessage | UserMessageSessionUpdate
+) -> UserMessageState:
     """Fold a UserMessage into the stored state (None for an entity not seen before).
 
     `content` has patch semantics: an omitted field leaves existing message content unchanged, `null` clears the value, and a concrete array replaces the previous value. For a new `messageId`, omitted `content` starts empty.
@@ -196,7 +215,7 @@ def apply_user_message(state: UserMessageState | None, update: Any) -> UserMessa
 
 
 def apply_agent_message(
-    state: AgentMessageState | None, update: Any
+    state: AgentMessageState | None, update: AgentMessage | AgentMessageSessionUpdate
 ) -> AgentMessageState:
     """Fold a AgentMessage into the stored state (None for an entity not seen before).
 
@@ -222,7 +241,7 @@ def apply_agent_message(
 
 
 def apply_agent_thought(
-    state: AgentThoughtState | None, update: Any
+    state: AgentThoughtState | None, update: AgentThought | AgentThoughtSessionUpdate
 ) -> AgentThoughtState:
     """Fold a AgentThought into the stored state (None for an entity not seen before).
 
@@ -247,7 +266,9 @@ def apply_agent_thought(
     )
 
 
-def apply_usage_update(state: UsageState | None, update: Any) -> UsageState:
+def apply_usage_update(
+    state: UsageState | None, update: UsageUpdate | UsageUpdateSessionUpdate
+) -> UsageState:
     """Fold a UsageUpdate into the stored state (None for an entity not seen before).
 
     Omitted leaves the last reported cost unchanged. `null` clears it. A value replaces it.
@@ -268,7 +289,8 @@ def apply_usage_update(state: UsageState | None, update: Any) -> UsageState:
 
 
 def apply_compaction_update(
-    state: CompactionState | None, update: Any
+    state: CompactionState | None,
+    update: CompactionUpdate | CompactionUpdateSessionUpdate,
 ) -> CompactionState:
     """Fold a CompactionUpdate into the stored state (None for an entity not seen before).
 
@@ -300,7 +322,7 @@ def apply_compaction_update(
 
 
 def apply_user_message_chunk(
-    state: UserMessageState | None, chunk: Any
+    state: UserMessageState | None, chunk: UserMessageChunkSessionUpdate
 ) -> UserMessageState:
     """Append a streamed ContentChunk to the content of a UserMessageState (None for an entity not seen before)."""
     if state is None:
@@ -313,7 +335,7 @@ def apply_user_message_chunk(
 
 
 def apply_agent_message_chunk(
-    state: AgentMessageState | None, chunk: Any
+    state: AgentMessageState | None, chunk: AgentMessageChunkSessionUpdate
 ) -> AgentMessageState:
     """Append a streamed ContentChunk to the content of a AgentMessageState (None for an entity not seen before)."""
     if state is None:
@@ -326,7 +348,7 @@ def apply_agent_message_chunk(
 
 
 def apply_agent_thought_chunk(
-    state: AgentThoughtState | None, chunk: Any
+    state: AgentThoughtState | None, chunk: AgentThoughtChunkSessionUpdate
 ) -> AgentThoughtState:
     """Append a streamed ContentChunk to the content of a AgentThoughtState (None for an entity not seen before)."""
     if state is None:
@@ -339,7 +361,8 @@ def apply_agent_thought_chunk(
 
 
 def apply_tool_call_content_chunk(
-    state: ToolCallState | None, chunk: Any
+    state: ToolCallState | None,
+    chunk: ToolCallContentChunk | ToolCallContentChunkSessionUpdate,
 ) -> ToolCallState:
     """Append a streamed ToolCallContentChunk to the content of a ToolCallState (None for an entity not seen before)."""
     if state is None:
@@ -352,7 +375,8 @@ def apply_tool_call_content_chunk(
 
 
 def apply_terminal_output_chunk(
-    state: TerminalState | None, chunk: Any
+    state: TerminalState | None,
+    chunk: TerminalOutputChunk | TerminalOutputChunkSessionUpdate,
 ) -> TerminalState:
     """Append a streamed TerminalOutputChunk to the output of a TerminalState (None for an entity not seen before)."""
     if state is None:
@@ -367,7 +391,8 @@ def apply_terminal_output_chunk(
 
 
 def apply_compaction_summary_chunk(
-    state: CompactionState | None, chunk: Any
+    state: CompactionState | None,
+    chunk: CompactionSummaryChunk | CompactionSummaryChunkSessionUpdate,
 ) -> CompactionState:
     """Append a streamed CompactionSummaryChunk to the summary of a CompactionState (None for an entity not seen before)."""
     if state is None:
@@ -379,7 +404,10 @@ def apply_compaction_summary_chunk(
     return _replace(state, summary=[*state.summary, chunk.content])
 
 
-def _append_base64(stored: Any, data: str, payload: type) -> Any:
+_P = TypeVar("_P", bound="_Payload")
+
+
+def _append_base64(stored: _P | None, data: str, payload: Callable[..., _P]) -> _P:
     """``stored`` (a payload object with base64 ``data``, or None) with the
     bytes of ``data`` appended; its other members are kept. Raises
     ``ValueError`` (``binascii.Error``) when ``data`` is not base64."""
@@ -393,7 +421,7 @@ def _append_base64(stored: Any, data: str, payload: type) -> Any:
     return _replace(stored, data=base64.b64encode(joined).decode("ascii"))
 
 
-_APPLY: dict[type, Callable[[Any, Any], Any]] = {
+_APPLY: dict[type[object], Callable[[Any, Any], object]] = {
     ToolCallUpdate: apply_tool_call_update,
     ToolCallUpdateSessionUpdate: apply_tool_call_update,
     TerminalUpdate: apply_terminal_update,
@@ -422,7 +450,129 @@ _APPLY: dict[type, Callable[[Any, Any], Any]] = {
 }
 
 
-def apply(state: Any, update: Any) -> Any:
+if TYPE_CHECKING:
+
+    @overload
+    def apply(state: ToolCallState | None, update: ToolCallUpdate) -> ToolCallState: ...
+
+    @overload
+    def apply(
+        state: ToolCallState | None, update: ToolCallUpdateSessionUpdate
+    ) -> ToolCallState: ...
+
+    @overload
+    def apply(state: TerminalState | None, update: TerminalUpdate) -> TerminalState: ...
+
+    @overload
+    def apply(
+        state: TerminalState | None, update: TerminalUpdateSessionUpdate
+    ) -> TerminalState: ...
+
+    @overload
+    def apply(
+        state: SessionInfoState | None, update: SessionInfoUpdate
+    ) -> SessionInfoState: ...
+
+    @overload
+    def apply(
+        state: SessionInfoState | None, update: SessionInfoUpdateSessionUpdate
+    ) -> SessionInfoState: ...
+
+    @overload
+    def apply(
+        state: UserMessageState | None, update: UserMessage
+    ) -> UserMessageState: ...
+
+    @overload
+    def apply(
+        state: UserMessageState | None, update: UserMessageSessionUpdate
+    ) -> UserMessageState: ...
+
+    @overload
+    def apply(
+        state: AgentMessageState | None, update: AgentMessage
+    ) -> AgentMessageState: ...
+
+    @overload
+    def apply(
+        state: AgentMessageState | None, update: AgentMessageSessionUpdate
+    ) -> AgentMessageState: ...
+
+    @overload
+    def apply(
+        state: AgentThoughtState | None, update: AgentThought
+    ) -> AgentThoughtState: ...
+
+    @overload
+    def apply(
+        state: AgentThoughtState | None, update: AgentThoughtSessionUpdate
+    ) -> AgentThoughtState: ...
+
+    @overload
+    def apply(state: UsageState | None, update: UsageUpdate) -> UsageState: ...
+
+    @overload
+    def apply(
+        state: UsageState | None, update: UsageUpdateSessionUpdate
+    ) -> UsageState: ...
+
+    @overload
+    def apply(
+        state: CompactionState | None, update: CompactionUpdate
+    ) -> CompactionState: ...
+
+    @overload
+    def apply(
+        state: CompactionState | None, update: CompactionUpdateSessionUpdate
+    ) -> CompactionState: ...
+
+    @overload
+    def apply(
+        state: UserMessageState | None, update: UserMessageChunkSessionUpdate
+    ) -> UserMessageState: ...
+
+    @overload
+    def apply(
+        state: AgentMessageState | None, update: AgentMessageChunkSessionUpdate
+    ) -> AgentMessageState: ...
+
+    @overload
+    def apply(
+        state: AgentThoughtState | None, update: AgentThoughtChunkSessionUpdate
+    ) -> AgentThoughtState: ...
+
+    @overload
+    def apply(
+        state: ToolCallState | None, update: ToolCallContentChunk
+    ) -> ToolCallState: ...
+
+    @overload
+    def apply(
+        state: ToolCallState | None, update: ToolCallContentChunkSessionUpdate
+    ) -> ToolCallState: ...
+
+    @overload
+    def apply(
+        state: TerminalState | None, update: TerminalOutputChunk
+    ) -> TerminalState: ...
+
+    @overload
+    def apply(
+        state: TerminalState | None, update: TerminalOutputChunkSessionUpdate
+    ) -> TerminalState: ...
+
+    @overload
+    def apply(
+        state: CompactionState | None, update: CompactionSummaryChunk
+    ) -> CompactionState: ...
+
+    @overload
+    def apply(
+        state: CompactionState | None, update: CompactionSummaryChunkSessionUpdate
+    ) -> CompactionState: ...
+
+
+def apply(state: Any, update: object) -> object:
     """Fold ``update`` (a decoded upsert, chunk or session-update variant)
     into ``state``, or into a new state when ``state`` is None."""
     try:
@@ -435,7 +585,7 @@ def apply(state: Any, update: Any) -> Any:
     return function(state, update)
 
 
-CAPABILITIES: dict[type, dict[str, tuple[str, str]]] = {
+CAPABILITIES: dict[type[object], dict[str, tuple[str, str]]] = {
     AgentCapabilities: {
         "session": ("session", "presence"),
         "auth": ("auth", "presence"),
@@ -473,7 +623,18 @@ CAPABILITIES: dict[type, dict[str, tuple[str, str]]] = {
 supported; omitted and null do not) or ``flag`` (a boolean)."""
 
 
-def supports(capabilities: Any, name: str) -> bool:
+def supports(
+    capabilities: (
+        AgentCapabilities
+        | SessionCapabilities
+        | PromptCapabilities
+        | McpCapabilities
+        | ClientCapabilities
+        | ClientAuthCapabilities
+        | ElicitationCapabilities
+    ),
+    name: str,
+) -> bool:
     """Whether ``capabilities`` advertises ``name`` (a field's Python or wire
     name): ``{}`` counts as supported, omitted and ``null`` do not. Never test
     the truthiness of a capability object instead: ``{}`` decodes to one with

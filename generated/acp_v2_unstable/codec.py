@@ -9,42 +9,1393 @@ from __future__ import annotations
 
 import json
 from enum import Enum
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, TypeVar, cast
 
-from ._runtime import (
-    MISSING,
-    UNSET,
-    ValidationError,
-    any_value,
-    check_bool,
-    check_const,
-    check_int,
-    check_list,
-    check_list_skipping,
-    check_map,
-    check_null,
-    check_num,
-    check_str,
-    first_match,
-    missing,
-    scalar_union,
-    schema_root,
-    type_error,
-    unexpected,
-    validate,
-)
+# Every helper is imported as itself: a package need not use them all.
+from ._runtime import MISSING as MISSING
+from ._runtime import UNSET as UNSET
+from ._runtime import Unset as Unset
+from ._runtime import ValidationError as ValidationError
+from ._runtime import json_array as json_array
+from ._runtime import json_object as json_object
+from ._runtime import any_value as any_value
+from ._runtime import check_bool as check_bool
+from ._runtime import check_const as check_const
+from ._runtime import check_int as check_int
+from ._runtime import check_list as check_list
+from ._runtime import check_list_skipping as check_list_skipping
+from ._runtime import check_map as check_map
+from ._runtime import check_num as check_num
+from ._runtime import check_str as check_str
+from ._runtime import first_match as first_match
+from ._runtime import missing as missing
+from ._runtime import not_null as not_null
+from ._runtime import scalar_union as scalar_union
+from ._runtime import schema_root as schema_root
+from ._runtime import type_error as type_error
+from ._runtime import unexpected as unexpected
+from ._runtime import validate as validate
 from ._schema import SCHEMA_JSON
 from .models import *  # noqa: F401,F403
-from .models import _Model
+
+if TYPE_CHECKING:
+    from typing import Literal, Protocol, overload
+
+    from ._runtime import Decoder, JsonObject
+
+    class _Wire(Protocol):
+        """A generated class: its wire form is a JSON object."""
+
+        def to_wire(self) -> dict[str, Any]: ...
+
 
 __all__ = ["decode", "decode_class", "encode"]
+
+_T = TypeVar("_T")
 
 _new = object.__new__
 """Decoders build objects without calling ``__init__``: they have already
 computed every field, defaults included."""
 
+if TYPE_CHECKING:
+    # One signature per definition, so that ``decode("PromptResponse", data)``
+    # has the type PromptResponse.
 
-def decode(name: str, data: Any, *, strict: bool = False) -> Any:
+    @overload
+    def decode(
+        name: Literal["AgentRequest"], data: Any, *, strict: bool = False
+    ) -> AgentRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["RequestId"], data: Any, *, strict: bool = False
+    ) -> RequestId: ...
+
+    @overload
+    def decode(
+        name: Literal["RequestPermissionRequest"], data: Any, *, strict: bool = False
+    ) -> RequestPermissionRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionId"], data: Any, *, strict: bool = False
+    ) -> SessionId: ...
+
+    @overload
+    def decode(
+        name: Literal["RequestPermissionSubject"], data: Any, *, strict: bool = False
+    ) -> RequestPermissionSubject: ...
+
+    @overload
+    def decode(
+        name: Literal["ToolCallUpdate"], data: Any, *, strict: bool = False
+    ) -> ToolCallUpdate: ...
+
+    @overload
+    def decode(
+        name: Literal["ToolCallId"], data: Any, *, strict: bool = False
+    ) -> ToolCallId: ...
+
+    @overload
+    def decode(
+        name: Literal["ToolKind"], data: Any, *, strict: bool = False
+    ) -> ToolKind | str: ...
+
+    @overload
+    def decode(
+        name: Literal["ToolCallStatus"], data: Any, *, strict: bool = False
+    ) -> ToolCallStatus | str: ...
+
+    @overload
+    def decode(
+        name: Literal["ToolCallContent"], data: Any, *, strict: bool = False
+    ) -> ToolCallContent: ...
+
+    @overload
+    def decode(
+        name: Literal["ContentBlock"], data: Any, *, strict: bool = False
+    ) -> ContentBlock: ...
+
+    @overload
+    def decode(
+        name: Literal["Annotations"], data: Any, *, strict: bool = False
+    ) -> Annotations: ...
+
+    @overload
+    def decode(
+        name: Literal["Role"], data: Any, *, strict: bool = False
+    ) -> Role | str: ...
+
+    @overload
+    def decode(
+        name: Literal["TextContent"], data: Any, *, strict: bool = False
+    ) -> TextContent: ...
+
+    @overload
+    def decode(
+        name: Literal["MediaType"], data: Any, *, strict: bool = False
+    ) -> MediaType: ...
+
+    @overload
+    def decode(
+        name: Literal["ImageContent"], data: Any, *, strict: bool = False
+    ) -> ImageContent: ...
+
+    @overload
+    def decode(
+        name: Literal["AudioContent"], data: Any, *, strict: bool = False
+    ) -> AudioContent: ...
+
+    @overload
+    def decode(name: Literal["Icon"], data: Any, *, strict: bool = False) -> Icon: ...
+
+    @overload
+    def decode(
+        name: Literal["IconTheme"], data: Any, *, strict: bool = False
+    ) -> IconTheme | str: ...
+
+    @overload
+    def decode(
+        name: Literal["ResourceLink"], data: Any, *, strict: bool = False
+    ) -> ResourceLink: ...
+
+    @overload
+    def decode(
+        name: Literal["EmbeddedResourceResource"], data: Any, *, strict: bool = False
+    ) -> EmbeddedResourceResource: ...
+
+    @overload
+    def decode(
+        name: Literal["TextResourceContents"], data: Any, *, strict: bool = False
+    ) -> TextResourceContents: ...
+
+    @overload
+    def decode(
+        name: Literal["BlobResourceContents"], data: Any, *, strict: bool = False
+    ) -> BlobResourceContents: ...
+
+    @overload
+    def decode(
+        name: Literal["EmbeddedResource"], data: Any, *, strict: bool = False
+    ) -> EmbeddedResource: ...
+
+    @overload
+    def decode(
+        name: Literal["Content"], data: Any, *, strict: bool = False
+    ) -> Content: ...
+
+    @overload
+    def decode(
+        name: Literal["DiffChange"], data: Any, *, strict: bool = False
+    ) -> DiffChange: ...
+
+    @overload
+    def decode(
+        name: Literal["DiffFileType"], data: Any, *, strict: bool = False
+    ) -> DiffFileType | str: ...
+
+    @overload
+    def decode(
+        name: Literal["AbsolutePath"], data: Any, *, strict: bool = False
+    ) -> AbsolutePath: ...
+
+    @overload
+    def decode(
+        name: Literal["DiffPathChange"], data: Any, *, strict: bool = False
+    ) -> DiffPathChange: ...
+
+    @overload
+    def decode(
+        name: Literal["DiffPathPairChange"], data: Any, *, strict: bool = False
+    ) -> DiffPathPairChange: ...
+
+    @overload
+    def decode(
+        name: Literal["DiffPatch"], data: Any, *, strict: bool = False
+    ) -> DiffPatch: ...
+
+    @overload
+    def decode(
+        name: Literal["DiffPatchFormat"], data: Any, *, strict: bool = False
+    ) -> DiffPatchFormat | str: ...
+
+    @overload
+    def decode(name: Literal["Diff"], data: Any, *, strict: bool = False) -> Diff: ...
+
+    @overload
+    def decode(
+        name: Literal["TerminalId"], data: Any, *, strict: bool = False
+    ) -> TerminalId: ...
+
+    @overload
+    def decode(
+        name: Literal["Terminal"], data: Any, *, strict: bool = False
+    ) -> Terminal: ...
+
+    @overload
+    def decode(
+        name: Literal["ToolCallLocation"], data: Any, *, strict: bool = False
+    ) -> ToolCallLocation: ...
+
+    @overload
+    def decode(
+        name: Literal["ToolCallCapabilities"], data: Any, *, strict: bool = False
+    ) -> ToolCallCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["ToolCallCancelCapabilities"], data: Any, *, strict: bool = False
+    ) -> ToolCallCancelCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["ToolCallPermissionSubject"], data: Any, *, strict: bool = False
+    ) -> ToolCallPermissionSubject: ...
+
+    @overload
+    def decode(
+        name: Literal["CommandPermissionSubject"], data: Any, *, strict: bool = False
+    ) -> CommandPermissionSubject: ...
+
+    @overload
+    def decode(
+        name: Literal["PermissionOption"], data: Any, *, strict: bool = False
+    ) -> PermissionOption: ...
+
+    @overload
+    def decode(
+        name: Literal["PermissionOptionId"], data: Any, *, strict: bool = False
+    ) -> PermissionOptionId: ...
+
+    @overload
+    def decode(
+        name: Literal["PermissionOptionKind"], data: Any, *, strict: bool = False
+    ) -> PermissionOptionKind | str: ...
+
+    @overload
+    def decode(
+        name: Literal["CreateElicitationRequest"], data: Any, *, strict: bool = False
+    ) -> CreateElicitationRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["ElicitationSessionScope"], data: Any, *, strict: bool = False
+    ) -> ElicitationSessionScope: ...
+
+    @overload
+    def decode(
+        name: Literal["ElicitationRequestScope"], data: Any, *, strict: bool = False
+    ) -> ElicitationRequestScope: ...
+
+    @overload
+    def decode(
+        name: Literal["ElicitationSchema"], data: Any, *, strict: bool = False
+    ) -> ElicitationSchema: ...
+
+    @overload
+    def decode(
+        name: Literal["ElicitationSchemaType"], data: Any, *, strict: bool = False
+    ) -> ElicitationSchemaType: ...
+
+    @overload
+    def decode(
+        name: Literal["ElicitationPropertySchema"], data: Any, *, strict: bool = False
+    ) -> ElicitationPropertySchema: ...
+
+    @overload
+    def decode(
+        name: Literal["StringFormat"], data: Any, *, strict: bool = False
+    ) -> StringFormat | str: ...
+
+    @overload
+    def decode(
+        name: Literal["EnumOption"], data: Any, *, strict: bool = False
+    ) -> EnumOption: ...
+
+    @overload
+    def decode(
+        name: Literal["StringPropertySchema"], data: Any, *, strict: bool = False
+    ) -> StringPropertySchema: ...
+
+    @overload
+    def decode(
+        name: Literal["NumberPropertySchema"], data: Any, *, strict: bool = False
+    ) -> NumberPropertySchema: ...
+
+    @overload
+    def decode(
+        name: Literal["IntegerPropertySchema"], data: Any, *, strict: bool = False
+    ) -> IntegerPropertySchema: ...
+
+    @overload
+    def decode(
+        name: Literal["BooleanPropertySchema"], data: Any, *, strict: bool = False
+    ) -> BooleanPropertySchema: ...
+
+    @overload
+    def decode(
+        name: Literal["MultiSelectItems"], data: Any, *, strict: bool = False
+    ) -> MultiSelectItems: ...
+
+    @overload
+    def decode(
+        name: Literal["StringMultiSelectItems"], data: Any, *, strict: bool = False
+    ) -> StringMultiSelectItems: ...
+
+    @overload
+    def decode(
+        name: Literal["TitledMultiSelectItems"], data: Any, *, strict: bool = False
+    ) -> TitledMultiSelectItems: ...
+
+    @overload
+    def decode(
+        name: Literal["MultiSelectPropertySchema"], data: Any, *, strict: bool = False
+    ) -> MultiSelectPropertySchema: ...
+
+    @overload
+    def decode(
+        name: Literal["ElicitationFormMode"], data: Any, *, strict: bool = False
+    ) -> ElicitationFormMode: ...
+
+    @overload
+    def decode(
+        name: Literal["ElicitationId"], data: Any, *, strict: bool = False
+    ) -> ElicitationId: ...
+
+    @overload
+    def decode(
+        name: Literal["ElicitationUrlMode"], data: Any, *, strict: bool = False
+    ) -> ElicitationUrlMode: ...
+
+    @overload
+    def decode(
+        name: Literal["MessageMcpRequest"], data: Any, *, strict: bool = False
+    ) -> MessageMcpRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["McpServerAcpId"], data: Any, *, strict: bool = False
+    ) -> McpServerAcpId: ...
+
+    @overload
+    def decode(
+        name: Literal["McpRequestId"], data: Any, *, strict: bool = False
+    ) -> McpRequestId: ...
+
+    @overload
+    def decode(
+        name: Literal["ExtRequest"], data: Any, *, strict: bool = False
+    ) -> ExtRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["AgentResponse"], data: Any, *, strict: bool = False
+    ) -> AgentResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["InitializeResponse"], data: Any, *, strict: bool = False
+    ) -> InitializeResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["ProtocolVersion"], data: Any, *, strict: bool = False
+    ) -> ProtocolVersion: ...
+
+    @overload
+    def decode(
+        name: Literal["Implementation"], data: Any, *, strict: bool = False
+    ) -> Implementation: ...
+
+    @overload
+    def decode(
+        name: Literal["AgentCapabilities"], data: Any, *, strict: bool = False
+    ) -> AgentCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionCapabilities"], data: Any, *, strict: bool = False
+    ) -> SessionCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["PromptCapabilities"], data: Any, *, strict: bool = False
+    ) -> PromptCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["PromptImageCapabilities"], data: Any, *, strict: bool = False
+    ) -> PromptImageCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["PromptAudioCapabilities"], data: Any, *, strict: bool = False
+    ) -> PromptAudioCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["PromptEmbeddedContextCapabilities"],
+        data: Any,
+        *,
+        strict: bool = False,
+    ) -> PromptEmbeddedContextCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["McpCapabilities"], data: Any, *, strict: bool = False
+    ) -> McpCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["McpStdioCapabilities"], data: Any, *, strict: bool = False
+    ) -> McpStdioCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["McpHttpCapabilities"], data: Any, *, strict: bool = False
+    ) -> McpHttpCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["McpAcpCapabilities"], data: Any, *, strict: bool = False
+    ) -> McpAcpCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionDeleteCapabilities"], data: Any, *, strict: bool = False
+    ) -> SessionDeleteCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionAdditionalDirectoriesCapabilities"],
+        data: Any,
+        *,
+        strict: bool = False,
+    ) -> SessionAdditionalDirectoriesCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionSystemPromptCapabilities"],
+        data: Any,
+        *,
+        strict: bool = False,
+    ) -> SessionSystemPromptCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionSystemPromptModeCapabilities"],
+        data: Any,
+        *,
+        strict: bool = False,
+    ) -> SessionSystemPromptModeCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionSystemPromptOverrideCapabilities"],
+        data: Any,
+        *,
+        strict: bool = False,
+    ) -> SessionSystemPromptOverrideCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionForkCapabilities"], data: Any, *, strict: bool = False
+    ) -> SessionForkCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionArchiveCapabilities"], data: Any, *, strict: bool = False
+    ) -> SessionArchiveCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionStatusCapabilities"], data: Any, *, strict: bool = False
+    ) -> SessionStatusCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionTitleCapabilities"], data: Any, *, strict: bool = False
+    ) -> SessionTitleCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["AgentAuthCapabilities"], data: Any, *, strict: bool = False
+    ) -> AgentAuthCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["AuthStatusCapabilities"], data: Any, *, strict: bool = False
+    ) -> AuthStatusCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["ProvidersCapabilities"], data: Any, *, strict: bool = False
+    ) -> ProvidersCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["AuthMethod"], data: Any, *, strict: bool = False
+    ) -> AuthMethod: ...
+
+    @overload
+    def decode(
+        name: Literal["AuthMethodId"], data: Any, *, strict: bool = False
+    ) -> AuthMethodId: ...
+
+    @overload
+    def decode(
+        name: Literal["EnvVariable"], data: Any, *, strict: bool = False
+    ) -> EnvVariable: ...
+
+    @overload
+    def decode(
+        name: Literal["AuthMethodTerminal"], data: Any, *, strict: bool = False
+    ) -> AuthMethodTerminal: ...
+
+    @overload
+    def decode(
+        name: Literal["AuthMethodAgent"], data: Any, *, strict: bool = False
+    ) -> AuthMethodAgent: ...
+
+    @overload
+    def decode(
+        name: Literal["LoginAuthResponse"], data: Any, *, strict: bool = False
+    ) -> LoginAuthResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["ListProvidersResponse"], data: Any, *, strict: bool = False
+    ) -> ListProvidersResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["ProviderInfo"], data: Any, *, strict: bool = False
+    ) -> ProviderInfo: ...
+
+    @overload
+    def decode(
+        name: Literal["ProviderId"], data: Any, *, strict: bool = False
+    ) -> ProviderId: ...
+
+    @overload
+    def decode(
+        name: Literal["LlmProtocol"], data: Any, *, strict: bool = False
+    ) -> LlmProtocol | str: ...
+
+    @overload
+    def decode(
+        name: Literal["ProviderCurrentConfig"], data: Any, *, strict: bool = False
+    ) -> ProviderCurrentConfig: ...
+
+    @overload
+    def decode(
+        name: Literal["SetProviderResponse"], data: Any, *, strict: bool = False
+    ) -> SetProviderResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["DisableProviderResponse"], data: Any, *, strict: bool = False
+    ) -> DisableProviderResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["LogoutAuthResponse"], data: Any, *, strict: bool = False
+    ) -> LogoutAuthResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["AuthStatusResponse"], data: Any, *, strict: bool = False
+    ) -> AuthStatusResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["AuthState"], data: Any, *, strict: bool = False
+    ) -> AuthState | str: ...
+
+    @overload
+    def decode(
+        name: Literal["AuthAccount"], data: Any, *, strict: bool = False
+    ) -> AuthAccount: ...
+
+    @overload
+    def decode(
+        name: Literal["NewSessionResponse"], data: Any, *, strict: bool = False
+    ) -> NewSessionResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionConfigOption"], data: Any, *, strict: bool = False
+    ) -> SessionConfigOption: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionConfigId"], data: Any, *, strict: bool = False
+    ) -> SessionConfigId: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionConfigOptionCategory"], data: Any, *, strict: bool = False
+    ) -> SessionConfigOptionCategory | str: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionConfigValueId"], data: Any, *, strict: bool = False
+    ) -> SessionConfigValueId: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionConfigSelectOptions"], data: Any, *, strict: bool = False
+    ) -> SessionConfigSelectOptions: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionConfigSelectOption"], data: Any, *, strict: bool = False
+    ) -> SessionConfigSelectOption: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionConfigSelectGroup"], data: Any, *, strict: bool = False
+    ) -> SessionConfigSelectGroup: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionConfigGroupId"], data: Any, *, strict: bool = False
+    ) -> SessionConfigGroupId: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionConfigSelect"], data: Any, *, strict: bool = False
+    ) -> SessionConfigSelect: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionConfigBoolean"], data: Any, *, strict: bool = False
+    ) -> SessionConfigBoolean: ...
+
+    @overload
+    def decode(
+        name: Literal["AvailableCommand"], data: Any, *, strict: bool = False
+    ) -> AvailableCommand: ...
+
+    @overload
+    def decode(
+        name: Literal["AvailableCommandInput"], data: Any, *, strict: bool = False
+    ) -> AvailableCommandInput: ...
+
+    @overload
+    def decode(
+        name: Literal["TextCommandInput"], data: Any, *, strict: bool = False
+    ) -> TextCommandInput: ...
+
+    @overload
+    def decode(
+        name: Literal["Command"], data: Any, *, strict: bool = False
+    ) -> Command: ...
+
+    @overload
+    def decode(
+        name: Literal["ListSessionsResponse"], data: Any, *, strict: bool = False
+    ) -> ListSessionsResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionInfo"], data: Any, *, strict: bool = False
+    ) -> SessionInfo: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionListCursor"], data: Any, *, strict: bool = False
+    ) -> SessionListCursor: ...
+
+    @overload
+    def decode(
+        name: Literal["DeleteSessionResponse"], data: Any, *, strict: bool = False
+    ) -> DeleteSessionResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["ForkSessionResponse"], data: Any, *, strict: bool = False
+    ) -> ForkSessionResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["ArchiveSessionResponse"], data: Any, *, strict: bool = False
+    ) -> ArchiveSessionResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["UnarchiveSessionResponse"], data: Any, *, strict: bool = False
+    ) -> UnarchiveSessionResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionStatusResponse"], data: Any, *, strict: bool = False
+    ) -> SessionStatusResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionStatus"], data: Any, *, strict: bool = False
+    ) -> SessionStatus | str: ...
+
+    @overload
+    def decode(
+        name: Literal["StateUpdate"], data: Any, *, strict: bool = False
+    ) -> StateUpdate: ...
+
+    @overload
+    def decode(
+        name: Literal["BackgroundWork"], data: Any, *, strict: bool = False
+    ) -> BackgroundWork: ...
+
+    @overload
+    def decode(
+        name: Literal["BackgroundTerminal"], data: Any, *, strict: bool = False
+    ) -> BackgroundTerminal: ...
+
+    @overload
+    def decode(
+        name: Literal["BackgroundToolCall"], data: Any, *, strict: bool = False
+    ) -> BackgroundToolCall: ...
+
+    @overload
+    def decode(
+        name: Literal["BackgroundSubagent"], data: Any, *, strict: bool = False
+    ) -> BackgroundSubagent: ...
+
+    @overload
+    def decode(
+        name: Literal["RunningStateUpdate"], data: Any, *, strict: bool = False
+    ) -> RunningStateUpdate: ...
+
+    @overload
+    def decode(name: Literal["Error"], data: Any, *, strict: bool = False) -> Error: ...
+
+    @overload
+    def decode(
+        name: Literal["ErrorCode"], data: Any, *, strict: bool = False
+    ) -> ErrorCode | int: ...
+
+    @overload
+    def decode(
+        name: Literal["ErrorData"], data: Any, *, strict: bool = False
+    ) -> ErrorData: ...
+
+    @overload
+    def decode(
+        name: Literal["UnsupportedProtocolVersionErrorData"],
+        data: Any,
+        *,
+        strict: bool = False,
+    ) -> UnsupportedProtocolVersionErrorData: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionNotFoundErrorData"], data: Any, *, strict: bool = False
+    ) -> SessionNotFoundErrorData: ...
+
+    @overload
+    def decode(
+        name: Literal["ErrorStopReason"], data: Any, *, strict: bool = False
+    ) -> ErrorStopReason: ...
+
+    @overload
+    def decode(name: Literal["Usage"], data: Any, *, strict: bool = False) -> Usage: ...
+
+    @overload
+    def decode(
+        name: Literal["IdleStateUpdate"], data: Any, *, strict: bool = False
+    ) -> IdleStateUpdate: ...
+
+    @overload
+    def decode(
+        name: Literal["RequiresActionStateUpdate"], data: Any, *, strict: bool = False
+    ) -> RequiresActionStateUpdate: ...
+
+    @overload
+    def decode(
+        name: Literal["UnknownStateUpdate"], data: Any, *, strict: bool = False
+    ) -> UnknownStateUpdate: ...
+
+    @overload
+    def decode(
+        name: Literal["SetSessionTitleResponse"], data: Any, *, strict: bool = False
+    ) -> SetSessionTitleResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["ResumeSessionResponse"], data: Any, *, strict: bool = False
+    ) -> ResumeSessionResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["CloseSessionResponse"], data: Any, *, strict: bool = False
+    ) -> CloseSessionResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["CancelToolCallResponse"], data: Any, *, strict: bool = False
+    ) -> CancelToolCallResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["CancelTerminalResponse"], data: Any, *, strict: bool = False
+    ) -> CancelTerminalResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["SetSessionConfigOptionResponse"],
+        data: Any,
+        *,
+        strict: bool = False,
+    ) -> SetSessionConfigOptionResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["PromptResponse"], data: Any, *, strict: bool = False
+    ) -> PromptResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["MessageId"], data: Any, *, strict: bool = False
+    ) -> MessageId: ...
+
+    @overload
+    def decode(
+        name: Literal["ExtResponse"], data: Any, *, strict: bool = False
+    ) -> ExtResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["AgentNotification"], data: Any, *, strict: bool = False
+    ) -> AgentNotification: ...
+
+    @overload
+    def decode(
+        name: Literal["UpdateSessionNotification"], data: Any, *, strict: bool = False
+    ) -> UpdateSessionNotification: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionUpdate"], data: Any, *, strict: bool = False
+    ) -> SessionUpdate: ...
+
+    @overload
+    def decode(
+        name: Literal["ContentChunk"], data: Any, *, strict: bool = False
+    ) -> ContentChunk: ...
+
+    @overload
+    def decode(
+        name: Literal["UserMessage"], data: Any, *, strict: bool = False
+    ) -> UserMessage: ...
+
+    @overload
+    def decode(
+        name: Literal["AgentMessage"], data: Any, *, strict: bool = False
+    ) -> AgentMessage: ...
+
+    @overload
+    def decode(
+        name: Literal["AgentThought"], data: Any, *, strict: bool = False
+    ) -> AgentThought: ...
+
+    @overload
+    def decode(
+        name: Literal["ToolCallContentChunk"], data: Any, *, strict: bool = False
+    ) -> ToolCallContentChunk: ...
+
+    @overload
+    def decode(
+        name: Literal["TerminalOutput"], data: Any, *, strict: bool = False
+    ) -> TerminalOutput: ...
+
+    @overload
+    def decode(
+        name: Literal["TerminalExitStatus"], data: Any, *, strict: bool = False
+    ) -> TerminalExitStatus: ...
+
+    @overload
+    def decode(
+        name: Literal["TerminalSize"], data: Any, *, strict: bool = False
+    ) -> TerminalSize: ...
+
+    @overload
+    def decode(
+        name: Literal["TerminalCapabilities"], data: Any, *, strict: bool = False
+    ) -> TerminalCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["TerminalCancelCapabilities"], data: Any, *, strict: bool = False
+    ) -> TerminalCancelCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["TerminalUpdate"], data: Any, *, strict: bool = False
+    ) -> TerminalUpdate: ...
+
+    @overload
+    def decode(
+        name: Literal["TerminalOutputChunk"], data: Any, *, strict: bool = False
+    ) -> TerminalOutputChunk: ...
+
+    @overload
+    def decode(
+        name: Literal["PlanUpdateContent"], data: Any, *, strict: bool = False
+    ) -> PlanUpdateContent: ...
+
+    @overload
+    def decode(
+        name: Literal["PlanId"], data: Any, *, strict: bool = False
+    ) -> PlanId: ...
+
+    @overload
+    def decode(
+        name: Literal["PlanEntry"], data: Any, *, strict: bool = False
+    ) -> PlanEntry: ...
+
+    @overload
+    def decode(
+        name: Literal["PlanEntryPriority"], data: Any, *, strict: bool = False
+    ) -> PlanEntryPriority | str: ...
+
+    @overload
+    def decode(
+        name: Literal["PlanEntryStatus"], data: Any, *, strict: bool = False
+    ) -> PlanEntryStatus | str: ...
+
+    @overload
+    def decode(
+        name: Literal["PlanItems"], data: Any, *, strict: bool = False
+    ) -> PlanItems: ...
+
+    @overload
+    def decode(
+        name: Literal["PlanFile"], data: Any, *, strict: bool = False
+    ) -> PlanFile: ...
+
+    @overload
+    def decode(
+        name: Literal["PlanMarkdown"], data: Any, *, strict: bool = False
+    ) -> PlanMarkdown: ...
+
+    @overload
+    def decode(
+        name: Literal["PlanUpdate"], data: Any, *, strict: bool = False
+    ) -> PlanUpdate: ...
+
+    @overload
+    def decode(
+        name: Literal["PlanRemoved"], data: Any, *, strict: bool = False
+    ) -> PlanRemoved: ...
+
+    @overload
+    def decode(
+        name: Literal["AvailableCommandsUpdate"], data: Any, *, strict: bool = False
+    ) -> AvailableCommandsUpdate: ...
+
+    @overload
+    def decode(
+        name: Literal["ConfigOptionUpdate"], data: Any, *, strict: bool = False
+    ) -> ConfigOptionUpdate: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionInfoUpdate"], data: Any, *, strict: bool = False
+    ) -> SessionInfoUpdate: ...
+
+    @overload
+    def decode(name: Literal["Cost"], data: Any, *, strict: bool = False) -> Cost: ...
+
+    @overload
+    def decode(
+        name: Literal["UsageUpdate"], data: Any, *, strict: bool = False
+    ) -> UsageUpdate: ...
+
+    @overload
+    def decode(
+        name: Literal["NoticeSeverity"], data: Any, *, strict: bool = False
+    ) -> NoticeSeverity | str: ...
+
+    @overload
+    def decode(
+        name: Literal["Notice"], data: Any, *, strict: bool = False
+    ) -> Notice: ...
+
+    @overload
+    def decode(
+        name: Literal["CompactionId"], data: Any, *, strict: bool = False
+    ) -> CompactionId: ...
+
+    @overload
+    def decode(
+        name: Literal["CompactionStatus"], data: Any, *, strict: bool = False
+    ) -> CompactionStatus | str: ...
+
+    @overload
+    def decode(
+        name: Literal["CompactionUpdate"], data: Any, *, strict: bool = False
+    ) -> CompactionUpdate: ...
+
+    @overload
+    def decode(
+        name: Literal["CompactionSummaryChunk"], data: Any, *, strict: bool = False
+    ) -> CompactionSummaryChunk: ...
+
+    @overload
+    def decode(
+        name: Literal["SubagentSessionCapabilities"], data: Any, *, strict: bool = False
+    ) -> SubagentSessionCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionCancelCapabilities"], data: Any, *, strict: bool = False
+    ) -> SessionCancelCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["SubagentUpdate"], data: Any, *, strict: bool = False
+    ) -> SubagentUpdate: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionMessage"], data: Any, *, strict: bool = False
+    ) -> SessionMessage: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionMessageChunk"], data: Any, *, strict: bool = False
+    ) -> SessionMessageChunk: ...
+
+    @overload
+    def decode(
+        name: Literal["CompleteElicitationNotification"],
+        data: Any,
+        *,
+        strict: bool = False,
+    ) -> CompleteElicitationNotification: ...
+
+    @overload
+    def decode(
+        name: Literal["AuthStatusUpdateNotification"],
+        data: Any,
+        *,
+        strict: bool = False,
+    ) -> AuthStatusUpdateNotification: ...
+
+    @overload
+    def decode(
+        name: Literal["ExtNotification"], data: Any, *, strict: bool = False
+    ) -> ExtNotification: ...
+
+    @overload
+    def decode(
+        name: Literal["ClientRequest"], data: Any, *, strict: bool = False
+    ) -> ClientRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["InitializeRequest"], data: Any, *, strict: bool = False
+    ) -> InitializeRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["ClientCapabilities"], data: Any, *, strict: bool = False
+    ) -> ClientCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["ClientAuthCapabilities"], data: Any, *, strict: bool = False
+    ) -> ClientAuthCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["TerminalAuthCapabilities"], data: Any, *, strict: bool = False
+    ) -> TerminalAuthCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["ElicitationCapabilities"], data: Any, *, strict: bool = False
+    ) -> ElicitationCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["ElicitationFormCapabilities"], data: Any, *, strict: bool = False
+    ) -> ElicitationFormCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["ElicitationUrlCapabilities"], data: Any, *, strict: bool = False
+    ) -> ElicitationUrlCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["LoginAuthRequest"], data: Any, *, strict: bool = False
+    ) -> LoginAuthRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["ListProvidersRequest"], data: Any, *, strict: bool = False
+    ) -> ListProvidersRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["SetProviderRequest"], data: Any, *, strict: bool = False
+    ) -> SetProviderRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["DisableProviderRequest"], data: Any, *, strict: bool = False
+    ) -> DisableProviderRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["LogoutAuthRequest"], data: Any, *, strict: bool = False
+    ) -> LogoutAuthRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["AuthStatusRequest"], data: Any, *, strict: bool = False
+    ) -> AuthStatusRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["NewSessionRequest"], data: Any, *, strict: bool = False
+    ) -> NewSessionRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["McpServer"], data: Any, *, strict: bool = False
+    ) -> McpServer: ...
+
+    @overload
+    def decode(
+        name: Literal["HttpHeader"], data: Any, *, strict: bool = False
+    ) -> HttpHeader: ...
+
+    @overload
+    def decode(
+        name: Literal["McpServerHttp"], data: Any, *, strict: bool = False
+    ) -> McpServerHttp: ...
+
+    @overload
+    def decode(
+        name: Literal["McpServerAcp"], data: Any, *, strict: bool = False
+    ) -> McpServerAcp: ...
+
+    @overload
+    def decode(
+        name: Literal["McpServerStdio"], data: Any, *, strict: bool = False
+    ) -> McpServerStdio: ...
+
+    @overload
+    def decode(
+        name: Literal["SystemPrompt"], data: Any, *, strict: bool = False
+    ) -> SystemPrompt: ...
+
+    @overload
+    def decode(
+        name: Literal["SystemPromptMode"], data: Any, *, strict: bool = False
+    ) -> SystemPromptMode | str: ...
+
+    @overload
+    def decode(
+        name: Literal["ListSessionsRequest"], data: Any, *, strict: bool = False
+    ) -> ListSessionsRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionArchiveFilter"], data: Any, *, strict: bool = False
+    ) -> SessionArchiveFilter | str: ...
+
+    @overload
+    def decode(
+        name: Literal["DeleteSessionRequest"], data: Any, *, strict: bool = False
+    ) -> DeleteSessionRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["ForkSessionRequest"], data: Any, *, strict: bool = False
+    ) -> ForkSessionRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["ArchiveSessionRequest"], data: Any, *, strict: bool = False
+    ) -> ArchiveSessionRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["UnarchiveSessionRequest"], data: Any, *, strict: bool = False
+    ) -> UnarchiveSessionRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionStatusRequest"], data: Any, *, strict: bool = False
+    ) -> SessionStatusRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["SetSessionTitleRequest"], data: Any, *, strict: bool = False
+    ) -> SetSessionTitleRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["ResumeSessionRequest"], data: Any, *, strict: bool = False
+    ) -> ResumeSessionRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["ReplayFrom"], data: Any, *, strict: bool = False
+    ) -> ReplayFrom: ...
+
+    @overload
+    def decode(
+        name: Literal["ReplayFromStart"], data: Any, *, strict: bool = False
+    ) -> ReplayFromStart: ...
+
+    @overload
+    def decode(
+        name: Literal["CloseSessionRequest"], data: Any, *, strict: bool = False
+    ) -> CloseSessionRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["CancelToolCallRequest"], data: Any, *, strict: bool = False
+    ) -> CancelToolCallRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["CancelTerminalRequest"], data: Any, *, strict: bool = False
+    ) -> CancelTerminalRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["SetSessionConfigOptionRequest"],
+        data: Any,
+        *,
+        strict: bool = False,
+    ) -> SetSessionConfigOptionRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["PromptRequest"], data: Any, *, strict: bool = False
+    ) -> PromptRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["ClientResponse"], data: Any, *, strict: bool = False
+    ) -> ClientResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["RequestPermissionResponse"], data: Any, *, strict: bool = False
+    ) -> RequestPermissionResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["RequestPermissionOutcome"], data: Any, *, strict: bool = False
+    ) -> RequestPermissionOutcome: ...
+
+    @overload
+    def decode(
+        name: Literal["CancelledPermissionOutcome"], data: Any, *, strict: bool = False
+    ) -> CancelledPermissionOutcome: ...
+
+    @overload
+    def decode(
+        name: Literal["SelectedPermissionOutcome"], data: Any, *, strict: bool = False
+    ) -> SelectedPermissionOutcome: ...
+
+    @overload
+    def decode(
+        name: Literal["CreateElicitationResponse"], data: Any, *, strict: bool = False
+    ) -> CreateElicitationResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["ElicitationContentValue"], data: Any, *, strict: bool = False
+    ) -> ElicitationContentValue: ...
+
+    @overload
+    def decode(
+        name: Literal["ElicitationAcceptAction"], data: Any, *, strict: bool = False
+    ) -> ElicitationAcceptAction: ...
+
+    @overload
+    def decode(
+        name: Literal["MessageMcpResponse"], data: Any, *, strict: bool = False
+    ) -> MessageMcpResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["McpError"], data: Any, *, strict: bool = False
+    ) -> McpError: ...
+
+    @overload
+    def decode(
+        name: Literal["ClientNotification"], data: Any, *, strict: bool = False
+    ) -> ClientNotification: ...
+
+    @overload
+    def decode(
+        name: Literal["CancelSessionNotification"], data: Any, *, strict: bool = False
+    ) -> CancelSessionNotification: ...
+
+    @overload
+    def decode(
+        name: Literal["MessageMcpNotification"], data: Any, *, strict: bool = False
+    ) -> MessageMcpNotification: ...
+
+    @overload
+    def decode(
+        name: Literal["CancelRequestNotification"], data: Any, *, strict: bool = False
+    ) -> CancelRequestNotification: ...
+
+    @overload
+    def decode(
+        name: Literal["ProxyRequest"], data: Any, *, strict: bool = False
+    ) -> ProxyRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["InitializeProxyRequest"], data: Any, *, strict: bool = False
+    ) -> InitializeProxyRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["ProxySuccessorRequest"], data: Any, *, strict: bool = False
+    ) -> ProxySuccessorRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["ProxyResponse"], data: Any, *, strict: bool = False
+    ) -> ProxyResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["InitializeProxyResponse"], data: Any, *, strict: bool = False
+    ) -> InitializeProxyResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["ProxySuccessorResponse"], data: Any, *, strict: bool = False
+    ) -> ProxySuccessorResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["ProxyNotification"], data: Any, *, strict: bool = False
+    ) -> ProxyNotification: ...
+
+    @overload
+    def decode(
+        name: Literal["ProxySuccessorNotification"], data: Any, *, strict: bool = False
+    ) -> ProxySuccessorNotification: ...
+
+    @overload
+    def decode(name: str, data: Any, *, strict: bool = False) -> object: ...
+
+
+def decode(name: str, data: Any, *, strict: bool = False) -> object:
     """Decode ``data``, a value as ``json.loads`` returns it, as the ``$defs``
     type ``name``.
 
@@ -60,16 +1411,17 @@ def decode(name: str, data: Any, *, strict: bool = False) -> Any:
     return _run(decoder, pointer, data, strict)
 
 
-def decode_class(cls: type, data: Any, *, strict: bool = False) -> Any:
+def decode_class(cls: type[_T], data: Any, *, strict: bool = False) -> _T:
     """Decode ``data`` as the generated class ``cls``."""
     try:
         decoder, pointer = _CLASS_DECODERS[cls]
     except KeyError:
         raise KeyError(f"{cls!r} is not a class of this package") from None
-    return _run(decoder, pointer, data, strict)
+    # The table pairs each class with its own decoder.
+    return cast(_T, _run(decoder, pointer, data, strict))
 
 
-def _run(decoder: Callable, pointer: str, data: Any, strict: bool) -> Any:
+def _run(decoder: Decoder[object], pointer: str, data: Any, strict: bool) -> object:
     try:
         if strict:
             validate(schema_root(SCHEMA_JSON), pointer, data)
@@ -78,42 +1430,63 @@ def _run(decoder: Callable, pointer: str, data: Any, strict: bool) -> Any:
         raise ValidationError("the value is nested too deeply to decode") from None
 
 
-def encode(value: Any) -> Any:
+if TYPE_CHECKING:
+
+    @overload
+    def encode(value: _Wire) -> dict[str, Any]: ...
+    @overload
+    def encode(value: str) -> str: ...
+    @overload
+    def encode(value: bool) -> bool: ...
+    @overload
+    def encode(value: int) -> int: ...
+    @overload
+    def encode(value: float) -> float: ...
+    @overload
+    def encode(value: None) -> None: ...
+    @overload
+    def encode(value: list[Any]) -> list[Any]: ...
+    @overload
+    def encode(value: dict[str, Any]) -> dict[str, Any]: ...
+
+
+def encode(value: object) -> object:
     """The JSON-compatible wire form of a decoded or constructed value:
     ``UNSET`` fields are left out, ``None`` is ``null``, and the wire names
-    come back (``tool_call_id`` -> ``toolCallId``)."""
+    come back (``tool_call_id`` -> ``toolCallId``). A generated class gives a
+    dict, an enum member its value, lists and dicts their items' wire forms."""
     encoder = _ENCODERS.get(type(value))
     if encoder is not None:
         return encoder(value)
     return encode_value(value)
 
 
-def encode_value(value: Any) -> Any:
+def encode_value(value: object) -> Any:
     """The wire form of a value that is not a generated class: JSON as it is,
     or lists and dicts holding generated values. Walked without recursion, so
     any depth that ``json`` handles works here too."""
-    root = [value]
-    stack = [(root, 0)]
+    root: list[object] = [value]
+    stack: list[tuple[Any, Any]] = [(root, 0)]
     while stack:
         container, key = stack.pop()
-        item = container[key]
+        item: object = container[key]
         encoder = _ENCODERS.get(type(item))
         if encoder is not None:
             container[key] = encoder(item)
         elif isinstance(item, Enum):
+            if item is UNSET:
+                raise ValueError("UNSET has no wire form: it marks an omitted field")
             container[key] = item.value
-        elif type(item) is list:
-            copy = container[key] = list(item)
-            stack.extend((copy, index) for index in range(len(copy)))
-        elif type(item) is dict:
-            copy = container[key] = dict(item)
-            stack.extend((copy, k) for k in copy)
-        elif item is UNSET:
-            raise ValueError("UNSET has no wire form: it marks an omitted field")
+        elif type(item) is json_array:
+            items = container[key] = list(item)
+            stack.extend((items, index) for index in range(len(items)))
+        elif type(item) is json_object:
+            members = container[key] = dict(item)
+            stack.extend((members, k) for k in members)
     return root[0]
 
 
-def check_tag(d: dict, tag: str, expected: "str | None") -> ValidationError:
+def check_tag(d: JsonObject, tag: str, expected: str | None) -> ValidationError:
     """The error for an object whose tag does not select the variant asked for."""
     value = d.get(tag, MISSING)
     if value is MISSING:
@@ -130,8 +1503,9 @@ def check_raw(value: Any, pointer: str) -> Any:
 
 
 def _decode_AgentRequest(d: Any, strict: bool) -> AgentRequest:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_id: RequestId
     v = d.get("id", MISSING)
     if v is MISSING:
         raise missing("id")
@@ -141,6 +1515,7 @@ def _decode_AgentRequest(d: Any, strict: bool) -> AgentRequest:
         except ValidationError as error:
             raise error.at("id")
 
+    f_method: str
     v = d.get("method", MISSING)
     if v is MISSING:
         raise missing("method")
@@ -150,6 +1525,7 @@ def _decode_AgentRequest(d: Any, strict: bool) -> AgentRequest:
         except ValidationError as error:
             raise error.at("method")
 
+    f_params: Any | Unset
     v = d.get("params", MISSING)
     if v is MISSING:
         f_params = UNSET
@@ -168,39 +1544,39 @@ def _decode_AgentRequest(d: Any, strict: bool) -> AgentRequest:
 
 def _encode_AgentRequest(o: AgentRequest) -> dict[str, Any]:
     d: dict[str, Any] = {
-        "id": _encode_RequestId(o.id),
+        "id": encode(o.id),
         "method": o.method,
     }
-    v = o.params
-    if v is not UNSET:
-        d["params"] = v
+    v_params = o.params
+    if v_params is not UNSET:
+        d["params"] = v_params
 
     return d
 
 
-def _decode_RequestId(v: Any, strict: bool) -> Any:
-    return scalar_union(
-        v,
-        strict,
-        {
-            "integer": lambda x, strict: (
-                check_int(x, None, None)
-                if strict
-                else check_int(x, -9223372036854775808, 9223372036854775807)
-            ),
-            "string": lambda x, strict: (x if type(x) is str else check_str(x)),
-        },
-        "integer or string",
+def _decode_RequestId(v: Any, strict: bool) -> RequestId:
+    return cast(
+        "int | str",
+        scalar_union(
+            v,
+            strict,
+            {
+                "integer": lambda x, strict: (
+                    check_int(x, None, None)
+                    if strict
+                    else check_int(x, -9223372036854775808, 9223372036854775807)
+                ),
+                "string": lambda x, strict: (x if type(x) is str else check_str(x)),
+            },
+            "integer or string",
+        ),
     )
 
 
-def _encode_RequestId(v: Any) -> Any:
-    return encode(v)
-
-
 def _decode_RequestPermissionRequest(d: Any, strict: bool) -> RequestPermissionRequest:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_session_id: SessionId
     v = d.get("sessionId", MISSING)
     if v is MISSING:
         raise missing("sessionId")
@@ -210,6 +1586,7 @@ def _decode_RequestPermissionRequest(d: Any, strict: bool) -> RequestPermissionR
         except ValidationError as error:
             raise error.at("sessionId")
 
+    f_title: str
     v = d.get("title", MISSING)
     if v is MISSING:
         raise missing("title")
@@ -219,6 +1596,7 @@ def _decode_RequestPermissionRequest(d: Any, strict: bool) -> RequestPermissionR
         except ValidationError as error:
             raise error.at("title")
 
+    f_description: str | None | Unset
     v = d.get("description", MISSING)
     if v is MISSING:
         f_description = UNSET
@@ -232,6 +1610,7 @@ def _decode_RequestPermissionRequest(d: Any, strict: bool) -> RequestPermissionR
                 raise error.at("description")
             f_description = UNSET
 
+    f_subject: RequestPermissionSubject | None | Unset
     v = d.get("subject", MISSING)
     if v is MISSING:
         f_subject = UNSET
@@ -243,6 +1622,7 @@ def _decode_RequestPermissionRequest(d: Any, strict: bool) -> RequestPermissionR
         except ValidationError as error:
             raise error.at("subject")
 
+    f_options: list[PermissionOption]
     v = d.get("options", MISSING)
     if v is MISSING:
         raise missing("options")
@@ -252,6 +1632,7 @@ def _decode_RequestPermissionRequest(d: Any, strict: bool) -> RequestPermissionR
         except ValidationError as error:
             raise error.at("options")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -279,34 +1660,33 @@ def _encode_RequestPermissionRequest(o: RequestPermissionRequest) -> dict[str, A
         "title": o.title,
         "options": [_encode_PermissionOption(x) for x in o.options],
     }
-    v = o.description
-    if v is not UNSET:
-        d["description"] = v
-    v = o.subject
-    if v is not UNSET:
-        d["subject"] = None if v is None else _encode_RequestPermissionSubject(v)
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_description = o.description
+    if v_description is not UNSET:
+        d["description"] = v_description
+    v_subject = o.subject
+    if v_subject is not UNSET:
+        d["subject"] = (
+            None if v_subject is None else _encode_RequestPermissionSubject(v_subject)
+        )
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
-def _decode_SessionId(v: Any, strict: bool) -> Any:
+def _decode_SessionId(v: Any, strict: bool) -> SessionId:
     return v if type(v) is str else check_str(v)
-
-
-def _encode_SessionId(v: Any) -> Any:
-    return v
 
 
 def _decode_ToolCallRequestPermissionSubject(
     d: Any, strict: bool
 ) -> ToolCallRequestPermissionSubject:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("type") != "tool_call":
         raise check_tag(d, "type", "tool_call")
+    f_tool_call: ToolCallUpdate
     v = d.get("toolCall", MISSING)
     if v is MISSING:
         raise missing("toolCall")
@@ -316,6 +1696,7 @@ def _decode_ToolCallRequestPermissionSubject(
         except ValidationError as error:
             raise error.at("toolCall")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -340,9 +1721,9 @@ def _encode_ToolCallRequestPermissionSubject(
         "type": "tool_call",
         "toolCall": _encode_ToolCallUpdate(o.tool_call),
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -350,10 +1731,11 @@ def _encode_ToolCallRequestPermissionSubject(
 def _decode_CommandRequestPermissionSubject(
     d: Any, strict: bool
 ) -> CommandRequestPermissionSubject:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("type") != "command":
         raise check_tag(d, "type", "command")
+    f_command: str
     v = d.get("command", MISSING)
     if v is MISSING:
         raise missing("command")
@@ -363,6 +1745,7 @@ def _decode_CommandRequestPermissionSubject(
         except ValidationError as error:
             raise error.at("command")
 
+    f_cwd: AbsolutePath
     v = d.get("cwd", MISSING)
     if v is MISSING:
         raise missing("cwd")
@@ -372,6 +1755,7 @@ def _decode_CommandRequestPermissionSubject(
         except ValidationError as error:
             raise error.at("cwd")
 
+    f_tool_call_id: ToolCallId | None | Unset
     v = d.get("toolCallId", MISSING)
     if v is MISSING:
         f_tool_call_id = UNSET
@@ -385,6 +1769,7 @@ def _decode_CommandRequestPermissionSubject(
                 raise error.at("toolCallId")
             f_tool_call_id = UNSET
 
+    f_terminal_id: TerminalId | None | Unset
     v = d.get("terminalId", MISSING)
     if v is MISSING:
         f_terminal_id = UNSET
@@ -398,6 +1783,7 @@ def _decode_CommandRequestPermissionSubject(
                 raise error.at("terminalId")
             f_terminal_id = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -426,15 +1812,15 @@ def _encode_CommandRequestPermissionSubject(
         "command": o.command,
         "cwd": o.cwd,
     }
-    v = o.tool_call_id
-    if v is not UNSET:
-        d["toolCallId"] = None if v is None else v
-    v = o.terminal_id
-    if v is not UNSET:
-        d["terminalId"] = None if v is None else v
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_tool_call_id = o.tool_call_id
+    if v_tool_call_id is not UNSET:
+        d["toolCallId"] = None if v_tool_call_id is None else v_tool_call_id
+    v_terminal_id = o.terminal_id
+    if v_terminal_id is not UNSET:
+        d["terminalId"] = None if v_terminal_id is None else v_terminal_id
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -442,7 +1828,7 @@ def _encode_CommandRequestPermissionSubject(
 def _decode_OtherRequestPermissionSubject(
     d: Any, strict: bool
 ) -> OtherRequestPermissionSubject:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if type(d.get("type")) is not str:
         raise check_tag(d, "type", None)
@@ -464,14 +1850,14 @@ def _encode_OtherRequestPermissionSubject(
     return d
 
 
-_VARIANTS_RequestPermissionSubject: dict[str, Callable[[Any, bool], Any]] = {
+_VARIANTS_RequestPermissionSubject: dict[str, Decoder[RequestPermissionSubject]] = {
     "tool_call": _decode_ToolCallRequestPermissionSubject,
     "command": _decode_CommandRequestPermissionSubject,
 }
 
 
 def _decode_RequestPermissionSubject(d: Any, strict: bool) -> RequestPermissionSubject:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     tag = d.get("type", MISSING)
     if type(tag) is str:
@@ -484,9 +1870,9 @@ def _decode_RequestPermissionSubject(d: Any, strict: bool) -> RequestPermissionS
     raise type_error("a string", tag).at("type")
 
 
-def _encode_RequestPermissionSubject(o: Any) -> Any:
+def _encode_RequestPermissionSubject(o: RequestPermissionSubject) -> dict[str, Any]:
     try:
-        encoder = _ENCODERS[type(o)]
+        encoder = _CLASS_ENCODERS[type(o)]
     except KeyError:
         raise TypeError(
             f"{type(o).__name__} is not a variant of RequestPermissionSubject"
@@ -495,8 +1881,9 @@ def _encode_RequestPermissionSubject(o: Any) -> Any:
 
 
 def _decode_ToolCallUpdate(d: Any, strict: bool) -> ToolCallUpdate:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_tool_call_id: ToolCallId
     v = d.get("toolCallId", MISSING)
     if v is MISSING:
         raise missing("toolCallId")
@@ -506,6 +1893,7 @@ def _decode_ToolCallUpdate(d: Any, strict: bool) -> ToolCallUpdate:
         except ValidationError as error:
             raise error.at("toolCallId")
 
+    f_name: str | None | Unset
     v = d.get("name", MISSING)
     if v is MISSING:
         f_name = UNSET
@@ -517,6 +1905,7 @@ def _decode_ToolCallUpdate(d: Any, strict: bool) -> ToolCallUpdate:
                 raise error.at("name")
             f_name = UNSET
 
+    f_title: str | None | Unset
     v = d.get("title", MISSING)
     if v is MISSING:
         f_title = UNSET
@@ -528,6 +1917,7 @@ def _decode_ToolCallUpdate(d: Any, strict: bool) -> ToolCallUpdate:
                 raise error.at("title")
             f_title = UNSET
 
+    f_kind: ToolKind | str | None | Unset
     v = d.get("kind", MISSING)
     if v is MISSING:
         f_kind = UNSET
@@ -539,6 +1929,7 @@ def _decode_ToolCallUpdate(d: Any, strict: bool) -> ToolCallUpdate:
                 raise error.at("kind")
             f_kind = UNSET
 
+    f_status: ToolCallStatus | str | None | Unset
     v = d.get("status", MISSING)
     if v is MISSING:
         f_status = UNSET
@@ -550,6 +1941,7 @@ def _decode_ToolCallUpdate(d: Any, strict: bool) -> ToolCallUpdate:
                 raise error.at("status")
             f_status = UNSET
 
+    f_content: list[ToolCallContent] | None | Unset
     v = d.get("content", MISSING)
     if v is MISSING:
         f_content = UNSET
@@ -565,6 +1957,7 @@ def _decode_ToolCallUpdate(d: Any, strict: bool) -> ToolCallUpdate:
                 raise error.at("content")
             f_content = UNSET
 
+    f_locations: list[ToolCallLocation] | None | Unset
     v = d.get("locations", MISSING)
     if v is MISSING:
         f_locations = UNSET
@@ -580,6 +1973,7 @@ def _decode_ToolCallUpdate(d: Any, strict: bool) -> ToolCallUpdate:
                 raise error.at("locations")
             f_locations = UNSET
 
+    f_raw_input: Any | Unset
     v = d.get("rawInput", MISSING)
     if v is MISSING:
         f_raw_input = UNSET
@@ -591,6 +1985,7 @@ def _decode_ToolCallUpdate(d: Any, strict: bool) -> ToolCallUpdate:
                 raise error.at("rawInput")
             f_raw_input = UNSET
 
+    f_raw_output: Any | Unset
     v = d.get("rawOutput", MISSING)
     if v is MISSING:
         f_raw_output = UNSET
@@ -602,6 +1997,7 @@ def _decode_ToolCallUpdate(d: Any, strict: bool) -> ToolCallUpdate:
                 raise error.at("rawOutput")
             f_raw_output = UNSET
 
+    f_capabilities: ToolCallCapabilities | None | Unset
     v = d.get("capabilities", MISSING)
     if v is MISSING:
         f_capabilities = UNSET
@@ -615,6 +2011,7 @@ def _decode_ToolCallUpdate(d: Any, strict: bool) -> ToolCallUpdate:
                 raise error.at("capabilities")
             f_capabilities = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -645,48 +2042,62 @@ def _encode_ToolCallUpdate(o: ToolCallUpdate) -> dict[str, Any]:
     d: dict[str, Any] = {
         "toolCallId": o.tool_call_id,
     }
-    v = o.name
-    if v is not UNSET:
-        d["name"] = v
-    v = o.title
-    if v is not UNSET:
-        d["title"] = v
-    v = o.kind
-    if v is not UNSET:
-        d["kind"] = None if v is None else (v._value_ if type(v) is ToolKind else v)
-    v = o.status
-    if v is not UNSET:
-        d["status"] = (
-            None if v is None else (v._value_ if type(v) is ToolCallStatus else v)
+    v_name = o.name
+    if v_name is not UNSET:
+        d["name"] = v_name
+    v_title = o.title
+    if v_title is not UNSET:
+        d["title"] = v_title
+    v_kind = o.kind
+    if v_kind is not UNSET:
+        d["kind"] = (
+            None
+            if v_kind is None
+            else (v_kind._value_ if type(v_kind) is ToolKind else v_kind)
         )
-    v = o.content
-    if v is not UNSET:
-        d["content"] = None if v is None else [_encode_ToolCallContent(x) for x in v]
-    v = o.locations
-    if v is not UNSET:
-        d["locations"] = None if v is None else [_encode_ToolCallLocation(x) for x in v]
-    v = o.raw_input
-    if v is not UNSET:
-        d["rawInput"] = v
-    v = o.raw_output
-    if v is not UNSET:
-        d["rawOutput"] = v
-    v = o.capabilities
-    if v is not UNSET:
-        d["capabilities"] = None if v is None else _encode_ToolCallCapabilities(v)
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_status = o.status
+    if v_status is not UNSET:
+        d["status"] = (
+            None
+            if v_status is None
+            else (v_status._value_ if type(v_status) is ToolCallStatus else v_status)
+        )
+    v_content = o.content
+    if v_content is not UNSET:
+        d["content"] = (
+            None
+            if v_content is None
+            else [_encode_ToolCallContent(x) for x in v_content]
+        )
+    v_locations = o.locations
+    if v_locations is not UNSET:
+        d["locations"] = (
+            None
+            if v_locations is None
+            else [_encode_ToolCallLocation(x) for x in v_locations]
+        )
+    v_raw_input = o.raw_input
+    if v_raw_input is not UNSET:
+        d["rawInput"] = v_raw_input
+    v_raw_output = o.raw_output
+    if v_raw_output is not UNSET:
+        d["rawOutput"] = v_raw_output
+    v_capabilities = o.capabilities
+    if v_capabilities is not UNSET:
+        d["capabilities"] = (
+            None
+            if v_capabilities is None
+            else _encode_ToolCallCapabilities(v_capabilities)
+        )
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
-def _decode_ToolCallId(v: Any, strict: bool) -> Any:
+def _decode_ToolCallId(v: Any, strict: bool) -> ToolCallId:
     return v if type(v) is str else check_str(v)
-
-
-def _encode_ToolCallId(v: Any) -> Any:
-    return v
 
 
 def _decode_ToolKind(v: Any, strict: bool) -> ToolKind | str:
@@ -698,10 +2109,10 @@ def _decode_ToolKind(v: Any, strict: bool) -> ToolKind | str:
     return v
 
 
-_MEMBERS_ToolKind = ToolKind._value2member_map_
+_MEMBERS_ToolKind = cast("dict[str, ToolKind]", ToolKind._value2member_map_)
 
 
-def _encode_ToolKind(v: Any) -> Any:
+def _encode_ToolKind(v: ToolKind | str) -> str:
     return v._value_ if type(v) is ToolKind else v
 
 
@@ -714,18 +2125,21 @@ def _decode_ToolCallStatus(v: Any, strict: bool) -> ToolCallStatus | str:
     return v
 
 
-_MEMBERS_ToolCallStatus = ToolCallStatus._value2member_map_
+_MEMBERS_ToolCallStatus = cast(
+    "dict[str, ToolCallStatus]", ToolCallStatus._value2member_map_
+)
 
 
-def _encode_ToolCallStatus(v: Any) -> Any:
+def _encode_ToolCallStatus(v: ToolCallStatus | str) -> str:
     return v._value_ if type(v) is ToolCallStatus else v
 
 
 def _decode_ContentToolCallContent(d: Any, strict: bool) -> ContentToolCallContent:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("type") != "content":
         raise check_tag(d, "type", "content")
+    f_content: ContentBlock
     v = d.get("content", MISSING)
     if v is MISSING:
         raise missing("content")
@@ -735,6 +2149,7 @@ def _decode_ContentToolCallContent(d: Any, strict: bool) -> ContentToolCallConte
         except ValidationError as error:
             raise error.at("content")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -757,18 +2172,19 @@ def _encode_ContentToolCallContent(o: ContentToolCallContent) -> dict[str, Any]:
         "type": "content",
         "content": _encode_ContentBlock(o.content),
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_DiffToolCallContent(d: Any, strict: bool) -> DiffToolCallContent:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("type") != "diff":
         raise check_tag(d, "type", "diff")
+    f_changes: list[DiffChange]
     v = d.get("changes", MISSING)
     if v is MISSING:
         raise missing("changes")
@@ -778,6 +2194,7 @@ def _decode_DiffToolCallContent(d: Any, strict: bool) -> DiffToolCallContent:
         except ValidationError as error:
             raise error.at("changes")
 
+    f_patch: DiffPatch | None | Unset
     v = d.get("patch", MISSING)
     if v is MISSING:
         f_patch = UNSET
@@ -789,6 +2206,7 @@ def _decode_DiffToolCallContent(d: Any, strict: bool) -> DiffToolCallContent:
                 raise error.at("patch")
             f_patch = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -812,21 +2230,22 @@ def _encode_DiffToolCallContent(o: DiffToolCallContent) -> dict[str, Any]:
         "type": "diff",
         "changes": [_encode_DiffChange(x) for x in o.changes],
     }
-    v = o.patch
-    if v is not UNSET:
-        d["patch"] = None if v is None else _encode_DiffPatch(v)
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_patch = o.patch
+    if v_patch is not UNSET:
+        d["patch"] = None if v_patch is None else _encode_DiffPatch(v_patch)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_TerminalToolCallContent(d: Any, strict: bool) -> TerminalToolCallContent:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("type") != "terminal":
         raise check_tag(d, "type", "terminal")
+    f_terminal_id: TerminalId
     v = d.get("terminalId", MISSING)
     if v is MISSING:
         raise missing("terminalId")
@@ -836,6 +2255,7 @@ def _decode_TerminalToolCallContent(d: Any, strict: bool) -> TerminalToolCallCon
         except ValidationError as error:
             raise error.at("terminalId")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -858,15 +2278,15 @@ def _encode_TerminalToolCallContent(o: TerminalToolCallContent) -> dict[str, Any
         "type": "terminal",
         "terminalId": o.terminal_id,
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_OtherToolCallContent(d: Any, strict: bool) -> OtherToolCallContent:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if type(d.get("type")) is not str:
         raise check_tag(d, "type", None)
@@ -886,7 +2306,7 @@ def _encode_OtherToolCallContent(o: OtherToolCallContent) -> dict[str, Any]:
     return d
 
 
-_VARIANTS_ToolCallContent: dict[str, Callable[[Any, bool], Any]] = {
+_VARIANTS_ToolCallContent: dict[str, Decoder[ToolCallContent]] = {
     "content": _decode_ContentToolCallContent,
     "diff": _decode_DiffToolCallContent,
     "terminal": _decode_TerminalToolCallContent,
@@ -894,7 +2314,7 @@ _VARIANTS_ToolCallContent: dict[str, Callable[[Any, bool], Any]] = {
 
 
 def _decode_ToolCallContent(d: Any, strict: bool) -> ToolCallContent:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     tag = d.get("type", MISSING)
     if type(tag) is str:
@@ -907,9 +2327,9 @@ def _decode_ToolCallContent(d: Any, strict: bool) -> ToolCallContent:
     raise type_error("a string", tag).at("type")
 
 
-def _encode_ToolCallContent(o: Any) -> Any:
+def _encode_ToolCallContent(o: ToolCallContent) -> dict[str, Any]:
     try:
-        encoder = _ENCODERS[type(o)]
+        encoder = _CLASS_ENCODERS[type(o)]
     except KeyError:
         raise TypeError(
             f"{type(o).__name__} is not a variant of ToolCallContent"
@@ -918,10 +2338,11 @@ def _encode_ToolCallContent(o: Any) -> Any:
 
 
 def _decode_TextContentBlock(d: Any, strict: bool) -> TextContentBlock:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("type") != "text":
         raise check_tag(d, "type", "text")
+    f_text: str
     v = d.get("text", MISSING)
     if v is MISSING:
         raise missing("text")
@@ -931,6 +2352,7 @@ def _decode_TextContentBlock(d: Any, strict: bool) -> TextContentBlock:
         except ValidationError as error:
             raise error.at("text")
 
+    f_annotations: Annotations | None | Unset
     v = d.get("annotations", MISSING)
     if v is MISSING:
         f_annotations = UNSET
@@ -942,6 +2364,7 @@ def _decode_TextContentBlock(d: Any, strict: bool) -> TextContentBlock:
                 raise error.at("annotations")
             f_annotations = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -965,21 +2388,24 @@ def _encode_TextContentBlock(o: TextContentBlock) -> dict[str, Any]:
         "type": "text",
         "text": o.text,
     }
-    v = o.annotations
-    if v is not UNSET:
-        d["annotations"] = None if v is None else _encode_Annotations(v)
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_annotations = o.annotations
+    if v_annotations is not UNSET:
+        d["annotations"] = (
+            None if v_annotations is None else _encode_Annotations(v_annotations)
+        )
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_ImageContentBlock(d: Any, strict: bool) -> ImageContentBlock:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("type") != "image":
         raise check_tag(d, "type", "image")
+    f_data: str
     v = d.get("data", MISSING)
     if v is MISSING:
         raise missing("data")
@@ -989,6 +2415,7 @@ def _decode_ImageContentBlock(d: Any, strict: bool) -> ImageContentBlock:
         except ValidationError as error:
             raise error.at("data")
 
+    f_mime_type: MediaType
     v = d.get("mimeType", MISSING)
     if v is MISSING:
         raise missing("mimeType")
@@ -998,6 +2425,7 @@ def _decode_ImageContentBlock(d: Any, strict: bool) -> ImageContentBlock:
         except ValidationError as error:
             raise error.at("mimeType")
 
+    f_uri: str | None | Unset
     v = d.get("uri", MISSING)
     if v is MISSING:
         f_uri = UNSET
@@ -1009,6 +2437,7 @@ def _decode_ImageContentBlock(d: Any, strict: bool) -> ImageContentBlock:
                 raise error.at("uri")
             f_uri = UNSET
 
+    f_annotations: Annotations | None | Unset
     v = d.get("annotations", MISSING)
     if v is MISSING:
         f_annotations = UNSET
@@ -1020,6 +2449,7 @@ def _decode_ImageContentBlock(d: Any, strict: bool) -> ImageContentBlock:
                 raise error.at("annotations")
             f_annotations = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -1046,24 +2476,27 @@ def _encode_ImageContentBlock(o: ImageContentBlock) -> dict[str, Any]:
         "data": o.data,
         "mimeType": o.mime_type,
     }
-    v = o.uri
-    if v is not UNSET:
-        d["uri"] = v
-    v = o.annotations
-    if v is not UNSET:
-        d["annotations"] = None if v is None else _encode_Annotations(v)
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_uri = o.uri
+    if v_uri is not UNSET:
+        d["uri"] = v_uri
+    v_annotations = o.annotations
+    if v_annotations is not UNSET:
+        d["annotations"] = (
+            None if v_annotations is None else _encode_Annotations(v_annotations)
+        )
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_AudioContentBlock(d: Any, strict: bool) -> AudioContentBlock:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("type") != "audio":
         raise check_tag(d, "type", "audio")
+    f_data: str
     v = d.get("data", MISSING)
     if v is MISSING:
         raise missing("data")
@@ -1073,6 +2506,7 @@ def _decode_AudioContentBlock(d: Any, strict: bool) -> AudioContentBlock:
         except ValidationError as error:
             raise error.at("data")
 
+    f_mime_type: MediaType
     v = d.get("mimeType", MISSING)
     if v is MISSING:
         raise missing("mimeType")
@@ -1082,6 +2516,7 @@ def _decode_AudioContentBlock(d: Any, strict: bool) -> AudioContentBlock:
         except ValidationError as error:
             raise error.at("mimeType")
 
+    f_annotations: Annotations | None | Unset
     v = d.get("annotations", MISSING)
     if v is MISSING:
         f_annotations = UNSET
@@ -1093,6 +2528,7 @@ def _decode_AudioContentBlock(d: Any, strict: bool) -> AudioContentBlock:
                 raise error.at("annotations")
             f_annotations = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -1118,21 +2554,24 @@ def _encode_AudioContentBlock(o: AudioContentBlock) -> dict[str, Any]:
         "data": o.data,
         "mimeType": o.mime_type,
     }
-    v = o.annotations
-    if v is not UNSET:
-        d["annotations"] = None if v is None else _encode_Annotations(v)
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_annotations = o.annotations
+    if v_annotations is not UNSET:
+        d["annotations"] = (
+            None if v_annotations is None else _encode_Annotations(v_annotations)
+        )
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_ResourceLinkContentBlock(d: Any, strict: bool) -> ResourceLinkContentBlock:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("type") != "resource_link":
         raise check_tag(d, "type", "resource_link")
+    f_name: str
     v = d.get("name", MISSING)
     if v is MISSING:
         raise missing("name")
@@ -1142,6 +2581,7 @@ def _decode_ResourceLinkContentBlock(d: Any, strict: bool) -> ResourceLinkConten
         except ValidationError as error:
             raise error.at("name")
 
+    f_uri: str
     v = d.get("uri", MISSING)
     if v is MISSING:
         raise missing("uri")
@@ -1151,6 +2591,7 @@ def _decode_ResourceLinkContentBlock(d: Any, strict: bool) -> ResourceLinkConten
         except ValidationError as error:
             raise error.at("uri")
 
+    f_title: str | None | Unset
     v = d.get("title", MISSING)
     if v is MISSING:
         f_title = UNSET
@@ -1162,6 +2603,7 @@ def _decode_ResourceLinkContentBlock(d: Any, strict: bool) -> ResourceLinkConten
                 raise error.at("title")
             f_title = UNSET
 
+    f_description: str | None | Unset
     v = d.get("description", MISSING)
     if v is MISSING:
         f_description = UNSET
@@ -1175,6 +2617,7 @@ def _decode_ResourceLinkContentBlock(d: Any, strict: bool) -> ResourceLinkConten
                 raise error.at("description")
             f_description = UNSET
 
+    f_icons: list[Icon] | None | Unset
     v = d.get("icons", MISSING)
     if v is MISSING:
         f_icons = UNSET
@@ -1188,6 +2631,7 @@ def _decode_ResourceLinkContentBlock(d: Any, strict: bool) -> ResourceLinkConten
                 raise error.at("icons")
             f_icons = UNSET
 
+    f_mime_type: MediaType | None | Unset
     v = d.get("mimeType", MISSING)
     if v is MISSING:
         f_mime_type = UNSET
@@ -1199,6 +2643,7 @@ def _decode_ResourceLinkContentBlock(d: Any, strict: bool) -> ResourceLinkConten
                 raise error.at("mimeType")
             f_mime_type = UNSET
 
+    f_size: int | None | Unset
     v = d.get("size", MISSING)
     if v is MISSING:
         f_size = UNSET
@@ -1218,6 +2663,7 @@ def _decode_ResourceLinkContentBlock(d: Any, strict: bool) -> ResourceLinkConten
                 raise error.at("size")
             f_size = UNSET
 
+    f_annotations: Annotations | None | Unset
     v = d.get("annotations", MISSING)
     if v is MISSING:
         f_annotations = UNSET
@@ -1229,6 +2675,7 @@ def _decode_ResourceLinkContentBlock(d: Any, strict: bool) -> ResourceLinkConten
                 raise error.at("annotations")
             f_annotations = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -1259,36 +2706,39 @@ def _encode_ResourceLinkContentBlock(o: ResourceLinkContentBlock) -> dict[str, A
         "name": o.name,
         "uri": o.uri,
     }
-    v = o.title
-    if v is not UNSET:
-        d["title"] = v
-    v = o.description
-    if v is not UNSET:
-        d["description"] = v
-    v = o.icons
-    if v is not UNSET:
-        d["icons"] = None if v is None else [_encode_Icon(x) for x in v]
-    v = o.mime_type
-    if v is not UNSET:
-        d["mimeType"] = None if v is None else v
-    v = o.size
-    if v is not UNSET:
-        d["size"] = v
-    v = o.annotations
-    if v is not UNSET:
-        d["annotations"] = None if v is None else _encode_Annotations(v)
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_title = o.title
+    if v_title is not UNSET:
+        d["title"] = v_title
+    v_description = o.description
+    if v_description is not UNSET:
+        d["description"] = v_description
+    v_icons = o.icons
+    if v_icons is not UNSET:
+        d["icons"] = None if v_icons is None else [_encode_Icon(x) for x in v_icons]
+    v_mime_type = o.mime_type
+    if v_mime_type is not UNSET:
+        d["mimeType"] = None if v_mime_type is None else v_mime_type
+    v_size = o.size
+    if v_size is not UNSET:
+        d["size"] = v_size
+    v_annotations = o.annotations
+    if v_annotations is not UNSET:
+        d["annotations"] = (
+            None if v_annotations is None else _encode_Annotations(v_annotations)
+        )
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_ResourceContentBlock(d: Any, strict: bool) -> ResourceContentBlock:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("type") != "resource":
         raise check_tag(d, "type", "resource")
+    f_resource: EmbeddedResourceResource
     v = d.get("resource", MISSING)
     if v is MISSING:
         raise missing("resource")
@@ -1298,6 +2748,7 @@ def _decode_ResourceContentBlock(d: Any, strict: bool) -> ResourceContentBlock:
         except ValidationError as error:
             raise error.at("resource")
 
+    f_annotations: Annotations | None | Unset
     v = d.get("annotations", MISSING)
     if v is MISSING:
         f_annotations = UNSET
@@ -1309,6 +2760,7 @@ def _decode_ResourceContentBlock(d: Any, strict: bool) -> ResourceContentBlock:
                 raise error.at("annotations")
             f_annotations = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -1332,18 +2784,20 @@ def _encode_ResourceContentBlock(o: ResourceContentBlock) -> dict[str, Any]:
         "type": "resource",
         "resource": _encode_EmbeddedResourceResource(o.resource),
     }
-    v = o.annotations
-    if v is not UNSET:
-        d["annotations"] = None if v is None else _encode_Annotations(v)
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_annotations = o.annotations
+    if v_annotations is not UNSET:
+        d["annotations"] = (
+            None if v_annotations is None else _encode_Annotations(v_annotations)
+        )
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_OtherContentBlock(d: Any, strict: bool) -> OtherContentBlock:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if type(d.get("type")) is not str:
         raise check_tag(d, "type", None)
@@ -1363,7 +2817,7 @@ def _encode_OtherContentBlock(o: OtherContentBlock) -> dict[str, Any]:
     return d
 
 
-_VARIANTS_ContentBlock: dict[str, Callable[[Any, bool], Any]] = {
+_VARIANTS_ContentBlock: dict[str, Decoder[ContentBlock]] = {
     "text": _decode_TextContentBlock,
     "image": _decode_ImageContentBlock,
     "audio": _decode_AudioContentBlock,
@@ -1373,7 +2827,7 @@ _VARIANTS_ContentBlock: dict[str, Callable[[Any, bool], Any]] = {
 
 
 def _decode_ContentBlock(d: Any, strict: bool) -> ContentBlock:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     tag = d.get("type", MISSING)
     if type(tag) is str:
@@ -1386,9 +2840,9 @@ def _decode_ContentBlock(d: Any, strict: bool) -> ContentBlock:
     raise type_error("a string", tag).at("type")
 
 
-def _encode_ContentBlock(o: Any) -> Any:
+def _encode_ContentBlock(o: ContentBlock) -> dict[str, Any]:
     try:
-        encoder = _ENCODERS[type(o)]
+        encoder = _CLASS_ENCODERS[type(o)]
     except KeyError:
         raise TypeError(
             f"{type(o).__name__} is not a variant of ContentBlock"
@@ -1397,8 +2851,9 @@ def _encode_ContentBlock(o: Any) -> Any:
 
 
 def _decode_Annotations(d: Any, strict: bool) -> Annotations:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_audience: list[Role | str] | None | Unset
     v = d.get("audience", MISSING)
     if v is MISSING:
         f_audience = UNSET
@@ -1412,6 +2867,7 @@ def _decode_Annotations(d: Any, strict: bool) -> Annotations:
                 raise error.at("audience")
             f_audience = UNSET
 
+    f_last_modified: str | None | Unset
     v = d.get("lastModified", MISSING)
     if v is MISSING:
         f_last_modified = UNSET
@@ -1425,6 +2881,7 @@ def _decode_Annotations(d: Any, strict: bool) -> Annotations:
                 raise error.at("lastModified")
             f_last_modified = UNSET
 
+    f_priority: float | None | Unset
     v = d.get("priority", MISSING)
     if v is MISSING:
         f_priority = UNSET
@@ -1436,6 +2893,7 @@ def _decode_Annotations(d: Any, strict: bool) -> Annotations:
                 raise error.at("priority")
             f_priority = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -1457,20 +2915,22 @@ def _decode_Annotations(d: Any, strict: bool) -> Annotations:
 
 def _encode_Annotations(o: Annotations) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.audience
-    if v is not UNSET:
+    v_audience = o.audience
+    if v_audience is not UNSET:
         d["audience"] = (
-            None if v is None else [(x._value_ if type(x) is Role else x) for x in v]
+            None
+            if v_audience is None
+            else [(x._value_ if type(x) is Role else x) for x in v_audience]
         )
-    v = o.last_modified
-    if v is not UNSET:
-        d["lastModified"] = v
-    v = o.priority
-    if v is not UNSET:
-        d["priority"] = v
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_last_modified = o.last_modified
+    if v_last_modified is not UNSET:
+        d["lastModified"] = v_last_modified
+    v_priority = o.priority
+    if v_priority is not UNSET:
+        d["priority"] = v_priority
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -1484,16 +2944,17 @@ def _decode_Role(v: Any, strict: bool) -> Role | str:
     return v
 
 
-_MEMBERS_Role = Role._value2member_map_
+_MEMBERS_Role = cast("dict[str, Role]", Role._value2member_map_)
 
 
-def _encode_Role(v: Any) -> Any:
+def _encode_Role(v: Role | str) -> str:
     return v._value_ if type(v) is Role else v
 
 
 def _decode_TextContent(d: Any, strict: bool) -> TextContent:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_text: str
     v = d.get("text", MISSING)
     if v is MISSING:
         raise missing("text")
@@ -1503,6 +2964,7 @@ def _decode_TextContent(d: Any, strict: bool) -> TextContent:
         except ValidationError as error:
             raise error.at("text")
 
+    f_annotations: Annotations | None | Unset
     v = d.get("annotations", MISSING)
     if v is MISSING:
         f_annotations = UNSET
@@ -1514,6 +2976,7 @@ def _decode_TextContent(d: Any, strict: bool) -> TextContent:
                 raise error.at("annotations")
             f_annotations = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -1536,27 +2999,26 @@ def _encode_TextContent(o: TextContent) -> dict[str, Any]:
     d: dict[str, Any] = {
         "text": o.text,
     }
-    v = o.annotations
-    if v is not UNSET:
-        d["annotations"] = None if v is None else _encode_Annotations(v)
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_annotations = o.annotations
+    if v_annotations is not UNSET:
+        d["annotations"] = (
+            None if v_annotations is None else _encode_Annotations(v_annotations)
+        )
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
-def _decode_MediaType(v: Any, strict: bool) -> Any:
+def _decode_MediaType(v: Any, strict: bool) -> MediaType:
     return v if type(v) is str else check_str(v)
 
 
-def _encode_MediaType(v: Any) -> Any:
-    return v
-
-
 def _decode_ImageContent(d: Any, strict: bool) -> ImageContent:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_data: str
     v = d.get("data", MISSING)
     if v is MISSING:
         raise missing("data")
@@ -1566,6 +3028,7 @@ def _decode_ImageContent(d: Any, strict: bool) -> ImageContent:
         except ValidationError as error:
             raise error.at("data")
 
+    f_mime_type: MediaType
     v = d.get("mimeType", MISSING)
     if v is MISSING:
         raise missing("mimeType")
@@ -1575,6 +3038,7 @@ def _decode_ImageContent(d: Any, strict: bool) -> ImageContent:
         except ValidationError as error:
             raise error.at("mimeType")
 
+    f_uri: str | None | Unset
     v = d.get("uri", MISSING)
     if v is MISSING:
         f_uri = UNSET
@@ -1586,6 +3050,7 @@ def _decode_ImageContent(d: Any, strict: bool) -> ImageContent:
                 raise error.at("uri")
             f_uri = UNSET
 
+    f_annotations: Annotations | None | Unset
     v = d.get("annotations", MISSING)
     if v is MISSING:
         f_annotations = UNSET
@@ -1597,6 +3062,7 @@ def _decode_ImageContent(d: Any, strict: bool) -> ImageContent:
                 raise error.at("annotations")
             f_annotations = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -1622,22 +3088,25 @@ def _encode_ImageContent(o: ImageContent) -> dict[str, Any]:
         "data": o.data,
         "mimeType": o.mime_type,
     }
-    v = o.uri
-    if v is not UNSET:
-        d["uri"] = v
-    v = o.annotations
-    if v is not UNSET:
-        d["annotations"] = None if v is None else _encode_Annotations(v)
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_uri = o.uri
+    if v_uri is not UNSET:
+        d["uri"] = v_uri
+    v_annotations = o.annotations
+    if v_annotations is not UNSET:
+        d["annotations"] = (
+            None if v_annotations is None else _encode_Annotations(v_annotations)
+        )
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_AudioContent(d: Any, strict: bool) -> AudioContent:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_data: str
     v = d.get("data", MISSING)
     if v is MISSING:
         raise missing("data")
@@ -1647,6 +3116,7 @@ def _decode_AudioContent(d: Any, strict: bool) -> AudioContent:
         except ValidationError as error:
             raise error.at("data")
 
+    f_mime_type: MediaType
     v = d.get("mimeType", MISSING)
     if v is MISSING:
         raise missing("mimeType")
@@ -1656,6 +3126,7 @@ def _decode_AudioContent(d: Any, strict: bool) -> AudioContent:
         except ValidationError as error:
             raise error.at("mimeType")
 
+    f_annotations: Annotations | None | Unset
     v = d.get("annotations", MISSING)
     if v is MISSING:
         f_annotations = UNSET
@@ -1667,6 +3138,7 @@ def _decode_AudioContent(d: Any, strict: bool) -> AudioContent:
                 raise error.at("annotations")
             f_annotations = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -1691,19 +3163,22 @@ def _encode_AudioContent(o: AudioContent) -> dict[str, Any]:
         "data": o.data,
         "mimeType": o.mime_type,
     }
-    v = o.annotations
-    if v is not UNSET:
-        d["annotations"] = None if v is None else _encode_Annotations(v)
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_annotations = o.annotations
+    if v_annotations is not UNSET:
+        d["annotations"] = (
+            None if v_annotations is None else _encode_Annotations(v_annotations)
+        )
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_Icon(d: Any, strict: bool) -> Icon:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_src: str
     v = d.get("src", MISSING)
     if v is MISSING:
         raise missing("src")
@@ -1713,6 +3188,7 @@ def _decode_Icon(d: Any, strict: bool) -> Icon:
         except ValidationError as error:
             raise error.at("src")
 
+    f_mime_type: MediaType | None | Unset
     v = d.get("mimeType", MISSING)
     if v is MISSING:
         f_mime_type = UNSET
@@ -1724,6 +3200,7 @@ def _decode_Icon(d: Any, strict: bool) -> Icon:
                 raise error.at("mimeType")
             f_mime_type = UNSET
 
+    f_sizes: list[str] | None | Unset
     v = d.get("sizes", MISSING)
     if v is MISSING:
         f_sizes = UNSET
@@ -1741,6 +3218,7 @@ def _decode_Icon(d: Any, strict: bool) -> Icon:
                 raise error.at("sizes")
             f_sizes = UNSET
 
+    f_theme: IconTheme | str | None | Unset
     v = d.get("theme", MISSING)
     if v is MISSING:
         f_theme = UNSET
@@ -1752,6 +3230,7 @@ def _decode_Icon(d: Any, strict: bool) -> Icon:
                 raise error.at("theme")
             f_theme = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -1776,18 +3255,22 @@ def _encode_Icon(o: Icon) -> dict[str, Any]:
     d: dict[str, Any] = {
         "src": o.src,
     }
-    v = o.mime_type
-    if v is not UNSET:
-        d["mimeType"] = None if v is None else v
-    v = o.sizes
-    if v is not UNSET:
-        d["sizes"] = None if v is None else list(v)
-    v = o.theme
-    if v is not UNSET:
-        d["theme"] = None if v is None else (v._value_ if type(v) is IconTheme else v)
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_mime_type = o.mime_type
+    if v_mime_type is not UNSET:
+        d["mimeType"] = None if v_mime_type is None else v_mime_type
+    v_sizes = o.sizes
+    if v_sizes is not UNSET:
+        d["sizes"] = None if v_sizes is None else list(v_sizes)
+    v_theme = o.theme
+    if v_theme is not UNSET:
+        d["theme"] = (
+            None
+            if v_theme is None
+            else (v_theme._value_ if type(v_theme) is IconTheme else v_theme)
+        )
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -1801,16 +3284,17 @@ def _decode_IconTheme(v: Any, strict: bool) -> IconTheme | str:
     return v
 
 
-_MEMBERS_IconTheme = IconTheme._value2member_map_
+_MEMBERS_IconTheme = cast("dict[str, IconTheme]", IconTheme._value2member_map_)
 
 
-def _encode_IconTheme(v: Any) -> Any:
+def _encode_IconTheme(v: IconTheme | str) -> str:
     return v._value_ if type(v) is IconTheme else v
 
 
 def _decode_ResourceLink(d: Any, strict: bool) -> ResourceLink:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_name: str
     v = d.get("name", MISSING)
     if v is MISSING:
         raise missing("name")
@@ -1820,6 +3304,7 @@ def _decode_ResourceLink(d: Any, strict: bool) -> ResourceLink:
         except ValidationError as error:
             raise error.at("name")
 
+    f_uri: str
     v = d.get("uri", MISSING)
     if v is MISSING:
         raise missing("uri")
@@ -1829,6 +3314,7 @@ def _decode_ResourceLink(d: Any, strict: bool) -> ResourceLink:
         except ValidationError as error:
             raise error.at("uri")
 
+    f_title: str | None | Unset
     v = d.get("title", MISSING)
     if v is MISSING:
         f_title = UNSET
@@ -1840,6 +3326,7 @@ def _decode_ResourceLink(d: Any, strict: bool) -> ResourceLink:
                 raise error.at("title")
             f_title = UNSET
 
+    f_description: str | None | Unset
     v = d.get("description", MISSING)
     if v is MISSING:
         f_description = UNSET
@@ -1853,6 +3340,7 @@ def _decode_ResourceLink(d: Any, strict: bool) -> ResourceLink:
                 raise error.at("description")
             f_description = UNSET
 
+    f_icons: list[Icon] | None | Unset
     v = d.get("icons", MISSING)
     if v is MISSING:
         f_icons = UNSET
@@ -1866,6 +3354,7 @@ def _decode_ResourceLink(d: Any, strict: bool) -> ResourceLink:
                 raise error.at("icons")
             f_icons = UNSET
 
+    f_mime_type: MediaType | None | Unset
     v = d.get("mimeType", MISSING)
     if v is MISSING:
         f_mime_type = UNSET
@@ -1877,6 +3366,7 @@ def _decode_ResourceLink(d: Any, strict: bool) -> ResourceLink:
                 raise error.at("mimeType")
             f_mime_type = UNSET
 
+    f_size: int | None | Unset
     v = d.get("size", MISSING)
     if v is MISSING:
         f_size = UNSET
@@ -1896,6 +3386,7 @@ def _decode_ResourceLink(d: Any, strict: bool) -> ResourceLink:
                 raise error.at("size")
             f_size = UNSET
 
+    f_annotations: Annotations | None | Unset
     v = d.get("annotations", MISSING)
     if v is MISSING:
         f_annotations = UNSET
@@ -1907,6 +3398,7 @@ def _decode_ResourceLink(d: Any, strict: bool) -> ResourceLink:
                 raise error.at("annotations")
             f_annotations = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -1936,37 +3428,39 @@ def _encode_ResourceLink(o: ResourceLink) -> dict[str, Any]:
         "name": o.name,
         "uri": o.uri,
     }
-    v = o.title
-    if v is not UNSET:
-        d["title"] = v
-    v = o.description
-    if v is not UNSET:
-        d["description"] = v
-    v = o.icons
-    if v is not UNSET:
-        d["icons"] = None if v is None else [_encode_Icon(x) for x in v]
-    v = o.mime_type
-    if v is not UNSET:
-        d["mimeType"] = None if v is None else v
-    v = o.size
-    if v is not UNSET:
-        d["size"] = v
-    v = o.annotations
-    if v is not UNSET:
-        d["annotations"] = None if v is None else _encode_Annotations(v)
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_title = o.title
+    if v_title is not UNSET:
+        d["title"] = v_title
+    v_description = o.description
+    if v_description is not UNSET:
+        d["description"] = v_description
+    v_icons = o.icons
+    if v_icons is not UNSET:
+        d["icons"] = None if v_icons is None else [_encode_Icon(x) for x in v_icons]
+    v_mime_type = o.mime_type
+    if v_mime_type is not UNSET:
+        d["mimeType"] = None if v_mime_type is None else v_mime_type
+    v_size = o.size
+    if v_size is not UNSET:
+        d["size"] = v_size
+    v_annotations = o.annotations
+    if v_annotations is not UNSET:
+        d["annotations"] = (
+            None if v_annotations is None else _encode_Annotations(v_annotations)
+        )
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_EmbeddedResourceResource(d: Any, strict: bool) -> EmbeddedResourceResource:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     # The first variant whose required keys are all there and that decodes,
     # as serde's untagged enums choose.
-    candidates = []
+    candidates: list[Decoder[EmbeddedResourceResource]] = []
     if "text" in d and "uri" in d:
         candidates.append(_decode_TextResourceContents)
     if "blob" in d and "uri" in d:
@@ -1975,12 +3469,12 @@ def _decode_EmbeddedResourceResource(d: Any, strict: bool) -> EmbeddedResourceRe
         raise ValidationError(
             "expected an object with the members of TextResourceContents or BlobResourceContents (text, uri; blob, uri)"
         )
-    return first_match(d, strict, candidates)
+    return cast("EmbeddedResourceResource", first_match(d, strict, candidates))
 
 
-def _encode_EmbeddedResourceResource(o: Any) -> Any:
+def _encode_EmbeddedResourceResource(o: EmbeddedResourceResource) -> dict[str, Any]:
     try:
-        encoder = _ENCODERS[type(o)]
+        encoder = _CLASS_ENCODERS[type(o)]
     except KeyError:
         raise TypeError(
             f"{type(o).__name__} is not a variant of EmbeddedResourceResource"
@@ -1989,8 +3483,9 @@ def _encode_EmbeddedResourceResource(o: Any) -> Any:
 
 
 def _decode_TextResourceContents(d: Any, strict: bool) -> TextResourceContents:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_text: str
     v = d.get("text", MISSING)
     if v is MISSING:
         raise missing("text")
@@ -2000,6 +3495,7 @@ def _decode_TextResourceContents(d: Any, strict: bool) -> TextResourceContents:
         except ValidationError as error:
             raise error.at("text")
 
+    f_uri: str
     v = d.get("uri", MISSING)
     if v is MISSING:
         raise missing("uri")
@@ -2009,6 +3505,7 @@ def _decode_TextResourceContents(d: Any, strict: bool) -> TextResourceContents:
         except ValidationError as error:
             raise error.at("uri")
 
+    f_mime_type: MediaType | None | Unset
     v = d.get("mimeType", MISSING)
     if v is MISSING:
         f_mime_type = UNSET
@@ -2020,6 +3517,7 @@ def _decode_TextResourceContents(d: Any, strict: bool) -> TextResourceContents:
                 raise error.at("mimeType")
             f_mime_type = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -2044,19 +3542,20 @@ def _encode_TextResourceContents(o: TextResourceContents) -> dict[str, Any]:
         "text": o.text,
         "uri": o.uri,
     }
-    v = o.mime_type
-    if v is not UNSET:
-        d["mimeType"] = None if v is None else v
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_mime_type = o.mime_type
+    if v_mime_type is not UNSET:
+        d["mimeType"] = None if v_mime_type is None else v_mime_type
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_BlobResourceContents(d: Any, strict: bool) -> BlobResourceContents:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_blob: str
     v = d.get("blob", MISSING)
     if v is MISSING:
         raise missing("blob")
@@ -2066,6 +3565,7 @@ def _decode_BlobResourceContents(d: Any, strict: bool) -> BlobResourceContents:
         except ValidationError as error:
             raise error.at("blob")
 
+    f_uri: str
     v = d.get("uri", MISSING)
     if v is MISSING:
         raise missing("uri")
@@ -2075,6 +3575,7 @@ def _decode_BlobResourceContents(d: Any, strict: bool) -> BlobResourceContents:
         except ValidationError as error:
             raise error.at("uri")
 
+    f_mime_type: MediaType | None | Unset
     v = d.get("mimeType", MISSING)
     if v is MISSING:
         f_mime_type = UNSET
@@ -2086,6 +3587,7 @@ def _decode_BlobResourceContents(d: Any, strict: bool) -> BlobResourceContents:
                 raise error.at("mimeType")
             f_mime_type = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -2110,19 +3612,20 @@ def _encode_BlobResourceContents(o: BlobResourceContents) -> dict[str, Any]:
         "blob": o.blob,
         "uri": o.uri,
     }
-    v = o.mime_type
-    if v is not UNSET:
-        d["mimeType"] = None if v is None else v
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_mime_type = o.mime_type
+    if v_mime_type is not UNSET:
+        d["mimeType"] = None if v_mime_type is None else v_mime_type
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_EmbeddedResource(d: Any, strict: bool) -> EmbeddedResource:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_resource: EmbeddedResourceResource
     v = d.get("resource", MISSING)
     if v is MISSING:
         raise missing("resource")
@@ -2132,6 +3635,7 @@ def _decode_EmbeddedResource(d: Any, strict: bool) -> EmbeddedResource:
         except ValidationError as error:
             raise error.at("resource")
 
+    f_annotations: Annotations | None | Unset
     v = d.get("annotations", MISSING)
     if v is MISSING:
         f_annotations = UNSET
@@ -2143,6 +3647,7 @@ def _decode_EmbeddedResource(d: Any, strict: bool) -> EmbeddedResource:
                 raise error.at("annotations")
             f_annotations = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -2165,19 +3670,22 @@ def _encode_EmbeddedResource(o: EmbeddedResource) -> dict[str, Any]:
     d: dict[str, Any] = {
         "resource": _encode_EmbeddedResourceResource(o.resource),
     }
-    v = o.annotations
-    if v is not UNSET:
-        d["annotations"] = None if v is None else _encode_Annotations(v)
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_annotations = o.annotations
+    if v_annotations is not UNSET:
+        d["annotations"] = (
+            None if v_annotations is None else _encode_Annotations(v_annotations)
+        )
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_Content(d: Any, strict: bool) -> Content:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_content: ContentBlock
     v = d.get("content", MISSING)
     if v is MISSING:
         raise missing("content")
@@ -2187,6 +3695,7 @@ def _decode_Content(d: Any, strict: bool) -> Content:
         except ValidationError as error:
             raise error.at("content")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -2208,18 +3717,19 @@ def _encode_Content(o: Content) -> dict[str, Any]:
     d: dict[str, Any] = {
         "content": _encode_ContentBlock(o.content),
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_AddDiffChange(d: Any, strict: bool) -> AddDiffChange:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("operation") != "add":
         raise check_tag(d, "operation", "add")
+    f_file_type: DiffFileType | str | None | Unset
     v = d.get("fileType", MISSING)
     if v is MISSING:
         f_file_type = UNSET
@@ -2231,6 +3741,7 @@ def _decode_AddDiffChange(d: Any, strict: bool) -> AddDiffChange:
                 raise error.at("fileType")
             f_file_type = UNSET
 
+    f_mime_type: MediaType | None | Unset
     v = d.get("mimeType", MISSING)
     if v is MISSING:
         f_mime_type = UNSET
@@ -2242,6 +3753,7 @@ def _decode_AddDiffChange(d: Any, strict: bool) -> AddDiffChange:
                 raise error.at("mimeType")
             f_mime_type = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -2253,6 +3765,7 @@ def _decode_AddDiffChange(d: Any, strict: bool) -> AddDiffChange:
                 raise error.at("_meta")
             f_meta = UNSET
 
+    f_path: AbsolutePath
     v = d.get("path", MISSING)
     if v is MISSING:
         raise missing("path")
@@ -2275,26 +3788,33 @@ def _encode_AddDiffChange(o: AddDiffChange) -> dict[str, Any]:
         "operation": "add",
         "path": o.path,
     }
-    v = o.file_type
-    if v is not UNSET:
+    v_file_type = o.file_type
+    if v_file_type is not UNSET:
         d["fileType"] = (
-            None if v is None else (v._value_ if type(v) is DiffFileType else v)
+            None
+            if v_file_type is None
+            else (
+                v_file_type._value_
+                if type(v_file_type) is DiffFileType
+                else v_file_type
+            )
         )
-    v = o.mime_type
-    if v is not UNSET:
-        d["mimeType"] = None if v is None else v
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_mime_type = o.mime_type
+    if v_mime_type is not UNSET:
+        d["mimeType"] = None if v_mime_type is None else v_mime_type
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_DeleteDiffChange(d: Any, strict: bool) -> DeleteDiffChange:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("operation") != "delete":
         raise check_tag(d, "operation", "delete")
+    f_file_type: DiffFileType | str | None | Unset
     v = d.get("fileType", MISSING)
     if v is MISSING:
         f_file_type = UNSET
@@ -2306,6 +3826,7 @@ def _decode_DeleteDiffChange(d: Any, strict: bool) -> DeleteDiffChange:
                 raise error.at("fileType")
             f_file_type = UNSET
 
+    f_mime_type: MediaType | None | Unset
     v = d.get("mimeType", MISSING)
     if v is MISSING:
         f_mime_type = UNSET
@@ -2317,6 +3838,7 @@ def _decode_DeleteDiffChange(d: Any, strict: bool) -> DeleteDiffChange:
                 raise error.at("mimeType")
             f_mime_type = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -2328,6 +3850,7 @@ def _decode_DeleteDiffChange(d: Any, strict: bool) -> DeleteDiffChange:
                 raise error.at("_meta")
             f_meta = UNSET
 
+    f_path: AbsolutePath
     v = d.get("path", MISSING)
     if v is MISSING:
         raise missing("path")
@@ -2350,26 +3873,33 @@ def _encode_DeleteDiffChange(o: DeleteDiffChange) -> dict[str, Any]:
         "operation": "delete",
         "path": o.path,
     }
-    v = o.file_type
-    if v is not UNSET:
+    v_file_type = o.file_type
+    if v_file_type is not UNSET:
         d["fileType"] = (
-            None if v is None else (v._value_ if type(v) is DiffFileType else v)
+            None
+            if v_file_type is None
+            else (
+                v_file_type._value_
+                if type(v_file_type) is DiffFileType
+                else v_file_type
+            )
         )
-    v = o.mime_type
-    if v is not UNSET:
-        d["mimeType"] = None if v is None else v
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_mime_type = o.mime_type
+    if v_mime_type is not UNSET:
+        d["mimeType"] = None if v_mime_type is None else v_mime_type
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_ModifyDiffChange(d: Any, strict: bool) -> ModifyDiffChange:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("operation") != "modify":
         raise check_tag(d, "operation", "modify")
+    f_file_type: DiffFileType | str | None | Unset
     v = d.get("fileType", MISSING)
     if v is MISSING:
         f_file_type = UNSET
@@ -2381,6 +3911,7 @@ def _decode_ModifyDiffChange(d: Any, strict: bool) -> ModifyDiffChange:
                 raise error.at("fileType")
             f_file_type = UNSET
 
+    f_mime_type: MediaType | None | Unset
     v = d.get("mimeType", MISSING)
     if v is MISSING:
         f_mime_type = UNSET
@@ -2392,6 +3923,7 @@ def _decode_ModifyDiffChange(d: Any, strict: bool) -> ModifyDiffChange:
                 raise error.at("mimeType")
             f_mime_type = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -2403,6 +3935,7 @@ def _decode_ModifyDiffChange(d: Any, strict: bool) -> ModifyDiffChange:
                 raise error.at("_meta")
             f_meta = UNSET
 
+    f_path: AbsolutePath
     v = d.get("path", MISSING)
     if v is MISSING:
         raise missing("path")
@@ -2425,26 +3958,33 @@ def _encode_ModifyDiffChange(o: ModifyDiffChange) -> dict[str, Any]:
         "operation": "modify",
         "path": o.path,
     }
-    v = o.file_type
-    if v is not UNSET:
+    v_file_type = o.file_type
+    if v_file_type is not UNSET:
         d["fileType"] = (
-            None if v is None else (v._value_ if type(v) is DiffFileType else v)
+            None
+            if v_file_type is None
+            else (
+                v_file_type._value_
+                if type(v_file_type) is DiffFileType
+                else v_file_type
+            )
         )
-    v = o.mime_type
-    if v is not UNSET:
-        d["mimeType"] = None if v is None else v
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_mime_type = o.mime_type
+    if v_mime_type is not UNSET:
+        d["mimeType"] = None if v_mime_type is None else v_mime_type
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_MoveDiffChange(d: Any, strict: bool) -> MoveDiffChange:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("operation") != "move":
         raise check_tag(d, "operation", "move")
+    f_file_type: DiffFileType | str | None | Unset
     v = d.get("fileType", MISSING)
     if v is MISSING:
         f_file_type = UNSET
@@ -2456,6 +3996,7 @@ def _decode_MoveDiffChange(d: Any, strict: bool) -> MoveDiffChange:
                 raise error.at("fileType")
             f_file_type = UNSET
 
+    f_mime_type: MediaType | None | Unset
     v = d.get("mimeType", MISSING)
     if v is MISSING:
         f_mime_type = UNSET
@@ -2467,6 +4008,7 @@ def _decode_MoveDiffChange(d: Any, strict: bool) -> MoveDiffChange:
                 raise error.at("mimeType")
             f_mime_type = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -2478,6 +4020,7 @@ def _decode_MoveDiffChange(d: Any, strict: bool) -> MoveDiffChange:
                 raise error.at("_meta")
             f_meta = UNSET
 
+    f_old_path: AbsolutePath
     v = d.get("oldPath", MISSING)
     if v is MISSING:
         raise missing("oldPath")
@@ -2487,6 +4030,7 @@ def _decode_MoveDiffChange(d: Any, strict: bool) -> MoveDiffChange:
         except ValidationError as error:
             raise error.at("oldPath")
 
+    f_path: AbsolutePath
     v = d.get("path", MISSING)
     if v is MISSING:
         raise missing("path")
@@ -2511,26 +4055,33 @@ def _encode_MoveDiffChange(o: MoveDiffChange) -> dict[str, Any]:
         "oldPath": o.old_path,
         "path": o.path,
     }
-    v = o.file_type
-    if v is not UNSET:
+    v_file_type = o.file_type
+    if v_file_type is not UNSET:
         d["fileType"] = (
-            None if v is None else (v._value_ if type(v) is DiffFileType else v)
+            None
+            if v_file_type is None
+            else (
+                v_file_type._value_
+                if type(v_file_type) is DiffFileType
+                else v_file_type
+            )
         )
-    v = o.mime_type
-    if v is not UNSET:
-        d["mimeType"] = None if v is None else v
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_mime_type = o.mime_type
+    if v_mime_type is not UNSET:
+        d["mimeType"] = None if v_mime_type is None else v_mime_type
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_CopyDiffChange(d: Any, strict: bool) -> CopyDiffChange:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("operation") != "copy":
         raise check_tag(d, "operation", "copy")
+    f_file_type: DiffFileType | str | None | Unset
     v = d.get("fileType", MISSING)
     if v is MISSING:
         f_file_type = UNSET
@@ -2542,6 +4093,7 @@ def _decode_CopyDiffChange(d: Any, strict: bool) -> CopyDiffChange:
                 raise error.at("fileType")
             f_file_type = UNSET
 
+    f_mime_type: MediaType | None | Unset
     v = d.get("mimeType", MISSING)
     if v is MISSING:
         f_mime_type = UNSET
@@ -2553,6 +4105,7 @@ def _decode_CopyDiffChange(d: Any, strict: bool) -> CopyDiffChange:
                 raise error.at("mimeType")
             f_mime_type = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -2564,6 +4117,7 @@ def _decode_CopyDiffChange(d: Any, strict: bool) -> CopyDiffChange:
                 raise error.at("_meta")
             f_meta = UNSET
 
+    f_old_path: AbsolutePath
     v = d.get("oldPath", MISSING)
     if v is MISSING:
         raise missing("oldPath")
@@ -2573,6 +4127,7 @@ def _decode_CopyDiffChange(d: Any, strict: bool) -> CopyDiffChange:
         except ValidationError as error:
             raise error.at("oldPath")
 
+    f_path: AbsolutePath
     v = d.get("path", MISSING)
     if v is MISSING:
         raise missing("path")
@@ -2597,26 +4152,33 @@ def _encode_CopyDiffChange(o: CopyDiffChange) -> dict[str, Any]:
         "oldPath": o.old_path,
         "path": o.path,
     }
-    v = o.file_type
-    if v is not UNSET:
+    v_file_type = o.file_type
+    if v_file_type is not UNSET:
         d["fileType"] = (
-            None if v is None else (v._value_ if type(v) is DiffFileType else v)
+            None
+            if v_file_type is None
+            else (
+                v_file_type._value_
+                if type(v_file_type) is DiffFileType
+                else v_file_type
+            )
         )
-    v = o.mime_type
-    if v is not UNSET:
-        d["mimeType"] = None if v is None else v
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_mime_type = o.mime_type
+    if v_mime_type is not UNSET:
+        d["mimeType"] = None if v_mime_type is None else v_mime_type
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_OtherDiffChange(d: Any, strict: bool) -> OtherDiffChange:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if type(d.get("operation")) is not str:
         raise check_tag(d, "operation", None)
+    f_file_type: DiffFileType | str | None | Unset
     v = d.get("fileType", MISSING)
     if v is MISSING:
         f_file_type = UNSET
@@ -2628,6 +4190,7 @@ def _decode_OtherDiffChange(d: Any, strict: bool) -> OtherDiffChange:
                 raise error.at("fileType")
             f_file_type = UNSET
 
+    f_mime_type: MediaType | None | Unset
     v = d.get("mimeType", MISSING)
     if v is MISSING:
         f_mime_type = UNSET
@@ -2639,6 +4202,7 @@ def _decode_OtherDiffChange(d: Any, strict: bool) -> OtherDiffChange:
                 raise error.at("mimeType")
             f_mime_type = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -2667,24 +4231,30 @@ def _encode_OtherDiffChange(o: OtherDiffChange) -> dict[str, Any]:
     d: dict[str, Any] = {
         "operation": o.operation,
     }
-    v = o.file_type
-    if v is not UNSET:
+    v_file_type = o.file_type
+    if v_file_type is not UNSET:
         d["fileType"] = (
-            None if v is None else (v._value_ if type(v) is DiffFileType else v)
+            None
+            if v_file_type is None
+            else (
+                v_file_type._value_
+                if type(v_file_type) is DiffFileType
+                else v_file_type
+            )
         )
-    v = o.mime_type
-    if v is not UNSET:
-        d["mimeType"] = None if v is None else v
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_mime_type = o.mime_type
+    if v_mime_type is not UNSET:
+        d["mimeType"] = None if v_mime_type is None else v_mime_type
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     for key, value in o.extra.items():
         d.setdefault(key, value)
     return d
 
 
-_VARIANTS_DiffChange: dict[str, Callable[[Any, bool], Any]] = {
+_VARIANTS_DiffChange: dict[str, Decoder[DiffChange]] = {
     "add": _decode_AddDiffChange,
     "delete": _decode_DeleteDiffChange,
     "modify": _decode_ModifyDiffChange,
@@ -2694,7 +4264,7 @@ _VARIANTS_DiffChange: dict[str, Callable[[Any, bool], Any]] = {
 
 
 def _decode_DiffChange(d: Any, strict: bool) -> DiffChange:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     tag = d.get("operation", MISSING)
     if type(tag) is str:
@@ -2707,9 +4277,9 @@ def _decode_DiffChange(d: Any, strict: bool) -> DiffChange:
     raise type_error("a string", tag).at("operation")
 
 
-def _encode_DiffChange(o: Any) -> Any:
+def _encode_DiffChange(o: DiffChange) -> dict[str, Any]:
     try:
-        encoder = _ENCODERS[type(o)]
+        encoder = _CLASS_ENCODERS[type(o)]
     except KeyError:
         raise TypeError(f"{type(o).__name__} is not a variant of DiffChange") from None
     return encoder(o)
@@ -2724,24 +4294,21 @@ def _decode_DiffFileType(v: Any, strict: bool) -> DiffFileType | str:
     return v
 
 
-_MEMBERS_DiffFileType = DiffFileType._value2member_map_
+_MEMBERS_DiffFileType = cast("dict[str, DiffFileType]", DiffFileType._value2member_map_)
 
 
-def _encode_DiffFileType(v: Any) -> Any:
+def _encode_DiffFileType(v: DiffFileType | str) -> str:
     return v._value_ if type(v) is DiffFileType else v
 
 
-def _decode_AbsolutePath(v: Any, strict: bool) -> Any:
+def _decode_AbsolutePath(v: Any, strict: bool) -> AbsolutePath:
     return v if type(v) is str else check_str(v)
 
 
-def _encode_AbsolutePath(v: Any) -> Any:
-    return v
-
-
 def _decode_DiffPathChange(d: Any, strict: bool) -> DiffPathChange:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_path: AbsolutePath
     v = d.get("path", MISSING)
     if v is MISSING:
         raise missing("path")
@@ -2765,8 +4332,9 @@ def _encode_DiffPathChange(o: DiffPathChange) -> dict[str, Any]:
 
 
 def _decode_DiffPathPairChange(d: Any, strict: bool) -> DiffPathPairChange:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_old_path: AbsolutePath
     v = d.get("oldPath", MISSING)
     if v is MISSING:
         raise missing("oldPath")
@@ -2776,6 +4344,7 @@ def _decode_DiffPathPairChange(d: Any, strict: bool) -> DiffPathPairChange:
         except ValidationError as error:
             raise error.at("oldPath")
 
+    f_path: AbsolutePath
     v = d.get("path", MISSING)
     if v is MISSING:
         raise missing("path")
@@ -2801,8 +4370,9 @@ def _encode_DiffPathPairChange(o: DiffPathPairChange) -> dict[str, Any]:
 
 
 def _decode_DiffPatch(d: Any, strict: bool) -> DiffPatch:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_format: DiffPatchFormat | str
     v = d.get("format", MISSING)
     if v is MISSING:
         raise missing("format")
@@ -2812,6 +4382,7 @@ def _decode_DiffPatch(d: Any, strict: bool) -> DiffPatch:
         except ValidationError as error:
             raise error.at("format")
 
+    f_text: str
     v = d.get("text", MISSING)
     if v is MISSING:
         raise missing("text")
@@ -2821,6 +4392,7 @@ def _decode_DiffPatch(d: Any, strict: bool) -> DiffPatch:
         except ValidationError as error:
             raise error.at("text")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -2844,9 +4416,9 @@ def _encode_DiffPatch(o: DiffPatch) -> dict[str, Any]:
         "format": (o.format._value_ if type(o.format) is DiffPatchFormat else o.format),
         "text": o.text,
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -2860,16 +4432,19 @@ def _decode_DiffPatchFormat(v: Any, strict: bool) -> DiffPatchFormat | str:
     return v
 
 
-_MEMBERS_DiffPatchFormat = DiffPatchFormat._value2member_map_
+_MEMBERS_DiffPatchFormat = cast(
+    "dict[str, DiffPatchFormat]", DiffPatchFormat._value2member_map_
+)
 
 
-def _encode_DiffPatchFormat(v: Any) -> Any:
+def _encode_DiffPatchFormat(v: DiffPatchFormat | str) -> str:
     return v._value_ if type(v) is DiffPatchFormat else v
 
 
 def _decode_Diff(d: Any, strict: bool) -> Diff:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_changes: list[DiffChange]
     v = d.get("changes", MISSING)
     if v is MISSING:
         raise missing("changes")
@@ -2879,6 +4454,7 @@ def _decode_Diff(d: Any, strict: bool) -> Diff:
         except ValidationError as error:
             raise error.at("changes")
 
+    f_patch: DiffPatch | None | Unset
     v = d.get("patch", MISSING)
     if v is MISSING:
         f_patch = UNSET
@@ -2890,6 +4466,7 @@ def _decode_Diff(d: Any, strict: bool) -> Diff:
                 raise error.at("patch")
             f_patch = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -2912,27 +4489,24 @@ def _encode_Diff(o: Diff) -> dict[str, Any]:
     d: dict[str, Any] = {
         "changes": [_encode_DiffChange(x) for x in o.changes],
     }
-    v = o.patch
-    if v is not UNSET:
-        d["patch"] = None if v is None else _encode_DiffPatch(v)
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_patch = o.patch
+    if v_patch is not UNSET:
+        d["patch"] = None if v_patch is None else _encode_DiffPatch(v_patch)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
-def _decode_TerminalId(v: Any, strict: bool) -> Any:
+def _decode_TerminalId(v: Any, strict: bool) -> TerminalId:
     return v if type(v) is str else check_str(v)
 
 
-def _encode_TerminalId(v: Any) -> Any:
-    return v
-
-
 def _decode_Terminal(d: Any, strict: bool) -> Terminal:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_terminal_id: TerminalId
     v = d.get("terminalId", MISSING)
     if v is MISSING:
         raise missing("terminalId")
@@ -2942,6 +4516,7 @@ def _decode_Terminal(d: Any, strict: bool) -> Terminal:
         except ValidationError as error:
             raise error.at("terminalId")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -2963,16 +4538,17 @@ def _encode_Terminal(o: Terminal) -> dict[str, Any]:
     d: dict[str, Any] = {
         "terminalId": o.terminal_id,
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_ToolCallLocation(d: Any, strict: bool) -> ToolCallLocation:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_path: AbsolutePath
     v = d.get("path", MISSING)
     if v is MISSING:
         raise missing("path")
@@ -2982,6 +4558,7 @@ def _decode_ToolCallLocation(d: Any, strict: bool) -> ToolCallLocation:
         except ValidationError as error:
             raise error.at("path")
 
+    f_line: int | None | Unset
     v = d.get("line", MISSING)
     if v is MISSING:
         f_line = UNSET
@@ -2997,6 +4574,7 @@ def _decode_ToolCallLocation(d: Any, strict: bool) -> ToolCallLocation:
                 raise error.at("line")
             f_line = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -3019,19 +4597,20 @@ def _encode_ToolCallLocation(o: ToolCallLocation) -> dict[str, Any]:
     d: dict[str, Any] = {
         "path": o.path,
     }
-    v = o.line
-    if v is not UNSET:
-        d["line"] = v
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_line = o.line
+    if v_line is not UNSET:
+        d["line"] = v_line
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_ToolCallCapabilities(d: Any, strict: bool) -> ToolCallCapabilities:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_cancel: ToolCallCancelCapabilities | None | Unset
     v = d.get("cancel", MISSING)
     if v is MISSING:
         f_cancel = UNSET
@@ -3045,6 +4624,7 @@ def _decode_ToolCallCapabilities(d: Any, strict: bool) -> ToolCallCapabilities:
                 raise error.at("cancel")
             f_cancel = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -3064,12 +4644,14 @@ def _decode_ToolCallCapabilities(d: Any, strict: bool) -> ToolCallCapabilities:
 
 def _encode_ToolCallCapabilities(o: ToolCallCapabilities) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.cancel
-    if v is not UNSET:
-        d["cancel"] = None if v is None else _encode_ToolCallCancelCapabilities(v)
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_cancel = o.cancel
+    if v_cancel is not UNSET:
+        d["cancel"] = (
+            None if v_cancel is None else _encode_ToolCallCancelCapabilities(v_cancel)
+        )
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -3077,8 +4659,9 @@ def _encode_ToolCallCapabilities(o: ToolCallCapabilities) -> dict[str, Any]:
 def _decode_ToolCallCancelCapabilities(
     d: Any, strict: bool
 ) -> ToolCallCancelCapabilities:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -3097,9 +4680,9 @@ def _decode_ToolCallCancelCapabilities(
 
 def _encode_ToolCallCancelCapabilities(o: ToolCallCancelCapabilities) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -3107,8 +4690,9 @@ def _encode_ToolCallCancelCapabilities(o: ToolCallCancelCapabilities) -> dict[st
 def _decode_ToolCallPermissionSubject(
     d: Any, strict: bool
 ) -> ToolCallPermissionSubject:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_tool_call: ToolCallUpdate
     v = d.get("toolCall", MISSING)
     if v is MISSING:
         raise missing("toolCall")
@@ -3118,6 +4702,7 @@ def _decode_ToolCallPermissionSubject(
         except ValidationError as error:
             raise error.at("toolCall")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -3139,16 +4724,17 @@ def _encode_ToolCallPermissionSubject(o: ToolCallPermissionSubject) -> dict[str,
     d: dict[str, Any] = {
         "toolCall": _encode_ToolCallUpdate(o.tool_call),
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_CommandPermissionSubject(d: Any, strict: bool) -> CommandPermissionSubject:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_command: str
     v = d.get("command", MISSING)
     if v is MISSING:
         raise missing("command")
@@ -3158,6 +4744,7 @@ def _decode_CommandPermissionSubject(d: Any, strict: bool) -> CommandPermissionS
         except ValidationError as error:
             raise error.at("command")
 
+    f_cwd: AbsolutePath
     v = d.get("cwd", MISSING)
     if v is MISSING:
         raise missing("cwd")
@@ -3167,6 +4754,7 @@ def _decode_CommandPermissionSubject(d: Any, strict: bool) -> CommandPermissionS
         except ValidationError as error:
             raise error.at("cwd")
 
+    f_tool_call_id: ToolCallId | None | Unset
     v = d.get("toolCallId", MISSING)
     if v is MISSING:
         f_tool_call_id = UNSET
@@ -3180,6 +4768,7 @@ def _decode_CommandPermissionSubject(d: Any, strict: bool) -> CommandPermissionS
                 raise error.at("toolCallId")
             f_tool_call_id = UNSET
 
+    f_terminal_id: TerminalId | None | Unset
     v = d.get("terminalId", MISSING)
     if v is MISSING:
         f_terminal_id = UNSET
@@ -3193,6 +4782,7 @@ def _decode_CommandPermissionSubject(d: Any, strict: bool) -> CommandPermissionS
                 raise error.at("terminalId")
             f_terminal_id = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -3218,22 +4808,23 @@ def _encode_CommandPermissionSubject(o: CommandPermissionSubject) -> dict[str, A
         "command": o.command,
         "cwd": o.cwd,
     }
-    v = o.tool_call_id
-    if v is not UNSET:
-        d["toolCallId"] = None if v is None else v
-    v = o.terminal_id
-    if v is not UNSET:
-        d["terminalId"] = None if v is None else v
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_tool_call_id = o.tool_call_id
+    if v_tool_call_id is not UNSET:
+        d["toolCallId"] = None if v_tool_call_id is None else v_tool_call_id
+    v_terminal_id = o.terminal_id
+    if v_terminal_id is not UNSET:
+        d["terminalId"] = None if v_terminal_id is None else v_terminal_id
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_PermissionOption(d: Any, strict: bool) -> PermissionOption:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_option_id: PermissionOptionId
     v = d.get("optionId", MISSING)
     if v is MISSING:
         raise missing("optionId")
@@ -3243,6 +4834,7 @@ def _decode_PermissionOption(d: Any, strict: bool) -> PermissionOption:
         except ValidationError as error:
             raise error.at("optionId")
 
+    f_name: str
     v = d.get("name", MISSING)
     if v is MISSING:
         raise missing("name")
@@ -3252,6 +4844,7 @@ def _decode_PermissionOption(d: Any, strict: bool) -> PermissionOption:
         except ValidationError as error:
             raise error.at("name")
 
+    f_kind: PermissionOptionKind | str
     v = d.get("kind", MISSING)
     if v is MISSING:
         raise missing("kind")
@@ -3261,6 +4854,7 @@ def _decode_PermissionOption(d: Any, strict: bool) -> PermissionOption:
         except ValidationError as error:
             raise error.at("kind")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -3286,19 +4880,15 @@ def _encode_PermissionOption(o: PermissionOption) -> dict[str, Any]:
         "name": o.name,
         "kind": (o.kind._value_ if type(o.kind) is PermissionOptionKind else o.kind),
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
-def _decode_PermissionOptionId(v: Any, strict: bool) -> Any:
+def _decode_PermissionOptionId(v: Any, strict: bool) -> PermissionOptionId:
     return v if type(v) is str else check_str(v)
-
-
-def _encode_PermissionOptionId(v: Any) -> Any:
-    return v
 
 
 def _decode_PermissionOptionKind(v: Any, strict: bool) -> PermissionOptionKind | str:
@@ -3310,24 +4900,23 @@ def _decode_PermissionOptionKind(v: Any, strict: bool) -> PermissionOptionKind |
     return v
 
 
-_MEMBERS_PermissionOptionKind = PermissionOptionKind._value2member_map_
+_MEMBERS_PermissionOptionKind = cast(
+    "dict[str, PermissionOptionKind]", PermissionOptionKind._value2member_map_
+)
 
 
-def _encode_PermissionOptionKind(v: Any) -> Any:
+def _encode_PermissionOptionKind(v: PermissionOptionKind | str) -> str:
     return v._value_ if type(v) is PermissionOptionKind else v
 
 
-def _decode_CreateElicitationRequest(v: Any, strict: bool) -> Any:
+def _decode_CreateElicitationRequest(v: Any, strict: bool) -> CreateElicitationRequest:
     return check_raw(v, "#/$defs/CreateElicitationRequest")
 
 
-def _encode_CreateElicitationRequest(v: Any) -> Any:
-    return v
-
-
 def _decode_ElicitationSessionScope(d: Any, strict: bool) -> ElicitationSessionScope:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_session_id: SessionId
     v = d.get("sessionId", MISSING)
     if v is MISSING:
         raise missing("sessionId")
@@ -3337,6 +4926,7 @@ def _decode_ElicitationSessionScope(d: Any, strict: bool) -> ElicitationSessionS
         except ValidationError as error:
             raise error.at("sessionId")
 
+    f_tool_call_id: ToolCallId | None | Unset
     v = d.get("toolCallId", MISSING)
     if v is MISSING:
         f_tool_call_id = UNSET
@@ -3360,16 +4950,17 @@ def _encode_ElicitationSessionScope(o: ElicitationSessionScope) -> dict[str, Any
     d: dict[str, Any] = {
         "sessionId": o.session_id,
     }
-    v = o.tool_call_id
-    if v is not UNSET:
-        d["toolCallId"] = None if v is None else v
+    v_tool_call_id = o.tool_call_id
+    if v_tool_call_id is not UNSET:
+        d["toolCallId"] = None if v_tool_call_id is None else v_tool_call_id
 
     return d
 
 
 def _decode_ElicitationRequestScope(d: Any, strict: bool) -> ElicitationRequestScope:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_request_id: RequestId
     v = d.get("requestId", MISSING)
     if v is MISSING:
         raise missing("requestId")
@@ -3386,15 +4977,16 @@ def _decode_ElicitationRequestScope(d: Any, strict: bool) -> ElicitationRequestS
 
 def _encode_ElicitationRequestScope(o: ElicitationRequestScope) -> dict[str, Any]:
     d: dict[str, Any] = {
-        "requestId": _encode_RequestId(o.request_id),
+        "requestId": encode(o.request_id),
     }
 
     return d
 
 
 def _decode_ElicitationSchema(d: Any, strict: bool) -> ElicitationSchema:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_type: ElicitationSchemaType
     v = d.get("type", MISSING)
     if v is MISSING:
         raise missing("type")
@@ -3404,6 +4996,7 @@ def _decode_ElicitationSchema(d: Any, strict: bool) -> ElicitationSchema:
         except ValidationError as error:
             raise error.at("type")
 
+    f_title: str | None | Unset
     v = d.get("title", MISSING)
     if v is MISSING:
         f_title = UNSET
@@ -3415,6 +5008,7 @@ def _decode_ElicitationSchema(d: Any, strict: bool) -> ElicitationSchema:
                 raise error.at("title")
             f_title = UNSET
 
+    f_properties: dict[str, ElicitationPropertySchema]
     v = d.get("properties", MISSING)
     if v is MISSING:
         raise missing("properties")
@@ -3424,6 +5018,7 @@ def _decode_ElicitationSchema(d: Any, strict: bool) -> ElicitationSchema:
         except ValidationError as error:
             raise error.at("properties")
 
+    f_required: list[str] | None | Unset
     v = d.get("required", MISSING)
     if v is MISSING:
         f_required = UNSET
@@ -3439,6 +5034,7 @@ def _decode_ElicitationSchema(d: Any, strict: bool) -> ElicitationSchema:
         except ValidationError as error:
             raise error.at("required")
 
+    f_description: str | None | Unset
     v = d.get("description", MISSING)
     if v is MISSING:
         f_description = UNSET
@@ -3452,6 +5048,7 @@ def _decode_ElicitationSchema(d: Any, strict: bool) -> ElicitationSchema:
                 raise error.at("description")
             f_description = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -3480,18 +5077,18 @@ def _encode_ElicitationSchema(o: ElicitationSchema) -> dict[str, Any]:
             k: _encode_ElicitationPropertySchema(x) for k, x in o.properties.items()
         },
     }
-    v = o.title
-    if v is not UNSET:
-        d["title"] = v
-    v = o.required
-    if v is not UNSET:
-        d["required"] = None if v is None else list(v)
-    v = o.description
-    if v is not UNSET:
-        d["description"] = v
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_title = o.title
+    if v_title is not UNSET:
+        d["title"] = v_title
+    v_required = o.required
+    if v_required is not UNSET:
+        d["required"] = None if v_required is None else list(v_required)
+    v_description = o.description
+    if v_description is not UNSET:
+        d["description"] = v_description
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -3505,20 +5102,23 @@ def _decode_ElicitationSchemaType(v: Any, strict: bool) -> ElicitationSchemaType
     raise unexpected('expected one of "object"', v)
 
 
-_MEMBERS_ElicitationSchemaType = ElicitationSchemaType._value2member_map_
+_MEMBERS_ElicitationSchemaType = cast(
+    "dict[str, ElicitationSchemaType]", ElicitationSchemaType._value2member_map_
+)
 
 
-def _encode_ElicitationSchemaType(v: Any) -> Any:
+def _encode_ElicitationSchemaType(v: ElicitationSchemaType) -> str:
     return v._value_ if type(v) is ElicitationSchemaType else v
 
 
 def _decode_StringElicitationPropertySchema(
     d: Any, strict: bool
 ) -> StringElicitationPropertySchema:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("type") != "string":
         raise check_tag(d, "type", "string")
+    f_title: str | None | Unset
     v = d.get("title", MISSING)
     if v is MISSING:
         f_title = UNSET
@@ -3530,6 +5130,7 @@ def _decode_StringElicitationPropertySchema(
                 raise error.at("title")
             f_title = UNSET
 
+    f_description: str | None | Unset
     v = d.get("description", MISSING)
     if v is MISSING:
         f_description = UNSET
@@ -3543,6 +5144,7 @@ def _decode_StringElicitationPropertySchema(
                 raise error.at("description")
             f_description = UNSET
 
+    f_min_length: int | None | Unset
     v = d.get("minLength", MISSING)
     if v is MISSING:
         f_min_length = UNSET
@@ -3556,6 +5158,7 @@ def _decode_StringElicitationPropertySchema(
         except ValidationError as error:
             raise error.at("minLength")
 
+    f_max_length: int | None | Unset
     v = d.get("maxLength", MISSING)
     if v is MISSING:
         f_max_length = UNSET
@@ -3569,6 +5172,7 @@ def _decode_StringElicitationPropertySchema(
         except ValidationError as error:
             raise error.at("maxLength")
 
+    f_pattern: str | None | Unset
     v = d.get("pattern", MISSING)
     if v is MISSING:
         f_pattern = UNSET
@@ -3578,6 +5182,7 @@ def _decode_StringElicitationPropertySchema(
         except ValidationError as error:
             raise error.at("pattern")
 
+    f_format: StringFormat | str | None | Unset
     v = d.get("format", MISSING)
     if v is MISSING:
         f_format = UNSET
@@ -3587,6 +5192,7 @@ def _decode_StringElicitationPropertySchema(
         except ValidationError as error:
             raise error.at("format")
 
+    f_default: str | None | Unset
     v = d.get("default", MISSING)
     if v is MISSING:
         f_default = UNSET
@@ -3598,6 +5204,7 @@ def _decode_StringElicitationPropertySchema(
                 raise error.at("default")
             f_default = UNSET
 
+    f_enum: list[str] | None | Unset
     v = d.get("enum", MISSING)
     if v is MISSING:
         f_enum = UNSET
@@ -3616,6 +5223,7 @@ def _decode_StringElicitationPropertySchema(
         except ValidationError as error:
             raise error.at("enum")
 
+    f_one_of: list[EnumOption] | None | Unset
     v = d.get("oneOf", MISSING)
     if v is MISSING:
         f_one_of = UNSET
@@ -3627,6 +5235,7 @@ def _decode_StringElicitationPropertySchema(
         except ValidationError as error:
             raise error.at("oneOf")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -3658,38 +5267,42 @@ def _encode_StringElicitationPropertySchema(
     d: dict[str, Any] = {
         "type": "string",
     }
-    v = o.title
-    if v is not UNSET:
-        d["title"] = v
-    v = o.description
-    if v is not UNSET:
-        d["description"] = v
-    v = o.min_length
-    if v is not UNSET:
-        d["minLength"] = v
-    v = o.max_length
-    if v is not UNSET:
-        d["maxLength"] = v
-    v = o.pattern
-    if v is not UNSET:
-        d["pattern"] = v
-    v = o.format
-    if v is not UNSET:
+    v_title = o.title
+    if v_title is not UNSET:
+        d["title"] = v_title
+    v_description = o.description
+    if v_description is not UNSET:
+        d["description"] = v_description
+    v_min_length = o.min_length
+    if v_min_length is not UNSET:
+        d["minLength"] = v_min_length
+    v_max_length = o.max_length
+    if v_max_length is not UNSET:
+        d["maxLength"] = v_max_length
+    v_pattern = o.pattern
+    if v_pattern is not UNSET:
+        d["pattern"] = v_pattern
+    v_format = o.format
+    if v_format is not UNSET:
         d["format"] = (
-            None if v is None else (v._value_ if type(v) is StringFormat else v)
+            None
+            if v_format is None
+            else (v_format._value_ if type(v_format) is StringFormat else v_format)
         )
-    v = o.default
-    if v is not UNSET:
-        d["default"] = v
-    v = o.enum
-    if v is not UNSET:
-        d["enum"] = None if v is None else list(v)
-    v = o.one_of
-    if v is not UNSET:
-        d["oneOf"] = None if v is None else [_encode_EnumOption(x) for x in v]
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_default = o.default
+    if v_default is not UNSET:
+        d["default"] = v_default
+    v_enum = o.enum
+    if v_enum is not UNSET:
+        d["enum"] = None if v_enum is None else list(v_enum)
+    v_one_of = o.one_of
+    if v_one_of is not UNSET:
+        d["oneOf"] = (
+            None if v_one_of is None else [_encode_EnumOption(x) for x in v_one_of]
+        )
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -3697,10 +5310,11 @@ def _encode_StringElicitationPropertySchema(
 def _decode_NumberElicitationPropertySchema(
     d: Any, strict: bool
 ) -> NumberElicitationPropertySchema:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("type") != "number":
         raise check_tag(d, "type", "number")
+    f_title: str | None | Unset
     v = d.get("title", MISSING)
     if v is MISSING:
         f_title = UNSET
@@ -3712,6 +5326,7 @@ def _decode_NumberElicitationPropertySchema(
                 raise error.at("title")
             f_title = UNSET
 
+    f_description: str | None | Unset
     v = d.get("description", MISSING)
     if v is MISSING:
         f_description = UNSET
@@ -3725,6 +5340,7 @@ def _decode_NumberElicitationPropertySchema(
                 raise error.at("description")
             f_description = UNSET
 
+    f_minimum: float | None | Unset
     v = d.get("minimum", MISSING)
     if v is MISSING:
         f_minimum = UNSET
@@ -3734,6 +5350,7 @@ def _decode_NumberElicitationPropertySchema(
         except ValidationError as error:
             raise error.at("minimum")
 
+    f_maximum: float | None | Unset
     v = d.get("maximum", MISSING)
     if v is MISSING:
         f_maximum = UNSET
@@ -3743,6 +5360,7 @@ def _decode_NumberElicitationPropertySchema(
         except ValidationError as error:
             raise error.at("maximum")
 
+    f_default: float | None | Unset
     v = d.get("default", MISSING)
     if v is MISSING:
         f_default = UNSET
@@ -3754,6 +5372,7 @@ def _decode_NumberElicitationPropertySchema(
                 raise error.at("default")
             f_default = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -3781,24 +5400,24 @@ def _encode_NumberElicitationPropertySchema(
     d: dict[str, Any] = {
         "type": "number",
     }
-    v = o.title
-    if v is not UNSET:
-        d["title"] = v
-    v = o.description
-    if v is not UNSET:
-        d["description"] = v
-    v = o.minimum
-    if v is not UNSET:
-        d["minimum"] = v
-    v = o.maximum
-    if v is not UNSET:
-        d["maximum"] = v
-    v = o.default
-    if v is not UNSET:
-        d["default"] = v
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_title = o.title
+    if v_title is not UNSET:
+        d["title"] = v_title
+    v_description = o.description
+    if v_description is not UNSET:
+        d["description"] = v_description
+    v_minimum = o.minimum
+    if v_minimum is not UNSET:
+        d["minimum"] = v_minimum
+    v_maximum = o.maximum
+    if v_maximum is not UNSET:
+        d["maximum"] = v_maximum
+    v_default = o.default
+    if v_default is not UNSET:
+        d["default"] = v_default
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -3806,10 +5425,11 @@ def _encode_NumberElicitationPropertySchema(
 def _decode_IntegerElicitationPropertySchema(
     d: Any, strict: bool
 ) -> IntegerElicitationPropertySchema:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("type") != "integer":
         raise check_tag(d, "type", "integer")
+    f_title: str | None | Unset
     v = d.get("title", MISSING)
     if v is MISSING:
         f_title = UNSET
@@ -3821,6 +5441,7 @@ def _decode_IntegerElicitationPropertySchema(
                 raise error.at("title")
             f_title = UNSET
 
+    f_description: str | None | Unset
     v = d.get("description", MISSING)
     if v is MISSING:
         f_description = UNSET
@@ -3834,6 +5455,7 @@ def _decode_IntegerElicitationPropertySchema(
                 raise error.at("description")
             f_description = UNSET
 
+    f_minimum: int | None | Unset
     v = d.get("minimum", MISSING)
     if v is MISSING:
         f_minimum = UNSET
@@ -3851,6 +5473,7 @@ def _decode_IntegerElicitationPropertySchema(
         except ValidationError as error:
             raise error.at("minimum")
 
+    f_maximum: int | None | Unset
     v = d.get("maximum", MISSING)
     if v is MISSING:
         f_maximum = UNSET
@@ -3868,6 +5491,7 @@ def _decode_IntegerElicitationPropertySchema(
         except ValidationError as error:
             raise error.at("maximum")
 
+    f_default: int | None | Unset
     v = d.get("default", MISSING)
     if v is MISSING:
         f_default = UNSET
@@ -3887,6 +5511,7 @@ def _decode_IntegerElicitationPropertySchema(
                 raise error.at("default")
             f_default = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -3914,24 +5539,24 @@ def _encode_IntegerElicitationPropertySchema(
     d: dict[str, Any] = {
         "type": "integer",
     }
-    v = o.title
-    if v is not UNSET:
-        d["title"] = v
-    v = o.description
-    if v is not UNSET:
-        d["description"] = v
-    v = o.minimum
-    if v is not UNSET:
-        d["minimum"] = v
-    v = o.maximum
-    if v is not UNSET:
-        d["maximum"] = v
-    v = o.default
-    if v is not UNSET:
-        d["default"] = v
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_title = o.title
+    if v_title is not UNSET:
+        d["title"] = v_title
+    v_description = o.description
+    if v_description is not UNSET:
+        d["description"] = v_description
+    v_minimum = o.minimum
+    if v_minimum is not UNSET:
+        d["minimum"] = v_minimum
+    v_maximum = o.maximum
+    if v_maximum is not UNSET:
+        d["maximum"] = v_maximum
+    v_default = o.default
+    if v_default is not UNSET:
+        d["default"] = v_default
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -3939,10 +5564,11 @@ def _encode_IntegerElicitationPropertySchema(
 def _decode_BooleanElicitationPropertySchema(
     d: Any, strict: bool
 ) -> BooleanElicitationPropertySchema:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("type") != "boolean":
         raise check_tag(d, "type", "boolean")
+    f_title: str | None | Unset
     v = d.get("title", MISSING)
     if v is MISSING:
         f_title = UNSET
@@ -3954,6 +5580,7 @@ def _decode_BooleanElicitationPropertySchema(
                 raise error.at("title")
             f_title = UNSET
 
+    f_description: str | None | Unset
     v = d.get("description", MISSING)
     if v is MISSING:
         f_description = UNSET
@@ -3967,6 +5594,7 @@ def _decode_BooleanElicitationPropertySchema(
                 raise error.at("description")
             f_description = UNSET
 
+    f_default: bool | None | Unset
     v = d.get("default", MISSING)
     if v is MISSING:
         f_default = UNSET
@@ -3978,6 +5606,7 @@ def _decode_BooleanElicitationPropertySchema(
                 raise error.at("default")
             f_default = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -4003,18 +5632,18 @@ def _encode_BooleanElicitationPropertySchema(
     d: dict[str, Any] = {
         "type": "boolean",
     }
-    v = o.title
-    if v is not UNSET:
-        d["title"] = v
-    v = o.description
-    if v is not UNSET:
-        d["description"] = v
-    v = o.default
-    if v is not UNSET:
-        d["default"] = v
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_title = o.title
+    if v_title is not UNSET:
+        d["title"] = v_title
+    v_description = o.description
+    if v_description is not UNSET:
+        d["description"] = v_description
+    v_default = o.default
+    if v_default is not UNSET:
+        d["default"] = v_default
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -4022,10 +5651,11 @@ def _encode_BooleanElicitationPropertySchema(
 def _decode_ArrayElicitationPropertySchema(
     d: Any, strict: bool
 ) -> ArrayElicitationPropertySchema:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("type") != "array":
         raise check_tag(d, "type", "array")
+    f_title: str | None | Unset
     v = d.get("title", MISSING)
     if v is MISSING:
         f_title = UNSET
@@ -4037,6 +5667,7 @@ def _decode_ArrayElicitationPropertySchema(
                 raise error.at("title")
             f_title = UNSET
 
+    f_description: str | None | Unset
     v = d.get("description", MISSING)
     if v is MISSING:
         f_description = UNSET
@@ -4050,6 +5681,7 @@ def _decode_ArrayElicitationPropertySchema(
                 raise error.at("description")
             f_description = UNSET
 
+    f_min_items: int | None | Unset
     v = d.get("minItems", MISSING)
     if v is MISSING:
         f_min_items = UNSET
@@ -4067,6 +5699,7 @@ def _decode_ArrayElicitationPropertySchema(
         except ValidationError as error:
             raise error.at("minItems")
 
+    f_max_items: int | None | Unset
     v = d.get("maxItems", MISSING)
     if v is MISSING:
         f_max_items = UNSET
@@ -4084,6 +5717,7 @@ def _decode_ArrayElicitationPropertySchema(
         except ValidationError as error:
             raise error.at("maxItems")
 
+    f_items: MultiSelectItems
     v = d.get("items", MISSING)
     if v is MISSING:
         raise missing("items")
@@ -4093,6 +5727,7 @@ def _decode_ArrayElicitationPropertySchema(
         except ValidationError as error:
             raise error.at("items")
 
+    f_default: list[str] | None | Unset
     v = d.get("default", MISSING)
     if v is MISSING:
         f_default = UNSET
@@ -4110,6 +5745,7 @@ def _decode_ArrayElicitationPropertySchema(
                 raise error.at("default")
             f_default = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -4139,24 +5775,24 @@ def _encode_ArrayElicitationPropertySchema(
         "type": "array",
         "items": _encode_MultiSelectItems(o.items),
     }
-    v = o.title
-    if v is not UNSET:
-        d["title"] = v
-    v = o.description
-    if v is not UNSET:
-        d["description"] = v
-    v = o.min_items
-    if v is not UNSET:
-        d["minItems"] = v
-    v = o.max_items
-    if v is not UNSET:
-        d["maxItems"] = v
-    v = o.default
-    if v is not UNSET:
-        d["default"] = None if v is None else list(v)
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_title = o.title
+    if v_title is not UNSET:
+        d["title"] = v_title
+    v_description = o.description
+    if v_description is not UNSET:
+        d["description"] = v_description
+    v_min_items = o.min_items
+    if v_min_items is not UNSET:
+        d["minItems"] = v_min_items
+    v_max_items = o.max_items
+    if v_max_items is not UNSET:
+        d["maxItems"] = v_max_items
+    v_default = o.default
+    if v_default is not UNSET:
+        d["default"] = None if v_default is None else list(v_default)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -4164,7 +5800,7 @@ def _encode_ArrayElicitationPropertySchema(
 def _decode_OtherElicitationPropertySchema(
     d: Any, strict: bool
 ) -> OtherElicitationPropertySchema:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if type(d.get("type")) is not str:
         raise check_tag(d, "type", None)
@@ -4186,7 +5822,7 @@ def _encode_OtherElicitationPropertySchema(
     return d
 
 
-_VARIANTS_ElicitationPropertySchema: dict[str, Callable[[Any, bool], Any]] = {
+_VARIANTS_ElicitationPropertySchema: dict[str, Decoder[ElicitationPropertySchema]] = {
     "string": _decode_StringElicitationPropertySchema,
     "number": _decode_NumberElicitationPropertySchema,
     "integer": _decode_IntegerElicitationPropertySchema,
@@ -4198,7 +5834,7 @@ _VARIANTS_ElicitationPropertySchema: dict[str, Callable[[Any, bool], Any]] = {
 def _decode_ElicitationPropertySchema(
     d: Any, strict: bool
 ) -> ElicitationPropertySchema:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     tag = d.get("type", MISSING)
     if type(tag) is str:
@@ -4211,9 +5847,9 @@ def _decode_ElicitationPropertySchema(
     raise type_error("a string", tag).at("type")
 
 
-def _encode_ElicitationPropertySchema(o: Any) -> Any:
+def _encode_ElicitationPropertySchema(o: ElicitationPropertySchema) -> dict[str, Any]:
     try:
-        encoder = _ENCODERS[type(o)]
+        encoder = _CLASS_ENCODERS[type(o)]
     except KeyError:
         raise TypeError(
             f"{type(o).__name__} is not a variant of ElicitationPropertySchema"
@@ -4230,16 +5866,17 @@ def _decode_StringFormat(v: Any, strict: bool) -> StringFormat | str:
     return v
 
 
-_MEMBERS_StringFormat = StringFormat._value2member_map_
+_MEMBERS_StringFormat = cast("dict[str, StringFormat]", StringFormat._value2member_map_)
 
 
-def _encode_StringFormat(v: Any) -> Any:
+def _encode_StringFormat(v: StringFormat | str) -> str:
     return v._value_ if type(v) is StringFormat else v
 
 
 def _decode_EnumOption(d: Any, strict: bool) -> EnumOption:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_const: str
     v = d.get("const", MISSING)
     if v is MISSING:
         raise missing("const")
@@ -4249,6 +5886,7 @@ def _decode_EnumOption(d: Any, strict: bool) -> EnumOption:
         except ValidationError as error:
             raise error.at("const")
 
+    f_title: str
     v = d.get("title", MISSING)
     if v is MISSING:
         raise missing("title")
@@ -4258,6 +5896,7 @@ def _decode_EnumOption(d: Any, strict: bool) -> EnumOption:
         except ValidationError as error:
             raise error.at("title")
 
+    f_description: str | None | Unset
     v = d.get("description", MISSING)
     if v is MISSING:
         f_description = UNSET
@@ -4271,6 +5910,7 @@ def _decode_EnumOption(d: Any, strict: bool) -> EnumOption:
                 raise error.at("description")
             f_description = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -4295,19 +5935,20 @@ def _encode_EnumOption(o: EnumOption) -> dict[str, Any]:
         "const": o.const,
         "title": o.title,
     }
-    v = o.description
-    if v is not UNSET:
-        d["description"] = v
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_description = o.description
+    if v_description is not UNSET:
+        d["description"] = v_description
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_StringPropertySchema(d: Any, strict: bool) -> StringPropertySchema:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_title: str | None | Unset
     v = d.get("title", MISSING)
     if v is MISSING:
         f_title = UNSET
@@ -4319,6 +5960,7 @@ def _decode_StringPropertySchema(d: Any, strict: bool) -> StringPropertySchema:
                 raise error.at("title")
             f_title = UNSET
 
+    f_description: str | None | Unset
     v = d.get("description", MISSING)
     if v is MISSING:
         f_description = UNSET
@@ -4332,6 +5974,7 @@ def _decode_StringPropertySchema(d: Any, strict: bool) -> StringPropertySchema:
                 raise error.at("description")
             f_description = UNSET
 
+    f_min_length: int | None | Unset
     v = d.get("minLength", MISSING)
     if v is MISSING:
         f_min_length = UNSET
@@ -4345,6 +5988,7 @@ def _decode_StringPropertySchema(d: Any, strict: bool) -> StringPropertySchema:
         except ValidationError as error:
             raise error.at("minLength")
 
+    f_max_length: int | None | Unset
     v = d.get("maxLength", MISSING)
     if v is MISSING:
         f_max_length = UNSET
@@ -4358,6 +6002,7 @@ def _decode_StringPropertySchema(d: Any, strict: bool) -> StringPropertySchema:
         except ValidationError as error:
             raise error.at("maxLength")
 
+    f_pattern: str | None | Unset
     v = d.get("pattern", MISSING)
     if v is MISSING:
         f_pattern = UNSET
@@ -4367,6 +6012,7 @@ def _decode_StringPropertySchema(d: Any, strict: bool) -> StringPropertySchema:
         except ValidationError as error:
             raise error.at("pattern")
 
+    f_format: StringFormat | str | None | Unset
     v = d.get("format", MISSING)
     if v is MISSING:
         f_format = UNSET
@@ -4376,6 +6022,7 @@ def _decode_StringPropertySchema(d: Any, strict: bool) -> StringPropertySchema:
         except ValidationError as error:
             raise error.at("format")
 
+    f_default: str | None | Unset
     v = d.get("default", MISSING)
     if v is MISSING:
         f_default = UNSET
@@ -4387,6 +6034,7 @@ def _decode_StringPropertySchema(d: Any, strict: bool) -> StringPropertySchema:
                 raise error.at("default")
             f_default = UNSET
 
+    f_enum: list[str] | None | Unset
     v = d.get("enum", MISSING)
     if v is MISSING:
         f_enum = UNSET
@@ -4405,6 +6053,7 @@ def _decode_StringPropertySchema(d: Any, strict: bool) -> StringPropertySchema:
         except ValidationError as error:
             raise error.at("enum")
 
+    f_one_of: list[EnumOption] | None | Unset
     v = d.get("oneOf", MISSING)
     if v is MISSING:
         f_one_of = UNSET
@@ -4416,6 +6065,7 @@ def _decode_StringPropertySchema(d: Any, strict: bool) -> StringPropertySchema:
         except ValidationError as error:
             raise error.at("oneOf")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -4443,45 +6093,50 @@ def _decode_StringPropertySchema(d: Any, strict: bool) -> StringPropertySchema:
 
 def _encode_StringPropertySchema(o: StringPropertySchema) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.title
-    if v is not UNSET:
-        d["title"] = v
-    v = o.description
-    if v is not UNSET:
-        d["description"] = v
-    v = o.min_length
-    if v is not UNSET:
-        d["minLength"] = v
-    v = o.max_length
-    if v is not UNSET:
-        d["maxLength"] = v
-    v = o.pattern
-    if v is not UNSET:
-        d["pattern"] = v
-    v = o.format
-    if v is not UNSET:
+    v_title = o.title
+    if v_title is not UNSET:
+        d["title"] = v_title
+    v_description = o.description
+    if v_description is not UNSET:
+        d["description"] = v_description
+    v_min_length = o.min_length
+    if v_min_length is not UNSET:
+        d["minLength"] = v_min_length
+    v_max_length = o.max_length
+    if v_max_length is not UNSET:
+        d["maxLength"] = v_max_length
+    v_pattern = o.pattern
+    if v_pattern is not UNSET:
+        d["pattern"] = v_pattern
+    v_format = o.format
+    if v_format is not UNSET:
         d["format"] = (
-            None if v is None else (v._value_ if type(v) is StringFormat else v)
+            None
+            if v_format is None
+            else (v_format._value_ if type(v_format) is StringFormat else v_format)
         )
-    v = o.default
-    if v is not UNSET:
-        d["default"] = v
-    v = o.enum
-    if v is not UNSET:
-        d["enum"] = None if v is None else list(v)
-    v = o.one_of
-    if v is not UNSET:
-        d["oneOf"] = None if v is None else [_encode_EnumOption(x) for x in v]
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_default = o.default
+    if v_default is not UNSET:
+        d["default"] = v_default
+    v_enum = o.enum
+    if v_enum is not UNSET:
+        d["enum"] = None if v_enum is None else list(v_enum)
+    v_one_of = o.one_of
+    if v_one_of is not UNSET:
+        d["oneOf"] = (
+            None if v_one_of is None else [_encode_EnumOption(x) for x in v_one_of]
+        )
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_NumberPropertySchema(d: Any, strict: bool) -> NumberPropertySchema:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_title: str | None | Unset
     v = d.get("title", MISSING)
     if v is MISSING:
         f_title = UNSET
@@ -4493,6 +6148,7 @@ def _decode_NumberPropertySchema(d: Any, strict: bool) -> NumberPropertySchema:
                 raise error.at("title")
             f_title = UNSET
 
+    f_description: str | None | Unset
     v = d.get("description", MISSING)
     if v is MISSING:
         f_description = UNSET
@@ -4506,6 +6162,7 @@ def _decode_NumberPropertySchema(d: Any, strict: bool) -> NumberPropertySchema:
                 raise error.at("description")
             f_description = UNSET
 
+    f_minimum: float | None | Unset
     v = d.get("minimum", MISSING)
     if v is MISSING:
         f_minimum = UNSET
@@ -4515,6 +6172,7 @@ def _decode_NumberPropertySchema(d: Any, strict: bool) -> NumberPropertySchema:
         except ValidationError as error:
             raise error.at("minimum")
 
+    f_maximum: float | None | Unset
     v = d.get("maximum", MISSING)
     if v is MISSING:
         f_maximum = UNSET
@@ -4524,6 +6182,7 @@ def _decode_NumberPropertySchema(d: Any, strict: bool) -> NumberPropertySchema:
         except ValidationError as error:
             raise error.at("maximum")
 
+    f_default: float | None | Unset
     v = d.get("default", MISSING)
     if v is MISSING:
         f_default = UNSET
@@ -4535,6 +6194,7 @@ def _decode_NumberPropertySchema(d: Any, strict: bool) -> NumberPropertySchema:
                 raise error.at("default")
             f_default = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -4558,31 +6218,32 @@ def _decode_NumberPropertySchema(d: Any, strict: bool) -> NumberPropertySchema:
 
 def _encode_NumberPropertySchema(o: NumberPropertySchema) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.title
-    if v is not UNSET:
-        d["title"] = v
-    v = o.description
-    if v is not UNSET:
-        d["description"] = v
-    v = o.minimum
-    if v is not UNSET:
-        d["minimum"] = v
-    v = o.maximum
-    if v is not UNSET:
-        d["maximum"] = v
-    v = o.default
-    if v is not UNSET:
-        d["default"] = v
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_title = o.title
+    if v_title is not UNSET:
+        d["title"] = v_title
+    v_description = o.description
+    if v_description is not UNSET:
+        d["description"] = v_description
+    v_minimum = o.minimum
+    if v_minimum is not UNSET:
+        d["minimum"] = v_minimum
+    v_maximum = o.maximum
+    if v_maximum is not UNSET:
+        d["maximum"] = v_maximum
+    v_default = o.default
+    if v_default is not UNSET:
+        d["default"] = v_default
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_IntegerPropertySchema(d: Any, strict: bool) -> IntegerPropertySchema:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_title: str | None | Unset
     v = d.get("title", MISSING)
     if v is MISSING:
         f_title = UNSET
@@ -4594,6 +6255,7 @@ def _decode_IntegerPropertySchema(d: Any, strict: bool) -> IntegerPropertySchema
                 raise error.at("title")
             f_title = UNSET
 
+    f_description: str | None | Unset
     v = d.get("description", MISSING)
     if v is MISSING:
         f_description = UNSET
@@ -4607,6 +6269,7 @@ def _decode_IntegerPropertySchema(d: Any, strict: bool) -> IntegerPropertySchema
                 raise error.at("description")
             f_description = UNSET
 
+    f_minimum: int | None | Unset
     v = d.get("minimum", MISSING)
     if v is MISSING:
         f_minimum = UNSET
@@ -4624,6 +6287,7 @@ def _decode_IntegerPropertySchema(d: Any, strict: bool) -> IntegerPropertySchema
         except ValidationError as error:
             raise error.at("minimum")
 
+    f_maximum: int | None | Unset
     v = d.get("maximum", MISSING)
     if v is MISSING:
         f_maximum = UNSET
@@ -4641,6 +6305,7 @@ def _decode_IntegerPropertySchema(d: Any, strict: bool) -> IntegerPropertySchema
         except ValidationError as error:
             raise error.at("maximum")
 
+    f_default: int | None | Unset
     v = d.get("default", MISSING)
     if v is MISSING:
         f_default = UNSET
@@ -4660,6 +6325,7 @@ def _decode_IntegerPropertySchema(d: Any, strict: bool) -> IntegerPropertySchema
                 raise error.at("default")
             f_default = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -4683,31 +6349,32 @@ def _decode_IntegerPropertySchema(d: Any, strict: bool) -> IntegerPropertySchema
 
 def _encode_IntegerPropertySchema(o: IntegerPropertySchema) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.title
-    if v is not UNSET:
-        d["title"] = v
-    v = o.description
-    if v is not UNSET:
-        d["description"] = v
-    v = o.minimum
-    if v is not UNSET:
-        d["minimum"] = v
-    v = o.maximum
-    if v is not UNSET:
-        d["maximum"] = v
-    v = o.default
-    if v is not UNSET:
-        d["default"] = v
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_title = o.title
+    if v_title is not UNSET:
+        d["title"] = v_title
+    v_description = o.description
+    if v_description is not UNSET:
+        d["description"] = v_description
+    v_minimum = o.minimum
+    if v_minimum is not UNSET:
+        d["minimum"] = v_minimum
+    v_maximum = o.maximum
+    if v_maximum is not UNSET:
+        d["maximum"] = v_maximum
+    v_default = o.default
+    if v_default is not UNSET:
+        d["default"] = v_default
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_BooleanPropertySchema(d: Any, strict: bool) -> BooleanPropertySchema:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_title: str | None | Unset
     v = d.get("title", MISSING)
     if v is MISSING:
         f_title = UNSET
@@ -4719,6 +6386,7 @@ def _decode_BooleanPropertySchema(d: Any, strict: bool) -> BooleanPropertySchema
                 raise error.at("title")
             f_title = UNSET
 
+    f_description: str | None | Unset
     v = d.get("description", MISSING)
     if v is MISSING:
         f_description = UNSET
@@ -4732,6 +6400,7 @@ def _decode_BooleanPropertySchema(d: Any, strict: bool) -> BooleanPropertySchema
                 raise error.at("description")
             f_description = UNSET
 
+    f_default: bool | None | Unset
     v = d.get("default", MISSING)
     if v is MISSING:
         f_default = UNSET
@@ -4743,6 +6412,7 @@ def _decode_BooleanPropertySchema(d: Any, strict: bool) -> BooleanPropertySchema
                 raise error.at("default")
             f_default = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -4764,27 +6434,28 @@ def _decode_BooleanPropertySchema(d: Any, strict: bool) -> BooleanPropertySchema
 
 def _encode_BooleanPropertySchema(o: BooleanPropertySchema) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.title
-    if v is not UNSET:
-        d["title"] = v
-    v = o.description
-    if v is not UNSET:
-        d["description"] = v
-    v = o.default
-    if v is not UNSET:
-        d["default"] = v
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_title = o.title
+    if v_title is not UNSET:
+        d["title"] = v_title
+    v_description = o.description
+    if v_description is not UNSET:
+        d["description"] = v_description
+    v_default = o.default
+    if v_default is not UNSET:
+        d["default"] = v_default
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_MultiSelectItemsString(d: Any, strict: bool) -> MultiSelectItemsString:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("type") != "string":
         raise check_tag(d, "type", "string")
+    f_enum: list[str]
     v = d.get("enum", MISSING)
     if v is MISSING:
         raise missing("enum")
@@ -4796,6 +6467,7 @@ def _decode_MultiSelectItemsString(d: Any, strict: bool) -> MultiSelectItemsStri
         except ValidationError as error:
             raise error.at("enum")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -4818,15 +6490,15 @@ def _encode_MultiSelectItemsString(o: MultiSelectItemsString) -> dict[str, Any]:
         "type": "string",
         "enum": list(o.enum),
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_OtherMultiSelectItems(d: Any, strict: bool) -> OtherMultiSelectItems:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if type(d.get("type")) is not str:
         raise check_tag(d, "type", None)
@@ -4846,13 +6518,13 @@ def _encode_OtherMultiSelectItems(o: OtherMultiSelectItems) -> dict[str, Any]:
     return d
 
 
-_VARIANTS_MultiSelectItems: dict[str, Callable[[Any, bool], Any]] = {
+_VARIANTS_MultiSelectItems: dict[str, Decoder[MultiSelectItems]] = {
     "string": _decode_MultiSelectItemsString,
 }
 
 
 def _decode_MultiSelectItems(d: Any, strict: bool) -> MultiSelectItems:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     tag = d.get("type", MISSING)
     if type(tag) is str:
@@ -4870,9 +6542,9 @@ def _decode_MultiSelectItems(d: Any, strict: bool) -> MultiSelectItems:
     return _decode_TitledMultiSelectItems(d, strict)
 
 
-def _encode_MultiSelectItems(o: Any) -> Any:
+def _encode_MultiSelectItems(o: MultiSelectItems) -> dict[str, Any]:
     try:
-        encoder = _ENCODERS[type(o)]
+        encoder = _CLASS_ENCODERS[type(o)]
     except KeyError:
         raise TypeError(
             f"{type(o).__name__} is not a variant of MultiSelectItems"
@@ -4881,8 +6553,9 @@ def _encode_MultiSelectItems(o: Any) -> Any:
 
 
 def _decode_StringMultiSelectItems(d: Any, strict: bool) -> StringMultiSelectItems:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_enum: list[str]
     v = d.get("enum", MISSING)
     if v is MISSING:
         raise missing("enum")
@@ -4894,6 +6567,7 @@ def _decode_StringMultiSelectItems(d: Any, strict: bool) -> StringMultiSelectIte
         except ValidationError as error:
             raise error.at("enum")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -4915,16 +6589,17 @@ def _encode_StringMultiSelectItems(o: StringMultiSelectItems) -> dict[str, Any]:
     d: dict[str, Any] = {
         "enum": list(o.enum),
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_TitledMultiSelectItems(d: Any, strict: bool) -> TitledMultiSelectItems:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_any_of: list[EnumOption]
     v = d.get("anyOf", MISSING)
     if v is MISSING:
         raise missing("anyOf")
@@ -4934,6 +6609,7 @@ def _decode_TitledMultiSelectItems(d: Any, strict: bool) -> TitledMultiSelectIte
         except ValidationError as error:
             raise error.at("anyOf")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -4955,9 +6631,9 @@ def _encode_TitledMultiSelectItems(o: TitledMultiSelectItems) -> dict[str, Any]:
     d: dict[str, Any] = {
         "anyOf": [_encode_EnumOption(x) for x in o.any_of],
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -4965,8 +6641,9 @@ def _encode_TitledMultiSelectItems(o: TitledMultiSelectItems) -> dict[str, Any]:
 def _decode_MultiSelectPropertySchema(
     d: Any, strict: bool
 ) -> MultiSelectPropertySchema:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_title: str | None | Unset
     v = d.get("title", MISSING)
     if v is MISSING:
         f_title = UNSET
@@ -4978,6 +6655,7 @@ def _decode_MultiSelectPropertySchema(
                 raise error.at("title")
             f_title = UNSET
 
+    f_description: str | None | Unset
     v = d.get("description", MISSING)
     if v is MISSING:
         f_description = UNSET
@@ -4991,6 +6669,7 @@ def _decode_MultiSelectPropertySchema(
                 raise error.at("description")
             f_description = UNSET
 
+    f_min_items: int | None | Unset
     v = d.get("minItems", MISSING)
     if v is MISSING:
         f_min_items = UNSET
@@ -5008,6 +6687,7 @@ def _decode_MultiSelectPropertySchema(
         except ValidationError as error:
             raise error.at("minItems")
 
+    f_max_items: int | None | Unset
     v = d.get("maxItems", MISSING)
     if v is MISSING:
         f_max_items = UNSET
@@ -5025,6 +6705,7 @@ def _decode_MultiSelectPropertySchema(
         except ValidationError as error:
             raise error.at("maxItems")
 
+    f_items: MultiSelectItems
     v = d.get("items", MISSING)
     if v is MISSING:
         raise missing("items")
@@ -5034,6 +6715,7 @@ def _decode_MultiSelectPropertySchema(
         except ValidationError as error:
             raise error.at("items")
 
+    f_default: list[str] | None | Unset
     v = d.get("default", MISSING)
     if v is MISSING:
         f_default = UNSET
@@ -5051,6 +6733,7 @@ def _decode_MultiSelectPropertySchema(
                 raise error.at("default")
             f_default = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -5077,55 +6760,44 @@ def _encode_MultiSelectPropertySchema(o: MultiSelectPropertySchema) -> dict[str,
     d: dict[str, Any] = {
         "items": _encode_MultiSelectItems(o.items),
     }
-    v = o.title
-    if v is not UNSET:
-        d["title"] = v
-    v = o.description
-    if v is not UNSET:
-        d["description"] = v
-    v = o.min_items
-    if v is not UNSET:
-        d["minItems"] = v
-    v = o.max_items
-    if v is not UNSET:
-        d["maxItems"] = v
-    v = o.default
-    if v is not UNSET:
-        d["default"] = None if v is None else list(v)
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_title = o.title
+    if v_title is not UNSET:
+        d["title"] = v_title
+    v_description = o.description
+    if v_description is not UNSET:
+        d["description"] = v_description
+    v_min_items = o.min_items
+    if v_min_items is not UNSET:
+        d["minItems"] = v_min_items
+    v_max_items = o.max_items
+    if v_max_items is not UNSET:
+        d["maxItems"] = v_max_items
+    v_default = o.default
+    if v_default is not UNSET:
+        d["default"] = None if v_default is None else list(v_default)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
-def _decode_ElicitationFormMode(v: Any, strict: bool) -> Any:
+def _decode_ElicitationFormMode(v: Any, strict: bool) -> ElicitationFormMode:
     return check_raw(v, "#/$defs/ElicitationFormMode")
 
 
-def _encode_ElicitationFormMode(v: Any) -> Any:
-    return v
-
-
-def _decode_ElicitationId(v: Any, strict: bool) -> Any:
+def _decode_ElicitationId(v: Any, strict: bool) -> ElicitationId:
     return v if type(v) is str else check_str(v)
 
 
-def _encode_ElicitationId(v: Any) -> Any:
-    return v
-
-
-def _decode_ElicitationUrlMode(v: Any, strict: bool) -> Any:
+def _decode_ElicitationUrlMode(v: Any, strict: bool) -> ElicitationUrlMode:
     return check_raw(v, "#/$defs/ElicitationUrlMode")
 
 
-def _encode_ElicitationUrlMode(v: Any) -> Any:
-    return v
-
-
 def _decode_MessageMcpRequest(d: Any, strict: bool) -> MessageMcpRequest:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_server_id: McpServerAcpId
     v = d.get("serverId", MISSING)
     if v is MISSING:
         raise missing("serverId")
@@ -5135,6 +6807,7 @@ def _decode_MessageMcpRequest(d: Any, strict: bool) -> MessageMcpRequest:
         except ValidationError as error:
             raise error.at("serverId")
 
+    f_request_id: McpRequestId
     v = d.get("requestId", MISSING)
     if v is MISSING:
         raise missing("requestId")
@@ -5144,6 +6817,7 @@ def _decode_MessageMcpRequest(d: Any, strict: bool) -> MessageMcpRequest:
         except ValidationError as error:
             raise error.at("requestId")
 
+    f_method: str
     v = d.get("method", MISSING)
     if v is MISSING:
         raise missing("method")
@@ -5153,6 +6827,7 @@ def _decode_MessageMcpRequest(d: Any, strict: bool) -> MessageMcpRequest:
         except ValidationError as error:
             raise error.at("method")
 
+    f_params: dict[str, Any] | None | Unset
     v = d.get("params", MISSING)
     if v is MISSING:
         f_params = UNSET
@@ -5162,6 +6837,7 @@ def _decode_MessageMcpRequest(d: Any, strict: bool) -> MessageMcpRequest:
         except ValidationError as error:
             raise error.at("params")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -5188,51 +6864,36 @@ def _encode_MessageMcpRequest(o: MessageMcpRequest) -> dict[str, Any]:
         "requestId": o.request_id,
         "method": o.method,
     }
-    v = o.params
-    if v is not UNSET:
-        d["params"] = None if v is None else dict(v)
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_params = o.params
+    if v_params is not UNSET:
+        d["params"] = None if v_params is None else dict(v_params)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
-def _decode_McpServerAcpId(v: Any, strict: bool) -> Any:
+def _decode_McpServerAcpId(v: Any, strict: bool) -> McpServerAcpId:
     return v if type(v) is str else check_str(v)
 
 
-def _encode_McpServerAcpId(v: Any) -> Any:
-    return v
-
-
-def _decode_McpRequestId(v: Any, strict: bool) -> Any:
+def _decode_McpRequestId(v: Any, strict: bool) -> McpRequestId:
     return v if type(v) is str else check_str(v)
 
 
-def _encode_McpRequestId(v: Any) -> Any:
+def _decode_ExtRequest(v: Any, strict: bool) -> ExtRequest:
     return v
 
 
-def _decode_ExtRequest(v: Any, strict: bool) -> Any:
-    return v
-
-
-def _encode_ExtRequest(v: Any) -> Any:
-    return v
-
-
-def _decode_AgentResponse(v: Any, strict: bool) -> Any:
+def _decode_AgentResponse(v: Any, strict: bool) -> AgentResponse:
     return check_raw(v, "#/$defs/AgentResponse")
 
 
-def _encode_AgentResponse(v: Any) -> Any:
-    return v
-
-
 def _decode_InitializeResponse(d: Any, strict: bool) -> InitializeResponse:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_protocol_version: ProtocolVersion
     v = d.get("protocolVersion", MISSING)
     if v is MISSING:
         raise missing("protocolVersion")
@@ -5242,6 +6903,7 @@ def _decode_InitializeResponse(d: Any, strict: bool) -> InitializeResponse:
         except ValidationError as error:
             raise error.at("protocolVersion")
 
+    f_info: Implementation
     v = d.get("info", MISSING)
     if v is MISSING:
         raise missing("info")
@@ -5251,6 +6913,7 @@ def _decode_InitializeResponse(d: Any, strict: bool) -> InitializeResponse:
         except ValidationError as error:
             raise error.at("info")
 
+    f_capabilities: AgentCapabilities
     v = d.get("capabilities", MISSING)
     if v is MISSING:
         f_capabilities = AgentCapabilities()
@@ -5262,6 +6925,7 @@ def _decode_InitializeResponse(d: Any, strict: bool) -> InitializeResponse:
                 raise error.at("capabilities")
             f_capabilities = AgentCapabilities()
 
+    f_auth_methods: list[AuthMethod] | Unset
     v = d.get("authMethods", MISSING)
     if v is MISSING:
         f_auth_methods = UNSET
@@ -5273,6 +6937,7 @@ def _decode_InitializeResponse(d: Any, strict: bool) -> InitializeResponse:
                 raise error.at("authMethods")
             f_auth_methods = []
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -5297,31 +6962,26 @@ def _encode_InitializeResponse(o: InitializeResponse) -> dict[str, Any]:
     d: dict[str, Any] = {
         "protocolVersion": o.protocol_version,
         "info": _encode_Implementation(o.info),
+        "capabilities": _encode_AgentCapabilities(o.capabilities),
     }
-    v = o.capabilities
-    if v is not UNSET:
-        d["capabilities"] = _encode_AgentCapabilities(v)
-    v = o.auth_methods
-    if v is not UNSET:
-        d["authMethods"] = [_encode_AuthMethod(x) for x in v]
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_auth_methods = o.auth_methods
+    if v_auth_methods is not UNSET:
+        d["authMethods"] = [_encode_AuthMethod(x) for x in v_auth_methods]
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
-def _decode_ProtocolVersion(v: Any, strict: bool) -> Any:
+def _decode_ProtocolVersion(v: Any, strict: bool) -> ProtocolVersion:
     return check_int(v, 0, 65535)
 
 
-def _encode_ProtocolVersion(v: Any) -> Any:
-    return v
-
-
 def _decode_Implementation(d: Any, strict: bool) -> Implementation:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_name: str
     v = d.get("name", MISSING)
     if v is MISSING:
         raise missing("name")
@@ -5331,6 +6991,7 @@ def _decode_Implementation(d: Any, strict: bool) -> Implementation:
         except ValidationError as error:
             raise error.at("name")
 
+    f_title: str | None | Unset
     v = d.get("title", MISSING)
     if v is MISSING:
         f_title = UNSET
@@ -5342,6 +7003,7 @@ def _decode_Implementation(d: Any, strict: bool) -> Implementation:
                 raise error.at("title")
             f_title = UNSET
 
+    f_version: str
     v = d.get("version", MISSING)
     if v is MISSING:
         raise missing("version")
@@ -5351,6 +7013,7 @@ def _decode_Implementation(d: Any, strict: bool) -> Implementation:
         except ValidationError as error:
             raise error.at("version")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -5375,19 +7038,20 @@ def _encode_Implementation(o: Implementation) -> dict[str, Any]:
         "name": o.name,
         "version": o.version,
     }
-    v = o.title
-    if v is not UNSET:
-        d["title"] = v
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_title = o.title
+    if v_title is not UNSET:
+        d["title"] = v_title
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_AgentCapabilities(d: Any, strict: bool) -> AgentCapabilities:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_session: SessionCapabilities | None | Unset
     v = d.get("session", MISSING)
     if v is MISSING:
         f_session = UNSET
@@ -5399,6 +7063,7 @@ def _decode_AgentCapabilities(d: Any, strict: bool) -> AgentCapabilities:
                 raise error.at("session")
             f_session = UNSET
 
+    f_auth: AgentAuthCapabilities | None | Unset
     v = d.get("auth", MISSING)
     if v is MISSING:
         f_auth = UNSET
@@ -5410,6 +7075,7 @@ def _decode_AgentCapabilities(d: Any, strict: bool) -> AgentCapabilities:
                 raise error.at("auth")
             f_auth = UNSET
 
+    f_providers: ProvidersCapabilities | None | Unset
     v = d.get("providers", MISSING)
     if v is MISSING:
         f_providers = UNSET
@@ -5423,6 +7089,7 @@ def _decode_AgentCapabilities(d: Any, strict: bool) -> AgentCapabilities:
                 raise error.at("providers")
             f_providers = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -5444,25 +7111,30 @@ def _decode_AgentCapabilities(d: Any, strict: bool) -> AgentCapabilities:
 
 def _encode_AgentCapabilities(o: AgentCapabilities) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.session
-    if v is not UNSET:
-        d["session"] = None if v is None else _encode_SessionCapabilities(v)
-    v = o.auth
-    if v is not UNSET:
-        d["auth"] = None if v is None else _encode_AgentAuthCapabilities(v)
-    v = o.providers
-    if v is not UNSET:
-        d["providers"] = None if v is None else _encode_ProvidersCapabilities(v)
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_session = o.session
+    if v_session is not UNSET:
+        d["session"] = (
+            None if v_session is None else _encode_SessionCapabilities(v_session)
+        )
+    v_auth = o.auth
+    if v_auth is not UNSET:
+        d["auth"] = None if v_auth is None else _encode_AgentAuthCapabilities(v_auth)
+    v_providers = o.providers
+    if v_providers is not UNSET:
+        d["providers"] = (
+            None if v_providers is None else _encode_ProvidersCapabilities(v_providers)
+        )
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_SessionCapabilities(d: Any, strict: bool) -> SessionCapabilities:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_prompt: PromptCapabilities | None | Unset
     v = d.get("prompt", MISSING)
     if v is MISSING:
         f_prompt = UNSET
@@ -5474,6 +7146,7 @@ def _decode_SessionCapabilities(d: Any, strict: bool) -> SessionCapabilities:
                 raise error.at("prompt")
             f_prompt = UNSET
 
+    f_mcp: McpCapabilities | None | Unset
     v = d.get("mcp", MISSING)
     if v is MISSING:
         f_mcp = UNSET
@@ -5485,6 +7158,7 @@ def _decode_SessionCapabilities(d: Any, strict: bool) -> SessionCapabilities:
                 raise error.at("mcp")
             f_mcp = UNSET
 
+    f_delete: SessionDeleteCapabilities | None | Unset
     v = d.get("delete", MISSING)
     if v is MISSING:
         f_delete = UNSET
@@ -5498,6 +7172,7 @@ def _decode_SessionCapabilities(d: Any, strict: bool) -> SessionCapabilities:
                 raise error.at("delete")
             f_delete = UNSET
 
+    f_additional_directories: SessionAdditionalDirectoriesCapabilities | None | Unset
     v = d.get("additionalDirectories", MISSING)
     if v is MISSING:
         f_additional_directories = UNSET
@@ -5513,6 +7188,7 @@ def _decode_SessionCapabilities(d: Any, strict: bool) -> SessionCapabilities:
                 raise error.at("additionalDirectories")
             f_additional_directories = UNSET
 
+    f_system_prompt: SessionSystemPromptCapabilities | None | Unset
     v = d.get("systemPrompt", MISSING)
     if v is MISSING:
         f_system_prompt = UNSET
@@ -5528,6 +7204,7 @@ def _decode_SessionCapabilities(d: Any, strict: bool) -> SessionCapabilities:
                 raise error.at("systemPrompt")
             f_system_prompt = UNSET
 
+    f_fork: SessionForkCapabilities | None | Unset
     v = d.get("fork", MISSING)
     if v is MISSING:
         f_fork = UNSET
@@ -5539,6 +7216,7 @@ def _decode_SessionCapabilities(d: Any, strict: bool) -> SessionCapabilities:
                 raise error.at("fork")
             f_fork = UNSET
 
+    f_archive: SessionArchiveCapabilities | None | Unset
     v = d.get("archive", MISSING)
     if v is MISSING:
         f_archive = UNSET
@@ -5552,6 +7230,7 @@ def _decode_SessionCapabilities(d: Any, strict: bool) -> SessionCapabilities:
                 raise error.at("archive")
             f_archive = UNSET
 
+    f_status: SessionStatusCapabilities | None | Unset
     v = d.get("status", MISSING)
     if v is MISSING:
         f_status = UNSET
@@ -5565,6 +7244,7 @@ def _decode_SessionCapabilities(d: Any, strict: bool) -> SessionCapabilities:
                 raise error.at("status")
             f_status = UNSET
 
+    f_title: SessionTitleCapabilities | None | Unset
     v = d.get("title", MISSING)
     if v is MISSING:
         f_title = UNSET
@@ -5576,6 +7256,7 @@ def _decode_SessionCapabilities(d: Any, strict: bool) -> SessionCapabilities:
                 raise error.at("title")
             f_title = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -5603,47 +7284,62 @@ def _decode_SessionCapabilities(d: Any, strict: bool) -> SessionCapabilities:
 
 def _encode_SessionCapabilities(o: SessionCapabilities) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.prompt
-    if v is not UNSET:
-        d["prompt"] = None if v is None else _encode_PromptCapabilities(v)
-    v = o.mcp
-    if v is not UNSET:
-        d["mcp"] = None if v is None else _encode_McpCapabilities(v)
-    v = o.delete
-    if v is not UNSET:
-        d["delete"] = None if v is None else _encode_SessionDeleteCapabilities(v)
-    v = o.additional_directories
-    if v is not UNSET:
+    v_prompt = o.prompt
+    if v_prompt is not UNSET:
+        d["prompt"] = None if v_prompt is None else _encode_PromptCapabilities(v_prompt)
+    v_mcp = o.mcp
+    if v_mcp is not UNSET:
+        d["mcp"] = None if v_mcp is None else _encode_McpCapabilities(v_mcp)
+    v_delete = o.delete
+    if v_delete is not UNSET:
+        d["delete"] = (
+            None if v_delete is None else _encode_SessionDeleteCapabilities(v_delete)
+        )
+    v_additional_directories = o.additional_directories
+    if v_additional_directories is not UNSET:
         d["additionalDirectories"] = (
-            None if v is None else _encode_SessionAdditionalDirectoriesCapabilities(v)
+            None
+            if v_additional_directories is None
+            else _encode_SessionAdditionalDirectoriesCapabilities(
+                v_additional_directories
+            )
         )
-    v = o.system_prompt
-    if v is not UNSET:
+    v_system_prompt = o.system_prompt
+    if v_system_prompt is not UNSET:
         d["systemPrompt"] = (
-            None if v is None else _encode_SessionSystemPromptCapabilities(v)
+            None
+            if v_system_prompt is None
+            else _encode_SessionSystemPromptCapabilities(v_system_prompt)
         )
-    v = o.fork
-    if v is not UNSET:
-        d["fork"] = None if v is None else _encode_SessionForkCapabilities(v)
-    v = o.archive
-    if v is not UNSET:
-        d["archive"] = None if v is None else _encode_SessionArchiveCapabilities(v)
-    v = o.status
-    if v is not UNSET:
-        d["status"] = None if v is None else _encode_SessionStatusCapabilities(v)
-    v = o.title
-    if v is not UNSET:
-        d["title"] = None if v is None else _encode_SessionTitleCapabilities(v)
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_fork = o.fork
+    if v_fork is not UNSET:
+        d["fork"] = None if v_fork is None else _encode_SessionForkCapabilities(v_fork)
+    v_archive = o.archive
+    if v_archive is not UNSET:
+        d["archive"] = (
+            None if v_archive is None else _encode_SessionArchiveCapabilities(v_archive)
+        )
+    v_status = o.status
+    if v_status is not UNSET:
+        d["status"] = (
+            None if v_status is None else _encode_SessionStatusCapabilities(v_status)
+        )
+    v_title = o.title
+    if v_title is not UNSET:
+        d["title"] = (
+            None if v_title is None else _encode_SessionTitleCapabilities(v_title)
+        )
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_PromptCapabilities(d: Any, strict: bool) -> PromptCapabilities:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_image: PromptImageCapabilities | None | Unset
     v = d.get("image", MISSING)
     if v is MISSING:
         f_image = UNSET
@@ -5655,6 +7351,7 @@ def _decode_PromptCapabilities(d: Any, strict: bool) -> PromptCapabilities:
                 raise error.at("image")
             f_image = UNSET
 
+    f_audio: PromptAudioCapabilities | None | Unset
     v = d.get("audio", MISSING)
     if v is MISSING:
         f_audio = UNSET
@@ -5666,6 +7363,7 @@ def _decode_PromptCapabilities(d: Any, strict: bool) -> PromptCapabilities:
                 raise error.at("audio")
             f_audio = UNSET
 
+    f_embedded_context: PromptEmbeddedContextCapabilities | None | Unset
     v = d.get("embeddedContext", MISSING)
     if v is MISSING:
         f_embedded_context = UNSET
@@ -5681,6 +7379,7 @@ def _decode_PromptCapabilities(d: Any, strict: bool) -> PromptCapabilities:
                 raise error.at("embeddedContext")
             f_embedded_context = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -5702,27 +7401,34 @@ def _decode_PromptCapabilities(d: Any, strict: bool) -> PromptCapabilities:
 
 def _encode_PromptCapabilities(o: PromptCapabilities) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.image
-    if v is not UNSET:
-        d["image"] = None if v is None else _encode_PromptImageCapabilities(v)
-    v = o.audio
-    if v is not UNSET:
-        d["audio"] = None if v is None else _encode_PromptAudioCapabilities(v)
-    v = o.embedded_context
-    if v is not UNSET:
-        d["embeddedContext"] = (
-            None if v is None else _encode_PromptEmbeddedContextCapabilities(v)
+    v_image = o.image
+    if v_image is not UNSET:
+        d["image"] = (
+            None if v_image is None else _encode_PromptImageCapabilities(v_image)
         )
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_audio = o.audio
+    if v_audio is not UNSET:
+        d["audio"] = (
+            None if v_audio is None else _encode_PromptAudioCapabilities(v_audio)
+        )
+    v_embedded_context = o.embedded_context
+    if v_embedded_context is not UNSET:
+        d["embeddedContext"] = (
+            None
+            if v_embedded_context is None
+            else _encode_PromptEmbeddedContextCapabilities(v_embedded_context)
+        )
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_PromptImageCapabilities(d: Any, strict: bool) -> PromptImageCapabilities:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -5741,16 +7447,17 @@ def _decode_PromptImageCapabilities(d: Any, strict: bool) -> PromptImageCapabili
 
 def _encode_PromptImageCapabilities(o: PromptImageCapabilities) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_PromptAudioCapabilities(d: Any, strict: bool) -> PromptAudioCapabilities:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -5769,9 +7476,9 @@ def _decode_PromptAudioCapabilities(d: Any, strict: bool) -> PromptAudioCapabili
 
 def _encode_PromptAudioCapabilities(o: PromptAudioCapabilities) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -5779,8 +7486,9 @@ def _encode_PromptAudioCapabilities(o: PromptAudioCapabilities) -> dict[str, Any
 def _decode_PromptEmbeddedContextCapabilities(
     d: Any, strict: bool
 ) -> PromptEmbeddedContextCapabilities:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -5801,16 +7509,17 @@ def _encode_PromptEmbeddedContextCapabilities(
     o: PromptEmbeddedContextCapabilities,
 ) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_McpCapabilities(d: Any, strict: bool) -> McpCapabilities:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_stdio: McpStdioCapabilities | None | Unset
     v = d.get("stdio", MISSING)
     if v is MISSING:
         f_stdio = UNSET
@@ -5822,6 +7531,7 @@ def _decode_McpCapabilities(d: Any, strict: bool) -> McpCapabilities:
                 raise error.at("stdio")
             f_stdio = UNSET
 
+    f_http: McpHttpCapabilities | None | Unset
     v = d.get("http", MISSING)
     if v is MISSING:
         f_http = UNSET
@@ -5833,6 +7543,7 @@ def _decode_McpCapabilities(d: Any, strict: bool) -> McpCapabilities:
                 raise error.at("http")
             f_http = UNSET
 
+    f_acp: McpAcpCapabilities | None | Unset
     v = d.get("acp", MISSING)
     if v is MISSING:
         f_acp = UNSET
@@ -5844,6 +7555,7 @@ def _decode_McpCapabilities(d: Any, strict: bool) -> McpCapabilities:
                 raise error.at("acp")
             f_acp = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -5865,25 +7577,26 @@ def _decode_McpCapabilities(d: Any, strict: bool) -> McpCapabilities:
 
 def _encode_McpCapabilities(o: McpCapabilities) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.stdio
-    if v is not UNSET:
-        d["stdio"] = None if v is None else _encode_McpStdioCapabilities(v)
-    v = o.http
-    if v is not UNSET:
-        d["http"] = None if v is None else _encode_McpHttpCapabilities(v)
-    v = o.acp
-    if v is not UNSET:
-        d["acp"] = None if v is None else _encode_McpAcpCapabilities(v)
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_stdio = o.stdio
+    if v_stdio is not UNSET:
+        d["stdio"] = None if v_stdio is None else _encode_McpStdioCapabilities(v_stdio)
+    v_http = o.http
+    if v_http is not UNSET:
+        d["http"] = None if v_http is None else _encode_McpHttpCapabilities(v_http)
+    v_acp = o.acp
+    if v_acp is not UNSET:
+        d["acp"] = None if v_acp is None else _encode_McpAcpCapabilities(v_acp)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_McpStdioCapabilities(d: Any, strict: bool) -> McpStdioCapabilities:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -5902,16 +7615,17 @@ def _decode_McpStdioCapabilities(d: Any, strict: bool) -> McpStdioCapabilities:
 
 def _encode_McpStdioCapabilities(o: McpStdioCapabilities) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_McpHttpCapabilities(d: Any, strict: bool) -> McpHttpCapabilities:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -5930,16 +7644,17 @@ def _decode_McpHttpCapabilities(d: Any, strict: bool) -> McpHttpCapabilities:
 
 def _encode_McpHttpCapabilities(o: McpHttpCapabilities) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_McpAcpCapabilities(d: Any, strict: bool) -> McpAcpCapabilities:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -5958,9 +7673,9 @@ def _decode_McpAcpCapabilities(d: Any, strict: bool) -> McpAcpCapabilities:
 
 def _encode_McpAcpCapabilities(o: McpAcpCapabilities) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -5968,8 +7683,9 @@ def _encode_McpAcpCapabilities(o: McpAcpCapabilities) -> dict[str, Any]:
 def _decode_SessionDeleteCapabilities(
     d: Any, strict: bool
 ) -> SessionDeleteCapabilities:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -5988,9 +7704,9 @@ def _decode_SessionDeleteCapabilities(
 
 def _encode_SessionDeleteCapabilities(o: SessionDeleteCapabilities) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -5998,8 +7714,9 @@ def _encode_SessionDeleteCapabilities(o: SessionDeleteCapabilities) -> dict[str,
 def _decode_SessionAdditionalDirectoriesCapabilities(
     d: Any, strict: bool
 ) -> SessionAdditionalDirectoriesCapabilities:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -6020,9 +7737,9 @@ def _encode_SessionAdditionalDirectoriesCapabilities(
     o: SessionAdditionalDirectoriesCapabilities,
 ) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -6030,8 +7747,9 @@ def _encode_SessionAdditionalDirectoriesCapabilities(
 def _decode_SessionSystemPromptCapabilities(
     d: Any, strict: bool
 ) -> SessionSystemPromptCapabilities:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_mode: SessionSystemPromptModeCapabilities | None | Unset
     v = d.get("mode", MISSING)
     if v is MISSING:
         f_mode = UNSET
@@ -6047,6 +7765,7 @@ def _decode_SessionSystemPromptCapabilities(
                 raise error.at("mode")
             f_mode = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -6068,14 +7787,16 @@ def _encode_SessionSystemPromptCapabilities(
     o: SessionSystemPromptCapabilities,
 ) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.mode
-    if v is not UNSET:
+    v_mode = o.mode
+    if v_mode is not UNSET:
         d["mode"] = (
-            None if v is None else _encode_SessionSystemPromptModeCapabilities(v)
+            None
+            if v_mode is None
+            else _encode_SessionSystemPromptModeCapabilities(v_mode)
         )
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -6083,8 +7804,9 @@ def _encode_SessionSystemPromptCapabilities(
 def _decode_SessionSystemPromptModeCapabilities(
     d: Any, strict: bool
 ) -> SessionSystemPromptModeCapabilities:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_override: SessionSystemPromptOverrideCapabilities | None | Unset
     v = d.get("override", MISSING)
     if v is MISSING:
         f_override = UNSET
@@ -6100,6 +7822,7 @@ def _decode_SessionSystemPromptModeCapabilities(
                 raise error.at("override")
             f_override = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -6121,14 +7844,16 @@ def _encode_SessionSystemPromptModeCapabilities(
     o: SessionSystemPromptModeCapabilities,
 ) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.override
-    if v is not UNSET:
+    v_override = o.override
+    if v_override is not UNSET:
         d["override"] = (
-            None if v is None else _encode_SessionSystemPromptOverrideCapabilities(v)
+            None
+            if v_override is None
+            else _encode_SessionSystemPromptOverrideCapabilities(v_override)
         )
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -6136,8 +7861,9 @@ def _encode_SessionSystemPromptModeCapabilities(
 def _decode_SessionSystemPromptOverrideCapabilities(
     d: Any, strict: bool
 ) -> SessionSystemPromptOverrideCapabilities:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -6158,16 +7884,17 @@ def _encode_SessionSystemPromptOverrideCapabilities(
     o: SessionSystemPromptOverrideCapabilities,
 ) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_SessionForkCapabilities(d: Any, strict: bool) -> SessionForkCapabilities:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -6186,9 +7913,9 @@ def _decode_SessionForkCapabilities(d: Any, strict: bool) -> SessionForkCapabili
 
 def _encode_SessionForkCapabilities(o: SessionForkCapabilities) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -6196,8 +7923,9 @@ def _encode_SessionForkCapabilities(o: SessionForkCapabilities) -> dict[str, Any
 def _decode_SessionArchiveCapabilities(
     d: Any, strict: bool
 ) -> SessionArchiveCapabilities:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -6216,9 +7944,9 @@ def _decode_SessionArchiveCapabilities(
 
 def _encode_SessionArchiveCapabilities(o: SessionArchiveCapabilities) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -6226,8 +7954,9 @@ def _encode_SessionArchiveCapabilities(o: SessionArchiveCapabilities) -> dict[st
 def _decode_SessionStatusCapabilities(
     d: Any, strict: bool
 ) -> SessionStatusCapabilities:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -6246,16 +7975,17 @@ def _decode_SessionStatusCapabilities(
 
 def _encode_SessionStatusCapabilities(o: SessionStatusCapabilities) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_SessionTitleCapabilities(d: Any, strict: bool) -> SessionTitleCapabilities:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -6274,16 +8004,17 @@ def _decode_SessionTitleCapabilities(d: Any, strict: bool) -> SessionTitleCapabi
 
 def _encode_SessionTitleCapabilities(o: SessionTitleCapabilities) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_AgentAuthCapabilities(d: Any, strict: bool) -> AgentAuthCapabilities:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_status: AuthStatusCapabilities | None | Unset
     v = d.get("status", MISSING)
     if v is MISSING:
         f_status = UNSET
@@ -6295,6 +8026,7 @@ def _decode_AgentAuthCapabilities(d: Any, strict: bool) -> AgentAuthCapabilities
                 raise error.at("status")
             f_status = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -6314,19 +8046,22 @@ def _decode_AgentAuthCapabilities(d: Any, strict: bool) -> AgentAuthCapabilities
 
 def _encode_AgentAuthCapabilities(o: AgentAuthCapabilities) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.status
-    if v is not UNSET:
-        d["status"] = None if v is None else _encode_AuthStatusCapabilities(v)
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_status = o.status
+    if v_status is not UNSET:
+        d["status"] = (
+            None if v_status is None else _encode_AuthStatusCapabilities(v_status)
+        )
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_AuthStatusCapabilities(d: Any, strict: bool) -> AuthStatusCapabilities:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -6345,16 +8080,17 @@ def _decode_AuthStatusCapabilities(d: Any, strict: bool) -> AuthStatusCapabiliti
 
 def _encode_AuthStatusCapabilities(o: AuthStatusCapabilities) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_ProvidersCapabilities(d: Any, strict: bool) -> ProvidersCapabilities:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -6373,18 +8109,19 @@ def _decode_ProvidersCapabilities(d: Any, strict: bool) -> ProvidersCapabilities
 
 def _encode_ProvidersCapabilities(o: ProvidersCapabilities) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_TerminalAuthMethod(d: Any, strict: bool) -> TerminalAuthMethod:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("type") != "terminal":
         raise check_tag(d, "type", "terminal")
+    f_method_id: AuthMethodId
     v = d.get("methodId", MISSING)
     if v is MISSING:
         raise missing("methodId")
@@ -6394,6 +8131,7 @@ def _decode_TerminalAuthMethod(d: Any, strict: bool) -> TerminalAuthMethod:
         except ValidationError as error:
             raise error.at("methodId")
 
+    f_name: str
     v = d.get("name", MISSING)
     if v is MISSING:
         raise missing("name")
@@ -6403,6 +8141,7 @@ def _decode_TerminalAuthMethod(d: Any, strict: bool) -> TerminalAuthMethod:
         except ValidationError as error:
             raise error.at("name")
 
+    f_description: str | None | Unset
     v = d.get("description", MISSING)
     if v is MISSING:
         f_description = UNSET
@@ -6416,6 +8155,7 @@ def _decode_TerminalAuthMethod(d: Any, strict: bool) -> TerminalAuthMethod:
                 raise error.at("description")
             f_description = UNSET
 
+    f_args: list[str] | Unset
     v = d.get("args", MISSING)
     if v is MISSING:
         f_args = UNSET
@@ -6429,6 +8169,7 @@ def _decode_TerminalAuthMethod(d: Any, strict: bool) -> TerminalAuthMethod:
         except ValidationError as error:
             raise error.at("args")
 
+    f_env: list[EnvVariable] | Unset
     v = d.get("env", MISSING)
     if v is MISSING:
         f_env = UNSET
@@ -6440,6 +8181,7 @@ def _decode_TerminalAuthMethod(d: Any, strict: bool) -> TerminalAuthMethod:
         except ValidationError as error:
             raise error.at("env")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -6467,27 +8209,28 @@ def _encode_TerminalAuthMethod(o: TerminalAuthMethod) -> dict[str, Any]:
         "methodId": o.method_id,
         "name": o.name,
     }
-    v = o.description
-    if v is not UNSET:
-        d["description"] = v
-    v = o.args
-    if v is not UNSET:
-        d["args"] = list(v)
-    v = o.env
-    if v is not UNSET:
-        d["env"] = [_encode_EnvVariable(x) for x in v]
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_description = o.description
+    if v_description is not UNSET:
+        d["description"] = v_description
+    v_args = o.args
+    if v_args is not UNSET:
+        d["args"] = list(v_args)
+    v_env = o.env
+    if v_env is not UNSET:
+        d["env"] = [_encode_EnvVariable(x) for x in v_env]
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_AgentAuthMethod(d: Any, strict: bool) -> AgentAuthMethod:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("type") != "agent":
         raise check_tag(d, "type", "agent")
+    f_method_id: AuthMethodId
     v = d.get("methodId", MISSING)
     if v is MISSING:
         raise missing("methodId")
@@ -6497,6 +8240,7 @@ def _decode_AgentAuthMethod(d: Any, strict: bool) -> AgentAuthMethod:
         except ValidationError as error:
             raise error.at("methodId")
 
+    f_name: str
     v = d.get("name", MISSING)
     if v is MISSING:
         raise missing("name")
@@ -6506,6 +8250,7 @@ def _decode_AgentAuthMethod(d: Any, strict: bool) -> AgentAuthMethod:
         except ValidationError as error:
             raise error.at("name")
 
+    f_description: str | None | Unset
     v = d.get("description", MISSING)
     if v is MISSING:
         f_description = UNSET
@@ -6519,6 +8264,7 @@ def _decode_AgentAuthMethod(d: Any, strict: bool) -> AgentAuthMethod:
                 raise error.at("description")
             f_description = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -6544,21 +8290,22 @@ def _encode_AgentAuthMethod(o: AgentAuthMethod) -> dict[str, Any]:
         "methodId": o.method_id,
         "name": o.name,
     }
-    v = o.description
-    if v is not UNSET:
-        d["description"] = v
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_description = o.description
+    if v_description is not UNSET:
+        d["description"] = v_description
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_OtherAuthMethod(d: Any, strict: bool) -> OtherAuthMethod:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if type(d.get("type")) is not str:
         raise check_tag(d, "type", None)
+    f_method_id: AuthMethodId
     v = d.get("methodId", MISSING)
     if v is MISSING:
         raise missing("methodId")
@@ -6568,6 +8315,7 @@ def _decode_OtherAuthMethod(d: Any, strict: bool) -> OtherAuthMethod:
         except ValidationError as error:
             raise error.at("methodId")
 
+    f_name: str
     v = d.get("name", MISSING)
     if v is MISSING:
         raise missing("name")
@@ -6597,14 +8345,14 @@ def _encode_OtherAuthMethod(o: OtherAuthMethod) -> dict[str, Any]:
     return d
 
 
-_VARIANTS_AuthMethod: dict[str, Callable[[Any, bool], Any]] = {
+_VARIANTS_AuthMethod: dict[str, Decoder[AuthMethod]] = {
     "terminal": _decode_TerminalAuthMethod,
     "agent": _decode_AgentAuthMethod,
 }
 
 
 def _decode_AuthMethod(d: Any, strict: bool) -> AuthMethod:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     tag = d.get("type", MISSING)
     if type(tag) is str:
@@ -6617,25 +8365,22 @@ def _decode_AuthMethod(d: Any, strict: bool) -> AuthMethod:
     raise type_error("a string", tag).at("type")
 
 
-def _encode_AuthMethod(o: Any) -> Any:
+def _encode_AuthMethod(o: AuthMethod) -> dict[str, Any]:
     try:
-        encoder = _ENCODERS[type(o)]
+        encoder = _CLASS_ENCODERS[type(o)]
     except KeyError:
         raise TypeError(f"{type(o).__name__} is not a variant of AuthMethod") from None
     return encoder(o)
 
 
-def _decode_AuthMethodId(v: Any, strict: bool) -> Any:
+def _decode_AuthMethodId(v: Any, strict: bool) -> AuthMethodId:
     return v if type(v) is str else check_str(v)
 
 
-def _encode_AuthMethodId(v: Any) -> Any:
-    return v
-
-
 def _decode_EnvVariable(d: Any, strict: bool) -> EnvVariable:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_name: str
     v = d.get("name", MISSING)
     if v is MISSING:
         raise missing("name")
@@ -6645,6 +8390,7 @@ def _decode_EnvVariable(d: Any, strict: bool) -> EnvVariable:
         except ValidationError as error:
             raise error.at("name")
 
+    f_value: str
     v = d.get("value", MISSING)
     if v is MISSING:
         raise missing("value")
@@ -6654,6 +8400,7 @@ def _decode_EnvVariable(d: Any, strict: bool) -> EnvVariable:
         except ValidationError as error:
             raise error.at("value")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -6677,16 +8424,17 @@ def _encode_EnvVariable(o: EnvVariable) -> dict[str, Any]:
         "name": o.name,
         "value": o.value,
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_AuthMethodTerminal(d: Any, strict: bool) -> AuthMethodTerminal:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_method_id: AuthMethodId
     v = d.get("methodId", MISSING)
     if v is MISSING:
         raise missing("methodId")
@@ -6696,6 +8444,7 @@ def _decode_AuthMethodTerminal(d: Any, strict: bool) -> AuthMethodTerminal:
         except ValidationError as error:
             raise error.at("methodId")
 
+    f_name: str
     v = d.get("name", MISSING)
     if v is MISSING:
         raise missing("name")
@@ -6705,6 +8454,7 @@ def _decode_AuthMethodTerminal(d: Any, strict: bool) -> AuthMethodTerminal:
         except ValidationError as error:
             raise error.at("name")
 
+    f_description: str | None | Unset
     v = d.get("description", MISSING)
     if v is MISSING:
         f_description = UNSET
@@ -6718,6 +8468,7 @@ def _decode_AuthMethodTerminal(d: Any, strict: bool) -> AuthMethodTerminal:
                 raise error.at("description")
             f_description = UNSET
 
+    f_args: list[str] | Unset
     v = d.get("args", MISSING)
     if v is MISSING:
         f_args = UNSET
@@ -6731,6 +8482,7 @@ def _decode_AuthMethodTerminal(d: Any, strict: bool) -> AuthMethodTerminal:
         except ValidationError as error:
             raise error.at("args")
 
+    f_env: list[EnvVariable] | Unset
     v = d.get("env", MISSING)
     if v is MISSING:
         f_env = UNSET
@@ -6742,6 +8494,7 @@ def _decode_AuthMethodTerminal(d: Any, strict: bool) -> AuthMethodTerminal:
         except ValidationError as error:
             raise error.at("env")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -6768,25 +8521,26 @@ def _encode_AuthMethodTerminal(o: AuthMethodTerminal) -> dict[str, Any]:
         "methodId": o.method_id,
         "name": o.name,
     }
-    v = o.description
-    if v is not UNSET:
-        d["description"] = v
-    v = o.args
-    if v is not UNSET:
-        d["args"] = list(v)
-    v = o.env
-    if v is not UNSET:
-        d["env"] = [_encode_EnvVariable(x) for x in v]
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_description = o.description
+    if v_description is not UNSET:
+        d["description"] = v_description
+    v_args = o.args
+    if v_args is not UNSET:
+        d["args"] = list(v_args)
+    v_env = o.env
+    if v_env is not UNSET:
+        d["env"] = [_encode_EnvVariable(x) for x in v_env]
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_AuthMethodAgent(d: Any, strict: bool) -> AuthMethodAgent:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_method_id: AuthMethodId
     v = d.get("methodId", MISSING)
     if v is MISSING:
         raise missing("methodId")
@@ -6796,6 +8550,7 @@ def _decode_AuthMethodAgent(d: Any, strict: bool) -> AuthMethodAgent:
         except ValidationError as error:
             raise error.at("methodId")
 
+    f_name: str
     v = d.get("name", MISSING)
     if v is MISSING:
         raise missing("name")
@@ -6805,6 +8560,7 @@ def _decode_AuthMethodAgent(d: Any, strict: bool) -> AuthMethodAgent:
         except ValidationError as error:
             raise error.at("name")
 
+    f_description: str | None | Unset
     v = d.get("description", MISSING)
     if v is MISSING:
         f_description = UNSET
@@ -6818,6 +8574,7 @@ def _decode_AuthMethodAgent(d: Any, strict: bool) -> AuthMethodAgent:
                 raise error.at("description")
             f_description = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -6842,19 +8599,20 @@ def _encode_AuthMethodAgent(o: AuthMethodAgent) -> dict[str, Any]:
         "methodId": o.method_id,
         "name": o.name,
     }
-    v = o.description
-    if v is not UNSET:
-        d["description"] = v
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_description = o.description
+    if v_description is not UNSET:
+        d["description"] = v_description
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_LoginAuthResponse(d: Any, strict: bool) -> LoginAuthResponse:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -6873,16 +8631,17 @@ def _decode_LoginAuthResponse(d: Any, strict: bool) -> LoginAuthResponse:
 
 def _encode_LoginAuthResponse(o: LoginAuthResponse) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_ListProvidersResponse(d: Any, strict: bool) -> ListProvidersResponse:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_providers: list[ProviderInfo]
     v = d.get("providers", MISSING)
     if v is MISSING:
         raise missing("providers")
@@ -6892,6 +8651,7 @@ def _decode_ListProvidersResponse(d: Any, strict: bool) -> ListProvidersResponse
         except ValidationError as error:
             raise error.at("providers")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -6913,16 +8673,17 @@ def _encode_ListProvidersResponse(o: ListProvidersResponse) -> dict[str, Any]:
     d: dict[str, Any] = {
         "providers": [_encode_ProviderInfo(x) for x in o.providers],
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_ProviderInfo(d: Any, strict: bool) -> ProviderInfo:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_provider_id: ProviderId
     v = d.get("providerId", MISSING)
     if v is MISSING:
         raise missing("providerId")
@@ -6932,6 +8693,7 @@ def _decode_ProviderInfo(d: Any, strict: bool) -> ProviderInfo:
         except ValidationError as error:
             raise error.at("providerId")
 
+    f_supported: list[LlmProtocol | str]
     v = d.get("supported", MISSING)
     if v is MISSING:
         raise missing("supported")
@@ -6943,6 +8705,7 @@ def _decode_ProviderInfo(d: Any, strict: bool) -> ProviderInfo:
                 raise error.at("supported")
             f_supported = []
 
+    f_required: bool
     v = d.get("required", MISSING)
     if v is MISSING:
         raise missing("required")
@@ -6952,6 +8715,7 @@ def _decode_ProviderInfo(d: Any, strict: bool) -> ProviderInfo:
         except ValidationError as error:
             raise error.at("required")
 
+    f_current: ProviderCurrentConfig | None | Unset
     v = d.get("current", MISSING)
     if v is MISSING:
         f_current = UNSET
@@ -6961,6 +8725,7 @@ def _decode_ProviderInfo(d: Any, strict: bool) -> ProviderInfo:
         except ValidationError as error:
             raise error.at("current")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -6989,22 +8754,20 @@ def _encode_ProviderInfo(o: ProviderInfo) -> dict[str, Any]:
         ],
         "required": o.required,
     }
-    v = o.current
-    if v is not UNSET:
-        d["current"] = None if v is None else _encode_ProviderCurrentConfig(v)
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_current = o.current
+    if v_current is not UNSET:
+        d["current"] = (
+            None if v_current is None else _encode_ProviderCurrentConfig(v_current)
+        )
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
-def _decode_ProviderId(v: Any, strict: bool) -> Any:
+def _decode_ProviderId(v: Any, strict: bool) -> ProviderId:
     return v if type(v) is str else check_str(v)
-
-
-def _encode_ProviderId(v: Any) -> Any:
-    return v
 
 
 def _decode_LlmProtocol(v: Any, strict: bool) -> LlmProtocol | str:
@@ -7016,16 +8779,17 @@ def _decode_LlmProtocol(v: Any, strict: bool) -> LlmProtocol | str:
     return v
 
 
-_MEMBERS_LlmProtocol = LlmProtocol._value2member_map_
+_MEMBERS_LlmProtocol = cast("dict[str, LlmProtocol]", LlmProtocol._value2member_map_)
 
 
-def _encode_LlmProtocol(v: Any) -> Any:
+def _encode_LlmProtocol(v: LlmProtocol | str) -> str:
     return v._value_ if type(v) is LlmProtocol else v
 
 
 def _decode_ProviderCurrentConfig(d: Any, strict: bool) -> ProviderCurrentConfig:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_api_type: LlmProtocol | str
     v = d.get("apiType", MISSING)
     if v is MISSING:
         raise missing("apiType")
@@ -7035,6 +8799,7 @@ def _decode_ProviderCurrentConfig(d: Any, strict: bool) -> ProviderCurrentConfig
         except ValidationError as error:
             raise error.at("apiType")
 
+    f_base_url: str
     v = d.get("baseUrl", MISSING)
     if v is MISSING:
         raise missing("baseUrl")
@@ -7044,6 +8809,7 @@ def _decode_ProviderCurrentConfig(d: Any, strict: bool) -> ProviderCurrentConfig
         except ValidationError as error:
             raise error.at("baseUrl")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -7069,16 +8835,17 @@ def _encode_ProviderCurrentConfig(o: ProviderCurrentConfig) -> dict[str, Any]:
         ),
         "baseUrl": o.base_url,
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_SetProviderResponse(d: Any, strict: bool) -> SetProviderResponse:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -7097,16 +8864,17 @@ def _decode_SetProviderResponse(d: Any, strict: bool) -> SetProviderResponse:
 
 def _encode_SetProviderResponse(o: SetProviderResponse) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_DisableProviderResponse(d: Any, strict: bool) -> DisableProviderResponse:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -7125,16 +8893,17 @@ def _decode_DisableProviderResponse(d: Any, strict: bool) -> DisableProviderResp
 
 def _encode_DisableProviderResponse(o: DisableProviderResponse) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_LogoutAuthResponse(d: Any, strict: bool) -> LogoutAuthResponse:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -7153,16 +8922,17 @@ def _decode_LogoutAuthResponse(d: Any, strict: bool) -> LogoutAuthResponse:
 
 def _encode_LogoutAuthResponse(o: LogoutAuthResponse) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_AuthStatusResponse(d: Any, strict: bool) -> AuthStatusResponse:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_state: AuthState | str
     v = d.get("state", MISSING)
     if v is MISSING:
         raise missing("state")
@@ -7172,6 +8942,7 @@ def _decode_AuthStatusResponse(d: Any, strict: bool) -> AuthStatusResponse:
         except ValidationError as error:
             raise error.at("state")
 
+    f_accounts: list[AuthAccount] | Unset
     v = d.get("accounts", MISSING)
     if v is MISSING:
         f_accounts = UNSET
@@ -7183,6 +8954,7 @@ def _decode_AuthStatusResponse(d: Any, strict: bool) -> AuthStatusResponse:
                 raise error.at("accounts")
             f_accounts = []
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -7205,12 +8977,12 @@ def _encode_AuthStatusResponse(o: AuthStatusResponse) -> dict[str, Any]:
     d: dict[str, Any] = {
         "state": (o.state._value_ if type(o.state) is AuthState else o.state),
     }
-    v = o.accounts
-    if v is not UNSET:
-        d["accounts"] = [_encode_AuthAccount(x) for x in v]
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_accounts = o.accounts
+    if v_accounts is not UNSET:
+        d["accounts"] = [_encode_AuthAccount(x) for x in v_accounts]
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -7224,16 +8996,17 @@ def _decode_AuthState(v: Any, strict: bool) -> AuthState | str:
     return v
 
 
-_MEMBERS_AuthState = AuthState._value2member_map_
+_MEMBERS_AuthState = cast("dict[str, AuthState]", AuthState._value2member_map_)
 
 
-def _encode_AuthState(v: Any) -> Any:
+def _encode_AuthState(v: AuthState | str) -> str:
     return v._value_ if type(v) is AuthState else v
 
 
 def _decode_AuthAccount(d: Any, strict: bool) -> AuthAccount:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_label: str
     v = d.get("label", MISSING)
     if v is MISSING:
         raise missing("label")
@@ -7243,6 +9016,7 @@ def _decode_AuthAccount(d: Any, strict: bool) -> AuthAccount:
         except ValidationError as error:
             raise error.at("label")
 
+    f_active: bool | None | Unset
     v = d.get("active", MISSING)
     if v is MISSING:
         f_active = UNSET
@@ -7254,6 +9028,7 @@ def _decode_AuthAccount(d: Any, strict: bool) -> AuthAccount:
                 raise error.at("active")
             f_active = UNSET
 
+    f_name: str | None | Unset
     v = d.get("name", MISSING)
     if v is MISSING:
         f_name = UNSET
@@ -7265,6 +9040,7 @@ def _decode_AuthAccount(d: Any, strict: bool) -> AuthAccount:
                 raise error.at("name")
             f_name = UNSET
 
+    f_email: str | None | Unset
     v = d.get("email", MISSING)
     if v is MISSING:
         f_email = UNSET
@@ -7276,6 +9052,7 @@ def _decode_AuthAccount(d: Any, strict: bool) -> AuthAccount:
                 raise error.at("email")
             f_email = UNSET
 
+    f_organization: str | None | Unset
     v = d.get("organization", MISSING)
     if v is MISSING:
         f_organization = UNSET
@@ -7289,6 +9066,7 @@ def _decode_AuthAccount(d: Any, strict: bool) -> AuthAccount:
                 raise error.at("organization")
             f_organization = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -7314,28 +9092,29 @@ def _encode_AuthAccount(o: AuthAccount) -> dict[str, Any]:
     d: dict[str, Any] = {
         "label": o.label,
     }
-    v = o.active
-    if v is not UNSET:
-        d["active"] = v
-    v = o.name
-    if v is not UNSET:
-        d["name"] = v
-    v = o.email
-    if v is not UNSET:
-        d["email"] = v
-    v = o.organization
-    if v is not UNSET:
-        d["organization"] = v
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_active = o.active
+    if v_active is not UNSET:
+        d["active"] = v_active
+    v_name = o.name
+    if v_name is not UNSET:
+        d["name"] = v_name
+    v_email = o.email
+    if v_email is not UNSET:
+        d["email"] = v_email
+    v_organization = o.organization
+    if v_organization is not UNSET:
+        d["organization"] = v_organization
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_NewSessionResponse(d: Any, strict: bool) -> NewSessionResponse:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_session_id: SessionId
     v = d.get("sessionId", MISSING)
     if v is MISSING:
         raise missing("sessionId")
@@ -7345,6 +9124,7 @@ def _decode_NewSessionResponse(d: Any, strict: bool) -> NewSessionResponse:
         except ValidationError as error:
             raise error.at("sessionId")
 
+    f_config_options: list[SessionConfigOption] | Unset
     v = d.get("configOptions", MISSING)
     if v is MISSING:
         f_config_options = UNSET
@@ -7358,6 +9138,7 @@ def _decode_NewSessionResponse(d: Any, strict: bool) -> NewSessionResponse:
                 raise error.at("configOptions")
             f_config_options = []
 
+    f_available_commands: list[AvailableCommand] | Unset
     v = d.get("availableCommands", MISSING)
     if v is MISSING:
         f_available_commands = UNSET
@@ -7371,6 +9152,7 @@ def _decode_NewSessionResponse(d: Any, strict: bool) -> NewSessionResponse:
                 raise error.at("availableCommands")
             f_available_commands = []
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -7394,15 +9176,17 @@ def _encode_NewSessionResponse(o: NewSessionResponse) -> dict[str, Any]:
     d: dict[str, Any] = {
         "sessionId": o.session_id,
     }
-    v = o.config_options
-    if v is not UNSET:
-        d["configOptions"] = [_encode_SessionConfigOption(x) for x in v]
-    v = o.available_commands
-    if v is not UNSET:
-        d["availableCommands"] = [_encode_AvailableCommand(x) for x in v]
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_config_options = o.config_options
+    if v_config_options is not UNSET:
+        d["configOptions"] = [_encode_SessionConfigOption(x) for x in v_config_options]
+    v_available_commands = o.available_commands
+    if v_available_commands is not UNSET:
+        d["availableCommands"] = [
+            _encode_AvailableCommand(x) for x in v_available_commands
+        ]
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -7410,10 +9194,11 @@ def _encode_NewSessionResponse(o: NewSessionResponse) -> dict[str, Any]:
 def _decode_SelectSessionConfigOption(
     d: Any, strict: bool
 ) -> SelectSessionConfigOption:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("type") != "select":
         raise check_tag(d, "type", "select")
+    f_config_id: SessionConfigId
     v = d.get("configId", MISSING)
     if v is MISSING:
         raise missing("configId")
@@ -7423,6 +9208,7 @@ def _decode_SelectSessionConfigOption(
         except ValidationError as error:
             raise error.at("configId")
 
+    f_name: str
     v = d.get("name", MISSING)
     if v is MISSING:
         raise missing("name")
@@ -7432,6 +9218,7 @@ def _decode_SelectSessionConfigOption(
         except ValidationError as error:
             raise error.at("name")
 
+    f_description: str | None | Unset
     v = d.get("description", MISSING)
     if v is MISSING:
         f_description = UNSET
@@ -7445,6 +9232,7 @@ def _decode_SelectSessionConfigOption(
                 raise error.at("description")
             f_description = UNSET
 
+    f_category: SessionConfigOptionCategory | str | None | Unset
     v = d.get("category", MISSING)
     if v is MISSING:
         f_category = UNSET
@@ -7458,6 +9246,7 @@ def _decode_SelectSessionConfigOption(
                 raise error.at("category")
             f_category = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -7469,6 +9258,7 @@ def _decode_SelectSessionConfigOption(
                 raise error.at("_meta")
             f_meta = UNSET
 
+    f_current_value: SessionConfigValueId
     v = d.get("currentValue", MISSING)
     if v is MISSING:
         raise missing("currentValue")
@@ -7478,6 +9268,7 @@ def _decode_SelectSessionConfigOption(
         except ValidationError as error:
             raise error.at("currentValue")
 
+    f_options: SessionConfigSelectOptions
     v = d.get("options", MISSING)
     if v is MISSING:
         raise missing("options")
@@ -7504,21 +9295,25 @@ def _encode_SelectSessionConfigOption(o: SelectSessionConfigOption) -> dict[str,
         "configId": o.config_id,
         "name": o.name,
         "currentValue": o.current_value,
-        "options": _encode_SessionConfigSelectOptions(o.options),
+        "options": encode(o.options),
     }
-    v = o.description
-    if v is not UNSET:
-        d["description"] = v
-    v = o.category
-    if v is not UNSET:
+    v_description = o.description
+    if v_description is not UNSET:
+        d["description"] = v_description
+    v_category = o.category
+    if v_category is not UNSET:
         d["category"] = (
             None
-            if v is None
-            else (v._value_ if type(v) is SessionConfigOptionCategory else v)
+            if v_category is None
+            else (
+                v_category._value_
+                if type(v_category) is SessionConfigOptionCategory
+                else v_category
+            )
         )
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -7526,10 +9321,11 @@ def _encode_SelectSessionConfigOption(o: SelectSessionConfigOption) -> dict[str,
 def _decode_BooleanSessionConfigOption(
     d: Any, strict: bool
 ) -> BooleanSessionConfigOption:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("type") != "boolean":
         raise check_tag(d, "type", "boolean")
+    f_config_id: SessionConfigId
     v = d.get("configId", MISSING)
     if v is MISSING:
         raise missing("configId")
@@ -7539,6 +9335,7 @@ def _decode_BooleanSessionConfigOption(
         except ValidationError as error:
             raise error.at("configId")
 
+    f_name: str
     v = d.get("name", MISSING)
     if v is MISSING:
         raise missing("name")
@@ -7548,6 +9345,7 @@ def _decode_BooleanSessionConfigOption(
         except ValidationError as error:
             raise error.at("name")
 
+    f_description: str | None | Unset
     v = d.get("description", MISSING)
     if v is MISSING:
         f_description = UNSET
@@ -7561,6 +9359,7 @@ def _decode_BooleanSessionConfigOption(
                 raise error.at("description")
             f_description = UNSET
 
+    f_category: SessionConfigOptionCategory | str | None | Unset
     v = d.get("category", MISSING)
     if v is MISSING:
         f_category = UNSET
@@ -7574,6 +9373,7 @@ def _decode_BooleanSessionConfigOption(
                 raise error.at("category")
             f_category = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -7585,6 +9385,7 @@ def _decode_BooleanSessionConfigOption(
                 raise error.at("_meta")
             f_meta = UNSET
 
+    f_current_value: bool
     v = d.get("currentValue", MISSING)
     if v is MISSING:
         raise missing("currentValue")
@@ -7611,28 +9412,33 @@ def _encode_BooleanSessionConfigOption(o: BooleanSessionConfigOption) -> dict[st
         "name": o.name,
         "currentValue": o.current_value,
     }
-    v = o.description
-    if v is not UNSET:
-        d["description"] = v
-    v = o.category
-    if v is not UNSET:
+    v_description = o.description
+    if v_description is not UNSET:
+        d["description"] = v_description
+    v_category = o.category
+    if v_category is not UNSET:
         d["category"] = (
             None
-            if v is None
-            else (v._value_ if type(v) is SessionConfigOptionCategory else v)
+            if v_category is None
+            else (
+                v_category._value_
+                if type(v_category) is SessionConfigOptionCategory
+                else v_category
+            )
         )
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_OtherSessionConfigOption(d: Any, strict: bool) -> OtherSessionConfigOption:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if type(d.get("type")) is not str:
         raise check_tag(d, "type", None)
+    f_config_id: SessionConfigId
     v = d.get("configId", MISSING)
     if v is MISSING:
         raise missing("configId")
@@ -7642,6 +9448,7 @@ def _decode_OtherSessionConfigOption(d: Any, strict: bool) -> OtherSessionConfig
         except ValidationError as error:
             raise error.at("configId")
 
+    f_name: str
     v = d.get("name", MISSING)
     if v is MISSING:
         raise missing("name")
@@ -7651,6 +9458,7 @@ def _decode_OtherSessionConfigOption(d: Any, strict: bool) -> OtherSessionConfig
         except ValidationError as error:
             raise error.at("name")
 
+    f_description: str | None | Unset
     v = d.get("description", MISSING)
     if v is MISSING:
         f_description = UNSET
@@ -7664,6 +9472,7 @@ def _decode_OtherSessionConfigOption(d: Any, strict: bool) -> OtherSessionConfig
                 raise error.at("description")
             f_description = UNSET
 
+    f_category: SessionConfigOptionCategory | str | None | Unset
     v = d.get("category", MISSING)
     if v is MISSING:
         f_category = UNSET
@@ -7677,6 +9486,7 @@ def _decode_OtherSessionConfigOption(d: Any, strict: bool) -> OtherSessionConfig
                 raise error.at("category")
             f_category = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -7709,33 +9519,37 @@ def _encode_OtherSessionConfigOption(o: OtherSessionConfigOption) -> dict[str, A
         "configId": o.config_id,
         "name": o.name,
     }
-    v = o.description
-    if v is not UNSET:
-        d["description"] = v
-    v = o.category
-    if v is not UNSET:
+    v_description = o.description
+    if v_description is not UNSET:
+        d["description"] = v_description
+    v_category = o.category
+    if v_category is not UNSET:
         d["category"] = (
             None
-            if v is None
-            else (v._value_ if type(v) is SessionConfigOptionCategory else v)
+            if v_category is None
+            else (
+                v_category._value_
+                if type(v_category) is SessionConfigOptionCategory
+                else v_category
+            )
         )
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     for key, value in o.extra.items():
         d.setdefault(key, value)
     return d
 
 
-_VARIANTS_SessionConfigOption: dict[str, Callable[[Any, bool], Any]] = {
+_VARIANTS_SessionConfigOption: dict[str, Decoder[SessionConfigOption]] = {
     "select": _decode_SelectSessionConfigOption,
     "boolean": _decode_BooleanSessionConfigOption,
 }
 
 
 def _decode_SessionConfigOption(d: Any, strict: bool) -> SessionConfigOption:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     tag = d.get("type", MISSING)
     if type(tag) is str:
@@ -7748,9 +9562,9 @@ def _decode_SessionConfigOption(d: Any, strict: bool) -> SessionConfigOption:
     raise type_error("a string", tag).at("type")
 
 
-def _encode_SessionConfigOption(o: Any) -> Any:
+def _encode_SessionConfigOption(o: SessionConfigOption) -> dict[str, Any]:
     try:
-        encoder = _ENCODERS[type(o)]
+        encoder = _CLASS_ENCODERS[type(o)]
     except KeyError:
         raise TypeError(
             f"{type(o).__name__} is not a variant of SessionConfigOption"
@@ -7758,12 +9572,8 @@ def _encode_SessionConfigOption(o: Any) -> Any:
     return encoder(o)
 
 
-def _decode_SessionConfigId(v: Any, strict: bool) -> Any:
+def _decode_SessionConfigId(v: Any, strict: bool) -> SessionConfigId:
     return v if type(v) is str else check_str(v)
-
-
-def _encode_SessionConfigId(v: Any) -> Any:
-    return v
 
 
 def _decode_SessionConfigOptionCategory(
@@ -7777,45 +9587,46 @@ def _decode_SessionConfigOptionCategory(
     return v
 
 
-_MEMBERS_SessionConfigOptionCategory = SessionConfigOptionCategory._value2member_map_
+_MEMBERS_SessionConfigOptionCategory = cast(
+    "dict[str, SessionConfigOptionCategory]",
+    SessionConfigOptionCategory._value2member_map_,
+)
 
 
-def _encode_SessionConfigOptionCategory(v: Any) -> Any:
+def _encode_SessionConfigOptionCategory(v: SessionConfigOptionCategory | str) -> str:
     return v._value_ if type(v) is SessionConfigOptionCategory else v
 
 
-def _decode_SessionConfigValueId(v: Any, strict: bool) -> Any:
+def _decode_SessionConfigValueId(v: Any, strict: bool) -> SessionConfigValueId:
     return v if type(v) is str else check_str(v)
 
 
-def _encode_SessionConfigValueId(v: Any) -> Any:
-    return v
-
-
-def _decode_SessionConfigSelectOptions(v: Any, strict: bool) -> Any:
-    return first_match(
-        v,
-        strict,
-        (
-            lambda x, strict: check_list(
-                x, _decode_SessionConfigSelectOption, strict, 1
-            ),
-            lambda x, strict: check_list(
-                x, _decode_SessionConfigSelectGroup, strict, 1
+def _decode_SessionConfigSelectOptions(
+    v: Any, strict: bool
+) -> SessionConfigSelectOptions:
+    return cast(
+        "list[SessionConfigSelectOption] | list[SessionConfigSelectGroup]",
+        first_match(
+            v,
+            strict,
+            (
+                lambda x, strict: check_list(
+                    x, _decode_SessionConfigSelectOption, strict, 1
+                ),
+                lambda x, strict: check_list(
+                    x, _decode_SessionConfigSelectGroup, strict, 1
+                ),
             ),
         ),
     )
 
 
-def _encode_SessionConfigSelectOptions(v: Any) -> Any:
-    return encode(v)
-
-
 def _decode_SessionConfigSelectOption(
     d: Any, strict: bool
 ) -> SessionConfigSelectOption:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_value: SessionConfigValueId
     v = d.get("value", MISSING)
     if v is MISSING:
         raise missing("value")
@@ -7825,6 +9636,7 @@ def _decode_SessionConfigSelectOption(
         except ValidationError as error:
             raise error.at("value")
 
+    f_name: str
     v = d.get("name", MISSING)
     if v is MISSING:
         raise missing("name")
@@ -7834,6 +9646,7 @@ def _decode_SessionConfigSelectOption(
         except ValidationError as error:
             raise error.at("name")
 
+    f_description: str | None | Unset
     v = d.get("description", MISSING)
     if v is MISSING:
         f_description = UNSET
@@ -7847,6 +9660,7 @@ def _decode_SessionConfigSelectOption(
                 raise error.at("description")
             f_description = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -7871,19 +9685,20 @@ def _encode_SessionConfigSelectOption(o: SessionConfigSelectOption) -> dict[str,
         "value": o.value,
         "name": o.name,
     }
-    v = o.description
-    if v is not UNSET:
-        d["description"] = v
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_description = o.description
+    if v_description is not UNSET:
+        d["description"] = v_description
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_SessionConfigSelectGroup(d: Any, strict: bool) -> SessionConfigSelectGroup:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_group_id: SessionConfigGroupId
     v = d.get("groupId", MISSING)
     if v is MISSING:
         raise missing("groupId")
@@ -7893,6 +9708,7 @@ def _decode_SessionConfigSelectGroup(d: Any, strict: bool) -> SessionConfigSelec
         except ValidationError as error:
             raise error.at("groupId")
 
+    f_name: str
     v = d.get("name", MISSING)
     if v is MISSING:
         raise missing("name")
@@ -7902,6 +9718,7 @@ def _decode_SessionConfigSelectGroup(d: Any, strict: bool) -> SessionConfigSelec
         except ValidationError as error:
             raise error.at("name")
 
+    f_options: list[SessionConfigSelectOption]
     v = d.get("options", MISSING)
     if v is MISSING:
         raise missing("options")
@@ -7915,6 +9732,7 @@ def _decode_SessionConfigSelectGroup(d: Any, strict: bool) -> SessionConfigSelec
                 raise error.at("options")
             f_options = []
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -7940,24 +9758,21 @@ def _encode_SessionConfigSelectGroup(o: SessionConfigSelectGroup) -> dict[str, A
         "name": o.name,
         "options": [_encode_SessionConfigSelectOption(x) for x in o.options],
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
-def _decode_SessionConfigGroupId(v: Any, strict: bool) -> Any:
+def _decode_SessionConfigGroupId(v: Any, strict: bool) -> SessionConfigGroupId:
     return v if type(v) is str else check_str(v)
 
 
-def _encode_SessionConfigGroupId(v: Any) -> Any:
-    return v
-
-
 def _decode_SessionConfigSelect(d: Any, strict: bool) -> SessionConfigSelect:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_current_value: SessionConfigValueId
     v = d.get("currentValue", MISSING)
     if v is MISSING:
         raise missing("currentValue")
@@ -7967,6 +9782,7 @@ def _decode_SessionConfigSelect(d: Any, strict: bool) -> SessionConfigSelect:
         except ValidationError as error:
             raise error.at("currentValue")
 
+    f_options: SessionConfigSelectOptions
     v = d.get("options", MISSING)
     if v is MISSING:
         raise missing("options")
@@ -7985,15 +9801,16 @@ def _decode_SessionConfigSelect(d: Any, strict: bool) -> SessionConfigSelect:
 def _encode_SessionConfigSelect(o: SessionConfigSelect) -> dict[str, Any]:
     d: dict[str, Any] = {
         "currentValue": o.current_value,
-        "options": _encode_SessionConfigSelectOptions(o.options),
+        "options": encode(o.options),
     }
 
     return d
 
 
 def _decode_SessionConfigBoolean(d: Any, strict: bool) -> SessionConfigBoolean:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_current_value: bool
     v = d.get("currentValue", MISSING)
     if v is MISSING:
         raise missing("currentValue")
@@ -8017,10 +9834,11 @@ def _encode_SessionConfigBoolean(o: SessionConfigBoolean) -> dict[str, Any]:
 
 
 def _decode_CommandAvailableCommand(d: Any, strict: bool) -> CommandAvailableCommand:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("type") != "command":
         raise check_tag(d, "type", "command")
+    f_name: str
     v = d.get("name", MISSING)
     if v is MISSING:
         raise missing("name")
@@ -8030,6 +9848,7 @@ def _decode_CommandAvailableCommand(d: Any, strict: bool) -> CommandAvailableCom
         except ValidationError as error:
             raise error.at("name")
 
+    f_description: str
     v = d.get("description", MISSING)
     if v is MISSING:
         raise missing("description")
@@ -8039,6 +9858,7 @@ def _decode_CommandAvailableCommand(d: Any, strict: bool) -> CommandAvailableCom
         except ValidationError as error:
             raise error.at("description")
 
+    f_input: AvailableCommandInput | None | Unset
     v = d.get("input", MISSING)
     if v is MISSING:
         f_input = UNSET
@@ -8050,6 +9870,7 @@ def _decode_CommandAvailableCommand(d: Any, strict: bool) -> CommandAvailableCom
                 raise error.at("input")
             f_input = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -8075,21 +9896,22 @@ def _encode_CommandAvailableCommand(o: CommandAvailableCommand) -> dict[str, Any
         "name": o.name,
         "description": o.description,
     }
-    v = o.input
-    if v is not UNSET:
-        d["input"] = None if v is None else _encode_AvailableCommandInput(v)
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_input = o.input
+    if v_input is not UNSET:
+        d["input"] = None if v_input is None else _encode_AvailableCommandInput(v_input)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_OtherAvailableCommand(d: Any, strict: bool) -> OtherAvailableCommand:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if type(d.get("type")) is not str:
         raise check_tag(d, "type", None)
+    f_name: str
     v = d.get("name", MISSING)
     if v is MISSING:
         raise missing("name")
@@ -8099,6 +9921,7 @@ def _decode_OtherAvailableCommand(d: Any, strict: bool) -> OtherAvailableCommand
         except ValidationError as error:
             raise error.at("name")
 
+    f_description: str
     v = d.get("description", MISSING)
     if v is MISSING:
         raise missing("description")
@@ -8128,13 +9951,13 @@ def _encode_OtherAvailableCommand(o: OtherAvailableCommand) -> dict[str, Any]:
     return d
 
 
-_VARIANTS_AvailableCommand: dict[str, Callable[[Any, bool], Any]] = {
+_VARIANTS_AvailableCommand: dict[str, Decoder[AvailableCommand]] = {
     "command": _decode_CommandAvailableCommand,
 }
 
 
 def _decode_AvailableCommand(d: Any, strict: bool) -> AvailableCommand:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     tag = d.get("type", MISSING)
     if type(tag) is str:
@@ -8147,9 +9970,9 @@ def _decode_AvailableCommand(d: Any, strict: bool) -> AvailableCommand:
     raise type_error("a string", tag).at("type")
 
 
-def _encode_AvailableCommand(o: Any) -> Any:
+def _encode_AvailableCommand(o: AvailableCommand) -> dict[str, Any]:
     try:
-        encoder = _ENCODERS[type(o)]
+        encoder = _CLASS_ENCODERS[type(o)]
     except KeyError:
         raise TypeError(
             f"{type(o).__name__} is not a variant of AvailableCommand"
@@ -8160,10 +9983,11 @@ def _encode_AvailableCommand(o: Any) -> Any:
 def _decode_TextAvailableCommandInput(
     d: Any, strict: bool
 ) -> TextAvailableCommandInput:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("type") != "text":
         raise check_tag(d, "type", "text")
+    f_hint: str
     v = d.get("hint", MISSING)
     if v is MISSING:
         raise missing("hint")
@@ -8173,6 +9997,7 @@ def _decode_TextAvailableCommandInput(
         except ValidationError as error:
             raise error.at("hint")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -8195,9 +10020,9 @@ def _encode_TextAvailableCommandInput(o: TextAvailableCommandInput) -> dict[str,
         "type": "text",
         "hint": o.hint,
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -8205,7 +10030,7 @@ def _encode_TextAvailableCommandInput(o: TextAvailableCommandInput) -> dict[str,
 def _decode_OtherAvailableCommandInput(
     d: Any, strict: bool
 ) -> OtherAvailableCommandInput:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if type(d.get("type")) is not str:
         raise check_tag(d, "type", None)
@@ -8225,13 +10050,13 @@ def _encode_OtherAvailableCommandInput(o: OtherAvailableCommandInput) -> dict[st
     return d
 
 
-_VARIANTS_AvailableCommandInput: dict[str, Callable[[Any, bool], Any]] = {
+_VARIANTS_AvailableCommandInput: dict[str, Decoder[AvailableCommandInput]] = {
     "text": _decode_TextAvailableCommandInput,
 }
 
 
 def _decode_AvailableCommandInput(d: Any, strict: bool) -> AvailableCommandInput:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     tag = d.get("type", MISSING)
     if type(tag) is str:
@@ -8244,9 +10069,9 @@ def _decode_AvailableCommandInput(d: Any, strict: bool) -> AvailableCommandInput
     raise type_error("a string", tag).at("type")
 
 
-def _encode_AvailableCommandInput(o: Any) -> Any:
+def _encode_AvailableCommandInput(o: AvailableCommandInput) -> dict[str, Any]:
     try:
-        encoder = _ENCODERS[type(o)]
+        encoder = _CLASS_ENCODERS[type(o)]
     except KeyError:
         raise TypeError(
             f"{type(o).__name__} is not a variant of AvailableCommandInput"
@@ -8255,8 +10080,9 @@ def _encode_AvailableCommandInput(o: Any) -> Any:
 
 
 def _decode_TextCommandInput(d: Any, strict: bool) -> TextCommandInput:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_hint: str
     v = d.get("hint", MISSING)
     if v is MISSING:
         raise missing("hint")
@@ -8266,6 +10092,7 @@ def _decode_TextCommandInput(d: Any, strict: bool) -> TextCommandInput:
         except ValidationError as error:
             raise error.at("hint")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -8287,16 +10114,17 @@ def _encode_TextCommandInput(o: TextCommandInput) -> dict[str, Any]:
     d: dict[str, Any] = {
         "hint": o.hint,
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_Command(d: Any, strict: bool) -> Command:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_name: str
     v = d.get("name", MISSING)
     if v is MISSING:
         raise missing("name")
@@ -8306,6 +10134,7 @@ def _decode_Command(d: Any, strict: bool) -> Command:
         except ValidationError as error:
             raise error.at("name")
 
+    f_description: str
     v = d.get("description", MISSING)
     if v is MISSING:
         raise missing("description")
@@ -8315,6 +10144,7 @@ def _decode_Command(d: Any, strict: bool) -> Command:
         except ValidationError as error:
             raise error.at("description")
 
+    f_input: AvailableCommandInput | None | Unset
     v = d.get("input", MISSING)
     if v is MISSING:
         f_input = UNSET
@@ -8326,6 +10156,7 @@ def _decode_Command(d: Any, strict: bool) -> Command:
                 raise error.at("input")
             f_input = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -8350,19 +10181,20 @@ def _encode_Command(o: Command) -> dict[str, Any]:
         "name": o.name,
         "description": o.description,
     }
-    v = o.input
-    if v is not UNSET:
-        d["input"] = None if v is None else _encode_AvailableCommandInput(v)
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_input = o.input
+    if v_input is not UNSET:
+        d["input"] = None if v_input is None else _encode_AvailableCommandInput(v_input)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_ListSessionsResponse(d: Any, strict: bool) -> ListSessionsResponse:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_sessions: list[SessionInfo]
     v = d.get("sessions", MISSING)
     if v is MISSING:
         raise missing("sessions")
@@ -8374,6 +10206,7 @@ def _decode_ListSessionsResponse(d: Any, strict: bool) -> ListSessionsResponse:
                 raise error.at("sessions")
             f_sessions = []
 
+    f_next_cursor: SessionListCursor | None | Unset
     v = d.get("nextCursor", MISSING)
     if v is MISSING:
         f_next_cursor = UNSET
@@ -8385,6 +10218,7 @@ def _decode_ListSessionsResponse(d: Any, strict: bool) -> ListSessionsResponse:
         except ValidationError as error:
             raise error.at("nextCursor")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -8407,19 +10241,20 @@ def _encode_ListSessionsResponse(o: ListSessionsResponse) -> dict[str, Any]:
     d: dict[str, Any] = {
         "sessions": [_encode_SessionInfo(x) for x in o.sessions],
     }
-    v = o.next_cursor
-    if v is not UNSET:
-        d["nextCursor"] = None if v is None else v
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_next_cursor = o.next_cursor
+    if v_next_cursor is not UNSET:
+        d["nextCursor"] = None if v_next_cursor is None else v_next_cursor
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_SessionInfo(d: Any, strict: bool) -> SessionInfo:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_session_id: SessionId
     v = d.get("sessionId", MISSING)
     if v is MISSING:
         raise missing("sessionId")
@@ -8429,6 +10264,7 @@ def _decode_SessionInfo(d: Any, strict: bool) -> SessionInfo:
         except ValidationError as error:
             raise error.at("sessionId")
 
+    f_cwd: AbsolutePath
     v = d.get("cwd", MISSING)
     if v is MISSING:
         raise missing("cwd")
@@ -8438,6 +10274,7 @@ def _decode_SessionInfo(d: Any, strict: bool) -> SessionInfo:
         except ValidationError as error:
             raise error.at("cwd")
 
+    f_additional_directories: list[AbsolutePath] | Unset
     v = d.get("additionalDirectories", MISSING)
     if v is MISSING:
         f_additional_directories = UNSET
@@ -8449,6 +10286,7 @@ def _decode_SessionInfo(d: Any, strict: bool) -> SessionInfo:
         except ValidationError as error:
             raise error.at("additionalDirectories")
 
+    f_title: str | None | Unset
     v = d.get("title", MISSING)
     if v is MISSING:
         f_title = UNSET
@@ -8460,6 +10298,7 @@ def _decode_SessionInfo(d: Any, strict: bool) -> SessionInfo:
                 raise error.at("title")
             f_title = UNSET
 
+    f_updated_at: str | None | Unset
     v = d.get("updatedAt", MISSING)
     if v is MISSING:
         f_updated_at = UNSET
@@ -8473,6 +10312,7 @@ def _decode_SessionInfo(d: Any, strict: bool) -> SessionInfo:
                 raise error.at("updatedAt")
             f_updated_at = UNSET
 
+    f_archived: bool | None | Unset
     v = d.get("archived", MISSING)
     if v is MISSING:
         f_archived = UNSET
@@ -8486,6 +10326,7 @@ def _decode_SessionInfo(d: Any, strict: bool) -> SessionInfo:
                 raise error.at("archived")
             f_archived = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -8513,36 +10354,33 @@ def _encode_SessionInfo(o: SessionInfo) -> dict[str, Any]:
         "sessionId": o.session_id,
         "cwd": o.cwd,
     }
-    v = o.additional_directories
-    if v is not UNSET:
-        d["additionalDirectories"] = [x for x in v]
-    v = o.title
-    if v is not UNSET:
-        d["title"] = v
-    v = o.updated_at
-    if v is not UNSET:
-        d["updatedAt"] = v
-    v = o.archived
-    if v is not UNSET:
-        d["archived"] = v
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_additional_directories = o.additional_directories
+    if v_additional_directories is not UNSET:
+        d["additionalDirectories"] = [x for x in v_additional_directories]
+    v_title = o.title
+    if v_title is not UNSET:
+        d["title"] = v_title
+    v_updated_at = o.updated_at
+    if v_updated_at is not UNSET:
+        d["updatedAt"] = v_updated_at
+    v_archived = o.archived
+    if v_archived is not UNSET:
+        d["archived"] = v_archived
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
-def _decode_SessionListCursor(v: Any, strict: bool) -> Any:
+def _decode_SessionListCursor(v: Any, strict: bool) -> SessionListCursor:
     return v if type(v) is str else check_str(v)
 
 
-def _encode_SessionListCursor(v: Any) -> Any:
-    return v
-
-
 def _decode_DeleteSessionResponse(d: Any, strict: bool) -> DeleteSessionResponse:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -8561,16 +10399,17 @@ def _decode_DeleteSessionResponse(d: Any, strict: bool) -> DeleteSessionResponse
 
 def _encode_DeleteSessionResponse(o: DeleteSessionResponse) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_ForkSessionResponse(d: Any, strict: bool) -> ForkSessionResponse:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_session_id: SessionId
     v = d.get("sessionId", MISSING)
     if v is MISSING:
         raise missing("sessionId")
@@ -8580,6 +10419,7 @@ def _decode_ForkSessionResponse(d: Any, strict: bool) -> ForkSessionResponse:
         except ValidationError as error:
             raise error.at("sessionId")
 
+    f_config_options: list[SessionConfigOption] | Unset
     v = d.get("configOptions", MISSING)
     if v is MISSING:
         f_config_options = UNSET
@@ -8593,6 +10433,7 @@ def _decode_ForkSessionResponse(d: Any, strict: bool) -> ForkSessionResponse:
                 raise error.at("configOptions")
             f_config_options = []
 
+    f_available_commands: list[AvailableCommand] | Unset
     v = d.get("availableCommands", MISSING)
     if v is MISSING:
         f_available_commands = UNSET
@@ -8606,6 +10447,7 @@ def _decode_ForkSessionResponse(d: Any, strict: bool) -> ForkSessionResponse:
                 raise error.at("availableCommands")
             f_available_commands = []
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -8629,22 +10471,25 @@ def _encode_ForkSessionResponse(o: ForkSessionResponse) -> dict[str, Any]:
     d: dict[str, Any] = {
         "sessionId": o.session_id,
     }
-    v = o.config_options
-    if v is not UNSET:
-        d["configOptions"] = [_encode_SessionConfigOption(x) for x in v]
-    v = o.available_commands
-    if v is not UNSET:
-        d["availableCommands"] = [_encode_AvailableCommand(x) for x in v]
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_config_options = o.config_options
+    if v_config_options is not UNSET:
+        d["configOptions"] = [_encode_SessionConfigOption(x) for x in v_config_options]
+    v_available_commands = o.available_commands
+    if v_available_commands is not UNSET:
+        d["availableCommands"] = [
+            _encode_AvailableCommand(x) for x in v_available_commands
+        ]
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_ArchiveSessionResponse(d: Any, strict: bool) -> ArchiveSessionResponse:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -8663,16 +10508,17 @@ def _decode_ArchiveSessionResponse(d: Any, strict: bool) -> ArchiveSessionRespon
 
 def _encode_ArchiveSessionResponse(o: ArchiveSessionResponse) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_UnarchiveSessionResponse(d: Any, strict: bool) -> UnarchiveSessionResponse:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -8691,16 +10537,17 @@ def _decode_UnarchiveSessionResponse(d: Any, strict: bool) -> UnarchiveSessionRe
 
 def _encode_UnarchiveSessionResponse(o: UnarchiveSessionResponse) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_SessionStatusResponse(d: Any, strict: bool) -> SessionStatusResponse:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_status: SessionStatus | str
     v = d.get("status", MISSING)
     if v is MISSING:
         raise missing("status")
@@ -8710,6 +10557,7 @@ def _decode_SessionStatusResponse(d: Any, strict: bool) -> SessionStatusResponse
         except ValidationError as error:
             raise error.at("status")
 
+    f_state: StateUpdate | None | Unset
     v = d.get("state", MISSING)
     if v is MISSING:
         f_state = UNSET
@@ -8721,6 +10569,7 @@ def _decode_SessionStatusResponse(d: Any, strict: bool) -> SessionStatusResponse
                 raise error.at("state")
             f_state = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -8743,12 +10592,12 @@ def _encode_SessionStatusResponse(o: SessionStatusResponse) -> dict[str, Any]:
     d: dict[str, Any] = {
         "status": (o.status._value_ if type(o.status) is SessionStatus else o.status),
     }
-    v = o.state
-    if v is not UNSET:
-        d["state"] = None if v is None else _encode_StateUpdate(v)
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_state = o.state
+    if v_state is not UNSET:
+        d["state"] = None if v_state is None else _encode_StateUpdate(v_state)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -8762,18 +10611,21 @@ def _decode_SessionStatus(v: Any, strict: bool) -> SessionStatus | str:
     return v
 
 
-_MEMBERS_SessionStatus = SessionStatus._value2member_map_
+_MEMBERS_SessionStatus = cast(
+    "dict[str, SessionStatus]", SessionStatus._value2member_map_
+)
 
 
-def _encode_SessionStatus(v: Any) -> Any:
+def _encode_SessionStatus(v: SessionStatus | str) -> str:
     return v._value_ if type(v) is SessionStatus else v
 
 
 def _decode_StateUpdateRunning(d: Any, strict: bool) -> StateUpdateRunning:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("state") != "running":
         raise check_tag(d, "state", "running")
+    f_background: list[BackgroundWork] | None | Unset
     v = d.get("background", MISSING)
     if v is MISSING:
         f_background = UNSET
@@ -8787,6 +10639,7 @@ def _decode_StateUpdateRunning(d: Any, strict: bool) -> StateUpdateRunning:
                 raise error.at("background")
             f_background = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -8808,18 +10661,22 @@ def _encode_StateUpdateRunning(o: StateUpdateRunning) -> dict[str, Any]:
     d: dict[str, Any] = {
         "state": "running",
     }
-    v = o.background
-    if v is not UNSET:
-        d["background"] = None if v is None else [_encode_BackgroundWork(x) for x in v]
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_background = o.background
+    if v_background is not UNSET:
+        d["background"] = (
+            None
+            if v_background is None
+            else [_encode_BackgroundWork(x) for x in v_background]
+        )
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_StateUpdateIdle(d: Any, strict: bool) -> StateUpdateIdle:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("state") != "idle":
         raise check_tag(d, "state", "idle")
@@ -8840,10 +10697,11 @@ def _encode_StateUpdateIdle(o: StateUpdateIdle) -> dict[str, Any]:
 def _decode_StateUpdateRequiresAction(
     d: Any, strict: bool
 ) -> StateUpdateRequiresAction:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("state") != "requires_action":
         raise check_tag(d, "state", "requires_action")
+    f_background: list[BackgroundWork] | None | Unset
     v = d.get("background", MISSING)
     if v is MISSING:
         f_background = UNSET
@@ -8857,6 +10715,7 @@ def _decode_StateUpdateRequiresAction(
                 raise error.at("background")
             f_background = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -8878,21 +10737,26 @@ def _encode_StateUpdateRequiresAction(o: StateUpdateRequiresAction) -> dict[str,
     d: dict[str, Any] = {
         "state": "requires_action",
     }
-    v = o.background
-    if v is not UNSET:
-        d["background"] = None if v is None else [_encode_BackgroundWork(x) for x in v]
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_background = o.background
+    if v_background is not UNSET:
+        d["background"] = (
+            None
+            if v_background is None
+            else [_encode_BackgroundWork(x) for x in v_background]
+        )
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_StateUpdateUnknown(d: Any, strict: bool) -> StateUpdateUnknown:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("state") != "unknown":
         raise check_tag(d, "state", "unknown")
+    f_background: list[BackgroundWork] | None | Unset
     v = d.get("background", MISSING)
     if v is MISSING:
         f_background = UNSET
@@ -8906,6 +10770,7 @@ def _decode_StateUpdateUnknown(d: Any, strict: bool) -> StateUpdateUnknown:
                 raise error.at("background")
             f_background = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -8927,18 +10792,22 @@ def _encode_StateUpdateUnknown(o: StateUpdateUnknown) -> dict[str, Any]:
     d: dict[str, Any] = {
         "state": "unknown",
     }
-    v = o.background
-    if v is not UNSET:
-        d["background"] = None if v is None else [_encode_BackgroundWork(x) for x in v]
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_background = o.background
+    if v_background is not UNSET:
+        d["background"] = (
+            None
+            if v_background is None
+            else [_encode_BackgroundWork(x) for x in v_background]
+        )
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_OtherStateUpdate(d: Any, strict: bool) -> OtherStateUpdate:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if type(d.get("state")) is not str:
         raise check_tag(d, "state", None)
@@ -8958,7 +10827,7 @@ def _encode_OtherStateUpdate(o: OtherStateUpdate) -> dict[str, Any]:
     return d
 
 
-_VARIANTS_StateUpdate: dict[str, Callable[[Any, bool], Any]] = {
+_VARIANTS_StateUpdate: dict[str, Decoder[StateUpdate]] = {
     "running": _decode_StateUpdateRunning,
     "idle": _decode_StateUpdateIdle,
     "requires_action": _decode_StateUpdateRequiresAction,
@@ -8967,7 +10836,7 @@ _VARIANTS_StateUpdate: dict[str, Callable[[Any, bool], Any]] = {
 
 
 def _decode_StateUpdate(d: Any, strict: bool) -> StateUpdate:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     tag = d.get("state", MISSING)
     if type(tag) is str:
@@ -8980,19 +10849,20 @@ def _decode_StateUpdate(d: Any, strict: bool) -> StateUpdate:
     raise type_error("a string", tag).at("state")
 
 
-def _encode_StateUpdate(o: Any) -> Any:
+def _encode_StateUpdate(o: StateUpdate) -> dict[str, Any]:
     try:
-        encoder = _ENCODERS[type(o)]
+        encoder = _CLASS_ENCODERS[type(o)]
     except KeyError:
         raise TypeError(f"{type(o).__name__} is not a variant of StateUpdate") from None
     return encoder(o)
 
 
 def _decode_TerminalBackgroundWork(d: Any, strict: bool) -> TerminalBackgroundWork:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("type") != "terminal":
         raise check_tag(d, "type", "terminal")
+    f_terminal_id: TerminalId
     v = d.get("terminalId", MISSING)
     if v is MISSING:
         raise missing("terminalId")
@@ -9002,6 +10872,7 @@ def _decode_TerminalBackgroundWork(d: Any, strict: bool) -> TerminalBackgroundWo
         except ValidationError as error:
             raise error.at("terminalId")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -9024,18 +10895,19 @@ def _encode_TerminalBackgroundWork(o: TerminalBackgroundWork) -> dict[str, Any]:
         "type": "terminal",
         "terminalId": o.terminal_id,
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_ToolCallBackgroundWork(d: Any, strict: bool) -> ToolCallBackgroundWork:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("type") != "tool_call":
         raise check_tag(d, "type", "tool_call")
+    f_tool_call_id: ToolCallId
     v = d.get("toolCallId", MISSING)
     if v is MISSING:
         raise missing("toolCallId")
@@ -9045,6 +10917,7 @@ def _decode_ToolCallBackgroundWork(d: Any, strict: bool) -> ToolCallBackgroundWo
         except ValidationError as error:
             raise error.at("toolCallId")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -9067,18 +10940,19 @@ def _encode_ToolCallBackgroundWork(o: ToolCallBackgroundWork) -> dict[str, Any]:
         "type": "tool_call",
         "toolCallId": o.tool_call_id,
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_SubagentBackgroundWork(d: Any, strict: bool) -> SubagentBackgroundWork:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("type") != "subagent":
         raise check_tag(d, "type", "subagent")
+    f_session_id: SessionId
     v = d.get("sessionId", MISSING)
     if v is MISSING:
         raise missing("sessionId")
@@ -9088,6 +10962,7 @@ def _decode_SubagentBackgroundWork(d: Any, strict: bool) -> SubagentBackgroundWo
         except ValidationError as error:
             raise error.at("sessionId")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -9110,15 +10985,15 @@ def _encode_SubagentBackgroundWork(o: SubagentBackgroundWork) -> dict[str, Any]:
         "type": "subagent",
         "sessionId": o.session_id,
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_OtherBackgroundWork(d: Any, strict: bool) -> OtherBackgroundWork:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if type(d.get("type")) is not str:
         raise check_tag(d, "type", None)
@@ -9138,7 +11013,7 @@ def _encode_OtherBackgroundWork(o: OtherBackgroundWork) -> dict[str, Any]:
     return d
 
 
-_VARIANTS_BackgroundWork: dict[str, Callable[[Any, bool], Any]] = {
+_VARIANTS_BackgroundWork: dict[str, Decoder[BackgroundWork]] = {
     "terminal": _decode_TerminalBackgroundWork,
     "tool_call": _decode_ToolCallBackgroundWork,
     "subagent": _decode_SubagentBackgroundWork,
@@ -9146,7 +11021,7 @@ _VARIANTS_BackgroundWork: dict[str, Callable[[Any, bool], Any]] = {
 
 
 def _decode_BackgroundWork(d: Any, strict: bool) -> BackgroundWork:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     tag = d.get("type", MISSING)
     if type(tag) is str:
@@ -9159,9 +11034,9 @@ def _decode_BackgroundWork(d: Any, strict: bool) -> BackgroundWork:
     raise type_error("a string", tag).at("type")
 
 
-def _encode_BackgroundWork(o: Any) -> Any:
+def _encode_BackgroundWork(o: BackgroundWork) -> dict[str, Any]:
     try:
-        encoder = _ENCODERS[type(o)]
+        encoder = _CLASS_ENCODERS[type(o)]
     except KeyError:
         raise TypeError(
             f"{type(o).__name__} is not a variant of BackgroundWork"
@@ -9170,8 +11045,9 @@ def _encode_BackgroundWork(o: Any) -> Any:
 
 
 def _decode_BackgroundTerminal(d: Any, strict: bool) -> BackgroundTerminal:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_terminal_id: TerminalId
     v = d.get("terminalId", MISSING)
     if v is MISSING:
         raise missing("terminalId")
@@ -9181,6 +11057,7 @@ def _decode_BackgroundTerminal(d: Any, strict: bool) -> BackgroundTerminal:
         except ValidationError as error:
             raise error.at("terminalId")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -9202,16 +11079,17 @@ def _encode_BackgroundTerminal(o: BackgroundTerminal) -> dict[str, Any]:
     d: dict[str, Any] = {
         "terminalId": o.terminal_id,
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_BackgroundToolCall(d: Any, strict: bool) -> BackgroundToolCall:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_tool_call_id: ToolCallId
     v = d.get("toolCallId", MISSING)
     if v is MISSING:
         raise missing("toolCallId")
@@ -9221,6 +11099,7 @@ def _decode_BackgroundToolCall(d: Any, strict: bool) -> BackgroundToolCall:
         except ValidationError as error:
             raise error.at("toolCallId")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -9242,16 +11121,17 @@ def _encode_BackgroundToolCall(o: BackgroundToolCall) -> dict[str, Any]:
     d: dict[str, Any] = {
         "toolCallId": o.tool_call_id,
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_BackgroundSubagent(d: Any, strict: bool) -> BackgroundSubagent:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_session_id: SessionId
     v = d.get("sessionId", MISSING)
     if v is MISSING:
         raise missing("sessionId")
@@ -9261,6 +11141,7 @@ def _decode_BackgroundSubagent(d: Any, strict: bool) -> BackgroundSubagent:
         except ValidationError as error:
             raise error.at("sessionId")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -9282,16 +11163,17 @@ def _encode_BackgroundSubagent(o: BackgroundSubagent) -> dict[str, Any]:
     d: dict[str, Any] = {
         "sessionId": o.session_id,
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_RunningStateUpdate(d: Any, strict: bool) -> RunningStateUpdate:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_background: list[BackgroundWork] | None | Unset
     v = d.get("background", MISSING)
     if v is MISSING:
         f_background = UNSET
@@ -9305,6 +11187,7 @@ def _decode_RunningStateUpdate(d: Any, strict: bool) -> RunningStateUpdate:
                 raise error.at("background")
             f_background = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -9324,19 +11207,24 @@ def _decode_RunningStateUpdate(d: Any, strict: bool) -> RunningStateUpdate:
 
 def _encode_RunningStateUpdate(o: RunningStateUpdate) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.background
-    if v is not UNSET:
-        d["background"] = None if v is None else [_encode_BackgroundWork(x) for x in v]
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_background = o.background
+    if v_background is not UNSET:
+        d["background"] = (
+            None
+            if v_background is None
+            else [_encode_BackgroundWork(x) for x in v_background]
+        )
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_Error(d: Any, strict: bool) -> Error:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_code: ErrorCode | int
     v = d.get("code", MISSING)
     if v is MISSING:
         raise missing("code")
@@ -9346,6 +11234,7 @@ def _decode_Error(d: Any, strict: bool) -> Error:
         except ValidationError as error:
             raise error.at("code")
 
+    f_message: str
     v = d.get("message", MISSING)
     if v is MISSING:
         raise missing("message")
@@ -9355,6 +11244,7 @@ def _decode_Error(d: Any, strict: bool) -> Error:
         except ValidationError as error:
             raise error.at("message")
 
+    f_data: ErrorData | None | Unset
     v = d.get("data", MISSING)
     if v is MISSING:
         f_data = UNSET
@@ -9378,49 +11268,49 @@ def _encode_Error(o: Error) -> dict[str, Any]:
         "code": (o.code._value_ if type(o.code) is ErrorCode else o.code),
         "message": o.message,
     }
-    v = o.data
-    if v is not UNSET:
-        d["data"] = None if v is None else _encode_ErrorData(v)
+    v_data = o.data
+    if v_data is not UNSET:
+        d["data"] = None if v_data is None else encode(v_data)
 
     return d
 
 
 def _decode_ErrorCode(v: Any, strict: bool) -> ErrorCode | int:
-    v = check_int(v) if strict else check_int(v, -2147483648, 2147483647)
-    member = _MEMBERS_ErrorCode.get(v)
+    n = check_int(v) if strict else check_int(v, -2147483648, 2147483647)
+    member = _MEMBERS_ErrorCode.get(n)
     if member is not None:
         return member
-    return v
+    return n
 
 
-_MEMBERS_ErrorCode = ErrorCode._value2member_map_
+_MEMBERS_ErrorCode = cast("dict[int, ErrorCode]", ErrorCode._value2member_map_)
 
 
-def _encode_ErrorCode(v: Any) -> Any:
+def _encode_ErrorCode(v: ErrorCode | int) -> int:
     return v._value_ if type(v) is ErrorCode else v
 
 
-def _decode_ErrorData(v: Any, strict: bool) -> Any:
-    return first_match(
-        v,
-        strict,
-        (
-            _decode_UnsupportedProtocolVersionErrorData,
-            _decode_SessionNotFoundErrorData,
-            any_value,
+def _decode_ErrorData(v: Any, strict: bool) -> ErrorData:
+    return cast(
+        "UnsupportedProtocolVersionErrorData | SessionNotFoundErrorData | Any",
+        first_match(
+            v,
+            strict,
+            (
+                _decode_UnsupportedProtocolVersionErrorData,
+                _decode_SessionNotFoundErrorData,
+                any_value,
+            ),
         ),
     )
-
-
-def _encode_ErrorData(v: Any) -> Any:
-    return encode(v)
 
 
 def _decode_UnsupportedProtocolVersionErrorData(
     d: Any, strict: bool
 ) -> UnsupportedProtocolVersionErrorData:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_requested: ProtocolVersion
     v = d.get("requested", MISSING)
     if v is MISSING:
         raise missing("requested")
@@ -9430,6 +11320,7 @@ def _decode_UnsupportedProtocolVersionErrorData(
         except ValidationError as error:
             raise error.at("requested")
 
+    f_supported: list[ProtocolVersion]
     v = d.get("supported", MISSING)
     if v is MISSING:
         raise missing("supported")
@@ -9439,6 +11330,7 @@ def _decode_UnsupportedProtocolVersionErrorData(
         except ValidationError as error:
             raise error.at("supported")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -9464,16 +11356,17 @@ def _encode_UnsupportedProtocolVersionErrorData(
         "requested": o.requested,
         "supported": [x for x in o.supported],
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_SessionNotFoundErrorData(d: Any, strict: bool) -> SessionNotFoundErrorData:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_session_id: SessionId
     v = d.get("sessionId", MISSING)
     if v is MISSING:
         raise missing("sessionId")
@@ -9483,6 +11376,7 @@ def _decode_SessionNotFoundErrorData(d: Any, strict: bool) -> SessionNotFoundErr
         except ValidationError as error:
             raise error.at("sessionId")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -9504,16 +11398,17 @@ def _encode_SessionNotFoundErrorData(o: SessionNotFoundErrorData) -> dict[str, A
     d: dict[str, Any] = {
         "sessionId": o.session_id,
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_ErrorStopReason(d: Any, strict: bool) -> ErrorStopReason:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_error: Error | None | Unset
     v = d.get("error", MISSING)
     if v is MISSING:
         f_error = UNSET
@@ -9532,16 +11427,17 @@ def _decode_ErrorStopReason(d: Any, strict: bool) -> ErrorStopReason:
 
 def _encode_ErrorStopReason(o: ErrorStopReason) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.error
-    if v is not UNSET:
-        d["error"] = None if v is None else _encode_Error(v)
+    v_error = o.error
+    if v_error is not UNSET:
+        d["error"] = None if v_error is None else _encode_Error(v_error)
 
     return d
 
 
 def _decode_Usage(d: Any, strict: bool) -> Usage:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_total_tokens: int
     v = d.get("totalTokens", MISSING)
     if v is MISSING:
         raise missing("totalTokens")
@@ -9555,6 +11451,7 @@ def _decode_Usage(d: Any, strict: bool) -> Usage:
         except ValidationError as error:
             raise error.at("totalTokens")
 
+    f_input_tokens: int
     v = d.get("inputTokens", MISSING)
     if v is MISSING:
         raise missing("inputTokens")
@@ -9568,6 +11465,7 @@ def _decode_Usage(d: Any, strict: bool) -> Usage:
         except ValidationError as error:
             raise error.at("inputTokens")
 
+    f_output_tokens: int
     v = d.get("outputTokens", MISSING)
     if v is MISSING:
         raise missing("outputTokens")
@@ -9581,6 +11479,7 @@ def _decode_Usage(d: Any, strict: bool) -> Usage:
         except ValidationError as error:
             raise error.at("outputTokens")
 
+    f_thought_tokens: int | None | Unset
     v = d.get("thoughtTokens", MISSING)
     if v is MISSING:
         f_thought_tokens = UNSET
@@ -9600,6 +11499,7 @@ def _decode_Usage(d: Any, strict: bool) -> Usage:
                 raise error.at("thoughtTokens")
             f_thought_tokens = UNSET
 
+    f_cached_read_tokens: int | None | Unset
     v = d.get("cachedReadTokens", MISSING)
     if v is MISSING:
         f_cached_read_tokens = UNSET
@@ -9619,6 +11519,7 @@ def _decode_Usage(d: Any, strict: bool) -> Usage:
                 raise error.at("cachedReadTokens")
             f_cached_read_tokens = UNSET
 
+    f_cached_write_tokens: int | None | Unset
     v = d.get("cachedWriteTokens", MISSING)
     if v is MISSING:
         f_cached_write_tokens = UNSET
@@ -9638,6 +11539,7 @@ def _decode_Usage(d: Any, strict: bool) -> Usage:
                 raise error.at("cachedWriteTokens")
             f_cached_write_tokens = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -9666,27 +11568,28 @@ def _encode_Usage(o: Usage) -> dict[str, Any]:
         "inputTokens": o.input_tokens,
         "outputTokens": o.output_tokens,
     }
-    v = o.thought_tokens
-    if v is not UNSET:
-        d["thoughtTokens"] = v
-    v = o.cached_read_tokens
-    if v is not UNSET:
-        d["cachedReadTokens"] = v
-    v = o.cached_write_tokens
-    if v is not UNSET:
-        d["cachedWriteTokens"] = v
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_thought_tokens = o.thought_tokens
+    if v_thought_tokens is not UNSET:
+        d["thoughtTokens"] = v_thought_tokens
+    v_cached_read_tokens = o.cached_read_tokens
+    if v_cached_read_tokens is not UNSET:
+        d["cachedReadTokens"] = v_cached_read_tokens
+    v_cached_write_tokens = o.cached_write_tokens
+    if v_cached_write_tokens is not UNSET:
+        d["cachedWriteTokens"] = v_cached_write_tokens
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_EndTurnIdleStateUpdate(d: Any, strict: bool) -> EndTurnIdleStateUpdate:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("stopReason") != "end_turn":
         raise check_tag(d, "stopReason", "end_turn")
+    f_usage: Usage | None | Unset
     v = d.get("usage", MISSING)
     if v is MISSING:
         f_usage = UNSET
@@ -9698,6 +11601,7 @@ def _decode_EndTurnIdleStateUpdate(d: Any, strict: bool) -> EndTurnIdleStateUpda
                 raise error.at("usage")
             f_usage = UNSET
 
+    f_background: list[BackgroundWork] | None | Unset
     v = d.get("background", MISSING)
     if v is MISSING:
         f_background = UNSET
@@ -9711,6 +11615,7 @@ def _decode_EndTurnIdleStateUpdate(d: Any, strict: bool) -> EndTurnIdleStateUpda
                 raise error.at("background")
             f_background = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -9733,24 +11638,29 @@ def _encode_EndTurnIdleStateUpdate(o: EndTurnIdleStateUpdate) -> dict[str, Any]:
     d: dict[str, Any] = {
         "stopReason": "end_turn",
     }
-    v = o.usage
-    if v is not UNSET:
-        d["usage"] = None if v is None else _encode_Usage(v)
-    v = o.background
-    if v is not UNSET:
-        d["background"] = None if v is None else [_encode_BackgroundWork(x) for x in v]
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_usage = o.usage
+    if v_usage is not UNSET:
+        d["usage"] = None if v_usage is None else _encode_Usage(v_usage)
+    v_background = o.background
+    if v_background is not UNSET:
+        d["background"] = (
+            None
+            if v_background is None
+            else [_encode_BackgroundWork(x) for x in v_background]
+        )
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_MaxTokensIdleStateUpdate(d: Any, strict: bool) -> MaxTokensIdleStateUpdate:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("stopReason") != "max_tokens":
         raise check_tag(d, "stopReason", "max_tokens")
+    f_usage: Usage | None | Unset
     v = d.get("usage", MISSING)
     if v is MISSING:
         f_usage = UNSET
@@ -9762,6 +11672,7 @@ def _decode_MaxTokensIdleStateUpdate(d: Any, strict: bool) -> MaxTokensIdleState
                 raise error.at("usage")
             f_usage = UNSET
 
+    f_background: list[BackgroundWork] | None | Unset
     v = d.get("background", MISSING)
     if v is MISSING:
         f_background = UNSET
@@ -9775,6 +11686,7 @@ def _decode_MaxTokensIdleStateUpdate(d: Any, strict: bool) -> MaxTokensIdleState
                 raise error.at("background")
             f_background = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -9797,15 +11709,19 @@ def _encode_MaxTokensIdleStateUpdate(o: MaxTokensIdleStateUpdate) -> dict[str, A
     d: dict[str, Any] = {
         "stopReason": "max_tokens",
     }
-    v = o.usage
-    if v is not UNSET:
-        d["usage"] = None if v is None else _encode_Usage(v)
-    v = o.background
-    if v is not UNSET:
-        d["background"] = None if v is None else [_encode_BackgroundWork(x) for x in v]
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_usage = o.usage
+    if v_usage is not UNSET:
+        d["usage"] = None if v_usage is None else _encode_Usage(v_usage)
+    v_background = o.background
+    if v_background is not UNSET:
+        d["background"] = (
+            None
+            if v_background is None
+            else [_encode_BackgroundWork(x) for x in v_background]
+        )
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -9813,10 +11729,11 @@ def _encode_MaxTokensIdleStateUpdate(o: MaxTokensIdleStateUpdate) -> dict[str, A
 def _decode_MaxTurnRequestsIdleStateUpdate(
     d: Any, strict: bool
 ) -> MaxTurnRequestsIdleStateUpdate:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("stopReason") != "max_turn_requests":
         raise check_tag(d, "stopReason", "max_turn_requests")
+    f_usage: Usage | None | Unset
     v = d.get("usage", MISSING)
     if v is MISSING:
         f_usage = UNSET
@@ -9828,6 +11745,7 @@ def _decode_MaxTurnRequestsIdleStateUpdate(
                 raise error.at("usage")
             f_usage = UNSET
 
+    f_background: list[BackgroundWork] | None | Unset
     v = d.get("background", MISSING)
     if v is MISSING:
         f_background = UNSET
@@ -9841,6 +11759,7 @@ def _decode_MaxTurnRequestsIdleStateUpdate(
                 raise error.at("background")
             f_background = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -9865,24 +11784,29 @@ def _encode_MaxTurnRequestsIdleStateUpdate(
     d: dict[str, Any] = {
         "stopReason": "max_turn_requests",
     }
-    v = o.usage
-    if v is not UNSET:
-        d["usage"] = None if v is None else _encode_Usage(v)
-    v = o.background
-    if v is not UNSET:
-        d["background"] = None if v is None else [_encode_BackgroundWork(x) for x in v]
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_usage = o.usage
+    if v_usage is not UNSET:
+        d["usage"] = None if v_usage is None else _encode_Usage(v_usage)
+    v_background = o.background
+    if v_background is not UNSET:
+        d["background"] = (
+            None
+            if v_background is None
+            else [_encode_BackgroundWork(x) for x in v_background]
+        )
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_RefusalIdleStateUpdate(d: Any, strict: bool) -> RefusalIdleStateUpdate:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("stopReason") != "refusal":
         raise check_tag(d, "stopReason", "refusal")
+    f_usage: Usage | None | Unset
     v = d.get("usage", MISSING)
     if v is MISSING:
         f_usage = UNSET
@@ -9894,6 +11818,7 @@ def _decode_RefusalIdleStateUpdate(d: Any, strict: bool) -> RefusalIdleStateUpda
                 raise error.at("usage")
             f_usage = UNSET
 
+    f_background: list[BackgroundWork] | None | Unset
     v = d.get("background", MISSING)
     if v is MISSING:
         f_background = UNSET
@@ -9907,6 +11832,7 @@ def _decode_RefusalIdleStateUpdate(d: Any, strict: bool) -> RefusalIdleStateUpda
                 raise error.at("background")
             f_background = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -9929,24 +11855,29 @@ def _encode_RefusalIdleStateUpdate(o: RefusalIdleStateUpdate) -> dict[str, Any]:
     d: dict[str, Any] = {
         "stopReason": "refusal",
     }
-    v = o.usage
-    if v is not UNSET:
-        d["usage"] = None if v is None else _encode_Usage(v)
-    v = o.background
-    if v is not UNSET:
-        d["background"] = None if v is None else [_encode_BackgroundWork(x) for x in v]
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_usage = o.usage
+    if v_usage is not UNSET:
+        d["usage"] = None if v_usage is None else _encode_Usage(v_usage)
+    v_background = o.background
+    if v_background is not UNSET:
+        d["background"] = (
+            None
+            if v_background is None
+            else [_encode_BackgroundWork(x) for x in v_background]
+        )
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_CancelledIdleStateUpdate(d: Any, strict: bool) -> CancelledIdleStateUpdate:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("stopReason") != "cancelled":
         raise check_tag(d, "stopReason", "cancelled")
+    f_usage: Usage | None | Unset
     v = d.get("usage", MISSING)
     if v is MISSING:
         f_usage = UNSET
@@ -9958,6 +11889,7 @@ def _decode_CancelledIdleStateUpdate(d: Any, strict: bool) -> CancelledIdleState
                 raise error.at("usage")
             f_usage = UNSET
 
+    f_background: list[BackgroundWork] | None | Unset
     v = d.get("background", MISSING)
     if v is MISSING:
         f_background = UNSET
@@ -9971,6 +11903,7 @@ def _decode_CancelledIdleStateUpdate(d: Any, strict: bool) -> CancelledIdleState
                 raise error.at("background")
             f_background = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -9993,24 +11926,29 @@ def _encode_CancelledIdleStateUpdate(o: CancelledIdleStateUpdate) -> dict[str, A
     d: dict[str, Any] = {
         "stopReason": "cancelled",
     }
-    v = o.usage
-    if v is not UNSET:
-        d["usage"] = None if v is None else _encode_Usage(v)
-    v = o.background
-    if v is not UNSET:
-        d["background"] = None if v is None else [_encode_BackgroundWork(x) for x in v]
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_usage = o.usage
+    if v_usage is not UNSET:
+        d["usage"] = None if v_usage is None else _encode_Usage(v_usage)
+    v_background = o.background
+    if v_background is not UNSET:
+        d["background"] = (
+            None
+            if v_background is None
+            else [_encode_BackgroundWork(x) for x in v_background]
+        )
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_ErrorIdleStateUpdate(d: Any, strict: bool) -> ErrorIdleStateUpdate:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("stopReason") != "error":
         raise check_tag(d, "stopReason", "error")
+    f_usage: Usage | None | Unset
     v = d.get("usage", MISSING)
     if v is MISSING:
         f_usage = UNSET
@@ -10022,6 +11960,7 @@ def _decode_ErrorIdleStateUpdate(d: Any, strict: bool) -> ErrorIdleStateUpdate:
                 raise error.at("usage")
             f_usage = UNSET
 
+    f_background: list[BackgroundWork] | None | Unset
     v = d.get("background", MISSING)
     if v is MISSING:
         f_background = UNSET
@@ -10035,6 +11974,7 @@ def _decode_ErrorIdleStateUpdate(d: Any, strict: bool) -> ErrorIdleStateUpdate:
                 raise error.at("background")
             f_background = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -10046,6 +11986,7 @@ def _decode_ErrorIdleStateUpdate(d: Any, strict: bool) -> ErrorIdleStateUpdate:
                 raise error.at("_meta")
             f_meta = UNSET
 
+    f_error: Error | None | Unset
     v = d.get("error", MISSING)
     if v is MISSING:
         f_error = UNSET
@@ -10069,27 +12010,32 @@ def _encode_ErrorIdleStateUpdate(o: ErrorIdleStateUpdate) -> dict[str, Any]:
     d: dict[str, Any] = {
         "stopReason": "error",
     }
-    v = o.usage
-    if v is not UNSET:
-        d["usage"] = None if v is None else _encode_Usage(v)
-    v = o.background
-    if v is not UNSET:
-        d["background"] = None if v is None else [_encode_BackgroundWork(x) for x in v]
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
-    v = o.error
-    if v is not UNSET:
-        d["error"] = None if v is None else _encode_Error(v)
+    v_usage = o.usage
+    if v_usage is not UNSET:
+        d["usage"] = None if v_usage is None else _encode_Usage(v_usage)
+    v_background = o.background
+    if v_background is not UNSET:
+        d["background"] = (
+            None
+            if v_background is None
+            else [_encode_BackgroundWork(x) for x in v_background]
+        )
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
+    v_error = o.error
+    if v_error is not UNSET:
+        d["error"] = None if v_error is None else _encode_Error(v_error)
 
     return d
 
 
 def _decode_OtherIdleStateUpdate(d: Any, strict: bool) -> OtherIdleStateUpdate:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if type(d.get("stopReason")) is not str:
         raise check_tag(d, "stopReason", None)
+    f_usage: Usage | None | Unset
     v = d.get("usage", MISSING)
     if v is MISSING:
         f_usage = UNSET
@@ -10101,6 +12047,7 @@ def _decode_OtherIdleStateUpdate(d: Any, strict: bool) -> OtherIdleStateUpdate:
                 raise error.at("usage")
             f_usage = UNSET
 
+    f_background: list[BackgroundWork] | None | Unset
     v = d.get("background", MISSING)
     if v is MISSING:
         f_background = UNSET
@@ -10114,6 +12061,7 @@ def _decode_OtherIdleStateUpdate(d: Any, strict: bool) -> OtherIdleStateUpdate:
                 raise error.at("background")
             f_background = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -10142,15 +12090,19 @@ def _encode_OtherIdleStateUpdate(o: OtherIdleStateUpdate) -> dict[str, Any]:
     d: dict[str, Any] = {
         "stopReason": o.stop_reason,
     }
-    v = o.usage
-    if v is not UNSET:
-        d["usage"] = None if v is None else _encode_Usage(v)
-    v = o.background
-    if v is not UNSET:
-        d["background"] = None if v is None else [_encode_BackgroundWork(x) for x in v]
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_usage = o.usage
+    if v_usage is not UNSET:
+        d["usage"] = None if v_usage is None else _encode_Usage(v_usage)
+    v_background = o.background
+    if v_background is not UNSET:
+        d["background"] = (
+            None
+            if v_background is None
+            else [_encode_BackgroundWork(x) for x in v_background]
+        )
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     for key, value in o.extra.items():
         d.setdefault(key, value)
@@ -10158,8 +12110,9 @@ def _encode_OtherIdleStateUpdate(o: OtherIdleStateUpdate) -> dict[str, Any]:
 
 
 def _decode_NoneIdleStateUpdate(d: Any, strict: bool) -> NoneIdleStateUpdate:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_usage: Usage | None | Unset
     v = d.get("usage", MISSING)
     if v is MISSING:
         f_usage = UNSET
@@ -10171,6 +12124,7 @@ def _decode_NoneIdleStateUpdate(d: Any, strict: bool) -> NoneIdleStateUpdate:
                 raise error.at("usage")
             f_usage = UNSET
 
+    f_background: list[BackgroundWork] | None | Unset
     v = d.get("background", MISSING)
     if v is MISSING:
         f_background = UNSET
@@ -10184,6 +12138,7 @@ def _decode_NoneIdleStateUpdate(d: Any, strict: bool) -> NoneIdleStateUpdate:
                 raise error.at("background")
             f_background = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -10195,12 +12150,13 @@ def _decode_NoneIdleStateUpdate(d: Any, strict: bool) -> NoneIdleStateUpdate:
                 raise error.at("_meta")
             f_meta = UNSET
 
+    f_stop_reason: None | Unset
     v = d.get("stopReason", MISSING)
     if v is MISSING:
         f_stop_reason = UNSET
     else:
         try:
-            f_stop_reason = check_null(v)
+            f_stop_reason = None if v is None else not_null(v)
         except ValidationError as error:
             if strict:
                 raise error.at("stopReason")
@@ -10216,23 +12172,27 @@ def _decode_NoneIdleStateUpdate(d: Any, strict: bool) -> NoneIdleStateUpdate:
 
 def _encode_NoneIdleStateUpdate(o: NoneIdleStateUpdate) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.usage
-    if v is not UNSET:
-        d["usage"] = None if v is None else _encode_Usage(v)
-    v = o.background
-    if v is not UNSET:
-        d["background"] = None if v is None else [_encode_BackgroundWork(x) for x in v]
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
-    v = o.stop_reason
-    if v is not UNSET:
-        d["stopReason"] = v
+    v_usage = o.usage
+    if v_usage is not UNSET:
+        d["usage"] = None if v_usage is None else _encode_Usage(v_usage)
+    v_background = o.background
+    if v_background is not UNSET:
+        d["background"] = (
+            None
+            if v_background is None
+            else [_encode_BackgroundWork(x) for x in v_background]
+        )
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
+    v_stop_reason = o.stop_reason
+    if v_stop_reason is not UNSET:
+        d["stopReason"] = v_stop_reason
 
     return d
 
 
-_VARIANTS_IdleStateUpdate: dict[str, Callable[[Any, bool], Any]] = {
+_VARIANTS_IdleStateUpdate: dict[str, Decoder[IdleStateUpdate]] = {
     "end_turn": _decode_EndTurnIdleStateUpdate,
     "max_tokens": _decode_MaxTokensIdleStateUpdate,
     "max_turn_requests": _decode_MaxTurnRequestsIdleStateUpdate,
@@ -10243,7 +12203,7 @@ _VARIANTS_IdleStateUpdate: dict[str, Callable[[Any, bool], Any]] = {
 
 
 def _decode_IdleStateUpdate(d: Any, strict: bool) -> IdleStateUpdate:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     tag = d.get("stopReason", MISSING)
     if not strict and not (tag is MISSING or tag is None or type(tag) is str):
@@ -10258,9 +12218,9 @@ def _decode_IdleStateUpdate(d: Any, strict: bool) -> IdleStateUpdate:
     raise type_error("a string or null", tag).at("stopReason")
 
 
-def _encode_IdleStateUpdate(o: Any) -> Any:
+def _encode_IdleStateUpdate(o: IdleStateUpdate) -> dict[str, Any]:
     try:
-        encoder = _ENCODERS[type(o)]
+        encoder = _CLASS_ENCODERS[type(o)]
     except KeyError:
         raise TypeError(
             f"{type(o).__name__} is not a variant of IdleStateUpdate"
@@ -10271,8 +12231,9 @@ def _encode_IdleStateUpdate(o: Any) -> Any:
 def _decode_RequiresActionStateUpdate(
     d: Any, strict: bool
 ) -> RequiresActionStateUpdate:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_background: list[BackgroundWork] | None | Unset
     v = d.get("background", MISSING)
     if v is MISSING:
         f_background = UNSET
@@ -10286,6 +12247,7 @@ def _decode_RequiresActionStateUpdate(
                 raise error.at("background")
             f_background = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -10305,19 +12267,24 @@ def _decode_RequiresActionStateUpdate(
 
 def _encode_RequiresActionStateUpdate(o: RequiresActionStateUpdate) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.background
-    if v is not UNSET:
-        d["background"] = None if v is None else [_encode_BackgroundWork(x) for x in v]
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_background = o.background
+    if v_background is not UNSET:
+        d["background"] = (
+            None
+            if v_background is None
+            else [_encode_BackgroundWork(x) for x in v_background]
+        )
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_UnknownStateUpdate(d: Any, strict: bool) -> UnknownStateUpdate:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_background: list[BackgroundWork] | None | Unset
     v = d.get("background", MISSING)
     if v is MISSING:
         f_background = UNSET
@@ -10331,6 +12298,7 @@ def _decode_UnknownStateUpdate(d: Any, strict: bool) -> UnknownStateUpdate:
                 raise error.at("background")
             f_background = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -10350,19 +12318,24 @@ def _decode_UnknownStateUpdate(d: Any, strict: bool) -> UnknownStateUpdate:
 
 def _encode_UnknownStateUpdate(o: UnknownStateUpdate) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.background
-    if v is not UNSET:
-        d["background"] = None if v is None else [_encode_BackgroundWork(x) for x in v]
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_background = o.background
+    if v_background is not UNSET:
+        d["background"] = (
+            None
+            if v_background is None
+            else [_encode_BackgroundWork(x) for x in v_background]
+        )
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_SetSessionTitleResponse(d: Any, strict: bool) -> SetSessionTitleResponse:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_title: str
     v = d.get("title", MISSING)
     if v is MISSING:
         raise missing("title")
@@ -10372,6 +12345,7 @@ def _decode_SetSessionTitleResponse(d: Any, strict: bool) -> SetSessionTitleResp
         except ValidationError as error:
             raise error.at("title")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -10393,16 +12367,17 @@ def _encode_SetSessionTitleResponse(o: SetSessionTitleResponse) -> dict[str, Any
     d: dict[str, Any] = {
         "title": o.title,
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_ResumeSessionResponse(d: Any, strict: bool) -> ResumeSessionResponse:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_config_options: list[SessionConfigOption] | Unset
     v = d.get("configOptions", MISSING)
     if v is MISSING:
         f_config_options = UNSET
@@ -10416,6 +12391,7 @@ def _decode_ResumeSessionResponse(d: Any, strict: bool) -> ResumeSessionResponse
                 raise error.at("configOptions")
             f_config_options = []
 
+    f_available_commands: list[AvailableCommand] | Unset
     v = d.get("availableCommands", MISSING)
     if v is MISSING:
         f_available_commands = UNSET
@@ -10429,6 +12405,7 @@ def _decode_ResumeSessionResponse(d: Any, strict: bool) -> ResumeSessionResponse
                 raise error.at("availableCommands")
             f_available_commands = []
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -10449,22 +12426,25 @@ def _decode_ResumeSessionResponse(d: Any, strict: bool) -> ResumeSessionResponse
 
 def _encode_ResumeSessionResponse(o: ResumeSessionResponse) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.config_options
-    if v is not UNSET:
-        d["configOptions"] = [_encode_SessionConfigOption(x) for x in v]
-    v = o.available_commands
-    if v is not UNSET:
-        d["availableCommands"] = [_encode_AvailableCommand(x) for x in v]
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_config_options = o.config_options
+    if v_config_options is not UNSET:
+        d["configOptions"] = [_encode_SessionConfigOption(x) for x in v_config_options]
+    v_available_commands = o.available_commands
+    if v_available_commands is not UNSET:
+        d["availableCommands"] = [
+            _encode_AvailableCommand(x) for x in v_available_commands
+        ]
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_CloseSessionResponse(d: Any, strict: bool) -> CloseSessionResponse:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -10483,16 +12463,17 @@ def _decode_CloseSessionResponse(d: Any, strict: bool) -> CloseSessionResponse:
 
 def _encode_CloseSessionResponse(o: CloseSessionResponse) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_CancelToolCallResponse(d: Any, strict: bool) -> CancelToolCallResponse:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -10511,16 +12492,17 @@ def _decode_CancelToolCallResponse(d: Any, strict: bool) -> CancelToolCallRespon
 
 def _encode_CancelToolCallResponse(o: CancelToolCallResponse) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_CancelTerminalResponse(d: Any, strict: bool) -> CancelTerminalResponse:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -10539,9 +12521,9 @@ def _decode_CancelTerminalResponse(d: Any, strict: bool) -> CancelTerminalRespon
 
 def _encode_CancelTerminalResponse(o: CancelTerminalResponse) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -10549,8 +12531,9 @@ def _encode_CancelTerminalResponse(o: CancelTerminalResponse) -> dict[str, Any]:
 def _decode_SetSessionConfigOptionResponse(
     d: Any, strict: bool
 ) -> SetSessionConfigOptionResponse:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_config_options: list[SessionConfigOption]
     v = d.get("configOptions", MISSING)
     if v is MISSING:
         raise missing("configOptions")
@@ -10562,6 +12545,7 @@ def _decode_SetSessionConfigOptionResponse(
         except ValidationError as error:
             raise error.at("configOptions")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -10585,16 +12569,17 @@ def _encode_SetSessionConfigOptionResponse(
     d: dict[str, Any] = {
         "configOptions": [_encode_SessionConfigOption(x) for x in o.config_options],
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_PromptResponse(d: Any, strict: bool) -> PromptResponse:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_message_id: MessageId
     v = d.get("messageId", MISSING)
     if v is MISSING:
         raise missing("messageId")
@@ -10604,6 +12589,7 @@ def _decode_PromptResponse(d: Any, strict: bool) -> PromptResponse:
         except ValidationError as error:
             raise error.at("messageId")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -10625,32 +12611,25 @@ def _encode_PromptResponse(o: PromptResponse) -> dict[str, Any]:
     d: dict[str, Any] = {
         "messageId": o.message_id,
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
-def _decode_MessageId(v: Any, strict: bool) -> Any:
+def _decode_MessageId(v: Any, strict: bool) -> MessageId:
     return v if type(v) is str else check_str(v)
 
 
-def _encode_MessageId(v: Any) -> Any:
-    return v
-
-
-def _decode_ExtResponse(v: Any, strict: bool) -> Any:
-    return v
-
-
-def _encode_ExtResponse(v: Any) -> Any:
+def _decode_ExtResponse(v: Any, strict: bool) -> ExtResponse:
     return v
 
 
 def _decode_AgentNotification(d: Any, strict: bool) -> AgentNotification:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_method: str
     v = d.get("method", MISSING)
     if v is MISSING:
         raise missing("method")
@@ -10660,6 +12639,7 @@ def _decode_AgentNotification(d: Any, strict: bool) -> AgentNotification:
         except ValidationError as error:
             raise error.at("method")
 
+    f_params: Any | Unset
     v = d.get("params", MISSING)
     if v is MISSING:
         f_params = UNSET
@@ -10679,9 +12659,9 @@ def _encode_AgentNotification(o: AgentNotification) -> dict[str, Any]:
     d: dict[str, Any] = {
         "method": o.method,
     }
-    v = o.params
-    if v is not UNSET:
-        d["params"] = v
+    v_params = o.params
+    if v_params is not UNSET:
+        d["params"] = v_params
 
     return d
 
@@ -10689,8 +12669,9 @@ def _encode_AgentNotification(o: AgentNotification) -> dict[str, Any]:
 def _decode_UpdateSessionNotification(
     d: Any, strict: bool
 ) -> UpdateSessionNotification:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_session_id: SessionId
     v = d.get("sessionId", MISSING)
     if v is MISSING:
         raise missing("sessionId")
@@ -10700,6 +12681,7 @@ def _decode_UpdateSessionNotification(
         except ValidationError as error:
             raise error.at("sessionId")
 
+    f_update: SessionUpdate
     v = d.get("update", MISSING)
     if v is MISSING:
         raise missing("update")
@@ -10709,6 +12691,7 @@ def _decode_UpdateSessionNotification(
         except ValidationError as error:
             raise error.at("update")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -10732,9 +12715,9 @@ def _encode_UpdateSessionNotification(o: UpdateSessionNotification) -> dict[str,
         "sessionId": o.session_id,
         "update": _encode_SessionUpdate(o.update),
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -10742,10 +12725,11 @@ def _encode_UpdateSessionNotification(o: UpdateSessionNotification) -> dict[str,
 def _decode_UserMessageChunkSessionUpdate(
     d: Any, strict: bool
 ) -> UserMessageChunkSessionUpdate:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("sessionUpdate") != "user_message_chunk":
         raise check_tag(d, "sessionUpdate", "user_message_chunk")
+    f_message_id: MessageId
     v = d.get("messageId", MISSING)
     if v is MISSING:
         raise missing("messageId")
@@ -10755,6 +12739,7 @@ def _decode_UserMessageChunkSessionUpdate(
         except ValidationError as error:
             raise error.at("messageId")
 
+    f_content: ContentBlock
     v = d.get("content", MISSING)
     if v is MISSING:
         raise missing("content")
@@ -10764,6 +12749,7 @@ def _decode_UserMessageChunkSessionUpdate(
         except ValidationError as error:
             raise error.at("content")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -10790,18 +12776,19 @@ def _encode_UserMessageChunkSessionUpdate(
         "messageId": o.message_id,
         "content": _encode_ContentBlock(o.content),
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_UserMessageSessionUpdate(d: Any, strict: bool) -> UserMessageSessionUpdate:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("sessionUpdate") != "user_message":
         raise check_tag(d, "sessionUpdate", "user_message")
+    f_message_id: MessageId
     v = d.get("messageId", MISSING)
     if v is MISSING:
         raise missing("messageId")
@@ -10811,6 +12798,7 @@ def _decode_UserMessageSessionUpdate(d: Any, strict: bool) -> UserMessageSession
         except ValidationError as error:
             raise error.at("messageId")
 
+    f_content: list[ContentBlock] | None | Unset
     v = d.get("content", MISSING)
     if v is MISSING:
         f_content = UNSET
@@ -10826,6 +12814,7 @@ def _decode_UserMessageSessionUpdate(d: Any, strict: bool) -> UserMessageSession
                 raise error.at("content")
             f_content = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -10849,12 +12838,14 @@ def _encode_UserMessageSessionUpdate(o: UserMessageSessionUpdate) -> dict[str, A
         "sessionUpdate": "user_message",
         "messageId": o.message_id,
     }
-    v = o.content
-    if v is not UNSET:
-        d["content"] = None if v is None else [_encode_ContentBlock(x) for x in v]
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_content = o.content
+    if v_content is not UNSET:
+        d["content"] = (
+            None if v_content is None else [_encode_ContentBlock(x) for x in v_content]
+        )
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -10862,10 +12853,11 @@ def _encode_UserMessageSessionUpdate(o: UserMessageSessionUpdate) -> dict[str, A
 def _decode_AgentMessageChunkSessionUpdate(
     d: Any, strict: bool
 ) -> AgentMessageChunkSessionUpdate:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("sessionUpdate") != "agent_message_chunk":
         raise check_tag(d, "sessionUpdate", "agent_message_chunk")
+    f_message_id: MessageId
     v = d.get("messageId", MISSING)
     if v is MISSING:
         raise missing("messageId")
@@ -10875,6 +12867,7 @@ def _decode_AgentMessageChunkSessionUpdate(
         except ValidationError as error:
             raise error.at("messageId")
 
+    f_content: ContentBlock
     v = d.get("content", MISSING)
     if v is MISSING:
         raise missing("content")
@@ -10884,6 +12877,7 @@ def _decode_AgentMessageChunkSessionUpdate(
         except ValidationError as error:
             raise error.at("content")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -10910,9 +12904,9 @@ def _encode_AgentMessageChunkSessionUpdate(
         "messageId": o.message_id,
         "content": _encode_ContentBlock(o.content),
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -10920,10 +12914,11 @@ def _encode_AgentMessageChunkSessionUpdate(
 def _decode_AgentMessageSessionUpdate(
     d: Any, strict: bool
 ) -> AgentMessageSessionUpdate:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("sessionUpdate") != "agent_message":
         raise check_tag(d, "sessionUpdate", "agent_message")
+    f_message_id: MessageId
     v = d.get("messageId", MISSING)
     if v is MISSING:
         raise missing("messageId")
@@ -10933,6 +12928,7 @@ def _decode_AgentMessageSessionUpdate(
         except ValidationError as error:
             raise error.at("messageId")
 
+    f_content: list[ContentBlock] | None | Unset
     v = d.get("content", MISSING)
     if v is MISSING:
         f_content = UNSET
@@ -10948,6 +12944,7 @@ def _decode_AgentMessageSessionUpdate(
                 raise error.at("content")
             f_content = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -10971,12 +12968,14 @@ def _encode_AgentMessageSessionUpdate(o: AgentMessageSessionUpdate) -> dict[str,
         "sessionUpdate": "agent_message",
         "messageId": o.message_id,
     }
-    v = o.content
-    if v is not UNSET:
-        d["content"] = None if v is None else [_encode_ContentBlock(x) for x in v]
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_content = o.content
+    if v_content is not UNSET:
+        d["content"] = (
+            None if v_content is None else [_encode_ContentBlock(x) for x in v_content]
+        )
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -10984,10 +12983,11 @@ def _encode_AgentMessageSessionUpdate(o: AgentMessageSessionUpdate) -> dict[str,
 def _decode_AgentThoughtChunkSessionUpdate(
     d: Any, strict: bool
 ) -> AgentThoughtChunkSessionUpdate:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("sessionUpdate") != "agent_thought_chunk":
         raise check_tag(d, "sessionUpdate", "agent_thought_chunk")
+    f_message_id: MessageId
     v = d.get("messageId", MISSING)
     if v is MISSING:
         raise missing("messageId")
@@ -10997,6 +12997,7 @@ def _decode_AgentThoughtChunkSessionUpdate(
         except ValidationError as error:
             raise error.at("messageId")
 
+    f_content: ContentBlock
     v = d.get("content", MISSING)
     if v is MISSING:
         raise missing("content")
@@ -11006,6 +13007,7 @@ def _decode_AgentThoughtChunkSessionUpdate(
         except ValidationError as error:
             raise error.at("content")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -11032,9 +13034,9 @@ def _encode_AgentThoughtChunkSessionUpdate(
         "messageId": o.message_id,
         "content": _encode_ContentBlock(o.content),
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -11042,10 +13044,11 @@ def _encode_AgentThoughtChunkSessionUpdate(
 def _decode_AgentThoughtSessionUpdate(
     d: Any, strict: bool
 ) -> AgentThoughtSessionUpdate:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("sessionUpdate") != "agent_thought":
         raise check_tag(d, "sessionUpdate", "agent_thought")
+    f_message_id: MessageId
     v = d.get("messageId", MISSING)
     if v is MISSING:
         raise missing("messageId")
@@ -11055,6 +13058,7 @@ def _decode_AgentThoughtSessionUpdate(
         except ValidationError as error:
             raise error.at("messageId")
 
+    f_content: list[ContentBlock] | None | Unset
     v = d.get("content", MISSING)
     if v is MISSING:
         f_content = UNSET
@@ -11070,6 +13074,7 @@ def _decode_AgentThoughtSessionUpdate(
                 raise error.at("content")
             f_content = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -11093,18 +13098,20 @@ def _encode_AgentThoughtSessionUpdate(o: AgentThoughtSessionUpdate) -> dict[str,
         "sessionUpdate": "agent_thought",
         "messageId": o.message_id,
     }
-    v = o.content
-    if v is not UNSET:
-        d["content"] = None if v is None else [_encode_ContentBlock(x) for x in v]
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_content = o.content
+    if v_content is not UNSET:
+        d["content"] = (
+            None if v_content is None else [_encode_ContentBlock(x) for x in v_content]
+        )
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_StateUpdateSessionUpdate(d: Any, strict: bool) -> StateUpdateSessionUpdate:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("sessionUpdate") != "state_update":
         raise check_tag(d, "sessionUpdate", "state_update")
@@ -11125,10 +13132,11 @@ def _encode_StateUpdateSessionUpdate(o: StateUpdateSessionUpdate) -> dict[str, A
 def _decode_ToolCallContentChunkSessionUpdate(
     d: Any, strict: bool
 ) -> ToolCallContentChunkSessionUpdate:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("sessionUpdate") != "tool_call_content_chunk":
         raise check_tag(d, "sessionUpdate", "tool_call_content_chunk")
+    f_tool_call_id: ToolCallId
     v = d.get("toolCallId", MISSING)
     if v is MISSING:
         raise missing("toolCallId")
@@ -11138,6 +13146,7 @@ def _decode_ToolCallContentChunkSessionUpdate(
         except ValidationError as error:
             raise error.at("toolCallId")
 
+    f_content: ToolCallContent
     v = d.get("content", MISSING)
     if v is MISSING:
         raise missing("content")
@@ -11147,6 +13156,7 @@ def _decode_ToolCallContentChunkSessionUpdate(
         except ValidationError as error:
             raise error.at("content")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -11173,9 +13183,9 @@ def _encode_ToolCallContentChunkSessionUpdate(
         "toolCallId": o.tool_call_id,
         "content": _encode_ToolCallContent(o.content),
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -11183,10 +13193,11 @@ def _encode_ToolCallContentChunkSessionUpdate(
 def _decode_ToolCallUpdateSessionUpdate(
     d: Any, strict: bool
 ) -> ToolCallUpdateSessionUpdate:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("sessionUpdate") != "tool_call_update":
         raise check_tag(d, "sessionUpdate", "tool_call_update")
+    f_tool_call_id: ToolCallId
     v = d.get("toolCallId", MISSING)
     if v is MISSING:
         raise missing("toolCallId")
@@ -11196,6 +13207,7 @@ def _decode_ToolCallUpdateSessionUpdate(
         except ValidationError as error:
             raise error.at("toolCallId")
 
+    f_name: str | None | Unset
     v = d.get("name", MISSING)
     if v is MISSING:
         f_name = UNSET
@@ -11207,6 +13219,7 @@ def _decode_ToolCallUpdateSessionUpdate(
                 raise error.at("name")
             f_name = UNSET
 
+    f_title: str | None | Unset
     v = d.get("title", MISSING)
     if v is MISSING:
         f_title = UNSET
@@ -11218,6 +13231,7 @@ def _decode_ToolCallUpdateSessionUpdate(
                 raise error.at("title")
             f_title = UNSET
 
+    f_kind: ToolKind | str | None | Unset
     v = d.get("kind", MISSING)
     if v is MISSING:
         f_kind = UNSET
@@ -11229,6 +13243,7 @@ def _decode_ToolCallUpdateSessionUpdate(
                 raise error.at("kind")
             f_kind = UNSET
 
+    f_status: ToolCallStatus | str | None | Unset
     v = d.get("status", MISSING)
     if v is MISSING:
         f_status = UNSET
@@ -11240,6 +13255,7 @@ def _decode_ToolCallUpdateSessionUpdate(
                 raise error.at("status")
             f_status = UNSET
 
+    f_content: list[ToolCallContent] | None | Unset
     v = d.get("content", MISSING)
     if v is MISSING:
         f_content = UNSET
@@ -11255,6 +13271,7 @@ def _decode_ToolCallUpdateSessionUpdate(
                 raise error.at("content")
             f_content = UNSET
 
+    f_locations: list[ToolCallLocation] | None | Unset
     v = d.get("locations", MISSING)
     if v is MISSING:
         f_locations = UNSET
@@ -11270,6 +13287,7 @@ def _decode_ToolCallUpdateSessionUpdate(
                 raise error.at("locations")
             f_locations = UNSET
 
+    f_raw_input: Any | Unset
     v = d.get("rawInput", MISSING)
     if v is MISSING:
         f_raw_input = UNSET
@@ -11281,6 +13299,7 @@ def _decode_ToolCallUpdateSessionUpdate(
                 raise error.at("rawInput")
             f_raw_input = UNSET
 
+    f_raw_output: Any | Unset
     v = d.get("rawOutput", MISSING)
     if v is MISSING:
         f_raw_output = UNSET
@@ -11292,6 +13311,7 @@ def _decode_ToolCallUpdateSessionUpdate(
                 raise error.at("rawOutput")
             f_raw_output = UNSET
 
+    f_capabilities: ToolCallCapabilities | None | Unset
     v = d.get("capabilities", MISSING)
     if v is MISSING:
         f_capabilities = UNSET
@@ -11305,6 +13325,7 @@ def _decode_ToolCallUpdateSessionUpdate(
                 raise error.at("capabilities")
             f_capabilities = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -11338,38 +13359,56 @@ def _encode_ToolCallUpdateSessionUpdate(
         "sessionUpdate": "tool_call_update",
         "toolCallId": o.tool_call_id,
     }
-    v = o.name
-    if v is not UNSET:
-        d["name"] = v
-    v = o.title
-    if v is not UNSET:
-        d["title"] = v
-    v = o.kind
-    if v is not UNSET:
-        d["kind"] = None if v is None else (v._value_ if type(v) is ToolKind else v)
-    v = o.status
-    if v is not UNSET:
-        d["status"] = (
-            None if v is None else (v._value_ if type(v) is ToolCallStatus else v)
+    v_name = o.name
+    if v_name is not UNSET:
+        d["name"] = v_name
+    v_title = o.title
+    if v_title is not UNSET:
+        d["title"] = v_title
+    v_kind = o.kind
+    if v_kind is not UNSET:
+        d["kind"] = (
+            None
+            if v_kind is None
+            else (v_kind._value_ if type(v_kind) is ToolKind else v_kind)
         )
-    v = o.content
-    if v is not UNSET:
-        d["content"] = None if v is None else [_encode_ToolCallContent(x) for x in v]
-    v = o.locations
-    if v is not UNSET:
-        d["locations"] = None if v is None else [_encode_ToolCallLocation(x) for x in v]
-    v = o.raw_input
-    if v is not UNSET:
-        d["rawInput"] = v
-    v = o.raw_output
-    if v is not UNSET:
-        d["rawOutput"] = v
-    v = o.capabilities
-    if v is not UNSET:
-        d["capabilities"] = None if v is None else _encode_ToolCallCapabilities(v)
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_status = o.status
+    if v_status is not UNSET:
+        d["status"] = (
+            None
+            if v_status is None
+            else (v_status._value_ if type(v_status) is ToolCallStatus else v_status)
+        )
+    v_content = o.content
+    if v_content is not UNSET:
+        d["content"] = (
+            None
+            if v_content is None
+            else [_encode_ToolCallContent(x) for x in v_content]
+        )
+    v_locations = o.locations
+    if v_locations is not UNSET:
+        d["locations"] = (
+            None
+            if v_locations is None
+            else [_encode_ToolCallLocation(x) for x in v_locations]
+        )
+    v_raw_input = o.raw_input
+    if v_raw_input is not UNSET:
+        d["rawInput"] = v_raw_input
+    v_raw_output = o.raw_output
+    if v_raw_output is not UNSET:
+        d["rawOutput"] = v_raw_output
+    v_capabilities = o.capabilities
+    if v_capabilities is not UNSET:
+        d["capabilities"] = (
+            None
+            if v_capabilities is None
+            else _encode_ToolCallCapabilities(v_capabilities)
+        )
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -11377,10 +13416,11 @@ def _encode_ToolCallUpdateSessionUpdate(
 def _decode_TerminalUpdateSessionUpdate(
     d: Any, strict: bool
 ) -> TerminalUpdateSessionUpdate:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("sessionUpdate") != "terminal_update":
         raise check_tag(d, "sessionUpdate", "terminal_update")
+    f_terminal_id: TerminalId
     v = d.get("terminalId", MISSING)
     if v is MISSING:
         raise missing("terminalId")
@@ -11390,6 +13430,7 @@ def _decode_TerminalUpdateSessionUpdate(
         except ValidationError as error:
             raise error.at("terminalId")
 
+    f_command: str | None | Unset
     v = d.get("command", MISSING)
     if v is MISSING:
         f_command = UNSET
@@ -11401,6 +13442,7 @@ def _decode_TerminalUpdateSessionUpdate(
                 raise error.at("command")
             f_command = UNSET
 
+    f_cwd: AbsolutePath | None | Unset
     v = d.get("cwd", MISSING)
     if v is MISSING:
         f_cwd = UNSET
@@ -11412,6 +13454,7 @@ def _decode_TerminalUpdateSessionUpdate(
                 raise error.at("cwd")
             f_cwd = UNSET
 
+    f_output: TerminalOutput | None | Unset
     v = d.get("output", MISSING)
     if v is MISSING:
         f_output = UNSET
@@ -11423,6 +13466,7 @@ def _decode_TerminalUpdateSessionUpdate(
                 raise error.at("output")
             f_output = UNSET
 
+    f_exit_status: TerminalExitStatus | None | Unset
     v = d.get("exitStatus", MISSING)
     if v is MISSING:
         f_exit_status = UNSET
@@ -11434,6 +13478,7 @@ def _decode_TerminalUpdateSessionUpdate(
                 raise error.at("exitStatus")
             f_exit_status = UNSET
 
+    f_size: TerminalSize | None | Unset
     v = d.get("size", MISSING)
     if v is MISSING:
         f_size = UNSET
@@ -11445,6 +13490,7 @@ def _decode_TerminalUpdateSessionUpdate(
                 raise error.at("size")
             f_size = UNSET
 
+    f_capabilities: TerminalCapabilities | None | Unset
     v = d.get("capabilities", MISSING)
     if v is MISSING:
         f_capabilities = UNSET
@@ -11458,6 +13504,7 @@ def _decode_TerminalUpdateSessionUpdate(
                 raise error.at("capabilities")
             f_capabilities = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -11488,27 +13535,33 @@ def _encode_TerminalUpdateSessionUpdate(
         "sessionUpdate": "terminal_update",
         "terminalId": o.terminal_id,
     }
-    v = o.command
-    if v is not UNSET:
-        d["command"] = v
-    v = o.cwd
-    if v is not UNSET:
-        d["cwd"] = None if v is None else v
-    v = o.output
-    if v is not UNSET:
-        d["output"] = None if v is None else _encode_TerminalOutput(v)
-    v = o.exit_status
-    if v is not UNSET:
-        d["exitStatus"] = None if v is None else _encode_TerminalExitStatus(v)
-    v = o.size
-    if v is not UNSET:
-        d["size"] = None if v is None else _encode_TerminalSize(v)
-    v = o.capabilities
-    if v is not UNSET:
-        d["capabilities"] = None if v is None else _encode_TerminalCapabilities(v)
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_command = o.command
+    if v_command is not UNSET:
+        d["command"] = v_command
+    v_cwd = o.cwd
+    if v_cwd is not UNSET:
+        d["cwd"] = None if v_cwd is None else v_cwd
+    v_output = o.output
+    if v_output is not UNSET:
+        d["output"] = None if v_output is None else _encode_TerminalOutput(v_output)
+    v_exit_status = o.exit_status
+    if v_exit_status is not UNSET:
+        d["exitStatus"] = (
+            None if v_exit_status is None else _encode_TerminalExitStatus(v_exit_status)
+        )
+    v_size = o.size
+    if v_size is not UNSET:
+        d["size"] = None if v_size is None else _encode_TerminalSize(v_size)
+    v_capabilities = o.capabilities
+    if v_capabilities is not UNSET:
+        d["capabilities"] = (
+            None
+            if v_capabilities is None
+            else _encode_TerminalCapabilities(v_capabilities)
+        )
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -11516,10 +13569,11 @@ def _encode_TerminalUpdateSessionUpdate(
 def _decode_TerminalOutputChunkSessionUpdate(
     d: Any, strict: bool
 ) -> TerminalOutputChunkSessionUpdate:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("sessionUpdate") != "terminal_output_chunk":
         raise check_tag(d, "sessionUpdate", "terminal_output_chunk")
+    f_terminal_id: TerminalId
     v = d.get("terminalId", MISSING)
     if v is MISSING:
         raise missing("terminalId")
@@ -11529,6 +13583,7 @@ def _decode_TerminalOutputChunkSessionUpdate(
         except ValidationError as error:
             raise error.at("terminalId")
 
+    f_data: str
     v = d.get("data", MISSING)
     if v is MISSING:
         raise missing("data")
@@ -11538,6 +13593,7 @@ def _decode_TerminalOutputChunkSessionUpdate(
         except ValidationError as error:
             raise error.at("data")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -11564,18 +13620,19 @@ def _encode_TerminalOutputChunkSessionUpdate(
         "terminalId": o.terminal_id,
         "data": o.data,
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_PlanUpdateSessionUpdate(d: Any, strict: bool) -> PlanUpdateSessionUpdate:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("sessionUpdate") != "plan_update":
         raise check_tag(d, "sessionUpdate", "plan_update")
+    f_plan: PlanUpdateContent
     v = d.get("plan", MISSING)
     if v is MISSING:
         raise missing("plan")
@@ -11585,6 +13642,7 @@ def _decode_PlanUpdateSessionUpdate(d: Any, strict: bool) -> PlanUpdateSessionUp
         except ValidationError as error:
             raise error.at("plan")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -11607,18 +13665,19 @@ def _encode_PlanUpdateSessionUpdate(o: PlanUpdateSessionUpdate) -> dict[str, Any
         "sessionUpdate": "plan_update",
         "plan": _encode_PlanUpdateContent(o.plan),
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_PlanRemovedSessionUpdate(d: Any, strict: bool) -> PlanRemovedSessionUpdate:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("sessionUpdate") != "plan_removed":
         raise check_tag(d, "sessionUpdate", "plan_removed")
+    f_plan_id: PlanId
     v = d.get("planId", MISSING)
     if v is MISSING:
         raise missing("planId")
@@ -11628,6 +13687,7 @@ def _decode_PlanRemovedSessionUpdate(d: Any, strict: bool) -> PlanRemovedSession
         except ValidationError as error:
             raise error.at("planId")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -11650,9 +13710,9 @@ def _encode_PlanRemovedSessionUpdate(o: PlanRemovedSessionUpdate) -> dict[str, A
         "sessionUpdate": "plan_removed",
         "planId": o.plan_id,
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -11660,10 +13720,11 @@ def _encode_PlanRemovedSessionUpdate(o: PlanRemovedSessionUpdate) -> dict[str, A
 def _decode_AvailableCommandsUpdateSessionUpdate(
     d: Any, strict: bool
 ) -> AvailableCommandsUpdateSessionUpdate:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("sessionUpdate") != "available_commands_update":
         raise check_tag(d, "sessionUpdate", "available_commands_update")
+    f_available_commands: list[AvailableCommand]
     v = d.get("availableCommands", MISSING)
     if v is MISSING:
         raise missing("availableCommands")
@@ -11675,6 +13736,7 @@ def _decode_AvailableCommandsUpdateSessionUpdate(
         except ValidationError as error:
             raise error.at("availableCommands")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -11701,9 +13763,9 @@ def _encode_AvailableCommandsUpdateSessionUpdate(
             _encode_AvailableCommand(x) for x in o.available_commands
         ],
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -11711,10 +13773,11 @@ def _encode_AvailableCommandsUpdateSessionUpdate(
 def _decode_ConfigOptionUpdateSessionUpdate(
     d: Any, strict: bool
 ) -> ConfigOptionUpdateSessionUpdate:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("sessionUpdate") != "config_option_update":
         raise check_tag(d, "sessionUpdate", "config_option_update")
+    f_config_options: list[SessionConfigOption]
     v = d.get("configOptions", MISSING)
     if v is MISSING:
         raise missing("configOptions")
@@ -11726,6 +13789,7 @@ def _decode_ConfigOptionUpdateSessionUpdate(
         except ValidationError as error:
             raise error.at("configOptions")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -11750,9 +13814,9 @@ def _encode_ConfigOptionUpdateSessionUpdate(
         "sessionUpdate": "config_option_update",
         "configOptions": [_encode_SessionConfigOption(x) for x in o.config_options],
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -11760,10 +13824,11 @@ def _encode_ConfigOptionUpdateSessionUpdate(
 def _decode_SessionInfoUpdateSessionUpdate(
     d: Any, strict: bool
 ) -> SessionInfoUpdateSessionUpdate:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("sessionUpdate") != "session_info_update":
         raise check_tag(d, "sessionUpdate", "session_info_update")
+    f_title: str | None | Unset
     v = d.get("title", MISSING)
     if v is MISSING:
         f_title = UNSET
@@ -11775,6 +13840,7 @@ def _decode_SessionInfoUpdateSessionUpdate(
                 raise error.at("title")
             f_title = UNSET
 
+    f_updated_at: str | None | Unset
     v = d.get("updatedAt", MISSING)
     if v is MISSING:
         f_updated_at = UNSET
@@ -11788,6 +13854,7 @@ def _decode_SessionInfoUpdateSessionUpdate(
                 raise error.at("updatedAt")
             f_updated_at = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -11812,24 +13879,25 @@ def _encode_SessionInfoUpdateSessionUpdate(
     d: dict[str, Any] = {
         "sessionUpdate": "session_info_update",
     }
-    v = o.title
-    if v is not UNSET:
-        d["title"] = v
-    v = o.updated_at
-    if v is not UNSET:
-        d["updatedAt"] = v
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_title = o.title
+    if v_title is not UNSET:
+        d["title"] = v_title
+    v_updated_at = o.updated_at
+    if v_updated_at is not UNSET:
+        d["updatedAt"] = v_updated_at
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_UsageUpdateSessionUpdate(d: Any, strict: bool) -> UsageUpdateSessionUpdate:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("sessionUpdate") != "usage_update":
         raise check_tag(d, "sessionUpdate", "usage_update")
+    f_used: int
     v = d.get("used", MISSING)
     if v is MISSING:
         raise missing("used")
@@ -11843,6 +13911,7 @@ def _decode_UsageUpdateSessionUpdate(d: Any, strict: bool) -> UsageUpdateSession
         except ValidationError as error:
             raise error.at("used")
 
+    f_size: int
     v = d.get("size", MISSING)
     if v is MISSING:
         raise missing("size")
@@ -11856,6 +13925,7 @@ def _decode_UsageUpdateSessionUpdate(d: Any, strict: bool) -> UsageUpdateSession
         except ValidationError as error:
             raise error.at("size")
 
+    f_cost: Cost | None | Unset
     v = d.get("cost", MISSING)
     if v is MISSING:
         f_cost = UNSET
@@ -11867,6 +13937,7 @@ def _decode_UsageUpdateSessionUpdate(d: Any, strict: bool) -> UsageUpdateSession
                 raise error.at("cost")
             f_cost = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -11892,21 +13963,22 @@ def _encode_UsageUpdateSessionUpdate(o: UsageUpdateSessionUpdate) -> dict[str, A
         "used": o.used,
         "size": o.size,
     }
-    v = o.cost
-    if v is not UNSET:
-        d["cost"] = None if v is None else _encode_Cost(v)
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_cost = o.cost
+    if v_cost is not UNSET:
+        d["cost"] = None if v_cost is None else _encode_Cost(v_cost)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_NoticeSessionUpdate(d: Any, strict: bool) -> NoticeSessionUpdate:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("sessionUpdate") != "notice":
         raise check_tag(d, "sessionUpdate", "notice")
+    f_severity: NoticeSeverity | str
     v = d.get("severity", MISSING)
     if v is MISSING:
         raise missing("severity")
@@ -11916,6 +13988,7 @@ def _decode_NoticeSessionUpdate(d: Any, strict: bool) -> NoticeSessionUpdate:
         except ValidationError as error:
             raise error.at("severity")
 
+    f_title: str
     v = d.get("title", MISSING)
     if v is MISSING:
         raise missing("title")
@@ -11925,6 +13998,7 @@ def _decode_NoticeSessionUpdate(d: Any, strict: bool) -> NoticeSessionUpdate:
         except ValidationError as error:
             raise error.at("title")
 
+    f_description: str | None | Unset
     v = d.get("description", MISSING)
     if v is MISSING:
         f_description = UNSET
@@ -11938,6 +14012,7 @@ def _decode_NoticeSessionUpdate(d: Any, strict: bool) -> NoticeSessionUpdate:
                 raise error.at("description")
             f_description = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -11965,12 +14040,12 @@ def _encode_NoticeSessionUpdate(o: NoticeSessionUpdate) -> dict[str, Any]:
         ),
         "title": o.title,
     }
-    v = o.description
-    if v is not UNSET:
-        d["description"] = v
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_description = o.description
+    if v_description is not UNSET:
+        d["description"] = v_description
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -11978,10 +14053,11 @@ def _encode_NoticeSessionUpdate(o: NoticeSessionUpdate) -> dict[str, Any]:
 def _decode_CompactionUpdateSessionUpdate(
     d: Any, strict: bool
 ) -> CompactionUpdateSessionUpdate:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("sessionUpdate") != "compaction_update":
         raise check_tag(d, "sessionUpdate", "compaction_update")
+    f_compaction_id: CompactionId
     v = d.get("compactionId", MISSING)
     if v is MISSING:
         raise missing("compactionId")
@@ -11991,6 +14067,7 @@ def _decode_CompactionUpdateSessionUpdate(
         except ValidationError as error:
             raise error.at("compactionId")
 
+    f_status: CompactionStatus | str
     v = d.get("status", MISSING)
     if v is MISSING:
         raise missing("status")
@@ -12000,6 +14077,7 @@ def _decode_CompactionUpdateSessionUpdate(
         except ValidationError as error:
             raise error.at("status")
 
+    f_summary: list[ContentBlock] | None | Unset
     v = d.get("summary", MISSING)
     if v is MISSING:
         f_summary = UNSET
@@ -12015,6 +14093,7 @@ def _decode_CompactionUpdateSessionUpdate(
                 raise error.at("summary")
             f_summary = UNSET
 
+    f_error: str | None | Unset
     v = d.get("error", MISSING)
     if v is MISSING:
         f_error = UNSET
@@ -12026,6 +14105,7 @@ def _decode_CompactionUpdateSessionUpdate(
                 raise error.at("error")
             f_error = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -12056,15 +14136,17 @@ def _encode_CompactionUpdateSessionUpdate(
             o.status._value_ if type(o.status) is CompactionStatus else o.status
         ),
     }
-    v = o.summary
-    if v is not UNSET:
-        d["summary"] = None if v is None else [_encode_ContentBlock(x) for x in v]
-    v = o.error
-    if v is not UNSET:
-        d["error"] = v
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_summary = o.summary
+    if v_summary is not UNSET:
+        d["summary"] = (
+            None if v_summary is None else [_encode_ContentBlock(x) for x in v_summary]
+        )
+    v_error = o.error
+    if v_error is not UNSET:
+        d["error"] = v_error
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -12072,10 +14154,11 @@ def _encode_CompactionUpdateSessionUpdate(
 def _decode_CompactionSummaryChunkSessionUpdate(
     d: Any, strict: bool
 ) -> CompactionSummaryChunkSessionUpdate:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("sessionUpdate") != "compaction_summary_chunk":
         raise check_tag(d, "sessionUpdate", "compaction_summary_chunk")
+    f_compaction_id: CompactionId
     v = d.get("compactionId", MISSING)
     if v is MISSING:
         raise missing("compactionId")
@@ -12085,6 +14168,7 @@ def _decode_CompactionSummaryChunkSessionUpdate(
         except ValidationError as error:
             raise error.at("compactionId")
 
+    f_content: ContentBlock
     v = d.get("content", MISSING)
     if v is MISSING:
         raise missing("content")
@@ -12094,6 +14178,7 @@ def _decode_CompactionSummaryChunkSessionUpdate(
         except ValidationError as error:
             raise error.at("content")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -12120,9 +14205,9 @@ def _encode_CompactionSummaryChunkSessionUpdate(
         "compactionId": o.compaction_id,
         "content": _encode_ContentBlock(o.content),
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -12130,10 +14215,11 @@ def _encode_CompactionSummaryChunkSessionUpdate(
 def _decode_SubagentUpdateSessionUpdate(
     d: Any, strict: bool
 ) -> SubagentUpdateSessionUpdate:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("sessionUpdate") != "subagent_update":
         raise check_tag(d, "sessionUpdate", "subagent_update")
+    f_session_id: SessionId
     v = d.get("sessionId", MISSING)
     if v is MISSING:
         raise missing("sessionId")
@@ -12143,6 +14229,7 @@ def _decode_SubagentUpdateSessionUpdate(
         except ValidationError as error:
             raise error.at("sessionId")
 
+    f_title: str | None | Unset
     v = d.get("title", MISSING)
     if v is MISSING:
         f_title = UNSET
@@ -12154,6 +14241,7 @@ def _decode_SubagentUpdateSessionUpdate(
                 raise error.at("title")
             f_title = UNSET
 
+    f_description: str | None | Unset
     v = d.get("description", MISSING)
     if v is MISSING:
         f_description = UNSET
@@ -12167,6 +14255,7 @@ def _decode_SubagentUpdateSessionUpdate(
                 raise error.at("description")
             f_description = UNSET
 
+    f_capabilities: SubagentSessionCapabilities | None | Unset
     v = d.get("capabilities", MISSING)
     if v is MISSING:
         f_capabilities = UNSET
@@ -12180,6 +14269,7 @@ def _decode_SubagentUpdateSessionUpdate(
                 raise error.at("capabilities")
             f_capabilities = UNSET
 
+    f_state: StateUpdate | None | Unset
     v = d.get("state", MISSING)
     if v is MISSING:
         f_state = UNSET
@@ -12191,6 +14281,7 @@ def _decode_SubagentUpdateSessionUpdate(
                 raise error.at("state")
             f_state = UNSET
 
+    f_cwd: AbsolutePath | None | Unset
     v = d.get("cwd", MISSING)
     if v is MISSING:
         f_cwd = UNSET
@@ -12200,6 +14291,7 @@ def _decode_SubagentUpdateSessionUpdate(
         except ValidationError as error:
             raise error.at("cwd")
 
+    f_additional_directories: list[AbsolutePath] | None | Unset
     v = d.get("additionalDirectories", MISSING)
     if v is MISSING:
         f_additional_directories = UNSET
@@ -12211,6 +14303,7 @@ def _decode_SubagentUpdateSessionUpdate(
         except ValidationError as error:
             raise error.at("additionalDirectories")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -12241,29 +14334,35 @@ def _encode_SubagentUpdateSessionUpdate(
         "sessionUpdate": "subagent_update",
         "sessionId": o.session_id,
     }
-    v = o.title
-    if v is not UNSET:
-        d["title"] = v
-    v = o.description
-    if v is not UNSET:
-        d["description"] = v
-    v = o.capabilities
-    if v is not UNSET:
+    v_title = o.title
+    if v_title is not UNSET:
+        d["title"] = v_title
+    v_description = o.description
+    if v_description is not UNSET:
+        d["description"] = v_description
+    v_capabilities = o.capabilities
+    if v_capabilities is not UNSET:
         d["capabilities"] = (
-            None if v is None else _encode_SubagentSessionCapabilities(v)
+            None
+            if v_capabilities is None
+            else _encode_SubagentSessionCapabilities(v_capabilities)
         )
-    v = o.state
-    if v is not UNSET:
-        d["state"] = None if v is None else _encode_StateUpdate(v)
-    v = o.cwd
-    if v is not UNSET:
-        d["cwd"] = None if v is None else v
-    v = o.additional_directories
-    if v is not UNSET:
-        d["additionalDirectories"] = None if v is None else [x for x in v]
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_state = o.state
+    if v_state is not UNSET:
+        d["state"] = None if v_state is None else _encode_StateUpdate(v_state)
+    v_cwd = o.cwd
+    if v_cwd is not UNSET:
+        d["cwd"] = None if v_cwd is None else v_cwd
+    v_additional_directories = o.additional_directories
+    if v_additional_directories is not UNSET:
+        d["additionalDirectories"] = (
+            None
+            if v_additional_directories is None
+            else [x for x in v_additional_directories]
+        )
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -12271,10 +14370,11 @@ def _encode_SubagentUpdateSessionUpdate(
 def _decode_SessionMessageSessionUpdate(
     d: Any, strict: bool
 ) -> SessionMessageSessionUpdate:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("sessionUpdate") != "session_message":
         raise check_tag(d, "sessionUpdate", "session_message")
+    f_message_id: MessageId
     v = d.get("messageId", MISSING)
     if v is MISSING:
         raise missing("messageId")
@@ -12284,6 +14384,7 @@ def _decode_SessionMessageSessionUpdate(
         except ValidationError as error:
             raise error.at("messageId")
 
+    f_sender_session_id: SessionId | None | Unset
     v = d.get("senderSessionId", MISSING)
     if v is MISSING:
         f_sender_session_id = UNSET
@@ -12297,6 +14398,7 @@ def _decode_SessionMessageSessionUpdate(
                 raise error.at("senderSessionId")
             f_sender_session_id = UNSET
 
+    f_recipient_session_id: SessionId | None | Unset
     v = d.get("recipientSessionId", MISSING)
     if v is MISSING:
         f_recipient_session_id = UNSET
@@ -12310,6 +14412,7 @@ def _decode_SessionMessageSessionUpdate(
                 raise error.at("recipientSessionId")
             f_recipient_session_id = UNSET
 
+    f_sender_message_id: MessageId | None | Unset
     v = d.get("senderMessageId", MISSING)
     if v is MISSING:
         f_sender_message_id = UNSET
@@ -12323,6 +14426,7 @@ def _decode_SessionMessageSessionUpdate(
                 raise error.at("senderMessageId")
             f_sender_message_id = UNSET
 
+    f_recipient_message_id: MessageId | None | Unset
     v = d.get("recipientMessageId", MISSING)
     if v is MISSING:
         f_recipient_message_id = UNSET
@@ -12336,6 +14440,7 @@ def _decode_SessionMessageSessionUpdate(
                 raise error.at("recipientMessageId")
             f_recipient_message_id = UNSET
 
+    f_content: list[ContentBlock] | None | Unset
     v = d.get("content", MISSING)
     if v is MISSING:
         f_content = UNSET
@@ -12351,6 +14456,7 @@ def _decode_SessionMessageSessionUpdate(
                 raise error.at("content")
             f_content = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -12380,24 +14486,34 @@ def _encode_SessionMessageSessionUpdate(
         "sessionUpdate": "session_message",
         "messageId": o.message_id,
     }
-    v = o.sender_session_id
-    if v is not UNSET:
-        d["senderSessionId"] = None if v is None else v
-    v = o.recipient_session_id
-    if v is not UNSET:
-        d["recipientSessionId"] = None if v is None else v
-    v = o.sender_message_id
-    if v is not UNSET:
-        d["senderMessageId"] = None if v is None else v
-    v = o.recipient_message_id
-    if v is not UNSET:
-        d["recipientMessageId"] = None if v is None else v
-    v = o.content
-    if v is not UNSET:
-        d["content"] = None if v is None else [_encode_ContentBlock(x) for x in v]
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_sender_session_id = o.sender_session_id
+    if v_sender_session_id is not UNSET:
+        d["senderSessionId"] = (
+            None if v_sender_session_id is None else v_sender_session_id
+        )
+    v_recipient_session_id = o.recipient_session_id
+    if v_recipient_session_id is not UNSET:
+        d["recipientSessionId"] = (
+            None if v_recipient_session_id is None else v_recipient_session_id
+        )
+    v_sender_message_id = o.sender_message_id
+    if v_sender_message_id is not UNSET:
+        d["senderMessageId"] = (
+            None if v_sender_message_id is None else v_sender_message_id
+        )
+    v_recipient_message_id = o.recipient_message_id
+    if v_recipient_message_id is not UNSET:
+        d["recipientMessageId"] = (
+            None if v_recipient_message_id is None else v_recipient_message_id
+        )
+    v_content = o.content
+    if v_content is not UNSET:
+        d["content"] = (
+            None if v_content is None else [_encode_ContentBlock(x) for x in v_content]
+        )
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -12405,10 +14521,11 @@ def _encode_SessionMessageSessionUpdate(
 def _decode_SessionMessageChunkSessionUpdate(
     d: Any, strict: bool
 ) -> SessionMessageChunkSessionUpdate:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("sessionUpdate") != "session_message_chunk":
         raise check_tag(d, "sessionUpdate", "session_message_chunk")
+    f_message_id: MessageId
     v = d.get("messageId", MISSING)
     if v is MISSING:
         raise missing("messageId")
@@ -12418,6 +14535,7 @@ def _decode_SessionMessageChunkSessionUpdate(
         except ValidationError as error:
             raise error.at("messageId")
 
+    f_content: ContentBlock
     v = d.get("content", MISSING)
     if v is MISSING:
         raise missing("content")
@@ -12427,6 +14545,7 @@ def _decode_SessionMessageChunkSessionUpdate(
         except ValidationError as error:
             raise error.at("content")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -12453,15 +14572,15 @@ def _encode_SessionMessageChunkSessionUpdate(
         "messageId": o.message_id,
         "content": _encode_ContentBlock(o.content),
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_OtherSessionUpdate(d: Any, strict: bool) -> OtherSessionUpdate:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if type(d.get("sessionUpdate")) is not str:
         raise check_tag(d, "sessionUpdate", None)
@@ -12481,7 +14600,7 @@ def _encode_OtherSessionUpdate(o: OtherSessionUpdate) -> dict[str, Any]:
     return d
 
 
-_VARIANTS_SessionUpdate: dict[str, Callable[[Any, bool], Any]] = {
+_VARIANTS_SessionUpdate: dict[str, Decoder[SessionUpdate]] = {
     "user_message_chunk": _decode_UserMessageChunkSessionUpdate,
     "user_message": _decode_UserMessageSessionUpdate,
     "agent_message_chunk": _decode_AgentMessageChunkSessionUpdate,
@@ -12509,7 +14628,7 @@ _VARIANTS_SessionUpdate: dict[str, Callable[[Any, bool], Any]] = {
 
 
 def _decode_SessionUpdate(d: Any, strict: bool) -> SessionUpdate:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     tag = d.get("sessionUpdate", MISSING)
     if type(tag) is str:
@@ -12522,9 +14641,9 @@ def _decode_SessionUpdate(d: Any, strict: bool) -> SessionUpdate:
     raise type_error("a string", tag).at("sessionUpdate")
 
 
-def _encode_SessionUpdate(o: Any) -> Any:
+def _encode_SessionUpdate(o: SessionUpdate) -> dict[str, Any]:
     try:
-        encoder = _ENCODERS[type(o)]
+        encoder = _CLASS_ENCODERS[type(o)]
     except KeyError:
         raise TypeError(
             f"{type(o).__name__} is not a variant of SessionUpdate"
@@ -12533,8 +14652,9 @@ def _encode_SessionUpdate(o: Any) -> Any:
 
 
 def _decode_ContentChunk(d: Any, strict: bool) -> ContentChunk:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_message_id: MessageId
     v = d.get("messageId", MISSING)
     if v is MISSING:
         raise missing("messageId")
@@ -12544,6 +14664,7 @@ def _decode_ContentChunk(d: Any, strict: bool) -> ContentChunk:
         except ValidationError as error:
             raise error.at("messageId")
 
+    f_content: ContentBlock
     v = d.get("content", MISSING)
     if v is MISSING:
         raise missing("content")
@@ -12553,6 +14674,7 @@ def _decode_ContentChunk(d: Any, strict: bool) -> ContentChunk:
         except ValidationError as error:
             raise error.at("content")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -12576,16 +14698,17 @@ def _encode_ContentChunk(o: ContentChunk) -> dict[str, Any]:
         "messageId": o.message_id,
         "content": _encode_ContentBlock(o.content),
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_UserMessage(d: Any, strict: bool) -> UserMessage:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_message_id: MessageId
     v = d.get("messageId", MISSING)
     if v is MISSING:
         raise missing("messageId")
@@ -12595,6 +14718,7 @@ def _decode_UserMessage(d: Any, strict: bool) -> UserMessage:
         except ValidationError as error:
             raise error.at("messageId")
 
+    f_content: list[ContentBlock] | None | Unset
     v = d.get("content", MISSING)
     if v is MISSING:
         f_content = UNSET
@@ -12610,6 +14734,7 @@ def _decode_UserMessage(d: Any, strict: bool) -> UserMessage:
                 raise error.at("content")
             f_content = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -12632,19 +14757,22 @@ def _encode_UserMessage(o: UserMessage) -> dict[str, Any]:
     d: dict[str, Any] = {
         "messageId": o.message_id,
     }
-    v = o.content
-    if v is not UNSET:
-        d["content"] = None if v is None else [_encode_ContentBlock(x) for x in v]
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_content = o.content
+    if v_content is not UNSET:
+        d["content"] = (
+            None if v_content is None else [_encode_ContentBlock(x) for x in v_content]
+        )
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_AgentMessage(d: Any, strict: bool) -> AgentMessage:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_message_id: MessageId
     v = d.get("messageId", MISSING)
     if v is MISSING:
         raise missing("messageId")
@@ -12654,6 +14782,7 @@ def _decode_AgentMessage(d: Any, strict: bool) -> AgentMessage:
         except ValidationError as error:
             raise error.at("messageId")
 
+    f_content: list[ContentBlock] | None | Unset
     v = d.get("content", MISSING)
     if v is MISSING:
         f_content = UNSET
@@ -12669,6 +14798,7 @@ def _decode_AgentMessage(d: Any, strict: bool) -> AgentMessage:
                 raise error.at("content")
             f_content = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -12691,19 +14821,22 @@ def _encode_AgentMessage(o: AgentMessage) -> dict[str, Any]:
     d: dict[str, Any] = {
         "messageId": o.message_id,
     }
-    v = o.content
-    if v is not UNSET:
-        d["content"] = None if v is None else [_encode_ContentBlock(x) for x in v]
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_content = o.content
+    if v_content is not UNSET:
+        d["content"] = (
+            None if v_content is None else [_encode_ContentBlock(x) for x in v_content]
+        )
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_AgentThought(d: Any, strict: bool) -> AgentThought:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_message_id: MessageId
     v = d.get("messageId", MISSING)
     if v is MISSING:
         raise missing("messageId")
@@ -12713,6 +14846,7 @@ def _decode_AgentThought(d: Any, strict: bool) -> AgentThought:
         except ValidationError as error:
             raise error.at("messageId")
 
+    f_content: list[ContentBlock] | None | Unset
     v = d.get("content", MISSING)
     if v is MISSING:
         f_content = UNSET
@@ -12728,6 +14862,7 @@ def _decode_AgentThought(d: Any, strict: bool) -> AgentThought:
                 raise error.at("content")
             f_content = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -12750,19 +14885,22 @@ def _encode_AgentThought(o: AgentThought) -> dict[str, Any]:
     d: dict[str, Any] = {
         "messageId": o.message_id,
     }
-    v = o.content
-    if v is not UNSET:
-        d["content"] = None if v is None else [_encode_ContentBlock(x) for x in v]
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_content = o.content
+    if v_content is not UNSET:
+        d["content"] = (
+            None if v_content is None else [_encode_ContentBlock(x) for x in v_content]
+        )
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_ToolCallContentChunk(d: Any, strict: bool) -> ToolCallContentChunk:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_tool_call_id: ToolCallId
     v = d.get("toolCallId", MISSING)
     if v is MISSING:
         raise missing("toolCallId")
@@ -12772,6 +14910,7 @@ def _decode_ToolCallContentChunk(d: Any, strict: bool) -> ToolCallContentChunk:
         except ValidationError as error:
             raise error.at("toolCallId")
 
+    f_content: ToolCallContent
     v = d.get("content", MISSING)
     if v is MISSING:
         raise missing("content")
@@ -12781,6 +14920,7 @@ def _decode_ToolCallContentChunk(d: Any, strict: bool) -> ToolCallContentChunk:
         except ValidationError as error:
             raise error.at("content")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -12804,16 +14944,17 @@ def _encode_ToolCallContentChunk(o: ToolCallContentChunk) -> dict[str, Any]:
         "toolCallId": o.tool_call_id,
         "content": _encode_ToolCallContent(o.content),
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_TerminalOutput(d: Any, strict: bool) -> TerminalOutput:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_data: str
     v = d.get("data", MISSING)
     if v is MISSING:
         raise missing("data")
@@ -12823,6 +14964,7 @@ def _decode_TerminalOutput(d: Any, strict: bool) -> TerminalOutput:
         except ValidationError as error:
             raise error.at("data")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -12844,16 +14986,17 @@ def _encode_TerminalOutput(o: TerminalOutput) -> dict[str, Any]:
     d: dict[str, Any] = {
         "data": o.data,
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_TerminalExitStatus(d: Any, strict: bool) -> TerminalExitStatus:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_exit_code: int | None | Unset
     v = d.get("exitCode", MISSING)
     if v is MISSING:
         f_exit_code = UNSET
@@ -12873,6 +15016,7 @@ def _decode_TerminalExitStatus(d: Any, strict: bool) -> TerminalExitStatus:
                 raise error.at("exitCode")
             f_exit_code = UNSET
 
+    f_signal: str | None | Unset
     v = d.get("signal", MISSING)
     if v is MISSING:
         f_signal = UNSET
@@ -12884,6 +15028,7 @@ def _decode_TerminalExitStatus(d: Any, strict: bool) -> TerminalExitStatus:
                 raise error.at("signal")
             f_signal = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -12904,22 +15049,23 @@ def _decode_TerminalExitStatus(d: Any, strict: bool) -> TerminalExitStatus:
 
 def _encode_TerminalExitStatus(o: TerminalExitStatus) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.exit_code
-    if v is not UNSET:
-        d["exitCode"] = v
-    v = o.signal
-    if v is not UNSET:
-        d["signal"] = v
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_exit_code = o.exit_code
+    if v_exit_code is not UNSET:
+        d["exitCode"] = v_exit_code
+    v_signal = o.signal
+    if v_signal is not UNSET:
+        d["signal"] = v_signal
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_TerminalSize(d: Any, strict: bool) -> TerminalSize:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_cols: int
     v = d.get("cols", MISSING)
     if v is MISSING:
         raise missing("cols")
@@ -12929,6 +15075,7 @@ def _decode_TerminalSize(d: Any, strict: bool) -> TerminalSize:
         except ValidationError as error:
             raise error.at("cols")
 
+    f_rows: int
     v = d.get("rows", MISSING)
     if v is MISSING:
         raise missing("rows")
@@ -12938,6 +15085,7 @@ def _decode_TerminalSize(d: Any, strict: bool) -> TerminalSize:
         except ValidationError as error:
             raise error.at("rows")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -12961,16 +15109,17 @@ def _encode_TerminalSize(o: TerminalSize) -> dict[str, Any]:
         "cols": o.cols,
         "rows": o.rows,
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_TerminalCapabilities(d: Any, strict: bool) -> TerminalCapabilities:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_cancel: TerminalCancelCapabilities | None | Unset
     v = d.get("cancel", MISSING)
     if v is MISSING:
         f_cancel = UNSET
@@ -12984,6 +15133,7 @@ def _decode_TerminalCapabilities(d: Any, strict: bool) -> TerminalCapabilities:
                 raise error.at("cancel")
             f_cancel = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -13003,12 +15153,14 @@ def _decode_TerminalCapabilities(d: Any, strict: bool) -> TerminalCapabilities:
 
 def _encode_TerminalCapabilities(o: TerminalCapabilities) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.cancel
-    if v is not UNSET:
-        d["cancel"] = None if v is None else _encode_TerminalCancelCapabilities(v)
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_cancel = o.cancel
+    if v_cancel is not UNSET:
+        d["cancel"] = (
+            None if v_cancel is None else _encode_TerminalCancelCapabilities(v_cancel)
+        )
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -13016,8 +15168,9 @@ def _encode_TerminalCapabilities(o: TerminalCapabilities) -> dict[str, Any]:
 def _decode_TerminalCancelCapabilities(
     d: Any, strict: bool
 ) -> TerminalCancelCapabilities:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -13036,16 +15189,17 @@ def _decode_TerminalCancelCapabilities(
 
 def _encode_TerminalCancelCapabilities(o: TerminalCancelCapabilities) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_TerminalUpdate(d: Any, strict: bool) -> TerminalUpdate:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_terminal_id: TerminalId
     v = d.get("terminalId", MISSING)
     if v is MISSING:
         raise missing("terminalId")
@@ -13055,6 +15209,7 @@ def _decode_TerminalUpdate(d: Any, strict: bool) -> TerminalUpdate:
         except ValidationError as error:
             raise error.at("terminalId")
 
+    f_command: str | None | Unset
     v = d.get("command", MISSING)
     if v is MISSING:
         f_command = UNSET
@@ -13066,6 +15221,7 @@ def _decode_TerminalUpdate(d: Any, strict: bool) -> TerminalUpdate:
                 raise error.at("command")
             f_command = UNSET
 
+    f_cwd: AbsolutePath | None | Unset
     v = d.get("cwd", MISSING)
     if v is MISSING:
         f_cwd = UNSET
@@ -13077,6 +15233,7 @@ def _decode_TerminalUpdate(d: Any, strict: bool) -> TerminalUpdate:
                 raise error.at("cwd")
             f_cwd = UNSET
 
+    f_output: TerminalOutput | None | Unset
     v = d.get("output", MISSING)
     if v is MISSING:
         f_output = UNSET
@@ -13088,6 +15245,7 @@ def _decode_TerminalUpdate(d: Any, strict: bool) -> TerminalUpdate:
                 raise error.at("output")
             f_output = UNSET
 
+    f_exit_status: TerminalExitStatus | None | Unset
     v = d.get("exitStatus", MISSING)
     if v is MISSING:
         f_exit_status = UNSET
@@ -13099,6 +15257,7 @@ def _decode_TerminalUpdate(d: Any, strict: bool) -> TerminalUpdate:
                 raise error.at("exitStatus")
             f_exit_status = UNSET
 
+    f_size: TerminalSize | None | Unset
     v = d.get("size", MISSING)
     if v is MISSING:
         f_size = UNSET
@@ -13110,6 +15269,7 @@ def _decode_TerminalUpdate(d: Any, strict: bool) -> TerminalUpdate:
                 raise error.at("size")
             f_size = UNSET
 
+    f_capabilities: TerminalCapabilities | None | Unset
     v = d.get("capabilities", MISSING)
     if v is MISSING:
         f_capabilities = UNSET
@@ -13123,6 +15283,7 @@ def _decode_TerminalUpdate(d: Any, strict: bool) -> TerminalUpdate:
                 raise error.at("capabilities")
             f_capabilities = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -13150,34 +15311,41 @@ def _encode_TerminalUpdate(o: TerminalUpdate) -> dict[str, Any]:
     d: dict[str, Any] = {
         "terminalId": o.terminal_id,
     }
-    v = o.command
-    if v is not UNSET:
-        d["command"] = v
-    v = o.cwd
-    if v is not UNSET:
-        d["cwd"] = None if v is None else v
-    v = o.output
-    if v is not UNSET:
-        d["output"] = None if v is None else _encode_TerminalOutput(v)
-    v = o.exit_status
-    if v is not UNSET:
-        d["exitStatus"] = None if v is None else _encode_TerminalExitStatus(v)
-    v = o.size
-    if v is not UNSET:
-        d["size"] = None if v is None else _encode_TerminalSize(v)
-    v = o.capabilities
-    if v is not UNSET:
-        d["capabilities"] = None if v is None else _encode_TerminalCapabilities(v)
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_command = o.command
+    if v_command is not UNSET:
+        d["command"] = v_command
+    v_cwd = o.cwd
+    if v_cwd is not UNSET:
+        d["cwd"] = None if v_cwd is None else v_cwd
+    v_output = o.output
+    if v_output is not UNSET:
+        d["output"] = None if v_output is None else _encode_TerminalOutput(v_output)
+    v_exit_status = o.exit_status
+    if v_exit_status is not UNSET:
+        d["exitStatus"] = (
+            None if v_exit_status is None else _encode_TerminalExitStatus(v_exit_status)
+        )
+    v_size = o.size
+    if v_size is not UNSET:
+        d["size"] = None if v_size is None else _encode_TerminalSize(v_size)
+    v_capabilities = o.capabilities
+    if v_capabilities is not UNSET:
+        d["capabilities"] = (
+            None
+            if v_capabilities is None
+            else _encode_TerminalCapabilities(v_capabilities)
+        )
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_TerminalOutputChunk(d: Any, strict: bool) -> TerminalOutputChunk:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_terminal_id: TerminalId
     v = d.get("terminalId", MISSING)
     if v is MISSING:
         raise missing("terminalId")
@@ -13187,6 +15355,7 @@ def _decode_TerminalOutputChunk(d: Any, strict: bool) -> TerminalOutputChunk:
         except ValidationError as error:
             raise error.at("terminalId")
 
+    f_data: str
     v = d.get("data", MISSING)
     if v is MISSING:
         raise missing("data")
@@ -13196,6 +15365,7 @@ def _decode_TerminalOutputChunk(d: Any, strict: bool) -> TerminalOutputChunk:
         except ValidationError as error:
             raise error.at("data")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -13219,18 +15389,19 @@ def _encode_TerminalOutputChunk(o: TerminalOutputChunk) -> dict[str, Any]:
         "terminalId": o.terminal_id,
         "data": o.data,
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_ItemsPlanUpdateContent(d: Any, strict: bool) -> ItemsPlanUpdateContent:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("type") != "items":
         raise check_tag(d, "type", "items")
+    f_plan_id: PlanId
     v = d.get("planId", MISSING)
     if v is MISSING:
         raise missing("planId")
@@ -13240,6 +15411,7 @@ def _decode_ItemsPlanUpdateContent(d: Any, strict: bool) -> ItemsPlanUpdateConte
         except ValidationError as error:
             raise error.at("planId")
 
+    f_entries: list[PlanEntry]
     v = d.get("entries", MISSING)
     if v is MISSING:
         raise missing("entries")
@@ -13249,6 +15421,7 @@ def _decode_ItemsPlanUpdateContent(d: Any, strict: bool) -> ItemsPlanUpdateConte
         except ValidationError as error:
             raise error.at("entries")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -13273,18 +15446,19 @@ def _encode_ItemsPlanUpdateContent(o: ItemsPlanUpdateContent) -> dict[str, Any]:
         "planId": o.plan_id,
         "entries": [_encode_PlanEntry(x) for x in o.entries],
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_FilePlanUpdateContent(d: Any, strict: bool) -> FilePlanUpdateContent:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("type") != "file":
         raise check_tag(d, "type", "file")
+    f_plan_id: PlanId
     v = d.get("planId", MISSING)
     if v is MISSING:
         raise missing("planId")
@@ -13294,6 +15468,7 @@ def _decode_FilePlanUpdateContent(d: Any, strict: bool) -> FilePlanUpdateContent
         except ValidationError as error:
             raise error.at("planId")
 
+    f_uri: str
     v = d.get("uri", MISSING)
     if v is MISSING:
         raise missing("uri")
@@ -13303,6 +15478,7 @@ def _decode_FilePlanUpdateContent(d: Any, strict: bool) -> FilePlanUpdateContent
         except ValidationError as error:
             raise error.at("uri")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -13327,9 +15503,9 @@ def _encode_FilePlanUpdateContent(o: FilePlanUpdateContent) -> dict[str, Any]:
         "planId": o.plan_id,
         "uri": o.uri,
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -13337,10 +15513,11 @@ def _encode_FilePlanUpdateContent(o: FilePlanUpdateContent) -> dict[str, Any]:
 def _decode_MarkdownPlanUpdateContent(
     d: Any, strict: bool
 ) -> MarkdownPlanUpdateContent:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("type") != "markdown":
         raise check_tag(d, "type", "markdown")
+    f_plan_id: PlanId
     v = d.get("planId", MISSING)
     if v is MISSING:
         raise missing("planId")
@@ -13350,6 +15527,7 @@ def _decode_MarkdownPlanUpdateContent(
         except ValidationError as error:
             raise error.at("planId")
 
+    f_content: str
     v = d.get("content", MISSING)
     if v is MISSING:
         raise missing("content")
@@ -13359,6 +15537,7 @@ def _decode_MarkdownPlanUpdateContent(
         except ValidationError as error:
             raise error.at("content")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -13383,18 +15562,19 @@ def _encode_MarkdownPlanUpdateContent(o: MarkdownPlanUpdateContent) -> dict[str,
         "planId": o.plan_id,
         "content": o.content,
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_OtherPlanUpdateContent(d: Any, strict: bool) -> OtherPlanUpdateContent:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if type(d.get("type")) is not str:
         raise check_tag(d, "type", None)
+    f_plan_id: PlanId
     v = d.get("planId", MISSING)
     if v is MISSING:
         raise missing("planId")
@@ -13422,7 +15602,7 @@ def _encode_OtherPlanUpdateContent(o: OtherPlanUpdateContent) -> dict[str, Any]:
     return d
 
 
-_VARIANTS_PlanUpdateContent: dict[str, Callable[[Any, bool], Any]] = {
+_VARIANTS_PlanUpdateContent: dict[str, Decoder[PlanUpdateContent]] = {
     "items": _decode_ItemsPlanUpdateContent,
     "file": _decode_FilePlanUpdateContent,
     "markdown": _decode_MarkdownPlanUpdateContent,
@@ -13430,7 +15610,7 @@ _VARIANTS_PlanUpdateContent: dict[str, Callable[[Any, bool], Any]] = {
 
 
 def _decode_PlanUpdateContent(d: Any, strict: bool) -> PlanUpdateContent:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     tag = d.get("type", MISSING)
     if type(tag) is str:
@@ -13443,9 +15623,9 @@ def _decode_PlanUpdateContent(d: Any, strict: bool) -> PlanUpdateContent:
     raise type_error("a string", tag).at("type")
 
 
-def _encode_PlanUpdateContent(o: Any) -> Any:
+def _encode_PlanUpdateContent(o: PlanUpdateContent) -> dict[str, Any]:
     try:
-        encoder = _ENCODERS[type(o)]
+        encoder = _CLASS_ENCODERS[type(o)]
     except KeyError:
         raise TypeError(
             f"{type(o).__name__} is not a variant of PlanUpdateContent"
@@ -13453,17 +15633,14 @@ def _encode_PlanUpdateContent(o: Any) -> Any:
     return encoder(o)
 
 
-def _decode_PlanId(v: Any, strict: bool) -> Any:
+def _decode_PlanId(v: Any, strict: bool) -> PlanId:
     return v if type(v) is str else check_str(v)
 
 
-def _encode_PlanId(v: Any) -> Any:
-    return v
-
-
 def _decode_PlanEntry(d: Any, strict: bool) -> PlanEntry:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_content: str
     v = d.get("content", MISSING)
     if v is MISSING:
         raise missing("content")
@@ -13473,6 +15650,7 @@ def _decode_PlanEntry(d: Any, strict: bool) -> PlanEntry:
         except ValidationError as error:
             raise error.at("content")
 
+    f_priority: PlanEntryPriority | str
     v = d.get("priority", MISSING)
     if v is MISSING:
         raise missing("priority")
@@ -13482,6 +15660,7 @@ def _decode_PlanEntry(d: Any, strict: bool) -> PlanEntry:
         except ValidationError as error:
             raise error.at("priority")
 
+    f_status: PlanEntryStatus | str
     v = d.get("status", MISSING)
     if v is MISSING:
         raise missing("status")
@@ -13491,6 +15670,7 @@ def _decode_PlanEntry(d: Any, strict: bool) -> PlanEntry:
         except ValidationError as error:
             raise error.at("status")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -13518,9 +15698,9 @@ def _encode_PlanEntry(o: PlanEntry) -> dict[str, Any]:
         ),
         "status": (o.status._value_ if type(o.status) is PlanEntryStatus else o.status),
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -13534,10 +15714,12 @@ def _decode_PlanEntryPriority(v: Any, strict: bool) -> PlanEntryPriority | str:
     return v
 
 
-_MEMBERS_PlanEntryPriority = PlanEntryPriority._value2member_map_
+_MEMBERS_PlanEntryPriority = cast(
+    "dict[str, PlanEntryPriority]", PlanEntryPriority._value2member_map_
+)
 
 
-def _encode_PlanEntryPriority(v: Any) -> Any:
+def _encode_PlanEntryPriority(v: PlanEntryPriority | str) -> str:
     return v._value_ if type(v) is PlanEntryPriority else v
 
 
@@ -13550,16 +15732,19 @@ def _decode_PlanEntryStatus(v: Any, strict: bool) -> PlanEntryStatus | str:
     return v
 
 
-_MEMBERS_PlanEntryStatus = PlanEntryStatus._value2member_map_
+_MEMBERS_PlanEntryStatus = cast(
+    "dict[str, PlanEntryStatus]", PlanEntryStatus._value2member_map_
+)
 
 
-def _encode_PlanEntryStatus(v: Any) -> Any:
+def _encode_PlanEntryStatus(v: PlanEntryStatus | str) -> str:
     return v._value_ if type(v) is PlanEntryStatus else v
 
 
 def _decode_PlanItems(d: Any, strict: bool) -> PlanItems:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_plan_id: PlanId
     v = d.get("planId", MISSING)
     if v is MISSING:
         raise missing("planId")
@@ -13569,6 +15754,7 @@ def _decode_PlanItems(d: Any, strict: bool) -> PlanItems:
         except ValidationError as error:
             raise error.at("planId")
 
+    f_entries: list[PlanEntry]
     v = d.get("entries", MISSING)
     if v is MISSING:
         raise missing("entries")
@@ -13578,6 +15764,7 @@ def _decode_PlanItems(d: Any, strict: bool) -> PlanItems:
         except ValidationError as error:
             raise error.at("entries")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -13601,16 +15788,17 @@ def _encode_PlanItems(o: PlanItems) -> dict[str, Any]:
         "planId": o.plan_id,
         "entries": [_encode_PlanEntry(x) for x in o.entries],
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_PlanFile(d: Any, strict: bool) -> PlanFile:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_plan_id: PlanId
     v = d.get("planId", MISSING)
     if v is MISSING:
         raise missing("planId")
@@ -13620,6 +15808,7 @@ def _decode_PlanFile(d: Any, strict: bool) -> PlanFile:
         except ValidationError as error:
             raise error.at("planId")
 
+    f_uri: str
     v = d.get("uri", MISSING)
     if v is MISSING:
         raise missing("uri")
@@ -13629,6 +15818,7 @@ def _decode_PlanFile(d: Any, strict: bool) -> PlanFile:
         except ValidationError as error:
             raise error.at("uri")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -13652,16 +15842,17 @@ def _encode_PlanFile(o: PlanFile) -> dict[str, Any]:
         "planId": o.plan_id,
         "uri": o.uri,
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_PlanMarkdown(d: Any, strict: bool) -> PlanMarkdown:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_plan_id: PlanId
     v = d.get("planId", MISSING)
     if v is MISSING:
         raise missing("planId")
@@ -13671,6 +15862,7 @@ def _decode_PlanMarkdown(d: Any, strict: bool) -> PlanMarkdown:
         except ValidationError as error:
             raise error.at("planId")
 
+    f_content: str
     v = d.get("content", MISSING)
     if v is MISSING:
         raise missing("content")
@@ -13680,6 +15872,7 @@ def _decode_PlanMarkdown(d: Any, strict: bool) -> PlanMarkdown:
         except ValidationError as error:
             raise error.at("content")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -13703,16 +15896,17 @@ def _encode_PlanMarkdown(o: PlanMarkdown) -> dict[str, Any]:
         "planId": o.plan_id,
         "content": o.content,
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_PlanUpdate(d: Any, strict: bool) -> PlanUpdate:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_plan: PlanUpdateContent
     v = d.get("plan", MISSING)
     if v is MISSING:
         raise missing("plan")
@@ -13722,6 +15916,7 @@ def _decode_PlanUpdate(d: Any, strict: bool) -> PlanUpdate:
         except ValidationError as error:
             raise error.at("plan")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -13743,16 +15938,17 @@ def _encode_PlanUpdate(o: PlanUpdate) -> dict[str, Any]:
     d: dict[str, Any] = {
         "plan": _encode_PlanUpdateContent(o.plan),
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_PlanRemoved(d: Any, strict: bool) -> PlanRemoved:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_plan_id: PlanId
     v = d.get("planId", MISSING)
     if v is MISSING:
         raise missing("planId")
@@ -13762,6 +15958,7 @@ def _decode_PlanRemoved(d: Any, strict: bool) -> PlanRemoved:
         except ValidationError as error:
             raise error.at("planId")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -13783,16 +15980,17 @@ def _encode_PlanRemoved(o: PlanRemoved) -> dict[str, Any]:
     d: dict[str, Any] = {
         "planId": o.plan_id,
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_AvailableCommandsUpdate(d: Any, strict: bool) -> AvailableCommandsUpdate:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_available_commands: list[AvailableCommand]
     v = d.get("availableCommands", MISSING)
     if v is MISSING:
         raise missing("availableCommands")
@@ -13804,6 +16002,7 @@ def _decode_AvailableCommandsUpdate(d: Any, strict: bool) -> AvailableCommandsUp
         except ValidationError as error:
             raise error.at("availableCommands")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -13827,16 +16026,17 @@ def _encode_AvailableCommandsUpdate(o: AvailableCommandsUpdate) -> dict[str, Any
             _encode_AvailableCommand(x) for x in o.available_commands
         ],
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_ConfigOptionUpdate(d: Any, strict: bool) -> ConfigOptionUpdate:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_config_options: list[SessionConfigOption]
     v = d.get("configOptions", MISSING)
     if v is MISSING:
         raise missing("configOptions")
@@ -13848,6 +16048,7 @@ def _decode_ConfigOptionUpdate(d: Any, strict: bool) -> ConfigOptionUpdate:
         except ValidationError as error:
             raise error.at("configOptions")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -13869,16 +16070,17 @@ def _encode_ConfigOptionUpdate(o: ConfigOptionUpdate) -> dict[str, Any]:
     d: dict[str, Any] = {
         "configOptions": [_encode_SessionConfigOption(x) for x in o.config_options],
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_SessionInfoUpdate(d: Any, strict: bool) -> SessionInfoUpdate:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_title: str | None | Unset
     v = d.get("title", MISSING)
     if v is MISSING:
         f_title = UNSET
@@ -13890,6 +16092,7 @@ def _decode_SessionInfoUpdate(d: Any, strict: bool) -> SessionInfoUpdate:
                 raise error.at("title")
             f_title = UNSET
 
+    f_updated_at: str | None | Unset
     v = d.get("updatedAt", MISSING)
     if v is MISSING:
         f_updated_at = UNSET
@@ -13903,6 +16106,7 @@ def _decode_SessionInfoUpdate(d: Any, strict: bool) -> SessionInfoUpdate:
                 raise error.at("updatedAt")
             f_updated_at = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -13923,22 +16127,23 @@ def _decode_SessionInfoUpdate(d: Any, strict: bool) -> SessionInfoUpdate:
 
 def _encode_SessionInfoUpdate(o: SessionInfoUpdate) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.title
-    if v is not UNSET:
-        d["title"] = v
-    v = o.updated_at
-    if v is not UNSET:
-        d["updatedAt"] = v
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_title = o.title
+    if v_title is not UNSET:
+        d["title"] = v_title
+    v_updated_at = o.updated_at
+    if v_updated_at is not UNSET:
+        d["updatedAt"] = v_updated_at
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_Cost(d: Any, strict: bool) -> Cost:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_amount: float
     v = d.get("amount", MISSING)
     if v is MISSING:
         raise missing("amount")
@@ -13948,6 +16153,7 @@ def _decode_Cost(d: Any, strict: bool) -> Cost:
         except ValidationError as error:
             raise error.at("amount")
 
+    f_currency: str
     v = d.get("currency", MISSING)
     if v is MISSING:
         raise missing("currency")
@@ -13957,6 +16163,7 @@ def _decode_Cost(d: Any, strict: bool) -> Cost:
         except ValidationError as error:
             raise error.at("currency")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -13980,16 +16187,17 @@ def _encode_Cost(o: Cost) -> dict[str, Any]:
         "amount": o.amount,
         "currency": o.currency,
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_UsageUpdate(d: Any, strict: bool) -> UsageUpdate:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_used: int
     v = d.get("used", MISSING)
     if v is MISSING:
         raise missing("used")
@@ -14003,6 +16211,7 @@ def _decode_UsageUpdate(d: Any, strict: bool) -> UsageUpdate:
         except ValidationError as error:
             raise error.at("used")
 
+    f_size: int
     v = d.get("size", MISSING)
     if v is MISSING:
         raise missing("size")
@@ -14016,6 +16225,7 @@ def _decode_UsageUpdate(d: Any, strict: bool) -> UsageUpdate:
         except ValidationError as error:
             raise error.at("size")
 
+    f_cost: Cost | None | Unset
     v = d.get("cost", MISSING)
     if v is MISSING:
         f_cost = UNSET
@@ -14027,6 +16237,7 @@ def _decode_UsageUpdate(d: Any, strict: bool) -> UsageUpdate:
                 raise error.at("cost")
             f_cost = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -14051,12 +16262,12 @@ def _encode_UsageUpdate(o: UsageUpdate) -> dict[str, Any]:
         "used": o.used,
         "size": o.size,
     }
-    v = o.cost
-    if v is not UNSET:
-        d["cost"] = None if v is None else _encode_Cost(v)
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_cost = o.cost
+    if v_cost is not UNSET:
+        d["cost"] = None if v_cost is None else _encode_Cost(v_cost)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -14070,16 +16281,19 @@ def _decode_NoticeSeverity(v: Any, strict: bool) -> NoticeSeverity | str:
     return v
 
 
-_MEMBERS_NoticeSeverity = NoticeSeverity._value2member_map_
+_MEMBERS_NoticeSeverity = cast(
+    "dict[str, NoticeSeverity]", NoticeSeverity._value2member_map_
+)
 
 
-def _encode_NoticeSeverity(v: Any) -> Any:
+def _encode_NoticeSeverity(v: NoticeSeverity | str) -> str:
     return v._value_ if type(v) is NoticeSeverity else v
 
 
 def _decode_Notice(d: Any, strict: bool) -> Notice:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_severity: NoticeSeverity | str
     v = d.get("severity", MISSING)
     if v is MISSING:
         raise missing("severity")
@@ -14089,6 +16303,7 @@ def _decode_Notice(d: Any, strict: bool) -> Notice:
         except ValidationError as error:
             raise error.at("severity")
 
+    f_title: str
     v = d.get("title", MISSING)
     if v is MISSING:
         raise missing("title")
@@ -14098,6 +16313,7 @@ def _decode_Notice(d: Any, strict: bool) -> Notice:
         except ValidationError as error:
             raise error.at("title")
 
+    f_description: str | None | Unset
     v = d.get("description", MISSING)
     if v is MISSING:
         f_description = UNSET
@@ -14111,6 +16327,7 @@ def _decode_Notice(d: Any, strict: bool) -> Notice:
                 raise error.at("description")
             f_description = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -14137,22 +16354,18 @@ def _encode_Notice(o: Notice) -> dict[str, Any]:
         ),
         "title": o.title,
     }
-    v = o.description
-    if v is not UNSET:
-        d["description"] = v
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_description = o.description
+    if v_description is not UNSET:
+        d["description"] = v_description
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
-def _decode_CompactionId(v: Any, strict: bool) -> Any:
+def _decode_CompactionId(v: Any, strict: bool) -> CompactionId:
     return v if type(v) is str else check_str(v)
-
-
-def _encode_CompactionId(v: Any) -> Any:
-    return v
 
 
 def _decode_CompactionStatus(v: Any, strict: bool) -> CompactionStatus | str:
@@ -14164,16 +16377,19 @@ def _decode_CompactionStatus(v: Any, strict: bool) -> CompactionStatus | str:
     return v
 
 
-_MEMBERS_CompactionStatus = CompactionStatus._value2member_map_
+_MEMBERS_CompactionStatus = cast(
+    "dict[str, CompactionStatus]", CompactionStatus._value2member_map_
+)
 
 
-def _encode_CompactionStatus(v: Any) -> Any:
+def _encode_CompactionStatus(v: CompactionStatus | str) -> str:
     return v._value_ if type(v) is CompactionStatus else v
 
 
 def _decode_CompactionUpdate(d: Any, strict: bool) -> CompactionUpdate:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_compaction_id: CompactionId
     v = d.get("compactionId", MISSING)
     if v is MISSING:
         raise missing("compactionId")
@@ -14183,6 +16399,7 @@ def _decode_CompactionUpdate(d: Any, strict: bool) -> CompactionUpdate:
         except ValidationError as error:
             raise error.at("compactionId")
 
+    f_status: CompactionStatus | str
     v = d.get("status", MISSING)
     if v is MISSING:
         raise missing("status")
@@ -14192,6 +16409,7 @@ def _decode_CompactionUpdate(d: Any, strict: bool) -> CompactionUpdate:
         except ValidationError as error:
             raise error.at("status")
 
+    f_summary: list[ContentBlock] | None | Unset
     v = d.get("summary", MISSING)
     if v is MISSING:
         f_summary = UNSET
@@ -14207,6 +16425,7 @@ def _decode_CompactionUpdate(d: Any, strict: bool) -> CompactionUpdate:
                 raise error.at("summary")
             f_summary = UNSET
 
+    f_error: str | None | Unset
     v = d.get("error", MISSING)
     if v is MISSING:
         f_error = UNSET
@@ -14218,6 +16437,7 @@ def _decode_CompactionUpdate(d: Any, strict: bool) -> CompactionUpdate:
                 raise error.at("error")
             f_error = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -14245,22 +16465,25 @@ def _encode_CompactionUpdate(o: CompactionUpdate) -> dict[str, Any]:
             o.status._value_ if type(o.status) is CompactionStatus else o.status
         ),
     }
-    v = o.summary
-    if v is not UNSET:
-        d["summary"] = None if v is None else [_encode_ContentBlock(x) for x in v]
-    v = o.error
-    if v is not UNSET:
-        d["error"] = v
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_summary = o.summary
+    if v_summary is not UNSET:
+        d["summary"] = (
+            None if v_summary is None else [_encode_ContentBlock(x) for x in v_summary]
+        )
+    v_error = o.error
+    if v_error is not UNSET:
+        d["error"] = v_error
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_CompactionSummaryChunk(d: Any, strict: bool) -> CompactionSummaryChunk:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_compaction_id: CompactionId
     v = d.get("compactionId", MISSING)
     if v is MISSING:
         raise missing("compactionId")
@@ -14270,6 +16493,7 @@ def _decode_CompactionSummaryChunk(d: Any, strict: bool) -> CompactionSummaryChu
         except ValidationError as error:
             raise error.at("compactionId")
 
+    f_content: ContentBlock
     v = d.get("content", MISSING)
     if v is MISSING:
         raise missing("content")
@@ -14279,6 +16503,7 @@ def _decode_CompactionSummaryChunk(d: Any, strict: bool) -> CompactionSummaryChu
         except ValidationError as error:
             raise error.at("content")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -14302,9 +16527,9 @@ def _encode_CompactionSummaryChunk(o: CompactionSummaryChunk) -> dict[str, Any]:
         "compactionId": o.compaction_id,
         "content": _encode_ContentBlock(o.content),
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -14312,8 +16537,9 @@ def _encode_CompactionSummaryChunk(o: CompactionSummaryChunk) -> dict[str, Any]:
 def _decode_SubagentSessionCapabilities(
     d: Any, strict: bool
 ) -> SubagentSessionCapabilities:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_cancel: SessionCancelCapabilities | None | Unset
     v = d.get("cancel", MISSING)
     if v is MISSING:
         f_cancel = UNSET
@@ -14327,6 +16553,7 @@ def _decode_SubagentSessionCapabilities(
                 raise error.at("cancel")
             f_cancel = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -14348,12 +16575,14 @@ def _encode_SubagentSessionCapabilities(
     o: SubagentSessionCapabilities,
 ) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.cancel
-    if v is not UNSET:
-        d["cancel"] = None if v is None else _encode_SessionCancelCapabilities(v)
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_cancel = o.cancel
+    if v_cancel is not UNSET:
+        d["cancel"] = (
+            None if v_cancel is None else _encode_SessionCancelCapabilities(v_cancel)
+        )
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -14361,8 +16590,9 @@ def _encode_SubagentSessionCapabilities(
 def _decode_SessionCancelCapabilities(
     d: Any, strict: bool
 ) -> SessionCancelCapabilities:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -14381,16 +16611,17 @@ def _decode_SessionCancelCapabilities(
 
 def _encode_SessionCancelCapabilities(o: SessionCancelCapabilities) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_SubagentUpdate(d: Any, strict: bool) -> SubagentUpdate:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_session_id: SessionId
     v = d.get("sessionId", MISSING)
     if v is MISSING:
         raise missing("sessionId")
@@ -14400,6 +16631,7 @@ def _decode_SubagentUpdate(d: Any, strict: bool) -> SubagentUpdate:
         except ValidationError as error:
             raise error.at("sessionId")
 
+    f_title: str | None | Unset
     v = d.get("title", MISSING)
     if v is MISSING:
         f_title = UNSET
@@ -14411,6 +16643,7 @@ def _decode_SubagentUpdate(d: Any, strict: bool) -> SubagentUpdate:
                 raise error.at("title")
             f_title = UNSET
 
+    f_description: str | None | Unset
     v = d.get("description", MISSING)
     if v is MISSING:
         f_description = UNSET
@@ -14424,6 +16657,7 @@ def _decode_SubagentUpdate(d: Any, strict: bool) -> SubagentUpdate:
                 raise error.at("description")
             f_description = UNSET
 
+    f_capabilities: SubagentSessionCapabilities | None | Unset
     v = d.get("capabilities", MISSING)
     if v is MISSING:
         f_capabilities = UNSET
@@ -14437,6 +16671,7 @@ def _decode_SubagentUpdate(d: Any, strict: bool) -> SubagentUpdate:
                 raise error.at("capabilities")
             f_capabilities = UNSET
 
+    f_state: StateUpdate | None | Unset
     v = d.get("state", MISSING)
     if v is MISSING:
         f_state = UNSET
@@ -14448,6 +16683,7 @@ def _decode_SubagentUpdate(d: Any, strict: bool) -> SubagentUpdate:
                 raise error.at("state")
             f_state = UNSET
 
+    f_cwd: AbsolutePath | None | Unset
     v = d.get("cwd", MISSING)
     if v is MISSING:
         f_cwd = UNSET
@@ -14457,6 +16693,7 @@ def _decode_SubagentUpdate(d: Any, strict: bool) -> SubagentUpdate:
         except ValidationError as error:
             raise error.at("cwd")
 
+    f_additional_directories: list[AbsolutePath] | None | Unset
     v = d.get("additionalDirectories", MISSING)
     if v is MISSING:
         f_additional_directories = UNSET
@@ -14468,6 +16705,7 @@ def _decode_SubagentUpdate(d: Any, strict: bool) -> SubagentUpdate:
         except ValidationError as error:
             raise error.at("additionalDirectories")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -14495,36 +16733,43 @@ def _encode_SubagentUpdate(o: SubagentUpdate) -> dict[str, Any]:
     d: dict[str, Any] = {
         "sessionId": o.session_id,
     }
-    v = o.title
-    if v is not UNSET:
-        d["title"] = v
-    v = o.description
-    if v is not UNSET:
-        d["description"] = v
-    v = o.capabilities
-    if v is not UNSET:
+    v_title = o.title
+    if v_title is not UNSET:
+        d["title"] = v_title
+    v_description = o.description
+    if v_description is not UNSET:
+        d["description"] = v_description
+    v_capabilities = o.capabilities
+    if v_capabilities is not UNSET:
         d["capabilities"] = (
-            None if v is None else _encode_SubagentSessionCapabilities(v)
+            None
+            if v_capabilities is None
+            else _encode_SubagentSessionCapabilities(v_capabilities)
         )
-    v = o.state
-    if v is not UNSET:
-        d["state"] = None if v is None else _encode_StateUpdate(v)
-    v = o.cwd
-    if v is not UNSET:
-        d["cwd"] = None if v is None else v
-    v = o.additional_directories
-    if v is not UNSET:
-        d["additionalDirectories"] = None if v is None else [x for x in v]
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_state = o.state
+    if v_state is not UNSET:
+        d["state"] = None if v_state is None else _encode_StateUpdate(v_state)
+    v_cwd = o.cwd
+    if v_cwd is not UNSET:
+        d["cwd"] = None if v_cwd is None else v_cwd
+    v_additional_directories = o.additional_directories
+    if v_additional_directories is not UNSET:
+        d["additionalDirectories"] = (
+            None
+            if v_additional_directories is None
+            else [x for x in v_additional_directories]
+        )
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_SessionMessage(d: Any, strict: bool) -> SessionMessage:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_message_id: MessageId
     v = d.get("messageId", MISSING)
     if v is MISSING:
         raise missing("messageId")
@@ -14534,6 +16779,7 @@ def _decode_SessionMessage(d: Any, strict: bool) -> SessionMessage:
         except ValidationError as error:
             raise error.at("messageId")
 
+    f_sender_session_id: SessionId | None | Unset
     v = d.get("senderSessionId", MISSING)
     if v is MISSING:
         f_sender_session_id = UNSET
@@ -14547,6 +16793,7 @@ def _decode_SessionMessage(d: Any, strict: bool) -> SessionMessage:
                 raise error.at("senderSessionId")
             f_sender_session_id = UNSET
 
+    f_recipient_session_id: SessionId | None | Unset
     v = d.get("recipientSessionId", MISSING)
     if v is MISSING:
         f_recipient_session_id = UNSET
@@ -14560,6 +16807,7 @@ def _decode_SessionMessage(d: Any, strict: bool) -> SessionMessage:
                 raise error.at("recipientSessionId")
             f_recipient_session_id = UNSET
 
+    f_sender_message_id: MessageId | None | Unset
     v = d.get("senderMessageId", MISSING)
     if v is MISSING:
         f_sender_message_id = UNSET
@@ -14573,6 +16821,7 @@ def _decode_SessionMessage(d: Any, strict: bool) -> SessionMessage:
                 raise error.at("senderMessageId")
             f_sender_message_id = UNSET
 
+    f_recipient_message_id: MessageId | None | Unset
     v = d.get("recipientMessageId", MISSING)
     if v is MISSING:
         f_recipient_message_id = UNSET
@@ -14586,6 +16835,7 @@ def _decode_SessionMessage(d: Any, strict: bool) -> SessionMessage:
                 raise error.at("recipientMessageId")
             f_recipient_message_id = UNSET
 
+    f_content: list[ContentBlock] | None | Unset
     v = d.get("content", MISSING)
     if v is MISSING:
         f_content = UNSET
@@ -14601,6 +16851,7 @@ def _decode_SessionMessage(d: Any, strict: bool) -> SessionMessage:
                 raise error.at("content")
             f_content = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -14627,31 +16878,42 @@ def _encode_SessionMessage(o: SessionMessage) -> dict[str, Any]:
     d: dict[str, Any] = {
         "messageId": o.message_id,
     }
-    v = o.sender_session_id
-    if v is not UNSET:
-        d["senderSessionId"] = None if v is None else v
-    v = o.recipient_session_id
-    if v is not UNSET:
-        d["recipientSessionId"] = None if v is None else v
-    v = o.sender_message_id
-    if v is not UNSET:
-        d["senderMessageId"] = None if v is None else v
-    v = o.recipient_message_id
-    if v is not UNSET:
-        d["recipientMessageId"] = None if v is None else v
-    v = o.content
-    if v is not UNSET:
-        d["content"] = None if v is None else [_encode_ContentBlock(x) for x in v]
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_sender_session_id = o.sender_session_id
+    if v_sender_session_id is not UNSET:
+        d["senderSessionId"] = (
+            None if v_sender_session_id is None else v_sender_session_id
+        )
+    v_recipient_session_id = o.recipient_session_id
+    if v_recipient_session_id is not UNSET:
+        d["recipientSessionId"] = (
+            None if v_recipient_session_id is None else v_recipient_session_id
+        )
+    v_sender_message_id = o.sender_message_id
+    if v_sender_message_id is not UNSET:
+        d["senderMessageId"] = (
+            None if v_sender_message_id is None else v_sender_message_id
+        )
+    v_recipient_message_id = o.recipient_message_id
+    if v_recipient_message_id is not UNSET:
+        d["recipientMessageId"] = (
+            None if v_recipient_message_id is None else v_recipient_message_id
+        )
+    v_content = o.content
+    if v_content is not UNSET:
+        d["content"] = (
+            None if v_content is None else [_encode_ContentBlock(x) for x in v_content]
+        )
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_SessionMessageChunk(d: Any, strict: bool) -> SessionMessageChunk:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_message_id: MessageId
     v = d.get("messageId", MISSING)
     if v is MISSING:
         raise missing("messageId")
@@ -14661,6 +16923,7 @@ def _decode_SessionMessageChunk(d: Any, strict: bool) -> SessionMessageChunk:
         except ValidationError as error:
             raise error.at("messageId")
 
+    f_content: ContentBlock
     v = d.get("content", MISSING)
     if v is MISSING:
         raise missing("content")
@@ -14670,6 +16933,7 @@ def _decode_SessionMessageChunk(d: Any, strict: bool) -> SessionMessageChunk:
         except ValidationError as error:
             raise error.at("content")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -14693,9 +16957,9 @@ def _encode_SessionMessageChunk(o: SessionMessageChunk) -> dict[str, Any]:
         "messageId": o.message_id,
         "content": _encode_ContentBlock(o.content),
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -14703,8 +16967,9 @@ def _encode_SessionMessageChunk(o: SessionMessageChunk) -> dict[str, Any]:
 def _decode_CompleteElicitationNotification(
     d: Any, strict: bool
 ) -> CompleteElicitationNotification:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_elicitation_id: ElicitationId
     v = d.get("elicitationId", MISSING)
     if v is MISSING:
         raise missing("elicitationId")
@@ -14714,6 +16979,7 @@ def _decode_CompleteElicitationNotification(
         except ValidationError as error:
             raise error.at("elicitationId")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -14737,9 +17003,9 @@ def _encode_CompleteElicitationNotification(
     d: dict[str, Any] = {
         "elicitationId": o.elicitation_id,
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -14747,8 +17013,9 @@ def _encode_CompleteElicitationNotification(
 def _decode_AuthStatusUpdateNotification(
     d: Any, strict: bool
 ) -> AuthStatusUpdateNotification:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_state: AuthState | str
     v = d.get("state", MISSING)
     if v is MISSING:
         raise missing("state")
@@ -14758,6 +17025,7 @@ def _decode_AuthStatusUpdateNotification(
         except ValidationError as error:
             raise error.at("state")
 
+    f_accounts: list[AuthAccount] | Unset
     v = d.get("accounts", MISSING)
     if v is MISSING:
         f_accounts = UNSET
@@ -14769,6 +17037,7 @@ def _decode_AuthStatusUpdateNotification(
                 raise error.at("accounts")
             f_accounts = []
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -14793,27 +17062,24 @@ def _encode_AuthStatusUpdateNotification(
     d: dict[str, Any] = {
         "state": (o.state._value_ if type(o.state) is AuthState else o.state),
     }
-    v = o.accounts
-    if v is not UNSET:
-        d["accounts"] = [_encode_AuthAccount(x) for x in v]
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_accounts = o.accounts
+    if v_accounts is not UNSET:
+        d["accounts"] = [_encode_AuthAccount(x) for x in v_accounts]
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
-def _decode_ExtNotification(v: Any, strict: bool) -> Any:
-    return v
-
-
-def _encode_ExtNotification(v: Any) -> Any:
+def _decode_ExtNotification(v: Any, strict: bool) -> ExtNotification:
     return v
 
 
 def _decode_ClientRequest(d: Any, strict: bool) -> ClientRequest:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_id: RequestId
     v = d.get("id", MISSING)
     if v is MISSING:
         raise missing("id")
@@ -14823,6 +17089,7 @@ def _decode_ClientRequest(d: Any, strict: bool) -> ClientRequest:
         except ValidationError as error:
             raise error.at("id")
 
+    f_method: str
     v = d.get("method", MISSING)
     if v is MISSING:
         raise missing("method")
@@ -14832,6 +17099,7 @@ def _decode_ClientRequest(d: Any, strict: bool) -> ClientRequest:
         except ValidationError as error:
             raise error.at("method")
 
+    f_params: Any | Unset
     v = d.get("params", MISSING)
     if v is MISSING:
         f_params = UNSET
@@ -14850,19 +17118,20 @@ def _decode_ClientRequest(d: Any, strict: bool) -> ClientRequest:
 
 def _encode_ClientRequest(o: ClientRequest) -> dict[str, Any]:
     d: dict[str, Any] = {
-        "id": _encode_RequestId(o.id),
+        "id": encode(o.id),
         "method": o.method,
     }
-    v = o.params
-    if v is not UNSET:
-        d["params"] = v
+    v_params = o.params
+    if v_params is not UNSET:
+        d["params"] = v_params
 
     return d
 
 
 def _decode_InitializeRequest(d: Any, strict: bool) -> InitializeRequest:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_protocol_version: ProtocolVersion
     v = d.get("protocolVersion", MISSING)
     if v is MISSING:
         raise missing("protocolVersion")
@@ -14872,6 +17141,7 @@ def _decode_InitializeRequest(d: Any, strict: bool) -> InitializeRequest:
         except ValidationError as error:
             raise error.at("protocolVersion")
 
+    f_info: Implementation
     v = d.get("info", MISSING)
     if v is MISSING:
         raise missing("info")
@@ -14881,6 +17151,7 @@ def _decode_InitializeRequest(d: Any, strict: bool) -> InitializeRequest:
         except ValidationError as error:
             raise error.at("info")
 
+    f_capabilities: ClientCapabilities
     v = d.get("capabilities", MISSING)
     if v is MISSING:
         f_capabilities = ClientCapabilities()
@@ -14892,6 +17163,7 @@ def _decode_InitializeRequest(d: Any, strict: bool) -> InitializeRequest:
                 raise error.at("capabilities")
             f_capabilities = ClientCapabilities()
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -14915,20 +17187,19 @@ def _encode_InitializeRequest(o: InitializeRequest) -> dict[str, Any]:
     d: dict[str, Any] = {
         "protocolVersion": o.protocol_version,
         "info": _encode_Implementation(o.info),
+        "capabilities": _encode_ClientCapabilities(o.capabilities),
     }
-    v = o.capabilities
-    if v is not UNSET:
-        d["capabilities"] = _encode_ClientCapabilities(v)
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_ClientCapabilities(d: Any, strict: bool) -> ClientCapabilities:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_auth: ClientAuthCapabilities | None | Unset
     v = d.get("auth", MISSING)
     if v is MISSING:
         f_auth = UNSET
@@ -14940,6 +17211,7 @@ def _decode_ClientCapabilities(d: Any, strict: bool) -> ClientCapabilities:
                 raise error.at("auth")
             f_auth = UNSET
 
+    f_elicitation: ElicitationCapabilities | None | Unset
     v = d.get("elicitation", MISSING)
     if v is MISSING:
         f_elicitation = UNSET
@@ -14953,6 +17225,7 @@ def _decode_ClientCapabilities(d: Any, strict: bool) -> ClientCapabilities:
                 raise error.at("elicitation")
             f_elicitation = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -14973,22 +17246,27 @@ def _decode_ClientCapabilities(d: Any, strict: bool) -> ClientCapabilities:
 
 def _encode_ClientCapabilities(o: ClientCapabilities) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.auth
-    if v is not UNSET:
-        d["auth"] = None if v is None else _encode_ClientAuthCapabilities(v)
-    v = o.elicitation
-    if v is not UNSET:
-        d["elicitation"] = None if v is None else _encode_ElicitationCapabilities(v)
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_auth = o.auth
+    if v_auth is not UNSET:
+        d["auth"] = None if v_auth is None else _encode_ClientAuthCapabilities(v_auth)
+    v_elicitation = o.elicitation
+    if v_elicitation is not UNSET:
+        d["elicitation"] = (
+            None
+            if v_elicitation is None
+            else _encode_ElicitationCapabilities(v_elicitation)
+        )
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_ClientAuthCapabilities(d: Any, strict: bool) -> ClientAuthCapabilities:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_terminal: TerminalAuthCapabilities | None | Unset
     v = d.get("terminal", MISSING)
     if v is MISSING:
         f_terminal = UNSET
@@ -15002,6 +17280,7 @@ def _decode_ClientAuthCapabilities(d: Any, strict: bool) -> ClientAuthCapabiliti
                 raise error.at("terminal")
             f_terminal = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -15021,19 +17300,22 @@ def _decode_ClientAuthCapabilities(d: Any, strict: bool) -> ClientAuthCapabiliti
 
 def _encode_ClientAuthCapabilities(o: ClientAuthCapabilities) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.terminal
-    if v is not UNSET:
-        d["terminal"] = None if v is None else _encode_TerminalAuthCapabilities(v)
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_terminal = o.terminal
+    if v_terminal is not UNSET:
+        d["terminal"] = (
+            None if v_terminal is None else _encode_TerminalAuthCapabilities(v_terminal)
+        )
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_TerminalAuthCapabilities(d: Any, strict: bool) -> TerminalAuthCapabilities:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -15052,16 +17334,17 @@ def _decode_TerminalAuthCapabilities(d: Any, strict: bool) -> TerminalAuthCapabi
 
 def _encode_TerminalAuthCapabilities(o: TerminalAuthCapabilities) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_ElicitationCapabilities(d: Any, strict: bool) -> ElicitationCapabilities:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_form: ElicitationFormCapabilities | None | Unset
     v = d.get("form", MISSING)
     if v is MISSING:
         f_form = UNSET
@@ -15075,6 +17358,7 @@ def _decode_ElicitationCapabilities(d: Any, strict: bool) -> ElicitationCapabili
                 raise error.at("form")
             f_form = UNSET
 
+    f_url: ElicitationUrlCapabilities | None | Unset
     v = d.get("url", MISSING)
     if v is MISSING:
         f_url = UNSET
@@ -15086,6 +17370,7 @@ def _decode_ElicitationCapabilities(d: Any, strict: bool) -> ElicitationCapabili
                 raise error.at("url")
             f_url = UNSET
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -15106,15 +17391,17 @@ def _decode_ElicitationCapabilities(d: Any, strict: bool) -> ElicitationCapabili
 
 def _encode_ElicitationCapabilities(o: ElicitationCapabilities) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.form
-    if v is not UNSET:
-        d["form"] = None if v is None else _encode_ElicitationFormCapabilities(v)
-    v = o.url
-    if v is not UNSET:
-        d["url"] = None if v is None else _encode_ElicitationUrlCapabilities(v)
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_form = o.form
+    if v_form is not UNSET:
+        d["form"] = (
+            None if v_form is None else _encode_ElicitationFormCapabilities(v_form)
+        )
+    v_url = o.url
+    if v_url is not UNSET:
+        d["url"] = None if v_url is None else _encode_ElicitationUrlCapabilities(v_url)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -15122,8 +17409,9 @@ def _encode_ElicitationCapabilities(o: ElicitationCapabilities) -> dict[str, Any
 def _decode_ElicitationFormCapabilities(
     d: Any, strict: bool
 ) -> ElicitationFormCapabilities:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -15144,9 +17432,9 @@ def _encode_ElicitationFormCapabilities(
     o: ElicitationFormCapabilities,
 ) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -15154,8 +17442,9 @@ def _encode_ElicitationFormCapabilities(
 def _decode_ElicitationUrlCapabilities(
     d: Any, strict: bool
 ) -> ElicitationUrlCapabilities:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -15174,16 +17463,17 @@ def _decode_ElicitationUrlCapabilities(
 
 def _encode_ElicitationUrlCapabilities(o: ElicitationUrlCapabilities) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_LoginAuthRequest(d: Any, strict: bool) -> LoginAuthRequest:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_method_id: AuthMethodId
     v = d.get("methodId", MISSING)
     if v is MISSING:
         raise missing("methodId")
@@ -15193,6 +17483,7 @@ def _decode_LoginAuthRequest(d: Any, strict: bool) -> LoginAuthRequest:
         except ValidationError as error:
             raise error.at("methodId")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -15214,16 +17505,17 @@ def _encode_LoginAuthRequest(o: LoginAuthRequest) -> dict[str, Any]:
     d: dict[str, Any] = {
         "methodId": o.method_id,
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_ListProvidersRequest(d: Any, strict: bool) -> ListProvidersRequest:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -15242,16 +17534,17 @@ def _decode_ListProvidersRequest(d: Any, strict: bool) -> ListProvidersRequest:
 
 def _encode_ListProvidersRequest(o: ListProvidersRequest) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_SetProviderRequest(d: Any, strict: bool) -> SetProviderRequest:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_provider_id: ProviderId
     v = d.get("providerId", MISSING)
     if v is MISSING:
         raise missing("providerId")
@@ -15261,6 +17554,7 @@ def _decode_SetProviderRequest(d: Any, strict: bool) -> SetProviderRequest:
         except ValidationError as error:
             raise error.at("providerId")
 
+    f_api_type: LlmProtocol | str
     v = d.get("apiType", MISSING)
     if v is MISSING:
         raise missing("apiType")
@@ -15270,6 +17564,7 @@ def _decode_SetProviderRequest(d: Any, strict: bool) -> SetProviderRequest:
         except ValidationError as error:
             raise error.at("apiType")
 
+    f_base_url: str
     v = d.get("baseUrl", MISSING)
     if v is MISSING:
         raise missing("baseUrl")
@@ -15279,6 +17574,7 @@ def _decode_SetProviderRequest(d: Any, strict: bool) -> SetProviderRequest:
         except ValidationError as error:
             raise error.at("baseUrl")
 
+    f_headers: dict[str, str] | Unset
     v = d.get("headers", MISSING)
     if v is MISSING:
         f_headers = UNSET
@@ -15290,6 +17586,7 @@ def _decode_SetProviderRequest(d: Any, strict: bool) -> SetProviderRequest:
         except ValidationError as error:
             raise error.at("headers")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -15318,19 +17615,20 @@ def _encode_SetProviderRequest(o: SetProviderRequest) -> dict[str, Any]:
         ),
         "baseUrl": o.base_url,
     }
-    v = o.headers
-    if v is not UNSET:
-        d["headers"] = dict(v)
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_headers = o.headers
+    if v_headers is not UNSET:
+        d["headers"] = dict(v_headers)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_DisableProviderRequest(d: Any, strict: bool) -> DisableProviderRequest:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_provider_id: ProviderId
     v = d.get("providerId", MISSING)
     if v is MISSING:
         raise missing("providerId")
@@ -15340,6 +17638,7 @@ def _decode_DisableProviderRequest(d: Any, strict: bool) -> DisableProviderReque
         except ValidationError as error:
             raise error.at("providerId")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -15361,16 +17660,17 @@ def _encode_DisableProviderRequest(o: DisableProviderRequest) -> dict[str, Any]:
     d: dict[str, Any] = {
         "providerId": o.provider_id,
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_LogoutAuthRequest(d: Any, strict: bool) -> LogoutAuthRequest:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -15389,16 +17689,17 @@ def _decode_LogoutAuthRequest(d: Any, strict: bool) -> LogoutAuthRequest:
 
 def _encode_LogoutAuthRequest(o: LogoutAuthRequest) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_AuthStatusRequest(d: Any, strict: bool) -> AuthStatusRequest:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -15417,16 +17718,17 @@ def _decode_AuthStatusRequest(d: Any, strict: bool) -> AuthStatusRequest:
 
 def _encode_AuthStatusRequest(o: AuthStatusRequest) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_NewSessionRequest(d: Any, strict: bool) -> NewSessionRequest:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_cwd: AbsolutePath
     v = d.get("cwd", MISSING)
     if v is MISSING:
         raise missing("cwd")
@@ -15436,6 +17738,7 @@ def _decode_NewSessionRequest(d: Any, strict: bool) -> NewSessionRequest:
         except ValidationError as error:
             raise error.at("cwd")
 
+    f_additional_directories: list[AbsolutePath] | Unset
     v = d.get("additionalDirectories", MISSING)
     if v is MISSING:
         f_additional_directories = UNSET
@@ -15447,6 +17750,7 @@ def _decode_NewSessionRequest(d: Any, strict: bool) -> NewSessionRequest:
         except ValidationError as error:
             raise error.at("additionalDirectories")
 
+    f_mcp_servers: list[McpServer] | Unset
     v = d.get("mcpServers", MISSING)
     if v is MISSING:
         f_mcp_servers = UNSET
@@ -15458,6 +17762,7 @@ def _decode_NewSessionRequest(d: Any, strict: bool) -> NewSessionRequest:
         except ValidationError as error:
             raise error.at("mcpServers")
 
+    f_system_prompt: SystemPrompt | None | Unset
     v = d.get("systemPrompt", MISSING)
     if v is MISSING:
         f_system_prompt = UNSET
@@ -15467,6 +17772,7 @@ def _decode_NewSessionRequest(d: Any, strict: bool) -> NewSessionRequest:
         except ValidationError as error:
             raise error.at("systemPrompt")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -15491,27 +17797,30 @@ def _encode_NewSessionRequest(o: NewSessionRequest) -> dict[str, Any]:
     d: dict[str, Any] = {
         "cwd": o.cwd,
     }
-    v = o.additional_directories
-    if v is not UNSET:
-        d["additionalDirectories"] = [x for x in v]
-    v = o.mcp_servers
-    if v is not UNSET:
-        d["mcpServers"] = [_encode_McpServer(x) for x in v]
-    v = o.system_prompt
-    if v is not UNSET:
-        d["systemPrompt"] = None if v is None else _encode_SystemPrompt(v)
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_additional_directories = o.additional_directories
+    if v_additional_directories is not UNSET:
+        d["additionalDirectories"] = [x for x in v_additional_directories]
+    v_mcp_servers = o.mcp_servers
+    if v_mcp_servers is not UNSET:
+        d["mcpServers"] = [_encode_McpServer(x) for x in v_mcp_servers]
+    v_system_prompt = o.system_prompt
+    if v_system_prompt is not UNSET:
+        d["systemPrompt"] = (
+            None if v_system_prompt is None else _encode_SystemPrompt(v_system_prompt)
+        )
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_HttpMcpServer(d: Any, strict: bool) -> HttpMcpServer:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("type") != "http":
         raise check_tag(d, "type", "http")
+    f_name: str
     v = d.get("name", MISSING)
     if v is MISSING:
         raise missing("name")
@@ -15521,6 +17830,7 @@ def _decode_HttpMcpServer(d: Any, strict: bool) -> HttpMcpServer:
         except ValidationError as error:
             raise error.at("name")
 
+    f_url: str
     v = d.get("url", MISSING)
     if v is MISSING:
         raise missing("url")
@@ -15530,6 +17840,7 @@ def _decode_HttpMcpServer(d: Any, strict: bool) -> HttpMcpServer:
         except ValidationError as error:
             raise error.at("url")
 
+    f_headers: list[HttpHeader] | Unset
     v = d.get("headers", MISSING)
     if v is MISSING:
         f_headers = UNSET
@@ -15541,6 +17852,7 @@ def _decode_HttpMcpServer(d: Any, strict: bool) -> HttpMcpServer:
         except ValidationError as error:
             raise error.at("headers")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -15566,21 +17878,22 @@ def _encode_HttpMcpServer(o: HttpMcpServer) -> dict[str, Any]:
         "name": o.name,
         "url": o.url,
     }
-    v = o.headers
-    if v is not UNSET:
-        d["headers"] = [_encode_HttpHeader(x) for x in v]
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_headers = o.headers
+    if v_headers is not UNSET:
+        d["headers"] = [_encode_HttpHeader(x) for x in v_headers]
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_AcpMcpServer(d: Any, strict: bool) -> AcpMcpServer:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("type") != "acp":
         raise check_tag(d, "type", "acp")
+    f_name: str
     v = d.get("name", MISSING)
     if v is MISSING:
         raise missing("name")
@@ -15590,6 +17903,7 @@ def _decode_AcpMcpServer(d: Any, strict: bool) -> AcpMcpServer:
         except ValidationError as error:
             raise error.at("name")
 
+    f_server_id: McpServerAcpId
     v = d.get("serverId", MISSING)
     if v is MISSING:
         raise missing("serverId")
@@ -15599,6 +17913,7 @@ def _decode_AcpMcpServer(d: Any, strict: bool) -> AcpMcpServer:
         except ValidationError as error:
             raise error.at("serverId")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -15623,18 +17938,19 @@ def _encode_AcpMcpServer(o: AcpMcpServer) -> dict[str, Any]:
         "name": o.name,
         "serverId": o.server_id,
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_StdioMcpServer(d: Any, strict: bool) -> StdioMcpServer:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("type") != "stdio":
         raise check_tag(d, "type", "stdio")
+    f_name: str
     v = d.get("name", MISSING)
     if v is MISSING:
         raise missing("name")
@@ -15644,6 +17960,7 @@ def _decode_StdioMcpServer(d: Any, strict: bool) -> StdioMcpServer:
         except ValidationError as error:
             raise error.at("name")
 
+    f_command: AbsolutePath
     v = d.get("command", MISSING)
     if v is MISSING:
         raise missing("command")
@@ -15653,6 +17970,7 @@ def _decode_StdioMcpServer(d: Any, strict: bool) -> StdioMcpServer:
         except ValidationError as error:
             raise error.at("command")
 
+    f_args: list[str] | Unset
     v = d.get("args", MISSING)
     if v is MISSING:
         f_args = UNSET
@@ -15666,6 +17984,7 @@ def _decode_StdioMcpServer(d: Any, strict: bool) -> StdioMcpServer:
         except ValidationError as error:
             raise error.at("args")
 
+    f_env: list[EnvVariable] | Unset
     v = d.get("env", MISSING)
     if v is MISSING:
         f_env = UNSET
@@ -15677,6 +17996,7 @@ def _decode_StdioMcpServer(d: Any, strict: bool) -> StdioMcpServer:
         except ValidationError as error:
             raise error.at("env")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -15703,21 +18023,21 @@ def _encode_StdioMcpServer(o: StdioMcpServer) -> dict[str, Any]:
         "name": o.name,
         "command": o.command,
     }
-    v = o.args
-    if v is not UNSET:
-        d["args"] = list(v)
-    v = o.env
-    if v is not UNSET:
-        d["env"] = [_encode_EnvVariable(x) for x in v]
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_args = o.args
+    if v_args is not UNSET:
+        d["args"] = list(v_args)
+    v_env = o.env
+    if v_env is not UNSET:
+        d["env"] = [_encode_EnvVariable(x) for x in v_env]
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_OtherMcpServer(d: Any, strict: bool) -> OtherMcpServer:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if type(d.get("type")) is not str:
         raise check_tag(d, "type", None)
@@ -15737,7 +18057,7 @@ def _encode_OtherMcpServer(o: OtherMcpServer) -> dict[str, Any]:
     return d
 
 
-_VARIANTS_McpServer: dict[str, Callable[[Any, bool], Any]] = {
+_VARIANTS_McpServer: dict[str, Decoder[McpServer]] = {
     "http": _decode_HttpMcpServer,
     "acp": _decode_AcpMcpServer,
     "stdio": _decode_StdioMcpServer,
@@ -15745,7 +18065,7 @@ _VARIANTS_McpServer: dict[str, Callable[[Any, bool], Any]] = {
 
 
 def _decode_McpServer(d: Any, strict: bool) -> McpServer:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     tag = d.get("type", MISSING)
     if type(tag) is str:
@@ -15758,17 +18078,18 @@ def _decode_McpServer(d: Any, strict: bool) -> McpServer:
     raise type_error("a string", tag).at("type")
 
 
-def _encode_McpServer(o: Any) -> Any:
+def _encode_McpServer(o: McpServer) -> dict[str, Any]:
     try:
-        encoder = _ENCODERS[type(o)]
+        encoder = _CLASS_ENCODERS[type(o)]
     except KeyError:
         raise TypeError(f"{type(o).__name__} is not a variant of McpServer") from None
     return encoder(o)
 
 
 def _decode_HttpHeader(d: Any, strict: bool) -> HttpHeader:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_name: str
     v = d.get("name", MISSING)
     if v is MISSING:
         raise missing("name")
@@ -15778,6 +18099,7 @@ def _decode_HttpHeader(d: Any, strict: bool) -> HttpHeader:
         except ValidationError as error:
             raise error.at("name")
 
+    f_value: str
     v = d.get("value", MISSING)
     if v is MISSING:
         raise missing("value")
@@ -15787,6 +18109,7 @@ def _decode_HttpHeader(d: Any, strict: bool) -> HttpHeader:
         except ValidationError as error:
             raise error.at("value")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -15810,16 +18133,17 @@ def _encode_HttpHeader(o: HttpHeader) -> dict[str, Any]:
         "name": o.name,
         "value": o.value,
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_McpServerHttp(d: Any, strict: bool) -> McpServerHttp:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_name: str
     v = d.get("name", MISSING)
     if v is MISSING:
         raise missing("name")
@@ -15829,6 +18153,7 @@ def _decode_McpServerHttp(d: Any, strict: bool) -> McpServerHttp:
         except ValidationError as error:
             raise error.at("name")
 
+    f_url: str
     v = d.get("url", MISSING)
     if v is MISSING:
         raise missing("url")
@@ -15838,6 +18163,7 @@ def _decode_McpServerHttp(d: Any, strict: bool) -> McpServerHttp:
         except ValidationError as error:
             raise error.at("url")
 
+    f_headers: list[HttpHeader] | Unset
     v = d.get("headers", MISSING)
     if v is MISSING:
         f_headers = UNSET
@@ -15849,6 +18175,7 @@ def _decode_McpServerHttp(d: Any, strict: bool) -> McpServerHttp:
         except ValidationError as error:
             raise error.at("headers")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -15873,19 +18200,20 @@ def _encode_McpServerHttp(o: McpServerHttp) -> dict[str, Any]:
         "name": o.name,
         "url": o.url,
     }
-    v = o.headers
-    if v is not UNSET:
-        d["headers"] = [_encode_HttpHeader(x) for x in v]
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_headers = o.headers
+    if v_headers is not UNSET:
+        d["headers"] = [_encode_HttpHeader(x) for x in v_headers]
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_McpServerAcp(d: Any, strict: bool) -> McpServerAcp:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_name: str
     v = d.get("name", MISSING)
     if v is MISSING:
         raise missing("name")
@@ -15895,6 +18223,7 @@ def _decode_McpServerAcp(d: Any, strict: bool) -> McpServerAcp:
         except ValidationError as error:
             raise error.at("name")
 
+    f_server_id: McpServerAcpId
     v = d.get("serverId", MISSING)
     if v is MISSING:
         raise missing("serverId")
@@ -15904,6 +18233,7 @@ def _decode_McpServerAcp(d: Any, strict: bool) -> McpServerAcp:
         except ValidationError as error:
             raise error.at("serverId")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -15927,16 +18257,17 @@ def _encode_McpServerAcp(o: McpServerAcp) -> dict[str, Any]:
         "name": o.name,
         "serverId": o.server_id,
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_McpServerStdio(d: Any, strict: bool) -> McpServerStdio:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_name: str
     v = d.get("name", MISSING)
     if v is MISSING:
         raise missing("name")
@@ -15946,6 +18277,7 @@ def _decode_McpServerStdio(d: Any, strict: bool) -> McpServerStdio:
         except ValidationError as error:
             raise error.at("name")
 
+    f_command: AbsolutePath
     v = d.get("command", MISSING)
     if v is MISSING:
         raise missing("command")
@@ -15955,6 +18287,7 @@ def _decode_McpServerStdio(d: Any, strict: bool) -> McpServerStdio:
         except ValidationError as error:
             raise error.at("command")
 
+    f_args: list[str] | Unset
     v = d.get("args", MISSING)
     if v is MISSING:
         f_args = UNSET
@@ -15968,6 +18301,7 @@ def _decode_McpServerStdio(d: Any, strict: bool) -> McpServerStdio:
         except ValidationError as error:
             raise error.at("args")
 
+    f_env: list[EnvVariable] | Unset
     v = d.get("env", MISSING)
     if v is MISSING:
         f_env = UNSET
@@ -15979,6 +18313,7 @@ def _decode_McpServerStdio(d: Any, strict: bool) -> McpServerStdio:
         except ValidationError as error:
             raise error.at("env")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -16004,22 +18339,23 @@ def _encode_McpServerStdio(o: McpServerStdio) -> dict[str, Any]:
         "name": o.name,
         "command": o.command,
     }
-    v = o.args
-    if v is not UNSET:
-        d["args"] = list(v)
-    v = o.env
-    if v is not UNSET:
-        d["env"] = [_encode_EnvVariable(x) for x in v]
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_args = o.args
+    if v_args is not UNSET:
+        d["args"] = list(v_args)
+    v_env = o.env
+    if v_env is not UNSET:
+        d["env"] = [_encode_EnvVariable(x) for x in v_env]
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_SystemPrompt(d: Any, strict: bool) -> SystemPrompt:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_mode: SystemPromptMode | str
     v = d.get("mode", MISSING)
     if v is MISSING:
         raise missing("mode")
@@ -16029,6 +18365,7 @@ def _decode_SystemPrompt(d: Any, strict: bool) -> SystemPrompt:
         except ValidationError as error:
             raise error.at("mode")
 
+    f_content: list[ContentBlock]
     v = d.get("content", MISSING)
     if v is MISSING:
         raise missing("content")
@@ -16038,6 +18375,7 @@ def _decode_SystemPrompt(d: Any, strict: bool) -> SystemPrompt:
         except ValidationError as error:
             raise error.at("content")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -16061,9 +18399,9 @@ def _encode_SystemPrompt(o: SystemPrompt) -> dict[str, Any]:
         "mode": (o.mode._value_ if type(o.mode) is SystemPromptMode else o.mode),
         "content": [_encode_ContentBlock(x) for x in o.content],
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -16077,16 +18415,19 @@ def _decode_SystemPromptMode(v: Any, strict: bool) -> SystemPromptMode | str:
     return v
 
 
-_MEMBERS_SystemPromptMode = SystemPromptMode._value2member_map_
+_MEMBERS_SystemPromptMode = cast(
+    "dict[str, SystemPromptMode]", SystemPromptMode._value2member_map_
+)
 
 
-def _encode_SystemPromptMode(v: Any) -> Any:
+def _encode_SystemPromptMode(v: SystemPromptMode | str) -> str:
     return v._value_ if type(v) is SystemPromptMode else v
 
 
 def _decode_ListSessionsRequest(d: Any, strict: bool) -> ListSessionsRequest:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_cwd: AbsolutePath | None | Unset
     v = d.get("cwd", MISSING)
     if v is MISSING:
         f_cwd = UNSET
@@ -16096,6 +18437,7 @@ def _decode_ListSessionsRequest(d: Any, strict: bool) -> ListSessionsRequest:
         except ValidationError as error:
             raise error.at("cwd")
 
+    f_cursor: SessionListCursor | None | Unset
     v = d.get("cursor", MISSING)
     if v is MISSING:
         f_cursor = UNSET
@@ -16105,6 +18447,7 @@ def _decode_ListSessionsRequest(d: Any, strict: bool) -> ListSessionsRequest:
         except ValidationError as error:
             raise error.at("cursor")
 
+    f_archived: SessionArchiveFilter | str | None | Unset
     v = d.get("archived", MISSING)
     if v is MISSING:
         f_archived = UNSET
@@ -16114,6 +18457,7 @@ def _decode_ListSessionsRequest(d: Any, strict: bool) -> ListSessionsRequest:
         except ValidationError as error:
             raise error.at("archived")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -16135,20 +18479,26 @@ def _decode_ListSessionsRequest(d: Any, strict: bool) -> ListSessionsRequest:
 
 def _encode_ListSessionsRequest(o: ListSessionsRequest) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.cwd
-    if v is not UNSET:
-        d["cwd"] = None if v is None else v
-    v = o.cursor
-    if v is not UNSET:
-        d["cursor"] = None if v is None else v
-    v = o.archived
-    if v is not UNSET:
+    v_cwd = o.cwd
+    if v_cwd is not UNSET:
+        d["cwd"] = None if v_cwd is None else v_cwd
+    v_cursor = o.cursor
+    if v_cursor is not UNSET:
+        d["cursor"] = None if v_cursor is None else v_cursor
+    v_archived = o.archived
+    if v_archived is not UNSET:
         d["archived"] = (
-            None if v is None else (v._value_ if type(v) is SessionArchiveFilter else v)
+            None
+            if v_archived is None
+            else (
+                v_archived._value_
+                if type(v_archived) is SessionArchiveFilter
+                else v_archived
+            )
         )
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -16162,16 +18512,19 @@ def _decode_SessionArchiveFilter(v: Any, strict: bool) -> SessionArchiveFilter |
     return v
 
 
-_MEMBERS_SessionArchiveFilter = SessionArchiveFilter._value2member_map_
+_MEMBERS_SessionArchiveFilter = cast(
+    "dict[str, SessionArchiveFilter]", SessionArchiveFilter._value2member_map_
+)
 
 
-def _encode_SessionArchiveFilter(v: Any) -> Any:
+def _encode_SessionArchiveFilter(v: SessionArchiveFilter | str) -> str:
     return v._value_ if type(v) is SessionArchiveFilter else v
 
 
 def _decode_DeleteSessionRequest(d: Any, strict: bool) -> DeleteSessionRequest:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_session_id: SessionId
     v = d.get("sessionId", MISSING)
     if v is MISSING:
         raise missing("sessionId")
@@ -16181,6 +18534,7 @@ def _decode_DeleteSessionRequest(d: Any, strict: bool) -> DeleteSessionRequest:
         except ValidationError as error:
             raise error.at("sessionId")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -16202,16 +18556,17 @@ def _encode_DeleteSessionRequest(o: DeleteSessionRequest) -> dict[str, Any]:
     d: dict[str, Any] = {
         "sessionId": o.session_id,
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_ForkSessionRequest(d: Any, strict: bool) -> ForkSessionRequest:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_session_id: SessionId
     v = d.get("sessionId", MISSING)
     if v is MISSING:
         raise missing("sessionId")
@@ -16221,6 +18576,7 @@ def _decode_ForkSessionRequest(d: Any, strict: bool) -> ForkSessionRequest:
         except ValidationError as error:
             raise error.at("sessionId")
 
+    f_cwd: AbsolutePath
     v = d.get("cwd", MISSING)
     if v is MISSING:
         raise missing("cwd")
@@ -16230,6 +18586,7 @@ def _decode_ForkSessionRequest(d: Any, strict: bool) -> ForkSessionRequest:
         except ValidationError as error:
             raise error.at("cwd")
 
+    f_additional_directories: list[AbsolutePath] | Unset
     v = d.get("additionalDirectories", MISSING)
     if v is MISSING:
         f_additional_directories = UNSET
@@ -16241,6 +18598,7 @@ def _decode_ForkSessionRequest(d: Any, strict: bool) -> ForkSessionRequest:
         except ValidationError as error:
             raise error.at("additionalDirectories")
 
+    f_mcp_servers: list[McpServer] | Unset
     v = d.get("mcpServers", MISSING)
     if v is MISSING:
         f_mcp_servers = UNSET
@@ -16252,6 +18610,7 @@ def _decode_ForkSessionRequest(d: Any, strict: bool) -> ForkSessionRequest:
         except ValidationError as error:
             raise error.at("mcpServers")
 
+    f_system_prompt: SystemPrompt | None | Unset
     v = d.get("systemPrompt", MISSING)
     if v is MISSING:
         f_system_prompt = UNSET
@@ -16261,6 +18620,7 @@ def _decode_ForkSessionRequest(d: Any, strict: bool) -> ForkSessionRequest:
         except ValidationError as error:
             raise error.at("systemPrompt")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -16287,25 +18647,28 @@ def _encode_ForkSessionRequest(o: ForkSessionRequest) -> dict[str, Any]:
         "sessionId": o.session_id,
         "cwd": o.cwd,
     }
-    v = o.additional_directories
-    if v is not UNSET:
-        d["additionalDirectories"] = [x for x in v]
-    v = o.mcp_servers
-    if v is not UNSET:
-        d["mcpServers"] = [_encode_McpServer(x) for x in v]
-    v = o.system_prompt
-    if v is not UNSET:
-        d["systemPrompt"] = None if v is None else _encode_SystemPrompt(v)
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_additional_directories = o.additional_directories
+    if v_additional_directories is not UNSET:
+        d["additionalDirectories"] = [x for x in v_additional_directories]
+    v_mcp_servers = o.mcp_servers
+    if v_mcp_servers is not UNSET:
+        d["mcpServers"] = [_encode_McpServer(x) for x in v_mcp_servers]
+    v_system_prompt = o.system_prompt
+    if v_system_prompt is not UNSET:
+        d["systemPrompt"] = (
+            None if v_system_prompt is None else _encode_SystemPrompt(v_system_prompt)
+        )
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_ArchiveSessionRequest(d: Any, strict: bool) -> ArchiveSessionRequest:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_session_id: SessionId
     v = d.get("sessionId", MISSING)
     if v is MISSING:
         raise missing("sessionId")
@@ -16315,6 +18678,7 @@ def _decode_ArchiveSessionRequest(d: Any, strict: bool) -> ArchiveSessionRequest
         except ValidationError as error:
             raise error.at("sessionId")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -16336,16 +18700,17 @@ def _encode_ArchiveSessionRequest(o: ArchiveSessionRequest) -> dict[str, Any]:
     d: dict[str, Any] = {
         "sessionId": o.session_id,
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_UnarchiveSessionRequest(d: Any, strict: bool) -> UnarchiveSessionRequest:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_session_id: SessionId
     v = d.get("sessionId", MISSING)
     if v is MISSING:
         raise missing("sessionId")
@@ -16355,6 +18720,7 @@ def _decode_UnarchiveSessionRequest(d: Any, strict: bool) -> UnarchiveSessionReq
         except ValidationError as error:
             raise error.at("sessionId")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -16376,16 +18742,17 @@ def _encode_UnarchiveSessionRequest(o: UnarchiveSessionRequest) -> dict[str, Any
     d: dict[str, Any] = {
         "sessionId": o.session_id,
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_SessionStatusRequest(d: Any, strict: bool) -> SessionStatusRequest:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_session_id: SessionId
     v = d.get("sessionId", MISSING)
     if v is MISSING:
         raise missing("sessionId")
@@ -16395,6 +18762,7 @@ def _decode_SessionStatusRequest(d: Any, strict: bool) -> SessionStatusRequest:
         except ValidationError as error:
             raise error.at("sessionId")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -16416,16 +18784,17 @@ def _encode_SessionStatusRequest(o: SessionStatusRequest) -> dict[str, Any]:
     d: dict[str, Any] = {
         "sessionId": o.session_id,
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_SetSessionTitleRequest(d: Any, strict: bool) -> SetSessionTitleRequest:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_session_id: SessionId
     v = d.get("sessionId", MISSING)
     if v is MISSING:
         raise missing("sessionId")
@@ -16435,6 +18804,7 @@ def _decode_SetSessionTitleRequest(d: Any, strict: bool) -> SetSessionTitleReque
         except ValidationError as error:
             raise error.at("sessionId")
 
+    f_title: str
     v = d.get("title", MISSING)
     if v is MISSING:
         raise missing("title")
@@ -16444,6 +18814,7 @@ def _decode_SetSessionTitleRequest(d: Any, strict: bool) -> SetSessionTitleReque
         except ValidationError as error:
             raise error.at("title")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -16467,16 +18838,17 @@ def _encode_SetSessionTitleRequest(o: SetSessionTitleRequest) -> dict[str, Any]:
         "sessionId": o.session_id,
         "title": o.title,
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_ResumeSessionRequest(d: Any, strict: bool) -> ResumeSessionRequest:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_session_id: SessionId
     v = d.get("sessionId", MISSING)
     if v is MISSING:
         raise missing("sessionId")
@@ -16486,6 +18858,7 @@ def _decode_ResumeSessionRequest(d: Any, strict: bool) -> ResumeSessionRequest:
         except ValidationError as error:
             raise error.at("sessionId")
 
+    f_cwd: AbsolutePath
     v = d.get("cwd", MISSING)
     if v is MISSING:
         raise missing("cwd")
@@ -16495,6 +18868,7 @@ def _decode_ResumeSessionRequest(d: Any, strict: bool) -> ResumeSessionRequest:
         except ValidationError as error:
             raise error.at("cwd")
 
+    f_additional_directories: list[AbsolutePath] | Unset
     v = d.get("additionalDirectories", MISSING)
     if v is MISSING:
         f_additional_directories = UNSET
@@ -16506,6 +18880,7 @@ def _decode_ResumeSessionRequest(d: Any, strict: bool) -> ResumeSessionRequest:
         except ValidationError as error:
             raise error.at("additionalDirectories")
 
+    f_mcp_servers: list[McpServer] | Unset
     v = d.get("mcpServers", MISSING)
     if v is MISSING:
         f_mcp_servers = UNSET
@@ -16517,6 +18892,7 @@ def _decode_ResumeSessionRequest(d: Any, strict: bool) -> ResumeSessionRequest:
         except ValidationError as error:
             raise error.at("mcpServers")
 
+    f_replay_from: ReplayFrom | None | Unset
     v = d.get("replayFrom", MISSING)
     if v is MISSING:
         f_replay_from = UNSET
@@ -16526,6 +18902,7 @@ def _decode_ResumeSessionRequest(d: Any, strict: bool) -> ResumeSessionRequest:
         except ValidationError as error:
             raise error.at("replayFrom")
 
+    f_system_prompt: SystemPrompt | None | Unset
     v = d.get("systemPrompt", MISSING)
     if v is MISSING:
         f_system_prompt = UNSET
@@ -16535,6 +18912,7 @@ def _decode_ResumeSessionRequest(d: Any, strict: bool) -> ResumeSessionRequest:
         except ValidationError as error:
             raise error.at("systemPrompt")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -16562,30 +18940,35 @@ def _encode_ResumeSessionRequest(o: ResumeSessionRequest) -> dict[str, Any]:
         "sessionId": o.session_id,
         "cwd": o.cwd,
     }
-    v = o.additional_directories
-    if v is not UNSET:
-        d["additionalDirectories"] = [x for x in v]
-    v = o.mcp_servers
-    if v is not UNSET:
-        d["mcpServers"] = [_encode_McpServer(x) for x in v]
-    v = o.replay_from
-    if v is not UNSET:
-        d["replayFrom"] = None if v is None else _encode_ReplayFrom(v)
-    v = o.system_prompt
-    if v is not UNSET:
-        d["systemPrompt"] = None if v is None else _encode_SystemPrompt(v)
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_additional_directories = o.additional_directories
+    if v_additional_directories is not UNSET:
+        d["additionalDirectories"] = [x for x in v_additional_directories]
+    v_mcp_servers = o.mcp_servers
+    if v_mcp_servers is not UNSET:
+        d["mcpServers"] = [_encode_McpServer(x) for x in v_mcp_servers]
+    v_replay_from = o.replay_from
+    if v_replay_from is not UNSET:
+        d["replayFrom"] = (
+            None if v_replay_from is None else _encode_ReplayFrom(v_replay_from)
+        )
+    v_system_prompt = o.system_prompt
+    if v_system_prompt is not UNSET:
+        d["systemPrompt"] = (
+            None if v_system_prompt is None else _encode_SystemPrompt(v_system_prompt)
+        )
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_StartReplayFrom(d: Any, strict: bool) -> StartReplayFrom:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("type") != "start":
         raise check_tag(d, "type", "start")
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -16606,15 +18989,15 @@ def _encode_StartReplayFrom(o: StartReplayFrom) -> dict[str, Any]:
     d: dict[str, Any] = {
         "type": "start",
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_OtherReplayFrom(d: Any, strict: bool) -> OtherReplayFrom:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if type(d.get("type")) is not str:
         raise check_tag(d, "type", None)
@@ -16634,13 +19017,13 @@ def _encode_OtherReplayFrom(o: OtherReplayFrom) -> dict[str, Any]:
     return d
 
 
-_VARIANTS_ReplayFrom: dict[str, Callable[[Any, bool], Any]] = {
+_VARIANTS_ReplayFrom: dict[str, Decoder[ReplayFrom]] = {
     "start": _decode_StartReplayFrom,
 }
 
 
 def _decode_ReplayFrom(d: Any, strict: bool) -> ReplayFrom:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     tag = d.get("type", MISSING)
     if type(tag) is str:
@@ -16653,17 +19036,18 @@ def _decode_ReplayFrom(d: Any, strict: bool) -> ReplayFrom:
     raise type_error("a string", tag).at("type")
 
 
-def _encode_ReplayFrom(o: Any) -> Any:
+def _encode_ReplayFrom(o: ReplayFrom) -> dict[str, Any]:
     try:
-        encoder = _ENCODERS[type(o)]
+        encoder = _CLASS_ENCODERS[type(o)]
     except KeyError:
         raise TypeError(f"{type(o).__name__} is not a variant of ReplayFrom") from None
     return encoder(o)
 
 
 def _decode_ReplayFromStart(d: Any, strict: bool) -> ReplayFromStart:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -16682,16 +19066,17 @@ def _decode_ReplayFromStart(d: Any, strict: bool) -> ReplayFromStart:
 
 def _encode_ReplayFromStart(o: ReplayFromStart) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_CloseSessionRequest(d: Any, strict: bool) -> CloseSessionRequest:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_session_id: SessionId
     v = d.get("sessionId", MISSING)
     if v is MISSING:
         raise missing("sessionId")
@@ -16701,6 +19086,7 @@ def _decode_CloseSessionRequest(d: Any, strict: bool) -> CloseSessionRequest:
         except ValidationError as error:
             raise error.at("sessionId")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -16722,16 +19108,17 @@ def _encode_CloseSessionRequest(o: CloseSessionRequest) -> dict[str, Any]:
     d: dict[str, Any] = {
         "sessionId": o.session_id,
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_CancelToolCallRequest(d: Any, strict: bool) -> CancelToolCallRequest:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_session_id: SessionId
     v = d.get("sessionId", MISSING)
     if v is MISSING:
         raise missing("sessionId")
@@ -16741,6 +19128,7 @@ def _decode_CancelToolCallRequest(d: Any, strict: bool) -> CancelToolCallRequest
         except ValidationError as error:
             raise error.at("sessionId")
 
+    f_tool_call_id: ToolCallId
     v = d.get("toolCallId", MISSING)
     if v is MISSING:
         raise missing("toolCallId")
@@ -16750,6 +19138,7 @@ def _decode_CancelToolCallRequest(d: Any, strict: bool) -> CancelToolCallRequest
         except ValidationError as error:
             raise error.at("toolCallId")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -16773,16 +19162,17 @@ def _encode_CancelToolCallRequest(o: CancelToolCallRequest) -> dict[str, Any]:
         "sessionId": o.session_id,
         "toolCallId": o.tool_call_id,
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_CancelTerminalRequest(d: Any, strict: bool) -> CancelTerminalRequest:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_session_id: SessionId
     v = d.get("sessionId", MISSING)
     if v is MISSING:
         raise missing("sessionId")
@@ -16792,6 +19182,7 @@ def _decode_CancelTerminalRequest(d: Any, strict: bool) -> CancelTerminalRequest
         except ValidationError as error:
             raise error.at("sessionId")
 
+    f_terminal_id: TerminalId
     v = d.get("terminalId", MISSING)
     if v is MISSING:
         raise missing("terminalId")
@@ -16801,6 +19192,7 @@ def _decode_CancelTerminalRequest(d: Any, strict: bool) -> CancelTerminalRequest
         except ValidationError as error:
             raise error.at("terminalId")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -16824,9 +19216,9 @@ def _encode_CancelTerminalRequest(o: CancelTerminalRequest) -> dict[str, Any]:
         "sessionId": o.session_id,
         "terminalId": o.terminal_id,
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -16834,10 +19226,11 @@ def _encode_CancelTerminalRequest(o: CancelTerminalRequest) -> dict[str, Any]:
 def _decode_IdSetSessionConfigOptionRequest(
     d: Any, strict: bool
 ) -> IdSetSessionConfigOptionRequest:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("type") != "id":
         raise check_tag(d, "type", "id")
+    f_session_id: SessionId
     v = d.get("sessionId", MISSING)
     if v is MISSING:
         raise missing("sessionId")
@@ -16847,6 +19240,7 @@ def _decode_IdSetSessionConfigOptionRequest(
         except ValidationError as error:
             raise error.at("sessionId")
 
+    f_config_id: SessionConfigId
     v = d.get("configId", MISSING)
     if v is MISSING:
         raise missing("configId")
@@ -16856,6 +19250,7 @@ def _decode_IdSetSessionConfigOptionRequest(
         except ValidationError as error:
             raise error.at("configId")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -16867,6 +19262,7 @@ def _decode_IdSetSessionConfigOptionRequest(
                 raise error.at("_meta")
             f_meta = UNSET
 
+    f_value: SessionConfigValueId
     v = d.get("value", MISSING)
     if v is MISSING:
         raise missing("value")
@@ -16893,9 +19289,9 @@ def _encode_IdSetSessionConfigOptionRequest(
         "configId": o.config_id,
         "value": o.value,
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -16903,10 +19299,11 @@ def _encode_IdSetSessionConfigOptionRequest(
 def _decode_BooleanSetSessionConfigOptionRequest(
     d: Any, strict: bool
 ) -> BooleanSetSessionConfigOptionRequest:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("type") != "boolean":
         raise check_tag(d, "type", "boolean")
+    f_session_id: SessionId
     v = d.get("sessionId", MISSING)
     if v is MISSING:
         raise missing("sessionId")
@@ -16916,6 +19313,7 @@ def _decode_BooleanSetSessionConfigOptionRequest(
         except ValidationError as error:
             raise error.at("sessionId")
 
+    f_config_id: SessionConfigId
     v = d.get("configId", MISSING)
     if v is MISSING:
         raise missing("configId")
@@ -16925,6 +19323,7 @@ def _decode_BooleanSetSessionConfigOptionRequest(
         except ValidationError as error:
             raise error.at("configId")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -16936,6 +19335,7 @@ def _decode_BooleanSetSessionConfigOptionRequest(
                 raise error.at("_meta")
             f_meta = UNSET
 
+    f_value: bool
     v = d.get("value", MISSING)
     if v is MISSING:
         raise missing("value")
@@ -16962,9 +19362,9 @@ def _encode_BooleanSetSessionConfigOptionRequest(
         "configId": o.config_id,
         "value": o.value,
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -16972,10 +19372,11 @@ def _encode_BooleanSetSessionConfigOptionRequest(
 def _decode_OtherSetSessionConfigOptionRequest(
     d: Any, strict: bool
 ) -> OtherSetSessionConfigOptionRequest:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if type(d.get("type")) is not str:
         raise check_tag(d, "type", None)
+    f_session_id: SessionId
     v = d.get("sessionId", MISSING)
     if v is MISSING:
         raise missing("sessionId")
@@ -16985,6 +19386,7 @@ def _decode_OtherSetSessionConfigOptionRequest(
         except ValidationError as error:
             raise error.at("sessionId")
 
+    f_config_id: SessionConfigId
     v = d.get("configId", MISSING)
     if v is MISSING:
         raise missing("configId")
@@ -16994,6 +19396,7 @@ def _decode_OtherSetSessionConfigOptionRequest(
         except ValidationError as error:
             raise error.at("configId")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -17005,6 +19408,7 @@ def _decode_OtherSetSessionConfigOptionRequest(
                 raise error.at("_meta")
             f_meta = UNSET
 
+    f_value: Any
     v = d.get("value", MISSING)
     if v is MISSING:
         raise missing("value")
@@ -17037,16 +19441,18 @@ def _encode_OtherSetSessionConfigOptionRequest(
         "configId": o.config_id,
         "value": o.value,
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     for key, value in o.extra.items():
         d.setdefault(key, value)
     return d
 
 
-_VARIANTS_SetSessionConfigOptionRequest: dict[str, Callable[[Any, bool], Any]] = {
+_VARIANTS_SetSessionConfigOptionRequest: dict[
+    str, Decoder[SetSessionConfigOptionRequest]
+] = {
     "id": _decode_IdSetSessionConfigOptionRequest,
     "boolean": _decode_BooleanSetSessionConfigOptionRequest,
 }
@@ -17055,7 +19461,7 @@ _VARIANTS_SetSessionConfigOptionRequest: dict[str, Callable[[Any, bool], Any]] =
 def _decode_SetSessionConfigOptionRequest(
     d: Any, strict: bool
 ) -> SetSessionConfigOptionRequest:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     tag = d.get("type", MISSING)
     if type(tag) is str:
@@ -17068,19 +19474,10 @@ def _decode_SetSessionConfigOptionRequest(
     raise type_error("a string", tag).at("type")
 
 
-def _encode_SetSessionConfigOptionRequest(o: Any) -> Any:
-    try:
-        encoder = _ENCODERS[type(o)]
-    except KeyError:
-        raise TypeError(
-            f"{type(o).__name__} is not a variant of SetSessionConfigOptionRequest"
-        ) from None
-    return encoder(o)
-
-
 def _decode_PromptRequest(d: Any, strict: bool) -> PromptRequest:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_session_id: SessionId
     v = d.get("sessionId", MISSING)
     if v is MISSING:
         raise missing("sessionId")
@@ -17090,6 +19487,7 @@ def _decode_PromptRequest(d: Any, strict: bool) -> PromptRequest:
         except ValidationError as error:
             raise error.at("sessionId")
 
+    f_prompt: list[ContentBlock]
     v = d.get("prompt", MISSING)
     if v is MISSING:
         raise missing("prompt")
@@ -17099,6 +19497,7 @@ def _decode_PromptRequest(d: Any, strict: bool) -> PromptRequest:
         except ValidationError as error:
             raise error.at("prompt")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -17122,26 +19521,23 @@ def _encode_PromptRequest(o: PromptRequest) -> dict[str, Any]:
         "sessionId": o.session_id,
         "prompt": [_encode_ContentBlock(x) for x in o.prompt],
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
-def _decode_ClientResponse(v: Any, strict: bool) -> Any:
+def _decode_ClientResponse(v: Any, strict: bool) -> ClientResponse:
     return check_raw(v, "#/$defs/ClientResponse")
-
-
-def _encode_ClientResponse(v: Any) -> Any:
-    return v
 
 
 def _decode_RequestPermissionResponse(
     d: Any, strict: bool
 ) -> RequestPermissionResponse:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_outcome: RequestPermissionOutcome
     v = d.get("outcome", MISSING)
     if v is MISSING:
         raise missing("outcome")
@@ -17151,6 +19547,7 @@ def _decode_RequestPermissionResponse(
         except ValidationError as error:
             raise error.at("outcome")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -17172,9 +19569,9 @@ def _encode_RequestPermissionResponse(o: RequestPermissionResponse) -> dict[str,
     d: dict[str, Any] = {
         "outcome": _encode_RequestPermissionOutcome(o.outcome),
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -17182,10 +19579,11 @@ def _encode_RequestPermissionResponse(o: RequestPermissionResponse) -> dict[str,
 def _decode_CancelledRequestPermissionOutcome(
     d: Any, strict: bool
 ) -> CancelledRequestPermissionOutcome:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("outcome") != "cancelled":
         raise check_tag(d, "outcome", "cancelled")
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -17208,9 +19606,9 @@ def _encode_CancelledRequestPermissionOutcome(
     d: dict[str, Any] = {
         "outcome": "cancelled",
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -17218,10 +19616,11 @@ def _encode_CancelledRequestPermissionOutcome(
 def _decode_SelectedRequestPermissionOutcome(
     d: Any, strict: bool
 ) -> SelectedRequestPermissionOutcome:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("outcome") != "selected":
         raise check_tag(d, "outcome", "selected")
+    f_option_id: PermissionOptionId
     v = d.get("optionId", MISSING)
     if v is MISSING:
         raise missing("optionId")
@@ -17231,6 +19630,7 @@ def _decode_SelectedRequestPermissionOutcome(
         except ValidationError as error:
             raise error.at("optionId")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -17255,9 +19655,9 @@ def _encode_SelectedRequestPermissionOutcome(
         "outcome": "selected",
         "optionId": o.option_id,
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -17265,7 +19665,7 @@ def _encode_SelectedRequestPermissionOutcome(
 def _decode_OtherRequestPermissionOutcome(
     d: Any, strict: bool
 ) -> OtherRequestPermissionOutcome:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if type(d.get("outcome")) is not str:
         raise check_tag(d, "outcome", None)
@@ -17287,14 +19687,14 @@ def _encode_OtherRequestPermissionOutcome(
     return d
 
 
-_VARIANTS_RequestPermissionOutcome: dict[str, Callable[[Any, bool], Any]] = {
+_VARIANTS_RequestPermissionOutcome: dict[str, Decoder[RequestPermissionOutcome]] = {
     "cancelled": _decode_CancelledRequestPermissionOutcome,
     "selected": _decode_SelectedRequestPermissionOutcome,
 }
 
 
 def _decode_RequestPermissionOutcome(d: Any, strict: bool) -> RequestPermissionOutcome:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     tag = d.get("outcome", MISSING)
     if type(tag) is str:
@@ -17307,9 +19707,9 @@ def _decode_RequestPermissionOutcome(d: Any, strict: bool) -> RequestPermissionO
     raise type_error("a string", tag).at("outcome")
 
 
-def _encode_RequestPermissionOutcome(o: Any) -> Any:
+def _encode_RequestPermissionOutcome(o: RequestPermissionOutcome) -> dict[str, Any]:
     try:
-        encoder = _ENCODERS[type(o)]
+        encoder = _CLASS_ENCODERS[type(o)]
     except KeyError:
         raise TypeError(
             f"{type(o).__name__} is not a variant of RequestPermissionOutcome"
@@ -17320,8 +19720,9 @@ def _encode_RequestPermissionOutcome(o: Any) -> Any:
 def _decode_CancelledPermissionOutcome(
     d: Any, strict: bool
 ) -> CancelledPermissionOutcome:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -17340,9 +19741,9 @@ def _decode_CancelledPermissionOutcome(
 
 def _encode_CancelledPermissionOutcome(o: CancelledPermissionOutcome) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -17350,8 +19751,9 @@ def _encode_CancelledPermissionOutcome(o: CancelledPermissionOutcome) -> dict[st
 def _decode_SelectedPermissionOutcome(
     d: Any, strict: bool
 ) -> SelectedPermissionOutcome:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_option_id: PermissionOptionId
     v = d.get("optionId", MISSING)
     if v is MISSING:
         raise missing("optionId")
@@ -17361,6 +19763,7 @@ def _decode_SelectedPermissionOutcome(
         except ValidationError as error:
             raise error.at("optionId")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -17382,9 +19785,9 @@ def _encode_SelectedPermissionOutcome(o: SelectedPermissionOutcome) -> dict[str,
     d: dict[str, Any] = {
         "optionId": o.option_id,
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -17392,10 +19795,11 @@ def _encode_SelectedPermissionOutcome(o: SelectedPermissionOutcome) -> dict[str,
 def _decode_AcceptCreateElicitationResponse(
     d: Any, strict: bool
 ) -> AcceptCreateElicitationResponse:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("action") != "accept":
         raise check_tag(d, "action", "accept")
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -17407,6 +19811,7 @@ def _decode_AcceptCreateElicitationResponse(
                 raise error.at("_meta")
             f_meta = UNSET
 
+    f_content: dict[str, ElicitationContentValue] | None | Unset
     v = d.get("content", MISSING)
     if v is MISSING:
         f_content = UNSET
@@ -17432,15 +19837,13 @@ def _encode_AcceptCreateElicitationResponse(
     d: dict[str, Any] = {
         "action": "accept",
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
-    v = o.content
-    if v is not UNSET:
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
+    v_content = o.content
+    if v_content is not UNSET:
         d["content"] = (
-            None
-            if v is None
-            else {k: _encode_ElicitationContentValue(x) for k, x in v.items()}
+            None if v_content is None else {k: encode(x) for k, x in v_content.items()}
         )
 
     return d
@@ -17449,10 +19852,11 @@ def _encode_AcceptCreateElicitationResponse(
 def _decode_DeclineCreateElicitationResponse(
     d: Any, strict: bool
 ) -> DeclineCreateElicitationResponse:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("action") != "decline":
         raise check_tag(d, "action", "decline")
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -17475,9 +19879,9 @@ def _encode_DeclineCreateElicitationResponse(
     d: dict[str, Any] = {
         "action": "decline",
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -17485,10 +19889,11 @@ def _encode_DeclineCreateElicitationResponse(
 def _decode_CancelCreateElicitationResponse(
     d: Any, strict: bool
 ) -> CancelCreateElicitationResponse:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if d.get("action") != "cancel":
         raise check_tag(d, "action", "cancel")
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -17511,9 +19916,9 @@ def _encode_CancelCreateElicitationResponse(
     d: dict[str, Any] = {
         "action": "cancel",
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -17521,10 +19926,11 @@ def _encode_CancelCreateElicitationResponse(
 def _decode_OtherCreateElicitationResponse(
     d: Any, strict: bool
 ) -> OtherCreateElicitationResponse:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     if type(d.get("action")) is not str:
         raise check_tag(d, "action", None)
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -17549,16 +19955,16 @@ def _encode_OtherCreateElicitationResponse(
     d: dict[str, Any] = {
         "action": o.action,
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     for key, value in o.extra.items():
         d.setdefault(key, value)
     return d
 
 
-_VARIANTS_CreateElicitationResponse: dict[str, Callable[[Any, bool], Any]] = {
+_VARIANTS_CreateElicitationResponse: dict[str, Decoder[CreateElicitationResponse]] = {
     "accept": _decode_AcceptCreateElicitationResponse,
     "decline": _decode_DeclineCreateElicitationResponse,
     "cancel": _decode_CancelCreateElicitationResponse,
@@ -17568,7 +19974,7 @@ _VARIANTS_CreateElicitationResponse: dict[str, Callable[[Any, bool], Any]] = {
 def _decode_CreateElicitationResponse(
     d: Any, strict: bool
 ) -> CreateElicitationResponse:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
     tag = d.get("action", MISSING)
     if type(tag) is str:
@@ -17581,44 +19987,34 @@ def _decode_CreateElicitationResponse(
     raise type_error("a string", tag).at("action")
 
 
-def _encode_CreateElicitationResponse(o: Any) -> Any:
-    try:
-        encoder = _ENCODERS[type(o)]
-    except KeyError:
-        raise TypeError(
-            f"{type(o).__name__} is not a variant of CreateElicitationResponse"
-        ) from None
-    return encoder(o)
-
-
-def _decode_ElicitationContentValue(v: Any, strict: bool) -> Any:
-    return first_match(
-        v,
-        strict,
-        (
-            lambda x, strict: (x if type(x) is str else check_str(x)),
-            lambda x, strict: (
-                check_int(x, None, None)
-                if strict
-                else check_int(x, -9223372036854775808, 9223372036854775807)
+def _decode_ElicitationContentValue(v: Any, strict: bool) -> ElicitationContentValue:
+    return cast(
+        "str | int | float | bool | list[str] | Any",
+        first_match(
+            v,
+            strict,
+            (
+                lambda x, strict: (x if type(x) is str else check_str(x)),
+                lambda x, strict: (
+                    check_int(x, None, None)
+                    if strict
+                    else check_int(x, -9223372036854775808, 9223372036854775807)
+                ),
+                lambda x, strict: check_num(x, None, None),
+                lambda x, strict: (x if type(x) is bool else check_bool(x)),
+                lambda x, strict: check_list(
+                    x, lambda x, strict: (x if type(x) is str else check_str(x)), strict
+                ),
+                any_value,
             ),
-            lambda x, strict: check_num(x, None, None),
-            lambda x, strict: (x if type(x) is bool else check_bool(x)),
-            lambda x, strict: check_list(
-                x, lambda x, strict: (x if type(x) is str else check_str(x)), strict
-            ),
-            any_value,
         ),
     )
 
 
-def _encode_ElicitationContentValue(v: Any) -> Any:
-    return encode(v)
-
-
 def _decode_ElicitationAcceptAction(d: Any, strict: bool) -> ElicitationAcceptAction:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_content: dict[str, ElicitationContentValue] | None | Unset
     v = d.get("content", MISSING)
     if v is MISSING:
         f_content = UNSET
@@ -17639,28 +20035,23 @@ def _decode_ElicitationAcceptAction(d: Any, strict: bool) -> ElicitationAcceptAc
 
 def _encode_ElicitationAcceptAction(o: ElicitationAcceptAction) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    v = o.content
-    if v is not UNSET:
+    v_content = o.content
+    if v_content is not UNSET:
         d["content"] = (
-            None
-            if v is None
-            else {k: _encode_ElicitationContentValue(x) for k, x in v.items()}
+            None if v_content is None else {k: encode(x) for k, x in v_content.items()}
         )
 
     return d
 
 
-def _decode_MessageMcpResponse(v: Any, strict: bool) -> Any:
+def _decode_MessageMcpResponse(v: Any, strict: bool) -> MessageMcpResponse:
     return check_raw(v, "#/$defs/MessageMcpResponse")
 
 
-def _encode_MessageMcpResponse(v: Any) -> Any:
-    return v
-
-
 def _decode_McpError(d: Any, strict: bool) -> McpError:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_code: int
     v = d.get("code", MISSING)
     if v is MISSING:
         raise missing("code")
@@ -17674,6 +20065,7 @@ def _decode_McpError(d: Any, strict: bool) -> McpError:
         except ValidationError as error:
             raise error.at("code")
 
+    f_message: str
     v = d.get("message", MISSING)
     if v is MISSING:
         raise missing("message")
@@ -17683,6 +20075,7 @@ def _decode_McpError(d: Any, strict: bool) -> McpError:
         except ValidationError as error:
             raise error.at("message")
 
+    f_data: Any | Unset
     v = d.get("data", MISSING)
     if v is MISSING:
         f_data = UNSET
@@ -17704,16 +20097,17 @@ def _encode_McpError(o: McpError) -> dict[str, Any]:
         "code": o.code,
         "message": o.message,
     }
-    v = o.data
-    if v is not UNSET:
-        d["data"] = v
+    v_data = o.data
+    if v_data is not UNSET:
+        d["data"] = v_data
 
     return d
 
 
 def _decode_ClientNotification(d: Any, strict: bool) -> ClientNotification:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_method: str
     v = d.get("method", MISSING)
     if v is MISSING:
         raise missing("method")
@@ -17723,6 +20117,7 @@ def _decode_ClientNotification(d: Any, strict: bool) -> ClientNotification:
         except ValidationError as error:
             raise error.at("method")
 
+    f_params: Any | Unset
     v = d.get("params", MISSING)
     if v is MISSING:
         f_params = UNSET
@@ -17742,9 +20137,9 @@ def _encode_ClientNotification(o: ClientNotification) -> dict[str, Any]:
     d: dict[str, Any] = {
         "method": o.method,
     }
-    v = o.params
-    if v is not UNSET:
-        d["params"] = v
+    v_params = o.params
+    if v_params is not UNSET:
+        d["params"] = v_params
 
     return d
 
@@ -17752,8 +20147,9 @@ def _encode_ClientNotification(o: ClientNotification) -> dict[str, Any]:
 def _decode_CancelSessionNotification(
     d: Any, strict: bool
 ) -> CancelSessionNotification:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_session_id: SessionId
     v = d.get("sessionId", MISSING)
     if v is MISSING:
         raise missing("sessionId")
@@ -17763,6 +20159,7 @@ def _decode_CancelSessionNotification(
         except ValidationError as error:
             raise error.at("sessionId")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -17784,16 +20181,17 @@ def _encode_CancelSessionNotification(o: CancelSessionNotification) -> dict[str,
     d: dict[str, Any] = {
         "sessionId": o.session_id,
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_MessageMcpNotification(d: Any, strict: bool) -> MessageMcpNotification:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_server_id: McpServerAcpId
     v = d.get("serverId", MISSING)
     if v is MISSING:
         raise missing("serverId")
@@ -17803,6 +20201,7 @@ def _decode_MessageMcpNotification(d: Any, strict: bool) -> MessageMcpNotificati
         except ValidationError as error:
             raise error.at("serverId")
 
+    f_request_id: McpRequestId
     v = d.get("requestId", MISSING)
     if v is MISSING:
         raise missing("requestId")
@@ -17812,6 +20211,7 @@ def _decode_MessageMcpNotification(d: Any, strict: bool) -> MessageMcpNotificati
         except ValidationError as error:
             raise error.at("requestId")
 
+    f_method: str
     v = d.get("method", MISSING)
     if v is MISSING:
         raise missing("method")
@@ -17821,6 +20221,7 @@ def _decode_MessageMcpNotification(d: Any, strict: bool) -> MessageMcpNotificati
         except ValidationError as error:
             raise error.at("method")
 
+    f_params: dict[str, Any] | None | Unset
     v = d.get("params", MISSING)
     if v is MISSING:
         f_params = UNSET
@@ -17830,6 +20231,7 @@ def _decode_MessageMcpNotification(d: Any, strict: bool) -> MessageMcpNotificati
         except ValidationError as error:
             raise error.at("params")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -17856,12 +20258,12 @@ def _encode_MessageMcpNotification(o: MessageMcpNotification) -> dict[str, Any]:
         "requestId": o.request_id,
         "method": o.method,
     }
-    v = o.params
-    if v is not UNSET:
-        d["params"] = None if v is None else dict(v)
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_params = o.params
+    if v_params is not UNSET:
+        d["params"] = None if v_params is None else dict(v_params)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -17869,8 +20271,9 @@ def _encode_MessageMcpNotification(o: MessageMcpNotification) -> dict[str, Any]:
 def _decode_CancelRequestNotification(
     d: Any, strict: bool
 ) -> CancelRequestNotification:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_request_id: RequestId
     v = d.get("requestId", MISSING)
     if v is MISSING:
         raise missing("requestId")
@@ -17880,6 +20283,7 @@ def _decode_CancelRequestNotification(
         except ValidationError as error:
             raise error.at("requestId")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -17899,18 +20303,19 @@ def _decode_CancelRequestNotification(
 
 def _encode_CancelRequestNotification(o: CancelRequestNotification) -> dict[str, Any]:
     d: dict[str, Any] = {
-        "requestId": _encode_RequestId(o.request_id),
+        "requestId": encode(o.request_id),
     }
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
 def _decode_ProxyRequest(d: Any, strict: bool) -> ProxyRequest:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_id: RequestId
     v = d.get("id", MISSING)
     if v is MISSING:
         raise missing("id")
@@ -17920,6 +20325,7 @@ def _decode_ProxyRequest(d: Any, strict: bool) -> ProxyRequest:
         except ValidationError as error:
             raise error.at("id")
 
+    f_method: str
     v = d.get("method", MISSING)
     if v is MISSING:
         raise missing("method")
@@ -17929,6 +20335,7 @@ def _decode_ProxyRequest(d: Any, strict: bool) -> ProxyRequest:
         except ValidationError as error:
             raise error.at("method")
 
+    f_params: Any | Unset
     v = d.get("params", MISSING)
     if v is MISSING:
         f_params = UNSET
@@ -17947,27 +20354,24 @@ def _decode_ProxyRequest(d: Any, strict: bool) -> ProxyRequest:
 
 def _encode_ProxyRequest(o: ProxyRequest) -> dict[str, Any]:
     d: dict[str, Any] = {
-        "id": _encode_RequestId(o.id),
+        "id": encode(o.id),
         "method": o.method,
     }
-    v = o.params
-    if v is not UNSET:
-        d["params"] = v
+    v_params = o.params
+    if v_params is not UNSET:
+        d["params"] = v_params
 
     return d
 
 
-def _decode_InitializeProxyRequest(v: Any, strict: bool) -> Any:
+def _decode_InitializeProxyRequest(v: Any, strict: bool) -> InitializeProxyRequest:
     return _decode_InitializeRequest(v, strict)
 
 
-def _encode_InitializeProxyRequest(v: Any) -> Any:
-    return _encode_InitializeRequest(v)
-
-
 def _decode_ProxySuccessorRequest(d: Any, strict: bool) -> ProxySuccessorRequest:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_method: str
     v = d.get("method", MISSING)
     if v is MISSING:
         raise missing("method")
@@ -17977,6 +20381,7 @@ def _decode_ProxySuccessorRequest(d: Any, strict: bool) -> ProxySuccessorRequest
         except ValidationError as error:
             raise error.at("method")
 
+    f_params: Any | Unset
     v = d.get("params", MISSING)
     if v is MISSING:
         f_params = UNSET
@@ -17986,6 +20391,7 @@ def _decode_ProxySuccessorRequest(d: Any, strict: bool) -> ProxySuccessorRequest
         except ValidationError as error:
             raise error.at("params")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -18008,43 +20414,32 @@ def _encode_ProxySuccessorRequest(o: ProxySuccessorRequest) -> dict[str, Any]:
     d: dict[str, Any] = {
         "method": o.method,
     }
-    v = o.params
-    if v is not UNSET:
-        d["params"] = v
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_params = o.params
+    if v_params is not UNSET:
+        d["params"] = v_params
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
 
-def _decode_ProxyResponse(v: Any, strict: bool) -> Any:
+def _decode_ProxyResponse(v: Any, strict: bool) -> ProxyResponse:
     return check_raw(v, "#/$defs/ProxyResponse")
 
 
-def _encode_ProxyResponse(v: Any) -> Any:
-    return v
-
-
-def _decode_InitializeProxyResponse(v: Any, strict: bool) -> Any:
+def _decode_InitializeProxyResponse(v: Any, strict: bool) -> InitializeProxyResponse:
     return _decode_InitializeResponse(v, strict)
 
 
-def _encode_InitializeProxyResponse(v: Any) -> Any:
-    return _encode_InitializeResponse(v)
-
-
-def _decode_ProxySuccessorResponse(v: Any, strict: bool) -> Any:
-    return v
-
-
-def _encode_ProxySuccessorResponse(v: Any) -> Any:
+def _decode_ProxySuccessorResponse(v: Any, strict: bool) -> ProxySuccessorResponse:
     return v
 
 
 def _decode_ProxyNotification(d: Any, strict: bool) -> ProxyNotification:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_method: str
     v = d.get("method", MISSING)
     if v is MISSING:
         raise missing("method")
@@ -18054,6 +20449,7 @@ def _decode_ProxyNotification(d: Any, strict: bool) -> ProxyNotification:
         except ValidationError as error:
             raise error.at("method")
 
+    f_params: Any | Unset
     v = d.get("params", MISSING)
     if v is MISSING:
         f_params = UNSET
@@ -18073,9 +20469,9 @@ def _encode_ProxyNotification(o: ProxyNotification) -> dict[str, Any]:
     d: dict[str, Any] = {
         "method": o.method,
     }
-    v = o.params
-    if v is not UNSET:
-        d["params"] = v
+    v_params = o.params
+    if v_params is not UNSET:
+        d["params"] = v_params
 
     return d
 
@@ -18083,8 +20479,9 @@ def _encode_ProxyNotification(o: ProxyNotification) -> dict[str, Any]:
 def _decode_ProxySuccessorNotification(
     d: Any, strict: bool
 ) -> ProxySuccessorNotification:
-    if type(d) is not dict:
+    if type(d) is not json_object:
         raise type_error("an object", d)
+    f_method: str
     v = d.get("method", MISSING)
     if v is MISSING:
         raise missing("method")
@@ -18094,6 +20491,7 @@ def _decode_ProxySuccessorNotification(
         except ValidationError as error:
             raise error.at("method")
 
+    f_params: Any | Unset
     v = d.get("params", MISSING)
     if v is MISSING:
         f_params = UNSET
@@ -18103,6 +20501,7 @@ def _decode_ProxySuccessorNotification(
         except ValidationError as error:
             raise error.at("params")
 
+    f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
         f_meta = UNSET
@@ -18125,12 +20524,12 @@ def _encode_ProxySuccessorNotification(o: ProxySuccessorNotification) -> dict[st
     d: dict[str, Any] = {
         "method": o.method,
     }
-    v = o.params
-    if v is not UNSET:
-        d["params"] = v
-    v = o.meta
-    if v is not UNSET:
-        d["_meta"] = None if v is None else dict(v)
+    v_params = o.params
+    if v_params is not UNSET:
+        d["params"] = v_params
+    v_meta = o.meta
+    if v_meta is not UNSET:
+        d["_meta"] = None if v_meta is None else dict(v_meta)
 
     return d
 
@@ -18257,7 +20656,7 @@ def _encode_SessionMessageState(o: SessionMessageState) -> dict[str, Any]:
     return d
 
 
-_DECODERS: dict[str, tuple[Callable[[Any, bool], Any], str]] = {
+_DECODERS: dict[str, tuple[Decoder[object], str]] = {
     "AgentRequest": (_decode_AgentRequest, "#/$defs/AgentRequest"),
     "RequestId": (_decode_RequestId, "#/$defs/RequestId"),
     "RequestPermissionRequest": (
@@ -18837,7 +21236,7 @@ _DECODERS: dict[str, tuple[Callable[[Any, bool], Any], str]] = {
     ),
 }
 
-_CLASS_DECODERS: dict[type, tuple[Callable[[Any, bool], Any], str]] = {
+_CLASS_DECODERS: dict[type[object], tuple[Decoder[object], str]] = {
     AgentRequest: (_decode_AgentRequest, "#/$defs/AgentRequest"),
     RequestPermissionRequest: (
         _decode_RequestPermissionRequest,
@@ -19603,15 +22002,13 @@ _CLASS_DECODERS: dict[type, tuple[Callable[[Any, bool], Any], str]] = {
     ),
 }
 
-_ENCODERS: dict[type, Callable[[Any], Any]] = {
+_CLASS_ENCODERS: dict[type[object], Callable[[Any], dict[str, Any]]] = {
     AgentRequest: _encode_AgentRequest,
     RequestPermissionRequest: _encode_RequestPermissionRequest,
     ToolCallRequestPermissionSubject: _encode_ToolCallRequestPermissionSubject,
     CommandRequestPermissionSubject: _encode_CommandRequestPermissionSubject,
     OtherRequestPermissionSubject: _encode_OtherRequestPermissionSubject,
     ToolCallUpdate: _encode_ToolCallUpdate,
-    ToolKind: _encode_ToolKind,
-    ToolCallStatus: _encode_ToolCallStatus,
     ContentToolCallContent: _encode_ContentToolCallContent,
     DiffToolCallContent: _encode_DiffToolCallContent,
     TerminalToolCallContent: _encode_TerminalToolCallContent,
@@ -19623,12 +22020,10 @@ _ENCODERS: dict[type, Callable[[Any], Any]] = {
     ResourceContentBlock: _encode_ResourceContentBlock,
     OtherContentBlock: _encode_OtherContentBlock,
     Annotations: _encode_Annotations,
-    Role: _encode_Role,
     TextContent: _encode_TextContent,
     ImageContent: _encode_ImageContent,
     AudioContent: _encode_AudioContent,
     Icon: _encode_Icon,
-    IconTheme: _encode_IconTheme,
     ResourceLink: _encode_ResourceLink,
     TextResourceContents: _encode_TextResourceContents,
     BlobResourceContents: _encode_BlobResourceContents,
@@ -19640,11 +22035,9 @@ _ENCODERS: dict[type, Callable[[Any], Any]] = {
     MoveDiffChange: _encode_MoveDiffChange,
     CopyDiffChange: _encode_CopyDiffChange,
     OtherDiffChange: _encode_OtherDiffChange,
-    DiffFileType: _encode_DiffFileType,
     DiffPathChange: _encode_DiffPathChange,
     DiffPathPairChange: _encode_DiffPathPairChange,
     DiffPatch: _encode_DiffPatch,
-    DiffPatchFormat: _encode_DiffPatchFormat,
     Diff: _encode_Diff,
     Terminal: _encode_Terminal,
     ToolCallLocation: _encode_ToolCallLocation,
@@ -19653,18 +22046,15 @@ _ENCODERS: dict[type, Callable[[Any], Any]] = {
     ToolCallPermissionSubject: _encode_ToolCallPermissionSubject,
     CommandPermissionSubject: _encode_CommandPermissionSubject,
     PermissionOption: _encode_PermissionOption,
-    PermissionOptionKind: _encode_PermissionOptionKind,
     ElicitationSessionScope: _encode_ElicitationSessionScope,
     ElicitationRequestScope: _encode_ElicitationRequestScope,
     ElicitationSchema: _encode_ElicitationSchema,
-    ElicitationSchemaType: _encode_ElicitationSchemaType,
     StringElicitationPropertySchema: _encode_StringElicitationPropertySchema,
     NumberElicitationPropertySchema: _encode_NumberElicitationPropertySchema,
     IntegerElicitationPropertySchema: _encode_IntegerElicitationPropertySchema,
     BooleanElicitationPropertySchema: _encode_BooleanElicitationPropertySchema,
     ArrayElicitationPropertySchema: _encode_ArrayElicitationPropertySchema,
     OtherElicitationPropertySchema: _encode_OtherElicitationPropertySchema,
-    StringFormat: _encode_StringFormat,
     EnumOption: _encode_EnumOption,
     StringPropertySchema: _encode_StringPropertySchema,
     NumberPropertySchema: _encode_NumberPropertySchema,
@@ -19709,19 +22099,16 @@ _ENCODERS: dict[type, Callable[[Any], Any]] = {
     LoginAuthResponse: _encode_LoginAuthResponse,
     ListProvidersResponse: _encode_ListProvidersResponse,
     ProviderInfo: _encode_ProviderInfo,
-    LlmProtocol: _encode_LlmProtocol,
     ProviderCurrentConfig: _encode_ProviderCurrentConfig,
     SetProviderResponse: _encode_SetProviderResponse,
     DisableProviderResponse: _encode_DisableProviderResponse,
     LogoutAuthResponse: _encode_LogoutAuthResponse,
     AuthStatusResponse: _encode_AuthStatusResponse,
-    AuthState: _encode_AuthState,
     AuthAccount: _encode_AuthAccount,
     NewSessionResponse: _encode_NewSessionResponse,
     SelectSessionConfigOption: _encode_SelectSessionConfigOption,
     BooleanSessionConfigOption: _encode_BooleanSessionConfigOption,
     OtherSessionConfigOption: _encode_OtherSessionConfigOption,
-    SessionConfigOptionCategory: _encode_SessionConfigOptionCategory,
     SessionConfigSelectOption: _encode_SessionConfigSelectOption,
     SessionConfigSelectGroup: _encode_SessionConfigSelectGroup,
     SessionConfigSelect: _encode_SessionConfigSelect,
@@ -19739,7 +22126,6 @@ _ENCODERS: dict[type, Callable[[Any], Any]] = {
     ArchiveSessionResponse: _encode_ArchiveSessionResponse,
     UnarchiveSessionResponse: _encode_UnarchiveSessionResponse,
     SessionStatusResponse: _encode_SessionStatusResponse,
-    SessionStatus: _encode_SessionStatus,
     StateUpdateRunning: _encode_StateUpdateRunning,
     StateUpdateIdle: _encode_StateUpdateIdle,
     StateUpdateRequiresAction: _encode_StateUpdateRequiresAction,
@@ -19754,7 +22140,6 @@ _ENCODERS: dict[type, Callable[[Any], Any]] = {
     BackgroundSubagent: _encode_BackgroundSubagent,
     RunningStateUpdate: _encode_RunningStateUpdate,
     Error: _encode_Error,
-    ErrorCode: _encode_ErrorCode,
     UnsupportedProtocolVersionErrorData: _encode_UnsupportedProtocolVersionErrorData,
     SessionNotFoundErrorData: _encode_SessionNotFoundErrorData,
     ErrorStopReason: _encode_ErrorStopReason,
@@ -19819,8 +22204,6 @@ _ENCODERS: dict[type, Callable[[Any], Any]] = {
     MarkdownPlanUpdateContent: _encode_MarkdownPlanUpdateContent,
     OtherPlanUpdateContent: _encode_OtherPlanUpdateContent,
     PlanEntry: _encode_PlanEntry,
-    PlanEntryPriority: _encode_PlanEntryPriority,
-    PlanEntryStatus: _encode_PlanEntryStatus,
     PlanItems: _encode_PlanItems,
     PlanFile: _encode_PlanFile,
     PlanMarkdown: _encode_PlanMarkdown,
@@ -19831,9 +22214,7 @@ _ENCODERS: dict[type, Callable[[Any], Any]] = {
     SessionInfoUpdate: _encode_SessionInfoUpdate,
     Cost: _encode_Cost,
     UsageUpdate: _encode_UsageUpdate,
-    NoticeSeverity: _encode_NoticeSeverity,
     Notice: _encode_Notice,
-    CompactionStatus: _encode_CompactionStatus,
     CompactionUpdate: _encode_CompactionUpdate,
     CompactionSummaryChunk: _encode_CompactionSummaryChunk,
     SubagentSessionCapabilities: _encode_SubagentSessionCapabilities,
@@ -19867,9 +22248,7 @@ _ENCODERS: dict[type, Callable[[Any], Any]] = {
     McpServerAcp: _encode_McpServerAcp,
     McpServerStdio: _encode_McpServerStdio,
     SystemPrompt: _encode_SystemPrompt,
-    SystemPromptMode: _encode_SystemPromptMode,
     ListSessionsRequest: _encode_ListSessionsRequest,
-    SessionArchiveFilter: _encode_SessionArchiveFilter,
     DeleteSessionRequest: _encode_DeleteSessionRequest,
     ForkSessionRequest: _encode_ForkSessionRequest,
     ArchiveSessionRequest: _encode_ArchiveSessionRequest,
@@ -19917,4 +22296,28 @@ _ENCODERS: dict[type, Callable[[Any], Any]] = {
     CompactionState: _encode_CompactionState,
     SubagentState: _encode_SubagentState,
     SessionMessageState: _encode_SessionMessageState,
+}
+
+_ENCODERS: dict[type[object], Callable[[Any], object]] = {
+    **_CLASS_ENCODERS,
+    ToolKind: _encode_ToolKind,
+    ToolCallStatus: _encode_ToolCallStatus,
+    Role: _encode_Role,
+    IconTheme: _encode_IconTheme,
+    DiffFileType: _encode_DiffFileType,
+    DiffPatchFormat: _encode_DiffPatchFormat,
+    PermissionOptionKind: _encode_PermissionOptionKind,
+    ElicitationSchemaType: _encode_ElicitationSchemaType,
+    StringFormat: _encode_StringFormat,
+    LlmProtocol: _encode_LlmProtocol,
+    AuthState: _encode_AuthState,
+    SessionConfigOptionCategory: _encode_SessionConfigOptionCategory,
+    SessionStatus: _encode_SessionStatus,
+    ErrorCode: _encode_ErrorCode,
+    PlanEntryPriority: _encode_PlanEntryPriority,
+    PlanEntryStatus: _encode_PlanEntryStatus,
+    NoticeSeverity: _encode_NoticeSeverity,
+    CompactionStatus: _encode_CompactionStatus,
+    SystemPromptMode: _encode_SystemPromptMode,
+    SessionArchiveFilter: _encode_SessionArchiveFilter,
 }

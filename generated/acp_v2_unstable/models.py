@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from dataclasses import field as _field
 from enum import Enum
-from typing import Any, ClassVar, Literal, TypeAlias
+from typing import Any, ClassVar, TypeAlias, TypeVar
 
 from ._runtime import UNSET, Unset
 
@@ -388,19 +388,22 @@ __all__ = [
 ]
 
 
+_M = TypeVar("_M", bound="_Model")
+
+
 class _Model:
     """Wire conversions shared by every generated class."""
 
     __slots__ = ()
 
     @classmethod
-    def from_wire(cls, data: Any, *, strict: bool = False) -> Any:
+    def from_wire(cls: type[_M], data: Any, *, strict: bool = False) -> _M:
         """Decode ``data`` (parsed JSON) as this class; see ``decode``."""
         from .codec import decode_class
 
         return decode_class(cls, data, strict=strict)
 
-    def to_wire(self) -> Any:
+    def to_wire(self) -> dict[str, Any]:
         """The JSON-compatible wire form; see ``encode``."""
         from .codec import encode
 
@@ -412,7 +415,7 @@ class _State:
 
     __slots__ = ()
 
-    def to_wire(self) -> Any:
+    def to_wire(self) -> dict[str, Any]:
         """The full snapshot: every field present, cleared values as null."""
         from .codec import encode
 
@@ -1047,7 +1050,7 @@ class OtherRequestPermissionSubject(_Model):
     type: str
     """The `type` value."""
 
-    extra: dict[str, Any] = _field(default_factory=dict)
+    extra: dict[str, Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
 
 
@@ -1212,7 +1215,7 @@ class OtherToolCallContent(_Model):
     type: str
     """The `type` value."""
 
-    extra: dict[str, Any] = _field(default_factory=dict)
+    extra: dict[str, Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
 
 
@@ -1409,7 +1412,7 @@ class OtherContentBlock(_Model):
     type: str
     """The `type` value."""
 
-    extra: dict[str, Any] = _field(default_factory=dict)
+    extra: dict[str, Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
 
 
@@ -1861,7 +1864,7 @@ class OtherDiffChange(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
 
-    extra: dict[str, Any] = _field(default_factory=dict)
+    extra: dict[str, Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
 
 
@@ -2379,7 +2382,7 @@ class OtherElicitationPropertySchema(_Model):
     type: str
     """The `type` value."""
 
-    extra: dict[str, Any] = _field(default_factory=dict)
+    extra: dict[str, Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
 
 
@@ -2598,7 +2601,7 @@ class OtherMultiSelectItems(_Model):
     type: str
     """The `type` value."""
 
-    extra: dict[str, Any] = _field(default_factory=dict)
+    extra: dict[str, Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
 
 
@@ -3420,7 +3423,7 @@ class OtherAuthMethod(_Model):
     name: str
     """Human-readable name of the authentication method."""
 
-    extra: dict[str, Any] = _field(default_factory=dict)
+    extra: dict[str, Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
 
 
@@ -3881,7 +3884,7 @@ class OtherSessionConfigOption(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
 
-    extra: dict[str, Any] = _field(default_factory=dict)
+    extra: dict[str, Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
 
 
@@ -4004,7 +4007,7 @@ class OtherAvailableCommand(_Model):
     description: str
     """Human-readable description of what the command does."""
 
-    extra: dict[str, Any] = _field(default_factory=dict)
+    extra: dict[str, Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
 
 
@@ -4046,7 +4049,7 @@ class OtherAvailableCommandInput(_Model):
     type: str
     """The `type` value."""
 
-    extra: dict[str, Any] = _field(default_factory=dict)
+    extra: dict[str, Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
 
 
@@ -4400,7 +4403,7 @@ class OtherStateUpdate(_Model):
     state: str
     """The `state` value."""
 
-    extra: dict[str, Any] = _field(default_factory=dict)
+    extra: dict[str, Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
 
 
@@ -4486,7 +4489,7 @@ class OtherBackgroundWork(_Model):
     type: str
     """The `type` value."""
 
-    extra: dict[str, Any] = _field(default_factory=dict)
+    extra: dict[str, Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
 
 
@@ -4958,7 +4961,7 @@ class OtherIdleStateUpdate(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
 
-    extra: dict[str, Any] = _field(default_factory=dict)
+    extra: dict[str, Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
 
 
@@ -5977,7 +5980,7 @@ class OtherSessionUpdate(_Model):
     session_update: str
     """The `sessionUpdate` value."""
 
-    extra: dict[str, Any] = _field(default_factory=dict)
+    extra: dict[str, Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
 
 
@@ -6389,7 +6392,7 @@ class OtherPlanUpdateContent(_Model):
     plan_id: PlanId
     """The plan ID to update."""
 
-    extra: dict[str, Any] = _field(default_factory=dict)
+    extra: dict[str, Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
 
 
@@ -7437,7 +7440,7 @@ class OtherMcpServer(_Model):
     type: str
     """The `type` value."""
 
-    extra: dict[str, Any] = _field(default_factory=dict)
+    extra: dict[str, Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
 
 
@@ -7913,7 +7916,7 @@ class OtherReplayFrom(_Model):
     type: str
     """The `type` value."""
 
-    extra: dict[str, Any] = _field(default_factory=dict)
+    extra: dict[str, Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
 
 
@@ -8116,7 +8119,7 @@ class OtherSetSessionConfigOptionRequest(_Model):
     value: Any
     """Raw value payload for the custom or future value type."""
 
-    extra: dict[str, Any] = _field(default_factory=dict)
+    extra: dict[str, Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
 
 
@@ -8245,7 +8248,7 @@ class OtherRequestPermissionOutcome(_Model):
     outcome: str
     """The `outcome` value."""
 
-    extra: dict[str, Any] = _field(default_factory=dict)
+    extra: dict[str, Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
 
 
@@ -8354,7 +8357,7 @@ class OtherCreateElicitationResponse(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
 
-    extra: dict[str, Any] = _field(default_factory=dict)
+    extra: dict[str, Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
 
 

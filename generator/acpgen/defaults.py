@@ -55,59 +55,58 @@ class ValueBuilder:
         )
 
     def value(self, t: ir.TypeExpr, value: Any, where: tuple) -> ir.Value:
-        kind = t.kind
-        if kind in ("any", "raw"):
+        if t.kind in ("any", "raw"):
             return ir.JsonValue(value)
-        if kind == "nullable":
+        if t.kind == "nullable":
             return ir.JsonValue(None) if value is None else self.value(t.inner, value, where)
-        if kind == "str":
+        if t.kind == "str":
             if not isinstance(value, str):
                 raise self.fail("a string", value, where)
             return ir.JsonValue(value)
-        if kind == "int":
+        if t.kind == "int":
             if type(value) is not int:
                 raise self.fail("an integer", value, where)
             return ir.JsonValue(value)
-        if kind == "num":
+        if t.kind == "num":
             if type(value) not in (int, float):
                 raise self.fail("a number", value, where)
             return ir.JsonValue(value)
-        if kind == "bool":
+        if t.kind == "bool":
             if type(value) is not bool:
                 raise self.fail("a boolean", value, where)
             return ir.JsonValue(value)
-        if kind == "null":
+        if t.kind == "null":
             if value is not None:
                 raise self.fail("null", value, where)
             return ir.JsonValue(None)
-        if kind == "const":
+        if t.kind == "const":
             if value != t.value:
                 raise self.fail(repr(t.value), value, where)
             return ir.JsonValue(value)
-        if kind == "list":
+        if t.kind == "list":
             if not isinstance(value, list):
                 raise self.fail("an array", value, where)
             items = [self.value(t.items, item, where + (i,)) for i, item in enumerate(value)]
             if all(isinstance(i, ir.JsonValue) for i in items):
                 return ir.JsonValue(value)
             return ir.ListValue(tuple(items))
-        if kind == "map":
+        if t.kind == "map":
             if not isinstance(value, dict):
                 raise self.fail("an object", value, where)
             for key, item in value.items():
                 if not isinstance(self.value(t.values, item, where + (key,)), ir.JsonValue):
                     raise self.fail("a map of plain JSON values", value, where)
             return ir.JsonValue(value)
-        if kind in ("scalar_union", "first_match"):
+        if t.kind in ("scalar_union", "first_match"):
             for member in t.members:
                 try:
                     return self.value(member, value, where)
                 except AcpgenError:
                     continue
             raise self.fail("a value of any member of the union", value, where)
-        if kind == "ref":
+        if t.kind == "ref":
             return self.ref_value(self.defs[t.name], value, where)
-        raise self.fail(f"supported for a {kind} field", value, where)
+        raise self.fail(f"supported for a {t.kind} field", value, where)
 
     def ref_value(self, definition: ir.Definition, value: Any, where: tuple) -> ir.Value:
         if isinstance(definition, ir.AliasDef):

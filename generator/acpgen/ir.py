@@ -15,7 +15,7 @@ Two families:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Union
+from typing import Any, ClassVar, Literal, Union
 
 
 class _NoDefault:
@@ -36,12 +36,12 @@ NO_DEFAULT: Any = _NoDefault()
 class AnyT:
     """Any JSON value (an empty schema); kept as it is."""
 
-    kind = "any"
+    kind: ClassVar[Literal["any"]] = "any"
 
 
 @dataclass(frozen=True)
 class StrT:
-    kind = "str"
+    kind: ClassVar[Literal["str"]] = "str"
     min_length: int | None = None
     format: str | None = None
     """An annotation only: never checked (the Rust reference does not)."""
@@ -52,7 +52,7 @@ class IntT:
     """An integer. ``minimum``/``maximum`` come from the schema; ``format`` is a
     Rust integer type whose range lenient decoding also enforces."""
 
-    kind = "int"
+    kind: ClassVar[Literal["int"]] = "int"
     minimum: int | None = None
     maximum: int | None = None
     format: str | None = None
@@ -70,7 +70,7 @@ class IntT:
 
 @dataclass(frozen=True)
 class NumT:
-    kind = "num"
+    kind: ClassVar[Literal["num"]] = "num"
     minimum: float | None = None
     maximum: float | None = None
     format: str | None = None
@@ -78,25 +78,25 @@ class NumT:
 
 @dataclass(frozen=True)
 class BoolT:
-    kind = "bool"
+    kind: ClassVar[Literal["bool"]] = "bool"
 
 
 @dataclass(frozen=True)
 class NullT:
-    kind = "null"
+    kind: ClassVar[Literal["null"]] = "null"
 
 
 @dataclass(frozen=True)
 class ConstT:
     """Exactly one JSON value."""
 
-    kind = "const"
+    kind: ClassVar[Literal["const"]] = "const"
     value: Any = None
 
 
 @dataclass(frozen=True)
 class ListT:
-    kind = "list"
+    kind: ClassVar[Literal["list"]] = "list"
     items: "TypeExpr" = field(default_factory=AnyT)
     min_items: int | None = None
     skip_invalid: bool = False
@@ -107,7 +107,7 @@ class ListT:
 class MapT:
     """A JSON object used as a map (``additionalProperties`` only)."""
 
-    kind = "map"
+    kind: ClassVar[Literal["map"]] = "map"
     values: "TypeExpr" = field(default_factory=AnyT)
 
 
@@ -115,13 +115,13 @@ class MapT:
 class RefT:
     """A reference to a named definition, by its ``$defs`` name."""
 
-    kind = "ref"
+    kind: ClassVar[Literal["ref"]] = "ref"
     name: str = ""
 
 
 @dataclass(frozen=True)
 class NullableT:
-    kind = "nullable"
+    kind: ClassVar[Literal["nullable"]] = "nullable"
     inner: "TypeExpr" = field(default_factory=AnyT)
 
 
@@ -130,7 +130,7 @@ class ScalarUnionT:
     """A union whose members have distinct JSON types (``integer | string``):
     decoding dispatches on the JSON type and keeps it."""
 
-    kind = "scalar_union"
+    kind: ClassVar[Literal["scalar_union"]] = "scalar_union"
     members: tuple["TypeExpr", ...] = ()
 
 
@@ -139,7 +139,7 @@ class FirstMatchT:
     """An untagged union that nothing on the wire tells apart: the first
     member that decodes wins, as serde's ``untagged`` enums do."""
 
-    kind = "first_match"
+    kind: ClassVar[Literal["first_match"]] = "first_match"
     members: tuple["TypeExpr", ...] = ()
 
 
@@ -148,7 +148,7 @@ class RawT:
     """A shape the typed codec does not model: the value is kept as JSON and
     checked against the subschema at ``pointer`` in both modes."""
 
-    kind = "raw"
+    kind: ClassVar[Literal["raw"]] = "raw"
     pointer: str = ""
 
 
@@ -177,7 +177,7 @@ TypeExpr = Union[
 class JsonValue:
     """A JSON value used as it is (a scalar, or a list/dict of plain JSON)."""
 
-    kind = "json"
+    kind: ClassVar[Literal["json"]] = "json"
     value: Any = None
 
     @property
@@ -187,7 +187,7 @@ class JsonValue:
 
 @dataclass(frozen=True)
 class EnumValue:
-    kind = "enum"
+    kind: ClassVar[Literal["enum"]] = "enum"
     class_name: str = ""
     member: str = ""
     mutable = False
@@ -197,7 +197,7 @@ class EnumValue:
 class ObjectValue:
     """``ClassName(field=value, ...)``."""
 
-    kind = "object"
+    kind: ClassVar[Literal["object"]] = "object"
     class_name: str = ""
     fields: tuple[tuple[str, "Value"], ...] = ()
     mutable = True
@@ -205,7 +205,7 @@ class ObjectValue:
 
 @dataclass(frozen=True)
 class ListValue:
-    kind = "list"
+    kind: ClassVar[Literal["list"]] = "list"
     items: tuple["Value", ...] = ()
     mutable = True
 
@@ -290,7 +290,7 @@ class ObjectDef(_Named):
     method: Method | None = None
     class_name: str = ""
 
-    kind = "object"
+    kind: ClassVar[Literal["object"]] = "object"
 
 
 @dataclass(frozen=True)
@@ -303,7 +303,7 @@ class AliasDef(_Named):
     method: Method | None = None
     class_name: str = ""
 
-    kind = "alias"
+    kind: ClassVar[Literal["alias"]] = "alias"
 
 
 @dataclass(frozen=True)
@@ -333,7 +333,7 @@ class EnumDef(_Named):
     method: Method | None = None
     class_name: str = ""
 
-    kind = "enum"
+    kind: ClassVar[Literal["enum"]] = "enum"
 
 
 TAGGED = "tagged"
@@ -389,7 +389,7 @@ class UnionDef(_Named):
     """The tag property is ``x-deserialize-default-on-error``: in lenient mode
     a tag that is not a string counts as absent."""
 
-    kind = "union"
+    kind: ClassVar[Literal["union"]] = "union"
 
     @property
     def catch_all(self) -> Variant | None:

@@ -26,6 +26,7 @@ RESERVED_MODULE_NAMES = frozenset(
         # imports
         "annotations", "dataclass", "field", "enum", "Enum", "Any", "Callable",
         "ClassVar", "Literal", "TypeAlias", "Union", "base64", "json", "math", "re",
+        "TYPE_CHECKING", "Final", "Protocol", "TypeVar", "cast", "overload",
         # the package's contract
         "UNSET", "Unset", "ValidationError", "MISSING", "decode", "decode_class",
         "encode", "encode_value", "apply", "merge_meta", "supports", "CAPABILITIES",
@@ -33,10 +34,10 @@ RESERVED_MODULE_NAMES = frozenset(
         "SCHEMA_JSON", "GENERATOR_VERSION",
         # runtime helpers the codec imports
         "any_value", "check_bool", "check_const", "check_int", "check_list",
-        "check_list_skipping", "check_map", "check_null", "check_num", "check_raw",
+        "check_list_skipping", "check_map", "not_null", "check_num", "check_raw",
         "check_str", "check_tag", "first_match", "json_equal",
         "json_type", "missing", "resolve", "scalar_union", "schema_root",
-        "type_error", "unexpected", "validate",
+        "type_error", "unexpected", "validate", "Decoder", "JsonObject", "JsonPath", "json_object", "json_array",
     }
 )  # fmt: skip
 # Attribute names a generated class uses itself.
@@ -126,7 +127,7 @@ def name_package(package: ir.Package, package_name: str) -> ir.Package:
     def_classes = {}
     for definition in package.definitions:
         def_classes[definition.name] = unique(class_name(definition.name), module_names, reserved)
-    named = []
+    named: list[ir.Definition] = []
     for definition in package.definitions:
         cls = def_classes[definition.name]
         if isinstance(definition, ir.ObjectDef):
@@ -164,7 +165,7 @@ def _name_union(
             variants.append(replace(variant, class_name=def_classes[variant.ref]))
             continue
         label = variant.tag if variant.role == ir.TAGGED else variant.title
-        base = pascal(label)
+        base = pascal(label or "")
         candidates = [_not_digit_first(base + cls, "T"), cls + base, cls + base + "Variant"]
         name = next(
             (c for c in candidates if not _taken(c, module_names, reserved)),

@@ -13,17 +13,17 @@ import json
 import unicodedata
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import jinja2
 
 from . import __version__, ir
 from .errors import AcpgenError
+from .runtime import SOURCES
 
 # Generated file -> template.
 MODULES = {
     "__init__.py": "__init__.py.jinja",
-    "_runtime.py": "_runtime.py.jinja",
     "models.py": "models.py.jinja",
     "codec.py": "codec.py.jinja",
     "_schema.py": "_schema.py.jinja",
@@ -75,6 +75,8 @@ def render_package(package: ir.Package, templates: str | Path | None = None) -> 
         "defs": {d.name: d for d in package.definitions},
         "annotation": _Annotations(package),
         "alias_order": alias_order(package),
+        "uses_const": any(t.kind == "const" for t in type_exprs(package)),
+        "referenced": referenced(package),
         "schema_json": json.dumps(package.validation_defs, sort_keys=False, separators=(",", ":")),
         "ir": ir,
     }
@@ -89,6 +91,13 @@ def render_package(package: ir.Package, templates: str | Path | None = None) -> 
             raise AcpgenError(
                 f"template error: {exc.message}", file=f"{where}:{line}" if line else where
             ) from None
+    header = env.from_string('{% import "macros.jinja" as m %}{{ m.header_comment(package) }}\n')
+    for module, source in SOURCES.items():
+        # Plain Python modules, copied as they are behind the generated
+        # header; a file of the same name in --templates replaces one.
+        override = Path(templates, module) if templates is not None else None
+        path = override if override is not None and override.is_file() else source
+        out[module] = header.render(context) + path.read_text(encoding="utf-8")
     out["py.typed"] = ""
     return out
 
@@ -117,6 +126,34 @@ def alias_order(package: ir.Package) -> list[ir.Definition]:
     for name in aliases:
         visit(name)
     return ordered
+
+
+def type_exprs(package: ir.Package) -> Iterator[ir.TypeExpr]:
+    """Every type expression of the package's definitions and patch states,
+    nested ones included."""
+    roots: list[ir.TypeExpr] = []
+    for definition in package.definitions:
+        if isinstance(definition, ir.ObjectDef):
+            roots += [f.type for f in definition.fields]
+        elif isinstance(definition, ir.UnionDef):
+            roots += [f.type for v in definition.variants for f in v.fields]
+        elif isinstance(definition, ir.AliasDef):
+            roots.append(definition.target)
+    roots += [f.type for u in package.upserts for f in u.fields]
+    while roots:
+        t = roots.pop()
+        yield t
+        roots += [getattr(t, child) for child in ("inner", "items", "values") if hasattr(t, child)]
+        roots += getattr(t, "members", ())
+
+
+def referenced(package: ir.Package) -> set[str]:
+    """The definitions another type names (whose encoders the codec calls)."""
+    names = {t.name for t in type_exprs(package) if isinstance(t, ir.RefT)}
+    for definition in package.definitions:
+        if isinstance(definition, ir.UnionDef):
+            names.update(v.wraps for v in definition.variants if v.wraps)
+    return names
 
 
 def _refs(t: ir.TypeExpr):
@@ -189,32 +226,31 @@ class _Annotations:
         self.defs = {d.name: d for d in package.definitions}
 
     def __call__(self, t: ir.TypeExpr) -> str:
-        kind = t.kind
-        if kind in ("any", "raw"):
+        if t.kind in ("any", "raw"):
             return "Any"
-        if kind == "str":
+        if t.kind == "str":
             return "str"
-        if kind == "int":
+        if t.kind == "int":
             return "int"
-        if kind == "num":
+        if t.kind == "num":
             return "float"
-        if kind == "bool":
+        if t.kind == "bool":
             return "bool"
-        if kind == "null":
+        if t.kind == "null":
             return "None"
-        if kind == "const":
+        if t.kind == "const":
             return f"Literal[{py_literal(t.value)}]"
-        if kind == "list":
+        if t.kind == "list":
             return f"list[{self(t.items)}]"
-        if kind == "map":
+        if t.kind == "map":
             return f"dict[str, {self(t.values)}]"
-        if kind == "nullable":
+        if t.kind == "nullable":
             return f"{self(t.inner)} | None"
-        if kind in ("scalar_union", "first_match"):
+        if t.kind in ("scalar_union", "first_match"):
             return " | ".join(dict.fromkeys(self(m) for m in t.members))
-        if kind == "ref":
+        if t.kind == "ref":
             definition = self.defs[t.name]
             if isinstance(definition, ir.EnumDef) and definition.open:
                 return f"{definition.class_name} | {definition.value_kind}"
             return definition.class_name
-        raise ValueError(kind)
+        raise ValueError(t.kind)

@@ -4,8 +4,10 @@ they come from."""
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
+import pickle
 import re
 import subprocess
 import sys
@@ -74,8 +76,23 @@ def test_unset_is_falsy_distinct_from_none_and_the_optional_default():
     update = p.ToolCallUpdate(tool_call_id="c1", title=None)
     assert update.kind is p.UNSET and update.title is None
     assert not p.UNSET and repr(p.UNSET) == "UNSET" and isinstance(p.UNSET, p.Unset)
-    assert p.Unset() is p.UNSET
+    assert list(p.Unset) == [p.UNSET] and p.Unset("UNSET") is p.UNSET
     assert p.encode(update) == {"toolCallId": "c1", "title": None}
+
+
+def test_unset_survives_copy_and_pickle_inside_values():
+    p = load_generated("acp_v2")
+    update = p.ToolCallUpdate(tool_call_id="c1")
+    for clone in (copy.copy(update), copy.deepcopy(update), pickle.loads(pickle.dumps(update))):
+        assert clone == update and clone.kind is p.UNSET
+
+
+def test_encode_refuses_unset_where_a_value_is_expected():
+    p = load_generated("acp_v2")
+    with pytest.raises(ValueError, match="UNSET has no wire form"):
+        p.encode([p.UNSET])
+    with pytest.raises(ValueError, match="UNSET has no wire form"):
+        p.encode({"a": p.UNSET})
 
 
 def test_dataclasses_are_slotted_keyword_only_and_documented():

@@ -1,4 +1,5 @@
-"""A plain, non-editable install carries the templates and the rules."""
+"""A plain, non-editable install carries the templates, the runtime module
+copied into generated packages, and the rules."""
 
 from __future__ import annotations
 
@@ -20,5 +21,6 @@ def test_the_wheel_ships_templates_and_rules(tmp_path):
     templates = {p.name for p in (ROOT / "templates").glob("*.jinja")}
     assert templates and {f"acpgen/templates/{t}" for t in templates} <= names
     assert "acpgen/rules/patch.toml" in names
+    assert "acpgen/runtime/_runtime.py" in names
     modules = {p.name for p in (ROOT / "generator/acpgen").glob("*.py")}
     assert {f"acpgen/{m}" for m in modules} <= names

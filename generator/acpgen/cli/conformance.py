@@ -124,7 +124,8 @@ def conformance_fixtures(schemas, out, seed, check) -> None:
     if out and len(schemas) != 1:
         click.echo("acpgen: error: --out goes with exactly one --schema", err=True)
         sys.exit(2)
-    jobs, targets = [], []
+    jobs: list[tuple[str, str, str | None]] = []
+    targets: list[Path] = []
     for schema in schemas:
         path = Path(schema)
         if not path.is_file():

@@ -156,7 +156,7 @@ class PatchChecker:
         self.samples = samples
         """``{def name: [valid wire values]}`` from the fixtures."""
         self.types = upsert_types(document)
-        self.apply: Callable | None = getattr(package, "apply", None)
+        self.apply: Callable[[Any, Any], Any] | None = getattr(package, "apply", None)
 
     # -------------------------------------------------------------- helpers
 
@@ -166,12 +166,14 @@ class PatchChecker:
         return None
 
     def fold(self, steps: list[tuple[str, Any]], state: Any = None) -> Any:
+        apply = self.apply
+        assert apply is not None, "fold runs only when missing_api() found apply"
         for name, wire in steps:
             update = self.package.decode(name, wire)
             before_update = copy.deepcopy(update)
             before_state = copy.deepcopy(state)
             snapshot_before = self.package.encode(state) if state is not None else None
-            new = self.apply(state, update)
+            new = apply(state, update)
             if update != before_update:
                 raise PatchFailure(f"apply changed its update argument ({name} {_show(wire)})")
             if state is not None and (

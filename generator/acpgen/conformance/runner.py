@@ -465,10 +465,10 @@ def summary_lines(report: Report, quiet: bool = False, verbose: bool = False) ->
         entry[1] += 1
     if kinds:
         lines.append("coverage: " + ", ".join(f"{kind} {c}/{t}" for kind, (c, t) in kinds.items()))
-    known = report.count("known")
-    if known:
+    known_count = report.count("known")
+    if known_count:
         lines.append(
-            f"{known} known failure{'s' if known != 1 else ''} (listed in known_failures, still failing)"
+            f"{known_count} known failure{'s' if known_count != 1 else ''} (listed in known_failures, still failing)"
         )
     lines.append(f"{report.passed} passed, {report.failed} failed")
     return lines

@@ -327,14 +327,15 @@ class _Differ(_Shapes):
                      Impact(False, "the wire name is unchanged"),
                      Impact(True, f"{_c(old.class_name)} was renamed to {_c(new.class_name)}"),
                      old=old.class_name, new=new.class_name)
-        if isinstance(old, ir.ObjectDef):
+        # Both are of the same kind (checked above).
+        if isinstance(old, ir.ObjectDef) and isinstance(new, ir.ObjectDef):
             self.fields(name, name, old.fields, new.fields, classes=(old.class_name, new.class_name),
                         closed=(self.old.closed(name), self.new.closed(name)))
-        elif isinstance(old, ir.AliasDef):
+        elif isinstance(old, ir.AliasDef) and isinstance(new, ir.AliasDef):
             self.alias(old, new)
-        elif isinstance(old, ir.EnumDef):
+        elif isinstance(old, ir.EnumDef) and isinstance(new, ir.EnumDef):
             self.enum(old, new)
-        elif isinstance(old, ir.UnionDef):
+        elif isinstance(old, ir.UnionDef) and isinstance(new, ir.UnionDef):
             self.union(old, new)
 
     def kind_changed(self, old: ir.Definition, new: ir.Definition) -> None:

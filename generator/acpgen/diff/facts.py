@@ -80,10 +80,10 @@ class _Side:
         elif isinstance(definition, ir.UnionDef):
             for variant in definition.variants:
                 where = f"{name}[{_variant_label(definition, variant)}]"
-                for target in (variant.ref, variant.wraps):
-                    if target:
-                        seen.add(target)
-                        yield _Edge(target, False, where, name)
+                for ref in (variant.ref, variant.wraps):
+                    if ref:
+                        seen.add(ref)
+                        yield _Edge(ref, False, where, name)
                 for f in variant.fields:
                     for target, protected in _type_refs(f.type, f.on_error != "raise"):
                         seen.add(target)
@@ -126,29 +126,28 @@ class _Side:
         return " | ".join(self.annotation_parts(t))
 
     def annotation_parts(self, t: ir.TypeExpr) -> list[str]:
-        kind = t.kind
-        if kind == "nullable":
+        if t.kind == "nullable":
             return self.annotation_parts(t.inner) + ["None"]
-        if kind in ("scalar_union", "first_match"):
+        if t.kind in ("scalar_union", "first_match"):
             parts: list[str] = []
             for member in t.members:
                 parts.extend(p for p in self.annotation_parts(member) if p not in parts)
             return parts
-        if kind == "ref":
+        if t.kind == "ref":
             definition = self.defs.get(t.name)
             if isinstance(definition, ir.EnumDef) and definition.open:
                 return [definition.class_name, definition.value_kind]
             return [definition.class_name if definition else t.name]
         simple = {"any": "Any", "raw": "Any", "str": "str", "int": "int", "num": "float", "bool": "bool", "null": "None"}
-        if kind in simple:
-            return [simple[kind]]
-        if kind == "const":
+        if t.kind in simple:
+            return [simple[t.kind]]
+        if t.kind == "const":
             return [f"Literal[{t.value!r}]"]
-        if kind == "list":
+        if t.kind == "list":
             return [f"list[{self.annotation(t.items)}]"]
-        if kind == "map":
+        if t.kind == "map":
             return [f"dict[str, {self.annotation(t.values)}]"]
-        return [kind]  # pragma: no cover
+        return [t.kind]  # pragma: no cover
 
     def shape(self, name: str, role: str) -> Any:
         """The values a definition stands for, as a structure ``covers``
@@ -232,7 +231,7 @@ def _methods(raw: dict) -> dict[tuple[str, str], list[str]]:
     out: dict[tuple[str, str], list[str]] = {}
     for name, node in raw.items():
         if isinstance(node, dict) and isinstance(node.get("x-method"), str):
-            side = node.get("x-side") if isinstance(node.get("x-side"), str) else ""
+            side: str = node["x-side"] if isinstance(node.get("x-side"), str) else ""
             out.setdefault((node["x-method"], side), []).append(name)
     return out
 

@@ -154,7 +154,7 @@ def render_markdown(diff: SchemaDiff, *, title: str | None = None) -> str:
 def _common_name(old: str, new: str) -> str:
     """The longest common trailing path of the two files (``v2/schema.json``)."""
     a, b = old.replace("\\", "/").split("/"), new.replace("\\", "/").split("/")
-    common = []
+    common: list[str] = []
     while a and b and a[-1] == b[-1]:
         common.insert(0, a.pop())
         b.pop()

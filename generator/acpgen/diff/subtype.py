@@ -47,15 +47,14 @@ class _Opaque:
 
 def show_type(t: ir.TypeExpr) -> str:
     """A type expression in schema terms: ``string``, ``ToolKind | null`` ..."""
-    kind = t.kind
-    if kind == "any":
+    if t.kind == "any":
         return "any"
-    if kind == "raw":
+    if t.kind == "raw":
         return "(schema)"
-    if kind == "str":
+    if t.kind == "str":
         return "string" + (f"(minLength {t.min_length})" if t.min_length is not None else "")
-    if kind in ("int", "num"):
-        name = "integer" if kind == "int" else "number"
+    if t.kind in ("int", "num"):
+        name = "integer" if t.kind == "int" else "number"
         bits = []
         if t.format:
             bits.append(t.format)
@@ -64,43 +63,42 @@ def show_type(t: ir.TypeExpr) -> str:
         if t.maximum is not None:
             bits.append(f"<= {t.maximum}")
         return name + (f"({', '.join(bits)})" if bits else "")
-    if kind == "bool":
+    if t.kind == "bool":
         return "boolean"
-    if kind == "null":
+    if t.kind == "null":
         return "null"
-    if kind == "const":
+    if t.kind == "const":
         return json.dumps(t.value)
-    if kind == "list":
+    if t.kind == "list":
         inner = show_type(t.items)
         if " " in inner:
             inner = f"({inner})"
         return inner + "[]" + (f"(minItems {t.min_items})" if t.min_items is not None else "")
-    if kind == "map":
+    if t.kind == "map":
         return f"map<{show_type(t.values)}>"
-    if kind == "ref":
+    if t.kind == "ref":
         return t.name
-    if kind == "nullable":
+    if t.kind == "nullable":
         return f"{show_type(t.inner)} | null"
-    if kind in ("scalar_union", "first_match"):
+    if t.kind in ("scalar_union", "first_match"):
         return " | ".join(show_type(m) for m in t.members)
-    return kind  # pragma: no cover
+    return t.kind  # pragma: no cover
 
 
 def _norm(t: ir.TypeExpr) -> ir.TypeExpr:
     """A type expression without what does not change the values it allows
     (string formats) nor the ``x-deserialize-*`` flags, compared on their own."""
-    kind = t.kind
-    if kind == "str":
+    if t.kind == "str":
         return replace(t, format=None)
-    if kind == "num":
+    if t.kind == "num":
         return replace(t, format=None)
-    if kind == "list":
+    if t.kind == "list":
         return replace(t, items=_norm(t.items), skip_invalid=False)
-    if kind == "map":
+    if t.kind == "map":
         return replace(t, values=_norm(t.values))
-    if kind == "nullable":
+    if t.kind == "nullable":
         return replace(t, inner=_norm(t.inner))
-    if kind in ("scalar_union", "first_match"):
+    if t.kind in ("scalar_union", "first_match"):
         return replace(t, members=tuple(_norm(m) for m in t.members))
     return t
 
@@ -116,6 +114,10 @@ class _Shapes:
     """``covers`` and ``overlaps``, the shape relations of :class:`_Differ`
     (which inherits them): they read ``self.old``, ``self.new`` (the two
     ``_Side`` objects) and ``self.renamed`` (``{old name: new name}``)."""
+
+    old: _Side
+    new: _Side
+    renamed: dict[str, str]
 
     # -------------------------------------------------------- shapes
 
@@ -315,33 +317,33 @@ def _raw_base(side: _Side, where: str) -> ir.TypeExpr | None:
 
 def _scalar_covers(a: ir.TypeExpr, b: ir.TypeExpr) -> bool:
     """``a`` accepts every value of ``b``, both scalar, array or constant."""
-    ka, kb = a.kind, b.kind
-    if kb == "const":
+    if b.kind == "const":
         value = b.value
-        if ka == "const":
+        if a.kind == "const":
             return _same_json(a.value, value)
-        if ka == "str":
+        if a.kind == "str":
             return isinstance(value, str) and len(value) >= (a.min_length or 0)
-        if ka == "int":
+        if a.kind == "int":
             return type(value) is int and _in_range(value, a.lenient_min, a.lenient_max)
-        if ka == "num":
+        if a.kind == "num":
             return type(value) in (int, float) and _in_range(value, a.minimum, a.maximum)
-        if ka == "bool":
+        if a.kind == "bool":
             return type(value) is bool
-        if ka == "null":
+        if a.kind == "null":
             return value is None
         return False
-    if ka != kb and not (ka == "num" and kb == "int"):
+    if a.kind != b.kind and not (a.kind == "num" and b.kind == "int"):
         return False
-    if ka == "str":
+    # From here b has a's kind, or is an integer where a is a number.
+    if a.kind == "str" and b.kind == "str":
         return (a.min_length or 0) <= (b.min_length or 0)
-    if ka == "int":
+    if a.kind == "int" and b.kind == "int":
         return _range_covers(a.lenient_min, a.lenient_max, b.lenient_min, b.lenient_max)
-    if ka == "num":
-        low = b.lenient_min if kb == "int" else b.minimum
-        high = b.lenient_max if kb == "int" else b.maximum
+    if a.kind == "num" and (b.kind == "int" or b.kind == "num"):
+        low = b.lenient_min if b.kind == "int" else b.minimum
+        high = b.lenient_max if b.kind == "int" else b.maximum
         return _range_covers(a.minimum, a.maximum, low, high)
-    if ka in ("bool", "null"):
+    if a.kind in ("bool", "null"):
         return True
     return False
 

@@ -1,49 +1,79 @@
-{% import "macros.jinja" as m -%}
-{{ m.header(package, "Runtime support: the UNSET sentinel, ValidationError, the scalar checks the codec calls, and the JSON Schema validator behind strict mode.") }}
+"""Runtime support: the UNSET sentinel, ValidationError, the scalar checks the
+codec calls, and the JSON Schema validator behind strict mode."""
+
 from __future__ import annotations
 
 import json
 import math
 import re
-from typing import Any, Callable
+from collections.abc import Callable, Sequence
+from enum import Enum
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Final,
+    Literal,
+    NoReturn,
+    TypeVar,
+    cast,
+    overload,
+)
 
 __all__ = ["UNSET", "Unset", "ValidationError"]
 
+_T = TypeVar("_T")
 
-class Unset:
+if TYPE_CHECKING:
+    from typing import TypeAlias
+
+    Decoder: TypeAlias = Callable[[Any, bool], _T]
+    """A decoding function: ``(JSON value, strict) -> decoded value``."""
+
+    JsonObject: TypeAlias = dict[str, Any]
+    """A JSON object as ``json.loads`` returns it."""
+
+    JsonPath: TypeAlias = tuple[str | int, ...]
+    """Object keys and array indexes from the root to a value."""
+
+json_object: Final[type[dict[str, Any]]] = dict
+"""``dict``, typed so that ``type(d) is json_object`` narrows a JSON value to a
+JSON object with string keys (``type(d) is dict`` leaves the key type unknown)."""
+
+json_array: Final[type[list[Any]]] = list
+"""``list``, typed so that ``type(v) is json_array`` narrows a JSON value to a
+list of JSON values."""
+
+
+class Unset(Enum):
     """The type of :data:`UNSET`: a field that is omitted on the wire.
 
-    ``UNSET`` is falsy and distinct from ``None``, which is JSON ``null``.
+    ``UNSET`` is falsy and distinct from ``None``, which is JSON ``null``. It is
+    the only member of this enum, so ``x is not UNSET`` removes ``Unset`` from
+    the type of ``x`` for type checkers.
     """
 
-    __slots__ = ()
-    _instance: "Unset | None" = None
+    UNSET = "UNSET"
 
-    def __new__(cls) -> "Unset":
-        if cls._instance is None:
-            cls._instance = super().__new__(cls)
-        return cls._instance
-
-    def __bool__(self) -> bool:
+    def __bool__(self) -> Literal[False]:
         return False
 
     def __repr__(self) -> str:
         return "UNSET"
 
-    def __copy__(self) -> "Unset":
-        return self
-
-    def __deepcopy__(self, memo: Any) -> "Unset":
-        return self
-
-    def __reduce__(self) -> str:
+    def __str__(self) -> str:
         return "UNSET"
 
+    def __copy__(self) -> Unset:
+        return self
 
-UNSET = Unset()
+    def __deepcopy__(self, memo: object) -> Unset:
+        return self
+
+
+UNSET: Final = Unset.UNSET
 """A field omitted on the wire."""
 
-MISSING: Any = object()
+MISSING: Final = object()
 """Internal: a key absent from the JSON object being decoded."""
 
 
@@ -54,7 +84,7 @@ class ValidationError(ValueError):
     says what was expected and what was found.
     """
 
-    expected: tuple = ()
+    expected: tuple[Any, ...] = ()
     """Internal: the constants a ``const`` failure wanted ..."""
     found: Any = None
     """... and the value it found."""
@@ -62,18 +92,18 @@ class ValidationError(ValueError):
     """Internal: the schema keyword that failed (``type``, ``const`` ...), used
     to tell a union's inapplicable branches from the one that failed."""
 
-    def __init__(self, message: str, path: tuple = ()) -> None:
+    def __init__(self, message: str, path: JsonPath = ()) -> None:
         super().__init__(message)
         self.message = message
-        self._segments = list(reversed(path))
+        self._segments: list[str | int] = list(reversed(path))
 
-    def at(self, segment: "str | int") -> "ValidationError":
+    def at(self, segment: str | int) -> ValidationError:
         """Prefix the path with one more key or index (used while unwinding)."""
         self._segments.append(segment)
         return self
 
     @property
-    def segments(self) -> tuple:
+    def segments(self) -> JsonPath:
         return tuple(reversed(self._segments))
 
     @property
@@ -91,14 +121,14 @@ class ValidationError(ValueError):
     def __str__(self) -> str:
         return f"{self.path}: {self.message}"
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[type[ValidationError], tuple[str, JsonPath]]:
         return (ValidationError, (self.message, self.segments))
 
 
 _PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
-def json_type(value: Any) -> str:
+def json_type(value: object) -> str:
     """The JSON type name of a decoded JSON value, for messages."""
     if value is None:
         return "null"
@@ -118,7 +148,7 @@ def json_type(value: Any) -> str:
     return kind.__name__
 
 
-def _show(value: Any) -> str:
+def _show(value: object) -> str:
     try:
         text = json.dumps(value, allow_nan=False)
     except (TypeError, ValueError, RecursionError):
@@ -126,11 +156,13 @@ def _show(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def type_error(expected: str, value: Any) -> ValidationError:
-    return ValidationError(f"expected {expected}, found {json_type(value)} {_show(value)}")
+def type_error(expected: str, value: object) -> ValidationError:
+    return ValidationError(
+        f"expected {expected}, found {json_type(value)} {_show(value)}"
+    )
 
 
-def unexpected(expected: str, value: Any) -> ValidationError:
+def unexpected(expected: str, value: object) -> ValidationError:
     """``expected ..., found <value>``, the value shortened for the message."""
     return ValidationError(f"{expected}, found {_show(value)}")
 
@@ -139,21 +171,23 @@ def missing(key: str) -> ValidationError:
     return ValidationError(f"missing required property {json.dumps(key)}")
 
 
-def check_str(value: Any, min_length: int | None = None) -> str:
+def check_str(value: object, min_length: int | None = None) -> str:
     if type(value) is not str:
         raise type_error("a string", value)
     if min_length is not None and len(value) < min_length:
-        raise ValidationError(f"expected a string of at least {min_length} characters, found {_show(value)}")
+        raise ValidationError(
+            f"expected a string of at least {min_length} characters, found {_show(value)}"
+        )
     return value
 
 
-def check_bool(value: Any) -> bool:
+def check_bool(value: object) -> bool:
     if type(value) is not bool:
         raise type_error("a boolean", value)
     return value
 
 
-def check_int(value: Any, low: int | None = None, high: int | None = None) -> int:
+def check_int(value: object, low: int | None = None, high: int | None = None) -> int:
     """An integer: not a boolean; a float with no fraction becomes an int."""
     if type(value) is not int:
         if type(value) is float and value.is_integer():
@@ -161,39 +195,48 @@ def check_int(value: Any, low: int | None = None, high: int | None = None) -> in
         else:
             raise type_error("an integer", value)
     if (low is not None and value < low) or (high is not None and value > high):
-        raise ValidationError(f"expected an integer in [{_bound(low)}, {_bound(high)}], found {value}")
+        raise ValidationError(
+            f"expected an integer in [{_bound(low)}, {_bound(high)}], found {value}"
+        )
     return value
 
 
-def _bound(value: Any) -> str:
+def _bound(value: float | None) -> str:
     return "-inf" if value is None else str(value)
 
 
-def check_num(value: Any, low: Any = None, high: Any = None) -> "int | float":
+def check_num(
+    value: object, low: float | None = None, high: float | None = None
+) -> int | float:
     kind = type(value)
     if kind is not int and kind is not float:
         raise type_error("a number", value)
-    if (low is not None and value < low) or (high is not None and value > high):
-        raise ValidationError(f"expected a number in [{_bound(low)}, {_bound(high)}], found {value}")
-    return value
+    number = cast("int | float", value)
+    if (low is not None and number < low) or (high is not None and number > high):
+        raise ValidationError(
+            f"expected a number in [{_bound(low)}, {_bound(high)}], found {number}"
+        )
+    return number
 
 
-def check_null(value: Any) -> None:
-    if value is not None:
-        raise type_error("null", value)
-    return None
+def not_null(value: object) -> NoReturn:
+    """The error for a value that should be ``null``: the codec decodes a
+    null-only type as ``None if v is None else not_null(v)``."""
+    raise type_error("null", value)
 
 
-def check_const(value: Any, expected: Any) -> Any:
+def check_const(value: object, expected: _T) -> _T:
     if not json_equal(value, expected):
         raise ValidationError(f"expected {_show(expected)}, found {_show(value)}")
     return expected
 
 
-def check_list(value: Any, item: Callable, strict: bool, min_items: int | None = None) -> list:
-    if type(value) is not list:
+def check_list(
+    value: Any, item: Decoder[_T], strict: bool, min_items: int | None = None
+) -> list[_T]:
+    if type(value) is not json_array:
         raise type_error("an array", value)
-    out = []
+    out: list[_T] = []
     append = out.append
     index = 0
     try:
@@ -202,34 +245,46 @@ def check_list(value: Any, item: Callable, strict: bool, min_items: int | None =
     except ValidationError as error:
         raise error.at(index)
     if min_items is not None and len(out) < min_items:
-        raise ValidationError(f"expected an array of at least {min_items} items, found {len(out)}")
+        raise ValidationError(
+            f"expected an array of at least {min_items} items, found {len(out)}"
+        )
     return out
 
 
-def check_list_skipping(value: Any, item: Callable, strict: bool, min_items: int | None = None) -> list:
+def check_list_skipping(
+    value: Any, item: Decoder[_T], strict: bool, min_items: int | None = None
+) -> list[_T]:
     """``x-deserialize-skip-invalid-items``: in lenient mode, bad items are dropped."""
     if strict:
         return check_list(value, item, strict, min_items)
-    if type(value) is not list:
+    if type(value) is not json_array:
         raise type_error("an array", value)
-    out = []
+    out: list[_T] = []
     for element in value:
         try:
             out.append(item(element, strict))
         except ValidationError:
             continue
     if min_items is not None and len(out) < min_items:
-        raise ValidationError(f"expected an array of at least {min_items} valid items, found {len(out)}")
+        raise ValidationError(
+            f"expected an array of at least {min_items} valid items, found {len(out)}"
+        )
     return out
 
 
-def check_map(value: Any, item: "Callable | None" = None, strict: bool = False) -> dict:
+@overload
+def check_map(value: Any) -> dict[str, Any]: ...
+@overload
+def check_map(value: Any, item: Decoder[_T], strict: bool) -> dict[str, _T]: ...
+def check_map(
+    value: Any, item: Decoder[Any] | None = None, strict: bool = False
+) -> dict[str, Any]:
     """A JSON object used as a map; a new dict, so the input is never shared."""
-    if type(value) is not dict:
+    if type(value) is not json_object:
         raise type_error("an object", value)
     if item is None:
         return dict(value)
-    out = {}
+    out: dict[str, Any] = {}
     for key, element in value.items():
         try:
             out[key] = item(element, strict)
@@ -238,8 +293,11 @@ def check_map(value: Any, item: "Callable | None" = None, strict: bool = False) 
     return out
 
 
-def scalar_union(value: Any, strict: bool, by_type: dict, expected: str) -> Any:
-    """Decode a union whose members have distinct JSON types."""
+def scalar_union(
+    value: Any, strict: bool, by_type: dict[str, Decoder[object]], expected: str
+) -> object:
+    """Decode a union whose members have distinct JSON types. The caller knows
+    the union the decoders give, and casts to it."""
     kind = json_type(value)
     decoder = by_type.get(kind)
     if decoder is None and kind == "number" and value.is_integer():
@@ -249,11 +307,14 @@ def scalar_union(value: Any, strict: bool, by_type: dict, expected: str) -> Any:
     return decoder(value, strict)
 
 
-def first_match(value: Any, strict: bool, decoders: tuple) -> Any:
+def first_match(
+    value: Any, strict: bool, decoders: Sequence[Decoder[object]]
+) -> object:
     """Decode an untagged union nothing on the wire tells apart: the first
     member that accepts the value wins (serde's ``untagged``). On failure the
-    error of the member that got furthest is raised."""
-    errors = []
+    error of the member that got furthest is raised. The caller knows the union
+    the decoders give, and casts to it."""
+    errors: list[ValidationError] = []
     for decoder in decoders:
         try:
             return decoder(value, strict)
@@ -268,45 +329,53 @@ def any_value(value: Any, strict: bool = False) -> Any:
 
 # ---------------------------------------------------------------- strict mode
 
-_SCHEMA_CACHE: dict = {}
+_SCHEMA_CACHE: dict[int, JsonObject] = {}
 
 
-def schema_root(text: str) -> dict:
+def schema_root(text: str) -> JsonObject:
     root = _SCHEMA_CACHE.get(id(text))
     if root is None:
         root = _SCHEMA_CACHE[id(text)] = {"$defs": json.loads(text)}
     return root
 
 
-def validate(root: dict, pointer: str, value: Any) -> None:
+def validate(root: JsonObject, pointer: str, value: Any) -> None:
     """Check ``value`` against the subschema at ``pointer`` as a JSON Schema
     2020-12 validator does (``format`` is an annotation), raising
     :class:`ValidationError` with the path of the first failure."""
     _Validator(root).check(resolve(root, pointer), value, ())
 
 
-def resolve(root: dict, pointer: str) -> Any:
+def resolve(root: JsonObject, pointer: str) -> Any:
     node: Any = root
     for part in pointer.lstrip("#").split("/")[1:]:
         part = part.replace("~1", "/").replace("~0", "~")
-        node = node[int(part)] if isinstance(node, list) else node[part]
+        node = node[int(part)] if type(node) is json_array else node[part]
     return node
 
 
-def json_equal(a: Any, b: Any) -> bool:
+def json_equal(a: object, b: object) -> bool:
     """Equality of JSON values: ``1 == 1.0``, but ``true != 1``."""
     if type(a) is bool or type(b) is bool:
         return type(a) is type(b) and a == b
     if type(a) in (int, float) and type(b) in (int, float):
         return a == b
-    if type(a) is list and type(b) is list:
-        return len(a) == len(b) and all(json_equal(x, y) for x, y in zip(a, b))
-    if type(a) is dict and type(b) is dict:
-        return a.keys() == b.keys() and all(json_equal(a[k], b[k]) for k in a)
+    if type(a) is json_array:
+        return (
+            type(b) is json_array
+            and len(a) == len(b)
+            and all(json_equal(x, y) for x, y in zip(a, b))
+        )
+    if type(a) is json_object:
+        return (
+            type(b) is json_object
+            and a.keys() == b.keys()
+            and all(json_equal(a[k], b[k]) for k in a)
+        )
     return type(a) is type(b) and a == b
 
 
-def _is_type(value: Any, kind: str) -> bool:
+def _is_type(value: object, kind: str) -> bool:
     t = type(value)
     if kind == "object":
         return t is dict
@@ -315,7 +384,7 @@ def _is_type(value: Any, kind: str) -> bool:
     if kind == "string":
         return t is str
     if kind == "integer":
-        return t is int or (t is float and value.is_integer())
+        return t is int or (type(value) is float and value.is_integer())
     if kind == "number":
         return t is int or t is float
     if kind == "boolean":
@@ -329,38 +398,50 @@ class _Validator:
     """A JSON Schema 2020-12 validator for the keywords ACP schemas use; the
     generator refuses schemas with keywords it does not implement."""
 
-    def __init__(self, root: dict) -> None:
+    def __init__(self, root: JsonObject) -> None:
         self.root = root
 
-    def fail(self, message: str, path: tuple, keyword: str = "") -> ValidationError:
+    def fail(self, message: str, path: JsonPath, keyword: str = "") -> ValidationError:
         error = ValidationError(message, path)
         error.keyword = keyword
         return error
 
-    def check(self, schema: Any, value: Any, path: tuple) -> set:
+    def check(self, schema: Any, value: Any, path: JsonPath) -> set[str]:
         """Validate; return the object properties evaluated (for
         ``unevaluatedProperties``)."""
         if schema is True:
             return set()
         if schema is False:
             raise self.fail("no value is allowed here", path)
-        evaluated: set = set()
+        evaluated: set[str] = set()
         if "$ref" in schema:
             evaluated |= self.check(resolve(self.root, schema["$ref"]), value, path)
         kind = schema.get("type")
         if kind is not None:
-            kinds = kind if isinstance(kind, list) else [kind]
+            kinds: list[str] = kind if type(kind) is json_array else [kind]
             if not any(_is_type(value, k) for k in kinds):
                 expected = " or ".join(kinds)
-                raise self.fail(f"expected {expected}, found {json_type(value)} {_show(value)}", path, "type")
+                raise self.fail(
+                    f"expected {expected}, found {json_type(value)} {_show(value)}",
+                    path,
+                    "type",
+                )
         if "const" in schema and not json_equal(value, schema["const"]):
-            error = self.fail(f"expected {_show(schema['const'])}, found {_show(value)}", path, "const")
+            error = self.fail(
+                f"expected {_show(schema['const'])}, found {_show(value)}",
+                path,
+                "const",
+            )
             error.expected = (schema["const"],)
             error.found = value
             raise error
         if "enum" in schema and not any(json_equal(value, e) for e in schema["enum"]):
-            raise self.fail(f"expected one of {_show(schema['enum'])}, found {_show(value)}", path, "const")
-        t = type(value)
+            raise self.fail(
+                f"expected one of {_show(schema['enum'])}, found {_show(value)}",
+                path,
+                "const",
+            )
+        t: type[object] = value.__class__
         if (t is int or t is float) and t is not bool:
             self._number(schema, value, path)
         elif t is str:
@@ -381,7 +462,9 @@ class _Validator:
             except ValidationError:
                 pass
             else:
-                raise self.fail("the value matches a schema it must not match", path, "not")
+                raise self.fail(
+                    "the value matches a schema it must not match", path, "not"
+                )
         if "if" in schema:
             try:
                 evaluated |= self.check(schema["if"], value, path)
@@ -398,33 +481,58 @@ class _Validator:
             evaluated |= set(extra)
         return evaluated
 
-    def _number(self, schema: dict, value: Any, path: tuple) -> None:
+    def _number(self, schema: JsonObject, value: Any, path: JsonPath) -> None:
         if "minimum" in schema and value < schema["minimum"]:
-            raise self.fail(f"expected a number >= {schema['minimum']}, found {value}", path)
+            raise self.fail(
+                f"expected a number >= {schema['minimum']}, found {value}", path
+            )
         if "maximum" in schema and value > schema["maximum"]:
-            raise self.fail(f"expected a number <= {schema['maximum']}, found {value}", path)
+            raise self.fail(
+                f"expected a number <= {schema['maximum']}, found {value}", path
+            )
         if "exclusiveMinimum" in schema and value <= schema["exclusiveMinimum"]:
-            raise self.fail(f"expected a number > {schema['exclusiveMinimum']}, found {value}", path)
+            raise self.fail(
+                f"expected a number > {schema['exclusiveMinimum']}, found {value}", path
+            )
         if "exclusiveMaximum" in schema and value >= schema["exclusiveMaximum"]:
-            raise self.fail(f"expected a number < {schema['exclusiveMaximum']}, found {value}", path)
+            raise self.fail(
+                f"expected a number < {schema['exclusiveMaximum']}, found {value}", path
+            )
         if "multipleOf" in schema:
             quotient = value / schema["multipleOf"]
             if not (math.isfinite(quotient) and float(quotient).is_integer()):
-                raise self.fail(f"expected a multiple of {schema['multipleOf']}, found {value}", path)
+                raise self.fail(
+                    f"expected a multiple of {schema['multipleOf']}, found {value}",
+                    path,
+                )
 
-    def _string(self, schema: dict, value: str, path: tuple) -> None:
+    def _string(self, schema: JsonObject, value: str, path: JsonPath) -> None:
         if "minLength" in schema and len(value) < schema["minLength"]:
-            raise self.fail(f"expected at least {schema['minLength']} characters, found {_show(value)}", path)
+            raise self.fail(
+                f"expected at least {schema['minLength']} characters, found {_show(value)}",
+                path,
+            )
         if "maxLength" in schema and len(value) > schema["maxLength"]:
-            raise self.fail(f"expected at most {schema['maxLength']} characters, found {_show(value)}", path)
+            raise self.fail(
+                f"expected at most {schema['maxLength']} characters, found {_show(value)}",
+                path,
+            )
         if "pattern" in schema and re.search(schema["pattern"], value) is None:
-            raise self.fail(f"expected a string matching {_show(schema['pattern'])}, found {_show(value)}", path)
+            raise self.fail(
+                f"expected a string matching {_show(schema['pattern'])}, found {_show(value)}",
+                path,
+            )
 
-    def _array(self, schema: dict, value: list, path: tuple) -> None:
+    def _array(self, schema: JsonObject, value: list[Any], path: JsonPath) -> None:
         if "minItems" in schema and len(value) < schema["minItems"]:
-            raise self.fail(f"expected at least {schema['minItems']} items, found {len(value)}", path)
+            raise self.fail(
+                f"expected at least {schema['minItems']} items, found {len(value)}",
+                path,
+            )
         if "maxItems" in schema and len(value) > schema["maxItems"]:
-            raise self.fail(f"expected at most {schema['maxItems']} items, found {len(value)}", path)
+            raise self.fail(
+                f"expected at most {schema['maxItems']} items, found {len(value)}", path
+            )
         prefix = schema.get("prefixItems", ())
         for index, sub in enumerate(prefix[: len(value)]):
             self.check(sub, value[index], path + (index,))
@@ -437,15 +545,21 @@ class _Validator:
                     if json_equal(value[i], value[j]):
                         raise self.fail("expected unique items", path + (i,))
 
-    def _object(self, schema: dict, value: dict, path: tuple) -> set:
-        evaluated = set()
+    def _object(
+        self, schema: JsonObject, value: JsonObject, path: JsonPath
+    ) -> set[str]:
+        evaluated: set[str] = set()
         for key in schema.get("required", ()):
             if key not in value:
                 raise self.fail(f"missing required property {json.dumps(key)}", path)
         if "minProperties" in schema and len(value) < schema["minProperties"]:
-            raise self.fail(f"expected at least {schema['minProperties']} properties", path)
+            raise self.fail(
+                f"expected at least {schema['minProperties']} properties", path
+            )
         if "maxProperties" in schema and len(value) > schema["maxProperties"]:
-            raise self.fail(f"expected at most {schema['maxProperties']} properties", path)
+            raise self.fail(
+                f"expected at most {schema['maxProperties']} properties", path
+            )
         properties = schema.get("properties", {})
         patterns = schema.get("patternProperties", {})
         for key, sub in properties.items():
@@ -462,7 +576,9 @@ class _Validator:
                 if key in properties or any(re.search(p, key) for p in patterns):
                     continue
                 if schema["additionalProperties"] is False:
-                    raise self.fail(f"unexpected property {json.dumps(key)}", path + (key,))
+                    raise self.fail(
+                        f"unexpected property {json.dumps(key)}", path + (key,)
+                    )
                 self.check(schema["additionalProperties"], value[key], path + (key,))
                 evaluated.add(key)
         if "propertyNames" in schema:
@@ -472,11 +588,16 @@ class _Validator:
             if key in value:
                 for other in needed:
                     if other not in value:
-                        raise self.fail(f"missing property {json.dumps(other)} required by {json.dumps(key)}", path)
+                        raise self.fail(
+                            f"missing property {json.dumps(other)} required by {json.dumps(key)}",
+                            path,
+                        )
         return evaluated
 
-    def _any_of(self, options: list, value: Any, path: tuple) -> set:
-        evaluated, errors, matched = set(), [], False
+    def _any_of(self, options: list[Any], value: Any, path: JsonPath) -> set[str]:
+        evaluated: set[str] = set()
+        errors: list[ValidationError] = []
+        matched = False
         for sub in options:
             try:
                 evaluated |= self.check(sub, value, path)
@@ -487,8 +608,10 @@ class _Validator:
             raise self._best(errors, path, "any of the allowed shapes")
         return evaluated
 
-    def _one_of(self, options: list, value: Any, path: tuple) -> set:
-        evaluated, errors, matches = set(), [], 0
+    def _one_of(self, options: list[Any], value: Any, path: JsonPath) -> set[str]:
+        evaluated: set[str] = set()
+        errors: list[ValidationError] = []
+        matches = 0
         for sub in options:
             try:
                 evaluated = self.check(sub, value, path)
@@ -498,10 +621,14 @@ class _Validator:
         if matches == 0:
             raise self._best(errors, path, "exactly one of the allowed shapes")
         if matches > 1:
-            raise self.fail("the value matches more than one of the shapes of a oneOf", path)
+            raise self.fail(
+                "the value matches more than one of the shapes of a oneOf", path
+            )
         return evaluated
 
-    def _best(self, errors: list, path: tuple, expected: str) -> ValidationError:
+    def _best(
+        self, errors: list[ValidationError], path: JsonPath, expected: str
+    ) -> ValidationError:
         """The error of the branch that was meant, or a summary.
 
         A branch is not meant when it fails on the value's own type, on a
@@ -512,12 +639,18 @@ class _Validator:
         meant = [e for e in errors if not _rejects_branch(e, depth)]
         if meant:
             return max(meant, key=lambda e: len(e.segments))
-        tags = [e for e in errors if e.keyword == "const" and len(e.segments) == depth + 1]
+        tags = [
+            e for e in errors if e.keyword == "const" and len(e.segments) == depth + 1
+        ]
         if tags and len({e.segments for e in tags}) == 1:
             # Every branch refused the same member's value (a union tag): say
             # so there, with the values it could have had.
             wanted = ", ".join(_show(value) for e in tags for value in e.expected)
-            error = self.fail(f"expected one of {wanted}, found {_show(tags[0].found)}", tags[0].segments, "const")
+            error = self.fail(
+                f"expected one of {wanted}, found {_show(tags[0].found)}",
+                tags[0].segments,
+                "const",
+            )
             error.expected = tuple(value for e in tags for value in e.expected)
             error.found = tags[0].found
             return error

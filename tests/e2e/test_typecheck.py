@@ -1,0 +1,172 @@
+"""The generated packages under ``mypy --strict`` and pyright's strict mode,
+as a user's CI checks them once the package is copied in, and the types a
+user program sees: a small program per package is checked with the packages
+in one run of each checker, its ``assert_type`` lines must hold, and the lines
+marked ``# error`` must be the only errors."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from ..conftest import GENERATED, SCHEMAS
+
+PACKAGES = sorted(SCHEMAS)
+
+COMMON = '''\
+from __future__ import annotations
+
+from typing import Any
+
+from typing_extensions import assert_type
+
+import {pkg} as acp
+from {pkg} import UNSET, Unset
+
+data: Any = {{}}
+
+update = acp.decode("ToolCallUpdate", data)
+assert_type(update, acp.ToolCallUpdate)
+assert_type(update.title, "str | None | Unset")
+title = update.title
+if title is not UNSET and title is not None:
+    assert_type(title, str)
+    title.upper()
+if title is not UNSET:
+    assert_type(title, "str | None")
+if title:
+    assert_type(title, str)
+title.upper()  # error: may be None or UNSET
+assert_type(acp.decode_class(acp.ToolCallUpdate, data), acp.ToolCallUpdate)
+assert_type(acp.ToolCallUpdate.from_wire(data, strict=True), acp.ToolCallUpdate)
+assert_type(acp.decode("SessionUpdate", data), acp.SessionUpdate)
+assert_type(acp.decode("SessionId", data), str)
+assert_type(acp.decode("ToolKind", data), {tool_kind})
+assert_type(acp.decode("NoSuchDefinition", data), object)
+acp.decode(1, data)  # error: names are strings
+
+state = acp.apply(None, update)
+assert_type(state, acp.ToolCallState)
+assert_type(acp.apply(state, acp.ToolCallUpdateSessionUpdate(tool_call_id="c1")), acp.ToolCallState)
+assert_type(acp.apply_tool_call_update(state, update), acp.ToolCallState)
+assert_type(state.title, {state_title})
+acp.apply(state, acp.ToolKind.EDIT)  # error: not an upsert
+
+assert_type(acp.encode(update), dict[str, Any])
+assert_type(update.to_wire(), dict[str, Any])
+assert_type(acp.encode(state), dict[str, Any])
+assert_type(acp.encode(acp.ToolKind.EDIT), str)
+assert_type(acp.encode([update]), list[Any])
+assert_type(acp.encode(None), None)
+'''
+
+V1 = '''
+response = acp.decode("PromptResponse", data)
+assert_type(response, acp.PromptResponse)
+assert_type(response.stop_reason, acp.StopReason)
+'''
+
+V2 = '''
+response = acp.decode("PromptResponse", data)
+assert_type(response, acp.PromptResponse)
+assert_type(response.message_id, str)
+response.stop_reason  # error: v2 reports the end of a turn in a state_update
+'''
+
+
+def user_program(package: str) -> str:
+    v2 = package.startswith("acp_v2")
+    return COMMON.format(
+        pkg=package,
+        tool_kind='"acp.ToolKind | str"' if v2 else "acp.ToolKind",
+        state_title='"str | None"' if v2 else "str",
+    ) + (V2 if v2 else V1)
+
+
+def marked_lines(source: str) -> set[int]:
+    return {number for number, line in enumerate(source.splitlines(), 1) if "# error" in line}
+
+
+@dataclass
+class Report:
+    errors: dict[str, set[int]]
+    """File (``acp_v1/codec.py``, ``user_acp_v1.py``) -> lines with an error."""
+    output: str
+
+
+@pytest.fixture(scope="module")
+def checked(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Report]:
+    """One mypy and one pyright run over the four packages and the four user
+    programs."""
+    work = tmp_path_factory.mktemp("typecheck")
+    for package in PACKAGES:
+        (work / f"user_{package}.py").write_text(user_program(package))
+    return {"mypy": run_mypy(work), "pyright": run_pyright(work)}
+
+
+def run_mypy(work: Path) -> Report:
+    users = [str(work / f"user_{p}.py") for p in PACKAGES]
+    out = subprocess.run(
+        [sys.executable, "-m", "mypy", "--strict", "--python-version", "3.10", "--no-error-summary",
+         "--cache-dir", str(work / ".mypy_cache"), *PACKAGES, *users],
+        cwd=GENERATED, capture_output=True, text=True,
+    )  # fmt: skip
+    assert out.returncode in (0, 1), out.stdout + out.stderr
+    errors: dict[str, set[int]] = {}
+    for line in out.stdout.splitlines():
+        match = re.match(r"(.+?):(\d+): error: ", line)
+        if match:
+            errors.setdefault(_relative(Path(GENERATED, match[1]), work), set()).add(int(match[2]))
+    return Report(errors, out.stdout)
+
+
+def run_pyright(work: Path) -> Report:
+    config = {"typeCheckingMode": "strict", "pythonVersion": "3.10", "extraPaths": [str(GENERATED)]}
+    (work / "pyrightconfig.json").write_text(json.dumps(config))
+    pyright = Path(sys.executable).with_name("pyright")
+    files = [str(GENERATED / p) for p in PACKAGES] + [f"user_{p}.py" for p in PACKAGES]
+    out = subprocess.run(
+        [str(pyright), "--outputjson", "-p", str(work), *files], cwd=work, capture_output=True, text=True
+    )
+    report = json.loads(out.stdout)
+    errors: dict[str, set[int]] = {}
+    messages = []
+    for diagnostic in report["generalDiagnostics"]:
+        if diagnostic["severity"] != "error":
+            continue
+        path = _relative(Path(diagnostic["file"]), work)
+        line = diagnostic["range"]["start"]["line"] + 1
+        errors.setdefault(path, set()).add(line)
+        messages.append(f"{path}:{line}: {diagnostic['message']}")
+    return Report(errors, "\n".join(messages))
+
+
+def _relative(path: Path, work: Path) -> str:
+    path = path.resolve()
+    for base in (GENERATED.resolve(), work.resolve()):
+        if path.is_relative_to(base):
+            return path.relative_to(base).as_posix()
+    return path.as_posix()
+
+
+@pytest.mark.parametrize("checker", ["mypy", "pyright"])
+@pytest.mark.parametrize("package", PACKAGES)
+def test_package_is_clean_under_strict_checking(checked: dict[str, Report], checker: str, package: str) -> None:
+    report = checked[checker]
+    dirty = sorted(f for f in report.errors if f.startswith(package + "/"))
+    assert not dirty, report.output
+
+
+@pytest.mark.parametrize("checker", ["mypy", "pyright"])
+@pytest.mark.parametrize("package", PACKAGES)
+def test_user_program_sees_precise_types(checked: dict[str, Report], checker: str, package: str) -> None:
+    """Every ``assert_type`` holds and the ``# error`` lines, only they, fail."""
+    report = checked[checker]
+    got = report.errors.get(f"user_{package}.py", set())
+    assert got == marked_lines(user_program(package)), report.output

@@ -1,0 +1,89 @@
+"""The runtime module copied into every generated package, tested as the
+ordinary module it is in the generator."""
+
+from __future__ import annotations
+
+import copy
+import pickle
+
+import pytest
+from acpgen.runtime import _runtime as rt
+
+
+def test_unset_is_the_only_member_of_its_enum_and_falsy():
+    assert list(rt.Unset) == [rt.UNSET]
+    assert rt.UNSET is rt.Unset.UNSET and rt.Unset("UNSET") is rt.UNSET
+    assert not rt.UNSET and bool(rt.UNSET) is False
+    assert rt.UNSET is not None and rt.UNSET != None  # noqa: E711
+    assert repr(rt.UNSET) == str(rt.UNSET) == f"{rt.UNSET}" == "UNSET"
+
+
+def test_unset_keeps_its_identity_through_copy_and_pickle():
+    assert copy.copy(rt.UNSET) is rt.UNSET
+    assert copy.deepcopy({"x": [rt.UNSET]})["x"][0] is rt.UNSET
+    for protocol in range(pickle.HIGHEST_PROTOCOL + 1):
+        assert pickle.loads(pickle.dumps(rt.UNSET, protocol)) is rt.UNSET
+
+
+def test_validation_error_path_and_pickle():
+    error = rt.ValidationError("expected a string", ("update",)).at("content").at(2)
+    assert error.segments == (2, "content", "update")
+    error = rt.ValidationError("boom").at("type").at(2).at("content").at("a b")
+    assert error.path == '$["a b"].content[2].type'
+    assert str(error) == '$["a b"].content[2].type: boom'
+    clone = pickle.loads(pickle.dumps(error))
+    assert (clone.path, clone.message) == (error.path, error.message)
+
+
+def test_scalar_checks():
+    assert rt.check_int(3.0) == 3 and type(rt.check_int(3.0)) is int
+    with pytest.raises(rt.ValidationError, match="expected an integer"):
+        rt.check_int(True)
+    with pytest.raises(rt.ValidationError, match=r"in \[0, 10\]"):
+        rt.check_int(11, 0, 10)
+    assert rt.check_num(1.5, 0, 2) == 1.5
+    with pytest.raises(rt.ValidationError, match="expected a number"):
+        rt.check_num("1")
+    with pytest.raises(rt.ValidationError, match="expected null, found string"):
+        rt.not_null("x")
+    assert rt.check_const("a", "a") == "a"
+    with pytest.raises(rt.ValidationError, match="at least 2 characters"):
+        rt.check_str("a", 2)
+
+
+def test_lists_maps_and_unions():
+    def item(value: object, strict: bool) -> int:
+        return rt.check_int(value)
+
+    with pytest.raises(rt.ValidationError) as info:
+        rt.check_list([1, "x"], item, False)
+    assert info.value.path == "$[1]"
+    assert rt.check_list_skipping([1, "x", 2], item, False) == [1, 2]
+    with pytest.raises(rt.ValidationError):
+        rt.check_list_skipping([1, "x"], item, True)
+    source = {"a": 1}
+    copied = rt.check_map(source)
+    assert copied == source and copied is not source
+    assert rt.check_map({"a": 1.0}, item, False) == {"a": 1}
+    assert rt.scalar_union(2.0, False, {"integer": item}, "an integer") == 2
+    assert rt.first_match("x", False, (item, lambda v, s: rt.check_str(v))) == "x"
+
+
+def test_json_equal_tells_booleans_from_numbers():
+    assert rt.json_equal(1, 1.0) and not rt.json_equal(True, 1)
+    assert rt.json_equal({"a": [1, {"b": None}]}, {"a": [1.0, {"b": None}]})
+    assert not rt.json_equal([1], {"0": 1}) and not rt.json_equal({"a": 1}, [1])
+
+
+def test_validator_reports_the_branch_that_was_meant():
+    root = {"$defs": {"X": {"oneOf": [
+        {"type": "object", "properties": {"type": {"const": "a"}, "n": {"type": "integer"}}, "required": ["type"]},
+        {"type": "object", "properties": {"type": {"const": "b"}}, "required": ["type"]},
+    ]}}}  # fmt: skip
+    rt.validate(root, "#/$defs/X", {"type": "b"})
+    with pytest.raises(rt.ValidationError) as info:
+        rt.validate(root, "#/$defs/X", {"type": "a", "n": "1"})
+    assert info.value.path == "$.n"
+    with pytest.raises(rt.ValidationError) as info:
+        rt.validate(root, "#/$defs/X", {"type": "c"})
+    assert info.value.path == "$.type" and '"a", "b"' in info.value.message
