@@ -108,7 +108,7 @@ def conformance_fixtures(schemas, out, seed, check) -> None:
     (deterministic, seeded), keeping the known_failures lists of the files
     it rewrites; hand-written fixtures are left alone.
     """
-    from . import fixturegen
+    from ..conformance import fixturegen
     from ..conformance.loader import FIXTURES_ROOT, PROJECT_ROOT
 
     if not schemas:
