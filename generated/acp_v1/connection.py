@@ -99,7 +99,7 @@ LINE_LIMIT = 64 * 1024 * 1024
 
 log = logging.getLogger(__name__)
 
-_Id = Union[int, str]
+_Id = Union[int, str, None]
 H = TypeVar("H")
 A = TypeVar("A", bound=Agent)
 C = TypeVar("C", bound=Client)
@@ -206,7 +206,7 @@ class Connection(Generic[H]):
         try:
             message = decode_message(data, strict=self._strict)
         except ParamsError as error:
-            if error.id is None:
+            if not error.request:
                 log.warning(
                     "dropped a %s notification: %s at %s",
                     error.method,

@@ -104,8 +104,8 @@ INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
 REQUEST_CANCELLED = -32800
 
-_Id = Union[int, str]
-"""A JSON-RPC request id as ACP allows it: an integer or a string."""
+_Id = Union[int, str, None]
+"""A JSON-RPC request id as this schema allows it: an integer, a string or null."""
 
 
 # ---------------------------------------------------------------- the method table
@@ -498,11 +498,14 @@ class RequestError(Exception):
 
 class ParamsError(ValidationError):
     """A message whose envelope is right but whose params do not decode as
-    its method's type (a JSON-RPC ``-32602``). ``id`` is None for a
-    notification."""
+    its method's type (a JSON-RPC ``-32602``). ``request`` says whether it
+    was a request (with ``id``) or a notification."""
 
-    def __init__(self, id: _Id | None, method: str, error: ValidationError) -> None:
+    def __init__(
+        self, request: bool, id: _Id | None, method: str, error: ValidationError
+    ) -> None:
         super().__init__(error.message)
+        self.request = request
         self.id = id
         self.method = method
         self.error = error
@@ -551,13 +554,16 @@ def decode_message(data: Any, *, strict: bool = False) -> Message:
             if request is None:
                 return Request(id, method, params)
             return Request(
-                id, method, _params(request.params_name, params, id, method, strict)
+                id,
+                method,
+                _params(request.params_name, params, True, id, method, strict),
             )
         notification = info.notification if info is not None else None
         if notification is None:
             return Notification(method, params)
         return Notification(
-            method, _params(notification.params_name, params, None, method, strict)
+            method,
+            _params(notification.params_name, params, False, None, method, strict),
         )
     if "result" in message and "error" in message:
         raise ValidationError("a response has both result and error")
@@ -621,11 +627,13 @@ def encode_message(message: Message) -> dict[str, Any]:
     return out
 
 
-def _params(name: str, params: Any, id: _Id | None, method: str, strict: bool) -> Any:
+def _params(
+    name: str, params: Any, request: bool, id: _Id | None, method: str, strict: bool
+) -> Any:
     try:
         return decode(name, {} if params is None else params, strict=strict)
     except ValidationError as error:
-        raise ParamsError(id, method, error) from None
+        raise ParamsError(request, id, method, error) from None
 
 
 def _structured(params: Any) -> Any:
@@ -643,6 +651,8 @@ def _request_id(value: Any) -> _Id:
         return int(value)
     if isinstance(value, (int, str)) and not isinstance(value, bool):
         return value
+    if value is None:
+        return None
     raise ValidationError(
         f"expected a request id (an integer or a string), found {_json_kind(value)}",
         ("id",),

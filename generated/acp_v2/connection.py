@@ -192,7 +192,7 @@ class Connection(Generic[H]):
         try:
             message = decode_message(data, strict=self._strict)
         except ParamsError as error:
-            if error.id is None:
+            if not error.request:
                 log.warning(
                     "dropped a %s notification: %s at %s",
                     error.method,

@@ -531,6 +531,8 @@ class Package:
     capabilities: tuple[Capability, ...] = ()
     methods: tuple[RpcMethod, ...] = ()
     """The JSON-RPC methods, from ``x-method``/``x-side`` (set by ``methods``)."""
+    null_request_id: bool = False
+    """The schema's ``RequestId`` allows ``null`` (v1 does, as serde's ``Null``)."""
     warnings: tuple[str, ...] = ()
     """What the generator noticed but generated anyway (rules that do not fit
     the schema)."""

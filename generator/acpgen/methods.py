@@ -148,7 +148,18 @@ def find_methods(package: ir.Package, schema: Schema, overrides: dict[str, str] 
                 summary=summaries[def_name],
             )
         methods.append(ir.RpcMethod(name=method, request=calls.get("request"), notification=calls.get("notification")))
-    return replace(package, methods=tuple(methods))
+    return replace(package, methods=tuple(methods), null_request_id=allows_null(schema.defs.get("RequestId")))
+
+
+def allows_null(node: Any) -> bool:
+    """Whether a (request id) schema accepts ``null``: by its ``type`` or a
+    ``{"type": "null"}`` member of its ``anyOf``/``oneOf``."""
+    if not isinstance(node, dict):
+        return False
+    kind = node.get("type")
+    if kind == "null" or (isinstance(kind, list) and "null" in kind):
+        return True
+    return any(allows_null(option) for key in ("anyOf", "oneOf") for option in node.get(key) or ())
 
 
 def _kind(name: str, kinds: dict[str, set[str]], schema: Schema) -> str:
