@@ -702,7 +702,7 @@ def decode_message(data: Any, *, strict: bool = False) -> Message:
     """Read a whole JSON-RPC message (a value as ``json.loads`` returns it).
 
     A request's or notification's params are decoded with the method's own
-    type (absent or null params read as ``{}``); the params of a method the
+    type (a request's absent or null params read as ``{}``); the params of a method the
     schema does not have (``_``-prefixed extensions included) stay JSON, as
     does a response's result (see :func:`decode_result`). A bad envelope
     raises :class:`ValidationError`, bad params :class:`ParamsError`.
@@ -726,7 +726,7 @@ def decode_message(data: Any, *, strict: bool = False) -> Message:
             raise ValidationError(
                 "a request or notification has neither result nor error"
             )
-        params = _structured(message.get("params"))
+        params = message.get("params")
         info = METHODS.get(method)
         if "id" in message:
             id = _request_id(message["id"])
@@ -811,19 +811,9 @@ def _params(
     name: str, params: Any, request: bool, id: _Id | None, method: str, strict: bool
 ) -> Any:
     try:
-        return decode(name, {} if params is None else params, strict=strict)
+        return decode(name, {} if params is None and request else params, strict=strict)
     except ValidationError as error:
         raise ParamsError(request, id, method, error) from None
-
-
-def _structured(params: Any) -> Any:
-    """JSON-RPC params: an object, an array or nothing."""
-    if params is not None and type(params) not in (dict, list):
-        raise ValidationError(
-            f"expected params as an object or an array, found {_json_kind(params)}",
-            ("params",),
-        )
-    return params
 
 
 def _request_id(value: Any) -> _Id:

@@ -134,6 +134,11 @@ def _unknown_methods(document: dict) -> list[dict]:
             "expect": {"kind": "notification", "method": UNKNOWN_METHOD, "params": [1, 2], "raw": True},
         },
         {
+            "name": "an unknown request keeps even string params",
+            "message": {"jsonrpc": "2.0", "id": "u2", "method": UNKNOWN_METHOD, "params": "p"},
+            "expect": {"kind": "request", "id": "u2", "method": UNKNOWN_METHOD, "params": "p", "raw": True},
+        },
+        {
             "name": "an unknown request without params",
             "message": {"jsonrpc": "2.0", "id": 0, "method": UNKNOWN_METHOD},
             "expect": {"kind": "request", "id": 0, "method": UNKNOWN_METHOD, "params": None, "raw": True},
@@ -197,7 +202,6 @@ def _bad_envelopes(null_id: bool) -> list[dict]:
         ("a fractional id", {**request, "id": 1.5}, "$.id"),
         ("an object id", {**request, "id": {}}, "$.id"),
         ("a numeric method", {**request, "method": 5}, "$.method"),
-        ("string params", {**request, "params": "p"}, "$.params"),
         ("both result and error", {**response, "error": {"code": 1, "message": "m"}}, "$"),
         ("neither method, result nor error", {"jsonrpc": "2.0", "id": 1}, "$"),
         ("a result without an id", without(response, "id"), "$.id"),
