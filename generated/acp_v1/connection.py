@@ -137,6 +137,7 @@ class Connection(Generic[H]):
         self._write_lock = asyncio.Lock()
         self._loop_task: asyncio.Task[None] | None = None
         self._closed = False
+        self._closed_here = False
         self.handler = make_handler(self)
 
     # ------------------------------------------------------------ serving
@@ -147,13 +148,19 @@ class Connection(Generic[H]):
             self._loop_task = asyncio.get_running_loop().create_task(self._read_loop())
 
     async def run(self) -> None:
-        """Serve until the peer closes the connection (or :meth:`close`)."""
+        """Serve until the peer closes the connection or :meth:`close` is
+        called; cancelling ``run`` stops serving."""
         self.start()
         assert self._loop_task is not None
-        await asyncio.shield(self._loop_task)
+        try:
+            await self._loop_task
+        except asyncio.CancelledError:
+            if not self._closed_here:
+                raise
 
     async def close(self) -> None:
         """Close the connection: waiting requests fail, handlers are cancelled."""
+        self._closed_here = True
         if (
             self._loop_task is not None
             and self._loop_task is not asyncio.current_task()

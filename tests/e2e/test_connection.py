@@ -260,6 +260,24 @@ def test_notifications_arrive_in_order_before_the_response_that_follows_them():
     run(main())
 
 
+def test_close_ends_run_and_fails_what_is_waiting():
+    async def main():
+        agent, client = await connect(Agent, Client)
+        serving = asyncio.create_task(client.run())
+        pending = asyncio.create_task(client.prompt(acp.PromptRequest(session_id="s5", prompt=[])))
+        while not agent._answering:
+            await asyncio.sleep(0.01)
+        await client.close()
+        await serving  # returns, without raising
+        with pytest.raises(ConnectionError):
+            await pending
+        await agent.run()  # the agent sees the client go and stops serving
+        while agent.handler.cancelled != ["s5"]:  # and cancels the handler still running
+            await asyncio.sleep(0.01)
+
+    run(main())
+
+
 @pytest.mark.parametrize("name", sorted(SCHEMAS))
 def test_every_package_connects_an_agent_and_a_client(name):
     package = load_generated(name)
