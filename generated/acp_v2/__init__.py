@@ -7,8 +7,10 @@ The contract: decode(name, data, *, strict=False), encode(value), ValidationErro
 
 from ._runtime import UNSET, Unset, ValidationError
 from .codec import decode, decode_class, encode
+from .connection import *  # noqa: F401,F403
 from .models import *  # noqa: F401,F403
 from .patch import *  # noqa: F401,F403
+from .protocol import *  # noqa: F401,F403
 
 GENERATOR_VERSION = "0.1.0"
 SCHEMA_FILE = "schema/v2/schema.json"
@@ -541,6 +543,35 @@ __all__ = [
     "apply_tool_call_content_chunk",
     "apply_terminal_output_chunk",
     "apply_compaction_summary_chunk",
+    "Agent",
+    "CANCEL_REQUEST",
+    "Client",
+    "ErrorResponse",
+    "INTERNAL_ERROR",
+    "INVALID_PARAMS",
+    "INVALID_REQUEST",
+    "METHODS",
+    "METHOD_NOT_FOUND",
+    "Message",
+    "MethodInfo",
+    "Notification",
+    "NotificationInfo",
+    "PARSE_ERROR",
+    "ParamsError",
+    "REQUEST_CANCELLED",
+    "Request",
+    "RequestError",
+    "RequestInfo",
+    "Response",
+    "RpcError",
+    "decode_message",
+    "decode_result",
+    "encode_message",
+    "AgentSideConnection",
+    "ClientSideConnection",
+    "Connection",
+    "run_agent_stdio",
+    "spawn_agent",
 ]
 
 # A $defs name that could not be a Python name as it is (not an identifier,
