@@ -94,12 +94,13 @@ def acpgen_client(protocol: str) -> list[str]:
 # ------------------------------------------------------------------ running
 
 
-def run_session(client: list[str], agent: list[str]) -> dict:
-    """Run ``client`` against ``agent`` (real processes over stdio) and return
-    the client's report; fail with the peer's stderr if anything goes wrong."""
+def run_session(client: list[str], agent: list[str], cwd: Path = ROOT) -> dict:
+    """Run ``client`` against ``agent`` (real processes over stdio, in ``cwd``,
+    which the client sends as the session's cwd) and return the client's
+    report; fail with the peer's stderr if anything goes wrong."""
     command = [*client, *agent]
     try:
-        done = subprocess.run(command, capture_output=True, text=True, timeout=TIMEOUT, cwd=ROOT)
+        done = subprocess.run(command, capture_output=True, text=True, timeout=TIMEOUT, cwd=cwd)
     except subprocess.TimeoutExpired as error:
         pytest.fail(f"{command} did not finish in {TIMEOUT} s; stderr:\n{error.stderr}")
     if done.returncode != 0:
