@@ -56,3 +56,11 @@ def test_sdk_peers_hold_a_session(pair):
     client, agent, protocol, agent_name = PAIRS[pair]
     report = run_session(client(), agent())
     check_report(report, protocol, agent_name)
+
+
+def test_the_report_check_catches_an_agent_that_ignores_cancel():
+    report = run_session(python_sdk_client(), python_sdk_agent())
+    report["cancel"]["stopReason"] = "end_turn"
+    report["cancel"]["text"] = report["cancel"]["sent"]
+    with pytest.raises(AssertionError, match="end_turn"):
+        check_report(report, "v1", "python-sdk-echo-agent")
