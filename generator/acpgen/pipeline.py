@@ -16,6 +16,7 @@ from .fmt import format_files
 from .ir import Package
 from .load import Schema, load_schema
 from .lower import lower
+from .methods import find_methods
 from .naming import name_package
 from .render import render_package
 from .upserts import apply_rules
@@ -29,6 +30,7 @@ def build_ir(schema: Schema, package_name: str, rules: str | None = None) -> Pac
     package = name_package(lower(schema), package_name)
     package = resolve_defaults(package)
     package = find_capabilities(package)
+    package = find_methods(package, schema)
     if rules:
         package = apply_rules(package, rules)
     return replace(package, schema_version=schema_version(schema))
