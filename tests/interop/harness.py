@@ -129,6 +129,11 @@ def check_report(report: dict, protocol: str, agent_name: str) -> None:
         "the cancelled turn was not cut short: " + turn["text"][:80]
     )
 
+    assert report["unknownMethod"] == {"code": -32601}, (
+        "an unknown extension request was not answered -32601 (method not found): "
+        f"{report['unknownMethod']}"
+    )
+
     if protocol == "v2":
         for turn in (report["prompt"], report["cancel"]):
             assert isinstance(turn["messageId"], str) and turn["messageId"], turn

@@ -23,7 +23,7 @@ def shape(records):
     out = []
     for r in records:
         m = r["message"]
-        step = (r["direction"], m.get("method", "result"))
+        step = (r["direction"], m.get("method", "error" if "error" in m else "result"))
         if m.get("method") == "session/update":
             step += (m["params"]["update"]["sessionUpdate"],)
         if not out or out[-1] != step or step[-1] != "agent_message_chunk":
@@ -46,11 +46,13 @@ def test_transcript_is_a_whole_session(name):
         else:
             direction, _method = requests.pop(m["id"])
             assert r["direction"] != direction, f"response {m['id']} went the way of its request"
-            assert "result" in m, m
+            assert ("result" in m) != ("error" in m), m
     assert not requests, f"requests never answered: {requests}"
     methods = [r["message"].get("method") for r in records if "method" in r["message"]]
     assert methods[:2] == ["initialize", "session/new"]
     assert methods.count("session/prompt") == 2 and methods.count("session/cancel") == 1
+    assert methods[-1] == "_interop/unknown"
+    assert records[-1]["message"]["error"]["code"] == -32601
 
 
 def test_the_recorder_reproduces_the_python_sdk_transcript(tmp_path):

@@ -89,6 +89,11 @@ async def run(protocol: str, program: str, *args: str) -> dict:
         turns = {}
         for name, text in (("prompt", PROMPT), ("cancel", LONG_PROMPT)):
             turns[name] = await run_turn(acp, conn, client, session.session_id, text, name == "cancel")
+        try:
+            await conn.request("_interop/unknown", {})
+            unknown = {"result": "answered"}
+        except acp.RequestError as error:
+            unknown = {"code": error.code}
     agent_info = init.agent_info if protocol == "v1" else init.info
     return {
         "client": f"acpgen acp_{protocol}",
@@ -96,6 +101,7 @@ async def run(protocol: str, program: str, *args: str) -> dict:
         "agentInfo": acp.encode(agent_info) if isinstance(agent_info, acp.Implementation) else None,
         "sessionId": session.session_id,
         **turns,
+        "unknownMethod": unknown,
     }
 
 

@@ -70,12 +70,18 @@ async def run(program: str, *args: str) -> dict:
             client.cancel_on_first_chunk = name == "cancel"
             response = await conn.prompt(session_id=session.session_id, prompt=[text_block(text)])
             turns[name] = turn_report(text, response.stop_reason, client.updates)
+        try:
+            await conn.ext_method("interop/unknown", {})  # sent as `_interop/unknown`
+            unknown = {"result": "answered"}
+        except RequestError as error:
+            unknown = {"code": error.code}
     return {
         "client": f"python-sdk {metadata.version('agent-client-protocol')}",
         "protocolVersion": init.protocol_version,
         "agentInfo": init.agent_info.model_dump(mode="json", exclude_none=True) if init.agent_info else None,
         "sessionId": session.session_id,
         **turns,
+        "unknownMethod": unknown,
     }
 
 

@@ -23,6 +23,7 @@ from acp import (
     InitializeResponse,
     NewSessionResponse,
     PromptResponse,
+    RequestError,
     run_agent,
     text_block,
     update_agent_message,
@@ -65,6 +66,10 @@ class EchoAgent(Agent):
 
     async def cancel(self, session_id: str, **kwargs: Any) -> None:
         self._cancelled[session_id].set()
+
+    async def ext_method(self, method: str, params: dict) -> dict:
+        # the inherited stub would answer an unknown extension with a null result
+        raise RequestError.method_not_found(method)
 
 
 def main() -> None:

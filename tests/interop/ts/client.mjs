@@ -108,6 +108,10 @@ const report = await sdk
       sessionId: session.sessionId,
       prompt: await runTurn(session.sessionId, PROMPT, false),
       cancel: await runTurn(session.sessionId, LONG_PROMPT, true),
+      unknownMethod: await agent.request("_interop/unknown", {}).then(
+        () => ({ result: "answered" }),
+        (error) => ({ code: error.code }),
+      ),
     };
   });
 
