@@ -84,3 +84,14 @@ def test_session_between_acpgen_and_sdk_peers(pair):
     client, agent, protocol, agent_name = MATRIX[pair]
     report = run_session(client(), agent())
     check_report(report, protocol, agent_name)
+
+
+def test_acpgen_agent_answers_a_cancelled_request_minus_32800():
+    """The TypeScript SDK client aborts its third prompt request on the first
+    streamed chunk (``$/cancel_request``): the acpgen agent cancels the
+    handler and answers the request with -32800, and the session goes on."""
+    client = [*ts_sdk_client("v1")]
+    client.insert(client.index("--"), "--abort-turn")
+    report = run_session(client, acpgen_agent("v1"))
+    check_report(report, "v1", ACPGEN_AGENT)
+    assert report["abort"] == {"code": -32800}, report["abort"]

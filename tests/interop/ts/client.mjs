@@ -9,7 +9,10 @@
 // tests/interop/README.md). A v1 turn ends with the session/prompt response,
 // a v2 turn with the first idle state_update after the prompt was accepted.
 //
-//   node client.mjs [--protocol v1|v2] -- AGENT_PROGRAM [ARGS...]
+// With --abort-turn (v1) it then sends a third prompt and aborts that request
+// with $/cancel_request on the first chunk, and reports the error it got.
+//
+//   node client.mjs [--protocol v1|v2] [--abort-turn] -- AGENT_PROGRAM [ARGS...]
 
 import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
@@ -20,7 +23,10 @@ import * as v1 from "@agentclientprotocol/sdk";
 import * as v2 from "@agentclientprotocol/sdk/experimental/v2";
 
 const { values: opts, positionals: command } = parseArgs({
-  options: { protocol: { type: "string", default: "v1" } },
+  options: {
+    protocol: { type: "string", default: "v1" },
+    "abort-turn": { type: "boolean", default: false },
+  },
   allowPositionals: true,
 });
 if (command.length === 0) {
@@ -49,6 +55,10 @@ function onSessionUpdate({ params }) {
     turn.cancelOnFirstChunk = false;
     void agentContext.notify(sdk.methods.agent.session.cancel, { sessionId: params.sessionId });
   }
+  if (turn.abortOnFirstChunk && update.sessionUpdate === "agent_message_chunk") {
+    turn.abortOnFirstChunk.abort();
+    turn.abortOnFirstChunk = null;
+  }
   if (update.sessionUpdate === "state_update" && update.state === "idle" && turn.onIdle) {
     turn.onIdle(update.stopReason);
   }
@@ -75,6 +85,23 @@ async function runTurn(sessionId, text, cancelOnFirstChunk) {
       .join(""),
     ...(isV2 ? { messageId: response.messageId } : {}),
   };
+}
+
+// Aborts the prompt request itself ($/cancel_request) on the first chunk.
+async function runAbortedTurn(sessionId, text) {
+  const controller = new AbortController();
+  turn = { updates: [], abortOnFirstChunk: controller };
+  const request = { sessionId, prompt: [{ type: "text", text }] };
+  try {
+    const response = await agentContext.request(sdk.methods.agent.session.prompt, request, {
+      cancellationSignal: controller.signal,
+    });
+    return { result: response };
+  } catch (error) {
+    return { code: error.code };
+  } finally {
+    turn = null;
+  }
 }
 
 const child = spawn(command[0], command.slice(1), { stdio: ["pipe", "pipe", "inherit"] });
@@ -108,6 +135,7 @@ const report = await sdk
       sessionId: session.sessionId,
       prompt: await runTurn(session.sessionId, PROMPT, false),
       cancel: await runTurn(session.sessionId, LONG_PROMPT, true),
+      ...(opts["abort-turn"] ? { abort: await runAbortedTurn(session.sessionId, LONG_PROMPT) } : {}),
       unknownMethod: await agent.request("_interop/unknown", {}).then(
         () => ({ result: "answered" }),
         (error) => ({ code: error.code }),
