@@ -3,6 +3,8 @@
 Run by a client over stdin/stdout: python examples/echo_agent.py [DELAY_SECONDS]
 """
 
+from __future__ import annotations
+
 import asyncio
 import sys
 from pathlib import Path
@@ -14,7 +16,7 @@ DELAY = float(sys.argv[1]) if len(sys.argv) > 1 else 0.0
 
 
 class EchoAgent(acp.Agent):
-    def __init__(self, conn: acp.AgentSideConnection) -> None:
+    def __init__(self, conn: acp.AgentSideConnection[EchoAgent]) -> None:
         self.conn = conn
         self.cancelled: set[str] = set()
 

@@ -4,6 +4,8 @@ prints the streamed answer.
 python examples/echo_client.py [TEXT] [-- AGENT COMMAND...]   (default agent: echo_agent.py)
 """
 
+from __future__ import annotations
+
 import asyncio
 import os
 import sys
@@ -14,7 +16,7 @@ import acp_v1 as acp  # noqa: E402
 
 
 class PrintingClient(acp.Client):
-    def __init__(self, conn: acp.ClientSideConnection) -> None:
+    def __init__(self, conn: acp.ClientSideConnection[PrintingClient]) -> None:
         self.conn = conn
 
     async def session_update(self, params: acp.SessionNotification) -> None:
@@ -27,7 +29,7 @@ async def main(text: str, command: list[str]) -> None:
     async with acp.spawn_agent(PrintingClient, *command) as conn:
         await conn.initialize(acp.InitializeRequest(protocol_version=1))
         session = await conn.new_session(acp.NewSessionRequest(cwd=os.getcwd(), mcp_servers=[]))
-        prompt = [acp.TextContentBlock(text=text)]
+        prompt: list[acp.ContentBlock] = [acp.TextContentBlock(text=text)]
         response = await conn.prompt(acp.PromptRequest(session_id=session.session_id, prompt=prompt))
         print(f"\n[{response.stop_reason.value}]")
 

@@ -13,7 +13,7 @@ import functools
 import json
 import logging
 import sys
-from typing import Any, AsyncGenerator, Callable, Union, cast
+from typing import Any, AsyncGenerator, Callable, Generic, TypeVar, Union, cast
 
 from ._runtime import ValidationError
 from .codec import encode
@@ -86,9 +86,12 @@ LINE_LIMIT = 64 * 1024 * 1024
 log = logging.getLogger(__name__)
 
 _Id = Union[int, str]
+H = TypeVar("H")
+A = TypeVar("A", bound=Agent)
+C = TypeVar("C", bound=Client)
 
 
-class Connection:
+class Connection(Generic[H]):
     """One end of a JSON-RPC connection, one message per line.
 
     Incoming requests for ``handles`` (``"agent"`` or ``"client"``) go to
@@ -103,7 +106,7 @@ class Connection:
 
     def __init__(
         self,
-        make_handler: Callable[[Any], object],
+        make_handler: Callable[[Any], H],
         reader: asyncio.StreamReader,
         writer: asyncio.StreamWriter,
         *,
@@ -389,14 +392,14 @@ class Connection:
                 raise ConnectionError(str(error)) from error
 
 
-class AgentSideConnection(Connection):
+class AgentSideConnection(Connection[A]):
     """The agent's end of the connection: ``make_agent(conn)`` returns
     the agent (an :class:`Agent`) that handles what the client sends;
     the typed methods below call the client."""
 
     def __init__(
         self,
-        make_agent: Callable[[AgentSideConnection], Agent],
+        make_agent: Callable[[AgentSideConnection[A]], A],
         reader: asyncio.StreamReader,
         writer: asyncio.StreamWriter,
         *,
@@ -433,7 +436,7 @@ class AgentSideConnection(Connection):
         await self.notify("elicitation/complete", params)
 
 
-class ClientSideConnection(Connection):
+class ClientSideConnection(Connection[C]):
     """The client's end of the connection: ``make_client(conn)`` returns
     the client (an :class:`Client`) that handles what the agent sends;
     the typed methods below call the agent."""
@@ -443,7 +446,7 @@ class ClientSideConnection(Connection):
 
     def __init__(
         self,
-        make_client: Callable[[ClientSideConnection], Client],
+        make_client: Callable[[ClientSideConnection[C]], C],
         reader: asyncio.StreamReader,
         writer: asyncio.StreamWriter,
         *,
@@ -528,7 +531,7 @@ class ClientSideConnection(Connection):
         await self.notify("session/cancel", params)
 
 
-async def run_agent_stdio(make_agent: Callable[[AgentSideConnection], Agent]) -> None:
+async def run_agent_stdio(make_agent: Callable[[AgentSideConnection[A]], A]) -> None:
     """Serve an agent on this process's stdin and stdout until the client
     closes stdin. Log to stderr: stdout carries the protocol."""
     loop = asyncio.get_running_loop()
@@ -545,12 +548,12 @@ async def run_agent_stdio(make_agent: Callable[[AgentSideConnection], Agent]) ->
 
 @contextlib.asynccontextmanager
 async def spawn_agent(
-    make_client: Callable[[ClientSideConnection], Client],
+    make_client: Callable[[ClientSideConnection[C]], C],
     program: str,
     *args: str,
     env: dict[str, str] | None = None,
     cwd: str | None = None,
-) -> AsyncGenerator[ClientSideConnection, None]:
+) -> AsyncGenerator[ClientSideConnection[C], None]:
     """Start ``program`` with ``args`` as an agent subprocess speaking ACP on
     its stdin/stdout and yield the client's connection to it (the process is
     ``conn.process``). On exit the connection is closed and the process
