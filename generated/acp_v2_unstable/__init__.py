@@ -11,6 +11,8 @@ from .models import *  # noqa: F401,F403
 from .models import __all__ as _model_names
 from .patch import *  # noqa: F401,F403
 from .patch import __all__ as _patch_names
+from .session import *  # noqa: F401,F403
+from .session import __all__ as _session_names
 
 GENERATOR_VERSION = "0.1.0"
 SCHEMA_FILE = "schema/v2/schema.unstable.json"
@@ -297,6 +299,7 @@ __all__ = [
     "encode",
     *_model_names,
     *_patch_names,
+    *_session_names,
 ]
 
 # A $defs name that could not be a Python name as it is (not an identifier,

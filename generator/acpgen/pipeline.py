@@ -18,6 +18,7 @@ from .load import Schema, load_schema
 from .lower import lower
 from .naming import name_package
 from .render import render_package
+from .session import apply_session_rules
 from .upserts import apply_rules
 from .write import read_tree
 
@@ -31,6 +32,7 @@ def build_ir(schema: Schema, package_name: str, rules: str | None = None) -> Pac
     package = find_capabilities(package)
     if rules:
         package = apply_rules(package, rules)
+        package = apply_session_rules(package, rules)
     return replace(package, schema_version=schema_version(schema))
 
 

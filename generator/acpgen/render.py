@@ -28,6 +28,7 @@ MODULES = {
     "codec.py": "codec.py.jinja",
     "_schema.py": "_schema.py.jinja",
     "patch.py": "patch.py.jinja",
+    "session.py": "session.py.jinja",
 }
 
 
