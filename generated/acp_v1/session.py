@@ -131,13 +131,15 @@ def _message_chunk(
                 ),
                 content=[*current.content, content],
             )
-            return _replace(session, **{field: {**messages, last.key: extended}})
+            changes: dict[str, Any] = {field: {**messages, last.key: extended}}
+            return _replace(session, **changes)
     key = f"#{len(session.history)}"
     started = ChunkedMessage(message_id=wire_id, content=[content])
+    changes = {field: {**messages, key: started}}
     return _replace(
         session,
         history=[*session.history, HistoryEntry(field=field, key=key)],
-        **{field: {**messages, key: started}},
+        **changes,
     )
 
 
