@@ -7,12 +7,16 @@ The contract: decode(name, data, *, strict=False), encode(value), ValidationErro
 
 from ._runtime import UNSET, Unset, ValidationError
 from .codec import decode, encode
+from .connection import *  # noqa: F401,F403
+from .connection import __all__ as _connection_names
 from .models import *  # noqa: F401,F403
 from .models import __all__ as _model_names
 from .patch import *  # noqa: F401,F403
 from .patch import __all__ as _patch_names
 from .session import *  # noqa: F401,F403
 from .session import __all__ as _session_names
+from .protocol import *  # noqa: F401,F403
+from .protocol import __all__ as _protocol_names
 
 GENERATOR_VERSION = "0.1.0"
 SCHEMA_FILE = "schema/v2/schema.unstable.json"
@@ -300,6 +304,8 @@ __all__ = [
     *_model_names,
     *_patch_names,
     *_session_names,
+    *_protocol_names,
+    *_connection_names,
 ]
 
 # A $defs name that could not be a Python name as it is (not an identifier,

@@ -553,6 +553,42 @@ class Capability:
 
 
 @dataclass(frozen=True)
+class Call:
+    """One way a JSON-RPC method is used: a request (answered with a result)
+    or a notification, and the side that handles it."""
+
+    method: str
+    kind: str
+    """``request`` or ``notification``."""
+    side: str
+    """``x-side``: ``agent``, ``client``, ``protocol`` or ``proxy``."""
+    params: str
+    """The ``$defs`` name of the params type."""
+    params_class: str
+    handler: str
+    """The Python method name on the handler interface and the connection."""
+    result: str = ""
+    """For a request: the ``$defs`` name of the result type."""
+    result_class: str = ""
+    summary: str = ""
+    """The first paragraph of the params type's description."""
+
+
+@dataclass(frozen=True)
+class RpcMethod:
+    """A JSON-RPC method name and how it is used; a name may be both a
+    request and a notification (JSON-RPC tells them apart by ``id``)."""
+
+    name: str
+    request: Call | None = None
+    notification: Call | None = None
+
+    @property
+    def calls(self) -> tuple[Call, ...]:
+        return tuple(c for c in (self.request, self.notification) if c is not None)
+
+
+@dataclass(frozen=True)
 class Package:
     """Everything one generated package holds."""
 
@@ -569,12 +605,32 @@ class Package:
     capabilities: tuple[Capability, ...] = ()
     session: SessionRules | None = None
     """The session fold, when the package has session rules."""
+    methods: tuple[RpcMethod, ...] = ()
+    """The JSON-RPC methods, from ``x-method``/``x-side`` (set by ``methods``)."""
+    null_request_id: bool = False
+    """The schema's ``RequestId`` allows ``null`` (v1 does, as serde's ``Null``)."""
     warnings: tuple[str, ...] = ()
     """What the generator noticed but generated anyway (rules that do not fit
     the schema)."""
     validation_defs: Any = None
     """The ``$defs`` without their annotations: what strict mode validates
     against, and what :class:`RawT` pointers point into."""
+
+    def calls(self, side: str) -> tuple[Call, ...]:
+        """Every request and notification handled by ``side``, in method order."""
+        return tuple(c for m in self.methods for c in m.calls if c.side == side)
+
+    def classes_of(self, *sides: str) -> tuple[str, ...]:
+        """The classes the methods handled by ``sides`` (all, when none is
+        given) name as params or results, each once, sorted."""
+        names = (
+            n
+            for m in self.methods
+            for c in m.calls
+            if not sides or c.side in sides
+            for n in (c.params_class, c.result_class)
+        )
+        return tuple(sorted(set(n for n in names if n)))
 
 
 def _tightest(a, b, pick):

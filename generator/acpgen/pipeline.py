@@ -16,6 +16,7 @@ from .fmt import format_files
 from .ir import Package
 from .load import Schema, load_schema
 from .lower import lower
+from .methods import find_methods
 from .naming import name_package
 from .render import render_package
 from .session import apply_session_rules
@@ -23,13 +24,16 @@ from .upserts import apply_rules
 from .write import read_tree
 
 
-def build_ir(schema: Schema, package_name: str, rules: str | None = None) -> Package:
-    """The named IR of a loaded schema; ``rules`` names the patch rule set."""
+def build_ir(schema: Schema, package_name: str, rules: str | None = None, *, methods: bool = True) -> Package:
+    """The named IR of a loaded schema; ``rules`` names the patch rule set.
+    ``methods=False`` leaves out the JSON-RPC method table (and its checks)."""
     if not package_name.isidentifier() or keyword.iskeyword(package_name):
         raise AcpgenError(f"the package name {package_name!r} is not a usable Python identifier")
     package = name_package(lower(schema), package_name)
     package = resolve_defaults(package)
     package = find_capabilities(package)
+    if methods:
+        package = find_methods(package, schema)
     if rules:
         package = apply_rules(package, rules)
         package = apply_session_rules(package, rules)

@@ -29,6 +29,8 @@ MODULES = {
     "_schema.py": "_schema.py.jinja",
     "patch.py": "patch.py.jinja",
     "session.py": "session.py.jinja",
+    "protocol.py": "protocol.py.jinja",
+    "connection.py": "connection.py.jinja",
 }
 
 

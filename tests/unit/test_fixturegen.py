@@ -72,6 +72,7 @@ def test_manifest_records_the_schema_and_the_counts():
         counts = {"valid": 0, "invalid": 0, "lenient": 0}
         for case in _generated_cases(key):
             counts[fixturegen.category(case)] += 1
+        counts["messages"] = len(json.loads((FIXTURES / key / "messages.json").read_text())["messages"])
         assert manifest["counts"] == counts
 
 

@@ -148,9 +148,10 @@ def conformance_fixtures(schemas, out, seed, check) -> None:
         changed = fixturegen.write(target, files)
         counts = files["manifest.json"]["counts"]
         click.echo(
-            f"wrote {target} ({len(files) - 1} definitions, {sum(counts.values())} cases: "
+            f"wrote {target} ({sum(1 for name in files if name.startswith('generated/'))} definitions, "
+            f"{counts['valid'] + counts['invalid'] + counts['lenient']} cases: "
             f"{counts['valid']} valid, {counts['invalid']} invalid, {counts['lenient']} lenient; "
-            f"{len(changed)} file(s) changed)"
+            f"{counts.get('messages', 0)} messages; {len(changed)} file(s) changed)"
         )
     click.echo(f"generated the fixtures of {len(jobs)} schema(s) in {elapsed:.1f}s")
     if check:

@@ -36,7 +36,7 @@ class _Side:
     def __init__(self, schema: Schema, label: str) -> None:
         self.schema = schema
         self.label = label
-        self.package = build_ir(schema, "acpgen_diff")
+        self.package = build_ir(schema, "acpgen_diff", methods=False)
         self.defs: dict[str, ir.Definition] = {d.name: d for d in self.package.definitions}
         self.raw: dict[str, Any] = dict(schema.defs)
         self.forms = _message_forms(schema.document)
