@@ -117,3 +117,7 @@ _register_schema_commands(main)
 from .conformance.cli import register as _register_conformance_commands  # noqa: E402
 
 _register_conformance_commands(main)
+# acpgen validate
+from .validate.cli import register as _register_validate_command  # noqa: E402
+
+_register_validate_command(main)
