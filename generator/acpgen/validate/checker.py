@@ -110,7 +110,9 @@ class _Checker:
             data = data["message"]
         p = self.p
         try:
-            message = p.decode_message(data, strict=True)
+            message = self.fast(data)
+            if message is None:
+                message = p.decode_message(data, strict=True)
         except p.ValidationError as exc:
             try:
                 message = p.decode_message(data, strict=False)
@@ -126,6 +128,32 @@ class _Checker:
                 yield from self.update(n, message.params)
         else:
             yield from self.response(n, direction, message)
+
+    def fast(self, data: Any) -> Any:
+        """The message, when lenient decoding keeps every member of it as it
+        is (its re-encoding holds the input unchanged): then no member was
+        dropped or repaired, and the slow strict validation is skipped unless
+        ``strict``. None: validate strictly."""
+        if self.strict:
+            return None
+        try:
+            message = self.p.decode_message(data)
+        except self.p.ValidationError:
+            return None
+        if next(_differences(data, self.p.encode_message(message), ""), None) is None:
+            return message
+        return None
+
+    def fast_result(self, method: str, data: Any) -> Any:
+        if self.strict:
+            return None
+        try:
+            result = self.p.decode_result(method, data)
+        except self.p.ValidationError:
+            return None
+        if next(_differences(data, self.p.encode(result), ""), None) is None:
+            return result
+        return None
 
     def request(self, n: int, direction: str | None, message: Any) -> Iterator[Finding]:
         key = (direction, message.id)
@@ -178,7 +206,9 @@ class _Checker:
             return
         p = self.p
         try:
-            result = p.decode_result(method, message.result, strict=True)
+            result = self.fast_result(method, message.result)
+            if result is None:
+                result = p.decode_result(method, message.result, strict=True)
         except p.ValidationError as exc:
             try:
                 result = p.decode_result(method, message.result, strict=False)
