@@ -85,7 +85,17 @@ def apply_session_rules(package: ir.Package, set_name: str, rules_path: Path | N
         raise AcpgenError(f"invalid TOML: {exc}", file=where) from None
     if set_name not in rules:
         return package
-    return replace(package, session=_Lowering(package, _rule_set(rules, set_name, where), set_name, where).run())
+    try:
+        session = _Lowering(package, _rule_set(rules, set_name, where), set_name, where).run()
+    except SchemaMismatch as exc:
+        # An older or newer schema than the rules: generate without the fold.
+        return replace(package, warnings=package.warnings + (f"no Session fold: {exc.message}",))
+    return replace(package, session=session)
+
+
+class SchemaMismatch(AcpgenError):
+    """The rules do not fit this schema (an update kind without a rule, or a
+    rule whose patch upsert the schema lacks)."""
 
 
 class _Lowering:
@@ -99,6 +109,9 @@ class _Lowering:
 
     def error(self, message: str) -> AcpgenError:
         return AcpgenError(f"session rule set {self.set_name}: {message}", file=self.where)
+
+    def mismatch(self, message: str) -> SchemaMismatch:
+        return SchemaMismatch(f"session rule set {self.set_name}: {message}", file=self.where)
 
     def run(self) -> ir.SessionRules:
         union = self.defs.get("SessionUpdate")
@@ -125,10 +138,10 @@ class _Lowering:
             tag = CATCH_ALL_TAG if variant.role == ir.CATCH_ALL else variant.tag
             entry = entries.pop(str(tag), None)
             if entry is None:
-                raise self.error(f"the SessionUpdate variant {tag!r} ({variant.class_name}) has no rule")
+                raise self.mismatch(f"the SessionUpdate variant {tag!r} ({variant.class_name}) has no rule")
             actions.append(self.action(variant, entry))
         if entries:
-            raise self.error(f"rules for update kinds this schema lacks: {', '.join(sorted(entries))}")
+            raise self.mismatch(f"rules for update kinds this schema lacks: {', '.join(sorted(entries))}")
         message_class = str(self.rules.get("message_class", ""))
         if any(a.action == "message-chunk" for a in actions) and not message_class.isidentifier():
             raise self.error("message-chunk needs an identifier 'message_class'")
@@ -181,7 +194,7 @@ class _Lowering:
         for f in variant.fields:
             if f.wire_name == wire:
                 return f
-        raise self.error(f"{variant.class_name} has no field {wire!r}")
+        raise self.mismatch(f"{variant.class_name} has no field {wire!r}")
 
     def action(self, variant: ir.Variant, entry: dict) -> ir.SessionAction:
         kind = entry.get("action")
@@ -204,7 +217,7 @@ class _Lowering:
                 (u for u in self.package.upserts if variant.class_name in u.accepts + u.creates), None
             )
             if upsert is None:
-                raise self.error(f"{variant.tag}: no patch upsert accepts {variant.class_name}")
+                raise self.mismatch(f"{variant.tag}: no patch upsert accepts {variant.class_name}")
             key = ""
             if upsert.keys:
                 key = self.variant_field(variant, upsert.keys[0].wire_name).name
@@ -222,7 +235,7 @@ class _Lowering:
         if kind == "chunk":
             chunk = next((c for c in self.package.chunks if variant.class_name in c.accepts), None)
             if chunk is None:
-                raise self.error(f"{variant.tag}: no patch chunk accepts {variant.class_name}")
+                raise self.mismatch(f"{variant.tag}: no patch chunk accepts {variant.class_name}")
             key = chunk.keys[0][1] if chunk.keys else ""
             field = self.add_field(self.state_field(name, chunk.target, history))
             return ir.SessionAction(
