@@ -39,7 +39,9 @@ RESERVED_MODULE_NAMES = frozenset(
         "decode_result", "encode_message", "run_agent_stdio", "spawn_agent",
         "CANCEL_REQUEST", "PARSE_ERROR", "INVALID_REQUEST", "METHOD_NOT_FOUND",
         "INVALID_PARAMS", "INTERNAL_ERROR", "REQUEST_CANCELLED", "Generic",
-        "Protocol", "TypeVar", "cast", "asyncio", "contextlib", "logging", "sys",
+        "Protocol", "TypeVar", "cast", "asyncio", "contextlib", "functools", "logging",
+        "sys", "log", "LINE_LIMIT", "JSONRPC_VERSION", "AsyncGenerator", "P", "R", "H", "A",
+        "C",
         # runtime helpers the codec imports
         "any_value", "check_bool", "check_const", "check_int", "check_list",
         "check_list_skipping", "check_map", "check_null", "check_num", "check_raw",

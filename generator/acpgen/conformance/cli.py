@@ -44,6 +44,8 @@ def conformance(packages, schema, fixtures, quiet, verbose) -> None:
     wire form, decode/encode must round-trip, invalid input must fail at the
     expected path, the patch laws must hold, and the fixtures must cover every
     definition, union variant, enum value and lenient field of the schema.
+    The method table (METHODS) must match the schema's x-method/x-side, and
+    whole JSON-RPC messages must decode (decode_message, decode_result).
     Prints a summary per definition and ends with `N passed, M failed`;
     exits 1 on any failure, 2 on bad arguments.
     """
@@ -101,8 +103,9 @@ def conformance(packages, schema, fixtures, quiet, verbose) -> None:
 def conformance_fixtures(schemas, out, seed, check) -> None:
     """Regenerate the generated conformance fixtures from the schema.
 
-    Writes <fixtures>/manifest.json and <fixtures>/generated/<Def>.json
-    (deterministic, seeded), keeping the known_failures lists of the files
+    Writes <fixtures>/manifest.json, <fixtures>/generated/<Def>.json and the
+    JSON-RPC message fixtures <fixtures>/messages.json (deterministic, seeded),
+    keeping the known_failures lists of the files
     it rewrites; hand-written fixtures are left alone.
     """
     from . import fixturegen
