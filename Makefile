@@ -51,6 +51,7 @@ fixtures: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python tests/bench.py
+	$(BIN)/python tests/bench_validate.py
 	$(BIN)/python tests/bench_protocol.py
 
 clean:

@@ -10,6 +10,7 @@ from .codec import decode, decode_class, encode
 from .connection import *  # noqa: F401,F403
 from .models import *  # noqa: F401,F403
 from .patch import *  # noqa: F401,F403
+from .session import *  # noqa: F401,F403
 from .protocol import *  # noqa: F401,F403
 
 GENERATOR_VERSION = "0.1.0"
@@ -543,6 +544,16 @@ __all__ = [
     "apply_tool_call_content_chunk",
     "apply_terminal_output_chunk",
     "apply_compaction_summary_chunk",
+    "HistoryEntry",
+    "PROTOCOL_VERSION",
+    "SESSION_SOURCES",
+    "Session",
+    "UPDATE_RULES",
+    "UpdateRule",
+    "apply_session_update",
+    "fold_session_update",
+    "session_from_json",
+    "session_to_json",
     "Agent",
     "CANCEL_REQUEST",
     "Client",

@@ -21,6 +21,7 @@ from .lower import lower
 from .methods import find_methods
 from .naming import name_package
 from .render import render_package
+from .session import apply_session_rules
 from .upserts import apply_rules
 from .write import package_tree, read_tree
 
@@ -39,6 +40,7 @@ def build_ir(schema: Schema, package_name: str, rules: str | None = None, *, met
     rules = ruleselect.choose(schema, rules)
     if rules:
         package = apply_rules(package, rules)
+        package = apply_session_rules(package, rules)
     return replace(package, schema_version=schema_version(schema))
 
 

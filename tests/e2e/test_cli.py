@@ -65,6 +65,7 @@ def test_generate_one_schema_writes_an_importable_package(tmp_path, small):
         "patch.py",
         "protocol.py",
         "py.typed",
+        "session.py",
     ]
     code = "import small; g = small.decode('Greeting', {'text': 'hi'}); print(g.loud, small.encode(g))"
     out = subprocess.run(
