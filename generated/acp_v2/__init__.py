@@ -7,8 +7,11 @@ The contract: decode(name, data, *, strict=False), encode(value), ValidationErro
 
 from ._runtime import UNSET, Unset, ValidationError
 from .codec import decode, decode_class, encode
+from .connection import *  # noqa: F401,F403
 from .models import *  # noqa: F401,F403
 from .patch import *  # noqa: F401,F403
+from .session import *  # noqa: F401,F403
+from .protocol import *  # noqa: F401,F403
 
 GENERATOR_VERSION = "0.1.0"
 SCHEMA_FILE = "schema/v2/schema.json"
@@ -548,6 +551,45 @@ __all__ = [
     "apply_tool_call_content_chunk",
     "apply_terminal_output_chunk",
     "apply_compaction_summary_chunk",
+    "HistoryEntry",
+    "PROTOCOL_VERSION",
+    "SESSION_SOURCES",
+    "Session",
+    "UPDATE_RULES",
+    "UpdateRule",
+    "apply_session_update",
+    "fold_session_update",
+    "session_from_json",
+    "session_to_json",
+    "Agent",
+    "CANCEL_REQUEST",
+    "Client",
+    "ErrorResponse",
+    "INTERNAL_ERROR",
+    "INVALID_PARAMS",
+    "INVALID_REQUEST",
+    "METHODS",
+    "METHOD_NOT_FOUND",
+    "Message",
+    "MethodInfo",
+    "Notification",
+    "NotificationInfo",
+    "PARSE_ERROR",
+    "ParamsError",
+    "REQUEST_CANCELLED",
+    "Request",
+    "RequestError",
+    "RequestInfo",
+    "Response",
+    "RpcError",
+    "decode_message",
+    "decode_result",
+    "encode_message",
+    "AgentSideConnection",
+    "ClientSideConnection",
+    "Connection",
+    "run_agent_stdio",
+    "spawn_agent",
 ]
 
 # A $defs name that could not be a Python name as it is (not an identifier,

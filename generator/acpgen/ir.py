@@ -521,6 +521,80 @@ class Chunk:
 
 
 @dataclass(frozen=True)
+class SessionField:
+    """One attribute of the generated ``Session`` state."""
+
+    name: str
+    """The Python attribute (snake_case)."""
+    wire_name: str
+    """Its key in the snapshot's JSON (camelCase)."""
+    container: str
+    """``entities`` (a dict of states by key), ``state`` (one state or None),
+    ``messages`` (v1: a dict of chunked messages), ``value`` (one value or
+    None, or [] when ``empty``), ``values`` (a dict of values by key) or
+    ``items`` (a list of values)."""
+    state_class: str = ""
+    """For ``entities`` and ``state``: the patch state class."""
+    restore_from: str = ""
+    """For ``entities`` and ``state``: the ``$defs`` name of the update type a
+    snapshot is decoded as, to be folded into a new state ..."""
+    restore_function: str = ""
+    """... by this patch function."""
+    value_type: "TypeExpr | None" = None
+    """For ``value``, ``values`` and ``items``: the stored value's type."""
+    item_def: str = ""
+    """The ``$defs`` name one stored value (or each list item) decodes as."""
+    empty: bool = False
+    """For ``value``: starts as [] rather than None."""
+    history: bool = False
+    """Its entities take a place in ``history`` when they first appear."""
+
+
+@dataclass(frozen=True)
+class SessionAction:
+    """What one SessionUpdate variant does to the session."""
+
+    tag: str | None
+    """The ``sessionUpdate`` value; None for the catch-all variant."""
+    variant_class: str
+    function: str
+    """The generated fold function for this variant."""
+    action: str
+    """``upsert``, ``chunk``, ``message-chunk``, ``set``, ``keyed-set``,
+    ``remove`` or ``append`` (see ``rules/session.toml``)."""
+    field: SessionField
+    source: str = ""
+    """For ``set`` and ``keyed-set``: the variant's attribute holding the
+    value; empty for the variant itself."""
+    key: str = ""
+    """The attribute holding the entity's key: on the variant (``upsert``,
+    ``chunk``, ``remove``, ``message-chunk``: the message id) or on the
+    stored value (``keyed-set``)."""
+    patch_function: str = ""
+    """For ``upsert`` and ``chunk``: the patch function that folds it ..."""
+    replaces: bool = False
+    """... starting from a new state (a full snapshot, v1's ``tool_call``)."""
+    started_by: tuple[str, ...] = ()
+    """Tags that must have started the entity (checked by ``acpgen validate``)."""
+    reason: str = ""
+
+
+@dataclass(frozen=True)
+class SessionRules:
+    """The ``Session`` state and ``apply_session_update`` of one package."""
+
+    notification_class: str
+    """The class of the ``session/update`` params."""
+    fields: tuple[SessionField, ...]
+    actions: tuple[SessionAction, ...]
+    protocol_version: int
+    message_class: str = ""
+    """(v1) The class of a message streamed as bare chunks."""
+    sessions_from: tuple[tuple[str, str], ...] = ()
+    """(method, ``result`` or ``params``) pairs that name a session."""
+
+
+@dataclass(frozen=True)
 class Capability:
     """A capability whose presence means support: ``{}`` is supported,
     omitted and ``null`` are not (v2), or a boolean with a default (v1)."""
@@ -530,6 +604,42 @@ class Capability:
     wire_name: str
     kind: str
     """``presence`` or ``flag``."""
+
+
+@dataclass(frozen=True)
+class Call:
+    """One way a JSON-RPC method is used: a request (answered with a result)
+    or a notification, and the side that handles it."""
+
+    method: str
+    kind: str
+    """``request`` or ``notification``."""
+    side: str
+    """``x-side``: ``agent``, ``client``, ``protocol`` or ``proxy``."""
+    params: str
+    """The ``$defs`` name of the params type."""
+    params_class: str
+    handler: str
+    """The Python method name on the handler interface and the connection."""
+    result: str = ""
+    """For a request: the ``$defs`` name of the result type."""
+    result_class: str = ""
+    summary: str = ""
+    """The first paragraph of the params type's description."""
+
+
+@dataclass(frozen=True)
+class RpcMethod:
+    """A JSON-RPC method name and how it is used; a name may be both a
+    request and a notification (JSON-RPC tells them apart by ``id``)."""
+
+    name: str
+    request: Call | None = None
+    notification: Call | None = None
+
+    @property
+    def calls(self) -> tuple[Call, ...]:
+        return tuple(c for c in (self.request, self.notification) if c is not None)
 
 
 @dataclass(frozen=True)
@@ -547,12 +657,34 @@ class Package:
     upserts: tuple[Upsert, ...] = ()
     chunks: tuple[Chunk, ...] = ()
     capabilities: tuple[Capability, ...] = ()
+    session: SessionRules | None = None
+    """The session fold, when the package has session rules."""
+    methods: tuple[RpcMethod, ...] = ()
+    """The JSON-RPC methods, from ``x-method``/``x-side`` (set by ``methods``)."""
+    null_request_id: bool = False
+    """The schema's ``RequestId`` allows ``null`` (v1 does, as serde's ``Null``)."""
     warnings: tuple[str, ...] = ()
     """What the generator noticed but generated anyway (rules that do not fit
     the schema)."""
     validation_defs: Any = None
     """The ``$defs`` without their annotations: what strict mode validates
     against, and what :class:`RawT` pointers point into."""
+
+    def calls(self, side: str) -> tuple[Call, ...]:
+        """Every request and notification handled by ``side``, in method order."""
+        return tuple(c for m in self.methods for c in m.calls if c.side == side)
+
+    def classes_of(self, *sides: str) -> tuple[str, ...]:
+        """The classes the methods handled by ``sides`` (all, when none is
+        given) name as params or results, each once, sorted."""
+        names = (
+            n
+            for m in self.methods
+            for c in m.calls
+            if not sides or c.side in sides
+            for n in (c.params_class, c.result_class)
+        )
+        return tuple(sorted(set(n for n in names if n)))
 
 
 def _tightest(a, b, pick):

@@ -32,6 +32,17 @@ RESERVED_MODULE_NAMES = frozenset(
         "encode", "encode_value", "apply", "merge_meta", "supports", "CAPABILITIES",
         "DEFINITIONS", "SCHEMA_FILE", "SCHEMA_SHA256", "SCHEMA_VERSION",
         "SCHEMA_JSON", "GENERATOR_VERSION",
+        # the JSON-RPC layer (protocol.py, connection.py)
+        "METHODS", "MethodInfo", "RequestInfo", "NotificationInfo", "Request",
+        "Notification", "Response", "ErrorResponse", "RpcError", "RequestError",
+        "ParamsError", "Message", "Agent", "Client", "Connection",
+        "AgentSideConnection", "ClientSideConnection", "decode_message",
+        "decode_result", "encode_message", "run_agent_stdio", "spawn_agent",
+        "CANCEL_REQUEST", "PARSE_ERROR", "INVALID_REQUEST", "METHOD_NOT_FOUND",
+        "INVALID_PARAMS", "INTERNAL_ERROR", "REQUEST_CANCELLED", "Generic",
+        "Protocol", "TypeVar", "cast", "asyncio", "contextlib", "functools", "logging",
+        "sys", "log", "LINE_LIMIT", "JSONRPC_VERSION", "AsyncGenerator", "P", "R", "H", "A",
+        "C",
         # runtime helpers the codec imports
         "any_value", "check_bool", "check_const", "check_int", "check_list",
         "check_list_skipping", "check_map", "not_null", "check_num", "check_raw",

@@ -18,23 +18,29 @@ from .fmt import format_files
 from .ir import Package
 from .load import Schema, load_schema
 from .lower import lower
+from .methods import find_methods
 from .naming import name_package
 from .render import render_package
+from .session import apply_session_rules
 from .upserts import apply_rules
 from .write import package_tree, read_tree
 
 
-def build_ir(schema: Schema, package_name: str, rules: str | None = None) -> Package:
+def build_ir(schema: Schema, package_name: str, rules: str | None = None, *, methods: bool = True) -> Package:
     """The named IR of a loaded schema. ``rules`` names the patch rule set
     (checked against the schema), ``"none"`` for none; without it the set is
-    told from the schema (:mod:`acpgen.ruleselect`)."""
+    told from the schema (:mod:`acpgen.ruleselect`). ``methods=False`` leaves
+    out the JSON-RPC method table (and its checks)."""
     check_package_name(package_name)
     package = name_package(lower(schema), package_name)
     package = resolve_defaults(package)
     package = find_capabilities(package)
+    if methods:
+        package = find_methods(package, schema)
     rules = ruleselect.choose(schema, rules)
     if rules:
         package = apply_rules(package, rules)
+        package = apply_session_rules(package, rules)
     return replace(package, schema_version=schema_version(schema))
 
 

@@ -28,6 +28,9 @@ MODULES = {
     "codec.py": "codec.py.jinja",
     "_schema.py": "_schema.py.jinja",
     "patch.py": "patch.py.jinja",
+    "session.py": "session.py.jinja",
+    "protocol.py": "protocol.py.jinja",
+    "connection.py": "connection.py.jinja",
 }
 
 

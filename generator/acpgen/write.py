@@ -47,7 +47,7 @@ import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Any, Callable, Iterator
 
 from . import manifest
 from .errors import AcpgenError
@@ -222,7 +222,7 @@ class _Transaction:
     def __init__(self, home: Path, trees: list[Tree]) -> None:
         self.home = home
         token = secrets.token_hex(4)
-        self.entries = []
+        self.entries: list[dict[str, Any]] = []
         for tree in trees:
             parent, name = tree.target.parent, tree.target.name
             self.entries.append(

@@ -54,7 +54,19 @@ def test_generate_one_schema_writes_an_importable_package(tmp_path, small):
     result = _run("generate", "--schema", str(small), "--package", "small", "--out", str(tmp_path / "out"))
     assert result.exit_code == 0, result.output
     files = sorted(p.name for p in (tmp_path / "out/small").iterdir())
-    assert files == [".acpgen", "__init__.py", "_runtime.py", "_schema.py", "codec.py", "models.py", "patch.py", "py.typed"]
+    assert files == [
+        ".acpgen",
+        "__init__.py",
+        "_runtime.py",
+        "_schema.py",
+        "codec.py",
+        "connection.py",
+        "models.py",
+        "patch.py",
+        "protocol.py",
+        "py.typed",
+        "session.py",
+    ]
     code = "import small; g = small.decode('Greeting', {'text': 'hi'}); print(g.loud, small.encode(g))"
     out = subprocess.run(
         [sys.executable, "-S", "-c", code], cwd=tmp_path / "out", capture_output=True, text=True, check=True

@@ -145,12 +145,15 @@ def test_the_package_is_imported_in_isolation():
 # ------------------------------------------------------------------ fixtures
 
 
-def subset(directory: Path, key: str, generated: list[str]) -> Path:
-    """A fixtures directory with the hand-written fixtures of ``key`` and the
-    generated files of ``generated`` definitions."""
+def subset(directory: Path, key: str, generated: list[str], messages: bool = False) -> Path:
+    """A fixtures directory with the hand-written fixtures of ``key``, the
+    generated files of ``generated`` definitions and, with ``messages``, the
+    message fixtures."""
     source = FIXTURES / key
     shutil.copytree(source / "handwritten", directory / "handwritten")
     shutil.copy(source / "manifest.json", directory / "manifest.json")
+    if messages:
+        shutil.copy(source / "messages.json", directory / "messages.json")
     (directory / "generated").mkdir()
     for name in generated:
         shutil.copy(source / "generated" / f"{name}.json", directory / "generated" / f"{name}.json")
@@ -348,3 +351,91 @@ def test_without_apply_the_patch_checks_fail(tmp_path):
     lines = fail_lines(output, "ToolCallUpdate")
     assert any("patch: tool call" in line and "does not export apply" in line for line in lines)
     assert any("patch law idempotent" in line for line in lines)
+
+
+# ------------------------------------------------------------------ seeded faults in the JSON-RPC layer
+
+RPC_WRAPPER = """
+METHODS = _real.METHODS
+DEFINITIONS = _real.DEFINITIONS
+Request, Notification, Response, ErrorResponse = _real.Request, _real.Notification, _real.Response, _real.ErrorResponse
+Agent, Client = _real.Agent, _real.Client
+
+
+def decode_message(data, *, strict=False):
+    return _real.decode_message(data, strict=strict)
+
+
+def encode_message(message):
+    return _real.encode_message(message)
+
+
+def decode_result(method, data, *, strict=False):
+    return _real.decode_result(method, data, strict=strict)
+"""
+
+RPC_FAULTS = {
+    "jsonrpc-not-checked": (
+        "acp_v1",
+        "(messages)",
+        """
+        def decode_message(data, *, strict=False):
+            if isinstance(data, dict):
+                data = {"jsonrpc": "2.0", **data}
+            return _real.decode_message(data, strict=strict)
+        """,
+    ),
+    "params-kept-as-json": (
+        "acp_v2",
+        "session/prompt",
+        """
+        def decode_message(data, *, strict=False):
+            message = _real.decode_message(data, strict=strict)
+            if isinstance(message, Request) and message.method == "session/prompt":
+                return Request(message.id, message.method, data.get("params"))
+            return message
+        """,
+    ),
+    "wrong-side": (
+        "acp_v2_unstable",
+        "mcp/message",
+        """
+        METHODS = dict(_real.METHODS)
+        _info = METHODS["mcp/message"]
+        METHODS["mcp/message"] = _dc.replace(_info, notification=_dc.replace(_info.notification, side="client"))
+        """,
+    ),
+    "method-missing": (
+        "acp_v1",
+        "session/update",
+        """
+        METHODS = {k: v for k, v in _real.METHODS.items() if k != "session/update"}
+        """,
+    ),
+    "result-typed-in-the-message": (
+        "acp_v1",
+        "session/new",
+        """
+        def decode_message(data, *, strict=False):
+            message = _real.decode_message(data, strict=strict)
+            if isinstance(message, Response) and isinstance(message.result, dict) and "sessionId" in message.result:
+                return Response(message.id, _real.decode("NewSessionResponse", message.result))
+            return message
+        """,
+    ),
+}
+
+
+@pytest.mark.parametrize("fault", sorted(RPC_FAULTS))
+def test_a_seeded_fault_in_the_json_rpc_layer_is_reported_naming_the_method(tmp_path, fault):
+    package, method, code = RPC_FAULTS[fault]
+    key = package.replace("acp_", "")
+    schema = ROOT / f"schema/{key.split('_')[0]}/schema{'.unstable' if 'unstable' in key else ''}.json"
+    fixtures = subset(tmp_path / "fx", key, [], messages=True)
+    honest = wrap(tmp_path / "honest", package, RPC_WRAPPER)
+    status, output = run("-q", "--package", str(honest), "--schema", str(schema), "--fixtures", str(fixtures))
+    assert not fail_lines(output, method), "\n".join(fail_lines(output, method))[:2000]
+    faulty = wrap(tmp_path / "faulty", package, RPC_WRAPPER + textwrap.dedent(code))
+    status, output = run("-q", "--package", str(faulty), "--schema", str(schema), "--fixtures", str(fixtures))
+    assert status == 1, output[-3000:]
+    assert fail_lines(output, method), output[-3000:]

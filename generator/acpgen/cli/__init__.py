@@ -8,6 +8,7 @@ command                    module           what it does
 ``schema update``          ``schema.py``    vendor a release into ``schema/`` and regenerate
 ``conformance``            ``conformance``  check a package against the conformance fixtures
 ``conformance-fixtures``   ``conformance``  regenerate the generated fixtures
+``validate``               ``validate.py``  check a recorded transcript, message by message
 =========================  ===============  ==========================================
 
 The group loads a command's module only when that command runs, so
@@ -33,6 +34,7 @@ COMMANDS = {
     "schema": (".schema", "schema_group"),
     "conformance": (".conformance", "conformance"),
     "conformance-fixtures": (".conformance", "conformance_fixtures"),
+    "validate": (".validate", "validate_command"),
 }
 """Command name -> (module of this package, attribute)."""
 
@@ -68,6 +70,7 @@ def main() -> None:
     schema update         vendor a release of the schemas into schema/ and regenerate
     conformance           check a generated package against the conformance fixtures
     conformance-fixtures  regenerate the schema-derived conformance fixtures
+    validate              check a recorded transcript (JSON-RPC lines) message by message
 
     Errors are one line naming the file (and JSON pointer) with exit status 2,
     and nothing is written. acpgen replaces only directories it generated

@@ -47,6 +47,8 @@ def conformance(packages, schema, fixtures, quiet, verbose) -> None:
     wire form, decode/encode must round-trip, invalid input must fail at the
     expected path, the patch laws must hold, and the fixtures must cover every
     definition, union variant, enum value and lenient field of the schema.
+    The method table (METHODS) must match the schema's x-method/x-side, and
+    whole JSON-RPC messages must decode (decode_message, decode_result).
     Prints a summary per definition and ends with `N passed, M failed`;
     exits 1 on any failure, 2 on bad arguments.
     """
@@ -104,8 +106,9 @@ def conformance(packages, schema, fixtures, quiet, verbose) -> None:
 def conformance_fixtures(schemas, out, seed, check) -> None:
     """Regenerate the generated conformance fixtures from the schema.
 
-    Writes <fixtures>/manifest.json and <fixtures>/generated/<Def>.json
-    (deterministic, seeded), keeping the known_failures lists of the files
+    Writes <fixtures>/manifest.json, <fixtures>/generated/<Def>.json and the
+    JSON-RPC message fixtures <fixtures>/messages.json (deterministic, seeded),
+    keeping the known_failures lists of the files
     it rewrites; hand-written fixtures are left alone.
     """
     from ..conformance import fixturegen
@@ -152,9 +155,10 @@ def conformance_fixtures(schemas, out, seed, check) -> None:
         changed = fixturegen.write(target, files)
         counts = files["manifest.json"]["counts"]
         click.echo(
-            f"wrote {target} ({len(files) - 1} definitions, {sum(counts.values())} cases: "
+            f"wrote {target} ({sum(1 for name in files if name.startswith('generated/'))} definitions, "
+            f"{counts['valid'] + counts['invalid'] + counts['lenient']} cases: "
             f"{counts['valid']} valid, {counts['invalid']} invalid, {counts['lenient']} lenient; "
-            f"{len(changed)} file(s) changed)"
+            f"{counts.get('messages', 0)} messages; {len(changed)} file(s) changed)"
         )
     click.echo(f"generated the fixtures of {len(jobs)} schema(s) in {elapsed:.1f}s")
     if check:

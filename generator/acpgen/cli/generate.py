@@ -110,5 +110,3 @@ def check(templates, config) -> None:
         click.echo(f"{len(packages)} package(s) out of date: {', '.join(packages)}; run `acpgen generate`")
         sys.exit(1)
     click.echo(f"{len(built)} package(s) up to date")
-
-

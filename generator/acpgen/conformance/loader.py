@@ -13,7 +13,7 @@ import importlib.util
 import itertools
 import json
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
 
@@ -155,6 +155,8 @@ class FixtureFile:
     known_failures: dict
     """``{fixture name: reason}``."""
     schema_sha256: str | None
+    messages: list = field(default_factory=list)
+    """Whole JSON-RPC messages (``messages.json``)."""
 
 
 def load_fixtures(directory: Path) -> tuple[dict, list[FixtureFile]]:
@@ -181,6 +183,7 @@ def load_fixtures(directory: Path) -> tuple[dict, list[FixtureFile]]:
                 patches=list(data.get("patches", ())),
                 known_failures=dict(known),
                 schema_sha256=data.get("schema_sha256"),
+                messages=list(data.get("messages", ())),
             )
         )
     return manifest, files

@@ -43,9 +43,12 @@ from jsonschema import Draft202012Validator
 
 from . import coverage as coverage_mod
 from .loader import FixtureFile, load_fixtures, sha256
+from .messages import MessageChecker, expected_methods
 from .model import Model
 from .patch import PatchChecker, wire_equal
 
+MESSAGES = "(messages)"
+"""Where the checks of messages that belong to no method report."""
 GENERAL = "(suite)"
 """The pseudo-definition that checks not about one definition report under."""
 
@@ -294,6 +297,48 @@ class Runner:
                     self._round_trip(name, result, strict, problems, f"{mode} {_show(value, 60)}")
         return problems
 
+    # ------------------------------------------------------------ JSON-RPC
+
+    def check_messages(self, fixtures: list[tuple[FixtureFile, dict]]) -> list[Outcome]:
+        """The method table, the message fixtures, and that every method of
+        the schema is exercised by them."""
+        checker = MessageChecker(self.package, self.document)
+        expected = expected_methods(self.document)
+        if not expected:
+            return []
+        missing = checker.missing_api()
+        if missing:
+            return [Outcome(MESSAGES, "the JSON-RPC layer is there", False, f"the package has no {', '.join(missing)}")]
+        out = [
+            Outcome(method, "method table", not problems, "; ".join(problems))
+            for method, problems in checker.check_table()
+        ]
+        exercised: set[tuple[str, str]] = set()
+        for file, fixture in fixtures:
+            try:
+                problems = checker.check(fixture)
+            except Exception as exc:  # noqa: BLE001 - a broken package must not stop the suite
+                problems = [f"checking it raised {type(exc).__name__}: {exc}"]
+            expect = fixture.get("expect", {})
+            if "kind" in expect and "method" in expect and not expect.get("raw"):
+                exercised.add((expect["method"], expect["kind"]))
+            out.append(
+                Outcome(
+                    expect.get("method", MESSAGES) if not expect.get("raw") else MESSAGES,
+                    f"message: {fixture.get('name', '?')}",
+                    not problems,
+                    "; ".join(problems),
+                    file.known_failures.get(fixture.get("name")),
+                    _relative(file.path, self.fixtures_dir),
+                )
+            )
+        for (method, kind), use in sorted(expected.items()):
+            wanted = [kind] + (["response"] if kind == "request" else [])
+            for form in wanted:
+                if (method, form) not in exercised:
+                    out.append(Outcome(method, f"coverage: a {form} message", False, "no message fixture exercises it"))
+        return out
+
     # ------------------------------------------------------------ the suite
 
     def run(self) -> Report:
@@ -316,6 +361,7 @@ class Runner:
             )
         all_cases: list[dict] = []
         patch_cases: list[tuple[FixtureFile, dict]] = []
+        message_cases: list[tuple[FixtureFile, dict]] = []
         for file in files:
             source = _relative(file.path, self.fixtures_dir)
             if file.schema_sha256 not in (None, self.sha):
@@ -345,6 +391,9 @@ class Runner:
             for case in file.patches:
                 names.add(case.get("name"))
                 patch_cases.append((file, case))
+            for message in file.messages:
+                names.add(message.get("name"))
+                message_cases.append((file, message))
             for stale in sorted(set(file.known_failures) - names - {None}):
                 outcomes.append(
                     Outcome(
@@ -397,6 +446,7 @@ class Runner:
                     f"{name} is an upsert type but no patch fixture exercises it",
                 )
             )
+        outcomes.extend(self.check_messages(message_cases))
         # coverage
         report.targets = coverage_mod.evaluate(Model(self.document), all_cases)
         for target in report.targets:

@@ -36,7 +36,7 @@ class _Side:
     def __init__(self, schema: Schema, label: str) -> None:
         self.schema = schema
         self.label = label
-        self.package = build_ir(schema, "acpgen_diff", "none")
+        self.package = build_ir(schema, "acpgen_diff", "none", methods=False)
         self.defs: dict[str, ir.Definition] = {d.name: d for d in self.package.definitions}
         self.raw: dict[str, Any] = dict(schema.defs)
         self.forms = _message_forms(schema.document)
@@ -49,7 +49,7 @@ class _Side:
                 self.referrers.setdefault(edge.target, []).append(edge)
         self.form_refs: dict[str, set[str]] = {}
         for title, node in self.forms.items():
-            targets = {ref_target(ref) for _, ref in iter_refs(node)}
+            targets = {t for _, ref in iter_refs(node) if (t := ref_target(ref)) is not None}
             self.form_refs[title] = targets
             for target in targets:
                 self.referrers.setdefault(target, []).append(_Edge(target, False, f"message {title}", ""))
@@ -57,9 +57,9 @@ class _Side:
         rest = {k: v for k, v in schema.document.items() if k != "$defs"} if isinstance(schema.document, dict) else {}
         in_forms = {t for targets in self.form_refs.values() for t in targets}
         for _, ref in iter_refs(rest):
-            target = ref_target(ref)
-            if target not in in_forms:
-                self.referrers.setdefault(target, []).append(_Edge(target, False, "(document)", ""))
+            found = ref_target(ref)
+            if found is not None and found not in in_forms:
+                self.referrers.setdefault(found, []).append(_Edge(found, False, "(document)", ""))
         self.protected = {
             name for name, edges in self.referrers.items() if edges and all(e.protected for e in edges)
         }
@@ -95,10 +95,10 @@ class _Side:
         # References the IR keeps as raw JSON (RawT) count as unprotected.
         node = self.raw.get(name)
         for _, ref in iter_refs(node):
-            target = ref_target(ref)
-            if target not in seen:
-                seen.add(target)
-                yield _Edge(target, False, name, name)
+            found = ref_target(ref)
+            if found is not None and found not in seen:
+                seen.add(found)
+                yield _Edge(found, False, name, name)
 
     def _senders(self) -> dict[str, set[str]]:
         """``{$defs name: the peers that send it}``, from the message forms."""

@@ -6,7 +6,7 @@ JSON (:func:`render_json`), the one-line :func:`headline` they share, and
 from __future__ import annotations
 
 import json
-from typing import Iterable
+from typing import Callable, Iterable
 
 from .model import KIND_TITLES, KINDS, Change, SchemaDiff
 
@@ -161,4 +161,4 @@ def _common_name(old: str, new: str) -> str:
     return "/".join(common) or new
 
 
-RENDERERS = {"text": render_text, "markdown": render_markdown, "json": render_json}
+RENDERERS: dict[str, Callable[[SchemaDiff], str]] = {"text": render_text, "markdown": render_markdown, "json": render_json}

@@ -1,0 +1,54 @@
+"""An ACP v2 agent that streams each prompt's text back, word by word.
+
+v2 answers session/prompt at once and reports the turn's end as an idle
+state_update. Run by a client over stdin/stdout: python examples/echo_agent_v2.py [DELAY]
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "generated"))
+import acp_v2 as acp  # noqa: E402
+
+DELAY = float(sys.argv[1]) if len(sys.argv) > 1 else 0.0
+
+
+class EchoAgent(acp.Agent):
+    def __init__(self, conn: acp.AgentSideConnection[EchoAgent]) -> None:
+        self.conn = conn
+        self.turns: dict[str, asyncio.Task[None]] = {}
+
+    async def initialize(self, params: acp.InitializeRequest) -> acp.InitializeResponse:
+        return acp.InitializeResponse(protocol_version=params.protocol_version, info=acp.Implementation(name="echo", version="1"))
+
+    async def new_session(self, params: acp.NewSessionRequest) -> acp.NewSessionResponse:
+        return acp.NewSessionResponse(session_id=f"echo-{len(self.turns)}")
+
+    async def prompt(self, params: acp.PromptRequest) -> acp.PromptResponse:
+        words = [w for b in params.prompt if isinstance(b, acp.TextContentBlock) for w in b.text.split()]
+        self.turns[params.session_id] = asyncio.create_task(self.answer(params.session_id, words))
+        return acp.PromptResponse(message_id=f"user-{id(params)}")
+
+    async def answer(self, session_id: str, words: list[str]) -> None:
+        idle: acp.IdleStateUpdate = acp.EndTurnIdleStateUpdate()
+        try:
+            for word in words:
+                await self.send(session_id, acp.AgentMessageChunkSessionUpdate(message_id="reply", content=acp.TextContentBlock(text=word + " ")))
+                await asyncio.sleep(DELAY)
+        except asyncio.CancelledError:
+            idle = acp.CancelledIdleStateUpdate()
+        await self.send(session_id, acp.StateUpdateSessionUpdate(value=acp.StateUpdateIdle(value=idle)))
+
+    async def send(self, session_id: str, update: acp.SessionUpdate) -> None:
+        await self.conn.session_update(acp.UpdateSessionNotification(session_id=session_id, update=update))
+
+    async def cancel(self, params: acp.CancelSessionNotification) -> None:
+        if params.session_id in self.turns:
+            self.turns[params.session_id].cancel()
+
+
+if __name__ == "__main__":
+    asyncio.run(acp.run_agent_stdio(EchoAgent))

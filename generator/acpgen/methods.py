@@ -1,0 +1,232 @@
+"""The IR stage for the JSON-RPC layer: the method table.
+
+Every request, response and notification type of the schema carries
+``x-method`` (the JSON-RPC method) and ``x-side`` (the side that handles it).
+Whether a type is a request's params, a response's result or a
+notification's params is said by the envelope definitions that refer to it
+(``ClientRequest.params``, ``AgentResponse.result``, ...): a ``result``
+property holds responses, a ``params`` property beside an ``id`` requests,
+one without an ``id`` notifications. A type no envelope names is classified
+by its name's suffix (``...Request``, ``...Response``, ``...Notification``).
+
+The table pairs each request with its response and names the handler of
+each message (``rules/methods.toml``). An inconsistent schema is an error
+naming the definition: a response without its request, a request without
+its response, two types for one method and kind, sides that disagree, two
+messages handled under one name on one side.
+"""
+
+from __future__ import annotations
+
+import keyword
+import sys
+from dataclasses import replace
+from importlib import resources
+from pathlib import Path
+from typing import Any, Iterator
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+from . import ir
+from .errors import AcpgenError, pointer
+from .load import Schema, ref_target
+from .naming import snake
+
+SIDES = ("agent", "client", "protocol", "proxy")
+KINDS = ("request", "response", "notification")
+SUFFIX_KINDS = {"Request": "request", "Response": "response", "Notification": "notification"}
+CONNECTION_NAMES = frozenset({"run", "close", "request", "notify", "process", "handler"})
+"""Attributes of the generated connections that no handler may take."""
+
+
+def builtin_methods_file() -> Path:
+    return Path(str(resources.files("acpgen.rules").joinpath("methods.toml")))
+
+
+def handler_overrides(path: Path | None = None) -> dict[str, str]:
+    """``{params type: handler name}`` from the rules file."""
+    path = path or builtin_methods_file()
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise AcpgenError(f"cannot read the method rules: {exc}", file=str(path)) from None
+    table = data.get("handlers", {})
+    if not isinstance(table, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) and _usable(v) for k, v in table.items()
+    ):
+        raise AcpgenError("[handlers] must map type names to Python identifiers", file=str(path))
+    return dict(table)
+
+
+def handler_name(def_name: str, overrides: dict[str, str]) -> str:
+    """The handler of a params type: the override, else the name without its
+    ``Request``/``Notification`` suffix in snake_case."""
+    if def_name in overrides:
+        return overrides[def_name]
+    stem = def_name
+    for suffix in ("Request", "Notification"):
+        if stem.endswith(suffix) and stem != suffix:
+            stem = stem[: -len(suffix)]
+            break
+    name = snake(stem)
+    return name + "_" if keyword.iskeyword(name) else name
+
+
+def find_methods(package: ir.Package, schema: Schema, overrides: dict[str, str] | None = None) -> ir.Package:
+    """The named package with its method table."""
+    if overrides is None:
+        overrides = handler_overrides()
+    classes = {d.name: d.class_name for d in package.definitions}
+    summaries = {d.name: d.description.strip().split("\n\n")[0].strip() for d in package.definitions}
+    kinds = envelope_kinds(schema)
+    # (method, kind) -> (def name, side)
+    found: dict[tuple[str, str], tuple[str, str]] = {}
+    order: list[str] = []
+    for name, node in schema.defs.items():
+        if not isinstance(node, dict) or ("x-method" not in node and "x-side" not in node):
+            continue
+        where = ("$defs", name)
+        method, side = node.get("x-method"), node.get("x-side")
+        if not isinstance(method, str) or not method:
+            raise _error(schema, where + ("x-method",), "x-method must be a non-empty string beside x-side")
+        if side not in SIDES:
+            raise _error(schema, where + ("x-side",), f"x-side must be one of {', '.join(SIDES)}, not {side!r}")
+        kind = _kind(name, kinds, schema)
+        other = found.get((method, kind))
+        if other is not None:
+            raise _error(schema, where, f"{method!r} has two {kind} types: {other[0]!r} and {name!r}")
+        found[(method, kind)] = (name, side)
+        if method not in order:
+            order.append(method)
+
+    methods = []
+    handled: dict[tuple[str, str], str] = {}
+    for method in order:
+        request = found.get((method, "request"))
+        response = found.get((method, "response"))
+        notification = found.get((method, "notification"))
+        if response and not request:
+            raise _error(schema, ("$defs", response[0]), f"the response {response[0]!r} of {method!r} has no request type")
+        if request and not response:
+            raise _error(schema, ("$defs", request[0]), f"the request {request[0]!r} of {method!r} has no response type")
+        if request and response and request[1] != response[1]:
+            raise _error(
+                schema,
+                ("$defs", response[0], "x-side"),
+                f"{method!r} is handled by the {request[1]} side but its response says {response[1]!r}",
+            )
+        calls = {}
+        for kind, entry in (("request", request), ("notification", notification)):
+            if entry is None:
+                continue
+            def_name, side = entry
+            handler = handler_name(def_name, overrides)
+            where = ("$defs", def_name)
+            if not _usable(handler) or handler in CONNECTION_NAMES:
+                raise _error(schema, where, f"the handler name {handler!r} is not usable: name it in rules/methods.toml")
+            taken = handled.get((side, handler))
+            if taken is not None:
+                raise _error(
+                    schema,
+                    where,
+                    f"{def_name!r} and {taken!r} would both be handled as {handler!r} on the {side} side:"
+                    " name one in rules/methods.toml",
+                )
+            handled[(side, handler)] = def_name
+            calls[kind] = ir.Call(
+                method=method,
+                kind=kind,
+                side=side,
+                params=def_name,
+                params_class=classes[def_name],
+                handler=handler,
+                result=response[0] if kind == "request" and response else "",
+                result_class=classes[response[0]] if kind == "request" and response else "",
+                summary=summaries[def_name],
+            )
+        methods.append(ir.RpcMethod(name=method, request=calls.get("request"), notification=calls.get("notification")))
+    return replace(package, methods=tuple(methods), null_request_id=allows_null(schema.defs.get("RequestId")))
+
+
+def allows_null(node: Any) -> bool:
+    """Whether a (request id) schema accepts ``null``: by its ``type`` or a
+    ``{"type": "null"}`` member of its ``anyOf``/``oneOf``."""
+    if not isinstance(node, dict):
+        return False
+    kind = node.get("type")
+    if kind == "null" or (isinstance(kind, list) and "null" in kind):
+        return True
+    return any(allows_null(option) for key in ("anyOf", "oneOf") for option in node.get(key) or ())
+
+
+def _kind(name: str, kinds: dict[str, set[str]], schema: Schema) -> str:
+    seen = kinds.get(name, set())
+    if len(seen) > 1:
+        raise _error(schema, ("$defs", name), f"the envelopes use {name!r} as {' and as '.join(sorted(seen))}")
+    if seen:
+        return next(iter(seen))
+    for suffix, kind in SUFFIX_KINDS.items():
+        if name.endswith(suffix):
+            return kind
+    raise _error(
+        schema,
+        ("$defs", name),
+        f"no JSON-RPC envelope refers to {name!r} and its name does not say whether it is a request,"
+        " a response or a notification",
+    )
+
+
+def envelope_kinds(schema: Schema) -> dict[str, set[str]]:
+    """``{$defs name: {kind}}`` for every type an envelope's ``params`` or
+    ``result`` refers to, anywhere in the document."""
+    out: dict[str, set[str]] = {}
+    for node in _objects(schema.document):
+        properties = node.get("properties")
+        if not isinstance(properties, dict):
+            continue
+        for key in ("params", "result"):
+            if key not in properties:
+                continue
+            if key == "result":
+                kind = "response"
+            else:
+                kind = "request" if "id" in properties else "notification"
+            for target in _members(properties[key]):
+                out.setdefault(target, set()).add(kind)
+    return out
+
+
+def _objects(node: Any) -> Iterator[dict]:
+    stack = [node]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            yield item
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+
+
+def _members(node: Any) -> Iterator[str]:
+    """The ``$defs`` names a subschema is made of, through ``anyOf``/``oneOf``/``allOf``."""
+    if not isinstance(node, dict):
+        return
+    ref = node.get("$ref")
+    if isinstance(ref, str):
+        target = ref_target(ref)
+        if target is not None:
+            yield target
+    for key in ("anyOf", "oneOf", "allOf"):
+        for option in node.get(key, ()) if isinstance(node.get(key), list) else ():
+            yield from _members(option)
+
+
+def _usable(name: str) -> bool:
+    return name.isidentifier() and name.isascii() and not keyword.iskeyword(name) and not name.startswith("_")
+
+
+def _error(schema: Schema, parts: tuple, message: str) -> AcpgenError:
+    return AcpgenError(message, file=schema.path, pointer=pointer(parts))

@@ -1,0 +1,363 @@
+"""The generated connection over real asyncio streams (socket pairs), and
+the echo examples as real subprocesses."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import random
+import socket
+import subprocess
+import sys
+
+import pytest
+
+from ..conftest import ROOT, SCHEMAS, load_generated
+
+acp = load_generated("acp_v1")
+TIMEOUT = 20
+
+
+def run(coro):
+    return asyncio.run(asyncio.wait_for(coro, TIMEOUT))
+
+
+async def streams():
+    left, right = socket.socketpair()
+    return await asyncio.open_connection(sock=left), await asyncio.open_connection(sock=right)
+
+
+async def connect(make_agent, make_client, package=acp):
+    (agent_reader, agent_writer), (client_reader, client_writer) = await streams()
+    agent = package.AgentSideConnection(make_agent, agent_reader, agent_writer)
+    client = package.ClientSideConnection(make_client, client_reader, client_writer)
+    agent.start()
+    client.start()
+    return agent, client
+
+
+async def raw_agent(make_agent):
+    """An agent connection and the raw streams of its peer."""
+    (agent_reader, agent_writer), peer = await streams()
+    agent = acp.AgentSideConnection(make_agent, agent_reader, agent_writer)
+    agent.start()
+    return agent, peer
+
+
+async def exchange(peer, message) -> dict:
+    reader, writer = peer
+    writer.write(message if isinstance(message, bytes) else (json.dumps(message) + "\n").encode())
+    await writer.drain()
+    return json.loads(await reader.readline())
+
+
+class Agent(acp.Agent):
+    def __init__(self, conn):
+        self.conn = conn
+        self.running = 0
+        self.most = 0
+        self.release = asyncio.Event()
+        self.cancelled: list[str] = []
+
+    async def new_session(self, params):
+        self.running += 1
+        self.most = max(self.most, self.running)
+        await self.release.wait()
+        await asyncio.sleep(random.random() / 100)
+        self.running -= 1
+        return acp.NewSessionResponse(session_id="s-" + params.cwd)
+
+    async def prompt(self, params):
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            self.cancelled.append(params.session_id)
+            raise
+
+    async def load_session(self, params):
+        raise RuntimeError("disk on fire")
+
+    async def set_session_mode(self, params):
+        raise acp.RequestError(-32002, "Resource not found", {"sessionId": params.session_id})
+
+
+class Client(acp.Client):
+    def __init__(self, conn):
+        self.conn = conn
+        self.updates = []
+        self.cancelled = asyncio.Event()
+
+    async def session_update(self, params):
+        self.updates.append(params)
+
+    async def request_permission(self, params):
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            self.cancelled.set()
+            raise
+
+
+def new_session(cwd: str):
+    return acp.NewSessionRequest(cwd=cwd, mcp_servers=[])
+
+
+def test_many_requests_in_flight_are_answered_each_with_its_own_result():
+    async def main():
+        agent, client = await connect(Agent, Client)
+        calls = [asyncio.create_task(client.new_session(new_session(f"/w/{i}"))) for i in range(30)]
+        while agent.handler.running < 30:
+            await asyncio.sleep(0.01)
+        agent.handler.release.set()
+        results = await asyncio.gather(*calls)
+        assert [r.session_id for r in results] == [f"s-/w/{i}" for i in range(30)]
+        assert isinstance(results[0], acp.NewSessionResponse)
+        assert agent.handler.most == 30
+        await client.close()
+
+    run(main())
+
+
+def test_unknown_and_unimplemented_methods_answer_method_not_found():
+    async def main():
+        agent, client = await connect(Agent, Client)
+        for method, params in [
+            ("_zed/unknown", {}),  # an extension the agent does not handle
+            ("authenticate", {"methodId": "m"}),  # an agent method this agent does not implement
+            ("fs/read_text_file", {"sessionId": "s", "path": "/a"}),  # a client method, sent to the agent
+            ("no/such", None),
+        ]:
+            with pytest.raises(acp.RequestError) as caught:
+                await client.request(method, params)
+            assert caught.value.code == -32601, method
+        await client.close()
+
+    run(main())
+
+
+def test_invalid_params_answer_minus_32602_with_the_path():
+    async def main():
+        agent, client = await connect(Agent, Client)
+        with pytest.raises(acp.RequestError) as caught:
+            await client.request("session/new", {"cwd": 5, "mcpServers": []})
+        assert caught.value.code == -32602
+        assert caught.value.data["path"] == "$.params.cwd"
+        await client.close()
+
+    run(main())
+
+
+def test_handler_errors_answer_internal_error_or_the_error_raised():
+    async def main():
+        agent, client = await connect(Agent, Client)
+        with pytest.raises(acp.RequestError) as caught:
+            await client.load_session(acp.LoadSessionRequest(session_id="s", cwd="/", mcp_servers=[]))
+        assert caught.value.code == -32603 and "disk on fire" in caught.value.data
+        with pytest.raises(acp.RequestError) as caught:
+            await client.set_session_mode(acp.SetSessionModeRequest(session_id="s9", mode_id="m"))
+        assert (caught.value.code, caught.value.data) == (-32002, {"sessionId": "s9"})
+        # The connection still serves.
+        agent.handler.release.set()
+        assert (await client.new_session(new_session("/x"))).session_id == "s-/x"
+        await client.close()
+
+    run(main())
+
+
+def test_a_bad_line_does_not_stop_the_loop():
+    async def main():
+        agent, peer = await raw_agent(Agent)
+        agent.handler.release.set()
+        answer = await exchange(peer, b"{this is not json\n")
+        assert answer == {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "Parse error"}}
+        answer = await exchange(peer, {"id": 1, "method": "session/new", "params": {}})  # no "jsonrpc"
+        assert (answer["id"], answer["error"]["code"], answer["error"]["data"]["path"]) == (1, -32600, "$.jsonrpc")
+        answer = await exchange(peer, {"jsonrpc": "2.0", "id": [1], "method": "session/new"})
+        assert (answer["id"], answer["error"]["code"]) == (None, -32600)
+        answer = await exchange(peer, {"jsonrpc": "2.0", "id": 2, "method": "session/new", "params": {"cwd": "/a", "mcpServers": []}})
+        assert answer == {"jsonrpc": "2.0", "id": 2, "result": {"sessionId": "s-/a"}}
+        await agent.close()
+
+    run(main())
+
+
+def test_cancel_request_from_the_client_cancels_the_agent_handler():
+    async def main():
+        agent, peer = await raw_agent(Agent)
+        reader, writer = peer
+        request = {"jsonrpc": "2.0", "id": "p1", "method": "session/prompt", "params": {"sessionId": "s1", "prompt": []}}
+        writer.write((json.dumps(request) + "\n").encode())
+        while "p1" not in agent._answering:
+            await asyncio.sleep(0.01)
+        answer = await exchange(peer, {"jsonrpc": "2.0", "method": "$/cancel_request", "params": {"requestId": "p1"}})
+        assert answer == {"jsonrpc": "2.0", "id": "p1", "error": {"code": -32800, "message": "Request cancelled"}}
+        assert agent.handler.cancelled == ["s1"]
+        await agent.close()
+
+    run(main())
+
+
+def test_cancelling_an_awaiting_task_sends_cancel_request_both_ways():
+    async def main():
+        agent, client = await connect(Agent, Client)
+        # client -> agent
+        task = asyncio.create_task(client.prompt(acp.PromptRequest(session_id="s2", prompt=[])))
+        while not agent._answering:
+            await asyncio.sleep(0.01)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        while agent.handler.cancelled != ["s2"]:
+            await asyncio.sleep(0.01)
+        # agent -> client
+        options = [acp.PermissionOption(option_id="o", name="Allow", kind=acp.PermissionOptionKind.ALLOW_ONCE)]
+        call = acp.ToolCallUpdate(tool_call_id="t")
+        asking = asyncio.create_task(
+            agent.request_permission(acp.RequestPermissionRequest(session_id="s2", tool_call=call, options=options))
+        )
+        while not client._answering:
+            await asyncio.sleep(0.01)
+        asking.cancel()
+        await asyncio.wait_for(client.handler.cancelled.wait(), 5)
+        assert not client._answering or all(t.done() for t in client._answering.values())
+        await client.close()
+
+    run(main())
+
+
+def test_the_peer_closing_fails_pending_requests_and_ends_run():
+    async def main():
+        agent, client = await connect(Agent, Client)
+        pending = asyncio.create_task(client.prompt(acp.PromptRequest(session_id="s3", prompt=[])))
+        while not agent._answering:
+            await asyncio.sleep(0.01)
+        await agent.close()
+        with pytest.raises(ConnectionError):
+            await pending
+        await client.run()  # returns: the peer is gone
+        with pytest.raises(ConnectionError):
+            await client.new_session(new_session("/late"))
+
+    run(main())
+
+
+def test_notifications_arrive_in_order_before_the_response_that_follows_them():
+    class Streamer(Agent):
+        async def prompt(self, params):
+            for i in range(50):
+                chunk = acp.AgentMessageChunkSessionUpdate(content=acp.TextContentBlock(text=str(i)))
+                await self.conn.session_update(acp.SessionNotification(session_id=params.session_id, update=chunk))
+            return acp.PromptResponse(stop_reason=acp.StopReason.END_TURN)
+
+    async def main():
+        agent, client = await connect(Streamer, Client)
+        response = await client.prompt(acp.PromptRequest(session_id="s4", prompt=[]))
+        assert response.stop_reason is acp.StopReason.END_TURN
+        assert [u.update.content.text for u in client.handler.updates] == [str(i) for i in range(50)]
+        await client.close()
+
+    run(main())
+
+
+def test_close_ends_run_and_fails_what_is_waiting():
+    async def main():
+        agent, client = await connect(Agent, Client)
+        serving = asyncio.create_task(client.run())
+        pending = asyncio.create_task(client.prompt(acp.PromptRequest(session_id="s5", prompt=[])))
+        while not agent._answering:
+            await asyncio.sleep(0.01)
+        await client.close()
+        await serving  # returns, without raising
+        with pytest.raises(ConnectionError):
+            await pending
+        await agent.run()  # the agent sees the client go and stops serving
+        while agent.handler.cancelled != ["s5"]:  # and cancels the handler still running
+            await asyncio.sleep(0.01)
+
+    run(main())
+
+
+@pytest.mark.parametrize("name", sorted(SCHEMAS))
+def test_every_package_connects_an_agent_and_a_client(name):
+    package = load_generated(name)
+    version = 1 if name.startswith("acp_v1") else 2
+
+    class Minimal(package.Agent):
+        def __init__(self, conn):
+            self.conn = conn
+
+        async def initialize(self, params):
+            info = {"name": "minimal", "version": "1"}
+            return package.decode("InitializeResponse", {"protocolVersion": params.protocol_version, "info": info})
+
+    class Silent(package.Client):
+        def __init__(self, conn):
+            self.conn = conn
+
+    async def main():
+        agent, client = await connect(Minimal, Silent, package)
+        request = package.decode("InitializeRequest", {"protocolVersion": version, "clientInfo": {"name": "t", "version": "1"}, "info": {"name": "t", "version": "1"}})
+        response = await client.initialize(request)
+        assert isinstance(response, package.InitializeResponse) and response.protocol_version == version
+        with pytest.raises(package.RequestError) as caught:
+            await client.prompt(package.decode("PromptRequest", {"sessionId": "s", "prompt": [{"type": "text", "text": "hi"}]}))
+        assert caught.value.code == -32601
+        await client.close()
+
+    run(main())
+
+
+# ------------------------------------------------------------ the examples
+
+
+def _client(*args, timeout=60):
+    return subprocess.run(
+        [sys.executable, str(ROOT / "examples/echo_client.py"), *args],
+        capture_output=True, text=True, timeout=timeout, cwd=ROOT,
+    )  # fmt: skip
+
+
+def test_the_echo_client_spawns_the_echo_agent_and_prints_the_streamed_answer():
+    out = _client("hello", "streaming", "world")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout == "hello streaming world \n[end_turn]\n"
+
+
+def test_the_echo_client_drives_the_v2_echo_agent_too():
+    for client, agent in [("echo_client_v2.py", "echo_agent_v2.py")]:
+        out = subprocess.run(
+            [sys.executable, str(ROOT / "examples" / client), "two", "words"],
+            capture_output=True, text=True, timeout=60, cwd=ROOT,
+        )  # fmt: skip
+        assert out.returncode == 0, out.stderr
+        assert out.stdout == "two words \n[end_turn]\n"
+
+
+def test_cancel_stops_the_echo_agent_mid_prompt():
+    class Collect(acp.Client):
+        def __init__(self, conn):
+            self.conn = conn
+            self.chunks = []
+            self.first = asyncio.Event()
+
+        async def session_update(self, params):
+            self.chunks.append(params.update.content.text)
+            self.first.set()
+
+    async def main():
+        agent = [sys.executable, str(ROOT / "examples/echo_agent.py"), "0.2"]
+        async with acp.spawn_agent(Collect, *agent) as conn:
+            await conn.initialize(acp.InitializeRequest(protocol_version=1))
+            session = await conn.new_session(new_session(os.getcwd()))
+            words = [acp.TextContentBlock(text=" ".join(f"w{i}" for i in range(100)))]
+            prompt = asyncio.create_task(conn.prompt(acp.PromptRequest(session_id=session.session_id, prompt=words)))
+            await conn.handler.first.wait()
+            await conn.cancel(acp.CancelNotification(session_id=session.session_id))
+            response = await prompt
+            assert response.stop_reason is acp.StopReason.CANCELLED
+            assert 1 <= len(conn.handler.chunks) < 100
+            process = conn.process
+        assert process.returncode is not None
+
+    run(main())

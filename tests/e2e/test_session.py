@@ -1,0 +1,249 @@
+"""Session state: every session/update kind of the four schemas is folded,
+the v1 and v2 message rules, and snapshots that restore and fold on."""
+
+from __future__ import annotations
+
+import json
+import typing
+
+import pytest
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
+
+from ..conftest import SCHEMAS, load_generated
+from ..session_strategies import update as update_strategy
+
+PACKAGES = list(SCHEMAS)
+v1 = load_generated("acp_v1")
+v2 = load_generated("acp_v2")
+
+
+def schema_tags(package: str) -> list[str]:
+    """The SessionUpdate kinds as the schema file lists them ("*" for the
+    catch-all), read independently of the generator."""
+    defs = json.loads(SCHEMAS[package].read_text())["$defs"]
+    union = defs["SessionUpdate"]
+    tags = []
+    for variant in union.get("oneOf", []) + union.get("anyOf", []):
+        const = variant.get("properties", {}).get("sessionUpdate", {}).get("const")
+        tags.append(const if const is not None else "*")
+    return tags
+
+
+def is_v2(package: str) -> bool:
+    return package.startswith("acp_v2")
+
+
+def note(package, session_id, update):
+    p = load_generated(package)
+    name = "UpdateSessionNotification" if is_v2(package) else "SessionNotification"
+    return p.decode(name, {"sessionId": session_id, "update": update}, strict=True)
+
+
+def fold(package, updates, session=None, session_id="s"):
+    p = load_generated(package)
+    for u in updates:
+        session = p.apply_session_update(session, note(package, session_id, u))
+    return session
+
+
+# ------------------------------------------------------------------ every kind
+
+
+@pytest.mark.parametrize("package", PACKAGES)
+def test_every_session_update_variant_has_a_fold(package):
+    p = load_generated(package)
+    variants = set(typing.get_args(p.SessionUpdate))
+    assert variants and variants == set(p.UPDATE_RULES)
+    tags = {rule.tag if rule.tag is not None else "*" for rule in p.UPDATE_RULES.values()}
+    assert tags == set(schema_tags(package))
+
+
+@pytest.mark.parametrize("package", PACKAGES)
+@settings(max_examples=10, phases=[Phase.generate], suppress_health_check=[HealthCheck.too_slow], deadline=None)
+@given(data=st.data())
+def test_every_session_update_kind_is_folded_into_its_field(package, data):
+    """Each kind of the schema, folded into a new session, lands in the field
+    its rule names and changes nothing else (a kind nobody handles raises)."""
+    p = load_generated(package)
+    for tag in schema_tags(package):
+        start = p.Session(session_id="s")
+        if tag == "plan_removed":
+            plan = {"sessionUpdate": "plan_update", "plan": {"type": "markdown", "planId": "a", "content": ""}}
+            start = fold(package, [plan], start)
+        u = data.draw(update_strategy(tag, is_v2(package)))
+        if tag == "plan_removed":
+            u["planId"] = "a"
+        decoded = note(package, "s", u)
+        rule = p.UPDATE_RULES[type(decoded.update)]
+        after = p.session_to_json(fold(package, [u], start))
+        before = p.session_to_json(start)
+        changed = {key for key in before if before[key] != after[key]}
+        field = p.session_to_json(p.Session(session_id="s"))
+        wire = next(k for k in field if k.lower() == rule.field.replace("_", ""))
+        assert changed <= {wire, "history"}, tag
+        if rule.action == "set":
+            empty = getattr(p.Session(session_id="s"), rule.field)
+            assert (wire in changed) == (after[wire] != (None if empty is None else [])), tag
+        else:
+            assert wire in changed, tag
+
+
+def test_a_schema_kind_without_a_rule_generates_no_fold_and_says_why(tmp_path):
+    from acpgen.session import apply_session_rules
+
+    rules = (tmp_path / "session.toml")
+    text = open(__import__("acpgen.session", fromlist=["x"]).builtin_session_rules()).read()
+    rules.write_text(text.replace('tag = "notice"', 'tag = "not_a_kind"', 1))
+    from acpgen.load import load_schema
+    from acpgen.pipeline import build_ir
+
+    package = build_ir(load_schema(SCHEMAS["acp_v1"]), "acp_v1", "none")
+    from acpgen.upserts import apply_rules
+
+    package = apply_rules(package, "v1")
+    result = apply_session_rules(package, "v1", rules)
+    assert result.session is None
+    assert any("'notice'" in w and "has no rule" in w for w in result.warnings)
+
+
+# ------------------------------------------------------------------ v1 messages
+
+
+def text(t, message_id=None, kind="agent_message_chunk"):
+    u = {"sessionUpdate": kind, "content": {"type": "text", "text": t}}
+    if message_id is not None:
+        u["messageId"] = message_id
+    return u
+
+
+def texts(message):
+    return "".join(block.text for block in message.content)
+
+
+def test_v1_consecutive_chunks_of_one_kind_form_one_message():
+    s = fold("acp_v1", [text("he"), text("llo"), text("hm", kind="agent_thought_chunk"), text("ok")])
+    assert [(e.field, texts(getattr(s, e.field)[e.key])) for e in s.history] == [
+        ("agent_messages", "hello"),
+        ("agent_thoughts", "hm"),
+        ("agent_messages", "ok"),
+    ]
+
+
+def test_v1_a_tool_call_ends_the_current_message():
+    tool = {"sessionUpdate": "tool_call", "toolCallId": "t", "title": "Read"}
+    s = fold("acp_v1", [text("a"), tool, text("b"), text("c", kind="user_message_chunk")])
+    assert [e.field for e in s.history] == ["agent_messages", "tool_calls", "agent_messages", "user_messages"]
+    assert [texts(m) for m in s.agent_messages.values()] == ["a", "b"]
+
+
+def test_v1_a_different_message_id_starts_a_new_message():
+    """A change in `messageId` indicates a new message has started."""
+    s = fold("acp_v1", [text("a", "m1"), text("b", "m1"), text("c", "m2"), text("d")])
+    messages = list(s.agent_messages.values())
+    assert [(m.message_id, texts(m)) for m in messages] == [("m1", "ab"), ("m2", "cd")]
+
+
+def test_v1_a_message_without_id_adopts_the_first_id():
+    s = fold("acp_v1", [text("a"), text("b", "m1")])
+    assert [(m.message_id, texts(m)) for m in s.agent_messages.values()] == [("m1", "ab")]
+
+
+def test_v1_tool_call_replaces_and_updates_patch():
+    s = fold(
+        "acp_v1",
+        [
+            {"sessionUpdate": "tool_call", "toolCallId": "t", "title": "Read", "status": "pending"},
+            {"sessionUpdate": "tool_call_update", "toolCallId": "t", "status": "completed"},
+            {"sessionUpdate": "tool_call", "toolCallId": "t", "title": "Again"},
+        ],
+    )
+    call = s.tool_calls["t"]
+    assert (call.title, call.status) == ("Again", "pending")
+    assert len(s.history) == 1
+
+
+def test_v1_plan_modes_and_commands_are_replaced():
+    s = fold(
+        "acp_v1",
+        [
+            {"sessionUpdate": "plan", "entries": [{"content": "a", "priority": "high", "status": "pending"}]},
+            {"sessionUpdate": "plan", "entries": []},
+            {"sessionUpdate": "current_mode_update", "currentModeId": "code"},
+            {"sessionUpdate": "available_commands_update", "availableCommands": [{"name": "web", "description": "d"}]},
+        ],
+    )
+    assert s.plan == [] and s.current_mode_id == "code"
+    assert [c.name for c in s.available_commands] == ["web"]
+
+
+# ------------------------------------------------------------------ v2
+
+
+def test_v2_chunks_of_interleaved_messages_go_to_their_message():
+    """Chunks for different messages can interleave."""
+    s = fold(
+        "acp_v2",
+        [text("a", "m1"), text("x", "m2"), text("b", "m1"), {"sessionUpdate": "agent_message", "messageId": "m2", "content": None}],
+    )
+    assert [e.key for e in s.history] == ["m1", "m2"]
+    assert texts(s.agent_messages["m1"]) == "ab"
+    assert s.agent_messages["m2"].content == []
+
+
+def test_v2_plans_by_id_and_removal():
+    unstable = "acp_v2_unstable"
+    s = fold(
+        unstable,
+        [
+            {"sessionUpdate": "plan_update", "plan": {"type": "markdown", "planId": "p", "content": "# a"}},
+            {"sessionUpdate": "plan_update", "plan": {"type": "items", "planId": "q", "entries": []}},
+            {"sessionUpdate": "plan_removed", "planId": "p"},
+        ],
+    )
+    assert list(s.plans) == ["q"]
+
+
+def test_v2_unknown_kinds_are_kept_and_encode_back():
+    raw = {"sessionUpdate": "_vendor", "x": [1]}
+    s = fold("acp_v2", [raw])
+    assert v2.session_to_json(s)["unrecognized"] == [raw]
+
+
+def test_another_sessions_notification_is_refused():
+    s = fold("acp_v2", [text("a", "m")])
+    with pytest.raises(ValueError, match="session 'other'"):
+        v2.apply_session_update(s, note("acp_v2", "other", text("b", "m")))
+
+
+def test_folding_changes_neither_argument():
+    s = fold("acp_v1", [text("a")])
+    before = v1.session_to_json(s)
+    n = note("acp_v1", "s", text("b"))
+    v1.apply_session_update(s, n)
+    assert v1.session_to_json(s) == before
+
+
+# ------------------------------------------------------------------ snapshots
+
+
+@pytest.mark.parametrize("package", PACKAGES)
+@settings(max_examples=60, suppress_health_check=[HealthCheck.too_slow], deadline=None)
+@given(data=st.data())
+def test_a_restored_snapshot_folds_on_like_the_whole_stream(package, data):
+    p = load_generated(package)
+    tags = schema_tags(package)
+    stream = data.draw(st.lists(st.sampled_from(tags).flatmap(lambda t: update_strategy(t, is_v2(package))), max_size=25))
+    cut = data.draw(st.integers(0, len(stream)))
+    whole = fold(package, stream)
+    head = fold(package, stream[:cut]) or p.Session(session_id="s")
+    snapshot = json.loads(json.dumps(p.session_to_json(head)))
+    restored = p.session_from_json(snapshot)
+    assert restored == head
+    resumed = fold(package, stream[cut:], restored)
+    assert p.session_to_json(resumed) == p.session_to_json(whole or p.Session(session_id="s"))
+
+
+def test_a_bad_snapshot_is_a_validation_error():
+    with pytest.raises(v2.ValidationError, match="not a session snapshot"):
+        v2.session_from_json({"sessionId": "s"})

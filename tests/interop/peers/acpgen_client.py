@@ -1,0 +1,119 @@
+"""Client built on acpgen's generated protocol layer (``acp_v1`` or ``acp_v2``,
+``spawn_agent``): the same session and JSON report as the SDK clients of
+tests/interop.
+
+Spawns an agent command, then runs initialize, session/new, a prompt whose
+streamed session/update notifications it collects, and a second, long prompt
+that it cancels (session/cancel) as soon as the first chunk of the answer
+arrives. A v1 turn ends with the session/prompt response, a v2 turn with the
+first idle state_update after the prompt was accepted.
+
+    python acpgen_client.py [--protocol v1|v2] -- AGENT_PROGRAM [ARGS...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import importlib
+import json
+import os
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "generated"))
+
+PROMPT = "Hello agent, please echo this back"
+LONG_PROMPT = " ".join(f"word{i}" for i in range(300))
+
+
+class RecordingClient:
+    """Collects the session updates of the current turn; cancels on request;
+    (v2) resolves ``idle`` with the stop reason of an idle state_update."""
+
+    def __init__(self, acp, conn) -> None:
+        self.acp, self.conn = acp, conn
+        self.updates: list = []
+        self.cancel_on_first_chunk = False
+        self.idle: asyncio.Future | None = None
+
+    async def session_update(self, params) -> None:
+        acp, update = self.acp, params.update
+        self.updates.append(update)
+        if self.cancel_on_first_chunk and isinstance(update, acp.AgentMessageChunkSessionUpdate):
+            self.cancel_on_first_chunk = False
+            # session/cancel's params: v1 CancelNotification, v2 CancelSessionNotification
+            cancel = getattr(acp, "CancelNotification", None) or acp.CancelSessionNotification
+            await self.conn.cancel(cancel(session_id=params.session_id))
+        state = getattr(update, "value", None)
+        if isinstance(state, getattr(acp, "StateUpdateIdle", ())) and self.idle and not self.idle.done():
+            self.idle.set_result(state.value.stop_reason)
+
+
+async def run_turn(acp, conn, client: RecordingClient, session_id: str, text: str, cancel: bool) -> dict:
+    client.updates, client.cancel_on_first_chunk = [], cancel
+    client.idle = asyncio.get_running_loop().create_future()
+    request = acp.PromptRequest(session_id=session_id, prompt=[acp.TextContentBlock(text=text)])
+    response = await conn.prompt(request)
+    v2 = hasattr(response, "message_id")
+    stop_reason = await client.idle if v2 else response.stop_reason
+    chunks = [u for u in client.updates if isinstance(u, acp.AgentMessageChunkSessionUpdate)]
+    report = {
+        "sent": text,
+        "stopReason": stop_reason,
+        "updates": [acp.encode(u)["sessionUpdate"] for u in client.updates],
+        "text": "".join(getattr(c.content, "text", "") for c in chunks),
+    }
+    if v2:
+        report["messageId"] = response.message_id
+    return report
+
+
+async def run(protocol: str, program: str, *args: str) -> dict:
+    acp = importlib.import_module(f"acp_{protocol}")
+    client = None
+
+    def make_client(conn):
+        nonlocal client
+        client = RecordingClient(acp, conn)
+        return client
+
+    info = acp.Implementation(name="acpgen-client", version="1")
+    if protocol == "v1":
+        init_request = acp.InitializeRequest(protocol_version=1, client_info=info)
+    else:
+        init_request = acp.InitializeRequest(protocol_version=2, info=info)
+    async with acp.spawn_agent(make_client, program, *args) as conn:
+        init = await conn.initialize(init_request)
+        session = await conn.new_session(acp.NewSessionRequest(cwd=os.getcwd(), mcp_servers=[]))
+        turns = {}
+        for name, text in (("prompt", PROMPT), ("cancel", LONG_PROMPT)):
+            turns[name] = await run_turn(acp, conn, client, session.session_id, text, name == "cancel")
+        try:
+            await conn.request("_interop/unknown", {})
+            unknown = {"result": "answered"}
+        except acp.RequestError as error:
+            unknown = {"code": error.code}
+    agent_info = init.agent_info if protocol == "v1" else init.info
+    return {
+        "client": f"acpgen acp_{protocol}",
+        "protocolVersion": init.protocol_version,
+        "agentInfo": acp.encode(agent_info) if isinstance(agent_info, acp.Implementation) else None,
+        "sessionId": session.session_id,
+        **turns,
+        "unknownMethod": unknown,
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--protocol", choices=("v1", "v2"), default="v1")
+    parser.add_argument("agent", nargs="+", help="the agent command")
+    args = parser.parse_args()
+    report = asyncio.run(asyncio.wait_for(run(args.protocol, *args.agent), timeout=30))
+    print(json.dumps(report))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,61 @@
+"""The repository's examples (examples/echo_agent.py and echo_client.py on
+acp_v1, echo_agent_v2.py and echo_client_v2.py on acp_v2) against the
+official SDKs' peers, as real processes."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from .harness import (
+    ROOT,
+    TIMEOUT,
+    python_sdk_agent,
+    python_sdk_client,
+    run_session,
+    ts_sdk_agent,
+    ts_sdk_client,
+)
+
+EXAMPLES = ROOT / "examples"
+SUFFIX = {"v1": "", "v2": "_v2"}
+AGENTS = {
+    "python-sdk-agent v1": ("v1", python_sdk_agent),
+    "ts-sdk-agent v1": ("v1", lambda: ts_sdk_agent("v1")),
+    "ts-sdk-agent v2": ("v2", lambda: ts_sdk_agent("v2")),
+}
+CLIENTS = {
+    "python-sdk-client v1": ("v1", python_sdk_client),
+    "ts-sdk-client v1": ("v1", lambda: ts_sdk_client("v1")),
+    "ts-sdk-client v2": ("v2", lambda: ts_sdk_client("v2")),
+}
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+def test_echo_client_example_against_sdk_agent(agent):
+    protocol, command = AGENTS[agent]
+    text = "interop says hello"
+    example = EXAMPLES / f"echo_client{SUFFIX[protocol]}.py"
+    command = [sys.executable, str(example), text, "--", *command()]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=TIMEOUT, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == [*text.split(), "[end_turn]"], done.stdout
+
+
+@pytest.mark.parametrize("client", CLIENTS)
+def test_sdk_client_against_echo_agent_example(client):
+    protocol, command = CLIENTS[client]
+    # the example takes the delay between streamed words as its argument
+    agent = [sys.executable, str(EXAMPLES / f"echo_agent{SUFFIX[protocol]}.py"), "0.005"]
+    report = run_session(command(), agent)
+    assert report["protocolVersion"] == int(protocol[1]), report
+    turn = report["prompt"]
+    assert turn["stopReason"] == "end_turn", turn
+    assert turn["text"].split() == turn["sent"].split(), turn
+    turn = report["cancel"]
+    assert turn["stopReason"] == "cancelled", turn["stopReason"]
+    echoed, sent = turn["text"].split(), turn["sent"].split()
+    assert 0 < len(echoed) < len(sent) and sent[: len(echoed)] == echoed, turn["text"][:80]
+    assert report["unknownMethod"] == {"code": -32601}, report["unknownMethod"]
