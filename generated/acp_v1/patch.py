@@ -28,6 +28,9 @@ __all__ = [
     "apply_compaction_summary_chunk",
 ]
 
+_new = object.__new__
+"""States are built without ``__init__``: every field is computed here."""
+
 
 def merge_meta(stored: dict[str, Any], patch: dict[str, Any]) -> dict[str, Any]:
     """Patch metadata by top-level key: keys the patch omits are unchanged, a
@@ -69,36 +72,50 @@ def apply_tool_call_update(
         )
     else:
         _check_key(state, update, (("tool_call_id", "tool_call_id"),))
-    v = getattr(update, "kind", UNSET)
-    f_kind = state.kind if v is UNSET or v is None else v
-    v = getattr(update, "status", UNSET)
-    f_status = state.status if v is UNSET or v is None else v
-    v = getattr(update, "title", UNSET)
-    f_title = state.title if v is UNSET or v is None else v
-    v = getattr(update, "name", UNSET)
-    f_name = state.name if v is UNSET or v is None else v
-    v = getattr(update, "content", UNSET)
-    f_content = list(state.content) if v is UNSET or v is None else list(v)
-    v = getattr(update, "locations", UNSET)
-    f_locations = list(state.locations) if v is UNSET or v is None else list(v)
-    v = getattr(update, "raw_input", UNSET)
-    f_raw_input = state.raw_input if v is UNSET or v is None else v
-    v = getattr(update, "raw_output", UNSET)
-    f_raw_output = state.raw_output if v is UNSET or v is None else v
-    v = getattr(update, "meta", UNSET)
-    f_meta = dict(state.meta) if v is UNSET or v is None else dict(v)
-    return ToolCallState(
-        tool_call_id=state.tool_call_id,
-        kind=f_kind,
-        status=f_status,
-        title=f_title,
-        name=f_name,
-        content=f_content,
-        locations=f_locations,
-        raw_input=f_raw_input,
-        raw_output=f_raw_output,
-        meta=f_meta,
+    v_kind: Any = update.kind
+    f_kind = state.kind if v_kind is UNSET or v_kind is None else v_kind
+    v_status: Any = update.status
+    f_status = state.status if v_status is UNSET or v_status is None else v_status
+    v_title: Any = update.title
+    f_title = state.title if v_title is UNSET or v_title is None else v_title
+    v_name: Any = update.name
+    f_name = state.name if v_name is UNSET or v_name is None else v_name
+    v_content: Any = update.content
+    f_content = (
+        list(state.content)
+        if v_content is UNSET or v_content is None
+        else list(v_content)
     )
+    v_locations: Any = update.locations
+    f_locations = (
+        list(state.locations)
+        if v_locations is UNSET or v_locations is None
+        else list(v_locations)
+    )
+    v_raw_input: Any = update.raw_input
+    f_raw_input = (
+        state.raw_input if v_raw_input is UNSET or v_raw_input is None else v_raw_input
+    )
+    v_raw_output: Any = update.raw_output
+    f_raw_output = (
+        state.raw_output
+        if v_raw_output is UNSET or v_raw_output is None
+        else v_raw_output
+    )
+    v_meta: Any = update.meta
+    f_meta = dict(state.meta) if v_meta is UNSET or v_meta is None else dict(v_meta)
+    new = _new(ToolCallState)
+    new.tool_call_id = state.tool_call_id
+    new.kind = f_kind
+    new.status = f_status
+    new.title = f_title
+    new.name = f_name
+    new.content = f_content
+    new.locations = f_locations
+    new.raw_input = f_raw_input
+    new.raw_output = f_raw_output
+    new.meta = f_meta
+    return new
 
 
 def _create_ToolCallState(
@@ -120,17 +137,17 @@ def apply_session_info_update(
     All fields are optional to support partial updates."""
     if state is None:
         state = SessionInfoState()
-    v = getattr(update, "title", UNSET)
-    f_title = state.title if v is UNSET else v
-    v = getattr(update, "updated_at", UNSET)
-    f_updated_at = state.updated_at if v is UNSET else v
-    v = getattr(update, "meta", UNSET)
-    f_meta = dict(state.meta) if v is UNSET or v is None else dict(v)
-    return SessionInfoState(
-        title=f_title,
-        updated_at=f_updated_at,
-        meta=f_meta,
-    )
+    v_title: Any = update.title
+    f_title = state.title if v_title is UNSET else v_title
+    v_updated_at: Any = update.updated_at
+    f_updated_at = state.updated_at if v_updated_at is UNSET else v_updated_at
+    v_meta: Any = update.meta
+    f_meta = dict(state.meta) if v_meta is UNSET or v_meta is None else dict(v_meta)
+    new = _new(SessionInfoState)
+    new.title = f_title
+    new.updated_at = f_updated_at
+    new.meta = f_meta
+    return new
 
 
 def apply_usage_update(
@@ -141,17 +158,17 @@ def apply_usage_update(
     Context window and cost update for a session."""
     if state is None:
         state = UsageState()
-    v = getattr(update, "used", UNSET)
-    f_used = state.used if v is UNSET or v is None else v
-    v = getattr(update, "size", UNSET)
-    f_size = state.size if v is UNSET or v is None else v
-    v = getattr(update, "cost", UNSET)
-    f_cost = state.cost if v is UNSET else v
-    return UsageState(
-        used=f_used,
-        size=f_size,
-        cost=f_cost,
-    )
+    v_used: Any = update.used
+    f_used = state.used if v_used is UNSET or v_used is None else v_used
+    v_size: Any = update.size
+    f_size = state.size if v_size is UNSET or v_size is None else v_size
+    v_cost: Any = update.cost
+    f_cost = state.cost if v_cost is UNSET else v_cost
+    new = _new(UsageState)
+    new.used = f_used
+    new.size = f_size
+    new.cost = f_cost
+    return new
 
 
 def apply_compaction_update(
@@ -168,21 +185,27 @@ def apply_compaction_update(
         )
     else:
         _check_key(state, update, (("compaction_id", "compaction_id"),))
-    v = getattr(update, "status", UNSET)
-    f_status = state.status if v is UNSET or v is None else v
-    v = getattr(update, "summary", UNSET)
-    f_summary = list(state.summary) if v is UNSET else [] if v is None else list(v)
-    v = getattr(update, "error", UNSET)
-    f_error = state.error if v is UNSET else v
-    v = getattr(update, "meta", UNSET)
-    f_meta = dict(state.meta) if v is UNSET else {} if v is None else dict(v)
-    return CompactionState(
-        compaction_id=state.compaction_id,
-        status=f_status,
-        summary=f_summary,
-        error=f_error,
-        meta=f_meta,
+    v_status: Any = update.status
+    f_status = state.status if v_status is UNSET or v_status is None else v_status
+    v_summary: Any = update.summary
+    f_summary = (
+        list(state.summary)
+        if v_summary is UNSET
+        else [] if v_summary is None else list(v_summary)
     )
+    v_error: Any = update.error
+    f_error = state.error if v_error is UNSET else v_error
+    v_meta: Any = update.meta
+    f_meta = (
+        dict(state.meta) if v_meta is UNSET else {} if v_meta is None else dict(v_meta)
+    )
+    new = _new(CompactionState)
+    new.compaction_id = state.compaction_id
+    new.status = f_status
+    new.summary = f_summary
+    new.error = f_error
+    new.meta = f_meta
+    return new
 
 
 def apply_compaction_summary_chunk(
@@ -196,13 +219,13 @@ def apply_compaction_summary_chunk(
         )
     else:
         _check_key(state, chunk, (("compaction_id", "compaction_id"),))
-    return CompactionState(
-        compaction_id=state.compaction_id,
-        status=state.status,
-        summary=[*state.summary, chunk.content],
-        error=state.error,
-        meta=dict(state.meta),
-    )
+    new = _new(CompactionState)
+    new.compaction_id = state.compaction_id
+    new.status = state.status
+    new.summary = [*state.summary, chunk.content]
+    new.error = state.error
+    new.meta = dict(state.meta)
+    return new
 
 
 _APPLY: dict[type[object], Callable[[Any, Any], object]] = {

@@ -48,6 +48,9 @@ __all__ = [
     "apply_session_message_chunk",
 ]
 
+_new = object.__new__
+"""States are built without ``__init__``: every field is computed here."""
+
 
 def merge_meta(stored: dict[str, Any], patch: dict[str, Any]) -> dict[str, Any]:
     """Patch metadata by top-level key: keys the patch omits are unchanged, a
@@ -86,45 +89,57 @@ def apply_tool_call_update(
         )
     else:
         _check_key(state, update, (("tool_call_id", "tool_call_id"),))
-    v = getattr(update, "name", UNSET)
-    f_name = state.name if v is UNSET else v
-    v = getattr(update, "title", UNSET)
-    f_title = state.title if v is UNSET else v
-    v = getattr(update, "kind", UNSET)
-    f_kind = state.kind if v is UNSET else ToolKind.OTHER if v is None else v
-    v = getattr(update, "status", UNSET)
-    f_status = (
-        state.status if v is UNSET else ToolCallStatus.PENDING if v is None else v
+    v_name: Any = update.name
+    f_name = state.name if v_name is UNSET else v_name
+    v_title: Any = update.title
+    f_title = state.title if v_title is UNSET else v_title
+    v_kind: Any = update.kind
+    f_kind = (
+        state.kind if v_kind is UNSET else ToolKind.OTHER if v_kind is None else v_kind
     )
-    v = getattr(update, "content", UNSET)
-    f_content = list(state.content) if v is UNSET else [] if v is None else list(v)
-    v = getattr(update, "locations", UNSET)
-    f_locations = list(state.locations) if v is UNSET else [] if v is None else list(v)
-    v = getattr(update, "raw_input", UNSET)
-    f_raw_input = state.raw_input if v is UNSET else v
-    v = getattr(update, "raw_output", UNSET)
-    f_raw_output = state.raw_output if v is UNSET else v
-    v = getattr(update, "capabilities", UNSET)
-    f_capabilities = state.capabilities if v is UNSET else v
-    v = getattr(update, "meta", UNSET)
+    v_status: Any = update.status
+    f_status = (
+        state.status
+        if v_status is UNSET
+        else ToolCallStatus.PENDING if v_status is None else v_status
+    )
+    v_content: Any = update.content
+    f_content = (
+        list(state.content)
+        if v_content is UNSET
+        else [] if v_content is None else list(v_content)
+    )
+    v_locations: Any = update.locations
+    f_locations = (
+        list(state.locations)
+        if v_locations is UNSET
+        else [] if v_locations is None else list(v_locations)
+    )
+    v_raw_input: Any = update.raw_input
+    f_raw_input = state.raw_input if v_raw_input is UNSET else v_raw_input
+    v_raw_output: Any = update.raw_output
+    f_raw_output = state.raw_output if v_raw_output is UNSET else v_raw_output
+    v_capabilities: Any = update.capabilities
+    f_capabilities = state.capabilities if v_capabilities is UNSET else v_capabilities
+    v_meta: Any = update.meta
     f_meta = (
         dict(state.meta)
-        if v is UNSET
-        else {} if v is None else merge_meta(state.meta, v)
+        if v_meta is UNSET
+        else {} if v_meta is None else merge_meta(state.meta, v_meta)
     )
-    return ToolCallState(
-        tool_call_id=state.tool_call_id,
-        name=f_name,
-        title=f_title,
-        kind=f_kind,
-        status=f_status,
-        content=f_content,
-        locations=f_locations,
-        raw_input=f_raw_input,
-        raw_output=f_raw_output,
-        capabilities=f_capabilities,
-        meta=f_meta,
-    )
+    new = _new(ToolCallState)
+    new.tool_call_id = state.tool_call_id
+    new.name = f_name
+    new.title = f_title
+    new.kind = f_kind
+    new.status = f_status
+    new.content = f_content
+    new.locations = f_locations
+    new.raw_input = f_raw_input
+    new.raw_output = f_raw_output
+    new.capabilities = f_capabilities
+    new.meta = f_meta
+    return new
 
 
 def apply_terminal_update(
@@ -140,34 +155,34 @@ def apply_terminal_update(
         )
     else:
         _check_key(state, update, (("terminal_id", "terminal_id"),))
-    v = getattr(update, "command", UNSET)
-    f_command = state.command if v is UNSET else v
-    v = getattr(update, "cwd", UNSET)
-    f_cwd = state.cwd if v is UNSET else v
-    v = getattr(update, "output", UNSET)
-    f_output = state.output if v is UNSET else v
-    v = getattr(update, "exit_status", UNSET)
-    f_exit_status = state.exit_status if v is UNSET else v
-    v = getattr(update, "size", UNSET)
-    f_size = state.size if v is UNSET else v
-    v = getattr(update, "capabilities", UNSET)
-    f_capabilities = state.capabilities if v is UNSET else v
-    v = getattr(update, "meta", UNSET)
+    v_command: Any = update.command
+    f_command = state.command if v_command is UNSET else v_command
+    v_cwd: Any = update.cwd
+    f_cwd = state.cwd if v_cwd is UNSET else v_cwd
+    v_output: Any = update.output
+    f_output = state.output if v_output is UNSET else v_output
+    v_exit_status: Any = update.exit_status
+    f_exit_status = state.exit_status if v_exit_status is UNSET else v_exit_status
+    v_size: Any = update.size
+    f_size = state.size if v_size is UNSET else v_size
+    v_capabilities: Any = update.capabilities
+    f_capabilities = state.capabilities if v_capabilities is UNSET else v_capabilities
+    v_meta: Any = update.meta
     f_meta = (
         dict(state.meta)
-        if v is UNSET
-        else {} if v is None else merge_meta(state.meta, v)
+        if v_meta is UNSET
+        else {} if v_meta is None else merge_meta(state.meta, v_meta)
     )
-    return TerminalState(
-        terminal_id=state.terminal_id,
-        command=f_command,
-        cwd=f_cwd,
-        output=f_output,
-        exit_status=f_exit_status,
-        size=f_size,
-        capabilities=f_capabilities,
-        meta=f_meta,
-    )
+    new = _new(TerminalState)
+    new.terminal_id = state.terminal_id
+    new.command = f_command
+    new.cwd = f_cwd
+    new.output = f_output
+    new.exit_status = f_exit_status
+    new.size = f_size
+    new.capabilities = f_capabilities
+    new.meta = f_meta
+    return new
 
 
 def apply_session_info_update(
@@ -180,21 +195,21 @@ def apply_session_info_update(
     """
     if state is None:
         state = SessionInfoState()
-    v = getattr(update, "title", UNSET)
-    f_title = state.title if v is UNSET else v
-    v = getattr(update, "updated_at", UNSET)
-    f_updated_at = state.updated_at if v is UNSET else v
-    v = getattr(update, "meta", UNSET)
+    v_title: Any = update.title
+    f_title = state.title if v_title is UNSET else v_title
+    v_updated_at: Any = update.updated_at
+    f_updated_at = state.updated_at if v_updated_at is UNSET else v_updated_at
+    v_meta: Any = update.meta
     f_meta = (
         dict(state.meta)
-        if v is UNSET
-        else {} if v is None else merge_meta(state.meta, v)
+        if v_meta is UNSET
+        else {} if v_meta is None else merge_meta(state.meta, v_meta)
     )
-    return SessionInfoState(
-        title=f_title,
-        updated_at=f_updated_at,
-        meta=f_meta,
-    )
+    new = _new(SessionInfoState)
+    new.title = f_title
+    new.updated_at = f_updated_at
+    new.meta = f_meta
+    return new
 
 
 def apply_user_message(
@@ -210,19 +225,23 @@ def apply_user_message(
         )
     else:
         _check_key(state, update, (("message_id", "message_id"),))
-    v = getattr(update, "content", UNSET)
-    f_content = list(state.content) if v is UNSET else [] if v is None else list(v)
-    v = getattr(update, "meta", UNSET)
+    v_content: Any = update.content
+    f_content = (
+        list(state.content)
+        if v_content is UNSET
+        else [] if v_content is None else list(v_content)
+    )
+    v_meta: Any = update.meta
     f_meta = (
         dict(state.meta)
-        if v is UNSET
-        else {} if v is None else merge_meta(state.meta, v)
+        if v_meta is UNSET
+        else {} if v_meta is None else merge_meta(state.meta, v_meta)
     )
-    return UserMessageState(
-        message_id=state.message_id,
-        content=f_content,
-        meta=f_meta,
-    )
+    new = _new(UserMessageState)
+    new.message_id = state.message_id
+    new.content = f_content
+    new.meta = f_meta
+    return new
 
 
 def apply_agent_message(
@@ -238,19 +257,23 @@ def apply_agent_message(
         )
     else:
         _check_key(state, update, (("message_id", "message_id"),))
-    v = getattr(update, "content", UNSET)
-    f_content = list(state.content) if v is UNSET else [] if v is None else list(v)
-    v = getattr(update, "meta", UNSET)
+    v_content: Any = update.content
+    f_content = (
+        list(state.content)
+        if v_content is UNSET
+        else [] if v_content is None else list(v_content)
+    )
+    v_meta: Any = update.meta
     f_meta = (
         dict(state.meta)
-        if v is UNSET
-        else {} if v is None else merge_meta(state.meta, v)
+        if v_meta is UNSET
+        else {} if v_meta is None else merge_meta(state.meta, v_meta)
     )
-    return AgentMessageState(
-        message_id=state.message_id,
-        content=f_content,
-        meta=f_meta,
-    )
+    new = _new(AgentMessageState)
+    new.message_id = state.message_id
+    new.content = f_content
+    new.meta = f_meta
+    return new
 
 
 def apply_agent_thought(
@@ -266,19 +289,23 @@ def apply_agent_thought(
         )
     else:
         _check_key(state, update, (("message_id", "message_id"),))
-    v = getattr(update, "content", UNSET)
-    f_content = list(state.content) if v is UNSET else [] if v is None else list(v)
-    v = getattr(update, "meta", UNSET)
+    v_content: Any = update.content
+    f_content = (
+        list(state.content)
+        if v_content is UNSET
+        else [] if v_content is None else list(v_content)
+    )
+    v_meta: Any = update.meta
     f_meta = (
         dict(state.meta)
-        if v is UNSET
-        else {} if v is None else merge_meta(state.meta, v)
+        if v_meta is UNSET
+        else {} if v_meta is None else merge_meta(state.meta, v_meta)
     )
-    return AgentThoughtState(
-        message_id=state.message_id,
-        content=f_content,
-        meta=f_meta,
-    )
+    new = _new(AgentThoughtState)
+    new.message_id = state.message_id
+    new.content = f_content
+    new.meta = f_meta
+    return new
 
 
 def apply_usage_update(
@@ -290,17 +317,17 @@ def apply_usage_update(
     """
     if state is None:
         state = UsageState()
-    v = getattr(update, "used", UNSET)
-    f_used = state.used if v is UNSET or v is None else v
-    v = getattr(update, "size", UNSET)
-    f_size = state.size if v is UNSET or v is None else v
-    v = getattr(update, "cost", UNSET)
-    f_cost = state.cost if v is UNSET else v
-    return UsageState(
-        used=f_used,
-        size=f_size,
-        cost=f_cost,
-    )
+    v_used: Any = update.used
+    f_used = state.used if v_used is UNSET or v_used is None else v_used
+    v_size: Any = update.size
+    f_size = state.size if v_size is UNSET or v_size is None else v_size
+    v_cost: Any = update.cost
+    f_cost = state.cost if v_cost is UNSET else v_cost
+    new = _new(UsageState)
+    new.used = f_used
+    new.size = f_size
+    new.cost = f_cost
+    return new
 
 
 def apply_compaction_update(
@@ -317,25 +344,29 @@ def apply_compaction_update(
         )
     else:
         _check_key(state, update, (("compaction_id", "compaction_id"),))
-    v = getattr(update, "status", UNSET)
-    f_status = state.status if v is UNSET or v is None else v
-    v = getattr(update, "summary", UNSET)
-    f_summary = list(state.summary) if v is UNSET else [] if v is None else list(v)
-    v = getattr(update, "error", UNSET)
-    f_error = state.error if v is UNSET else v
-    v = getattr(update, "meta", UNSET)
+    v_status: Any = update.status
+    f_status = state.status if v_status is UNSET or v_status is None else v_status
+    v_summary: Any = update.summary
+    f_summary = (
+        list(state.summary)
+        if v_summary is UNSET
+        else [] if v_summary is None else list(v_summary)
+    )
+    v_error: Any = update.error
+    f_error = state.error if v_error is UNSET else v_error
+    v_meta: Any = update.meta
     f_meta = (
         dict(state.meta)
-        if v is UNSET
-        else {} if v is None else merge_meta(state.meta, v)
+        if v_meta is UNSET
+        else {} if v_meta is None else merge_meta(state.meta, v_meta)
     )
-    return CompactionState(
-        compaction_id=state.compaction_id,
-        status=f_status,
-        summary=f_summary,
-        error=f_error,
-        meta=f_meta,
-    )
+    new = _new(CompactionState)
+    new.compaction_id = state.compaction_id
+    new.status = f_status
+    new.summary = f_summary
+    new.error = f_error
+    new.meta = f_meta
+    return new
 
 
 def apply_subagent_update(
@@ -351,42 +382,44 @@ def apply_subagent_update(
         )
     else:
         _check_key(state, update, (("session_id", "session_id"),))
-    v = getattr(update, "title", UNSET)
-    f_title = state.title if v is UNSET else v
-    v = getattr(update, "description", UNSET)
-    f_description = state.description if v is UNSET else v
-    v = getattr(update, "capabilities", UNSET)
-    f_capabilities = state.capabilities if v is UNSET else v
-    v = getattr(update, "state", UNSET)
-    f_state = state.state if v is UNSET else v
-    v = getattr(update, "cwd", UNSET)
-    f_cwd = state.cwd if v is UNSET else v
-    v = getattr(update, "additional_directories", UNSET)
+    v_title: Any = update.title
+    f_title = state.title if v_title is UNSET else v_title
+    v_description: Any = update.description
+    f_description = state.description if v_description is UNSET else v_description
+    v_capabilities: Any = update.capabilities
+    f_capabilities = state.capabilities if v_capabilities is UNSET else v_capabilities
+    v_state: Any = update.state
+    f_state = state.state if v_state is UNSET else v_state
+    v_cwd: Any = update.cwd
+    f_cwd = state.cwd if v_cwd is UNSET else v_cwd
+    v_additional_directories: Any = update.additional_directories
     f_additional_directories = (
         (
             None
             if state.additional_directories is None
             else list(state.additional_directories)
         )
-        if v is UNSET
-        else None if v is None else list(v)
+        if v_additional_directories is UNSET
+        else (
+            None if v_additional_directories is None else list(v_additional_directories)
+        )
     )
-    v = getattr(update, "meta", UNSET)
+    v_meta: Any = update.meta
     f_meta = (
         dict(state.meta)
-        if v is UNSET
-        else {} if v is None else merge_meta(state.meta, v)
+        if v_meta is UNSET
+        else {} if v_meta is None else merge_meta(state.meta, v_meta)
     )
-    return SubagentState(
-        session_id=state.session_id,
-        title=f_title,
-        description=f_description,
-        capabilities=f_capabilities,
-        state=f_state,
-        cwd=f_cwd,
-        additional_directories=f_additional_directories,
-        meta=f_meta,
-    )
+    new = _new(SubagentState)
+    new.session_id = state.session_id
+    new.title = f_title
+    new.description = f_description
+    new.capabilities = f_capabilities
+    new.state = f_state
+    new.cwd = f_cwd
+    new.additional_directories = f_additional_directories
+    new.meta = f_meta
+    return new
 
 
 def apply_session_message(
@@ -402,31 +435,47 @@ def apply_session_message(
         )
     else:
         _check_key(state, update, (("message_id", "message_id"),))
-    v = getattr(update, "sender_session_id", UNSET)
-    f_sender_session_id = state.sender_session_id if v is UNSET else v
-    v = getattr(update, "recipient_session_id", UNSET)
-    f_recipient_session_id = state.recipient_session_id if v is UNSET else v
-    v = getattr(update, "sender_message_id", UNSET)
-    f_sender_message_id = state.sender_message_id if v is UNSET else v
-    v = getattr(update, "recipient_message_id", UNSET)
-    f_recipient_message_id = state.recipient_message_id if v is UNSET else v
-    v = getattr(update, "content", UNSET)
-    f_content = list(state.content) if v is UNSET else [] if v is None else list(v)
-    v = getattr(update, "meta", UNSET)
+    v_sender_session_id: Any = update.sender_session_id
+    f_sender_session_id = (
+        state.sender_session_id if v_sender_session_id is UNSET else v_sender_session_id
+    )
+    v_recipient_session_id: Any = update.recipient_session_id
+    f_recipient_session_id = (
+        state.recipient_session_id
+        if v_recipient_session_id is UNSET
+        else v_recipient_session_id
+    )
+    v_sender_message_id: Any = update.sender_message_id
+    f_sender_message_id = (
+        state.sender_message_id if v_sender_message_id is UNSET else v_sender_message_id
+    )
+    v_recipient_message_id: Any = update.recipient_message_id
+    f_recipient_message_id = (
+        state.recipient_message_id
+        if v_recipient_message_id is UNSET
+        else v_recipient_message_id
+    )
+    v_content: Any = update.content
+    f_content = (
+        list(state.content)
+        if v_content is UNSET
+        else [] if v_content is None else list(v_content)
+    )
+    v_meta: Any = update.meta
     f_meta = (
         dict(state.meta)
-        if v is UNSET
-        else {} if v is None else merge_meta(state.meta, v)
+        if v_meta is UNSET
+        else {} if v_meta is None else merge_meta(state.meta, v_meta)
     )
-    return SessionMessageState(
-        message_id=state.message_id,
-        sender_session_id=f_sender_session_id,
-        recipient_session_id=f_recipient_session_id,
-        sender_message_id=f_sender_message_id,
-        recipient_message_id=f_recipient_message_id,
-        content=f_content,
-        meta=f_meta,
-    )
+    new = _new(SessionMessageState)
+    new.message_id = state.message_id
+    new.sender_session_id = f_sender_session_id
+    new.recipient_session_id = f_recipient_session_id
+    new.sender_message_id = f_sender_message_id
+    new.recipient_message_id = f_recipient_message_id
+    new.content = f_content
+    new.meta = f_meta
+    return new
 
 
 def apply_user_message_chunk(
@@ -439,11 +488,11 @@ def apply_user_message_chunk(
         )
     else:
         _check_key(state, chunk, (("message_id", "message_id"),))
-    return UserMessageState(
-        message_id=state.message_id,
-        content=[*state.content, chunk.content],
-        meta=dict(state.meta),
-    )
+    new = _new(UserMessageState)
+    new.message_id = state.message_id
+    new.content = [*state.content, chunk.content]
+    new.meta = dict(state.meta)
+    return new
 
 
 def apply_agent_message_chunk(
@@ -456,11 +505,11 @@ def apply_agent_message_chunk(
         )
     else:
         _check_key(state, chunk, (("message_id", "message_id"),))
-    return AgentMessageState(
-        message_id=state.message_id,
-        content=[*state.content, chunk.content],
-        meta=dict(state.meta),
-    )
+    new = _new(AgentMessageState)
+    new.message_id = state.message_id
+    new.content = [*state.content, chunk.content]
+    new.meta = dict(state.meta)
+    return new
 
 
 def apply_agent_thought_chunk(
@@ -473,11 +522,11 @@ def apply_agent_thought_chunk(
         )
     else:
         _check_key(state, chunk, (("message_id", "message_id"),))
-    return AgentThoughtState(
-        message_id=state.message_id,
-        content=[*state.content, chunk.content],
-        meta=dict(state.meta),
-    )
+    new = _new(AgentThoughtState)
+    new.message_id = state.message_id
+    new.content = [*state.content, chunk.content]
+    new.meta = dict(state.meta)
+    return new
 
 
 def apply_tool_call_content_chunk(
@@ -491,19 +540,19 @@ def apply_tool_call_content_chunk(
         )
     else:
         _check_key(state, chunk, (("tool_call_id", "tool_call_id"),))
-    return ToolCallState(
-        tool_call_id=state.tool_call_id,
-        name=state.name,
-        title=state.title,
-        kind=state.kind,
-        status=state.status,
-        content=[*state.content, chunk.content],
-        locations=list(state.locations),
-        raw_input=state.raw_input,
-        raw_output=state.raw_output,
-        capabilities=state.capabilities,
-        meta=dict(state.meta),
-    )
+    new = _new(ToolCallState)
+    new.tool_call_id = state.tool_call_id
+    new.name = state.name
+    new.title = state.title
+    new.kind = state.kind
+    new.status = state.status
+    new.content = [*state.content, chunk.content]
+    new.locations = list(state.locations)
+    new.raw_input = state.raw_input
+    new.raw_output = state.raw_output
+    new.capabilities = state.capabilities
+    new.meta = dict(state.meta)
+    return new
 
 
 def apply_terminal_output_chunk(
@@ -517,16 +566,16 @@ def apply_terminal_output_chunk(
         )
     else:
         _check_key(state, chunk, (("terminal_id", "terminal_id"),))
-    return TerminalState(
-        terminal_id=state.terminal_id,
-        command=state.command,
-        cwd=state.cwd,
-        output=_append_base64(state.output, chunk.data, TerminalOutput),
-        exit_status=state.exit_status,
-        size=state.size,
-        capabilities=state.capabilities,
-        meta=dict(state.meta),
-    )
+    new = _new(TerminalState)
+    new.terminal_id = state.terminal_id
+    new.command = state.command
+    new.cwd = state.cwd
+    new.output = _append_base64(state.output, chunk.data, TerminalOutput)
+    new.exit_status = state.exit_status
+    new.size = state.size
+    new.capabilities = state.capabilities
+    new.meta = dict(state.meta)
+    return new
 
 
 def apply_compaction_summary_chunk(
@@ -540,13 +589,13 @@ def apply_compaction_summary_chunk(
         )
     else:
         _check_key(state, chunk, (("compaction_id", "compaction_id"),))
-    return CompactionState(
-        compaction_id=state.compaction_id,
-        status=state.status,
-        summary=[*state.summary, chunk.content],
-        error=state.error,
-        meta=dict(state.meta),
-    )
+    new = _new(CompactionState)
+    new.compaction_id = state.compaction_id
+    new.status = state.status
+    new.summary = [*state.summary, chunk.content]
+    new.error = state.error
+    new.meta = dict(state.meta)
+    return new
 
 
 def apply_session_message_chunk(
@@ -560,15 +609,15 @@ def apply_session_message_chunk(
         )
     else:
         _check_key(state, chunk, (("message_id", "message_id"),))
-    return SessionMessageState(
-        message_id=state.message_id,
-        sender_session_id=state.sender_session_id,
-        recipient_session_id=state.recipient_session_id,
-        sender_message_id=state.sender_message_id,
-        recipient_message_id=state.recipient_message_id,
-        content=[*state.content, chunk.content],
-        meta=dict(state.meta),
-    )
+    new = _new(SessionMessageState)
+    new.message_id = state.message_id
+    new.sender_session_id = state.sender_session_id
+    new.recipient_session_id = state.recipient_session_id
+    new.sender_message_id = state.sender_message_id
+    new.recipient_message_id = state.recipient_message_id
+    new.content = [*state.content, chunk.content]
+    new.meta = dict(state.meta)
+    return new
 
 
 _P = TypeVar("_P", bound="_Payload")

@@ -478,6 +478,9 @@ class PatchField:
     initial: "Value | None" = None
     """The value of a new entity (None for a key, which comes from the update)."""
     sentence: str = ""
+    everywhere: bool = False
+    """Every class an apply function takes (``accepts`` and ``creates``) has
+    this attribute, so the function reads it directly."""
 
 
 @dataclass(frozen=True)

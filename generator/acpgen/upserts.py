@@ -173,15 +173,32 @@ class _Builder:
                 continue
             creates.append(created.class_name)
             creates += self.variants_of(name)
+        accepts = (definition.class_name, *self.variants_of(update))
+        attributes = [self.attributes_of(cls) for cls in (*accepts, *creates)]
+        patch_fields = [
+            replace(f, everywhere=all(f.name in names for names in attributes)) for f in patch_fields
+        ]
         return ir.Upsert(
             update=update,
             state_class=state,
             function="apply_" + snake(update),
             fields=tuple(patch_fields),
-            accepts=(definition.class_name, *self.variants_of(update)),
+            accepts=accepts,
             creates=tuple(creates),
             sentence=str(entry.get("sentence", "")),
         )
+
+    def attributes_of(self, class_name: str) -> set[str]:
+        """The field attributes of a generated class (an object or a union
+        variant), by its class name."""
+        for definition in self.package.definitions:
+            if isinstance(definition, ir.ObjectDef) and definition.class_name == class_name:
+                return {f.name for f in definition.fields}
+            if isinstance(definition, ir.UnionDef):
+                for variant in definition.variants:
+                    if variant.class_name == class_name and not variant.reuses_ref:
+                        return {f.name for f in variant.fields}
+        return set()
 
     def patch_field(self, update: str, f: ir.Field, spec: dict) -> ir.PatchField | None:
         rule = spec.get("rule")

@@ -126,6 +126,14 @@ def test_whole_messages_decode_as_the_reference_dispatches_them(case):
         decoded = package.decode_message(message)
         assert (decoded.method, decoded.params) == (message["method"], message.get("params"))
         return
+    departure = DEPARTURES.get("dispatch_cases", {}).get(case["name"])
+    if departure is not None:
+        # Listed with its reason: acpgen decodes what the SDK answers -32602
+        # to (a length the Rust crate does not check), and must still.
+        assert departure in DEPARTURES["kinds"] and not case["ok"]
+        decoded = package.decode_message(message)
+        assert package.encode(decoded.params) == message["params"]
+        return
     if not case["ok"]:  # the SDK answers -32602
         with pytest.raises(package.ParamsError) as caught:
             package.decode_message(message)
