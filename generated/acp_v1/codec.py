@@ -189,7 +189,7 @@ def _decode_RequestId(v: Any, strict: bool) -> Any:
                 if strict
                 else check_int(x, -9223372036854775808, 9223372036854775807)
             ),
-            "string": lambda x, strict: (x if type(x) is str else check_str(x)),
+            "string": lambda x, strict: x if type(x) is str else check_str(x),
         },
         "null, integer or string",
     )
@@ -2240,7 +2240,7 @@ def _decode_CreateTerminalRequest(d: Any, strict: bool) -> CreateTerminalRequest
     else:
         try:
             f_args = check_list(
-                v, lambda x, strict: (x if type(x) is str else check_str(x)), strict
+                v, lambda x, strict: x if type(x) is str else check_str(x), strict
             )
         except ValidationError as error:
             raise error.at("args")
@@ -2703,7 +2703,7 @@ def _decode_ElicitationSchema(d: Any, strict: bool) -> ElicitationSchema:
                 None
                 if v is None
                 else check_list(
-                    v, lambda x, strict: (x if type(x) is str else check_str(x)), strict
+                    v, lambda x, strict: x if type(x) is str else check_str(x), strict
                 )
             )
         except ValidationError as error:
@@ -2880,7 +2880,7 @@ def _decode_StringElicitationPropertySchema(
                 None
                 if v is None
                 else check_list(
-                    v, lambda x, strict: (x if type(x) is str else check_str(x)), strict
+                    v, lambda x, strict: x if type(x) is str else check_str(x), strict
                 )
             )
         except ValidationError as error:
@@ -3370,7 +3370,7 @@ def _decode_ArrayElicitationPropertySchema(
                 None
                 if v is None
                 else check_list_skipping(
-                    v, lambda x, strict: (x if type(x) is str else check_str(x)), strict
+                    v, lambda x, strict: x if type(x) is str else check_str(x), strict
                 )
             )
         except ValidationError as error:
@@ -3664,7 +3664,7 @@ def _decode_StringPropertySchema(d: Any, strict: bool) -> StringPropertySchema:
                 None
                 if v is None
                 else check_list(
-                    v, lambda x, strict: (x if type(x) is str else check_str(x)), strict
+                    v, lambda x, strict: x if type(x) is str else check_str(x), strict
                 )
             )
         except ValidationError as error:
@@ -4054,7 +4054,7 @@ def _decode_MultiSelectItemsString(d: Any, strict: bool) -> MultiSelectItemsStri
     else:
         try:
             f_enum = check_list(
-                v, lambda x, strict: (x if type(x) is str else check_str(x)), strict
+                v, lambda x, strict: x if type(x) is str else check_str(x), strict
             )
         except ValidationError as error:
             raise error.at("enum")
@@ -4152,7 +4152,7 @@ def _decode_StringMultiSelectItems(d: Any, strict: bool) -> StringMultiSelectIte
     else:
         try:
             f_enum = check_list(
-                v, lambda x, strict: (x if type(x) is str else check_str(x)), strict
+                v, lambda x, strict: x if type(x) is str else check_str(x), strict
             )
         except ValidationError as error:
             raise error.at("enum")
@@ -4306,7 +4306,7 @@ def _decode_MultiSelectPropertySchema(
                 None
                 if v is None
                 else check_list_skipping(
-                    v, lambda x, strict: (x if type(x) is str else check_str(x)), strict
+                    v, lambda x, strict: x if type(x) is str else check_str(x), strict
                 )
             )
         except ValidationError as error:
@@ -5145,7 +5145,7 @@ def _decode_TerminalAuthMethod(d: Any, strict: bool) -> TerminalAuthMethod:
     else:
         try:
             f_args = check_list(
-                v, lambda x, strict: (x if type(x) is str else check_str(x)), strict
+                v, lambda x, strict: x if type(x) is str else check_str(x), strict
             )
         except ValidationError as error:
             raise error.at("args")
@@ -5158,7 +5158,7 @@ def _decode_TerminalAuthMethod(d: Any, strict: bool) -> TerminalAuthMethod:
     else:
         try:
             f_env = check_map(
-                v, lambda x, strict: (x if type(x) is str else check_str(x)), strict
+                v, lambda x, strict: x if type(x) is str else check_str(x), strict
             )
         except ValidationError as error:
             raise error.at("env")
@@ -5288,7 +5288,7 @@ def _decode_AuthMethodTerminal(d: Any, strict: bool) -> AuthMethodTerminal:
     else:
         try:
             f_args = check_list(
-                v, lambda x, strict: (x if type(x) is str else check_str(x)), strict
+                v, lambda x, strict: x if type(x) is str else check_str(x), strict
             )
         except ValidationError as error:
             raise error.at("args")
@@ -5301,7 +5301,7 @@ def _decode_AuthMethodTerminal(d: Any, strict: bool) -> AuthMethodTerminal:
     else:
         try:
             f_env = check_map(
-                v, lambda x, strict: (x if type(x) is str else check_str(x)), strict
+                v, lambda x, strict: x if type(x) is str else check_str(x), strict
             )
         except ValidationError as error:
             raise error.at("env")
@@ -6398,7 +6398,7 @@ def _decode_SessionInfo(d: Any, strict: bool) -> SessionInfo:
     else:
         try:
             f_additional_directories = check_list_skipping(
-                v, lambda x, strict: (x if type(x) is str else check_str(x)), strict
+                v, lambda x, strict: x if type(x) is str else check_str(x), strict
             )
         except ValidationError as error:
             if strict:
@@ -9884,7 +9884,7 @@ def _decode_NewSessionRequest(d: Any, strict: bool) -> NewSessionRequest:
     else:
         try:
             f_additional_directories = check_list(
-                v, lambda x, strict: (x if type(x) is str else check_str(x)), strict
+                v, lambda x, strict: x if type(x) is str else check_str(x), strict
             )
         except ValidationError as error:
             raise error.at("additionalDirectories")
@@ -10309,7 +10309,7 @@ def _decode_McpServerStdio(d: Any, strict: bool) -> McpServerStdio:
     else:
         try:
             f_args = check_list(
-                v, lambda x, strict: (x if type(x) is str else check_str(x)), strict
+                v, lambda x, strict: x if type(x) is str else check_str(x), strict
             )
         except ValidationError as error:
             raise error.at("args")
@@ -10390,7 +10390,7 @@ def _decode_LoadSessionRequest(d: Any, strict: bool) -> LoadSessionRequest:
     else:
         try:
             f_additional_directories = check_list(
-                v, lambda x, strict: (x if type(x) is str else check_str(x)), strict
+                v, lambda x, strict: x if type(x) is str else check_str(x), strict
             )
         except ValidationError as error:
             raise error.at("additionalDirectories")
@@ -10563,7 +10563,7 @@ def _decode_ResumeSessionRequest(d: Any, strict: bool) -> ResumeSessionRequest:
     else:
         try:
             f_additional_directories = check_list(
-                v, lambda x, strict: (x if type(x) is str else check_str(x)), strict
+                v, lambda x, strict: x if type(x) is str else check_str(x), strict
             )
         except ValidationError as error:
             raise error.at("additionalDirectories")
@@ -11685,16 +11685,16 @@ def _decode_ElicitationContentValue(v: Any, strict: bool) -> Any:
         v,
         strict,
         {
-            "string": lambda x, strict: (x if type(x) is str else check_str(x)),
+            "string": lambda x, strict: x if type(x) is str else check_str(x),
             "integer": lambda x, strict: (
                 check_int(x, None, None)
                 if strict
                 else check_int(x, -9223372036854775808, 9223372036854775807)
             ),
             "number": lambda x, strict: check_num(x, None, None),
-            "boolean": lambda x, strict: (x if type(x) is bool else check_bool(x)),
+            "boolean": lambda x, strict: x if type(x) is bool else check_bool(x),
             "array": lambda x, strict: check_list(
-                x, lambda x, strict: (x if type(x) is str else check_str(x)), strict
+                x, lambda x, strict: x if type(x) is str else check_str(x), strict
             ),
         },
         "string, integer, number, boolean or array",

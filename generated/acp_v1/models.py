@@ -315,7 +315,8 @@ class ToolCallStatus(str, Enum):
 
     PENDING = "pending"
     """The tool call hasn't started running yet because the input is either
-    streaming or we're awaiting approval."""
+    streaming or we're awaiting approval.
+    """
     IN_PROGRESS = "in_progress"
     """The tool call is currently running."""
     COMPLETED = "completed"
@@ -336,7 +337,8 @@ class Role(str, Enum):
 class PermissionOptionKind(str, Enum):
     """The type of permission option being presented to the user.
 
-    Helps clients choose appropriate icons and UI treatment."""
+    Helps clients choose appropriate icons and UI treatment.
+    """
 
     ALLOW_ONCE = "allow_once"
     """Allow this operation only this time."""
@@ -381,7 +383,8 @@ class SessionConfigOptionCategory(str, Enum):
 
     Open: any other string is accepted and kept as a plain str.
 
-    Unknown / uncategorized selector."""
+    Unknown / uncategorized selector.
+    """
 
     MODE = "mode"
     """Session mode selector."""
@@ -405,18 +408,21 @@ class StopReason(str, Enum):
     """The turn ended because the agent reached the maximum number of tokens."""
     MAX_TURN_REQUESTS = "max_turn_requests"
     """The turn ended because the agent reached the maximum number of allowed
-    agent requests between user turns."""
+    agent requests between user turns.
+    """
     REFUSAL = "refusal"
     """The turn ended because the agent refused to continue. The user prompt
     and everything that comes after it won't be included in the next
-    prompt, so this should be reflected in the UI."""
+    prompt, so this should be reflected in the UI.
+    """
     CANCELLED = "cancelled"
     """The turn was cancelled by the client via `session/cancel`.
 
     This stop reason MUST be returned when the client sends a `session/cancel`
     notification, even if the cancellation causes exceptions in underlying operations.
     Agents should catch these exceptions and return this semantically meaningful
-    response to confirm successful cancellation."""
+    response to confirm successful cancellation.
+    """
 
 
 class ErrorCode(int, Enum):
@@ -428,11 +434,13 @@ class ErrorCode(int, Enum):
 
     Open: any other integer is accepted and kept as a plain int.
 
-    Other undefined error code."""
+    Other undefined error code.
+    """
 
     PARSE_ERROR = -32700
     """**Parse error**: Invalid JSON was received by the server.
-    An error occurred on the server while parsing the JSON text."""
+    An error occurred on the server while parsing the JSON text.
+    """
     INVALID_REQUEST = -32600
     """**Invalid request**: The JSON sent is not a valid Request object."""
     METHOD_NOT_FOUND = -32601
@@ -443,7 +451,8 @@ class ErrorCode(int, Enum):
     """**Internal error**: Internal JSON-RPC error."""
     REQUEST_CANCELLED = -32800
     """**Request cancelled**: Execution of the method was aborted either due to a cancellation request from the caller or
-    because of resource constraints or shutdown."""
+    because of resource constraints or shutdown.
+    """
     AUTHENTICATION_REQUIRED = -32000
     """**Authentication required**: Authentication is required before this operation can be performed."""
     RESOURCE_NOT_FOUND = -32002
@@ -489,7 +498,8 @@ class NoticeSeverity(str, Enum):
     Custom or future notice severity.
 
     Values beginning with `_` are reserved for implementation-specific
-    extensions. Other unknown values are reserved for future ACP severities."""
+    extensions. Other unknown values are reserved for future ACP severities.
+    """
 
     INFO = "info"
     """Informational notice."""
@@ -507,7 +517,8 @@ class CompactionStatus(str, Enum):
     Custom or future compaction status.
 
     Values beginning with `_` are reserved for implementation-specific
-    extensions. Other unknown values are reserved for future ACP statuses."""
+    extensions. Other unknown values are reserved for future ACP statuses.
+    """
 
     IN_PROGRESS = "in_progress"
     """Compaction has started and has not finished."""
@@ -537,7 +548,8 @@ class AgentRequest(_Model):
 class WriteTextFileRequest(_Model):
     """Request to write content to a text file.
 
-    Only available if the client supports the `fs.writeTextFile` capability."""
+    Only available if the client supports the `fs.writeTextFile` capability.
+    """
 
     METHOD: ClassVar[str] = "fs/write_text_file"
     """The JSON-RPC method (client side)."""
@@ -556,14 +568,16 @@ class WriteTextFileRequest(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class ReadTextFileRequest(_Model):
     """Request to read content from a text file.
 
-    Only available if the client supports the `fs.readTextFile` capability."""
+    Only available if the client supports the `fs.readTextFile` capability.
+    """
 
     METHOD: ClassVar[str] = "fs/read_text_file"
     """The JSON-RPC method (client side)."""
@@ -585,7 +599,8 @@ class ReadTextFileRequest(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -614,7 +629,8 @@ class RequestPermissionRequest(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -643,7 +659,8 @@ class ToolCallUpdate(_Model):
     """Update the programmatic name of the tool being invoked.
 
     This field is optional. Omitting it or sending `null` both mean that
-    the existing name is left unchanged."""
+    the existing name is left unchanged.
+    """
 
     content: list[ToolCallContent] | None | Unset = UNSET
     """Replace the content collection."""
@@ -662,14 +679,16 @@ class ToolCallUpdate(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class ContentToolCallContent(_Model):
     """Standard content block (text, images, resources).
 
-    A variant of ToolCallContent (`type` is 'content')."""
+    A variant of ToolCallContent (`type` is 'content').
+    """
 
     type: ClassVar[str] = "content"
 
@@ -681,14 +700,16 @@ class ContentToolCallContent(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class DiffToolCallContent(_Model):
     """File modification shown as a diff.
 
-    A variant of ToolCallContent (`type` is 'diff')."""
+    A variant of ToolCallContent (`type` is 'diff').
+    """
 
     type: ClassVar[str] = "diff"
 
@@ -706,7 +727,8 @@ class DiffToolCallContent(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -717,7 +739,8 @@ class TerminalToolCallContent(_Model):
 
     See protocol docs: [Terminal](https://agentclientprotocol.com/protocol/v1/terminals)
 
-    A variant of ToolCallContent (`type` is 'terminal')."""
+    A variant of ToolCallContent (`type` is 'terminal').
+    """
 
     type: ClassVar[str] = "terminal"
 
@@ -729,7 +752,8 @@ class TerminalToolCallContent(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -739,7 +763,8 @@ class TextContentBlock(_Model):
     All agents MUST support text content blocks in prompts.
     Clients SHOULD render this text as Markdown.
 
-    A variant of ContentBlock (`type` is 'text')."""
+    A variant of ContentBlock (`type` is 'text').
+    """
 
     type: ClassVar[str] = "text"
 
@@ -754,7 +779,8 @@ class TextContentBlock(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -763,7 +789,8 @@ class ImageContentBlock(_Model):
 
     Requires the `image` prompt capability when included in prompts.
 
-    A variant of ContentBlock (`type` is 'image')."""
+    A variant of ContentBlock (`type` is 'image').
+    """
 
     type: ClassVar[str] = "image"
 
@@ -784,7 +811,8 @@ class ImageContentBlock(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -793,7 +821,8 @@ class AudioContentBlock(_Model):
 
     Requires the `audio` prompt capability when included in prompts.
 
-    A variant of ContentBlock (`type` is 'audio')."""
+    A variant of ContentBlock (`type` is 'audio').
+    """
 
     type: ClassVar[str] = "audio"
 
@@ -811,7 +840,8 @@ class AudioContentBlock(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -820,7 +850,8 @@ class ResourceLinkContentBlock(_Model):
 
     All agents MUST support resource links in prompts.
 
-    A variant of ContentBlock (`type` is 'resource_link')."""
+    A variant of ContentBlock (`type` is 'resource_link').
+    """
 
     type: ClassVar[str] = "resource_link"
 
@@ -850,7 +881,8 @@ class ResourceLinkContentBlock(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -861,7 +893,8 @@ class ResourceContentBlock(_Model):
 
     Requires the `embeddedContext` prompt capability when included in prompts.
 
-    A variant of ContentBlock (`type` is 'resource')."""
+    A variant of ContentBlock (`type` is 'resource').
+    """
 
     type: ClassVar[str] = "resource"
 
@@ -876,7 +909,8 @@ class ResourceContentBlock(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -897,7 +931,8 @@ class Annotations(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -915,7 +950,8 @@ class TextContent(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -939,7 +975,8 @@ class ImageContent(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -960,7 +997,8 @@ class AudioContent(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -993,7 +1031,8 @@ class ResourceLink(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1014,7 +1053,8 @@ class TextResourceContents(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1035,7 +1075,8 @@ class BlobResourceContents(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1053,7 +1094,8 @@ class EmbeddedResource(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1068,7 +1110,8 @@ class Content(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1094,7 +1137,8 @@ class Diff(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1114,7 +1158,8 @@ class Terminal(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1138,7 +1183,8 @@ class ToolCallLocation(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1159,7 +1205,8 @@ class PermissionOption(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1192,14 +1239,16 @@ class CreateTerminalRequest(_Model):
 
     The Client MUST ensure truncation happens at a character boundary to maintain valid
     string output, even if this means the retained output is slightly less than the
-    specified limit."""
+    specified limit.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1217,7 +1266,8 @@ class EnvVariable(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1238,7 +1288,8 @@ class TerminalOutputRequest(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1259,7 +1310,8 @@ class ReleaseTerminalRequest(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1280,7 +1332,8 @@ class WaitForTerminalExitRequest(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1301,7 +1354,8 @@ class KillTerminalRequest(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1310,7 +1364,8 @@ class ElicitationSessionScope(_Model):
 
     When `toolCallId` is set, the elicitation is tied to a specific tool call.
     This is useful when an agent receives an elicitation from an MCP server
-    during a tool call and needs to redirect it to the user."""
+    during a tool call and needs to redirect it to the user.
+    """
 
     session_id: SessionId
     """The session this elicitation is tied to."""
@@ -1319,13 +1374,15 @@ class ElicitationSessionScope(_Model):
     """Optional tool call within the session.
 
     Optional. Omitted and `null` are equivalent and mean the elicitation is scoped to the
-    session without a specific tool call."""
+    session without a specific tool call.
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class ElicitationRequestScope(_Model):
     """Request-scoped elicitation, tied to a specific JSON-RPC request outside of a session
-    (e.g., during auth/configuration phases before any session is started)."""
+    (e.g., during auth/configuration phases before any session is started).
+    """
 
     request_id: RequestId
     """The request this elicitation is tied to."""
@@ -1336,7 +1393,8 @@ class ElicitationSchema(_Model):
     """Type-safe elicitation schema for requesting structured user input.
 
     This represents a JSON Schema object with primitive-typed properties,
-    as required by the elicitation specification."""
+    as required by the elicitation specification.
+    """
 
     type: ElicitationSchemaType = ElicitationSchemaType.OBJECT
     """Type discriminator. Always `"object"`."""
@@ -1344,7 +1402,8 @@ class ElicitationSchema(_Model):
     title: str | None | Unset = UNSET
     """Optional title for the schema.
 
-    Optional. Omitted and `null` are equivalent and mean no title is provided."""
+    Optional. Omitted and `null` are equivalent and mean no title is provided.
+    """
 
     properties: dict[str, ElicitationPropertySchema] = _field(
         default_factory=lambda: {}
@@ -1354,12 +1413,14 @@ class ElicitationSchema(_Model):
     required: list[str] | None | Unset = UNSET
     """List of required property names.
 
-    Optional. Omitted and `null` are equivalent and mean no property names are required."""
+    Optional. Omitted and `null` are equivalent and mean no property names are required.
+    """
 
     description: str | None | Unset = UNSET
     """Optional description of what this schema represents.
 
-    Optional. Omitted and `null` are equivalent and mean no schema description is provided."""
+    Optional. Omitted and `null` are equivalent and mean no schema description is provided.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -1368,61 +1429,72 @@ class ElicitationSchema(_Model):
 
     Optional. Omitted and `null` are equivalent and mean no metadata.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class StringElicitationPropertySchema(_Model):
     """String property (or single-select enum when `enum`/`oneOf` is set).
 
-    A variant of ElicitationPropertySchema (`type` is 'string')."""
+    A variant of ElicitationPropertySchema (`type` is 'string').
+    """
 
     type: ClassVar[str] = "string"
 
     title: str | None | Unset = UNSET
     """Optional title for the property.
 
-    Optional. Omitted and `null` are equivalent and mean no title is provided."""
+    Optional. Omitted and `null` are equivalent and mean no title is provided.
+    """
 
     description: str | None | Unset = UNSET
     """Human-readable description.
 
-    Optional. Omitted and `null` are equivalent and mean no description is provided."""
+    Optional. Omitted and `null` are equivalent and mean no description is provided.
+    """
 
     min_length: int | None | Unset = UNSET
     """Minimum string length.
 
-    Optional. Omitted and `null` are equivalent and mean there is no minimum length constraint."""
+    Optional. Omitted and `null` are equivalent and mean there is no minimum length constraint.
+    """
 
     max_length: int | None | Unset = UNSET
     """Maximum string length.
 
-    Optional. Omitted and `null` are equivalent and mean there is no maximum length constraint."""
+    Optional. Omitted and `null` are equivalent and mean there is no maximum length constraint.
+    """
 
     pattern: str | None | Unset = UNSET
     """Pattern the string must match.
 
-    Optional. Omitted and `null` are equivalent and mean there is no pattern constraint."""
+    Optional. Omitted and `null` are equivalent and mean there is no pattern constraint.
+    """
 
     format: StringFormat | None | Unset = UNSET
     """String format.
 
-    Optional. Omitted and `null` are equivalent and mean there is no format constraint."""
+    Optional. Omitted and `null` are equivalent and mean there is no format constraint.
+    """
 
     default: str | None | Unset = UNSET
     """Default value.
 
-    Optional. Omitted and `null` are equivalent and mean no default value is provided."""
+    Optional. Omitted and `null` are equivalent and mean no default value is provided.
+    """
 
     enum: list[str] | None | Unset = UNSET
     """Enum values for untitled single-select enums.
     Optional. Omitted and `null` are equivalent and mean no untitled single-select choices are
-    declared by `enum`."""
+    declared by `enum`.
+    """
 
     one_of: list[EnumOption] | None | Unset = UNSET
     """Titled enum options for titled single-select enums.
     Optional. Omitted and `null` are equivalent and mean no titled single-select choices are
-    declared by `oneOf`."""
+    declared by `oneOf`.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -1431,41 +1503,48 @@ class StringElicitationPropertySchema(_Model):
 
     Optional. Omitted and `null` are equivalent and mean no metadata.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class NumberElicitationPropertySchema(_Model):
     """Number (floating-point) property.
 
-    A variant of ElicitationPropertySchema (`type` is 'number')."""
+    A variant of ElicitationPropertySchema (`type` is 'number').
+    """
 
     type: ClassVar[str] = "number"
 
     title: str | None | Unset = UNSET
     """Optional title for the property.
 
-    Optional. Omitted and `null` are equivalent and mean no title is provided."""
+    Optional. Omitted and `null` are equivalent and mean no title is provided.
+    """
 
     description: str | None | Unset = UNSET
     """Human-readable description.
 
-    Optional. Omitted and `null` are equivalent and mean no description is provided."""
+    Optional. Omitted and `null` are equivalent and mean no description is provided.
+    """
 
     minimum: float | None | Unset = UNSET
     """Minimum value (inclusive).
 
-    Optional. Omitted and `null` are equivalent and mean there is no inclusive lower bound."""
+    Optional. Omitted and `null` are equivalent and mean there is no inclusive lower bound.
+    """
 
     maximum: float | None | Unset = UNSET
     """Maximum value (inclusive).
 
-    Optional. Omitted and `null` are equivalent and mean there is no inclusive upper bound."""
+    Optional. Omitted and `null` are equivalent and mean there is no inclusive upper bound.
+    """
 
     default: float | None | Unset = UNSET
     """Default value.
 
-    Optional. Omitted and `null` are equivalent and mean no default value is provided."""
+    Optional. Omitted and `null` are equivalent and mean no default value is provided.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -1474,41 +1553,48 @@ class NumberElicitationPropertySchema(_Model):
 
     Optional. Omitted and `null` are equivalent and mean no metadata.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class IntegerElicitationPropertySchema(_Model):
     """Integer property.
 
-    A variant of ElicitationPropertySchema (`type` is 'integer')."""
+    A variant of ElicitationPropertySchema (`type` is 'integer').
+    """
 
     type: ClassVar[str] = "integer"
 
     title: str | None | Unset = UNSET
     """Optional title for the property.
 
-    Optional. Omitted and `null` are equivalent and mean no title is provided."""
+    Optional. Omitted and `null` are equivalent and mean no title is provided.
+    """
 
     description: str | None | Unset = UNSET
     """Human-readable description.
 
-    Optional. Omitted and `null` are equivalent and mean no description is provided."""
+    Optional. Omitted and `null` are equivalent and mean no description is provided.
+    """
 
     minimum: int | None | Unset = UNSET
     """Minimum value (inclusive).
 
-    Optional. Omitted and `null` are equivalent and mean there is no inclusive lower bound."""
+    Optional. Omitted and `null` are equivalent and mean there is no inclusive lower bound.
+    """
 
     maximum: int | None | Unset = UNSET
     """Maximum value (inclusive).
 
-    Optional. Omitted and `null` are equivalent and mean there is no inclusive upper bound."""
+    Optional. Omitted and `null` are equivalent and mean there is no inclusive upper bound.
+    """
 
     default: int | None | Unset = UNSET
     """Default value.
 
-    Optional. Omitted and `null` are equivalent and mean no default value is provided."""
+    Optional. Omitted and `null` are equivalent and mean no default value is provided.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -1517,31 +1603,36 @@ class IntegerElicitationPropertySchema(_Model):
 
     Optional. Omitted and `null` are equivalent and mean no metadata.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class BooleanElicitationPropertySchema(_Model):
     """Boolean property.
 
-    A variant of ElicitationPropertySchema (`type` is 'boolean')."""
+    A variant of ElicitationPropertySchema (`type` is 'boolean').
+    """
 
     type: ClassVar[str] = "boolean"
 
     title: str | None | Unset = UNSET
     """Optional title for the property.
 
-    Optional. Omitted and `null` are equivalent and mean no title is provided."""
+    Optional. Omitted and `null` are equivalent and mean no title is provided.
+    """
 
     description: str | None | Unset = UNSET
     """Human-readable description.
 
-    Optional. Omitted and `null` are equivalent and mean no description is provided."""
+    Optional. Omitted and `null` are equivalent and mean no description is provided.
+    """
 
     default: bool | None | Unset = UNSET
     """Default value.
 
-    Optional. Omitted and `null` are equivalent and mean no default value is provided."""
+    Optional. Omitted and `null` are equivalent and mean no default value is provided.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -1550,36 +1641,42 @@ class BooleanElicitationPropertySchema(_Model):
 
     Optional. Omitted and `null` are equivalent and mean no metadata.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class ArrayElicitationPropertySchema(_Model):
     """Multi-select array property.
 
-    A variant of ElicitationPropertySchema (`type` is 'array')."""
+    A variant of ElicitationPropertySchema (`type` is 'array').
+    """
 
     type: ClassVar[str] = "array"
 
     title: str | None | Unset = UNSET
     """Optional title for the property.
 
-    Optional. Omitted and `null` are equivalent and mean no title is provided."""
+    Optional. Omitted and `null` are equivalent and mean no title is provided.
+    """
 
     description: str | None | Unset = UNSET
     """Human-readable description.
 
-    Optional. Omitted and `null` are equivalent and mean no description is provided."""
+    Optional. Omitted and `null` are equivalent and mean no description is provided.
+    """
 
     min_items: int | None | Unset = UNSET
     """Minimum number of items to select.
 
-    Optional. Omitted and `null` are equivalent and mean there is no minimum selection count."""
+    Optional. Omitted and `null` are equivalent and mean there is no minimum selection count.
+    """
 
     max_items: int | None | Unset = UNSET
     """Maximum number of items to select.
 
-    Optional. Omitted and `null` are equivalent and mean there is no maximum selection count."""
+    Optional. Omitted and `null` are equivalent and mean there is no maximum selection count.
+    """
 
     items: MultiSelectItems
     """The items definition describing allowed values."""
@@ -1587,7 +1684,8 @@ class ArrayElicitationPropertySchema(_Model):
     default: list[str] | None | Unset = UNSET
     """Default selected values.
 
-    Optional. Omitted and `null` are equivalent and mean no default selections are provided."""
+    Optional. Omitted and `null` are equivalent and mean no default selections are provided.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -1596,7 +1694,8 @@ class ArrayElicitationPropertySchema(_Model):
 
     Optional. Omitted and `null` are equivalent and mean no metadata.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1634,7 +1733,8 @@ class EnumOption(_Model):
     description: str | None | Unset = UNSET
     """Human-readable description.
 
-    Optional. Omitted and `null` are equivalent and mean no description is provided."""
+    Optional. Omitted and `null` are equivalent and mean no description is provided.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -1643,7 +1743,8 @@ class EnumOption(_Model):
 
     Optional. Omitted and `null` are equivalent and mean no metadata.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1651,52 +1752,62 @@ class StringPropertySchema(_Model):
     """Schema for string properties in an elicitation form.
 
     When `enum` or `oneOf` is set, this represents a single-select enum
-    with `"type": "string"`."""
+    with `"type": "string"`.
+    """
 
     title: str | None | Unset = UNSET
     """Optional title for the property.
 
-    Optional. Omitted and `null` are equivalent and mean no title is provided."""
+    Optional. Omitted and `null` are equivalent and mean no title is provided.
+    """
 
     description: str | None | Unset = UNSET
     """Human-readable description.
 
-    Optional. Omitted and `null` are equivalent and mean no description is provided."""
+    Optional. Omitted and `null` are equivalent and mean no description is provided.
+    """
 
     min_length: int | None | Unset = UNSET
     """Minimum string length.
 
-    Optional. Omitted and `null` are equivalent and mean there is no minimum length constraint."""
+    Optional. Omitted and `null` are equivalent and mean there is no minimum length constraint.
+    """
 
     max_length: int | None | Unset = UNSET
     """Maximum string length.
 
-    Optional. Omitted and `null` are equivalent and mean there is no maximum length constraint."""
+    Optional. Omitted and `null` are equivalent and mean there is no maximum length constraint.
+    """
 
     pattern: str | None | Unset = UNSET
     """Pattern the string must match.
 
-    Optional. Omitted and `null` are equivalent and mean there is no pattern constraint."""
+    Optional. Omitted and `null` are equivalent and mean there is no pattern constraint.
+    """
 
     format: StringFormat | None | Unset = UNSET
     """String format.
 
-    Optional. Omitted and `null` are equivalent and mean there is no format constraint."""
+    Optional. Omitted and `null` are equivalent and mean there is no format constraint.
+    """
 
     default: str | None | Unset = UNSET
     """Default value.
 
-    Optional. Omitted and `null` are equivalent and mean no default value is provided."""
+    Optional. Omitted and `null` are equivalent and mean no default value is provided.
+    """
 
     enum: list[str] | None | Unset = UNSET
     """Enum values for untitled single-select enums.
     Optional. Omitted and `null` are equivalent and mean no untitled single-select choices are
-    declared by `enum`."""
+    declared by `enum`.
+    """
 
     one_of: list[EnumOption] | None | Unset = UNSET
     """Titled enum options for titled single-select enums.
     Optional. Omitted and `null` are equivalent and mean no titled single-select choices are
-    declared by `oneOf`."""
+    declared by `oneOf`.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -1705,7 +1816,8 @@ class StringPropertySchema(_Model):
 
     Optional. Omitted and `null` are equivalent and mean no metadata.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1715,27 +1827,32 @@ class NumberPropertySchema(_Model):
     title: str | None | Unset = UNSET
     """Optional title for the property.
 
-    Optional. Omitted and `null` are equivalent and mean no title is provided."""
+    Optional. Omitted and `null` are equivalent and mean no title is provided.
+    """
 
     description: str | None | Unset = UNSET
     """Human-readable description.
 
-    Optional. Omitted and `null` are equivalent and mean no description is provided."""
+    Optional. Omitted and `null` are equivalent and mean no description is provided.
+    """
 
     minimum: float | None | Unset = UNSET
     """Minimum value (inclusive).
 
-    Optional. Omitted and `null` are equivalent and mean there is no inclusive lower bound."""
+    Optional. Omitted and `null` are equivalent and mean there is no inclusive lower bound.
+    """
 
     maximum: float | None | Unset = UNSET
     """Maximum value (inclusive).
 
-    Optional. Omitted and `null` are equivalent and mean there is no inclusive upper bound."""
+    Optional. Omitted and `null` are equivalent and mean there is no inclusive upper bound.
+    """
 
     default: float | None | Unset = UNSET
     """Default value.
 
-    Optional. Omitted and `null` are equivalent and mean no default value is provided."""
+    Optional. Omitted and `null` are equivalent and mean no default value is provided.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -1744,7 +1861,8 @@ class NumberPropertySchema(_Model):
 
     Optional. Omitted and `null` are equivalent and mean no metadata.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1754,27 +1872,32 @@ class IntegerPropertySchema(_Model):
     title: str | None | Unset = UNSET
     """Optional title for the property.
 
-    Optional. Omitted and `null` are equivalent and mean no title is provided."""
+    Optional. Omitted and `null` are equivalent and mean no title is provided.
+    """
 
     description: str | None | Unset = UNSET
     """Human-readable description.
 
-    Optional. Omitted and `null` are equivalent and mean no description is provided."""
+    Optional. Omitted and `null` are equivalent and mean no description is provided.
+    """
 
     minimum: int | None | Unset = UNSET
     """Minimum value (inclusive).
 
-    Optional. Omitted and `null` are equivalent and mean there is no inclusive lower bound."""
+    Optional. Omitted and `null` are equivalent and mean there is no inclusive lower bound.
+    """
 
     maximum: int | None | Unset = UNSET
     """Maximum value (inclusive).
 
-    Optional. Omitted and `null` are equivalent and mean there is no inclusive upper bound."""
+    Optional. Omitted and `null` are equivalent and mean there is no inclusive upper bound.
+    """
 
     default: int | None | Unset = UNSET
     """Default value.
 
-    Optional. Omitted and `null` are equivalent and mean no default value is provided."""
+    Optional. Omitted and `null` are equivalent and mean no default value is provided.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -1783,7 +1906,8 @@ class IntegerPropertySchema(_Model):
 
     Optional. Omitted and `null` are equivalent and mean no metadata.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1793,17 +1917,20 @@ class BooleanPropertySchema(_Model):
     title: str | None | Unset = UNSET
     """Optional title for the property.
 
-    Optional. Omitted and `null` are equivalent and mean no title is provided."""
+    Optional. Omitted and `null` are equivalent and mean no title is provided.
+    """
 
     description: str | None | Unset = UNSET
     """Human-readable description.
 
-    Optional. Omitted and `null` are equivalent and mean no description is provided."""
+    Optional. Omitted and `null` are equivalent and mean no description is provided.
+    """
 
     default: bool | None | Unset = UNSET
     """Default value.
 
-    Optional. Omitted and `null` are equivalent and mean no default value is provided."""
+    Optional. Omitted and `null` are equivalent and mean no default value is provided.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -1812,14 +1939,16 @@ class BooleanPropertySchema(_Model):
 
     Optional. Omitted and `null` are equivalent and mean no metadata.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class MultiSelectItemsString(_Model):
     """Multi-select string items with plain string values.
 
-    A variant of MultiSelectItems (`type` is 'string')."""
+    A variant of MultiSelectItems (`type` is 'string').
+    """
 
     type: ClassVar[str] = "string"
 
@@ -1833,7 +1962,8 @@ class MultiSelectItemsString(_Model):
 
     Optional. Omitted and `null` are equivalent and mean no metadata.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1864,7 +1994,8 @@ class StringMultiSelectItems(_Model):
 
     Optional. Omitted and `null` are equivalent and mean no metadata.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1881,7 +2012,8 @@ class TitledMultiSelectItems(_Model):
 
     Optional. Omitted and `null` are equivalent and mean no metadata.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1891,22 +2023,26 @@ class MultiSelectPropertySchema(_Model):
     title: str | None | Unset = UNSET
     """Optional title for the property.
 
-    Optional. Omitted and `null` are equivalent and mean no title is provided."""
+    Optional. Omitted and `null` are equivalent and mean no title is provided.
+    """
 
     description: str | None | Unset = UNSET
     """Human-readable description.
 
-    Optional. Omitted and `null` are equivalent and mean no description is provided."""
+    Optional. Omitted and `null` are equivalent and mean no description is provided.
+    """
 
     min_items: int | None | Unset = UNSET
     """Minimum number of items to select.
 
-    Optional. Omitted and `null` are equivalent and mean there is no minimum selection count."""
+    Optional. Omitted and `null` are equivalent and mean there is no minimum selection count.
+    """
 
     max_items: int | None | Unset = UNSET
     """Maximum number of items to select.
 
-    Optional. Omitted and `null` are equivalent and mean there is no maximum selection count."""
+    Optional. Omitted and `null` are equivalent and mean there is no maximum selection count.
+    """
 
     items: MultiSelectItems
     """The items definition describing allowed values."""
@@ -1914,7 +2050,8 @@ class MultiSelectPropertySchema(_Model):
     default: list[str] | None | Unset = UNSET
     """Default selected values.
 
-    Optional. Omitted and `null` are equivalent and mean no default selections are provided."""
+    Optional. Omitted and `null` are equivalent and mean no default selections are provided.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -1923,7 +2060,8 @@ class MultiSelectPropertySchema(_Model):
 
     Optional. Omitted and `null` are equivalent and mean no metadata.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1942,7 +2080,8 @@ class InitializeResponse(_Model):
     """The protocol version the client specified if supported by the agent,
     or the latest protocol version supported by the agent.
 
-    The client should disconnect, if it doesn't support this version."""
+    The client should disconnect, if it doesn't support this version.
+    """
 
     agent_capabilities: AgentCapabilities = _field(
         default_factory=lambda: AgentCapabilities(
@@ -1968,14 +2107,16 @@ class InitializeResponse(_Model):
     agent_info: Implementation | None | Unset = UNSET
     """Information about the Agent name and version sent to the Client.
 
-    Note: in future versions of the protocol, this will be required."""
+    Note: in future versions of the protocol, this will be required.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2023,7 +2164,8 @@ class AgentCapabilities(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2052,14 +2194,16 @@ class PromptCapabilities(_Model):
     """Agent supports embedded context in `session/prompt` requests.
 
     When enabled, the Client is allowed to include `resource` content blocks
-    in prompt requests for pieces of context that are referenced in the message."""
+    in prompt requests for pieces of context that are referenced in the message.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2077,7 +2221,8 @@ class McpCapabilities(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2097,13 +2242,15 @@ class SessionCapabilities(_Model):
     """Whether the agent supports `session/list`.
 
     Optional. Omitted or `null` both mean the agent does not advertise support.
-    Supplying `{}` means the agent supports listing sessions."""
+    Supplying `{}` means the agent supports listing sessions.
+    """
 
     delete: SessionDeleteCapabilities | None | Unset = UNSET
     """Whether the agent supports `session/delete`.
 
     Optional. Omitted or `null` both mean the agent does not advertise support.
-    Supplying `{}` means the agent supports deleting sessions from `session/list`."""
+    Supplying `{}` means the agent supports deleting sessions from `session/list`.
+    """
 
     additional_directories: SessionAdditionalDirectoriesCapabilities | None | Unset = (
         UNSET
@@ -2116,54 +2263,62 @@ class SessionCapabilities(_Model):
 
     Agents that also support `session/list` may return
     `SessionInfo.additionalDirectories` to report the complete ordered
-    additional-root list associated with a listed session."""
+    additional-root list associated with a listed session.
+    """
 
     resume: SessionResumeCapabilities | None | Unset = UNSET
     """Whether the agent supports `session/resume`.
 
     Optional. Omitted or `null` both mean the agent does not advertise support.
-    Supplying `{}` means the agent supports resuming sessions."""
+    Supplying `{}` means the agent supports resuming sessions.
+    """
 
     close: SessionCloseCapabilities | None | Unset = UNSET
     """Whether the agent supports `session/close`.
 
     Optional. Omitted or `null` both mean the agent does not advertise support.
-    Supplying `{}` means the agent supports closing sessions."""
+    Supplying `{}` means the agent supports closing sessions.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class SessionListCapabilities(_Model):
     """Capabilities for the `session/list` method.
 
-    Supplying `{}` means the agent supports listing sessions."""
+    Supplying `{}` means the agent supports listing sessions.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class SessionDeleteCapabilities(_Model):
     """Capabilities for the `session/delete` method.
 
-    Supplying `{}` means the agent supports deleting sessions from `session/list`."""
+    Supplying `{}` means the agent supports deleting sessions from `session/list`.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2173,42 +2328,48 @@ class SessionAdditionalDirectoriesCapabilities(_Model):
     Supplying `{}` means the agent supports the `additionalDirectories` field on
     supported session lifecycle requests. Agents that also support
     `session/list` may return `SessionInfo.additionalDirectories` to report the
-    complete ordered additional-root list associated with a listed session."""
+    complete ordered additional-root list associated with a listed session.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class SessionResumeCapabilities(_Model):
     """Capabilities for the `session/resume` method.
 
-    Supplying `{}` means the agent supports resuming sessions."""
+    Supplying `{}` means the agent supports resuming sessions.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class SessionCloseCapabilities(_Model):
     """Capabilities for the `session/close` method.
 
-    Supplying `{}` means the agent supports closing sessions."""
+    Supplying `{}` means the agent supports closing sessions.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2219,28 +2380,32 @@ class AgentAuthCapabilities(_Model):
     """Whether the agent supports the logout method.
 
     Optional. Omitted or `null` both mean the agent does not advertise support.
-    Supplying `{}` means the agent supports the logout method."""
+    Supplying `{}` means the agent supports the logout method.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class LogoutCapabilities(_Model):
     """Logout capabilities supported by the agent.
 
-    Supplying `{}` means the agent supports the logout method."""
+    Supplying `{}` means the agent supports the logout method.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2248,7 +2413,8 @@ class TerminalAuthMethod(_Model):
     """Client runs the configured agent program as a separate interactive
     process, without passing this method to `authenticate`.
 
-    A variant of AuthMethod (`type` is 'terminal')."""
+    A variant of AuthMethod (`type` is 'terminal').
+    """
 
     type: ClassVar[str] = "terminal"
 
@@ -2266,14 +2432,16 @@ class TerminalAuthMethod(_Model):
 
     env: dict[str, str] | Unset = UNSET
     """Additional environment variables to set on the configured agent invocation for terminal auth.
-    These values override same-named variables in the base launch configuration."""
+    These values override same-named variables in the base launch configuration.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2284,7 +2452,8 @@ class AuthMethodTerminal(_Model):
     process for the user to authenticate via a TUI. Agents MUST advertise this
     method only when the client enabled its terminal authentication capability.
     A zero exit status signals success. Any other termination signals failure.
-    The client MUST NOT pass this method to `authenticate`."""
+    The client MUST NOT pass this method to `authenticate`.
+    """
 
     id: AuthMethodId
     """Unique identifier for this authentication method."""
@@ -2300,21 +2469,24 @@ class AuthMethodTerminal(_Model):
 
     env: dict[str, str] | Unset = UNSET
     """Additional environment variables to set on the configured agent invocation for terminal auth.
-    These values override same-named variables in the base launch configuration."""
+    These values override same-named variables in the base launch configuration.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class AuthMethodAgent(_Model):
     """Agent handles authentication itself through `authenticate`.
 
-    This is the default authentication method type."""
+    This is the default authentication method type.
+    """
 
     id: AuthMethodId
     """Unique identifier for this authentication method."""
@@ -2330,35 +2502,41 @@ class AuthMethodAgent(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class Implementation(_Model):
     """Metadata about the implementation of the client or agent.
     Describes the name and version of an ACP implementation, with an optional
-    title for UI representation."""
+    title for UI representation.
+    """
 
     name: str
     """Intended for programmatic or logical use, but can be used as a display
-    name fallback if title isn't present."""
+    name fallback if title isn't present.
+    """
 
     title: str | None | Unset = UNSET
     """Intended for UI and end-user contexts and optimized to be human-readable
     and easily understood.
 
-    If not provided, the name should be used for display."""
+    If not provided, the name should be used for display.
+    """
 
     version: str
     """Version of the implementation. Can be displayed to the user or used
-    for debugging or metrics purposes. (e.g. "1.0.0")."""
+    for debugging or metrics purposes. (e.g. "1.0.0").
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2373,7 +2551,8 @@ class AuthenticateResponse(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2388,7 +2567,8 @@ class LogoutResponse(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2404,12 +2584,14 @@ class NewSessionResponse(_Model):
     session_id: SessionId
     """Unique identifier for the created session.
 
-    Used in all subsequent requests for this conversation."""
+    Used in all subsequent requests for this conversation.
+    """
 
     modes: SessionModeState | None | Unset = UNSET
     """Initial mode state if supported by the Agent
 
-    See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/v1/session-modes)"""
+    See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/v1/session-modes)
+    """
 
     config_options: list[SessionConfigOption] | None | Unset = UNSET
     """Initial session configuration options if supported by the Agent."""
@@ -2419,7 +2601,8 @@ class NewSessionResponse(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2437,7 +2620,8 @@ class SessionModeState(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2461,14 +2645,16 @@ class SessionMode(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class SelectSessionConfigOption(_Model):
     """Single-value selector (dropdown).
 
-    A variant of SessionConfigOption (`type` is 'select')."""
+    A variant of SessionConfigOption (`type` is 'select').
+    """
 
     type: ClassVar[str] = "select"
 
@@ -2489,7 +2675,8 @@ class SelectSessionConfigOption(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
     current_value: SessionConfigValueId
     """The currently selected value."""
@@ -2502,7 +2689,8 @@ class SelectSessionConfigOption(_Model):
 class BooleanSessionConfigOption(_Model):
     """Boolean on/off toggle.
 
-    A variant of SessionConfigOption (`type` is 'boolean')."""
+    A variant of SessionConfigOption (`type` is 'boolean').
+    """
 
     type: ClassVar[str] = "boolean"
 
@@ -2523,7 +2711,8 @@ class BooleanSessionConfigOption(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
     current_value: bool
     """The current value of the boolean option."""
@@ -2547,7 +2736,8 @@ class SessionConfigSelectOption(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2568,7 +2758,8 @@ class SessionConfigSelectGroup(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2600,7 +2791,8 @@ class LoadSessionResponse(_Model):
     modes: SessionModeState | None | Unset = UNSET
     """Initial mode state if supported by the Agent
 
-    See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/v1/session-modes)"""
+    See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/v1/session-modes)
+    """
 
     config_options: list[SessionConfigOption] | None | Unset = UNSET
     """Initial session configuration options if supported by the Agent."""
@@ -2610,7 +2802,8 @@ class LoadSessionResponse(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2625,14 +2818,16 @@ class ListSessionsResponse(_Model):
 
     next_cursor: str | None | Unset = UNSET
     """Opaque cursor token. If present, pass this in the next request's cursor parameter
-    to fetch the next page. If absent, there are no more results."""
+    to fetch the next page. If absent, there are no more results.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2650,7 +2845,8 @@ class SessionInfo(_Model):
 
     When present, this is the complete ordered additional-root list reported
     by the Agent. Omitted and empty values are equivalent: the response
-    reports no additional roots."""
+    reports no additional roots.
+    """
 
     title: str | None | Unset = UNSET
     """Human-readable title for the session"""
@@ -2663,7 +2859,8 @@ class SessionInfo(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2678,7 +2875,8 @@ class DeleteSessionResponse(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2691,7 +2889,8 @@ class ResumeSessionResponse(_Model):
     modes: SessionModeState | None | Unset = UNSET
     """Initial mode state if supported by the Agent
 
-    See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/v1/session-modes)"""
+    See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/v1/session-modes)
+    """
 
     config_options: list[SessionConfigOption] | None | Unset = UNSET
     """Initial session configuration options if supported by the Agent."""
@@ -2701,7 +2900,8 @@ class ResumeSessionResponse(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2716,7 +2916,8 @@ class CloseSessionResponse(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2731,7 +2932,8 @@ class SetSessionModeResponse(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2749,7 +2951,8 @@ class SetSessionConfigOptionResponse(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2770,7 +2973,8 @@ class PromptResponse(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2785,15 +2989,18 @@ class Error(_Model):
 
     code: ErrorCode | int
     """A number indicating the error type that occurred.
-    This must be an integer as defined in the JSON-RPC specification."""
+    This must be an integer as defined in the JSON-RPC specification.
+    """
 
     message: str
     """A string providing a short description of the error.
-    The message should be limited to a concise single sentence."""
+    The message should be limited to a concise single sentence.
+    """
 
     data: Any | Unset = UNSET
     """Optional primitive or structured value that contains additional information about the error.
-    This may include debugging information or context-specific details."""
+    This may include debugging information or context-specific details.
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2830,14 +3037,16 @@ class SessionNotification(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class UserMessageChunkSessionUpdate(_Model):
     """A chunk of the user's message being streamed.
 
-    A variant of SessionUpdate (`sessionUpdate` is 'user_message_chunk')."""
+    A variant of SessionUpdate (`sessionUpdate` is 'user_message_chunk').
+    """
 
     session_update: ClassVar[str] = "user_message_chunk"
 
@@ -2848,21 +3057,24 @@ class UserMessageChunkSessionUpdate(_Model):
     """A unique identifier for the message this chunk belongs to.
 
     All chunks belonging to the same message share the same `messageId`.
-    A change in `messageId` indicates a new message has started."""
+    A change in `messageId` indicates a new message has started.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class AgentMessageChunkSessionUpdate(_Model):
     """A chunk of the agent's response being streamed.
 
-    A variant of SessionUpdate (`sessionUpdate` is 'agent_message_chunk')."""
+    A variant of SessionUpdate (`sessionUpdate` is 'agent_message_chunk').
+    """
 
     session_update: ClassVar[str] = "agent_message_chunk"
 
@@ -2873,21 +3085,24 @@ class AgentMessageChunkSessionUpdate(_Model):
     """A unique identifier for the message this chunk belongs to.
 
     All chunks belonging to the same message share the same `messageId`.
-    A change in `messageId` indicates a new message has started."""
+    A change in `messageId` indicates a new message has started.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class AgentThoughtChunkSessionUpdate(_Model):
     """A chunk of the agent's internal reasoning being streamed.
 
-    A variant of SessionUpdate (`sessionUpdate` is 'agent_thought_chunk')."""
+    A variant of SessionUpdate (`sessionUpdate` is 'agent_thought_chunk').
+    """
 
     session_update: ClassVar[str] = "agent_thought_chunk"
 
@@ -2898,21 +3113,24 @@ class AgentThoughtChunkSessionUpdate(_Model):
     """A unique identifier for the message this chunk belongs to.
 
     All chunks belonging to the same message share the same `messageId`.
-    A change in `messageId` indicates a new message has started."""
+    A change in `messageId` indicates a new message has started.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class ToolCallSessionUpdate(_Model):
     """Notification that a new tool call has been initiated.
 
-    A variant of SessionUpdate (`sessionUpdate` is 'tool_call')."""
+    A variant of SessionUpdate (`sessionUpdate` is 'tool_call').
+    """
 
     session_update: ClassVar[str] = "tool_call"
 
@@ -2926,11 +3144,13 @@ class ToolCallSessionUpdate(_Model):
     """Programmatic name of the tool being invoked.
 
     This field is optional. Omitting it or sending `null` both mean that no
-    tool name is available."""
+    tool name is available.
+    """
 
     kind: ToolKind | Unset = UNSET
     """The category of tool being invoked.
-    Helps clients choose appropriate icons and UI treatment."""
+    Helps clients choose appropriate icons and UI treatment.
+    """
 
     status: ToolCallStatus | Unset = UNSET
     """Current execution status of the tool call."""
@@ -2940,7 +3160,8 @@ class ToolCallSessionUpdate(_Model):
 
     locations: list[ToolCallLocation] | Unset = UNSET
     """File locations affected by this tool call.
-    Enables "follow-along" features in clients."""
+    Enables "follow-along" features in clients.
+    """
 
     raw_input: Any | Unset = UNSET
     """Raw input parameters sent to the tool."""
@@ -2953,14 +3174,16 @@ class ToolCallSessionUpdate(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class ToolCallUpdateSessionUpdate(_Model):
     """Update on the status or results of a tool call.
 
-    A variant of SessionUpdate (`sessionUpdate` is 'tool_call_update')."""
+    A variant of SessionUpdate (`sessionUpdate` is 'tool_call_update').
+    """
 
     session_update: ClassVar[str] = "tool_call_update"
 
@@ -2980,7 +3203,8 @@ class ToolCallUpdateSessionUpdate(_Model):
     """Update the programmatic name of the tool being invoked.
 
     This field is optional. Omitting it or sending `null` both mean that
-    the existing name is left unchanged."""
+    the existing name is left unchanged.
+    """
 
     content: list[ToolCallContent] | None | Unset = UNSET
     """Replace the content collection."""
@@ -2999,7 +3223,8 @@ class ToolCallUpdateSessionUpdate(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3007,7 +3232,8 @@ class PlanSessionUpdate(_Model):
     """The agent's execution plan for complex tasks.
     See protocol docs: [Agent Plan](https://agentclientprotocol.com/protocol/v1/agent-plan)
 
-    A variant of SessionUpdate (`sessionUpdate` is 'plan')."""
+    A variant of SessionUpdate (`sessionUpdate` is 'plan').
+    """
 
     session_update: ClassVar[str] = "plan"
 
@@ -3015,21 +3241,24 @@ class PlanSessionUpdate(_Model):
     """The list of tasks to be accomplished.
 
     When updating a plan, the agent must send a complete list of all entries
-    with their current status. The client replaces the entire plan with each update."""
+    with their current status. The client replaces the entire plan with each update.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class AvailableCommandsUpdateSessionUpdate(_Model):
     """Available commands are ready or have changed
 
-    A variant of SessionUpdate (`sessionUpdate` is 'available_commands_update')."""
+    A variant of SessionUpdate (`sessionUpdate` is 'available_commands_update').
+    """
 
     session_update: ClassVar[str] = "available_commands_update"
 
@@ -3041,7 +3270,8 @@ class AvailableCommandsUpdateSessionUpdate(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3050,7 +3280,8 @@ class CurrentModeUpdateSessionUpdate(_Model):
 
     See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/v1/session-modes)
 
-    A variant of SessionUpdate (`sessionUpdate` is 'current_mode_update')."""
+    A variant of SessionUpdate (`sessionUpdate` is 'current_mode_update').
+    """
 
     session_update: ClassVar[str] = "current_mode_update"
 
@@ -3062,14 +3293,16 @@ class CurrentModeUpdateSessionUpdate(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class ConfigOptionUpdateSessionUpdate(_Model):
     """Session configuration options have been updated.
 
-    A variant of SessionUpdate (`sessionUpdate` is 'config_option_update')."""
+    A variant of SessionUpdate (`sessionUpdate` is 'config_option_update').
+    """
 
     session_update: ClassVar[str] = "config_option_update"
 
@@ -3081,14 +3314,16 @@ class ConfigOptionUpdateSessionUpdate(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class SessionInfoUpdateSessionUpdate(_Model):
     """Session metadata has been updated (title, timestamps, custom metadata)
 
-    A variant of SessionUpdate (`sessionUpdate` is 'session_info_update')."""
+    A variant of SessionUpdate (`sessionUpdate` is 'session_info_update').
+    """
 
     session_update: ClassVar[str] = "session_info_update"
 
@@ -3103,14 +3338,16 @@ class SessionInfoUpdateSessionUpdate(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class UsageUpdateSessionUpdate(_Model):
     """Context window and cost update for the session.
 
-    A variant of SessionUpdate (`sessionUpdate` is 'usage_update')."""
+    A variant of SessionUpdate (`sessionUpdate` is 'usage_update').
+    """
 
     session_update: ClassVar[str] = "usage_update"
 
@@ -3128,7 +3365,8 @@ class UsageUpdateSessionUpdate(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3138,7 +3376,8 @@ class NoticeSessionUpdate(_Model):
     Agents MUST only send this update when the Client advertised
     the `session.notices` Client capability.
 
-    A variant of SessionUpdate (`sessionUpdate` is 'notice')."""
+    A variant of SessionUpdate (`sessionUpdate` is 'notice').
+    """
 
     session_update: ClassVar[str] = "notice"
 
@@ -3151,12 +3390,14 @@ class NoticeSessionUpdate(_Model):
     description: str | None | Unset = UNSET
     """Optional plain-text detail or guidance.
 
-    Omitted and `null` are equivalent and mean no description was supplied."""
+    Omitted and `null` are equivalent and mean no description was supplied.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """Metadata scoped to this notice.
 
-    Omitted and `null` are equivalent and mean no metadata was supplied."""
+    Omitted and `null` are equivalent and mean no metadata was supplied.
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3166,7 +3407,8 @@ class CompactionUpdateSessionUpdate(_Model):
     Agents MUST only send this update when the Client advertised
     the `session.compaction` Client capability.
 
-    A variant of SessionUpdate (`sessionUpdate` is 'compaction_update')."""
+    A variant of SessionUpdate (`sessionUpdate` is 'compaction_update').
+    """
 
     session_update: ClassVar[str] = "compaction_update"
 
@@ -3193,7 +3435,8 @@ class CompactionSummaryChunkSessionUpdate(_Model):
     Agents MUST only send this update when the Client advertised
     the `session.compaction` Client capability.
 
-    A variant of SessionUpdate (`sessionUpdate` is 'compaction_summary_chunk')."""
+    A variant of SessionUpdate (`sessionUpdate` is 'compaction_summary_chunk').
+    """
 
     session_update: ClassVar[str] = "compaction_summary_chunk"
 
@@ -3218,14 +3461,16 @@ class ContentChunk(_Model):
     """A unique identifier for the message this chunk belongs to.
 
     All chunks belonging to the same message share the same `messageId`.
-    A change in `messageId` indicates a new message has started."""
+    A change in `messageId` indicates a new message has started.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3248,11 +3493,13 @@ class ToolCall(_Model):
     """Programmatic name of the tool being invoked.
 
     This field is optional. Omitting it or sending `null` both mean that no
-    tool name is available."""
+    tool name is available.
+    """
 
     kind: ToolKind | Unset = UNSET
     """The category of tool being invoked.
-    Helps clients choose appropriate icons and UI treatment."""
+    Helps clients choose appropriate icons and UI treatment.
+    """
 
     status: ToolCallStatus | Unset = UNSET
     """Current execution status of the tool call."""
@@ -3262,7 +3509,8 @@ class ToolCall(_Model):
 
     locations: list[ToolCallLocation] | Unset = UNSET
     """File locations affected by this tool call.
-    Enables "follow-along" features in clients."""
+    Enables "follow-along" features in clients.
+    """
 
     raw_input: Any | Unset = UNSET
     """Raw input parameters sent to the tool."""
@@ -3275,7 +3523,8 @@ class ToolCall(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3292,7 +3541,8 @@ class PlanEntry(_Model):
 
     priority: PlanEntryPriority
     """The relative importance of this task.
-    Used to indicate which tasks are most critical to the overall goal."""
+    Used to indicate which tasks are most critical to the overall goal.
+    """
 
     status: PlanEntryStatus
     """Current execution status of this task."""
@@ -3302,7 +3552,8 @@ class PlanEntry(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3320,14 +3571,16 @@ class Plan(_Model):
     """The list of tasks to be accomplished.
 
     When updating a plan, the agent must send a complete list of all entries
-    with their current status. The client replaces the entire plan with each update."""
+    with their current status. The client replaces the entire plan with each update.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3348,7 +3601,8 @@ class AvailableCommand(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3363,7 +3617,8 @@ class UnstructuredCommandInput(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3378,7 +3633,8 @@ class AvailableCommandsUpdate(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3396,7 +3652,8 @@ class CurrentModeUpdate(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3411,7 +3668,8 @@ class ConfigOptionUpdate(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3419,7 +3677,8 @@ class SessionInfoUpdate(_Model):
     """Update to session metadata. All fields are optional to support partial updates.
 
     Agents send this notification to update session information like title or custom metadata.
-    Clients can use it to keep session titles and state current."""
+    Clients can use it to keep session titles and state current.
+    """
 
     title: str | None | Unset = UNSET
     """Human-readable title for the session. Set to null to clear."""
@@ -3432,7 +3691,8 @@ class SessionInfoUpdate(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3444,14 +3704,16 @@ class Cost(_Model):
 
     currency: str
     """Unit of `amount`: an ISO 4217 currency code (e.g., "USD", "EUR") for money, or another
-    unit such as "credits"."""
+    unit such as "credits".
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3472,7 +3734,8 @@ class UsageUpdate(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3485,7 +3748,8 @@ class Notice(_Model):
     the `session.notices` Client capability. Otherwise, Agents may use an agent
     message when the information should still be surfaced to the user.
 
-    See RFD: [Session Notices](https://agentclientprotocol.com/rfds/session-notices)"""
+    See RFD: [Session Notices](https://agentclientprotocol.com/rfds/session-notices)
+    """
 
     severity: NoticeSeverity | str
     """Presentation severity hint."""
@@ -3496,12 +3760,14 @@ class Notice(_Model):
     description: str | None | Unset = UNSET
     """Optional plain-text detail or guidance.
 
-    Omitted and `null` are equivalent and mean no description was supplied."""
+    Omitted and `null` are equivalent and mean no description was supplied.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """Metadata scoped to this notice.
 
-    Omitted and `null` are equivalent and mean no metadata was supplied."""
+    Omitted and `null` are equivalent and mean no metadata was supplied.
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3513,7 +3779,8 @@ class CompactionUpdate(_Model):
 
     `summary`, `error`, and `_meta` have patch semantics: omission leaves the
     stored value unchanged, `null` clears it, and a concrete value replaces it.
-    `summary: []` also clears the summary."""
+    `summary: []` also clears the summary.
+    """
 
     compaction_id: CompactionId
     """The Agent-owned ID of this compaction, unique within the session."""
@@ -3536,7 +3803,8 @@ class CompactionSummaryChunk(_Model):
     """A content block appended to a compaction's summary. A first-seen ID creates
     an in-progress compaction. Chunks append in receive order.
     Agents MUST only send this update when the Client advertised
-    the `session.compaction` Client capability."""
+    the `session.compaction` Client capability.
+    """
 
     compaction_id: CompactionId
     """ID of the compaction whose summary receives this content."""
@@ -3565,7 +3833,8 @@ class CompleteElicitationNotification(_Model):
 
     Optional. Omitted and `null` are equivalent and mean no metadata.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3614,14 +3883,16 @@ class InitializeRequest(_Model):
     client_info: Implementation | None | Unset = UNSET
     """Information about the Client name and version sent to the Agent.
 
-    Note: in future versions of the protocol, this will be required."""
+    Note: in future versions of the protocol, this will be required.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3641,7 +3912,8 @@ class ClientCapabilities(_Model):
         )
     )
     """File system capabilities supported by the client.
-    Determines which file operations the agent can request."""
+    Determines which file operations the agent can request.
+    """
 
     terminal: bool = False
     """Whether the Client support all `terminal/*` methods."""
@@ -3650,7 +3922,8 @@ class ClientCapabilities(_Model):
     """Session-related capabilities supported by the client.
 
     Optional. Omitted or `null` both mean the client does not advertise any
-    session-related extensions."""
+    session-related extensions.
+    """
 
     auth: AuthCapabilities = _field(
         default_factory=lambda: AuthCapabilities(
@@ -3659,21 +3932,24 @@ class ClientCapabilities(_Model):
     )
     """Authentication capabilities supported by the client.
     Determines which authentication method types the agent may include
-    in its `InitializeResponse`."""
+    in its `InitializeResponse`.
+    """
 
     elicitation: ElicitationCapabilities | None | Unset = UNSET
     """Elicitation capabilities supported by the client.
     Determines which elicitation modes the agent may use.
 
     Optional. Omitted or `null` both mean the client does not advertise
-    elicitation support."""
+    elicitation support.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3694,7 +3970,8 @@ class FileSystemCapabilities(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3703,26 +3980,30 @@ class ClientSessionCapabilities(_Model):
 
     compaction: CompactionCapabilities | None | Unset = UNSET
     """Support for ID-addressed context compaction updates. Omitted or `null`
-    means unsupported. `{}` advertises the complete compaction contract."""
+    means unsupported. `{}` advertises the complete compaction contract.
+    """
 
     config_options: SessionConfigOptionsCapabilities | None | Unset = UNSET
     """Config option capabilities supported by the client.
 
     Omitted or `null` both mean the client does not advertise support for any
-    config option extensions."""
+    config option extensions.
+    """
 
     notices: NoticeCapabilities | None | Unset = UNSET
     """Support for live user-facing `notice` session updates.
 
     Optional. Omitted or `null` both mean the client does not advertise support.
-    Supplying `{}` means the client can present notices to the user."""
+    Supplying `{}` means the client can present notices to the user.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3735,28 +4016,32 @@ class SessionConfigOptionsCapabilities(_Model):
     Optional. Omitted or `null` both mean the client does not advertise support.
     Supplying `{}` means agents may include `type: "boolean"` entries in
     `configOptions`, and the client may send `session/set_config_option`
-    requests with `type: "boolean"` and a boolean `value`."""
+    requests with `type: "boolean"` and a boolean `value`.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class BooleanConfigOptionCapabilities(_Model):
     """Capabilities for boolean session configuration options.
 
-    Supplying `{}` means the client supports boolean session configuration options."""
+    Supplying `{}` means the client supports boolean session configuration options.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3765,21 +4050,24 @@ class AuthCapabilities(_Model):
 
     Advertised during initialization to inform the agent which authentication
     method types the client can handle. This governs opt-in types that require
-    additional client-side support."""
+    additional client-side support.
+    """
 
     terminal: bool = False
     """Whether the client supports `terminal` authentication methods.
 
     The client should set this to `true` only when it can reproduce the
     configured agent invocation in an interactive terminal. When `true`, the
-    agent may include `terminal` entries in its authentication methods."""
+    agent may include `terminal` entries in its authentication methods.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3790,13 +4078,15 @@ class ElicitationCapabilities(_Model):
     """Whether the client supports form-based elicitation.
 
     Optional. Omitted and `null` are equivalent and mean form support is not advertised.
-    Supplying `{}` explicitly advertises form support."""
+    Supplying `{}` explicitly advertises form support.
+    """
 
     url: ElicitationUrlCapabilities | None | Unset = UNSET
     """Whether the client supports URL-based elicitation.
 
     Optional. Omitted or `null` both mean the client does not advertise support.
-    Supplying `{}` means the client supports URL-based elicitation."""
+    Supplying `{}` means the client supports URL-based elicitation.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -3805,14 +4095,16 @@ class ElicitationCapabilities(_Model):
 
     Optional. Omitted and `null` are equivalent and mean no metadata.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class ElicitationFormCapabilities(_Model):
     """Form-based elicitation capabilities.
 
-    Supplying `{}` means the client supports form-based elicitation."""
+    Supplying `{}` means the client supports form-based elicitation.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -3821,14 +4113,16 @@ class ElicitationFormCapabilities(_Model):
 
     Optional. Omitted and `null` are equivalent and mean no metadata.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class ElicitationUrlCapabilities(_Model):
     """URL-based elicitation capabilities.
 
-    Supplying `{}` means the client supports URL-based elicitation."""
+    Supplying `{}` means the client supports URL-based elicitation.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -3837,35 +4131,40 @@ class ElicitationUrlCapabilities(_Model):
 
     Optional. Omitted and `null` are equivalent and mean no metadata.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class AuthenticateRequest(_Model):
     """Request parameters for the authenticate method.
 
-    Specifies which authentication method to use."""
+    Specifies which authentication method to use.
+    """
 
     METHOD: ClassVar[str] = "authenticate"
     """The JSON-RPC method (agent side)."""
 
     method_id: AuthMethodId
     """The ID of the authentication method to use.
-    Must be one of the methods advertised in the initialize response."""
+    Must be one of the methods advertised in the initialize response.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class LogoutRequest(_Model):
     """Request parameters for the logout method.
 
-    Terminates the current authenticated session."""
+    Terminates the current authenticated session.
+    """
 
     METHOD: ClassVar[str] = "logout"
     """The JSON-RPC method (agent side)."""
@@ -3875,7 +4174,8 @@ class LogoutRequest(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3896,7 +4196,8 @@ class NewSessionRequest(_Model):
 
     These expand the session's filesystem scope without changing `cwd`, which
     remains the base for relative paths. When omitted or empty, no
-    additional roots are activated for the new session."""
+    additional roots are activated for the new session.
+    """
 
     mcp_servers: list[McpServer]
     """List of MCP (Model Context Protocol) servers the agent should connect to."""
@@ -3906,7 +4207,8 @@ class NewSessionRequest(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3915,7 +4217,8 @@ class HttpMcpServer(_Model):
 
     Only available when the Agent capabilities indicate `mcp_capabilities.http` is `true`.
 
-    A variant of McpServer (`type` is 'http')."""
+    A variant of McpServer (`type` is 'http').
+    """
 
     type: ClassVar[str] = "http"
 
@@ -3933,7 +4236,8 @@ class HttpMcpServer(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3942,7 +4246,8 @@ class SseMcpServer(_Model):
 
     Only available when the Agent capabilities indicate `mcp_capabilities.sse` is `true`.
 
-    A variant of McpServer (`type` is 'sse')."""
+    A variant of McpServer (`type` is 'sse').
+    """
 
     type: ClassVar[str] = "sse"
 
@@ -3960,7 +4265,8 @@ class SseMcpServer(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3978,7 +4284,8 @@ class HttpHeader(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3999,7 +4306,8 @@ class McpServerHttp(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4020,7 +4328,8 @@ class McpServerSse(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4044,7 +4353,8 @@ class McpServerStdio(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4071,7 +4381,8 @@ class LoadSessionRequest(_Model):
     When omitted or empty, no additional roots are activated. When non-empty,
     this is the complete resulting additional-root list for the loaded
     session. It may differ from any previously used or reported list as long as
-    the request `cwd` matches the session's `cwd`."""
+    the request `cwd` matches the session's `cwd`.
+    """
 
     session_id: SessionId
     """The ID of the session to load."""
@@ -4081,14 +4392,16 @@ class LoadSessionRequest(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class ListSessionsRequest(_Model):
     """Request parameters for listing existing sessions.
 
-    Only available if the Agent supports the `sessionCapabilities.list` capability."""
+    Only available if the Agent supports the `sessionCapabilities.list` capability.
+    """
 
     METHOD: ClassVar[str] = "session/list"
     """The JSON-RPC method (agent side)."""
@@ -4104,14 +4417,16 @@ class ListSessionsRequest(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class DeleteSessionRequest(_Model):
     """Request parameters for deleting an existing session from `session/list`.
 
-    Only available if the Agent supports the `sessionCapabilities.delete` capability."""
+    Only available if the Agent supports the `sessionCapabilities.delete` capability.
+    """
 
     METHOD: ClassVar[str] = "session/delete"
     """The JSON-RPC method (agent side)."""
@@ -4124,7 +4439,8 @@ class DeleteSessionRequest(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4134,7 +4450,8 @@ class ResumeSessionRequest(_Model):
     Resumes an existing session without returning previous messages (unlike `session/load`).
     This is useful for agents that can resume sessions but don't implement full session loading.
 
-    Only available if the Agent supports the `sessionCapabilities.resume` capability."""
+    Only available if the Agent supports the `sessionCapabilities.resume` capability.
+    """
 
     METHOD: ClassVar[str] = "session/resume"
     """The JSON-RPC method (agent side)."""
@@ -4151,7 +4468,8 @@ class ResumeSessionRequest(_Model):
     When omitted or empty, no additional roots are activated. When non-empty,
     this is the complete resulting additional-root list for the resumed
     session. It may differ from any previously used or reported list as long as
-    the request `cwd` matches the session's `cwd`."""
+    the request `cwd` matches the session's `cwd`.
+    """
 
     mcp_servers: list[McpServer] | Unset = UNSET
     """List of MCP servers to connect to for this session."""
@@ -4161,7 +4479,8 @@ class ResumeSessionRequest(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4172,7 +4491,8 @@ class CloseSessionRequest(_Model):
     (treat it as if `session/cancel` was called) and then free up any resources
     associated with the session.
 
-    Only available if the Agent supports the `sessionCapabilities.close` capability."""
+    Only available if the Agent supports the `sessionCapabilities.close` capability.
+    """
 
     METHOD: ClassVar[str] = "session/close"
     """The JSON-RPC method (agent side)."""
@@ -4185,7 +4505,8 @@ class CloseSessionRequest(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4206,14 +4527,16 @@ class SetSessionModeRequest(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class BooleanSetSessionConfigOptionRequest(_Model):
     """A boolean value (`type: "boolean"`).
 
-    A variant of SetSessionConfigOptionRequest (`type` is 'boolean')."""
+    A variant of SetSessionConfigOptionRequest (`type` is 'boolean').
+    """
 
     type: ClassVar[str] = "boolean"
 
@@ -4228,7 +4551,8 @@ class BooleanSetSessionConfigOptionRequest(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
     value: bool
     """The boolean value."""
@@ -4242,7 +4566,8 @@ class ValueIdSetSessionConfigOptionRequest(_Model):
     values with string payloads also gracefully deserialize into this
     variant.
 
-    A variant of SetSessionConfigOptionRequest."""
+    A variant of SetSessionConfigOptionRequest.
+    """
 
     type: ClassVar[None] = None
 
@@ -4257,7 +4582,8 @@ class ValueIdSetSessionConfigOptionRequest(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
     value: SessionConfigValueId
     """The value ID."""
@@ -4291,14 +4617,16 @@ class PromptRequest(_Model):
 
     When available, `resource` is preferred
     as it avoids extra round-trips and allows the message to include
-    pieces of context from sources the agent may not have access to."""
+    pieces of context from sources the agent may not have access to.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4313,7 +4641,8 @@ class WriteTextFileResponse(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4331,7 +4660,8 @@ class ReadTextFileResponse(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4349,7 +4679,8 @@ class RequestPermissionResponse(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4362,7 +4693,8 @@ class CancelledRequestPermissionOutcome(_Model):
 
     See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v1/prompt-turn#cancellation)
 
-    A variant of RequestPermissionOutcome (`outcome` is 'cancelled')."""
+    A variant of RequestPermissionOutcome (`outcome` is 'cancelled').
+    """
 
     outcome: ClassVar[str] = "cancelled"
 
@@ -4371,7 +4703,8 @@ class CancelledRequestPermissionOutcome(_Model):
 class SelectedRequestPermissionOutcome(_Model):
     """The user selected one of the provided options.
 
-    A variant of RequestPermissionOutcome (`outcome` is 'selected')."""
+    A variant of RequestPermissionOutcome (`outcome` is 'selected').
+    """
 
     outcome: ClassVar[str] = "selected"
 
@@ -4383,7 +4716,8 @@ class SelectedRequestPermissionOutcome(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4398,7 +4732,8 @@ class SelectedPermissionOutcome(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4416,7 +4751,8 @@ class CreateTerminalResponse(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4440,7 +4776,8 @@ class TerminalOutputResponse(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4458,7 +4795,8 @@ class TerminalExitStatus(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4473,7 +4811,8 @@ class ReleaseTerminalResponse(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4494,7 +4833,8 @@ class WaitForTerminalExitResponse(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4509,14 +4849,16 @@ class KillTerminalResponse(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class AcceptCreateElicitationResponse(_Model):
     """The user accepted and provided content.
 
-    A variant of CreateElicitationResponse (`action` is 'accept')."""
+    A variant of CreateElicitationResponse (`action` is 'accept').
+    """
 
     action: ClassVar[str] = "accept"
 
@@ -4527,7 +4869,8 @@ class AcceptCreateElicitationResponse(_Model):
 
     Optional. Omitted and `null` are equivalent and mean no metadata.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
     content: dict[str, ElicitationContentValue] | None | Unset = UNSET
     """The user-provided content, if any, as an object matching the requested schema."""
@@ -4537,7 +4880,8 @@ class AcceptCreateElicitationResponse(_Model):
 class DeclineCreateElicitationResponse(_Model):
     """The user declined the elicitation.
 
-    A variant of CreateElicitationResponse (`action` is 'decline')."""
+    A variant of CreateElicitationResponse (`action` is 'decline').
+    """
 
     action: ClassVar[str] = "decline"
 
@@ -4548,14 +4892,16 @@ class DeclineCreateElicitationResponse(_Model):
 
     Optional. Omitted and `null` are equivalent and mean no metadata.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class CancelCreateElicitationResponse(_Model):
     """The elicitation was cancelled.
 
-    A variant of CreateElicitationResponse (`action` is 'cancel')."""
+    A variant of CreateElicitationResponse (`action` is 'cancel').
+    """
 
     action: ClassVar[str] = "cancel"
 
@@ -4566,7 +4912,8 @@ class CancelCreateElicitationResponse(_Model):
 
     Optional. Omitted and `null` are equivalent and mean no metadata.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4594,7 +4941,8 @@ class OtherCreateElicitationResponse(_Model):
 
     Optional. Omitted and `null` are equivalent and mean no metadata.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
     extra: dict[str, Any] = _field(default_factory=dict)
     """The other members of the JSON object, as they were."""
@@ -4637,7 +4985,8 @@ class CancelNotification(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4658,7 +5007,8 @@ class CancelRequestNotification(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4703,7 +5053,8 @@ class ToolCallState(_State):
 class SessionInfoState(_State):
     """The stored state of SessionInfoUpdate upserts: every field concrete, never UNSET. `apply` folds updates into it; `encode` gives the full snapshot.
 
-    All fields are optional to support partial updates."""
+    All fields are optional to support partial updates.
+    """
 
     title: str | None = None
     """Rule: null-clears. Set to null to clear."""
@@ -4719,7 +5070,8 @@ class SessionInfoState(_State):
 class UsageState(_State):
     """The stored state of UsageUpdate upserts: every field concrete, never UNSET. `apply` folds updates into it; `encode` gives the full snapshot.
 
-    Context window and cost update for a session."""
+    Context window and cost update for a session.
+    """
 
     used: int = 0
     """Rule: replace."""
@@ -4765,7 +5117,8 @@ The Server MUST reply with the same value in the Response object if included. Th
 
 \\[1\\] The use of Null as a value for the id member in a Request object is discouraged, because this specification uses a value of Null for Responses with an unknown id. Also, because JSON-RPC 1.0 uses an id value of Null for Notifications this could cause confusion in handling.
 
-\\[2\\] Fractional parts may be problematic, since many decimal fractions cannot be represented exactly as binary fractions."""
+\\[2\\] Fractional parts may be problematic, since many decimal fractions cannot be represented exactly as binary fractions.
+"""
 
 SessionId: TypeAlias = str
 """A unique identifier for a conversation session between a client and agent.
@@ -4773,7 +5126,8 @@ SessionId: TypeAlias = str
 Each session has its own context, conversation history, and state, so one
 agent can run several independent sessions.
 
-See protocol docs: [Session ID](https://agentclientprotocol.com/protocol/v1/session-setup#session-id)"""
+See protocol docs: [Session ID](https://agentclientprotocol.com/protocol/v1/session-setup#session-id)
+"""
 
 ToolCallId: TypeAlias = str
 """Unique identifier for a tool call within a session."""
@@ -4786,7 +5140,8 @@ ToolCallContent: TypeAlias = (
 Tool calls can produce different types of content including
 standard content blocks (text, images) or file diffs.
 
-See protocol docs: [Content](https://agentclientprotocol.com/protocol/v1/tool-calls#content)"""
+See protocol docs: [Content](https://agentclientprotocol.com/protocol/v1/tool-calls#content)
+"""
 
 ContentBlock: TypeAlias = (
     TextContentBlock
@@ -4805,7 +5160,8 @@ Content blocks appear in:
 This structure is compatible with the Model Context Protocol (MCP), so agents can
 forward content from MCP tool outputs without transformation.
 
-See protocol docs: [Content](https://agentclientprotocol.com/protocol/v1/content)"""
+See protocol docs: [Content](https://agentclientprotocol.com/protocol/v1/content)
+"""
 
 EmbeddedResourceResource: TypeAlias = TextResourceContents | BlobResourceContents
 """Resource content that can be embedded in a message."""
@@ -4821,7 +5177,8 @@ CreateElicitationRequest: TypeAlias = Any
 
 The agent sends this to the client to request information from the user,
 either via a form or by directing them to a URL.
-Elicitations are tied to a session (optionally a tool call) or a request."""
+Elicitations are tied to a session (optionally a tool call) or a request.
+"""
 
 ElicitationPropertySchema: TypeAlias = (
     StringElicitationPropertySchema
@@ -4835,7 +5192,8 @@ ElicitationPropertySchema: TypeAlias = (
 
 Each variant corresponds to a JSON Schema `"type"` value.
 Single-select enums use `type: "string"` with `enum` or `oneOf` set.
-Multi-select enums use `type: "array"`."""
+Multi-select enums use `type: "array"`.
+"""
 
 MultiSelectItems: TypeAlias = (
     MultiSelectItemsString | OtherMultiSelectItems | TitledMultiSelectItems
@@ -4856,7 +5214,8 @@ ExtRequest: TypeAlias = Any
 Extension methods provide a way to add custom functionality while maintaining
 protocol compatibility.
 
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+"""
 
 AgentResponse: TypeAlias = Any
 """A JSON-RPC response object."""
@@ -4865,13 +5224,15 @@ ProtocolVersion: TypeAlias = int
 """Protocol version identifier.
 
 This version is only bumped for breaking changes.
-Non-breaking changes should be introduced via capabilities."""
+Non-breaking changes should be introduced via capabilities.
+"""
 
 AuthMethod: TypeAlias = TerminalAuthMethod | AuthMethodAgent
 """Describes an available authentication method.
 
 The `type` field acts as the discriminator in the serialized JSON form.
-When no `type` is present, the method is treated as `agent`."""
+When no `type` is present, the method is treated as `agent`.
+"""
 
 AuthMethodId: TypeAlias = str
 """Typed identifier used for auth method values on the wire."""
@@ -4901,7 +5262,8 @@ ExtResponse: TypeAlias = Any
 Extension methods provide a way to add custom functionality while maintaining
 protocol compatibility.
 
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+"""
 
 SessionUpdate: TypeAlias = (
     UserMessageChunkSessionUpdate
@@ -4923,7 +5285,8 @@ SessionUpdate: TypeAlias = (
 
 These updates provide real-time feedback about the agent's progress.
 
-See protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protocol/v1/prompt-turn#3-agent-reports-output)"""
+See protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protocol/v1/prompt-turn#3-agent-reports-output)
+"""
 
 MessageId: TypeAlias = str
 """Unique identifier for a message within a session."""
@@ -4939,7 +5302,8 @@ ExtNotification: TypeAlias = Any
 Extension notifications provide a way to send one-way messages for custom functionality
 while maintaining protocol compatibility.
 
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+"""
 
 CompactionCapabilities: TypeAlias = dict[str, Any]
 """Client support for ID-addressed context compaction updates."""
@@ -4953,7 +5317,8 @@ McpServer: TypeAlias = HttpMcpServer | SseMcpServer | McpServerStdio
 MCP servers provide tools and context that the agent can use when
 processing prompts.
 
-See protocol docs: [MCP Servers](https://agentclientprotocol.com/protocol/v1/session-setup#mcp-servers)"""
+See protocol docs: [MCP Servers](https://agentclientprotocol.com/protocol/v1/session-setup#mcp-servers)
+"""
 
 SetSessionConfigOptionRequest: TypeAlias = (
     BooleanSetSessionConfigOptionRequest | ValueIdSetSessionConfigOptionRequest

@@ -105,7 +105,8 @@ def apply_session_info_update(
 ) -> SessionInfoState:
     """Fold a SessionInfoUpdate into the stored state (None for an entity not seen before).
 
-    All fields are optional to support partial updates."""
+    All fields are optional to support partial updates.
+    """
     if state is None:
         state = SessionInfoState()
     v = getattr(update, "title", UNSET)
@@ -124,7 +125,8 @@ def apply_session_info_update(
 def apply_usage_update(state: UsageState | None, update: Any) -> UsageState:
     """Fold a UsageUpdate into the stored state (None for an entity not seen before).
 
-    Context window and cost update for a session."""
+    Context window and cost update for a session.
+    """
     if state is None:
         state = UsageState()
     v = getattr(update, "used", UNSET)
@@ -216,7 +218,8 @@ def apply_session_message(
 ) -> SessionMessageState:
     """Fold a SessionMessage into the stored state (None for an entity not seen before).
 
-    An upsert for an inter-session message."""
+    An upsert for an inter-session message.
+    """
     if state is None:
         state = SessionMessageState(
             message_id=update.message_id,
