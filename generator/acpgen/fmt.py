@@ -32,7 +32,6 @@ _ARGS = (
     "format",
     "--isolated",
     "--no-cache",
-    "--quiet",
     f"--line-length={LINE_LENGTH}",
     f"--target-version={TARGET_VERSION}",
 )
@@ -89,7 +88,7 @@ def _run(directory: str, originals: dict[str, str]) -> None:
             process.wait()
     if process.returncode == 0:
         return
-    message = (err or out).decode("utf-8", "replace")
+    message = re.sub(r"\x1b\[[0-9;]*m", "", (err or out).decode("utf-8", "replace"))
     for name, path in originals.items():
         found = re.search(rf"{re.escape(name)}:(\d+):(\d+): (.*)", message)
         if found:
