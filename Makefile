@@ -28,7 +28,8 @@ fixtures: $(STAMP)
 	$(BIN)/acpgen conformance-fixtures
 
 bench: $(STAMP)
-	$(BIN)/pip install --quiet agent-client-protocol
+	$(BIN)/pip install --quiet -e '.[test,bench]'
+	$(BIN)/python tests/bench_generate.py
 	$(BIN)/python tests/bench.py
 
 clean:

@@ -37,20 +37,76 @@ _ARGS = (
 )
 
 
-def format_files(files: dict[str, str]) -> dict[str, str]:
+def format_files(files: dict[str, str], *, piece_lines: int | None = None) -> dict[str, str]:
     """``{path: source}`` with every ``.py`` file formatted; other files as
-    they are. A file that does not parse is a generator error naming it."""
+    they are. A file that does not parse is a generator error naming it.
+
+    A file longer than ``piece_lines`` (default :data:`PIECE_LINES`) is
+    formatted in pieces cut before top-level ``def``, ``class`` or decorator
+    lines, which the formatter treats independently and separates by two
+    blank lines: the pieces are formatted in parallel and the formatter's
+    memory stays that of one piece (the test suite checks that the result is
+    that of the whole file). A cut that was not at a statement boundary
+    (inside a string, say) leaves a piece that does not parse; then the file
+    is formatted whole.
+    """
     jobs = {path: text for path, text in files.items() if path.endswith(".py")}
     if not jobs:
         return dict(files)
+    limit = PIECE_LINES if piece_lines is None else piece_lines
+    pieces = {path: _cut(text, limit) for path, text in jobs.items()}
+    try:
+        done = _format_pieces(pieces)
+    except AcpgenError:
+        if all(len(parts) == 1 for parts in pieces.values()):
+            raise
+        done = _format_pieces({path: [text] for path, text in jobs.items()})
+    return {path: done.get(path, text) for path, text in files.items()}
+
+
+PIECE_LINES = 5_000
+"""Files up to this many lines are formatted whole; longer ones (the ACP
+codecs have 13,000 to 20,000) in pieces of about this size."""
+
+_CUT = re.compile(r"\n\n(?=(?:def |class |async def |@))")
+
+
+def _cut(text: str, limit: int) -> list[str]:
+    """``text`` in pieces of at least ``limit`` lines, each but the first
+    starting at a column-0 ``def``/``class``/decorator after a blank line."""
+    if text.count("\n") <= limit:
+        return [text]
+    parts: list[str] = []
+    start = 0
+    lines = 0
+    position = 0
+    for match in _CUT.finditer(text):
+        lines += text.count("\n", position, match.start())
+        position = match.start()
+        if lines >= limit:
+            parts.append(text[start : match.start() + 1])
+            start = match.end()
+            lines = 0
+    parts.append(text[start:])
+    return parts
+
+
+def _format_pieces(pieces: dict[str, list[str]]) -> dict[str, str]:
     with tempfile.TemporaryDirectory(prefix="acpgen-fmt-") as temp:
         # Flat numbered copies: the paths are "<package>/<module>.py".
-        names = {path: f"m{index}.py" for index, path in enumerate(jobs)}
-        for path, name in names.items():
-            Path(temp, name).write_text(jobs[path], encoding="utf-8")
-        _run(temp, {name: path for path, name in names.items()})
-        done = {path: Path(temp, name).read_text(encoding="utf-8") for path, name in names.items()}
-    return {path: done.get(path, text) for path, text in files.items()}
+        names = {
+            (path, index): f"m{number}_{index}.py"
+            for number, (path, parts) in enumerate(pieces.items())
+            for index in range(len(parts))
+        }
+        for (path, index), name in names.items():
+            Path(temp, name).write_text(pieces[path][index], encoding="utf-8")
+        _run(temp, {name: path for (path, _), name in names.items()})
+        # Two blank lines before a top-level def or class, as in a whole file.
+        return {
+            path: "\n\n".join(Path(temp, names[path, index]).read_text(encoding="utf-8") for index in range(len(parts)))
+            for path, parts in pieces.items()
+        }
 
 
 def format_source(source: str, name: str) -> str:

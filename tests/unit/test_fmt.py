@@ -19,7 +19,7 @@ from acpgen.errors import AcpgenError
 from acpgen.fmt import format_files, format_source
 from acpgen.pipeline import build_package, render_one
 
-from ..conftest import schema_with
+from ..conftest import ROOT, schema_with
 
 SCHEMA = schema_with(
     {
@@ -62,6 +62,31 @@ def test_a_configuration_on_the_machine_does_not_change_the_output(tmp_path, mon
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("RUFF_LINE_LENGTH", "40")
     assert format_source(source, "m.py") == before
+
+
+def test_formatting_in_pieces_gives_what_formatting_whole_files_gives():
+    """Checked on what the templates print for two ACP packages, cut far
+    finer than usual so that every kind of top-level statement meets a cut."""
+    files = {}
+    for package, schema, rules in (("acp_v1", "schema/v1/schema.json", "v1"), ("acp_v2_unstable", "schema/v2/schema.unstable.json", "v2_unstable")):
+        for name, text in render_one(ROOT / schema, package, display_path=schema, rules=rules).items():
+            files[f"{package}/{name}"] = text
+    whole = format_files(files, piece_lines=10**9)
+    assert format_files(files, piece_lines=150) == whole
+    assert format_files(files) == whole
+
+
+def test_a_cut_inside_a_string_falls_back_to_the_whole_file():
+    source = 'X = 1\n\n\ndef f():\n    return 1\n\n\nTEXT = """\n\ndef not_code(:\n"""\n\n\nclass  A:\n    pass\n'
+    assert format_source_in_pieces(source) == format_files({"m.py": source}, piece_lines=10**9)["m.py"]
+    broken = source + "\n\ndef g(:\n    pass\n"
+    with pytest.raises(AcpgenError) as info:
+        format_files({"p/m.py": broken}, piece_lines=1)
+    assert "line 18" in str(info.value)  # counted in the whole file, not a piece
+
+
+def format_source_in_pieces(source: str) -> str:
+    return format_files({"m.py": source}, piece_lines=1)["m.py"]
 
 
 def _old_cache_key(source: str) -> str:
