@@ -3,7 +3,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install generate check test bench clean fixtures
+.PHONY: install generate check test fuzz bench clean fixtures
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -19,10 +19,15 @@ generate: $(STAMP)
 check: $(STAMP)
 	$(BIN)/acpgen check
 
+# The conformance suite runs inside pytest, once per package.
 test: $(STAMP)
 	$(BIN)/acpgen check
 	$(BIN)/python -m pytest
-	$(BIN)/acpgen conformance -q --package generated/acp_v1 --package generated/acp_v1_unstable --package generated/acp_v2 --package generated/acp_v2_unstable
+
+# The property tests with real randomness and many more examples (see
+# tests/conftest.py); a failure is saved in .hypothesis/ and replayed first.
+fuzz: $(STAMP)
+	HYPOTHESIS_PROFILE=fuzz $(BIN)/python -m pytest -m hypothesis
 
 fixtures: $(STAMP)
 	$(BIN)/acpgen conformance-fixtures

@@ -2,9 +2,9 @@
 
 The templates print every line, so formatting only wraps what is too long
 and normalises quotes; ruff does that for the four ACP packages (100,000
-lines) in well under a second, where black took minutes. Its output is
-black's on what the templates print (the test suite checks the generated
-packages with black itself), so nothing is cached: each run formats what it
+lines) in well under a second, where black took minutes. black leaves its
+output as it is (the test suite runs black over the generated packages), so
+the code is in black's style. Nothing is cached: each run formats what it
 rendered, and what it writes is only ever what the formatter returned.
 
 The formatter runs with its configuration fixed here (``--isolated``: no

@@ -68,7 +68,6 @@ def _environment(templates: str | None) -> jinja2.Environment:
     env.filters["py"] = py_literal
     env.filters["docstring"] = docstring
     env.filters["comment"] = comment
-    env.filters["bare"] = bare
     env.filters["pointer_literal"] = lambda p: py_literal("#" + p)
     env.globals["generator_version"] = __version__
     env.globals["plain_kinds"] = PLAIN_KINDS
@@ -201,33 +200,6 @@ def _escaped(text: str) -> list[str]:
             code = ord(char)
             out.append(f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}")
     return out
-
-
-def bare(expression: str) -> str:
-    """``expression`` without parentheses around the whole of it: a lambda
-    body is printed bare, and the formatter adds them where it wraps."""
-    if not (expression.startswith("(") and expression.endswith(")")):
-        return expression
-    depth = 0
-    quote = None
-    escaped = False
-    for index, char in enumerate(expression):
-        if quote:
-            if escaped:
-                escaped = False
-            elif char == "\\":
-                escaped = True
-            elif char == quote:
-                quote = None
-        elif char in "'\"":
-            quote = char
-        elif char == "(":
-            depth += 1
-        elif char == ")":
-            depth -= 1
-            if depth == 0 and index < len(expression) - 1:
-                return expression  # "(a) if b else (c)": not one group
-    return expression[1:-1]
 
 
 class _Annotations:
