@@ -26,7 +26,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, settings
 
-FUZZ_FACTOR = 25
+FUZZ_FACTOR = 10
 
 _COMMON = dict(deadline=None, print_blob=True, suppress_health_check=[HealthCheck.too_slow])
 settings.register_profile("dev", **_COMMON)
