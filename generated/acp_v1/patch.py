@@ -118,7 +118,8 @@ def apply_session_info_update(
 ) -> SessionInfoState:
     """Fold a SessionInfoUpdate into the stored state (None for an entity not seen before).
 
-    All fields are optional to support partial updates."""
+    All fields are optional to support partial updates.
+    """
     if state is None:
         state = SessionInfoState()
     v = getattr(update, "title", UNSET)
@@ -139,7 +140,8 @@ def apply_usage_update(
 ) -> UsageState:
     """Fold a UsageUpdate into the stored state (None for an entity not seen before).
 
-    Context window and cost update for a session."""
+    Context window and cost update for a session.
+    """
     if state is None:
         state = UsageState()
     v = getattr(update, "used", UNSET)

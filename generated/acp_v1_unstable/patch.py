@@ -121,7 +121,8 @@ def apply_session_info_update(
 ) -> SessionInfoState:
     """Fold a SessionInfoUpdate into the stored state (None for an entity not seen before).
 
-    All fields are optional to support partial updates."""
+    All fields are optional to support partial updates.
+    """
     if state is None:
         state = SessionInfoState()
     v = getattr(update, "title", UNSET)
@@ -142,7 +143,8 @@ def apply_usage_update(
 ) -> UsageState:
     """Fold a UsageUpdate into the stored state (None for an entity not seen before).
 
-    Context window and cost update for a session."""
+    Context window and cost update for a session.
+    """
     if state is None:
         state = UsageState()
     v = getattr(update, "used", UNSET)
@@ -238,7 +240,8 @@ def apply_session_message(
 ) -> SessionMessageState:
     """Fold a SessionMessage into the stored state (None for an entity not seen before).
 
-    An upsert for an inter-session message."""
+    An upsert for an inter-session message.
+    """
     if state is None:
         state = SessionMessageState(
             message_id=update.message_id,

@@ -1231,7 +1231,7 @@ def _decode_RequestId(v: Any, strict: bool) -> RequestId:
                     if strict
                     else check_int(x, -9223372036854775808, 9223372036854775807)
                 ),
-                "string": lambda x, strict: (x if type(x) is str else check_str(x)),
+                "string": lambda x, strict: x if type(x) is str else check_str(x),
             },
             "integer or string",
         ),
@@ -2875,7 +2875,7 @@ def _decode_Icon(d: Any, strict: bool) -> Icon:
                 None
                 if v is None
                 else check_list_skipping(
-                    v, lambda x, strict: (x if type(x) is str else check_str(x)), strict
+                    v, lambda x, strict: x if type(x) is str else check_str(x), strict
                 )
             )
         except ValidationError as error:
@@ -4693,7 +4693,7 @@ def _decode_ElicitationSchema(d: Any, strict: bool) -> ElicitationSchema:
                 None
                 if v is None
                 else check_list(
-                    v, lambda x, strict: (x if type(x) is str else check_str(x)), strict
+                    v, lambda x, strict: x if type(x) is str else check_str(x), strict
                 )
             )
         except ValidationError as error:
@@ -4880,7 +4880,7 @@ def _decode_StringElicitationPropertySchema(
                 if v is None
                 else check_list(
                     v,
-                    lambda x, strict: (x if type(x) is str else check_str(x)),
+                    lambda x, strict: x if type(x) is str else check_str(x),
                     strict,
                     1,
                 )
@@ -5402,7 +5402,7 @@ def _decode_ArrayElicitationPropertySchema(
                 None
                 if v is None
                 else check_list_skipping(
-                    v, lambda x, strict: (x if type(x) is str else check_str(x)), strict
+                    v, lambda x, strict: x if type(x) is str else check_str(x), strict
                 )
             )
         except ValidationError as error:
@@ -5710,7 +5710,7 @@ def _decode_StringPropertySchema(d: Any, strict: bool) -> StringPropertySchema:
                 if v is None
                 else check_list(
                     v,
-                    lambda x, strict: (x if type(x) is str else check_str(x)),
+                    lambda x, strict: x if type(x) is str else check_str(x),
                     strict,
                     1,
                 )
@@ -6127,7 +6127,7 @@ def _decode_MultiSelectItemsString(d: Any, strict: bool) -> MultiSelectItemsStri
     else:
         try:
             f_enum = check_list(
-                v, lambda x, strict: (x if type(x) is str else check_str(x)), strict, 1
+                v, lambda x, strict: x if type(x) is str else check_str(x), strict, 1
             )
         except ValidationError as error:
             raise error.at("enum")
@@ -6227,7 +6227,7 @@ def _decode_StringMultiSelectItems(d: Any, strict: bool) -> StringMultiSelectIte
     else:
         try:
             f_enum = check_list(
-                v, lambda x, strict: (x if type(x) is str else check_str(x)), strict, 1
+                v, lambda x, strict: x if type(x) is str else check_str(x), strict, 1
             )
         except ValidationError as error:
             raise error.at("enum")
@@ -6390,7 +6390,7 @@ def _decode_MultiSelectPropertySchema(
                 None
                 if v is None
                 else check_list_skipping(
-                    v, lambda x, strict: (x if type(x) is str else check_str(x)), strict
+                    v, lambda x, strict: x if type(x) is str else check_str(x), strict
                 )
             )
         except ValidationError as error:
@@ -7235,7 +7235,7 @@ def _decode_TerminalAuthMethod(d: Any, strict: bool) -> TerminalAuthMethod:
     else:
         try:
             f_args = check_list(
-                v, lambda x, strict: (x if type(x) is str else check_str(x)), strict
+                v, lambda x, strict: x if type(x) is str else check_str(x), strict
             )
         except ValidationError as error:
             raise error.at("args")
@@ -7548,7 +7548,7 @@ def _decode_AuthMethodTerminal(d: Any, strict: bool) -> AuthMethodTerminal:
     else:
         try:
             f_args = check_list(
-                v, lambda x, strict: (x if type(x) is str else check_str(x)), strict
+                v, lambda x, strict: x if type(x) is str else check_str(x), strict
             )
         except ValidationError as error:
             raise error.at("args")
@@ -14424,7 +14424,7 @@ def _decode_StdioMcpServer(d: Any, strict: bool) -> StdioMcpServer:
     else:
         try:
             f_args = check_list(
-                v, lambda x, strict: (x if type(x) is str else check_str(x)), strict
+                v, lambda x, strict: x if type(x) is str else check_str(x), strict
             )
         except ValidationError as error:
             raise error.at("args")
@@ -14686,7 +14686,7 @@ def _decode_McpServerStdio(d: Any, strict: bool) -> McpServerStdio:
     else:
         try:
             f_args = check_list(
-                v, lambda x, strict: (x if type(x) is str else check_str(x)), strict
+                v, lambda x, strict: x if type(x) is str else check_str(x), strict
             )
         except ValidationError as error:
             raise error.at("args")
@@ -15974,16 +15974,16 @@ def _decode_ElicitationContentValue(v: Any, strict: bool) -> ElicitationContentV
             v,
             strict,
             (
-                lambda x, strict: (x if type(x) is str else check_str(x)),
+                lambda x, strict: x if type(x) is str else check_str(x),
                 lambda x, strict: (
                     check_int(x, None, None)
                     if strict
                     else check_int(x, -9223372036854775808, 9223372036854775807)
                 ),
                 lambda x, strict: check_num(x, None, None),
-                lambda x, strict: (x if type(x) is bool else check_bool(x)),
+                lambda x, strict: x if type(x) is bool else check_bool(x),
                 lambda x, strict: check_list(
-                    x, lambda x, strict: (x if type(x) is str else check_str(x)), strict
+                    x, lambda x, strict: x if type(x) is str else check_str(x), strict
                 ),
                 any_value,
             ),

@@ -316,11 +316,9 @@ class Connection(Generic[H]):
     def _call_of(self, method: str, kind: str) -> str | None:
         """The handler name of ``method`` used as ``kind`` on this side."""
         info = METHODS.get(method)
-        call = (
-            None
-            if info is None
-            else info.request if kind == "request" else info.notification
-        )
+        if info is None:
+            return None
+        call = info.request if kind == "request" else info.notification
         return call.handler if call is not None and call.side == self._handles else None
 
     def _resolve(self, message: Response[Any] | ErrorResponse) -> None:

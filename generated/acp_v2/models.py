@@ -360,7 +360,8 @@ class ToolKind(str, Enum):
 
     Values beginning with `_` are reserved for implementation-specific
     extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants. Clients display an unrecognized kind as `other`."""
+    future ACP variants. Clients display an unrecognized kind as `other`.
+    """
 
     READ = "read"
     """Reading files or data."""
@@ -399,16 +400,19 @@ class ToolCallStatus(str, Enum):
     extensions. Unknown values that do not begin with `_` are reserved for
     future ACP variants.
 
-    Clients treat a tool call with an unrecognized status as still in progress."""
+    Clients treat a tool call with an unrecognized status as still in progress.
+    """
 
     PENDING = "pending"
     """The tool call hasn't started running yet, for example because its input is
-    streaming, it is awaiting approval, or it is scheduled to run later."""
+    streaming, it is awaiting approval, or it is scheduled to run later.
+    """
     IN_PROGRESS = "in_progress"
     """The tool call is currently running."""
     PAUSED = "paused"
     """The tool call has started, is not running now, and will not continue until
-    something resumes it. It may return to `in_progress` any number of times."""
+    something resumes it. It may return to `in_progress` any number of times.
+    """
     COMPLETED = "completed"
     """The tool call completed successfully."""
     FAILED = "failed"
@@ -426,7 +430,8 @@ class Role(str, Enum):
 
     Values beginning with `_` are reserved for implementation-specific
     extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants."""
+    future ACP variants.
+    """
 
     ASSISTANT = "assistant"
     """The assistant side of a conversation."""
@@ -443,7 +448,8 @@ class IconTheme(str, Enum):
 
     Values beginning with `_` are reserved for implementation-specific
     extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants."""
+    future ACP variants.
+    """
 
     LIGHT = "light"
     """Icon designed for light backgrounds."""
@@ -460,7 +466,8 @@ class DiffFileType(str, Enum):
 
     Values beginning with `_` are reserved for implementation-specific
     extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants."""
+    future ACP variants.
+    """
 
     TEXT = "text"
     """Text content."""
@@ -481,7 +488,8 @@ class DiffPatchFormat(str, Enum):
 
     Values beginning with `_` are reserved for implementation-specific
     extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants."""
+    future ACP variants.
+    """
 
     GIT_PATCH = "git_patch"
     """One or more `diff --git` sections in Git's `--patch` (`-p`) text format.
@@ -494,7 +502,8 @@ class DiffPatchFormat(str, Enum):
     `+++` lines, and paths with unusual characters are quoted as Git quotes
     them. Each path, once unquoted, is the same native absolute path string as
     the matching `changes` entry. Surrounding commit metadata and email envelopes MUST NOT be
-    included."""
+    included.
+    """
 
 
 class PermissionOptionKind(str, Enum):
@@ -508,7 +517,8 @@ class PermissionOptionKind(str, Enum):
 
     Values beginning with `_` are reserved for implementation-specific
     extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants."""
+    future ACP variants.
+    """
 
     ALLOW_ONCE = "allow_once"
     """Allow this operation only this time."""
@@ -535,7 +545,8 @@ class StringFormat(str, Enum):
     Custom or future string format.
 
     Unknown formats are preserved. Implementations that do not understand a
-    format should treat it as an annotation rather than rejecting the schema."""
+    format should treat it as an annotation rather than rejecting the schema.
+    """
 
     EMAIL = "email"
     """Email address format."""
@@ -564,7 +575,8 @@ class SessionConfigOptionCategory(str, Enum):
 
     Values beginning with `_` are reserved for implementation-specific
     extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants."""
+    future ACP variants.
+    """
 
     MODE = "mode"
     """Session mode selector."""
@@ -585,11 +597,13 @@ class ErrorCode(int, Enum):
 
     Open: any other integer is accepted and kept as a plain int.
 
-    Other undefined error code."""
+    Other undefined error code.
+    """
 
     PARSE_ERROR = -32700
     """**Parse error**: Invalid JSON was received by the server.
-    An error occurred on the server while parsing the JSON text."""
+    An error occurred on the server while parsing the JSON text.
+    """
     INVALID_REQUEST = -32600
     """**Invalid request**: The JSON sent is not a valid Request object."""
     METHOD_NOT_FOUND = -32601
@@ -600,14 +614,16 @@ class ErrorCode(int, Enum):
     """**Internal error**: Internal JSON-RPC error."""
     REQUEST_CANCELLED = -32800
     """**Request cancelled**: Execution of the method was aborted either due to a cancellation request from the caller or
-    because of resource constraints or shutdown."""
+    because of resource constraints or shutdown.
+    """
     AUTHENTICATION_REQUIRED = -32000
     """**Authentication required**: Authentication is required before this operation can be performed."""
     RESOURCE_NOT_FOUND = -32002
     """**Resource not found**: A given resource, such as a session, was not found."""
     UNSUPPORTED_PROTOCOL_VERSION = -32022
     """**Unsupported protocol version**: No protocol version supported by the Agent is at or below the requested version.
-    The error data is an [`UnsupportedProtocolVersionErrorData`]."""
+    The error data is an [`UnsupportedProtocolVersionErrorData`].
+    """
 
 
 class PlanEntryPriority(str, Enum):
@@ -623,7 +639,8 @@ class PlanEntryPriority(str, Enum):
 
     Values beginning with `_` are reserved for implementation-specific
     extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants."""
+    future ACP variants.
+    """
 
     HIGH = "high"
     """High priority task - critical to the overall goal."""
@@ -645,7 +662,8 @@ class PlanEntryStatus(str, Enum):
 
     Values beginning with `_` are reserved for implementation-specific
     extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants."""
+    future ACP variants.
+    """
 
     PENDING = "pending"
     """The task has not started yet."""
@@ -665,7 +683,8 @@ class NoticeSeverity(str, Enum):
     Custom or future notice severity.
 
     Values beginning with `_` are reserved for implementation-specific
-    extensions. Other unknown values are reserved for future ACP severities."""
+    extensions. Other unknown values are reserved for future ACP severities.
+    """
 
     INFO = "info"
     """Informational notice."""
@@ -683,7 +702,8 @@ class CompactionStatus(str, Enum):
     Custom or future compaction status.
 
     Values beginning with `_` are reserved for implementation-specific
-    extensions. Other unknown values are reserved for future ACP statuses."""
+    extensions. Other unknown values are reserved for future ACP statuses.
+    """
 
     IN_PROGRESS = "in_progress"
     """Compaction has started and has not finished."""
@@ -728,37 +748,43 @@ class RequestPermissionRequest(_Model):
     """Human-readable title for the permission prompt.
 
     This title is specific to the permission prompt and does not update any
-    subject's displayed title."""
+    subject's displayed title.
+    """
 
     description: str | None | Unset = UNSET
     """Optional human-readable explanation of why permission is needed.
 
     This text is specific to the permission prompt and does not update any
     subject's displayed content. Omitted and `null` are equivalent and mean no separate
-    permission description was provided."""
+    permission description was provided.
+    """
 
     subject: RequestPermissionSubject | None | Unset = UNSET
     """Optional structured context about the operation requiring permission.
 
-    Omitted and `null` are equivalent and mean no structured subject was provided."""
+    Omitted and `null` are equivalent and mean no structured subject was provided.
+    """
 
     options: list[PermissionOption]
     """Available permission options for the user to choose from.
-    Must contain at least one option."""
+    Must contain at least one option.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class ToolCallRequestPermissionSubject(_Model):
     """Permission is requested before executing a tool call.
 
-    A variant of RequestPermissionSubject (`type` is 'tool_call')."""
+    A variant of RequestPermissionSubject (`type` is 'tool_call').
+    """
 
     type: ClassVar[str] = "tool_call"
 
@@ -767,21 +793,24 @@ class ToolCallRequestPermissionSubject(_Model):
 
     Clients apply this to their stored tool call exactly like a `tool_call_update`
     notification, in the order it was received, before showing the prompt. A first-seen
-    `toolCallId` creates the tool call."""
+    `toolCallId` creates the tool call.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class CommandRequestPermissionSubject(_Model):
     """Permission is requested before running a command.
 
-    A variant of RequestPermissionSubject (`type` is 'command')."""
+    A variant of RequestPermissionSubject (`type` is 'command').
+    """
 
     type: ClassVar[str] = "command"
 
@@ -802,7 +831,8 @@ class CommandRequestPermissionSubject(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -855,33 +885,38 @@ class ToolCallUpdate(_Model):
     This field is optional and has patch semantics. Omission means no
     change, `null` clears the name, and a string replaces it. For a tool
     call ID the client has not seen before, omission or `null` means that no
-    tool name is available."""
+    tool name is available.
+    """
 
     title: str | None | Unset = UNSET
     """Human-readable title describing what the tool is doing.
 
     Omission leaves the title unchanged, `null` unsets it, and a string replaces it.
-    A new tool call starts without a title."""
+    A new tool call starts without a title.
+    """
 
     kind: ToolKind | str | None | Unset = UNSET
     """The category of tool being invoked.
     Helps clients choose appropriate icons and UI treatment.
 
     Omission leaves the kind unchanged, `null` resets it to `other`, and a value replaces it.
-    A new tool call starts as `other`."""
+    A new tool call starts as `other`.
+    """
 
     status: ToolCallStatus | str | None | Unset = UNSET
     """Current execution status of the tool call.
 
     Omission leaves the status unchanged, `null` resets it to `pending`, and a value
-    replaces it. A new tool call starts as `pending`."""
+    replaces it. A new tool call starts as `pending`.
+    """
 
     content: list[ToolCallContent] | None | Unset = UNSET
     """Content produced by the tool call."""
 
     locations: list[ToolCallLocation] | None | Unset = UNSET
     """File locations affected by this tool call.
-    Enables "follow-along" features in clients."""
+    Enables "follow-along" features in clients.
+    """
 
     raw_input: Any | Unset = UNSET
     """Raw input parameters sent to the tool."""
@@ -893,7 +928,8 @@ class ToolCallUpdate(_Model):
     """Client-initiated controls this tool call currently supports, such as cancellation.
 
     Omission leaves the capabilities unchanged, `null` clears them, and an object replaces
-    the whole previous value. A new tool call starts with none."""
+    the whole previous value. A new tool call starts with none.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -903,14 +939,16 @@ class ToolCallUpdate(_Model):
     stored value without merging nested objects. Beyond this patch rule, implementations
     MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/extensibility#metadata-patches)"""
+    See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/extensibility#metadata-patches)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class ContentToolCallContent(_Model):
     """Standard content block (text, images, resources).
 
-    A variant of ToolCallContent (`type` is 'content')."""
+    A variant of ToolCallContent (`type` is 'content').
+    """
 
     type: ClassVar[str] = "content"
 
@@ -922,41 +960,47 @@ class ContentToolCallContent(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class DiffToolCallContent(_Model):
     """File modification shown as a diff.
 
-    A variant of ToolCallContent (`type` is 'diff')."""
+    A variant of ToolCallContent (`type` is 'diff').
+    """
 
     type: ClassVar[str] = "diff"
 
     changes: list[DiffChange]
     """Structured file changes described by this diff.
 
-    Clients can use this field without parsing patch text to determine affected paths."""
+    Clients can use this field without parsing patch text to determine affected paths.
+    """
 
     patch: DiffPatch | None | Unset = UNSET
     """Renderable patch text for some or all of the structured changes.
 
     Agents SHOULD provide patch text whenever feasible. Omitted and `null` are
-    equivalent and mean no renderable patch text was provided."""
+    equivalent and mean no renderable patch text was provided.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class TerminalToolCallContent(_Model):
     """A display-only reference to an agent-owned terminal.
 
-    A variant of ToolCallContent (`type` is 'terminal')."""
+    A variant of ToolCallContent (`type` is 'terminal').
+    """
 
     type: ClassVar[str] = "terminal"
 
@@ -968,7 +1012,8 @@ class TerminalToolCallContent(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1001,7 +1046,8 @@ class TextContentBlock(_Model):
     Clients SHOULD render this text as CommonMark and MAY support GitHub Flavored Markdown
     extensions.
 
-    A variant of ContentBlock (`type` is 'text')."""
+    A variant of ContentBlock (`type` is 'text').
+    """
 
     type: ClassVar[str] = "text"
 
@@ -1011,14 +1057,16 @@ class TextContentBlock(_Model):
     annotations: Annotations | None | Unset = UNSET
     """Optional annotations that help clients decide how to display or route this content.
 
-    Omitted and `null` are equivalent and mean no annotations are provided."""
+    Omitted and `null` are equivalent and mean no annotations are provided.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1027,7 +1075,8 @@ class ImageContentBlock(_Model):
 
     Requires the `image` prompt capability when included in prompts.
 
-    A variant of ContentBlock (`type` is 'image')."""
+    A variant of ContentBlock (`type` is 'image').
+    """
 
     type: ClassVar[str] = "image"
 
@@ -1040,19 +1089,22 @@ class ImageContentBlock(_Model):
     uri: str | None | Unset = UNSET
     """URI associated with this resource or media payload.
 
-    Omitted and `null` are equivalent and mean no URI is associated with the image."""
+    Omitted and `null` are equivalent and mean no URI is associated with the image.
+    """
 
     annotations: Annotations | None | Unset = UNSET
     """Optional annotations that help clients decide how to display or route this content.
 
-    Omitted and `null` are equivalent and mean no annotations are provided."""
+    Omitted and `null` are equivalent and mean no annotations are provided.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1061,7 +1113,8 @@ class AudioContentBlock(_Model):
 
     Requires the `audio` prompt capability when included in prompts.
 
-    A variant of ContentBlock (`type` is 'audio')."""
+    A variant of ContentBlock (`type` is 'audio').
+    """
 
     type: ClassVar[str] = "audio"
 
@@ -1074,14 +1127,16 @@ class AudioContentBlock(_Model):
     annotations: Annotations | None | Unset = UNSET
     """Optional annotations that help clients decide how to display or route this content.
 
-    Omitted and `null` are equivalent and mean no annotations are provided."""
+    Omitted and `null` are equivalent and mean no annotations are provided.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1090,7 +1145,8 @@ class ResourceLinkContentBlock(_Model):
 
     All agents MUST support resource links in prompts.
 
-    A variant of ContentBlock (`type` is 'resource_link')."""
+    A variant of ContentBlock (`type` is 'resource_link').
+    """
 
     type: ClassVar[str] = "resource_link"
 
@@ -1103,39 +1159,46 @@ class ResourceLinkContentBlock(_Model):
     title: str | None | Unset = UNSET
     """Optional display title for end-user UI.
 
-    Omitted and `null` are equivalent and mean no title is provided."""
+    Omitted and `null` are equivalent and mean no title is provided.
+    """
 
     description: str | None | Unset = UNSET
     """Optional human-readable details shown with this protocol object.
 
-    Omitted and `null` are equivalent and mean no description is provided."""
+    Omitted and `null` are equivalent and mean no description is provided.
+    """
 
     icons: list[Icon] | None | Unset = UNSET
     """Optional set of sized icons that the client can display in a user interface.
 
-    Omitted and `null` are equivalent and mean no icons are provided."""
+    Omitted and `null` are equivalent and mean no icons are provided.
+    """
 
     mime_type: MediaType | None | Unset = UNSET
     """MIME type describing the encoded media payload.
 
-    Omitted and `null` are equivalent and mean the MIME type is not specified."""
+    Omitted and `null` are equivalent and mean the MIME type is not specified.
+    """
 
     size: int | None | Unset = UNSET
     """Optional size of the linked resource in bytes, if known.
 
-    Omitted and `null` are equivalent and mean the size is not known."""
+    Omitted and `null` are equivalent and mean the size is not known.
+    """
 
     annotations: Annotations | None | Unset = UNSET
     """Optional annotations that help clients decide how to display or route this content.
 
-    Omitted and `null` are equivalent and mean no annotations are provided."""
+    Omitted and `null` are equivalent and mean no annotations are provided.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1146,7 +1209,8 @@ class ResourceContentBlock(_Model):
 
     Requires the `embeddedContext` prompt capability when included in prompts.
 
-    A variant of ContentBlock (`type` is 'resource')."""
+    A variant of ContentBlock (`type` is 'resource').
+    """
 
     type: ClassVar[str] = "resource"
 
@@ -1156,14 +1220,16 @@ class ResourceContentBlock(_Model):
     annotations: Annotations | None | Unset = UNSET
     """Optional annotations that help clients decide how to display or route this content.
 
-    Omitted and `null` are equivalent and mean no annotations are provided."""
+    Omitted and `null` are equivalent and mean no annotations are provided.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1197,27 +1263,31 @@ class Annotations(_Model):
     audience: list[Role | str] | None | Unset = UNSET
     """Intended recipients for this content, such as the user or assistant.
 
-    Omitted and `null` are equivalent and mean no audience is specified."""
+    Omitted and `null` are equivalent and mean no audience is specified.
+    """
 
     last_modified: str | None | Unset = UNSET
     """Timestamp indicating when the underlying resource was last modified.
 
     Should be an ISO 8601 formatted string (e.g., "2025-01-12T15:00:58Z"), as in MCP.
 
-    Omitted and `null` are equivalent and mean the modification time is not reported."""
+    Omitted and `null` are equivalent and mean the modification time is not reported.
+    """
 
     priority: float | None | Unset = UNSET
     """Relative importance of this content when clients choose what to surface, from 0 (least
     important) to 1 (most important).
 
-    Omitted and `null` are equivalent and mean no priority is specified."""
+    Omitted and `null` are equivalent and mean no priority is specified.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1230,14 +1300,16 @@ class TextContent(_Model):
     annotations: Annotations | None | Unset = UNSET
     """Optional annotations that help clients decide how to display or route this content.
 
-    Omitted and `null` are equivalent and mean no annotations are provided."""
+    Omitted and `null` are equivalent and mean no annotations are provided.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1253,19 +1325,22 @@ class ImageContent(_Model):
     uri: str | None | Unset = UNSET
     """URI associated with this resource or media payload.
 
-    Omitted and `null` are equivalent and mean no URI is associated with the image."""
+    Omitted and `null` are equivalent and mean no URI is associated with the image.
+    """
 
     annotations: Annotations | None | Unset = UNSET
     """Optional annotations that help clients decide how to display or route this content.
 
-    Omitted and `null` are equivalent and mean no annotations are provided."""
+    Omitted and `null` are equivalent and mean no annotations are provided.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1281,14 +1356,16 @@ class AudioContent(_Model):
     annotations: Annotations | None | Unset = UNSET
     """Optional annotations that help clients decide how to display or route this content.
 
-    Omitted and `null` are equivalent and mean no annotations are provided."""
+    Omitted and `null` are equivalent and mean no annotations are provided.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1298,12 +1375,14 @@ class Icon(_Model):
     src: str
     """A standard URI pointing to an icon resource. MUST be an `https:` or `data:` URI.
     Clients reject other schemes, fetch without credentials, and do not follow
-    scheme- or origin-changing redirects."""
+    scheme- or origin-changing redirects.
+    """
 
     mime_type: MediaType | None | Unset = UNSET
     """Optional MIME type override if the source MIME type is missing or generic.
 
-    Omitted and `null` are equivalent and mean the source MIME type is used."""
+    Omitted and `null` are equivalent and mean the source MIME type is used.
+    """
 
     sizes: list[str] | None | Unset = UNSET
     """Optional array of strings that specify sizes at which the icon can be used.
@@ -1312,19 +1391,22 @@ class Icon(_Model):
 
     If not provided, the client should assume that the icon can be used at any size.
 
-    Omitted and `null` are equivalent and mean no sizes are specified."""
+    Omitted and `null` are equivalent and mean no sizes are specified.
+    """
 
     theme: IconTheme | str | None | Unset = UNSET
     """Optional theme this icon is designed for.
 
-    Omitted and `null` are equivalent and mean the icon is not theme-specific."""
+    Omitted and `null` are equivalent and mean the icon is not theme-specific.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1340,39 +1422,46 @@ class ResourceLink(_Model):
     title: str | None | Unset = UNSET
     """Optional display title for end-user UI.
 
-    Omitted and `null` are equivalent and mean no title is provided."""
+    Omitted and `null` are equivalent and mean no title is provided.
+    """
 
     description: str | None | Unset = UNSET
     """Optional human-readable details shown with this protocol object.
 
-    Omitted and `null` are equivalent and mean no description is provided."""
+    Omitted and `null` are equivalent and mean no description is provided.
+    """
 
     icons: list[Icon] | None | Unset = UNSET
     """Optional set of sized icons that the client can display in a user interface.
 
-    Omitted and `null` are equivalent and mean no icons are provided."""
+    Omitted and `null` are equivalent and mean no icons are provided.
+    """
 
     mime_type: MediaType | None | Unset = UNSET
     """MIME type describing the encoded media payload.
 
-    Omitted and `null` are equivalent and mean the MIME type is not specified."""
+    Omitted and `null` are equivalent and mean the MIME type is not specified.
+    """
 
     size: int | None | Unset = UNSET
     """Optional size of the linked resource in bytes, if known.
 
-    Omitted and `null` are equivalent and mean the size is not known."""
+    Omitted and `null` are equivalent and mean the size is not known.
+    """
 
     annotations: Annotations | None | Unset = UNSET
     """Optional annotations that help clients decide how to display or route this content.
 
-    Omitted and `null` are equivalent and mean no annotations are provided."""
+    Omitted and `null` are equivalent and mean no annotations are provided.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1388,14 +1477,16 @@ class TextResourceContents(_Model):
     mime_type: MediaType | None | Unset = UNSET
     """MIME type describing the encoded media payload.
 
-    Omitted and `null` are equivalent and mean the MIME type is not specified."""
+    Omitted and `null` are equivalent and mean the MIME type is not specified.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1411,14 +1502,16 @@ class BlobResourceContents(_Model):
     mime_type: MediaType | None | Unset = UNSET
     """MIME type describing the encoded media payload.
 
-    Omitted and `null` are equivalent and mean the MIME type is not specified."""
+    Omitted and `null` are equivalent and mean the MIME type is not specified.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1431,14 +1524,16 @@ class EmbeddedResource(_Model):
     annotations: Annotations | None | Unset = UNSET
     """Optional annotations that help clients decide how to display or route this content.
 
-    Omitted and `null` are equivalent and mean no annotations are provided."""
+    Omitted and `null` are equivalent and mean no annotations are provided.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1453,33 +1548,38 @@ class Content(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class AddDiffChange(_Model):
     """A file was added.
 
-    A variant of DiffChange (`operation` is 'add')."""
+    A variant of DiffChange (`operation` is 'add').
+    """
 
     operation: ClassVar[str] = "add"
 
     file_type: DiffFileType | str | None | Unset = UNSET
     """File content kind after the operation (for `delete`, of the deleted file).
 
-    Omitted and `null` are equivalent and mean the content kind is unknown."""
+    Omitted and `null` are equivalent and mean the content kind is unknown.
+    """
 
     mime_type: MediaType | None | Unset = UNSET
     """MIME type of the file contents after the operation (for `delete`, of the deleted file).
 
-    Omitted and `null` are equivalent and mean the MIME type is unknown."""
+    Omitted and `null` are equivalent and mean the MIME type is unknown.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
     path: AbsolutePath
     """Absolute path for the operation."""
@@ -1489,26 +1589,30 @@ class AddDiffChange(_Model):
 class DeleteDiffChange(_Model):
     """A file was deleted.
 
-    A variant of DiffChange (`operation` is 'delete')."""
+    A variant of DiffChange (`operation` is 'delete').
+    """
 
     operation: ClassVar[str] = "delete"
 
     file_type: DiffFileType | str | None | Unset = UNSET
     """File content kind after the operation (for `delete`, of the deleted file).
 
-    Omitted and `null` are equivalent and mean the content kind is unknown."""
+    Omitted and `null` are equivalent and mean the content kind is unknown.
+    """
 
     mime_type: MediaType | None | Unset = UNSET
     """MIME type of the file contents after the operation (for `delete`, of the deleted file).
 
-    Omitted and `null` are equivalent and mean the MIME type is unknown."""
+    Omitted and `null` are equivalent and mean the MIME type is unknown.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
     path: AbsolutePath
     """Absolute path for the operation."""
@@ -1518,26 +1622,30 @@ class DeleteDiffChange(_Model):
 class ModifyDiffChange(_Model):
     """A file was modified in place.
 
-    A variant of DiffChange (`operation` is 'modify')."""
+    A variant of DiffChange (`operation` is 'modify').
+    """
 
     operation: ClassVar[str] = "modify"
 
     file_type: DiffFileType | str | None | Unset = UNSET
     """File content kind after the operation (for `delete`, of the deleted file).
 
-    Omitted and `null` are equivalent and mean the content kind is unknown."""
+    Omitted and `null` are equivalent and mean the content kind is unknown.
+    """
 
     mime_type: MediaType | None | Unset = UNSET
     """MIME type of the file contents after the operation (for `delete`, of the deleted file).
 
-    Omitted and `null` are equivalent and mean the MIME type is unknown."""
+    Omitted and `null` are equivalent and mean the MIME type is unknown.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
     path: AbsolutePath
     """Absolute path for the operation."""
@@ -1547,26 +1655,30 @@ class ModifyDiffChange(_Model):
 class MoveDiffChange(_Model):
     """A file was moved or renamed.
 
-    A variant of DiffChange (`operation` is 'move')."""
+    A variant of DiffChange (`operation` is 'move').
+    """
 
     operation: ClassVar[str] = "move"
 
     file_type: DiffFileType | str | None | Unset = UNSET
     """File content kind after the operation (for `delete`, of the deleted file).
 
-    Omitted and `null` are equivalent and mean the content kind is unknown."""
+    Omitted and `null` are equivalent and mean the content kind is unknown.
+    """
 
     mime_type: MediaType | None | Unset = UNSET
     """MIME type of the file contents after the operation (for `delete`, of the deleted file).
 
-    Omitted and `null` are equivalent and mean the MIME type is unknown."""
+    Omitted and `null` are equivalent and mean the MIME type is unknown.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
     old_path: AbsolutePath
     """Absolute path before the operation."""
@@ -1579,26 +1691,30 @@ class MoveDiffChange(_Model):
 class CopyDiffChange(_Model):
     """A file was copied.
 
-    A variant of DiffChange (`operation` is 'copy')."""
+    A variant of DiffChange (`operation` is 'copy').
+    """
 
     operation: ClassVar[str] = "copy"
 
     file_type: DiffFileType | str | None | Unset = UNSET
     """File content kind after the operation (for `delete`, of the deleted file).
 
-    Omitted and `null` are equivalent and mean the content kind is unknown."""
+    Omitted and `null` are equivalent and mean the content kind is unknown.
+    """
 
     mime_type: MediaType | None | Unset = UNSET
     """MIME type of the file contents after the operation (for `delete`, of the deleted file).
 
-    Omitted and `null` are equivalent and mean the MIME type is unknown."""
+    Omitted and `null` are equivalent and mean the MIME type is unknown.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
     old_path: AbsolutePath
     """Absolute path before the operation."""
@@ -1624,19 +1740,22 @@ class OtherDiffChange(_Model):
     file_type: DiffFileType | str | None | Unset = UNSET
     """File content kind after the operation (for `delete`, of the deleted file).
 
-    Omitted and `null` are equivalent and mean the content kind is unknown."""
+    Omitted and `null` are equivalent and mean the content kind is unknown.
+    """
 
     mime_type: MediaType | None | Unset = UNSET
     """MIME type of the file contents after the operation (for `delete`, of the deleted file).
 
-    Omitted and `null` are equivalent and mean the MIME type is unknown."""
+    Omitted and `null` are equivalent and mean the MIME type is unknown.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
     extra: dict[str, Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
@@ -1676,7 +1795,8 @@ class DiffPatch(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1694,20 +1814,23 @@ class Diff(_Model):
     changes: list[DiffChange]
     """Structured file changes described by this diff.
 
-    Clients can use this field without parsing patch text to determine affected paths."""
+    Clients can use this field without parsing patch text to determine affected paths.
+    """
 
     patch: DiffPatch | None | Unset = UNSET
     """Renderable patch text for some or all of the structured changes.
 
     Agents SHOULD provide patch text whenever feasible. Omitted and `null` are
-    equivalent and mean no renderable patch text was provided."""
+    equivalent and mean no renderable patch text was provided.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1715,7 +1838,8 @@ class Terminal(_Model):
     """A display-only reference to an agent-owned terminal.
 
     Terminal state and output are delivered separately through
-    `terminal_update` and `terminal_output_chunk` session updates."""
+    `terminal_update` and `terminal_output_chunk` session updates.
+    """
 
     terminal_id: TerminalId
     """The ID of the terminal to display."""
@@ -1725,7 +1849,8 @@ class Terminal(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1743,14 +1868,16 @@ class ToolCallLocation(_Model):
 
     line: int | None | Unset = UNSET
     """Optional 1-based line number within the file. Omitted and `null` are equivalent and
-    mean no specific line. `0` is invalid."""
+    mean no specific line. `0` is invalid.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1767,28 +1894,32 @@ class ToolCallCapabilities(_Model):
     """Permits the Client to cancel this tool call with `tool_call/cancel`.
 
     Omitted and `null` are equivalent and mean unsupported. An object (including `{}`)
-    means supported. Agents SHOULD stop advertising it once the tool call reaches a final status."""
+    means supported. Agents SHOULD stop advertising it once the tool call reaches a final status.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class ToolCallCancelCapabilities(_Model):
     """Capability to cancel a tool call with `tool_call/cancel`.
 
-    Supplying `{}` advertises support. An omitted or `null` `cancel` does not."""
+    Supplying `{}` advertises support. An omitted or `null` `cancel` does not.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1800,14 +1931,16 @@ class ToolCallPermissionSubject(_Model):
 
     Clients apply this to their stored tool call exactly like a `tool_call_update`
     notification, in the order it was received, before showing the prompt. A first-seen
-    `toolCallId` creates the tool call."""
+    `toolCallId` creates the tool call.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1831,7 +1964,8 @@ class CommandPermissionSubject(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1852,7 +1986,8 @@ class PermissionOption(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1861,7 +1996,8 @@ class ElicitationSessionScope(_Model):
 
     When `toolCallId` is set, the elicitation is tied to a specific tool call.
     This is useful when an agent receives an elicitation from an MCP server
-    during a tool call and needs to redirect it to the user."""
+    during a tool call and needs to redirect it to the user.
+    """
 
     session_id: SessionId
     """The session this elicitation is tied to."""
@@ -1870,13 +2006,15 @@ class ElicitationSessionScope(_Model):
     """Optional tool call within the session.
 
     Optional. Omitted and `null` are equivalent and mean the elicitation is scoped to the
-    session without a specific tool call."""
+    session without a specific tool call.
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class ElicitationRequestScope(_Model):
     """Request-scoped elicitation, tied to a specific JSON-RPC request outside of a session
-    (e.g., during auth/configuration phases before any session is started)."""
+    (e.g., during auth/configuration phases before any session is started).
+    """
 
     request_id: RequestId
     """The pending Client-to-Agent request this elicitation is tied to."""
@@ -1887,7 +2025,8 @@ class ElicitationSchema(_Model):
     """Type-safe elicitation schema for requesting structured user input.
 
     This represents a JSON Schema object with primitive-typed properties,
-    as required by the elicitation specification."""
+    as required by the elicitation specification.
+    """
 
     type: ElicitationSchemaType
     """Type discriminator. Always `"object"`. Any other value is rejected."""
@@ -1895,7 +2034,8 @@ class ElicitationSchema(_Model):
     title: str | None | Unset = UNSET
     """Optional title for the schema.
 
-    Optional. Omitted and `null` are equivalent and mean no title is provided."""
+    Optional. Omitted and `null` are equivalent and mean no title is provided.
+    """
 
     properties: dict[str, ElicitationPropertySchema]
     """Property definitions (must be primitive types)."""
@@ -1903,224 +2043,262 @@ class ElicitationSchema(_Model):
     required: list[str] | None | Unset = UNSET
     """List of required property names.
 
-    Optional. Omitted and `null` are equivalent and mean no property names are required."""
+    Optional. Omitted and `null` are equivalent and mean no property names are required.
+    """
 
     description: str | None | Unset = UNSET
     """Optional description of what this schema represents.
 
-    Optional. Omitted and `null` are equivalent and mean no schema description is provided."""
+    Optional. Omitted and `null` are equivalent and mean no schema description is provided.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class StringElicitationPropertySchema(_Model):
     """String property (or single-select enum when `enum`/`oneOf` is set).
 
-    A variant of ElicitationPropertySchema (`type` is 'string')."""
+    A variant of ElicitationPropertySchema (`type` is 'string').
+    """
 
     type: ClassVar[str] = "string"
 
     title: str | None | Unset = UNSET
     """Optional title for the property.
 
-    Optional. Omitted and `null` are equivalent and mean no title is provided."""
+    Optional. Omitted and `null` are equivalent and mean no title is provided.
+    """
 
     description: str | None | Unset = UNSET
     """Human-readable description.
 
-    Optional. Omitted and `null` are equivalent and mean no description is provided."""
+    Optional. Omitted and `null` are equivalent and mean no description is provided.
+    """
 
     min_length: int | None | Unset = UNSET
     """Minimum string length.
 
-    Optional. Omitted and `null` are equivalent and mean there is no minimum length constraint."""
+    Optional. Omitted and `null` are equivalent and mean there is no minimum length constraint.
+    """
 
     max_length: int | None | Unset = UNSET
     """Maximum string length.
 
-    Optional. Omitted and `null` are equivalent and mean there is no maximum length constraint."""
+    Optional. Omitted and `null` are equivalent and mean there is no maximum length constraint.
+    """
 
     pattern: str | None | Unset = UNSET
     """Pattern the string must match, in ECMA-262 regular expression syntax.
 
-    Optional. Omitted and `null` are equivalent and mean there is no pattern constraint."""
+    Optional. Omitted and `null` are equivalent and mean there is no pattern constraint.
+    """
 
     format: StringFormat | str | None | Unset = UNSET
     """String format.
 
-    Optional. Omitted and `null` are equivalent and mean there is no format constraint."""
+    Optional. Omitted and `null` are equivalent and mean there is no format constraint.
+    """
 
     default: str | None | Unset = UNSET
     """Default value.
 
-    Optional. Omitted and `null` are equivalent and mean no default value is provided."""
+    Optional. Omitted and `null` are equivalent and mean no default value is provided.
+    """
 
     enum: list[str] | None | Unset = UNSET
     """Enum values for untitled single-select enums.
     Must contain at least one value when present.
     Optional. Omitted and `null` are equivalent and mean no untitled single-select choices are
-    declared by `enum`."""
+    declared by `enum`.
+    """
 
     one_of: list[EnumOption] | None | Unset = UNSET
     """Titled enum options for titled single-select enums.
     Must contain at least one option when present.
     Optional. Omitted and `null` are equivalent and mean no titled single-select choices are
-    declared by `oneOf`."""
+    declared by `oneOf`.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class NumberElicitationPropertySchema(_Model):
     """Number (floating-point) property.
 
-    A variant of ElicitationPropertySchema (`type` is 'number')."""
+    A variant of ElicitationPropertySchema (`type` is 'number').
+    """
 
     type: ClassVar[str] = "number"
 
     title: str | None | Unset = UNSET
     """Optional title for the property.
 
-    Optional. Omitted and `null` are equivalent and mean no title is provided."""
+    Optional. Omitted and `null` are equivalent and mean no title is provided.
+    """
 
     description: str | None | Unset = UNSET
     """Human-readable description.
 
-    Optional. Omitted and `null` are equivalent and mean no description is provided."""
+    Optional. Omitted and `null` are equivalent and mean no description is provided.
+    """
 
     minimum: float | None | Unset = UNSET
     """Minimum value (inclusive).
 
-    Optional. Omitted and `null` are equivalent and mean there is no inclusive lower bound."""
+    Optional. Omitted and `null` are equivalent and mean there is no inclusive lower bound.
+    """
 
     maximum: float | None | Unset = UNSET
     """Maximum value (inclusive).
 
-    Optional. Omitted and `null` are equivalent and mean there is no inclusive upper bound."""
+    Optional. Omitted and `null` are equivalent and mean there is no inclusive upper bound.
+    """
 
     default: float | None | Unset = UNSET
     """Default value.
 
-    Optional. Omitted and `null` are equivalent and mean no default value is provided."""
+    Optional. Omitted and `null` are equivalent and mean no default value is provided.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class IntegerElicitationPropertySchema(_Model):
     """Integer property.
 
-    A variant of ElicitationPropertySchema (`type` is 'integer')."""
+    A variant of ElicitationPropertySchema (`type` is 'integer').
+    """
 
     type: ClassVar[str] = "integer"
 
     title: str | None | Unset = UNSET
     """Optional title for the property.
 
-    Optional. Omitted and `null` are equivalent and mean no title is provided."""
+    Optional. Omitted and `null` are equivalent and mean no title is provided.
+    """
 
     description: str | None | Unset = UNSET
     """Human-readable description.
 
-    Optional. Omitted and `null` are equivalent and mean no description is provided."""
+    Optional. Omitted and `null` are equivalent and mean no description is provided.
+    """
 
     minimum: int | None | Unset = UNSET
     """Minimum value (inclusive).
 
-    Optional. Omitted and `null` are equivalent and mean there is no inclusive lower bound."""
+    Optional. Omitted and `null` are equivalent and mean there is no inclusive lower bound.
+    """
 
     maximum: int | None | Unset = UNSET
     """Maximum value (inclusive).
 
-    Optional. Omitted and `null` are equivalent and mean there is no inclusive upper bound."""
+    Optional. Omitted and `null` are equivalent and mean there is no inclusive upper bound.
+    """
 
     default: int | None | Unset = UNSET
     """Default value.
 
-    Optional. Omitted and `null` are equivalent and mean no default value is provided."""
+    Optional. Omitted and `null` are equivalent and mean no default value is provided.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class BooleanElicitationPropertySchema(_Model):
     """Boolean property.
 
-    A variant of ElicitationPropertySchema (`type` is 'boolean')."""
+    A variant of ElicitationPropertySchema (`type` is 'boolean').
+    """
 
     type: ClassVar[str] = "boolean"
 
     title: str | None | Unset = UNSET
     """Optional title for the property.
 
-    Optional. Omitted and `null` are equivalent and mean no title is provided."""
+    Optional. Omitted and `null` are equivalent and mean no title is provided.
+    """
 
     description: str | None | Unset = UNSET
     """Human-readable description.
 
-    Optional. Omitted and `null` are equivalent and mean no description is provided."""
+    Optional. Omitted and `null` are equivalent and mean no description is provided.
+    """
 
     default: bool | None | Unset = UNSET
     """Default value.
 
-    Optional. Omitted and `null` are equivalent and mean no default value is provided."""
+    Optional. Omitted and `null` are equivalent and mean no default value is provided.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class ArrayElicitationPropertySchema(_Model):
     """Multi-select array property.
 
-    A variant of ElicitationPropertySchema (`type` is 'array')."""
+    A variant of ElicitationPropertySchema (`type` is 'array').
+    """
 
     type: ClassVar[str] = "array"
 
     title: str | None | Unset = UNSET
     """Optional title for the property.
 
-    Optional. Omitted and `null` are equivalent and mean no title is provided."""
+    Optional. Omitted and `null` are equivalent and mean no title is provided.
+    """
 
     description: str | None | Unset = UNSET
     """Human-readable description.
 
-    Optional. Omitted and `null` are equivalent and mean no description is provided."""
+    Optional. Omitted and `null` are equivalent and mean no description is provided.
+    """
 
     min_items: int | None | Unset = UNSET
     """Minimum number of items to select.
 
-    Optional. Omitted and `null` are equivalent and mean there is no minimum selection count."""
+    Optional. Omitted and `null` are equivalent and mean there is no minimum selection count.
+    """
 
     max_items: int | None | Unset = UNSET
     """Maximum number of items to select.
 
-    Optional. Omitted and `null` are equivalent and mean there is no maximum selection count."""
+    Optional. Omitted and `null` are equivalent and mean there is no maximum selection count.
+    """
 
     items: MultiSelectItems
     """The items definition describing allowed values."""
@@ -2128,14 +2306,16 @@ class ArrayElicitationPropertySchema(_Model):
     default: list[str] | None | Unset = UNSET
     """Default selected values.
 
-    Optional. Omitted and `null` are equivalent and mean no default selections are provided."""
+    Optional. Omitted and `null` are equivalent and mean no default selections are provided.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2173,14 +2353,16 @@ class EnumOption(_Model):
     description: str | None | Unset = UNSET
     """Human-readable description.
 
-    Optional. Omitted and `null` are equivalent and mean no description is provided."""
+    Optional. Omitted and `null` are equivalent and mean no description is provided.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2188,61 +2370,72 @@ class StringPropertySchema(_Model):
     """Schema for string properties in an elicitation form.
 
     When `enum` or `oneOf` is set, this represents a single-select enum
-    with `"type": "string"`."""
+    with `"type": "string"`.
+    """
 
     title: str | None | Unset = UNSET
     """Optional title for the property.
 
-    Optional. Omitted and `null` are equivalent and mean no title is provided."""
+    Optional. Omitted and `null` are equivalent and mean no title is provided.
+    """
 
     description: str | None | Unset = UNSET
     """Human-readable description.
 
-    Optional. Omitted and `null` are equivalent and mean no description is provided."""
+    Optional. Omitted and `null` are equivalent and mean no description is provided.
+    """
 
     min_length: int | None | Unset = UNSET
     """Minimum string length.
 
-    Optional. Omitted and `null` are equivalent and mean there is no minimum length constraint."""
+    Optional. Omitted and `null` are equivalent and mean there is no minimum length constraint.
+    """
 
     max_length: int | None | Unset = UNSET
     """Maximum string length.
 
-    Optional. Omitted and `null` are equivalent and mean there is no maximum length constraint."""
+    Optional. Omitted and `null` are equivalent and mean there is no maximum length constraint.
+    """
 
     pattern: str | None | Unset = UNSET
     """Pattern the string must match, in ECMA-262 regular expression syntax.
 
-    Optional. Omitted and `null` are equivalent and mean there is no pattern constraint."""
+    Optional. Omitted and `null` are equivalent and mean there is no pattern constraint.
+    """
 
     format: StringFormat | str | None | Unset = UNSET
     """String format.
 
-    Optional. Omitted and `null` are equivalent and mean there is no format constraint."""
+    Optional. Omitted and `null` are equivalent and mean there is no format constraint.
+    """
 
     default: str | None | Unset = UNSET
     """Default value.
 
-    Optional. Omitted and `null` are equivalent and mean no default value is provided."""
+    Optional. Omitted and `null` are equivalent and mean no default value is provided.
+    """
 
     enum: list[str] | None | Unset = UNSET
     """Enum values for untitled single-select enums.
     Must contain at least one value when present.
     Optional. Omitted and `null` are equivalent and mean no untitled single-select choices are
-    declared by `enum`."""
+    declared by `enum`.
+    """
 
     one_of: list[EnumOption] | None | Unset = UNSET
     """Titled enum options for titled single-select enums.
     Must contain at least one option when present.
     Optional. Omitted and `null` are equivalent and mean no titled single-select choices are
-    declared by `oneOf`."""
+    declared by `oneOf`.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2252,34 +2445,40 @@ class NumberPropertySchema(_Model):
     title: str | None | Unset = UNSET
     """Optional title for the property.
 
-    Optional. Omitted and `null` are equivalent and mean no title is provided."""
+    Optional. Omitted and `null` are equivalent and mean no title is provided.
+    """
 
     description: str | None | Unset = UNSET
     """Human-readable description.
 
-    Optional. Omitted and `null` are equivalent and mean no description is provided."""
+    Optional. Omitted and `null` are equivalent and mean no description is provided.
+    """
 
     minimum: float | None | Unset = UNSET
     """Minimum value (inclusive).
 
-    Optional. Omitted and `null` are equivalent and mean there is no inclusive lower bound."""
+    Optional. Omitted and `null` are equivalent and mean there is no inclusive lower bound.
+    """
 
     maximum: float | None | Unset = UNSET
     """Maximum value (inclusive).
 
-    Optional. Omitted and `null` are equivalent and mean there is no inclusive upper bound."""
+    Optional. Omitted and `null` are equivalent and mean there is no inclusive upper bound.
+    """
 
     default: float | None | Unset = UNSET
     """Default value.
 
-    Optional. Omitted and `null` are equivalent and mean no default value is provided."""
+    Optional. Omitted and `null` are equivalent and mean no default value is provided.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2289,34 +2488,40 @@ class IntegerPropertySchema(_Model):
     title: str | None | Unset = UNSET
     """Optional title for the property.
 
-    Optional. Omitted and `null` are equivalent and mean no title is provided."""
+    Optional. Omitted and `null` are equivalent and mean no title is provided.
+    """
 
     description: str | None | Unset = UNSET
     """Human-readable description.
 
-    Optional. Omitted and `null` are equivalent and mean no description is provided."""
+    Optional. Omitted and `null` are equivalent and mean no description is provided.
+    """
 
     minimum: int | None | Unset = UNSET
     """Minimum value (inclusive).
 
-    Optional. Omitted and `null` are equivalent and mean there is no inclusive lower bound."""
+    Optional. Omitted and `null` are equivalent and mean there is no inclusive lower bound.
+    """
 
     maximum: int | None | Unset = UNSET
     """Maximum value (inclusive).
 
-    Optional. Omitted and `null` are equivalent and mean there is no inclusive upper bound."""
+    Optional. Omitted and `null` are equivalent and mean there is no inclusive upper bound.
+    """
 
     default: int | None | Unset = UNSET
     """Default value.
 
-    Optional. Omitted and `null` are equivalent and mean no default value is provided."""
+    Optional. Omitted and `null` are equivalent and mean no default value is provided.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2326,31 +2531,36 @@ class BooleanPropertySchema(_Model):
     title: str | None | Unset = UNSET
     """Optional title for the property.
 
-    Optional. Omitted and `null` are equivalent and mean no title is provided."""
+    Optional. Omitted and `null` are equivalent and mean no title is provided.
+    """
 
     description: str | None | Unset = UNSET
     """Human-readable description.
 
-    Optional. Omitted and `null` are equivalent and mean no description is provided."""
+    Optional. Omitted and `null` are equivalent and mean no description is provided.
+    """
 
     default: bool | None | Unset = UNSET
     """Default value.
 
-    Optional. Omitted and `null` are equivalent and mean no default value is provided."""
+    Optional. Omitted and `null` are equivalent and mean no default value is provided.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class MultiSelectItemsString(_Model):
     """Multi-select string items with plain string values.
 
-    A variant of MultiSelectItems (`type` is 'string')."""
+    A variant of MultiSelectItems (`type` is 'string').
+    """
 
     type: ClassVar[str] = "string"
 
@@ -2362,7 +2572,8 @@ class MultiSelectItemsString(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2391,7 +2602,8 @@ class StringMultiSelectItems(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2406,7 +2618,8 @@ class TitledMultiSelectItems(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2416,22 +2629,26 @@ class MultiSelectPropertySchema(_Model):
     title: str | None | Unset = UNSET
     """Optional title for the property.
 
-    Optional. Omitted and `null` are equivalent and mean no title is provided."""
+    Optional. Omitted and `null` are equivalent and mean no title is provided.
+    """
 
     description: str | None | Unset = UNSET
     """Human-readable description.
 
-    Optional. Omitted and `null` are equivalent and mean no description is provided."""
+    Optional. Omitted and `null` are equivalent and mean no description is provided.
+    """
 
     min_items: int | None | Unset = UNSET
     """Minimum number of items to select.
 
-    Optional. Omitted and `null` are equivalent and mean there is no minimum selection count."""
+    Optional. Omitted and `null` are equivalent and mean there is no minimum selection count.
+    """
 
     max_items: int | None | Unset = UNSET
     """Maximum number of items to select.
 
-    Optional. Omitted and `null` are equivalent and mean there is no maximum selection count."""
+    Optional. Omitted and `null` are equivalent and mean there is no maximum selection count.
+    """
 
     items: MultiSelectItems
     """The items definition describing allowed values."""
@@ -2439,14 +2656,16 @@ class MultiSelectPropertySchema(_Model):
     default: list[str] | None | Unset = UNSET
     """Default selected values.
 
-    Optional. Omitted and `null` are equivalent and mean no default selections are provided."""
+    Optional. Omitted and `null` are equivalent and mean no default selections are provided.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2467,7 +2686,8 @@ class InitializeResponse(_Model):
     initialization fails with error code -32022.
 
     The client must check that it supports this version and should disconnect
-    if it does not."""
+    if it does not.
+    """
 
     info: Implementation
     """Information about the implementation sending this initialize response."""
@@ -2482,25 +2702,29 @@ class InitializeResponse(_Model):
 
     Optional. Omitted or empty means the agent does not advertise the
     `auth/login` and `auth/logout` methods. Supplying one or more methods means
-    the agent MUST support both `auth/login` and `auth/logout`."""
+    the agent MUST support both `auth/login` and `auth/logout`.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class Implementation(_Model):
     """Metadata about the implementation of the client or agent.
     Describes the name and version of an ACP implementation, with an optional
-    title for UI representation."""
+    title for UI representation.
+    """
 
     name: str
     """Intended for programmatic or logical use, but can be used as a display
-    name fallback if title isn't present."""
+    name fallback if title isn't present.
+    """
 
     title: str | None | Unset = UNSET
     """Intended for UI and end-user contexts and optimized to be human-readable
@@ -2508,18 +2732,21 @@ class Implementation(_Model):
 
     If not provided, the name should be used for display.
 
-    Omitted and `null` are equivalent and mean the `name` is used for display."""
+    Omitted and `null` are equivalent and mean the `name` is used for display.
+    """
 
     version: str
     """Version of the implementation. Can be displayed to the user or used
-    for debugging or metrics purposes. (e.g. "1.0.0")."""
+    for debugging or metrics purposes. (e.g. "1.0.0").
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2539,7 +2766,8 @@ class AgentCapabilities(_Model):
     `session/*` methods. Supplying `{}` means the agent supports the
     baseline session methods: `session/new`, `session/list`,
     `session/resume`, `session/close`, `session/prompt`, `session/cancel`,
-    and `session/update`."""
+    and `session/update`.
+    """
 
     auth: AgentAuthCapabilities | None | Unset = UNSET
     """Authentication-related extension capabilities supported by the agent.
@@ -2547,14 +2775,16 @@ class AgentCapabilities(_Model):
     Optional. Omitted and `null` are equivalent and mean the agent does not advertise any
     authentication-related extensions. This field does not advertise support
     for `auth/login` or `auth/logout`. Those methods are advertised by a
-    non-empty `authMethods` list in the `initialize` response."""
+    non-empty `authMethods` list in the `initialize` response.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2577,19 +2807,22 @@ class SessionCapabilities(_Model):
 
     Optional. Omitted and `null` are equivalent and mean the agent does not advertise any
     prompt extensions beyond the baseline text and resource-link content
-    required by `session/prompt`."""
+    required by `session/prompt`.
+    """
 
     mcp: McpCapabilities | None | Unset = UNSET
     """MCP capabilities supported by the agent for session lifecycle requests.
 
     Optional. Omitted and `null` are equivalent and mean the agent does not advertise MCP
-    server transport support for sessions."""
+    server transport support for sessions.
+    """
 
     delete: SessionDeleteCapabilities | None | Unset = UNSET
     """Whether the agent supports `session/delete`.
 
     Optional. Omitted and `null` are equivalent and mean the agent does not advertise support.
-    Supplying `{}` means the agent supports deleting sessions from `session/list`."""
+    Supplying `{}` means the agent supports deleting sessions from `session/list`.
+    """
 
     additional_directories: SessionAdditionalDirectoriesCapabilities | None | Unset = (
         UNSET
@@ -2601,14 +2834,16 @@ class SessionCapabilities(_Model):
     supported session lifecycle requests.
 
     Agents may return `SessionInfo.additionalDirectories` to report the
-    complete ordered additional-root list associated with a listed session."""
+    complete ordered additional-root list associated with a listed session.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2631,13 +2866,15 @@ class PromptCapabilities(_Model):
     """Agent supports `image` content blocks.
 
     Optional. Omitted and `null` are equivalent and mean the agent does not advertise support.
-    Supplying `{}` means the agent supports image content in prompts."""
+    Supplying `{}` means the agent supports image content in prompts.
+    """
 
     audio: PromptAudioCapabilities | None | Unset = UNSET
     """Agent supports `audio` content blocks.
 
     Optional. Omitted and `null` are equivalent and mean the agent does not advertise support.
-    Supplying `{}` means the agent supports audio content in prompts."""
+    Supplying `{}` means the agent supports audio content in prompts.
+    """
 
     embedded_context: PromptEmbeddedContextCapabilities | None | Unset = UNSET
     """Agent supports embedded context in `session/prompt` requests.
@@ -2646,56 +2883,64 @@ class PromptCapabilities(_Model):
     in prompt requests for pieces of context that are referenced in the message.
 
     Optional. Omitted and `null` are equivalent and mean the agent does not advertise support.
-    Supplying `{}` means the agent supports embedded context in prompts."""
+    Supplying `{}` means the agent supports embedded context in prompts.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class PromptImageCapabilities(_Model):
     """Capabilities for image content in prompt requests.
 
-    Supplying `{}` means the agent supports image content in prompts."""
+    Supplying `{}` means the agent supports image content in prompts.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class PromptAudioCapabilities(_Model):
     """Capabilities for audio content in prompt requests.
 
-    Supplying `{}` means the agent supports audio content in prompts."""
+    Supplying `{}` means the agent supports audio content in prompts.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class PromptEmbeddedContextCapabilities(_Model):
     """Capabilities for embedded context in prompt requests.
 
-    Supplying `{}` means the agent supports embedded context in prompts."""
+    Supplying `{}` means the agent supports embedded context in prompts.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2706,62 +2951,71 @@ class McpCapabilities(_Model):
     """Agent supports `stdio` MCP servers.
 
     Optional. Omitted and `null` are equivalent and mean the agent does not advertise support.
-    Supplying `{}` means the agent supports stdio MCP server transports."""
+    Supplying `{}` means the agent supports stdio MCP server transports.
+    """
 
     http: McpHttpCapabilities | None | Unset = UNSET
     """Agent supports `http` MCP servers.
 
     Optional. Omitted and `null` are equivalent and mean the agent does not advertise support.
-    Supplying `{}` means the agent supports HTTP MCP server transports."""
+    Supplying `{}` means the agent supports HTTP MCP server transports.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class McpStdioCapabilities(_Model):
     """Capabilities for stdio MCP server transports.
 
-    Supplying `{}` means the agent supports stdio MCP server transports."""
+    Supplying `{}` means the agent supports stdio MCP server transports.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class McpHttpCapabilities(_Model):
     """Capabilities for HTTP MCP server transports.
 
-    Supplying `{}` means the agent supports HTTP MCP server transports."""
+    Supplying `{}` means the agent supports HTTP MCP server transports.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class SessionDeleteCapabilities(_Model):
     """Capabilities for the `session/delete` method.
 
-    Supplying `{}` means the agent supports deleting sessions from `session/list`."""
+    Supplying `{}` means the agent supports deleting sessions from `session/list`.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2771,14 +3025,16 @@ class SessionAdditionalDirectoriesCapabilities(_Model):
     Supplying `{}` means the agent supports the `additionalDirectories` field on
     supported session lifecycle requests. Agents may return
     `SessionInfo.additionalDirectories` in `session/list` to report the
-    complete ordered additional-root list associated with a listed session."""
+    complete ordered additional-root list associated with a listed session.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2787,14 +3043,16 @@ class AgentAuthCapabilities(_Model):
 
     This object does not advertise support for `auth/login` or `auth/logout`.
     Those methods are advertised by a non-empty `authMethods` list in the
-    `initialize` response."""
+    `initialize` response.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2802,7 +3060,8 @@ class TerminalAuthMethod(_Model):
     """Client runs the configured agent program as a separate interactive
     process, without passing this method to `auth/login`.
 
-    A variant of AuthMethod (`type` is 'terminal')."""
+    A variant of AuthMethod (`type` is 'terminal').
+    """
 
     type: ClassVar[str] = "terminal"
 
@@ -2815,7 +3074,8 @@ class TerminalAuthMethod(_Model):
     description: str | None | Unset = UNSET
     """Optional human-readable description of this authentication method.
 
-    Omitted and `null` are equivalent and mean no description is provided."""
+    Omitted and `null` are equivalent and mean no description is provided.
+    """
 
     args: list[str] | Unset = UNSET
     """Additional arguments to append to the configured agent invocation for terminal auth."""
@@ -2823,14 +3083,16 @@ class TerminalAuthMethod(_Model):
     env: list[EnvVariable] | Unset = UNSET
     """Additional environment variables to set on the configured agent invocation for terminal auth.
     Names MUST be unique. These values override same-named variables in the
-    base launch configuration."""
+    base launch configuration.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2839,7 +3101,8 @@ class AgentAuthMethod(_Model):
 
     The `type` discriminator value is `agent`.
 
-    A variant of AuthMethod (`type` is 'agent')."""
+    A variant of AuthMethod (`type` is 'agent').
+    """
 
     type: ClassVar[str] = "agent"
 
@@ -2852,14 +3115,16 @@ class AgentAuthMethod(_Model):
     description: str | None | Unset = UNSET
     """Optional human-readable description of this authentication method.
 
-    Omitted and `null` are equivalent and mean no description is provided."""
+    Omitted and `null` are equivalent and mean no description is provided.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2905,7 +3170,8 @@ class EnvVariable(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2916,7 +3182,8 @@ class AuthMethodTerminal(_Model):
     process for the user to authenticate via a TUI. Agents MUST advertise this
     method only when the client enabled its terminal authentication capability.
     A zero exit status signals success. Any other termination signals failure.
-    The client MUST NOT pass this method to `auth/login`."""
+    The client MUST NOT pass this method to `auth/login`.
+    """
 
     method_id: AuthMethodId
     """Unique identifier for this authentication method."""
@@ -2927,7 +3194,8 @@ class AuthMethodTerminal(_Model):
     description: str | None | Unset = UNSET
     """Optional human-readable description of this authentication method.
 
-    Omitted and `null` are equivalent and mean no description is provided."""
+    Omitted and `null` are equivalent and mean no description is provided.
+    """
 
     args: list[str] | Unset = UNSET
     """Additional arguments to append to the configured agent invocation for terminal auth."""
@@ -2935,21 +3203,24 @@ class AuthMethodTerminal(_Model):
     env: list[EnvVariable] | Unset = UNSET
     """Additional environment variables to set on the configured agent invocation for terminal auth.
     Names MUST be unique. These values override same-named variables in the
-    base launch configuration."""
+    base launch configuration.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class AuthMethodAgent(_Model):
     """Agent handles authentication itself through `auth/login`.
 
-    The `type` discriminator value is `agent`."""
+    The `type` discriminator value is `agent`.
+    """
 
     method_id: AuthMethodId
     """Unique identifier for this authentication method."""
@@ -2960,14 +3231,16 @@ class AuthMethodAgent(_Model):
     description: str | None | Unset = UNSET
     """Optional human-readable description of this authentication method.
 
-    Omitted and `null` are equivalent and mean no description is provided."""
+    Omitted and `null` are equivalent and mean no description is provided.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2982,7 +3255,8 @@ class LoginAuthResponse(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2997,7 +3271,8 @@ class LogoutAuthResponse(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3017,35 +3292,40 @@ class NewSessionResponse(_Model):
     session_id: SessionId
     """Unique identifier for the created session.
 
-    Used in all subsequent requests for this conversation."""
+    Used in all subsequent requests for this conversation.
+    """
 
     config_options: list[SessionConfigOption] | Unset = UNSET
     """Initial session configuration options.
 
     Optional. Omitted or empty means no config options are advertised.
     Senders MUST use an array, not `null`. Receivers treat `null` like omission.
-    Later `config_option_update` notifications replace this list."""
+    Later `config_option_update` notifications replace this list.
+    """
 
     available_commands: list[AvailableCommand] | Unset = UNSET
     """Initial commands the agent can execute in this session.
 
     Optional. Omitted or empty means no initial commands are advertised.
     Senders MUST use an array, not `null`. Receivers treat `null` like omission.
-    Later `available_commands_update` notifications replace this list."""
+    Later `available_commands_update` notifications replace this list.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class SelectSessionConfigOption(_Model):
     """Single-value selector (dropdown).
 
-    A variant of SessionConfigOption (`type` is 'select')."""
+    A variant of SessionConfigOption (`type` is 'select').
+    """
 
     type: ClassVar[str] = "select"
 
@@ -3058,33 +3338,38 @@ class SelectSessionConfigOption(_Model):
     description: str | None | Unset = UNSET
     """Optional description for the Client to display to the user.
 
-    Omitted and `null` are equivalent and mean no description is provided."""
+    Omitted and `null` are equivalent and mean no description is provided.
+    """
 
     category: SessionConfigOptionCategory | str | None | Unset = UNSET
     """Optional semantic category for this option (UX only).
 
-    Omitted and `null` are equivalent and mean no category is provided."""
+    Omitted and `null` are equivalent and mean no category is provided.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
     current_value: SessionConfigValueId
     """The currently selected value. MUST be one of the `value`s in `options`."""
 
     options: SessionConfigSelectOptions
     """The set of selectable options. MUST contain at least one value, and each `value` MUST be
-    unique within the option, including across groups."""
+    unique within the option, including across groups.
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class BooleanSessionConfigOption(_Model):
     """Boolean on/off toggle.
 
-    A variant of SessionConfigOption (`type` is 'boolean')."""
+    A variant of SessionConfigOption (`type` is 'boolean').
+    """
 
     type: ClassVar[str] = "boolean"
 
@@ -3097,19 +3382,22 @@ class BooleanSessionConfigOption(_Model):
     description: str | None | Unset = UNSET
     """Optional description for the Client to display to the user.
 
-    Omitted and `null` are equivalent and mean no description is provided."""
+    Omitted and `null` are equivalent and mean no description is provided.
+    """
 
     category: SessionConfigOptionCategory | str | None | Unset = UNSET
     """Optional semantic category for this option (UX only).
 
-    Omitted and `null` are equivalent and mean no category is provided."""
+    Omitted and `null` are equivalent and mean no category is provided.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
     current_value: bool
     """The current value of the boolean option."""
@@ -3142,19 +3430,22 @@ class OtherSessionConfigOption(_Model):
     description: str | None | Unset = UNSET
     """Optional description for the Client to display to the user.
 
-    Omitted and `null` are equivalent and mean no description is provided."""
+    Omitted and `null` are equivalent and mean no description is provided.
+    """
 
     category: SessionConfigOptionCategory | str | None | Unset = UNSET
     """Optional semantic category for this option (UX only).
 
-    Omitted and `null` are equivalent and mean no category is provided."""
+    Omitted and `null` are equivalent and mean no category is provided.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
     extra: dict[str, Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
@@ -3173,14 +3464,16 @@ class SessionConfigSelectOption(_Model):
     description: str | None | Unset = UNSET
     """Optional description for this option value.
 
-    Omitted and `null` are equivalent and mean no description is provided."""
+    Omitted and `null` are equivalent and mean no description is provided.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3201,7 +3494,8 @@ class SessionConfigSelectGroup(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3213,7 +3507,8 @@ class SessionConfigSelect(_Model):
 
     options: SessionConfigSelectOptions
     """The set of selectable options. MUST contain at least one value, and each `value` MUST be
-    unique within the option, including across groups."""
+    unique within the option, including across groups.
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3228,14 +3523,16 @@ class SessionConfigBoolean(_Model):
 class CommandAvailableCommand(_Model):
     """A slash command the user can invoke by including it in a prompt.
 
-    A variant of AvailableCommand (`type` is 'command')."""
+    A variant of AvailableCommand (`type` is 'command').
+    """
 
     type: ClassVar[str] = "command"
 
     name: str
     """Command name without the leading `/` (e.g., `create_plan`, `research_codebase`).
 
-    MUST NOT contain whitespace and MUST be unique within the command list."""
+    MUST NOT contain whitespace and MUST be unique within the command list.
+    """
 
     description: str
     """Human-readable description of what the command does."""
@@ -3243,14 +3540,16 @@ class CommandAvailableCommand(_Model):
     input: AvailableCommandInput | None | Unset = UNSET
     """Input for the command if required
 
-    Omitted and `null` are equivalent and mean the command takes no input."""
+    Omitted and `null` are equivalent and mean the command takes no input.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3274,7 +3573,8 @@ class OtherAvailableCommand(_Model):
 
     name: str
     """Command name without the leading `/`. MUST NOT contain whitespace and MUST be unique
-    within the command list."""
+    within the command list.
+    """
 
     description: str
     """Human-readable description of what the command does."""
@@ -3287,7 +3587,8 @@ class OtherAvailableCommand(_Model):
 class TextAvailableCommandInput(_Model):
     """All text after the command name and the whitespace following it is provided as input.
 
-    A variant of AvailableCommandInput (`type` is 'text')."""
+    A variant of AvailableCommandInput (`type` is 'text').
+    """
 
     type: ClassVar[str] = "text"
 
@@ -3299,7 +3600,8 @@ class TextAvailableCommandInput(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3337,19 +3639,22 @@ class TextCommandInput(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class Command(_Model):
     """A slash command the user can invoke by including it in a prompt.
 
-    The `type` discriminator value is `command`."""
+    The `type` discriminator value is `command`.
+    """
 
     name: str
     """Command name without the leading `/` (e.g., `create_plan`, `research_codebase`).
 
-    MUST NOT contain whitespace and MUST be unique within the command list."""
+    MUST NOT contain whitespace and MUST be unique within the command list.
+    """
 
     description: str
     """Human-readable description of what the command does."""
@@ -3357,14 +3662,16 @@ class Command(_Model):
     input: AvailableCommandInput | None | Unset = UNSET
     """Input for the command if required
 
-    Omitted and `null` are equivalent and mean the command takes no input."""
+    Omitted and `null` are equivalent and mean the command takes no input.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3380,14 +3687,16 @@ class ListSessionsResponse(_Model):
     next_cursor: SessionListCursor | None | Unset = UNSET
     """Opaque cursor token. If present, pass this in the next request's cursor parameter
     to fetch the next page. Omitted and `null` are equivalent and mean there are no more
-    results. An empty string is a valid cursor, not the end of results."""
+    results. An empty string is a valid cursor, not the end of results.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3405,24 +3714,28 @@ class SessionInfo(_Model):
 
     When present, this is the complete ordered additional-root list reported
     by the Agent. Omitted and empty values are equivalent: the response
-    reports no additional roots."""
+    reports no additional roots.
+    """
 
     title: str | None | Unset = UNSET
     """Human-readable title for the session
 
-    Omitted and `null` are equivalent and mean no title is provided."""
+    Omitted and `null` are equivalent and mean no title is provided.
+    """
 
     updated_at: str | None | Unset = UNSET
     """RFC 3339 timestamp of last activity.
 
-    Omitted and `null` are equivalent and mean the last activity time is not reported."""
+    Omitted and `null` are equivalent and mean the last activity time is not reported.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3437,7 +3750,8 @@ class DeleteSessionResponse(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3459,21 +3773,24 @@ class ResumeSessionResponse(_Model):
 
     Optional. Omitted or empty means no config options are advertised.
     Senders MUST use an array, not `null`. Receivers treat `null` like omission.
-    Later `config_option_update` notifications replace this list."""
+    Later `config_option_update` notifications replace this list.
+    """
 
     available_commands: list[AvailableCommand] | Unset = UNSET
     """Initial commands the agent can execute in this session.
 
     Optional. Omitted or empty means no initial commands are advertised.
     Senders MUST use an array, not `null`. Receivers treat `null` like omission.
-    Later `available_commands_update` notifications replace this list."""
+    Later `available_commands_update` notifications replace this list.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3488,7 +3805,8 @@ class CloseSessionResponse(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3503,7 +3821,8 @@ class CancelToolCallResponse(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3518,7 +3837,8 @@ class CancelTerminalResponse(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3536,7 +3856,8 @@ class SetSessionConfigOptionResponse(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3563,14 +3884,16 @@ class PromptResponse(_Model):
 
     The corresponding user-message session update carries this same identifier and may arrive
     before or after this response. Agents must echo the message during the live session, but are
-    not required to retain it. If retained and replayed, the message keeps this identifier."""
+    not required to retain it. If retained and replayed, the message keeps this identifier.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3585,11 +3908,13 @@ class Error(_Model):
 
     code: ErrorCode | int
     """A number indicating the error type that occurred.
-    This must be an integer as defined in the JSON-RPC specification."""
+    This must be an integer as defined in the JSON-RPC specification.
+    """
 
     message: str
     """A string providing a short description of the error.
-    The message should be limited to a concise single sentence."""
+    The message should be limited to a concise single sentence.
+    """
 
     data: ErrorData | None | Unset = UNSET
     """Optional primitive or structured value that contains additional information about the error.
@@ -3597,7 +3922,8 @@ class Error(_Model):
 
     Omitted and `null` are equivalent and mean no additional data is provided. Some codes
     define a shape: [`UnsupportedProtocolVersionErrorData`] for `-32022`, and
-    [`SessionNotFoundErrorData`] for `-32002` when a session is not found."""
+    [`SessionNotFoundErrorData`] for `-32002` when a session is not found.
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3618,7 +3944,8 @@ class UnsupportedProtocolVersionErrorData(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3637,7 +3964,8 @@ class SessionNotFoundErrorData(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3674,14 +4002,16 @@ class UpdateSessionNotification(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class UserMessageChunkSessionUpdate(_Model):
     """A chunk of the user's message being streamed.
 
-    A variant of SessionUpdate (`sessionUpdate` is 'user_message_chunk')."""
+    A variant of SessionUpdate (`sessionUpdate` is 'user_message_chunk').
+    """
 
     session_update: ClassVar[str] = "user_message_chunk"
 
@@ -3689,7 +4019,8 @@ class UserMessageChunkSessionUpdate(_Model):
     """A unique identifier for the message this chunk belongs to.
 
     All chunks belonging to the same message share the same `messageId`.
-    Chunks for different messages can interleave."""
+    Chunks for different messages can interleave.
+    """
 
     content: ContentBlock
     """A single item of content"""
@@ -3700,7 +4031,8 @@ class UserMessageChunkSessionUpdate(_Model):
     Implementations MUST NOT assign meaning to keys they do not recognize.
     This metadata is scoped to the chunk and does not patch stored metadata.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3711,7 +4043,8 @@ class UserMessageSessionUpdate(_Model):
     client receives another `user_message` update with the same `messageId`,
     fields in the new update patch the previous fields for that message.
 
-    A variant of SessionUpdate (`sessionUpdate` is 'user_message')."""
+    A variant of SessionUpdate (`sessionUpdate` is 'user_message').
+    """
 
     session_update: ClassVar[str] = "user_message"
 
@@ -3729,14 +4062,16 @@ class UserMessageSessionUpdate(_Model):
     stored value without merging nested objects. Beyond this patch rule, implementations
     MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/extensibility#metadata-patches)"""
+    See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/extensibility#metadata-patches)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class AgentMessageChunkSessionUpdate(_Model):
     """A chunk of the agent's response being streamed.
 
-    A variant of SessionUpdate (`sessionUpdate` is 'agent_message_chunk')."""
+    A variant of SessionUpdate (`sessionUpdate` is 'agent_message_chunk').
+    """
 
     session_update: ClassVar[str] = "agent_message_chunk"
 
@@ -3744,7 +4079,8 @@ class AgentMessageChunkSessionUpdate(_Model):
     """A unique identifier for the message this chunk belongs to.
 
     All chunks belonging to the same message share the same `messageId`.
-    Chunks for different messages can interleave."""
+    Chunks for different messages can interleave.
+    """
 
     content: ContentBlock
     """A single item of content"""
@@ -3755,7 +4091,8 @@ class AgentMessageChunkSessionUpdate(_Model):
     Implementations MUST NOT assign meaning to keys they do not recognize.
     This metadata is scoped to the chunk and does not patch stored metadata.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3766,7 +4103,8 @@ class AgentMessageSessionUpdate(_Model):
     receives another `agent_message` update with the same `messageId`,
     fields in the new update patch the previous fields for that message.
 
-    A variant of SessionUpdate (`sessionUpdate` is 'agent_message')."""
+    A variant of SessionUpdate (`sessionUpdate` is 'agent_message').
+    """
 
     session_update: ClassVar[str] = "agent_message"
 
@@ -3784,14 +4122,16 @@ class AgentMessageSessionUpdate(_Model):
     stored value without merging nested objects. Beyond this patch rule, implementations
     MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/extensibility#metadata-patches)"""
+    See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/extensibility#metadata-patches)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class AgentThoughtChunkSessionUpdate(_Model):
     """A chunk of the agent's internal reasoning being streamed.
 
-    A variant of SessionUpdate (`sessionUpdate` is 'agent_thought_chunk')."""
+    A variant of SessionUpdate (`sessionUpdate` is 'agent_thought_chunk').
+    """
 
     session_update: ClassVar[str] = "agent_thought_chunk"
 
@@ -3799,7 +4139,8 @@ class AgentThoughtChunkSessionUpdate(_Model):
     """A unique identifier for the message this chunk belongs to.
 
     All chunks belonging to the same message share the same `messageId`.
-    Chunks for different messages can interleave."""
+    Chunks for different messages can interleave.
+    """
 
     content: ContentBlock
     """A single item of content"""
@@ -3810,7 +4151,8 @@ class AgentThoughtChunkSessionUpdate(_Model):
     Implementations MUST NOT assign meaning to keys they do not recognize.
     This metadata is scoped to the chunk and does not patch stored metadata.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3821,7 +4163,8 @@ class AgentThoughtSessionUpdate(_Model):
     receives another `agent_thought` update with the same `messageId`,
     fields in the new update patch the previous fields for that message.
 
-    A variant of SessionUpdate (`sessionUpdate` is 'agent_thought')."""
+    A variant of SessionUpdate (`sessionUpdate` is 'agent_thought').
+    """
 
     session_update: ClassVar[str] = "agent_thought"
 
@@ -3839,14 +4182,16 @@ class AgentThoughtSessionUpdate(_Model):
     stored value without merging nested objects. Beyond this patch rule, implementations
     MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/extensibility#metadata-patches)"""
+    See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/extensibility#metadata-patches)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class StateUpdateSessionUpdate(_Model):
     """A snapshot of the session's aggregate foreground activity.
 
-    A variant of SessionUpdate (`sessionUpdate` is 'state_update')."""
+    A variant of SessionUpdate (`sessionUpdate` is 'state_update').
+    """
 
     session_update: ClassVar[str] = "state_update"
 
@@ -3858,7 +4203,8 @@ class StateUpdateSessionUpdate(_Model):
 class ToolCallContentChunkSessionUpdate(_Model):
     """A chunk of tool-call content being streamed.
 
-    A variant of SessionUpdate (`sessionUpdate` is 'tool_call_content_chunk')."""
+    A variant of SessionUpdate (`sessionUpdate` is 'tool_call_content_chunk').
+    """
 
     session_update: ClassVar[str] = "tool_call_content_chunk"
 
@@ -3874,14 +4220,16 @@ class ToolCallContentChunkSessionUpdate(_Model):
     Implementations MUST NOT assign meaning to keys they do not recognize.
     This metadata is scoped to the chunk and does not patch stored metadata.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class ToolCallUpdateSessionUpdate(_Model):
     """A tool call has been created or updated.
 
-    A variant of SessionUpdate (`sessionUpdate` is 'tool_call_update')."""
+    A variant of SessionUpdate (`sessionUpdate` is 'tool_call_update').
+    """
 
     session_update: ClassVar[str] = "tool_call_update"
 
@@ -3894,33 +4242,38 @@ class ToolCallUpdateSessionUpdate(_Model):
     This field is optional and has patch semantics. Omission means no
     change, `null` clears the name, and a string replaces it. For a tool
     call ID the client has not seen before, omission or `null` means that no
-    tool name is available."""
+    tool name is available.
+    """
 
     title: str | None | Unset = UNSET
     """Human-readable title describing what the tool is doing.
 
     Omission leaves the title unchanged, `null` unsets it, and a string replaces it.
-    A new tool call starts without a title."""
+    A new tool call starts without a title.
+    """
 
     kind: ToolKind | str | None | Unset = UNSET
     """The category of tool being invoked.
     Helps clients choose appropriate icons and UI treatment.
 
     Omission leaves the kind unchanged, `null` resets it to `other`, and a value replaces it.
-    A new tool call starts as `other`."""
+    A new tool call starts as `other`.
+    """
 
     status: ToolCallStatus | str | None | Unset = UNSET
     """Current execution status of the tool call.
 
     Omission leaves the status unchanged, `null` resets it to `pending`, and a value
-    replaces it. A new tool call starts as `pending`."""
+    replaces it. A new tool call starts as `pending`.
+    """
 
     content: list[ToolCallContent] | None | Unset = UNSET
     """Content produced by the tool call."""
 
     locations: list[ToolCallLocation] | None | Unset = UNSET
     """File locations affected by this tool call.
-    Enables "follow-along" features in clients."""
+    Enables "follow-along" features in clients.
+    """
 
     raw_input: Any | Unset = UNSET
     """Raw input parameters sent to the tool."""
@@ -3932,7 +4285,8 @@ class ToolCallUpdateSessionUpdate(_Model):
     """Client-initiated controls this tool call currently supports, such as cancellation.
 
     Omission leaves the capabilities unchanged, `null` clears them, and an object replaces
-    the whole previous value. A new tool call starts with none."""
+    the whole previous value. A new tool call starts with none.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -3942,14 +4296,16 @@ class ToolCallUpdateSessionUpdate(_Model):
     stored value without merging nested objects. Beyond this patch rule, implementations
     MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/extensibility#metadata-patches)"""
+    See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/extensibility#metadata-patches)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class TerminalUpdateSessionUpdate(_Model):
     """An agent-owned terminal has been created or updated.
 
-    A variant of SessionUpdate (`sessionUpdate` is 'terminal_update')."""
+    A variant of SessionUpdate (`sessionUpdate` is 'terminal_update').
+    """
 
     session_update: ClassVar[str] = "terminal_update"
 
@@ -3972,13 +4328,15 @@ class TerminalUpdateSessionUpdate(_Model):
     """The terminal size the command runs with, when known.
 
     Clients can render output at this size so that column layouts, progress bars,
-    and cursor-positioned output display as the program wrote them."""
+    and cursor-positioned output display as the program wrote them.
+    """
 
     capabilities: TerminalCapabilities | None | Unset = UNSET
     """Client-initiated controls this terminal currently supports, such as cancellation.
 
     Omission leaves the capabilities unchanged, `null` clears them, and an object replaces
-    the whole previous value. A new terminal starts with none."""
+    the whole previous value. A new terminal starts with none.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -3988,14 +4346,16 @@ class TerminalUpdateSessionUpdate(_Model):
     stored value without merging nested objects. Beyond this patch rule, implementations
     MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/extensibility#metadata-patches)"""
+    See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/extensibility#metadata-patches)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class TerminalOutputChunkSessionUpdate(_Model):
     """A chunk of bytes appended to an agent-owned terminal's output.
 
-    A variant of SessionUpdate (`sessionUpdate` is 'terminal_output_chunk')."""
+    A variant of SessionUpdate (`sessionUpdate` is 'terminal_output_chunk').
+    """
 
     session_update: ClassVar[str] = "terminal_output_chunk"
 
@@ -4011,7 +4371,8 @@ class TerminalOutputChunkSessionUpdate(_Model):
     Implementations MUST NOT assign meaning to keys they do not recognize.
     This metadata is scoped to the chunk and does not patch stored metadata.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4019,7 +4380,8 @@ class PlanUpdateSessionUpdate(_Model):
     """A content update for a plan identified by ID.
     See protocol docs: [Agent Plan](https://agentclientprotocol.com/protocol/v2/agent-plan)
 
-    A variant of SessionUpdate (`sessionUpdate` is 'plan_update')."""
+    A variant of SessionUpdate (`sessionUpdate` is 'plan_update').
+    """
 
     session_update: ClassVar[str] = "plan_update"
 
@@ -4031,14 +4393,16 @@ class PlanUpdateSessionUpdate(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class AvailableCommandsUpdateSessionUpdate(_Model):
     """Available commands are ready or have changed
 
-    A variant of SessionUpdate (`sessionUpdate` is 'available_commands_update')."""
+    A variant of SessionUpdate (`sessionUpdate` is 'available_commands_update').
+    """
 
     session_update: ClassVar[str] = "available_commands_update"
 
@@ -4050,14 +4414,16 @@ class AvailableCommandsUpdateSessionUpdate(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class ConfigOptionUpdateSessionUpdate(_Model):
     """Session configuration options have been updated.
 
-    A variant of SessionUpdate (`sessionUpdate` is 'config_option_update')."""
+    A variant of SessionUpdate (`sessionUpdate` is 'config_option_update').
+    """
 
     session_update: ClassVar[str] = "config_option_update"
 
@@ -4069,14 +4435,16 @@ class ConfigOptionUpdateSessionUpdate(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class SessionInfoUpdateSessionUpdate(_Model):
     """Session metadata has been updated (title, timestamps, custom metadata)
 
-    A variant of SessionUpdate (`sessionUpdate` is 'session_info_update')."""
+    A variant of SessionUpdate (`sessionUpdate` is 'session_info_update').
+    """
 
     session_update: ClassVar[str] = "session_info_update"
 
@@ -4094,14 +4462,16 @@ class SessionInfoUpdateSessionUpdate(_Model):
     stored value without merging nested objects. Beyond this patch rule, implementations
     MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/extensibility#metadata-patches)"""
+    See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/extensibility#metadata-patches)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class UsageUpdateSessionUpdate(_Model):
     """Context window and cost update for the session.
 
-    A variant of SessionUpdate (`sessionUpdate` is 'usage_update')."""
+    A variant of SessionUpdate (`sessionUpdate` is 'usage_update').
+    """
 
     session_update: ClassVar[str] = "usage_update"
 
@@ -4114,14 +4484,16 @@ class UsageUpdateSessionUpdate(_Model):
     cost: Cost | None | Unset = UNSET
     """Cumulative session cost.
 
-    Omitted leaves the last reported cost unchanged. `null` clears it. A value replaces it."""
+    Omitted leaves the last reported cost unchanged. `null` clears it. A value replaces it.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4131,7 +4503,8 @@ class NoticeSessionUpdate(_Model):
     No Client capability is required. Clients that do not understand or
     present notices may ignore them.
 
-    A variant of SessionUpdate (`sessionUpdate` is 'notice')."""
+    A variant of SessionUpdate (`sessionUpdate` is 'notice').
+    """
 
     session_update: ClassVar[str] = "notice"
 
@@ -4144,21 +4517,24 @@ class NoticeSessionUpdate(_Model):
     description: str | None | Unset = UNSET
     """Optional plain-text detail or guidance.
 
-    Omitted and `null` are equivalent and mean no description was supplied."""
+    Omitted and `null` are equivalent and mean no description was supplied.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class CompactionUpdateSessionUpdate(_Model):
     """A context compaction has been created or updated.
 
-    A variant of SessionUpdate (`sessionUpdate` is 'compaction_update')."""
+    A variant of SessionUpdate (`sessionUpdate` is 'compaction_update').
+    """
 
     session_update: ClassVar[str] = "compaction_update"
 
@@ -4182,14 +4558,16 @@ class CompactionUpdateSessionUpdate(_Model):
     stored value without merging nested objects. Beyond this patch rule, implementations
     MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/extensibility#metadata-patches)"""
+    See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/extensibility#metadata-patches)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class CompactionSummaryChunkSessionUpdate(_Model):
     """A content block appended to a context compaction's retained summary.
 
-    A variant of SessionUpdate (`sessionUpdate` is 'compaction_summary_chunk')."""
+    A variant of SessionUpdate (`sessionUpdate` is 'compaction_summary_chunk').
+    """
 
     session_update: ClassVar[str] = "compaction_summary_chunk"
 
@@ -4205,7 +4583,8 @@ class CompactionSummaryChunkSessionUpdate(_Model):
     Implementations MUST NOT assign meaning to keys they do not recognize.
     This metadata is scoped to the chunk and does not patch stored metadata.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4238,7 +4617,8 @@ class ContentChunk(_Model):
     """A unique identifier for the message this chunk belongs to.
 
     All chunks belonging to the same message share the same `messageId`.
-    Chunks for different messages can interleave."""
+    Chunks for different messages can interleave.
+    """
 
     content: ContentBlock
     """A single item of content"""
@@ -4249,7 +4629,8 @@ class ContentChunk(_Model):
     Implementations MUST NOT assign meaning to keys they do not recognize.
     This metadata is scoped to the chunk and does not patch stored metadata.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4266,7 +4647,8 @@ class UserMessage(_Model):
     a `user_message` update includes `content`, that array replaces any content
     previously accumulated for the message, including content from earlier
     chunks. Later chunks with the same `messageId` append to the current
-    content."""
+    content.
+    """
 
     message_id: MessageId
     """A unique identifier for the message."""
@@ -4282,7 +4664,8 @@ class UserMessage(_Model):
     stored value without merging nested objects. Beyond this patch rule, implementations
     MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/extensibility#metadata-patches)"""
+    See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/extensibility#metadata-patches)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4299,7 +4682,8 @@ class AgentMessage(_Model):
     an `agent_message` update includes `content`, that array replaces any
     content previously accumulated for the message, including content from
     earlier chunks. Later chunks with the same `messageId` append to the current
-    content."""
+    content.
+    """
 
     message_id: MessageId
     """A unique identifier for the message."""
@@ -4315,7 +4699,8 @@ class AgentMessage(_Model):
     stored value without merging nested objects. Beyond this patch rule, implementations
     MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/extensibility#metadata-patches)"""
+    See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/extensibility#metadata-patches)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4332,7 +4717,8 @@ class AgentThought(_Model):
     an `agent_thought` update includes `content`, that array replaces any
     content previously accumulated for the thought, including content from
     earlier chunks. Later chunks with the same `messageId` append to the current
-    content."""
+    content.
+    """
 
     message_id: MessageId
     """A unique identifier for the thought message."""
@@ -4348,7 +4734,8 @@ class AgentThought(_Model):
     stored value without merging nested objects. Beyond this patch rule, implementations
     MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/extensibility#metadata-patches)"""
+    See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/extensibility#metadata-patches)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4356,7 +4743,8 @@ class TerminalBackgroundWork(_Model):
     """A process that keeps running after its tool call returned control to the model.
     Live until its `terminal_update` reports `exitStatus`.
 
-    A variant of BackgroundWork (`type` is 'terminal')."""
+    A variant of BackgroundWork (`type` is 'terminal').
+    """
 
     type: ClassVar[str] = "terminal"
 
@@ -4368,7 +4756,8 @@ class TerminalBackgroundWork(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4377,7 +4766,8 @@ class ToolCallBackgroundWork(_Model):
     a watcher, a workflow, or a scheduled wakeup. `pending` and `paused` tool calls
     stay listed.
 
-    A variant of BackgroundWork (`type` is 'tool_call')."""
+    A variant of BackgroundWork (`type` is 'tool_call').
+    """
 
     type: ClassVar[str] = "tool_call"
 
@@ -4389,7 +4779,8 @@ class ToolCallBackgroundWork(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4425,7 +4816,8 @@ class BackgroundTerminal(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4440,7 +4832,8 @@ class BackgroundToolCall(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4455,14 +4848,16 @@ class RunningStateUpdate(_Model):
     running. An Agent that reports background work MUST include it on every state
     update for the session. A malformed list is treated as not reported.
 
-    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)"""
+    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4473,7 +4868,8 @@ class ErrorStopReason(_Model):
     """The failure, as a JSON-RPC error object.
 
     Optional. Omitted and `null` are equivalent and mean the agent is not reporting failure details.
-    Agents SHOULD include it."""
+    Agents SHOULD include it.
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4481,7 +4877,8 @@ class EndTurnIdleStateUpdate(_Model):
     """The active work ended successfully.
     Includes locally handled commands that required no model call.
 
-    A variant of IdleStateUpdate (`stopReason` is 'end_turn')."""
+    A variant of IdleStateUpdate (`stopReason` is 'end_turn').
+    """
 
     stop_reason: ClassVar[str] = "end_turn"
 
@@ -4493,21 +4890,24 @@ class EndTurnIdleStateUpdate(_Model):
     running. An Agent that reports background work MUST include it on every state
     update for the session. A malformed list is treated as not reported.
 
-    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)"""
+    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class MaxTokensIdleStateUpdate(_Model):
     """The active work ended because the agent reached the maximum number of tokens.
 
-    A variant of IdleStateUpdate (`stopReason` is 'max_tokens')."""
+    A variant of IdleStateUpdate (`stopReason` is 'max_tokens').
+    """
 
     stop_reason: ClassVar[str] = "max_tokens"
 
@@ -4519,14 +4919,16 @@ class MaxTokensIdleStateUpdate(_Model):
     running. An Agent that reports background work MUST include it on every state
     update for the session. A malformed list is treated as not reported.
 
-    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)"""
+    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4534,7 +4936,8 @@ class MaxTurnRequestsIdleStateUpdate(_Model):
     """The active work ended because the agent reached the maximum number of
     model requests for the foreground work.
 
-    A variant of IdleStateUpdate (`stopReason` is 'max_turn_requests')."""
+    A variant of IdleStateUpdate (`stopReason` is 'max_turn_requests').
+    """
 
     stop_reason: ClassVar[str] = "max_turn_requests"
 
@@ -4546,21 +4949,24 @@ class MaxTurnRequestsIdleStateUpdate(_Model):
     running. An Agent that reports background work MUST include it on every state
     update for the session. A malformed list is treated as not reported.
 
-    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)"""
+    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class RefusalIdleStateUpdate(_Model):
     """The active work ended because the agent refused to continue.
 
-    A variant of IdleStateUpdate (`stopReason` is 'refusal')."""
+    A variant of IdleStateUpdate (`stopReason` is 'refusal').
+    """
 
     stop_reason: ClassVar[str] = "refusal"
 
@@ -4572,14 +4978,16 @@ class RefusalIdleStateUpdate(_Model):
     running. An Agent that reports background work MUST include it on every state
     update for the session. A malformed list is treated as not reported.
 
-    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)"""
+    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4595,7 +5003,8 @@ class CancelledIdleStateUpdate(_Model):
     exceptions. Agents MUST catch these errors and report `cancelled`, not
     `error`.
 
-    A variant of IdleStateUpdate (`stopReason` is 'cancelled')."""
+    A variant of IdleStateUpdate (`stopReason` is 'cancelled').
+    """
 
     stop_reason: ClassVar[str] = "cancelled"
 
@@ -4607,14 +5016,16 @@ class CancelledIdleStateUpdate(_Model):
     running. An Agent that reports background work MUST include it on every state
     update for the session. A malformed list is treated as not reported.
 
-    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)"""
+    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4625,7 +5036,8 @@ class ErrorIdleStateUpdate(_Model):
     insertion also requires an error response to `session/prompt`. After
     insertion, the prompt's response remains successful.
 
-    A variant of IdleStateUpdate (`stopReason` is 'error')."""
+    A variant of IdleStateUpdate (`stopReason` is 'error').
+    """
 
     stop_reason: ClassVar[str] = "error"
 
@@ -4637,20 +5049,23 @@ class ErrorIdleStateUpdate(_Model):
     running. An Agent that reports background work MUST include it on every state
     update for the session. A malformed list is treated as not reported.
 
-    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)"""
+    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
     error: Error | None | Unset = UNSET
     """The failure, as a JSON-RPC error object.
 
     Optional. Omitted and `null` are equivalent and mean the agent is not reporting failure details.
-    Agents SHOULD include it."""
+    Agents SHOULD include it.
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4675,14 +5090,16 @@ class OtherIdleStateUpdate(_Model):
     running. An Agent that reports background work MUST include it on every state
     update for the session. A malformed list is treated as not reported.
 
-    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)"""
+    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
     extra: dict[str, Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
@@ -4692,7 +5109,8 @@ class OtherIdleStateUpdate(_Model):
 class NoneIdleStateUpdate(_Model):
     """No stop reason: `stopReason` is omitted or `null`.
 
-    A variant of IdleStateUpdate."""
+    A variant of IdleStateUpdate.
+    """
 
     background: list[BackgroundWork] | None | Unset = UNSET
     """Work running independently of foreground work, as a complete snapshot.
@@ -4702,14 +5120,16 @@ class NoneIdleStateUpdate(_Model):
     running. An Agent that reports background work MUST include it on every state
     update for the session. A malformed list is treated as not reported.
 
-    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)"""
+    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
     stop_reason: None | Unset = UNSET
 
@@ -4723,7 +5143,8 @@ class RequiresActionStateUpdate(_Model):
     state if other foreground work can progress, or if the requests belong only
     to independent background activity. Once reported, agents MUST report
     `running` when progress resumes, or `idle` if the work ends without resuming.
-    Responding to one request does not itself imply `running`."""
+    Responding to one request does not itself imply `running`.
+    """
 
     background: list[BackgroundWork] | None | Unset = UNSET
     """Work running independently of foreground work, as a complete snapshot.
@@ -4733,21 +5154,24 @@ class RequiresActionStateUpdate(_Model):
     running. An Agent that reports background work MUST include it on every state
     update for the session. A malformed list is treated as not reported.
 
-    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)"""
+    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class StateUpdateRunning(_Model):
     """Foreground work is in progress.
 
-    A variant of StateUpdate (`state` is 'running')."""
+    A variant of StateUpdate (`state` is 'running').
+    """
 
     state: ClassVar[str] = "running"
 
@@ -4759,21 +5183,24 @@ class StateUpdateRunning(_Model):
     running. An Agent that reports background work MUST include it on every state
     update for the session. A malformed list is treated as not reported.
 
-    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)"""
+    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class StateUpdateIdle(_Model):
     """No foreground work is active. Background activity may continue.
 
-    A variant of StateUpdate (`state` is 'idle')."""
+    A variant of StateUpdate (`state` is 'idle').
+    """
 
     state: ClassVar[str] = "idle"
 
@@ -4785,7 +5212,8 @@ class StateUpdateIdle(_Model):
 class StateUpdateRequiresAction(_Model):
     """Foreground work is blocked on user action.
 
-    A variant of StateUpdate (`state` is 'requires_action')."""
+    A variant of StateUpdate (`state` is 'requires_action').
+    """
 
     state: ClassVar[str] = "requires_action"
 
@@ -4797,14 +5225,16 @@ class StateUpdateRequiresAction(_Model):
     running. An Agent that reports background work MUST include it on every state
     update for the session. A malformed list is treated as not reported.
 
-    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)"""
+    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4838,7 +5268,8 @@ class ToolCallContentChunk(_Model):
     Tool-call content chunks append one `ToolCallContent` item to the current
     content for the matching `toolCallId`. Agents can send a `tool_call_update`
     with `content` when they need to replace the whole content collection
-    instead."""
+    instead.
+    """
 
     tool_call_id: ToolCallId
     """The ID of the tool call this content belongs to."""
@@ -4852,7 +5283,8 @@ class ToolCallContentChunk(_Model):
     Implementations MUST NOT assign meaning to keys they do not recognize.
     This metadata is scoped to the chunk and does not patch stored metadata.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4867,7 +5299,8 @@ class TerminalOutput(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4875,25 +5308,29 @@ class TerminalExitStatus(_Model):
     """Exit information for an agent-owned terminal.
 
     The presence of this object marks the terminal as exited, even when neither
-    an exit code nor a signal is known."""
+    an exit code nor a signal is known.
+    """
 
     exit_code: int | None | Unset = UNSET
     """Process exit code as the platform reports it, when known. Negative values are
-    allowed, for example signed Windows exit codes. Omitted and `null` are equivalent."""
+    allowed, for example signed Windows exit codes. Omitted and `null` are equivalent.
+    """
 
     signal: str | None | Unset = UNSET
     """Signal that terminated the process, when known.
 
     Agents should use the conventional platform signal name. POSIX examples
     include `SIGTERM`, `SIGKILL`, and `SIGINT`. Other platforms may use a
-    platform-specific name. Omitted and `null` are equivalent."""
+    platform-specific name. Omitted and `null` are equivalent.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4911,7 +5348,8 @@ class TerminalSize(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4928,28 +5366,32 @@ class TerminalCapabilities(_Model):
     """Permits the Client to cancel this terminal with `terminal/cancel`.
 
     Omitted and `null` are equivalent and mean unsupported. An object (including `{}`)
-    means supported. Agents SHOULD stop advertising it once the terminal reports `exitStatus`."""
+    means supported. Agents SHOULD stop advertising it once the terminal reports `exitStatus`.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class TerminalCancelCapabilities(_Model):
     """Capability to cancel a terminal with `terminal/cancel`.
 
-    Supplying `{}` advertises support. An omitted or `null` `cancel` does not."""
+    Supplying `{}` advertises support. An omitted or `null` `cancel` does not.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4960,7 +5402,8 @@ class TerminalUpdate(_Model):
     semantics: omitted fields leave the stored value unchanged, `null` clears
     it, and concrete values replace it. A concrete `_meta` object instead
     patches the stored metadata by top-level key. When the terminal ID is new,
-    omitted fields start unknown."""
+    omitted fields start unknown.
+    """
 
     terminal_id: TerminalId
     """Unique identifier for this terminal within the session."""
@@ -4981,13 +5424,15 @@ class TerminalUpdate(_Model):
     """The terminal size the command runs with, when known.
 
     Clients can render output at this size so that column layouts, progress bars,
-    and cursor-positioned output display as the program wrote them."""
+    and cursor-positioned output display as the program wrote them.
+    """
 
     capabilities: TerminalCapabilities | None | Unset = UNSET
     """Client-initiated controls this terminal currently supports, such as cancellation.
 
     Omission leaves the capabilities unchanged, `null` clears them, and an object replaces
-    the whole previous value. A new terminal starts with none."""
+    the whole previous value. A new terminal starts with none.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -4997,7 +5442,8 @@ class TerminalUpdate(_Model):
     stored value without merging nested objects. Beyond this patch rule, implementations
     MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/extensibility#metadata-patches)"""
+    See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/extensibility#metadata-patches)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5016,14 +5462,16 @@ class TerminalOutputChunk(_Model):
     Implementations MUST NOT assign meaning to keys they do not recognize.
     This metadata is scoped to the chunk and does not patch stored metadata.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class ItemsPlanUpdateContent(_Model):
     """Structured plan entries.
 
-    A variant of PlanUpdateContent (`type` is 'items')."""
+    A variant of PlanUpdateContent (`type` is 'items').
+    """
 
     type: ClassVar[str] = "items"
 
@@ -5034,14 +5482,16 @@ class ItemsPlanUpdateContent(_Model):
     """The list of tasks to be accomplished.
 
     When updating an item-based plan, the agent must send a complete list of all entries
-    with their current status. The client replaces that plan with each update."""
+    with their current status. The client replaces that plan with each update.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5084,7 +5534,8 @@ class PlanEntry(_Model):
 
     priority: PlanEntryPriority | str
     """The relative importance of this task.
-    Used to indicate which tasks are most critical to the overall goal."""
+    Used to indicate which tasks are most critical to the overall goal.
+    """
 
     status: PlanEntryStatus | str
     """Current execution status of this task."""
@@ -5094,7 +5545,8 @@ class PlanEntry(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5108,14 +5560,16 @@ class PlanItems(_Model):
     """The list of tasks to be accomplished.
 
     When updating an item-based plan, the agent must send a complete list of all entries
-    with their current status. The client replaces that plan with each update."""
+    with their current status. The client replaces that plan with each update.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5130,7 +5584,8 @@ class PlanUpdate(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5145,7 +5600,8 @@ class AvailableCommandsUpdate(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5160,7 +5616,8 @@ class ConfigOptionUpdate(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5172,7 +5629,8 @@ class SessionInfoUpdate(_Model):
 
     Omitted fields leave the existing session info unchanged. `null` clears the
     corresponding value. A concrete `_meta` object patches the stored metadata by
-    top-level key."""
+    top-level key.
+    """
 
     title: str | None | Unset = UNSET
     """Human-readable title for the session. Set to null to clear."""
@@ -5188,7 +5646,8 @@ class SessionInfoUpdate(_Model):
     stored value without merging nested objects. Beyond this patch rule, implementations
     MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/extensibility#metadata-patches)"""
+    See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/extensibility#metadata-patches)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5200,14 +5659,16 @@ class Cost(_Model):
 
     currency: str
     """Unit of `amount`: an ISO 4217 currency code (e.g., "USD", "EUR") for money, or another
-    unit such as "credits"."""
+    unit such as "credits".
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5223,14 +5684,16 @@ class UsageUpdate(_Model):
     cost: Cost | None | Unset = UNSET
     """Cumulative session cost.
 
-    Omitted leaves the last reported cost unchanged. `null` clears it. A value replaces it."""
+    Omitted leaves the last reported cost unchanged. `null` clears it. A value replaces it.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5253,14 +5716,16 @@ class Notice(_Model):
     description: str | None | Unset = UNSET
     """Optional plain-text detail or guidance.
 
-    Omitted and `null` are equivalent and mean no description was supplied."""
+    Omitted and `null` are equivalent and mean no description was supplied.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5271,7 +5736,8 @@ class CompactionUpdate(_Model):
     `summary`, `error`, and `_meta` have patch semantics: omission leaves the
     stored value unchanged, `null` clears it, and a concrete value replaces it.
     `summary: []` also clears the summary. A concrete `_meta` object patches the
-    stored metadata by top-level key instead of replacing it."""
+    stored metadata by top-level key instead of replacing it.
+    """
 
     compaction_id: CompactionId
     """The Agent-owned ID of this compaction, unique within the session."""
@@ -5293,13 +5759,15 @@ class CompactionUpdate(_Model):
     stored value without merging nested objects. Beyond this patch rule, implementations
     MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/extensibility#metadata-patches)"""
+    See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/extensibility#metadata-patches)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class CompactionSummaryChunk(_Model):
     """A content block appended to a compaction's summary. A first-seen ID creates
-    an in-progress compaction. Chunks append in receive order."""
+    an in-progress compaction. Chunks append in receive order.
+    """
 
     compaction_id: CompactionId
     """ID of the compaction whose summary receives this content."""
@@ -5313,14 +5781,16 @@ class CompactionSummaryChunk(_Model):
     Implementations MUST NOT assign meaning to keys they do not recognize.
     This metadata is scoped to the chunk and does not patch stored metadata.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class CompleteElicitationNotification(_Model):
     """Notification sent by the agent when a URL-based elicitation is complete.
 
-    This notification is not a foreground state update."""
+    This notification is not a foreground state update.
+    """
 
     METHOD: ClassVar[str] = "elicitation/complete"
     """The JSON-RPC method (client side)."""
@@ -5333,7 +5803,8 @@ class CompleteElicitationNotification(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5378,7 +5849,8 @@ class InitializeRequest(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5397,21 +5869,24 @@ class ClientCapabilities(_Model):
     in its `InitializeResponse`.
 
     Optional. Omitted and `null` are equivalent and mean the client does not advertise any
-    authentication-method extensions."""
+    authentication-method extensions.
+    """
 
     elicitation: ElicitationCapabilities | None | Unset = UNSET
     """Elicitation capabilities supported by the client.
     Determines which elicitation modes the agent may use.
 
     Optional. Omitted and `null` are equivalent and mean the client does not advertise
-    elicitation support."""
+    elicitation support.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5420,7 +5895,8 @@ class ClientAuthCapabilities(_Model):
 
     Advertised during initialization to inform the agent which authentication
     method types the client can handle. This governs opt-in types that require
-    additional client-side support."""
+    additional client-side support.
+    """
 
     terminal: TerminalAuthCapabilities | None | Unset = UNSET
     """Whether the client supports `terminal` authentication methods.
@@ -5428,14 +5904,16 @@ class ClientAuthCapabilities(_Model):
     Optional. Omitted and `null` are equivalent and mean the client does not advertise support.
     The client should supply `{}` only when it can reproduce the configured
     agent invocation in an interactive terminal. Supplying `{}` means the
-    agent may include `terminal` entries in its authentication methods."""
+    agent may include `terminal` entries in its authentication methods.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5444,14 +5922,16 @@ class TerminalAuthCapabilities(_Model):
 
     Supplying `{}` means the client can reproduce the configured agent
     invocation in an interactive terminal and supports terminal authentication
-    methods."""
+    methods.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5462,48 +5942,55 @@ class ElicitationCapabilities(_Model):
     """Whether the client supports form-based elicitation.
 
     Optional. Omitted and `null` are equivalent and mean form support is not advertised.
-    Supplying `{}` explicitly advertises form support."""
+    Supplying `{}` explicitly advertises form support.
+    """
 
     url: ElicitationUrlCapabilities | None | Unset = UNSET
     """Whether the client supports URL-based elicitation.
 
     Optional. Omitted and `null` are equivalent and mean the client does not advertise support.
-    Supplying `{}` means the client supports URL-based elicitation."""
+    Supplying `{}` means the client supports URL-based elicitation.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class ElicitationFormCapabilities(_Model):
     """Form-based elicitation capabilities.
 
-    Supplying `{}` means the client supports form-based elicitation."""
+    Supplying `{}` means the client supports form-based elicitation.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class ElicitationUrlCapabilities(_Model):
     """URL-based elicitation capabilities.
 
-    Supplying `{}` means the client supports URL-based elicitation."""
+    Supplying `{}` means the client supports URL-based elicitation.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5514,21 +6001,24 @@ class LoginAuthRequest(_Model):
 
     Agents MUST support this method when their `initialize` response included
     a non-empty `authMethods` list. Clients MUST NOT call this method
-    when `authMethods` was omitted or empty."""
+    when `authMethods` was omitted or empty.
+    """
 
     METHOD: ClassVar[str] = "auth/login"
     """The JSON-RPC method (agent side)."""
 
     method_id: AuthMethodId
     """The ID of the authentication method to use.
-    Must be one of the methods advertised in the initialize response."""
+    Must be one of the methods advertised in the initialize response.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5539,7 +6029,8 @@ class LogoutAuthRequest(_Model):
 
     Agents MUST support this method when their `initialize` response included
     a non-empty `authMethods` list. Clients MUST NOT call this method
-    when `authMethods` was omitted or empty."""
+    when `authMethods` was omitted or empty.
+    """
 
     METHOD: ClassVar[str] = "auth/logout"
     """The JSON-RPC method (agent side)."""
@@ -5549,7 +6040,8 @@ class LogoutAuthRequest(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5570,7 +6062,8 @@ class NewSessionRequest(_Model):
 
     These expand the session's workspace scope without changing `cwd`, which
     remains the base for relative paths. When omitted or empty, no
-    additional roots are activated for the new session."""
+    additional roots are activated for the new session.
+    """
 
     mcp_servers: list[McpServer] | Unset = UNSET
     """List of MCP (Model Context Protocol) servers the agent should connect to."""
@@ -5580,7 +6073,8 @@ class NewSessionRequest(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5589,7 +6083,8 @@ class HttpMcpServer(_Model):
 
     Only available when the Agent capabilities include `session.mcp.http`.
 
-    A variant of McpServer (`type` is 'http')."""
+    A variant of McpServer (`type` is 'http').
+    """
 
     type: ClassVar[str] = "http"
 
@@ -5601,14 +6096,16 @@ class HttpMcpServer(_Model):
 
     headers: list[HttpHeader] | Unset = UNSET
     """HTTP headers to set when making requests to the MCP server. Headers the MCP transport
-    defines are owned by the transport, and Agents use the transport's values for them."""
+    defines are owned by the transport, and Agents use the transport's values for them.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5617,7 +6114,8 @@ class StdioMcpServer(_Model):
 
     Only available when the Agent capabilities include `session.mcp.stdio`.
 
-    A variant of McpServer (`type` is 'stdio')."""
+    A variant of McpServer (`type` is 'stdio').
+    """
 
     type: ClassVar[str] = "stdio"
 
@@ -5632,14 +6130,16 @@ class StdioMcpServer(_Model):
 
     env: list[EnvVariable] | Unset = UNSET
     """Environment variables to set when launching the MCP server. Names SHOULD be unique.
-    Agents MAY reject duplicates with `-32602`, and otherwise the last entry wins."""
+    Agents MAY reject duplicates with `-32602`, and otherwise the last entry wins.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5680,7 +6180,8 @@ class HttpHeader(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5695,14 +6196,16 @@ class McpServerHttp(_Model):
 
     headers: list[HttpHeader] | Unset = UNSET
     """HTTP headers to set when making requests to the MCP server. Headers the MCP transport
-    defines are owned by the transport, and Agents use the transport's values for them."""
+    defines are owned by the transport, and Agents use the transport's values for them.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5720,14 +6223,16 @@ class McpServerStdio(_Model):
 
     env: list[EnvVariable] | Unset = UNSET
     """Environment variables to set when launching the MCP server. Names SHOULD be unique.
-    Agents MAY reject duplicates with `-32602`, and otherwise the last entry wins."""
+    Agents MAY reject duplicates with `-32602`, and otherwise the last entry wins.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5743,26 +6248,30 @@ class ListSessionsRequest(_Model):
     Only sessions whose `cwd` is this same directory match. Subdirectories and
     `additionalDirectories` don't. Agents MAY normalize paths when comparing.
 
-    Omitted and `null` are equivalent and mean sessions are not filtered by working directory."""
+    Omitted and `null` are equivalent and mean sessions are not filtered by working directory.
+    """
 
     cursor: SessionListCursor | None | Unset = UNSET
     """Opaque cursor token from a previous response's nextCursor field for cursor-based pagination
 
-    Omitted and `null` are equivalent and mean the first page is requested."""
+    Omitted and `null` are equivalent and mean the first page is requested.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class DeleteSessionRequest(_Model):
     """Request parameters for deleting an existing session from `session/list`.
 
-    Only available if the Agent supports the `session.delete` capability."""
+    Only available if the Agent supports the `session.delete` capability.
+    """
 
     METHOD: ClassVar[str] = "session/delete"
     """The JSON-RPC method (agent side)."""
@@ -5775,7 +6284,8 @@ class DeleteSessionRequest(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5783,7 +6293,8 @@ class ResumeSessionRequest(_Model):
     """Request parameters for resuming an existing session.
 
     Resumes an existing session and optionally replays retained conversation
-    history according to `replayFrom`."""
+    history according to `replayFrom`.
+    """
 
     METHOD: ClassVar[str] = "session/resume"
     """The JSON-RPC method (agent side)."""
@@ -5795,7 +6306,8 @@ class ResumeSessionRequest(_Model):
     """The working directory for this session. Must be an absolute path.
 
     Clients MUST send the session's working directory. Agents MAY reject a different directory
-    with `-32602`, and MAY normalize paths when comparing."""
+    with `-32602`, and MAY normalize paths when comparing.
+    """
 
     additional_directories: list[AbsolutePath] | Unset = UNSET
     """Additional workspace roots to activate for this session. Each path must be absolute.
@@ -5803,13 +6315,15 @@ class ResumeSessionRequest(_Model):
     When omitted or empty, no additional roots are activated. When non-empty,
     this is the complete resulting additional-root list for the resumed
     session. It may differ from any previously used or reported list as long as
-    the request `cwd` matches the session's `cwd`."""
+    the request `cwd` matches the session's `cwd`.
+    """
 
     mcp_servers: list[McpServer] | Unset = UNSET
     """List of MCP servers to connect to for this session.
 
     The complete set of Client-provided servers. Omitted and `[]` mean none. Agents SHOULD
-    NOT restore servers from earlier requests."""
+    NOT restore servers from earlier requests.
+    """
 
     replay_from: ReplayFrom | None | Unset = UNSET
     """Inclusive cursor describing where conversation replay should begin.
@@ -5822,21 +6336,24 @@ class ResumeSessionRequest(_Model):
 
     Agents MUST reject unsupported cursor types or malformed cursor values
     with `-32602` (Invalid params), rather than substituting another cursor
-    or resuming without replay."""
+    or resuming without replay.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class StartReplayFrom(_Model):
     """Replay all retained conversation history from its first replayable entry.
 
-    A variant of ReplayFrom (`type` is 'start')."""
+    A variant of ReplayFrom (`type` is 'start').
+    """
 
     type: ClassVar[str] = "start"
 
@@ -5845,7 +6362,8 @@ class StartReplayFrom(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5880,7 +6398,8 @@ class ReplayFromStart(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5904,7 +6423,8 @@ class CloseSessionRequest(_Model):
     been inserted, including held prompts. If closing prevents a prompt's user message from being inserted, the
     Agent MUST answer that request with `-32800` (Request Cancelled). If the message
     has already been inserted, the Agent MUST respond successfully with its
-    `messageId`. Prompt responses need not precede the close response."""
+    `messageId`. Prompt responses need not precede the close response.
+    """
 
     METHOD: ClassVar[str] = "session/close"
     """The JSON-RPC method (agent side)."""
@@ -5917,7 +6437,8 @@ class CloseSessionRequest(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5950,7 +6471,8 @@ class CancelToolCallRequest(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5984,14 +6506,16 @@ class CancelTerminalRequest(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class IdSetSessionConfigOptionRequest(_Model):
     """A `SessionConfigValueId` string value (`type: "id"`).
 
-    A variant of SetSessionConfigOptionRequest (`type` is 'id')."""
+    A variant of SetSessionConfigOptionRequest (`type` is 'id').
+    """
 
     type: ClassVar[str] = "id"
 
@@ -6006,7 +6530,8 @@ class IdSetSessionConfigOptionRequest(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
     value: SessionConfigValueId
     """The value ID."""
@@ -6016,7 +6541,8 @@ class IdSetSessionConfigOptionRequest(_Model):
 class BooleanSetSessionConfigOptionRequest(_Model):
     """A boolean value (`type: "boolean"`).
 
-    A variant of SetSessionConfigOptionRequest (`type` is 'boolean')."""
+    A variant of SetSessionConfigOptionRequest (`type` is 'boolean').
+    """
 
     type: ClassVar[str] = "boolean"
 
@@ -6031,7 +6557,8 @@ class BooleanSetSessionConfigOptionRequest(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
     value: bool
     """The boolean value."""
@@ -6065,7 +6592,8 @@ class OtherSetSessionConfigOptionRequest(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
     value: Any
     """Raw value payload for the custom or future value type."""
@@ -6105,14 +6633,16 @@ class PromptRequest(_Model):
     pieces of context from sources the agent may not have access to.
 
     Clients MUST NOT send an empty array. Agents MAY reject one with `-32602` without
-    inserting it."""
+    inserting it.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -6130,7 +6660,8 @@ class RequestPermissionResponse(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -6146,7 +6677,8 @@ class CancelledRequestPermissionOutcome(_Model):
 
     See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#cancellation)
 
-    A variant of RequestPermissionOutcome (`outcome` is 'cancelled')."""
+    A variant of RequestPermissionOutcome (`outcome` is 'cancelled').
+    """
 
     outcome: ClassVar[str] = "cancelled"
 
@@ -6155,7 +6687,8 @@ class CancelledRequestPermissionOutcome(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -6165,7 +6698,8 @@ class SelectedRequestPermissionOutcome(_Model):
     If `optionId` doesn't match an offered option, the agent MUST treat the request as not
     approved.
 
-    A variant of RequestPermissionOutcome (`outcome` is 'selected')."""
+    A variant of RequestPermissionOutcome (`outcome` is 'selected').
+    """
 
     outcome: ClassVar[str] = "selected"
 
@@ -6177,7 +6711,8 @@ class SelectedRequestPermissionOutcome(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -6212,7 +6747,8 @@ class CancelledPermissionOutcome(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -6227,14 +6763,16 @@ class SelectedPermissionOutcome(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class AcceptCreateElicitationResponse(_Model):
     """The user accepted and provided content.
 
-    A variant of CreateElicitationResponse (`action` is 'accept')."""
+    A variant of CreateElicitationResponse (`action` is 'accept').
+    """
 
     action: ClassVar[str] = "accept"
 
@@ -6243,19 +6781,22 @@ class AcceptCreateElicitationResponse(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
     content: dict[str, ElicitationContentValue] | None | Unset = UNSET
     """The user-provided content, if any, as an object matching the requested schema.
 
-    Omitted and `null` are equivalent and mean no content is provided."""
+    Omitted and `null` are equivalent and mean no content is provided.
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class DeclineCreateElicitationResponse(_Model):
     """The user declined the elicitation.
 
-    A variant of CreateElicitationResponse (`action` is 'decline')."""
+    A variant of CreateElicitationResponse (`action` is 'decline').
+    """
 
     action: ClassVar[str] = "decline"
 
@@ -6264,14 +6805,16 @@ class DeclineCreateElicitationResponse(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class CancelCreateElicitationResponse(_Model):
     """The elicitation was cancelled.
 
-    A variant of CreateElicitationResponse (`action` is 'cancel')."""
+    A variant of CreateElicitationResponse (`action` is 'cancel').
+    """
 
     action: ClassVar[str] = "cancel"
 
@@ -6280,7 +6823,8 @@ class CancelCreateElicitationResponse(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -6306,7 +6850,8 @@ class OtherCreateElicitationResponse(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
     extra: dict[str, Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
@@ -6319,7 +6864,8 @@ class ElicitationAcceptAction(_Model):
     content: dict[str, ElicitationContentValue] | None | Unset = UNSET
     """The user-provided content, if any, as an object matching the requested schema.
 
-    Omitted and `null` are equivalent and mean no content is provided."""
+    Omitted and `null` are equivalent and mean no content is provided.
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -6351,7 +6897,8 @@ class CancelSessionNotification(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -6366,14 +6913,16 @@ class CancelRequestNotification(_Model):
 
     request_id: RequestId
     """The ID of the request to cancel: a request that the sender of this notification issued.
-    Receivers match it only against requests they received from that sender."""
+    Receivers match it only against requests they received from that sender.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -6564,7 +7113,8 @@ RequestId: TypeAlias = int | str
 
 The receiver MUST reply with the same value in the response. Each side chooses IDs for its own
 requests, so the same ID can be in use in both directions. A sender MUST NOT reuse an ID while
-a request with it is still awaiting a response."""
+a request with it is still awaiting a response.
+"""
 
 SessionId: TypeAlias = str
 """A unique identifier for a conversation session between a client and agent.
@@ -6572,7 +7122,8 @@ SessionId: TypeAlias = str
 Each session has its own context, conversation history, and state, so one
 agent can run several independent sessions.
 
-See protocol docs: [Session ID](https://agentclientprotocol.com/protocol/v2/session-setup#session-id)"""
+See protocol docs: [Session ID](https://agentclientprotocol.com/protocol/v2/session-setup#session-id)
+"""
 
 RequestPermissionSubject: TypeAlias = (
     ToolCallRequestPermissionSubject
@@ -6595,7 +7146,8 @@ ToolCallContent: TypeAlias = (
 Tool calls can produce different types of content including standard
 content blocks (text, images), file diffs, or display-only terminals.
 
-See protocol docs: [Content](https://agentclientprotocol.com/protocol/v2/tool-calls#content)"""
+See protocol docs: [Content](https://agentclientprotocol.com/protocol/v2/tool-calls#content)
+"""
 
 ContentBlock: TypeAlias = (
     TextContentBlock
@@ -6616,7 +7168,8 @@ Content blocks appear in:
 This structure is compatible with the Model Context Protocol (MCP), so agents can
 forward content from MCP tool outputs without transformation.
 
-See protocol docs: [Content](https://agentclientprotocol.com/protocol/v2/content)"""
+See protocol docs: [Content](https://agentclientprotocol.com/protocol/v2/content)
+"""
 
 MediaType: TypeAlias = str
 """An Internet media type identifying the format of protocol content."""
@@ -6635,13 +7188,15 @@ DiffChange: TypeAlias = (
 """One file-level change described by a `Diff`.
 
 Structured change metadata lets clients identify affected files and
-operations without parsing the text patch."""
+operations without parsing the text patch.
+"""
 
 AbsolutePath: TypeAlias = str
 """An absolute filesystem path used by the protocol.
 
 Uses the native syntax of the machine the Agent runs on, such as `/home/user/project`,
-`C:\\Users\\user\\project`, or `\\\\server\\share\\project`. It is not a URI."""
+`C:\\Users\\user\\project`, or `\\\\server\\share\\project`. It is not a URI.
+"""
 
 TerminalId: TypeAlias = str
 """Unique identifier for an agent-owned terminal within a session."""
@@ -6666,7 +7221,8 @@ Accepting a URL does not mean the external interaction completed.
 Agents SHOULD cancel pending elicitations no longer needed by cancelled work.
 The request's scope alone does not establish that dependency.
 
-See protocol docs: [Elicitation](https://agentclientprotocol.com/protocol/v2/elicitation)"""
+See protocol docs: [Elicitation](https://agentclientprotocol.com/protocol/v2/elicitation)
+"""
 
 ElicitationPropertySchema: TypeAlias = (
     StringElicitationPropertySchema
@@ -6680,7 +7236,8 @@ ElicitationPropertySchema: TypeAlias = (
 
 Each variant corresponds to a JSON Schema `"type"` value.
 Single-select enums use `type: "string"` with `enum` or `oneOf` set.
-Multi-select enums use `type: "array"`."""
+Multi-select enums use `type: "array"`.
+"""
 
 MultiSelectItems: TypeAlias = (
     MultiSelectItemsString | OtherMultiSelectItems | TitledMultiSelectItems
@@ -6701,7 +7258,8 @@ ExtRequest: TypeAlias = Any
 Extension methods provide a way to add custom functionality while maintaining
 protocol compatibility.
 
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+"""
 
 AgentResponse: TypeAlias = Any
 """A JSON-RPC response object."""
@@ -6710,12 +7268,14 @@ ProtocolVersion: TypeAlias = int
 """Protocol version identifier.
 
 This version is only bumped for breaking changes.
-Non-breaking changes should be introduced via capabilities."""
+Non-breaking changes should be introduced via capabilities.
+"""
 
 AuthMethod: TypeAlias = TerminalAuthMethod | AgentAuthMethod | OtherAuthMethod
 """Describes an available authentication method.
 
-The `type` field acts as the discriminator in the serialized JSON form."""
+The `type` field acts as the discriminator in the serialized JSON form.
+"""
 
 AuthMethodId: TypeAlias = str
 """Typed identifier used for auth method values on the wire."""
@@ -6742,7 +7302,8 @@ SessionConfigGroupId: TypeAlias = str
 AvailableCommand: TypeAlias = CommandAvailableCommand | OtherAvailableCommand
 """A command the agent advertises to the client.
 
-The `type` field acts as the discriminator in the serialized JSON form."""
+The `type` field acts as the discriminator in the serialized JSON form.
+"""
 
 AvailableCommandInput: TypeAlias = (
     TextAvailableCommandInput | OtherAvailableCommandInput
@@ -6757,14 +7318,16 @@ MessageId: TypeAlias = str
 
 Each message type, such as user messages, agent messages, and agent thoughts,
 has its own ID space: messages of different types may share an ID and remain
-distinct messages."""
+distinct messages.
+"""
 
 ExtResponse: TypeAlias = Any
 """Allows for sending an arbitrary response to an extension request that is not part of the ACP spec.
 Extension methods provide a way to add custom functionality while maintaining
 protocol compatibility.
 
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+"""
 
 ErrorData: TypeAlias = (
     UnsupportedProtocolVersionErrorData | SessionNotFoundErrorData | Any
@@ -6797,7 +7360,8 @@ SessionUpdate: TypeAlias = (
 
 These updates report messages, progress, and other session activity.
 
-See protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#3-agent-reports-output)"""
+See protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#3-agent-reports-output)
+"""
 
 BackgroundWork: TypeAlias = (
     TerminalBackgroundWork | ToolCallBackgroundWork | OtherBackgroundWork
@@ -6809,7 +7373,8 @@ before the first snapshot that lists it, and MUST report a terminal's `exitStatu
 tool call's final status before the snapshot that removes it. Each piece of work is
 listed once: process-backed work is listed as its terminal, not also as its tool call.
 
-See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)"""
+See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
+"""
 
 IdleStateUpdate: TypeAlias = (
     EndTurnIdleStateUpdate
@@ -6828,7 +7393,8 @@ work. An idle update that does not end foreground work need not include one.
 Receivers treat an omitted, `null`, or malformed `stopReason` as the agent not
 reporting one.
 Repeated or resume snapshots may carry the last stop reason for context.
-They MUST NOT be counted as new completions, cancellations, or additional usage."""
+They MUST NOT be counted as new completions, cancellations, or additional usage.
+"""
 
 StateUpdate: TypeAlias = (
     StateUpdateRunning | StateUpdateIdle | StateUpdateRequiresAction | OtherStateUpdate
@@ -6872,7 +7438,8 @@ The agent MUST report `idle` when no foreground activity remains. Completing
 an individual activity while other foreground work continues does not require
 an idle boundary. Local commands use the same lifecycle even without model work.
 
-See protocol docs: [Session States](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#session-states)"""
+See protocol docs: [Session States](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#session-states)
+"""
 
 PlanUpdateContent: TypeAlias = ItemsPlanUpdateContent | OtherPlanUpdateContent
 """Updated content for a plan."""
@@ -6888,7 +7455,8 @@ ExtNotification: TypeAlias = Any
 Extension notifications provide a way to send one-way messages for custom functionality
 while maintaining protocol compatibility.
 
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+"""
 
 McpServer: TypeAlias = HttpMcpServer | StdioMcpServer | OtherMcpServer
 """Configuration for connecting to an MCP (Model Context Protocol) server.
@@ -6896,12 +7464,14 @@ McpServer: TypeAlias = HttpMcpServer | StdioMcpServer | OtherMcpServer
 MCP servers provide tools and context that the agent can use when
 processing prompts.
 
-See protocol docs: [MCP Servers](https://agentclientprotocol.com/protocol/v2/session-setup#mcp-servers)"""
+See protocol docs: [MCP Servers](https://agentclientprotocol.com/protocol/v2/session-setup#mcp-servers)
+"""
 
 ReplayFrom: TypeAlias = StartReplayFrom | OtherReplayFrom
 """Inclusive cursor describing where replayed session history should begin.
 
-Replay includes the position identified by the cursor."""
+Replay includes the position identified by the cursor.
+"""
 
 SetSessionConfigOptionRequest: TypeAlias = (
     IdSetSessionConfigOptionRequest
@@ -6914,7 +7484,8 @@ Agents MUST support this method for any session where they advertise config opti
 Agents MUST reject an unknown `configId` or invalid value with `-32602` and leave the
 configuration unchanged.
 
-See protocol docs: [Session Config Options](https://agentclientprotocol.com/protocol/v2/session-config-options#setting-a-config-option)"""
+See protocol docs: [Session Config Options](https://agentclientprotocol.com/protocol/v2/session-config-options#setting-a-config-option)
+"""
 
 ClientResponse: TypeAlias = Any
 """A JSON-RPC response object."""

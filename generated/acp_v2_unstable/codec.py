@@ -1566,7 +1566,7 @@ def _decode_RequestId(v: Any, strict: bool) -> RequestId:
                     if strict
                     else check_int(x, -9223372036854775808, 9223372036854775807)
                 ),
-                "string": lambda x, strict: (x if type(x) is str else check_str(x)),
+                "string": lambda x, strict: x if type(x) is str else check_str(x),
             },
             "integer or string",
         ),
@@ -3210,7 +3210,7 @@ def _decode_Icon(d: Any, strict: bool) -> Icon:
                 None
                 if v is None
                 else check_list_skipping(
-                    v, lambda x, strict: (x if type(x) is str else check_str(x)), strict
+                    v, lambda x, strict: x if type(x) is str else check_str(x), strict
                 )
             )
         except ValidationError as error:
@@ -5028,7 +5028,7 @@ def _decode_ElicitationSchema(d: Any, strict: bool) -> ElicitationSchema:
                 None
                 if v is None
                 else check_list(
-                    v, lambda x, strict: (x if type(x) is str else check_str(x)), strict
+                    v, lambda x, strict: x if type(x) is str else check_str(x), strict
                 )
             )
         except ValidationError as error:
@@ -5215,7 +5215,7 @@ def _decode_StringElicitationPropertySchema(
                 if v is None
                 else check_list(
                     v,
-                    lambda x, strict: (x if type(x) is str else check_str(x)),
+                    lambda x, strict: x if type(x) is str else check_str(x),
                     strict,
                     1,
                 )
@@ -5737,7 +5737,7 @@ def _decode_ArrayElicitationPropertySchema(
                 None
                 if v is None
                 else check_list_skipping(
-                    v, lambda x, strict: (x if type(x) is str else check_str(x)), strict
+                    v, lambda x, strict: x if type(x) is str else check_str(x), strict
                 )
             )
         except ValidationError as error:
@@ -6045,7 +6045,7 @@ def _decode_StringPropertySchema(d: Any, strict: bool) -> StringPropertySchema:
                 if v is None
                 else check_list(
                     v,
-                    lambda x, strict: (x if type(x) is str else check_str(x)),
+                    lambda x, strict: x if type(x) is str else check_str(x),
                     strict,
                     1,
                 )
@@ -6462,7 +6462,7 @@ def _decode_MultiSelectItemsString(d: Any, strict: bool) -> MultiSelectItemsStri
     else:
         try:
             f_enum = check_list(
-                v, lambda x, strict: (x if type(x) is str else check_str(x)), strict, 1
+                v, lambda x, strict: x if type(x) is str else check_str(x), strict, 1
             )
         except ValidationError as error:
             raise error.at("enum")
@@ -6562,7 +6562,7 @@ def _decode_StringMultiSelectItems(d: Any, strict: bool) -> StringMultiSelectIte
     else:
         try:
             f_enum = check_list(
-                v, lambda x, strict: (x if type(x) is str else check_str(x)), strict, 1
+                v, lambda x, strict: x if type(x) is str else check_str(x), strict, 1
             )
         except ValidationError as error:
             raise error.at("enum")
@@ -6725,7 +6725,7 @@ def _decode_MultiSelectPropertySchema(
                 None
                 if v is None
                 else check_list_skipping(
-                    v, lambda x, strict: (x if type(x) is str else check_str(x)), strict
+                    v, lambda x, strict: x if type(x) is str else check_str(x), strict
                 )
             )
         except ValidationError as error:
@@ -8164,7 +8164,7 @@ def _decode_TerminalAuthMethod(d: Any, strict: bool) -> TerminalAuthMethod:
     else:
         try:
             f_args = check_list(
-                v, lambda x, strict: (x if type(x) is str else check_str(x)), strict
+                v, lambda x, strict: x if type(x) is str else check_str(x), strict
             )
         except ValidationError as error:
             raise error.at("args")
@@ -8477,7 +8477,7 @@ def _decode_AuthMethodTerminal(d: Any, strict: bool) -> AuthMethodTerminal:
     else:
         try:
             f_args = check_list(
-                v, lambda x, strict: (x if type(x) is str else check_str(x)), strict
+                v, lambda x, strict: x if type(x) is str else check_str(x), strict
             )
         except ValidationError as error:
             raise error.at("args")
@@ -17581,7 +17581,7 @@ def _decode_SetProviderRequest(d: Any, strict: bool) -> SetProviderRequest:
     else:
         try:
             f_headers = check_map(
-                v, lambda x, strict: (x if type(x) is str else check_str(x)), strict
+                v, lambda x, strict: x if type(x) is str else check_str(x), strict
             )
         except ValidationError as error:
             raise error.at("headers")
@@ -17979,7 +17979,7 @@ def _decode_StdioMcpServer(d: Any, strict: bool) -> StdioMcpServer:
     else:
         try:
             f_args = check_list(
-                v, lambda x, strict: (x if type(x) is str else check_str(x)), strict
+                v, lambda x, strict: x if type(x) is str else check_str(x), strict
             )
         except ValidationError as error:
             raise error.at("args")
@@ -18296,7 +18296,7 @@ def _decode_McpServerStdio(d: Any, strict: bool) -> McpServerStdio:
     else:
         try:
             f_args = check_list(
-                v, lambda x, strict: (x if type(x) is str else check_str(x)), strict
+                v, lambda x, strict: x if type(x) is str else check_str(x), strict
             )
         except ValidationError as error:
             raise error.at("args")
@@ -19994,16 +19994,16 @@ def _decode_ElicitationContentValue(v: Any, strict: bool) -> ElicitationContentV
             v,
             strict,
             (
-                lambda x, strict: (x if type(x) is str else check_str(x)),
+                lambda x, strict: x if type(x) is str else check_str(x),
                 lambda x, strict: (
                     check_int(x, None, None)
                     if strict
                     else check_int(x, -9223372036854775808, 9223372036854775807)
                 ),
                 lambda x, strict: check_num(x, None, None),
-                lambda x, strict: (x if type(x) is bool else check_bool(x)),
+                lambda x, strict: x if type(x) is bool else check_bool(x),
                 lambda x, strict: check_list(
-                    x, lambda x, strict: (x if type(x) is str else check_str(x)), strict
+                    x, lambda x, strict: x if type(x) is str else check_str(x), strict
                 ),
                 any_value,
             ),

@@ -373,7 +373,8 @@ def apply_session_message(
 ) -> SessionMessageState:
     """Fold a SessionMessage into the stored state (None for an entity not seen before).
 
-    An upsert for an inter-session message."""
+    An upsert for an inter-session message.
+    """
     if state is None:
         state = SessionMessageState(
             message_id=update.message_id,
