@@ -156,8 +156,10 @@ class Connection(Generic[H]):
     before it have finished: when ``prompt`` returns, the updates streamed
     before its response have been handled. A request sent from a
     notification handler, or from a task one started, is exempt (it would
-    wait on itself) and returns as soon as its response arrives; a handler
-    that raises is logged and the next notification is handled.
+    wait on itself) and returns as soon as its response arrives; other code
+    awaiting a response waits for the handlers, so a notification handler
+    must not wait for such code to finish.
+    A handler that raises is logged and the next notification is handled.
     Unknown methods answer -32601, params that do not decode -32602, a
     handler's exception -32603 (or the :class:`RequestError` it raised), and
     ``$/cancel_request`` cancels the handler's task, which answers -32800.
@@ -429,7 +431,7 @@ class Connection(Generic[H]):
                 )
 
     def _release_barriers(self) -> None:
-        waiting = []
+        waiting: list[tuple[int, asyncio.Future[None]]] = []
         for queued, barrier in self._barriers:
             if queued > self._handled:
                 waiting.append((queued, barrier))
