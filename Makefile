@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 TS_PEERS := tests/interop/ts
 TS_STAMP := $(TS_PEERS)/node_modules/.installed
 
-.PHONY: install generate check typecheck lint test bench clean fixtures
+.PHONY: install generate check typecheck lint test fuzz bench clean fixtures
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -41,15 +41,22 @@ lint: $(STAMP)
 	$(BIN)/mypy --strict generator/acpgen/runtime
 	$(BIN)/pyright
 
+# The conformance suite runs inside pytest, once per package.
 test: $(STAMP) $(TS_STAMP) lint
 	$(BIN)/acpgen check
 	$(BIN)/python -m pytest
-	$(BIN)/acpgen conformance -q --package generated/acp_v1 --package generated/acp_v1_unstable --package generated/acp_v2 --package generated/acp_v2_unstable
+
+# The property tests with real randomness and many more examples (see
+# tests/conftest.py); a failure is saved in .hypothesis/ and replayed first.
+fuzz: $(STAMP)
+	HYPOTHESIS_PROFILE=fuzz $(BIN)/python -m pytest -m hypothesis
 
 fixtures: $(STAMP)
 	$(BIN)/acpgen conformance-fixtures
 
 bench: $(STAMP)
+	$(BIN)/pip install --quiet -e '.[test,bench]'
+	$(BIN)/python tests/bench_generate.py
 	$(BIN)/python tests/bench.py
 	$(BIN)/python tests/bench_strict.py
 	$(BIN)/python tests/bench_validate.py

@@ -1,13 +1,15 @@
 """An ACP v2 agent that streams each prompt's text back, word by word.
 
-v2 answers session/prompt at once and reports the turn's end as an idle
-state_update. Run by a client over stdin/stdout: python examples/echo_agent_v2.py [DELAY]
+v2 answers session/prompt at once with the user message's id, echoes the message
+(user_message), reports the turn running, and ends it with an idle state_update
+carrying the stop reason. Run by a client: python examples/echo_agent_v2.py [DELAY]
 """
 
 from __future__ import annotations
 
 import asyncio
 import sys
+import uuid
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "generated"))
@@ -25,18 +27,21 @@ class EchoAgent(acp.Agent):
         return acp.InitializeResponse(protocol_version=params.protocol_version, info=acp.Implementation(name="echo", version="1"))
 
     async def new_session(self, params: acp.NewSessionRequest) -> acp.NewSessionResponse:
-        return acp.NewSessionResponse(session_id=f"echo-{len(self.turns)}")
+        return acp.NewSessionResponse(session_id=f"echo-{uuid.uuid4().hex}")
 
     async def prompt(self, params: acp.PromptRequest) -> acp.PromptResponse:
-        words = [w for b in params.prompt if isinstance(b, acp.TextContentBlock) for w in b.text.split()]
-        self.turns[params.session_id] = asyncio.create_task(self.answer(params.session_id, words))
-        return acp.PromptResponse(message_id=f"user-{id(params)}")
+        message_id = uuid.uuid4().hex
+        self.turns[params.session_id] = asyncio.create_task(self.answer(params, message_id))
+        return acp.PromptResponse(message_id=message_id)
 
-    async def answer(self, session_id: str, words: list[str]) -> None:
+    async def answer(self, params: acp.PromptRequest, message_id: str) -> None:
+        session_id, reply_id = params.session_id, uuid.uuid4().hex
+        await self.send(session_id, acp.UserMessageSessionUpdate(message_id=message_id, content=params.prompt))
         idle: acp.IdleStateUpdate = acp.EndTurnIdleStateUpdate()
         try:
-            for word in words:
-                await self.send(session_id, acp.AgentMessageChunkSessionUpdate(message_id="reply", content=acp.TextContentBlock(text=word + " ")))
+            await self.send(session_id, acp.StateUpdateSessionUpdate(value=acp.StateUpdateRunning()))
+            for word in [w for b in params.prompt if isinstance(b, acp.TextContentBlock) for w in b.text.split()]:
+                await self.send(session_id, acp.AgentMessageChunkSessionUpdate(message_id=reply_id, content=acp.TextContentBlock(text=word + " ")))
                 await asyncio.sleep(DELAY)
         except asyncio.CancelledError:
             idle = acp.CancelledIdleStateUpdate()

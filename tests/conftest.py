@@ -1,14 +1,43 @@
-"""Shared helpers: paths, and generating a package from a small schema."""
+"""Shared helpers: paths, generating a package from a small schema, and the
+hypothesis profiles.
+
+Hypothesis profiles (``HYPOTHESIS_PROFILE``, or ``--hypothesis-profile``):
+
+- ``dev`` (the default): real randomness, so every run tries new examples;
+  a failure is saved in ``.hypothesis/`` and tried first next time.
+- ``ci`` (the default when ``CI`` is set): the same examples each run
+  (derandomized), so a CI run is reproducible; it explores nothing new.
+- ``fuzz`` (``make fuzz``): real randomness and :data:`FUZZ_FACTOR` times the
+  examples of each property test.
+
+A property test asks for ``examples(n)``: n under ``dev`` and ``ci``, more
+under ``fuzz``.
+"""
 
 from __future__ import annotations
 
 import importlib
 import itertools
 import json
+import os
 import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
+
+FUZZ_FACTOR = 10
+
+_COMMON = dict(deadline=None, print_blob=True, suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile("dev", **_COMMON)
+settings.register_profile("ci", derandomize=True, **_COMMON)
+settings.register_profile("fuzz", max_examples=100 * FUZZ_FACTOR, **_COMMON)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else "dev"))
+
+
+def examples(n: int) -> int:
+    """``n`` examples, scaled by the loaded profile (``fuzz``: many more)."""
+    return max(1, n * settings.default.max_examples // 100)
 
 ROOT = Path(__file__).resolve().parent.parent
 GENERATED = ROOT / "generated"

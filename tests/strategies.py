@@ -126,3 +126,21 @@ def _object(draw, root: dict, merged: dict, depth: int) -> dict:
     if draw(st.integers(0, 5)) == 0:
         out[draw(st.sampled_from(["extra", "_meta", "type"]))] = draw(SCALARS)
     return out
+
+
+@st.composite
+def valid_values(draw, root: dict, name: str, validator=None) -> Any:
+    """A value valid against ``$defs/<name>``, built directly (no filtering)
+    by the conformance fixture generator from randomness hypothesis draws:
+    any union member, optional members present or not, null where allowed.
+    The generator's rare invalid draw (a constraint it does not model) is
+    redrawn, as the fixture generator does, and checked with ``validator``
+    (a jsonschema validator for the definition) when one is given."""
+    from acpgen.conformance.fixturegen import Instances
+
+    rng = draw(st.randoms(use_true_random=False))
+    for _ in range(12):
+        value = Instances(root, rng).value({"$ref": f"#/$defs/{name}"}, "random")
+        if validator is None or validator.is_valid(value):
+            return value
+    raise AssertionError(f"no valid instance of {name} in 12 tries")  # pragma: no cover

@@ -1172,13 +1172,13 @@ def _decode_RequestId(v: Any, strict: bool) -> RequestId:
             v,
             strict,
             {
-                "null": lambda x, strict: (None if x is None else not_null(x)),
+                "null": lambda x, strict: None if x is None else not_null(x),
                 "integer": lambda x, strict: (
                     check_int(x, None, None)
                     if strict
                     else check_int(x, -9223372036854775808, 9223372036854775807)
                 ),
-                "string": lambda x, strict: (x if type(x) is str else check_str(x)),
+                "string": lambda x, strict: x if type(x) is str else check_str(x),
             },
             "null, integer or string",
         ),
@@ -3357,7 +3357,7 @@ def _decode_CreateTerminalRequest(d: Any, strict: bool) -> CreateTerminalRequest
     else:
         try:
             f_args = check_list(
-                v, lambda x, strict: (x if type(x) is str else check_str(x)), strict
+                v, lambda x, strict: x if type(x) is str else check_str(x), strict
             )
         except ValidationError as error:
             raise error.at("args")
@@ -4132,7 +4132,7 @@ def _decode_ElicitationSchema(d: Any, strict: bool) -> ElicitationSchema:
                 None
                 if v is None
                 else check_list(
-                    v, lambda x, strict: (x if type(x) is str else check_str(x)), strict
+                    v, lambda x, strict: x if type(x) is str else check_str(x), strict
                 )
             )
         except ValidationError as error:
@@ -4318,7 +4318,7 @@ def _decode_StringElicitationPropertySchema(
                 None
                 if v is None
                 else check_list(
-                    v, lambda x, strict: (x if type(x) is str else check_str(x)), strict
+                    v, lambda x, strict: x if type(x) is str else check_str(x), strict
                 )
             )
         except ValidationError as error:
@@ -4836,7 +4836,7 @@ def _decode_ArrayElicitationPropertySchema(
                 None
                 if v is None
                 else check_list_skipping(
-                    v, lambda x, strict: (x if type(x) is str else check_str(x)), strict
+                    v, lambda x, strict: x if type(x) is str else check_str(x), strict
                 )
             )
         except ValidationError as error:
@@ -5148,7 +5148,7 @@ def _decode_StringPropertySchema(d: Any, strict: bool) -> StringPropertySchema:
                 None
                 if v is None
                 else check_list(
-                    v, lambda x, strict: (x if type(x) is str else check_str(x)), strict
+                    v, lambda x, strict: x if type(x) is str else check_str(x), strict
                 )
             )
         except ValidationError as error:
@@ -5561,7 +5561,7 @@ def _decode_MultiSelectItemsString(d: Any, strict: bool) -> MultiSelectItemsStri
     else:
         try:
             f_enum = check_list(
-                v, lambda x, strict: (x if type(x) is str else check_str(x)), strict
+                v, lambda x, strict: x if type(x) is str else check_str(x), strict
             )
         except ValidationError as error:
             raise error.at("enum")
@@ -5666,7 +5666,7 @@ def _decode_StringMultiSelectItems(d: Any, strict: bool) -> StringMultiSelectIte
     else:
         try:
             f_enum = check_list(
-                v, lambda x, strict: (x if type(x) is str else check_str(x)), strict
+                v, lambda x, strict: x if type(x) is str else check_str(x), strict
             )
         except ValidationError as error:
             raise error.at("enum")
@@ -5829,7 +5829,7 @@ def _decode_MultiSelectPropertySchema(
                 None
                 if v is None
                 else check_list_skipping(
-                    v, lambda x, strict: (x if type(x) is str else check_str(x)), strict
+                    v, lambda x, strict: x if type(x) is str else check_str(x), strict
                 )
             )
         except ValidationError as error:
@@ -6869,7 +6869,7 @@ def _decode_TerminalAuthMethod(d: Any, strict: bool) -> TerminalAuthMethod:
     else:
         try:
             f_args = check_list(
-                v, lambda x, strict: (x if type(x) is str else check_str(x)), strict
+                v, lambda x, strict: x if type(x) is str else check_str(x), strict
             )
         except ValidationError as error:
             raise error.at("args")
@@ -6883,7 +6883,7 @@ def _decode_TerminalAuthMethod(d: Any, strict: bool) -> TerminalAuthMethod:
     else:
         try:
             f_env = check_map(
-                v, lambda x, strict: (x if type(x) is str else check_str(x)), strict
+                v, lambda x, strict: x if type(x) is str else check_str(x), strict
             )
         except ValidationError as error:
             raise error.at("env")
@@ -7014,7 +7014,7 @@ def _decode_AuthMethodTerminal(d: Any, strict: bool) -> AuthMethodTerminal:
     else:
         try:
             f_args = check_list(
-                v, lambda x, strict: (x if type(x) is str else check_str(x)), strict
+                v, lambda x, strict: x if type(x) is str else check_str(x), strict
             )
         except ValidationError as error:
             raise error.at("args")
@@ -7028,7 +7028,7 @@ def _decode_AuthMethodTerminal(d: Any, strict: bool) -> AuthMethodTerminal:
     else:
         try:
             f_env = check_map(
-                v, lambda x, strict: (x if type(x) is str else check_str(x)), strict
+                v, lambda x, strict: x if type(x) is str else check_str(x), strict
             )
         except ValidationError as error:
             raise error.at("env")
@@ -8184,7 +8184,7 @@ def _decode_SessionInfo(d: Any, strict: bool) -> SessionInfo:
     else:
         try:
             f_additional_directories = check_list_skipping(
-                v, lambda x, strict: (x if type(x) is str else check_str(x)), strict
+                v, lambda x, strict: x if type(x) is str else check_str(x), strict
             )
         except ValidationError as error:
             if strict:
@@ -11850,7 +11850,7 @@ def _decode_NewSessionRequest(d: Any, strict: bool) -> NewSessionRequest:
     else:
         try:
             f_additional_directories = check_list(
-                v, lambda x, strict: (x if type(x) is str else check_str(x)), strict
+                v, lambda x, strict: x if type(x) is str else check_str(x), strict
             )
         except ValidationError as error:
             raise error.at("additionalDirectories")
@@ -12299,7 +12299,7 @@ def _decode_McpServerStdio(d: Any, strict: bool) -> McpServerStdio:
     else:
         try:
             f_args = check_list(
-                v, lambda x, strict: (x if type(x) is str else check_str(x)), strict
+                v, lambda x, strict: x if type(x) is str else check_str(x), strict
             )
         except ValidationError as error:
             raise error.at("args")
@@ -12385,7 +12385,7 @@ def _decode_LoadSessionRequest(d: Any, strict: bool) -> LoadSessionRequest:
     else:
         try:
             f_additional_directories = check_list(
-                v, lambda x, strict: (x if type(x) is str else check_str(x)), strict
+                v, lambda x, strict: x if type(x) is str else check_str(x), strict
             )
         except ValidationError as error:
             raise error.at("additionalDirectories")
@@ -12568,7 +12568,7 @@ def _decode_ResumeSessionRequest(d: Any, strict: bool) -> ResumeSessionRequest:
     else:
         try:
             f_additional_directories = check_list(
-                v, lambda x, strict: (x if type(x) is str else check_str(x)), strict
+                v, lambda x, strict: x if type(x) is str else check_str(x), strict
             )
         except ValidationError as error:
             raise error.at("additionalDirectories")
@@ -13810,16 +13810,16 @@ def _decode_ElicitationContentValue(v: Any, strict: bool) -> ElicitationContentV
             v,
             strict,
             {
-                "string": lambda x, strict: (x if type(x) is str else check_str(x)),
+                "string": lambda x, strict: x if type(x) is str else check_str(x),
                 "integer": lambda x, strict: (
                     check_int(x, None, None)
                     if strict
                     else check_int(x, -9223372036854775808, 9223372036854775807)
                 ),
                 "number": lambda x, strict: check_num(x, None, None),
-                "boolean": lambda x, strict: (x if type(x) is bool else check_bool(x)),
+                "boolean": lambda x, strict: x if type(x) is bool else check_bool(x),
                 "array": lambda x, strict: check_list(
-                    x, lambda x, strict: (x if type(x) is str else check_str(x)), strict
+                    x, lambda x, strict: x if type(x) is str else check_str(x), strict
                 ),
             },
             "string, integer, number, boolean or array",

@@ -73,37 +73,68 @@ def apply_tool_call_update(
     else:
         _check_key(state, update, (("tool_call_id", "tool_call_id"),))
     v_kind: Any = update.kind
-    f_kind = state.kind if v_kind is UNSET or v_kind is None else v_kind
+    if v_kind is UNSET:
+        f_kind = state.kind
+    elif v_kind is None:
+        f_kind = state.kind
+    else:
+        f_kind = v_kind
     v_status: Any = update.status
-    f_status = state.status if v_status is UNSET or v_status is None else v_status
+    if v_status is UNSET:
+        f_status = state.status
+    elif v_status is None:
+        f_status = state.status
+    else:
+        f_status = v_status
     v_title: Any = update.title
-    f_title = state.title if v_title is UNSET or v_title is None else v_title
+    if v_title is UNSET:
+        f_title = state.title
+    elif v_title is None:
+        f_title = state.title
+    else:
+        f_title = v_title
     v_name: Any = update.name
-    f_name = state.name if v_name is UNSET or v_name is None else v_name
+    if v_name is UNSET:
+        f_name = state.name
+    elif v_name is None:
+        f_name = state.name
+    else:
+        f_name = v_name
     v_content: Any = update.content
-    f_content = (
-        list(state.content)
-        if v_content is UNSET or v_content is None
-        else list(v_content)
-    )
+    if v_content is UNSET:
+        f_content = list(state.content)
+    elif v_content is None:
+        f_content = list(state.content)
+    else:
+        f_content = list(v_content)
     v_locations: Any = update.locations
-    f_locations = (
-        list(state.locations)
-        if v_locations is UNSET or v_locations is None
-        else list(v_locations)
-    )
+    if v_locations is UNSET:
+        f_locations = list(state.locations)
+    elif v_locations is None:
+        f_locations = list(state.locations)
+    else:
+        f_locations = list(v_locations)
     v_raw_input: Any = update.raw_input
-    f_raw_input = (
-        state.raw_input if v_raw_input is UNSET or v_raw_input is None else v_raw_input
-    )
+    if v_raw_input is UNSET:
+        f_raw_input = state.raw_input
+    elif v_raw_input is None:
+        f_raw_input = state.raw_input
+    else:
+        f_raw_input = v_raw_input
     v_raw_output: Any = update.raw_output
-    f_raw_output = (
-        state.raw_output
-        if v_raw_output is UNSET or v_raw_output is None
-        else v_raw_output
-    )
+    if v_raw_output is UNSET:
+        f_raw_output = state.raw_output
+    elif v_raw_output is None:
+        f_raw_output = state.raw_output
+    else:
+        f_raw_output = v_raw_output
     v_meta: Any = update.meta
-    f_meta = dict(state.meta) if v_meta is UNSET or v_meta is None else dict(v_meta)
+    if v_meta is UNSET:
+        f_meta = dict(state.meta)
+    elif v_meta is None:
+        f_meta = dict(state.meta)
+    else:
+        f_meta = dict(v_meta)
     new = _new(ToolCallState)
     new.tool_call_id = state.tool_call_id
     new.kind = f_kind
@@ -134,15 +165,31 @@ def apply_session_info_update(
 ) -> SessionInfoState:
     """Fold a SessionInfoUpdate into the stored state (None for an entity not seen before).
 
-    All fields are optional to support partial updates."""
+    All fields are optional to support partial updates.
+    """
     if state is None:
         state = SessionInfoState()
     v_title: Any = update.title
-    f_title = state.title if v_title is UNSET else v_title
+    if v_title is UNSET:
+        f_title = state.title
+    elif v_title is None:
+        f_title = None
+    else:
+        f_title = v_title
     v_updated_at: Any = update.updated_at
-    f_updated_at = state.updated_at if v_updated_at is UNSET else v_updated_at
+    if v_updated_at is UNSET:
+        f_updated_at = state.updated_at
+    elif v_updated_at is None:
+        f_updated_at = None
+    else:
+        f_updated_at = v_updated_at
     v_meta: Any = update.meta
-    f_meta = dict(state.meta) if v_meta is UNSET or v_meta is None else dict(v_meta)
+    if v_meta is UNSET:
+        f_meta = dict(state.meta)
+    elif v_meta is None:
+        f_meta = dict(state.meta)
+    else:
+        f_meta = dict(v_meta)
     new = _new(SessionInfoState)
     new.title = f_title
     new.updated_at = f_updated_at
@@ -155,15 +202,31 @@ def apply_usage_update(
 ) -> UsageState:
     """Fold a UsageUpdate into the stored state (None for an entity not seen before).
 
-    Context window and cost update for a session."""
+    Context window and cost update for a session.
+    """
     if state is None:
         state = UsageState()
     v_used: Any = update.used
-    f_used = state.used if v_used is UNSET or v_used is None else v_used
+    if v_used is UNSET:
+        f_used = state.used
+    elif v_used is None:
+        f_used = state.used
+    else:
+        f_used = v_used
     v_size: Any = update.size
-    f_size = state.size if v_size is UNSET or v_size is None else v_size
+    if v_size is UNSET:
+        f_size = state.size
+    elif v_size is None:
+        f_size = state.size
+    else:
+        f_size = v_size
     v_cost: Any = update.cost
-    f_cost = state.cost if v_cost is UNSET else v_cost
+    if v_cost is UNSET:
+        f_cost = state.cost
+    elif v_cost is None:
+        f_cost = None
+    else:
+        f_cost = v_cost
     new = _new(UsageState)
     new.used = f_used
     new.size = f_size
@@ -186,19 +249,33 @@ def apply_compaction_update(
     else:
         _check_key(state, update, (("compaction_id", "compaction_id"),))
     v_status: Any = update.status
-    f_status = state.status if v_status is UNSET or v_status is None else v_status
+    if v_status is UNSET:
+        f_status = state.status
+    elif v_status is None:
+        f_status = state.status
+    else:
+        f_status = v_status
     v_summary: Any = update.summary
-    f_summary = (
-        list(state.summary)
-        if v_summary is UNSET
-        else [] if v_summary is None else list(v_summary)
-    )
+    if v_summary is UNSET:
+        f_summary = list(state.summary)
+    elif v_summary is None:
+        f_summary = []
+    else:
+        f_summary = list(v_summary)
     v_error: Any = update.error
-    f_error = state.error if v_error is UNSET else v_error
+    if v_error is UNSET:
+        f_error = state.error
+    elif v_error is None:
+        f_error = None
+    else:
+        f_error = v_error
     v_meta: Any = update.meta
-    f_meta = (
-        dict(state.meta) if v_meta is UNSET else {} if v_meta is None else dict(v_meta)
-    )
+    if v_meta is UNSET:
+        f_meta = dict(state.meta)
+    elif v_meta is None:
+        f_meta = {}
+    else:
+        f_meta = dict(v_meta)
     new = _new(CompactionState)
     new.compaction_id = state.compaction_id
     new.status = f_status

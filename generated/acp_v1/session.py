@@ -230,7 +230,8 @@ def _fold_available_commands_update(
 ) -> Session:
     """available_commands_update: set available_commands.
 
-    Each update is the whole list of commands."""
+    Each update is the whole list of commands.
+    """
     return _replace(session, available_commands=list(update.available_commands))
 
 
@@ -246,7 +247,8 @@ def _fold_config_option_update(
 ) -> Session:
     """config_option_update: set config_options.
 
-    The full set of configuration options and their current values."""
+    The full set of configuration options and their current values.
+    """
     return _replace(session, config_options=list(update.config_options))
 
 
@@ -491,8 +493,8 @@ def session_to_json(session: Session) -> dict[str, Any]:
             None if session.current_mode_id is None else encode(session.current_mode_id)
         ),
         "configOptions": [encode(item) for item in session.config_options],
-        "info": None if session.info is None else encode(session.info),
-        "usage": None if session.usage is None else encode(session.usage),
+        "info": (None if session.info is None else encode(session.info)),
+        "usage": (None if session.usage is None else encode(session.usage)),
         "notices": [encode(item) for item in session.notices],
         "compactions": {
             key: encode(value) for key, value in session.compactions.items()

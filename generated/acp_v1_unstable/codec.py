@@ -1552,13 +1552,13 @@ def _decode_RequestId(v: Any, strict: bool) -> RequestId:
             v,
             strict,
             {
-                "null": lambda x, strict: (None if x is None else not_null(x)),
+                "null": lambda x, strict: None if x is None else not_null(x),
                 "integer": lambda x, strict: (
                     check_int(x, None, None)
                     if strict
                     else check_int(x, -9223372036854775808, 9223372036854775807)
                 ),
-                "string": lambda x, strict: (x if type(x) is str else check_str(x)),
+                "string": lambda x, strict: x if type(x) is str else check_str(x),
             },
             "null, integer or string",
         ),
@@ -3737,7 +3737,7 @@ def _decode_CreateTerminalRequest(d: Any, strict: bool) -> CreateTerminalRequest
     else:
         try:
             f_args = check_list(
-                v, lambda x, strict: (x if type(x) is str else check_str(x)), strict
+                v, lambda x, strict: x if type(x) is str else check_str(x), strict
             )
         except ValidationError as error:
             raise error.at("args")
@@ -4512,7 +4512,7 @@ def _decode_ElicitationSchema(d: Any, strict: bool) -> ElicitationSchema:
                 None
                 if v is None
                 else check_list(
-                    v, lambda x, strict: (x if type(x) is str else check_str(x)), strict
+                    v, lambda x, strict: x if type(x) is str else check_str(x), strict
                 )
             )
         except ValidationError as error:
@@ -4698,7 +4698,7 @@ def _decode_StringElicitationPropertySchema(
                 None
                 if v is None
                 else check_list(
-                    v, lambda x, strict: (x if type(x) is str else check_str(x)), strict
+                    v, lambda x, strict: x if type(x) is str else check_str(x), strict
                 )
             )
         except ValidationError as error:
@@ -5216,7 +5216,7 @@ def _decode_ArrayElicitationPropertySchema(
                 None
                 if v is None
                 else check_list_skipping(
-                    v, lambda x, strict: (x if type(x) is str else check_str(x)), strict
+                    v, lambda x, strict: x if type(x) is str else check_str(x), strict
                 )
             )
         except ValidationError as error:
@@ -5528,7 +5528,7 @@ def _decode_StringPropertySchema(d: Any, strict: bool) -> StringPropertySchema:
                 None
                 if v is None
                 else check_list(
-                    v, lambda x, strict: (x if type(x) is str else check_str(x)), strict
+                    v, lambda x, strict: x if type(x) is str else check_str(x), strict
                 )
             )
         except ValidationError as error:
@@ -5941,7 +5941,7 @@ def _decode_MultiSelectItemsString(d: Any, strict: bool) -> MultiSelectItemsStri
     else:
         try:
             f_enum = check_list(
-                v, lambda x, strict: (x if type(x) is str else check_str(x)), strict
+                v, lambda x, strict: x if type(x) is str else check_str(x), strict
             )
         except ValidationError as error:
             raise error.at("enum")
@@ -6046,7 +6046,7 @@ def _decode_StringMultiSelectItems(d: Any, strict: bool) -> StringMultiSelectIte
     else:
         try:
             f_enum = check_list(
-                v, lambda x, strict: (x if type(x) is str else check_str(x)), strict
+                v, lambda x, strict: x if type(x) is str else check_str(x), strict
             )
         except ValidationError as error:
             raise error.at("enum")
@@ -6209,7 +6209,7 @@ def _decode_MultiSelectPropertySchema(
                 None
                 if v is None
                 else check_list_skipping(
-                    v, lambda x, strict: (x if type(x) is str else check_str(x)), strict
+                    v, lambda x, strict: x if type(x) is str else check_str(x), strict
                 )
             )
         except ValidationError as error:
@@ -7816,7 +7816,7 @@ def _decode_TerminalAuthMethod(d: Any, strict: bool) -> TerminalAuthMethod:
     else:
         try:
             f_args = check_list(
-                v, lambda x, strict: (x if type(x) is str else check_str(x)), strict
+                v, lambda x, strict: x if type(x) is str else check_str(x), strict
             )
         except ValidationError as error:
             raise error.at("args")
@@ -7830,7 +7830,7 @@ def _decode_TerminalAuthMethod(d: Any, strict: bool) -> TerminalAuthMethod:
     else:
         try:
             f_env = check_map(
-                v, lambda x, strict: (x if type(x) is str else check_str(x)), strict
+                v, lambda x, strict: x if type(x) is str else check_str(x), strict
             )
         except ValidationError as error:
             raise error.at("env")
@@ -7961,7 +7961,7 @@ def _decode_AuthMethodTerminal(d: Any, strict: bool) -> AuthMethodTerminal:
     else:
         try:
             f_args = check_list(
-                v, lambda x, strict: (x if type(x) is str else check_str(x)), strict
+                v, lambda x, strict: x if type(x) is str else check_str(x), strict
             )
         except ValidationError as error:
             raise error.at("args")
@@ -7975,7 +7975,7 @@ def _decode_AuthMethodTerminal(d: Any, strict: bool) -> AuthMethodTerminal:
     else:
         try:
             f_env = check_map(
-                v, lambda x, strict: (x if type(x) is str else check_str(x)), strict
+                v, lambda x, strict: x if type(x) is str else check_str(x), strict
             )
         except ValidationError as error:
             raise error.at("env")
@@ -9575,7 +9575,7 @@ def _decode_SessionInfo(d: Any, strict: bool) -> SessionInfo:
     else:
         try:
             f_additional_directories = check_list_skipping(
-                v, lambda x, strict: (x if type(x) is str else check_str(x)), strict
+                v, lambda x, strict: x if type(x) is str else check_str(x), strict
             )
         except ValidationError as error:
             if strict:
@@ -11862,7 +11862,7 @@ def _decode_SubagentUpdateSessionUpdate(
                 None
                 if v is None
                 else check_list(
-                    v, lambda x, strict: (x if type(x) is str else check_str(x)), strict
+                    v, lambda x, strict: x if type(x) is str else check_str(x), strict
                 )
             )
         except ValidationError as error:
@@ -14692,7 +14692,7 @@ def _decode_SubagentUpdate(d: Any, strict: bool) -> SubagentUpdate:
                 None
                 if v is None
                 else check_list(
-                    v, lambda x, strict: (x if type(x) is str else check_str(x)), strict
+                    v, lambda x, strict: x if type(x) is str else check_str(x), strict
                 )
             )
         except ValidationError as error:
@@ -15956,7 +15956,7 @@ def _decode_SetProviderRequest(d: Any, strict: bool) -> SetProviderRequest:
     else:
         try:
             f_headers = check_map(
-                v, lambda x, strict: (x if type(x) is str else check_str(x)), strict
+                v, lambda x, strict: x if type(x) is str else check_str(x), strict
             )
         except ValidationError as error:
             raise error.at("headers")
@@ -16122,7 +16122,7 @@ def _decode_NewSessionRequest(d: Any, strict: bool) -> NewSessionRequest:
     else:
         try:
             f_additional_directories = check_list(
-                v, lambda x, strict: (x if type(x) is str else check_str(x)), strict
+                v, lambda x, strict: x if type(x) is str else check_str(x), strict
             )
         except ValidationError as error:
             raise error.at("additionalDirectories")
@@ -16699,7 +16699,7 @@ def _decode_McpServerStdio(d: Any, strict: bool) -> McpServerStdio:
     else:
         try:
             f_args = check_list(
-                v, lambda x, strict: (x if type(x) is str else check_str(x)), strict
+                v, lambda x, strict: x if type(x) is str else check_str(x), strict
             )
         except ValidationError as error:
             raise error.at("args")
@@ -16857,7 +16857,7 @@ def _decode_LoadSessionRequest(d: Any, strict: bool) -> LoadSessionRequest:
     else:
         try:
             f_additional_directories = check_list(
-                v, lambda x, strict: (x if type(x) is str else check_str(x)), strict
+                v, lambda x, strict: x if type(x) is str else check_str(x), strict
             )
         except ValidationError as error:
             raise error.at("additionalDirectories")
@@ -17096,7 +17096,7 @@ def _decode_ForkSessionRequest(d: Any, strict: bool) -> ForkSessionRequest:
     else:
         try:
             f_additional_directories = check_list(
-                v, lambda x, strict: (x if type(x) is str else check_str(x)), strict
+                v, lambda x, strict: x if type(x) is str else check_str(x), strict
             )
         except ValidationError as error:
             raise error.at("additionalDirectories")
@@ -17380,7 +17380,7 @@ def _decode_ResumeSessionRequest(d: Any, strict: bool) -> ResumeSessionRequest:
     else:
         try:
             f_additional_directories = check_list(
-                v, lambda x, strict: (x if type(x) is str else check_str(x)), strict
+                v, lambda x, strict: x if type(x) is str else check_str(x), strict
             )
         except ValidationError as error:
             raise error.at("additionalDirectories")
@@ -18638,16 +18638,16 @@ def _decode_ElicitationContentValue(v: Any, strict: bool) -> ElicitationContentV
             v,
             strict,
             {
-                "string": lambda x, strict: (x if type(x) is str else check_str(x)),
+                "string": lambda x, strict: x if type(x) is str else check_str(x),
                 "integer": lambda x, strict: (
                     check_int(x, None, None)
                     if strict
                     else check_int(x, -9223372036854775808, 9223372036854775807)
                 ),
                 "number": lambda x, strict: check_num(x, None, None),
-                "boolean": lambda x, strict: (x if type(x) is bool else check_bool(x)),
+                "boolean": lambda x, strict: x if type(x) is bool else check_bool(x),
                 "array": lambda x, strict: check_list(
-                    x, lambda x, strict: (x if type(x) is str else check_str(x)), strict
+                    x, lambda x, strict: x if type(x) is str else check_str(x), strict
                 ),
             },
             "string, integer, number, boolean or array",

@@ -427,7 +427,8 @@ class ToolCallStatus(str, Enum):
 
     PENDING = "pending"
     """The tool call hasn't started running yet because the input is either
-    streaming or we're awaiting approval."""
+    streaming or we're awaiting approval.
+    """
     IN_PROGRESS = "in_progress"
     """The tool call is currently running."""
     COMPLETED = "completed"
@@ -448,7 +449,8 @@ class Role(str, Enum):
 class PermissionOptionKind(str, Enum):
     """The type of permission option being presented to the user.
 
-    Helps clients choose appropriate icons and UI treatment."""
+    Helps clients choose appropriate icons and UI treatment.
+    """
 
     ALLOW_ONCE = "allow_once"
     """Allow this operation only this time."""
@@ -494,7 +496,8 @@ class LlmProtocol(str, Enum):
 
     Open: any other string is accepted and kept as a plain str.
 
-    Unknown or custom protocol."""
+    Unknown or custom protocol.
+    """
 
     ANTHROPIC = "anthropic"
     """Anthropic API protocol."""
@@ -521,13 +524,15 @@ class AuthState(str, Enum):
 
     Values beginning with `_` are reserved for implementation-specific
     extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants."""
+    future ACP variants.
+    """
 
     AUTHENTICATED = "authenticated"
     """Credentials are configured. This does not guarantee that they are valid."""
     UNAUTHENTICATED = "unauthenticated"
     """The user needs to sign in. This includes credentials that are missing,
-    expired, or known to be invalid."""
+    expired, or known to be invalid.
+    """
     NOT_REQUIRED = "not_required"
     """No authentication is needed, for example because the agent uses a local model."""
     UNKNOWN = "unknown"
@@ -547,7 +552,8 @@ class SessionConfigOptionCategory(str, Enum):
 
     Open: any other string is accepted and kept as a plain str.
 
-    Unknown / uncategorized selector."""
+    Unknown / uncategorized selector.
+    """
 
     MODE = "mode"
     """Session mode selector."""
@@ -573,7 +579,8 @@ class SessionStatus(str, Enum):
     Values beginning with `_` are reserved for implementation-specific
     extensions. Unknown values that do not begin with `_` are reserved for
     future ACP variants. Clients MUST treat a value they do not recognize as
-    `saved`."""
+    `saved`.
+    """
 
     OPEN = "open"
     """The Agent has the session in memory, for any connection.
@@ -581,11 +588,13 @@ class SessionStatus(str, Enum):
     This does not mean the requesting connection is attached to it. A Client that did
     not create or resume the session on its own connection MUST still call
     `session/load` or `session/resume` before sending `session/prompt` or expecting
-    `session/update` notifications."""
+    `session/update` notifications.
+    """
     SAVED = "saved"
     """The Agent knows the session and can resume it, but does not have it in memory.
 
-    The Client can call `session/load` or `session/resume` to start it."""
+    The Client can call `session/load` or `session/resume` to start it.
+    """
 
 
 class StopReason(str, Enum):
@@ -600,18 +609,21 @@ class StopReason(str, Enum):
     """The turn ended because the agent reached the maximum number of tokens."""
     MAX_TURN_REQUESTS = "max_turn_requests"
     """The turn ended because the agent reached the maximum number of allowed
-    agent requests between user turns."""
+    agent requests between user turns.
+    """
     REFUSAL = "refusal"
     """The turn ended because the agent refused to continue. The user prompt
     and everything that comes after it won't be included in the next
-    prompt, so this should be reflected in the UI."""
+    prompt, so this should be reflected in the UI.
+    """
     CANCELLED = "cancelled"
     """The turn was cancelled by the client via `session/cancel`.
 
     This stop reason MUST be returned when the client sends a `session/cancel`
     notification, even if the cancellation causes exceptions in underlying operations.
     Agents should catch these exceptions and return this semantically meaningful
-    response to confirm successful cancellation."""
+    response to confirm successful cancellation.
+    """
 
 
 class ErrorCode(int, Enum):
@@ -623,11 +635,13 @@ class ErrorCode(int, Enum):
 
     Open: any other integer is accepted and kept as a plain int.
 
-    Other undefined error code."""
+    Other undefined error code.
+    """
 
     PARSE_ERROR = -32700
     """**Parse error**: Invalid JSON was received by the server.
-    An error occurred on the server while parsing the JSON text."""
+    An error occurred on the server while parsing the JSON text.
+    """
     INVALID_REQUEST = -32600
     """**Invalid request**: The JSON sent is not a valid Request object."""
     METHOD_NOT_FOUND = -32601
@@ -638,7 +652,8 @@ class ErrorCode(int, Enum):
     """**Internal error**: Internal JSON-RPC error."""
     REQUEST_CANCELLED = -32800
     """**Request cancelled**: Execution of the method was aborted either due to a cancellation request from the caller or
-    because of resource constraints or shutdown."""
+    because of resource constraints or shutdown.
+    """
     AUTHENTICATION_REQUIRED = -32000
     """**Authentication required**: Authentication is required before this operation can be performed."""
     RESOURCE_NOT_FOUND = -32002
@@ -684,7 +699,8 @@ class NoticeSeverity(str, Enum):
     Custom or future notice severity.
 
     Values beginning with `_` are reserved for implementation-specific
-    extensions. Other unknown values are reserved for future ACP severities."""
+    extensions. Other unknown values are reserved for future ACP severities.
+    """
 
     INFO = "info"
     """Informational notice."""
@@ -702,7 +718,8 @@ class CompactionStatus(str, Enum):
     Custom or future compaction status.
 
     Values beginning with `_` are reserved for implementation-specific
-    extensions. Other unknown values are reserved for future ACP statuses."""
+    extensions. Other unknown values are reserved for future ACP statuses.
+    """
 
     IN_PROGRESS = "in_progress"
     """Compaction has started and has not finished."""
@@ -731,7 +748,8 @@ class SystemPromptMode(str, Enum):
 
     Values beginning with `_` are reserved for implementation-specific
     extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants."""
+    future ACP variants.
+    """
 
     APPEND = "append"
     """Add the content to the Agent's own instructions rather than replacing them.
@@ -739,7 +757,8 @@ class SystemPromptMode(str, Enum):
     Every Agent that advertises `sessionCapabilities.systemPrompt` supports this mode.
     Agents SHOULD give the content system-level precedence, for example in the
     model's system prompt or developer instructions rather than in user-turn
-    content. Where it is placed and how it is formatted is implementation-defined."""
+    content. Where it is placed and how it is formatted is implementation-defined.
+    """
     OVERRIDE = "override"
     """Replace the Agent's built-in default instructions with the content.
 
@@ -748,7 +767,8 @@ class SystemPromptMode(str, Enum):
     MAY still be included. Clients that use this mode take responsibility for any
     tool guidance or safety instructions the Agent's default instructions
     provided, and MUST only use it when the Agent advertises
-    `sessionCapabilities.systemPrompt.mode.override`."""
+    `sessionCapabilities.systemPrompt.mode.override`.
+    """
 
 
 class SessionArchiveFilter(str, Enum):
@@ -767,7 +787,8 @@ class SessionArchiveFilter(str, Enum):
 
     Values beginning with `_` are reserved for implementation-specific
     extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants."""
+    future ACP variants.
+    """
 
     EXCLUDE = "exclude"
     """Only sessions that are not archived. This is the default."""
@@ -795,7 +816,8 @@ class AgentRequest(_Model):
 class WriteTextFileRequest(_Model):
     """Request to write content to a text file.
 
-    Only available if the client supports the `fs.writeTextFile` capability."""
+    Only available if the client supports the `fs.writeTextFile` capability.
+    """
 
     METHOD: ClassVar[str] = "fs/write_text_file"
     """The JSON-RPC method (client side)."""
@@ -814,14 +836,16 @@ class WriteTextFileRequest(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class ReadTextFileRequest(_Model):
     """Request to read content from a text file.
 
-    Only available if the client supports the `fs.readTextFile` capability."""
+    Only available if the client supports the `fs.readTextFile` capability.
+    """
 
     METHOD: ClassVar[str] = "fs/read_text_file"
     """The JSON-RPC method (client side)."""
@@ -843,7 +867,8 @@ class ReadTextFileRequest(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -872,7 +897,8 @@ class RequestPermissionRequest(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -901,7 +927,8 @@ class ToolCallUpdate(_Model):
     """Update the programmatic name of the tool being invoked.
 
     This field is optional. Omitting it or sending `null` both mean that
-    the existing name is left unchanged."""
+    the existing name is left unchanged.
+    """
 
     content: list[ToolCallContent] | None | Unset = UNSET
     """Replace the content collection."""
@@ -920,14 +947,16 @@ class ToolCallUpdate(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class ContentToolCallContent(_Model):
     """Standard content block (text, images, resources).
 
-    A variant of ToolCallContent (`type` is 'content')."""
+    A variant of ToolCallContent (`type` is 'content').
+    """
 
     type: ClassVar[str] = "content"
 
@@ -939,14 +968,16 @@ class ContentToolCallContent(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class DiffToolCallContent(_Model):
     """File modification shown as a diff.
 
-    A variant of ToolCallContent (`type` is 'diff')."""
+    A variant of ToolCallContent (`type` is 'diff').
+    """
 
     type: ClassVar[str] = "diff"
 
@@ -964,7 +995,8 @@ class DiffToolCallContent(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -975,7 +1007,8 @@ class TerminalToolCallContent(_Model):
 
     See protocol docs: [Terminal](https://agentclientprotocol.com/protocol/v1/draft/terminals)
 
-    A variant of ToolCallContent (`type` is 'terminal')."""
+    A variant of ToolCallContent (`type` is 'terminal').
+    """
 
     type: ClassVar[str] = "terminal"
 
@@ -987,7 +1020,8 @@ class TerminalToolCallContent(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -997,7 +1031,8 @@ class TextContentBlock(_Model):
     All agents MUST support text content blocks in prompts.
     Clients SHOULD render this text as Markdown.
 
-    A variant of ContentBlock (`type` is 'text')."""
+    A variant of ContentBlock (`type` is 'text').
+    """
 
     type: ClassVar[str] = "text"
 
@@ -1012,7 +1047,8 @@ class TextContentBlock(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1021,7 +1057,8 @@ class ImageContentBlock(_Model):
 
     Requires the `image` prompt capability when included in prompts.
 
-    A variant of ContentBlock (`type` is 'image')."""
+    A variant of ContentBlock (`type` is 'image').
+    """
 
     type: ClassVar[str] = "image"
 
@@ -1042,7 +1079,8 @@ class ImageContentBlock(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1051,7 +1089,8 @@ class AudioContentBlock(_Model):
 
     Requires the `audio` prompt capability when included in prompts.
 
-    A variant of ContentBlock (`type` is 'audio')."""
+    A variant of ContentBlock (`type` is 'audio').
+    """
 
     type: ClassVar[str] = "audio"
 
@@ -1069,7 +1108,8 @@ class AudioContentBlock(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1078,7 +1118,8 @@ class ResourceLinkContentBlock(_Model):
 
     All agents MUST support resource links in prompts.
 
-    A variant of ContentBlock (`type` is 'resource_link')."""
+    A variant of ContentBlock (`type` is 'resource_link').
+    """
 
     type: ClassVar[str] = "resource_link"
 
@@ -1108,7 +1149,8 @@ class ResourceLinkContentBlock(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1119,7 +1161,8 @@ class ResourceContentBlock(_Model):
 
     Requires the `embeddedContext` prompt capability when included in prompts.
 
-    A variant of ContentBlock (`type` is 'resource')."""
+    A variant of ContentBlock (`type` is 'resource').
+    """
 
     type: ClassVar[str] = "resource"
 
@@ -1134,7 +1177,8 @@ class ResourceContentBlock(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1155,7 +1199,8 @@ class Annotations(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1173,7 +1218,8 @@ class TextContent(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1197,7 +1243,8 @@ class ImageContent(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1218,7 +1265,8 @@ class AudioContent(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1251,7 +1299,8 @@ class ResourceLink(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1272,7 +1321,8 @@ class TextResourceContents(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1293,7 +1343,8 @@ class BlobResourceContents(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1311,7 +1362,8 @@ class EmbeddedResource(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1326,7 +1378,8 @@ class Content(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1352,7 +1405,8 @@ class Diff(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1372,7 +1426,8 @@ class Terminal(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1396,7 +1451,8 @@ class ToolCallLocation(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1417,7 +1473,8 @@ class PermissionOption(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1450,14 +1507,16 @@ class CreateTerminalRequest(_Model):
 
     The Client MUST ensure truncation happens at a character boundary to maintain valid
     string output, even if this means the retained output is slightly less than the
-    specified limit."""
+    specified limit.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1475,7 +1534,8 @@ class EnvVariable(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1496,7 +1556,8 @@ class TerminalOutputRequest(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1517,7 +1578,8 @@ class ReleaseTerminalRequest(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1538,7 +1600,8 @@ class WaitForTerminalExitRequest(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1559,14 +1622,16 @@ class KillTerminalRequest(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class FormCreateElicitationRequest(_Model):
     """Form-based elicitation where the client renders a form from the provided schema.
 
-    A variant of CreateElicitationRequest (`mode` is 'form')."""
+    A variant of CreateElicitationRequest (`mode` is 'form').
+    """
 
     mode: ClassVar[str] = "form"
 
@@ -1580,7 +1645,8 @@ class FormCreateElicitationRequest(_Model):
 
     Optional. Omitted and `null` are equivalent and mean no metadata.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
     requested_schema: ElicitationSchema
     """A JSON Schema describing the form fields to present to the user."""
@@ -1593,7 +1659,8 @@ class FormCreateElicitationRequest(_Model):
 class UrlCreateElicitationRequest(_Model):
     """URL-based elicitation where the client directs the user to a URL.
 
-    A variant of CreateElicitationRequest (`mode` is 'url')."""
+    A variant of CreateElicitationRequest (`mode` is 'url').
+    """
 
     mode: ClassVar[str] = "url"
 
@@ -1607,7 +1674,8 @@ class UrlCreateElicitationRequest(_Model):
 
     Optional. Omitted and `null` are equivalent and mean no metadata.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
     elicitation_id: ElicitationId
     """The unique identifier for this elicitation."""
@@ -1647,7 +1715,8 @@ class OtherCreateElicitationRequest(_Model):
 
     Optional. Omitted and `null` are equivalent and mean no metadata.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
     scope: ElicitationSessionScope | ElicitationRequestScope
     """One of ElicitationSessionScope or ElicitationRequestScope, whose members share the JSON object."""
@@ -1662,7 +1731,8 @@ class ElicitationSessionScope(_Model):
 
     When `toolCallId` is set, the elicitation is tied to a specific tool call.
     This is useful when an agent receives an elicitation from an MCP server
-    during a tool call and needs to redirect it to the user."""
+    during a tool call and needs to redirect it to the user.
+    """
 
     session_id: SessionId
     """The session this elicitation is tied to."""
@@ -1671,13 +1741,15 @@ class ElicitationSessionScope(_Model):
     """Optional tool call within the session.
 
     Optional. Omitted and `null` are equivalent and mean the elicitation is scoped to the
-    session without a specific tool call."""
+    session without a specific tool call.
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class ElicitationRequestScope(_Model):
     """Request-scoped elicitation, tied to a specific JSON-RPC request outside of a session
-    (e.g., during auth/configuration phases before any session is started)."""
+    (e.g., during auth/configuration phases before any session is started).
+    """
 
     request_id: RequestId
     """The request this elicitation is tied to."""
@@ -1688,7 +1760,8 @@ class ElicitationSchema(_Model):
     """Type-safe elicitation schema for requesting structured user input.
 
     This represents a JSON Schema object with primitive-typed properties,
-    as required by the elicitation specification."""
+    as required by the elicitation specification.
+    """
 
     type: ElicitationSchemaType = ElicitationSchemaType.OBJECT
     """Type discriminator. Always `"object"`."""
@@ -1696,7 +1769,8 @@ class ElicitationSchema(_Model):
     title: str | None | Unset = UNSET
     """Optional title for the schema.
 
-    Optional. Omitted and `null` are equivalent and mean no title is provided."""
+    Optional. Omitted and `null` are equivalent and mean no title is provided.
+    """
 
     properties: dict[str, ElicitationPropertySchema] = _field(
         default_factory=lambda: {}
@@ -1706,12 +1780,14 @@ class ElicitationSchema(_Model):
     required: list[str] | None | Unset = UNSET
     """List of required property names.
 
-    Optional. Omitted and `null` are equivalent and mean no property names are required."""
+    Optional. Omitted and `null` are equivalent and mean no property names are required.
+    """
 
     description: str | None | Unset = UNSET
     """Optional description of what this schema represents.
 
-    Optional. Omitted and `null` are equivalent and mean no schema description is provided."""
+    Optional. Omitted and `null` are equivalent and mean no schema description is provided.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -1720,61 +1796,72 @@ class ElicitationSchema(_Model):
 
     Optional. Omitted and `null` are equivalent and mean no metadata.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class StringElicitationPropertySchema(_Model):
     """String property (or single-select enum when `enum`/`oneOf` is set).
 
-    A variant of ElicitationPropertySchema (`type` is 'string')."""
+    A variant of ElicitationPropertySchema (`type` is 'string').
+    """
 
     type: ClassVar[str] = "string"
 
     title: str | None | Unset = UNSET
     """Optional title for the property.
 
-    Optional. Omitted and `null` are equivalent and mean no title is provided."""
+    Optional. Omitted and `null` are equivalent and mean no title is provided.
+    """
 
     description: str | None | Unset = UNSET
     """Human-readable description.
 
-    Optional. Omitted and `null` are equivalent and mean no description is provided."""
+    Optional. Omitted and `null` are equivalent and mean no description is provided.
+    """
 
     min_length: int | None | Unset = UNSET
     """Minimum string length.
 
-    Optional. Omitted and `null` are equivalent and mean there is no minimum length constraint."""
+    Optional. Omitted and `null` are equivalent and mean there is no minimum length constraint.
+    """
 
     max_length: int | None | Unset = UNSET
     """Maximum string length.
 
-    Optional. Omitted and `null` are equivalent and mean there is no maximum length constraint."""
+    Optional. Omitted and `null` are equivalent and mean there is no maximum length constraint.
+    """
 
     pattern: str | None | Unset = UNSET
     """Pattern the string must match.
 
-    Optional. Omitted and `null` are equivalent and mean there is no pattern constraint."""
+    Optional. Omitted and `null` are equivalent and mean there is no pattern constraint.
+    """
 
     format: StringFormat | None | Unset = UNSET
     """String format.
 
-    Optional. Omitted and `null` are equivalent and mean there is no format constraint."""
+    Optional. Omitted and `null` are equivalent and mean there is no format constraint.
+    """
 
     default: str | None | Unset = UNSET
     """Default value.
 
-    Optional. Omitted and `null` are equivalent and mean no default value is provided."""
+    Optional. Omitted and `null` are equivalent and mean no default value is provided.
+    """
 
     enum: list[str] | None | Unset = UNSET
     """Enum values for untitled single-select enums.
     Optional. Omitted and `null` are equivalent and mean no untitled single-select choices are
-    declared by `enum`."""
+    declared by `enum`.
+    """
 
     one_of: list[EnumOption] | None | Unset = UNSET
     """Titled enum options for titled single-select enums.
     Optional. Omitted and `null` are equivalent and mean no titled single-select choices are
-    declared by `oneOf`."""
+    declared by `oneOf`.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -1783,41 +1870,48 @@ class StringElicitationPropertySchema(_Model):
 
     Optional. Omitted and `null` are equivalent and mean no metadata.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class NumberElicitationPropertySchema(_Model):
     """Number (floating-point) property.
 
-    A variant of ElicitationPropertySchema (`type` is 'number')."""
+    A variant of ElicitationPropertySchema (`type` is 'number').
+    """
 
     type: ClassVar[str] = "number"
 
     title: str | None | Unset = UNSET
     """Optional title for the property.
 
-    Optional. Omitted and `null` are equivalent and mean no title is provided."""
+    Optional. Omitted and `null` are equivalent and mean no title is provided.
+    """
 
     description: str | None | Unset = UNSET
     """Human-readable description.
 
-    Optional. Omitted and `null` are equivalent and mean no description is provided."""
+    Optional. Omitted and `null` are equivalent and mean no description is provided.
+    """
 
     minimum: float | None | Unset = UNSET
     """Minimum value (inclusive).
 
-    Optional. Omitted and `null` are equivalent and mean there is no inclusive lower bound."""
+    Optional. Omitted and `null` are equivalent and mean there is no inclusive lower bound.
+    """
 
     maximum: float | None | Unset = UNSET
     """Maximum value (inclusive).
 
-    Optional. Omitted and `null` are equivalent and mean there is no inclusive upper bound."""
+    Optional. Omitted and `null` are equivalent and mean there is no inclusive upper bound.
+    """
 
     default: float | None | Unset = UNSET
     """Default value.
 
-    Optional. Omitted and `null` are equivalent and mean no default value is provided."""
+    Optional. Omitted and `null` are equivalent and mean no default value is provided.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -1826,41 +1920,48 @@ class NumberElicitationPropertySchema(_Model):
 
     Optional. Omitted and `null` are equivalent and mean no metadata.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class IntegerElicitationPropertySchema(_Model):
     """Integer property.
 
-    A variant of ElicitationPropertySchema (`type` is 'integer')."""
+    A variant of ElicitationPropertySchema (`type` is 'integer').
+    """
 
     type: ClassVar[str] = "integer"
 
     title: str | None | Unset = UNSET
     """Optional title for the property.
 
-    Optional. Omitted and `null` are equivalent and mean no title is provided."""
+    Optional. Omitted and `null` are equivalent and mean no title is provided.
+    """
 
     description: str | None | Unset = UNSET
     """Human-readable description.
 
-    Optional. Omitted and `null` are equivalent and mean no description is provided."""
+    Optional. Omitted and `null` are equivalent and mean no description is provided.
+    """
 
     minimum: int | None | Unset = UNSET
     """Minimum value (inclusive).
 
-    Optional. Omitted and `null` are equivalent and mean there is no inclusive lower bound."""
+    Optional. Omitted and `null` are equivalent and mean there is no inclusive lower bound.
+    """
 
     maximum: int | None | Unset = UNSET
     """Maximum value (inclusive).
 
-    Optional. Omitted and `null` are equivalent and mean there is no inclusive upper bound."""
+    Optional. Omitted and `null` are equivalent and mean there is no inclusive upper bound.
+    """
 
     default: int | None | Unset = UNSET
     """Default value.
 
-    Optional. Omitted and `null` are equivalent and mean no default value is provided."""
+    Optional. Omitted and `null` are equivalent and mean no default value is provided.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -1869,31 +1970,36 @@ class IntegerElicitationPropertySchema(_Model):
 
     Optional. Omitted and `null` are equivalent and mean no metadata.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class BooleanElicitationPropertySchema(_Model):
     """Boolean property.
 
-    A variant of ElicitationPropertySchema (`type` is 'boolean')."""
+    A variant of ElicitationPropertySchema (`type` is 'boolean').
+    """
 
     type: ClassVar[str] = "boolean"
 
     title: str | None | Unset = UNSET
     """Optional title for the property.
 
-    Optional. Omitted and `null` are equivalent and mean no title is provided."""
+    Optional. Omitted and `null` are equivalent and mean no title is provided.
+    """
 
     description: str | None | Unset = UNSET
     """Human-readable description.
 
-    Optional. Omitted and `null` are equivalent and mean no description is provided."""
+    Optional. Omitted and `null` are equivalent and mean no description is provided.
+    """
 
     default: bool | None | Unset = UNSET
     """Default value.
 
-    Optional. Omitted and `null` are equivalent and mean no default value is provided."""
+    Optional. Omitted and `null` are equivalent and mean no default value is provided.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -1902,36 +2008,42 @@ class BooleanElicitationPropertySchema(_Model):
 
     Optional. Omitted and `null` are equivalent and mean no metadata.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class ArrayElicitationPropertySchema(_Model):
     """Multi-select array property.
 
-    A variant of ElicitationPropertySchema (`type` is 'array')."""
+    A variant of ElicitationPropertySchema (`type` is 'array').
+    """
 
     type: ClassVar[str] = "array"
 
     title: str | None | Unset = UNSET
     """Optional title for the property.
 
-    Optional. Omitted and `null` are equivalent and mean no title is provided."""
+    Optional. Omitted and `null` are equivalent and mean no title is provided.
+    """
 
     description: str | None | Unset = UNSET
     """Human-readable description.
 
-    Optional. Omitted and `null` are equivalent and mean no description is provided."""
+    Optional. Omitted and `null` are equivalent and mean no description is provided.
+    """
 
     min_items: int | None | Unset = UNSET
     """Minimum number of items to select.
 
-    Optional. Omitted and `null` are equivalent and mean there is no minimum selection count."""
+    Optional. Omitted and `null` are equivalent and mean there is no minimum selection count.
+    """
 
     max_items: int | None | Unset = UNSET
     """Maximum number of items to select.
 
-    Optional. Omitted and `null` are equivalent and mean there is no maximum selection count."""
+    Optional. Omitted and `null` are equivalent and mean there is no maximum selection count.
+    """
 
     items: MultiSelectItems
     """The items definition describing allowed values."""
@@ -1939,7 +2051,8 @@ class ArrayElicitationPropertySchema(_Model):
     default: list[str] | None | Unset = UNSET
     """Default selected values.
 
-    Optional. Omitted and `null` are equivalent and mean no default selections are provided."""
+    Optional. Omitted and `null` are equivalent and mean no default selections are provided.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -1948,7 +2061,8 @@ class ArrayElicitationPropertySchema(_Model):
 
     Optional. Omitted and `null` are equivalent and mean no metadata.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1986,7 +2100,8 @@ class EnumOption(_Model):
     description: str | None | Unset = UNSET
     """Human-readable description.
 
-    Optional. Omitted and `null` are equivalent and mean no description is provided."""
+    Optional. Omitted and `null` are equivalent and mean no description is provided.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -1995,7 +2110,8 @@ class EnumOption(_Model):
 
     Optional. Omitted and `null` are equivalent and mean no metadata.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2003,52 +2119,62 @@ class StringPropertySchema(_Model):
     """Schema for string properties in an elicitation form.
 
     When `enum` or `oneOf` is set, this represents a single-select enum
-    with `"type": "string"`."""
+    with `"type": "string"`.
+    """
 
     title: str | None | Unset = UNSET
     """Optional title for the property.
 
-    Optional. Omitted and `null` are equivalent and mean no title is provided."""
+    Optional. Omitted and `null` are equivalent and mean no title is provided.
+    """
 
     description: str | None | Unset = UNSET
     """Human-readable description.
 
-    Optional. Omitted and `null` are equivalent and mean no description is provided."""
+    Optional. Omitted and `null` are equivalent and mean no description is provided.
+    """
 
     min_length: int | None | Unset = UNSET
     """Minimum string length.
 
-    Optional. Omitted and `null` are equivalent and mean there is no minimum length constraint."""
+    Optional. Omitted and `null` are equivalent and mean there is no minimum length constraint.
+    """
 
     max_length: int | None | Unset = UNSET
     """Maximum string length.
 
-    Optional. Omitted and `null` are equivalent and mean there is no maximum length constraint."""
+    Optional. Omitted and `null` are equivalent and mean there is no maximum length constraint.
+    """
 
     pattern: str | None | Unset = UNSET
     """Pattern the string must match.
 
-    Optional. Omitted and `null` are equivalent and mean there is no pattern constraint."""
+    Optional. Omitted and `null` are equivalent and mean there is no pattern constraint.
+    """
 
     format: StringFormat | None | Unset = UNSET
     """String format.
 
-    Optional. Omitted and `null` are equivalent and mean there is no format constraint."""
+    Optional. Omitted and `null` are equivalent and mean there is no format constraint.
+    """
 
     default: str | None | Unset = UNSET
     """Default value.
 
-    Optional. Omitted and `null` are equivalent and mean no default value is provided."""
+    Optional. Omitted and `null` are equivalent and mean no default value is provided.
+    """
 
     enum: list[str] | None | Unset = UNSET
     """Enum values for untitled single-select enums.
     Optional. Omitted and `null` are equivalent and mean no untitled single-select choices are
-    declared by `enum`."""
+    declared by `enum`.
+    """
 
     one_of: list[EnumOption] | None | Unset = UNSET
     """Titled enum options for titled single-select enums.
     Optional. Omitted and `null` are equivalent and mean no titled single-select choices are
-    declared by `oneOf`."""
+    declared by `oneOf`.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -2057,7 +2183,8 @@ class StringPropertySchema(_Model):
 
     Optional. Omitted and `null` are equivalent and mean no metadata.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2067,27 +2194,32 @@ class NumberPropertySchema(_Model):
     title: str | None | Unset = UNSET
     """Optional title for the property.
 
-    Optional. Omitted and `null` are equivalent and mean no title is provided."""
+    Optional. Omitted and `null` are equivalent and mean no title is provided.
+    """
 
     description: str | None | Unset = UNSET
     """Human-readable description.
 
-    Optional. Omitted and `null` are equivalent and mean no description is provided."""
+    Optional. Omitted and `null` are equivalent and mean no description is provided.
+    """
 
     minimum: float | None | Unset = UNSET
     """Minimum value (inclusive).
 
-    Optional. Omitted and `null` are equivalent and mean there is no inclusive lower bound."""
+    Optional. Omitted and `null` are equivalent and mean there is no inclusive lower bound.
+    """
 
     maximum: float | None | Unset = UNSET
     """Maximum value (inclusive).
 
-    Optional. Omitted and `null` are equivalent and mean there is no inclusive upper bound."""
+    Optional. Omitted and `null` are equivalent and mean there is no inclusive upper bound.
+    """
 
     default: float | None | Unset = UNSET
     """Default value.
 
-    Optional. Omitted and `null` are equivalent and mean no default value is provided."""
+    Optional. Omitted and `null` are equivalent and mean no default value is provided.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -2096,7 +2228,8 @@ class NumberPropertySchema(_Model):
 
     Optional. Omitted and `null` are equivalent and mean no metadata.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2106,27 +2239,32 @@ class IntegerPropertySchema(_Model):
     title: str | None | Unset = UNSET
     """Optional title for the property.
 
-    Optional. Omitted and `null` are equivalent and mean no title is provided."""
+    Optional. Omitted and `null` are equivalent and mean no title is provided.
+    """
 
     description: str | None | Unset = UNSET
     """Human-readable description.
 
-    Optional. Omitted and `null` are equivalent and mean no description is provided."""
+    Optional. Omitted and `null` are equivalent and mean no description is provided.
+    """
 
     minimum: int | None | Unset = UNSET
     """Minimum value (inclusive).
 
-    Optional. Omitted and `null` are equivalent and mean there is no inclusive lower bound."""
+    Optional. Omitted and `null` are equivalent and mean there is no inclusive lower bound.
+    """
 
     maximum: int | None | Unset = UNSET
     """Maximum value (inclusive).
 
-    Optional. Omitted and `null` are equivalent and mean there is no inclusive upper bound."""
+    Optional. Omitted and `null` are equivalent and mean there is no inclusive upper bound.
+    """
 
     default: int | None | Unset = UNSET
     """Default value.
 
-    Optional. Omitted and `null` are equivalent and mean no default value is provided."""
+    Optional. Omitted and `null` are equivalent and mean no default value is provided.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -2135,7 +2273,8 @@ class IntegerPropertySchema(_Model):
 
     Optional. Omitted and `null` are equivalent and mean no metadata.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2145,17 +2284,20 @@ class BooleanPropertySchema(_Model):
     title: str | None | Unset = UNSET
     """Optional title for the property.
 
-    Optional. Omitted and `null` are equivalent and mean no title is provided."""
+    Optional. Omitted and `null` are equivalent and mean no title is provided.
+    """
 
     description: str | None | Unset = UNSET
     """Human-readable description.
 
-    Optional. Omitted and `null` are equivalent and mean no description is provided."""
+    Optional. Omitted and `null` are equivalent and mean no description is provided.
+    """
 
     default: bool | None | Unset = UNSET
     """Default value.
 
-    Optional. Omitted and `null` are equivalent and mean no default value is provided."""
+    Optional. Omitted and `null` are equivalent and mean no default value is provided.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -2164,14 +2306,16 @@ class BooleanPropertySchema(_Model):
 
     Optional. Omitted and `null` are equivalent and mean no metadata.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class MultiSelectItemsString(_Model):
     """Multi-select string items with plain string values.
 
-    A variant of MultiSelectItems (`type` is 'string')."""
+    A variant of MultiSelectItems (`type` is 'string').
+    """
 
     type: ClassVar[str] = "string"
 
@@ -2185,7 +2329,8 @@ class MultiSelectItemsString(_Model):
 
     Optional. Omitted and `null` are equivalent and mean no metadata.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2216,7 +2361,8 @@ class StringMultiSelectItems(_Model):
 
     Optional. Omitted and `null` are equivalent and mean no metadata.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2233,7 +2379,8 @@ class TitledMultiSelectItems(_Model):
 
     Optional. Omitted and `null` are equivalent and mean no metadata.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2243,22 +2390,26 @@ class MultiSelectPropertySchema(_Model):
     title: str | None | Unset = UNSET
     """Optional title for the property.
 
-    Optional. Omitted and `null` are equivalent and mean no title is provided."""
+    Optional. Omitted and `null` are equivalent and mean no title is provided.
+    """
 
     description: str | None | Unset = UNSET
     """Human-readable description.
 
-    Optional. Omitted and `null` are equivalent and mean no description is provided."""
+    Optional. Omitted and `null` are equivalent and mean no description is provided.
+    """
 
     min_items: int | None | Unset = UNSET
     """Minimum number of items to select.
 
-    Optional. Omitted and `null` are equivalent and mean there is no minimum selection count."""
+    Optional. Omitted and `null` are equivalent and mean there is no minimum selection count.
+    """
 
     max_items: int | None | Unset = UNSET
     """Maximum number of items to select.
 
-    Optional. Omitted and `null` are equivalent and mean there is no maximum selection count."""
+    Optional. Omitted and `null` are equivalent and mean there is no maximum selection count.
+    """
 
     items: MultiSelectItems
     """The items definition describing allowed values."""
@@ -2266,7 +2417,8 @@ class MultiSelectPropertySchema(_Model):
     default: list[str] | None | Unset = UNSET
     """Default selected values.
 
-    Optional. Omitted and `null` are equivalent and mean no default selections are provided."""
+    Optional. Omitted and `null` are equivalent and mean no default selections are provided.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -2275,7 +2427,8 @@ class MultiSelectPropertySchema(_Model):
 
     Optional. Omitted and `null` are equivalent and mean no metadata.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2309,7 +2462,8 @@ class MessageMcpRequest(_Model):
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
 
-    Request parameters for `mcp/message`."""
+    Request parameters for `mcp/message`.
+    """
 
     METHOD: ClassVar[str] = "mcp/message"
     """The JSON-RPC method (client side)."""
@@ -2326,21 +2480,24 @@ class MessageMcpRequest(_Model):
     params: dict[str, Any] | None | Unset = UNSET
     """Optional inner MCP params.
 
-    If omitted or set to `null`, the inner MCP message has no params."""
+    If omitted or set to `null`, the inner MCP message has no params.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class ResultAgentResponse(_Model):
     """A successful JSON-RPC response.
 
-    A variant of AgentResponse."""
+    A variant of AgentResponse.
+    """
 
     id: RequestId
     """The id of the request this response answers."""
@@ -2353,7 +2510,8 @@ class ResultAgentResponse(_Model):
 class ErrorAgentResponse(_Model):
     """A failed JSON-RPC response.
 
-    A variant of AgentResponse."""
+    A variant of AgentResponse.
+    """
 
     id: RequestId
     """The id of the request this response answers."""
@@ -2378,7 +2536,8 @@ class InitializeResponse(_Model):
     """The protocol version the client specified if supported by the agent,
     or the latest protocol version supported by the agent.
 
-    The client should disconnect, if it doesn't support this version."""
+    The client should disconnect, if it doesn't support this version.
+    """
 
     agent_capabilities: AgentCapabilities = _field(
         default_factory=lambda: AgentCapabilities(
@@ -2405,14 +2564,16 @@ class InitializeResponse(_Model):
     agent_info: Implementation | None | Unset = UNSET
     """Information about the Agent name and version sent to the Client.
 
-    Note: in future versions of the protocol, this will be required."""
+    Note: in future versions of the protocol, this will be required.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2464,14 +2625,16 @@ class AgentCapabilities(_Model):
     Provider configuration capabilities supported by the agent.
 
     Optional. Omitted or `null` both mean the agent does not advertise support.
-    Supplying `{}` means the agent supports provider configuration methods."""
+    Supplying `{}` means the agent supports provider configuration methods.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2500,14 +2663,16 @@ class PromptCapabilities(_Model):
     """Agent supports embedded context in `session/prompt` requests.
 
     When enabled, the Client is allowed to include `resource` content blocks
-    in prompt requests for pieces of context that are referenced in the message."""
+    in prompt requests for pieces of context that are referenced in the message.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2525,14 +2690,16 @@ class McpCapabilities(_Model):
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
 
-    Agent supports `acp` MCP servers."""
+    Agent supports `acp` MCP servers.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2552,13 +2719,15 @@ class SessionCapabilities(_Model):
     """Whether the agent supports `session/list`.
 
     Optional. Omitted or `null` both mean the agent does not advertise support.
-    Supplying `{}` means the agent supports listing sessions."""
+    Supplying `{}` means the agent supports listing sessions.
+    """
 
     delete: SessionDeleteCapabilities | None | Unset = UNSET
     """Whether the agent supports `session/delete`.
 
     Optional. Omitted or `null` both mean the agent does not advertise support.
-    Supplying `{}` means the agent supports deleting sessions from `session/list`."""
+    Supplying `{}` means the agent supports deleting sessions from `session/list`.
+    """
 
     additional_directories: SessionAdditionalDirectoriesCapabilities | None | Unset = (
         UNSET
@@ -2571,7 +2740,8 @@ class SessionCapabilities(_Model):
 
     Agents that also support `session/list` may return
     `SessionInfo.additionalDirectories` to report the complete ordered
-    additional-root list associated with a listed session."""
+    additional-root list associated with a listed session.
+    """
 
     system_prompt: SessionSystemPromptCapabilities | None | Unset = UNSET
     """**UNSTABLE**
@@ -2581,7 +2751,8 @@ class SessionCapabilities(_Model):
     Whether the agent supports `systemPrompt` on session lifecycle requests.
 
     Optional. Omitted or `null` both mean the agent does not advertise support.
-    Supplying `{}` means the agent supports `systemPrompt` in `append` mode."""
+    Supplying `{}` means the agent supports `systemPrompt` in `append` mode.
+    """
 
     fork: SessionForkCapabilities | None | Unset = UNSET
     """**UNSTABLE**
@@ -2591,7 +2762,8 @@ class SessionCapabilities(_Model):
     Whether the agent supports `session/fork`.
 
     Optional. Omitted or `null` both mean the agent does not advertise support.
-    Supplying `{}` means the agent supports forking sessions."""
+    Supplying `{}` means the agent supports forking sessions.
+    """
 
     archive: SessionArchiveCapabilities | None | Unset = UNSET
     """**UNSTABLE**
@@ -2602,7 +2774,8 @@ class SessionCapabilities(_Model):
 
     Optional. Omitted or `null` both mean the agent does not advertise support.
     Supplying `{}` means the agent supports both methods, the `archived` filter on
-    `session/list`, and `SessionInfo.archived`. Agents that advertise it MUST also advertise `sessionCapabilities.list`."""
+    `session/list`, and `SessionInfo.archived`. Agents that advertise it MUST also advertise `sessionCapabilities.list`.
+    """
 
     status: SessionStatusCapabilities | None | Unset = UNSET
     """**UNSTABLE**
@@ -2612,7 +2785,8 @@ class SessionCapabilities(_Model):
     Whether the agent supports `session/status`.
 
     Optional. Omitted or `null` both mean the agent does not advertise support.
-    Supplying `{}` means the agent supports checking session status."""
+    Supplying `{}` means the agent supports checking session status.
+    """
 
     title: SessionTitleCapabilities | None | Unset = UNSET
     """**UNSTABLE**
@@ -2625,54 +2799,62 @@ class SessionCapabilities(_Model):
     capability. It only advertises that Clients can set titles.
 
     Optional. Omitted or `null` both mean the agent does not advertise support.
-    Supplying `{}` means the agent supports setting session titles."""
+    Supplying `{}` means the agent supports setting session titles.
+    """
 
     resume: SessionResumeCapabilities | None | Unset = UNSET
     """Whether the agent supports `session/resume`.
 
     Optional. Omitted or `null` both mean the agent does not advertise support.
-    Supplying `{}` means the agent supports resuming sessions."""
+    Supplying `{}` means the agent supports resuming sessions.
+    """
 
     close: SessionCloseCapabilities | None | Unset = UNSET
     """Whether the agent supports `session/close`.
 
     Optional. Omitted or `null` both mean the agent does not advertise support.
-    Supplying `{}` means the agent supports closing sessions."""
+    Supplying `{}` means the agent supports closing sessions.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class SessionListCapabilities(_Model):
     """Capabilities for the `session/list` method.
 
-    Supplying `{}` means the agent supports listing sessions."""
+    Supplying `{}` means the agent supports listing sessions.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class SessionDeleteCapabilities(_Model):
     """Capabilities for the `session/delete` method.
 
-    Supplying `{}` means the agent supports deleting sessions from `session/list`."""
+    Supplying `{}` means the agent supports deleting sessions from `session/list`.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2682,14 +2864,16 @@ class SessionAdditionalDirectoriesCapabilities(_Model):
     Supplying `{}` means the agent supports the `additionalDirectories` field on
     supported session lifecycle requests. Agents that also support
     `session/list` may return `SessionInfo.additionalDirectories` to report the
-    complete ordered additional-root list associated with a listed session."""
+    complete ordered additional-root list associated with a listed session.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2701,19 +2885,22 @@ class SessionSystemPromptCapabilities(_Model):
     Capabilities for client-provided system prompts.
 
     Supplying `{}` means the agent supports `systemPrompt` on session lifecycle
-    requests in `append` mode."""
+    requests in `append` mode.
+    """
 
     mode: SessionSystemPromptModeCapabilities | None | Unset = UNSET
     """Delivery modes the agent supports in addition to `append`.
 
-    Optional. Omitted or `null` both mean the agent supports only `append`."""
+    Optional. Omitted or `null` both mean the agent supports only `append`.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2725,21 +2912,24 @@ class SessionSystemPromptModeCapabilities(_Model):
     System prompt delivery modes the agent supports in addition to `append`.
 
     `append` has no entry because every agent advertising
-    `sessionCapabilities.systemPrompt` supports it."""
+    `sessionCapabilities.systemPrompt` supports it.
+    """
 
     override: SessionSystemPromptOverrideCapabilities | None | Unset = UNSET
     """Whether the agent supports `override` mode.
 
     Optional. Omitted or `null` both mean the agent does not advertise support.
     Supplying `{}` means the agent supports replacing its built-in default
-    instructions with the client-provided system prompt."""
+    instructions with the client-provided system prompt.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2751,14 +2941,16 @@ class SessionSystemPromptOverrideCapabilities(_Model):
     Capabilities for the `override` system prompt mode.
 
     Supplying `{}` means the agent supports replacing its built-in default
-    instructions with the client-provided system prompt."""
+    instructions with the client-provided system prompt.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2769,14 +2961,16 @@ class SessionForkCapabilities(_Model):
 
     Capabilities for the `session/fork` method.
 
-    Supplying `{}` means the agent supports forking sessions."""
+    Supplying `{}` means the agent supports forking sessions.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2788,14 +2982,16 @@ class SessionArchiveCapabilities(_Model):
     Capabilities for `session/archive` and `session/unarchive`.
 
     Supplying `{}` means the agent supports both methods, the `archived` filter on
-    `session/list`, and `SessionInfo.archived`."""
+    `session/list`, and `SessionInfo.archived`.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2806,14 +3002,16 @@ class SessionStatusCapabilities(_Model):
 
     Capabilities for the `session/status` method.
 
-    Supplying `{}` means the agent supports checking session status."""
+    Supplying `{}` means the agent supports checking session status.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2825,42 +3023,48 @@ class SessionTitleCapabilities(_Model):
     Capabilities for Client-set session titles.
 
     Supplying `{}` means the agent supports `session/set_title`. Agents report titles
-    through `session/list` and `session_info_update` without this capability."""
+    through `session/list` and `session_info_update` without this capability.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class SessionResumeCapabilities(_Model):
     """Capabilities for the `session/resume` method.
 
-    Supplying `{}` means the agent supports resuming sessions."""
+    Supplying `{}` means the agent supports resuming sessions.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class SessionCloseCapabilities(_Model):
     """Capabilities for the `session/close` method.
 
-    Supplying `{}` means the agent supports closing sessions."""
+    Supplying `{}` means the agent supports closing sessions.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2875,20 +3079,23 @@ class AgentAuthCapabilities(_Model):
     Whether the agent supports the `auth/status` method.
 
     Optional. Omitted or `null` both mean the agent does not advertise support.
-    Supplying `{}` means the agent supports the `auth/status` method."""
+    Supplying `{}` means the agent supports the `auth/status` method.
+    """
 
     logout: LogoutCapabilities | None | Unset = UNSET
     """Whether the agent supports the logout method.
 
     Optional. Omitted or `null` both mean the agent does not advertise support.
-    Supplying `{}` means the agent supports the logout method."""
+    Supplying `{}` means the agent supports the logout method.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2899,28 +3106,32 @@ class AuthStatusCapabilities(_Model):
 
     Auth status capabilities supported by the agent.
 
-    Supplying `{}` means the agent supports the `auth/status` method."""
+    Supplying `{}` means the agent supports the `auth/status` method.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class LogoutCapabilities(_Model):
     """Logout capabilities supported by the agent.
 
-    Supplying `{}` means the agent supports the logout method."""
+    Supplying `{}` means the agent supports the logout method.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2931,14 +3142,16 @@ class ProvidersCapabilities(_Model):
 
     Provider configuration capabilities supported by the agent.
 
-    Supplying `{}` means the agent supports provider configuration methods."""
+    Supplying `{}` means the agent supports provider configuration methods.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2946,7 +3159,8 @@ class TerminalAuthMethod(_Model):
     """Client runs the configured agent program as a separate interactive
     process, without passing this method to `authenticate`.
 
-    A variant of AuthMethod (`type` is 'terminal')."""
+    A variant of AuthMethod (`type` is 'terminal').
+    """
 
     type: ClassVar[str] = "terminal"
 
@@ -2964,14 +3178,16 @@ class TerminalAuthMethod(_Model):
 
     env: dict[str, str] | Unset = UNSET
     """Additional environment variables to set on the configured agent invocation for terminal auth.
-    These values override same-named variables in the base launch configuration."""
+    These values override same-named variables in the base launch configuration.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2982,7 +3198,8 @@ class AuthMethodTerminal(_Model):
     process for the user to authenticate via a TUI. Agents MUST advertise this
     method only when the client enabled its terminal authentication capability.
     A zero exit status signals success. Any other termination signals failure.
-    The client MUST NOT pass this method to `authenticate`."""
+    The client MUST NOT pass this method to `authenticate`.
+    """
 
     id: AuthMethodId
     """Unique identifier for this authentication method."""
@@ -2998,21 +3215,24 @@ class AuthMethodTerminal(_Model):
 
     env: dict[str, str] | Unset = UNSET
     """Additional environment variables to set on the configured agent invocation for terminal auth.
-    These values override same-named variables in the base launch configuration."""
+    These values override same-named variables in the base launch configuration.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class AuthMethodAgent(_Model):
     """Agent handles authentication itself through `authenticate`.
 
-    This is the default authentication method type."""
+    This is the default authentication method type.
+    """
 
     id: AuthMethodId
     """Unique identifier for this authentication method."""
@@ -3028,35 +3248,41 @@ class AuthMethodAgent(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class Implementation(_Model):
     """Metadata about the implementation of the client or agent.
     Describes the name and version of an ACP implementation, with an optional
-    title for UI representation."""
+    title for UI representation.
+    """
 
     name: str
     """Intended for programmatic or logical use, but can be used as a display
-    name fallback if title isn't present."""
+    name fallback if title isn't present.
+    """
 
     title: str | None | Unset = UNSET
     """Intended for UI and end-user contexts and optimized to be human-readable
     and easily understood.
 
-    If not provided, the name should be used for display."""
+    If not provided, the name should be used for display.
+    """
 
     version: str
     """Version of the implementation. Can be displayed to the user or used
-    for debugging or metrics purposes. (e.g. "1.0.0")."""
+    for debugging or metrics purposes. (e.g. "1.0.0").
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3071,7 +3297,8 @@ class AuthenticateResponse(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3080,7 +3307,8 @@ class ListProvidersResponse(_Model):
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
 
-    Response to `providers/list`."""
+    Response to `providers/list`.
+    """
 
     METHOD: ClassVar[str] = "providers/list"
     """The JSON-RPC method (agent side)."""
@@ -3093,7 +3321,8 @@ class ListProvidersResponse(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3102,7 +3331,8 @@ class ProviderInfo(_Model):
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
 
-    Information about a configurable LLM provider."""
+    Information about a configurable LLM provider.
+    """
 
     provider_id: ProviderId
     """Provider identifier, for example "main" or "openai"."""
@@ -3112,18 +3342,21 @@ class ProviderInfo(_Model):
 
     required: bool
     """Whether this provider is mandatory and cannot be disabled via `providers/disable`.
-    If true, clients must not call `providers/disable` for this provider ID."""
+    If true, clients must not call `providers/disable` for this provider ID.
+    """
 
     current: ProviderCurrentConfig | None | Unset = UNSET
     """Current effective non-secret routing config.
-    Null or omitted means provider is disabled."""
+    Null or omitted means provider is disabled.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3132,7 +3365,8 @@ class ProviderCurrentConfig(_Model):
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
 
-    Current effective non-secret routing configuration for a provider."""
+    Current effective non-secret routing configuration for a provider.
+    """
 
     api_type: LlmProtocol | str
     """Protocol currently used by this provider."""
@@ -3145,7 +3379,8 @@ class ProviderCurrentConfig(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3154,7 +3389,8 @@ class SetProviderResponse(_Model):
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
 
-    Response to `providers/set`."""
+    Response to `providers/set`.
+    """
 
     METHOD: ClassVar[str] = "providers/set"
     """The JSON-RPC method (agent side)."""
@@ -3164,7 +3400,8 @@ class SetProviderResponse(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3173,7 +3410,8 @@ class DisableProviderResponse(_Model):
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
 
-    Response to `providers/disable`."""
+    Response to `providers/disable`.
+    """
 
     METHOD: ClassVar[str] = "providers/disable"
     """The JSON-RPC method (agent side)."""
@@ -3183,7 +3421,8 @@ class DisableProviderResponse(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3198,7 +3437,8 @@ class LogoutResponse(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3207,7 +3447,8 @@ class AuthStatusResponse(_Model):
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
 
-    Response to the `auth/status` method."""
+    Response to the `auth/status` method.
+    """
 
     METHOD: ClassVar[str] = "auth/status"
     """The JSON-RPC method (agent side)."""
@@ -3216,21 +3457,24 @@ class AuthStatusResponse(_Model):
     """Whether the agent can start sessions without the user signing in first.
 
     This is the only field clients should act on. Clients MUST treat values they
-    do not recognize as `unknown`."""
+    do not recognize as `unknown`.
+    """
 
     accounts: list[AuthAccount] | Unset = UNSET
     """The accounts the agent has configured, for display.
 
     Optional. Omitted and empty are equivalent and mean no accounts are reported.
     Agents that hold credentials for several providers or accounts SHOULD list each
-    of them and mark the ones in effect with `active`."""
+    of them and mark the ones in effect with `active`.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3244,40 +3488,47 @@ class AuthAccount(_Model):
 
     All fields are display information only. Clients MUST NOT use them as stable
     account identifiers, and SHOULD NOT log them or send them elsewhere, such as to
-    telemetry."""
+    telemetry.
+    """
 
     label: str
     """Human-readable name for the account, suitable for display on its own,
-    for example `Claude Max`, `OpenAI API key`, or `Vertex AI`."""
+    for example `Claude Max`, `OpenAI API key`, or `Vertex AI`.
+    """
 
     active: bool | None | Unset = UNSET
     """Whether the agent currently uses this account by default.
 
     Several accounts MAY be active, for example one per provider.
 
-    Optional. Omitted and `null` are equivalent and mean the agent does not indicate whether this account is in effect."""
+    Optional. Omitted and `null` are equivalent and mean the agent does not indicate whether this account is in effect.
+    """
 
     name: str | None | Unset = UNSET
     """Display name of the user, such as a username or full name.
 
-    Optional. Omitted and `null` are equivalent and mean no name is reported."""
+    Optional. Omitted and `null` are equivalent and mean no name is reported.
+    """
 
     email: str | None | Unset = UNSET
     """Email address of the user.
 
-    Optional. Omitted and `null` are equivalent and mean no email is reported."""
+    Optional. Omitted and `null` are equivalent and mean no email is reported.
+    """
 
     organization: str | None | Unset = UNSET
     """Display name of the organization, team, or workspace the account is using.
 
-    Optional. Omitted and `null` are equivalent and mean no organization is reported."""
+    Optional. Omitted and `null` are equivalent and mean no organization is reported.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3293,12 +3544,14 @@ class NewSessionResponse(_Model):
     session_id: SessionId
     """Unique identifier for the created session.
 
-    Used in all subsequent requests for this conversation."""
+    Used in all subsequent requests for this conversation.
+    """
 
     modes: SessionModeState | None | Unset = UNSET
     """Initial mode state if supported by the Agent
 
-    See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/v1/draft/session-modes)"""
+    See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/v1/draft/session-modes)
+    """
 
     config_options: list[SessionConfigOption] | None | Unset = UNSET
     """Initial session configuration options if supported by the Agent."""
@@ -3308,7 +3561,8 @@ class NewSessionResponse(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3326,7 +3580,8 @@ class SessionModeState(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3350,14 +3605,16 @@ class SessionMode(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class SelectSessionConfigOption(_Model):
     """Single-value selector (dropdown).
 
-    A variant of SessionConfigOption (`type` is 'select')."""
+    A variant of SessionConfigOption (`type` is 'select').
+    """
 
     type: ClassVar[str] = "select"
 
@@ -3378,7 +3635,8 @@ class SelectSessionConfigOption(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
     current_value: SessionConfigValueId
     """The currently selected value."""
@@ -3391,7 +3649,8 @@ class SelectSessionConfigOption(_Model):
 class BooleanSessionConfigOption(_Model):
     """Boolean on/off toggle.
 
-    A variant of SessionConfigOption (`type` is 'boolean')."""
+    A variant of SessionConfigOption (`type` is 'boolean').
+    """
 
     type: ClassVar[str] = "boolean"
 
@@ -3412,7 +3671,8 @@ class BooleanSessionConfigOption(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
     current_value: bool
     """The current value of the boolean option."""
@@ -3436,7 +3696,8 @@ class SessionConfigSelectOption(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3457,7 +3718,8 @@ class SessionConfigSelectGroup(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3489,7 +3751,8 @@ class LoadSessionResponse(_Model):
     modes: SessionModeState | None | Unset = UNSET
     """Initial mode state if supported by the Agent
 
-    See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/v1/draft/session-modes)"""
+    See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/v1/draft/session-modes)
+    """
 
     config_options: list[SessionConfigOption] | None | Unset = UNSET
     """Initial session configuration options if supported by the Agent."""
@@ -3499,7 +3762,8 @@ class LoadSessionResponse(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3514,14 +3778,16 @@ class ListSessionsResponse(_Model):
 
     next_cursor: str | None | Unset = UNSET
     """Opaque cursor token. If present, pass this in the next request's cursor parameter
-    to fetch the next page. If absent, there are no more results."""
+    to fetch the next page. If absent, there are no more results.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3539,7 +3805,8 @@ class SessionInfo(_Model):
 
     When present, this is the complete ordered additional-root list reported
     by the Agent. Omitted and empty values are equivalent: the response
-    reports no additional roots."""
+    reports no additional roots.
+    """
 
     title: str | None | Unset = UNSET
     """Human-readable title for the session"""
@@ -3555,14 +3822,16 @@ class SessionInfo(_Model):
     Whether the session is archived.
 
     Optional. Omitted and `null` are equivalent and mean the archive state is not reported.
-    Agents that advertise the `sessionCapabilities.archive` capability MUST include it on every listed session."""
+    Agents that advertise the `sessionCapabilities.archive` capability MUST include it on every listed session.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3577,7 +3846,8 @@ class DeleteSessionResponse(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3586,7 +3856,8 @@ class ForkSessionResponse(_Model):
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
 
-    Response from forking an existing session."""
+    Response from forking an existing session.
+    """
 
     METHOD: ClassVar[str] = "session/fork"
     """The JSON-RPC method (agent side)."""
@@ -3597,7 +3868,8 @@ class ForkSessionResponse(_Model):
     modes: SessionModeState | None | Unset = UNSET
     """Initial mode state if supported by the Agent
 
-    See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/v1/draft/session-modes)"""
+    See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/v1/draft/session-modes)
+    """
 
     config_options: list[SessionConfigOption] | None | Unset = UNSET
     """Initial session configuration options if supported by the Agent."""
@@ -3607,7 +3879,8 @@ class ForkSessionResponse(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3616,7 +3889,8 @@ class ArchiveSessionResponse(_Model):
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
 
-    Response from archiving a session."""
+    Response from archiving a session.
+    """
 
     METHOD: ClassVar[str] = "session/archive"
     """The JSON-RPC method (agent side)."""
@@ -3626,7 +3900,8 @@ class ArchiveSessionResponse(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3635,7 +3910,8 @@ class UnarchiveSessionResponse(_Model):
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
 
-    Response from unarchiving a session."""
+    Response from unarchiving a session.
+    """
 
     METHOD: ClassVar[str] = "session/unarchive"
     """The JSON-RPC method (agent side)."""
@@ -3645,7 +3921,8 @@ class UnarchiveSessionResponse(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3657,7 +3934,8 @@ class SessionStatusResponse(_Model):
     Response from checking the status of a session.
 
     The result is a snapshot. A session reported `open` may be closed or evicted before
-    the Client's next request."""
+    the Client's next request.
+    """
 
     METHOD: ClassVar[str] = "session/status"
     """The JSON-RPC method (agent side)."""
@@ -3665,14 +3943,16 @@ class SessionStatusResponse(_Model):
     status: SessionStatus | str
     """Whether the Agent has the session in memory.
 
-    Required. Clients MUST treat a value they do not recognize as `saved`."""
+    Required. Clients MUST treat a value they do not recognize as `saved`.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3681,7 +3961,8 @@ class SetSessionTitleResponse(_Model):
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
 
-    Response from setting the title of a session."""
+    Response from setting the title of a session.
+    """
 
     METHOD: ClassVar[str] = "session/set_title"
     """The JSON-RPC method (agent side)."""
@@ -3690,14 +3971,16 @@ class SetSessionTitleResponse(_Model):
     """The title the Agent stored.
 
     This differs from the requested title if the Agent normalized it. Clients SHOULD
-    display this value rather than the one they sent."""
+    display this value rather than the one they sent.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3710,7 +3993,8 @@ class ResumeSessionResponse(_Model):
     modes: SessionModeState | None | Unset = UNSET
     """Initial mode state if supported by the Agent
 
-    See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/v1/draft/session-modes)"""
+    See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/v1/draft/session-modes)
+    """
 
     config_options: list[SessionConfigOption] | None | Unset = UNSET
     """Initial session configuration options if supported by the Agent."""
@@ -3720,7 +4004,8 @@ class ResumeSessionResponse(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3735,7 +4020,8 @@ class CloseSessionResponse(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3750,7 +4036,8 @@ class SetSessionModeResponse(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3768,7 +4055,8 @@ class SetSessionConfigOptionResponse(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3789,14 +4077,16 @@ class PromptResponse(_Model):
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
 
-    Token usage for this turn (optional)."""
+    Token usage for this turn (optional).
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3805,7 +4095,8 @@ class Usage(_Model):
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
 
-    Token usage information for a prompt turn."""
+    Token usage information for a prompt turn.
+    """
 
     total_tokens: int
     """Sum of all token types across session."""
@@ -3830,7 +4121,8 @@ class Usage(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3845,15 +4137,18 @@ class Error(_Model):
 
     code: ErrorCode | int
     """A number indicating the error type that occurred.
-    This must be an integer as defined in the JSON-RPC specification."""
+    This must be an integer as defined in the JSON-RPC specification.
+    """
 
     message: str
     """A string providing a short description of the error.
-    The message should be limited to a concise single sentence."""
+    The message should be limited to a concise single sentence.
+    """
 
     data: Any | Unset = UNSET
     """Optional primitive or structured value that contains additional information about the error.
-    This may include debugging information or context-specific details."""
+    This may include debugging information or context-specific details.
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3890,14 +4185,16 @@ class SessionNotification(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class UserMessageChunkSessionUpdate(_Model):
     """A chunk of the user's message being streamed.
 
-    A variant of SessionUpdate (`sessionUpdate` is 'user_message_chunk')."""
+    A variant of SessionUpdate (`sessionUpdate` is 'user_message_chunk').
+    """
 
     session_update: ClassVar[str] = "user_message_chunk"
 
@@ -3908,21 +4205,24 @@ class UserMessageChunkSessionUpdate(_Model):
     """A unique identifier for the message this chunk belongs to.
 
     All chunks belonging to the same message share the same `messageId`.
-    A change in `messageId` indicates a new message has started."""
+    A change in `messageId` indicates a new message has started.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class AgentMessageChunkSessionUpdate(_Model):
     """A chunk of the agent's response being streamed.
 
-    A variant of SessionUpdate (`sessionUpdate` is 'agent_message_chunk')."""
+    A variant of SessionUpdate (`sessionUpdate` is 'agent_message_chunk').
+    """
 
     session_update: ClassVar[str] = "agent_message_chunk"
 
@@ -3933,21 +4233,24 @@ class AgentMessageChunkSessionUpdate(_Model):
     """A unique identifier for the message this chunk belongs to.
 
     All chunks belonging to the same message share the same `messageId`.
-    A change in `messageId` indicates a new message has started."""
+    A change in `messageId` indicates a new message has started.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class AgentThoughtChunkSessionUpdate(_Model):
     """A chunk of the agent's internal reasoning being streamed.
 
-    A variant of SessionUpdate (`sessionUpdate` is 'agent_thought_chunk')."""
+    A variant of SessionUpdate (`sessionUpdate` is 'agent_thought_chunk').
+    """
 
     session_update: ClassVar[str] = "agent_thought_chunk"
 
@@ -3958,21 +4261,24 @@ class AgentThoughtChunkSessionUpdate(_Model):
     """A unique identifier for the message this chunk belongs to.
 
     All chunks belonging to the same message share the same `messageId`.
-    A change in `messageId` indicates a new message has started."""
+    A change in `messageId` indicates a new message has started.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class ToolCallSessionUpdate(_Model):
     """Notification that a new tool call has been initiated.
 
-    A variant of SessionUpdate (`sessionUpdate` is 'tool_call')."""
+    A variant of SessionUpdate (`sessionUpdate` is 'tool_call').
+    """
 
     session_update: ClassVar[str] = "tool_call"
 
@@ -3986,11 +4292,13 @@ class ToolCallSessionUpdate(_Model):
     """Programmatic name of the tool being invoked.
 
     This field is optional. Omitting it or sending `null` both mean that no
-    tool name is available."""
+    tool name is available.
+    """
 
     kind: ToolKind | Unset = UNSET
     """The category of tool being invoked.
-    Helps clients choose appropriate icons and UI treatment."""
+    Helps clients choose appropriate icons and UI treatment.
+    """
 
     status: ToolCallStatus | Unset = UNSET
     """Current execution status of the tool call."""
@@ -4000,7 +4308,8 @@ class ToolCallSessionUpdate(_Model):
 
     locations: list[ToolCallLocation] | Unset = UNSET
     """File locations affected by this tool call.
-    Enables "follow-along" features in clients."""
+    Enables "follow-along" features in clients.
+    """
 
     raw_input: Any | Unset = UNSET
     """Raw input parameters sent to the tool."""
@@ -4013,14 +4322,16 @@ class ToolCallSessionUpdate(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class ToolCallUpdateSessionUpdate(_Model):
     """Update on the status or results of a tool call.
 
-    A variant of SessionUpdate (`sessionUpdate` is 'tool_call_update')."""
+    A variant of SessionUpdate (`sessionUpdate` is 'tool_call_update').
+    """
 
     session_update: ClassVar[str] = "tool_call_update"
 
@@ -4040,7 +4351,8 @@ class ToolCallUpdateSessionUpdate(_Model):
     """Update the programmatic name of the tool being invoked.
 
     This field is optional. Omitting it or sending `null` both mean that
-    the existing name is left unchanged."""
+    the existing name is left unchanged.
+    """
 
     content: list[ToolCallContent] | None | Unset = UNSET
     """Replace the content collection."""
@@ -4059,7 +4371,8 @@ class ToolCallUpdateSessionUpdate(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4067,7 +4380,8 @@ class PlanSessionUpdate(_Model):
     """The agent's execution plan for complex tasks.
     See protocol docs: [Agent Plan](https://agentclientprotocol.com/protocol/v1/draft/agent-plan)
 
-    A variant of SessionUpdate (`sessionUpdate` is 'plan')."""
+    A variant of SessionUpdate (`sessionUpdate` is 'plan').
+    """
 
     session_update: ClassVar[str] = "plan"
 
@@ -4075,14 +4389,16 @@ class PlanSessionUpdate(_Model):
     """The list of tasks to be accomplished.
 
     When updating a plan, the agent must send a complete list of all entries
-    with their current status. The client replaces the entire plan with each update."""
+    with their current status. The client replaces the entire plan with each update.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4093,7 +4409,8 @@ class PlanUpdateSessionUpdate(_Model):
 
     A content update for a plan identified by ID.
 
-    A variant of SessionUpdate (`sessionUpdate` is 'plan_update')."""
+    A variant of SessionUpdate (`sessionUpdate` is 'plan_update').
+    """
 
     session_update: ClassVar[str] = "plan_update"
 
@@ -4105,7 +4422,8 @@ class PlanUpdateSessionUpdate(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4116,7 +4434,8 @@ class PlanRemovedSessionUpdate(_Model):
 
     Removal notice for a plan identified by ID.
 
-    A variant of SessionUpdate (`sessionUpdate` is 'plan_removed')."""
+    A variant of SessionUpdate (`sessionUpdate` is 'plan_removed').
+    """
 
     session_update: ClassVar[str] = "plan_removed"
 
@@ -4128,14 +4447,16 @@ class PlanRemovedSessionUpdate(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class AvailableCommandsUpdateSessionUpdate(_Model):
     """Available commands are ready or have changed
 
-    A variant of SessionUpdate (`sessionUpdate` is 'available_commands_update')."""
+    A variant of SessionUpdate (`sessionUpdate` is 'available_commands_update').
+    """
 
     session_update: ClassVar[str] = "available_commands_update"
 
@@ -4147,7 +4468,8 @@ class AvailableCommandsUpdateSessionUpdate(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4156,7 +4478,8 @@ class CurrentModeUpdateSessionUpdate(_Model):
 
     See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/v1/draft/session-modes)
 
-    A variant of SessionUpdate (`sessionUpdate` is 'current_mode_update')."""
+    A variant of SessionUpdate (`sessionUpdate` is 'current_mode_update').
+    """
 
     session_update: ClassVar[str] = "current_mode_update"
 
@@ -4168,14 +4491,16 @@ class CurrentModeUpdateSessionUpdate(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class ConfigOptionUpdateSessionUpdate(_Model):
     """Session configuration options have been updated.
 
-    A variant of SessionUpdate (`sessionUpdate` is 'config_option_update')."""
+    A variant of SessionUpdate (`sessionUpdate` is 'config_option_update').
+    """
 
     session_update: ClassVar[str] = "config_option_update"
 
@@ -4187,14 +4512,16 @@ class ConfigOptionUpdateSessionUpdate(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class SessionInfoUpdateSessionUpdate(_Model):
     """Session metadata has been updated (title, timestamps, custom metadata)
 
-    A variant of SessionUpdate (`sessionUpdate` is 'session_info_update')."""
+    A variant of SessionUpdate (`sessionUpdate` is 'session_info_update').
+    """
 
     session_update: ClassVar[str] = "session_info_update"
 
@@ -4209,14 +4536,16 @@ class SessionInfoUpdateSessionUpdate(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class UsageUpdateSessionUpdate(_Model):
     """Context window and cost update for the session.
 
-    A variant of SessionUpdate (`sessionUpdate` is 'usage_update')."""
+    A variant of SessionUpdate (`sessionUpdate` is 'usage_update').
+    """
 
     session_update: ClassVar[str] = "usage_update"
 
@@ -4234,7 +4563,8 @@ class UsageUpdateSessionUpdate(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4244,7 +4574,8 @@ class NoticeSessionUpdate(_Model):
     Agents MUST only send this update when the Client advertised
     the `session.notices` Client capability.
 
-    A variant of SessionUpdate (`sessionUpdate` is 'notice')."""
+    A variant of SessionUpdate (`sessionUpdate` is 'notice').
+    """
 
     session_update: ClassVar[str] = "notice"
 
@@ -4257,12 +4588,14 @@ class NoticeSessionUpdate(_Model):
     description: str | None | Unset = UNSET
     """Optional plain-text detail or guidance.
 
-    Omitted and `null` are equivalent and mean no description was supplied."""
+    Omitted and `null` are equivalent and mean no description was supplied.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """Metadata scoped to this notice.
 
-    Omitted and `null` are equivalent and mean no metadata was supplied."""
+    Omitted and `null` are equivalent and mean no metadata was supplied.
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4272,7 +4605,8 @@ class CompactionUpdateSessionUpdate(_Model):
     Agents MUST only send this update when the Client advertised
     the `session.compaction` Client capability.
 
-    A variant of SessionUpdate (`sessionUpdate` is 'compaction_update')."""
+    A variant of SessionUpdate (`sessionUpdate` is 'compaction_update').
+    """
 
     session_update: ClassVar[str] = "compaction_update"
 
@@ -4299,7 +4633,8 @@ class CompactionSummaryChunkSessionUpdate(_Model):
     Agents MUST only send this update when the Client advertised
     the `session.compaction` Client capability.
 
-    A variant of SessionUpdate (`sessionUpdate` is 'compaction_summary_chunk')."""
+    A variant of SessionUpdate (`sessionUpdate` is 'compaction_summary_chunk').
+    """
 
     session_update: ClassVar[str] = "compaction_summary_chunk"
 
@@ -4322,7 +4657,8 @@ class SubagentUpdateSessionUpdate(_Model):
     Announces a child session created and owned by this session, or updates
     that ownership association's metadata.
 
-    A variant of SessionUpdate (`sessionUpdate` is 'subagent_update')."""
+    A variant of SessionUpdate (`sessionUpdate` is 'subagent_update').
+    """
 
     session_update: ClassVar[str] = "subagent_update"
 
@@ -4333,14 +4669,16 @@ class SubagentUpdateSessionUpdate(_Model):
     """The parent's human-readable display title for this child. It need not be unique.
 
     Omitted means unchanged. `null` clears it. If unset, the Client chooses
-    a fallback presentation."""
+    a fallback presentation.
+    """
 
     description: str | None | Unset = UNSET
     """The parent's human-readable description of the child's role or purpose.
 
     Omitted means unchanged. `null` clears it. If unset, the Client chooses
     a fallback presentation. This is current display metadata, not the
-    history of instructions sent to the child."""
+    history of instructions sent to the child.
+    """
 
     capabilities: SubagentSessionCapabilities | None | Unset = UNSET
     """Client-initiated session mutations permitted for this subagent session.
@@ -4348,7 +4686,8 @@ class SubagentUpdateSessionUpdate(_Model):
     Omitted means unchanged. `null` clears the capability set and disables
     child mutations. If never supplied, no session mutations are permitted.
     Read-only operations retain their normal protocol semantics and capability
-    requirements. A concrete object replaces the whole capability set."""
+    requirements. A concrete object replaces the whole capability set.
+    """
 
     state: StateUpdate | None | Unset = UNSET
     """Current state snapshot for the child session.
@@ -4356,7 +4695,8 @@ class SubagentUpdateSessionUpdate(_Model):
     Omitted means unchanged. `null` clears the current activity without
     asserting idle or sending an `unknown` snapshot. A concrete state
     replaces the previous state object wholesale. If never supplied, the
-    current activity is unset/unconfirmed."""
+    current activity is unset/unconfirmed.
+    """
 
     cwd: str | None | Unset = UNSET
     """The child's working directory. Must be an absolute path.
@@ -4364,7 +4704,8 @@ class SubagentUpdateSessionUpdate(_Model):
     Optional and nullable. Omitted means unchanged. `null` clears the
     reported value. While unset, the child inherits its immediate parent's
     effective working directory. Clients use this value for the child's
-    root set and as the default terminal working directory."""
+    root set and as the default terminal working directory.
+    """
 
     additional_directories: list[str] | None | Unset = UNSET
     """Additional workspace roots for the child. Each path must be absolute.
@@ -4373,7 +4714,8 @@ class SubagentUpdateSessionUpdate(_Model):
     reported value. While unset, the child inherits its immediate parent's
     effective additional directories, independently of `cwd`. A concrete
     array replaces the whole list. `[]` reports no additional directories.
-    Clients use these values for the child's root set."""
+    Clients use these values for the child's root set.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -4381,7 +4723,8 @@ class SubagentUpdateSessionUpdate(_Model):
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    Omitted means unchanged. `null` removes the metadata."""
+    Omitted means unchanged. `null` removes the metadata.
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4393,7 +4736,8 @@ class SessionMessageSessionUpdate(_Model):
     A message upsert observed in this session's transcript, sent to or
     received from another session.
 
-    A variant of SessionUpdate (`sessionUpdate` is 'session_message')."""
+    A variant of SessionUpdate (`sessionUpdate` is 'session_message').
+    """
 
     session_update: ClassVar[str] = "session_message"
 
@@ -4403,35 +4747,41 @@ class SessionMessageSessionUpdate(_Model):
     sender_session_id: SessionId | None | Unset = UNSET
     """The sending session.
 
-    Omitted leaves the stored value unchanged. `null` clears it. A value replaces it."""
+    Omitted leaves the stored value unchanged. `null` clears it. A value replaces it.
+    """
 
     recipient_session_id: SessionId | None | Unset = UNSET
     """The receiving session.
 
-    Omitted leaves the stored value unchanged. `null` clears it. A value replaces it."""
+    Omitted leaves the stored value unchanged. `null` clears it. A value replaces it.
+    """
 
     sender_message_id: MessageId | None | Unset = UNSET
     """On an incoming view, the `messageId` of the same message's outgoing view in the
     sender's transcript.
 
     Omitted leaves the stored value unchanged. `null` clears it. A value replaces it. It can arrive
-    after the message starts streaming."""
+    after the message starts streaming.
+    """
 
     recipient_message_id: MessageId | None | Unset = UNSET
     """On an outgoing view, the `messageId` of the same message's incoming view in the
     recipient's transcript.
 
     Omitted leaves the stored value unchanged. `null` clears it. A value replaces it. It can arrive
-    after the message starts streaming."""
+    after the message starts streaming.
+    """
 
     content: list[ContentBlock] | None | Unset = UNSET
     """Omitted leaves content unchanged. `null` or `[]` clears it.
-    A non-empty array replaces all content."""
+    A non-empty array replaces all content.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """Omitted leaves metadata unchanged. `null` removes it.
 
-    Implementations MUST NOT make assumptions about values in `_meta`."""
+    Implementations MUST NOT make assumptions about values in `_meta`.
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4442,7 +4792,8 @@ class SessionMessageChunkSessionUpdate(_Model):
 
     One content block appended to a sent or received session message.
 
-    A variant of SessionUpdate (`sessionUpdate` is 'session_message_chunk')."""
+    A variant of SessionUpdate (`sessionUpdate` is 'session_message_chunk').
+    """
 
     session_update: ClassVar[str] = "session_message_chunk"
 
@@ -4455,7 +4806,8 @@ class SessionMessageChunkSessionUpdate(_Model):
     meta: dict[str, Any] | None | Unset = UNSET
     """Optional and nullable chunk-scoped metadata. Omitted or `null` means none.
 
-    Implementations MUST NOT make assumptions about values in `_meta`."""
+    Implementations MUST NOT make assumptions about values in `_meta`.
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4469,14 +4821,16 @@ class ContentChunk(_Model):
     """A unique identifier for the message this chunk belongs to.
 
     All chunks belonging to the same message share the same `messageId`.
-    A change in `messageId` indicates a new message has started."""
+    A change in `messageId` indicates a new message has started.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4499,11 +4853,13 @@ class ToolCall(_Model):
     """Programmatic name of the tool being invoked.
 
     This field is optional. Omitting it or sending `null` both mean that no
-    tool name is available."""
+    tool name is available.
+    """
 
     kind: ToolKind | Unset = UNSET
     """The category of tool being invoked.
-    Helps clients choose appropriate icons and UI treatment."""
+    Helps clients choose appropriate icons and UI treatment.
+    """
 
     status: ToolCallStatus | Unset = UNSET
     """Current execution status of the tool call."""
@@ -4513,7 +4869,8 @@ class ToolCall(_Model):
 
     locations: list[ToolCallLocation] | Unset = UNSET
     """File locations affected by this tool call.
-    Enables "follow-along" features in clients."""
+    Enables "follow-along" features in clients.
+    """
 
     raw_input: Any | Unset = UNSET
     """Raw input parameters sent to the tool."""
@@ -4526,7 +4883,8 @@ class ToolCall(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4543,7 +4901,8 @@ class PlanEntry(_Model):
 
     priority: PlanEntryPriority
     """The relative importance of this task.
-    Used to indicate which tasks are most critical to the overall goal."""
+    Used to indicate which tasks are most critical to the overall goal.
+    """
 
     status: PlanEntryStatus
     """Current execution status of this task."""
@@ -4553,7 +4912,8 @@ class PlanEntry(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4571,21 +4931,24 @@ class Plan(_Model):
     """The list of tasks to be accomplished.
 
     When updating a plan, the agent must send a complete list of all entries
-    with their current status. The client replaces the entire plan with each update."""
+    with their current status. The client replaces the entire plan with each update.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class ItemsPlanUpdateContent(_Model):
     """Structured plan entries.
 
-    A variant of PlanUpdateContent (`type` is 'items')."""
+    A variant of PlanUpdateContent (`type` is 'items').
+    """
 
     type: ClassVar[str] = "items"
 
@@ -4596,21 +4959,24 @@ class ItemsPlanUpdateContent(_Model):
     """The list of tasks to be accomplished.
 
     When updating an item-based plan, the agent must send a complete list of all entries
-    with their current status. The client replaces that plan with each update."""
+    with their current status. The client replaces that plan with each update.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class FilePlanUpdateContent(_Model):
     """A URI pointing to a file containing the plan.
 
-    A variant of PlanUpdateContent (`type` is 'file')."""
+    A variant of PlanUpdateContent (`type` is 'file').
+    """
 
     type: ClassVar[str] = "file"
 
@@ -4625,14 +4991,16 @@ class FilePlanUpdateContent(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class MarkdownPlanUpdateContent(_Model):
     """Raw markdown content for the plan.
 
-    A variant of PlanUpdateContent (`type` is 'markdown')."""
+    A variant of PlanUpdateContent (`type` is 'markdown').
+    """
 
     type: ClassVar[str] = "markdown"
 
@@ -4647,7 +5015,8 @@ class MarkdownPlanUpdateContent(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4656,7 +5025,8 @@ class PlanItems(_Model):
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
 
-    A plan represented as structured entries."""
+    A plan represented as structured entries.
+    """
 
     plan_id: PlanId
     """The plan ID to update."""
@@ -4665,14 +5035,16 @@ class PlanItems(_Model):
     """The list of tasks to be accomplished.
 
     When updating an item-based plan, the agent must send a complete list of all entries
-    with their current status. The client replaces that plan with each update."""
+    with their current status. The client replaces that plan with each update.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4681,7 +5053,8 @@ class PlanFile(_Model):
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
 
-    A plan represented by a file URI."""
+    A plan represented by a file URI.
+    """
 
     plan_id: PlanId
     """The plan ID to update."""
@@ -4694,7 +5067,8 @@ class PlanFile(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4703,7 +5077,8 @@ class PlanMarkdown(_Model):
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
 
-    A plan represented as raw markdown content."""
+    A plan represented as raw markdown content.
+    """
 
     plan_id: PlanId
     """The plan ID to update."""
@@ -4716,7 +5091,8 @@ class PlanMarkdown(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4725,7 +5101,8 @@ class PlanUpdate(_Model):
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
 
-    A content update for a plan identified by ID."""
+    A content update for a plan identified by ID.
+    """
 
     plan: PlanUpdateContent
     """The updated plan content."""
@@ -4735,7 +5112,8 @@ class PlanUpdate(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4744,7 +5122,8 @@ class PlanRemoved(_Model):
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
 
-    Removal notice for a plan identified by ID."""
+    Removal notice for a plan identified by ID.
+    """
 
     plan_id: PlanId
     """The plan ID to remove."""
@@ -4754,7 +5133,8 @@ class PlanRemoved(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4775,7 +5155,8 @@ class AvailableCommand(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4790,7 +5171,8 @@ class UnstructuredCommandInput(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4805,7 +5187,8 @@ class AvailableCommandsUpdate(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4823,7 +5206,8 @@ class CurrentModeUpdate(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4838,7 +5222,8 @@ class ConfigOptionUpdate(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4846,7 +5231,8 @@ class SessionInfoUpdate(_Model):
     """Update to session metadata. All fields are optional to support partial updates.
 
     Agents send this notification to update session information like title or custom metadata.
-    Clients can use it to keep session titles and state current."""
+    Clients can use it to keep session titles and state current.
+    """
 
     title: str | None | Unset = UNSET
     """Human-readable title for the session. Set to null to clear."""
@@ -4859,7 +5245,8 @@ class SessionInfoUpdate(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4871,14 +5258,16 @@ class Cost(_Model):
 
     currency: str
     """Unit of `amount`: an ISO 4217 currency code (e.g., "USD", "EUR") for money, or another
-    unit such as "credits"."""
+    unit such as "credits".
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4899,7 +5288,8 @@ class UsageUpdate(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4912,7 +5302,8 @@ class Notice(_Model):
     the `session.notices` Client capability. Otherwise, Agents may use an agent
     message when the information should still be surfaced to the user.
 
-    See RFD: [Session Notices](https://agentclientprotocol.com/rfds/session-notices)"""
+    See RFD: [Session Notices](https://agentclientprotocol.com/rfds/session-notices)
+    """
 
     severity: NoticeSeverity | str
     """Presentation severity hint."""
@@ -4923,12 +5314,14 @@ class Notice(_Model):
     description: str | None | Unset = UNSET
     """Optional plain-text detail or guidance.
 
-    Omitted and `null` are equivalent and mean no description was supplied."""
+    Omitted and `null` are equivalent and mean no description was supplied.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """Metadata scoped to this notice.
 
-    Omitted and `null` are equivalent and mean no metadata was supplied."""
+    Omitted and `null` are equivalent and mean no metadata was supplied.
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4940,7 +5333,8 @@ class CompactionUpdate(_Model):
 
     `summary`, `error`, and `_meta` have patch semantics: omission leaves the
     stored value unchanged, `null` clears it, and a concrete value replaces it.
-    `summary: []` also clears the summary."""
+    `summary: []` also clears the summary.
+    """
 
     compaction_id: CompactionId
     """The Agent-owned ID of this compaction, unique within the session."""
@@ -4963,7 +5357,8 @@ class CompactionSummaryChunk(_Model):
     """A content block appended to a compaction's summary. A first-seen ID creates
     an in-progress compaction. Chunks append in receive order.
     Agents MUST only send this update when the Client advertised
-    the `session.compaction` Client capability."""
+    the `session.compaction` Client capability.
+    """
 
     compaction_id: CompactionId
     """ID of the compaction whose summary receives this content."""
@@ -4984,17 +5379,20 @@ class SubagentSessionCapabilities(_Model):
     Client-initiated session mutations permitted for a specific subagent session.
 
     A mutation requires an explicit per-child capability. Support for the method
-    on ordinary sessions does not grant support on a child."""
+    on ordinary sessions does not grant support on a child.
+    """
 
     cancel: SessionCancelCapabilities | None | Unset = UNSET
     """Permits the client to cancel this child's current work without ending
     the session. Omitted or `null` means unsupported. An object (including
-    `{}`) means supported."""
+    `{}`) means supported.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys."""
+    these keys.
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5005,35 +5403,40 @@ class SessionCancelCapabilities(_Model):
 
     Capability to cancel work in a subagent session without ending that session.
 
-    Supplying `{}` advertises support. An omitted or `null` `cancel` does not."""
+    Supplying `{}` advertises support. An omitted or `null` `cancel` does not.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class StateUpdateRunning(_Model):
     """Foreground work is in progress.
 
-    A variant of StateUpdate (`state` is 'running')."""
+    A variant of StateUpdate (`state` is 'running').
+    """
 
     state: ClassVar[str] = "running"
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP for additional metadata.
     Implementations MUST NOT make assumptions about values at these keys.
-    Optional. Omitted and `null` mean no metadata for this state snapshot."""
+    Optional. Omitted and `null` mean no metadata for this state snapshot.
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class StateUpdateIdle(_Model):
     """The child is ready to process another prompt.
 
-    A variant of StateUpdate (`state` is 'idle')."""
+    A variant of StateUpdate (`state` is 'idle').
+    """
 
     state: ClassVar[str] = "idle"
 
@@ -5045,14 +5448,16 @@ class StateUpdateIdle(_Model):
 class StateUpdateRequiresAction(_Model):
     """Foreground work is blocked on user action.
 
-    A variant of StateUpdate (`state` is 'requires_action')."""
+    A variant of StateUpdate (`state` is 'requires_action').
+    """
 
     state: ClassVar[str] = "requires_action"
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP for additional metadata.
     Implementations MUST NOT make assumptions about values at these keys.
-    Optional. Omitted and `null` mean no metadata for this state snapshot."""
+    Optional. Omitted and `null` mean no metadata for this state snapshot.
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5061,14 +5466,16 @@ class StateUpdateUnknown(_Model):
 
     This replaces previously confirmed activity without ending the work or session.
 
-    A variant of StateUpdate (`state` is 'unknown')."""
+    A variant of StateUpdate (`state` is 'unknown').
+    """
 
     state: ClassVar[str] = "unknown"
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP for additional metadata.
     Implementations MUST NOT make assumptions about values at these keys.
-    Optional. Omitted and `null` mean no metadata for this state snapshot."""
+    Optional. Omitted and `null` mean no metadata for this state snapshot.
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5095,7 +5502,8 @@ class RunningStateUpdate(_Model):
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP for additional metadata.
     Implementations MUST NOT make assumptions about values at these keys.
-    Optional. Omitted and `null` mean no metadata for this state snapshot."""
+    Optional. Omitted and `null` mean no metadata for this state snapshot.
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5104,51 +5512,59 @@ class ErrorStopReason(_Model):
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
 
-    Details of a failure that ended a child's foreground work."""
+    Details of a failure that ended a child's foreground work.
+    """
 
     error: Error | None | Unset = UNSET
     """The failure, as a JSON-RPC error object.
 
     Optional. Omitted or `null` both mean the agent is not reporting failure details.
-    Agents SHOULD include it."""
+    Agents SHOULD include it.
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class EndTurnIdleStateUpdate(_Model):
     """The work ended successfully.
 
-    A variant of IdleStateUpdate (`stopReason` is 'end_turn')."""
+    A variant of IdleStateUpdate (`stopReason` is 'end_turn').
+    """
 
     stop_reason: ClassVar[str] = "end_turn"
 
     usage: Usage | None | Unset = UNSET
     """**UNSTABLE** Token usage for completed foreground work.
 
-    Optional. Omitted or `null` means not reported."""
+    Optional. Omitted or `null` means not reported.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP for additional metadata.
     Implementations MUST NOT make assumptions about values at these keys.
-    Optional. Omitted and `null` mean no metadata for this state snapshot."""
+    Optional. Omitted and `null` mean no metadata for this state snapshot.
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class MaxTokensIdleStateUpdate(_Model):
     """The work ended because the agent reached the maximum number of tokens.
 
-    A variant of IdleStateUpdate (`stopReason` is 'max_tokens')."""
+    A variant of IdleStateUpdate (`stopReason` is 'max_tokens').
+    """
 
     stop_reason: ClassVar[str] = "max_tokens"
 
     usage: Usage | None | Unset = UNSET
     """**UNSTABLE** Token usage for completed foreground work.
 
-    Optional. Omitted or `null` means not reported."""
+    Optional. Omitted or `null` means not reported.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP for additional metadata.
     Implementations MUST NOT make assumptions about values at these keys.
-    Optional. Omitted and `null` mean no metadata for this state snapshot."""
+    Optional. Omitted and `null` mean no metadata for this state snapshot.
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5156,82 +5572,95 @@ class MaxTurnRequestsIdleStateUpdate(_Model):
     """The work ended because the agent reached the maximum number of allowed
     agent requests.
 
-    A variant of IdleStateUpdate (`stopReason` is 'max_turn_requests')."""
+    A variant of IdleStateUpdate (`stopReason` is 'max_turn_requests').
+    """
 
     stop_reason: ClassVar[str] = "max_turn_requests"
 
     usage: Usage | None | Unset = UNSET
     """**UNSTABLE** Token usage for completed foreground work.
 
-    Optional. Omitted or `null` means not reported."""
+    Optional. Omitted or `null` means not reported.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP for additional metadata.
     Implementations MUST NOT make assumptions about values at these keys.
-    Optional. Omitted and `null` mean no metadata for this state snapshot."""
+    Optional. Omitted and `null` mean no metadata for this state snapshot.
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class RefusalIdleStateUpdate(_Model):
     """The work ended because the agent refused to continue.
 
-    A variant of IdleStateUpdate (`stopReason` is 'refusal')."""
+    A variant of IdleStateUpdate (`stopReason` is 'refusal').
+    """
 
     stop_reason: ClassVar[str] = "refusal"
 
     usage: Usage | None | Unset = UNSET
     """**UNSTABLE** Token usage for completed foreground work.
 
-    Optional. Omitted or `null` means not reported."""
+    Optional. Omitted or `null` means not reported.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP for additional metadata.
     Implementations MUST NOT make assumptions about values at these keys.
-    Optional. Omitted and `null` mean no metadata for this state snapshot."""
+    Optional. Omitted and `null` mean no metadata for this state snapshot.
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class CancelledIdleStateUpdate(_Model):
     """The work was cancelled.
 
-    A variant of IdleStateUpdate (`stopReason` is 'cancelled')."""
+    A variant of IdleStateUpdate (`stopReason` is 'cancelled').
+    """
 
     stop_reason: ClassVar[str] = "cancelled"
 
     usage: Usage | None | Unset = UNSET
     """**UNSTABLE** Token usage for completed foreground work.
 
-    Optional. Omitted or `null` means not reported."""
+    Optional. Omitted or `null` means not reported.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP for additional metadata.
     Implementations MUST NOT make assumptions about values at these keys.
-    Optional. Omitted and `null` mean no metadata for this state snapshot."""
+    Optional. Omitted and `null` mean no metadata for this state snapshot.
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class ErrorIdleStateUpdate(_Model):
     """The work ended because something failed.
 
-    A variant of IdleStateUpdate (`stopReason` is 'error')."""
+    A variant of IdleStateUpdate (`stopReason` is 'error').
+    """
 
     stop_reason: ClassVar[str] = "error"
 
     usage: Usage | None | Unset = UNSET
     """**UNSTABLE** Token usage for completed foreground work.
 
-    Optional. Omitted or `null` means not reported."""
+    Optional. Omitted or `null` means not reported.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP for additional metadata.
     Implementations MUST NOT make assumptions about values at these keys.
-    Optional. Omitted and `null` mean no metadata for this state snapshot."""
+    Optional. Omitted and `null` mean no metadata for this state snapshot.
+    """
 
     error: Error | None | Unset = UNSET
     """The failure, as a JSON-RPC error object.
 
     Optional. Omitted or `null` both mean the agent is not reporting failure details.
-    Agents SHOULD include it."""
+    Agents SHOULD include it.
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5250,12 +5679,14 @@ class OtherIdleStateUpdate(_Model):
     usage: Usage | None | Unset = UNSET
     """**UNSTABLE** Token usage for completed foreground work.
 
-    Optional. Omitted or `null` means not reported."""
+    Optional. Omitted or `null` means not reported.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP for additional metadata.
     Implementations MUST NOT make assumptions about values at these keys.
-    Optional. Omitted and `null` mean no metadata for this state snapshot."""
+    Optional. Omitted and `null` mean no metadata for this state snapshot.
+    """
 
     extra: dict[str, Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
@@ -5265,17 +5696,20 @@ class OtherIdleStateUpdate(_Model):
 class NoneIdleStateUpdate(_Model):
     """No stop reason: `stopReason` is omitted or `null`.
 
-    A variant of IdleStateUpdate."""
+    A variant of IdleStateUpdate.
+    """
 
     usage: Usage | None | Unset = UNSET
     """**UNSTABLE** Token usage for completed foreground work.
 
-    Optional. Omitted or `null` means not reported."""
+    Optional. Omitted or `null` means not reported.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP for additional metadata.
     Implementations MUST NOT make assumptions about values at these keys.
-    Optional. Omitted and `null` mean no metadata for this state snapshot."""
+    Optional. Omitted and `null` mean no metadata for this state snapshot.
+    """
 
     stop_reason: None | Unset = UNSET
 
@@ -5287,7 +5721,8 @@ class RequiresActionStateUpdate(_Model):
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP for additional metadata.
     Implementations MUST NOT make assumptions about values at these keys.
-    Optional. Omitted and `null` mean no metadata for this state snapshot."""
+    Optional. Omitted and `null` mean no metadata for this state snapshot.
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5304,12 +5739,14 @@ class UnknownStateUpdate(_Model):
     snapshot normally.
 
     This is not a task outcome or session closure. It does not cancel work, resolve
-    pending requests, or revoke capabilities. Capabilities are updated separately."""
+    pending requests, or revoke capabilities. Capabilities are updated separately.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP for additional metadata.
     Implementations MUST NOT make assumptions about values at these keys.
-    Optional. Omitted and `null` mean no metadata for this state snapshot."""
+    Optional. Omitted and `null` mean no metadata for this state snapshot.
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5338,7 +5775,8 @@ class SubagentUpdate(_Model):
     The title and description provide the parent's display metadata for the
     child. They do not replace the content of individual messages or operations.
     `cwd` and `additionalDirectories` report where the Agent placed the child.
-    While unset, each inherits the immediate parent's effective value."""
+    While unset, each inherits the immediate parent's effective value.
+    """
 
     session_id: SessionId
     """The opaque session ID identifying the child in all ACP messages."""
@@ -5347,14 +5785,16 @@ class SubagentUpdate(_Model):
     """The parent's human-readable display title for this child. It need not be unique.
 
     Omitted means unchanged. `null` clears it. If unset, the Client chooses
-    a fallback presentation."""
+    a fallback presentation.
+    """
 
     description: str | None | Unset = UNSET
     """The parent's human-readable description of the child's role or purpose.
 
     Omitted means unchanged. `null` clears it. If unset, the Client chooses
     a fallback presentation. This is current display metadata, not the
-    history of instructions sent to the child."""
+    history of instructions sent to the child.
+    """
 
     capabilities: SubagentSessionCapabilities | None | Unset = UNSET
     """Client-initiated session mutations permitted for this subagent session.
@@ -5362,7 +5802,8 @@ class SubagentUpdate(_Model):
     Omitted means unchanged. `null` clears the capability set and disables
     child mutations. If never supplied, no session mutations are permitted.
     Read-only operations retain their normal protocol semantics and capability
-    requirements. A concrete object replaces the whole capability set."""
+    requirements. A concrete object replaces the whole capability set.
+    """
 
     state: StateUpdate | None | Unset = UNSET
     """Current state snapshot for the child session.
@@ -5370,7 +5811,8 @@ class SubagentUpdate(_Model):
     Omitted means unchanged. `null` clears the current activity without
     asserting idle or sending an `unknown` snapshot. A concrete state
     replaces the previous state object wholesale. If never supplied, the
-    current activity is unset/unconfirmed."""
+    current activity is unset/unconfirmed.
+    """
 
     cwd: str | None | Unset = UNSET
     """The child's working directory. Must be an absolute path.
@@ -5378,7 +5820,8 @@ class SubagentUpdate(_Model):
     Optional and nullable. Omitted means unchanged. `null` clears the
     reported value. While unset, the child inherits its immediate parent's
     effective working directory. Clients use this value for the child's
-    root set and as the default terminal working directory."""
+    root set and as the default terminal working directory.
+    """
 
     additional_directories: list[str] | None | Unset = UNSET
     """Additional workspace roots for the child. Each path must be absolute.
@@ -5387,7 +5830,8 @@ class SubagentUpdate(_Model):
     reported value. While unset, the child inherits its immediate parent's
     effective additional directories, independently of `cwd`. A concrete
     array replaces the whole list. `[]` reports no additional directories.
-    Clients use these values for the child's root set."""
+    Clients use these values for the child's root set.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -5395,7 +5839,8 @@ class SubagentUpdate(_Model):
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    Omitted means unchanged. `null` removes the metadata."""
+    Omitted means unchanged. `null` removes the metadata.
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5404,7 +5849,8 @@ class SessionMessage(_Model):
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
 
-    An upsert for an inter-session message."""
+    An upsert for an inter-session message.
+    """
 
     message_id: MessageId
     """Identifier of this message within the enclosing session's transcript."""
@@ -5412,35 +5858,41 @@ class SessionMessage(_Model):
     sender_session_id: SessionId | None | Unset = UNSET
     """The sending session.
 
-    Omitted leaves the stored value unchanged. `null` clears it. A value replaces it."""
+    Omitted leaves the stored value unchanged. `null` clears it. A value replaces it.
+    """
 
     recipient_session_id: SessionId | None | Unset = UNSET
     """The receiving session.
 
-    Omitted leaves the stored value unchanged. `null` clears it. A value replaces it."""
+    Omitted leaves the stored value unchanged. `null` clears it. A value replaces it.
+    """
 
     sender_message_id: MessageId | None | Unset = UNSET
     """On an incoming view, the `messageId` of the same message's outgoing view in the
     sender's transcript.
 
     Omitted leaves the stored value unchanged. `null` clears it. A value replaces it. It can arrive
-    after the message starts streaming."""
+    after the message starts streaming.
+    """
 
     recipient_message_id: MessageId | None | Unset = UNSET
     """On an outgoing view, the `messageId` of the same message's incoming view in the
     recipient's transcript.
 
     Omitted leaves the stored value unchanged. `null` clears it. A value replaces it. It can arrive
-    after the message starts streaming."""
+    after the message starts streaming.
+    """
 
     content: list[ContentBlock] | None | Unset = UNSET
     """Omitted leaves content unchanged. `null` or `[]` clears it.
-    A non-empty array replaces all content."""
+    A non-empty array replaces all content.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """Omitted leaves metadata unchanged. `null` removes it.
 
-    Implementations MUST NOT make assumptions about values in `_meta`."""
+    Implementations MUST NOT make assumptions about values in `_meta`.
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5452,7 +5904,8 @@ class SessionMessageChunk(_Model):
     A streamed content block of an inter-session message.
 
     A chunk carries only content. The message's participants and references come from
-    `session_message` upserts, which can arrive before, between, or after its chunks."""
+    `session_message` upserts, which can arrive before, between, or after its chunks.
+    """
 
     message_id: MessageId
     """Identifier of this message within the enclosing session's transcript."""
@@ -5463,7 +5916,8 @@ class SessionMessageChunk(_Model):
     meta: dict[str, Any] | None | Unset = UNSET
     """Optional and nullable chunk-scoped metadata. Omitted or `null` means none.
 
-    Implementations MUST NOT make assumptions about values in `_meta`."""
+    Implementations MUST NOT make assumptions about values in `_meta`.
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5483,7 +5937,8 @@ class CompleteElicitationNotification(_Model):
 
     Optional. Omitted and `null` are equivalent and mean no metadata.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5506,21 +5961,24 @@ class AuthStatusUpdateNotification(_Model):
     """Whether the agent can start sessions without the user signing in first.
 
     This is the only field clients should act on. Clients MUST treat values they
-    do not recognize as `unknown`."""
+    do not recognize as `unknown`.
+    """
 
     accounts: list[AuthAccount] | Unset = UNSET
     """The accounts the agent has configured, for display.
 
     Optional. Omitted and empty are equivalent and mean no accounts are reported.
     Agents that hold credentials for several providers or accounts SHOULD list each
-    of them and mark the ones in effect with `active`."""
+    of them and mark the ones in effect with `active`.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5569,14 +6027,16 @@ class InitializeRequest(_Model):
     client_info: Implementation | None | Unset = UNSET
     """Information about the Client name and version sent to the Agent.
 
-    Note: in future versions of the protocol, this will be required."""
+    Note: in future versions of the protocol, this will be required.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5596,7 +6056,8 @@ class ClientCapabilities(_Model):
         )
     )
     """File system capabilities supported by the client.
-    Determines which file operations the agent can request."""
+    Determines which file operations the agent can request.
+    """
 
     terminal: bool = False
     """Whether the Client support all `terminal/*` methods."""
@@ -5605,7 +6066,8 @@ class ClientCapabilities(_Model):
     """Session-related capabilities supported by the client.
 
     Optional. Omitted or `null` both mean the client does not advertise any
-    session-related extensions."""
+    session-related extensions.
+    """
 
     subagents: SubagentCapabilities | None | Unset = UNSET
     """**UNSTABLE**
@@ -5617,7 +6079,8 @@ class ClientCapabilities(_Model):
     Optional and nullable. Omitted or `null` both mean the client does not
     advertise support.
     Supplying `{}` means the client understands child associations, work-state
-    snapshots, session-directed messages, and restricted-session semantics."""
+    snapshots, session-directed messages, and restricted-session semantics.
+    """
 
     plan: PlanCapabilities | None | Unset = UNSET
     """**UNSTABLE**
@@ -5627,7 +6090,8 @@ class ClientCapabilities(_Model):
     Whether the client supports `plan_update` and `plan_removed` session updates.
 
     Optional. Omitted or `null` both mean the client does not advertise support.
-    Supplying `{}` means the client can receive both update types."""
+    Supplying `{}` means the client can receive both update types.
+    """
 
     auth: AuthCapabilities = _field(
         default_factory=lambda: AuthCapabilities(
@@ -5636,21 +6100,24 @@ class ClientCapabilities(_Model):
     )
     """Authentication capabilities supported by the client.
     Determines which authentication method types the agent may include
-    in its `InitializeResponse`."""
+    in its `InitializeResponse`.
+    """
 
     elicitation: ElicitationCapabilities | None | Unset = UNSET
     """Elicitation capabilities supported by the client.
     Determines which elicitation modes the agent may use.
 
     Optional. Omitted or `null` both mean the client does not advertise
-    elicitation support."""
+    elicitation support.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5671,7 +6138,8 @@ class FileSystemCapabilities(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5680,26 +6148,30 @@ class ClientSessionCapabilities(_Model):
 
     compaction: CompactionCapabilities | None | Unset = UNSET
     """Support for ID-addressed context compaction updates. Omitted or `null`
-    means unsupported. `{}` advertises the complete compaction contract."""
+    means unsupported. `{}` advertises the complete compaction contract.
+    """
 
     config_options: SessionConfigOptionsCapabilities | None | Unset = UNSET
     """Config option capabilities supported by the client.
 
     Omitted or `null` both mean the client does not advertise support for any
-    config option extensions."""
+    config option extensions.
+    """
 
     notices: NoticeCapabilities | None | Unset = UNSET
     """Support for live user-facing `notice` session updates.
 
     Optional. Omitted or `null` both mean the client does not advertise support.
-    Supplying `{}` means the client can present notices to the user."""
+    Supplying `{}` means the client can present notices to the user.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5712,28 +6184,32 @@ class SessionConfigOptionsCapabilities(_Model):
     Optional. Omitted or `null` both mean the client does not advertise support.
     Supplying `{}` means agents may include `type: "boolean"` entries in
     `configOptions`, and the client may send `session/set_config_option`
-    requests with `type: "boolean"` and a boolean `value`."""
+    requests with `type: "boolean"` and a boolean `value`.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class BooleanConfigOptionCapabilities(_Model):
     """Capabilities for boolean session configuration options.
 
-    Supplying `{}` means the client supports boolean session configuration options."""
+    Supplying `{}` means the client supports boolean session configuration options.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5747,12 +6223,14 @@ class SubagentCapabilities(_Model):
     Supplying `{}` advertises support for child association and state updates,
     session-directed messages, and restricted-session semantics. The client
     must advertise this capability before the agent sends subagent updates or
-    session-directed messages."""
+    session-directed messages.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys."""
+    these keys.
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5761,14 +6239,16 @@ class PlanCapabilities(_Model):
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
 
-    Capabilities for receiving `plan_update` and `plan_removed` session updates."""
+    Capabilities for receiving `plan_update` and `plan_removed` session updates.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5777,21 +6257,24 @@ class AuthCapabilities(_Model):
 
     Advertised during initialization to inform the agent which authentication
     method types the client can handle. This governs opt-in types that require
-    additional client-side support."""
+    additional client-side support.
+    """
 
     terminal: bool = False
     """Whether the client supports `terminal` authentication methods.
 
     The client should set this to `true` only when it can reproduce the
     configured agent invocation in an interactive terminal. When `true`, the
-    agent may include `terminal` entries in its authentication methods."""
+    agent may include `terminal` entries in its authentication methods.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5802,13 +6285,15 @@ class ElicitationCapabilities(_Model):
     """Whether the client supports form-based elicitation.
 
     Optional. Omitted and `null` are equivalent and mean form support is not advertised.
-    Supplying `{}` explicitly advertises form support."""
+    Supplying `{}` explicitly advertises form support.
+    """
 
     url: ElicitationUrlCapabilities | None | Unset = UNSET
     """Whether the client supports URL-based elicitation.
 
     Optional. Omitted or `null` both mean the client does not advertise support.
-    Supplying `{}` means the client supports URL-based elicitation."""
+    Supplying `{}` means the client supports URL-based elicitation.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -5817,14 +6302,16 @@ class ElicitationCapabilities(_Model):
 
     Optional. Omitted and `null` are equivalent and mean no metadata.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class ElicitationFormCapabilities(_Model):
     """Form-based elicitation capabilities.
 
-    Supplying `{}` means the client supports form-based elicitation."""
+    Supplying `{}` means the client supports form-based elicitation.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -5833,14 +6320,16 @@ class ElicitationFormCapabilities(_Model):
 
     Optional. Omitted and `null` are equivalent and mean no metadata.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class ElicitationUrlCapabilities(_Model):
     """URL-based elicitation capabilities.
 
-    Supplying `{}` means the client supports URL-based elicitation."""
+    Supplying `{}` means the client supports URL-based elicitation.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -5849,28 +6338,32 @@ class ElicitationUrlCapabilities(_Model):
 
     Optional. Omitted and `null` are equivalent and mean no metadata.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class AuthenticateRequest(_Model):
     """Request parameters for the authenticate method.
 
-    Specifies which authentication method to use."""
+    Specifies which authentication method to use.
+    """
 
     METHOD: ClassVar[str] = "authenticate"
     """The JSON-RPC method (agent side)."""
 
     method_id: AuthMethodId
     """The ID of the authentication method to use.
-    Must be one of the methods advertised in the initialize response."""
+    Must be one of the methods advertised in the initialize response.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5879,7 +6372,8 @@ class ListProvidersRequest(_Model):
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
 
-    Request parameters for `providers/list`."""
+    Request parameters for `providers/list`.
+    """
 
     METHOD: ClassVar[str] = "providers/list"
     """The JSON-RPC method (agent side)."""
@@ -5889,7 +6383,8 @@ class ListProvidersRequest(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5900,7 +6395,8 @@ class SetProviderRequest(_Model):
 
     Request parameters for `providers/set`.
 
-    Replaces the full configuration for one provider ID."""
+    Replaces the full configuration for one provider ID.
+    """
 
     METHOD: ClassVar[str] = "providers/set"
     """The JSON-RPC method (agent side)."""
@@ -5916,14 +6412,16 @@ class SetProviderRequest(_Model):
 
     headers: dict[str, str] | Unset = UNSET
     """Full headers map for this provider.
-    May include authorization, routing, or other integration-specific headers."""
+    May include authorization, routing, or other integration-specific headers.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5932,7 +6430,8 @@ class DisableProviderRequest(_Model):
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
 
-    Request parameters for `providers/disable`."""
+    Request parameters for `providers/disable`.
+    """
 
     METHOD: ClassVar[str] = "providers/disable"
     """The JSON-RPC method (agent side)."""
@@ -5945,14 +6444,16 @@ class DisableProviderRequest(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class LogoutRequest(_Model):
     """Request parameters for the logout method.
 
-    Terminates the current authenticated session."""
+    Terminates the current authenticated session.
+    """
 
     METHOD: ClassVar[str] = "logout"
     """The JSON-RPC method (agent side)."""
@@ -5962,7 +6463,8 @@ class LogoutRequest(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5976,7 +6478,8 @@ class AuthStatusRequest(_Model):
     Queries the agent's current authentication state without changing it.
 
     Agents MUST NOT reject it with `auth_required` (`-32000`), since Clients call it to learn
-    whether authentication is required."""
+    whether authentication is required.
+    """
 
     METHOD: ClassVar[str] = "auth/status"
     """The JSON-RPC method (agent side)."""
@@ -5986,7 +6489,8 @@ class AuthStatusRequest(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -6007,7 +6511,8 @@ class NewSessionRequest(_Model):
 
     These expand the session's filesystem scope without changing `cwd`, which
     remains the base for relative paths. When omitted or empty, no
-    additional roots are activated for the new session."""
+    additional roots are activated for the new session.
+    """
 
     mcp_servers: list[McpServer]
     """List of MCP (Model Context Protocol) servers the agent should connect to."""
@@ -6021,14 +6526,16 @@ class NewSessionRequest(_Model):
 
     Optional. Omitted and `null` are equivalent and mean the Agent uses its
     own default instructions. Clients MUST only send this when the Agent
-    advertises `sessionCapabilities.systemPrompt`."""
+    advertises `sessionCapabilities.systemPrompt`.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -6037,7 +6544,8 @@ class HttpMcpServer(_Model):
 
     Only available when the Agent capabilities indicate `mcp_capabilities.http` is `true`.
 
-    A variant of McpServer (`type` is 'http')."""
+    A variant of McpServer (`type` is 'http').
+    """
 
     type: ClassVar[str] = "http"
 
@@ -6055,7 +6563,8 @@ class HttpMcpServer(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -6064,7 +6573,8 @@ class SseMcpServer(_Model):
 
     Only available when the Agent capabilities indicate `mcp_capabilities.sse` is `true`.
 
-    A variant of McpServer (`type` is 'sse')."""
+    A variant of McpServer (`type` is 'sse').
+    """
 
     type: ClassVar[str] = "sse"
 
@@ -6082,7 +6592,8 @@ class SseMcpServer(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -6096,7 +6607,8 @@ class AcpMcpServer(_Model):
     Only available when the Agent capabilities indicate `mcp_capabilities.acp` is `true`.
     The MCP server is provided by an ACP component and communicates over the ACP channel.
 
-    A variant of McpServer (`type` is 'acp')."""
+    A variant of McpServer (`type` is 'acp').
+    """
 
     type: ClassVar[str] = "acp"
 
@@ -6107,14 +6619,16 @@ class AcpMcpServer(_Model):
     """Unique identifier for this MCP server, generated by the component providing it.
 
     Providers MUST NOT reuse an ID for multiple ACP-transport MCP servers that are visible
-    on the same ACP connection."""
+    on the same ACP connection.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -6132,7 +6646,8 @@ class HttpHeader(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -6153,7 +6668,8 @@ class McpServerHttp(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -6174,7 +6690,8 @@ class McpServerSse(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -6186,7 +6703,8 @@ class McpServerAcp(_Model):
     ACP transport configuration for MCP.
 
     The MCP server is provided by an ACP component and communicates over the ACP channel
-    using `mcp/message`."""
+    using `mcp/message`.
+    """
 
     name: str
     """Human-readable name identifying this MCP server."""
@@ -6195,14 +6713,16 @@ class McpServerAcp(_Model):
     """Unique identifier for this MCP server, generated by the component providing it.
 
     Providers MUST NOT reuse an ID for multiple ACP-transport MCP servers that are visible
-    on the same ACP connection."""
+    on the same ACP connection.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -6226,7 +6746,8 @@ class McpServerStdio(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -6241,13 +6762,15 @@ class SystemPrompt(_Model):
     `sessionCapabilities.systemPrompt`. Agents that cannot apply it, for example
     because of an unadvertised mode or an unsupported content block type, MUST
     return an error instead of creating, loading, resuming, or forking the
-    session."""
+    session.
+    """
 
     mode: SystemPromptMode | str
     """How the Agent combines `content` with its own instructions.
 
     Required. Agents MUST return an error for a mode they do not support rather than
-    treating it as `append` or `override`."""
+    treating it as `append` or `override`.
+    """
 
     content: list[ContentBlock]
     """The system prompt content.
@@ -6258,14 +6781,16 @@ class SystemPrompt(_Model):
     blocks they do not support.
 
     Clients MUST NOT send an empty array. Agents MAY reject one with
-    `-32602` without creating, loading, resuming, or forking the session."""
+    `-32602` without creating, loading, resuming, or forking the session.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -6292,7 +6817,8 @@ class LoadSessionRequest(_Model):
     When omitted or empty, no additional roots are activated. When non-empty,
     this is the complete resulting additional-root list for the loaded
     session. It may differ from any previously used or reported list as long as
-    the request `cwd` matches the session's `cwd`."""
+    the request `cwd` matches the session's `cwd`.
+    """
 
     session_id: SessionId
     """The ID of the session to load."""
@@ -6308,21 +6834,24 @@ class LoadSessionRequest(_Model):
     system prompt it stored with the session or use its default instructions.
     Clients MUST only send this when the Agent advertises
     `sessionCapabilities.systemPrompt`, and SHOULD send the same value they used
-    when the session was created."""
+    when the session was created.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class ListSessionsRequest(_Model):
     """Request parameters for listing existing sessions.
 
-    Only available if the Agent supports the `sessionCapabilities.list` capability."""
+    Only available if the Agent supports the `sessionCapabilities.list` capability.
+    """
 
     METHOD: ClassVar[str] = "session/list"
     """The JSON-RPC method (agent side)."""
@@ -6342,21 +6871,24 @@ class ListSessionsRequest(_Model):
 
     Optional. Omitted and `null` are equivalent and mean `exclude`. Only send this when
     the Agent advertises the `sessionCapabilities.archive` capability. The filter combines with `cwd` and
-    applies before pagination. Clients keep the same value when following `nextCursor`."""
+    applies before pagination. Clients keep the same value when following `nextCursor`.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class DeleteSessionRequest(_Model):
     """Request parameters for deleting an existing session from `session/list`.
 
-    Only available if the Agent supports the `sessionCapabilities.delete` capability."""
+    Only available if the Agent supports the `sessionCapabilities.delete` capability.
+    """
 
     METHOD: ClassVar[str] = "session/delete"
     """The JSON-RPC method (agent side)."""
@@ -6369,7 +6901,8 @@ class DeleteSessionRequest(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -6383,7 +6916,8 @@ class ForkSessionRequest(_Model):
     Creates a new session based on the context of an existing one, allowing
     operations like generating summaries without affecting the original session's history.
 
-    Only available if the Agent supports the `session.fork` capability."""
+    Only available if the Agent supports the `session.fork` capability.
+    """
 
     METHOD: ClassVar[str] = "session/fork"
     """The JSON-RPC method (agent side)."""
@@ -6399,7 +6933,8 @@ class ForkSessionRequest(_Model):
 
     When omitted or empty, no additional roots are activated. When non-empty,
     this is the complete resulting additional-root list for the forked
-    session."""
+    session.
+    """
 
     mcp_servers: list[McpServer] | Unset = UNSET
     """List of MCP servers to connect to for this session."""
@@ -6415,14 +6950,16 @@ class ForkSessionRequest(_Model):
     system prompt it stored with the source session or use its default
     instructions. Clients MUST only send this when the Agent advertises
     `sessionCapabilities.systemPrompt`, and SHOULD send the same value they used
-    for the source session."""
+    for the source session.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -6452,7 +6989,8 @@ class ArchiveSessionRequest(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -6469,7 +7007,8 @@ class UnarchiveSessionRequest(_Model):
     saved history. It never loads or resumes the session. Clients that want to continue an
     archived session SHOULD unarchive it before calling `session/load` or `session/resume`.
     Unarchiving a session that is not archived succeeds. A session that does not exist
-    gets `-32002`."""
+    gets `-32002`.
+    """
 
     METHOD: ClassVar[str] = "session/unarchive"
     """The JSON-RPC method (agent side)."""
@@ -6482,7 +7021,8 @@ class UnarchiveSessionRequest(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -6511,7 +7051,8 @@ class SessionStatusRequest(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -6528,7 +7069,8 @@ class SetSessionTitleRequest(_Model):
     return from `session/list` can be retitled. A session that does not exist gets `-32002`.
 
     The Agent responds only after it has stored the title. After a successful response, the
-    Agent SHOULD NOT replace the title with one it generates automatically."""
+    Agent SHOULD NOT replace the title with one it generates automatically.
+    """
 
     METHOD: ClassVar[str] = "session/set_title"
     """The JSON-RPC method (agent side)."""
@@ -6542,14 +7084,16 @@ class SetSessionTitleRequest(_Model):
     Required and non-null. Omission and explicit `null` are both invalid. The Agent MAY
     normalize the title before storing it, for example by trimming whitespace or
     truncating it. The Agent rejects a title that fails its validation, including one
-    that is empty after normalization, with `-32602`."""
+    that is empty after normalization, with `-32602`.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -6559,7 +7103,8 @@ class ResumeSessionRequest(_Model):
     Resumes an existing session without returning previous messages (unlike `session/load`).
     This is useful for agents that can resume sessions but don't implement full session loading.
 
-    Only available if the Agent supports the `sessionCapabilities.resume` capability."""
+    Only available if the Agent supports the `sessionCapabilities.resume` capability.
+    """
 
     METHOD: ClassVar[str] = "session/resume"
     """The JSON-RPC method (agent side)."""
@@ -6576,7 +7121,8 @@ class ResumeSessionRequest(_Model):
     When omitted or empty, no additional roots are activated. When non-empty,
     this is the complete resulting additional-root list for the resumed
     session. It may differ from any previously used or reported list as long as
-    the request `cwd` matches the session's `cwd`."""
+    the request `cwd` matches the session's `cwd`.
+    """
 
     mcp_servers: list[McpServer] | Unset = UNSET
     """List of MCP servers to connect to for this session."""
@@ -6592,14 +7138,16 @@ class ResumeSessionRequest(_Model):
     system prompt it stored with the session or use its default instructions.
     Clients MUST only send this when the Agent advertises
     `sessionCapabilities.systemPrompt`, and SHOULD send the same value they used
-    when the session was created."""
+    when the session was created.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -6610,7 +7158,8 @@ class CloseSessionRequest(_Model):
     (treat it as if `session/cancel` was called) and then free up any resources
     associated with the session.
 
-    Only available if the Agent supports the `sessionCapabilities.close` capability."""
+    Only available if the Agent supports the `sessionCapabilities.close` capability.
+    """
 
     METHOD: ClassVar[str] = "session/close"
     """The JSON-RPC method (agent side)."""
@@ -6623,7 +7172,8 @@ class CloseSessionRequest(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -6644,14 +7194,16 @@ class SetSessionModeRequest(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class BooleanSetSessionConfigOptionRequest(_Model):
     """A boolean value (`type: "boolean"`).
 
-    A variant of SetSessionConfigOptionRequest (`type` is 'boolean')."""
+    A variant of SetSessionConfigOptionRequest (`type` is 'boolean').
+    """
 
     type: ClassVar[str] = "boolean"
 
@@ -6666,7 +7218,8 @@ class BooleanSetSessionConfigOptionRequest(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
     value: bool
     """The boolean value."""
@@ -6680,7 +7233,8 @@ class ValueIdSetSessionConfigOptionRequest(_Model):
     values with string payloads also gracefully deserialize into this
     variant.
 
-    A variant of SetSessionConfigOptionRequest."""
+    A variant of SetSessionConfigOptionRequest.
+    """
 
     type: ClassVar[None] = None
 
@@ -6695,7 +7249,8 @@ class ValueIdSetSessionConfigOptionRequest(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
     value: SessionConfigValueId
     """The value ID."""
@@ -6729,21 +7284,24 @@ class PromptRequest(_Model):
 
     When available, `resource` is preferred
     as it avoids extra round-trips and allows the message to include
-    pieces of context from sources the agent may not have access to."""
+    pieces of context from sources the agent may not have access to.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class ResultClientResponse(_Model):
     """A successful JSON-RPC response.
 
-    A variant of ClientResponse."""
+    A variant of ClientResponse.
+    """
 
     id: RequestId
     """The id of the request this response answers."""
@@ -6756,7 +7314,8 @@ class ResultClientResponse(_Model):
 class ErrorClientResponse(_Model):
     """A failed JSON-RPC response.
 
-    A variant of ClientResponse."""
+    A variant of ClientResponse.
+    """
 
     id: RequestId
     """The id of the request this response answers."""
@@ -6777,7 +7336,8 @@ class WriteTextFileResponse(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -6795,7 +7355,8 @@ class ReadTextFileResponse(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -6813,7 +7374,8 @@ class RequestPermissionResponse(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -6826,7 +7388,8 @@ class CancelledRequestPermissionOutcome(_Model):
 
     See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v1/draft/prompt-turn#cancellation)
 
-    A variant of RequestPermissionOutcome (`outcome` is 'cancelled')."""
+    A variant of RequestPermissionOutcome (`outcome` is 'cancelled').
+    """
 
     outcome: ClassVar[str] = "cancelled"
 
@@ -6835,7 +7398,8 @@ class CancelledRequestPermissionOutcome(_Model):
 class SelectedRequestPermissionOutcome(_Model):
     """The user selected one of the provided options.
 
-    A variant of RequestPermissionOutcome (`outcome` is 'selected')."""
+    A variant of RequestPermissionOutcome (`outcome` is 'selected').
+    """
 
     outcome: ClassVar[str] = "selected"
 
@@ -6847,7 +7411,8 @@ class SelectedRequestPermissionOutcome(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -6862,7 +7427,8 @@ class SelectedPermissionOutcome(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -6880,7 +7446,8 @@ class CreateTerminalResponse(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -6904,7 +7471,8 @@ class TerminalOutputResponse(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -6922,7 +7490,8 @@ class TerminalExitStatus(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -6937,7 +7506,8 @@ class ReleaseTerminalResponse(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -6958,7 +7528,8 @@ class WaitForTerminalExitResponse(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -6973,14 +7544,16 @@ class KillTerminalResponse(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class AcceptCreateElicitationResponse(_Model):
     """The user accepted and provided content.
 
-    A variant of CreateElicitationResponse (`action` is 'accept')."""
+    A variant of CreateElicitationResponse (`action` is 'accept').
+    """
 
     action: ClassVar[str] = "accept"
 
@@ -6991,7 +7564,8 @@ class AcceptCreateElicitationResponse(_Model):
 
     Optional. Omitted and `null` are equivalent and mean no metadata.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
     content: dict[str, ElicitationContentValue] | None | Unset = UNSET
     """The user-provided content, if any, as an object matching the requested schema."""
@@ -7001,7 +7575,8 @@ class AcceptCreateElicitationResponse(_Model):
 class DeclineCreateElicitationResponse(_Model):
     """The user declined the elicitation.
 
-    A variant of CreateElicitationResponse (`action` is 'decline')."""
+    A variant of CreateElicitationResponse (`action` is 'decline').
+    """
 
     action: ClassVar[str] = "decline"
 
@@ -7012,14 +7587,16 @@ class DeclineCreateElicitationResponse(_Model):
 
     Optional. Omitted and `null` are equivalent and mean no metadata.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class CancelCreateElicitationResponse(_Model):
     """The elicitation was cancelled.
 
-    A variant of CreateElicitationResponse (`action` is 'cancel')."""
+    A variant of CreateElicitationResponse (`action` is 'cancel').
+    """
 
     action: ClassVar[str] = "cancel"
 
@@ -7030,7 +7607,8 @@ class CancelCreateElicitationResponse(_Model):
 
     Optional. Omitted and `null` are equivalent and mean no metadata.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -7058,7 +7636,8 @@ class OtherCreateElicitationResponse(_Model):
 
     Optional. Omitted and `null` are equivalent and mean no metadata.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
     extra: dict[str, Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
@@ -7076,7 +7655,8 @@ class ElicitationAcceptAction(_Model):
 class ResultMessageMcpResponse(_Model):
     """An opaque inner MCP result.
 
-    A variant of MessageMcpResponse."""
+    A variant of MessageMcpResponse.
+    """
 
     result: Any
     """Required, even if JSON null."""
@@ -7089,7 +7669,8 @@ class ResultMessageMcpResponse(_Model):
 class ErrorMessageMcpResponse(_Model):
     """A structured inner MCP error.
 
-    A variant of MessageMcpResponse."""
+    A variant of MessageMcpResponse.
+    """
 
     error: McpError
     """Required, non-null MCP error object."""
@@ -7105,7 +7686,8 @@ class McpError(_Model):
     An inner MCP error, distinct from an outer ACP binding or runtime error.
 
     `code` and `message` are required and non-null. `data` is optional.
-    Explicit `null` is preserved separately from an omitted key."""
+    Explicit `null` is preserved separately from an omitted key.
+    """
 
     code: int
     """Inner MCP error code. Never an ACP error code."""
@@ -7146,7 +7728,8 @@ class CancelNotification(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -7158,7 +7741,8 @@ class MessageMcpNotification(_Model):
     Notification parameters for `mcp/message`.
 
     Sent by the provider to the consumer for an active request (including
-    subscription acknowledgements and updates). The outer envelope has no `id`."""
+    subscription acknowledgements and updates). The outer envelope has no `id`.
+    """
 
     METHOD: ClassVar[str] = "mcp/message"
     """The JSON-RPC method (agent side)."""
@@ -7175,14 +7759,16 @@ class MessageMcpNotification(_Model):
     params: dict[str, Any] | None | Unset = UNSET
     """Optional inner MCP params.
 
-    If omitted or set to `null`, the inner MCP message has no params."""
+    If omitted or set to `null`, the inner MCP message has no params.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -7203,7 +7789,8 @@ class CancelRequestNotification(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -7239,7 +7826,8 @@ class ProxySuccessorRequest(_Model):
     To cancel it, the sender sends `$/cancel_request` with the ID of this `proxy/successor`
     request on the same connection. Cancellation is never forwarded to another hop.
 
-    See the [Proxy Chains RFD](https://agentclientprotocol.com/rfds/proxy-chains)."""
+    See the [Proxy Chains RFD](https://agentclientprotocol.com/rfds/proxy-chains).
+    """
 
     METHOD: ClassVar[str] = "proxy/successor"
     """The JSON-RPC method (proxy side)."""
@@ -7252,7 +7840,8 @@ class ProxySuccessorRequest(_Model):
 
     Optional. Omitted and `null` are equivalent and mean the wrapped request has no params.
     When present, it MUST be a JSON object or array, as JSON-RPC requires.
-    The wrapped request's own `_meta` stays inside these params."""
+    The wrapped request's own `_meta` stays inside these params.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """Metadata for the `proxy/successor` envelope itself, separate from the wrapped
@@ -7263,14 +7852,16 @@ class ProxySuccessorRequest(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class ResultProxyResponse(_Model):
     """A successful JSON-RPC response.
 
-    A variant of ProxyResponse."""
+    A variant of ProxyResponse.
+    """
 
     id: RequestId
     """The id of the request this response answers."""
@@ -7283,7 +7874,8 @@ class ResultProxyResponse(_Model):
 class ErrorProxyResponse(_Model):
     """A failed JSON-RPC response.
 
-    A variant of ProxyResponse."""
+    A variant of ProxyResponse.
+    """
 
     id: RequestId
     """The id of the request this response answers."""
@@ -7315,7 +7907,8 @@ class ProxySuccessorNotification(_Model):
     deliver a message from the successor to the proxy. The envelope wraps one notification: `method`
     and `params` are the wrapped notification's method and params.
 
-    See the [Proxy Chains RFD](https://agentclientprotocol.com/rfds/proxy-chains)."""
+    See the [Proxy Chains RFD](https://agentclientprotocol.com/rfds/proxy-chains).
+    """
 
     METHOD: ClassVar[str] = "proxy/successor"
     """The JSON-RPC method (proxy side)."""
@@ -7328,7 +7921,8 @@ class ProxySuccessorNotification(_Model):
 
     Optional. Omitted and `null` are equivalent and mean the wrapped notification has no params.
     When present, it MUST be a JSON object or array, as JSON-RPC requires.
-    The wrapped notification's own `_meta` stays inside these params."""
+    The wrapped notification's own `_meta` stays inside these params.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """Metadata for the `proxy/successor` envelope itself, separate from the wrapped
@@ -7339,7 +7933,8 @@ class ProxySuccessorNotification(_Model):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -7384,7 +7979,8 @@ class ToolCallState(_State):
 class SessionInfoState(_State):
     """The stored state of SessionInfoUpdate upserts: every field concrete, never UNSET. `apply` folds updates into it; `encode` gives the full snapshot.
 
-    All fields are optional to support partial updates."""
+    All fields are optional to support partial updates.
+    """
 
     title: str | None = None
     """Rule: null-clears. Set to null to clear."""
@@ -7400,7 +7996,8 @@ class SessionInfoState(_State):
 class UsageState(_State):
     """The stored state of UsageUpdate upserts: every field concrete, never UNSET. `apply` folds updates into it; `encode` gives the full snapshot.
 
-    Context window and cost update for a session."""
+    Context window and cost update for a session.
+    """
 
     used: int = 0
     """Rule: replace."""
@@ -7471,7 +8068,8 @@ class SubagentState(_State):
 class SessionMessageState(_State):
     """The stored state of SessionMessage upserts: every field concrete, never UNSET. `apply` folds updates into it; `encode` gives the full snapshot.
 
-    An upsert for an inter-session message."""
+    An upsert for an inter-session message.
+    """
 
     message_id: MessageId
     """Rule: key."""
@@ -7506,7 +8104,8 @@ The Server MUST reply with the same value in the Response object if included. Th
 
 \\[1\\] The use of Null as a value for the id member in a Request object is discouraged, because this specification uses a value of Null for Responses with an unknown id. Also, because JSON-RPC 1.0 uses an id value of Null for Notifications this could cause confusion in handling.
 
-\\[2\\] Fractional parts may be problematic, since many decimal fractions cannot be represented exactly as binary fractions."""
+\\[2\\] Fractional parts may be problematic, since many decimal fractions cannot be represented exactly as binary fractions.
+"""
 
 SessionId: TypeAlias = str
 """A unique identifier for a conversation session between a client and agent.
@@ -7514,7 +8113,8 @@ SessionId: TypeAlias = str
 Each session has its own context, conversation history, and state, so one
 agent can run several independent sessions.
 
-See protocol docs: [Session ID](https://agentclientprotocol.com/protocol/v1/draft/session-setup#session-id)"""
+See protocol docs: [Session ID](https://agentclientprotocol.com/protocol/v1/draft/session-setup#session-id)
+"""
 
 ToolCallId: TypeAlias = str
 """Unique identifier for a tool call within a session."""
@@ -7527,7 +8127,8 @@ ToolCallContent: TypeAlias = (
 Tool calls can produce different types of content including
 standard content blocks (text, images) or file diffs.
 
-See protocol docs: [Content](https://agentclientprotocol.com/protocol/v1/draft/tool-calls#content)"""
+See protocol docs: [Content](https://agentclientprotocol.com/protocol/v1/draft/tool-calls#content)
+"""
 
 ContentBlock: TypeAlias = (
     TextContentBlock
@@ -7546,7 +8147,8 @@ Content blocks appear in:
 This structure is compatible with the Model Context Protocol (MCP), so agents can
 forward content from MCP tool outputs without transformation.
 
-See protocol docs: [Content](https://agentclientprotocol.com/protocol/v1/draft/content)"""
+See protocol docs: [Content](https://agentclientprotocol.com/protocol/v1/draft/content)
+"""
 
 EmbeddedResourceResource: TypeAlias = TextResourceContents | BlobResourceContents
 """Resource content that can be embedded in a message."""
@@ -7566,7 +8168,8 @@ CreateElicitationRequest: TypeAlias = (
 
 The agent sends this to the client to request information from the user,
 either via a form or by directing them to a URL.
-Elicitations are tied to a session (optionally a tool call) or a request."""
+Elicitations are tied to a session (optionally a tool call) or a request.
+"""
 
 ElicitationPropertySchema: TypeAlias = (
     StringElicitationPropertySchema
@@ -7580,7 +8183,8 @@ ElicitationPropertySchema: TypeAlias = (
 
 Each variant corresponds to a JSON Schema `"type"` value.
 Single-select enums use `type: "string"` with `enum` or `oneOf` set.
-Multi-select enums use `type: "array"`."""
+Multi-select enums use `type: "array"`.
+"""
 
 MultiSelectItems: TypeAlias = (
     MultiSelectItemsString | OtherMultiSelectItems | TitledMultiSelectItems
@@ -7598,7 +8202,8 @@ This capability is not part of the spec yet, and may be removed or changed at an
 Unique identifier for an MCP server using the ACP transport.
 
 The value is opaque and generated by the ACP component providing the MCP server. It is
-used by `mcp/message` to route requests to the component that declared the server."""
+used by `mcp/message` to route requests to the component that declared the server.
+"""
 
 McpRequestId: TypeAlias = str
 """**UNSTABLE**
@@ -7608,14 +8213,16 @@ This capability is not part of the spec yet, and may be removed or changed at an
 Identifies an inner MCP request active against a server on this ACP connection.
 
 Generated by the caller and preserved unchanged by proxies. This is distinct
-from the outer ACP JSON-RPC request ID."""
+from the outer ACP JSON-RPC request ID.
+"""
 
 ExtRequest: TypeAlias = Any
 """Allows for sending an arbitrary request that is not part of the ACP spec.
 Extension methods provide a way to add custom functionality while maintaining
 protocol compatibility.
 
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+"""
 
 AgentResponse: TypeAlias = ResultAgentResponse | ErrorAgentResponse
 """A JSON-RPC response object."""
@@ -7624,13 +8231,15 @@ ProtocolVersion: TypeAlias = int
 """Protocol version identifier.
 
 This version is only bumped for breaking changes.
-Non-breaking changes should be introduced via capabilities."""
+Non-breaking changes should be introduced via capabilities.
+"""
 
 AuthMethod: TypeAlias = TerminalAuthMethod | AuthMethodAgent
 """Describes an available authentication method.
 
 The `type` field acts as the discriminator in the serialized JSON form.
-When no `type` is present, the method is treated as `agent`."""
+When no `type` is present, the method is treated as `agent`.
+"""
 
 AuthMethodId: TypeAlias = str
 """Typed identifier used for auth method values on the wire."""
@@ -7640,7 +8249,8 @@ ProviderId: TypeAlias = str
 
 This capability is not part of the spec yet, and may be removed or changed at any point.
 
-Unique identifier for a configurable LLM provider."""
+Unique identifier for a configurable LLM provider.
+"""
 
 SessionModeId: TypeAlias = str
 """Unique identifier for a Session Mode."""
@@ -7667,7 +8277,8 @@ ExtResponse: TypeAlias = Any
 Extension methods provide a way to add custom functionality while maintaining
 protocol compatibility.
 
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+"""
 
 SessionUpdate: TypeAlias = (
     UserMessageChunkSessionUpdate
@@ -7694,7 +8305,8 @@ SessionUpdate: TypeAlias = (
 
 These updates provide real-time feedback about the agent's progress.
 
-See protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protocol/v1/draft/prompt-turn#3-agent-reports-output)"""
+See protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protocol/v1/draft/prompt-turn#3-agent-reports-output)
+"""
 
 MessageId: TypeAlias = str
 """Unique identifier for a message within a session."""
@@ -7706,14 +8318,16 @@ PlanUpdateContent: TypeAlias = (
 
 This capability is not part of the spec yet, and may be removed or changed at any point.
 
-Updated content for a plan."""
+Updated content for a plan.
+"""
 
 PlanId: TypeAlias = str
 """**UNSTABLE**
 
 This capability is not part of the spec yet, and may be removed or changed at any point.
 
-Unique identifier for a plan within a session."""
+Unique identifier for a plan within a session.
+"""
 
 AvailableCommandInput: TypeAlias = UnstructuredCommandInput
 """The input specification for a command."""
@@ -7736,7 +8350,8 @@ Current foreground-work state of a reusable child session.
 
 Each update is a whole-object snapshot. Idle does not terminate the child.
 The parent can message it again, transitioning it back to running.
-Background activity may still emit other session updates while idle."""
+Background activity may still emit other session updates while idle.
+"""
 
 IdleStateUpdate: TypeAlias = (
     EndTurnIdleStateUpdate
@@ -7750,14 +8365,16 @@ IdleStateUpdate: TypeAlias = (
 )
 """The child is ready to process another prompt.
 
-An omitted, `null`, or malformed `stopReason` means not reported."""
+An omitted, `null`, or malformed `stopReason` means not reported.
+"""
 
 ExtNotification: TypeAlias = Any
 """Allows either side to send an arbitrary notification that is not part of the ACP spec.
 Extension notifications provide a way to send one-way messages for custom functionality
 while maintaining protocol compatibility.
 
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+"""
 
 CompactionCapabilities: TypeAlias = dict[str, Any]
 """Client support for ID-addressed context compaction updates."""
@@ -7771,7 +8388,8 @@ McpServer: TypeAlias = HttpMcpServer | SseMcpServer | AcpMcpServer | McpServerSt
 MCP servers provide tools and context that the agent can use when
 processing prompts.
 
-See protocol docs: [MCP Servers](https://agentclientprotocol.com/protocol/v1/draft/session-setup#mcp-servers)"""
+See protocol docs: [MCP Servers](https://agentclientprotocol.com/protocol/v1/draft/session-setup#mcp-servers)
+"""
 
 SetSessionConfigOptionRequest: TypeAlias = (
     BooleanSetSessionConfigOptionRequest | ValueIdSetSessionConfigOptionRequest
@@ -7807,7 +8425,8 @@ Outer ACP errors are reserved for binding and runtime failures.
 Both branches require their carrier key. An error must be a non-null object.
 Unknown outer fields are ignored. Inner result and error fields are preserved.
 Carrier `_meta` is optional. Null or invalid values are treated as absent.
-Senders must include exactly one outcome. Receivers prefer `result` if both are present."""
+Senders must include exactly one outcome. Receivers prefer `result` if both are present.
+"""
 
 InitializeProxyRequest: TypeAlias = InitializeRequest
 """**UNSTABLE**
@@ -7824,7 +8443,8 @@ The params carry the protocol version the conductor selected: the client's reque
 version, unless the conductor supports only a lower one. Before answering successfully,
 the proxy MUST forward an `initialize` request to its successor through `proxy/successor`.
 
-See the [Proxy Chains RFD](https://agentclientprotocol.com/rfds/proxy-chains)."""
+See the [Proxy Chains RFD](https://agentclientprotocol.com/rfds/proxy-chains).
+"""
 
 ProxyResponse: TypeAlias = ResultProxyResponse | ErrorProxyResponse
 """A JSON-RPC response object."""
@@ -7838,11 +8458,13 @@ Response to `proxy/initialize`.
 
 The same as the `initialize` response. The proxy builds it from its successor's
 `initialize` response and answers with the capabilities of the chain from itself onward.
-It MUST NOT change `protocolVersion`."""
+It MUST NOT change `protocolVersion`.
+"""
 
 ProxySuccessorResponse: TypeAlias = Any
 """**UNSTABLE**
 
 This capability is not part of the spec yet, and may be removed or changed at any point.
 
-Result of a `proxy/successor` request: the wrapped request's result, forwarded unchanged."""
+Result of a `proxy/successor` request: the wrapped request's result, forwarded unchanged.
+"""

@@ -1274,7 +1274,7 @@ def _decode_RequestId(v: Any, strict: bool) -> RequestId:
                     if strict
                     else check_int(x, -9223372036854775808, 9223372036854775807)
                 ),
-                "string": lambda x, strict: (x if type(x) is str else check_str(x)),
+                "string": lambda x, strict: x if type(x) is str else check_str(x),
             },
             "integer or string",
         ),
@@ -2933,7 +2933,7 @@ def _decode_Icon(d: Any, strict: bool) -> Icon:
                 None
                 if v is None
                 else check_list_skipping(
-                    v, lambda x, strict: (x if type(x) is str else check_str(x)), strict
+                    v, lambda x, strict: x if type(x) is str else check_str(x), strict
                 )
             )
         except ValidationError as error:
@@ -5061,7 +5061,7 @@ def _decode_ElicitationSchema(d: Any, strict: bool) -> ElicitationSchema:
                 None
                 if v is None
                 else check_list(
-                    v, lambda x, strict: (x if type(x) is str else check_str(x)), strict
+                    v, lambda x, strict: x if type(x) is str else check_str(x), strict
                 )
             )
         except ValidationError as error:
@@ -5248,7 +5248,7 @@ def _decode_StringElicitationPropertySchema(
                 if v is None
                 else check_list(
                     v,
-                    lambda x, strict: (x if type(x) is str else check_str(x)),
+                    lambda x, strict: x if type(x) is str else check_str(x),
                     strict,
                     1,
                 )
@@ -5770,7 +5770,7 @@ def _decode_ArrayElicitationPropertySchema(
                 None
                 if v is None
                 else check_list_skipping(
-                    v, lambda x, strict: (x if type(x) is str else check_str(x)), strict
+                    v, lambda x, strict: x if type(x) is str else check_str(x), strict
                 )
             )
         except ValidationError as error:
@@ -6083,7 +6083,7 @@ def _decode_StringPropertySchema(d: Any, strict: bool) -> StringPropertySchema:
                 if v is None
                 else check_list(
                     v,
-                    lambda x, strict: (x if type(x) is str else check_str(x)),
+                    lambda x, strict: x if type(x) is str else check_str(x),
                     strict,
                     1,
                 )
@@ -6500,7 +6500,7 @@ def _decode_MultiSelectItemsString(d: Any, strict: bool) -> MultiSelectItemsStri
     else:
         try:
             f_enum = check_list(
-                v, lambda x, strict: (x if type(x) is str else check_str(x)), strict, 1
+                v, lambda x, strict: x if type(x) is str else check_str(x), strict, 1
             )
         except ValidationError as error:
             raise error.at("enum")
@@ -6605,7 +6605,7 @@ def _decode_StringMultiSelectItems(d: Any, strict: bool) -> StringMultiSelectIte
     else:
         try:
             f_enum = check_list(
-                v, lambda x, strict: (x if type(x) is str else check_str(x)), strict, 1
+                v, lambda x, strict: x if type(x) is str else check_str(x), strict, 1
             )
         except ValidationError as error:
             raise error.at("enum")
@@ -6768,7 +6768,7 @@ def _decode_MultiSelectPropertySchema(
                 None
                 if v is None
                 else check_list_skipping(
-                    v, lambda x, strict: (x if type(x) is str else check_str(x)), strict
+                    v, lambda x, strict: x if type(x) is str else check_str(x), strict
                 )
             )
         except ValidationError as error:
@@ -7020,7 +7020,7 @@ def _decode_ErrorAgentResponse(d: Any, strict: bool) -> ErrorAgentResponse:
                         "string": lambda x, strict: (
                             x if type(x) is str else check_str(x)
                         ),
-                        "null": lambda x, strict: (None if x is None else not_null(x)),
+                        "null": lambda x, strict: None if x is None else not_null(x),
                     },
                     "integer, string or null",
                 ),
@@ -7838,7 +7838,7 @@ def _decode_TerminalAuthMethod(d: Any, strict: bool) -> TerminalAuthMethod:
     else:
         try:
             f_args = check_list(
-                v, lambda x, strict: (x if type(x) is str else check_str(x)), strict
+                v, lambda x, strict: x if type(x) is str else check_str(x), strict
             )
         except ValidationError as error:
             raise error.at("args")
@@ -8156,7 +8156,7 @@ def _decode_AuthMethodTerminal(d: Any, strict: bool) -> AuthMethodTerminal:
     else:
         try:
             f_args = check_list(
-                v, lambda x, strict: (x if type(x) is str else check_str(x)), strict
+                v, lambda x, strict: x if type(x) is str else check_str(x), strict
             )
         except ValidationError as error:
             raise error.at("args")
@@ -15076,7 +15076,7 @@ def _decode_StdioMcpServer(d: Any, strict: bool) -> StdioMcpServer:
     else:
         try:
             f_args = check_list(
-                v, lambda x, strict: (x if type(x) is str else check_str(x)), strict
+                v, lambda x, strict: x if type(x) is str else check_str(x), strict
             )
         except ValidationError as error:
             raise error.at("args")
@@ -15343,7 +15343,7 @@ def _decode_McpServerStdio(d: Any, strict: bool) -> McpServerStdio:
     else:
         try:
             f_args = check_list(
-                v, lambda x, strict: (x if type(x) is str else check_str(x)), strict
+                v, lambda x, strict: x if type(x) is str else check_str(x), strict
             )
         except ValidationError as error:
             raise error.at("args")
@@ -16236,7 +16236,7 @@ def _decode_ErrorClientResponse(d: Any, strict: bool) -> ErrorClientResponse:
                         "string": lambda x, strict: (
                             x if type(x) is str else check_str(x)
                         ),
-                        "null": lambda x, strict: (None if x is None else not_null(x)),
+                        "null": lambda x, strict: None if x is None else not_null(x),
                     },
                     "integer, string or null",
                 ),
@@ -16758,16 +16758,16 @@ def _decode_ElicitationContentValue(v: Any, strict: bool) -> ElicitationContentV
             v,
             strict,
             (
-                lambda x, strict: (x if type(x) is str else check_str(x)),
+                lambda x, strict: x if type(x) is str else check_str(x),
                 lambda x, strict: (
                     check_int(x, None, None)
                     if strict
                     else check_int(x, -9223372036854775808, 9223372036854775807)
                 ),
                 lambda x, strict: check_num(x, None, None),
-                lambda x, strict: (x if type(x) is bool else check_bool(x)),
+                lambda x, strict: x if type(x) is bool else check_bool(x),
                 lambda x, strict: check_list(
-                    x, lambda x, strict: (x if type(x) is str else check_str(x)), strict
+                    x, lambda x, strict: x if type(x) is str else check_str(x), strict
                 ),
                 any_value,
             ),

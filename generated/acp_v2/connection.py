@@ -8,12 +8,23 @@ AgentSideConnection is the agent's end (typed methods to call the client), Clien
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
+import contextvars
 import functools
 import json
 import logging
 import sys
-from typing import Any, AsyncGenerator, Callable, Generic, TypeVar, Union, cast
+from typing import (
+    Any,
+    AsyncGenerator,
+    Awaitable,
+    Callable,
+    Generic,
+    TypeVar,
+    Union,
+    cast,
+)
 
 from ._runtime import ValidationError
 from .models import (
@@ -84,6 +95,12 @@ LINE_LIMIT = 64 * 1024 * 1024
 
 log = logging.getLogger(__name__)
 
+_in_notification_handler: contextvars.ContextVar[bool] = contextvars.ContextVar(
+    "in_notification_handler", default=False
+)
+"""True in a notification handler and in the tasks it starts: a request sent
+from there returns as soon as its response arrives (see :class:`Connection`)."""
+
 _Id = Union[int, str]
 H = TypeVar("H")
 A = TypeVar("A", bound=Agent)
@@ -95,12 +112,25 @@ class Connection(Generic[H]):
 
     Incoming requests for ``handles`` (``"agent"`` or ``"client"``) go to
     the handler's method of the same name, each in its own task, so many
-    can be in flight; notifications are handled in the order they arrive.
+    can be in flight. Notifications go to one queue per connection, drained
+    by one task: their handlers start in arrival order and run one at a
+    time, while reading goes on, so a notification handler may await a
+    request to the peer. A response is returned by :meth:`request` (and the
+    typed calls) only once the handlers of the notifications that arrived
+    before it have finished: when ``prompt`` returns, the updates streamed
+    before its response have been handled. A request sent from a
+    notification handler, or from a task one started, is exempt (it would
+    wait on itself) and returns as soon as its response arrives; other code
+    awaiting a response waits for the handlers, so a notification handler
+    must not wait for such code to finish.
+    A handler that raises is logged and the next notification is handled.
     Unknown methods answer -32601, params that do not decode -32602, a
     handler's exception -32603 (or the :class:`RequestError` it raised), and
     ``$/cancel_request`` cancels the handler's task, which answers -32800.
     Cancelling a task awaiting :meth:`request` sends ``$/cancel_request``.
-    When the peer closes, requests still waiting fail with ``ConnectionError``.
+    When the peer closes, requests still waiting fail with ``ConnectionError``
+    and the notifications already read are still handled; :meth:`close`
+    drops them.
     """
 
     def __init__(
@@ -117,7 +147,20 @@ class Connection(Generic[H]):
         self._handles = handles
         self._strict = strict
         self._next_id = 0
-        self._pending: dict[_Id, tuple[str, asyncio.Future[Any]]] = {}
+        self._pending: dict[
+            _Id, tuple[str, asyncio.Future[tuple[int, Response[Any] | ErrorResponse]]]
+        ] = {}
+        self._inbox: collections.deque[
+            tuple[str, Callable[..., Awaitable[Any]], tuple[Any, ...]]
+        ] = collections.deque()
+        self._worker: asyncio.Task[None] | None = None
+        self._queued = 0
+        """How many notifications have been queued for a handler."""
+        self._handled = 0
+        """How many of those have been handled (the queue is handled in order)."""
+        self._barriers: list[tuple[int, asyncio.Future[None]]] = []
+        self._handling = True
+        """False once the queued notifications are dropped: no handler runs after."""
         self._answering: dict[_Id, asyncio.Task[None]] = {}
         self._write_lock = asyncio.Lock()
         self._loop_task: asyncio.Task[None] | None = None
@@ -151,9 +194,11 @@ class Connection(Generic[H]):
             and self._loop_task is not asyncio.current_task()
         ):
             self._loop_task.cancel()
+        self._drop_notifications()
         await self._shut_down(ConnectionError("the connection was closed"))
 
     async def _read_loop(self) -> None:
+        ended = False
         try:
             while not self._closed:
                 try:
@@ -170,10 +215,15 @@ class Connection(Generic[H]):
                     break
                 if line.strip():
                     await self._receive(line)
+            ended = True
         finally:
-            await self._shut_down(ConnectionError("the peer closed the connection"))
+            await self._shut_down(
+                ConnectionError("the peer closed the connection"), drain=ended
+            )
 
-    async def _shut_down(self, reason: ConnectionError) -> None:
+    async def _shut_down(self, reason: ConnectionError, drain: bool = False) -> None:
+        """Fail what waits for the peer, cancel the request handlers, let the
+        queued notifications be handled (``drain``) or drop them, close."""
         if self._closed:
             return
         self._closed = True
@@ -183,9 +233,15 @@ class Connection(Generic[H]):
         self._pending.clear()
         for task in list(self._answering.values()):
             task.cancel()
-        with contextlib.suppress(Exception):
-            self._writer.close()
-            await self._writer.wait_closed()
+        worker = self._worker
+        try:
+            if drain and worker is not None and worker is not asyncio.current_task():
+                await asyncio.wait([worker])
+        finally:
+            self._drop_notifications()
+            with contextlib.suppress(Exception):
+                self._writer.close()
+                await self._writer.wait_closed()
 
     # ------------------------------------------------------------ receiving
 
@@ -223,7 +279,7 @@ class Connection(Generic[H]):
             self._answering[message.id] = task
             task.add_done_callback(functools.partial(self._forget, message.id))
         elif isinstance(message, Notification):
-            await self._notified(message)
+            self._notified(message)
         else:
             self._resolve(message)
 
@@ -287,7 +343,7 @@ class Connection(Generic[H]):
                 return await handler(message.method, message.params)
         raise RequestError.method_not_found(message.method)
 
-    async def _notified(self, message: Notification[Any]) -> None:
+    def _notified(self, message: Notification[Any]) -> None:
         if message.method == CANCEL_REQUEST:
             # The params decoded as the package's CancelRequestNotification.
             request_id: Any = getattr(message.params, "request_id", None)
@@ -306,21 +362,76 @@ class Connection(Generic[H]):
                 else None
             )
             arguments = (message.method, message.params)
-        if handler is None:
+        if handler is None or not self._handling:
             return
+        self._inbox.append((message.method, handler, arguments))
+        self._queued += 1
+        if self._worker is None:
+            self._worker = asyncio.get_running_loop().create_task(
+                self._handle_notifications()
+            )
+
+    async def _handle_notifications(self) -> None:
+        """Run the queued notification handlers one at a time, in order, until
+        the queue is empty (the next notification starts a new task)."""
+        _in_notification_handler.set(True)
+        inbox = self._inbox
         try:
-            await handler(*arguments)
-        except Exception:
-            log.exception("the %s notification handler failed", message.method)
+            while inbox:
+                method, handler, arguments = inbox.popleft()
+                try:
+                    await handler(*arguments)
+                except Exception:
+                    log.exception("the %s notification handler failed", method)
+                finally:
+                    self._handled += 1
+                    if self._barriers:
+                        self._release_barriers()
+        finally:
+            self._worker = None
+            if inbox:  # a handler raised CancelledError: the rest still run
+                self._worker = asyncio.get_running_loop().create_task(
+                    self._handle_notifications()
+                )
+
+    def _release_barriers(self) -> None:
+        waiting: list[tuple[int, asyncio.Future[None]]] = []
+        for queued, barrier in self._barriers:
+            if queued > self._handled:
+                waiting.append((queued, barrier))
+            elif not barrier.done():
+                barrier.set_result(None)
+        self._barriers = waiting
+
+    def _drop_notifications(self) -> None:
+        """Drop the queued notifications, stop the handler running (unless the
+        caller is that handler) and let the responses waiting for them go."""
+        self._handling = False
+        self._inbox.clear()
+        if self._worker is not None and self._worker is not asyncio.current_task():
+            self._worker.cancel()
+        for _, barrier in self._barriers:
+            if not barrier.done():
+                barrier.set_result(None)
+        self._barriers.clear()
+
+    async def _after_notifications(self, queued: int) -> None:
+        """Wait until the first ``queued`` notifications have been handled."""
+        barrier: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        entry = (queued, barrier)
+        self._barriers.append(entry)
+        try:
+            await barrier
+        finally:
+            if entry in self._barriers:
+                self._barriers.remove(entry)
 
     def _call_of(self, method: str, kind: str) -> str | None:
         """The handler name of ``method`` used as ``kind`` on this side."""
         info = METHODS.get(method)
-        call = (
-            None
-            if info is None
-            else info.request if kind == "request" else info.notification
-        )
+        if info is None:
+            return None
+        call = info.request if kind == "request" else info.notification
         return call.handler if call is not None and call.side == self._handles else None
 
     def _resolve(self, message: Response[Any] | ErrorResponse) -> None:
@@ -334,16 +445,8 @@ class Connection(Generic[H]):
                 )
             return
         _, future = entry
-        if future.done():
-            return
-        if isinstance(message, ErrorResponse):
-            future.set_exception(
-                RequestError(
-                    message.error.code, message.error.message, message.error.data
-                )
-            )
-        else:
-            future.set_result(message.result)
+        if not future.done():
+            future.set_result((self._queued, message))
 
     # ------------------------------------------------------------ sending
 
@@ -355,11 +458,13 @@ class Connection(Generic[H]):
         self.start()
         id = self._next_id
         self._next_id += 1
-        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        future: asyncio.Future[tuple[int, Response[Any] | ErrorResponse]] = (
+            asyncio.get_running_loop().create_future()
+        )
         self._pending[id] = (method, future)
         try:
             await self._send(Request(id, method, params))
-            return await future
+            queued, answer = await future
         except asyncio.CancelledError:
             if id in self._pending and not self._closed:
                 with contextlib.suppress(ConnectionError):
@@ -367,6 +472,17 @@ class Connection(Generic[H]):
             raise
         finally:
             self._pending.pop(id, None)
+        if (
+            queued > self._handled
+            and self._handling
+            and not _in_notification_handler.get()
+        ):
+            await self._after_notifications(queued)
+        if isinstance(answer, ErrorResponse):
+            raise RequestError(
+                answer.error.code, answer.error.message, answer.error.data
+            )
+        return answer.result
 
     async def notify(self, method: str, params: Any = None) -> None:
         """Send a notification."""

@@ -367,7 +367,8 @@ class ToolKind(str, Enum):
 
     Values beginning with `_` are reserved for implementation-specific
     extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants. Clients display an unrecognized kind as `other`."""
+    future ACP variants. Clients display an unrecognized kind as `other`.
+    """
 
     READ = "read"
     """Reading files or data."""
@@ -406,16 +407,19 @@ class ToolCallStatus(str, Enum):
     extensions. Unknown values that do not begin with `_` are reserved for
     future ACP variants.
 
-    Clients treat a tool call with an unrecognized status as still in progress."""
+    Clients treat a tool call with an unrecognized status as still in progress.
+    """
 
     PENDING = "pending"
     """The tool call hasn't started running yet, for example because its input is
-    streaming, it is awaiting approval, or it is scheduled to run later."""
+    streaming, it is awaiting approval, or it is scheduled to run later.
+    """
     IN_PROGRESS = "in_progress"
     """The tool call is currently running."""
     PAUSED = "paused"
     """The tool call has started, is not running now, and will not continue until
-    something resumes it. It may return to `in_progress` any number of times."""
+    something resumes it. It may return to `in_progress` any number of times.
+    """
     COMPLETED = "completed"
     """The tool call completed successfully."""
     FAILED = "failed"
@@ -433,7 +437,8 @@ class Role(str, Enum):
 
     Values beginning with `_` are reserved for implementation-specific
     extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants."""
+    future ACP variants.
+    """
 
     ASSISTANT = "assistant"
     """The assistant side of a conversation."""
@@ -450,7 +455,8 @@ class IconTheme(str, Enum):
 
     Values beginning with `_` are reserved for implementation-specific
     extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants."""
+    future ACP variants.
+    """
 
     LIGHT = "light"
     """Icon designed for light backgrounds."""
@@ -467,7 +473,8 @@ class DiffFileType(str, Enum):
 
     Values beginning with `_` are reserved for implementation-specific
     extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants."""
+    future ACP variants.
+    """
 
     TEXT = "text"
     """Text content."""
@@ -488,7 +495,8 @@ class DiffPatchFormat(str, Enum):
 
     Values beginning with `_` are reserved for implementation-specific
     extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants."""
+    future ACP variants.
+    """
 
     GIT_PATCH = "git_patch"
     """One or more `diff --git` sections in Git's `--patch` (`-p`) text format.
@@ -501,7 +509,8 @@ class DiffPatchFormat(str, Enum):
     `+++` lines, and paths with unusual characters are quoted as Git quotes
     them. Each path, once unquoted, is the same native absolute path string as
     the matching `changes` entry. Surrounding commit metadata and email envelopes MUST NOT be
-    included."""
+    included.
+    """
 
 
 class PermissionOptionKind(str, Enum):
@@ -515,7 +524,8 @@ class PermissionOptionKind(str, Enum):
 
     Values beginning with `_` are reserved for implementation-specific
     extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants."""
+    future ACP variants.
+    """
 
     ALLOW_ONCE = "allow_once"
     """Allow this operation only this time."""
@@ -542,7 +552,8 @@ class StringFormat(str, Enum):
     Custom or future string format.
 
     Unknown formats are preserved. Implementations that do not understand a
-    format should treat it as an annotation rather than rejecting the schema."""
+    format should treat it as an annotation rather than rejecting the schema.
+    """
 
     EMAIL = "email"
     """Email address format."""
@@ -571,7 +582,8 @@ class SessionConfigOptionCategory(str, Enum):
 
     Values beginning with `_` are reserved for implementation-specific
     extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants."""
+    future ACP variants.
+    """
 
     MODE = "mode"
     """Session mode selector."""
@@ -592,11 +604,13 @@ class ErrorCode(int, Enum):
 
     Open: any other integer is accepted and kept as a plain int.
 
-    Other undefined error code."""
+    Other undefined error code.
+    """
 
     PARSE_ERROR = -32700
     """**Parse error**: Invalid JSON was received by the server.
-    An error occurred on the server while parsing the JSON text."""
+    An error occurred on the server while parsing the JSON text.
+    """
     INVALID_REQUEST = -32600
     """**Invalid request**: The JSON sent is not a valid Request object."""
     METHOD_NOT_FOUND = -32601
@@ -607,14 +621,16 @@ class ErrorCode(int, Enum):
     """**Internal error**: Internal JSON-RPC error."""
     REQUEST_CANCELLED = -32800
     """**Request cancelled**: Execution of the method was aborted either due to a cancellation request from the caller or
-    because of resource constraints or shutdown."""
+    because of resource constraints or shutdown.
+    """
     AUTHENTICATION_REQUIRED = -32000
     """**Authentication required**: Authentication is required before this operation can be performed."""
     RESOURCE_NOT_FOUND = -32002
     """**Resource not found**: A given resource, such as a session, was not found."""
     UNSUPPORTED_PROTOCOL_VERSION = -32022
     """**Unsupported protocol version**: No protocol version supported by the Agent is at or below the requested version.
-    The error data is an [`UnsupportedProtocolVersionErrorData`]."""
+    The error data is an [`UnsupportedProtocolVersionErrorData`].
+    """
 
 
 class PlanEntryPriority(str, Enum):
@@ -630,7 +646,8 @@ class PlanEntryPriority(str, Enum):
 
     Values beginning with `_` are reserved for implementation-specific
     extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants."""
+    future ACP variants.
+    """
 
     HIGH = "high"
     """High priority task - critical to the overall goal."""
@@ -652,7 +669,8 @@ class PlanEntryStatus(str, Enum):
 
     Values beginning with `_` are reserved for implementation-specific
     extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants."""
+    future ACP variants.
+    """
 
     PENDING = "pending"
     """The task has not started yet."""
@@ -672,7 +690,8 @@ class NoticeSeverity(str, Enum):
     Custom or future notice severity.
 
     Values beginning with `_` are reserved for implementation-specific
-    extensions. Other unknown values are reserved for future ACP severities."""
+    extensions. Other unknown values are reserved for future ACP severities.
+    """
 
     INFO = "info"
     """Informational notice."""
@@ -690,7 +709,8 @@ class CompactionStatus(str, Enum):
     Custom or future compaction status.
 
     Values beginning with `_` are reserved for implementation-specific
-    extensions. Other unknown values are reserved for future ACP statuses."""
+    extensions. Other unknown values are reserved for future ACP statuses.
+    """
 
     IN_PROGRESS = "in_progress"
     """Compaction has started and has not finished."""
@@ -735,37 +755,43 @@ class RequestPermissionRequest(_Model):
     """Human-readable title for the permission prompt.
 
     This title is specific to the permission prompt and does not update any
-    subject's displayed title."""
+    subject's displayed title.
+    """
 
     description: str | None | Unset = UNSET
     """Optional human-readable explanation of why permission is needed.
 
     This text is specific to the permission prompt and does not update any
     subject's displayed content. Omitted and `null` are equivalent and mean no separate
-    permission description was provided."""
+    permission description was provided.
+    """
 
     subject: RequestPermissionSubject | None | Unset = UNSET
     """Optional structured context about the operation requiring permission.
 
-    Omitted and `null` are equivalent and mean no structured subject was provided."""
+    Omitted and `null` are equivalent and mean no structured subject was provided.
+    """
 
     options: list[PermissionOption]
     """Available permission options for the user to choose from.
-    Must contain at least one option."""
+    Must contain at least one option.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class ToolCallRequestPermissionSubject(_Model):
     """Permission is requested before executing a tool call.
 
-    A variant of RequestPermissionSubject (`type` is 'tool_call')."""
+    A variant of RequestPermissionSubject (`type` is 'tool_call').
+    """
 
     type: ClassVar[str] = "tool_call"
 
@@ -774,21 +800,24 @@ class ToolCallRequestPermissionSubject(_Model):
 
     Clients apply this to their stored tool call exactly like a `tool_call_update`
     notification, in the order it was received, before showing the prompt. A first-seen
-    `toolCallId` creates the tool call."""
+    `toolCallId` creates the tool call.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class CommandRequestPermissionSubject(_Model):
     """Permission is requested before running a command.
 
-    A variant of RequestPermissionSubject (`type` is 'command')."""
+    A variant of RequestPermissionSubject (`type` is 'command').
+    """
 
     type: ClassVar[str] = "command"
 
@@ -809,7 +838,8 @@ class CommandRequestPermissionSubject(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -862,33 +892,38 @@ class ToolCallUpdate(_Model):
     This field is optional and has patch semantics. Omission means no
     change, `null` clears the name, and a string replaces it. For a tool
     call ID the client has not seen before, omission or `null` means that no
-    tool name is available."""
+    tool name is available.
+    """
 
     title: str | None | Unset = UNSET
     """Human-readable title describing what the tool is doing.
 
     Omission leaves the title unchanged, `null` unsets it, and a string replaces it.
-    A new tool call starts without a title."""
+    A new tool call starts without a title.
+    """
 
     kind: ToolKind | str | None | Unset = UNSET
     """The category of tool being invoked.
     Helps clients choose appropriate icons and UI treatment.
 
     Omission leaves the kind unchanged, `null` resets it to `other`, and a value replaces it.
-    A new tool call starts as `other`."""
+    A new tool call starts as `other`.
+    """
 
     status: ToolCallStatus | str | None | Unset = UNSET
     """Current execution status of the tool call.
 
     Omission leaves the status unchanged, `null` resets it to `pending`, and a value
-    replaces it. A new tool call starts as `pending`."""
+    replaces it. A new tool call starts as `pending`.
+    """
 
     content: list[ToolCallContent] | None | Unset = UNSET
     """Content produced by the tool call."""
 
     locations: list[ToolCallLocation] | None | Unset = UNSET
     """File locations affected by this tool call.
-    Enables "follow-along" features in clients."""
+    Enables "follow-along" features in clients.
+    """
 
     raw_input: Any | Unset = UNSET
     """Raw input parameters sent to the tool."""
@@ -900,7 +935,8 @@ class ToolCallUpdate(_Model):
     """Client-initiated controls this tool call currently supports, such as cancellation.
 
     Omission leaves the capabilities unchanged, `null` clears them, and an object replaces
-    the whole previous value. A new tool call starts with none."""
+    the whole previous value. A new tool call starts with none.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -910,14 +946,16 @@ class ToolCallUpdate(_Model):
     stored value without merging nested objects. Beyond this patch rule, implementations
     MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/extensibility#metadata-patches)"""
+    See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/extensibility#metadata-patches)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class ContentToolCallContent(_Model):
     """Standard content block (text, images, resources).
 
-    A variant of ToolCallContent (`type` is 'content')."""
+    A variant of ToolCallContent (`type` is 'content').
+    """
 
     type: ClassVar[str] = "content"
 
@@ -929,41 +967,47 @@ class ContentToolCallContent(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class DiffToolCallContent(_Model):
     """File modification shown as a diff.
 
-    A variant of ToolCallContent (`type` is 'diff')."""
+    A variant of ToolCallContent (`type` is 'diff').
+    """
 
     type: ClassVar[str] = "diff"
 
     changes: list[DiffChange]
     """Structured file changes described by this diff.
 
-    Clients can use this field without parsing patch text to determine affected paths."""
+    Clients can use this field without parsing patch text to determine affected paths.
+    """
 
     patch: DiffPatch | None | Unset = UNSET
     """Renderable patch text for some or all of the structured changes.
 
     Agents SHOULD provide patch text whenever feasible. Omitted and `null` are
-    equivalent and mean no renderable patch text was provided."""
+    equivalent and mean no renderable patch text was provided.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class TerminalToolCallContent(_Model):
     """A display-only reference to an agent-owned terminal.
 
-    A variant of ToolCallContent (`type` is 'terminal')."""
+    A variant of ToolCallContent (`type` is 'terminal').
+    """
 
     type: ClassVar[str] = "terminal"
 
@@ -975,7 +1019,8 @@ class TerminalToolCallContent(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1008,7 +1053,8 @@ class TextContentBlock(_Model):
     Clients SHOULD render this text as CommonMark and MAY support GitHub Flavored Markdown
     extensions.
 
-    A variant of ContentBlock (`type` is 'text')."""
+    A variant of ContentBlock (`type` is 'text').
+    """
 
     type: ClassVar[str] = "text"
 
@@ -1018,14 +1064,16 @@ class TextContentBlock(_Model):
     annotations: Annotations | None | Unset = UNSET
     """Optional annotations that help clients decide how to display or route this content.
 
-    Omitted and `null` are equivalent and mean no annotations are provided."""
+    Omitted and `null` are equivalent and mean no annotations are provided.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1034,7 +1082,8 @@ class ImageContentBlock(_Model):
 
     Requires the `image` prompt capability when included in prompts.
 
-    A variant of ContentBlock (`type` is 'image')."""
+    A variant of ContentBlock (`type` is 'image').
+    """
 
     type: ClassVar[str] = "image"
 
@@ -1047,19 +1096,22 @@ class ImageContentBlock(_Model):
     uri: str | None | Unset = UNSET
     """URI associated with this resource or media payload.
 
-    Omitted and `null` are equivalent and mean no URI is associated with the image."""
+    Omitted and `null` are equivalent and mean no URI is associated with the image.
+    """
 
     annotations: Annotations | None | Unset = UNSET
     """Optional annotations that help clients decide how to display or route this content.
 
-    Omitted and `null` are equivalent and mean no annotations are provided."""
+    Omitted and `null` are equivalent and mean no annotations are provided.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1068,7 +1120,8 @@ class AudioContentBlock(_Model):
 
     Requires the `audio` prompt capability when included in prompts.
 
-    A variant of ContentBlock (`type` is 'audio')."""
+    A variant of ContentBlock (`type` is 'audio').
+    """
 
     type: ClassVar[str] = "audio"
 
@@ -1081,14 +1134,16 @@ class AudioContentBlock(_Model):
     annotations: Annotations | None | Unset = UNSET
     """Optional annotations that help clients decide how to display or route this content.
 
-    Omitted and `null` are equivalent and mean no annotations are provided."""
+    Omitted and `null` are equivalent and mean no annotations are provided.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1097,7 +1152,8 @@ class ResourceLinkContentBlock(_Model):
 
     All agents MUST support resource links in prompts.
 
-    A variant of ContentBlock (`type` is 'resource_link')."""
+    A variant of ContentBlock (`type` is 'resource_link').
+    """
 
     type: ClassVar[str] = "resource_link"
 
@@ -1110,39 +1166,46 @@ class ResourceLinkContentBlock(_Model):
     title: str | None | Unset = UNSET
     """Optional display title for end-user UI.
 
-    Omitted and `null` are equivalent and mean no title is provided."""
+    Omitted and `null` are equivalent and mean no title is provided.
+    """
 
     description: str | None | Unset = UNSET
     """Optional human-readable details shown with this protocol object.
 
-    Omitted and `null` are equivalent and mean no description is provided."""
+    Omitted and `null` are equivalent and mean no description is provided.
+    """
 
     icons: list[Icon] | None | Unset = UNSET
     """Optional set of sized icons that the client can display in a user interface.
 
-    Omitted and `null` are equivalent and mean no icons are provided."""
+    Omitted and `null` are equivalent and mean no icons are provided.
+    """
 
     mime_type: MediaType | None | Unset = UNSET
     """MIME type describing the encoded media payload.
 
-    Omitted and `null` are equivalent and mean the MIME type is not specified."""
+    Omitted and `null` are equivalent and mean the MIME type is not specified.
+    """
 
     size: int | None | Unset = UNSET
     """Optional size of the linked resource in bytes, if known.
 
-    Omitted and `null` are equivalent and mean the size is not known."""
+    Omitted and `null` are equivalent and mean the size is not known.
+    """
 
     annotations: Annotations | None | Unset = UNSET
     """Optional annotations that help clients decide how to display or route this content.
 
-    Omitted and `null` are equivalent and mean no annotations are provided."""
+    Omitted and `null` are equivalent and mean no annotations are provided.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1153,7 +1216,8 @@ class ResourceContentBlock(_Model):
 
     Requires the `embeddedContext` prompt capability when included in prompts.
 
-    A variant of ContentBlock (`type` is 'resource')."""
+    A variant of ContentBlock (`type` is 'resource').
+    """
 
     type: ClassVar[str] = "resource"
 
@@ -1163,14 +1227,16 @@ class ResourceContentBlock(_Model):
     annotations: Annotations | None | Unset = UNSET
     """Optional annotations that help clients decide how to display or route this content.
 
-    Omitted and `null` are equivalent and mean no annotations are provided."""
+    Omitted and `null` are equivalent and mean no annotations are provided.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1204,27 +1270,31 @@ class Annotations(_Model):
     audience: list[Role | str] | None | Unset = UNSET
     """Intended recipients for this content, such as the user or assistant.
 
-    Omitted and `null` are equivalent and mean no audience is specified."""
+    Omitted and `null` are equivalent and mean no audience is specified.
+    """
 
     last_modified: str | None | Unset = UNSET
     """Timestamp indicating when the underlying resource was last modified.
 
     Should be an ISO 8601 formatted string (e.g., "2025-01-12T15:00:58Z"), as in MCP.
 
-    Omitted and `null` are equivalent and mean the modification time is not reported."""
+    Omitted and `null` are equivalent and mean the modification time is not reported.
+    """
 
     priority: float | None | Unset = UNSET
     """Relative importance of this content when clients choose what to surface, from 0 (least
     important) to 1 (most important).
 
-    Omitted and `null` are equivalent and mean no priority is specified."""
+    Omitted and `null` are equivalent and mean no priority is specified.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1237,14 +1307,16 @@ class TextContent(_Model):
     annotations: Annotations | None | Unset = UNSET
     """Optional annotations that help clients decide how to display or route this content.
 
-    Omitted and `null` are equivalent and mean no annotations are provided."""
+    Omitted and `null` are equivalent and mean no annotations are provided.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1260,19 +1332,22 @@ class ImageContent(_Model):
     uri: str | None | Unset = UNSET
     """URI associated with this resource or media payload.
 
-    Omitted and `null` are equivalent and mean no URI is associated with the image."""
+    Omitted and `null` are equivalent and mean no URI is associated with the image.
+    """
 
     annotations: Annotations | None | Unset = UNSET
     """Optional annotations that help clients decide how to display or route this content.
 
-    Omitted and `null` are equivalent and mean no annotations are provided."""
+    Omitted and `null` are equivalent and mean no annotations are provided.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1288,14 +1363,16 @@ class AudioContent(_Model):
     annotations: Annotations | None | Unset = UNSET
     """Optional annotations that help clients decide how to display or route this content.
 
-    Omitted and `null` are equivalent and mean no annotations are provided."""
+    Omitted and `null` are equivalent and mean no annotations are provided.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1305,12 +1382,14 @@ class Icon(_Model):
     src: str
     """A standard URI pointing to an icon resource. MUST be an `https:` or `data:` URI.
     Clients reject other schemes, fetch without credentials, and do not follow
-    scheme- or origin-changing redirects."""
+    scheme- or origin-changing redirects.
+    """
 
     mime_type: MediaType | None | Unset = UNSET
     """Optional MIME type override if the source MIME type is missing or generic.
 
-    Omitted and `null` are equivalent and mean the source MIME type is used."""
+    Omitted and `null` are equivalent and mean the source MIME type is used.
+    """
 
     sizes: list[str] | None | Unset = UNSET
     """Optional array of strings that specify sizes at which the icon can be used.
@@ -1319,19 +1398,22 @@ class Icon(_Model):
 
     If not provided, the client should assume that the icon can be used at any size.
 
-    Omitted and `null` are equivalent and mean no sizes are specified."""
+    Omitted and `null` are equivalent and mean no sizes are specified.
+    """
 
     theme: IconTheme | str | None | Unset = UNSET
     """Optional theme this icon is designed for.
 
-    Omitted and `null` are equivalent and mean the icon is not theme-specific."""
+    Omitted and `null` are equivalent and mean the icon is not theme-specific.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1347,39 +1429,46 @@ class ResourceLink(_Model):
     title: str | None | Unset = UNSET
     """Optional display title for end-user UI.
 
-    Omitted and `null` are equivalent and mean no title is provided."""
+    Omitted and `null` are equivalent and mean no title is provided.
+    """
 
     description: str | None | Unset = UNSET
     """Optional human-readable details shown with this protocol object.
 
-    Omitted and `null` are equivalent and mean no description is provided."""
+    Omitted and `null` are equivalent and mean no description is provided.
+    """
 
     icons: list[Icon] | None | Unset = UNSET
     """Optional set of sized icons that the client can display in a user interface.
 
-    Omitted and `null` are equivalent and mean no icons are provided."""
+    Omitted and `null` are equivalent and mean no icons are provided.
+    """
 
     mime_type: MediaType | None | Unset = UNSET
     """MIME type describing the encoded media payload.
 
-    Omitted and `null` are equivalent and mean the MIME type is not specified."""
+    Omitted and `null` are equivalent and mean the MIME type is not specified.
+    """
 
     size: int | None | Unset = UNSET
     """Optional size of the linked resource in bytes, if known.
 
-    Omitted and `null` are equivalent and mean the size is not known."""
+    Omitted and `null` are equivalent and mean the size is not known.
+    """
 
     annotations: Annotations | None | Unset = UNSET
     """Optional annotations that help clients decide how to display or route this content.
 
-    Omitted and `null` are equivalent and mean no annotations are provided."""
+    Omitted and `null` are equivalent and mean no annotations are provided.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1395,14 +1484,16 @@ class TextResourceContents(_Model):
     mime_type: MediaType | None | Unset = UNSET
     """MIME type describing the encoded media payload.
 
-    Omitted and `null` are equivalent and mean the MIME type is not specified."""
+    Omitted and `null` are equivalent and mean the MIME type is not specified.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1418,14 +1509,16 @@ class BlobResourceContents(_Model):
     mime_type: MediaType | None | Unset = UNSET
     """MIME type describing the encoded media payload.
 
-    Omitted and `null` are equivalent and mean the MIME type is not specified."""
+    Omitted and `null` are equivalent and mean the MIME type is not specified.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1438,14 +1531,16 @@ class EmbeddedResource(_Model):
     annotations: Annotations | None | Unset = UNSET
     """Optional annotations that help clients decide how to display or route this content.
 
-    Omitted and `null` are equivalent and mean no annotations are provided."""
+    Omitted and `null` are equivalent and mean no annotations are provided.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1460,33 +1555,38 @@ class Content(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class AddDiffChange(_Model):
     """A file was added.
 
-    A variant of DiffChange (`operation` is 'add')."""
+    A variant of DiffChange (`operation` is 'add').
+    """
 
     operation: ClassVar[str] = "add"
 
     file_type: DiffFileType | str | None | Unset = UNSET
     """File content kind after the operation (for `delete`, of the deleted file).
 
-    Omitted and `null` are equivalent and mean the content kind is unknown."""
+    Omitted and `null` are equivalent and mean the content kind is unknown.
+    """
 
     mime_type: MediaType | None | Unset = UNSET
     """MIME type of the file contents after the operation (for `delete`, of the deleted file).
 
-    Omitted and `null` are equivalent and mean the MIME type is unknown."""
+    Omitted and `null` are equivalent and mean the MIME type is unknown.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
     path: AbsolutePath
     """Absolute path for the operation."""
@@ -1496,26 +1596,30 @@ class AddDiffChange(_Model):
 class DeleteDiffChange(_Model):
     """A file was deleted.
 
-    A variant of DiffChange (`operation` is 'delete')."""
+    A variant of DiffChange (`operation` is 'delete').
+    """
 
     operation: ClassVar[str] = "delete"
 
     file_type: DiffFileType | str | None | Unset = UNSET
     """File content kind after the operation (for `delete`, of the deleted file).
 
-    Omitted and `null` are equivalent and mean the content kind is unknown."""
+    Omitted and `null` are equivalent and mean the content kind is unknown.
+    """
 
     mime_type: MediaType | None | Unset = UNSET
     """MIME type of the file contents after the operation (for `delete`, of the deleted file).
 
-    Omitted and `null` are equivalent and mean the MIME type is unknown."""
+    Omitted and `null` are equivalent and mean the MIME type is unknown.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
     path: AbsolutePath
     """Absolute path for the operation."""
@@ -1525,26 +1629,30 @@ class DeleteDiffChange(_Model):
 class ModifyDiffChange(_Model):
     """A file was modified in place.
 
-    A variant of DiffChange (`operation` is 'modify')."""
+    A variant of DiffChange (`operation` is 'modify').
+    """
 
     operation: ClassVar[str] = "modify"
 
     file_type: DiffFileType | str | None | Unset = UNSET
     """File content kind after the operation (for `delete`, of the deleted file).
 
-    Omitted and `null` are equivalent and mean the content kind is unknown."""
+    Omitted and `null` are equivalent and mean the content kind is unknown.
+    """
 
     mime_type: MediaType | None | Unset = UNSET
     """MIME type of the file contents after the operation (for `delete`, of the deleted file).
 
-    Omitted and `null` are equivalent and mean the MIME type is unknown."""
+    Omitted and `null` are equivalent and mean the MIME type is unknown.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
     path: AbsolutePath
     """Absolute path for the operation."""
@@ -1554,26 +1662,30 @@ class ModifyDiffChange(_Model):
 class MoveDiffChange(_Model):
     """A file was moved or renamed.
 
-    A variant of DiffChange (`operation` is 'move')."""
+    A variant of DiffChange (`operation` is 'move').
+    """
 
     operation: ClassVar[str] = "move"
 
     file_type: DiffFileType | str | None | Unset = UNSET
     """File content kind after the operation (for `delete`, of the deleted file).
 
-    Omitted and `null` are equivalent and mean the content kind is unknown."""
+    Omitted and `null` are equivalent and mean the content kind is unknown.
+    """
 
     mime_type: MediaType | None | Unset = UNSET
     """MIME type of the file contents after the operation (for `delete`, of the deleted file).
 
-    Omitted and `null` are equivalent and mean the MIME type is unknown."""
+    Omitted and `null` are equivalent and mean the MIME type is unknown.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
     old_path: AbsolutePath
     """Absolute path before the operation."""
@@ -1586,26 +1698,30 @@ class MoveDiffChange(_Model):
 class CopyDiffChange(_Model):
     """A file was copied.
 
-    A variant of DiffChange (`operation` is 'copy')."""
+    A variant of DiffChange (`operation` is 'copy').
+    """
 
     operation: ClassVar[str] = "copy"
 
     file_type: DiffFileType | str | None | Unset = UNSET
     """File content kind after the operation (for `delete`, of the deleted file).
 
-    Omitted and `null` are equivalent and mean the content kind is unknown."""
+    Omitted and `null` are equivalent and mean the content kind is unknown.
+    """
 
     mime_type: MediaType | None | Unset = UNSET
     """MIME type of the file contents after the operation (for `delete`, of the deleted file).
 
-    Omitted and `null` are equivalent and mean the MIME type is unknown."""
+    Omitted and `null` are equivalent and mean the MIME type is unknown.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
     old_path: AbsolutePath
     """Absolute path before the operation."""
@@ -1631,19 +1747,22 @@ class OtherDiffChange(_Model):
     file_type: DiffFileType | str | None | Unset = UNSET
     """File content kind after the operation (for `delete`, of the deleted file).
 
-    Omitted and `null` are equivalent and mean the content kind is unknown."""
+    Omitted and `null` are equivalent and mean the content kind is unknown.
+    """
 
     mime_type: MediaType | None | Unset = UNSET
     """MIME type of the file contents after the operation (for `delete`, of the deleted file).
 
-    Omitted and `null` are equivalent and mean the MIME type is unknown."""
+    Omitted and `null` are equivalent and mean the MIME type is unknown.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
     extra: dict[str, Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
@@ -1683,7 +1802,8 @@ class DiffPatch(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1701,20 +1821,23 @@ class Diff(_Model):
     changes: list[DiffChange]
     """Structured file changes described by this diff.
 
-    Clients can use this field without parsing patch text to determine affected paths."""
+    Clients can use this field without parsing patch text to determine affected paths.
+    """
 
     patch: DiffPatch | None | Unset = UNSET
     """Renderable patch text for some or all of the structured changes.
 
     Agents SHOULD provide patch text whenever feasible. Omitted and `null` are
-    equivalent and mean no renderable patch text was provided."""
+    equivalent and mean no renderable patch text was provided.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1722,7 +1845,8 @@ class Terminal(_Model):
     """A display-only reference to an agent-owned terminal.
 
     Terminal state and output are delivered separately through
-    `terminal_update` and `terminal_output_chunk` session updates."""
+    `terminal_update` and `terminal_output_chunk` session updates.
+    """
 
     terminal_id: TerminalId
     """The ID of the terminal to display."""
@@ -1732,7 +1856,8 @@ class Terminal(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1750,14 +1875,16 @@ class ToolCallLocation(_Model):
 
     line: int | None | Unset = UNSET
     """Optional 1-based line number within the file. Omitted and `null` are equivalent and
-    mean no specific line. `0` is invalid."""
+    mean no specific line. `0` is invalid.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1774,28 +1901,32 @@ class ToolCallCapabilities(_Model):
     """Permits the Client to cancel this tool call with `tool_call/cancel`.
 
     Omitted and `null` are equivalent and mean unsupported. An object (including `{}`)
-    means supported. Agents SHOULD stop advertising it once the tool call reaches a final status."""
+    means supported. Agents SHOULD stop advertising it once the tool call reaches a final status.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class ToolCallCancelCapabilities(_Model):
     """Capability to cancel a tool call with `tool_call/cancel`.
 
-    Supplying `{}` advertises support. An omitted or `null` `cancel` does not."""
+    Supplying `{}` advertises support. An omitted or `null` `cancel` does not.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1807,14 +1938,16 @@ class ToolCallPermissionSubject(_Model):
 
     Clients apply this to their stored tool call exactly like a `tool_call_update`
     notification, in the order it was received, before showing the prompt. A first-seen
-    `toolCallId` creates the tool call."""
+    `toolCallId` creates the tool call.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1838,7 +1971,8 @@ class CommandPermissionSubject(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1859,14 +1993,16 @@ class PermissionOption(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class FormCreateElicitationRequest(_Model):
     """Form-based elicitation where the client renders a form from the provided schema.
 
-    A variant of CreateElicitationRequest (`mode` is 'form')."""
+    A variant of CreateElicitationRequest (`mode` is 'form').
+    """
 
     mode: ClassVar[str] = "form"
 
@@ -1878,7 +2014,8 @@ class FormCreateElicitationRequest(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
     requested_schema: ElicitationSchema
     """A JSON Schema describing the form fields to present to the user."""
@@ -1891,7 +2028,8 @@ class FormCreateElicitationRequest(_Model):
 class UrlCreateElicitationRequest(_Model):
     """URL-based elicitation where the client directs the user to a URL.
 
-    A variant of CreateElicitationRequest (`mode` is 'url')."""
+    A variant of CreateElicitationRequest (`mode` is 'url').
+    """
 
     mode: ClassVar[str] = "url"
 
@@ -1903,7 +2041,8 @@ class UrlCreateElicitationRequest(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
     elicitation_id: ElicitationId
     """The unique identifier for this elicitation."""
@@ -1941,7 +2080,8 @@ class OtherCreateElicitationRequest(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
     scope: ElicitationSessionScope | ElicitationRequestScope
     """One of ElicitationSessionScope or ElicitationRequestScope, whose members share the JSON object."""
@@ -1956,7 +2096,8 @@ class ElicitationSessionScope(_Model):
 
     When `toolCallId` is set, the elicitation is tied to a specific tool call.
     This is useful when an agent receives an elicitation from an MCP server
-    during a tool call and needs to redirect it to the user."""
+    during a tool call and needs to redirect it to the user.
+    """
 
     session_id: SessionId
     """The session this elicitation is tied to."""
@@ -1965,13 +2106,15 @@ class ElicitationSessionScope(_Model):
     """Optional tool call within the session.
 
     Optional. Omitted and `null` are equivalent and mean the elicitation is scoped to the
-    session without a specific tool call."""
+    session without a specific tool call.
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class ElicitationRequestScope(_Model):
     """Request-scoped elicitation, tied to a specific JSON-RPC request outside of a session
-    (e.g., during auth/configuration phases before any session is started)."""
+    (e.g., during auth/configuration phases before any session is started).
+    """
 
     request_id: RequestId
     """The pending Client-to-Agent request this elicitation is tied to."""
@@ -1982,7 +2125,8 @@ class ElicitationSchema(_Model):
     """Type-safe elicitation schema for requesting structured user input.
 
     This represents a JSON Schema object with primitive-typed properties,
-    as required by the elicitation specification."""
+    as required by the elicitation specification.
+    """
 
     type: ElicitationSchemaType
     """Type discriminator. Always `"object"`. Any other value is rejected."""
@@ -1990,7 +2134,8 @@ class ElicitationSchema(_Model):
     title: str | None | Unset = UNSET
     """Optional title for the schema.
 
-    Optional. Omitted and `null` are equivalent and mean no title is provided."""
+    Optional. Omitted and `null` are equivalent and mean no title is provided.
+    """
 
     properties: dict[str, ElicitationPropertySchema]
     """Property definitions (must be primitive types)."""
@@ -1998,224 +2143,262 @@ class ElicitationSchema(_Model):
     required: list[str] | None | Unset = UNSET
     """List of required property names.
 
-    Optional. Omitted and `null` are equivalent and mean no property names are required."""
+    Optional. Omitted and `null` are equivalent and mean no property names are required.
+    """
 
     description: str | None | Unset = UNSET
     """Optional description of what this schema represents.
 
-    Optional. Omitted and `null` are equivalent and mean no schema description is provided."""
+    Optional. Omitted and `null` are equivalent and mean no schema description is provided.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class StringElicitationPropertySchema(_Model):
     """String property (or single-select enum when `enum`/`oneOf` is set).
 
-    A variant of ElicitationPropertySchema (`type` is 'string')."""
+    A variant of ElicitationPropertySchema (`type` is 'string').
+    """
 
     type: ClassVar[str] = "string"
 
     title: str | None | Unset = UNSET
     """Optional title for the property.
 
-    Optional. Omitted and `null` are equivalent and mean no title is provided."""
+    Optional. Omitted and `null` are equivalent and mean no title is provided.
+    """
 
     description: str | None | Unset = UNSET
     """Human-readable description.
 
-    Optional. Omitted and `null` are equivalent and mean no description is provided."""
+    Optional. Omitted and `null` are equivalent and mean no description is provided.
+    """
 
     min_length: int | None | Unset = UNSET
     """Minimum string length.
 
-    Optional. Omitted and `null` are equivalent and mean there is no minimum length constraint."""
+    Optional. Omitted and `null` are equivalent and mean there is no minimum length constraint.
+    """
 
     max_length: int | None | Unset = UNSET
     """Maximum string length.
 
-    Optional. Omitted and `null` are equivalent and mean there is no maximum length constraint."""
+    Optional. Omitted and `null` are equivalent and mean there is no maximum length constraint.
+    """
 
     pattern: str | None | Unset = UNSET
     """Pattern the string must match, in ECMA-262 regular expression syntax.
 
-    Optional. Omitted and `null` are equivalent and mean there is no pattern constraint."""
+    Optional. Omitted and `null` are equivalent and mean there is no pattern constraint.
+    """
 
     format: StringFormat | str | None | Unset = UNSET
     """String format.
 
-    Optional. Omitted and `null` are equivalent and mean there is no format constraint."""
+    Optional. Omitted and `null` are equivalent and mean there is no format constraint.
+    """
 
     default: str | None | Unset = UNSET
     """Default value.
 
-    Optional. Omitted and `null` are equivalent and mean no default value is provided."""
+    Optional. Omitted and `null` are equivalent and mean no default value is provided.
+    """
 
     enum: list[str] | None | Unset = UNSET
     """Enum values for untitled single-select enums.
     Must contain at least one value when present.
     Optional. Omitted and `null` are equivalent and mean no untitled single-select choices are
-    declared by `enum`."""
+    declared by `enum`.
+    """
 
     one_of: list[EnumOption] | None | Unset = UNSET
     """Titled enum options for titled single-select enums.
     Must contain at least one option when present.
     Optional. Omitted and `null` are equivalent and mean no titled single-select choices are
-    declared by `oneOf`."""
+    declared by `oneOf`.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class NumberElicitationPropertySchema(_Model):
     """Number (floating-point) property.
 
-    A variant of ElicitationPropertySchema (`type` is 'number')."""
+    A variant of ElicitationPropertySchema (`type` is 'number').
+    """
 
     type: ClassVar[str] = "number"
 
     title: str | None | Unset = UNSET
     """Optional title for the property.
 
-    Optional. Omitted and `null` are equivalent and mean no title is provided."""
+    Optional. Omitted and `null` are equivalent and mean no title is provided.
+    """
 
     description: str | None | Unset = UNSET
     """Human-readable description.
 
-    Optional. Omitted and `null` are equivalent and mean no description is provided."""
+    Optional. Omitted and `null` are equivalent and mean no description is provided.
+    """
 
     minimum: float | None | Unset = UNSET
     """Minimum value (inclusive).
 
-    Optional. Omitted and `null` are equivalent and mean there is no inclusive lower bound."""
+    Optional. Omitted and `null` are equivalent and mean there is no inclusive lower bound.
+    """
 
     maximum: float | None | Unset = UNSET
     """Maximum value (inclusive).
 
-    Optional. Omitted and `null` are equivalent and mean there is no inclusive upper bound."""
+    Optional. Omitted and `null` are equivalent and mean there is no inclusive upper bound.
+    """
 
     default: float | None | Unset = UNSET
     """Default value.
 
-    Optional. Omitted and `null` are equivalent and mean no default value is provided."""
+    Optional. Omitted and `null` are equivalent and mean no default value is provided.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class IntegerElicitationPropertySchema(_Model):
     """Integer property.
 
-    A variant of ElicitationPropertySchema (`type` is 'integer')."""
+    A variant of ElicitationPropertySchema (`type` is 'integer').
+    """
 
     type: ClassVar[str] = "integer"
 
     title: str | None | Unset = UNSET
     """Optional title for the property.
 
-    Optional. Omitted and `null` are equivalent and mean no title is provided."""
+    Optional. Omitted and `null` are equivalent and mean no title is provided.
+    """
 
     description: str | None | Unset = UNSET
     """Human-readable description.
 
-    Optional. Omitted and `null` are equivalent and mean no description is provided."""
+    Optional. Omitted and `null` are equivalent and mean no description is provided.
+    """
 
     minimum: int | None | Unset = UNSET
     """Minimum value (inclusive).
 
-    Optional. Omitted and `null` are equivalent and mean there is no inclusive lower bound."""
+    Optional. Omitted and `null` are equivalent and mean there is no inclusive lower bound.
+    """
 
     maximum: int | None | Unset = UNSET
     """Maximum value (inclusive).
 
-    Optional. Omitted and `null` are equivalent and mean there is no inclusive upper bound."""
+    Optional. Omitted and `null` are equivalent and mean there is no inclusive upper bound.
+    """
 
     default: int | None | Unset = UNSET
     """Default value.
 
-    Optional. Omitted and `null` are equivalent and mean no default value is provided."""
+    Optional. Omitted and `null` are equivalent and mean no default value is provided.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class BooleanElicitationPropertySchema(_Model):
     """Boolean property.
 
-    A variant of ElicitationPropertySchema (`type` is 'boolean')."""
+    A variant of ElicitationPropertySchema (`type` is 'boolean').
+    """
 
     type: ClassVar[str] = "boolean"
 
     title: str | None | Unset = UNSET
     """Optional title for the property.
 
-    Optional. Omitted and `null` are equivalent and mean no title is provided."""
+    Optional. Omitted and `null` are equivalent and mean no title is provided.
+    """
 
     description: str | None | Unset = UNSET
     """Human-readable description.
 
-    Optional. Omitted and `null` are equivalent and mean no description is provided."""
+    Optional. Omitted and `null` are equivalent and mean no description is provided.
+    """
 
     default: bool | None | Unset = UNSET
     """Default value.
 
-    Optional. Omitted and `null` are equivalent and mean no default value is provided."""
+    Optional. Omitted and `null` are equivalent and mean no default value is provided.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class ArrayElicitationPropertySchema(_Model):
     """Multi-select array property.
 
-    A variant of ElicitationPropertySchema (`type` is 'array')."""
+    A variant of ElicitationPropertySchema (`type` is 'array').
+    """
 
     type: ClassVar[str] = "array"
 
     title: str | None | Unset = UNSET
     """Optional title for the property.
 
-    Optional. Omitted and `null` are equivalent and mean no title is provided."""
+    Optional. Omitted and `null` are equivalent and mean no title is provided.
+    """
 
     description: str | None | Unset = UNSET
     """Human-readable description.
 
-    Optional. Omitted and `null` are equivalent and mean no description is provided."""
+    Optional. Omitted and `null` are equivalent and mean no description is provided.
+    """
 
     min_items: int | None | Unset = UNSET
     """Minimum number of items to select.
 
-    Optional. Omitted and `null` are equivalent and mean there is no minimum selection count."""
+    Optional. Omitted and `null` are equivalent and mean there is no minimum selection count.
+    """
 
     max_items: int | None | Unset = UNSET
     """Maximum number of items to select.
 
-    Optional. Omitted and `null` are equivalent and mean there is no maximum selection count."""
+    Optional. Omitted and `null` are equivalent and mean there is no maximum selection count.
+    """
 
     items: MultiSelectItems
     """The items definition describing allowed values."""
@@ -2223,14 +2406,16 @@ class ArrayElicitationPropertySchema(_Model):
     default: list[str] | None | Unset = UNSET
     """Default selected values.
 
-    Optional. Omitted and `null` are equivalent and mean no default selections are provided."""
+    Optional. Omitted and `null` are equivalent and mean no default selections are provided.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2268,14 +2453,16 @@ class EnumOption(_Model):
     description: str | None | Unset = UNSET
     """Human-readable description.
 
-    Optional. Omitted and `null` are equivalent and mean no description is provided."""
+    Optional. Omitted and `null` are equivalent and mean no description is provided.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2283,61 +2470,72 @@ class StringPropertySchema(_Model):
     """Schema for string properties in an elicitation form.
 
     When `enum` or `oneOf` is set, this represents a single-select enum
-    with `"type": "string"`."""
+    with `"type": "string"`.
+    """
 
     title: str | None | Unset = UNSET
     """Optional title for the property.
 
-    Optional. Omitted and `null` are equivalent and mean no title is provided."""
+    Optional. Omitted and `null` are equivalent and mean no title is provided.
+    """
 
     description: str | None | Unset = UNSET
     """Human-readable description.
 
-    Optional. Omitted and `null` are equivalent and mean no description is provided."""
+    Optional. Omitted and `null` are equivalent and mean no description is provided.
+    """
 
     min_length: int | None | Unset = UNSET
     """Minimum string length.
 
-    Optional. Omitted and `null` are equivalent and mean there is no minimum length constraint."""
+    Optional. Omitted and `null` are equivalent and mean there is no minimum length constraint.
+    """
 
     max_length: int | None | Unset = UNSET
     """Maximum string length.
 
-    Optional. Omitted and `null` are equivalent and mean there is no maximum length constraint."""
+    Optional. Omitted and `null` are equivalent and mean there is no maximum length constraint.
+    """
 
     pattern: str | None | Unset = UNSET
     """Pattern the string must match, in ECMA-262 regular expression syntax.
 
-    Optional. Omitted and `null` are equivalent and mean there is no pattern constraint."""
+    Optional. Omitted and `null` are equivalent and mean there is no pattern constraint.
+    """
 
     format: StringFormat | str | None | Unset = UNSET
     """String format.
 
-    Optional. Omitted and `null` are equivalent and mean there is no format constraint."""
+    Optional. Omitted and `null` are equivalent and mean there is no format constraint.
+    """
 
     default: str | None | Unset = UNSET
     """Default value.
 
-    Optional. Omitted and `null` are equivalent and mean no default value is provided."""
+    Optional. Omitted and `null` are equivalent and mean no default value is provided.
+    """
 
     enum: list[str] | None | Unset = UNSET
     """Enum values for untitled single-select enums.
     Must contain at least one value when present.
     Optional. Omitted and `null` are equivalent and mean no untitled single-select choices are
-    declared by `enum`."""
+    declared by `enum`.
+    """
 
     one_of: list[EnumOption] | None | Unset = UNSET
     """Titled enum options for titled single-select enums.
     Must contain at least one option when present.
     Optional. Omitted and `null` are equivalent and mean no titled single-select choices are
-    declared by `oneOf`."""
+    declared by `oneOf`.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2347,34 +2545,40 @@ class NumberPropertySchema(_Model):
     title: str | None | Unset = UNSET
     """Optional title for the property.
 
-    Optional. Omitted and `null` are equivalent and mean no title is provided."""
+    Optional. Omitted and `null` are equivalent and mean no title is provided.
+    """
 
     description: str | None | Unset = UNSET
     """Human-readable description.
 
-    Optional. Omitted and `null` are equivalent and mean no description is provided."""
+    Optional. Omitted and `null` are equivalent and mean no description is provided.
+    """
 
     minimum: float | None | Unset = UNSET
     """Minimum value (inclusive).
 
-    Optional. Omitted and `null` are equivalent and mean there is no inclusive lower bound."""
+    Optional. Omitted and `null` are equivalent and mean there is no inclusive lower bound.
+    """
 
     maximum: float | None | Unset = UNSET
     """Maximum value (inclusive).
 
-    Optional. Omitted and `null` are equivalent and mean there is no inclusive upper bound."""
+    Optional. Omitted and `null` are equivalent and mean there is no inclusive upper bound.
+    """
 
     default: float | None | Unset = UNSET
     """Default value.
 
-    Optional. Omitted and `null` are equivalent and mean no default value is provided."""
+    Optional. Omitted and `null` are equivalent and mean no default value is provided.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2384,34 +2588,40 @@ class IntegerPropertySchema(_Model):
     title: str | None | Unset = UNSET
     """Optional title for the property.
 
-    Optional. Omitted and `null` are equivalent and mean no title is provided."""
+    Optional. Omitted and `null` are equivalent and mean no title is provided.
+    """
 
     description: str | None | Unset = UNSET
     """Human-readable description.
 
-    Optional. Omitted and `null` are equivalent and mean no description is provided."""
+    Optional. Omitted and `null` are equivalent and mean no description is provided.
+    """
 
     minimum: int | None | Unset = UNSET
     """Minimum value (inclusive).
 
-    Optional. Omitted and `null` are equivalent and mean there is no inclusive lower bound."""
+    Optional. Omitted and `null` are equivalent and mean there is no inclusive lower bound.
+    """
 
     maximum: int | None | Unset = UNSET
     """Maximum value (inclusive).
 
-    Optional. Omitted and `null` are equivalent and mean there is no inclusive upper bound."""
+    Optional. Omitted and `null` are equivalent and mean there is no inclusive upper bound.
+    """
 
     default: int | None | Unset = UNSET
     """Default value.
 
-    Optional. Omitted and `null` are equivalent and mean no default value is provided."""
+    Optional. Omitted and `null` are equivalent and mean no default value is provided.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2421,31 +2631,36 @@ class BooleanPropertySchema(_Model):
     title: str | None | Unset = UNSET
     """Optional title for the property.
 
-    Optional. Omitted and `null` are equivalent and mean no title is provided."""
+    Optional. Omitted and `null` are equivalent and mean no title is provided.
+    """
 
     description: str | None | Unset = UNSET
     """Human-readable description.
 
-    Optional. Omitted and `null` are equivalent and mean no description is provided."""
+    Optional. Omitted and `null` are equivalent and mean no description is provided.
+    """
 
     default: bool | None | Unset = UNSET
     """Default value.
 
-    Optional. Omitted and `null` are equivalent and mean no default value is provided."""
+    Optional. Omitted and `null` are equivalent and mean no default value is provided.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class MultiSelectItemsString(_Model):
     """Multi-select string items with plain string values.
 
-    A variant of MultiSelectItems (`type` is 'string')."""
+    A variant of MultiSelectItems (`type` is 'string').
+    """
 
     type: ClassVar[str] = "string"
 
@@ -2457,7 +2672,8 @@ class MultiSelectItemsString(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2486,7 +2702,8 @@ class StringMultiSelectItems(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2501,7 +2718,8 @@ class TitledMultiSelectItems(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2511,22 +2729,26 @@ class MultiSelectPropertySchema(_Model):
     title: str | None | Unset = UNSET
     """Optional title for the property.
 
-    Optional. Omitted and `null` are equivalent and mean no title is provided."""
+    Optional. Omitted and `null` are equivalent and mean no title is provided.
+    """
 
     description: str | None | Unset = UNSET
     """Human-readable description.
 
-    Optional. Omitted and `null` are equivalent and mean no description is provided."""
+    Optional. Omitted and `null` are equivalent and mean no description is provided.
+    """
 
     min_items: int | None | Unset = UNSET
     """Minimum number of items to select.
 
-    Optional. Omitted and `null` are equivalent and mean there is no minimum selection count."""
+    Optional. Omitted and `null` are equivalent and mean there is no minimum selection count.
+    """
 
     max_items: int | None | Unset = UNSET
     """Maximum number of items to select.
 
-    Optional. Omitted and `null` are equivalent and mean there is no maximum selection count."""
+    Optional. Omitted and `null` are equivalent and mean there is no maximum selection count.
+    """
 
     items: MultiSelectItems
     """The items definition describing allowed values."""
@@ -2534,14 +2756,16 @@ class MultiSelectPropertySchema(_Model):
     default: list[str] | None | Unset = UNSET
     """Default selected values.
 
-    Optional. Omitted and `null` are equivalent and mean no default selections are provided."""
+    Optional. Omitted and `null` are equivalent and mean no default selections are provided.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2573,7 +2797,8 @@ class ElicitationUrlMode(_Model):
 class ResultAgentResponse(_Model):
     """A successful JSON-RPC response.
 
-    A variant of AgentResponse."""
+    A variant of AgentResponse.
+    """
 
     id: RequestId
     """The id of the request this response answers."""
@@ -2586,13 +2811,15 @@ class ResultAgentResponse(_Model):
 class ErrorAgentResponse(_Model):
     """A failed JSON-RPC response.
 
-    A variant of AgentResponse."""
+    A variant of AgentResponse.
+    """
 
     id: int | str | None
     """The id of the request this response answers.
 
     Required. `null` only when the request's id could not be determined, such as
-    for a parse error or an invalid request."""
+    for a parse error or an invalid request.
+    """
 
     error: Error
     """Method-specific error data."""
@@ -2616,7 +2843,8 @@ class InitializeResponse(_Model):
     initialization fails with error code -32022.
 
     The client must check that it supports this version and should disconnect
-    if it does not."""
+    if it does not.
+    """
 
     info: Implementation
     """Information about the implementation sending this initialize response."""
@@ -2631,25 +2859,29 @@ class InitializeResponse(_Model):
 
     Optional. Omitted or empty means the agent does not advertise the
     `auth/login` and `auth/logout` methods. Supplying one or more methods means
-    the agent MUST support both `auth/login` and `auth/logout`."""
+    the agent MUST support both `auth/login` and `auth/logout`.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class Implementation(_Model):
     """Metadata about the implementation of the client or agent.
     Describes the name and version of an ACP implementation, with an optional
-    title for UI representation."""
+    title for UI representation.
+    """
 
     name: str
     """Intended for programmatic or logical use, but can be used as a display
-    name fallback if title isn't present."""
+    name fallback if title isn't present.
+    """
 
     title: str | None | Unset = UNSET
     """Intended for UI and end-user contexts and optimized to be human-readable
@@ -2657,18 +2889,21 @@ class Implementation(_Model):
 
     If not provided, the name should be used for display.
 
-    Omitted and `null` are equivalent and mean the `name` is used for display."""
+    Omitted and `null` are equivalent and mean the `name` is used for display.
+    """
 
     version: str
     """Version of the implementation. Can be displayed to the user or used
-    for debugging or metrics purposes. (e.g. "1.0.0")."""
+    for debugging or metrics purposes. (e.g. "1.0.0").
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2688,7 +2923,8 @@ class AgentCapabilities(_Model):
     `session/*` methods. Supplying `{}` means the agent supports the
     baseline session methods: `session/new`, `session/list`,
     `session/resume`, `session/close`, `session/prompt`, `session/cancel`,
-    and `session/update`."""
+    and `session/update`.
+    """
 
     auth: AgentAuthCapabilities | None | Unset = UNSET
     """Authentication-related extension capabilities supported by the agent.
@@ -2696,14 +2932,16 @@ class AgentCapabilities(_Model):
     Optional. Omitted and `null` are equivalent and mean the agent does not advertise any
     authentication-related extensions. This field does not advertise support
     for `auth/login` or `auth/logout`. Those methods are advertised by a
-    non-empty `authMethods` list in the `initialize` response."""
+    non-empty `authMethods` list in the `initialize` response.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2726,19 +2964,22 @@ class SessionCapabilities(_Model):
 
     Optional. Omitted and `null` are equivalent and mean the agent does not advertise any
     prompt extensions beyond the baseline text and resource-link content
-    required by `session/prompt`."""
+    required by `session/prompt`.
+    """
 
     mcp: McpCapabilities | None | Unset = UNSET
     """MCP capabilities supported by the agent for session lifecycle requests.
 
     Optional. Omitted and `null` are equivalent and mean the agent does not advertise MCP
-    server transport support for sessions."""
+    server transport support for sessions.
+    """
 
     delete: SessionDeleteCapabilities | None | Unset = UNSET
     """Whether the agent supports `session/delete`.
 
     Optional. Omitted and `null` are equivalent and mean the agent does not advertise support.
-    Supplying `{}` means the agent supports deleting sessions from `session/list`."""
+    Supplying `{}` means the agent supports deleting sessions from `session/list`.
+    """
 
     additional_directories: SessionAdditionalDirectoriesCapabilities | None | Unset = (
         UNSET
@@ -2750,14 +2991,16 @@ class SessionCapabilities(_Model):
     supported session lifecycle requests.
 
     Agents may return `SessionInfo.additionalDirectories` to report the
-    complete ordered additional-root list associated with a listed session."""
+    complete ordered additional-root list associated with a listed session.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2780,13 +3023,15 @@ class PromptCapabilities(_Model):
     """Agent supports `image` content blocks.
 
     Optional. Omitted and `null` are equivalent and mean the agent does not advertise support.
-    Supplying `{}` means the agent supports image content in prompts."""
+    Supplying `{}` means the agent supports image content in prompts.
+    """
 
     audio: PromptAudioCapabilities | None | Unset = UNSET
     """Agent supports `audio` content blocks.
 
     Optional. Omitted and `null` are equivalent and mean the agent does not advertise support.
-    Supplying `{}` means the agent supports audio content in prompts."""
+    Supplying `{}` means the agent supports audio content in prompts.
+    """
 
     embedded_context: PromptEmbeddedContextCapabilities | None | Unset = UNSET
     """Agent supports embedded context in `session/prompt` requests.
@@ -2795,56 +3040,64 @@ class PromptCapabilities(_Model):
     in prompt requests for pieces of context that are referenced in the message.
 
     Optional. Omitted and `null` are equivalent and mean the agent does not advertise support.
-    Supplying `{}` means the agent supports embedded context in prompts."""
+    Supplying `{}` means the agent supports embedded context in prompts.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class PromptImageCapabilities(_Model):
     """Capabilities for image content in prompt requests.
 
-    Supplying `{}` means the agent supports image content in prompts."""
+    Supplying `{}` means the agent supports image content in prompts.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class PromptAudioCapabilities(_Model):
     """Capabilities for audio content in prompt requests.
 
-    Supplying `{}` means the agent supports audio content in prompts."""
+    Supplying `{}` means the agent supports audio content in prompts.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class PromptEmbeddedContextCapabilities(_Model):
     """Capabilities for embedded context in prompt requests.
 
-    Supplying `{}` means the agent supports embedded context in prompts."""
+    Supplying `{}` means the agent supports embedded context in prompts.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2855,62 +3108,71 @@ class McpCapabilities(_Model):
     """Agent supports `stdio` MCP servers.
 
     Optional. Omitted and `null` are equivalent and mean the agent does not advertise support.
-    Supplying `{}` means the agent supports stdio MCP server transports."""
+    Supplying `{}` means the agent supports stdio MCP server transports.
+    """
 
     http: McpHttpCapabilities | None | Unset = UNSET
     """Agent supports `http` MCP servers.
 
     Optional. Omitted and `null` are equivalent and mean the agent does not advertise support.
-    Supplying `{}` means the agent supports HTTP MCP server transports."""
+    Supplying `{}` means the agent supports HTTP MCP server transports.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class McpStdioCapabilities(_Model):
     """Capabilities for stdio MCP server transports.
 
-    Supplying `{}` means the agent supports stdio MCP server transports."""
+    Supplying `{}` means the agent supports stdio MCP server transports.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class McpHttpCapabilities(_Model):
     """Capabilities for HTTP MCP server transports.
 
-    Supplying `{}` means the agent supports HTTP MCP server transports."""
+    Supplying `{}` means the agent supports HTTP MCP server transports.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class SessionDeleteCapabilities(_Model):
     """Capabilities for the `session/delete` method.
 
-    Supplying `{}` means the agent supports deleting sessions from `session/list`."""
+    Supplying `{}` means the agent supports deleting sessions from `session/list`.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2920,14 +3182,16 @@ class SessionAdditionalDirectoriesCapabilities(_Model):
     Supplying `{}` means the agent supports the `additionalDirectories` field on
     supported session lifecycle requests. Agents may return
     `SessionInfo.additionalDirectories` in `session/list` to report the
-    complete ordered additional-root list associated with a listed session."""
+    complete ordered additional-root list associated with a listed session.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2936,14 +3200,16 @@ class AgentAuthCapabilities(_Model):
 
     This object does not advertise support for `auth/login` or `auth/logout`.
     Those methods are advertised by a non-empty `authMethods` list in the
-    `initialize` response."""
+    `initialize` response.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2951,7 +3217,8 @@ class TerminalAuthMethod(_Model):
     """Client runs the configured agent program as a separate interactive
     process, without passing this method to `auth/login`.
 
-    A variant of AuthMethod (`type` is 'terminal')."""
+    A variant of AuthMethod (`type` is 'terminal').
+    """
 
     type: ClassVar[str] = "terminal"
 
@@ -2964,7 +3231,8 @@ class TerminalAuthMethod(_Model):
     description: str | None | Unset = UNSET
     """Optional human-readable description of this authentication method.
 
-    Omitted and `null` are equivalent and mean no description is provided."""
+    Omitted and `null` are equivalent and mean no description is provided.
+    """
 
     args: list[str] | Unset = UNSET
     """Additional arguments to append to the configured agent invocation for terminal auth."""
@@ -2972,14 +3240,16 @@ class TerminalAuthMethod(_Model):
     env: list[EnvVariable] | Unset = UNSET
     """Additional environment variables to set on the configured agent invocation for terminal auth.
     Names MUST be unique. These values override same-named variables in the
-    base launch configuration."""
+    base launch configuration.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2988,7 +3258,8 @@ class AgentAuthMethod(_Model):
 
     The `type` discriminator value is `agent`.
 
-    A variant of AuthMethod (`type` is 'agent')."""
+    A variant of AuthMethod (`type` is 'agent').
+    """
 
     type: ClassVar[str] = "agent"
 
@@ -3001,14 +3272,16 @@ class AgentAuthMethod(_Model):
     description: str | None | Unset = UNSET
     """Optional human-readable description of this authentication method.
 
-    Omitted and `null` are equivalent and mean no description is provided."""
+    Omitted and `null` are equivalent and mean no description is provided.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3054,7 +3327,8 @@ class EnvVariable(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3065,7 +3339,8 @@ class AuthMethodTerminal(_Model):
     process for the user to authenticate via a TUI. Agents MUST advertise this
     method only when the client enabled its terminal authentication capability.
     A zero exit status signals success. Any other termination signals failure.
-    The client MUST NOT pass this method to `auth/login`."""
+    The client MUST NOT pass this method to `auth/login`.
+    """
 
     method_id: AuthMethodId
     """Unique identifier for this authentication method."""
@@ -3076,7 +3351,8 @@ class AuthMethodTerminal(_Model):
     description: str | None | Unset = UNSET
     """Optional human-readable description of this authentication method.
 
-    Omitted and `null` are equivalent and mean no description is provided."""
+    Omitted and `null` are equivalent and mean no description is provided.
+    """
 
     args: list[str] | Unset = UNSET
     """Additional arguments to append to the configured agent invocation for terminal auth."""
@@ -3084,21 +3360,24 @@ class AuthMethodTerminal(_Model):
     env: list[EnvVariable] | Unset = UNSET
     """Additional environment variables to set on the configured agent invocation for terminal auth.
     Names MUST be unique. These values override same-named variables in the
-    base launch configuration."""
+    base launch configuration.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class AuthMethodAgent(_Model):
     """Agent handles authentication itself through `auth/login`.
 
-    The `type` discriminator value is `agent`."""
+    The `type` discriminator value is `agent`.
+    """
 
     method_id: AuthMethodId
     """Unique identifier for this authentication method."""
@@ -3109,14 +3388,16 @@ class AuthMethodAgent(_Model):
     description: str | None | Unset = UNSET
     """Optional human-readable description of this authentication method.
 
-    Omitted and `null` are equivalent and mean no description is provided."""
+    Omitted and `null` are equivalent and mean no description is provided.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3131,7 +3412,8 @@ class LoginAuthResponse(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3146,7 +3428,8 @@ class LogoutAuthResponse(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3166,35 +3449,40 @@ class NewSessionResponse(_Model):
     session_id: SessionId
     """Unique identifier for the created session.
 
-    Used in all subsequent requests for this conversation."""
+    Used in all subsequent requests for this conversation.
+    """
 
     config_options: list[SessionConfigOption] | Unset = UNSET
     """Initial session configuration options.
 
     Optional. Omitted or empty means no config options are advertised.
     Senders MUST use an array, not `null`. Receivers treat `null` like omission.
-    Later `config_option_update` notifications replace this list."""
+    Later `config_option_update` notifications replace this list.
+    """
 
     available_commands: list[AvailableCommand] | Unset = UNSET
     """Initial commands the agent can execute in this session.
 
     Optional. Omitted or empty means no initial commands are advertised.
     Senders MUST use an array, not `null`. Receivers treat `null` like omission.
-    Later `available_commands_update` notifications replace this list."""
+    Later `available_commands_update` notifications replace this list.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class SelectSessionConfigOption(_Model):
     """Single-value selector (dropdown).
 
-    A variant of SessionConfigOption (`type` is 'select')."""
+    A variant of SessionConfigOption (`type` is 'select').
+    """
 
     type: ClassVar[str] = "select"
 
@@ -3207,33 +3495,38 @@ class SelectSessionConfigOption(_Model):
     description: str | None | Unset = UNSET
     """Optional description for the Client to display to the user.
 
-    Omitted and `null` are equivalent and mean no description is provided."""
+    Omitted and `null` are equivalent and mean no description is provided.
+    """
 
     category: SessionConfigOptionCategory | str | None | Unset = UNSET
     """Optional semantic category for this option (UX only).
 
-    Omitted and `null` are equivalent and mean no category is provided."""
+    Omitted and `null` are equivalent and mean no category is provided.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
     current_value: SessionConfigValueId
     """The currently selected value. MUST be one of the `value`s in `options`."""
 
     options: SessionConfigSelectOptions
     """The set of selectable options. MUST contain at least one value, and each `value` MUST be
-    unique within the option, including across groups."""
+    unique within the option, including across groups.
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class BooleanSessionConfigOption(_Model):
     """Boolean on/off toggle.
 
-    A variant of SessionConfigOption (`type` is 'boolean')."""
+    A variant of SessionConfigOption (`type` is 'boolean').
+    """
 
     type: ClassVar[str] = "boolean"
 
@@ -3246,19 +3539,22 @@ class BooleanSessionConfigOption(_Model):
     description: str | None | Unset = UNSET
     """Optional description for the Client to display to the user.
 
-    Omitted and `null` are equivalent and mean no description is provided."""
+    Omitted and `null` are equivalent and mean no description is provided.
+    """
 
     category: SessionConfigOptionCategory | str | None | Unset = UNSET
     """Optional semantic category for this option (UX only).
 
-    Omitted and `null` are equivalent and mean no category is provided."""
+    Omitted and `null` are equivalent and mean no category is provided.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
     current_value: bool
     """The current value of the boolean option."""
@@ -3291,19 +3587,22 @@ class OtherSessionConfigOption(_Model):
     description: str | None | Unset = UNSET
     """Optional description for the Client to display to the user.
 
-    Omitted and `null` are equivalent and mean no description is provided."""
+    Omitted and `null` are equivalent and mean no description is provided.
+    """
 
     category: SessionConfigOptionCategory | str | None | Unset = UNSET
     """Optional semantic category for this option (UX only).
 
-    Omitted and `null` are equivalent and mean no category is provided."""
+    Omitted and `null` are equivalent and mean no category is provided.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
     extra: dict[str, Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
@@ -3322,14 +3621,16 @@ class SessionConfigSelectOption(_Model):
     description: str | None | Unset = UNSET
     """Optional description for this option value.
 
-    Omitted and `null` are equivalent and mean no description is provided."""
+    Omitted and `null` are equivalent and mean no description is provided.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3350,7 +3651,8 @@ class SessionConfigSelectGroup(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3362,7 +3664,8 @@ class SessionConfigSelect(_Model):
 
     options: SessionConfigSelectOptions
     """The set of selectable options. MUST contain at least one value, and each `value` MUST be
-    unique within the option, including across groups."""
+    unique within the option, including across groups.
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3377,14 +3680,16 @@ class SessionConfigBoolean(_Model):
 class CommandAvailableCommand(_Model):
     """A slash command the user can invoke by including it in a prompt.
 
-    A variant of AvailableCommand (`type` is 'command')."""
+    A variant of AvailableCommand (`type` is 'command').
+    """
 
     type: ClassVar[str] = "command"
 
     name: str
     """Command name without the leading `/` (e.g., `create_plan`, `research_codebase`).
 
-    MUST NOT contain whitespace and MUST be unique within the command list."""
+    MUST NOT contain whitespace and MUST be unique within the command list.
+    """
 
     description: str
     """Human-readable description of what the command does."""
@@ -3392,14 +3697,16 @@ class CommandAvailableCommand(_Model):
     input: AvailableCommandInput | None | Unset = UNSET
     """Input for the command if required
 
-    Omitted and `null` are equivalent and mean the command takes no input."""
+    Omitted and `null` are equivalent and mean the command takes no input.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3423,7 +3730,8 @@ class OtherAvailableCommand(_Model):
 
     name: str
     """Command name without the leading `/`. MUST NOT contain whitespace and MUST be unique
-    within the command list."""
+    within the command list.
+    """
 
     description: str
     """Human-readable description of what the command does."""
@@ -3436,7 +3744,8 @@ class OtherAvailableCommand(_Model):
 class TextAvailableCommandInput(_Model):
     """All text after the command name and the whitespace following it is provided as input.
 
-    A variant of AvailableCommandInput (`type` is 'text')."""
+    A variant of AvailableCommandInput (`type` is 'text').
+    """
 
     type: ClassVar[str] = "text"
 
@@ -3448,7 +3757,8 @@ class TextAvailableCommandInput(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3486,19 +3796,22 @@ class TextCommandInput(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class Command(_Model):
     """A slash command the user can invoke by including it in a prompt.
 
-    The `type` discriminator value is `command`."""
+    The `type` discriminator value is `command`.
+    """
 
     name: str
     """Command name without the leading `/` (e.g., `create_plan`, `research_codebase`).
 
-    MUST NOT contain whitespace and MUST be unique within the command list."""
+    MUST NOT contain whitespace and MUST be unique within the command list.
+    """
 
     description: str
     """Human-readable description of what the command does."""
@@ -3506,14 +3819,16 @@ class Command(_Model):
     input: AvailableCommandInput | None | Unset = UNSET
     """Input for the command if required
 
-    Omitted and `null` are equivalent and mean the command takes no input."""
+    Omitted and `null` are equivalent and mean the command takes no input.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3529,14 +3844,16 @@ class ListSessionsResponse(_Model):
     next_cursor: SessionListCursor | None | Unset = UNSET
     """Opaque cursor token. If present, pass this in the next request's cursor parameter
     to fetch the next page. Omitted and `null` are equivalent and mean there are no more
-    results. An empty string is a valid cursor, not the end of results."""
+    results. An empty string is a valid cursor, not the end of results.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3554,24 +3871,28 @@ class SessionInfo(_Model):
 
     When present, this is the complete ordered additional-root list reported
     by the Agent. Omitted and empty values are equivalent: the response
-    reports no additional roots."""
+    reports no additional roots.
+    """
 
     title: str | None | Unset = UNSET
     """Human-readable title for the session
 
-    Omitted and `null` are equivalent and mean no title is provided."""
+    Omitted and `null` are equivalent and mean no title is provided.
+    """
 
     updated_at: str | None | Unset = UNSET
     """RFC 3339 timestamp of last activity.
 
-    Omitted and `null` are equivalent and mean the last activity time is not reported."""
+    Omitted and `null` are equivalent and mean the last activity time is not reported.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3586,7 +3907,8 @@ class DeleteSessionResponse(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3608,21 +3930,24 @@ class ResumeSessionResponse(_Model):
 
     Optional. Omitted or empty means no config options are advertised.
     Senders MUST use an array, not `null`. Receivers treat `null` like omission.
-    Later `config_option_update` notifications replace this list."""
+    Later `config_option_update` notifications replace this list.
+    """
 
     available_commands: list[AvailableCommand] | Unset = UNSET
     """Initial commands the agent can execute in this session.
 
     Optional. Omitted or empty means no initial commands are advertised.
     Senders MUST use an array, not `null`. Receivers treat `null` like omission.
-    Later `available_commands_update` notifications replace this list."""
+    Later `available_commands_update` notifications replace this list.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3637,7 +3962,8 @@ class CloseSessionResponse(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3652,7 +3978,8 @@ class CancelToolCallResponse(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3667,7 +3994,8 @@ class CancelTerminalResponse(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3685,7 +4013,8 @@ class SetSessionConfigOptionResponse(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3712,14 +4041,16 @@ class PromptResponse(_Model):
 
     The corresponding user-message session update carries this same identifier and may arrive
     before or after this response. Agents must echo the message during the live session, but are
-    not required to retain it. If retained and replayed, the message keeps this identifier."""
+    not required to retain it. If retained and replayed, the message keeps this identifier.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3734,11 +4065,13 @@ class Error(_Model):
 
     code: ErrorCode | int
     """A number indicating the error type that occurred.
-    This must be an integer as defined in the JSON-RPC specification."""
+    This must be an integer as defined in the JSON-RPC specification.
+    """
 
     message: str
     """A string providing a short description of the error.
-    The message should be limited to a concise single sentence."""
+    The message should be limited to a concise single sentence.
+    """
 
     data: ErrorData | None | Unset = UNSET
     """Optional primitive or structured value that contains additional information about the error.
@@ -3746,7 +4079,8 @@ class Error(_Model):
 
     Omitted and `null` are equivalent and mean no additional data is provided. Some codes
     define a shape: [`UnsupportedProtocolVersionErrorData`] for `-32022`, and
-    [`SessionNotFoundErrorData`] for `-32002` when a session is not found."""
+    [`SessionNotFoundErrorData`] for `-32002` when a session is not found.
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3767,7 +4101,8 @@ class UnsupportedProtocolVersionErrorData(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3786,7 +4121,8 @@ class SessionNotFoundErrorData(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3823,14 +4159,16 @@ class UpdateSessionNotification(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class UserMessageChunkSessionUpdate(_Model):
     """A chunk of the user's message being streamed.
 
-    A variant of SessionUpdate (`sessionUpdate` is 'user_message_chunk')."""
+    A variant of SessionUpdate (`sessionUpdate` is 'user_message_chunk').
+    """
 
     session_update: ClassVar[str] = "user_message_chunk"
 
@@ -3838,7 +4176,8 @@ class UserMessageChunkSessionUpdate(_Model):
     """A unique identifier for the message this chunk belongs to.
 
     All chunks belonging to the same message share the same `messageId`.
-    Chunks for different messages can interleave."""
+    Chunks for different messages can interleave.
+    """
 
     content: ContentBlock
     """A single item of content"""
@@ -3849,7 +4188,8 @@ class UserMessageChunkSessionUpdate(_Model):
     Implementations MUST NOT assign meaning to keys they do not recognize.
     This metadata is scoped to the chunk and does not patch stored metadata.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3860,7 +4200,8 @@ class UserMessageSessionUpdate(_Model):
     client receives another `user_message` update with the same `messageId`,
     fields in the new update patch the previous fields for that message.
 
-    A variant of SessionUpdate (`sessionUpdate` is 'user_message')."""
+    A variant of SessionUpdate (`sessionUpdate` is 'user_message').
+    """
 
     session_update: ClassVar[str] = "user_message"
 
@@ -3878,14 +4219,16 @@ class UserMessageSessionUpdate(_Model):
     stored value without merging nested objects. Beyond this patch rule, implementations
     MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/extensibility#metadata-patches)"""
+    See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/extensibility#metadata-patches)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class AgentMessageChunkSessionUpdate(_Model):
     """A chunk of the agent's response being streamed.
 
-    A variant of SessionUpdate (`sessionUpdate` is 'agent_message_chunk')."""
+    A variant of SessionUpdate (`sessionUpdate` is 'agent_message_chunk').
+    """
 
     session_update: ClassVar[str] = "agent_message_chunk"
 
@@ -3893,7 +4236,8 @@ class AgentMessageChunkSessionUpdate(_Model):
     """A unique identifier for the message this chunk belongs to.
 
     All chunks belonging to the same message share the same `messageId`.
-    Chunks for different messages can interleave."""
+    Chunks for different messages can interleave.
+    """
 
     content: ContentBlock
     """A single item of content"""
@@ -3904,7 +4248,8 @@ class AgentMessageChunkSessionUpdate(_Model):
     Implementations MUST NOT assign meaning to keys they do not recognize.
     This metadata is scoped to the chunk and does not patch stored metadata.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3915,7 +4260,8 @@ class AgentMessageSessionUpdate(_Model):
     receives another `agent_message` update with the same `messageId`,
     fields in the new update patch the previous fields for that message.
 
-    A variant of SessionUpdate (`sessionUpdate` is 'agent_message')."""
+    A variant of SessionUpdate (`sessionUpdate` is 'agent_message').
+    """
 
     session_update: ClassVar[str] = "agent_message"
 
@@ -3933,14 +4279,16 @@ class AgentMessageSessionUpdate(_Model):
     stored value without merging nested objects. Beyond this patch rule, implementations
     MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/extensibility#metadata-patches)"""
+    See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/extensibility#metadata-patches)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class AgentThoughtChunkSessionUpdate(_Model):
     """A chunk of the agent's internal reasoning being streamed.
 
-    A variant of SessionUpdate (`sessionUpdate` is 'agent_thought_chunk')."""
+    A variant of SessionUpdate (`sessionUpdate` is 'agent_thought_chunk').
+    """
 
     session_update: ClassVar[str] = "agent_thought_chunk"
 
@@ -3948,7 +4296,8 @@ class AgentThoughtChunkSessionUpdate(_Model):
     """A unique identifier for the message this chunk belongs to.
 
     All chunks belonging to the same message share the same `messageId`.
-    Chunks for different messages can interleave."""
+    Chunks for different messages can interleave.
+    """
 
     content: ContentBlock
     """A single item of content"""
@@ -3959,7 +4308,8 @@ class AgentThoughtChunkSessionUpdate(_Model):
     Implementations MUST NOT assign meaning to keys they do not recognize.
     This metadata is scoped to the chunk and does not patch stored metadata.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3970,7 +4320,8 @@ class AgentThoughtSessionUpdate(_Model):
     receives another `agent_thought` update with the same `messageId`,
     fields in the new update patch the previous fields for that message.
 
-    A variant of SessionUpdate (`sessionUpdate` is 'agent_thought')."""
+    A variant of SessionUpdate (`sessionUpdate` is 'agent_thought').
+    """
 
     session_update: ClassVar[str] = "agent_thought"
 
@@ -3988,14 +4339,16 @@ class AgentThoughtSessionUpdate(_Model):
     stored value without merging nested objects. Beyond this patch rule, implementations
     MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/extensibility#metadata-patches)"""
+    See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/extensibility#metadata-patches)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class StateUpdateSessionUpdate(_Model):
     """A snapshot of the session's aggregate foreground activity.
 
-    A variant of SessionUpdate (`sessionUpdate` is 'state_update')."""
+    A variant of SessionUpdate (`sessionUpdate` is 'state_update').
+    """
 
     session_update: ClassVar[str] = "state_update"
 
@@ -4007,7 +4360,8 @@ class StateUpdateSessionUpdate(_Model):
 class ToolCallContentChunkSessionUpdate(_Model):
     """A chunk of tool-call content being streamed.
 
-    A variant of SessionUpdate (`sessionUpdate` is 'tool_call_content_chunk')."""
+    A variant of SessionUpdate (`sessionUpdate` is 'tool_call_content_chunk').
+    """
 
     session_update: ClassVar[str] = "tool_call_content_chunk"
 
@@ -4023,14 +4377,16 @@ class ToolCallContentChunkSessionUpdate(_Model):
     Implementations MUST NOT assign meaning to keys they do not recognize.
     This metadata is scoped to the chunk and does not patch stored metadata.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class ToolCallUpdateSessionUpdate(_Model):
     """A tool call has been created or updated.
 
-    A variant of SessionUpdate (`sessionUpdate` is 'tool_call_update')."""
+    A variant of SessionUpdate (`sessionUpdate` is 'tool_call_update').
+    """
 
     session_update: ClassVar[str] = "tool_call_update"
 
@@ -4043,33 +4399,38 @@ class ToolCallUpdateSessionUpdate(_Model):
     This field is optional and has patch semantics. Omission means no
     change, `null` clears the name, and a string replaces it. For a tool
     call ID the client has not seen before, omission or `null` means that no
-    tool name is available."""
+    tool name is available.
+    """
 
     title: str | None | Unset = UNSET
     """Human-readable title describing what the tool is doing.
 
     Omission leaves the title unchanged, `null` unsets it, and a string replaces it.
-    A new tool call starts without a title."""
+    A new tool call starts without a title.
+    """
 
     kind: ToolKind | str | None | Unset = UNSET
     """The category of tool being invoked.
     Helps clients choose appropriate icons and UI treatment.
 
     Omission leaves the kind unchanged, `null` resets it to `other`, and a value replaces it.
-    A new tool call starts as `other`."""
+    A new tool call starts as `other`.
+    """
 
     status: ToolCallStatus | str | None | Unset = UNSET
     """Current execution status of the tool call.
 
     Omission leaves the status unchanged, `null` resets it to `pending`, and a value
-    replaces it. A new tool call starts as `pending`."""
+    replaces it. A new tool call starts as `pending`.
+    """
 
     content: list[ToolCallContent] | None | Unset = UNSET
     """Content produced by the tool call."""
 
     locations: list[ToolCallLocation] | None | Unset = UNSET
     """File locations affected by this tool call.
-    Enables "follow-along" features in clients."""
+    Enables "follow-along" features in clients.
+    """
 
     raw_input: Any | Unset = UNSET
     """Raw input parameters sent to the tool."""
@@ -4081,7 +4442,8 @@ class ToolCallUpdateSessionUpdate(_Model):
     """Client-initiated controls this tool call currently supports, such as cancellation.
 
     Omission leaves the capabilities unchanged, `null` clears them, and an object replaces
-    the whole previous value. A new tool call starts with none."""
+    the whole previous value. A new tool call starts with none.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -4091,14 +4453,16 @@ class ToolCallUpdateSessionUpdate(_Model):
     stored value without merging nested objects. Beyond this patch rule, implementations
     MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/extensibility#metadata-patches)"""
+    See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/extensibility#metadata-patches)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class TerminalUpdateSessionUpdate(_Model):
     """An agent-owned terminal has been created or updated.
 
-    A variant of SessionUpdate (`sessionUpdate` is 'terminal_update')."""
+    A variant of SessionUpdate (`sessionUpdate` is 'terminal_update').
+    """
 
     session_update: ClassVar[str] = "terminal_update"
 
@@ -4121,13 +4485,15 @@ class TerminalUpdateSessionUpdate(_Model):
     """The terminal size the command runs with, when known.
 
     Clients can render output at this size so that column layouts, progress bars,
-    and cursor-positioned output display as the program wrote them."""
+    and cursor-positioned output display as the program wrote them.
+    """
 
     capabilities: TerminalCapabilities | None | Unset = UNSET
     """Client-initiated controls this terminal currently supports, such as cancellation.
 
     Omission leaves the capabilities unchanged, `null` clears them, and an object replaces
-    the whole previous value. A new terminal starts with none."""
+    the whole previous value. A new terminal starts with none.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -4137,14 +4503,16 @@ class TerminalUpdateSessionUpdate(_Model):
     stored value without merging nested objects. Beyond this patch rule, implementations
     MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/extensibility#metadata-patches)"""
+    See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/extensibility#metadata-patches)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class TerminalOutputChunkSessionUpdate(_Model):
     """A chunk of bytes appended to an agent-owned terminal's output.
 
-    A variant of SessionUpdate (`sessionUpdate` is 'terminal_output_chunk')."""
+    A variant of SessionUpdate (`sessionUpdate` is 'terminal_output_chunk').
+    """
 
     session_update: ClassVar[str] = "terminal_output_chunk"
 
@@ -4160,7 +4528,8 @@ class TerminalOutputChunkSessionUpdate(_Model):
     Implementations MUST NOT assign meaning to keys they do not recognize.
     This metadata is scoped to the chunk and does not patch stored metadata.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4168,7 +4537,8 @@ class PlanUpdateSessionUpdate(_Model):
     """A content update for a plan identified by ID.
     See protocol docs: [Agent Plan](https://agentclientprotocol.com/protocol/v2/agent-plan)
 
-    A variant of SessionUpdate (`sessionUpdate` is 'plan_update')."""
+    A variant of SessionUpdate (`sessionUpdate` is 'plan_update').
+    """
 
     session_update: ClassVar[str] = "plan_update"
 
@@ -4180,14 +4550,16 @@ class PlanUpdateSessionUpdate(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class AvailableCommandsUpdateSessionUpdate(_Model):
     """Available commands are ready or have changed
 
-    A variant of SessionUpdate (`sessionUpdate` is 'available_commands_update')."""
+    A variant of SessionUpdate (`sessionUpdate` is 'available_commands_update').
+    """
 
     session_update: ClassVar[str] = "available_commands_update"
 
@@ -4199,14 +4571,16 @@ class AvailableCommandsUpdateSessionUpdate(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class ConfigOptionUpdateSessionUpdate(_Model):
     """Session configuration options have been updated.
 
-    A variant of SessionUpdate (`sessionUpdate` is 'config_option_update')."""
+    A variant of SessionUpdate (`sessionUpdate` is 'config_option_update').
+    """
 
     session_update: ClassVar[str] = "config_option_update"
 
@@ -4218,14 +4592,16 @@ class ConfigOptionUpdateSessionUpdate(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class SessionInfoUpdateSessionUpdate(_Model):
     """Session metadata has been updated (title, timestamps, custom metadata)
 
-    A variant of SessionUpdate (`sessionUpdate` is 'session_info_update')."""
+    A variant of SessionUpdate (`sessionUpdate` is 'session_info_update').
+    """
 
     session_update: ClassVar[str] = "session_info_update"
 
@@ -4243,14 +4619,16 @@ class SessionInfoUpdateSessionUpdate(_Model):
     stored value without merging nested objects. Beyond this patch rule, implementations
     MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/extensibility#metadata-patches)"""
+    See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/extensibility#metadata-patches)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class UsageUpdateSessionUpdate(_Model):
     """Context window and cost update for the session.
 
-    A variant of SessionUpdate (`sessionUpdate` is 'usage_update')."""
+    A variant of SessionUpdate (`sessionUpdate` is 'usage_update').
+    """
 
     session_update: ClassVar[str] = "usage_update"
 
@@ -4263,14 +4641,16 @@ class UsageUpdateSessionUpdate(_Model):
     cost: Cost | None | Unset = UNSET
     """Cumulative session cost.
 
-    Omitted leaves the last reported cost unchanged. `null` clears it. A value replaces it."""
+    Omitted leaves the last reported cost unchanged. `null` clears it. A value replaces it.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4280,7 +4660,8 @@ class NoticeSessionUpdate(_Model):
     No Client capability is required. Clients that do not understand or
     present notices may ignore them.
 
-    A variant of SessionUpdate (`sessionUpdate` is 'notice')."""
+    A variant of SessionUpdate (`sessionUpdate` is 'notice').
+    """
 
     session_update: ClassVar[str] = "notice"
 
@@ -4293,21 +4674,24 @@ class NoticeSessionUpdate(_Model):
     description: str | None | Unset = UNSET
     """Optional plain-text detail or guidance.
 
-    Omitted and `null` are equivalent and mean no description was supplied."""
+    Omitted and `null` are equivalent and mean no description was supplied.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class CompactionUpdateSessionUpdate(_Model):
     """A context compaction has been created or updated.
 
-    A variant of SessionUpdate (`sessionUpdate` is 'compaction_update')."""
+    A variant of SessionUpdate (`sessionUpdate` is 'compaction_update').
+    """
 
     session_update: ClassVar[str] = "compaction_update"
 
@@ -4331,14 +4715,16 @@ class CompactionUpdateSessionUpdate(_Model):
     stored value without merging nested objects. Beyond this patch rule, implementations
     MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/extensibility#metadata-patches)"""
+    See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/extensibility#metadata-patches)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class CompactionSummaryChunkSessionUpdate(_Model):
     """A content block appended to a context compaction's retained summary.
 
-    A variant of SessionUpdate (`sessionUpdate` is 'compaction_summary_chunk')."""
+    A variant of SessionUpdate (`sessionUpdate` is 'compaction_summary_chunk').
+    """
 
     session_update: ClassVar[str] = "compaction_summary_chunk"
 
@@ -4354,7 +4740,8 @@ class CompactionSummaryChunkSessionUpdate(_Model):
     Implementations MUST NOT assign meaning to keys they do not recognize.
     This metadata is scoped to the chunk and does not patch stored metadata.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4387,7 +4774,8 @@ class ContentChunk(_Model):
     """A unique identifier for the message this chunk belongs to.
 
     All chunks belonging to the same message share the same `messageId`.
-    Chunks for different messages can interleave."""
+    Chunks for different messages can interleave.
+    """
 
     content: ContentBlock
     """A single item of content"""
@@ -4398,7 +4786,8 @@ class ContentChunk(_Model):
     Implementations MUST NOT assign meaning to keys they do not recognize.
     This metadata is scoped to the chunk and does not patch stored metadata.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4415,7 +4804,8 @@ class UserMessage(_Model):
     a `user_message` update includes `content`, that array replaces any content
     previously accumulated for the message, including content from earlier
     chunks. Later chunks with the same `messageId` append to the current
-    content."""
+    content.
+    """
 
     message_id: MessageId
     """A unique identifier for the message."""
@@ -4431,7 +4821,8 @@ class UserMessage(_Model):
     stored value without merging nested objects. Beyond this patch rule, implementations
     MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/extensibility#metadata-patches)"""
+    See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/extensibility#metadata-patches)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4448,7 +4839,8 @@ class AgentMessage(_Model):
     an `agent_message` update includes `content`, that array replaces any
     content previously accumulated for the message, including content from
     earlier chunks. Later chunks with the same `messageId` append to the current
-    content."""
+    content.
+    """
 
     message_id: MessageId
     """A unique identifier for the message."""
@@ -4464,7 +4856,8 @@ class AgentMessage(_Model):
     stored value without merging nested objects. Beyond this patch rule, implementations
     MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/extensibility#metadata-patches)"""
+    See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/extensibility#metadata-patches)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4481,7 +4874,8 @@ class AgentThought(_Model):
     an `agent_thought` update includes `content`, that array replaces any
     content previously accumulated for the thought, including content from
     earlier chunks. Later chunks with the same `messageId` append to the current
-    content."""
+    content.
+    """
 
     message_id: MessageId
     """A unique identifier for the thought message."""
@@ -4497,7 +4891,8 @@ class AgentThought(_Model):
     stored value without merging nested objects. Beyond this patch rule, implementations
     MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/extensibility#metadata-patches)"""
+    See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/extensibility#metadata-patches)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4505,7 +4900,8 @@ class TerminalBackgroundWork(_Model):
     """A process that keeps running after its tool call returned control to the model.
     Live until its `terminal_update` reports `exitStatus`.
 
-    A variant of BackgroundWork (`type` is 'terminal')."""
+    A variant of BackgroundWork (`type` is 'terminal').
+    """
 
     type: ClassVar[str] = "terminal"
 
@@ -4517,7 +4913,8 @@ class TerminalBackgroundWork(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4526,7 +4923,8 @@ class ToolCallBackgroundWork(_Model):
     a watcher, a workflow, or a scheduled wakeup. `pending` and `paused` tool calls
     stay listed.
 
-    A variant of BackgroundWork (`type` is 'tool_call')."""
+    A variant of BackgroundWork (`type` is 'tool_call').
+    """
 
     type: ClassVar[str] = "tool_call"
 
@@ -4538,7 +4936,8 @@ class ToolCallBackgroundWork(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4574,7 +4973,8 @@ class BackgroundTerminal(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4589,7 +4989,8 @@ class BackgroundToolCall(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4604,14 +5005,16 @@ class RunningStateUpdate(_Model):
     running. An Agent that reports background work MUST include it on every state
     update for the session. A malformed list is treated as not reported.
 
-    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)"""
+    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4622,7 +5025,8 @@ class ErrorStopReason(_Model):
     """The failure, as a JSON-RPC error object.
 
     Optional. Omitted and `null` are equivalent and mean the agent is not reporting failure details.
-    Agents SHOULD include it."""
+    Agents SHOULD include it.
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4630,7 +5034,8 @@ class EndTurnIdleStateUpdate(_Model):
     """The active work ended successfully.
     Includes locally handled commands that required no model call.
 
-    A variant of IdleStateUpdate (`stopReason` is 'end_turn')."""
+    A variant of IdleStateUpdate (`stopReason` is 'end_turn').
+    """
 
     stop_reason: ClassVar[str] = "end_turn"
 
@@ -4642,21 +5047,24 @@ class EndTurnIdleStateUpdate(_Model):
     running. An Agent that reports background work MUST include it on every state
     update for the session. A malformed list is treated as not reported.
 
-    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)"""
+    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class MaxTokensIdleStateUpdate(_Model):
     """The active work ended because the agent reached the maximum number of tokens.
 
-    A variant of IdleStateUpdate (`stopReason` is 'max_tokens')."""
+    A variant of IdleStateUpdate (`stopReason` is 'max_tokens').
+    """
 
     stop_reason: ClassVar[str] = "max_tokens"
 
@@ -4668,14 +5076,16 @@ class MaxTokensIdleStateUpdate(_Model):
     running. An Agent that reports background work MUST include it on every state
     update for the session. A malformed list is treated as not reported.
 
-    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)"""
+    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4683,7 +5093,8 @@ class MaxTurnRequestsIdleStateUpdate(_Model):
     """The active work ended because the agent reached the maximum number of
     model requests for the foreground work.
 
-    A variant of IdleStateUpdate (`stopReason` is 'max_turn_requests')."""
+    A variant of IdleStateUpdate (`stopReason` is 'max_turn_requests').
+    """
 
     stop_reason: ClassVar[str] = "max_turn_requests"
 
@@ -4695,21 +5106,24 @@ class MaxTurnRequestsIdleStateUpdate(_Model):
     running. An Agent that reports background work MUST include it on every state
     update for the session. A malformed list is treated as not reported.
 
-    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)"""
+    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class RefusalIdleStateUpdate(_Model):
     """The active work ended because the agent refused to continue.
 
-    A variant of IdleStateUpdate (`stopReason` is 'refusal')."""
+    A variant of IdleStateUpdate (`stopReason` is 'refusal').
+    """
 
     stop_reason: ClassVar[str] = "refusal"
 
@@ -4721,14 +5135,16 @@ class RefusalIdleStateUpdate(_Model):
     running. An Agent that reports background work MUST include it on every state
     update for the session. A malformed list is treated as not reported.
 
-    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)"""
+    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4744,7 +5160,8 @@ class CancelledIdleStateUpdate(_Model):
     exceptions. Agents MUST catch these errors and report `cancelled`, not
     `error`.
 
-    A variant of IdleStateUpdate (`stopReason` is 'cancelled')."""
+    A variant of IdleStateUpdate (`stopReason` is 'cancelled').
+    """
 
     stop_reason: ClassVar[str] = "cancelled"
 
@@ -4756,14 +5173,16 @@ class CancelledIdleStateUpdate(_Model):
     running. An Agent that reports background work MUST include it on every state
     update for the session. A malformed list is treated as not reported.
 
-    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)"""
+    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4774,7 +5193,8 @@ class ErrorIdleStateUpdate(_Model):
     insertion also requires an error response to `session/prompt`. After
     insertion, the prompt's response remains successful.
 
-    A variant of IdleStateUpdate (`stopReason` is 'error')."""
+    A variant of IdleStateUpdate (`stopReason` is 'error').
+    """
 
     stop_reason: ClassVar[str] = "error"
 
@@ -4786,20 +5206,23 @@ class ErrorIdleStateUpdate(_Model):
     running. An Agent that reports background work MUST include it on every state
     update for the session. A malformed list is treated as not reported.
 
-    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)"""
+    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
     error: Error | None | Unset = UNSET
     """The failure, as a JSON-RPC error object.
 
     Optional. Omitted and `null` are equivalent and mean the agent is not reporting failure details.
-    Agents SHOULD include it."""
+    Agents SHOULD include it.
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4824,14 +5247,16 @@ class OtherIdleStateUpdate(_Model):
     running. An Agent that reports background work MUST include it on every state
     update for the session. A malformed list is treated as not reported.
 
-    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)"""
+    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
     extra: dict[str, Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
@@ -4841,7 +5266,8 @@ class OtherIdleStateUpdate(_Model):
 class NoneIdleStateUpdate(_Model):
     """No stop reason: `stopReason` is omitted or `null`.
 
-    A variant of IdleStateUpdate."""
+    A variant of IdleStateUpdate.
+    """
 
     background: list[BackgroundWork] | None | Unset = UNSET
     """Work running independently of foreground work, as a complete snapshot.
@@ -4851,14 +5277,16 @@ class NoneIdleStateUpdate(_Model):
     running. An Agent that reports background work MUST include it on every state
     update for the session. A malformed list is treated as not reported.
 
-    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)"""
+    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
     stop_reason: None | Unset = UNSET
 
@@ -4872,7 +5300,8 @@ class RequiresActionStateUpdate(_Model):
     state if other foreground work can progress, or if the requests belong only
     to independent background activity. Once reported, agents MUST report
     `running` when progress resumes, or `idle` if the work ends without resuming.
-    Responding to one request does not itself imply `running`."""
+    Responding to one request does not itself imply `running`.
+    """
 
     background: list[BackgroundWork] | None | Unset = UNSET
     """Work running independently of foreground work, as a complete snapshot.
@@ -4882,21 +5311,24 @@ class RequiresActionStateUpdate(_Model):
     running. An Agent that reports background work MUST include it on every state
     update for the session. A malformed list is treated as not reported.
 
-    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)"""
+    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class StateUpdateRunning(_Model):
     """Foreground work is in progress.
 
-    A variant of StateUpdate (`state` is 'running')."""
+    A variant of StateUpdate (`state` is 'running').
+    """
 
     state: ClassVar[str] = "running"
 
@@ -4908,21 +5340,24 @@ class StateUpdateRunning(_Model):
     running. An Agent that reports background work MUST include it on every state
     update for the session. A malformed list is treated as not reported.
 
-    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)"""
+    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class StateUpdateIdle(_Model):
     """No foreground work is active. Background activity may continue.
 
-    A variant of StateUpdate (`state` is 'idle')."""
+    A variant of StateUpdate (`state` is 'idle').
+    """
 
     state: ClassVar[str] = "idle"
 
@@ -4934,7 +5369,8 @@ class StateUpdateIdle(_Model):
 class StateUpdateRequiresAction(_Model):
     """Foreground work is blocked on user action.
 
-    A variant of StateUpdate (`state` is 'requires_action')."""
+    A variant of StateUpdate (`state` is 'requires_action').
+    """
 
     state: ClassVar[str] = "requires_action"
 
@@ -4946,14 +5382,16 @@ class StateUpdateRequiresAction(_Model):
     running. An Agent that reports background work MUST include it on every state
     update for the session. A malformed list is treated as not reported.
 
-    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)"""
+    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4987,7 +5425,8 @@ class ToolCallContentChunk(_Model):
     Tool-call content chunks append one `ToolCallContent` item to the current
     content for the matching `toolCallId`. Agents can send a `tool_call_update`
     with `content` when they need to replace the whole content collection
-    instead."""
+    instead.
+    """
 
     tool_call_id: ToolCallId
     """The ID of the tool call this content belongs to."""
@@ -5001,7 +5440,8 @@ class ToolCallContentChunk(_Model):
     Implementations MUST NOT assign meaning to keys they do not recognize.
     This metadata is scoped to the chunk and does not patch stored metadata.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5016,7 +5456,8 @@ class TerminalOutput(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5024,25 +5465,29 @@ class TerminalExitStatus(_Model):
     """Exit information for an agent-owned terminal.
 
     The presence of this object marks the terminal as exited, even when neither
-    an exit code nor a signal is known."""
+    an exit code nor a signal is known.
+    """
 
     exit_code: int | None | Unset = UNSET
     """Process exit code as the platform reports it, when known. Negative values are
-    allowed, for example signed Windows exit codes. Omitted and `null` are equivalent."""
+    allowed, for example signed Windows exit codes. Omitted and `null` are equivalent.
+    """
 
     signal: str | None | Unset = UNSET
     """Signal that terminated the process, when known.
 
     Agents should use the conventional platform signal name. POSIX examples
     include `SIGTERM`, `SIGKILL`, and `SIGINT`. Other platforms may use a
-    platform-specific name. Omitted and `null` are equivalent."""
+    platform-specific name. Omitted and `null` are equivalent.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5060,7 +5505,8 @@ class TerminalSize(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5077,28 +5523,32 @@ class TerminalCapabilities(_Model):
     """Permits the Client to cancel this terminal with `terminal/cancel`.
 
     Omitted and `null` are equivalent and mean unsupported. An object (including `{}`)
-    means supported. Agents SHOULD stop advertising it once the terminal reports `exitStatus`."""
+    means supported. Agents SHOULD stop advertising it once the terminal reports `exitStatus`.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class TerminalCancelCapabilities(_Model):
     """Capability to cancel a terminal with `terminal/cancel`.
 
-    Supplying `{}` advertises support. An omitted or `null` `cancel` does not."""
+    Supplying `{}` advertises support. An omitted or `null` `cancel` does not.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5109,7 +5559,8 @@ class TerminalUpdate(_Model):
     semantics: omitted fields leave the stored value unchanged, `null` clears
     it, and concrete values replace it. A concrete `_meta` object instead
     patches the stored metadata by top-level key. When the terminal ID is new,
-    omitted fields start unknown."""
+    omitted fields start unknown.
+    """
 
     terminal_id: TerminalId
     """Unique identifier for this terminal within the session."""
@@ -5130,13 +5581,15 @@ class TerminalUpdate(_Model):
     """The terminal size the command runs with, when known.
 
     Clients can render output at this size so that column layouts, progress bars,
-    and cursor-positioned output display as the program wrote them."""
+    and cursor-positioned output display as the program wrote them.
+    """
 
     capabilities: TerminalCapabilities | None | Unset = UNSET
     """Client-initiated controls this terminal currently supports, such as cancellation.
 
     Omission leaves the capabilities unchanged, `null` clears them, and an object replaces
-    the whole previous value. A new terminal starts with none."""
+    the whole previous value. A new terminal starts with none.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -5146,7 +5599,8 @@ class TerminalUpdate(_Model):
     stored value without merging nested objects. Beyond this patch rule, implementations
     MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/extensibility#metadata-patches)"""
+    See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/extensibility#metadata-patches)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5165,14 +5619,16 @@ class TerminalOutputChunk(_Model):
     Implementations MUST NOT assign meaning to keys they do not recognize.
     This metadata is scoped to the chunk and does not patch stored metadata.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class ItemsPlanUpdateContent(_Model):
     """Structured plan entries.
 
-    A variant of PlanUpdateContent (`type` is 'items')."""
+    A variant of PlanUpdateContent (`type` is 'items').
+    """
 
     type: ClassVar[str] = "items"
 
@@ -5183,14 +5639,16 @@ class ItemsPlanUpdateContent(_Model):
     """The list of tasks to be accomplished.
 
     When updating an item-based plan, the agent must send a complete list of all entries
-    with their current status. The client replaces that plan with each update."""
+    with their current status. The client replaces that plan with each update.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5233,7 +5691,8 @@ class PlanEntry(_Model):
 
     priority: PlanEntryPriority | str
     """The relative importance of this task.
-    Used to indicate which tasks are most critical to the overall goal."""
+    Used to indicate which tasks are most critical to the overall goal.
+    """
 
     status: PlanEntryStatus | str
     """Current execution status of this task."""
@@ -5243,7 +5702,8 @@ class PlanEntry(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5257,14 +5717,16 @@ class PlanItems(_Model):
     """The list of tasks to be accomplished.
 
     When updating an item-based plan, the agent must send a complete list of all entries
-    with their current status. The client replaces that plan with each update."""
+    with their current status. The client replaces that plan with each update.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5279,7 +5741,8 @@ class PlanUpdate(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5294,7 +5757,8 @@ class AvailableCommandsUpdate(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5309,7 +5773,8 @@ class ConfigOptionUpdate(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5321,7 +5786,8 @@ class SessionInfoUpdate(_Model):
 
     Omitted fields leave the existing session info unchanged. `null` clears the
     corresponding value. A concrete `_meta` object patches the stored metadata by
-    top-level key."""
+    top-level key.
+    """
 
     title: str | None | Unset = UNSET
     """Human-readable title for the session. Set to null to clear."""
@@ -5337,7 +5803,8 @@ class SessionInfoUpdate(_Model):
     stored value without merging nested objects. Beyond this patch rule, implementations
     MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/extensibility#metadata-patches)"""
+    See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/extensibility#metadata-patches)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5349,14 +5816,16 @@ class Cost(_Model):
 
     currency: str
     """Unit of `amount`: an ISO 4217 currency code (e.g., "USD", "EUR") for money, or another
-    unit such as "credits"."""
+    unit such as "credits".
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5372,14 +5841,16 @@ class UsageUpdate(_Model):
     cost: Cost | None | Unset = UNSET
     """Cumulative session cost.
 
-    Omitted leaves the last reported cost unchanged. `null` clears it. A value replaces it."""
+    Omitted leaves the last reported cost unchanged. `null` clears it. A value replaces it.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5402,14 +5873,16 @@ class Notice(_Model):
     description: str | None | Unset = UNSET
     """Optional plain-text detail or guidance.
 
-    Omitted and `null` are equivalent and mean no description was supplied."""
+    Omitted and `null` are equivalent and mean no description was supplied.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5420,7 +5893,8 @@ class CompactionUpdate(_Model):
     `summary`, `error`, and `_meta` have patch semantics: omission leaves the
     stored value unchanged, `null` clears it, and a concrete value replaces it.
     `summary: []` also clears the summary. A concrete `_meta` object patches the
-    stored metadata by top-level key instead of replacing it."""
+    stored metadata by top-level key instead of replacing it.
+    """
 
     compaction_id: CompactionId
     """The Agent-owned ID of this compaction, unique within the session."""
@@ -5442,13 +5916,15 @@ class CompactionUpdate(_Model):
     stored value without merging nested objects. Beyond this patch rule, implementations
     MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/extensibility#metadata-patches)"""
+    See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/extensibility#metadata-patches)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class CompactionSummaryChunk(_Model):
     """A content block appended to a compaction's summary. A first-seen ID creates
-    an in-progress compaction. Chunks append in receive order."""
+    an in-progress compaction. Chunks append in receive order.
+    """
 
     compaction_id: CompactionId
     """ID of the compaction whose summary receives this content."""
@@ -5462,14 +5938,16 @@ class CompactionSummaryChunk(_Model):
     Implementations MUST NOT assign meaning to keys they do not recognize.
     This metadata is scoped to the chunk and does not patch stored metadata.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class CompleteElicitationNotification(_Model):
     """Notification sent by the agent when a URL-based elicitation is complete.
 
-    This notification is not a foreground state update."""
+    This notification is not a foreground state update.
+    """
 
     METHOD: ClassVar[str] = "elicitation/complete"
     """The JSON-RPC method (client side)."""
@@ -5482,7 +5960,8 @@ class CompleteElicitationNotification(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5527,7 +6006,8 @@ class InitializeRequest(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5546,21 +6026,24 @@ class ClientCapabilities(_Model):
     in its `InitializeResponse`.
 
     Optional. Omitted and `null` are equivalent and mean the client does not advertise any
-    authentication-method extensions."""
+    authentication-method extensions.
+    """
 
     elicitation: ElicitationCapabilities | None | Unset = UNSET
     """Elicitation capabilities supported by the client.
     Determines which elicitation modes the agent may use.
 
     Optional. Omitted and `null` are equivalent and mean the client does not advertise
-    elicitation support."""
+    elicitation support.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5569,7 +6052,8 @@ class ClientAuthCapabilities(_Model):
 
     Advertised during initialization to inform the agent which authentication
     method types the client can handle. This governs opt-in types that require
-    additional client-side support."""
+    additional client-side support.
+    """
 
     terminal: TerminalAuthCapabilities | None | Unset = UNSET
     """Whether the client supports `terminal` authentication methods.
@@ -5577,14 +6061,16 @@ class ClientAuthCapabilities(_Model):
     Optional. Omitted and `null` are equivalent and mean the client does not advertise support.
     The client should supply `{}` only when it can reproduce the configured
     agent invocation in an interactive terminal. Supplying `{}` means the
-    agent may include `terminal` entries in its authentication methods."""
+    agent may include `terminal` entries in its authentication methods.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5593,14 +6079,16 @@ class TerminalAuthCapabilities(_Model):
 
     Supplying `{}` means the client can reproduce the configured agent
     invocation in an interactive terminal and supports terminal authentication
-    methods."""
+    methods.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5611,48 +6099,55 @@ class ElicitationCapabilities(_Model):
     """Whether the client supports form-based elicitation.
 
     Optional. Omitted and `null` are equivalent and mean form support is not advertised.
-    Supplying `{}` explicitly advertises form support."""
+    Supplying `{}` explicitly advertises form support.
+    """
 
     url: ElicitationUrlCapabilities | None | Unset = UNSET
     """Whether the client supports URL-based elicitation.
 
     Optional. Omitted and `null` are equivalent and mean the client does not advertise support.
-    Supplying `{}` means the client supports URL-based elicitation."""
+    Supplying `{}` means the client supports URL-based elicitation.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class ElicitationFormCapabilities(_Model):
     """Form-based elicitation capabilities.
 
-    Supplying `{}` means the client supports form-based elicitation."""
+    Supplying `{}` means the client supports form-based elicitation.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class ElicitationUrlCapabilities(_Model):
     """URL-based elicitation capabilities.
 
-    Supplying `{}` means the client supports URL-based elicitation."""
+    Supplying `{}` means the client supports URL-based elicitation.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5663,21 +6158,24 @@ class LoginAuthRequest(_Model):
 
     Agents MUST support this method when their `initialize` response included
     a non-empty `authMethods` list. Clients MUST NOT call this method
-    when `authMethods` was omitted or empty."""
+    when `authMethods` was omitted or empty.
+    """
 
     METHOD: ClassVar[str] = "auth/login"
     """The JSON-RPC method (agent side)."""
 
     method_id: AuthMethodId
     """The ID of the authentication method to use.
-    Must be one of the methods advertised in the initialize response."""
+    Must be one of the methods advertised in the initialize response.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5688,7 +6186,8 @@ class LogoutAuthRequest(_Model):
 
     Agents MUST support this method when their `initialize` response included
     a non-empty `authMethods` list. Clients MUST NOT call this method
-    when `authMethods` was omitted or empty."""
+    when `authMethods` was omitted or empty.
+    """
 
     METHOD: ClassVar[str] = "auth/logout"
     """The JSON-RPC method (agent side)."""
@@ -5698,7 +6197,8 @@ class LogoutAuthRequest(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5719,7 +6219,8 @@ class NewSessionRequest(_Model):
 
     These expand the session's workspace scope without changing `cwd`, which
     remains the base for relative paths. When omitted or empty, no
-    additional roots are activated for the new session."""
+    additional roots are activated for the new session.
+    """
 
     mcp_servers: list[McpServer] | Unset = UNSET
     """List of MCP (Model Context Protocol) servers the agent should connect to."""
@@ -5729,7 +6230,8 @@ class NewSessionRequest(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5738,7 +6240,8 @@ class HttpMcpServer(_Model):
 
     Only available when the Agent capabilities include `session.mcp.http`.
 
-    A variant of McpServer (`type` is 'http')."""
+    A variant of McpServer (`type` is 'http').
+    """
 
     type: ClassVar[str] = "http"
 
@@ -5750,14 +6253,16 @@ class HttpMcpServer(_Model):
 
     headers: list[HttpHeader] | Unset = UNSET
     """HTTP headers to set when making requests to the MCP server. Headers the MCP transport
-    defines are owned by the transport, and Agents use the transport's values for them."""
+    defines are owned by the transport, and Agents use the transport's values for them.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5766,7 +6271,8 @@ class StdioMcpServer(_Model):
 
     Only available when the Agent capabilities include `session.mcp.stdio`.
 
-    A variant of McpServer (`type` is 'stdio')."""
+    A variant of McpServer (`type` is 'stdio').
+    """
 
     type: ClassVar[str] = "stdio"
 
@@ -5781,14 +6287,16 @@ class StdioMcpServer(_Model):
 
     env: list[EnvVariable] | Unset = UNSET
     """Environment variables to set when launching the MCP server. Names SHOULD be unique.
-    Agents MAY reject duplicates with `-32602`, and otherwise the last entry wins."""
+    Agents MAY reject duplicates with `-32602`, and otherwise the last entry wins.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5829,7 +6337,8 @@ class HttpHeader(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5844,14 +6353,16 @@ class McpServerHttp(_Model):
 
     headers: list[HttpHeader] | Unset = UNSET
     """HTTP headers to set when making requests to the MCP server. Headers the MCP transport
-    defines are owned by the transport, and Agents use the transport's values for them."""
+    defines are owned by the transport, and Agents use the transport's values for them.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5869,14 +6380,16 @@ class McpServerStdio(_Model):
 
     env: list[EnvVariable] | Unset = UNSET
     """Environment variables to set when launching the MCP server. Names SHOULD be unique.
-    Agents MAY reject duplicates with `-32602`, and otherwise the last entry wins."""
+    Agents MAY reject duplicates with `-32602`, and otherwise the last entry wins.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5892,26 +6405,30 @@ class ListSessionsRequest(_Model):
     Only sessions whose `cwd` is this same directory match. Subdirectories and
     `additionalDirectories` don't. Agents MAY normalize paths when comparing.
 
-    Omitted and `null` are equivalent and mean sessions are not filtered by working directory."""
+    Omitted and `null` are equivalent and mean sessions are not filtered by working directory.
+    """
 
     cursor: SessionListCursor | None | Unset = UNSET
     """Opaque cursor token from a previous response's nextCursor field for cursor-based pagination
 
-    Omitted and `null` are equivalent and mean the first page is requested."""
+    Omitted and `null` are equivalent and mean the first page is requested.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class DeleteSessionRequest(_Model):
     """Request parameters for deleting an existing session from `session/list`.
 
-    Only available if the Agent supports the `session.delete` capability."""
+    Only available if the Agent supports the `session.delete` capability.
+    """
 
     METHOD: ClassVar[str] = "session/delete"
     """The JSON-RPC method (agent side)."""
@@ -5924,7 +6441,8 @@ class DeleteSessionRequest(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5932,7 +6450,8 @@ class ResumeSessionRequest(_Model):
     """Request parameters for resuming an existing session.
 
     Resumes an existing session and optionally replays retained conversation
-    history according to `replayFrom`."""
+    history according to `replayFrom`.
+    """
 
     METHOD: ClassVar[str] = "session/resume"
     """The JSON-RPC method (agent side)."""
@@ -5944,7 +6463,8 @@ class ResumeSessionRequest(_Model):
     """The working directory for this session. Must be an absolute path.
 
     Clients MUST send the session's working directory. Agents MAY reject a different directory
-    with `-32602`, and MAY normalize paths when comparing."""
+    with `-32602`, and MAY normalize paths when comparing.
+    """
 
     additional_directories: list[AbsolutePath] | Unset = UNSET
     """Additional workspace roots to activate for this session. Each path must be absolute.
@@ -5952,13 +6472,15 @@ class ResumeSessionRequest(_Model):
     When omitted or empty, no additional roots are activated. When non-empty,
     this is the complete resulting additional-root list for the resumed
     session. It may differ from any previously used or reported list as long as
-    the request `cwd` matches the session's `cwd`."""
+    the request `cwd` matches the session's `cwd`.
+    """
 
     mcp_servers: list[McpServer] | Unset = UNSET
     """List of MCP servers to connect to for this session.
 
     The complete set of Client-provided servers. Omitted and `[]` mean none. Agents SHOULD
-    NOT restore servers from earlier requests."""
+    NOT restore servers from earlier requests.
+    """
 
     replay_from: ReplayFrom | None | Unset = UNSET
     """Inclusive cursor describing where conversation replay should begin.
@@ -5971,21 +6493,24 @@ class ResumeSessionRequest(_Model):
 
     Agents MUST reject unsupported cursor types or malformed cursor values
     with `-32602` (Invalid params), rather than substituting another cursor
-    or resuming without replay."""
+    or resuming without replay.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class StartReplayFrom(_Model):
     """Replay all retained conversation history from its first replayable entry.
 
-    A variant of ReplayFrom (`type` is 'start')."""
+    A variant of ReplayFrom (`type` is 'start').
+    """
 
     type: ClassVar[str] = "start"
 
@@ -5994,7 +6519,8 @@ class StartReplayFrom(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -6029,7 +6555,8 @@ class ReplayFromStart(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -6053,7 +6580,8 @@ class CloseSessionRequest(_Model):
     been inserted, including held prompts. If closing prevents a prompt's user message from being inserted, the
     Agent MUST answer that request with `-32800` (Request Cancelled). If the message
     has already been inserted, the Agent MUST respond successfully with its
-    `messageId`. Prompt responses need not precede the close response."""
+    `messageId`. Prompt responses need not precede the close response.
+    """
 
     METHOD: ClassVar[str] = "session/close"
     """The JSON-RPC method (agent side)."""
@@ -6066,7 +6594,8 @@ class CloseSessionRequest(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -6099,7 +6628,8 @@ class CancelToolCallRequest(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -6133,14 +6663,16 @@ class CancelTerminalRequest(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class IdSetSessionConfigOptionRequest(_Model):
     """A `SessionConfigValueId` string value (`type: "id"`).
 
-    A variant of SetSessionConfigOptionRequest (`type` is 'id')."""
+    A variant of SetSessionConfigOptionRequest (`type` is 'id').
+    """
 
     type: ClassVar[str] = "id"
 
@@ -6155,7 +6687,8 @@ class IdSetSessionConfigOptionRequest(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
     value: SessionConfigValueId
     """The value ID."""
@@ -6165,7 +6698,8 @@ class IdSetSessionConfigOptionRequest(_Model):
 class BooleanSetSessionConfigOptionRequest(_Model):
     """A boolean value (`type: "boolean"`).
 
-    A variant of SetSessionConfigOptionRequest (`type` is 'boolean')."""
+    A variant of SetSessionConfigOptionRequest (`type` is 'boolean').
+    """
 
     type: ClassVar[str] = "boolean"
 
@@ -6180,7 +6714,8 @@ class BooleanSetSessionConfigOptionRequest(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
     value: bool
     """The boolean value."""
@@ -6214,7 +6749,8 @@ class OtherSetSessionConfigOptionRequest(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
     value: Any
     """Raw value payload for the custom or future value type."""
@@ -6254,21 +6790,24 @@ class PromptRequest(_Model):
     pieces of context from sources the agent may not have access to.
 
     Clients MUST NOT send an empty array. Agents MAY reject one with `-32602` without
-    inserting it."""
+    inserting it.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class ResultClientResponse(_Model):
     """A successful JSON-RPC response.
 
-    A variant of ClientResponse."""
+    A variant of ClientResponse.
+    """
 
     id: RequestId
     """The id of the request this response answers."""
@@ -6281,13 +6820,15 @@ class ResultClientResponse(_Model):
 class ErrorClientResponse(_Model):
     """A failed JSON-RPC response.
 
-    A variant of ClientResponse."""
+    A variant of ClientResponse.
+    """
 
     id: int | str | None
     """The id of the request this response answers.
 
     Required. `null` only when the request's id could not be determined, such as
-    for a parse error or an invalid request."""
+    for a parse error or an invalid request.
+    """
 
     error: Error
     """Method-specific error data."""
@@ -6308,7 +6849,8 @@ class RequestPermissionResponse(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -6324,7 +6866,8 @@ class CancelledRequestPermissionOutcome(_Model):
 
     See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#cancellation)
 
-    A variant of RequestPermissionOutcome (`outcome` is 'cancelled')."""
+    A variant of RequestPermissionOutcome (`outcome` is 'cancelled').
+    """
 
     outcome: ClassVar[str] = "cancelled"
 
@@ -6333,7 +6876,8 @@ class CancelledRequestPermissionOutcome(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -6343,7 +6887,8 @@ class SelectedRequestPermissionOutcome(_Model):
     If `optionId` doesn't match an offered option, the agent MUST treat the request as not
     approved.
 
-    A variant of RequestPermissionOutcome (`outcome` is 'selected')."""
+    A variant of RequestPermissionOutcome (`outcome` is 'selected').
+    """
 
     outcome: ClassVar[str] = "selected"
 
@@ -6355,7 +6900,8 @@ class SelectedRequestPermissionOutcome(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -6390,7 +6936,8 @@ class CancelledPermissionOutcome(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -6405,14 +6952,16 @@ class SelectedPermissionOutcome(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class AcceptCreateElicitationResponse(_Model):
     """The user accepted and provided content.
 
-    A variant of CreateElicitationResponse (`action` is 'accept')."""
+    A variant of CreateElicitationResponse (`action` is 'accept').
+    """
 
     action: ClassVar[str] = "accept"
 
@@ -6421,19 +6970,22 @@ class AcceptCreateElicitationResponse(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
     content: dict[str, ElicitationContentValue] | None | Unset = UNSET
     """The user-provided content, if any, as an object matching the requested schema.
 
-    Omitted and `null` are equivalent and mean no content is provided."""
+    Omitted and `null` are equivalent and mean no content is provided.
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class DeclineCreateElicitationResponse(_Model):
     """The user declined the elicitation.
 
-    A variant of CreateElicitationResponse (`action` is 'decline')."""
+    A variant of CreateElicitationResponse (`action` is 'decline').
+    """
 
     action: ClassVar[str] = "decline"
 
@@ -6442,14 +6994,16 @@ class DeclineCreateElicitationResponse(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class CancelCreateElicitationResponse(_Model):
     """The elicitation was cancelled.
 
-    A variant of CreateElicitationResponse (`action` is 'cancel')."""
+    A variant of CreateElicitationResponse (`action` is 'cancel').
+    """
 
     action: ClassVar[str] = "cancel"
 
@@ -6458,7 +7012,8 @@ class CancelCreateElicitationResponse(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -6484,7 +7039,8 @@ class OtherCreateElicitationResponse(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
     extra: dict[str, Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
@@ -6497,7 +7053,8 @@ class ElicitationAcceptAction(_Model):
     content: dict[str, ElicitationContentValue] | None | Unset = UNSET
     """The user-provided content, if any, as an object matching the requested schema.
 
-    Omitted and `null` are equivalent and mean no content is provided."""
+    Omitted and `null` are equivalent and mean no content is provided.
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -6529,7 +7086,8 @@ class CancelSessionNotification(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -6544,14 +7102,16 @@ class CancelRequestNotification(_Model):
 
     request_id: RequestId
     """The ID of the request to cancel: a request that the sender of this notification issued.
-    Receivers match it only against requests they received from that sender."""
+    Receivers match it only against requests they received from that sender.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -6742,7 +7302,8 @@ RequestId: TypeAlias = int | str
 
 The receiver MUST reply with the same value in the response. Each side chooses IDs for its own
 requests, so the same ID can be in use in both directions. A sender MUST NOT reuse an ID while
-a request with it is still awaiting a response."""
+a request with it is still awaiting a response.
+"""
 
 SessionId: TypeAlias = str
 """A unique identifier for a conversation session between a client and agent.
@@ -6750,7 +7311,8 @@ SessionId: TypeAlias = str
 Each session has its own context, conversation history, and state, so one
 agent can run several independent sessions.
 
-See protocol docs: [Session ID](https://agentclientprotocol.com/protocol/v2/session-setup#session-id)"""
+See protocol docs: [Session ID](https://agentclientprotocol.com/protocol/v2/session-setup#session-id)
+"""
 
 RequestPermissionSubject: TypeAlias = (
     ToolCallRequestPermissionSubject
@@ -6773,7 +7335,8 @@ ToolCallContent: TypeAlias = (
 Tool calls can produce different types of content including standard
 content blocks (text, images), file diffs, or display-only terminals.
 
-See protocol docs: [Content](https://agentclientprotocol.com/protocol/v2/tool-calls#content)"""
+See protocol docs: [Content](https://agentclientprotocol.com/protocol/v2/tool-calls#content)
+"""
 
 ContentBlock: TypeAlias = (
     TextContentBlock
@@ -6794,7 +7357,8 @@ Content blocks appear in:
 This structure is compatible with the Model Context Protocol (MCP), so agents can
 forward content from MCP tool outputs without transformation.
 
-See protocol docs: [Content](https://agentclientprotocol.com/protocol/v2/content)"""
+See protocol docs: [Content](https://agentclientprotocol.com/protocol/v2/content)
+"""
 
 MediaType: TypeAlias = str
 """An Internet media type identifying the format of protocol content."""
@@ -6813,13 +7377,15 @@ DiffChange: TypeAlias = (
 """One file-level change described by a `Diff`.
 
 Structured change metadata lets clients identify affected files and
-operations without parsing the text patch."""
+operations without parsing the text patch.
+"""
 
 AbsolutePath: TypeAlias = str
 """An absolute filesystem path used by the protocol.
 
 Uses the native syntax of the machine the Agent runs on, such as `/home/user/project`,
-`C:\\Users\\user\\project`, or `\\\\server\\share\\project`. It is not a URI."""
+`C:\\Users\\user\\project`, or `\\\\server\\share\\project`. It is not a URI.
+"""
 
 TerminalId: TypeAlias = str
 """Unique identifier for an agent-owned terminal within a session."""
@@ -6848,7 +7414,8 @@ Accepting a URL does not mean the external interaction completed.
 Agents SHOULD cancel pending elicitations no longer needed by cancelled work.
 The request's scope alone does not establish that dependency.
 
-See protocol docs: [Elicitation](https://agentclientprotocol.com/protocol/v2/elicitation)"""
+See protocol docs: [Elicitation](https://agentclientprotocol.com/protocol/v2/elicitation)
+"""
 
 ElicitationPropertySchema: TypeAlias = (
     StringElicitationPropertySchema
@@ -6862,7 +7429,8 @@ ElicitationPropertySchema: TypeAlias = (
 
 Each variant corresponds to a JSON Schema `"type"` value.
 Single-select enums use `type: "string"` with `enum` or `oneOf` set.
-Multi-select enums use `type: "array"`."""
+Multi-select enums use `type: "array"`.
+"""
 
 MultiSelectItems: TypeAlias = (
     MultiSelectItemsString | OtherMultiSelectItems | TitledMultiSelectItems
@@ -6877,7 +7445,8 @@ ExtRequest: TypeAlias = Any
 Extension methods provide a way to add custom functionality while maintaining
 protocol compatibility.
 
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+"""
 
 AgentResponse: TypeAlias = ResultAgentResponse | ErrorAgentResponse
 """A JSON-RPC response object."""
@@ -6886,12 +7455,14 @@ ProtocolVersion: TypeAlias = int
 """Protocol version identifier.
 
 This version is only bumped for breaking changes.
-Non-breaking changes should be introduced via capabilities."""
+Non-breaking changes should be introduced via capabilities.
+"""
 
 AuthMethod: TypeAlias = TerminalAuthMethod | AgentAuthMethod | OtherAuthMethod
 """Describes an available authentication method.
 
-The `type` field acts as the discriminator in the serialized JSON form."""
+The `type` field acts as the discriminator in the serialized JSON form.
+"""
 
 AuthMethodId: TypeAlias = str
 """Typed identifier used for auth method values on the wire."""
@@ -6918,7 +7489,8 @@ SessionConfigGroupId: TypeAlias = str
 AvailableCommand: TypeAlias = CommandAvailableCommand | OtherAvailableCommand
 """A command the agent advertises to the client.
 
-The `type` field acts as the discriminator in the serialized JSON form."""
+The `type` field acts as the discriminator in the serialized JSON form.
+"""
 
 AvailableCommandInput: TypeAlias = (
     TextAvailableCommandInput | OtherAvailableCommandInput
@@ -6933,14 +7505,16 @@ MessageId: TypeAlias = str
 
 Each message type, such as user messages, agent messages, and agent thoughts,
 has its own ID space: messages of different types may share an ID and remain
-distinct messages."""
+distinct messages.
+"""
 
 ExtResponse: TypeAlias = Any
 """Allows for sending an arbitrary response to an extension request that is not part of the ACP spec.
 Extension methods provide a way to add custom functionality while maintaining
 protocol compatibility.
 
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+"""
 
 ErrorData: TypeAlias = (
     UnsupportedProtocolVersionErrorData | SessionNotFoundErrorData | Any
@@ -6973,7 +7547,8 @@ SessionUpdate: TypeAlias = (
 
 These updates report messages, progress, and other session activity.
 
-See protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#3-agent-reports-output)"""
+See protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#3-agent-reports-output)
+"""
 
 BackgroundWork: TypeAlias = (
     TerminalBackgroundWork | ToolCallBackgroundWork | OtherBackgroundWork
@@ -6985,7 +7560,8 @@ before the first snapshot that lists it, and MUST report a terminal's `exitStatu
 tool call's final status before the snapshot that removes it. Each piece of work is
 listed once: process-backed work is listed as its terminal, not also as its tool call.
 
-See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)"""
+See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
+"""
 
 IdleStateUpdate: TypeAlias = (
     EndTurnIdleStateUpdate
@@ -7004,7 +7580,8 @@ work. An idle update that does not end foreground work need not include one.
 Receivers treat an omitted, `null`, or malformed `stopReason` as the agent not
 reporting one.
 Repeated or resume snapshots may carry the last stop reason for context.
-They MUST NOT be counted as new completions, cancellations, or additional usage."""
+They MUST NOT be counted as new completions, cancellations, or additional usage.
+"""
 
 StateUpdate: TypeAlias = (
     StateUpdateRunning | StateUpdateIdle | StateUpdateRequiresAction | OtherStateUpdate
@@ -7048,7 +7625,8 @@ The agent MUST report `idle` when no foreground activity remains. Completing
 an individual activity while other foreground work continues does not require
 an idle boundary. Local commands use the same lifecycle even without model work.
 
-See protocol docs: [Session States](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#session-states)"""
+See protocol docs: [Session States](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#session-states)
+"""
 
 PlanUpdateContent: TypeAlias = ItemsPlanUpdateContent | OtherPlanUpdateContent
 """Updated content for a plan."""
@@ -7064,7 +7642,8 @@ ExtNotification: TypeAlias = Any
 Extension notifications provide a way to send one-way messages for custom functionality
 while maintaining protocol compatibility.
 
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+"""
 
 McpServer: TypeAlias = HttpMcpServer | StdioMcpServer | OtherMcpServer
 """Configuration for connecting to an MCP (Model Context Protocol) server.
@@ -7072,12 +7651,14 @@ McpServer: TypeAlias = HttpMcpServer | StdioMcpServer | OtherMcpServer
 MCP servers provide tools and context that the agent can use when
 processing prompts.
 
-See protocol docs: [MCP Servers](https://agentclientprotocol.com/protocol/v2/session-setup#mcp-servers)"""
+See protocol docs: [MCP Servers](https://agentclientprotocol.com/protocol/v2/session-setup#mcp-servers)
+"""
 
 ReplayFrom: TypeAlias = StartReplayFrom | OtherReplayFrom
 """Inclusive cursor describing where replayed session history should begin.
 
-Replay includes the position identified by the cursor."""
+Replay includes the position identified by the cursor.
+"""
 
 SetSessionConfigOptionRequest: TypeAlias = (
     IdSetSessionConfigOptionRequest
@@ -7090,7 +7671,8 @@ Agents MUST support this method for any session where they advertise config opti
 Agents MUST reject an unknown `configId` or invalid value with `-32602` and leave the
 configuration unchanged.
 
-See protocol docs: [Session Config Options](https://agentclientprotocol.com/protocol/v2/session-config-options#setting-a-config-option)"""
+See protocol docs: [Session Config Options](https://agentclientprotocol.com/protocol/v2/session-config-options#setting-a-config-option)
+"""
 
 ClientResponse: TypeAlias = ResultClientResponse | ErrorClientResponse
 """A JSON-RPC response object."""

@@ -1609,7 +1609,7 @@ def _decode_RequestId(v: Any, strict: bool) -> RequestId:
                     if strict
                     else check_int(x, -9223372036854775808, 9223372036854775807)
                 ),
-                "string": lambda x, strict: (x if type(x) is str else check_str(x)),
+                "string": lambda x, strict: x if type(x) is str else check_str(x),
             },
             "integer or string",
         ),
@@ -3268,7 +3268,7 @@ def _decode_Icon(d: Any, strict: bool) -> Icon:
                 None
                 if v is None
                 else check_list_skipping(
-                    v, lambda x, strict: (x if type(x) is str else check_str(x)), strict
+                    v, lambda x, strict: x if type(x) is str else check_str(x), strict
                 )
             )
         except ValidationError as error:
@@ -5396,7 +5396,7 @@ def _decode_ElicitationSchema(d: Any, strict: bool) -> ElicitationSchema:
                 None
                 if v is None
                 else check_list(
-                    v, lambda x, strict: (x if type(x) is str else check_str(x)), strict
+                    v, lambda x, strict: x if type(x) is str else check_str(x), strict
                 )
             )
         except ValidationError as error:
@@ -5583,7 +5583,7 @@ def _decode_StringElicitationPropertySchema(
                 if v is None
                 else check_list(
                     v,
-                    lambda x, strict: (x if type(x) is str else check_str(x)),
+                    lambda x, strict: x if type(x) is str else check_str(x),
                     strict,
                     1,
                 )
@@ -6105,7 +6105,7 @@ def _decode_ArrayElicitationPropertySchema(
                 None
                 if v is None
                 else check_list_skipping(
-                    v, lambda x, strict: (x if type(x) is str else check_str(x)), strict
+                    v, lambda x, strict: x if type(x) is str else check_str(x), strict
                 )
             )
         except ValidationError as error:
@@ -6418,7 +6418,7 @@ def _decode_StringPropertySchema(d: Any, strict: bool) -> StringPropertySchema:
                 if v is None
                 else check_list(
                     v,
-                    lambda x, strict: (x if type(x) is str else check_str(x)),
+                    lambda x, strict: x if type(x) is str else check_str(x),
                     strict,
                     1,
                 )
@@ -6835,7 +6835,7 @@ def _decode_MultiSelectItemsString(d: Any, strict: bool) -> MultiSelectItemsStri
     else:
         try:
             f_enum = check_list(
-                v, lambda x, strict: (x if type(x) is str else check_str(x)), strict, 1
+                v, lambda x, strict: x if type(x) is str else check_str(x), strict, 1
             )
         except ValidationError as error:
             raise error.at("enum")
@@ -6940,7 +6940,7 @@ def _decode_StringMultiSelectItems(d: Any, strict: bool) -> StringMultiSelectIte
     else:
         try:
             f_enum = check_list(
-                v, lambda x, strict: (x if type(x) is str else check_str(x)), strict, 1
+                v, lambda x, strict: x if type(x) is str else check_str(x), strict, 1
             )
         except ValidationError as error:
             raise error.at("enum")
@@ -7103,7 +7103,7 @@ def _decode_MultiSelectPropertySchema(
                 None
                 if v is None
                 else check_list_skipping(
-                    v, lambda x, strict: (x if type(x) is str else check_str(x)), strict
+                    v, lambda x, strict: x if type(x) is str else check_str(x), strict
                 )
             )
         except ValidationError as error:
@@ -7443,7 +7443,7 @@ def _decode_ErrorAgentResponse(d: Any, strict: bool) -> ErrorAgentResponse:
                         "string": lambda x, strict: (
                             x if type(x) is str else check_str(x)
                         ),
-                        "null": lambda x, strict: (None if x is None else not_null(x)),
+                        "null": lambda x, strict: None if x is None else not_null(x),
                     },
                     "integer, string or null",
                 ),
@@ -8767,7 +8767,7 @@ def _decode_TerminalAuthMethod(d: Any, strict: bool) -> TerminalAuthMethod:
     else:
         try:
             f_args = check_list(
-                v, lambda x, strict: (x if type(x) is str else check_str(x)), strict
+                v, lambda x, strict: x if type(x) is str else check_str(x), strict
             )
         except ValidationError as error:
             raise error.at("args")
@@ -9085,7 +9085,7 @@ def _decode_AuthMethodTerminal(d: Any, strict: bool) -> AuthMethodTerminal:
     else:
         try:
             f_args = check_list(
-                v, lambda x, strict: (x if type(x) is str else check_str(x)), strict
+                v, lambda x, strict: x if type(x) is str else check_str(x), strict
             )
         except ValidationError as error:
             raise error.at("args")
@@ -18233,7 +18233,7 @@ def _decode_SetProviderRequest(d: Any, strict: bool) -> SetProviderRequest:
     else:
         try:
             f_headers = check_map(
-                v, lambda x, strict: (x if type(x) is str else check_str(x)), strict
+                v, lambda x, strict: x if type(x) is str else check_str(x), strict
             )
         except ValidationError as error:
             raise error.at("headers")
@@ -18631,7 +18631,7 @@ def _decode_StdioMcpServer(d: Any, strict: bool) -> StdioMcpServer:
     else:
         try:
             f_args = check_list(
-                v, lambda x, strict: (x if type(x) is str else check_str(x)), strict
+                v, lambda x, strict: x if type(x) is str else check_str(x), strict
             )
         except ValidationError as error:
             raise error.at("args")
@@ -18953,7 +18953,7 @@ def _decode_McpServerStdio(d: Any, strict: bool) -> McpServerStdio:
     else:
         try:
             f_args = check_list(
-                v, lambda x, strict: (x if type(x) is str else check_str(x)), strict
+                v, lambda x, strict: x if type(x) is str else check_str(x), strict
             )
         except ValidationError as error:
             raise error.at("args")
@@ -20256,7 +20256,7 @@ def _decode_ErrorClientResponse(d: Any, strict: bool) -> ErrorClientResponse:
                         "string": lambda x, strict: (
                             x if type(x) is str else check_str(x)
                         ),
-                        "null": lambda x, strict: (None if x is None else not_null(x)),
+                        "null": lambda x, strict: None if x is None else not_null(x),
                     },
                     "integer, string or null",
                 ),
@@ -20778,16 +20778,16 @@ def _decode_ElicitationContentValue(v: Any, strict: bool) -> ElicitationContentV
             v,
             strict,
             (
-                lambda x, strict: (x if type(x) is str else check_str(x)),
+                lambda x, strict: x if type(x) is str else check_str(x),
                 lambda x, strict: (
                     check_int(x, None, None)
                     if strict
                     else check_int(x, -9223372036854775808, 9223372036854775807)
                 ),
                 lambda x, strict: check_num(x, None, None),
-                lambda x, strict: (x if type(x) is bool else check_bool(x)),
+                lambda x, strict: x if type(x) is bool else check_bool(x),
                 lambda x, strict: check_list(
-                    x, lambda x, strict: (x if type(x) is str else check_str(x)), strict
+                    x, lambda x, strict: x if type(x) is str else check_str(x), strict
                 ),
                 any_value,
             ),
@@ -21366,7 +21366,7 @@ def _decode_ErrorProxyResponse(d: Any, strict: bool) -> ErrorProxyResponse:
                         "string": lambda x, strict: (
                             x if type(x) is str else check_str(x)
                         ),
-                        "null": lambda x, strict: (None if x is None else not_null(x)),
+                        "null": lambda x, strict: None if x is None else not_null(x),
                     },
                     "integer, string or null",
                 ),

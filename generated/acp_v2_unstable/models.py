@@ -447,7 +447,8 @@ class ToolKind(str, Enum):
 
     Values beginning with `_` are reserved for implementation-specific
     extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants. Clients display an unrecognized kind as `other`."""
+    future ACP variants. Clients display an unrecognized kind as `other`.
+    """
 
     READ = "read"
     """Reading files or data."""
@@ -486,16 +487,19 @@ class ToolCallStatus(str, Enum):
     extensions. Unknown values that do not begin with `_` are reserved for
     future ACP variants.
 
-    Clients treat a tool call with an unrecognized status as still in progress."""
+    Clients treat a tool call with an unrecognized status as still in progress.
+    """
 
     PENDING = "pending"
     """The tool call hasn't started running yet, for example because its input is
-    streaming, it is awaiting approval, or it is scheduled to run later."""
+    streaming, it is awaiting approval, or it is scheduled to run later.
+    """
     IN_PROGRESS = "in_progress"
     """The tool call is currently running."""
     PAUSED = "paused"
     """The tool call has started, is not running now, and will not continue until
-    something resumes it. It may return to `in_progress` any number of times."""
+    something resumes it. It may return to `in_progress` any number of times.
+    """
     COMPLETED = "completed"
     """The tool call completed successfully."""
     FAILED = "failed"
@@ -513,7 +517,8 @@ class Role(str, Enum):
 
     Values beginning with `_` are reserved for implementation-specific
     extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants."""
+    future ACP variants.
+    """
 
     ASSISTANT = "assistant"
     """The assistant side of a conversation."""
@@ -530,7 +535,8 @@ class IconTheme(str, Enum):
 
     Values beginning with `_` are reserved for implementation-specific
     extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants."""
+    future ACP variants.
+    """
 
     LIGHT = "light"
     """Icon designed for light backgrounds."""
@@ -547,7 +553,8 @@ class DiffFileType(str, Enum):
 
     Values beginning with `_` are reserved for implementation-specific
     extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants."""
+    future ACP variants.
+    """
 
     TEXT = "text"
     """Text content."""
@@ -568,7 +575,8 @@ class DiffPatchFormat(str, Enum):
 
     Values beginning with `_` are reserved for implementation-specific
     extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants."""
+    future ACP variants.
+    """
 
     GIT_PATCH = "git_patch"
     """One or more `diff --git` sections in Git's `--patch` (`-p`) text format.
@@ -581,7 +589,8 @@ class DiffPatchFormat(str, Enum):
     `+++` lines, and paths with unusual characters are quoted as Git quotes
     them. Each path, once unquoted, is the same native absolute path string as
     the matching `changes` entry. Surrounding commit metadata and email envelopes MUST NOT be
-    included."""
+    included.
+    """
 
 
 class PermissionOptionKind(str, Enum):
@@ -595,7 +604,8 @@ class PermissionOptionKind(str, Enum):
 
     Values beginning with `_` are reserved for implementation-specific
     extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants."""
+    future ACP variants.
+    """
 
     ALLOW_ONCE = "allow_once"
     """Allow this operation only this time."""
@@ -622,7 +632,8 @@ class StringFormat(str, Enum):
     Custom or future string format.
 
     Unknown formats are preserved. Implementations that do not understand a
-    format should treat it as an annotation rather than rejecting the schema."""
+    format should treat it as an annotation rather than rejecting the schema.
+    """
 
     EMAIL = "email"
     """Email address format."""
@@ -652,7 +663,8 @@ class LlmProtocol(str, Enum):
 
     Values beginning with `_` are reserved for implementation-specific
     extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants."""
+    future ACP variants.
+    """
 
     ANTHROPIC = "anthropic"
     """Anthropic API protocol."""
@@ -679,13 +691,15 @@ class AuthState(str, Enum):
 
     Values beginning with `_` are reserved for implementation-specific
     extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants."""
+    future ACP variants.
+    """
 
     AUTHENTICATED = "authenticated"
     """Credentials are configured. This does not guarantee that they are valid."""
     UNAUTHENTICATED = "unauthenticated"
     """The user needs to sign in. This includes credentials that are missing,
-    expired, or known to be invalid."""
+    expired, or known to be invalid.
+    """
     NOT_REQUIRED = "not_required"
     """No authentication is needed, for example because the agent uses a local model."""
     UNKNOWN = "unknown"
@@ -709,7 +723,8 @@ class SessionConfigOptionCategory(str, Enum):
 
     Values beginning with `_` are reserved for implementation-specific
     extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants."""
+    future ACP variants.
+    """
 
     MODE = "mode"
     """Session mode selector."""
@@ -735,7 +750,8 @@ class SessionStatus(str, Enum):
     Values beginning with `_` are reserved for implementation-specific
     extensions. Unknown values that do not begin with `_` are reserved for
     future ACP variants. Clients MUST treat a value they do not recognize as
-    `saved`."""
+    `saved`.
+    """
 
     OPEN = "open"
     """The Agent has the session in memory, for any connection.
@@ -743,11 +759,13 @@ class SessionStatus(str, Enum):
     This does not mean the requesting connection is attached to it. A Client that did
     not create or resume the session on its own connection MUST still call
     `session/resume` before sending `session/prompt` or expecting
-    `session/update` notifications."""
+    `session/update` notifications.
+    """
     SAVED = "saved"
     """The Agent knows the session and can resume it, but does not have it in memory.
 
-    The Client can call `session/resume` to start it."""
+    The Client can call `session/resume` to start it.
+    """
 
 
 class ErrorCode(int, Enum):
@@ -759,11 +777,13 @@ class ErrorCode(int, Enum):
 
     Open: any other integer is accepted and kept as a plain int.
 
-    Other undefined error code."""
+    Other undefined error code.
+    """
 
     PARSE_ERROR = -32700
     """**Parse error**: Invalid JSON was received by the server.
-    An error occurred on the server while parsing the JSON text."""
+    An error occurred on the server while parsing the JSON text.
+    """
     INVALID_REQUEST = -32600
     """**Invalid request**: The JSON sent is not a valid Request object."""
     METHOD_NOT_FOUND = -32601
@@ -774,14 +794,16 @@ class ErrorCode(int, Enum):
     """**Internal error**: Internal JSON-RPC error."""
     REQUEST_CANCELLED = -32800
     """**Request cancelled**: Execution of the method was aborted either due to a cancellation request from the caller or
-    because of resource constraints or shutdown."""
+    because of resource constraints or shutdown.
+    """
     AUTHENTICATION_REQUIRED = -32000
     """**Authentication required**: Authentication is required before this operation can be performed."""
     RESOURCE_NOT_FOUND = -32002
     """**Resource not found**: A given resource, such as a session, was not found."""
     UNSUPPORTED_PROTOCOL_VERSION = -32022
     """**Unsupported protocol version**: No protocol version supported by the Agent is at or below the requested version.
-    The error data is an [`UnsupportedProtocolVersionErrorData`]."""
+    The error data is an [`UnsupportedProtocolVersionErrorData`].
+    """
 
 
 class PlanEntryPriority(str, Enum):
@@ -797,7 +819,8 @@ class PlanEntryPriority(str, Enum):
 
     Values beginning with `_` are reserved for implementation-specific
     extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants."""
+    future ACP variants.
+    """
 
     HIGH = "high"
     """High priority task - critical to the overall goal."""
@@ -819,7 +842,8 @@ class PlanEntryStatus(str, Enum):
 
     Values beginning with `_` are reserved for implementation-specific
     extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants."""
+    future ACP variants.
+    """
 
     PENDING = "pending"
     """The task has not started yet."""
@@ -839,7 +863,8 @@ class NoticeSeverity(str, Enum):
     Custom or future notice severity.
 
     Values beginning with `_` are reserved for implementation-specific
-    extensions. Other unknown values are reserved for future ACP severities."""
+    extensions. Other unknown values are reserved for future ACP severities.
+    """
 
     INFO = "info"
     """Informational notice."""
@@ -857,7 +882,8 @@ class CompactionStatus(str, Enum):
     Custom or future compaction status.
 
     Values beginning with `_` are reserved for implementation-specific
-    extensions. Other unknown values are reserved for future ACP statuses."""
+    extensions. Other unknown values are reserved for future ACP statuses.
+    """
 
     IN_PROGRESS = "in_progress"
     """Compaction has started and has not finished."""
@@ -886,7 +912,8 @@ class SystemPromptMode(str, Enum):
 
     Values beginning with `_` are reserved for implementation-specific
     extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants."""
+    future ACP variants.
+    """
 
     APPEND = "append"
     """Add the content to the Agent's own instructions rather than replacing them.
@@ -894,7 +921,8 @@ class SystemPromptMode(str, Enum):
     Every Agent that advertises `session.systemPrompt` supports this mode.
     Agents SHOULD give the content system-level precedence, for example in the
     model's system prompt or developer instructions rather than in user-turn
-    content. Where it is placed and how it is formatted is implementation-defined."""
+    content. Where it is placed and how it is formatted is implementation-defined.
+    """
     OVERRIDE = "override"
     """Replace the Agent's built-in default instructions with the content.
 
@@ -903,7 +931,8 @@ class SystemPromptMode(str, Enum):
     MAY still be included. Clients that use this mode take responsibility for any
     tool guidance or safety instructions the Agent's default instructions
     provided, and MUST only use it when the Agent advertises
-    `session.systemPrompt.mode.override`."""
+    `session.systemPrompt.mode.override`.
+    """
 
 
 class SessionArchiveFilter(str, Enum):
@@ -922,7 +951,8 @@ class SessionArchiveFilter(str, Enum):
 
     Values beginning with `_` are reserved for implementation-specific
     extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants."""
+    future ACP variants.
+    """
 
     EXCLUDE = "exclude"
     """Only sessions that are not archived. This is the default."""
@@ -965,37 +995,43 @@ class RequestPermissionRequest(_Model):
     """Human-readable title for the permission prompt.
 
     This title is specific to the permission prompt and does not update any
-    subject's displayed title."""
+    subject's displayed title.
+    """
 
     description: str | None | Unset = UNSET
     """Optional human-readable explanation of why permission is needed.
 
     This text is specific to the permission prompt and does not update any
     subject's displayed content. Omitted and `null` are equivalent and mean no separate
-    permission description was provided."""
+    permission description was provided.
+    """
 
     subject: RequestPermissionSubject | None | Unset = UNSET
     """Optional structured context about the operation requiring permission.
 
-    Omitted and `null` are equivalent and mean no structured subject was provided."""
+    Omitted and `null` are equivalent and mean no structured subject was provided.
+    """
 
     options: list[PermissionOption]
     """Available permission options for the user to choose from.
-    Must contain at least one option."""
+    Must contain at least one option.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class ToolCallRequestPermissionSubject(_Model):
     """Permission is requested before executing a tool call.
 
-    A variant of RequestPermissionSubject (`type` is 'tool_call')."""
+    A variant of RequestPermissionSubject (`type` is 'tool_call').
+    """
 
     type: ClassVar[str] = "tool_call"
 
@@ -1004,21 +1040,24 @@ class ToolCallRequestPermissionSubject(_Model):
 
     Clients apply this to their stored tool call exactly like a `tool_call_update`
     notification, in the order it was received, before showing the prompt. A first-seen
-    `toolCallId` creates the tool call."""
+    `toolCallId` creates the tool call.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class CommandRequestPermissionSubject(_Model):
     """Permission is requested before running a command.
 
-    A variant of RequestPermissionSubject (`type` is 'command')."""
+    A variant of RequestPermissionSubject (`type` is 'command').
+    """
 
     type: ClassVar[str] = "command"
 
@@ -1039,7 +1078,8 @@ class CommandRequestPermissionSubject(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1092,33 +1132,38 @@ class ToolCallUpdate(_Model):
     This field is optional and has patch semantics. Omission means no
     change, `null` clears the name, and a string replaces it. For a tool
     call ID the client has not seen before, omission or `null` means that no
-    tool name is available."""
+    tool name is available.
+    """
 
     title: str | None | Unset = UNSET
     """Human-readable title describing what the tool is doing.
 
     Omission leaves the title unchanged, `null` unsets it, and a string replaces it.
-    A new tool call starts without a title."""
+    A new tool call starts without a title.
+    """
 
     kind: ToolKind | str | None | Unset = UNSET
     """The category of tool being invoked.
     Helps clients choose appropriate icons and UI treatment.
 
     Omission leaves the kind unchanged, `null` resets it to `other`, and a value replaces it.
-    A new tool call starts as `other`."""
+    A new tool call starts as `other`.
+    """
 
     status: ToolCallStatus | str | None | Unset = UNSET
     """Current execution status of the tool call.
 
     Omission leaves the status unchanged, `null` resets it to `pending`, and a value
-    replaces it. A new tool call starts as `pending`."""
+    replaces it. A new tool call starts as `pending`.
+    """
 
     content: list[ToolCallContent] | None | Unset = UNSET
     """Content produced by the tool call."""
 
     locations: list[ToolCallLocation] | None | Unset = UNSET
     """File locations affected by this tool call.
-    Enables "follow-along" features in clients."""
+    Enables "follow-along" features in clients.
+    """
 
     raw_input: Any | Unset = UNSET
     """Raw input parameters sent to the tool."""
@@ -1130,7 +1175,8 @@ class ToolCallUpdate(_Model):
     """Client-initiated controls this tool call currently supports, such as cancellation.
 
     Omission leaves the capabilities unchanged, `null` clears them, and an object replaces
-    the whole previous value. A new tool call starts with none."""
+    the whole previous value. A new tool call starts with none.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -1140,14 +1186,16 @@ class ToolCallUpdate(_Model):
     stored value without merging nested objects. Beyond this patch rule, implementations
     MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/draft/extensibility#metadata-patches)"""
+    See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/draft/extensibility#metadata-patches)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class ContentToolCallContent(_Model):
     """Standard content block (text, images, resources).
 
-    A variant of ToolCallContent (`type` is 'content')."""
+    A variant of ToolCallContent (`type` is 'content').
+    """
 
     type: ClassVar[str] = "content"
 
@@ -1159,41 +1207,47 @@ class ContentToolCallContent(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class DiffToolCallContent(_Model):
     """File modification shown as a diff.
 
-    A variant of ToolCallContent (`type` is 'diff')."""
+    A variant of ToolCallContent (`type` is 'diff').
+    """
 
     type: ClassVar[str] = "diff"
 
     changes: list[DiffChange]
     """Structured file changes described by this diff.
 
-    Clients can use this field without parsing patch text to determine affected paths."""
+    Clients can use this field without parsing patch text to determine affected paths.
+    """
 
     patch: DiffPatch | None | Unset = UNSET
     """Renderable patch text for some or all of the structured changes.
 
     Agents SHOULD provide patch text whenever feasible. Omitted and `null` are
-    equivalent and mean no renderable patch text was provided."""
+    equivalent and mean no renderable patch text was provided.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class TerminalToolCallContent(_Model):
     """A display-only reference to an agent-owned terminal.
 
-    A variant of ToolCallContent (`type` is 'terminal')."""
+    A variant of ToolCallContent (`type` is 'terminal').
+    """
 
     type: ClassVar[str] = "terminal"
 
@@ -1205,7 +1259,8 @@ class TerminalToolCallContent(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1238,7 +1293,8 @@ class TextContentBlock(_Model):
     Clients SHOULD render this text as CommonMark and MAY support GitHub Flavored Markdown
     extensions.
 
-    A variant of ContentBlock (`type` is 'text')."""
+    A variant of ContentBlock (`type` is 'text').
+    """
 
     type: ClassVar[str] = "text"
 
@@ -1248,14 +1304,16 @@ class TextContentBlock(_Model):
     annotations: Annotations | None | Unset = UNSET
     """Optional annotations that help clients decide how to display or route this content.
 
-    Omitted and `null` are equivalent and mean no annotations are provided."""
+    Omitted and `null` are equivalent and mean no annotations are provided.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1264,7 +1322,8 @@ class ImageContentBlock(_Model):
 
     Requires the `image` prompt capability when included in prompts.
 
-    A variant of ContentBlock (`type` is 'image')."""
+    A variant of ContentBlock (`type` is 'image').
+    """
 
     type: ClassVar[str] = "image"
 
@@ -1277,19 +1336,22 @@ class ImageContentBlock(_Model):
     uri: str | None | Unset = UNSET
     """URI associated with this resource or media payload.
 
-    Omitted and `null` are equivalent and mean no URI is associated with the image."""
+    Omitted and `null` are equivalent and mean no URI is associated with the image.
+    """
 
     annotations: Annotations | None | Unset = UNSET
     """Optional annotations that help clients decide how to display or route this content.
 
-    Omitted and `null` are equivalent and mean no annotations are provided."""
+    Omitted and `null` are equivalent and mean no annotations are provided.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1298,7 +1360,8 @@ class AudioContentBlock(_Model):
 
     Requires the `audio` prompt capability when included in prompts.
 
-    A variant of ContentBlock (`type` is 'audio')."""
+    A variant of ContentBlock (`type` is 'audio').
+    """
 
     type: ClassVar[str] = "audio"
 
@@ -1311,14 +1374,16 @@ class AudioContentBlock(_Model):
     annotations: Annotations | None | Unset = UNSET
     """Optional annotations that help clients decide how to display or route this content.
 
-    Omitted and `null` are equivalent and mean no annotations are provided."""
+    Omitted and `null` are equivalent and mean no annotations are provided.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1327,7 +1392,8 @@ class ResourceLinkContentBlock(_Model):
 
     All agents MUST support resource links in prompts.
 
-    A variant of ContentBlock (`type` is 'resource_link')."""
+    A variant of ContentBlock (`type` is 'resource_link').
+    """
 
     type: ClassVar[str] = "resource_link"
 
@@ -1340,39 +1406,46 @@ class ResourceLinkContentBlock(_Model):
     title: str | None | Unset = UNSET
     """Optional display title for end-user UI.
 
-    Omitted and `null` are equivalent and mean no title is provided."""
+    Omitted and `null` are equivalent and mean no title is provided.
+    """
 
     description: str | None | Unset = UNSET
     """Optional human-readable details shown with this protocol object.
 
-    Omitted and `null` are equivalent and mean no description is provided."""
+    Omitted and `null` are equivalent and mean no description is provided.
+    """
 
     icons: list[Icon] | None | Unset = UNSET
     """Optional set of sized icons that the client can display in a user interface.
 
-    Omitted and `null` are equivalent and mean no icons are provided."""
+    Omitted and `null` are equivalent and mean no icons are provided.
+    """
 
     mime_type: MediaType | None | Unset = UNSET
     """MIME type describing the encoded media payload.
 
-    Omitted and `null` are equivalent and mean the MIME type is not specified."""
+    Omitted and `null` are equivalent and mean the MIME type is not specified.
+    """
 
     size: int | None | Unset = UNSET
     """Optional size of the linked resource in bytes, if known.
 
-    Omitted and `null` are equivalent and mean the size is not known."""
+    Omitted and `null` are equivalent and mean the size is not known.
+    """
 
     annotations: Annotations | None | Unset = UNSET
     """Optional annotations that help clients decide how to display or route this content.
 
-    Omitted and `null` are equivalent and mean no annotations are provided."""
+    Omitted and `null` are equivalent and mean no annotations are provided.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1383,7 +1456,8 @@ class ResourceContentBlock(_Model):
 
     Requires the `embeddedContext` prompt capability when included in prompts.
 
-    A variant of ContentBlock (`type` is 'resource')."""
+    A variant of ContentBlock (`type` is 'resource').
+    """
 
     type: ClassVar[str] = "resource"
 
@@ -1393,14 +1467,16 @@ class ResourceContentBlock(_Model):
     annotations: Annotations | None | Unset = UNSET
     """Optional annotations that help clients decide how to display or route this content.
 
-    Omitted and `null` are equivalent and mean no annotations are provided."""
+    Omitted and `null` are equivalent and mean no annotations are provided.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1434,27 +1510,31 @@ class Annotations(_Model):
     audience: list[Role | str] | None | Unset = UNSET
     """Intended recipients for this content, such as the user or assistant.
 
-    Omitted and `null` are equivalent and mean no audience is specified."""
+    Omitted and `null` are equivalent and mean no audience is specified.
+    """
 
     last_modified: str | None | Unset = UNSET
     """Timestamp indicating when the underlying resource was last modified.
 
     Should be an ISO 8601 formatted string (e.g., "2025-01-12T15:00:58Z"), as in MCP.
 
-    Omitted and `null` are equivalent and mean the modification time is not reported."""
+    Omitted and `null` are equivalent and mean the modification time is not reported.
+    """
 
     priority: float | None | Unset = UNSET
     """Relative importance of this content when clients choose what to surface, from 0 (least
     important) to 1 (most important).
 
-    Omitted and `null` are equivalent and mean no priority is specified."""
+    Omitted and `null` are equivalent and mean no priority is specified.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1467,14 +1547,16 @@ class TextContent(_Model):
     annotations: Annotations | None | Unset = UNSET
     """Optional annotations that help clients decide how to display or route this content.
 
-    Omitted and `null` are equivalent and mean no annotations are provided."""
+    Omitted and `null` are equivalent and mean no annotations are provided.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1490,19 +1572,22 @@ class ImageContent(_Model):
     uri: str | None | Unset = UNSET
     """URI associated with this resource or media payload.
 
-    Omitted and `null` are equivalent and mean no URI is associated with the image."""
+    Omitted and `null` are equivalent and mean no URI is associated with the image.
+    """
 
     annotations: Annotations | None | Unset = UNSET
     """Optional annotations that help clients decide how to display or route this content.
 
-    Omitted and `null` are equivalent and mean no annotations are provided."""
+    Omitted and `null` are equivalent and mean no annotations are provided.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1518,14 +1603,16 @@ class AudioContent(_Model):
     annotations: Annotations | None | Unset = UNSET
     """Optional annotations that help clients decide how to display or route this content.
 
-    Omitted and `null` are equivalent and mean no annotations are provided."""
+    Omitted and `null` are equivalent and mean no annotations are provided.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1535,12 +1622,14 @@ class Icon(_Model):
     src: str
     """A standard URI pointing to an icon resource. MUST be an `https:` or `data:` URI.
     Clients reject other schemes, fetch without credentials, and do not follow
-    scheme- or origin-changing redirects."""
+    scheme- or origin-changing redirects.
+    """
 
     mime_type: MediaType | None | Unset = UNSET
     """Optional MIME type override if the source MIME type is missing or generic.
 
-    Omitted and `null` are equivalent and mean the source MIME type is used."""
+    Omitted and `null` are equivalent and mean the source MIME type is used.
+    """
 
     sizes: list[str] | None | Unset = UNSET
     """Optional array of strings that specify sizes at which the icon can be used.
@@ -1549,19 +1638,22 @@ class Icon(_Model):
 
     If not provided, the client should assume that the icon can be used at any size.
 
-    Omitted and `null` are equivalent and mean no sizes are specified."""
+    Omitted and `null` are equivalent and mean no sizes are specified.
+    """
 
     theme: IconTheme | str | None | Unset = UNSET
     """Optional theme this icon is designed for.
 
-    Omitted and `null` are equivalent and mean the icon is not theme-specific."""
+    Omitted and `null` are equivalent and mean the icon is not theme-specific.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1577,39 +1669,46 @@ class ResourceLink(_Model):
     title: str | None | Unset = UNSET
     """Optional display title for end-user UI.
 
-    Omitted and `null` are equivalent and mean no title is provided."""
+    Omitted and `null` are equivalent and mean no title is provided.
+    """
 
     description: str | None | Unset = UNSET
     """Optional human-readable details shown with this protocol object.
 
-    Omitted and `null` are equivalent and mean no description is provided."""
+    Omitted and `null` are equivalent and mean no description is provided.
+    """
 
     icons: list[Icon] | None | Unset = UNSET
     """Optional set of sized icons that the client can display in a user interface.
 
-    Omitted and `null` are equivalent and mean no icons are provided."""
+    Omitted and `null` are equivalent and mean no icons are provided.
+    """
 
     mime_type: MediaType | None | Unset = UNSET
     """MIME type describing the encoded media payload.
 
-    Omitted and `null` are equivalent and mean the MIME type is not specified."""
+    Omitted and `null` are equivalent and mean the MIME type is not specified.
+    """
 
     size: int | None | Unset = UNSET
     """Optional size of the linked resource in bytes, if known.
 
-    Omitted and `null` are equivalent and mean the size is not known."""
+    Omitted and `null` are equivalent and mean the size is not known.
+    """
 
     annotations: Annotations | None | Unset = UNSET
     """Optional annotations that help clients decide how to display or route this content.
 
-    Omitted and `null` are equivalent and mean no annotations are provided."""
+    Omitted and `null` are equivalent and mean no annotations are provided.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1625,14 +1724,16 @@ class TextResourceContents(_Model):
     mime_type: MediaType | None | Unset = UNSET
     """MIME type describing the encoded media payload.
 
-    Omitted and `null` are equivalent and mean the MIME type is not specified."""
+    Omitted and `null` are equivalent and mean the MIME type is not specified.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1648,14 +1749,16 @@ class BlobResourceContents(_Model):
     mime_type: MediaType | None | Unset = UNSET
     """MIME type describing the encoded media payload.
 
-    Omitted and `null` are equivalent and mean the MIME type is not specified."""
+    Omitted and `null` are equivalent and mean the MIME type is not specified.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1668,14 +1771,16 @@ class EmbeddedResource(_Model):
     annotations: Annotations | None | Unset = UNSET
     """Optional annotations that help clients decide how to display or route this content.
 
-    Omitted and `null` are equivalent and mean no annotations are provided."""
+    Omitted and `null` are equivalent and mean no annotations are provided.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1690,33 +1795,38 @@ class Content(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class AddDiffChange(_Model):
     """A file was added.
 
-    A variant of DiffChange (`operation` is 'add')."""
+    A variant of DiffChange (`operation` is 'add').
+    """
 
     operation: ClassVar[str] = "add"
 
     file_type: DiffFileType | str | None | Unset = UNSET
     """File content kind after the operation (for `delete`, of the deleted file).
 
-    Omitted and `null` are equivalent and mean the content kind is unknown."""
+    Omitted and `null` are equivalent and mean the content kind is unknown.
+    """
 
     mime_type: MediaType | None | Unset = UNSET
     """MIME type of the file contents after the operation (for `delete`, of the deleted file).
 
-    Omitted and `null` are equivalent and mean the MIME type is unknown."""
+    Omitted and `null` are equivalent and mean the MIME type is unknown.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
     path: AbsolutePath
     """Absolute path for the operation."""
@@ -1726,26 +1836,30 @@ class AddDiffChange(_Model):
 class DeleteDiffChange(_Model):
     """A file was deleted.
 
-    A variant of DiffChange (`operation` is 'delete')."""
+    A variant of DiffChange (`operation` is 'delete').
+    """
 
     operation: ClassVar[str] = "delete"
 
     file_type: DiffFileType | str | None | Unset = UNSET
     """File content kind after the operation (for `delete`, of the deleted file).
 
-    Omitted and `null` are equivalent and mean the content kind is unknown."""
+    Omitted and `null` are equivalent and mean the content kind is unknown.
+    """
 
     mime_type: MediaType | None | Unset = UNSET
     """MIME type of the file contents after the operation (for `delete`, of the deleted file).
 
-    Omitted and `null` are equivalent and mean the MIME type is unknown."""
+    Omitted and `null` are equivalent and mean the MIME type is unknown.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
     path: AbsolutePath
     """Absolute path for the operation."""
@@ -1755,26 +1869,30 @@ class DeleteDiffChange(_Model):
 class ModifyDiffChange(_Model):
     """A file was modified in place.
 
-    A variant of DiffChange (`operation` is 'modify')."""
+    A variant of DiffChange (`operation` is 'modify').
+    """
 
     operation: ClassVar[str] = "modify"
 
     file_type: DiffFileType | str | None | Unset = UNSET
     """File content kind after the operation (for `delete`, of the deleted file).
 
-    Omitted and `null` are equivalent and mean the content kind is unknown."""
+    Omitted and `null` are equivalent and mean the content kind is unknown.
+    """
 
     mime_type: MediaType | None | Unset = UNSET
     """MIME type of the file contents after the operation (for `delete`, of the deleted file).
 
-    Omitted and `null` are equivalent and mean the MIME type is unknown."""
+    Omitted and `null` are equivalent and mean the MIME type is unknown.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
     path: AbsolutePath
     """Absolute path for the operation."""
@@ -1784,26 +1902,30 @@ class ModifyDiffChange(_Model):
 class MoveDiffChange(_Model):
     """A file was moved or renamed.
 
-    A variant of DiffChange (`operation` is 'move')."""
+    A variant of DiffChange (`operation` is 'move').
+    """
 
     operation: ClassVar[str] = "move"
 
     file_type: DiffFileType | str | None | Unset = UNSET
     """File content kind after the operation (for `delete`, of the deleted file).
 
-    Omitted and `null` are equivalent and mean the content kind is unknown."""
+    Omitted and `null` are equivalent and mean the content kind is unknown.
+    """
 
     mime_type: MediaType | None | Unset = UNSET
     """MIME type of the file contents after the operation (for `delete`, of the deleted file).
 
-    Omitted and `null` are equivalent and mean the MIME type is unknown."""
+    Omitted and `null` are equivalent and mean the MIME type is unknown.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
     old_path: AbsolutePath
     """Absolute path before the operation."""
@@ -1816,26 +1938,30 @@ class MoveDiffChange(_Model):
 class CopyDiffChange(_Model):
     """A file was copied.
 
-    A variant of DiffChange (`operation` is 'copy')."""
+    A variant of DiffChange (`operation` is 'copy').
+    """
 
     operation: ClassVar[str] = "copy"
 
     file_type: DiffFileType | str | None | Unset = UNSET
     """File content kind after the operation (for `delete`, of the deleted file).
 
-    Omitted and `null` are equivalent and mean the content kind is unknown."""
+    Omitted and `null` are equivalent and mean the content kind is unknown.
+    """
 
     mime_type: MediaType | None | Unset = UNSET
     """MIME type of the file contents after the operation (for `delete`, of the deleted file).
 
-    Omitted and `null` are equivalent and mean the MIME type is unknown."""
+    Omitted and `null` are equivalent and mean the MIME type is unknown.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
     old_path: AbsolutePath
     """Absolute path before the operation."""
@@ -1861,19 +1987,22 @@ class OtherDiffChange(_Model):
     file_type: DiffFileType | str | None | Unset = UNSET
     """File content kind after the operation (for `delete`, of the deleted file).
 
-    Omitted and `null` are equivalent and mean the content kind is unknown."""
+    Omitted and `null` are equivalent and mean the content kind is unknown.
+    """
 
     mime_type: MediaType | None | Unset = UNSET
     """MIME type of the file contents after the operation (for `delete`, of the deleted file).
 
-    Omitted and `null` are equivalent and mean the MIME type is unknown."""
+    Omitted and `null` are equivalent and mean the MIME type is unknown.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
     extra: dict[str, Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
@@ -1913,7 +2042,8 @@ class DiffPatch(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1931,20 +2061,23 @@ class Diff(_Model):
     changes: list[DiffChange]
     """Structured file changes described by this diff.
 
-    Clients can use this field without parsing patch text to determine affected paths."""
+    Clients can use this field without parsing patch text to determine affected paths.
+    """
 
     patch: DiffPatch | None | Unset = UNSET
     """Renderable patch text for some or all of the structured changes.
 
     Agents SHOULD provide patch text whenever feasible. Omitted and `null` are
-    equivalent and mean no renderable patch text was provided."""
+    equivalent and mean no renderable patch text was provided.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1952,7 +2085,8 @@ class Terminal(_Model):
     """A display-only reference to an agent-owned terminal.
 
     Terminal state and output are delivered separately through
-    `terminal_update` and `terminal_output_chunk` session updates."""
+    `terminal_update` and `terminal_output_chunk` session updates.
+    """
 
     terminal_id: TerminalId
     """The ID of the terminal to display."""
@@ -1962,7 +2096,8 @@ class Terminal(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1980,14 +2115,16 @@ class ToolCallLocation(_Model):
 
     line: int | None | Unset = UNSET
     """Optional 1-based line number within the file. Omitted and `null` are equivalent and
-    mean no specific line. `0` is invalid."""
+    mean no specific line. `0` is invalid.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2004,28 +2141,32 @@ class ToolCallCapabilities(_Model):
     """Permits the Client to cancel this tool call with `tool_call/cancel`.
 
     Omitted and `null` are equivalent and mean unsupported. An object (including `{}`)
-    means supported. Agents SHOULD stop advertising it once the tool call reaches a final status."""
+    means supported. Agents SHOULD stop advertising it once the tool call reaches a final status.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class ToolCallCancelCapabilities(_Model):
     """Capability to cancel a tool call with `tool_call/cancel`.
 
-    Supplying `{}` advertises support. An omitted or `null` `cancel` does not."""
+    Supplying `{}` advertises support. An omitted or `null` `cancel` does not.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2037,14 +2178,16 @@ class ToolCallPermissionSubject(_Model):
 
     Clients apply this to their stored tool call exactly like a `tool_call_update`
     notification, in the order it was received, before showing the prompt. A first-seen
-    `toolCallId` creates the tool call."""
+    `toolCallId` creates the tool call.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2068,7 +2211,8 @@ class CommandPermissionSubject(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2089,14 +2233,16 @@ class PermissionOption(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class FormCreateElicitationRequest(_Model):
     """Form-based elicitation where the client renders a form from the provided schema.
 
-    A variant of CreateElicitationRequest (`mode` is 'form')."""
+    A variant of CreateElicitationRequest (`mode` is 'form').
+    """
 
     mode: ClassVar[str] = "form"
 
@@ -2108,7 +2254,8 @@ class FormCreateElicitationRequest(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
     requested_schema: ElicitationSchema
     """A JSON Schema describing the form fields to present to the user."""
@@ -2121,7 +2268,8 @@ class FormCreateElicitationRequest(_Model):
 class UrlCreateElicitationRequest(_Model):
     """URL-based elicitation where the client directs the user to a URL.
 
-    A variant of CreateElicitationRequest (`mode` is 'url')."""
+    A variant of CreateElicitationRequest (`mode` is 'url').
+    """
 
     mode: ClassVar[str] = "url"
 
@@ -2133,7 +2281,8 @@ class UrlCreateElicitationRequest(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
     elicitation_id: ElicitationId
     """The unique identifier for this elicitation."""
@@ -2171,7 +2320,8 @@ class OtherCreateElicitationRequest(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
     scope: ElicitationSessionScope | ElicitationRequestScope
     """One of ElicitationSessionScope or ElicitationRequestScope, whose members share the JSON object."""
@@ -2186,7 +2336,8 @@ class ElicitationSessionScope(_Model):
 
     When `toolCallId` is set, the elicitation is tied to a specific tool call.
     This is useful when an agent receives an elicitation from an MCP server
-    during a tool call and needs to redirect it to the user."""
+    during a tool call and needs to redirect it to the user.
+    """
 
     session_id: SessionId
     """The session this elicitation is tied to."""
@@ -2195,13 +2346,15 @@ class ElicitationSessionScope(_Model):
     """Optional tool call within the session.
 
     Optional. Omitted and `null` are equivalent and mean the elicitation is scoped to the
-    session without a specific tool call."""
+    session without a specific tool call.
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class ElicitationRequestScope(_Model):
     """Request-scoped elicitation, tied to a specific JSON-RPC request outside of a session
-    (e.g., during auth/configuration phases before any session is started)."""
+    (e.g., during auth/configuration phases before any session is started).
+    """
 
     request_id: RequestId
     """The pending Client-to-Agent request this elicitation is tied to."""
@@ -2212,7 +2365,8 @@ class ElicitationSchema(_Model):
     """Type-safe elicitation schema for requesting structured user input.
 
     This represents a JSON Schema object with primitive-typed properties,
-    as required by the elicitation specification."""
+    as required by the elicitation specification.
+    """
 
     type: ElicitationSchemaType
     """Type discriminator. Always `"object"`. Any other value is rejected."""
@@ -2220,7 +2374,8 @@ class ElicitationSchema(_Model):
     title: str | None | Unset = UNSET
     """Optional title for the schema.
 
-    Optional. Omitted and `null` are equivalent and mean no title is provided."""
+    Optional. Omitted and `null` are equivalent and mean no title is provided.
+    """
 
     properties: dict[str, ElicitationPropertySchema]
     """Property definitions (must be primitive types)."""
@@ -2228,224 +2383,262 @@ class ElicitationSchema(_Model):
     required: list[str] | None | Unset = UNSET
     """List of required property names.
 
-    Optional. Omitted and `null` are equivalent and mean no property names are required."""
+    Optional. Omitted and `null` are equivalent and mean no property names are required.
+    """
 
     description: str | None | Unset = UNSET
     """Optional description of what this schema represents.
 
-    Optional. Omitted and `null` are equivalent and mean no schema description is provided."""
+    Optional. Omitted and `null` are equivalent and mean no schema description is provided.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class StringElicitationPropertySchema(_Model):
     """String property (or single-select enum when `enum`/`oneOf` is set).
 
-    A variant of ElicitationPropertySchema (`type` is 'string')."""
+    A variant of ElicitationPropertySchema (`type` is 'string').
+    """
 
     type: ClassVar[str] = "string"
 
     title: str | None | Unset = UNSET
     """Optional title for the property.
 
-    Optional. Omitted and `null` are equivalent and mean no title is provided."""
+    Optional. Omitted and `null` are equivalent and mean no title is provided.
+    """
 
     description: str | None | Unset = UNSET
     """Human-readable description.
 
-    Optional. Omitted and `null` are equivalent and mean no description is provided."""
+    Optional. Omitted and `null` are equivalent and mean no description is provided.
+    """
 
     min_length: int | None | Unset = UNSET
     """Minimum string length.
 
-    Optional. Omitted and `null` are equivalent and mean there is no minimum length constraint."""
+    Optional. Omitted and `null` are equivalent and mean there is no minimum length constraint.
+    """
 
     max_length: int | None | Unset = UNSET
     """Maximum string length.
 
-    Optional. Omitted and `null` are equivalent and mean there is no maximum length constraint."""
+    Optional. Omitted and `null` are equivalent and mean there is no maximum length constraint.
+    """
 
     pattern: str | None | Unset = UNSET
     """Pattern the string must match, in ECMA-262 regular expression syntax.
 
-    Optional. Omitted and `null` are equivalent and mean there is no pattern constraint."""
+    Optional. Omitted and `null` are equivalent and mean there is no pattern constraint.
+    """
 
     format: StringFormat | str | None | Unset = UNSET
     """String format.
 
-    Optional. Omitted and `null` are equivalent and mean there is no format constraint."""
+    Optional. Omitted and `null` are equivalent and mean there is no format constraint.
+    """
 
     default: str | None | Unset = UNSET
     """Default value.
 
-    Optional. Omitted and `null` are equivalent and mean no default value is provided."""
+    Optional. Omitted and `null` are equivalent and mean no default value is provided.
+    """
 
     enum: list[str] | None | Unset = UNSET
     """Enum values for untitled single-select enums.
     Must contain at least one value when present.
     Optional. Omitted and `null` are equivalent and mean no untitled single-select choices are
-    declared by `enum`."""
+    declared by `enum`.
+    """
 
     one_of: list[EnumOption] | None | Unset = UNSET
     """Titled enum options for titled single-select enums.
     Must contain at least one option when present.
     Optional. Omitted and `null` are equivalent and mean no titled single-select choices are
-    declared by `oneOf`."""
+    declared by `oneOf`.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class NumberElicitationPropertySchema(_Model):
     """Number (floating-point) property.
 
-    A variant of ElicitationPropertySchema (`type` is 'number')."""
+    A variant of ElicitationPropertySchema (`type` is 'number').
+    """
 
     type: ClassVar[str] = "number"
 
     title: str | None | Unset = UNSET
     """Optional title for the property.
 
-    Optional. Omitted and `null` are equivalent and mean no title is provided."""
+    Optional. Omitted and `null` are equivalent and mean no title is provided.
+    """
 
     description: str | None | Unset = UNSET
     """Human-readable description.
 
-    Optional. Omitted and `null` are equivalent and mean no description is provided."""
+    Optional. Omitted and `null` are equivalent and mean no description is provided.
+    """
 
     minimum: float | None | Unset = UNSET
     """Minimum value (inclusive).
 
-    Optional. Omitted and `null` are equivalent and mean there is no inclusive lower bound."""
+    Optional. Omitted and `null` are equivalent and mean there is no inclusive lower bound.
+    """
 
     maximum: float | None | Unset = UNSET
     """Maximum value (inclusive).
 
-    Optional. Omitted and `null` are equivalent and mean there is no inclusive upper bound."""
+    Optional. Omitted and `null` are equivalent and mean there is no inclusive upper bound.
+    """
 
     default: float | None | Unset = UNSET
     """Default value.
 
-    Optional. Omitted and `null` are equivalent and mean no default value is provided."""
+    Optional. Omitted and `null` are equivalent and mean no default value is provided.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class IntegerElicitationPropertySchema(_Model):
     """Integer property.
 
-    A variant of ElicitationPropertySchema (`type` is 'integer')."""
+    A variant of ElicitationPropertySchema (`type` is 'integer').
+    """
 
     type: ClassVar[str] = "integer"
 
     title: str | None | Unset = UNSET
     """Optional title for the property.
 
-    Optional. Omitted and `null` are equivalent and mean no title is provided."""
+    Optional. Omitted and `null` are equivalent and mean no title is provided.
+    """
 
     description: str | None | Unset = UNSET
     """Human-readable description.
 
-    Optional. Omitted and `null` are equivalent and mean no description is provided."""
+    Optional. Omitted and `null` are equivalent and mean no description is provided.
+    """
 
     minimum: int | None | Unset = UNSET
     """Minimum value (inclusive).
 
-    Optional. Omitted and `null` are equivalent and mean there is no inclusive lower bound."""
+    Optional. Omitted and `null` are equivalent and mean there is no inclusive lower bound.
+    """
 
     maximum: int | None | Unset = UNSET
     """Maximum value (inclusive).
 
-    Optional. Omitted and `null` are equivalent and mean there is no inclusive upper bound."""
+    Optional. Omitted and `null` are equivalent and mean there is no inclusive upper bound.
+    """
 
     default: int | None | Unset = UNSET
     """Default value.
 
-    Optional. Omitted and `null` are equivalent and mean no default value is provided."""
+    Optional. Omitted and `null` are equivalent and mean no default value is provided.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class BooleanElicitationPropertySchema(_Model):
     """Boolean property.
 
-    A variant of ElicitationPropertySchema (`type` is 'boolean')."""
+    A variant of ElicitationPropertySchema (`type` is 'boolean').
+    """
 
     type: ClassVar[str] = "boolean"
 
     title: str | None | Unset = UNSET
     """Optional title for the property.
 
-    Optional. Omitted and `null` are equivalent and mean no title is provided."""
+    Optional. Omitted and `null` are equivalent and mean no title is provided.
+    """
 
     description: str | None | Unset = UNSET
     """Human-readable description.
 
-    Optional. Omitted and `null` are equivalent and mean no description is provided."""
+    Optional. Omitted and `null` are equivalent and mean no description is provided.
+    """
 
     default: bool | None | Unset = UNSET
     """Default value.
 
-    Optional. Omitted and `null` are equivalent and mean no default value is provided."""
+    Optional. Omitted and `null` are equivalent and mean no default value is provided.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class ArrayElicitationPropertySchema(_Model):
     """Multi-select array property.
 
-    A variant of ElicitationPropertySchema (`type` is 'array')."""
+    A variant of ElicitationPropertySchema (`type` is 'array').
+    """
 
     type: ClassVar[str] = "array"
 
     title: str | None | Unset = UNSET
     """Optional title for the property.
 
-    Optional. Omitted and `null` are equivalent and mean no title is provided."""
+    Optional. Omitted and `null` are equivalent and mean no title is provided.
+    """
 
     description: str | None | Unset = UNSET
     """Human-readable description.
 
-    Optional. Omitted and `null` are equivalent and mean no description is provided."""
+    Optional. Omitted and `null` are equivalent and mean no description is provided.
+    """
 
     min_items: int | None | Unset = UNSET
     """Minimum number of items to select.
 
-    Optional. Omitted and `null` are equivalent and mean there is no minimum selection count."""
+    Optional. Omitted and `null` are equivalent and mean there is no minimum selection count.
+    """
 
     max_items: int | None | Unset = UNSET
     """Maximum number of items to select.
 
-    Optional. Omitted and `null` are equivalent and mean there is no maximum selection count."""
+    Optional. Omitted and `null` are equivalent and mean there is no maximum selection count.
+    """
 
     items: MultiSelectItems
     """The items definition describing allowed values."""
@@ -2453,14 +2646,16 @@ class ArrayElicitationPropertySchema(_Model):
     default: list[str] | None | Unset = UNSET
     """Default selected values.
 
-    Optional. Omitted and `null` are equivalent and mean no default selections are provided."""
+    Optional. Omitted and `null` are equivalent and mean no default selections are provided.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2498,14 +2693,16 @@ class EnumOption(_Model):
     description: str | None | Unset = UNSET
     """Human-readable description.
 
-    Optional. Omitted and `null` are equivalent and mean no description is provided."""
+    Optional. Omitted and `null` are equivalent and mean no description is provided.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2513,61 +2710,72 @@ class StringPropertySchema(_Model):
     """Schema for string properties in an elicitation form.
 
     When `enum` or `oneOf` is set, this represents a single-select enum
-    with `"type": "string"`."""
+    with `"type": "string"`.
+    """
 
     title: str | None | Unset = UNSET
     """Optional title for the property.
 
-    Optional. Omitted and `null` are equivalent and mean no title is provided."""
+    Optional. Omitted and `null` are equivalent and mean no title is provided.
+    """
 
     description: str | None | Unset = UNSET
     """Human-readable description.
 
-    Optional. Omitted and `null` are equivalent and mean no description is provided."""
+    Optional. Omitted and `null` are equivalent and mean no description is provided.
+    """
 
     min_length: int | None | Unset = UNSET
     """Minimum string length.
 
-    Optional. Omitted and `null` are equivalent and mean there is no minimum length constraint."""
+    Optional. Omitted and `null` are equivalent and mean there is no minimum length constraint.
+    """
 
     max_length: int | None | Unset = UNSET
     """Maximum string length.
 
-    Optional. Omitted and `null` are equivalent and mean there is no maximum length constraint."""
+    Optional. Omitted and `null` are equivalent and mean there is no maximum length constraint.
+    """
 
     pattern: str | None | Unset = UNSET
     """Pattern the string must match, in ECMA-262 regular expression syntax.
 
-    Optional. Omitted and `null` are equivalent and mean there is no pattern constraint."""
+    Optional. Omitted and `null` are equivalent and mean there is no pattern constraint.
+    """
 
     format: StringFormat | str | None | Unset = UNSET
     """String format.
 
-    Optional. Omitted and `null` are equivalent and mean there is no format constraint."""
+    Optional. Omitted and `null` are equivalent and mean there is no format constraint.
+    """
 
     default: str | None | Unset = UNSET
     """Default value.
 
-    Optional. Omitted and `null` are equivalent and mean no default value is provided."""
+    Optional. Omitted and `null` are equivalent and mean no default value is provided.
+    """
 
     enum: list[str] | None | Unset = UNSET
     """Enum values for untitled single-select enums.
     Must contain at least one value when present.
     Optional. Omitted and `null` are equivalent and mean no untitled single-select choices are
-    declared by `enum`."""
+    declared by `enum`.
+    """
 
     one_of: list[EnumOption] | None | Unset = UNSET
     """Titled enum options for titled single-select enums.
     Must contain at least one option when present.
     Optional. Omitted and `null` are equivalent and mean no titled single-select choices are
-    declared by `oneOf`."""
+    declared by `oneOf`.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2577,34 +2785,40 @@ class NumberPropertySchema(_Model):
     title: str | None | Unset = UNSET
     """Optional title for the property.
 
-    Optional. Omitted and `null` are equivalent and mean no title is provided."""
+    Optional. Omitted and `null` are equivalent and mean no title is provided.
+    """
 
     description: str | None | Unset = UNSET
     """Human-readable description.
 
-    Optional. Omitted and `null` are equivalent and mean no description is provided."""
+    Optional. Omitted and `null` are equivalent and mean no description is provided.
+    """
 
     minimum: float | None | Unset = UNSET
     """Minimum value (inclusive).
 
-    Optional. Omitted and `null` are equivalent and mean there is no inclusive lower bound."""
+    Optional. Omitted and `null` are equivalent and mean there is no inclusive lower bound.
+    """
 
     maximum: float | None | Unset = UNSET
     """Maximum value (inclusive).
 
-    Optional. Omitted and `null` are equivalent and mean there is no inclusive upper bound."""
+    Optional. Omitted and `null` are equivalent and mean there is no inclusive upper bound.
+    """
 
     default: float | None | Unset = UNSET
     """Default value.
 
-    Optional. Omitted and `null` are equivalent and mean no default value is provided."""
+    Optional. Omitted and `null` are equivalent and mean no default value is provided.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2614,34 +2828,40 @@ class IntegerPropertySchema(_Model):
     title: str | None | Unset = UNSET
     """Optional title for the property.
 
-    Optional. Omitted and `null` are equivalent and mean no title is provided."""
+    Optional. Omitted and `null` are equivalent and mean no title is provided.
+    """
 
     description: str | None | Unset = UNSET
     """Human-readable description.
 
-    Optional. Omitted and `null` are equivalent and mean no description is provided."""
+    Optional. Omitted and `null` are equivalent and mean no description is provided.
+    """
 
     minimum: int | None | Unset = UNSET
     """Minimum value (inclusive).
 
-    Optional. Omitted and `null` are equivalent and mean there is no inclusive lower bound."""
+    Optional. Omitted and `null` are equivalent and mean there is no inclusive lower bound.
+    """
 
     maximum: int | None | Unset = UNSET
     """Maximum value (inclusive).
 
-    Optional. Omitted and `null` are equivalent and mean there is no inclusive upper bound."""
+    Optional. Omitted and `null` are equivalent and mean there is no inclusive upper bound.
+    """
 
     default: int | None | Unset = UNSET
     """Default value.
 
-    Optional. Omitted and `null` are equivalent and mean no default value is provided."""
+    Optional. Omitted and `null` are equivalent and mean no default value is provided.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2651,31 +2871,36 @@ class BooleanPropertySchema(_Model):
     title: str | None | Unset = UNSET
     """Optional title for the property.
 
-    Optional. Omitted and `null` are equivalent and mean no title is provided."""
+    Optional. Omitted and `null` are equivalent and mean no title is provided.
+    """
 
     description: str | None | Unset = UNSET
     """Human-readable description.
 
-    Optional. Omitted and `null` are equivalent and mean no description is provided."""
+    Optional. Omitted and `null` are equivalent and mean no description is provided.
+    """
 
     default: bool | None | Unset = UNSET
     """Default value.
 
-    Optional. Omitted and `null` are equivalent and mean no default value is provided."""
+    Optional. Omitted and `null` are equivalent and mean no default value is provided.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class MultiSelectItemsString(_Model):
     """Multi-select string items with plain string values.
 
-    A variant of MultiSelectItems (`type` is 'string')."""
+    A variant of MultiSelectItems (`type` is 'string').
+    """
 
     type: ClassVar[str] = "string"
 
@@ -2687,7 +2912,8 @@ class MultiSelectItemsString(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2716,7 +2942,8 @@ class StringMultiSelectItems(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2731,7 +2958,8 @@ class TitledMultiSelectItems(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2741,22 +2969,26 @@ class MultiSelectPropertySchema(_Model):
     title: str | None | Unset = UNSET
     """Optional title for the property.
 
-    Optional. Omitted and `null` are equivalent and mean no title is provided."""
+    Optional. Omitted and `null` are equivalent and mean no title is provided.
+    """
 
     description: str | None | Unset = UNSET
     """Human-readable description.
 
-    Optional. Omitted and `null` are equivalent and mean no description is provided."""
+    Optional. Omitted and `null` are equivalent and mean no description is provided.
+    """
 
     min_items: int | None | Unset = UNSET
     """Minimum number of items to select.
 
-    Optional. Omitted and `null` are equivalent and mean there is no minimum selection count."""
+    Optional. Omitted and `null` are equivalent and mean there is no minimum selection count.
+    """
 
     max_items: int | None | Unset = UNSET
     """Maximum number of items to select.
 
-    Optional. Omitted and `null` are equivalent and mean there is no maximum selection count."""
+    Optional. Omitted and `null` are equivalent and mean there is no maximum selection count.
+    """
 
     items: MultiSelectItems
     """The items definition describing allowed values."""
@@ -2764,14 +2996,16 @@ class MultiSelectPropertySchema(_Model):
     default: list[str] | None | Unset = UNSET
     """Default selected values.
 
-    Optional. Omitted and `null` are equivalent and mean no default selections are provided."""
+    Optional. Omitted and `null` are equivalent and mean no default selections are provided.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2803,7 +3037,8 @@ class ElicitationUrlMode(_Model):
 class MessageMcpRequest(_Model):
     """**UNSTABLE**
 
-    Request parameters for `mcp/message`, sent from consumer to provider."""
+    Request parameters for `mcp/message`, sent from consumer to provider.
+    """
 
     METHOD: ClassVar[str] = "mcp/message"
     """The JSON-RPC method (client side)."""
@@ -2826,14 +3061,16 @@ class MessageMcpRequest(_Model):
     Implementations MUST NOT assign meaning to keys they do not recognize.
     This is ACP metadata, not the inner MCP message's `_meta`.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class ResultAgentResponse(_Model):
     """A successful JSON-RPC response.
 
-    A variant of AgentResponse."""
+    A variant of AgentResponse.
+    """
 
     id: RequestId
     """The id of the request this response answers."""
@@ -2846,13 +3083,15 @@ class ResultAgentResponse(_Model):
 class ErrorAgentResponse(_Model):
     """A failed JSON-RPC response.
 
-    A variant of AgentResponse."""
+    A variant of AgentResponse.
+    """
 
     id: int | str | None
     """The id of the request this response answers.
 
     Required. `null` only when the request's id could not be determined, such as
-    for a parse error or an invalid request."""
+    for a parse error or an invalid request.
+    """
 
     error: Error
     """Method-specific error data."""
@@ -2876,7 +3115,8 @@ class InitializeResponse(_Model):
     initialization fails with error code -32022.
 
     The client must check that it supports this version and should disconnect
-    if it does not."""
+    if it does not.
+    """
 
     info: Implementation
     """Information about the implementation sending this initialize response."""
@@ -2891,25 +3131,29 @@ class InitializeResponse(_Model):
 
     Optional. Omitted or empty means the agent does not advertise the
     `auth/login` and `auth/logout` methods. Supplying one or more methods means
-    the agent MUST support both `auth/login` and `auth/logout`."""
+    the agent MUST support both `auth/login` and `auth/logout`.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class Implementation(_Model):
     """Metadata about the implementation of the client or agent.
     Describes the name and version of an ACP implementation, with an optional
-    title for UI representation."""
+    title for UI representation.
+    """
 
     name: str
     """Intended for programmatic or logical use, but can be used as a display
-    name fallback if title isn't present."""
+    name fallback if title isn't present.
+    """
 
     title: str | None | Unset = UNSET
     """Intended for UI and end-user contexts and optimized to be human-readable
@@ -2917,18 +3161,21 @@ class Implementation(_Model):
 
     If not provided, the name should be used for display.
 
-    Omitted and `null` are equivalent and mean the `name` is used for display."""
+    Omitted and `null` are equivalent and mean the `name` is used for display.
+    """
 
     version: str
     """Version of the implementation. Can be displayed to the user or used
-    for debugging or metrics purposes. (e.g. "1.0.0")."""
+    for debugging or metrics purposes. (e.g. "1.0.0").
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2948,7 +3195,8 @@ class AgentCapabilities(_Model):
     `session/*` methods. Supplying `{}` means the agent supports the
     baseline session methods: `session/new`, `session/list`,
     `session/resume`, `session/close`, `session/prompt`, `session/cancel`,
-    and `session/update`."""
+    and `session/update`.
+    """
 
     auth: AgentAuthCapabilities | None | Unset = UNSET
     """Authentication-related extension capabilities supported by the agent.
@@ -2956,7 +3204,8 @@ class AgentCapabilities(_Model):
     Optional. Omitted and `null` are equivalent and mean the agent does not advertise any
     authentication-related extensions. This field does not advertise support
     for `auth/login` or `auth/logout`. Those methods are advertised by a
-    non-empty `authMethods` list in the `initialize` response."""
+    non-empty `authMethods` list in the `initialize` response.
+    """
 
     providers: ProvidersCapabilities | None | Unset = UNSET
     """**UNSTABLE**
@@ -2966,14 +3215,16 @@ class AgentCapabilities(_Model):
     Provider configuration capabilities supported by the agent.
 
     Optional. Omitted and `null` are equivalent and mean the agent does not advertise support.
-    Supplying `{}` means the agent supports provider configuration methods."""
+    Supplying `{}` means the agent supports provider configuration methods.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2996,19 +3247,22 @@ class SessionCapabilities(_Model):
 
     Optional. Omitted and `null` are equivalent and mean the agent does not advertise any
     prompt extensions beyond the baseline text and resource-link content
-    required by `session/prompt`."""
+    required by `session/prompt`.
+    """
 
     mcp: McpCapabilities | None | Unset = UNSET
     """MCP capabilities supported by the agent for session lifecycle requests.
 
     Optional. Omitted and `null` are equivalent and mean the agent does not advertise MCP
-    server transport support for sessions."""
+    server transport support for sessions.
+    """
 
     delete: SessionDeleteCapabilities | None | Unset = UNSET
     """Whether the agent supports `session/delete`.
 
     Optional. Omitted and `null` are equivalent and mean the agent does not advertise support.
-    Supplying `{}` means the agent supports deleting sessions from `session/list`."""
+    Supplying `{}` means the agent supports deleting sessions from `session/list`.
+    """
 
     additional_directories: SessionAdditionalDirectoriesCapabilities | None | Unset = (
         UNSET
@@ -3020,7 +3274,8 @@ class SessionCapabilities(_Model):
     supported session lifecycle requests.
 
     Agents may return `SessionInfo.additionalDirectories` to report the
-    complete ordered additional-root list associated with a listed session."""
+    complete ordered additional-root list associated with a listed session.
+    """
 
     system_prompt: SessionSystemPromptCapabilities | None | Unset = UNSET
     """**UNSTABLE**
@@ -3030,7 +3285,8 @@ class SessionCapabilities(_Model):
     Whether the agent supports `systemPrompt` on session lifecycle requests.
 
     Optional. Omitted and `null` are equivalent and mean the agent does not advertise support.
-    Supplying `{}` means the agent supports `systemPrompt` in `append` mode."""
+    Supplying `{}` means the agent supports `systemPrompt` in `append` mode.
+    """
 
     fork: SessionForkCapabilities | None | Unset = UNSET
     """**UNSTABLE**
@@ -3040,7 +3296,8 @@ class SessionCapabilities(_Model):
     Whether the agent supports `session/fork`.
 
     Optional. Omitted and `null` are equivalent and mean the agent does not advertise support.
-    Supplying `{}` means the agent supports forking sessions."""
+    Supplying `{}` means the agent supports forking sessions.
+    """
 
     archive: SessionArchiveCapabilities | None | Unset = UNSET
     """**UNSTABLE**
@@ -3051,7 +3308,8 @@ class SessionCapabilities(_Model):
 
     Optional. Omitted and `null` are equivalent and mean the agent does not advertise support.
     Supplying `{}` means the agent supports both methods, the `archived` filter on
-    `session/list`, and `SessionInfo.archived`."""
+    `session/list`, and `SessionInfo.archived`.
+    """
 
     status: SessionStatusCapabilities | None | Unset = UNSET
     """**UNSTABLE**
@@ -3061,7 +3319,8 @@ class SessionCapabilities(_Model):
     Whether the agent supports `session/status`.
 
     Optional. Omitted and `null` are equivalent and mean the agent does not advertise support.
-    Supplying `{}` means the agent supports checking session status."""
+    Supplying `{}` means the agent supports checking session status.
+    """
 
     title: SessionTitleCapabilities | None | Unset = UNSET
     """**UNSTABLE**
@@ -3074,14 +3333,16 @@ class SessionCapabilities(_Model):
     capability. It only advertises that Clients can set titles.
 
     Optional. Omitted and `null` are equivalent and mean the agent does not advertise support.
-    Supplying `{}` means the agent supports setting session titles."""
+    Supplying `{}` means the agent supports setting session titles.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3104,13 +3365,15 @@ class PromptCapabilities(_Model):
     """Agent supports `image` content blocks.
 
     Optional. Omitted and `null` are equivalent and mean the agent does not advertise support.
-    Supplying `{}` means the agent supports image content in prompts."""
+    Supplying `{}` means the agent supports image content in prompts.
+    """
 
     audio: PromptAudioCapabilities | None | Unset = UNSET
     """Agent supports `audio` content blocks.
 
     Optional. Omitted and `null` are equivalent and mean the agent does not advertise support.
-    Supplying `{}` means the agent supports audio content in prompts."""
+    Supplying `{}` means the agent supports audio content in prompts.
+    """
 
     embedded_context: PromptEmbeddedContextCapabilities | None | Unset = UNSET
     """Agent supports embedded context in `session/prompt` requests.
@@ -3119,56 +3382,64 @@ class PromptCapabilities(_Model):
     in prompt requests for pieces of context that are referenced in the message.
 
     Optional. Omitted and `null` are equivalent and mean the agent does not advertise support.
-    Supplying `{}` means the agent supports embedded context in prompts."""
+    Supplying `{}` means the agent supports embedded context in prompts.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class PromptImageCapabilities(_Model):
     """Capabilities for image content in prompt requests.
 
-    Supplying `{}` means the agent supports image content in prompts."""
+    Supplying `{}` means the agent supports image content in prompts.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class PromptAudioCapabilities(_Model):
     """Capabilities for audio content in prompt requests.
 
-    Supplying `{}` means the agent supports audio content in prompts."""
+    Supplying `{}` means the agent supports audio content in prompts.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class PromptEmbeddedContextCapabilities(_Model):
     """Capabilities for embedded context in prompt requests.
 
-    Supplying `{}` means the agent supports embedded context in prompts."""
+    Supplying `{}` means the agent supports embedded context in prompts.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3179,13 +3450,15 @@ class McpCapabilities(_Model):
     """Agent supports `stdio` MCP servers.
 
     Optional. Omitted and `null` are equivalent and mean the agent does not advertise support.
-    Supplying `{}` means the agent supports stdio MCP server transports."""
+    Supplying `{}` means the agent supports stdio MCP server transports.
+    """
 
     http: McpHttpCapabilities | None | Unset = UNSET
     """Agent supports `http` MCP servers.
 
     Optional. Omitted and `null` are equivalent and mean the agent does not advertise support.
-    Supplying `{}` means the agent supports HTTP MCP server transports."""
+    Supplying `{}` means the agent supports HTTP MCP server transports.
+    """
 
     acp: McpAcpCapabilities | None | Unset = UNSET
     """**UNSTABLE**
@@ -3195,42 +3468,48 @@ class McpCapabilities(_Model):
     Agent supports `acp` MCP servers.
 
     Optional. Omitted and `null` are equivalent and mean the agent does not advertise support.
-    Supplying `{}` means the agent supports ACP MCP server transports."""
+    Supplying `{}` means the agent supports ACP MCP server transports.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class McpStdioCapabilities(_Model):
     """Capabilities for stdio MCP server transports.
 
-    Supplying `{}` means the agent supports stdio MCP server transports."""
+    Supplying `{}` means the agent supports stdio MCP server transports.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class McpHttpCapabilities(_Model):
     """Capabilities for HTTP MCP server transports.
 
-    Supplying `{}` means the agent supports HTTP MCP server transports."""
+    Supplying `{}` means the agent supports HTTP MCP server transports.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3241,28 +3520,32 @@ class McpAcpCapabilities(_Model):
 
     Capabilities for ACP MCP server transports.
 
-    Supplying `{}` means the agent supports ACP MCP server transports."""
+    Supplying `{}` means the agent supports ACP MCP server transports.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class SessionDeleteCapabilities(_Model):
     """Capabilities for the `session/delete` method.
 
-    Supplying `{}` means the agent supports deleting sessions from `session/list`."""
+    Supplying `{}` means the agent supports deleting sessions from `session/list`.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3272,14 +3555,16 @@ class SessionAdditionalDirectoriesCapabilities(_Model):
     Supplying `{}` means the agent supports the `additionalDirectories` field on
     supported session lifecycle requests. Agents may return
     `SessionInfo.additionalDirectories` in `session/list` to report the
-    complete ordered additional-root list associated with a listed session."""
+    complete ordered additional-root list associated with a listed session.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3291,19 +3576,22 @@ class SessionSystemPromptCapabilities(_Model):
     Capabilities for client-provided system prompts.
 
     Supplying `{}` means the agent supports `systemPrompt` on session lifecycle
-    requests in `append` mode."""
+    requests in `append` mode.
+    """
 
     mode: SessionSystemPromptModeCapabilities | None | Unset = UNSET
     """Delivery modes the agent supports in addition to `append`.
 
-    Optional. Omitted and `null` are equivalent and mean the agent supports only `append`."""
+    Optional. Omitted and `null` are equivalent and mean the agent supports only `append`.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3315,21 +3603,24 @@ class SessionSystemPromptModeCapabilities(_Model):
     System prompt delivery modes the agent supports in addition to `append`.
 
     `append` has no entry because every agent advertising `session.systemPrompt`
-    supports it."""
+    supports it.
+    """
 
     override: SessionSystemPromptOverrideCapabilities | None | Unset = UNSET
     """Whether the agent supports `override` mode.
 
     Optional. Omitted and `null` are equivalent and mean the agent does not advertise support.
     Supplying `{}` means the agent supports replacing its built-in default
-    instructions with the client-provided system prompt."""
+    instructions with the client-provided system prompt.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3341,14 +3632,16 @@ class SessionSystemPromptOverrideCapabilities(_Model):
     Capabilities for the `override` system prompt mode.
 
     Supplying `{}` means the agent supports replacing its built-in default
-    instructions with the client-provided system prompt."""
+    instructions with the client-provided system prompt.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3359,14 +3652,16 @@ class SessionForkCapabilities(_Model):
 
     Capabilities for the `session/fork` method.
 
-    Supplying `{}` means the agent supports forking sessions."""
+    Supplying `{}` means the agent supports forking sessions.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3378,14 +3673,16 @@ class SessionArchiveCapabilities(_Model):
     Capabilities for `session/archive` and `session/unarchive`.
 
     Supplying `{}` means the agent supports both methods, the `archived` filter on
-    `session/list`, and `SessionInfo.archived`."""
+    `session/list`, and `SessionInfo.archived`.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3396,14 +3693,16 @@ class SessionStatusCapabilities(_Model):
 
     Capabilities for the `session/status` method.
 
-    Supplying `{}` means the agent supports checking session status."""
+    Supplying `{}` means the agent supports checking session status.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3415,14 +3714,16 @@ class SessionTitleCapabilities(_Model):
     Capabilities for Client-set session titles.
 
     Supplying `{}` means the agent supports `session/set_title`. Agents report titles
-    through `session/list` and `session_info_update` without this capability."""
+    through `session/list` and `session_info_update` without this capability.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3431,7 +3732,8 @@ class AgentAuthCapabilities(_Model):
 
     This object does not advertise support for `auth/login` or `auth/logout`.
     Those methods are advertised by a non-empty `authMethods` list in the
-    `initialize` response."""
+    `initialize` response.
+    """
 
     status: AuthStatusCapabilities | None | Unset = UNSET
     """**UNSTABLE**
@@ -3441,14 +3743,16 @@ class AgentAuthCapabilities(_Model):
     Whether the agent supports the `auth/status` method.
 
     Optional. Omitted and `null` are equivalent and mean the agent does not advertise support.
-    Supplying `{}` means the agent supports the `auth/status` method."""
+    Supplying `{}` means the agent supports the `auth/status` method.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3459,14 +3763,16 @@ class AuthStatusCapabilities(_Model):
 
     Auth status capabilities supported by the agent.
 
-    Supplying `{}` means the agent supports the `auth/status` method."""
+    Supplying `{}` means the agent supports the `auth/status` method.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3477,14 +3783,16 @@ class ProvidersCapabilities(_Model):
 
     Provider configuration capabilities supported by the agent.
 
-    Supplying `{}` means the agent supports provider configuration methods."""
+    Supplying `{}` means the agent supports provider configuration methods.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3492,7 +3800,8 @@ class TerminalAuthMethod(_Model):
     """Client runs the configured agent program as a separate interactive
     process, without passing this method to `auth/login`.
 
-    A variant of AuthMethod (`type` is 'terminal')."""
+    A variant of AuthMethod (`type` is 'terminal').
+    """
 
     type: ClassVar[str] = "terminal"
 
@@ -3505,7 +3814,8 @@ class TerminalAuthMethod(_Model):
     description: str | None | Unset = UNSET
     """Optional human-readable description of this authentication method.
 
-    Omitted and `null` are equivalent and mean no description is provided."""
+    Omitted and `null` are equivalent and mean no description is provided.
+    """
 
     args: list[str] | Unset = UNSET
     """Additional arguments to append to the configured agent invocation for terminal auth."""
@@ -3513,14 +3823,16 @@ class TerminalAuthMethod(_Model):
     env: list[EnvVariable] | Unset = UNSET
     """Additional environment variables to set on the configured agent invocation for terminal auth.
     Names MUST be unique. These values override same-named variables in the
-    base launch configuration."""
+    base launch configuration.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3529,7 +3841,8 @@ class AgentAuthMethod(_Model):
 
     The `type` discriminator value is `agent`.
 
-    A variant of AuthMethod (`type` is 'agent')."""
+    A variant of AuthMethod (`type` is 'agent').
+    """
 
     type: ClassVar[str] = "agent"
 
@@ -3542,14 +3855,16 @@ class AgentAuthMethod(_Model):
     description: str | None | Unset = UNSET
     """Optional human-readable description of this authentication method.
 
-    Omitted and `null` are equivalent and mean no description is provided."""
+    Omitted and `null` are equivalent and mean no description is provided.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3595,7 +3910,8 @@ class EnvVariable(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3606,7 +3922,8 @@ class AuthMethodTerminal(_Model):
     process for the user to authenticate via a TUI. Agents MUST advertise this
     method only when the client enabled its terminal authentication capability.
     A zero exit status signals success. Any other termination signals failure.
-    The client MUST NOT pass this method to `auth/login`."""
+    The client MUST NOT pass this method to `auth/login`.
+    """
 
     method_id: AuthMethodId
     """Unique identifier for this authentication method."""
@@ -3617,7 +3934,8 @@ class AuthMethodTerminal(_Model):
     description: str | None | Unset = UNSET
     """Optional human-readable description of this authentication method.
 
-    Omitted and `null` are equivalent and mean no description is provided."""
+    Omitted and `null` are equivalent and mean no description is provided.
+    """
 
     args: list[str] | Unset = UNSET
     """Additional arguments to append to the configured agent invocation for terminal auth."""
@@ -3625,21 +3943,24 @@ class AuthMethodTerminal(_Model):
     env: list[EnvVariable] | Unset = UNSET
     """Additional environment variables to set on the configured agent invocation for terminal auth.
     Names MUST be unique. These values override same-named variables in the
-    base launch configuration."""
+    base launch configuration.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class AuthMethodAgent(_Model):
     """Agent handles authentication itself through `auth/login`.
 
-    The `type` discriminator value is `agent`."""
+    The `type` discriminator value is `agent`.
+    """
 
     method_id: AuthMethodId
     """Unique identifier for this authentication method."""
@@ -3650,14 +3971,16 @@ class AuthMethodAgent(_Model):
     description: str | None | Unset = UNSET
     """Optional human-readable description of this authentication method.
 
-    Omitted and `null` are equivalent and mean no description is provided."""
+    Omitted and `null` are equivalent and mean no description is provided.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3672,7 +3995,8 @@ class LoginAuthResponse(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3681,7 +4005,8 @@ class ListProvidersResponse(_Model):
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
 
-    Response to `providers/list`."""
+    Response to `providers/list`.
+    """
 
     METHOD: ClassVar[str] = "providers/list"
     """The JSON-RPC method (agent side)."""
@@ -3694,7 +4019,8 @@ class ListProvidersResponse(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3703,7 +4029,8 @@ class ProviderInfo(_Model):
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
 
-    Information about a configurable LLM provider."""
+    Information about a configurable LLM provider.
+    """
 
     provider_id: ProviderId
     """Provider identifier, for example "main" or "openai"."""
@@ -3713,18 +4040,21 @@ class ProviderInfo(_Model):
 
     required: bool
     """Whether this provider is mandatory and cannot be disabled via `providers/disable`.
-    If true, clients must not call `providers/disable` for this provider ID."""
+    If true, clients must not call `providers/disable` for this provider ID.
+    """
 
     current: ProviderCurrentConfig | None | Unset = UNSET
     """Current effective non-secret routing config.
-    Null or omitted means provider is disabled."""
+    Null or omitted means provider is disabled.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3733,7 +4063,8 @@ class ProviderCurrentConfig(_Model):
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
 
-    Current effective non-secret routing configuration for a provider."""
+    Current effective non-secret routing configuration for a provider.
+    """
 
     api_type: LlmProtocol | str
     """Protocol currently used by this provider."""
@@ -3746,7 +4077,8 @@ class ProviderCurrentConfig(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3755,7 +4087,8 @@ class SetProviderResponse(_Model):
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
 
-    Response to `providers/set`."""
+    Response to `providers/set`.
+    """
 
     METHOD: ClassVar[str] = "providers/set"
     """The JSON-RPC method (agent side)."""
@@ -3765,7 +4098,8 @@ class SetProviderResponse(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3774,7 +4108,8 @@ class DisableProviderResponse(_Model):
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
 
-    Response to `providers/disable`."""
+    Response to `providers/disable`.
+    """
 
     METHOD: ClassVar[str] = "providers/disable"
     """The JSON-RPC method (agent side)."""
@@ -3784,7 +4119,8 @@ class DisableProviderResponse(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3799,7 +4135,8 @@ class LogoutAuthResponse(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3808,7 +4145,8 @@ class AuthStatusResponse(_Model):
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
 
-    Response to the `auth/status` method."""
+    Response to the `auth/status` method.
+    """
 
     METHOD: ClassVar[str] = "auth/status"
     """The JSON-RPC method (agent side)."""
@@ -3817,21 +4155,24 @@ class AuthStatusResponse(_Model):
     """Whether the agent can start sessions without the user signing in first.
 
     This is the only field clients should act on. Clients MUST treat values they
-    do not recognize as `unknown`."""
+    do not recognize as `unknown`.
+    """
 
     accounts: list[AuthAccount] | Unset = UNSET
     """The accounts the agent has configured, for display.
 
     Optional. Omitted and empty are equivalent and mean no accounts are reported.
     Agents that hold credentials for several providers or accounts SHOULD list each
-    of them and mark the ones in effect with `active`."""
+    of them and mark the ones in effect with `active`.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3845,40 +4186,47 @@ class AuthAccount(_Model):
 
     All fields are display information only. Clients MUST NOT use them as stable
     account identifiers, and SHOULD NOT log them or send them elsewhere, such as to
-    telemetry."""
+    telemetry.
+    """
 
     label: str
     """Human-readable name for the account, suitable for display on its own,
-    for example `Claude Max`, `OpenAI API key`, or `Vertex AI`."""
+    for example `Claude Max`, `OpenAI API key`, or `Vertex AI`.
+    """
 
     active: bool | None | Unset = UNSET
     """Whether the agent currently uses this account by default.
 
     Several accounts MAY be active, for example one per provider.
 
-    Optional. Omitted and `null` are equivalent and mean the agent does not indicate whether this account is in effect."""
+    Optional. Omitted and `null` are equivalent and mean the agent does not indicate whether this account is in effect.
+    """
 
     name: str | None | Unset = UNSET
     """Display name of the user, such as a username or full name.
 
-    Optional. Omitted and `null` are equivalent and mean no name is reported."""
+    Optional. Omitted and `null` are equivalent and mean no name is reported.
+    """
 
     email: str | None | Unset = UNSET
     """Email address of the user.
 
-    Optional. Omitted and `null` are equivalent and mean no email is reported."""
+    Optional. Omitted and `null` are equivalent and mean no email is reported.
+    """
 
     organization: str | None | Unset = UNSET
     """Display name of the organization, team, or workspace the account is using.
 
-    Optional. Omitted and `null` are equivalent and mean no organization is reported."""
+    Optional. Omitted and `null` are equivalent and mean no organization is reported.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3898,35 +4246,40 @@ class NewSessionResponse(_Model):
     session_id: SessionId
     """Unique identifier for the created session.
 
-    Used in all subsequent requests for this conversation."""
+    Used in all subsequent requests for this conversation.
+    """
 
     config_options: list[SessionConfigOption] | Unset = UNSET
     """Initial session configuration options.
 
     Optional. Omitted or empty means no config options are advertised.
     Senders MUST use an array, not `null`. Receivers treat `null` like omission.
-    Later `config_option_update` notifications replace this list."""
+    Later `config_option_update` notifications replace this list.
+    """
 
     available_commands: list[AvailableCommand] | Unset = UNSET
     """Initial commands the agent can execute in this session.
 
     Optional. Omitted or empty means no initial commands are advertised.
     Senders MUST use an array, not `null`. Receivers treat `null` like omission.
-    Later `available_commands_update` notifications replace this list."""
+    Later `available_commands_update` notifications replace this list.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class SelectSessionConfigOption(_Model):
     """Single-value selector (dropdown).
 
-    A variant of SessionConfigOption (`type` is 'select')."""
+    A variant of SessionConfigOption (`type` is 'select').
+    """
 
     type: ClassVar[str] = "select"
 
@@ -3939,33 +4292,38 @@ class SelectSessionConfigOption(_Model):
     description: str | None | Unset = UNSET
     """Optional description for the Client to display to the user.
 
-    Omitted and `null` are equivalent and mean no description is provided."""
+    Omitted and `null` are equivalent and mean no description is provided.
+    """
 
     category: SessionConfigOptionCategory | str | None | Unset = UNSET
     """Optional semantic category for this option (UX only).
 
-    Omitted and `null` are equivalent and mean no category is provided."""
+    Omitted and `null` are equivalent and mean no category is provided.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
     current_value: SessionConfigValueId
     """The currently selected value. MUST be one of the `value`s in `options`."""
 
     options: SessionConfigSelectOptions
     """The set of selectable options. MUST contain at least one value, and each `value` MUST be
-    unique within the option, including across groups."""
+    unique within the option, including across groups.
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class BooleanSessionConfigOption(_Model):
     """Boolean on/off toggle.
 
-    A variant of SessionConfigOption (`type` is 'boolean')."""
+    A variant of SessionConfigOption (`type` is 'boolean').
+    """
 
     type: ClassVar[str] = "boolean"
 
@@ -3978,19 +4336,22 @@ class BooleanSessionConfigOption(_Model):
     description: str | None | Unset = UNSET
     """Optional description for the Client to display to the user.
 
-    Omitted and `null` are equivalent and mean no description is provided."""
+    Omitted and `null` are equivalent and mean no description is provided.
+    """
 
     category: SessionConfigOptionCategory | str | None | Unset = UNSET
     """Optional semantic category for this option (UX only).
 
-    Omitted and `null` are equivalent and mean no category is provided."""
+    Omitted and `null` are equivalent and mean no category is provided.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
     current_value: bool
     """The current value of the boolean option."""
@@ -4023,19 +4384,22 @@ class OtherSessionConfigOption(_Model):
     description: str | None | Unset = UNSET
     """Optional description for the Client to display to the user.
 
-    Omitted and `null` are equivalent and mean no description is provided."""
+    Omitted and `null` are equivalent and mean no description is provided.
+    """
 
     category: SessionConfigOptionCategory | str | None | Unset = UNSET
     """Optional semantic category for this option (UX only).
 
-    Omitted and `null` are equivalent and mean no category is provided."""
+    Omitted and `null` are equivalent and mean no category is provided.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
     extra: dict[str, Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
@@ -4054,14 +4418,16 @@ class SessionConfigSelectOption(_Model):
     description: str | None | Unset = UNSET
     """Optional description for this option value.
 
-    Omitted and `null` are equivalent and mean no description is provided."""
+    Omitted and `null` are equivalent and mean no description is provided.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4082,7 +4448,8 @@ class SessionConfigSelectGroup(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4094,7 +4461,8 @@ class SessionConfigSelect(_Model):
 
     options: SessionConfigSelectOptions
     """The set of selectable options. MUST contain at least one value, and each `value` MUST be
-    unique within the option, including across groups."""
+    unique within the option, including across groups.
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4109,14 +4477,16 @@ class SessionConfigBoolean(_Model):
 class CommandAvailableCommand(_Model):
     """A slash command the user can invoke by including it in a prompt.
 
-    A variant of AvailableCommand (`type` is 'command')."""
+    A variant of AvailableCommand (`type` is 'command').
+    """
 
     type: ClassVar[str] = "command"
 
     name: str
     """Command name without the leading `/` (e.g., `create_plan`, `research_codebase`).
 
-    MUST NOT contain whitespace and MUST be unique within the command list."""
+    MUST NOT contain whitespace and MUST be unique within the command list.
+    """
 
     description: str
     """Human-readable description of what the command does."""
@@ -4124,14 +4494,16 @@ class CommandAvailableCommand(_Model):
     input: AvailableCommandInput | None | Unset = UNSET
     """Input for the command if required
 
-    Omitted and `null` are equivalent and mean the command takes no input."""
+    Omitted and `null` are equivalent and mean the command takes no input.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4155,7 +4527,8 @@ class OtherAvailableCommand(_Model):
 
     name: str
     """Command name without the leading `/`. MUST NOT contain whitespace and MUST be unique
-    within the command list."""
+    within the command list.
+    """
 
     description: str
     """Human-readable description of what the command does."""
@@ -4168,7 +4541,8 @@ class OtherAvailableCommand(_Model):
 class TextAvailableCommandInput(_Model):
     """All text after the command name and the whitespace following it is provided as input.
 
-    A variant of AvailableCommandInput (`type` is 'text')."""
+    A variant of AvailableCommandInput (`type` is 'text').
+    """
 
     type: ClassVar[str] = "text"
 
@@ -4180,7 +4554,8 @@ class TextAvailableCommandInput(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4218,19 +4593,22 @@ class TextCommandInput(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class Command(_Model):
     """A slash command the user can invoke by including it in a prompt.
 
-    The `type` discriminator value is `command`."""
+    The `type` discriminator value is `command`.
+    """
 
     name: str
     """Command name without the leading `/` (e.g., `create_plan`, `research_codebase`).
 
-    MUST NOT contain whitespace and MUST be unique within the command list."""
+    MUST NOT contain whitespace and MUST be unique within the command list.
+    """
 
     description: str
     """Human-readable description of what the command does."""
@@ -4238,14 +4616,16 @@ class Command(_Model):
     input: AvailableCommandInput | None | Unset = UNSET
     """Input for the command if required
 
-    Omitted and `null` are equivalent and mean the command takes no input."""
+    Omitted and `null` are equivalent and mean the command takes no input.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4261,14 +4641,16 @@ class ListSessionsResponse(_Model):
     next_cursor: SessionListCursor | None | Unset = UNSET
     """Opaque cursor token. If present, pass this in the next request's cursor parameter
     to fetch the next page. Omitted and `null` are equivalent and mean there are no more
-    results. An empty string is a valid cursor, not the end of results."""
+    results. An empty string is a valid cursor, not the end of results.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4286,17 +4668,20 @@ class SessionInfo(_Model):
 
     When present, this is the complete ordered additional-root list reported
     by the Agent. Omitted and empty values are equivalent: the response
-    reports no additional roots."""
+    reports no additional roots.
+    """
 
     title: str | None | Unset = UNSET
     """Human-readable title for the session
 
-    Omitted and `null` are equivalent and mean no title is provided."""
+    Omitted and `null` are equivalent and mean no title is provided.
+    """
 
     updated_at: str | None | Unset = UNSET
     """RFC 3339 timestamp of last activity.
 
-    Omitted and `null` are equivalent and mean the last activity time is not reported."""
+    Omitted and `null` are equivalent and mean the last activity time is not reported.
+    """
 
     archived: bool | None | Unset = UNSET
     """**UNSTABLE**
@@ -4306,14 +4691,16 @@ class SessionInfo(_Model):
     Whether the session is archived.
 
     Optional. Omitted and `null` are equivalent and mean the archive state is not reported.
-    Agents that advertise the `session.archive` capability MUST include it on every listed session."""
+    Agents that advertise the `session.archive` capability MUST include it on every listed session.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4328,7 +4715,8 @@ class DeleteSessionResponse(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4337,7 +4725,8 @@ class ForkSessionResponse(_Model):
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
 
-    Response from forking an existing session."""
+    Response from forking an existing session.
+    """
 
     METHOD: ClassVar[str] = "session/fork"
     """The JSON-RPC method (agent side)."""
@@ -4350,21 +4739,24 @@ class ForkSessionResponse(_Model):
 
     Optional. Omitted or empty means no config options are advertised.
     Senders MUST use an array, not `null`. Receivers treat `null` like omission.
-    Later `config_option_update` notifications replace this list."""
+    Later `config_option_update` notifications replace this list.
+    """
 
     available_commands: list[AvailableCommand] | Unset = UNSET
     """Initial commands the agent can execute in this session.
 
     Optional. Omitted or empty means no initial commands are advertised.
     Senders MUST use an array, not `null`. Receivers treat `null` like omission.
-    Later `available_commands_update` notifications replace this list."""
+    Later `available_commands_update` notifications replace this list.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4373,7 +4765,8 @@ class ArchiveSessionResponse(_Model):
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
 
-    Response from archiving a session."""
+    Response from archiving a session.
+    """
 
     METHOD: ClassVar[str] = "session/archive"
     """The JSON-RPC method (agent side)."""
@@ -4383,7 +4776,8 @@ class ArchiveSessionResponse(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4392,7 +4786,8 @@ class UnarchiveSessionResponse(_Model):
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
 
-    Response from unarchiving a session."""
+    Response from unarchiving a session.
+    """
 
     METHOD: ClassVar[str] = "session/unarchive"
     """The JSON-RPC method (agent side)."""
@@ -4402,7 +4797,8 @@ class UnarchiveSessionResponse(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4414,7 +4810,8 @@ class SessionStatusResponse(_Model):
     Response from checking the status of a session.
 
     The result is a snapshot. A session reported `open` may be closed or evicted before
-    the Client's next request."""
+    the Client's next request.
+    """
 
     METHOD: ClassVar[str] = "session/status"
     """The JSON-RPC method (agent side)."""
@@ -4422,7 +4819,8 @@ class SessionStatusResponse(_Model):
     status: SessionStatus | str
     """Whether the Agent has the session in memory.
 
-    Required. Clients MUST treat a value they do not recognize as `saved`."""
+    Required. Clients MUST treat a value they do not recognize as `saved`.
+    """
 
     state: StateUpdate | None | Unset = UNSET
     """The session's current foreground state, as the same snapshot the Agent sends in
@@ -4431,21 +4829,24 @@ class SessionStatusResponse(_Model):
     Optional. Agents SHOULD include it when `status` is `open`. Omitted, `null`, and
     malformed values mean the Agent is not reporting foreground state, and Clients
     MUST NOT read that as `idle`. This is a snapshot, not a new transition. Clients
-    MUST NOT count an `idle` snapshot as a new completion."""
+    MUST NOT count an `idle` snapshot as a new completion.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class StateUpdateRunning(_Model):
     """Foreground work is in progress.
 
-    A variant of StateUpdate (`state` is 'running')."""
+    A variant of StateUpdate (`state` is 'running').
+    """
 
     state: ClassVar[str] = "running"
 
@@ -4457,21 +4858,24 @@ class StateUpdateRunning(_Model):
     running. An Agent that reports background work MUST include it on every state
     update for the session. A malformed list is treated as not reported.
 
-    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)"""
+    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class StateUpdateIdle(_Model):
     """No foreground work is active. Background activity may continue.
 
-    A variant of StateUpdate (`state` is 'idle')."""
+    A variant of StateUpdate (`state` is 'idle').
+    """
 
     state: ClassVar[str] = "idle"
 
@@ -4483,7 +4887,8 @@ class StateUpdateIdle(_Model):
 class StateUpdateRequiresAction(_Model):
     """Foreground work is blocked on user action.
 
-    A variant of StateUpdate (`state` is 'requires_action')."""
+    A variant of StateUpdate (`state` is 'requires_action').
+    """
 
     state: ClassVar[str] = "requires_action"
 
@@ -4495,14 +4900,16 @@ class StateUpdateRequiresAction(_Model):
     running. An Agent that reports background work MUST include it on every state
     update for the session. A malformed list is treated as not reported.
 
-    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)"""
+    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4514,7 +4921,8 @@ class StateUpdateUnknown(_Model):
     The Agent cannot currently determine foreground activity.
     This replaces previously confirmed activity without ending the work or session.
 
-    A variant of StateUpdate (`state` is 'unknown')."""
+    A variant of StateUpdate (`state` is 'unknown').
+    """
 
     state: ClassVar[str] = "unknown"
 
@@ -4526,14 +4934,16 @@ class StateUpdateUnknown(_Model):
     running. An Agent that reports background work MUST include it on every state
     update for the session. A malformed list is treated as not reported.
 
-    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)"""
+    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4565,7 +4975,8 @@ class TerminalBackgroundWork(_Model):
     """A process that keeps running after its tool call returned control to the model.
     Live until its `terminal_update` reports `exitStatus`.
 
-    A variant of BackgroundWork (`type` is 'terminal')."""
+    A variant of BackgroundWork (`type` is 'terminal').
+    """
 
     type: ClassVar[str] = "terminal"
 
@@ -4577,7 +4988,8 @@ class TerminalBackgroundWork(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4586,7 +4998,8 @@ class ToolCallBackgroundWork(_Model):
     a watcher, a workflow, or a scheduled wakeup. `pending` and `paused` tool calls
     stay listed.
 
-    A variant of BackgroundWork (`type` is 'tool_call')."""
+    A variant of BackgroundWork (`type` is 'tool_call').
+    """
 
     type: ClassVar[str] = "tool_call"
 
@@ -4598,7 +5011,8 @@ class ToolCallBackgroundWork(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4610,7 +5024,8 @@ class SubagentBackgroundWork(_Model):
     A detached subagent session that has anything running: its state is not `idle`, or
     its own `background` list is non-empty or not reported.
 
-    A variant of BackgroundWork (`type` is 'subagent')."""
+    A variant of BackgroundWork (`type` is 'subagent').
+    """
 
     type: ClassVar[str] = "subagent"
 
@@ -4622,7 +5037,8 @@ class SubagentBackgroundWork(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4658,7 +5074,8 @@ class BackgroundTerminal(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4673,7 +5090,8 @@ class BackgroundToolCall(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4682,7 +5100,8 @@ class BackgroundSubagent(_Model):
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
 
-    A listed subagent session associated with this session through `subagent_update`."""
+    A listed subagent session associated with this session through `subagent_update`.
+    """
 
     session_id: SessionId
     """The ID of the listed session."""
@@ -4692,7 +5111,8 @@ class BackgroundSubagent(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4707,14 +5127,16 @@ class RunningStateUpdate(_Model):
     running. An Agent that reports background work MUST include it on every state
     update for the session. A malformed list is treated as not reported.
 
-    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)"""
+    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4729,11 +5151,13 @@ class Error(_Model):
 
     code: ErrorCode | int
     """A number indicating the error type that occurred.
-    This must be an integer as defined in the JSON-RPC specification."""
+    This must be an integer as defined in the JSON-RPC specification.
+    """
 
     message: str
     """A string providing a short description of the error.
-    The message should be limited to a concise single sentence."""
+    The message should be limited to a concise single sentence.
+    """
 
     data: ErrorData | None | Unset = UNSET
     """Optional primitive or structured value that contains additional information about the error.
@@ -4741,7 +5165,8 @@ class Error(_Model):
 
     Omitted and `null` are equivalent and mean no additional data is provided. Some codes
     define a shape: [`UnsupportedProtocolVersionErrorData`] for `-32022`, and
-    [`SessionNotFoundErrorData`] for `-32002` when a session is not found."""
+    [`SessionNotFoundErrorData`] for `-32002` when a session is not found.
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4762,7 +5187,8 @@ class UnsupportedProtocolVersionErrorData(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4781,7 +5207,8 @@ class SessionNotFoundErrorData(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4792,7 +5219,8 @@ class ErrorStopReason(_Model):
     """The failure, as a JSON-RPC error object.
 
     Optional. Omitted and `null` are equivalent and mean the agent is not reporting failure details.
-    Agents SHOULD include it."""
+    Agents SHOULD include it.
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4816,24 +5244,28 @@ class Usage(_Model):
     thought_tokens: int | None | Unset = UNSET
     """Thought/reasoning tokens for the completed work.
 
-    Omitted and `null` are equivalent and mean the count is not reported."""
+    Omitted and `null` are equivalent and mean the count is not reported.
+    """
 
     cached_read_tokens: int | None | Unset = UNSET
     """Cache read tokens for the completed work.
 
-    Omitted and `null` are equivalent and mean the count is not reported."""
+    Omitted and `null` are equivalent and mean the count is not reported.
+    """
 
     cached_write_tokens: int | None | Unset = UNSET
     """Cache write tokens for the completed work.
 
-    Omitted and `null` are equivalent and mean the count is not reported."""
+    Omitted and `null` are equivalent and mean the count is not reported.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4841,7 +5273,8 @@ class EndTurnIdleStateUpdate(_Model):
     """The active work ended successfully.
     Includes locally handled commands that required no model call.
 
-    A variant of IdleStateUpdate (`stopReason` is 'end_turn')."""
+    A variant of IdleStateUpdate (`stopReason` is 'end_turn').
+    """
 
     stop_reason: ClassVar[str] = "end_turn"
 
@@ -4853,7 +5286,8 @@ class EndTurnIdleStateUpdate(_Model):
     Token usage for completed foreground work.
 
     Optional. Omitted and `null` are equivalent and mean the agent is not reporting token
-    usage for this state update."""
+    usage for this state update.
+    """
 
     background: list[BackgroundWork] | None | Unset = UNSET
     """Work running independently of foreground work, as a complete snapshot.
@@ -4863,21 +5297,24 @@ class EndTurnIdleStateUpdate(_Model):
     running. An Agent that reports background work MUST include it on every state
     update for the session. A malformed list is treated as not reported.
 
-    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)"""
+    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class MaxTokensIdleStateUpdate(_Model):
     """The active work ended because the agent reached the maximum number of tokens.
 
-    A variant of IdleStateUpdate (`stopReason` is 'max_tokens')."""
+    A variant of IdleStateUpdate (`stopReason` is 'max_tokens').
+    """
 
     stop_reason: ClassVar[str] = "max_tokens"
 
@@ -4889,7 +5326,8 @@ class MaxTokensIdleStateUpdate(_Model):
     Token usage for completed foreground work.
 
     Optional. Omitted and `null` are equivalent and mean the agent is not reporting token
-    usage for this state update."""
+    usage for this state update.
+    """
 
     background: list[BackgroundWork] | None | Unset = UNSET
     """Work running independently of foreground work, as a complete snapshot.
@@ -4899,14 +5337,16 @@ class MaxTokensIdleStateUpdate(_Model):
     running. An Agent that reports background work MUST include it on every state
     update for the session. A malformed list is treated as not reported.
 
-    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)"""
+    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4914,7 +5354,8 @@ class MaxTurnRequestsIdleStateUpdate(_Model):
     """The active work ended because the agent reached the maximum number of
     model requests for the foreground work.
 
-    A variant of IdleStateUpdate (`stopReason` is 'max_turn_requests')."""
+    A variant of IdleStateUpdate (`stopReason` is 'max_turn_requests').
+    """
 
     stop_reason: ClassVar[str] = "max_turn_requests"
 
@@ -4926,7 +5367,8 @@ class MaxTurnRequestsIdleStateUpdate(_Model):
     Token usage for completed foreground work.
 
     Optional. Omitted and `null` are equivalent and mean the agent is not reporting token
-    usage for this state update."""
+    usage for this state update.
+    """
 
     background: list[BackgroundWork] | None | Unset = UNSET
     """Work running independently of foreground work, as a complete snapshot.
@@ -4936,21 +5378,24 @@ class MaxTurnRequestsIdleStateUpdate(_Model):
     running. An Agent that reports background work MUST include it on every state
     update for the session. A malformed list is treated as not reported.
 
-    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)"""
+    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class RefusalIdleStateUpdate(_Model):
     """The active work ended because the agent refused to continue.
 
-    A variant of IdleStateUpdate (`stopReason` is 'refusal')."""
+    A variant of IdleStateUpdate (`stopReason` is 'refusal').
+    """
 
     stop_reason: ClassVar[str] = "refusal"
 
@@ -4962,7 +5407,8 @@ class RefusalIdleStateUpdate(_Model):
     Token usage for completed foreground work.
 
     Optional. Omitted and `null` are equivalent and mean the agent is not reporting token
-    usage for this state update."""
+    usage for this state update.
+    """
 
     background: list[BackgroundWork] | None | Unset = UNSET
     """Work running independently of foreground work, as a complete snapshot.
@@ -4972,14 +5418,16 @@ class RefusalIdleStateUpdate(_Model):
     running. An Agent that reports background work MUST include it on every state
     update for the session. A malformed list is treated as not reported.
 
-    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)"""
+    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4995,7 +5443,8 @@ class CancelledIdleStateUpdate(_Model):
     exceptions. Agents MUST catch these errors and report `cancelled`, not
     `error`.
 
-    A variant of IdleStateUpdate (`stopReason` is 'cancelled')."""
+    A variant of IdleStateUpdate (`stopReason` is 'cancelled').
+    """
 
     stop_reason: ClassVar[str] = "cancelled"
 
@@ -5007,7 +5456,8 @@ class CancelledIdleStateUpdate(_Model):
     Token usage for completed foreground work.
 
     Optional. Omitted and `null` are equivalent and mean the agent is not reporting token
-    usage for this state update."""
+    usage for this state update.
+    """
 
     background: list[BackgroundWork] | None | Unset = UNSET
     """Work running independently of foreground work, as a complete snapshot.
@@ -5017,14 +5467,16 @@ class CancelledIdleStateUpdate(_Model):
     running. An Agent that reports background work MUST include it on every state
     update for the session. A malformed list is treated as not reported.
 
-    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)"""
+    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5035,7 +5487,8 @@ class ErrorIdleStateUpdate(_Model):
     insertion also requires an error response to `session/prompt`. After
     insertion, the prompt's response remains successful.
 
-    A variant of IdleStateUpdate (`stopReason` is 'error')."""
+    A variant of IdleStateUpdate (`stopReason` is 'error').
+    """
 
     stop_reason: ClassVar[str] = "error"
 
@@ -5047,7 +5500,8 @@ class ErrorIdleStateUpdate(_Model):
     Token usage for completed foreground work.
 
     Optional. Omitted and `null` are equivalent and mean the agent is not reporting token
-    usage for this state update."""
+    usage for this state update.
+    """
 
     background: list[BackgroundWork] | None | Unset = UNSET
     """Work running independently of foreground work, as a complete snapshot.
@@ -5057,20 +5511,23 @@ class ErrorIdleStateUpdate(_Model):
     running. An Agent that reports background work MUST include it on every state
     update for the session. A malformed list is treated as not reported.
 
-    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)"""
+    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
     error: Error | None | Unset = UNSET
     """The failure, as a JSON-RPC error object.
 
     Optional. Omitted and `null` are equivalent and mean the agent is not reporting failure details.
-    Agents SHOULD include it."""
+    Agents SHOULD include it.
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5095,7 +5552,8 @@ class OtherIdleStateUpdate(_Model):
     Token usage for completed foreground work.
 
     Optional. Omitted and `null` are equivalent and mean the agent is not reporting token
-    usage for this state update."""
+    usage for this state update.
+    """
 
     background: list[BackgroundWork] | None | Unset = UNSET
     """Work running independently of foreground work, as a complete snapshot.
@@ -5105,14 +5563,16 @@ class OtherIdleStateUpdate(_Model):
     running. An Agent that reports background work MUST include it on every state
     update for the session. A malformed list is treated as not reported.
 
-    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)"""
+    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
     extra: dict[str, Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
@@ -5122,7 +5582,8 @@ class OtherIdleStateUpdate(_Model):
 class NoneIdleStateUpdate(_Model):
     """No stop reason: `stopReason` is omitted or `null`.
 
-    A variant of IdleStateUpdate."""
+    A variant of IdleStateUpdate.
+    """
 
     usage: Usage | None | Unset = UNSET
     """**UNSTABLE**
@@ -5132,7 +5593,8 @@ class NoneIdleStateUpdate(_Model):
     Token usage for completed foreground work.
 
     Optional. Omitted and `null` are equivalent and mean the agent is not reporting token
-    usage for this state update."""
+    usage for this state update.
+    """
 
     background: list[BackgroundWork] | None | Unset = UNSET
     """Work running independently of foreground work, as a complete snapshot.
@@ -5142,14 +5604,16 @@ class NoneIdleStateUpdate(_Model):
     running. An Agent that reports background work MUST include it on every state
     update for the session. A malformed list is treated as not reported.
 
-    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)"""
+    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
     stop_reason: None | Unset = UNSET
 
@@ -5163,7 +5627,8 @@ class RequiresActionStateUpdate(_Model):
     state if other foreground work can progress, or if the requests belong only
     to independent background activity. Once reported, agents MUST report
     `running` when progress resumes, or `idle` if the work ends without resuming.
-    Responding to one request does not itself imply `running`."""
+    Responding to one request does not itself imply `running`.
+    """
 
     background: list[BackgroundWork] | None | Unset = UNSET
     """Work running independently of foreground work, as a complete snapshot.
@@ -5173,14 +5638,16 @@ class RequiresActionStateUpdate(_Model):
     running. An Agent that reports background work MUST include it on every state
     update for the session. A malformed list is treated as not reported.
 
-    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)"""
+    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5197,7 +5664,8 @@ class UnknownStateUpdate(_Model):
     snapshot normally.
 
     This is not a task outcome or session closure. It does not cancel work, resolve
-    pending requests, or revoke capabilities. Capabilities are updated separately."""
+    pending requests, or revoke capabilities. Capabilities are updated separately.
+    """
 
     background: list[BackgroundWork] | None | Unset = UNSET
     """Work running independently of foreground work, as a complete snapshot.
@@ -5207,14 +5675,16 @@ class UnknownStateUpdate(_Model):
     running. An Agent that reports background work MUST include it on every state
     update for the session. A malformed list is treated as not reported.
 
-    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)"""
+    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5223,7 +5693,8 @@ class SetSessionTitleResponse(_Model):
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
 
-    Response from setting the title of a session."""
+    Response from setting the title of a session.
+    """
 
     METHOD: ClassVar[str] = "session/set_title"
     """The JSON-RPC method (agent side)."""
@@ -5232,14 +5703,16 @@ class SetSessionTitleResponse(_Model):
     """The title the Agent stored.
 
     This differs from the requested title if the Agent normalized it. Clients SHOULD
-    display this value rather than the one they sent."""
+    display this value rather than the one they sent.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5261,21 +5734,24 @@ class ResumeSessionResponse(_Model):
 
     Optional. Omitted or empty means no config options are advertised.
     Senders MUST use an array, not `null`. Receivers treat `null` like omission.
-    Later `config_option_update` notifications replace this list."""
+    Later `config_option_update` notifications replace this list.
+    """
 
     available_commands: list[AvailableCommand] | Unset = UNSET
     """Initial commands the agent can execute in this session.
 
     Optional. Omitted or empty means no initial commands are advertised.
     Senders MUST use an array, not `null`. Receivers treat `null` like omission.
-    Later `available_commands_update` notifications replace this list."""
+    Later `available_commands_update` notifications replace this list.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5290,7 +5766,8 @@ class CloseSessionResponse(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5305,7 +5782,8 @@ class CancelToolCallResponse(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5320,7 +5798,8 @@ class CancelTerminalResponse(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5338,7 +5817,8 @@ class SetSessionConfigOptionResponse(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5365,14 +5845,16 @@ class PromptResponse(_Model):
 
     The corresponding user-message session update carries this same identifier and may arrive
     before or after this response. Agents must echo the message during the live session, but are
-    not required to retain it. If retained and replayed, the message keeps this identifier."""
+    not required to retain it. If retained and replayed, the message keeps this identifier.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5409,14 +5891,16 @@ class UpdateSessionNotification(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class UserMessageChunkSessionUpdate(_Model):
     """A chunk of the user's message being streamed.
 
-    A variant of SessionUpdate (`sessionUpdate` is 'user_message_chunk')."""
+    A variant of SessionUpdate (`sessionUpdate` is 'user_message_chunk').
+    """
 
     session_update: ClassVar[str] = "user_message_chunk"
 
@@ -5424,7 +5908,8 @@ class UserMessageChunkSessionUpdate(_Model):
     """A unique identifier for the message this chunk belongs to.
 
     All chunks belonging to the same message share the same `messageId`.
-    Chunks for different messages can interleave."""
+    Chunks for different messages can interleave.
+    """
 
     content: ContentBlock
     """A single item of content"""
@@ -5435,7 +5920,8 @@ class UserMessageChunkSessionUpdate(_Model):
     Implementations MUST NOT assign meaning to keys they do not recognize.
     This metadata is scoped to the chunk and does not patch stored metadata.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5446,7 +5932,8 @@ class UserMessageSessionUpdate(_Model):
     client receives another `user_message` update with the same `messageId`,
     fields in the new update patch the previous fields for that message.
 
-    A variant of SessionUpdate (`sessionUpdate` is 'user_message')."""
+    A variant of SessionUpdate (`sessionUpdate` is 'user_message').
+    """
 
     session_update: ClassVar[str] = "user_message"
 
@@ -5464,14 +5951,16 @@ class UserMessageSessionUpdate(_Model):
     stored value without merging nested objects. Beyond this patch rule, implementations
     MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/draft/extensibility#metadata-patches)"""
+    See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/draft/extensibility#metadata-patches)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class AgentMessageChunkSessionUpdate(_Model):
     """A chunk of the agent's response being streamed.
 
-    A variant of SessionUpdate (`sessionUpdate` is 'agent_message_chunk')."""
+    A variant of SessionUpdate (`sessionUpdate` is 'agent_message_chunk').
+    """
 
     session_update: ClassVar[str] = "agent_message_chunk"
 
@@ -5479,7 +5968,8 @@ class AgentMessageChunkSessionUpdate(_Model):
     """A unique identifier for the message this chunk belongs to.
 
     All chunks belonging to the same message share the same `messageId`.
-    Chunks for different messages can interleave."""
+    Chunks for different messages can interleave.
+    """
 
     content: ContentBlock
     """A single item of content"""
@@ -5490,7 +5980,8 @@ class AgentMessageChunkSessionUpdate(_Model):
     Implementations MUST NOT assign meaning to keys they do not recognize.
     This metadata is scoped to the chunk and does not patch stored metadata.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5501,7 +5992,8 @@ class AgentMessageSessionUpdate(_Model):
     receives another `agent_message` update with the same `messageId`,
     fields in the new update patch the previous fields for that message.
 
-    A variant of SessionUpdate (`sessionUpdate` is 'agent_message')."""
+    A variant of SessionUpdate (`sessionUpdate` is 'agent_message').
+    """
 
     session_update: ClassVar[str] = "agent_message"
 
@@ -5519,14 +6011,16 @@ class AgentMessageSessionUpdate(_Model):
     stored value without merging nested objects. Beyond this patch rule, implementations
     MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/draft/extensibility#metadata-patches)"""
+    See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/draft/extensibility#metadata-patches)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class AgentThoughtChunkSessionUpdate(_Model):
     """A chunk of the agent's internal reasoning being streamed.
 
-    A variant of SessionUpdate (`sessionUpdate` is 'agent_thought_chunk')."""
+    A variant of SessionUpdate (`sessionUpdate` is 'agent_thought_chunk').
+    """
 
     session_update: ClassVar[str] = "agent_thought_chunk"
 
@@ -5534,7 +6028,8 @@ class AgentThoughtChunkSessionUpdate(_Model):
     """A unique identifier for the message this chunk belongs to.
 
     All chunks belonging to the same message share the same `messageId`.
-    Chunks for different messages can interleave."""
+    Chunks for different messages can interleave.
+    """
 
     content: ContentBlock
     """A single item of content"""
@@ -5545,7 +6040,8 @@ class AgentThoughtChunkSessionUpdate(_Model):
     Implementations MUST NOT assign meaning to keys they do not recognize.
     This metadata is scoped to the chunk and does not patch stored metadata.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5556,7 +6052,8 @@ class AgentThoughtSessionUpdate(_Model):
     receives another `agent_thought` update with the same `messageId`,
     fields in the new update patch the previous fields for that message.
 
-    A variant of SessionUpdate (`sessionUpdate` is 'agent_thought')."""
+    A variant of SessionUpdate (`sessionUpdate` is 'agent_thought').
+    """
 
     session_update: ClassVar[str] = "agent_thought"
 
@@ -5574,14 +6071,16 @@ class AgentThoughtSessionUpdate(_Model):
     stored value without merging nested objects. Beyond this patch rule, implementations
     MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/draft/extensibility#metadata-patches)"""
+    See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/draft/extensibility#metadata-patches)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class StateUpdateSessionUpdate(_Model):
     """A snapshot of the session's aggregate foreground activity.
 
-    A variant of SessionUpdate (`sessionUpdate` is 'state_update')."""
+    A variant of SessionUpdate (`sessionUpdate` is 'state_update').
+    """
 
     session_update: ClassVar[str] = "state_update"
 
@@ -5593,7 +6092,8 @@ class StateUpdateSessionUpdate(_Model):
 class ToolCallContentChunkSessionUpdate(_Model):
     """A chunk of tool-call content being streamed.
 
-    A variant of SessionUpdate (`sessionUpdate` is 'tool_call_content_chunk')."""
+    A variant of SessionUpdate (`sessionUpdate` is 'tool_call_content_chunk').
+    """
 
     session_update: ClassVar[str] = "tool_call_content_chunk"
 
@@ -5609,14 +6109,16 @@ class ToolCallContentChunkSessionUpdate(_Model):
     Implementations MUST NOT assign meaning to keys they do not recognize.
     This metadata is scoped to the chunk and does not patch stored metadata.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class ToolCallUpdateSessionUpdate(_Model):
     """A tool call has been created or updated.
 
-    A variant of SessionUpdate (`sessionUpdate` is 'tool_call_update')."""
+    A variant of SessionUpdate (`sessionUpdate` is 'tool_call_update').
+    """
 
     session_update: ClassVar[str] = "tool_call_update"
 
@@ -5629,33 +6131,38 @@ class ToolCallUpdateSessionUpdate(_Model):
     This field is optional and has patch semantics. Omission means no
     change, `null` clears the name, and a string replaces it. For a tool
     call ID the client has not seen before, omission or `null` means that no
-    tool name is available."""
+    tool name is available.
+    """
 
     title: str | None | Unset = UNSET
     """Human-readable title describing what the tool is doing.
 
     Omission leaves the title unchanged, `null` unsets it, and a string replaces it.
-    A new tool call starts without a title."""
+    A new tool call starts without a title.
+    """
 
     kind: ToolKind | str | None | Unset = UNSET
     """The category of tool being invoked.
     Helps clients choose appropriate icons and UI treatment.
 
     Omission leaves the kind unchanged, `null` resets it to `other`, and a value replaces it.
-    A new tool call starts as `other`."""
+    A new tool call starts as `other`.
+    """
 
     status: ToolCallStatus | str | None | Unset = UNSET
     """Current execution status of the tool call.
 
     Omission leaves the status unchanged, `null` resets it to `pending`, and a value
-    replaces it. A new tool call starts as `pending`."""
+    replaces it. A new tool call starts as `pending`.
+    """
 
     content: list[ToolCallContent] | None | Unset = UNSET
     """Content produced by the tool call."""
 
     locations: list[ToolCallLocation] | None | Unset = UNSET
     """File locations affected by this tool call.
-    Enables "follow-along" features in clients."""
+    Enables "follow-along" features in clients.
+    """
 
     raw_input: Any | Unset = UNSET
     """Raw input parameters sent to the tool."""
@@ -5667,7 +6174,8 @@ class ToolCallUpdateSessionUpdate(_Model):
     """Client-initiated controls this tool call currently supports, such as cancellation.
 
     Omission leaves the capabilities unchanged, `null` clears them, and an object replaces
-    the whole previous value. A new tool call starts with none."""
+    the whole previous value. A new tool call starts with none.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -5677,14 +6185,16 @@ class ToolCallUpdateSessionUpdate(_Model):
     stored value without merging nested objects. Beyond this patch rule, implementations
     MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/draft/extensibility#metadata-patches)"""
+    See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/draft/extensibility#metadata-patches)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class TerminalUpdateSessionUpdate(_Model):
     """An agent-owned terminal has been created or updated.
 
-    A variant of SessionUpdate (`sessionUpdate` is 'terminal_update')."""
+    A variant of SessionUpdate (`sessionUpdate` is 'terminal_update').
+    """
 
     session_update: ClassVar[str] = "terminal_update"
 
@@ -5707,13 +6217,15 @@ class TerminalUpdateSessionUpdate(_Model):
     """The terminal size the command runs with, when known.
 
     Clients can render output at this size so that column layouts, progress bars,
-    and cursor-positioned output display as the program wrote them."""
+    and cursor-positioned output display as the program wrote them.
+    """
 
     capabilities: TerminalCapabilities | None | Unset = UNSET
     """Client-initiated controls this terminal currently supports, such as cancellation.
 
     Omission leaves the capabilities unchanged, `null` clears them, and an object replaces
-    the whole previous value. A new terminal starts with none."""
+    the whole previous value. A new terminal starts with none.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -5723,14 +6235,16 @@ class TerminalUpdateSessionUpdate(_Model):
     stored value without merging nested objects. Beyond this patch rule, implementations
     MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/draft/extensibility#metadata-patches)"""
+    See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/draft/extensibility#metadata-patches)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class TerminalOutputChunkSessionUpdate(_Model):
     """A chunk of bytes appended to an agent-owned terminal's output.
 
-    A variant of SessionUpdate (`sessionUpdate` is 'terminal_output_chunk')."""
+    A variant of SessionUpdate (`sessionUpdate` is 'terminal_output_chunk').
+    """
 
     session_update: ClassVar[str] = "terminal_output_chunk"
 
@@ -5746,7 +6260,8 @@ class TerminalOutputChunkSessionUpdate(_Model):
     Implementations MUST NOT assign meaning to keys they do not recognize.
     This metadata is scoped to the chunk and does not patch stored metadata.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5754,7 +6269,8 @@ class PlanUpdateSessionUpdate(_Model):
     """A content update for a plan identified by ID.
     See protocol docs: [Agent Plan](https://agentclientprotocol.com/protocol/v2/draft/agent-plan)
 
-    A variant of SessionUpdate (`sessionUpdate` is 'plan_update')."""
+    A variant of SessionUpdate (`sessionUpdate` is 'plan_update').
+    """
 
     session_update: ClassVar[str] = "plan_update"
 
@@ -5766,7 +6282,8 @@ class PlanUpdateSessionUpdate(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5777,7 +6294,8 @@ class PlanRemovedSessionUpdate(_Model):
 
     Removal notice for a plan identified by ID.
 
-    A variant of SessionUpdate (`sessionUpdate` is 'plan_removed')."""
+    A variant of SessionUpdate (`sessionUpdate` is 'plan_removed').
+    """
 
     session_update: ClassVar[str] = "plan_removed"
 
@@ -5789,14 +6307,16 @@ class PlanRemovedSessionUpdate(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class AvailableCommandsUpdateSessionUpdate(_Model):
     """Available commands are ready or have changed
 
-    A variant of SessionUpdate (`sessionUpdate` is 'available_commands_update')."""
+    A variant of SessionUpdate (`sessionUpdate` is 'available_commands_update').
+    """
 
     session_update: ClassVar[str] = "available_commands_update"
 
@@ -5808,14 +6328,16 @@ class AvailableCommandsUpdateSessionUpdate(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class ConfigOptionUpdateSessionUpdate(_Model):
     """Session configuration options have been updated.
 
-    A variant of SessionUpdate (`sessionUpdate` is 'config_option_update')."""
+    A variant of SessionUpdate (`sessionUpdate` is 'config_option_update').
+    """
 
     session_update: ClassVar[str] = "config_option_update"
 
@@ -5827,14 +6349,16 @@ class ConfigOptionUpdateSessionUpdate(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class SessionInfoUpdateSessionUpdate(_Model):
     """Session metadata has been updated (title, timestamps, custom metadata)
 
-    A variant of SessionUpdate (`sessionUpdate` is 'session_info_update')."""
+    A variant of SessionUpdate (`sessionUpdate` is 'session_info_update').
+    """
 
     session_update: ClassVar[str] = "session_info_update"
 
@@ -5852,14 +6376,16 @@ class SessionInfoUpdateSessionUpdate(_Model):
     stored value without merging nested objects. Beyond this patch rule, implementations
     MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/draft/extensibility#metadata-patches)"""
+    See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/draft/extensibility#metadata-patches)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class UsageUpdateSessionUpdate(_Model):
     """Context window and cost update for the session.
 
-    A variant of SessionUpdate (`sessionUpdate` is 'usage_update')."""
+    A variant of SessionUpdate (`sessionUpdate` is 'usage_update').
+    """
 
     session_update: ClassVar[str] = "usage_update"
 
@@ -5872,14 +6398,16 @@ class UsageUpdateSessionUpdate(_Model):
     cost: Cost | None | Unset = UNSET
     """Cumulative session cost.
 
-    Omitted leaves the last reported cost unchanged. `null` clears it. A value replaces it."""
+    Omitted leaves the last reported cost unchanged. `null` clears it. A value replaces it.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5889,7 +6417,8 @@ class NoticeSessionUpdate(_Model):
     No Client capability is required. Clients that do not understand or
     present notices may ignore them.
 
-    A variant of SessionUpdate (`sessionUpdate` is 'notice')."""
+    A variant of SessionUpdate (`sessionUpdate` is 'notice').
+    """
 
     session_update: ClassVar[str] = "notice"
 
@@ -5902,21 +6431,24 @@ class NoticeSessionUpdate(_Model):
     description: str | None | Unset = UNSET
     """Optional plain-text detail or guidance.
 
-    Omitted and `null` are equivalent and mean no description was supplied."""
+    Omitted and `null` are equivalent and mean no description was supplied.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class CompactionUpdateSessionUpdate(_Model):
     """A context compaction has been created or updated.
 
-    A variant of SessionUpdate (`sessionUpdate` is 'compaction_update')."""
+    A variant of SessionUpdate (`sessionUpdate` is 'compaction_update').
+    """
 
     session_update: ClassVar[str] = "compaction_update"
 
@@ -5940,14 +6472,16 @@ class CompactionUpdateSessionUpdate(_Model):
     stored value without merging nested objects. Beyond this patch rule, implementations
     MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/draft/extensibility#metadata-patches)"""
+    See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/draft/extensibility#metadata-patches)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class CompactionSummaryChunkSessionUpdate(_Model):
     """A content block appended to a context compaction's retained summary.
 
-    A variant of SessionUpdate (`sessionUpdate` is 'compaction_summary_chunk')."""
+    A variant of SessionUpdate (`sessionUpdate` is 'compaction_summary_chunk').
+    """
 
     session_update: ClassVar[str] = "compaction_summary_chunk"
 
@@ -5963,7 +6497,8 @@ class CompactionSummaryChunkSessionUpdate(_Model):
     Implementations MUST NOT assign meaning to keys they do not recognize.
     This metadata is scoped to the chunk and does not patch stored metadata.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5975,7 +6510,8 @@ class SubagentUpdateSessionUpdate(_Model):
     Announces a child session created and owned by this session, or updates
     that ownership association's metadata.
 
-    A variant of SessionUpdate (`sessionUpdate` is 'subagent_update')."""
+    A variant of SessionUpdate (`sessionUpdate` is 'subagent_update').
+    """
 
     session_update: ClassVar[str] = "subagent_update"
 
@@ -5986,33 +6522,38 @@ class SubagentUpdateSessionUpdate(_Model):
     """The parent's human-readable display title for this child. It need not be unique.
 
     Optional and nullable. Omitted means unchanged. `null` clears it. If no
-    title is set, the Client chooses a fallback presentation."""
+    title is set, the Client chooses a fallback presentation.
+    """
 
     description: str | None | Unset = UNSET
     """The parent's human-readable description of the child's role or purpose.
 
     Optional and nullable. Omitted means unchanged. `null` clears it. This is
-    current display metadata, not the history of instructions sent to the child."""
+    current display metadata, not the history of instructions sent to the child.
+    """
 
     capabilities: SubagentSessionCapabilities | None | Unset = UNSET
     """Client-initiated session mutations permitted for this subagent session.
 
     Read-only operations retain their normal protocol semantics and
-    capability requirements."""
+    capability requirements.
+    """
 
     state: StateUpdate | None | Unset = UNSET
     """The child's current foreground state, mirrored onto its parent association.
 
     Optional and nullable. Omitted means unchanged. `null` removes the
     current report and leaves activity unconfirmed (not idle or cancelled).
-    A concrete `StateUpdate` replaces the entire previous snapshot."""
+    A concrete `StateUpdate` replaces the entire previous snapshot.
+    """
 
     cwd: AbsolutePath | None | Unset = UNSET
     """The child's working directory. Must be an absolute path.
 
     Optional and nullable. Omitted means unchanged. `null` clears the
     reported value. While unset, the child inherits its immediate parent's
-    effective working directory."""
+    effective working directory.
+    """
 
     additional_directories: list[AbsolutePath] | None | Unset = UNSET
     """Additional workspace roots for the child. Each path must be absolute.
@@ -6020,7 +6561,8 @@ class SubagentUpdateSessionUpdate(_Model):
     Optional and nullable. Omitted means unchanged. `null` clears the
     reported value. While unset, the child inherits its immediate parent's
     effective additional directories, independently of `cwd`. A concrete
-    array replaces the whole list. `[]` reports no additional directories."""
+    array replaces the whole list. `[]` reports no additional directories.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -6030,7 +6572,8 @@ class SubagentUpdateSessionUpdate(_Model):
     stored value without merging nested objects. Beyond this patch rule, implementations
     MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/draft/extensibility#metadata-patches)"""
+    See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/draft/extensibility#metadata-patches)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -6042,7 +6585,8 @@ class SessionMessageSessionUpdate(_Model):
     A message upsert observed in this session's transcript, sent to or
     received from another session.
 
-    A variant of SessionUpdate (`sessionUpdate` is 'session_message')."""
+    A variant of SessionUpdate (`sessionUpdate` is 'session_message').
+    """
 
     session_update: ClassVar[str] = "session_message"
 
@@ -6052,30 +6596,35 @@ class SessionMessageSessionUpdate(_Model):
     sender_session_id: SessionId | None | Unset = UNSET
     """The sending session.
 
-    Omitted leaves the stored value unchanged. `null` clears it. A value replaces it."""
+    Omitted leaves the stored value unchanged. `null` clears it. A value replaces it.
+    """
 
     recipient_session_id: SessionId | None | Unset = UNSET
     """The receiving session.
 
-    Omitted leaves the stored value unchanged. `null` clears it. A value replaces it."""
+    Omitted leaves the stored value unchanged. `null` clears it. A value replaces it.
+    """
 
     sender_message_id: MessageId | None | Unset = UNSET
     """On an incoming view, the `messageId` of the same message's outgoing view in the
     sender's transcript.
 
     Omitted leaves the stored value unchanged. `null` clears it. A value replaces it. It can arrive
-    after the message starts streaming."""
+    after the message starts streaming.
+    """
 
     recipient_message_id: MessageId | None | Unset = UNSET
     """On an outgoing view, the `messageId` of the same message's incoming view in the
     recipient's transcript.
 
     Omitted leaves the stored value unchanged. `null` clears it. A value replaces it. It can arrive
-    after the message starts streaming."""
+    after the message starts streaming.
+    """
 
     content: list[ContentBlock] | None | Unset = UNSET
     """Omitted leaves content unchanged. `null` clears it. A concrete array
-    replaces the whole content collection."""
+    replaces the whole content collection.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -6085,7 +6634,8 @@ class SessionMessageSessionUpdate(_Model):
     stored value without merging nested objects. Beyond this patch rule, implementations
     MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/draft/extensibility#metadata-patches)"""
+    See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/draft/extensibility#metadata-patches)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -6096,7 +6646,8 @@ class SessionMessageChunkSessionUpdate(_Model):
 
     One content block appended to a sent or received session message.
 
-    A variant of SessionUpdate (`sessionUpdate` is 'session_message_chunk')."""
+    A variant of SessionUpdate (`sessionUpdate` is 'session_message_chunk').
+    """
 
     session_update: ClassVar[str] = "session_message_chunk"
 
@@ -6112,7 +6663,8 @@ class SessionMessageChunkSessionUpdate(_Model):
     Implementations MUST NOT assign meaning to keys they do not recognize.
     This metadata is scoped to the chunk and does not patch stored metadata.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -6145,7 +6697,8 @@ class ContentChunk(_Model):
     """A unique identifier for the message this chunk belongs to.
 
     All chunks belonging to the same message share the same `messageId`.
-    Chunks for different messages can interleave."""
+    Chunks for different messages can interleave.
+    """
 
     content: ContentBlock
     """A single item of content"""
@@ -6156,7 +6709,8 @@ class ContentChunk(_Model):
     Implementations MUST NOT assign meaning to keys they do not recognize.
     This metadata is scoped to the chunk and does not patch stored metadata.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -6173,7 +6727,8 @@ class UserMessage(_Model):
     a `user_message` update includes `content`, that array replaces any content
     previously accumulated for the message, including content from earlier
     chunks. Later chunks with the same `messageId` append to the current
-    content."""
+    content.
+    """
 
     message_id: MessageId
     """A unique identifier for the message."""
@@ -6189,7 +6744,8 @@ class UserMessage(_Model):
     stored value without merging nested objects. Beyond this patch rule, implementations
     MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/draft/extensibility#metadata-patches)"""
+    See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/draft/extensibility#metadata-patches)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -6206,7 +6762,8 @@ class AgentMessage(_Model):
     an `agent_message` update includes `content`, that array replaces any
     content previously accumulated for the message, including content from
     earlier chunks. Later chunks with the same `messageId` append to the current
-    content."""
+    content.
+    """
 
     message_id: MessageId
     """A unique identifier for the message."""
@@ -6222,7 +6779,8 @@ class AgentMessage(_Model):
     stored value without merging nested objects. Beyond this patch rule, implementations
     MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/draft/extensibility#metadata-patches)"""
+    See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/draft/extensibility#metadata-patches)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -6239,7 +6797,8 @@ class AgentThought(_Model):
     an `agent_thought` update includes `content`, that array replaces any
     content previously accumulated for the thought, including content from
     earlier chunks. Later chunks with the same `messageId` append to the current
-    content."""
+    content.
+    """
 
     message_id: MessageId
     """A unique identifier for the thought message."""
@@ -6255,7 +6814,8 @@ class AgentThought(_Model):
     stored value without merging nested objects. Beyond this patch rule, implementations
     MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/draft/extensibility#metadata-patches)"""
+    See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/draft/extensibility#metadata-patches)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -6265,7 +6825,8 @@ class ToolCallContentChunk(_Model):
     Tool-call content chunks append one `ToolCallContent` item to the current
     content for the matching `toolCallId`. Agents can send a `tool_call_update`
     with `content` when they need to replace the whole content collection
-    instead."""
+    instead.
+    """
 
     tool_call_id: ToolCallId
     """The ID of the tool call this content belongs to."""
@@ -6279,7 +6840,8 @@ class ToolCallContentChunk(_Model):
     Implementations MUST NOT assign meaning to keys they do not recognize.
     This metadata is scoped to the chunk and does not patch stored metadata.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -6294,7 +6856,8 @@ class TerminalOutput(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -6302,25 +6865,29 @@ class TerminalExitStatus(_Model):
     """Exit information for an agent-owned terminal.
 
     The presence of this object marks the terminal as exited, even when neither
-    an exit code nor a signal is known."""
+    an exit code nor a signal is known.
+    """
 
     exit_code: int | None | Unset = UNSET
     """Process exit code as the platform reports it, when known. Negative values are
-    allowed, for example signed Windows exit codes. Omitted and `null` are equivalent."""
+    allowed, for example signed Windows exit codes. Omitted and `null` are equivalent.
+    """
 
     signal: str | None | Unset = UNSET
     """Signal that terminated the process, when known.
 
     Agents should use the conventional platform signal name. POSIX examples
     include `SIGTERM`, `SIGKILL`, and `SIGINT`. Other platforms may use a
-    platform-specific name. Omitted and `null` are equivalent."""
+    platform-specific name. Omitted and `null` are equivalent.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -6338,7 +6905,8 @@ class TerminalSize(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -6355,28 +6923,32 @@ class TerminalCapabilities(_Model):
     """Permits the Client to cancel this terminal with `terminal/cancel`.
 
     Omitted and `null` are equivalent and mean unsupported. An object (including `{}`)
-    means supported. Agents SHOULD stop advertising it once the terminal reports `exitStatus`."""
+    means supported. Agents SHOULD stop advertising it once the terminal reports `exitStatus`.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class TerminalCancelCapabilities(_Model):
     """Capability to cancel a terminal with `terminal/cancel`.
 
-    Supplying `{}` advertises support. An omitted or `null` `cancel` does not."""
+    Supplying `{}` advertises support. An omitted or `null` `cancel` does not.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -6387,7 +6959,8 @@ class TerminalUpdate(_Model):
     semantics: omitted fields leave the stored value unchanged, `null` clears
     it, and concrete values replace it. A concrete `_meta` object instead
     patches the stored metadata by top-level key. When the terminal ID is new,
-    omitted fields start unknown."""
+    omitted fields start unknown.
+    """
 
     terminal_id: TerminalId
     """Unique identifier for this terminal within the session."""
@@ -6408,13 +6981,15 @@ class TerminalUpdate(_Model):
     """The terminal size the command runs with, when known.
 
     Clients can render output at this size so that column layouts, progress bars,
-    and cursor-positioned output display as the program wrote them."""
+    and cursor-positioned output display as the program wrote them.
+    """
 
     capabilities: TerminalCapabilities | None | Unset = UNSET
     """Client-initiated controls this terminal currently supports, such as cancellation.
 
     Omission leaves the capabilities unchanged, `null` clears them, and an object replaces
-    the whole previous value. A new terminal starts with none."""
+    the whole previous value. A new terminal starts with none.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -6424,7 +6999,8 @@ class TerminalUpdate(_Model):
     stored value without merging nested objects. Beyond this patch rule, implementations
     MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/draft/extensibility#metadata-patches)"""
+    See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/draft/extensibility#metadata-patches)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -6443,14 +7019,16 @@ class TerminalOutputChunk(_Model):
     Implementations MUST NOT assign meaning to keys they do not recognize.
     This metadata is scoped to the chunk and does not patch stored metadata.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class ItemsPlanUpdateContent(_Model):
     """Structured plan entries.
 
-    A variant of PlanUpdateContent (`type` is 'items')."""
+    A variant of PlanUpdateContent (`type` is 'items').
+    """
 
     type: ClassVar[str] = "items"
 
@@ -6461,14 +7039,16 @@ class ItemsPlanUpdateContent(_Model):
     """The list of tasks to be accomplished.
 
     When updating an item-based plan, the agent must send a complete list of all entries
-    with their current status. The client replaces that plan with each update."""
+    with their current status. The client replaces that plan with each update.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -6479,7 +7059,8 @@ class FilePlanUpdateContent(_Model):
 
     A URI pointing to a file containing the plan.
 
-    A variant of PlanUpdateContent (`type` is 'file')."""
+    A variant of PlanUpdateContent (`type` is 'file').
+    """
 
     type: ClassVar[str] = "file"
 
@@ -6494,7 +7075,8 @@ class FilePlanUpdateContent(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -6505,7 +7087,8 @@ class MarkdownPlanUpdateContent(_Model):
 
     Raw markdown content for the plan.
 
-    A variant of PlanUpdateContent (`type` is 'markdown')."""
+    A variant of PlanUpdateContent (`type` is 'markdown').
+    """
 
     type: ClassVar[str] = "markdown"
 
@@ -6520,7 +7103,8 @@ class MarkdownPlanUpdateContent(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -6563,7 +7147,8 @@ class PlanEntry(_Model):
 
     priority: PlanEntryPriority | str
     """The relative importance of this task.
-    Used to indicate which tasks are most critical to the overall goal."""
+    Used to indicate which tasks are most critical to the overall goal.
+    """
 
     status: PlanEntryStatus | str
     """Current execution status of this task."""
@@ -6573,7 +7158,8 @@ class PlanEntry(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -6587,14 +7173,16 @@ class PlanItems(_Model):
     """The list of tasks to be accomplished.
 
     When updating an item-based plan, the agent must send a complete list of all entries
-    with their current status. The client replaces that plan with each update."""
+    with their current status. The client replaces that plan with each update.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -6603,7 +7191,8 @@ class PlanFile(_Model):
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
 
-    A plan represented by a file URI."""
+    A plan represented by a file URI.
+    """
 
     plan_id: PlanId
     """The plan ID to update."""
@@ -6616,7 +7205,8 @@ class PlanFile(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -6625,7 +7215,8 @@ class PlanMarkdown(_Model):
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
 
-    A plan represented as raw markdown content."""
+    A plan represented as raw markdown content.
+    """
 
     plan_id: PlanId
     """The plan ID to update."""
@@ -6638,7 +7229,8 @@ class PlanMarkdown(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -6653,7 +7245,8 @@ class PlanUpdate(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -6662,7 +7255,8 @@ class PlanRemoved(_Model):
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
 
-    Removal notice for a plan identified by ID."""
+    Removal notice for a plan identified by ID.
+    """
 
     plan_id: PlanId
     """The plan ID to remove."""
@@ -6672,7 +7266,8 @@ class PlanRemoved(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -6687,7 +7282,8 @@ class AvailableCommandsUpdate(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -6702,7 +7298,8 @@ class ConfigOptionUpdate(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -6714,7 +7311,8 @@ class SessionInfoUpdate(_Model):
 
     Omitted fields leave the existing session info unchanged. `null` clears the
     corresponding value. A concrete `_meta` object patches the stored metadata by
-    top-level key."""
+    top-level key.
+    """
 
     title: str | None | Unset = UNSET
     """Human-readable title for the session. Set to null to clear."""
@@ -6730,7 +7328,8 @@ class SessionInfoUpdate(_Model):
     stored value without merging nested objects. Beyond this patch rule, implementations
     MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/draft/extensibility#metadata-patches)"""
+    See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/draft/extensibility#metadata-patches)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -6742,14 +7341,16 @@ class Cost(_Model):
 
     currency: str
     """Unit of `amount`: an ISO 4217 currency code (e.g., "USD", "EUR") for money, or another
-    unit such as "credits"."""
+    unit such as "credits".
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -6765,14 +7366,16 @@ class UsageUpdate(_Model):
     cost: Cost | None | Unset = UNSET
     """Cumulative session cost.
 
-    Omitted leaves the last reported cost unchanged. `null` clears it. A value replaces it."""
+    Omitted leaves the last reported cost unchanged. `null` clears it. A value replaces it.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -6795,14 +7398,16 @@ class Notice(_Model):
     description: str | None | Unset = UNSET
     """Optional plain-text detail or guidance.
 
-    Omitted and `null` are equivalent and mean no description was supplied."""
+    Omitted and `null` are equivalent and mean no description was supplied.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -6813,7 +7418,8 @@ class CompactionUpdate(_Model):
     `summary`, `error`, and `_meta` have patch semantics: omission leaves the
     stored value unchanged, `null` clears it, and a concrete value replaces it.
     `summary: []` also clears the summary. A concrete `_meta` object patches the
-    stored metadata by top-level key instead of replacing it."""
+    stored metadata by top-level key instead of replacing it.
+    """
 
     compaction_id: CompactionId
     """The Agent-owned ID of this compaction, unique within the session."""
@@ -6835,13 +7441,15 @@ class CompactionUpdate(_Model):
     stored value without merging nested objects. Beyond this patch rule, implementations
     MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/draft/extensibility#metadata-patches)"""
+    See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/draft/extensibility#metadata-patches)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class CompactionSummaryChunk(_Model):
     """A content block appended to a compaction's summary. A first-seen ID creates
-    an in-progress compaction. Chunks append in receive order."""
+    an in-progress compaction. Chunks append in receive order.
+    """
 
     compaction_id: CompactionId
     """ID of the compaction whose summary receives this content."""
@@ -6855,7 +7463,8 @@ class CompactionSummaryChunk(_Model):
     Implementations MUST NOT assign meaning to keys they do not recognize.
     This metadata is scoped to the chunk and does not patch stored metadata.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -6867,19 +7476,22 @@ class SubagentSessionCapabilities(_Model):
     Client-initiated session mutations permitted for a specific subagent session.
 
     A mutation requires an explicit per-child capability. Support for the method
-    on ordinary sessions does not grant support on a child."""
+    on ordinary sessions does not grant support on a child.
+    """
 
     cancel: SessionCancelCapabilities | None | Unset = UNSET
     """Permits the client to cancel this child's current work without ending
     the session. Omitted and `null` are equivalent and mean unsupported. An object (including
-    `{}`) means supported."""
+    `{}`) means supported.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -6890,14 +7502,16 @@ class SessionCancelCapabilities(_Model):
 
     Capability to cancel work in a subagent session without ending that session.
 
-    Supplying `{}` advertises support. An omitted or `null` `cancel` does not."""
+    Supplying `{}` advertises support. An omitted or `null` `cancel` does not.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -6937,7 +7551,8 @@ class SubagentUpdate(_Model):
     treat duplicate reports idempotently.
     Completing or cancelling work does not end the association: the parent may
     message the same child again. Individual messages and their outcomes do not
-    change this association."""
+    change this association.
+    """
 
     session_id: SessionId
     """The opaque session ID identifying the child in all ACP messages."""
@@ -6946,33 +7561,38 @@ class SubagentUpdate(_Model):
     """The parent's human-readable display title for this child. It need not be unique.
 
     Optional and nullable. Omitted means unchanged. `null` clears it. If no
-    title is set, the Client chooses a fallback presentation."""
+    title is set, the Client chooses a fallback presentation.
+    """
 
     description: str | None | Unset = UNSET
     """The parent's human-readable description of the child's role or purpose.
 
     Optional and nullable. Omitted means unchanged. `null` clears it. This is
-    current display metadata, not the history of instructions sent to the child."""
+    current display metadata, not the history of instructions sent to the child.
+    """
 
     capabilities: SubagentSessionCapabilities | None | Unset = UNSET
     """Client-initiated session mutations permitted for this subagent session.
 
     Read-only operations retain their normal protocol semantics and
-    capability requirements."""
+    capability requirements.
+    """
 
     state: StateUpdate | None | Unset = UNSET
     """The child's current foreground state, mirrored onto its parent association.
 
     Optional and nullable. Omitted means unchanged. `null` removes the
     current report and leaves activity unconfirmed (not idle or cancelled).
-    A concrete `StateUpdate` replaces the entire previous snapshot."""
+    A concrete `StateUpdate` replaces the entire previous snapshot.
+    """
 
     cwd: AbsolutePath | None | Unset = UNSET
     """The child's working directory. Must be an absolute path.
 
     Optional and nullable. Omitted means unchanged. `null` clears the
     reported value. While unset, the child inherits its immediate parent's
-    effective working directory."""
+    effective working directory.
+    """
 
     additional_directories: list[AbsolutePath] | None | Unset = UNSET
     """Additional workspace roots for the child. Each path must be absolute.
@@ -6980,7 +7600,8 @@ class SubagentUpdate(_Model):
     Optional and nullable. Omitted means unchanged. `null` clears the
     reported value. While unset, the child inherits its immediate parent's
     effective additional directories, independently of `cwd`. A concrete
-    array replaces the whole list. `[]` reports no additional directories."""
+    array replaces the whole list. `[]` reports no additional directories.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -6990,7 +7611,8 @@ class SubagentUpdate(_Model):
     stored value without merging nested objects. Beyond this patch rule, implementations
     MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/draft/extensibility#metadata-patches)"""
+    See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/draft/extensibility#metadata-patches)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -6999,7 +7621,8 @@ class SessionMessage(_Model):
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
 
-    An upsert for an inter-session message."""
+    An upsert for an inter-session message.
+    """
 
     message_id: MessageId
     """Identifier of this message within the enclosing session's transcript."""
@@ -7007,30 +7630,35 @@ class SessionMessage(_Model):
     sender_session_id: SessionId | None | Unset = UNSET
     """The sending session.
 
-    Omitted leaves the stored value unchanged. `null` clears it. A value replaces it."""
+    Omitted leaves the stored value unchanged. `null` clears it. A value replaces it.
+    """
 
     recipient_session_id: SessionId | None | Unset = UNSET
     """The receiving session.
 
-    Omitted leaves the stored value unchanged. `null` clears it. A value replaces it."""
+    Omitted leaves the stored value unchanged. `null` clears it. A value replaces it.
+    """
 
     sender_message_id: MessageId | None | Unset = UNSET
     """On an incoming view, the `messageId` of the same message's outgoing view in the
     sender's transcript.
 
     Omitted leaves the stored value unchanged. `null` clears it. A value replaces it. It can arrive
-    after the message starts streaming."""
+    after the message starts streaming.
+    """
 
     recipient_message_id: MessageId | None | Unset = UNSET
     """On an outgoing view, the `messageId` of the same message's incoming view in the
     recipient's transcript.
 
     Omitted leaves the stored value unchanged. `null` clears it. A value replaces it. It can arrive
-    after the message starts streaming."""
+    after the message starts streaming.
+    """
 
     content: list[ContentBlock] | None | Unset = UNSET
     """Omitted leaves content unchanged. `null` clears it. A concrete array
-    replaces the whole content collection."""
+    replaces the whole content collection.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -7040,7 +7668,8 @@ class SessionMessage(_Model):
     stored value without merging nested objects. Beyond this patch rule, implementations
     MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/draft/extensibility#metadata-patches)"""
+    See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/draft/extensibility#metadata-patches)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -7052,7 +7681,8 @@ class SessionMessageChunk(_Model):
     A streamed content block of an inter-session message.
 
     A chunk carries only content. The message's participants and references come from
-    `session_message` upserts, which can arrive before, between, or after its chunks."""
+    `session_message` upserts, which can arrive before, between, or after its chunks.
+    """
 
     message_id: MessageId
     """Identifier of this message within the enclosing session's transcript."""
@@ -7066,14 +7696,16 @@ class SessionMessageChunk(_Model):
     Implementations MUST NOT assign meaning to keys they do not recognize.
     This metadata is scoped to the chunk and does not patch stored metadata.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class CompleteElicitationNotification(_Model):
     """Notification sent by the agent when a URL-based elicitation is complete.
 
-    This notification is not a foreground state update."""
+    This notification is not a foreground state update.
+    """
 
     METHOD: ClassVar[str] = "elicitation/complete"
     """The JSON-RPC method (client side)."""
@@ -7086,7 +7718,8 @@ class CompleteElicitationNotification(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -7109,21 +7742,24 @@ class AuthStatusUpdateNotification(_Model):
     """Whether the agent can start sessions without the user signing in first.
 
     This is the only field clients should act on. Clients MUST treat values they
-    do not recognize as `unknown`."""
+    do not recognize as `unknown`.
+    """
 
     accounts: list[AuthAccount] | Unset = UNSET
     """The accounts the agent has configured, for display.
 
     Optional. Omitted and empty are equivalent and mean no accounts are reported.
     Agents that hold credentials for several providers or accounts SHOULD list each
-    of them and mark the ones in effect with `active`."""
+    of them and mark the ones in effect with `active`.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -7168,7 +7804,8 @@ class InitializeRequest(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -7187,21 +7824,24 @@ class ClientCapabilities(_Model):
     in its `InitializeResponse`.
 
     Optional. Omitted and `null` are equivalent and mean the client does not advertise any
-    authentication-method extensions."""
+    authentication-method extensions.
+    """
 
     elicitation: ElicitationCapabilities | None | Unset = UNSET
     """Elicitation capabilities supported by the client.
     Determines which elicitation modes the agent may use.
 
     Optional. Omitted and `null` are equivalent and mean the client does not advertise
-    elicitation support."""
+    elicitation support.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -7210,7 +7850,8 @@ class ClientAuthCapabilities(_Model):
 
     Advertised during initialization to inform the agent which authentication
     method types the client can handle. This governs opt-in types that require
-    additional client-side support."""
+    additional client-side support.
+    """
 
     terminal: TerminalAuthCapabilities | None | Unset = UNSET
     """Whether the client supports `terminal` authentication methods.
@@ -7218,14 +7859,16 @@ class ClientAuthCapabilities(_Model):
     Optional. Omitted and `null` are equivalent and mean the client does not advertise support.
     The client should supply `{}` only when it can reproduce the configured
     agent invocation in an interactive terminal. Supplying `{}` means the
-    agent may include `terminal` entries in its authentication methods."""
+    agent may include `terminal` entries in its authentication methods.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -7234,14 +7877,16 @@ class TerminalAuthCapabilities(_Model):
 
     Supplying `{}` means the client can reproduce the configured agent
     invocation in an interactive terminal and supports terminal authentication
-    methods."""
+    methods.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -7252,48 +7897,55 @@ class ElicitationCapabilities(_Model):
     """Whether the client supports form-based elicitation.
 
     Optional. Omitted and `null` are equivalent and mean form support is not advertised.
-    Supplying `{}` explicitly advertises form support."""
+    Supplying `{}` explicitly advertises form support.
+    """
 
     url: ElicitationUrlCapabilities | None | Unset = UNSET
     """Whether the client supports URL-based elicitation.
 
     Optional. Omitted and `null` are equivalent and mean the client does not advertise support.
-    Supplying `{}` means the client supports URL-based elicitation."""
+    Supplying `{}` means the client supports URL-based elicitation.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class ElicitationFormCapabilities(_Model):
     """Form-based elicitation capabilities.
 
-    Supplying `{}` means the client supports form-based elicitation."""
+    Supplying `{}` means the client supports form-based elicitation.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class ElicitationUrlCapabilities(_Model):
     """URL-based elicitation capabilities.
 
-    Supplying `{}` means the client supports URL-based elicitation."""
+    Supplying `{}` means the client supports URL-based elicitation.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -7304,21 +7956,24 @@ class LoginAuthRequest(_Model):
 
     Agents MUST support this method when their `initialize` response included
     a non-empty `authMethods` list. Clients MUST NOT call this method
-    when `authMethods` was omitted or empty."""
+    when `authMethods` was omitted or empty.
+    """
 
     METHOD: ClassVar[str] = "auth/login"
     """The JSON-RPC method (agent side)."""
 
     method_id: AuthMethodId
     """The ID of the authentication method to use.
-    Must be one of the methods advertised in the initialize response."""
+    Must be one of the methods advertised in the initialize response.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -7327,7 +7982,8 @@ class ListProvidersRequest(_Model):
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
 
-    Request parameters for `providers/list`."""
+    Request parameters for `providers/list`.
+    """
 
     METHOD: ClassVar[str] = "providers/list"
     """The JSON-RPC method (agent side)."""
@@ -7337,7 +7993,8 @@ class ListProvidersRequest(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -7348,7 +8005,8 @@ class SetProviderRequest(_Model):
 
     Request parameters for `providers/set`.
 
-    Replaces the full configuration for one provider ID."""
+    Replaces the full configuration for one provider ID.
+    """
 
     METHOD: ClassVar[str] = "providers/set"
     """The JSON-RPC method (agent side)."""
@@ -7364,14 +8022,16 @@ class SetProviderRequest(_Model):
 
     headers: dict[str, str] | Unset = UNSET
     """Full headers map for this provider.
-    May include authorization, routing, or other integration-specific headers."""
+    May include authorization, routing, or other integration-specific headers.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -7380,7 +8040,8 @@ class DisableProviderRequest(_Model):
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
 
-    Request parameters for `providers/disable`."""
+    Request parameters for `providers/disable`.
+    """
 
     METHOD: ClassVar[str] = "providers/disable"
     """The JSON-RPC method (agent side)."""
@@ -7393,7 +8054,8 @@ class DisableProviderRequest(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -7404,7 +8066,8 @@ class LogoutAuthRequest(_Model):
 
     Agents MUST support this method when their `initialize` response included
     a non-empty `authMethods` list. Clients MUST NOT call this method
-    when `authMethods` was omitted or empty."""
+    when `authMethods` was omitted or empty.
+    """
 
     METHOD: ClassVar[str] = "auth/logout"
     """The JSON-RPC method (agent side)."""
@@ -7414,7 +8077,8 @@ class LogoutAuthRequest(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -7428,7 +8092,8 @@ class AuthStatusRequest(_Model):
     Queries the agent's current authentication state without changing it.
 
     Agents MUST NOT reject it with `auth_required` (`-32000`), since Clients call it to learn
-    whether authentication is required."""
+    whether authentication is required.
+    """
 
     METHOD: ClassVar[str] = "auth/status"
     """The JSON-RPC method (agent side)."""
@@ -7438,7 +8103,8 @@ class AuthStatusRequest(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -7459,7 +8125,8 @@ class NewSessionRequest(_Model):
 
     These expand the session's workspace scope without changing `cwd`, which
     remains the base for relative paths. When omitted or empty, no
-    additional roots are activated for the new session."""
+    additional roots are activated for the new session.
+    """
 
     mcp_servers: list[McpServer] | Unset = UNSET
     """List of MCP (Model Context Protocol) servers the agent should connect to."""
@@ -7473,14 +8140,16 @@ class NewSessionRequest(_Model):
 
     Optional. Omitted and `null` are equivalent and mean the Agent uses its
     own default instructions. Clients MUST only send this when the Agent
-    advertises `session.systemPrompt`."""
+    advertises `session.systemPrompt`.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -7489,7 +8158,8 @@ class HttpMcpServer(_Model):
 
     Only available when the Agent capabilities include `session.mcp.http`.
 
-    A variant of McpServer (`type` is 'http')."""
+    A variant of McpServer (`type` is 'http').
+    """
 
     type: ClassVar[str] = "http"
 
@@ -7501,14 +8171,16 @@ class HttpMcpServer(_Model):
 
     headers: list[HttpHeader] | Unset = UNSET
     """HTTP headers to set when making requests to the MCP server. Headers the MCP transport
-    defines are owned by the transport, and Agents use the transport's values for them."""
+    defines are owned by the transport, and Agents use the transport's values for them.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -7522,7 +8194,8 @@ class AcpMcpServer(_Model):
     Only available when the Agent capabilities include `session.mcp.acp`.
     The MCP server is provided by an ACP component and communicates over the ACP channel.
 
-    A variant of McpServer (`type` is 'acp')."""
+    A variant of McpServer (`type` is 'acp').
+    """
 
     type: ClassVar[str] = "acp"
 
@@ -7533,14 +8206,16 @@ class AcpMcpServer(_Model):
     """Unique identifier for this MCP server, generated by the component providing it.
 
     Providers MUST NOT reuse an ID for multiple ACP-transport MCP servers that are visible
-    on the same ACP connection."""
+    on the same ACP connection.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -7549,7 +8224,8 @@ class StdioMcpServer(_Model):
 
     Only available when the Agent capabilities include `session.mcp.stdio`.
 
-    A variant of McpServer (`type` is 'stdio')."""
+    A variant of McpServer (`type` is 'stdio').
+    """
 
     type: ClassVar[str] = "stdio"
 
@@ -7564,14 +8240,16 @@ class StdioMcpServer(_Model):
 
     env: list[EnvVariable] | Unset = UNSET
     """Environment variables to set when launching the MCP server. Names SHOULD be unique.
-    Agents MAY reject duplicates with `-32602`, and otherwise the last entry wins."""
+    Agents MAY reject duplicates with `-32602`, and otherwise the last entry wins.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -7612,7 +8290,8 @@ class HttpHeader(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -7627,14 +8306,16 @@ class McpServerHttp(_Model):
 
     headers: list[HttpHeader] | Unset = UNSET
     """HTTP headers to set when making requests to the MCP server. Headers the MCP transport
-    defines are owned by the transport, and Agents use the transport's values for them."""
+    defines are owned by the transport, and Agents use the transport's values for them.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -7646,7 +8327,8 @@ class McpServerAcp(_Model):
     ACP transport configuration for MCP.
 
     The MCP server is provided by an ACP component and communicates over the ACP channel
-    using `mcp/message`."""
+    using `mcp/message`.
+    """
 
     name: str
     """Human-readable name identifying this MCP server."""
@@ -7655,14 +8337,16 @@ class McpServerAcp(_Model):
     """Unique identifier for this MCP server, generated by the component providing it.
 
     Providers MUST NOT reuse an ID for multiple ACP-transport MCP servers that are visible
-    on the same ACP connection."""
+    on the same ACP connection.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -7680,14 +8364,16 @@ class McpServerStdio(_Model):
 
     env: list[EnvVariable] | Unset = UNSET
     """Environment variables to set when launching the MCP server. Names SHOULD be unique.
-    Agents MAY reject duplicates with `-32602`, and otherwise the last entry wins."""
+    Agents MAY reject duplicates with `-32602`, and otherwise the last entry wins.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -7701,13 +8387,15 @@ class SystemPrompt(_Model):
     Clients MUST only send this when the Agent advertises
     `session.systemPrompt`. Agents that cannot apply it, for example because of
     an unadvertised mode or an unsupported content block type, MUST return an
-    error instead of creating, resuming, or forking the session."""
+    error instead of creating, resuming, or forking the session.
+    """
 
     mode: SystemPromptMode | str
     """How the Agent combines `content` with its own instructions.
 
     Required. Agents MUST return an error for a mode they do not support rather than
-    treating it as `append` or `override`."""
+    treating it as `append` or `override`.
+    """
 
     content: list[ContentBlock]
     """The system prompt content.
@@ -7718,14 +8406,16 @@ class SystemPrompt(_Model):
     blocks they do not support, including unknown types.
 
     Clients MUST NOT send an empty array. Agents MAY reject one with
-    `-32602` without creating, resuming, or forking the session."""
+    `-32602` without creating, resuming, or forking the session.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -7741,12 +8431,14 @@ class ListSessionsRequest(_Model):
     Only sessions whose `cwd` is this same directory match. Subdirectories and
     `additionalDirectories` don't. Agents MAY normalize paths when comparing.
 
-    Omitted and `null` are equivalent and mean sessions are not filtered by working directory."""
+    Omitted and `null` are equivalent and mean sessions are not filtered by working directory.
+    """
 
     cursor: SessionListCursor | None | Unset = UNSET
     """Opaque cursor token from a previous response's nextCursor field for cursor-based pagination
 
-    Omitted and `null` are equivalent and mean the first page is requested."""
+    Omitted and `null` are equivalent and mean the first page is requested.
+    """
 
     archived: SessionArchiveFilter | str | None | Unset = UNSET
     """**UNSTABLE**
@@ -7757,21 +8449,24 @@ class ListSessionsRequest(_Model):
 
     Optional. Omitted and `null` are equivalent and mean `exclude`. Only send this when
     the Agent advertises the `session.archive` capability. The filter combines with `cwd` and
-    applies before pagination. Clients keep the same value when following `nextCursor`."""
+    applies before pagination. Clients keep the same value when following `nextCursor`.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class DeleteSessionRequest(_Model):
     """Request parameters for deleting an existing session from `session/list`.
 
-    Only available if the Agent supports the `session.delete` capability."""
+    Only available if the Agent supports the `session.delete` capability.
+    """
 
     METHOD: ClassVar[str] = "session/delete"
     """The JSON-RPC method (agent side)."""
@@ -7784,7 +8479,8 @@ class DeleteSessionRequest(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -7798,7 +8494,8 @@ class ForkSessionRequest(_Model):
     Creates a new session based on the context of an existing one, allowing
     operations like generating summaries without affecting the original session's history.
 
-    Only available if the Agent supports the `session.fork` capability."""
+    Only available if the Agent supports the `session.fork` capability.
+    """
 
     METHOD: ClassVar[str] = "session/fork"
     """The JSON-RPC method (agent side)."""
@@ -7814,7 +8511,8 @@ class ForkSessionRequest(_Model):
 
     When omitted or empty, no additional roots are activated. When non-empty,
     this is the complete resulting additional-root list for the forked
-    session."""
+    session.
+    """
 
     mcp_servers: list[McpServer] | Unset = UNSET
     """List of MCP servers to connect to for this session."""
@@ -7830,14 +8528,16 @@ class ForkSessionRequest(_Model):
     system prompt it stored with the source session or use its default
     instructions. Clients MUST only send this when the Agent advertises
     `session.systemPrompt`, and SHOULD send the same value they used for the
-    source session."""
+    source session.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -7867,7 +8567,8 @@ class ArchiveSessionRequest(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -7884,7 +8585,8 @@ class UnarchiveSessionRequest(_Model):
     saved history. It never loads or resumes the session. Clients that want to continue an
     archived session SHOULD unarchive it before calling `session/resume`.
     Unarchiving a session that is not archived succeeds. A session that does not exist
-    gets `-32002`."""
+    gets `-32002`.
+    """
 
     METHOD: ClassVar[str] = "session/unarchive"
     """The JSON-RPC method (agent side)."""
@@ -7897,7 +8599,8 @@ class UnarchiveSessionRequest(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -7926,7 +8629,8 @@ class SessionStatusRequest(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -7943,7 +8647,8 @@ class SetSessionTitleRequest(_Model):
     return from `session/list` can be retitled. A session that does not exist gets `-32002`.
 
     The Agent responds only after it has stored the title. After a successful response, the
-    Agent SHOULD NOT replace the title with one it generates automatically."""
+    Agent SHOULD NOT replace the title with one it generates automatically.
+    """
 
     METHOD: ClassVar[str] = "session/set_title"
     """The JSON-RPC method (agent side)."""
@@ -7957,14 +8662,16 @@ class SetSessionTitleRequest(_Model):
     Required and non-null. Omission and explicit `null` are both invalid. The Agent MAY
     normalize the title before storing it, for example by trimming whitespace or
     truncating it. The Agent rejects a title that fails its validation, including one
-    that is empty after normalization, with `-32602`."""
+    that is empty after normalization, with `-32602`.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -7972,7 +8679,8 @@ class ResumeSessionRequest(_Model):
     """Request parameters for resuming an existing session.
 
     Resumes an existing session and optionally replays retained conversation
-    history according to `replayFrom`."""
+    history according to `replayFrom`.
+    """
 
     METHOD: ClassVar[str] = "session/resume"
     """The JSON-RPC method (agent side)."""
@@ -7984,7 +8692,8 @@ class ResumeSessionRequest(_Model):
     """The working directory for this session. Must be an absolute path.
 
     Clients MUST send the session's working directory. Agents MAY reject a different directory
-    with `-32602`, and MAY normalize paths when comparing."""
+    with `-32602`, and MAY normalize paths when comparing.
+    """
 
     additional_directories: list[AbsolutePath] | Unset = UNSET
     """Additional workspace roots to activate for this session. Each path must be absolute.
@@ -7992,13 +8701,15 @@ class ResumeSessionRequest(_Model):
     When omitted or empty, no additional roots are activated. When non-empty,
     this is the complete resulting additional-root list for the resumed
     session. It may differ from any previously used or reported list as long as
-    the request `cwd` matches the session's `cwd`."""
+    the request `cwd` matches the session's `cwd`.
+    """
 
     mcp_servers: list[McpServer] | Unset = UNSET
     """List of MCP servers to connect to for this session.
 
     The complete set of Client-provided servers. Omitted and `[]` mean none. Agents SHOULD
-    NOT restore servers from earlier requests."""
+    NOT restore servers from earlier requests.
+    """
 
     replay_from: ReplayFrom | None | Unset = UNSET
     """Inclusive cursor describing where conversation replay should begin.
@@ -8011,7 +8722,8 @@ class ResumeSessionRequest(_Model):
 
     Agents MUST reject unsupported cursor types or malformed cursor values
     with `-32602` (Invalid params), rather than substituting another cursor
-    or resuming without replay."""
+    or resuming without replay.
+    """
 
     system_prompt: SystemPrompt | None | Unset = UNSET
     """**UNSTABLE**
@@ -8024,21 +8736,24 @@ class ResumeSessionRequest(_Model):
     system prompt it stored with the session or use its default instructions.
     Clients MUST only send this when the Agent advertises
     `session.systemPrompt`, and SHOULD send the same value they used when the
-    session was created."""
+    session was created.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class StartReplayFrom(_Model):
     """Replay all retained conversation history from its first replayable entry.
 
-    A variant of ReplayFrom (`type` is 'start')."""
+    A variant of ReplayFrom (`type` is 'start').
+    """
 
     type: ClassVar[str] = "start"
 
@@ -8047,7 +8762,8 @@ class StartReplayFrom(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -8082,7 +8798,8 @@ class ReplayFromStart(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -8106,7 +8823,8 @@ class CloseSessionRequest(_Model):
     been inserted, including held prompts. If closing prevents a prompt's user message from being inserted, the
     Agent MUST answer that request with `-32800` (Request Cancelled). If the message
     has already been inserted, the Agent MUST respond successfully with its
-    `messageId`. Prompt responses need not precede the close response."""
+    `messageId`. Prompt responses need not precede the close response.
+    """
 
     METHOD: ClassVar[str] = "session/close"
     """The JSON-RPC method (agent side)."""
@@ -8119,7 +8837,8 @@ class CloseSessionRequest(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -8152,7 +8871,8 @@ class CancelToolCallRequest(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -8186,14 +8906,16 @@ class CancelTerminalRequest(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class IdSetSessionConfigOptionRequest(_Model):
     """A `SessionConfigValueId` string value (`type: "id"`).
 
-    A variant of SetSessionConfigOptionRequest (`type` is 'id')."""
+    A variant of SetSessionConfigOptionRequest (`type` is 'id').
+    """
 
     type: ClassVar[str] = "id"
 
@@ -8208,7 +8930,8 @@ class IdSetSessionConfigOptionRequest(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
     value: SessionConfigValueId
     """The value ID."""
@@ -8218,7 +8941,8 @@ class IdSetSessionConfigOptionRequest(_Model):
 class BooleanSetSessionConfigOptionRequest(_Model):
     """A boolean value (`type: "boolean"`).
 
-    A variant of SetSessionConfigOptionRequest (`type` is 'boolean')."""
+    A variant of SetSessionConfigOptionRequest (`type` is 'boolean').
+    """
 
     type: ClassVar[str] = "boolean"
 
@@ -8233,7 +8957,8 @@ class BooleanSetSessionConfigOptionRequest(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
     value: bool
     """The boolean value."""
@@ -8267,7 +8992,8 @@ class OtherSetSessionConfigOptionRequest(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
     value: Any
     """Raw value payload for the custom or future value type."""
@@ -8307,21 +9033,24 @@ class PromptRequest(_Model):
     pieces of context from sources the agent may not have access to.
 
     Clients MUST NOT send an empty array. Agents MAY reject one with `-32602` without
-    inserting it."""
+    inserting it.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class ResultClientResponse(_Model):
     """A successful JSON-RPC response.
 
-    A variant of ClientResponse."""
+    A variant of ClientResponse.
+    """
 
     id: RequestId
     """The id of the request this response answers."""
@@ -8334,13 +9063,15 @@ class ResultClientResponse(_Model):
 class ErrorClientResponse(_Model):
     """A failed JSON-RPC response.
 
-    A variant of ClientResponse."""
+    A variant of ClientResponse.
+    """
 
     id: int | str | None
     """The id of the request this response answers.
 
     Required. `null` only when the request's id could not be determined, such as
-    for a parse error or an invalid request."""
+    for a parse error or an invalid request.
+    """
 
     error: Error
     """Method-specific error data."""
@@ -8361,7 +9092,8 @@ class RequestPermissionResponse(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -8377,7 +9109,8 @@ class CancelledRequestPermissionOutcome(_Model):
 
     See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#cancellation)
 
-    A variant of RequestPermissionOutcome (`outcome` is 'cancelled')."""
+    A variant of RequestPermissionOutcome (`outcome` is 'cancelled').
+    """
 
     outcome: ClassVar[str] = "cancelled"
 
@@ -8386,7 +9119,8 @@ class CancelledRequestPermissionOutcome(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -8396,7 +9130,8 @@ class SelectedRequestPermissionOutcome(_Model):
     If `optionId` doesn't match an offered option, the agent MUST treat the request as not
     approved.
 
-    A variant of RequestPermissionOutcome (`outcome` is 'selected')."""
+    A variant of RequestPermissionOutcome (`outcome` is 'selected').
+    """
 
     outcome: ClassVar[str] = "selected"
 
@@ -8408,7 +9143,8 @@ class SelectedRequestPermissionOutcome(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -8443,7 +9179,8 @@ class CancelledPermissionOutcome(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -8458,14 +9195,16 @@ class SelectedPermissionOutcome(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class AcceptCreateElicitationResponse(_Model):
     """The user accepted and provided content.
 
-    A variant of CreateElicitationResponse (`action` is 'accept')."""
+    A variant of CreateElicitationResponse (`action` is 'accept').
+    """
 
     action: ClassVar[str] = "accept"
 
@@ -8474,19 +9213,22 @@ class AcceptCreateElicitationResponse(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
     content: dict[str, ElicitationContentValue] | None | Unset = UNSET
     """The user-provided content, if any, as an object matching the requested schema.
 
-    Omitted and `null` are equivalent and mean no content is provided."""
+    Omitted and `null` are equivalent and mean no content is provided.
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class DeclineCreateElicitationResponse(_Model):
     """The user declined the elicitation.
 
-    A variant of CreateElicitationResponse (`action` is 'decline')."""
+    A variant of CreateElicitationResponse (`action` is 'decline').
+    """
 
     action: ClassVar[str] = "decline"
 
@@ -8495,14 +9237,16 @@ class DeclineCreateElicitationResponse(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class CancelCreateElicitationResponse(_Model):
     """The elicitation was cancelled.
 
-    A variant of CreateElicitationResponse (`action` is 'cancel')."""
+    A variant of CreateElicitationResponse (`action` is 'cancel').
+    """
 
     action: ClassVar[str] = "cancel"
 
@@ -8511,7 +9255,8 @@ class CancelCreateElicitationResponse(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -8537,7 +9282,8 @@ class OtherCreateElicitationResponse(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
     extra: dict[str, Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
@@ -8550,14 +9296,16 @@ class ElicitationAcceptAction(_Model):
     content: dict[str, ElicitationContentValue] | None | Unset = UNSET
     """The user-provided content, if any, as an object matching the requested schema.
 
-    Omitted and `null` are equivalent and mean no content is provided."""
+    Omitted and `null` are equivalent and mean no content is provided.
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class ResultMessageMcpResponse(_Model):
     """An opaque inner MCP result.
 
-    A variant of MessageMcpResponse."""
+    A variant of MessageMcpResponse.
+    """
 
     result: Any
     """Required, even if JSON null."""
@@ -8568,14 +9316,16 @@ class ResultMessageMcpResponse(_Model):
     Implementations MUST NOT assign meaning to keys they do not recognize.
     This is ACP metadata, not the inner MCP message's `_meta`.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class ErrorMessageMcpResponse(_Model):
     """A structured inner MCP error.
 
-    A variant of MessageMcpResponse."""
+    A variant of MessageMcpResponse.
+    """
 
     error: McpError
     """Required, non-null MCP error object."""
@@ -8586,7 +9336,8 @@ class ErrorMessageMcpResponse(_Model):
     Implementations MUST NOT assign meaning to keys they do not recognize.
     This is ACP metadata, not the inner MCP message's `_meta`.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -8596,7 +9347,8 @@ class McpError(_Model):
     An inner MCP error, distinct from an outer ACP binding or runtime error.
 
     `code` and `message` are required and non-null. `data` is optional.
-    Explicit `null` is preserved separately from an omitted key."""
+    Explicit `null` is preserved separately from an omitted key.
+    """
 
     code: int
     """Inner MCP error code. Never an ACP error code."""
@@ -8637,7 +9389,8 @@ class CancelSessionNotification(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -8645,7 +9398,8 @@ class MessageMcpNotification(_Model):
     """**UNSTABLE**
 
     Notification for an active request, sent from provider to consumer.
-    Includes subscription acknowledgements and updates."""
+    Includes subscription acknowledgements and updates.
+    """
 
     METHOD: ClassVar[str] = "mcp/message"
     """The JSON-RPC method (agent side)."""
@@ -8668,7 +9422,8 @@ class MessageMcpNotification(_Model):
     Implementations MUST NOT assign meaning to keys they do not recognize.
     This is ACP metadata, not the inner MCP message's `_meta`.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -8683,14 +9438,16 @@ class CancelRequestNotification(_Model):
 
     request_id: RequestId
     """The ID of the request to cancel: a request that the sender of this notification issued.
-    Receivers match it only against requests they received from that sender."""
+    Receivers match it only against requests they received from that sender.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -8726,7 +9483,8 @@ class ProxySuccessorRequest(_Model):
     To cancel it, the sender sends `$/cancel_request` with the ID of this `proxy/successor`
     request on the same connection. Cancellation is never forwarded to another hop.
 
-    See the [Proxy Chains RFD](https://agentclientprotocol.com/rfds/proxy-chains)."""
+    See the [Proxy Chains RFD](https://agentclientprotocol.com/rfds/proxy-chains).
+    """
 
     METHOD: ClassVar[str] = "proxy/successor"
     """The JSON-RPC method (proxy side)."""
@@ -8739,7 +9497,8 @@ class ProxySuccessorRequest(_Model):
 
     Optional. Omitted and `null` are equivalent and mean the wrapped request has no params.
     When present, it MUST be a JSON object or array, as JSON-RPC requires.
-    The wrapped request's own `_meta` stays inside these params."""
+    The wrapped request's own `_meta` stays inside these params.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """Metadata for the `proxy/successor` envelope itself, separate from the wrapped
@@ -8750,14 +9509,16 @@ class ProxySuccessorRequest(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
 class ResultProxyResponse(_Model):
     """A successful JSON-RPC response.
 
-    A variant of ProxyResponse."""
+    A variant of ProxyResponse.
+    """
 
     id: RequestId
     """The id of the request this response answers."""
@@ -8770,13 +9531,15 @@ class ResultProxyResponse(_Model):
 class ErrorProxyResponse(_Model):
     """A failed JSON-RPC response.
 
-    A variant of ProxyResponse."""
+    A variant of ProxyResponse.
+    """
 
     id: int | str | None
     """The id of the request this response answers.
 
     Required. `null` only when the request's id could not be determined, such as
-    for a parse error or an invalid request."""
+    for a parse error or an invalid request.
+    """
 
     error: Error
     """Method-specific error data."""
@@ -8805,7 +9568,8 @@ class ProxySuccessorNotification(_Model):
     deliver a message from the successor to the proxy. The envelope wraps one notification: `method`
     and `params` are the wrapped notification's method and params.
 
-    See the [Proxy Chains RFD](https://agentclientprotocol.com/rfds/proxy-chains)."""
+    See the [Proxy Chains RFD](https://agentclientprotocol.com/rfds/proxy-chains).
+    """
 
     METHOD: ClassVar[str] = "proxy/successor"
     """The JSON-RPC method (proxy side)."""
@@ -8818,7 +9582,8 @@ class ProxySuccessorNotification(_Model):
 
     Optional. Omitted and `null` are equivalent and mean the wrapped notification has no params.
     When present, it MUST be a JSON object or array, as JSON-RPC requires.
-    The wrapped notification's own `_meta` stays inside these params."""
+    The wrapped notification's own `_meta` stays inside these params.
+    """
 
     meta: dict[str, Any] | None | Unset = UNSET
     """Metadata for the `proxy/successor` envelope itself, separate from the wrapped
@@ -8829,7 +9594,8 @@ class ProxySuccessorNotification(_Model):
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -9049,7 +9815,8 @@ class SubagentState(_State):
 class SessionMessageState(_State):
     """The stored state of SessionMessage upserts: every field concrete, never UNSET. `apply` folds updates into it; `encode` gives the full snapshot.
 
-    An upsert for an inter-session message."""
+    An upsert for an inter-session message.
+    """
 
     message_id: MessageId
     """Rule: key."""
@@ -9080,7 +9847,8 @@ RequestId: TypeAlias = int | str
 
 The receiver MUST reply with the same value in the response. Each side chooses IDs for its own
 requests, so the same ID can be in use in both directions. A sender MUST NOT reuse an ID while
-a request with it is still awaiting a response."""
+a request with it is still awaiting a response.
+"""
 
 SessionId: TypeAlias = str
 """A unique identifier for a conversation session between a client and agent.
@@ -9088,7 +9856,8 @@ SessionId: TypeAlias = str
 Each session has its own context, conversation history, and state, so one
 agent can run several independent sessions.
 
-See protocol docs: [Session ID](https://agentclientprotocol.com/protocol/v2/draft/session-setup#session-id)"""
+See protocol docs: [Session ID](https://agentclientprotocol.com/protocol/v2/draft/session-setup#session-id)
+"""
 
 RequestPermissionSubject: TypeAlias = (
     ToolCallRequestPermissionSubject
@@ -9111,7 +9880,8 @@ ToolCallContent: TypeAlias = (
 Tool calls can produce different types of content including standard
 content blocks (text, images), file diffs, or display-only terminals.
 
-See protocol docs: [Content](https://agentclientprotocol.com/protocol/v2/draft/tool-calls#content)"""
+See protocol docs: [Content](https://agentclientprotocol.com/protocol/v2/draft/tool-calls#content)
+"""
 
 ContentBlock: TypeAlias = (
     TextContentBlock
@@ -9132,7 +9902,8 @@ Content blocks appear in:
 This structure is compatible with the Model Context Protocol (MCP), so agents can
 forward content from MCP tool outputs without transformation.
 
-See protocol docs: [Content](https://agentclientprotocol.com/protocol/v2/draft/content)"""
+See protocol docs: [Content](https://agentclientprotocol.com/protocol/v2/draft/content)
+"""
 
 MediaType: TypeAlias = str
 """An Internet media type identifying the format of protocol content."""
@@ -9151,13 +9922,15 @@ DiffChange: TypeAlias = (
 """One file-level change described by a `Diff`.
 
 Structured change metadata lets clients identify affected files and
-operations without parsing the text patch."""
+operations without parsing the text patch.
+"""
 
 AbsolutePath: TypeAlias = str
 """An absolute filesystem path used by the protocol.
 
 Uses the native syntax of the machine the Agent runs on, such as `/home/user/project`,
-`C:\\Users\\user\\project`, or `\\\\server\\share\\project`. It is not a URI."""
+`C:\\Users\\user\\project`, or `\\\\server\\share\\project`. It is not a URI.
+"""
 
 TerminalId: TypeAlias = str
 """Unique identifier for an agent-owned terminal within a session."""
@@ -9186,7 +9959,8 @@ Accepting a URL does not mean the external interaction completed.
 Agents SHOULD cancel pending elicitations no longer needed by cancelled work.
 The request's scope alone does not establish that dependency.
 
-See protocol docs: [Elicitation](https://agentclientprotocol.com/protocol/v2/draft/elicitation)"""
+See protocol docs: [Elicitation](https://agentclientprotocol.com/protocol/v2/draft/elicitation)
+"""
 
 ElicitationPropertySchema: TypeAlias = (
     StringElicitationPropertySchema
@@ -9200,7 +9974,8 @@ ElicitationPropertySchema: TypeAlias = (
 
 Each variant corresponds to a JSON Schema `"type"` value.
 Single-select enums use `type: "string"` with `enum` or `oneOf` set.
-Multi-select enums use `type: "array"`."""
+Multi-select enums use `type: "array"`.
+"""
 
 MultiSelectItems: TypeAlias = (
     MultiSelectItemsString | OtherMultiSelectItems | TitledMultiSelectItems
@@ -9218,21 +9993,24 @@ This capability is not part of the spec yet, and may be removed or changed at an
 Unique identifier for an MCP server using the ACP transport.
 
 The value is opaque and generated by the ACP component providing the MCP server. It is
-used by `mcp/message` to route requests to the component that declared the server."""
+used by `mcp/message` to route requests to the component that declared the server.
+"""
 
 McpRequestId: TypeAlias = str
 """**UNSTABLE**
 
 Identifies an inner MCP request active against a server on this ACP connection.
 Generated by the caller and preserved unchanged by proxies, independently of
-the outer ACP JSON-RPC request ID."""
+the outer ACP JSON-RPC request ID.
+"""
 
 ExtRequest: TypeAlias = Any
 """Allows for sending an arbitrary request that is not part of the ACP spec.
 Extension methods provide a way to add custom functionality while maintaining
 protocol compatibility.
 
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+"""
 
 AgentResponse: TypeAlias = ResultAgentResponse | ErrorAgentResponse
 """A JSON-RPC response object."""
@@ -9241,12 +10019,14 @@ ProtocolVersion: TypeAlias = int
 """Protocol version identifier.
 
 This version is only bumped for breaking changes.
-Non-breaking changes should be introduced via capabilities."""
+Non-breaking changes should be introduced via capabilities.
+"""
 
 AuthMethod: TypeAlias = TerminalAuthMethod | AgentAuthMethod | OtherAuthMethod
 """Describes an available authentication method.
 
-The `type` field acts as the discriminator in the serialized JSON form."""
+The `type` field acts as the discriminator in the serialized JSON form.
+"""
 
 AuthMethodId: TypeAlias = str
 """Typed identifier used for auth method values on the wire."""
@@ -9256,7 +10036,8 @@ ProviderId: TypeAlias = str
 
 This capability is not part of the spec yet, and may be removed or changed at any point.
 
-Unique identifier for a configurable LLM provider."""
+Unique identifier for a configurable LLM provider.
+"""
 
 SessionConfigOption: TypeAlias = (
     SelectSessionConfigOption | BooleanSessionConfigOption | OtherSessionConfigOption
@@ -9280,7 +10061,8 @@ SessionConfigGroupId: TypeAlias = str
 AvailableCommand: TypeAlias = CommandAvailableCommand | OtherAvailableCommand
 """A command the agent advertises to the client.
 
-The `type` field acts as the discriminator in the serialized JSON form."""
+The `type` field acts as the discriminator in the serialized JSON form.
+"""
 
 AvailableCommandInput: TypeAlias = (
     TextAvailableCommandInput | OtherAvailableCommandInput
@@ -9336,7 +10118,8 @@ The agent MUST report `idle` when no foreground activity remains. Completing
 an individual activity while other foreground work continues does not require
 an idle boundary. Local commands use the same lifecycle even without model work.
 
-See protocol docs: [Session States](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#session-states)"""
+See protocol docs: [Session States](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#session-states)
+"""
 
 BackgroundWork: TypeAlias = (
     TerminalBackgroundWork
@@ -9351,7 +10134,8 @@ before the first snapshot that lists it, and MUST report a terminal's `exitStatu
 tool call's final status before the snapshot that removes it. Each piece of work is
 listed once: process-backed work is listed as its terminal, not also as its tool call.
 
-See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)"""
+See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)
+"""
 
 ErrorData: TypeAlias = (
     UnsupportedProtocolVersionErrorData | SessionNotFoundErrorData | Any
@@ -9375,21 +10159,24 @@ work. An idle update that does not end foreground work need not include one.
 Receivers treat an omitted, `null`, or malformed `stopReason` as the agent not
 reporting one.
 Repeated or resume snapshots may carry the last stop reason for context.
-They MUST NOT be counted as new completions, cancellations, or additional usage."""
+They MUST NOT be counted as new completions, cancellations, or additional usage.
+"""
 
 MessageId: TypeAlias = str
 """Identifier for a message, unique among messages of the same type within a session.
 
 Each message type, such as user messages, agent messages, and agent thoughts,
 has its own ID space: messages of different types may share an ID and remain
-distinct messages."""
+distinct messages.
+"""
 
 ExtResponse: TypeAlias = Any
 """Allows for sending an arbitrary response to an extension request that is not part of the ACP spec.
 Extension methods provide a way to add custom functionality while maintaining
 protocol compatibility.
 
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+"""
 
 SessionUpdate: TypeAlias = (
     UserMessageChunkSessionUpdate
@@ -9421,7 +10208,8 @@ SessionUpdate: TypeAlias = (
 
 These updates report messages, progress, and other session activity.
 
-See protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#3-agent-reports-output)"""
+See protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#3-agent-reports-output)
+"""
 
 PlanUpdateContent: TypeAlias = (
     ItemsPlanUpdateContent
@@ -9442,7 +10230,8 @@ ExtNotification: TypeAlias = Any
 Extension notifications provide a way to send one-way messages for custom functionality
 while maintaining protocol compatibility.
 
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+"""
 
 McpServer: TypeAlias = HttpMcpServer | AcpMcpServer | StdioMcpServer | OtherMcpServer
 """Configuration for connecting to an MCP (Model Context Protocol) server.
@@ -9450,12 +10239,14 @@ McpServer: TypeAlias = HttpMcpServer | AcpMcpServer | StdioMcpServer | OtherMcpS
 MCP servers provide tools and context that the agent can use when
 processing prompts.
 
-See protocol docs: [MCP Servers](https://agentclientprotocol.com/protocol/v2/draft/session-setup#mcp-servers)"""
+See protocol docs: [MCP Servers](https://agentclientprotocol.com/protocol/v2/draft/session-setup#mcp-servers)
+"""
 
 ReplayFrom: TypeAlias = StartReplayFrom | OtherReplayFrom
 """Inclusive cursor describing where replayed session history should begin.
 
-Replay includes the position identified by the cursor."""
+Replay includes the position identified by the cursor.
+"""
 
 SetSessionConfigOptionRequest: TypeAlias = (
     IdSetSessionConfigOptionRequest
@@ -9468,7 +10259,8 @@ Agents MUST support this method for any session where they advertise config opti
 Agents MUST reject an unknown `configId` or invalid value with `-32602` and leave the
 configuration unchanged.
 
-See protocol docs: [Session Config Options](https://agentclientprotocol.com/protocol/v2/draft/session-config-options#setting-a-config-option)"""
+See protocol docs: [Session Config Options](https://agentclientprotocol.com/protocol/v2/draft/session-config-options#setting-a-config-option)
+"""
 
 ClientResponse: TypeAlias = ResultClientResponse | ErrorClientResponse
 """A JSON-RPC response object."""
@@ -9501,7 +10293,8 @@ Outer ACP errors are reserved for binding and runtime failures.
 Both branches require their carrier key. An error must be a non-null object.
 Unknown outer fields are ignored. Inner result and error fields are preserved.
 Carrier `_meta` is optional. Null or invalid values are treated as absent.
-Senders must include exactly one outcome. Receivers prefer `result` if both are present."""
+Senders must include exactly one outcome. Receivers prefer `result` if both are present.
+"""
 
 InitializeProxyRequest: TypeAlias = InitializeRequest
 """**UNSTABLE**
@@ -9518,7 +10311,8 @@ The params carry the protocol version the conductor selected: the client's reque
 version, unless the conductor supports only a lower one. Before answering successfully,
 the proxy MUST forward an `initialize` request to its successor through `proxy/successor`.
 
-See the [Proxy Chains RFD](https://agentclientprotocol.com/rfds/proxy-chains)."""
+See the [Proxy Chains RFD](https://agentclientprotocol.com/rfds/proxy-chains).
+"""
 
 ProxyResponse: TypeAlias = ResultProxyResponse | ErrorProxyResponse
 """A JSON-RPC response object."""
@@ -9532,11 +10326,13 @@ Response to `proxy/initialize`.
 
 The same as the `initialize` response. The proxy builds it from its successor's
 `initialize` response and answers with the capabilities of the chain from itself onward.
-It MUST NOT change `protocolVersion`."""
+It MUST NOT change `protocolVersion`.
+"""
 
 ProxySuccessorResponse: TypeAlias = Any
 """**UNSTABLE**
 
 This capability is not part of the spec yet, and may be removed or changed at any point.
 
-Result of a `proxy/successor` request: the wrapped request's result, forwarded unchanged."""
+Result of a `proxy/successor` request: the wrapped request's result, forwarded unchanged.
+"""

@@ -90,43 +90,75 @@ def apply_tool_call_update(
     else:
         _check_key(state, update, (("tool_call_id", "tool_call_id"),))
     v_name: Any = update.name
-    f_name = state.name if v_name is UNSET else v_name
+    if v_name is UNSET:
+        f_name = state.name
+    elif v_name is None:
+        f_name = None
+    else:
+        f_name = v_name
     v_title: Any = update.title
-    f_title = state.title if v_title is UNSET else v_title
+    if v_title is UNSET:
+        f_title = state.title
+    elif v_title is None:
+        f_title = None
+    else:
+        f_title = v_title
     v_kind: Any = update.kind
-    f_kind = (
-        state.kind if v_kind is UNSET else ToolKind.OTHER if v_kind is None else v_kind
-    )
+    if v_kind is UNSET:
+        f_kind = state.kind
+    elif v_kind is None:
+        f_kind = ToolKind.OTHER
+    else:
+        f_kind = v_kind
     v_status: Any = update.status
-    f_status = (
-        state.status
-        if v_status is UNSET
-        else ToolCallStatus.PENDING if v_status is None else v_status
-    )
+    if v_status is UNSET:
+        f_status = state.status
+    elif v_status is None:
+        f_status = ToolCallStatus.PENDING
+    else:
+        f_status = v_status
     v_content: Any = update.content
-    f_content = (
-        list(state.content)
-        if v_content is UNSET
-        else [] if v_content is None else list(v_content)
-    )
+    if v_content is UNSET:
+        f_content = list(state.content)
+    elif v_content is None:
+        f_content = []
+    else:
+        f_content = list(v_content)
     v_locations: Any = update.locations
-    f_locations = (
-        list(state.locations)
-        if v_locations is UNSET
-        else [] if v_locations is None else list(v_locations)
-    )
+    if v_locations is UNSET:
+        f_locations = list(state.locations)
+    elif v_locations is None:
+        f_locations = []
+    else:
+        f_locations = list(v_locations)
     v_raw_input: Any = update.raw_input
-    f_raw_input = state.raw_input if v_raw_input is UNSET else v_raw_input
+    if v_raw_input is UNSET:
+        f_raw_input = state.raw_input
+    elif v_raw_input is None:
+        f_raw_input = None
+    else:
+        f_raw_input = v_raw_input
     v_raw_output: Any = update.raw_output
-    f_raw_output = state.raw_output if v_raw_output is UNSET else v_raw_output
+    if v_raw_output is UNSET:
+        f_raw_output = state.raw_output
+    elif v_raw_output is None:
+        f_raw_output = None
+    else:
+        f_raw_output = v_raw_output
     v_capabilities: Any = update.capabilities
-    f_capabilities = state.capabilities if v_capabilities is UNSET else v_capabilities
+    if v_capabilities is UNSET:
+        f_capabilities = state.capabilities
+    elif v_capabilities is None:
+        f_capabilities = None
+    else:
+        f_capabilities = v_capabilities
     v_meta: Any = update.meta
-    f_meta = (
-        dict(state.meta)
-        if v_meta is UNSET
-        else {} if v_meta is None else merge_meta(state.meta, v_meta)
-    )
+    if v_meta is UNSET:
+        f_meta = dict(state.meta)
+    elif v_meta is None:
+        f_meta = {}
+    else:
+        f_meta = merge_meta(state.meta, v_meta)
     new = _new(ToolCallState)
     new.tool_call_id = state.tool_call_id
     new.name = f_name
@@ -156,23 +188,54 @@ def apply_terminal_update(
     else:
         _check_key(state, update, (("terminal_id", "terminal_id"),))
     v_command: Any = update.command
-    f_command = state.command if v_command is UNSET else v_command
+    if v_command is UNSET:
+        f_command = state.command
+    elif v_command is None:
+        f_command = None
+    else:
+        f_command = v_command
     v_cwd: Any = update.cwd
-    f_cwd = state.cwd if v_cwd is UNSET else v_cwd
+    if v_cwd is UNSET:
+        f_cwd = state.cwd
+    elif v_cwd is None:
+        f_cwd = None
+    else:
+        f_cwd = v_cwd
     v_output: Any = update.output
-    f_output = state.output if v_output is UNSET else v_output
+    if v_output is UNSET:
+        f_output = state.output
+    elif v_output is None:
+        f_output = None
+    else:
+        f_output = v_output
     v_exit_status: Any = update.exit_status
-    f_exit_status = state.exit_status if v_exit_status is UNSET else v_exit_status
+    if v_exit_status is UNSET:
+        f_exit_status = state.exit_status
+    elif v_exit_status is None:
+        f_exit_status = None
+    else:
+        f_exit_status = v_exit_status
     v_size: Any = update.size
-    f_size = state.size if v_size is UNSET else v_size
+    if v_size is UNSET:
+        f_size = state.size
+    elif v_size is None:
+        f_size = None
+    else:
+        f_size = v_size
     v_capabilities: Any = update.capabilities
-    f_capabilities = state.capabilities if v_capabilities is UNSET else v_capabilities
+    if v_capabilities is UNSET:
+        f_capabilities = state.capabilities
+    elif v_capabilities is None:
+        f_capabilities = None
+    else:
+        f_capabilities = v_capabilities
     v_meta: Any = update.meta
-    f_meta = (
-        dict(state.meta)
-        if v_meta is UNSET
-        else {} if v_meta is None else merge_meta(state.meta, v_meta)
-    )
+    if v_meta is UNSET:
+        f_meta = dict(state.meta)
+    elif v_meta is None:
+        f_meta = {}
+    else:
+        f_meta = merge_meta(state.meta, v_meta)
     new = _new(TerminalState)
     new.terminal_id = state.terminal_id
     new.command = f_command
@@ -196,15 +259,26 @@ def apply_session_info_update(
     if state is None:
         state = SessionInfoState()
     v_title: Any = update.title
-    f_title = state.title if v_title is UNSET else v_title
+    if v_title is UNSET:
+        f_title = state.title
+    elif v_title is None:
+        f_title = None
+    else:
+        f_title = v_title
     v_updated_at: Any = update.updated_at
-    f_updated_at = state.updated_at if v_updated_at is UNSET else v_updated_at
+    if v_updated_at is UNSET:
+        f_updated_at = state.updated_at
+    elif v_updated_at is None:
+        f_updated_at = None
+    else:
+        f_updated_at = v_updated_at
     v_meta: Any = update.meta
-    f_meta = (
-        dict(state.meta)
-        if v_meta is UNSET
-        else {} if v_meta is None else merge_meta(state.meta, v_meta)
-    )
+    if v_meta is UNSET:
+        f_meta = dict(state.meta)
+    elif v_meta is None:
+        f_meta = {}
+    else:
+        f_meta = merge_meta(state.meta, v_meta)
     new = _new(SessionInfoState)
     new.title = f_title
     new.updated_at = f_updated_at
@@ -226,17 +300,19 @@ def apply_user_message(
     else:
         _check_key(state, update, (("message_id", "message_id"),))
     v_content: Any = update.content
-    f_content = (
-        list(state.content)
-        if v_content is UNSET
-        else [] if v_content is None else list(v_content)
-    )
+    if v_content is UNSET:
+        f_content = list(state.content)
+    elif v_content is None:
+        f_content = []
+    else:
+        f_content = list(v_content)
     v_meta: Any = update.meta
-    f_meta = (
-        dict(state.meta)
-        if v_meta is UNSET
-        else {} if v_meta is None else merge_meta(state.meta, v_meta)
-    )
+    if v_meta is UNSET:
+        f_meta = dict(state.meta)
+    elif v_meta is None:
+        f_meta = {}
+    else:
+        f_meta = merge_meta(state.meta, v_meta)
     new = _new(UserMessageState)
     new.message_id = state.message_id
     new.content = f_content
@@ -258,17 +334,19 @@ def apply_agent_message(
     else:
         _check_key(state, update, (("message_id", "message_id"),))
     v_content: Any = update.content
-    f_content = (
-        list(state.content)
-        if v_content is UNSET
-        else [] if v_content is None else list(v_content)
-    )
+    if v_content is UNSET:
+        f_content = list(state.content)
+    elif v_content is None:
+        f_content = []
+    else:
+        f_content = list(v_content)
     v_meta: Any = update.meta
-    f_meta = (
-        dict(state.meta)
-        if v_meta is UNSET
-        else {} if v_meta is None else merge_meta(state.meta, v_meta)
-    )
+    if v_meta is UNSET:
+        f_meta = dict(state.meta)
+    elif v_meta is None:
+        f_meta = {}
+    else:
+        f_meta = merge_meta(state.meta, v_meta)
     new = _new(AgentMessageState)
     new.message_id = state.message_id
     new.content = f_content
@@ -290,17 +368,19 @@ def apply_agent_thought(
     else:
         _check_key(state, update, (("message_id", "message_id"),))
     v_content: Any = update.content
-    f_content = (
-        list(state.content)
-        if v_content is UNSET
-        else [] if v_content is None else list(v_content)
-    )
+    if v_content is UNSET:
+        f_content = list(state.content)
+    elif v_content is None:
+        f_content = []
+    else:
+        f_content = list(v_content)
     v_meta: Any = update.meta
-    f_meta = (
-        dict(state.meta)
-        if v_meta is UNSET
-        else {} if v_meta is None else merge_meta(state.meta, v_meta)
-    )
+    if v_meta is UNSET:
+        f_meta = dict(state.meta)
+    elif v_meta is None:
+        f_meta = {}
+    else:
+        f_meta = merge_meta(state.meta, v_meta)
     new = _new(AgentThoughtState)
     new.message_id = state.message_id
     new.content = f_content
@@ -318,11 +398,26 @@ def apply_usage_update(
     if state is None:
         state = UsageState()
     v_used: Any = update.used
-    f_used = state.used if v_used is UNSET or v_used is None else v_used
+    if v_used is UNSET:
+        f_used = state.used
+    elif v_used is None:
+        f_used = state.used
+    else:
+        f_used = v_used
     v_size: Any = update.size
-    f_size = state.size if v_size is UNSET or v_size is None else v_size
+    if v_size is UNSET:
+        f_size = state.size
+    elif v_size is None:
+        f_size = state.size
+    else:
+        f_size = v_size
     v_cost: Any = update.cost
-    f_cost = state.cost if v_cost is UNSET else v_cost
+    if v_cost is UNSET:
+        f_cost = state.cost
+    elif v_cost is None:
+        f_cost = None
+    else:
+        f_cost = v_cost
     new = _new(UsageState)
     new.used = f_used
     new.size = f_size
@@ -345,21 +440,33 @@ def apply_compaction_update(
     else:
         _check_key(state, update, (("compaction_id", "compaction_id"),))
     v_status: Any = update.status
-    f_status = state.status if v_status is UNSET or v_status is None else v_status
+    if v_status is UNSET:
+        f_status = state.status
+    elif v_status is None:
+        f_status = state.status
+    else:
+        f_status = v_status
     v_summary: Any = update.summary
-    f_summary = (
-        list(state.summary)
-        if v_summary is UNSET
-        else [] if v_summary is None else list(v_summary)
-    )
+    if v_summary is UNSET:
+        f_summary = list(state.summary)
+    elif v_summary is None:
+        f_summary = []
+    else:
+        f_summary = list(v_summary)
     v_error: Any = update.error
-    f_error = state.error if v_error is UNSET else v_error
+    if v_error is UNSET:
+        f_error = state.error
+    elif v_error is None:
+        f_error = None
+    else:
+        f_error = v_error
     v_meta: Any = update.meta
-    f_meta = (
-        dict(state.meta)
-        if v_meta is UNSET
-        else {} if v_meta is None else merge_meta(state.meta, v_meta)
-    )
+    if v_meta is UNSET:
+        f_meta = dict(state.meta)
+    elif v_meta is None:
+        f_meta = {}
+    else:
+        f_meta = merge_meta(state.meta, v_meta)
     new = _new(CompactionState)
     new.compaction_id = state.compaction_id
     new.status = f_status
@@ -383,33 +490,58 @@ def apply_subagent_update(
     else:
         _check_key(state, update, (("session_id", "session_id"),))
     v_title: Any = update.title
-    f_title = state.title if v_title is UNSET else v_title
+    if v_title is UNSET:
+        f_title = state.title
+    elif v_title is None:
+        f_title = None
+    else:
+        f_title = v_title
     v_description: Any = update.description
-    f_description = state.description if v_description is UNSET else v_description
+    if v_description is UNSET:
+        f_description = state.description
+    elif v_description is None:
+        f_description = None
+    else:
+        f_description = v_description
     v_capabilities: Any = update.capabilities
-    f_capabilities = state.capabilities if v_capabilities is UNSET else v_capabilities
+    if v_capabilities is UNSET:
+        f_capabilities = state.capabilities
+    elif v_capabilities is None:
+        f_capabilities = None
+    else:
+        f_capabilities = v_capabilities
     v_state: Any = update.state
-    f_state = state.state if v_state is UNSET else v_state
+    if v_state is UNSET:
+        f_state = state.state
+    elif v_state is None:
+        f_state = None
+    else:
+        f_state = v_state
     v_cwd: Any = update.cwd
-    f_cwd = state.cwd if v_cwd is UNSET else v_cwd
+    if v_cwd is UNSET:
+        f_cwd = state.cwd
+    elif v_cwd is None:
+        f_cwd = None
+    else:
+        f_cwd = v_cwd
     v_additional_directories: Any = update.additional_directories
-    f_additional_directories = (
-        (
+    if v_additional_directories is UNSET:
+        f_additional_directories = (
             None
             if state.additional_directories is None
             else list(state.additional_directories)
         )
-        if v_additional_directories is UNSET
-        else (
-            None if v_additional_directories is None else list(v_additional_directories)
-        )
-    )
+    elif v_additional_directories is None:
+        f_additional_directories = None
+    else:
+        f_additional_directories = list(v_additional_directories)
     v_meta: Any = update.meta
-    f_meta = (
-        dict(state.meta)
-        if v_meta is UNSET
-        else {} if v_meta is None else merge_meta(state.meta, v_meta)
-    )
+    if v_meta is UNSET:
+        f_meta = dict(state.meta)
+    elif v_meta is None:
+        f_meta = {}
+    else:
+        f_meta = merge_meta(state.meta, v_meta)
     new = _new(SubagentState)
     new.session_id = state.session_id
     new.title = f_title
@@ -428,7 +560,8 @@ def apply_session_message(
 ) -> SessionMessageState:
     """Fold a SessionMessage into the stored state (None for an entity not seen before).
 
-    An upsert for an inter-session message."""
+    An upsert for an inter-session message.
+    """
     if state is None:
         state = SessionMessageState(
             message_id=update.message_id,
@@ -436,37 +569,47 @@ def apply_session_message(
     else:
         _check_key(state, update, (("message_id", "message_id"),))
     v_sender_session_id: Any = update.sender_session_id
-    f_sender_session_id = (
-        state.sender_session_id if v_sender_session_id is UNSET else v_sender_session_id
-    )
+    if v_sender_session_id is UNSET:
+        f_sender_session_id = state.sender_session_id
+    elif v_sender_session_id is None:
+        f_sender_session_id = None
+    else:
+        f_sender_session_id = v_sender_session_id
     v_recipient_session_id: Any = update.recipient_session_id
-    f_recipient_session_id = (
-        state.recipient_session_id
-        if v_recipient_session_id is UNSET
-        else v_recipient_session_id
-    )
+    if v_recipient_session_id is UNSET:
+        f_recipient_session_id = state.recipient_session_id
+    elif v_recipient_session_id is None:
+        f_recipient_session_id = None
+    else:
+        f_recipient_session_id = v_recipient_session_id
     v_sender_message_id: Any = update.sender_message_id
-    f_sender_message_id = (
-        state.sender_message_id if v_sender_message_id is UNSET else v_sender_message_id
-    )
+    if v_sender_message_id is UNSET:
+        f_sender_message_id = state.sender_message_id
+    elif v_sender_message_id is None:
+        f_sender_message_id = None
+    else:
+        f_sender_message_id = v_sender_message_id
     v_recipient_message_id: Any = update.recipient_message_id
-    f_recipient_message_id = (
-        state.recipient_message_id
-        if v_recipient_message_id is UNSET
-        else v_recipient_message_id
-    )
+    if v_recipient_message_id is UNSET:
+        f_recipient_message_id = state.recipient_message_id
+    elif v_recipient_message_id is None:
+        f_recipient_message_id = None
+    else:
+        f_recipient_message_id = v_recipient_message_id
     v_content: Any = update.content
-    f_content = (
-        list(state.content)
-        if v_content is UNSET
-        else [] if v_content is None else list(v_content)
-    )
+    if v_content is UNSET:
+        f_content = list(state.content)
+    elif v_content is None:
+        f_content = []
+    else:
+        f_content = list(v_content)
     v_meta: Any = update.meta
-    f_meta = (
-        dict(state.meta)
-        if v_meta is UNSET
-        else {} if v_meta is None else merge_meta(state.meta, v_meta)
-    )
+    if v_meta is UNSET:
+        f_meta = dict(state.meta)
+    elif v_meta is None:
+        f_meta = {}
+    else:
+        f_meta = merge_meta(state.meta, v_meta)
     new = _new(SessionMessageState)
     new.message_id = state.message_id
     new.sender_session_id = f_sender_session_id

@@ -594,14 +594,14 @@ def session_to_json(session: Session) -> dict[str, Any]:
         "agentThoughts": {
             key: encode(value) for key, value in session.agent_thoughts.items()
         },
-        "state": None if session.state is None else encode(session.state),
+        "state": (None if session.state is None else encode(session.state)),
         "toolCalls": {key: encode(value) for key, value in session.tool_calls.items()},
         "terminals": {key: encode(value) for key, value in session.terminals.items()},
         "plans": {key: encode(value) for key, value in session.plans.items()},
         "availableCommands": [encode(item) for item in session.available_commands],
         "configOptions": [encode(item) for item in session.config_options],
-        "info": None if session.info is None else encode(session.info),
-        "usage": None if session.usage is None else encode(session.usage),
+        "info": (None if session.info is None else encode(session.info)),
+        "usage": (None if session.usage is None else encode(session.usage)),
         "notices": [encode(item) for item in session.notices],
         "compactions": {
             key: encode(value) for key, value in session.compactions.items()

@@ -73,7 +73,7 @@ def build_package(
 
 
 def format_packages(rendered: dict[str, dict[str, str]]) -> dict[str, dict[str, str]]:
-    """Format all packages' files at once (black runs in parallel)."""
+    """Format all packages' files at once (one formatter run)."""
     flat = {f"{package}/{name}": text for package, files in rendered.items() for name, text in files.items()}
     formatted = format_files(flat)
     return {

@@ -9,6 +9,7 @@ them by file name.
 
 from __future__ import annotations
 
+import functools
 import json
 import unicodedata
 from importlib import resources
@@ -17,7 +18,7 @@ from typing import Any, Iterator
 
 import jinja2
 
-from . import __version__, ir
+from . import __version__, fmt, ir
 from .errors import AcpgenError
 from .runtime import SOURCES
 
@@ -47,11 +48,18 @@ def builtin_templates() -> Path:
 
 
 def environment(templates: str | Path | None = None) -> jinja2.Environment:
+    if templates is not None and not Path(templates).is_dir():
+        raise AcpgenError("not a directory of templates", file=str(templates))
+    return _environment(None if templates is None else str(templates))
+
+
+@functools.lru_cache(maxsize=8)
+def _environment(templates: str | None) -> jinja2.Environment:
+    """One environment per template directory, so each template is compiled
+    once a process (a changed file is compiled again: Jinja checks)."""
     search = [str(builtin_templates())]
     if templates is not None:
-        if not Path(templates).is_dir():
-            raise AcpgenError("not a directory of templates", file=str(templates))
-        search.insert(0, str(templates))
+        search.insert(0, templates)
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(search),
         undefined=jinja2.StrictUndefined,
@@ -64,6 +72,7 @@ def environment(templates: str | Path | None = None) -> jinja2.Environment:
     env.filters["docstring"] = docstring
     env.filters["comment"] = comment
     env.filters["pointer_literal"] = lambda p: py_literal("#" + p)
+    env.filters["param"] = parameter
     env.globals["generator_version"] = __version__
     env.globals["plain_kinds"] = PLAIN_KINDS
     env.globals["inline_kinds"] = INLINE_KINDS
@@ -185,6 +194,17 @@ def py_literal(value: Any) -> str:
     raise TypeError(f"not a JSON value: {value!r}")
 
 
+def parameter(annotation: str, name: str, indent: int = 4) -> str:
+    """``name: annotation`` as black prints a parameter of a signature split
+    one parameter per line: a union too long for its line is wrapped in
+    parentheses (the formatter keeps them, and splits inside them as black
+    does). A parameter that needs them never fits a signature on one line."""
+    text = f"{name}: {annotation}"
+    if indent + len(text) + 1 > fmt.LINE_LENGTH and " | " in annotation:
+        return f"{name}: ({annotation})"
+    return text
+
+
 def comment(text: str) -> str:
     """Text for a ``#`` comment: one line, control characters escaped."""
     return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
@@ -199,6 +219,20 @@ def docstring(text: str) -> str:
     how the source reads.
     """
     text = text.strip()
+    if '"' not in text and "\\" not in text and all(line.isprintable() for line in text.split("\n")):
+        # Nothing to escape (isprintable() is False for the Cf, Co and Cs
+        # characters escaped below).
+        out = [text]
+    else:
+        out = _escaped(text)
+    # Trailing whitespace on a line is not kept by the formatter anyway.
+    body = "\n".join(line.rstrip() for line in "".join(out).split("\n"))
+    # A multi-line docstring ends with the closing quotes on a line of their
+    # own (PEP 257), where black and ruff both leave them.
+    return '"""' + body + ('\n"""' if "\n" in body else '"""')
+
+
+def _escaped(text: str) -> list[str]:
     out = []
     quotes = 0
     for index, char in enumerate(text):
@@ -220,9 +254,7 @@ def docstring(text: str) -> str:
         else:
             code = ord(char)
             out.append(f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}")
-    # Trailing whitespace on a line is not kept by the formatter anyway.
-    body = "\n".join(line.rstrip() for line in "".join(out).split("\n"))
-    return '"""' + body + '"""'
+    return out
 
 
 class _Annotations:

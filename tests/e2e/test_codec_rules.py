@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ..conftest import SCHEMAS, load_generated
+from ..conftest import SCHEMAS, examples, load_generated
 from ..strategies import ANY_JSON
 
 v1 = load_generated("acp_v1")
@@ -66,7 +66,7 @@ def test_deep_or_huge_input_raises_only_validation_error(p):
 
 
 @pytest.mark.parametrize("package", sorted(SCHEMAS))
-@settings(max_examples=150, derandomize=True, deadline=None)
+@settings(max_examples=examples(150))
 @given(value=ANY_JSON, index=st.integers(min_value=0))
 def test_nothing_but_validation_error_escapes_and_input_is_untouched(package, value, index):
     p = load_generated(package)

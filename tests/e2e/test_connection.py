@@ -308,6 +308,208 @@ def test_every_package_connects_an_agent_and_a_client(name):
     run(main())
 
 
+# ------------------------------------------------------------ notification handlers
+
+
+def chunk_update(session_id: str, text: str):
+    chunk = acp.AgentMessageChunkSessionUpdate(content=acp.TextContentBlock(text=text))
+    return acp.SessionNotification(session_id=session_id, update=chunk)
+
+
+class AskingClient(acp.Client):
+    """Each session/update handler sends a request to the agent and awaits its
+    answer (an unknown extension method: -32601)."""
+
+    def __init__(self, conn):
+        self.conn = conn
+        self.texts: list[str] = []
+        self.answers: list[int] = []
+
+    async def session_update(self, params):
+        try:
+            await self.conn.request("_interop/unknown", {})
+        except acp.RequestError as error:
+            self.answers.append(error.code)
+        self.texts.append(params.update.content.text)
+
+
+@pytest.mark.parametrize("peer", ["acpgen", "python-sdk"])
+def test_a_notification_handler_can_await_a_request_to_an_agent_process(peer):
+    from ..interop import harness
+
+    command = harness.acpgen_agent("v1") if peer == "acpgen" else harness.python_sdk_agent()
+
+    async def main():
+        async with acp.spawn_agent(AskingClient, *command) as conn:
+            await conn.initialize(acp.InitializeRequest(protocol_version=1))
+            session = await conn.new_session(new_session(os.getcwd()))
+            words = [acp.TextContentBlock(text="one two three four")]
+            response = await conn.prompt(acp.PromptRequest(session_id=session.session_id, prompt=words))
+            assert response.stop_reason is acp.StopReason.END_TURN
+            # prompt() returned after every update's handler, request included, finished
+            assert "".join(conn.handler.texts).split() == ["one", "two", "three", "four"]
+            assert conn.handler.answers == [-32601] * len(conn.handler.texts)
+
+    run(main())
+
+
+class Streamer(Agent):
+    """Streams ``count`` updates, then answers the prompt."""
+
+    count = 20
+
+    async def prompt(self, params):
+        for i in range(self.count):
+            await self.conn.session_update(chunk_update(params.session_id, str(i)))
+        return acp.PromptResponse(stop_reason=acp.StopReason.END_TURN)
+
+
+def test_a_notification_handler_can_await_a_request_in_process():
+    class Answering(Streamer):
+        async def ext_method(self, method, params):
+            return {"seen": params["text"]}
+
+    class Asking(Client):
+        async def session_update(self, params):
+            answer = await self.conn.request("_ack", {"text": params.update.content.text})
+            self.updates.append(answer["seen"])
+
+    async def main():
+        agent, client = await connect(Answering, Asking)
+        await client.prompt(acp.PromptRequest(session_id="s", prompt=[]))
+        assert client.handler.updates == [str(i) for i in range(Streamer.count)]
+        await client.close()
+
+    run(main())
+
+
+def test_notification_handlers_start_in_order_run_one_at_a_time_and_finish_before_the_response():
+    class Slow(Client):
+        running = 0
+        most = 0
+
+        async def session_update(self, params):
+            self.running += 1
+            self.most = max(self.most, self.running)
+            self.updates.append(("start", params.update.content.text))
+            await asyncio.sleep(random.random() / 200)
+            self.updates.append(("end", params.update.content.text))
+            self.running -= 1
+
+    async def main():
+        agent, client = await connect(Streamer, Slow)
+        for turn in range(3):
+            del client.handler.updates[:]
+            await client.prompt(acp.PromptRequest(session_id="s", prompt=[]))
+            expected = [(edge, str(i)) for i in range(Streamer.count) for edge in ("start", "end")]
+            assert client.handler.updates == expected, turn
+        assert client.handler.most == 1
+        await client.close()
+
+    run(main())
+
+
+@pytest.mark.parametrize("via_task", [False, True], ids=["directly", "from-a-task"])
+def test_a_request_from_a_notification_handler_does_not_wait_for_the_notifications_behind_it(via_task):
+    """The answer to the handler's request arrives after further updates,
+    which queue behind the running handler: the request must not wait for them."""
+
+    class Holding(Agent):
+        async def prompt(self, params):
+            self.streamed = asyncio.Event()
+            await self.conn.session_update(chunk_update(params.session_id, "first"))
+            for i in range(5):
+                await self.conn.session_update(chunk_update(params.session_id, str(i)))
+            self.streamed.set()
+            return acp.PromptResponse(stop_reason=acp.StopReason.END_TURN)
+
+        async def ext_method(self, method, params):
+            await self.streamed.wait()  # answered after the five updates were sent
+            return {}
+
+    class Asking(Client):
+        async def session_update(self, params):
+            text = params.update.content.text
+            if text == "first":
+                call = self.conn.request("_hold", {})
+                await (asyncio.create_task(call) if via_task else call)
+            self.updates.append(text)
+
+    async def main():
+        agent, client = await connect(Holding, Asking)
+        await client.prompt(acp.PromptRequest(session_id="s", prompt=[]))
+        assert client.handler.updates == ["first", "0", "1", "2", "3", "4"]
+        await client.close()
+
+    run(main())
+
+
+def test_a_notification_handler_that_raises_does_not_stop_the_later_ones(caplog):
+    class Failing(Client):
+        async def session_update(self, params):
+            text = params.update.content.text
+            self.updates.append(text)
+            await asyncio.sleep(0)
+            if int(text) % 3 == 0:
+                raise RuntimeError(f"cannot show {text}")
+
+    async def main():
+        agent, client = await connect(Streamer, Failing)
+        response = await client.prompt(acp.PromptRequest(session_id="s", prompt=[]))
+        assert response.stop_reason is acp.StopReason.END_TURN
+        assert client.handler.updates == [str(i) for i in range(Streamer.count)]
+        await client.close()
+
+    run(main())
+    failures = [r for r in caplog.records if "session/update notification handler failed" in r.getMessage()]
+    assert [str(r.exc_info[1]) for r in failures] == [f"cannot show {i}" for i in range(0, Streamer.count, 3)]
+
+
+def test_notifications_read_before_the_peer_closes_are_still_handled():
+    async def main():
+        (client_reader, client_writer), (peer_reader, peer_writer) = await streams()
+
+        class Slow(Client):
+            async def session_update(self, params):
+                await asyncio.sleep(0.01)
+                self.updates.append(params.update.content.text)
+
+        client = acp.ClientSideConnection(Slow, client_reader, client_writer)
+        for i in range(5):
+            note = {"jsonrpc": "2.0", "method": "session/update", "params": acp.encode(chunk_update("s", str(i)))}
+            peer_writer.write((json.dumps(note) + "\n").encode())
+        peer_writer.close()
+        await client.run()  # returns once the peer is gone and the five are handled
+        assert client.handler.updates == ["0", "1", "2", "3", "4"]
+
+    run(main())
+
+
+def test_close_drops_the_queued_notifications():
+    async def main():
+        (client_reader, client_writer), (peer_reader, peer_writer) = await streams()
+
+        class Stuck(Client):
+            async def session_update(self, params):
+                self.updates.append(params.update.content.text)
+                await asyncio.Event().wait()
+
+        client = acp.ClientSideConnection(Stuck, client_reader, client_writer)
+        client.start()
+        for i in range(3):
+            note = {"jsonrpc": "2.0", "method": "session/update", "params": acp.encode(chunk_update("s", str(i)))}
+            peer_writer.write((json.dumps(note) + "\n").encode())
+        await peer_writer.drain()
+        while not client.handler.updates:
+            await asyncio.sleep(0.01)
+        await client.close()
+        await asyncio.sleep(0.05)
+        assert client.handler.updates == ["0"]
+        peer_writer.close()
+
+    run(main())
+
+
 # ------------------------------------------------------------ the examples
 
 

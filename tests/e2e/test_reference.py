@@ -3,7 +3,9 @@ recorded by tests/reference/record.mjs into tests/fixtures/reference/.
 
 Every recorded case must agree (accepted with the same wire output, or
 rejected), except the deliberate departures listed, with their reason, in
-departures.json; those must still differ, so the list cannot go stale.
+departures.json (kept by hand in tests/reference/, beside the cases; record.mjs
+writes only tests/fixtures/reference/); those must still differ, so the list
+cannot go stale.
 
 The JSON-RPC envelope cases (defs ``ClientRequest``, ``AgentResponse`` ...)
 are read as whole messages with ``decode_message``, which types params by
@@ -28,7 +30,7 @@ PACKAGES = {
     "v2": "acp_v2",
     "v2_unstable": "acp_v2_unstable",
 }
-DEPARTURES = json.loads((FIXTURES / "departures.json").read_text())
+DEPARTURES = json.loads((ROOT / "tests/reference/departures.json").read_text())
 DISPATCH = json.loads((FIXTURES / "dispatch/envelopes.json").read_text())["cases"]
 ENVELOPES = {"AgentRequest", "ClientRequest", "AgentResponse", "ClientResponse", "AgentNotification", "ClientNotification"}
 """The JSON-RPC envelope defs: their cases are checked as whole messages."""
@@ -36,8 +38,6 @@ ENVELOPES = {"AgentRequest", "ClientRequest", "AgentResponse", "ClientResponse",
 
 def _recorded():
     for path in sorted(FIXTURES.glob("*.json")):
-        if path.name == "departures.json":
-            continue
         yield from json.loads(path.read_text())["cases"]
 
 
@@ -54,6 +54,17 @@ def _decode(case):
         return True, package.encode(package.decode(case["def"], data))
     except package.ValidationError as error:
         return False, error
+
+
+def test_the_fixture_directory_holds_only_what_record_mjs_writes():
+    """record.mjs writes one fixture per case file and deletes every other
+    JSON file there, so nothing kept by hand may live in that directory (the
+    departures list lives beside the cases)."""
+    recorded = {p.name for p in FIXTURES.glob("*.json")}
+    cases = {p.name for p in (ROOT / "tests/reference/cases").glob("*.json")}
+    assert recorded == cases
+    for name in recorded:
+        assert json.loads((FIXTURES / name).read_text())["source"] == f"tests/reference/cases/{name}"
 
 
 def test_the_recordings_are_there():

@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
-from ..conftest import SCHEMAS, load_generated
+from ..conftest import SCHEMAS, examples, load_generated
 from ..strategies import values
 
 _ROOTS = {name: json.loads(path.read_text()) for name, path in SCHEMAS.items()}
@@ -32,12 +32,7 @@ def _validator(package: str, name: str) -> Draft202012Validator:
 
 
 @pytest.mark.parametrize("package, name", _PARAMS)
-@settings(
-    max_examples=12,
-    derandomize=True,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much],
-)
+@settings(max_examples=examples(12), suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(data=st.data())
 def test_strict_decode_agrees_with_jsonschema(package, name, data):
     module = load_generated(package)

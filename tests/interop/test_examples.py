@@ -58,4 +58,10 @@ def test_sdk_client_against_echo_agent_example(client):
     assert turn["stopReason"] == "cancelled", turn["stopReason"]
     echoed, sent = turn["text"].split(), turn["sent"].split()
     assert 0 < len(echoed) < len(sent) and sent[: len(echoed)] == echoed, turn["text"][:80]
+    if protocol == "v2":  # the prompt echoed as user_message, running, the words, idle
+        for turn in (report["prompt"], report["cancel"]):
+            words = len(turn["text"].split())
+            expected = ["user_message", "state_update", *["agent_message_chunk"] * words, "state_update"]
+            assert turn["updates"] == expected, turn["updates"]
+            assert isinstance(turn["messageId"], str) and turn["messageId"], turn
     assert report["unknownMethod"] == {"code": -32601}, report["unknownMethod"]

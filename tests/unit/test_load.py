@@ -63,3 +63,42 @@ def test_pointer_escapes_slash_and_tilde():
     with pytest.raises(AcpgenError) as info:
         parse_schema(json.dumps(doc).encode(), "s.json")
     assert "#/$defs/a~1b~0c/$ref" in str(info.value)
+
+
+def _nested(depth: int) -> bytes:
+    """A valid schema nested ``depth`` levels deep, as text (too deep for
+    ``json.dumps`` at 5,000)."""
+    return ('{"$defs": {"Deep": ' + '{"type": "array", "items": ' * depth + '{"type": "string"}' + "}" * depth + "}}").encode()
+
+
+@pytest.mark.parametrize(
+    "doc",
+    [
+        *[path.read_bytes() for path in SCHEMAS.values()],
+        {"$defs": {"A": {"type": "object", "properties": {"x": {"type": 12}}}}},
+        {"$defs": {"A": {"minLength": -1}}},
+        {"$defs": {"A": {"anyOf": []}}},
+        {"$defs": {"A": {"required": ["a", "a"]}}},
+        {"$defs": {"A": {"enum": 3}}},
+        {"$defs": {"A": {"minimum": 10**30}}},
+        {"$schema": "http://json-schema.org/draft-07/schema#", "$defs": {"A": {"prefixItems": 5}}},
+        _nested(40),
+        _nested(200),
+        _nested(5000),
+    ],
+)
+def test_the_compiled_metaschema_check_changes_no_outcome(doc, monkeypatch):
+    """Valid schemas are checked by jsonschema-rs, everything else by
+    jsonschema: the result, and any error, is what jsonschema alone gives."""
+    import acpgen.load
+
+    def outcome():
+        try:
+            raw = doc if isinstance(doc, bytes) else json.dumps(doc).encode()
+            return parse_schema(raw, "s.json").sha256
+        except (AcpgenError, RecursionError) as error:
+            return f"{type(error).__name__}: {error}"
+
+    quick = outcome()
+    monkeypatch.setattr(acpgen.load, "jsonschema_rs", None)
+    assert quick == outcome()

@@ -513,14 +513,13 @@ class DefFixtures:
     def mutate(self, value: Any, site: Site, thorough: bool) -> None:
         path = site.path
         where = format_path(path)
-        node_ok = self.model.validator(site.node)
         # A wrong JSON type.
-        candidates = [c for c in WRONG_VALUES if not node_ok.is_valid(c)]
+        candidates = self.model.rejected(site.node, WRONG_VALUES)
         if candidates and (thorough or self.rng.random() < 0.6):
             wrong = candidates[0] if thorough else self.rng.choice(candidates)
             self.add(f"wrong type ({json_kind(wrong)}) at {where}", replace(value, path, wrong))
         # null where it is not allowed.
-        if not node_ok.is_valid(None) and path:
+        if self.model.rejected(site.node, [None]) and path:
             self.add(f"null at {where}", replace(value, path, None))
         current = get_at(value, path)
         if site.kind == "object" and isinstance(current, dict):
@@ -549,8 +548,7 @@ class DefFixtures:
         if site.kind == "array" and isinstance(current, list):
             items = site.merged["items"]
             if items is not None:
-                item_ok = self.model.validator(items)
-                bad = [c for c in WRONG_VALUES + [None] if not item_ok.is_valid(c)]
+                bad = self.model.rejected(items, WRONG_VALUES + [None])
                 if bad:
                     wrong = bad[0] if thorough else self.rng.choice(bad)
                     mutated = list(current)
@@ -597,8 +595,7 @@ class DefFixtures:
             if key == site.tag or key not in current:
                 continue
             node = subs[0] if len(subs) == 1 else {"allOf": subs}
-            ok = self.model.validator(node)
-            wrong = next((c for c in WRONG_VALUES if not ok.is_valid(c)), None)
+            wrong = next(iter(self.model.rejected(node, WRONG_VALUES)), None)
             if wrong is not None:
                 self.add(
                     f"known tag {current[site.tag]!r} with a bad {key} at {where}",

@@ -246,6 +246,8 @@ class Model:
         self.defs: dict = document["$defs"]
         self._shapes: dict[str, Shape] = {}
         self._validators: dict[int, tuple] = {}
+        self._named: dict[str, dict] = {}
+        self._rejected: dict[tuple, list] = {}
         self.envelopes = envelope_defs(document)
 
     # ------------------------------------------------------------ public API
@@ -260,11 +262,31 @@ class Model:
         return self._decode(self.shape(name), value, (), strict)
 
     def is_valid(self, name: str, value: Any) -> bool:
-        return not self.schema_errors(name, value)
+        return self.named_validator(name).is_valid(value)
 
     def schema_errors(self, name: str, value: Any) -> list[str]:
-        validator = self.validator({"$ref": DEFS + name})
-        return [e.message for e in validator.iter_errors(value)][:1]
+        """The first of jsonschema's errors (finding them all costs much
+        more), or none."""
+        error = next(self.named_validator(name).iter_errors(value), None)
+        return [] if error is None else [error.message]
+
+    def rejected(self, node: Any, candidates: list) -> list:
+        """The candidates ``node`` does not accept, in order; remembered,
+        since the fixture generator asks about the same nodes again and
+        again."""
+        key = (id(node), repr(candidates))
+        entry = self._rejected.get(key)
+        if entry is None:
+            validator = self.validator(node)  # keeps ``node``, so its id stays its own
+            entry = self._rejected[key] = [c for c in candidates if not validator.is_valid(c)]
+        return entry
+
+    def named_validator(self, name: str) -> Draft202012Validator:
+        """The validator of ``$defs/<name>``, made once."""
+        node = self._named.get(name)
+        if node is None:
+            node = self._named[name] = {"$ref": DEFS + name}
+        return self.validator(node)
 
     def validator(self, node: Any) -> Draft202012Validator:
         entry = self._validators.get(id(node))
