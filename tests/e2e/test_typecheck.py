@@ -15,9 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from ..conftest import GENERATED, SCHEMAS
+from ..conftest import GENERATED, ROOT, SCHEMAS
 
 PACKAGES = sorted(SCHEMAS)
+EXAMPLES = sorted(str(p) for p in (ROOT / "examples").glob("*.py"))
+"""The README's echo agents and clients, checked with the packages."""
 
 COMMON = '''\
 from __future__ import annotations
@@ -114,7 +116,7 @@ def run_mypy(work: Path) -> Report:
     users = [str(work / f"user_{p}.py") for p in PACKAGES]
     out = subprocess.run(
         [sys.executable, "-m", "mypy", "--strict", "--python-version", "3.10", "--no-error-summary",
-         "--cache-dir", str(work / ".mypy_cache"), *PACKAGES, *users],
+         "--cache-dir", str(work / ".mypy_cache"), *PACKAGES, *users, *EXAMPLES],
         cwd=GENERATED, capture_output=True, text=True,
     )  # fmt: skip
     assert out.returncode in (0, 1), out.stdout + out.stderr
@@ -130,7 +132,7 @@ def run_pyright(work: Path) -> Report:
     config = {"typeCheckingMode": "strict", "pythonVersion": "3.10", "extraPaths": [str(GENERATED)]}
     (work / "pyrightconfig.json").write_text(json.dumps(config))
     pyright = Path(sys.executable).with_name("pyright")
-    files = [str(GENERATED / p) for p in PACKAGES] + [f"user_{p}.py" for p in PACKAGES]
+    files = [str(GENERATED / p) for p in PACKAGES] + [f"user_{p}.py" for p in PACKAGES] + EXAMPLES
     out = subprocess.run(
         [str(pyright), "--outputjson", "-p", str(work), *files], cwd=work, capture_output=True, text=True
     )
@@ -160,6 +162,14 @@ def _relative(path: Path, work: Path) -> str:
 def test_package_is_clean_under_strict_checking(checked: dict[str, Report], checker: str, package: str) -> None:
     report = checked[checker]
     dirty = sorted(f for f in report.errors if f.startswith(package + "/"))
+    assert not dirty, report.output
+
+
+@pytest.mark.parametrize("checker", ["mypy", "pyright"])
+def test_the_examples_are_clean_under_strict_checking(checked: dict[str, Report], checker: str) -> None:
+    report = checked[checker]
+    assert len(EXAMPLES) >= 4
+    dirty = sorted(f for f in report.errors if "/examples/" in f)
     assert not dirty, report.output
 
 
