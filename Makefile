@@ -41,10 +41,12 @@ lint: $(STAMP)
 	$(BIN)/mypy --strict generator/acpgen/runtime
 	$(BIN)/pyright
 
-# The conformance suite runs inside pytest, once per package.
+# The conformance suite runs inside pytest, once per package. Test files are
+# spread over the machine's cores, each file's tests on one worker (module
+# fixtures such as the one mypy and pyright run stay single).
 test: $(STAMP) $(TS_STAMP) lint
 	$(BIN)/acpgen check
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n auto --dist loadfile
 
 # The property tests with real randomness and many more examples (see
 # tests/conftest.py); a failure is saved in .hypothesis/ and replayed first.
