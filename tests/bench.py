@@ -310,6 +310,90 @@ def import_time_ms(module: str, runs: int) -> dict:
     return {"median_ms": statistics.median(times), "runs_ms": times}
 
 
+# ---------------------------------------------------------------- baselines
+
+
+def _median_ns(fn: Callable, arg: Any, loops: int, rounds: int = 7) -> float:
+    """Median over ``rounds`` of the mean time of one call, in ns."""
+    times = []
+    for _ in range(rounds):
+        t = time.perf_counter_ns()
+        for _ in repeat(None, loops):
+            fn(arg)
+        times.append((time.perf_counter_ns() - t) / loops)
+    return statistics.median(times)
+
+
+def msgspec_baseline(acp_v1, bench_payloads, loops: int) -> dict:
+    """acpgen's lenient decode against hand-written msgspec Structs
+    (``msgspec.convert`` of the same JSON-loaded dicts)."""
+    try:
+        import bench_msgspec
+    except ImportError:
+        print("\nmsgspec is not installed: skipping the msgspec baseline")
+        return {}
+    payloads = {label: payload for label, _, payload in bench_payloads.build()}
+    names = {label: name for label, name, _ in bench_payloads.build()}
+    print("\nLenient decode against hand-written msgspec Structs (msgspec.convert):")
+    rows = {}
+    for label in bench_msgspec.TYPES:
+        payload = payloads[label]
+        ours = _median_ns(partial(acp_v1.decode, names[label]), payload, loops)
+        theirs = _median_ns(bench_msgspec.decoder(label), payload, loops)
+        rows[label] = {"acpgen_ns": ours, "msgspec_ns": theirs}
+        print(
+            f"  {label:<42} acpgen {_us(ours)} us  msgspec {_us(theirs)} us"
+            f"  acpgen/msgspec {ours / theirs:5.2f}x"
+        )
+    total = sum(r["acpgen_ns"] for r in rows.values()) / sum(
+        r["msgspec_ns"] for r in rows.values()
+    )
+    print(f"  over these messages: acpgen/msgspec {total:.2f}x (target: within 2x)")
+    return rows
+
+
+def apply_stream(acp_v1, updates: int) -> dict:
+    """Median time of ``patch.apply`` per update over a tool-call update
+    stream (one tool_call, then status, content and location updates)."""
+    from acp_v1 import patch
+
+    wire = [
+        {
+            "sessionUpdate": "tool_call",
+            "toolCallId": "call_1",
+            "title": "Run tests",
+            "kind": "execute",
+            "status": "pending",
+        }
+    ]
+    for i in range(updates - 1):
+        wire.append(
+            {
+                "sessionUpdate": "tool_call_update",
+                "toolCallId": "call_1",
+                "status": "in_progress" if i < updates - 2 else "completed",
+                "content": [
+                    {"type": "content", "content": {"type": "text", "text": f"{i}"}}
+                ],
+                "locations": [{"path": "/src/app.py", "line": i}],
+            }
+        )
+    stream = [acp_v1.decode("SessionUpdate", u) for u in wire]
+
+    def fold(items):
+        state = None
+        for u in items:
+            state = patch.apply(state, u)
+        return state
+
+    per_update = _median_ns(fold, stream, 200) / len(stream)
+    print(
+        f"\napply: tool-call update stream of {len(stream)} updates:"
+        f" {_us(per_update)} us median per update"
+    )
+    return {"updates": len(stream), "median_ns_per_update": per_update}
+
+
 # ---------------------------------------------------------------- report
 
 
@@ -649,6 +733,11 @@ def main(argv: list[str] | None = None) -> int:
             if module == "acp.schema":
                 note = " (imports the acp package: SDK runtime + pydantic)"
             print(f"  import {module:<11} {imports[module]['median_ms']:8.1f} ms{note}")
+        ratio = imports["acp.schema"]["median_ms"] / imports["acp_v1"]["median_ms"]
+        print(f"  import acp.schema / import acp_v1: {ratio:.2f}x")
+
+    baselines = msgspec_baseline(acp_v1, bench_payloads, 200 if args.quick else 2000)
+    applied = apply_stream(acp_v1, 20)
 
     if args.json:
         result = {
@@ -669,6 +758,8 @@ def main(argv: list[str] | None = None) -> int:
             "totals": summary["totals"],
             "max_median_over_min": summary["max_median_over_min"],
             "import_time": imports,
+            "msgspec_baseline": baselines,
+            "apply_stream": applied,
         }
         Path(args.json).write_text(
             json.dumps(result, indent=2) + "\n", encoding="utf-8"
