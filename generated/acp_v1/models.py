@@ -7,10 +7,9 @@ An optional field is UNSET when it is omitted on the wire and None when it is JS
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from dataclasses import field as _field
+import dataclasses as _dataclasses
 from enum import Enum
-from typing import Any, ClassVar, TypeAlias, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeAlias, TypeVar
 
 from ._runtime import UNSET, Unset
 
@@ -251,12 +250,70 @@ __all__ = [
 
 
 _M = TypeVar("_M", bound="_Model")
+_FACTORY: Any = object()
+"""The default of a parameter whose field default is made fresh per instance."""
+
+if TYPE_CHECKING:
+    from dataclasses import dataclass
+    from dataclasses import field as _field
+else:
+    _field = _dataclasses.field
+
+    def dataclass(**_options):
+        """At import, a light stand-in for ``dataclasses.dataclass(slots=True,
+        kw_only=True)``: the class defines ``__init__`` as source, and this
+        builds the slotted class with the dataclass fields table (so
+        ``dataclasses.fields``, ``replace`` and ``is_dataclass`` work), a
+        shared ``__repr__`` and ``__eq__``, and no per-class code generation."""
+        return _slotted
+
+    def _slotted(cls):
+        body = dict(cls.__dict__)
+        table = {}
+        for name, hint in body.get("__annotations__", {}).items():
+            if hint.startswith("ClassVar"):
+                continue
+            default = body.pop(name, _dataclasses.MISSING)
+            if isinstance(default, _dataclasses.Field):
+                f = default
+            else:
+                f = _dataclasses.field(default=default)
+            f.name = name
+            f.type = hint
+            f._field_type = _dataclasses._FIELD
+            f.kw_only = True
+            table[name] = f
+        body.pop("__dict__", None)
+        body.pop("__weakref__", None)
+        body["__slots__"] = tuple(table)
+        body["__dataclass_fields__"] = table
+        body["__match_args__"] = ()
+        body["__hash__"] = None
+        return type(cls)(cls.__name__, cls.__bases__, body)
+
+    def _repr(self):
+        fields = ", ".join(
+            f"{name}={getattr(self, name)!r}" for name in self.__dataclass_fields__
+        )
+        return f"{type(self).__qualname__}({fields})"
+
+    def _eq(self, other):
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        names = self.__dataclass_fields__
+        return tuple(getattr(self, name) for name in names) == tuple(
+            getattr(other, name) for name in names
+        )
 
 
 class _Model:
     """Wire conversions shared by every generated class."""
 
     __slots__ = ()
+
+    if not TYPE_CHECKING:
+        __repr__ = _repr
+        __eq__ = _eq
 
     @classmethod
     def from_wire(cls: type[_M], data: Any, *, strict: bool = False) -> _M:
@@ -282,6 +339,10 @@ class _State:
         from .codec import encode
 
         return encode(self)
+
+    if not TYPE_CHECKING:
+        __repr__ = _repr
+        __eq__ = _eq
 
 
 class ToolKind(str, Enum):
@@ -553,6 +614,13 @@ class AgentRequest(_Model):
     params: Any | Unset = UNSET
     """Method-specific request parameters."""
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, id, method, params=UNSET):
+            self.id = id
+            self.method = method
+            self.params = params
+
 
 @dataclass(slots=True, kw_only=True)
 class WriteTextFileRequest(_Model):
@@ -580,6 +648,14 @@ class WriteTextFileRequest(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, session_id, path, content, meta=UNSET):
+            self.session_id = session_id
+            self.path = path
+            self.content = content
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -612,6 +688,15 @@ class ReadTextFileRequest(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, session_id, path, line=UNSET, limit=UNSET, meta=UNSET):
+            self.session_id = session_id
+            self.path = path
+            self.line = line
+            self.limit = limit
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class RequestPermissionRequest(_Model):
@@ -641,6 +726,14 @@ class RequestPermissionRequest(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, session_id, tool_call, options, meta=UNSET):
+            self.session_id = session_id
+            self.tool_call = tool_call
+            self.options = options
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -692,6 +785,33 @@ class ToolCallUpdate(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self,
+            *,
+            tool_call_id,
+            kind=UNSET,
+            status=UNSET,
+            title=UNSET,
+            name=UNSET,
+            content=UNSET,
+            locations=UNSET,
+            raw_input=UNSET,
+            raw_output=UNSET,
+            meta=UNSET,
+        ):
+            self.tool_call_id = tool_call_id
+            self.kind = kind
+            self.status = status
+            self.title = title
+            self.name = name
+            self.content = content
+            self.locations = locations
+            self.raw_input = raw_input
+            self.raw_output = raw_output
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class ContentToolCallContent(_Model):
@@ -712,6 +832,12 @@ class ContentToolCallContent(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, content, meta=UNSET):
+            self.content = content
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -740,6 +866,14 @@ class DiffToolCallContent(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, path, old_text=UNSET, new_text, meta=UNSET):
+            self.path = path
+            self.old_text = old_text
+            self.new_text = new_text
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class TerminalToolCallContent(_Model):
@@ -764,6 +898,12 @@ class TerminalToolCallContent(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, terminal_id, meta=UNSET):
+            self.terminal_id = terminal_id
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -791,6 +931,13 @@ class TextContentBlock(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, annotations=UNSET, text, meta=UNSET):
+            self.annotations = annotations
+            self.text = text
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -824,6 +971,17 @@ class ImageContentBlock(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self, *, annotations=UNSET, data, mime_type, uri=UNSET, meta=UNSET
+        ):
+            self.annotations = annotations
+            self.data = data
+            self.mime_type = mime_type
+            self.uri = uri
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class AudioContentBlock(_Model):
@@ -852,6 +1010,14 @@ class AudioContentBlock(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, annotations=UNSET, data, mime_type, meta=UNSET):
+            self.annotations = annotations
+            self.data = data
+            self.mime_type = mime_type
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -894,6 +1060,29 @@ class ResourceLinkContentBlock(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self,
+            *,
+            annotations=UNSET,
+            description=UNSET,
+            mime_type=UNSET,
+            name,
+            size=UNSET,
+            title=UNSET,
+            uri,
+            meta=UNSET,
+        ):
+            self.annotations = annotations
+            self.description = description
+            self.mime_type = mime_type
+            self.name = name
+            self.size = size
+            self.title = title
+            self.uri = uri
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class ResourceContentBlock(_Model):
@@ -922,6 +1111,13 @@ class ResourceContentBlock(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, annotations=UNSET, resource, meta=UNSET):
+            self.annotations = annotations
+            self.resource = resource
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class Annotations(_Model):
@@ -944,6 +1140,16 @@ class Annotations(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self, *, audience=UNSET, last_modified=UNSET, priority=UNSET, meta=UNSET
+        ):
+            self.audience = audience
+            self.last_modified = last_modified
+            self.priority = priority
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class TextContent(_Model):
@@ -962,6 +1168,13 @@ class TextContent(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, annotations=UNSET, text, meta=UNSET):
+            self.annotations = annotations
+            self.text = text
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -988,6 +1201,17 @@ class ImageContent(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self, *, annotations=UNSET, data, mime_type, uri=UNSET, meta=UNSET
+        ):
+            self.annotations = annotations
+            self.data = data
+            self.mime_type = mime_type
+            self.uri = uri
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class AudioContent(_Model):
@@ -1009,6 +1233,14 @@ class AudioContent(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, annotations=UNSET, data, mime_type, meta=UNSET):
+            self.annotations = annotations
+            self.data = data
+            self.mime_type = mime_type
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1044,6 +1276,29 @@ class ResourceLink(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self,
+            *,
+            annotations=UNSET,
+            description=UNSET,
+            mime_type=UNSET,
+            name,
+            size=UNSET,
+            title=UNSET,
+            uri,
+            meta=UNSET,
+        ):
+            self.annotations = annotations
+            self.description = description
+            self.mime_type = mime_type
+            self.name = name
+            self.size = size
+            self.title = title
+            self.uri = uri
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class TextResourceContents(_Model):
@@ -1065,6 +1320,14 @@ class TextResourceContents(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, mime_type=UNSET, text, uri, meta=UNSET):
+            self.mime_type = mime_type
+            self.text = text
+            self.uri = uri
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1088,6 +1351,14 @@ class BlobResourceContents(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, blob, mime_type=UNSET, uri, meta=UNSET):
+            self.blob = blob
+            self.mime_type = mime_type
+            self.uri = uri
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class EmbeddedResource(_Model):
@@ -1107,6 +1378,13 @@ class EmbeddedResource(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, annotations=UNSET, resource, meta=UNSET):
+            self.annotations = annotations
+            self.resource = resource
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class Content(_Model):
@@ -1122,6 +1400,12 @@ class Content(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, content, meta=UNSET):
+            self.content = content
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1150,6 +1434,14 @@ class Diff(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, path, old_text=UNSET, new_text, meta=UNSET):
+            self.path = path
+            self.old_text = old_text
+            self.new_text = new_text
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class Terminal(_Model):
@@ -1170,6 +1462,12 @@ class Terminal(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, terminal_id, meta=UNSET):
+            self.terminal_id = terminal_id
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1196,6 +1494,13 @@ class ToolCallLocation(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, path, line=UNSET, meta=UNSET):
+            self.path = path
+            self.line = line
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class PermissionOption(_Model):
@@ -1217,6 +1522,14 @@ class PermissionOption(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, option_id, name, kind, meta=UNSET):
+            self.option_id = option_id
+            self.name = name
+            self.kind = kind
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1260,6 +1573,27 @@ class CreateTerminalRequest(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self,
+            *,
+            session_id,
+            command,
+            args=UNSET,
+            env=UNSET,
+            cwd=UNSET,
+            output_byte_limit=UNSET,
+            meta=UNSET,
+        ):
+            self.session_id = session_id
+            self.command = command
+            self.args = args
+            self.env = env
+            self.cwd = cwd
+            self.output_byte_limit = output_byte_limit
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class EnvVariable(_Model):
@@ -1278,6 +1612,13 @@ class EnvVariable(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, name, value, meta=UNSET):
+            self.name = name
+            self.value = value
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1301,6 +1642,13 @@ class TerminalOutputRequest(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, session_id, terminal_id, meta=UNSET):
+            self.session_id = session_id
+            self.terminal_id = terminal_id
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class ReleaseTerminalRequest(_Model):
@@ -1322,6 +1670,13 @@ class ReleaseTerminalRequest(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, session_id, terminal_id, meta=UNSET):
+            self.session_id = session_id
+            self.terminal_id = terminal_id
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1345,6 +1700,13 @@ class WaitForTerminalExitRequest(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, session_id, terminal_id, meta=UNSET):
+            self.session_id = session_id
+            self.terminal_id = terminal_id
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class KillTerminalRequest(_Model):
@@ -1366,6 +1728,13 @@ class KillTerminalRequest(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, session_id, terminal_id, meta=UNSET):
+            self.session_id = session_id
+            self.terminal_id = terminal_id
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1395,6 +1764,14 @@ class FormCreateElicitationRequest(_Model):
 
     scope: ElicitationSessionScope | ElicitationRequestScope
     """One of ElicitationSessionScope or ElicitationRequestScope, whose members share the JSON object."""
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, message, meta=UNSET, requested_schema, scope):
+            self.message = message
+            self.meta = meta
+            self.requested_schema = requested_schema
+            self.scope = scope
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1427,6 +1804,15 @@ class UrlCreateElicitationRequest(_Model):
 
     scope: ElicitationSessionScope | ElicitationRequestScope
     """One of ElicitationSessionScope or ElicitationRequestScope, whose members share the JSON object."""
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, message, meta=UNSET, elicitation_id, url, scope):
+            self.message = message
+            self.meta = meta
+            self.elicitation_id = elicitation_id
+            self.url = url
+            self.scope = scope
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1466,6 +1852,15 @@ class OtherCreateElicitationRequest(_Model):
     extra: dict[str, Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, mode, message, meta=UNSET, scope, extra=_FACTORY):
+            self.mode = mode
+            self.message = message
+            self.meta = meta
+            self.scope = scope
+            self.extra = {} if extra is _FACTORY else extra
+
 
 @dataclass(slots=True, kw_only=True)
 class ElicitationSessionScope(_Model):
@@ -1486,6 +1881,12 @@ class ElicitationSessionScope(_Model):
     session without a specific tool call.
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, session_id, tool_call_id=UNSET):
+            self.session_id = session_id
+            self.tool_call_id = tool_call_id
+
 
 @dataclass(slots=True, kw_only=True)
 class ElicitationRequestScope(_Model):
@@ -1495,6 +1896,11 @@ class ElicitationRequestScope(_Model):
 
     request_id: RequestId
     """The request this elicitation is tied to."""
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, request_id):
+            self.request_id = request_id
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1540,6 +1946,25 @@ class ElicitationSchema(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self,
+            *,
+            type=ElicitationSchemaType.OBJECT,
+            title=UNSET,
+            properties=_FACTORY,
+            required=UNSET,
+            description=UNSET,
+            meta=UNSET,
+        ):
+            self.type = type
+            self.title = title
+            self.properties = {} if properties is _FACTORY else properties
+            self.required = required
+            self.description = description
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1615,6 +2040,33 @@ class StringElicitationPropertySchema(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self,
+            *,
+            title=UNSET,
+            description=UNSET,
+            min_length=UNSET,
+            max_length=UNSET,
+            pattern=UNSET,
+            format=UNSET,
+            default=UNSET,
+            enum=UNSET,
+            one_of=UNSET,
+            meta=UNSET,
+        ):
+            self.title = title
+            self.description = description
+            self.min_length = min_length
+            self.max_length = max_length
+            self.pattern = pattern
+            self.format = format
+            self.default = default
+            self.enum = enum
+            self.one_of = one_of
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class NumberElicitationPropertySchema(_Model):
@@ -1664,6 +2116,25 @@ class NumberElicitationPropertySchema(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self,
+            *,
+            title=UNSET,
+            description=UNSET,
+            minimum=UNSET,
+            maximum=UNSET,
+            default=UNSET,
+            meta=UNSET,
+        ):
+            self.title = title
+            self.description = description
+            self.minimum = minimum
+            self.maximum = maximum
+            self.default = default
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1715,6 +2186,25 @@ class IntegerElicitationPropertySchema(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self,
+            *,
+            title=UNSET,
+            description=UNSET,
+            minimum=UNSET,
+            maximum=UNSET,
+            default=UNSET,
+            meta=UNSET,
+        ):
+            self.title = title
+            self.description = description
+            self.minimum = minimum
+            self.maximum = maximum
+            self.default = default
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class BooleanElicitationPropertySchema(_Model):
@@ -1752,6 +2242,16 @@ class BooleanElicitationPropertySchema(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self, *, title=UNSET, description=UNSET, default=UNSET, meta=UNSET
+        ):
+            self.title = title
+            self.description = description
+            self.default = default
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1806,6 +2306,27 @@ class ArrayElicitationPropertySchema(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self,
+            *,
+            title=UNSET,
+            description=UNSET,
+            min_items=UNSET,
+            max_items=UNSET,
+            items,
+            default=UNSET,
+            meta=UNSET,
+        ):
+            self.title = title
+            self.description = description
+            self.min_items = min_items
+            self.max_items = max_items
+            self.items = items
+            self.default = default
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class OtherElicitationPropertySchema(_Model):
@@ -1827,6 +2348,12 @@ class OtherElicitationPropertySchema(_Model):
 
     extra: dict[str, Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, type, extra=_FACTORY):
+            self.type = type
+            self.extra = {} if extra is _FACTORY else extra
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1854,6 +2381,14 @@ class EnumOption(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, const, title, description=UNSET, meta=UNSET):
+            self.const = const
+            self.title = title
+            self.description = description
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1928,6 +2463,33 @@ class StringPropertySchema(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self,
+            *,
+            title=UNSET,
+            description=UNSET,
+            min_length=UNSET,
+            max_length=UNSET,
+            pattern=UNSET,
+            format=UNSET,
+            default=UNSET,
+            enum=UNSET,
+            one_of=UNSET,
+            meta=UNSET,
+        ):
+            self.title = title
+            self.description = description
+            self.min_length = min_length
+            self.max_length = max_length
+            self.pattern = pattern
+            self.format = format
+            self.default = default
+            self.enum = enum
+            self.one_of = one_of
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class NumberPropertySchema(_Model):
@@ -1972,6 +2534,25 @@ class NumberPropertySchema(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self,
+            *,
+            title=UNSET,
+            description=UNSET,
+            minimum=UNSET,
+            maximum=UNSET,
+            default=UNSET,
+            meta=UNSET,
+        ):
+            self.title = title
+            self.description = description
+            self.minimum = minimum
+            self.maximum = maximum
+            self.default = default
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2018,6 +2599,25 @@ class IntegerPropertySchema(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self,
+            *,
+            title=UNSET,
+            description=UNSET,
+            minimum=UNSET,
+            maximum=UNSET,
+            default=UNSET,
+            meta=UNSET,
+        ):
+            self.title = title
+            self.description = description
+            self.minimum = minimum
+            self.maximum = maximum
+            self.default = default
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class BooleanPropertySchema(_Model):
@@ -2051,6 +2651,16 @@ class BooleanPropertySchema(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self, *, title=UNSET, description=UNSET, default=UNSET, meta=UNSET
+        ):
+            self.title = title
+            self.description = description
+            self.default = default
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class MultiSelectItemsString(_Model):
@@ -2074,6 +2684,12 @@ class MultiSelectItemsString(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, enum, meta=UNSET):
+            self.enum = enum
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class OtherMultiSelectItems(_Model):
@@ -2087,6 +2703,12 @@ class OtherMultiSelectItems(_Model):
 
     extra: dict[str, Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, type, extra=_FACTORY):
+            self.type = type
+            self.extra = {} if extra is _FACTORY else extra
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2106,6 +2728,12 @@ class StringMultiSelectItems(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, enum, meta=UNSET):
+            self.enum = enum
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class TitledMultiSelectItems(_Model):
@@ -2123,6 +2751,12 @@ class TitledMultiSelectItems(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, any_of, meta=UNSET):
+            self.any_of = any_of
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2172,6 +2806,27 @@ class MultiSelectPropertySchema(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self,
+            *,
+            title=UNSET,
+            description=UNSET,
+            min_items=UNSET,
+            max_items=UNSET,
+            items,
+            default=UNSET,
+            meta=UNSET,
+        ):
+            self.title = title
+            self.description = description
+            self.min_items = min_items
+            self.max_items = max_items
+            self.items = items
+            self.default = default
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class ElicitationFormMode(_Model):
@@ -2182,6 +2837,12 @@ class ElicitationFormMode(_Model):
 
     scope: ElicitationSessionScope | ElicitationRequestScope
     """One of ElicitationSessionScope or ElicitationRequestScope, whose members share the JSON object."""
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, requested_schema, scope):
+            self.requested_schema = requested_schema
+            self.scope = scope
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2197,6 +2858,13 @@ class ElicitationUrlMode(_Model):
     scope: ElicitationSessionScope | ElicitationRequestScope
     """One of ElicitationSessionScope or ElicitationRequestScope, whose members share the JSON object."""
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, elicitation_id, url, scope):
+            self.elicitation_id = elicitation_id
+            self.url = url
+            self.scope = scope
+
 
 @dataclass(slots=True, kw_only=True)
 class ResultAgentResponse(_Model):
@@ -2211,6 +2879,12 @@ class ResultAgentResponse(_Model):
     result: Any
     """Method-specific response data."""
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, id, result):
+            self.id = id
+            self.result = result
+
 
 @dataclass(slots=True, kw_only=True)
 class ErrorAgentResponse(_Model):
@@ -2224,6 +2898,12 @@ class ErrorAgentResponse(_Model):
 
     error: Error
     """Method-specific error data."""
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, id, error):
+            self.id = id
+            self.error = error
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2280,6 +2960,40 @@ class InitializeResponse(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self,
+            *,
+            protocol_version,
+            agent_capabilities=_FACTORY,
+            auth_methods=_FACTORY,
+            agent_info=UNSET,
+            meta=UNSET,
+        ):
+            self.protocol_version = protocol_version
+            self.agent_capabilities = (
+                AgentCapabilities(
+                    load_session=False,
+                    prompt_capabilities=PromptCapabilities(
+                        image=False,
+                        audio=False,
+                        embedded_context=False,
+                    ),
+                    mcp_capabilities=McpCapabilities(
+                        http=False,
+                        sse=False,
+                    ),
+                    session_capabilities=SessionCapabilities(),
+                    auth=AgentAuthCapabilities(),
+                )
+                if agent_capabilities is _FACTORY
+                else agent_capabilities
+            )
+            self.auth_methods = [] if auth_methods is _FACTORY else auth_methods
+            self.agent_info = agent_info
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class AgentCapabilities(_Model):
@@ -2329,6 +3043,44 @@ class AgentCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self,
+            *,
+            load_session=False,
+            prompt_capabilities=_FACTORY,
+            mcp_capabilities=_FACTORY,
+            session_capabilities=_FACTORY,
+            auth=_FACTORY,
+            meta=UNSET,
+        ):
+            self.load_session = load_session
+            self.prompt_capabilities = (
+                PromptCapabilities(
+                    image=False,
+                    audio=False,
+                    embedded_context=False,
+                )
+                if prompt_capabilities is _FACTORY
+                else prompt_capabilities
+            )
+            self.mcp_capabilities = (
+                McpCapabilities(
+                    http=False,
+                    sse=False,
+                )
+                if mcp_capabilities is _FACTORY
+                else mcp_capabilities
+            )
+            self.session_capabilities = (
+                SessionCapabilities()
+                if session_capabilities is _FACTORY
+                else session_capabilities
+            )
+            self.auth = AgentAuthCapabilities() if auth is _FACTORY else auth
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class PromptCapabilities(_Model):
@@ -2367,6 +3119,16 @@ class PromptCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self, *, image=False, audio=False, embedded_context=False, meta=UNSET
+        ):
+            self.image = image
+            self.audio = audio
+            self.embedded_context = embedded_context
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class McpCapabilities(_Model):
@@ -2385,6 +3147,13 @@ class McpCapabilities(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, http=False, sse=False, meta=UNSET):
+            self.http = http
+            self.sse = sse
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2450,6 +3219,25 @@ class SessionCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self,
+            *,
+            list=UNSET,
+            delete=UNSET,
+            additional_directories=UNSET,
+            resume=UNSET,
+            close=UNSET,
+            meta=UNSET,
+        ):
+            self.list = list
+            self.delete = delete
+            self.additional_directories = additional_directories
+            self.resume = resume
+            self.close = close
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class SessionListCapabilities(_Model):
@@ -2466,6 +3254,11 @@ class SessionListCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, meta=UNSET):
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class SessionDeleteCapabilities(_Model):
@@ -2481,6 +3274,11 @@ class SessionDeleteCapabilities(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, meta=UNSET):
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2501,6 +3299,11 @@ class SessionAdditionalDirectoriesCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, meta=UNSET):
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class SessionResumeCapabilities(_Model):
@@ -2517,6 +3320,11 @@ class SessionResumeCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, meta=UNSET):
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class SessionCloseCapabilities(_Model):
@@ -2532,6 +3340,11 @@ class SessionCloseCapabilities(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, meta=UNSET):
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2553,6 +3366,12 @@ class AgentAuthCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, logout=UNSET, meta=UNSET):
+            self.logout = logout
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class LogoutCapabilities(_Model):
@@ -2568,6 +3387,11 @@ class LogoutCapabilities(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, meta=UNSET):
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2604,6 +3428,18 @@ class TerminalAuthMethod(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self, *, id, name, description=UNSET, args=UNSET, env=UNSET, meta=UNSET
+        ):
+            self.id = id
+            self.name = name
+            self.description = description
+            self.args = args
+            self.env = env
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2642,6 +3478,18 @@ class AuthMethodTerminal(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self, *, id, name, description=UNSET, args=UNSET, env=UNSET, meta=UNSET
+        ):
+            self.id = id
+            self.name = name
+            self.description = description
+            self.args = args
+            self.env = env
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class AuthMethodAgent(_Model):
@@ -2666,6 +3514,14 @@ class AuthMethodAgent(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, id, name, description=UNSET, meta=UNSET):
+            self.id = id
+            self.name = name
+            self.description = description
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2700,6 +3556,14 @@ class Implementation(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, name, title=UNSET, version, meta=UNSET):
+            self.name = name
+            self.title = title
+            self.version = version
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class AuthenticateResponse(_Model):
@@ -2716,6 +3580,11 @@ class AuthenticateResponse(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, meta=UNSET):
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class LogoutResponse(_Model):
@@ -2731,6 +3600,11 @@ class LogoutResponse(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, meta=UNSET):
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2766,6 +3640,16 @@ class NewSessionResponse(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self, *, session_id, modes=UNSET, config_options=UNSET, meta=UNSET
+        ):
+            self.session_id = session_id
+            self.modes = modes
+            self.config_options = config_options
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class SessionModeState(_Model):
@@ -2784,6 +3668,13 @@ class SessionModeState(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, current_mode_id, available_modes, meta=UNSET):
+            self.current_mode_id = current_mode_id
+            self.available_modes = available_modes
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2809,6 +3700,14 @@ class SessionMode(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, id, name, description=UNSET, meta=UNSET):
+            self.id = id
+            self.name = name
+            self.description = description
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2846,6 +3745,27 @@ class SelectSessionConfigOption(_Model):
     options: SessionConfigSelectOptions
     """The set of selectable options."""
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self,
+            *,
+            id,
+            name,
+            description=UNSET,
+            category=UNSET,
+            meta=UNSET,
+            current_value,
+            options,
+        ):
+            self.id = id
+            self.name = name
+            self.description = description
+            self.category = category
+            self.meta = meta
+            self.current_value = current_value
+            self.options = options
+
 
 @dataclass(slots=True, kw_only=True)
 class BooleanSessionConfigOption(_Model):
@@ -2879,6 +3799,25 @@ class BooleanSessionConfigOption(_Model):
     current_value: bool
     """The current value of the boolean option."""
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self,
+            *,
+            id,
+            name,
+            description=UNSET,
+            category=UNSET,
+            meta=UNSET,
+            current_value,
+        ):
+            self.id = id
+            self.name = name
+            self.description = description
+            self.category = category
+            self.meta = meta
+            self.current_value = current_value
+
 
 @dataclass(slots=True, kw_only=True)
 class SessionConfigSelectOption(_Model):
@@ -2900,6 +3839,14 @@ class SessionConfigSelectOption(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, value, name, description=UNSET, meta=UNSET):
+            self.value = value
+            self.name = name
+            self.description = description
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2923,6 +3870,14 @@ class SessionConfigSelectGroup(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, group, name, options, meta=UNSET):
+            self.group = group
+            self.name = name
+            self.options = options
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class SessionConfigSelect(_Model):
@@ -2934,6 +3889,12 @@ class SessionConfigSelect(_Model):
     options: SessionConfigSelectOptions
     """The set of selectable options."""
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, current_value, options):
+            self.current_value = current_value
+            self.options = options
+
 
 @dataclass(slots=True, kw_only=True)
 class SessionConfigBoolean(_Model):
@@ -2941,6 +3902,11 @@ class SessionConfigBoolean(_Model):
 
     current_value: bool
     """The current value of the boolean option."""
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, current_value):
+            self.current_value = current_value
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2967,6 +3933,13 @@ class LoadSessionResponse(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, modes=UNSET, config_options=UNSET, meta=UNSET):
+            self.modes = modes
+            self.config_options = config_options
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class ListSessionsResponse(_Model):
@@ -2990,6 +3963,13 @@ class ListSessionsResponse(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, sessions, next_cursor=UNSET, meta=UNSET):
+            self.sessions = sessions
+            self.next_cursor = next_cursor
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3024,6 +4004,25 @@ class SessionInfo(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self,
+            *,
+            session_id,
+            cwd,
+            additional_directories=UNSET,
+            title=UNSET,
+            updated_at=UNSET,
+            meta=UNSET,
+        ):
+            self.session_id = session_id
+            self.cwd = cwd
+            self.additional_directories = additional_directories
+            self.title = title
+            self.updated_at = updated_at
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class DeleteSessionResponse(_Model):
@@ -3039,6 +4038,11 @@ class DeleteSessionResponse(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, meta=UNSET):
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3065,6 +4069,13 @@ class ResumeSessionResponse(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, modes=UNSET, config_options=UNSET, meta=UNSET):
+            self.modes = modes
+            self.config_options = config_options
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class CloseSessionResponse(_Model):
@@ -3081,6 +4092,11 @@ class CloseSessionResponse(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, meta=UNSET):
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class SetSessionModeResponse(_Model):
@@ -3096,6 +4112,11 @@ class SetSessionModeResponse(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, meta=UNSET):
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3115,6 +4136,12 @@ class SetSessionConfigOptionResponse(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, config_options, meta=UNSET):
+            self.config_options = config_options
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3137,6 +4164,12 @@ class PromptResponse(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, stop_reason, meta=UNSET):
+            self.stop_reason = stop_reason
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3164,6 +4197,13 @@ class Error(_Model):
     This may include debugging information or context-specific details.
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, code, message, data=UNSET):
+            self.code = code
+            self.message = message
+            self.data = data
+
 
 @dataclass(slots=True, kw_only=True)
 class AgentNotification(_Model):
@@ -3174,6 +4214,12 @@ class AgentNotification(_Model):
 
     params: Any | Unset = UNSET
     """Method-specific notification parameters."""
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, method, params=UNSET):
+            self.method = method
+            self.params = params
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3201,6 +4247,13 @@ class SessionNotification(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, session_id, update, meta=UNSET):
+            self.session_id = session_id
+            self.update = update
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3230,6 +4283,13 @@ class UserMessageChunkSessionUpdate(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, content, message_id=UNSET, meta=UNSET):
+            self.content = content
+            self.message_id = message_id
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class AgentMessageChunkSessionUpdate(_Model):
@@ -3258,6 +4318,13 @@ class AgentMessageChunkSessionUpdate(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, content, message_id=UNSET, meta=UNSET):
+            self.content = content
+            self.message_id = message_id
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class AgentThoughtChunkSessionUpdate(_Model):
@@ -3285,6 +4352,13 @@ class AgentThoughtChunkSessionUpdate(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, content, message_id=UNSET, meta=UNSET):
+            self.content = content
+            self.message_id = message_id
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3339,6 +4413,33 @@ class ToolCallSessionUpdate(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self,
+            *,
+            tool_call_id,
+            title,
+            name=UNSET,
+            kind=UNSET,
+            status=UNSET,
+            content=UNSET,
+            locations=UNSET,
+            raw_input=UNSET,
+            raw_output=UNSET,
+            meta=UNSET,
+        ):
+            self.tool_call_id = tool_call_id
+            self.title = title
+            self.name = name
+            self.kind = kind
+            self.status = status
+            self.content = content
+            self.locations = locations
+            self.raw_input = raw_input
+            self.raw_output = raw_output
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class ToolCallUpdateSessionUpdate(_Model):
@@ -3388,6 +4489,33 @@ class ToolCallUpdateSessionUpdate(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self,
+            *,
+            tool_call_id,
+            kind=UNSET,
+            status=UNSET,
+            title=UNSET,
+            name=UNSET,
+            content=UNSET,
+            locations=UNSET,
+            raw_input=UNSET,
+            raw_output=UNSET,
+            meta=UNSET,
+        ):
+            self.tool_call_id = tool_call_id
+            self.kind = kind
+            self.status = status
+            self.title = title
+            self.name = name
+            self.content = content
+            self.locations = locations
+            self.raw_input = raw_input
+            self.raw_output = raw_output
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class PlanSessionUpdate(_Model):
@@ -3414,6 +4542,12 @@ class PlanSessionUpdate(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, entries, meta=UNSET):
+            self.entries = entries
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class AvailableCommandsUpdateSessionUpdate(_Model):
@@ -3434,6 +4568,12 @@ class AvailableCommandsUpdateSessionUpdate(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, available_commands, meta=UNSET):
+            self.available_commands = available_commands
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3458,6 +4598,12 @@ class CurrentModeUpdateSessionUpdate(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, current_mode_id, meta=UNSET):
+            self.current_mode_id = current_mode_id
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class ConfigOptionUpdateSessionUpdate(_Model):
@@ -3478,6 +4624,12 @@ class ConfigOptionUpdateSessionUpdate(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, config_options, meta=UNSET):
+            self.config_options = config_options
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3502,6 +4654,13 @@ class SessionInfoUpdateSessionUpdate(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, title=UNSET, updated_at=UNSET, meta=UNSET):
+            self.title = title
+            self.updated_at = updated_at
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3529,6 +4688,14 @@ class UsageUpdateSessionUpdate(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, used, size, cost=UNSET, meta=UNSET):
+            self.used = used
+            self.size = size
+            self.cost = cost
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3561,6 +4728,14 @@ class NoticeSessionUpdate(_Model):
     Omitted and `null` are equivalent and mean no metadata was supplied.
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, severity, title, description=UNSET, meta=UNSET):
+            self.severity = severity
+            self.title = title
+            self.description = description
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class CompactionUpdateSessionUpdate(_Model):
@@ -3589,6 +4764,17 @@ class CompactionUpdateSessionUpdate(_Model):
     meta: dict[str, Any] | None | Unset = UNSET
     """Extensible metadata patch for this compaction."""
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self, *, compaction_id, status, summary=UNSET, error=UNSET, meta=UNSET
+        ):
+            self.compaction_id = compaction_id
+            self.status = status
+            self.summary = summary
+            self.error = error
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class CompactionSummaryChunkSessionUpdate(_Model):
@@ -3610,6 +4796,13 @@ class CompactionSummaryChunkSessionUpdate(_Model):
 
     meta: dict[str, Any] | None | Unset = UNSET
     """Metadata scoped to this chunk. Omission and `null` both mean absent."""
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, compaction_id, content, meta=UNSET):
+            self.compaction_id = compaction_id
+            self.content = content
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3633,6 +4826,13 @@ class ContentChunk(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, content, message_id=UNSET, meta=UNSET):
+            self.content = content
+            self.message_id = message_id
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3688,6 +4888,33 @@ class ToolCall(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self,
+            *,
+            tool_call_id,
+            title,
+            name=UNSET,
+            kind=UNSET,
+            status=UNSET,
+            content=UNSET,
+            locations=UNSET,
+            raw_input=UNSET,
+            raw_output=UNSET,
+            meta=UNSET,
+        ):
+            self.tool_call_id = tool_call_id
+            self.title = title
+            self.name = name
+            self.kind = kind
+            self.status = status
+            self.content = content
+            self.locations = locations
+            self.raw_input = raw_input
+            self.raw_output = raw_output
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class PlanEntry(_Model):
@@ -3717,6 +4944,14 @@ class PlanEntry(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, content, priority, status, meta=UNSET):
+            self.content = content
+            self.priority = priority
+            self.status = status
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class Plan(_Model):
@@ -3744,6 +4979,12 @@ class Plan(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, entries, meta=UNSET):
+            self.entries = entries
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class AvailableCommand(_Model):
@@ -3766,6 +5007,14 @@ class AvailableCommand(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, name, description, input=UNSET, meta=UNSET):
+            self.name = name
+            self.description = description
+            self.input = input
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class UnstructuredCommandInput(_Model):
@@ -3782,6 +5031,12 @@ class UnstructuredCommandInput(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, hint, meta=UNSET):
+            self.hint = hint
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class AvailableCommandsUpdate(_Model):
@@ -3797,6 +5052,12 @@ class AvailableCommandsUpdate(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, available_commands, meta=UNSET):
+            self.available_commands = available_commands
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3817,6 +5078,12 @@ class CurrentModeUpdate(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, current_mode_id, meta=UNSET):
+            self.current_mode_id = current_mode_id
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class ConfigOptionUpdate(_Model):
@@ -3832,6 +5099,12 @@ class ConfigOptionUpdate(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, config_options, meta=UNSET):
+            self.config_options = config_options
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3856,6 +5129,13 @@ class SessionInfoUpdate(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, title=UNSET, updated_at=UNSET, meta=UNSET):
+            self.title = title
+            self.updated_at = updated_at
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class Cost(_Model):
@@ -3876,6 +5156,13 @@ class Cost(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, amount, currency, meta=UNSET):
+            self.amount = amount
+            self.currency = currency
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3898,6 +5185,14 @@ class UsageUpdate(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, used, size, cost=UNSET, meta=UNSET):
+            self.used = used
+            self.size = size
+            self.cost = cost
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3931,6 +5226,14 @@ class Notice(_Model):
     Omitted and `null` are equivalent and mean no metadata was supplied.
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, severity, title, description=UNSET, meta=UNSET):
+            self.severity = severity
+            self.title = title
+            self.description = description
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class CompactionUpdate(_Model):
@@ -3959,6 +5262,17 @@ class CompactionUpdate(_Model):
     meta: dict[str, Any] | None | Unset = UNSET
     """Extensible metadata patch for this compaction."""
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self, *, compaction_id, status, summary=UNSET, error=UNSET, meta=UNSET
+        ):
+            self.compaction_id = compaction_id
+            self.status = status
+            self.summary = summary
+            self.error = error
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class CompactionSummaryChunk(_Model):
@@ -3976,6 +5290,13 @@ class CompactionSummaryChunk(_Model):
 
     meta: dict[str, Any] | None | Unset = UNSET
     """Metadata scoped to this chunk. Omission and `null` both mean absent."""
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, compaction_id, content, meta=UNSET):
+            self.compaction_id = compaction_id
+            self.content = content
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3998,6 +5319,12 @@ class CompleteElicitationNotification(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, elicitation_id, meta=UNSET):
+            self.elicitation_id = elicitation_id
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class ClientRequest(_Model):
@@ -4011,6 +5338,13 @@ class ClientRequest(_Model):
 
     params: Any | Unset = UNSET
     """Method-specific request parameters."""
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, id, method, params=UNSET):
+            self.id = id
+            self.method = method
+            self.params = params
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4055,6 +5389,34 @@ class InitializeRequest(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self,
+            *,
+            protocol_version,
+            client_capabilities=_FACTORY,
+            client_info=UNSET,
+            meta=UNSET,
+        ):
+            self.protocol_version = protocol_version
+            self.client_capabilities = (
+                ClientCapabilities(
+                    fs=FileSystemCapabilities(
+                        read_text_file=False,
+                        write_text_file=False,
+                    ),
+                    terminal=False,
+                    auth=AuthCapabilities(
+                        terminal=False,
+                    ),
+                )
+                if client_capabilities is _FACTORY
+                else client_capabilities
+            )
+            self.client_info = client_info
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4113,6 +5475,38 @@ class ClientCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self,
+            *,
+            fs=_FACTORY,
+            terminal=False,
+            session=UNSET,
+            auth=_FACTORY,
+            elicitation=UNSET,
+            meta=UNSET,
+        ):
+            self.fs = (
+                FileSystemCapabilities(
+                    read_text_file=False,
+                    write_text_file=False,
+                )
+                if fs is _FACTORY
+                else fs
+            )
+            self.terminal = terminal
+            self.session = session
+            self.auth = (
+                AuthCapabilities(
+                    terminal=False,
+                )
+                if auth is _FACTORY
+                else auth
+            )
+            self.elicitation = elicitation
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class FileSystemCapabilities(_Model):
@@ -4134,6 +5528,13 @@ class FileSystemCapabilities(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, read_text_file=False, write_text_file=False, meta=UNSET):
+            self.read_text_file = read_text_file
+            self.write_text_file = write_text_file
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4167,6 +5568,16 @@ class ClientSessionCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self, *, compaction=UNSET, config_options=UNSET, notices=UNSET, meta=UNSET
+        ):
+            self.compaction = compaction
+            self.config_options = config_options
+            self.notices = notices
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class SessionConfigOptionsCapabilities(_Model):
@@ -4189,6 +5600,12 @@ class SessionConfigOptionsCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, boolean=UNSET, meta=UNSET):
+            self.boolean = boolean
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class BooleanConfigOptionCapabilities(_Model):
@@ -4204,6 +5621,11 @@ class BooleanConfigOptionCapabilities(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, meta=UNSET):
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4230,6 +5652,12 @@ class AuthCapabilities(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, terminal=False, meta=UNSET):
+            self.terminal = terminal
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4260,6 +5688,13 @@ class ElicitationCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, form=UNSET, url=UNSET, meta=UNSET):
+            self.form = form
+            self.url = url
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class ElicitationFormCapabilities(_Model):
@@ -4278,6 +5713,11 @@ class ElicitationFormCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, meta=UNSET):
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class ElicitationUrlCapabilities(_Model):
@@ -4295,6 +5735,11 @@ class ElicitationUrlCapabilities(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, meta=UNSET):
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4320,6 +5765,12 @@ class AuthenticateRequest(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, method_id, meta=UNSET):
+            self.method_id = method_id
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class LogoutRequest(_Model):
@@ -4338,6 +5789,11 @@ class LogoutRequest(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, meta=UNSET):
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4372,6 +5828,16 @@ class NewSessionRequest(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self, *, cwd, additional_directories=UNSET, mcp_servers, meta=UNSET
+        ):
+            self.cwd = cwd
+            self.additional_directories = additional_directories
+            self.mcp_servers = mcp_servers
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class HttpMcpServer(_Model):
@@ -4400,6 +5866,14 @@ class HttpMcpServer(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, name, url, headers, meta=UNSET):
+            self.name = name
+            self.url = url
+            self.headers = headers
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4430,6 +5904,14 @@ class SseMcpServer(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, name, url, headers, meta=UNSET):
+            self.name = name
+            self.url = url
+            self.headers = headers
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class HttpHeader(_Model):
@@ -4448,6 +5930,13 @@ class HttpHeader(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, name, value, meta=UNSET):
+            self.name = name
+            self.value = value
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4471,6 +5960,14 @@ class McpServerHttp(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, name, url, headers, meta=UNSET):
+            self.name = name
+            self.url = url
+            self.headers = headers
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class McpServerSse(_Model):
@@ -4492,6 +5989,14 @@ class McpServerSse(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, name, url, headers, meta=UNSET):
+            self.name = name
+            self.url = url
+            self.headers = headers
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4517,6 +6022,15 @@ class McpServerStdio(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, name, command, args, env, meta=UNSET):
+            self.name = name
+            self.command = command
+            self.args = args
+            self.env = env
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4557,6 +6071,23 @@ class LoadSessionRequest(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self,
+            *,
+            mcp_servers,
+            cwd,
+            additional_directories=UNSET,
+            session_id,
+            meta=UNSET,
+        ):
+            self.mcp_servers = mcp_servers
+            self.cwd = cwd
+            self.additional_directories = additional_directories
+            self.session_id = session_id
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class ListSessionsRequest(_Model):
@@ -4582,6 +6113,13 @@ class ListSessionsRequest(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, cwd=UNSET, cursor=UNSET, meta=UNSET):
+            self.cwd = cwd
+            self.cursor = cursor
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class DeleteSessionRequest(_Model):
@@ -4603,6 +6141,12 @@ class DeleteSessionRequest(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, session_id, meta=UNSET):
+            self.session_id = session_id
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4644,6 +6188,23 @@ class ResumeSessionRequest(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self,
+            *,
+            session_id,
+            cwd,
+            additional_directories=UNSET,
+            mcp_servers=UNSET,
+            meta=UNSET,
+        ):
+            self.session_id = session_id
+            self.cwd = cwd
+            self.additional_directories = additional_directories
+            self.mcp_servers = mcp_servers
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class CloseSessionRequest(_Model):
@@ -4670,6 +6231,12 @@ class CloseSessionRequest(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, session_id, meta=UNSET):
+            self.session_id = session_id
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class SetSessionModeRequest(_Model):
@@ -4691,6 +6258,13 @@ class SetSessionModeRequest(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, session_id, mode_id, meta=UNSET):
+            self.session_id = session_id
+            self.mode_id = mode_id
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4718,6 +6292,14 @@ class BooleanSetSessionConfigOptionRequest(_Model):
 
     value: bool
     """The boolean value."""
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, session_id, config_id, meta=UNSET, value):
+            self.session_id = session_id
+            self.config_id = config_id
+            self.meta = meta
+            self.value = value
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4749,6 +6331,14 @@ class ValueIdSetSessionConfigOptionRequest(_Model):
 
     value: SessionConfigValueId
     """The value ID."""
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, session_id, config_id, meta=UNSET, value):
+            self.session_id = session_id
+            self.config_id = config_id
+            self.meta = meta
+            self.value = value
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4790,6 +6380,13 @@ class PromptRequest(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, session_id, prompt, meta=UNSET):
+            self.session_id = session_id
+            self.prompt = prompt
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class ResultClientResponse(_Model):
@@ -4804,6 +6401,12 @@ class ResultClientResponse(_Model):
     result: Any
     """Method-specific response data."""
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, id, result):
+            self.id = id
+            self.result = result
+
 
 @dataclass(slots=True, kw_only=True)
 class ErrorClientResponse(_Model):
@@ -4817,6 +6420,12 @@ class ErrorClientResponse(_Model):
 
     error: Error
     """Method-specific error data."""
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, id, error):
+            self.id = id
+            self.error = error
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4833,6 +6442,11 @@ class WriteTextFileResponse(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, meta=UNSET):
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4853,6 +6467,12 @@ class ReadTextFileResponse(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, content, meta=UNSET):
+            self.content = content
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class RequestPermissionResponse(_Model):
@@ -4872,6 +6492,12 @@ class RequestPermissionResponse(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, outcome, meta=UNSET):
+            self.outcome = outcome
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class CancelledRequestPermissionOutcome(_Model):
@@ -4887,6 +6513,11 @@ class CancelledRequestPermissionOutcome(_Model):
     """
 
     outcome: ClassVar[str] = "cancelled"
+
+    if not TYPE_CHECKING:
+
+        def __init__(self):
+            pass
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4909,6 +6540,12 @@ class SelectedRequestPermissionOutcome(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, option_id, meta=UNSET):
+            self.option_id = option_id
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class SelectedPermissionOutcome(_Model):
@@ -4924,6 +6561,12 @@ class SelectedPermissionOutcome(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, option_id, meta=UNSET):
+            self.option_id = option_id
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4943,6 +6586,12 @@ class CreateTerminalResponse(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, terminal_id, meta=UNSET):
+            self.terminal_id = terminal_id
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4969,6 +6618,14 @@ class TerminalOutputResponse(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, output, truncated, exit_status=UNSET, meta=UNSET):
+            self.output = output
+            self.truncated = truncated
+            self.exit_status = exit_status
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class TerminalExitStatus(_Model):
@@ -4988,6 +6645,13 @@ class TerminalExitStatus(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, exit_code=UNSET, signal=UNSET, meta=UNSET):
+            self.exit_code = exit_code
+            self.signal = signal
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class ReleaseTerminalResponse(_Model):
@@ -5003,6 +6667,11 @@ class ReleaseTerminalResponse(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, meta=UNSET):
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5026,6 +6695,13 @@ class WaitForTerminalExitResponse(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, exit_code=UNSET, signal=UNSET, meta=UNSET):
+            self.exit_code = exit_code
+            self.signal = signal
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class KillTerminalResponse(_Model):
@@ -5041,6 +6717,11 @@ class KillTerminalResponse(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, meta=UNSET):
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5065,6 +6746,12 @@ class AcceptCreateElicitationResponse(_Model):
     content: dict[str, ElicitationContentValue] | None | Unset = UNSET
     """The user-provided content, if any, as an object matching the requested schema."""
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, meta=UNSET, content=UNSET):
+            self.meta = meta
+            self.content = content
+
 
 @dataclass(slots=True, kw_only=True)
 class DeclineCreateElicitationResponse(_Model):
@@ -5085,6 +6772,11 @@ class DeclineCreateElicitationResponse(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, meta=UNSET):
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class CancelCreateElicitationResponse(_Model):
@@ -5104,6 +6796,11 @@ class CancelCreateElicitationResponse(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, meta=UNSET):
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5137,6 +6834,13 @@ class OtherCreateElicitationResponse(_Model):
     extra: dict[str, Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, action, meta=UNSET, extra=_FACTORY):
+            self.action = action
+            self.meta = meta
+            self.extra = {} if extra is _FACTORY else extra
+
 
 @dataclass(slots=True, kw_only=True)
 class ElicitationAcceptAction(_Model):
@@ -5144,6 +6848,11 @@ class ElicitationAcceptAction(_Model):
 
     content: dict[str, ElicitationContentValue] | None | Unset = UNSET
     """The user-provided content, if any, as an object matching the requested schema."""
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, content=UNSET):
+            self.content = content
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5155,6 +6864,12 @@ class ClientNotification(_Model):
 
     params: Any | Unset = UNSET
     """Method-specific notification parameters."""
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, method, params=UNSET):
+            self.method = method
+            self.params = params
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5178,6 +6893,12 @@ class CancelNotification(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, session_id, meta=UNSET):
+            self.session_id = session_id
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class CancelRequestNotification(_Model):
@@ -5199,6 +6920,12 @@ class CancelRequestNotification(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, request_id, meta=UNSET):
+            self.request_id = request_id
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5238,6 +6965,33 @@ class ToolCallState(_State):
     meta: dict[str, Any] = _field(default_factory=lambda: {})
     """Rule: replace. v1 states no patch rule for _meta: an update that carries it replaces it."""
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self,
+            *,
+            tool_call_id,
+            kind=ToolKind.OTHER,
+            status=ToolCallStatus.PENDING,
+            title="",
+            name=None,
+            content=_FACTORY,
+            locations=_FACTORY,
+            raw_input=None,
+            raw_output=None,
+            meta=_FACTORY,
+        ):
+            self.tool_call_id = tool_call_id
+            self.kind = kind
+            self.status = status
+            self.title = title
+            self.name = name
+            self.content = [] if content is _FACTORY else content
+            self.locations = [] if locations is _FACTORY else locations
+            self.raw_input = raw_input
+            self.raw_output = raw_output
+            self.meta = {} if meta is _FACTORY else meta
+
 
 @dataclass(slots=True, kw_only=True)
 class SessionInfoState(_State):
@@ -5255,6 +7009,13 @@ class SessionInfoState(_State):
     meta: dict[str, Any] = _field(default_factory=lambda: {})
     """Rule: replace."""
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, title=None, updated_at=None, meta=_FACTORY):
+            self.title = title
+            self.updated_at = updated_at
+            self.meta = {} if meta is _FACTORY else meta
+
 
 @dataclass(slots=True, kw_only=True)
 class UsageState(_State):
@@ -5271,6 +7032,13 @@ class UsageState(_State):
 
     cost: Cost | None = None
     """Rule: null-clears. v1 is silent: omitted keeps the last cost, null clears it, as v2 states."""
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, used=0, size=0, cost=None):
+            self.used = used
+            self.size = size
+            self.cost = cost
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5294,6 +7062,23 @@ class CompactionState(_State):
 
     meta: dict[str, Any] = _field(default_factory=lambda: {})
     """Rule: collection. v1 gives _meta the same patch semantics as summary and error: `null` clears it, and a concrete value replaces it (v2 patches it by key instead)."""
+
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self,
+            *,
+            compaction_id,
+            status=CompactionStatus.IN_PROGRESS,
+            summary=_FACTORY,
+            error=None,
+            meta=_FACTORY,
+        ):
+            self.compaction_id = compaction_id
+            self.status = status
+            self.summary = [] if summary is _FACTORY else summary
+            self.error = error
+            self.meta = {} if meta is _FACTORY else meta
 
 
 # Type aliases, each after the names it uses.

@@ -7,10 +7,9 @@ An optional field is UNSET when it is omitted on the wire and None when it is JS
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from dataclasses import field as _field
+import dataclasses as _dataclasses
 from enum import Enum
-from typing import Any, ClassVar, TypeAlias, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeAlias, TypeVar
 
 from ._runtime import UNSET, Unset
 
@@ -353,12 +352,70 @@ __all__ = [
 
 
 _M = TypeVar("_M", bound="_Model")
+_FACTORY: Any = object()
+"""The default of a parameter whose field default is made fresh per instance."""
+
+if TYPE_CHECKING:
+    from dataclasses import dataclass
+    from dataclasses import field as _field
+else:
+    _field = _dataclasses.field
+
+    def dataclass(**_options):
+        """At import, a light stand-in for ``dataclasses.dataclass(slots=True,
+        kw_only=True)``: the class defines ``__init__`` as source, and this
+        builds the slotted class with the dataclass fields table (so
+        ``dataclasses.fields``, ``replace`` and ``is_dataclass`` work), a
+        shared ``__repr__`` and ``__eq__``, and no per-class code generation."""
+        return _slotted
+
+    def _slotted(cls):
+        body = dict(cls.__dict__)
+        table = {}
+        for name, hint in body.get("__annotations__", {}).items():
+            if hint.startswith("ClassVar"):
+                continue
+            default = body.pop(name, _dataclasses.MISSING)
+            if isinstance(default, _dataclasses.Field):
+                f = default
+            else:
+                f = _dataclasses.field(default=default)
+            f.name = name
+            f.type = hint
+            f._field_type = _dataclasses._FIELD
+            f.kw_only = True
+            table[name] = f
+        body.pop("__dict__", None)
+        body.pop("__weakref__", None)
+        body["__slots__"] = tuple(table)
+        body["__dataclass_fields__"] = table
+        body["__match_args__"] = ()
+        body["__hash__"] = None
+        return type(cls)(cls.__name__, cls.__bases__, body)
+
+    def _repr(self):
+        fields = ", ".join(
+            f"{name}={getattr(self, name)!r}" for name in self.__dataclass_fields__
+        )
+        return f"{type(self).__qualname__}({fields})"
+
+    def _eq(self, other):
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        names = self.__dataclass_fields__
+        return tuple(getattr(self, name) for name in names) == tuple(
+            getattr(other, name) for name in names
+        )
 
 
 class _Model:
     """Wire conversions shared by every generated class."""
 
     __slots__ = ()
+
+    if not TYPE_CHECKING:
+        __repr__ = _repr
+        __eq__ = _eq
 
     @classmethod
     def from_wire(cls: type[_M], data: Any, *, strict: bool = False) -> _M:
@@ -384,6 +441,10 @@ class _State:
         from .codec import encode
 
         return encode(self)
+
+    if not TYPE_CHECKING:
+        __repr__ = _repr
+        __eq__ = _eq
 
 
 class ToolKind(str, Enum):
@@ -811,6 +872,13 @@ class AgentRequest(_Model):
     params: Any | Unset = UNSET
     """Method-specific request parameters."""
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, id, method, params=UNSET):
+            self.id = id
+            self.method = method
+            self.params = params
+
 
 @dataclass(slots=True, kw_only=True)
 class WriteTextFileRequest(_Model):
@@ -838,6 +906,14 @@ class WriteTextFileRequest(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, session_id, path, content, meta=UNSET):
+            self.session_id = session_id
+            self.path = path
+            self.content = content
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -870,6 +946,15 @@ class ReadTextFileRequest(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, session_id, path, line=UNSET, limit=UNSET, meta=UNSET):
+            self.session_id = session_id
+            self.path = path
+            self.line = line
+            self.limit = limit
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class RequestPermissionRequest(_Model):
@@ -899,6 +984,14 @@ class RequestPermissionRequest(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, session_id, tool_call, options, meta=UNSET):
+            self.session_id = session_id
+            self.tool_call = tool_call
+            self.options = options
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -950,6 +1043,33 @@ class ToolCallUpdate(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self,
+            *,
+            tool_call_id,
+            kind=UNSET,
+            status=UNSET,
+            title=UNSET,
+            name=UNSET,
+            content=UNSET,
+            locations=UNSET,
+            raw_input=UNSET,
+            raw_output=UNSET,
+            meta=UNSET,
+        ):
+            self.tool_call_id = tool_call_id
+            self.kind = kind
+            self.status = status
+            self.title = title
+            self.name = name
+            self.content = content
+            self.locations = locations
+            self.raw_input = raw_input
+            self.raw_output = raw_output
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class ContentToolCallContent(_Model):
@@ -970,6 +1090,12 @@ class ContentToolCallContent(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, content, meta=UNSET):
+            self.content = content
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -998,6 +1124,14 @@ class DiffToolCallContent(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, path, old_text=UNSET, new_text, meta=UNSET):
+            self.path = path
+            self.old_text = old_text
+            self.new_text = new_text
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class TerminalToolCallContent(_Model):
@@ -1022,6 +1156,12 @@ class TerminalToolCallContent(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, terminal_id, meta=UNSET):
+            self.terminal_id = terminal_id
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1049,6 +1189,13 @@ class TextContentBlock(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, annotations=UNSET, text, meta=UNSET):
+            self.annotations = annotations
+            self.text = text
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1082,6 +1229,17 @@ class ImageContentBlock(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self, *, annotations=UNSET, data, mime_type, uri=UNSET, meta=UNSET
+        ):
+            self.annotations = annotations
+            self.data = data
+            self.mime_type = mime_type
+            self.uri = uri
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class AudioContentBlock(_Model):
@@ -1110,6 +1268,14 @@ class AudioContentBlock(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, annotations=UNSET, data, mime_type, meta=UNSET):
+            self.annotations = annotations
+            self.data = data
+            self.mime_type = mime_type
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1152,6 +1318,29 @@ class ResourceLinkContentBlock(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self,
+            *,
+            annotations=UNSET,
+            description=UNSET,
+            mime_type=UNSET,
+            name,
+            size=UNSET,
+            title=UNSET,
+            uri,
+            meta=UNSET,
+        ):
+            self.annotations = annotations
+            self.description = description
+            self.mime_type = mime_type
+            self.name = name
+            self.size = size
+            self.title = title
+            self.uri = uri
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class ResourceContentBlock(_Model):
@@ -1180,6 +1369,13 @@ class ResourceContentBlock(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, annotations=UNSET, resource, meta=UNSET):
+            self.annotations = annotations
+            self.resource = resource
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class Annotations(_Model):
@@ -1202,6 +1398,16 @@ class Annotations(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self, *, audience=UNSET, last_modified=UNSET, priority=UNSET, meta=UNSET
+        ):
+            self.audience = audience
+            self.last_modified = last_modified
+            self.priority = priority
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class TextContent(_Model):
@@ -1220,6 +1426,13 @@ class TextContent(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, annotations=UNSET, text, meta=UNSET):
+            self.annotations = annotations
+            self.text = text
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1246,6 +1459,17 @@ class ImageContent(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self, *, annotations=UNSET, data, mime_type, uri=UNSET, meta=UNSET
+        ):
+            self.annotations = annotations
+            self.data = data
+            self.mime_type = mime_type
+            self.uri = uri
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class AudioContent(_Model):
@@ -1267,6 +1491,14 @@ class AudioContent(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, annotations=UNSET, data, mime_type, meta=UNSET):
+            self.annotations = annotations
+            self.data = data
+            self.mime_type = mime_type
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1302,6 +1534,29 @@ class ResourceLink(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self,
+            *,
+            annotations=UNSET,
+            description=UNSET,
+            mime_type=UNSET,
+            name,
+            size=UNSET,
+            title=UNSET,
+            uri,
+            meta=UNSET,
+        ):
+            self.annotations = annotations
+            self.description = description
+            self.mime_type = mime_type
+            self.name = name
+            self.size = size
+            self.title = title
+            self.uri = uri
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class TextResourceContents(_Model):
@@ -1323,6 +1578,14 @@ class TextResourceContents(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, mime_type=UNSET, text, uri, meta=UNSET):
+            self.mime_type = mime_type
+            self.text = text
+            self.uri = uri
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1346,6 +1609,14 @@ class BlobResourceContents(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, blob, mime_type=UNSET, uri, meta=UNSET):
+            self.blob = blob
+            self.mime_type = mime_type
+            self.uri = uri
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class EmbeddedResource(_Model):
@@ -1365,6 +1636,13 @@ class EmbeddedResource(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, annotations=UNSET, resource, meta=UNSET):
+            self.annotations = annotations
+            self.resource = resource
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class Content(_Model):
@@ -1380,6 +1658,12 @@ class Content(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, content, meta=UNSET):
+            self.content = content
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1408,6 +1692,14 @@ class Diff(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, path, old_text=UNSET, new_text, meta=UNSET):
+            self.path = path
+            self.old_text = old_text
+            self.new_text = new_text
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class Terminal(_Model):
@@ -1428,6 +1720,12 @@ class Terminal(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, terminal_id, meta=UNSET):
+            self.terminal_id = terminal_id
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1454,6 +1752,13 @@ class ToolCallLocation(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, path, line=UNSET, meta=UNSET):
+            self.path = path
+            self.line = line
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class PermissionOption(_Model):
@@ -1475,6 +1780,14 @@ class PermissionOption(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, option_id, name, kind, meta=UNSET):
+            self.option_id = option_id
+            self.name = name
+            self.kind = kind
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1518,6 +1831,27 @@ class CreateTerminalRequest(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self,
+            *,
+            session_id,
+            command,
+            args=UNSET,
+            env=UNSET,
+            cwd=UNSET,
+            output_byte_limit=UNSET,
+            meta=UNSET,
+        ):
+            self.session_id = session_id
+            self.command = command
+            self.args = args
+            self.env = env
+            self.cwd = cwd
+            self.output_byte_limit = output_byte_limit
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class EnvVariable(_Model):
@@ -1536,6 +1870,13 @@ class EnvVariable(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, name, value, meta=UNSET):
+            self.name = name
+            self.value = value
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1559,6 +1900,13 @@ class TerminalOutputRequest(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, session_id, terminal_id, meta=UNSET):
+            self.session_id = session_id
+            self.terminal_id = terminal_id
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class ReleaseTerminalRequest(_Model):
@@ -1580,6 +1928,13 @@ class ReleaseTerminalRequest(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, session_id, terminal_id, meta=UNSET):
+            self.session_id = session_id
+            self.terminal_id = terminal_id
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1603,6 +1958,13 @@ class WaitForTerminalExitRequest(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, session_id, terminal_id, meta=UNSET):
+            self.session_id = session_id
+            self.terminal_id = terminal_id
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class KillTerminalRequest(_Model):
@@ -1624,6 +1986,13 @@ class KillTerminalRequest(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, session_id, terminal_id, meta=UNSET):
+            self.session_id = session_id
+            self.terminal_id = terminal_id
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1653,6 +2022,14 @@ class FormCreateElicitationRequest(_Model):
 
     scope: ElicitationSessionScope | ElicitationRequestScope
     """One of ElicitationSessionScope or ElicitationRequestScope, whose members share the JSON object."""
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, message, meta=UNSET, requested_schema, scope):
+            self.message = message
+            self.meta = meta
+            self.requested_schema = requested_schema
+            self.scope = scope
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1685,6 +2062,15 @@ class UrlCreateElicitationRequest(_Model):
 
     scope: ElicitationSessionScope | ElicitationRequestScope
     """One of ElicitationSessionScope or ElicitationRequestScope, whose members share the JSON object."""
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, message, meta=UNSET, elicitation_id, url, scope):
+            self.message = message
+            self.meta = meta
+            self.elicitation_id = elicitation_id
+            self.url = url
+            self.scope = scope
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1724,6 +2110,15 @@ class OtherCreateElicitationRequest(_Model):
     extra: dict[str, Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, mode, message, meta=UNSET, scope, extra=_FACTORY):
+            self.mode = mode
+            self.message = message
+            self.meta = meta
+            self.scope = scope
+            self.extra = {} if extra is _FACTORY else extra
+
 
 @dataclass(slots=True, kw_only=True)
 class ElicitationSessionScope(_Model):
@@ -1744,6 +2139,12 @@ class ElicitationSessionScope(_Model):
     session without a specific tool call.
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, session_id, tool_call_id=UNSET):
+            self.session_id = session_id
+            self.tool_call_id = tool_call_id
+
 
 @dataclass(slots=True, kw_only=True)
 class ElicitationRequestScope(_Model):
@@ -1753,6 +2154,11 @@ class ElicitationRequestScope(_Model):
 
     request_id: RequestId
     """The request this elicitation is tied to."""
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, request_id):
+            self.request_id = request_id
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1798,6 +2204,25 @@ class ElicitationSchema(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self,
+            *,
+            type=ElicitationSchemaType.OBJECT,
+            title=UNSET,
+            properties=_FACTORY,
+            required=UNSET,
+            description=UNSET,
+            meta=UNSET,
+        ):
+            self.type = type
+            self.title = title
+            self.properties = {} if properties is _FACTORY else properties
+            self.required = required
+            self.description = description
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1873,6 +2298,33 @@ class StringElicitationPropertySchema(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self,
+            *,
+            title=UNSET,
+            description=UNSET,
+            min_length=UNSET,
+            max_length=UNSET,
+            pattern=UNSET,
+            format=UNSET,
+            default=UNSET,
+            enum=UNSET,
+            one_of=UNSET,
+            meta=UNSET,
+        ):
+            self.title = title
+            self.description = description
+            self.min_length = min_length
+            self.max_length = max_length
+            self.pattern = pattern
+            self.format = format
+            self.default = default
+            self.enum = enum
+            self.one_of = one_of
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class NumberElicitationPropertySchema(_Model):
@@ -1922,6 +2374,25 @@ class NumberElicitationPropertySchema(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self,
+            *,
+            title=UNSET,
+            description=UNSET,
+            minimum=UNSET,
+            maximum=UNSET,
+            default=UNSET,
+            meta=UNSET,
+        ):
+            self.title = title
+            self.description = description
+            self.minimum = minimum
+            self.maximum = maximum
+            self.default = default
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1973,6 +2444,25 @@ class IntegerElicitationPropertySchema(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self,
+            *,
+            title=UNSET,
+            description=UNSET,
+            minimum=UNSET,
+            maximum=UNSET,
+            default=UNSET,
+            meta=UNSET,
+        ):
+            self.title = title
+            self.description = description
+            self.minimum = minimum
+            self.maximum = maximum
+            self.default = default
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class BooleanElicitationPropertySchema(_Model):
@@ -2010,6 +2500,16 @@ class BooleanElicitationPropertySchema(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self, *, title=UNSET, description=UNSET, default=UNSET, meta=UNSET
+        ):
+            self.title = title
+            self.description = description
+            self.default = default
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2064,6 +2564,27 @@ class ArrayElicitationPropertySchema(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self,
+            *,
+            title=UNSET,
+            description=UNSET,
+            min_items=UNSET,
+            max_items=UNSET,
+            items,
+            default=UNSET,
+            meta=UNSET,
+        ):
+            self.title = title
+            self.description = description
+            self.min_items = min_items
+            self.max_items = max_items
+            self.items = items
+            self.default = default
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class OtherElicitationPropertySchema(_Model):
@@ -2085,6 +2606,12 @@ class OtherElicitationPropertySchema(_Model):
 
     extra: dict[str, Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, type, extra=_FACTORY):
+            self.type = type
+            self.extra = {} if extra is _FACTORY else extra
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2112,6 +2639,14 @@ class EnumOption(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, const, title, description=UNSET, meta=UNSET):
+            self.const = const
+            self.title = title
+            self.description = description
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2186,6 +2721,33 @@ class StringPropertySchema(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self,
+            *,
+            title=UNSET,
+            description=UNSET,
+            min_length=UNSET,
+            max_length=UNSET,
+            pattern=UNSET,
+            format=UNSET,
+            default=UNSET,
+            enum=UNSET,
+            one_of=UNSET,
+            meta=UNSET,
+        ):
+            self.title = title
+            self.description = description
+            self.min_length = min_length
+            self.max_length = max_length
+            self.pattern = pattern
+            self.format = format
+            self.default = default
+            self.enum = enum
+            self.one_of = one_of
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class NumberPropertySchema(_Model):
@@ -2230,6 +2792,25 @@ class NumberPropertySchema(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self,
+            *,
+            title=UNSET,
+            description=UNSET,
+            minimum=UNSET,
+            maximum=UNSET,
+            default=UNSET,
+            meta=UNSET,
+        ):
+            self.title = title
+            self.description = description
+            self.minimum = minimum
+            self.maximum = maximum
+            self.default = default
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2276,6 +2857,25 @@ class IntegerPropertySchema(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self,
+            *,
+            title=UNSET,
+            description=UNSET,
+            minimum=UNSET,
+            maximum=UNSET,
+            default=UNSET,
+            meta=UNSET,
+        ):
+            self.title = title
+            self.description = description
+            self.minimum = minimum
+            self.maximum = maximum
+            self.default = default
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class BooleanPropertySchema(_Model):
@@ -2309,6 +2909,16 @@ class BooleanPropertySchema(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self, *, title=UNSET, description=UNSET, default=UNSET, meta=UNSET
+        ):
+            self.title = title
+            self.description = description
+            self.default = default
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class MultiSelectItemsString(_Model):
@@ -2332,6 +2942,12 @@ class MultiSelectItemsString(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, enum, meta=UNSET):
+            self.enum = enum
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class OtherMultiSelectItems(_Model):
@@ -2345,6 +2961,12 @@ class OtherMultiSelectItems(_Model):
 
     extra: dict[str, Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, type, extra=_FACTORY):
+            self.type = type
+            self.extra = {} if extra is _FACTORY else extra
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2364,6 +2986,12 @@ class StringMultiSelectItems(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, enum, meta=UNSET):
+            self.enum = enum
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class TitledMultiSelectItems(_Model):
@@ -2381,6 +3009,12 @@ class TitledMultiSelectItems(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, any_of, meta=UNSET):
+            self.any_of = any_of
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2430,6 +3064,27 @@ class MultiSelectPropertySchema(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self,
+            *,
+            title=UNSET,
+            description=UNSET,
+            min_items=UNSET,
+            max_items=UNSET,
+            items,
+            default=UNSET,
+            meta=UNSET,
+        ):
+            self.title = title
+            self.description = description
+            self.min_items = min_items
+            self.max_items = max_items
+            self.items = items
+            self.default = default
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class ElicitationFormMode(_Model):
@@ -2440,6 +3095,12 @@ class ElicitationFormMode(_Model):
 
     scope: ElicitationSessionScope | ElicitationRequestScope
     """One of ElicitationSessionScope or ElicitationRequestScope, whose members share the JSON object."""
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, requested_schema, scope):
+            self.requested_schema = requested_schema
+            self.scope = scope
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2454,6 +3115,13 @@ class ElicitationUrlMode(_Model):
 
     scope: ElicitationSessionScope | ElicitationRequestScope
     """One of ElicitationSessionScope or ElicitationRequestScope, whose members share the JSON object."""
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, elicitation_id, url, scope):
+            self.elicitation_id = elicitation_id
+            self.url = url
+            self.scope = scope
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2491,6 +3159,15 @@ class MessageMcpRequest(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, server_id, request_id, method, params=UNSET, meta=UNSET):
+            self.server_id = server_id
+            self.request_id = request_id
+            self.method = method
+            self.params = params
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class ResultAgentResponse(_Model):
@@ -2505,6 +3182,12 @@ class ResultAgentResponse(_Model):
     result: Any
     """Method-specific response data."""
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, id, result):
+            self.id = id
+            self.result = result
+
 
 @dataclass(slots=True, kw_only=True)
 class ErrorAgentResponse(_Model):
@@ -2518,6 +3201,12 @@ class ErrorAgentResponse(_Model):
 
     error: Error
     """Method-specific error data."""
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, id, error):
+            self.id = id
+            self.error = error
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2574,6 +3263,41 @@ class InitializeResponse(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self,
+            *,
+            protocol_version,
+            agent_capabilities=_FACTORY,
+            auth_methods=_FACTORY,
+            agent_info=UNSET,
+            meta=UNSET,
+        ):
+            self.protocol_version = protocol_version
+            self.agent_capabilities = (
+                AgentCapabilities(
+                    load_session=False,
+                    prompt_capabilities=PromptCapabilities(
+                        image=False,
+                        audio=False,
+                        embedded_context=False,
+                    ),
+                    mcp_capabilities=McpCapabilities(
+                        http=False,
+                        sse=False,
+                        acp=False,
+                    ),
+                    session_capabilities=SessionCapabilities(),
+                    auth=AgentAuthCapabilities(),
+                )
+                if agent_capabilities is _FACTORY
+                else agent_capabilities
+            )
+            self.auth_methods = [] if auth_methods is _FACTORY else auth_methods
+            self.agent_info = agent_info
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2636,6 +3360,47 @@ class AgentCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self,
+            *,
+            load_session=False,
+            prompt_capabilities=_FACTORY,
+            mcp_capabilities=_FACTORY,
+            session_capabilities=_FACTORY,
+            auth=_FACTORY,
+            providers=UNSET,
+            meta=UNSET,
+        ):
+            self.load_session = load_session
+            self.prompt_capabilities = (
+                PromptCapabilities(
+                    image=False,
+                    audio=False,
+                    embedded_context=False,
+                )
+                if prompt_capabilities is _FACTORY
+                else prompt_capabilities
+            )
+            self.mcp_capabilities = (
+                McpCapabilities(
+                    http=False,
+                    sse=False,
+                    acp=False,
+                )
+                if mcp_capabilities is _FACTORY
+                else mcp_capabilities
+            )
+            self.session_capabilities = (
+                SessionCapabilities()
+                if session_capabilities is _FACTORY
+                else session_capabilities
+            )
+            self.auth = AgentAuthCapabilities() if auth is _FACTORY else auth
+            self.providers = providers
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class PromptCapabilities(_Model):
@@ -2674,6 +3439,16 @@ class PromptCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self, *, image=False, audio=False, embedded_context=False, meta=UNSET
+        ):
+            self.image = image
+            self.audio = audio
+            self.embedded_context = embedded_context
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class McpCapabilities(_Model):
@@ -2700,6 +3475,14 @@ class McpCapabilities(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, http=False, sse=False, acp=False, meta=UNSET):
+            self.http = http
+            self.sse = sse
+            self.acp = acp
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2824,6 +3607,35 @@ class SessionCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self,
+            *,
+            list=UNSET,
+            delete=UNSET,
+            additional_directories=UNSET,
+            system_prompt=UNSET,
+            fork=UNSET,
+            archive=UNSET,
+            status=UNSET,
+            title=UNSET,
+            resume=UNSET,
+            close=UNSET,
+            meta=UNSET,
+        ):
+            self.list = list
+            self.delete = delete
+            self.additional_directories = additional_directories
+            self.system_prompt = system_prompt
+            self.fork = fork
+            self.archive = archive
+            self.status = status
+            self.title = title
+            self.resume = resume
+            self.close = close
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class SessionListCapabilities(_Model):
@@ -2840,6 +3652,11 @@ class SessionListCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, meta=UNSET):
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class SessionDeleteCapabilities(_Model):
@@ -2855,6 +3672,11 @@ class SessionDeleteCapabilities(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, meta=UNSET):
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2874,6 +3696,11 @@ class SessionAdditionalDirectoriesCapabilities(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, meta=UNSET):
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2901,6 +3728,12 @@ class SessionSystemPromptCapabilities(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, mode=UNSET, meta=UNSET):
+            self.mode = mode
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2931,6 +3764,12 @@ class SessionSystemPromptModeCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, override=UNSET, meta=UNSET):
+            self.override = override
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class SessionSystemPromptOverrideCapabilities(_Model):
@@ -2952,6 +3791,11 @@ class SessionSystemPromptOverrideCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, meta=UNSET):
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class SessionForkCapabilities(_Model):
@@ -2971,6 +3815,11 @@ class SessionForkCapabilities(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, meta=UNSET):
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2993,6 +3842,11 @@ class SessionArchiveCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, meta=UNSET):
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class SessionStatusCapabilities(_Model):
@@ -3012,6 +3866,11 @@ class SessionStatusCapabilities(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, meta=UNSET):
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3034,6 +3893,11 @@ class SessionTitleCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, meta=UNSET):
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class SessionResumeCapabilities(_Model):
@@ -3050,6 +3914,11 @@ class SessionResumeCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, meta=UNSET):
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class SessionCloseCapabilities(_Model):
@@ -3065,6 +3934,11 @@ class SessionCloseCapabilities(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, meta=UNSET):
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3097,6 +3971,13 @@ class AgentAuthCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, status=UNSET, logout=UNSET, meta=UNSET):
+            self.status = status
+            self.logout = logout
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class AuthStatusCapabilities(_Model):
@@ -3117,6 +3998,11 @@ class AuthStatusCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, meta=UNSET):
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class LogoutCapabilities(_Model):
@@ -3132,6 +4018,11 @@ class LogoutCapabilities(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, meta=UNSET):
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3152,6 +4043,11 @@ class ProvidersCapabilities(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, meta=UNSET):
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3188,6 +4084,18 @@ class TerminalAuthMethod(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self, *, id, name, description=UNSET, args=UNSET, env=UNSET, meta=UNSET
+        ):
+            self.id = id
+            self.name = name
+            self.description = description
+            self.args = args
+            self.env = env
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3226,6 +4134,18 @@ class AuthMethodTerminal(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self, *, id, name, description=UNSET, args=UNSET, env=UNSET, meta=UNSET
+        ):
+            self.id = id
+            self.name = name
+            self.description = description
+            self.args = args
+            self.env = env
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class AuthMethodAgent(_Model):
@@ -3250,6 +4170,14 @@ class AuthMethodAgent(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, id, name, description=UNSET, meta=UNSET):
+            self.id = id
+            self.name = name
+            self.description = description
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3284,6 +4212,14 @@ class Implementation(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, name, title=UNSET, version, meta=UNSET):
+            self.name = name
+            self.title = title
+            self.version = version
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class AuthenticateResponse(_Model):
@@ -3299,6 +4235,11 @@ class AuthenticateResponse(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, meta=UNSET):
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3323,6 +4264,12 @@ class ListProvidersResponse(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, providers, meta=UNSET):
+            self.providers = providers
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3358,6 +4305,17 @@ class ProviderInfo(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self, *, provider_id, supported, required, current=UNSET, meta=UNSET
+        ):
+            self.provider_id = provider_id
+            self.supported = supported
+            self.required = required
+            self.current = current
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class ProviderCurrentConfig(_Model):
@@ -3382,6 +4340,13 @@ class ProviderCurrentConfig(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, api_type, base_url, meta=UNSET):
+            self.api_type = api_type
+            self.base_url = base_url
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class SetProviderResponse(_Model):
@@ -3402,6 +4367,11 @@ class SetProviderResponse(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, meta=UNSET):
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3424,6 +4394,11 @@ class DisableProviderResponse(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, meta=UNSET):
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class LogoutResponse(_Model):
@@ -3439,6 +4414,11 @@ class LogoutResponse(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, meta=UNSET):
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3475,6 +4455,13 @@ class AuthStatusResponse(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, state, accounts=UNSET, meta=UNSET):
+            self.state = state
+            self.accounts = accounts
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3530,6 +4517,25 @@ class AuthAccount(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self,
+            *,
+            label,
+            active=UNSET,
+            name=UNSET,
+            email=UNSET,
+            organization=UNSET,
+            meta=UNSET,
+        ):
+            self.label = label
+            self.active = active
+            self.name = name
+            self.email = email
+            self.organization = organization
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class NewSessionResponse(_Model):
@@ -3564,6 +4570,16 @@ class NewSessionResponse(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self, *, session_id, modes=UNSET, config_options=UNSET, meta=UNSET
+        ):
+            self.session_id = session_id
+            self.modes = modes
+            self.config_options = config_options
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class SessionModeState(_Model):
@@ -3582,6 +4598,13 @@ class SessionModeState(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, current_mode_id, available_modes, meta=UNSET):
+            self.current_mode_id = current_mode_id
+            self.available_modes = available_modes
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3607,6 +4630,14 @@ class SessionMode(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, id, name, description=UNSET, meta=UNSET):
+            self.id = id
+            self.name = name
+            self.description = description
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3644,6 +4675,27 @@ class SelectSessionConfigOption(_Model):
     options: SessionConfigSelectOptions
     """The set of selectable options."""
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self,
+            *,
+            id,
+            name,
+            description=UNSET,
+            category=UNSET,
+            meta=UNSET,
+            current_value,
+            options,
+        ):
+            self.id = id
+            self.name = name
+            self.description = description
+            self.category = category
+            self.meta = meta
+            self.current_value = current_value
+            self.options = options
+
 
 @dataclass(slots=True, kw_only=True)
 class BooleanSessionConfigOption(_Model):
@@ -3677,6 +4729,25 @@ class BooleanSessionConfigOption(_Model):
     current_value: bool
     """The current value of the boolean option."""
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self,
+            *,
+            id,
+            name,
+            description=UNSET,
+            category=UNSET,
+            meta=UNSET,
+            current_value,
+        ):
+            self.id = id
+            self.name = name
+            self.description = description
+            self.category = category
+            self.meta = meta
+            self.current_value = current_value
+
 
 @dataclass(slots=True, kw_only=True)
 class SessionConfigSelectOption(_Model):
@@ -3698,6 +4769,14 @@ class SessionConfigSelectOption(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, value, name, description=UNSET, meta=UNSET):
+            self.value = value
+            self.name = name
+            self.description = description
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3721,6 +4800,14 @@ class SessionConfigSelectGroup(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, group, name, options, meta=UNSET):
+            self.group = group
+            self.name = name
+            self.options = options
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class SessionConfigSelect(_Model):
@@ -3732,6 +4819,12 @@ class SessionConfigSelect(_Model):
     options: SessionConfigSelectOptions
     """The set of selectable options."""
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, current_value, options):
+            self.current_value = current_value
+            self.options = options
+
 
 @dataclass(slots=True, kw_only=True)
 class SessionConfigBoolean(_Model):
@@ -3739,6 +4832,11 @@ class SessionConfigBoolean(_Model):
 
     current_value: bool
     """The current value of the boolean option."""
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, current_value):
+            self.current_value = current_value
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3765,6 +4863,13 @@ class LoadSessionResponse(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, modes=UNSET, config_options=UNSET, meta=UNSET):
+            self.modes = modes
+            self.config_options = config_options
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class ListSessionsResponse(_Model):
@@ -3788,6 +4893,13 @@ class ListSessionsResponse(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, sessions, next_cursor=UNSET, meta=UNSET):
+            self.sessions = sessions
+            self.next_cursor = next_cursor
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3833,6 +4945,27 @@ class SessionInfo(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self,
+            *,
+            session_id,
+            cwd,
+            additional_directories=UNSET,
+            title=UNSET,
+            updated_at=UNSET,
+            archived=UNSET,
+            meta=UNSET,
+        ):
+            self.session_id = session_id
+            self.cwd = cwd
+            self.additional_directories = additional_directories
+            self.title = title
+            self.updated_at = updated_at
+            self.archived = archived
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class DeleteSessionResponse(_Model):
@@ -3848,6 +4981,11 @@ class DeleteSessionResponse(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, meta=UNSET):
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3882,6 +5020,16 @@ class ForkSessionResponse(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self, *, session_id, modes=UNSET, config_options=UNSET, meta=UNSET
+        ):
+            self.session_id = session_id
+            self.modes = modes
+            self.config_options = config_options
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class ArchiveSessionResponse(_Model):
@@ -3903,6 +5051,11 @@ class ArchiveSessionResponse(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, meta=UNSET):
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class UnarchiveSessionResponse(_Model):
@@ -3923,6 +5076,11 @@ class UnarchiveSessionResponse(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, meta=UNSET):
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3954,6 +5112,12 @@ class SessionStatusResponse(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, status, meta=UNSET):
+            self.status = status
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class SetSessionTitleResponse(_Model):
@@ -3982,6 +5146,12 @@ class SetSessionTitleResponse(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, title, meta=UNSET):
+            self.title = title
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class ResumeSessionResponse(_Model):
@@ -4007,6 +5177,13 @@ class ResumeSessionResponse(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, modes=UNSET, config_options=UNSET, meta=UNSET):
+            self.modes = modes
+            self.config_options = config_options
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class CloseSessionResponse(_Model):
@@ -4023,6 +5200,11 @@ class CloseSessionResponse(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, meta=UNSET):
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class SetSessionModeResponse(_Model):
@@ -4038,6 +5220,11 @@ class SetSessionModeResponse(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, meta=UNSET):
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4057,6 +5244,12 @@ class SetSessionConfigOptionResponse(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, config_options, meta=UNSET):
+            self.config_options = config_options
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4087,6 +5280,13 @@ class PromptResponse(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, stop_reason, usage=UNSET, meta=UNSET):
+            self.stop_reason = stop_reason
+            self.usage = usage
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4124,6 +5324,27 @@ class Usage(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self,
+            *,
+            total_tokens,
+            input_tokens,
+            output_tokens,
+            thought_tokens=UNSET,
+            cached_read_tokens=UNSET,
+            cached_write_tokens=UNSET,
+            meta=UNSET,
+        ):
+            self.total_tokens = total_tokens
+            self.input_tokens = input_tokens
+            self.output_tokens = output_tokens
+            self.thought_tokens = thought_tokens
+            self.cached_read_tokens = cached_read_tokens
+            self.cached_write_tokens = cached_write_tokens
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class Error(_Model):
@@ -4150,6 +5371,13 @@ class Error(_Model):
     This may include debugging information or context-specific details.
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, code, message, data=UNSET):
+            self.code = code
+            self.message = message
+            self.data = data
+
 
 @dataclass(slots=True, kw_only=True)
 class AgentNotification(_Model):
@@ -4160,6 +5388,12 @@ class AgentNotification(_Model):
 
     params: Any | Unset = UNSET
     """Method-specific notification parameters."""
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, method, params=UNSET):
+            self.method = method
+            self.params = params
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4187,6 +5421,13 @@ class SessionNotification(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, session_id, update, meta=UNSET):
+            self.session_id = session_id
+            self.update = update
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4216,6 +5457,13 @@ class UserMessageChunkSessionUpdate(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, content, message_id=UNSET, meta=UNSET):
+            self.content = content
+            self.message_id = message_id
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class AgentMessageChunkSessionUpdate(_Model):
@@ -4244,6 +5492,13 @@ class AgentMessageChunkSessionUpdate(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, content, message_id=UNSET, meta=UNSET):
+            self.content = content
+            self.message_id = message_id
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class AgentThoughtChunkSessionUpdate(_Model):
@@ -4271,6 +5526,13 @@ class AgentThoughtChunkSessionUpdate(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, content, message_id=UNSET, meta=UNSET):
+            self.content = content
+            self.message_id = message_id
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4325,6 +5587,33 @@ class ToolCallSessionUpdate(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self,
+            *,
+            tool_call_id,
+            title,
+            name=UNSET,
+            kind=UNSET,
+            status=UNSET,
+            content=UNSET,
+            locations=UNSET,
+            raw_input=UNSET,
+            raw_output=UNSET,
+            meta=UNSET,
+        ):
+            self.tool_call_id = tool_call_id
+            self.title = title
+            self.name = name
+            self.kind = kind
+            self.status = status
+            self.content = content
+            self.locations = locations
+            self.raw_input = raw_input
+            self.raw_output = raw_output
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class ToolCallUpdateSessionUpdate(_Model):
@@ -4374,6 +5663,33 @@ class ToolCallUpdateSessionUpdate(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self,
+            *,
+            tool_call_id,
+            kind=UNSET,
+            status=UNSET,
+            title=UNSET,
+            name=UNSET,
+            content=UNSET,
+            locations=UNSET,
+            raw_input=UNSET,
+            raw_output=UNSET,
+            meta=UNSET,
+        ):
+            self.tool_call_id = tool_call_id
+            self.kind = kind
+            self.status = status
+            self.title = title
+            self.name = name
+            self.content = content
+            self.locations = locations
+            self.raw_input = raw_input
+            self.raw_output = raw_output
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class PlanSessionUpdate(_Model):
@@ -4400,6 +5716,12 @@ class PlanSessionUpdate(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, entries, meta=UNSET):
+            self.entries = entries
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class PlanUpdateSessionUpdate(_Model):
@@ -4424,6 +5746,12 @@ class PlanUpdateSessionUpdate(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, plan, meta=UNSET):
+            self.plan = plan
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4450,6 +5778,12 @@ class PlanRemovedSessionUpdate(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, plan_id, meta=UNSET):
+            self.plan_id = plan_id
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class AvailableCommandsUpdateSessionUpdate(_Model):
@@ -4470,6 +5804,12 @@ class AvailableCommandsUpdateSessionUpdate(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, available_commands, meta=UNSET):
+            self.available_commands = available_commands
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4494,6 +5834,12 @@ class CurrentModeUpdateSessionUpdate(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, current_mode_id, meta=UNSET):
+            self.current_mode_id = current_mode_id
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class ConfigOptionUpdateSessionUpdate(_Model):
@@ -4514,6 +5860,12 @@ class ConfigOptionUpdateSessionUpdate(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, config_options, meta=UNSET):
+            self.config_options = config_options
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4538,6 +5890,13 @@ class SessionInfoUpdateSessionUpdate(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, title=UNSET, updated_at=UNSET, meta=UNSET):
+            self.title = title
+            self.updated_at = updated_at
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4565,6 +5924,14 @@ class UsageUpdateSessionUpdate(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, used, size, cost=UNSET, meta=UNSET):
+            self.used = used
+            self.size = size
+            self.cost = cost
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4597,6 +5964,14 @@ class NoticeSessionUpdate(_Model):
     Omitted and `null` are equivalent and mean no metadata was supplied.
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, severity, title, description=UNSET, meta=UNSET):
+            self.severity = severity
+            self.title = title
+            self.description = description
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class CompactionUpdateSessionUpdate(_Model):
@@ -4625,6 +6000,17 @@ class CompactionUpdateSessionUpdate(_Model):
     meta: dict[str, Any] | None | Unset = UNSET
     """Extensible metadata patch for this compaction."""
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self, *, compaction_id, status, summary=UNSET, error=UNSET, meta=UNSET
+        ):
+            self.compaction_id = compaction_id
+            self.status = status
+            self.summary = summary
+            self.error = error
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class CompactionSummaryChunkSessionUpdate(_Model):
@@ -4646,6 +6032,13 @@ class CompactionSummaryChunkSessionUpdate(_Model):
 
     meta: dict[str, Any] | None | Unset = UNSET
     """Metadata scoped to this chunk. Omission and `null` both mean absent."""
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, compaction_id, content, meta=UNSET):
+            self.compaction_id = compaction_id
+            self.content = content
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4726,6 +6119,29 @@ class SubagentUpdateSessionUpdate(_Model):
     Omitted means unchanged. `null` removes the metadata.
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self,
+            *,
+            session_id,
+            title=UNSET,
+            description=UNSET,
+            capabilities=UNSET,
+            state=UNSET,
+            cwd=UNSET,
+            additional_directories=UNSET,
+            meta=UNSET,
+        ):
+            self.session_id = session_id
+            self.title = title
+            self.description = description
+            self.capabilities = capabilities
+            self.state = state
+            self.cwd = cwd
+            self.additional_directories = additional_directories
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class SessionMessageSessionUpdate(_Model):
@@ -4783,6 +6199,27 @@ class SessionMessageSessionUpdate(_Model):
     Implementations MUST NOT make assumptions about values in `_meta`.
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self,
+            *,
+            message_id,
+            sender_session_id=UNSET,
+            recipient_session_id=UNSET,
+            sender_message_id=UNSET,
+            recipient_message_id=UNSET,
+            content=UNSET,
+            meta=UNSET,
+        ):
+            self.message_id = message_id
+            self.sender_session_id = sender_session_id
+            self.recipient_session_id = recipient_session_id
+            self.sender_message_id = sender_message_id
+            self.recipient_message_id = recipient_message_id
+            self.content = content
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class SessionMessageChunkSessionUpdate(_Model):
@@ -4809,6 +6246,13 @@ class SessionMessageChunkSessionUpdate(_Model):
     Implementations MUST NOT make assumptions about values in `_meta`.
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, message_id, content, meta=UNSET):
+            self.message_id = message_id
+            self.content = content
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class ContentChunk(_Model):
@@ -4831,6 +6275,13 @@ class ContentChunk(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, content, message_id=UNSET, meta=UNSET):
+            self.content = content
+            self.message_id = message_id
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4886,6 +6337,33 @@ class ToolCall(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self,
+            *,
+            tool_call_id,
+            title,
+            name=UNSET,
+            kind=UNSET,
+            status=UNSET,
+            content=UNSET,
+            locations=UNSET,
+            raw_input=UNSET,
+            raw_output=UNSET,
+            meta=UNSET,
+        ):
+            self.tool_call_id = tool_call_id
+            self.title = title
+            self.name = name
+            self.kind = kind
+            self.status = status
+            self.content = content
+            self.locations = locations
+            self.raw_input = raw_input
+            self.raw_output = raw_output
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class PlanEntry(_Model):
@@ -4915,6 +6393,14 @@ class PlanEntry(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, content, priority, status, meta=UNSET):
+            self.content = content
+            self.priority = priority
+            self.status = status
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class Plan(_Model):
@@ -4941,6 +6427,12 @@ class Plan(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, entries, meta=UNSET):
+            self.entries = entries
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4970,6 +6462,13 @@ class ItemsPlanUpdateContent(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, plan_id, entries, meta=UNSET):
+            self.plan_id = plan_id
+            self.entries = entries
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class FilePlanUpdateContent(_Model):
@@ -4994,6 +6493,13 @@ class FilePlanUpdateContent(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, plan_id, uri, meta=UNSET):
+            self.plan_id = plan_id
+            self.uri = uri
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class MarkdownPlanUpdateContent(_Model):
@@ -5017,6 +6523,13 @@ class MarkdownPlanUpdateContent(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, plan_id, content, meta=UNSET):
+            self.plan_id = plan_id
+            self.content = content
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5046,6 +6559,13 @@ class PlanItems(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, plan_id, entries, meta=UNSET):
+            self.plan_id = plan_id
+            self.entries = entries
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class PlanFile(_Model):
@@ -5069,6 +6589,13 @@ class PlanFile(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, plan_id, uri, meta=UNSET):
+            self.plan_id = plan_id
+            self.uri = uri
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5094,6 +6621,13 @@ class PlanMarkdown(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, plan_id, content, meta=UNSET):
+            self.plan_id = plan_id
+            self.content = content
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class PlanUpdate(_Model):
@@ -5115,6 +6649,12 @@ class PlanUpdate(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, plan, meta=UNSET):
+            self.plan = plan
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class PlanRemoved(_Model):
@@ -5135,6 +6675,12 @@ class PlanRemoved(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, plan_id, meta=UNSET):
+            self.plan_id = plan_id
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5158,6 +6704,14 @@ class AvailableCommand(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, name, description, input=UNSET, meta=UNSET):
+            self.name = name
+            self.description = description
+            self.input = input
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class UnstructuredCommandInput(_Model):
@@ -5174,6 +6728,12 @@ class UnstructuredCommandInput(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, hint, meta=UNSET):
+            self.hint = hint
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class AvailableCommandsUpdate(_Model):
@@ -5189,6 +6749,12 @@ class AvailableCommandsUpdate(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, available_commands, meta=UNSET):
+            self.available_commands = available_commands
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5209,6 +6775,12 @@ class CurrentModeUpdate(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, current_mode_id, meta=UNSET):
+            self.current_mode_id = current_mode_id
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class ConfigOptionUpdate(_Model):
@@ -5224,6 +6796,12 @@ class ConfigOptionUpdate(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, config_options, meta=UNSET):
+            self.config_options = config_options
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5248,6 +6826,13 @@ class SessionInfoUpdate(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, title=UNSET, updated_at=UNSET, meta=UNSET):
+            self.title = title
+            self.updated_at = updated_at
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class Cost(_Model):
@@ -5268,6 +6853,13 @@ class Cost(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, amount, currency, meta=UNSET):
+            self.amount = amount
+            self.currency = currency
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5290,6 +6882,14 @@ class UsageUpdate(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, used, size, cost=UNSET, meta=UNSET):
+            self.used = used
+            self.size = size
+            self.cost = cost
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5323,6 +6923,14 @@ class Notice(_Model):
     Omitted and `null` are equivalent and mean no metadata was supplied.
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, severity, title, description=UNSET, meta=UNSET):
+            self.severity = severity
+            self.title = title
+            self.description = description
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class CompactionUpdate(_Model):
@@ -5351,6 +6959,17 @@ class CompactionUpdate(_Model):
     meta: dict[str, Any] | None | Unset = UNSET
     """Extensible metadata patch for this compaction."""
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self, *, compaction_id, status, summary=UNSET, error=UNSET, meta=UNSET
+        ):
+            self.compaction_id = compaction_id
+            self.status = status
+            self.summary = summary
+            self.error = error
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class CompactionSummaryChunk(_Model):
@@ -5368,6 +6987,13 @@ class CompactionSummaryChunk(_Model):
 
     meta: dict[str, Any] | None | Unset = UNSET
     """Metadata scoped to this chunk. Omission and `null` both mean absent."""
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, compaction_id, content, meta=UNSET):
+            self.compaction_id = compaction_id
+            self.content = content
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5394,6 +7020,12 @@ class SubagentSessionCapabilities(_Model):
     these keys.
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, cancel=UNSET, meta=UNSET):
+            self.cancel = cancel
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class SessionCancelCapabilities(_Model):
@@ -5414,6 +7046,11 @@ class SessionCancelCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, meta=UNSET):
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class StateUpdateRunning(_Model):
@@ -5430,6 +7067,11 @@ class StateUpdateRunning(_Model):
     Optional. Omitted and `null` mean no metadata for this state snapshot.
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, meta=UNSET):
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class StateUpdateIdle(_Model):
@@ -5442,6 +7084,11 @@ class StateUpdateIdle(_Model):
 
     value: IdleStateUpdate
     """The payload, which shares the JSON object with the tag."""
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, value):
+            self.value = value
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5458,6 +7105,11 @@ class StateUpdateRequiresAction(_Model):
     Implementations MUST NOT make assumptions about values at these keys.
     Optional. Omitted and `null` mean no metadata for this state snapshot.
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, meta=UNSET):
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5477,6 +7129,11 @@ class StateUpdateUnknown(_Model):
     Optional. Omitted and `null` mean no metadata for this state snapshot.
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, meta=UNSET):
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class OtherStateUpdate(_Model):
@@ -5494,6 +7151,12 @@ class OtherStateUpdate(_Model):
     extra: dict[str, Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, state, extra=_FACTORY):
+            self.state = state
+            self.extra = {} if extra is _FACTORY else extra
+
 
 @dataclass(slots=True, kw_only=True)
 class RunningStateUpdate(_Model):
@@ -5504,6 +7167,11 @@ class RunningStateUpdate(_Model):
     Implementations MUST NOT make assumptions about values at these keys.
     Optional. Omitted and `null` mean no metadata for this state snapshot.
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, meta=UNSET):
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5521,6 +7189,11 @@ class ErrorStopReason(_Model):
     Optional. Omitted or `null` both mean the agent is not reporting failure details.
     Agents SHOULD include it.
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, error=UNSET):
+            self.error = error
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5544,6 +7217,12 @@ class EndTurnIdleStateUpdate(_Model):
     Optional. Omitted and `null` mean no metadata for this state snapshot.
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, usage=UNSET, meta=UNSET):
+            self.usage = usage
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class MaxTokensIdleStateUpdate(_Model):
@@ -5565,6 +7244,12 @@ class MaxTokensIdleStateUpdate(_Model):
     Implementations MUST NOT make assumptions about values at these keys.
     Optional. Omitted and `null` mean no metadata for this state snapshot.
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, usage=UNSET, meta=UNSET):
+            self.usage = usage
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5589,6 +7274,12 @@ class MaxTurnRequestsIdleStateUpdate(_Model):
     Optional. Omitted and `null` mean no metadata for this state snapshot.
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, usage=UNSET, meta=UNSET):
+            self.usage = usage
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class RefusalIdleStateUpdate(_Model):
@@ -5611,6 +7302,12 @@ class RefusalIdleStateUpdate(_Model):
     Optional. Omitted and `null` mean no metadata for this state snapshot.
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, usage=UNSET, meta=UNSET):
+            self.usage = usage
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class CancelledIdleStateUpdate(_Model):
@@ -5632,6 +7329,12 @@ class CancelledIdleStateUpdate(_Model):
     Implementations MUST NOT make assumptions about values at these keys.
     Optional. Omitted and `null` mean no metadata for this state snapshot.
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, usage=UNSET, meta=UNSET):
+            self.usage = usage
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5662,6 +7365,13 @@ class ErrorIdleStateUpdate(_Model):
     Agents SHOULD include it.
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, usage=UNSET, meta=UNSET, error=UNSET):
+            self.usage = usage
+            self.meta = meta
+            self.error = error
+
 
 @dataclass(slots=True, kw_only=True)
 class OtherIdleStateUpdate(_Model):
@@ -5691,6 +7401,14 @@ class OtherIdleStateUpdate(_Model):
     extra: dict[str, Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, stop_reason, usage=UNSET, meta=UNSET, extra=_FACTORY):
+            self.stop_reason = stop_reason
+            self.usage = usage
+            self.meta = meta
+            self.extra = {} if extra is _FACTORY else extra
+
 
 @dataclass(slots=True, kw_only=True)
 class NoneIdleStateUpdate(_Model):
@@ -5713,6 +7431,13 @@ class NoneIdleStateUpdate(_Model):
 
     stop_reason: None | Unset = UNSET
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, usage=UNSET, meta=UNSET, stop_reason=UNSET):
+            self.usage = usage
+            self.meta = meta
+            self.stop_reason = stop_reason
+
 
 @dataclass(slots=True, kw_only=True)
 class RequiresActionStateUpdate(_Model):
@@ -5723,6 +7448,11 @@ class RequiresActionStateUpdate(_Model):
     Implementations MUST NOT make assumptions about values at these keys.
     Optional. Omitted and `null` mean no metadata for this state snapshot.
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, meta=UNSET):
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5747,6 +7477,11 @@ class UnknownStateUpdate(_Model):
     Implementations MUST NOT make assumptions about values at these keys.
     Optional. Omitted and `null` mean no metadata for this state snapshot.
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, meta=UNSET):
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5842,6 +7577,29 @@ class SubagentUpdate(_Model):
     Omitted means unchanged. `null` removes the metadata.
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self,
+            *,
+            session_id,
+            title=UNSET,
+            description=UNSET,
+            capabilities=UNSET,
+            state=UNSET,
+            cwd=UNSET,
+            additional_directories=UNSET,
+            meta=UNSET,
+        ):
+            self.session_id = session_id
+            self.title = title
+            self.description = description
+            self.capabilities = capabilities
+            self.state = state
+            self.cwd = cwd
+            self.additional_directories = additional_directories
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class SessionMessage(_Model):
@@ -5894,6 +7652,27 @@ class SessionMessage(_Model):
     Implementations MUST NOT make assumptions about values in `_meta`.
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self,
+            *,
+            message_id,
+            sender_session_id=UNSET,
+            recipient_session_id=UNSET,
+            sender_message_id=UNSET,
+            recipient_message_id=UNSET,
+            content=UNSET,
+            meta=UNSET,
+        ):
+            self.message_id = message_id
+            self.sender_session_id = sender_session_id
+            self.recipient_session_id = recipient_session_id
+            self.sender_message_id = sender_message_id
+            self.recipient_message_id = recipient_message_id
+            self.content = content
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class SessionMessageChunk(_Model):
@@ -5919,6 +7698,13 @@ class SessionMessageChunk(_Model):
     Implementations MUST NOT make assumptions about values in `_meta`.
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, message_id, content, meta=UNSET):
+            self.message_id = message_id
+            self.content = content
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class CompleteElicitationNotification(_Model):
@@ -5939,6 +7725,12 @@ class CompleteElicitationNotification(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, elicitation_id, meta=UNSET):
+            self.elicitation_id = elicitation_id
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5980,6 +7772,13 @@ class AuthStatusUpdateNotification(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, state, accounts=UNSET, meta=UNSET):
+            self.state = state
+            self.accounts = accounts
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class ClientRequest(_Model):
@@ -5993,6 +7792,13 @@ class ClientRequest(_Model):
 
     params: Any | Unset = UNSET
     """Method-specific request parameters."""
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, id, method, params=UNSET):
+            self.id = id
+            self.method = method
+            self.params = params
 
 
 @dataclass(slots=True, kw_only=True)
@@ -6037,6 +7843,34 @@ class InitializeRequest(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self,
+            *,
+            protocol_version,
+            client_capabilities=_FACTORY,
+            client_info=UNSET,
+            meta=UNSET,
+        ):
+            self.protocol_version = protocol_version
+            self.client_capabilities = (
+                ClientCapabilities(
+                    fs=FileSystemCapabilities(
+                        read_text_file=False,
+                        write_text_file=False,
+                    ),
+                    terminal=False,
+                    auth=AuthCapabilities(
+                        terminal=False,
+                    ),
+                )
+                if client_capabilities is _FACTORY
+                else client_capabilities
+            )
+            self.client_info = client_info
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -6119,6 +7953,42 @@ class ClientCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self,
+            *,
+            fs=_FACTORY,
+            terminal=False,
+            session=UNSET,
+            subagents=UNSET,
+            plan=UNSET,
+            auth=_FACTORY,
+            elicitation=UNSET,
+            meta=UNSET,
+        ):
+            self.fs = (
+                FileSystemCapabilities(
+                    read_text_file=False,
+                    write_text_file=False,
+                )
+                if fs is _FACTORY
+                else fs
+            )
+            self.terminal = terminal
+            self.session = session
+            self.subagents = subagents
+            self.plan = plan
+            self.auth = (
+                AuthCapabilities(
+                    terminal=False,
+                )
+                if auth is _FACTORY
+                else auth
+            )
+            self.elicitation = elicitation
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class FileSystemCapabilities(_Model):
@@ -6140,6 +8010,13 @@ class FileSystemCapabilities(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, read_text_file=False, write_text_file=False, meta=UNSET):
+            self.read_text_file = read_text_file
+            self.write_text_file = write_text_file
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -6173,6 +8050,16 @@ class ClientSessionCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self, *, compaction=UNSET, config_options=UNSET, notices=UNSET, meta=UNSET
+        ):
+            self.compaction = compaction
+            self.config_options = config_options
+            self.notices = notices
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class SessionConfigOptionsCapabilities(_Model):
@@ -6195,6 +8082,12 @@ class SessionConfigOptionsCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, boolean=UNSET, meta=UNSET):
+            self.boolean = boolean
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class BooleanConfigOptionCapabilities(_Model):
@@ -6210,6 +8103,11 @@ class BooleanConfigOptionCapabilities(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, meta=UNSET):
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -6232,6 +8130,11 @@ class SubagentCapabilities(_Model):
     these keys.
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, meta=UNSET):
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class PlanCapabilities(_Model):
@@ -6249,6 +8152,11 @@ class PlanCapabilities(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, meta=UNSET):
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -6275,6 +8183,12 @@ class AuthCapabilities(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, terminal=False, meta=UNSET):
+            self.terminal = terminal
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -6305,6 +8219,13 @@ class ElicitationCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, form=UNSET, url=UNSET, meta=UNSET):
+            self.form = form
+            self.url = url
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class ElicitationFormCapabilities(_Model):
@@ -6323,6 +8244,11 @@ class ElicitationFormCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, meta=UNSET):
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class ElicitationUrlCapabilities(_Model):
@@ -6340,6 +8266,11 @@ class ElicitationUrlCapabilities(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, meta=UNSET):
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -6365,6 +8296,12 @@ class AuthenticateRequest(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, method_id, meta=UNSET):
+            self.method_id = method_id
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class ListProvidersRequest(_Model):
@@ -6385,6 +8322,11 @@ class ListProvidersRequest(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, meta=UNSET):
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -6423,6 +8365,17 @@ class SetProviderRequest(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self, *, provider_id, api_type, base_url, headers=UNSET, meta=UNSET
+        ):
+            self.provider_id = provider_id
+            self.api_type = api_type
+            self.base_url = base_url
+            self.headers = headers
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class DisableProviderRequest(_Model):
@@ -6447,6 +8400,12 @@ class DisableProviderRequest(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, provider_id, meta=UNSET):
+            self.provider_id = provider_id
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class LogoutRequest(_Model):
@@ -6465,6 +8424,11 @@ class LogoutRequest(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, meta=UNSET):
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -6491,6 +8455,11 @@ class AuthStatusRequest(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, meta=UNSET):
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -6537,6 +8506,23 @@ class NewSessionRequest(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self,
+            *,
+            cwd,
+            additional_directories=UNSET,
+            mcp_servers,
+            system_prompt=UNSET,
+            meta=UNSET,
+        ):
+            self.cwd = cwd
+            self.additional_directories = additional_directories
+            self.mcp_servers = mcp_servers
+            self.system_prompt = system_prompt
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class HttpMcpServer(_Model):
@@ -6566,6 +8552,14 @@ class HttpMcpServer(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, name, url, headers, meta=UNSET):
+            self.name = name
+            self.url = url
+            self.headers = headers
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class SseMcpServer(_Model):
@@ -6594,6 +8588,14 @@ class SseMcpServer(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, name, url, headers, meta=UNSET):
+            self.name = name
+            self.url = url
+            self.headers = headers
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -6630,6 +8632,13 @@ class AcpMcpServer(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, name, server_id, meta=UNSET):
+            self.name = name
+            self.server_id = server_id
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class HttpHeader(_Model):
@@ -6648,6 +8657,13 @@ class HttpHeader(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, name, value, meta=UNSET):
+            self.name = name
+            self.value = value
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -6671,6 +8687,14 @@ class McpServerHttp(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, name, url, headers, meta=UNSET):
+            self.name = name
+            self.url = url
+            self.headers = headers
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class McpServerSse(_Model):
@@ -6692,6 +8716,14 @@ class McpServerSse(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, name, url, headers, meta=UNSET):
+            self.name = name
+            self.url = url
+            self.headers = headers
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -6724,6 +8756,13 @@ class McpServerAcp(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, name, server_id, meta=UNSET):
+            self.name = name
+            self.server_id = server_id
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class McpServerStdio(_Model):
@@ -6748,6 +8787,15 @@ class McpServerStdio(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, name, command, args, env, meta=UNSET):
+            self.name = name
+            self.command = command
+            self.args = args
+            self.env = env
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -6791,6 +8839,13 @@ class SystemPrompt(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, mode, content, meta=UNSET):
+            self.mode = mode
+            self.content = content
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -6845,6 +8900,25 @@ class LoadSessionRequest(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self,
+            *,
+            mcp_servers,
+            cwd,
+            additional_directories=UNSET,
+            session_id,
+            system_prompt=UNSET,
+            meta=UNSET,
+        ):
+            self.mcp_servers = mcp_servers
+            self.cwd = cwd
+            self.additional_directories = additional_directories
+            self.session_id = session_id
+            self.system_prompt = system_prompt
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class ListSessionsRequest(_Model):
@@ -6882,6 +8956,14 @@ class ListSessionsRequest(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, cwd=UNSET, cursor=UNSET, archived=UNSET, meta=UNSET):
+            self.cwd = cwd
+            self.cursor = cursor
+            self.archived = archived
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class DeleteSessionRequest(_Model):
@@ -6903,6 +8985,12 @@ class DeleteSessionRequest(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, session_id, meta=UNSET):
+            self.session_id = session_id
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -6961,6 +9049,25 @@ class ForkSessionRequest(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self,
+            *,
+            session_id,
+            cwd,
+            additional_directories=UNSET,
+            mcp_servers=UNSET,
+            system_prompt=UNSET,
+            meta=UNSET,
+        ):
+            self.session_id = session_id
+            self.cwd = cwd
+            self.additional_directories = additional_directories
+            self.mcp_servers = mcp_servers
+            self.system_prompt = system_prompt
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class ArchiveSessionRequest(_Model):
@@ -6991,6 +9098,12 @@ class ArchiveSessionRequest(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, session_id, meta=UNSET):
+            self.session_id = session_id
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -7024,6 +9137,12 @@ class UnarchiveSessionRequest(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, session_id, meta=UNSET):
+            self.session_id = session_id
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class SessionStatusRequest(_Model):
@@ -7053,6 +9172,12 @@ class SessionStatusRequest(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, session_id, meta=UNSET):
+            self.session_id = session_id
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -7094,6 +9219,13 @@ class SetSessionTitleRequest(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, session_id, title, meta=UNSET):
+            self.session_id = session_id
+            self.title = title
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -7149,6 +9281,25 @@ class ResumeSessionRequest(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self,
+            *,
+            session_id,
+            cwd,
+            additional_directories=UNSET,
+            mcp_servers=UNSET,
+            system_prompt=UNSET,
+            meta=UNSET,
+        ):
+            self.session_id = session_id
+            self.cwd = cwd
+            self.additional_directories = additional_directories
+            self.mcp_servers = mcp_servers
+            self.system_prompt = system_prompt
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class CloseSessionRequest(_Model):
@@ -7175,6 +9326,12 @@ class CloseSessionRequest(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, session_id, meta=UNSET):
+            self.session_id = session_id
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class SetSessionModeRequest(_Model):
@@ -7196,6 +9353,13 @@ class SetSessionModeRequest(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, session_id, mode_id, meta=UNSET):
+            self.session_id = session_id
+            self.mode_id = mode_id
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -7223,6 +9387,14 @@ class BooleanSetSessionConfigOptionRequest(_Model):
 
     value: bool
     """The boolean value."""
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, session_id, config_id, meta=UNSET, value):
+            self.session_id = session_id
+            self.config_id = config_id
+            self.meta = meta
+            self.value = value
 
 
 @dataclass(slots=True, kw_only=True)
@@ -7254,6 +9426,14 @@ class ValueIdSetSessionConfigOptionRequest(_Model):
 
     value: SessionConfigValueId
     """The value ID."""
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, session_id, config_id, meta=UNSET, value):
+            self.session_id = session_id
+            self.config_id = config_id
+            self.meta = meta
+            self.value = value
 
 
 @dataclass(slots=True, kw_only=True)
@@ -7295,6 +9475,13 @@ class PromptRequest(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, session_id, prompt, meta=UNSET):
+            self.session_id = session_id
+            self.prompt = prompt
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class ResultClientResponse(_Model):
@@ -7309,6 +9496,12 @@ class ResultClientResponse(_Model):
     result: Any
     """Method-specific response data."""
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, id, result):
+            self.id = id
+            self.result = result
+
 
 @dataclass(slots=True, kw_only=True)
 class ErrorClientResponse(_Model):
@@ -7322,6 +9515,12 @@ class ErrorClientResponse(_Model):
 
     error: Error
     """Method-specific error data."""
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, id, error):
+            self.id = id
+            self.error = error
 
 
 @dataclass(slots=True, kw_only=True)
@@ -7338,6 +9537,11 @@ class WriteTextFileResponse(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, meta=UNSET):
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -7358,6 +9562,12 @@ class ReadTextFileResponse(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, content, meta=UNSET):
+            self.content = content
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class RequestPermissionResponse(_Model):
@@ -7377,6 +9587,12 @@ class RequestPermissionResponse(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, outcome, meta=UNSET):
+            self.outcome = outcome
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class CancelledRequestPermissionOutcome(_Model):
@@ -7392,6 +9608,11 @@ class CancelledRequestPermissionOutcome(_Model):
     """
 
     outcome: ClassVar[str] = "cancelled"
+
+    if not TYPE_CHECKING:
+
+        def __init__(self):
+            pass
 
 
 @dataclass(slots=True, kw_only=True)
@@ -7414,6 +9635,12 @@ class SelectedRequestPermissionOutcome(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, option_id, meta=UNSET):
+            self.option_id = option_id
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class SelectedPermissionOutcome(_Model):
@@ -7429,6 +9656,12 @@ class SelectedPermissionOutcome(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, option_id, meta=UNSET):
+            self.option_id = option_id
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -7448,6 +9681,12 @@ class CreateTerminalResponse(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, terminal_id, meta=UNSET):
+            self.terminal_id = terminal_id
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -7474,6 +9713,14 @@ class TerminalOutputResponse(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, output, truncated, exit_status=UNSET, meta=UNSET):
+            self.output = output
+            self.truncated = truncated
+            self.exit_status = exit_status
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class TerminalExitStatus(_Model):
@@ -7493,6 +9740,13 @@ class TerminalExitStatus(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, exit_code=UNSET, signal=UNSET, meta=UNSET):
+            self.exit_code = exit_code
+            self.signal = signal
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class ReleaseTerminalResponse(_Model):
@@ -7508,6 +9762,11 @@ class ReleaseTerminalResponse(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, meta=UNSET):
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -7531,6 +9790,13 @@ class WaitForTerminalExitResponse(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, exit_code=UNSET, signal=UNSET, meta=UNSET):
+            self.exit_code = exit_code
+            self.signal = signal
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class KillTerminalResponse(_Model):
@@ -7546,6 +9812,11 @@ class KillTerminalResponse(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, meta=UNSET):
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -7570,6 +9841,12 @@ class AcceptCreateElicitationResponse(_Model):
     content: dict[str, ElicitationContentValue] | None | Unset = UNSET
     """The user-provided content, if any, as an object matching the requested schema."""
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, meta=UNSET, content=UNSET):
+            self.meta = meta
+            self.content = content
+
 
 @dataclass(slots=True, kw_only=True)
 class DeclineCreateElicitationResponse(_Model):
@@ -7590,6 +9867,11 @@ class DeclineCreateElicitationResponse(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, meta=UNSET):
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class CancelCreateElicitationResponse(_Model):
@@ -7609,6 +9891,11 @@ class CancelCreateElicitationResponse(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, meta=UNSET):
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -7642,6 +9929,13 @@ class OtherCreateElicitationResponse(_Model):
     extra: dict[str, Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, action, meta=UNSET, extra=_FACTORY):
+            self.action = action
+            self.meta = meta
+            self.extra = {} if extra is _FACTORY else extra
+
 
 @dataclass(slots=True, kw_only=True)
 class ElicitationAcceptAction(_Model):
@@ -7649,6 +9943,11 @@ class ElicitationAcceptAction(_Model):
 
     content: dict[str, ElicitationContentValue] | None | Unset = UNSET
     """The user-provided content, if any, as an object matching the requested schema."""
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, content=UNSET):
+            self.content = content
 
 
 @dataclass(slots=True, kw_only=True)
@@ -7664,6 +9963,12 @@ class ResultMessageMcpResponse(_Model):
     meta: dict[str, Any] | None | Unset = UNSET
     """Optional ACP carrier metadata."""
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, result, meta=UNSET):
+            self.result = result
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class ErrorMessageMcpResponse(_Model):
@@ -7677,6 +9982,12 @@ class ErrorMessageMcpResponse(_Model):
 
     meta: dict[str, Any] | None | Unset = UNSET
     """Optional ACP carrier metadata."""
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, error, meta=UNSET):
+            self.error = error
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -7698,6 +10009,13 @@ class McpError(_Model):
     data: Any | Unset = UNSET
     """Optional error data. Explicit null is retained."""
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, code, message, data=UNSET):
+            self.code = code
+            self.message = message
+            self.data = data
+
 
 @dataclass(slots=True, kw_only=True)
 class ClientNotification(_Model):
@@ -7708,6 +10026,12 @@ class ClientNotification(_Model):
 
     params: Any | Unset = UNSET
     """Method-specific notification parameters."""
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, method, params=UNSET):
+            self.method = method
+            self.params = params
 
 
 @dataclass(slots=True, kw_only=True)
@@ -7730,6 +10054,12 @@ class CancelNotification(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, session_id, meta=UNSET):
+            self.session_id = session_id
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -7770,6 +10100,15 @@ class MessageMcpNotification(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, server_id, request_id, method, params=UNSET, meta=UNSET):
+            self.server_id = server_id
+            self.request_id = request_id
+            self.method = method
+            self.params = params
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class CancelRequestNotification(_Model):
@@ -7792,6 +10131,12 @@ class CancelRequestNotification(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, request_id, meta=UNSET):
+            self.request_id = request_id
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class ProxyRequest(_Model):
@@ -7805,6 +10150,13 @@ class ProxyRequest(_Model):
 
     params: Any | Unset = UNSET
     """Method-specific request parameters."""
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, id, method, params=UNSET):
+            self.id = id
+            self.method = method
+            self.params = params
 
 
 @dataclass(slots=True, kw_only=True)
@@ -7855,6 +10207,13 @@ class ProxySuccessorRequest(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, method, params=UNSET, meta=UNSET):
+            self.method = method
+            self.params = params
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class ResultProxyResponse(_Model):
@@ -7868,6 +10227,12 @@ class ResultProxyResponse(_Model):
 
     result: Any
     """Method-specific response data."""
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, id, result):
+            self.id = id
+            self.result = result
 
 
 @dataclass(slots=True, kw_only=True)
@@ -7883,6 +10248,12 @@ class ErrorProxyResponse(_Model):
     error: Error
     """Method-specific error data."""
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, id, error):
+            self.id = id
+            self.error = error
+
 
 @dataclass(slots=True, kw_only=True)
 class ProxyNotification(_Model):
@@ -7893,6 +10264,12 @@ class ProxyNotification(_Model):
 
     params: Any | Unset = UNSET
     """Method-specific notification parameters."""
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, method, params=UNSET):
+            self.method = method
+            self.params = params
 
 
 @dataclass(slots=True, kw_only=True)
@@ -7936,6 +10313,13 @@ class ProxySuccessorNotification(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, method, params=UNSET, meta=UNSET):
+            self.method = method
+            self.params = params
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class ToolCallState(_State):
@@ -7974,6 +10358,33 @@ class ToolCallState(_State):
     meta: dict[str, Any] = _field(default_factory=lambda: {})
     """Rule: replace. v1 states no patch rule for _meta: an update that carries it replaces it."""
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self,
+            *,
+            tool_call_id,
+            kind=ToolKind.OTHER,
+            status=ToolCallStatus.PENDING,
+            title="",
+            name=None,
+            content=_FACTORY,
+            locations=_FACTORY,
+            raw_input=None,
+            raw_output=None,
+            meta=_FACTORY,
+        ):
+            self.tool_call_id = tool_call_id
+            self.kind = kind
+            self.status = status
+            self.title = title
+            self.name = name
+            self.content = [] if content is _FACTORY else content
+            self.locations = [] if locations is _FACTORY else locations
+            self.raw_input = raw_input
+            self.raw_output = raw_output
+            self.meta = {} if meta is _FACTORY else meta
+
 
 @dataclass(slots=True, kw_only=True)
 class SessionInfoState(_State):
@@ -7991,6 +10402,13 @@ class SessionInfoState(_State):
     meta: dict[str, Any] = _field(default_factory=lambda: {})
     """Rule: replace."""
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, title=None, updated_at=None, meta=_FACTORY):
+            self.title = title
+            self.updated_at = updated_at
+            self.meta = {} if meta is _FACTORY else meta
+
 
 @dataclass(slots=True, kw_only=True)
 class UsageState(_State):
@@ -8007,6 +10425,13 @@ class UsageState(_State):
 
     cost: Cost | None = None
     """Rule: null-clears. v1 is silent: omitted keeps the last cost, null clears it, as v2 states."""
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, used=0, size=0, cost=None):
+            self.used = used
+            self.size = size
+            self.cost = cost
 
 
 @dataclass(slots=True, kw_only=True)
@@ -8030,6 +10455,23 @@ class CompactionState(_State):
 
     meta: dict[str, Any] = _field(default_factory=lambda: {})
     """Rule: collection. v1 gives _meta the same patch semantics as summary and error: `null` clears it, and a concrete value replaces it (v2 patches it by key instead)."""
+
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self,
+            *,
+            compaction_id,
+            status=CompactionStatus.IN_PROGRESS,
+            summary=_FACTORY,
+            error=None,
+            meta=_FACTORY,
+        ):
+            self.compaction_id = compaction_id
+            self.status = status
+            self.summary = [] if summary is _FACTORY else summary
+            self.error = error
+            self.meta = {} if meta is _FACTORY else meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -8063,6 +10505,29 @@ class SubagentState(_State):
     meta: dict[str, Any] = _field(default_factory=lambda: {})
     """Rule: meta-patch."""
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self,
+            *,
+            session_id,
+            title=None,
+            description=None,
+            capabilities=None,
+            state=None,
+            cwd=None,
+            additional_directories=None,
+            meta=_FACTORY,
+        ):
+            self.session_id = session_id
+            self.title = title
+            self.description = description
+            self.capabilities = capabilities
+            self.state = state
+            self.cwd = cwd
+            self.additional_directories = additional_directories
+            self.meta = {} if meta is _FACTORY else meta
+
 
 @dataclass(slots=True, kw_only=True)
 class SessionMessageState(_State):
@@ -8091,6 +10556,27 @@ class SessionMessageState(_State):
 
     meta: dict[str, Any] = _field(default_factory=lambda: {})
     """Rule: meta-patch."""
+
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self,
+            *,
+            message_id,
+            sender_session_id=None,
+            recipient_session_id=None,
+            sender_message_id=None,
+            recipient_message_id=None,
+            content=_FACTORY,
+            meta=_FACTORY,
+        ):
+            self.message_id = message_id
+            self.sender_session_id = sender_session_id
+            self.recipient_session_id = recipient_session_id
+            self.sender_message_id = sender_message_id
+            self.recipient_message_id = recipient_message_id
+            self.content = [] if content is _FACTORY else content
+            self.meta = {} if meta is _FACTORY else meta
 
 
 # Type aliases, each after the names it uses.

@@ -7,10 +7,9 @@ An optional field is UNSET when it is omitted on the wire and None when it is JS
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from dataclasses import field as _field
+import dataclasses as _dataclasses
 from enum import Enum
-from typing import Any, ClassVar, TypeAlias, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeAlias, TypeVar
 
 from ._runtime import UNSET, Unset
 
@@ -320,12 +319,70 @@ __all__ = [
 
 
 _M = TypeVar("_M", bound="_Model")
+_FACTORY: Any = object()
+"""The default of a parameter whose field default is made fresh per instance."""
+
+if TYPE_CHECKING:
+    from dataclasses import dataclass
+    from dataclasses import field as _field
+else:
+    _field = _dataclasses.field
+
+    def dataclass(**_options):
+        """At import, a light stand-in for ``dataclasses.dataclass(slots=True,
+        kw_only=True)``: the class defines ``__init__`` as source, and this
+        builds the slotted class with the dataclass fields table (so
+        ``dataclasses.fields``, ``replace`` and ``is_dataclass`` work), a
+        shared ``__repr__`` and ``__eq__``, and no per-class code generation."""
+        return _slotted
+
+    def _slotted(cls):
+        body = dict(cls.__dict__)
+        table = {}
+        for name, hint in body.get("__annotations__", {}).items():
+            if hint.startswith("ClassVar"):
+                continue
+            default = body.pop(name, _dataclasses.MISSING)
+            if isinstance(default, _dataclasses.Field):
+                f = default
+            else:
+                f = _dataclasses.field(default=default)
+            f.name = name
+            f.type = hint
+            f._field_type = _dataclasses._FIELD
+            f.kw_only = True
+            table[name] = f
+        body.pop("__dict__", None)
+        body.pop("__weakref__", None)
+        body["__slots__"] = tuple(table)
+        body["__dataclass_fields__"] = table
+        body["__match_args__"] = ()
+        body["__hash__"] = None
+        return type(cls)(cls.__name__, cls.__bases__, body)
+
+    def _repr(self):
+        fields = ", ".join(
+            f"{name}={getattr(self, name)!r}" for name in self.__dataclass_fields__
+        )
+        return f"{type(self).__qualname__}({fields})"
+
+    def _eq(self, other):
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        names = self.__dataclass_fields__
+        return tuple(getattr(self, name) for name in names) == tuple(
+            getattr(other, name) for name in names
+        )
 
 
 class _Model:
     """Wire conversions shared by every generated class."""
 
     __slots__ = ()
+
+    if not TYPE_CHECKING:
+        __repr__ = _repr
+        __eq__ = _eq
 
     @classmethod
     def from_wire(cls: type[_M], data: Any, *, strict: bool = False) -> _M:
@@ -351,6 +408,10 @@ class _State:
         from .codec import encode
 
         return encode(self)
+
+    if not TYPE_CHECKING:
+        __repr__ = _repr
+        __eq__ = _eq
 
 
 class ToolKind(str, Enum):
@@ -735,6 +796,13 @@ class AgentRequest(_Model):
     params: Any | Unset = UNSET
     """Method-specific request parameters."""
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, id, method, params=UNSET):
+            self.id = id
+            self.method = method
+            self.params = params
+
 
 @dataclass(slots=True, kw_only=True)
 class RequestPermissionRequest(_Model):
@@ -785,6 +853,25 @@ class RequestPermissionRequest(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self,
+            *,
+            session_id,
+            title,
+            description=UNSET,
+            subject=UNSET,
+            options,
+            meta=UNSET,
+        ):
+            self.session_id = session_id
+            self.title = title
+            self.description = description
+            self.subject = subject
+            self.options = options
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class ToolCallRequestPermissionSubject(_Model):
@@ -810,6 +897,12 @@ class ToolCallRequestPermissionSubject(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, tool_call, meta=UNSET):
+            self.tool_call = tool_call
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -841,6 +934,17 @@ class CommandRequestPermissionSubject(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self, *, command, cwd, tool_call_id=UNSET, terminal_id=UNSET, meta=UNSET
+        ):
+            self.command = command
+            self.cwd = cwd
+            self.tool_call_id = tool_call_id
+            self.terminal_id = terminal_id
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class OtherRequestPermissionSubject(_Model):
@@ -863,6 +967,12 @@ class OtherRequestPermissionSubject(_Model):
 
     extra: dict[str, Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, type, extra=_FACTORY):
+            self.type = type
+            self.extra = {} if extra is _FACTORY else extra
 
 
 @dataclass(slots=True, kw_only=True)
@@ -949,6 +1059,35 @@ class ToolCallUpdate(_Model):
     See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/extensibility#metadata-patches)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self,
+            *,
+            tool_call_id,
+            name=UNSET,
+            title=UNSET,
+            kind=UNSET,
+            status=UNSET,
+            content=UNSET,
+            locations=UNSET,
+            raw_input=UNSET,
+            raw_output=UNSET,
+            capabilities=UNSET,
+            meta=UNSET,
+        ):
+            self.tool_call_id = tool_call_id
+            self.name = name
+            self.title = title
+            self.kind = kind
+            self.status = status
+            self.content = content
+            self.locations = locations
+            self.raw_input = raw_input
+            self.raw_output = raw_output
+            self.capabilities = capabilities
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class ContentToolCallContent(_Model):
@@ -969,6 +1108,12 @@ class ContentToolCallContent(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, content, meta=UNSET):
+            self.content = content
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1001,6 +1146,13 @@ class DiffToolCallContent(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, changes, patch=UNSET, meta=UNSET):
+            self.changes = changes
+            self.patch = patch
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class TerminalToolCallContent(_Model):
@@ -1021,6 +1173,12 @@ class TerminalToolCallContent(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, terminal_id, meta=UNSET):
+            self.terminal_id = terminal_id
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1043,6 +1201,12 @@ class OtherToolCallContent(_Model):
 
     extra: dict[str, Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, type, extra=_FACTORY):
+            self.type = type
+            self.extra = {} if extra is _FACTORY else extra
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1074,6 +1238,13 @@ class TextContentBlock(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, text, annotations=UNSET, meta=UNSET):
+            self.text = text
+            self.annotations = annotations
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1113,6 +1284,17 @@ class ImageContentBlock(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self, *, data, mime_type, uri=UNSET, annotations=UNSET, meta=UNSET
+        ):
+            self.data = data
+            self.mime_type = mime_type
+            self.uri = uri
+            self.annotations = annotations
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class AudioContentBlock(_Model):
@@ -1144,6 +1326,14 @@ class AudioContentBlock(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, data, mime_type, annotations=UNSET, meta=UNSET):
+            self.data = data
+            self.mime_type = mime_type
+            self.annotations = annotations
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1207,6 +1397,31 @@ class ResourceLinkContentBlock(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self,
+            *,
+            name,
+            uri,
+            title=UNSET,
+            description=UNSET,
+            icons=UNSET,
+            mime_type=UNSET,
+            size=UNSET,
+            annotations=UNSET,
+            meta=UNSET,
+        ):
+            self.name = name
+            self.uri = uri
+            self.title = title
+            self.description = description
+            self.icons = icons
+            self.mime_type = mime_type
+            self.size = size
+            self.annotations = annotations
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class ResourceContentBlock(_Model):
@@ -1238,6 +1453,13 @@ class ResourceContentBlock(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, resource, annotations=UNSET, meta=UNSET):
+            self.resource = resource
+            self.annotations = annotations
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class OtherContentBlock(_Model):
@@ -1261,6 +1483,12 @@ class OtherContentBlock(_Model):
 
     extra: dict[str, Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, type, extra=_FACTORY):
+            self.type = type
+            self.extra = {} if extra is _FACTORY else extra
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1296,6 +1524,16 @@ class Annotations(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self, *, audience=UNSET, last_modified=UNSET, priority=UNSET, meta=UNSET
+        ):
+            self.audience = audience
+            self.last_modified = last_modified
+            self.priority = priority
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class TextContent(_Model):
@@ -1317,6 +1555,13 @@ class TextContent(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, text, annotations=UNSET, meta=UNSET):
+            self.text = text
+            self.annotations = annotations
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1349,6 +1594,17 @@ class ImageContent(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self, *, data, mime_type, uri=UNSET, annotations=UNSET, meta=UNSET
+        ):
+            self.data = data
+            self.mime_type = mime_type
+            self.uri = uri
+            self.annotations = annotations
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class AudioContent(_Model):
@@ -1373,6 +1629,14 @@ class AudioContent(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, data, mime_type, annotations=UNSET, meta=UNSET):
+            self.data = data
+            self.mime_type = mime_type
+            self.annotations = annotations
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1414,6 +1678,17 @@ class Icon(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self, *, src, mime_type=UNSET, sizes=UNSET, theme=UNSET, meta=UNSET
+        ):
+            self.src = src
+            self.mime_type = mime_type
+            self.sizes = sizes
+            self.theme = theme
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1470,6 +1745,31 @@ class ResourceLink(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self,
+            *,
+            name,
+            uri,
+            title=UNSET,
+            description=UNSET,
+            icons=UNSET,
+            mime_type=UNSET,
+            size=UNSET,
+            annotations=UNSET,
+            meta=UNSET,
+        ):
+            self.name = name
+            self.uri = uri
+            self.title = title
+            self.description = description
+            self.icons = icons
+            self.mime_type = mime_type
+            self.size = size
+            self.annotations = annotations
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class TextResourceContents(_Model):
@@ -1494,6 +1794,14 @@ class TextResourceContents(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, text, uri, mime_type=UNSET, meta=UNSET):
+            self.text = text
+            self.uri = uri
+            self.mime_type = mime_type
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1520,6 +1828,14 @@ class BlobResourceContents(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, blob, uri, mime_type=UNSET, meta=UNSET):
+            self.blob = blob
+            self.uri = uri
+            self.mime_type = mime_type
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class EmbeddedResource(_Model):
@@ -1542,6 +1858,13 @@ class EmbeddedResource(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, resource, annotations=UNSET, meta=UNSET):
+            self.resource = resource
+            self.annotations = annotations
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class Content(_Model):
@@ -1557,6 +1880,12 @@ class Content(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, content, meta=UNSET):
+            self.content = content
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1591,6 +1920,14 @@ class AddDiffChange(_Model):
     path: AbsolutePath
     """Absolute path for the operation."""
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, file_type=UNSET, mime_type=UNSET, meta=UNSET, path):
+            self.file_type = file_type
+            self.mime_type = mime_type
+            self.meta = meta
+            self.path = path
+
 
 @dataclass(slots=True, kw_only=True)
 class DeleteDiffChange(_Model):
@@ -1624,6 +1961,14 @@ class DeleteDiffChange(_Model):
     path: AbsolutePath
     """Absolute path for the operation."""
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, file_type=UNSET, mime_type=UNSET, meta=UNSET, path):
+            self.file_type = file_type
+            self.mime_type = mime_type
+            self.meta = meta
+            self.path = path
+
 
 @dataclass(slots=True, kw_only=True)
 class ModifyDiffChange(_Model):
@@ -1656,6 +2001,14 @@ class ModifyDiffChange(_Model):
 
     path: AbsolutePath
     """Absolute path for the operation."""
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, file_type=UNSET, mime_type=UNSET, meta=UNSET, path):
+            self.file_type = file_type
+            self.mime_type = mime_type
+            self.meta = meta
+            self.path = path
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1693,6 +2046,17 @@ class MoveDiffChange(_Model):
     path: AbsolutePath
     """Absolute path after the operation."""
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self, *, file_type=UNSET, mime_type=UNSET, meta=UNSET, old_path, path
+        ):
+            self.file_type = file_type
+            self.mime_type = mime_type
+            self.meta = meta
+            self.old_path = old_path
+            self.path = path
+
 
 @dataclass(slots=True, kw_only=True)
 class CopyDiffChange(_Model):
@@ -1728,6 +2092,17 @@ class CopyDiffChange(_Model):
 
     path: AbsolutePath
     """Absolute path after the operation."""
+
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self, *, file_type=UNSET, mime_type=UNSET, meta=UNSET, old_path, path
+        ):
+            self.file_type = file_type
+            self.mime_type = mime_type
+            self.meta = meta
+            self.old_path = old_path
+            self.path = path
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1767,6 +2142,23 @@ class OtherDiffChange(_Model):
     extra: dict[str, Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self,
+            *,
+            operation,
+            file_type=UNSET,
+            mime_type=UNSET,
+            meta=UNSET,
+            extra=_FACTORY,
+        ):
+            self.operation = operation
+            self.file_type = file_type
+            self.mime_type = mime_type
+            self.meta = meta
+            self.extra = {} if extra is _FACTORY else extra
+
 
 @dataclass(slots=True, kw_only=True)
 class DiffPathChange(_Model):
@@ -1774,6 +2166,11 @@ class DiffPathChange(_Model):
 
     path: AbsolutePath
     """Absolute path for the operation."""
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, path):
+            self.path = path
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1785,6 +2182,12 @@ class DiffPathPairChange(_Model):
 
     path: AbsolutePath
     """Absolute path after the operation."""
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, old_path, path):
+            self.old_path = old_path
+            self.path = path
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1804,6 +2207,13 @@ class DiffPatch(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, format, text, meta=UNSET):
+            self.format = format
+            self.text = text
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1839,6 +2249,13 @@ class Diff(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, changes, patch=UNSET, meta=UNSET):
+            self.changes = changes
+            self.patch = patch
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class Terminal(_Model):
@@ -1858,6 +2275,12 @@ class Terminal(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, terminal_id, meta=UNSET):
+            self.terminal_id = terminal_id
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1886,6 +2309,13 @@ class ToolCallLocation(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, path, line=UNSET, meta=UNSET):
+            self.path = path
+            self.line = line
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class ToolCallCapabilities(_Model):
@@ -1912,6 +2342,12 @@ class ToolCallCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, cancel=UNSET, meta=UNSET):
+            self.cancel = cancel
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class ToolCallCancelCapabilities(_Model):
@@ -1927,6 +2363,11 @@ class ToolCallCancelCapabilities(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, meta=UNSET):
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1948,6 +2389,12 @@ class ToolCallPermissionSubject(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, tool_call, meta=UNSET):
+            self.tool_call = tool_call
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1974,6 +2421,17 @@ class CommandPermissionSubject(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self, *, command, cwd, tool_call_id=UNSET, terminal_id=UNSET, meta=UNSET
+        ):
+            self.command = command
+            self.cwd = cwd
+            self.tool_call_id = tool_call_id
+            self.terminal_id = terminal_id
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class PermissionOption(_Model):
@@ -1995,6 +2453,14 @@ class PermissionOption(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, option_id, name, kind, meta=UNSET):
+            self.option_id = option_id
+            self.name = name
+            self.kind = kind
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2022,6 +2488,14 @@ class FormCreateElicitationRequest(_Model):
 
     scope: ElicitationSessionScope | ElicitationRequestScope
     """One of ElicitationSessionScope or ElicitationRequestScope, whose members share the JSON object."""
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, message, meta=UNSET, requested_schema, scope):
+            self.message = message
+            self.meta = meta
+            self.requested_schema = requested_schema
+            self.scope = scope
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2052,6 +2526,15 @@ class UrlCreateElicitationRequest(_Model):
 
     scope: ElicitationSessionScope | ElicitationRequestScope
     """One of ElicitationSessionScope or ElicitationRequestScope, whose members share the JSON object."""
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, message, meta=UNSET, elicitation_id, url, scope):
+            self.message = message
+            self.meta = meta
+            self.elicitation_id = elicitation_id
+            self.url = url
+            self.scope = scope
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2089,6 +2572,15 @@ class OtherCreateElicitationRequest(_Model):
     extra: dict[str, Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, mode, message, meta=UNSET, scope, extra=_FACTORY):
+            self.mode = mode
+            self.message = message
+            self.meta = meta
+            self.scope = scope
+            self.extra = {} if extra is _FACTORY else extra
+
 
 @dataclass(slots=True, kw_only=True)
 class ElicitationSessionScope(_Model):
@@ -2109,6 +2601,12 @@ class ElicitationSessionScope(_Model):
     session without a specific tool call.
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, session_id, tool_call_id=UNSET):
+            self.session_id = session_id
+            self.tool_call_id = tool_call_id
+
 
 @dataclass(slots=True, kw_only=True)
 class ElicitationRequestScope(_Model):
@@ -2118,6 +2616,11 @@ class ElicitationRequestScope(_Model):
 
     request_id: RequestId
     """The pending Client-to-Agent request this elicitation is tied to."""
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, request_id):
+            self.request_id = request_id
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2159,6 +2662,25 @@ class ElicitationSchema(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self,
+            *,
+            type,
+            title=UNSET,
+            properties,
+            required=UNSET,
+            description=UNSET,
+            meta=UNSET,
+        ):
+            self.type = type
+            self.title = title
+            self.properties = properties
+            self.required = required
+            self.description = description
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2234,6 +2756,33 @@ class StringElicitationPropertySchema(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self,
+            *,
+            title=UNSET,
+            description=UNSET,
+            min_length=UNSET,
+            max_length=UNSET,
+            pattern=UNSET,
+            format=UNSET,
+            default=UNSET,
+            enum=UNSET,
+            one_of=UNSET,
+            meta=UNSET,
+        ):
+            self.title = title
+            self.description = description
+            self.min_length = min_length
+            self.max_length = max_length
+            self.pattern = pattern
+            self.format = format
+            self.default = default
+            self.enum = enum
+            self.one_of = one_of
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class NumberElicitationPropertySchema(_Model):
@@ -2281,6 +2830,25 @@ class NumberElicitationPropertySchema(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self,
+            *,
+            title=UNSET,
+            description=UNSET,
+            minimum=UNSET,
+            maximum=UNSET,
+            default=UNSET,
+            meta=UNSET,
+        ):
+            self.title = title
+            self.description = description
+            self.minimum = minimum
+            self.maximum = maximum
+            self.default = default
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2330,6 +2898,25 @@ class IntegerElicitationPropertySchema(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self,
+            *,
+            title=UNSET,
+            description=UNSET,
+            minimum=UNSET,
+            maximum=UNSET,
+            default=UNSET,
+            meta=UNSET,
+        ):
+            self.title = title
+            self.description = description
+            self.minimum = minimum
+            self.maximum = maximum
+            self.default = default
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class BooleanElicitationPropertySchema(_Model):
@@ -2365,6 +2952,16 @@ class BooleanElicitationPropertySchema(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self, *, title=UNSET, description=UNSET, default=UNSET, meta=UNSET
+        ):
+            self.title = title
+            self.description = description
+            self.default = default
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2417,6 +3014,27 @@ class ArrayElicitationPropertySchema(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self,
+            *,
+            title=UNSET,
+            description=UNSET,
+            min_items=UNSET,
+            max_items=UNSET,
+            items,
+            default=UNSET,
+            meta=UNSET,
+        ):
+            self.title = title
+            self.description = description
+            self.min_items = min_items
+            self.max_items = max_items
+            self.items = items
+            self.default = default
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class OtherElicitationPropertySchema(_Model):
@@ -2438,6 +3056,12 @@ class OtherElicitationPropertySchema(_Model):
 
     extra: dict[str, Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, type, extra=_FACTORY):
+            self.type = type
+            self.extra = {} if extra is _FACTORY else extra
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2463,6 +3087,14 @@ class EnumOption(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, const, title, description=UNSET, meta=UNSET):
+            self.const = const
+            self.title = title
+            self.description = description
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2537,6 +3169,33 @@ class StringPropertySchema(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self,
+            *,
+            title=UNSET,
+            description=UNSET,
+            min_length=UNSET,
+            max_length=UNSET,
+            pattern=UNSET,
+            format=UNSET,
+            default=UNSET,
+            enum=UNSET,
+            one_of=UNSET,
+            meta=UNSET,
+        ):
+            self.title = title
+            self.description = description
+            self.min_length = min_length
+            self.max_length = max_length
+            self.pattern = pattern
+            self.format = format
+            self.default = default
+            self.enum = enum
+            self.one_of = one_of
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class NumberPropertySchema(_Model):
@@ -2579,6 +3238,25 @@ class NumberPropertySchema(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self,
+            *,
+            title=UNSET,
+            description=UNSET,
+            minimum=UNSET,
+            maximum=UNSET,
+            default=UNSET,
+            meta=UNSET,
+        ):
+            self.title = title
+            self.description = description
+            self.minimum = minimum
+            self.maximum = maximum
+            self.default = default
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2623,6 +3301,25 @@ class IntegerPropertySchema(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self,
+            *,
+            title=UNSET,
+            description=UNSET,
+            minimum=UNSET,
+            maximum=UNSET,
+            default=UNSET,
+            meta=UNSET,
+        ):
+            self.title = title
+            self.description = description
+            self.minimum = minimum
+            self.maximum = maximum
+            self.default = default
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class BooleanPropertySchema(_Model):
@@ -2654,6 +3351,16 @@ class BooleanPropertySchema(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self, *, title=UNSET, description=UNSET, default=UNSET, meta=UNSET
+        ):
+            self.title = title
+            self.description = description
+            self.default = default
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class MultiSelectItemsString(_Model):
@@ -2675,6 +3382,12 @@ class MultiSelectItemsString(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, enum, meta=UNSET):
+            self.enum = enum
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class OtherMultiSelectItems(_Model):
@@ -2688,6 +3401,12 @@ class OtherMultiSelectItems(_Model):
 
     extra: dict[str, Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, type, extra=_FACTORY):
+            self.type = type
+            self.extra = {} if extra is _FACTORY else extra
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2705,6 +3424,12 @@ class StringMultiSelectItems(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, enum, meta=UNSET):
+            self.enum = enum
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class TitledMultiSelectItems(_Model):
@@ -2720,6 +3445,12 @@ class TitledMultiSelectItems(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, any_of, meta=UNSET):
+            self.any_of = any_of
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2767,6 +3498,27 @@ class MultiSelectPropertySchema(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self,
+            *,
+            title=UNSET,
+            description=UNSET,
+            min_items=UNSET,
+            max_items=UNSET,
+            items,
+            default=UNSET,
+            meta=UNSET,
+        ):
+            self.title = title
+            self.description = description
+            self.min_items = min_items
+            self.max_items = max_items
+            self.items = items
+            self.default = default
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class ElicitationFormMode(_Model):
@@ -2777,6 +3529,12 @@ class ElicitationFormMode(_Model):
 
     scope: ElicitationSessionScope | ElicitationRequestScope
     """One of ElicitationSessionScope or ElicitationRequestScope, whose members share the JSON object."""
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, requested_schema, scope):
+            self.requested_schema = requested_schema
+            self.scope = scope
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2792,6 +3550,13 @@ class ElicitationUrlMode(_Model):
     scope: ElicitationSessionScope | ElicitationRequestScope
     """One of ElicitationSessionScope or ElicitationRequestScope, whose members share the JSON object."""
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, elicitation_id, url, scope):
+            self.elicitation_id = elicitation_id
+            self.url = url
+            self.scope = scope
+
 
 @dataclass(slots=True, kw_only=True)
 class ResultAgentResponse(_Model):
@@ -2805,6 +3570,12 @@ class ResultAgentResponse(_Model):
 
     result: Any
     """Method-specific response data."""
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, id, result):
+            self.id = id
+            self.result = result
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2823,6 +3594,12 @@ class ErrorAgentResponse(_Model):
 
     error: Error
     """Method-specific error data."""
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, id, error):
+            self.id = id
+            self.error = error
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2870,6 +3647,25 @@ class InitializeResponse(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self,
+            *,
+            protocol_version,
+            info,
+            capabilities=_FACTORY,
+            auth_methods=UNSET,
+            meta=UNSET,
+        ):
+            self.protocol_version = protocol_version
+            self.info = info
+            self.capabilities = (
+                AgentCapabilities() if capabilities is _FACTORY else capabilities
+            )
+            self.auth_methods = auth_methods
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class Implementation(_Model):
@@ -2904,6 +3700,14 @@ class Implementation(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, name, title=UNSET, version, meta=UNSET):
+            self.name = name
+            self.title = title
+            self.version = version
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2942,6 +3746,13 @@ class AgentCapabilities(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, session=UNSET, auth=UNSET, meta=UNSET):
+            self.session = session
+            self.auth = auth
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3002,6 +3813,23 @@ class SessionCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self,
+            *,
+            prompt=UNSET,
+            mcp=UNSET,
+            delete=UNSET,
+            additional_directories=UNSET,
+            meta=UNSET,
+        ):
+            self.prompt = prompt
+            self.mcp = mcp
+            self.delete = delete
+            self.additional_directories = additional_directories
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class PromptCapabilities(_Model):
@@ -3051,6 +3879,16 @@ class PromptCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self, *, image=UNSET, audio=UNSET, embedded_context=UNSET, meta=UNSET
+        ):
+            self.image = image
+            self.audio = audio
+            self.embedded_context = embedded_context
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class PromptImageCapabilities(_Model):
@@ -3066,6 +3904,11 @@ class PromptImageCapabilities(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, meta=UNSET):
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3083,6 +3926,11 @@ class PromptAudioCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, meta=UNSET):
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class PromptEmbeddedContextCapabilities(_Model):
@@ -3098,6 +3946,11 @@ class PromptEmbeddedContextCapabilities(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, meta=UNSET):
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3126,6 +3979,13 @@ class McpCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, stdio=UNSET, http=UNSET, meta=UNSET):
+            self.stdio = stdio
+            self.http = http
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class McpStdioCapabilities(_Model):
@@ -3141,6 +4001,11 @@ class McpStdioCapabilities(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, meta=UNSET):
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3158,6 +4023,11 @@ class McpHttpCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, meta=UNSET):
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class SessionDeleteCapabilities(_Model):
@@ -3173,6 +4043,11 @@ class SessionDeleteCapabilities(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, meta=UNSET):
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3193,6 +4068,11 @@ class SessionAdditionalDirectoriesCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, meta=UNSET):
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class AgentAuthCapabilities(_Model):
@@ -3210,6 +4090,11 @@ class AgentAuthCapabilities(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, meta=UNSET):
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3251,6 +4136,25 @@ class TerminalAuthMethod(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self,
+            *,
+            method_id,
+            name,
+            description=UNSET,
+            args=UNSET,
+            env=UNSET,
+            meta=UNSET,
+        ):
+            self.method_id = method_id
+            self.name = name
+            self.description = description
+            self.args = args
+            self.env = env
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class AgentAuthMethod(_Model):
@@ -3283,6 +4187,14 @@ class AgentAuthMethod(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, method_id, name, description=UNSET, meta=UNSET):
+            self.method_id = method_id
+            self.name = name
+            self.description = description
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class OtherAuthMethod(_Model):
@@ -3311,6 +4223,14 @@ class OtherAuthMethod(_Model):
     extra: dict[str, Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, type, method_id, name, extra=_FACTORY):
+            self.type = type
+            self.method_id = method_id
+            self.name = name
+            self.extra = {} if extra is _FACTORY else extra
+
 
 @dataclass(slots=True, kw_only=True)
 class EnvVariable(_Model):
@@ -3329,6 +4249,13 @@ class EnvVariable(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, name, value, meta=UNSET):
+            self.name = name
+            self.value = value
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3371,6 +4298,25 @@ class AuthMethodTerminal(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self,
+            *,
+            method_id,
+            name,
+            description=UNSET,
+            args=UNSET,
+            env=UNSET,
+            meta=UNSET,
+        ):
+            self.method_id = method_id
+            self.name = name
+            self.description = description
+            self.args = args
+            self.env = env
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class AuthMethodAgent(_Model):
@@ -3399,6 +4345,14 @@ class AuthMethodAgent(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, method_id, name, description=UNSET, meta=UNSET):
+            self.method_id = method_id
+            self.name = name
+            self.description = description
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class LoginAuthResponse(_Model):
@@ -3415,6 +4369,11 @@ class LoginAuthResponse(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, meta=UNSET):
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class LogoutAuthResponse(_Model):
@@ -3430,6 +4389,11 @@ class LogoutAuthResponse(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, meta=UNSET):
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3476,6 +4440,21 @@ class NewSessionResponse(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self,
+            *,
+            session_id,
+            config_options=UNSET,
+            available_commands=UNSET,
+            meta=UNSET,
+        ):
+            self.session_id = session_id
+            self.config_options = config_options
+            self.available_commands = available_commands
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class SelectSessionConfigOption(_Model):
@@ -3520,6 +4499,27 @@ class SelectSessionConfigOption(_Model):
     unique within the option, including across groups.
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self,
+            *,
+            config_id,
+            name,
+            description=UNSET,
+            category=UNSET,
+            meta=UNSET,
+            current_value,
+            options,
+        ):
+            self.config_id = config_id
+            self.name = name
+            self.description = description
+            self.category = category
+            self.meta = meta
+            self.current_value = current_value
+            self.options = options
+
 
 @dataclass(slots=True, kw_only=True)
 class BooleanSessionConfigOption(_Model):
@@ -3558,6 +4558,25 @@ class BooleanSessionConfigOption(_Model):
 
     current_value: bool
     """The current value of the boolean option."""
+
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self,
+            *,
+            config_id,
+            name,
+            description=UNSET,
+            category=UNSET,
+            meta=UNSET,
+            current_value,
+        ):
+            self.config_id = config_id
+            self.name = name
+            self.description = description
+            self.category = category
+            self.meta = meta
+            self.current_value = current_value
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3607,6 +4626,27 @@ class OtherSessionConfigOption(_Model):
     extra: dict[str, Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self,
+            *,
+            type,
+            config_id,
+            name,
+            description=UNSET,
+            category=UNSET,
+            meta=UNSET,
+            extra=_FACTORY,
+        ):
+            self.type = type
+            self.config_id = config_id
+            self.name = name
+            self.description = description
+            self.category = category
+            self.meta = meta
+            self.extra = {} if extra is _FACTORY else extra
+
 
 @dataclass(slots=True, kw_only=True)
 class SessionConfigSelectOption(_Model):
@@ -3632,6 +4672,14 @@ class SessionConfigSelectOption(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, value, name, description=UNSET, meta=UNSET):
+            self.value = value
+            self.name = name
+            self.description = description
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class SessionConfigSelectGroup(_Model):
@@ -3654,6 +4702,14 @@ class SessionConfigSelectGroup(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, group_id, name, options, meta=UNSET):
+            self.group_id = group_id
+            self.name = name
+            self.options = options
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class SessionConfigSelect(_Model):
@@ -3667,6 +4723,12 @@ class SessionConfigSelect(_Model):
     unique within the option, including across groups.
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, current_value, options):
+            self.current_value = current_value
+            self.options = options
+
 
 @dataclass(slots=True, kw_only=True)
 class SessionConfigBoolean(_Model):
@@ -3674,6 +4736,11 @@ class SessionConfigBoolean(_Model):
 
     current_value: bool
     """The current value of the boolean option."""
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, current_value):
+            self.current_value = current_value
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3708,6 +4775,14 @@ class CommandAvailableCommand(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, name, description, input=UNSET, meta=UNSET):
+            self.name = name
+            self.description = description
+            self.input = input
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class OtherAvailableCommand(_Model):
@@ -3739,6 +4814,14 @@ class OtherAvailableCommand(_Model):
     extra: dict[str, Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, type, name, description, extra=_FACTORY):
+            self.type = type
+            self.name = name
+            self.description = description
+            self.extra = {} if extra is _FACTORY else extra
+
 
 @dataclass(slots=True, kw_only=True)
 class TextAvailableCommandInput(_Model):
@@ -3759,6 +4842,12 @@ class TextAvailableCommandInput(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, hint, meta=UNSET):
+            self.hint = hint
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3783,6 +4872,12 @@ class OtherAvailableCommandInput(_Model):
     extra: dict[str, Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, type, extra=_FACTORY):
+            self.type = type
+            self.extra = {} if extra is _FACTORY else extra
+
 
 @dataclass(slots=True, kw_only=True)
 class TextCommandInput(_Model):
@@ -3798,6 +4893,12 @@ class TextCommandInput(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, hint, meta=UNSET):
+            self.hint = hint
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3830,6 +4931,14 @@ class Command(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, name, description, input=UNSET, meta=UNSET):
+            self.name = name
+            self.description = description
+            self.input = input
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class ListSessionsResponse(_Model):
@@ -3854,6 +4963,13 @@ class ListSessionsResponse(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, sessions, next_cursor=UNSET, meta=UNSET):
+            self.sessions = sessions
+            self.next_cursor = next_cursor
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3894,6 +5010,25 @@ class SessionInfo(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self,
+            *,
+            session_id,
+            cwd,
+            additional_directories=UNSET,
+            title=UNSET,
+            updated_at=UNSET,
+            meta=UNSET,
+        ):
+            self.session_id = session_id
+            self.cwd = cwd
+            self.additional_directories = additional_directories
+            self.title = title
+            self.updated_at = updated_at
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class DeleteSessionResponse(_Model):
@@ -3909,6 +5044,11 @@ class DeleteSessionResponse(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, meta=UNSET):
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3949,6 +5089,15 @@ class ResumeSessionResponse(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self, *, config_options=UNSET, available_commands=UNSET, meta=UNSET
+        ):
+            self.config_options = config_options
+            self.available_commands = available_commands
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class CloseSessionResponse(_Model):
@@ -3964,6 +5113,11 @@ class CloseSessionResponse(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, meta=UNSET):
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3981,6 +5135,11 @@ class CancelToolCallResponse(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, meta=UNSET):
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class CancelTerminalResponse(_Model):
@@ -3996,6 +5155,11 @@ class CancelTerminalResponse(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, meta=UNSET):
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4015,6 +5179,12 @@ class SetSessionConfigOptionResponse(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, config_options, meta=UNSET):
+            self.config_options = config_options
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4052,6 +5222,12 @@ class PromptResponse(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, message_id, meta=UNSET):
+            self.message_id = message_id
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class Error(_Model):
@@ -4082,6 +5258,13 @@ class Error(_Model):
     [`SessionNotFoundErrorData`] for `-32002` when a session is not found.
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, code, message, data=UNSET):
+            self.code = code
+            self.message = message
+            self.data = data
+
 
 @dataclass(slots=True, kw_only=True)
 class UnsupportedProtocolVersionErrorData(_Model):
@@ -4104,6 +5287,13 @@ class UnsupportedProtocolVersionErrorData(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, requested, supported, meta=UNSET):
+            self.requested = requested
+            self.supported = supported
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class SessionNotFoundErrorData(_Model):
@@ -4124,6 +5314,12 @@ class SessionNotFoundErrorData(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, session_id, meta=UNSET):
+            self.session_id = session_id
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class AgentNotification(_Model):
@@ -4134,6 +5330,12 @@ class AgentNotification(_Model):
 
     params: Any | Unset = UNSET
     """Method-specific notification parameters."""
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, method, params=UNSET):
+            self.method = method
+            self.params = params
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4161,6 +5363,13 @@ class UpdateSessionNotification(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, session_id, update, meta=UNSET):
+            self.session_id = session_id
+            self.update = update
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4190,6 +5399,13 @@ class UserMessageChunkSessionUpdate(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, message_id, content, meta=UNSET):
+            self.message_id = message_id
+            self.content = content
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4222,6 +5438,13 @@ class UserMessageSessionUpdate(_Model):
     See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/extensibility#metadata-patches)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, message_id, content=UNSET, meta=UNSET):
+            self.message_id = message_id
+            self.content = content
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class AgentMessageChunkSessionUpdate(_Model):
@@ -4250,6 +5473,13 @@ class AgentMessageChunkSessionUpdate(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, message_id, content, meta=UNSET):
+            self.message_id = message_id
+            self.content = content
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4282,6 +5512,13 @@ class AgentMessageSessionUpdate(_Model):
     See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/extensibility#metadata-patches)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, message_id, content=UNSET, meta=UNSET):
+            self.message_id = message_id
+            self.content = content
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class AgentThoughtChunkSessionUpdate(_Model):
@@ -4310,6 +5547,13 @@ class AgentThoughtChunkSessionUpdate(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, message_id, content, meta=UNSET):
+            self.message_id = message_id
+            self.content = content
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4342,6 +5586,13 @@ class AgentThoughtSessionUpdate(_Model):
     See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/extensibility#metadata-patches)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, message_id, content=UNSET, meta=UNSET):
+            self.message_id = message_id
+            self.content = content
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class StateUpdateSessionUpdate(_Model):
@@ -4354,6 +5605,11 @@ class StateUpdateSessionUpdate(_Model):
 
     value: StateUpdate
     """The payload, which shares the JSON object with the tag."""
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, value):
+            self.value = value
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4379,6 +5635,13 @@ class ToolCallContentChunkSessionUpdate(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, tool_call_id, content, meta=UNSET):
+            self.tool_call_id = tool_call_id
+            self.content = content
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4456,6 +5719,35 @@ class ToolCallUpdateSessionUpdate(_Model):
     See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/extensibility#metadata-patches)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self,
+            *,
+            tool_call_id,
+            name=UNSET,
+            title=UNSET,
+            kind=UNSET,
+            status=UNSET,
+            content=UNSET,
+            locations=UNSET,
+            raw_input=UNSET,
+            raw_output=UNSET,
+            capabilities=UNSET,
+            meta=UNSET,
+        ):
+            self.tool_call_id = tool_call_id
+            self.name = name
+            self.title = title
+            self.kind = kind
+            self.status = status
+            self.content = content
+            self.locations = locations
+            self.raw_input = raw_input
+            self.raw_output = raw_output
+            self.capabilities = capabilities
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class TerminalUpdateSessionUpdate(_Model):
@@ -4506,6 +5798,29 @@ class TerminalUpdateSessionUpdate(_Model):
     See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/extensibility#metadata-patches)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self,
+            *,
+            terminal_id,
+            command=UNSET,
+            cwd=UNSET,
+            output=UNSET,
+            exit_status=UNSET,
+            size=UNSET,
+            capabilities=UNSET,
+            meta=UNSET,
+        ):
+            self.terminal_id = terminal_id
+            self.command = command
+            self.cwd = cwd
+            self.output = output
+            self.exit_status = exit_status
+            self.size = size
+            self.capabilities = capabilities
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class TerminalOutputChunkSessionUpdate(_Model):
@@ -4531,6 +5846,13 @@ class TerminalOutputChunkSessionUpdate(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, terminal_id, data, meta=UNSET):
+            self.terminal_id = terminal_id
+            self.data = data
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class PlanUpdateSessionUpdate(_Model):
@@ -4553,6 +5875,12 @@ class PlanUpdateSessionUpdate(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, plan, meta=UNSET):
+            self.plan = plan
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class AvailableCommandsUpdateSessionUpdate(_Model):
@@ -4574,6 +5902,12 @@ class AvailableCommandsUpdateSessionUpdate(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, available_commands, meta=UNSET):
+            self.available_commands = available_commands
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class ConfigOptionUpdateSessionUpdate(_Model):
@@ -4594,6 +5928,12 @@ class ConfigOptionUpdateSessionUpdate(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, config_options, meta=UNSET):
+            self.config_options = config_options
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4621,6 +5961,13 @@ class SessionInfoUpdateSessionUpdate(_Model):
 
     See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/extensibility#metadata-patches)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, title=UNSET, updated_at=UNSET, meta=UNSET):
+            self.title = title
+            self.updated_at = updated_at
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4651,6 +5998,14 @@ class UsageUpdateSessionUpdate(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, used, size, cost=UNSET, meta=UNSET):
+            self.used = used
+            self.size = size
+            self.cost = cost
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4685,6 +6040,14 @@ class NoticeSessionUpdate(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, severity, title, description=UNSET, meta=UNSET):
+            self.severity = severity
+            self.title = title
+            self.description = description
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class CompactionUpdateSessionUpdate(_Model):
@@ -4718,6 +6081,17 @@ class CompactionUpdateSessionUpdate(_Model):
     See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/extensibility#metadata-patches)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self, *, compaction_id, status, summary=UNSET, error=UNSET, meta=UNSET
+        ):
+            self.compaction_id = compaction_id
+            self.status = status
+            self.summary = summary
+            self.error = error
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class CompactionSummaryChunkSessionUpdate(_Model):
@@ -4743,6 +6117,13 @@ class CompactionSummaryChunkSessionUpdate(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, compaction_id, content, meta=UNSET):
+            self.compaction_id = compaction_id
+            self.content = content
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class OtherSessionUpdate(_Model):
@@ -4764,6 +6145,12 @@ class OtherSessionUpdate(_Model):
 
     extra: dict[str, Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, session_update, extra=_FACTORY):
+            self.session_update = session_update
+            self.extra = {} if extra is _FACTORY else extra
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4788,6 +6175,13 @@ class ContentChunk(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, message_id, content, meta=UNSET):
+            self.message_id = message_id
+            self.content = content
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4824,6 +6218,13 @@ class UserMessage(_Model):
     See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/extensibility#metadata-patches)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, message_id, content=UNSET, meta=UNSET):
+            self.message_id = message_id
+            self.content = content
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class AgentMessage(_Model):
@@ -4858,6 +6259,13 @@ class AgentMessage(_Model):
 
     See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/extensibility#metadata-patches)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, message_id, content=UNSET, meta=UNSET):
+            self.message_id = message_id
+            self.content = content
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4894,6 +6302,13 @@ class AgentThought(_Model):
     See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/extensibility#metadata-patches)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, message_id, content=UNSET, meta=UNSET):
+            self.message_id = message_id
+            self.content = content
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class TerminalBackgroundWork(_Model):
@@ -4915,6 +6330,12 @@ class TerminalBackgroundWork(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, terminal_id, meta=UNSET):
+            self.terminal_id = terminal_id
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4939,6 +6360,12 @@ class ToolCallBackgroundWork(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, tool_call_id, meta=UNSET):
+            self.tool_call_id = tool_call_id
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class OtherBackgroundWork(_Model):
@@ -4960,6 +6387,12 @@ class OtherBackgroundWork(_Model):
     extra: dict[str, Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, type, extra=_FACTORY):
+            self.type = type
+            self.extra = {} if extra is _FACTORY else extra
+
 
 @dataclass(slots=True, kw_only=True)
 class BackgroundTerminal(_Model):
@@ -4976,6 +6409,12 @@ class BackgroundTerminal(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, terminal_id, meta=UNSET):
+            self.terminal_id = terminal_id
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class BackgroundToolCall(_Model):
@@ -4991,6 +6430,12 @@ class BackgroundToolCall(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, tool_call_id, meta=UNSET):
+            self.tool_call_id = tool_call_id
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5016,6 +6461,12 @@ class RunningStateUpdate(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, background=UNSET, meta=UNSET):
+            self.background = background
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class ErrorStopReason(_Model):
@@ -5027,6 +6478,11 @@ class ErrorStopReason(_Model):
     Optional. Omitted and `null` are equivalent and mean the agent is not reporting failure details.
     Agents SHOULD include it.
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, error=UNSET):
+            self.error = error
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5058,6 +6514,12 @@ class EndTurnIdleStateUpdate(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, background=UNSET, meta=UNSET):
+            self.background = background
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class MaxTokensIdleStateUpdate(_Model):
@@ -5086,6 +6548,12 @@ class MaxTokensIdleStateUpdate(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, background=UNSET, meta=UNSET):
+            self.background = background
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5117,6 +6585,12 @@ class MaxTurnRequestsIdleStateUpdate(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, background=UNSET, meta=UNSET):
+            self.background = background
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class RefusalIdleStateUpdate(_Model):
@@ -5145,6 +6619,12 @@ class RefusalIdleStateUpdate(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, background=UNSET, meta=UNSET):
+            self.background = background
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5183,6 +6663,12 @@ class CancelledIdleStateUpdate(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, background=UNSET, meta=UNSET):
+            self.background = background
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5224,6 +6710,13 @@ class ErrorIdleStateUpdate(_Model):
     Agents SHOULD include it.
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, background=UNSET, meta=UNSET, error=UNSET):
+            self.background = background
+            self.meta = meta
+            self.error = error
+
 
 @dataclass(slots=True, kw_only=True)
 class OtherIdleStateUpdate(_Model):
@@ -5261,6 +6754,16 @@ class OtherIdleStateUpdate(_Model):
     extra: dict[str, Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self, *, stop_reason, background=UNSET, meta=UNSET, extra=_FACTORY
+        ):
+            self.stop_reason = stop_reason
+            self.background = background
+            self.meta = meta
+            self.extra = {} if extra is _FACTORY else extra
+
 
 @dataclass(slots=True, kw_only=True)
 class NoneIdleStateUpdate(_Model):
@@ -5289,6 +6792,13 @@ class NoneIdleStateUpdate(_Model):
     """
 
     stop_reason: None | Unset = UNSET
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, background=UNSET, meta=UNSET, stop_reason=UNSET):
+            self.background = background
+            self.meta = meta
+            self.stop_reason = stop_reason
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5322,6 +6832,12 @@ class RequiresActionStateUpdate(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, background=UNSET, meta=UNSET):
+            self.background = background
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class StateUpdateRunning(_Model):
@@ -5351,6 +6867,12 @@ class StateUpdateRunning(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, background=UNSET, meta=UNSET):
+            self.background = background
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class StateUpdateIdle(_Model):
@@ -5363,6 +6885,11 @@ class StateUpdateIdle(_Model):
 
     value: IdleStateUpdate
     """The payload, which shares the JSON object with the tag."""
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, value):
+            self.value = value
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5393,6 +6920,12 @@ class StateUpdateRequiresAction(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, background=UNSET, meta=UNSET):
+            self.background = background
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class OtherStateUpdate(_Model):
@@ -5416,6 +6949,12 @@ class OtherStateUpdate(_Model):
 
     extra: dict[str, Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, state, extra=_FACTORY):
+            self.state = state
+            self.extra = {} if extra is _FACTORY else extra
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5443,6 +6982,13 @@ class ToolCallContentChunk(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, tool_call_id, content, meta=UNSET):
+            self.tool_call_id = tool_call_id
+            self.content = content
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class TerminalOutput(_Model):
@@ -5458,6 +7004,12 @@ class TerminalOutput(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, data, meta=UNSET):
+            self.data = data
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5489,6 +7041,13 @@ class TerminalExitStatus(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, exit_code=UNSET, signal=UNSET, meta=UNSET):
+            self.exit_code = exit_code
+            self.signal = signal
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class TerminalSize(_Model):
@@ -5507,6 +7066,13 @@ class TerminalSize(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, cols, rows, meta=UNSET):
+            self.cols = cols
+            self.rows = rows
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5534,6 +7100,12 @@ class TerminalCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, cancel=UNSET, meta=UNSET):
+            self.cancel = cancel
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class TerminalCancelCapabilities(_Model):
@@ -5549,6 +7121,11 @@ class TerminalCancelCapabilities(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, meta=UNSET):
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5602,6 +7179,29 @@ class TerminalUpdate(_Model):
     See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/extensibility#metadata-patches)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self,
+            *,
+            terminal_id,
+            command=UNSET,
+            cwd=UNSET,
+            output=UNSET,
+            exit_status=UNSET,
+            size=UNSET,
+            capabilities=UNSET,
+            meta=UNSET,
+        ):
+            self.terminal_id = terminal_id
+            self.command = command
+            self.cwd = cwd
+            self.output = output
+            self.exit_status = exit_status
+            self.size = size
+            self.capabilities = capabilities
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class TerminalOutputChunk(_Model):
@@ -5621,6 +7221,13 @@ class TerminalOutputChunk(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, terminal_id, data, meta=UNSET):
+            self.terminal_id = terminal_id
+            self.data = data
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5650,6 +7257,13 @@ class ItemsPlanUpdateContent(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, plan_id, entries, meta=UNSET):
+            self.plan_id = plan_id
+            self.entries = entries
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class OtherPlanUpdateContent(_Model):
@@ -5675,6 +7289,13 @@ class OtherPlanUpdateContent(_Model):
 
     extra: dict[str, Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, type, plan_id, extra=_FACTORY):
+            self.type = type
+            self.plan_id = plan_id
+            self.extra = {} if extra is _FACTORY else extra
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5705,6 +7326,14 @@ class PlanEntry(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, content, priority, status, meta=UNSET):
+            self.content = content
+            self.priority = priority
+            self.status = status
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class PlanItems(_Model):
@@ -5728,6 +7357,13 @@ class PlanItems(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, plan_id, entries, meta=UNSET):
+            self.plan_id = plan_id
+            self.entries = entries
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class PlanUpdate(_Model):
@@ -5743,6 +7379,12 @@ class PlanUpdate(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, plan, meta=UNSET):
+            self.plan = plan
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5760,6 +7402,12 @@ class AvailableCommandsUpdate(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, available_commands, meta=UNSET):
+            self.available_commands = available_commands
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class ConfigOptionUpdate(_Model):
@@ -5775,6 +7423,12 @@ class ConfigOptionUpdate(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, config_options, meta=UNSET):
+            self.config_options = config_options
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5806,6 +7460,13 @@ class SessionInfoUpdate(_Model):
     See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/extensibility#metadata-patches)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, title=UNSET, updated_at=UNSET, meta=UNSET):
+            self.title = title
+            self.updated_at = updated_at
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class Cost(_Model):
@@ -5826,6 +7487,13 @@ class Cost(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, amount, currency, meta=UNSET):
+            self.amount = amount
+            self.currency = currency
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5851,6 +7519,14 @@ class UsageUpdate(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, used, size, cost=UNSET, meta=UNSET):
+            self.used = used
+            self.size = size
+            self.cost = cost
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5883,6 +7559,14 @@ class Notice(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, severity, title, description=UNSET, meta=UNSET):
+            self.severity = severity
+            self.title = title
+            self.description = description
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5919,6 +7603,17 @@ class CompactionUpdate(_Model):
     See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/extensibility#metadata-patches)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self, *, compaction_id, status, summary=UNSET, error=UNSET, meta=UNSET
+        ):
+            self.compaction_id = compaction_id
+            self.status = status
+            self.summary = summary
+            self.error = error
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class CompactionSummaryChunk(_Model):
@@ -5940,6 +7635,13 @@ class CompactionSummaryChunk(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, compaction_id, content, meta=UNSET):
+            self.compaction_id = compaction_id
+            self.content = content
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5963,6 +7665,12 @@ class CompleteElicitationNotification(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, elicitation_id, meta=UNSET):
+            self.elicitation_id = elicitation_id
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class ClientRequest(_Model):
@@ -5976,6 +7684,13 @@ class ClientRequest(_Model):
 
     params: Any | Unset = UNSET
     """Method-specific request parameters."""
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, id, method, params=UNSET):
+            self.id = id
+            self.method = method
+            self.params = params
 
 
 @dataclass(slots=True, kw_only=True)
@@ -6008,6 +7723,18 @@ class InitializeRequest(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self, *, protocol_version, info, capabilities=_FACTORY, meta=UNSET
+        ):
+            self.protocol_version = protocol_version
+            self.info = info
+            self.capabilities = (
+                ClientCapabilities() if capabilities is _FACTORY else capabilities
+            )
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -6045,6 +7772,13 @@ class ClientCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, auth=UNSET, elicitation=UNSET, meta=UNSET):
+            self.auth = auth
+            self.elicitation = elicitation
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class ClientAuthCapabilities(_Model):
@@ -6072,6 +7806,12 @@ class ClientAuthCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, terminal=UNSET, meta=UNSET):
+            self.terminal = terminal
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class TerminalAuthCapabilities(_Model):
@@ -6089,6 +7829,11 @@ class TerminalAuthCapabilities(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, meta=UNSET):
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -6117,6 +7862,13 @@ class ElicitationCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, form=UNSET, url=UNSET, meta=UNSET):
+            self.form = form
+            self.url = url
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class ElicitationFormCapabilities(_Model):
@@ -6133,6 +7885,11 @@ class ElicitationFormCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, meta=UNSET):
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class ElicitationUrlCapabilities(_Model):
@@ -6148,6 +7905,11 @@ class ElicitationUrlCapabilities(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, meta=UNSET):
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -6177,6 +7939,12 @@ class LoginAuthRequest(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, method_id, meta=UNSET):
+            self.method_id = method_id
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class LogoutAuthRequest(_Model):
@@ -6199,6 +7967,11 @@ class LogoutAuthRequest(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, meta=UNSET):
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -6233,6 +8006,16 @@ class NewSessionRequest(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self, *, cwd, additional_directories=UNSET, mcp_servers=UNSET, meta=UNSET
+        ):
+            self.cwd = cwd
+            self.additional_directories = additional_directories
+            self.mcp_servers = mcp_servers
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class HttpMcpServer(_Model):
@@ -6263,6 +8046,14 @@ class HttpMcpServer(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, name, url, headers=UNSET, meta=UNSET):
+            self.name = name
+            self.url = url
+            self.headers = headers
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -6298,6 +8089,15 @@ class StdioMcpServer(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, name, command, args=UNSET, env=UNSET, meta=UNSET):
+            self.name = name
+            self.command = command
+            self.args = args
+            self.env = env
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class OtherMcpServer(_Model):
@@ -6321,6 +8121,12 @@ class OtherMcpServer(_Model):
     extra: dict[str, Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, type, extra=_FACTORY):
+            self.type = type
+            self.extra = {} if extra is _FACTORY else extra
+
 
 @dataclass(slots=True, kw_only=True)
 class HttpHeader(_Model):
@@ -6339,6 +8145,13 @@ class HttpHeader(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, name, value, meta=UNSET):
+            self.name = name
+            self.value = value
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -6363,6 +8176,14 @@ class McpServerHttp(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, name, url, headers=UNSET, meta=UNSET):
+            self.name = name
+            self.url = url
+            self.headers = headers
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -6390,6 +8211,15 @@ class McpServerStdio(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, name, command, args=UNSET, env=UNSET, meta=UNSET):
+            self.name = name
+            self.command = command
+            self.args = args
+            self.env = env
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -6422,6 +8252,13 @@ class ListSessionsRequest(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, cwd=UNSET, cursor=UNSET, meta=UNSET):
+            self.cwd = cwd
+            self.cursor = cursor
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class DeleteSessionRequest(_Model):
@@ -6443,6 +8280,12 @@ class DeleteSessionRequest(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, session_id, meta=UNSET):
+            self.session_id = session_id
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -6504,6 +8347,25 @@ class ResumeSessionRequest(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self,
+            *,
+            session_id,
+            cwd,
+            additional_directories=UNSET,
+            mcp_servers=UNSET,
+            replay_from=UNSET,
+            meta=UNSET,
+        ):
+            self.session_id = session_id
+            self.cwd = cwd
+            self.additional_directories = additional_directories
+            self.mcp_servers = mcp_servers
+            self.replay_from = replay_from
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class StartReplayFrom(_Model):
@@ -6521,6 +8383,11 @@ class StartReplayFrom(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, meta=UNSET):
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -6545,6 +8412,12 @@ class OtherReplayFrom(_Model):
     extra: dict[str, Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, type, extra=_FACTORY):
+            self.type = type
+            self.extra = {} if extra is _FACTORY else extra
+
 
 @dataclass(slots=True, kw_only=True)
 class ReplayFromStart(_Model):
@@ -6557,6 +8430,11 @@ class ReplayFromStart(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, meta=UNSET):
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -6597,6 +8475,12 @@ class CloseSessionRequest(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, session_id, meta=UNSET):
+            self.session_id = session_id
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class CancelToolCallRequest(_Model):
@@ -6630,6 +8514,13 @@ class CancelToolCallRequest(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, session_id, tool_call_id, meta=UNSET):
+            self.session_id = session_id
+            self.tool_call_id = tool_call_id
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -6666,6 +8557,13 @@ class CancelTerminalRequest(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, session_id, terminal_id, meta=UNSET):
+            self.session_id = session_id
+            self.terminal_id = terminal_id
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class IdSetSessionConfigOptionRequest(_Model):
@@ -6693,6 +8591,14 @@ class IdSetSessionConfigOptionRequest(_Model):
     value: SessionConfigValueId
     """The value ID."""
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, session_id, config_id, meta=UNSET, value):
+            self.session_id = session_id
+            self.config_id = config_id
+            self.meta = meta
+            self.value = value
+
 
 @dataclass(slots=True, kw_only=True)
 class BooleanSetSessionConfigOptionRequest(_Model):
@@ -6719,6 +8625,14 @@ class BooleanSetSessionConfigOptionRequest(_Model):
 
     value: bool
     """The boolean value."""
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, session_id, config_id, meta=UNSET, value):
+            self.session_id = session_id
+            self.config_id = config_id
+            self.meta = meta
+            self.value = value
 
 
 @dataclass(slots=True, kw_only=True)
@@ -6757,6 +8671,18 @@ class OtherSetSessionConfigOptionRequest(_Model):
 
     extra: dict[str, Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
+
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self, *, type, session_id, config_id, meta=UNSET, value, extra=_FACTORY
+        ):
+            self.type = type
+            self.session_id = session_id
+            self.config_id = config_id
+            self.meta = meta
+            self.value = value
+            self.extra = {} if extra is _FACTORY else extra
 
 
 @dataclass(slots=True, kw_only=True)
@@ -6801,6 +8727,13 @@ class PromptRequest(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, session_id, prompt, meta=UNSET):
+            self.session_id = session_id
+            self.prompt = prompt
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class ResultClientResponse(_Model):
@@ -6814,6 +8747,12 @@ class ResultClientResponse(_Model):
 
     result: Any
     """Method-specific response data."""
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, id, result):
+            self.id = id
+            self.result = result
 
 
 @dataclass(slots=True, kw_only=True)
@@ -6833,6 +8772,12 @@ class ErrorClientResponse(_Model):
     error: Error
     """Method-specific error data."""
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, id, error):
+            self.id = id
+            self.error = error
+
 
 @dataclass(slots=True, kw_only=True)
 class RequestPermissionResponse(_Model):
@@ -6851,6 +8796,12 @@ class RequestPermissionResponse(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, outcome, meta=UNSET):
+            self.outcome = outcome
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -6879,6 +8830,11 @@ class CancelledRequestPermissionOutcome(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, meta=UNSET):
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class SelectedRequestPermissionOutcome(_Model):
@@ -6903,6 +8859,12 @@ class SelectedRequestPermissionOutcome(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, option_id, meta=UNSET):
+            self.option_id = option_id
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class OtherRequestPermissionOutcome(_Model):
@@ -6926,6 +8888,12 @@ class OtherRequestPermissionOutcome(_Model):
     extra: dict[str, Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, outcome, extra=_FACTORY):
+            self.outcome = outcome
+            self.extra = {} if extra is _FACTORY else extra
+
 
 @dataclass(slots=True, kw_only=True)
 class CancelledPermissionOutcome(_Model):
@@ -6938,6 +8906,11 @@ class CancelledPermissionOutcome(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, meta=UNSET):
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -6954,6 +8927,12 @@ class SelectedPermissionOutcome(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, option_id, meta=UNSET):
+            self.option_id = option_id
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -6979,6 +8958,12 @@ class AcceptCreateElicitationResponse(_Model):
     Omitted and `null` are equivalent and mean no content is provided.
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, meta=UNSET, content=UNSET):
+            self.meta = meta
+            self.content = content
+
 
 @dataclass(slots=True, kw_only=True)
 class DeclineCreateElicitationResponse(_Model):
@@ -6997,6 +8982,11 @@ class DeclineCreateElicitationResponse(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, meta=UNSET):
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class CancelCreateElicitationResponse(_Model):
@@ -7014,6 +9004,11 @@ class CancelCreateElicitationResponse(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, meta=UNSET):
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -7045,6 +9040,13 @@ class OtherCreateElicitationResponse(_Model):
     extra: dict[str, Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, action, meta=UNSET, extra=_FACTORY):
+            self.action = action
+            self.meta = meta
+            self.extra = {} if extra is _FACTORY else extra
+
 
 @dataclass(slots=True, kw_only=True)
 class ElicitationAcceptAction(_Model):
@@ -7056,6 +9058,11 @@ class ElicitationAcceptAction(_Model):
     Omitted and `null` are equivalent and mean no content is provided.
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, content=UNSET):
+            self.content = content
+
 
 @dataclass(slots=True, kw_only=True)
 class ClientNotification(_Model):
@@ -7066,6 +9073,12 @@ class ClientNotification(_Model):
 
     params: Any | Unset = UNSET
     """Method-specific notification parameters."""
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, method, params=UNSET):
+            self.method = method
+            self.params = params
 
 
 @dataclass(slots=True, kw_only=True)
@@ -7088,6 +9101,12 @@ class CancelSessionNotification(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, session_id, meta=UNSET):
+            self.session_id = session_id
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -7112,6 +9131,12 @@ class CancelRequestNotification(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, request_id, meta=UNSET):
+            self.request_id = request_id
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -7154,6 +9179,35 @@ class ToolCallState(_State):
     meta: dict[str, Any] = _field(default_factory=lambda: {})
     """Rule: meta-patch."""
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self,
+            *,
+            tool_call_id,
+            name=None,
+            title=None,
+            kind=ToolKind.OTHER,
+            status=ToolCallStatus.PENDING,
+            content=_FACTORY,
+            locations=_FACTORY,
+            raw_input=None,
+            raw_output=None,
+            capabilities=None,
+            meta=_FACTORY,
+        ):
+            self.tool_call_id = tool_call_id
+            self.name = name
+            self.title = title
+            self.kind = kind
+            self.status = status
+            self.content = [] if content is _FACTORY else content
+            self.locations = [] if locations is _FACTORY else locations
+            self.raw_input = raw_input
+            self.raw_output = raw_output
+            self.capabilities = capabilities
+            self.meta = {} if meta is _FACTORY else meta
+
 
 @dataclass(slots=True, kw_only=True)
 class TerminalState(_State):
@@ -7186,6 +9240,29 @@ class TerminalState(_State):
     meta: dict[str, Any] = _field(default_factory=lambda: {})
     """Rule: meta-patch."""
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self,
+            *,
+            terminal_id,
+            command=None,
+            cwd=None,
+            output=None,
+            exit_status=None,
+            size=None,
+            capabilities=None,
+            meta=_FACTORY,
+        ):
+            self.terminal_id = terminal_id
+            self.command = command
+            self.cwd = cwd
+            self.output = output
+            self.exit_status = exit_status
+            self.size = size
+            self.capabilities = capabilities
+            self.meta = {} if meta is _FACTORY else meta
+
 
 @dataclass(slots=True, kw_only=True)
 class SessionInfoState(_State):
@@ -7202,6 +9279,13 @@ class SessionInfoState(_State):
 
     meta: dict[str, Any] = _field(default_factory=lambda: {})
     """Rule: meta-patch."""
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, title=None, updated_at=None, meta=_FACTORY):
+            self.title = title
+            self.updated_at = updated_at
+            self.meta = {} if meta is _FACTORY else meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -7220,6 +9304,13 @@ class UserMessageState(_State):
     meta: dict[str, Any] = _field(default_factory=lambda: {})
     """Rule: meta-patch."""
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, message_id, content=_FACTORY, meta=_FACTORY):
+            self.message_id = message_id
+            self.content = [] if content is _FACTORY else content
+            self.meta = {} if meta is _FACTORY else meta
+
 
 @dataclass(slots=True, kw_only=True)
 class AgentMessageState(_State):
@@ -7236,6 +9327,13 @@ class AgentMessageState(_State):
 
     meta: dict[str, Any] = _field(default_factory=lambda: {})
     """Rule: meta-patch."""
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, message_id, content=_FACTORY, meta=_FACTORY):
+            self.message_id = message_id
+            self.content = [] if content is _FACTORY else content
+            self.meta = {} if meta is _FACTORY else meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -7254,6 +9352,13 @@ class AgentThoughtState(_State):
     meta: dict[str, Any] = _field(default_factory=lambda: {})
     """Rule: meta-patch."""
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, message_id, content=_FACTORY, meta=_FACTORY):
+            self.message_id = message_id
+            self.content = [] if content is _FACTORY else content
+            self.meta = {} if meta is _FACTORY else meta
+
 
 @dataclass(slots=True, kw_only=True)
 class UsageState(_State):
@@ -7270,6 +9375,13 @@ class UsageState(_State):
 
     cost: Cost | None = None
     """Rule: null-clears."""
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, used=0, size=0, cost=None):
+            self.used = used
+            self.size = size
+            self.cost = cost
 
 
 @dataclass(slots=True, kw_only=True)
@@ -7293,6 +9405,23 @@ class CompactionState(_State):
 
     meta: dict[str, Any] = _field(default_factory=lambda: {})
     """Rule: meta-patch."""
+
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self,
+            *,
+            compaction_id,
+            status=CompactionStatus.IN_PROGRESS,
+            summary=_FACTORY,
+            error=None,
+            meta=_FACTORY,
+        ):
+            self.compaction_id = compaction_id
+            self.status = status
+            self.summary = [] if summary is _FACTORY else summary
+            self.error = error
+            self.meta = {} if meta is _FACTORY else meta
 
 
 # Type aliases, each after the names it uses.

@@ -7,10 +7,9 @@ An optional field is UNSET when it is omitted on the wire and None when it is JS
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from dataclasses import field as _field
+import dataclasses as _dataclasses
 from enum import Enum
-from typing import Any, ClassVar, TypeAlias, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeAlias, TypeVar
 
 from ._runtime import UNSET, Unset
 
@@ -400,12 +399,70 @@ __all__ = [
 
 
 _M = TypeVar("_M", bound="_Model")
+_FACTORY: Any = object()
+"""The default of a parameter whose field default is made fresh per instance."""
+
+if TYPE_CHECKING:
+    from dataclasses import dataclass
+    from dataclasses import field as _field
+else:
+    _field = _dataclasses.field
+
+    def dataclass(**_options):
+        """At import, a light stand-in for ``dataclasses.dataclass(slots=True,
+        kw_only=True)``: the class defines ``__init__`` as source, and this
+        builds the slotted class with the dataclass fields table (so
+        ``dataclasses.fields``, ``replace`` and ``is_dataclass`` work), a
+        shared ``__repr__`` and ``__eq__``, and no per-class code generation."""
+        return _slotted
+
+    def _slotted(cls):
+        body = dict(cls.__dict__)
+        table = {}
+        for name, hint in body.get("__annotations__", {}).items():
+            if hint.startswith("ClassVar"):
+                continue
+            default = body.pop(name, _dataclasses.MISSING)
+            if isinstance(default, _dataclasses.Field):
+                f = default
+            else:
+                f = _dataclasses.field(default=default)
+            f.name = name
+            f.type = hint
+            f._field_type = _dataclasses._FIELD
+            f.kw_only = True
+            table[name] = f
+        body.pop("__dict__", None)
+        body.pop("__weakref__", None)
+        body["__slots__"] = tuple(table)
+        body["__dataclass_fields__"] = table
+        body["__match_args__"] = ()
+        body["__hash__"] = None
+        return type(cls)(cls.__name__, cls.__bases__, body)
+
+    def _repr(self):
+        fields = ", ".join(
+            f"{name}={getattr(self, name)!r}" for name in self.__dataclass_fields__
+        )
+        return f"{type(self).__qualname__}({fields})"
+
+    def _eq(self, other):
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        names = self.__dataclass_fields__
+        return tuple(getattr(self, name) for name in names) == tuple(
+            getattr(other, name) for name in names
+        )
 
 
 class _Model:
     """Wire conversions shared by every generated class."""
 
     __slots__ = ()
+
+    if not TYPE_CHECKING:
+        __repr__ = _repr
+        __eq__ = _eq
 
     @classmethod
     def from_wire(cls: type[_M], data: Any, *, strict: bool = False) -> _M:
@@ -431,6 +488,10 @@ class _State:
         from .codec import encode
 
         return encode(self)
+
+    if not TYPE_CHECKING:
+        __repr__ = _repr
+        __eq__ = _eq
 
 
 class ToolKind(str, Enum):
@@ -975,6 +1036,13 @@ class AgentRequest(_Model):
     params: Any | Unset = UNSET
     """Method-specific request parameters."""
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, id, method, params=UNSET):
+            self.id = id
+            self.method = method
+            self.params = params
+
 
 @dataclass(slots=True, kw_only=True)
 class RequestPermissionRequest(_Model):
@@ -1025,6 +1093,25 @@ class RequestPermissionRequest(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self,
+            *,
+            session_id,
+            title,
+            description=UNSET,
+            subject=UNSET,
+            options,
+            meta=UNSET,
+        ):
+            self.session_id = session_id
+            self.title = title
+            self.description = description
+            self.subject = subject
+            self.options = options
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class ToolCallRequestPermissionSubject(_Model):
@@ -1050,6 +1137,12 @@ class ToolCallRequestPermissionSubject(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, tool_call, meta=UNSET):
+            self.tool_call = tool_call
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1081,6 +1174,17 @@ class CommandRequestPermissionSubject(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self, *, command, cwd, tool_call_id=UNSET, terminal_id=UNSET, meta=UNSET
+        ):
+            self.command = command
+            self.cwd = cwd
+            self.tool_call_id = tool_call_id
+            self.terminal_id = terminal_id
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class OtherRequestPermissionSubject(_Model):
@@ -1103,6 +1207,12 @@ class OtherRequestPermissionSubject(_Model):
 
     extra: dict[str, Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, type, extra=_FACTORY):
+            self.type = type
+            self.extra = {} if extra is _FACTORY else extra
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1189,6 +1299,35 @@ class ToolCallUpdate(_Model):
     See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/draft/extensibility#metadata-patches)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self,
+            *,
+            tool_call_id,
+            name=UNSET,
+            title=UNSET,
+            kind=UNSET,
+            status=UNSET,
+            content=UNSET,
+            locations=UNSET,
+            raw_input=UNSET,
+            raw_output=UNSET,
+            capabilities=UNSET,
+            meta=UNSET,
+        ):
+            self.tool_call_id = tool_call_id
+            self.name = name
+            self.title = title
+            self.kind = kind
+            self.status = status
+            self.content = content
+            self.locations = locations
+            self.raw_input = raw_input
+            self.raw_output = raw_output
+            self.capabilities = capabilities
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class ContentToolCallContent(_Model):
@@ -1209,6 +1348,12 @@ class ContentToolCallContent(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, content, meta=UNSET):
+            self.content = content
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1241,6 +1386,13 @@ class DiffToolCallContent(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, changes, patch=UNSET, meta=UNSET):
+            self.changes = changes
+            self.patch = patch
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class TerminalToolCallContent(_Model):
@@ -1261,6 +1413,12 @@ class TerminalToolCallContent(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, terminal_id, meta=UNSET):
+            self.terminal_id = terminal_id
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1283,6 +1441,12 @@ class OtherToolCallContent(_Model):
 
     extra: dict[str, Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, type, extra=_FACTORY):
+            self.type = type
+            self.extra = {} if extra is _FACTORY else extra
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1314,6 +1478,13 @@ class TextContentBlock(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, text, annotations=UNSET, meta=UNSET):
+            self.text = text
+            self.annotations = annotations
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1353,6 +1524,17 @@ class ImageContentBlock(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self, *, data, mime_type, uri=UNSET, annotations=UNSET, meta=UNSET
+        ):
+            self.data = data
+            self.mime_type = mime_type
+            self.uri = uri
+            self.annotations = annotations
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class AudioContentBlock(_Model):
@@ -1384,6 +1566,14 @@ class AudioContentBlock(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, data, mime_type, annotations=UNSET, meta=UNSET):
+            self.data = data
+            self.mime_type = mime_type
+            self.annotations = annotations
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1447,6 +1637,31 @@ class ResourceLinkContentBlock(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self,
+            *,
+            name,
+            uri,
+            title=UNSET,
+            description=UNSET,
+            icons=UNSET,
+            mime_type=UNSET,
+            size=UNSET,
+            annotations=UNSET,
+            meta=UNSET,
+        ):
+            self.name = name
+            self.uri = uri
+            self.title = title
+            self.description = description
+            self.icons = icons
+            self.mime_type = mime_type
+            self.size = size
+            self.annotations = annotations
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class ResourceContentBlock(_Model):
@@ -1478,6 +1693,13 @@ class ResourceContentBlock(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, resource, annotations=UNSET, meta=UNSET):
+            self.resource = resource
+            self.annotations = annotations
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class OtherContentBlock(_Model):
@@ -1501,6 +1723,12 @@ class OtherContentBlock(_Model):
 
     extra: dict[str, Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, type, extra=_FACTORY):
+            self.type = type
+            self.extra = {} if extra is _FACTORY else extra
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1536,6 +1764,16 @@ class Annotations(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self, *, audience=UNSET, last_modified=UNSET, priority=UNSET, meta=UNSET
+        ):
+            self.audience = audience
+            self.last_modified = last_modified
+            self.priority = priority
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class TextContent(_Model):
@@ -1557,6 +1795,13 @@ class TextContent(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, text, annotations=UNSET, meta=UNSET):
+            self.text = text
+            self.annotations = annotations
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1589,6 +1834,17 @@ class ImageContent(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self, *, data, mime_type, uri=UNSET, annotations=UNSET, meta=UNSET
+        ):
+            self.data = data
+            self.mime_type = mime_type
+            self.uri = uri
+            self.annotations = annotations
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class AudioContent(_Model):
@@ -1613,6 +1869,14 @@ class AudioContent(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, data, mime_type, annotations=UNSET, meta=UNSET):
+            self.data = data
+            self.mime_type = mime_type
+            self.annotations = annotations
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1654,6 +1918,17 @@ class Icon(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self, *, src, mime_type=UNSET, sizes=UNSET, theme=UNSET, meta=UNSET
+        ):
+            self.src = src
+            self.mime_type = mime_type
+            self.sizes = sizes
+            self.theme = theme
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1710,6 +1985,31 @@ class ResourceLink(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self,
+            *,
+            name,
+            uri,
+            title=UNSET,
+            description=UNSET,
+            icons=UNSET,
+            mime_type=UNSET,
+            size=UNSET,
+            annotations=UNSET,
+            meta=UNSET,
+        ):
+            self.name = name
+            self.uri = uri
+            self.title = title
+            self.description = description
+            self.icons = icons
+            self.mime_type = mime_type
+            self.size = size
+            self.annotations = annotations
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class TextResourceContents(_Model):
@@ -1734,6 +2034,14 @@ class TextResourceContents(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, text, uri, mime_type=UNSET, meta=UNSET):
+            self.text = text
+            self.uri = uri
+            self.mime_type = mime_type
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1760,6 +2068,14 @@ class BlobResourceContents(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, blob, uri, mime_type=UNSET, meta=UNSET):
+            self.blob = blob
+            self.uri = uri
+            self.mime_type = mime_type
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class EmbeddedResource(_Model):
@@ -1782,6 +2098,13 @@ class EmbeddedResource(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, resource, annotations=UNSET, meta=UNSET):
+            self.resource = resource
+            self.annotations = annotations
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class Content(_Model):
@@ -1797,6 +2120,12 @@ class Content(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, content, meta=UNSET):
+            self.content = content
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1831,6 +2160,14 @@ class AddDiffChange(_Model):
     path: AbsolutePath
     """Absolute path for the operation."""
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, file_type=UNSET, mime_type=UNSET, meta=UNSET, path):
+            self.file_type = file_type
+            self.mime_type = mime_type
+            self.meta = meta
+            self.path = path
+
 
 @dataclass(slots=True, kw_only=True)
 class DeleteDiffChange(_Model):
@@ -1864,6 +2201,14 @@ class DeleteDiffChange(_Model):
     path: AbsolutePath
     """Absolute path for the operation."""
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, file_type=UNSET, mime_type=UNSET, meta=UNSET, path):
+            self.file_type = file_type
+            self.mime_type = mime_type
+            self.meta = meta
+            self.path = path
+
 
 @dataclass(slots=True, kw_only=True)
 class ModifyDiffChange(_Model):
@@ -1896,6 +2241,14 @@ class ModifyDiffChange(_Model):
 
     path: AbsolutePath
     """Absolute path for the operation."""
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, file_type=UNSET, mime_type=UNSET, meta=UNSET, path):
+            self.file_type = file_type
+            self.mime_type = mime_type
+            self.meta = meta
+            self.path = path
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1933,6 +2286,17 @@ class MoveDiffChange(_Model):
     path: AbsolutePath
     """Absolute path after the operation."""
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self, *, file_type=UNSET, mime_type=UNSET, meta=UNSET, old_path, path
+        ):
+            self.file_type = file_type
+            self.mime_type = mime_type
+            self.meta = meta
+            self.old_path = old_path
+            self.path = path
+
 
 @dataclass(slots=True, kw_only=True)
 class CopyDiffChange(_Model):
@@ -1968,6 +2332,17 @@ class CopyDiffChange(_Model):
 
     path: AbsolutePath
     """Absolute path after the operation."""
+
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self, *, file_type=UNSET, mime_type=UNSET, meta=UNSET, old_path, path
+        ):
+            self.file_type = file_type
+            self.mime_type = mime_type
+            self.meta = meta
+            self.old_path = old_path
+            self.path = path
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2007,6 +2382,23 @@ class OtherDiffChange(_Model):
     extra: dict[str, Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self,
+            *,
+            operation,
+            file_type=UNSET,
+            mime_type=UNSET,
+            meta=UNSET,
+            extra=_FACTORY,
+        ):
+            self.operation = operation
+            self.file_type = file_type
+            self.mime_type = mime_type
+            self.meta = meta
+            self.extra = {} if extra is _FACTORY else extra
+
 
 @dataclass(slots=True, kw_only=True)
 class DiffPathChange(_Model):
@@ -2014,6 +2406,11 @@ class DiffPathChange(_Model):
 
     path: AbsolutePath
     """Absolute path for the operation."""
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, path):
+            self.path = path
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2025,6 +2422,12 @@ class DiffPathPairChange(_Model):
 
     path: AbsolutePath
     """Absolute path after the operation."""
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, old_path, path):
+            self.old_path = old_path
+            self.path = path
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2044,6 +2447,13 @@ class DiffPatch(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, format, text, meta=UNSET):
+            self.format = format
+            self.text = text
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2079,6 +2489,13 @@ class Diff(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, changes, patch=UNSET, meta=UNSET):
+            self.changes = changes
+            self.patch = patch
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class Terminal(_Model):
@@ -2098,6 +2515,12 @@ class Terminal(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, terminal_id, meta=UNSET):
+            self.terminal_id = terminal_id
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2126,6 +2549,13 @@ class ToolCallLocation(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, path, line=UNSET, meta=UNSET):
+            self.path = path
+            self.line = line
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class ToolCallCapabilities(_Model):
@@ -2152,6 +2582,12 @@ class ToolCallCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, cancel=UNSET, meta=UNSET):
+            self.cancel = cancel
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class ToolCallCancelCapabilities(_Model):
@@ -2167,6 +2603,11 @@ class ToolCallCancelCapabilities(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, meta=UNSET):
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2188,6 +2629,12 @@ class ToolCallPermissionSubject(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, tool_call, meta=UNSET):
+            self.tool_call = tool_call
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2214,6 +2661,17 @@ class CommandPermissionSubject(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self, *, command, cwd, tool_call_id=UNSET, terminal_id=UNSET, meta=UNSET
+        ):
+            self.command = command
+            self.cwd = cwd
+            self.tool_call_id = tool_call_id
+            self.terminal_id = terminal_id
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class PermissionOption(_Model):
@@ -2235,6 +2693,14 @@ class PermissionOption(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, option_id, name, kind, meta=UNSET):
+            self.option_id = option_id
+            self.name = name
+            self.kind = kind
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2262,6 +2728,14 @@ class FormCreateElicitationRequest(_Model):
 
     scope: ElicitationSessionScope | ElicitationRequestScope
     """One of ElicitationSessionScope or ElicitationRequestScope, whose members share the JSON object."""
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, message, meta=UNSET, requested_schema, scope):
+            self.message = message
+            self.meta = meta
+            self.requested_schema = requested_schema
+            self.scope = scope
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2292,6 +2766,15 @@ class UrlCreateElicitationRequest(_Model):
 
     scope: ElicitationSessionScope | ElicitationRequestScope
     """One of ElicitationSessionScope or ElicitationRequestScope, whose members share the JSON object."""
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, message, meta=UNSET, elicitation_id, url, scope):
+            self.message = message
+            self.meta = meta
+            self.elicitation_id = elicitation_id
+            self.url = url
+            self.scope = scope
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2329,6 +2812,15 @@ class OtherCreateElicitationRequest(_Model):
     extra: dict[str, Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, mode, message, meta=UNSET, scope, extra=_FACTORY):
+            self.mode = mode
+            self.message = message
+            self.meta = meta
+            self.scope = scope
+            self.extra = {} if extra is _FACTORY else extra
+
 
 @dataclass(slots=True, kw_only=True)
 class ElicitationSessionScope(_Model):
@@ -2349,6 +2841,12 @@ class ElicitationSessionScope(_Model):
     session without a specific tool call.
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, session_id, tool_call_id=UNSET):
+            self.session_id = session_id
+            self.tool_call_id = tool_call_id
+
 
 @dataclass(slots=True, kw_only=True)
 class ElicitationRequestScope(_Model):
@@ -2358,6 +2856,11 @@ class ElicitationRequestScope(_Model):
 
     request_id: RequestId
     """The pending Client-to-Agent request this elicitation is tied to."""
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, request_id):
+            self.request_id = request_id
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2399,6 +2902,25 @@ class ElicitationSchema(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self,
+            *,
+            type,
+            title=UNSET,
+            properties,
+            required=UNSET,
+            description=UNSET,
+            meta=UNSET,
+        ):
+            self.type = type
+            self.title = title
+            self.properties = properties
+            self.required = required
+            self.description = description
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2474,6 +2996,33 @@ class StringElicitationPropertySchema(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self,
+            *,
+            title=UNSET,
+            description=UNSET,
+            min_length=UNSET,
+            max_length=UNSET,
+            pattern=UNSET,
+            format=UNSET,
+            default=UNSET,
+            enum=UNSET,
+            one_of=UNSET,
+            meta=UNSET,
+        ):
+            self.title = title
+            self.description = description
+            self.min_length = min_length
+            self.max_length = max_length
+            self.pattern = pattern
+            self.format = format
+            self.default = default
+            self.enum = enum
+            self.one_of = one_of
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class NumberElicitationPropertySchema(_Model):
@@ -2521,6 +3070,25 @@ class NumberElicitationPropertySchema(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self,
+            *,
+            title=UNSET,
+            description=UNSET,
+            minimum=UNSET,
+            maximum=UNSET,
+            default=UNSET,
+            meta=UNSET,
+        ):
+            self.title = title
+            self.description = description
+            self.minimum = minimum
+            self.maximum = maximum
+            self.default = default
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2570,6 +3138,25 @@ class IntegerElicitationPropertySchema(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self,
+            *,
+            title=UNSET,
+            description=UNSET,
+            minimum=UNSET,
+            maximum=UNSET,
+            default=UNSET,
+            meta=UNSET,
+        ):
+            self.title = title
+            self.description = description
+            self.minimum = minimum
+            self.maximum = maximum
+            self.default = default
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class BooleanElicitationPropertySchema(_Model):
@@ -2605,6 +3192,16 @@ class BooleanElicitationPropertySchema(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self, *, title=UNSET, description=UNSET, default=UNSET, meta=UNSET
+        ):
+            self.title = title
+            self.description = description
+            self.default = default
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2657,6 +3254,27 @@ class ArrayElicitationPropertySchema(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self,
+            *,
+            title=UNSET,
+            description=UNSET,
+            min_items=UNSET,
+            max_items=UNSET,
+            items,
+            default=UNSET,
+            meta=UNSET,
+        ):
+            self.title = title
+            self.description = description
+            self.min_items = min_items
+            self.max_items = max_items
+            self.items = items
+            self.default = default
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class OtherElicitationPropertySchema(_Model):
@@ -2678,6 +3296,12 @@ class OtherElicitationPropertySchema(_Model):
 
     extra: dict[str, Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, type, extra=_FACTORY):
+            self.type = type
+            self.extra = {} if extra is _FACTORY else extra
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2703,6 +3327,14 @@ class EnumOption(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, const, title, description=UNSET, meta=UNSET):
+            self.const = const
+            self.title = title
+            self.description = description
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2777,6 +3409,33 @@ class StringPropertySchema(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self,
+            *,
+            title=UNSET,
+            description=UNSET,
+            min_length=UNSET,
+            max_length=UNSET,
+            pattern=UNSET,
+            format=UNSET,
+            default=UNSET,
+            enum=UNSET,
+            one_of=UNSET,
+            meta=UNSET,
+        ):
+            self.title = title
+            self.description = description
+            self.min_length = min_length
+            self.max_length = max_length
+            self.pattern = pattern
+            self.format = format
+            self.default = default
+            self.enum = enum
+            self.one_of = one_of
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class NumberPropertySchema(_Model):
@@ -2819,6 +3478,25 @@ class NumberPropertySchema(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self,
+            *,
+            title=UNSET,
+            description=UNSET,
+            minimum=UNSET,
+            maximum=UNSET,
+            default=UNSET,
+            meta=UNSET,
+        ):
+            self.title = title
+            self.description = description
+            self.minimum = minimum
+            self.maximum = maximum
+            self.default = default
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2863,6 +3541,25 @@ class IntegerPropertySchema(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self,
+            *,
+            title=UNSET,
+            description=UNSET,
+            minimum=UNSET,
+            maximum=UNSET,
+            default=UNSET,
+            meta=UNSET,
+        ):
+            self.title = title
+            self.description = description
+            self.minimum = minimum
+            self.maximum = maximum
+            self.default = default
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class BooleanPropertySchema(_Model):
@@ -2894,6 +3591,16 @@ class BooleanPropertySchema(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self, *, title=UNSET, description=UNSET, default=UNSET, meta=UNSET
+        ):
+            self.title = title
+            self.description = description
+            self.default = default
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class MultiSelectItemsString(_Model):
@@ -2915,6 +3622,12 @@ class MultiSelectItemsString(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, enum, meta=UNSET):
+            self.enum = enum
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class OtherMultiSelectItems(_Model):
@@ -2928,6 +3641,12 @@ class OtherMultiSelectItems(_Model):
 
     extra: dict[str, Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, type, extra=_FACTORY):
+            self.type = type
+            self.extra = {} if extra is _FACTORY else extra
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2945,6 +3664,12 @@ class StringMultiSelectItems(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, enum, meta=UNSET):
+            self.enum = enum
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class TitledMultiSelectItems(_Model):
@@ -2960,6 +3685,12 @@ class TitledMultiSelectItems(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, any_of, meta=UNSET):
+            self.any_of = any_of
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3007,6 +3738,27 @@ class MultiSelectPropertySchema(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self,
+            *,
+            title=UNSET,
+            description=UNSET,
+            min_items=UNSET,
+            max_items=UNSET,
+            items,
+            default=UNSET,
+            meta=UNSET,
+        ):
+            self.title = title
+            self.description = description
+            self.min_items = min_items
+            self.max_items = max_items
+            self.items = items
+            self.default = default
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class ElicitationFormMode(_Model):
@@ -3017,6 +3769,12 @@ class ElicitationFormMode(_Model):
 
     scope: ElicitationSessionScope | ElicitationRequestScope
     """One of ElicitationSessionScope or ElicitationRequestScope, whose members share the JSON object."""
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, requested_schema, scope):
+            self.requested_schema = requested_schema
+            self.scope = scope
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3031,6 +3789,13 @@ class ElicitationUrlMode(_Model):
 
     scope: ElicitationSessionScope | ElicitationRequestScope
     """One of ElicitationSessionScope or ElicitationRequestScope, whose members share the JSON object."""
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, elicitation_id, url, scope):
+            self.elicitation_id = elicitation_id
+            self.url = url
+            self.scope = scope
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3064,6 +3829,15 @@ class MessageMcpRequest(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, server_id, request_id, method, params=UNSET, meta=UNSET):
+            self.server_id = server_id
+            self.request_id = request_id
+            self.method = method
+            self.params = params
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class ResultAgentResponse(_Model):
@@ -3077,6 +3851,12 @@ class ResultAgentResponse(_Model):
 
     result: Any
     """Method-specific response data."""
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, id, result):
+            self.id = id
+            self.result = result
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3095,6 +3875,12 @@ class ErrorAgentResponse(_Model):
 
     error: Error
     """Method-specific error data."""
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, id, error):
+            self.id = id
+            self.error = error
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3142,6 +3928,25 @@ class InitializeResponse(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self,
+            *,
+            protocol_version,
+            info,
+            capabilities=_FACTORY,
+            auth_methods=UNSET,
+            meta=UNSET,
+        ):
+            self.protocol_version = protocol_version
+            self.info = info
+            self.capabilities = (
+                AgentCapabilities() if capabilities is _FACTORY else capabilities
+            )
+            self.auth_methods = auth_methods
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class Implementation(_Model):
@@ -3176,6 +3981,14 @@ class Implementation(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, name, title=UNSET, version, meta=UNSET):
+            self.name = name
+            self.title = title
+            self.version = version
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3225,6 +4038,14 @@ class AgentCapabilities(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, session=UNSET, auth=UNSET, providers=UNSET, meta=UNSET):
+            self.session = session
+            self.auth = auth
+            self.providers = providers
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3344,6 +4165,33 @@ class SessionCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self,
+            *,
+            prompt=UNSET,
+            mcp=UNSET,
+            delete=UNSET,
+            additional_directories=UNSET,
+            system_prompt=UNSET,
+            fork=UNSET,
+            archive=UNSET,
+            status=UNSET,
+            title=UNSET,
+            meta=UNSET,
+        ):
+            self.prompt = prompt
+            self.mcp = mcp
+            self.delete = delete
+            self.additional_directories = additional_directories
+            self.system_prompt = system_prompt
+            self.fork = fork
+            self.archive = archive
+            self.status = status
+            self.title = title
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class PromptCapabilities(_Model):
@@ -3393,6 +4241,16 @@ class PromptCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self, *, image=UNSET, audio=UNSET, embedded_context=UNSET, meta=UNSET
+        ):
+            self.image = image
+            self.audio = audio
+            self.embedded_context = embedded_context
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class PromptImageCapabilities(_Model):
@@ -3408,6 +4266,11 @@ class PromptImageCapabilities(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, meta=UNSET):
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3425,6 +4288,11 @@ class PromptAudioCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, meta=UNSET):
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class PromptEmbeddedContextCapabilities(_Model):
@@ -3440,6 +4308,11 @@ class PromptEmbeddedContextCapabilities(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, meta=UNSET):
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3479,6 +4352,14 @@ class McpCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, stdio=UNSET, http=UNSET, acp=UNSET, meta=UNSET):
+            self.stdio = stdio
+            self.http = http
+            self.acp = acp
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class McpStdioCapabilities(_Model):
@@ -3495,6 +4376,11 @@ class McpStdioCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, meta=UNSET):
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class McpHttpCapabilities(_Model):
@@ -3510,6 +4396,11 @@ class McpHttpCapabilities(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, meta=UNSET):
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3531,6 +4422,11 @@ class McpAcpCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, meta=UNSET):
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class SessionDeleteCapabilities(_Model):
@@ -3546,6 +4442,11 @@ class SessionDeleteCapabilities(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, meta=UNSET):
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3565,6 +4466,11 @@ class SessionAdditionalDirectoriesCapabilities(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, meta=UNSET):
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3592,6 +4498,12 @@ class SessionSystemPromptCapabilities(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, mode=UNSET, meta=UNSET):
+            self.mode = mode
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3622,6 +4534,12 @@ class SessionSystemPromptModeCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, override=UNSET, meta=UNSET):
+            self.override = override
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class SessionSystemPromptOverrideCapabilities(_Model):
@@ -3643,6 +4561,11 @@ class SessionSystemPromptOverrideCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, meta=UNSET):
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class SessionForkCapabilities(_Model):
@@ -3662,6 +4585,11 @@ class SessionForkCapabilities(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, meta=UNSET):
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3684,6 +4612,11 @@ class SessionArchiveCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, meta=UNSET):
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class SessionStatusCapabilities(_Model):
@@ -3703,6 +4636,11 @@ class SessionStatusCapabilities(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, meta=UNSET):
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3724,6 +4662,11 @@ class SessionTitleCapabilities(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, meta=UNSET):
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3754,6 +4697,12 @@ class AgentAuthCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, status=UNSET, meta=UNSET):
+            self.status = status
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class AuthStatusCapabilities(_Model):
@@ -3774,6 +4723,11 @@ class AuthStatusCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, meta=UNSET):
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class ProvidersCapabilities(_Model):
@@ -3793,6 +4747,11 @@ class ProvidersCapabilities(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, meta=UNSET):
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3834,6 +4793,25 @@ class TerminalAuthMethod(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self,
+            *,
+            method_id,
+            name,
+            description=UNSET,
+            args=UNSET,
+            env=UNSET,
+            meta=UNSET,
+        ):
+            self.method_id = method_id
+            self.name = name
+            self.description = description
+            self.args = args
+            self.env = env
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class AgentAuthMethod(_Model):
@@ -3866,6 +4844,14 @@ class AgentAuthMethod(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, method_id, name, description=UNSET, meta=UNSET):
+            self.method_id = method_id
+            self.name = name
+            self.description = description
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class OtherAuthMethod(_Model):
@@ -3894,6 +4880,14 @@ class OtherAuthMethod(_Model):
     extra: dict[str, Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, type, method_id, name, extra=_FACTORY):
+            self.type = type
+            self.method_id = method_id
+            self.name = name
+            self.extra = {} if extra is _FACTORY else extra
+
 
 @dataclass(slots=True, kw_only=True)
 class EnvVariable(_Model):
@@ -3912,6 +4906,13 @@ class EnvVariable(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, name, value, meta=UNSET):
+            self.name = name
+            self.value = value
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3954,6 +4955,25 @@ class AuthMethodTerminal(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self,
+            *,
+            method_id,
+            name,
+            description=UNSET,
+            args=UNSET,
+            env=UNSET,
+            meta=UNSET,
+        ):
+            self.method_id = method_id
+            self.name = name
+            self.description = description
+            self.args = args
+            self.env = env
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class AuthMethodAgent(_Model):
@@ -3982,6 +5002,14 @@ class AuthMethodAgent(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, method_id, name, description=UNSET, meta=UNSET):
+            self.method_id = method_id
+            self.name = name
+            self.description = description
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class LoginAuthResponse(_Model):
@@ -3997,6 +5025,11 @@ class LoginAuthResponse(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, meta=UNSET):
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4021,6 +5054,12 @@ class ListProvidersResponse(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, providers, meta=UNSET):
+            self.providers = providers
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4056,6 +5095,17 @@ class ProviderInfo(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self, *, provider_id, supported, required, current=UNSET, meta=UNSET
+        ):
+            self.provider_id = provider_id
+            self.supported = supported
+            self.required = required
+            self.current = current
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class ProviderCurrentConfig(_Model):
@@ -4080,6 +5130,13 @@ class ProviderCurrentConfig(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, api_type, base_url, meta=UNSET):
+            self.api_type = api_type
+            self.base_url = base_url
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class SetProviderResponse(_Model):
@@ -4100,6 +5157,11 @@ class SetProviderResponse(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, meta=UNSET):
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4122,6 +5184,11 @@ class DisableProviderResponse(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, meta=UNSET):
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class LogoutAuthResponse(_Model):
@@ -4137,6 +5204,11 @@ class LogoutAuthResponse(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, meta=UNSET):
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4173,6 +5245,13 @@ class AuthStatusResponse(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, state, accounts=UNSET, meta=UNSET):
+            self.state = state
+            self.accounts = accounts
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4228,6 +5307,25 @@ class AuthAccount(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self,
+            *,
+            label,
+            active=UNSET,
+            name=UNSET,
+            email=UNSET,
+            organization=UNSET,
+            meta=UNSET,
+        ):
+            self.label = label
+            self.active = active
+            self.name = name
+            self.email = email
+            self.organization = organization
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class NewSessionResponse(_Model):
@@ -4273,6 +5371,21 @@ class NewSessionResponse(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self,
+            *,
+            session_id,
+            config_options=UNSET,
+            available_commands=UNSET,
+            meta=UNSET,
+        ):
+            self.session_id = session_id
+            self.config_options = config_options
+            self.available_commands = available_commands
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class SelectSessionConfigOption(_Model):
@@ -4317,6 +5430,27 @@ class SelectSessionConfigOption(_Model):
     unique within the option, including across groups.
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self,
+            *,
+            config_id,
+            name,
+            description=UNSET,
+            category=UNSET,
+            meta=UNSET,
+            current_value,
+            options,
+        ):
+            self.config_id = config_id
+            self.name = name
+            self.description = description
+            self.category = category
+            self.meta = meta
+            self.current_value = current_value
+            self.options = options
+
 
 @dataclass(slots=True, kw_only=True)
 class BooleanSessionConfigOption(_Model):
@@ -4355,6 +5489,25 @@ class BooleanSessionConfigOption(_Model):
 
     current_value: bool
     """The current value of the boolean option."""
+
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self,
+            *,
+            config_id,
+            name,
+            description=UNSET,
+            category=UNSET,
+            meta=UNSET,
+            current_value,
+        ):
+            self.config_id = config_id
+            self.name = name
+            self.description = description
+            self.category = category
+            self.meta = meta
+            self.current_value = current_value
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4404,6 +5557,27 @@ class OtherSessionConfigOption(_Model):
     extra: dict[str, Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self,
+            *,
+            type,
+            config_id,
+            name,
+            description=UNSET,
+            category=UNSET,
+            meta=UNSET,
+            extra=_FACTORY,
+        ):
+            self.type = type
+            self.config_id = config_id
+            self.name = name
+            self.description = description
+            self.category = category
+            self.meta = meta
+            self.extra = {} if extra is _FACTORY else extra
+
 
 @dataclass(slots=True, kw_only=True)
 class SessionConfigSelectOption(_Model):
@@ -4429,6 +5603,14 @@ class SessionConfigSelectOption(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, value, name, description=UNSET, meta=UNSET):
+            self.value = value
+            self.name = name
+            self.description = description
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class SessionConfigSelectGroup(_Model):
@@ -4451,6 +5633,14 @@ class SessionConfigSelectGroup(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, group_id, name, options, meta=UNSET):
+            self.group_id = group_id
+            self.name = name
+            self.options = options
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class SessionConfigSelect(_Model):
@@ -4464,6 +5654,12 @@ class SessionConfigSelect(_Model):
     unique within the option, including across groups.
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, current_value, options):
+            self.current_value = current_value
+            self.options = options
+
 
 @dataclass(slots=True, kw_only=True)
 class SessionConfigBoolean(_Model):
@@ -4471,6 +5667,11 @@ class SessionConfigBoolean(_Model):
 
     current_value: bool
     """The current value of the boolean option."""
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, current_value):
+            self.current_value = current_value
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4505,6 +5706,14 @@ class CommandAvailableCommand(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, name, description, input=UNSET, meta=UNSET):
+            self.name = name
+            self.description = description
+            self.input = input
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class OtherAvailableCommand(_Model):
@@ -4536,6 +5745,14 @@ class OtherAvailableCommand(_Model):
     extra: dict[str, Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, type, name, description, extra=_FACTORY):
+            self.type = type
+            self.name = name
+            self.description = description
+            self.extra = {} if extra is _FACTORY else extra
+
 
 @dataclass(slots=True, kw_only=True)
 class TextAvailableCommandInput(_Model):
@@ -4556,6 +5773,12 @@ class TextAvailableCommandInput(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, hint, meta=UNSET):
+            self.hint = hint
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4580,6 +5803,12 @@ class OtherAvailableCommandInput(_Model):
     extra: dict[str, Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, type, extra=_FACTORY):
+            self.type = type
+            self.extra = {} if extra is _FACTORY else extra
+
 
 @dataclass(slots=True, kw_only=True)
 class TextCommandInput(_Model):
@@ -4595,6 +5824,12 @@ class TextCommandInput(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, hint, meta=UNSET):
+            self.hint = hint
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4627,6 +5862,14 @@ class Command(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, name, description, input=UNSET, meta=UNSET):
+            self.name = name
+            self.description = description
+            self.input = input
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class ListSessionsResponse(_Model):
@@ -4651,6 +5894,13 @@ class ListSessionsResponse(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, sessions, next_cursor=UNSET, meta=UNSET):
+            self.sessions = sessions
+            self.next_cursor = next_cursor
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4702,6 +5952,27 @@ class SessionInfo(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self,
+            *,
+            session_id,
+            cwd,
+            additional_directories=UNSET,
+            title=UNSET,
+            updated_at=UNSET,
+            archived=UNSET,
+            meta=UNSET,
+        ):
+            self.session_id = session_id
+            self.cwd = cwd
+            self.additional_directories = additional_directories
+            self.title = title
+            self.updated_at = updated_at
+            self.archived = archived
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class DeleteSessionResponse(_Model):
@@ -4717,6 +5988,11 @@ class DeleteSessionResponse(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, meta=UNSET):
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4758,6 +6034,21 @@ class ForkSessionResponse(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self,
+            *,
+            session_id,
+            config_options=UNSET,
+            available_commands=UNSET,
+            meta=UNSET,
+        ):
+            self.session_id = session_id
+            self.config_options = config_options
+            self.available_commands = available_commands
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class ArchiveSessionResponse(_Model):
@@ -4779,6 +6070,11 @@ class ArchiveSessionResponse(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, meta=UNSET):
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class UnarchiveSessionResponse(_Model):
@@ -4799,6 +6095,11 @@ class UnarchiveSessionResponse(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, meta=UNSET):
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4840,6 +6141,13 @@ class SessionStatusResponse(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, status, state=UNSET, meta=UNSET):
+            self.status = status
+            self.state = state
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class StateUpdateRunning(_Model):
@@ -4869,6 +6177,12 @@ class StateUpdateRunning(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, background=UNSET, meta=UNSET):
+            self.background = background
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class StateUpdateIdle(_Model):
@@ -4881,6 +6195,11 @@ class StateUpdateIdle(_Model):
 
     value: IdleStateUpdate
     """The payload, which shares the JSON object with the tag."""
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, value):
+            self.value = value
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4910,6 +6229,12 @@ class StateUpdateRequiresAction(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, background=UNSET, meta=UNSET):
+            self.background = background
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4945,6 +6270,12 @@ class StateUpdateUnknown(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, background=UNSET, meta=UNSET):
+            self.background = background
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class OtherStateUpdate(_Model):
@@ -4969,6 +6300,12 @@ class OtherStateUpdate(_Model):
     extra: dict[str, Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, state, extra=_FACTORY):
+            self.state = state
+            self.extra = {} if extra is _FACTORY else extra
+
 
 @dataclass(slots=True, kw_only=True)
 class TerminalBackgroundWork(_Model):
@@ -4990,6 +6327,12 @@ class TerminalBackgroundWork(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, terminal_id, meta=UNSET):
+            self.terminal_id = terminal_id
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5013,6 +6356,12 @@ class ToolCallBackgroundWork(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, tool_call_id, meta=UNSET):
+            self.tool_call_id = tool_call_id
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5040,6 +6389,12 @@ class SubagentBackgroundWork(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, session_id, meta=UNSET):
+            self.session_id = session_id
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class OtherBackgroundWork(_Model):
@@ -5061,6 +6416,12 @@ class OtherBackgroundWork(_Model):
     extra: dict[str, Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, type, extra=_FACTORY):
+            self.type = type
+            self.extra = {} if extra is _FACTORY else extra
+
 
 @dataclass(slots=True, kw_only=True)
 class BackgroundTerminal(_Model):
@@ -5077,6 +6438,12 @@ class BackgroundTerminal(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, terminal_id, meta=UNSET):
+            self.terminal_id = terminal_id
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class BackgroundToolCall(_Model):
@@ -5092,6 +6459,12 @@ class BackgroundToolCall(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, tool_call_id, meta=UNSET):
+            self.tool_call_id = tool_call_id
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5113,6 +6486,12 @@ class BackgroundSubagent(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, session_id, meta=UNSET):
+            self.session_id = session_id
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5137,6 +6516,12 @@ class RunningStateUpdate(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, background=UNSET, meta=UNSET):
+            self.background = background
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5168,6 +6553,13 @@ class Error(_Model):
     [`SessionNotFoundErrorData`] for `-32002` when a session is not found.
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, code, message, data=UNSET):
+            self.code = code
+            self.message = message
+            self.data = data
+
 
 @dataclass(slots=True, kw_only=True)
 class UnsupportedProtocolVersionErrorData(_Model):
@@ -5190,6 +6582,13 @@ class UnsupportedProtocolVersionErrorData(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, requested, supported, meta=UNSET):
+            self.requested = requested
+            self.supported = supported
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class SessionNotFoundErrorData(_Model):
@@ -5210,6 +6609,12 @@ class SessionNotFoundErrorData(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, session_id, meta=UNSET):
+            self.session_id = session_id
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class ErrorStopReason(_Model):
@@ -5221,6 +6626,11 @@ class ErrorStopReason(_Model):
     Optional. Omitted and `null` are equivalent and mean the agent is not reporting failure details.
     Agents SHOULD include it.
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, error=UNSET):
+            self.error = error
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5267,6 +6677,27 @@ class Usage(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self,
+            *,
+            total_tokens,
+            input_tokens,
+            output_tokens,
+            thought_tokens=UNSET,
+            cached_read_tokens=UNSET,
+            cached_write_tokens=UNSET,
+            meta=UNSET,
+        ):
+            self.total_tokens = total_tokens
+            self.input_tokens = input_tokens
+            self.output_tokens = output_tokens
+            self.thought_tokens = thought_tokens
+            self.cached_read_tokens = cached_read_tokens
+            self.cached_write_tokens = cached_write_tokens
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class EndTurnIdleStateUpdate(_Model):
@@ -5308,6 +6739,13 @@ class EndTurnIdleStateUpdate(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, usage=UNSET, background=UNSET, meta=UNSET):
+            self.usage = usage
+            self.background = background
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class MaxTokensIdleStateUpdate(_Model):
@@ -5347,6 +6785,13 @@ class MaxTokensIdleStateUpdate(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, usage=UNSET, background=UNSET, meta=UNSET):
+            self.usage = usage
+            self.background = background
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5389,6 +6834,13 @@ class MaxTurnRequestsIdleStateUpdate(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, usage=UNSET, background=UNSET, meta=UNSET):
+            self.usage = usage
+            self.background = background
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class RefusalIdleStateUpdate(_Model):
@@ -5428,6 +6880,13 @@ class RefusalIdleStateUpdate(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, usage=UNSET, background=UNSET, meta=UNSET):
+            self.usage = usage
+            self.background = background
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5477,6 +6936,13 @@ class CancelledIdleStateUpdate(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, usage=UNSET, background=UNSET, meta=UNSET):
+            self.usage = usage
+            self.background = background
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5529,6 +6995,14 @@ class ErrorIdleStateUpdate(_Model):
     Agents SHOULD include it.
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, usage=UNSET, background=UNSET, meta=UNSET, error=UNSET):
+            self.usage = usage
+            self.background = background
+            self.meta = meta
+            self.error = error
+
 
 @dataclass(slots=True, kw_only=True)
 class OtherIdleStateUpdate(_Model):
@@ -5577,6 +7051,23 @@ class OtherIdleStateUpdate(_Model):
     extra: dict[str, Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self,
+            *,
+            stop_reason,
+            usage=UNSET,
+            background=UNSET,
+            meta=UNSET,
+            extra=_FACTORY,
+        ):
+            self.stop_reason = stop_reason
+            self.usage = usage
+            self.background = background
+            self.meta = meta
+            self.extra = {} if extra is _FACTORY else extra
+
 
 @dataclass(slots=True, kw_only=True)
 class NoneIdleStateUpdate(_Model):
@@ -5617,6 +7108,16 @@ class NoneIdleStateUpdate(_Model):
 
     stop_reason: None | Unset = UNSET
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self, *, usage=UNSET, background=UNSET, meta=UNSET, stop_reason=UNSET
+        ):
+            self.usage = usage
+            self.background = background
+            self.meta = meta
+            self.stop_reason = stop_reason
+
 
 @dataclass(slots=True, kw_only=True)
 class RequiresActionStateUpdate(_Model):
@@ -5648,6 +7149,12 @@ class RequiresActionStateUpdate(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, background=UNSET, meta=UNSET):
+            self.background = background
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5686,6 +7193,12 @@ class UnknownStateUpdate(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, background=UNSET, meta=UNSET):
+            self.background = background
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class SetSessionTitleResponse(_Model):
@@ -5713,6 +7226,12 @@ class SetSessionTitleResponse(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, title, meta=UNSET):
+            self.title = title
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5753,6 +7272,15 @@ class ResumeSessionResponse(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self, *, config_options=UNSET, available_commands=UNSET, meta=UNSET
+        ):
+            self.config_options = config_options
+            self.available_commands = available_commands
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class CloseSessionResponse(_Model):
@@ -5768,6 +7296,11 @@ class CloseSessionResponse(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, meta=UNSET):
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5785,6 +7318,11 @@ class CancelToolCallResponse(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, meta=UNSET):
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class CancelTerminalResponse(_Model):
@@ -5800,6 +7338,11 @@ class CancelTerminalResponse(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, meta=UNSET):
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5819,6 +7362,12 @@ class SetSessionConfigOptionResponse(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, config_options, meta=UNSET):
+            self.config_options = config_options
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5856,6 +7405,12 @@ class PromptResponse(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, message_id, meta=UNSET):
+            self.message_id = message_id
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class AgentNotification(_Model):
@@ -5866,6 +7421,12 @@ class AgentNotification(_Model):
 
     params: Any | Unset = UNSET
     """Method-specific notification parameters."""
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, method, params=UNSET):
+            self.method = method
+            self.params = params
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5893,6 +7454,13 @@ class UpdateSessionNotification(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, session_id, update, meta=UNSET):
+            self.session_id = session_id
+            self.update = update
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5922,6 +7490,13 @@ class UserMessageChunkSessionUpdate(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, message_id, content, meta=UNSET):
+            self.message_id = message_id
+            self.content = content
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5954,6 +7529,13 @@ class UserMessageSessionUpdate(_Model):
     See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/draft/extensibility#metadata-patches)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, message_id, content=UNSET, meta=UNSET):
+            self.message_id = message_id
+            self.content = content
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class AgentMessageChunkSessionUpdate(_Model):
@@ -5982,6 +7564,13 @@ class AgentMessageChunkSessionUpdate(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, message_id, content, meta=UNSET):
+            self.message_id = message_id
+            self.content = content
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -6014,6 +7603,13 @@ class AgentMessageSessionUpdate(_Model):
     See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/draft/extensibility#metadata-patches)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, message_id, content=UNSET, meta=UNSET):
+            self.message_id = message_id
+            self.content = content
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class AgentThoughtChunkSessionUpdate(_Model):
@@ -6042,6 +7638,13 @@ class AgentThoughtChunkSessionUpdate(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, message_id, content, meta=UNSET):
+            self.message_id = message_id
+            self.content = content
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -6074,6 +7677,13 @@ class AgentThoughtSessionUpdate(_Model):
     See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/draft/extensibility#metadata-patches)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, message_id, content=UNSET, meta=UNSET):
+            self.message_id = message_id
+            self.content = content
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class StateUpdateSessionUpdate(_Model):
@@ -6086,6 +7696,11 @@ class StateUpdateSessionUpdate(_Model):
 
     value: StateUpdate
     """The payload, which shares the JSON object with the tag."""
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, value):
+            self.value = value
 
 
 @dataclass(slots=True, kw_only=True)
@@ -6111,6 +7726,13 @@ class ToolCallContentChunkSessionUpdate(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, tool_call_id, content, meta=UNSET):
+            self.tool_call_id = tool_call_id
+            self.content = content
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -6188,6 +7810,35 @@ class ToolCallUpdateSessionUpdate(_Model):
     See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/draft/extensibility#metadata-patches)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self,
+            *,
+            tool_call_id,
+            name=UNSET,
+            title=UNSET,
+            kind=UNSET,
+            status=UNSET,
+            content=UNSET,
+            locations=UNSET,
+            raw_input=UNSET,
+            raw_output=UNSET,
+            capabilities=UNSET,
+            meta=UNSET,
+        ):
+            self.tool_call_id = tool_call_id
+            self.name = name
+            self.title = title
+            self.kind = kind
+            self.status = status
+            self.content = content
+            self.locations = locations
+            self.raw_input = raw_input
+            self.raw_output = raw_output
+            self.capabilities = capabilities
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class TerminalUpdateSessionUpdate(_Model):
@@ -6238,6 +7889,29 @@ class TerminalUpdateSessionUpdate(_Model):
     See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/draft/extensibility#metadata-patches)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self,
+            *,
+            terminal_id,
+            command=UNSET,
+            cwd=UNSET,
+            output=UNSET,
+            exit_status=UNSET,
+            size=UNSET,
+            capabilities=UNSET,
+            meta=UNSET,
+        ):
+            self.terminal_id = terminal_id
+            self.command = command
+            self.cwd = cwd
+            self.output = output
+            self.exit_status = exit_status
+            self.size = size
+            self.capabilities = capabilities
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class TerminalOutputChunkSessionUpdate(_Model):
@@ -6263,6 +7937,13 @@ class TerminalOutputChunkSessionUpdate(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, terminal_id, data, meta=UNSET):
+            self.terminal_id = terminal_id
+            self.data = data
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class PlanUpdateSessionUpdate(_Model):
@@ -6284,6 +7965,12 @@ class PlanUpdateSessionUpdate(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, plan, meta=UNSET):
+            self.plan = plan
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -6310,6 +7997,12 @@ class PlanRemovedSessionUpdate(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, plan_id, meta=UNSET):
+            self.plan_id = plan_id
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class AvailableCommandsUpdateSessionUpdate(_Model):
@@ -6331,6 +8024,12 @@ class AvailableCommandsUpdateSessionUpdate(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, available_commands, meta=UNSET):
+            self.available_commands = available_commands
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class ConfigOptionUpdateSessionUpdate(_Model):
@@ -6351,6 +8050,12 @@ class ConfigOptionUpdateSessionUpdate(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, config_options, meta=UNSET):
+            self.config_options = config_options
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -6378,6 +8083,13 @@ class SessionInfoUpdateSessionUpdate(_Model):
 
     See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/draft/extensibility#metadata-patches)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, title=UNSET, updated_at=UNSET, meta=UNSET):
+            self.title = title
+            self.updated_at = updated_at
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -6408,6 +8120,14 @@ class UsageUpdateSessionUpdate(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, used, size, cost=UNSET, meta=UNSET):
+            self.used = used
+            self.size = size
+            self.cost = cost
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -6442,6 +8162,14 @@ class NoticeSessionUpdate(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, severity, title, description=UNSET, meta=UNSET):
+            self.severity = severity
+            self.title = title
+            self.description = description
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class CompactionUpdateSessionUpdate(_Model):
@@ -6475,6 +8203,17 @@ class CompactionUpdateSessionUpdate(_Model):
     See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/draft/extensibility#metadata-patches)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self, *, compaction_id, status, summary=UNSET, error=UNSET, meta=UNSET
+        ):
+            self.compaction_id = compaction_id
+            self.status = status
+            self.summary = summary
+            self.error = error
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class CompactionSummaryChunkSessionUpdate(_Model):
@@ -6499,6 +8238,13 @@ class CompactionSummaryChunkSessionUpdate(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, compaction_id, content, meta=UNSET):
+            self.compaction_id = compaction_id
+            self.content = content
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -6575,6 +8321,29 @@ class SubagentUpdateSessionUpdate(_Model):
     See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/draft/extensibility#metadata-patches)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self,
+            *,
+            session_id,
+            title=UNSET,
+            description=UNSET,
+            capabilities=UNSET,
+            state=UNSET,
+            cwd=UNSET,
+            additional_directories=UNSET,
+            meta=UNSET,
+        ):
+            self.session_id = session_id
+            self.title = title
+            self.description = description
+            self.capabilities = capabilities
+            self.state = state
+            self.cwd = cwd
+            self.additional_directories = additional_directories
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class SessionMessageSessionUpdate(_Model):
@@ -6637,6 +8406,27 @@ class SessionMessageSessionUpdate(_Model):
     See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/draft/extensibility#metadata-patches)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self,
+            *,
+            message_id,
+            sender_session_id=UNSET,
+            recipient_session_id=UNSET,
+            sender_message_id=UNSET,
+            recipient_message_id=UNSET,
+            content=UNSET,
+            meta=UNSET,
+        ):
+            self.message_id = message_id
+            self.sender_session_id = sender_session_id
+            self.recipient_session_id = recipient_session_id
+            self.sender_message_id = sender_message_id
+            self.recipient_message_id = recipient_message_id
+            self.content = content
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class SessionMessageChunkSessionUpdate(_Model):
@@ -6666,6 +8456,13 @@ class SessionMessageChunkSessionUpdate(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, message_id, content, meta=UNSET):
+            self.message_id = message_id
+            self.content = content
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class OtherSessionUpdate(_Model):
@@ -6687,6 +8484,12 @@ class OtherSessionUpdate(_Model):
 
     extra: dict[str, Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, session_update, extra=_FACTORY):
+            self.session_update = session_update
+            self.extra = {} if extra is _FACTORY else extra
 
 
 @dataclass(slots=True, kw_only=True)
@@ -6711,6 +8514,13 @@ class ContentChunk(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, message_id, content, meta=UNSET):
+            self.message_id = message_id
+            self.content = content
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -6747,6 +8557,13 @@ class UserMessage(_Model):
     See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/draft/extensibility#metadata-patches)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, message_id, content=UNSET, meta=UNSET):
+            self.message_id = message_id
+            self.content = content
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class AgentMessage(_Model):
@@ -6781,6 +8598,13 @@ class AgentMessage(_Model):
 
     See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/draft/extensibility#metadata-patches)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, message_id, content=UNSET, meta=UNSET):
+            self.message_id = message_id
+            self.content = content
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -6817,6 +8641,13 @@ class AgentThought(_Model):
     See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/draft/extensibility#metadata-patches)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, message_id, content=UNSET, meta=UNSET):
+            self.message_id = message_id
+            self.content = content
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class ToolCallContentChunk(_Model):
@@ -6843,6 +8674,13 @@ class ToolCallContentChunk(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, tool_call_id, content, meta=UNSET):
+            self.tool_call_id = tool_call_id
+            self.content = content
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class TerminalOutput(_Model):
@@ -6858,6 +8696,12 @@ class TerminalOutput(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, data, meta=UNSET):
+            self.data = data
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -6889,6 +8733,13 @@ class TerminalExitStatus(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, exit_code=UNSET, signal=UNSET, meta=UNSET):
+            self.exit_code = exit_code
+            self.signal = signal
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class TerminalSize(_Model):
@@ -6907,6 +8758,13 @@ class TerminalSize(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, cols, rows, meta=UNSET):
+            self.cols = cols
+            self.rows = rows
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -6934,6 +8792,12 @@ class TerminalCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, cancel=UNSET, meta=UNSET):
+            self.cancel = cancel
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class TerminalCancelCapabilities(_Model):
@@ -6949,6 +8813,11 @@ class TerminalCancelCapabilities(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, meta=UNSET):
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -7002,6 +8871,29 @@ class TerminalUpdate(_Model):
     See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/draft/extensibility#metadata-patches)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self,
+            *,
+            terminal_id,
+            command=UNSET,
+            cwd=UNSET,
+            output=UNSET,
+            exit_status=UNSET,
+            size=UNSET,
+            capabilities=UNSET,
+            meta=UNSET,
+        ):
+            self.terminal_id = terminal_id
+            self.command = command
+            self.cwd = cwd
+            self.output = output
+            self.exit_status = exit_status
+            self.size = size
+            self.capabilities = capabilities
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class TerminalOutputChunk(_Model):
@@ -7021,6 +8913,13 @@ class TerminalOutputChunk(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, terminal_id, data, meta=UNSET):
+            self.terminal_id = terminal_id
+            self.data = data
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -7050,6 +8949,13 @@ class ItemsPlanUpdateContent(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, plan_id, entries, meta=UNSET):
+            self.plan_id = plan_id
+            self.entries = entries
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class FilePlanUpdateContent(_Model):
@@ -7077,6 +8983,13 @@ class FilePlanUpdateContent(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, plan_id, uri, meta=UNSET):
+            self.plan_id = plan_id
+            self.uri = uri
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -7106,6 +9019,13 @@ class MarkdownPlanUpdateContent(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, plan_id, content, meta=UNSET):
+            self.plan_id = plan_id
+            self.content = content
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class OtherPlanUpdateContent(_Model):
@@ -7131,6 +9051,13 @@ class OtherPlanUpdateContent(_Model):
 
     extra: dict[str, Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, type, plan_id, extra=_FACTORY):
+            self.type = type
+            self.plan_id = plan_id
+            self.extra = {} if extra is _FACTORY else extra
 
 
 @dataclass(slots=True, kw_only=True)
@@ -7161,6 +9088,14 @@ class PlanEntry(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, content, priority, status, meta=UNSET):
+            self.content = content
+            self.priority = priority
+            self.status = status
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class PlanItems(_Model):
@@ -7183,6 +9118,13 @@ class PlanItems(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, plan_id, entries, meta=UNSET):
+            self.plan_id = plan_id
+            self.entries = entries
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -7208,6 +9150,13 @@ class PlanFile(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, plan_id, uri, meta=UNSET):
+            self.plan_id = plan_id
+            self.uri = uri
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class PlanMarkdown(_Model):
@@ -7232,6 +9181,13 @@ class PlanMarkdown(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, plan_id, content, meta=UNSET):
+            self.plan_id = plan_id
+            self.content = content
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class PlanUpdate(_Model):
@@ -7247,6 +9203,12 @@ class PlanUpdate(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, plan, meta=UNSET):
+            self.plan = plan
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -7269,6 +9231,12 @@ class PlanRemoved(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, plan_id, meta=UNSET):
+            self.plan_id = plan_id
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class AvailableCommandsUpdate(_Model):
@@ -7285,6 +9253,12 @@ class AvailableCommandsUpdate(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, available_commands, meta=UNSET):
+            self.available_commands = available_commands
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class ConfigOptionUpdate(_Model):
@@ -7300,6 +9274,12 @@ class ConfigOptionUpdate(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, config_options, meta=UNSET):
+            self.config_options = config_options
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -7331,6 +9311,13 @@ class SessionInfoUpdate(_Model):
     See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/draft/extensibility#metadata-patches)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, title=UNSET, updated_at=UNSET, meta=UNSET):
+            self.title = title
+            self.updated_at = updated_at
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class Cost(_Model):
@@ -7351,6 +9338,13 @@ class Cost(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, amount, currency, meta=UNSET):
+            self.amount = amount
+            self.currency = currency
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -7376,6 +9370,14 @@ class UsageUpdate(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, used, size, cost=UNSET, meta=UNSET):
+            self.used = used
+            self.size = size
+            self.cost = cost
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -7408,6 +9410,14 @@ class Notice(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, severity, title, description=UNSET, meta=UNSET):
+            self.severity = severity
+            self.title = title
+            self.description = description
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -7444,6 +9454,17 @@ class CompactionUpdate(_Model):
     See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/draft/extensibility#metadata-patches)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self, *, compaction_id, status, summary=UNSET, error=UNSET, meta=UNSET
+        ):
+            self.compaction_id = compaction_id
+            self.status = status
+            self.summary = summary
+            self.error = error
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class CompactionSummaryChunk(_Model):
@@ -7465,6 +9486,13 @@ class CompactionSummaryChunk(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, compaction_id, content, meta=UNSET):
+            self.compaction_id = compaction_id
+            self.content = content
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -7493,6 +9521,12 @@ class SubagentSessionCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, cancel=UNSET, meta=UNSET):
+            self.cancel = cancel
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class SessionCancelCapabilities(_Model):
@@ -7512,6 +9546,11 @@ class SessionCancelCapabilities(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, meta=UNSET):
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -7614,6 +9653,29 @@ class SubagentUpdate(_Model):
     See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/draft/extensibility#metadata-patches)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self,
+            *,
+            session_id,
+            title=UNSET,
+            description=UNSET,
+            capabilities=UNSET,
+            state=UNSET,
+            cwd=UNSET,
+            additional_directories=UNSET,
+            meta=UNSET,
+        ):
+            self.session_id = session_id
+            self.title = title
+            self.description = description
+            self.capabilities = capabilities
+            self.state = state
+            self.cwd = cwd
+            self.additional_directories = additional_directories
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class SessionMessage(_Model):
@@ -7671,6 +9733,27 @@ class SessionMessage(_Model):
     See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/draft/extensibility#metadata-patches)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self,
+            *,
+            message_id,
+            sender_session_id=UNSET,
+            recipient_session_id=UNSET,
+            sender_message_id=UNSET,
+            recipient_message_id=UNSET,
+            content=UNSET,
+            meta=UNSET,
+        ):
+            self.message_id = message_id
+            self.sender_session_id = sender_session_id
+            self.recipient_session_id = recipient_session_id
+            self.sender_message_id = sender_message_id
+            self.recipient_message_id = recipient_message_id
+            self.content = content
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class SessionMessageChunk(_Model):
@@ -7699,6 +9782,13 @@ class SessionMessageChunk(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, message_id, content, meta=UNSET):
+            self.message_id = message_id
+            self.content = content
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class CompleteElicitationNotification(_Model):
@@ -7720,6 +9810,12 @@ class CompleteElicitationNotification(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, elicitation_id, meta=UNSET):
+            self.elicitation_id = elicitation_id
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -7761,6 +9857,13 @@ class AuthStatusUpdateNotification(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, state, accounts=UNSET, meta=UNSET):
+            self.state = state
+            self.accounts = accounts
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class ClientRequest(_Model):
@@ -7774,6 +9877,13 @@ class ClientRequest(_Model):
 
     params: Any | Unset = UNSET
     """Method-specific request parameters."""
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, id, method, params=UNSET):
+            self.id = id
+            self.method = method
+            self.params = params
 
 
 @dataclass(slots=True, kw_only=True)
@@ -7806,6 +9916,18 @@ class InitializeRequest(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self, *, protocol_version, info, capabilities=_FACTORY, meta=UNSET
+        ):
+            self.protocol_version = protocol_version
+            self.info = info
+            self.capabilities = (
+                ClientCapabilities() if capabilities is _FACTORY else capabilities
+            )
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -7843,6 +9965,13 @@ class ClientCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, auth=UNSET, elicitation=UNSET, meta=UNSET):
+            self.auth = auth
+            self.elicitation = elicitation
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class ClientAuthCapabilities(_Model):
@@ -7870,6 +9999,12 @@ class ClientAuthCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, terminal=UNSET, meta=UNSET):
+            self.terminal = terminal
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class TerminalAuthCapabilities(_Model):
@@ -7887,6 +10022,11 @@ class TerminalAuthCapabilities(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, meta=UNSET):
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -7915,6 +10055,13 @@ class ElicitationCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, form=UNSET, url=UNSET, meta=UNSET):
+            self.form = form
+            self.url = url
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class ElicitationFormCapabilities(_Model):
@@ -7931,6 +10078,11 @@ class ElicitationFormCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, meta=UNSET):
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class ElicitationUrlCapabilities(_Model):
@@ -7946,6 +10098,11 @@ class ElicitationUrlCapabilities(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, meta=UNSET):
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -7975,6 +10132,12 @@ class LoginAuthRequest(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, method_id, meta=UNSET):
+            self.method_id = method_id
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class ListProvidersRequest(_Model):
@@ -7995,6 +10158,11 @@ class ListProvidersRequest(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, meta=UNSET):
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -8033,6 +10201,17 @@ class SetProviderRequest(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self, *, provider_id, api_type, base_url, headers=UNSET, meta=UNSET
+        ):
+            self.provider_id = provider_id
+            self.api_type = api_type
+            self.base_url = base_url
+            self.headers = headers
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class DisableProviderRequest(_Model):
@@ -8057,6 +10236,12 @@ class DisableProviderRequest(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, provider_id, meta=UNSET):
+            self.provider_id = provider_id
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class LogoutAuthRequest(_Model):
@@ -8079,6 +10264,11 @@ class LogoutAuthRequest(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, meta=UNSET):
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -8105,6 +10295,11 @@ class AuthStatusRequest(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, meta=UNSET):
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -8151,6 +10346,23 @@ class NewSessionRequest(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self,
+            *,
+            cwd,
+            additional_directories=UNSET,
+            mcp_servers=UNSET,
+            system_prompt=UNSET,
+            meta=UNSET,
+        ):
+            self.cwd = cwd
+            self.additional_directories = additional_directories
+            self.mcp_servers = mcp_servers
+            self.system_prompt = system_prompt
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class HttpMcpServer(_Model):
@@ -8181,6 +10393,14 @@ class HttpMcpServer(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, name, url, headers=UNSET, meta=UNSET):
+            self.name = name
+            self.url = url
+            self.headers = headers
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -8217,6 +10437,13 @@ class AcpMcpServer(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, name, server_id, meta=UNSET):
+            self.name = name
+            self.server_id = server_id
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class StdioMcpServer(_Model):
@@ -8251,6 +10478,15 @@ class StdioMcpServer(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, name, command, args=UNSET, env=UNSET, meta=UNSET):
+            self.name = name
+            self.command = command
+            self.args = args
+            self.env = env
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class OtherMcpServer(_Model):
@@ -8274,6 +10510,12 @@ class OtherMcpServer(_Model):
     extra: dict[str, Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, type, extra=_FACTORY):
+            self.type = type
+            self.extra = {} if extra is _FACTORY else extra
+
 
 @dataclass(slots=True, kw_only=True)
 class HttpHeader(_Model):
@@ -8292,6 +10534,13 @@ class HttpHeader(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, name, value, meta=UNSET):
+            self.name = name
+            self.value = value
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -8316,6 +10565,14 @@ class McpServerHttp(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, name, url, headers=UNSET, meta=UNSET):
+            self.name = name
+            self.url = url
+            self.headers = headers
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -8348,6 +10605,13 @@ class McpServerAcp(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, name, server_id, meta=UNSET):
+            self.name = name
+            self.server_id = server_id
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class McpServerStdio(_Model):
@@ -8374,6 +10638,15 @@ class McpServerStdio(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, name, command, args=UNSET, env=UNSET, meta=UNSET):
+            self.name = name
+            self.command = command
+            self.args = args
+            self.env = env
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -8416,6 +10689,13 @@ class SystemPrompt(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, mode, content, meta=UNSET):
+            self.mode = mode
+            self.content = content
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -8460,6 +10740,14 @@ class ListSessionsRequest(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, cwd=UNSET, cursor=UNSET, archived=UNSET, meta=UNSET):
+            self.cwd = cwd
+            self.cursor = cursor
+            self.archived = archived
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class DeleteSessionRequest(_Model):
@@ -8481,6 +10769,12 @@ class DeleteSessionRequest(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, session_id, meta=UNSET):
+            self.session_id = session_id
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -8539,6 +10833,25 @@ class ForkSessionRequest(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self,
+            *,
+            session_id,
+            cwd,
+            additional_directories=UNSET,
+            mcp_servers=UNSET,
+            system_prompt=UNSET,
+            meta=UNSET,
+        ):
+            self.session_id = session_id
+            self.cwd = cwd
+            self.additional_directories = additional_directories
+            self.mcp_servers = mcp_servers
+            self.system_prompt = system_prompt
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class ArchiveSessionRequest(_Model):
@@ -8569,6 +10882,12 @@ class ArchiveSessionRequest(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, session_id, meta=UNSET):
+            self.session_id = session_id
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -8602,6 +10921,12 @@ class UnarchiveSessionRequest(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, session_id, meta=UNSET):
+            self.session_id = session_id
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class SessionStatusRequest(_Model):
@@ -8631,6 +10956,12 @@ class SessionStatusRequest(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, session_id, meta=UNSET):
+            self.session_id = session_id
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -8672,6 +11003,13 @@ class SetSessionTitleRequest(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, session_id, title, meta=UNSET):
+            self.session_id = session_id
+            self.title = title
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -8747,6 +11085,27 @@ class ResumeSessionRequest(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self,
+            *,
+            session_id,
+            cwd,
+            additional_directories=UNSET,
+            mcp_servers=UNSET,
+            replay_from=UNSET,
+            system_prompt=UNSET,
+            meta=UNSET,
+        ):
+            self.session_id = session_id
+            self.cwd = cwd
+            self.additional_directories = additional_directories
+            self.mcp_servers = mcp_servers
+            self.replay_from = replay_from
+            self.system_prompt = system_prompt
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class StartReplayFrom(_Model):
@@ -8764,6 +11123,11 @@ class StartReplayFrom(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, meta=UNSET):
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -8788,6 +11152,12 @@ class OtherReplayFrom(_Model):
     extra: dict[str, Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, type, extra=_FACTORY):
+            self.type = type
+            self.extra = {} if extra is _FACTORY else extra
+
 
 @dataclass(slots=True, kw_only=True)
 class ReplayFromStart(_Model):
@@ -8800,6 +11170,11 @@ class ReplayFromStart(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, meta=UNSET):
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -8840,6 +11215,12 @@ class CloseSessionRequest(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, session_id, meta=UNSET):
+            self.session_id = session_id
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class CancelToolCallRequest(_Model):
@@ -8873,6 +11254,13 @@ class CancelToolCallRequest(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, session_id, tool_call_id, meta=UNSET):
+            self.session_id = session_id
+            self.tool_call_id = tool_call_id
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -8909,6 +11297,13 @@ class CancelTerminalRequest(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, session_id, terminal_id, meta=UNSET):
+            self.session_id = session_id
+            self.terminal_id = terminal_id
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class IdSetSessionConfigOptionRequest(_Model):
@@ -8936,6 +11331,14 @@ class IdSetSessionConfigOptionRequest(_Model):
     value: SessionConfigValueId
     """The value ID."""
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, session_id, config_id, meta=UNSET, value):
+            self.session_id = session_id
+            self.config_id = config_id
+            self.meta = meta
+            self.value = value
+
 
 @dataclass(slots=True, kw_only=True)
 class BooleanSetSessionConfigOptionRequest(_Model):
@@ -8962,6 +11365,14 @@ class BooleanSetSessionConfigOptionRequest(_Model):
 
     value: bool
     """The boolean value."""
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, session_id, config_id, meta=UNSET, value):
+            self.session_id = session_id
+            self.config_id = config_id
+            self.meta = meta
+            self.value = value
 
 
 @dataclass(slots=True, kw_only=True)
@@ -9000,6 +11411,18 @@ class OtherSetSessionConfigOptionRequest(_Model):
 
     extra: dict[str, Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
+
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self, *, type, session_id, config_id, meta=UNSET, value, extra=_FACTORY
+        ):
+            self.type = type
+            self.session_id = session_id
+            self.config_id = config_id
+            self.meta = meta
+            self.value = value
+            self.extra = {} if extra is _FACTORY else extra
 
 
 @dataclass(slots=True, kw_only=True)
@@ -9044,6 +11467,13 @@ class PromptRequest(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, session_id, prompt, meta=UNSET):
+            self.session_id = session_id
+            self.prompt = prompt
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class ResultClientResponse(_Model):
@@ -9057,6 +11487,12 @@ class ResultClientResponse(_Model):
 
     result: Any
     """Method-specific response data."""
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, id, result):
+            self.id = id
+            self.result = result
 
 
 @dataclass(slots=True, kw_only=True)
@@ -9076,6 +11512,12 @@ class ErrorClientResponse(_Model):
     error: Error
     """Method-specific error data."""
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, id, error):
+            self.id = id
+            self.error = error
+
 
 @dataclass(slots=True, kw_only=True)
 class RequestPermissionResponse(_Model):
@@ -9094,6 +11536,12 @@ class RequestPermissionResponse(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, outcome, meta=UNSET):
+            self.outcome = outcome
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -9122,6 +11570,11 @@ class CancelledRequestPermissionOutcome(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, meta=UNSET):
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class SelectedRequestPermissionOutcome(_Model):
@@ -9146,6 +11599,12 @@ class SelectedRequestPermissionOutcome(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, option_id, meta=UNSET):
+            self.option_id = option_id
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class OtherRequestPermissionOutcome(_Model):
@@ -9169,6 +11628,12 @@ class OtherRequestPermissionOutcome(_Model):
     extra: dict[str, Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, outcome, extra=_FACTORY):
+            self.outcome = outcome
+            self.extra = {} if extra is _FACTORY else extra
+
 
 @dataclass(slots=True, kw_only=True)
 class CancelledPermissionOutcome(_Model):
@@ -9181,6 +11646,11 @@ class CancelledPermissionOutcome(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, meta=UNSET):
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -9197,6 +11667,12 @@ class SelectedPermissionOutcome(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, option_id, meta=UNSET):
+            self.option_id = option_id
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -9222,6 +11698,12 @@ class AcceptCreateElicitationResponse(_Model):
     Omitted and `null` are equivalent and mean no content is provided.
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, meta=UNSET, content=UNSET):
+            self.meta = meta
+            self.content = content
+
 
 @dataclass(slots=True, kw_only=True)
 class DeclineCreateElicitationResponse(_Model):
@@ -9240,6 +11722,11 @@ class DeclineCreateElicitationResponse(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, meta=UNSET):
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class CancelCreateElicitationResponse(_Model):
@@ -9257,6 +11744,11 @@ class CancelCreateElicitationResponse(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, meta=UNSET):
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -9288,6 +11780,13 @@ class OtherCreateElicitationResponse(_Model):
     extra: dict[str, Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, action, meta=UNSET, extra=_FACTORY):
+            self.action = action
+            self.meta = meta
+            self.extra = {} if extra is _FACTORY else extra
+
 
 @dataclass(slots=True, kw_only=True)
 class ElicitationAcceptAction(_Model):
@@ -9298,6 +11797,11 @@ class ElicitationAcceptAction(_Model):
 
     Omitted and `null` are equivalent and mean no content is provided.
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, content=UNSET):
+            self.content = content
 
 
 @dataclass(slots=True, kw_only=True)
@@ -9319,6 +11823,12 @@ class ResultMessageMcpResponse(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, result, meta=UNSET):
+            self.result = result
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class ErrorMessageMcpResponse(_Model):
@@ -9338,6 +11848,12 @@ class ErrorMessageMcpResponse(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, error, meta=UNSET):
+            self.error = error
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -9359,6 +11875,13 @@ class McpError(_Model):
     data: Any | Unset = UNSET
     """Optional error data. Explicit null is retained."""
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, code, message, data=UNSET):
+            self.code = code
+            self.message = message
+            self.data = data
+
 
 @dataclass(slots=True, kw_only=True)
 class ClientNotification(_Model):
@@ -9369,6 +11892,12 @@ class ClientNotification(_Model):
 
     params: Any | Unset = UNSET
     """Method-specific notification parameters."""
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, method, params=UNSET):
+            self.method = method
+            self.params = params
 
 
 @dataclass(slots=True, kw_only=True)
@@ -9391,6 +11920,12 @@ class CancelSessionNotification(_Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, session_id, meta=UNSET):
+            self.session_id = session_id
+            self.meta = meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -9425,6 +11960,15 @@ class MessageMcpNotification(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, server_id, request_id, method, params=UNSET, meta=UNSET):
+            self.server_id = server_id
+            self.request_id = request_id
+            self.method = method
+            self.params = params
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class CancelRequestNotification(_Model):
@@ -9449,6 +11993,12 @@ class CancelRequestNotification(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, request_id, meta=UNSET):
+            self.request_id = request_id
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class ProxyRequest(_Model):
@@ -9462,6 +12012,13 @@ class ProxyRequest(_Model):
 
     params: Any | Unset = UNSET
     """Method-specific request parameters."""
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, id, method, params=UNSET):
+            self.id = id
+            self.method = method
+            self.params = params
 
 
 @dataclass(slots=True, kw_only=True)
@@ -9512,6 +12069,13 @@ class ProxySuccessorRequest(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, method, params=UNSET, meta=UNSET):
+            self.method = method
+            self.params = params
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class ResultProxyResponse(_Model):
@@ -9525,6 +12089,12 @@ class ResultProxyResponse(_Model):
 
     result: Any
     """Method-specific response data."""
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, id, result):
+            self.id = id
+            self.result = result
 
 
 @dataclass(slots=True, kw_only=True)
@@ -9544,6 +12114,12 @@ class ErrorProxyResponse(_Model):
     error: Error
     """Method-specific error data."""
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, id, error):
+            self.id = id
+            self.error = error
+
 
 @dataclass(slots=True, kw_only=True)
 class ProxyNotification(_Model):
@@ -9554,6 +12130,12 @@ class ProxyNotification(_Model):
 
     params: Any | Unset = UNSET
     """Method-specific notification parameters."""
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, method, params=UNSET):
+            self.method = method
+            self.params = params
 
 
 @dataclass(slots=True, kw_only=True)
@@ -9597,6 +12179,13 @@ class ProxySuccessorNotification(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, method, params=UNSET, meta=UNSET):
+            self.method = method
+            self.params = params
+            self.meta = meta
+
 
 @dataclass(slots=True, kw_only=True)
 class ToolCallState(_State):
@@ -9638,6 +12227,35 @@ class ToolCallState(_State):
     meta: dict[str, Any] = _field(default_factory=lambda: {})
     """Rule: meta-patch."""
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self,
+            *,
+            tool_call_id,
+            name=None,
+            title=None,
+            kind=ToolKind.OTHER,
+            status=ToolCallStatus.PENDING,
+            content=_FACTORY,
+            locations=_FACTORY,
+            raw_input=None,
+            raw_output=None,
+            capabilities=None,
+            meta=_FACTORY,
+        ):
+            self.tool_call_id = tool_call_id
+            self.name = name
+            self.title = title
+            self.kind = kind
+            self.status = status
+            self.content = [] if content is _FACTORY else content
+            self.locations = [] if locations is _FACTORY else locations
+            self.raw_input = raw_input
+            self.raw_output = raw_output
+            self.capabilities = capabilities
+            self.meta = {} if meta is _FACTORY else meta
+
 
 @dataclass(slots=True, kw_only=True)
 class TerminalState(_State):
@@ -9670,6 +12288,29 @@ class TerminalState(_State):
     meta: dict[str, Any] = _field(default_factory=lambda: {})
     """Rule: meta-patch."""
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self,
+            *,
+            terminal_id,
+            command=None,
+            cwd=None,
+            output=None,
+            exit_status=None,
+            size=None,
+            capabilities=None,
+            meta=_FACTORY,
+        ):
+            self.terminal_id = terminal_id
+            self.command = command
+            self.cwd = cwd
+            self.output = output
+            self.exit_status = exit_status
+            self.size = size
+            self.capabilities = capabilities
+            self.meta = {} if meta is _FACTORY else meta
+
 
 @dataclass(slots=True, kw_only=True)
 class SessionInfoState(_State):
@@ -9686,6 +12327,13 @@ class SessionInfoState(_State):
 
     meta: dict[str, Any] = _field(default_factory=lambda: {})
     """Rule: meta-patch."""
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, title=None, updated_at=None, meta=_FACTORY):
+            self.title = title
+            self.updated_at = updated_at
+            self.meta = {} if meta is _FACTORY else meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -9704,6 +12352,13 @@ class UserMessageState(_State):
     meta: dict[str, Any] = _field(default_factory=lambda: {})
     """Rule: meta-patch."""
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, message_id, content=_FACTORY, meta=_FACTORY):
+            self.message_id = message_id
+            self.content = [] if content is _FACTORY else content
+            self.meta = {} if meta is _FACTORY else meta
+
 
 @dataclass(slots=True, kw_only=True)
 class AgentMessageState(_State):
@@ -9720,6 +12375,13 @@ class AgentMessageState(_State):
 
     meta: dict[str, Any] = _field(default_factory=lambda: {})
     """Rule: meta-patch."""
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, message_id, content=_FACTORY, meta=_FACTORY):
+            self.message_id = message_id
+            self.content = [] if content is _FACTORY else content
+            self.meta = {} if meta is _FACTORY else meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -9738,6 +12400,13 @@ class AgentThoughtState(_State):
     meta: dict[str, Any] = _field(default_factory=lambda: {})
     """Rule: meta-patch."""
 
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, message_id, content=_FACTORY, meta=_FACTORY):
+            self.message_id = message_id
+            self.content = [] if content is _FACTORY else content
+            self.meta = {} if meta is _FACTORY else meta
+
 
 @dataclass(slots=True, kw_only=True)
 class UsageState(_State):
@@ -9754,6 +12423,13 @@ class UsageState(_State):
 
     cost: Cost | None = None
     """Rule: null-clears."""
+
+    if not TYPE_CHECKING:
+
+        def __init__(self, *, used=0, size=0, cost=None):
+            self.used = used
+            self.size = size
+            self.cost = cost
 
 
 @dataclass(slots=True, kw_only=True)
@@ -9777,6 +12453,23 @@ class CompactionState(_State):
 
     meta: dict[str, Any] = _field(default_factory=lambda: {})
     """Rule: meta-patch."""
+
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self,
+            *,
+            compaction_id,
+            status=CompactionStatus.IN_PROGRESS,
+            summary=_FACTORY,
+            error=None,
+            meta=_FACTORY,
+        ):
+            self.compaction_id = compaction_id
+            self.status = status
+            self.summary = [] if summary is _FACTORY else summary
+            self.error = error
+            self.meta = {} if meta is _FACTORY else meta
 
 
 @dataclass(slots=True, kw_only=True)
@@ -9810,6 +12503,29 @@ class SubagentState(_State):
     meta: dict[str, Any] = _field(default_factory=lambda: {})
     """Rule: meta-patch."""
 
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self,
+            *,
+            session_id,
+            title=None,
+            description=None,
+            capabilities=None,
+            state=None,
+            cwd=None,
+            additional_directories=None,
+            meta=_FACTORY,
+        ):
+            self.session_id = session_id
+            self.title = title
+            self.description = description
+            self.capabilities = capabilities
+            self.state = state
+            self.cwd = cwd
+            self.additional_directories = additional_directories
+            self.meta = {} if meta is _FACTORY else meta
+
 
 @dataclass(slots=True, kw_only=True)
 class SessionMessageState(_State):
@@ -9838,6 +12554,27 @@ class SessionMessageState(_State):
 
     meta: dict[str, Any] = _field(default_factory=lambda: {})
     """Rule: meta-patch."""
+
+    if not TYPE_CHECKING:
+
+        def __init__(
+            self,
+            *,
+            message_id,
+            sender_session_id=None,
+            recipient_session_id=None,
+            sender_message_id=None,
+            recipient_message_id=None,
+            content=_FACTORY,
+            meta=_FACTORY,
+        ):
+            self.message_id = message_id
+            self.sender_session_id = sender_session_id
+            self.recipient_session_id = recipient_session_id
+            self.sender_message_id = sender_message_id
+            self.recipient_message_id = recipient_message_id
+            self.content = [] if content is _FACTORY else content
+            self.meta = {} if meta is _FACTORY else meta
 
 
 # Type aliases, each after the names it uses.
