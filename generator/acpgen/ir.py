@@ -14,6 +14,7 @@ Two families:
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, Union
 
@@ -304,11 +305,17 @@ class _Named:
     """What every definition has: its ``$defs`` name and where it is."""
 
     name: str
+    class_name: str
 
     @property
     def pointer(self) -> str:
         """The JSON pointer of the definition (RFC 6901 escapes applied)."""
         return "/$defs/" + self.name.replace("~", "~0").replace("/", "~1")
+
+    @property
+    def annotation(self) -> str:
+        """The Python annotation of a value of this definition (its class)."""
+        return self.class_name
 
 
 @dataclass(frozen=True)
@@ -376,6 +383,16 @@ class EnumDef(_Named):
     class_name: str = ""
 
     kind: ClassVar[Literal["enum"]] = "enum"
+
+    @property
+    def annotation(self) -> str:
+        """The class, or for an open enum the class or a plain value."""
+        return f"{self.class_name} | {self.value_kind}" if self.open else self.class_name
+
+    @property
+    def expected_message(self) -> str:
+        """The error for a value that is not a member of a closed enum."""
+        return "expected one of " + ", ".join(json.dumps(m.value) for m in self.members)
 
 
 TAGGED = "tagged"
@@ -456,6 +473,40 @@ class UnionDef(_Named):
     @property
     def untagged(self) -> Variant | None:
         return next((v for v in self.variants if v.role in (UNTAGGED, NULL_TAG)), None)
+
+    @property
+    def fallback(self) -> Variant | None:
+        """The variant for an object whose tag is absent or that the tagged
+        variants refuse (an :data:`UNTAGGED` one, not a :data:`NULL_TAG` one)."""
+        return next((v for v in self.variants if v.role == UNTAGGED), None)
+
+    @property
+    def null_tag_variant(self) -> Variant | None:
+        """The variant for a tag that is ``null`` or absent."""
+        return next((v for v in self.variants if v.role == NULL_TAG), None)
+
+    @property
+    def unknown_tag_message(self) -> str:
+        """The error for a tag string no variant has."""
+        return "expected one of " + ", ".join(json.dumps(v.tag) for v in self.tagged)
+
+    @property
+    def no_match_message(self) -> str:
+        """The error for an object of an untagged union with the required
+        keys of no variant."""
+        return "expected an object with the members of " + self._members_text
+
+    @property
+    def ambiguous_message(self) -> str:
+        """The error for an object of an exclusive untagged union with the
+        required keys of more than one variant."""
+        return "expected an object with the members of exactly one of " + self._members_text
+
+    @property
+    def _members_text(self) -> str:
+        titles = " or ".join(v.title for v in self.variants)
+        keys = "; ".join(", ".join(v.required_keys) for v in self.variants)
+        return f"{titles} ({keys})"
 
 
 Definition = Union[ObjectDef, AliasDef, EnumDef, UnionDef]

@@ -1,0 +1,51 @@
+"""The IR's derived text: what templates print without composing it."""
+
+from __future__ import annotations
+
+from acpgen import ir
+
+
+def _enum(open_: bool, kind: str = "str", values=("a", "b")) -> ir.EnumDef:
+    members = tuple(ir.EnumMember(value=v) for v in values)
+    return ir.EnumDef("E", members, open_, kind, class_name="Colour")
+
+
+def test_enum_annotation_admits_plain_values_only_when_open():
+    assert _enum(False).annotation == "Colour"
+    assert _enum(True).annotation == "Colour | str"
+    assert _enum(True, "int", (1, 2)).annotation == "Colour | int"
+
+
+def test_enum_expected_message_lists_members_as_json():
+    assert _enum(False).expected_message == 'expected one of "a", "b"'
+    assert _enum(False, "int", (1, 20)).expected_message == "expected one of 1, 20"
+
+
+def test_object_and_union_annotation_is_the_class():
+    obj = ir.ObjectDef("O", (), class_name="Thing")
+    assert obj.annotation == "Thing"
+
+
+def _variant(role: str, tag: str | None = None, title: str = "", keys=()) -> ir.Variant:
+    return ir.Variant(role, tag, (), title=title, required_keys=tuple(keys), class_name=title or str(tag))
+
+
+def test_union_fallback_is_the_untagged_variant_not_the_null_tag_one():
+    tagged = (_variant(ir.TAGGED, "x"), _variant(ir.TAGGED, "y"))
+    with_untagged = ir.UnionDef("U", "type", (*tagged, _variant(ir.UNTAGGED, title="Plain")))
+    assert with_untagged.fallback is with_untagged.variants[2]
+    assert with_untagged.null_tag_variant is None
+    with_null = ir.UnionDef("U", "type", (*tagged, _variant(ir.NULL_TAG, title="Nothing")))
+    assert with_null.fallback is None
+    assert with_null.null_tag_variant is with_null.variants[2]
+    assert with_null.unknown_tag_message == 'expected one of "x", "y"'
+
+
+def test_untagged_union_messages_name_variants_and_their_keys():
+    union = ir.UnionDef(
+        "U",
+        None,
+        (_variant(ir.UNTAGGED, title="A", keys=("a", "b")), _variant(ir.UNTAGGED, title="C", keys=("c",))),
+    )
+    assert union.no_match_message == "expected an object with the members of A or C (a, b; c)"
+    assert union.ambiguous_message == "expected an object with the members of exactly one of A or C (a, b; c)"
