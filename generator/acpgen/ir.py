@@ -167,6 +167,21 @@ class KeyedT:
     """What the members have in common (``scope`` for ``...Scope``): the
     attribute name of the flattened field."""
 
+    @property
+    def no_match_message(self) -> str:
+        """The error for an object with the required keys of no member."""
+        return "expected the members of " + self._members_text
+
+    @property
+    def ambiguous_message(self) -> str:
+        """The error for an ``exclusive`` field whose object has the
+        required keys of more than one member."""
+        return "expected the members of exactly one of " + self._members_text
+
+    @property
+    def _members_text(self) -> str:
+        return " or ".join(self.refs) + " (" + "; ".join(", ".join(k) for k in self.keys) + ")"
+
 
 @dataclass(frozen=True)
 class RawT:
@@ -473,6 +488,14 @@ class UnionDef(_Named):
     @property
     def untagged(self) -> Variant | None:
         return next((v for v in self.variants if v.role in (UNTAGGED, NULL_TAG)), None)
+
+    @property
+    def catch_all_known_keys(self) -> tuple[str, ...]:
+        """The wire keys the catch-all variant reads (the tag and its
+        declared fields): every other key goes to its ``extra``."""
+        if self.catch_all is None or self.tag is None:
+            return ()
+        return (self.tag, *self.catch_all.declared_keys)
 
     @property
     def fallback(self) -> Variant | None:

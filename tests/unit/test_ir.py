@@ -49,3 +49,17 @@ def test_untagged_union_messages_name_variants_and_their_keys():
     )
     assert union.no_match_message == "expected an object with the members of A or C (a, b; c)"
     assert union.ambiguous_message == "expected an object with the members of exactly one of A or C (a, b; c)"
+
+
+def test_catch_all_known_keys_are_the_tag_and_its_declared_fields():
+    field = ir.Field(wire_name="_meta", type=ir.AnyT(), required=False, name="meta")
+    catch_all = ir.Variant(ir.CATCH_ALL, None, (field,), class_name="Other")
+    union = ir.UnionDef("U", "type", (_variant(ir.TAGGED, "x"), catch_all))
+    assert union.catch_all_known_keys == ("type", "_meta")
+    assert ir.UnionDef("U", "type", (_variant(ir.TAGGED, "x"),)).catch_all_known_keys == ()
+
+
+def test_keyed_field_messages_name_members_and_their_keys():
+    keyed = ir.KeyedT(refs=("Url", "Form"), keys=(("url",), ("a", "b")), exclusive=True)
+    assert keyed.no_match_message == "expected the members of Url or Form (url; a, b)"
+    assert keyed.ambiguous_message == "expected the members of exactly one of Url or Form (url; a, b)"
