@@ -556,6 +556,53 @@ class PatchField:
     """Every class an apply function takes (``accepts`` and ``creates``) has
     this attribute, so the function reads it directly."""
 
+    @property
+    def is_key(self) -> bool:
+        """The field names the entity: taken from the first update, then
+        checked, never changed."""
+        return self.rule == "key"
+
+    @property
+    def state_copy(self) -> str:
+        """``list`` or ``dict`` when the stored value is a container the new
+        state copies (so that states share none), else empty."""
+        t = self.type.inner if isinstance(self.type, NullableT) else self.type
+        return _copy_of(t)
+
+    @property
+    def null_value(self) -> "Value | None":
+        """What a null in the update stores; None when null keeps the stored
+        value (``replace``)."""
+        if self.rule == "null-clears":
+            return JsonValue(None)
+        if self.rule == "null-resets":
+            return self.initial
+        if self.rule == "collection":
+            return JsonValue({} if isinstance(self.type, MapT) else [])
+        if self.rule == "meta-patch":
+            return JsonValue({})
+        return None
+
+    @property
+    def value_copy(self) -> str:
+        """``list`` or ``dict`` when a value in the update is stored as a
+        copy, else empty (stored as it is, or merged)."""
+        if self.rule in ("replace", "collection"):
+            return _copy_of(self.type)
+        if self.rule == "null-clears" and isinstance(self.type, NullableT):
+            return "list" if isinstance(self.type.inner, ListT) else ""
+        return ""
+
+    @property
+    def merges(self) -> bool:
+        """A value in the update is merged into the stored one key by key
+        (``merge_meta``) rather than replacing it."""
+        return self.rule == "meta-patch"
+
+
+def _copy_of(t: TypeExpr) -> str:
+    return "list" if isinstance(t, ListT) else "dict" if isinstance(t, MapT) else ""
+
 
 @dataclass(frozen=True)
 class Upsert:
@@ -571,6 +618,11 @@ class Upsert:
     creates: tuple[str, ...] = ()
     """Classes of full snapshots that replace the state outright."""
     sentence: str = ""
+
+    @property
+    def updated(self) -> tuple[PatchField, ...]:
+        """The fields an update may change (all but the keys)."""
+        return tuple(f for f in self.fields if not f.is_key)
 
     @property
     def keys(self) -> tuple[PatchField, ...]:

@@ -63,3 +63,34 @@ def test_keyed_field_messages_name_members_and_their_keys():
     keyed = ir.KeyedT(refs=("Url", "Form"), keys=(("url",), ("a", "b")), exclusive=True)
     assert keyed.no_match_message == "expected the members of Url or Form (url; a, b)"
     assert keyed.ambiguous_message == "expected the members of exactly one of Url or Form (url; a, b)"
+
+
+def _patch(rule: str, t: ir.TypeExpr, initial=None) -> ir.PatchField:
+    return ir.PatchField(wire_name="x", name="x", rule=rule, type=t, initial=initial)
+
+
+def test_patch_rules_say_what_null_and_a_value_store():
+    strings = ir.ListT(ir.StrT())
+    replace = _patch("replace", strings)
+    assert replace.null_value is None and replace.value_copy == "list" and not replace.merges
+    clears = _patch("null-clears", ir.NullableT(strings))
+    assert clears.null_value == ir.JsonValue(None) and clears.value_copy == "list"
+    assert _patch("null-clears", ir.NullableT(ir.MapT(ir.AnyT()))).value_copy == ""
+    initial = ir.EnumValue(class_name="Status", member="PENDING")
+    resets = _patch("null-resets", ir.RefT("Status"), initial)
+    assert resets.null_value is initial and resets.value_copy == ""
+    assert _patch("collection", ir.MapT(ir.AnyT())).null_value == ir.JsonValue({})
+    assert _patch("collection", strings).null_value == ir.JsonValue([])
+    assert _patch("collection", strings).value_copy == "list"
+    meta = _patch("meta-patch", ir.MapT(ir.AnyT()))
+    assert meta.merges and meta.null_value == ir.JsonValue({})
+
+
+def test_patch_fields_copy_stored_containers_and_keys_are_not_updated():
+    assert _patch("replace", ir.NullableT(ir.MapT(ir.AnyT()))).state_copy == "dict"
+    assert _patch("replace", ir.ListT(ir.StrT())).state_copy == "list"
+    assert _patch("replace", ir.StrT()).state_copy == ""
+    key = _patch("key", ir.StrT())
+    other = _patch("replace", ir.StrT())
+    upsert = ir.Upsert("U", "UState", "apply_u", (key, other), ("U",))
+    assert key.is_key and upsert.keys == (key,) and upsert.updated == (other,)
