@@ -620,6 +620,14 @@ class Upsert:
     sentence: str = ""
 
     @property
+    def doc(self) -> str:
+        """The docstring of the apply function."""
+        return (
+            f"Fold a {self.update} into the stored state (None for an entity not seen before).\n\n"
+            + self.sentence
+        )
+
+    @property
     def updated(self) -> tuple[PatchField, ...]:
         """The fields an update may change (all but the keys)."""
         return tuple(f for f in self.fields if not f.is_key)
@@ -647,6 +655,14 @@ class Chunk:
     """(state field, chunk field) pairs that must match."""
     payload_class: str = ""
     """For ``base64``: the class of the payload object holding ``data``."""
+
+    @property
+    def doc(self) -> str:
+        """The docstring of the append function."""
+        return (
+            f"Append a streamed {self.chunk} to the {self.field} of a {self.target.state_class}"
+            " (None for an entity not seen before)."
+        )
 
 
 @dataclass(frozen=True)
@@ -707,6 +723,12 @@ class SessionAction:
     """Tags that must have started the entity (checked by ``acpgen validate``)."""
     reason: str = ""
 
+    @property
+    def doc(self) -> str:
+        """The docstring of the fold function: the tag, what it does, why."""
+        text = f"{self.tag or 'Any other kind'}: {self.action} {self.field.name}."
+        return text + ("\n\n" + self.reason if self.reason else "")
+
 
 @dataclass(frozen=True)
 class SessionRules:
@@ -755,6 +777,16 @@ class Call:
     result_class: str = ""
     summary: str = ""
     """The first paragraph of the params type's description."""
+
+    @property
+    def send_doc(self) -> str:
+        """The docstring of the connection's method that sends it."""
+        return f"Send ``{self.method}`` (a {self.kind})."
+
+    @property
+    def handler_doc(self) -> str:
+        """The docstring of the handler interface's method."""
+        return f"``{self.method}`` {self.kind}" + (f": {self.summary}" if self.summary else "")
 
 
 @dataclass(frozen=True)

@@ -94,3 +94,19 @@ def test_patch_fields_copy_stored_containers_and_keys_are_not_updated():
     other = _patch("replace", ir.StrT())
     upsert = ir.Upsert("U", "UState", "apply_u", (key, other), ("U",))
     assert key.is_key and upsert.keys == (key,) and upsert.updated == (other,)
+
+
+def test_docstrings_are_assembled_in_the_ir():
+    upsert = ir.Upsert("ToolCallUpdate", "ToolCallState", "apply_tool_call_update", (), (), sentence="Fields merge.")
+    assert upsert.doc.startswith("Fold a ToolCallUpdate into the stored state")
+    assert upsert.doc.endswith("\n\nFields merge.")
+    chunk = ir.Chunk("Chunk", "append_chunk", ("Chunk",), upsert, "content", "content", "item")
+    assert "Chunk" in chunk.doc and "content of a ToolCallState" in chunk.doc
+    call = ir.Call("session/prompt", "request", "agent", "PromptRequest", "PromptRequest", "prompt")
+    assert call.send_doc == "Send ``session/prompt`` (a request)."
+    assert call.handler_doc == "``session/prompt`` request"
+    assert ir.Call(**{**call.__dict__, "summary": "Sends a prompt."}).handler_doc.endswith("request: Sends a prompt.")
+    field = ir.SessionField("plan", "plan", "value")
+    action = ir.SessionAction(None, "Other", "fold_other", "set", field, reason="Kept.")
+    assert action.doc == "Any other kind: set plan.\n\nKept."
+    assert ir.SessionAction("plan", "Plan", "fold_plan", "set", field).doc == "plan: set plan."
