@@ -622,10 +622,7 @@ class Upsert:
     @property
     def doc(self) -> str:
         """The docstring of the apply function."""
-        return (
-            f"Fold a {self.update} into the stored state (None for an entity not seen before).\n\n"
-            + self.sentence
-        )
+        return f"Fold a {self.update} into the stored state (None for an entity not seen before).\n\n" + self.sentence
 
     @property
     def updated(self) -> tuple[PatchField, ...]:
