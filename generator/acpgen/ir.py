@@ -828,6 +828,27 @@ class Package:
     """The ``$defs`` without their annotations: what strict mode validates
     against, and what :class:`RawT` pointers point into."""
 
+    @property
+    def applies(self) -> bool:
+        """The patch module has apply functions (upserts or chunks)."""
+        return bool(self.upserts or self.chunks)
+
+    @property
+    def appends_base64(self) -> bool:
+        """Some chunk appends base64 data (the patch module decodes and
+        re-encodes it)."""
+        return any(c.append == "base64" for c in self.chunks)
+
+    @property
+    def doc(self) -> str:
+        """The package's docstring: where it comes from and its contract."""
+        source = self.schema_path + (f" ({self.schema_title})" if self.schema_title else "")
+        return (
+            f"Typed Agent Client Protocol models and wire codec, generated from {source}.\n\n"
+            "The contract: decode(name, data, *, strict=False), encode(value), ValidationError"
+            " and UNSET. Every $defs name of the schema is an attribute of this package."
+        )
+
     def calls(self, side: str) -> tuple[Call, ...]:
         """Every request and notification handled by ``side``, in method order."""
         return tuple(c for m in self.methods for c in m.calls if c.side == side)

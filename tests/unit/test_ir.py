@@ -110,3 +110,16 @@ def test_docstrings_are_assembled_in_the_ir():
     action = ir.SessionAction(None, "Other", "fold_other", "set", field, reason="Kept.")
     assert action.doc == "Any other kind: set plan.\n\nKept."
     assert ir.SessionAction("plan", "Plan", "fold_plan", "set", field).doc == "plan: set plan."
+
+
+def test_package_says_which_patch_helpers_it_needs_and_its_docstring():
+    package = ir.Package("acp", "schema/v1/schema.json", "0" * 64, "ACP", ())
+    assert not package.applies and not package.appends_base64
+    assert "generated from schema/v1/schema.json (ACP)." in package.doc
+    assert "generated from schema/v1/schema.json." in ir.Package("acp", "schema/v1/schema.json", "", "", ()).doc
+    upsert = ir.Upsert("U", "UState", "apply_u", (), ())
+    item = ir.Chunk("C", "append_c", ("C",), upsert, "items", "item", "item")
+    data = ir.Chunk("D", "append_d", ("D",), upsert, "data", "data", "base64")
+    assert ir.Package("acp", "s", "", "", (), chunks=(item,)).applies
+    assert not ir.Package("acp", "s", "", "", (), chunks=(item,)).appends_base64
+    assert ir.Package("acp", "s", "", "", (), chunks=(item, data)).appends_base64
