@@ -625,6 +625,12 @@ class Upsert:
         return f"Fold a {self.update} into the stored state (None for an entity not seen before).\n\n" + self.sentence
 
     @property
+    def takes(self) -> tuple[str, ...]:
+        """The classes the apply function takes: ``accepts`` then
+        ``creates``, each once."""
+        return tuple(dict.fromkeys(self.accepts + self.creates))
+
+    @property
     def updated(self) -> tuple[PatchField, ...]:
         """The fields an update may change (all but the keys)."""
         return tuple(f for f in self.fields if not f.is_key)
@@ -827,6 +833,11 @@ class Package:
     validation_defs: Any = None
     """The ``$defs`` without their annotations: what strict mode validates
     against, and what :class:`RawT` pointers point into."""
+
+    @property
+    def capability_classes(self) -> tuple[str, ...]:
+        """The capability classes ``supports`` takes, each once, in order."""
+        return tuple(dict.fromkeys(c.class_name for c in self.capabilities))
 
     @property
     def applies(self) -> bool:

@@ -123,3 +123,14 @@ def test_package_says_which_patch_helpers_it_needs_and_its_docstring():
     assert ir.Package("acp", "s", "", "", (), chunks=(item,)).applies
     assert not ir.Package("acp", "s", "", "", (), chunks=(item,)).appends_base64
     assert ir.Package("acp", "s", "", "", (), chunks=(item, data)).appends_base64
+
+
+def test_classes_an_apply_function_and_supports_take_are_listed_once():
+    upsert = ir.Upsert("U", "UState", "apply_u", (), ("U", "Variant"), creates=("Full", "U"))
+    assert upsert.takes == ("U", "Variant", "Full")
+    caps = (
+        ir.Capability("AgentCaps", "a", "a", "flag"),
+        ir.Capability("ClientCaps", "b", "b", "flag"),
+        ir.Capability("AgentCaps", "c", "c", "flag"),
+    )
+    assert ir.Package("acp", "s", "", "", (), capabilities=caps).capability_classes == ("AgentCaps", "ClientCaps")
