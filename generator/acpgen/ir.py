@@ -14,6 +14,7 @@ Two families:
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, Union
 
@@ -166,6 +167,21 @@ class KeyedT:
     """What the members have in common (``scope`` for ``...Scope``): the
     attribute name of the flattened field."""
 
+    @property
+    def no_match_message(self) -> str:
+        """The error for an object with the required keys of no member."""
+        return "expected the members of " + self._members_text
+
+    @property
+    def ambiguous_message(self) -> str:
+        """The error for an ``exclusive`` field whose object has the
+        required keys of more than one member."""
+        return "expected the members of exactly one of " + self._members_text
+
+    @property
+    def _members_text(self) -> str:
+        return " or ".join(self.refs) + " (" + "; ".join(", ".join(k) for k in self.keys) + ")"
+
 
 @dataclass(frozen=True)
 class RawT:
@@ -304,11 +320,17 @@ class _Named:
     """What every definition has: its ``$defs`` name and where it is."""
 
     name: str
+    class_name: str
 
     @property
     def pointer(self) -> str:
         """The JSON pointer of the definition (RFC 6901 escapes applied)."""
         return "/$defs/" + self.name.replace("~", "~0").replace("/", "~1")
+
+    @property
+    def annotation(self) -> str:
+        """The Python annotation of a value of this definition (its class)."""
+        return self.class_name
 
 
 @dataclass(frozen=True)
@@ -376,6 +398,16 @@ class EnumDef(_Named):
     class_name: str = ""
 
     kind: ClassVar[Literal["enum"]] = "enum"
+
+    @property
+    def annotation(self) -> str:
+        """The class, or for an open enum the class or a plain value."""
+        return f"{self.class_name} | {self.value_kind}" if self.open else self.class_name
+
+    @property
+    def expected_message(self) -> str:
+        """The error for a value that is not a member of a closed enum."""
+        return "expected one of " + ", ".join(json.dumps(m.value) for m in self.members)
 
 
 TAGGED = "tagged"
@@ -457,6 +489,48 @@ class UnionDef(_Named):
     def untagged(self) -> Variant | None:
         return next((v for v in self.variants if v.role in (UNTAGGED, NULL_TAG)), None)
 
+    @property
+    def catch_all_known_keys(self) -> tuple[str, ...]:
+        """The wire keys the catch-all variant reads (the tag and its
+        declared fields): every other key goes to its ``extra``."""
+        if self.catch_all is None or self.tag is None:
+            return ()
+        return (self.tag, *self.catch_all.declared_keys)
+
+    @property
+    def fallback(self) -> Variant | None:
+        """The variant for an object whose tag is absent or that the tagged
+        variants refuse (an :data:`UNTAGGED` one, not a :data:`NULL_TAG` one)."""
+        return next((v for v in self.variants if v.role == UNTAGGED), None)
+
+    @property
+    def null_tag_variant(self) -> Variant | None:
+        """The variant for a tag that is ``null`` or absent."""
+        return next((v for v in self.variants if v.role == NULL_TAG), None)
+
+    @property
+    def unknown_tag_message(self) -> str:
+        """The error for a tag string no variant has."""
+        return "expected one of " + ", ".join(json.dumps(v.tag) for v in self.tagged)
+
+    @property
+    def no_match_message(self) -> str:
+        """The error for an object of an untagged union with the required
+        keys of no variant."""
+        return "expected an object with the members of " + self._members_text
+
+    @property
+    def ambiguous_message(self) -> str:
+        """The error for an object of an exclusive untagged union with the
+        required keys of more than one variant."""
+        return "expected an object with the members of exactly one of " + self._members_text
+
+    @property
+    def _members_text(self) -> str:
+        titles = " or ".join(v.title for v in self.variants)
+        keys = "; ".join(", ".join(v.required_keys) for v in self.variants)
+        return f"{titles} ({keys})"
+
 
 Definition = Union[ObjectDef, AliasDef, EnumDef, UnionDef]
 
@@ -482,6 +556,53 @@ class PatchField:
     """Every class an apply function takes (``accepts`` and ``creates``) has
     this attribute, so the function reads it directly."""
 
+    @property
+    def is_key(self) -> bool:
+        """The field names the entity: taken from the first update, then
+        checked, never changed."""
+        return self.rule == "key"
+
+    @property
+    def state_copy(self) -> str:
+        """``list`` or ``dict`` when the stored value is a container the new
+        state copies (so that states share none), else empty."""
+        t = self.type.inner if isinstance(self.type, NullableT) else self.type
+        return _copy_of(t)
+
+    @property
+    def null_value(self) -> "Value | None":
+        """What a null in the update stores; None when null keeps the stored
+        value (``replace``)."""
+        if self.rule == "null-clears":
+            return JsonValue(None)
+        if self.rule == "null-resets":
+            return self.initial
+        if self.rule == "collection":
+            return JsonValue({} if isinstance(self.type, MapT) else [])
+        if self.rule == "meta-patch":
+            return JsonValue({})
+        return None
+
+    @property
+    def value_copy(self) -> str:
+        """``list`` or ``dict`` when a value in the update is stored as a
+        copy, else empty (stored as it is, or merged)."""
+        if self.rule in ("replace", "collection"):
+            return _copy_of(self.type)
+        if self.rule == "null-clears" and isinstance(self.type, NullableT):
+            return "list" if isinstance(self.type.inner, ListT) else ""
+        return ""
+
+    @property
+    def merges(self) -> bool:
+        """A value in the update is merged into the stored one key by key
+        (``merge_meta``) rather than replacing it."""
+        return self.rule == "meta-patch"
+
+
+def _copy_of(t: TypeExpr) -> str:
+    return "list" if isinstance(t, ListT) else "dict" if isinstance(t, MapT) else ""
+
 
 @dataclass(frozen=True)
 class Upsert:
@@ -497,6 +618,22 @@ class Upsert:
     creates: tuple[str, ...] = ()
     """Classes of full snapshots that replace the state outright."""
     sentence: str = ""
+
+    @property
+    def doc(self) -> str:
+        """The docstring of the apply function."""
+        return f"Fold a {self.update} into the stored state (None for an entity not seen before).\n\n" + self.sentence
+
+    @property
+    def takes(self) -> tuple[str, ...]:
+        """The classes the apply function takes: ``accepts`` then
+        ``creates``, each once."""
+        return tuple(dict.fromkeys(self.accepts + self.creates))
+
+    @property
+    def updated(self) -> tuple[PatchField, ...]:
+        """The fields an update may change (all but the keys)."""
+        return tuple(f for f in self.fields if not f.is_key)
 
     @property
     def keys(self) -> tuple[PatchField, ...]:
@@ -521,6 +658,14 @@ class Chunk:
     """(state field, chunk field) pairs that must match."""
     payload_class: str = ""
     """For ``base64``: the class of the payload object holding ``data``."""
+
+    @property
+    def doc(self) -> str:
+        """The docstring of the append function."""
+        return (
+            f"Append a streamed {self.chunk} to the {self.field} of a {self.target.state_class}"
+            " (None for an entity not seen before)."
+        )
 
 
 @dataclass(frozen=True)
@@ -581,6 +726,12 @@ class SessionAction:
     """Tags that must have started the entity (checked by ``acpgen validate``)."""
     reason: str = ""
 
+    @property
+    def doc(self) -> str:
+        """The docstring of the fold function: the tag, what it does, why."""
+        text = f"{self.tag or 'Any other kind'}: {self.action} {self.field.name}."
+        return text + ("\n\n" + self.reason if self.reason else "")
+
 
 @dataclass(frozen=True)
 class SessionRules:
@@ -630,6 +781,16 @@ class Call:
     summary: str = ""
     """The first paragraph of the params type's description."""
 
+    @property
+    def send_doc(self) -> str:
+        """The docstring of the connection's method that sends it."""
+        return f"Send ``{self.method}`` (a {self.kind})."
+
+    @property
+    def handler_doc(self) -> str:
+        """The docstring of the handler interface's method."""
+        return f"``{self.method}`` {self.kind}" + (f": {self.summary}" if self.summary else "")
+
 
 @dataclass(frozen=True)
 class RpcMethod:
@@ -672,6 +833,32 @@ class Package:
     validation_defs: Any = None
     """The ``$defs`` without their annotations: what strict mode validates
     against, and what :class:`RawT` pointers point into."""
+
+    @property
+    def capability_classes(self) -> tuple[str, ...]:
+        """The capability classes ``supports`` takes, each once, in order."""
+        return tuple(dict.fromkeys(c.class_name for c in self.capabilities))
+
+    @property
+    def applies(self) -> bool:
+        """The patch module has apply functions (upserts or chunks)."""
+        return bool(self.upserts or self.chunks)
+
+    @property
+    def appends_base64(self) -> bool:
+        """Some chunk appends base64 data (the patch module decodes and
+        re-encodes it)."""
+        return any(c.append == "base64" for c in self.chunks)
+
+    @property
+    def doc(self) -> str:
+        """The package's docstring: where it comes from and its contract."""
+        source = self.schema_path + (f" ({self.schema_title})" if self.schema_title else "")
+        return (
+            f"Typed Agent Client Protocol models and wire codec, generated from {source}.\n\n"
+            "The contract: decode(name, data, *, strict=False), encode(value), ValidationError"
+            " and UNSET. Every $defs name of the schema is an attribute of this package."
+        )
 
     def calls(self, side: str) -> tuple[Call, ...]:
         """Every request and notification handled by ``side``, in method order."""

@@ -289,8 +289,5 @@ class _Annotations:
         if t.kind == "keyed":
             return " | ".join(self.defs[name].class_name for name in t.refs)
         if t.kind == "ref":
-            definition = self.defs[t.name]
-            if isinstance(definition, ir.EnumDef) and definition.open:
-                return f"{definition.class_name} | {definition.value_kind}"
-            return definition.class_name
+            return self.defs[t.name].annotation
         raise ValueError(t.kind)
