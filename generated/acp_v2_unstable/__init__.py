@@ -7,11 +7,35 @@ The contract: decode(name, data, *, strict=False), encode(value), ValidationErro
 
 from ._runtime import UNSET, Unset, ValidationError
 from .codec import decode, decode_class, encode
-from .connection import *  # noqa: F401,F403
 from .models import *  # noqa: F401,F403
 from .patch import *  # noqa: F401,F403
 from .session import *  # noqa: F401,F403
 from .protocol import *  # noqa: F401,F403
+
+import typing as _typing
+
+if _typing.TYPE_CHECKING:
+    from .connection import *  # noqa: F401,F403
+else:
+
+    def __getattr__(name: str) -> object:
+        """The connection classes are imported on first use: they load
+        asyncio, which would double the time this package takes to import."""
+        if name in _CONNECTION_NAMES:
+            from . import connection
+
+            return getattr(connection, name)
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+    _CONNECTION_NAMES = frozenset(
+        [
+            "AgentSideConnection",
+            "ClientSideConnection",
+            "Connection",
+            "run_agent_stdio",
+            "spawn_agent",
+        ]
+    )
 
 GENERATOR_VERSION = "0.1.0"
 SCHEMA_FILE = "schema/v2/schema.unstable.json"

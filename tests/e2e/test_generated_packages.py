@@ -40,6 +40,25 @@ def test_imports_under_python_dash_S_and_has_every_def(name):
 
 
 @pytest.mark.parametrize("name", sorted(SCHEMAS))
+def test_the_connection_and_asyncio_load_on_first_use(name):
+    """Importing a package does not load asyncio; the connection names are
+    there all the same, star imports included, and a missing name is still an
+    AttributeError."""
+    code = (
+        "import sys\n"
+        f"import {name} as p\n"
+        "assert 'asyncio' not in sys.modules and p.__name__ + '.connection' not in sys.modules\n"
+        "assert p.AgentSideConnection.__module__ == p.__name__ + '.connection'\n"
+        "assert 'asyncio' in sys.modules\n"
+        f"from {name} import *\n"
+        "assert spawn_agent is p.connection.spawn_agent\n"
+        "try:\n    p.NoSuchName\nexcept AttributeError:\n    print('ok')\n"
+    )
+    out = subprocess.run([sys.executable, "-S", "-c", code], cwd=GENERATED, capture_output=True, text=True)
+    assert out.stdout.strip() == "ok", out.stderr
+
+
+@pytest.mark.parametrize("name", sorted(SCHEMAS))
 def test_no_class_name_ends_in_a_collision_number(name):
     package = load_generated(name)
     models = sys.modules[f"{name}.models"]
