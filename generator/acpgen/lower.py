@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, TypeGuard
 
 from . import ir
 from .errors import AcpgenError, pointer
@@ -64,6 +65,13 @@ INTEGER_FORMATS = {
     "uint64": (0, 2**64 - 1),
     "uint": (0, 2**64 - 1),
 }
+
+
+def format_range(format_name: Any) -> tuple[int | None, int | None]:
+    """The range of an integer ``format``; (None, None) when it has none."""
+    if isinstance(format_name, str) and format_name in INTEGER_FORMATS:
+        return INTEGER_FORMATS[format_name]
+    return None, None
 
 SCALAR_KIND = {"string": "str", "integer": "int", "number": "num", "boolean": "bool"}
 
@@ -108,7 +116,7 @@ def strip_annotations(node: Any, parts: tuple = (), file: str = "") -> Any:
     accepts.
     """
     if isinstance(node, dict):
-        out = {}
+        out: dict[str, Any] = {}
         for key, value in node.items():
             if key in ANNOTATIONS or key.startswith("x-"):
                 continue
@@ -227,10 +235,13 @@ class _Lowerer:
         options = node[combinators[0]]
         if not isinstance(options, list) or len(options) < 2:
             return None
-        members, keys = [], []
+        members: list[str] = []
+        keys: list[tuple[str, ...]] = []
         for option in options:
             ref = _ref_name(option)
-            target = self.schema.defs.get(ref) if ref else None
+            if not ref:
+                return None
+            target = self.schema.defs.get(ref)
             if target is None or not self._plain_object(target):
                 return None
             members.append(ref)
@@ -331,7 +342,7 @@ class _Lowerer:
             return None
         open_min = open_max = None
         if catch_all is not None and catch_all["type"] == "integer":
-            open_min, open_max = INTEGER_FORMATS.get(catch_all.get("format"), (None, None))
+            open_min, open_max = format_range(catch_all.get("format"))
         return ir.EnumDef(
             name=name,
             members=tuple(members),
@@ -429,7 +440,9 @@ class _Lowerer:
                 )
                 continue
             ref = _ref_name(option)
-            target = self.schema.defs.get(ref) if ref else None
+            if not ref:
+                return None
+            target = self.schema.defs.get(ref)
             if not self._flat_object(target):
                 return None
             required = tuple(target.get("required", ()))
@@ -571,7 +584,7 @@ class _Lowerer:
             )
         return None
 
-    def _flat_object(self, node: Any) -> bool:
+    def _flat_object(self, node: Any) -> TypeGuard[dict[str, Any]]:
         """Whether a definition is an object whose fields can be carried by a
         union variant: plain, or with a flattened union of scopes."""
         if self._plain_object(node):
@@ -601,7 +614,7 @@ class _Lowerer:
         return isinstance(loose.get("required", []), list) and self._flat_object(loose)
 
     @staticmethod
-    def _plain_object(node: Any) -> bool:
+    def _plain_object(node: Any) -> TypeGuard[dict[str, Any]]:
         """An object whose typed decoder checks all the schema says: its
         properties, which of them are required, unknown keys allowed."""
         if not isinstance(node, dict) or node.get("type") != "object":
@@ -673,8 +686,9 @@ class _Lowerer:
             # checked against the schema, for the caller to decode by method.
             return ir.RawT(pointer(node_parts))
         kinds = [_json_kinds(member, self.schema) for member in members]
-        if all(k is not None for k in kinds):
-            flat = [kind for k in kinds for kind in k]
+        known_kinds = [k for k in kinds if k is not None]
+        if len(known_kinds) == len(kinds):
+            flat = [kind for k in known_kinds for kind in k]
             overlap = len(flat) != len(set(flat))
             if combinator == "oneOf" and {"integer", "number"} <= set(flat):
                 overlap = True
@@ -694,7 +708,7 @@ class _Lowerer:
             if not keys <= {"type", "minimum", "maximum"}:
                 return raw
             fmt = node.get("format")
-            fmt_min, fmt_max = INTEGER_FORMATS.get(fmt, (None, None))
+            fmt_min, fmt_max = format_range(fmt)
             minimum, maximum = node.get("minimum"), node.get("maximum")
             if not all(v is None or type(v) is int for v in (minimum, maximum)):
                 return raw
@@ -733,7 +747,7 @@ class _Lowerer:
         return raw
 
 
-def member_keys_ordered(defs: dict, names: list[str]) -> list[str]:
+def member_keys_ordered(defs: Mapping[str, Any], names: list[str]) -> list[str]:
     return [key for name in names for key in defs[name].get("properties", {})]
 
 

@@ -32,6 +32,7 @@ import subprocess
 import tarfile
 import tempfile
 import zlib
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
@@ -97,7 +98,7 @@ class Plan:
 # ---------------------------------------------------------------- reading a source
 
 
-def read_source(path: str | Path, *, as_name: str | None = None, known: list[str] = ()) -> Release:
+def read_source(path: str | Path, *, as_name: str | None = None, known: Sequence[str] = ()) -> Release:
     """A release from a tarball, a package directory or one schema file."""
     source = Path(path)
     if source.is_dir():
@@ -246,12 +247,14 @@ def _release(files: dict[str, bytes], origin: str) -> Release:
             schemas[name] = data
     if not schemas:
         raise AcpgenError(f"the package has no {SCHEMA_DIR}/*.json files", file=origin)
+    package_name = meta.get("name")
+    license_id = meta.get("license")
     return Release(
         origin=origin,
         schemas=dict(sorted(schemas.items())),
-        name=meta.get("name") if isinstance(meta.get("name"), str) else "",
+        name=package_name if isinstance(package_name, str) else "",
         version=meta["version"],
-        license_id=meta.get("license") if isinstance(meta.get("license"), str) else "",
+        license_id=license_id if isinstance(license_id, str) else "",
         license=files.get(LICENSE_FILE),
     )
 
@@ -267,7 +270,7 @@ def _check_name(name: str, origin: str) -> None:
         raise AcpgenError(f"unusable schema file name {name!r}", file=origin)
 
 
-def read_single(path: Path, as_name: str | None, known: list[str]) -> Release:
+def read_single(path: Path, as_name: str | None, known: Sequence[str]) -> Release:
     """One schema file, replacing ``as_name`` (or the known name it matches)."""
     name = as_name or infer_name(path, known)
     name = PurePosixPath(name.replace("\\", "/")).as_posix()
@@ -283,7 +286,7 @@ def read_single(path: Path, as_name: str | None, known: list[str]) -> Release:
     return Release(origin=str(path), schemas={name: data}, single=True)
 
 
-def infer_name(path: Path, known: list[str]) -> str:
+def infer_name(path: Path, known: Sequence[str]) -> str:
     """The vendored schema a file replaces, from its path: the known name
     its path ends with, or whose file name is the same, when only one is."""
     posix = path.resolve().as_posix()
@@ -469,9 +472,9 @@ def apply(
         with tempfile.TemporaryDirectory(prefix="acpgen-update-") as scratch:
             stage_root = Path(scratch)
             for relative, data in plan_.contents.items():
-                target = stage_root / SCHEMA_DIR / relative
-                target.parent.mkdir(parents=True, exist_ok=True)
-                target.write_bytes(data)
+                staged = stage_root / SCHEMA_DIR / relative
+                staged.parent.mkdir(parents=True, exist_ok=True)
+                staged.write_bytes(data)
             for target in config.targets:
                 if _under_schema(target.schema) is None:
                     _copy_outside(root, stage_root, target.schema)

@@ -215,7 +215,7 @@ class _Builder:
             if value_type.kind not in ("list", "map"):
                 raise self.error(f"{update}.{f.wire_name}: a collection rule needs an array or map field")
             state_type = value_type
-            empty = [] if value_type.kind == "list" else {}
+            empty: list[object] | dict[str, object] = [] if value_type.kind == "list" else {}
             initial = self.values.value(value_type, spec.get("initial", empty), where)
         elif rule == "meta-patch":
             state_type = ir.MapT(ir.AnyT())
@@ -242,6 +242,8 @@ class _Builder:
 
     def chunk(self, entry: dict, upserts: dict) -> ir.Chunk | None:
         name = entry.get("chunk")
+        if not isinstance(name, str):
+            raise self.error(f"a chunk needs a 'chunk' type name: {entry!r}")
         append = entry.get("append")
         if append not in APPENDS:
             raise self.error(f"chunk {name}: unknown append {append!r} (known: {', '.join(APPENDS)})")
@@ -249,6 +251,8 @@ class _Builder:
         if definition is None:
             self.warn(f"{name} is not in this schema")
             return None
+        if not isinstance(definition, ir.ObjectDef):
+            raise self.error(f"chunk {name} is not an object type")
         target = upserts.get(entry.get("target"))
         if target is None:
             self.warn(f"chunk {name}: its target {entry.get('target')} is not an upsert of this schema")

@@ -44,7 +44,7 @@ def _decodes(case: dict) -> bool:
 def targets(model: Model) -> list[Target]:
     out: list[Target] = []
     for name, node in model.defs.items():
-        out.append(Target("def", name, "", lambda c, n=name: c["def"] == n and c.get("valid") is True))
+        out.append(Target("def", name, "", _valid_case(name)))
         shape = model.shape(name)
         out.extend(_union_targets(model, name, shape))
         if shape.kind == "enum":
@@ -54,7 +54,7 @@ def targets(model: Model) -> list[Target]:
                         "enum",
                         name,
                         repr(value),
-                        lambda c, n=name, v=value: c["def"] == n and _decodes(c) and _same(c["input"], v),
+                        _enum_value_case(name, value),
                     )
                 )
             if shape.open:
@@ -63,10 +63,7 @@ def targets(model: Model) -> list[Target]:
                         "enum",
                         name,
                         "(another value)",
-                        lambda c, n=name, s=shape: c["def"] == n
-                        and _decodes(c)
-                        and type(c["input"]) is (str if s.value_kind == "str" else int)
-                        and c["input"] not in s.values,
+                        _other_enum_value_case(name, shape),
                     )
                 )
         out.extend(_lenient_targets(model, name, node))
@@ -77,14 +74,50 @@ def _same(a: Any, b: Any) -> bool:
     return type(a) is type(b) and json_equal(a, b)
 
 
+# Each test is built by a function of its own so that it closes over that
+# call's values (not the loop variables of the caller).
+
+
+def _valid_case(name: str) -> Callable[[dict], bool]:
+    return lambda c: c["def"] == name and c.get("valid") is True
+
+
+def _enum_value_case(name: str, value: Any) -> Callable[[dict], bool]:
+    return lambda c: c["def"] == name and _decodes(c) and _same(c["input"], value)
+
+
+def _other_enum_value_case(name: str, shape: Any) -> Callable[[dict], bool]:
+    return lambda c: (
+        c["def"] == name
+        and _decodes(c)
+        and type(c["input"]) is (str if shape.value_kind == "str" else int)
+        and c["input"] not in shape.values
+    )
+
+
+def _tag_is(tag: str, tag_value: Any) -> Callable[[dict], bool]:
+    return lambda value: value.get(tag) == tag_value
+
+
+def _variant_case(name: str, test: Callable[[dict], bool]) -> Callable[[dict], bool]:
+    return lambda c: c["def"] == name and _decodes(c) and isinstance(c["input"], dict) and test(c["input"])
+
+
+def _keyed_case(name: str, required: tuple) -> Callable[[dict], bool]:
+    return lambda c: (
+        c["def"] == name and _decodes(c) and isinstance(c["input"], dict) and all(k in c["input"] for k in required)
+    )
+
+
 def _union_targets(model: Model, name: str, shape) -> list[Target]:
     out = []
     if shape.kind == "tagged":
         tag = shape.tag
         known = {v.tag for v in shape.variants if v.role == "tagged"}
         for variant in shape.variants:
+            test: Callable[[dict], bool]
             if variant.role == "tagged":
-                label, test = f"{tag}={variant.tag!r}", (lambda value, t=variant.tag: value.get(tag) == t)
+                label, test = f"{tag}={variant.tag!r}", _tag_is(tag, variant.tag)
             elif variant.role == "catch_all":
                 label, test = "catch-all", (
                     lambda value: isinstance(value.get(tag), str) and value[tag] not in known
@@ -98,10 +131,7 @@ def _union_targets(model: Model, name: str, shape) -> list[Target]:
                     "variant",
                     name,
                     label,
-                    lambda c, n=name, t=test: c["def"] == n
-                    and _decodes(c)
-                    and isinstance(c["input"], dict)
-                    and t(c["input"]),
+                    _variant_case(name, test),
                 )
             )
     elif shape.kind == "keyed":
@@ -112,10 +142,7 @@ def _union_targets(model: Model, name: str, shape) -> list[Target]:
                     "variant",
                     name,
                     label,
-                    lambda c, n=name, r=required: c["def"] == n
-                    and _decodes(c)
-                    and isinstance(c["input"], dict)
-                    and all(k in c["input"] for k in r),
+                    _keyed_case(name, required),
                 )
             )
     elif shape.kind in ("first_match", "scalar_union", "nullable"):
@@ -255,7 +282,9 @@ def evaluate(model: Model, cases: list[dict]) -> list[Target]:
     all_targets = targets(model)
     by_def: dict[str, list[dict]] = {}
     for case in cases:
-        by_def.setdefault(case.get("def"), []).append(case)
+        definition = case.get("def")
+        if isinstance(definition, str):
+            by_def.setdefault(definition, []).append(case)
     for target in all_targets:
         for case in by_def.get(target.definition, ()):
             try:

@@ -464,7 +464,8 @@ class DefFixtures:
         # Mutations: every site of the first instances at depth <= 1, and a
         # sample of deeper ones.
         seen_paths: set = set()
-        shallow, deep = [], []
+        shallow: list[tuple[Any, Site]] = []
+        deep: list[tuple[Any, Site]] = []
         for label, value, sites in bases:
             for site in sites:
                 key = (format_path(site.path), site.kind, site.tag_value if site.tag else None)
@@ -505,7 +506,8 @@ class DefFixtures:
                 if isinstance(option, dict) and "const" not in option and option.get("type") == "string":
                     out.append("custom_value")  # an open enum's other value
                 if isinstance(option, dict) and "const" not in option and option.get("type") == "integer":
-                    fmt = INTEGER_FORMATS.get(option.get("format"))
+                    format_name = option.get("format")
+                    fmt = INTEGER_FORMATS.get(format_name) if isinstance(format_name, str) else None
                     out.extend([-1, fmt[1], fmt[1] + 1] if fmt else [-1])
             out.extend([None, 3.5 if json_kind(out[0]) == "integer" else 3])
         return out
@@ -571,8 +573,8 @@ class DefFixtures:
             for bound in (high, fmt[1] if fmt else None):
                 if bound is not None:
                     bounds.add(bound + 1)
-            for bad in sorted(bounds):
-                self.add(f"integer {bad} out of range at {where}", replace(value, path, bad))
+            for outside in sorted(bounds):
+                self.add(f"integer {outside} out of range at {where}", replace(value, path, outside))
             self.add(f"true for an integer at {where}", replace(value, path, True))
             if isinstance(current, int) and not isinstance(current, bool):
                 self.add(f"whole float for an integer at {where}", replace(value, path, float(current)))

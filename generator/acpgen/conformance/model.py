@@ -25,7 +25,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeGuard
 
 from jsonschema import Draft202012Validator
 
@@ -72,6 +72,13 @@ INTEGER_FORMATS = {
     "uint64": (0, 2**64 - 1),
     "uint": (0, 2**64 - 1),
 }
+
+
+def format_range(format_name: Any) -> tuple[int | None, int | None]:
+    """The range of an integer ``format``; (None, None) when it has none."""
+    if isinstance(format_name, str) and format_name in INTEGER_FORMATS:
+        return INTEGER_FORMATS[format_name]
+    return None, None
 
 MISSING: Any = object()
 
@@ -398,7 +405,7 @@ class Model:
             return None
         low = high = None
         if catch_all is not None and catch_all["type"] == "integer":
-            low, high = INTEGER_FORMATS.get(catch_all.get("format"), (None, None))
+            low, high = format_range(catch_all.get("format"))
         return Shape(
             "enum",
             node=node,
@@ -508,7 +515,7 @@ class Model:
         member requires a key no other member requires. The first member
         whose required keys are all present and that decodes wins; from a
         ``oneOf``, exactly one member must decode (README)."""
-        members = []
+        members: list[tuple[str | int, tuple[Any, ...], Shape | None]] = []
         for index, option in enumerate(options):
             ref = ref_name(option)
             if ref is not None:
@@ -528,19 +535,19 @@ class Model:
                 members.append((index, tuple(option.get("required", ())), shape))
             else:
                 return None
-        for ref, required, _ in members:
-            others = {key for r, req, _ in members if r != ref for key in req}
+        for member_id, required, _ in members:
+            others = {key for r, req, _ in members if r != member_id for key in req}
             if len(members) > 1 and not set(required) - others:
                 return None
         return Shape("keyed", node=node, members=members, exclusive=exclusive)
 
     @staticmethod
-    def _plain(node: Any) -> bool:
+    def _plain(node: Any) -> TypeGuard[dict[str, Any]]:
         if not isinstance(node, dict) or node.get("type") != "object":
             return False
         return keys(node) <= {"type", "properties", "required", "additionalProperties"}
 
-    def _flat(self, node: Any) -> bool:
+    def _flat(self, node: Any) -> TypeGuard[dict[str, Any]]:
         """A plain object, or one with a flattened scope union."""
         if self._plain(node):
             return True
@@ -631,7 +638,7 @@ class Model:
             low, high = node.get("minimum"), node.get("maximum")
             if not all(v is None or type(v) is int for v in (low, high)):
                 return raw
-            fmin, fmax = INTEGER_FORMATS.get(node.get("format"), (None, None))
+            fmin, fmax = format_range(node.get("format"))
             return Shape(
                 "int",
                 minimum=low,
@@ -756,7 +763,7 @@ class Model:
             raise Reject(path, best.message, exact=False)
         if kind == "scalar_union":
             actual = json_kind(value)
-            by_kind = {}
+            by_kind: dict[str, Any] = {}
             for member in shape.members:
                 by_kind.setdefault(
                     {
