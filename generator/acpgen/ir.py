@@ -405,6 +405,16 @@ class EnumDef(_Named):
         return f"{self.class_name} | {self.value_kind}" if self.open else self.class_name
 
     @property
+    def doc(self) -> str:
+        """The class docstring: the schema's description, and for an open
+        enum what happens to other values."""
+        if not self.open:
+            return self.description
+        kind = "string" if self.value_kind == "str" else "integer"
+        text = f"{self.description}\n\nOpen: any other {kind} is accepted and kept as a plain {self.value_kind}."
+        return text + (f"\n\n{self.open_description}" if self.open_description else "")
+
+    @property
     def expected_message(self) -> str:
         """The error for a value that is not a member of a closed enum."""
         return "expected one of " + ", ".join(json.dumps(m.value) for m in self.members)
@@ -557,6 +567,11 @@ class PatchField:
     this attribute, so the function reads it directly."""
 
     @property
+    def doc(self) -> str:
+        """The field's docstring: its rule, and the sentence it comes from."""
+        return f"Rule: {self.rule}." + (f" {self.sentence}" if self.sentence else "")
+
+    @property
     def is_key(self) -> bool:
         """The field names the entity: taken from the first update, then
         checked, never changed."""
@@ -618,6 +633,14 @@ class Upsert:
     creates: tuple[str, ...] = ()
     """Classes of full snapshots that replace the state outright."""
     sentence: str = ""
+
+    @property
+    def state_doc(self) -> str:
+        """The docstring of the state class."""
+        return (
+            f"The stored state of {self.update} upserts: every field concrete, never UNSET. "
+            "`apply` folds updates into it; `encode` gives the full snapshot.\n\n" + self.sentence
+        )
 
     @property
     def doc(self) -> str:
@@ -859,6 +882,22 @@ class Package:
             "The contract: decode(name, data, *, strict=False), encode(value), ValidationError"
             " and UNSET. Every $defs name of the schema is an attribute of this package."
         )
+
+    def variant_doc(self, union: UnionDef, variant: Variant) -> str:
+        """A variant class's docstring: its description (or that of the
+        definition it refers to) and what makes it the variant."""
+        text = variant.description
+        if not text and variant.ref:
+            text = next((d.description for d in self.definitions if d.name == variant.ref), "")
+        text += f"\n\nA variant of {union.class_name}"
+        if variant.role == "tagged":
+            return text + f" (`{union.tag}` is {variant.tag!r})."
+        if variant.role == "catch_all":
+            return (
+                text + f" for any other `{union.tag}`: the members it does not declare are kept in `extra`,"
+                " so it encodes back unchanged."
+            )
+        return text + "."
 
     def calls(self, side: str) -> tuple[Call, ...]:
         """Every request and notification handled by ``side``, in method order."""

@@ -134,3 +134,40 @@ def test_classes_an_apply_function_and_supports_take_are_listed_once():
         ir.Capability("AgentCaps", "c", "c", "flag"),
     )
     assert ir.Package("acp", "s", "", "", (), capabilities=caps).capability_classes == ("AgentCaps", "ClientCaps")
+
+
+def test_enum_doc_says_what_an_open_enum_keeps():
+    closed = ir.EnumDef("E", (), False, "str", description="Colours.", class_name="Colour")
+    assert closed.doc == "Colours."
+    opened = ir.EnumDef("E", (), True, "int", description="Codes.", open_description="Other codes.", class_name="Code")
+    assert opened.doc == "Codes.\n\nOpen: any other integer is accepted and kept as a plain int.\n\nOther codes."
+
+
+def test_variant_doc_says_what_selects_the_variant():
+    referenced = ir.ObjectDef("Text", (), description="Plain text.", class_name="Text")
+    tagged = ir.Variant(ir.TAGGED, "text", (), ref="Text", class_name="TextBlock")
+    catch_all = ir.Variant(ir.CATCH_ALL, None, (), description="Anything else.", class_name="OtherBlock")
+    plain = ir.Variant(ir.UNTAGGED, None, (), description="Bare.", class_name="Bare")
+    union = ir.UnionDef("Block", "type", (tagged, catch_all, plain), class_name="Block")
+    package = ir.Package("p", "s.json", "", "", (referenced, union))
+    assert package.variant_doc(union, tagged) == "Plain text.\n\nA variant of Block (`type` is 'text')."
+    assert package.variant_doc(union, catch_all).startswith(
+        "Anything else.\n\nA variant of Block for any other `type`:"
+    )
+    assert package.variant_doc(union, plain) == "Bare.\n\nA variant of Block."
+
+
+def test_state_and_patch_field_docs_carry_the_rule_and_its_sentence():
+    field = ir.PatchField("title", "title", "null-clears", ir.StrT(), sentence="Null clears it.")
+    assert field.doc == "Rule: null-clears. Null clears it."
+    assert ir.PatchField("id", "id", "key", ir.StrT()).doc == "Rule: key."
+    upsert = ir.Upsert(
+        "ToolCallUpdate",
+        "ToolCallState",
+        "apply_tool_call_update",
+        (field,),
+        ("ToolCallUpdate",),
+        sentence="Only changed fields.",
+    )
+    assert upsert.state_doc.startswith("The stored state of ToolCallUpdate upserts:")
+    assert upsert.state_doc.endswith("\n\nOnly changed fields.")
