@@ -258,6 +258,22 @@ Value = Union[JsonValue, EnumValue, ObjectValue, ListValue]
 
 
 @dataclass(frozen=True)
+class InitParam:
+    """One keyword parameter of a generated class's ``__init__``."""
+
+    name: str
+    default: "Value | None" = None
+    """The default value; None with ``unset`` false: the parameter is required."""
+    unset: bool = False
+    """The default is ``UNSET`` (an optional field without a schema default)."""
+
+    @property
+    def factory(self) -> bool:
+        """The default is a list or dict: built afresh for each instance."""
+        return self.default is not None and self.default.mutable
+
+
+@dataclass(frozen=True)
 class Field:
     wire_name: str
     type: TypeExpr
@@ -284,6 +300,14 @@ class Field:
     @property
     def has_default(self) -> bool:
         return self.default is not NO_DEFAULT
+
+    @property
+    def init_param(self) -> InitParam:
+        if self.required:
+            return InitParam(self.name)
+        if self.default_value is not None:
+            return InitParam(self.name, self.default_value)
+        return InitParam(self.name, unset=True)
 
     @property
     def on_error(self) -> str:
@@ -353,6 +377,11 @@ class ObjectDef(_Named):
         for f in self.fields:
             out.extend(f.type.wire_names if isinstance(f.type, KeyedT) else (f.wire_name,))
         return tuple(out)
+
+    @property
+    def init_params(self) -> tuple[InitParam, ...]:
+        """The ``__init__`` parameters, in field order."""
+        return tuple(f.init_param for f in self.fields)
 
     kind: ClassVar[Literal["object"]] = "object"
 
@@ -498,6 +527,20 @@ class UnionDef(_Named):
     @property
     def untagged(self) -> Variant | None:
         return next((v for v in self.variants if v.role in (UNTAGGED, NULL_TAG)), None)
+
+    def init_params(self, variant: Variant) -> tuple[InitParam, ...]:
+        """The ``__init__`` parameters of a variant class: a catch-all's tag
+        first, a wrapped payload's ``value``, the fields, and a catch-all's
+        ``extra``."""
+        params: list[InitParam] = []
+        if variant.role == CATCH_ALL:
+            params.append(InitParam(self.tag_name))
+        if variant.wraps:
+            params.append(InitParam("value"))
+        params.extend(f.init_param for f in variant.fields)
+        if variant.role == CATCH_ALL:
+            params.append(InitParam("extra", JsonValue({})))
+        return tuple(params)
 
     @property
     def catch_all_known_keys(self) -> tuple[str, ...]:
@@ -661,6 +704,12 @@ class Upsert:
     @property
     def keys(self) -> tuple[PatchField, ...]:
         return tuple(f for f in self.fields if f.rule == "key")
+
+    @property
+    def init_params(self) -> tuple[InitParam, ...]:
+        """The state class's ``__init__`` parameters: keys required, every
+        other field with its initial value."""
+        return tuple(InitParam(f.name) if f.rule == "key" else InitParam(f.name, f.initial) for f in self.fields)
 
 
 @dataclass(frozen=True)

@@ -171,3 +171,19 @@ def test_state_and_patch_field_docs_carry_the_rule_and_its_sentence():
     )
     assert upsert.state_doc.startswith("The stored state of ToolCallUpdate upserts:")
     assert upsert.state_doc.endswith("\n\nOnly changed fields.")
+
+
+def test_init_params_say_which_are_required_unset_or_built_per_instance():
+    required = ir.Field("toolCallId", ir.StrT(), True, name="tool_call_id")
+    optional = ir.Field("title", ir.StrT(), False, name="title")
+    listed = ir.Field("content", ir.ListT(), False, default_value=ir.JsonValue([]), name="content")
+    params = ir.ObjectDef("O", (required, optional, listed)).init_params
+    assert [(p.name, p.default, p.unset, p.factory) for p in params] == [
+        ("tool_call_id", None, False, False),
+        ("title", None, True, False),
+        ("content", ir.JsonValue([]), False, True),
+    ]
+    catch_all = ir.Variant(ir.CATCH_ALL, None, (optional,), class_name="Other")
+    union = ir.UnionDef("U", "type", (catch_all,), tag_name="type")
+    assert [p.name for p in union.init_params(catch_all)] == ["type", "title", "extra"]
+    assert union.init_params(catch_all)[-1].factory
