@@ -178,7 +178,12 @@ class Connection(Generic[H]):
         self._answering: dict[_Id, asyncio.Task[None]] = {}
         self._write_lock = asyncio.Lock()
         self._loop_task: asyncio.Task[None] | None = None
+        self.grace = 5.0
+        """Seconds the handlers still running when the peer closes its side
+        get to finish and answer before they are cancelled."""
         self._closed = False
+        self._ending = False
+        """True once nothing more is read: no answer can come any more."""
         self._closed_here = False
         self.handler = make_handler(self)
 
@@ -236,22 +241,35 @@ class Connection(Generic[H]):
             )
 
     async def _shut_down(self, reason: ConnectionError, drain: bool = False) -> None:
-        """Fail what waits for the peer, cancel the request handlers, let the
-        queued notifications be handled (``drain``) or drop them, close."""
+        """Fail what waits for the peer's answers, then close. With ``drain``
+        (the peer closed its side, as a client piping requests in does), the
+        requests already read are still answered and the queued notifications
+        handled first, for at most :attr:`grace` seconds; otherwise (or when
+        :meth:`close` comes meanwhile) the handlers are cancelled and the
+        queue dropped."""
         if self._closed:
             return
-        self._closed = True
+        gentle = drain and not self._ending
+        self._ending = True
         for _, future in self._pending.values():
             if not future.done():
                 future.set_exception(reason)
         self._pending.clear()
-        for task in list(self._answering.values()):
-            task.cancel()
-        worker = self._worker
         try:
-            if drain and worker is not None and worker is not asyncio.current_task():
-                await asyncio.wait([worker])
+            if gentle:
+                running = [
+                    *self._answering.values(),
+                    *([self._worker] if self._worker else []),
+                ]
+                running = [
+                    task for task in running if task is not asyncio.current_task()
+                ]
+                if running:
+                    await asyncio.wait(running, timeout=self.grace)
         finally:
+            self._closed = True
+            for task in list(self._answering.values()):
+                task.cancel()
             self._drop_notifications()
             with contextlib.suppress(Exception):
                 self._writer.close()
@@ -327,23 +345,29 @@ class Connection(Generic[H]):
             del self._answering[id]
 
     async def _answer(self, message: Request[Any]) -> None:
+        reply: Message
         try:
-            result = await self._handle(message)
+            reply = Response(message.id, await self._handle(message))
         except asyncio.CancelledError:
             if self._closed:
                 raise
-            await self._send_error(
+            reply = ErrorResponse(
                 message.id, RpcError(REQUEST_CANCELLED, "Request cancelled")
             )
         except RequestError as error:
-            await self._send_error(message.id, error.error)
+            reply = ErrorResponse(message.id, error.error)
         except Exception as error:
             log.exception("the %s handler failed", message.method)
-            await self._send_error(
+            reply = ErrorResponse(
                 message.id, RpcError(INTERNAL_ERROR, "Internal error", str(error))
             )
-        else:
-            await self._send(Response(message.id, result))
+        # Answered: a $/cancel_request arriving from now on must not cancel the
+        # reply on its way out.
+        task = asyncio.current_task()
+        if task is not None:
+            self._forget(message.id, task)
+        with contextlib.suppress(ConnectionError):
+            await self._send(reply)
 
     async def _handle(self, message: Request[Any]) -> Any:
         call = self._call_of(message.method, "request")
@@ -467,7 +491,7 @@ class Connection(Generic[H]):
     async def request(self, method: str, params: Any = None) -> Any:
         """Send a request and wait for its result, as JSON. Raises
         :class:`RequestError` if the peer answers with an error."""
-        if self._closed:
+        if self._closed or self._ending:
             raise ConnectionError("the connection is closed")
         self.start()
         id = self._next_id
@@ -716,7 +740,8 @@ class ClientSideConnection(Connection[C]):
 
 async def run_agent_stdio(make_agent: Callable[[AgentSideConnection[A]], A]) -> None:
     """Serve an agent on this process's stdin and stdout until the client
-    closes stdin. Log to stderr: stdout carries the protocol."""
+    closes stdin. Log to stderr: stdout carries the protocol. Both must be
+    pipes, sockets or terminals (asyncio cannot stream a regular file)."""
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader(limit=LINE_LIMIT)
     await loop.connect_read_pipe(

@@ -27,6 +27,9 @@ else:
             return getattr(connection, name)
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
+    def __dir__() -> list[str]:
+        return sorted({*globals(), *_CONNECTION_NAMES})
+
     _CONNECTION_NAMES = frozenset(
         [
             "AgentSideConnection",

@@ -438,6 +438,8 @@ else:
         body["__dataclass_fields__"] = table
         body["__match_args__"] = ()
         body["__hash__"] = None
+        if hasattr(_dataclasses, "_replace"):  # copy.replace, Python 3.13+
+            body["__replace__"] = _dataclasses._replace
         return type(cls)(cls.__name__, cls.__bases__, body)
 
     def _repr(self):

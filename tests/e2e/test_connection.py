@@ -271,6 +271,7 @@ def test_close_ends_run_and_fails_what_is_waiting():
         await serving  # returns, without raising
         with pytest.raises(ConnectionError):
             await pending
+        agent.grace = 0.05  # what a handler still running gets to finish
         await agent.run()  # the agent sees the client go and stops serving
         while agent.handler.cancelled != ["s5"]:  # and cancels the handler still running
             await asyncio.sleep(0.01)
@@ -563,3 +564,76 @@ def test_cancel_stops_the_echo_agent_mid_prompt():
         assert process.returncode is not None
 
     run(main())
+
+
+class _GatedWriter:
+    """A stream writer whose first drain waits for a gate: the writes it holds
+    up queue behind the write lock, as on a slow pipe."""
+
+    def __init__(self) -> None:
+        self.out: list[bytes] = []
+        self.gate = asyncio.Event()
+        self.drains = 0
+
+    def write(self, data: bytes) -> None:
+        self.out.append(data)
+
+    async def drain(self) -> None:
+        self.drains += 1
+        if self.drains == 1:
+            await self.gate.wait()
+
+    def is_closing(self) -> bool:
+        return False
+
+    def close(self) -> None:
+        pass
+
+    async def wait_closed(self) -> None:
+        pass
+
+
+def test_a_cancel_arriving_after_the_handler_returned_does_not_lose_the_answer():
+    class Agent:
+        async def initialize(self, params):
+            return acp.InitializeResponse(protocol_version=1)
+
+    async def main():
+        reader, writer = asyncio.StreamReader(), _GatedWriter()
+        conn = acp.AgentSideConnection(lambda c: Agent(), reader, writer)
+        conn.start()
+        reader.feed_data(b'{"jsonrpc":"2.0","id":5,"method":"nope"}\n')  # its answer holds the write lock
+        await asyncio.sleep(0.02)
+        reader.feed_data(b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}\n')
+        await asyncio.sleep(0.02)  # answered, waiting to be written
+        reader.feed_data(b'{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":1}}\n')
+        await asyncio.sleep(0.02)
+        writer.gate.set()
+        await asyncio.sleep(0.05)
+        answers = {m["id"]: m for m in (json.loads(line) for line in writer.out)}
+        await conn.close()
+        return answers
+
+    answers = run(main())
+    assert answers[5]["error"]["code"] == -32601
+    assert answers[1]["result"]["protocolVersion"] == 1
+
+
+def test_requests_piped_in_are_answered_after_the_input_ends():
+    """A client that writes its requests and closes its side (a pipe) still
+    gets every answer."""
+    lines = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 1}},
+        {"jsonrpc": "2.0", "id": 2, "method": "session/new", "params": {"cwd": "/", "mcpServers": []}},
+    ]
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "examples/echo_agent.py")],
+        input="".join(json.dumps(line) + "\n" for line in lines),
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    answers = {m["id"]: m for m in map(json.loads, out.stdout.splitlines())}
+    assert set(answers) == {1, 2}, out.stdout + out.stderr
+    assert answers[1]["result"]["protocolVersion"] == 1
+    assert "sessionId" in answers[2]["result"]

@@ -52,6 +52,7 @@ def test_the_connection_and_asyncio_load_on_first_use(name):
         "assert 'asyncio' in sys.modules\n"
         f"from {name} import *\n"
         "assert spawn_agent is p.connection.spawn_agent\n"
+        "assert 'AgentSideConnection' in dir(p) and 'decode' in dir(p)\n"
         "try:\n    p.NoSuchName\nexcept AttributeError:\n    print('ok')\n"
     )
     out = subprocess.run([sys.executable, "-S", "-c", code], cwd=GENERATED, capture_output=True, text=True)
