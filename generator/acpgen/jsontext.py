@@ -29,10 +29,12 @@ _NUMBER = re.compile(r"-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?\Z")
 _CONSTANTS = ("NaN", "Infinity", "-Infinity")
 
 
-def check(text: str, file: str) -> None:
-    """Refuse the values of the module docstring; ``file`` names the text."""
+def check(text: str, file: str) -> int:
+    """Refuse the values of the module docstring; ``file`` names the text.
+    Returns how deep arrays and objects nest in it."""
     # Each frame: [is_object, key or index, expecting a key].
     frames: list[list] = []
+    deepest = 0
 
     def where() -> str:
         return pointer(frame[1] for frame in frames if frame[1] is not None)
@@ -48,6 +50,7 @@ def check(text: str, file: str) -> None:
                     f"nested more than {MAX_DEPTH} levels deep (arrays and objects)", file=file, pointer=where()
                 )
             frames.append([first == "{", None if first == "{" else 0, first == "{"])
+            deepest = max(deepest, len(frames))
         elif first in "}]":
             if frames:
                 frames.pop()
@@ -65,10 +68,11 @@ def check(text: str, file: str) -> None:
                 try:
                     frames[-1][1] = json.loads(token)
                 except ValueError:
-                    return  # malformed: json reports it
+                    return deepest  # malformed: json reports it
                 frames[-1][2] = False
         else:
             _check_literal(token, file, where)
+    return deepest
 
 
 def _check_literal(token: str, file: str, where) -> None:

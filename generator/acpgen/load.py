@@ -101,7 +101,7 @@ def parse_schema(raw: bytes, name: str) -> Schema:
         text = raw.decode(json.detect_encoding(raw))
     except UnicodeDecodeError as exc:
         raise AcpgenError(f"not UTF-8 text: {exc.reason}", file=name) from None
-    jsontext.check(text, name)
+    depth = jsontext.check(text, name)
     try:
         document = json.loads(text, parse_constant=_no_constant)
     except json.JSONDecodeError as exc:
@@ -113,7 +113,7 @@ def parse_schema(raw: bytes, name: str) -> Schema:
         raise AcpgenError("a schema document must be a JSON object", file=name, pointer="")
     try:
         error = None
-        if not _quickly_valid(document):
+        if not _quickly_valid(document, depth):
             error = best_match(Draft202012Validator(Draft202012Validator.META_SCHEMA).iter_errors(document))
     except RecursionError:
         raise AcpgenError("the schema is nested too deeply to check", file=name) from None
@@ -127,13 +127,13 @@ def parse_schema(raw: bytes, name: str) -> Schema:
     if not isinstance(defs, dict) or not defs:
         raise AcpgenError("the schema has no $defs to generate from", file=name, pointer="")
     for where, ref in iter_refs(document):
-        if ref_target(ref) is None and not ref.startswith(DEFS_PREFIX):
+        target = ref_target(ref)
+        if target is None and not ref.startswith(DEFS_PREFIX):
             raise AcpgenError(
                 f"unsupported $ref {ref!r}: only local references to #/$defs/<name> are resolved",
                 file=name,
                 pointer=where,
             )
-        target = ref_target(ref)
         if target is None or target not in defs:
             raise AcpgenError(f"unresolvable $ref {ref!r}", file=name, pointer=where)
     return Schema(
@@ -149,11 +149,11 @@ def _no_constant(name: str):
     raise json.JSONDecodeError(f"{name} is not JSON", name, 0)
 
 
-def _quickly_valid(document: Any) -> bool:
-    """True when the compiled validator accepts ``document`` against the
-    2020-12 metaschema; False means: let jsonschema check it and say what
-    is wrong."""
-    if jsonschema_rs is None or _deeper_than(document, _QUICK_DEPTH):
+def _quickly_valid(document: Any, depth: int) -> bool:
+    """True when the compiled validator accepts ``document`` (whose arrays
+    and objects nest ``depth`` deep) against the 2020-12 metaschema; False
+    means: let jsonschema check it and say what is wrong."""
+    if jsonschema_rs is None or depth > _QUICK_DEPTH:
         return False
     try:
         return _quick_validator().is_valid(document)
@@ -169,19 +169,6 @@ def _quick_validator():
 
 
 _QUICK = None
-
-
-def _deeper_than(node: Any, limit: int) -> bool:
-    stack = [(node, 0)]
-    while stack:
-        node, depth = stack.pop()
-        if depth > limit:
-            return True
-        if isinstance(node, dict):
-            stack.extend((value, depth + 1) for value in node.values())
-        elif isinstance(node, list):
-            stack.extend((value, depth + 1) for value in node)
-    return False
 
 
 def iter_refs(node: Any, parts: tuple = ()) -> Iterator[tuple[str, str]]:
