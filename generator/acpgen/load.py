@@ -171,6 +171,18 @@ def _quick_validator():
 _QUICK = None
 
 
+def iter_objects(node: Any) -> Iterator[dict[str, Any]]:
+    """Every JSON object in ``node``, itself included, in no set order."""
+    stack = [node]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            yield item
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+
+
 def iter_refs(node: Any, parts: tuple = ()) -> Iterator[tuple[str, str]]:
     """Every ``$ref`` in a document, with the JSON pointer of its node.
 

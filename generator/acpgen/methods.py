@@ -32,7 +32,7 @@ else:  # pragma: no cover
 
 from . import ir
 from .errors import AcpgenError, pointer
-from .load import Schema, ref_target
+from .load import Schema, iter_objects, ref_target
 from .naming import snake
 
 SIDES = ("agent", "client", "protocol", "proxy")
@@ -183,7 +183,7 @@ def envelope_kinds(schema: Schema) -> dict[str, set[str]]:
     """``{$defs name: {kind}}`` for every type an envelope's ``params`` or
     ``result`` refers to, anywhere in the document."""
     out: dict[str, set[str]] = {}
-    for node in _objects(schema.document):
+    for node in iter_objects(schema.document):
         properties = node.get("properties")
         if not isinstance(properties, dict):
             continue
@@ -197,17 +197,6 @@ def envelope_kinds(schema: Schema) -> dict[str, set[str]]:
             for target in _members(properties[key]):
                 out.setdefault(target, set()).add(kind)
     return out
-
-
-def _objects(node: Any) -> Iterator[dict]:
-    stack = [node]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, dict):
-            yield item
-            stack.extend(item.values())
-        elif isinstance(item, list):
-            stack.extend(item)
 
 
 def _members(node: Any) -> Iterator[str]:

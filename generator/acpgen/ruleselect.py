@@ -16,10 +16,9 @@ patch rules (``apply`` then says so when called).
 
 from __future__ import annotations
 
-from typing import Any, Iterator
 
 from .errors import AcpgenError
-from .load import Schema
+from .load import Schema, iter_objects
 from .upserts import load_rules
 
 NO_RULES = "none"
@@ -28,23 +27,12 @@ V2_METHODS = frozenset({"auth/login", "auth/logout"})
 UNSTABLE_MARK = "**UNSTABLE**"
 
 
-def _nodes(document: Any) -> Iterator[dict]:
-    stack = [document]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, dict):
-            yield node
-            stack.extend(node.values())
-        elif isinstance(node, list):
-            stack.extend(node)
-
-
 def detect(schema: Schema) -> str | None:
     """The rule set the schema's content calls for, or None when it does not
     tell (no ACP methods, or methods of both versions)."""
     methods = set()
     unstable = False
-    for node in _nodes(schema.document):
+    for node in iter_objects(schema.document):
         method = node.get("x-method")
         if isinstance(method, str):
             methods.add(method)
