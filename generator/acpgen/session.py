@@ -24,6 +24,7 @@ else:  # pragma: no cover
 from . import ir
 from .errors import AcpgenError
 from .naming import RESERVED_MODULE_NAMES, snake
+from .upserts import extends_chain
 
 ACTIONS = ("upsert", "chunk", "message-chunk", "set", "keyed-set", "remove", "append")
 CATCH_ALL_TAG = "*"
@@ -48,17 +49,7 @@ def builtin_session_rules() -> Path:
 
 def _rule_set(rules: dict, name: str, where: str) -> dict:
     """The set's settings and updates, with what it extends (later sets win)."""
-    chain = []
-    seen: list[str] = []
-    while name:
-        if name in seen:
-            raise AcpgenError(f"session rule set {name!r} extends itself", file=where)
-        seen.append(name)
-        table = rules.get(name)
-        if not isinstance(table, dict):
-            raise AcpgenError(f"no session rule set named {name!r}", file=where)
-        chain.append(table)
-        name = table.get("extends", "")
+    chain = extends_chain(rules, name, where, "session rule set")
     merged: dict = {"updates": []}
     for table in reversed(chain):
         for key, value in table.items():

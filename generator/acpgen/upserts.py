@@ -48,21 +48,30 @@ def load_rules(path: Path | None = None) -> dict:
         raise AcpgenError(f"invalid TOML: {exc}", file=str(path)) from None
 
 
-def rule_set(rules: dict, name: str, where: str) -> dict:
-    """The upserts and chunks of rule set ``name``, with what it extends."""
-    seen = []
-    upserts: list[dict] = []
-    chunks: list[dict] = []
+def extends_chain(rules: dict, name: str, where: str, label: str = "rule set") -> list[dict]:
+    """The tables of set ``name`` and of the sets it ``extends``, in that
+    order (``label`` names them in errors)."""
+    chain: list[dict] = []
+    seen: list[str] = []
     while name:
         if name in seen:
-            raise AcpgenError(f"rule set {name!r} extends itself", file=where)
+            raise AcpgenError(f"{label} {name!r} extends itself", file=where)
         seen.append(name)
         table = rules.get(name)
         if not isinstance(table, dict):
-            raise AcpgenError(f"no rule set named {name!r} (have: {', '.join(sorted(rules))})", file=where)
+            raise AcpgenError(f"no {label} named {name!r} (have: {', '.join(sorted(rules))})", file=where)
+        chain.append(table)
+        name = table.get("extends", "")
+    return chain
+
+
+def rule_set(rules: dict, name: str, where: str) -> dict:
+    """The upserts and chunks of rule set ``name``, with what it extends."""
+    upserts: list[dict] = []
+    chunks: list[dict] = []
+    for table in extends_chain(rules, name, where):
         upserts = list(table.get("upserts", ())) + upserts
         chunks = list(table.get("chunks", ())) + chunks
-        name = table.get("extends", "")
     return {"upserts": upserts, "chunks": chunks}
 
 
