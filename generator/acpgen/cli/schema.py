@@ -15,6 +15,7 @@ from ..errors import AcpgenError
 from ..update import apply, known_names, npm_pack, plan, read_source
 from ..write import waiting_notice
 from .common import fail as _fail
+from .common import warn as _warn
 from .common import overwrite_options
 
 
@@ -123,8 +124,7 @@ def update_command(
         _fail(error)
     except OSError as error:
         _fail(AcpgenError(f"cannot write the update: {error}"))
-    for warning in warnings:
-        click.echo(f"acpgen: warning: {warning}", err=True)
+    _warn(warnings)
     if changed:
         click.echo(f"updated schema/ (SOURCE.json{', LICENSE' if the_plan.release.license else ''})")
     if no_generate:

@@ -10,6 +10,7 @@ import click
 from ..errors import AcpgenError
 from ..validate.checker import KINDS, validate_file
 from ..validate.loader import load_package, package_from_schema
+from .common import fail
 
 
 @click.command("validate")
@@ -33,8 +34,7 @@ def validate_command(transcript: str, package: str, schema: str | None, rules: s
     try:
         module = package_from_schema(schema, rules) if schema else load_package(package)
     except AcpgenError as exc:
-        click.echo(f"acpgen: error: {exc}", err=True)
-        sys.exit(2)
+        fail(exc)
     errors = warnings = 0
     for finding in validate_file(transcript, module, strict=strict):
         errors += finding.error
