@@ -977,36 +977,45 @@ def decode(name: str, data: Any, *, strict: bool = False) -> object:
     the input is never changed.
     """
     try:
-        decoder, pointer = _DECODERS[name]
+        decoder = _DECODERS[name][0]
     except KeyError:
         raise KeyError(f"the schema has no definition named {name!r}") from None
-    return _run(decoder, pointer, data, strict)
+    try:
+        return decoder(data, strict)
+    except ValidationError as error:
+        return _retry(decoder, data, strict, error)
+    except RecursionError:
+        raise ValidationError("the value is nested too deeply to decode") from None
 
 
 def decode_class(cls: type[_T], data: Any, *, strict: bool = False) -> _T:
     """Decode ``data`` as the generated class ``cls``."""
     try:
-        decoder, pointer = _CLASS_DECODERS[cls]
+        decoder = _CLASS_DECODERS[cls][0]
     except KeyError:
         raise KeyError(f"{cls!r} is not a class of this package") from None
     # The table pairs each class with its own decoder.
-    return cast(_T, _run(decoder, pointer, data, strict))
-
-
-def _run(decoder: Decoder[object], pointer: str, data: Any, strict: bool) -> object:
-    # Strict mode is the decoders' own checks (with strict=True they check
-    # every keyword the schema has, and salvage nothing); what they cannot
-    # check is kept as JSON and validated against its subschema.
     try:
-        try:
-            return decoder(data, strict)
-        except ValidationError:
-            # Subclasses of the JSON types (OrderedDict, IntEnum, str enums)
-            # are the JSON values they stand for: decoded again as those,
-            # which costs nothing when the value is fine as it is.
-            plain = plain_json(data)
-            if plain is MISSING:
-                raise
+        return cast(_T, decoder(data, strict))
+    except ValidationError as error:
+        return cast(_T, _retry(decoder, data, strict, error))
+    except RecursionError:
+        raise ValidationError("the value is nested too deeply to decode") from None
+
+
+def _retry(
+    decoder: Decoder[object], data: Any, strict: bool, error: ValidationError
+) -> object:
+    """After ``decoder`` refused ``data`` with ``error``: subclasses of the
+    JSON types (``OrderedDict`` from ``object_pairs_hook``, ``IntEnum`` and
+    ``str`` enum members) are the JSON values they stand for, so ``data`` is
+    decoded again with them replaced; without any, ``error`` stands. The
+    first attempt is the fast path: it costs nothing when ``data`` is plain
+    JSON."""
+    plain = plain_json(data)
+    if plain is MISSING:
+        raise error
+    try:
         return decoder(plain, strict)
     except RecursionError:
         raise ValidationError("the value is nested too deeply to decode") from None
@@ -1174,9 +1183,15 @@ def _decode_RequestId(v: Any, strict: bool) -> RequestId:
             {
                 "null": lambda x, strict: None if x is None else not_null(x),
                 "integer": lambda x, strict: (
-                    check_int(x, None, None)
-                    if strict
-                    else check_int(x, -9223372036854775808, 9223372036854775807)
+                    x
+                    if type(x) is int
+                    and x >= -9223372036854775808
+                    and x <= 9223372036854775807
+                    else (
+                        check_int(x, None, None)
+                        if strict
+                        else check_int(x, -9223372036854775808, 9223372036854775807)
+                    )
                 ),
                 "string": lambda x, strict: x if type(x) is str else check_str(x),
             },
@@ -1287,7 +1302,13 @@ def _decode_ReadTextFileRequest(d: Any, strict: bool) -> ReadTextFileRequest:
             f_line = (
                 None
                 if v is None
-                else (check_int(v, 0, None) if strict else check_int(v, 0, 4294967295))
+                else (
+                    v
+                    if type(v) is int and v >= 0 and v <= 4294967295
+                    else (
+                        check_int(v, 0, None) if strict else check_int(v, 0, 4294967295)
+                    )
+                )
             )
         except ValidationError as error:
             raise error.at("line")
@@ -1301,7 +1322,13 @@ def _decode_ReadTextFileRequest(d: Any, strict: bool) -> ReadTextFileRequest:
             f_limit = (
                 None
                 if v is None
-                else (check_int(v, 0, None) if strict else check_int(v, 0, 4294967295))
+                else (
+                    v
+                    if type(v) is int and v >= 0 and v <= 4294967295
+                    else (
+                        check_int(v, 0, None) if strict else check_int(v, 0, 4294967295)
+                    )
+                )
             )
         except ValidationError as error:
             raise error.at("limit")
@@ -1430,7 +1457,15 @@ def _decode_ToolCallUpdate(d: Any, strict: bool) -> ToolCallUpdate:
         f_kind = UNSET
     else:
         try:
-            f_kind = None if v is None else _decode_ToolKind(v, strict)
+            f_kind = (
+                None
+                if v is None
+                else (
+                    _MEMBERS_ToolKind[v]
+                    if type(v) is str and v in _MEMBERS_ToolKind
+                    else _decode_ToolKind(v, strict)
+                )
+            )
         except ValidationError as error:
             if strict:
                 raise error.at("kind")
@@ -1442,7 +1477,15 @@ def _decode_ToolCallUpdate(d: Any, strict: bool) -> ToolCallUpdate:
         f_status = UNSET
     else:
         try:
-            f_status = None if v is None else _decode_ToolCallStatus(v, strict)
+            f_status = (
+                None
+                if v is None
+                else (
+                    _MEMBERS_ToolCallStatus[v]
+                    if type(v) is str and v in _MEMBERS_ToolCallStatus
+                    else _decode_ToolCallStatus(v, strict)
+                )
+            )
         except ValidationError as error:
             if strict:
                 raise error.at("status")
@@ -1653,6 +1696,11 @@ def _decode_ContentToolCallContent(d: Any, strict: bool) -> ContentToolCallConte
         raise type_error("an object", d)
     if d.get("type") != "content":
         raise check_tag(d, "type", "content")
+    return _read_ContentToolCallContent(d, strict)
+
+
+def _read_ContentToolCallContent(d: JsonObject, strict: bool) -> ContentToolCallContent:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_content: ContentBlock
     v = d.get("content", MISSING)
     if v is MISSING:
@@ -1698,6 +1746,11 @@ def _decode_DiffToolCallContent(d: Any, strict: bool) -> DiffToolCallContent:
         raise type_error("an object", d)
     if d.get("type") != "diff":
         raise check_tag(d, "type", "diff")
+    return _read_DiffToolCallContent(d, strict)
+
+
+def _read_DiffToolCallContent(d: JsonObject, strict: bool) -> DiffToolCallContent:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_path: str
     v = d.get("path", MISSING)
     if v is MISSING:
@@ -1771,6 +1824,13 @@ def _decode_TerminalToolCallContent(d: Any, strict: bool) -> TerminalToolCallCon
         raise type_error("an object", d)
     if d.get("type") != "terminal":
         raise check_tag(d, "type", "terminal")
+    return _read_TerminalToolCallContent(d, strict)
+
+
+def _read_TerminalToolCallContent(
+    d: JsonObject, strict: bool
+) -> TerminalToolCallContent:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_terminal_id: TerminalId
     v = d.get("terminalId", MISSING)
     if v is MISSING:
@@ -1812,9 +1872,9 @@ def _encode_TerminalToolCallContent(o: TerminalToolCallContent) -> dict[str, Any
 
 
 _VARIANTS_ToolCallContent: dict[str, Decoder[ToolCallContent]] = {
-    "content": _decode_ContentToolCallContent,
-    "diff": _decode_DiffToolCallContent,
-    "terminal": _decode_TerminalToolCallContent,
+    "content": _read_ContentToolCallContent,
+    "diff": _read_DiffToolCallContent,
+    "terminal": _read_TerminalToolCallContent,
 }
 
 
@@ -1849,6 +1909,11 @@ def _decode_TextContentBlock(d: Any, strict: bool) -> TextContentBlock:
         raise type_error("an object", d)
     if d.get("type") != "text":
         raise check_tag(d, "type", "text")
+    return _read_TextContentBlock(d, strict)
+
+
+def _read_TextContentBlock(d: JsonObject, strict: bool) -> TextContentBlock:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_annotations: Annotations | None | Unset
     v = d.get("annotations", MISSING)
     if v is MISSING:
@@ -1912,6 +1977,11 @@ def _decode_ImageContentBlock(d: Any, strict: bool) -> ImageContentBlock:
         raise type_error("an object", d)
     if d.get("type") != "image":
         raise check_tag(d, "type", "image")
+    return _read_ImageContentBlock(d, strict)
+
+
+def _read_ImageContentBlock(d: JsonObject, strict: bool) -> ImageContentBlock:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_annotations: Annotations | None | Unset
     v = d.get("annotations", MISSING)
     if v is MISSING:
@@ -2003,6 +2073,11 @@ def _decode_AudioContentBlock(d: Any, strict: bool) -> AudioContentBlock:
         raise type_error("an object", d)
     if d.get("type") != "audio":
         raise check_tag(d, "type", "audio")
+    return _read_AudioContentBlock(d, strict)
+
+
+def _read_AudioContentBlock(d: JsonObject, strict: bool) -> AudioContentBlock:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_annotations: Annotations | None | Unset
     v = d.get("annotations", MISSING)
     if v is MISSING:
@@ -2078,6 +2153,13 @@ def _decode_ResourceLinkContentBlock(d: Any, strict: bool) -> ResourceLinkConten
         raise type_error("an object", d)
     if d.get("type") != "resource_link":
         raise check_tag(d, "type", "resource_link")
+    return _read_ResourceLinkContentBlock(d, strict)
+
+
+def _read_ResourceLinkContentBlock(
+    d: JsonObject, strict: bool
+) -> ResourceLinkContentBlock:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_annotations: Annotations | None | Unset
     v = d.get("annotations", MISSING)
     if v is MISSING:
@@ -2136,9 +2218,15 @@ def _decode_ResourceLinkContentBlock(d: Any, strict: bool) -> ResourceLinkConten
                 None
                 if v is None
                 else (
-                    check_int(v, None, None)
-                    if strict
-                    else check_int(v, -9223372036854775808, 9223372036854775807)
+                    v
+                    if type(v) is int
+                    and v >= -9223372036854775808
+                    and v <= 9223372036854775807
+                    else (
+                        check_int(v, None, None)
+                        if strict
+                        else check_int(v, -9223372036854775808, 9223372036854775807)
+                    )
                 )
             )
         except ValidationError as error:
@@ -2227,6 +2315,11 @@ def _decode_ResourceContentBlock(d: Any, strict: bool) -> ResourceContentBlock:
         raise type_error("an object", d)
     if d.get("type") != "resource":
         raise check_tag(d, "type", "resource")
+    return _read_ResourceContentBlock(d, strict)
+
+
+def _read_ResourceContentBlock(d: JsonObject, strict: bool) -> ResourceContentBlock:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_annotations: Annotations | None | Unset
     v = d.get("annotations", MISSING)
     if v is MISSING:
@@ -2286,11 +2379,11 @@ def _encode_ResourceContentBlock(o: ResourceContentBlock) -> dict[str, Any]:
 
 
 _VARIANTS_ContentBlock: dict[str, Decoder[ContentBlock]] = {
-    "text": _decode_TextContentBlock,
-    "image": _decode_ImageContentBlock,
-    "audio": _decode_AudioContentBlock,
-    "resource_link": _decode_ResourceLinkContentBlock,
-    "resource": _decode_ResourceContentBlock,
+    "text": _read_TextContentBlock,
+    "image": _read_ImageContentBlock,
+    "audio": _read_AudioContentBlock,
+    "resource_link": _read_ResourceLinkContentBlock,
+    "resource": _read_ResourceContentBlock,
 }
 
 
@@ -2702,9 +2795,15 @@ def _decode_ResourceLink(d: Any, strict: bool) -> ResourceLink:
                 None
                 if v is None
                 else (
-                    check_int(v, None, None)
-                    if strict
-                    else check_int(v, -9223372036854775808, 9223372036854775807)
+                    v
+                    if type(v) is int
+                    and v >= -9223372036854775808
+                    and v <= 9223372036854775807
+                    else (
+                        check_int(v, None, None)
+                        if strict
+                        else check_int(v, -9223372036854775808, 9223372036854775807)
+                    )
                 )
             )
         except ValidationError as error:
@@ -3194,7 +3293,13 @@ def _decode_ToolCallLocation(d: Any, strict: bool) -> ToolCallLocation:
             f_line = (
                 None
                 if v is None
-                else (check_int(v, 0, None) if strict else check_int(v, 0, 4294967295))
+                else (
+                    v
+                    if type(v) is int and v >= 0 and v <= 4294967295
+                    else (
+                        check_int(v, 0, None) if strict else check_int(v, 0, 4294967295)
+                    )
+                )
             )
         except ValidationError as error:
             if strict:
@@ -3263,7 +3368,11 @@ def _decode_PermissionOption(d: Any, strict: bool) -> PermissionOption:
         raise missing("kind")
     else:
         try:
-            f_kind = _decode_PermissionOptionKind(v, strict)
+            f_kind = (
+                _MEMBERS_PermissionOptionKind[v]
+                if type(v) is str and v in _MEMBERS_PermissionOptionKind
+                else _decode_PermissionOptionKind(v, strict)
+            )
         except ValidationError as error:
             raise error.at("kind")
 
@@ -3394,9 +3503,13 @@ def _decode_CreateTerminalRequest(d: Any, strict: bool) -> CreateTerminalRequest
                 None
                 if v is None
                 else (
-                    check_int(v, 0, None)
-                    if strict
-                    else check_int(v, 0, 18446744073709551615)
+                    v
+                    if type(v) is int and v >= 0 and v <= 18446744073709551615
+                    else (
+                        check_int(v, 0, None)
+                        if strict
+                        else check_int(v, 0, 18446744073709551615)
+                    )
                 )
             )
         except ValidationError as error:
@@ -3728,6 +3841,13 @@ def _decode_FormCreateElicitationRequest(
         raise type_error("an object", d)
     if d.get("mode") != "form":
         raise check_tag(d, "mode", "form")
+    return _read_FormCreateElicitationRequest(d, strict)
+
+
+def _read_FormCreateElicitationRequest(
+    d: JsonObject, strict: bool
+) -> FormCreateElicitationRequest:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_message: str
     v = d.get("message", MISSING)
     if v is MISSING:
@@ -3815,6 +3935,13 @@ def _decode_UrlCreateElicitationRequest(
         raise type_error("an object", d)
     if d.get("mode") != "url":
         raise check_tag(d, "mode", "url")
+    return _read_UrlCreateElicitationRequest(d, strict)
+
+
+def _read_UrlCreateElicitationRequest(
+    d: JsonObject, strict: bool
+) -> UrlCreateElicitationRequest:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_message: str
     v = d.get("message", MISSING)
     if v is MISSING:
@@ -3919,6 +4046,14 @@ def _decode_OtherCreateElicitationRequest(
         raise unexpected("expected a tag that no other variant has", d["mode"]).at(
             "mode"
         )
+    return _read_OtherCreateElicitationRequest(d, strict)
+
+
+def _read_OtherCreateElicitationRequest(
+    d: JsonObject, strict: bool
+) -> OtherCreateElicitationRequest:
+    # `d` is an object whose tag is a string no other variant has: the union
+    # checked it.
     f_message: str
     v = d.get("message", MISSING)
     if v is MISSING:
@@ -3996,8 +4131,8 @@ def _encode_OtherCreateElicitationRequest(
 
 
 _VARIANTS_CreateElicitationRequest: dict[str, Decoder[CreateElicitationRequest]] = {
-    "form": _decode_FormCreateElicitationRequest,
-    "url": _decode_UrlCreateElicitationRequest,
+    "form": _read_FormCreateElicitationRequest,
+    "url": _read_UrlCreateElicitationRequest,
 }
 
 
@@ -4009,7 +4144,7 @@ def _decode_CreateElicitationRequest(d: Any, strict: bool) -> CreateElicitationR
         decoder = _VARIANTS_CreateElicitationRequest.get(tag)
         if decoder is not None:
             return decoder(d, strict)
-        return _decode_OtherCreateElicitationRequest(d, strict)
+        return _read_OtherCreateElicitationRequest(d, strict)
     if tag is MISSING:
         raise missing("mode")
     raise type_error("a string", tag).at("mode")
@@ -4094,7 +4229,11 @@ def _decode_ElicitationSchema(d: Any, strict: bool) -> ElicitationSchema:
         f_type = ElicitationSchemaType.OBJECT
     else:
         try:
-            f_type = _decode_ElicitationSchemaType(v, strict)
+            f_type = (
+                _MEMBERS_ElicitationSchemaType[v]
+                if type(v) is str and v in _MEMBERS_ElicitationSchemaType
+                else _decode_ElicitationSchemaType(v, strict)
+            )
         except ValidationError as error:
             if strict:
                 raise error.at("type")
@@ -4222,6 +4361,13 @@ def _decode_StringElicitationPropertySchema(
         raise type_error("an object", d)
     if d.get("type") != "string":
         raise check_tag(d, "type", "string")
+    return _read_StringElicitationPropertySchema(d, strict)
+
+
+def _read_StringElicitationPropertySchema(
+    d: JsonObject, strict: bool
+) -> StringElicitationPropertySchema:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_title: str | None | Unset
     v = d.get("title", MISSING)
     if v is MISSING:
@@ -4257,7 +4403,13 @@ def _decode_StringElicitationPropertySchema(
             f_min_length = (
                 None
                 if v is None
-                else (check_int(v, 0, None) if strict else check_int(v, 0, 4294967295))
+                else (
+                    v
+                    if type(v) is int and v >= 0 and v <= 4294967295
+                    else (
+                        check_int(v, 0, None) if strict else check_int(v, 0, 4294967295)
+                    )
+                )
             )
         except ValidationError as error:
             raise error.at("minLength")
@@ -4271,7 +4423,13 @@ def _decode_StringElicitationPropertySchema(
             f_max_length = (
                 None
                 if v is None
-                else (check_int(v, 0, None) if strict else check_int(v, 0, 4294967295))
+                else (
+                    v
+                    if type(v) is int and v >= 0 and v <= 4294967295
+                    else (
+                        check_int(v, 0, None) if strict else check_int(v, 0, 4294967295)
+                    )
+                )
             )
         except ValidationError as error:
             raise error.at("maxLength")
@@ -4292,7 +4450,15 @@ def _decode_StringElicitationPropertySchema(
         f_format = UNSET
     else:
         try:
-            f_format = None if v is None else _decode_StringFormat(v, strict)
+            f_format = (
+                None
+                if v is None
+                else (
+                    _MEMBERS_StringFormat[v]
+                    if type(v) is str and v in _MEMBERS_StringFormat
+                    else _decode_StringFormat(v, strict)
+                )
+            )
         except ValidationError as error:
             raise error.at("format")
 
@@ -4413,6 +4579,13 @@ def _decode_NumberElicitationPropertySchema(
         raise type_error("an object", d)
     if d.get("type") != "number":
         raise check_tag(d, "type", "number")
+    return _read_NumberElicitationPropertySchema(d, strict)
+
+
+def _read_NumberElicitationPropertySchema(
+    d: JsonObject, strict: bool
+) -> NumberElicitationPropertySchema:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_title: str | None | Unset
     v = d.get("title", MISSING)
     if v is MISSING:
@@ -4528,6 +4701,13 @@ def _decode_IntegerElicitationPropertySchema(
         raise type_error("an object", d)
     if d.get("type") != "integer":
         raise check_tag(d, "type", "integer")
+    return _read_IntegerElicitationPropertySchema(d, strict)
+
+
+def _read_IntegerElicitationPropertySchema(
+    d: JsonObject, strict: bool
+) -> IntegerElicitationPropertySchema:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_title: str | None | Unset
     v = d.get("title", MISSING)
     if v is MISSING:
@@ -4564,9 +4744,15 @@ def _decode_IntegerElicitationPropertySchema(
                 None
                 if v is None
                 else (
-                    check_int(v, None, None)
-                    if strict
-                    else check_int(v, -9223372036854775808, 9223372036854775807)
+                    v
+                    if type(v) is int
+                    and v >= -9223372036854775808
+                    and v <= 9223372036854775807
+                    else (
+                        check_int(v, None, None)
+                        if strict
+                        else check_int(v, -9223372036854775808, 9223372036854775807)
+                    )
                 )
             )
         except ValidationError as error:
@@ -4582,9 +4768,15 @@ def _decode_IntegerElicitationPropertySchema(
                 None
                 if v is None
                 else (
-                    check_int(v, None, None)
-                    if strict
-                    else check_int(v, -9223372036854775808, 9223372036854775807)
+                    v
+                    if type(v) is int
+                    and v >= -9223372036854775808
+                    and v <= 9223372036854775807
+                    else (
+                        check_int(v, None, None)
+                        if strict
+                        else check_int(v, -9223372036854775808, 9223372036854775807)
+                    )
                 )
             )
         except ValidationError as error:
@@ -4600,9 +4792,15 @@ def _decode_IntegerElicitationPropertySchema(
                 None
                 if v is None
                 else (
-                    check_int(v, None, None)
-                    if strict
-                    else check_int(v, -9223372036854775808, 9223372036854775807)
+                    v
+                    if type(v) is int
+                    and v >= -9223372036854775808
+                    and v <= 9223372036854775807
+                    else (
+                        check_int(v, None, None)
+                        if strict
+                        else check_int(v, -9223372036854775808, 9223372036854775807)
+                    )
                 )
             )
         except ValidationError as error:
@@ -4667,6 +4865,13 @@ def _decode_BooleanElicitationPropertySchema(
         raise type_error("an object", d)
     if d.get("type") != "boolean":
         raise check_tag(d, "type", "boolean")
+    return _read_BooleanElicitationPropertySchema(d, strict)
+
+
+def _read_BooleanElicitationPropertySchema(
+    d: JsonObject, strict: bool
+) -> BooleanElicitationPropertySchema:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_title: str | None | Unset
     v = d.get("title", MISSING)
     if v is MISSING:
@@ -4754,6 +4959,13 @@ def _decode_ArrayElicitationPropertySchema(
         raise type_error("an object", d)
     if d.get("type") != "array":
         raise check_tag(d, "type", "array")
+    return _read_ArrayElicitationPropertySchema(d, strict)
+
+
+def _read_ArrayElicitationPropertySchema(
+    d: JsonObject, strict: bool
+) -> ArrayElicitationPropertySchema:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_title: str | None | Unset
     v = d.get("title", MISSING)
     if v is MISSING:
@@ -4790,9 +5002,13 @@ def _decode_ArrayElicitationPropertySchema(
                 None
                 if v is None
                 else (
-                    check_int(v, 0, None)
-                    if strict
-                    else check_int(v, 0, 18446744073709551615)
+                    v
+                    if type(v) is int and v >= 0 and v <= 18446744073709551615
+                    else (
+                        check_int(v, 0, None)
+                        if strict
+                        else check_int(v, 0, 18446744073709551615)
+                    )
                 )
             )
         except ValidationError as error:
@@ -4808,9 +5024,13 @@ def _decode_ArrayElicitationPropertySchema(
                 None
                 if v is None
                 else (
-                    check_int(v, 0, None)
-                    if strict
-                    else check_int(v, 0, 18446744073709551615)
+                    v
+                    if type(v) is int and v >= 0 and v <= 18446744073709551615
+                    else (
+                        check_int(v, 0, None)
+                        if strict
+                        else check_int(v, 0, 18446744073709551615)
+                    )
                 )
             )
         except ValidationError as error:
@@ -4908,6 +5128,14 @@ def _decode_OtherElicitationPropertySchema(
         raise unexpected("expected a tag that no other variant has", d["type"]).at(
             "type"
         )
+    return _read_OtherElicitationPropertySchema(d, strict)
+
+
+def _read_OtherElicitationPropertySchema(
+    d: JsonObject, strict: bool
+) -> OtherElicitationPropertySchema:
+    # `d` is an object whose tag is a string no other variant has: the union
+    # checked it.
     o = _new(OtherElicitationPropertySchema)
     o.type = d["type"]
     o.extra = {k: x for k, x in d.items() if k not in ["type"]}
@@ -4927,11 +5155,11 @@ def _encode_OtherElicitationPropertySchema(
 
 
 _VARIANTS_ElicitationPropertySchema: dict[str, Decoder[ElicitationPropertySchema]] = {
-    "string": _decode_StringElicitationPropertySchema,
-    "number": _decode_NumberElicitationPropertySchema,
-    "integer": _decode_IntegerElicitationPropertySchema,
-    "boolean": _decode_BooleanElicitationPropertySchema,
-    "array": _decode_ArrayElicitationPropertySchema,
+    "string": _read_StringElicitationPropertySchema,
+    "number": _read_NumberElicitationPropertySchema,
+    "integer": _read_IntegerElicitationPropertySchema,
+    "boolean": _read_BooleanElicitationPropertySchema,
+    "array": _read_ArrayElicitationPropertySchema,
 }
 
 
@@ -4945,7 +5173,7 @@ def _decode_ElicitationPropertySchema(
         decoder = _VARIANTS_ElicitationPropertySchema.get(tag)
         if decoder is not None:
             return decoder(d, strict)
-        return _decode_OtherElicitationPropertySchema(d, strict)
+        return _read_OtherElicitationPropertySchema(d, strict)
     if tag is MISSING:
         raise missing("type")
     raise type_error("a string", tag).at("type")
@@ -5087,7 +5315,13 @@ def _decode_StringPropertySchema(d: Any, strict: bool) -> StringPropertySchema:
             f_min_length = (
                 None
                 if v is None
-                else (check_int(v, 0, None) if strict else check_int(v, 0, 4294967295))
+                else (
+                    v
+                    if type(v) is int and v >= 0 and v <= 4294967295
+                    else (
+                        check_int(v, 0, None) if strict else check_int(v, 0, 4294967295)
+                    )
+                )
             )
         except ValidationError as error:
             raise error.at("minLength")
@@ -5101,7 +5335,13 @@ def _decode_StringPropertySchema(d: Any, strict: bool) -> StringPropertySchema:
             f_max_length = (
                 None
                 if v is None
-                else (check_int(v, 0, None) if strict else check_int(v, 0, 4294967295))
+                else (
+                    v
+                    if type(v) is int and v >= 0 and v <= 4294967295
+                    else (
+                        check_int(v, 0, None) if strict else check_int(v, 0, 4294967295)
+                    )
+                )
             )
         except ValidationError as error:
             raise error.at("maxLength")
@@ -5122,7 +5362,15 @@ def _decode_StringPropertySchema(d: Any, strict: bool) -> StringPropertySchema:
         f_format = UNSET
     else:
         try:
-            f_format = None if v is None else _decode_StringFormat(v, strict)
+            f_format = (
+                None
+                if v is None
+                else (
+                    _MEMBERS_StringFormat[v]
+                    if type(v) is str and v in _MEMBERS_StringFormat
+                    else _decode_StringFormat(v, strict)
+                )
+            )
         except ValidationError as error:
             raise error.at("format")
 
@@ -5378,9 +5626,15 @@ def _decode_IntegerPropertySchema(d: Any, strict: bool) -> IntegerPropertySchema
                 None
                 if v is None
                 else (
-                    check_int(v, None, None)
-                    if strict
-                    else check_int(v, -9223372036854775808, 9223372036854775807)
+                    v
+                    if type(v) is int
+                    and v >= -9223372036854775808
+                    and v <= 9223372036854775807
+                    else (
+                        check_int(v, None, None)
+                        if strict
+                        else check_int(v, -9223372036854775808, 9223372036854775807)
+                    )
                 )
             )
         except ValidationError as error:
@@ -5396,9 +5650,15 @@ def _decode_IntegerPropertySchema(d: Any, strict: bool) -> IntegerPropertySchema
                 None
                 if v is None
                 else (
-                    check_int(v, None, None)
-                    if strict
-                    else check_int(v, -9223372036854775808, 9223372036854775807)
+                    v
+                    if type(v) is int
+                    and v >= -9223372036854775808
+                    and v <= 9223372036854775807
+                    else (
+                        check_int(v, None, None)
+                        if strict
+                        else check_int(v, -9223372036854775808, 9223372036854775807)
+                    )
                 )
             )
         except ValidationError as error:
@@ -5414,9 +5674,15 @@ def _decode_IntegerPropertySchema(d: Any, strict: bool) -> IntegerPropertySchema
                 None
                 if v is None
                 else (
-                    check_int(v, None, None)
-                    if strict
-                    else check_int(v, -9223372036854775808, 9223372036854775807)
+                    v
+                    if type(v) is int
+                    and v >= -9223372036854775808
+                    and v <= 9223372036854775807
+                    else (
+                        check_int(v, None, None)
+                        if strict
+                        else check_int(v, -9223372036854775808, 9223372036854775807)
+                    )
                 )
             )
         except ValidationError as error:
@@ -5554,6 +5820,11 @@ def _decode_MultiSelectItemsString(d: Any, strict: bool) -> MultiSelectItemsStri
         raise type_error("an object", d)
     if d.get("type") != "string":
         raise check_tag(d, "type", "string")
+    return _read_MultiSelectItemsString(d, strict)
+
+
+def _read_MultiSelectItemsString(d: JsonObject, strict: bool) -> MultiSelectItemsString:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_enum: list[str]
     v = d.get("enum", MISSING)
     if v is MISSING:
@@ -5606,6 +5877,12 @@ def _decode_OtherMultiSelectItems(d: Any, strict: bool) -> OtherMultiSelectItems
         raise unexpected("expected a tag that no other variant has", d["type"]).at(
             "type"
         )
+    return _read_OtherMultiSelectItems(d, strict)
+
+
+def _read_OtherMultiSelectItems(d: JsonObject, strict: bool) -> OtherMultiSelectItems:
+    # `d` is an object whose tag is a string no other variant has: the union
+    # checked it.
     o = _new(OtherMultiSelectItems)
     o.type = d["type"]
     o.extra = {k: x for k, x in d.items() if k not in ["type"]}
@@ -5623,7 +5900,7 @@ def _encode_OtherMultiSelectItems(o: OtherMultiSelectItems) -> dict[str, Any]:
 
 
 _VARIANTS_MultiSelectItems: dict[str, Decoder[MultiSelectItems]] = {
-    "string": _decode_MultiSelectItemsString,
+    "string": _read_MultiSelectItemsString,
 }
 
 
@@ -5642,7 +5919,7 @@ def _decode_MultiSelectItems(d: Any, strict: bool) -> MultiSelectItems:
                     return _decode_TitledMultiSelectItems(d, strict)
                 except ValidationError:
                     raise error from None
-        return _decode_OtherMultiSelectItems(d, strict)
+        return _read_OtherMultiSelectItems(d, strict)
     return _decode_TitledMultiSelectItems(d, strict)
 
 
@@ -5783,9 +6060,13 @@ def _decode_MultiSelectPropertySchema(
                 None
                 if v is None
                 else (
-                    check_int(v, 0, None)
-                    if strict
-                    else check_int(v, 0, 18446744073709551615)
+                    v
+                    if type(v) is int and v >= 0 and v <= 18446744073709551615
+                    else (
+                        check_int(v, 0, None)
+                        if strict
+                        else check_int(v, 0, 18446744073709551615)
+                    )
                 )
             )
         except ValidationError as error:
@@ -5801,9 +6082,13 @@ def _decode_MultiSelectPropertySchema(
                 None
                 if v is None
                 else (
-                    check_int(v, 0, None)
-                    if strict
-                    else check_int(v, 0, 18446744073709551615)
+                    v
+                    if type(v) is int and v >= 0 and v <= 18446744073709551615
+                    else (
+                        check_int(v, 0, None)
+                        if strict
+                        else check_int(v, 0, 18446744073709551615)
+                    )
                 )
             )
         except ValidationError as error:
@@ -6112,7 +6397,11 @@ def _decode_InitializeResponse(d: Any, strict: bool) -> InitializeResponse:
         raise missing("protocolVersion")
     else:
         try:
-            f_protocol_version = check_int(v, 0, 65535)
+            f_protocol_version = (
+                v
+                if type(v) is int and v >= 0 and v <= 65535
+                else check_int(v, 0, 65535)
+            )
         except ValidationError as error:
             raise error.at("protocolVersion")
 
@@ -6218,7 +6507,7 @@ def _encode_InitializeResponse(o: InitializeResponse) -> dict[str, Any]:
 
 
 def _decode_ProtocolVersion(v: Any, strict: bool) -> ProtocolVersion:
-    return check_int(v, 0, 65535)
+    return v if type(v) is int and v >= 0 and v <= 65535 else check_int(v, 0, 65535)
 
 
 def _decode_AgentCapabilities(d: Any, strict: bool) -> AgentCapabilities:
@@ -6826,6 +7115,11 @@ def _decode_TerminalAuthMethod(d: Any, strict: bool) -> TerminalAuthMethod:
         raise type_error("an object", d)
     if d.get("type") != "terminal":
         raise check_tag(d, "type", "terminal")
+    return _read_TerminalAuthMethod(d, strict)
+
+
+def _read_TerminalAuthMethod(d: JsonObject, strict: bool) -> TerminalAuthMethod:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_id: AuthMethodId
     v = d.get("id", MISSING)
     if v is MISSING:
@@ -6933,7 +7227,7 @@ def _encode_TerminalAuthMethod(o: TerminalAuthMethod) -> dict[str, Any]:
 
 
 _VARIANTS_AuthMethod: dict[str, Decoder[AuthMethod]] = {
-    "terminal": _decode_TerminalAuthMethod,
+    "terminal": _read_TerminalAuthMethod,
 }
 
 
@@ -7497,6 +7791,13 @@ def _decode_SelectSessionConfigOption(
         raise type_error("an object", d)
     if d.get("type") != "select":
         raise check_tag(d, "type", "select")
+    return _read_SelectSessionConfigOption(d, strict)
+
+
+def _read_SelectSessionConfigOption(
+    d: JsonObject, strict: bool
+) -> SelectSessionConfigOption:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_id: SessionConfigId
     v = d.get("id", MISSING)
     if v is MISSING:
@@ -7538,7 +7839,13 @@ def _decode_SelectSessionConfigOption(
     else:
         try:
             f_category = (
-                None if v is None else _decode_SessionConfigOptionCategory(v, strict)
+                None
+                if v is None
+                else (
+                    _MEMBERS_SessionConfigOptionCategory[v]
+                    if type(v) is str and v in _MEMBERS_SessionConfigOptionCategory
+                    else _decode_SessionConfigOptionCategory(v, strict)
+                )
             )
         except ValidationError as error:
             if strict:
@@ -7624,6 +7931,13 @@ def _decode_BooleanSessionConfigOption(
         raise type_error("an object", d)
     if d.get("type") != "boolean":
         raise check_tag(d, "type", "boolean")
+    return _read_BooleanSessionConfigOption(d, strict)
+
+
+def _read_BooleanSessionConfigOption(
+    d: JsonObject, strict: bool
+) -> BooleanSessionConfigOption:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_id: SessionConfigId
     v = d.get("id", MISSING)
     if v is MISSING:
@@ -7665,7 +7979,13 @@ def _decode_BooleanSessionConfigOption(
     else:
         try:
             f_category = (
-                None if v is None else _decode_SessionConfigOptionCategory(v, strict)
+                None
+                if v is None
+                else (
+                    _MEMBERS_SessionConfigOptionCategory[v]
+                    if type(v) is str and v in _MEMBERS_SessionConfigOptionCategory
+                    else _decode_SessionConfigOptionCategory(v, strict)
+                )
             )
         except ValidationError as error:
             if strict:
@@ -7733,8 +8053,8 @@ def _encode_BooleanSessionConfigOption(o: BooleanSessionConfigOption) -> dict[st
 
 
 _VARIANTS_SessionConfigOption: dict[str, Decoder[SessionConfigOption]] = {
-    "select": _decode_SelectSessionConfigOption,
-    "boolean": _decode_BooleanSessionConfigOption,
+    "select": _read_SelectSessionConfigOption,
+    "boolean": _read_BooleanSessionConfigOption,
 }
 
 
@@ -8475,7 +8795,11 @@ def _decode_PromptResponse(d: Any, strict: bool) -> PromptResponse:
         raise missing("stopReason")
     else:
         try:
-            f_stop_reason = _decode_StopReason(v, strict)
+            f_stop_reason = (
+                _MEMBERS_StopReason[v]
+                if type(v) is str and v in _MEMBERS_StopReason
+                else _decode_StopReason(v, strict)
+            )
         except ValidationError as error:
             raise error.at("stopReason")
 
@@ -8544,7 +8868,11 @@ def _decode_Error(d: Any, strict: bool) -> Error:
         raise missing("code")
     else:
         try:
-            f_code = _decode_ErrorCode(v, strict)
+            f_code = (
+                _MEMBERS_ErrorCode[v]
+                if type(v) is int and v in _MEMBERS_ErrorCode
+                else _decode_ErrorCode(v, strict)
+            )
         except ValidationError as error:
             raise error.at("code")
 
@@ -8705,6 +9033,13 @@ def _decode_UserMessageChunkSessionUpdate(
         raise type_error("an object", d)
     if d.get("sessionUpdate") != "user_message_chunk":
         raise check_tag(d, "sessionUpdate", "user_message_chunk")
+    return _read_UserMessageChunkSessionUpdate(d, strict)
+
+
+def _read_UserMessageChunkSessionUpdate(
+    d: JsonObject, strict: bool
+) -> UserMessageChunkSessionUpdate:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_content: ContentBlock
     v = d.get("content", MISSING)
     if v is MISSING:
@@ -8772,6 +9107,13 @@ def _decode_AgentMessageChunkSessionUpdate(
         raise type_error("an object", d)
     if d.get("sessionUpdate") != "agent_message_chunk":
         raise check_tag(d, "sessionUpdate", "agent_message_chunk")
+    return _read_AgentMessageChunkSessionUpdate(d, strict)
+
+
+def _read_AgentMessageChunkSessionUpdate(
+    d: JsonObject, strict: bool
+) -> AgentMessageChunkSessionUpdate:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_content: ContentBlock
     v = d.get("content", MISSING)
     if v is MISSING:
@@ -8839,6 +9181,13 @@ def _decode_AgentThoughtChunkSessionUpdate(
         raise type_error("an object", d)
     if d.get("sessionUpdate") != "agent_thought_chunk":
         raise check_tag(d, "sessionUpdate", "agent_thought_chunk")
+    return _read_AgentThoughtChunkSessionUpdate(d, strict)
+
+
+def _read_AgentThoughtChunkSessionUpdate(
+    d: JsonObject, strict: bool
+) -> AgentThoughtChunkSessionUpdate:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_content: ContentBlock
     v = d.get("content", MISSING)
     if v is MISSING:
@@ -8904,6 +9253,11 @@ def _decode_ToolCallSessionUpdate(d: Any, strict: bool) -> ToolCallSessionUpdate
         raise type_error("an object", d)
     if d.get("sessionUpdate") != "tool_call":
         raise check_tag(d, "sessionUpdate", "tool_call")
+    return _read_ToolCallSessionUpdate(d, strict)
+
+
+def _read_ToolCallSessionUpdate(d: JsonObject, strict: bool) -> ToolCallSessionUpdate:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_tool_call_id: ToolCallId
     v = d.get("toolCallId", MISSING)
     if v is MISSING:
@@ -8942,7 +9296,11 @@ def _decode_ToolCallSessionUpdate(d: Any, strict: bool) -> ToolCallSessionUpdate
         f_kind = UNSET
     else:
         try:
-            f_kind = _decode_ToolKind(v, strict)
+            f_kind = (
+                _MEMBERS_ToolKind[v]
+                if type(v) is str and v in _MEMBERS_ToolKind
+                else _decode_ToolKind(v, strict)
+            )
         except ValidationError as error:
             if strict:
                 raise error.at("kind")
@@ -8954,7 +9312,11 @@ def _decode_ToolCallSessionUpdate(d: Any, strict: bool) -> ToolCallSessionUpdate
         f_status = UNSET
     else:
         try:
-            f_status = _decode_ToolCallStatus(v, strict)
+            f_status = (
+                _MEMBERS_ToolCallStatus[v]
+                if type(v) is str and v in _MEMBERS_ToolCallStatus
+                else _decode_ToolCallStatus(v, strict)
+            )
         except ValidationError as error:
             if strict:
                 raise error.at("status")
@@ -9075,6 +9437,13 @@ def _decode_ToolCallUpdateSessionUpdate(
         raise type_error("an object", d)
     if d.get("sessionUpdate") != "tool_call_update":
         raise check_tag(d, "sessionUpdate", "tool_call_update")
+    return _read_ToolCallUpdateSessionUpdate(d, strict)
+
+
+def _read_ToolCallUpdateSessionUpdate(
+    d: JsonObject, strict: bool
+) -> ToolCallUpdateSessionUpdate:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_tool_call_id: ToolCallId
     v = d.get("toolCallId", MISSING)
     if v is MISSING:
@@ -9091,7 +9460,15 @@ def _decode_ToolCallUpdateSessionUpdate(
         f_kind = UNSET
     else:
         try:
-            f_kind = None if v is None else _decode_ToolKind(v, strict)
+            f_kind = (
+                None
+                if v is None
+                else (
+                    _MEMBERS_ToolKind[v]
+                    if type(v) is str and v in _MEMBERS_ToolKind
+                    else _decode_ToolKind(v, strict)
+                )
+            )
         except ValidationError as error:
             if strict:
                 raise error.at("kind")
@@ -9103,7 +9480,15 @@ def _decode_ToolCallUpdateSessionUpdate(
         f_status = UNSET
     else:
         try:
-            f_status = None if v is None else _decode_ToolCallStatus(v, strict)
+            f_status = (
+                None
+                if v is None
+                else (
+                    _MEMBERS_ToolCallStatus[v]
+                    if type(v) is str and v in _MEMBERS_ToolCallStatus
+                    else _decode_ToolCallStatus(v, strict)
+                )
+            )
         except ValidationError as error:
             if strict:
                 raise error.at("status")
@@ -9274,6 +9659,11 @@ def _decode_PlanSessionUpdate(d: Any, strict: bool) -> PlanSessionUpdate:
         raise type_error("an object", d)
     if d.get("sessionUpdate") != "plan":
         raise check_tag(d, "sessionUpdate", "plan")
+    return _read_PlanSessionUpdate(d, strict)
+
+
+def _read_PlanSessionUpdate(d: JsonObject, strict: bool) -> PlanSessionUpdate:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_entries: list[PlanEntry]
     v = d.get("entries", MISSING)
     if v is MISSING:
@@ -9323,6 +9713,13 @@ def _decode_AvailableCommandsUpdateSessionUpdate(
         raise type_error("an object", d)
     if d.get("sessionUpdate") != "available_commands_update":
         raise check_tag(d, "sessionUpdate", "available_commands_update")
+    return _read_AvailableCommandsUpdateSessionUpdate(d, strict)
+
+
+def _read_AvailableCommandsUpdateSessionUpdate(
+    d: JsonObject, strict: bool
+) -> AvailableCommandsUpdateSessionUpdate:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_available_commands: list[AvailableCommand]
     v = d.get("availableCommands", MISSING)
     if v is MISSING:
@@ -9378,6 +9775,13 @@ def _decode_CurrentModeUpdateSessionUpdate(
         raise type_error("an object", d)
     if d.get("sessionUpdate") != "current_mode_update":
         raise check_tag(d, "sessionUpdate", "current_mode_update")
+    return _read_CurrentModeUpdateSessionUpdate(d, strict)
+
+
+def _read_CurrentModeUpdateSessionUpdate(
+    d: JsonObject, strict: bool
+) -> CurrentModeUpdateSessionUpdate:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_current_mode_id: SessionModeId
     v = d.get("currentModeId", MISSING)
     if v is MISSING:
@@ -9427,6 +9831,13 @@ def _decode_ConfigOptionUpdateSessionUpdate(
         raise type_error("an object", d)
     if d.get("sessionUpdate") != "config_option_update":
         raise check_tag(d, "sessionUpdate", "config_option_update")
+    return _read_ConfigOptionUpdateSessionUpdate(d, strict)
+
+
+def _read_ConfigOptionUpdateSessionUpdate(
+    d: JsonObject, strict: bool
+) -> ConfigOptionUpdateSessionUpdate:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_config_options: list[SessionConfigOption]
     v = d.get("configOptions", MISSING)
     if v is MISSING:
@@ -9480,6 +9891,13 @@ def _decode_SessionInfoUpdateSessionUpdate(
         raise type_error("an object", d)
     if d.get("sessionUpdate") != "session_info_update":
         raise check_tag(d, "sessionUpdate", "session_info_update")
+    return _read_SessionInfoUpdateSessionUpdate(d, strict)
+
+
+def _read_SessionInfoUpdateSessionUpdate(
+    d: JsonObject, strict: bool
+) -> SessionInfoUpdateSessionUpdate:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_title: str | None | Unset
     v = d.get("title", MISSING)
     if v is MISSING:
@@ -9549,6 +9967,13 @@ def _decode_UsageUpdateSessionUpdate(d: Any, strict: bool) -> UsageUpdateSession
         raise type_error("an object", d)
     if d.get("sessionUpdate") != "usage_update":
         raise check_tag(d, "sessionUpdate", "usage_update")
+    return _read_UsageUpdateSessionUpdate(d, strict)
+
+
+def _read_UsageUpdateSessionUpdate(
+    d: JsonObject, strict: bool
+) -> UsageUpdateSessionUpdate:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_used: int
     v = d.get("used", MISSING)
     if v is MISSING:
@@ -9556,9 +9981,13 @@ def _decode_UsageUpdateSessionUpdate(d: Any, strict: bool) -> UsageUpdateSession
     else:
         try:
             f_used = (
-                check_int(v, 0, None)
-                if strict
-                else check_int(v, 0, 18446744073709551615)
+                v
+                if type(v) is int and v >= 0 and v <= 18446744073709551615
+                else (
+                    check_int(v, 0, None)
+                    if strict
+                    else check_int(v, 0, 18446744073709551615)
+                )
             )
         except ValidationError as error:
             raise error.at("used")
@@ -9570,9 +9999,13 @@ def _decode_UsageUpdateSessionUpdate(d: Any, strict: bool) -> UsageUpdateSession
     else:
         try:
             f_size = (
-                check_int(v, 0, None)
-                if strict
-                else check_int(v, 0, 18446744073709551615)
+                v
+                if type(v) is int and v >= 0 and v <= 18446744073709551615
+                else (
+                    check_int(v, 0, None)
+                    if strict
+                    else check_int(v, 0, 18446744073709551615)
+                )
             )
         except ValidationError as error:
             raise error.at("size")
@@ -9630,13 +10063,22 @@ def _decode_NoticeSessionUpdate(d: Any, strict: bool) -> NoticeSessionUpdate:
         raise type_error("an object", d)
     if d.get("sessionUpdate") != "notice":
         raise check_tag(d, "sessionUpdate", "notice")
+    return _read_NoticeSessionUpdate(d, strict)
+
+
+def _read_NoticeSessionUpdate(d: JsonObject, strict: bool) -> NoticeSessionUpdate:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_severity: NoticeSeverity | str
     v = d.get("severity", MISSING)
     if v is MISSING:
         raise missing("severity")
     else:
         try:
-            f_severity = _decode_NoticeSeverity(v, strict)
+            f_severity = (
+                _MEMBERS_NoticeSeverity[v]
+                if type(v) is str and v in _MEMBERS_NoticeSeverity
+                else _decode_NoticeSeverity(v, strict)
+            )
         except ValidationError as error:
             raise error.at("severity")
 
@@ -9711,6 +10153,13 @@ def _decode_CompactionUpdateSessionUpdate(
         raise type_error("an object", d)
     if d.get("sessionUpdate") != "compaction_update":
         raise check_tag(d, "sessionUpdate", "compaction_update")
+    return _read_CompactionUpdateSessionUpdate(d, strict)
+
+
+def _read_CompactionUpdateSessionUpdate(
+    d: JsonObject, strict: bool
+) -> CompactionUpdateSessionUpdate:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_compaction_id: CompactionId
     v = d.get("compactionId", MISSING)
     if v is MISSING:
@@ -9727,7 +10176,11 @@ def _decode_CompactionUpdateSessionUpdate(
         raise missing("status")
     else:
         try:
-            f_status = _decode_CompactionStatus(v, strict)
+            f_status = (
+                _MEMBERS_CompactionStatus[v]
+                if type(v) is str and v in _MEMBERS_CompactionStatus
+                else _decode_CompactionStatus(v, strict)
+            )
         except ValidationError as error:
             raise error.at("status")
 
@@ -9812,6 +10265,13 @@ def _decode_CompactionSummaryChunkSessionUpdate(
         raise type_error("an object", d)
     if d.get("sessionUpdate") != "compaction_summary_chunk":
         raise check_tag(d, "sessionUpdate", "compaction_summary_chunk")
+    return _read_CompactionSummaryChunkSessionUpdate(d, strict)
+
+
+def _read_CompactionSummaryChunkSessionUpdate(
+    d: JsonObject, strict: bool
+) -> CompactionSummaryChunkSessionUpdate:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_compaction_id: CompactionId
     v = d.get("compactionId", MISSING)
     if v is MISSING:
@@ -9867,20 +10327,20 @@ def _encode_CompactionSummaryChunkSessionUpdate(
 
 
 _VARIANTS_SessionUpdate: dict[str, Decoder[SessionUpdate]] = {
-    "user_message_chunk": _decode_UserMessageChunkSessionUpdate,
-    "agent_message_chunk": _decode_AgentMessageChunkSessionUpdate,
-    "agent_thought_chunk": _decode_AgentThoughtChunkSessionUpdate,
-    "tool_call": _decode_ToolCallSessionUpdate,
-    "tool_call_update": _decode_ToolCallUpdateSessionUpdate,
-    "plan": _decode_PlanSessionUpdate,
-    "available_commands_update": _decode_AvailableCommandsUpdateSessionUpdate,
-    "current_mode_update": _decode_CurrentModeUpdateSessionUpdate,
-    "config_option_update": _decode_ConfigOptionUpdateSessionUpdate,
-    "session_info_update": _decode_SessionInfoUpdateSessionUpdate,
-    "usage_update": _decode_UsageUpdateSessionUpdate,
-    "notice": _decode_NoticeSessionUpdate,
-    "compaction_update": _decode_CompactionUpdateSessionUpdate,
-    "compaction_summary_chunk": _decode_CompactionSummaryChunkSessionUpdate,
+    "user_message_chunk": _read_UserMessageChunkSessionUpdate,
+    "agent_message_chunk": _read_AgentMessageChunkSessionUpdate,
+    "agent_thought_chunk": _read_AgentThoughtChunkSessionUpdate,
+    "tool_call": _read_ToolCallSessionUpdate,
+    "tool_call_update": _read_ToolCallUpdateSessionUpdate,
+    "plan": _read_PlanSessionUpdate,
+    "available_commands_update": _read_AvailableCommandsUpdateSessionUpdate,
+    "current_mode_update": _read_CurrentModeUpdateSessionUpdate,
+    "config_option_update": _read_ConfigOptionUpdateSessionUpdate,
+    "session_info_update": _read_SessionInfoUpdateSessionUpdate,
+    "usage_update": _read_UsageUpdateSessionUpdate,
+    "notice": _read_NoticeSessionUpdate,
+    "compaction_update": _read_CompactionUpdateSessionUpdate,
+    "compaction_summary_chunk": _read_CompactionSummaryChunkSessionUpdate,
 }
 
 
@@ -10016,7 +10476,11 @@ def _decode_ToolCall(d: Any, strict: bool) -> ToolCall:
         f_kind = UNSET
     else:
         try:
-            f_kind = _decode_ToolKind(v, strict)
+            f_kind = (
+                _MEMBERS_ToolKind[v]
+                if type(v) is str and v in _MEMBERS_ToolKind
+                else _decode_ToolKind(v, strict)
+            )
         except ValidationError as error:
             if strict:
                 raise error.at("kind")
@@ -10028,7 +10492,11 @@ def _decode_ToolCall(d: Any, strict: bool) -> ToolCall:
         f_status = UNSET
     else:
         try:
-            f_status = _decode_ToolCallStatus(v, strict)
+            f_status = (
+                _MEMBERS_ToolCallStatus[v]
+                if type(v) is str and v in _MEMBERS_ToolCallStatus
+                else _decode_ToolCallStatus(v, strict)
+            )
         except ValidationError as error:
             if strict:
                 raise error.at("status")
@@ -10160,7 +10628,11 @@ def _decode_PlanEntry(d: Any, strict: bool) -> PlanEntry:
         raise missing("priority")
     else:
         try:
-            f_priority = _decode_PlanEntryPriority(v, strict)
+            f_priority = (
+                _MEMBERS_PlanEntryPriority[v]
+                if type(v) is str and v in _MEMBERS_PlanEntryPriority
+                else _decode_PlanEntryPriority(v, strict)
+            )
         except ValidationError as error:
             raise error.at("priority")
 
@@ -10170,7 +10642,11 @@ def _decode_PlanEntry(d: Any, strict: bool) -> PlanEntry:
         raise missing("status")
     else:
         try:
-            f_status = _decode_PlanEntryStatus(v, strict)
+            f_status = (
+                _MEMBERS_PlanEntryStatus[v]
+                if type(v) is str and v in _MEMBERS_PlanEntryStatus
+                else _decode_PlanEntryStatus(v, strict)
+            )
         except ValidationError as error:
             raise error.at("status")
 
@@ -10689,9 +11165,13 @@ def _decode_UsageUpdate(d: Any, strict: bool) -> UsageUpdate:
     else:
         try:
             f_used = (
-                check_int(v, 0, None)
-                if strict
-                else check_int(v, 0, 18446744073709551615)
+                v
+                if type(v) is int and v >= 0 and v <= 18446744073709551615
+                else (
+                    check_int(v, 0, None)
+                    if strict
+                    else check_int(v, 0, 18446744073709551615)
+                )
             )
         except ValidationError as error:
             raise error.at("used")
@@ -10703,9 +11183,13 @@ def _decode_UsageUpdate(d: Any, strict: bool) -> UsageUpdate:
     else:
         try:
             f_size = (
-                check_int(v, 0, None)
-                if strict
-                else check_int(v, 0, 18446744073709551615)
+                v
+                if type(v) is int and v >= 0 and v <= 18446744073709551615
+                else (
+                    check_int(v, 0, None)
+                    if strict
+                    else check_int(v, 0, 18446744073709551615)
+                )
             )
         except ValidationError as error:
             raise error.at("size")
@@ -10784,7 +11268,11 @@ def _decode_Notice(d: Any, strict: bool) -> Notice:
         raise missing("severity")
     else:
         try:
-            f_severity = _decode_NoticeSeverity(v, strict)
+            f_severity = (
+                _MEMBERS_NoticeSeverity[v]
+                if type(v) is str and v in _MEMBERS_NoticeSeverity
+                else _decode_NoticeSeverity(v, strict)
+            )
         except ValidationError as error:
             raise error.at("severity")
 
@@ -10892,7 +11380,11 @@ def _decode_CompactionUpdate(d: Any, strict: bool) -> CompactionUpdate:
         raise missing("status")
     else:
         try:
-            f_status = _decode_CompactionStatus(v, strict)
+            f_status = (
+                _MEMBERS_CompactionStatus[v]
+                if type(v) is str and v in _MEMBERS_CompactionStatus
+                else _decode_CompactionStatus(v, strict)
+            )
         except ValidationError as error:
             raise error.at("status")
 
@@ -11132,7 +11624,11 @@ def _decode_InitializeRequest(d: Any, strict: bool) -> InitializeRequest:
         raise missing("protocolVersion")
     else:
         try:
-            f_protocol_version = check_int(v, 0, 65535)
+            f_protocol_version = (
+                v
+                if type(v) is int and v >= 0 and v <= 65535
+                else check_int(v, 0, 65535)
+            )
         except ValidationError as error:
             raise error.at("protocolVersion")
 
@@ -11907,6 +12403,11 @@ def _decode_HttpMcpServer(d: Any, strict: bool) -> HttpMcpServer:
         raise type_error("an object", d)
     if d.get("type") != "http":
         raise check_tag(d, "type", "http")
+    return _read_HttpMcpServer(d, strict)
+
+
+def _read_HttpMcpServer(d: JsonObject, strict: bool) -> HttpMcpServer:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_name: str
     v = d.get("name", MISSING)
     if v is MISSING:
@@ -11978,6 +12479,11 @@ def _decode_SseMcpServer(d: Any, strict: bool) -> SseMcpServer:
         raise type_error("an object", d)
     if d.get("type") != "sse":
         raise check_tag(d, "type", "sse")
+    return _read_SseMcpServer(d, strict)
+
+
+def _read_SseMcpServer(d: JsonObject, strict: bool) -> SseMcpServer:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_name: str
     v = d.get("name", MISSING)
     if v is MISSING:
@@ -12045,8 +12551,8 @@ def _encode_SseMcpServer(o: SseMcpServer) -> dict[str, Any]:
 
 
 _VARIANTS_McpServer: dict[str, Decoder[McpServer]] = {
-    "http": _decode_HttpMcpServer,
-    "sse": _decode_SseMcpServer,
+    "http": _read_HttpMcpServer,
+    "sse": _read_SseMcpServer,
 }
 
 
@@ -12727,6 +13233,13 @@ def _decode_BooleanSetSessionConfigOptionRequest(
         raise type_error("an object", d)
     if d.get("type") != "boolean":
         raise check_tag(d, "type", "boolean")
+    return _read_BooleanSetSessionConfigOptionRequest(d, strict)
+
+
+def _read_BooleanSetSessionConfigOptionRequest(
+    d: JsonObject, strict: bool
+) -> BooleanSetSessionConfigOptionRequest:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_session_id: SessionId
     v = d.get("sessionId", MISSING)
     if v is MISSING:
@@ -12866,7 +13379,7 @@ def _encode_ValueIdSetSessionConfigOptionRequest(
 _VARIANTS_SetSessionConfigOptionRequest: dict[
     str, Decoder[SetSessionConfigOptionRequest]
 ] = {
-    "boolean": _decode_BooleanSetSessionConfigOptionRequest,
+    "boolean": _read_BooleanSetSessionConfigOptionRequest,
 }
 
 
@@ -13160,6 +13673,13 @@ def _decode_CancelledRequestPermissionOutcome(
         raise type_error("an object", d)
     if d.get("outcome") != "cancelled":
         raise check_tag(d, "outcome", "cancelled")
+    return _read_CancelledRequestPermissionOutcome(d, strict)
+
+
+def _read_CancelledRequestPermissionOutcome(
+    d: JsonObject, strict: bool
+) -> CancelledRequestPermissionOutcome:
+    # `d` is an object whose tag selects this variant: the union checked it.
     o = _new(CancelledRequestPermissionOutcome)
     return o
 
@@ -13181,6 +13701,13 @@ def _decode_SelectedRequestPermissionOutcome(
         raise type_error("an object", d)
     if d.get("outcome") != "selected":
         raise check_tag(d, "outcome", "selected")
+    return _read_SelectedRequestPermissionOutcome(d, strict)
+
+
+def _read_SelectedRequestPermissionOutcome(
+    d: JsonObject, strict: bool
+) -> SelectedRequestPermissionOutcome:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_option_id: PermissionOptionId
     v = d.get("optionId", MISSING)
     if v is MISSING:
@@ -13224,8 +13751,8 @@ def _encode_SelectedRequestPermissionOutcome(
 
 
 _VARIANTS_RequestPermissionOutcome: dict[str, Decoder[RequestPermissionOutcome]] = {
-    "cancelled": _decode_CancelledRequestPermissionOutcome,
-    "selected": _decode_SelectedRequestPermissionOutcome,
+    "cancelled": _read_CancelledRequestPermissionOutcome,
+    "selected": _read_SelectedRequestPermissionOutcome,
 }
 
 
@@ -13423,7 +13950,13 @@ def _decode_TerminalExitStatus(d: Any, strict: bool) -> TerminalExitStatus:
             f_exit_code = (
                 None
                 if v is None
-                else (check_int(v, 0, None) if strict else check_int(v, 0, 4294967295))
+                else (
+                    v
+                    if type(v) is int and v >= 0 and v <= 4294967295
+                    else (
+                        check_int(v, 0, None) if strict else check_int(v, 0, 4294967295)
+                    )
+                )
             )
         except ValidationError as error:
             if strict:
@@ -13519,7 +14052,13 @@ def _decode_WaitForTerminalExitResponse(
             f_exit_code = (
                 None
                 if v is None
-                else (check_int(v, 0, None) if strict else check_int(v, 0, 4294967295))
+                else (
+                    v
+                    if type(v) is int and v >= 0 and v <= 4294967295
+                    else (
+                        check_int(v, 0, None) if strict else check_int(v, 0, 4294967295)
+                    )
+                )
             )
         except ValidationError as error:
             if strict:
@@ -13610,6 +14149,13 @@ def _decode_AcceptCreateElicitationResponse(
         raise type_error("an object", d)
     if d.get("action") != "accept":
         raise check_tag(d, "action", "accept")
+    return _read_AcceptCreateElicitationResponse(d, strict)
+
+
+def _read_AcceptCreateElicitationResponse(
+    d: JsonObject, strict: bool
+) -> AcceptCreateElicitationResponse:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
@@ -13667,6 +14213,13 @@ def _decode_DeclineCreateElicitationResponse(
         raise type_error("an object", d)
     if d.get("action") != "decline":
         raise check_tag(d, "action", "decline")
+    return _read_DeclineCreateElicitationResponse(d, strict)
+
+
+def _read_DeclineCreateElicitationResponse(
+    d: JsonObject, strict: bool
+) -> DeclineCreateElicitationResponse:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
@@ -13704,6 +14257,13 @@ def _decode_CancelCreateElicitationResponse(
         raise type_error("an object", d)
     if d.get("action") != "cancel":
         raise check_tag(d, "action", "cancel")
+    return _read_CancelCreateElicitationResponse(d, strict)
+
+
+def _read_CancelCreateElicitationResponse(
+    d: JsonObject, strict: bool
+) -> CancelCreateElicitationResponse:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
@@ -13746,6 +14306,14 @@ def _decode_OtherCreateElicitationResponse(
         raise unexpected("expected a tag that no other variant has", d["action"]).at(
             "action"
         )
+    return _read_OtherCreateElicitationResponse(d, strict)
+
+
+def _read_OtherCreateElicitationResponse(
+    d: JsonObject, strict: bool
+) -> OtherCreateElicitationResponse:
+    # `d` is an object whose tag is a string no other variant has: the union
+    # checked it.
     f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
@@ -13781,9 +14349,9 @@ def _encode_OtherCreateElicitationResponse(
 
 
 _VARIANTS_CreateElicitationResponse: dict[str, Decoder[CreateElicitationResponse]] = {
-    "accept": _decode_AcceptCreateElicitationResponse,
-    "decline": _decode_DeclineCreateElicitationResponse,
-    "cancel": _decode_CancelCreateElicitationResponse,
+    "accept": _read_AcceptCreateElicitationResponse,
+    "decline": _read_DeclineCreateElicitationResponse,
+    "cancel": _read_CancelCreateElicitationResponse,
 }
 
 
@@ -13797,7 +14365,7 @@ def _decode_CreateElicitationResponse(
         decoder = _VARIANTS_CreateElicitationResponse.get(tag)
         if decoder is not None:
             return decoder(d, strict)
-        return _decode_OtherCreateElicitationResponse(d, strict)
+        return _read_OtherCreateElicitationResponse(d, strict)
     if tag is MISSING:
         raise missing("action")
     raise type_error("a string", tag).at("action")
@@ -13812,9 +14380,15 @@ def _decode_ElicitationContentValue(v: Any, strict: bool) -> ElicitationContentV
             {
                 "string": lambda x, strict: x if type(x) is str else check_str(x),
                 "integer": lambda x, strict: (
-                    check_int(x, None, None)
-                    if strict
-                    else check_int(x, -9223372036854775808, 9223372036854775807)
+                    x
+                    if type(x) is int
+                    and x >= -9223372036854775808
+                    and x <= 9223372036854775807
+                    else (
+                        check_int(x, None, None)
+                        if strict
+                        else check_int(x, -9223372036854775808, 9223372036854775807)
+                    )
                 ),
                 "number": lambda x, strict: check_num(x, None, None),
                 "boolean": lambda x, strict: x if type(x) is bool else check_bool(x),

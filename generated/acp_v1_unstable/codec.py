@@ -1357,36 +1357,45 @@ def decode(name: str, data: Any, *, strict: bool = False) -> object:
     the input is never changed.
     """
     try:
-        decoder, pointer = _DECODERS[name]
+        decoder = _DECODERS[name][0]
     except KeyError:
         raise KeyError(f"the schema has no definition named {name!r}") from None
-    return _run(decoder, pointer, data, strict)
+    try:
+        return decoder(data, strict)
+    except ValidationError as error:
+        return _retry(decoder, data, strict, error)
+    except RecursionError:
+        raise ValidationError("the value is nested too deeply to decode") from None
 
 
 def decode_class(cls: type[_T], data: Any, *, strict: bool = False) -> _T:
     """Decode ``data`` as the generated class ``cls``."""
     try:
-        decoder, pointer = _CLASS_DECODERS[cls]
+        decoder = _CLASS_DECODERS[cls][0]
     except KeyError:
         raise KeyError(f"{cls!r} is not a class of this package") from None
     # The table pairs each class with its own decoder.
-    return cast(_T, _run(decoder, pointer, data, strict))
-
-
-def _run(decoder: Decoder[object], pointer: str, data: Any, strict: bool) -> object:
-    # Strict mode is the decoders' own checks (with strict=True they check
-    # every keyword the schema has, and salvage nothing); what they cannot
-    # check is kept as JSON and validated against its subschema.
     try:
-        try:
-            return decoder(data, strict)
-        except ValidationError:
-            # Subclasses of the JSON types (OrderedDict, IntEnum, str enums)
-            # are the JSON values they stand for: decoded again as those,
-            # which costs nothing when the value is fine as it is.
-            plain = plain_json(data)
-            if plain is MISSING:
-                raise
+        return cast(_T, decoder(data, strict))
+    except ValidationError as error:
+        return cast(_T, _retry(decoder, data, strict, error))
+    except RecursionError:
+        raise ValidationError("the value is nested too deeply to decode") from None
+
+
+def _retry(
+    decoder: Decoder[object], data: Any, strict: bool, error: ValidationError
+) -> object:
+    """After ``decoder`` refused ``data`` with ``error``: subclasses of the
+    JSON types (``OrderedDict`` from ``object_pairs_hook``, ``IntEnum`` and
+    ``str`` enum members) are the JSON values they stand for, so ``data`` is
+    decoded again with them replaced; without any, ``error`` stands. The
+    first attempt is the fast path: it costs nothing when ``data`` is plain
+    JSON."""
+    plain = plain_json(data)
+    if plain is MISSING:
+        raise error
+    try:
         return decoder(plain, strict)
     except RecursionError:
         raise ValidationError("the value is nested too deeply to decode") from None
@@ -1554,9 +1563,15 @@ def _decode_RequestId(v: Any, strict: bool) -> RequestId:
             {
                 "null": lambda x, strict: None if x is None else not_null(x),
                 "integer": lambda x, strict: (
-                    check_int(x, None, None)
-                    if strict
-                    else check_int(x, -9223372036854775808, 9223372036854775807)
+                    x
+                    if type(x) is int
+                    and x >= -9223372036854775808
+                    and x <= 9223372036854775807
+                    else (
+                        check_int(x, None, None)
+                        if strict
+                        else check_int(x, -9223372036854775808, 9223372036854775807)
+                    )
                 ),
                 "string": lambda x, strict: x if type(x) is str else check_str(x),
             },
@@ -1667,7 +1682,13 @@ def _decode_ReadTextFileRequest(d: Any, strict: bool) -> ReadTextFileRequest:
             f_line = (
                 None
                 if v is None
-                else (check_int(v, 0, None) if strict else check_int(v, 0, 4294967295))
+                else (
+                    v
+                    if type(v) is int and v >= 0 and v <= 4294967295
+                    else (
+                        check_int(v, 0, None) if strict else check_int(v, 0, 4294967295)
+                    )
+                )
             )
         except ValidationError as error:
             raise error.at("line")
@@ -1681,7 +1702,13 @@ def _decode_ReadTextFileRequest(d: Any, strict: bool) -> ReadTextFileRequest:
             f_limit = (
                 None
                 if v is None
-                else (check_int(v, 0, None) if strict else check_int(v, 0, 4294967295))
+                else (
+                    v
+                    if type(v) is int and v >= 0 and v <= 4294967295
+                    else (
+                        check_int(v, 0, None) if strict else check_int(v, 0, 4294967295)
+                    )
+                )
             )
         except ValidationError as error:
             raise error.at("limit")
@@ -1810,7 +1837,15 @@ def _decode_ToolCallUpdate(d: Any, strict: bool) -> ToolCallUpdate:
         f_kind = UNSET
     else:
         try:
-            f_kind = None if v is None else _decode_ToolKind(v, strict)
+            f_kind = (
+                None
+                if v is None
+                else (
+                    _MEMBERS_ToolKind[v]
+                    if type(v) is str and v in _MEMBERS_ToolKind
+                    else _decode_ToolKind(v, strict)
+                )
+            )
         except ValidationError as error:
             if strict:
                 raise error.at("kind")
@@ -1822,7 +1857,15 @@ def _decode_ToolCallUpdate(d: Any, strict: bool) -> ToolCallUpdate:
         f_status = UNSET
     else:
         try:
-            f_status = None if v is None else _decode_ToolCallStatus(v, strict)
+            f_status = (
+                None
+                if v is None
+                else (
+                    _MEMBERS_ToolCallStatus[v]
+                    if type(v) is str and v in _MEMBERS_ToolCallStatus
+                    else _decode_ToolCallStatus(v, strict)
+                )
+            )
         except ValidationError as error:
             if strict:
                 raise error.at("status")
@@ -2033,6 +2076,11 @@ def _decode_ContentToolCallContent(d: Any, strict: bool) -> ContentToolCallConte
         raise type_error("an object", d)
     if d.get("type") != "content":
         raise check_tag(d, "type", "content")
+    return _read_ContentToolCallContent(d, strict)
+
+
+def _read_ContentToolCallContent(d: JsonObject, strict: bool) -> ContentToolCallContent:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_content: ContentBlock
     v = d.get("content", MISSING)
     if v is MISSING:
@@ -2078,6 +2126,11 @@ def _decode_DiffToolCallContent(d: Any, strict: bool) -> DiffToolCallContent:
         raise type_error("an object", d)
     if d.get("type") != "diff":
         raise check_tag(d, "type", "diff")
+    return _read_DiffToolCallContent(d, strict)
+
+
+def _read_DiffToolCallContent(d: JsonObject, strict: bool) -> DiffToolCallContent:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_path: str
     v = d.get("path", MISSING)
     if v is MISSING:
@@ -2151,6 +2204,13 @@ def _decode_TerminalToolCallContent(d: Any, strict: bool) -> TerminalToolCallCon
         raise type_error("an object", d)
     if d.get("type") != "terminal":
         raise check_tag(d, "type", "terminal")
+    return _read_TerminalToolCallContent(d, strict)
+
+
+def _read_TerminalToolCallContent(
+    d: JsonObject, strict: bool
+) -> TerminalToolCallContent:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_terminal_id: TerminalId
     v = d.get("terminalId", MISSING)
     if v is MISSING:
@@ -2192,9 +2252,9 @@ def _encode_TerminalToolCallContent(o: TerminalToolCallContent) -> dict[str, Any
 
 
 _VARIANTS_ToolCallContent: dict[str, Decoder[ToolCallContent]] = {
-    "content": _decode_ContentToolCallContent,
-    "diff": _decode_DiffToolCallContent,
-    "terminal": _decode_TerminalToolCallContent,
+    "content": _read_ContentToolCallContent,
+    "diff": _read_DiffToolCallContent,
+    "terminal": _read_TerminalToolCallContent,
 }
 
 
@@ -2229,6 +2289,11 @@ def _decode_TextContentBlock(d: Any, strict: bool) -> TextContentBlock:
         raise type_error("an object", d)
     if d.get("type") != "text":
         raise check_tag(d, "type", "text")
+    return _read_TextContentBlock(d, strict)
+
+
+def _read_TextContentBlock(d: JsonObject, strict: bool) -> TextContentBlock:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_annotations: Annotations | None | Unset
     v = d.get("annotations", MISSING)
     if v is MISSING:
@@ -2292,6 +2357,11 @@ def _decode_ImageContentBlock(d: Any, strict: bool) -> ImageContentBlock:
         raise type_error("an object", d)
     if d.get("type") != "image":
         raise check_tag(d, "type", "image")
+    return _read_ImageContentBlock(d, strict)
+
+
+def _read_ImageContentBlock(d: JsonObject, strict: bool) -> ImageContentBlock:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_annotations: Annotations | None | Unset
     v = d.get("annotations", MISSING)
     if v is MISSING:
@@ -2383,6 +2453,11 @@ def _decode_AudioContentBlock(d: Any, strict: bool) -> AudioContentBlock:
         raise type_error("an object", d)
     if d.get("type") != "audio":
         raise check_tag(d, "type", "audio")
+    return _read_AudioContentBlock(d, strict)
+
+
+def _read_AudioContentBlock(d: JsonObject, strict: bool) -> AudioContentBlock:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_annotations: Annotations | None | Unset
     v = d.get("annotations", MISSING)
     if v is MISSING:
@@ -2458,6 +2533,13 @@ def _decode_ResourceLinkContentBlock(d: Any, strict: bool) -> ResourceLinkConten
         raise type_error("an object", d)
     if d.get("type") != "resource_link":
         raise check_tag(d, "type", "resource_link")
+    return _read_ResourceLinkContentBlock(d, strict)
+
+
+def _read_ResourceLinkContentBlock(
+    d: JsonObject, strict: bool
+) -> ResourceLinkContentBlock:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_annotations: Annotations | None | Unset
     v = d.get("annotations", MISSING)
     if v is MISSING:
@@ -2516,9 +2598,15 @@ def _decode_ResourceLinkContentBlock(d: Any, strict: bool) -> ResourceLinkConten
                 None
                 if v is None
                 else (
-                    check_int(v, None, None)
-                    if strict
-                    else check_int(v, -9223372036854775808, 9223372036854775807)
+                    v
+                    if type(v) is int
+                    and v >= -9223372036854775808
+                    and v <= 9223372036854775807
+                    else (
+                        check_int(v, None, None)
+                        if strict
+                        else check_int(v, -9223372036854775808, 9223372036854775807)
+                    )
                 )
             )
         except ValidationError as error:
@@ -2607,6 +2695,11 @@ def _decode_ResourceContentBlock(d: Any, strict: bool) -> ResourceContentBlock:
         raise type_error("an object", d)
     if d.get("type") != "resource":
         raise check_tag(d, "type", "resource")
+    return _read_ResourceContentBlock(d, strict)
+
+
+def _read_ResourceContentBlock(d: JsonObject, strict: bool) -> ResourceContentBlock:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_annotations: Annotations | None | Unset
     v = d.get("annotations", MISSING)
     if v is MISSING:
@@ -2666,11 +2759,11 @@ def _encode_ResourceContentBlock(o: ResourceContentBlock) -> dict[str, Any]:
 
 
 _VARIANTS_ContentBlock: dict[str, Decoder[ContentBlock]] = {
-    "text": _decode_TextContentBlock,
-    "image": _decode_ImageContentBlock,
-    "audio": _decode_AudioContentBlock,
-    "resource_link": _decode_ResourceLinkContentBlock,
-    "resource": _decode_ResourceContentBlock,
+    "text": _read_TextContentBlock,
+    "image": _read_ImageContentBlock,
+    "audio": _read_AudioContentBlock,
+    "resource_link": _read_ResourceLinkContentBlock,
+    "resource": _read_ResourceContentBlock,
 }
 
 
@@ -3082,9 +3175,15 @@ def _decode_ResourceLink(d: Any, strict: bool) -> ResourceLink:
                 None
                 if v is None
                 else (
-                    check_int(v, None, None)
-                    if strict
-                    else check_int(v, -9223372036854775808, 9223372036854775807)
+                    v
+                    if type(v) is int
+                    and v >= -9223372036854775808
+                    and v <= 9223372036854775807
+                    else (
+                        check_int(v, None, None)
+                        if strict
+                        else check_int(v, -9223372036854775808, 9223372036854775807)
+                    )
                 )
             )
         except ValidationError as error:
@@ -3574,7 +3673,13 @@ def _decode_ToolCallLocation(d: Any, strict: bool) -> ToolCallLocation:
             f_line = (
                 None
                 if v is None
-                else (check_int(v, 0, None) if strict else check_int(v, 0, 4294967295))
+                else (
+                    v
+                    if type(v) is int and v >= 0 and v <= 4294967295
+                    else (
+                        check_int(v, 0, None) if strict else check_int(v, 0, 4294967295)
+                    )
+                )
             )
         except ValidationError as error:
             if strict:
@@ -3643,7 +3748,11 @@ def _decode_PermissionOption(d: Any, strict: bool) -> PermissionOption:
         raise missing("kind")
     else:
         try:
-            f_kind = _decode_PermissionOptionKind(v, strict)
+            f_kind = (
+                _MEMBERS_PermissionOptionKind[v]
+                if type(v) is str and v in _MEMBERS_PermissionOptionKind
+                else _decode_PermissionOptionKind(v, strict)
+            )
         except ValidationError as error:
             raise error.at("kind")
 
@@ -3774,9 +3883,13 @@ def _decode_CreateTerminalRequest(d: Any, strict: bool) -> CreateTerminalRequest
                 None
                 if v is None
                 else (
-                    check_int(v, 0, None)
-                    if strict
-                    else check_int(v, 0, 18446744073709551615)
+                    v
+                    if type(v) is int and v >= 0 and v <= 18446744073709551615
+                    else (
+                        check_int(v, 0, None)
+                        if strict
+                        else check_int(v, 0, 18446744073709551615)
+                    )
                 )
             )
         except ValidationError as error:
@@ -4108,6 +4221,13 @@ def _decode_FormCreateElicitationRequest(
         raise type_error("an object", d)
     if d.get("mode") != "form":
         raise check_tag(d, "mode", "form")
+    return _read_FormCreateElicitationRequest(d, strict)
+
+
+def _read_FormCreateElicitationRequest(
+    d: JsonObject, strict: bool
+) -> FormCreateElicitationRequest:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_message: str
     v = d.get("message", MISSING)
     if v is MISSING:
@@ -4195,6 +4315,13 @@ def _decode_UrlCreateElicitationRequest(
         raise type_error("an object", d)
     if d.get("mode") != "url":
         raise check_tag(d, "mode", "url")
+    return _read_UrlCreateElicitationRequest(d, strict)
+
+
+def _read_UrlCreateElicitationRequest(
+    d: JsonObject, strict: bool
+) -> UrlCreateElicitationRequest:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_message: str
     v = d.get("message", MISSING)
     if v is MISSING:
@@ -4299,6 +4426,14 @@ def _decode_OtherCreateElicitationRequest(
         raise unexpected("expected a tag that no other variant has", d["mode"]).at(
             "mode"
         )
+    return _read_OtherCreateElicitationRequest(d, strict)
+
+
+def _read_OtherCreateElicitationRequest(
+    d: JsonObject, strict: bool
+) -> OtherCreateElicitationRequest:
+    # `d` is an object whose tag is a string no other variant has: the union
+    # checked it.
     f_message: str
     v = d.get("message", MISSING)
     if v is MISSING:
@@ -4376,8 +4511,8 @@ def _encode_OtherCreateElicitationRequest(
 
 
 _VARIANTS_CreateElicitationRequest: dict[str, Decoder[CreateElicitationRequest]] = {
-    "form": _decode_FormCreateElicitationRequest,
-    "url": _decode_UrlCreateElicitationRequest,
+    "form": _read_FormCreateElicitationRequest,
+    "url": _read_UrlCreateElicitationRequest,
 }
 
 
@@ -4389,7 +4524,7 @@ def _decode_CreateElicitationRequest(d: Any, strict: bool) -> CreateElicitationR
         decoder = _VARIANTS_CreateElicitationRequest.get(tag)
         if decoder is not None:
             return decoder(d, strict)
-        return _decode_OtherCreateElicitationRequest(d, strict)
+        return _read_OtherCreateElicitationRequest(d, strict)
     if tag is MISSING:
         raise missing("mode")
     raise type_error("a string", tag).at("mode")
@@ -4474,7 +4609,11 @@ def _decode_ElicitationSchema(d: Any, strict: bool) -> ElicitationSchema:
         f_type = ElicitationSchemaType.OBJECT
     else:
         try:
-            f_type = _decode_ElicitationSchemaType(v, strict)
+            f_type = (
+                _MEMBERS_ElicitationSchemaType[v]
+                if type(v) is str and v in _MEMBERS_ElicitationSchemaType
+                else _decode_ElicitationSchemaType(v, strict)
+            )
         except ValidationError as error:
             if strict:
                 raise error.at("type")
@@ -4602,6 +4741,13 @@ def _decode_StringElicitationPropertySchema(
         raise type_error("an object", d)
     if d.get("type") != "string":
         raise check_tag(d, "type", "string")
+    return _read_StringElicitationPropertySchema(d, strict)
+
+
+def _read_StringElicitationPropertySchema(
+    d: JsonObject, strict: bool
+) -> StringElicitationPropertySchema:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_title: str | None | Unset
     v = d.get("title", MISSING)
     if v is MISSING:
@@ -4637,7 +4783,13 @@ def _decode_StringElicitationPropertySchema(
             f_min_length = (
                 None
                 if v is None
-                else (check_int(v, 0, None) if strict else check_int(v, 0, 4294967295))
+                else (
+                    v
+                    if type(v) is int and v >= 0 and v <= 4294967295
+                    else (
+                        check_int(v, 0, None) if strict else check_int(v, 0, 4294967295)
+                    )
+                )
             )
         except ValidationError as error:
             raise error.at("minLength")
@@ -4651,7 +4803,13 @@ def _decode_StringElicitationPropertySchema(
             f_max_length = (
                 None
                 if v is None
-                else (check_int(v, 0, None) if strict else check_int(v, 0, 4294967295))
+                else (
+                    v
+                    if type(v) is int and v >= 0 and v <= 4294967295
+                    else (
+                        check_int(v, 0, None) if strict else check_int(v, 0, 4294967295)
+                    )
+                )
             )
         except ValidationError as error:
             raise error.at("maxLength")
@@ -4672,7 +4830,15 @@ def _decode_StringElicitationPropertySchema(
         f_format = UNSET
     else:
         try:
-            f_format = None if v is None else _decode_StringFormat(v, strict)
+            f_format = (
+                None
+                if v is None
+                else (
+                    _MEMBERS_StringFormat[v]
+                    if type(v) is str and v in _MEMBERS_StringFormat
+                    else _decode_StringFormat(v, strict)
+                )
+            )
         except ValidationError as error:
             raise error.at("format")
 
@@ -4793,6 +4959,13 @@ def _decode_NumberElicitationPropertySchema(
         raise type_error("an object", d)
     if d.get("type") != "number":
         raise check_tag(d, "type", "number")
+    return _read_NumberElicitationPropertySchema(d, strict)
+
+
+def _read_NumberElicitationPropertySchema(
+    d: JsonObject, strict: bool
+) -> NumberElicitationPropertySchema:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_title: str | None | Unset
     v = d.get("title", MISSING)
     if v is MISSING:
@@ -4908,6 +5081,13 @@ def _decode_IntegerElicitationPropertySchema(
         raise type_error("an object", d)
     if d.get("type") != "integer":
         raise check_tag(d, "type", "integer")
+    return _read_IntegerElicitationPropertySchema(d, strict)
+
+
+def _read_IntegerElicitationPropertySchema(
+    d: JsonObject, strict: bool
+) -> IntegerElicitationPropertySchema:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_title: str | None | Unset
     v = d.get("title", MISSING)
     if v is MISSING:
@@ -4944,9 +5124,15 @@ def _decode_IntegerElicitationPropertySchema(
                 None
                 if v is None
                 else (
-                    check_int(v, None, None)
-                    if strict
-                    else check_int(v, -9223372036854775808, 9223372036854775807)
+                    v
+                    if type(v) is int
+                    and v >= -9223372036854775808
+                    and v <= 9223372036854775807
+                    else (
+                        check_int(v, None, None)
+                        if strict
+                        else check_int(v, -9223372036854775808, 9223372036854775807)
+                    )
                 )
             )
         except ValidationError as error:
@@ -4962,9 +5148,15 @@ def _decode_IntegerElicitationPropertySchema(
                 None
                 if v is None
                 else (
-                    check_int(v, None, None)
-                    if strict
-                    else check_int(v, -9223372036854775808, 9223372036854775807)
+                    v
+                    if type(v) is int
+                    and v >= -9223372036854775808
+                    and v <= 9223372036854775807
+                    else (
+                        check_int(v, None, None)
+                        if strict
+                        else check_int(v, -9223372036854775808, 9223372036854775807)
+                    )
                 )
             )
         except ValidationError as error:
@@ -4980,9 +5172,15 @@ def _decode_IntegerElicitationPropertySchema(
                 None
                 if v is None
                 else (
-                    check_int(v, None, None)
-                    if strict
-                    else check_int(v, -9223372036854775808, 9223372036854775807)
+                    v
+                    if type(v) is int
+                    and v >= -9223372036854775808
+                    and v <= 9223372036854775807
+                    else (
+                        check_int(v, None, None)
+                        if strict
+                        else check_int(v, -9223372036854775808, 9223372036854775807)
+                    )
                 )
             )
         except ValidationError as error:
@@ -5047,6 +5245,13 @@ def _decode_BooleanElicitationPropertySchema(
         raise type_error("an object", d)
     if d.get("type") != "boolean":
         raise check_tag(d, "type", "boolean")
+    return _read_BooleanElicitationPropertySchema(d, strict)
+
+
+def _read_BooleanElicitationPropertySchema(
+    d: JsonObject, strict: bool
+) -> BooleanElicitationPropertySchema:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_title: str | None | Unset
     v = d.get("title", MISSING)
     if v is MISSING:
@@ -5134,6 +5339,13 @@ def _decode_ArrayElicitationPropertySchema(
         raise type_error("an object", d)
     if d.get("type") != "array":
         raise check_tag(d, "type", "array")
+    return _read_ArrayElicitationPropertySchema(d, strict)
+
+
+def _read_ArrayElicitationPropertySchema(
+    d: JsonObject, strict: bool
+) -> ArrayElicitationPropertySchema:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_title: str | None | Unset
     v = d.get("title", MISSING)
     if v is MISSING:
@@ -5170,9 +5382,13 @@ def _decode_ArrayElicitationPropertySchema(
                 None
                 if v is None
                 else (
-                    check_int(v, 0, None)
-                    if strict
-                    else check_int(v, 0, 18446744073709551615)
+                    v
+                    if type(v) is int and v >= 0 and v <= 18446744073709551615
+                    else (
+                        check_int(v, 0, None)
+                        if strict
+                        else check_int(v, 0, 18446744073709551615)
+                    )
                 )
             )
         except ValidationError as error:
@@ -5188,9 +5404,13 @@ def _decode_ArrayElicitationPropertySchema(
                 None
                 if v is None
                 else (
-                    check_int(v, 0, None)
-                    if strict
-                    else check_int(v, 0, 18446744073709551615)
+                    v
+                    if type(v) is int and v >= 0 and v <= 18446744073709551615
+                    else (
+                        check_int(v, 0, None)
+                        if strict
+                        else check_int(v, 0, 18446744073709551615)
+                    )
                 )
             )
         except ValidationError as error:
@@ -5288,6 +5508,14 @@ def _decode_OtherElicitationPropertySchema(
         raise unexpected("expected a tag that no other variant has", d["type"]).at(
             "type"
         )
+    return _read_OtherElicitationPropertySchema(d, strict)
+
+
+def _read_OtherElicitationPropertySchema(
+    d: JsonObject, strict: bool
+) -> OtherElicitationPropertySchema:
+    # `d` is an object whose tag is a string no other variant has: the union
+    # checked it.
     o = _new(OtherElicitationPropertySchema)
     o.type = d["type"]
     o.extra = {k: x for k, x in d.items() if k not in ["type"]}
@@ -5307,11 +5535,11 @@ def _encode_OtherElicitationPropertySchema(
 
 
 _VARIANTS_ElicitationPropertySchema: dict[str, Decoder[ElicitationPropertySchema]] = {
-    "string": _decode_StringElicitationPropertySchema,
-    "number": _decode_NumberElicitationPropertySchema,
-    "integer": _decode_IntegerElicitationPropertySchema,
-    "boolean": _decode_BooleanElicitationPropertySchema,
-    "array": _decode_ArrayElicitationPropertySchema,
+    "string": _read_StringElicitationPropertySchema,
+    "number": _read_NumberElicitationPropertySchema,
+    "integer": _read_IntegerElicitationPropertySchema,
+    "boolean": _read_BooleanElicitationPropertySchema,
+    "array": _read_ArrayElicitationPropertySchema,
 }
 
 
@@ -5325,7 +5553,7 @@ def _decode_ElicitationPropertySchema(
         decoder = _VARIANTS_ElicitationPropertySchema.get(tag)
         if decoder is not None:
             return decoder(d, strict)
-        return _decode_OtherElicitationPropertySchema(d, strict)
+        return _read_OtherElicitationPropertySchema(d, strict)
     if tag is MISSING:
         raise missing("type")
     raise type_error("a string", tag).at("type")
@@ -5467,7 +5695,13 @@ def _decode_StringPropertySchema(d: Any, strict: bool) -> StringPropertySchema:
             f_min_length = (
                 None
                 if v is None
-                else (check_int(v, 0, None) if strict else check_int(v, 0, 4294967295))
+                else (
+                    v
+                    if type(v) is int and v >= 0 and v <= 4294967295
+                    else (
+                        check_int(v, 0, None) if strict else check_int(v, 0, 4294967295)
+                    )
+                )
             )
         except ValidationError as error:
             raise error.at("minLength")
@@ -5481,7 +5715,13 @@ def _decode_StringPropertySchema(d: Any, strict: bool) -> StringPropertySchema:
             f_max_length = (
                 None
                 if v is None
-                else (check_int(v, 0, None) if strict else check_int(v, 0, 4294967295))
+                else (
+                    v
+                    if type(v) is int and v >= 0 and v <= 4294967295
+                    else (
+                        check_int(v, 0, None) if strict else check_int(v, 0, 4294967295)
+                    )
+                )
             )
         except ValidationError as error:
             raise error.at("maxLength")
@@ -5502,7 +5742,15 @@ def _decode_StringPropertySchema(d: Any, strict: bool) -> StringPropertySchema:
         f_format = UNSET
     else:
         try:
-            f_format = None if v is None else _decode_StringFormat(v, strict)
+            f_format = (
+                None
+                if v is None
+                else (
+                    _MEMBERS_StringFormat[v]
+                    if type(v) is str and v in _MEMBERS_StringFormat
+                    else _decode_StringFormat(v, strict)
+                )
+            )
         except ValidationError as error:
             raise error.at("format")
 
@@ -5758,9 +6006,15 @@ def _decode_IntegerPropertySchema(d: Any, strict: bool) -> IntegerPropertySchema
                 None
                 if v is None
                 else (
-                    check_int(v, None, None)
-                    if strict
-                    else check_int(v, -9223372036854775808, 9223372036854775807)
+                    v
+                    if type(v) is int
+                    and v >= -9223372036854775808
+                    and v <= 9223372036854775807
+                    else (
+                        check_int(v, None, None)
+                        if strict
+                        else check_int(v, -9223372036854775808, 9223372036854775807)
+                    )
                 )
             )
         except ValidationError as error:
@@ -5776,9 +6030,15 @@ def _decode_IntegerPropertySchema(d: Any, strict: bool) -> IntegerPropertySchema
                 None
                 if v is None
                 else (
-                    check_int(v, None, None)
-                    if strict
-                    else check_int(v, -9223372036854775808, 9223372036854775807)
+                    v
+                    if type(v) is int
+                    and v >= -9223372036854775808
+                    and v <= 9223372036854775807
+                    else (
+                        check_int(v, None, None)
+                        if strict
+                        else check_int(v, -9223372036854775808, 9223372036854775807)
+                    )
                 )
             )
         except ValidationError as error:
@@ -5794,9 +6054,15 @@ def _decode_IntegerPropertySchema(d: Any, strict: bool) -> IntegerPropertySchema
                 None
                 if v is None
                 else (
-                    check_int(v, None, None)
-                    if strict
-                    else check_int(v, -9223372036854775808, 9223372036854775807)
+                    v
+                    if type(v) is int
+                    and v >= -9223372036854775808
+                    and v <= 9223372036854775807
+                    else (
+                        check_int(v, None, None)
+                        if strict
+                        else check_int(v, -9223372036854775808, 9223372036854775807)
+                    )
                 )
             )
         except ValidationError as error:
@@ -5934,6 +6200,11 @@ def _decode_MultiSelectItemsString(d: Any, strict: bool) -> MultiSelectItemsStri
         raise type_error("an object", d)
     if d.get("type") != "string":
         raise check_tag(d, "type", "string")
+    return _read_MultiSelectItemsString(d, strict)
+
+
+def _read_MultiSelectItemsString(d: JsonObject, strict: bool) -> MultiSelectItemsString:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_enum: list[str]
     v = d.get("enum", MISSING)
     if v is MISSING:
@@ -5986,6 +6257,12 @@ def _decode_OtherMultiSelectItems(d: Any, strict: bool) -> OtherMultiSelectItems
         raise unexpected("expected a tag that no other variant has", d["type"]).at(
             "type"
         )
+    return _read_OtherMultiSelectItems(d, strict)
+
+
+def _read_OtherMultiSelectItems(d: JsonObject, strict: bool) -> OtherMultiSelectItems:
+    # `d` is an object whose tag is a string no other variant has: the union
+    # checked it.
     o = _new(OtherMultiSelectItems)
     o.type = d["type"]
     o.extra = {k: x for k, x in d.items() if k not in ["type"]}
@@ -6003,7 +6280,7 @@ def _encode_OtherMultiSelectItems(o: OtherMultiSelectItems) -> dict[str, Any]:
 
 
 _VARIANTS_MultiSelectItems: dict[str, Decoder[MultiSelectItems]] = {
-    "string": _decode_MultiSelectItemsString,
+    "string": _read_MultiSelectItemsString,
 }
 
 
@@ -6022,7 +6299,7 @@ def _decode_MultiSelectItems(d: Any, strict: bool) -> MultiSelectItems:
                     return _decode_TitledMultiSelectItems(d, strict)
                 except ValidationError:
                     raise error from None
-        return _decode_OtherMultiSelectItems(d, strict)
+        return _read_OtherMultiSelectItems(d, strict)
     return _decode_TitledMultiSelectItems(d, strict)
 
 
@@ -6163,9 +6440,13 @@ def _decode_MultiSelectPropertySchema(
                 None
                 if v is None
                 else (
-                    check_int(v, 0, None)
-                    if strict
-                    else check_int(v, 0, 18446744073709551615)
+                    v
+                    if type(v) is int and v >= 0 and v <= 18446744073709551615
+                    else (
+                        check_int(v, 0, None)
+                        if strict
+                        else check_int(v, 0, 18446744073709551615)
+                    )
                 )
             )
         except ValidationError as error:
@@ -6181,9 +6462,13 @@ def _decode_MultiSelectPropertySchema(
                 None
                 if v is None
                 else (
-                    check_int(v, 0, None)
-                    if strict
-                    else check_int(v, 0, 18446744073709551615)
+                    v
+                    if type(v) is int and v >= 0 and v <= 18446744073709551615
+                    else (
+                        check_int(v, 0, None)
+                        if strict
+                        else check_int(v, 0, 18446744073709551615)
+                    )
                 )
             )
         except ValidationError as error:
@@ -6580,7 +6865,11 @@ def _decode_InitializeResponse(d: Any, strict: bool) -> InitializeResponse:
         raise missing("protocolVersion")
     else:
         try:
-            f_protocol_version = check_int(v, 0, 65535)
+            f_protocol_version = (
+                v
+                if type(v) is int and v >= 0 and v <= 65535
+                else check_int(v, 0, 65535)
+            )
         except ValidationError as error:
             raise error.at("protocolVersion")
 
@@ -6688,7 +6977,7 @@ def _encode_InitializeResponse(o: InitializeResponse) -> dict[str, Any]:
 
 
 def _decode_ProtocolVersion(v: Any, strict: bool) -> ProtocolVersion:
-    return check_int(v, 0, 65535)
+    return v if type(v) is int and v >= 0 and v <= 65535 else check_int(v, 0, 65535)
 
 
 def _decode_AgentCapabilities(d: Any, strict: bool) -> AgentCapabilities:
@@ -7773,6 +8062,11 @@ def _decode_TerminalAuthMethod(d: Any, strict: bool) -> TerminalAuthMethod:
         raise type_error("an object", d)
     if d.get("type") != "terminal":
         raise check_tag(d, "type", "terminal")
+    return _read_TerminalAuthMethod(d, strict)
+
+
+def _read_TerminalAuthMethod(d: JsonObject, strict: bool) -> TerminalAuthMethod:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_id: AuthMethodId
     v = d.get("id", MISSING)
     if v is MISSING:
@@ -7880,7 +8174,7 @@ def _encode_TerminalAuthMethod(o: TerminalAuthMethod) -> dict[str, Any]:
 
 
 _VARIANTS_AuthMethod: dict[str, Decoder[AuthMethod]] = {
-    "terminal": _decode_TerminalAuthMethod,
+    "terminal": _read_TerminalAuthMethod,
 }
 
 
@@ -8351,7 +8645,11 @@ def _decode_ProviderCurrentConfig(d: Any, strict: bool) -> ProviderCurrentConfig
         raise missing("apiType")
     else:
         try:
-            f_api_type = _decode_LlmProtocol(v, strict)
+            f_api_type = (
+                _MEMBERS_LlmProtocol[v]
+                if type(v) is str and v in _MEMBERS_LlmProtocol
+                else _decode_LlmProtocol(v, strict)
+            )
         except ValidationError as error:
             raise error.at("apiType")
 
@@ -8494,7 +8792,11 @@ def _decode_AuthStatusResponse(d: Any, strict: bool) -> AuthStatusResponse:
         raise missing("state")
     else:
         try:
-            f_state = _decode_AuthState(v, strict)
+            f_state = (
+                _MEMBERS_AuthState[v]
+                if type(v) is str and v in _MEMBERS_AuthState
+                else _decode_AuthState(v, strict)
+            )
         except ValidationError as error:
             raise error.at("state")
 
@@ -8888,6 +9190,13 @@ def _decode_SelectSessionConfigOption(
         raise type_error("an object", d)
     if d.get("type") != "select":
         raise check_tag(d, "type", "select")
+    return _read_SelectSessionConfigOption(d, strict)
+
+
+def _read_SelectSessionConfigOption(
+    d: JsonObject, strict: bool
+) -> SelectSessionConfigOption:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_id: SessionConfigId
     v = d.get("id", MISSING)
     if v is MISSING:
@@ -8929,7 +9238,13 @@ def _decode_SelectSessionConfigOption(
     else:
         try:
             f_category = (
-                None if v is None else _decode_SessionConfigOptionCategory(v, strict)
+                None
+                if v is None
+                else (
+                    _MEMBERS_SessionConfigOptionCategory[v]
+                    if type(v) is str and v in _MEMBERS_SessionConfigOptionCategory
+                    else _decode_SessionConfigOptionCategory(v, strict)
+                )
             )
         except ValidationError as error:
             if strict:
@@ -9015,6 +9330,13 @@ def _decode_BooleanSessionConfigOption(
         raise type_error("an object", d)
     if d.get("type") != "boolean":
         raise check_tag(d, "type", "boolean")
+    return _read_BooleanSessionConfigOption(d, strict)
+
+
+def _read_BooleanSessionConfigOption(
+    d: JsonObject, strict: bool
+) -> BooleanSessionConfigOption:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_id: SessionConfigId
     v = d.get("id", MISSING)
     if v is MISSING:
@@ -9056,7 +9378,13 @@ def _decode_BooleanSessionConfigOption(
     else:
         try:
             f_category = (
-                None if v is None else _decode_SessionConfigOptionCategory(v, strict)
+                None
+                if v is None
+                else (
+                    _MEMBERS_SessionConfigOptionCategory[v]
+                    if type(v) is str and v in _MEMBERS_SessionConfigOptionCategory
+                    else _decode_SessionConfigOptionCategory(v, strict)
+                )
             )
         except ValidationError as error:
             if strict:
@@ -9124,8 +9452,8 @@ def _encode_BooleanSessionConfigOption(o: BooleanSessionConfigOption) -> dict[st
 
 
 _VARIANTS_SessionConfigOption: dict[str, Decoder[SessionConfigOption]] = {
-    "select": _decode_SelectSessionConfigOption,
-    "boolean": _decode_BooleanSessionConfigOption,
+    "select": _read_SelectSessionConfigOption,
+    "boolean": _read_BooleanSessionConfigOption,
 }
 
 
@@ -9847,7 +10175,11 @@ def _decode_SessionStatusResponse(d: Any, strict: bool) -> SessionStatusResponse
         raise missing("status")
     else:
         try:
-            f_status = _decode_SessionStatus(v, strict)
+            f_status = (
+                _MEMBERS_SessionStatus[v]
+                if type(v) is str and v in _MEMBERS_SessionStatus
+                else _decode_SessionStatus(v, strict)
+            )
         except ValidationError as error:
             raise error.at("status")
 
@@ -10126,7 +10458,11 @@ def _decode_PromptResponse(d: Any, strict: bool) -> PromptResponse:
         raise missing("stopReason")
     else:
         try:
-            f_stop_reason = _decode_StopReason(v, strict)
+            f_stop_reason = (
+                _MEMBERS_StopReason[v]
+                if type(v) is str and v in _MEMBERS_StopReason
+                else _decode_StopReason(v, strict)
+            )
         except ValidationError as error:
             raise error.at("stopReason")
 
@@ -10208,9 +10544,13 @@ def _decode_Usage(d: Any, strict: bool) -> Usage:
     else:
         try:
             f_total_tokens = (
-                check_int(v, 0, None)
-                if strict
-                else check_int(v, 0, 18446744073709551615)
+                v
+                if type(v) is int and v >= 0 and v <= 18446744073709551615
+                else (
+                    check_int(v, 0, None)
+                    if strict
+                    else check_int(v, 0, 18446744073709551615)
+                )
             )
         except ValidationError as error:
             raise error.at("totalTokens")
@@ -10222,9 +10562,13 @@ def _decode_Usage(d: Any, strict: bool) -> Usage:
     else:
         try:
             f_input_tokens = (
-                check_int(v, 0, None)
-                if strict
-                else check_int(v, 0, 18446744073709551615)
+                v
+                if type(v) is int and v >= 0 and v <= 18446744073709551615
+                else (
+                    check_int(v, 0, None)
+                    if strict
+                    else check_int(v, 0, 18446744073709551615)
+                )
             )
         except ValidationError as error:
             raise error.at("inputTokens")
@@ -10236,9 +10580,13 @@ def _decode_Usage(d: Any, strict: bool) -> Usage:
     else:
         try:
             f_output_tokens = (
-                check_int(v, 0, None)
-                if strict
-                else check_int(v, 0, 18446744073709551615)
+                v
+                if type(v) is int and v >= 0 and v <= 18446744073709551615
+                else (
+                    check_int(v, 0, None)
+                    if strict
+                    else check_int(v, 0, 18446744073709551615)
+                )
             )
         except ValidationError as error:
             raise error.at("outputTokens")
@@ -10253,9 +10601,13 @@ def _decode_Usage(d: Any, strict: bool) -> Usage:
                 None
                 if v is None
                 else (
-                    check_int(v, 0, None)
-                    if strict
-                    else check_int(v, 0, 18446744073709551615)
+                    v
+                    if type(v) is int and v >= 0 and v <= 18446744073709551615
+                    else (
+                        check_int(v, 0, None)
+                        if strict
+                        else check_int(v, 0, 18446744073709551615)
+                    )
                 )
             )
         except ValidationError as error:
@@ -10273,9 +10625,13 @@ def _decode_Usage(d: Any, strict: bool) -> Usage:
                 None
                 if v is None
                 else (
-                    check_int(v, 0, None)
-                    if strict
-                    else check_int(v, 0, 18446744073709551615)
+                    v
+                    if type(v) is int and v >= 0 and v <= 18446744073709551615
+                    else (
+                        check_int(v, 0, None)
+                        if strict
+                        else check_int(v, 0, 18446744073709551615)
+                    )
                 )
             )
         except ValidationError as error:
@@ -10293,9 +10649,13 @@ def _decode_Usage(d: Any, strict: bool) -> Usage:
                 None
                 if v is None
                 else (
-                    check_int(v, 0, None)
-                    if strict
-                    else check_int(v, 0, 18446744073709551615)
+                    v
+                    if type(v) is int and v >= 0 and v <= 18446744073709551615
+                    else (
+                        check_int(v, 0, None)
+                        if strict
+                        else check_int(v, 0, 18446744073709551615)
+                    )
                 )
             )
         except ValidationError as error:
@@ -10361,7 +10721,11 @@ def _decode_Error(d: Any, strict: bool) -> Error:
         raise missing("code")
     else:
         try:
-            f_code = _decode_ErrorCode(v, strict)
+            f_code = (
+                _MEMBERS_ErrorCode[v]
+                if type(v) is int and v in _MEMBERS_ErrorCode
+                else _decode_ErrorCode(v, strict)
+            )
         except ValidationError as error:
             raise error.at("code")
 
@@ -10522,6 +10886,13 @@ def _decode_UserMessageChunkSessionUpdate(
         raise type_error("an object", d)
     if d.get("sessionUpdate") != "user_message_chunk":
         raise check_tag(d, "sessionUpdate", "user_message_chunk")
+    return _read_UserMessageChunkSessionUpdate(d, strict)
+
+
+def _read_UserMessageChunkSessionUpdate(
+    d: JsonObject, strict: bool
+) -> UserMessageChunkSessionUpdate:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_content: ContentBlock
     v = d.get("content", MISSING)
     if v is MISSING:
@@ -10589,6 +10960,13 @@ def _decode_AgentMessageChunkSessionUpdate(
         raise type_error("an object", d)
     if d.get("sessionUpdate") != "agent_message_chunk":
         raise check_tag(d, "sessionUpdate", "agent_message_chunk")
+    return _read_AgentMessageChunkSessionUpdate(d, strict)
+
+
+def _read_AgentMessageChunkSessionUpdate(
+    d: JsonObject, strict: bool
+) -> AgentMessageChunkSessionUpdate:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_content: ContentBlock
     v = d.get("content", MISSING)
     if v is MISSING:
@@ -10656,6 +11034,13 @@ def _decode_AgentThoughtChunkSessionUpdate(
         raise type_error("an object", d)
     if d.get("sessionUpdate") != "agent_thought_chunk":
         raise check_tag(d, "sessionUpdate", "agent_thought_chunk")
+    return _read_AgentThoughtChunkSessionUpdate(d, strict)
+
+
+def _read_AgentThoughtChunkSessionUpdate(
+    d: JsonObject, strict: bool
+) -> AgentThoughtChunkSessionUpdate:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_content: ContentBlock
     v = d.get("content", MISSING)
     if v is MISSING:
@@ -10721,6 +11106,11 @@ def _decode_ToolCallSessionUpdate(d: Any, strict: bool) -> ToolCallSessionUpdate
         raise type_error("an object", d)
     if d.get("sessionUpdate") != "tool_call":
         raise check_tag(d, "sessionUpdate", "tool_call")
+    return _read_ToolCallSessionUpdate(d, strict)
+
+
+def _read_ToolCallSessionUpdate(d: JsonObject, strict: bool) -> ToolCallSessionUpdate:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_tool_call_id: ToolCallId
     v = d.get("toolCallId", MISSING)
     if v is MISSING:
@@ -10759,7 +11149,11 @@ def _decode_ToolCallSessionUpdate(d: Any, strict: bool) -> ToolCallSessionUpdate
         f_kind = UNSET
     else:
         try:
-            f_kind = _decode_ToolKind(v, strict)
+            f_kind = (
+                _MEMBERS_ToolKind[v]
+                if type(v) is str and v in _MEMBERS_ToolKind
+                else _decode_ToolKind(v, strict)
+            )
         except ValidationError as error:
             if strict:
                 raise error.at("kind")
@@ -10771,7 +11165,11 @@ def _decode_ToolCallSessionUpdate(d: Any, strict: bool) -> ToolCallSessionUpdate
         f_status = UNSET
     else:
         try:
-            f_status = _decode_ToolCallStatus(v, strict)
+            f_status = (
+                _MEMBERS_ToolCallStatus[v]
+                if type(v) is str and v in _MEMBERS_ToolCallStatus
+                else _decode_ToolCallStatus(v, strict)
+            )
         except ValidationError as error:
             if strict:
                 raise error.at("status")
@@ -10892,6 +11290,13 @@ def _decode_ToolCallUpdateSessionUpdate(
         raise type_error("an object", d)
     if d.get("sessionUpdate") != "tool_call_update":
         raise check_tag(d, "sessionUpdate", "tool_call_update")
+    return _read_ToolCallUpdateSessionUpdate(d, strict)
+
+
+def _read_ToolCallUpdateSessionUpdate(
+    d: JsonObject, strict: bool
+) -> ToolCallUpdateSessionUpdate:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_tool_call_id: ToolCallId
     v = d.get("toolCallId", MISSING)
     if v is MISSING:
@@ -10908,7 +11313,15 @@ def _decode_ToolCallUpdateSessionUpdate(
         f_kind = UNSET
     else:
         try:
-            f_kind = None if v is None else _decode_ToolKind(v, strict)
+            f_kind = (
+                None
+                if v is None
+                else (
+                    _MEMBERS_ToolKind[v]
+                    if type(v) is str and v in _MEMBERS_ToolKind
+                    else _decode_ToolKind(v, strict)
+                )
+            )
         except ValidationError as error:
             if strict:
                 raise error.at("kind")
@@ -10920,7 +11333,15 @@ def _decode_ToolCallUpdateSessionUpdate(
         f_status = UNSET
     else:
         try:
-            f_status = None if v is None else _decode_ToolCallStatus(v, strict)
+            f_status = (
+                None
+                if v is None
+                else (
+                    _MEMBERS_ToolCallStatus[v]
+                    if type(v) is str and v in _MEMBERS_ToolCallStatus
+                    else _decode_ToolCallStatus(v, strict)
+                )
+            )
         except ValidationError as error:
             if strict:
                 raise error.at("status")
@@ -11091,6 +11512,11 @@ def _decode_PlanSessionUpdate(d: Any, strict: bool) -> PlanSessionUpdate:
         raise type_error("an object", d)
     if d.get("sessionUpdate") != "plan":
         raise check_tag(d, "sessionUpdate", "plan")
+    return _read_PlanSessionUpdate(d, strict)
+
+
+def _read_PlanSessionUpdate(d: JsonObject, strict: bool) -> PlanSessionUpdate:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_entries: list[PlanEntry]
     v = d.get("entries", MISSING)
     if v is MISSING:
@@ -11138,6 +11564,13 @@ def _decode_PlanUpdateSessionUpdate(d: Any, strict: bool) -> PlanUpdateSessionUp
         raise type_error("an object", d)
     if d.get("sessionUpdate") != "plan_update":
         raise check_tag(d, "sessionUpdate", "plan_update")
+    return _read_PlanUpdateSessionUpdate(d, strict)
+
+
+def _read_PlanUpdateSessionUpdate(
+    d: JsonObject, strict: bool
+) -> PlanUpdateSessionUpdate:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_plan: PlanUpdateContent
     v = d.get("plan", MISSING)
     if v is MISSING:
@@ -11183,6 +11616,13 @@ def _decode_PlanRemovedSessionUpdate(d: Any, strict: bool) -> PlanRemovedSession
         raise type_error("an object", d)
     if d.get("sessionUpdate") != "plan_removed":
         raise check_tag(d, "sessionUpdate", "plan_removed")
+    return _read_PlanRemovedSessionUpdate(d, strict)
+
+
+def _read_PlanRemovedSessionUpdate(
+    d: JsonObject, strict: bool
+) -> PlanRemovedSessionUpdate:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_plan_id: PlanId
     v = d.get("planId", MISSING)
     if v is MISSING:
@@ -11230,6 +11670,13 @@ def _decode_AvailableCommandsUpdateSessionUpdate(
         raise type_error("an object", d)
     if d.get("sessionUpdate") != "available_commands_update":
         raise check_tag(d, "sessionUpdate", "available_commands_update")
+    return _read_AvailableCommandsUpdateSessionUpdate(d, strict)
+
+
+def _read_AvailableCommandsUpdateSessionUpdate(
+    d: JsonObject, strict: bool
+) -> AvailableCommandsUpdateSessionUpdate:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_available_commands: list[AvailableCommand]
     v = d.get("availableCommands", MISSING)
     if v is MISSING:
@@ -11285,6 +11732,13 @@ def _decode_CurrentModeUpdateSessionUpdate(
         raise type_error("an object", d)
     if d.get("sessionUpdate") != "current_mode_update":
         raise check_tag(d, "sessionUpdate", "current_mode_update")
+    return _read_CurrentModeUpdateSessionUpdate(d, strict)
+
+
+def _read_CurrentModeUpdateSessionUpdate(
+    d: JsonObject, strict: bool
+) -> CurrentModeUpdateSessionUpdate:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_current_mode_id: SessionModeId
     v = d.get("currentModeId", MISSING)
     if v is MISSING:
@@ -11334,6 +11788,13 @@ def _decode_ConfigOptionUpdateSessionUpdate(
         raise type_error("an object", d)
     if d.get("sessionUpdate") != "config_option_update":
         raise check_tag(d, "sessionUpdate", "config_option_update")
+    return _read_ConfigOptionUpdateSessionUpdate(d, strict)
+
+
+def _read_ConfigOptionUpdateSessionUpdate(
+    d: JsonObject, strict: bool
+) -> ConfigOptionUpdateSessionUpdate:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_config_options: list[SessionConfigOption]
     v = d.get("configOptions", MISSING)
     if v is MISSING:
@@ -11387,6 +11848,13 @@ def _decode_SessionInfoUpdateSessionUpdate(
         raise type_error("an object", d)
     if d.get("sessionUpdate") != "session_info_update":
         raise check_tag(d, "sessionUpdate", "session_info_update")
+    return _read_SessionInfoUpdateSessionUpdate(d, strict)
+
+
+def _read_SessionInfoUpdateSessionUpdate(
+    d: JsonObject, strict: bool
+) -> SessionInfoUpdateSessionUpdate:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_title: str | None | Unset
     v = d.get("title", MISSING)
     if v is MISSING:
@@ -11456,6 +11924,13 @@ def _decode_UsageUpdateSessionUpdate(d: Any, strict: bool) -> UsageUpdateSession
         raise type_error("an object", d)
     if d.get("sessionUpdate") != "usage_update":
         raise check_tag(d, "sessionUpdate", "usage_update")
+    return _read_UsageUpdateSessionUpdate(d, strict)
+
+
+def _read_UsageUpdateSessionUpdate(
+    d: JsonObject, strict: bool
+) -> UsageUpdateSessionUpdate:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_used: int
     v = d.get("used", MISSING)
     if v is MISSING:
@@ -11463,9 +11938,13 @@ def _decode_UsageUpdateSessionUpdate(d: Any, strict: bool) -> UsageUpdateSession
     else:
         try:
             f_used = (
-                check_int(v, 0, None)
-                if strict
-                else check_int(v, 0, 18446744073709551615)
+                v
+                if type(v) is int and v >= 0 and v <= 18446744073709551615
+                else (
+                    check_int(v, 0, None)
+                    if strict
+                    else check_int(v, 0, 18446744073709551615)
+                )
             )
         except ValidationError as error:
             raise error.at("used")
@@ -11477,9 +11956,13 @@ def _decode_UsageUpdateSessionUpdate(d: Any, strict: bool) -> UsageUpdateSession
     else:
         try:
             f_size = (
-                check_int(v, 0, None)
-                if strict
-                else check_int(v, 0, 18446744073709551615)
+                v
+                if type(v) is int and v >= 0 and v <= 18446744073709551615
+                else (
+                    check_int(v, 0, None)
+                    if strict
+                    else check_int(v, 0, 18446744073709551615)
+                )
             )
         except ValidationError as error:
             raise error.at("size")
@@ -11537,13 +12020,22 @@ def _decode_NoticeSessionUpdate(d: Any, strict: bool) -> NoticeSessionUpdate:
         raise type_error("an object", d)
     if d.get("sessionUpdate") != "notice":
         raise check_tag(d, "sessionUpdate", "notice")
+    return _read_NoticeSessionUpdate(d, strict)
+
+
+def _read_NoticeSessionUpdate(d: JsonObject, strict: bool) -> NoticeSessionUpdate:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_severity: NoticeSeverity | str
     v = d.get("severity", MISSING)
     if v is MISSING:
         raise missing("severity")
     else:
         try:
-            f_severity = _decode_NoticeSeverity(v, strict)
+            f_severity = (
+                _MEMBERS_NoticeSeverity[v]
+                if type(v) is str and v in _MEMBERS_NoticeSeverity
+                else _decode_NoticeSeverity(v, strict)
+            )
         except ValidationError as error:
             raise error.at("severity")
 
@@ -11618,6 +12110,13 @@ def _decode_CompactionUpdateSessionUpdate(
         raise type_error("an object", d)
     if d.get("sessionUpdate") != "compaction_update":
         raise check_tag(d, "sessionUpdate", "compaction_update")
+    return _read_CompactionUpdateSessionUpdate(d, strict)
+
+
+def _read_CompactionUpdateSessionUpdate(
+    d: JsonObject, strict: bool
+) -> CompactionUpdateSessionUpdate:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_compaction_id: CompactionId
     v = d.get("compactionId", MISSING)
     if v is MISSING:
@@ -11634,7 +12133,11 @@ def _decode_CompactionUpdateSessionUpdate(
         raise missing("status")
     else:
         try:
-            f_status = _decode_CompactionStatus(v, strict)
+            f_status = (
+                _MEMBERS_CompactionStatus[v]
+                if type(v) is str and v in _MEMBERS_CompactionStatus
+                else _decode_CompactionStatus(v, strict)
+            )
         except ValidationError as error:
             raise error.at("status")
 
@@ -11719,6 +12222,13 @@ def _decode_CompactionSummaryChunkSessionUpdate(
         raise type_error("an object", d)
     if d.get("sessionUpdate") != "compaction_summary_chunk":
         raise check_tag(d, "sessionUpdate", "compaction_summary_chunk")
+    return _read_CompactionSummaryChunkSessionUpdate(d, strict)
+
+
+def _read_CompactionSummaryChunkSessionUpdate(
+    d: JsonObject, strict: bool
+) -> CompactionSummaryChunkSessionUpdate:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_compaction_id: CompactionId
     v = d.get("compactionId", MISSING)
     if v is MISSING:
@@ -11780,6 +12290,13 @@ def _decode_SubagentUpdateSessionUpdate(
         raise type_error("an object", d)
     if d.get("sessionUpdate") != "subagent_update":
         raise check_tag(d, "sessionUpdate", "subagent_update")
+    return _read_SubagentUpdateSessionUpdate(d, strict)
+
+
+def _read_SubagentUpdateSessionUpdate(
+    d: JsonObject, strict: bool
+) -> SubagentUpdateSessionUpdate:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_session_id: SessionId
     v = d.get("sessionId", MISSING)
     if v is MISSING:
@@ -11937,6 +12454,13 @@ def _decode_SessionMessageSessionUpdate(
         raise type_error("an object", d)
     if d.get("sessionUpdate") != "session_message":
         raise check_tag(d, "sessionUpdate", "session_message")
+    return _read_SessionMessageSessionUpdate(d, strict)
+
+
+def _read_SessionMessageSessionUpdate(
+    d: JsonObject, strict: bool
+) -> SessionMessageSessionUpdate:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_message_id: MessageId
     v = d.get("messageId", MISSING)
     if v is MISSING:
@@ -12088,6 +12612,13 @@ def _decode_SessionMessageChunkSessionUpdate(
         raise type_error("an object", d)
     if d.get("sessionUpdate") != "session_message_chunk":
         raise check_tag(d, "sessionUpdate", "session_message_chunk")
+    return _read_SessionMessageChunkSessionUpdate(d, strict)
+
+
+def _read_SessionMessageChunkSessionUpdate(
+    d: JsonObject, strict: bool
+) -> SessionMessageChunkSessionUpdate:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_message_id: MessageId
     v = d.get("messageId", MISSING)
     if v is MISSING:
@@ -12143,25 +12674,25 @@ def _encode_SessionMessageChunkSessionUpdate(
 
 
 _VARIANTS_SessionUpdate: dict[str, Decoder[SessionUpdate]] = {
-    "user_message_chunk": _decode_UserMessageChunkSessionUpdate,
-    "agent_message_chunk": _decode_AgentMessageChunkSessionUpdate,
-    "agent_thought_chunk": _decode_AgentThoughtChunkSessionUpdate,
-    "tool_call": _decode_ToolCallSessionUpdate,
-    "tool_call_update": _decode_ToolCallUpdateSessionUpdate,
-    "plan": _decode_PlanSessionUpdate,
-    "plan_update": _decode_PlanUpdateSessionUpdate,
-    "plan_removed": _decode_PlanRemovedSessionUpdate,
-    "available_commands_update": _decode_AvailableCommandsUpdateSessionUpdate,
-    "current_mode_update": _decode_CurrentModeUpdateSessionUpdate,
-    "config_option_update": _decode_ConfigOptionUpdateSessionUpdate,
-    "session_info_update": _decode_SessionInfoUpdateSessionUpdate,
-    "usage_update": _decode_UsageUpdateSessionUpdate,
-    "notice": _decode_NoticeSessionUpdate,
-    "compaction_update": _decode_CompactionUpdateSessionUpdate,
-    "compaction_summary_chunk": _decode_CompactionSummaryChunkSessionUpdate,
-    "subagent_update": _decode_SubagentUpdateSessionUpdate,
-    "session_message": _decode_SessionMessageSessionUpdate,
-    "session_message_chunk": _decode_SessionMessageChunkSessionUpdate,
+    "user_message_chunk": _read_UserMessageChunkSessionUpdate,
+    "agent_message_chunk": _read_AgentMessageChunkSessionUpdate,
+    "agent_thought_chunk": _read_AgentThoughtChunkSessionUpdate,
+    "tool_call": _read_ToolCallSessionUpdate,
+    "tool_call_update": _read_ToolCallUpdateSessionUpdate,
+    "plan": _read_PlanSessionUpdate,
+    "plan_update": _read_PlanUpdateSessionUpdate,
+    "plan_removed": _read_PlanRemovedSessionUpdate,
+    "available_commands_update": _read_AvailableCommandsUpdateSessionUpdate,
+    "current_mode_update": _read_CurrentModeUpdateSessionUpdate,
+    "config_option_update": _read_ConfigOptionUpdateSessionUpdate,
+    "session_info_update": _read_SessionInfoUpdateSessionUpdate,
+    "usage_update": _read_UsageUpdateSessionUpdate,
+    "notice": _read_NoticeSessionUpdate,
+    "compaction_update": _read_CompactionUpdateSessionUpdate,
+    "compaction_summary_chunk": _read_CompactionSummaryChunkSessionUpdate,
+    "subagent_update": _read_SubagentUpdateSessionUpdate,
+    "session_message": _read_SessionMessageSessionUpdate,
+    "session_message_chunk": _read_SessionMessageChunkSessionUpdate,
 }
 
 
@@ -12297,7 +12828,11 @@ def _decode_ToolCall(d: Any, strict: bool) -> ToolCall:
         f_kind = UNSET
     else:
         try:
-            f_kind = _decode_ToolKind(v, strict)
+            f_kind = (
+                _MEMBERS_ToolKind[v]
+                if type(v) is str and v in _MEMBERS_ToolKind
+                else _decode_ToolKind(v, strict)
+            )
         except ValidationError as error:
             if strict:
                 raise error.at("kind")
@@ -12309,7 +12844,11 @@ def _decode_ToolCall(d: Any, strict: bool) -> ToolCall:
         f_status = UNSET
     else:
         try:
-            f_status = _decode_ToolCallStatus(v, strict)
+            f_status = (
+                _MEMBERS_ToolCallStatus[v]
+                if type(v) is str and v in _MEMBERS_ToolCallStatus
+                else _decode_ToolCallStatus(v, strict)
+            )
         except ValidationError as error:
             if strict:
                 raise error.at("status")
@@ -12441,7 +12980,11 @@ def _decode_PlanEntry(d: Any, strict: bool) -> PlanEntry:
         raise missing("priority")
     else:
         try:
-            f_priority = _decode_PlanEntryPriority(v, strict)
+            f_priority = (
+                _MEMBERS_PlanEntryPriority[v]
+                if type(v) is str and v in _MEMBERS_PlanEntryPriority
+                else _decode_PlanEntryPriority(v, strict)
+            )
         except ValidationError as error:
             raise error.at("priority")
 
@@ -12451,7 +12994,11 @@ def _decode_PlanEntry(d: Any, strict: bool) -> PlanEntry:
         raise missing("status")
     else:
         try:
-            f_status = _decode_PlanEntryStatus(v, strict)
+            f_status = (
+                _MEMBERS_PlanEntryStatus[v]
+                if type(v) is str and v in _MEMBERS_PlanEntryStatus
+                else _decode_PlanEntryStatus(v, strict)
+            )
         except ValidationError as error:
             raise error.at("status")
 
@@ -12575,6 +13122,11 @@ def _decode_ItemsPlanUpdateContent(d: Any, strict: bool) -> ItemsPlanUpdateConte
         raise type_error("an object", d)
     if d.get("type") != "items":
         raise check_tag(d, "type", "items")
+    return _read_ItemsPlanUpdateContent(d, strict)
+
+
+def _read_ItemsPlanUpdateContent(d: JsonObject, strict: bool) -> ItemsPlanUpdateContent:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_plan_id: PlanId
     v = d.get("planId", MISSING)
     if v is MISSING:
@@ -12634,6 +13186,11 @@ def _decode_FilePlanUpdateContent(d: Any, strict: bool) -> FilePlanUpdateContent
         raise type_error("an object", d)
     if d.get("type") != "file":
         raise check_tag(d, "type", "file")
+    return _read_FilePlanUpdateContent(d, strict)
+
+
+def _read_FilePlanUpdateContent(d: JsonObject, strict: bool) -> FilePlanUpdateContent:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_plan_id: PlanId
     v = d.get("planId", MISSING)
     if v is MISSING:
@@ -12693,6 +13250,13 @@ def _decode_MarkdownPlanUpdateContent(
         raise type_error("an object", d)
     if d.get("type") != "markdown":
         raise check_tag(d, "type", "markdown")
+    return _read_MarkdownPlanUpdateContent(d, strict)
+
+
+def _read_MarkdownPlanUpdateContent(
+    d: JsonObject, strict: bool
+) -> MarkdownPlanUpdateContent:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_plan_id: PlanId
     v = d.get("planId", MISSING)
     if v is MISSING:
@@ -12746,9 +13310,9 @@ def _encode_MarkdownPlanUpdateContent(o: MarkdownPlanUpdateContent) -> dict[str,
 
 
 _VARIANTS_PlanUpdateContent: dict[str, Decoder[PlanUpdateContent]] = {
-    "items": _decode_ItemsPlanUpdateContent,
-    "file": _decode_FilePlanUpdateContent,
-    "markdown": _decode_MarkdownPlanUpdateContent,
+    "items": _read_ItemsPlanUpdateContent,
+    "file": _read_FilePlanUpdateContent,
+    "markdown": _read_MarkdownPlanUpdateContent,
 }
 
 
@@ -13428,9 +13992,13 @@ def _decode_UsageUpdate(d: Any, strict: bool) -> UsageUpdate:
     else:
         try:
             f_used = (
-                check_int(v, 0, None)
-                if strict
-                else check_int(v, 0, 18446744073709551615)
+                v
+                if type(v) is int and v >= 0 and v <= 18446744073709551615
+                else (
+                    check_int(v, 0, None)
+                    if strict
+                    else check_int(v, 0, 18446744073709551615)
+                )
             )
         except ValidationError as error:
             raise error.at("used")
@@ -13442,9 +14010,13 @@ def _decode_UsageUpdate(d: Any, strict: bool) -> UsageUpdate:
     else:
         try:
             f_size = (
-                check_int(v, 0, None)
-                if strict
-                else check_int(v, 0, 18446744073709551615)
+                v
+                if type(v) is int and v >= 0 and v <= 18446744073709551615
+                else (
+                    check_int(v, 0, None)
+                    if strict
+                    else check_int(v, 0, 18446744073709551615)
+                )
             )
         except ValidationError as error:
             raise error.at("size")
@@ -13523,7 +14095,11 @@ def _decode_Notice(d: Any, strict: bool) -> Notice:
         raise missing("severity")
     else:
         try:
-            f_severity = _decode_NoticeSeverity(v, strict)
+            f_severity = (
+                _MEMBERS_NoticeSeverity[v]
+                if type(v) is str and v in _MEMBERS_NoticeSeverity
+                else _decode_NoticeSeverity(v, strict)
+            )
         except ValidationError as error:
             raise error.at("severity")
 
@@ -13631,7 +14207,11 @@ def _decode_CompactionUpdate(d: Any, strict: bool) -> CompactionUpdate:
         raise missing("status")
     else:
         try:
-            f_status = _decode_CompactionStatus(v, strict)
+            f_status = (
+                _MEMBERS_CompactionStatus[v]
+                if type(v) is str and v in _MEMBERS_CompactionStatus
+                else _decode_CompactionStatus(v, strict)
+            )
         except ValidationError as error:
             raise error.at("status")
 
@@ -13849,6 +14429,11 @@ def _decode_StateUpdateRunning(d: Any, strict: bool) -> StateUpdateRunning:
         raise type_error("an object", d)
     if d.get("state") != "running":
         raise check_tag(d, "state", "running")
+    return _read_StateUpdateRunning(d, strict)
+
+
+def _read_StateUpdateRunning(d: JsonObject, strict: bool) -> StateUpdateRunning:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
@@ -13882,6 +14467,11 @@ def _decode_StateUpdateIdle(d: Any, strict: bool) -> StateUpdateIdle:
         raise type_error("an object", d)
     if d.get("state") != "idle":
         raise check_tag(d, "state", "idle")
+    return _read_StateUpdateIdle(d, strict)
+
+
+def _read_StateUpdateIdle(d: JsonObject, strict: bool) -> StateUpdateIdle:
+    # `d` is an object whose tag selects this variant: the union checked it.
     o = _new(StateUpdateIdle)
     o.value = _decode_IdleStateUpdate(d, strict)
     return o
@@ -13903,6 +14493,13 @@ def _decode_StateUpdateRequiresAction(
         raise type_error("an object", d)
     if d.get("state") != "requires_action":
         raise check_tag(d, "state", "requires_action")
+    return _read_StateUpdateRequiresAction(d, strict)
+
+
+def _read_StateUpdateRequiresAction(
+    d: JsonObject, strict: bool
+) -> StateUpdateRequiresAction:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
@@ -13936,6 +14533,11 @@ def _decode_StateUpdateUnknown(d: Any, strict: bool) -> StateUpdateUnknown:
         raise type_error("an object", d)
     if d.get("state") != "unknown":
         raise check_tag(d, "state", "unknown")
+    return _read_StateUpdateUnknown(d, strict)
+
+
+def _read_StateUpdateUnknown(d: JsonObject, strict: bool) -> StateUpdateUnknown:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
@@ -13974,6 +14576,12 @@ def _decode_OtherStateUpdate(d: Any, strict: bool) -> OtherStateUpdate:
         raise unexpected("expected a tag that no other variant has", d["state"]).at(
             "state"
         )
+    return _read_OtherStateUpdate(d, strict)
+
+
+def _read_OtherStateUpdate(d: JsonObject, strict: bool) -> OtherStateUpdate:
+    # `d` is an object whose tag is a string no other variant has: the union
+    # checked it.
     o = _new(OtherStateUpdate)
     o.state = d["state"]
     o.extra = {k: x for k, x in d.items() if k not in ["state"]}
@@ -13991,10 +14599,10 @@ def _encode_OtherStateUpdate(o: OtherStateUpdate) -> dict[str, Any]:
 
 
 _VARIANTS_StateUpdate: dict[str, Decoder[StateUpdate]] = {
-    "running": _decode_StateUpdateRunning,
-    "idle": _decode_StateUpdateIdle,
-    "requires_action": _decode_StateUpdateRequiresAction,
-    "unknown": _decode_StateUpdateUnknown,
+    "running": _read_StateUpdateRunning,
+    "idle": _read_StateUpdateIdle,
+    "requires_action": _read_StateUpdateRequiresAction,
+    "unknown": _read_StateUpdateUnknown,
 }
 
 
@@ -14006,7 +14614,7 @@ def _decode_StateUpdate(d: Any, strict: bool) -> StateUpdate:
         decoder = _VARIANTS_StateUpdate.get(tag)
         if decoder is not None:
             return decoder(d, strict)
-        return _decode_OtherStateUpdate(d, strict)
+        return _read_OtherStateUpdate(d, strict)
     if tag is MISSING:
         raise missing("state")
     raise type_error("a string", tag).at("state")
@@ -14083,6 +14691,11 @@ def _decode_EndTurnIdleStateUpdate(d: Any, strict: bool) -> EndTurnIdleStateUpda
         raise type_error("an object", d)
     if d.get("stopReason") != "end_turn":
         raise check_tag(d, "stopReason", "end_turn")
+    return _read_EndTurnIdleStateUpdate(d, strict)
+
+
+def _read_EndTurnIdleStateUpdate(d: JsonObject, strict: bool) -> EndTurnIdleStateUpdate:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_usage: Usage | None | Unset
     v = d.get("usage", MISSING)
     if v is MISSING:
@@ -14132,6 +14745,13 @@ def _decode_MaxTokensIdleStateUpdate(d: Any, strict: bool) -> MaxTokensIdleState
         raise type_error("an object", d)
     if d.get("stopReason") != "max_tokens":
         raise check_tag(d, "stopReason", "max_tokens")
+    return _read_MaxTokensIdleStateUpdate(d, strict)
+
+
+def _read_MaxTokensIdleStateUpdate(
+    d: JsonObject, strict: bool
+) -> MaxTokensIdleStateUpdate:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_usage: Usage | None | Unset
     v = d.get("usage", MISSING)
     if v is MISSING:
@@ -14183,6 +14803,13 @@ def _decode_MaxTurnRequestsIdleStateUpdate(
         raise type_error("an object", d)
     if d.get("stopReason") != "max_turn_requests":
         raise check_tag(d, "stopReason", "max_turn_requests")
+    return _read_MaxTurnRequestsIdleStateUpdate(d, strict)
+
+
+def _read_MaxTurnRequestsIdleStateUpdate(
+    d: JsonObject, strict: bool
+) -> MaxTurnRequestsIdleStateUpdate:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_usage: Usage | None | Unset
     v = d.get("usage", MISSING)
     if v is MISSING:
@@ -14234,6 +14861,11 @@ def _decode_RefusalIdleStateUpdate(d: Any, strict: bool) -> RefusalIdleStateUpda
         raise type_error("an object", d)
     if d.get("stopReason") != "refusal":
         raise check_tag(d, "stopReason", "refusal")
+    return _read_RefusalIdleStateUpdate(d, strict)
+
+
+def _read_RefusalIdleStateUpdate(d: JsonObject, strict: bool) -> RefusalIdleStateUpdate:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_usage: Usage | None | Unset
     v = d.get("usage", MISSING)
     if v is MISSING:
@@ -14283,6 +14915,13 @@ def _decode_CancelledIdleStateUpdate(d: Any, strict: bool) -> CancelledIdleState
         raise type_error("an object", d)
     if d.get("stopReason") != "cancelled":
         raise check_tag(d, "stopReason", "cancelled")
+    return _read_CancelledIdleStateUpdate(d, strict)
+
+
+def _read_CancelledIdleStateUpdate(
+    d: JsonObject, strict: bool
+) -> CancelledIdleStateUpdate:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_usage: Usage | None | Unset
     v = d.get("usage", MISSING)
     if v is MISSING:
@@ -14332,6 +14971,11 @@ def _decode_ErrorIdleStateUpdate(d: Any, strict: bool) -> ErrorIdleStateUpdate:
         raise type_error("an object", d)
     if d.get("stopReason") != "error":
         raise check_tag(d, "stopReason", "error")
+    return _read_ErrorIdleStateUpdate(d, strict)
+
+
+def _read_ErrorIdleStateUpdate(d: JsonObject, strict: bool) -> ErrorIdleStateUpdate:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_usage: Usage | None | Unset
     v = d.get("usage", MISSING)
     if v is MISSING:
@@ -14402,6 +15046,12 @@ def _decode_OtherIdleStateUpdate(d: Any, strict: bool) -> OtherIdleStateUpdate:
         raise unexpected(
             "expected a tag that no other variant has", d["stopReason"]
         ).at("stopReason")
+    return _read_OtherIdleStateUpdate(d, strict)
+
+
+def _read_OtherIdleStateUpdate(d: JsonObject, strict: bool) -> OtherIdleStateUpdate:
+    # `d` is an object whose tag is a string no other variant has: the union
+    # checked it.
     f_usage: Usage | None | Unset
     v = d.get("usage", MISSING)
     if v is MISSING:
@@ -14512,12 +15162,12 @@ def _encode_NoneIdleStateUpdate(o: NoneIdleStateUpdate) -> dict[str, Any]:
 
 
 _VARIANTS_IdleStateUpdate: dict[str, Decoder[IdleStateUpdate]] = {
-    "end_turn": _decode_EndTurnIdleStateUpdate,
-    "max_tokens": _decode_MaxTokensIdleStateUpdate,
-    "max_turn_requests": _decode_MaxTurnRequestsIdleStateUpdate,
-    "refusal": _decode_RefusalIdleStateUpdate,
-    "cancelled": _decode_CancelledIdleStateUpdate,
-    "error": _decode_ErrorIdleStateUpdate,
+    "end_turn": _read_EndTurnIdleStateUpdate,
+    "max_tokens": _read_MaxTokensIdleStateUpdate,
+    "max_turn_requests": _read_MaxTurnRequestsIdleStateUpdate,
+    "refusal": _read_RefusalIdleStateUpdate,
+    "cancelled": _read_CancelledIdleStateUpdate,
+    "error": _read_ErrorIdleStateUpdate,
 }
 
 
@@ -14531,7 +15181,7 @@ def _decode_IdleStateUpdate(d: Any, strict: bool) -> IdleStateUpdate:
         decoder = _VARIANTS_IdleStateUpdate.get(tag)
         if decoder is not None:
             return decoder(d, strict)
-        return _decode_OtherIdleStateUpdate(d, strict)
+        return _read_OtherIdleStateUpdate(d, strict)
     if tag is MISSING or tag is None:
         return _decode_NoneIdleStateUpdate(d, strict)
     raise type_error("a string or null", tag).at("stopReason")
@@ -15012,7 +15662,11 @@ def _decode_AuthStatusUpdateNotification(
         raise missing("state")
     else:
         try:
-            f_state = _decode_AuthState(v, strict)
+            f_state = (
+                _MEMBERS_AuthState[v]
+                if type(v) is str and v in _MEMBERS_AuthState
+                else _decode_AuthState(v, strict)
+            )
         except ValidationError as error:
             raise error.at("state")
 
@@ -15128,7 +15782,11 @@ def _decode_InitializeRequest(d: Any, strict: bool) -> InitializeRequest:
         raise missing("protocolVersion")
     else:
         try:
-            f_protocol_version = check_int(v, 0, 65535)
+            f_protocol_version = (
+                v
+                if type(v) is int and v >= 0 and v <= 65535
+                else check_int(v, 0, 65535)
+            )
         except ValidationError as error:
             raise error.at("protocolVersion")
 
@@ -15935,7 +16593,11 @@ def _decode_SetProviderRequest(d: Any, strict: bool) -> SetProviderRequest:
         raise missing("apiType")
     else:
         try:
-            f_api_type = _decode_LlmProtocol(v, strict)
+            f_api_type = (
+                _MEMBERS_LlmProtocol[v]
+                if type(v) is str and v in _MEMBERS_LlmProtocol
+                else _decode_LlmProtocol(v, strict)
+            )
         except ValidationError as error:
             raise error.at("apiType")
 
@@ -16195,6 +16857,11 @@ def _decode_HttpMcpServer(d: Any, strict: bool) -> HttpMcpServer:
         raise type_error("an object", d)
     if d.get("type") != "http":
         raise check_tag(d, "type", "http")
+    return _read_HttpMcpServer(d, strict)
+
+
+def _read_HttpMcpServer(d: JsonObject, strict: bool) -> HttpMcpServer:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_name: str
     v = d.get("name", MISSING)
     if v is MISSING:
@@ -16266,6 +16933,11 @@ def _decode_SseMcpServer(d: Any, strict: bool) -> SseMcpServer:
         raise type_error("an object", d)
     if d.get("type") != "sse":
         raise check_tag(d, "type", "sse")
+    return _read_SseMcpServer(d, strict)
+
+
+def _read_SseMcpServer(d: JsonObject, strict: bool) -> SseMcpServer:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_name: str
     v = d.get("name", MISSING)
     if v is MISSING:
@@ -16337,6 +17009,11 @@ def _decode_AcpMcpServer(d: Any, strict: bool) -> AcpMcpServer:
         raise type_error("an object", d)
     if d.get("type") != "acp":
         raise check_tag(d, "type", "acp")
+    return _read_AcpMcpServer(d, strict)
+
+
+def _read_AcpMcpServer(d: JsonObject, strict: bool) -> AcpMcpServer:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_name: str
     v = d.get("name", MISSING)
     if v is MISSING:
@@ -16390,9 +17067,9 @@ def _encode_AcpMcpServer(o: AcpMcpServer) -> dict[str, Any]:
 
 
 _VARIANTS_McpServer: dict[str, Decoder[McpServer]] = {
-    "http": _decode_HttpMcpServer,
-    "sse": _decode_SseMcpServer,
-    "acp": _decode_AcpMcpServer,
+    "http": _read_HttpMcpServer,
+    "sse": _read_SseMcpServer,
+    "acp": _read_AcpMcpServer,
 }
 
 
@@ -16760,7 +17437,11 @@ def _decode_SystemPrompt(d: Any, strict: bool) -> SystemPrompt:
         raise missing("mode")
     else:
         try:
-            f_mode = _decode_SystemPromptMode(v, strict)
+            f_mode = (
+                _MEMBERS_SystemPromptMode[v]
+                if type(v) is str and v in _MEMBERS_SystemPromptMode
+                else _decode_SystemPromptMode(v, strict)
+            )
         except ValidationError as error:
             raise error.at("mode")
 
@@ -16954,7 +17635,15 @@ def _decode_ListSessionsRequest(d: Any, strict: bool) -> ListSessionsRequest:
         f_archived = UNSET
     else:
         try:
-            f_archived = None if v is None else _decode_SessionArchiveFilter(v, strict)
+            f_archived = (
+                None
+                if v is None
+                else (
+                    _MEMBERS_SessionArchiveFilter[v]
+                    if type(v) is str and v in _MEMBERS_SessionArchiveFilter
+                    else _decode_SessionArchiveFilter(v, strict)
+                )
+            )
         except ValidationError as error:
             raise error.at("archived")
 
@@ -17555,6 +18244,13 @@ def _decode_BooleanSetSessionConfigOptionRequest(
         raise type_error("an object", d)
     if d.get("type") != "boolean":
         raise check_tag(d, "type", "boolean")
+    return _read_BooleanSetSessionConfigOptionRequest(d, strict)
+
+
+def _read_BooleanSetSessionConfigOptionRequest(
+    d: JsonObject, strict: bool
+) -> BooleanSetSessionConfigOptionRequest:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_session_id: SessionId
     v = d.get("sessionId", MISSING)
     if v is MISSING:
@@ -17694,7 +18390,7 @@ def _encode_ValueIdSetSessionConfigOptionRequest(
 _VARIANTS_SetSessionConfigOptionRequest: dict[
     str, Decoder[SetSessionConfigOptionRequest]
 ] = {
-    "boolean": _decode_BooleanSetSessionConfigOptionRequest,
+    "boolean": _read_BooleanSetSessionConfigOptionRequest,
 }
 
 
@@ -17988,6 +18684,13 @@ def _decode_CancelledRequestPermissionOutcome(
         raise type_error("an object", d)
     if d.get("outcome") != "cancelled":
         raise check_tag(d, "outcome", "cancelled")
+    return _read_CancelledRequestPermissionOutcome(d, strict)
+
+
+def _read_CancelledRequestPermissionOutcome(
+    d: JsonObject, strict: bool
+) -> CancelledRequestPermissionOutcome:
+    # `d` is an object whose tag selects this variant: the union checked it.
     o = _new(CancelledRequestPermissionOutcome)
     return o
 
@@ -18009,6 +18712,13 @@ def _decode_SelectedRequestPermissionOutcome(
         raise type_error("an object", d)
     if d.get("outcome") != "selected":
         raise check_tag(d, "outcome", "selected")
+    return _read_SelectedRequestPermissionOutcome(d, strict)
+
+
+def _read_SelectedRequestPermissionOutcome(
+    d: JsonObject, strict: bool
+) -> SelectedRequestPermissionOutcome:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_option_id: PermissionOptionId
     v = d.get("optionId", MISSING)
     if v is MISSING:
@@ -18052,8 +18762,8 @@ def _encode_SelectedRequestPermissionOutcome(
 
 
 _VARIANTS_RequestPermissionOutcome: dict[str, Decoder[RequestPermissionOutcome]] = {
-    "cancelled": _decode_CancelledRequestPermissionOutcome,
-    "selected": _decode_SelectedRequestPermissionOutcome,
+    "cancelled": _read_CancelledRequestPermissionOutcome,
+    "selected": _read_SelectedRequestPermissionOutcome,
 }
 
 
@@ -18251,7 +18961,13 @@ def _decode_TerminalExitStatus(d: Any, strict: bool) -> TerminalExitStatus:
             f_exit_code = (
                 None
                 if v is None
-                else (check_int(v, 0, None) if strict else check_int(v, 0, 4294967295))
+                else (
+                    v
+                    if type(v) is int and v >= 0 and v <= 4294967295
+                    else (
+                        check_int(v, 0, None) if strict else check_int(v, 0, 4294967295)
+                    )
+                )
             )
         except ValidationError as error:
             if strict:
@@ -18347,7 +19063,13 @@ def _decode_WaitForTerminalExitResponse(
             f_exit_code = (
                 None
                 if v is None
-                else (check_int(v, 0, None) if strict else check_int(v, 0, 4294967295))
+                else (
+                    v
+                    if type(v) is int and v >= 0 and v <= 4294967295
+                    else (
+                        check_int(v, 0, None) if strict else check_int(v, 0, 4294967295)
+                    )
+                )
             )
         except ValidationError as error:
             if strict:
@@ -18438,6 +19160,13 @@ def _decode_AcceptCreateElicitationResponse(
         raise type_error("an object", d)
     if d.get("action") != "accept":
         raise check_tag(d, "action", "accept")
+    return _read_AcceptCreateElicitationResponse(d, strict)
+
+
+def _read_AcceptCreateElicitationResponse(
+    d: JsonObject, strict: bool
+) -> AcceptCreateElicitationResponse:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
@@ -18495,6 +19224,13 @@ def _decode_DeclineCreateElicitationResponse(
         raise type_error("an object", d)
     if d.get("action") != "decline":
         raise check_tag(d, "action", "decline")
+    return _read_DeclineCreateElicitationResponse(d, strict)
+
+
+def _read_DeclineCreateElicitationResponse(
+    d: JsonObject, strict: bool
+) -> DeclineCreateElicitationResponse:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
@@ -18532,6 +19268,13 @@ def _decode_CancelCreateElicitationResponse(
         raise type_error("an object", d)
     if d.get("action") != "cancel":
         raise check_tag(d, "action", "cancel")
+    return _read_CancelCreateElicitationResponse(d, strict)
+
+
+def _read_CancelCreateElicitationResponse(
+    d: JsonObject, strict: bool
+) -> CancelCreateElicitationResponse:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
@@ -18574,6 +19317,14 @@ def _decode_OtherCreateElicitationResponse(
         raise unexpected("expected a tag that no other variant has", d["action"]).at(
             "action"
         )
+    return _read_OtherCreateElicitationResponse(d, strict)
+
+
+def _read_OtherCreateElicitationResponse(
+    d: JsonObject, strict: bool
+) -> OtherCreateElicitationResponse:
+    # `d` is an object whose tag is a string no other variant has: the union
+    # checked it.
     f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
@@ -18609,9 +19360,9 @@ def _encode_OtherCreateElicitationResponse(
 
 
 _VARIANTS_CreateElicitationResponse: dict[str, Decoder[CreateElicitationResponse]] = {
-    "accept": _decode_AcceptCreateElicitationResponse,
-    "decline": _decode_DeclineCreateElicitationResponse,
-    "cancel": _decode_CancelCreateElicitationResponse,
+    "accept": _read_AcceptCreateElicitationResponse,
+    "decline": _read_DeclineCreateElicitationResponse,
+    "cancel": _read_CancelCreateElicitationResponse,
 }
 
 
@@ -18625,7 +19376,7 @@ def _decode_CreateElicitationResponse(
         decoder = _VARIANTS_CreateElicitationResponse.get(tag)
         if decoder is not None:
             return decoder(d, strict)
-        return _decode_OtherCreateElicitationResponse(d, strict)
+        return _read_OtherCreateElicitationResponse(d, strict)
     if tag is MISSING:
         raise missing("action")
     raise type_error("a string", tag).at("action")
@@ -18640,9 +19391,15 @@ def _decode_ElicitationContentValue(v: Any, strict: bool) -> ElicitationContentV
             {
                 "string": lambda x, strict: x if type(x) is str else check_str(x),
                 "integer": lambda x, strict: (
-                    check_int(x, None, None)
-                    if strict
-                    else check_int(x, -9223372036854775808, 9223372036854775807)
+                    x
+                    if type(x) is int
+                    and x >= -9223372036854775808
+                    and x <= 9223372036854775807
+                    else (
+                        check_int(x, None, None)
+                        if strict
+                        else check_int(x, -9223372036854775808, 9223372036854775807)
+                    )
                 ),
                 "number": lambda x, strict: check_num(x, None, None),
                 "boolean": lambda x, strict: x if type(x) is bool else check_bool(x),
@@ -18799,9 +19556,13 @@ def _decode_McpError(d: Any, strict: bool) -> McpError:
     else:
         try:
             f_code = (
-                check_int(v, None, None)
-                if strict
-                else check_int(v, -2147483648, 2147483647)
+                v
+                if type(v) is int and v >= -2147483648 and v <= 2147483647
+                else (
+                    check_int(v, None, None)
+                    if strict
+                    else check_int(v, -2147483648, 2147483647)
+                )
             )
         except ValidationError as error:
             raise error.at("code")

@@ -1074,36 +1074,45 @@ def decode(name: str, data: Any, *, strict: bool = False) -> object:
     the input is never changed.
     """
     try:
-        decoder, pointer = _DECODERS[name]
+        decoder = _DECODERS[name][0]
     except KeyError:
         raise KeyError(f"the schema has no definition named {name!r}") from None
-    return _run(decoder, pointer, data, strict)
+    try:
+        return decoder(data, strict)
+    except ValidationError as error:
+        return _retry(decoder, data, strict, error)
+    except RecursionError:
+        raise ValidationError("the value is nested too deeply to decode") from None
 
 
 def decode_class(cls: type[_T], data: Any, *, strict: bool = False) -> _T:
     """Decode ``data`` as the generated class ``cls``."""
     try:
-        decoder, pointer = _CLASS_DECODERS[cls]
+        decoder = _CLASS_DECODERS[cls][0]
     except KeyError:
         raise KeyError(f"{cls!r} is not a class of this package") from None
     # The table pairs each class with its own decoder.
-    return cast(_T, _run(decoder, pointer, data, strict))
-
-
-def _run(decoder: Decoder[object], pointer: str, data: Any, strict: bool) -> object:
-    # Strict mode is the decoders' own checks (with strict=True they check
-    # every keyword the schema has, and salvage nothing); what they cannot
-    # check is kept as JSON and validated against its subschema.
     try:
-        try:
-            return decoder(data, strict)
-        except ValidationError:
-            # Subclasses of the JSON types (OrderedDict, IntEnum, str enums)
-            # are the JSON values they stand for: decoded again as those,
-            # which costs nothing when the value is fine as it is.
-            plain = plain_json(data)
-            if plain is MISSING:
-                raise
+        return cast(_T, decoder(data, strict))
+    except ValidationError as error:
+        return cast(_T, _retry(decoder, data, strict, error))
+    except RecursionError:
+        raise ValidationError("the value is nested too deeply to decode") from None
+
+
+def _retry(
+    decoder: Decoder[object], data: Any, strict: bool, error: ValidationError
+) -> object:
+    """After ``decoder`` refused ``data`` with ``error``: subclasses of the
+    JSON types (``OrderedDict`` from ``object_pairs_hook``, ``IntEnum`` and
+    ``str`` enum members) are the JSON values they stand for, so ``data`` is
+    decoded again with them replaced; without any, ``error`` stands. The
+    first attempt is the fast path: it costs nothing when ``data`` is plain
+    JSON."""
+    plain = plain_json(data)
+    if plain is MISSING:
+        raise error
+    try:
         return decoder(plain, strict)
     except RecursionError:
         raise ValidationError("the value is nested too deeply to decode") from None
@@ -1270,9 +1279,15 @@ def _decode_RequestId(v: Any, strict: bool) -> RequestId:
             strict,
             {
                 "integer": lambda x, strict: (
-                    check_int(x, None, None)
-                    if strict
-                    else check_int(x, -9223372036854775808, 9223372036854775807)
+                    x
+                    if type(x) is int
+                    and x >= -9223372036854775808
+                    and x <= 9223372036854775807
+                    else (
+                        check_int(x, None, None)
+                        if strict
+                        else check_int(x, -9223372036854775808, 9223372036854775807)
+                    )
                 ),
                 "string": lambda x, strict: x if type(x) is str else check_str(x),
             },
@@ -1394,6 +1409,13 @@ def _decode_ToolCallRequestPermissionSubject(
         raise type_error("an object", d)
     if d.get("type") != "tool_call":
         raise check_tag(d, "type", "tool_call")
+    return _read_ToolCallRequestPermissionSubject(d, strict)
+
+
+def _read_ToolCallRequestPermissionSubject(
+    d: JsonObject, strict: bool
+) -> ToolCallRequestPermissionSubject:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_tool_call: ToolCallUpdate
     v = d.get("toolCall", MISSING)
     if v is MISSING:
@@ -1443,6 +1465,13 @@ def _decode_CommandRequestPermissionSubject(
         raise type_error("an object", d)
     if d.get("type") != "command":
         raise check_tag(d, "type", "command")
+    return _read_CommandRequestPermissionSubject(d, strict)
+
+
+def _read_CommandRequestPermissionSubject(
+    d: JsonObject, strict: bool
+) -> CommandRequestPermissionSubject:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_command: str
     v = d.get("command", MISSING)
     if v is MISSING:
@@ -1545,6 +1574,14 @@ def _decode_OtherRequestPermissionSubject(
         raise unexpected("expected a tag that no other variant has", d["type"]).at(
             "type"
         )
+    return _read_OtherRequestPermissionSubject(d, strict)
+
+
+def _read_OtherRequestPermissionSubject(
+    d: JsonObject, strict: bool
+) -> OtherRequestPermissionSubject:
+    # `d` is an object whose tag is a string no other variant has: the union
+    # checked it.
     o = _new(OtherRequestPermissionSubject)
     o.type = d["type"]
     o.extra = {k: x for k, x in d.items() if k not in ["type"]}
@@ -1564,8 +1601,8 @@ def _encode_OtherRequestPermissionSubject(
 
 
 _VARIANTS_RequestPermissionSubject: dict[str, Decoder[RequestPermissionSubject]] = {
-    "tool_call": _decode_ToolCallRequestPermissionSubject,
-    "command": _decode_CommandRequestPermissionSubject,
+    "tool_call": _read_ToolCallRequestPermissionSubject,
+    "command": _read_CommandRequestPermissionSubject,
 }
 
 
@@ -1577,7 +1614,7 @@ def _decode_RequestPermissionSubject(d: Any, strict: bool) -> RequestPermissionS
         decoder = _VARIANTS_RequestPermissionSubject.get(tag)
         if decoder is not None:
             return decoder(d, strict)
-        return _decode_OtherRequestPermissionSubject(d, strict)
+        return _read_OtherRequestPermissionSubject(d, strict)
     if tag is MISSING:
         raise missing("type")
     raise type_error("a string", tag).at("type")
@@ -1636,7 +1673,15 @@ def _decode_ToolCallUpdate(d: Any, strict: bool) -> ToolCallUpdate:
         f_kind = UNSET
     else:
         try:
-            f_kind = None if v is None else _decode_ToolKind(v, strict)
+            f_kind = (
+                None
+                if v is None
+                else (
+                    _MEMBERS_ToolKind[v]
+                    if type(v) is str and v in _MEMBERS_ToolKind
+                    else _decode_ToolKind(v, strict)
+                )
+            )
         except ValidationError as error:
             if strict:
                 raise error.at("kind")
@@ -1648,7 +1693,15 @@ def _decode_ToolCallUpdate(d: Any, strict: bool) -> ToolCallUpdate:
         f_status = UNSET
     else:
         try:
-            f_status = None if v is None else _decode_ToolCallStatus(v, strict)
+            f_status = (
+                None
+                if v is None
+                else (
+                    _MEMBERS_ToolCallStatus[v]
+                    if type(v) is str and v in _MEMBERS_ToolCallStatus
+                    else _decode_ToolCallStatus(v, strict)
+                )
+            )
         except ValidationError as error:
             if strict:
                 raise error.at("status")
@@ -1852,6 +1905,11 @@ def _decode_ContentToolCallContent(d: Any, strict: bool) -> ContentToolCallConte
         raise type_error("an object", d)
     if d.get("type") != "content":
         raise check_tag(d, "type", "content")
+    return _read_ContentToolCallContent(d, strict)
+
+
+def _read_ContentToolCallContent(d: JsonObject, strict: bool) -> ContentToolCallContent:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_content: ContentBlock
     v = d.get("content", MISSING)
     if v is MISSING:
@@ -1897,6 +1955,11 @@ def _decode_DiffToolCallContent(d: Any, strict: bool) -> DiffToolCallContent:
         raise type_error("an object", d)
     if d.get("type") != "diff":
         raise check_tag(d, "type", "diff")
+    return _read_DiffToolCallContent(d, strict)
+
+
+def _read_DiffToolCallContent(d: JsonObject, strict: bool) -> DiffToolCallContent:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_changes: list[DiffChange]
     v = d.get("changes", MISSING)
     if v is MISSING:
@@ -1958,6 +2021,13 @@ def _decode_TerminalToolCallContent(d: Any, strict: bool) -> TerminalToolCallCon
         raise type_error("an object", d)
     if d.get("type") != "terminal":
         raise check_tag(d, "type", "terminal")
+    return _read_TerminalToolCallContent(d, strict)
+
+
+def _read_TerminalToolCallContent(
+    d: JsonObject, strict: bool
+) -> TerminalToolCallContent:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_terminal_id: TerminalId
     v = d.get("terminalId", MISSING)
     if v is MISSING:
@@ -2008,6 +2078,12 @@ def _decode_OtherToolCallContent(d: Any, strict: bool) -> OtherToolCallContent:
         raise unexpected("expected a tag that no other variant has", d["type"]).at(
             "type"
         )
+    return _read_OtherToolCallContent(d, strict)
+
+
+def _read_OtherToolCallContent(d: JsonObject, strict: bool) -> OtherToolCallContent:
+    # `d` is an object whose tag is a string no other variant has: the union
+    # checked it.
     o = _new(OtherToolCallContent)
     o.type = d["type"]
     o.extra = {k: x for k, x in d.items() if k not in ["type"]}
@@ -2025,9 +2101,9 @@ def _encode_OtherToolCallContent(o: OtherToolCallContent) -> dict[str, Any]:
 
 
 _VARIANTS_ToolCallContent: dict[str, Decoder[ToolCallContent]] = {
-    "content": _decode_ContentToolCallContent,
-    "diff": _decode_DiffToolCallContent,
-    "terminal": _decode_TerminalToolCallContent,
+    "content": _read_ContentToolCallContent,
+    "diff": _read_DiffToolCallContent,
+    "terminal": _read_TerminalToolCallContent,
 }
 
 
@@ -2039,7 +2115,7 @@ def _decode_ToolCallContent(d: Any, strict: bool) -> ToolCallContent:
         decoder = _VARIANTS_ToolCallContent.get(tag)
         if decoder is not None:
             return decoder(d, strict)
-        return _decode_OtherToolCallContent(d, strict)
+        return _read_OtherToolCallContent(d, strict)
     if tag is MISSING:
         raise missing("type")
     raise type_error("a string", tag).at("type")
@@ -2060,6 +2136,11 @@ def _decode_TextContentBlock(d: Any, strict: bool) -> TextContentBlock:
         raise type_error("an object", d)
     if d.get("type") != "text":
         raise check_tag(d, "type", "text")
+    return _read_TextContentBlock(d, strict)
+
+
+def _read_TextContentBlock(d: JsonObject, strict: bool) -> TextContentBlock:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_text: str
     v = d.get("text", MISSING)
     if v is MISSING:
@@ -2123,6 +2204,11 @@ def _decode_ImageContentBlock(d: Any, strict: bool) -> ImageContentBlock:
         raise type_error("an object", d)
     if d.get("type") != "image":
         raise check_tag(d, "type", "image")
+    return _read_ImageContentBlock(d, strict)
+
+
+def _read_ImageContentBlock(d: JsonObject, strict: bool) -> ImageContentBlock:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_data: str
     v = d.get("data", MISSING)
     if v is MISSING:
@@ -2214,6 +2300,11 @@ def _decode_AudioContentBlock(d: Any, strict: bool) -> AudioContentBlock:
         raise type_error("an object", d)
     if d.get("type") != "audio":
         raise check_tag(d, "type", "audio")
+    return _read_AudioContentBlock(d, strict)
+
+
+def _read_AudioContentBlock(d: JsonObject, strict: bool) -> AudioContentBlock:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_data: str
     v = d.get("data", MISSING)
     if v is MISSING:
@@ -2289,6 +2380,13 @@ def _decode_ResourceLinkContentBlock(d: Any, strict: bool) -> ResourceLinkConten
         raise type_error("an object", d)
     if d.get("type") != "resource_link":
         raise check_tag(d, "type", "resource_link")
+    return _read_ResourceLinkContentBlock(d, strict)
+
+
+def _read_ResourceLinkContentBlock(
+    d: JsonObject, strict: bool
+) -> ResourceLinkContentBlock:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_name: str
     v = d.get("name", MISSING)
     if v is MISSING:
@@ -2371,9 +2469,13 @@ def _decode_ResourceLinkContentBlock(d: Any, strict: bool) -> ResourceLinkConten
                 None
                 if v is None
                 else (
-                    check_int(v, 0, None)
-                    if strict
-                    else check_int(v, 0, 18446744073709551615)
+                    v
+                    if type(v) is int and v >= 0 and v <= 18446744073709551615
+                    else (
+                        check_int(v, 0, None)
+                        if strict
+                        else check_int(v, 0, 18446744073709551615)
+                    )
                 )
             )
         except ValidationError as error:
@@ -2456,6 +2558,11 @@ def _decode_ResourceContentBlock(d: Any, strict: bool) -> ResourceContentBlock:
         raise type_error("an object", d)
     if d.get("type") != "resource":
         raise check_tag(d, "type", "resource")
+    return _read_ResourceContentBlock(d, strict)
+
+
+def _read_ResourceContentBlock(d: JsonObject, strict: bool) -> ResourceContentBlock:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_resource: EmbeddedResourceResource
     v = d.get("resource", MISSING)
     if v is MISSING:
@@ -2524,6 +2631,12 @@ def _decode_OtherContentBlock(d: Any, strict: bool) -> OtherContentBlock:
         raise unexpected("expected a tag that no other variant has", d["type"]).at(
             "type"
         )
+    return _read_OtherContentBlock(d, strict)
+
+
+def _read_OtherContentBlock(d: JsonObject, strict: bool) -> OtherContentBlock:
+    # `d` is an object whose tag is a string no other variant has: the union
+    # checked it.
     o = _new(OtherContentBlock)
     o.type = d["type"]
     o.extra = {k: x for k, x in d.items() if k not in ["type"]}
@@ -2541,11 +2654,11 @@ def _encode_OtherContentBlock(o: OtherContentBlock) -> dict[str, Any]:
 
 
 _VARIANTS_ContentBlock: dict[str, Decoder[ContentBlock]] = {
-    "text": _decode_TextContentBlock,
-    "image": _decode_ImageContentBlock,
-    "audio": _decode_AudioContentBlock,
-    "resource_link": _decode_ResourceLinkContentBlock,
-    "resource": _decode_ResourceContentBlock,
+    "text": _read_TextContentBlock,
+    "image": _read_ImageContentBlock,
+    "audio": _read_AudioContentBlock,
+    "resource_link": _read_ResourceLinkContentBlock,
+    "resource": _read_ResourceContentBlock,
 }
 
 
@@ -2557,7 +2670,7 @@ def _decode_ContentBlock(d: Any, strict: bool) -> ContentBlock:
         decoder = _VARIANTS_ContentBlock.get(tag)
         if decoder is not None:
             return decoder(d, strict)
-        return _decode_OtherContentBlock(d, strict)
+        return _read_OtherContentBlock(d, strict)
     if tag is MISSING:
         raise missing("type")
     raise type_error("a string", tag).at("type")
@@ -2947,7 +3060,15 @@ def _decode_Icon(d: Any, strict: bool) -> Icon:
         f_theme = UNSET
     else:
         try:
-            f_theme = None if v is None else _decode_IconTheme(v, strict)
+            f_theme = (
+                None
+                if v is None
+                else (
+                    _MEMBERS_IconTheme[v]
+                    if type(v) is str and v in _MEMBERS_IconTheme
+                    else _decode_IconTheme(v, strict)
+                )
+            )
         except ValidationError as error:
             if strict:
                 raise error.at("theme")
@@ -3099,9 +3220,13 @@ def _decode_ResourceLink(d: Any, strict: bool) -> ResourceLink:
                 None
                 if v is None
                 else (
-                    check_int(v, 0, None)
-                    if strict
-                    else check_int(v, 0, 18446744073709551615)
+                    v
+                    if type(v) is int and v >= 0 and v <= 18446744073709551615
+                    else (
+                        check_int(v, 0, None)
+                        if strict
+                        else check_int(v, 0, 18446744073709551615)
+                    )
                 )
             )
         except ValidationError as error:
@@ -3452,13 +3577,26 @@ def _decode_AddDiffChange(d: Any, strict: bool) -> AddDiffChange:
         raise type_error("an object", d)
     if d.get("operation") != "add":
         raise check_tag(d, "operation", "add")
+    return _read_AddDiffChange(d, strict)
+
+
+def _read_AddDiffChange(d: JsonObject, strict: bool) -> AddDiffChange:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_file_type: DiffFileType | str | None | Unset
     v = d.get("fileType", MISSING)
     if v is MISSING:
         f_file_type = UNSET
     else:
         try:
-            f_file_type = None if v is None else _decode_DiffFileType(v, strict)
+            f_file_type = (
+                None
+                if v is None
+                else (
+                    _MEMBERS_DiffFileType[v]
+                    if type(v) is str and v in _MEMBERS_DiffFileType
+                    else _decode_DiffFileType(v, strict)
+                )
+            )
         except ValidationError as error:
             if strict:
                 raise error.at("fileType")
@@ -3537,13 +3675,26 @@ def _decode_DeleteDiffChange(d: Any, strict: bool) -> DeleteDiffChange:
         raise type_error("an object", d)
     if d.get("operation") != "delete":
         raise check_tag(d, "operation", "delete")
+    return _read_DeleteDiffChange(d, strict)
+
+
+def _read_DeleteDiffChange(d: JsonObject, strict: bool) -> DeleteDiffChange:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_file_type: DiffFileType | str | None | Unset
     v = d.get("fileType", MISSING)
     if v is MISSING:
         f_file_type = UNSET
     else:
         try:
-            f_file_type = None if v is None else _decode_DiffFileType(v, strict)
+            f_file_type = (
+                None
+                if v is None
+                else (
+                    _MEMBERS_DiffFileType[v]
+                    if type(v) is str and v in _MEMBERS_DiffFileType
+                    else _decode_DiffFileType(v, strict)
+                )
+            )
         except ValidationError as error:
             if strict:
                 raise error.at("fileType")
@@ -3622,13 +3773,26 @@ def _decode_ModifyDiffChange(d: Any, strict: bool) -> ModifyDiffChange:
         raise type_error("an object", d)
     if d.get("operation") != "modify":
         raise check_tag(d, "operation", "modify")
+    return _read_ModifyDiffChange(d, strict)
+
+
+def _read_ModifyDiffChange(d: JsonObject, strict: bool) -> ModifyDiffChange:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_file_type: DiffFileType | str | None | Unset
     v = d.get("fileType", MISSING)
     if v is MISSING:
         f_file_type = UNSET
     else:
         try:
-            f_file_type = None if v is None else _decode_DiffFileType(v, strict)
+            f_file_type = (
+                None
+                if v is None
+                else (
+                    _MEMBERS_DiffFileType[v]
+                    if type(v) is str and v in _MEMBERS_DiffFileType
+                    else _decode_DiffFileType(v, strict)
+                )
+            )
         except ValidationError as error:
             if strict:
                 raise error.at("fileType")
@@ -3707,13 +3871,26 @@ def _decode_MoveDiffChange(d: Any, strict: bool) -> MoveDiffChange:
         raise type_error("an object", d)
     if d.get("operation") != "move":
         raise check_tag(d, "operation", "move")
+    return _read_MoveDiffChange(d, strict)
+
+
+def _read_MoveDiffChange(d: JsonObject, strict: bool) -> MoveDiffChange:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_file_type: DiffFileType | str | None | Unset
     v = d.get("fileType", MISSING)
     if v is MISSING:
         f_file_type = UNSET
     else:
         try:
-            f_file_type = None if v is None else _decode_DiffFileType(v, strict)
+            f_file_type = (
+                None
+                if v is None
+                else (
+                    _MEMBERS_DiffFileType[v]
+                    if type(v) is str and v in _MEMBERS_DiffFileType
+                    else _decode_DiffFileType(v, strict)
+                )
+            )
         except ValidationError as error:
             if strict:
                 raise error.at("fileType")
@@ -3804,13 +3981,26 @@ def _decode_CopyDiffChange(d: Any, strict: bool) -> CopyDiffChange:
         raise type_error("an object", d)
     if d.get("operation") != "copy":
         raise check_tag(d, "operation", "copy")
+    return _read_CopyDiffChange(d, strict)
+
+
+def _read_CopyDiffChange(d: JsonObject, strict: bool) -> CopyDiffChange:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_file_type: DiffFileType | str | None | Unset
     v = d.get("fileType", MISSING)
     if v is MISSING:
         f_file_type = UNSET
     else:
         try:
-            f_file_type = None if v is None else _decode_DiffFileType(v, strict)
+            f_file_type = (
+                None
+                if v is None
+                else (
+                    _MEMBERS_DiffFileType[v]
+                    if type(v) is str and v in _MEMBERS_DiffFileType
+                    else _decode_DiffFileType(v, strict)
+                )
+            )
         except ValidationError as error:
             if strict:
                 raise error.at("fileType")
@@ -3906,13 +4096,27 @@ def _decode_OtherDiffChange(d: Any, strict: bool) -> OtherDiffChange:
         raise unexpected("expected a tag that no other variant has", d["operation"]).at(
             "operation"
         )
+    return _read_OtherDiffChange(d, strict)
+
+
+def _read_OtherDiffChange(d: JsonObject, strict: bool) -> OtherDiffChange:
+    # `d` is an object whose tag is a string no other variant has: the union
+    # checked it.
     f_file_type: DiffFileType | str | None | Unset
     v = d.get("fileType", MISSING)
     if v is MISSING:
         f_file_type = UNSET
     else:
         try:
-            f_file_type = None if v is None else _decode_DiffFileType(v, strict)
+            f_file_type = (
+                None
+                if v is None
+                else (
+                    _MEMBERS_DiffFileType[v]
+                    if type(v) is str and v in _MEMBERS_DiffFileType
+                    else _decode_DiffFileType(v, strict)
+                )
+            )
         except ValidationError as error:
             if strict:
                 raise error.at("fileType")
@@ -3983,11 +4187,11 @@ def _encode_OtherDiffChange(o: OtherDiffChange) -> dict[str, Any]:
 
 
 _VARIANTS_DiffChange: dict[str, Decoder[DiffChange]] = {
-    "add": _decode_AddDiffChange,
-    "delete": _decode_DeleteDiffChange,
-    "modify": _decode_ModifyDiffChange,
-    "move": _decode_MoveDiffChange,
-    "copy": _decode_CopyDiffChange,
+    "add": _read_AddDiffChange,
+    "delete": _read_DeleteDiffChange,
+    "modify": _read_ModifyDiffChange,
+    "move": _read_MoveDiffChange,
+    "copy": _read_CopyDiffChange,
 }
 
 
@@ -3999,7 +4203,7 @@ def _decode_DiffChange(d: Any, strict: bool) -> DiffChange:
         decoder = _VARIANTS_DiffChange.get(tag)
         if decoder is not None:
             return decoder(d, strict)
-        return _decode_OtherDiffChange(d, strict)
+        return _read_OtherDiffChange(d, strict)
     if tag is MISSING:
         raise missing("operation")
     raise type_error("a string", tag).at("operation")
@@ -4106,7 +4310,11 @@ def _decode_DiffPatch(d: Any, strict: bool) -> DiffPatch:
         raise missing("format")
     else:
         try:
-            f_format = _decode_DiffPatchFormat(v, strict)
+            f_format = (
+                _MEMBERS_DiffPatchFormat[v]
+                if type(v) is str and v in _MEMBERS_DiffPatchFormat
+                else _decode_DiffPatchFormat(v, strict)
+            )
         except ValidationError as error:
             raise error.at("format")
 
@@ -4295,7 +4503,13 @@ def _decode_ToolCallLocation(d: Any, strict: bool) -> ToolCallLocation:
             f_line = (
                 None
                 if v is None
-                else (check_int(v, 1, None) if strict else check_int(v, 1, 4294967295))
+                else (
+                    v
+                    if type(v) is int and v >= 1 and v <= 4294967295
+                    else (
+                        check_int(v, 1, None) if strict else check_int(v, 1, 4294967295)
+                    )
+                )
             )
         except ValidationError as error:
             if strict:
@@ -4578,7 +4792,11 @@ def _decode_PermissionOption(d: Any, strict: bool) -> PermissionOption:
         raise missing("kind")
     else:
         try:
-            f_kind = _decode_PermissionOptionKind(v, strict)
+            f_kind = (
+                _MEMBERS_PermissionOptionKind[v]
+                if type(v) is str and v in _MEMBERS_PermissionOptionKind
+                else _decode_PermissionOptionKind(v, strict)
+            )
         except ValidationError as error:
             raise error.at("kind")
 
@@ -4644,6 +4862,13 @@ def _decode_FormCreateElicitationRequest(
         raise type_error("an object", d)
     if d.get("mode") != "form":
         raise check_tag(d, "mode", "form")
+    return _read_FormCreateElicitationRequest(d, strict)
+
+
+def _read_FormCreateElicitationRequest(
+    d: JsonObject, strict: bool
+) -> FormCreateElicitationRequest:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_message: str
     v = d.get("message", MISSING)
     if v is MISSING:
@@ -4736,6 +4961,13 @@ def _decode_UrlCreateElicitationRequest(
         raise type_error("an object", d)
     if d.get("mode") != "url":
         raise check_tag(d, "mode", "url")
+    return _read_UrlCreateElicitationRequest(d, strict)
+
+
+def _read_UrlCreateElicitationRequest(
+    d: JsonObject, strict: bool
+) -> UrlCreateElicitationRequest:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_message: str
     v = d.get("message", MISSING)
     if v is MISSING:
@@ -4845,6 +5077,14 @@ def _decode_OtherCreateElicitationRequest(
         raise unexpected("expected a tag that no other variant has", d["mode"]).at(
             "mode"
         )
+    return _read_OtherCreateElicitationRequest(d, strict)
+
+
+def _read_OtherCreateElicitationRequest(
+    d: JsonObject, strict: bool
+) -> OtherCreateElicitationRequest:
+    # `d` is an object whose tag is a string no other variant has: the union
+    # checked it.
     f_message: str
     v = d.get("message", MISSING)
     if v is MISSING:
@@ -4927,8 +5167,8 @@ def _encode_OtherCreateElicitationRequest(
 
 
 _VARIANTS_CreateElicitationRequest: dict[str, Decoder[CreateElicitationRequest]] = {
-    "form": _decode_FormCreateElicitationRequest,
-    "url": _decode_UrlCreateElicitationRequest,
+    "form": _read_FormCreateElicitationRequest,
+    "url": _read_UrlCreateElicitationRequest,
 }
 
 
@@ -4940,7 +5180,7 @@ def _decode_CreateElicitationRequest(d: Any, strict: bool) -> CreateElicitationR
         decoder = _VARIANTS_CreateElicitationRequest.get(tag)
         if decoder is not None:
             return decoder(d, strict)
-        return _decode_OtherCreateElicitationRequest(d, strict)
+        return _read_OtherCreateElicitationRequest(d, strict)
     if tag is MISSING:
         raise missing("mode")
     raise type_error("a string", tag).at("mode")
@@ -5025,7 +5265,11 @@ def _decode_ElicitationSchema(d: Any, strict: bool) -> ElicitationSchema:
         raise missing("type")
     else:
         try:
-            f_type = _decode_ElicitationSchemaType(v, strict)
+            f_type = (
+                _MEMBERS_ElicitationSchemaType[v]
+                if type(v) is str and v in _MEMBERS_ElicitationSchemaType
+                else _decode_ElicitationSchemaType(v, strict)
+            )
         except ValidationError as error:
             raise error.at("type")
 
@@ -5151,6 +5395,13 @@ def _decode_StringElicitationPropertySchema(
         raise type_error("an object", d)
     if d.get("type") != "string":
         raise check_tag(d, "type", "string")
+    return _read_StringElicitationPropertySchema(d, strict)
+
+
+def _read_StringElicitationPropertySchema(
+    d: JsonObject, strict: bool
+) -> StringElicitationPropertySchema:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_title: str | None | Unset
     v = d.get("title", MISSING)
     if v is MISSING:
@@ -5186,7 +5437,13 @@ def _decode_StringElicitationPropertySchema(
             f_min_length = (
                 None
                 if v is None
-                else (check_int(v, 0, None) if strict else check_int(v, 0, 4294967295))
+                else (
+                    v
+                    if type(v) is int and v >= 0 and v <= 4294967295
+                    else (
+                        check_int(v, 0, None) if strict else check_int(v, 0, 4294967295)
+                    )
+                )
             )
         except ValidationError as error:
             raise error.at("minLength")
@@ -5200,7 +5457,13 @@ def _decode_StringElicitationPropertySchema(
             f_max_length = (
                 None
                 if v is None
-                else (check_int(v, 0, None) if strict else check_int(v, 0, 4294967295))
+                else (
+                    v
+                    if type(v) is int and v >= 0 and v <= 4294967295
+                    else (
+                        check_int(v, 0, None) if strict else check_int(v, 0, 4294967295)
+                    )
+                )
             )
         except ValidationError as error:
             raise error.at("maxLength")
@@ -5221,7 +5484,15 @@ def _decode_StringElicitationPropertySchema(
         f_format = UNSET
     else:
         try:
-            f_format = None if v is None else _decode_StringFormat(v, strict)
+            f_format = (
+                None
+                if v is None
+                else (
+                    _MEMBERS_StringFormat[v]
+                    if type(v) is str and v in _MEMBERS_StringFormat
+                    else _decode_StringFormat(v, strict)
+                )
+            )
         except ValidationError as error:
             raise error.at("format")
 
@@ -5347,6 +5618,13 @@ def _decode_NumberElicitationPropertySchema(
         raise type_error("an object", d)
     if d.get("type") != "number":
         raise check_tag(d, "type", "number")
+    return _read_NumberElicitationPropertySchema(d, strict)
+
+
+def _read_NumberElicitationPropertySchema(
+    d: JsonObject, strict: bool
+) -> NumberElicitationPropertySchema:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_title: str | None | Unset
     v = d.get("title", MISSING)
     if v is MISSING:
@@ -5462,6 +5740,13 @@ def _decode_IntegerElicitationPropertySchema(
         raise type_error("an object", d)
     if d.get("type") != "integer":
         raise check_tag(d, "type", "integer")
+    return _read_IntegerElicitationPropertySchema(d, strict)
+
+
+def _read_IntegerElicitationPropertySchema(
+    d: JsonObject, strict: bool
+) -> IntegerElicitationPropertySchema:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_title: str | None | Unset
     v = d.get("title", MISSING)
     if v is MISSING:
@@ -5498,9 +5783,15 @@ def _decode_IntegerElicitationPropertySchema(
                 None
                 if v is None
                 else (
-                    check_int(v, None, None)
-                    if strict
-                    else check_int(v, -9223372036854775808, 9223372036854775807)
+                    v
+                    if type(v) is int
+                    and v >= -9223372036854775808
+                    and v <= 9223372036854775807
+                    else (
+                        check_int(v, None, None)
+                        if strict
+                        else check_int(v, -9223372036854775808, 9223372036854775807)
+                    )
                 )
             )
         except ValidationError as error:
@@ -5516,9 +5807,15 @@ def _decode_IntegerElicitationPropertySchema(
                 None
                 if v is None
                 else (
-                    check_int(v, None, None)
-                    if strict
-                    else check_int(v, -9223372036854775808, 9223372036854775807)
+                    v
+                    if type(v) is int
+                    and v >= -9223372036854775808
+                    and v <= 9223372036854775807
+                    else (
+                        check_int(v, None, None)
+                        if strict
+                        else check_int(v, -9223372036854775808, 9223372036854775807)
+                    )
                 )
             )
         except ValidationError as error:
@@ -5534,9 +5831,15 @@ def _decode_IntegerElicitationPropertySchema(
                 None
                 if v is None
                 else (
-                    check_int(v, None, None)
-                    if strict
-                    else check_int(v, -9223372036854775808, 9223372036854775807)
+                    v
+                    if type(v) is int
+                    and v >= -9223372036854775808
+                    and v <= 9223372036854775807
+                    else (
+                        check_int(v, None, None)
+                        if strict
+                        else check_int(v, -9223372036854775808, 9223372036854775807)
+                    )
                 )
             )
         except ValidationError as error:
@@ -5601,6 +5904,13 @@ def _decode_BooleanElicitationPropertySchema(
         raise type_error("an object", d)
     if d.get("type") != "boolean":
         raise check_tag(d, "type", "boolean")
+    return _read_BooleanElicitationPropertySchema(d, strict)
+
+
+def _read_BooleanElicitationPropertySchema(
+    d: JsonObject, strict: bool
+) -> BooleanElicitationPropertySchema:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_title: str | None | Unset
     v = d.get("title", MISSING)
     if v is MISSING:
@@ -5688,6 +5998,13 @@ def _decode_ArrayElicitationPropertySchema(
         raise type_error("an object", d)
     if d.get("type") != "array":
         raise check_tag(d, "type", "array")
+    return _read_ArrayElicitationPropertySchema(d, strict)
+
+
+def _read_ArrayElicitationPropertySchema(
+    d: JsonObject, strict: bool
+) -> ArrayElicitationPropertySchema:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_title: str | None | Unset
     v = d.get("title", MISSING)
     if v is MISSING:
@@ -5724,9 +6041,13 @@ def _decode_ArrayElicitationPropertySchema(
                 None
                 if v is None
                 else (
-                    check_int(v, 0, None)
-                    if strict
-                    else check_int(v, 0, 18446744073709551615)
+                    v
+                    if type(v) is int and v >= 0 and v <= 18446744073709551615
+                    else (
+                        check_int(v, 0, None)
+                        if strict
+                        else check_int(v, 0, 18446744073709551615)
+                    )
                 )
             )
         except ValidationError as error:
@@ -5742,9 +6063,13 @@ def _decode_ArrayElicitationPropertySchema(
                 None
                 if v is None
                 else (
-                    check_int(v, 0, None)
-                    if strict
-                    else check_int(v, 0, 18446744073709551615)
+                    v
+                    if type(v) is int and v >= 0 and v <= 18446744073709551615
+                    else (
+                        check_int(v, 0, None)
+                        if strict
+                        else check_int(v, 0, 18446744073709551615)
+                    )
                 )
             )
         except ValidationError as error:
@@ -5842,6 +6167,14 @@ def _decode_OtherElicitationPropertySchema(
         raise unexpected("expected a tag that no other variant has", d["type"]).at(
             "type"
         )
+    return _read_OtherElicitationPropertySchema(d, strict)
+
+
+def _read_OtherElicitationPropertySchema(
+    d: JsonObject, strict: bool
+) -> OtherElicitationPropertySchema:
+    # `d` is an object whose tag is a string no other variant has: the union
+    # checked it.
     o = _new(OtherElicitationPropertySchema)
     o.type = d["type"]
     o.extra = {k: x for k, x in d.items() if k not in ["type"]}
@@ -5861,11 +6194,11 @@ def _encode_OtherElicitationPropertySchema(
 
 
 _VARIANTS_ElicitationPropertySchema: dict[str, Decoder[ElicitationPropertySchema]] = {
-    "string": _decode_StringElicitationPropertySchema,
-    "number": _decode_NumberElicitationPropertySchema,
-    "integer": _decode_IntegerElicitationPropertySchema,
-    "boolean": _decode_BooleanElicitationPropertySchema,
-    "array": _decode_ArrayElicitationPropertySchema,
+    "string": _read_StringElicitationPropertySchema,
+    "number": _read_NumberElicitationPropertySchema,
+    "integer": _read_IntegerElicitationPropertySchema,
+    "boolean": _read_BooleanElicitationPropertySchema,
+    "array": _read_ArrayElicitationPropertySchema,
 }
 
 
@@ -5879,7 +6212,7 @@ def _decode_ElicitationPropertySchema(
         decoder = _VARIANTS_ElicitationPropertySchema.get(tag)
         if decoder is not None:
             return decoder(d, strict)
-        return _decode_OtherElicitationPropertySchema(d, strict)
+        return _read_OtherElicitationPropertySchema(d, strict)
     if tag is MISSING:
         raise missing("type")
     raise type_error("a string", tag).at("type")
@@ -6021,7 +6354,13 @@ def _decode_StringPropertySchema(d: Any, strict: bool) -> StringPropertySchema:
             f_min_length = (
                 None
                 if v is None
-                else (check_int(v, 0, None) if strict else check_int(v, 0, 4294967295))
+                else (
+                    v
+                    if type(v) is int and v >= 0 and v <= 4294967295
+                    else (
+                        check_int(v, 0, None) if strict else check_int(v, 0, 4294967295)
+                    )
+                )
             )
         except ValidationError as error:
             raise error.at("minLength")
@@ -6035,7 +6374,13 @@ def _decode_StringPropertySchema(d: Any, strict: bool) -> StringPropertySchema:
             f_max_length = (
                 None
                 if v is None
-                else (check_int(v, 0, None) if strict else check_int(v, 0, 4294967295))
+                else (
+                    v
+                    if type(v) is int and v >= 0 and v <= 4294967295
+                    else (
+                        check_int(v, 0, None) if strict else check_int(v, 0, 4294967295)
+                    )
+                )
             )
         except ValidationError as error:
             raise error.at("maxLength")
@@ -6056,7 +6401,15 @@ def _decode_StringPropertySchema(d: Any, strict: bool) -> StringPropertySchema:
         f_format = UNSET
     else:
         try:
-            f_format = None if v is None else _decode_StringFormat(v, strict)
+            f_format = (
+                None
+                if v is None
+                else (
+                    _MEMBERS_StringFormat[v]
+                    if type(v) is str and v in _MEMBERS_StringFormat
+                    else _decode_StringFormat(v, strict)
+                )
+            )
         except ValidationError as error:
             raise error.at("format")
 
@@ -6317,9 +6670,15 @@ def _decode_IntegerPropertySchema(d: Any, strict: bool) -> IntegerPropertySchema
                 None
                 if v is None
                 else (
-                    check_int(v, None, None)
-                    if strict
-                    else check_int(v, -9223372036854775808, 9223372036854775807)
+                    v
+                    if type(v) is int
+                    and v >= -9223372036854775808
+                    and v <= 9223372036854775807
+                    else (
+                        check_int(v, None, None)
+                        if strict
+                        else check_int(v, -9223372036854775808, 9223372036854775807)
+                    )
                 )
             )
         except ValidationError as error:
@@ -6335,9 +6694,15 @@ def _decode_IntegerPropertySchema(d: Any, strict: bool) -> IntegerPropertySchema
                 None
                 if v is None
                 else (
-                    check_int(v, None, None)
-                    if strict
-                    else check_int(v, -9223372036854775808, 9223372036854775807)
+                    v
+                    if type(v) is int
+                    and v >= -9223372036854775808
+                    and v <= 9223372036854775807
+                    else (
+                        check_int(v, None, None)
+                        if strict
+                        else check_int(v, -9223372036854775808, 9223372036854775807)
+                    )
                 )
             )
         except ValidationError as error:
@@ -6353,9 +6718,15 @@ def _decode_IntegerPropertySchema(d: Any, strict: bool) -> IntegerPropertySchema
                 None
                 if v is None
                 else (
-                    check_int(v, None, None)
-                    if strict
-                    else check_int(v, -9223372036854775808, 9223372036854775807)
+                    v
+                    if type(v) is int
+                    and v >= -9223372036854775808
+                    and v <= 9223372036854775807
+                    else (
+                        check_int(v, None, None)
+                        if strict
+                        else check_int(v, -9223372036854775808, 9223372036854775807)
+                    )
                 )
             )
         except ValidationError as error:
@@ -6493,6 +6864,11 @@ def _decode_MultiSelectItemsString(d: Any, strict: bool) -> MultiSelectItemsStri
         raise type_error("an object", d)
     if d.get("type") != "string":
         raise check_tag(d, "type", "string")
+    return _read_MultiSelectItemsString(d, strict)
+
+
+def _read_MultiSelectItemsString(d: JsonObject, strict: bool) -> MultiSelectItemsString:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_enum: list[str]
     v = d.get("enum", MISSING)
     if v is MISSING:
@@ -6545,6 +6921,12 @@ def _decode_OtherMultiSelectItems(d: Any, strict: bool) -> OtherMultiSelectItems
         raise unexpected("expected a tag that no other variant has", d["type"]).at(
             "type"
         )
+    return _read_OtherMultiSelectItems(d, strict)
+
+
+def _read_OtherMultiSelectItems(d: JsonObject, strict: bool) -> OtherMultiSelectItems:
+    # `d` is an object whose tag is a string no other variant has: the union
+    # checked it.
     o = _new(OtherMultiSelectItems)
     o.type = d["type"]
     o.extra = {k: x for k, x in d.items() if k not in ["type"]}
@@ -6562,7 +6944,7 @@ def _encode_OtherMultiSelectItems(o: OtherMultiSelectItems) -> dict[str, Any]:
 
 
 _VARIANTS_MultiSelectItems: dict[str, Decoder[MultiSelectItems]] = {
-    "string": _decode_MultiSelectItemsString,
+    "string": _read_MultiSelectItemsString,
 }
 
 
@@ -6581,7 +6963,7 @@ def _decode_MultiSelectItems(d: Any, strict: bool) -> MultiSelectItems:
                     return _decode_TitledMultiSelectItems(d, strict)
                 except ValidationError:
                     raise error from None
-        return _decode_OtherMultiSelectItems(d, strict)
+        return _read_OtherMultiSelectItems(d, strict)
     return _decode_TitledMultiSelectItems(d, strict)
 
 
@@ -6722,9 +7104,13 @@ def _decode_MultiSelectPropertySchema(
                 None
                 if v is None
                 else (
-                    check_int(v, 0, None)
-                    if strict
-                    else check_int(v, 0, 18446744073709551615)
+                    v
+                    if type(v) is int and v >= 0 and v <= 18446744073709551615
+                    else (
+                        check_int(v, 0, None)
+                        if strict
+                        else check_int(v, 0, 18446744073709551615)
+                    )
                 )
             )
         except ValidationError as error:
@@ -6740,9 +7126,13 @@ def _decode_MultiSelectPropertySchema(
                 None
                 if v is None
                 else (
-                    check_int(v, 0, None)
-                    if strict
-                    else check_int(v, 0, 18446744073709551615)
+                    v
+                    if type(v) is int and v >= 0 and v <= 18446744073709551615
+                    else (
+                        check_int(v, 0, None)
+                        if strict
+                        else check_int(v, 0, 18446744073709551615)
+                    )
                 )
             )
         except ValidationError as error:
@@ -7013,9 +7403,17 @@ def _decode_ErrorAgentResponse(d: Any, strict: bool) -> ErrorAgentResponse:
                     strict,
                     {
                         "integer": lambda x, strict: (
-                            check_int(x, None, None)
-                            if strict
-                            else check_int(x, -9223372036854775808, 9223372036854775807)
+                            x
+                            if type(x) is int
+                            and x >= -9223372036854775808
+                            and x <= 9223372036854775807
+                            else (
+                                check_int(x, None, None)
+                                if strict
+                                else check_int(
+                                    x, -9223372036854775808, 9223372036854775807
+                                )
+                            )
                         ),
                         "string": lambda x, strict: (
                             x if type(x) is str else check_str(x)
@@ -7079,7 +7477,11 @@ def _decode_InitializeResponse(d: Any, strict: bool) -> InitializeResponse:
         raise missing("protocolVersion")
     else:
         try:
-            f_protocol_version = check_int(v, 0, 65535)
+            f_protocol_version = (
+                v
+                if type(v) is int and v >= 0 and v <= 65535
+                else check_int(v, 0, 65535)
+            )
         except ValidationError as error:
             raise error.at("protocolVersion")
 
@@ -7155,7 +7557,7 @@ def _encode_InitializeResponse(o: InitializeResponse) -> dict[str, Any]:
 
 
 def _decode_ProtocolVersion(v: Any, strict: bool) -> ProtocolVersion:
-    return check_int(v, 0, 65535)
+    return v if type(v) is int and v >= 0 and v <= 65535 else check_int(v, 0, 65535)
 
 
 def _decode_Implementation(d: Any, strict: bool) -> Implementation:
@@ -7795,6 +8197,11 @@ def _decode_TerminalAuthMethod(d: Any, strict: bool) -> TerminalAuthMethod:
         raise type_error("an object", d)
     if d.get("type") != "terminal":
         raise check_tag(d, "type", "terminal")
+    return _read_TerminalAuthMethod(d, strict)
+
+
+def _read_TerminalAuthMethod(d: JsonObject, strict: bool) -> TerminalAuthMethod:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_method_id: AuthMethodId
     v = d.get("methodId", MISSING)
     if v is MISSING:
@@ -7904,6 +8311,11 @@ def _decode_AgentAuthMethod(d: Any, strict: bool) -> AgentAuthMethod:
         raise type_error("an object", d)
     if d.get("type") != "agent":
         raise check_tag(d, "type", "agent")
+    return _read_AgentAuthMethod(d, strict)
+
+
+def _read_AgentAuthMethod(d: JsonObject, strict: bool) -> AgentAuthMethod:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_method_id: AuthMethodId
     v = d.get("methodId", MISSING)
     if v is MISSING:
@@ -7984,6 +8396,12 @@ def _decode_OtherAuthMethod(d: Any, strict: bool) -> OtherAuthMethod:
         raise unexpected("expected a tag that no other variant has", d["type"]).at(
             "type"
         )
+    return _read_OtherAuthMethod(d, strict)
+
+
+def _read_OtherAuthMethod(d: JsonObject, strict: bool) -> OtherAuthMethod:
+    # `d` is an object whose tag is a string no other variant has: the union
+    # checked it.
     f_method_id: AuthMethodId
     v = d.get("methodId", MISSING)
     if v is MISSING:
@@ -8025,8 +8443,8 @@ def _encode_OtherAuthMethod(o: OtherAuthMethod) -> dict[str, Any]:
 
 
 _VARIANTS_AuthMethod: dict[str, Decoder[AuthMethod]] = {
-    "terminal": _decode_TerminalAuthMethod,
-    "agent": _decode_AgentAuthMethod,
+    "terminal": _read_TerminalAuthMethod,
+    "agent": _read_AgentAuthMethod,
 }
 
 
@@ -8038,7 +8456,7 @@ def _decode_AuthMethod(d: Any, strict: bool) -> AuthMethod:
         decoder = _VARIANTS_AuthMethod.get(tag)
         if decoder is not None:
             return decoder(d, strict)
-        return _decode_OtherAuthMethod(d, strict)
+        return _read_OtherAuthMethod(d, strict)
     if tag is MISSING:
         raise missing("type")
     raise type_error("a string", tag).at("type")
@@ -8433,6 +8851,13 @@ def _decode_SelectSessionConfigOption(
         raise type_error("an object", d)
     if d.get("type") != "select":
         raise check_tag(d, "type", "select")
+    return _read_SelectSessionConfigOption(d, strict)
+
+
+def _read_SelectSessionConfigOption(
+    d: JsonObject, strict: bool
+) -> SelectSessionConfigOption:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_config_id: SessionConfigId
     v = d.get("configId", MISSING)
     if v is MISSING:
@@ -8474,7 +8899,13 @@ def _decode_SelectSessionConfigOption(
     else:
         try:
             f_category = (
-                None if v is None else _decode_SessionConfigOptionCategory(v, strict)
+                None
+                if v is None
+                else (
+                    _MEMBERS_SessionConfigOptionCategory[v]
+                    if type(v) is str and v in _MEMBERS_SessionConfigOptionCategory
+                    else _decode_SessionConfigOptionCategory(v, strict)
+                )
             )
         except ValidationError as error:
             if strict:
@@ -8560,6 +8991,13 @@ def _decode_BooleanSessionConfigOption(
         raise type_error("an object", d)
     if d.get("type") != "boolean":
         raise check_tag(d, "type", "boolean")
+    return _read_BooleanSessionConfigOption(d, strict)
+
+
+def _read_BooleanSessionConfigOption(
+    d: JsonObject, strict: bool
+) -> BooleanSessionConfigOption:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_config_id: SessionConfigId
     v = d.get("configId", MISSING)
     if v is MISSING:
@@ -8601,7 +9039,13 @@ def _decode_BooleanSessionConfigOption(
     else:
         try:
             f_category = (
-                None if v is None else _decode_SessionConfigOptionCategory(v, strict)
+                None
+                if v is None
+                else (
+                    _MEMBERS_SessionConfigOptionCategory[v]
+                    if type(v) is str and v in _MEMBERS_SessionConfigOptionCategory
+                    else _decode_SessionConfigOptionCategory(v, strict)
+                )
             )
         except ValidationError as error:
             if strict:
@@ -8678,6 +9122,14 @@ def _decode_OtherSessionConfigOption(d: Any, strict: bool) -> OtherSessionConfig
         raise unexpected("expected a tag that no other variant has", d["type"]).at(
             "type"
         )
+    return _read_OtherSessionConfigOption(d, strict)
+
+
+def _read_OtherSessionConfigOption(
+    d: JsonObject, strict: bool
+) -> OtherSessionConfigOption:
+    # `d` is an object whose tag is a string no other variant has: the union
+    # checked it.
     f_config_id: SessionConfigId
     v = d.get("configId", MISSING)
     if v is MISSING:
@@ -8719,7 +9171,13 @@ def _decode_OtherSessionConfigOption(d: Any, strict: bool) -> OtherSessionConfig
     else:
         try:
             f_category = (
-                None if v is None else _decode_SessionConfigOptionCategory(v, strict)
+                None
+                if v is None
+                else (
+                    _MEMBERS_SessionConfigOptionCategory[v]
+                    if type(v) is str and v in _MEMBERS_SessionConfigOptionCategory
+                    else _decode_SessionConfigOptionCategory(v, strict)
+                )
             )
         except ValidationError as error:
             if strict:
@@ -8783,8 +9241,8 @@ def _encode_OtherSessionConfigOption(o: OtherSessionConfigOption) -> dict[str, A
 
 
 _VARIANTS_SessionConfigOption: dict[str, Decoder[SessionConfigOption]] = {
-    "select": _decode_SelectSessionConfigOption,
-    "boolean": _decode_BooleanSessionConfigOption,
+    "select": _read_SelectSessionConfigOption,
+    "boolean": _read_BooleanSessionConfigOption,
 }
 
 
@@ -8796,7 +9254,7 @@ def _decode_SessionConfigOption(d: Any, strict: bool) -> SessionConfigOption:
         decoder = _VARIANTS_SessionConfigOption.get(tag)
         if decoder is not None:
             return decoder(d, strict)
-        return _decode_OtherSessionConfigOption(d, strict)
+        return _read_OtherSessionConfigOption(d, strict)
     if tag is MISSING:
         raise missing("type")
     raise type_error("a string", tag).at("type")
@@ -9078,6 +9536,13 @@ def _decode_CommandAvailableCommand(d: Any, strict: bool) -> CommandAvailableCom
         raise type_error("an object", d)
     if d.get("type") != "command":
         raise check_tag(d, "type", "command")
+    return _read_CommandAvailableCommand(d, strict)
+
+
+def _read_CommandAvailableCommand(
+    d: JsonObject, strict: bool
+) -> CommandAvailableCommand:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_name: str
     v = d.get("name", MISSING)
     if v is MISSING:
@@ -9156,6 +9621,12 @@ def _decode_OtherAvailableCommand(d: Any, strict: bool) -> OtherAvailableCommand
         raise unexpected("expected a tag that no other variant has", d["type"]).at(
             "type"
         )
+    return _read_OtherAvailableCommand(d, strict)
+
+
+def _read_OtherAvailableCommand(d: JsonObject, strict: bool) -> OtherAvailableCommand:
+    # `d` is an object whose tag is a string no other variant has: the union
+    # checked it.
     f_name: str
     v = d.get("name", MISSING)
     if v is MISSING:
@@ -9197,7 +9668,7 @@ def _encode_OtherAvailableCommand(o: OtherAvailableCommand) -> dict[str, Any]:
 
 
 _VARIANTS_AvailableCommand: dict[str, Decoder[AvailableCommand]] = {
-    "command": _decode_CommandAvailableCommand,
+    "command": _read_CommandAvailableCommand,
 }
 
 
@@ -9209,7 +9680,7 @@ def _decode_AvailableCommand(d: Any, strict: bool) -> AvailableCommand:
         decoder = _VARIANTS_AvailableCommand.get(tag)
         if decoder is not None:
             return decoder(d, strict)
-        return _decode_OtherAvailableCommand(d, strict)
+        return _read_OtherAvailableCommand(d, strict)
     if tag is MISSING:
         raise missing("type")
     raise type_error("a string", tag).at("type")
@@ -9232,6 +9703,13 @@ def _decode_TextAvailableCommandInput(
         raise type_error("an object", d)
     if d.get("type") != "text":
         raise check_tag(d, "type", "text")
+    return _read_TextAvailableCommandInput(d, strict)
+
+
+def _read_TextAvailableCommandInput(
+    d: JsonObject, strict: bool
+) -> TextAvailableCommandInput:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_hint: str
     v = d.get("hint", MISSING)
     if v is MISSING:
@@ -9284,6 +9762,14 @@ def _decode_OtherAvailableCommandInput(
         raise unexpected("expected a tag that no other variant has", d["type"]).at(
             "type"
         )
+    return _read_OtherAvailableCommandInput(d, strict)
+
+
+def _read_OtherAvailableCommandInput(
+    d: JsonObject, strict: bool
+) -> OtherAvailableCommandInput:
+    # `d` is an object whose tag is a string no other variant has: the union
+    # checked it.
     o = _new(OtherAvailableCommandInput)
     o.type = d["type"]
     o.extra = {k: x for k, x in d.items() if k not in ["type"]}
@@ -9301,7 +9787,7 @@ def _encode_OtherAvailableCommandInput(o: OtherAvailableCommandInput) -> dict[st
 
 
 _VARIANTS_AvailableCommandInput: dict[str, Decoder[AvailableCommandInput]] = {
-    "text": _decode_TextAvailableCommandInput,
+    "text": _read_TextAvailableCommandInput,
 }
 
 
@@ -9313,7 +9799,7 @@ def _decode_AvailableCommandInput(d: Any, strict: bool) -> AvailableCommandInput
         decoder = _VARIANTS_AvailableCommandInput.get(tag)
         if decoder is not None:
             return decoder(d, strict)
-        return _decode_OtherAvailableCommandInput(d, strict)
+        return _read_OtherAvailableCommandInput(d, strict)
     if tag is MISSING:
         raise missing("type")
     raise type_error("a string", tag).at("type")
@@ -9899,7 +10385,11 @@ def _decode_Error(d: Any, strict: bool) -> Error:
         raise missing("code")
     else:
         try:
-            f_code = _decode_ErrorCode(v, strict)
+            f_code = (
+                _MEMBERS_ErrorCode[v]
+                if type(v) is int and v in _MEMBERS_ErrorCode
+                else _decode_ErrorCode(v, strict)
+            )
         except ValidationError as error:
             raise error.at("code")
 
@@ -9985,7 +10475,11 @@ def _decode_UnsupportedProtocolVersionErrorData(
         raise missing("requested")
     else:
         try:
-            f_requested = check_int(v, 0, 65535)
+            f_requested = (
+                v
+                if type(v) is int and v >= 0 and v <= 65535
+                else check_int(v, 0, 65535)
+            )
         except ValidationError as error:
             raise error.at("requested")
 
@@ -10177,6 +10671,13 @@ def _decode_UserMessageChunkSessionUpdate(
         raise type_error("an object", d)
     if d.get("sessionUpdate") != "user_message_chunk":
         raise check_tag(d, "sessionUpdate", "user_message_chunk")
+    return _read_UserMessageChunkSessionUpdate(d, strict)
+
+
+def _read_UserMessageChunkSessionUpdate(
+    d: JsonObject, strict: bool
+) -> UserMessageChunkSessionUpdate:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_message_id: MessageId
     v = d.get("messageId", MISSING)
     if v is MISSING:
@@ -10236,6 +10737,13 @@ def _decode_UserMessageSessionUpdate(d: Any, strict: bool) -> UserMessageSession
         raise type_error("an object", d)
     if d.get("sessionUpdate") != "user_message":
         raise check_tag(d, "sessionUpdate", "user_message")
+    return _read_UserMessageSessionUpdate(d, strict)
+
+
+def _read_UserMessageSessionUpdate(
+    d: JsonObject, strict: bool
+) -> UserMessageSessionUpdate:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_message_id: MessageId
     v = d.get("messageId", MISSING)
     if v is MISSING:
@@ -10305,6 +10813,13 @@ def _decode_AgentMessageChunkSessionUpdate(
         raise type_error("an object", d)
     if d.get("sessionUpdate") != "agent_message_chunk":
         raise check_tag(d, "sessionUpdate", "agent_message_chunk")
+    return _read_AgentMessageChunkSessionUpdate(d, strict)
+
+
+def _read_AgentMessageChunkSessionUpdate(
+    d: JsonObject, strict: bool
+) -> AgentMessageChunkSessionUpdate:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_message_id: MessageId
     v = d.get("messageId", MISSING)
     if v is MISSING:
@@ -10366,6 +10881,13 @@ def _decode_AgentMessageSessionUpdate(
         raise type_error("an object", d)
     if d.get("sessionUpdate") != "agent_message":
         raise check_tag(d, "sessionUpdate", "agent_message")
+    return _read_AgentMessageSessionUpdate(d, strict)
+
+
+def _read_AgentMessageSessionUpdate(
+    d: JsonObject, strict: bool
+) -> AgentMessageSessionUpdate:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_message_id: MessageId
     v = d.get("messageId", MISSING)
     if v is MISSING:
@@ -10435,6 +10957,13 @@ def _decode_AgentThoughtChunkSessionUpdate(
         raise type_error("an object", d)
     if d.get("sessionUpdate") != "agent_thought_chunk":
         raise check_tag(d, "sessionUpdate", "agent_thought_chunk")
+    return _read_AgentThoughtChunkSessionUpdate(d, strict)
+
+
+def _read_AgentThoughtChunkSessionUpdate(
+    d: JsonObject, strict: bool
+) -> AgentThoughtChunkSessionUpdate:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_message_id: MessageId
     v = d.get("messageId", MISSING)
     if v is MISSING:
@@ -10496,6 +11025,13 @@ def _decode_AgentThoughtSessionUpdate(
         raise type_error("an object", d)
     if d.get("sessionUpdate") != "agent_thought":
         raise check_tag(d, "sessionUpdate", "agent_thought")
+    return _read_AgentThoughtSessionUpdate(d, strict)
+
+
+def _read_AgentThoughtSessionUpdate(
+    d: JsonObject, strict: bool
+) -> AgentThoughtSessionUpdate:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_message_id: MessageId
     v = d.get("messageId", MISSING)
     if v is MISSING:
@@ -10563,6 +11099,13 @@ def _decode_StateUpdateSessionUpdate(d: Any, strict: bool) -> StateUpdateSession
         raise type_error("an object", d)
     if d.get("sessionUpdate") != "state_update":
         raise check_tag(d, "sessionUpdate", "state_update")
+    return _read_StateUpdateSessionUpdate(d, strict)
+
+
+def _read_StateUpdateSessionUpdate(
+    d: JsonObject, strict: bool
+) -> StateUpdateSessionUpdate:
+    # `d` is an object whose tag selects this variant: the union checked it.
     o = _new(StateUpdateSessionUpdate)
     o.value = _decode_StateUpdate(d, strict)
     return o
@@ -10584,6 +11127,13 @@ def _decode_ToolCallContentChunkSessionUpdate(
         raise type_error("an object", d)
     if d.get("sessionUpdate") != "tool_call_content_chunk":
         raise check_tag(d, "sessionUpdate", "tool_call_content_chunk")
+    return _read_ToolCallContentChunkSessionUpdate(d, strict)
+
+
+def _read_ToolCallContentChunkSessionUpdate(
+    d: JsonObject, strict: bool
+) -> ToolCallContentChunkSessionUpdate:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_tool_call_id: ToolCallId
     v = d.get("toolCallId", MISSING)
     if v is MISSING:
@@ -10645,6 +11195,13 @@ def _decode_ToolCallUpdateSessionUpdate(
         raise type_error("an object", d)
     if d.get("sessionUpdate") != "tool_call_update":
         raise check_tag(d, "sessionUpdate", "tool_call_update")
+    return _read_ToolCallUpdateSessionUpdate(d, strict)
+
+
+def _read_ToolCallUpdateSessionUpdate(
+    d: JsonObject, strict: bool
+) -> ToolCallUpdateSessionUpdate:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_tool_call_id: ToolCallId
     v = d.get("toolCallId", MISSING)
     if v is MISSING:
@@ -10685,7 +11242,15 @@ def _decode_ToolCallUpdateSessionUpdate(
         f_kind = UNSET
     else:
         try:
-            f_kind = None if v is None else _decode_ToolKind(v, strict)
+            f_kind = (
+                None
+                if v is None
+                else (
+                    _MEMBERS_ToolKind[v]
+                    if type(v) is str and v in _MEMBERS_ToolKind
+                    else _decode_ToolKind(v, strict)
+                )
+            )
         except ValidationError as error:
             if strict:
                 raise error.at("kind")
@@ -10697,7 +11262,15 @@ def _decode_ToolCallUpdateSessionUpdate(
         f_status = UNSET
     else:
         try:
-            f_status = None if v is None else _decode_ToolCallStatus(v, strict)
+            f_status = (
+                None
+                if v is None
+                else (
+                    _MEMBERS_ToolCallStatus[v]
+                    if type(v) is str and v in _MEMBERS_ToolCallStatus
+                    else _decode_ToolCallStatus(v, strict)
+                )
+            )
         except ValidationError as error:
             if strict:
                 raise error.at("status")
@@ -10868,6 +11441,13 @@ def _decode_TerminalUpdateSessionUpdate(
         raise type_error("an object", d)
     if d.get("sessionUpdate") != "terminal_update":
         raise check_tag(d, "sessionUpdate", "terminal_update")
+    return _read_TerminalUpdateSessionUpdate(d, strict)
+
+
+def _read_TerminalUpdateSessionUpdate(
+    d: JsonObject, strict: bool
+) -> TerminalUpdateSessionUpdate:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_terminal_id: TerminalId
     v = d.get("terminalId", MISSING)
     if v is MISSING:
@@ -11021,6 +11601,13 @@ def _decode_TerminalOutputChunkSessionUpdate(
         raise type_error("an object", d)
     if d.get("sessionUpdate") != "terminal_output_chunk":
         raise check_tag(d, "sessionUpdate", "terminal_output_chunk")
+    return _read_TerminalOutputChunkSessionUpdate(d, strict)
+
+
+def _read_TerminalOutputChunkSessionUpdate(
+    d: JsonObject, strict: bool
+) -> TerminalOutputChunkSessionUpdate:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_terminal_id: TerminalId
     v = d.get("terminalId", MISSING)
     if v is MISSING:
@@ -11080,6 +11667,13 @@ def _decode_PlanUpdateSessionUpdate(d: Any, strict: bool) -> PlanUpdateSessionUp
         raise type_error("an object", d)
     if d.get("sessionUpdate") != "plan_update":
         raise check_tag(d, "sessionUpdate", "plan_update")
+    return _read_PlanUpdateSessionUpdate(d, strict)
+
+
+def _read_PlanUpdateSessionUpdate(
+    d: JsonObject, strict: bool
+) -> PlanUpdateSessionUpdate:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_plan: PlanUpdateContent
     v = d.get("plan", MISSING)
     if v is MISSING:
@@ -11127,6 +11721,13 @@ def _decode_AvailableCommandsUpdateSessionUpdate(
         raise type_error("an object", d)
     if d.get("sessionUpdate") != "available_commands_update":
         raise check_tag(d, "sessionUpdate", "available_commands_update")
+    return _read_AvailableCommandsUpdateSessionUpdate(d, strict)
+
+
+def _read_AvailableCommandsUpdateSessionUpdate(
+    d: JsonObject, strict: bool
+) -> AvailableCommandsUpdateSessionUpdate:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_available_commands: list[AvailableCommand]
     v = d.get("availableCommands", MISSING)
     if v is MISSING:
@@ -11180,6 +11781,13 @@ def _decode_ConfigOptionUpdateSessionUpdate(
         raise type_error("an object", d)
     if d.get("sessionUpdate") != "config_option_update":
         raise check_tag(d, "sessionUpdate", "config_option_update")
+    return _read_ConfigOptionUpdateSessionUpdate(d, strict)
+
+
+def _read_ConfigOptionUpdateSessionUpdate(
+    d: JsonObject, strict: bool
+) -> ConfigOptionUpdateSessionUpdate:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_config_options: list[SessionConfigOption]
     v = d.get("configOptions", MISSING)
     if v is MISSING:
@@ -11231,6 +11839,13 @@ def _decode_SessionInfoUpdateSessionUpdate(
         raise type_error("an object", d)
     if d.get("sessionUpdate") != "session_info_update":
         raise check_tag(d, "sessionUpdate", "session_info_update")
+    return _read_SessionInfoUpdateSessionUpdate(d, strict)
+
+
+def _read_SessionInfoUpdateSessionUpdate(
+    d: JsonObject, strict: bool
+) -> SessionInfoUpdateSessionUpdate:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_title: str | None | Unset
     v = d.get("title", MISSING)
     if v is MISSING:
@@ -11300,6 +11915,13 @@ def _decode_UsageUpdateSessionUpdate(d: Any, strict: bool) -> UsageUpdateSession
         raise type_error("an object", d)
     if d.get("sessionUpdate") != "usage_update":
         raise check_tag(d, "sessionUpdate", "usage_update")
+    return _read_UsageUpdateSessionUpdate(d, strict)
+
+
+def _read_UsageUpdateSessionUpdate(
+    d: JsonObject, strict: bool
+) -> UsageUpdateSessionUpdate:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_used: int
     v = d.get("used", MISSING)
     if v is MISSING:
@@ -11307,9 +11929,13 @@ def _decode_UsageUpdateSessionUpdate(d: Any, strict: bool) -> UsageUpdateSession
     else:
         try:
             f_used = (
-                check_int(v, 0, None)
-                if strict
-                else check_int(v, 0, 18446744073709551615)
+                v
+                if type(v) is int and v >= 0 and v <= 18446744073709551615
+                else (
+                    check_int(v, 0, None)
+                    if strict
+                    else check_int(v, 0, 18446744073709551615)
+                )
             )
         except ValidationError as error:
             raise error.at("used")
@@ -11321,9 +11947,13 @@ def _decode_UsageUpdateSessionUpdate(d: Any, strict: bool) -> UsageUpdateSession
     else:
         try:
             f_size = (
-                check_int(v, 0, None)
-                if strict
-                else check_int(v, 0, 18446744073709551615)
+                v
+                if type(v) is int and v >= 0 and v <= 18446744073709551615
+                else (
+                    check_int(v, 0, None)
+                    if strict
+                    else check_int(v, 0, 18446744073709551615)
+                )
             )
         except ValidationError as error:
             raise error.at("size")
@@ -11381,13 +12011,22 @@ def _decode_NoticeSessionUpdate(d: Any, strict: bool) -> NoticeSessionUpdate:
         raise type_error("an object", d)
     if d.get("sessionUpdate") != "notice":
         raise check_tag(d, "sessionUpdate", "notice")
+    return _read_NoticeSessionUpdate(d, strict)
+
+
+def _read_NoticeSessionUpdate(d: JsonObject, strict: bool) -> NoticeSessionUpdate:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_severity: NoticeSeverity | str
     v = d.get("severity", MISSING)
     if v is MISSING:
         raise missing("severity")
     else:
         try:
-            f_severity = _decode_NoticeSeverity(v, strict)
+            f_severity = (
+                _MEMBERS_NoticeSeverity[v]
+                if type(v) is str and v in _MEMBERS_NoticeSeverity
+                else _decode_NoticeSeverity(v, strict)
+            )
         except ValidationError as error:
             raise error.at("severity")
 
@@ -11462,6 +12101,13 @@ def _decode_CompactionUpdateSessionUpdate(
         raise type_error("an object", d)
     if d.get("sessionUpdate") != "compaction_update":
         raise check_tag(d, "sessionUpdate", "compaction_update")
+    return _read_CompactionUpdateSessionUpdate(d, strict)
+
+
+def _read_CompactionUpdateSessionUpdate(
+    d: JsonObject, strict: bool
+) -> CompactionUpdateSessionUpdate:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_compaction_id: CompactionId
     v = d.get("compactionId", MISSING)
     if v is MISSING:
@@ -11478,7 +12124,11 @@ def _decode_CompactionUpdateSessionUpdate(
         raise missing("status")
     else:
         try:
-            f_status = _decode_CompactionStatus(v, strict)
+            f_status = (
+                _MEMBERS_CompactionStatus[v]
+                if type(v) is str and v in _MEMBERS_CompactionStatus
+                else _decode_CompactionStatus(v, strict)
+            )
         except ValidationError as error:
             raise error.at("status")
 
@@ -11563,6 +12213,13 @@ def _decode_CompactionSummaryChunkSessionUpdate(
         raise type_error("an object", d)
     if d.get("sessionUpdate") != "compaction_summary_chunk":
         raise check_tag(d, "sessionUpdate", "compaction_summary_chunk")
+    return _read_CompactionSummaryChunkSessionUpdate(d, strict)
+
+
+def _read_CompactionSummaryChunkSessionUpdate(
+    d: JsonObject, strict: bool
+) -> CompactionSummaryChunkSessionUpdate:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_compaction_id: CompactionId
     v = d.get("compactionId", MISSING)
     if v is MISSING:
@@ -11627,6 +12284,12 @@ def _decode_OtherSessionUpdate(d: Any, strict: bool) -> OtherSessionUpdate:
         raise unexpected(
             "expected a tag that no other variant has", d["sessionUpdate"]
         ).at("sessionUpdate")
+    return _read_OtherSessionUpdate(d, strict)
+
+
+def _read_OtherSessionUpdate(d: JsonObject, strict: bool) -> OtherSessionUpdate:
+    # `d` is an object whose tag is a string no other variant has: the union
+    # checked it.
     o = _new(OtherSessionUpdate)
     o.session_update = d["sessionUpdate"]
     o.extra = {k: x for k, x in d.items() if k not in ["sessionUpdate"]}
@@ -11644,25 +12307,25 @@ def _encode_OtherSessionUpdate(o: OtherSessionUpdate) -> dict[str, Any]:
 
 
 _VARIANTS_SessionUpdate: dict[str, Decoder[SessionUpdate]] = {
-    "user_message_chunk": _decode_UserMessageChunkSessionUpdate,
-    "user_message": _decode_UserMessageSessionUpdate,
-    "agent_message_chunk": _decode_AgentMessageChunkSessionUpdate,
-    "agent_message": _decode_AgentMessageSessionUpdate,
-    "agent_thought_chunk": _decode_AgentThoughtChunkSessionUpdate,
-    "agent_thought": _decode_AgentThoughtSessionUpdate,
-    "state_update": _decode_StateUpdateSessionUpdate,
-    "tool_call_content_chunk": _decode_ToolCallContentChunkSessionUpdate,
-    "tool_call_update": _decode_ToolCallUpdateSessionUpdate,
-    "terminal_update": _decode_TerminalUpdateSessionUpdate,
-    "terminal_output_chunk": _decode_TerminalOutputChunkSessionUpdate,
-    "plan_update": _decode_PlanUpdateSessionUpdate,
-    "available_commands_update": _decode_AvailableCommandsUpdateSessionUpdate,
-    "config_option_update": _decode_ConfigOptionUpdateSessionUpdate,
-    "session_info_update": _decode_SessionInfoUpdateSessionUpdate,
-    "usage_update": _decode_UsageUpdateSessionUpdate,
-    "notice": _decode_NoticeSessionUpdate,
-    "compaction_update": _decode_CompactionUpdateSessionUpdate,
-    "compaction_summary_chunk": _decode_CompactionSummaryChunkSessionUpdate,
+    "user_message_chunk": _read_UserMessageChunkSessionUpdate,
+    "user_message": _read_UserMessageSessionUpdate,
+    "agent_message_chunk": _read_AgentMessageChunkSessionUpdate,
+    "agent_message": _read_AgentMessageSessionUpdate,
+    "agent_thought_chunk": _read_AgentThoughtChunkSessionUpdate,
+    "agent_thought": _read_AgentThoughtSessionUpdate,
+    "state_update": _read_StateUpdateSessionUpdate,
+    "tool_call_content_chunk": _read_ToolCallContentChunkSessionUpdate,
+    "tool_call_update": _read_ToolCallUpdateSessionUpdate,
+    "terminal_update": _read_TerminalUpdateSessionUpdate,
+    "terminal_output_chunk": _read_TerminalOutputChunkSessionUpdate,
+    "plan_update": _read_PlanUpdateSessionUpdate,
+    "available_commands_update": _read_AvailableCommandsUpdateSessionUpdate,
+    "config_option_update": _read_ConfigOptionUpdateSessionUpdate,
+    "session_info_update": _read_SessionInfoUpdateSessionUpdate,
+    "usage_update": _read_UsageUpdateSessionUpdate,
+    "notice": _read_NoticeSessionUpdate,
+    "compaction_update": _read_CompactionUpdateSessionUpdate,
+    "compaction_summary_chunk": _read_CompactionSummaryChunkSessionUpdate,
 }
 
 
@@ -11674,7 +12337,7 @@ def _decode_SessionUpdate(d: Any, strict: bool) -> SessionUpdate:
         decoder = _VARIANTS_SessionUpdate.get(tag)
         if decoder is not None:
             return decoder(d, strict)
-        return _decode_OtherSessionUpdate(d, strict)
+        return _read_OtherSessionUpdate(d, strict)
     if tag is MISSING:
         raise missing("sessionUpdate")
     raise type_error("a string", tag).at("sessionUpdate")
@@ -11941,6 +12604,11 @@ def _decode_TerminalBackgroundWork(d: Any, strict: bool) -> TerminalBackgroundWo
         raise type_error("an object", d)
     if d.get("type") != "terminal":
         raise check_tag(d, "type", "terminal")
+    return _read_TerminalBackgroundWork(d, strict)
+
+
+def _read_TerminalBackgroundWork(d: JsonObject, strict: bool) -> TerminalBackgroundWork:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_terminal_id: TerminalId
     v = d.get("terminalId", MISSING)
     if v is MISSING:
@@ -11986,6 +12654,11 @@ def _decode_ToolCallBackgroundWork(d: Any, strict: bool) -> ToolCallBackgroundWo
         raise type_error("an object", d)
     if d.get("type") != "tool_call":
         raise check_tag(d, "type", "tool_call")
+    return _read_ToolCallBackgroundWork(d, strict)
+
+
+def _read_ToolCallBackgroundWork(d: JsonObject, strict: bool) -> ToolCallBackgroundWork:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_tool_call_id: ToolCallId
     v = d.get("toolCallId", MISSING)
     if v is MISSING:
@@ -12036,6 +12709,12 @@ def _decode_OtherBackgroundWork(d: Any, strict: bool) -> OtherBackgroundWork:
         raise unexpected("expected a tag that no other variant has", d["type"]).at(
             "type"
         )
+    return _read_OtherBackgroundWork(d, strict)
+
+
+def _read_OtherBackgroundWork(d: JsonObject, strict: bool) -> OtherBackgroundWork:
+    # `d` is an object whose tag is a string no other variant has: the union
+    # checked it.
     o = _new(OtherBackgroundWork)
     o.type = d["type"]
     o.extra = {k: x for k, x in d.items() if k not in ["type"]}
@@ -12053,8 +12732,8 @@ def _encode_OtherBackgroundWork(o: OtherBackgroundWork) -> dict[str, Any]:
 
 
 _VARIANTS_BackgroundWork: dict[str, Decoder[BackgroundWork]] = {
-    "terminal": _decode_TerminalBackgroundWork,
-    "tool_call": _decode_ToolCallBackgroundWork,
+    "terminal": _read_TerminalBackgroundWork,
+    "tool_call": _read_ToolCallBackgroundWork,
 }
 
 
@@ -12066,7 +12745,7 @@ def _decode_BackgroundWork(d: Any, strict: bool) -> BackgroundWork:
         decoder = _VARIANTS_BackgroundWork.get(tag)
         if decoder is not None:
             return decoder(d, strict)
-        return _decode_OtherBackgroundWork(d, strict)
+        return _read_OtherBackgroundWork(d, strict)
     if tag is MISSING:
         raise missing("type")
     raise type_error("a string", tag).at("type")
@@ -12251,6 +12930,11 @@ def _decode_EndTurnIdleStateUpdate(d: Any, strict: bool) -> EndTurnIdleStateUpda
         raise type_error("an object", d)
     if d.get("stopReason") != "end_turn":
         raise check_tag(d, "stopReason", "end_turn")
+    return _read_EndTurnIdleStateUpdate(d, strict)
+
+
+def _read_EndTurnIdleStateUpdate(d: JsonObject, strict: bool) -> EndTurnIdleStateUpdate:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_background: list[BackgroundWork] | None | Unset
     v = d.get("background", MISSING)
     if v is MISSING:
@@ -12306,6 +12990,13 @@ def _decode_MaxTokensIdleStateUpdate(d: Any, strict: bool) -> MaxTokensIdleState
         raise type_error("an object", d)
     if d.get("stopReason") != "max_tokens":
         raise check_tag(d, "stopReason", "max_tokens")
+    return _read_MaxTokensIdleStateUpdate(d, strict)
+
+
+def _read_MaxTokensIdleStateUpdate(
+    d: JsonObject, strict: bool
+) -> MaxTokensIdleStateUpdate:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_background: list[BackgroundWork] | None | Unset
     v = d.get("background", MISSING)
     if v is MISSING:
@@ -12363,6 +13054,13 @@ def _decode_MaxTurnRequestsIdleStateUpdate(
         raise type_error("an object", d)
     if d.get("stopReason") != "max_turn_requests":
         raise check_tag(d, "stopReason", "max_turn_requests")
+    return _read_MaxTurnRequestsIdleStateUpdate(d, strict)
+
+
+def _read_MaxTurnRequestsIdleStateUpdate(
+    d: JsonObject, strict: bool
+) -> MaxTurnRequestsIdleStateUpdate:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_background: list[BackgroundWork] | None | Unset
     v = d.get("background", MISSING)
     if v is MISSING:
@@ -12420,6 +13118,11 @@ def _decode_RefusalIdleStateUpdate(d: Any, strict: bool) -> RefusalIdleStateUpda
         raise type_error("an object", d)
     if d.get("stopReason") != "refusal":
         raise check_tag(d, "stopReason", "refusal")
+    return _read_RefusalIdleStateUpdate(d, strict)
+
+
+def _read_RefusalIdleStateUpdate(d: JsonObject, strict: bool) -> RefusalIdleStateUpdate:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_background: list[BackgroundWork] | None | Unset
     v = d.get("background", MISSING)
     if v is MISSING:
@@ -12475,6 +13178,13 @@ def _decode_CancelledIdleStateUpdate(d: Any, strict: bool) -> CancelledIdleState
         raise type_error("an object", d)
     if d.get("stopReason") != "cancelled":
         raise check_tag(d, "stopReason", "cancelled")
+    return _read_CancelledIdleStateUpdate(d, strict)
+
+
+def _read_CancelledIdleStateUpdate(
+    d: JsonObject, strict: bool
+) -> CancelledIdleStateUpdate:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_background: list[BackgroundWork] | None | Unset
     v = d.get("background", MISSING)
     if v is MISSING:
@@ -12530,6 +13240,11 @@ def _decode_ErrorIdleStateUpdate(d: Any, strict: bool) -> ErrorIdleStateUpdate:
         raise type_error("an object", d)
     if d.get("stopReason") != "error":
         raise check_tag(d, "stopReason", "error")
+    return _read_ErrorIdleStateUpdate(d, strict)
+
+
+def _read_ErrorIdleStateUpdate(d: JsonObject, strict: bool) -> ErrorIdleStateUpdate:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_background: list[BackgroundWork] | None | Unset
     v = d.get("background", MISSING)
     if v is MISSING:
@@ -12606,6 +13321,12 @@ def _decode_OtherIdleStateUpdate(d: Any, strict: bool) -> OtherIdleStateUpdate:
         raise unexpected(
             "expected a tag that no other variant has", d["stopReason"]
         ).at("stopReason")
+    return _read_OtherIdleStateUpdate(d, strict)
+
+
+def _read_OtherIdleStateUpdate(d: JsonObject, strict: bool) -> OtherIdleStateUpdate:
+    # `d` is an object whose tag is a string no other variant has: the union
+    # checked it.
     f_background: list[BackgroundWork] | None | Unset
     v = d.get("background", MISSING)
     if v is MISSING:
@@ -12730,12 +13451,12 @@ def _encode_NoneIdleStateUpdate(o: NoneIdleStateUpdate) -> dict[str, Any]:
 
 
 _VARIANTS_IdleStateUpdate: dict[str, Decoder[IdleStateUpdate]] = {
-    "end_turn": _decode_EndTurnIdleStateUpdate,
-    "max_tokens": _decode_MaxTokensIdleStateUpdate,
-    "max_turn_requests": _decode_MaxTurnRequestsIdleStateUpdate,
-    "refusal": _decode_RefusalIdleStateUpdate,
-    "cancelled": _decode_CancelledIdleStateUpdate,
-    "error": _decode_ErrorIdleStateUpdate,
+    "end_turn": _read_EndTurnIdleStateUpdate,
+    "max_tokens": _read_MaxTokensIdleStateUpdate,
+    "max_turn_requests": _read_MaxTurnRequestsIdleStateUpdate,
+    "refusal": _read_RefusalIdleStateUpdate,
+    "cancelled": _read_CancelledIdleStateUpdate,
+    "error": _read_ErrorIdleStateUpdate,
 }
 
 
@@ -12749,7 +13470,7 @@ def _decode_IdleStateUpdate(d: Any, strict: bool) -> IdleStateUpdate:
         decoder = _VARIANTS_IdleStateUpdate.get(tag)
         if decoder is not None:
             return decoder(d, strict)
-        return _decode_OtherIdleStateUpdate(d, strict)
+        return _read_OtherIdleStateUpdate(d, strict)
     if tag is MISSING or tag is None:
         return _decode_NoneIdleStateUpdate(d, strict)
     raise type_error("a string or null", tag).at("stopReason")
@@ -12823,6 +13544,11 @@ def _decode_StateUpdateRunning(d: Any, strict: bool) -> StateUpdateRunning:
         raise type_error("an object", d)
     if d.get("state") != "running":
         raise check_tag(d, "state", "running")
+    return _read_StateUpdateRunning(d, strict)
+
+
+def _read_StateUpdateRunning(d: JsonObject, strict: bool) -> StateUpdateRunning:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_background: list[BackgroundWork] | None | Unset
     v = d.get("background", MISSING)
     if v is MISSING:
@@ -12878,6 +13604,11 @@ def _decode_StateUpdateIdle(d: Any, strict: bool) -> StateUpdateIdle:
         raise type_error("an object", d)
     if d.get("state") != "idle":
         raise check_tag(d, "state", "idle")
+    return _read_StateUpdateIdle(d, strict)
+
+
+def _read_StateUpdateIdle(d: JsonObject, strict: bool) -> StateUpdateIdle:
+    # `d` is an object whose tag selects this variant: the union checked it.
     o = _new(StateUpdateIdle)
     o.value = _decode_IdleStateUpdate(d, strict)
     return o
@@ -12899,6 +13630,13 @@ def _decode_StateUpdateRequiresAction(
         raise type_error("an object", d)
     if d.get("state") != "requires_action":
         raise check_tag(d, "state", "requires_action")
+    return _read_StateUpdateRequiresAction(d, strict)
+
+
+def _read_StateUpdateRequiresAction(
+    d: JsonObject, strict: bool
+) -> StateUpdateRequiresAction:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_background: list[BackgroundWork] | None | Unset
     v = d.get("background", MISSING)
     if v is MISSING:
@@ -12959,6 +13697,12 @@ def _decode_OtherStateUpdate(d: Any, strict: bool) -> OtherStateUpdate:
         raise unexpected("expected a tag that no other variant has", d["state"]).at(
             "state"
         )
+    return _read_OtherStateUpdate(d, strict)
+
+
+def _read_OtherStateUpdate(d: JsonObject, strict: bool) -> OtherStateUpdate:
+    # `d` is an object whose tag is a string no other variant has: the union
+    # checked it.
     o = _new(OtherStateUpdate)
     o.state = d["state"]
     o.extra = {k: x for k, x in d.items() if k not in ["state"]}
@@ -12976,9 +13720,9 @@ def _encode_OtherStateUpdate(o: OtherStateUpdate) -> dict[str, Any]:
 
 
 _VARIANTS_StateUpdate: dict[str, Decoder[StateUpdate]] = {
-    "running": _decode_StateUpdateRunning,
-    "idle": _decode_StateUpdateIdle,
-    "requires_action": _decode_StateUpdateRequiresAction,
+    "running": _read_StateUpdateRunning,
+    "idle": _read_StateUpdateIdle,
+    "requires_action": _read_StateUpdateRequiresAction,
 }
 
 
@@ -12990,7 +13734,7 @@ def _decode_StateUpdate(d: Any, strict: bool) -> StateUpdate:
         decoder = _VARIANTS_StateUpdate.get(tag)
         if decoder is not None:
             return decoder(d, strict)
-        return _decode_OtherStateUpdate(d, strict)
+        return _read_OtherStateUpdate(d, strict)
     if tag is MISSING:
         raise missing("state")
     raise type_error("a string", tag).at("state")
@@ -13113,9 +13857,15 @@ def _decode_TerminalExitStatus(d: Any, strict: bool) -> TerminalExitStatus:
                 None
                 if v is None
                 else (
-                    check_int(v, None, None)
-                    if strict
-                    else check_int(v, -9223372036854775808, 9223372036854775807)
+                    v
+                    if type(v) is int
+                    and v >= -9223372036854775808
+                    and v <= 9223372036854775807
+                    else (
+                        check_int(v, None, None)
+                        if strict
+                        else check_int(v, -9223372036854775808, 9223372036854775807)
+                    )
                 )
             )
         except ValidationError as error:
@@ -13178,7 +13928,11 @@ def _decode_TerminalSize(d: Any, strict: bool) -> TerminalSize:
         raise missing("cols")
     else:
         try:
-            f_cols = check_int(v, 1, 65535)
+            f_cols = (
+                v
+                if type(v) is int and v >= 1 and v <= 65535
+                else check_int(v, 1, 65535)
+            )
         except ValidationError as error:
             raise error.at("cols")
 
@@ -13188,7 +13942,11 @@ def _decode_TerminalSize(d: Any, strict: bool) -> TerminalSize:
         raise missing("rows")
     else:
         try:
-            f_rows = check_int(v, 1, 65535)
+            f_rows = (
+                v
+                if type(v) is int and v >= 1 and v <= 65535
+                else check_int(v, 1, 65535)
+            )
         except ValidationError as error:
             raise error.at("rows")
 
@@ -13508,6 +14266,11 @@ def _decode_ItemsPlanUpdateContent(d: Any, strict: bool) -> ItemsPlanUpdateConte
         raise type_error("an object", d)
     if d.get("type") != "items":
         raise check_tag(d, "type", "items")
+    return _read_ItemsPlanUpdateContent(d, strict)
+
+
+def _read_ItemsPlanUpdateContent(d: JsonObject, strict: bool) -> ItemsPlanUpdateContent:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_plan_id: PlanId
     v = d.get("planId", MISSING)
     if v is MISSING:
@@ -13570,6 +14333,12 @@ def _decode_OtherPlanUpdateContent(d: Any, strict: bool) -> OtherPlanUpdateConte
         raise unexpected("expected a tag that no other variant has", d["type"]).at(
             "type"
         )
+    return _read_OtherPlanUpdateContent(d, strict)
+
+
+def _read_OtherPlanUpdateContent(d: JsonObject, strict: bool) -> OtherPlanUpdateContent:
+    # `d` is an object whose tag is a string no other variant has: the union
+    # checked it.
     f_plan_id: PlanId
     v = d.get("planId", MISSING)
     if v is MISSING:
@@ -13599,7 +14368,7 @@ def _encode_OtherPlanUpdateContent(o: OtherPlanUpdateContent) -> dict[str, Any]:
 
 
 _VARIANTS_PlanUpdateContent: dict[str, Decoder[PlanUpdateContent]] = {
-    "items": _decode_ItemsPlanUpdateContent,
+    "items": _read_ItemsPlanUpdateContent,
 }
 
 
@@ -13611,7 +14380,7 @@ def _decode_PlanUpdateContent(d: Any, strict: bool) -> PlanUpdateContent:
         decoder = _VARIANTS_PlanUpdateContent.get(tag)
         if decoder is not None:
             return decoder(d, strict)
-        return _decode_OtherPlanUpdateContent(d, strict)
+        return _read_OtherPlanUpdateContent(d, strict)
     if tag is MISSING:
         raise missing("type")
     raise type_error("a string", tag).at("type")
@@ -13650,7 +14419,11 @@ def _decode_PlanEntry(d: Any, strict: bool) -> PlanEntry:
         raise missing("priority")
     else:
         try:
-            f_priority = _decode_PlanEntryPriority(v, strict)
+            f_priority = (
+                _MEMBERS_PlanEntryPriority[v]
+                if type(v) is str and v in _MEMBERS_PlanEntryPriority
+                else _decode_PlanEntryPriority(v, strict)
+            )
         except ValidationError as error:
             raise error.at("priority")
 
@@ -13660,7 +14433,11 @@ def _decode_PlanEntry(d: Any, strict: bool) -> PlanEntry:
         raise missing("status")
     else:
         try:
-            f_status = _decode_PlanEntryStatus(v, strict)
+            f_status = (
+                _MEMBERS_PlanEntryStatus[v]
+                if type(v) is str and v in _MEMBERS_PlanEntryStatus
+                else _decode_PlanEntryStatus(v, strict)
+            )
         except ValidationError as error:
             raise error.at("status")
 
@@ -14048,9 +14825,13 @@ def _decode_UsageUpdate(d: Any, strict: bool) -> UsageUpdate:
     else:
         try:
             f_used = (
-                check_int(v, 0, None)
-                if strict
-                else check_int(v, 0, 18446744073709551615)
+                v
+                if type(v) is int and v >= 0 and v <= 18446744073709551615
+                else (
+                    check_int(v, 0, None)
+                    if strict
+                    else check_int(v, 0, 18446744073709551615)
+                )
             )
         except ValidationError as error:
             raise error.at("used")
@@ -14062,9 +14843,13 @@ def _decode_UsageUpdate(d: Any, strict: bool) -> UsageUpdate:
     else:
         try:
             f_size = (
-                check_int(v, 0, None)
-                if strict
-                else check_int(v, 0, 18446744073709551615)
+                v
+                if type(v) is int and v >= 0 and v <= 18446744073709551615
+                else (
+                    check_int(v, 0, None)
+                    if strict
+                    else check_int(v, 0, 18446744073709551615)
+                )
             )
         except ValidationError as error:
             raise error.at("size")
@@ -14143,7 +14928,11 @@ def _decode_Notice(d: Any, strict: bool) -> Notice:
         raise missing("severity")
     else:
         try:
-            f_severity = _decode_NoticeSeverity(v, strict)
+            f_severity = (
+                _MEMBERS_NoticeSeverity[v]
+                if type(v) is str and v in _MEMBERS_NoticeSeverity
+                else _decode_NoticeSeverity(v, strict)
+            )
         except ValidationError as error:
             raise error.at("severity")
 
@@ -14251,7 +15040,11 @@ def _decode_CompactionUpdate(d: Any, strict: bool) -> CompactionUpdate:
         raise missing("status")
     else:
         try:
-            f_status = _decode_CompactionStatus(v, strict)
+            f_status = (
+                _MEMBERS_CompactionStatus[v]
+                if type(v) is str and v in _MEMBERS_CompactionStatus
+                else _decode_CompactionStatus(v, strict)
+            )
         except ValidationError as error:
             raise error.at("status")
 
@@ -14491,7 +15284,11 @@ def _decode_InitializeRequest(d: Any, strict: bool) -> InitializeRequest:
         raise missing("protocolVersion")
     else:
         try:
-            f_protocol_version = check_int(v, 0, 65535)
+            f_protocol_version = (
+                v
+                if type(v) is int and v >= 0 and v <= 65535
+                else check_int(v, 0, 65535)
+            )
         except ValidationError as error:
             raise error.at("protocolVersion")
 
@@ -14974,6 +15771,11 @@ def _decode_HttpMcpServer(d: Any, strict: bool) -> HttpMcpServer:
         raise type_error("an object", d)
     if d.get("type") != "http":
         raise check_tag(d, "type", "http")
+    return _read_HttpMcpServer(d, strict)
+
+
+def _read_HttpMcpServer(d: JsonObject, strict: bool) -> HttpMcpServer:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_name: str
     v = d.get("name", MISSING)
     if v is MISSING:
@@ -15047,6 +15849,11 @@ def _decode_StdioMcpServer(d: Any, strict: bool) -> StdioMcpServer:
         raise type_error("an object", d)
     if d.get("type") != "stdio":
         raise check_tag(d, "type", "stdio")
+    return _read_StdioMcpServer(d, strict)
+
+
+def _read_StdioMcpServer(d: JsonObject, strict: bool) -> StdioMcpServer:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_name: str
     v = d.get("name", MISSING)
     if v is MISSING:
@@ -15143,6 +15950,12 @@ def _decode_OtherMcpServer(d: Any, strict: bool) -> OtherMcpServer:
         raise unexpected("expected a tag that no other variant has", d["type"]).at(
             "type"
         )
+    return _read_OtherMcpServer(d, strict)
+
+
+def _read_OtherMcpServer(d: JsonObject, strict: bool) -> OtherMcpServer:
+    # `d` is an object whose tag is a string no other variant has: the union
+    # checked it.
     o = _new(OtherMcpServer)
     o.type = d["type"]
     o.extra = {k: x for k, x in d.items() if k not in ["type"]}
@@ -15160,8 +15973,8 @@ def _encode_OtherMcpServer(o: OtherMcpServer) -> dict[str, Any]:
 
 
 _VARIANTS_McpServer: dict[str, Decoder[McpServer]] = {
-    "http": _decode_HttpMcpServer,
-    "stdio": _decode_StdioMcpServer,
+    "http": _read_HttpMcpServer,
+    "stdio": _read_StdioMcpServer,
 }
 
 
@@ -15173,7 +15986,7 @@ def _decode_McpServer(d: Any, strict: bool) -> McpServer:
         decoder = _VARIANTS_McpServer.get(tag)
         if decoder is not None:
             return decoder(d, strict)
-        return _decode_OtherMcpServer(d, strict)
+        return _read_OtherMcpServer(d, strict)
     if tag is MISSING:
         raise missing("type")
     raise type_error("a string", tag).at("type")
@@ -15605,6 +16418,11 @@ def _decode_StartReplayFrom(d: Any, strict: bool) -> StartReplayFrom:
         raise type_error("an object", d)
     if d.get("type") != "start":
         raise check_tag(d, "type", "start")
+    return _read_StartReplayFrom(d, strict)
+
+
+def _read_StartReplayFrom(d: JsonObject, strict: bool) -> StartReplayFrom:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
@@ -15643,6 +16461,12 @@ def _decode_OtherReplayFrom(d: Any, strict: bool) -> OtherReplayFrom:
         raise unexpected("expected a tag that no other variant has", d["type"]).at(
             "type"
         )
+    return _read_OtherReplayFrom(d, strict)
+
+
+def _read_OtherReplayFrom(d: JsonObject, strict: bool) -> OtherReplayFrom:
+    # `d` is an object whose tag is a string no other variant has: the union
+    # checked it.
     o = _new(OtherReplayFrom)
     o.type = d["type"]
     o.extra = {k: x for k, x in d.items() if k not in ["type"]}
@@ -15660,7 +16484,7 @@ def _encode_OtherReplayFrom(o: OtherReplayFrom) -> dict[str, Any]:
 
 
 _VARIANTS_ReplayFrom: dict[str, Decoder[ReplayFrom]] = {
-    "start": _decode_StartReplayFrom,
+    "start": _read_StartReplayFrom,
 }
 
 
@@ -15672,7 +16496,7 @@ def _decode_ReplayFrom(d: Any, strict: bool) -> ReplayFrom:
         decoder = _VARIANTS_ReplayFrom.get(tag)
         if decoder is not None:
             return decoder(d, strict)
-        return _decode_OtherReplayFrom(d, strict)
+        return _read_OtherReplayFrom(d, strict)
     if tag is MISSING:
         raise missing("type")
     raise type_error("a string", tag).at("type")
@@ -15872,6 +16696,13 @@ def _decode_IdSetSessionConfigOptionRequest(
         raise type_error("an object", d)
     if d.get("type") != "id":
         raise check_tag(d, "type", "id")
+    return _read_IdSetSessionConfigOptionRequest(d, strict)
+
+
+def _read_IdSetSessionConfigOptionRequest(
+    d: JsonObject, strict: bool
+) -> IdSetSessionConfigOptionRequest:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_session_id: SessionId
     v = d.get("sessionId", MISSING)
     if v is MISSING:
@@ -15945,6 +16776,13 @@ def _decode_BooleanSetSessionConfigOptionRequest(
         raise type_error("an object", d)
     if d.get("type") != "boolean":
         raise check_tag(d, "type", "boolean")
+    return _read_BooleanSetSessionConfigOptionRequest(d, strict)
+
+
+def _read_BooleanSetSessionConfigOptionRequest(
+    d: JsonObject, strict: bool
+) -> BooleanSetSessionConfigOptionRequest:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_session_id: SessionId
     v = d.get("sessionId", MISSING)
     if v is MISSING:
@@ -16023,6 +16861,14 @@ def _decode_OtherSetSessionConfigOptionRequest(
         raise unexpected("expected a tag that no other variant has", d["type"]).at(
             "type"
         )
+    return _read_OtherSetSessionConfigOptionRequest(d, strict)
+
+
+def _read_OtherSetSessionConfigOptionRequest(
+    d: JsonObject, strict: bool
+) -> OtherSetSessionConfigOptionRequest:
+    # `d` is an object whose tag is a string no other variant has: the union
+    # checked it.
     f_session_id: SessionId
     v = d.get("sessionId", MISSING)
     if v is MISSING:
@@ -16100,8 +16946,8 @@ def _encode_OtherSetSessionConfigOptionRequest(
 _VARIANTS_SetSessionConfigOptionRequest: dict[
     str, Decoder[SetSessionConfigOptionRequest]
 ] = {
-    "id": _decode_IdSetSessionConfigOptionRequest,
-    "boolean": _decode_BooleanSetSessionConfigOptionRequest,
+    "id": _read_IdSetSessionConfigOptionRequest,
+    "boolean": _read_BooleanSetSessionConfigOptionRequest,
 }
 
 
@@ -16115,7 +16961,7 @@ def _decode_SetSessionConfigOptionRequest(
         decoder = _VARIANTS_SetSessionConfigOptionRequest.get(tag)
         if decoder is not None:
             return decoder(d, strict)
-        return _decode_OtherSetSessionConfigOptionRequest(d, strict)
+        return _read_OtherSetSessionConfigOptionRequest(d, strict)
     if tag is MISSING:
         raise missing("type")
     raise type_error("a string", tag).at("type")
@@ -16229,9 +17075,17 @@ def _decode_ErrorClientResponse(d: Any, strict: bool) -> ErrorClientResponse:
                     strict,
                     {
                         "integer": lambda x, strict: (
-                            check_int(x, None, None)
-                            if strict
-                            else check_int(x, -9223372036854775808, 9223372036854775807)
+                            x
+                            if type(x) is int
+                            and x >= -9223372036854775808
+                            and x <= 9223372036854775807
+                            else (
+                                check_int(x, None, None)
+                                if strict
+                                else check_int(
+                                    x, -9223372036854775808, 9223372036854775807
+                                )
+                            )
                         ),
                         "string": lambda x, strict: (
                             x if type(x) is str else check_str(x)
@@ -16337,6 +17191,13 @@ def _decode_CancelledRequestPermissionOutcome(
         raise type_error("an object", d)
     if d.get("outcome") != "cancelled":
         raise check_tag(d, "outcome", "cancelled")
+    return _read_CancelledRequestPermissionOutcome(d, strict)
+
+
+def _read_CancelledRequestPermissionOutcome(
+    d: JsonObject, strict: bool
+) -> CancelledRequestPermissionOutcome:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
@@ -16374,6 +17235,13 @@ def _decode_SelectedRequestPermissionOutcome(
         raise type_error("an object", d)
     if d.get("outcome") != "selected":
         raise check_tag(d, "outcome", "selected")
+    return _read_SelectedRequestPermissionOutcome(d, strict)
+
+
+def _read_SelectedRequestPermissionOutcome(
+    d: JsonObject, strict: bool
+) -> SelectedRequestPermissionOutcome:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_option_id: PermissionOptionId
     v = d.get("optionId", MISSING)
     if v is MISSING:
@@ -16428,6 +17296,14 @@ def _decode_OtherRequestPermissionOutcome(
         raise unexpected("expected a tag that no other variant has", d["outcome"]).at(
             "outcome"
         )
+    return _read_OtherRequestPermissionOutcome(d, strict)
+
+
+def _read_OtherRequestPermissionOutcome(
+    d: JsonObject, strict: bool
+) -> OtherRequestPermissionOutcome:
+    # `d` is an object whose tag is a string no other variant has: the union
+    # checked it.
     o = _new(OtherRequestPermissionOutcome)
     o.outcome = d["outcome"]
     o.extra = {k: x for k, x in d.items() if k not in ["outcome"]}
@@ -16447,8 +17323,8 @@ def _encode_OtherRequestPermissionOutcome(
 
 
 _VARIANTS_RequestPermissionOutcome: dict[str, Decoder[RequestPermissionOutcome]] = {
-    "cancelled": _decode_CancelledRequestPermissionOutcome,
-    "selected": _decode_SelectedRequestPermissionOutcome,
+    "cancelled": _read_CancelledRequestPermissionOutcome,
+    "selected": _read_SelectedRequestPermissionOutcome,
 }
 
 
@@ -16460,7 +17336,7 @@ def _decode_RequestPermissionOutcome(d: Any, strict: bool) -> RequestPermissionO
         decoder = _VARIANTS_RequestPermissionOutcome.get(tag)
         if decoder is not None:
             return decoder(d, strict)
-        return _decode_OtherRequestPermissionOutcome(d, strict)
+        return _read_OtherRequestPermissionOutcome(d, strict)
     if tag is MISSING:
         raise missing("outcome")
     raise type_error("a string", tag).at("outcome")
@@ -16558,6 +17434,13 @@ def _decode_AcceptCreateElicitationResponse(
         raise type_error("an object", d)
     if d.get("action") != "accept":
         raise check_tag(d, "action", "accept")
+    return _read_AcceptCreateElicitationResponse(d, strict)
+
+
+def _read_AcceptCreateElicitationResponse(
+    d: JsonObject, strict: bool
+) -> AcceptCreateElicitationResponse:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
@@ -16615,6 +17498,13 @@ def _decode_DeclineCreateElicitationResponse(
         raise type_error("an object", d)
     if d.get("action") != "decline":
         raise check_tag(d, "action", "decline")
+    return _read_DeclineCreateElicitationResponse(d, strict)
+
+
+def _read_DeclineCreateElicitationResponse(
+    d: JsonObject, strict: bool
+) -> DeclineCreateElicitationResponse:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
@@ -16652,6 +17542,13 @@ def _decode_CancelCreateElicitationResponse(
         raise type_error("an object", d)
     if d.get("action") != "cancel":
         raise check_tag(d, "action", "cancel")
+    return _read_CancelCreateElicitationResponse(d, strict)
+
+
+def _read_CancelCreateElicitationResponse(
+    d: JsonObject, strict: bool
+) -> CancelCreateElicitationResponse:
+    # `d` is an object whose tag selects this variant: the union checked it.
     f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
@@ -16694,6 +17591,14 @@ def _decode_OtherCreateElicitationResponse(
         raise unexpected("expected a tag that no other variant has", d["action"]).at(
             "action"
         )
+    return _read_OtherCreateElicitationResponse(d, strict)
+
+
+def _read_OtherCreateElicitationResponse(
+    d: JsonObject, strict: bool
+) -> OtherCreateElicitationResponse:
+    # `d` is an object whose tag is a string no other variant has: the union
+    # checked it.
     f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
@@ -16729,9 +17634,9 @@ def _encode_OtherCreateElicitationResponse(
 
 
 _VARIANTS_CreateElicitationResponse: dict[str, Decoder[CreateElicitationResponse]] = {
-    "accept": _decode_AcceptCreateElicitationResponse,
-    "decline": _decode_DeclineCreateElicitationResponse,
-    "cancel": _decode_CancelCreateElicitationResponse,
+    "accept": _read_AcceptCreateElicitationResponse,
+    "decline": _read_DeclineCreateElicitationResponse,
+    "cancel": _read_CancelCreateElicitationResponse,
 }
 
 
@@ -16745,7 +17650,7 @@ def _decode_CreateElicitationResponse(
         decoder = _VARIANTS_CreateElicitationResponse.get(tag)
         if decoder is not None:
             return decoder(d, strict)
-        return _decode_OtherCreateElicitationResponse(d, strict)
+        return _read_OtherCreateElicitationResponse(d, strict)
     if tag is MISSING:
         raise missing("action")
     raise type_error("a string", tag).at("action")
@@ -16760,9 +17665,15 @@ def _decode_ElicitationContentValue(v: Any, strict: bool) -> ElicitationContentV
             (
                 lambda x, strict: x if type(x) is str else check_str(x),
                 lambda x, strict: (
-                    check_int(x, None, None)
-                    if strict
-                    else check_int(x, -9223372036854775808, 9223372036854775807)
+                    x
+                    if type(x) is int
+                    and x >= -9223372036854775808
+                    and x <= 9223372036854775807
+                    else (
+                        check_int(x, None, None)
+                        if strict
+                        else check_int(x, -9223372036854775808, 9223372036854775807)
+                    )
                 ),
                 lambda x, strict: check_num(x, None, None),
                 lambda x, strict: x if type(x) is bool else check_bool(x),
