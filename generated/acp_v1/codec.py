@@ -28,6 +28,7 @@ from ._runtime import check_map as check_map
 from ._runtime import check_num as check_num
 from ._runtime import check_str as check_str
 from ._runtime import first_match as first_match
+from ._runtime import furthest as furthest
 from ._runtime import exactly_one as exactly_one
 from ._runtime import missing as missing
 from ._runtime import not_null as not_null
@@ -2891,16 +2892,22 @@ def _decode_EmbeddedResourceResource(d: Any, strict: bool) -> EmbeddedResourceRe
         raise type_error("an object", d)
     # The first variant whose required keys are all there and that decodes,
     # as serde's untagged enums choose.
-    candidates: list[Decoder[EmbeddedResourceResource]] = []
+    errors: list[ValidationError] = []
     if "text" in d and "uri" in d:
-        candidates.append(_decode_TextResourceContents)
+        try:
+            return _decode_TextResourceContents(d, strict)
+        except ValidationError as error:
+            errors.append(error)
     if "blob" in d and "uri" in d:
-        candidates.append(_decode_BlobResourceContents)
-    if not candidates:
-        raise ValidationError(
-            "expected an object with the members of TextResourceContents or BlobResourceContents (text, uri; blob, uri)"
-        )
-    return cast("EmbeddedResourceResource", first_match(d, strict, candidates))
+        try:
+            return _decode_BlobResourceContents(d, strict)
+        except ValidationError as error:
+            errors.append(error)
+    if errors:
+        raise furthest(errors)
+    raise ValidationError(
+        "expected an object with the members of TextResourceContents or BlobResourceContents (text, uri; blob, uri)"
+    )
 
 
 def _encode_EmbeddedResourceResource(o: EmbeddedResourceResource) -> dict[str, Any]:
@@ -6376,16 +6383,22 @@ def _decode_AgentResponse(d: Any, strict: bool) -> AgentResponse:
         raise type_error("an object", d)
     # The first variant whose required keys are all there and that decodes,
     # as serde's untagged enums choose.
-    candidates: list[Decoder[AgentResponse]] = []
+    errors: list[ValidationError] = []
     if "id" in d and "result" in d:
-        candidates.append(_decode_ResultAgentResponse)
+        try:
+            return _decode_ResultAgentResponse(d, strict)
+        except ValidationError as error:
+            errors.append(error)
     if "id" in d and "error" in d:
-        candidates.append(_decode_ErrorAgentResponse)
-    if not candidates:
-        raise ValidationError(
-            "expected an object with the members of Result or Error (id, result; id, error)"
-        )
-    return cast("AgentResponse", first_match(d, strict, candidates))
+        try:
+            return _decode_ErrorAgentResponse(d, strict)
+        except ValidationError as error:
+            errors.append(error)
+    if errors:
+        raise furthest(errors)
+    raise ValidationError(
+        "expected an object with the members of Result or Error (id, result; id, error)"
+    )
 
 
 def _decode_InitializeResponse(d: Any, strict: bool) -> InitializeResponse:
@@ -10840,14 +10853,15 @@ def _decode_AvailableCommandInput(d: Any, strict: bool) -> AvailableCommandInput
         raise type_error("an object", d)
     # The first variant whose required keys are all there and that decodes,
     # as serde's untagged enums choose.
-    candidates: list[Decoder[AvailableCommandInput]] = []
+    errors: list[ValidationError] = []
     if "hint" in d:
-        candidates.append(_decode_UnstructuredCommandInput)
-    if not candidates:
-        raise ValidationError(
-            "expected an object with the members of unstructured (hint)"
-        )
-    return cast("AvailableCommandInput", first_match(d, strict, candidates))
+        try:
+            return _decode_UnstructuredCommandInput(d, strict)
+        except ValidationError as error:
+            errors.append(error)
+    if errors:
+        raise furthest(errors)
+    raise ValidationError("expected an object with the members of unstructured (hint)")
 
 
 def _encode_AvailableCommandInput(o: AvailableCommandInput) -> dict[str, Any]:
@@ -13539,16 +13553,22 @@ def _decode_ClientResponse(d: Any, strict: bool) -> ClientResponse:
         raise type_error("an object", d)
     # The first variant whose required keys are all there and that decodes,
     # as serde's untagged enums choose.
-    candidates: list[Decoder[ClientResponse]] = []
+    errors: list[ValidationError] = []
     if "id" in d and "result" in d:
-        candidates.append(_decode_ResultClientResponse)
+        try:
+            return _decode_ResultClientResponse(d, strict)
+        except ValidationError as error:
+            errors.append(error)
     if "id" in d and "error" in d:
-        candidates.append(_decode_ErrorClientResponse)
-    if not candidates:
-        raise ValidationError(
-            "expected an object with the members of Result or Error (id, result; id, error)"
-        )
-    return cast("ClientResponse", first_match(d, strict, candidates))
+        try:
+            return _decode_ErrorClientResponse(d, strict)
+        except ValidationError as error:
+            errors.append(error)
+    if errors:
+        raise furthest(errors)
+    raise ValidationError(
+        "expected an object with the members of Result or Error (id, result; id, error)"
+    )
 
 
 def _decode_WriteTextFileResponse(d: Any, strict: bool) -> WriteTextFileResponse:

@@ -349,7 +349,13 @@ def first_match(
             return decoder(value, strict)
         except ValidationError as error:
             errors.append(error)
-    raise max(errors, key=lambda e: len(e.segments))
+    raise furthest(errors)
+
+
+def furthest(errors: Sequence[ValidationError]) -> ValidationError:
+    """Of the errors of the members of a union that all refused a value, the
+    one that got furthest into it (the first of those with the longest path)."""
+    return max(errors, key=lambda e: len(e.segments))
 
 
 def exactly_one(
@@ -369,7 +375,7 @@ def exactly_one(
         return results[0]
     if results:
         raise ValidationError(several)
-    raise max(errors, key=lambda e: len(e.segments))
+    raise furthest(errors)
 
 
 def any_value(value: Any, strict: bool = False) -> Any:
