@@ -324,27 +324,56 @@ def _median_ns(fn: Callable, arg: Any, loops: int, rounds: int = 7) -> float:
     return statistics.median(times)
 
 
-def msgspec_baseline(acp_v1, bench_payloads, loops: int) -> dict:
+def msgspec_baseline(acp_v1, bench_payloads, loops: int, rounds: int = 9) -> dict:
     """acpgen's lenient decode against hand-written msgspec Structs
-    (``msgspec.convert`` of the same JSON-loaded dicts)."""
+    (``msgspec.convert`` of the same JSON-loaded dicts), and for one message
+    against a hand-written pure-Python decoder (tests/bench_floor.py): what
+    CPython itself costs. The decoders take turns within each round; medians
+    over the rounds."""
     try:
         import bench_msgspec
     except ImportError:
         print("\nmsgspec is not installed: skipping the msgspec baseline")
         return {}
+    import bench_floor
+
     payloads = {label: payload for label, _, payload in bench_payloads.build()}
     names = {label: name for label, name, _ in bench_payloads.build()}
-    print("\nLenient decode against hand-written msgspec Structs (msgspec.convert):")
+    floor_payload = payloads[bench_floor.LABEL]
+    if bench_floor.decode(floor_payload) != acp_v1.decode(
+        names[bench_floor.LABEL], floor_payload
+    ):
+        raise AssertionError("tests/bench_floor.py decodes its message differently from acp_v1")
+    print(
+        "\nLenient decode against hand-written msgspec Structs (msgspec.convert) and,"
+        "\nfor one message, a hand-written pure-Python decoder (the CPython floor):"
+    )
     rows = {}
     for label in bench_msgspec.TYPES:
         payload = payloads[label]
-        ours = _median_ns(partial(acp_v1.decode, names[label]), payload, loops)
-        theirs = _median_ns(bench_msgspec.decoder(label), payload, loops)
-        rows[label] = {"acpgen_ns": ours, "msgspec_ns": theirs}
-        print(
-            f"  {label:<42} acpgen {_us(ours)} us  msgspec {_us(theirs)} us"
-            f"  acpgen/msgspec {ours / theirs:5.2f}x"
+        contenders = {
+            "acpgen": partial(acp_v1.decode, names[label]),
+            "msgspec": bench_msgspec.decoder(label),
+        }
+        if label == bench_floor.LABEL:
+            contenders["python_floor"] = bench_floor.decode
+        times: dict[str, list[float]] = {key: [] for key in contenders}
+        for _ in range(rounds):
+            for key, fn in contenders.items():
+                times[key].append(_median_ns(fn, payload, loops, rounds=1))
+        row = {f"{key}_ns": statistics.median(ts) for key, ts in times.items()}
+        rows[label] = row
+        line = (
+            f"  {label:<42} acpgen {_us(row['acpgen_ns'])} us  msgspec {_us(row['msgspec_ns'])} us"
+            f"  acpgen/msgspec {row['acpgen_ns'] / row['msgspec_ns']:5.2f}x"
         )
+        if "python_floor_ns" in row:
+            line += (
+                f"\n  {'':<42} floor  {_us(row['python_floor_ns'])} us"
+                f"  floor/msgspec {row['python_floor_ns'] / row['msgspec_ns']:5.2f}x"
+                f"  acpgen/floor {row['acpgen_ns'] / row['python_floor_ns']:5.2f}x"
+            )
+        print(line)
     total = sum(r["acpgen_ns"] for r in rows.values()) / sum(
         r["msgspec_ns"] for r in rows.values()
     )
