@@ -33,7 +33,9 @@ from ._runtime import exactly_one as exactly_one
 from ._runtime import missing as missing
 from ._runtime import not_null as not_null
 from ._runtime import check_wire as check_wire
+from ._runtime import NotPlainJson as NotPlainJson
 from ._runtime import plain_json as plain_json
+from ._runtime import salvage as salvage
 from ._runtime import scalar_union as scalar_union
 from ._runtime import schema_root as schema_root
 from ._runtime import type_error as type_error
@@ -983,7 +985,7 @@ def decode(name: str, data: Any, *, strict: bool = False) -> object:
         raise KeyError(f"the schema has no definition named {name!r}") from None
     try:
         return decoder(data, strict)
-    except ValidationError as error:
+    except (ValidationError, NotPlainJson) as error:
         return _retry(decoder, data, strict, error)
     except RecursionError:
         raise ValidationError("the value is nested too deeply to decode") from None
@@ -998,23 +1000,32 @@ def decode_class(cls: type[_T], data: Any, *, strict: bool = False) -> _T:
     # The table pairs each class with its own decoder.
     try:
         return cast(_T, decoder(data, strict))
-    except ValidationError as error:
+    except (ValidationError, NotPlainJson) as error:
         return cast(_T, _retry(decoder, data, strict, error))
     except RecursionError:
         raise ValidationError("the value is nested too deeply to decode") from None
 
 
 def _retry(
-    decoder: Decoder[object], data: Any, strict: bool, error: ValidationError
+    decoder: Decoder[object],
+    data: Any,
+    strict: bool,
+    error: ValidationError | NotPlainJson,
 ) -> object:
-    """After ``decoder`` refused ``data`` with ``error``: subclasses of the
-    JSON types (``OrderedDict`` from ``object_pairs_hook``, ``IntEnum`` and
-    ``str`` enum members) are the JSON values they stand for, so ``data`` is
-    decoded again with them replaced; without any, ``error`` stands. The
-    first attempt is the fast path: it costs nothing when ``data`` is plain
-    JSON."""
+    """After ``decoder`` refused ``data`` with ``error``, or lenient decoding
+    was about to drop a part of it: subclasses of the JSON types
+    (``OrderedDict`` from ``object_pairs_hook``, ``IntEnum`` and ``str`` enum
+    members) are the JSON values they stand for, so ``data`` is decoded again
+    with them replaced; without any, ``error`` stands. The first attempt is
+    the fast path: it costs nothing when ``data`` is plain JSON."""
     plain = plain_json(data)
     if plain is MISSING:
+        if isinstance(
+            error, NotPlainJson
+        ):  # the subclass was in a cycle plain_json skipped
+            raise ValidationError(
+                "the value holds a reference cycle or an object that is not JSON"
+            ) from None
         raise error
     try:
         return decoder(plain, strict)
@@ -1244,6 +1255,7 @@ def _decode_WriteTextFileRequest(d: Any, strict: bool) -> WriteTextFileRequest:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(WriteTextFileRequest)
@@ -1344,6 +1356,7 @@ def _decode_ReadTextFileRequest(d: Any, strict: bool) -> ReadTextFileRequest:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(ReadTextFileRequest)
@@ -1416,6 +1429,7 @@ def _decode_RequestPermissionRequest(d: Any, strict: bool) -> RequestPermissionR
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(RequestPermissionRequest)
@@ -1470,6 +1484,7 @@ def _decode_ToolCallUpdate(d: Any, strict: bool) -> ToolCallUpdate:
         except ValidationError as error:
             if strict:
                 raise error.at("kind")
+            salvage(v)
             f_kind = UNSET
 
     f_status: ToolCallStatus | None | Unset
@@ -1490,6 +1505,7 @@ def _decode_ToolCallUpdate(d: Any, strict: bool) -> ToolCallUpdate:
         except ValidationError as error:
             if strict:
                 raise error.at("status")
+            salvage(v)
             f_status = UNSET
 
     f_title: str | None | Unset
@@ -1502,6 +1518,7 @@ def _decode_ToolCallUpdate(d: Any, strict: bool) -> ToolCallUpdate:
         except ValidationError as error:
             if strict:
                 raise error.at("title")
+            salvage(v)
             f_title = UNSET
 
     f_name: str | None | Unset
@@ -1514,6 +1531,7 @@ def _decode_ToolCallUpdate(d: Any, strict: bool) -> ToolCallUpdate:
         except ValidationError as error:
             if strict:
                 raise error.at("name")
+            salvage(v)
             f_name = UNSET
 
     f_content: list[ToolCallContent] | None | Unset
@@ -1530,6 +1548,7 @@ def _decode_ToolCallUpdate(d: Any, strict: bool) -> ToolCallUpdate:
         except ValidationError as error:
             if strict:
                 raise error.at("content")
+            salvage(v)
             f_content = UNSET
 
     f_locations: list[ToolCallLocation] | None | Unset
@@ -1546,6 +1565,7 @@ def _decode_ToolCallUpdate(d: Any, strict: bool) -> ToolCallUpdate:
         except ValidationError as error:
             if strict:
                 raise error.at("locations")
+            salvage(v)
             f_locations = UNSET
 
     f_raw_input: Any | Unset
@@ -1558,6 +1578,7 @@ def _decode_ToolCallUpdate(d: Any, strict: bool) -> ToolCallUpdate:
         except ValidationError as error:
             if strict:
                 raise error.at("rawInput")
+            salvage(v)
             f_raw_input = UNSET
 
     f_raw_output: Any | Unset
@@ -1570,6 +1591,7 @@ def _decode_ToolCallUpdate(d: Any, strict: bool) -> ToolCallUpdate:
         except ValidationError as error:
             if strict:
                 raise error.at("rawOutput")
+            salvage(v)
             f_raw_output = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -1582,6 +1604,7 @@ def _decode_ToolCallUpdate(d: Any, strict: bool) -> ToolCallUpdate:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(ToolCallUpdate)
@@ -1722,6 +1745,7 @@ def _read_ContentToolCallContent(d: JsonObject, strict: bool) -> ContentToolCall
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(ContentToolCallContent)
@@ -1772,6 +1796,7 @@ def _read_DiffToolCallContent(d: JsonObject, strict: bool) -> DiffToolCallConten
         except ValidationError as error:
             if strict:
                 raise error.at("oldText")
+            salvage(v)
             f_old_text = UNSET
 
     f_new_text: str
@@ -1794,6 +1819,7 @@ def _read_DiffToolCallContent(d: JsonObject, strict: bool) -> DiffToolCallConten
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(DiffToolCallContent)
@@ -1852,6 +1878,7 @@ def _read_TerminalToolCallContent(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(TerminalToolCallContent)
@@ -1925,6 +1952,7 @@ def _read_TextContentBlock(d: JsonObject, strict: bool) -> TextContentBlock:
         except ValidationError as error:
             if strict:
                 raise error.at("annotations")
+            salvage(v)
             f_annotations = UNSET
 
     f_text: str
@@ -1947,6 +1975,7 @@ def _read_TextContentBlock(d: JsonObject, strict: bool) -> TextContentBlock:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(TextContentBlock)
@@ -1993,6 +2022,7 @@ def _read_ImageContentBlock(d: JsonObject, strict: bool) -> ImageContentBlock:
         except ValidationError as error:
             if strict:
                 raise error.at("annotations")
+            salvage(v)
             f_annotations = UNSET
 
     f_data: str
@@ -2025,6 +2055,7 @@ def _read_ImageContentBlock(d: JsonObject, strict: bool) -> ImageContentBlock:
         except ValidationError as error:
             if strict:
                 raise error.at("uri")
+            salvage(v)
             f_uri = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -2037,6 +2068,7 @@ def _read_ImageContentBlock(d: JsonObject, strict: bool) -> ImageContentBlock:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(ImageContentBlock)
@@ -2089,6 +2121,7 @@ def _read_AudioContentBlock(d: JsonObject, strict: bool) -> AudioContentBlock:
         except ValidationError as error:
             if strict:
                 raise error.at("annotations")
+            salvage(v)
             f_annotations = UNSET
 
     f_data: str
@@ -2121,6 +2154,7 @@ def _read_AudioContentBlock(d: JsonObject, strict: bool) -> AudioContentBlock:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(AudioContentBlock)
@@ -2171,6 +2205,7 @@ def _read_ResourceLinkContentBlock(
         except ValidationError as error:
             if strict:
                 raise error.at("annotations")
+            salvage(v)
             f_annotations = UNSET
 
     f_description: str | None | Unset
@@ -2185,6 +2220,7 @@ def _read_ResourceLinkContentBlock(
         except ValidationError as error:
             if strict:
                 raise error.at("description")
+            salvage(v)
             f_description = UNSET
 
     f_mime_type: str | None | Unset
@@ -2197,6 +2233,7 @@ def _read_ResourceLinkContentBlock(
         except ValidationError as error:
             if strict:
                 raise error.at("mimeType")
+            salvage(v)
             f_mime_type = UNSET
 
     f_name: str
@@ -2233,6 +2270,7 @@ def _read_ResourceLinkContentBlock(
         except ValidationError as error:
             if strict:
                 raise error.at("size")
+            salvage(v)
             f_size = UNSET
 
     f_title: str | None | Unset
@@ -2245,6 +2283,7 @@ def _read_ResourceLinkContentBlock(
         except ValidationError as error:
             if strict:
                 raise error.at("title")
+            salvage(v)
             f_title = UNSET
 
     f_uri: str
@@ -2267,6 +2306,7 @@ def _read_ResourceLinkContentBlock(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(ResourceLinkContentBlock)
@@ -2331,6 +2371,7 @@ def _read_ResourceContentBlock(d: JsonObject, strict: bool) -> ResourceContentBl
         except ValidationError as error:
             if strict:
                 raise error.at("annotations")
+            salvage(v)
             f_annotations = UNSET
 
     f_resource: EmbeddedResourceResource
@@ -2353,6 +2394,7 @@ def _read_ResourceContentBlock(d: JsonObject, strict: bool) -> ResourceContentBl
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(ResourceContentBlock)
@@ -2429,6 +2471,7 @@ def _decode_Annotations(d: Any, strict: bool) -> Annotations:
         except ValidationError as error:
             if strict:
                 raise error.at("audience")
+            salvage(v)
             f_audience = UNSET
 
     f_last_modified: str | None | Unset
@@ -2443,6 +2486,7 @@ def _decode_Annotations(d: Any, strict: bool) -> Annotations:
         except ValidationError as error:
             if strict:
                 raise error.at("lastModified")
+            salvage(v)
             f_last_modified = UNSET
 
     f_priority: float | None | Unset
@@ -2455,6 +2499,7 @@ def _decode_Annotations(d: Any, strict: bool) -> Annotations:
         except ValidationError as error:
             if strict:
                 raise error.at("priority")
+            salvage(v)
             f_priority = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -2467,6 +2512,7 @@ def _decode_Annotations(d: Any, strict: bool) -> Annotations:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(Annotations)
@@ -2528,6 +2574,7 @@ def _decode_TextContent(d: Any, strict: bool) -> TextContent:
         except ValidationError as error:
             if strict:
                 raise error.at("annotations")
+            salvage(v)
             f_annotations = UNSET
 
     f_text: str
@@ -2550,6 +2597,7 @@ def _decode_TextContent(d: Any, strict: bool) -> TextContent:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(TextContent)
@@ -2588,6 +2636,7 @@ def _decode_ImageContent(d: Any, strict: bool) -> ImageContent:
         except ValidationError as error:
             if strict:
                 raise error.at("annotations")
+            salvage(v)
             f_annotations = UNSET
 
     f_data: str
@@ -2620,6 +2669,7 @@ def _decode_ImageContent(d: Any, strict: bool) -> ImageContent:
         except ValidationError as error:
             if strict:
                 raise error.at("uri")
+            salvage(v)
             f_uri = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -2632,6 +2682,7 @@ def _decode_ImageContent(d: Any, strict: bool) -> ImageContent:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(ImageContent)
@@ -2676,6 +2727,7 @@ def _decode_AudioContent(d: Any, strict: bool) -> AudioContent:
         except ValidationError as error:
             if strict:
                 raise error.at("annotations")
+            salvage(v)
             f_annotations = UNSET
 
     f_data: str
@@ -2708,6 +2760,7 @@ def _decode_AudioContent(d: Any, strict: bool) -> AudioContent:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(AudioContent)
@@ -2748,6 +2801,7 @@ def _decode_ResourceLink(d: Any, strict: bool) -> ResourceLink:
         except ValidationError as error:
             if strict:
                 raise error.at("annotations")
+            salvage(v)
             f_annotations = UNSET
 
     f_description: str | None | Unset
@@ -2762,6 +2816,7 @@ def _decode_ResourceLink(d: Any, strict: bool) -> ResourceLink:
         except ValidationError as error:
             if strict:
                 raise error.at("description")
+            salvage(v)
             f_description = UNSET
 
     f_mime_type: str | None | Unset
@@ -2774,6 +2829,7 @@ def _decode_ResourceLink(d: Any, strict: bool) -> ResourceLink:
         except ValidationError as error:
             if strict:
                 raise error.at("mimeType")
+            salvage(v)
             f_mime_type = UNSET
 
     f_name: str
@@ -2810,6 +2866,7 @@ def _decode_ResourceLink(d: Any, strict: bool) -> ResourceLink:
         except ValidationError as error:
             if strict:
                 raise error.at("size")
+            salvage(v)
             f_size = UNSET
 
     f_title: str | None | Unset
@@ -2822,6 +2879,7 @@ def _decode_ResourceLink(d: Any, strict: bool) -> ResourceLink:
         except ValidationError as error:
             if strict:
                 raise error.at("title")
+            salvage(v)
             f_title = UNSET
 
     f_uri: str
@@ -2844,6 +2902,7 @@ def _decode_ResourceLink(d: Any, strict: bool) -> ResourceLink:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(ResourceLink)
@@ -2933,6 +2992,7 @@ def _decode_TextResourceContents(d: Any, strict: bool) -> TextResourceContents:
         except ValidationError as error:
             if strict:
                 raise error.at("mimeType")
+            salvage(v)
             f_mime_type = UNSET
 
     f_text: str
@@ -2965,6 +3025,7 @@ def _decode_TextResourceContents(d: Any, strict: bool) -> TextResourceContents:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(TextResourceContents)
@@ -3013,6 +3074,7 @@ def _decode_BlobResourceContents(d: Any, strict: bool) -> BlobResourceContents:
         except ValidationError as error:
             if strict:
                 raise error.at("mimeType")
+            salvage(v)
             f_mime_type = UNSET
 
     f_uri: str
@@ -3035,6 +3097,7 @@ def _decode_BlobResourceContents(d: Any, strict: bool) -> BlobResourceContents:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(BlobResourceContents)
@@ -3073,6 +3136,7 @@ def _decode_EmbeddedResource(d: Any, strict: bool) -> EmbeddedResource:
         except ValidationError as error:
             if strict:
                 raise error.at("annotations")
+            salvage(v)
             f_annotations = UNSET
 
     f_resource: EmbeddedResourceResource
@@ -3095,6 +3159,7 @@ def _decode_EmbeddedResource(d: Any, strict: bool) -> EmbeddedResource:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(EmbeddedResource)
@@ -3143,6 +3208,7 @@ def _decode_Content(d: Any, strict: bool) -> Content:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(Content)
@@ -3185,6 +3251,7 @@ def _decode_Diff(d: Any, strict: bool) -> Diff:
         except ValidationError as error:
             if strict:
                 raise error.at("oldText")
+            salvage(v)
             f_old_text = UNSET
 
     f_new_text: str
@@ -3207,6 +3274,7 @@ def _decode_Diff(d: Any, strict: bool) -> Diff:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(Diff)
@@ -3259,6 +3327,7 @@ def _decode_Terminal(d: Any, strict: bool) -> Terminal:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(Terminal)
@@ -3311,6 +3380,7 @@ def _decode_ToolCallLocation(d: Any, strict: bool) -> ToolCallLocation:
         except ValidationError as error:
             if strict:
                 raise error.at("line")
+            salvage(v)
             f_line = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -3323,6 +3393,7 @@ def _decode_ToolCallLocation(d: Any, strict: bool) -> ToolCallLocation:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(ToolCallLocation)
@@ -3393,6 +3464,7 @@ def _decode_PermissionOption(d: Any, strict: bool) -> PermissionOption:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(PermissionOption)
@@ -3532,6 +3604,7 @@ def _decode_CreateTerminalRequest(d: Any, strict: bool) -> CreateTerminalRequest
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(CreateTerminalRequest)
@@ -3602,6 +3675,7 @@ def _decode_EnvVariable(d: Any, strict: bool) -> EnvVariable:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(EnvVariable)
@@ -3656,6 +3730,7 @@ def _decode_TerminalOutputRequest(d: Any, strict: bool) -> TerminalOutputRequest
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(TerminalOutputRequest)
@@ -3710,6 +3785,7 @@ def _decode_ReleaseTerminalRequest(d: Any, strict: bool) -> ReleaseTerminalReque
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(ReleaseTerminalRequest)
@@ -3766,6 +3842,7 @@ def _decode_WaitForTerminalExitRequest(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(WaitForTerminalExitRequest)
@@ -3820,6 +3897,7 @@ def _decode_KillTerminalRequest(d: Any, strict: bool) -> KillTerminalRequest:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(KillTerminalRequest)
@@ -3875,6 +3953,7 @@ def _read_FormCreateElicitationRequest(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     f_requested_schema: ElicitationSchema
@@ -3969,6 +4048,7 @@ def _read_UrlCreateElicitationRequest(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     f_elicitation_id: ElicitationId
@@ -4081,6 +4161,7 @@ def _read_OtherCreateElicitationRequest(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     candidates_scope: list[
@@ -4182,6 +4263,7 @@ def _decode_ElicitationSessionScope(d: Any, strict: bool) -> ElicitationSessionS
         except ValidationError as error:
             if strict:
                 raise error.at("toolCallId")
+            salvage(v)
             f_tool_call_id = UNSET
 
     o = _new(ElicitationSessionScope)
@@ -4244,6 +4326,7 @@ def _decode_ElicitationSchema(d: Any, strict: bool) -> ElicitationSchema:
         except ValidationError as error:
             if strict:
                 raise error.at("type")
+            salvage(v)
             f_type = ElicitationSchemaType.OBJECT
 
     f_title: str | None | Unset
@@ -4256,6 +4339,7 @@ def _decode_ElicitationSchema(d: Any, strict: bool) -> ElicitationSchema:
         except ValidationError as error:
             if strict:
                 raise error.at("title")
+            salvage(v)
             f_title = UNSET
 
     f_properties: dict[str, ElicitationPropertySchema]
@@ -4296,6 +4380,7 @@ def _decode_ElicitationSchema(d: Any, strict: bool) -> ElicitationSchema:
         except ValidationError as error:
             if strict:
                 raise error.at("description")
+            salvage(v)
             f_description = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -4308,6 +4393,7 @@ def _decode_ElicitationSchema(d: Any, strict: bool) -> ElicitationSchema:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(ElicitationSchema)
@@ -4385,6 +4471,7 @@ def _read_StringElicitationPropertySchema(
         except ValidationError as error:
             if strict:
                 raise error.at("title")
+            salvage(v)
             f_title = UNSET
 
     f_description: str | None | Unset
@@ -4399,6 +4486,7 @@ def _read_StringElicitationPropertySchema(
         except ValidationError as error:
             if strict:
                 raise error.at("description")
+            salvage(v)
             f_description = UNSET
 
     f_min_length: int | None | Unset
@@ -4479,6 +4567,7 @@ def _read_StringElicitationPropertySchema(
         except ValidationError as error:
             if strict:
                 raise error.at("default")
+            salvage(v)
             f_default = UNSET
 
     f_enum: list[str] | None | Unset
@@ -4517,6 +4606,7 @@ def _read_StringElicitationPropertySchema(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(StringElicitationPropertySchema)
@@ -4603,6 +4693,7 @@ def _read_NumberElicitationPropertySchema(
         except ValidationError as error:
             if strict:
                 raise error.at("title")
+            salvage(v)
             f_title = UNSET
 
     f_description: str | None | Unset
@@ -4617,6 +4708,7 @@ def _read_NumberElicitationPropertySchema(
         except ValidationError as error:
             if strict:
                 raise error.at("description")
+            salvage(v)
             f_description = UNSET
 
     f_minimum: float | None | Unset
@@ -4649,6 +4741,7 @@ def _read_NumberElicitationPropertySchema(
         except ValidationError as error:
             if strict:
                 raise error.at("default")
+            salvage(v)
             f_default = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -4661,6 +4754,7 @@ def _read_NumberElicitationPropertySchema(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(NumberElicitationPropertySchema)
@@ -4725,6 +4819,7 @@ def _read_IntegerElicitationPropertySchema(
         except ValidationError as error:
             if strict:
                 raise error.at("title")
+            salvage(v)
             f_title = UNSET
 
     f_description: str | None | Unset
@@ -4739,6 +4834,7 @@ def _read_IntegerElicitationPropertySchema(
         except ValidationError as error:
             if strict:
                 raise error.at("description")
+            salvage(v)
             f_description = UNSET
 
     f_minimum: int | None | Unset
@@ -4813,6 +4909,7 @@ def _read_IntegerElicitationPropertySchema(
         except ValidationError as error:
             if strict:
                 raise error.at("default")
+            salvage(v)
             f_default = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -4825,6 +4922,7 @@ def _read_IntegerElicitationPropertySchema(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(IntegerElicitationPropertySchema)
@@ -4889,6 +4987,7 @@ def _read_BooleanElicitationPropertySchema(
         except ValidationError as error:
             if strict:
                 raise error.at("title")
+            salvage(v)
             f_title = UNSET
 
     f_description: str | None | Unset
@@ -4903,6 +5002,7 @@ def _read_BooleanElicitationPropertySchema(
         except ValidationError as error:
             if strict:
                 raise error.at("description")
+            salvage(v)
             f_description = UNSET
 
     f_default: bool | None | Unset
@@ -4915,6 +5015,7 @@ def _read_BooleanElicitationPropertySchema(
         except ValidationError as error:
             if strict:
                 raise error.at("default")
+            salvage(v)
             f_default = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -4927,6 +5028,7 @@ def _read_BooleanElicitationPropertySchema(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(BooleanElicitationPropertySchema)
@@ -4983,6 +5085,7 @@ def _read_ArrayElicitationPropertySchema(
         except ValidationError as error:
             if strict:
                 raise error.at("title")
+            salvage(v)
             f_title = UNSET
 
     f_description: str | None | Unset
@@ -4997,6 +5100,7 @@ def _read_ArrayElicitationPropertySchema(
         except ValidationError as error:
             if strict:
                 raise error.at("description")
+            salvage(v)
             f_description = UNSET
 
     f_min_items: int | None | Unset
@@ -5069,6 +5173,7 @@ def _read_ArrayElicitationPropertySchema(
         except ValidationError as error:
             if strict:
                 raise error.at("default")
+            salvage(v)
             f_default = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -5081,6 +5186,7 @@ def _read_ArrayElicitationPropertySchema(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(ArrayElicitationPropertySchema)
@@ -5247,6 +5353,7 @@ def _decode_EnumOption(d: Any, strict: bool) -> EnumOption:
         except ValidationError as error:
             if strict:
                 raise error.at("description")
+            salvage(v)
             f_description = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -5259,6 +5366,7 @@ def _decode_EnumOption(d: Any, strict: bool) -> EnumOption:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(EnumOption)
@@ -5297,6 +5405,7 @@ def _decode_StringPropertySchema(d: Any, strict: bool) -> StringPropertySchema:
         except ValidationError as error:
             if strict:
                 raise error.at("title")
+            salvage(v)
             f_title = UNSET
 
     f_description: str | None | Unset
@@ -5311,6 +5420,7 @@ def _decode_StringPropertySchema(d: Any, strict: bool) -> StringPropertySchema:
         except ValidationError as error:
             if strict:
                 raise error.at("description")
+            salvage(v)
             f_description = UNSET
 
     f_min_length: int | None | Unset
@@ -5391,6 +5501,7 @@ def _decode_StringPropertySchema(d: Any, strict: bool) -> StringPropertySchema:
         except ValidationError as error:
             if strict:
                 raise error.at("default")
+            salvage(v)
             f_default = UNSET
 
     f_enum: list[str] | None | Unset
@@ -5429,6 +5540,7 @@ def _decode_StringPropertySchema(d: Any, strict: bool) -> StringPropertySchema:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(StringPropertySchema)
@@ -5500,6 +5612,7 @@ def _decode_NumberPropertySchema(d: Any, strict: bool) -> NumberPropertySchema:
         except ValidationError as error:
             if strict:
                 raise error.at("title")
+            salvage(v)
             f_title = UNSET
 
     f_description: str | None | Unset
@@ -5514,6 +5627,7 @@ def _decode_NumberPropertySchema(d: Any, strict: bool) -> NumberPropertySchema:
         except ValidationError as error:
             if strict:
                 raise error.at("description")
+            salvage(v)
             f_description = UNSET
 
     f_minimum: float | None | Unset
@@ -5546,6 +5660,7 @@ def _decode_NumberPropertySchema(d: Any, strict: bool) -> NumberPropertySchema:
         except ValidationError as error:
             if strict:
                 raise error.at("default")
+            salvage(v)
             f_default = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -5558,6 +5673,7 @@ def _decode_NumberPropertySchema(d: Any, strict: bool) -> NumberPropertySchema:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(NumberPropertySchema)
@@ -5607,6 +5723,7 @@ def _decode_IntegerPropertySchema(d: Any, strict: bool) -> IntegerPropertySchema
         except ValidationError as error:
             if strict:
                 raise error.at("title")
+            salvage(v)
             f_title = UNSET
 
     f_description: str | None | Unset
@@ -5621,6 +5738,7 @@ def _decode_IntegerPropertySchema(d: Any, strict: bool) -> IntegerPropertySchema
         except ValidationError as error:
             if strict:
                 raise error.at("description")
+            salvage(v)
             f_description = UNSET
 
     f_minimum: int | None | Unset
@@ -5695,6 +5813,7 @@ def _decode_IntegerPropertySchema(d: Any, strict: bool) -> IntegerPropertySchema
         except ValidationError as error:
             if strict:
                 raise error.at("default")
+            salvage(v)
             f_default = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -5707,6 +5826,7 @@ def _decode_IntegerPropertySchema(d: Any, strict: bool) -> IntegerPropertySchema
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(IntegerPropertySchema)
@@ -5756,6 +5876,7 @@ def _decode_BooleanPropertySchema(d: Any, strict: bool) -> BooleanPropertySchema
         except ValidationError as error:
             if strict:
                 raise error.at("title")
+            salvage(v)
             f_title = UNSET
 
     f_description: str | None | Unset
@@ -5770,6 +5891,7 @@ def _decode_BooleanPropertySchema(d: Any, strict: bool) -> BooleanPropertySchema
         except ValidationError as error:
             if strict:
                 raise error.at("description")
+            salvage(v)
             f_description = UNSET
 
     f_default: bool | None | Unset
@@ -5782,6 +5904,7 @@ def _decode_BooleanPropertySchema(d: Any, strict: bool) -> BooleanPropertySchema
         except ValidationError as error:
             if strict:
                 raise error.at("default")
+            salvage(v)
             f_default = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -5794,6 +5917,7 @@ def _decode_BooleanPropertySchema(d: Any, strict: bool) -> BooleanPropertySchema
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(BooleanPropertySchema)
@@ -5854,6 +5978,7 @@ def _read_MultiSelectItemsString(d: JsonObject, strict: bool) -> MultiSelectItem
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(MultiSelectItemsString)
@@ -5965,6 +6090,7 @@ def _decode_StringMultiSelectItems(d: Any, strict: bool) -> StringMultiSelectIte
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(StringMultiSelectItems)
@@ -6007,6 +6133,7 @@ def _decode_TitledMultiSelectItems(d: Any, strict: bool) -> TitledMultiSelectIte
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(TitledMultiSelectItems)
@@ -6041,6 +6168,7 @@ def _decode_MultiSelectPropertySchema(
         except ValidationError as error:
             if strict:
                 raise error.at("title")
+            salvage(v)
             f_title = UNSET
 
     f_description: str | None | Unset
@@ -6055,6 +6183,7 @@ def _decode_MultiSelectPropertySchema(
         except ValidationError as error:
             if strict:
                 raise error.at("description")
+            salvage(v)
             f_description = UNSET
 
     f_min_items: int | None | Unset
@@ -6127,6 +6256,7 @@ def _decode_MultiSelectPropertySchema(
         except ValidationError as error:
             if strict:
                 raise error.at("default")
+            salvage(v)
             f_default = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -6139,6 +6269,7 @@ def _decode_MultiSelectPropertySchema(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(MultiSelectPropertySchema)
@@ -6441,6 +6572,7 @@ def _decode_InitializeResponse(d: Any, strict: bool) -> InitializeResponse:
         except ValidationError as error:
             if strict:
                 raise error.at("agentCapabilities")
+            salvage(v)
             f_agent_capabilities = AgentCapabilities(
                 load_session=False,
                 prompt_capabilities=PromptCapabilities(
@@ -6466,6 +6598,7 @@ def _decode_InitializeResponse(d: Any, strict: bool) -> InitializeResponse:
         except ValidationError as error:
             if strict:
                 raise error.at("authMethods")
+            salvage(v)
             f_auth_methods = []
 
     f_agent_info: Implementation | None | Unset
@@ -6478,6 +6611,7 @@ def _decode_InitializeResponse(d: Any, strict: bool) -> InitializeResponse:
         except ValidationError as error:
             if strict:
                 raise error.at("agentInfo")
+            salvage(v)
             f_agent_info = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -6490,6 +6624,7 @@ def _decode_InitializeResponse(d: Any, strict: bool) -> InitializeResponse:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(InitializeResponse)
@@ -6536,6 +6671,7 @@ def _decode_AgentCapabilities(d: Any, strict: bool) -> AgentCapabilities:
         except ValidationError as error:
             if strict:
                 raise error.at("loadSession")
+            salvage(v)
             f_load_session = False
 
     f_prompt_capabilities: PromptCapabilities
@@ -6552,6 +6688,7 @@ def _decode_AgentCapabilities(d: Any, strict: bool) -> AgentCapabilities:
         except ValidationError as error:
             if strict:
                 raise error.at("promptCapabilities")
+            salvage(v)
             f_prompt_capabilities = PromptCapabilities(
                 image=False,
                 audio=False,
@@ -6571,6 +6708,7 @@ def _decode_AgentCapabilities(d: Any, strict: bool) -> AgentCapabilities:
         except ValidationError as error:
             if strict:
                 raise error.at("mcpCapabilities")
+            salvage(v)
             f_mcp_capabilities = McpCapabilities(
                 http=False,
                 sse=False,
@@ -6586,6 +6724,7 @@ def _decode_AgentCapabilities(d: Any, strict: bool) -> AgentCapabilities:
         except ValidationError as error:
             if strict:
                 raise error.at("sessionCapabilities")
+            salvage(v)
             f_session_capabilities = SessionCapabilities()
 
     f_auth: AgentAuthCapabilities
@@ -6598,6 +6737,7 @@ def _decode_AgentCapabilities(d: Any, strict: bool) -> AgentCapabilities:
         except ValidationError as error:
             if strict:
                 raise error.at("auth")
+            salvage(v)
             f_auth = AgentAuthCapabilities()
 
     f_meta: dict[str, Any] | None | Unset
@@ -6610,6 +6750,7 @@ def _decode_AgentCapabilities(d: Any, strict: bool) -> AgentCapabilities:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(AgentCapabilities)
@@ -6650,6 +6791,7 @@ def _decode_PromptCapabilities(d: Any, strict: bool) -> PromptCapabilities:
         except ValidationError as error:
             if strict:
                 raise error.at("image")
+            salvage(v)
             f_image = False
 
     f_audio: bool
@@ -6662,6 +6804,7 @@ def _decode_PromptCapabilities(d: Any, strict: bool) -> PromptCapabilities:
         except ValidationError as error:
             if strict:
                 raise error.at("audio")
+            salvage(v)
             f_audio = False
 
     f_embedded_context: bool
@@ -6674,6 +6817,7 @@ def _decode_PromptCapabilities(d: Any, strict: bool) -> PromptCapabilities:
         except ValidationError as error:
             if strict:
                 raise error.at("embeddedContext")
+            salvage(v)
             f_embedded_context = False
 
     f_meta: dict[str, Any] | None | Unset
@@ -6686,6 +6830,7 @@ def _decode_PromptCapabilities(d: Any, strict: bool) -> PromptCapabilities:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(PromptCapabilities)
@@ -6722,6 +6867,7 @@ def _decode_McpCapabilities(d: Any, strict: bool) -> McpCapabilities:
         except ValidationError as error:
             if strict:
                 raise error.at("http")
+            salvage(v)
             f_http = False
 
     f_sse: bool
@@ -6734,6 +6880,7 @@ def _decode_McpCapabilities(d: Any, strict: bool) -> McpCapabilities:
         except ValidationError as error:
             if strict:
                 raise error.at("sse")
+            salvage(v)
             f_sse = False
 
     f_meta: dict[str, Any] | None | Unset
@@ -6746,6 +6893,7 @@ def _decode_McpCapabilities(d: Any, strict: bool) -> McpCapabilities:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(McpCapabilities)
@@ -6780,6 +6928,7 @@ def _decode_SessionCapabilities(d: Any, strict: bool) -> SessionCapabilities:
         except ValidationError as error:
             if strict:
                 raise error.at("list")
+            salvage(v)
             f_list = UNSET
 
     f_delete: SessionDeleteCapabilities | None | Unset
@@ -6794,6 +6943,7 @@ def _decode_SessionCapabilities(d: Any, strict: bool) -> SessionCapabilities:
         except ValidationError as error:
             if strict:
                 raise error.at("delete")
+            salvage(v)
             f_delete = UNSET
 
     f_additional_directories: SessionAdditionalDirectoriesCapabilities | None | Unset
@@ -6810,6 +6960,7 @@ def _decode_SessionCapabilities(d: Any, strict: bool) -> SessionCapabilities:
         except ValidationError as error:
             if strict:
                 raise error.at("additionalDirectories")
+            salvage(v)
             f_additional_directories = UNSET
 
     f_resume: SessionResumeCapabilities | None | Unset
@@ -6824,6 +6975,7 @@ def _decode_SessionCapabilities(d: Any, strict: bool) -> SessionCapabilities:
         except ValidationError as error:
             if strict:
                 raise error.at("resume")
+            salvage(v)
             f_resume = UNSET
 
     f_close: SessionCloseCapabilities | None | Unset
@@ -6836,6 +6988,7 @@ def _decode_SessionCapabilities(d: Any, strict: bool) -> SessionCapabilities:
         except ValidationError as error:
             if strict:
                 raise error.at("close")
+            salvage(v)
             f_close = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -6848,6 +7001,7 @@ def _decode_SessionCapabilities(d: Any, strict: bool) -> SessionCapabilities:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(SessionCapabilities)
@@ -6909,6 +7063,7 @@ def _decode_SessionListCapabilities(d: Any, strict: bool) -> SessionListCapabili
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(SessionListCapabilities)
@@ -6940,6 +7095,7 @@ def _decode_SessionDeleteCapabilities(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(SessionDeleteCapabilities)
@@ -6971,6 +7127,7 @@ def _decode_SessionAdditionalDirectoriesCapabilities(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(SessionAdditionalDirectoriesCapabilities)
@@ -7004,6 +7161,7 @@ def _decode_SessionResumeCapabilities(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(SessionResumeCapabilities)
@@ -7033,6 +7191,7 @@ def _decode_SessionCloseCapabilities(d: Any, strict: bool) -> SessionCloseCapabi
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(SessionCloseCapabilities)
@@ -7062,6 +7221,7 @@ def _decode_AgentAuthCapabilities(d: Any, strict: bool) -> AgentAuthCapabilities
         except ValidationError as error:
             if strict:
                 raise error.at("logout")
+            salvage(v)
             f_logout = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -7074,6 +7234,7 @@ def _decode_AgentAuthCapabilities(d: Any, strict: bool) -> AgentAuthCapabilities
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(AgentAuthCapabilities)
@@ -7107,6 +7268,7 @@ def _decode_LogoutCapabilities(d: Any, strict: bool) -> LogoutCapabilities:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(LogoutCapabilities)
@@ -7165,6 +7327,7 @@ def _read_TerminalAuthMethod(d: JsonObject, strict: bool) -> TerminalAuthMethod:
         except ValidationError as error:
             if strict:
                 raise error.at("description")
+            salvage(v)
             f_description = UNSET
 
     f_args: list[str] | Unset
@@ -7205,6 +7368,7 @@ def _read_TerminalAuthMethod(d: JsonObject, strict: bool) -> TerminalAuthMethod:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(TerminalAuthMethod)
@@ -7310,6 +7474,7 @@ def _decode_AuthMethodTerminal(d: Any, strict: bool) -> AuthMethodTerminal:
         except ValidationError as error:
             if strict:
                 raise error.at("description")
+            salvage(v)
             f_description = UNSET
 
     f_args: list[str] | Unset
@@ -7350,6 +7515,7 @@ def _decode_AuthMethodTerminal(d: Any, strict: bool) -> AuthMethodTerminal:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(AuthMethodTerminal)
@@ -7418,6 +7584,7 @@ def _decode_AuthMethodAgent(d: Any, strict: bool) -> AuthMethodAgent:
         except ValidationError as error:
             if strict:
                 raise error.at("description")
+            salvage(v)
             f_description = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -7430,6 +7597,7 @@ def _decode_AuthMethodAgent(d: Any, strict: bool) -> AuthMethodAgent:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(AuthMethodAgent)
@@ -7478,6 +7646,7 @@ def _decode_Implementation(d: Any, strict: bool) -> Implementation:
         except ValidationError as error:
             if strict:
                 raise error.at("title")
+            salvage(v)
             f_title = UNSET
 
     f_version: str
@@ -7500,6 +7669,7 @@ def _decode_Implementation(d: Any, strict: bool) -> Implementation:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(Implementation)
@@ -7538,6 +7708,7 @@ def _decode_AuthenticateResponse(d: Any, strict: bool) -> AuthenticateResponse:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(AuthenticateResponse)
@@ -7567,6 +7738,7 @@ def _decode_LogoutResponse(d: Any, strict: bool) -> LogoutResponse:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(LogoutResponse)
@@ -7606,6 +7778,7 @@ def _decode_NewSessionResponse(d: Any, strict: bool) -> NewSessionResponse:
         except ValidationError as error:
             if strict:
                 raise error.at("modes")
+            salvage(v)
             f_modes = UNSET
 
     f_config_options: list[SessionConfigOption] | None | Unset
@@ -7622,6 +7795,7 @@ def _decode_NewSessionResponse(d: Any, strict: bool) -> NewSessionResponse:
         except ValidationError as error:
             if strict:
                 raise error.at("configOptions")
+            salvage(v)
             f_config_options = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -7634,6 +7808,7 @@ def _decode_NewSessionResponse(d: Any, strict: bool) -> NewSessionResponse:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(NewSessionResponse)
@@ -7688,6 +7863,7 @@ def _decode_SessionModeState(d: Any, strict: bool) -> SessionModeState:
         except ValidationError as error:
             if strict:
                 raise error.at("availableModes")
+            salvage(v)
             f_available_modes = []
 
     f_meta: dict[str, Any] | None | Unset
@@ -7700,6 +7876,7 @@ def _decode_SessionModeState(d: Any, strict: bool) -> SessionModeState:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(SessionModeState)
@@ -7760,6 +7937,7 @@ def _decode_SessionMode(d: Any, strict: bool) -> SessionMode:
         except ValidationError as error:
             if strict:
                 raise error.at("description")
+            salvage(v)
             f_description = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -7772,6 +7950,7 @@ def _decode_SessionMode(d: Any, strict: bool) -> SessionMode:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(SessionMode)
@@ -7843,6 +8022,7 @@ def _read_SelectSessionConfigOption(
         except ValidationError as error:
             if strict:
                 raise error.at("description")
+            salvage(v)
             f_description = UNSET
 
     f_category: SessionConfigOptionCategory | str | None | Unset
@@ -7863,6 +8043,7 @@ def _read_SelectSessionConfigOption(
         except ValidationError as error:
             if strict:
                 raise error.at("category")
+            salvage(v)
             f_category = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -7875,6 +8056,7 @@ def _read_SelectSessionConfigOption(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     f_current_value: SessionConfigValueId
@@ -7983,6 +8165,7 @@ def _read_BooleanSessionConfigOption(
         except ValidationError as error:
             if strict:
                 raise error.at("description")
+            salvage(v)
             f_description = UNSET
 
     f_category: SessionConfigOptionCategory | str | None | Unset
@@ -8003,6 +8186,7 @@ def _read_BooleanSessionConfigOption(
         except ValidationError as error:
             if strict:
                 raise error.at("category")
+            salvage(v)
             f_category = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -8015,6 +8199,7 @@ def _read_BooleanSessionConfigOption(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     f_current_value: bool
@@ -8181,6 +8366,7 @@ def _decode_SessionConfigSelectOption(
         except ValidationError as error:
             if strict:
                 raise error.at("description")
+            salvage(v)
             f_description = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -8193,6 +8379,7 @@ def _decode_SessionConfigSelectOption(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(SessionConfigSelectOption)
@@ -8253,6 +8440,7 @@ def _decode_SessionConfigSelectGroup(d: Any, strict: bool) -> SessionConfigSelec
         except ValidationError as error:
             if strict:
                 raise error.at("options")
+            salvage(v)
             f_options = []
 
     f_meta: dict[str, Any] | None | Unset
@@ -8265,6 +8453,7 @@ def _decode_SessionConfigSelectGroup(d: Any, strict: bool) -> SessionConfigSelec
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(SessionConfigSelectGroup)
@@ -8369,6 +8558,7 @@ def _decode_LoadSessionResponse(d: Any, strict: bool) -> LoadSessionResponse:
         except ValidationError as error:
             if strict:
                 raise error.at("modes")
+            salvage(v)
             f_modes = UNSET
 
     f_config_options: list[SessionConfigOption] | None | Unset
@@ -8385,6 +8575,7 @@ def _decode_LoadSessionResponse(d: Any, strict: bool) -> LoadSessionResponse:
         except ValidationError as error:
             if strict:
                 raise error.at("configOptions")
+            salvage(v)
             f_config_options = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -8397,6 +8588,7 @@ def _decode_LoadSessionResponse(d: Any, strict: bool) -> LoadSessionResponse:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(LoadSessionResponse)
@@ -8438,6 +8630,7 @@ def _decode_ListSessionsResponse(d: Any, strict: bool) -> ListSessionsResponse:
         except ValidationError as error:
             if strict:
                 raise error.at("sessions")
+            salvage(v)
             f_sessions = []
 
     f_next_cursor: str | None | Unset
@@ -8452,6 +8645,7 @@ def _decode_ListSessionsResponse(d: Any, strict: bool) -> ListSessionsResponse:
         except ValidationError as error:
             if strict:
                 raise error.at("nextCursor")
+            salvage(v)
             f_next_cursor = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -8464,6 +8658,7 @@ def _decode_ListSessionsResponse(d: Any, strict: bool) -> ListSessionsResponse:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(ListSessionsResponse)
@@ -8522,6 +8717,7 @@ def _decode_SessionInfo(d: Any, strict: bool) -> SessionInfo:
         except ValidationError as error:
             if strict:
                 raise error.at("additionalDirectories")
+            salvage(v)
             f_additional_directories = []
 
     f_title: str | None | Unset
@@ -8534,6 +8730,7 @@ def _decode_SessionInfo(d: Any, strict: bool) -> SessionInfo:
         except ValidationError as error:
             if strict:
                 raise error.at("title")
+            salvage(v)
             f_title = UNSET
 
     f_updated_at: str | None | Unset
@@ -8548,6 +8745,7 @@ def _decode_SessionInfo(d: Any, strict: bool) -> SessionInfo:
         except ValidationError as error:
             if strict:
                 raise error.at("updatedAt")
+            salvage(v)
             f_updated_at = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -8560,6 +8758,7 @@ def _decode_SessionInfo(d: Any, strict: bool) -> SessionInfo:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(SessionInfo)
@@ -8606,6 +8805,7 @@ def _decode_DeleteSessionResponse(d: Any, strict: bool) -> DeleteSessionResponse
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(DeleteSessionResponse)
@@ -8635,6 +8835,7 @@ def _decode_ResumeSessionResponse(d: Any, strict: bool) -> ResumeSessionResponse
         except ValidationError as error:
             if strict:
                 raise error.at("modes")
+            salvage(v)
             f_modes = UNSET
 
     f_config_options: list[SessionConfigOption] | None | Unset
@@ -8651,6 +8852,7 @@ def _decode_ResumeSessionResponse(d: Any, strict: bool) -> ResumeSessionResponse
         except ValidationError as error:
             if strict:
                 raise error.at("configOptions")
+            salvage(v)
             f_config_options = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -8663,6 +8865,7 @@ def _decode_ResumeSessionResponse(d: Any, strict: bool) -> ResumeSessionResponse
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(ResumeSessionResponse)
@@ -8704,6 +8907,7 @@ def _decode_CloseSessionResponse(d: Any, strict: bool) -> CloseSessionResponse:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(CloseSessionResponse)
@@ -8733,6 +8937,7 @@ def _decode_SetSessionModeResponse(d: Any, strict: bool) -> SetSessionModeRespon
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(SetSessionModeResponse)
@@ -8766,6 +8971,7 @@ def _decode_SetSessionConfigOptionResponse(
         except ValidationError as error:
             if strict:
                 raise error.at("configOptions")
+            salvage(v)
             f_config_options = []
 
     f_meta: dict[str, Any] | None | Unset
@@ -8778,6 +8984,7 @@ def _decode_SetSessionConfigOptionResponse(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(SetSessionConfigOptionResponse)
@@ -8826,6 +9033,7 @@ def _decode_PromptResponse(d: Any, strict: bool) -> PromptResponse:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(PromptResponse)
@@ -8909,6 +9117,7 @@ def _decode_Error(d: Any, strict: bool) -> Error:
         except ValidationError as error:
             if strict:
                 raise error.at("data")
+            salvage(v)
             f_data = UNSET
 
     o = _new(Error)
@@ -9018,6 +9227,7 @@ def _decode_SessionNotification(d: Any, strict: bool) -> SessionNotification:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(SessionNotification)
@@ -9075,6 +9285,7 @@ def _read_UserMessageChunkSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("messageId")
+            salvage(v)
             f_message_id = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -9087,6 +9298,7 @@ def _read_UserMessageChunkSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(UserMessageChunkSessionUpdate)
@@ -9149,6 +9361,7 @@ def _read_AgentMessageChunkSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("messageId")
+            salvage(v)
             f_message_id = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -9161,6 +9374,7 @@ def _read_AgentMessageChunkSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(AgentMessageChunkSessionUpdate)
@@ -9223,6 +9437,7 @@ def _read_AgentThoughtChunkSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("messageId")
+            salvage(v)
             f_message_id = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -9235,6 +9450,7 @@ def _read_AgentThoughtChunkSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(AgentThoughtChunkSessionUpdate)
@@ -9301,6 +9517,7 @@ def _read_ToolCallSessionUpdate(d: JsonObject, strict: bool) -> ToolCallSessionU
         except ValidationError as error:
             if strict:
                 raise error.at("name")
+            salvage(v)
             f_name = UNSET
 
     f_kind: ToolKind | Unset
@@ -9317,6 +9534,7 @@ def _read_ToolCallSessionUpdate(d: JsonObject, strict: bool) -> ToolCallSessionU
         except ValidationError as error:
             if strict:
                 raise error.at("kind")
+            salvage(v)
             f_kind = UNSET
 
     f_status: ToolCallStatus | Unset
@@ -9333,6 +9551,7 @@ def _read_ToolCallSessionUpdate(d: JsonObject, strict: bool) -> ToolCallSessionU
         except ValidationError as error:
             if strict:
                 raise error.at("status")
+            salvage(v)
             f_status = UNSET
 
     f_content: list[ToolCallContent] | Unset
@@ -9345,6 +9564,7 @@ def _read_ToolCallSessionUpdate(d: JsonObject, strict: bool) -> ToolCallSessionU
         except ValidationError as error:
             if strict:
                 raise error.at("content")
+            salvage(v)
             f_content = []
 
     f_locations: list[ToolCallLocation] | Unset
@@ -9357,6 +9577,7 @@ def _read_ToolCallSessionUpdate(d: JsonObject, strict: bool) -> ToolCallSessionU
         except ValidationError as error:
             if strict:
                 raise error.at("locations")
+            salvage(v)
             f_locations = []
 
     f_raw_input: Any | Unset
@@ -9369,6 +9590,7 @@ def _read_ToolCallSessionUpdate(d: JsonObject, strict: bool) -> ToolCallSessionU
         except ValidationError as error:
             if strict:
                 raise error.at("rawInput")
+            salvage(v)
             f_raw_input = UNSET
 
     f_raw_output: Any | Unset
@@ -9381,6 +9603,7 @@ def _read_ToolCallSessionUpdate(d: JsonObject, strict: bool) -> ToolCallSessionU
         except ValidationError as error:
             if strict:
                 raise error.at("rawOutput")
+            salvage(v)
             f_raw_output = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -9393,6 +9616,7 @@ def _read_ToolCallSessionUpdate(d: JsonObject, strict: bool) -> ToolCallSessionU
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(ToolCallSessionUpdate)
@@ -9485,6 +9709,7 @@ def _read_ToolCallUpdateSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("kind")
+            salvage(v)
             f_kind = UNSET
 
     f_status: ToolCallStatus | None | Unset
@@ -9505,6 +9730,7 @@ def _read_ToolCallUpdateSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("status")
+            salvage(v)
             f_status = UNSET
 
     f_title: str | None | Unset
@@ -9517,6 +9743,7 @@ def _read_ToolCallUpdateSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("title")
+            salvage(v)
             f_title = UNSET
 
     f_name: str | None | Unset
@@ -9529,6 +9756,7 @@ def _read_ToolCallUpdateSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("name")
+            salvage(v)
             f_name = UNSET
 
     f_content: list[ToolCallContent] | None | Unset
@@ -9545,6 +9773,7 @@ def _read_ToolCallUpdateSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("content")
+            salvage(v)
             f_content = UNSET
 
     f_locations: list[ToolCallLocation] | None | Unset
@@ -9561,6 +9790,7 @@ def _read_ToolCallUpdateSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("locations")
+            salvage(v)
             f_locations = UNSET
 
     f_raw_input: Any | Unset
@@ -9573,6 +9803,7 @@ def _read_ToolCallUpdateSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("rawInput")
+            salvage(v)
             f_raw_input = UNSET
 
     f_raw_output: Any | Unset
@@ -9585,6 +9816,7 @@ def _read_ToolCallUpdateSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("rawOutput")
+            salvage(v)
             f_raw_output = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -9597,6 +9829,7 @@ def _read_ToolCallUpdateSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(ToolCallUpdateSessionUpdate)
@@ -9687,6 +9920,7 @@ def _read_PlanSessionUpdate(d: JsonObject, strict: bool) -> PlanSessionUpdate:
         except ValidationError as error:
             if strict:
                 raise error.at("entries")
+            salvage(v)
             f_entries = []
 
     f_meta: dict[str, Any] | None | Unset
@@ -9699,6 +9933,7 @@ def _read_PlanSessionUpdate(d: JsonObject, strict: bool) -> PlanSessionUpdate:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(PlanSessionUpdate)
@@ -9745,6 +9980,7 @@ def _read_AvailableCommandsUpdateSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("availableCommands")
+            salvage(v)
             f_available_commands = []
 
     f_meta: dict[str, Any] | None | Unset
@@ -9757,6 +9993,7 @@ def _read_AvailableCommandsUpdateSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(AvailableCommandsUpdateSessionUpdate)
@@ -9815,6 +10052,7 @@ def _read_CurrentModeUpdateSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(CurrentModeUpdateSessionUpdate)
@@ -9863,6 +10101,7 @@ def _read_ConfigOptionUpdateSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("configOptions")
+            salvage(v)
             f_config_options = []
 
     f_meta: dict[str, Any] | None | Unset
@@ -9875,6 +10114,7 @@ def _read_ConfigOptionUpdateSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(ConfigOptionUpdateSessionUpdate)
@@ -9921,6 +10161,7 @@ def _read_SessionInfoUpdateSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("title")
+            salvage(v)
             f_title = UNSET
 
     f_updated_at: str | None | Unset
@@ -9935,6 +10176,7 @@ def _read_SessionInfoUpdateSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("updatedAt")
+            salvage(v)
             f_updated_at = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -9947,6 +10189,7 @@ def _read_SessionInfoUpdateSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(SessionInfoUpdateSessionUpdate)
@@ -10033,6 +10276,7 @@ def _read_UsageUpdateSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("cost")
+            salvage(v)
             f_cost = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -10045,6 +10289,7 @@ def _read_UsageUpdateSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(UsageUpdateSessionUpdate)
@@ -10119,6 +10364,7 @@ def _read_NoticeSessionUpdate(d: JsonObject, strict: bool) -> NoticeSessionUpdat
         except ValidationError as error:
             if strict:
                 raise error.at("description")
+            salvage(v)
             f_description = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -10131,6 +10377,7 @@ def _read_NoticeSessionUpdate(d: JsonObject, strict: bool) -> NoticeSessionUpdat
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(NoticeSessionUpdate)
@@ -10211,6 +10458,7 @@ def _read_CompactionUpdateSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("summary")
+            salvage(v)
             f_summary = UNSET
 
     f_error: str | None | Unset
@@ -10223,6 +10471,7 @@ def _read_CompactionUpdateSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("error")
+            salvage(v)
             f_error = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -10235,6 +10484,7 @@ def _read_CompactionUpdateSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(CompactionUpdateSessionUpdate)
@@ -10315,6 +10565,7 @@ def _read_CompactionSummaryChunkSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(CompactionSummaryChunkSessionUpdate)
@@ -10413,6 +10664,7 @@ def _decode_ContentChunk(d: Any, strict: bool) -> ContentChunk:
         except ValidationError as error:
             if strict:
                 raise error.at("messageId")
+            salvage(v)
             f_message_id = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -10425,6 +10677,7 @@ def _decode_ContentChunk(d: Any, strict: bool) -> ContentChunk:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(ContentChunk)
@@ -10481,6 +10734,7 @@ def _decode_ToolCall(d: Any, strict: bool) -> ToolCall:
         except ValidationError as error:
             if strict:
                 raise error.at("name")
+            salvage(v)
             f_name = UNSET
 
     f_kind: ToolKind | Unset
@@ -10497,6 +10751,7 @@ def _decode_ToolCall(d: Any, strict: bool) -> ToolCall:
         except ValidationError as error:
             if strict:
                 raise error.at("kind")
+            salvage(v)
             f_kind = UNSET
 
     f_status: ToolCallStatus | Unset
@@ -10513,6 +10768,7 @@ def _decode_ToolCall(d: Any, strict: bool) -> ToolCall:
         except ValidationError as error:
             if strict:
                 raise error.at("status")
+            salvage(v)
             f_status = UNSET
 
     f_content: list[ToolCallContent] | Unset
@@ -10525,6 +10781,7 @@ def _decode_ToolCall(d: Any, strict: bool) -> ToolCall:
         except ValidationError as error:
             if strict:
                 raise error.at("content")
+            salvage(v)
             f_content = []
 
     f_locations: list[ToolCallLocation] | Unset
@@ -10537,6 +10794,7 @@ def _decode_ToolCall(d: Any, strict: bool) -> ToolCall:
         except ValidationError as error:
             if strict:
                 raise error.at("locations")
+            salvage(v)
             f_locations = []
 
     f_raw_input: Any | Unset
@@ -10549,6 +10807,7 @@ def _decode_ToolCall(d: Any, strict: bool) -> ToolCall:
         except ValidationError as error:
             if strict:
                 raise error.at("rawInput")
+            salvage(v)
             f_raw_input = UNSET
 
     f_raw_output: Any | Unset
@@ -10561,6 +10820,7 @@ def _decode_ToolCall(d: Any, strict: bool) -> ToolCall:
         except ValidationError as error:
             if strict:
                 raise error.at("rawOutput")
+            salvage(v)
             f_raw_output = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -10573,6 +10833,7 @@ def _decode_ToolCall(d: Any, strict: bool) -> ToolCall:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(ToolCall)
@@ -10673,6 +10934,7 @@ def _decode_PlanEntry(d: Any, strict: bool) -> PlanEntry:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(PlanEntry)
@@ -10747,6 +11009,7 @@ def _decode_Plan(d: Any, strict: bool) -> Plan:
         except ValidationError as error:
             if strict:
                 raise error.at("entries")
+            salvage(v)
             f_entries = []
 
     f_meta: dict[str, Any] | None | Unset
@@ -10759,6 +11022,7 @@ def _decode_Plan(d: Any, strict: bool) -> Plan:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(Plan)
@@ -10811,6 +11075,7 @@ def _decode_AvailableCommand(d: Any, strict: bool) -> AvailableCommand:
         except ValidationError as error:
             if strict:
                 raise error.at("input")
+            salvage(v)
             f_input = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -10823,6 +11088,7 @@ def _decode_AvailableCommand(d: Any, strict: bool) -> AvailableCommand:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(AvailableCommand)
@@ -10897,6 +11163,7 @@ def _decode_UnstructuredCommandInput(d: Any, strict: bool) -> UnstructuredComman
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(UnstructuredCommandInput)
@@ -10931,6 +11198,7 @@ def _decode_AvailableCommandsUpdate(d: Any, strict: bool) -> AvailableCommandsUp
         except ValidationError as error:
             if strict:
                 raise error.at("availableCommands")
+            salvage(v)
             f_available_commands = []
 
     f_meta: dict[str, Any] | None | Unset
@@ -10943,6 +11211,7 @@ def _decode_AvailableCommandsUpdate(d: Any, strict: bool) -> AvailableCommandsUp
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(AvailableCommandsUpdate)
@@ -10987,6 +11256,7 @@ def _decode_CurrentModeUpdate(d: Any, strict: bool) -> CurrentModeUpdate:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(CurrentModeUpdate)
@@ -11021,6 +11291,7 @@ def _decode_ConfigOptionUpdate(d: Any, strict: bool) -> ConfigOptionUpdate:
         except ValidationError as error:
             if strict:
                 raise error.at("configOptions")
+            salvage(v)
             f_config_options = []
 
     f_meta: dict[str, Any] | None | Unset
@@ -11033,6 +11304,7 @@ def _decode_ConfigOptionUpdate(d: Any, strict: bool) -> ConfigOptionUpdate:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(ConfigOptionUpdate)
@@ -11065,6 +11337,7 @@ def _decode_SessionInfoUpdate(d: Any, strict: bool) -> SessionInfoUpdate:
         except ValidationError as error:
             if strict:
                 raise error.at("title")
+            salvage(v)
             f_title = UNSET
 
     f_updated_at: str | None | Unset
@@ -11079,6 +11352,7 @@ def _decode_SessionInfoUpdate(d: Any, strict: bool) -> SessionInfoUpdate:
         except ValidationError as error:
             if strict:
                 raise error.at("updatedAt")
+            salvage(v)
             f_updated_at = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -11091,6 +11365,7 @@ def _decode_SessionInfoUpdate(d: Any, strict: bool) -> SessionInfoUpdate:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(SessionInfoUpdate)
@@ -11148,6 +11423,7 @@ def _decode_Cost(d: Any, strict: bool) -> Cost:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(Cost)
@@ -11218,6 +11494,7 @@ def _decode_UsageUpdate(d: Any, strict: bool) -> UsageUpdate:
         except ValidationError as error:
             if strict:
                 raise error.at("cost")
+            salvage(v)
             f_cost = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -11230,6 +11507,7 @@ def _decode_UsageUpdate(d: Any, strict: bool) -> UsageUpdate:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(UsageUpdate)
@@ -11314,6 +11592,7 @@ def _decode_Notice(d: Any, strict: bool) -> Notice:
         except ValidationError as error:
             if strict:
                 raise error.at("description")
+            salvage(v)
             f_description = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -11326,6 +11605,7 @@ def _decode_Notice(d: Any, strict: bool) -> Notice:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(Notice)
@@ -11416,6 +11696,7 @@ def _decode_CompactionUpdate(d: Any, strict: bool) -> CompactionUpdate:
         except ValidationError as error:
             if strict:
                 raise error.at("summary")
+            salvage(v)
             f_summary = UNSET
 
     f_error: str | None | Unset
@@ -11428,6 +11709,7 @@ def _decode_CompactionUpdate(d: Any, strict: bool) -> CompactionUpdate:
         except ValidationError as error:
             if strict:
                 raise error.at("error")
+            salvage(v)
             f_error = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -11440,6 +11722,7 @@ def _decode_CompactionUpdate(d: Any, strict: bool) -> CompactionUpdate:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(CompactionUpdate)
@@ -11506,6 +11789,7 @@ def _decode_CompactionSummaryChunk(d: Any, strict: bool) -> CompactionSummaryChu
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(CompactionSummaryChunk)
@@ -11552,6 +11836,7 @@ def _decode_CompleteElicitationNotification(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(CompleteElicitationNotification)
@@ -11665,6 +11950,7 @@ def _decode_InitializeRequest(d: Any, strict: bool) -> InitializeRequest:
         except ValidationError as error:
             if strict:
                 raise error.at("clientCapabilities")
+            salvage(v)
             f_client_capabilities = ClientCapabilities(
                 fs=FileSystemCapabilities(
                     read_text_file=False,
@@ -11686,6 +11972,7 @@ def _decode_InitializeRequest(d: Any, strict: bool) -> InitializeRequest:
         except ValidationError as error:
             if strict:
                 raise error.at("clientInfo")
+            salvage(v)
             f_client_info = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -11698,6 +11985,7 @@ def _decode_InitializeRequest(d: Any, strict: bool) -> InitializeRequest:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(InitializeRequest)
@@ -11741,6 +12029,7 @@ def _decode_ClientCapabilities(d: Any, strict: bool) -> ClientCapabilities:
         except ValidationError as error:
             if strict:
                 raise error.at("fs")
+            salvage(v)
             f_fs = FileSystemCapabilities(
                 read_text_file=False,
                 write_text_file=False,
@@ -11756,6 +12045,7 @@ def _decode_ClientCapabilities(d: Any, strict: bool) -> ClientCapabilities:
         except ValidationError as error:
             if strict:
                 raise error.at("terminal")
+            salvage(v)
             f_terminal = False
 
     f_session: ClientSessionCapabilities | None | Unset
@@ -11770,6 +12060,7 @@ def _decode_ClientCapabilities(d: Any, strict: bool) -> ClientCapabilities:
         except ValidationError as error:
             if strict:
                 raise error.at("session")
+            salvage(v)
             f_session = UNSET
 
     f_auth: AuthCapabilities
@@ -11784,6 +12075,7 @@ def _decode_ClientCapabilities(d: Any, strict: bool) -> ClientCapabilities:
         except ValidationError as error:
             if strict:
                 raise error.at("auth")
+            salvage(v)
             f_auth = AuthCapabilities(
                 terminal=False,
             )
@@ -11800,6 +12092,7 @@ def _decode_ClientCapabilities(d: Any, strict: bool) -> ClientCapabilities:
         except ValidationError as error:
             if strict:
                 raise error.at("elicitation")
+            salvage(v)
             f_elicitation = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -11812,6 +12105,7 @@ def _decode_ClientCapabilities(d: Any, strict: bool) -> ClientCapabilities:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(ClientCapabilities)
@@ -11862,6 +12156,7 @@ def _decode_FileSystemCapabilities(d: Any, strict: bool) -> FileSystemCapabiliti
         except ValidationError as error:
             if strict:
                 raise error.at("readTextFile")
+            salvage(v)
             f_read_text_file = False
 
     f_write_text_file: bool
@@ -11874,6 +12169,7 @@ def _decode_FileSystemCapabilities(d: Any, strict: bool) -> FileSystemCapabiliti
         except ValidationError as error:
             if strict:
                 raise error.at("writeTextFile")
+            salvage(v)
             f_write_text_file = False
 
     f_meta: dict[str, Any] | None | Unset
@@ -11886,6 +12182,7 @@ def _decode_FileSystemCapabilities(d: Any, strict: bool) -> FileSystemCapabiliti
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(FileSystemCapabilities)
@@ -11924,6 +12221,7 @@ def _decode_ClientSessionCapabilities(
         except ValidationError as error:
             if strict:
                 raise error.at("compaction")
+            salvage(v)
             f_compaction = UNSET
 
     f_config_options: SessionConfigOptionsCapabilities | None | Unset
@@ -11940,6 +12238,7 @@ def _decode_ClientSessionCapabilities(
         except ValidationError as error:
             if strict:
                 raise error.at("configOptions")
+            salvage(v)
             f_config_options = UNSET
 
     f_notices: NoticeCapabilities | None | Unset
@@ -11952,6 +12251,7 @@ def _decode_ClientSessionCapabilities(
         except ValidationError as error:
             if strict:
                 raise error.at("notices")
+            salvage(v)
             f_notices = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -11964,6 +12264,7 @@ def _decode_ClientSessionCapabilities(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(ClientSessionCapabilities)
@@ -12019,6 +12320,7 @@ def _decode_SessionConfigOptionsCapabilities(
         except ValidationError as error:
             if strict:
                 raise error.at("boolean")
+            salvage(v)
             f_boolean = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -12031,6 +12333,7 @@ def _decode_SessionConfigOptionsCapabilities(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(SessionConfigOptionsCapabilities)
@@ -12072,6 +12375,7 @@ def _decode_BooleanConfigOptionCapabilities(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(BooleanConfigOptionCapabilities)
@@ -12107,6 +12411,7 @@ def _decode_AuthCapabilities(d: Any, strict: bool) -> AuthCapabilities:
         except ValidationError as error:
             if strict:
                 raise error.at("terminal")
+            salvage(v)
             f_terminal = False
 
     f_meta: dict[str, Any] | None | Unset
@@ -12119,6 +12424,7 @@ def _decode_AuthCapabilities(d: Any, strict: bool) -> AuthCapabilities:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(AuthCapabilities)
@@ -12153,6 +12459,7 @@ def _decode_ElicitationCapabilities(d: Any, strict: bool) -> ElicitationCapabili
         except ValidationError as error:
             if strict:
                 raise error.at("form")
+            salvage(v)
             f_form = UNSET
 
     f_url: ElicitationUrlCapabilities | None | Unset
@@ -12165,6 +12472,7 @@ def _decode_ElicitationCapabilities(d: Any, strict: bool) -> ElicitationCapabili
         except ValidationError as error:
             if strict:
                 raise error.at("url")
+            salvage(v)
             f_url = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -12177,6 +12485,7 @@ def _decode_ElicitationCapabilities(d: Any, strict: bool) -> ElicitationCapabili
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(ElicitationCapabilities)
@@ -12218,6 +12527,7 @@ def _decode_ElicitationFormCapabilities(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(ElicitationFormCapabilities)
@@ -12251,6 +12561,7 @@ def _decode_ElicitationUrlCapabilities(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(ElicitationUrlCapabilities)
@@ -12290,6 +12601,7 @@ def _decode_AuthenticateRequest(d: Any, strict: bool) -> AuthenticateRequest:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(AuthenticateRequest)
@@ -12322,6 +12634,7 @@ def _decode_LogoutRequest(d: Any, strict: bool) -> LogoutRequest:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(LogoutRequest)
@@ -12387,6 +12700,7 @@ def _decode_NewSessionRequest(d: Any, strict: bool) -> NewSessionRequest:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(NewSessionRequest)
@@ -12464,6 +12778,7 @@ def _read_HttpMcpServer(d: JsonObject, strict: bool) -> HttpMcpServer:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(HttpMcpServer)
@@ -12540,6 +12855,7 @@ def _read_SseMcpServer(d: JsonObject, strict: bool) -> SseMcpServer:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(SseMcpServer)
@@ -12630,6 +12946,7 @@ def _decode_HttpHeader(d: Any, strict: bool) -> HttpHeader:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(HttpHeader)
@@ -12696,6 +13013,7 @@ def _decode_McpServerHttp(d: Any, strict: bool) -> McpServerHttp:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(McpServerHttp)
@@ -12764,6 +13082,7 @@ def _decode_McpServerSse(d: Any, strict: bool) -> McpServerSse:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(McpServerSse)
@@ -12846,6 +13165,7 @@ def _decode_McpServerStdio(d: Any, strict: bool) -> McpServerStdio:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(McpServerStdio)
@@ -12930,6 +13250,7 @@ def _decode_LoadSessionRequest(d: Any, strict: bool) -> LoadSessionRequest:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(LoadSessionRequest)
@@ -12990,6 +13311,7 @@ def _decode_ListSessionsRequest(d: Any, strict: bool) -> ListSessionsRequest:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(ListSessionsRequest)
@@ -13037,6 +13359,7 @@ def _decode_DeleteSessionRequest(d: Any, strict: bool) -> DeleteSessionRequest:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(DeleteSessionRequest)
@@ -13115,6 +13438,7 @@ def _decode_ResumeSessionRequest(d: Any, strict: bool) -> ResumeSessionRequest:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(ResumeSessionRequest)
@@ -13167,6 +13491,7 @@ def _decode_CloseSessionRequest(d: Any, strict: bool) -> CloseSessionRequest:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(CloseSessionRequest)
@@ -13219,6 +13544,7 @@ def _decode_SetSessionModeRequest(d: Any, strict: bool) -> SetSessionModeRequest
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(SetSessionModeRequest)
@@ -13284,6 +13610,7 @@ def _read_BooleanSetSessionConfigOptionRequest(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     f_value: bool
@@ -13355,6 +13682,7 @@ def _decode_ValueIdSetSessionConfigOptionRequest(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     f_value: SessionConfigValueId
@@ -13451,6 +13779,7 @@ def _decode_PromptRequest(d: Any, strict: bool) -> PromptRequest:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(PromptRequest)
@@ -13584,6 +13913,7 @@ def _decode_WriteTextFileResponse(d: Any, strict: bool) -> WriteTextFileResponse
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(WriteTextFileResponse)
@@ -13623,6 +13953,7 @@ def _decode_ReadTextFileResponse(d: Any, strict: bool) -> ReadTextFileResponse:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(ReadTextFileResponse)
@@ -13667,6 +13998,7 @@ def _decode_RequestPermissionResponse(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(RequestPermissionResponse)
@@ -13748,6 +14080,7 @@ def _read_SelectedRequestPermissionOutcome(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(SelectedRequestPermissionOutcome)
@@ -13825,6 +14158,7 @@ def _decode_SelectedPermissionOutcome(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(SelectedPermissionOutcome)
@@ -13867,6 +14201,7 @@ def _decode_CreateTerminalResponse(d: Any, strict: bool) -> CreateTerminalRespon
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(CreateTerminalResponse)
@@ -13919,6 +14254,7 @@ def _decode_TerminalOutputResponse(d: Any, strict: bool) -> TerminalOutputRespon
         except ValidationError as error:
             if strict:
                 raise error.at("exitStatus")
+            salvage(v)
             f_exit_status = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -13931,6 +14267,7 @@ def _decode_TerminalOutputResponse(d: Any, strict: bool) -> TerminalOutputRespon
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(TerminalOutputResponse)
@@ -13981,6 +14318,7 @@ def _decode_TerminalExitStatus(d: Any, strict: bool) -> TerminalExitStatus:
         except ValidationError as error:
             if strict:
                 raise error.at("exitCode")
+            salvage(v)
             f_exit_code = UNSET
 
     f_signal: str | None | Unset
@@ -13993,6 +14331,7 @@ def _decode_TerminalExitStatus(d: Any, strict: bool) -> TerminalExitStatus:
         except ValidationError as error:
             if strict:
                 raise error.at("signal")
+            salvage(v)
             f_signal = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -14005,6 +14344,7 @@ def _decode_TerminalExitStatus(d: Any, strict: bool) -> TerminalExitStatus:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(TerminalExitStatus)
@@ -14042,6 +14382,7 @@ def _decode_ReleaseTerminalResponse(d: Any, strict: bool) -> ReleaseTerminalResp
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(ReleaseTerminalResponse)
@@ -14083,6 +14424,7 @@ def _decode_WaitForTerminalExitResponse(
         except ValidationError as error:
             if strict:
                 raise error.at("exitCode")
+            salvage(v)
             f_exit_code = UNSET
 
     f_signal: str | None | Unset
@@ -14095,6 +14437,7 @@ def _decode_WaitForTerminalExitResponse(
         except ValidationError as error:
             if strict:
                 raise error.at("signal")
+            salvage(v)
             f_signal = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -14107,6 +14450,7 @@ def _decode_WaitForTerminalExitResponse(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(WaitForTerminalExitResponse)
@@ -14146,6 +14490,7 @@ def _decode_KillTerminalResponse(d: Any, strict: bool) -> KillTerminalResponse:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(KillTerminalResponse)
@@ -14186,6 +14531,7 @@ def _read_AcceptCreateElicitationResponse(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     f_content: dict[str, ElicitationContentValue] | None | Unset
@@ -14250,6 +14596,7 @@ def _read_DeclineCreateElicitationResponse(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(DeclineCreateElicitationResponse)
@@ -14294,6 +14641,7 @@ def _read_CancelCreateElicitationResponse(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(CancelCreateElicitationResponse)
@@ -14344,6 +14692,7 @@ def _read_OtherCreateElicitationResponse(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(OtherCreateElicitationResponse)
@@ -14517,6 +14866,7 @@ def _decode_CancelNotification(d: Any, strict: bool) -> CancelNotification:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(CancelNotification)
@@ -14561,6 +14911,7 @@ def _decode_CancelRequestNotification(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(CancelRequestNotification)

@@ -33,7 +33,9 @@ from ._runtime import exactly_one as exactly_one
 from ._runtime import missing as missing
 from ._runtime import not_null as not_null
 from ._runtime import check_wire as check_wire
+from ._runtime import NotPlainJson as NotPlainJson
 from ._runtime import plain_json as plain_json
+from ._runtime import salvage as salvage
 from ._runtime import scalar_union as scalar_union
 from ._runtime import schema_root as schema_root
 from ._runtime import type_error as type_error
@@ -1363,7 +1365,7 @@ def decode(name: str, data: Any, *, strict: bool = False) -> object:
         raise KeyError(f"the schema has no definition named {name!r}") from None
     try:
         return decoder(data, strict)
-    except ValidationError as error:
+    except (ValidationError, NotPlainJson) as error:
         return _retry(decoder, data, strict, error)
     except RecursionError:
         raise ValidationError("the value is nested too deeply to decode") from None
@@ -1378,23 +1380,32 @@ def decode_class(cls: type[_T], data: Any, *, strict: bool = False) -> _T:
     # The table pairs each class with its own decoder.
     try:
         return cast(_T, decoder(data, strict))
-    except ValidationError as error:
+    except (ValidationError, NotPlainJson) as error:
         return cast(_T, _retry(decoder, data, strict, error))
     except RecursionError:
         raise ValidationError("the value is nested too deeply to decode") from None
 
 
 def _retry(
-    decoder: Decoder[object], data: Any, strict: bool, error: ValidationError
+    decoder: Decoder[object],
+    data: Any,
+    strict: bool,
+    error: ValidationError | NotPlainJson,
 ) -> object:
-    """After ``decoder`` refused ``data`` with ``error``: subclasses of the
-    JSON types (``OrderedDict`` from ``object_pairs_hook``, ``IntEnum`` and
-    ``str`` enum members) are the JSON values they stand for, so ``data`` is
-    decoded again with them replaced; without any, ``error`` stands. The
-    first attempt is the fast path: it costs nothing when ``data`` is plain
-    JSON."""
+    """After ``decoder`` refused ``data`` with ``error``, or lenient decoding
+    was about to drop a part of it: subclasses of the JSON types
+    (``OrderedDict`` from ``object_pairs_hook``, ``IntEnum`` and ``str`` enum
+    members) are the JSON values they stand for, so ``data`` is decoded again
+    with them replaced; without any, ``error`` stands. The first attempt is
+    the fast path: it costs nothing when ``data`` is plain JSON."""
     plain = plain_json(data)
     if plain is MISSING:
+        if isinstance(
+            error, NotPlainJson
+        ):  # the subclass was in a cycle plain_json skipped
+            raise ValidationError(
+                "the value holds a reference cycle or an object that is not JSON"
+            ) from None
         raise error
     try:
         return decoder(plain, strict)
@@ -1624,6 +1635,7 @@ def _decode_WriteTextFileRequest(d: Any, strict: bool) -> WriteTextFileRequest:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(WriteTextFileRequest)
@@ -1724,6 +1736,7 @@ def _decode_ReadTextFileRequest(d: Any, strict: bool) -> ReadTextFileRequest:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(ReadTextFileRequest)
@@ -1796,6 +1809,7 @@ def _decode_RequestPermissionRequest(d: Any, strict: bool) -> RequestPermissionR
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(RequestPermissionRequest)
@@ -1850,6 +1864,7 @@ def _decode_ToolCallUpdate(d: Any, strict: bool) -> ToolCallUpdate:
         except ValidationError as error:
             if strict:
                 raise error.at("kind")
+            salvage(v)
             f_kind = UNSET
 
     f_status: ToolCallStatus | None | Unset
@@ -1870,6 +1885,7 @@ def _decode_ToolCallUpdate(d: Any, strict: bool) -> ToolCallUpdate:
         except ValidationError as error:
             if strict:
                 raise error.at("status")
+            salvage(v)
             f_status = UNSET
 
     f_title: str | None | Unset
@@ -1882,6 +1898,7 @@ def _decode_ToolCallUpdate(d: Any, strict: bool) -> ToolCallUpdate:
         except ValidationError as error:
             if strict:
                 raise error.at("title")
+            salvage(v)
             f_title = UNSET
 
     f_name: str | None | Unset
@@ -1894,6 +1911,7 @@ def _decode_ToolCallUpdate(d: Any, strict: bool) -> ToolCallUpdate:
         except ValidationError as error:
             if strict:
                 raise error.at("name")
+            salvage(v)
             f_name = UNSET
 
     f_content: list[ToolCallContent] | None | Unset
@@ -1910,6 +1928,7 @@ def _decode_ToolCallUpdate(d: Any, strict: bool) -> ToolCallUpdate:
         except ValidationError as error:
             if strict:
                 raise error.at("content")
+            salvage(v)
             f_content = UNSET
 
     f_locations: list[ToolCallLocation] | None | Unset
@@ -1926,6 +1945,7 @@ def _decode_ToolCallUpdate(d: Any, strict: bool) -> ToolCallUpdate:
         except ValidationError as error:
             if strict:
                 raise error.at("locations")
+            salvage(v)
             f_locations = UNSET
 
     f_raw_input: Any | Unset
@@ -1938,6 +1958,7 @@ def _decode_ToolCallUpdate(d: Any, strict: bool) -> ToolCallUpdate:
         except ValidationError as error:
             if strict:
                 raise error.at("rawInput")
+            salvage(v)
             f_raw_input = UNSET
 
     f_raw_output: Any | Unset
@@ -1950,6 +1971,7 @@ def _decode_ToolCallUpdate(d: Any, strict: bool) -> ToolCallUpdate:
         except ValidationError as error:
             if strict:
                 raise error.at("rawOutput")
+            salvage(v)
             f_raw_output = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -1962,6 +1984,7 @@ def _decode_ToolCallUpdate(d: Any, strict: bool) -> ToolCallUpdate:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(ToolCallUpdate)
@@ -2102,6 +2125,7 @@ def _read_ContentToolCallContent(d: JsonObject, strict: bool) -> ContentToolCall
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(ContentToolCallContent)
@@ -2152,6 +2176,7 @@ def _read_DiffToolCallContent(d: JsonObject, strict: bool) -> DiffToolCallConten
         except ValidationError as error:
             if strict:
                 raise error.at("oldText")
+            salvage(v)
             f_old_text = UNSET
 
     f_new_text: str
@@ -2174,6 +2199,7 @@ def _read_DiffToolCallContent(d: JsonObject, strict: bool) -> DiffToolCallConten
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(DiffToolCallContent)
@@ -2232,6 +2258,7 @@ def _read_TerminalToolCallContent(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(TerminalToolCallContent)
@@ -2305,6 +2332,7 @@ def _read_TextContentBlock(d: JsonObject, strict: bool) -> TextContentBlock:
         except ValidationError as error:
             if strict:
                 raise error.at("annotations")
+            salvage(v)
             f_annotations = UNSET
 
     f_text: str
@@ -2327,6 +2355,7 @@ def _read_TextContentBlock(d: JsonObject, strict: bool) -> TextContentBlock:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(TextContentBlock)
@@ -2373,6 +2402,7 @@ def _read_ImageContentBlock(d: JsonObject, strict: bool) -> ImageContentBlock:
         except ValidationError as error:
             if strict:
                 raise error.at("annotations")
+            salvage(v)
             f_annotations = UNSET
 
     f_data: str
@@ -2405,6 +2435,7 @@ def _read_ImageContentBlock(d: JsonObject, strict: bool) -> ImageContentBlock:
         except ValidationError as error:
             if strict:
                 raise error.at("uri")
+            salvage(v)
             f_uri = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -2417,6 +2448,7 @@ def _read_ImageContentBlock(d: JsonObject, strict: bool) -> ImageContentBlock:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(ImageContentBlock)
@@ -2469,6 +2501,7 @@ def _read_AudioContentBlock(d: JsonObject, strict: bool) -> AudioContentBlock:
         except ValidationError as error:
             if strict:
                 raise error.at("annotations")
+            salvage(v)
             f_annotations = UNSET
 
     f_data: str
@@ -2501,6 +2534,7 @@ def _read_AudioContentBlock(d: JsonObject, strict: bool) -> AudioContentBlock:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(AudioContentBlock)
@@ -2551,6 +2585,7 @@ def _read_ResourceLinkContentBlock(
         except ValidationError as error:
             if strict:
                 raise error.at("annotations")
+            salvage(v)
             f_annotations = UNSET
 
     f_description: str | None | Unset
@@ -2565,6 +2600,7 @@ def _read_ResourceLinkContentBlock(
         except ValidationError as error:
             if strict:
                 raise error.at("description")
+            salvage(v)
             f_description = UNSET
 
     f_mime_type: str | None | Unset
@@ -2577,6 +2613,7 @@ def _read_ResourceLinkContentBlock(
         except ValidationError as error:
             if strict:
                 raise error.at("mimeType")
+            salvage(v)
             f_mime_type = UNSET
 
     f_name: str
@@ -2613,6 +2650,7 @@ def _read_ResourceLinkContentBlock(
         except ValidationError as error:
             if strict:
                 raise error.at("size")
+            salvage(v)
             f_size = UNSET
 
     f_title: str | None | Unset
@@ -2625,6 +2663,7 @@ def _read_ResourceLinkContentBlock(
         except ValidationError as error:
             if strict:
                 raise error.at("title")
+            salvage(v)
             f_title = UNSET
 
     f_uri: str
@@ -2647,6 +2686,7 @@ def _read_ResourceLinkContentBlock(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(ResourceLinkContentBlock)
@@ -2711,6 +2751,7 @@ def _read_ResourceContentBlock(d: JsonObject, strict: bool) -> ResourceContentBl
         except ValidationError as error:
             if strict:
                 raise error.at("annotations")
+            salvage(v)
             f_annotations = UNSET
 
     f_resource: EmbeddedResourceResource
@@ -2733,6 +2774,7 @@ def _read_ResourceContentBlock(d: JsonObject, strict: bool) -> ResourceContentBl
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(ResourceContentBlock)
@@ -2809,6 +2851,7 @@ def _decode_Annotations(d: Any, strict: bool) -> Annotations:
         except ValidationError as error:
             if strict:
                 raise error.at("audience")
+            salvage(v)
             f_audience = UNSET
 
     f_last_modified: str | None | Unset
@@ -2823,6 +2866,7 @@ def _decode_Annotations(d: Any, strict: bool) -> Annotations:
         except ValidationError as error:
             if strict:
                 raise error.at("lastModified")
+            salvage(v)
             f_last_modified = UNSET
 
     f_priority: float | None | Unset
@@ -2835,6 +2879,7 @@ def _decode_Annotations(d: Any, strict: bool) -> Annotations:
         except ValidationError as error:
             if strict:
                 raise error.at("priority")
+            salvage(v)
             f_priority = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -2847,6 +2892,7 @@ def _decode_Annotations(d: Any, strict: bool) -> Annotations:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(Annotations)
@@ -2908,6 +2954,7 @@ def _decode_TextContent(d: Any, strict: bool) -> TextContent:
         except ValidationError as error:
             if strict:
                 raise error.at("annotations")
+            salvage(v)
             f_annotations = UNSET
 
     f_text: str
@@ -2930,6 +2977,7 @@ def _decode_TextContent(d: Any, strict: bool) -> TextContent:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(TextContent)
@@ -2968,6 +3016,7 @@ def _decode_ImageContent(d: Any, strict: bool) -> ImageContent:
         except ValidationError as error:
             if strict:
                 raise error.at("annotations")
+            salvage(v)
             f_annotations = UNSET
 
     f_data: str
@@ -3000,6 +3049,7 @@ def _decode_ImageContent(d: Any, strict: bool) -> ImageContent:
         except ValidationError as error:
             if strict:
                 raise error.at("uri")
+            salvage(v)
             f_uri = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -3012,6 +3062,7 @@ def _decode_ImageContent(d: Any, strict: bool) -> ImageContent:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(ImageContent)
@@ -3056,6 +3107,7 @@ def _decode_AudioContent(d: Any, strict: bool) -> AudioContent:
         except ValidationError as error:
             if strict:
                 raise error.at("annotations")
+            salvage(v)
             f_annotations = UNSET
 
     f_data: str
@@ -3088,6 +3140,7 @@ def _decode_AudioContent(d: Any, strict: bool) -> AudioContent:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(AudioContent)
@@ -3128,6 +3181,7 @@ def _decode_ResourceLink(d: Any, strict: bool) -> ResourceLink:
         except ValidationError as error:
             if strict:
                 raise error.at("annotations")
+            salvage(v)
             f_annotations = UNSET
 
     f_description: str | None | Unset
@@ -3142,6 +3196,7 @@ def _decode_ResourceLink(d: Any, strict: bool) -> ResourceLink:
         except ValidationError as error:
             if strict:
                 raise error.at("description")
+            salvage(v)
             f_description = UNSET
 
     f_mime_type: str | None | Unset
@@ -3154,6 +3209,7 @@ def _decode_ResourceLink(d: Any, strict: bool) -> ResourceLink:
         except ValidationError as error:
             if strict:
                 raise error.at("mimeType")
+            salvage(v)
             f_mime_type = UNSET
 
     f_name: str
@@ -3190,6 +3246,7 @@ def _decode_ResourceLink(d: Any, strict: bool) -> ResourceLink:
         except ValidationError as error:
             if strict:
                 raise error.at("size")
+            salvage(v)
             f_size = UNSET
 
     f_title: str | None | Unset
@@ -3202,6 +3259,7 @@ def _decode_ResourceLink(d: Any, strict: bool) -> ResourceLink:
         except ValidationError as error:
             if strict:
                 raise error.at("title")
+            salvage(v)
             f_title = UNSET
 
     f_uri: str
@@ -3224,6 +3282,7 @@ def _decode_ResourceLink(d: Any, strict: bool) -> ResourceLink:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(ResourceLink)
@@ -3313,6 +3372,7 @@ def _decode_TextResourceContents(d: Any, strict: bool) -> TextResourceContents:
         except ValidationError as error:
             if strict:
                 raise error.at("mimeType")
+            salvage(v)
             f_mime_type = UNSET
 
     f_text: str
@@ -3345,6 +3405,7 @@ def _decode_TextResourceContents(d: Any, strict: bool) -> TextResourceContents:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(TextResourceContents)
@@ -3393,6 +3454,7 @@ def _decode_BlobResourceContents(d: Any, strict: bool) -> BlobResourceContents:
         except ValidationError as error:
             if strict:
                 raise error.at("mimeType")
+            salvage(v)
             f_mime_type = UNSET
 
     f_uri: str
@@ -3415,6 +3477,7 @@ def _decode_BlobResourceContents(d: Any, strict: bool) -> BlobResourceContents:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(BlobResourceContents)
@@ -3453,6 +3516,7 @@ def _decode_EmbeddedResource(d: Any, strict: bool) -> EmbeddedResource:
         except ValidationError as error:
             if strict:
                 raise error.at("annotations")
+            salvage(v)
             f_annotations = UNSET
 
     f_resource: EmbeddedResourceResource
@@ -3475,6 +3539,7 @@ def _decode_EmbeddedResource(d: Any, strict: bool) -> EmbeddedResource:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(EmbeddedResource)
@@ -3523,6 +3588,7 @@ def _decode_Content(d: Any, strict: bool) -> Content:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(Content)
@@ -3565,6 +3631,7 @@ def _decode_Diff(d: Any, strict: bool) -> Diff:
         except ValidationError as error:
             if strict:
                 raise error.at("oldText")
+            salvage(v)
             f_old_text = UNSET
 
     f_new_text: str
@@ -3587,6 +3654,7 @@ def _decode_Diff(d: Any, strict: bool) -> Diff:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(Diff)
@@ -3639,6 +3707,7 @@ def _decode_Terminal(d: Any, strict: bool) -> Terminal:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(Terminal)
@@ -3691,6 +3760,7 @@ def _decode_ToolCallLocation(d: Any, strict: bool) -> ToolCallLocation:
         except ValidationError as error:
             if strict:
                 raise error.at("line")
+            salvage(v)
             f_line = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -3703,6 +3773,7 @@ def _decode_ToolCallLocation(d: Any, strict: bool) -> ToolCallLocation:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(ToolCallLocation)
@@ -3773,6 +3844,7 @@ def _decode_PermissionOption(d: Any, strict: bool) -> PermissionOption:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(PermissionOption)
@@ -3912,6 +3984,7 @@ def _decode_CreateTerminalRequest(d: Any, strict: bool) -> CreateTerminalRequest
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(CreateTerminalRequest)
@@ -3982,6 +4055,7 @@ def _decode_EnvVariable(d: Any, strict: bool) -> EnvVariable:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(EnvVariable)
@@ -4036,6 +4110,7 @@ def _decode_TerminalOutputRequest(d: Any, strict: bool) -> TerminalOutputRequest
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(TerminalOutputRequest)
@@ -4090,6 +4165,7 @@ def _decode_ReleaseTerminalRequest(d: Any, strict: bool) -> ReleaseTerminalReque
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(ReleaseTerminalRequest)
@@ -4146,6 +4222,7 @@ def _decode_WaitForTerminalExitRequest(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(WaitForTerminalExitRequest)
@@ -4200,6 +4277,7 @@ def _decode_KillTerminalRequest(d: Any, strict: bool) -> KillTerminalRequest:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(KillTerminalRequest)
@@ -4255,6 +4333,7 @@ def _read_FormCreateElicitationRequest(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     f_requested_schema: ElicitationSchema
@@ -4349,6 +4428,7 @@ def _read_UrlCreateElicitationRequest(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     f_elicitation_id: ElicitationId
@@ -4461,6 +4541,7 @@ def _read_OtherCreateElicitationRequest(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     candidates_scope: list[
@@ -4562,6 +4643,7 @@ def _decode_ElicitationSessionScope(d: Any, strict: bool) -> ElicitationSessionS
         except ValidationError as error:
             if strict:
                 raise error.at("toolCallId")
+            salvage(v)
             f_tool_call_id = UNSET
 
     o = _new(ElicitationSessionScope)
@@ -4624,6 +4706,7 @@ def _decode_ElicitationSchema(d: Any, strict: bool) -> ElicitationSchema:
         except ValidationError as error:
             if strict:
                 raise error.at("type")
+            salvage(v)
             f_type = ElicitationSchemaType.OBJECT
 
     f_title: str | None | Unset
@@ -4636,6 +4719,7 @@ def _decode_ElicitationSchema(d: Any, strict: bool) -> ElicitationSchema:
         except ValidationError as error:
             if strict:
                 raise error.at("title")
+            salvage(v)
             f_title = UNSET
 
     f_properties: dict[str, ElicitationPropertySchema]
@@ -4676,6 +4760,7 @@ def _decode_ElicitationSchema(d: Any, strict: bool) -> ElicitationSchema:
         except ValidationError as error:
             if strict:
                 raise error.at("description")
+            salvage(v)
             f_description = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -4688,6 +4773,7 @@ def _decode_ElicitationSchema(d: Any, strict: bool) -> ElicitationSchema:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(ElicitationSchema)
@@ -4765,6 +4851,7 @@ def _read_StringElicitationPropertySchema(
         except ValidationError as error:
             if strict:
                 raise error.at("title")
+            salvage(v)
             f_title = UNSET
 
     f_description: str | None | Unset
@@ -4779,6 +4866,7 @@ def _read_StringElicitationPropertySchema(
         except ValidationError as error:
             if strict:
                 raise error.at("description")
+            salvage(v)
             f_description = UNSET
 
     f_min_length: int | None | Unset
@@ -4859,6 +4947,7 @@ def _read_StringElicitationPropertySchema(
         except ValidationError as error:
             if strict:
                 raise error.at("default")
+            salvage(v)
             f_default = UNSET
 
     f_enum: list[str] | None | Unset
@@ -4897,6 +4986,7 @@ def _read_StringElicitationPropertySchema(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(StringElicitationPropertySchema)
@@ -4983,6 +5073,7 @@ def _read_NumberElicitationPropertySchema(
         except ValidationError as error:
             if strict:
                 raise error.at("title")
+            salvage(v)
             f_title = UNSET
 
     f_description: str | None | Unset
@@ -4997,6 +5088,7 @@ def _read_NumberElicitationPropertySchema(
         except ValidationError as error:
             if strict:
                 raise error.at("description")
+            salvage(v)
             f_description = UNSET
 
     f_minimum: float | None | Unset
@@ -5029,6 +5121,7 @@ def _read_NumberElicitationPropertySchema(
         except ValidationError as error:
             if strict:
                 raise error.at("default")
+            salvage(v)
             f_default = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -5041,6 +5134,7 @@ def _read_NumberElicitationPropertySchema(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(NumberElicitationPropertySchema)
@@ -5105,6 +5199,7 @@ def _read_IntegerElicitationPropertySchema(
         except ValidationError as error:
             if strict:
                 raise error.at("title")
+            salvage(v)
             f_title = UNSET
 
     f_description: str | None | Unset
@@ -5119,6 +5214,7 @@ def _read_IntegerElicitationPropertySchema(
         except ValidationError as error:
             if strict:
                 raise error.at("description")
+            salvage(v)
             f_description = UNSET
 
     f_minimum: int | None | Unset
@@ -5193,6 +5289,7 @@ def _read_IntegerElicitationPropertySchema(
         except ValidationError as error:
             if strict:
                 raise error.at("default")
+            salvage(v)
             f_default = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -5205,6 +5302,7 @@ def _read_IntegerElicitationPropertySchema(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(IntegerElicitationPropertySchema)
@@ -5269,6 +5367,7 @@ def _read_BooleanElicitationPropertySchema(
         except ValidationError as error:
             if strict:
                 raise error.at("title")
+            salvage(v)
             f_title = UNSET
 
     f_description: str | None | Unset
@@ -5283,6 +5382,7 @@ def _read_BooleanElicitationPropertySchema(
         except ValidationError as error:
             if strict:
                 raise error.at("description")
+            salvage(v)
             f_description = UNSET
 
     f_default: bool | None | Unset
@@ -5295,6 +5395,7 @@ def _read_BooleanElicitationPropertySchema(
         except ValidationError as error:
             if strict:
                 raise error.at("default")
+            salvage(v)
             f_default = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -5307,6 +5408,7 @@ def _read_BooleanElicitationPropertySchema(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(BooleanElicitationPropertySchema)
@@ -5363,6 +5465,7 @@ def _read_ArrayElicitationPropertySchema(
         except ValidationError as error:
             if strict:
                 raise error.at("title")
+            salvage(v)
             f_title = UNSET
 
     f_description: str | None | Unset
@@ -5377,6 +5480,7 @@ def _read_ArrayElicitationPropertySchema(
         except ValidationError as error:
             if strict:
                 raise error.at("description")
+            salvage(v)
             f_description = UNSET
 
     f_min_items: int | None | Unset
@@ -5449,6 +5553,7 @@ def _read_ArrayElicitationPropertySchema(
         except ValidationError as error:
             if strict:
                 raise error.at("default")
+            salvage(v)
             f_default = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -5461,6 +5566,7 @@ def _read_ArrayElicitationPropertySchema(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(ArrayElicitationPropertySchema)
@@ -5627,6 +5733,7 @@ def _decode_EnumOption(d: Any, strict: bool) -> EnumOption:
         except ValidationError as error:
             if strict:
                 raise error.at("description")
+            salvage(v)
             f_description = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -5639,6 +5746,7 @@ def _decode_EnumOption(d: Any, strict: bool) -> EnumOption:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(EnumOption)
@@ -5677,6 +5785,7 @@ def _decode_StringPropertySchema(d: Any, strict: bool) -> StringPropertySchema:
         except ValidationError as error:
             if strict:
                 raise error.at("title")
+            salvage(v)
             f_title = UNSET
 
     f_description: str | None | Unset
@@ -5691,6 +5800,7 @@ def _decode_StringPropertySchema(d: Any, strict: bool) -> StringPropertySchema:
         except ValidationError as error:
             if strict:
                 raise error.at("description")
+            salvage(v)
             f_description = UNSET
 
     f_min_length: int | None | Unset
@@ -5771,6 +5881,7 @@ def _decode_StringPropertySchema(d: Any, strict: bool) -> StringPropertySchema:
         except ValidationError as error:
             if strict:
                 raise error.at("default")
+            salvage(v)
             f_default = UNSET
 
     f_enum: list[str] | None | Unset
@@ -5809,6 +5920,7 @@ def _decode_StringPropertySchema(d: Any, strict: bool) -> StringPropertySchema:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(StringPropertySchema)
@@ -5880,6 +5992,7 @@ def _decode_NumberPropertySchema(d: Any, strict: bool) -> NumberPropertySchema:
         except ValidationError as error:
             if strict:
                 raise error.at("title")
+            salvage(v)
             f_title = UNSET
 
     f_description: str | None | Unset
@@ -5894,6 +6007,7 @@ def _decode_NumberPropertySchema(d: Any, strict: bool) -> NumberPropertySchema:
         except ValidationError as error:
             if strict:
                 raise error.at("description")
+            salvage(v)
             f_description = UNSET
 
     f_minimum: float | None | Unset
@@ -5926,6 +6040,7 @@ def _decode_NumberPropertySchema(d: Any, strict: bool) -> NumberPropertySchema:
         except ValidationError as error:
             if strict:
                 raise error.at("default")
+            salvage(v)
             f_default = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -5938,6 +6053,7 @@ def _decode_NumberPropertySchema(d: Any, strict: bool) -> NumberPropertySchema:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(NumberPropertySchema)
@@ -5987,6 +6103,7 @@ def _decode_IntegerPropertySchema(d: Any, strict: bool) -> IntegerPropertySchema
         except ValidationError as error:
             if strict:
                 raise error.at("title")
+            salvage(v)
             f_title = UNSET
 
     f_description: str | None | Unset
@@ -6001,6 +6118,7 @@ def _decode_IntegerPropertySchema(d: Any, strict: bool) -> IntegerPropertySchema
         except ValidationError as error:
             if strict:
                 raise error.at("description")
+            salvage(v)
             f_description = UNSET
 
     f_minimum: int | None | Unset
@@ -6075,6 +6193,7 @@ def _decode_IntegerPropertySchema(d: Any, strict: bool) -> IntegerPropertySchema
         except ValidationError as error:
             if strict:
                 raise error.at("default")
+            salvage(v)
             f_default = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -6087,6 +6206,7 @@ def _decode_IntegerPropertySchema(d: Any, strict: bool) -> IntegerPropertySchema
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(IntegerPropertySchema)
@@ -6136,6 +6256,7 @@ def _decode_BooleanPropertySchema(d: Any, strict: bool) -> BooleanPropertySchema
         except ValidationError as error:
             if strict:
                 raise error.at("title")
+            salvage(v)
             f_title = UNSET
 
     f_description: str | None | Unset
@@ -6150,6 +6271,7 @@ def _decode_BooleanPropertySchema(d: Any, strict: bool) -> BooleanPropertySchema
         except ValidationError as error:
             if strict:
                 raise error.at("description")
+            salvage(v)
             f_description = UNSET
 
     f_default: bool | None | Unset
@@ -6162,6 +6284,7 @@ def _decode_BooleanPropertySchema(d: Any, strict: bool) -> BooleanPropertySchema
         except ValidationError as error:
             if strict:
                 raise error.at("default")
+            salvage(v)
             f_default = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -6174,6 +6297,7 @@ def _decode_BooleanPropertySchema(d: Any, strict: bool) -> BooleanPropertySchema
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(BooleanPropertySchema)
@@ -6234,6 +6358,7 @@ def _read_MultiSelectItemsString(d: JsonObject, strict: bool) -> MultiSelectItem
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(MultiSelectItemsString)
@@ -6345,6 +6470,7 @@ def _decode_StringMultiSelectItems(d: Any, strict: bool) -> StringMultiSelectIte
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(StringMultiSelectItems)
@@ -6387,6 +6513,7 @@ def _decode_TitledMultiSelectItems(d: Any, strict: bool) -> TitledMultiSelectIte
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(TitledMultiSelectItems)
@@ -6421,6 +6548,7 @@ def _decode_MultiSelectPropertySchema(
         except ValidationError as error:
             if strict:
                 raise error.at("title")
+            salvage(v)
             f_title = UNSET
 
     f_description: str | None | Unset
@@ -6435,6 +6563,7 @@ def _decode_MultiSelectPropertySchema(
         except ValidationError as error:
             if strict:
                 raise error.at("description")
+            salvage(v)
             f_description = UNSET
 
     f_min_items: int | None | Unset
@@ -6507,6 +6636,7 @@ def _decode_MultiSelectPropertySchema(
         except ValidationError as error:
             if strict:
                 raise error.at("default")
+            salvage(v)
             f_default = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -6519,6 +6649,7 @@ def _decode_MultiSelectPropertySchema(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(MultiSelectPropertySchema)
@@ -6731,6 +6862,7 @@ def _decode_MessageMcpRequest(d: Any, strict: bool) -> MessageMcpRequest:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(MessageMcpRequest)
@@ -6910,6 +7042,7 @@ def _decode_InitializeResponse(d: Any, strict: bool) -> InitializeResponse:
         except ValidationError as error:
             if strict:
                 raise error.at("agentCapabilities")
+            salvage(v)
             f_agent_capabilities = AgentCapabilities(
                 load_session=False,
                 prompt_capabilities=PromptCapabilities(
@@ -6936,6 +7069,7 @@ def _decode_InitializeResponse(d: Any, strict: bool) -> InitializeResponse:
         except ValidationError as error:
             if strict:
                 raise error.at("authMethods")
+            salvage(v)
             f_auth_methods = []
 
     f_agent_info: Implementation | None | Unset
@@ -6948,6 +7082,7 @@ def _decode_InitializeResponse(d: Any, strict: bool) -> InitializeResponse:
         except ValidationError as error:
             if strict:
                 raise error.at("agentInfo")
+            salvage(v)
             f_agent_info = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -6960,6 +7095,7 @@ def _decode_InitializeResponse(d: Any, strict: bool) -> InitializeResponse:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(InitializeResponse)
@@ -7006,6 +7142,7 @@ def _decode_AgentCapabilities(d: Any, strict: bool) -> AgentCapabilities:
         except ValidationError as error:
             if strict:
                 raise error.at("loadSession")
+            salvage(v)
             f_load_session = False
 
     f_prompt_capabilities: PromptCapabilities
@@ -7022,6 +7159,7 @@ def _decode_AgentCapabilities(d: Any, strict: bool) -> AgentCapabilities:
         except ValidationError as error:
             if strict:
                 raise error.at("promptCapabilities")
+            salvage(v)
             f_prompt_capabilities = PromptCapabilities(
                 image=False,
                 audio=False,
@@ -7042,6 +7180,7 @@ def _decode_AgentCapabilities(d: Any, strict: bool) -> AgentCapabilities:
         except ValidationError as error:
             if strict:
                 raise error.at("mcpCapabilities")
+            salvage(v)
             f_mcp_capabilities = McpCapabilities(
                 http=False,
                 sse=False,
@@ -7058,6 +7197,7 @@ def _decode_AgentCapabilities(d: Any, strict: bool) -> AgentCapabilities:
         except ValidationError as error:
             if strict:
                 raise error.at("sessionCapabilities")
+            salvage(v)
             f_session_capabilities = SessionCapabilities()
 
     f_auth: AgentAuthCapabilities
@@ -7070,6 +7210,7 @@ def _decode_AgentCapabilities(d: Any, strict: bool) -> AgentCapabilities:
         except ValidationError as error:
             if strict:
                 raise error.at("auth")
+            salvage(v)
             f_auth = AgentAuthCapabilities()
 
     f_providers: ProvidersCapabilities | None | Unset
@@ -7084,6 +7225,7 @@ def _decode_AgentCapabilities(d: Any, strict: bool) -> AgentCapabilities:
         except ValidationError as error:
             if strict:
                 raise error.at("providers")
+            salvage(v)
             f_providers = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -7096,6 +7238,7 @@ def _decode_AgentCapabilities(d: Any, strict: bool) -> AgentCapabilities:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(AgentCapabilities)
@@ -7142,6 +7285,7 @@ def _decode_PromptCapabilities(d: Any, strict: bool) -> PromptCapabilities:
         except ValidationError as error:
             if strict:
                 raise error.at("image")
+            salvage(v)
             f_image = False
 
     f_audio: bool
@@ -7154,6 +7298,7 @@ def _decode_PromptCapabilities(d: Any, strict: bool) -> PromptCapabilities:
         except ValidationError as error:
             if strict:
                 raise error.at("audio")
+            salvage(v)
             f_audio = False
 
     f_embedded_context: bool
@@ -7166,6 +7311,7 @@ def _decode_PromptCapabilities(d: Any, strict: bool) -> PromptCapabilities:
         except ValidationError as error:
             if strict:
                 raise error.at("embeddedContext")
+            salvage(v)
             f_embedded_context = False
 
     f_meta: dict[str, Any] | None | Unset
@@ -7178,6 +7324,7 @@ def _decode_PromptCapabilities(d: Any, strict: bool) -> PromptCapabilities:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(PromptCapabilities)
@@ -7214,6 +7361,7 @@ def _decode_McpCapabilities(d: Any, strict: bool) -> McpCapabilities:
         except ValidationError as error:
             if strict:
                 raise error.at("http")
+            salvage(v)
             f_http = False
 
     f_sse: bool
@@ -7226,6 +7374,7 @@ def _decode_McpCapabilities(d: Any, strict: bool) -> McpCapabilities:
         except ValidationError as error:
             if strict:
                 raise error.at("sse")
+            salvage(v)
             f_sse = False
 
     f_acp: bool
@@ -7238,6 +7387,7 @@ def _decode_McpCapabilities(d: Any, strict: bool) -> McpCapabilities:
         except ValidationError as error:
             if strict:
                 raise error.at("acp")
+            salvage(v)
             f_acp = False
 
     f_meta: dict[str, Any] | None | Unset
@@ -7250,6 +7400,7 @@ def _decode_McpCapabilities(d: Any, strict: bool) -> McpCapabilities:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(McpCapabilities)
@@ -7286,6 +7437,7 @@ def _decode_SessionCapabilities(d: Any, strict: bool) -> SessionCapabilities:
         except ValidationError as error:
             if strict:
                 raise error.at("list")
+            salvage(v)
             f_list = UNSET
 
     f_delete: SessionDeleteCapabilities | None | Unset
@@ -7300,6 +7452,7 @@ def _decode_SessionCapabilities(d: Any, strict: bool) -> SessionCapabilities:
         except ValidationError as error:
             if strict:
                 raise error.at("delete")
+            salvage(v)
             f_delete = UNSET
 
     f_additional_directories: SessionAdditionalDirectoriesCapabilities | None | Unset
@@ -7316,6 +7469,7 @@ def _decode_SessionCapabilities(d: Any, strict: bool) -> SessionCapabilities:
         except ValidationError as error:
             if strict:
                 raise error.at("additionalDirectories")
+            salvage(v)
             f_additional_directories = UNSET
 
     f_system_prompt: SessionSystemPromptCapabilities | None | Unset
@@ -7332,6 +7486,7 @@ def _decode_SessionCapabilities(d: Any, strict: bool) -> SessionCapabilities:
         except ValidationError as error:
             if strict:
                 raise error.at("systemPrompt")
+            salvage(v)
             f_system_prompt = UNSET
 
     f_fork: SessionForkCapabilities | None | Unset
@@ -7344,6 +7499,7 @@ def _decode_SessionCapabilities(d: Any, strict: bool) -> SessionCapabilities:
         except ValidationError as error:
             if strict:
                 raise error.at("fork")
+            salvage(v)
             f_fork = UNSET
 
     f_archive: SessionArchiveCapabilities | None | Unset
@@ -7358,6 +7514,7 @@ def _decode_SessionCapabilities(d: Any, strict: bool) -> SessionCapabilities:
         except ValidationError as error:
             if strict:
                 raise error.at("archive")
+            salvage(v)
             f_archive = UNSET
 
     f_status: SessionStatusCapabilities | None | Unset
@@ -7372,6 +7529,7 @@ def _decode_SessionCapabilities(d: Any, strict: bool) -> SessionCapabilities:
         except ValidationError as error:
             if strict:
                 raise error.at("status")
+            salvage(v)
             f_status = UNSET
 
     f_title: SessionTitleCapabilities | None | Unset
@@ -7384,6 +7542,7 @@ def _decode_SessionCapabilities(d: Any, strict: bool) -> SessionCapabilities:
         except ValidationError as error:
             if strict:
                 raise error.at("title")
+            salvage(v)
             f_title = UNSET
 
     f_resume: SessionResumeCapabilities | None | Unset
@@ -7398,6 +7557,7 @@ def _decode_SessionCapabilities(d: Any, strict: bool) -> SessionCapabilities:
         except ValidationError as error:
             if strict:
                 raise error.at("resume")
+            salvage(v)
             f_resume = UNSET
 
     f_close: SessionCloseCapabilities | None | Unset
@@ -7410,6 +7570,7 @@ def _decode_SessionCapabilities(d: Any, strict: bool) -> SessionCapabilities:
         except ValidationError as error:
             if strict:
                 raise error.at("close")
+            salvage(v)
             f_close = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -7422,6 +7583,7 @@ def _decode_SessionCapabilities(d: Any, strict: bool) -> SessionCapabilities:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(SessionCapabilities)
@@ -7513,6 +7675,7 @@ def _decode_SessionListCapabilities(d: Any, strict: bool) -> SessionListCapabili
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(SessionListCapabilities)
@@ -7544,6 +7707,7 @@ def _decode_SessionDeleteCapabilities(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(SessionDeleteCapabilities)
@@ -7575,6 +7739,7 @@ def _decode_SessionAdditionalDirectoriesCapabilities(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(SessionAdditionalDirectoriesCapabilities)
@@ -7612,6 +7777,7 @@ def _decode_SessionSystemPromptCapabilities(
         except ValidationError as error:
             if strict:
                 raise error.at("mode")
+            salvage(v)
             f_mode = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -7624,6 +7790,7 @@ def _decode_SessionSystemPromptCapabilities(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(SessionSystemPromptCapabilities)
@@ -7669,6 +7836,7 @@ def _decode_SessionSystemPromptModeCapabilities(
         except ValidationError as error:
             if strict:
                 raise error.at("override")
+            salvage(v)
             f_override = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -7681,6 +7849,7 @@ def _decode_SessionSystemPromptModeCapabilities(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(SessionSystemPromptModeCapabilities)
@@ -7722,6 +7891,7 @@ def _decode_SessionSystemPromptOverrideCapabilities(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(SessionSystemPromptOverrideCapabilities)
@@ -7753,6 +7923,7 @@ def _decode_SessionForkCapabilities(d: Any, strict: bool) -> SessionForkCapabili
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(SessionForkCapabilities)
@@ -7784,6 +7955,7 @@ def _decode_SessionArchiveCapabilities(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(SessionArchiveCapabilities)
@@ -7815,6 +7987,7 @@ def _decode_SessionStatusCapabilities(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(SessionStatusCapabilities)
@@ -7844,6 +8017,7 @@ def _decode_SessionTitleCapabilities(d: Any, strict: bool) -> SessionTitleCapabi
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(SessionTitleCapabilities)
@@ -7875,6 +8049,7 @@ def _decode_SessionResumeCapabilities(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(SessionResumeCapabilities)
@@ -7904,6 +8079,7 @@ def _decode_SessionCloseCapabilities(d: Any, strict: bool) -> SessionCloseCapabi
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(SessionCloseCapabilities)
@@ -7933,6 +8109,7 @@ def _decode_AgentAuthCapabilities(d: Any, strict: bool) -> AgentAuthCapabilities
         except ValidationError as error:
             if strict:
                 raise error.at("status")
+            salvage(v)
             f_status = UNSET
 
     f_logout: LogoutCapabilities | None | Unset
@@ -7945,6 +8122,7 @@ def _decode_AgentAuthCapabilities(d: Any, strict: bool) -> AgentAuthCapabilities
         except ValidationError as error:
             if strict:
                 raise error.at("logout")
+            salvage(v)
             f_logout = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -7957,6 +8135,7 @@ def _decode_AgentAuthCapabilities(d: Any, strict: bool) -> AgentAuthCapabilities
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(AgentAuthCapabilities)
@@ -7996,6 +8175,7 @@ def _decode_AuthStatusCapabilities(d: Any, strict: bool) -> AuthStatusCapabiliti
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(AuthStatusCapabilities)
@@ -8025,6 +8205,7 @@ def _decode_LogoutCapabilities(d: Any, strict: bool) -> LogoutCapabilities:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(LogoutCapabilities)
@@ -8054,6 +8235,7 @@ def _decode_ProvidersCapabilities(d: Any, strict: bool) -> ProvidersCapabilities
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(ProvidersCapabilities)
@@ -8112,6 +8294,7 @@ def _read_TerminalAuthMethod(d: JsonObject, strict: bool) -> TerminalAuthMethod:
         except ValidationError as error:
             if strict:
                 raise error.at("description")
+            salvage(v)
             f_description = UNSET
 
     f_args: list[str] | Unset
@@ -8152,6 +8335,7 @@ def _read_TerminalAuthMethod(d: JsonObject, strict: bool) -> TerminalAuthMethod:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(TerminalAuthMethod)
@@ -8257,6 +8441,7 @@ def _decode_AuthMethodTerminal(d: Any, strict: bool) -> AuthMethodTerminal:
         except ValidationError as error:
             if strict:
                 raise error.at("description")
+            salvage(v)
             f_description = UNSET
 
     f_args: list[str] | Unset
@@ -8297,6 +8482,7 @@ def _decode_AuthMethodTerminal(d: Any, strict: bool) -> AuthMethodTerminal:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(AuthMethodTerminal)
@@ -8365,6 +8551,7 @@ def _decode_AuthMethodAgent(d: Any, strict: bool) -> AuthMethodAgent:
         except ValidationError as error:
             if strict:
                 raise error.at("description")
+            salvage(v)
             f_description = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -8377,6 +8564,7 @@ def _decode_AuthMethodAgent(d: Any, strict: bool) -> AuthMethodAgent:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(AuthMethodAgent)
@@ -8425,6 +8613,7 @@ def _decode_Implementation(d: Any, strict: bool) -> Implementation:
         except ValidationError as error:
             if strict:
                 raise error.at("title")
+            salvage(v)
             f_title = UNSET
 
     f_version: str
@@ -8447,6 +8636,7 @@ def _decode_Implementation(d: Any, strict: bool) -> Implementation:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(Implementation)
@@ -8485,6 +8675,7 @@ def _decode_AuthenticateResponse(d: Any, strict: bool) -> AuthenticateResponse:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(AuthenticateResponse)
@@ -8524,6 +8715,7 @@ def _decode_ListProvidersResponse(d: Any, strict: bool) -> ListProvidersResponse
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(ListProvidersResponse)
@@ -8566,6 +8758,7 @@ def _decode_ProviderInfo(d: Any, strict: bool) -> ProviderInfo:
         except ValidationError as error:
             if strict:
                 raise error.at("supported")
+            salvage(v)
             f_supported = []
 
     f_required: bool
@@ -8598,6 +8791,7 @@ def _decode_ProviderInfo(d: Any, strict: bool) -> ProviderInfo:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(ProviderInfo)
@@ -8686,6 +8880,7 @@ def _decode_ProviderCurrentConfig(d: Any, strict: bool) -> ProviderCurrentConfig
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(ProviderCurrentConfig)
@@ -8722,6 +8917,7 @@ def _decode_SetProviderResponse(d: Any, strict: bool) -> SetProviderResponse:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(SetProviderResponse)
@@ -8751,6 +8947,7 @@ def _decode_DisableProviderResponse(d: Any, strict: bool) -> DisableProviderResp
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(DisableProviderResponse)
@@ -8780,6 +8977,7 @@ def _decode_LogoutResponse(d: Any, strict: bool) -> LogoutResponse:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(LogoutResponse)
@@ -8823,6 +9021,7 @@ def _decode_AuthStatusResponse(d: Any, strict: bool) -> AuthStatusResponse:
         except ValidationError as error:
             if strict:
                 raise error.at("accounts")
+            salvage(v)
             f_accounts = []
 
     f_meta: dict[str, Any] | None | Unset
@@ -8835,6 +9034,7 @@ def _decode_AuthStatusResponse(d: Any, strict: bool) -> AuthStatusResponse:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(AuthStatusResponse)
@@ -8897,6 +9097,7 @@ def _decode_AuthAccount(d: Any, strict: bool) -> AuthAccount:
         except ValidationError as error:
             if strict:
                 raise error.at("active")
+            salvage(v)
             f_active = UNSET
 
     f_name: str | None | Unset
@@ -8909,6 +9110,7 @@ def _decode_AuthAccount(d: Any, strict: bool) -> AuthAccount:
         except ValidationError as error:
             if strict:
                 raise error.at("name")
+            salvage(v)
             f_name = UNSET
 
     f_email: str | None | Unset
@@ -8921,6 +9123,7 @@ def _decode_AuthAccount(d: Any, strict: bool) -> AuthAccount:
         except ValidationError as error:
             if strict:
                 raise error.at("email")
+            salvage(v)
             f_email = UNSET
 
     f_organization: str | None | Unset
@@ -8935,6 +9138,7 @@ def _decode_AuthAccount(d: Any, strict: bool) -> AuthAccount:
         except ValidationError as error:
             if strict:
                 raise error.at("organization")
+            salvage(v)
             f_organization = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -8947,6 +9151,7 @@ def _decode_AuthAccount(d: Any, strict: bool) -> AuthAccount:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(AuthAccount)
@@ -9005,6 +9210,7 @@ def _decode_NewSessionResponse(d: Any, strict: bool) -> NewSessionResponse:
         except ValidationError as error:
             if strict:
                 raise error.at("modes")
+            salvage(v)
             f_modes = UNSET
 
     f_config_options: list[SessionConfigOption] | None | Unset
@@ -9021,6 +9227,7 @@ def _decode_NewSessionResponse(d: Any, strict: bool) -> NewSessionResponse:
         except ValidationError as error:
             if strict:
                 raise error.at("configOptions")
+            salvage(v)
             f_config_options = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -9033,6 +9240,7 @@ def _decode_NewSessionResponse(d: Any, strict: bool) -> NewSessionResponse:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(NewSessionResponse)
@@ -9087,6 +9295,7 @@ def _decode_SessionModeState(d: Any, strict: bool) -> SessionModeState:
         except ValidationError as error:
             if strict:
                 raise error.at("availableModes")
+            salvage(v)
             f_available_modes = []
 
     f_meta: dict[str, Any] | None | Unset
@@ -9099,6 +9308,7 @@ def _decode_SessionModeState(d: Any, strict: bool) -> SessionModeState:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(SessionModeState)
@@ -9159,6 +9369,7 @@ def _decode_SessionMode(d: Any, strict: bool) -> SessionMode:
         except ValidationError as error:
             if strict:
                 raise error.at("description")
+            salvage(v)
             f_description = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -9171,6 +9382,7 @@ def _decode_SessionMode(d: Any, strict: bool) -> SessionMode:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(SessionMode)
@@ -9242,6 +9454,7 @@ def _read_SelectSessionConfigOption(
         except ValidationError as error:
             if strict:
                 raise error.at("description")
+            salvage(v)
             f_description = UNSET
 
     f_category: SessionConfigOptionCategory | str | None | Unset
@@ -9262,6 +9475,7 @@ def _read_SelectSessionConfigOption(
         except ValidationError as error:
             if strict:
                 raise error.at("category")
+            salvage(v)
             f_category = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -9274,6 +9488,7 @@ def _read_SelectSessionConfigOption(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     f_current_value: SessionConfigValueId
@@ -9382,6 +9597,7 @@ def _read_BooleanSessionConfigOption(
         except ValidationError as error:
             if strict:
                 raise error.at("description")
+            salvage(v)
             f_description = UNSET
 
     f_category: SessionConfigOptionCategory | str | None | Unset
@@ -9402,6 +9618,7 @@ def _read_BooleanSessionConfigOption(
         except ValidationError as error:
             if strict:
                 raise error.at("category")
+            salvage(v)
             f_category = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -9414,6 +9631,7 @@ def _read_BooleanSessionConfigOption(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     f_current_value: bool
@@ -9580,6 +9798,7 @@ def _decode_SessionConfigSelectOption(
         except ValidationError as error:
             if strict:
                 raise error.at("description")
+            salvage(v)
             f_description = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -9592,6 +9811,7 @@ def _decode_SessionConfigSelectOption(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(SessionConfigSelectOption)
@@ -9652,6 +9872,7 @@ def _decode_SessionConfigSelectGroup(d: Any, strict: bool) -> SessionConfigSelec
         except ValidationError as error:
             if strict:
                 raise error.at("options")
+            salvage(v)
             f_options = []
 
     f_meta: dict[str, Any] | None | Unset
@@ -9664,6 +9885,7 @@ def _decode_SessionConfigSelectGroup(d: Any, strict: bool) -> SessionConfigSelec
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(SessionConfigSelectGroup)
@@ -9768,6 +9990,7 @@ def _decode_LoadSessionResponse(d: Any, strict: bool) -> LoadSessionResponse:
         except ValidationError as error:
             if strict:
                 raise error.at("modes")
+            salvage(v)
             f_modes = UNSET
 
     f_config_options: list[SessionConfigOption] | None | Unset
@@ -9784,6 +10007,7 @@ def _decode_LoadSessionResponse(d: Any, strict: bool) -> LoadSessionResponse:
         except ValidationError as error:
             if strict:
                 raise error.at("configOptions")
+            salvage(v)
             f_config_options = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -9796,6 +10020,7 @@ def _decode_LoadSessionResponse(d: Any, strict: bool) -> LoadSessionResponse:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(LoadSessionResponse)
@@ -9837,6 +10062,7 @@ def _decode_ListSessionsResponse(d: Any, strict: bool) -> ListSessionsResponse:
         except ValidationError as error:
             if strict:
                 raise error.at("sessions")
+            salvage(v)
             f_sessions = []
 
     f_next_cursor: str | None | Unset
@@ -9851,6 +10077,7 @@ def _decode_ListSessionsResponse(d: Any, strict: bool) -> ListSessionsResponse:
         except ValidationError as error:
             if strict:
                 raise error.at("nextCursor")
+            salvage(v)
             f_next_cursor = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -9863,6 +10090,7 @@ def _decode_ListSessionsResponse(d: Any, strict: bool) -> ListSessionsResponse:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(ListSessionsResponse)
@@ -9921,6 +10149,7 @@ def _decode_SessionInfo(d: Any, strict: bool) -> SessionInfo:
         except ValidationError as error:
             if strict:
                 raise error.at("additionalDirectories")
+            salvage(v)
             f_additional_directories = []
 
     f_title: str | None | Unset
@@ -9933,6 +10162,7 @@ def _decode_SessionInfo(d: Any, strict: bool) -> SessionInfo:
         except ValidationError as error:
             if strict:
                 raise error.at("title")
+            salvage(v)
             f_title = UNSET
 
     f_updated_at: str | None | Unset
@@ -9947,6 +10177,7 @@ def _decode_SessionInfo(d: Any, strict: bool) -> SessionInfo:
         except ValidationError as error:
             if strict:
                 raise error.at("updatedAt")
+            salvage(v)
             f_updated_at = UNSET
 
     f_archived: bool | None | Unset
@@ -9961,6 +10192,7 @@ def _decode_SessionInfo(d: Any, strict: bool) -> SessionInfo:
         except ValidationError as error:
             if strict:
                 raise error.at("archived")
+            salvage(v)
             f_archived = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -9973,6 +10205,7 @@ def _decode_SessionInfo(d: Any, strict: bool) -> SessionInfo:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(SessionInfo)
@@ -10023,6 +10256,7 @@ def _decode_DeleteSessionResponse(d: Any, strict: bool) -> DeleteSessionResponse
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(DeleteSessionResponse)
@@ -10062,6 +10296,7 @@ def _decode_ForkSessionResponse(d: Any, strict: bool) -> ForkSessionResponse:
         except ValidationError as error:
             if strict:
                 raise error.at("modes")
+            salvage(v)
             f_modes = UNSET
 
     f_config_options: list[SessionConfigOption] | None | Unset
@@ -10078,6 +10313,7 @@ def _decode_ForkSessionResponse(d: Any, strict: bool) -> ForkSessionResponse:
         except ValidationError as error:
             if strict:
                 raise error.at("configOptions")
+            salvage(v)
             f_config_options = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -10090,6 +10326,7 @@ def _decode_ForkSessionResponse(d: Any, strict: bool) -> ForkSessionResponse:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(ForkSessionResponse)
@@ -10134,6 +10371,7 @@ def _decode_ArchiveSessionResponse(d: Any, strict: bool) -> ArchiveSessionRespon
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(ArchiveSessionResponse)
@@ -10163,6 +10401,7 @@ def _decode_UnarchiveSessionResponse(d: Any, strict: bool) -> UnarchiveSessionRe
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(UnarchiveSessionResponse)
@@ -10206,6 +10445,7 @@ def _decode_SessionStatusResponse(d: Any, strict: bool) -> SessionStatusResponse
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(SessionStatusResponse)
@@ -10266,6 +10506,7 @@ def _decode_SetSessionTitleResponse(d: Any, strict: bool) -> SetSessionTitleResp
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(SetSessionTitleResponse)
@@ -10298,6 +10539,7 @@ def _decode_ResumeSessionResponse(d: Any, strict: bool) -> ResumeSessionResponse
         except ValidationError as error:
             if strict:
                 raise error.at("modes")
+            salvage(v)
             f_modes = UNSET
 
     f_config_options: list[SessionConfigOption] | None | Unset
@@ -10314,6 +10556,7 @@ def _decode_ResumeSessionResponse(d: Any, strict: bool) -> ResumeSessionResponse
         except ValidationError as error:
             if strict:
                 raise error.at("configOptions")
+            salvage(v)
             f_config_options = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -10326,6 +10569,7 @@ def _decode_ResumeSessionResponse(d: Any, strict: bool) -> ResumeSessionResponse
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(ResumeSessionResponse)
@@ -10367,6 +10611,7 @@ def _decode_CloseSessionResponse(d: Any, strict: bool) -> CloseSessionResponse:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(CloseSessionResponse)
@@ -10396,6 +10641,7 @@ def _decode_SetSessionModeResponse(d: Any, strict: bool) -> SetSessionModeRespon
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(SetSessionModeResponse)
@@ -10429,6 +10675,7 @@ def _decode_SetSessionConfigOptionResponse(
         except ValidationError as error:
             if strict:
                 raise error.at("configOptions")
+            salvage(v)
             f_config_options = []
 
     f_meta: dict[str, Any] | None | Unset
@@ -10441,6 +10688,7 @@ def _decode_SetSessionConfigOptionResponse(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(SetSessionConfigOptionResponse)
@@ -10489,6 +10737,7 @@ def _decode_PromptResponse(d: Any, strict: bool) -> PromptResponse:
         except ValidationError as error:
             if strict:
                 raise error.at("usage")
+            salvage(v)
             f_usage = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -10501,6 +10750,7 @@ def _decode_PromptResponse(d: Any, strict: bool) -> PromptResponse:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(PromptResponse)
@@ -10626,6 +10876,7 @@ def _decode_Usage(d: Any, strict: bool) -> Usage:
         except ValidationError as error:
             if strict:
                 raise error.at("thoughtTokens")
+            salvage(v)
             f_thought_tokens = UNSET
 
     f_cached_read_tokens: int | None | Unset
@@ -10650,6 +10901,7 @@ def _decode_Usage(d: Any, strict: bool) -> Usage:
         except ValidationError as error:
             if strict:
                 raise error.at("cachedReadTokens")
+            salvage(v)
             f_cached_read_tokens = UNSET
 
     f_cached_write_tokens: int | None | Unset
@@ -10674,6 +10926,7 @@ def _decode_Usage(d: Any, strict: bool) -> Usage:
         except ValidationError as error:
             if strict:
                 raise error.at("cachedWriteTokens")
+            salvage(v)
             f_cached_write_tokens = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -10686,6 +10939,7 @@ def _decode_Usage(d: Any, strict: bool) -> Usage:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(Usage)
@@ -10762,6 +11016,7 @@ def _decode_Error(d: Any, strict: bool) -> Error:
         except ValidationError as error:
             if strict:
                 raise error.at("data")
+            salvage(v)
             f_data = UNSET
 
     o = _new(Error)
@@ -10871,6 +11126,7 @@ def _decode_SessionNotification(d: Any, strict: bool) -> SessionNotification:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(SessionNotification)
@@ -10928,6 +11184,7 @@ def _read_UserMessageChunkSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("messageId")
+            salvage(v)
             f_message_id = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -10940,6 +11197,7 @@ def _read_UserMessageChunkSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(UserMessageChunkSessionUpdate)
@@ -11002,6 +11260,7 @@ def _read_AgentMessageChunkSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("messageId")
+            salvage(v)
             f_message_id = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -11014,6 +11273,7 @@ def _read_AgentMessageChunkSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(AgentMessageChunkSessionUpdate)
@@ -11076,6 +11336,7 @@ def _read_AgentThoughtChunkSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("messageId")
+            salvage(v)
             f_message_id = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -11088,6 +11349,7 @@ def _read_AgentThoughtChunkSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(AgentThoughtChunkSessionUpdate)
@@ -11154,6 +11416,7 @@ def _read_ToolCallSessionUpdate(d: JsonObject, strict: bool) -> ToolCallSessionU
         except ValidationError as error:
             if strict:
                 raise error.at("name")
+            salvage(v)
             f_name = UNSET
 
     f_kind: ToolKind | Unset
@@ -11170,6 +11433,7 @@ def _read_ToolCallSessionUpdate(d: JsonObject, strict: bool) -> ToolCallSessionU
         except ValidationError as error:
             if strict:
                 raise error.at("kind")
+            salvage(v)
             f_kind = UNSET
 
     f_status: ToolCallStatus | Unset
@@ -11186,6 +11450,7 @@ def _read_ToolCallSessionUpdate(d: JsonObject, strict: bool) -> ToolCallSessionU
         except ValidationError as error:
             if strict:
                 raise error.at("status")
+            salvage(v)
             f_status = UNSET
 
     f_content: list[ToolCallContent] | Unset
@@ -11198,6 +11463,7 @@ def _read_ToolCallSessionUpdate(d: JsonObject, strict: bool) -> ToolCallSessionU
         except ValidationError as error:
             if strict:
                 raise error.at("content")
+            salvage(v)
             f_content = []
 
     f_locations: list[ToolCallLocation] | Unset
@@ -11210,6 +11476,7 @@ def _read_ToolCallSessionUpdate(d: JsonObject, strict: bool) -> ToolCallSessionU
         except ValidationError as error:
             if strict:
                 raise error.at("locations")
+            salvage(v)
             f_locations = []
 
     f_raw_input: Any | Unset
@@ -11222,6 +11489,7 @@ def _read_ToolCallSessionUpdate(d: JsonObject, strict: bool) -> ToolCallSessionU
         except ValidationError as error:
             if strict:
                 raise error.at("rawInput")
+            salvage(v)
             f_raw_input = UNSET
 
     f_raw_output: Any | Unset
@@ -11234,6 +11502,7 @@ def _read_ToolCallSessionUpdate(d: JsonObject, strict: bool) -> ToolCallSessionU
         except ValidationError as error:
             if strict:
                 raise error.at("rawOutput")
+            salvage(v)
             f_raw_output = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -11246,6 +11515,7 @@ def _read_ToolCallSessionUpdate(d: JsonObject, strict: bool) -> ToolCallSessionU
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(ToolCallSessionUpdate)
@@ -11338,6 +11608,7 @@ def _read_ToolCallUpdateSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("kind")
+            salvage(v)
             f_kind = UNSET
 
     f_status: ToolCallStatus | None | Unset
@@ -11358,6 +11629,7 @@ def _read_ToolCallUpdateSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("status")
+            salvage(v)
             f_status = UNSET
 
     f_title: str | None | Unset
@@ -11370,6 +11642,7 @@ def _read_ToolCallUpdateSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("title")
+            salvage(v)
             f_title = UNSET
 
     f_name: str | None | Unset
@@ -11382,6 +11655,7 @@ def _read_ToolCallUpdateSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("name")
+            salvage(v)
             f_name = UNSET
 
     f_content: list[ToolCallContent] | None | Unset
@@ -11398,6 +11672,7 @@ def _read_ToolCallUpdateSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("content")
+            salvage(v)
             f_content = UNSET
 
     f_locations: list[ToolCallLocation] | None | Unset
@@ -11414,6 +11689,7 @@ def _read_ToolCallUpdateSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("locations")
+            salvage(v)
             f_locations = UNSET
 
     f_raw_input: Any | Unset
@@ -11426,6 +11702,7 @@ def _read_ToolCallUpdateSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("rawInput")
+            salvage(v)
             f_raw_input = UNSET
 
     f_raw_output: Any | Unset
@@ -11438,6 +11715,7 @@ def _read_ToolCallUpdateSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("rawOutput")
+            salvage(v)
             f_raw_output = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -11450,6 +11728,7 @@ def _read_ToolCallUpdateSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(ToolCallUpdateSessionUpdate)
@@ -11540,6 +11819,7 @@ def _read_PlanSessionUpdate(d: JsonObject, strict: bool) -> PlanSessionUpdate:
         except ValidationError as error:
             if strict:
                 raise error.at("entries")
+            salvage(v)
             f_entries = []
 
     f_meta: dict[str, Any] | None | Unset
@@ -11552,6 +11832,7 @@ def _read_PlanSessionUpdate(d: JsonObject, strict: bool) -> PlanSessionUpdate:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(PlanSessionUpdate)
@@ -11604,6 +11885,7 @@ def _read_PlanUpdateSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(PlanUpdateSessionUpdate)
@@ -11656,6 +11938,7 @@ def _read_PlanRemovedSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(PlanRemovedSessionUpdate)
@@ -11702,6 +11985,7 @@ def _read_AvailableCommandsUpdateSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("availableCommands")
+            salvage(v)
             f_available_commands = []
 
     f_meta: dict[str, Any] | None | Unset
@@ -11714,6 +11998,7 @@ def _read_AvailableCommandsUpdateSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(AvailableCommandsUpdateSessionUpdate)
@@ -11772,6 +12057,7 @@ def _read_CurrentModeUpdateSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(CurrentModeUpdateSessionUpdate)
@@ -11820,6 +12106,7 @@ def _read_ConfigOptionUpdateSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("configOptions")
+            salvage(v)
             f_config_options = []
 
     f_meta: dict[str, Any] | None | Unset
@@ -11832,6 +12119,7 @@ def _read_ConfigOptionUpdateSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(ConfigOptionUpdateSessionUpdate)
@@ -11878,6 +12166,7 @@ def _read_SessionInfoUpdateSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("title")
+            salvage(v)
             f_title = UNSET
 
     f_updated_at: str | None | Unset
@@ -11892,6 +12181,7 @@ def _read_SessionInfoUpdateSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("updatedAt")
+            salvage(v)
             f_updated_at = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -11904,6 +12194,7 @@ def _read_SessionInfoUpdateSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(SessionInfoUpdateSessionUpdate)
@@ -11990,6 +12281,7 @@ def _read_UsageUpdateSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("cost")
+            salvage(v)
             f_cost = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -12002,6 +12294,7 @@ def _read_UsageUpdateSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(UsageUpdateSessionUpdate)
@@ -12076,6 +12369,7 @@ def _read_NoticeSessionUpdate(d: JsonObject, strict: bool) -> NoticeSessionUpdat
         except ValidationError as error:
             if strict:
                 raise error.at("description")
+            salvage(v)
             f_description = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -12088,6 +12382,7 @@ def _read_NoticeSessionUpdate(d: JsonObject, strict: bool) -> NoticeSessionUpdat
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(NoticeSessionUpdate)
@@ -12168,6 +12463,7 @@ def _read_CompactionUpdateSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("summary")
+            salvage(v)
             f_summary = UNSET
 
     f_error: str | None | Unset
@@ -12180,6 +12476,7 @@ def _read_CompactionUpdateSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("error")
+            salvage(v)
             f_error = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -12192,6 +12489,7 @@ def _read_CompactionUpdateSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(CompactionUpdateSessionUpdate)
@@ -12272,6 +12570,7 @@ def _read_CompactionSummaryChunkSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(CompactionSummaryChunkSessionUpdate)
@@ -12330,6 +12629,7 @@ def _read_SubagentUpdateSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("title")
+            salvage(v)
             f_title = UNSET
 
     f_description: str | None | Unset
@@ -12344,6 +12644,7 @@ def _read_SubagentUpdateSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("description")
+            salvage(v)
             f_description = UNSET
 
     f_capabilities: SubagentSessionCapabilities | None | Unset
@@ -12358,6 +12659,7 @@ def _read_SubagentUpdateSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("capabilities")
+            salvage(v)
             f_capabilities = UNSET
 
     f_state: StateUpdate | None | Unset
@@ -12370,6 +12672,7 @@ def _read_SubagentUpdateSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("state")
+            salvage(v)
             f_state = UNSET
 
     f_cwd: str | None | Unset
@@ -12408,6 +12711,7 @@ def _read_SubagentUpdateSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(SubagentUpdateSessionUpdate)
@@ -12496,6 +12800,7 @@ def _read_SessionMessageSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("senderSessionId")
+            salvage(v)
             f_sender_session_id = UNSET
 
     f_recipient_session_id: SessionId | None | Unset
@@ -12510,6 +12815,7 @@ def _read_SessionMessageSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("recipientSessionId")
+            salvage(v)
             f_recipient_session_id = UNSET
 
     f_sender_message_id: MessageId | None | Unset
@@ -12524,6 +12830,7 @@ def _read_SessionMessageSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("senderMessageId")
+            salvage(v)
             f_sender_message_id = UNSET
 
     f_recipient_message_id: MessageId | None | Unset
@@ -12538,6 +12845,7 @@ def _read_SessionMessageSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("recipientMessageId")
+            salvage(v)
             f_recipient_message_id = UNSET
 
     f_content: list[ContentBlock] | None | Unset
@@ -12554,6 +12862,7 @@ def _read_SessionMessageSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("content")
+            salvage(v)
             f_content = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -12566,6 +12875,7 @@ def _read_SessionMessageSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(SessionMessageSessionUpdate)
@@ -12662,6 +12972,7 @@ def _read_SessionMessageChunkSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(SessionMessageChunkSessionUpdate)
@@ -12765,6 +13076,7 @@ def _decode_ContentChunk(d: Any, strict: bool) -> ContentChunk:
         except ValidationError as error:
             if strict:
                 raise error.at("messageId")
+            salvage(v)
             f_message_id = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -12777,6 +13089,7 @@ def _decode_ContentChunk(d: Any, strict: bool) -> ContentChunk:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(ContentChunk)
@@ -12833,6 +13146,7 @@ def _decode_ToolCall(d: Any, strict: bool) -> ToolCall:
         except ValidationError as error:
             if strict:
                 raise error.at("name")
+            salvage(v)
             f_name = UNSET
 
     f_kind: ToolKind | Unset
@@ -12849,6 +13163,7 @@ def _decode_ToolCall(d: Any, strict: bool) -> ToolCall:
         except ValidationError as error:
             if strict:
                 raise error.at("kind")
+            salvage(v)
             f_kind = UNSET
 
     f_status: ToolCallStatus | Unset
@@ -12865,6 +13180,7 @@ def _decode_ToolCall(d: Any, strict: bool) -> ToolCall:
         except ValidationError as error:
             if strict:
                 raise error.at("status")
+            salvage(v)
             f_status = UNSET
 
     f_content: list[ToolCallContent] | Unset
@@ -12877,6 +13193,7 @@ def _decode_ToolCall(d: Any, strict: bool) -> ToolCall:
         except ValidationError as error:
             if strict:
                 raise error.at("content")
+            salvage(v)
             f_content = []
 
     f_locations: list[ToolCallLocation] | Unset
@@ -12889,6 +13206,7 @@ def _decode_ToolCall(d: Any, strict: bool) -> ToolCall:
         except ValidationError as error:
             if strict:
                 raise error.at("locations")
+            salvage(v)
             f_locations = []
 
     f_raw_input: Any | Unset
@@ -12901,6 +13219,7 @@ def _decode_ToolCall(d: Any, strict: bool) -> ToolCall:
         except ValidationError as error:
             if strict:
                 raise error.at("rawInput")
+            salvage(v)
             f_raw_input = UNSET
 
     f_raw_output: Any | Unset
@@ -12913,6 +13232,7 @@ def _decode_ToolCall(d: Any, strict: bool) -> ToolCall:
         except ValidationError as error:
             if strict:
                 raise error.at("rawOutput")
+            salvage(v)
             f_raw_output = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -12925,6 +13245,7 @@ def _decode_ToolCall(d: Any, strict: bool) -> ToolCall:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(ToolCall)
@@ -13025,6 +13346,7 @@ def _decode_PlanEntry(d: Any, strict: bool) -> PlanEntry:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(PlanEntry)
@@ -13099,6 +13421,7 @@ def _decode_Plan(d: Any, strict: bool) -> Plan:
         except ValidationError as error:
             if strict:
                 raise error.at("entries")
+            salvage(v)
             f_entries = []
 
     f_meta: dict[str, Any] | None | Unset
@@ -13111,6 +13434,7 @@ def _decode_Plan(d: Any, strict: bool) -> Plan:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(Plan)
@@ -13160,6 +13484,7 @@ def _read_ItemsPlanUpdateContent(d: JsonObject, strict: bool) -> ItemsPlanUpdate
         except ValidationError as error:
             if strict:
                 raise error.at("entries")
+            salvage(v)
             f_entries = []
 
     f_meta: dict[str, Any] | None | Unset
@@ -13172,6 +13497,7 @@ def _read_ItemsPlanUpdateContent(d: JsonObject, strict: bool) -> ItemsPlanUpdate
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(ItemsPlanUpdateContent)
@@ -13234,6 +13560,7 @@ def _read_FilePlanUpdateContent(d: JsonObject, strict: bool) -> FilePlanUpdateCo
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(FilePlanUpdateContent)
@@ -13300,6 +13627,7 @@ def _read_MarkdownPlanUpdateContent(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(MarkdownPlanUpdateContent)
@@ -13380,6 +13708,7 @@ def _decode_PlanItems(d: Any, strict: bool) -> PlanItems:
         except ValidationError as error:
             if strict:
                 raise error.at("entries")
+            salvage(v)
             f_entries = []
 
     f_meta: dict[str, Any] | None | Unset
@@ -13392,6 +13721,7 @@ def _decode_PlanItems(d: Any, strict: bool) -> PlanItems:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(PlanItems)
@@ -13446,6 +13776,7 @@ def _decode_PlanFile(d: Any, strict: bool) -> PlanFile:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(PlanFile)
@@ -13500,6 +13831,7 @@ def _decode_PlanMarkdown(d: Any, strict: bool) -> PlanMarkdown:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(PlanMarkdown)
@@ -13544,6 +13876,7 @@ def _decode_PlanUpdate(d: Any, strict: bool) -> PlanUpdate:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(PlanUpdate)
@@ -13586,6 +13919,7 @@ def _decode_PlanRemoved(d: Any, strict: bool) -> PlanRemoved:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(PlanRemoved)
@@ -13638,6 +13972,7 @@ def _decode_AvailableCommand(d: Any, strict: bool) -> AvailableCommand:
         except ValidationError as error:
             if strict:
                 raise error.at("input")
+            salvage(v)
             f_input = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -13650,6 +13985,7 @@ def _decode_AvailableCommand(d: Any, strict: bool) -> AvailableCommand:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(AvailableCommand)
@@ -13724,6 +14060,7 @@ def _decode_UnstructuredCommandInput(d: Any, strict: bool) -> UnstructuredComman
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(UnstructuredCommandInput)
@@ -13758,6 +14095,7 @@ def _decode_AvailableCommandsUpdate(d: Any, strict: bool) -> AvailableCommandsUp
         except ValidationError as error:
             if strict:
                 raise error.at("availableCommands")
+            salvage(v)
             f_available_commands = []
 
     f_meta: dict[str, Any] | None | Unset
@@ -13770,6 +14108,7 @@ def _decode_AvailableCommandsUpdate(d: Any, strict: bool) -> AvailableCommandsUp
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(AvailableCommandsUpdate)
@@ -13814,6 +14153,7 @@ def _decode_CurrentModeUpdate(d: Any, strict: bool) -> CurrentModeUpdate:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(CurrentModeUpdate)
@@ -13848,6 +14188,7 @@ def _decode_ConfigOptionUpdate(d: Any, strict: bool) -> ConfigOptionUpdate:
         except ValidationError as error:
             if strict:
                 raise error.at("configOptions")
+            salvage(v)
             f_config_options = []
 
     f_meta: dict[str, Any] | None | Unset
@@ -13860,6 +14201,7 @@ def _decode_ConfigOptionUpdate(d: Any, strict: bool) -> ConfigOptionUpdate:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(ConfigOptionUpdate)
@@ -13892,6 +14234,7 @@ def _decode_SessionInfoUpdate(d: Any, strict: bool) -> SessionInfoUpdate:
         except ValidationError as error:
             if strict:
                 raise error.at("title")
+            salvage(v)
             f_title = UNSET
 
     f_updated_at: str | None | Unset
@@ -13906,6 +14249,7 @@ def _decode_SessionInfoUpdate(d: Any, strict: bool) -> SessionInfoUpdate:
         except ValidationError as error:
             if strict:
                 raise error.at("updatedAt")
+            salvage(v)
             f_updated_at = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -13918,6 +14262,7 @@ def _decode_SessionInfoUpdate(d: Any, strict: bool) -> SessionInfoUpdate:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(SessionInfoUpdate)
@@ -13975,6 +14320,7 @@ def _decode_Cost(d: Any, strict: bool) -> Cost:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(Cost)
@@ -14045,6 +14391,7 @@ def _decode_UsageUpdate(d: Any, strict: bool) -> UsageUpdate:
         except ValidationError as error:
             if strict:
                 raise error.at("cost")
+            salvage(v)
             f_cost = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -14057,6 +14404,7 @@ def _decode_UsageUpdate(d: Any, strict: bool) -> UsageUpdate:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(UsageUpdate)
@@ -14141,6 +14489,7 @@ def _decode_Notice(d: Any, strict: bool) -> Notice:
         except ValidationError as error:
             if strict:
                 raise error.at("description")
+            salvage(v)
             f_description = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -14153,6 +14502,7 @@ def _decode_Notice(d: Any, strict: bool) -> Notice:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(Notice)
@@ -14243,6 +14593,7 @@ def _decode_CompactionUpdate(d: Any, strict: bool) -> CompactionUpdate:
         except ValidationError as error:
             if strict:
                 raise error.at("summary")
+            salvage(v)
             f_summary = UNSET
 
     f_error: str | None | Unset
@@ -14255,6 +14606,7 @@ def _decode_CompactionUpdate(d: Any, strict: bool) -> CompactionUpdate:
         except ValidationError as error:
             if strict:
                 raise error.at("error")
+            salvage(v)
             f_error = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -14267,6 +14619,7 @@ def _decode_CompactionUpdate(d: Any, strict: bool) -> CompactionUpdate:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(CompactionUpdate)
@@ -14333,6 +14686,7 @@ def _decode_CompactionSummaryChunk(d: Any, strict: bool) -> CompactionSummaryChu
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(CompactionSummaryChunk)
@@ -14371,6 +14725,7 @@ def _decode_SubagentSessionCapabilities(
         except ValidationError as error:
             if strict:
                 raise error.at("cancel")
+            salvage(v)
             f_cancel = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -14383,6 +14738,7 @@ def _decode_SubagentSessionCapabilities(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(SubagentSessionCapabilities)
@@ -14422,6 +14778,7 @@ def _decode_SessionCancelCapabilities(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(SessionCancelCapabilities)
@@ -14458,6 +14815,7 @@ def _read_StateUpdateRunning(d: JsonObject, strict: bool) -> StateUpdateRunning:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(StateUpdateRunning)
@@ -14524,6 +14882,7 @@ def _read_StateUpdateRequiresAction(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(StateUpdateRequiresAction)
@@ -14562,6 +14921,7 @@ def _read_StateUpdateUnknown(d: JsonObject, strict: bool) -> StateUpdateUnknown:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(StateUpdateUnknown)
@@ -14655,6 +15015,7 @@ def _decode_RunningStateUpdate(d: Any, strict: bool) -> RunningStateUpdate:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(RunningStateUpdate)
@@ -14684,6 +15045,7 @@ def _decode_ErrorStopReason(d: Any, strict: bool) -> ErrorStopReason:
         except ValidationError as error:
             if strict:
                 raise error.at("error")
+            salvage(v)
             f_error = UNSET
 
     o = _new(ErrorStopReason)
@@ -14720,6 +15082,7 @@ def _read_EndTurnIdleStateUpdate(d: JsonObject, strict: bool) -> EndTurnIdleStat
         except ValidationError as error:
             if strict:
                 raise error.at("usage")
+            salvage(v)
             f_usage = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -14732,6 +15095,7 @@ def _read_EndTurnIdleStateUpdate(d: JsonObject, strict: bool) -> EndTurnIdleStat
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(EndTurnIdleStateUpdate)
@@ -14776,6 +15140,7 @@ def _read_MaxTokensIdleStateUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("usage")
+            salvage(v)
             f_usage = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -14788,6 +15153,7 @@ def _read_MaxTokensIdleStateUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(MaxTokensIdleStateUpdate)
@@ -14834,6 +15200,7 @@ def _read_MaxTurnRequestsIdleStateUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("usage")
+            salvage(v)
             f_usage = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -14846,6 +15213,7 @@ def _read_MaxTurnRequestsIdleStateUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(MaxTurnRequestsIdleStateUpdate)
@@ -14890,6 +15258,7 @@ def _read_RefusalIdleStateUpdate(d: JsonObject, strict: bool) -> RefusalIdleStat
         except ValidationError as error:
             if strict:
                 raise error.at("usage")
+            salvage(v)
             f_usage = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -14902,6 +15271,7 @@ def _read_RefusalIdleStateUpdate(d: JsonObject, strict: bool) -> RefusalIdleStat
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(RefusalIdleStateUpdate)
@@ -14946,6 +15316,7 @@ def _read_CancelledIdleStateUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("usage")
+            salvage(v)
             f_usage = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -14958,6 +15329,7 @@ def _read_CancelledIdleStateUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(CancelledIdleStateUpdate)
@@ -15000,6 +15372,7 @@ def _read_ErrorIdleStateUpdate(d: JsonObject, strict: bool) -> ErrorIdleStateUpd
         except ValidationError as error:
             if strict:
                 raise error.at("usage")
+            salvage(v)
             f_usage = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -15012,6 +15385,7 @@ def _read_ErrorIdleStateUpdate(d: JsonObject, strict: bool) -> ErrorIdleStateUpd
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     f_error: Error | None | Unset
@@ -15024,6 +15398,7 @@ def _read_ErrorIdleStateUpdate(d: JsonObject, strict: bool) -> ErrorIdleStateUpd
         except ValidationError as error:
             if strict:
                 raise error.at("error")
+            salvage(v)
             f_error = UNSET
 
     o = _new(ErrorIdleStateUpdate)
@@ -15076,6 +15451,7 @@ def _read_OtherIdleStateUpdate(d: JsonObject, strict: bool) -> OtherIdleStateUpd
         except ValidationError as error:
             if strict:
                 raise error.at("usage")
+            salvage(v)
             f_usage = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -15088,6 +15464,7 @@ def _read_OtherIdleStateUpdate(d: JsonObject, strict: bool) -> OtherIdleStateUpd
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(OtherIdleStateUpdate)
@@ -15127,6 +15504,7 @@ def _decode_NoneIdleStateUpdate(d: Any, strict: bool) -> NoneIdleStateUpdate:
         except ValidationError as error:
             if strict:
                 raise error.at("usage")
+            salvage(v)
             f_usage = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -15139,6 +15517,7 @@ def _decode_NoneIdleStateUpdate(d: Any, strict: bool) -> NoneIdleStateUpdate:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     f_stop_reason: None | Unset
@@ -15151,6 +15530,7 @@ def _decode_NoneIdleStateUpdate(d: Any, strict: bool) -> NoneIdleStateUpdate:
         except ValidationError as error:
             if strict:
                 raise error.at("stopReason")
+            salvage(v)
             f_stop_reason = UNSET
 
     o = _new(NoneIdleStateUpdate)
@@ -15190,6 +15570,7 @@ def _decode_IdleStateUpdate(d: Any, strict: bool) -> IdleStateUpdate:
         raise type_error("an object", d)
     tag = d.get("stopReason", MISSING)
     if not strict and not (tag is MISSING or tag is None or type(tag) is str):
+        salvage(tag)
         tag = MISSING  # x-deserialize-default-on-error on the tag: dropped
     if type(tag) is str:
         decoder = _VARIANTS_IdleStateUpdate.get(tag)
@@ -15226,6 +15607,7 @@ def _decode_RequiresActionStateUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(RequiresActionStateUpdate)
@@ -15255,6 +15637,7 @@ def _decode_UnknownStateUpdate(d: Any, strict: bool) -> UnknownStateUpdate:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(UnknownStateUpdate)
@@ -15294,6 +15677,7 @@ def _decode_SubagentUpdate(d: Any, strict: bool) -> SubagentUpdate:
         except ValidationError as error:
             if strict:
                 raise error.at("title")
+            salvage(v)
             f_title = UNSET
 
     f_description: str | None | Unset
@@ -15308,6 +15692,7 @@ def _decode_SubagentUpdate(d: Any, strict: bool) -> SubagentUpdate:
         except ValidationError as error:
             if strict:
                 raise error.at("description")
+            salvage(v)
             f_description = UNSET
 
     f_capabilities: SubagentSessionCapabilities | None | Unset
@@ -15322,6 +15707,7 @@ def _decode_SubagentUpdate(d: Any, strict: bool) -> SubagentUpdate:
         except ValidationError as error:
             if strict:
                 raise error.at("capabilities")
+            salvage(v)
             f_capabilities = UNSET
 
     f_state: StateUpdate | None | Unset
@@ -15334,6 +15720,7 @@ def _decode_SubagentUpdate(d: Any, strict: bool) -> SubagentUpdate:
         except ValidationError as error:
             if strict:
                 raise error.at("state")
+            salvage(v)
             f_state = UNSET
 
     f_cwd: str | None | Unset
@@ -15372,6 +15759,7 @@ def _decode_SubagentUpdate(d: Any, strict: bool) -> SubagentUpdate:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(SubagentUpdate)
@@ -15446,6 +15834,7 @@ def _decode_SessionMessage(d: Any, strict: bool) -> SessionMessage:
         except ValidationError as error:
             if strict:
                 raise error.at("senderSessionId")
+            salvage(v)
             f_sender_session_id = UNSET
 
     f_recipient_session_id: SessionId | None | Unset
@@ -15460,6 +15849,7 @@ def _decode_SessionMessage(d: Any, strict: bool) -> SessionMessage:
         except ValidationError as error:
             if strict:
                 raise error.at("recipientSessionId")
+            salvage(v)
             f_recipient_session_id = UNSET
 
     f_sender_message_id: MessageId | None | Unset
@@ -15474,6 +15864,7 @@ def _decode_SessionMessage(d: Any, strict: bool) -> SessionMessage:
         except ValidationError as error:
             if strict:
                 raise error.at("senderMessageId")
+            salvage(v)
             f_sender_message_id = UNSET
 
     f_recipient_message_id: MessageId | None | Unset
@@ -15488,6 +15879,7 @@ def _decode_SessionMessage(d: Any, strict: bool) -> SessionMessage:
         except ValidationError as error:
             if strict:
                 raise error.at("recipientMessageId")
+            salvage(v)
             f_recipient_message_id = UNSET
 
     f_content: list[ContentBlock] | None | Unset
@@ -15504,6 +15896,7 @@ def _decode_SessionMessage(d: Any, strict: bool) -> SessionMessage:
         except ValidationError as error:
             if strict:
                 raise error.at("content")
+            salvage(v)
             f_content = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -15516,6 +15909,7 @@ def _decode_SessionMessage(d: Any, strict: bool) -> SessionMessage:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(SessionMessage)
@@ -15598,6 +15992,7 @@ def _decode_SessionMessageChunk(d: Any, strict: bool) -> SessionMessageChunk:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(SessionMessageChunk)
@@ -15644,6 +16039,7 @@ def _decode_CompleteElicitationNotification(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(CompleteElicitationNotification)
@@ -15694,6 +16090,7 @@ def _decode_AuthStatusUpdateNotification(
         except ValidationError as error:
             if strict:
                 raise error.at("accounts")
+            salvage(v)
             f_accounts = []
 
     f_meta: dict[str, Any] | None | Unset
@@ -15706,6 +16103,7 @@ def _decode_AuthStatusUpdateNotification(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(AuthStatusUpdateNotification)
@@ -15823,6 +16221,7 @@ def _decode_InitializeRequest(d: Any, strict: bool) -> InitializeRequest:
         except ValidationError as error:
             if strict:
                 raise error.at("clientCapabilities")
+            salvage(v)
             f_client_capabilities = ClientCapabilities(
                 fs=FileSystemCapabilities(
                     read_text_file=False,
@@ -15844,6 +16243,7 @@ def _decode_InitializeRequest(d: Any, strict: bool) -> InitializeRequest:
         except ValidationError as error:
             if strict:
                 raise error.at("clientInfo")
+            salvage(v)
             f_client_info = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -15856,6 +16256,7 @@ def _decode_InitializeRequest(d: Any, strict: bool) -> InitializeRequest:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(InitializeRequest)
@@ -15899,6 +16300,7 @@ def _decode_ClientCapabilities(d: Any, strict: bool) -> ClientCapabilities:
         except ValidationError as error:
             if strict:
                 raise error.at("fs")
+            salvage(v)
             f_fs = FileSystemCapabilities(
                 read_text_file=False,
                 write_text_file=False,
@@ -15914,6 +16316,7 @@ def _decode_ClientCapabilities(d: Any, strict: bool) -> ClientCapabilities:
         except ValidationError as error:
             if strict:
                 raise error.at("terminal")
+            salvage(v)
             f_terminal = False
 
     f_session: ClientSessionCapabilities | None | Unset
@@ -15928,6 +16331,7 @@ def _decode_ClientCapabilities(d: Any, strict: bool) -> ClientCapabilities:
         except ValidationError as error:
             if strict:
                 raise error.at("session")
+            salvage(v)
             f_session = UNSET
 
     f_subagents: SubagentCapabilities | None | Unset
@@ -15940,6 +16344,7 @@ def _decode_ClientCapabilities(d: Any, strict: bool) -> ClientCapabilities:
         except ValidationError as error:
             if strict:
                 raise error.at("subagents")
+            salvage(v)
             f_subagents = UNSET
 
     f_plan: PlanCapabilities | None | Unset
@@ -15952,6 +16357,7 @@ def _decode_ClientCapabilities(d: Any, strict: bool) -> ClientCapabilities:
         except ValidationError as error:
             if strict:
                 raise error.at("plan")
+            salvage(v)
             f_plan = UNSET
 
     f_auth: AuthCapabilities
@@ -15966,6 +16372,7 @@ def _decode_ClientCapabilities(d: Any, strict: bool) -> ClientCapabilities:
         except ValidationError as error:
             if strict:
                 raise error.at("auth")
+            salvage(v)
             f_auth = AuthCapabilities(
                 terminal=False,
             )
@@ -15982,6 +16389,7 @@ def _decode_ClientCapabilities(d: Any, strict: bool) -> ClientCapabilities:
         except ValidationError as error:
             if strict:
                 raise error.at("elicitation")
+            salvage(v)
             f_elicitation = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -15994,6 +16402,7 @@ def _decode_ClientCapabilities(d: Any, strict: bool) -> ClientCapabilities:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(ClientCapabilities)
@@ -16054,6 +16463,7 @@ def _decode_FileSystemCapabilities(d: Any, strict: bool) -> FileSystemCapabiliti
         except ValidationError as error:
             if strict:
                 raise error.at("readTextFile")
+            salvage(v)
             f_read_text_file = False
 
     f_write_text_file: bool
@@ -16066,6 +16476,7 @@ def _decode_FileSystemCapabilities(d: Any, strict: bool) -> FileSystemCapabiliti
         except ValidationError as error:
             if strict:
                 raise error.at("writeTextFile")
+            salvage(v)
             f_write_text_file = False
 
     f_meta: dict[str, Any] | None | Unset
@@ -16078,6 +16489,7 @@ def _decode_FileSystemCapabilities(d: Any, strict: bool) -> FileSystemCapabiliti
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(FileSystemCapabilities)
@@ -16116,6 +16528,7 @@ def _decode_ClientSessionCapabilities(
         except ValidationError as error:
             if strict:
                 raise error.at("compaction")
+            salvage(v)
             f_compaction = UNSET
 
     f_config_options: SessionConfigOptionsCapabilities | None | Unset
@@ -16132,6 +16545,7 @@ def _decode_ClientSessionCapabilities(
         except ValidationError as error:
             if strict:
                 raise error.at("configOptions")
+            salvage(v)
             f_config_options = UNSET
 
     f_notices: NoticeCapabilities | None | Unset
@@ -16144,6 +16558,7 @@ def _decode_ClientSessionCapabilities(
         except ValidationError as error:
             if strict:
                 raise error.at("notices")
+            salvage(v)
             f_notices = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -16156,6 +16571,7 @@ def _decode_ClientSessionCapabilities(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(ClientSessionCapabilities)
@@ -16211,6 +16627,7 @@ def _decode_SessionConfigOptionsCapabilities(
         except ValidationError as error:
             if strict:
                 raise error.at("boolean")
+            salvage(v)
             f_boolean = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -16223,6 +16640,7 @@ def _decode_SessionConfigOptionsCapabilities(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(SessionConfigOptionsCapabilities)
@@ -16264,6 +16682,7 @@ def _decode_BooleanConfigOptionCapabilities(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(BooleanConfigOptionCapabilities)
@@ -16299,6 +16718,7 @@ def _decode_SubagentCapabilities(d: Any, strict: bool) -> SubagentCapabilities:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(SubagentCapabilities)
@@ -16328,6 +16748,7 @@ def _decode_PlanCapabilities(d: Any, strict: bool) -> PlanCapabilities:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(PlanCapabilities)
@@ -16357,6 +16778,7 @@ def _decode_AuthCapabilities(d: Any, strict: bool) -> AuthCapabilities:
         except ValidationError as error:
             if strict:
                 raise error.at("terminal")
+            salvage(v)
             f_terminal = False
 
     f_meta: dict[str, Any] | None | Unset
@@ -16369,6 +16791,7 @@ def _decode_AuthCapabilities(d: Any, strict: bool) -> AuthCapabilities:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(AuthCapabilities)
@@ -16403,6 +16826,7 @@ def _decode_ElicitationCapabilities(d: Any, strict: bool) -> ElicitationCapabili
         except ValidationError as error:
             if strict:
                 raise error.at("form")
+            salvage(v)
             f_form = UNSET
 
     f_url: ElicitationUrlCapabilities | None | Unset
@@ -16415,6 +16839,7 @@ def _decode_ElicitationCapabilities(d: Any, strict: bool) -> ElicitationCapabili
         except ValidationError as error:
             if strict:
                 raise error.at("url")
+            salvage(v)
             f_url = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -16427,6 +16852,7 @@ def _decode_ElicitationCapabilities(d: Any, strict: bool) -> ElicitationCapabili
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(ElicitationCapabilities)
@@ -16468,6 +16894,7 @@ def _decode_ElicitationFormCapabilities(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(ElicitationFormCapabilities)
@@ -16501,6 +16928,7 @@ def _decode_ElicitationUrlCapabilities(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(ElicitationUrlCapabilities)
@@ -16540,6 +16968,7 @@ def _decode_AuthenticateRequest(d: Any, strict: bool) -> AuthenticateRequest:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(AuthenticateRequest)
@@ -16572,6 +17001,7 @@ def _decode_ListProvidersRequest(d: Any, strict: bool) -> ListProvidersRequest:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(ListProvidersRequest)
@@ -16647,6 +17077,7 @@ def _decode_SetProviderRequest(d: Any, strict: bool) -> SetProviderRequest:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(SetProviderRequest)
@@ -16699,6 +17130,7 @@ def _decode_DisableProviderRequest(d: Any, strict: bool) -> DisableProviderReque
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(DisableProviderRequest)
@@ -16731,6 +17163,7 @@ def _decode_LogoutRequest(d: Any, strict: bool) -> LogoutRequest:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(LogoutRequest)
@@ -16760,6 +17193,7 @@ def _decode_AuthStatusRequest(d: Any, strict: bool) -> AuthStatusRequest:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(AuthStatusRequest)
@@ -16835,6 +17269,7 @@ def _decode_NewSessionRequest(d: Any, strict: bool) -> NewSessionRequest:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(NewSessionRequest)
@@ -16918,6 +17353,7 @@ def _read_HttpMcpServer(d: JsonObject, strict: bool) -> HttpMcpServer:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(HttpMcpServer)
@@ -16994,6 +17430,7 @@ def _read_SseMcpServer(d: JsonObject, strict: bool) -> SseMcpServer:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(SseMcpServer)
@@ -17058,6 +17495,7 @@ def _read_AcpMcpServer(d: JsonObject, strict: bool) -> AcpMcpServer:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(AcpMcpServer)
@@ -17147,6 +17585,7 @@ def _decode_HttpHeader(d: Any, strict: bool) -> HttpHeader:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(HttpHeader)
@@ -17213,6 +17652,7 @@ def _decode_McpServerHttp(d: Any, strict: bool) -> McpServerHttp:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(McpServerHttp)
@@ -17281,6 +17721,7 @@ def _decode_McpServerSse(d: Any, strict: bool) -> McpServerSse:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(McpServerSse)
@@ -17337,6 +17778,7 @@ def _decode_McpServerAcp(d: Any, strict: bool) -> McpServerAcp:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(McpServerAcp)
@@ -17417,6 +17859,7 @@ def _decode_McpServerStdio(d: Any, strict: bool) -> McpServerStdio:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(McpServerStdio)
@@ -17479,6 +17922,7 @@ def _decode_SystemPrompt(d: Any, strict: bool) -> SystemPrompt:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(SystemPrompt)
@@ -17587,6 +18031,7 @@ def _decode_LoadSessionRequest(d: Any, strict: bool) -> LoadSessionRequest:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(LoadSessionRequest)
@@ -17671,6 +18116,7 @@ def _decode_ListSessionsRequest(d: Any, strict: bool) -> ListSessionsRequest:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(ListSessionsRequest)
@@ -17748,6 +18194,7 @@ def _decode_DeleteSessionRequest(d: Any, strict: bool) -> DeleteSessionRequest:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(DeleteSessionRequest)
@@ -17836,6 +18283,7 @@ def _decode_ForkSessionRequest(d: Any, strict: bool) -> ForkSessionRequest:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(ForkSessionRequest)
@@ -17894,6 +18342,7 @@ def _decode_ArchiveSessionRequest(d: Any, strict: bool) -> ArchiveSessionRequest
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(ArchiveSessionRequest)
@@ -17936,6 +18385,7 @@ def _decode_UnarchiveSessionRequest(d: Any, strict: bool) -> UnarchiveSessionReq
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(UnarchiveSessionRequest)
@@ -17978,6 +18428,7 @@ def _decode_SessionStatusRequest(d: Any, strict: bool) -> SessionStatusRequest:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(SessionStatusRequest)
@@ -18030,6 +18481,7 @@ def _decode_SetSessionTitleRequest(d: Any, strict: bool) -> SetSessionTitleReque
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(SetSessionTitleRequest)
@@ -18120,6 +18572,7 @@ def _decode_ResumeSessionRequest(d: Any, strict: bool) -> ResumeSessionRequest:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(ResumeSessionRequest)
@@ -18178,6 +18631,7 @@ def _decode_CloseSessionRequest(d: Any, strict: bool) -> CloseSessionRequest:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(CloseSessionRequest)
@@ -18230,6 +18684,7 @@ def _decode_SetSessionModeRequest(d: Any, strict: bool) -> SetSessionModeRequest
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(SetSessionModeRequest)
@@ -18295,6 +18750,7 @@ def _read_BooleanSetSessionConfigOptionRequest(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     f_value: bool
@@ -18366,6 +18822,7 @@ def _decode_ValueIdSetSessionConfigOptionRequest(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     f_value: SessionConfigValueId
@@ -18462,6 +18919,7 @@ def _decode_PromptRequest(d: Any, strict: bool) -> PromptRequest:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(PromptRequest)
@@ -18595,6 +19053,7 @@ def _decode_WriteTextFileResponse(d: Any, strict: bool) -> WriteTextFileResponse
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(WriteTextFileResponse)
@@ -18634,6 +19093,7 @@ def _decode_ReadTextFileResponse(d: Any, strict: bool) -> ReadTextFileResponse:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(ReadTextFileResponse)
@@ -18678,6 +19138,7 @@ def _decode_RequestPermissionResponse(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(RequestPermissionResponse)
@@ -18759,6 +19220,7 @@ def _read_SelectedRequestPermissionOutcome(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(SelectedRequestPermissionOutcome)
@@ -18836,6 +19298,7 @@ def _decode_SelectedPermissionOutcome(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(SelectedPermissionOutcome)
@@ -18878,6 +19341,7 @@ def _decode_CreateTerminalResponse(d: Any, strict: bool) -> CreateTerminalRespon
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(CreateTerminalResponse)
@@ -18930,6 +19394,7 @@ def _decode_TerminalOutputResponse(d: Any, strict: bool) -> TerminalOutputRespon
         except ValidationError as error:
             if strict:
                 raise error.at("exitStatus")
+            salvage(v)
             f_exit_status = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -18942,6 +19407,7 @@ def _decode_TerminalOutputResponse(d: Any, strict: bool) -> TerminalOutputRespon
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(TerminalOutputResponse)
@@ -18992,6 +19458,7 @@ def _decode_TerminalExitStatus(d: Any, strict: bool) -> TerminalExitStatus:
         except ValidationError as error:
             if strict:
                 raise error.at("exitCode")
+            salvage(v)
             f_exit_code = UNSET
 
     f_signal: str | None | Unset
@@ -19004,6 +19471,7 @@ def _decode_TerminalExitStatus(d: Any, strict: bool) -> TerminalExitStatus:
         except ValidationError as error:
             if strict:
                 raise error.at("signal")
+            salvage(v)
             f_signal = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -19016,6 +19484,7 @@ def _decode_TerminalExitStatus(d: Any, strict: bool) -> TerminalExitStatus:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(TerminalExitStatus)
@@ -19053,6 +19522,7 @@ def _decode_ReleaseTerminalResponse(d: Any, strict: bool) -> ReleaseTerminalResp
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(ReleaseTerminalResponse)
@@ -19094,6 +19564,7 @@ def _decode_WaitForTerminalExitResponse(
         except ValidationError as error:
             if strict:
                 raise error.at("exitCode")
+            salvage(v)
             f_exit_code = UNSET
 
     f_signal: str | None | Unset
@@ -19106,6 +19577,7 @@ def _decode_WaitForTerminalExitResponse(
         except ValidationError as error:
             if strict:
                 raise error.at("signal")
+            salvage(v)
             f_signal = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -19118,6 +19590,7 @@ def _decode_WaitForTerminalExitResponse(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(WaitForTerminalExitResponse)
@@ -19157,6 +19630,7 @@ def _decode_KillTerminalResponse(d: Any, strict: bool) -> KillTerminalResponse:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(KillTerminalResponse)
@@ -19197,6 +19671,7 @@ def _read_AcceptCreateElicitationResponse(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     f_content: dict[str, ElicitationContentValue] | None | Unset
@@ -19261,6 +19736,7 @@ def _read_DeclineCreateElicitationResponse(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(DeclineCreateElicitationResponse)
@@ -19305,6 +19781,7 @@ def _read_CancelCreateElicitationResponse(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(CancelCreateElicitationResponse)
@@ -19355,6 +19832,7 @@ def _read_OtherCreateElicitationResponse(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(OtherCreateElicitationResponse)
@@ -19488,6 +19966,7 @@ def _decode_ResultMessageMcpResponse(d: Any, strict: bool) -> ResultMessageMcpRe
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(ResultMessageMcpResponse)
@@ -19530,6 +20009,7 @@ def _decode_ErrorMessageMcpResponse(d: Any, strict: bool) -> ErrorMessageMcpResp
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(ErrorMessageMcpResponse)
@@ -19695,6 +20175,7 @@ def _decode_CancelNotification(d: Any, strict: bool) -> CancelNotification:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(CancelNotification)
@@ -19767,6 +20248,7 @@ def _decode_MessageMcpNotification(d: Any, strict: bool) -> MessageMcpNotificati
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(MessageMcpNotification)
@@ -19819,6 +20301,7 @@ def _decode_CancelRequestNotification(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(CancelRequestNotification)
@@ -19927,6 +20410,7 @@ def _decode_ProxySuccessorRequest(d: Any, strict: bool) -> ProxySuccessorRequest
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(ProxySuccessorRequest)
@@ -20132,6 +20616,7 @@ def _decode_ProxySuccessorNotification(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(ProxySuccessorNotification)

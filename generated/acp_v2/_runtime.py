@@ -294,7 +294,7 @@ def check_list_skipping(
         try:
             out.append(item(element, strict))
         except ValidationError:
-            continue
+            salvage(element)
     return out
 
 
@@ -380,13 +380,38 @@ def exactly_one(
 
 def any_value(value: Any, strict: bool = False) -> Any:
     """Any JSON value, as it is; a list or object is a shallow copy (its
-    items are shared with the input)."""
+    items are shared with the input), a plain ``list`` or ``dict`` also for a
+    subclass such as ``OrderedDict``."""
     kind: type[object] = type(cast(object, value))
-    if kind is json_array:
-        return list(value)
     if kind is json_object:
         return dict(value)
+    if kind is json_array:
+        return list(value)
+    if kind in _PLAIN or value is None:
+        return value
+    if issubclass(kind, dict):
+        return dict(cast("dict[str, Any]", value))
+    if issubclass(kind, list):
+        return list(cast("list[Any]", value))
     return value
+
+
+class NotPlainJson(Exception):
+    """Lenient decoding was about to drop a value holding subclasses of the
+    JSON types (see :func:`plain_json`), which stand for valid JSON: the
+    package's ``decode`` functions catch it and decode their whole input again
+    with those replaced. Never a :class:`ValidationError`, so no lenient
+    handler on the way up swallows it."""
+
+
+def salvage(value: Any) -> None:
+    """Called where lenient decoding drops ``value`` (a default-on-error
+    field, a skipped item, a tag read as absent): raise :class:`NotPlainJson`
+    when it was refused only for holding an ``OrderedDict``, an ``IntEnum``
+    or a ``str`` enum member. Costs nothing on valid input: only refused
+    values get here."""
+    if _has_subclass(value):
+        raise NotPlainJson
 
 
 def plain_json(value: Any) -> Any:

@@ -33,7 +33,9 @@ from ._runtime import exactly_one as exactly_one
 from ._runtime import missing as missing
 from ._runtime import not_null as not_null
 from ._runtime import check_wire as check_wire
+from ._runtime import NotPlainJson as NotPlainJson
 from ._runtime import plain_json as plain_json
+from ._runtime import salvage as salvage
 from ._runtime import scalar_union as scalar_union
 from ._runtime import schema_root as schema_root
 from ._runtime import type_error as type_error
@@ -1080,7 +1082,7 @@ def decode(name: str, data: Any, *, strict: bool = False) -> object:
         raise KeyError(f"the schema has no definition named {name!r}") from None
     try:
         return decoder(data, strict)
-    except ValidationError as error:
+    except (ValidationError, NotPlainJson) as error:
         return _retry(decoder, data, strict, error)
     except RecursionError:
         raise ValidationError("the value is nested too deeply to decode") from None
@@ -1095,23 +1097,32 @@ def decode_class(cls: type[_T], data: Any, *, strict: bool = False) -> _T:
     # The table pairs each class with its own decoder.
     try:
         return cast(_T, decoder(data, strict))
-    except ValidationError as error:
+    except (ValidationError, NotPlainJson) as error:
         return cast(_T, _retry(decoder, data, strict, error))
     except RecursionError:
         raise ValidationError("the value is nested too deeply to decode") from None
 
 
 def _retry(
-    decoder: Decoder[object], data: Any, strict: bool, error: ValidationError
+    decoder: Decoder[object],
+    data: Any,
+    strict: bool,
+    error: ValidationError | NotPlainJson,
 ) -> object:
-    """After ``decoder`` refused ``data`` with ``error``: subclasses of the
-    JSON types (``OrderedDict`` from ``object_pairs_hook``, ``IntEnum`` and
-    ``str`` enum members) are the JSON values they stand for, so ``data`` is
-    decoded again with them replaced; without any, ``error`` stands. The
-    first attempt is the fast path: it costs nothing when ``data`` is plain
-    JSON."""
+    """After ``decoder`` refused ``data`` with ``error``, or lenient decoding
+    was about to drop a part of it: subclasses of the JSON types
+    (``OrderedDict`` from ``object_pairs_hook``, ``IntEnum`` and ``str`` enum
+    members) are the JSON values they stand for, so ``data`` is decoded again
+    with them replaced; without any, ``error`` stands. The first attempt is
+    the fast path: it costs nothing when ``data`` is plain JSON."""
     plain = plain_json(data)
     if plain is MISSING:
+        if isinstance(
+            error, NotPlainJson
+        ):  # the subclass was in a cycle plain_json skipped
+            raise ValidationError(
+                "the value holds a reference cycle or an object that is not JSON"
+            ) from None
         raise error
     try:
         return decoder(plain, strict)
@@ -1332,6 +1343,7 @@ def _decode_RequestPermissionRequest(d: Any, strict: bool) -> RequestPermissionR
         except ValidationError as error:
             if strict:
                 raise error.at("description")
+            salvage(v)
             f_description = UNSET
 
     f_subject: RequestPermissionSubject | None | Unset
@@ -1366,6 +1378,7 @@ def _decode_RequestPermissionRequest(d: Any, strict: bool) -> RequestPermissionR
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(RequestPermissionRequest)
@@ -1437,6 +1450,7 @@ def _read_ToolCallRequestPermissionSubject(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(ToolCallRequestPermissionSubject)
@@ -1505,6 +1519,7 @@ def _read_CommandRequestPermissionSubject(
         except ValidationError as error:
             if strict:
                 raise error.at("toolCallId")
+            salvage(v)
             f_tool_call_id = UNSET
 
     f_terminal_id: TerminalId | None | Unset
@@ -1519,6 +1534,7 @@ def _read_CommandRequestPermissionSubject(
         except ValidationError as error:
             if strict:
                 raise error.at("terminalId")
+            salvage(v)
             f_terminal_id = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -1531,6 +1547,7 @@ def _read_CommandRequestPermissionSubject(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(CommandRequestPermissionSubject)
@@ -1654,6 +1671,7 @@ def _decode_ToolCallUpdate(d: Any, strict: bool) -> ToolCallUpdate:
         except ValidationError as error:
             if strict:
                 raise error.at("name")
+            salvage(v)
             f_name = UNSET
 
     f_title: str | None | Unset
@@ -1666,6 +1684,7 @@ def _decode_ToolCallUpdate(d: Any, strict: bool) -> ToolCallUpdate:
         except ValidationError as error:
             if strict:
                 raise error.at("title")
+            salvage(v)
             f_title = UNSET
 
     f_kind: ToolKind | str | None | Unset
@@ -1686,6 +1705,7 @@ def _decode_ToolCallUpdate(d: Any, strict: bool) -> ToolCallUpdate:
         except ValidationError as error:
             if strict:
                 raise error.at("kind")
+            salvage(v)
             f_kind = UNSET
 
     f_status: ToolCallStatus | str | None | Unset
@@ -1706,6 +1726,7 @@ def _decode_ToolCallUpdate(d: Any, strict: bool) -> ToolCallUpdate:
         except ValidationError as error:
             if strict:
                 raise error.at("status")
+            salvage(v)
             f_status = UNSET
 
     f_content: list[ToolCallContent] | None | Unset
@@ -1722,6 +1743,7 @@ def _decode_ToolCallUpdate(d: Any, strict: bool) -> ToolCallUpdate:
         except ValidationError as error:
             if strict:
                 raise error.at("content")
+            salvage(v)
             f_content = UNSET
 
     f_locations: list[ToolCallLocation] | None | Unset
@@ -1738,6 +1760,7 @@ def _decode_ToolCallUpdate(d: Any, strict: bool) -> ToolCallUpdate:
         except ValidationError as error:
             if strict:
                 raise error.at("locations")
+            salvage(v)
             f_locations = UNSET
 
     f_raw_input: Any | Unset
@@ -1750,6 +1773,7 @@ def _decode_ToolCallUpdate(d: Any, strict: bool) -> ToolCallUpdate:
         except ValidationError as error:
             if strict:
                 raise error.at("rawInput")
+            salvage(v)
             f_raw_input = UNSET
 
     f_raw_output: Any | Unset
@@ -1762,6 +1786,7 @@ def _decode_ToolCallUpdate(d: Any, strict: bool) -> ToolCallUpdate:
         except ValidationError as error:
             if strict:
                 raise error.at("rawOutput")
+            salvage(v)
             f_raw_output = UNSET
 
     f_capabilities: ToolCallCapabilities | None | Unset
@@ -1776,6 +1801,7 @@ def _decode_ToolCallUpdate(d: Any, strict: bool) -> ToolCallUpdate:
         except ValidationError as error:
             if strict:
                 raise error.at("capabilities")
+            salvage(v)
             f_capabilities = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -1788,6 +1814,7 @@ def _decode_ToolCallUpdate(d: Any, strict: bool) -> ToolCallUpdate:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(ToolCallUpdate)
@@ -1931,6 +1958,7 @@ def _read_ContentToolCallContent(d: JsonObject, strict: bool) -> ContentToolCall
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(ContentToolCallContent)
@@ -1981,6 +2009,7 @@ def _read_DiffToolCallContent(d: JsonObject, strict: bool) -> DiffToolCallConten
         except ValidationError as error:
             if strict:
                 raise error.at("patch")
+            salvage(v)
             f_patch = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -1993,6 +2022,7 @@ def _read_DiffToolCallContent(d: JsonObject, strict: bool) -> DiffToolCallConten
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(DiffToolCallContent)
@@ -2049,6 +2079,7 @@ def _read_TerminalToolCallContent(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(TerminalToolCallContent)
@@ -2162,6 +2193,7 @@ def _read_TextContentBlock(d: JsonObject, strict: bool) -> TextContentBlock:
         except ValidationError as error:
             if strict:
                 raise error.at("annotations")
+            salvage(v)
             f_annotations = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -2174,6 +2206,7 @@ def _read_TextContentBlock(d: JsonObject, strict: bool) -> TextContentBlock:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(TextContentBlock)
@@ -2240,6 +2273,7 @@ def _read_ImageContentBlock(d: JsonObject, strict: bool) -> ImageContentBlock:
         except ValidationError as error:
             if strict:
                 raise error.at("uri")
+            salvage(v)
             f_uri = UNSET
 
     f_annotations: Annotations | None | Unset
@@ -2252,6 +2286,7 @@ def _read_ImageContentBlock(d: JsonObject, strict: bool) -> ImageContentBlock:
         except ValidationError as error:
             if strict:
                 raise error.at("annotations")
+            salvage(v)
             f_annotations = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -2264,6 +2299,7 @@ def _read_ImageContentBlock(d: JsonObject, strict: bool) -> ImageContentBlock:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(ImageContentBlock)
@@ -2336,6 +2372,7 @@ def _read_AudioContentBlock(d: JsonObject, strict: bool) -> AudioContentBlock:
         except ValidationError as error:
             if strict:
                 raise error.at("annotations")
+            salvage(v)
             f_annotations = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -2348,6 +2385,7 @@ def _read_AudioContentBlock(d: JsonObject, strict: bool) -> AudioContentBlock:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(AudioContentBlock)
@@ -2418,6 +2456,7 @@ def _read_ResourceLinkContentBlock(
         except ValidationError as error:
             if strict:
                 raise error.at("title")
+            salvage(v)
             f_title = UNSET
 
     f_description: str | None | Unset
@@ -2432,6 +2471,7 @@ def _read_ResourceLinkContentBlock(
         except ValidationError as error:
             if strict:
                 raise error.at("description")
+            salvage(v)
             f_description = UNSET
 
     f_icons: list[Icon] | None | Unset
@@ -2446,6 +2486,7 @@ def _read_ResourceLinkContentBlock(
         except ValidationError as error:
             if strict:
                 raise error.at("icons")
+            salvage(v)
             f_icons = UNSET
 
     f_mime_type: MediaType | None | Unset
@@ -2458,6 +2499,7 @@ def _read_ResourceLinkContentBlock(
         except ValidationError as error:
             if strict:
                 raise error.at("mimeType")
+            salvage(v)
             f_mime_type = UNSET
 
     f_size: int | None | Unset
@@ -2482,6 +2524,7 @@ def _read_ResourceLinkContentBlock(
         except ValidationError as error:
             if strict:
                 raise error.at("size")
+            salvage(v)
             f_size = UNSET
 
     f_annotations: Annotations | None | Unset
@@ -2494,6 +2537,7 @@ def _read_ResourceLinkContentBlock(
         except ValidationError as error:
             if strict:
                 raise error.at("annotations")
+            salvage(v)
             f_annotations = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -2506,6 +2550,7 @@ def _read_ResourceLinkContentBlock(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(ResourceLinkContentBlock)
@@ -2584,6 +2629,7 @@ def _read_ResourceContentBlock(d: JsonObject, strict: bool) -> ResourceContentBl
         except ValidationError as error:
             if strict:
                 raise error.at("annotations")
+            salvage(v)
             f_annotations = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -2596,6 +2642,7 @@ def _read_ResourceContentBlock(d: JsonObject, strict: bool) -> ResourceContentBl
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(ResourceContentBlock)
@@ -2702,6 +2749,7 @@ def _decode_Annotations(d: Any, strict: bool) -> Annotations:
         except ValidationError as error:
             if strict:
                 raise error.at("audience")
+            salvage(v)
             f_audience = UNSET
 
     f_last_modified: str | None | Unset
@@ -2716,6 +2764,7 @@ def _decode_Annotations(d: Any, strict: bool) -> Annotations:
         except ValidationError as error:
             if strict:
                 raise error.at("lastModified")
+            salvage(v)
             f_last_modified = UNSET
 
     f_priority: float | None | Unset
@@ -2728,6 +2777,7 @@ def _decode_Annotations(d: Any, strict: bool) -> Annotations:
         except ValidationError as error:
             if strict:
                 raise error.at("priority")
+            salvage(v)
             f_priority = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -2740,6 +2790,7 @@ def _decode_Annotations(d: Any, strict: bool) -> Annotations:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(Annotations)
@@ -2811,6 +2862,7 @@ def _decode_TextContent(d: Any, strict: bool) -> TextContent:
         except ValidationError as error:
             if strict:
                 raise error.at("annotations")
+            salvage(v)
             f_annotations = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -2823,6 +2875,7 @@ def _decode_TextContent(d: Any, strict: bool) -> TextContent:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(TextContent)
@@ -2885,6 +2938,7 @@ def _decode_ImageContent(d: Any, strict: bool) -> ImageContent:
         except ValidationError as error:
             if strict:
                 raise error.at("uri")
+            salvage(v)
             f_uri = UNSET
 
     f_annotations: Annotations | None | Unset
@@ -2897,6 +2951,7 @@ def _decode_ImageContent(d: Any, strict: bool) -> ImageContent:
         except ValidationError as error:
             if strict:
                 raise error.at("annotations")
+            salvage(v)
             f_annotations = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -2909,6 +2964,7 @@ def _decode_ImageContent(d: Any, strict: bool) -> ImageContent:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(ImageContent)
@@ -2973,6 +3029,7 @@ def _decode_AudioContent(d: Any, strict: bool) -> AudioContent:
         except ValidationError as error:
             if strict:
                 raise error.at("annotations")
+            salvage(v)
             f_annotations = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -2985,6 +3042,7 @@ def _decode_AudioContent(d: Any, strict: bool) -> AudioContent:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(AudioContent)
@@ -3035,6 +3093,7 @@ def _decode_Icon(d: Any, strict: bool) -> Icon:
         except ValidationError as error:
             if strict:
                 raise error.at("mimeType")
+            salvage(v)
             f_mime_type = UNSET
 
     f_sizes: list[str] | None | Unset
@@ -3053,6 +3112,7 @@ def _decode_Icon(d: Any, strict: bool) -> Icon:
         except ValidationError as error:
             if strict:
                 raise error.at("sizes")
+            salvage(v)
             f_sizes = UNSET
 
     f_theme: IconTheme | str | None | Unset
@@ -3073,6 +3133,7 @@ def _decode_Icon(d: Any, strict: bool) -> Icon:
         except ValidationError as error:
             if strict:
                 raise error.at("theme")
+            salvage(v)
             f_theme = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -3085,6 +3146,7 @@ def _decode_Icon(d: Any, strict: bool) -> Icon:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(Icon)
@@ -3169,6 +3231,7 @@ def _decode_ResourceLink(d: Any, strict: bool) -> ResourceLink:
         except ValidationError as error:
             if strict:
                 raise error.at("title")
+            salvage(v)
             f_title = UNSET
 
     f_description: str | None | Unset
@@ -3183,6 +3246,7 @@ def _decode_ResourceLink(d: Any, strict: bool) -> ResourceLink:
         except ValidationError as error:
             if strict:
                 raise error.at("description")
+            salvage(v)
             f_description = UNSET
 
     f_icons: list[Icon] | None | Unset
@@ -3197,6 +3261,7 @@ def _decode_ResourceLink(d: Any, strict: bool) -> ResourceLink:
         except ValidationError as error:
             if strict:
                 raise error.at("icons")
+            salvage(v)
             f_icons = UNSET
 
     f_mime_type: MediaType | None | Unset
@@ -3209,6 +3274,7 @@ def _decode_ResourceLink(d: Any, strict: bool) -> ResourceLink:
         except ValidationError as error:
             if strict:
                 raise error.at("mimeType")
+            salvage(v)
             f_mime_type = UNSET
 
     f_size: int | None | Unset
@@ -3233,6 +3299,7 @@ def _decode_ResourceLink(d: Any, strict: bool) -> ResourceLink:
         except ValidationError as error:
             if strict:
                 raise error.at("size")
+            salvage(v)
             f_size = UNSET
 
     f_annotations: Annotations | None | Unset
@@ -3245,6 +3312,7 @@ def _decode_ResourceLink(d: Any, strict: bool) -> ResourceLink:
         except ValidationError as error:
             if strict:
                 raise error.at("annotations")
+            salvage(v)
             f_annotations = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -3257,6 +3325,7 @@ def _decode_ResourceLink(d: Any, strict: bool) -> ResourceLink:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(ResourceLink)
@@ -3370,6 +3439,7 @@ def _decode_TextResourceContents(d: Any, strict: bool) -> TextResourceContents:
         except ValidationError as error:
             if strict:
                 raise error.at("mimeType")
+            salvage(v)
             f_mime_type = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -3382,6 +3452,7 @@ def _decode_TextResourceContents(d: Any, strict: bool) -> TextResourceContents:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(TextResourceContents)
@@ -3440,6 +3511,7 @@ def _decode_BlobResourceContents(d: Any, strict: bool) -> BlobResourceContents:
         except ValidationError as error:
             if strict:
                 raise error.at("mimeType")
+            salvage(v)
             f_mime_type = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -3452,6 +3524,7 @@ def _decode_BlobResourceContents(d: Any, strict: bool) -> BlobResourceContents:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(BlobResourceContents)
@@ -3500,6 +3573,7 @@ def _decode_EmbeddedResource(d: Any, strict: bool) -> EmbeddedResource:
         except ValidationError as error:
             if strict:
                 raise error.at("annotations")
+            salvage(v)
             f_annotations = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -3512,6 +3586,7 @@ def _decode_EmbeddedResource(d: Any, strict: bool) -> EmbeddedResource:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(EmbeddedResource)
@@ -3560,6 +3635,7 @@ def _decode_Content(d: Any, strict: bool) -> Content:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(Content)
@@ -3607,6 +3683,7 @@ def _read_AddDiffChange(d: JsonObject, strict: bool) -> AddDiffChange:
         except ValidationError as error:
             if strict:
                 raise error.at("fileType")
+            salvage(v)
             f_file_type = UNSET
 
     f_mime_type: MediaType | None | Unset
@@ -3619,6 +3696,7 @@ def _read_AddDiffChange(d: JsonObject, strict: bool) -> AddDiffChange:
         except ValidationError as error:
             if strict:
                 raise error.at("mimeType")
+            salvage(v)
             f_mime_type = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -3631,6 +3709,7 @@ def _read_AddDiffChange(d: JsonObject, strict: bool) -> AddDiffChange:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     f_path: AbsolutePath
@@ -3705,6 +3784,7 @@ def _read_DeleteDiffChange(d: JsonObject, strict: bool) -> DeleteDiffChange:
         except ValidationError as error:
             if strict:
                 raise error.at("fileType")
+            salvage(v)
             f_file_type = UNSET
 
     f_mime_type: MediaType | None | Unset
@@ -3717,6 +3797,7 @@ def _read_DeleteDiffChange(d: JsonObject, strict: bool) -> DeleteDiffChange:
         except ValidationError as error:
             if strict:
                 raise error.at("mimeType")
+            salvage(v)
             f_mime_type = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -3729,6 +3810,7 @@ def _read_DeleteDiffChange(d: JsonObject, strict: bool) -> DeleteDiffChange:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     f_path: AbsolutePath
@@ -3803,6 +3885,7 @@ def _read_ModifyDiffChange(d: JsonObject, strict: bool) -> ModifyDiffChange:
         except ValidationError as error:
             if strict:
                 raise error.at("fileType")
+            salvage(v)
             f_file_type = UNSET
 
     f_mime_type: MediaType | None | Unset
@@ -3815,6 +3898,7 @@ def _read_ModifyDiffChange(d: JsonObject, strict: bool) -> ModifyDiffChange:
         except ValidationError as error:
             if strict:
                 raise error.at("mimeType")
+            salvage(v)
             f_mime_type = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -3827,6 +3911,7 @@ def _read_ModifyDiffChange(d: JsonObject, strict: bool) -> ModifyDiffChange:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     f_path: AbsolutePath
@@ -3901,6 +3986,7 @@ def _read_MoveDiffChange(d: JsonObject, strict: bool) -> MoveDiffChange:
         except ValidationError as error:
             if strict:
                 raise error.at("fileType")
+            salvage(v)
             f_file_type = UNSET
 
     f_mime_type: MediaType | None | Unset
@@ -3913,6 +3999,7 @@ def _read_MoveDiffChange(d: JsonObject, strict: bool) -> MoveDiffChange:
         except ValidationError as error:
             if strict:
                 raise error.at("mimeType")
+            salvage(v)
             f_mime_type = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -3925,6 +4012,7 @@ def _read_MoveDiffChange(d: JsonObject, strict: bool) -> MoveDiffChange:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     f_old_path: AbsolutePath
@@ -4011,6 +4099,7 @@ def _read_CopyDiffChange(d: JsonObject, strict: bool) -> CopyDiffChange:
         except ValidationError as error:
             if strict:
                 raise error.at("fileType")
+            salvage(v)
             f_file_type = UNSET
 
     f_mime_type: MediaType | None | Unset
@@ -4023,6 +4112,7 @@ def _read_CopyDiffChange(d: JsonObject, strict: bool) -> CopyDiffChange:
         except ValidationError as error:
             if strict:
                 raise error.at("mimeType")
+            salvage(v)
             f_mime_type = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -4035,6 +4125,7 @@ def _read_CopyDiffChange(d: JsonObject, strict: bool) -> CopyDiffChange:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     f_old_path: AbsolutePath
@@ -4127,6 +4218,7 @@ def _read_OtherDiffChange(d: JsonObject, strict: bool) -> OtherDiffChange:
         except ValidationError as error:
             if strict:
                 raise error.at("fileType")
+            salvage(v)
             f_file_type = UNSET
 
     f_mime_type: MediaType | None | Unset
@@ -4139,6 +4231,7 @@ def _read_OtherDiffChange(d: JsonObject, strict: bool) -> OtherDiffChange:
         except ValidationError as error:
             if strict:
                 raise error.at("mimeType")
+            salvage(v)
             f_mime_type = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -4151,6 +4244,7 @@ def _read_OtherDiffChange(d: JsonObject, strict: bool) -> OtherDiffChange:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(OtherDiffChange)
@@ -4345,6 +4439,7 @@ def _decode_DiffPatch(d: Any, strict: bool) -> DiffPatch:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(DiffPatch)
@@ -4407,6 +4502,7 @@ def _decode_Diff(d: Any, strict: bool) -> Diff:
         except ValidationError as error:
             if strict:
                 raise error.at("patch")
+            salvage(v)
             f_patch = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -4419,6 +4515,7 @@ def _decode_Diff(d: Any, strict: bool) -> Diff:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(Diff)
@@ -4469,6 +4566,7 @@ def _decode_Terminal(d: Any, strict: bool) -> Terminal:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(Terminal)
@@ -4521,6 +4619,7 @@ def _decode_ToolCallLocation(d: Any, strict: bool) -> ToolCallLocation:
         except ValidationError as error:
             if strict:
                 raise error.at("line")
+            salvage(v)
             f_line = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -4533,6 +4632,7 @@ def _decode_ToolCallLocation(d: Any, strict: bool) -> ToolCallLocation:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(ToolCallLocation)
@@ -4571,6 +4671,7 @@ def _decode_ToolCallCapabilities(d: Any, strict: bool) -> ToolCallCapabilities:
         except ValidationError as error:
             if strict:
                 raise error.at("cancel")
+            salvage(v)
             f_cancel = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -4583,6 +4684,7 @@ def _decode_ToolCallCapabilities(d: Any, strict: bool) -> ToolCallCapabilities:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(ToolCallCapabilities)
@@ -4620,6 +4722,7 @@ def _decode_ToolCallCancelCapabilities(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(ToolCallCancelCapabilities)
@@ -4661,6 +4764,7 @@ def _decode_ToolCallPermissionSubject(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(ToolCallPermissionSubject)
@@ -4715,6 +4819,7 @@ def _decode_CommandPermissionSubject(d: Any, strict: bool) -> CommandPermissionS
         except ValidationError as error:
             if strict:
                 raise error.at("toolCallId")
+            salvage(v)
             f_tool_call_id = UNSET
 
     f_terminal_id: TerminalId | None | Unset
@@ -4729,6 +4834,7 @@ def _decode_CommandPermissionSubject(d: Any, strict: bool) -> CommandPermissionS
         except ValidationError as error:
             if strict:
                 raise error.at("terminalId")
+            salvage(v)
             f_terminal_id = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -4741,6 +4847,7 @@ def _decode_CommandPermissionSubject(d: Any, strict: bool) -> CommandPermissionS
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(CommandPermissionSubject)
@@ -4817,6 +4924,7 @@ def _decode_PermissionOption(d: Any, strict: bool) -> PermissionOption:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(PermissionOption)
@@ -4896,6 +5004,7 @@ def _read_FormCreateElicitationRequest(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     f_requested_schema: ElicitationSchema
@@ -4995,6 +5104,7 @@ def _read_UrlCreateElicitationRequest(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     f_elicitation_id: ElicitationId
@@ -5112,6 +5222,7 @@ def _read_OtherCreateElicitationRequest(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     candidates_scope: list[
@@ -5218,6 +5329,7 @@ def _decode_ElicitationSessionScope(d: Any, strict: bool) -> ElicitationSessionS
         except ValidationError as error:
             if strict:
                 raise error.at("toolCallId")
+            salvage(v)
             f_tool_call_id = UNSET
 
     o = _new(ElicitationSessionScope)
@@ -5290,6 +5402,7 @@ def _decode_ElicitationSchema(d: Any, strict: bool) -> ElicitationSchema:
         except ValidationError as error:
             if strict:
                 raise error.at("title")
+            salvage(v)
             f_title = UNSET
 
     f_properties: dict[str, ElicitationPropertySchema]
@@ -5330,6 +5443,7 @@ def _decode_ElicitationSchema(d: Any, strict: bool) -> ElicitationSchema:
         except ValidationError as error:
             if strict:
                 raise error.at("description")
+            salvage(v)
             f_description = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -5342,6 +5456,7 @@ def _decode_ElicitationSchema(d: Any, strict: bool) -> ElicitationSchema:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(ElicitationSchema)
@@ -5419,6 +5534,7 @@ def _read_StringElicitationPropertySchema(
         except ValidationError as error:
             if strict:
                 raise error.at("title")
+            salvage(v)
             f_title = UNSET
 
     f_description: str | None | Unset
@@ -5433,6 +5549,7 @@ def _read_StringElicitationPropertySchema(
         except ValidationError as error:
             if strict:
                 raise error.at("description")
+            salvage(v)
             f_description = UNSET
 
     f_min_length: int | None | Unset
@@ -5513,6 +5630,7 @@ def _read_StringElicitationPropertySchema(
         except ValidationError as error:
             if strict:
                 raise error.at("default")
+            salvage(v)
             f_default = UNSET
 
     f_enum: list[str] | None | Unset
@@ -5556,6 +5674,7 @@ def _read_StringElicitationPropertySchema(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(StringElicitationPropertySchema)
@@ -5642,6 +5761,7 @@ def _read_NumberElicitationPropertySchema(
         except ValidationError as error:
             if strict:
                 raise error.at("title")
+            salvage(v)
             f_title = UNSET
 
     f_description: str | None | Unset
@@ -5656,6 +5776,7 @@ def _read_NumberElicitationPropertySchema(
         except ValidationError as error:
             if strict:
                 raise error.at("description")
+            salvage(v)
             f_description = UNSET
 
     f_minimum: float | None | Unset
@@ -5688,6 +5809,7 @@ def _read_NumberElicitationPropertySchema(
         except ValidationError as error:
             if strict:
                 raise error.at("default")
+            salvage(v)
             f_default = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -5700,6 +5822,7 @@ def _read_NumberElicitationPropertySchema(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(NumberElicitationPropertySchema)
@@ -5764,6 +5887,7 @@ def _read_IntegerElicitationPropertySchema(
         except ValidationError as error:
             if strict:
                 raise error.at("title")
+            salvage(v)
             f_title = UNSET
 
     f_description: str | None | Unset
@@ -5778,6 +5902,7 @@ def _read_IntegerElicitationPropertySchema(
         except ValidationError as error:
             if strict:
                 raise error.at("description")
+            salvage(v)
             f_description = UNSET
 
     f_minimum: int | None | Unset
@@ -5852,6 +5977,7 @@ def _read_IntegerElicitationPropertySchema(
         except ValidationError as error:
             if strict:
                 raise error.at("default")
+            salvage(v)
             f_default = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -5864,6 +5990,7 @@ def _read_IntegerElicitationPropertySchema(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(IntegerElicitationPropertySchema)
@@ -5928,6 +6055,7 @@ def _read_BooleanElicitationPropertySchema(
         except ValidationError as error:
             if strict:
                 raise error.at("title")
+            salvage(v)
             f_title = UNSET
 
     f_description: str | None | Unset
@@ -5942,6 +6070,7 @@ def _read_BooleanElicitationPropertySchema(
         except ValidationError as error:
             if strict:
                 raise error.at("description")
+            salvage(v)
             f_description = UNSET
 
     f_default: bool | None | Unset
@@ -5954,6 +6083,7 @@ def _read_BooleanElicitationPropertySchema(
         except ValidationError as error:
             if strict:
                 raise error.at("default")
+            salvage(v)
             f_default = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -5966,6 +6096,7 @@ def _read_BooleanElicitationPropertySchema(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(BooleanElicitationPropertySchema)
@@ -6022,6 +6153,7 @@ def _read_ArrayElicitationPropertySchema(
         except ValidationError as error:
             if strict:
                 raise error.at("title")
+            salvage(v)
             f_title = UNSET
 
     f_description: str | None | Unset
@@ -6036,6 +6168,7 @@ def _read_ArrayElicitationPropertySchema(
         except ValidationError as error:
             if strict:
                 raise error.at("description")
+            salvage(v)
             f_description = UNSET
 
     f_min_items: int | None | Unset
@@ -6108,6 +6241,7 @@ def _read_ArrayElicitationPropertySchema(
         except ValidationError as error:
             if strict:
                 raise error.at("default")
+            salvage(v)
             f_default = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -6120,6 +6254,7 @@ def _read_ArrayElicitationPropertySchema(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(ArrayElicitationPropertySchema)
@@ -6286,6 +6421,7 @@ def _decode_EnumOption(d: Any, strict: bool) -> EnumOption:
         except ValidationError as error:
             if strict:
                 raise error.at("description")
+            salvage(v)
             f_description = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -6298,6 +6434,7 @@ def _decode_EnumOption(d: Any, strict: bool) -> EnumOption:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(EnumOption)
@@ -6336,6 +6473,7 @@ def _decode_StringPropertySchema(d: Any, strict: bool) -> StringPropertySchema:
         except ValidationError as error:
             if strict:
                 raise error.at("title")
+            salvage(v)
             f_title = UNSET
 
     f_description: str | None | Unset
@@ -6350,6 +6488,7 @@ def _decode_StringPropertySchema(d: Any, strict: bool) -> StringPropertySchema:
         except ValidationError as error:
             if strict:
                 raise error.at("description")
+            salvage(v)
             f_description = UNSET
 
     f_min_length: int | None | Unset
@@ -6430,6 +6569,7 @@ def _decode_StringPropertySchema(d: Any, strict: bool) -> StringPropertySchema:
         except ValidationError as error:
             if strict:
                 raise error.at("default")
+            salvage(v)
             f_default = UNSET
 
     f_enum: list[str] | None | Unset
@@ -6473,6 +6613,7 @@ def _decode_StringPropertySchema(d: Any, strict: bool) -> StringPropertySchema:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(StringPropertySchema)
@@ -6544,6 +6685,7 @@ def _decode_NumberPropertySchema(d: Any, strict: bool) -> NumberPropertySchema:
         except ValidationError as error:
             if strict:
                 raise error.at("title")
+            salvage(v)
             f_title = UNSET
 
     f_description: str | None | Unset
@@ -6558,6 +6700,7 @@ def _decode_NumberPropertySchema(d: Any, strict: bool) -> NumberPropertySchema:
         except ValidationError as error:
             if strict:
                 raise error.at("description")
+            salvage(v)
             f_description = UNSET
 
     f_minimum: float | None | Unset
@@ -6590,6 +6733,7 @@ def _decode_NumberPropertySchema(d: Any, strict: bool) -> NumberPropertySchema:
         except ValidationError as error:
             if strict:
                 raise error.at("default")
+            salvage(v)
             f_default = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -6602,6 +6746,7 @@ def _decode_NumberPropertySchema(d: Any, strict: bool) -> NumberPropertySchema:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(NumberPropertySchema)
@@ -6651,6 +6796,7 @@ def _decode_IntegerPropertySchema(d: Any, strict: bool) -> IntegerPropertySchema
         except ValidationError as error:
             if strict:
                 raise error.at("title")
+            salvage(v)
             f_title = UNSET
 
     f_description: str | None | Unset
@@ -6665,6 +6811,7 @@ def _decode_IntegerPropertySchema(d: Any, strict: bool) -> IntegerPropertySchema
         except ValidationError as error:
             if strict:
                 raise error.at("description")
+            salvage(v)
             f_description = UNSET
 
     f_minimum: int | None | Unset
@@ -6739,6 +6886,7 @@ def _decode_IntegerPropertySchema(d: Any, strict: bool) -> IntegerPropertySchema
         except ValidationError as error:
             if strict:
                 raise error.at("default")
+            salvage(v)
             f_default = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -6751,6 +6899,7 @@ def _decode_IntegerPropertySchema(d: Any, strict: bool) -> IntegerPropertySchema
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(IntegerPropertySchema)
@@ -6800,6 +6949,7 @@ def _decode_BooleanPropertySchema(d: Any, strict: bool) -> BooleanPropertySchema
         except ValidationError as error:
             if strict:
                 raise error.at("title")
+            salvage(v)
             f_title = UNSET
 
     f_description: str | None | Unset
@@ -6814,6 +6964,7 @@ def _decode_BooleanPropertySchema(d: Any, strict: bool) -> BooleanPropertySchema
         except ValidationError as error:
             if strict:
                 raise error.at("description")
+            salvage(v)
             f_description = UNSET
 
     f_default: bool | None | Unset
@@ -6826,6 +6977,7 @@ def _decode_BooleanPropertySchema(d: Any, strict: bool) -> BooleanPropertySchema
         except ValidationError as error:
             if strict:
                 raise error.at("default")
+            salvage(v)
             f_default = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -6838,6 +6990,7 @@ def _decode_BooleanPropertySchema(d: Any, strict: bool) -> BooleanPropertySchema
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(BooleanPropertySchema)
@@ -6898,6 +7051,7 @@ def _read_MultiSelectItemsString(d: JsonObject, strict: bool) -> MultiSelectItem
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(MultiSelectItemsString)
@@ -7009,6 +7163,7 @@ def _decode_StringMultiSelectItems(d: Any, strict: bool) -> StringMultiSelectIte
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(StringMultiSelectItems)
@@ -7051,6 +7206,7 @@ def _decode_TitledMultiSelectItems(d: Any, strict: bool) -> TitledMultiSelectIte
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(TitledMultiSelectItems)
@@ -7085,6 +7241,7 @@ def _decode_MultiSelectPropertySchema(
         except ValidationError as error:
             if strict:
                 raise error.at("title")
+            salvage(v)
             f_title = UNSET
 
     f_description: str | None | Unset
@@ -7099,6 +7256,7 @@ def _decode_MultiSelectPropertySchema(
         except ValidationError as error:
             if strict:
                 raise error.at("description")
+            salvage(v)
             f_description = UNSET
 
     f_min_items: int | None | Unset
@@ -7171,6 +7329,7 @@ def _decode_MultiSelectPropertySchema(
         except ValidationError as error:
             if strict:
                 raise error.at("default")
+            salvage(v)
             f_default = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -7183,6 +7342,7 @@ def _decode_MultiSelectPropertySchema(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(MultiSelectPropertySchema)
@@ -7518,6 +7678,7 @@ def _decode_InitializeResponse(d: Any, strict: bool) -> InitializeResponse:
         except ValidationError as error:
             if strict:
                 raise error.at("capabilities")
+            salvage(v)
             f_capabilities = AgentCapabilities()
 
     f_auth_methods: list[AuthMethod] | Unset
@@ -7530,6 +7691,7 @@ def _decode_InitializeResponse(d: Any, strict: bool) -> InitializeResponse:
         except ValidationError as error:
             if strict:
                 raise error.at("authMethods")
+            salvage(v)
             f_auth_methods = []
 
     f_meta: dict[str, Any] | None | Unset
@@ -7542,6 +7704,7 @@ def _decode_InitializeResponse(d: Any, strict: bool) -> InitializeResponse:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(InitializeResponse)
@@ -7596,6 +7759,7 @@ def _decode_Implementation(d: Any, strict: bool) -> Implementation:
         except ValidationError as error:
             if strict:
                 raise error.at("title")
+            salvage(v)
             f_title = UNSET
 
     f_version: str
@@ -7618,6 +7782,7 @@ def _decode_Implementation(d: Any, strict: bool) -> Implementation:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(Implementation)
@@ -7656,6 +7821,7 @@ def _decode_AgentCapabilities(d: Any, strict: bool) -> AgentCapabilities:
         except ValidationError as error:
             if strict:
                 raise error.at("session")
+            salvage(v)
             f_session = UNSET
 
     f_auth: AgentAuthCapabilities | None | Unset
@@ -7668,6 +7834,7 @@ def _decode_AgentCapabilities(d: Any, strict: bool) -> AgentCapabilities:
         except ValidationError as error:
             if strict:
                 raise error.at("auth")
+            salvage(v)
             f_auth = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -7680,6 +7847,7 @@ def _decode_AgentCapabilities(d: Any, strict: bool) -> AgentCapabilities:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(AgentCapabilities)
@@ -7719,6 +7887,7 @@ def _decode_SessionCapabilities(d: Any, strict: bool) -> SessionCapabilities:
         except ValidationError as error:
             if strict:
                 raise error.at("prompt")
+            salvage(v)
             f_prompt = UNSET
 
     f_mcp: McpCapabilities | None | Unset
@@ -7731,6 +7900,7 @@ def _decode_SessionCapabilities(d: Any, strict: bool) -> SessionCapabilities:
         except ValidationError as error:
             if strict:
                 raise error.at("mcp")
+            salvage(v)
             f_mcp = UNSET
 
     f_delete: SessionDeleteCapabilities | None | Unset
@@ -7745,6 +7915,7 @@ def _decode_SessionCapabilities(d: Any, strict: bool) -> SessionCapabilities:
         except ValidationError as error:
             if strict:
                 raise error.at("delete")
+            salvage(v)
             f_delete = UNSET
 
     f_additional_directories: SessionAdditionalDirectoriesCapabilities | None | Unset
@@ -7761,6 +7932,7 @@ def _decode_SessionCapabilities(d: Any, strict: bool) -> SessionCapabilities:
         except ValidationError as error:
             if strict:
                 raise error.at("additionalDirectories")
+            salvage(v)
             f_additional_directories = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -7773,6 +7945,7 @@ def _decode_SessionCapabilities(d: Any, strict: bool) -> SessionCapabilities:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(SessionCapabilities)
@@ -7826,6 +7999,7 @@ def _decode_PromptCapabilities(d: Any, strict: bool) -> PromptCapabilities:
         except ValidationError as error:
             if strict:
                 raise error.at("image")
+            salvage(v)
             f_image = UNSET
 
     f_audio: PromptAudioCapabilities | None | Unset
@@ -7838,6 +8012,7 @@ def _decode_PromptCapabilities(d: Any, strict: bool) -> PromptCapabilities:
         except ValidationError as error:
             if strict:
                 raise error.at("audio")
+            salvage(v)
             f_audio = UNSET
 
     f_embedded_context: PromptEmbeddedContextCapabilities | None | Unset
@@ -7854,6 +8029,7 @@ def _decode_PromptCapabilities(d: Any, strict: bool) -> PromptCapabilities:
         except ValidationError as error:
             if strict:
                 raise error.at("embeddedContext")
+            salvage(v)
             f_embedded_context = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -7866,6 +8042,7 @@ def _decode_PromptCapabilities(d: Any, strict: bool) -> PromptCapabilities:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(PromptCapabilities)
@@ -7915,6 +8092,7 @@ def _decode_PromptImageCapabilities(d: Any, strict: bool) -> PromptImageCapabili
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(PromptImageCapabilities)
@@ -7944,6 +8122,7 @@ def _decode_PromptAudioCapabilities(d: Any, strict: bool) -> PromptAudioCapabili
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(PromptAudioCapabilities)
@@ -7975,6 +8154,7 @@ def _decode_PromptEmbeddedContextCapabilities(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(PromptEmbeddedContextCapabilities)
@@ -8006,6 +8186,7 @@ def _decode_McpCapabilities(d: Any, strict: bool) -> McpCapabilities:
         except ValidationError as error:
             if strict:
                 raise error.at("stdio")
+            salvage(v)
             f_stdio = UNSET
 
     f_http: McpHttpCapabilities | None | Unset
@@ -8018,6 +8199,7 @@ def _decode_McpCapabilities(d: Any, strict: bool) -> McpCapabilities:
         except ValidationError as error:
             if strict:
                 raise error.at("http")
+            salvage(v)
             f_http = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -8030,6 +8212,7 @@ def _decode_McpCapabilities(d: Any, strict: bool) -> McpCapabilities:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(McpCapabilities)
@@ -8067,6 +8250,7 @@ def _decode_McpStdioCapabilities(d: Any, strict: bool) -> McpStdioCapabilities:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(McpStdioCapabilities)
@@ -8096,6 +8280,7 @@ def _decode_McpHttpCapabilities(d: Any, strict: bool) -> McpHttpCapabilities:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(McpHttpCapabilities)
@@ -8127,6 +8312,7 @@ def _decode_SessionDeleteCapabilities(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(SessionDeleteCapabilities)
@@ -8158,6 +8344,7 @@ def _decode_SessionAdditionalDirectoriesCapabilities(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(SessionAdditionalDirectoriesCapabilities)
@@ -8189,6 +8376,7 @@ def _decode_AgentAuthCapabilities(d: Any, strict: bool) -> AgentAuthCapabilities
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(AgentAuthCapabilities)
@@ -8247,6 +8435,7 @@ def _read_TerminalAuthMethod(d: JsonObject, strict: bool) -> TerminalAuthMethod:
         except ValidationError as error:
             if strict:
                 raise error.at("description")
+            salvage(v)
             f_description = UNSET
 
     f_args: list[str] | Unset
@@ -8285,6 +8474,7 @@ def _read_TerminalAuthMethod(d: JsonObject, strict: bool) -> TerminalAuthMethod:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(TerminalAuthMethod)
@@ -8361,6 +8551,7 @@ def _read_AgentAuthMethod(d: JsonObject, strict: bool) -> AgentAuthMethod:
         except ValidationError as error:
             if strict:
                 raise error.at("description")
+            salvage(v)
             f_description = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -8373,6 +8564,7 @@ def _read_AgentAuthMethod(d: JsonObject, strict: bool) -> AgentAuthMethod:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(AgentAuthMethod)
@@ -8520,6 +8712,7 @@ def _decode_EnvVariable(d: Any, strict: bool) -> EnvVariable:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(EnvVariable)
@@ -8576,6 +8769,7 @@ def _decode_AuthMethodTerminal(d: Any, strict: bool) -> AuthMethodTerminal:
         except ValidationError as error:
             if strict:
                 raise error.at("description")
+            salvage(v)
             f_description = UNSET
 
     f_args: list[str] | Unset
@@ -8614,6 +8808,7 @@ def _decode_AuthMethodTerminal(d: Any, strict: bool) -> AuthMethodTerminal:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(AuthMethodTerminal)
@@ -8682,6 +8877,7 @@ def _decode_AuthMethodAgent(d: Any, strict: bool) -> AuthMethodAgent:
         except ValidationError as error:
             if strict:
                 raise error.at("description")
+            salvage(v)
             f_description = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -8694,6 +8890,7 @@ def _decode_AuthMethodAgent(d: Any, strict: bool) -> AuthMethodAgent:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(AuthMethodAgent)
@@ -8732,6 +8929,7 @@ def _decode_LoginAuthResponse(d: Any, strict: bool) -> LoginAuthResponse:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(LoginAuthResponse)
@@ -8761,6 +8959,7 @@ def _decode_LogoutAuthResponse(d: Any, strict: bool) -> LogoutAuthResponse:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(LogoutAuthResponse)
@@ -8802,6 +9001,7 @@ def _decode_NewSessionResponse(d: Any, strict: bool) -> NewSessionResponse:
         except ValidationError as error:
             if strict:
                 raise error.at("configOptions")
+            salvage(v)
             f_config_options = []
 
     f_available_commands: list[AvailableCommand] | Unset
@@ -8816,6 +9016,7 @@ def _decode_NewSessionResponse(d: Any, strict: bool) -> NewSessionResponse:
         except ValidationError as error:
             if strict:
                 raise error.at("availableCommands")
+            salvage(v)
             f_available_commands = []
 
     f_meta: dict[str, Any] | None | Unset
@@ -8828,6 +9029,7 @@ def _decode_NewSessionResponse(d: Any, strict: bool) -> NewSessionResponse:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(NewSessionResponse)
@@ -8903,6 +9105,7 @@ def _read_SelectSessionConfigOption(
         except ValidationError as error:
             if strict:
                 raise error.at("description")
+            salvage(v)
             f_description = UNSET
 
     f_category: SessionConfigOptionCategory | str | None | Unset
@@ -8923,6 +9126,7 @@ def _read_SelectSessionConfigOption(
         except ValidationError as error:
             if strict:
                 raise error.at("category")
+            salvage(v)
             f_category = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -8935,6 +9139,7 @@ def _read_SelectSessionConfigOption(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     f_current_value: SessionConfigValueId
@@ -9043,6 +9248,7 @@ def _read_BooleanSessionConfigOption(
         except ValidationError as error:
             if strict:
                 raise error.at("description")
+            salvage(v)
             f_description = UNSET
 
     f_category: SessionConfigOptionCategory | str | None | Unset
@@ -9063,6 +9269,7 @@ def _read_BooleanSessionConfigOption(
         except ValidationError as error:
             if strict:
                 raise error.at("category")
+            salvage(v)
             f_category = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -9075,6 +9282,7 @@ def _read_BooleanSessionConfigOption(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     f_current_value: bool
@@ -9175,6 +9383,7 @@ def _read_OtherSessionConfigOption(
         except ValidationError as error:
             if strict:
                 raise error.at("description")
+            salvage(v)
             f_description = UNSET
 
     f_category: SessionConfigOptionCategory | str | None | Unset
@@ -9195,6 +9404,7 @@ def _read_OtherSessionConfigOption(
         except ValidationError as error:
             if strict:
                 raise error.at("category")
+            salvage(v)
             f_category = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -9207,6 +9417,7 @@ def _read_OtherSessionConfigOption(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(OtherSessionConfigOption)
@@ -9369,6 +9580,7 @@ def _decode_SessionConfigSelectOption(
         except ValidationError as error:
             if strict:
                 raise error.at("description")
+            salvage(v)
             f_description = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -9381,6 +9593,7 @@ def _decode_SessionConfigSelectOption(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(SessionConfigSelectOption)
@@ -9441,6 +9654,7 @@ def _decode_SessionConfigSelectGroup(d: Any, strict: bool) -> SessionConfigSelec
         except ValidationError as error:
             if strict:
                 raise error.at("options")
+            salvage(v)
             f_options = []
 
     f_meta: dict[str, Any] | None | Unset
@@ -9453,6 +9667,7 @@ def _decode_SessionConfigSelectGroup(d: Any, strict: bool) -> SessionConfigSelec
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(SessionConfigSelectGroup)
@@ -9586,6 +9801,7 @@ def _read_CommandAvailableCommand(
         except ValidationError as error:
             if strict:
                 raise error.at("input")
+            salvage(v)
             f_input = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -9598,6 +9814,7 @@ def _read_CommandAvailableCommand(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(CommandAvailableCommand)
@@ -9743,6 +9960,7 @@ def _read_TextAvailableCommandInput(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(TextAvailableCommandInput)
@@ -9851,6 +10069,7 @@ def _decode_TextCommandInput(d: Any, strict: bool) -> TextCommandInput:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(TextCommandInput)
@@ -9903,6 +10122,7 @@ def _decode_Command(d: Any, strict: bool) -> Command:
         except ValidationError as error:
             if strict:
                 raise error.at("input")
+            salvage(v)
             f_input = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -9915,6 +10135,7 @@ def _decode_Command(d: Any, strict: bool) -> Command:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(Command)
@@ -9953,6 +10174,7 @@ def _decode_ListSessionsResponse(d: Any, strict: bool) -> ListSessionsResponse:
         except ValidationError as error:
             if strict:
                 raise error.at("sessions")
+            salvage(v)
             f_sessions = []
 
     f_next_cursor: SessionListCursor | None | Unset
@@ -9977,6 +10199,7 @@ def _decode_ListSessionsResponse(d: Any, strict: bool) -> ListSessionsResponse:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(ListSessionsResponse)
@@ -10045,6 +10268,7 @@ def _decode_SessionInfo(d: Any, strict: bool) -> SessionInfo:
         except ValidationError as error:
             if strict:
                 raise error.at("title")
+            salvage(v)
             f_title = UNSET
 
     f_updated_at: str | None | Unset
@@ -10059,6 +10283,7 @@ def _decode_SessionInfo(d: Any, strict: bool) -> SessionInfo:
         except ValidationError as error:
             if strict:
                 raise error.at("updatedAt")
+            salvage(v)
             f_updated_at = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -10071,6 +10296,7 @@ def _decode_SessionInfo(d: Any, strict: bool) -> SessionInfo:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(SessionInfo)
@@ -10121,6 +10347,7 @@ def _decode_DeleteSessionResponse(d: Any, strict: bool) -> DeleteSessionResponse
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(DeleteSessionResponse)
@@ -10152,6 +10379,7 @@ def _decode_ResumeSessionResponse(d: Any, strict: bool) -> ResumeSessionResponse
         except ValidationError as error:
             if strict:
                 raise error.at("configOptions")
+            salvage(v)
             f_config_options = []
 
     f_available_commands: list[AvailableCommand] | Unset
@@ -10166,6 +10394,7 @@ def _decode_ResumeSessionResponse(d: Any, strict: bool) -> ResumeSessionResponse
         except ValidationError as error:
             if strict:
                 raise error.at("availableCommands")
+            salvage(v)
             f_available_commands = []
 
     f_meta: dict[str, Any] | None | Unset
@@ -10178,6 +10407,7 @@ def _decode_ResumeSessionResponse(d: Any, strict: bool) -> ResumeSessionResponse
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(ResumeSessionResponse)
@@ -10217,6 +10447,7 @@ def _decode_CloseSessionResponse(d: Any, strict: bool) -> CloseSessionResponse:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(CloseSessionResponse)
@@ -10246,6 +10477,7 @@ def _decode_CancelToolCallResponse(d: Any, strict: bool) -> CancelToolCallRespon
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(CancelToolCallResponse)
@@ -10275,6 +10507,7 @@ def _decode_CancelTerminalResponse(d: Any, strict: bool) -> CancelTerminalRespon
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(CancelTerminalResponse)
@@ -10318,6 +10551,7 @@ def _decode_SetSessionConfigOptionResponse(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(SetSessionConfigOptionResponse)
@@ -10362,6 +10596,7 @@ def _decode_PromptResponse(d: Any, strict: bool) -> PromptResponse:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(PromptResponse)
@@ -10426,6 +10661,7 @@ def _decode_Error(d: Any, strict: bool) -> Error:
         except ValidationError as error:
             if strict:
                 raise error.at("data")
+            salvage(v)
             f_data = UNSET
 
     o = _new(Error)
@@ -10516,6 +10752,7 @@ def _decode_UnsupportedProtocolVersionErrorData(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(UnsupportedProtocolVersionErrorData)
@@ -10562,6 +10799,7 @@ def _decode_SessionNotFoundErrorData(d: Any, strict: bool) -> SessionNotFoundErr
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(SessionNotFoundErrorData)
@@ -10656,6 +10894,7 @@ def _decode_UpdateSessionNotification(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(UpdateSessionNotification)
@@ -10721,6 +10960,7 @@ def _read_UserMessageChunkSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(UserMessageChunkSessionUpdate)
@@ -10781,6 +11021,7 @@ def _read_UserMessageSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("content")
+            salvage(v)
             f_content = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -10793,6 +11034,7 @@ def _read_UserMessageSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(UserMessageSessionUpdate)
@@ -10863,6 +11105,7 @@ def _read_AgentMessageChunkSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(AgentMessageChunkSessionUpdate)
@@ -10925,6 +11168,7 @@ def _read_AgentMessageSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("content")
+            salvage(v)
             f_content = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -10937,6 +11181,7 @@ def _read_AgentMessageSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(AgentMessageSessionUpdate)
@@ -11007,6 +11252,7 @@ def _read_AgentThoughtChunkSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(AgentThoughtChunkSessionUpdate)
@@ -11069,6 +11315,7 @@ def _read_AgentThoughtSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("content")
+            salvage(v)
             f_content = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -11081,6 +11328,7 @@ def _read_AgentThoughtSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(AgentThoughtSessionUpdate)
@@ -11177,6 +11425,7 @@ def _read_ToolCallContentChunkSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(ToolCallContentChunkSessionUpdate)
@@ -11235,6 +11484,7 @@ def _read_ToolCallUpdateSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("name")
+            salvage(v)
             f_name = UNSET
 
     f_title: str | None | Unset
@@ -11247,6 +11497,7 @@ def _read_ToolCallUpdateSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("title")
+            salvage(v)
             f_title = UNSET
 
     f_kind: ToolKind | str | None | Unset
@@ -11267,6 +11518,7 @@ def _read_ToolCallUpdateSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("kind")
+            salvage(v)
             f_kind = UNSET
 
     f_status: ToolCallStatus | str | None | Unset
@@ -11287,6 +11539,7 @@ def _read_ToolCallUpdateSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("status")
+            salvage(v)
             f_status = UNSET
 
     f_content: list[ToolCallContent] | None | Unset
@@ -11303,6 +11556,7 @@ def _read_ToolCallUpdateSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("content")
+            salvage(v)
             f_content = UNSET
 
     f_locations: list[ToolCallLocation] | None | Unset
@@ -11319,6 +11573,7 @@ def _read_ToolCallUpdateSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("locations")
+            salvage(v)
             f_locations = UNSET
 
     f_raw_input: Any | Unset
@@ -11331,6 +11586,7 @@ def _read_ToolCallUpdateSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("rawInput")
+            salvage(v)
             f_raw_input = UNSET
 
     f_raw_output: Any | Unset
@@ -11343,6 +11599,7 @@ def _read_ToolCallUpdateSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("rawOutput")
+            salvage(v)
             f_raw_output = UNSET
 
     f_capabilities: ToolCallCapabilities | None | Unset
@@ -11357,6 +11614,7 @@ def _read_ToolCallUpdateSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("capabilities")
+            salvage(v)
             f_capabilities = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -11369,6 +11627,7 @@ def _read_ToolCallUpdateSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(ToolCallUpdateSessionUpdate)
@@ -11481,6 +11740,7 @@ def _read_TerminalUpdateSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("command")
+            salvage(v)
             f_command = UNSET
 
     f_cwd: AbsolutePath | None | Unset
@@ -11493,6 +11753,7 @@ def _read_TerminalUpdateSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("cwd")
+            salvage(v)
             f_cwd = UNSET
 
     f_output: TerminalOutput | None | Unset
@@ -11505,6 +11766,7 @@ def _read_TerminalUpdateSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("output")
+            salvage(v)
             f_output = UNSET
 
     f_exit_status: TerminalExitStatus | None | Unset
@@ -11517,6 +11779,7 @@ def _read_TerminalUpdateSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("exitStatus")
+            salvage(v)
             f_exit_status = UNSET
 
     f_size: TerminalSize | None | Unset
@@ -11529,6 +11792,7 @@ def _read_TerminalUpdateSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("size")
+            salvage(v)
             f_size = UNSET
 
     f_capabilities: TerminalCapabilities | None | Unset
@@ -11543,6 +11807,7 @@ def _read_TerminalUpdateSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("capabilities")
+            salvage(v)
             f_capabilities = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -11555,6 +11820,7 @@ def _read_TerminalUpdateSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(TerminalUpdateSessionUpdate)
@@ -11651,6 +11917,7 @@ def _read_TerminalOutputChunkSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(TerminalOutputChunkSessionUpdate)
@@ -11707,6 +11974,7 @@ def _read_PlanUpdateSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(PlanUpdateSessionUpdate)
@@ -11763,6 +12031,7 @@ def _read_AvailableCommandsUpdateSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(AvailableCommandsUpdateSessionUpdate)
@@ -11823,6 +12092,7 @@ def _read_ConfigOptionUpdateSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(ConfigOptionUpdateSessionUpdate)
@@ -11869,6 +12139,7 @@ def _read_SessionInfoUpdateSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("title")
+            salvage(v)
             f_title = UNSET
 
     f_updated_at: str | None | Unset
@@ -11883,6 +12154,7 @@ def _read_SessionInfoUpdateSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("updatedAt")
+            salvage(v)
             f_updated_at = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -11895,6 +12167,7 @@ def _read_SessionInfoUpdateSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(SessionInfoUpdateSessionUpdate)
@@ -11981,6 +12254,7 @@ def _read_UsageUpdateSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("cost")
+            salvage(v)
             f_cost = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -11993,6 +12267,7 @@ def _read_UsageUpdateSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(UsageUpdateSessionUpdate)
@@ -12067,6 +12342,7 @@ def _read_NoticeSessionUpdate(d: JsonObject, strict: bool) -> NoticeSessionUpdat
         except ValidationError as error:
             if strict:
                 raise error.at("description")
+            salvage(v)
             f_description = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -12079,6 +12355,7 @@ def _read_NoticeSessionUpdate(d: JsonObject, strict: bool) -> NoticeSessionUpdat
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(NoticeSessionUpdate)
@@ -12159,6 +12436,7 @@ def _read_CompactionUpdateSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("summary")
+            salvage(v)
             f_summary = UNSET
 
     f_error: str | None | Unset
@@ -12171,6 +12449,7 @@ def _read_CompactionUpdateSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("error")
+            salvage(v)
             f_error = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -12183,6 +12462,7 @@ def _read_CompactionUpdateSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(CompactionUpdateSessionUpdate)
@@ -12263,6 +12543,7 @@ def _read_CompactionSummaryChunkSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(CompactionSummaryChunkSessionUpdate)
@@ -12399,6 +12680,7 @@ def _decode_ContentChunk(d: Any, strict: bool) -> ContentChunk:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(ContentChunk)
@@ -12447,6 +12729,7 @@ def _decode_UserMessage(d: Any, strict: bool) -> UserMessage:
         except ValidationError as error:
             if strict:
                 raise error.at("content")
+            salvage(v)
             f_content = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -12459,6 +12742,7 @@ def _decode_UserMessage(d: Any, strict: bool) -> UserMessage:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(UserMessage)
@@ -12511,6 +12795,7 @@ def _decode_AgentMessage(d: Any, strict: bool) -> AgentMessage:
         except ValidationError as error:
             if strict:
                 raise error.at("content")
+            salvage(v)
             f_content = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -12523,6 +12808,7 @@ def _decode_AgentMessage(d: Any, strict: bool) -> AgentMessage:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(AgentMessage)
@@ -12575,6 +12861,7 @@ def _decode_AgentThought(d: Any, strict: bool) -> AgentThought:
         except ValidationError as error:
             if strict:
                 raise error.at("content")
+            salvage(v)
             f_content = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -12587,6 +12874,7 @@ def _decode_AgentThought(d: Any, strict: bool) -> AgentThought:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(AgentThought)
@@ -12642,6 +12930,7 @@ def _read_TerminalBackgroundWork(d: JsonObject, strict: bool) -> TerminalBackgro
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(TerminalBackgroundWork)
@@ -12692,6 +12981,7 @@ def _read_ToolCallBackgroundWork(d: JsonObject, strict: bool) -> ToolCallBackgro
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(ToolCallBackgroundWork)
@@ -12797,6 +13087,7 @@ def _decode_BackgroundTerminal(d: Any, strict: bool) -> BackgroundTerminal:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(BackgroundTerminal)
@@ -12839,6 +13130,7 @@ def _decode_BackgroundToolCall(d: Any, strict: bool) -> BackgroundToolCall:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(BackgroundToolCall)
@@ -12873,6 +13165,7 @@ def _decode_RunningStateUpdate(d: Any, strict: bool) -> RunningStateUpdate:
         except ValidationError as error:
             if strict:
                 raise error.at("background")
+            salvage(v)
             f_background = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -12885,6 +13178,7 @@ def _decode_RunningStateUpdate(d: Any, strict: bool) -> RunningStateUpdate:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(RunningStateUpdate)
@@ -12922,6 +13216,7 @@ def _decode_ErrorStopReason(d: Any, strict: bool) -> ErrorStopReason:
         except ValidationError as error:
             if strict:
                 raise error.at("error")
+            salvage(v)
             f_error = UNSET
 
     o = _new(ErrorStopReason)
@@ -12960,6 +13255,7 @@ def _read_EndTurnIdleStateUpdate(d: JsonObject, strict: bool) -> EndTurnIdleStat
         except ValidationError as error:
             if strict:
                 raise error.at("background")
+            salvage(v)
             f_background = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -12972,6 +13268,7 @@ def _read_EndTurnIdleStateUpdate(d: JsonObject, strict: bool) -> EndTurnIdleStat
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(EndTurnIdleStateUpdate)
@@ -13022,6 +13319,7 @@ def _read_MaxTokensIdleStateUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("background")
+            salvage(v)
             f_background = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -13034,6 +13332,7 @@ def _read_MaxTokensIdleStateUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(MaxTokensIdleStateUpdate)
@@ -13086,6 +13385,7 @@ def _read_MaxTurnRequestsIdleStateUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("background")
+            salvage(v)
             f_background = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -13098,6 +13398,7 @@ def _read_MaxTurnRequestsIdleStateUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(MaxTurnRequestsIdleStateUpdate)
@@ -13148,6 +13449,7 @@ def _read_RefusalIdleStateUpdate(d: JsonObject, strict: bool) -> RefusalIdleStat
         except ValidationError as error:
             if strict:
                 raise error.at("background")
+            salvage(v)
             f_background = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -13160,6 +13462,7 @@ def _read_RefusalIdleStateUpdate(d: JsonObject, strict: bool) -> RefusalIdleStat
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(RefusalIdleStateUpdate)
@@ -13210,6 +13513,7 @@ def _read_CancelledIdleStateUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("background")
+            salvage(v)
             f_background = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -13222,6 +13526,7 @@ def _read_CancelledIdleStateUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(CancelledIdleStateUpdate)
@@ -13270,6 +13575,7 @@ def _read_ErrorIdleStateUpdate(d: JsonObject, strict: bool) -> ErrorIdleStateUpd
         except ValidationError as error:
             if strict:
                 raise error.at("background")
+            salvage(v)
             f_background = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -13282,6 +13588,7 @@ def _read_ErrorIdleStateUpdate(d: JsonObject, strict: bool) -> ErrorIdleStateUpd
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     f_error: Error | None | Unset
@@ -13294,6 +13601,7 @@ def _read_ErrorIdleStateUpdate(d: JsonObject, strict: bool) -> ErrorIdleStateUpd
         except ValidationError as error:
             if strict:
                 raise error.at("error")
+            salvage(v)
             f_error = UNSET
 
     o = _new(ErrorIdleStateUpdate)
@@ -13352,6 +13660,7 @@ def _read_OtherIdleStateUpdate(d: JsonObject, strict: bool) -> OtherIdleStateUpd
         except ValidationError as error:
             if strict:
                 raise error.at("background")
+            salvage(v)
             f_background = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -13364,6 +13673,7 @@ def _read_OtherIdleStateUpdate(d: JsonObject, strict: bool) -> OtherIdleStateUpd
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(OtherIdleStateUpdate)
@@ -13411,6 +13721,7 @@ def _decode_NoneIdleStateUpdate(d: Any, strict: bool) -> NoneIdleStateUpdate:
         except ValidationError as error:
             if strict:
                 raise error.at("background")
+            salvage(v)
             f_background = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -13423,6 +13734,7 @@ def _decode_NoneIdleStateUpdate(d: Any, strict: bool) -> NoneIdleStateUpdate:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     f_stop_reason: None | Unset
@@ -13435,6 +13747,7 @@ def _decode_NoneIdleStateUpdate(d: Any, strict: bool) -> NoneIdleStateUpdate:
         except ValidationError as error:
             if strict:
                 raise error.at("stopReason")
+            salvage(v)
             f_stop_reason = UNSET
 
     o = _new(NoneIdleStateUpdate)
@@ -13478,6 +13791,7 @@ def _decode_IdleStateUpdate(d: Any, strict: bool) -> IdleStateUpdate:
         raise type_error("an object", d)
     tag = d.get("stopReason", MISSING)
     if not strict and not (tag is MISSING or tag is None or type(tag) is str):
+        salvage(tag)
         tag = MISSING  # x-deserialize-default-on-error on the tag: dropped
     if type(tag) is str:
         decoder = _VARIANTS_IdleStateUpdate.get(tag)
@@ -13516,6 +13830,7 @@ def _decode_RequiresActionStateUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("background")
+            salvage(v)
             f_background = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -13528,6 +13843,7 @@ def _decode_RequiresActionStateUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(RequiresActionStateUpdate)
@@ -13574,6 +13890,7 @@ def _read_StateUpdateRunning(d: JsonObject, strict: bool) -> StateUpdateRunning:
         except ValidationError as error:
             if strict:
                 raise error.at("background")
+            salvage(v)
             f_background = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -13586,6 +13903,7 @@ def _read_StateUpdateRunning(d: JsonObject, strict: bool) -> StateUpdateRunning:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(StateUpdateRunning)
@@ -13662,6 +13980,7 @@ def _read_StateUpdateRequiresAction(
         except ValidationError as error:
             if strict:
                 raise error.at("background")
+            salvage(v)
             f_background = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -13674,6 +13993,7 @@ def _read_StateUpdateRequiresAction(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(StateUpdateRequiresAction)
@@ -13794,6 +14114,7 @@ def _decode_ToolCallContentChunk(d: Any, strict: bool) -> ToolCallContentChunk:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(ToolCallContentChunk)
@@ -13838,6 +14159,7 @@ def _decode_TerminalOutput(d: Any, strict: bool) -> TerminalOutput:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(TerminalOutput)
@@ -13884,6 +14206,7 @@ def _decode_TerminalExitStatus(d: Any, strict: bool) -> TerminalExitStatus:
         except ValidationError as error:
             if strict:
                 raise error.at("exitCode")
+            salvage(v)
             f_exit_code = UNSET
 
     f_signal: str | None | Unset
@@ -13896,6 +14219,7 @@ def _decode_TerminalExitStatus(d: Any, strict: bool) -> TerminalExitStatus:
         except ValidationError as error:
             if strict:
                 raise error.at("signal")
+            salvage(v)
             f_signal = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -13908,6 +14232,7 @@ def _decode_TerminalExitStatus(d: Any, strict: bool) -> TerminalExitStatus:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(TerminalExitStatus)
@@ -13973,6 +14298,7 @@ def _decode_TerminalSize(d: Any, strict: bool) -> TerminalSize:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(TerminalSize)
@@ -14009,6 +14335,7 @@ def _decode_TerminalCapabilities(d: Any, strict: bool) -> TerminalCapabilities:
         except ValidationError as error:
             if strict:
                 raise error.at("cancel")
+            salvage(v)
             f_cancel = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -14021,6 +14348,7 @@ def _decode_TerminalCapabilities(d: Any, strict: bool) -> TerminalCapabilities:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(TerminalCapabilities)
@@ -14058,6 +14386,7 @@ def _decode_TerminalCancelCapabilities(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(TerminalCancelCapabilities)
@@ -14097,6 +14426,7 @@ def _decode_TerminalUpdate(d: Any, strict: bool) -> TerminalUpdate:
         except ValidationError as error:
             if strict:
                 raise error.at("command")
+            salvage(v)
             f_command = UNSET
 
     f_cwd: AbsolutePath | None | Unset
@@ -14109,6 +14439,7 @@ def _decode_TerminalUpdate(d: Any, strict: bool) -> TerminalUpdate:
         except ValidationError as error:
             if strict:
                 raise error.at("cwd")
+            salvage(v)
             f_cwd = UNSET
 
     f_output: TerminalOutput | None | Unset
@@ -14121,6 +14452,7 @@ def _decode_TerminalUpdate(d: Any, strict: bool) -> TerminalUpdate:
         except ValidationError as error:
             if strict:
                 raise error.at("output")
+            salvage(v)
             f_output = UNSET
 
     f_exit_status: TerminalExitStatus | None | Unset
@@ -14133,6 +14465,7 @@ def _decode_TerminalUpdate(d: Any, strict: bool) -> TerminalUpdate:
         except ValidationError as error:
             if strict:
                 raise error.at("exitStatus")
+            salvage(v)
             f_exit_status = UNSET
 
     f_size: TerminalSize | None | Unset
@@ -14145,6 +14478,7 @@ def _decode_TerminalUpdate(d: Any, strict: bool) -> TerminalUpdate:
         except ValidationError as error:
             if strict:
                 raise error.at("size")
+            salvage(v)
             f_size = UNSET
 
     f_capabilities: TerminalCapabilities | None | Unset
@@ -14159,6 +14493,7 @@ def _decode_TerminalUpdate(d: Any, strict: bool) -> TerminalUpdate:
         except ValidationError as error:
             if strict:
                 raise error.at("capabilities")
+            salvage(v)
             f_capabilities = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -14171,6 +14506,7 @@ def _decode_TerminalUpdate(d: Any, strict: bool) -> TerminalUpdate:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(TerminalUpdate)
@@ -14253,6 +14589,7 @@ def _decode_TerminalOutputChunk(d: Any, strict: bool) -> TerminalOutputChunk:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(TerminalOutputChunk)
@@ -14314,6 +14651,7 @@ def _read_ItemsPlanUpdateContent(d: JsonObject, strict: bool) -> ItemsPlanUpdate
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(ItemsPlanUpdateContent)
@@ -14464,6 +14802,7 @@ def _decode_PlanEntry(d: Any, strict: bool) -> PlanEntry:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(PlanEntry)
@@ -14558,6 +14897,7 @@ def _decode_PlanItems(d: Any, strict: bool) -> PlanItems:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(PlanItems)
@@ -14602,6 +14942,7 @@ def _decode_PlanUpdate(d: Any, strict: bool) -> PlanUpdate:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(PlanUpdate)
@@ -14646,6 +14987,7 @@ def _decode_AvailableCommandsUpdate(d: Any, strict: bool) -> AvailableCommandsUp
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(AvailableCommandsUpdate)
@@ -14692,6 +15034,7 @@ def _decode_ConfigOptionUpdate(d: Any, strict: bool) -> ConfigOptionUpdate:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(ConfigOptionUpdate)
@@ -14724,6 +15067,7 @@ def _decode_SessionInfoUpdate(d: Any, strict: bool) -> SessionInfoUpdate:
         except ValidationError as error:
             if strict:
                 raise error.at("title")
+            salvage(v)
             f_title = UNSET
 
     f_updated_at: str | None | Unset
@@ -14738,6 +15082,7 @@ def _decode_SessionInfoUpdate(d: Any, strict: bool) -> SessionInfoUpdate:
         except ValidationError as error:
             if strict:
                 raise error.at("updatedAt")
+            salvage(v)
             f_updated_at = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -14750,6 +15095,7 @@ def _decode_SessionInfoUpdate(d: Any, strict: bool) -> SessionInfoUpdate:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(SessionInfoUpdate)
@@ -14807,6 +15153,7 @@ def _decode_Cost(d: Any, strict: bool) -> Cost:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(Cost)
@@ -14877,6 +15224,7 @@ def _decode_UsageUpdate(d: Any, strict: bool) -> UsageUpdate:
         except ValidationError as error:
             if strict:
                 raise error.at("cost")
+            salvage(v)
             f_cost = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -14889,6 +15237,7 @@ def _decode_UsageUpdate(d: Any, strict: bool) -> UsageUpdate:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(UsageUpdate)
@@ -14973,6 +15322,7 @@ def _decode_Notice(d: Any, strict: bool) -> Notice:
         except ValidationError as error:
             if strict:
                 raise error.at("description")
+            salvage(v)
             f_description = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -14985,6 +15335,7 @@ def _decode_Notice(d: Any, strict: bool) -> Notice:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(Notice)
@@ -15075,6 +15426,7 @@ def _decode_CompactionUpdate(d: Any, strict: bool) -> CompactionUpdate:
         except ValidationError as error:
             if strict:
                 raise error.at("summary")
+            salvage(v)
             f_summary = UNSET
 
     f_error: str | None | Unset
@@ -15087,6 +15439,7 @@ def _decode_CompactionUpdate(d: Any, strict: bool) -> CompactionUpdate:
         except ValidationError as error:
             if strict:
                 raise error.at("error")
+            salvage(v)
             f_error = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -15099,6 +15452,7 @@ def _decode_CompactionUpdate(d: Any, strict: bool) -> CompactionUpdate:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(CompactionUpdate)
@@ -15165,6 +15519,7 @@ def _decode_CompactionSummaryChunk(d: Any, strict: bool) -> CompactionSummaryChu
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(CompactionSummaryChunk)
@@ -15211,6 +15566,7 @@ def _decode_CompleteElicitationNotification(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(CompleteElicitationNotification)
@@ -15325,6 +15681,7 @@ def _decode_InitializeRequest(d: Any, strict: bool) -> InitializeRequest:
         except ValidationError as error:
             if strict:
                 raise error.at("capabilities")
+            salvage(v)
             f_capabilities = ClientCapabilities()
 
     f_meta: dict[str, Any] | None | Unset
@@ -15337,6 +15694,7 @@ def _decode_InitializeRequest(d: Any, strict: bool) -> InitializeRequest:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(InitializeRequest)
@@ -15373,6 +15731,7 @@ def _decode_ClientCapabilities(d: Any, strict: bool) -> ClientCapabilities:
         except ValidationError as error:
             if strict:
                 raise error.at("auth")
+            salvage(v)
             f_auth = UNSET
 
     f_elicitation: ElicitationCapabilities | None | Unset
@@ -15387,6 +15746,7 @@ def _decode_ClientCapabilities(d: Any, strict: bool) -> ClientCapabilities:
         except ValidationError as error:
             if strict:
                 raise error.at("elicitation")
+            salvage(v)
             f_elicitation = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -15399,6 +15759,7 @@ def _decode_ClientCapabilities(d: Any, strict: bool) -> ClientCapabilities:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(ClientCapabilities)
@@ -15442,6 +15803,7 @@ def _decode_ClientAuthCapabilities(d: Any, strict: bool) -> ClientAuthCapabiliti
         except ValidationError as error:
             if strict:
                 raise error.at("terminal")
+            salvage(v)
             f_terminal = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -15454,6 +15816,7 @@ def _decode_ClientAuthCapabilities(d: Any, strict: bool) -> ClientAuthCapabiliti
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(ClientAuthCapabilities)
@@ -15489,6 +15852,7 @@ def _decode_TerminalAuthCapabilities(d: Any, strict: bool) -> TerminalAuthCapabi
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(TerminalAuthCapabilities)
@@ -15520,6 +15884,7 @@ def _decode_ElicitationCapabilities(d: Any, strict: bool) -> ElicitationCapabili
         except ValidationError as error:
             if strict:
                 raise error.at("form")
+            salvage(v)
             f_form = UNSET
 
     f_url: ElicitationUrlCapabilities | None | Unset
@@ -15532,6 +15897,7 @@ def _decode_ElicitationCapabilities(d: Any, strict: bool) -> ElicitationCapabili
         except ValidationError as error:
             if strict:
                 raise error.at("url")
+            salvage(v)
             f_url = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -15544,6 +15910,7 @@ def _decode_ElicitationCapabilities(d: Any, strict: bool) -> ElicitationCapabili
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(ElicitationCapabilities)
@@ -15585,6 +15952,7 @@ def _decode_ElicitationFormCapabilities(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(ElicitationFormCapabilities)
@@ -15618,6 +15986,7 @@ def _decode_ElicitationUrlCapabilities(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(ElicitationUrlCapabilities)
@@ -15657,6 +16026,7 @@ def _decode_LoginAuthRequest(d: Any, strict: bool) -> LoginAuthRequest:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(LoginAuthRequest)
@@ -15689,6 +16059,7 @@ def _decode_LogoutAuthRequest(d: Any, strict: bool) -> LogoutAuthRequest:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(LogoutAuthRequest)
@@ -15752,6 +16123,7 @@ def _decode_NewSessionRequest(d: Any, strict: bool) -> NewSessionRequest:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(NewSessionRequest)
@@ -15831,6 +16203,7 @@ def _read_HttpMcpServer(d: JsonObject, strict: bool) -> HttpMcpServer:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(HttpMcpServer)
@@ -15923,6 +16296,7 @@ def _read_StdioMcpServer(d: JsonObject, strict: bool) -> StdioMcpServer:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(StdioMcpServer)
@@ -16046,6 +16420,7 @@ def _decode_HttpHeader(d: Any, strict: bool) -> HttpHeader:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(HttpHeader)
@@ -16112,6 +16487,7 @@ def _decode_McpServerHttp(d: Any, strict: bool) -> McpServerHttp:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(McpServerHttp)
@@ -16196,6 +16572,7 @@ def _decode_McpServerStdio(d: Any, strict: bool) -> McpServerStdio:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(McpServerStdio)
@@ -16258,6 +16635,7 @@ def _decode_ListSessionsRequest(d: Any, strict: bool) -> ListSessionsRequest:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(ListSessionsRequest)
@@ -16305,6 +16683,7 @@ def _decode_DeleteSessionRequest(d: Any, strict: bool) -> DeleteSessionRequest:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(DeleteSessionRequest)
@@ -16391,6 +16770,7 @@ def _decode_ResumeSessionRequest(d: Any, strict: bool) -> ResumeSessionRequest:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(ResumeSessionRequest)
@@ -16446,6 +16826,7 @@ def _read_StartReplayFrom(d: JsonObject, strict: bool) -> StartReplayFrom:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(StartReplayFrom)
@@ -16536,6 +16917,7 @@ def _decode_ReplayFromStart(d: Any, strict: bool) -> ReplayFromStart:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(ReplayFromStart)
@@ -16575,6 +16957,7 @@ def _decode_CloseSessionRequest(d: Any, strict: bool) -> CloseSessionRequest:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(CloseSessionRequest)
@@ -16627,6 +17010,7 @@ def _decode_CancelToolCallRequest(d: Any, strict: bool) -> CancelToolCallRequest
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(CancelToolCallRequest)
@@ -16681,6 +17065,7 @@ def _decode_CancelTerminalRequest(d: Any, strict: bool) -> CancelTerminalRequest
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(CancelTerminalRequest)
@@ -16746,6 +17131,7 @@ def _read_IdSetSessionConfigOptionRequest(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     f_value: SessionConfigValueId
@@ -16826,6 +17212,7 @@ def _read_BooleanSetSessionConfigOptionRequest(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     f_value: bool
@@ -16912,6 +17299,7 @@ def _read_OtherSetSessionConfigOptionRequest(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     f_value: Any
@@ -17013,6 +17401,7 @@ def _decode_PromptRequest(d: Any, strict: bool) -> PromptRequest:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(PromptRequest)
@@ -17184,6 +17573,7 @@ def _decode_RequestPermissionResponse(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(RequestPermissionResponse)
@@ -17227,6 +17617,7 @@ def _read_CancelledRequestPermissionOutcome(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(CancelledRequestPermissionOutcome)
@@ -17281,6 +17672,7 @@ def _read_SelectedRequestPermissionOutcome(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(SelectedRequestPermissionOutcome)
@@ -17386,6 +17778,7 @@ def _decode_CancelledPermissionOutcome(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(CancelledPermissionOutcome)
@@ -17427,6 +17820,7 @@ def _decode_SelectedPermissionOutcome(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(SelectedPermissionOutcome)
@@ -17470,6 +17864,7 @@ def _read_AcceptCreateElicitationResponse(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     f_content: dict[str, ElicitationContentValue] | None | Unset
@@ -17534,6 +17929,7 @@ def _read_DeclineCreateElicitationResponse(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(DeclineCreateElicitationResponse)
@@ -17578,6 +17974,7 @@ def _read_CancelCreateElicitationResponse(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(CancelCreateElicitationResponse)
@@ -17628,6 +18025,7 @@ def _read_OtherCreateElicitationResponse(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(OtherCreateElicitationResponse)
@@ -17803,6 +18201,7 @@ def _decode_CancelSessionNotification(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(CancelSessionNotification)
@@ -17847,6 +18246,7 @@ def _decode_CancelRequestNotification(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(CancelRequestNotification)

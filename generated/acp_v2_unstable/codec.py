@@ -33,7 +33,9 @@ from ._runtime import exactly_one as exactly_one
 from ._runtime import missing as missing
 from ._runtime import not_null as not_null
 from ._runtime import check_wire as check_wire
+from ._runtime import NotPlainJson as NotPlainJson
 from ._runtime import plain_json as plain_json
+from ._runtime import salvage as salvage
 from ._runtime import scalar_union as scalar_union
 from ._runtime import schema_root as schema_root
 from ._runtime import type_error as type_error
@@ -1415,7 +1417,7 @@ def decode(name: str, data: Any, *, strict: bool = False) -> object:
         raise KeyError(f"the schema has no definition named {name!r}") from None
     try:
         return decoder(data, strict)
-    except ValidationError as error:
+    except (ValidationError, NotPlainJson) as error:
         return _retry(decoder, data, strict, error)
     except RecursionError:
         raise ValidationError("the value is nested too deeply to decode") from None
@@ -1430,23 +1432,32 @@ def decode_class(cls: type[_T], data: Any, *, strict: bool = False) -> _T:
     # The table pairs each class with its own decoder.
     try:
         return cast(_T, decoder(data, strict))
-    except ValidationError as error:
+    except (ValidationError, NotPlainJson) as error:
         return cast(_T, _retry(decoder, data, strict, error))
     except RecursionError:
         raise ValidationError("the value is nested too deeply to decode") from None
 
 
 def _retry(
-    decoder: Decoder[object], data: Any, strict: bool, error: ValidationError
+    decoder: Decoder[object],
+    data: Any,
+    strict: bool,
+    error: ValidationError | NotPlainJson,
 ) -> object:
-    """After ``decoder`` refused ``data`` with ``error``: subclasses of the
-    JSON types (``OrderedDict`` from ``object_pairs_hook``, ``IntEnum`` and
-    ``str`` enum members) are the JSON values they stand for, so ``data`` is
-    decoded again with them replaced; without any, ``error`` stands. The
-    first attempt is the fast path: it costs nothing when ``data`` is plain
-    JSON."""
+    """After ``decoder`` refused ``data`` with ``error``, or lenient decoding
+    was about to drop a part of it: subclasses of the JSON types
+    (``OrderedDict`` from ``object_pairs_hook``, ``IntEnum`` and ``str`` enum
+    members) are the JSON values they stand for, so ``data`` is decoded again
+    with them replaced; without any, ``error`` stands. The first attempt is
+    the fast path: it costs nothing when ``data`` is plain JSON."""
     plain = plain_json(data)
     if plain is MISSING:
+        if isinstance(
+            error, NotPlainJson
+        ):  # the subclass was in a cycle plain_json skipped
+            raise ValidationError(
+                "the value holds a reference cycle or an object that is not JSON"
+            ) from None
         raise error
     try:
         return decoder(plain, strict)
@@ -1667,6 +1678,7 @@ def _decode_RequestPermissionRequest(d: Any, strict: bool) -> RequestPermissionR
         except ValidationError as error:
             if strict:
                 raise error.at("description")
+            salvage(v)
             f_description = UNSET
 
     f_subject: RequestPermissionSubject | None | Unset
@@ -1701,6 +1713,7 @@ def _decode_RequestPermissionRequest(d: Any, strict: bool) -> RequestPermissionR
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(RequestPermissionRequest)
@@ -1772,6 +1785,7 @@ def _read_ToolCallRequestPermissionSubject(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(ToolCallRequestPermissionSubject)
@@ -1840,6 +1854,7 @@ def _read_CommandRequestPermissionSubject(
         except ValidationError as error:
             if strict:
                 raise error.at("toolCallId")
+            salvage(v)
             f_tool_call_id = UNSET
 
     f_terminal_id: TerminalId | None | Unset
@@ -1854,6 +1869,7 @@ def _read_CommandRequestPermissionSubject(
         except ValidationError as error:
             if strict:
                 raise error.at("terminalId")
+            salvage(v)
             f_terminal_id = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -1866,6 +1882,7 @@ def _read_CommandRequestPermissionSubject(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(CommandRequestPermissionSubject)
@@ -1989,6 +2006,7 @@ def _decode_ToolCallUpdate(d: Any, strict: bool) -> ToolCallUpdate:
         except ValidationError as error:
             if strict:
                 raise error.at("name")
+            salvage(v)
             f_name = UNSET
 
     f_title: str | None | Unset
@@ -2001,6 +2019,7 @@ def _decode_ToolCallUpdate(d: Any, strict: bool) -> ToolCallUpdate:
         except ValidationError as error:
             if strict:
                 raise error.at("title")
+            salvage(v)
             f_title = UNSET
 
     f_kind: ToolKind | str | None | Unset
@@ -2021,6 +2040,7 @@ def _decode_ToolCallUpdate(d: Any, strict: bool) -> ToolCallUpdate:
         except ValidationError as error:
             if strict:
                 raise error.at("kind")
+            salvage(v)
             f_kind = UNSET
 
     f_status: ToolCallStatus | str | None | Unset
@@ -2041,6 +2061,7 @@ def _decode_ToolCallUpdate(d: Any, strict: bool) -> ToolCallUpdate:
         except ValidationError as error:
             if strict:
                 raise error.at("status")
+            salvage(v)
             f_status = UNSET
 
     f_content: list[ToolCallContent] | None | Unset
@@ -2057,6 +2078,7 @@ def _decode_ToolCallUpdate(d: Any, strict: bool) -> ToolCallUpdate:
         except ValidationError as error:
             if strict:
                 raise error.at("content")
+            salvage(v)
             f_content = UNSET
 
     f_locations: list[ToolCallLocation] | None | Unset
@@ -2073,6 +2095,7 @@ def _decode_ToolCallUpdate(d: Any, strict: bool) -> ToolCallUpdate:
         except ValidationError as error:
             if strict:
                 raise error.at("locations")
+            salvage(v)
             f_locations = UNSET
 
     f_raw_input: Any | Unset
@@ -2085,6 +2108,7 @@ def _decode_ToolCallUpdate(d: Any, strict: bool) -> ToolCallUpdate:
         except ValidationError as error:
             if strict:
                 raise error.at("rawInput")
+            salvage(v)
             f_raw_input = UNSET
 
     f_raw_output: Any | Unset
@@ -2097,6 +2121,7 @@ def _decode_ToolCallUpdate(d: Any, strict: bool) -> ToolCallUpdate:
         except ValidationError as error:
             if strict:
                 raise error.at("rawOutput")
+            salvage(v)
             f_raw_output = UNSET
 
     f_capabilities: ToolCallCapabilities | None | Unset
@@ -2111,6 +2136,7 @@ def _decode_ToolCallUpdate(d: Any, strict: bool) -> ToolCallUpdate:
         except ValidationError as error:
             if strict:
                 raise error.at("capabilities")
+            salvage(v)
             f_capabilities = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -2123,6 +2149,7 @@ def _decode_ToolCallUpdate(d: Any, strict: bool) -> ToolCallUpdate:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(ToolCallUpdate)
@@ -2266,6 +2293,7 @@ def _read_ContentToolCallContent(d: JsonObject, strict: bool) -> ContentToolCall
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(ContentToolCallContent)
@@ -2316,6 +2344,7 @@ def _read_DiffToolCallContent(d: JsonObject, strict: bool) -> DiffToolCallConten
         except ValidationError as error:
             if strict:
                 raise error.at("patch")
+            salvage(v)
             f_patch = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -2328,6 +2357,7 @@ def _read_DiffToolCallContent(d: JsonObject, strict: bool) -> DiffToolCallConten
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(DiffToolCallContent)
@@ -2384,6 +2414,7 @@ def _read_TerminalToolCallContent(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(TerminalToolCallContent)
@@ -2497,6 +2528,7 @@ def _read_TextContentBlock(d: JsonObject, strict: bool) -> TextContentBlock:
         except ValidationError as error:
             if strict:
                 raise error.at("annotations")
+            salvage(v)
             f_annotations = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -2509,6 +2541,7 @@ def _read_TextContentBlock(d: JsonObject, strict: bool) -> TextContentBlock:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(TextContentBlock)
@@ -2575,6 +2608,7 @@ def _read_ImageContentBlock(d: JsonObject, strict: bool) -> ImageContentBlock:
         except ValidationError as error:
             if strict:
                 raise error.at("uri")
+            salvage(v)
             f_uri = UNSET
 
     f_annotations: Annotations | None | Unset
@@ -2587,6 +2621,7 @@ def _read_ImageContentBlock(d: JsonObject, strict: bool) -> ImageContentBlock:
         except ValidationError as error:
             if strict:
                 raise error.at("annotations")
+            salvage(v)
             f_annotations = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -2599,6 +2634,7 @@ def _read_ImageContentBlock(d: JsonObject, strict: bool) -> ImageContentBlock:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(ImageContentBlock)
@@ -2671,6 +2707,7 @@ def _read_AudioContentBlock(d: JsonObject, strict: bool) -> AudioContentBlock:
         except ValidationError as error:
             if strict:
                 raise error.at("annotations")
+            salvage(v)
             f_annotations = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -2683,6 +2720,7 @@ def _read_AudioContentBlock(d: JsonObject, strict: bool) -> AudioContentBlock:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(AudioContentBlock)
@@ -2753,6 +2791,7 @@ def _read_ResourceLinkContentBlock(
         except ValidationError as error:
             if strict:
                 raise error.at("title")
+            salvage(v)
             f_title = UNSET
 
     f_description: str | None | Unset
@@ -2767,6 +2806,7 @@ def _read_ResourceLinkContentBlock(
         except ValidationError as error:
             if strict:
                 raise error.at("description")
+            salvage(v)
             f_description = UNSET
 
     f_icons: list[Icon] | None | Unset
@@ -2781,6 +2821,7 @@ def _read_ResourceLinkContentBlock(
         except ValidationError as error:
             if strict:
                 raise error.at("icons")
+            salvage(v)
             f_icons = UNSET
 
     f_mime_type: MediaType | None | Unset
@@ -2793,6 +2834,7 @@ def _read_ResourceLinkContentBlock(
         except ValidationError as error:
             if strict:
                 raise error.at("mimeType")
+            salvage(v)
             f_mime_type = UNSET
 
     f_size: int | None | Unset
@@ -2817,6 +2859,7 @@ def _read_ResourceLinkContentBlock(
         except ValidationError as error:
             if strict:
                 raise error.at("size")
+            salvage(v)
             f_size = UNSET
 
     f_annotations: Annotations | None | Unset
@@ -2829,6 +2872,7 @@ def _read_ResourceLinkContentBlock(
         except ValidationError as error:
             if strict:
                 raise error.at("annotations")
+            salvage(v)
             f_annotations = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -2841,6 +2885,7 @@ def _read_ResourceLinkContentBlock(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(ResourceLinkContentBlock)
@@ -2919,6 +2964,7 @@ def _read_ResourceContentBlock(d: JsonObject, strict: bool) -> ResourceContentBl
         except ValidationError as error:
             if strict:
                 raise error.at("annotations")
+            salvage(v)
             f_annotations = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -2931,6 +2977,7 @@ def _read_ResourceContentBlock(d: JsonObject, strict: bool) -> ResourceContentBl
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(ResourceContentBlock)
@@ -3037,6 +3084,7 @@ def _decode_Annotations(d: Any, strict: bool) -> Annotations:
         except ValidationError as error:
             if strict:
                 raise error.at("audience")
+            salvage(v)
             f_audience = UNSET
 
     f_last_modified: str | None | Unset
@@ -3051,6 +3099,7 @@ def _decode_Annotations(d: Any, strict: bool) -> Annotations:
         except ValidationError as error:
             if strict:
                 raise error.at("lastModified")
+            salvage(v)
             f_last_modified = UNSET
 
     f_priority: float | None | Unset
@@ -3063,6 +3112,7 @@ def _decode_Annotations(d: Any, strict: bool) -> Annotations:
         except ValidationError as error:
             if strict:
                 raise error.at("priority")
+            salvage(v)
             f_priority = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -3075,6 +3125,7 @@ def _decode_Annotations(d: Any, strict: bool) -> Annotations:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(Annotations)
@@ -3146,6 +3197,7 @@ def _decode_TextContent(d: Any, strict: bool) -> TextContent:
         except ValidationError as error:
             if strict:
                 raise error.at("annotations")
+            salvage(v)
             f_annotations = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -3158,6 +3210,7 @@ def _decode_TextContent(d: Any, strict: bool) -> TextContent:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(TextContent)
@@ -3220,6 +3273,7 @@ def _decode_ImageContent(d: Any, strict: bool) -> ImageContent:
         except ValidationError as error:
             if strict:
                 raise error.at("uri")
+            salvage(v)
             f_uri = UNSET
 
     f_annotations: Annotations | None | Unset
@@ -3232,6 +3286,7 @@ def _decode_ImageContent(d: Any, strict: bool) -> ImageContent:
         except ValidationError as error:
             if strict:
                 raise error.at("annotations")
+            salvage(v)
             f_annotations = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -3244,6 +3299,7 @@ def _decode_ImageContent(d: Any, strict: bool) -> ImageContent:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(ImageContent)
@@ -3308,6 +3364,7 @@ def _decode_AudioContent(d: Any, strict: bool) -> AudioContent:
         except ValidationError as error:
             if strict:
                 raise error.at("annotations")
+            salvage(v)
             f_annotations = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -3320,6 +3377,7 @@ def _decode_AudioContent(d: Any, strict: bool) -> AudioContent:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(AudioContent)
@@ -3370,6 +3428,7 @@ def _decode_Icon(d: Any, strict: bool) -> Icon:
         except ValidationError as error:
             if strict:
                 raise error.at("mimeType")
+            salvage(v)
             f_mime_type = UNSET
 
     f_sizes: list[str] | None | Unset
@@ -3388,6 +3447,7 @@ def _decode_Icon(d: Any, strict: bool) -> Icon:
         except ValidationError as error:
             if strict:
                 raise error.at("sizes")
+            salvage(v)
             f_sizes = UNSET
 
     f_theme: IconTheme | str | None | Unset
@@ -3408,6 +3468,7 @@ def _decode_Icon(d: Any, strict: bool) -> Icon:
         except ValidationError as error:
             if strict:
                 raise error.at("theme")
+            salvage(v)
             f_theme = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -3420,6 +3481,7 @@ def _decode_Icon(d: Any, strict: bool) -> Icon:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(Icon)
@@ -3504,6 +3566,7 @@ def _decode_ResourceLink(d: Any, strict: bool) -> ResourceLink:
         except ValidationError as error:
             if strict:
                 raise error.at("title")
+            salvage(v)
             f_title = UNSET
 
     f_description: str | None | Unset
@@ -3518,6 +3581,7 @@ def _decode_ResourceLink(d: Any, strict: bool) -> ResourceLink:
         except ValidationError as error:
             if strict:
                 raise error.at("description")
+            salvage(v)
             f_description = UNSET
 
     f_icons: list[Icon] | None | Unset
@@ -3532,6 +3596,7 @@ def _decode_ResourceLink(d: Any, strict: bool) -> ResourceLink:
         except ValidationError as error:
             if strict:
                 raise error.at("icons")
+            salvage(v)
             f_icons = UNSET
 
     f_mime_type: MediaType | None | Unset
@@ -3544,6 +3609,7 @@ def _decode_ResourceLink(d: Any, strict: bool) -> ResourceLink:
         except ValidationError as error:
             if strict:
                 raise error.at("mimeType")
+            salvage(v)
             f_mime_type = UNSET
 
     f_size: int | None | Unset
@@ -3568,6 +3634,7 @@ def _decode_ResourceLink(d: Any, strict: bool) -> ResourceLink:
         except ValidationError as error:
             if strict:
                 raise error.at("size")
+            salvage(v)
             f_size = UNSET
 
     f_annotations: Annotations | None | Unset
@@ -3580,6 +3647,7 @@ def _decode_ResourceLink(d: Any, strict: bool) -> ResourceLink:
         except ValidationError as error:
             if strict:
                 raise error.at("annotations")
+            salvage(v)
             f_annotations = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -3592,6 +3660,7 @@ def _decode_ResourceLink(d: Any, strict: bool) -> ResourceLink:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(ResourceLink)
@@ -3705,6 +3774,7 @@ def _decode_TextResourceContents(d: Any, strict: bool) -> TextResourceContents:
         except ValidationError as error:
             if strict:
                 raise error.at("mimeType")
+            salvage(v)
             f_mime_type = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -3717,6 +3787,7 @@ def _decode_TextResourceContents(d: Any, strict: bool) -> TextResourceContents:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(TextResourceContents)
@@ -3775,6 +3846,7 @@ def _decode_BlobResourceContents(d: Any, strict: bool) -> BlobResourceContents:
         except ValidationError as error:
             if strict:
                 raise error.at("mimeType")
+            salvage(v)
             f_mime_type = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -3787,6 +3859,7 @@ def _decode_BlobResourceContents(d: Any, strict: bool) -> BlobResourceContents:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(BlobResourceContents)
@@ -3835,6 +3908,7 @@ def _decode_EmbeddedResource(d: Any, strict: bool) -> EmbeddedResource:
         except ValidationError as error:
             if strict:
                 raise error.at("annotations")
+            salvage(v)
             f_annotations = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -3847,6 +3921,7 @@ def _decode_EmbeddedResource(d: Any, strict: bool) -> EmbeddedResource:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(EmbeddedResource)
@@ -3895,6 +3970,7 @@ def _decode_Content(d: Any, strict: bool) -> Content:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(Content)
@@ -3942,6 +4018,7 @@ def _read_AddDiffChange(d: JsonObject, strict: bool) -> AddDiffChange:
         except ValidationError as error:
             if strict:
                 raise error.at("fileType")
+            salvage(v)
             f_file_type = UNSET
 
     f_mime_type: MediaType | None | Unset
@@ -3954,6 +4031,7 @@ def _read_AddDiffChange(d: JsonObject, strict: bool) -> AddDiffChange:
         except ValidationError as error:
             if strict:
                 raise error.at("mimeType")
+            salvage(v)
             f_mime_type = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -3966,6 +4044,7 @@ def _read_AddDiffChange(d: JsonObject, strict: bool) -> AddDiffChange:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     f_path: AbsolutePath
@@ -4040,6 +4119,7 @@ def _read_DeleteDiffChange(d: JsonObject, strict: bool) -> DeleteDiffChange:
         except ValidationError as error:
             if strict:
                 raise error.at("fileType")
+            salvage(v)
             f_file_type = UNSET
 
     f_mime_type: MediaType | None | Unset
@@ -4052,6 +4132,7 @@ def _read_DeleteDiffChange(d: JsonObject, strict: bool) -> DeleteDiffChange:
         except ValidationError as error:
             if strict:
                 raise error.at("mimeType")
+            salvage(v)
             f_mime_type = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -4064,6 +4145,7 @@ def _read_DeleteDiffChange(d: JsonObject, strict: bool) -> DeleteDiffChange:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     f_path: AbsolutePath
@@ -4138,6 +4220,7 @@ def _read_ModifyDiffChange(d: JsonObject, strict: bool) -> ModifyDiffChange:
         except ValidationError as error:
             if strict:
                 raise error.at("fileType")
+            salvage(v)
             f_file_type = UNSET
 
     f_mime_type: MediaType | None | Unset
@@ -4150,6 +4233,7 @@ def _read_ModifyDiffChange(d: JsonObject, strict: bool) -> ModifyDiffChange:
         except ValidationError as error:
             if strict:
                 raise error.at("mimeType")
+            salvage(v)
             f_mime_type = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -4162,6 +4246,7 @@ def _read_ModifyDiffChange(d: JsonObject, strict: bool) -> ModifyDiffChange:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     f_path: AbsolutePath
@@ -4236,6 +4321,7 @@ def _read_MoveDiffChange(d: JsonObject, strict: bool) -> MoveDiffChange:
         except ValidationError as error:
             if strict:
                 raise error.at("fileType")
+            salvage(v)
             f_file_type = UNSET
 
     f_mime_type: MediaType | None | Unset
@@ -4248,6 +4334,7 @@ def _read_MoveDiffChange(d: JsonObject, strict: bool) -> MoveDiffChange:
         except ValidationError as error:
             if strict:
                 raise error.at("mimeType")
+            salvage(v)
             f_mime_type = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -4260,6 +4347,7 @@ def _read_MoveDiffChange(d: JsonObject, strict: bool) -> MoveDiffChange:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     f_old_path: AbsolutePath
@@ -4346,6 +4434,7 @@ def _read_CopyDiffChange(d: JsonObject, strict: bool) -> CopyDiffChange:
         except ValidationError as error:
             if strict:
                 raise error.at("fileType")
+            salvage(v)
             f_file_type = UNSET
 
     f_mime_type: MediaType | None | Unset
@@ -4358,6 +4447,7 @@ def _read_CopyDiffChange(d: JsonObject, strict: bool) -> CopyDiffChange:
         except ValidationError as error:
             if strict:
                 raise error.at("mimeType")
+            salvage(v)
             f_mime_type = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -4370,6 +4460,7 @@ def _read_CopyDiffChange(d: JsonObject, strict: bool) -> CopyDiffChange:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     f_old_path: AbsolutePath
@@ -4462,6 +4553,7 @@ def _read_OtherDiffChange(d: JsonObject, strict: bool) -> OtherDiffChange:
         except ValidationError as error:
             if strict:
                 raise error.at("fileType")
+            salvage(v)
             f_file_type = UNSET
 
     f_mime_type: MediaType | None | Unset
@@ -4474,6 +4566,7 @@ def _read_OtherDiffChange(d: JsonObject, strict: bool) -> OtherDiffChange:
         except ValidationError as error:
             if strict:
                 raise error.at("mimeType")
+            salvage(v)
             f_mime_type = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -4486,6 +4579,7 @@ def _read_OtherDiffChange(d: JsonObject, strict: bool) -> OtherDiffChange:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(OtherDiffChange)
@@ -4680,6 +4774,7 @@ def _decode_DiffPatch(d: Any, strict: bool) -> DiffPatch:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(DiffPatch)
@@ -4742,6 +4837,7 @@ def _decode_Diff(d: Any, strict: bool) -> Diff:
         except ValidationError as error:
             if strict:
                 raise error.at("patch")
+            salvage(v)
             f_patch = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -4754,6 +4850,7 @@ def _decode_Diff(d: Any, strict: bool) -> Diff:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(Diff)
@@ -4804,6 +4901,7 @@ def _decode_Terminal(d: Any, strict: bool) -> Terminal:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(Terminal)
@@ -4856,6 +4954,7 @@ def _decode_ToolCallLocation(d: Any, strict: bool) -> ToolCallLocation:
         except ValidationError as error:
             if strict:
                 raise error.at("line")
+            salvage(v)
             f_line = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -4868,6 +4967,7 @@ def _decode_ToolCallLocation(d: Any, strict: bool) -> ToolCallLocation:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(ToolCallLocation)
@@ -4906,6 +5006,7 @@ def _decode_ToolCallCapabilities(d: Any, strict: bool) -> ToolCallCapabilities:
         except ValidationError as error:
             if strict:
                 raise error.at("cancel")
+            salvage(v)
             f_cancel = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -4918,6 +5019,7 @@ def _decode_ToolCallCapabilities(d: Any, strict: bool) -> ToolCallCapabilities:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(ToolCallCapabilities)
@@ -4955,6 +5057,7 @@ def _decode_ToolCallCancelCapabilities(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(ToolCallCancelCapabilities)
@@ -4996,6 +5099,7 @@ def _decode_ToolCallPermissionSubject(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(ToolCallPermissionSubject)
@@ -5050,6 +5154,7 @@ def _decode_CommandPermissionSubject(d: Any, strict: bool) -> CommandPermissionS
         except ValidationError as error:
             if strict:
                 raise error.at("toolCallId")
+            salvage(v)
             f_tool_call_id = UNSET
 
     f_terminal_id: TerminalId | None | Unset
@@ -5064,6 +5169,7 @@ def _decode_CommandPermissionSubject(d: Any, strict: bool) -> CommandPermissionS
         except ValidationError as error:
             if strict:
                 raise error.at("terminalId")
+            salvage(v)
             f_terminal_id = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -5076,6 +5182,7 @@ def _decode_CommandPermissionSubject(d: Any, strict: bool) -> CommandPermissionS
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(CommandPermissionSubject)
@@ -5152,6 +5259,7 @@ def _decode_PermissionOption(d: Any, strict: bool) -> PermissionOption:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(PermissionOption)
@@ -5231,6 +5339,7 @@ def _read_FormCreateElicitationRequest(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     f_requested_schema: ElicitationSchema
@@ -5330,6 +5439,7 @@ def _read_UrlCreateElicitationRequest(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     f_elicitation_id: ElicitationId
@@ -5447,6 +5557,7 @@ def _read_OtherCreateElicitationRequest(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     candidates_scope: list[
@@ -5553,6 +5664,7 @@ def _decode_ElicitationSessionScope(d: Any, strict: bool) -> ElicitationSessionS
         except ValidationError as error:
             if strict:
                 raise error.at("toolCallId")
+            salvage(v)
             f_tool_call_id = UNSET
 
     o = _new(ElicitationSessionScope)
@@ -5625,6 +5737,7 @@ def _decode_ElicitationSchema(d: Any, strict: bool) -> ElicitationSchema:
         except ValidationError as error:
             if strict:
                 raise error.at("title")
+            salvage(v)
             f_title = UNSET
 
     f_properties: dict[str, ElicitationPropertySchema]
@@ -5665,6 +5778,7 @@ def _decode_ElicitationSchema(d: Any, strict: bool) -> ElicitationSchema:
         except ValidationError as error:
             if strict:
                 raise error.at("description")
+            salvage(v)
             f_description = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -5677,6 +5791,7 @@ def _decode_ElicitationSchema(d: Any, strict: bool) -> ElicitationSchema:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(ElicitationSchema)
@@ -5754,6 +5869,7 @@ def _read_StringElicitationPropertySchema(
         except ValidationError as error:
             if strict:
                 raise error.at("title")
+            salvage(v)
             f_title = UNSET
 
     f_description: str | None | Unset
@@ -5768,6 +5884,7 @@ def _read_StringElicitationPropertySchema(
         except ValidationError as error:
             if strict:
                 raise error.at("description")
+            salvage(v)
             f_description = UNSET
 
     f_min_length: int | None | Unset
@@ -5848,6 +5965,7 @@ def _read_StringElicitationPropertySchema(
         except ValidationError as error:
             if strict:
                 raise error.at("default")
+            salvage(v)
             f_default = UNSET
 
     f_enum: list[str] | None | Unset
@@ -5891,6 +6009,7 @@ def _read_StringElicitationPropertySchema(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(StringElicitationPropertySchema)
@@ -5977,6 +6096,7 @@ def _read_NumberElicitationPropertySchema(
         except ValidationError as error:
             if strict:
                 raise error.at("title")
+            salvage(v)
             f_title = UNSET
 
     f_description: str | None | Unset
@@ -5991,6 +6111,7 @@ def _read_NumberElicitationPropertySchema(
         except ValidationError as error:
             if strict:
                 raise error.at("description")
+            salvage(v)
             f_description = UNSET
 
     f_minimum: float | None | Unset
@@ -6023,6 +6144,7 @@ def _read_NumberElicitationPropertySchema(
         except ValidationError as error:
             if strict:
                 raise error.at("default")
+            salvage(v)
             f_default = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -6035,6 +6157,7 @@ def _read_NumberElicitationPropertySchema(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(NumberElicitationPropertySchema)
@@ -6099,6 +6222,7 @@ def _read_IntegerElicitationPropertySchema(
         except ValidationError as error:
             if strict:
                 raise error.at("title")
+            salvage(v)
             f_title = UNSET
 
     f_description: str | None | Unset
@@ -6113,6 +6237,7 @@ def _read_IntegerElicitationPropertySchema(
         except ValidationError as error:
             if strict:
                 raise error.at("description")
+            salvage(v)
             f_description = UNSET
 
     f_minimum: int | None | Unset
@@ -6187,6 +6312,7 @@ def _read_IntegerElicitationPropertySchema(
         except ValidationError as error:
             if strict:
                 raise error.at("default")
+            salvage(v)
             f_default = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -6199,6 +6325,7 @@ def _read_IntegerElicitationPropertySchema(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(IntegerElicitationPropertySchema)
@@ -6263,6 +6390,7 @@ def _read_BooleanElicitationPropertySchema(
         except ValidationError as error:
             if strict:
                 raise error.at("title")
+            salvage(v)
             f_title = UNSET
 
     f_description: str | None | Unset
@@ -6277,6 +6405,7 @@ def _read_BooleanElicitationPropertySchema(
         except ValidationError as error:
             if strict:
                 raise error.at("description")
+            salvage(v)
             f_description = UNSET
 
     f_default: bool | None | Unset
@@ -6289,6 +6418,7 @@ def _read_BooleanElicitationPropertySchema(
         except ValidationError as error:
             if strict:
                 raise error.at("default")
+            salvage(v)
             f_default = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -6301,6 +6431,7 @@ def _read_BooleanElicitationPropertySchema(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(BooleanElicitationPropertySchema)
@@ -6357,6 +6488,7 @@ def _read_ArrayElicitationPropertySchema(
         except ValidationError as error:
             if strict:
                 raise error.at("title")
+            salvage(v)
             f_title = UNSET
 
     f_description: str | None | Unset
@@ -6371,6 +6503,7 @@ def _read_ArrayElicitationPropertySchema(
         except ValidationError as error:
             if strict:
                 raise error.at("description")
+            salvage(v)
             f_description = UNSET
 
     f_min_items: int | None | Unset
@@ -6443,6 +6576,7 @@ def _read_ArrayElicitationPropertySchema(
         except ValidationError as error:
             if strict:
                 raise error.at("default")
+            salvage(v)
             f_default = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -6455,6 +6589,7 @@ def _read_ArrayElicitationPropertySchema(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(ArrayElicitationPropertySchema)
@@ -6621,6 +6756,7 @@ def _decode_EnumOption(d: Any, strict: bool) -> EnumOption:
         except ValidationError as error:
             if strict:
                 raise error.at("description")
+            salvage(v)
             f_description = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -6633,6 +6769,7 @@ def _decode_EnumOption(d: Any, strict: bool) -> EnumOption:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(EnumOption)
@@ -6671,6 +6808,7 @@ def _decode_StringPropertySchema(d: Any, strict: bool) -> StringPropertySchema:
         except ValidationError as error:
             if strict:
                 raise error.at("title")
+            salvage(v)
             f_title = UNSET
 
     f_description: str | None | Unset
@@ -6685,6 +6823,7 @@ def _decode_StringPropertySchema(d: Any, strict: bool) -> StringPropertySchema:
         except ValidationError as error:
             if strict:
                 raise error.at("description")
+            salvage(v)
             f_description = UNSET
 
     f_min_length: int | None | Unset
@@ -6765,6 +6904,7 @@ def _decode_StringPropertySchema(d: Any, strict: bool) -> StringPropertySchema:
         except ValidationError as error:
             if strict:
                 raise error.at("default")
+            salvage(v)
             f_default = UNSET
 
     f_enum: list[str] | None | Unset
@@ -6808,6 +6948,7 @@ def _decode_StringPropertySchema(d: Any, strict: bool) -> StringPropertySchema:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(StringPropertySchema)
@@ -6879,6 +7020,7 @@ def _decode_NumberPropertySchema(d: Any, strict: bool) -> NumberPropertySchema:
         except ValidationError as error:
             if strict:
                 raise error.at("title")
+            salvage(v)
             f_title = UNSET
 
     f_description: str | None | Unset
@@ -6893,6 +7035,7 @@ def _decode_NumberPropertySchema(d: Any, strict: bool) -> NumberPropertySchema:
         except ValidationError as error:
             if strict:
                 raise error.at("description")
+            salvage(v)
             f_description = UNSET
 
     f_minimum: float | None | Unset
@@ -6925,6 +7068,7 @@ def _decode_NumberPropertySchema(d: Any, strict: bool) -> NumberPropertySchema:
         except ValidationError as error:
             if strict:
                 raise error.at("default")
+            salvage(v)
             f_default = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -6937,6 +7081,7 @@ def _decode_NumberPropertySchema(d: Any, strict: bool) -> NumberPropertySchema:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(NumberPropertySchema)
@@ -6986,6 +7131,7 @@ def _decode_IntegerPropertySchema(d: Any, strict: bool) -> IntegerPropertySchema
         except ValidationError as error:
             if strict:
                 raise error.at("title")
+            salvage(v)
             f_title = UNSET
 
     f_description: str | None | Unset
@@ -7000,6 +7146,7 @@ def _decode_IntegerPropertySchema(d: Any, strict: bool) -> IntegerPropertySchema
         except ValidationError as error:
             if strict:
                 raise error.at("description")
+            salvage(v)
             f_description = UNSET
 
     f_minimum: int | None | Unset
@@ -7074,6 +7221,7 @@ def _decode_IntegerPropertySchema(d: Any, strict: bool) -> IntegerPropertySchema
         except ValidationError as error:
             if strict:
                 raise error.at("default")
+            salvage(v)
             f_default = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -7086,6 +7234,7 @@ def _decode_IntegerPropertySchema(d: Any, strict: bool) -> IntegerPropertySchema
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(IntegerPropertySchema)
@@ -7135,6 +7284,7 @@ def _decode_BooleanPropertySchema(d: Any, strict: bool) -> BooleanPropertySchema
         except ValidationError as error:
             if strict:
                 raise error.at("title")
+            salvage(v)
             f_title = UNSET
 
     f_description: str | None | Unset
@@ -7149,6 +7299,7 @@ def _decode_BooleanPropertySchema(d: Any, strict: bool) -> BooleanPropertySchema
         except ValidationError as error:
             if strict:
                 raise error.at("description")
+            salvage(v)
             f_description = UNSET
 
     f_default: bool | None | Unset
@@ -7161,6 +7312,7 @@ def _decode_BooleanPropertySchema(d: Any, strict: bool) -> BooleanPropertySchema
         except ValidationError as error:
             if strict:
                 raise error.at("default")
+            salvage(v)
             f_default = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -7173,6 +7325,7 @@ def _decode_BooleanPropertySchema(d: Any, strict: bool) -> BooleanPropertySchema
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(BooleanPropertySchema)
@@ -7233,6 +7386,7 @@ def _read_MultiSelectItemsString(d: JsonObject, strict: bool) -> MultiSelectItem
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(MultiSelectItemsString)
@@ -7344,6 +7498,7 @@ def _decode_StringMultiSelectItems(d: Any, strict: bool) -> StringMultiSelectIte
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(StringMultiSelectItems)
@@ -7386,6 +7541,7 @@ def _decode_TitledMultiSelectItems(d: Any, strict: bool) -> TitledMultiSelectIte
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(TitledMultiSelectItems)
@@ -7420,6 +7576,7 @@ def _decode_MultiSelectPropertySchema(
         except ValidationError as error:
             if strict:
                 raise error.at("title")
+            salvage(v)
             f_title = UNSET
 
     f_description: str | None | Unset
@@ -7434,6 +7591,7 @@ def _decode_MultiSelectPropertySchema(
         except ValidationError as error:
             if strict:
                 raise error.at("description")
+            salvage(v)
             f_description = UNSET
 
     f_min_items: int | None | Unset
@@ -7506,6 +7664,7 @@ def _decode_MultiSelectPropertySchema(
         except ValidationError as error:
             if strict:
                 raise error.at("default")
+            salvage(v)
             f_default = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -7518,6 +7677,7 @@ def _decode_MultiSelectPropertySchema(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(MultiSelectPropertySchema)
@@ -7740,6 +7900,7 @@ def _decode_MessageMcpRequest(d: Any, strict: bool) -> MessageMcpRequest:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(MessageMcpRequest)
@@ -7941,6 +8102,7 @@ def _decode_InitializeResponse(d: Any, strict: bool) -> InitializeResponse:
         except ValidationError as error:
             if strict:
                 raise error.at("capabilities")
+            salvage(v)
             f_capabilities = AgentCapabilities()
 
     f_auth_methods: list[AuthMethod] | Unset
@@ -7953,6 +8115,7 @@ def _decode_InitializeResponse(d: Any, strict: bool) -> InitializeResponse:
         except ValidationError as error:
             if strict:
                 raise error.at("authMethods")
+            salvage(v)
             f_auth_methods = []
 
     f_meta: dict[str, Any] | None | Unset
@@ -7965,6 +8128,7 @@ def _decode_InitializeResponse(d: Any, strict: bool) -> InitializeResponse:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(InitializeResponse)
@@ -8019,6 +8183,7 @@ def _decode_Implementation(d: Any, strict: bool) -> Implementation:
         except ValidationError as error:
             if strict:
                 raise error.at("title")
+            salvage(v)
             f_title = UNSET
 
     f_version: str
@@ -8041,6 +8206,7 @@ def _decode_Implementation(d: Any, strict: bool) -> Implementation:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(Implementation)
@@ -8079,6 +8245,7 @@ def _decode_AgentCapabilities(d: Any, strict: bool) -> AgentCapabilities:
         except ValidationError as error:
             if strict:
                 raise error.at("session")
+            salvage(v)
             f_session = UNSET
 
     f_auth: AgentAuthCapabilities | None | Unset
@@ -8091,6 +8258,7 @@ def _decode_AgentCapabilities(d: Any, strict: bool) -> AgentCapabilities:
         except ValidationError as error:
             if strict:
                 raise error.at("auth")
+            salvage(v)
             f_auth = UNSET
 
     f_providers: ProvidersCapabilities | None | Unset
@@ -8105,6 +8273,7 @@ def _decode_AgentCapabilities(d: Any, strict: bool) -> AgentCapabilities:
         except ValidationError as error:
             if strict:
                 raise error.at("providers")
+            salvage(v)
             f_providers = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -8117,6 +8286,7 @@ def _decode_AgentCapabilities(d: Any, strict: bool) -> AgentCapabilities:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(AgentCapabilities)
@@ -8162,6 +8332,7 @@ def _decode_SessionCapabilities(d: Any, strict: bool) -> SessionCapabilities:
         except ValidationError as error:
             if strict:
                 raise error.at("prompt")
+            salvage(v)
             f_prompt = UNSET
 
     f_mcp: McpCapabilities | None | Unset
@@ -8174,6 +8345,7 @@ def _decode_SessionCapabilities(d: Any, strict: bool) -> SessionCapabilities:
         except ValidationError as error:
             if strict:
                 raise error.at("mcp")
+            salvage(v)
             f_mcp = UNSET
 
     f_delete: SessionDeleteCapabilities | None | Unset
@@ -8188,6 +8360,7 @@ def _decode_SessionCapabilities(d: Any, strict: bool) -> SessionCapabilities:
         except ValidationError as error:
             if strict:
                 raise error.at("delete")
+            salvage(v)
             f_delete = UNSET
 
     f_additional_directories: SessionAdditionalDirectoriesCapabilities | None | Unset
@@ -8204,6 +8377,7 @@ def _decode_SessionCapabilities(d: Any, strict: bool) -> SessionCapabilities:
         except ValidationError as error:
             if strict:
                 raise error.at("additionalDirectories")
+            salvage(v)
             f_additional_directories = UNSET
 
     f_system_prompt: SessionSystemPromptCapabilities | None | Unset
@@ -8220,6 +8394,7 @@ def _decode_SessionCapabilities(d: Any, strict: bool) -> SessionCapabilities:
         except ValidationError as error:
             if strict:
                 raise error.at("systemPrompt")
+            salvage(v)
             f_system_prompt = UNSET
 
     f_fork: SessionForkCapabilities | None | Unset
@@ -8232,6 +8407,7 @@ def _decode_SessionCapabilities(d: Any, strict: bool) -> SessionCapabilities:
         except ValidationError as error:
             if strict:
                 raise error.at("fork")
+            salvage(v)
             f_fork = UNSET
 
     f_archive: SessionArchiveCapabilities | None | Unset
@@ -8246,6 +8422,7 @@ def _decode_SessionCapabilities(d: Any, strict: bool) -> SessionCapabilities:
         except ValidationError as error:
             if strict:
                 raise error.at("archive")
+            salvage(v)
             f_archive = UNSET
 
     f_status: SessionStatusCapabilities | None | Unset
@@ -8260,6 +8437,7 @@ def _decode_SessionCapabilities(d: Any, strict: bool) -> SessionCapabilities:
         except ValidationError as error:
             if strict:
                 raise error.at("status")
+            salvage(v)
             f_status = UNSET
 
     f_title: SessionTitleCapabilities | None | Unset
@@ -8272,6 +8450,7 @@ def _decode_SessionCapabilities(d: Any, strict: bool) -> SessionCapabilities:
         except ValidationError as error:
             if strict:
                 raise error.at("title")
+            salvage(v)
             f_title = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -8284,6 +8463,7 @@ def _decode_SessionCapabilities(d: Any, strict: bool) -> SessionCapabilities:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(SessionCapabilities)
@@ -8367,6 +8547,7 @@ def _decode_PromptCapabilities(d: Any, strict: bool) -> PromptCapabilities:
         except ValidationError as error:
             if strict:
                 raise error.at("image")
+            salvage(v)
             f_image = UNSET
 
     f_audio: PromptAudioCapabilities | None | Unset
@@ -8379,6 +8560,7 @@ def _decode_PromptCapabilities(d: Any, strict: bool) -> PromptCapabilities:
         except ValidationError as error:
             if strict:
                 raise error.at("audio")
+            salvage(v)
             f_audio = UNSET
 
     f_embedded_context: PromptEmbeddedContextCapabilities | None | Unset
@@ -8395,6 +8577,7 @@ def _decode_PromptCapabilities(d: Any, strict: bool) -> PromptCapabilities:
         except ValidationError as error:
             if strict:
                 raise error.at("embeddedContext")
+            salvage(v)
             f_embedded_context = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -8407,6 +8590,7 @@ def _decode_PromptCapabilities(d: Any, strict: bool) -> PromptCapabilities:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(PromptCapabilities)
@@ -8456,6 +8640,7 @@ def _decode_PromptImageCapabilities(d: Any, strict: bool) -> PromptImageCapabili
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(PromptImageCapabilities)
@@ -8485,6 +8670,7 @@ def _decode_PromptAudioCapabilities(d: Any, strict: bool) -> PromptAudioCapabili
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(PromptAudioCapabilities)
@@ -8516,6 +8702,7 @@ def _decode_PromptEmbeddedContextCapabilities(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(PromptEmbeddedContextCapabilities)
@@ -8547,6 +8734,7 @@ def _decode_McpCapabilities(d: Any, strict: bool) -> McpCapabilities:
         except ValidationError as error:
             if strict:
                 raise error.at("stdio")
+            salvage(v)
             f_stdio = UNSET
 
     f_http: McpHttpCapabilities | None | Unset
@@ -8559,6 +8747,7 @@ def _decode_McpCapabilities(d: Any, strict: bool) -> McpCapabilities:
         except ValidationError as error:
             if strict:
                 raise error.at("http")
+            salvage(v)
             f_http = UNSET
 
     f_acp: McpAcpCapabilities | None | Unset
@@ -8571,6 +8760,7 @@ def _decode_McpCapabilities(d: Any, strict: bool) -> McpCapabilities:
         except ValidationError as error:
             if strict:
                 raise error.at("acp")
+            salvage(v)
             f_acp = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -8583,6 +8773,7 @@ def _decode_McpCapabilities(d: Any, strict: bool) -> McpCapabilities:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(McpCapabilities)
@@ -8624,6 +8815,7 @@ def _decode_McpStdioCapabilities(d: Any, strict: bool) -> McpStdioCapabilities:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(McpStdioCapabilities)
@@ -8653,6 +8845,7 @@ def _decode_McpHttpCapabilities(d: Any, strict: bool) -> McpHttpCapabilities:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(McpHttpCapabilities)
@@ -8682,6 +8875,7 @@ def _decode_McpAcpCapabilities(d: Any, strict: bool) -> McpAcpCapabilities:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(McpAcpCapabilities)
@@ -8713,6 +8907,7 @@ def _decode_SessionDeleteCapabilities(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(SessionDeleteCapabilities)
@@ -8744,6 +8939,7 @@ def _decode_SessionAdditionalDirectoriesCapabilities(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(SessionAdditionalDirectoriesCapabilities)
@@ -8781,6 +8977,7 @@ def _decode_SessionSystemPromptCapabilities(
         except ValidationError as error:
             if strict:
                 raise error.at("mode")
+            salvage(v)
             f_mode = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -8793,6 +8990,7 @@ def _decode_SessionSystemPromptCapabilities(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(SessionSystemPromptCapabilities)
@@ -8838,6 +9036,7 @@ def _decode_SessionSystemPromptModeCapabilities(
         except ValidationError as error:
             if strict:
                 raise error.at("override")
+            salvage(v)
             f_override = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -8850,6 +9049,7 @@ def _decode_SessionSystemPromptModeCapabilities(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(SessionSystemPromptModeCapabilities)
@@ -8891,6 +9091,7 @@ def _decode_SessionSystemPromptOverrideCapabilities(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(SessionSystemPromptOverrideCapabilities)
@@ -8922,6 +9123,7 @@ def _decode_SessionForkCapabilities(d: Any, strict: bool) -> SessionForkCapabili
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(SessionForkCapabilities)
@@ -8953,6 +9155,7 @@ def _decode_SessionArchiveCapabilities(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(SessionArchiveCapabilities)
@@ -8984,6 +9187,7 @@ def _decode_SessionStatusCapabilities(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(SessionStatusCapabilities)
@@ -9013,6 +9217,7 @@ def _decode_SessionTitleCapabilities(d: Any, strict: bool) -> SessionTitleCapabi
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(SessionTitleCapabilities)
@@ -9042,6 +9247,7 @@ def _decode_AgentAuthCapabilities(d: Any, strict: bool) -> AgentAuthCapabilities
         except ValidationError as error:
             if strict:
                 raise error.at("status")
+            salvage(v)
             f_status = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -9054,6 +9260,7 @@ def _decode_AgentAuthCapabilities(d: Any, strict: bool) -> AgentAuthCapabilities
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(AgentAuthCapabilities)
@@ -9089,6 +9296,7 @@ def _decode_AuthStatusCapabilities(d: Any, strict: bool) -> AuthStatusCapabiliti
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(AuthStatusCapabilities)
@@ -9118,6 +9326,7 @@ def _decode_ProvidersCapabilities(d: Any, strict: bool) -> ProvidersCapabilities
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(ProvidersCapabilities)
@@ -9176,6 +9385,7 @@ def _read_TerminalAuthMethod(d: JsonObject, strict: bool) -> TerminalAuthMethod:
         except ValidationError as error:
             if strict:
                 raise error.at("description")
+            salvage(v)
             f_description = UNSET
 
     f_args: list[str] | Unset
@@ -9214,6 +9424,7 @@ def _read_TerminalAuthMethod(d: JsonObject, strict: bool) -> TerminalAuthMethod:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(TerminalAuthMethod)
@@ -9290,6 +9501,7 @@ def _read_AgentAuthMethod(d: JsonObject, strict: bool) -> AgentAuthMethod:
         except ValidationError as error:
             if strict:
                 raise error.at("description")
+            salvage(v)
             f_description = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -9302,6 +9514,7 @@ def _read_AgentAuthMethod(d: JsonObject, strict: bool) -> AgentAuthMethod:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(AgentAuthMethod)
@@ -9449,6 +9662,7 @@ def _decode_EnvVariable(d: Any, strict: bool) -> EnvVariable:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(EnvVariable)
@@ -9505,6 +9719,7 @@ def _decode_AuthMethodTerminal(d: Any, strict: bool) -> AuthMethodTerminal:
         except ValidationError as error:
             if strict:
                 raise error.at("description")
+            salvage(v)
             f_description = UNSET
 
     f_args: list[str] | Unset
@@ -9543,6 +9758,7 @@ def _decode_AuthMethodTerminal(d: Any, strict: bool) -> AuthMethodTerminal:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(AuthMethodTerminal)
@@ -9611,6 +9827,7 @@ def _decode_AuthMethodAgent(d: Any, strict: bool) -> AuthMethodAgent:
         except ValidationError as error:
             if strict:
                 raise error.at("description")
+            salvage(v)
             f_description = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -9623,6 +9840,7 @@ def _decode_AuthMethodAgent(d: Any, strict: bool) -> AuthMethodAgent:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(AuthMethodAgent)
@@ -9661,6 +9879,7 @@ def _decode_LoginAuthResponse(d: Any, strict: bool) -> LoginAuthResponse:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(LoginAuthResponse)
@@ -9700,6 +9919,7 @@ def _decode_ListProvidersResponse(d: Any, strict: bool) -> ListProvidersResponse
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(ListProvidersResponse)
@@ -9742,6 +9962,7 @@ def _decode_ProviderInfo(d: Any, strict: bool) -> ProviderInfo:
         except ValidationError as error:
             if strict:
                 raise error.at("supported")
+            salvage(v)
             f_supported = []
 
     f_required: bool
@@ -9774,6 +9995,7 @@ def _decode_ProviderInfo(d: Any, strict: bool) -> ProviderInfo:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(ProviderInfo)
@@ -9862,6 +10084,7 @@ def _decode_ProviderCurrentConfig(d: Any, strict: bool) -> ProviderCurrentConfig
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(ProviderCurrentConfig)
@@ -9898,6 +10121,7 @@ def _decode_SetProviderResponse(d: Any, strict: bool) -> SetProviderResponse:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(SetProviderResponse)
@@ -9927,6 +10151,7 @@ def _decode_DisableProviderResponse(d: Any, strict: bool) -> DisableProviderResp
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(DisableProviderResponse)
@@ -9956,6 +10181,7 @@ def _decode_LogoutAuthResponse(d: Any, strict: bool) -> LogoutAuthResponse:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(LogoutAuthResponse)
@@ -9999,6 +10225,7 @@ def _decode_AuthStatusResponse(d: Any, strict: bool) -> AuthStatusResponse:
         except ValidationError as error:
             if strict:
                 raise error.at("accounts")
+            salvage(v)
             f_accounts = []
 
     f_meta: dict[str, Any] | None | Unset
@@ -10011,6 +10238,7 @@ def _decode_AuthStatusResponse(d: Any, strict: bool) -> AuthStatusResponse:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(AuthStatusResponse)
@@ -10073,6 +10301,7 @@ def _decode_AuthAccount(d: Any, strict: bool) -> AuthAccount:
         except ValidationError as error:
             if strict:
                 raise error.at("active")
+            salvage(v)
             f_active = UNSET
 
     f_name: str | None | Unset
@@ -10085,6 +10314,7 @@ def _decode_AuthAccount(d: Any, strict: bool) -> AuthAccount:
         except ValidationError as error:
             if strict:
                 raise error.at("name")
+            salvage(v)
             f_name = UNSET
 
     f_email: str | None | Unset
@@ -10097,6 +10327,7 @@ def _decode_AuthAccount(d: Any, strict: bool) -> AuthAccount:
         except ValidationError as error:
             if strict:
                 raise error.at("email")
+            salvage(v)
             f_email = UNSET
 
     f_organization: str | None | Unset
@@ -10111,6 +10342,7 @@ def _decode_AuthAccount(d: Any, strict: bool) -> AuthAccount:
         except ValidationError as error:
             if strict:
                 raise error.at("organization")
+            salvage(v)
             f_organization = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -10123,6 +10355,7 @@ def _decode_AuthAccount(d: Any, strict: bool) -> AuthAccount:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(AuthAccount)
@@ -10183,6 +10416,7 @@ def _decode_NewSessionResponse(d: Any, strict: bool) -> NewSessionResponse:
         except ValidationError as error:
             if strict:
                 raise error.at("configOptions")
+            salvage(v)
             f_config_options = []
 
     f_available_commands: list[AvailableCommand] | Unset
@@ -10197,6 +10431,7 @@ def _decode_NewSessionResponse(d: Any, strict: bool) -> NewSessionResponse:
         except ValidationError as error:
             if strict:
                 raise error.at("availableCommands")
+            salvage(v)
             f_available_commands = []
 
     f_meta: dict[str, Any] | None | Unset
@@ -10209,6 +10444,7 @@ def _decode_NewSessionResponse(d: Any, strict: bool) -> NewSessionResponse:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(NewSessionResponse)
@@ -10284,6 +10520,7 @@ def _read_SelectSessionConfigOption(
         except ValidationError as error:
             if strict:
                 raise error.at("description")
+            salvage(v)
             f_description = UNSET
 
     f_category: SessionConfigOptionCategory | str | None | Unset
@@ -10304,6 +10541,7 @@ def _read_SelectSessionConfigOption(
         except ValidationError as error:
             if strict:
                 raise error.at("category")
+            salvage(v)
             f_category = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -10316,6 +10554,7 @@ def _read_SelectSessionConfigOption(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     f_current_value: SessionConfigValueId
@@ -10424,6 +10663,7 @@ def _read_BooleanSessionConfigOption(
         except ValidationError as error:
             if strict:
                 raise error.at("description")
+            salvage(v)
             f_description = UNSET
 
     f_category: SessionConfigOptionCategory | str | None | Unset
@@ -10444,6 +10684,7 @@ def _read_BooleanSessionConfigOption(
         except ValidationError as error:
             if strict:
                 raise error.at("category")
+            salvage(v)
             f_category = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -10456,6 +10697,7 @@ def _read_BooleanSessionConfigOption(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     f_current_value: bool
@@ -10556,6 +10798,7 @@ def _read_OtherSessionConfigOption(
         except ValidationError as error:
             if strict:
                 raise error.at("description")
+            salvage(v)
             f_description = UNSET
 
     f_category: SessionConfigOptionCategory | str | None | Unset
@@ -10576,6 +10819,7 @@ def _read_OtherSessionConfigOption(
         except ValidationError as error:
             if strict:
                 raise error.at("category")
+            salvage(v)
             f_category = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -10588,6 +10832,7 @@ def _read_OtherSessionConfigOption(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(OtherSessionConfigOption)
@@ -10750,6 +10995,7 @@ def _decode_SessionConfigSelectOption(
         except ValidationError as error:
             if strict:
                 raise error.at("description")
+            salvage(v)
             f_description = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -10762,6 +11008,7 @@ def _decode_SessionConfigSelectOption(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(SessionConfigSelectOption)
@@ -10822,6 +11069,7 @@ def _decode_SessionConfigSelectGroup(d: Any, strict: bool) -> SessionConfigSelec
         except ValidationError as error:
             if strict:
                 raise error.at("options")
+            salvage(v)
             f_options = []
 
     f_meta: dict[str, Any] | None | Unset
@@ -10834,6 +11082,7 @@ def _decode_SessionConfigSelectGroup(d: Any, strict: bool) -> SessionConfigSelec
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(SessionConfigSelectGroup)
@@ -10967,6 +11216,7 @@ def _read_CommandAvailableCommand(
         except ValidationError as error:
             if strict:
                 raise error.at("input")
+            salvage(v)
             f_input = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -10979,6 +11229,7 @@ def _read_CommandAvailableCommand(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(CommandAvailableCommand)
@@ -11124,6 +11375,7 @@ def _read_TextAvailableCommandInput(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(TextAvailableCommandInput)
@@ -11232,6 +11484,7 @@ def _decode_TextCommandInput(d: Any, strict: bool) -> TextCommandInput:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(TextCommandInput)
@@ -11284,6 +11537,7 @@ def _decode_Command(d: Any, strict: bool) -> Command:
         except ValidationError as error:
             if strict:
                 raise error.at("input")
+            salvage(v)
             f_input = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -11296,6 +11550,7 @@ def _decode_Command(d: Any, strict: bool) -> Command:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(Command)
@@ -11334,6 +11589,7 @@ def _decode_ListSessionsResponse(d: Any, strict: bool) -> ListSessionsResponse:
         except ValidationError as error:
             if strict:
                 raise error.at("sessions")
+            salvage(v)
             f_sessions = []
 
     f_next_cursor: SessionListCursor | None | Unset
@@ -11358,6 +11614,7 @@ def _decode_ListSessionsResponse(d: Any, strict: bool) -> ListSessionsResponse:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(ListSessionsResponse)
@@ -11426,6 +11683,7 @@ def _decode_SessionInfo(d: Any, strict: bool) -> SessionInfo:
         except ValidationError as error:
             if strict:
                 raise error.at("title")
+            salvage(v)
             f_title = UNSET
 
     f_updated_at: str | None | Unset
@@ -11440,6 +11698,7 @@ def _decode_SessionInfo(d: Any, strict: bool) -> SessionInfo:
         except ValidationError as error:
             if strict:
                 raise error.at("updatedAt")
+            salvage(v)
             f_updated_at = UNSET
 
     f_archived: bool | None | Unset
@@ -11454,6 +11713,7 @@ def _decode_SessionInfo(d: Any, strict: bool) -> SessionInfo:
         except ValidationError as error:
             if strict:
                 raise error.at("archived")
+            salvage(v)
             f_archived = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -11466,6 +11726,7 @@ def _decode_SessionInfo(d: Any, strict: bool) -> SessionInfo:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(SessionInfo)
@@ -11520,6 +11781,7 @@ def _decode_DeleteSessionResponse(d: Any, strict: bool) -> DeleteSessionResponse
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(DeleteSessionResponse)
@@ -11561,6 +11823,7 @@ def _decode_ForkSessionResponse(d: Any, strict: bool) -> ForkSessionResponse:
         except ValidationError as error:
             if strict:
                 raise error.at("configOptions")
+            salvage(v)
             f_config_options = []
 
     f_available_commands: list[AvailableCommand] | Unset
@@ -11575,6 +11838,7 @@ def _decode_ForkSessionResponse(d: Any, strict: bool) -> ForkSessionResponse:
         except ValidationError as error:
             if strict:
                 raise error.at("availableCommands")
+            salvage(v)
             f_available_commands = []
 
     f_meta: dict[str, Any] | None | Unset
@@ -11587,6 +11851,7 @@ def _decode_ForkSessionResponse(d: Any, strict: bool) -> ForkSessionResponse:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(ForkSessionResponse)
@@ -11629,6 +11894,7 @@ def _decode_ArchiveSessionResponse(d: Any, strict: bool) -> ArchiveSessionRespon
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(ArchiveSessionResponse)
@@ -11658,6 +11924,7 @@ def _decode_UnarchiveSessionResponse(d: Any, strict: bool) -> UnarchiveSessionRe
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(UnarchiveSessionResponse)
@@ -11701,6 +11968,7 @@ def _decode_SessionStatusResponse(d: Any, strict: bool) -> SessionStatusResponse
         except ValidationError as error:
             if strict:
                 raise error.at("state")
+            salvage(v)
             f_state = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -11713,6 +11981,7 @@ def _decode_SessionStatusResponse(d: Any, strict: bool) -> SessionStatusResponse
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(SessionStatusResponse)
@@ -11776,6 +12045,7 @@ def _read_StateUpdateRunning(d: JsonObject, strict: bool) -> StateUpdateRunning:
         except ValidationError as error:
             if strict:
                 raise error.at("background")
+            salvage(v)
             f_background = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -11788,6 +12058,7 @@ def _read_StateUpdateRunning(d: JsonObject, strict: bool) -> StateUpdateRunning:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(StateUpdateRunning)
@@ -11864,6 +12135,7 @@ def _read_StateUpdateRequiresAction(
         except ValidationError as error:
             if strict:
                 raise error.at("background")
+            salvage(v)
             f_background = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -11876,6 +12148,7 @@ def _read_StateUpdateRequiresAction(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(StateUpdateRequiresAction)
@@ -11924,6 +12197,7 @@ def _read_StateUpdateUnknown(d: JsonObject, strict: bool) -> StateUpdateUnknown:
         except ValidationError as error:
             if strict:
                 raise error.at("background")
+            salvage(v)
             f_background = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -11936,6 +12210,7 @@ def _read_StateUpdateUnknown(d: JsonObject, strict: bool) -> StateUpdateUnknown:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(StateUpdateUnknown)
@@ -12054,6 +12329,7 @@ def _read_TerminalBackgroundWork(d: JsonObject, strict: bool) -> TerminalBackgro
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(TerminalBackgroundWork)
@@ -12104,6 +12380,7 @@ def _read_ToolCallBackgroundWork(d: JsonObject, strict: bool) -> ToolCallBackgro
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(ToolCallBackgroundWork)
@@ -12154,6 +12431,7 @@ def _read_SubagentBackgroundWork(d: JsonObject, strict: bool) -> SubagentBackgro
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(SubagentBackgroundWork)
@@ -12260,6 +12538,7 @@ def _decode_BackgroundTerminal(d: Any, strict: bool) -> BackgroundTerminal:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(BackgroundTerminal)
@@ -12302,6 +12581,7 @@ def _decode_BackgroundToolCall(d: Any, strict: bool) -> BackgroundToolCall:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(BackgroundToolCall)
@@ -12344,6 +12624,7 @@ def _decode_BackgroundSubagent(d: Any, strict: bool) -> BackgroundSubagent:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(BackgroundSubagent)
@@ -12378,6 +12659,7 @@ def _decode_RunningStateUpdate(d: Any, strict: bool) -> RunningStateUpdate:
         except ValidationError as error:
             if strict:
                 raise error.at("background")
+            salvage(v)
             f_background = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -12390,6 +12672,7 @@ def _decode_RunningStateUpdate(d: Any, strict: bool) -> RunningStateUpdate:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(RunningStateUpdate)
@@ -12451,6 +12734,7 @@ def _decode_Error(d: Any, strict: bool) -> Error:
         except ValidationError as error:
             if strict:
                 raise error.at("data")
+            salvage(v)
             f_data = UNSET
 
     o = _new(Error)
@@ -12541,6 +12825,7 @@ def _decode_UnsupportedProtocolVersionErrorData(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(UnsupportedProtocolVersionErrorData)
@@ -12587,6 +12872,7 @@ def _decode_SessionNotFoundErrorData(d: Any, strict: bool) -> SessionNotFoundErr
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(SessionNotFoundErrorData)
@@ -12619,6 +12905,7 @@ def _decode_ErrorStopReason(d: Any, strict: bool) -> ErrorStopReason:
         except ValidationError as error:
             if strict:
                 raise error.at("error")
+            salvage(v)
             f_error = UNSET
 
     o = _new(ErrorStopReason)
@@ -12714,6 +13001,7 @@ def _decode_Usage(d: Any, strict: bool) -> Usage:
         except ValidationError as error:
             if strict:
                 raise error.at("thoughtTokens")
+            salvage(v)
             f_thought_tokens = UNSET
 
     f_cached_read_tokens: int | None | Unset
@@ -12738,6 +13026,7 @@ def _decode_Usage(d: Any, strict: bool) -> Usage:
         except ValidationError as error:
             if strict:
                 raise error.at("cachedReadTokens")
+            salvage(v)
             f_cached_read_tokens = UNSET
 
     f_cached_write_tokens: int | None | Unset
@@ -12762,6 +13051,7 @@ def _decode_Usage(d: Any, strict: bool) -> Usage:
         except ValidationError as error:
             if strict:
                 raise error.at("cachedWriteTokens")
+            salvage(v)
             f_cached_write_tokens = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -12774,6 +13064,7 @@ def _decode_Usage(d: Any, strict: bool) -> Usage:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(Usage)
@@ -12829,6 +13120,7 @@ def _read_EndTurnIdleStateUpdate(d: JsonObject, strict: bool) -> EndTurnIdleStat
         except ValidationError as error:
             if strict:
                 raise error.at("usage")
+            salvage(v)
             f_usage = UNSET
 
     f_background: list[BackgroundWork] | None | Unset
@@ -12843,6 +13135,7 @@ def _read_EndTurnIdleStateUpdate(d: JsonObject, strict: bool) -> EndTurnIdleStat
         except ValidationError as error:
             if strict:
                 raise error.at("background")
+            salvage(v)
             f_background = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -12855,6 +13148,7 @@ def _read_EndTurnIdleStateUpdate(d: JsonObject, strict: bool) -> EndTurnIdleStat
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(EndTurnIdleStateUpdate)
@@ -12907,6 +13201,7 @@ def _read_MaxTokensIdleStateUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("usage")
+            salvage(v)
             f_usage = UNSET
 
     f_background: list[BackgroundWork] | None | Unset
@@ -12921,6 +13216,7 @@ def _read_MaxTokensIdleStateUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("background")
+            salvage(v)
             f_background = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -12933,6 +13229,7 @@ def _read_MaxTokensIdleStateUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(MaxTokensIdleStateUpdate)
@@ -12987,6 +13284,7 @@ def _read_MaxTurnRequestsIdleStateUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("usage")
+            salvage(v)
             f_usage = UNSET
 
     f_background: list[BackgroundWork] | None | Unset
@@ -13001,6 +13299,7 @@ def _read_MaxTurnRequestsIdleStateUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("background")
+            salvage(v)
             f_background = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -13013,6 +13312,7 @@ def _read_MaxTurnRequestsIdleStateUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(MaxTurnRequestsIdleStateUpdate)
@@ -13065,6 +13365,7 @@ def _read_RefusalIdleStateUpdate(d: JsonObject, strict: bool) -> RefusalIdleStat
         except ValidationError as error:
             if strict:
                 raise error.at("usage")
+            salvage(v)
             f_usage = UNSET
 
     f_background: list[BackgroundWork] | None | Unset
@@ -13079,6 +13380,7 @@ def _read_RefusalIdleStateUpdate(d: JsonObject, strict: bool) -> RefusalIdleStat
         except ValidationError as error:
             if strict:
                 raise error.at("background")
+            salvage(v)
             f_background = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -13091,6 +13393,7 @@ def _read_RefusalIdleStateUpdate(d: JsonObject, strict: bool) -> RefusalIdleStat
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(RefusalIdleStateUpdate)
@@ -13143,6 +13446,7 @@ def _read_CancelledIdleStateUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("usage")
+            salvage(v)
             f_usage = UNSET
 
     f_background: list[BackgroundWork] | None | Unset
@@ -13157,6 +13461,7 @@ def _read_CancelledIdleStateUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("background")
+            salvage(v)
             f_background = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -13169,6 +13474,7 @@ def _read_CancelledIdleStateUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(CancelledIdleStateUpdate)
@@ -13219,6 +13525,7 @@ def _read_ErrorIdleStateUpdate(d: JsonObject, strict: bool) -> ErrorIdleStateUpd
         except ValidationError as error:
             if strict:
                 raise error.at("usage")
+            salvage(v)
             f_usage = UNSET
 
     f_background: list[BackgroundWork] | None | Unset
@@ -13233,6 +13540,7 @@ def _read_ErrorIdleStateUpdate(d: JsonObject, strict: bool) -> ErrorIdleStateUpd
         except ValidationError as error:
             if strict:
                 raise error.at("background")
+            salvage(v)
             f_background = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -13245,6 +13553,7 @@ def _read_ErrorIdleStateUpdate(d: JsonObject, strict: bool) -> ErrorIdleStateUpd
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     f_error: Error | None | Unset
@@ -13257,6 +13566,7 @@ def _read_ErrorIdleStateUpdate(d: JsonObject, strict: bool) -> ErrorIdleStateUpd
         except ValidationError as error:
             if strict:
                 raise error.at("error")
+            salvage(v)
             f_error = UNSET
 
     o = _new(ErrorIdleStateUpdate)
@@ -13317,6 +13627,7 @@ def _read_OtherIdleStateUpdate(d: JsonObject, strict: bool) -> OtherIdleStateUpd
         except ValidationError as error:
             if strict:
                 raise error.at("usage")
+            salvage(v)
             f_usage = UNSET
 
     f_background: list[BackgroundWork] | None | Unset
@@ -13331,6 +13642,7 @@ def _read_OtherIdleStateUpdate(d: JsonObject, strict: bool) -> OtherIdleStateUpd
         except ValidationError as error:
             if strict:
                 raise error.at("background")
+            salvage(v)
             f_background = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -13343,6 +13655,7 @@ def _read_OtherIdleStateUpdate(d: JsonObject, strict: bool) -> OtherIdleStateUpd
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(OtherIdleStateUpdate)
@@ -13394,6 +13707,7 @@ def _decode_NoneIdleStateUpdate(d: Any, strict: bool) -> NoneIdleStateUpdate:
         except ValidationError as error:
             if strict:
                 raise error.at("usage")
+            salvage(v)
             f_usage = UNSET
 
     f_background: list[BackgroundWork] | None | Unset
@@ -13408,6 +13722,7 @@ def _decode_NoneIdleStateUpdate(d: Any, strict: bool) -> NoneIdleStateUpdate:
         except ValidationError as error:
             if strict:
                 raise error.at("background")
+            salvage(v)
             f_background = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -13420,6 +13735,7 @@ def _decode_NoneIdleStateUpdate(d: Any, strict: bool) -> NoneIdleStateUpdate:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     f_stop_reason: None | Unset
@@ -13432,6 +13748,7 @@ def _decode_NoneIdleStateUpdate(d: Any, strict: bool) -> NoneIdleStateUpdate:
         except ValidationError as error:
             if strict:
                 raise error.at("stopReason")
+            salvage(v)
             f_stop_reason = UNSET
 
     o = _new(NoneIdleStateUpdate)
@@ -13479,6 +13796,7 @@ def _decode_IdleStateUpdate(d: Any, strict: bool) -> IdleStateUpdate:
         raise type_error("an object", d)
     tag = d.get("stopReason", MISSING)
     if not strict and not (tag is MISSING or tag is None or type(tag) is str):
+        salvage(tag)
         tag = MISSING  # x-deserialize-default-on-error on the tag: dropped
     if type(tag) is str:
         decoder = _VARIANTS_IdleStateUpdate.get(tag)
@@ -13517,6 +13835,7 @@ def _decode_RequiresActionStateUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("background")
+            salvage(v)
             f_background = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -13529,6 +13848,7 @@ def _decode_RequiresActionStateUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(RequiresActionStateUpdate)
@@ -13568,6 +13888,7 @@ def _decode_UnknownStateUpdate(d: Any, strict: bool) -> UnknownStateUpdate:
         except ValidationError as error:
             if strict:
                 raise error.at("background")
+            salvage(v)
             f_background = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -13580,6 +13901,7 @@ def _decode_UnknownStateUpdate(d: Any, strict: bool) -> UnknownStateUpdate:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(UnknownStateUpdate)
@@ -13627,6 +13949,7 @@ def _decode_SetSessionTitleResponse(d: Any, strict: bool) -> SetSessionTitleResp
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(SetSessionTitleResponse)
@@ -13661,6 +13984,7 @@ def _decode_ResumeSessionResponse(d: Any, strict: bool) -> ResumeSessionResponse
         except ValidationError as error:
             if strict:
                 raise error.at("configOptions")
+            salvage(v)
             f_config_options = []
 
     f_available_commands: list[AvailableCommand] | Unset
@@ -13675,6 +13999,7 @@ def _decode_ResumeSessionResponse(d: Any, strict: bool) -> ResumeSessionResponse
         except ValidationError as error:
             if strict:
                 raise error.at("availableCommands")
+            salvage(v)
             f_available_commands = []
 
     f_meta: dict[str, Any] | None | Unset
@@ -13687,6 +14012,7 @@ def _decode_ResumeSessionResponse(d: Any, strict: bool) -> ResumeSessionResponse
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(ResumeSessionResponse)
@@ -13726,6 +14052,7 @@ def _decode_CloseSessionResponse(d: Any, strict: bool) -> CloseSessionResponse:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(CloseSessionResponse)
@@ -13755,6 +14082,7 @@ def _decode_CancelToolCallResponse(d: Any, strict: bool) -> CancelToolCallRespon
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(CancelToolCallResponse)
@@ -13784,6 +14112,7 @@ def _decode_CancelTerminalResponse(d: Any, strict: bool) -> CancelTerminalRespon
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(CancelTerminalResponse)
@@ -13827,6 +14156,7 @@ def _decode_SetSessionConfigOptionResponse(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(SetSessionConfigOptionResponse)
@@ -13871,6 +14201,7 @@ def _decode_PromptResponse(d: Any, strict: bool) -> PromptResponse:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(PromptResponse)
@@ -13973,6 +14304,7 @@ def _decode_UpdateSessionNotification(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(UpdateSessionNotification)
@@ -14038,6 +14370,7 @@ def _read_UserMessageChunkSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(UserMessageChunkSessionUpdate)
@@ -14098,6 +14431,7 @@ def _read_UserMessageSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("content")
+            salvage(v)
             f_content = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -14110,6 +14444,7 @@ def _read_UserMessageSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(UserMessageSessionUpdate)
@@ -14180,6 +14515,7 @@ def _read_AgentMessageChunkSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(AgentMessageChunkSessionUpdate)
@@ -14242,6 +14578,7 @@ def _read_AgentMessageSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("content")
+            salvage(v)
             f_content = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -14254,6 +14591,7 @@ def _read_AgentMessageSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(AgentMessageSessionUpdate)
@@ -14324,6 +14662,7 @@ def _read_AgentThoughtChunkSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(AgentThoughtChunkSessionUpdate)
@@ -14386,6 +14725,7 @@ def _read_AgentThoughtSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("content")
+            salvage(v)
             f_content = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -14398,6 +14738,7 @@ def _read_AgentThoughtSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(AgentThoughtSessionUpdate)
@@ -14494,6 +14835,7 @@ def _read_ToolCallContentChunkSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(ToolCallContentChunkSessionUpdate)
@@ -14552,6 +14894,7 @@ def _read_ToolCallUpdateSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("name")
+            salvage(v)
             f_name = UNSET
 
     f_title: str | None | Unset
@@ -14564,6 +14907,7 @@ def _read_ToolCallUpdateSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("title")
+            salvage(v)
             f_title = UNSET
 
     f_kind: ToolKind | str | None | Unset
@@ -14584,6 +14928,7 @@ def _read_ToolCallUpdateSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("kind")
+            salvage(v)
             f_kind = UNSET
 
     f_status: ToolCallStatus | str | None | Unset
@@ -14604,6 +14949,7 @@ def _read_ToolCallUpdateSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("status")
+            salvage(v)
             f_status = UNSET
 
     f_content: list[ToolCallContent] | None | Unset
@@ -14620,6 +14966,7 @@ def _read_ToolCallUpdateSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("content")
+            salvage(v)
             f_content = UNSET
 
     f_locations: list[ToolCallLocation] | None | Unset
@@ -14636,6 +14983,7 @@ def _read_ToolCallUpdateSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("locations")
+            salvage(v)
             f_locations = UNSET
 
     f_raw_input: Any | Unset
@@ -14648,6 +14996,7 @@ def _read_ToolCallUpdateSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("rawInput")
+            salvage(v)
             f_raw_input = UNSET
 
     f_raw_output: Any | Unset
@@ -14660,6 +15009,7 @@ def _read_ToolCallUpdateSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("rawOutput")
+            salvage(v)
             f_raw_output = UNSET
 
     f_capabilities: ToolCallCapabilities | None | Unset
@@ -14674,6 +15024,7 @@ def _read_ToolCallUpdateSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("capabilities")
+            salvage(v)
             f_capabilities = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -14686,6 +15037,7 @@ def _read_ToolCallUpdateSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(ToolCallUpdateSessionUpdate)
@@ -14798,6 +15150,7 @@ def _read_TerminalUpdateSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("command")
+            salvage(v)
             f_command = UNSET
 
     f_cwd: AbsolutePath | None | Unset
@@ -14810,6 +15163,7 @@ def _read_TerminalUpdateSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("cwd")
+            salvage(v)
             f_cwd = UNSET
 
     f_output: TerminalOutput | None | Unset
@@ -14822,6 +15176,7 @@ def _read_TerminalUpdateSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("output")
+            salvage(v)
             f_output = UNSET
 
     f_exit_status: TerminalExitStatus | None | Unset
@@ -14834,6 +15189,7 @@ def _read_TerminalUpdateSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("exitStatus")
+            salvage(v)
             f_exit_status = UNSET
 
     f_size: TerminalSize | None | Unset
@@ -14846,6 +15202,7 @@ def _read_TerminalUpdateSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("size")
+            salvage(v)
             f_size = UNSET
 
     f_capabilities: TerminalCapabilities | None | Unset
@@ -14860,6 +15217,7 @@ def _read_TerminalUpdateSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("capabilities")
+            salvage(v)
             f_capabilities = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -14872,6 +15230,7 @@ def _read_TerminalUpdateSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(TerminalUpdateSessionUpdate)
@@ -14968,6 +15327,7 @@ def _read_TerminalOutputChunkSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(TerminalOutputChunkSessionUpdate)
@@ -15024,6 +15384,7 @@ def _read_PlanUpdateSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(PlanUpdateSessionUpdate)
@@ -15076,6 +15437,7 @@ def _read_PlanRemovedSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(PlanRemovedSessionUpdate)
@@ -15132,6 +15494,7 @@ def _read_AvailableCommandsUpdateSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(AvailableCommandsUpdateSessionUpdate)
@@ -15192,6 +15555,7 @@ def _read_ConfigOptionUpdateSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(ConfigOptionUpdateSessionUpdate)
@@ -15238,6 +15602,7 @@ def _read_SessionInfoUpdateSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("title")
+            salvage(v)
             f_title = UNSET
 
     f_updated_at: str | None | Unset
@@ -15252,6 +15617,7 @@ def _read_SessionInfoUpdateSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("updatedAt")
+            salvage(v)
             f_updated_at = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -15264,6 +15630,7 @@ def _read_SessionInfoUpdateSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(SessionInfoUpdateSessionUpdate)
@@ -15350,6 +15717,7 @@ def _read_UsageUpdateSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("cost")
+            salvage(v)
             f_cost = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -15362,6 +15730,7 @@ def _read_UsageUpdateSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(UsageUpdateSessionUpdate)
@@ -15436,6 +15805,7 @@ def _read_NoticeSessionUpdate(d: JsonObject, strict: bool) -> NoticeSessionUpdat
         except ValidationError as error:
             if strict:
                 raise error.at("description")
+            salvage(v)
             f_description = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -15448,6 +15818,7 @@ def _read_NoticeSessionUpdate(d: JsonObject, strict: bool) -> NoticeSessionUpdat
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(NoticeSessionUpdate)
@@ -15528,6 +15899,7 @@ def _read_CompactionUpdateSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("summary")
+            salvage(v)
             f_summary = UNSET
 
     f_error: str | None | Unset
@@ -15540,6 +15912,7 @@ def _read_CompactionUpdateSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("error")
+            salvage(v)
             f_error = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -15552,6 +15925,7 @@ def _read_CompactionUpdateSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(CompactionUpdateSessionUpdate)
@@ -15632,6 +16006,7 @@ def _read_CompactionSummaryChunkSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(CompactionSummaryChunkSessionUpdate)
@@ -15690,6 +16065,7 @@ def _read_SubagentUpdateSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("title")
+            salvage(v)
             f_title = UNSET
 
     f_description: str | None | Unset
@@ -15704,6 +16080,7 @@ def _read_SubagentUpdateSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("description")
+            salvage(v)
             f_description = UNSET
 
     f_capabilities: SubagentSessionCapabilities | None | Unset
@@ -15718,6 +16095,7 @@ def _read_SubagentUpdateSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("capabilities")
+            salvage(v)
             f_capabilities = UNSET
 
     f_state: StateUpdate | None | Unset
@@ -15730,6 +16108,7 @@ def _read_SubagentUpdateSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("state")
+            salvage(v)
             f_state = UNSET
 
     f_cwd: AbsolutePath | None | Unset
@@ -15764,6 +16143,7 @@ def _read_SubagentUpdateSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(SubagentUpdateSessionUpdate)
@@ -15854,6 +16234,7 @@ def _read_SessionMessageSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("senderSessionId")
+            salvage(v)
             f_sender_session_id = UNSET
 
     f_recipient_session_id: SessionId | None | Unset
@@ -15868,6 +16249,7 @@ def _read_SessionMessageSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("recipientSessionId")
+            salvage(v)
             f_recipient_session_id = UNSET
 
     f_sender_message_id: MessageId | None | Unset
@@ -15882,6 +16264,7 @@ def _read_SessionMessageSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("senderMessageId")
+            salvage(v)
             f_sender_message_id = UNSET
 
     f_recipient_message_id: MessageId | None | Unset
@@ -15896,6 +16279,7 @@ def _read_SessionMessageSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("recipientMessageId")
+            salvage(v)
             f_recipient_message_id = UNSET
 
     f_content: list[ContentBlock] | None | Unset
@@ -15912,6 +16296,7 @@ def _read_SessionMessageSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("content")
+            salvage(v)
             f_content = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -15924,6 +16309,7 @@ def _read_SessionMessageSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(SessionMessageSessionUpdate)
@@ -16020,6 +16406,7 @@ def _read_SessionMessageChunkSessionUpdate(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(SessionMessageChunkSessionUpdate)
@@ -16160,6 +16547,7 @@ def _decode_ContentChunk(d: Any, strict: bool) -> ContentChunk:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(ContentChunk)
@@ -16208,6 +16596,7 @@ def _decode_UserMessage(d: Any, strict: bool) -> UserMessage:
         except ValidationError as error:
             if strict:
                 raise error.at("content")
+            salvage(v)
             f_content = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -16220,6 +16609,7 @@ def _decode_UserMessage(d: Any, strict: bool) -> UserMessage:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(UserMessage)
@@ -16272,6 +16662,7 @@ def _decode_AgentMessage(d: Any, strict: bool) -> AgentMessage:
         except ValidationError as error:
             if strict:
                 raise error.at("content")
+            salvage(v)
             f_content = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -16284,6 +16675,7 @@ def _decode_AgentMessage(d: Any, strict: bool) -> AgentMessage:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(AgentMessage)
@@ -16336,6 +16728,7 @@ def _decode_AgentThought(d: Any, strict: bool) -> AgentThought:
         except ValidationError as error:
             if strict:
                 raise error.at("content")
+            salvage(v)
             f_content = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -16348,6 +16741,7 @@ def _decode_AgentThought(d: Any, strict: bool) -> AgentThought:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(AgentThought)
@@ -16406,6 +16800,7 @@ def _decode_ToolCallContentChunk(d: Any, strict: bool) -> ToolCallContentChunk:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(ToolCallContentChunk)
@@ -16450,6 +16845,7 @@ def _decode_TerminalOutput(d: Any, strict: bool) -> TerminalOutput:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(TerminalOutput)
@@ -16496,6 +16892,7 @@ def _decode_TerminalExitStatus(d: Any, strict: bool) -> TerminalExitStatus:
         except ValidationError as error:
             if strict:
                 raise error.at("exitCode")
+            salvage(v)
             f_exit_code = UNSET
 
     f_signal: str | None | Unset
@@ -16508,6 +16905,7 @@ def _decode_TerminalExitStatus(d: Any, strict: bool) -> TerminalExitStatus:
         except ValidationError as error:
             if strict:
                 raise error.at("signal")
+            salvage(v)
             f_signal = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -16520,6 +16918,7 @@ def _decode_TerminalExitStatus(d: Any, strict: bool) -> TerminalExitStatus:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(TerminalExitStatus)
@@ -16585,6 +16984,7 @@ def _decode_TerminalSize(d: Any, strict: bool) -> TerminalSize:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(TerminalSize)
@@ -16621,6 +17021,7 @@ def _decode_TerminalCapabilities(d: Any, strict: bool) -> TerminalCapabilities:
         except ValidationError as error:
             if strict:
                 raise error.at("cancel")
+            salvage(v)
             f_cancel = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -16633,6 +17034,7 @@ def _decode_TerminalCapabilities(d: Any, strict: bool) -> TerminalCapabilities:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(TerminalCapabilities)
@@ -16670,6 +17072,7 @@ def _decode_TerminalCancelCapabilities(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(TerminalCancelCapabilities)
@@ -16709,6 +17112,7 @@ def _decode_TerminalUpdate(d: Any, strict: bool) -> TerminalUpdate:
         except ValidationError as error:
             if strict:
                 raise error.at("command")
+            salvage(v)
             f_command = UNSET
 
     f_cwd: AbsolutePath | None | Unset
@@ -16721,6 +17125,7 @@ def _decode_TerminalUpdate(d: Any, strict: bool) -> TerminalUpdate:
         except ValidationError as error:
             if strict:
                 raise error.at("cwd")
+            salvage(v)
             f_cwd = UNSET
 
     f_output: TerminalOutput | None | Unset
@@ -16733,6 +17138,7 @@ def _decode_TerminalUpdate(d: Any, strict: bool) -> TerminalUpdate:
         except ValidationError as error:
             if strict:
                 raise error.at("output")
+            salvage(v)
             f_output = UNSET
 
     f_exit_status: TerminalExitStatus | None | Unset
@@ -16745,6 +17151,7 @@ def _decode_TerminalUpdate(d: Any, strict: bool) -> TerminalUpdate:
         except ValidationError as error:
             if strict:
                 raise error.at("exitStatus")
+            salvage(v)
             f_exit_status = UNSET
 
     f_size: TerminalSize | None | Unset
@@ -16757,6 +17164,7 @@ def _decode_TerminalUpdate(d: Any, strict: bool) -> TerminalUpdate:
         except ValidationError as error:
             if strict:
                 raise error.at("size")
+            salvage(v)
             f_size = UNSET
 
     f_capabilities: TerminalCapabilities | None | Unset
@@ -16771,6 +17179,7 @@ def _decode_TerminalUpdate(d: Any, strict: bool) -> TerminalUpdate:
         except ValidationError as error:
             if strict:
                 raise error.at("capabilities")
+            salvage(v)
             f_capabilities = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -16783,6 +17192,7 @@ def _decode_TerminalUpdate(d: Any, strict: bool) -> TerminalUpdate:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(TerminalUpdate)
@@ -16865,6 +17275,7 @@ def _decode_TerminalOutputChunk(d: Any, strict: bool) -> TerminalOutputChunk:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(TerminalOutputChunk)
@@ -16926,6 +17337,7 @@ def _read_ItemsPlanUpdateContent(d: JsonObject, strict: bool) -> ItemsPlanUpdate
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(ItemsPlanUpdateContent)
@@ -16988,6 +17400,7 @@ def _read_FilePlanUpdateContent(d: JsonObject, strict: bool) -> FilePlanUpdateCo
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(FilePlanUpdateContent)
@@ -17054,6 +17467,7 @@ def _read_MarkdownPlanUpdateContent(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(MarkdownPlanUpdateContent)
@@ -17206,6 +17620,7 @@ def _decode_PlanEntry(d: Any, strict: bool) -> PlanEntry:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(PlanEntry)
@@ -17300,6 +17715,7 @@ def _decode_PlanItems(d: Any, strict: bool) -> PlanItems:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(PlanItems)
@@ -17354,6 +17770,7 @@ def _decode_PlanFile(d: Any, strict: bool) -> PlanFile:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(PlanFile)
@@ -17408,6 +17825,7 @@ def _decode_PlanMarkdown(d: Any, strict: bool) -> PlanMarkdown:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(PlanMarkdown)
@@ -17452,6 +17870,7 @@ def _decode_PlanUpdate(d: Any, strict: bool) -> PlanUpdate:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(PlanUpdate)
@@ -17494,6 +17913,7 @@ def _decode_PlanRemoved(d: Any, strict: bool) -> PlanRemoved:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(PlanRemoved)
@@ -17538,6 +17958,7 @@ def _decode_AvailableCommandsUpdate(d: Any, strict: bool) -> AvailableCommandsUp
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(AvailableCommandsUpdate)
@@ -17584,6 +18005,7 @@ def _decode_ConfigOptionUpdate(d: Any, strict: bool) -> ConfigOptionUpdate:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(ConfigOptionUpdate)
@@ -17616,6 +18038,7 @@ def _decode_SessionInfoUpdate(d: Any, strict: bool) -> SessionInfoUpdate:
         except ValidationError as error:
             if strict:
                 raise error.at("title")
+            salvage(v)
             f_title = UNSET
 
     f_updated_at: str | None | Unset
@@ -17630,6 +18053,7 @@ def _decode_SessionInfoUpdate(d: Any, strict: bool) -> SessionInfoUpdate:
         except ValidationError as error:
             if strict:
                 raise error.at("updatedAt")
+            salvage(v)
             f_updated_at = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -17642,6 +18066,7 @@ def _decode_SessionInfoUpdate(d: Any, strict: bool) -> SessionInfoUpdate:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(SessionInfoUpdate)
@@ -17699,6 +18124,7 @@ def _decode_Cost(d: Any, strict: bool) -> Cost:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(Cost)
@@ -17769,6 +18195,7 @@ def _decode_UsageUpdate(d: Any, strict: bool) -> UsageUpdate:
         except ValidationError as error:
             if strict:
                 raise error.at("cost")
+            salvage(v)
             f_cost = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -17781,6 +18208,7 @@ def _decode_UsageUpdate(d: Any, strict: bool) -> UsageUpdate:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(UsageUpdate)
@@ -17865,6 +18293,7 @@ def _decode_Notice(d: Any, strict: bool) -> Notice:
         except ValidationError as error:
             if strict:
                 raise error.at("description")
+            salvage(v)
             f_description = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -17877,6 +18306,7 @@ def _decode_Notice(d: Any, strict: bool) -> Notice:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(Notice)
@@ -17967,6 +18397,7 @@ def _decode_CompactionUpdate(d: Any, strict: bool) -> CompactionUpdate:
         except ValidationError as error:
             if strict:
                 raise error.at("summary")
+            salvage(v)
             f_summary = UNSET
 
     f_error: str | None | Unset
@@ -17979,6 +18410,7 @@ def _decode_CompactionUpdate(d: Any, strict: bool) -> CompactionUpdate:
         except ValidationError as error:
             if strict:
                 raise error.at("error")
+            salvage(v)
             f_error = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -17991,6 +18423,7 @@ def _decode_CompactionUpdate(d: Any, strict: bool) -> CompactionUpdate:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(CompactionUpdate)
@@ -18057,6 +18490,7 @@ def _decode_CompactionSummaryChunk(d: Any, strict: bool) -> CompactionSummaryChu
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(CompactionSummaryChunk)
@@ -18095,6 +18529,7 @@ def _decode_SubagentSessionCapabilities(
         except ValidationError as error:
             if strict:
                 raise error.at("cancel")
+            salvage(v)
             f_cancel = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -18107,6 +18542,7 @@ def _decode_SubagentSessionCapabilities(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(SubagentSessionCapabilities)
@@ -18146,6 +18582,7 @@ def _decode_SessionCancelCapabilities(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(SessionCancelCapabilities)
@@ -18185,6 +18622,7 @@ def _decode_SubagentUpdate(d: Any, strict: bool) -> SubagentUpdate:
         except ValidationError as error:
             if strict:
                 raise error.at("title")
+            salvage(v)
             f_title = UNSET
 
     f_description: str | None | Unset
@@ -18199,6 +18637,7 @@ def _decode_SubagentUpdate(d: Any, strict: bool) -> SubagentUpdate:
         except ValidationError as error:
             if strict:
                 raise error.at("description")
+            salvage(v)
             f_description = UNSET
 
     f_capabilities: SubagentSessionCapabilities | None | Unset
@@ -18213,6 +18652,7 @@ def _decode_SubagentUpdate(d: Any, strict: bool) -> SubagentUpdate:
         except ValidationError as error:
             if strict:
                 raise error.at("capabilities")
+            salvage(v)
             f_capabilities = UNSET
 
     f_state: StateUpdate | None | Unset
@@ -18225,6 +18665,7 @@ def _decode_SubagentUpdate(d: Any, strict: bool) -> SubagentUpdate:
         except ValidationError as error:
             if strict:
                 raise error.at("state")
+            salvage(v)
             f_state = UNSET
 
     f_cwd: AbsolutePath | None | Unset
@@ -18259,6 +18700,7 @@ def _decode_SubagentUpdate(d: Any, strict: bool) -> SubagentUpdate:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(SubagentUpdate)
@@ -18335,6 +18777,7 @@ def _decode_SessionMessage(d: Any, strict: bool) -> SessionMessage:
         except ValidationError as error:
             if strict:
                 raise error.at("senderSessionId")
+            salvage(v)
             f_sender_session_id = UNSET
 
     f_recipient_session_id: SessionId | None | Unset
@@ -18349,6 +18792,7 @@ def _decode_SessionMessage(d: Any, strict: bool) -> SessionMessage:
         except ValidationError as error:
             if strict:
                 raise error.at("recipientSessionId")
+            salvage(v)
             f_recipient_session_id = UNSET
 
     f_sender_message_id: MessageId | None | Unset
@@ -18363,6 +18807,7 @@ def _decode_SessionMessage(d: Any, strict: bool) -> SessionMessage:
         except ValidationError as error:
             if strict:
                 raise error.at("senderMessageId")
+            salvage(v)
             f_sender_message_id = UNSET
 
     f_recipient_message_id: MessageId | None | Unset
@@ -18377,6 +18822,7 @@ def _decode_SessionMessage(d: Any, strict: bool) -> SessionMessage:
         except ValidationError as error:
             if strict:
                 raise error.at("recipientMessageId")
+            salvage(v)
             f_recipient_message_id = UNSET
 
     f_content: list[ContentBlock] | None | Unset
@@ -18393,6 +18839,7 @@ def _decode_SessionMessage(d: Any, strict: bool) -> SessionMessage:
         except ValidationError as error:
             if strict:
                 raise error.at("content")
+            salvage(v)
             f_content = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -18405,6 +18852,7 @@ def _decode_SessionMessage(d: Any, strict: bool) -> SessionMessage:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(SessionMessage)
@@ -18487,6 +18935,7 @@ def _decode_SessionMessageChunk(d: Any, strict: bool) -> SessionMessageChunk:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(SessionMessageChunk)
@@ -18533,6 +18982,7 @@ def _decode_CompleteElicitationNotification(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(CompleteElicitationNotification)
@@ -18583,6 +19033,7 @@ def _decode_AuthStatusUpdateNotification(
         except ValidationError as error:
             if strict:
                 raise error.at("accounts")
+            salvage(v)
             f_accounts = []
 
     f_meta: dict[str, Any] | None | Unset
@@ -18595,6 +19046,7 @@ def _decode_AuthStatusUpdateNotification(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(AuthStatusUpdateNotification)
@@ -18713,6 +19165,7 @@ def _decode_InitializeRequest(d: Any, strict: bool) -> InitializeRequest:
         except ValidationError as error:
             if strict:
                 raise error.at("capabilities")
+            salvage(v)
             f_capabilities = ClientCapabilities()
 
     f_meta: dict[str, Any] | None | Unset
@@ -18725,6 +19178,7 @@ def _decode_InitializeRequest(d: Any, strict: bool) -> InitializeRequest:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(InitializeRequest)
@@ -18761,6 +19215,7 @@ def _decode_ClientCapabilities(d: Any, strict: bool) -> ClientCapabilities:
         except ValidationError as error:
             if strict:
                 raise error.at("auth")
+            salvage(v)
             f_auth = UNSET
 
     f_elicitation: ElicitationCapabilities | None | Unset
@@ -18775,6 +19230,7 @@ def _decode_ClientCapabilities(d: Any, strict: bool) -> ClientCapabilities:
         except ValidationError as error:
             if strict:
                 raise error.at("elicitation")
+            salvage(v)
             f_elicitation = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -18787,6 +19243,7 @@ def _decode_ClientCapabilities(d: Any, strict: bool) -> ClientCapabilities:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(ClientCapabilities)
@@ -18830,6 +19287,7 @@ def _decode_ClientAuthCapabilities(d: Any, strict: bool) -> ClientAuthCapabiliti
         except ValidationError as error:
             if strict:
                 raise error.at("terminal")
+            salvage(v)
             f_terminal = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -18842,6 +19300,7 @@ def _decode_ClientAuthCapabilities(d: Any, strict: bool) -> ClientAuthCapabiliti
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(ClientAuthCapabilities)
@@ -18877,6 +19336,7 @@ def _decode_TerminalAuthCapabilities(d: Any, strict: bool) -> TerminalAuthCapabi
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(TerminalAuthCapabilities)
@@ -18908,6 +19368,7 @@ def _decode_ElicitationCapabilities(d: Any, strict: bool) -> ElicitationCapabili
         except ValidationError as error:
             if strict:
                 raise error.at("form")
+            salvage(v)
             f_form = UNSET
 
     f_url: ElicitationUrlCapabilities | None | Unset
@@ -18920,6 +19381,7 @@ def _decode_ElicitationCapabilities(d: Any, strict: bool) -> ElicitationCapabili
         except ValidationError as error:
             if strict:
                 raise error.at("url")
+            salvage(v)
             f_url = UNSET
 
     f_meta: dict[str, Any] | None | Unset
@@ -18932,6 +19394,7 @@ def _decode_ElicitationCapabilities(d: Any, strict: bool) -> ElicitationCapabili
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(ElicitationCapabilities)
@@ -18973,6 +19436,7 @@ def _decode_ElicitationFormCapabilities(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(ElicitationFormCapabilities)
@@ -19006,6 +19470,7 @@ def _decode_ElicitationUrlCapabilities(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(ElicitationUrlCapabilities)
@@ -19045,6 +19510,7 @@ def _decode_LoginAuthRequest(d: Any, strict: bool) -> LoginAuthRequest:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(LoginAuthRequest)
@@ -19077,6 +19543,7 @@ def _decode_ListProvidersRequest(d: Any, strict: bool) -> ListProvidersRequest:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(ListProvidersRequest)
@@ -19152,6 +19619,7 @@ def _decode_SetProviderRequest(d: Any, strict: bool) -> SetProviderRequest:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(SetProviderRequest)
@@ -19204,6 +19672,7 @@ def _decode_DisableProviderRequest(d: Any, strict: bool) -> DisableProviderReque
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(DisableProviderRequest)
@@ -19236,6 +19705,7 @@ def _decode_LogoutAuthRequest(d: Any, strict: bool) -> LogoutAuthRequest:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(LogoutAuthRequest)
@@ -19265,6 +19735,7 @@ def _decode_AuthStatusRequest(d: Any, strict: bool) -> AuthStatusRequest:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(AuthStatusRequest)
@@ -19338,6 +19809,7 @@ def _decode_NewSessionRequest(d: Any, strict: bool) -> NewSessionRequest:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(NewSessionRequest)
@@ -19423,6 +19895,7 @@ def _read_HttpMcpServer(d: JsonObject, strict: bool) -> HttpMcpServer:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(HttpMcpServer)
@@ -19489,6 +19962,7 @@ def _read_AcpMcpServer(d: JsonObject, strict: bool) -> AcpMcpServer:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(AcpMcpServer)
@@ -19577,6 +20051,7 @@ def _read_StdioMcpServer(d: JsonObject, strict: bool) -> StdioMcpServer:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(StdioMcpServer)
@@ -19701,6 +20176,7 @@ def _decode_HttpHeader(d: Any, strict: bool) -> HttpHeader:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(HttpHeader)
@@ -19767,6 +20243,7 @@ def _decode_McpServerHttp(d: Any, strict: bool) -> McpServerHttp:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(McpServerHttp)
@@ -19825,6 +20302,7 @@ def _decode_McpServerAcp(d: Any, strict: bool) -> McpServerAcp:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(McpServerAcp)
@@ -19905,6 +20383,7 @@ def _decode_McpServerStdio(d: Any, strict: bool) -> McpServerStdio:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(McpServerStdio)
@@ -19971,6 +20450,7 @@ def _decode_SystemPrompt(d: Any, strict: bool) -> SystemPrompt:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(SystemPrompt)
@@ -20061,6 +20541,7 @@ def _decode_ListSessionsRequest(d: Any, strict: bool) -> ListSessionsRequest:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(ListSessionsRequest)
@@ -20138,6 +20619,7 @@ def _decode_DeleteSessionRequest(d: Any, strict: bool) -> DeleteSessionRequest:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(DeleteSessionRequest)
@@ -20224,6 +20706,7 @@ def _decode_ForkSessionRequest(d: Any, strict: bool) -> ForkSessionRequest:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(ForkSessionRequest)
@@ -20282,6 +20765,7 @@ def _decode_ArchiveSessionRequest(d: Any, strict: bool) -> ArchiveSessionRequest
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(ArchiveSessionRequest)
@@ -20324,6 +20808,7 @@ def _decode_UnarchiveSessionRequest(d: Any, strict: bool) -> UnarchiveSessionReq
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(UnarchiveSessionRequest)
@@ -20366,6 +20851,7 @@ def _decode_SessionStatusRequest(d: Any, strict: bool) -> SessionStatusRequest:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(SessionStatusRequest)
@@ -20418,6 +20904,7 @@ def _decode_SetSessionTitleRequest(d: Any, strict: bool) -> SetSessionTitleReque
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(SetSessionTitleRequest)
@@ -20516,6 +21003,7 @@ def _decode_ResumeSessionRequest(d: Any, strict: bool) -> ResumeSessionRequest:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(ResumeSessionRequest)
@@ -20577,6 +21065,7 @@ def _read_StartReplayFrom(d: JsonObject, strict: bool) -> StartReplayFrom:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(StartReplayFrom)
@@ -20667,6 +21156,7 @@ def _decode_ReplayFromStart(d: Any, strict: bool) -> ReplayFromStart:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(ReplayFromStart)
@@ -20706,6 +21196,7 @@ def _decode_CloseSessionRequest(d: Any, strict: bool) -> CloseSessionRequest:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(CloseSessionRequest)
@@ -20758,6 +21249,7 @@ def _decode_CancelToolCallRequest(d: Any, strict: bool) -> CancelToolCallRequest
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(CancelToolCallRequest)
@@ -20812,6 +21304,7 @@ def _decode_CancelTerminalRequest(d: Any, strict: bool) -> CancelTerminalRequest
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(CancelTerminalRequest)
@@ -20877,6 +21370,7 @@ def _read_IdSetSessionConfigOptionRequest(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     f_value: SessionConfigValueId
@@ -20957,6 +21451,7 @@ def _read_BooleanSetSessionConfigOptionRequest(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     f_value: bool
@@ -21043,6 +21538,7 @@ def _read_OtherSetSessionConfigOptionRequest(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     f_value: Any
@@ -21144,6 +21640,7 @@ def _decode_PromptRequest(d: Any, strict: bool) -> PromptRequest:
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(PromptRequest)
@@ -21315,6 +21812,7 @@ def _decode_RequestPermissionResponse(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(RequestPermissionResponse)
@@ -21358,6 +21856,7 @@ def _read_CancelledRequestPermissionOutcome(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(CancelledRequestPermissionOutcome)
@@ -21412,6 +21911,7 @@ def _read_SelectedRequestPermissionOutcome(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(SelectedRequestPermissionOutcome)
@@ -21517,6 +22017,7 @@ def _decode_CancelledPermissionOutcome(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(CancelledPermissionOutcome)
@@ -21558,6 +22059,7 @@ def _decode_SelectedPermissionOutcome(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(SelectedPermissionOutcome)
@@ -21601,6 +22103,7 @@ def _read_AcceptCreateElicitationResponse(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     f_content: dict[str, ElicitationContentValue] | None | Unset
@@ -21665,6 +22168,7 @@ def _read_DeclineCreateElicitationResponse(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(DeclineCreateElicitationResponse)
@@ -21709,6 +22213,7 @@ def _read_CancelCreateElicitationResponse(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(CancelCreateElicitationResponse)
@@ -21759,6 +22264,7 @@ def _read_OtherCreateElicitationResponse(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(OtherCreateElicitationResponse)
@@ -21892,6 +22398,7 @@ def _decode_ResultMessageMcpResponse(d: Any, strict: bool) -> ResultMessageMcpRe
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(ResultMessageMcpResponse)
@@ -21934,6 +22441,7 @@ def _decode_ErrorMessageMcpResponse(d: Any, strict: bool) -> ErrorMessageMcpResp
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(ErrorMessageMcpResponse)
@@ -22101,6 +22609,7 @@ def _decode_CancelSessionNotification(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(CancelSessionNotification)
@@ -22173,6 +22682,7 @@ def _decode_MessageMcpNotification(d: Any, strict: bool) -> MessageMcpNotificati
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(MessageMcpNotification)
@@ -22225,6 +22735,7 @@ def _decode_CancelRequestNotification(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(CancelRequestNotification)
@@ -22333,6 +22844,7 @@ def _decode_ProxySuccessorRequest(d: Any, strict: bool) -> ProxySuccessorRequest
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(ProxySuccessorRequest)
@@ -22564,6 +23076,7 @@ def _decode_ProxySuccessorNotification(
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
+            salvage(v)
             f_meta = UNSET
 
     o = _new(ProxySuccessorNotification)

@@ -89,6 +89,56 @@ def test_subclasses_of_the_json_types_decode_as_the_json_they_stand_for(p, stric
     assert _error(p, "RequestId", True, strict).path == "$"
 
 
+class _Kind(str, enum.Enum):
+    EXECUTE = "execute"
+    END_TURN = "end_turn"
+
+
+class _Size(enum.IntEnum):
+    BIG = 1289
+
+
+# Subclasses where lenient decoding drops what it refuses: a default-on-error
+# field (a map, an enum, an integer), an item of a skip-invalid list, an Any
+# field, and (v2) a default-on-error tag. Inside a plain dict, so the decoders
+# get past the top-level type check with them.
+_NESTED = {
+    "ToolCallUpdate": {
+        "toolCallId": "c",
+        "kind": _Kind.EXECUTE,
+        "content": [collections.OrderedDict(type="terminal", terminalId="t")],
+        "rawInput": collections.OrderedDict(a=[1]),
+        "_meta": collections.OrderedDict(trace="x"),
+    },
+    "ResourceLink": {"name": "n", "uri": "u", "size": _Size.BIG},
+}
+
+
+@BOTH
+@pytest.mark.parametrize("name", sorted(_NESTED))
+def test_nested_subclasses_are_decoded_where_lenient_decoding_would_drop_them(p, name):
+    data = _NESTED[name]
+    plain = json.loads(json.dumps(data))
+    decoded = p.decode(name, data)
+    assert decoded == p.decode(name, plain)
+    assert p.encode(decoded) == plain
+    assert p.encode(decoded, validate=True) == plain
+
+
+def test_a_default_on_error_tag_that_is_a_str_enum_member_selects_its_variant():
+    state = v2.decode("IdleStateUpdate", {"stopReason": _Kind.END_TURN})
+    assert type(state).__name__ == "EndTurnIdleStateUpdate"
+    # A tag that is no string at all is still dropped (read as absent).
+    assert type(v2.decode("IdleStateUpdate", {"stopReason": 5})).__name__ == "NoneIdleStateUpdate"
+
+
+def test_an_any_field_holding_an_ordered_dict_gets_a_plain_shallow_copy():
+    raw = collections.OrderedDict(a=[1])
+    update = v2.decode("ToolCallUpdate", {"toolCallId": "c", "rawInput": raw})
+    assert type(update.raw_input) is dict and update.raw_input == {"a": [1]}
+    assert update.raw_input["a"] is raw["a"]
+
+
 def test_a_reference_cycle_in_the_input_is_an_error():
     cycle: list = []
     cycle.append(cycle)

@@ -69,6 +69,26 @@ def test_lists_maps_and_unions():
     assert rt.first_match("x", False, (item, lambda v, s: rt.check_str(v))) == "x"
 
 
+def test_salvage_signals_only_values_refused_for_holding_subclasses():
+    import collections
+    import enum
+
+    class Number(enum.IntEnum):
+        ONE = 1
+
+    def item(value: object, strict: bool) -> int:
+        return rt.check_int(value)
+
+    rt.salvage({"a": [1, "x", None]})  # plain JSON: lenient decoding may drop it
+    for value in (collections.OrderedDict(a=1), {"a": [Number.ONE]}, [Number.ONE]):
+        with pytest.raises(rt.NotPlainJson):
+            rt.salvage(value)
+    assert not issubclass(rt.NotPlainJson, rt.ValidationError)  # no lenient handler swallows it
+    assert rt.check_list_skipping([1, "x"], item, False) == [1]
+    with pytest.raises(rt.NotPlainJson):
+        rt.check_list_skipping([1, [Number.ONE]], item, False)
+
+
 def test_json_equal_tells_booleans_from_numbers():
     assert rt.json_equal(1, 1.0) and not rt.json_equal(True, 1)
     assert rt.json_equal({"a": [1, {"b": None}]}, {"a": [1.0, {"b": None}]})
