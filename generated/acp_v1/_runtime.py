@@ -281,6 +281,67 @@ def check_list(
     return out
 
 
+def check_variants(
+    value: Any,
+    tag: str,
+    variants: dict[str, Decoder[_T]],
+    union: Decoder[_T],
+    strict: bool,
+    min_items: int | None = None,
+) -> list[_T]:
+    """:func:`check_list` for the items of a tagged union: an item whose tag
+    ``variants`` has is read by that variant's decoder directly, the rest by
+    the ``union``'s own decoder (which raises the error, or takes the item as
+    its catch-all)."""
+    if type(value) is not json_array:
+        raise type_error("an array", value)
+    out: list[_T] = []
+    index = 0
+    try:
+        for index, element in enumerate(value):
+            key = element.get(tag) if type(element) is json_object else None
+            out.append(
+                (variants.get(key, union) if type(key) is str else union)(
+                    element, strict
+                )
+            )
+    except ValidationError as error:
+        raise error.at(index)
+    if strict and min_items is not None and len(out) < min_items:
+        raise ValidationError(
+            f"expected an array of at least {min_items} items, found {len(out)}"
+        )
+    return out
+
+
+def check_variants_skipping(
+    value: Any,
+    tag: str,
+    variants: dict[str, Decoder[_T]],
+    union: Decoder[_T],
+    strict: bool,
+    min_items: int | None = None,
+) -> list[_T]:
+    """:func:`check_list_skipping` for the items of a tagged union, read as
+    :func:`check_variants` reads them."""
+    if strict:
+        return check_variants(value, tag, variants, union, strict, min_items)
+    if type(value) is not json_array:
+        raise type_error("an array", value)
+    out: list[_T] = []
+    for element in value:
+        key = element.get(tag) if type(element) is json_object else None
+        try:
+            out.append(
+                (variants.get(key, union) if type(key) is str else union)(
+                    element, strict
+                )
+            )
+        except ValidationError:
+            salvage(element)
+    return out
+
+
 def check_list_skipping(
     value: Any, item: Decoder[_T], strict: bool, min_items: int | None = None
 ) -> list[_T]:

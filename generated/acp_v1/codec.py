@@ -24,6 +24,8 @@ from ._runtime import check_const as check_const
 from ._runtime import check_int as check_int
 from ._runtime import check_list as check_list
 from ._runtime import check_list_skipping as check_list_skipping
+from ._runtime import check_variants as check_variants
+from ._runtime import check_variants_skipping as check_variants_skipping
 from ._runtime import check_map as check_map
 from ._runtime import check_num as check_num
 from ._runtime import check_str as check_str
@@ -1543,7 +1545,13 @@ def _decode_ToolCallUpdate(d: Any, strict: bool) -> ToolCallUpdate:
             f_content = (
                 None
                 if v is None
-                else check_list_skipping(v, _decode_ToolCallContent, strict)
+                else check_variants_skipping(
+                    v,
+                    "type",
+                    _VARIANTS_ToolCallContent,
+                    _decode_ToolCallContent,
+                    strict,
+                )
             )
         except ValidationError as error:
             if strict:
@@ -1730,8 +1738,14 @@ def _read_ContentToolCallContent(d: JsonObject, strict: bool) -> ContentToolCall
     if v is MISSING:
         raise missing("content")
     else:
+        # The variant its tag selects, read directly; the union's decoder takes the rest.
+        tag = v.get("type") if type(v) is json_object else None
         try:
-            f_content = _decode_ContentBlock(v, strict)
+            f_content = (
+                _VARIANTS_ContentBlock.get(tag, _decode_ContentBlock)
+                if type(tag) is str
+                else _decode_ContentBlock
+            )(v, strict)
         except ValidationError as error:
             raise error.at("content")
 
@@ -3193,8 +3207,14 @@ def _decode_Content(d: Any, strict: bool) -> Content:
     if v is MISSING:
         raise missing("content")
     else:
+        # The variant its tag selects, read directly; the union's decoder takes the rest.
+        tag = v.get("type") if type(v) is json_object else None
         try:
-            f_content = _decode_ContentBlock(v, strict)
+            f_content = (
+                _VARIANTS_ContentBlock.get(tag, _decode_ContentBlock)
+                if type(tag) is str
+                else _decode_ContentBlock
+            )(v, strict)
         except ValidationError as error:
             raise error.at("content")
 
@@ -7790,7 +7810,13 @@ def _decode_NewSessionResponse(d: Any, strict: bool) -> NewSessionResponse:
             f_config_options = (
                 None
                 if v is None
-                else check_list_skipping(v, _decode_SessionConfigOption, strict)
+                else check_variants_skipping(
+                    v,
+                    "type",
+                    _VARIANTS_SessionConfigOption,
+                    _decode_SessionConfigOption,
+                    strict,
+                )
             )
         except ValidationError as error:
             if strict:
@@ -8570,7 +8596,13 @@ def _decode_LoadSessionResponse(d: Any, strict: bool) -> LoadSessionResponse:
             f_config_options = (
                 None
                 if v is None
-                else check_list_skipping(v, _decode_SessionConfigOption, strict)
+                else check_variants_skipping(
+                    v,
+                    "type",
+                    _VARIANTS_SessionConfigOption,
+                    _decode_SessionConfigOption,
+                    strict,
+                )
             )
         except ValidationError as error:
             if strict:
@@ -8847,7 +8879,13 @@ def _decode_ResumeSessionResponse(d: Any, strict: bool) -> ResumeSessionResponse
             f_config_options = (
                 None
                 if v is None
-                else check_list_skipping(v, _decode_SessionConfigOption, strict)
+                else check_variants_skipping(
+                    v,
+                    "type",
+                    _VARIANTS_SessionConfigOption,
+                    _decode_SessionConfigOption,
+                    strict,
+                )
             )
         except ValidationError as error:
             if strict:
@@ -8965,8 +9003,12 @@ def _decode_SetSessionConfigOptionResponse(
         raise missing("configOptions")
     else:
         try:
-            f_config_options = check_list_skipping(
-                v, _decode_SessionConfigOption, strict
+            f_config_options = check_variants_skipping(
+                v,
+                "type",
+                _VARIANTS_SessionConfigOption,
+                _decode_SessionConfigOption,
+                strict,
             )
         except ValidationError as error:
             if strict:
@@ -9212,8 +9254,14 @@ def _decode_SessionNotification(d: Any, strict: bool) -> SessionNotification:
     if v is MISSING:
         raise missing("update")
     else:
+        # The variant its tag selects, read directly; the union's decoder takes the rest.
+        tag = v.get("sessionUpdate") if type(v) is json_object else None
         try:
-            f_update = _decode_SessionUpdate(v, strict)
+            f_update = (
+                _VARIANTS_SessionUpdate.get(tag, _decode_SessionUpdate)
+                if type(tag) is str
+                else _decode_SessionUpdate
+            )(v, strict)
         except ValidationError as error:
             raise error.at("update")
 
@@ -9268,8 +9316,14 @@ def _read_UserMessageChunkSessionUpdate(
     if v is MISSING:
         raise missing("content")
     else:
+        # The variant its tag selects, read directly; the union's decoder takes the rest.
+        tag = v.get("type") if type(v) is json_object else None
         try:
-            f_content = _decode_ContentBlock(v, strict)
+            f_content = (
+                _VARIANTS_ContentBlock.get(tag, _decode_ContentBlock)
+                if type(tag) is str
+                else _decode_ContentBlock
+            )(v, strict)
         except ValidationError as error:
             raise error.at("content")
 
@@ -9344,8 +9398,14 @@ def _read_AgentMessageChunkSessionUpdate(
     if v is MISSING:
         raise missing("content")
     else:
+        # The variant its tag selects, read directly; the union's decoder takes the rest.
+        tag = v.get("type") if type(v) is json_object else None
         try:
-            f_content = _decode_ContentBlock(v, strict)
+            f_content = (
+                _VARIANTS_ContentBlock.get(tag, _decode_ContentBlock)
+                if type(tag) is str
+                else _decode_ContentBlock
+            )(v, strict)
         except ValidationError as error:
             raise error.at("content")
 
@@ -9420,8 +9480,14 @@ def _read_AgentThoughtChunkSessionUpdate(
     if v is MISSING:
         raise missing("content")
     else:
+        # The variant its tag selects, read directly; the union's decoder takes the rest.
+        tag = v.get("type") if type(v) is json_object else None
         try:
-            f_content = _decode_ContentBlock(v, strict)
+            f_content = (
+                _VARIANTS_ContentBlock.get(tag, _decode_ContentBlock)
+                if type(tag) is str
+                else _decode_ContentBlock
+            )(v, strict)
         except ValidationError as error:
             raise error.at("content")
 
@@ -9560,7 +9626,9 @@ def _read_ToolCallSessionUpdate(d: JsonObject, strict: bool) -> ToolCallSessionU
         f_content = UNSET
     else:
         try:
-            f_content = check_list_skipping(v, _decode_ToolCallContent, strict)
+            f_content = check_variants_skipping(
+                v, "type", _VARIANTS_ToolCallContent, _decode_ToolCallContent, strict
+            )
         except ValidationError as error:
             if strict:
                 raise error.at("content")
@@ -9768,7 +9836,13 @@ def _read_ToolCallUpdateSessionUpdate(
             f_content = (
                 None
                 if v is None
-                else check_list_skipping(v, _decode_ToolCallContent, strict)
+                else check_variants_skipping(
+                    v,
+                    "type",
+                    _VARIANTS_ToolCallContent,
+                    _decode_ToolCallContent,
+                    strict,
+                )
             )
         except ValidationError as error:
             if strict:
@@ -10095,8 +10169,12 @@ def _read_ConfigOptionUpdateSessionUpdate(
         raise missing("configOptions")
     else:
         try:
-            f_config_options = check_list_skipping(
-                v, _decode_SessionConfigOption, strict
+            f_config_options = check_variants_skipping(
+                v,
+                "type",
+                _VARIANTS_SessionConfigOption,
+                _decode_SessionConfigOption,
+                strict,
             )
         except ValidationError as error:
             if strict:
@@ -10453,7 +10531,9 @@ def _read_CompactionUpdateSessionUpdate(
             f_summary = (
                 None
                 if v is None
-                else check_list_skipping(v, _decode_ContentBlock, strict)
+                else check_variants_skipping(
+                    v, "type", _VARIANTS_ContentBlock, _decode_ContentBlock, strict
+                )
             )
         except ValidationError as error:
             if strict:
@@ -10550,8 +10630,14 @@ def _read_CompactionSummaryChunkSessionUpdate(
     if v is MISSING:
         raise missing("content")
     else:
+        # The variant its tag selects, read directly; the union's decoder takes the rest.
+        tag = v.get("type") if type(v) is json_object else None
         try:
-            f_content = _decode_ContentBlock(v, strict)
+            f_content = (
+                _VARIANTS_ContentBlock.get(tag, _decode_ContentBlock)
+                if type(tag) is str
+                else _decode_ContentBlock
+            )(v, strict)
         except ValidationError as error:
             raise error.at("content")
 
@@ -10647,8 +10733,14 @@ def _decode_ContentChunk(d: Any, strict: bool) -> ContentChunk:
     if v is MISSING:
         raise missing("content")
     else:
+        # The variant its tag selects, read directly; the union's decoder takes the rest.
+        tag = v.get("type") if type(v) is json_object else None
         try:
-            f_content = _decode_ContentBlock(v, strict)
+            f_content = (
+                _VARIANTS_ContentBlock.get(tag, _decode_ContentBlock)
+                if type(tag) is str
+                else _decode_ContentBlock
+            )(v, strict)
         except ValidationError as error:
             raise error.at("content")
 
@@ -10777,7 +10869,9 @@ def _decode_ToolCall(d: Any, strict: bool) -> ToolCall:
         f_content = UNSET
     else:
         try:
-            f_content = check_list_skipping(v, _decode_ToolCallContent, strict)
+            f_content = check_variants_skipping(
+                v, "type", _VARIANTS_ToolCallContent, _decode_ToolCallContent, strict
+            )
         except ValidationError as error:
             if strict:
                 raise error.at("content")
@@ -11285,8 +11379,12 @@ def _decode_ConfigOptionUpdate(d: Any, strict: bool) -> ConfigOptionUpdate:
         raise missing("configOptions")
     else:
         try:
-            f_config_options = check_list_skipping(
-                v, _decode_SessionConfigOption, strict
+            f_config_options = check_variants_skipping(
+                v,
+                "type",
+                _VARIANTS_SessionConfigOption,
+                _decode_SessionConfigOption,
+                strict,
             )
         except ValidationError as error:
             if strict:
@@ -11691,7 +11789,9 @@ def _decode_CompactionUpdate(d: Any, strict: bool) -> CompactionUpdate:
             f_summary = (
                 None
                 if v is None
-                else check_list_skipping(v, _decode_ContentBlock, strict)
+                else check_variants_skipping(
+                    v, "type", _VARIANTS_ContentBlock, _decode_ContentBlock, strict
+                )
             )
         except ValidationError as error:
             if strict:
@@ -11774,8 +11874,14 @@ def _decode_CompactionSummaryChunk(d: Any, strict: bool) -> CompactionSummaryChu
     if v is MISSING:
         raise missing("content")
     else:
+        # The variant its tag selects, read directly; the union's decoder takes the rest.
+        tag = v.get("type") if type(v) is json_object else None
         try:
-            f_content = _decode_ContentBlock(v, strict)
+            f_content = (
+                _VARIANTS_ContentBlock.get(tag, _decode_ContentBlock)
+                if type(tag) is str
+                else _decode_ContentBlock
+            )(v, strict)
         except ValidationError as error:
             raise error.at("content")
 
@@ -13765,7 +13871,9 @@ def _decode_PromptRequest(d: Any, strict: bool) -> PromptRequest:
         raise missing("prompt")
     else:
         try:
-            f_prompt = check_list(v, _decode_ContentBlock, strict)
+            f_prompt = check_variants(
+                v, "type", _VARIANTS_ContentBlock, _decode_ContentBlock, strict
+            )
         except ValidationError as error:
             raise error.at("prompt")
 
@@ -13983,8 +14091,16 @@ def _decode_RequestPermissionResponse(
     if v is MISSING:
         raise missing("outcome")
     else:
+        # The variant its tag selects, read directly; the union's decoder takes the rest.
+        tag = v.get("outcome") if type(v) is json_object else None
         try:
-            f_outcome = _decode_RequestPermissionOutcome(v, strict)
+            f_outcome = (
+                _VARIANTS_RequestPermissionOutcome.get(
+                    tag, _decode_RequestPermissionOutcome
+                )
+                if type(tag) is str
+                else _decode_RequestPermissionOutcome
+            )(v, strict)
         except ValidationError as error:
             raise error.at("outcome")
 

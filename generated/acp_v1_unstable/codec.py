@@ -24,6 +24,8 @@ from ._runtime import check_const as check_const
 from ._runtime import check_int as check_int
 from ._runtime import check_list as check_list
 from ._runtime import check_list_skipping as check_list_skipping
+from ._runtime import check_variants as check_variants
+from ._runtime import check_variants_skipping as check_variants_skipping
 from ._runtime import check_map as check_map
 from ._runtime import check_num as check_num
 from ._runtime import check_str as check_str
@@ -1923,7 +1925,13 @@ def _decode_ToolCallUpdate(d: Any, strict: bool) -> ToolCallUpdate:
             f_content = (
                 None
                 if v is None
-                else check_list_skipping(v, _decode_ToolCallContent, strict)
+                else check_variants_skipping(
+                    v,
+                    "type",
+                    _VARIANTS_ToolCallContent,
+                    _decode_ToolCallContent,
+                    strict,
+                )
             )
         except ValidationError as error:
             if strict:
@@ -2110,8 +2118,14 @@ def _read_ContentToolCallContent(d: JsonObject, strict: bool) -> ContentToolCall
     if v is MISSING:
         raise missing("content")
     else:
+        # The variant its tag selects, read directly; the union's decoder takes the rest.
+        tag = v.get("type") if type(v) is json_object else None
         try:
-            f_content = _decode_ContentBlock(v, strict)
+            f_content = (
+                _VARIANTS_ContentBlock.get(tag, _decode_ContentBlock)
+                if type(tag) is str
+                else _decode_ContentBlock
+            )(v, strict)
         except ValidationError as error:
             raise error.at("content")
 
@@ -3573,8 +3587,14 @@ def _decode_Content(d: Any, strict: bool) -> Content:
     if v is MISSING:
         raise missing("content")
     else:
+        # The variant its tag selects, read directly; the union's decoder takes the rest.
+        tag = v.get("type") if type(v) is json_object else None
         try:
-            f_content = _decode_ContentBlock(v, strict)
+            f_content = (
+                _VARIANTS_ContentBlock.get(tag, _decode_ContentBlock)
+                if type(tag) is str
+                else _decode_ContentBlock
+            )(v, strict)
         except ValidationError as error:
             raise error.at("content")
 
@@ -9222,7 +9242,13 @@ def _decode_NewSessionResponse(d: Any, strict: bool) -> NewSessionResponse:
             f_config_options = (
                 None
                 if v is None
-                else check_list_skipping(v, _decode_SessionConfigOption, strict)
+                else check_variants_skipping(
+                    v,
+                    "type",
+                    _VARIANTS_SessionConfigOption,
+                    _decode_SessionConfigOption,
+                    strict,
+                )
             )
         except ValidationError as error:
             if strict:
@@ -10002,7 +10028,13 @@ def _decode_LoadSessionResponse(d: Any, strict: bool) -> LoadSessionResponse:
             f_config_options = (
                 None
                 if v is None
-                else check_list_skipping(v, _decode_SessionConfigOption, strict)
+                else check_variants_skipping(
+                    v,
+                    "type",
+                    _VARIANTS_SessionConfigOption,
+                    _decode_SessionConfigOption,
+                    strict,
+                )
             )
         except ValidationError as error:
             if strict:
@@ -10308,7 +10340,13 @@ def _decode_ForkSessionResponse(d: Any, strict: bool) -> ForkSessionResponse:
             f_config_options = (
                 None
                 if v is None
-                else check_list_skipping(v, _decode_SessionConfigOption, strict)
+                else check_variants_skipping(
+                    v,
+                    "type",
+                    _VARIANTS_SessionConfigOption,
+                    _decode_SessionConfigOption,
+                    strict,
+                )
             )
         except ValidationError as error:
             if strict:
@@ -10551,7 +10589,13 @@ def _decode_ResumeSessionResponse(d: Any, strict: bool) -> ResumeSessionResponse
             f_config_options = (
                 None
                 if v is None
-                else check_list_skipping(v, _decode_SessionConfigOption, strict)
+                else check_variants_skipping(
+                    v,
+                    "type",
+                    _VARIANTS_SessionConfigOption,
+                    _decode_SessionConfigOption,
+                    strict,
+                )
             )
         except ValidationError as error:
             if strict:
@@ -10669,8 +10713,12 @@ def _decode_SetSessionConfigOptionResponse(
         raise missing("configOptions")
     else:
         try:
-            f_config_options = check_list_skipping(
-                v, _decode_SessionConfigOption, strict
+            f_config_options = check_variants_skipping(
+                v,
+                "type",
+                _VARIANTS_SessionConfigOption,
+                _decode_SessionConfigOption,
+                strict,
             )
         except ValidationError as error:
             if strict:
@@ -11111,8 +11159,14 @@ def _decode_SessionNotification(d: Any, strict: bool) -> SessionNotification:
     if v is MISSING:
         raise missing("update")
     else:
+        # The variant its tag selects, read directly; the union's decoder takes the rest.
+        tag = v.get("sessionUpdate") if type(v) is json_object else None
         try:
-            f_update = _decode_SessionUpdate(v, strict)
+            f_update = (
+                _VARIANTS_SessionUpdate.get(tag, _decode_SessionUpdate)
+                if type(tag) is str
+                else _decode_SessionUpdate
+            )(v, strict)
         except ValidationError as error:
             raise error.at("update")
 
@@ -11167,8 +11221,14 @@ def _read_UserMessageChunkSessionUpdate(
     if v is MISSING:
         raise missing("content")
     else:
+        # The variant its tag selects, read directly; the union's decoder takes the rest.
+        tag = v.get("type") if type(v) is json_object else None
         try:
-            f_content = _decode_ContentBlock(v, strict)
+            f_content = (
+                _VARIANTS_ContentBlock.get(tag, _decode_ContentBlock)
+                if type(tag) is str
+                else _decode_ContentBlock
+            )(v, strict)
         except ValidationError as error:
             raise error.at("content")
 
@@ -11243,8 +11303,14 @@ def _read_AgentMessageChunkSessionUpdate(
     if v is MISSING:
         raise missing("content")
     else:
+        # The variant its tag selects, read directly; the union's decoder takes the rest.
+        tag = v.get("type") if type(v) is json_object else None
         try:
-            f_content = _decode_ContentBlock(v, strict)
+            f_content = (
+                _VARIANTS_ContentBlock.get(tag, _decode_ContentBlock)
+                if type(tag) is str
+                else _decode_ContentBlock
+            )(v, strict)
         except ValidationError as error:
             raise error.at("content")
 
@@ -11319,8 +11385,14 @@ def _read_AgentThoughtChunkSessionUpdate(
     if v is MISSING:
         raise missing("content")
     else:
+        # The variant its tag selects, read directly; the union's decoder takes the rest.
+        tag = v.get("type") if type(v) is json_object else None
         try:
-            f_content = _decode_ContentBlock(v, strict)
+            f_content = (
+                _VARIANTS_ContentBlock.get(tag, _decode_ContentBlock)
+                if type(tag) is str
+                else _decode_ContentBlock
+            )(v, strict)
         except ValidationError as error:
             raise error.at("content")
 
@@ -11459,7 +11531,9 @@ def _read_ToolCallSessionUpdate(d: JsonObject, strict: bool) -> ToolCallSessionU
         f_content = UNSET
     else:
         try:
-            f_content = check_list_skipping(v, _decode_ToolCallContent, strict)
+            f_content = check_variants_skipping(
+                v, "type", _VARIANTS_ToolCallContent, _decode_ToolCallContent, strict
+            )
         except ValidationError as error:
             if strict:
                 raise error.at("content")
@@ -11667,7 +11741,13 @@ def _read_ToolCallUpdateSessionUpdate(
             f_content = (
                 None
                 if v is None
-                else check_list_skipping(v, _decode_ToolCallContent, strict)
+                else check_variants_skipping(
+                    v,
+                    "type",
+                    _VARIANTS_ToolCallContent,
+                    _decode_ToolCallContent,
+                    strict,
+                )
             )
         except ValidationError as error:
             if strict:
@@ -11870,8 +11950,14 @@ def _read_PlanUpdateSessionUpdate(
     if v is MISSING:
         raise missing("plan")
     else:
+        # The variant its tag selects, read directly; the union's decoder takes the rest.
+        tag = v.get("type") if type(v) is json_object else None
         try:
-            f_plan = _decode_PlanUpdateContent(v, strict)
+            f_plan = (
+                _VARIANTS_PlanUpdateContent.get(tag, _decode_PlanUpdateContent)
+                if type(tag) is str
+                else _decode_PlanUpdateContent
+            )(v, strict)
         except ValidationError as error:
             raise error.at("plan")
 
@@ -12100,8 +12186,12 @@ def _read_ConfigOptionUpdateSessionUpdate(
         raise missing("configOptions")
     else:
         try:
-            f_config_options = check_list_skipping(
-                v, _decode_SessionConfigOption, strict
+            f_config_options = check_variants_skipping(
+                v,
+                "type",
+                _VARIANTS_SessionConfigOption,
+                _decode_SessionConfigOption,
+                strict,
             )
         except ValidationError as error:
             if strict:
@@ -12458,7 +12548,9 @@ def _read_CompactionUpdateSessionUpdate(
             f_summary = (
                 None
                 if v is None
-                else check_list_skipping(v, _decode_ContentBlock, strict)
+                else check_variants_skipping(
+                    v, "type", _VARIANTS_ContentBlock, _decode_ContentBlock, strict
+                )
             )
         except ValidationError as error:
             if strict:
@@ -12555,8 +12647,14 @@ def _read_CompactionSummaryChunkSessionUpdate(
     if v is MISSING:
         raise missing("content")
     else:
+        # The variant its tag selects, read directly; the union's decoder takes the rest.
+        tag = v.get("type") if type(v) is json_object else None
         try:
-            f_content = _decode_ContentBlock(v, strict)
+            f_content = (
+                _VARIANTS_ContentBlock.get(tag, _decode_ContentBlock)
+                if type(tag) is str
+                else _decode_ContentBlock
+            )(v, strict)
         except ValidationError as error:
             raise error.at("content")
 
@@ -12667,8 +12765,18 @@ def _read_SubagentUpdateSessionUpdate(
     if v is MISSING:
         f_state = UNSET
     else:
+        # The variant its tag selects, read directly; the union's decoder takes the rest.
+        tag = v.get("state") if type(v) is json_object else None
         try:
-            f_state = None if v is None else _decode_StateUpdate(v, strict)
+            f_state = (
+                None
+                if v is None
+                else (
+                    _VARIANTS_StateUpdate.get(tag, _decode_StateUpdate)
+                    if type(tag) is str
+                    else _decode_StateUpdate
+                )(v, strict)
+            )
         except ValidationError as error:
             if strict:
                 raise error.at("state")
@@ -12857,7 +12965,9 @@ def _read_SessionMessageSessionUpdate(
             f_content = (
                 None
                 if v is None
-                else check_list_skipping(v, _decode_ContentBlock, strict)
+                else check_variants_skipping(
+                    v, "type", _VARIANTS_ContentBlock, _decode_ContentBlock, strict
+                )
             )
         except ValidationError as error:
             if strict:
@@ -12957,8 +13067,14 @@ def _read_SessionMessageChunkSessionUpdate(
     if v is MISSING:
         raise missing("content")
     else:
+        # The variant its tag selects, read directly; the union's decoder takes the rest.
+        tag = v.get("type") if type(v) is json_object else None
         try:
-            f_content = _decode_ContentBlock(v, strict)
+            f_content = (
+                _VARIANTS_ContentBlock.get(tag, _decode_ContentBlock)
+                if type(tag) is str
+                else _decode_ContentBlock
+            )(v, strict)
         except ValidationError as error:
             raise error.at("content")
 
@@ -13059,8 +13175,14 @@ def _decode_ContentChunk(d: Any, strict: bool) -> ContentChunk:
     if v is MISSING:
         raise missing("content")
     else:
+        # The variant its tag selects, read directly; the union's decoder takes the rest.
+        tag = v.get("type") if type(v) is json_object else None
         try:
-            f_content = _decode_ContentBlock(v, strict)
+            f_content = (
+                _VARIANTS_ContentBlock.get(tag, _decode_ContentBlock)
+                if type(tag) is str
+                else _decode_ContentBlock
+            )(v, strict)
         except ValidationError as error:
             raise error.at("content")
 
@@ -13189,7 +13311,9 @@ def _decode_ToolCall(d: Any, strict: bool) -> ToolCall:
         f_content = UNSET
     else:
         try:
-            f_content = check_list_skipping(v, _decode_ToolCallContent, strict)
+            f_content = check_variants_skipping(
+                v, "type", _VARIANTS_ToolCallContent, _decode_ToolCallContent, strict
+            )
         except ValidationError as error:
             if strict:
                 raise error.at("content")
@@ -13861,8 +13985,14 @@ def _decode_PlanUpdate(d: Any, strict: bool) -> PlanUpdate:
     if v is MISSING:
         raise missing("plan")
     else:
+        # The variant its tag selects, read directly; the union's decoder takes the rest.
+        tag = v.get("type") if type(v) is json_object else None
         try:
-            f_plan = _decode_PlanUpdateContent(v, strict)
+            f_plan = (
+                _VARIANTS_PlanUpdateContent.get(tag, _decode_PlanUpdateContent)
+                if type(tag) is str
+                else _decode_PlanUpdateContent
+            )(v, strict)
         except ValidationError as error:
             raise error.at("plan")
 
@@ -14182,8 +14312,12 @@ def _decode_ConfigOptionUpdate(d: Any, strict: bool) -> ConfigOptionUpdate:
         raise missing("configOptions")
     else:
         try:
-            f_config_options = check_list_skipping(
-                v, _decode_SessionConfigOption, strict
+            f_config_options = check_variants_skipping(
+                v,
+                "type",
+                _VARIANTS_SessionConfigOption,
+                _decode_SessionConfigOption,
+                strict,
             )
         except ValidationError as error:
             if strict:
@@ -14588,7 +14722,9 @@ def _decode_CompactionUpdate(d: Any, strict: bool) -> CompactionUpdate:
             f_summary = (
                 None
                 if v is None
-                else check_list_skipping(v, _decode_ContentBlock, strict)
+                else check_variants_skipping(
+                    v, "type", _VARIANTS_ContentBlock, _decode_ContentBlock, strict
+                )
             )
         except ValidationError as error:
             if strict:
@@ -14671,8 +14807,14 @@ def _decode_CompactionSummaryChunk(d: Any, strict: bool) -> CompactionSummaryChu
     if v is MISSING:
         raise missing("content")
     else:
+        # The variant its tag selects, read directly; the union's decoder takes the rest.
+        tag = v.get("type") if type(v) is json_object else None
         try:
-            f_content = _decode_ContentBlock(v, strict)
+            f_content = (
+                _VARIANTS_ContentBlock.get(tag, _decode_ContentBlock)
+                if type(tag) is str
+                else _decode_ContentBlock
+            )(v, strict)
         except ValidationError as error:
             raise error.at("content")
 
@@ -15715,8 +15857,18 @@ def _decode_SubagentUpdate(d: Any, strict: bool) -> SubagentUpdate:
     if v is MISSING:
         f_state = UNSET
     else:
+        # The variant its tag selects, read directly; the union's decoder takes the rest.
+        tag = v.get("state") if type(v) is json_object else None
         try:
-            f_state = None if v is None else _decode_StateUpdate(v, strict)
+            f_state = (
+                None
+                if v is None
+                else (
+                    _VARIANTS_StateUpdate.get(tag, _decode_StateUpdate)
+                    if type(tag) is str
+                    else _decode_StateUpdate
+                )(v, strict)
+            )
         except ValidationError as error:
             if strict:
                 raise error.at("state")
@@ -15891,7 +16043,9 @@ def _decode_SessionMessage(d: Any, strict: bool) -> SessionMessage:
             f_content = (
                 None
                 if v is None
-                else check_list_skipping(v, _decode_ContentBlock, strict)
+                else check_variants_skipping(
+                    v, "type", _VARIANTS_ContentBlock, _decode_ContentBlock, strict
+                )
             )
         except ValidationError as error:
             if strict:
@@ -15977,8 +16131,14 @@ def _decode_SessionMessageChunk(d: Any, strict: bool) -> SessionMessageChunk:
     if v is MISSING:
         raise missing("content")
     else:
+        # The variant its tag selects, read directly; the union's decoder takes the rest.
+        tag = v.get("type") if type(v) is json_object else None
         try:
-            f_content = _decode_ContentBlock(v, strict)
+            f_content = (
+                _VARIANTS_ContentBlock.get(tag, _decode_ContentBlock)
+                if type(tag) is str
+                else _decode_ContentBlock
+            )(v, strict)
         except ValidationError as error:
             raise error.at("content")
 
@@ -17908,7 +18068,9 @@ def _decode_SystemPrompt(d: Any, strict: bool) -> SystemPrompt:
         raise missing("content")
     else:
         try:
-            f_content = check_list(v, _decode_ContentBlock, strict)
+            f_content = check_variants(
+                v, "type", _VARIANTS_ContentBlock, _decode_ContentBlock, strict
+            )
         except ValidationError as error:
             raise error.at("content")
 
@@ -18905,7 +19067,9 @@ def _decode_PromptRequest(d: Any, strict: bool) -> PromptRequest:
         raise missing("prompt")
     else:
         try:
-            f_prompt = check_list(v, _decode_ContentBlock, strict)
+            f_prompt = check_variants(
+                v, "type", _VARIANTS_ContentBlock, _decode_ContentBlock, strict
+            )
         except ValidationError as error:
             raise error.at("prompt")
 
@@ -19123,8 +19287,16 @@ def _decode_RequestPermissionResponse(
     if v is MISSING:
         raise missing("outcome")
     else:
+        # The variant its tag selects, read directly; the union's decoder takes the rest.
+        tag = v.get("outcome") if type(v) is json_object else None
         try:
-            f_outcome = _decode_RequestPermissionOutcome(v, strict)
+            f_outcome = (
+                _VARIANTS_RequestPermissionOutcome.get(
+                    tag, _decode_RequestPermissionOutcome
+                )
+                if type(tag) is str
+                else _decode_RequestPermissionOutcome
+            )(v, strict)
         except ValidationError as error:
             raise error.at("outcome")
 

@@ -24,6 +24,8 @@ from ._runtime import check_const as check_const
 from ._runtime import check_int as check_int
 from ._runtime import check_list as check_list
 from ._runtime import check_list_skipping as check_list_skipping
+from ._runtime import check_variants as check_variants
+from ._runtime import check_variants_skipping as check_variants_skipping
 from ._runtime import check_map as check_map
 from ._runtime import check_num as check_num
 from ._runtime import check_str as check_str
@@ -1351,9 +1353,19 @@ def _decode_RequestPermissionRequest(d: Any, strict: bool) -> RequestPermissionR
     if v is MISSING:
         f_subject = UNSET
     else:
+        # The variant its tag selects, read directly; the union's decoder takes the rest.
+        tag = v.get("type") if type(v) is json_object else None
         try:
             f_subject = (
-                None if v is None else _decode_RequestPermissionSubject(v, strict)
+                None
+                if v is None
+                else (
+                    _VARIANTS_RequestPermissionSubject.get(
+                        tag, _decode_RequestPermissionSubject
+                    )
+                    if type(tag) is str
+                    else _decode_RequestPermissionSubject
+                )(v, strict)
             )
         except ValidationError as error:
             raise error.at("subject")
@@ -1738,7 +1750,13 @@ def _decode_ToolCallUpdate(d: Any, strict: bool) -> ToolCallUpdate:
             f_content = (
                 None
                 if v is None
-                else check_list_skipping(v, _decode_ToolCallContent, strict)
+                else check_variants_skipping(
+                    v,
+                    "type",
+                    _VARIANTS_ToolCallContent,
+                    _decode_ToolCallContent,
+                    strict,
+                )
             )
         except ValidationError as error:
             if strict:
@@ -1943,8 +1961,14 @@ def _read_ContentToolCallContent(d: JsonObject, strict: bool) -> ContentToolCall
     if v is MISSING:
         raise missing("content")
     else:
+        # The variant its tag selects, read directly; the union's decoder takes the rest.
+        tag = v.get("type") if type(v) is json_object else None
         try:
-            f_content = _decode_ContentBlock(v, strict)
+            f_content = (
+                _VARIANTS_ContentBlock.get(tag, _decode_ContentBlock)
+                if type(tag) is str
+                else _decode_ContentBlock
+            )(v, strict)
         except ValidationError as error:
             raise error.at("content")
 
@@ -1995,7 +2019,9 @@ def _read_DiffToolCallContent(d: JsonObject, strict: bool) -> DiffToolCallConten
         raise missing("changes")
     else:
         try:
-            f_changes = check_list_skipping(v, _decode_DiffChange, strict)
+            f_changes = check_variants_skipping(
+                v, "operation", _VARIANTS_DiffChange, _decode_DiffChange, strict
+            )
         except ValidationError as error:
             raise error.at("changes")
 
@@ -3620,8 +3646,14 @@ def _decode_Content(d: Any, strict: bool) -> Content:
     if v is MISSING:
         raise missing("content")
     else:
+        # The variant its tag selects, read directly; the union's decoder takes the rest.
+        tag = v.get("type") if type(v) is json_object else None
         try:
-            f_content = _decode_ContentBlock(v, strict)
+            f_content = (
+                _VARIANTS_ContentBlock.get(tag, _decode_ContentBlock)
+                if type(tag) is str
+                else _decode_ContentBlock
+            )(v, strict)
         except ValidationError as error:
             raise error.at("content")
 
@@ -4488,7 +4520,9 @@ def _decode_Diff(d: Any, strict: bool) -> Diff:
         raise missing("changes")
     else:
         try:
-            f_changes = check_list_skipping(v, _decode_DiffChange, strict)
+            f_changes = check_variants_skipping(
+                v, "operation", _VARIANTS_DiffChange, _decode_DiffChange, strict
+            )
         except ValidationError as error:
             raise error.at("changes")
 
@@ -7687,7 +7721,9 @@ def _decode_InitializeResponse(d: Any, strict: bool) -> InitializeResponse:
         f_auth_methods = UNSET
     else:
         try:
-            f_auth_methods = check_list_skipping(v, _decode_AuthMethod, strict)
+            f_auth_methods = check_variants_skipping(
+                v, "type", _VARIANTS_AuthMethod, _decode_AuthMethod, strict
+            )
         except ValidationError as error:
             if strict:
                 raise error.at("authMethods")
@@ -8995,8 +9031,12 @@ def _decode_NewSessionResponse(d: Any, strict: bool) -> NewSessionResponse:
         f_config_options = UNSET
     else:
         try:
-            f_config_options = check_list_skipping(
-                v, _decode_SessionConfigOption, strict
+            f_config_options = check_variants_skipping(
+                v,
+                "type",
+                _VARIANTS_SessionConfigOption,
+                _decode_SessionConfigOption,
+                strict,
             )
         except ValidationError as error:
             if strict:
@@ -9010,8 +9050,8 @@ def _decode_NewSessionResponse(d: Any, strict: bool) -> NewSessionResponse:
         f_available_commands = UNSET
     else:
         try:
-            f_available_commands = check_list_skipping(
-                v, _decode_AvailableCommand, strict
+            f_available_commands = check_variants_skipping(
+                v, "type", _VARIANTS_AvailableCommand, _decode_AvailableCommand, strict
             )
         except ValidationError as error:
             if strict:
@@ -9796,8 +9836,20 @@ def _read_CommandAvailableCommand(
     if v is MISSING:
         f_input = UNSET
     else:
+        # The variant its tag selects, read directly; the union's decoder takes the rest.
+        tag = v.get("type") if type(v) is json_object else None
         try:
-            f_input = None if v is None else _decode_AvailableCommandInput(v, strict)
+            f_input = (
+                None
+                if v is None
+                else (
+                    _VARIANTS_AvailableCommandInput.get(
+                        tag, _decode_AvailableCommandInput
+                    )
+                    if type(tag) is str
+                    else _decode_AvailableCommandInput
+                )(v, strict)
+            )
         except ValidationError as error:
             if strict:
                 raise error.at("input")
@@ -10117,8 +10169,20 @@ def _decode_Command(d: Any, strict: bool) -> Command:
     if v is MISSING:
         f_input = UNSET
     else:
+        # The variant its tag selects, read directly; the union's decoder takes the rest.
+        tag = v.get("type") if type(v) is json_object else None
         try:
-            f_input = None if v is None else _decode_AvailableCommandInput(v, strict)
+            f_input = (
+                None
+                if v is None
+                else (
+                    _VARIANTS_AvailableCommandInput.get(
+                        tag, _decode_AvailableCommandInput
+                    )
+                    if type(tag) is str
+                    else _decode_AvailableCommandInput
+                )(v, strict)
+            )
         except ValidationError as error:
             if strict:
                 raise error.at("input")
@@ -10373,8 +10437,12 @@ def _decode_ResumeSessionResponse(d: Any, strict: bool) -> ResumeSessionResponse
         f_config_options = UNSET
     else:
         try:
-            f_config_options = check_list_skipping(
-                v, _decode_SessionConfigOption, strict
+            f_config_options = check_variants_skipping(
+                v,
+                "type",
+                _VARIANTS_SessionConfigOption,
+                _decode_SessionConfigOption,
+                strict,
             )
         except ValidationError as error:
             if strict:
@@ -10388,8 +10456,8 @@ def _decode_ResumeSessionResponse(d: Any, strict: bool) -> ResumeSessionResponse
         f_available_commands = UNSET
     else:
         try:
-            f_available_commands = check_list_skipping(
-                v, _decode_AvailableCommand, strict
+            f_available_commands = check_variants_skipping(
+                v, "type", _VARIANTS_AvailableCommand, _decode_AvailableCommand, strict
             )
         except ValidationError as error:
             if strict:
@@ -10535,8 +10603,12 @@ def _decode_SetSessionConfigOptionResponse(
         raise missing("configOptions")
     else:
         try:
-            f_config_options = check_list_skipping(
-                v, _decode_SessionConfigOption, strict
+            f_config_options = check_variants_skipping(
+                v,
+                "type",
+                _VARIANTS_SessionConfigOption,
+                _decode_SessionConfigOption,
+                strict,
             )
         except ValidationError as error:
             raise error.at("configOptions")
@@ -10879,8 +10951,14 @@ def _decode_UpdateSessionNotification(
     if v is MISSING:
         raise missing("update")
     else:
+        # The variant its tag selects, read directly; the union's decoder takes the rest.
+        tag = v.get("sessionUpdate") if type(v) is json_object else None
         try:
-            f_update = _decode_SessionUpdate(v, strict)
+            f_update = (
+                _VARIANTS_SessionUpdate.get(tag, _decode_SessionUpdate)
+                if type(tag) is str
+                else _decode_SessionUpdate
+            )(v, strict)
         except ValidationError as error:
             raise error.at("update")
 
@@ -10945,8 +11023,14 @@ def _read_UserMessageChunkSessionUpdate(
     if v is MISSING:
         raise missing("content")
     else:
+        # The variant its tag selects, read directly; the union's decoder takes the rest.
+        tag = v.get("type") if type(v) is json_object else None
         try:
-            f_content = _decode_ContentBlock(v, strict)
+            f_content = (
+                _VARIANTS_ContentBlock.get(tag, _decode_ContentBlock)
+                if type(tag) is str
+                else _decode_ContentBlock
+            )(v, strict)
         except ValidationError as error:
             raise error.at("content")
 
@@ -11016,7 +11100,9 @@ def _read_UserMessageSessionUpdate(
             f_content = (
                 None
                 if v is None
-                else check_list_skipping(v, _decode_ContentBlock, strict)
+                else check_variants_skipping(
+                    v, "type", _VARIANTS_ContentBlock, _decode_ContentBlock, strict
+                )
             )
         except ValidationError as error:
             if strict:
@@ -11090,8 +11176,14 @@ def _read_AgentMessageChunkSessionUpdate(
     if v is MISSING:
         raise missing("content")
     else:
+        # The variant its tag selects, read directly; the union's decoder takes the rest.
+        tag = v.get("type") if type(v) is json_object else None
         try:
-            f_content = _decode_ContentBlock(v, strict)
+            f_content = (
+                _VARIANTS_ContentBlock.get(tag, _decode_ContentBlock)
+                if type(tag) is str
+                else _decode_ContentBlock
+            )(v, strict)
         except ValidationError as error:
             raise error.at("content")
 
@@ -11163,7 +11255,9 @@ def _read_AgentMessageSessionUpdate(
             f_content = (
                 None
                 if v is None
-                else check_list_skipping(v, _decode_ContentBlock, strict)
+                else check_variants_skipping(
+                    v, "type", _VARIANTS_ContentBlock, _decode_ContentBlock, strict
+                )
             )
         except ValidationError as error:
             if strict:
@@ -11237,8 +11331,14 @@ def _read_AgentThoughtChunkSessionUpdate(
     if v is MISSING:
         raise missing("content")
     else:
+        # The variant its tag selects, read directly; the union's decoder takes the rest.
+        tag = v.get("type") if type(v) is json_object else None
         try:
-            f_content = _decode_ContentBlock(v, strict)
+            f_content = (
+                _VARIANTS_ContentBlock.get(tag, _decode_ContentBlock)
+                if type(tag) is str
+                else _decode_ContentBlock
+            )(v, strict)
         except ValidationError as error:
             raise error.at("content")
 
@@ -11310,7 +11410,9 @@ def _read_AgentThoughtSessionUpdate(
             f_content = (
                 None
                 if v is None
-                else check_list_skipping(v, _decode_ContentBlock, strict)
+                else check_variants_skipping(
+                    v, "type", _VARIANTS_ContentBlock, _decode_ContentBlock, strict
+                )
             )
         except ValidationError as error:
             if strict:
@@ -11410,8 +11512,14 @@ def _read_ToolCallContentChunkSessionUpdate(
     if v is MISSING:
         raise missing("content")
     else:
+        # The variant its tag selects, read directly; the union's decoder takes the rest.
+        tag = v.get("type") if type(v) is json_object else None
         try:
-            f_content = _decode_ToolCallContent(v, strict)
+            f_content = (
+                _VARIANTS_ToolCallContent.get(tag, _decode_ToolCallContent)
+                if type(tag) is str
+                else _decode_ToolCallContent
+            )(v, strict)
         except ValidationError as error:
             raise error.at("content")
 
@@ -11551,7 +11659,13 @@ def _read_ToolCallUpdateSessionUpdate(
             f_content = (
                 None
                 if v is None
-                else check_list_skipping(v, _decode_ToolCallContent, strict)
+                else check_variants_skipping(
+                    v,
+                    "type",
+                    _VARIANTS_ToolCallContent,
+                    _decode_ToolCallContent,
+                    strict,
+                )
             )
         except ValidationError as error:
             if strict:
@@ -11959,8 +12073,14 @@ def _read_PlanUpdateSessionUpdate(
     if v is MISSING:
         raise missing("plan")
     else:
+        # The variant its tag selects, read directly; the union's decoder takes the rest.
+        tag = v.get("type") if type(v) is json_object else None
         try:
-            f_plan = _decode_PlanUpdateContent(v, strict)
+            f_plan = (
+                _VARIANTS_PlanUpdateContent.get(tag, _decode_PlanUpdateContent)
+                if type(tag) is str
+                else _decode_PlanUpdateContent
+            )(v, strict)
         except ValidationError as error:
             raise error.at("plan")
 
@@ -12015,8 +12135,8 @@ def _read_AvailableCommandsUpdateSessionUpdate(
         raise missing("availableCommands")
     else:
         try:
-            f_available_commands = check_list_skipping(
-                v, _decode_AvailableCommand, strict
+            f_available_commands = check_variants_skipping(
+                v, "type", _VARIANTS_AvailableCommand, _decode_AvailableCommand, strict
             )
         except ValidationError as error:
             raise error.at("availableCommands")
@@ -12076,8 +12196,12 @@ def _read_ConfigOptionUpdateSessionUpdate(
         raise missing("configOptions")
     else:
         try:
-            f_config_options = check_list_skipping(
-                v, _decode_SessionConfigOption, strict
+            f_config_options = check_variants_skipping(
+                v,
+                "type",
+                _VARIANTS_SessionConfigOption,
+                _decode_SessionConfigOption,
+                strict,
             )
         except ValidationError as error:
             raise error.at("configOptions")
@@ -12431,7 +12555,9 @@ def _read_CompactionUpdateSessionUpdate(
             f_summary = (
                 None
                 if v is None
-                else check_list_skipping(v, _decode_ContentBlock, strict)
+                else check_variants_skipping(
+                    v, "type", _VARIANTS_ContentBlock, _decode_ContentBlock, strict
+                )
             )
         except ValidationError as error:
             if strict:
@@ -12528,8 +12654,14 @@ def _read_CompactionSummaryChunkSessionUpdate(
     if v is MISSING:
         raise missing("content")
     else:
+        # The variant its tag selects, read directly; the union's decoder takes the rest.
+        tag = v.get("type") if type(v) is json_object else None
         try:
-            f_content = _decode_ContentBlock(v, strict)
+            f_content = (
+                _VARIANTS_ContentBlock.get(tag, _decode_ContentBlock)
+                if type(tag) is str
+                else _decode_ContentBlock
+            )(v, strict)
         except ValidationError as error:
             raise error.at("content")
 
@@ -12665,8 +12797,14 @@ def _decode_ContentChunk(d: Any, strict: bool) -> ContentChunk:
     if v is MISSING:
         raise missing("content")
     else:
+        # The variant its tag selects, read directly; the union's decoder takes the rest.
+        tag = v.get("type") if type(v) is json_object else None
         try:
-            f_content = _decode_ContentBlock(v, strict)
+            f_content = (
+                _VARIANTS_ContentBlock.get(tag, _decode_ContentBlock)
+                if type(tag) is str
+                else _decode_ContentBlock
+            )(v, strict)
         except ValidationError as error:
             raise error.at("content")
 
@@ -12724,7 +12862,9 @@ def _decode_UserMessage(d: Any, strict: bool) -> UserMessage:
             f_content = (
                 None
                 if v is None
-                else check_list_skipping(v, _decode_ContentBlock, strict)
+                else check_variants_skipping(
+                    v, "type", _VARIANTS_ContentBlock, _decode_ContentBlock, strict
+                )
             )
         except ValidationError as error:
             if strict:
@@ -12790,7 +12930,9 @@ def _decode_AgentMessage(d: Any, strict: bool) -> AgentMessage:
             f_content = (
                 None
                 if v is None
-                else check_list_skipping(v, _decode_ContentBlock, strict)
+                else check_variants_skipping(
+                    v, "type", _VARIANTS_ContentBlock, _decode_ContentBlock, strict
+                )
             )
         except ValidationError as error:
             if strict:
@@ -12856,7 +12998,9 @@ def _decode_AgentThought(d: Any, strict: bool) -> AgentThought:
             f_content = (
                 None
                 if v is None
-                else check_list_skipping(v, _decode_ContentBlock, strict)
+                else check_variants_skipping(
+                    v, "type", _VARIANTS_ContentBlock, _decode_ContentBlock, strict
+                )
             )
         except ValidationError as error:
             if strict:
@@ -13160,7 +13304,11 @@ def _decode_RunningStateUpdate(d: Any, strict: bool) -> RunningStateUpdate:
     else:
         try:
             f_background = (
-                None if v is None else check_list(v, _decode_BackgroundWork, strict)
+                None
+                if v is None
+                else check_variants(
+                    v, "type", _VARIANTS_BackgroundWork, _decode_BackgroundWork, strict
+                )
             )
         except ValidationError as error:
             if strict:
@@ -13250,7 +13398,11 @@ def _read_EndTurnIdleStateUpdate(d: JsonObject, strict: bool) -> EndTurnIdleStat
     else:
         try:
             f_background = (
-                None if v is None else check_list(v, _decode_BackgroundWork, strict)
+                None
+                if v is None
+                else check_variants(
+                    v, "type", _VARIANTS_BackgroundWork, _decode_BackgroundWork, strict
+                )
             )
         except ValidationError as error:
             if strict:
@@ -13314,7 +13466,11 @@ def _read_MaxTokensIdleStateUpdate(
     else:
         try:
             f_background = (
-                None if v is None else check_list(v, _decode_BackgroundWork, strict)
+                None
+                if v is None
+                else check_variants(
+                    v, "type", _VARIANTS_BackgroundWork, _decode_BackgroundWork, strict
+                )
             )
         except ValidationError as error:
             if strict:
@@ -13380,7 +13536,11 @@ def _read_MaxTurnRequestsIdleStateUpdate(
     else:
         try:
             f_background = (
-                None if v is None else check_list(v, _decode_BackgroundWork, strict)
+                None
+                if v is None
+                else check_variants(
+                    v, "type", _VARIANTS_BackgroundWork, _decode_BackgroundWork, strict
+                )
             )
         except ValidationError as error:
             if strict:
@@ -13444,7 +13604,11 @@ def _read_RefusalIdleStateUpdate(d: JsonObject, strict: bool) -> RefusalIdleStat
     else:
         try:
             f_background = (
-                None if v is None else check_list(v, _decode_BackgroundWork, strict)
+                None
+                if v is None
+                else check_variants(
+                    v, "type", _VARIANTS_BackgroundWork, _decode_BackgroundWork, strict
+                )
             )
         except ValidationError as error:
             if strict:
@@ -13508,7 +13672,11 @@ def _read_CancelledIdleStateUpdate(
     else:
         try:
             f_background = (
-                None if v is None else check_list(v, _decode_BackgroundWork, strict)
+                None
+                if v is None
+                else check_variants(
+                    v, "type", _VARIANTS_BackgroundWork, _decode_BackgroundWork, strict
+                )
             )
         except ValidationError as error:
             if strict:
@@ -13570,7 +13738,11 @@ def _read_ErrorIdleStateUpdate(d: JsonObject, strict: bool) -> ErrorIdleStateUpd
     else:
         try:
             f_background = (
-                None if v is None else check_list(v, _decode_BackgroundWork, strict)
+                None
+                if v is None
+                else check_variants(
+                    v, "type", _VARIANTS_BackgroundWork, _decode_BackgroundWork, strict
+                )
             )
         except ValidationError as error:
             if strict:
@@ -13655,7 +13827,11 @@ def _read_OtherIdleStateUpdate(d: JsonObject, strict: bool) -> OtherIdleStateUpd
     else:
         try:
             f_background = (
-                None if v is None else check_list(v, _decode_BackgroundWork, strict)
+                None
+                if v is None
+                else check_variants(
+                    v, "type", _VARIANTS_BackgroundWork, _decode_BackgroundWork, strict
+                )
             )
         except ValidationError as error:
             if strict:
@@ -13716,7 +13892,11 @@ def _decode_NoneIdleStateUpdate(d: Any, strict: bool) -> NoneIdleStateUpdate:
     else:
         try:
             f_background = (
-                None if v is None else check_list(v, _decode_BackgroundWork, strict)
+                None
+                if v is None
+                else check_variants(
+                    v, "type", _VARIANTS_BackgroundWork, _decode_BackgroundWork, strict
+                )
             )
         except ValidationError as error:
             if strict:
@@ -13825,7 +14005,11 @@ def _decode_RequiresActionStateUpdate(
     else:
         try:
             f_background = (
-                None if v is None else check_list(v, _decode_BackgroundWork, strict)
+                None
+                if v is None
+                else check_variants(
+                    v, "type", _VARIANTS_BackgroundWork, _decode_BackgroundWork, strict
+                )
             )
         except ValidationError as error:
             if strict:
@@ -13885,7 +14069,11 @@ def _read_StateUpdateRunning(d: JsonObject, strict: bool) -> StateUpdateRunning:
     else:
         try:
             f_background = (
-                None if v is None else check_list(v, _decode_BackgroundWork, strict)
+                None
+                if v is None
+                else check_variants(
+                    v, "type", _VARIANTS_BackgroundWork, _decode_BackgroundWork, strict
+                )
             )
         except ValidationError as error:
             if strict:
@@ -13975,7 +14163,11 @@ def _read_StateUpdateRequiresAction(
     else:
         try:
             f_background = (
-                None if v is None else check_list(v, _decode_BackgroundWork, strict)
+                None
+                if v is None
+                else check_variants(
+                    v, "type", _VARIANTS_BackgroundWork, _decode_BackgroundWork, strict
+                )
             )
         except ValidationError as error:
             if strict:
@@ -14099,8 +14291,14 @@ def _decode_ToolCallContentChunk(d: Any, strict: bool) -> ToolCallContentChunk:
     if v is MISSING:
         raise missing("content")
     else:
+        # The variant its tag selects, read directly; the union's decoder takes the rest.
+        tag = v.get("type") if type(v) is json_object else None
         try:
-            f_content = _decode_ToolCallContent(v, strict)
+            f_content = (
+                _VARIANTS_ToolCallContent.get(tag, _decode_ToolCallContent)
+                if type(tag) is str
+                else _decode_ToolCallContent
+            )(v, strict)
         except ValidationError as error:
             raise error.at("content")
 
@@ -14927,8 +15125,14 @@ def _decode_PlanUpdate(d: Any, strict: bool) -> PlanUpdate:
     if v is MISSING:
         raise missing("plan")
     else:
+        # The variant its tag selects, read directly; the union's decoder takes the rest.
+        tag = v.get("type") if type(v) is json_object else None
         try:
-            f_plan = _decode_PlanUpdateContent(v, strict)
+            f_plan = (
+                _VARIANTS_PlanUpdateContent.get(tag, _decode_PlanUpdateContent)
+                if type(tag) is str
+                else _decode_PlanUpdateContent
+            )(v, strict)
         except ValidationError as error:
             raise error.at("plan")
 
@@ -14971,8 +15175,8 @@ def _decode_AvailableCommandsUpdate(d: Any, strict: bool) -> AvailableCommandsUp
         raise missing("availableCommands")
     else:
         try:
-            f_available_commands = check_list_skipping(
-                v, _decode_AvailableCommand, strict
+            f_available_commands = check_variants_skipping(
+                v, "type", _VARIANTS_AvailableCommand, _decode_AvailableCommand, strict
             )
         except ValidationError as error:
             raise error.at("availableCommands")
@@ -15018,8 +15222,12 @@ def _decode_ConfigOptionUpdate(d: Any, strict: bool) -> ConfigOptionUpdate:
         raise missing("configOptions")
     else:
         try:
-            f_config_options = check_list_skipping(
-                v, _decode_SessionConfigOption, strict
+            f_config_options = check_variants_skipping(
+                v,
+                "type",
+                _VARIANTS_SessionConfigOption,
+                _decode_SessionConfigOption,
+                strict,
             )
         except ValidationError as error:
             raise error.at("configOptions")
@@ -15421,7 +15629,9 @@ def _decode_CompactionUpdate(d: Any, strict: bool) -> CompactionUpdate:
             f_summary = (
                 None
                 if v is None
-                else check_list_skipping(v, _decode_ContentBlock, strict)
+                else check_variants_skipping(
+                    v, "type", _VARIANTS_ContentBlock, _decode_ContentBlock, strict
+                )
             )
         except ValidationError as error:
             if strict:
@@ -15504,8 +15714,14 @@ def _decode_CompactionSummaryChunk(d: Any, strict: bool) -> CompactionSummaryChu
     if v is MISSING:
         raise missing("content")
     else:
+        # The variant its tag selects, read directly; the union's decoder takes the rest.
+        tag = v.get("type") if type(v) is json_object else None
         try:
-            f_content = _decode_ContentBlock(v, strict)
+            f_content = (
+                _VARIANTS_ContentBlock.get(tag, _decode_ContentBlock)
+                if type(tag) is str
+                else _decode_ContentBlock
+            )(v, strict)
         except ValidationError as error:
             raise error.at("content")
 
@@ -16109,7 +16325,9 @@ def _decode_NewSessionRequest(d: Any, strict: bool) -> NewSessionRequest:
         f_mcp_servers = []
     else:
         try:
-            f_mcp_servers = check_list(v, _decode_McpServer, strict)
+            f_mcp_servers = check_variants(
+                v, "type", _VARIANTS_McpServer, _decode_McpServer, strict
+            )
         except ValidationError as error:
             raise error.at("mcpServers")
 
@@ -16746,7 +16964,9 @@ def _decode_ResumeSessionRequest(d: Any, strict: bool) -> ResumeSessionRequest:
         f_mcp_servers = []
     else:
         try:
-            f_mcp_servers = check_list(v, _decode_McpServer, strict)
+            f_mcp_servers = check_variants(
+                v, "type", _VARIANTS_McpServer, _decode_McpServer, strict
+            )
         except ValidationError as error:
             raise error.at("mcpServers")
 
@@ -16755,8 +16975,18 @@ def _decode_ResumeSessionRequest(d: Any, strict: bool) -> ResumeSessionRequest:
     if v is MISSING:
         f_replay_from = UNSET
     else:
+        # The variant its tag selects, read directly; the union's decoder takes the rest.
+        tag = v.get("type") if type(v) is json_object else None
         try:
-            f_replay_from = None if v is None else _decode_ReplayFrom(v, strict)
+            f_replay_from = (
+                None
+                if v is None
+                else (
+                    _VARIANTS_ReplayFrom.get(tag, _decode_ReplayFrom)
+                    if type(tag) is str
+                    else _decode_ReplayFrom
+                )(v, strict)
+            )
         except ValidationError as error:
             raise error.at("replayFrom")
 
@@ -17387,7 +17617,9 @@ def _decode_PromptRequest(d: Any, strict: bool) -> PromptRequest:
         raise missing("prompt")
     else:
         try:
-            f_prompt = check_list(v, _decode_ContentBlock, strict, 1)
+            f_prompt = check_variants(
+                v, "type", _VARIANTS_ContentBlock, _decode_ContentBlock, strict, 1
+            )
         except ValidationError as error:
             raise error.at("prompt")
 
@@ -17558,8 +17790,16 @@ def _decode_RequestPermissionResponse(
     if v is MISSING:
         raise missing("outcome")
     else:
+        # The variant its tag selects, read directly; the union's decoder takes the rest.
+        tag = v.get("outcome") if type(v) is json_object else None
         try:
-            f_outcome = _decode_RequestPermissionOutcome(v, strict)
+            f_outcome = (
+                _VARIANTS_RequestPermissionOutcome.get(
+                    tag, _decode_RequestPermissionOutcome
+                )
+                if type(tag) is str
+                else _decode_RequestPermissionOutcome
+            )(v, strict)
         except ValidationError as error:
             raise error.at("outcome")
 

@@ -24,6 +24,8 @@ from ._runtime import check_const as check_const
 from ._runtime import check_int as check_int
 from ._runtime import check_list as check_list
 from ._runtime import check_list_skipping as check_list_skipping
+from ._runtime import check_variants as check_variants
+from ._runtime import check_variants_skipping as check_variants_skipping
 from ._runtime import check_map as check_map
 from ._runtime import check_num as check_num
 from ._runtime import check_str as check_str
@@ -1686,9 +1688,19 @@ def _decode_RequestPermissionRequest(d: Any, strict: bool) -> RequestPermissionR
     if v is MISSING:
         f_subject = UNSET
     else:
+        # The variant its tag selects, read directly; the union's decoder takes the rest.
+        tag = v.get("type") if type(v) is json_object else None
         try:
             f_subject = (
-                None if v is None else _decode_RequestPermissionSubject(v, strict)
+                None
+                if v is None
+                else (
+                    _VARIANTS_RequestPermissionSubject.get(
+                        tag, _decode_RequestPermissionSubject
+                    )
+                    if type(tag) is str
+                    else _decode_RequestPermissionSubject
+                )(v, strict)
             )
         except ValidationError as error:
             raise error.at("subject")
@@ -2073,7 +2085,13 @@ def _decode_ToolCallUpdate(d: Any, strict: bool) -> ToolCallUpdate:
             f_content = (
                 None
                 if v is None
-                else check_list_skipping(v, _decode_ToolCallContent, strict)
+                else check_variants_skipping(
+                    v,
+                    "type",
+                    _VARIANTS_ToolCallContent,
+                    _decode_ToolCallContent,
+                    strict,
+                )
             )
         except ValidationError as error:
             if strict:
@@ -2278,8 +2296,14 @@ def _read_ContentToolCallContent(d: JsonObject, strict: bool) -> ContentToolCall
     if v is MISSING:
         raise missing("content")
     else:
+        # The variant its tag selects, read directly; the union's decoder takes the rest.
+        tag = v.get("type") if type(v) is json_object else None
         try:
-            f_content = _decode_ContentBlock(v, strict)
+            f_content = (
+                _VARIANTS_ContentBlock.get(tag, _decode_ContentBlock)
+                if type(tag) is str
+                else _decode_ContentBlock
+            )(v, strict)
         except ValidationError as error:
             raise error.at("content")
 
@@ -2330,7 +2354,9 @@ def _read_DiffToolCallContent(d: JsonObject, strict: bool) -> DiffToolCallConten
         raise missing("changes")
     else:
         try:
-            f_changes = check_list_skipping(v, _decode_DiffChange, strict)
+            f_changes = check_variants_skipping(
+                v, "operation", _VARIANTS_DiffChange, _decode_DiffChange, strict
+            )
         except ValidationError as error:
             raise error.at("changes")
 
@@ -3955,8 +3981,14 @@ def _decode_Content(d: Any, strict: bool) -> Content:
     if v is MISSING:
         raise missing("content")
     else:
+        # The variant its tag selects, read directly; the union's decoder takes the rest.
+        tag = v.get("type") if type(v) is json_object else None
         try:
-            f_content = _decode_ContentBlock(v, strict)
+            f_content = (
+                _VARIANTS_ContentBlock.get(tag, _decode_ContentBlock)
+                if type(tag) is str
+                else _decode_ContentBlock
+            )(v, strict)
         except ValidationError as error:
             raise error.at("content")
 
@@ -4823,7 +4855,9 @@ def _decode_Diff(d: Any, strict: bool) -> Diff:
         raise missing("changes")
     else:
         try:
-            f_changes = check_list_skipping(v, _decode_DiffChange, strict)
+            f_changes = check_variants_skipping(
+                v, "operation", _VARIANTS_DiffChange, _decode_DiffChange, strict
+            )
         except ValidationError as error:
             raise error.at("changes")
 
@@ -8111,7 +8145,9 @@ def _decode_InitializeResponse(d: Any, strict: bool) -> InitializeResponse:
         f_auth_methods = UNSET
     else:
         try:
-            f_auth_methods = check_list_skipping(v, _decode_AuthMethod, strict)
+            f_auth_methods = check_variants_skipping(
+                v, "type", _VARIANTS_AuthMethod, _decode_AuthMethod, strict
+            )
         except ValidationError as error:
             if strict:
                 raise error.at("authMethods")
@@ -10410,8 +10446,12 @@ def _decode_NewSessionResponse(d: Any, strict: bool) -> NewSessionResponse:
         f_config_options = UNSET
     else:
         try:
-            f_config_options = check_list_skipping(
-                v, _decode_SessionConfigOption, strict
+            f_config_options = check_variants_skipping(
+                v,
+                "type",
+                _VARIANTS_SessionConfigOption,
+                _decode_SessionConfigOption,
+                strict,
             )
         except ValidationError as error:
             if strict:
@@ -10425,8 +10465,8 @@ def _decode_NewSessionResponse(d: Any, strict: bool) -> NewSessionResponse:
         f_available_commands = UNSET
     else:
         try:
-            f_available_commands = check_list_skipping(
-                v, _decode_AvailableCommand, strict
+            f_available_commands = check_variants_skipping(
+                v, "type", _VARIANTS_AvailableCommand, _decode_AvailableCommand, strict
             )
         except ValidationError as error:
             if strict:
@@ -11211,8 +11251,20 @@ def _read_CommandAvailableCommand(
     if v is MISSING:
         f_input = UNSET
     else:
+        # The variant its tag selects, read directly; the union's decoder takes the rest.
+        tag = v.get("type") if type(v) is json_object else None
         try:
-            f_input = None if v is None else _decode_AvailableCommandInput(v, strict)
+            f_input = (
+                None
+                if v is None
+                else (
+                    _VARIANTS_AvailableCommandInput.get(
+                        tag, _decode_AvailableCommandInput
+                    )
+                    if type(tag) is str
+                    else _decode_AvailableCommandInput
+                )(v, strict)
+            )
         except ValidationError as error:
             if strict:
                 raise error.at("input")
@@ -11532,8 +11584,20 @@ def _decode_Command(d: Any, strict: bool) -> Command:
     if v is MISSING:
         f_input = UNSET
     else:
+        # The variant its tag selects, read directly; the union's decoder takes the rest.
+        tag = v.get("type") if type(v) is json_object else None
         try:
-            f_input = None if v is None else _decode_AvailableCommandInput(v, strict)
+            f_input = (
+                None
+                if v is None
+                else (
+                    _VARIANTS_AvailableCommandInput.get(
+                        tag, _decode_AvailableCommandInput
+                    )
+                    if type(tag) is str
+                    else _decode_AvailableCommandInput
+                )(v, strict)
+            )
         except ValidationError as error:
             if strict:
                 raise error.at("input")
@@ -11817,8 +11881,12 @@ def _decode_ForkSessionResponse(d: Any, strict: bool) -> ForkSessionResponse:
         f_config_options = UNSET
     else:
         try:
-            f_config_options = check_list_skipping(
-                v, _decode_SessionConfigOption, strict
+            f_config_options = check_variants_skipping(
+                v,
+                "type",
+                _VARIANTS_SessionConfigOption,
+                _decode_SessionConfigOption,
+                strict,
             )
         except ValidationError as error:
             if strict:
@@ -11832,8 +11900,8 @@ def _decode_ForkSessionResponse(d: Any, strict: bool) -> ForkSessionResponse:
         f_available_commands = UNSET
     else:
         try:
-            f_available_commands = check_list_skipping(
-                v, _decode_AvailableCommand, strict
+            f_available_commands = check_variants_skipping(
+                v, "type", _VARIANTS_AvailableCommand, _decode_AvailableCommand, strict
             )
         except ValidationError as error:
             if strict:
@@ -11963,8 +12031,18 @@ def _decode_SessionStatusResponse(d: Any, strict: bool) -> SessionStatusResponse
     if v is MISSING:
         f_state = UNSET
     else:
+        # The variant its tag selects, read directly; the union's decoder takes the rest.
+        tag = v.get("state") if type(v) is json_object else None
         try:
-            f_state = None if v is None else _decode_StateUpdate(v, strict)
+            f_state = (
+                None
+                if v is None
+                else (
+                    _VARIANTS_StateUpdate.get(tag, _decode_StateUpdate)
+                    if type(tag) is str
+                    else _decode_StateUpdate
+                )(v, strict)
+            )
         except ValidationError as error:
             if strict:
                 raise error.at("state")
@@ -12040,7 +12118,11 @@ def _read_StateUpdateRunning(d: JsonObject, strict: bool) -> StateUpdateRunning:
     else:
         try:
             f_background = (
-                None if v is None else check_list(v, _decode_BackgroundWork, strict)
+                None
+                if v is None
+                else check_variants(
+                    v, "type", _VARIANTS_BackgroundWork, _decode_BackgroundWork, strict
+                )
             )
         except ValidationError as error:
             if strict:
@@ -12130,7 +12212,11 @@ def _read_StateUpdateRequiresAction(
     else:
         try:
             f_background = (
-                None if v is None else check_list(v, _decode_BackgroundWork, strict)
+                None
+                if v is None
+                else check_variants(
+                    v, "type", _VARIANTS_BackgroundWork, _decode_BackgroundWork, strict
+                )
             )
         except ValidationError as error:
             if strict:
@@ -12192,7 +12278,11 @@ def _read_StateUpdateUnknown(d: JsonObject, strict: bool) -> StateUpdateUnknown:
     else:
         try:
             f_background = (
-                None if v is None else check_list(v, _decode_BackgroundWork, strict)
+                None
+                if v is None
+                else check_variants(
+                    v, "type", _VARIANTS_BackgroundWork, _decode_BackgroundWork, strict
+                )
             )
         except ValidationError as error:
             if strict:
@@ -12654,7 +12744,11 @@ def _decode_RunningStateUpdate(d: Any, strict: bool) -> RunningStateUpdate:
     else:
         try:
             f_background = (
-                None if v is None else check_list(v, _decode_BackgroundWork, strict)
+                None
+                if v is None
+                else check_variants(
+                    v, "type", _VARIANTS_BackgroundWork, _decode_BackgroundWork, strict
+                )
             )
         except ValidationError as error:
             if strict:
@@ -13130,7 +13224,11 @@ def _read_EndTurnIdleStateUpdate(d: JsonObject, strict: bool) -> EndTurnIdleStat
     else:
         try:
             f_background = (
-                None if v is None else check_list(v, _decode_BackgroundWork, strict)
+                None
+                if v is None
+                else check_variants(
+                    v, "type", _VARIANTS_BackgroundWork, _decode_BackgroundWork, strict
+                )
             )
         except ValidationError as error:
             if strict:
@@ -13211,7 +13309,11 @@ def _read_MaxTokensIdleStateUpdate(
     else:
         try:
             f_background = (
-                None if v is None else check_list(v, _decode_BackgroundWork, strict)
+                None
+                if v is None
+                else check_variants(
+                    v, "type", _VARIANTS_BackgroundWork, _decode_BackgroundWork, strict
+                )
             )
         except ValidationError as error:
             if strict:
@@ -13294,7 +13396,11 @@ def _read_MaxTurnRequestsIdleStateUpdate(
     else:
         try:
             f_background = (
-                None if v is None else check_list(v, _decode_BackgroundWork, strict)
+                None
+                if v is None
+                else check_variants(
+                    v, "type", _VARIANTS_BackgroundWork, _decode_BackgroundWork, strict
+                )
             )
         except ValidationError as error:
             if strict:
@@ -13375,7 +13481,11 @@ def _read_RefusalIdleStateUpdate(d: JsonObject, strict: bool) -> RefusalIdleStat
     else:
         try:
             f_background = (
-                None if v is None else check_list(v, _decode_BackgroundWork, strict)
+                None
+                if v is None
+                else check_variants(
+                    v, "type", _VARIANTS_BackgroundWork, _decode_BackgroundWork, strict
+                )
             )
         except ValidationError as error:
             if strict:
@@ -13456,7 +13566,11 @@ def _read_CancelledIdleStateUpdate(
     else:
         try:
             f_background = (
-                None if v is None else check_list(v, _decode_BackgroundWork, strict)
+                None
+                if v is None
+                else check_variants(
+                    v, "type", _VARIANTS_BackgroundWork, _decode_BackgroundWork, strict
+                )
             )
         except ValidationError as error:
             if strict:
@@ -13535,7 +13649,11 @@ def _read_ErrorIdleStateUpdate(d: JsonObject, strict: bool) -> ErrorIdleStateUpd
     else:
         try:
             f_background = (
-                None if v is None else check_list(v, _decode_BackgroundWork, strict)
+                None
+                if v is None
+                else check_variants(
+                    v, "type", _VARIANTS_BackgroundWork, _decode_BackgroundWork, strict
+                )
             )
         except ValidationError as error:
             if strict:
@@ -13637,7 +13755,11 @@ def _read_OtherIdleStateUpdate(d: JsonObject, strict: bool) -> OtherIdleStateUpd
     else:
         try:
             f_background = (
-                None if v is None else check_list(v, _decode_BackgroundWork, strict)
+                None
+                if v is None
+                else check_variants(
+                    v, "type", _VARIANTS_BackgroundWork, _decode_BackgroundWork, strict
+                )
             )
         except ValidationError as error:
             if strict:
@@ -13717,7 +13839,11 @@ def _decode_NoneIdleStateUpdate(d: Any, strict: bool) -> NoneIdleStateUpdate:
     else:
         try:
             f_background = (
-                None if v is None else check_list(v, _decode_BackgroundWork, strict)
+                None
+                if v is None
+                else check_variants(
+                    v, "type", _VARIANTS_BackgroundWork, _decode_BackgroundWork, strict
+                )
             )
         except ValidationError as error:
             if strict:
@@ -13830,7 +13956,11 @@ def _decode_RequiresActionStateUpdate(
     else:
         try:
             f_background = (
-                None if v is None else check_list(v, _decode_BackgroundWork, strict)
+                None
+                if v is None
+                else check_variants(
+                    v, "type", _VARIANTS_BackgroundWork, _decode_BackgroundWork, strict
+                )
             )
         except ValidationError as error:
             if strict:
@@ -13883,7 +14013,11 @@ def _decode_UnknownStateUpdate(d: Any, strict: bool) -> UnknownStateUpdate:
     else:
         try:
             f_background = (
-                None if v is None else check_list(v, _decode_BackgroundWork, strict)
+                None
+                if v is None
+                else check_variants(
+                    v, "type", _VARIANTS_BackgroundWork, _decode_BackgroundWork, strict
+                )
             )
         except ValidationError as error:
             if strict:
@@ -13978,8 +14112,12 @@ def _decode_ResumeSessionResponse(d: Any, strict: bool) -> ResumeSessionResponse
         f_config_options = UNSET
     else:
         try:
-            f_config_options = check_list_skipping(
-                v, _decode_SessionConfigOption, strict
+            f_config_options = check_variants_skipping(
+                v,
+                "type",
+                _VARIANTS_SessionConfigOption,
+                _decode_SessionConfigOption,
+                strict,
             )
         except ValidationError as error:
             if strict:
@@ -13993,8 +14131,8 @@ def _decode_ResumeSessionResponse(d: Any, strict: bool) -> ResumeSessionResponse
         f_available_commands = UNSET
     else:
         try:
-            f_available_commands = check_list_skipping(
-                v, _decode_AvailableCommand, strict
+            f_available_commands = check_variants_skipping(
+                v, "type", _VARIANTS_AvailableCommand, _decode_AvailableCommand, strict
             )
         except ValidationError as error:
             if strict:
@@ -14140,8 +14278,12 @@ def _decode_SetSessionConfigOptionResponse(
         raise missing("configOptions")
     else:
         try:
-            f_config_options = check_list_skipping(
-                v, _decode_SessionConfigOption, strict
+            f_config_options = check_variants_skipping(
+                v,
+                "type",
+                _VARIANTS_SessionConfigOption,
+                _decode_SessionConfigOption,
+                strict,
             )
         except ValidationError as error:
             raise error.at("configOptions")
@@ -14289,8 +14431,14 @@ def _decode_UpdateSessionNotification(
     if v is MISSING:
         raise missing("update")
     else:
+        # The variant its tag selects, read directly; the union's decoder takes the rest.
+        tag = v.get("sessionUpdate") if type(v) is json_object else None
         try:
-            f_update = _decode_SessionUpdate(v, strict)
+            f_update = (
+                _VARIANTS_SessionUpdate.get(tag, _decode_SessionUpdate)
+                if type(tag) is str
+                else _decode_SessionUpdate
+            )(v, strict)
         except ValidationError as error:
             raise error.at("update")
 
@@ -14355,8 +14503,14 @@ def _read_UserMessageChunkSessionUpdate(
     if v is MISSING:
         raise missing("content")
     else:
+        # The variant its tag selects, read directly; the union's decoder takes the rest.
+        tag = v.get("type") if type(v) is json_object else None
         try:
-            f_content = _decode_ContentBlock(v, strict)
+            f_content = (
+                _VARIANTS_ContentBlock.get(tag, _decode_ContentBlock)
+                if type(tag) is str
+                else _decode_ContentBlock
+            )(v, strict)
         except ValidationError as error:
             raise error.at("content")
 
@@ -14426,7 +14580,9 @@ def _read_UserMessageSessionUpdate(
             f_content = (
                 None
                 if v is None
-                else check_list_skipping(v, _decode_ContentBlock, strict)
+                else check_variants_skipping(
+                    v, "type", _VARIANTS_ContentBlock, _decode_ContentBlock, strict
+                )
             )
         except ValidationError as error:
             if strict:
@@ -14500,8 +14656,14 @@ def _read_AgentMessageChunkSessionUpdate(
     if v is MISSING:
         raise missing("content")
     else:
+        # The variant its tag selects, read directly; the union's decoder takes the rest.
+        tag = v.get("type") if type(v) is json_object else None
         try:
-            f_content = _decode_ContentBlock(v, strict)
+            f_content = (
+                _VARIANTS_ContentBlock.get(tag, _decode_ContentBlock)
+                if type(tag) is str
+                else _decode_ContentBlock
+            )(v, strict)
         except ValidationError as error:
             raise error.at("content")
 
@@ -14573,7 +14735,9 @@ def _read_AgentMessageSessionUpdate(
             f_content = (
                 None
                 if v is None
-                else check_list_skipping(v, _decode_ContentBlock, strict)
+                else check_variants_skipping(
+                    v, "type", _VARIANTS_ContentBlock, _decode_ContentBlock, strict
+                )
             )
         except ValidationError as error:
             if strict:
@@ -14647,8 +14811,14 @@ def _read_AgentThoughtChunkSessionUpdate(
     if v is MISSING:
         raise missing("content")
     else:
+        # The variant its tag selects, read directly; the union's decoder takes the rest.
+        tag = v.get("type") if type(v) is json_object else None
         try:
-            f_content = _decode_ContentBlock(v, strict)
+            f_content = (
+                _VARIANTS_ContentBlock.get(tag, _decode_ContentBlock)
+                if type(tag) is str
+                else _decode_ContentBlock
+            )(v, strict)
         except ValidationError as error:
             raise error.at("content")
 
@@ -14720,7 +14890,9 @@ def _read_AgentThoughtSessionUpdate(
             f_content = (
                 None
                 if v is None
-                else check_list_skipping(v, _decode_ContentBlock, strict)
+                else check_variants_skipping(
+                    v, "type", _VARIANTS_ContentBlock, _decode_ContentBlock, strict
+                )
             )
         except ValidationError as error:
             if strict:
@@ -14820,8 +14992,14 @@ def _read_ToolCallContentChunkSessionUpdate(
     if v is MISSING:
         raise missing("content")
     else:
+        # The variant its tag selects, read directly; the union's decoder takes the rest.
+        tag = v.get("type") if type(v) is json_object else None
         try:
-            f_content = _decode_ToolCallContent(v, strict)
+            f_content = (
+                _VARIANTS_ToolCallContent.get(tag, _decode_ToolCallContent)
+                if type(tag) is str
+                else _decode_ToolCallContent
+            )(v, strict)
         except ValidationError as error:
             raise error.at("content")
 
@@ -14961,7 +15139,13 @@ def _read_ToolCallUpdateSessionUpdate(
             f_content = (
                 None
                 if v is None
-                else check_list_skipping(v, _decode_ToolCallContent, strict)
+                else check_variants_skipping(
+                    v,
+                    "type",
+                    _VARIANTS_ToolCallContent,
+                    _decode_ToolCallContent,
+                    strict,
+                )
             )
         except ValidationError as error:
             if strict:
@@ -15369,8 +15553,14 @@ def _read_PlanUpdateSessionUpdate(
     if v is MISSING:
         raise missing("plan")
     else:
+        # The variant its tag selects, read directly; the union's decoder takes the rest.
+        tag = v.get("type") if type(v) is json_object else None
         try:
-            f_plan = _decode_PlanUpdateContent(v, strict)
+            f_plan = (
+                _VARIANTS_PlanUpdateContent.get(tag, _decode_PlanUpdateContent)
+                if type(tag) is str
+                else _decode_PlanUpdateContent
+            )(v, strict)
         except ValidationError as error:
             raise error.at("plan")
 
@@ -15478,8 +15668,8 @@ def _read_AvailableCommandsUpdateSessionUpdate(
         raise missing("availableCommands")
     else:
         try:
-            f_available_commands = check_list_skipping(
-                v, _decode_AvailableCommand, strict
+            f_available_commands = check_variants_skipping(
+                v, "type", _VARIANTS_AvailableCommand, _decode_AvailableCommand, strict
             )
         except ValidationError as error:
             raise error.at("availableCommands")
@@ -15539,8 +15729,12 @@ def _read_ConfigOptionUpdateSessionUpdate(
         raise missing("configOptions")
     else:
         try:
-            f_config_options = check_list_skipping(
-                v, _decode_SessionConfigOption, strict
+            f_config_options = check_variants_skipping(
+                v,
+                "type",
+                _VARIANTS_SessionConfigOption,
+                _decode_SessionConfigOption,
+                strict,
             )
         except ValidationError as error:
             raise error.at("configOptions")
@@ -15894,7 +16088,9 @@ def _read_CompactionUpdateSessionUpdate(
             f_summary = (
                 None
                 if v is None
-                else check_list_skipping(v, _decode_ContentBlock, strict)
+                else check_variants_skipping(
+                    v, "type", _VARIANTS_ContentBlock, _decode_ContentBlock, strict
+                )
             )
         except ValidationError as error:
             if strict:
@@ -15991,8 +16187,14 @@ def _read_CompactionSummaryChunkSessionUpdate(
     if v is MISSING:
         raise missing("content")
     else:
+        # The variant its tag selects, read directly; the union's decoder takes the rest.
+        tag = v.get("type") if type(v) is json_object else None
         try:
-            f_content = _decode_ContentBlock(v, strict)
+            f_content = (
+                _VARIANTS_ContentBlock.get(tag, _decode_ContentBlock)
+                if type(tag) is str
+                else _decode_ContentBlock
+            )(v, strict)
         except ValidationError as error:
             raise error.at("content")
 
@@ -16103,8 +16305,18 @@ def _read_SubagentUpdateSessionUpdate(
     if v is MISSING:
         f_state = UNSET
     else:
+        # The variant its tag selects, read directly; the union's decoder takes the rest.
+        tag = v.get("state") if type(v) is json_object else None
         try:
-            f_state = None if v is None else _decode_StateUpdate(v, strict)
+            f_state = (
+                None
+                if v is None
+                else (
+                    _VARIANTS_StateUpdate.get(tag, _decode_StateUpdate)
+                    if type(tag) is str
+                    else _decode_StateUpdate
+                )(v, strict)
+            )
         except ValidationError as error:
             if strict:
                 raise error.at("state")
@@ -16291,7 +16503,9 @@ def _read_SessionMessageSessionUpdate(
             f_content = (
                 None
                 if v is None
-                else check_list_skipping(v, _decode_ContentBlock, strict)
+                else check_variants_skipping(
+                    v, "type", _VARIANTS_ContentBlock, _decode_ContentBlock, strict
+                )
             )
         except ValidationError as error:
             if strict:
@@ -16391,8 +16605,14 @@ def _read_SessionMessageChunkSessionUpdate(
     if v is MISSING:
         raise missing("content")
     else:
+        # The variant its tag selects, read directly; the union's decoder takes the rest.
+        tag = v.get("type") if type(v) is json_object else None
         try:
-            f_content = _decode_ContentBlock(v, strict)
+            f_content = (
+                _VARIANTS_ContentBlock.get(tag, _decode_ContentBlock)
+                if type(tag) is str
+                else _decode_ContentBlock
+            )(v, strict)
         except ValidationError as error:
             raise error.at("content")
 
@@ -16532,8 +16752,14 @@ def _decode_ContentChunk(d: Any, strict: bool) -> ContentChunk:
     if v is MISSING:
         raise missing("content")
     else:
+        # The variant its tag selects, read directly; the union's decoder takes the rest.
+        tag = v.get("type") if type(v) is json_object else None
         try:
-            f_content = _decode_ContentBlock(v, strict)
+            f_content = (
+                _VARIANTS_ContentBlock.get(tag, _decode_ContentBlock)
+                if type(tag) is str
+                else _decode_ContentBlock
+            )(v, strict)
         except ValidationError as error:
             raise error.at("content")
 
@@ -16591,7 +16817,9 @@ def _decode_UserMessage(d: Any, strict: bool) -> UserMessage:
             f_content = (
                 None
                 if v is None
-                else check_list_skipping(v, _decode_ContentBlock, strict)
+                else check_variants_skipping(
+                    v, "type", _VARIANTS_ContentBlock, _decode_ContentBlock, strict
+                )
             )
         except ValidationError as error:
             if strict:
@@ -16657,7 +16885,9 @@ def _decode_AgentMessage(d: Any, strict: bool) -> AgentMessage:
             f_content = (
                 None
                 if v is None
-                else check_list_skipping(v, _decode_ContentBlock, strict)
+                else check_variants_skipping(
+                    v, "type", _VARIANTS_ContentBlock, _decode_ContentBlock, strict
+                )
             )
         except ValidationError as error:
             if strict:
@@ -16723,7 +16953,9 @@ def _decode_AgentThought(d: Any, strict: bool) -> AgentThought:
             f_content = (
                 None
                 if v is None
-                else check_list_skipping(v, _decode_ContentBlock, strict)
+                else check_variants_skipping(
+                    v, "type", _VARIANTS_ContentBlock, _decode_ContentBlock, strict
+                )
             )
         except ValidationError as error:
             if strict:
@@ -16785,8 +17017,14 @@ def _decode_ToolCallContentChunk(d: Any, strict: bool) -> ToolCallContentChunk:
     if v is MISSING:
         raise missing("content")
     else:
+        # The variant its tag selects, read directly; the union's decoder takes the rest.
+        tag = v.get("type") if type(v) is json_object else None
         try:
-            f_content = _decode_ToolCallContent(v, strict)
+            f_content = (
+                _VARIANTS_ToolCallContent.get(tag, _decode_ToolCallContent)
+                if type(tag) is str
+                else _decode_ToolCallContent
+            )(v, strict)
         except ValidationError as error:
             raise error.at("content")
 
@@ -17855,8 +18093,14 @@ def _decode_PlanUpdate(d: Any, strict: bool) -> PlanUpdate:
     if v is MISSING:
         raise missing("plan")
     else:
+        # The variant its tag selects, read directly; the union's decoder takes the rest.
+        tag = v.get("type") if type(v) is json_object else None
         try:
-            f_plan = _decode_PlanUpdateContent(v, strict)
+            f_plan = (
+                _VARIANTS_PlanUpdateContent.get(tag, _decode_PlanUpdateContent)
+                if type(tag) is str
+                else _decode_PlanUpdateContent
+            )(v, strict)
         except ValidationError as error:
             raise error.at("plan")
 
@@ -17942,8 +18186,8 @@ def _decode_AvailableCommandsUpdate(d: Any, strict: bool) -> AvailableCommandsUp
         raise missing("availableCommands")
     else:
         try:
-            f_available_commands = check_list_skipping(
-                v, _decode_AvailableCommand, strict
+            f_available_commands = check_variants_skipping(
+                v, "type", _VARIANTS_AvailableCommand, _decode_AvailableCommand, strict
             )
         except ValidationError as error:
             raise error.at("availableCommands")
@@ -17989,8 +18233,12 @@ def _decode_ConfigOptionUpdate(d: Any, strict: bool) -> ConfigOptionUpdate:
         raise missing("configOptions")
     else:
         try:
-            f_config_options = check_list_skipping(
-                v, _decode_SessionConfigOption, strict
+            f_config_options = check_variants_skipping(
+                v,
+                "type",
+                _VARIANTS_SessionConfigOption,
+                _decode_SessionConfigOption,
+                strict,
             )
         except ValidationError as error:
             raise error.at("configOptions")
@@ -18392,7 +18640,9 @@ def _decode_CompactionUpdate(d: Any, strict: bool) -> CompactionUpdate:
             f_summary = (
                 None
                 if v is None
-                else check_list_skipping(v, _decode_ContentBlock, strict)
+                else check_variants_skipping(
+                    v, "type", _VARIANTS_ContentBlock, _decode_ContentBlock, strict
+                )
             )
         except ValidationError as error:
             if strict:
@@ -18475,8 +18725,14 @@ def _decode_CompactionSummaryChunk(d: Any, strict: bool) -> CompactionSummaryChu
     if v is MISSING:
         raise missing("content")
     else:
+        # The variant its tag selects, read directly; the union's decoder takes the rest.
+        tag = v.get("type") if type(v) is json_object else None
         try:
-            f_content = _decode_ContentBlock(v, strict)
+            f_content = (
+                _VARIANTS_ContentBlock.get(tag, _decode_ContentBlock)
+                if type(tag) is str
+                else _decode_ContentBlock
+            )(v, strict)
         except ValidationError as error:
             raise error.at("content")
 
@@ -18660,8 +18916,18 @@ def _decode_SubagentUpdate(d: Any, strict: bool) -> SubagentUpdate:
     if v is MISSING:
         f_state = UNSET
     else:
+        # The variant its tag selects, read directly; the union's decoder takes the rest.
+        tag = v.get("state") if type(v) is json_object else None
         try:
-            f_state = None if v is None else _decode_StateUpdate(v, strict)
+            f_state = (
+                None
+                if v is None
+                else (
+                    _VARIANTS_StateUpdate.get(tag, _decode_StateUpdate)
+                    if type(tag) is str
+                    else _decode_StateUpdate
+                )(v, strict)
+            )
         except ValidationError as error:
             if strict:
                 raise error.at("state")
@@ -18834,7 +19100,9 @@ def _decode_SessionMessage(d: Any, strict: bool) -> SessionMessage:
             f_content = (
                 None
                 if v is None
-                else check_list_skipping(v, _decode_ContentBlock, strict)
+                else check_variants_skipping(
+                    v, "type", _VARIANTS_ContentBlock, _decode_ContentBlock, strict
+                )
             )
         except ValidationError as error:
             if strict:
@@ -18920,8 +19188,14 @@ def _decode_SessionMessageChunk(d: Any, strict: bool) -> SessionMessageChunk:
     if v is MISSING:
         raise missing("content")
     else:
+        # The variant its tag selects, read directly; the union's decoder takes the rest.
+        tag = v.get("type") if type(v) is json_object else None
         try:
-            f_content = _decode_ContentBlock(v, strict)
+            f_content = (
+                _VARIANTS_ContentBlock.get(tag, _decode_ContentBlock)
+                if type(tag) is str
+                else _decode_ContentBlock
+            )(v, strict)
         except ValidationError as error:
             raise error.at("content")
 
@@ -19785,7 +20059,9 @@ def _decode_NewSessionRequest(d: Any, strict: bool) -> NewSessionRequest:
         f_mcp_servers = []
     else:
         try:
-            f_mcp_servers = check_list(v, _decode_McpServer, strict)
+            f_mcp_servers = check_variants(
+                v, "type", _VARIANTS_McpServer, _decode_McpServer, strict
+            )
         except ValidationError as error:
             raise error.at("mcpServers")
 
@@ -20436,7 +20712,9 @@ def _decode_SystemPrompt(d: Any, strict: bool) -> SystemPrompt:
         raise missing("content")
     else:
         try:
-            f_content = check_list(v, _decode_ContentBlock, strict)
+            f_content = check_variants(
+                v, "type", _VARIANTS_ContentBlock, _decode_ContentBlock, strict
+            )
         except ValidationError as error:
             raise error.at("content")
 
@@ -20682,7 +20960,9 @@ def _decode_ForkSessionRequest(d: Any, strict: bool) -> ForkSessionRequest:
         f_mcp_servers = []
     else:
         try:
-            f_mcp_servers = check_list(v, _decode_McpServer, strict)
+            f_mcp_servers = check_variants(
+                v, "type", _VARIANTS_McpServer, _decode_McpServer, strict
+            )
         except ValidationError as error:
             raise error.at("mcpServers")
 
@@ -20969,7 +21249,9 @@ def _decode_ResumeSessionRequest(d: Any, strict: bool) -> ResumeSessionRequest:
         f_mcp_servers = []
     else:
         try:
-            f_mcp_servers = check_list(v, _decode_McpServer, strict)
+            f_mcp_servers = check_variants(
+                v, "type", _VARIANTS_McpServer, _decode_McpServer, strict
+            )
         except ValidationError as error:
             raise error.at("mcpServers")
 
@@ -20978,8 +21260,18 @@ def _decode_ResumeSessionRequest(d: Any, strict: bool) -> ResumeSessionRequest:
     if v is MISSING:
         f_replay_from = UNSET
     else:
+        # The variant its tag selects, read directly; the union's decoder takes the rest.
+        tag = v.get("type") if type(v) is json_object else None
         try:
-            f_replay_from = None if v is None else _decode_ReplayFrom(v, strict)
+            f_replay_from = (
+                None
+                if v is None
+                else (
+                    _VARIANTS_ReplayFrom.get(tag, _decode_ReplayFrom)
+                    if type(tag) is str
+                    else _decode_ReplayFrom
+                )(v, strict)
+            )
         except ValidationError as error:
             raise error.at("replayFrom")
 
@@ -21626,7 +21918,9 @@ def _decode_PromptRequest(d: Any, strict: bool) -> PromptRequest:
         raise missing("prompt")
     else:
         try:
-            f_prompt = check_list(v, _decode_ContentBlock, strict, 1)
+            f_prompt = check_variants(
+                v, "type", _VARIANTS_ContentBlock, _decode_ContentBlock, strict, 1
+            )
         except ValidationError as error:
             raise error.at("prompt")
 
@@ -21797,8 +22091,16 @@ def _decode_RequestPermissionResponse(
     if v is MISSING:
         raise missing("outcome")
     else:
+        # The variant its tag selects, read directly; the union's decoder takes the rest.
+        tag = v.get("outcome") if type(v) is json_object else None
         try:
-            f_outcome = _decode_RequestPermissionOutcome(v, strict)
+            f_outcome = (
+                _VARIANTS_RequestPermissionOutcome.get(
+                    tag, _decode_RequestPermissionOutcome
+                )
+                if type(tag) is str
+                else _decode_RequestPermissionOutcome
+            )(v, strict)
         except ValidationError as error:
             raise error.at("outcome")
 

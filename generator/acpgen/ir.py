@@ -551,6 +551,15 @@ class UnionDef(_Named):
         return (self.tag, *self.catch_all.declared_keys)
 
     @property
+    def dispatch_by_tag(self) -> bool:
+        """Callers may look up the variant for a tag in ``_VARIANTS_<class>``
+        themselves, and call the union's own decoder only for what the table
+        has no entry for (no object, no tag, an unknown tag): so for a tagged
+        union whose tagged variants have no untagged fallback to try after
+        them."""
+        return self.tag is not None and self.fallback is None
+
+    @property
     def fallback(self) -> Variant | None:
         """The variant for an object whose tag is absent or that the tagged
         variants refuse (an :data:`UNTAGGED` one, not a :data:`NULL_TAG` one)."""

@@ -89,6 +89,37 @@ def test_salvage_signals_only_values_refused_for_holding_subclasses():
         rt.check_list_skipping([1, [Number.ONE]], item, False)
 
 
+def test_variant_lists_read_known_tags_directly_and_leave_the_rest_to_the_union():
+    calls: list[str] = []
+
+    def variant(value: object, strict: bool) -> str:
+        calls.append("variant")
+        return "a"
+
+    def union(value: object, strict: bool) -> str:
+        calls.append("union")
+        if isinstance(value, dict) and value.get("kind") == "other":
+            return "catch-all"
+        raise rt.ValidationError("expected an object with a known kind")
+
+    variants = {"a": variant}
+    items = [{"kind": "a"}, {"kind": "other"}]
+    assert rt.check_variants(items, "kind", variants, union, False) == ["a", "catch-all"]
+    assert calls == ["variant", "union"]
+    # Not an object, no tag, a tag that is not a string (unhashable too): the union decides.
+    for bad in ("x", {}, {"kind": ["a"]}, {"kind": 1}):
+        with pytest.raises(rt.ValidationError) as info:
+            rt.check_variants([{"kind": "a"}, bad], "kind", variants, union, False)
+        assert info.value.path == "$[1]"
+    assert rt.check_variants_skipping([{"kind": ["a"]}, {"kind": "a"}, 3], "kind", variants, union, False) == ["a"]
+    with pytest.raises(rt.ValidationError) as info:
+        rt.check_variants_skipping([{"kind": "a"}, 3], "kind", variants, union, True)
+    assert info.value.path == "$[1]"
+    with pytest.raises(rt.ValidationError, match="at least 2 items"):
+        rt.check_variants([{"kind": "a"}], "kind", variants, union, True, 2)
+    assert rt.check_variants([{"kind": "a"}], "kind", variants, union, False, 2) == ["a"]
+
+
 def test_json_equal_tells_booleans_from_numbers():
     assert rt.json_equal(1, 1.0) and not rt.json_equal(True, 1)
     assert rt.json_equal({"a": [1, {"b": None}]}, {"a": [1.0, {"b": None}]})
