@@ -12,6 +12,7 @@ from enum import Enum
 from typing import TYPE_CHECKING, Any, Callable, TypeVar, cast
 
 # Every helper is imported as itself: a package need not use them all.
+from ._runtime import FLOAT_MAX as FLOAT_MAX
 from ._runtime import MISSING as MISSING
 from ._runtime import UNSET as UNSET
 from ._runtime import Unset as Unset
@@ -2799,7 +2800,11 @@ def _decode_Annotations(d: Any, strict: bool) -> Annotations:
         f_priority = UNSET
     else:
         try:
-            f_priority = None if v is None else check_num(v, 0, 1)
+            f_priority = (
+                None
+                if v is None
+                else (v if type(v) is float and 0 <= v <= 1 else check_num(v, 0, 1))
+            )
         except ValidationError as error:
             if strict:
                 raise error.at("priority")
@@ -5819,7 +5824,15 @@ def _read_NumberElicitationPropertySchema(
         f_minimum = UNSET
     else:
         try:
-            f_minimum = None if v is None else check_num(v, None, None)
+            f_minimum = (
+                None
+                if v is None
+                else (
+                    v
+                    if type(v) is float and -FLOAT_MAX <= v <= FLOAT_MAX
+                    else check_num(v, None, None)
+                )
+            )
         except ValidationError as error:
             raise error.at("minimum")
 
@@ -5829,7 +5842,15 @@ def _read_NumberElicitationPropertySchema(
         f_maximum = UNSET
     else:
         try:
-            f_maximum = None if v is None else check_num(v, None, None)
+            f_maximum = (
+                None
+                if v is None
+                else (
+                    v
+                    if type(v) is float and -FLOAT_MAX <= v <= FLOAT_MAX
+                    else check_num(v, None, None)
+                )
+            )
         except ValidationError as error:
             raise error.at("maximum")
 
@@ -5839,7 +5860,15 @@ def _read_NumberElicitationPropertySchema(
         f_default = UNSET
     else:
         try:
-            f_default = None if v is None else check_num(v, None, None)
+            f_default = (
+                None
+                if v is None
+                else (
+                    v
+                    if type(v) is float and -FLOAT_MAX <= v <= FLOAT_MAX
+                    else check_num(v, None, None)
+                )
+            )
         except ValidationError as error:
             if strict:
                 raise error.at("default")
@@ -6743,7 +6772,15 @@ def _decode_NumberPropertySchema(d: Any, strict: bool) -> NumberPropertySchema:
         f_minimum = UNSET
     else:
         try:
-            f_minimum = None if v is None else check_num(v, None, None)
+            f_minimum = (
+                None
+                if v is None
+                else (
+                    v
+                    if type(v) is float and -FLOAT_MAX <= v <= FLOAT_MAX
+                    else check_num(v, None, None)
+                )
+            )
         except ValidationError as error:
             raise error.at("minimum")
 
@@ -6753,7 +6790,15 @@ def _decode_NumberPropertySchema(d: Any, strict: bool) -> NumberPropertySchema:
         f_maximum = UNSET
     else:
         try:
-            f_maximum = None if v is None else check_num(v, None, None)
+            f_maximum = (
+                None
+                if v is None
+                else (
+                    v
+                    if type(v) is float and -FLOAT_MAX <= v <= FLOAT_MAX
+                    else check_num(v, None, None)
+                )
+            )
         except ValidationError as error:
             raise error.at("maximum")
 
@@ -6763,7 +6808,15 @@ def _decode_NumberPropertySchema(d: Any, strict: bool) -> NumberPropertySchema:
         f_default = UNSET
     else:
         try:
-            f_default = None if v is None else check_num(v, None, None)
+            f_default = (
+                None
+                if v is None
+                else (
+                    v
+                    if type(v) is float and -FLOAT_MAX <= v <= FLOAT_MAX
+                    else check_num(v, None, None)
+                )
+            )
         except ValidationError as error:
             if strict:
                 raise error.at("default")
@@ -15337,7 +15390,11 @@ def _decode_Cost(d: Any, strict: bool) -> Cost:
         raise missing("amount")
     else:
         try:
-            f_amount = check_num(v, None, None)
+            f_amount = (
+                v
+                if type(v) is float and -FLOAT_MAX <= v <= FLOAT_MAX
+                else check_num(v, None, None)
+            )
         except ValidationError as error:
             raise error.at("amount")
 
@@ -18332,7 +18389,11 @@ def _decode_ElicitationContentValue(v: Any, strict: bool) -> ElicitationContentV
                         else check_int(x, -9223372036854775808, 9223372036854775807)
                     )
                 ),
-                lambda x, strict: check_num(x, None, None),
+                lambda x, strict: (
+                    x
+                    if type(x) is float and -FLOAT_MAX <= x <= FLOAT_MAX
+                    else check_num(x, None, None)
+                ),
                 lambda x, strict: x if type(x) is bool else check_bool(x),
                 lambda x, strict: check_list(
                     x, lambda x, strict: x if type(x) is str else check_str(x), strict

@@ -230,6 +230,11 @@ def _bound(value: float | None) -> str:
     return "-inf" if value is None else str(value)
 
 
+FLOAT_MAX: Final[float] = 1.7976931348623157e308
+"""The largest finite float: ``-FLOAT_MAX <= x <= FLOAT_MAX`` holds for a
+float that is neither NaN nor an infinity (the codec's inline check)."""
+
+
 def check_num(
     value: object, low: float | None = None, high: float | None = None
 ) -> int | float:
