@@ -8,6 +8,7 @@ An optional field is UNSET when it is omitted on the wire and None when it is JS
 from __future__ import annotations
 
 import dataclasses as _dataclasses
+import reprlib as _reprlib
 from enum import Enum
 from typing import TYPE_CHECKING, Any, ClassVar, TypeAlias, TypeVar
 
@@ -287,12 +288,20 @@ else:
         body.pop("__weakref__", None)
         body["__slots__"] = tuple(table)
         body["__dataclass_fields__"] = table
+        body["__dataclass_params__"] = _PARAMS
         body["__match_args__"] = ()
         body["__hash__"] = None
         if hasattr(_dataclasses, "_replace"):  # copy.replace, Python 3.13+
             body["__replace__"] = _dataclasses._replace
         return type(cls)(cls.__name__, cls.__bases__, body)
 
+    # What dataclasses.dataclass(slots=True, kw_only=True) records, for code
+    # that reads it (``__dataclass_params__.frozen`` and the like).
+    _PARAMS = _dataclasses.dataclass(slots=True, kw_only=True)(
+        type("_Params", (), {"__annotations__": {}})
+    ).__dataclass_params__
+
+    @_reprlib.recursive_repr()
     def _repr(self):
         fields = ", ".join(
             f"{name}={getattr(self, name)!r}" for name in self.__dataclass_fields__

@@ -59,6 +59,29 @@ def test_init_defaults_repr_eq_replace():
         assert clone == chunk
 
 
+def test_the_classes_record_what_dataclass_would():
+    m = load_generated("acp_v1").models
+
+    @dataclasses.dataclass(slots=True, kw_only=True)
+    class Real:
+        text: str
+
+    params = m.TextContentBlock.__dataclass_params__
+    real = Real.__dataclass_params__
+    names = [n for n in dir(real) if not n.startswith("_")] or list(real.__slots__)
+    assert names
+    for name in names:
+        assert getattr(params, name) == getattr(real, name), name
+
+
+def test_repr_of_a_model_holding_itself_does_not_recurse():
+    m = load_generated("acp_v1").models
+    update = m.ToolCallUpdate(tool_call_id="c", raw_input=[])
+    update.raw_input.append(update)
+    assert repr(update).startswith("ToolCallUpdate(tool_call_id='c'")
+    assert "raw_input=[...]" in repr(update)
+
+
 def test_default_factories_are_fresh_per_instance():
     models = load_generated("acp_v1").models
     state_classes = [
