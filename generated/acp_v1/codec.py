@@ -1733,7 +1733,8 @@ def _decode_ContentToolCallContent(d: Any, strict: bool) -> ContentToolCallConte
 
 
 def _read_ContentToolCallContent(d: JsonObject, strict: bool) -> ContentToolCallContent:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_content: ContentBlock
     v = d.get("content", MISSING)
     if v is MISSING:
@@ -1790,7 +1791,8 @@ def _decode_DiffToolCallContent(d: Any, strict: bool) -> DiffToolCallContent:
 
 
 def _read_DiffToolCallContent(d: JsonObject, strict: bool) -> DiffToolCallContent:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_path: str
     v = d.get("path", MISSING)
     if v is MISSING:
@@ -1872,7 +1874,8 @@ def _decode_TerminalToolCallContent(d: Any, strict: bool) -> TerminalToolCallCon
 def _read_TerminalToolCallContent(
     d: JsonObject, strict: bool
 ) -> TerminalToolCallContent:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_terminal_id: TerminalId
     v = d.get("terminalId", MISSING)
     if v is MISSING:
@@ -1956,7 +1959,8 @@ def _decode_TextContentBlock(d: Any, strict: bool) -> TextContentBlock:
 
 
 def _read_TextContentBlock(d: JsonObject, strict: bool) -> TextContentBlock:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_annotations: Annotations | None | Unset
     v = d.get("annotations", MISSING)
     if v is MISSING:
@@ -2026,7 +2030,8 @@ def _decode_ImageContentBlock(d: Any, strict: bool) -> ImageContentBlock:
 
 
 def _read_ImageContentBlock(d: JsonObject, strict: bool) -> ImageContentBlock:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_annotations: Annotations | None | Unset
     v = d.get("annotations", MISSING)
     if v is MISSING:
@@ -2125,7 +2130,8 @@ def _decode_AudioContentBlock(d: Any, strict: bool) -> AudioContentBlock:
 
 
 def _read_AudioContentBlock(d: JsonObject, strict: bool) -> AudioContentBlock:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_annotations: Annotations | None | Unset
     v = d.get("annotations", MISSING)
     if v is MISSING:
@@ -2209,7 +2215,8 @@ def _decode_ResourceLinkContentBlock(d: Any, strict: bool) -> ResourceLinkConten
 def _read_ResourceLinkContentBlock(
     d: JsonObject, strict: bool
 ) -> ResourceLinkContentBlock:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_annotations: Annotations | None | Unset
     v = d.get("annotations", MISSING)
     if v is MISSING:
@@ -2375,7 +2382,8 @@ def _decode_ResourceContentBlock(d: Any, strict: bool) -> ResourceContentBlock:
 
 
 def _read_ResourceContentBlock(d: JsonObject, strict: bool) -> ResourceContentBlock:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_annotations: Annotations | None | Unset
     v = d.get("annotations", MISSING)
     if v is MISSING:
@@ -3961,7 +3969,8 @@ def _decode_FormCreateElicitationRequest(
 def _read_FormCreateElicitationRequest(
     d: JsonObject, strict: bool
 ) -> FormCreateElicitationRequest:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_message: str
     v = d.get("message", MISSING)
     if v is MISSING:
@@ -4056,7 +4065,8 @@ def _decode_UrlCreateElicitationRequest(
 def _read_UrlCreateElicitationRequest(
     d: JsonObject, strict: bool
 ) -> UrlCreateElicitationRequest:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_message: str
     v = d.get("message", MISSING)
     if v is MISSING:
@@ -4168,8 +4178,8 @@ def _decode_OtherCreateElicitationRequest(
 def _read_OtherCreateElicitationRequest(
     d: JsonObject, strict: bool
 ) -> OtherCreateElicitationRequest:
-    # `d` is an object whose tag is a string no other variant has: the union
-    # checked it.
+    # `d` is an object whose tag is a string no other variant has: the
+    # union's decoder, its only caller, checked it.
     f_message: str
     v = d.get("message", MISSING)
     if v is MISSING:
@@ -4489,7 +4499,8 @@ def _decode_StringElicitationPropertySchema(
 def _read_StringElicitationPropertySchema(
     d: JsonObject, strict: bool
 ) -> StringElicitationPropertySchema:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_title: str | None | Unset
     v = d.get("title", MISSING)
     if v is MISSING:
@@ -4711,7 +4722,8 @@ def _decode_NumberElicitationPropertySchema(
 def _read_NumberElicitationPropertySchema(
     d: JsonObject, strict: bool
 ) -> NumberElicitationPropertySchema:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_title: str | None | Unset
     v = d.get("title", MISSING)
     if v is MISSING:
@@ -4861,7 +4873,8 @@ def _decode_IntegerElicitationPropertySchema(
 def _read_IntegerElicitationPropertySchema(
     d: JsonObject, strict: bool
 ) -> IntegerElicitationPropertySchema:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_title: str | None | Unset
     v = d.get("title", MISSING)
     if v is MISSING:
@@ -5029,7 +5042,8 @@ def _decode_BooleanElicitationPropertySchema(
 def _read_BooleanElicitationPropertySchema(
     d: JsonObject, strict: bool
 ) -> BooleanElicitationPropertySchema:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_title: str | None | Unset
     v = d.get("title", MISSING)
     if v is MISSING:
@@ -5127,7 +5141,8 @@ def _decode_ArrayElicitationPropertySchema(
 def _read_ArrayElicitationPropertySchema(
     d: JsonObject, strict: bool
 ) -> ArrayElicitationPropertySchema:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_title: str | None | Unset
     v = d.get("title", MISSING)
     if v is MISSING:
@@ -5300,8 +5315,8 @@ def _decode_OtherElicitationPropertySchema(
 def _read_OtherElicitationPropertySchema(
     d: JsonObject, strict: bool
 ) -> OtherElicitationPropertySchema:
-    # `d` is an object whose tag is a string no other variant has: the union
-    # checked it.
+    # `d` is an object whose tag is a string no other variant has: the
+    # union's decoder, its only caller, checked it.
     o = _new(OtherElicitationPropertySchema)
     o.type = d["type"]
     o.extra = {k: x for k, x in d.items() if k not in ["type"]}
@@ -6032,7 +6047,8 @@ def _decode_MultiSelectItemsString(d: Any, strict: bool) -> MultiSelectItemsStri
 
 
 def _read_MultiSelectItemsString(d: JsonObject, strict: bool) -> MultiSelectItemsString:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_enum: list[str]
     v = d.get("enum", MISSING)
     if v is MISSING:
@@ -6090,8 +6106,8 @@ def _decode_OtherMultiSelectItems(d: Any, strict: bool) -> OtherMultiSelectItems
 
 
 def _read_OtherMultiSelectItems(d: JsonObject, strict: bool) -> OtherMultiSelectItems:
-    # `d` is an object whose tag is a string no other variant has: the union
-    # checked it.
+    # `d` is an object whose tag is a string no other variant has: the
+    # union's decoder, its only caller, checked it.
     o = _new(OtherMultiSelectItems)
     o.type = d["type"]
     o.extra = {k: x for k, x in d.items() if k not in ["type"]}
@@ -7371,7 +7387,8 @@ def _decode_TerminalAuthMethod(d: Any, strict: bool) -> TerminalAuthMethod:
 
 
 def _read_TerminalAuthMethod(d: JsonObject, strict: bool) -> TerminalAuthMethod:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_id: AuthMethodId
     v = d.get("id", MISSING)
     if v is MISSING:
@@ -8072,7 +8089,8 @@ def _decode_SelectSessionConfigOption(
 def _read_SelectSessionConfigOption(
     d: JsonObject, strict: bool
 ) -> SelectSessionConfigOption:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_id: SessionConfigId
     v = d.get("id", MISSING)
     if v is MISSING:
@@ -8215,7 +8233,8 @@ def _decode_BooleanSessionConfigOption(
 def _read_BooleanSessionConfigOption(
     d: JsonObject, strict: bool
 ) -> BooleanSessionConfigOption:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_id: SessionConfigId
     v = d.get("id", MISSING)
     if v is MISSING:
@@ -9367,7 +9386,8 @@ def _decode_UserMessageChunkSessionUpdate(
 def _read_UserMessageChunkSessionUpdate(
     d: JsonObject, strict: bool
 ) -> UserMessageChunkSessionUpdate:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_content: ContentBlock
     v = d.get("content", MISSING)
     if v is MISSING:
@@ -9449,7 +9469,8 @@ def _decode_AgentMessageChunkSessionUpdate(
 def _read_AgentMessageChunkSessionUpdate(
     d: JsonObject, strict: bool
 ) -> AgentMessageChunkSessionUpdate:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_content: ContentBlock
     v = d.get("content", MISSING)
     if v is MISSING:
@@ -9531,7 +9552,8 @@ def _decode_AgentThoughtChunkSessionUpdate(
 def _read_AgentThoughtChunkSessionUpdate(
     d: JsonObject, strict: bool
 ) -> AgentThoughtChunkSessionUpdate:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_content: ContentBlock
     v = d.get("content", MISSING)
     if v is MISSING:
@@ -9609,7 +9631,8 @@ def _decode_ToolCallSessionUpdate(d: Any, strict: bool) -> ToolCallSessionUpdate
 
 
 def _read_ToolCallSessionUpdate(d: JsonObject, strict: bool) -> ToolCallSessionUpdate:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_tool_call_id: ToolCallId
     v = d.get("toolCallId", MISSING)
     if v is MISSING:
@@ -9805,7 +9828,8 @@ def _decode_ToolCallUpdateSessionUpdate(
 def _read_ToolCallUpdateSessionUpdate(
     d: JsonObject, strict: bool
 ) -> ToolCallUpdateSessionUpdate:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_tool_call_id: ToolCallId
     v = d.get("toolCallId", MISSING)
     if v is MISSING:
@@ -10040,7 +10064,8 @@ def _decode_PlanSessionUpdate(d: Any, strict: bool) -> PlanSessionUpdate:
 
 
 def _read_PlanSessionUpdate(d: JsonObject, strict: bool) -> PlanSessionUpdate:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_entries: list[PlanEntry]
     v = d.get("entries", MISSING)
     if v is MISSING:
@@ -10098,7 +10123,8 @@ def _decode_AvailableCommandsUpdateSessionUpdate(
 def _read_AvailableCommandsUpdateSessionUpdate(
     d: JsonObject, strict: bool
 ) -> AvailableCommandsUpdateSessionUpdate:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_available_commands: list[AvailableCommand]
     v = d.get("availableCommands", MISSING)
     if v is MISSING:
@@ -10162,7 +10188,8 @@ def _decode_CurrentModeUpdateSessionUpdate(
 def _read_CurrentModeUpdateSessionUpdate(
     d: JsonObject, strict: bool
 ) -> CurrentModeUpdateSessionUpdate:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_current_mode_id: SessionModeId
     v = d.get("currentModeId", MISSING)
     if v is MISSING:
@@ -10219,7 +10246,8 @@ def _decode_ConfigOptionUpdateSessionUpdate(
 def _read_ConfigOptionUpdateSessionUpdate(
     d: JsonObject, strict: bool
 ) -> ConfigOptionUpdateSessionUpdate:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_config_options: list[SessionConfigOption]
     v = d.get("configOptions", MISSING)
     if v is MISSING:
@@ -10285,7 +10313,8 @@ def _decode_SessionInfoUpdateSessionUpdate(
 def _read_SessionInfoUpdateSessionUpdate(
     d: JsonObject, strict: bool
 ) -> SessionInfoUpdateSessionUpdate:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_title: str | None | Unset
     v = d.get("title", MISSING)
     if v is MISSING:
@@ -10364,7 +10393,8 @@ def _decode_UsageUpdateSessionUpdate(d: Any, strict: bool) -> UsageUpdateSession
 def _read_UsageUpdateSessionUpdate(
     d: JsonObject, strict: bool
 ) -> UsageUpdateSessionUpdate:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_used: int
     v = d.get("used", MISSING)
     if v is MISSING:
@@ -10460,7 +10490,8 @@ def _decode_NoticeSessionUpdate(d: Any, strict: bool) -> NoticeSessionUpdate:
 
 
 def _read_NoticeSessionUpdate(d: JsonObject, strict: bool) -> NoticeSessionUpdate:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_severity: NoticeSeverity | str
     v = d.get("severity", MISSING)
     if v is MISSING:
@@ -10554,7 +10585,8 @@ def _decode_CompactionUpdateSessionUpdate(
 def _read_CompactionUpdateSessionUpdate(
     d: JsonObject, strict: bool
 ) -> CompactionUpdateSessionUpdate:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_compaction_id: CompactionId
     v = d.get("compactionId", MISSING)
     if v is MISSING:
@@ -10671,7 +10703,8 @@ def _decode_CompactionSummaryChunkSessionUpdate(
 def _read_CompactionSummaryChunkSessionUpdate(
     d: JsonObject, strict: bool
 ) -> CompactionSummaryChunkSessionUpdate:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_compaction_id: CompactionId
     v = d.get("compactionId", MISSING)
     if v is MISSING:
@@ -12902,7 +12935,8 @@ def _decode_HttpMcpServer(d: Any, strict: bool) -> HttpMcpServer:
 
 
 def _read_HttpMcpServer(d: JsonObject, strict: bool) -> HttpMcpServer:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_name: str
     v = d.get("name", MISSING)
     if v is MISSING:
@@ -12979,7 +13013,8 @@ def _decode_SseMcpServer(d: Any, strict: bool) -> SseMcpServer:
 
 
 def _read_SseMcpServer(d: JsonObject, strict: bool) -> SseMcpServer:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_name: str
     v = d.get("name", MISSING)
     if v is MISSING:
@@ -13746,7 +13781,8 @@ def _decode_BooleanSetSessionConfigOptionRequest(
 def _read_BooleanSetSessionConfigOptionRequest(
     d: JsonObject, strict: bool
 ) -> BooleanSetSessionConfigOptionRequest:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_session_id: SessionId
     v = d.get("sessionId", MISSING)
     if v is MISSING:
@@ -14208,7 +14244,8 @@ def _decode_CancelledRequestPermissionOutcome(
 def _read_CancelledRequestPermissionOutcome(
     d: JsonObject, strict: bool
 ) -> CancelledRequestPermissionOutcome:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     o = _new(CancelledRequestPermissionOutcome)
     return o
 
@@ -14236,7 +14273,8 @@ def _decode_SelectedRequestPermissionOutcome(
 def _read_SelectedRequestPermissionOutcome(
     d: JsonObject, strict: bool
 ) -> SelectedRequestPermissionOutcome:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_option_id: PermissionOptionId
     v = d.get("optionId", MISSING)
     if v is MISSING:
@@ -14697,7 +14735,8 @@ def _decode_AcceptCreateElicitationResponse(
 def _read_AcceptCreateElicitationResponse(
     d: JsonObject, strict: bool
 ) -> AcceptCreateElicitationResponse:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
@@ -14762,7 +14801,8 @@ def _decode_DeclineCreateElicitationResponse(
 def _read_DeclineCreateElicitationResponse(
     d: JsonObject, strict: bool
 ) -> DeclineCreateElicitationResponse:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
@@ -14807,7 +14847,8 @@ def _decode_CancelCreateElicitationResponse(
 def _read_CancelCreateElicitationResponse(
     d: JsonObject, strict: bool
 ) -> CancelCreateElicitationResponse:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
@@ -14857,8 +14898,8 @@ def _decode_OtherCreateElicitationResponse(
 def _read_OtherCreateElicitationResponse(
     d: JsonObject, strict: bool
 ) -> OtherCreateElicitationResponse:
-    # `d` is an object whose tag is a string no other variant has: the union
-    # checked it.
+    # `d` is an object whose tag is a string no other variant has: the
+    # union's decoder, its only caller, checked it.
     f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:

@@ -2113,7 +2113,8 @@ def _decode_ContentToolCallContent(d: Any, strict: bool) -> ContentToolCallConte
 
 
 def _read_ContentToolCallContent(d: JsonObject, strict: bool) -> ContentToolCallContent:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_content: ContentBlock
     v = d.get("content", MISSING)
     if v is MISSING:
@@ -2170,7 +2171,8 @@ def _decode_DiffToolCallContent(d: Any, strict: bool) -> DiffToolCallContent:
 
 
 def _read_DiffToolCallContent(d: JsonObject, strict: bool) -> DiffToolCallContent:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_path: str
     v = d.get("path", MISSING)
     if v is MISSING:
@@ -2252,7 +2254,8 @@ def _decode_TerminalToolCallContent(d: Any, strict: bool) -> TerminalToolCallCon
 def _read_TerminalToolCallContent(
     d: JsonObject, strict: bool
 ) -> TerminalToolCallContent:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_terminal_id: TerminalId
     v = d.get("terminalId", MISSING)
     if v is MISSING:
@@ -2336,7 +2339,8 @@ def _decode_TextContentBlock(d: Any, strict: bool) -> TextContentBlock:
 
 
 def _read_TextContentBlock(d: JsonObject, strict: bool) -> TextContentBlock:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_annotations: Annotations | None | Unset
     v = d.get("annotations", MISSING)
     if v is MISSING:
@@ -2406,7 +2410,8 @@ def _decode_ImageContentBlock(d: Any, strict: bool) -> ImageContentBlock:
 
 
 def _read_ImageContentBlock(d: JsonObject, strict: bool) -> ImageContentBlock:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_annotations: Annotations | None | Unset
     v = d.get("annotations", MISSING)
     if v is MISSING:
@@ -2505,7 +2510,8 @@ def _decode_AudioContentBlock(d: Any, strict: bool) -> AudioContentBlock:
 
 
 def _read_AudioContentBlock(d: JsonObject, strict: bool) -> AudioContentBlock:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_annotations: Annotations | None | Unset
     v = d.get("annotations", MISSING)
     if v is MISSING:
@@ -2589,7 +2595,8 @@ def _decode_ResourceLinkContentBlock(d: Any, strict: bool) -> ResourceLinkConten
 def _read_ResourceLinkContentBlock(
     d: JsonObject, strict: bool
 ) -> ResourceLinkContentBlock:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_annotations: Annotations | None | Unset
     v = d.get("annotations", MISSING)
     if v is MISSING:
@@ -2755,7 +2762,8 @@ def _decode_ResourceContentBlock(d: Any, strict: bool) -> ResourceContentBlock:
 
 
 def _read_ResourceContentBlock(d: JsonObject, strict: bool) -> ResourceContentBlock:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_annotations: Annotations | None | Unset
     v = d.get("annotations", MISSING)
     if v is MISSING:
@@ -4341,7 +4349,8 @@ def _decode_FormCreateElicitationRequest(
 def _read_FormCreateElicitationRequest(
     d: JsonObject, strict: bool
 ) -> FormCreateElicitationRequest:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_message: str
     v = d.get("message", MISSING)
     if v is MISSING:
@@ -4436,7 +4445,8 @@ def _decode_UrlCreateElicitationRequest(
 def _read_UrlCreateElicitationRequest(
     d: JsonObject, strict: bool
 ) -> UrlCreateElicitationRequest:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_message: str
     v = d.get("message", MISSING)
     if v is MISSING:
@@ -4548,8 +4558,8 @@ def _decode_OtherCreateElicitationRequest(
 def _read_OtherCreateElicitationRequest(
     d: JsonObject, strict: bool
 ) -> OtherCreateElicitationRequest:
-    # `d` is an object whose tag is a string no other variant has: the union
-    # checked it.
+    # `d` is an object whose tag is a string no other variant has: the
+    # union's decoder, its only caller, checked it.
     f_message: str
     v = d.get("message", MISSING)
     if v is MISSING:
@@ -4869,7 +4879,8 @@ def _decode_StringElicitationPropertySchema(
 def _read_StringElicitationPropertySchema(
     d: JsonObject, strict: bool
 ) -> StringElicitationPropertySchema:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_title: str | None | Unset
     v = d.get("title", MISSING)
     if v is MISSING:
@@ -5091,7 +5102,8 @@ def _decode_NumberElicitationPropertySchema(
 def _read_NumberElicitationPropertySchema(
     d: JsonObject, strict: bool
 ) -> NumberElicitationPropertySchema:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_title: str | None | Unset
     v = d.get("title", MISSING)
     if v is MISSING:
@@ -5241,7 +5253,8 @@ def _decode_IntegerElicitationPropertySchema(
 def _read_IntegerElicitationPropertySchema(
     d: JsonObject, strict: bool
 ) -> IntegerElicitationPropertySchema:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_title: str | None | Unset
     v = d.get("title", MISSING)
     if v is MISSING:
@@ -5409,7 +5422,8 @@ def _decode_BooleanElicitationPropertySchema(
 def _read_BooleanElicitationPropertySchema(
     d: JsonObject, strict: bool
 ) -> BooleanElicitationPropertySchema:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_title: str | None | Unset
     v = d.get("title", MISSING)
     if v is MISSING:
@@ -5507,7 +5521,8 @@ def _decode_ArrayElicitationPropertySchema(
 def _read_ArrayElicitationPropertySchema(
     d: JsonObject, strict: bool
 ) -> ArrayElicitationPropertySchema:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_title: str | None | Unset
     v = d.get("title", MISSING)
     if v is MISSING:
@@ -5680,8 +5695,8 @@ def _decode_OtherElicitationPropertySchema(
 def _read_OtherElicitationPropertySchema(
     d: JsonObject, strict: bool
 ) -> OtherElicitationPropertySchema:
-    # `d` is an object whose tag is a string no other variant has: the union
-    # checked it.
+    # `d` is an object whose tag is a string no other variant has: the
+    # union's decoder, its only caller, checked it.
     o = _new(OtherElicitationPropertySchema)
     o.type = d["type"]
     o.extra = {k: x for k, x in d.items() if k not in ["type"]}
@@ -6412,7 +6427,8 @@ def _decode_MultiSelectItemsString(d: Any, strict: bool) -> MultiSelectItemsStri
 
 
 def _read_MultiSelectItemsString(d: JsonObject, strict: bool) -> MultiSelectItemsString:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_enum: list[str]
     v = d.get("enum", MISSING)
     if v is MISSING:
@@ -6470,8 +6486,8 @@ def _decode_OtherMultiSelectItems(d: Any, strict: bool) -> OtherMultiSelectItems
 
 
 def _read_OtherMultiSelectItems(d: JsonObject, strict: bool) -> OtherMultiSelectItems:
-    # `d` is an object whose tag is a string no other variant has: the union
-    # checked it.
+    # `d` is an object whose tag is a string no other variant has: the
+    # union's decoder, its only caller, checked it.
     o = _new(OtherMultiSelectItems)
     o.type = d["type"]
     o.extra = {k: x for k, x in d.items() if k not in ["type"]}
@@ -8338,7 +8354,8 @@ def _decode_TerminalAuthMethod(d: Any, strict: bool) -> TerminalAuthMethod:
 
 
 def _read_TerminalAuthMethod(d: JsonObject, strict: bool) -> TerminalAuthMethod:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_id: AuthMethodId
     v = d.get("id", MISSING)
     if v is MISSING:
@@ -9504,7 +9521,8 @@ def _decode_SelectSessionConfigOption(
 def _read_SelectSessionConfigOption(
     d: JsonObject, strict: bool
 ) -> SelectSessionConfigOption:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_id: SessionConfigId
     v = d.get("id", MISSING)
     if v is MISSING:
@@ -9647,7 +9665,8 @@ def _decode_BooleanSessionConfigOption(
 def _read_BooleanSessionConfigOption(
     d: JsonObject, strict: bool
 ) -> BooleanSessionConfigOption:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_id: SessionConfigId
     v = d.get("id", MISSING)
     if v is MISSING:
@@ -11272,7 +11291,8 @@ def _decode_UserMessageChunkSessionUpdate(
 def _read_UserMessageChunkSessionUpdate(
     d: JsonObject, strict: bool
 ) -> UserMessageChunkSessionUpdate:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_content: ContentBlock
     v = d.get("content", MISSING)
     if v is MISSING:
@@ -11354,7 +11374,8 @@ def _decode_AgentMessageChunkSessionUpdate(
 def _read_AgentMessageChunkSessionUpdate(
     d: JsonObject, strict: bool
 ) -> AgentMessageChunkSessionUpdate:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_content: ContentBlock
     v = d.get("content", MISSING)
     if v is MISSING:
@@ -11436,7 +11457,8 @@ def _decode_AgentThoughtChunkSessionUpdate(
 def _read_AgentThoughtChunkSessionUpdate(
     d: JsonObject, strict: bool
 ) -> AgentThoughtChunkSessionUpdate:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_content: ContentBlock
     v = d.get("content", MISSING)
     if v is MISSING:
@@ -11514,7 +11536,8 @@ def _decode_ToolCallSessionUpdate(d: Any, strict: bool) -> ToolCallSessionUpdate
 
 
 def _read_ToolCallSessionUpdate(d: JsonObject, strict: bool) -> ToolCallSessionUpdate:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_tool_call_id: ToolCallId
     v = d.get("toolCallId", MISSING)
     if v is MISSING:
@@ -11710,7 +11733,8 @@ def _decode_ToolCallUpdateSessionUpdate(
 def _read_ToolCallUpdateSessionUpdate(
     d: JsonObject, strict: bool
 ) -> ToolCallUpdateSessionUpdate:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_tool_call_id: ToolCallId
     v = d.get("toolCallId", MISSING)
     if v is MISSING:
@@ -11945,7 +11969,8 @@ def _decode_PlanSessionUpdate(d: Any, strict: bool) -> PlanSessionUpdate:
 
 
 def _read_PlanSessionUpdate(d: JsonObject, strict: bool) -> PlanSessionUpdate:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_entries: list[PlanEntry]
     v = d.get("entries", MISSING)
     if v is MISSING:
@@ -12001,7 +12026,8 @@ def _decode_PlanUpdateSessionUpdate(d: Any, strict: bool) -> PlanUpdateSessionUp
 def _read_PlanUpdateSessionUpdate(
     d: JsonObject, strict: bool
 ) -> PlanUpdateSessionUpdate:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_plan: PlanUpdateContent
     v = d.get("plan", MISSING)
     if v is MISSING:
@@ -12060,7 +12086,8 @@ def _decode_PlanRemovedSessionUpdate(d: Any, strict: bool) -> PlanRemovedSession
 def _read_PlanRemovedSessionUpdate(
     d: JsonObject, strict: bool
 ) -> PlanRemovedSessionUpdate:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_plan_id: PlanId
     v = d.get("planId", MISSING)
     if v is MISSING:
@@ -12115,7 +12142,8 @@ def _decode_AvailableCommandsUpdateSessionUpdate(
 def _read_AvailableCommandsUpdateSessionUpdate(
     d: JsonObject, strict: bool
 ) -> AvailableCommandsUpdateSessionUpdate:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_available_commands: list[AvailableCommand]
     v = d.get("availableCommands", MISSING)
     if v is MISSING:
@@ -12179,7 +12207,8 @@ def _decode_CurrentModeUpdateSessionUpdate(
 def _read_CurrentModeUpdateSessionUpdate(
     d: JsonObject, strict: bool
 ) -> CurrentModeUpdateSessionUpdate:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_current_mode_id: SessionModeId
     v = d.get("currentModeId", MISSING)
     if v is MISSING:
@@ -12236,7 +12265,8 @@ def _decode_ConfigOptionUpdateSessionUpdate(
 def _read_ConfigOptionUpdateSessionUpdate(
     d: JsonObject, strict: bool
 ) -> ConfigOptionUpdateSessionUpdate:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_config_options: list[SessionConfigOption]
     v = d.get("configOptions", MISSING)
     if v is MISSING:
@@ -12302,7 +12332,8 @@ def _decode_SessionInfoUpdateSessionUpdate(
 def _read_SessionInfoUpdateSessionUpdate(
     d: JsonObject, strict: bool
 ) -> SessionInfoUpdateSessionUpdate:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_title: str | None | Unset
     v = d.get("title", MISSING)
     if v is MISSING:
@@ -12381,7 +12412,8 @@ def _decode_UsageUpdateSessionUpdate(d: Any, strict: bool) -> UsageUpdateSession
 def _read_UsageUpdateSessionUpdate(
     d: JsonObject, strict: bool
 ) -> UsageUpdateSessionUpdate:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_used: int
     v = d.get("used", MISSING)
     if v is MISSING:
@@ -12477,7 +12509,8 @@ def _decode_NoticeSessionUpdate(d: Any, strict: bool) -> NoticeSessionUpdate:
 
 
 def _read_NoticeSessionUpdate(d: JsonObject, strict: bool) -> NoticeSessionUpdate:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_severity: NoticeSeverity | str
     v = d.get("severity", MISSING)
     if v is MISSING:
@@ -12571,7 +12604,8 @@ def _decode_CompactionUpdateSessionUpdate(
 def _read_CompactionUpdateSessionUpdate(
     d: JsonObject, strict: bool
 ) -> CompactionUpdateSessionUpdate:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_compaction_id: CompactionId
     v = d.get("compactionId", MISSING)
     if v is MISSING:
@@ -12688,7 +12722,8 @@ def _decode_CompactionSummaryChunkSessionUpdate(
 def _read_CompactionSummaryChunkSessionUpdate(
     d: JsonObject, strict: bool
 ) -> CompactionSummaryChunkSessionUpdate:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_compaction_id: CompactionId
     v = d.get("compactionId", MISSING)
     if v is MISSING:
@@ -12763,7 +12798,8 @@ def _decode_SubagentUpdateSessionUpdate(
 def _read_SubagentUpdateSessionUpdate(
     d: JsonObject, strict: bool
 ) -> SubagentUpdateSessionUpdate:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_session_id: SessionId
     v = d.get("sessionId", MISSING)
     if v is MISSING:
@@ -12942,7 +12978,8 @@ def _decode_SessionMessageSessionUpdate(
 def _read_SessionMessageSessionUpdate(
     d: JsonObject, strict: bool
 ) -> SessionMessageSessionUpdate:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_message_id: MessageId
     v = d.get("messageId", MISSING)
     if v is MISSING:
@@ -13108,7 +13145,8 @@ def _decode_SessionMessageChunkSessionUpdate(
 def _read_SessionMessageChunkSessionUpdate(
     d: JsonObject, strict: bool
 ) -> SessionMessageChunkSessionUpdate:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_message_id: MessageId
     v = d.get("messageId", MISSING)
     if v is MISSING:
@@ -13644,7 +13682,8 @@ def _decode_ItemsPlanUpdateContent(d: Any, strict: bool) -> ItemsPlanUpdateConte
 
 
 def _read_ItemsPlanUpdateContent(d: JsonObject, strict: bool) -> ItemsPlanUpdateContent:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_plan_id: PlanId
     v = d.get("planId", MISSING)
     if v is MISSING:
@@ -13710,7 +13749,8 @@ def _decode_FilePlanUpdateContent(d: Any, strict: bool) -> FilePlanUpdateContent
 
 
 def _read_FilePlanUpdateContent(d: JsonObject, strict: bool) -> FilePlanUpdateContent:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_plan_id: PlanId
     v = d.get("planId", MISSING)
     if v is MISSING:
@@ -13777,7 +13817,8 @@ def _decode_MarkdownPlanUpdateContent(
 def _read_MarkdownPlanUpdateContent(
     d: JsonObject, strict: bool
 ) -> MarkdownPlanUpdateContent:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_plan_id: PlanId
     v = d.get("planId", MISSING)
     if v is MISSING:
@@ -15007,7 +15048,8 @@ def _decode_StateUpdateRunning(d: Any, strict: bool) -> StateUpdateRunning:
 
 
 def _read_StateUpdateRunning(d: JsonObject, strict: bool) -> StateUpdateRunning:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
@@ -15046,7 +15088,8 @@ def _decode_StateUpdateIdle(d: Any, strict: bool) -> StateUpdateIdle:
 
 
 def _read_StateUpdateIdle(d: JsonObject, strict: bool) -> StateUpdateIdle:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     o = _new(StateUpdateIdle)
     o.value = _decode_IdleStateUpdate(d, strict)
     return o
@@ -15074,7 +15117,8 @@ def _decode_StateUpdateRequiresAction(
 def _read_StateUpdateRequiresAction(
     d: JsonObject, strict: bool
 ) -> StateUpdateRequiresAction:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
@@ -15113,7 +15157,8 @@ def _decode_StateUpdateUnknown(d: Any, strict: bool) -> StateUpdateUnknown:
 
 
 def _read_StateUpdateUnknown(d: JsonObject, strict: bool) -> StateUpdateUnknown:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
@@ -15157,8 +15202,8 @@ def _decode_OtherStateUpdate(d: Any, strict: bool) -> OtherStateUpdate:
 
 
 def _read_OtherStateUpdate(d: JsonObject, strict: bool) -> OtherStateUpdate:
-    # `d` is an object whose tag is a string no other variant has: the union
-    # checked it.
+    # `d` is an object whose tag is a string no other variant has: the
+    # union's decoder, its only caller, checked it.
     o = _new(OtherStateUpdate)
     o.state = d["state"]
     o.extra = {k: x for k, x in d.items() if k not in ["state"]}
@@ -15274,7 +15319,8 @@ def _decode_EndTurnIdleStateUpdate(d: Any, strict: bool) -> EndTurnIdleStateUpda
 
 
 def _read_EndTurnIdleStateUpdate(d: JsonObject, strict: bool) -> EndTurnIdleStateUpdate:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_usage: Usage | None | Unset
     v = d.get("usage", MISSING)
     if v is MISSING:
@@ -15332,7 +15378,8 @@ def _decode_MaxTokensIdleStateUpdate(d: Any, strict: bool) -> MaxTokensIdleState
 def _read_MaxTokensIdleStateUpdate(
     d: JsonObject, strict: bool
 ) -> MaxTokensIdleStateUpdate:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_usage: Usage | None | Unset
     v = d.get("usage", MISSING)
     if v is MISSING:
@@ -15392,7 +15439,8 @@ def _decode_MaxTurnRequestsIdleStateUpdate(
 def _read_MaxTurnRequestsIdleStateUpdate(
     d: JsonObject, strict: bool
 ) -> MaxTurnRequestsIdleStateUpdate:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_usage: Usage | None | Unset
     v = d.get("usage", MISSING)
     if v is MISSING:
@@ -15450,7 +15498,8 @@ def _decode_RefusalIdleStateUpdate(d: Any, strict: bool) -> RefusalIdleStateUpda
 
 
 def _read_RefusalIdleStateUpdate(d: JsonObject, strict: bool) -> RefusalIdleStateUpdate:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_usage: Usage | None | Unset
     v = d.get("usage", MISSING)
     if v is MISSING:
@@ -15508,7 +15557,8 @@ def _decode_CancelledIdleStateUpdate(d: Any, strict: bool) -> CancelledIdleState
 def _read_CancelledIdleStateUpdate(
     d: JsonObject, strict: bool
 ) -> CancelledIdleStateUpdate:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_usage: Usage | None | Unset
     v = d.get("usage", MISSING)
     if v is MISSING:
@@ -15564,7 +15614,8 @@ def _decode_ErrorIdleStateUpdate(d: Any, strict: bool) -> ErrorIdleStateUpdate:
 
 
 def _read_ErrorIdleStateUpdate(d: JsonObject, strict: bool) -> ErrorIdleStateUpdate:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_usage: Usage | None | Unset
     v = d.get("usage", MISSING)
     if v is MISSING:
@@ -15642,8 +15693,8 @@ def _decode_OtherIdleStateUpdate(d: Any, strict: bool) -> OtherIdleStateUpdate:
 
 
 def _read_OtherIdleStateUpdate(d: JsonObject, strict: bool) -> OtherIdleStateUpdate:
-    # `d` is an object whose tag is a string no other variant has: the union
-    # checked it.
+    # `d` is an object whose tag is a string no other variant has: the
+    # union's decoder, its only caller, checked it.
     f_usage: Usage | None | Unset
     v = d.get("usage", MISSING)
     if v is MISSING:
@@ -17531,7 +17582,8 @@ def _decode_HttpMcpServer(d: Any, strict: bool) -> HttpMcpServer:
 
 
 def _read_HttpMcpServer(d: JsonObject, strict: bool) -> HttpMcpServer:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_name: str
     v = d.get("name", MISSING)
     if v is MISSING:
@@ -17608,7 +17660,8 @@ def _decode_SseMcpServer(d: Any, strict: bool) -> SseMcpServer:
 
 
 def _read_SseMcpServer(d: JsonObject, strict: bool) -> SseMcpServer:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_name: str
     v = d.get("name", MISSING)
     if v is MISSING:
@@ -17685,7 +17738,8 @@ def _decode_AcpMcpServer(d: Any, strict: bool) -> AcpMcpServer:
 
 
 def _read_AcpMcpServer(d: JsonObject, strict: bool) -> AcpMcpServer:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_name: str
     v = d.get("name", MISSING)
     if v is MISSING:
@@ -18942,7 +18996,8 @@ def _decode_BooleanSetSessionConfigOptionRequest(
 def _read_BooleanSetSessionConfigOptionRequest(
     d: JsonObject, strict: bool
 ) -> BooleanSetSessionConfigOptionRequest:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_session_id: SessionId
     v = d.get("sessionId", MISSING)
     if v is MISSING:
@@ -19404,7 +19459,8 @@ def _decode_CancelledRequestPermissionOutcome(
 def _read_CancelledRequestPermissionOutcome(
     d: JsonObject, strict: bool
 ) -> CancelledRequestPermissionOutcome:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     o = _new(CancelledRequestPermissionOutcome)
     return o
 
@@ -19432,7 +19488,8 @@ def _decode_SelectedRequestPermissionOutcome(
 def _read_SelectedRequestPermissionOutcome(
     d: JsonObject, strict: bool
 ) -> SelectedRequestPermissionOutcome:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_option_id: PermissionOptionId
     v = d.get("optionId", MISSING)
     if v is MISSING:
@@ -19893,7 +19950,8 @@ def _decode_AcceptCreateElicitationResponse(
 def _read_AcceptCreateElicitationResponse(
     d: JsonObject, strict: bool
 ) -> AcceptCreateElicitationResponse:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
@@ -19958,7 +20016,8 @@ def _decode_DeclineCreateElicitationResponse(
 def _read_DeclineCreateElicitationResponse(
     d: JsonObject, strict: bool
 ) -> DeclineCreateElicitationResponse:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
@@ -20003,7 +20062,8 @@ def _decode_CancelCreateElicitationResponse(
 def _read_CancelCreateElicitationResponse(
     d: JsonObject, strict: bool
 ) -> CancelCreateElicitationResponse:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
@@ -20053,8 +20113,8 @@ def _decode_OtherCreateElicitationResponse(
 def _read_OtherCreateElicitationResponse(
     d: JsonObject, strict: bool
 ) -> OtherCreateElicitationResponse:
-    # `d` is an object whose tag is a string no other variant has: the union
-    # checked it.
+    # `d` is an object whose tag is a string no other variant has: the
+    # union's decoder, its only caller, checked it.
     f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:

@@ -1442,7 +1442,8 @@ def _decode_ToolCallRequestPermissionSubject(
 def _read_ToolCallRequestPermissionSubject(
     d: JsonObject, strict: bool
 ) -> ToolCallRequestPermissionSubject:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_tool_call: ToolCallUpdate
     v = d.get("toolCall", MISSING)
     if v is MISSING:
@@ -1499,7 +1500,8 @@ def _decode_CommandRequestPermissionSubject(
 def _read_CommandRequestPermissionSubject(
     d: JsonObject, strict: bool
 ) -> CommandRequestPermissionSubject:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_command: str
     v = d.get("command", MISSING)
     if v is MISSING:
@@ -1611,8 +1613,8 @@ def _decode_OtherRequestPermissionSubject(
 def _read_OtherRequestPermissionSubject(
     d: JsonObject, strict: bool
 ) -> OtherRequestPermissionSubject:
-    # `d` is an object whose tag is a string no other variant has: the union
-    # checked it.
+    # `d` is an object whose tag is a string no other variant has: the
+    # union's decoder, its only caller, checked it.
     o = _new(OtherRequestPermissionSubject)
     o.type = d["type"]
     o.extra = {k: x for k, x in d.items() if k not in ["type"]}
@@ -1956,7 +1958,8 @@ def _decode_ContentToolCallContent(d: Any, strict: bool) -> ContentToolCallConte
 
 
 def _read_ContentToolCallContent(d: JsonObject, strict: bool) -> ContentToolCallContent:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_content: ContentBlock
     v = d.get("content", MISSING)
     if v is MISSING:
@@ -2013,7 +2016,8 @@ def _decode_DiffToolCallContent(d: Any, strict: bool) -> DiffToolCallContent:
 
 
 def _read_DiffToolCallContent(d: JsonObject, strict: bool) -> DiffToolCallContent:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_changes: list[DiffChange]
     v = d.get("changes", MISSING)
     if v is MISSING:
@@ -2085,7 +2089,8 @@ def _decode_TerminalToolCallContent(d: Any, strict: bool) -> TerminalToolCallCon
 def _read_TerminalToolCallContent(
     d: JsonObject, strict: bool
 ) -> TerminalToolCallContent:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_terminal_id: TerminalId
     v = d.get("terminalId", MISSING)
     if v is MISSING:
@@ -2141,8 +2146,8 @@ def _decode_OtherToolCallContent(d: Any, strict: bool) -> OtherToolCallContent:
 
 
 def _read_OtherToolCallContent(d: JsonObject, strict: bool) -> OtherToolCallContent:
-    # `d` is an object whose tag is a string no other variant has: the union
-    # checked it.
+    # `d` is an object whose tag is a string no other variant has: the
+    # union's decoder, its only caller, checked it.
     o = _new(OtherToolCallContent)
     o.type = d["type"]
     o.extra = {k: x for k, x in d.items() if k not in ["type"]}
@@ -2199,7 +2204,8 @@ def _decode_TextContentBlock(d: Any, strict: bool) -> TextContentBlock:
 
 
 def _read_TextContentBlock(d: JsonObject, strict: bool) -> TextContentBlock:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_text: str
     v = d.get("text", MISSING)
     if v is MISSING:
@@ -2269,7 +2275,8 @@ def _decode_ImageContentBlock(d: Any, strict: bool) -> ImageContentBlock:
 
 
 def _read_ImageContentBlock(d: JsonObject, strict: bool) -> ImageContentBlock:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_data: str
     v = d.get("data", MISSING)
     if v is MISSING:
@@ -2368,7 +2375,8 @@ def _decode_AudioContentBlock(d: Any, strict: bool) -> AudioContentBlock:
 
 
 def _read_AudioContentBlock(d: JsonObject, strict: bool) -> AudioContentBlock:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_data: str
     v = d.get("data", MISSING)
     if v is MISSING:
@@ -2452,7 +2460,8 @@ def _decode_ResourceLinkContentBlock(d: Any, strict: bool) -> ResourceLinkConten
 def _read_ResourceLinkContentBlock(
     d: JsonObject, strict: bool
 ) -> ResourceLinkContentBlock:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_name: str
     v = d.get("name", MISSING)
     if v is MISSING:
@@ -2635,7 +2644,8 @@ def _decode_ResourceContentBlock(d: Any, strict: bool) -> ResourceContentBlock:
 
 
 def _read_ResourceContentBlock(d: JsonObject, strict: bool) -> ResourceContentBlock:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_resource: EmbeddedResourceResource
     v = d.get("resource", MISSING)
     if v is MISSING:
@@ -2710,8 +2720,8 @@ def _decode_OtherContentBlock(d: Any, strict: bool) -> OtherContentBlock:
 
 
 def _read_OtherContentBlock(d: JsonObject, strict: bool) -> OtherContentBlock:
-    # `d` is an object whose tag is a string no other variant has: the union
-    # checked it.
+    # `d` is an object whose tag is a string no other variant has: the
+    # union's decoder, its only caller, checked it.
     o = _new(OtherContentBlock)
     o.type = d["type"]
     o.extra = {k: x for k, x in d.items() if k not in ["type"]}
@@ -3701,7 +3711,8 @@ def _decode_AddDiffChange(d: Any, strict: bool) -> AddDiffChange:
 
 
 def _read_AddDiffChange(d: JsonObject, strict: bool) -> AddDiffChange:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_file_type: DiffFileType | str | None | Unset
     v = d.get("fileType", MISSING)
     if v is MISSING:
@@ -3802,7 +3813,8 @@ def _decode_DeleteDiffChange(d: Any, strict: bool) -> DeleteDiffChange:
 
 
 def _read_DeleteDiffChange(d: JsonObject, strict: bool) -> DeleteDiffChange:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_file_type: DiffFileType | str | None | Unset
     v = d.get("fileType", MISSING)
     if v is MISSING:
@@ -3903,7 +3915,8 @@ def _decode_ModifyDiffChange(d: Any, strict: bool) -> ModifyDiffChange:
 
 
 def _read_ModifyDiffChange(d: JsonObject, strict: bool) -> ModifyDiffChange:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_file_type: DiffFileType | str | None | Unset
     v = d.get("fileType", MISSING)
     if v is MISSING:
@@ -4004,7 +4017,8 @@ def _decode_MoveDiffChange(d: Any, strict: bool) -> MoveDiffChange:
 
 
 def _read_MoveDiffChange(d: JsonObject, strict: bool) -> MoveDiffChange:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_file_type: DiffFileType | str | None | Unset
     v = d.get("fileType", MISSING)
     if v is MISSING:
@@ -4117,7 +4131,8 @@ def _decode_CopyDiffChange(d: Any, strict: bool) -> CopyDiffChange:
 
 
 def _read_CopyDiffChange(d: JsonObject, strict: bool) -> CopyDiffChange:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_file_type: DiffFileType | str | None | Unset
     v = d.get("fileType", MISSING)
     if v is MISSING:
@@ -4235,8 +4250,8 @@ def _decode_OtherDiffChange(d: Any, strict: bool) -> OtherDiffChange:
 
 
 def _read_OtherDiffChange(d: JsonObject, strict: bool) -> OtherDiffChange:
-    # `d` is an object whose tag is a string no other variant has: the union
-    # checked it.
+    # `d` is an object whose tag is a string no other variant has: the
+    # union's decoder, its only caller, checked it.
     f_file_type: DiffFileType | str | None | Unset
     v = d.get("fileType", MISSING)
     if v is MISSING:
@@ -5022,7 +5037,8 @@ def _decode_FormCreateElicitationRequest(
 def _read_FormCreateElicitationRequest(
     d: JsonObject, strict: bool
 ) -> FormCreateElicitationRequest:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_message: str
     v = d.get("message", MISSING)
     if v is MISSING:
@@ -5122,7 +5138,8 @@ def _decode_UrlCreateElicitationRequest(
 def _read_UrlCreateElicitationRequest(
     d: JsonObject, strict: bool
 ) -> UrlCreateElicitationRequest:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_message: str
     v = d.get("message", MISSING)
     if v is MISSING:
@@ -5239,8 +5256,8 @@ def _decode_OtherCreateElicitationRequest(
 def _read_OtherCreateElicitationRequest(
     d: JsonObject, strict: bool
 ) -> OtherCreateElicitationRequest:
-    # `d` is an object whose tag is a string no other variant has: the union
-    # checked it.
+    # `d` is an object whose tag is a string no other variant has: the
+    # union's decoder, its only caller, checked it.
     f_message: str
     v = d.get("message", MISSING)
     if v is MISSING:
@@ -5562,7 +5579,8 @@ def _decode_StringElicitationPropertySchema(
 def _read_StringElicitationPropertySchema(
     d: JsonObject, strict: bool
 ) -> StringElicitationPropertySchema:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_title: str | None | Unset
     v = d.get("title", MISSING)
     if v is MISSING:
@@ -5789,7 +5807,8 @@ def _decode_NumberElicitationPropertySchema(
 def _read_NumberElicitationPropertySchema(
     d: JsonObject, strict: bool
 ) -> NumberElicitationPropertySchema:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_title: str | None | Unset
     v = d.get("title", MISSING)
     if v is MISSING:
@@ -5939,7 +5958,8 @@ def _decode_IntegerElicitationPropertySchema(
 def _read_IntegerElicitationPropertySchema(
     d: JsonObject, strict: bool
 ) -> IntegerElicitationPropertySchema:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_title: str | None | Unset
     v = d.get("title", MISSING)
     if v is MISSING:
@@ -6107,7 +6127,8 @@ def _decode_BooleanElicitationPropertySchema(
 def _read_BooleanElicitationPropertySchema(
     d: JsonObject, strict: bool
 ) -> BooleanElicitationPropertySchema:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_title: str | None | Unset
     v = d.get("title", MISSING)
     if v is MISSING:
@@ -6205,7 +6226,8 @@ def _decode_ArrayElicitationPropertySchema(
 def _read_ArrayElicitationPropertySchema(
     d: JsonObject, strict: bool
 ) -> ArrayElicitationPropertySchema:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_title: str | None | Unset
     v = d.get("title", MISSING)
     if v is MISSING:
@@ -6378,8 +6400,8 @@ def _decode_OtherElicitationPropertySchema(
 def _read_OtherElicitationPropertySchema(
     d: JsonObject, strict: bool
 ) -> OtherElicitationPropertySchema:
-    # `d` is an object whose tag is a string no other variant has: the union
-    # checked it.
+    # `d` is an object whose tag is a string no other variant has: the
+    # union's decoder, its only caller, checked it.
     o = _new(OtherElicitationPropertySchema)
     o.type = d["type"]
     o.extra = {k: x for k, x in d.items() if k not in ["type"]}
@@ -7115,7 +7137,8 @@ def _decode_MultiSelectItemsString(d: Any, strict: bool) -> MultiSelectItemsStri
 
 
 def _read_MultiSelectItemsString(d: JsonObject, strict: bool) -> MultiSelectItemsString:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_enum: list[str]
     v = d.get("enum", MISSING)
     if v is MISSING:
@@ -7173,8 +7196,8 @@ def _decode_OtherMultiSelectItems(d: Any, strict: bool) -> OtherMultiSelectItems
 
 
 def _read_OtherMultiSelectItems(d: JsonObject, strict: bool) -> OtherMultiSelectItems:
-    # `d` is an object whose tag is a string no other variant has: the union
-    # checked it.
+    # `d` is an object whose tag is a string no other variant has: the
+    # union's decoder, its only caller, checked it.
     o = _new(OtherMultiSelectItems)
     o.type = d["type"]
     o.extra = {k: x for k, x in d.items() if k not in ["type"]}
@@ -8491,7 +8514,8 @@ def _decode_TerminalAuthMethod(d: Any, strict: bool) -> TerminalAuthMethod:
 
 
 def _read_TerminalAuthMethod(d: JsonObject, strict: bool) -> TerminalAuthMethod:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_method_id: AuthMethodId
     v = d.get("methodId", MISSING)
     if v is MISSING:
@@ -8607,7 +8631,8 @@ def _decode_AgentAuthMethod(d: Any, strict: bool) -> AgentAuthMethod:
 
 
 def _read_AgentAuthMethod(d: JsonObject, strict: bool) -> AgentAuthMethod:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_method_id: AuthMethodId
     v = d.get("methodId", MISSING)
     if v is MISSING:
@@ -8694,8 +8719,8 @@ def _decode_OtherAuthMethod(d: Any, strict: bool) -> OtherAuthMethod:
 
 
 def _read_OtherAuthMethod(d: JsonObject, strict: bool) -> OtherAuthMethod:
-    # `d` is an object whose tag is a string no other variant has: the union
-    # checked it.
+    # `d` is an object whose tag is a string no other variant has: the
+    # union's decoder, its only caller, checked it.
     f_method_id: AuthMethodId
     v = d.get("methodId", MISSING)
     if v is MISSING:
@@ -9165,7 +9190,8 @@ def _decode_SelectSessionConfigOption(
 def _read_SelectSessionConfigOption(
     d: JsonObject, strict: bool
 ) -> SelectSessionConfigOption:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_config_id: SessionConfigId
     v = d.get("configId", MISSING)
     if v is MISSING:
@@ -9308,7 +9334,8 @@ def _decode_BooleanSessionConfigOption(
 def _read_BooleanSessionConfigOption(
     d: JsonObject, strict: bool
 ) -> BooleanSessionConfigOption:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_config_id: SessionConfigId
     v = d.get("configId", MISSING)
     if v is MISSING:
@@ -9442,8 +9469,8 @@ def _decode_OtherSessionConfigOption(d: Any, strict: bool) -> OtherSessionConfig
 def _read_OtherSessionConfigOption(
     d: JsonObject, strict: bool
 ) -> OtherSessionConfigOption:
-    # `d` is an object whose tag is a string no other variant has: the union
-    # checked it.
+    # `d` is an object whose tag is a string no other variant has: the
+    # union's decoder, its only caller, checked it.
     f_config_id: SessionConfigId
     v = d.get("configId", MISSING)
     if v is MISSING:
@@ -9863,7 +9890,8 @@ def _decode_CommandAvailableCommand(d: Any, strict: bool) -> CommandAvailableCom
 def _read_CommandAvailableCommand(
     d: JsonObject, strict: bool
 ) -> CommandAvailableCommand:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_name: str
     v = d.get("name", MISSING)
     if v is MISSING:
@@ -9960,8 +9988,8 @@ def _decode_OtherAvailableCommand(d: Any, strict: bool) -> OtherAvailableCommand
 
 
 def _read_OtherAvailableCommand(d: JsonObject, strict: bool) -> OtherAvailableCommand:
-    # `d` is an object whose tag is a string no other variant has: the union
-    # checked it.
+    # `d` is an object whose tag is a string no other variant has: the
+    # union's decoder, its only caller, checked it.
     f_name: str
     v = d.get("name", MISSING)
     if v is MISSING:
@@ -10044,7 +10072,8 @@ def _decode_TextAvailableCommandInput(
 def _read_TextAvailableCommandInput(
     d: JsonObject, strict: bool
 ) -> TextAvailableCommandInput:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_hint: str
     v = d.get("hint", MISSING)
     if v is MISSING:
@@ -10104,8 +10133,8 @@ def _decode_OtherAvailableCommandInput(
 def _read_OtherAvailableCommandInput(
     d: JsonObject, strict: bool
 ) -> OtherAvailableCommandInput:
-    # `d` is an object whose tag is a string no other variant has: the union
-    # checked it.
+    # `d` is an object whose tag is a string no other variant has: the
+    # union's decoder, its only caller, checked it.
     o = _new(OtherAvailableCommandInput)
     o.type = d["type"]
     o.extra = {k: x for k, x in d.items() if k not in ["type"]}
@@ -11060,7 +11089,8 @@ def _decode_UserMessageChunkSessionUpdate(
 def _read_UserMessageChunkSessionUpdate(
     d: JsonObject, strict: bool
 ) -> UserMessageChunkSessionUpdate:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_message_id: MessageId
     v = d.get("messageId", MISSING)
     if v is MISSING:
@@ -11133,7 +11163,8 @@ def _decode_UserMessageSessionUpdate(d: Any, strict: bool) -> UserMessageSession
 def _read_UserMessageSessionUpdate(
     d: JsonObject, strict: bool
 ) -> UserMessageSessionUpdate:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_message_id: MessageId
     v = d.get("messageId", MISSING)
     if v is MISSING:
@@ -11213,7 +11244,8 @@ def _decode_AgentMessageChunkSessionUpdate(
 def _read_AgentMessageChunkSessionUpdate(
     d: JsonObject, strict: bool
 ) -> AgentMessageChunkSessionUpdate:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_message_id: MessageId
     v = d.get("messageId", MISSING)
     if v is MISSING:
@@ -11288,7 +11320,8 @@ def _decode_AgentMessageSessionUpdate(
 def _read_AgentMessageSessionUpdate(
     d: JsonObject, strict: bool
 ) -> AgentMessageSessionUpdate:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_message_id: MessageId
     v = d.get("messageId", MISSING)
     if v is MISSING:
@@ -11368,7 +11401,8 @@ def _decode_AgentThoughtChunkSessionUpdate(
 def _read_AgentThoughtChunkSessionUpdate(
     d: JsonObject, strict: bool
 ) -> AgentThoughtChunkSessionUpdate:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_message_id: MessageId
     v = d.get("messageId", MISSING)
     if v is MISSING:
@@ -11443,7 +11477,8 @@ def _decode_AgentThoughtSessionUpdate(
 def _read_AgentThoughtSessionUpdate(
     d: JsonObject, strict: bool
 ) -> AgentThoughtSessionUpdate:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_message_id: MessageId
     v = d.get("messageId", MISSING)
     if v is MISSING:
@@ -11521,7 +11556,8 @@ def _decode_StateUpdateSessionUpdate(d: Any, strict: bool) -> StateUpdateSession
 def _read_StateUpdateSessionUpdate(
     d: JsonObject, strict: bool
 ) -> StateUpdateSessionUpdate:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     o = _new(StateUpdateSessionUpdate)
     o.value = _decode_StateUpdate(d, strict)
     return o
@@ -11549,7 +11585,8 @@ def _decode_ToolCallContentChunkSessionUpdate(
 def _read_ToolCallContentChunkSessionUpdate(
     d: JsonObject, strict: bool
 ) -> ToolCallContentChunkSessionUpdate:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_tool_call_id: ToolCallId
     v = d.get("toolCallId", MISSING)
     if v is MISSING:
@@ -11624,7 +11661,8 @@ def _decode_ToolCallUpdateSessionUpdate(
 def _read_ToolCallUpdateSessionUpdate(
     d: JsonObject, strict: bool
 ) -> ToolCallUpdateSessionUpdate:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_tool_call_id: ToolCallId
     v = d.get("toolCallId", MISSING)
     if v is MISSING:
@@ -11886,7 +11924,8 @@ def _decode_TerminalUpdateSessionUpdate(
 def _read_TerminalUpdateSessionUpdate(
     d: JsonObject, strict: bool
 ) -> TerminalUpdateSessionUpdate:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_terminal_id: TerminalId
     v = d.get("terminalId", MISSING)
     if v is MISSING:
@@ -12053,7 +12092,8 @@ def _decode_TerminalOutputChunkSessionUpdate(
 def _read_TerminalOutputChunkSessionUpdate(
     d: JsonObject, strict: bool
 ) -> TerminalOutputChunkSessionUpdate:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_terminal_id: TerminalId
     v = d.get("terminalId", MISSING)
     if v is MISSING:
@@ -12120,7 +12160,8 @@ def _decode_PlanUpdateSessionUpdate(d: Any, strict: bool) -> PlanUpdateSessionUp
 def _read_PlanUpdateSessionUpdate(
     d: JsonObject, strict: bool
 ) -> PlanUpdateSessionUpdate:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_plan: PlanUpdateContent
     v = d.get("plan", MISSING)
     if v is MISSING:
@@ -12181,7 +12222,8 @@ def _decode_AvailableCommandsUpdateSessionUpdate(
 def _read_AvailableCommandsUpdateSessionUpdate(
     d: JsonObject, strict: bool
 ) -> AvailableCommandsUpdateSessionUpdate:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_available_commands: list[AvailableCommand]
     v = d.get("availableCommands", MISSING)
     if v is MISSING:
@@ -12242,7 +12284,8 @@ def _decode_ConfigOptionUpdateSessionUpdate(
 def _read_ConfigOptionUpdateSessionUpdate(
     d: JsonObject, strict: bool
 ) -> ConfigOptionUpdateSessionUpdate:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_config_options: list[SessionConfigOption]
     v = d.get("configOptions", MISSING)
     if v is MISSING:
@@ -12305,7 +12348,8 @@ def _decode_SessionInfoUpdateSessionUpdate(
 def _read_SessionInfoUpdateSessionUpdate(
     d: JsonObject, strict: bool
 ) -> SessionInfoUpdateSessionUpdate:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_title: str | None | Unset
     v = d.get("title", MISSING)
     if v is MISSING:
@@ -12384,7 +12428,8 @@ def _decode_UsageUpdateSessionUpdate(d: Any, strict: bool) -> UsageUpdateSession
 def _read_UsageUpdateSessionUpdate(
     d: JsonObject, strict: bool
 ) -> UsageUpdateSessionUpdate:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_used: int
     v = d.get("used", MISSING)
     if v is MISSING:
@@ -12480,7 +12525,8 @@ def _decode_NoticeSessionUpdate(d: Any, strict: bool) -> NoticeSessionUpdate:
 
 
 def _read_NoticeSessionUpdate(d: JsonObject, strict: bool) -> NoticeSessionUpdate:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_severity: NoticeSeverity | str
     v = d.get("severity", MISSING)
     if v is MISSING:
@@ -12574,7 +12620,8 @@ def _decode_CompactionUpdateSessionUpdate(
 def _read_CompactionUpdateSessionUpdate(
     d: JsonObject, strict: bool
 ) -> CompactionUpdateSessionUpdate:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_compaction_id: CompactionId
     v = d.get("compactionId", MISSING)
     if v is MISSING:
@@ -12691,7 +12738,8 @@ def _decode_CompactionSummaryChunkSessionUpdate(
 def _read_CompactionSummaryChunkSessionUpdate(
     d: JsonObject, strict: bool
 ) -> CompactionSummaryChunkSessionUpdate:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_compaction_id: CompactionId
     v = d.get("compactionId", MISSING)
     if v is MISSING:
@@ -12767,8 +12815,8 @@ def _decode_OtherSessionUpdate(d: Any, strict: bool) -> OtherSessionUpdate:
 
 
 def _read_OtherSessionUpdate(d: JsonObject, strict: bool) -> OtherSessionUpdate:
-    # `d` is an object whose tag is a string no other variant has: the union
-    # checked it.
+    # `d` is an object whose tag is a string no other variant has: the
+    # union's decoder, its only caller, checked it.
     o = _new(OtherSessionUpdate)
     o.session_update = d["sessionUpdate"]
     o.extra = {k: x for k, x in d.items() if k not in ["sessionUpdate"]}
@@ -13106,7 +13154,8 @@ def _decode_TerminalBackgroundWork(d: Any, strict: bool) -> TerminalBackgroundWo
 
 
 def _read_TerminalBackgroundWork(d: JsonObject, strict: bool) -> TerminalBackgroundWork:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_terminal_id: TerminalId
     v = d.get("terminalId", MISSING)
     if v is MISSING:
@@ -13157,7 +13206,8 @@ def _decode_ToolCallBackgroundWork(d: Any, strict: bool) -> ToolCallBackgroundWo
 
 
 def _read_ToolCallBackgroundWork(d: JsonObject, strict: bool) -> ToolCallBackgroundWork:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_tool_call_id: ToolCallId
     v = d.get("toolCallId", MISSING)
     if v is MISSING:
@@ -13213,8 +13263,8 @@ def _decode_OtherBackgroundWork(d: Any, strict: bool) -> OtherBackgroundWork:
 
 
 def _read_OtherBackgroundWork(d: JsonObject, strict: bool) -> OtherBackgroundWork:
-    # `d` is an object whose tag is a string no other variant has: the union
-    # checked it.
+    # `d` is an object whose tag is a string no other variant has: the
+    # union's decoder, its only caller, checked it.
     o = _new(OtherBackgroundWork)
     o.type = d["type"]
     o.extra = {k: x for k, x in d.items() if k not in ["type"]}
@@ -13443,7 +13493,8 @@ def _decode_EndTurnIdleStateUpdate(d: Any, strict: bool) -> EndTurnIdleStateUpda
 
 
 def _read_EndTurnIdleStateUpdate(d: JsonObject, strict: bool) -> EndTurnIdleStateUpdate:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_background: list[BackgroundWork] | None | Unset
     v = d.get("background", MISSING)
     if v is MISSING:
@@ -13511,7 +13562,8 @@ def _decode_MaxTokensIdleStateUpdate(d: Any, strict: bool) -> MaxTokensIdleState
 def _read_MaxTokensIdleStateUpdate(
     d: JsonObject, strict: bool
 ) -> MaxTokensIdleStateUpdate:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_background: list[BackgroundWork] | None | Unset
     v = d.get("background", MISSING)
     if v is MISSING:
@@ -13581,7 +13633,8 @@ def _decode_MaxTurnRequestsIdleStateUpdate(
 def _read_MaxTurnRequestsIdleStateUpdate(
     d: JsonObject, strict: bool
 ) -> MaxTurnRequestsIdleStateUpdate:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_background: list[BackgroundWork] | None | Unset
     v = d.get("background", MISSING)
     if v is MISSING:
@@ -13649,7 +13702,8 @@ def _decode_RefusalIdleStateUpdate(d: Any, strict: bool) -> RefusalIdleStateUpda
 
 
 def _read_RefusalIdleStateUpdate(d: JsonObject, strict: bool) -> RefusalIdleStateUpdate:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_background: list[BackgroundWork] | None | Unset
     v = d.get("background", MISSING)
     if v is MISSING:
@@ -13717,7 +13771,8 @@ def _decode_CancelledIdleStateUpdate(d: Any, strict: bool) -> CancelledIdleState
 def _read_CancelledIdleStateUpdate(
     d: JsonObject, strict: bool
 ) -> CancelledIdleStateUpdate:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_background: list[BackgroundWork] | None | Unset
     v = d.get("background", MISSING)
     if v is MISSING:
@@ -13783,7 +13838,8 @@ def _decode_ErrorIdleStateUpdate(d: Any, strict: bool) -> ErrorIdleStateUpdate:
 
 
 def _read_ErrorIdleStateUpdate(d: JsonObject, strict: bool) -> ErrorIdleStateUpdate:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_background: list[BackgroundWork] | None | Unset
     v = d.get("background", MISSING)
     if v is MISSING:
@@ -13871,8 +13927,8 @@ def _decode_OtherIdleStateUpdate(d: Any, strict: bool) -> OtherIdleStateUpdate:
 
 
 def _read_OtherIdleStateUpdate(d: JsonObject, strict: bool) -> OtherIdleStateUpdate:
-    # `d` is an object whose tag is a string no other variant has: the union
-    # checked it.
+    # `d` is an object whose tag is a string no other variant has: the
+    # union's decoder, its only caller, checked it.
     f_background: list[BackgroundWork] | None | Unset
     v = d.get("background", MISSING)
     if v is MISSING:
@@ -14114,7 +14170,8 @@ def _decode_StateUpdateRunning(d: Any, strict: bool) -> StateUpdateRunning:
 
 
 def _read_StateUpdateRunning(d: JsonObject, strict: bool) -> StateUpdateRunning:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_background: list[BackgroundWork] | None | Unset
     v = d.get("background", MISSING)
     if v is MISSING:
@@ -14180,7 +14237,8 @@ def _decode_StateUpdateIdle(d: Any, strict: bool) -> StateUpdateIdle:
 
 
 def _read_StateUpdateIdle(d: JsonObject, strict: bool) -> StateUpdateIdle:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     o = _new(StateUpdateIdle)
     o.value = _decode_IdleStateUpdate(d, strict)
     return o
@@ -14208,7 +14266,8 @@ def _decode_StateUpdateRequiresAction(
 def _read_StateUpdateRequiresAction(
     d: JsonObject, strict: bool
 ) -> StateUpdateRequiresAction:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_background: list[BackgroundWork] | None | Unset
     v = d.get("background", MISSING)
     if v is MISSING:
@@ -14279,8 +14338,8 @@ def _decode_OtherStateUpdate(d: Any, strict: bool) -> OtherStateUpdate:
 
 
 def _read_OtherStateUpdate(d: JsonObject, strict: bool) -> OtherStateUpdate:
-    # `d` is an object whose tag is a string no other variant has: the union
-    # checked it.
+    # `d` is an object whose tag is a string no other variant has: the
+    # union's decoder, its only caller, checked it.
     o = _new(OtherStateUpdate)
     o.state = d["state"]
     o.extra = {k: x for k, x in d.items() if k not in ["state"]}
@@ -14871,7 +14930,8 @@ def _decode_ItemsPlanUpdateContent(d: Any, strict: bool) -> ItemsPlanUpdateConte
 
 
 def _read_ItemsPlanUpdateContent(d: JsonObject, strict: bool) -> ItemsPlanUpdateContent:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_plan_id: PlanId
     v = d.get("planId", MISSING)
     if v is MISSING:
@@ -14939,8 +14999,8 @@ def _decode_OtherPlanUpdateContent(d: Any, strict: bool) -> OtherPlanUpdateConte
 
 
 def _read_OtherPlanUpdateContent(d: JsonObject, strict: bool) -> OtherPlanUpdateContent:
-    # `d` is an object whose tag is a string no other variant has: the union
-    # checked it.
+    # `d` is an object whose tag is a string no other variant has: the
+    # union's decoder, its only caller, checked it.
     f_plan_id: PlanId
     v = d.get("planId", MISSING)
     if v is MISSING:
@@ -16435,7 +16495,8 @@ def _decode_HttpMcpServer(d: Any, strict: bool) -> HttpMcpServer:
 
 
 def _read_HttpMcpServer(d: JsonObject, strict: bool) -> HttpMcpServer:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_name: str
     v = d.get("name", MISSING)
     if v is MISSING:
@@ -16514,7 +16575,8 @@ def _decode_StdioMcpServer(d: Any, strict: bool) -> StdioMcpServer:
 
 
 def _read_StdioMcpServer(d: JsonObject, strict: bool) -> StdioMcpServer:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_name: str
     v = d.get("name", MISSING)
     if v is MISSING:
@@ -16616,8 +16678,8 @@ def _decode_OtherMcpServer(d: Any, strict: bool) -> OtherMcpServer:
 
 
 def _read_OtherMcpServer(d: JsonObject, strict: bool) -> OtherMcpServer:
-    # `d` is an object whose tag is a string no other variant has: the union
-    # checked it.
+    # `d` is an object whose tag is a string no other variant has: the
+    # union's decoder, its only caller, checked it.
     o = _new(OtherMcpServer)
     o.type = d["type"]
     o.extra = {k: x for k, x in d.items() if k not in ["type"]}
@@ -17102,7 +17164,8 @@ def _decode_StartReplayFrom(d: Any, strict: bool) -> StartReplayFrom:
 
 
 def _read_StartReplayFrom(d: JsonObject, strict: bool) -> StartReplayFrom:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
@@ -17146,8 +17209,8 @@ def _decode_OtherReplayFrom(d: Any, strict: bool) -> OtherReplayFrom:
 
 
 def _read_OtherReplayFrom(d: JsonObject, strict: bool) -> OtherReplayFrom:
-    # `d` is an object whose tag is a string no other variant has: the union
-    # checked it.
+    # `d` is an object whose tag is a string no other variant has: the
+    # union's decoder, its only caller, checked it.
     o = _new(OtherReplayFrom)
     o.type = d["type"]
     o.extra = {k: x for k, x in d.items() if k not in ["type"]}
@@ -17387,7 +17450,8 @@ def _decode_IdSetSessionConfigOptionRequest(
 def _read_IdSetSessionConfigOptionRequest(
     d: JsonObject, strict: bool
 ) -> IdSetSessionConfigOptionRequest:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_session_id: SessionId
     v = d.get("sessionId", MISSING)
     if v is MISSING:
@@ -17468,7 +17532,8 @@ def _decode_BooleanSetSessionConfigOptionRequest(
 def _read_BooleanSetSessionConfigOptionRequest(
     d: JsonObject, strict: bool
 ) -> BooleanSetSessionConfigOptionRequest:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_session_id: SessionId
     v = d.get("sessionId", MISSING)
     if v is MISSING:
@@ -17554,8 +17619,8 @@ def _decode_OtherSetSessionConfigOptionRequest(
 def _read_OtherSetSessionConfigOptionRequest(
     d: JsonObject, strict: bool
 ) -> OtherSetSessionConfigOptionRequest:
-    # `d` is an object whose tag is a string no other variant has: the union
-    # checked it.
+    # `d` is an object whose tag is a string no other variant has: the
+    # union's decoder, its only caller, checked it.
     f_session_id: SessionId
     v = d.get("sessionId", MISSING)
     if v is MISSING:
@@ -17903,7 +17968,8 @@ def _decode_CancelledRequestPermissionOutcome(
 def _read_CancelledRequestPermissionOutcome(
     d: JsonObject, strict: bool
 ) -> CancelledRequestPermissionOutcome:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
@@ -17948,7 +18014,8 @@ def _decode_SelectedRequestPermissionOutcome(
 def _read_SelectedRequestPermissionOutcome(
     d: JsonObject, strict: bool
 ) -> SelectedRequestPermissionOutcome:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_option_id: PermissionOptionId
     v = d.get("optionId", MISSING)
     if v is MISSING:
@@ -18010,8 +18077,8 @@ def _decode_OtherRequestPermissionOutcome(
 def _read_OtherRequestPermissionOutcome(
     d: JsonObject, strict: bool
 ) -> OtherRequestPermissionOutcome:
-    # `d` is an object whose tag is a string no other variant has: the union
-    # checked it.
+    # `d` is an object whose tag is a string no other variant has: the
+    # union's decoder, its only caller, checked it.
     o = _new(OtherRequestPermissionOutcome)
     o.outcome = d["outcome"]
     o.extra = {k: x for k, x in d.items() if k not in ["outcome"]}
@@ -18150,7 +18217,8 @@ def _decode_AcceptCreateElicitationResponse(
 def _read_AcceptCreateElicitationResponse(
     d: JsonObject, strict: bool
 ) -> AcceptCreateElicitationResponse:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
@@ -18215,7 +18283,8 @@ def _decode_DeclineCreateElicitationResponse(
 def _read_DeclineCreateElicitationResponse(
     d: JsonObject, strict: bool
 ) -> DeclineCreateElicitationResponse:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
@@ -18260,7 +18329,8 @@ def _decode_CancelCreateElicitationResponse(
 def _read_CancelCreateElicitationResponse(
     d: JsonObject, strict: bool
 ) -> CancelCreateElicitationResponse:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
@@ -18310,8 +18380,8 @@ def _decode_OtherCreateElicitationResponse(
 def _read_OtherCreateElicitationResponse(
     d: JsonObject, strict: bool
 ) -> OtherCreateElicitationResponse:
-    # `d` is an object whose tag is a string no other variant has: the union
-    # checked it.
+    # `d` is an object whose tag is a string no other variant has: the
+    # union's decoder, its only caller, checked it.
     f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:

@@ -1777,7 +1777,8 @@ def _decode_ToolCallRequestPermissionSubject(
 def _read_ToolCallRequestPermissionSubject(
     d: JsonObject, strict: bool
 ) -> ToolCallRequestPermissionSubject:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_tool_call: ToolCallUpdate
     v = d.get("toolCall", MISSING)
     if v is MISSING:
@@ -1834,7 +1835,8 @@ def _decode_CommandRequestPermissionSubject(
 def _read_CommandRequestPermissionSubject(
     d: JsonObject, strict: bool
 ) -> CommandRequestPermissionSubject:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_command: str
     v = d.get("command", MISSING)
     if v is MISSING:
@@ -1946,8 +1948,8 @@ def _decode_OtherRequestPermissionSubject(
 def _read_OtherRequestPermissionSubject(
     d: JsonObject, strict: bool
 ) -> OtherRequestPermissionSubject:
-    # `d` is an object whose tag is a string no other variant has: the union
-    # checked it.
+    # `d` is an object whose tag is a string no other variant has: the
+    # union's decoder, its only caller, checked it.
     o = _new(OtherRequestPermissionSubject)
     o.type = d["type"]
     o.extra = {k: x for k, x in d.items() if k not in ["type"]}
@@ -2291,7 +2293,8 @@ def _decode_ContentToolCallContent(d: Any, strict: bool) -> ContentToolCallConte
 
 
 def _read_ContentToolCallContent(d: JsonObject, strict: bool) -> ContentToolCallContent:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_content: ContentBlock
     v = d.get("content", MISSING)
     if v is MISSING:
@@ -2348,7 +2351,8 @@ def _decode_DiffToolCallContent(d: Any, strict: bool) -> DiffToolCallContent:
 
 
 def _read_DiffToolCallContent(d: JsonObject, strict: bool) -> DiffToolCallContent:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_changes: list[DiffChange]
     v = d.get("changes", MISSING)
     if v is MISSING:
@@ -2420,7 +2424,8 @@ def _decode_TerminalToolCallContent(d: Any, strict: bool) -> TerminalToolCallCon
 def _read_TerminalToolCallContent(
     d: JsonObject, strict: bool
 ) -> TerminalToolCallContent:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_terminal_id: TerminalId
     v = d.get("terminalId", MISSING)
     if v is MISSING:
@@ -2476,8 +2481,8 @@ def _decode_OtherToolCallContent(d: Any, strict: bool) -> OtherToolCallContent:
 
 
 def _read_OtherToolCallContent(d: JsonObject, strict: bool) -> OtherToolCallContent:
-    # `d` is an object whose tag is a string no other variant has: the union
-    # checked it.
+    # `d` is an object whose tag is a string no other variant has: the
+    # union's decoder, its only caller, checked it.
     o = _new(OtherToolCallContent)
     o.type = d["type"]
     o.extra = {k: x for k, x in d.items() if k not in ["type"]}
@@ -2534,7 +2539,8 @@ def _decode_TextContentBlock(d: Any, strict: bool) -> TextContentBlock:
 
 
 def _read_TextContentBlock(d: JsonObject, strict: bool) -> TextContentBlock:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_text: str
     v = d.get("text", MISSING)
     if v is MISSING:
@@ -2604,7 +2610,8 @@ def _decode_ImageContentBlock(d: Any, strict: bool) -> ImageContentBlock:
 
 
 def _read_ImageContentBlock(d: JsonObject, strict: bool) -> ImageContentBlock:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_data: str
     v = d.get("data", MISSING)
     if v is MISSING:
@@ -2703,7 +2710,8 @@ def _decode_AudioContentBlock(d: Any, strict: bool) -> AudioContentBlock:
 
 
 def _read_AudioContentBlock(d: JsonObject, strict: bool) -> AudioContentBlock:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_data: str
     v = d.get("data", MISSING)
     if v is MISSING:
@@ -2787,7 +2795,8 @@ def _decode_ResourceLinkContentBlock(d: Any, strict: bool) -> ResourceLinkConten
 def _read_ResourceLinkContentBlock(
     d: JsonObject, strict: bool
 ) -> ResourceLinkContentBlock:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_name: str
     v = d.get("name", MISSING)
     if v is MISSING:
@@ -2970,7 +2979,8 @@ def _decode_ResourceContentBlock(d: Any, strict: bool) -> ResourceContentBlock:
 
 
 def _read_ResourceContentBlock(d: JsonObject, strict: bool) -> ResourceContentBlock:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_resource: EmbeddedResourceResource
     v = d.get("resource", MISSING)
     if v is MISSING:
@@ -3045,8 +3055,8 @@ def _decode_OtherContentBlock(d: Any, strict: bool) -> OtherContentBlock:
 
 
 def _read_OtherContentBlock(d: JsonObject, strict: bool) -> OtherContentBlock:
-    # `d` is an object whose tag is a string no other variant has: the union
-    # checked it.
+    # `d` is an object whose tag is a string no other variant has: the
+    # union's decoder, its only caller, checked it.
     o = _new(OtherContentBlock)
     o.type = d["type"]
     o.extra = {k: x for k, x in d.items() if k not in ["type"]}
@@ -4036,7 +4046,8 @@ def _decode_AddDiffChange(d: Any, strict: bool) -> AddDiffChange:
 
 
 def _read_AddDiffChange(d: JsonObject, strict: bool) -> AddDiffChange:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_file_type: DiffFileType | str | None | Unset
     v = d.get("fileType", MISSING)
     if v is MISSING:
@@ -4137,7 +4148,8 @@ def _decode_DeleteDiffChange(d: Any, strict: bool) -> DeleteDiffChange:
 
 
 def _read_DeleteDiffChange(d: JsonObject, strict: bool) -> DeleteDiffChange:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_file_type: DiffFileType | str | None | Unset
     v = d.get("fileType", MISSING)
     if v is MISSING:
@@ -4238,7 +4250,8 @@ def _decode_ModifyDiffChange(d: Any, strict: bool) -> ModifyDiffChange:
 
 
 def _read_ModifyDiffChange(d: JsonObject, strict: bool) -> ModifyDiffChange:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_file_type: DiffFileType | str | None | Unset
     v = d.get("fileType", MISSING)
     if v is MISSING:
@@ -4339,7 +4352,8 @@ def _decode_MoveDiffChange(d: Any, strict: bool) -> MoveDiffChange:
 
 
 def _read_MoveDiffChange(d: JsonObject, strict: bool) -> MoveDiffChange:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_file_type: DiffFileType | str | None | Unset
     v = d.get("fileType", MISSING)
     if v is MISSING:
@@ -4452,7 +4466,8 @@ def _decode_CopyDiffChange(d: Any, strict: bool) -> CopyDiffChange:
 
 
 def _read_CopyDiffChange(d: JsonObject, strict: bool) -> CopyDiffChange:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_file_type: DiffFileType | str | None | Unset
     v = d.get("fileType", MISSING)
     if v is MISSING:
@@ -4570,8 +4585,8 @@ def _decode_OtherDiffChange(d: Any, strict: bool) -> OtherDiffChange:
 
 
 def _read_OtherDiffChange(d: JsonObject, strict: bool) -> OtherDiffChange:
-    # `d` is an object whose tag is a string no other variant has: the union
-    # checked it.
+    # `d` is an object whose tag is a string no other variant has: the
+    # union's decoder, its only caller, checked it.
     f_file_type: DiffFileType | str | None | Unset
     v = d.get("fileType", MISSING)
     if v is MISSING:
@@ -5357,7 +5372,8 @@ def _decode_FormCreateElicitationRequest(
 def _read_FormCreateElicitationRequest(
     d: JsonObject, strict: bool
 ) -> FormCreateElicitationRequest:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_message: str
     v = d.get("message", MISSING)
     if v is MISSING:
@@ -5457,7 +5473,8 @@ def _decode_UrlCreateElicitationRequest(
 def _read_UrlCreateElicitationRequest(
     d: JsonObject, strict: bool
 ) -> UrlCreateElicitationRequest:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_message: str
     v = d.get("message", MISSING)
     if v is MISSING:
@@ -5574,8 +5591,8 @@ def _decode_OtherCreateElicitationRequest(
 def _read_OtherCreateElicitationRequest(
     d: JsonObject, strict: bool
 ) -> OtherCreateElicitationRequest:
-    # `d` is an object whose tag is a string no other variant has: the union
-    # checked it.
+    # `d` is an object whose tag is a string no other variant has: the
+    # union's decoder, its only caller, checked it.
     f_message: str
     v = d.get("message", MISSING)
     if v is MISSING:
@@ -5897,7 +5914,8 @@ def _decode_StringElicitationPropertySchema(
 def _read_StringElicitationPropertySchema(
     d: JsonObject, strict: bool
 ) -> StringElicitationPropertySchema:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_title: str | None | Unset
     v = d.get("title", MISSING)
     if v is MISSING:
@@ -6124,7 +6142,8 @@ def _decode_NumberElicitationPropertySchema(
 def _read_NumberElicitationPropertySchema(
     d: JsonObject, strict: bool
 ) -> NumberElicitationPropertySchema:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_title: str | None | Unset
     v = d.get("title", MISSING)
     if v is MISSING:
@@ -6274,7 +6293,8 @@ def _decode_IntegerElicitationPropertySchema(
 def _read_IntegerElicitationPropertySchema(
     d: JsonObject, strict: bool
 ) -> IntegerElicitationPropertySchema:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_title: str | None | Unset
     v = d.get("title", MISSING)
     if v is MISSING:
@@ -6442,7 +6462,8 @@ def _decode_BooleanElicitationPropertySchema(
 def _read_BooleanElicitationPropertySchema(
     d: JsonObject, strict: bool
 ) -> BooleanElicitationPropertySchema:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_title: str | None | Unset
     v = d.get("title", MISSING)
     if v is MISSING:
@@ -6540,7 +6561,8 @@ def _decode_ArrayElicitationPropertySchema(
 def _read_ArrayElicitationPropertySchema(
     d: JsonObject, strict: bool
 ) -> ArrayElicitationPropertySchema:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_title: str | None | Unset
     v = d.get("title", MISSING)
     if v is MISSING:
@@ -6713,8 +6735,8 @@ def _decode_OtherElicitationPropertySchema(
 def _read_OtherElicitationPropertySchema(
     d: JsonObject, strict: bool
 ) -> OtherElicitationPropertySchema:
-    # `d` is an object whose tag is a string no other variant has: the union
-    # checked it.
+    # `d` is an object whose tag is a string no other variant has: the
+    # union's decoder, its only caller, checked it.
     o = _new(OtherElicitationPropertySchema)
     o.type = d["type"]
     o.extra = {k: x for k, x in d.items() if k not in ["type"]}
@@ -7450,7 +7472,8 @@ def _decode_MultiSelectItemsString(d: Any, strict: bool) -> MultiSelectItemsStri
 
 
 def _read_MultiSelectItemsString(d: JsonObject, strict: bool) -> MultiSelectItemsString:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_enum: list[str]
     v = d.get("enum", MISSING)
     if v is MISSING:
@@ -7508,8 +7531,8 @@ def _decode_OtherMultiSelectItems(d: Any, strict: bool) -> OtherMultiSelectItems
 
 
 def _read_OtherMultiSelectItems(d: JsonObject, strict: bool) -> OtherMultiSelectItems:
-    # `d` is an object whose tag is a string no other variant has: the union
-    # checked it.
+    # `d` is an object whose tag is a string no other variant has: the
+    # union's decoder, its only caller, checked it.
     o = _new(OtherMultiSelectItems)
     o.type = d["type"]
     o.extra = {k: x for k, x in d.items() if k not in ["type"]}
@@ -9441,7 +9464,8 @@ def _decode_TerminalAuthMethod(d: Any, strict: bool) -> TerminalAuthMethod:
 
 
 def _read_TerminalAuthMethod(d: JsonObject, strict: bool) -> TerminalAuthMethod:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_method_id: AuthMethodId
     v = d.get("methodId", MISSING)
     if v is MISSING:
@@ -9557,7 +9581,8 @@ def _decode_AgentAuthMethod(d: Any, strict: bool) -> AgentAuthMethod:
 
 
 def _read_AgentAuthMethod(d: JsonObject, strict: bool) -> AgentAuthMethod:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_method_id: AuthMethodId
     v = d.get("methodId", MISSING)
     if v is MISSING:
@@ -9644,8 +9669,8 @@ def _decode_OtherAuthMethod(d: Any, strict: bool) -> OtherAuthMethod:
 
 
 def _read_OtherAuthMethod(d: JsonObject, strict: bool) -> OtherAuthMethod:
-    # `d` is an object whose tag is a string no other variant has: the union
-    # checked it.
+    # `d` is an object whose tag is a string no other variant has: the
+    # union's decoder, its only caller, checked it.
     f_method_id: AuthMethodId
     v = d.get("methodId", MISSING)
     if v is MISSING:
@@ -10580,7 +10605,8 @@ def _decode_SelectSessionConfigOption(
 def _read_SelectSessionConfigOption(
     d: JsonObject, strict: bool
 ) -> SelectSessionConfigOption:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_config_id: SessionConfigId
     v = d.get("configId", MISSING)
     if v is MISSING:
@@ -10723,7 +10749,8 @@ def _decode_BooleanSessionConfigOption(
 def _read_BooleanSessionConfigOption(
     d: JsonObject, strict: bool
 ) -> BooleanSessionConfigOption:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_config_id: SessionConfigId
     v = d.get("configId", MISSING)
     if v is MISSING:
@@ -10857,8 +10884,8 @@ def _decode_OtherSessionConfigOption(d: Any, strict: bool) -> OtherSessionConfig
 def _read_OtherSessionConfigOption(
     d: JsonObject, strict: bool
 ) -> OtherSessionConfigOption:
-    # `d` is an object whose tag is a string no other variant has: the union
-    # checked it.
+    # `d` is an object whose tag is a string no other variant has: the
+    # union's decoder, its only caller, checked it.
     f_config_id: SessionConfigId
     v = d.get("configId", MISSING)
     if v is MISSING:
@@ -11278,7 +11305,8 @@ def _decode_CommandAvailableCommand(d: Any, strict: bool) -> CommandAvailableCom
 def _read_CommandAvailableCommand(
     d: JsonObject, strict: bool
 ) -> CommandAvailableCommand:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_name: str
     v = d.get("name", MISSING)
     if v is MISSING:
@@ -11375,8 +11403,8 @@ def _decode_OtherAvailableCommand(d: Any, strict: bool) -> OtherAvailableCommand
 
 
 def _read_OtherAvailableCommand(d: JsonObject, strict: bool) -> OtherAvailableCommand:
-    # `d` is an object whose tag is a string no other variant has: the union
-    # checked it.
+    # `d` is an object whose tag is a string no other variant has: the
+    # union's decoder, its only caller, checked it.
     f_name: str
     v = d.get("name", MISSING)
     if v is MISSING:
@@ -11459,7 +11487,8 @@ def _decode_TextAvailableCommandInput(
 def _read_TextAvailableCommandInput(
     d: JsonObject, strict: bool
 ) -> TextAvailableCommandInput:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_hint: str
     v = d.get("hint", MISSING)
     if v is MISSING:
@@ -11519,8 +11548,8 @@ def _decode_OtherAvailableCommandInput(
 def _read_OtherAvailableCommandInput(
     d: JsonObject, strict: bool
 ) -> OtherAvailableCommandInput:
-    # `d` is an object whose tag is a string no other variant has: the union
-    # checked it.
+    # `d` is an object whose tag is a string no other variant has: the
+    # union's decoder, its only caller, checked it.
     o = _new(OtherAvailableCommandInput)
     o.type = d["type"]
     o.extra = {k: x for k, x in d.items() if k not in ["type"]}
@@ -12163,7 +12192,8 @@ def _decode_StateUpdateRunning(d: Any, strict: bool) -> StateUpdateRunning:
 
 
 def _read_StateUpdateRunning(d: JsonObject, strict: bool) -> StateUpdateRunning:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_background: list[BackgroundWork] | None | Unset
     v = d.get("background", MISSING)
     if v is MISSING:
@@ -12229,7 +12259,8 @@ def _decode_StateUpdateIdle(d: Any, strict: bool) -> StateUpdateIdle:
 
 
 def _read_StateUpdateIdle(d: JsonObject, strict: bool) -> StateUpdateIdle:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     o = _new(StateUpdateIdle)
     o.value = _decode_IdleStateUpdate(d, strict)
     return o
@@ -12257,7 +12288,8 @@ def _decode_StateUpdateRequiresAction(
 def _read_StateUpdateRequiresAction(
     d: JsonObject, strict: bool
 ) -> StateUpdateRequiresAction:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_background: list[BackgroundWork] | None | Unset
     v = d.get("background", MISSING)
     if v is MISSING:
@@ -12323,7 +12355,8 @@ def _decode_StateUpdateUnknown(d: Any, strict: bool) -> StateUpdateUnknown:
 
 
 def _read_StateUpdateUnknown(d: JsonObject, strict: bool) -> StateUpdateUnknown:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_background: list[BackgroundWork] | None | Unset
     v = d.get("background", MISSING)
     if v is MISSING:
@@ -12394,8 +12427,8 @@ def _decode_OtherStateUpdate(d: Any, strict: bool) -> OtherStateUpdate:
 
 
 def _read_OtherStateUpdate(d: JsonObject, strict: bool) -> OtherStateUpdate:
-    # `d` is an object whose tag is a string no other variant has: the union
-    # checked it.
+    # `d` is an object whose tag is a string no other variant has: the
+    # union's decoder, its only caller, checked it.
     o = _new(OtherStateUpdate)
     o.state = d["state"]
     o.extra = {k: x for k, x in d.items() if k not in ["state"]}
@@ -12451,7 +12484,8 @@ def _decode_TerminalBackgroundWork(d: Any, strict: bool) -> TerminalBackgroundWo
 
 
 def _read_TerminalBackgroundWork(d: JsonObject, strict: bool) -> TerminalBackgroundWork:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_terminal_id: TerminalId
     v = d.get("terminalId", MISSING)
     if v is MISSING:
@@ -12502,7 +12536,8 @@ def _decode_ToolCallBackgroundWork(d: Any, strict: bool) -> ToolCallBackgroundWo
 
 
 def _read_ToolCallBackgroundWork(d: JsonObject, strict: bool) -> ToolCallBackgroundWork:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_tool_call_id: ToolCallId
     v = d.get("toolCallId", MISSING)
     if v is MISSING:
@@ -12553,7 +12588,8 @@ def _decode_SubagentBackgroundWork(d: Any, strict: bool) -> SubagentBackgroundWo
 
 
 def _read_SubagentBackgroundWork(d: JsonObject, strict: bool) -> SubagentBackgroundWork:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_session_id: SessionId
     v = d.get("sessionId", MISSING)
     if v is MISSING:
@@ -12609,8 +12645,8 @@ def _decode_OtherBackgroundWork(d: Any, strict: bool) -> OtherBackgroundWork:
 
 
 def _read_OtherBackgroundWork(d: JsonObject, strict: bool) -> OtherBackgroundWork:
-    # `d` is an object whose tag is a string no other variant has: the union
-    # checked it.
+    # `d` is an object whose tag is a string no other variant has: the
+    # union's decoder, its only caller, checked it.
     o = _new(OtherBackgroundWork)
     o.type = d["type"]
     o.extra = {k: x for k, x in d.items() if k not in ["type"]}
@@ -13256,7 +13292,8 @@ def _decode_EndTurnIdleStateUpdate(d: Any, strict: bool) -> EndTurnIdleStateUpda
 
 
 def _read_EndTurnIdleStateUpdate(d: JsonObject, strict: bool) -> EndTurnIdleStateUpdate:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_usage: Usage | None | Unset
     v = d.get("usage", MISSING)
     if v is MISSING:
@@ -13341,7 +13378,8 @@ def _decode_MaxTokensIdleStateUpdate(d: Any, strict: bool) -> MaxTokensIdleState
 def _read_MaxTokensIdleStateUpdate(
     d: JsonObject, strict: bool
 ) -> MaxTokensIdleStateUpdate:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_usage: Usage | None | Unset
     v = d.get("usage", MISSING)
     if v is MISSING:
@@ -13428,7 +13466,8 @@ def _decode_MaxTurnRequestsIdleStateUpdate(
 def _read_MaxTurnRequestsIdleStateUpdate(
     d: JsonObject, strict: bool
 ) -> MaxTurnRequestsIdleStateUpdate:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_usage: Usage | None | Unset
     v = d.get("usage", MISSING)
     if v is MISSING:
@@ -13513,7 +13552,8 @@ def _decode_RefusalIdleStateUpdate(d: Any, strict: bool) -> RefusalIdleStateUpda
 
 
 def _read_RefusalIdleStateUpdate(d: JsonObject, strict: bool) -> RefusalIdleStateUpdate:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_usage: Usage | None | Unset
     v = d.get("usage", MISSING)
     if v is MISSING:
@@ -13598,7 +13638,8 @@ def _decode_CancelledIdleStateUpdate(d: Any, strict: bool) -> CancelledIdleState
 def _read_CancelledIdleStateUpdate(
     d: JsonObject, strict: bool
 ) -> CancelledIdleStateUpdate:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_usage: Usage | None | Unset
     v = d.get("usage", MISSING)
     if v is MISSING:
@@ -13681,7 +13722,8 @@ def _decode_ErrorIdleStateUpdate(d: Any, strict: bool) -> ErrorIdleStateUpdate:
 
 
 def _read_ErrorIdleStateUpdate(d: JsonObject, strict: bool) -> ErrorIdleStateUpdate:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_usage: Usage | None | Unset
     v = d.get("usage", MISSING)
     if v is MISSING:
@@ -13786,8 +13828,8 @@ def _decode_OtherIdleStateUpdate(d: Any, strict: bool) -> OtherIdleStateUpdate:
 
 
 def _read_OtherIdleStateUpdate(d: JsonObject, strict: bool) -> OtherIdleStateUpdate:
-    # `d` is an object whose tag is a string no other variant has: the union
-    # checked it.
+    # `d` is an object whose tag is a string no other variant has: the
+    # union's decoder, its only caller, checked it.
     f_usage: Usage | None | Unset
     v = d.get("usage", MISSING)
     if v is MISSING:
@@ -14540,7 +14582,8 @@ def _decode_UserMessageChunkSessionUpdate(
 def _read_UserMessageChunkSessionUpdate(
     d: JsonObject, strict: bool
 ) -> UserMessageChunkSessionUpdate:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_message_id: MessageId
     v = d.get("messageId", MISSING)
     if v is MISSING:
@@ -14613,7 +14656,8 @@ def _decode_UserMessageSessionUpdate(d: Any, strict: bool) -> UserMessageSession
 def _read_UserMessageSessionUpdate(
     d: JsonObject, strict: bool
 ) -> UserMessageSessionUpdate:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_message_id: MessageId
     v = d.get("messageId", MISSING)
     if v is MISSING:
@@ -14693,7 +14737,8 @@ def _decode_AgentMessageChunkSessionUpdate(
 def _read_AgentMessageChunkSessionUpdate(
     d: JsonObject, strict: bool
 ) -> AgentMessageChunkSessionUpdate:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_message_id: MessageId
     v = d.get("messageId", MISSING)
     if v is MISSING:
@@ -14768,7 +14813,8 @@ def _decode_AgentMessageSessionUpdate(
 def _read_AgentMessageSessionUpdate(
     d: JsonObject, strict: bool
 ) -> AgentMessageSessionUpdate:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_message_id: MessageId
     v = d.get("messageId", MISSING)
     if v is MISSING:
@@ -14848,7 +14894,8 @@ def _decode_AgentThoughtChunkSessionUpdate(
 def _read_AgentThoughtChunkSessionUpdate(
     d: JsonObject, strict: bool
 ) -> AgentThoughtChunkSessionUpdate:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_message_id: MessageId
     v = d.get("messageId", MISSING)
     if v is MISSING:
@@ -14923,7 +14970,8 @@ def _decode_AgentThoughtSessionUpdate(
 def _read_AgentThoughtSessionUpdate(
     d: JsonObject, strict: bool
 ) -> AgentThoughtSessionUpdate:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_message_id: MessageId
     v = d.get("messageId", MISSING)
     if v is MISSING:
@@ -15001,7 +15049,8 @@ def _decode_StateUpdateSessionUpdate(d: Any, strict: bool) -> StateUpdateSession
 def _read_StateUpdateSessionUpdate(
     d: JsonObject, strict: bool
 ) -> StateUpdateSessionUpdate:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     o = _new(StateUpdateSessionUpdate)
     o.value = _decode_StateUpdate(d, strict)
     return o
@@ -15029,7 +15078,8 @@ def _decode_ToolCallContentChunkSessionUpdate(
 def _read_ToolCallContentChunkSessionUpdate(
     d: JsonObject, strict: bool
 ) -> ToolCallContentChunkSessionUpdate:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_tool_call_id: ToolCallId
     v = d.get("toolCallId", MISSING)
     if v is MISSING:
@@ -15104,7 +15154,8 @@ def _decode_ToolCallUpdateSessionUpdate(
 def _read_ToolCallUpdateSessionUpdate(
     d: JsonObject, strict: bool
 ) -> ToolCallUpdateSessionUpdate:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_tool_call_id: ToolCallId
     v = d.get("toolCallId", MISSING)
     if v is MISSING:
@@ -15366,7 +15417,8 @@ def _decode_TerminalUpdateSessionUpdate(
 def _read_TerminalUpdateSessionUpdate(
     d: JsonObject, strict: bool
 ) -> TerminalUpdateSessionUpdate:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_terminal_id: TerminalId
     v = d.get("terminalId", MISSING)
     if v is MISSING:
@@ -15533,7 +15585,8 @@ def _decode_TerminalOutputChunkSessionUpdate(
 def _read_TerminalOutputChunkSessionUpdate(
     d: JsonObject, strict: bool
 ) -> TerminalOutputChunkSessionUpdate:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_terminal_id: TerminalId
     v = d.get("terminalId", MISSING)
     if v is MISSING:
@@ -15600,7 +15653,8 @@ def _decode_PlanUpdateSessionUpdate(d: Any, strict: bool) -> PlanUpdateSessionUp
 def _read_PlanUpdateSessionUpdate(
     d: JsonObject, strict: bool
 ) -> PlanUpdateSessionUpdate:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_plan: PlanUpdateContent
     v = d.get("plan", MISSING)
     if v is MISSING:
@@ -15659,7 +15713,8 @@ def _decode_PlanRemovedSessionUpdate(d: Any, strict: bool) -> PlanRemovedSession
 def _read_PlanRemovedSessionUpdate(
     d: JsonObject, strict: bool
 ) -> PlanRemovedSessionUpdate:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_plan_id: PlanId
     v = d.get("planId", MISSING)
     if v is MISSING:
@@ -15714,7 +15769,8 @@ def _decode_AvailableCommandsUpdateSessionUpdate(
 def _read_AvailableCommandsUpdateSessionUpdate(
     d: JsonObject, strict: bool
 ) -> AvailableCommandsUpdateSessionUpdate:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_available_commands: list[AvailableCommand]
     v = d.get("availableCommands", MISSING)
     if v is MISSING:
@@ -15775,7 +15831,8 @@ def _decode_ConfigOptionUpdateSessionUpdate(
 def _read_ConfigOptionUpdateSessionUpdate(
     d: JsonObject, strict: bool
 ) -> ConfigOptionUpdateSessionUpdate:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_config_options: list[SessionConfigOption]
     v = d.get("configOptions", MISSING)
     if v is MISSING:
@@ -15838,7 +15895,8 @@ def _decode_SessionInfoUpdateSessionUpdate(
 def _read_SessionInfoUpdateSessionUpdate(
     d: JsonObject, strict: bool
 ) -> SessionInfoUpdateSessionUpdate:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_title: str | None | Unset
     v = d.get("title", MISSING)
     if v is MISSING:
@@ -15917,7 +15975,8 @@ def _decode_UsageUpdateSessionUpdate(d: Any, strict: bool) -> UsageUpdateSession
 def _read_UsageUpdateSessionUpdate(
     d: JsonObject, strict: bool
 ) -> UsageUpdateSessionUpdate:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_used: int
     v = d.get("used", MISSING)
     if v is MISSING:
@@ -16013,7 +16072,8 @@ def _decode_NoticeSessionUpdate(d: Any, strict: bool) -> NoticeSessionUpdate:
 
 
 def _read_NoticeSessionUpdate(d: JsonObject, strict: bool) -> NoticeSessionUpdate:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_severity: NoticeSeverity | str
     v = d.get("severity", MISSING)
     if v is MISSING:
@@ -16107,7 +16167,8 @@ def _decode_CompactionUpdateSessionUpdate(
 def _read_CompactionUpdateSessionUpdate(
     d: JsonObject, strict: bool
 ) -> CompactionUpdateSessionUpdate:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_compaction_id: CompactionId
     v = d.get("compactionId", MISSING)
     if v is MISSING:
@@ -16224,7 +16285,8 @@ def _decode_CompactionSummaryChunkSessionUpdate(
 def _read_CompactionSummaryChunkSessionUpdate(
     d: JsonObject, strict: bool
 ) -> CompactionSummaryChunkSessionUpdate:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_compaction_id: CompactionId
     v = d.get("compactionId", MISSING)
     if v is MISSING:
@@ -16299,7 +16361,8 @@ def _decode_SubagentUpdateSessionUpdate(
 def _read_SubagentUpdateSessionUpdate(
     d: JsonObject, strict: bool
 ) -> SubagentUpdateSessionUpdate:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_session_id: SessionId
     v = d.get("sessionId", MISSING)
     if v is MISSING:
@@ -16476,7 +16539,8 @@ def _decode_SessionMessageSessionUpdate(
 def _read_SessionMessageSessionUpdate(
     d: JsonObject, strict: bool
 ) -> SessionMessageSessionUpdate:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_message_id: MessageId
     v = d.get("messageId", MISSING)
     if v is MISSING:
@@ -16642,7 +16706,8 @@ def _decode_SessionMessageChunkSessionUpdate(
 def _read_SessionMessageChunkSessionUpdate(
     d: JsonObject, strict: bool
 ) -> SessionMessageChunkSessionUpdate:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_message_id: MessageId
     v = d.get("messageId", MISSING)
     if v is MISSING:
@@ -16718,8 +16783,8 @@ def _decode_OtherSessionUpdate(d: Any, strict: bool) -> OtherSessionUpdate:
 
 
 def _read_OtherSessionUpdate(d: JsonObject, strict: bool) -> OtherSessionUpdate:
-    # `d` is an object whose tag is a string no other variant has: the union
-    # checked it.
+    # `d` is an object whose tag is a string no other variant has: the
+    # union's decoder, its only caller, checked it.
     o = _new(OtherSessionUpdate)
     o.session_update = d["sessionUpdate"]
     o.extra = {k: x for k, x in d.items() if k not in ["sessionUpdate"]}
@@ -17597,7 +17662,8 @@ def _decode_ItemsPlanUpdateContent(d: Any, strict: bool) -> ItemsPlanUpdateConte
 
 
 def _read_ItemsPlanUpdateContent(d: JsonObject, strict: bool) -> ItemsPlanUpdateContent:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_plan_id: PlanId
     v = d.get("planId", MISSING)
     if v is MISSING:
@@ -17660,7 +17726,8 @@ def _decode_FilePlanUpdateContent(d: Any, strict: bool) -> FilePlanUpdateContent
 
 
 def _read_FilePlanUpdateContent(d: JsonObject, strict: bool) -> FilePlanUpdateContent:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_plan_id: PlanId
     v = d.get("planId", MISSING)
     if v is MISSING:
@@ -17727,7 +17794,8 @@ def _decode_MarkdownPlanUpdateContent(
 def _read_MarkdownPlanUpdateContent(
     d: JsonObject, strict: bool
 ) -> MarkdownPlanUpdateContent:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_plan_id: PlanId
     v = d.get("planId", MISSING)
     if v is MISSING:
@@ -17795,8 +17863,8 @@ def _decode_OtherPlanUpdateContent(d: Any, strict: bool) -> OtherPlanUpdateConte
 
 
 def _read_OtherPlanUpdateContent(d: JsonObject, strict: bool) -> OtherPlanUpdateContent:
-    # `d` is an object whose tag is a string no other variant has: the union
-    # checked it.
+    # `d` is an object whose tag is a string no other variant has: the
+    # union's decoder, its only caller, checked it.
     f_plan_id: PlanId
     v = d.get("planId", MISSING)
     if v is MISSING:
@@ -20185,7 +20253,8 @@ def _decode_HttpMcpServer(d: Any, strict: bool) -> HttpMcpServer:
 
 
 def _read_HttpMcpServer(d: JsonObject, strict: bool) -> HttpMcpServer:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_name: str
     v = d.get("name", MISSING)
     if v is MISSING:
@@ -20264,7 +20333,8 @@ def _decode_AcpMcpServer(d: Any, strict: bool) -> AcpMcpServer:
 
 
 def _read_AcpMcpServer(d: JsonObject, strict: bool) -> AcpMcpServer:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_name: str
     v = d.get("name", MISSING)
     if v is MISSING:
@@ -20327,7 +20397,8 @@ def _decode_StdioMcpServer(d: Any, strict: bool) -> StdioMcpServer:
 
 
 def _read_StdioMcpServer(d: JsonObject, strict: bool) -> StdioMcpServer:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_name: str
     v = d.get("name", MISSING)
     if v is MISSING:
@@ -20429,8 +20500,8 @@ def _decode_OtherMcpServer(d: Any, strict: bool) -> OtherMcpServer:
 
 
 def _read_OtherMcpServer(d: JsonObject, strict: bool) -> OtherMcpServer:
-    # `d` is an object whose tag is a string no other variant has: the union
-    # checked it.
+    # `d` is an object whose tag is a string no other variant has: the
+    # union's decoder, its only caller, checked it.
     o = _new(OtherMcpServer)
     o.type = d["type"]
     o.extra = {k: x for k, x in d.items() if k not in ["type"]}
@@ -21403,7 +21474,8 @@ def _decode_StartReplayFrom(d: Any, strict: bool) -> StartReplayFrom:
 
 
 def _read_StartReplayFrom(d: JsonObject, strict: bool) -> StartReplayFrom:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
@@ -21447,8 +21519,8 @@ def _decode_OtherReplayFrom(d: Any, strict: bool) -> OtherReplayFrom:
 
 
 def _read_OtherReplayFrom(d: JsonObject, strict: bool) -> OtherReplayFrom:
-    # `d` is an object whose tag is a string no other variant has: the union
-    # checked it.
+    # `d` is an object whose tag is a string no other variant has: the
+    # union's decoder, its only caller, checked it.
     o = _new(OtherReplayFrom)
     o.type = d["type"]
     o.extra = {k: x for k, x in d.items() if k not in ["type"]}
@@ -21688,7 +21760,8 @@ def _decode_IdSetSessionConfigOptionRequest(
 def _read_IdSetSessionConfigOptionRequest(
     d: JsonObject, strict: bool
 ) -> IdSetSessionConfigOptionRequest:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_session_id: SessionId
     v = d.get("sessionId", MISSING)
     if v is MISSING:
@@ -21769,7 +21842,8 @@ def _decode_BooleanSetSessionConfigOptionRequest(
 def _read_BooleanSetSessionConfigOptionRequest(
     d: JsonObject, strict: bool
 ) -> BooleanSetSessionConfigOptionRequest:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_session_id: SessionId
     v = d.get("sessionId", MISSING)
     if v is MISSING:
@@ -21855,8 +21929,8 @@ def _decode_OtherSetSessionConfigOptionRequest(
 def _read_OtherSetSessionConfigOptionRequest(
     d: JsonObject, strict: bool
 ) -> OtherSetSessionConfigOptionRequest:
-    # `d` is an object whose tag is a string no other variant has: the union
-    # checked it.
+    # `d` is an object whose tag is a string no other variant has: the
+    # union's decoder, its only caller, checked it.
     f_session_id: SessionId
     v = d.get("sessionId", MISSING)
     if v is MISSING:
@@ -22204,7 +22278,8 @@ def _decode_CancelledRequestPermissionOutcome(
 def _read_CancelledRequestPermissionOutcome(
     d: JsonObject, strict: bool
 ) -> CancelledRequestPermissionOutcome:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
@@ -22249,7 +22324,8 @@ def _decode_SelectedRequestPermissionOutcome(
 def _read_SelectedRequestPermissionOutcome(
     d: JsonObject, strict: bool
 ) -> SelectedRequestPermissionOutcome:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_option_id: PermissionOptionId
     v = d.get("optionId", MISSING)
     if v is MISSING:
@@ -22311,8 +22387,8 @@ def _decode_OtherRequestPermissionOutcome(
 def _read_OtherRequestPermissionOutcome(
     d: JsonObject, strict: bool
 ) -> OtherRequestPermissionOutcome:
-    # `d` is an object whose tag is a string no other variant has: the union
-    # checked it.
+    # `d` is an object whose tag is a string no other variant has: the
+    # union's decoder, its only caller, checked it.
     o = _new(OtherRequestPermissionOutcome)
     o.outcome = d["outcome"]
     o.extra = {k: x for k, x in d.items() if k not in ["outcome"]}
@@ -22451,7 +22527,8 @@ def _decode_AcceptCreateElicitationResponse(
 def _read_AcceptCreateElicitationResponse(
     d: JsonObject, strict: bool
 ) -> AcceptCreateElicitationResponse:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
@@ -22516,7 +22593,8 @@ def _decode_DeclineCreateElicitationResponse(
 def _read_DeclineCreateElicitationResponse(
     d: JsonObject, strict: bool
 ) -> DeclineCreateElicitationResponse:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
@@ -22561,7 +22639,8 @@ def _decode_CancelCreateElicitationResponse(
 def _read_CancelCreateElicitationResponse(
     d: JsonObject, strict: bool
 ) -> CancelCreateElicitationResponse:
-    # `d` is an object whose tag selects this variant: the union checked it.
+    # `d` is an object whose tag selects this variant: every caller (the
+    # union's decoder, or a field or list of the union) looked it up.
     f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
@@ -22611,8 +22690,8 @@ def _decode_OtherCreateElicitationResponse(
 def _read_OtherCreateElicitationResponse(
     d: JsonObject, strict: bool
 ) -> OtherCreateElicitationResponse:
-    # `d` is an object whose tag is a string no other variant has: the union
-    # checked it.
+    # `d` is an object whose tag is a string no other variant has: the
+    # union's decoder, its only caller, checked it.
     f_meta: dict[str, Any] | None | Unset
     v = d.get("_meta", MISSING)
     if v is MISSING:
