@@ -28,7 +28,8 @@ restored target only when its content is what the journal says the run
 wrote. Staging directories of acpgen versions without a journal
 (``.<name>.new-XXXXXXXX``) are deleted when they hold only acpgen output.
 
-``ACPGEN_TEST_PAUSE=<phase>`` (``staged``, ``swap`` or ``committed``) and
+``ACPGEN_TEST_PAUSE=<phase>`` (``staged``, ``aside`` (the first target set
+aside, its new tree not yet in place), ``swap`` or ``committed``) and
 ``ACPGEN_TEST_PAUSE_FILE=<path>`` make a run create that file at that point
 and wait until it is deleted: the tests use it to kill a run mid-swap.
 """
@@ -250,6 +251,8 @@ class _Transaction:
                 target, stage, aside = (self.home / entry[k] for k in ("target", "stage", "aside"))
                 if entry["existed"]:
                     os.rename(target, aside)
+                    if index == 0:
+                        _pause("aside")
                 os.rename(stage, target)
                 _fsync_dir(target.parent)
                 if index == 0:
