@@ -460,7 +460,8 @@ def apply(
     on_wait=None,
 ) -> dict[str, dict[str, str]]:
     """Write the new ``schema/`` and, with ``generate``, the packages; returns
-    the packages written, and adds the generator's warnings to ``warnings``.
+    the packages written, and adds the generator's warnings (and those about
+    leftovers of interrupted runs) to ``warnings``.
     ``schema/`` and the packages are replaced as one transaction of
     :mod:`acpgen.write`, journaled in the output directory."""
     config = plan_.config
@@ -483,7 +484,12 @@ def apply(
     trees += [package_tree(config.out_dir, name, files) for name, files in built.items()]
     # schema/ and every package, all or nothing.
     replace_trees(
-        config.out_dir, trees, overwrite_foreign=overwrite_foreign, overwrite_edited=overwrite_edited, on_wait=on_wait
+        config.out_dir,
+        trees,
+        overwrite_foreign=overwrite_foreign,
+        overwrite_edited=overwrite_edited,
+        on_wait=on_wait,
+        warnings=warnings,
     )
     return built
 
