@@ -199,3 +199,42 @@ def test_the_lock_makes_a_second_writer_wait(tmp_path):
     assert (tmp_path / LOCK_FILE).exists()  # held by the second one now
     held[0].__exit__(None, None, None)
     assert not (tmp_path / LOCK_FILE).exists()
+
+
+def test_a_tree_keeps_what_acpgen_does_not_manage_and_rolls_back_whole(tmp_path, monkeypatch):
+    home = tmp_path / "out"
+    kept = tmp_path / "schema"
+    kept.mkdir()
+    (kept / "a.json").write_text("old")
+    (kept / "a.json").chmod(0o600)
+    (kept / "gone.json").write_text("no longer released")
+    (kept / "run.sh").write_text("#!/bin/sh\n")
+    (kept / "run.sh").chmod(0o755)
+    (kept / "link.json").symlink_to("a.json")
+    (kept / "empty").mkdir()
+    tree = write.Tree(kept, {"a.json": b"new", "sub/b.json": b"b"}, guarded=False, keep=kept, drop=frozenset({"gone.json"}))
+    before = {p.relative_to(kept).as_posix(): (p.is_symlink(), stat.S_IMODE(os.lstat(p).st_mode)) for p in kept.rglob("*")}
+    real_rename = os.rename
+
+    def flaky(src, dst):
+        # Fail once schema/ is swapped, when the package is moved in.
+        if str(dst).endswith("/p"):
+            raise KeyboardInterrupt
+        return real_rename(src, dst)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(os, "rename", flaky)
+        with pytest.raises(KeyboardInterrupt):
+            write.replace_trees(home, [tree, write.package_tree(home, "p", {"x.py": "1"})])
+    after = {p.relative_to(kept).as_posix(): (p.is_symlink(), stat.S_IMODE(os.lstat(p).st_mode)) for p in kept.rglob("*")}
+    assert after == before and (kept / "a.json").read_text() == "old"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out", "schema"]
+    write.replace_trees(home, [tree])
+    umask = os.umask(0)
+    os.umask(umask)
+    assert (kept / "a.json").read_text() == "new" and stat.S_IMODE((kept / "a.json").stat().st_mode) == 0o600
+    assert (kept / "sub/b.json").read_text() == "b" and stat.S_IMODE((kept / "sub").stat().st_mode) == 0o777 & ~umask
+    assert not (kept / "gone.json").exists()
+    assert stat.S_IMODE((kept / "run.sh").stat().st_mode) == 0o755
+    assert (kept / "link.json").is_symlink() and os.readlink(kept / "link.json") == "a.json"
+    assert (kept / "empty").is_dir()
