@@ -14,6 +14,12 @@ records the package, its version and the sha256 of each file::
 A single file has no version: it is recorded under ``"local"`` instead of
 ``"files"``, so the packages generated from it say SCHEMA_VERSION = "".
 
+Only the files acpgen manages are written or deleted (the release's schema
+files, LICENSE, SOURCE.json, and the files of the previous release it
+drops); everything else in ``schema/`` is carried over as it is (modes,
+symbolic links, empty directories), and a managed file or directory that is
+a symbolic link is refused rather than written through.
+
 Everything is staged first: every schema file is checked, and the packages
 are generated from the new files in a scratch directory (unless ``generate``
 is off); only then are ``schema/`` and the packages replaced, as one
