@@ -285,9 +285,13 @@ class _Transaction:
             # An error or an interrupt we are alive to handle: roll back now.
             self._roll_back(error, "writing the new version failed")
             raise
+        pending: BaseException | None = None
         try:
             self.journal("committed")
         except BaseException as error:
+            # Past the commit point (only syncing failed), the run is done: an
+            # interrupt is raised again once the previous trees are deleted.
+            pending = None if isinstance(error, Exception) else error
             if recorded_phase(self.home) != "committed":
                 # The commit point was not reached: undo the swaps.
                 self._roll_back(error, "could not record that every new version is in place")
@@ -307,6 +311,8 @@ class _Transaction:
                 f"({_reason(error)}); the next acpgen run writing to {self.home} deletes them",
                 file=str(self.home / JOURNAL_FILE),
             ) from error
+        if pending is not None:
+            raise pending
 
     def _targets(self) -> str:
         return ", ".join(str(self.home / entry["target"]) for entry in self.entries)

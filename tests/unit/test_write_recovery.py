@@ -239,3 +239,26 @@ def test_a_commit_that_cannot_be_recorded_nor_rolled_back_says_what_the_next_run
     assert recover(tmp_path) == "rolled back"
     assert _files(tmp_path / "a") == {"x.py": b"old a"} and _files(tmp_path / "b") == {"x.py": b"old b"}
     assert _dot_entries(tmp_path) == []
+
+
+def test_a_commit_whose_cleanup_fails_says_the_new_versions_are_in_place(tmp_path, monkeypatch):
+    from acpgen import recovery
+
+    write_packages(tmp_path, OLD)
+    real_remove = recovery.remove
+
+    def stuck(path):
+        if path.name.startswith(OLD_PREFIX):
+            raise OSError(13, "Permission denied", str(path))
+        return real_remove(path)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(recovery, "remove", stuck)
+        with pytest.raises(AcpgenError) as caught:
+            write_packages(tmp_path, NEW)
+    message = str(caught.value)
+    assert "Permission denied" in message and "in place" in message and "next" in message
+    assert _files(tmp_path / "a") == {"x.py": b"new a"} and _files(tmp_path / "b") == {"x.py": b"new b"}
+    assert recover(tmp_path) == "completed"
+    assert _files(tmp_path / "a") == {"x.py": b"new a"}
+    assert _dot_entries(tmp_path) == []
