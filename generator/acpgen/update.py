@@ -14,6 +14,12 @@ records the package, its version and the sha256 of each file::
 A single file has no version: it is recorded under ``"local"`` instead of
 ``"files"``, so the packages generated from it say SCHEMA_VERSION = "".
 
+Only the files acpgen manages are written or deleted (the release's schema
+files, LICENSE, SOURCE.json, and the files of the previous release it
+drops); everything else in ``schema/`` is carried over as it is (modes,
+symbolic links, empty directories), and a managed file or directory that is
+a symbolic link is refused rather than written through.
+
 Everything is staged first: every schema file is checked, and the packages
 are generated from the new files in a scratch directory (unless ``generate``
 is off); only then are ``schema/`` and the packages replaced, as one
@@ -84,6 +90,10 @@ class Plan:
     contents: dict[str, bytes] = field(default_factory=dict)
     """Every file of the new ``schema/`` directory, by relative path."""
     removed: list[str] = field(default_factory=list)
+    """The managed files the release no longer has: deleted."""
+    writes: dict[str, bytes] = field(default_factory=dict)
+    """The managed files to write (new, or with new content); everything
+    else in ``schema/`` is carried over as it is."""
 
     @property
     def schema_dir(self) -> Path:
@@ -91,8 +101,7 @@ class Plan:
 
     @property
     def changed(self) -> bool:
-        current = read_tree(self.schema_dir)
-        return current != self.contents
+        return bool(self.writes or self.removed)
 
 
 # ---------------------------------------------------------------- reading a source
@@ -395,7 +404,7 @@ def plan(config: Config, release: Release) -> Plan:
     else:
         # The package replaces every schema it or the old record lists.
         for name in list(old_files) + list(old_local):
-            if name not in release.schemas and name in contents:
+            if name not in release.schemas and name in contents and _plain_file(schema_dir, name):
                 del contents[name]
                 removed.append(name)
         new_record = {"package": release.name or PACKAGE_NAME, "version": release.version}
@@ -408,6 +417,9 @@ def plan(config: Config, release: Release) -> Plan:
         contents[name] = data
     if new_record != record or SOURCE_FILE not in contents:
         contents[SOURCE_FILE] = source_json(new_record)
+    writes = {name: data for name, data in contents.items() if current.get(name) != data}
+    for name in writes:
+        _check_writable(schema_dir, name)
     # Every configured target under schema/ must still have its schema.
     for target in config.targets:
         relative = _under_schema(target.schema)
@@ -443,7 +455,48 @@ def plan(config: Config, release: Release) -> Plan:
         previous = old_version if hashlib.sha256(current[name]).hexdigest() in old_files.values() else ""
         diff = diff_schemas(old_schema, new_schema, old_version=previous, new_version=new_version)
         changes.append(FileChange(name, "changed", diff))
-    return Plan(config=config, release=release, old_version=old_version, files=changes, contents=contents, removed=removed)
+    return Plan(
+        config=config,
+        release=release,
+        old_version=old_version,
+        files=changes,
+        contents=contents,
+        removed=removed,
+        writes=writes,
+    )
+
+
+def _plain_file(schema_dir: Path, name: str) -> bool:
+    """``schema/NAME`` is a regular file reached through plain directories."""
+    path = schema_dir
+    for part in PurePosixPath(name).parts:
+        path = path / part
+        if path.is_symlink():
+            return False
+    return path.is_file()
+
+
+def _check_writable(schema_dir: Path, name: str) -> None:
+    """Refuse to write ``schema/NAME`` through, or over, what acpgen did not
+    make: a symbolic link (to a file or a directory), or another kind of
+    entry where a file or directory goes."""
+    path = schema_dir
+    parts = PurePosixPath(name).parts
+    for part in parts[:-1]:
+        path = path / part
+        if path.is_symlink() or (os.path.lexists(path) and not path.is_dir()):
+            raise AcpgenError(
+                f"{path} is a symbolic link or not a directory, and the update writes {name} under it; acpgen does "
+                "not write through what it did not make: make it a plain directory, or move it out, then run again",
+                file=str(path),
+            )
+    path = path / parts[-1]
+    if path.is_symlink() or (os.path.lexists(path) and not path.is_file()):
+        raise AcpgenError(
+            f"{path} is a symbolic link or not a regular file, and the update would replace it with the new {name}; "
+            "acpgen does not overwrite what it did not make: replace it with a plain file, or move it out, then run again",
+            file=str(path),
+        )
 
 
 # ---------------------------------------------------------------- applying
@@ -460,7 +513,8 @@ def apply(
     on_wait=None,
 ) -> dict[str, dict[str, str]]:
     """Write the new ``schema/`` and, with ``generate``, the packages; returns
-    the packages written, and adds the generator's warnings to ``warnings``.
+    the packages written, and adds the generator's warnings (and those about
+    leftovers of interrupted runs) to ``warnings``.
     ``schema/`` and the packages are replaced as one transaction of
     :mod:`acpgen.write`, journaled in the output directory."""
     config = plan_.config
@@ -479,11 +533,20 @@ def apply(
                 if _under_schema(target.schema) is None:
                     _copy_outside(root, stage_root, target.schema)
             built = build_all(config.targets, stage_root, templates, warnings=warnings)
-    trees = [Tree(root / SCHEMA_DIR, plan_.contents, guarded=False)]
+    trees = []
+    if plan_.changed:
+        # The files acpgen manages, on a copy of everything else in schema/.
+        schema_dir = root / SCHEMA_DIR
+        trees.append(Tree(schema_dir, plan_.writes, guarded=False, keep=schema_dir, drop=frozenset(plan_.removed)))
     trees += [package_tree(config.out_dir, name, files) for name, files in built.items()]
     # schema/ and every package, all or nothing.
     replace_trees(
-        config.out_dir, trees, overwrite_foreign=overwrite_foreign, overwrite_edited=overwrite_edited, on_wait=on_wait
+        config.out_dir,
+        trees,
+        overwrite_foreign=overwrite_foreign,
+        overwrite_edited=overwrite_edited,
+        on_wait=on_wait,
+        warnings=warnings,
     )
     return built
 

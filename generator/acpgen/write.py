@@ -6,10 +6,10 @@ update`` also ``schema/``) as one transaction, under a lock on the output
 directory (``.acpgen.lock``, ``fcntl.flock``): a second run on the same
 directory waits for the first to finish, then does its own work.
 
-Under the lock, a journal (``.acpgen-journal.json`` in the output directory)
-records, before anything is created, every directory the run will create
-(``.acpgen-new-<name>-<token>``, the staged trees) or set aside
-(``.acpgen-old-<name>-<token>``, the previous trees) and its phase:
+Under the lock, a journal (``.acpgen-journal.json`` in the output directory,
+:mod:`acpgen.journal`) records, before anything is created, every directory
+the run will create (``.acpgen-new-<name>-<token>``, the staged trees) or set
+aside (``.acpgen-old-<name>-<token>``, the previous trees) and its phase:
 
 1. ``staging``: the new trees are written and fsynced beside their targets;
 2. ``swapping``: each target is renamed aside and its staged tree renamed
@@ -17,18 +17,30 @@ records, before anything is created, every directory the run will create
 3. ``committed``: every swap is done; the trees set aside are deleted, then
    the journal.
 
-A run killed at any point (even with SIGKILL) leaves the journal behind, and
-the next run on the directory finishes the job before it starts its own:
-before ``committed`` it rolls back (the old trees return, the staged ones are
-deleted), after it it rolls forward (the trees set aside are deleted). So
-once that recovery has run the directory holds either the complete old set
-or the complete new set, and no staging directory is left. Recovery deletes
-only the directories the journal names, under acpgen's own prefixes, and a
-restored target only when its content is what the journal says the run
-wrote. Staging directories of acpgen versions without a journal
-(``.<name>.new-XXXXXXXX``) are deleted when they hold only acpgen output.
+The commit point is the atomic rename that puts the ``committed`` journal in
+place. A run that fails before it (the ``committed`` record cannot be
+written, say) rolls back at once and says so; a run that cannot even roll
+back names what each directory holds and keeps the journal, which the next
+run acts on.
 
-``ACPGEN_TEST_PAUSE=<phase>`` (``staged``, ``swap`` or ``committed``) and
+A run killed at any point (even with SIGKILL) leaves the journal behind, and
+the next run on the directory finishes the job before it starts its own
+(:mod:`acpgen.recovery`): before ``committed`` it rolls back (the old trees
+return, the staged ones are deleted), after it it rolls forward (the trees
+set aside are deleted). So once that recovery has run the directory holds
+either the complete old set or the complete new set, and no staging
+directory the journal names is left. Staging directories no journal accounts
+for (journal deleted by hand, or acpgen versions without a journal) are put
+back, kept with a warning, or deleted after the commit, as
+:mod:`acpgen.recovery` says.
+
+A tree may keep what acpgen does not manage in the directory it replaces
+(``Tree.keep``, used for ``schema/``): those entries are copied into the
+staged tree as they are (modes, symbolic links, empty directories), and only
+the files the tree names are written.
+
+``ACPGEN_TEST_PAUSE=<phase>`` (``staged``, ``aside`` (the first target set
+aside, its new tree not yet in place), ``swap`` or ``committed``) and
 ``ACPGEN_TEST_PAUSE_FILE=<path>`` make a run create that file at that point
 and wait until it is deleted: the tests use it to kill a run mid-swap.
 """
@@ -36,10 +48,7 @@ and wait until it is deleted: the tests use it to kill a run mid-swap.
 from __future__ import annotations
 
 import fcntl
-import hashlib
-import json
 import os
-import re
 import secrets
 import shutil
 import sys
@@ -51,12 +60,28 @@ from typing import Any, Callable, Iterator
 
 from . import manifest
 from .errors import AcpgenError
+from .journal import JOURNAL_FILE, NEW_PREFIX, OLD_PREFIX, directory_digest, fsync_dir, recorded_phase
+from .journal import write_journal as _write_journal
+from .recovery import describe_state, recover, remove_leftovers, settle_leftovers
+
+__all__ = [
+    "JOURNAL_FILE",
+    "LOCK_FILE",
+    "NEW_PREFIX",
+    "OLD_PREFIX",
+    "Tree",
+    "check_targets",
+    "locked",
+    "package_tree",
+    "read_tree",
+    "recover",
+    "replace_trees",
+    "stage_tree",
+    "waiting_notice",
+    "write_packages",
+]
 
 LOCK_FILE = ".acpgen.lock"
-JOURNAL_FILE = ".acpgen-journal.json"
-NEW_PREFIX = ".acpgen-new-"
-OLD_PREFIX = ".acpgen-old-"
-_LEGACY_LEFTOVER = re.compile(r"^\.(?P<name>.+)\.(new|old)-[A-Za-z0-9_]{8}$")
 PAUSE_TIMEOUT = 300.0
 
 
@@ -68,6 +93,11 @@ class Tree:
     files: dict[str, bytes]
     guarded: bool = True
     """A generated package: replaced only when acpgen made it."""
+    keep: Path | None = None
+    """A directory whose other entries (not in ``files`` nor ``drop``) the
+    new tree holds as they are: usually ``target`` itself."""
+    drop: frozenset[str] = frozenset()
+    """Files of ``keep`` the new tree leaves out."""
 
 
 def read_tree(directory: Path) -> dict[str, bytes]:
@@ -93,10 +123,18 @@ def write_packages(
     overwrite_foreign: bool = False,
     overwrite_edited: bool = False,
     on_wait: Callable[[Path], None] | None = None,
+    warnings: list[str] | None = None,
 ) -> None:
     """Replace ``out_dir/<name>`` with the files of each package."""
     trees = [package_tree(out_dir, name, files) for name, files in packages.items()]
-    replace_trees(out_dir, trees, overwrite_foreign=overwrite_foreign, overwrite_edited=overwrite_edited, on_wait=on_wait)
+    replace_trees(
+        out_dir,
+        trees,
+        overwrite_foreign=overwrite_foreign,
+        overwrite_edited=overwrite_edited,
+        on_wait=on_wait,
+        warnings=warnings,
+    )
 
 
 def replace_trees(
@@ -106,15 +144,20 @@ def replace_trees(
     overwrite_foreign: bool = False,
     overwrite_edited: bool = False,
     on_wait: Callable[[Path], None] | None = None,
+    warnings: list[str] | None = None,
 ) -> None:
-    """Replace every tree's target as one transaction journaled in ``home``."""
+    """Replace every tree's target as one transaction journaled in ``home``;
+    what is worth telling about leftovers of interrupted runs is added to
+    ``warnings``."""
+    notes: list[str] = [] if warnings is None else warnings
     guard = dict(overwrite_foreign=overwrite_foreign, overwrite_edited=overwrite_edited)
     check_targets(trees, **guard)  # refuse before creating anything
     with locked(home, on_wait):
         recover(home)
-        clean_legacy_leftovers(home, trees)
+        doomed = settle_leftovers(trees, notes)
         check_targets(trees, **guard)  # again: another run may have been first
         _Transaction(home, trees).run()
+        remove_leftovers(doomed, notes)
 
 
 def check_targets(trees: list[Tree], *, overwrite_foreign: bool, overwrite_edited: bool) -> None:
@@ -178,33 +221,7 @@ def locked(home: Path, on_wait: Callable[[Path], None] | None = None) -> Iterato
         os.close(fd)
 
 
-# ---------------------------------------------------------------- the journal
-
-
-def tree_digest(files: dict[str, bytes]) -> str:
-    """A digest of a tree's paths and contents."""
-    digest = hashlib.sha256()
-    for name, data in sorted(files.items()):
-        digest.update(name.encode("utf-8") + b"\0" + hashlib.sha256(data).digest())
-    return digest.hexdigest()
-
-
-def _write_journal(home: Path, record: dict) -> None:
-    temporary = home / (JOURNAL_FILE + ".tmp")
-    with open(temporary, "w", encoding="utf-8") as handle:
-        json.dump(record, handle, indent=2)
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(temporary, home / JOURNAL_FILE)
-    _fsync_dir(home)
-
-
-def _fsync_dir(directory: Path) -> None:
-    fd = os.open(directory, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+# ---------------------------------------------------------------- the transaction
 
 
 def _pause(phase: str) -> None:
@@ -216,6 +233,12 @@ def _pause(phase: str) -> None:
     deadline = time.monotonic() + PAUSE_TIMEOUT
     while flag.exists() and time.monotonic() < deadline:
         time.sleep(0.02)
+
+
+def _reason(error: BaseException) -> str:
+    if isinstance(error, OSError) and error.strerror:
+        return f"{error.filename}: {error.strerror}" if error.filename else error.strerror
+    return str(error) or type(error).__name__
 
 
 class _Transaction:
@@ -231,7 +254,7 @@ class _Transaction:
                     "stage": os.path.relpath(parent / f"{NEW_PREFIX}{name}-{token}", home),
                     "aside": os.path.relpath(parent / f"{OLD_PREFIX}{name}-{token}", home),
                     "existed": os.path.lexists(tree.target),
-                    "digest": tree_digest(tree.files),
+                    "digest": "",
                 }
             )
         self.trees = trees
@@ -243,131 +266,156 @@ class _Transaction:
         self.journal("staging")
         try:
             for tree, entry in zip(self.trees, self.entries):
-                stage_tree(self.home / entry["stage"], tree.files)
+                stage = self.home / entry["stage"]
+                stage_tree(stage, tree.files, keep=tree.keep, drop=tree.drop)
+                entry["digest"] = directory_digest(stage)
             _pause("staged")
             self.journal("swapping")
             for index, entry in enumerate(self.entries):
                 target, stage, aside = (self.home / entry[k] for k in ("target", "stage", "aside"))
                 if entry["existed"]:
                     os.rename(target, aside)
+                    if index == 0:
+                        _pause("aside")
                 os.rename(stage, target)
-                _fsync_dir(target.parent)
+                fsync_dir(target.parent)
                 if index == 0:
                     _pause("swap")
-        except BaseException:
+        except BaseException as error:
             # An error or an interrupt we are alive to handle: roll back now.
-            recover(self.home)
+            self._roll_back(error, "writing the new version failed")
             raise
-        self.journal("committed")
-        _pause("committed")
-        recover(self.home)
-
-
-def recover(home: Path) -> str | None:
-    """Finish or roll back the run the journal in ``home`` records; returns
-    what was done (``rolled back``, ``completed``) or None without a journal."""
-    path = home / JOURNAL_FILE
-    if not path.exists():
-        return None
-    try:
-        record = json.loads(path.read_text(encoding="utf-8"))
-        phase = record["phase"]
-        entries = [
-            {k: (home / e[k]) for k in ("target", "stage", "aside")} | {"existed": bool(e["existed"]), "digest": e["digest"]}
-            for e in record["entries"]
-        ]
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise AcpgenError(f"cannot read the journal of an interrupted run ({exc}); inspect and delete it", file=str(path)) from None
-    for entry in entries:
-        # Only the staging directories acpgen names beside each target.
-        target = entry["target"]
-        for key, prefix in (("stage", NEW_PREFIX), ("aside", OLD_PREFIX)):
-            place = entry[key]
-            if place.parent != target.parent or not place.name.startswith(f"{prefix}{target.name}-"):
-                raise AcpgenError(f"the journal names {place}, which is not acpgen's; inspect and delete it", file=str(path))
-    if phase == "committed":
-        for entry in entries:
-            _remove(entry["aside"])
-            _remove(entry["stage"])
-        done = "completed"
-    else:
-        for entry in reversed(entries):
-            target, stage, aside = entry["target"], entry["stage"], entry["aside"]
-            if os.path.lexists(stage):
-                # Not swapped: the target is the old one, or it is set aside.
-                if os.path.lexists(aside) and not os.path.lexists(target):
-                    os.rename(aside, target)
-                _remove(stage)
-                continue
-            if phase == "staging" or not os.path.lexists(target):
-                continue
-            # Swapped: the target is the new tree; put the old one back.
-            if tree_digest(read_tree(target)) != entry["digest"]:
+        pending: BaseException | None = None
+        try:
+            self.journal("committed")
+        except BaseException as error:
+            # Past the commit point (only syncing failed), the run is done: an
+            # interrupt is raised again once the previous trees are deleted.
+            pending = None if isinstance(error, Exception) else error
+            if recorded_phase(self.home) != "committed":
+                # The commit point was not reached: undo the swaps.
+                self._roll_back(error, "could not record that every new version is in place")
+                if not isinstance(error, Exception):
+                    raise
                 raise AcpgenError(
-                    f"cannot roll back an interrupted run: {target} changed since it was written"
-                    + (f"; the previous version is in {aside}" if os.path.lexists(aside) else ""),
-                    file=str(path),
-                )
-            shutil.rmtree(target)
-            if entry["existed"] and os.path.lexists(aside):
-                os.rename(aside, target)
-        done = "rolled back"
-    os.unlink(path)
-    _fsync_dir(home)
-    return done
+                    f"could not record that every new version is in place ({_reason(error)}); rolled back: "
+                    f"{self._targets()} are as they were before this run, and nothing of it is left",
+                    file=str(self.home / JOURNAL_FILE),
+                ) from error
+        _pause("committed")
+        try:
+            recover(self.home)
+        except Exception as error:
+            raise AcpgenError(
+                f"the new versions of {self._targets()} are in place, but deleting the previous ones failed "
+                f"({_reason(error)}); the next acpgen run writing to {self.home} deletes them",
+                file=str(self.home / JOURNAL_FILE),
+            ) from error
+        if pending is not None:
+            raise pending
 
+    def _targets(self) -> str:
+        return ", ".join(str(self.home / entry["target"]) for entry in self.entries)
 
-def _remove(path: Path) -> None:
-    if path.is_symlink() or path.is_file():
-        path.unlink()
-    elif path.is_dir():
-        shutil.rmtree(path)
-
-
-def clean_legacy_leftovers(home: Path, trees: list[Tree]) -> list[Path]:
-    """Delete ``.<name>.new-XXXXXXXX`` and ``.<name>.old-XXXXXXXX`` staging
-    directories that acpgen versions without a journal left beside the
-    targets, when they hold only acpgen output."""
-    removed = []
-    names = {tree.target.name for tree in trees if tree.guarded}
-    parents = {tree.target.parent for tree in trees if tree.guarded}
-    for parent in parents:
-        if not parent.is_dir():
-            continue
-        for entry in parent.iterdir():
-            match = _LEGACY_LEFTOVER.match(entry.name)
-            if not match or match["name"] not in names or entry.is_symlink() or not entry.is_dir():
-                continue
-            if manifest.ownership(entry).status == manifest.GENERATED:
-                shutil.rmtree(entry)
-                removed.append(entry)
-    return removed
+    def _roll_back(self, error: BaseException, what: str) -> None:
+        """Roll back now; when that fails too, say what the disk holds and
+        what the next run does."""
+        try:
+            recover(self.home)
+        except Exception as failure:
+            raise AcpgenError(
+                f"{what} ({_reason(error)}), and rolling back failed too ({_reason(failure)}): "
+                f"{describe_state(self.home)}. {JOURNAL_FILE} keeps the record of this run, so the next acpgen run "
+                f"writing to {self.home} (generate or schema update) first puts every previous version back "
+                "(`acpgen check` reports the interrupted run meanwhile)",
+                file=str(self.home / JOURNAL_FILE),
+            ) from failure
 
 
 # ---------------------------------------------------------------- staging
 
 
-def stage_tree(stage: Path, files: dict[str, bytes]) -> Path:
-    """Create ``stage`` holding ``files``, fsynced, with the permissions an
-    ordinary directory of the user would have."""
+def stage_tree(stage: Path, files: dict[str, bytes], *, keep: Path | None = None, drop: frozenset[str] = frozenset()) -> Path:
+    """Create ``stage`` holding ``files``, fsynced: with ``keep``, on a copy
+    of its other entries; what acpgen creates gets the permissions an
+    ordinary directory or file of the user would have, a file it rewrites
+    keeps its mode."""
     stage.parent.mkdir(parents=True, exist_ok=True)
-    stage.mkdir()
+    created: list[Path] = []
+    directories: list[tuple[Path, Path]] = []
+    if keep is not None and keep.is_dir() and not keep.is_symlink():
+        _carry_over(keep, stage, set(files) | set(drop), "", directories)
+    else:
+        stage.mkdir()
+        created.append(stage)
     for relative, data in files.items():
         target = stage / relative
-        target.parent.mkdir(parents=True, exist_ok=True)
-        with open(target, "wb") as handle:
+        _make_parents(stage, relative, created, keep)
+        previous = None if keep is None else keep / relative
+        fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o666)
+        with open(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
-    _ordinary_permissions(stage)
+        if previous is not None and previous.is_file() and not previous.is_symlink():
+            os.chmod(target, previous.stat().st_mode & 0o7777)
+        else:
+            created.append(target)
+    _ordinary_permissions(created)
+    for copy, source in reversed(directories):
+        shutil.copystat(source, copy, follow_symlinks=False)  # last: it may make the directory read-only
     return stage
 
 
-def _ordinary_permissions(root: Path) -> None:
-    """Give the tree the process umask's modes."""
+def _make_parents(stage: Path, relative: str, created: list[Path], keep: Path | None) -> None:
+    """Create the directories a file goes in, refusing to write through a
+    symbolic link or over a file that was carried over."""
+    current = stage
+    for part in Path(relative).parts[:-1]:
+        current = current / part
+        if current.is_symlink() or (os.path.lexists(current) and not current.is_dir()):
+            shown = keep / current.relative_to(stage) if keep is not None else current
+            raise AcpgenError(
+                f"{shown} is a symbolic link or not a directory, and acpgen would write {relative} under it; "
+                "make it a plain directory, or move it out, then run again",
+                file=str(shown),
+            )
+        if not current.exists():
+            current.mkdir()
+            created.append(current)
+
+
+def _carry_over(source: Path, copy: Path, skip: set[str], relative: str, directories: list[tuple[Path, Path]]) -> None:
+    """Copy ``source`` to ``copy`` as it is (modes, times, symbolic links as
+    links, empty directories), leaving out the paths in ``skip``."""
+    copy.mkdir()
+    directories.append((copy, source))
+    for entry in sorted(os.scandir(source), key=lambda e: e.name):
+        path = f"{relative}{entry.name}"
+        if path in skip:
+            continue
+        origin, target = Path(entry.path), copy / entry.name
+        if entry.is_symlink():
+            os.symlink(os.readlink(origin), target)
+        elif entry.is_dir(follow_symlinks=False):
+            _carry_over(origin, target, skip, f"{path}/", directories)
+        elif entry.is_file(follow_symlinks=False):
+            shutil.copy2(origin, target, follow_symlinks=False)
+            with open(target, "rb") as handle:
+                os.fsync(handle.fileno())
+        else:
+            raise AcpgenError(
+                "neither a file, a directory nor a symbolic link, which acpgen cannot copy into the new version "
+                "of the directory it replaces; move it out, then run again",
+                file=str(origin),
+            )
+
+
+def _ordinary_permissions(paths: list[Path]) -> None:
+    """Give what acpgen created the process umask's modes."""
     umask = os.umask(0)
     os.umask(umask)
-    for path in [root, *root.rglob("*")]:
+    for path in paths:
         os.chmod(path, (0o777 if path.is_dir() else 0o666) & ~umask)
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -166,3 +167,43 @@ def _says_waiting(process: subprocess.Popen) -> bool:
         return False
     line = process.stderr.readline()
     return "waiting for another acpgen run" in line
+
+
+def test_a_package_an_acpgen_without_a_journal_left_set_aside_survives_a_killed_run(project, tmp_path):
+    """An acpgen without a journal, killed between its two renames, left
+    the package in .alpha.old-XXXXXXXX and no alpha; the next run is killed
+    too: the package is back in place, whole."""
+    out = project / "gen"
+    old = tree(out)
+    os.rename(out / "alpha", out / ".alpha.old-ab12cd34")
+    (project / "schema/greeting.json").write_text(json.dumps(NEW))
+    process = paused(project, "staged", tmp_path / "flag", "generate")
+    assert (out / "alpha").is_dir() and not (out / ".alpha.old-ab12cd34").exists()
+    kill(process)
+    recover(out)
+    assert tree(out) == old
+    result = run(project, "generate")
+    assert all(b"loud" in (out / name / "models.py").read_bytes() for name in PACKAGES)
+    assert leftovers(out) == []
+    assert "restored" not in result.stderr  # the killed run had put it back already
+
+
+def test_a_package_restored_by_hand_after_a_killed_run_is_reconciled(project, tmp_path):
+    """Killed with alpha set aside and its new version not yet in place; the
+    user restores alpha by hand from an older copy: the next run keeps the
+    set-aside copy and says where it is and what to do."""
+    out = project / "gen"
+    older = tmp_path / "alpha-older"
+    shutil.copytree(out / "alpha", older)
+    (project / "schema/greeting.json").write_text(json.dumps(NEW))
+    run(project, "generate")
+    (project / "schema/greeting.json").write_text(json.dumps(OLD))
+    kill(paused(project, "aside", tmp_path / "flag", "generate"))
+    assert not (out / "alpha").exists()
+    (aside,) = [p for p in out.iterdir() if p.name.startswith(".acpgen-old-alpha-")]
+    shutil.copytree(older, out / "alpha")
+    result = run(project, "generate")
+    assert f"acpgen: warning: left {aside}" in result.stderr
+    assert b"loud" in (aside / "models.py").read_bytes()  # the version the killed run set aside
+    assert leftovers(out) == [aside.name]
+    assert run(project, "check").returncode == 0

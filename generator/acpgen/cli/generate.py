@@ -67,10 +67,13 @@ def generate(schema, package, out, templates, rules, config, overwrite_foreign, 
             overwrite_foreign=overwrite_foreign,
             overwrite_edited=overwrite_edited,
             on_wait=waiting_notice,
+            warnings=warnings,
         )
     except AcpgenError as error:
+        _warn(warnings)
         _fail(error)
     except OSError as error:
+        _warn(warnings)
         _fail(AcpgenError(f"cannot write: {error.strerror}", file=error.filename or str(out_dir)))
     _warn(warnings)
     elapsed = time.perf_counter() - started

@@ -87,6 +87,7 @@ def update_command(
     and capped sizes. Exit status 0, or 2 on bad input.
     """
     started = time.perf_counter()
+    warnings: list[str] = []
     try:
         if (source is None) == (npm_version is None):
             raise AcpgenError("name the release with exactly one of --from PATH and --npm VERSION")
@@ -110,7 +111,6 @@ def update_command(
             click.echo("schema/ is already up to date")
             if no_generate:
                 return
-        warnings: list[str] = []
         built = apply(
             the_plan,
             generate=not no_generate,
@@ -121,8 +121,10 @@ def update_command(
             on_wait=waiting_notice,
         )
     except AcpgenError as error:
+        _warn(warnings)
         _fail(error)
     except OSError as error:
+        _warn(warnings)
         _fail(AcpgenError(f"cannot write the update: {error}"))
     _warn(warnings)
     if changed:

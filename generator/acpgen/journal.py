@@ -1,0 +1,127 @@
+"""The journal of a run that replaces directories (:mod:`acpgen.write`), the
+names of the directories it creates, and the digest that tells whether a
+directory is still what a run put there."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import AcpgenError
+
+JOURNAL_FILE = ".acpgen-journal.json"
+NEW_PREFIX = ".acpgen-new-"
+OLD_PREFIX = ".acpgen-old-"
+IGNORED_DIRS = ("__pycache__",)
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One directory a run replaces: ``stage`` holds its new tree until it
+    is moved onto ``target``, ``aside`` the previous tree once set aside."""
+
+    target: Path
+    stage: Path
+    aside: Path
+    existed: bool
+    digest: str
+    """:func:`directory_digest` of the new tree (empty before it is staged)."""
+
+
+def write_journal(home: Path, record: dict) -> None:
+    """Replace the journal in ``home`` with ``record``, durably: the rename
+    is the moment the new phase counts."""
+    temporary = home / (JOURNAL_FILE + ".tmp")
+    with open(temporary, "w", encoding="utf-8") as handle:
+        json.dump(record, handle, indent=2)
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(temporary, home / JOURNAL_FILE)
+    fsync_dir(home)
+
+
+def recorded_phase(home: Path) -> str | None:
+    """The phase the journal on disk records, or None when there is none or
+    it cannot be read."""
+    try:
+        return json.loads((home / JOURNAL_FILE).read_text(encoding="utf-8"))["phase"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def read_journal(home: Path) -> tuple[str, list[Entry]] | None:
+    """The phase and entries of the journal in ``home``, None without one.
+    Refuses a journal naming a directory that is not acpgen's staging
+    directory beside its target."""
+    path = home / JOURNAL_FILE
+    if not path.exists():
+        return None
+    try:
+        record = json.loads(path.read_text(encoding="utf-8"))
+        phase = record["phase"]
+        entries = [
+            Entry(home / e["target"], home / e["stage"], home / e["aside"], bool(e["existed"]), str(e["digest"]))
+            for e in record["entries"]
+        ]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise AcpgenError(f"cannot read the journal of an interrupted run ({exc}); inspect and delete it", file=str(path)) from None
+    for entry in entries:
+        for place, prefix in ((entry.stage, NEW_PREFIX), (entry.aside, OLD_PREFIX)):
+            if place.parent != entry.target.parent or not place.name.startswith(f"{prefix}{entry.target.name}-"):
+                raise AcpgenError(f"the journal names {place}, which is not acpgen's; inspect and delete it", file=str(path))
+    return phase, entries
+
+
+def directory_digest(directory: Path) -> str:
+    """A digest of what ``directory`` holds: the path and content of every
+    regular file, the path and destination of every symbolic link, the path
+    of every empty directory (``__pycache__`` left out, links not followed).
+    For a tree of regular files it is the digest earlier acpgen versions
+    journaled."""
+    records: dict[str, bytes] = {}
+    for current, dirs, files in os.walk(directory, followlinks=False):
+        base = Path(current)
+        kept = []
+        for name in dirs:
+            path = base / name
+            if path.is_symlink():
+                files.append(name)
+            elif name not in IGNORED_DIRS:
+                kept.append(name)
+        dirs[:] = kept
+        relative_dir = base.relative_to(directory).as_posix()
+        if not kept and not files and base != directory:
+            records[relative_dir] = b"\0directory"
+        for name in files:
+            path = base / name
+            relative = path.relative_to(directory).as_posix()
+            if path.is_symlink():
+                records[relative] = b"\0symlink\0" + os.fsencode(os.readlink(path))
+            elif path.is_file():
+                records[relative] = hashlib.sha256(path.read_bytes()).digest()
+            else:
+                records[relative] = b"\0special"
+    digest = hashlib.sha256()
+    for relative, record in sorted(records.items()):
+        digest.update(relative.encode("utf-8") + b"\0" + record)
+    return digest.hexdigest()
+
+
+def fsync_dir(directory: Path) -> None:
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def remove(path: Path) -> None:
+    """Delete a file, a symbolic link or a directory tree, if there."""
+    if path.is_symlink() or path.is_file():
+        path.unlink()
+    elif path.is_dir():
+        shutil.rmtree(path)
