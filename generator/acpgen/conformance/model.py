@@ -230,7 +230,7 @@ class Shape:
     """keyed, from ``oneOf``: the keys of two members may not both be there."""
 
 
-KeyedMember = tuple[str | int, tuple[Json, ...], Shape | None]
+KeyedMember = tuple[str | int, tuple[str, ...], Shape | None]
 """A member of a keyed union: its ``$defs`` name (or, for an inline object,
 its index among the options), the keys it requires, and its inline shape."""
 
