@@ -51,6 +51,7 @@ from typing import Any, Callable, Iterator
 
 from . import manifest
 from .errors import AcpgenError
+from .jsontypes import JsonObject
 
 LOCK_FILE = ".acpgen.lock"
 JOURNAL_FILE = ".acpgen-journal.json"
@@ -189,7 +190,7 @@ def tree_digest(files: dict[str, bytes]) -> str:
     return digest.hexdigest()
 
 
-def _write_journal(home: Path, record: dict) -> None:
+def _write_journal(home: Path, record: JsonObject) -> None:
     temporary = home / (JOURNAL_FILE + ".tmp")
     with open(temporary, "w", encoding="utf-8") as handle:
         json.dump(record, handle, indent=2)
