@@ -127,7 +127,9 @@ class ValueBuilder:
                     return self.object_value(variant.class_name, variant.fields, rest, where)
         raise self.fail(f"a value of {definition.name} that acpgen can construct", value, where)
 
-    def object_value(self, class_name: str, fields: tuple[ir.Field, ...], value: Json, where: JsonPath) -> ir.ObjectValue:
+    def object_value(
+        self, class_name: str, fields: tuple[ir.Field, ...], value: Json, where: JsonPath
+    ) -> ir.ObjectValue:
         if not isinstance(value, dict):
             raise self.fail("an object", value, where)
         members = []

@@ -924,7 +924,9 @@ class Model:
             raise Reject(path, f"missing required property {tag_key!r}")
         raise Reject(path + (tag_key,), f"expected a string tag, found {json_kind(tag)}")
 
-    def _variant_value(self, variant: Variant, tag_key: str, value: JsonObject, path: JsonPath, strict: bool) -> JsonObject:
+    def _variant_value(
+        self, variant: Variant, tag_key: str, value: JsonObject, path: JsonPath, strict: bool
+    ) -> JsonObject:
         if variant.role == "tagged":
             if variant.wraps:
                 inner = self._decode(self.shape(variant.wraps), value, path, strict)

@@ -644,7 +644,8 @@ class _Differ(_Shapes):
                      wire, Impact(True, f"{what} {_c(variant.class_name)} is gone from {_c(old.class_name)}"),
                      old=variant.class_name)
 
-    def variant(self, old_union: ir.UnionDef, new_union: ir.UnionDef, old: ir.Variant, new: ir.Variant, path: str, base: set[str]) -> None:
+    def variant(self, old_union: ir.UnionDef, new_union: ir.UnionDef, old: ir.Variant, new: ir.Variant, path: str,
+                base: set[str]) -> None:
         name = old_union.name
         if old.class_name != new.class_name:
             self.add("variant-renamed", name, path,

@@ -137,7 +137,9 @@ class _Shapes:
 
     # -------------------------------------------------------- shapes
 
-    def covers(self, a: Shape, a_side: _Side, b: Shape, b_side: _Side, seen: frozenset[_SeenKey] = frozenset()) -> bool:
+    def covers(
+        self, a: Shape, a_side: _Side, b: Shape, b_side: _Side, seen: frozenset[_SeenKey] = frozenset()
+    ) -> bool:
         """Whether every value ``b`` lets a sender emit (in ``b_side``) is
         accepted by ``a`` (in ``a_side``). Conservative: False when unsure.
         References to the same definition cover each other (changes inside
@@ -203,7 +205,9 @@ class _Shapes:
             )
         return _scalar_covers(a, b)
 
-    def overlaps(self, a: Shape, a_side: _Side, b: Shape, b_side: _Side, seen: frozenset[_SeenKey] = frozenset()) -> bool:
+    def overlaps(
+        self, a: Shape, a_side: _Side, b: Shape, b_side: _Side, seen: frozenset[_SeenKey] = frozenset()
+    ) -> bool:
         """Whether some value ``b`` lets a sender emit is accepted by ``a``.
         Conservative the other way from ``covers``: False when unsure."""
         if a.kind == "any":
