@@ -18,14 +18,16 @@ Four kinds of target, each named by the definition it belongs to:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from jsonschema import Draft202012Validator
 
-from ..jsontypes import Json, JsonArray, JsonObject
 from .model import LENIENT_KEYWORDS, MISSING, Model, Shape, json_equal, ref_name
 
-CaseTest = Callable[[JsonObject], bool]
+if TYPE_CHECKING:  # the conformance check imports nothing of the generator
+    from ..jsontypes import Json, JsonArray, JsonObject
+
+CaseTest = Callable[["JsonObject"], bool]
 """Whether a fixture case covers a target."""
 
 

@@ -27,33 +27,37 @@ import random
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import TYPE_CHECKING, Any, TypedDict
 
-from ..jsontypes import Json, JsonArray, JsonObject, JsonPath
 from . import messages
 from .coverage import is_null_option, union_options
 from .model import DEFS, INTEGER_FORMATS, Model, Reject, format_path, json_kind
+
+if TYPE_CHECKING:
+    from ..jsontypes import Json, JsonArray, JsonObject, JsonPath
 
 GENERATOR_VERSION = 2
 """Bumped when the generator's output changes for the same schema and seed."""
 DEFAULT_SEED = "acp-conformance"
 
+# The JSON aliases are imported for type checking only (the conformance check
+# imports nothing of the generator), so the aliases below quote them.
 Merged = TypedDict(
     "Merged",
     {
-        "types": set[str] | None,
-        "const": JsonArray,
-        "enum": JsonArray | None,
-        "properties": dict[str, JsonArray],
-        "required": list[str],
-        "items": Json,
+        "types": "set[str] | None",
+        "const": "JsonArray",
+        "enum": "JsonArray | None",
+        "properties": "dict[str, JsonArray]",
+        "required": "list[str]",
+        "items": "Json",
         "minItems": int,
-        "minimum": Json,
-        "maximum": Json,
-        "format": Json,
+        "minimum": "Json",
+        "maximum": "Json",
+        "format": "Json",
         "minLength": int,
-        "additional": Json,
-        "not": JsonArray,
+        "additional": "Json",
+        "not": "JsonArray",
     },
 )
 """What the parts of a subschema (itself, through ``$ref`` and ``allOf``, and
@@ -61,7 +65,7 @@ the union members chosen) require together: the JSON types all of them allow
 (None: any), the constants and enum values, every property's subschemas, the
 required keys, the tightest bounds, and the subschemas values must not match."""
 
-_Group = tuple[str, JsonArray, JsonObject]
+_Group = tuple[str, "JsonArray", "JsonObject"]
 """A union still to choose a member of: ``anyOf`` or ``oneOf``, its
 options, and the subschema holding it."""
 

@@ -16,8 +16,11 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
+from typing import TYPE_CHECKING
 
-from ..jsontypes import JsonObject
+if TYPE_CHECKING:
+    from ..jsontypes import JsonObject
+
 
 _counter = itertools.count()
 

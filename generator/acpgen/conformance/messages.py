@@ -22,9 +22,11 @@ import copy
 import json
 from dataclasses import dataclass
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..jsontypes import Json, JsonObject
+if TYPE_CHECKING:
+    from ..jsontypes import Json, JsonObject
+
 
 SUFFIXES = {"Request": "request", "Response": "response", "Notification": "notification"}
 MESSAGE_CLASSES = {"request": "Request", "notification": "Notification", "response": "Response", "error": "ErrorResponse"}

@@ -26,11 +26,13 @@ import json
 import re
 from dataclasses import dataclass, field
 from collections.abc import Callable, Iterable
-from typing import Any, TypeGuard
+from typing import TYPE_CHECKING, Any, TypeGuard
 
 from jsonschema import Draft202012Validator
 
-from ..jsontypes import Json, JsonArray, JsonObject, JsonPath
+if TYPE_CHECKING:
+    from ..jsontypes import Json, JsonArray, JsonObject, JsonPath
+
 
 DEFS = "#/$defs/"
 

@@ -35,10 +35,12 @@ import json
 import re
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any, Callable, Union
+from typing import TYPE_CHECKING, Any, Callable, Union
 
-from ..jsontypes import JsonArray, JsonObject
 from .model import Model
+
+if TYPE_CHECKING:
+    from ..jsontypes import JsonArray, JsonObject
 
 _UPSERT = re.compile(
     r"\bupsert\b|patch semantics|partial updates|(?:omitted|omission|omitting)[^.]*\bunchanged\b", re.I

@@ -37,16 +37,18 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jsonschema import Draft202012Validator
 
 from . import coverage as coverage_mod
-from ..jsontypes import JsonArray, JsonObject
 from .loader import FixtureFile, load_fixtures, sha256
 from .messages import MessageChecker, expected_methods
 from .model import Model
 from .patch import PatchChecker, wire_equal
+
+if TYPE_CHECKING:
+    from ..jsontypes import JsonArray, JsonObject
 
 MESSAGES = "(messages)"
 """Where the checks of messages that belong to no method report."""
