@@ -10,10 +10,10 @@ type is an error in the schema.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
 
 from . import ir
 from .errors import AcpgenError, pointer
+from .jsontypes import Json, JsonPath
 
 
 def resolve_defaults(package: ir.Package) -> ir.Package:
@@ -47,14 +47,14 @@ class ValueBuilder:
             out.append(f)
         return tuple(out)
 
-    def fail(self, what: str, value: Any, where: tuple) -> AcpgenError:
+    def fail(self, what: str, value: Json, where: JsonPath) -> AcpgenError:
         return AcpgenError(
             f"the default {value!r} is not {what}",
             file=self.package.schema_path,
             pointer=pointer(where),
         )
 
-    def value(self, t: ir.TypeExpr, value: Any, where: tuple) -> ir.Value:
+    def value(self, t: ir.TypeExpr, value: Json, where: JsonPath) -> ir.Value:
         if t.kind in ("any", "raw"):
             return ir.JsonValue(value)
         if t.kind == "nullable":
@@ -108,7 +108,7 @@ class ValueBuilder:
             return self.ref_value(self.defs[t.name], value, where)
         raise self.fail(f"supported for a {t.kind} field", value, where)
 
-    def ref_value(self, definition: ir.Definition, value: Any, where: tuple) -> ir.Value:
+    def ref_value(self, definition: ir.Definition, value: Json, where: JsonPath) -> ir.Value:
         if isinstance(definition, ir.AliasDef):
             return self.value(definition.target, value, where)
         if isinstance(definition, ir.EnumDef):
@@ -127,7 +127,9 @@ class ValueBuilder:
                     return self.object_value(variant.class_name, variant.fields, rest, where)
         raise self.fail(f"a value of {definition.name} that acpgen can construct", value, where)
 
-    def object_value(self, class_name: str, fields, value: Any, where: tuple) -> ir.ObjectValue:
+    def object_value(
+        self, class_name: str, fields: tuple[ir.Field, ...], value: Json, where: JsonPath
+    ) -> ir.ObjectValue:
         if not isinstance(value, dict):
             raise self.fail("an object", value, where)
         members = []

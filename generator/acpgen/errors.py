@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 
 class AcpgenError(Exception):
     """A problem with the input, reported as one line naming where it is.
@@ -26,7 +28,7 @@ class AcpgenError(Exception):
         return f"{where}: {text}" if where else text
 
 
-def pointer(parts) -> str:
+def pointer(parts: Iterable[str | int]) -> str:
     """Render path segments as a JSON pointer, escaping ``~`` and ``/``."""
     out = []
     for part in parts:

@@ -21,6 +21,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 from .errors import AcpgenError
@@ -155,7 +156,7 @@ def _run(directory: str, originals: dict[str, str]) -> None:
     raise AcpgenError(f"ruff format failed (exit {process.returncode}): {message.strip()}")
 
 
-def _die_with(parent: int):
+def _die_with(parent: int) -> Callable[[], None]:
     """In the child, before exec: ask Linux to kill it when acpgen dies, even
     by SIGKILL, which leaves no chance to clean up."""
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal, Union
+from typing import Any, Callable, ClassVar, Literal, Union
 
 
 class _NoDefault:
@@ -974,7 +974,7 @@ class Package:
         return tuple(sorted(set(n for n in names if n)))
 
 
-def _tightest(a, b, pick):
+def _tightest(a: int | None, b: int | None, pick: Callable[[int, int], int]) -> int | None:
     if a is None:
         return b
     if b is None:

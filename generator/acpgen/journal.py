@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import AcpgenError
+from .jsontypes import JsonObject
 
 JOURNAL_FILE = ".acpgen-journal.json"
 NEW_PREFIX = ".acpgen-new-"
@@ -32,7 +33,7 @@ class Entry:
     """:func:`directory_digest` of the new tree (empty before it is staged)."""
 
 
-def write_journal(home: Path, record: dict) -> None:
+def write_journal(home: Path, record: JsonObject) -> None:
     """Replace the journal in ``home`` with ``record``, durably: the rename
     is the moment the new phase counts."""
     temporary = home / (JOURNAL_FILE + ".tmp")
@@ -48,9 +49,10 @@ def recorded_phase(home: Path) -> str | None:
     """The phase the journal on disk records, or None when there is none or
     it cannot be read."""
     try:
-        return json.loads((home / JOURNAL_FILE).read_text(encoding="utf-8"))["phase"]
+        phase = json.loads((home / JOURNAL_FILE).read_text(encoding="utf-8"))["phase"]
     except (OSError, ValueError, KeyError, TypeError):
         return None
+    return phase if isinstance(phase, str) else None
 
 
 def read_journal(home: Path) -> tuple[str, list[Entry]] | None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Callable
 
 from .errors import AcpgenError, pointer
 
@@ -33,7 +34,7 @@ def check(text: str, file: str) -> int:
     """Refuse the values of the module docstring; ``file`` names the text.
     Returns how deep arrays and objects nest in it."""
     # Each frame: [is_object, key or index, expecting a key].
-    frames: list[list] = []
+    frames: list[list[bool | str | int | None]] = []
     deepest = 0
 
     def where() -> str:
@@ -75,7 +76,7 @@ def check(text: str, file: str) -> int:
     return deepest
 
 
-def _check_literal(token: str, file: str, where) -> None:
+def _check_literal(token: str, file: str, where: Callable[[], str]) -> None:
     if token in _CONSTANTS:
         raise AcpgenError(f"{token} is not JSON (JSON numbers are finite)", file=file, pointer=where())
     if not _NUMBER.match(token):

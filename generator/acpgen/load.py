@@ -14,7 +14,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, Iterator, Mapping, NoReturn
 from urllib.parse import unquote
 
 from jsonschema import Draft202012Validator
@@ -22,6 +22,10 @@ from jsonschema.exceptions import best_match
 
 from . import jsontext
 from .errors import AcpgenError, pointer
+from .jsontypes import JsonPath
+
+if TYPE_CHECKING:
+    from jsonschema_rs import Validator as QuickValidator
 
 
 
@@ -145,7 +149,7 @@ def parse_schema(raw: bytes, name: str) -> Schema:
     )
 
 
-def _no_constant(name: str):
+def _no_constant(name: str) -> NoReturn:
     raise json.JSONDecodeError(f"{name} is not JSON", name, 0)
 
 
@@ -156,19 +160,21 @@ def _quickly_valid(document: Any, depth: int) -> bool:
     if jsonschema_rs is None or depth > _QUICK_DEPTH:
         return False
     try:
-        return _quick_validator().is_valid(document)
+        return _quick_validator(jsonschema_rs).is_valid(document)
     except Exception:  # a value it cannot take (a huge integer ...)
         return False
 
 
-def _quick_validator():
+def _quick_validator(module: ModuleType) -> QuickValidator:
+    """The compiled 2020-12 metaschema validator of ``module``
+    (``jsonschema_rs``), built once."""
     global _QUICK
     if _QUICK is None:
-        _QUICK = jsonschema_rs.Draft202012Validator(Draft202012Validator.META_SCHEMA)
+        _QUICK = module.Draft202012Validator(Draft202012Validator.META_SCHEMA)
     return _QUICK
 
 
-_QUICK = None
+_QUICK: QuickValidator | None = None
 
 
 def iter_objects(node: Any) -> Iterator[dict[str, Any]]:
@@ -183,7 +189,7 @@ def iter_objects(node: Any) -> Iterator[dict[str, Any]]:
             stack.extend(item)
 
 
-def iter_refs(node: Any, parts: tuple = ()) -> Iterator[tuple[str, str]]:
+def iter_refs(node: Any, parts: JsonPath = ()) -> Iterator[tuple[str, str]]:
     """Every ``$ref`` in a document, with the JSON pointer of its node.
 
     Iterative, so a deeply nested document cannot exhaust the stack.

@@ -26,6 +26,7 @@ from typing import Any, TypeGuard
 
 from . import ir
 from .errors import AcpgenError, pointer
+from .jsontypes import Json, JsonArray, JsonObject, JsonPath
 from .load import Schema, canonical_ref, ref_target
 
 # Keywords that never change what a value may be.
@@ -108,7 +109,7 @@ VALIDATION_KEYWORDS = frozenset(
 )  # fmt: skip
 
 
-def strip_annotations(node: Any, parts: tuple = (), file: str = "") -> Any:
+def strip_annotations(node: Any, parts: JsonPath = (), file: str = "") -> Any:
     """A schema without the keywords that do not affect validation.
 
     A keyword that affects validation but that the generated validator does
@@ -148,14 +149,14 @@ def strip_annotations(node: Any, parts: tuple = (), file: str = "") -> Any:
     return node
 
 
-def _check_pattern(pattern: Any, parts: tuple, file: str) -> None:
+def _check_pattern(pattern: Any, parts: JsonPath, file: str) -> None:
     try:
         re.compile(pattern)
     except (re.error, TypeError) as exc:
         raise AcpgenError(f"the pattern {pattern!r} is not a valid regular expression: {exc}", file=file, pointer=pointer(parts)) from None
 
 
-def _keys(node: dict) -> set[str]:
+def _keys(node: JsonObject) -> set[str]:
     return {key for key in node if key not in ANNOTATIONS}
 
 
@@ -179,7 +180,7 @@ class _Lowerer:
     def __init__(self, schema: Schema) -> None:
         self.schema = schema
 
-    def error(self, message: str, parts: tuple) -> AcpgenError:
+    def error(self, message: str, parts: JsonPath) -> AcpgenError:
         return AcpgenError(message, file=self.schema.path, pointer=pointer(parts))
 
     # ------------------------------------------------------------ definitions
@@ -212,7 +213,7 @@ class _Lowerer:
             name=name, target=self.type_of(node, parts), description=description, method=method
         )
 
-    def fields(self, node: dict, parts: tuple, skip: tuple[str, ...] = ()) -> tuple[ir.Field, ...]:
+    def fields(self, node: JsonObject, parts: JsonPath, skip: tuple[str, ...] = ()) -> tuple[ir.Field, ...]:
         properties = node.get("properties", {})
         required = set(node.get("required", ()))
         out = []
@@ -225,7 +226,7 @@ class _Lowerer:
             out.append(scope)
         return tuple(out)
 
-    def scope_field(self, node: dict) -> ir.Field | None:
+    def scope_field(self, node: JsonObject) -> ir.Field | None:
         """The flattened field of an object with properties of its own and a
         ``oneOf``/``anyOf`` of plain objects told apart by their required keys
         (the elicitation scopes), or None when ``node`` has no such thing."""
@@ -268,7 +269,7 @@ class _Lowerer:
             flatten=True,
         )
 
-    def field(self, wire: str, prop: Any, required: bool, parts: tuple) -> ir.Field:
+    def field(self, wire: str, prop: Any, required: bool, parts: JsonPath) -> ir.Field:
         prop = prop if isinstance(prop, dict) else {}
         field_type = self.type_of(prop, parts)
         on_null = prop.get("x-deserialize-default-on-null") is True
@@ -283,7 +284,7 @@ class _Lowerer:
             on_null=self.empty_value(field_type, parts) if on_null else "",
         )
 
-    def empty_value(self, t: ir.TypeExpr, parts: tuple) -> str:
+    def empty_value(self, t: ir.TypeExpr, parts: JsonPath) -> str:
         """``[]`` or ``{}``: what ``x-deserialize-default-on-null`` makes of null."""
         seen = set()
         while True:
@@ -301,7 +302,7 @@ class _Lowerer:
             return "{}"
         raise self.error("x-deserialize-default-on-null needs an array or object type", parts)
 
-    def enum(self, name: str, node: dict, description: str, method) -> ir.EnumDef | None:
+    def enum(self, name: str, node: JsonObject, description: str, method: ir.Method | None) -> ir.EnumDef | None:
         keys = _keys(node)
         if len(keys) != 1 or not keys <= {"anyOf", "oneOf"}:
             return None
@@ -355,7 +356,9 @@ class _Lowerer:
             method=method,
         )
 
-    def union(self, name: str, node: dict, parts: tuple, description: str, method):
+    def union(
+        self, name: str, node: JsonObject, parts: JsonPath, description: str, method: ir.Method | None
+    ) -> ir.UnionDef | None:
         keys = _keys(node)
         combinator = "anyOf" if "anyOf" in keys else "oneOf" if "oneOf" in keys else None
         if combinator is None or ({"anyOf", "oneOf"} <= keys):
@@ -411,7 +414,15 @@ class _Lowerer:
             tag_lenient=tag_lenient,
         )
 
-    def untagged_union(self, name: str, options: list, parts: tuple, description: str, method, exclusive: bool):
+    def untagged_union(
+        self,
+        name: str,
+        options: JsonArray,
+        parts: JsonPath,
+        description: str,
+        method: ir.Method | None,
+        exclusive: bool,
+    ) -> ir.UnionDef | None:
         """A union of plain objects that differ in their required keys:
         ``$defs`` objects, or inline objects (the JSON-RPC responses' result
         and error)."""
@@ -474,7 +485,7 @@ class _Lowerer:
         )
 
     def variant(
-        self, option: Any, tag: str, base_fields, parts: tuple, tag_lenient: bool = False
+        self, option: Json, tag: str, base_fields: tuple[ir.Field, ...], parts: JsonPath, tag_lenient: bool = False
     ) -> ir.Variant | None:
         if not isinstance(option, dict):
             return None
@@ -600,7 +611,7 @@ class _Lowerer:
             and self.scope_field(node) is not None
         )
 
-    def _object_definition(self, node: dict) -> bool:
+    def _object_definition(self, node: JsonObject) -> bool:
         """A definition the typed decoder can check in full: a plain or
         flat object, or one that is closed (``additionalProperties: false``)
         or requires keys it does not declare, which the decoder checks too."""
@@ -626,13 +637,13 @@ class _Lowerer:
         )
 
     @staticmethod
-    def _merge(first, second) -> tuple[ir.Field, ...]:
+    def _merge(first: tuple[ir.Field, ...], second: tuple[ir.Field, ...]) -> tuple[ir.Field, ...]:
         names = {f.wire_name for f in first}
         return tuple(first) + tuple(f for f in second if f.wire_name not in names)
 
     # ------------------------------------------------------------ type expressions
 
-    def type_of(self, node: Any, parts: tuple) -> ir.TypeExpr:
+    def type_of(self, node: Any, parts: JsonPath) -> ir.TypeExpr:
         """The type expression of a subschema."""
         if not isinstance(node, dict):
             return ir.RawT(pointer(parts)) if node is not True else ir.AnyT()
@@ -669,7 +680,7 @@ class _Lowerer:
             return self._typed(kind, node, keys, parts)
         return ir.RawT(pointer(parts))
 
-    def _combination(self, options: list, combinator: str, parts: tuple, node_parts: tuple) -> ir.TypeExpr:
+    def _combination(self, options: JsonArray, combinator: str, parts: JsonPath, node_parts: JsonPath) -> ir.TypeExpr:
         if len(options) == 2 and any(_is_null(o) for o in options):
             other_index = 0 if _is_null(options[1]) else 1
             other = options[other_index]
@@ -698,7 +709,7 @@ class _Lowerer:
             return ir.FirstMatchT(tuple(members))
         return ir.RawT(pointer(node_parts))
 
-    def _typed(self, kind: Any, node: dict, keys: set, parts: tuple) -> ir.TypeExpr:
+    def _typed(self, kind: Json, node: JsonObject, keys: set[str], parts: JsonPath) -> ir.TypeExpr:
         raw = ir.RawT(pointer(parts))
         if kind == "string":
             if not keys <= {"type", "minLength"}:
@@ -751,7 +762,7 @@ def member_keys_ordered(defs: Mapping[str, Any], names: list[str]) -> list[str]:
     return [key for name in names for key in defs[name].get("properties", {})]
 
 
-def _negated_tags(node: Any, tag: str) -> set | None:
+def _negated_tags(node: Json, tag: str) -> set[str] | None:
     """The tags of ``{"anyOf": [{"properties": {tag: {"const": T}}}, ...]}``
     (a catch-all's ``not``), or None for any other ``not``."""
     if not isinstance(node, dict) or _keys(node) != {"anyOf"} or not isinstance(node["anyOf"], list):
@@ -769,7 +780,7 @@ def _negated_tags(node: Any, tag: str) -> set | None:
     return out
 
 
-def _required_declared(node: dict) -> bool:
+def _required_declared(node: JsonObject) -> bool:
     """Every required key is a declared property (the typed decoder checks
     only those)."""
     required = node.get("required", [])
@@ -790,7 +801,7 @@ def _common_suffix(names: list[str]) -> str:
     return "_".join(w.lower() for w in common) or "variant"
 
 
-def _common_tag(options: list) -> str | None:
+def _common_tag(options: JsonArray) -> str | None:
     """The property every constant-tagged option is told apart by."""
     tags = set()
     for option in options:
@@ -843,7 +854,7 @@ def _text(value: Any) -> str:
     return value if isinstance(value, str) else ""
 
 
-def _method(node: dict) -> ir.Method | None:
+def _method(node: JsonObject) -> ir.Method | None:
     name, side = node.get("x-method"), node.get("x-side")
     if isinstance(name, str) and isinstance(side, str):
         return ir.Method(name=name, side=side)

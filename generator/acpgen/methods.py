@@ -32,6 +32,7 @@ else:  # pragma: no cover
 
 from . import ir
 from .errors import AcpgenError, pointer
+from .jsontypes import JsonPath
 from .load import Schema, iter_objects, ref_target
 from .naming import snake
 
@@ -217,5 +218,5 @@ def _usable(name: str) -> bool:
     return name.isidentifier() and name.isascii() and not keyword.iskeyword(name) and not name.startswith("_")
 
 
-def _error(schema: Schema, parts: tuple, message: str) -> AcpgenError:
+def _error(schema: Schema, parts: JsonPath, message: str) -> AcpgenError:
     return AcpgenError(message, file=schema.path, pointer=pointer(parts))

@@ -14,6 +14,7 @@ from __future__ import annotations
 import builtins
 import keyword
 import re
+from collections.abc import Set as AbstractSet
 from dataclasses import replace
 
 from . import ir
@@ -95,11 +96,11 @@ def _not_digit_first(name: str, prefix: str) -> str:
     return prefix + name if name[:1].isdigit() else name
 
 
-def _taken(name: str, used: set[str], reserved: frozenset | set = frozenset()) -> bool:
+def _taken(name: str, used: set[str], reserved: AbstractSet[str] = frozenset()) -> bool:
     return name in used or keyword.iskeyword(name) or name in reserved
 
 
-def unique(name: str, used: set[str], reserved=frozenset()) -> str:
+def unique(name: str, used: set[str], reserved: AbstractSet[str] = frozenset()) -> str:
     """``name``, or ``name_``, ``name__`` ... whichever is free; recorded in ``used``."""
     while _taken(name, used, reserved):
         name += "_"
@@ -135,7 +136,7 @@ def name_package(package: ir.Package, package_name: str) -> ir.Package:
     reserved = RESERVED_MODULE_NAMES | set(dir(builtins))
     # Definitions first, in $defs order, so they keep their names whenever
     # they can; variant classes are fitted around them.
-    def_classes = {}
+    def_classes: dict[str, str] = {}
     for definition in package.definitions:
         def_classes[definition.name] = unique(class_name(definition.name), module_names, reserved)
     named: list[ir.Definition] = []
@@ -157,7 +158,7 @@ def name_package(package: ir.Package, package_name: str) -> ir.Package:
     return replace(package, name=package_name, definitions=tuple(named))
 
 
-def _name_fields(fields: tuple[ir.Field, ...], extra_reserved=frozenset()) -> tuple[ir.Field, ...]:
+def _name_fields(fields: tuple[ir.Field, ...], extra_reserved: AbstractSet[str] = frozenset()) -> tuple[ir.Field, ...]:
     used: set[str] = set()
     reserved = RESERVED_ATTRIBUTES | set(extra_reserved)
     return tuple(replace(f, name=unique(field_name(_wire_label(f)), used, reserved)) for f in fields)
@@ -172,7 +173,7 @@ def _wire_label(f: ir.Field) -> str:
 
 
 def _name_union(
-    union: ir.UnionDef, cls: str, module_names: set[str], reserved, def_classes: dict
+    union: ir.UnionDef, cls: str, module_names: set[str], reserved: AbstractSet[str], def_classes: dict[str, str]
 ) -> ir.UnionDef:
     # The tag is an attribute of every variant class: it must be a name no
     # generated member takes (from_wire, to_wire, the catch-all's extra, a
@@ -181,6 +182,7 @@ def _name_union(
     variants = []
     for variant in union.variants:
         if variant.reuses_ref:
+            assert variant.ref is not None  # lower sets reuses_ref only on a variant with a ref
             variants.append(replace(variant, class_name=def_classes[variant.ref]))
             continue
         label = variant.tag if variant.role == ir.TAGGED else variant.title

@@ -8,10 +8,12 @@ import json
 import keyword
 import sys
 from dataclasses import replace
+from collections.abc import Iterable
 from pathlib import Path
 
 from . import ruleselect
 from .capabilities import find_capabilities
+from .config import Target
 from .defaults import resolve_defaults
 from .errors import AcpgenError
 from .fmt import format_files
@@ -114,12 +116,18 @@ def schema_version(schema: Schema) -> str:
         except (OSError, ValueError):
             return ""
         files = record.get("files", {}) if isinstance(record, dict) else {}
-        if schema.sha256 in files.values() and isinstance(record.get("version"), str):
-            return record["version"]
+        version = record.get("version") if isinstance(record, dict) else None
+        if schema.sha256 in files.values() and isinstance(version, str):
+            return version
     return ""
 
 
-def build_all(targets, root: Path, templates=None, warnings: list[str] | None = None) -> dict[str, dict[str, str]]:
+def build_all(
+    targets: Iterable[Target],
+    root: Path,
+    templates: str | Path | None = None,
+    warnings: list[str] | None = None,
+) -> dict[str, dict[str, str]]:
     """Every configured package; the headers record each schema path as
     configured, so the output does not depend on where the project is."""
     built = {}

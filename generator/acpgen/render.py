@@ -169,7 +169,7 @@ def referenced(package: ir.Package) -> set[str]:
     return names
 
 
-def _refs(t: ir.TypeExpr):
+def _refs(t: ir.TypeExpr) -> Iterator[str]:
     if t.kind == "ref":
         yield t.name
     for child in ("inner", "items", "values"):

@@ -23,6 +23,7 @@ else:  # pragma: no cover
 
 from . import ir
 from .errors import AcpgenError
+from .jsontypes import TomlTable
 from .naming import RESERVED_MODULE_NAMES, snake
 from .upserts import extends_chain
 
@@ -47,10 +48,10 @@ def builtin_session_rules() -> Path:
     return Path(str(resources.files("acpgen.rules").joinpath("session.toml")))
 
 
-def _rule_set(rules: dict, name: str, where: str) -> dict:
+def _rule_set(rules: TomlTable, name: str, where: str) -> TomlTable:
     """The set's settings and updates, with what it extends (later sets win)."""
     chain = extends_chain(rules, name, where, "session rule set")
-    merged: dict = {"updates": []}
+    merged: TomlTable = {"updates": []}
     for table in reversed(chain):
         for key, value in table.items():
             if key == "updates":
@@ -91,7 +92,7 @@ class SchemaMismatch(AcpgenError):
 
 
 class _Lowering:
-    def __init__(self, package: ir.Package, rules: dict, set_name: str, where: str) -> None:
+    def __init__(self, package: ir.Package, rules: TomlTable, set_name: str, where: str) -> None:
         self.package = package
         self.rules = rules
         self.set_name = set_name
@@ -119,7 +120,7 @@ class _Lowering:
         )
         if notification is None:
             raise self.error("the schema has no session/update notification")
-        entries: dict[str, dict] = {}
+        entries: dict[str, TomlTable] = {}
         for entry in self.rules["updates"]:
             tag = entry.get("tag")
             if not isinstance(tag, str):
@@ -188,7 +189,7 @@ class _Lowering:
                 return f
         raise self.mismatch(f"{variant.class_name} has no field {wire!r}")
 
-    def action(self, variant: ir.Variant, entry: dict) -> ir.SessionAction:
+    def action(self, variant: ir.Variant, entry: TomlTable) -> ir.SessionAction:
         kind = entry.get("action")
         if kind not in ACTIONS:
             raise self.error(f"{variant.tag}: unknown action {kind!r} (known: {', '.join(ACTIONS)})")

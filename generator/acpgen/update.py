@@ -38,13 +38,14 @@ import subprocess
 import tarfile
 import tempfile
 import zlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from .config import Config
 from .diff import SchemaDiff, diff_schemas, load_cached
 from .errors import AcpgenError
+from .jsontypes import JsonObject
 from .pipeline import build_all, build_ir
 from .write import Tree, package_tree, read_tree, replace_trees
 
@@ -364,7 +365,7 @@ def _under_schema(configured: str) -> str | None:
     return None
 
 
-def _source_record(schema_dir: Path) -> dict:
+def _source_record(schema_dir: Path) -> JsonObject:
     path = schema_dir / SOURCE_FILE
     if not path.is_file():
         return {}
@@ -375,7 +376,7 @@ def _source_record(schema_dir: Path) -> dict:
     return record if isinstance(record, dict) else {}
 
 
-def source_json(record: dict) -> bytes:
+def source_json(record: JsonObject) -> bytes:
     return (json.dumps(record, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
 
 
@@ -506,11 +507,11 @@ def apply(
     plan_: Plan,
     *,
     generate: bool = True,
-    templates=None,
+    templates: str | Path | None = None,
     warnings: list[str] | None = None,
     overwrite_foreign: bool = False,
     overwrite_edited: bool = False,
-    on_wait=None,
+    on_wait: Callable[[Path], None] | None = None,
 ) -> dict[str, dict[str, str]]:
     """Write the new ``schema/`` and, with ``generate``, the packages; returns
     the packages written, and adds the generator's warnings (and those about

@@ -16,6 +16,7 @@ reads it and turns it into :class:`~acpgen.ir.Upsert` and
 from __future__ import annotations
 
 import sys
+from collections.abc import Collection
 from dataclasses import replace
 from importlib import resources
 from pathlib import Path
@@ -27,6 +28,7 @@ else:  # pragma: no cover
 from . import ir
 from .defaults import ValueBuilder
 from .errors import AcpgenError
+from .jsontypes import TomlTable
 from .naming import RESERVED_MODULE_NAMES, snake
 
 RULES = ("key", "replace", "null-clears", "null-resets", "collection", "meta-patch", "ignore")
@@ -38,20 +40,21 @@ def builtin_rules_file() -> Path:
     return Path(str(resources.files("acpgen.rules").joinpath("patch.toml")))
 
 
-def load_rules(path: Path | None = None) -> dict:
+def load_rules(path: Path | None = None) -> TomlTable:
     path = path or builtin_rules_file()
     try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
+        rules: TomlTable = tomllib.loads(path.read_text(encoding="utf-8"))
+        return rules
     except FileNotFoundError:
         raise AcpgenError("no such file", file=str(path)) from None
     except tomllib.TOMLDecodeError as exc:
         raise AcpgenError(f"invalid TOML: {exc}", file=str(path)) from None
 
 
-def extends_chain(rules: dict, name: str, where: str, label: str = "rule set") -> list[dict]:
+def extends_chain(rules: TomlTable, name: str, where: str, label: str = "rule set") -> list[TomlTable]:
     """The tables of set ``name`` and of the sets it ``extends``, in that
     order (``label`` names them in errors)."""
-    chain: list[dict] = []
+    chain: list[TomlTable] = []
     seen: list[str] = []
     while name:
         if name in seen:
@@ -65,10 +68,10 @@ def extends_chain(rules: dict, name: str, where: str, label: str = "rule set") -
     return chain
 
 
-def rule_set(rules: dict, name: str, where: str) -> dict:
+def rule_set(rules: TomlTable, name: str, where: str) -> dict[str, list[TomlTable]]:
     """The upserts and chunks of rule set ``name``, with what it extends."""
-    upserts: list[dict] = []
-    chunks: list[dict] = []
+    upserts: list[TomlTable] = []
+    chunks: list[TomlTable] = []
     for table in extends_chain(rules, name, where):
         upserts = list(table.get("upserts", ())) + upserts
         chunks = list(table.get("chunks", ())) + chunks
@@ -100,7 +103,7 @@ def apply_rules(package: ir.Package, set_name: str, rules_path: Path | None = No
     )
 
 
-def _check_names(package: ir.Package, upserts, chunks, where: str) -> None:
+def _check_names(package: ir.Package, upserts: list[ir.Upsert], chunks: list[ir.Chunk], where: str) -> None:
     """The rules' class and function names must not take a name the package
     already uses."""
     taken = set(RESERVED_MODULE_NAMES)
@@ -129,7 +132,7 @@ class _Builder:
     def error(self, message: str) -> AcpgenError:
         return AcpgenError(f"rule set {self.set_name}: {message}", file=self.where)
 
-    def variants_of(self, def_name: str, tags=None) -> list[str]:
+    def variants_of(self, def_name: str, tags: Collection[str] | None = None) -> list[str]:
         """Classes of union variants that carry ``def_name`` (optionally only
         those with one of ``tags``)."""
         out = []
@@ -141,7 +144,7 @@ class _Builder:
                             out.append(variant.class_name)
         return out
 
-    def upsert(self, entry: dict) -> ir.Upsert | None:
+    def upsert(self, entry: TomlTable) -> ir.Upsert | None:
         update = entry.get("update")
         state = entry.get("state")
         if not isinstance(update, str) or not isinstance(state, str) or not state.isidentifier():
@@ -209,7 +212,7 @@ class _Builder:
                         return {f.name for f in variant.fields}
         return set()
 
-    def patch_field(self, update: str, f: ir.Field, spec: dict) -> ir.PatchField | None:
+    def patch_field(self, update: str, f: ir.Field, spec: TomlTable) -> ir.PatchField | None:
         rule = spec.get("rule")
         if rule not in RULES:
             raise self.error(f"{update}.{f.wire_name}: unknown rule {rule!r} (known: {', '.join(RULES)})")
@@ -249,7 +252,7 @@ class _Builder:
             sentence=str(spec.get("sentence", "")),
         )
 
-    def chunk(self, entry: dict, upserts: dict) -> ir.Chunk | None:
+    def chunk(self, entry: TomlTable, upserts: dict[str, ir.Upsert]) -> ir.Chunk | None:
         name = entry.get("chunk")
         if not isinstance(name, str):
             raise self.error(f"a chunk needs a 'chunk' type name: {entry!r}")
@@ -262,9 +265,10 @@ class _Builder:
             return None
         if not isinstance(definition, ir.ObjectDef):
             raise self.error(f"chunk {name} is not an object type")
-        target = upserts.get(entry.get("target"))
+        target_name = entry.get("target")
+        target = upserts.get(target_name) if isinstance(target_name, str) else None
         if target is None:
-            self.warn(f"chunk {name}: its target {entry.get('target')} is not an upsert of this schema")
+            self.warn(f"chunk {name}: its target {target_name} is not an upsert of this schema")
             return None
         tags = list(entry.get("tags", ()))
         accepts = self.variants_of(name, tags)

@@ -49,7 +49,8 @@ class _LazyGroup(click.Group):
         if name not in COMMANDS:
             return None
         module, attribute = COMMANDS[name]
-        return getattr(importlib.import_module(module, __name__), attribute)
+        command: click.Command = getattr(importlib.import_module(module, __name__), attribute)
+        return command
 
 
 @click.group(cls=_LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})

@@ -4,11 +4,14 @@ options that guard against replacing what acpgen did not make."""
 from __future__ import annotations
 
 import sys
-from typing import NoReturn
+from typing import Any, Callable, NoReturn, TypeVar
 
 import click
 
 from ..errors import AcpgenError
+
+F = TypeVar("F", bound=Callable[..., Any])
+"""A command function, before ``click.command`` makes it a command."""
 
 
 def fail(error: AcpgenError | str) -> NoReturn:
@@ -22,7 +25,7 @@ def warn(warnings: list[str]) -> None:
         click.echo(f"acpgen: warning: {warning}", err=True)
 
 
-def overwrite_options(command):
+def overwrite_options(command: F) -> F:
     """``--overwrite-foreign`` and ``--overwrite-edited``."""
     command = click.option(
         "--overwrite-edited",

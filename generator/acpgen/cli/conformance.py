@@ -38,7 +38,9 @@ from ..conformance.loader import ConformanceError, fixtures_for, import_package,
 )
 @click.option("-q", "--quiet", is_flag=True, help="List only the definitions with failures.")
 @click.option("-v", "--verbose", is_flag=True, help="Also list every known failure with its reason.")
-def conformance(packages, schema, fixtures, quiet, verbose) -> None:
+def conformance(
+    packages: tuple[str, ...], schema: str | None, fixtures: str | None, quiet: bool, verbose: bool
+) -> None:
     """Check a generated package against the conformance fixtures.
 
     Runs every fixture of the schema through the package's public API
@@ -103,7 +105,7 @@ def conformance(packages, schema, fixtures, quiet, verbose) -> None:
 )
 @click.option("--seed", default=None, help="The seed of the generator (default: the committed one).")
 @click.option("--check", is_flag=True, help="Write nothing; exit 1 if the committed fixtures are stale.")
-def conformance_fixtures(schemas, out, seed, check) -> None:
+def conformance_fixtures(schemas: tuple[str, ...], out: str | None, seed: str | None, check: bool) -> None:
     """Regenerate the generated conformance fixtures from the schema.
 
     Writes <fixtures>/manifest.json, <fixtures>/generated/<Def>.json and the

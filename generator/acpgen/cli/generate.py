@@ -26,7 +26,16 @@ from .common import warn as _warn
 @click.option("--rules", "rules", help="The patch rule set for --schema: v1, v1_unstable, v2 or v2_unstable (default: the one the schema's methods and **UNSTABLE** markers call for; a set that contradicts them is refused), or none for no patch-merge functions.")
 @click.option("--config", "config", type=click.Path(dir_okay=False), help="The pyproject.toml to read [tool.acpgen] from (default: the nearest one).")
 @overwrite_options
-def generate(schema, package, out, templates, rules, config, overwrite_foreign, overwrite_edited) -> None:
+def generate(
+    schema: str | None,
+    package: str | None,
+    out: str | None,
+    templates: str | None,
+    rules: str | None,
+    config: str | None,
+    overwrite_foreign: bool,
+    overwrite_edited: bool,
+) -> None:
     """Generate packages, replacing the previous output all or nothing.
 
     With no arguments, regenerates every package listed in the [tool.acpgen]
@@ -86,7 +95,7 @@ def generate(schema, package, out, templates, rules, config, overwrite_foreign, 
 @click.command()
 @click.option("--templates", type=click.Path(file_okay=False), help="Templates to check against, as for generate.")
 @click.option("--config", "config", type=click.Path(dir_okay=False), help="The pyproject.toml to read [tool.acpgen] from.")
-def check(templates, config) -> None:
+def check(templates: str | None, config: str | None) -> None:
     """Check that the generated packages are what generate would write now.
 
     Writes nothing. Exits 0 when they match, 1 naming every stale file

@@ -12,7 +12,7 @@ import click
 from ..config import load_config
 from ..diff import RENDERERS, SchemaDiff, diff_files, headline, render_markdown
 from ..errors import AcpgenError
-from ..update import apply, known_names, npm_pack, plan, read_source
+from ..update import Plan, apply, known_names, npm_pack, plan, read_source
 from ..write import waiting_notice
 from .common import fail as _fail
 from .common import warn as _warn
@@ -35,7 +35,7 @@ BREAKING_SHOWN = 15
     help="text for a terminal, markdown for a changelog or pull request, json for tools.",
 )
 @click.option("--fail-on-breaking", is_flag=True, help="Exit with status 1 when any change breaks the wire or the Python API.")
-def diff_command(old, new, fmt, fail_on_breaking) -> None:
+def diff_command(old: str, new: str, fmt: str, fail_on_breaking: bool) -> None:
     """Show what changes from the schema file OLD to the schema file NEW.
 
     Lists the types, fields, union variants, enum values, defaults,
@@ -72,7 +72,16 @@ def schema_group() -> None:
 @click.option("--templates", type=click.Path(file_okay=False), help="Templates to generate with, as for generate.")
 @overwrite_options
 def update_command(
-    source, npm_version, as_name, config, no_generate, dry_run, report, templates, overwrite_foreign, overwrite_edited
+    source: str | Path | None,
+    npm_version: str | None,
+    as_name: str | None,
+    config: str | None,
+    no_generate: bool,
+    dry_run: bool,
+    report: str | None,
+    templates: str | None,
+    overwrite_foreign: bool,
+    overwrite_edited: bool,
 ) -> None:
     """Vendor a release of the ACP schemas and regenerate.
 
@@ -98,6 +107,7 @@ def update_command(
                     raise AcpgenError("--as goes with a single schema file given to --from")
                 click.echo(f"npm pack @agentclientprotocol/sdk@{npm_version}")
                 source = npm_pack(npm_version, Path(scratch))
+            assert source is not None  # exactly one of --from and --npm, checked above
             release = read_source(source, as_name=as_name, known=known_names(cfg))
             the_plan = plan(cfg, release)
         _print_plan(the_plan)
@@ -138,7 +148,7 @@ def update_command(
     click.echo(f"generated {len(built)} package(s) in {time.perf_counter() - started:.1f}s")
 
 
-def _print_plan(the_plan) -> None:
+def _print_plan(the_plan: Plan) -> None:
     release = the_plan.release
     if release.single:
         click.echo(f"{release.origin} (a single schema file)")
@@ -162,7 +172,7 @@ def _print_plan(the_plan) -> None:
             )
 
 
-def _write_report(path: Path, the_plan) -> None:
+def _write_report(path: Path, the_plan: Plan) -> None:
     parts = []
     for change in the_plan.files:
         if change.diff is not None:

@@ -18,9 +18,17 @@ Four kinds of target, each named by the definition it belongs to:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
-from .model import LENIENT_KEYWORDS, MISSING, Model, json_equal, ref_name
+from jsonschema import Draft202012Validator
+
+from .model import LENIENT_KEYWORDS, MISSING, Model, Shape, json_equal, ref_name
+
+if TYPE_CHECKING:  # the conformance check imports nothing of the generator
+    from ..jsontypes import Json, JsonArray, JsonObject
+
+CaseTest = Callable[["JsonObject"], bool]
+"""Whether a fixture case covers a target."""
 
 
 @dataclass
@@ -29,7 +37,7 @@ class Target:
     """def, variant, enum or lenient."""
     definition: str
     label: str
-    test: Callable[[dict], bool] = field(repr=False, default=lambda case: False)
+    test: CaseTest = field(repr=False, default=lambda case: False)
     covered_by: str | None = None
 
     @property
@@ -37,7 +45,7 @@ class Target:
         return f"{self.kind} {self.definition}" + (f" {self.label}" if self.label else "")
 
 
-def _decodes(case: dict) -> bool:
+def _decodes(case: JsonObject) -> bool:
     return "output" in case or "strict_output" in case
 
 
@@ -78,15 +86,15 @@ def _same(a: Any, b: Any) -> bool:
 # call's values (not the loop variables of the caller).
 
 
-def _valid_case(name: str) -> Callable[[dict], bool]:
+def _valid_case(name: str) -> CaseTest:
     return lambda c: c["def"] == name and c.get("valid") is True
 
 
-def _enum_value_case(name: str, value: Any) -> Callable[[dict], bool]:
+def _enum_value_case(name: str, value: Any) -> CaseTest:
     return lambda c: c["def"] == name and _decodes(c) and _same(c["input"], value)
 
 
-def _other_enum_value_case(name: str, shape: Any) -> Callable[[dict], bool]:
+def _other_enum_value_case(name: str, shape: Any) -> CaseTest:
     return lambda c: (
         c["def"] == name
         and _decodes(c)
@@ -95,27 +103,27 @@ def _other_enum_value_case(name: str, shape: Any) -> Callable[[dict], bool]:
     )
 
 
-def _tag_is(tag: str, tag_value: Any) -> Callable[[dict], bool]:
+def _tag_is(tag: str, tag_value: Any) -> CaseTest:
     return lambda value: value.get(tag) == tag_value
 
 
-def _variant_case(name: str, test: Callable[[dict], bool]) -> Callable[[dict], bool]:
+def _variant_case(name: str, test: CaseTest) -> CaseTest:
     return lambda c: c["def"] == name and _decodes(c) and isinstance(c["input"], dict) and test(c["input"])
 
 
-def _keyed_case(name: str, required: tuple) -> Callable[[dict], bool]:
+def _keyed_case(name: str, required: tuple[str, ...]) -> CaseTest:
     return lambda c: (
         c["def"] == name and _decodes(c) and isinstance(c["input"], dict) and all(k in c["input"] for k in required)
     )
 
 
-def _union_targets(model: Model, name: str, shape) -> list[Target]:
+def _union_targets(model: Model, name: str, shape: Shape) -> list[Target]:
     out = []
     if shape.kind == "tagged":
         tag = shape.tag
         known = {v.tag for v in shape.variants if v.role == "tagged"}
         for variant in shape.variants:
-            test: Callable[[dict], bool]
+            test: CaseTest
             if variant.role == "tagged":
                 label, test = f"{tag}={variant.tag!r}", _tag_is(tag, variant.tag)
             elif variant.role == "catch_all":
@@ -167,7 +175,9 @@ def _member_targets(model: Model, name: str, prop: str | None, node: Any) -> lis
         label = _option_label(option, index)
         where = f"{prop}: {label}" if prop else label
 
-        def test(c, n=name, p=prop, v=validator):
+        def test(
+            c: JsonObject, n: str = name, p: str | None = prop, v: Draft202012Validator = validator
+        ) -> bool:
             if c["def"] != n or not _decodes(c):
                 return False
             value = c["input"]
@@ -181,7 +191,7 @@ def _member_targets(model: Model, name: str, prop: str | None, node: Any) -> lis
     return out
 
 
-def union_options(node: Any) -> list:
+def union_options(node: Json) -> JsonArray:
     """The members of a union that is neither an enum nor tagged: the
     ``anyOf``/``oneOf`` of a node (inside a nullable ``anyOf``)."""
     if not isinstance(node, dict) or ref_name(node):
@@ -214,8 +224,9 @@ def _tagged(option: Any) -> bool:
 
 def _option_label(option: Any, index: int) -> str:
     if isinstance(option, dict):
-        if isinstance(option.get("title"), str):
-            return option["title"]
+        title = option.get("title")
+        if isinstance(title, str):
+            return title
         ref = ref_name(option)
         if ref:
             return ref
@@ -253,14 +264,14 @@ PROBES = [None, True, 0, -1, 1.5, "", "text", [], [1, "x"], {}, {"type": 7, "k":
 """A value of every JSON type: a property that accepts them all accepts anything."""
 
 
-def _lenient_test(model: Model, name: str, prop: str, schema: dict, keyword: str):
+def _lenient_test(model: Model, name: str, prop: str, schema: JsonObject, keyword: str) -> CaseTest:
     validator = model.validator(schema)
     items = model.validator(schema["items"]) if "items" in schema else None
     # A property that accepts any JSON (rawInput, Error.data) has no invalid
     # value: giving it any value exercises it.
     accepts_anything = all(validator.is_valid(probe) for probe in PROBES)
 
-    def test(c):
+    def test(c: JsonObject) -> bool:
         if c["def"] != name or not isinstance(c.get("input"), dict):
             return False
         value = c["input"].get(prop, MISSING)
@@ -277,10 +288,10 @@ def _lenient_test(model: Model, name: str, prop: str, schema: dict, keyword: str
     return test
 
 
-def evaluate(model: Model, cases: list[dict]) -> list[Target]:
+def evaluate(model: Model, cases: list[JsonObject]) -> list[Target]:
     """The targets, each with the first fixture that covers it (or None)."""
     all_targets = targets(model)
-    by_def: dict[str, list[dict]] = {}
+    by_def: dict[str, list[JsonObject]] = {}
     for case in cases:
         definition = case.get("def")
         if isinstance(definition, str):

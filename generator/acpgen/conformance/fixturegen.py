@@ -27,15 +27,47 @@ import random
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from . import messages
 from .coverage import is_null_option, union_options
 from .model import DEFS, INTEGER_FORMATS, Model, Reject, format_path, json_kind
 
+if TYPE_CHECKING:
+    from ..jsontypes import Json, JsonArray, JsonObject, JsonPath
+
 GENERATOR_VERSION = 2
 """Bumped when the generator's output changes for the same schema and seed."""
 DEFAULT_SEED = "acp-conformance"
+
+# The JSON aliases are imported for type checking only (the conformance check
+# imports nothing of the generator), so the aliases below quote them.
+Merged = TypedDict(
+    "Merged",
+    {
+        "types": "set[str] | None",
+        "const": "JsonArray",
+        "enum": "JsonArray | None",
+        "properties": "dict[str, JsonArray]",
+        "required": "list[str]",
+        "items": "Json",
+        "minItems": int,
+        "minimum": "Json",
+        "maximum": "Json",
+        "format": "Json",
+        "minLength": int,
+        "additional": "Json",
+        "not": "JsonArray",
+    },
+)
+"""What the parts of a subschema (itself, through ``$ref`` and ``allOf``, and
+the union members chosen) require together: the JSON types all of them allow
+(None: any), the constants and enum values, every property's subschemas, the
+required keys, the tightest bounds, and the subschemas values must not match."""
+
+_Group = tuple[str, "JsonArray", "JsonObject"]
+"""A union still to choose a member of: ``anyOf`` or ``oneOf``, its
+options, and the subschema holding it."""
 
 MAX_DEPTH = 5
 
@@ -44,22 +76,22 @@ MAX_DEPTH = 5
 class Site:
     """Where a value was generated, and from what."""
 
-    path: tuple
+    path: JsonPath
     node: Any
     """The subschema the value was generated for (before any choice)."""
     kind: str
     """The JSON type of the generated value."""
-    merged: dict = field(default_factory=dict)
+    merged: Merged = field(default_factory=lambda: Instances.merge([]))
     tag: str | None = None
     """For an object chosen from a tagged union: the tag property."""
-    known_tags: tuple = ()
+    known_tags: tuple[Json, ...] = ()
     tag_value: Any = None
 
 
 class Instances:
     """Generate JSON values valid against subschemas of one document."""
 
-    def __init__(self, document: dict, rng: random.Random) -> None:
+    def __init__(self, document: JsonObject, rng: random.Random) -> None:
         self.document = document
         self.defs = document["$defs"]
         self.rng = rng
@@ -73,7 +105,7 @@ class Instances:
     def resolve(self, ref: str) -> Any:
         return self.defs[ref[len(DEFS) :]]
 
-    def flatten(self, node: Any, parts: list, groups: list, depth: int = 0) -> None:
+    def flatten(self, node: Json, parts: list[JsonObject], groups: list[_Group], depth: int = 0) -> None:
         """Follow ``$ref`` and ``allOf``; collect the parts and the
         ``anyOf``/``oneOf`` groups still to choose from."""
         if depth > 40 or not isinstance(node, dict):
@@ -89,8 +121,9 @@ class Instances:
             if isinstance(node.get(combinator), list):
                 groups.append((combinator, node[combinator], node))
 
-    def merge(self, parts: list) -> dict:
-        merged: dict = {
+    @staticmethod
+    def merge(parts: list[JsonObject]) -> Merged:
+        merged: Merged = {
             "types": None,
             "const": [],
             "enum": None,
@@ -141,15 +174,15 @@ class Instances:
 
     # -------------------------------------------------------------- values
 
-    def value(self, node: Any, mode: str, path: tuple = (), depth: int = 0, choose: int | None = None) -> Any:
+    def value(self, node: Any, mode: str, path: JsonPath = (), depth: int = 0, choose: int | None = None) -> Any:
         """A value for ``node``. ``mode`` is ``full`` (every property, non-null
         where possible), ``minimal`` (required properties only), ``nulls``
         (null wherever allowed) or ``random``. ``choose`` picks the option of
         the node's own union."""
         if depth > MAX_DEPTH and mode != "minimal":
             mode = "minimal"
-        parts: list = []
-        groups: list = []
+        parts: list[JsonObject] = []
+        groups: list[_Group] = []
         self.flatten(node, parts, groups)
         tag_info = None
         chosen_groups = 0
@@ -182,7 +215,7 @@ class Instances:
             site.tag_value = out.get(site.tag)
         return out
 
-    def pick_option(self, options: list, mode: str, choose: int | None) -> int:
+    def pick_option(self, options: JsonArray, mode: str, choose: int | None) -> int:
         if choose is not None:
             return choose
         nulls = [
@@ -201,7 +234,7 @@ class Instances:
             return nulls[0]
         return self.rng.choice(others)
 
-    def pick_kind(self, merged: dict, mode: str) -> str:
+    def pick_kind(self, merged: Merged, mode: str) -> str:
         if merged["const"]:
             return json_kind(merged["const"][0])
         if merged["enum"]:
@@ -228,7 +261,7 @@ class Instances:
         self.counter += 1
         return f"{hint or 'v'}-{self.counter}"
 
-    def make(self, kind: str, merged: dict, mode: str, path: tuple, depth: int) -> Any:
+    def make(self, kind: str, merged: Merged, mode: str, path: JsonPath, depth: int) -> Any:
         if merged["const"]:
             return merged["const"][0]
         if merged["enum"]:
@@ -263,7 +296,7 @@ class Instances:
             return self.object(merged, mode, path, depth)
         return self.any_value(hint)
 
-    def string(self, merged: dict, hint: str) -> str:
+    def string(self, merged: Merged, hint: str) -> str:
         fmt = merged["format"]
         self.counter += 1
         n = self.counter
@@ -279,7 +312,7 @@ class Instances:
             value += "x"
         return value
 
-    def integer(self, merged: dict) -> int:
+    def integer(self, merged: Merged) -> int:
         low, high = merged["minimum"], merged["maximum"]
         fmt = INTEGER_FORMATS.get(merged["format"])
         if fmt:
@@ -297,8 +330,8 @@ class Instances:
             [{"key": "value", "n": 1}, "anything", 3, [1, "two", None], True, {"nested": {"deep": [1, 2]}}]
         )
 
-    def object(self, merged: dict, mode: str, path: tuple, depth: int) -> dict:
-        out: dict = {}
+    def object(self, merged: Merged, mode: str, path: JsonPath, depth: int) -> JsonObject:
+        out: JsonObject = {}
         required = merged["required"]
         for key, subs in merged["properties"].items():
             include = (
@@ -327,7 +360,7 @@ class Instances:
         return out
 
 
-def _intersect(a: set, b: set) -> set:
+def _intersect(a: set[str], b: set[str]) -> set[str]:
     """JSON types allowed by both (an integer is a number)."""
     out = a & b
     if ("number" in a and "integer" in b) or ("integer" in a and "number" in b):
@@ -335,7 +368,7 @@ def _intersect(a: set, b: set) -> set:
     return out
 
 
-def _tag_of(options: list) -> str | None:
+def _tag_of(options: JsonArray) -> str | None:
     tags = set()
     for option in options:
         if not isinstance(option, dict):
@@ -356,13 +389,13 @@ def _tag_of(options: list) -> str | None:
 WRONG_VALUES = ["wrong", 7, 2.5, True, [], {}, [1], {"unexpected": 1}]
 
 
-def get_at(value: Any, path: tuple) -> Any:
+def get_at(value: Any, path: JsonPath) -> Any:
     for segment in path:
         value = value[segment]
     return value
 
 
-def set_at(value: Any, path: tuple, new: Any) -> Any:
+def set_at(value: Any, path: JsonPath, new: Any) -> Any:
     """A copy of ``value`` with the node at ``path`` replaced (``path`` must
     not be empty)."""
     copy = json.loads(json.dumps(value))
@@ -371,14 +404,14 @@ def set_at(value: Any, path: tuple, new: Any) -> Any:
     return copy
 
 
-def delete_at(value: Any, path: tuple) -> Any:
+def delete_at(value: Any, path: JsonPath) -> Any:
     copy = json.loads(json.dumps(value))
     parent = get_at(copy, path[:-1])
     del parent[path[-1]]
     return copy
 
 
-def replace(value: Any, path: tuple, new: Any) -> Any:
+def replace(value: Any, path: JsonPath, new: Any) -> Any:
     return new if not path else set_at(value, path, new)
 
 
@@ -390,14 +423,14 @@ class DefFixtures:
         self.document = model.document
         self.name = name
         self.rng = random.Random(f"{seed}:{name}")
-        self.cases: list[dict] = []
+        self.cases: list[JsonObject] = []
         self.names: set[str] = set()
         self.inputs: set[str] = set()
         self.node = {"$ref": DEFS + name}
 
     # -------------------------------------------------------------- cases
 
-    def add(self, label: str, value: Any, note: str = "") -> dict | None:
+    def add(self, label: str, value: Any, note: str = "") -> JsonObject | None:
         key = json.dumps(value, sort_keys=True)
         if key in self.inputs:
             return None
@@ -416,7 +449,7 @@ class DefFixtures:
         return case
 
     def instance(
-        self, mode: str, choose: int | None = None, tries: int = 12, force: dict | None = None
+        self, mode: str, choose: int | None = None, tries: int = 12, force: dict[int, int] | None = None
     ) -> tuple[Any, list[Site]] | None:
         validator = self.model.validator(self.node)
         for _ in range(tries):
@@ -432,7 +465,7 @@ class DefFixtures:
 
     # -------------------------------------------------------------- build
 
-    def build(self) -> list[dict]:
+    def build(self) -> list[JsonObject]:
         definition = self.document["$defs"][self.name]
         own = self.own_options(definition)
         bases: list[tuple[str, Any, list[Site]]] = []
@@ -463,7 +496,7 @@ class DefFixtures:
             return self.cases
         # Mutations: every site of the first instances at depth <= 1, and a
         # sample of deeper ones.
-        seen_paths: set = set()
+        seen_paths: set[tuple[str, str, Json]] = set()
         shallow: list[tuple[Any, Site]] = []
         deep: list[tuple[Any, Site]] = []
         for label, value, sites in bases:
@@ -481,7 +514,7 @@ class DefFixtures:
         return self.cases
 
     @staticmethod
-    def own_options(definition: Any) -> list:
+    def own_options(definition: Json) -> JsonArray:
         if not isinstance(definition, dict):
             return []
         for combinator in ("anyOf", "oneOf"):
@@ -491,7 +524,7 @@ class DefFixtures:
         return []
 
     @staticmethod
-    def enum_values(definition: Any) -> list:
+    def enum_values(definition: Json) -> JsonArray:
         if not isinstance(definition, dict):
             return []
         out = []
@@ -537,7 +570,7 @@ class DefFixtures:
                 )
                 self.add(f"tag dropped at {where}", delete_at(value, tag_path))
                 self.add(f"non-string tag at {format_path(tag_path)}", set_at(value, tag_path, 7))
-                self.bad_payload(value, site, current)
+                self.bad_payload(value, site, site.tag, current)
             if not path or (thorough and site.tag is not None):
                 # Unknown keys: ignored by known objects, kept by catch-alls
                 # (at the root, and at each tagged object just below it).
@@ -581,26 +614,26 @@ class DefFixtures:
             if thorough:
                 self.add(f"fraction for an integer at {where}", replace(value, path, 1.5))
 
-    def bad_payload(self, value: Any, site: Site, current: dict) -> None:
-        """A known tag with a bad payload: a required member dropped, or a
-        member of the wrong type."""
+    def bad_payload(self, value: Json, site: Site, tag: str, current: JsonObject) -> None:
+        """A known tag (the value of ``tag``) with a bad payload: a required
+        member dropped, or a member of the wrong type."""
         path = site.path
         where = format_path(path)
         for key in site.merged["required"]:
-            if key != site.tag and key in current:
+            if key != tag and key in current:
                 self.add(
-                    f"known tag {current[site.tag]!r} with required {key} dropped at {where}",
+                    f"known tag {current[tag]!r} with required {key} dropped at {where}",
                     delete_at(value, path + (key,)),
                 )
                 break
         for key, subs in site.merged["properties"].items():
-            if key == site.tag or key not in current:
+            if key == tag or key not in current:
                 continue
             node = subs[0] if len(subs) == 1 else {"allOf": subs}
             wrong = next(iter(self.model.rejected(node, WRONG_VALUES)), None)
             if wrong is not None:
                 self.add(
-                    f"known tag {current[site.tag]!r} with a bad {key} at {where}",
+                    f"known tag {current[tag]!r} with a bad {key} at {where}",
                     set_at(value, path + (key,), wrong) if path else dict(value, **{key: wrong}),
                 )
                 break
@@ -618,10 +651,10 @@ def option_label(option: Any, index: int) -> str:
     return f"variant #{index}"
 
 
-def expect(model: Model, name: str, value: Any) -> dict:
+def expect(model: Model, name: str, value: Json) -> JsonObject:
     """The expectations of one input: jsonschema's verdict, the lenient
     outcome and the strict one."""
-    out: dict = {"valid": model.is_valid(name, value)}
+    out: JsonObject = {"valid": model.is_valid(name, value)}
     try:
         out["output"] = model.decode(name, value)
     except Reject as error:
@@ -669,7 +702,7 @@ def generate(schema_path: str | Path, seed: str = DEFAULT_SEED, display: str | N
     sha = hashlib.sha256(raw).hexdigest()
     files: dict[str, Any] = {}
     counts = {"valid": 0, "invalid": 0, "lenient": 0}
-    by_def: dict[str, list[dict]] = {}
+    by_def: dict[str, list[JsonObject]] = {}
     for name in document["$defs"]:
         cases = by_def[name] = DefFixtures(model, name, seed).build()
         for case in cases:
@@ -707,7 +740,7 @@ def _generate_job(job: tuple[str, str, str | None]) -> dict[str, Any]:
     return generate(*job)
 
 
-def category(case: dict) -> str:
+def category(case: JsonObject) -> str:
     """valid, invalid (lenient decoding fails too) or lenient (invalid, but
     lenient decoding salvages it)."""
     if case.get("valid"):

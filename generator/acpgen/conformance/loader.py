@@ -16,6 +16,11 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..jsontypes import JsonObject
+
 
 _counter = itertools.count()
 
@@ -150,16 +155,21 @@ def fixtures_for(schema: Path, explicit: str | None) -> Path:
 @dataclass
 class FixtureFile:
     path: Path
-    cases: list
-    patches: list
-    known_failures: dict
+    cases: list[JsonObject]
+    patches: list[JsonObject]
+    known_failures: dict[str, str]
     """``{fixture name: reason}``."""
     schema_sha256: str | None
-    messages: list = field(default_factory=list)
+    messages: list[JsonObject] = field(default_factory=list)
     """Whole JSON-RPC messages (``messages.json``)."""
 
+    def known_failure(self, case: JsonObject) -> str | None:
+        """Why the case (or message, or patch) is known to fail, or None."""
+        name = case.get("name")
+        return self.known_failures.get(name) if isinstance(name, str) else None
 
-def load_fixtures(directory: Path) -> tuple[dict, list[FixtureFile]]:
+
+def load_fixtures(directory: Path) -> tuple[JsonObject, list[FixtureFile]]:
     """The manifest (or ``{}``) and every fixture file under ``directory``."""
     manifest_path = directory / "manifest.json"
     manifest = json.loads(manifest_path.read_text(encoding="utf-8")) if manifest_path.is_file() else {}

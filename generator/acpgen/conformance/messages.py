@@ -22,7 +22,11 @@ import copy
 import json
 from dataclasses import dataclass
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..jsontypes import Json, JsonObject
+
 
 SUFFIXES = {"Request": "request", "Response": "response", "Notification": "notification"}
 MESSAGE_CLASSES = {"request": "Request", "notification": "Notification", "response": "Response", "error": "ErrorResponse"}
@@ -42,7 +46,7 @@ class Expected:
     result: str = ""
 
 
-def expected_methods(document: dict) -> dict[tuple[str, str], Expected]:
+def expected_methods(document: JsonObject) -> dict[tuple[str, str], Expected]:
     """``{(method, "request"|"notification"): Expected}`` from the schema."""
     found: dict[tuple[str, str], dict[str, Any]] = {}
     for name, node in document.get("$defs", {}).items():
@@ -63,13 +67,13 @@ def expected_methods(document: dict) -> dict[tuple[str, str], Expected]:
 # ------------------------------------------------------------------ fixtures
 
 
-def build(document: dict, cases: dict[str, list[dict]], sha: str) -> dict[str, Any]:
+def build(document: JsonObject, cases: dict[str, list[JsonObject]], sha: str) -> dict[str, Any]:
     """The ``messages.json`` document for a schema whose per-type fixtures
     are ``cases`` (``{definition: [case, ...]}``)."""
-    out: list[dict] = []
+    out: list[JsonObject] = []
     ids = iter(range(1, 1_000_000))
 
-    def valid(name: str) -> list[dict]:
+    def valid(name: str) -> list[JsonObject]:
         return [c for c in cases.get(name, ()) if c.get("valid") is True and "output" in c and "input" in c][:PER_METHOD]
 
     for use in sorted(expected_methods(document).values(), key=lambda e: (e.method, e.kind)):
@@ -120,7 +124,7 @@ def build(document: dict, cases: dict[str, list[dict]], sha: str) -> dict[str, A
     }
 
 
-def _unknown_methods(document: dict) -> list[dict]:
+def _unknown_methods(document: JsonObject) -> list[JsonObject]:
     params = {"anything": [1, {"nested": None}], "_meta": 5}
     out = [
         {
@@ -187,14 +191,14 @@ def _allows_null(node: Any) -> bool:
     return any(_allows_null(option) for key in ("anyOf", "oneOf") for option in node.get(key) or ())
 
 
-def _bad_envelopes(null_id: bool) -> list[dict]:
-    request = {"jsonrpc": "2.0", "id": 1, "method": UNKNOWN_METHOD, "params": {}}
-    response = {"jsonrpc": "2.0", "id": 1, "result": {}}
+def _bad_envelopes(null_id: bool) -> list[JsonObject]:
+    request: JsonObject = {"jsonrpc": "2.0", "id": 1, "method": UNKNOWN_METHOD, "params": {}}
+    response: JsonObject = {"jsonrpc": "2.0", "id": 1, "result": {}}
 
-    def without(message: dict, key: str) -> dict:
+    def without(message: JsonObject, key: str) -> JsonObject:
         return {k: v for k, v in message.items() if k != key}
 
-    bad = [
+    bad: list[tuple[str, Json, str]] = [
         ("not an object", [request], "$"),
         ("no jsonrpc", without(request, "jsonrpc"), "$.jsonrpc"),
         ("jsonrpc 1.0", {**request, "jsonrpc": "1.0"}, "$.jsonrpc"),
@@ -225,7 +229,7 @@ def _bad_envelopes(null_id: bool) -> list[dict]:
 
 
 class MessageChecker:
-    def __init__(self, package: ModuleType, document: dict) -> None:
+    def __init__(self, package: ModuleType, document: JsonObject) -> None:
         self.package = package
         self.document = document
         self.definitions: dict[str, Any] = getattr(package, "DEFINITIONS", {})
@@ -271,7 +275,7 @@ class MessageChecker:
             out.append((extra, ["METHODS lists a method the schema does not have"]))
         return out
 
-    def check(self, fixture: dict) -> list[str]:
+    def check(self, fixture: JsonObject) -> list[str]:
         """The problems with one message fixture, in both modes."""
         problems: list[str] = []
         message, expect = fixture["message"], fixture["expect"]
@@ -302,7 +306,7 @@ class MessageChecker:
             problems.append("decode_message changed its input")
         return problems
 
-    def _compare(self, decoded: Any, message: dict, expect: dict, strict: bool) -> list[str]:
+    def _compare(self, decoded: Any, message: JsonObject, expect: JsonObject, strict: bool) -> list[str]:
         cls = getattr(self.package, MESSAGE_CLASSES[expect["kind"]])
         if type(decoded) is not cls:
             return [f"decoded to {type(decoded).__name__}, expected {cls.__name__}"]
@@ -348,7 +352,7 @@ class MessageChecker:
             problems.append(f"{what} encodes to {json.dumps(encoded)[:200]}, expected {json.dumps(wire)[:200]}")
         return problems
 
-    def _round_trip(self, decoded: Any, message: dict, expect: dict, strict: bool) -> list[str]:
+    def _round_trip(self, decoded: Any, message: JsonObject, expect: JsonObject, strict: bool) -> list[str]:
         try:
             wire = self.package.encode_message(decoded)
         except Exception as exc:  # noqa: BLE001

@@ -25,9 +25,14 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Any, TypeGuard
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any, TypeGuard
 
 from jsonschema import Draft202012Validator
+
+if TYPE_CHECKING:
+    from ..jsontypes import Json, JsonArray, JsonObject, JsonPath
+
 
 DEFS = "#/$defs/"
 
@@ -85,7 +90,7 @@ MISSING: Any = object()
 _PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
-def format_path(segments) -> str:
+def format_path(segments: Iterable[str | int]) -> str:
     """``("update", "content", 2, "type")`` -> ``$.update.content[2].type``,
     as the generated ``ValidationError.path`` writes it."""
     out = ["$"]
@@ -104,14 +109,14 @@ class Reject(Exception):
     when the model cannot say more than "at or below ``path``" (a value kept
     as JSON and checked against its subschema)."""
 
-    def __init__(self, path: tuple, message: str, exact: bool = True) -> None:
+    def __init__(self, path: JsonPath, message: str, exact: bool = True) -> None:
         super().__init__(message)
         self.path = path
         self.message = message
         self.exact = exact
 
 
-def keys(node: dict) -> set:
+def keys(node: JsonObject) -> set[str]:
     return {k for k in node if k not in ANNOTATIONS}
 
 
@@ -134,7 +139,7 @@ def json_kind(value: Any) -> str:
     return t.__name__
 
 
-def json_equal(a: Any, b: Any) -> bool:
+def json_equal(a: object, b: object) -> bool:
     if type(a) is bool or type(b) is bool:
         return type(a) is type(b) and a == b
     if type(a) in (int, float) and type(b) in (int, float):
@@ -204,8 +209,11 @@ class Shape:
     node: Any = None
     name: str = ""
     inner: Any = None
-    members: list = field(default_factory=list)
-    fields: list = field(default_factory=list)
+    members: list[Any] = field(default_factory=list)
+    """scalar_union and first_match: the member shapes; keyed: a
+    :data:`KeyedMember` per member (like ``node``, ``inner`` and the bounds,
+    what it holds depends on ``kind``)."""
+    fields: list[Field] = field(default_factory=list)
     minimum: Any = None
     maximum: Any = None
     lenient_min: Any = None
@@ -214,14 +222,19 @@ class Shape:
     min_items: Any = None
     skip_invalid: bool = False
     value: Any = None
-    values: tuple = ()
+    values: tuple[Json, ...] = ()
     open: bool = False
     value_kind: str = ""
     tag: str = ""
     tag_lenient: bool = False
-    variants: list = field(default_factory=list)
+    variants: list[Variant] = field(default_factory=list)
     exclusive: bool = False
     """keyed, from ``oneOf``: the keys of two members may not both be there."""
+
+
+KeyedMember = tuple[str | int, tuple[str, ...], Shape | None]
+"""A member of a keyed union: its ``$defs`` name (or, for an inline object,
+its index among the options), the keys it requires, and its inline shape."""
 
 
 @dataclass
@@ -229,7 +242,7 @@ class Variant:
     role: str
     """tagged, catch_all, untagged or null_tag."""
     tag: Any
-    fields: list
+    fields: list[Field]
     node: Any
     index: int
     title: str = ""
@@ -237,7 +250,7 @@ class Variant:
     """A tagged variant whose payload is itself a union definition."""
 
 
-def _tightest(a, b, pick):
+def _tightest(a: int | None, b: int | None, pick: Callable[[int, int], int]) -> int | None:
     if a is None:
         return b
     if b is None:
@@ -248,13 +261,13 @@ def _tightest(a, b, pick):
 class Model:
     """The decoding rules of the README over one schema document."""
 
-    def __init__(self, document: dict) -> None:
+    def __init__(self, document: JsonObject) -> None:
         self.document = document
-        self.defs: dict = document["$defs"]
+        self.defs: JsonObject = document["$defs"]
         self._shapes: dict[str, Shape] = {}
-        self._validators: dict[int, tuple] = {}
-        self._named: dict[str, dict] = {}
-        self._rejected: dict[tuple, list] = {}
+        self._validators: dict[int, tuple[Json, Draft202012Validator]] = {}
+        self._named: dict[str, JsonObject] = {}
+        self._rejected: dict[tuple[int, str], JsonArray] = {}
         self.envelopes = envelope_defs(document)
 
     # ------------------------------------------------------------ public API
@@ -277,7 +290,7 @@ class Model:
         error = next(self.named_validator(name).iter_errors(value), None)
         return [] if error is None else [error.message]
 
-    def rejected(self, node: Any, candidates: list) -> list:
+    def rejected(self, node: Json, candidates: JsonArray) -> JsonArray:
         """The candidates ``node`` does not accept, in order; remembered,
         since the fixture generator asks about the same nodes again and
         again."""
@@ -322,7 +335,7 @@ class Model:
             return Shape("object", node=node, fields=self._fields(node, envelope=name in self.envelopes))
         return self.type_of(node)
 
-    def _fields(self, node: dict, skip: tuple = (), envelope: bool = False) -> list[Field]:
+    def _fields(self, node: JsonObject, skip: tuple[str, ...] = (), envelope: bool = False) -> list[Field]:
         required = set(node.get("required", ()))
         out = []
         for wire, prop in node.get("properties", {}).items():
@@ -373,7 +386,7 @@ class Model:
                 return None
         return Shape("keyed", node=node, members=members, exclusive=combinators[0] == "oneOf")
 
-    def _enum(self, node: dict) -> Shape | None:
+    def _enum(self, node: JsonObject) -> Shape | None:
         k = keys(node)
         if len(k) != 1 or not k <= {"anyOf", "oneOf"}:
             return None
@@ -416,7 +429,7 @@ class Model:
             lenient_max=high,
         )
 
-    def _union(self, name: str, node: dict) -> Shape | None:
+    def _union(self, name: str, node: JsonObject) -> Shape | None:
         k = keys(node)
         combinator = "anyOf" if "anyOf" in k else "oneOf" if "oneOf" in k else None
         if combinator is None or {"anyOf", "oneOf"} <= k:
@@ -456,7 +469,7 @@ class Model:
             return None
         return Shape("tagged", node=node, tag=tag, tag_lenient=tag_lenient, variants=variants)
 
-    def _variant(self, option: Any, index: int, tag: str, base: list, tag_lenient: bool) -> Variant | None:
+    def _variant(self, option: Any, index: int, tag: str, base: list[Field], tag_lenient: bool) -> Variant | None:
         if not isinstance(option, dict):
             return None
         title = option.get("title", "") if isinstance(option.get("title"), str) else ""
@@ -510,12 +523,12 @@ class Model:
             return Variant("catch_all", None, _merge(base, own), option, index, title or "other")
         return None
 
-    def _keyed(self, name: str, node: dict, options: list, exclusive: bool) -> Shape | None:
+    def _keyed(self, name: str, node: JsonObject, options: JsonArray, exclusive: bool) -> Shape | None:
         """A union of plain objects told apart by their required keys: each
         member requires a key no other member requires. The first member
         whose required keys are all present and that decodes wins; from a
         ``oneOf``, exactly one member must decode (README)."""
-        members: list[tuple[str | int, tuple[Any, ...], Shape | None]] = []
+        members: list[KeyedMember] = []
         for index, option in enumerate(options):
             ref = ref_name(option)
             if ref is not None:
@@ -597,7 +610,7 @@ class Model:
             return self._typed(kind, node, k)
         return raw
 
-    def _combination(self, node: dict, options: list, combinator: str) -> Shape:
+    def _combination(self, node: JsonObject, options: JsonArray, combinator: str) -> Shape:
         raw = Shape("raw", node=node)
         if len(options) == 2 and any(_is_null_schema(o) for o in options):
             other = options[0] if _is_null_schema(options[1]) else options[1]
@@ -628,7 +641,7 @@ class Model:
             return Shape("first_match", members=members)
         return raw
 
-    def _typed(self, kind: Any, node: dict, k: set) -> Shape:
+    def _typed(self, kind: Json, node: JsonObject, k: set[str]) -> Shape:
         raw = Shape("raw", node=node)
         if kind == "string":
             return Shape("str", min_length=node.get("minLength")) if k <= {"type", "minLength"} else raw
@@ -680,7 +693,7 @@ class Model:
 
     # ------------------------------------------------------------ decoding
 
-    def _decode(self, shape: Shape, value: Any, path: tuple, strict: bool) -> Any:
+    def _decode(self, shape: Shape, value: Any, path: JsonPath, strict: bool) -> Any:
         kind = shape.kind
         if kind == "ref":
             return self._decode(self.shape(shape.name), value, path, strict)
@@ -796,7 +809,7 @@ class Model:
             raise Reject(path, best.message, exact=False)
         raise AssertionError(kind)
 
-    def _enum_value(self, shape: Shape, value: Any, path: tuple, strict: bool) -> Any:
+    def _enum_value(self, shape: Shape, value: Any, path: JsonPath, strict: bool) -> Any:
         if shape.value_kind == "str":
             if type(value) is not str:
                 raise Reject(path, f"expected a string, found {json_kind(value)}")
@@ -809,7 +822,7 @@ class Model:
             return number
         raise Reject(path, f"expected one of {list(shape.values)}, found {number!r}")
 
-    def _list(self, shape: Shape, value: Any, path: tuple, strict: bool) -> list:
+    def _list(self, shape: Shape, value: Any, path: JsonPath, strict: bool) -> JsonArray:
         if type(value) is not list:
             raise Reject(path, f"expected an array, found {json_kind(value)}")
         out = []
@@ -823,7 +836,7 @@ class Model:
             raise Reject(path, f"expected at least {shape.min_items} items")
         return out
 
-    def _fields_of(self, fields: list, value: dict, path: tuple, strict: bool) -> dict:
+    def _fields_of(self, fields: list[Field], value: JsonObject, path: JsonPath, strict: bool) -> JsonObject:
         out = {}
         for f in fields:
             if f.flatten:
@@ -870,7 +883,7 @@ class Model:
             shape = self.shape(shape.name) if shape.kind == "ref" else shape.inner
         return [] if shape.kind == "list" else {}
 
-    def _tagged(self, shape: Shape, value: Any, path: tuple, strict: bool) -> Any:
+    def _tagged(self, shape: Shape, value: Any, path: JsonPath, strict: bool) -> Any:
         if type(value) is not dict:
             raise Reject(path, f"expected an object, found {json_kind(value)}")
         tag_key = shape.tag
@@ -913,7 +926,9 @@ class Model:
             raise Reject(path, f"missing required property {tag_key!r}")
         raise Reject(path + (tag_key,), f"expected a string tag, found {json_kind(tag)}")
 
-    def _variant_value(self, variant: Variant, tag_key: str, value: dict, path: tuple, strict: bool) -> dict:
+    def _variant_value(
+        self, variant: Variant, tag_key: str, value: JsonObject, path: JsonPath, strict: bool
+    ) -> JsonObject:
         if variant.role == "tagged":
             if variant.wraps:
                 inner = self._decode(self.shape(variant.wraps), value, path, strict)
@@ -935,23 +950,24 @@ class Model:
 RAISE: Any = object()
 
 
-def _int(value: Any, low: Any, high: Any, path: tuple) -> int:
-    if type(value) is not int:
-        if type(value) is float and value.is_integer():
-            value = int(value)
-        else:
-            raise Reject(path, f"expected an integer, found {json_kind(value)}")
-    if (low is not None and value < low) or (high is not None and value > high):
-        raise Reject(path, f"integer {value} out of range [{low}, {high}]")
-    return value
+def _int(value: Json, low: int | None, high: int | None, path: JsonPath) -> int:
+    if type(value) is int:
+        number: int = value
+    elif type(value) is float and value.is_integer():
+        number = int(value)
+    else:
+        raise Reject(path, f"expected an integer, found {json_kind(value)}")
+    if (low is not None and number < low) or (high is not None and number > high):
+        raise Reject(path, f"integer {number} out of range [{low}, {high}]")
+    return number
 
 
-def _merge(first: list, second: list) -> list:
+def _merge(first: list[Field], second: list[Field]) -> list[Field]:
     names = {f.wire for f in first}
     return list(first) + [f for f in second if f.wire not in names]
 
 
-def common_tag(options: list) -> str | None:
+def common_tag(options: JsonArray) -> str | None:
     """The property every constant-tagged option of a union is told apart by."""
     tags = set()
     for option in options:
@@ -970,7 +986,7 @@ def common_tag(options: list) -> str | None:
     return tags.pop() if len(tags) == 1 else None
 
 
-def envelope_defs(document: dict) -> set[str]:
+def envelope_defs(document: JsonObject) -> set[str]:
     """The JSON-RPC envelope definitions: the ``$defs`` the document's
     top-level ``anyOf`` (the message forms) refers to."""
     out = set()

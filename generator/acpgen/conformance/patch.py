@@ -34,9 +34,13 @@ import copy
 import json
 import re
 from dataclasses import dataclass
-from typing import Any, Callable
+from enum import Enum
+from typing import TYPE_CHECKING, Any, Callable, Union
 
 from .model import Model
+
+if TYPE_CHECKING:
+    from ..jsontypes import JsonArray, JsonObject
 
 _UPSERT = re.compile(
     r"\bupsert\b|patch semantics|partial updates|(?:omitted|omission|omitting)[^.]*\bunchanged\b", re.I
@@ -69,7 +73,7 @@ class Upsert:
     top-level key (v2); elsewhere a ``_meta`` value replaces it."""
 
 
-def upsert_types(document: dict) -> list[Upsert]:
+def upsert_types(document: JsonObject) -> list[Upsert]:
     defs = document["$defs"]
     model = Model(document)
     out = []
@@ -130,13 +134,13 @@ class PatchOutcome:
     message: str = ""
 
 
-def wire_equal(a: Any, b: Any) -> bool:
+def wire_equal(a: object, b: object) -> bool:
     """JSON equality that tells ``true`` from ``1`` and ``1`` from ``1.0``."""
     if type(a) is not type(b):
         return False
-    if type(a) is list:
+    if type(a) is list and type(b) is list:
         return len(a) == len(b) and all(wire_equal(x, y) for x, y in zip(a, b))
-    if type(a) is dict:
+    if type(a) is dict and type(b) is dict:
         return a.keys() == b.keys() and all(wire_equal(a[k], b[k]) for k in a)
     return a == b
 
@@ -150,7 +154,7 @@ def _show(value: Any) -> str:
 
 
 class PatchChecker:
-    def __init__(self, package: Any, document: dict, samples: dict[str, list]) -> None:
+    def __init__(self, package: Any, document: JsonObject, samples: dict[str, JsonArray]) -> None:
         self.package = package
         self.document = document
         self.samples = samples
@@ -188,7 +192,7 @@ class PatchChecker:
 
     # -------------------------------------------------------------- fixtures
 
-    def run_fixture(self, case: dict) -> PatchOutcome:
+    def run_fixture(self, case: JsonObject) -> PatchOutcome:
         name = case.get("name", "?")
         upsert = case.get("upsert", "?")
         missing = self.missing_api()
@@ -231,13 +235,13 @@ class PatchChecker:
                 out.append(PatchOutcome(upsert.name, label, message is None, message or ""))
         return out
 
-    def _samples(self, upsert: Upsert) -> list:
+    def _samples(self, upsert: Upsert) -> list[JsonObject]:
         values = [v for v in self.samples.get(upsert.name, []) if isinstance(v, dict)]
         if not values:
             raise PatchFailure(f"no valid {upsert.name} fixture to build the law's updates from")
         return values
 
-    def _start(self, upsert: Upsert) -> tuple[Any, dict]:
+    def _start(self, upsert: Upsert) -> tuple[Any, JsonObject]:
         """A state and the key values it is stored under."""
         samples = self._samples(upsert)
         if upsert.creator:
@@ -251,7 +255,7 @@ class PatchChecker:
             state = self.fold([(upsert.name, first)])
         return state, {k: first[k] for k in upsert.keys if k in first}
 
-    def _update(self, upsert: Upsert, state: Any, keys: dict, fields: dict | None = None) -> dict:
+    def _update(self, upsert: Upsert, state: Any, keys: JsonObject, fields: JsonObject | None = None) -> JsonObject:
         """An update for the stored ``state``: its key, the other required
         fields as stored, and ``fields``."""
         snapshot = self.snapshot(state)
@@ -288,7 +292,7 @@ class PatchChecker:
                 return problem
         return None
 
-    def law_null_then_value(self, upsert: Upsert) -> str | None:
+    def law_null_then_value(self, upsert: Upsert) -> LawResult:
         state, keys = self._start(upsert)
         checked = 0
         for field in upsert.nullable:
@@ -313,7 +317,7 @@ class PatchChecker:
             raise PatchFailure(f"no fixture gives a non-null value to any of {', '.join(upsert.nullable)}")
         return None
 
-    def law_meta_empty(self, upsert: Upsert) -> str | None:
+    def law_meta_empty(self, upsert: Upsert) -> LawResult:
         if not upsert.meta_patch:
             return NOT_APPLICABLE  # ``_meta`` does not patch by key here
         state, keys = self._start(upsert)
@@ -336,5 +340,13 @@ class PatchFailure(Exception):
     pass
 
 
-NOT_APPLICABLE: Any = object()
+class _NotApplicable(Enum):
+    NOT_APPLICABLE = "not applicable"
+
+
+NOT_APPLICABLE = _NotApplicable.NOT_APPLICABLE
 """A law that the schema gives no reason to expect of this type."""
+
+LawResult = Union[str, None, _NotApplicable]
+"""What a law gives: a failure's message, None when it holds, or
+:data:`NOT_APPLICABLE`."""

@@ -37,7 +37,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jsonschema import Draft202012Validator
 
@@ -46,6 +46,9 @@ from .loader import FixtureFile, load_fixtures, sha256
 from .messages import MessageChecker, expected_methods
 from .model import Model
 from .patch import PatchChecker, wire_equal
+
+if TYPE_CHECKING:
+    from ..jsontypes import JsonArray, JsonObject
 
 MESSAGES = "(messages)"
 """Where the checks of messages that belong to no method report."""
@@ -76,7 +79,7 @@ class Report:
     schema: str
     fixtures: str
     outcomes: list[Outcome] = field(default_factory=list)
-    targets: list = field(default_factory=list)
+    targets: list[coverage_mod.Target] = field(default_factory=list)
     seconds: float = 0.0
 
     def count(self, status: str) -> int:
@@ -216,7 +219,7 @@ class Runner:
 
     # ------------------------------------------------------------ one case
 
-    def check_case(self, case: dict) -> list[str]:
+    def check_case(self, case: JsonObject) -> list[str]:
         """The problems with one fixture (empty when it passes)."""
         name = case["def"]
         if name not in self.defs:
@@ -299,7 +302,7 @@ class Runner:
 
     # ------------------------------------------------------------ JSON-RPC
 
-    def check_messages(self, fixtures: list[tuple[FixtureFile, dict]]) -> list[Outcome]:
+    def check_messages(self, fixtures: list[tuple[FixtureFile, JsonObject]]) -> list[Outcome]:
         """The method table, the message fixtures, and that every method of
         the schema is exercised by them."""
         checker = MessageChecker(self.package, self.document)
@@ -328,7 +331,7 @@ class Runner:
                     f"message: {fixture.get('name', '?')}",
                     not problems,
                     "; ".join(problems),
-                    file.known_failures.get(fixture.get("name")),
+                    file.known_failure(fixture),
                     _relative(file.path, self.fixtures_dir),
                 )
             )
@@ -359,9 +362,9 @@ class Runner:
                     "regenerate them (make fixtures)",
                 )
             )
-        all_cases: list[dict] = []
-        patch_cases: list[tuple[FixtureFile, dict]] = []
-        message_cases: list[tuple[FixtureFile, dict]] = []
+        all_cases: list[JsonObject] = []
+        patch_cases: list[tuple[FixtureFile, JsonObject]] = []
+        message_cases: list[tuple[FixtureFile, JsonObject]] = []
         for file in files:
             source = _relative(file.path, self.fixtures_dir)
             if file.schema_sha256 not in (None, self.sha):
@@ -383,7 +386,7 @@ class Runner:
                         case.get("name", "?"),
                         not problems,
                         "; ".join(problems),
-                        file.known_failures.get(case.get("name")),
+                        file.known_failure(case),
                         source,
                     )
                 )
@@ -411,7 +414,7 @@ class Runner:
                 )
             )
         # patch fixtures and laws
-        samples: dict[str, list] = {}
+        samples: dict[str, JsonArray] = {}
         for case in all_cases:
             if (
                 case.get("valid") is True
@@ -429,7 +432,7 @@ class Runner:
                     f"patch: {result.name}",
                     result.ok,
                     result.message,
-                    file.known_failures.get(case.get("name")),
+                    file.known_failure(case),
                     _relative(file.path, self.fixtures_dir),
                 )
             )

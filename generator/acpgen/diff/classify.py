@@ -11,9 +11,11 @@ import hashlib
 import json
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from collections.abc import Collection, Iterable
+from collections.abc import Set as AbstractSet
 
 from .. import ir
+from ..jsontypes import Json, JsonObject
 from ..load import Schema, load_schema, parse_schema
 from ..lower import strip_annotations
 from ..pipeline import schema_version
@@ -25,7 +27,7 @@ from .subtype import _norm, _same_json, _Shapes, show_type
 # ---------------------------------------------------------------- entry points
 
 
-def diff_files(old_path, new_path) -> SchemaDiff:
+def diff_files(old_path: str | Path, new_path: str | Path) -> SchemaDiff:
     """The diff of two schema files; bad input is an AcpgenError."""
     return diff_schemas(load_cached(old_path), load_cached(new_path))
 
@@ -33,7 +35,7 @@ def diff_files(old_path, new_path) -> SchemaDiff:
 _LOADED: dict[str, Schema] = {}
 
 
-def load_cached(path, raw: bytes | None = None, name: str | None = None) -> Schema:
+def load_cached(path: str | Path, raw: bytes | None = None, name: str | None = None) -> Schema:
     """``load_schema``, or ``parse_schema(raw, name)``, remembering the last
     few results by content: the metaschema check is the slow part of a diff,
     and a bump diffs the same files more than once."""
@@ -83,7 +85,7 @@ def _info(schema: Schema, version: str | None) -> SchemaInfo:
     return SchemaInfo(file=schema.path, sha256=schema.sha256, version=version, title=schema.title)
 
 
-def _variant_key(union: ir.UnionDef, variant: ir.Variant) -> tuple:
+def _variant_key(union: ir.UnionDef, variant: ir.Variant) -> tuple[str, str]:
     return (variant.role, _variant_label(union, variant))
 
 
@@ -101,7 +103,7 @@ def _skip_positions(t: ir.TypeExpr, where: str = "") -> set[str]:
     return out
 
 
-def _json_value(value: Any) -> Any:
+def _json_value(value: Json) -> Json:
     return None if value is ir.NO_DEFAULT else value
 
 
@@ -153,7 +155,7 @@ class _Differ(_Shapes):
     def _renames(self) -> dict[str, str]:
         """Removed types whose exact shape (without annotations) one added
         type carries: ``{old name: new name}``."""
-        def by_shape(side: _Side, names) -> dict[str, list[str]]:
+        def by_shape(side: _Side, names: Iterable[str]) -> dict[str, list[str]]:
             out: dict[str, list[str]] = {}
             for name in names:
                 key = json.dumps(strip_annotations(side.raw[name]), sort_keys=True)
@@ -177,7 +179,7 @@ class _Differ(_Shapes):
         return peers
 
     def add(self, kind: str, definition: str, path: str, summary: str, wire: Impact, api: Impact, *,
-            old=None, new=None, senders=None) -> Change:
+            old: Json = None, new: Json = None, senders: Collection[str] | None = None) -> Change:
         peers = self.senders(definition) if senders is None else senders
         change = Change(
             kind=kind,
@@ -267,7 +269,7 @@ class _Differ(_Shapes):
             new=self.describe(definition),
         )
 
-    def type_removed(self, definition: ir.Definition, memo: dict) -> None:
+    def type_removed(self, definition: ir.Definition, memo: dict[str, Impact]) -> None:
         name = definition.name
         renamed = self.renamed.get(name)
         what = "the alias" if definition.kind == "alias" else "the class"
@@ -278,7 +280,7 @@ class _Differ(_Shapes):
         self.add("type-removed", name, name, summary, self._removed_wire(name, memo, frozenset()),
                  Impact(True, api_reason), old=self.describe(definition), new=renamed)
 
-    def _removed_wire(self, name: str, memo: dict, active: frozenset) -> Impact:
+    def _removed_wire(self, name: str, memo: dict[str, Impact], active: frozenset[str]) -> Impact:
         if name in memo:
             return memo[name]
         renamed = self.renamed.get(name)
@@ -367,8 +369,9 @@ class _Differ(_Shapes):
 
     # -------------------------------------------------------- fields
 
-    def fields(self, owner: str, prefix: str, old_fields, new_fields, *, classes, closed=(False, False),
-               skip=frozenset()) -> None:
+    def fields(self, owner: str, prefix: str, old_fields: tuple[ir.Field, ...], new_fields: tuple[ir.Field, ...], *,
+               classes: tuple[str, str], closed: tuple[bool, bool] = (False, False),
+               skip: AbstractSet[str] = frozenset()) -> None:
         old_by = {f.wire_name: f for f in old_fields if f.wire_name not in skip}
         new_by = {f.wire_name: f for f in new_fields if f.wire_name not in skip}
         old_class, new_class = classes
@@ -409,13 +412,13 @@ class _Differ(_Shapes):
                      old=self.field_json(f))
 
     @staticmethod
-    def field_json(f: ir.Field) -> dict:
-        out = {"type": show_type(f.type), "required": f.required, "python": f.name}
+    def field_json(f: ir.Field) -> JsonObject:
+        out: JsonObject = {"type": show_type(f.type), "required": f.required, "python": f.name}
         if f.has_default:
             out["default"] = f.default
         return out
 
-    def field(self, owner: str, path: str, old: ir.Field, new: ir.Field, classes) -> None:
+    def field(self, owner: str, path: str, old: ir.Field, new: ir.Field, classes: tuple[str, str]) -> None:
         old_class, new_class = classes
         wire_name = _c(old.wire_name)
         attribute = _c(f"{new_class}.{new.name}")
@@ -474,7 +477,7 @@ class _Differ(_Shapes):
                 self.deserialize(owner, path, keyword, getattr(new, flag))
         self.skip_items(owner, path, old.type, new.type)
 
-    def _compatible_type_reason(self, old_t, new_t) -> str:
+    def _compatible_type_reason(self, old_t: ir.TypeExpr, new_t: ir.TypeExpr) -> str:
         if self.covers(new_t, self.new, old_t, self.old) and self.covers(old_t, self.old, new_t, self.new):
             return "both types allow the same values"
         return "messages valid under one schema are valid under the other"
@@ -641,7 +644,8 @@ class _Differ(_Shapes):
                      wire, Impact(True, f"{what} {_c(variant.class_name)} is gone from {_c(old.class_name)}"),
                      old=variant.class_name)
 
-    def variant(self, old_union, new_union, old: ir.Variant, new: ir.Variant, path: str, base: set[str]) -> None:
+    def variant(self, old_union: ir.UnionDef, new_union: ir.UnionDef, old: ir.Variant, new: ir.Variant, path: str,
+                base: set[str]) -> None:
         name = old_union.name
         if old.class_name != new.class_name:
             self.add("variant-renamed", name, path,
@@ -692,7 +696,7 @@ class _Differ(_Shapes):
     # -------------------------------------------------------- methods and message forms
 
     def methods(self) -> None:
-        def by_name(methods) -> dict[str, dict[str, list[str]]]:
+        def by_name(methods: dict[tuple[str, str], list[str]]) -> dict[str, dict[str, list[str]]]:
             out: dict[str, dict[str, list[str]]] = {}
             for (method, side), names in methods.items():
                 out.setdefault(method, {})[side] = sorted(names)
@@ -771,10 +775,10 @@ def _first_fields(union: ir.UnionDef, names: set[str]) -> tuple[ir.Field, ...]:
     return tuple(f for f in union.variants[0].fields if f.wire_name in names)
 
 
-def _c(text: Any) -> str:
+def _c(text: object) -> str:
     """``text`` as code: between backticks, which the Markdown form keeps."""
-    text = str(text)
-    return f"``{text}``" if "`" in text else f"`{text}`"
+    shown = str(text)
+    return f"``{shown}``" if "`" in shown else f"`{shown}`"
 
 
 def _a(text: str) -> str:
@@ -786,13 +790,13 @@ def _count(n: int, noun: str) -> str:
     return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
-def _list(items, limit: int = 4, code: bool = False) -> str:
-    items = [_c(i) if code else str(i) for i in items]
-    shown = ", ".join(items[:limit])
-    return shown + (f" and {len(items) - limit} more" if len(items) > limit else "")
+def _list(items: Iterable[str], limit: int = 4, code: bool = False) -> str:
+    texts = [_c(i) if code else str(i) for i in items]
+    shown = ", ".join(texts[:limit])
+    return shown + (f" and {len(texts) - limit} more" if len(texts) > limit else "")
 
 
-def _stripped(node: Any) -> str:
+def _stripped(node: Json) -> str:
     return json.dumps(strip_annotations(node), sort_keys=True)
 
 
@@ -815,5 +819,5 @@ def _python_kind(definition: ir.Definition) -> str:
     }[definition.kind]
 
 
-def _show_json(value: Any) -> str:
+def _show_json(value: Json) -> str:
     return json.dumps(_json_value(value), sort_keys=True)

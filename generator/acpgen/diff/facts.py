@@ -9,12 +9,13 @@ helpers that compute them."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Callable, Iterable
 
 from .. import ir
+from ..jsontypes import Json, JsonObject
 from ..load import Schema, iter_refs, ref_target
 from ..pipeline import build_ir
-from .subtype import _Alt, _Obj, _Opaque
+from .subtype import Shape, _Alt, _Obj, _Opaque
 
 
 # ---------------------------------------------------------------- one schema, analysed
@@ -38,7 +39,7 @@ class _Side:
         self.label = label
         self.package = build_ir(schema, "acpgen_diff", "none", methods=False)
         self.defs: dict[str, ir.Definition] = {d.name: d for d in self.package.definitions}
-        self.raw: dict[str, Any] = dict(schema.defs)
+        self.raw: JsonObject = dict(schema.defs)
         self.forms = _message_forms(schema.document)
         self.edges: dict[str, list[_Edge]] = {name: [] for name in self.defs}
         for definition in self.package.definitions:
@@ -149,34 +150,35 @@ class _Side:
             return [f"dict[str, {self.annotation(t.values)}]"]
         return [t.kind]  # pragma: no cover
 
-    def shape(self, name: str, role: str) -> Any:
+    def shape(self, name: str, role: str) -> Shape:
         """The values a definition stands for, as a structure ``covers``
         compares. ``role`` is ``"receiver"`` (catch-alls included) or
         ``"sender"`` (only the known values)."""
         definition = self.defs[name]
         if isinstance(definition, ir.ObjectDef):
+            properties: dict[str, tuple[Shape, bool]] = {f.wire_name: (f.type, f.required) for f in definition.fields}
             return _Obj(
-                {f.wire_name: (f.type, f.required) for f in definition.fields},
+                properties,
                 not self.closed(name),
             )
         if isinstance(definition, ir.AliasDef):
             return definition.target
         if isinstance(definition, ir.EnumDef):
-            members: list[Any] = [ir.ConstT(m.value) for m in definition.members]
+            members: list[Shape] = [ir.ConstT(m.value) for m in definition.members]
             if definition.open and role == "receiver":
                 members.append(ir.StrT() if definition.value_kind == "str" else ir.IntT())
             return _Alt(tuple(members))
-        variants = []
+        variants: list[Shape] = []
         for variant in definition.variants:
             if variant.role == ir.CATCH_ALL and role == "sender":
                 continue
             variants.append(self.variant_shape(definition, variant))
         return _Alt(tuple(variants))
 
-    def variant_shape(self, union: ir.UnionDef, variant: ir.Variant) -> Any:
+    def variant_shape(self, union: ir.UnionDef, variant: ir.Variant) -> Shape:
         if variant.wraps:
             return _Opaque(f"{union.name}[{variant.tag}]->{variant.wraps}")
-        fields = {f.wire_name: (f.type, f.required) for f in variant.fields}
+        fields: dict[str, tuple[Shape, bool]] = {f.wire_name: (f.type, f.required) for f in variant.fields}
         if union.tag and variant.role == ir.TAGGED:
             fields[union.tag] = (ir.ConstT(variant.tag), True)
         elif union.tag and variant.role == ir.CATCH_ALL:
@@ -184,7 +186,7 @@ class _Side:
         return _Obj(fields, True)
 
 
-def _closure(start: Iterable[str], step) -> set[str]:
+def _closure(start: Iterable[str], step: Callable[[str], Iterable[str]]) -> set[str]:
     seen = set(start)
     stack = list(seen)
     while stack:
@@ -209,7 +211,7 @@ def _type_refs(t: ir.TypeExpr, protected: bool) -> Iterable[tuple[str, bool]]:
             yield from _type_refs(member, protected)
 
 
-def _message_forms(document: Any) -> dict[str, Any]:
+def _message_forms(document: Json) -> JsonObject:
     """The titled members of the document's top-level ``anyOf``/``oneOf``."""
     out = {}
     for key in ("anyOf", "oneOf"):
@@ -227,7 +229,7 @@ def _form_senders(title: str) -> set[str]:
     return {"agent", "client"}
 
 
-def _methods(raw: dict) -> dict[tuple[str, str], list[str]]:
+def _methods(raw: JsonObject) -> dict[tuple[str, str], list[str]]:
     out: dict[tuple[str, str], list[str]] = {}
     for name, node in raw.items():
         if isinstance(node, dict) and isinstance(node.get("x-method"), str):

@@ -10,7 +10,8 @@ their titles (:data:`KIND_TITLES`)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+
+from ..jsontypes import Json, JsonObject
 
 
 FORMAT_VERSION = 1
@@ -113,14 +114,14 @@ class Change:
     wire: Impact
     api: Impact
     senders: tuple[str, ...] = ()
-    old: Any = None
-    new: Any = None
+    old: Json = None
+    new: Json = None
 
     @property
     def breaking(self) -> bool:
         return self.wire.breaking or self.api.breaking
 
-    def to_json(self) -> dict:
+    def to_json(self) -> JsonObject:
         return {
             "kind": self.kind,
             "definition": self.definition,
@@ -146,7 +147,7 @@ class SchemaInfo:
     version: str
     title: str
 
-    def to_json(self) -> dict:
+    def to_json(self) -> JsonObject:
         return {"file": self.file, "sha256": self.sha256, "version": self.version, "title": self.title}
 
     @property
@@ -168,7 +169,7 @@ class SchemaDiff:
     def compatible(self) -> tuple[Change, ...]:
         return tuple(c for c in self.changes if not c.breaking)
 
-    def summary(self) -> dict:
+    def summary(self) -> JsonObject:
         kinds: dict[str, int] = {}
         for change in self.changes:
             kinds[change.kind] = kinds.get(change.kind, 0) + 1
@@ -181,7 +182,7 @@ class SchemaDiff:
             "kinds": dict(sorted(kinds.items())),
         }
 
-    def to_json(self) -> dict:
+    def to_json(self) -> JsonObject:
         return {
             "format": FORMAT_VERSION,
             "old": self.old.to_json(),

@@ -10,10 +10,12 @@ range and raw-subschema helpers they rest on. It reads schemas only through
 from __future__ import annotations
 
 import json
+from collections.abc import Hashable
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, ClassVar, Literal, Union
 
 from .. import ir
+from ..jsontypes import Json
 from ..lower import strip_annotations
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -22,24 +24,38 @@ if TYPE_CHECKING:  # pragma: no cover
 
 @dataclass(frozen=True)
 class _Obj:
-    fields: dict
+    """An object: its properties (``{wire name: (shape, required)}``), and
+    whether it takes properties it does not declare."""
+
+    fields: dict[str, tuple[Shape, bool]]
     open: bool
 
-    kind = "obj"
+    kind: ClassVar[Literal["obj"]] = "obj"
 
 
 @dataclass(frozen=True)
 class _Alt:
-    members: tuple
+    """Any one of ``members`` (a union's variants)."""
 
-    kind = "alt"
+    members: tuple[Shape, ...]
+
+    kind: ClassVar[Literal["alt"]] = "alt"
 
 
 @dataclass(frozen=True)
 class _Opaque:
     key: str
 
-    kind = "opaque"
+    kind: ClassVar[Literal["opaque"]] = "opaque"
+
+
+Shape = Union[ir.TypeExpr, _Obj, _Alt, _Opaque]
+"""What ``covers`` and ``overlaps`` compare: a type expression, or the
+shape a definition stands for."""
+
+_SeenKey = tuple[str, Hashable, str, Hashable]
+"""A pair of shapes being compared, by side label and definition name (or
+the shape itself): ``covers`` and ``overlaps`` stop on one seen before."""
 
 
 # ---------------------------------------------------------------- type display
@@ -103,7 +119,7 @@ def _norm(t: ir.TypeExpr) -> ir.TypeExpr:
     return t
 
 
-def _same_json(a: Any, b: Any) -> bool:
+def _same_json(a: Json, b: Json) -> bool:
     return json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True) and type(a) is type(b)
 
 
@@ -121,134 +137,136 @@ class _Shapes:
 
     # -------------------------------------------------------- shapes
 
-    def covers(self, a, a_side: _Side, b, b_side: _Side, seen: frozenset = frozenset()) -> bool:
+    def covers(
+        self, a: Shape, a_side: _Side, b: Shape, b_side: _Side, seen: frozenset[_SeenKey] = frozenset()
+    ) -> bool:
         """Whether every value ``b`` lets a sender emit (in ``b_side``) is
         accepted by ``a`` (in ``a_side``). Conservative: False when unsure.
         References to the same definition cover each other (changes inside
         it are reported on it); others are expanded."""
-        kind_a, kind_b = a.kind, b.kind
-        if kind_b in ("alt", "scalar_union", "first_match"):
+        if b.kind in ("alt", "scalar_union", "first_match"):
             return all(self.covers(a, a_side, m, b_side, seen) for m in b.members)
-        if kind_b == "nullable":
+        if b.kind == "nullable":
             return self.covers(a, a_side, ir.NullT(), b_side, seen) and self.covers(a, a_side, b.inner, b_side, seen)
-        if kind_a == "any":
+        if a.kind == "any":
             return True
-        if kind_b == "ref":
+        if b.kind == "ref":
             if self._mentions(a, a_side, b.name, b_side):
                 return True
             if b.name not in b_side.defs:
                 return False
-            key = (a_side.label, _key(a), b_side.label, b.name)
+            key: _SeenKey = (a_side.label, _key(a), b_side.label, b.name)
             if key in seen:
                 return True
             return self.covers(a, a_side, b_side.shape(b.name, "sender"), b_side, seen | {key})
-        if kind_a == "ref":
+        if a.kind == "ref":
             if a.name not in a_side.defs:
                 return False
             key = (a_side.label, a.name, b_side.label, _key(b))
             if key in seen:
                 return True
             return self.covers(a_side.shape(a.name, "receiver"), a_side, b, b_side, seen | {key})
-        if kind_b == "raw" and kind_a != "raw":
+        if b.kind == "raw" and a.kind != "raw":
             # A sender's raw subschema allows at most what its JSON type does.
             base = _raw_base(b_side, b.pointer)
             return base is not None and self.covers(a, a_side, base, b_side, seen)
-        if kind_a in ("alt", "scalar_union", "first_match"):
+        if a.kind in ("alt", "scalar_union", "first_match"):
             return any(self.covers(m, a_side, b, b_side, seen) for m in a.members)
-        if kind_a == "nullable":
-            return kind_b == "null" or self.covers(a.inner, a_side, b, b_side, seen)
-        if kind_a == "obj":
-            if kind_b != "obj":
+        if a.kind == "nullable":
+            return b.kind == "null" or self.covers(a.inner, a_side, b, b_side, seen)
+        if a.kind == "obj":
+            if b.kind != "obj":
                 return False
             # Senders emit only the properties they declare.
-            for key, (a_type, a_required) in a.fields.items():
-                if key not in b.fields:
+            for prop, (a_type, a_required) in a.fields.items():
+                if prop not in b.fields:
                     if a_required:
                         return False
                     continue
-                b_type, b_required = b.fields[key]
+                b_type, b_required = b.fields[prop]
                 if a_required and not b_required:
                     return False
                 if not self.covers(a_type, a_side, b_type, b_side, seen):
                     return False
             return a.open or not set(b.fields) - set(a.fields)
-        if kind_a == "opaque":
-            return kind_b == "opaque" and a.key == b.key
-        if kind_a == "map":
-            if kind_b == "obj":
+        if a.kind == "opaque":
+            return b.kind == "opaque" and a.key == b.key
+        if a.kind == "map":
+            if b.kind == "obj":
                 return all(self.covers(a.values, a_side, t, b_side, seen) for t, _ in b.fields.values())
-            return kind_b == "map" and self.covers(a.values, a_side, b.values, b_side, seen)
-        if kind_a == "raw":
-            return kind_b == "raw" and _raw_at(a_side, a.pointer) == _raw_at(b_side, b.pointer)
-        if kind_a == "list":
+            return b.kind == "map" and self.covers(a.values, a_side, b.values, b_side, seen)
+        if a.kind == "raw":
+            return b.kind == "raw" and _raw_at(a_side, a.pointer) == _raw_at(b_side, b.pointer)
+        if a.kind == "list":
             return (
-                kind_b == "list"
+                b.kind == "list"
                 and (a.min_items or 0) <= (b.min_items or 0)
                 and self.covers(a.items, a_side, b.items, b_side, seen)
             )
         return _scalar_covers(a, b)
 
-    def overlaps(self, a, a_side: _Side, b, b_side: _Side, seen: frozenset = frozenset()) -> bool:
+    def overlaps(
+        self, a: Shape, a_side: _Side, b: Shape, b_side: _Side, seen: frozenset[_SeenKey] = frozenset()
+    ) -> bool:
         """Whether some value ``b`` lets a sender emit is accepted by ``a``.
         Conservative the other way from ``covers``: False when unsure."""
-        kind_a, kind_b = a.kind, b.kind
-        if kind_a == "any":
-            return kind_b != "alt" or bool(b.members)
-        if kind_b in ("alt", "scalar_union", "first_match"):
+        if a.kind == "any":
+            return b.kind != "alt" or bool(b.members)
+        if b.kind in ("alt", "scalar_union", "first_match"):
             return any(self.overlaps(a, a_side, m, b_side, seen) for m in b.members)
-        if kind_b == "nullable":
+        if b.kind == "nullable":
             return self.overlaps(a, a_side, ir.NullT(), b_side, seen) or self.overlaps(a, a_side, b.inner, b_side, seen)
-        if kind_b == "ref":
+        if b.kind == "ref":
             if self._mentions(a, a_side, b.name, b_side):
                 return True
-            key = (a_side.label, _key(a), b_side.label, b.name)
+            key: _SeenKey = (a_side.label, _key(a), b_side.label, b.name)
             if b.name not in b_side.defs or key in seen:
                 return False
             return self.overlaps(a, a_side, b_side.shape(b.name, "sender"), b_side, seen | {key})
-        if kind_a == "ref":
+        if a.kind == "ref":
             key = (a_side.label, a.name, b_side.label, _key(b))
             if a.name not in a_side.defs or key in seen:
                 return False
             return self.overlaps(a_side.shape(a.name, "receiver"), a_side, b, b_side, seen | {key})
-        if kind_a in ("alt", "scalar_union", "first_match"):
+        if a.kind in ("alt", "scalar_union", "first_match"):
             return any(self.overlaps(m, a_side, b, b_side, seen) for m in a.members)
-        if kind_a == "nullable":
-            return kind_b == "null" or self.overlaps(a.inner, a_side, b, b_side, seen)
-        if kind_a == "obj":
-            if kind_b != "obj":
+        if a.kind == "nullable":
+            return b.kind == "null" or self.overlaps(a.inner, a_side, b, b_side, seen)
+        if a.kind == "obj":
+            if b.kind != "obj":
                 return False
-            for key, (a_type, a_required) in a.fields.items():
-                if key in b.fields:
-                    b_type, b_required = b.fields[key]
+            for prop, (a_type, a_required) in a.fields.items():
+                if prop in b.fields:
+                    b_type, b_required = b.fields[prop]
                     if (a_required or b_required) and not self.overlaps(a_type, a_side, b_type, b_side, seen):
                         return False
                 elif a_required:
                     return False
-            return a.open or all(key in a.fields for key, (_, required) in b.fields.items() if required)
-        if kind_a == "map":
-            return kind_b in ("map", "obj")
-        if kind_a == "list":
-            return kind_b == "list" and (
+            return a.open or all(prop in a.fields for prop, (_, required) in b.fields.items() if required)
+        if a.kind == "map":
+            return b.kind in ("map", "obj")
+        if a.kind == "list":
+            return b.kind == "list" and (
                 (a.min_items or 0) == 0 or self.overlaps(a.items, a_side, b.items, b_side, seen)
             )
-        if kind_a == "raw" or kind_b == "raw":
+        if a.kind == "raw" or b.kind == "raw":
             # A raw subschema restricts a plain JSON type (a pattern, a
             # format ...): assume it leaves values of that type.
-            if kind_a == "raw" and kind_b == "raw" and _raw_at(a_side, a.pointer) == _raw_at(b_side, b.pointer):
+            if a.kind == "raw" and b.kind == "raw" and _raw_at(a_side, a.pointer) == _raw_at(b_side, b.pointer):
                 return True
-            base_a = _raw_base(a_side, a.pointer) if kind_a == "raw" else a
-            base_b = _raw_base(b_side, b.pointer) if kind_b == "raw" else b
+            base_a = _raw_base(a_side, a.pointer) if a.kind == "raw" else a
+            base_b = _raw_base(b_side, b.pointer) if b.kind == "raw" else b
             return base_a is not None and base_b is not None and self.overlaps(base_a, a_side, base_b, b_side, seen)
-        if kind_b == "const" or kind_a == "const":
-            value_side, other = (b, a) if kind_b == "const" else (a, b)
+        if b.kind == "const" or a.kind == "const":
+            value_side, other = (b, a) if b.kind == "const" else (a, b)
             return _scalar_covers(other, value_side)
-        if {kind_a, kind_b} <= {"int", "num"}:
+        if a.kind in ("int", "num") and b.kind in ("int", "num"):
             low = max((v for v in (a.minimum, b.minimum) if v is not None), default=None)
             high = min((v for v in (a.maximum, b.maximum) if v is not None), default=None)
             return low is None or high is None or low <= high
-        return kind_a == kind_b
+        return a.kind == b.kind
 
-    def _mentions(self, a, a_side: _Side, name: str, b_side: _Side) -> bool:
+    def _mentions(self, a: Shape, a_side: _Side, name: str, b_side: _Side) -> bool:
         """``a`` is, or has as a member, a reference to the definition ``name``
         of ``b_side`` (the same name, or its renamed self)."""
         if a.kind == "ref":
@@ -267,7 +285,7 @@ class _Shapes:
         return False
 
 
-def _key(value: Any) -> Any:
+def _key(value: Shape) -> Hashable:
     try:
         hash(value)
     except TypeError:
@@ -275,8 +293,8 @@ def _key(value: Any) -> Any:
     return value
 
 
-def _node_at(side: _Side, where: str) -> Any:
-    node: Any = side.schema.document
+def _node_at(side: _Side, where: str) -> Json:
+    node: Json = side.schema.document
     for part in where.split("/")[1:]:
         part = part.replace("~1", "/").replace("~0", "~")
         if isinstance(node, list) and part.isdigit() and int(part) < len(node):
@@ -315,7 +333,7 @@ def _raw_base(side: _Side, where: str) -> ir.TypeExpr | None:
     return None
 
 
-def _scalar_covers(a: ir.TypeExpr, b: ir.TypeExpr) -> bool:
+def _scalar_covers(a: Shape, b: Shape) -> bool:
     """``a`` accepts every value of ``b``, both scalar, array or constant."""
     if b.kind == "const":
         value = b.value
@@ -348,11 +366,11 @@ def _scalar_covers(a: ir.TypeExpr, b: ir.TypeExpr) -> bool:
     return False
 
 
-def _in_range(value, low, high) -> bool:
+def _in_range(value: float, low: float | None, high: float | None) -> bool:
     return (low is None or value >= low) and (high is None or value <= high)
 
 
-def _range_covers(a_low, a_high, b_low, b_high) -> bool:
+def _range_covers(a_low: float | None, a_high: float | None, b_low: float | None, b_high: float | None) -> bool:
     low_ok = a_low is None or (b_low is not None and b_low >= a_low)
     high_ok = a_high is None or (b_high is not None and b_high <= a_high)
     return low_ok and high_ok

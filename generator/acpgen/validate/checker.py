@@ -103,7 +103,8 @@ class _Checker:
             return
         direction = None
         if isinstance(data, dict) and "message" in data and "jsonrpc" not in data:
-            direction = DIRECTIONS.get(data.get("direction"))  # type: ignore[arg-type]
+            named = data.get("direction")
+            direction = DIRECTIONS.get(named) if isinstance(named, str) else None
             if "direction" in data and direction is None:
                 yield self.finding(n, "bad-line", f"unknown direction {data.get('direction')!r}", "")
                 return
