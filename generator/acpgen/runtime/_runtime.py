@@ -275,13 +275,16 @@ def check_list(
             append(item(element, strict))
     except ValidationError as error:
         raise error.at(index)
-    # minItems is checked in strict mode only: lenient mode reads it as the
-    # reference does, as documentation (a Rust Vec takes any length).
     if strict and min_items is not None and len(out) < min_items:
-        raise ValidationError(
-            f"expected an array of at least {min_items} items, found {len(out)}"
-        )
+        raise too_short(out, min_items)
     return out
+
+
+def too_short(items: list[Any], min_items: int) -> ValidationError:
+    """The error for an array under its ``minItems``. Strict mode only checks
+    it: lenient mode reads it as the reference does, as documentation (a Rust
+    ``Vec`` takes any length)."""
+    return ValidationError(f"expected an array of at least {min_items} items, found {len(items)}")
 
 
 def check_variants(
@@ -307,9 +310,7 @@ def check_variants(
     except ValidationError as error:
         raise error.at(index)
     if strict and min_items is not None and len(out) < min_items:
-        raise ValidationError(
-            f"expected an array of at least {min_items} items, found {len(out)}"
-        )
+        raise too_short(out, min_items)
     return out
 
 
