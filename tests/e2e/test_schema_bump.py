@@ -536,9 +536,9 @@ def test_a_hostile_tarball_is_refused_before_its_data_is_read(tmp_path, project,
 
 
 def test_tarball_members_add_up_to_a_cap(tmp_path, project, monkeypatch):
-    from acpgen import update
+    from acpgen.update import release
 
-    monkeypatch.setattr(update, "MAX_TOTAL_BYTES", 4 << 20)
+    monkeypatch.setattr(release, "MAX_TOTAL_BYTES", 4 << 20)
 
     def add(archive):
         for index in range(5):

@@ -1,0 +1,88 @@
+"""Applying a :class:`~acpgen.update.planning.Plan`: generate the packages
+from the new schemas in a scratch directory, then replace ``schema/`` and
+the packages as one transaction."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from collections.abc import Callable
+from pathlib import Path, PurePosixPath
+
+from ..errors import AcpgenError
+from ..pipeline import build_all
+from ..write import Tree, package_tree, replace_trees
+from .planning import Plan, _under_schema
+from .release import SCHEMA_DIR, SOURCE_FILE
+
+
+def apply(
+    plan_: Plan,
+    *,
+    generate: bool = True,
+    templates: str | Path | None = None,
+    warnings: list[str] | None = None,
+    overwrite_foreign: bool = False,
+    overwrite_edited: bool = False,
+    on_wait: Callable[[Path], None] | None = None,
+) -> dict[str, dict[str, str]]:
+    """Write the new ``schema/`` and, with ``generate``, the packages; returns
+    the packages written, and adds the generator's warnings (and those about
+    leftovers of interrupted runs) to ``warnings``.
+    ``schema/`` and the packages are replaced as one transaction of
+    :mod:`acpgen.write`, journaled in the output directory."""
+    config = plan_.config
+    root = config.root
+    built: dict[str, dict[str, str]] = {}
+    if generate:
+        # Generate from the new schemas, staged where the configuration
+        # expects them, in a scratch directory outside the project.
+        with tempfile.TemporaryDirectory(prefix="acpgen-update-") as scratch:
+            stage_root = Path(scratch)
+            for relative, data in plan_.contents.items():
+                staged = stage_root / SCHEMA_DIR / relative
+                staged.parent.mkdir(parents=True, exist_ok=True)
+                staged.write_bytes(data)
+            for target in config.targets:
+                if _under_schema(target.schema) is None:
+                    _copy_outside(root, stage_root, target.schema)
+            built = build_all(config.targets, stage_root, templates, warnings=warnings)
+    trees = []
+    if plan_.changed:
+        # The files acpgen manages, on a copy of everything else in schema/.
+        schema_dir = root / SCHEMA_DIR
+        trees.append(Tree(schema_dir, plan_.writes, guarded=False, keep=schema_dir, drop=frozenset(plan_.removed)))
+    trees += [package_tree(config.out_dir, name, files) for name, files in built.items()]
+    # schema/ and every package, all or nothing.
+    replace_trees(
+        config.out_dir,
+        trees,
+        overwrite_foreign=overwrite_foreign,
+        overwrite_edited=overwrite_edited,
+        on_wait=on_wait,
+        warnings=warnings,
+    )
+    return built
+
+
+def _copy_outside(root: Path, stage_root: Path, configured: str) -> None:
+    """A target's schema outside ``schema/``, with the SOURCE.json files
+    ``schema_version`` would look at, copied into the staging root."""
+    if ".." in PurePosixPath(configured.replace("\\", "/")).parts:
+        raise AcpgenError(
+            f"cannot stage the schema {configured!r} of [tool.acpgen] (it climbs out of the project); "
+            "update with --no-generate, then run `acpgen generate`"
+        )
+    source = root / configured
+    if not source.is_file() or Path(configured).is_absolute():
+        return
+    target = stage_root / configured
+    target.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(source, target)
+    for up in (source.parent, source.parent.parent):
+        record = up / SOURCE_FILE
+        if record.is_file():
+            copy = stage_root / up.relative_to(root) / SOURCE_FILE
+            copy.parent.mkdir(parents=True, exist_ok=True)
+            if not copy.exists():
+                shutil.copyfile(record, copy)
