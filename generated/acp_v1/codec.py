@@ -1010,25 +1010,19 @@ def decode_class(cls: type[_T], data: Any, *, strict: bool = False) -> _T:
 
 
 def _retry(
-    decoder: Decoder[object],
-    data: Any,
-    strict: bool,
-    error: ValidationError | NotPlainJson,
+    decoder: Decoder[object], data: Any, strict: bool, error: Exception
 ) -> object:
-    """After ``decoder`` refused ``data`` with ``error``, or lenient decoding
-    was about to drop a part of it: subclasses of the JSON types
-    (``OrderedDict`` from ``object_pairs_hook``, ``IntEnum`` and ``str`` enum
-    members) are the JSON values they stand for, so ``data`` is decoded again
-    with them replaced; without any, ``error`` stands. The first attempt is
-    the fast path: it costs nothing when ``data`` is plain JSON."""
+    """After ``decoder`` refused ``data`` with a ValidationError, or raised
+    NotPlainJson where lenient decoding was about to drop a part of it:
+    subclasses of the JSON types (``OrderedDict`` from ``object_pairs_hook``,
+    ``IntEnum`` and ``str`` enum members) are the JSON values they stand for,
+    so ``data`` is decoded again with them replaced; without any, ``error``
+    stands (NotPlainJson is only raised for a value that holds one). The first
+    attempt is the fast path: it costs nothing when ``data`` is plain JSON.
+    Input holding such a subclass and also a reference cycle is refused here
+    (a cycle is not JSON), even where the cycle is in an ``Any`` field."""
     plain = plain_json(data)
     if plain is MISSING:
-        if isinstance(
-            error, NotPlainJson
-        ):  # the subclass was in a cycle plain_json skipped
-            raise ValidationError(
-                "the value holds a reference cycle or an object that is not JSON"
-            ) from None
         raise error
     try:
         return decoder(plain, strict)
@@ -1200,8 +1194,7 @@ def _decode_RequestId(v: Any, strict: bool) -> RequestId:
                 "integer": lambda x, strict: (
                     x
                     if type(x) is int
-                    and x >= -9223372036854775808
-                    and x <= 9223372036854775807
+                    and -9223372036854775808 <= x <= 9223372036854775807
                     else (
                         check_int(x, None, None)
                         if strict
@@ -1320,7 +1313,7 @@ def _decode_ReadTextFileRequest(d: Any, strict: bool) -> ReadTextFileRequest:
                 if v is None
                 else (
                     v
-                    if type(v) is int and v >= 0 and v <= 4294967295
+                    if type(v) is int and 0 <= v <= 4294967295
                     else (
                         check_int(v, 0, None) if strict else check_int(v, 0, 4294967295)
                     )
@@ -1340,7 +1333,7 @@ def _decode_ReadTextFileRequest(d: Any, strict: bool) -> ReadTextFileRequest:
                 if v is None
                 else (
                     v
-                    if type(v) is int and v >= 0 and v <= 4294967295
+                    if type(v) is int and 0 <= v <= 4294967295
                     else (
                         check_int(v, 0, None) if strict else check_int(v, 0, 4294967295)
                     )
@@ -1917,6 +1910,7 @@ def _encode_TerminalToolCallContent(o: TerminalToolCallContent) -> dict[str, Any
     return d
 
 
+# The readers of the variants by tag: each takes an object whose tag it is.
 _VARIANTS_ToolCallContent: dict[str, Decoder[ToolCallContent]] = {
     "content": _read_ContentToolCallContent,
     "diff": _read_DiffToolCallContent,
@@ -2280,8 +2274,7 @@ def _read_ResourceLinkContentBlock(
                 else (
                     v
                     if type(v) is int
-                    and v >= -9223372036854775808
-                    and v <= 9223372036854775807
+                    and -9223372036854775808 <= v <= 9223372036854775807
                     else (
                         check_int(v, None, None)
                         if strict
@@ -2444,6 +2437,7 @@ def _encode_ResourceContentBlock(o: ResourceContentBlock) -> dict[str, Any]:
     return d
 
 
+# The readers of the variants by tag: each takes an object whose tag it is.
 _VARIANTS_ContentBlock: dict[str, Decoder[ContentBlock]] = {
     "text": _read_TextContentBlock,
     "image": _read_ImageContentBlock,
@@ -2885,8 +2879,7 @@ def _decode_ResourceLink(d: Any, strict: bool) -> ResourceLink:
                 else (
                     v
                     if type(v) is int
-                    and v >= -9223372036854775808
-                    and v <= 9223372036854775807
+                    and -9223372036854775808 <= v <= 9223372036854775807
                     else (
                         check_int(v, None, None)
                         if strict
@@ -2987,11 +2980,13 @@ def _decode_EmbeddedResourceResource(d: Any, strict: bool) -> EmbeddedResourceRe
         try:
             return _decode_TextResourceContents(d, strict)
         except ValidationError as error:
+            salvage(d)
             errors.append(error)
     if "blob" in d and "uri" in d:
         try:
             return _decode_BlobResourceContents(d, strict)
         except ValidationError as error:
+            salvage(d)
             errors.append(error)
     if errors:
         raise furthest(errors)
@@ -3408,7 +3403,7 @@ def _decode_ToolCallLocation(d: Any, strict: bool) -> ToolCallLocation:
                 if v is None
                 else (
                     v
-                    if type(v) is int and v >= 0 and v <= 4294967295
+                    if type(v) is int and 0 <= v <= 4294967295
                     else (
                         check_int(v, 0, None) if strict else check_int(v, 0, 4294967295)
                     )
@@ -3620,7 +3615,7 @@ def _decode_CreateTerminalRequest(d: Any, strict: bool) -> CreateTerminalRequest
                 if v is None
                 else (
                     v
-                    if type(v) is int and v >= 0 and v <= 18446744073709551615
+                    if type(v) is int and 0 <= v <= 18446744073709551615
                     else (
                         check_int(v, 0, None)
                         if strict
@@ -4257,6 +4252,7 @@ def _encode_OtherCreateElicitationRequest(
     return d
 
 
+# The readers of the variants by tag: each takes an object whose tag it is.
 _VARIANTS_CreateElicitationRequest: dict[str, Decoder[CreateElicitationRequest]] = {
     "form": _read_FormCreateElicitationRequest,
     "url": _read_UrlCreateElicitationRequest,
@@ -4540,7 +4536,7 @@ def _read_StringElicitationPropertySchema(
                 if v is None
                 else (
                     v
-                    if type(v) is int and v >= 0 and v <= 4294967295
+                    if type(v) is int and 0 <= v <= 4294967295
                     else (
                         check_int(v, 0, None) if strict else check_int(v, 0, 4294967295)
                     )
@@ -4560,7 +4556,7 @@ def _read_StringElicitationPropertySchema(
                 if v is None
                 else (
                     v
-                    if type(v) is int and v >= 0 and v <= 4294967295
+                    if type(v) is int and 0 <= v <= 4294967295
                     else (
                         check_int(v, 0, None) if strict else check_int(v, 0, 4294967295)
                     )
@@ -4915,8 +4911,7 @@ def _read_IntegerElicitationPropertySchema(
                 else (
                     v
                     if type(v) is int
-                    and v >= -9223372036854775808
-                    and v <= 9223372036854775807
+                    and -9223372036854775808 <= v <= 9223372036854775807
                     else (
                         check_int(v, None, None)
                         if strict
@@ -4939,8 +4934,7 @@ def _read_IntegerElicitationPropertySchema(
                 else (
                     v
                     if type(v) is int
-                    and v >= -9223372036854775808
-                    and v <= 9223372036854775807
+                    and -9223372036854775808 <= v <= 9223372036854775807
                     else (
                         check_int(v, None, None)
                         if strict
@@ -4963,8 +4957,7 @@ def _read_IntegerElicitationPropertySchema(
                 else (
                     v
                     if type(v) is int
-                    and v >= -9223372036854775808
-                    and v <= 9223372036854775807
+                    and -9223372036854775808 <= v <= 9223372036854775807
                     else (
                         check_int(v, None, None)
                         if strict
@@ -5182,7 +5175,7 @@ def _read_ArrayElicitationPropertySchema(
                 if v is None
                 else (
                     v
-                    if type(v) is int and v >= 0 and v <= 18446744073709551615
+                    if type(v) is int and 0 <= v <= 18446744073709551615
                     else (
                         check_int(v, 0, None)
                         if strict
@@ -5204,7 +5197,7 @@ def _read_ArrayElicitationPropertySchema(
                 if v is None
                 else (
                     v
-                    if type(v) is int and v >= 0 and v <= 18446744073709551615
+                    if type(v) is int and 0 <= v <= 18446744073709551615
                     else (
                         check_int(v, 0, None)
                         if strict
@@ -5335,6 +5328,7 @@ def _encode_OtherElicitationPropertySchema(
     return d
 
 
+# The readers of the variants by tag: each takes an object whose tag it is.
 _VARIANTS_ElicitationPropertySchema: dict[str, Decoder[ElicitationPropertySchema]] = {
     "string": _read_StringElicitationPropertySchema,
     "number": _read_NumberElicitationPropertySchema,
@@ -5502,7 +5496,7 @@ def _decode_StringPropertySchema(d: Any, strict: bool) -> StringPropertySchema:
                 if v is None
                 else (
                     v
-                    if type(v) is int and v >= 0 and v <= 4294967295
+                    if type(v) is int and 0 <= v <= 4294967295
                     else (
                         check_int(v, 0, None) if strict else check_int(v, 0, 4294967295)
                     )
@@ -5522,7 +5516,7 @@ def _decode_StringPropertySchema(d: Any, strict: bool) -> StringPropertySchema:
                 if v is None
                 else (
                     v
-                    if type(v) is int and v >= 0 and v <= 4294967295
+                    if type(v) is int and 0 <= v <= 4294967295
                     else (
                         check_int(v, 0, None) if strict else check_int(v, 0, 4294967295)
                     )
@@ -5845,8 +5839,7 @@ def _decode_IntegerPropertySchema(d: Any, strict: bool) -> IntegerPropertySchema
                 else (
                     v
                     if type(v) is int
-                    and v >= -9223372036854775808
-                    and v <= 9223372036854775807
+                    and -9223372036854775808 <= v <= 9223372036854775807
                     else (
                         check_int(v, None, None)
                         if strict
@@ -5869,8 +5862,7 @@ def _decode_IntegerPropertySchema(d: Any, strict: bool) -> IntegerPropertySchema
                 else (
                     v
                     if type(v) is int
-                    and v >= -9223372036854775808
-                    and v <= 9223372036854775807
+                    and -9223372036854775808 <= v <= 9223372036854775807
                     else (
                         check_int(v, None, None)
                         if strict
@@ -5893,8 +5885,7 @@ def _decode_IntegerPropertySchema(d: Any, strict: bool) -> IntegerPropertySchema
                 else (
                     v
                     if type(v) is int
-                    and v >= -9223372036854775808
-                    and v <= 9223372036854775807
+                    and -9223372036854775808 <= v <= 9223372036854775807
                     else (
                         check_int(v, None, None)
                         if strict
@@ -6124,6 +6115,7 @@ def _encode_OtherMultiSelectItems(o: OtherMultiSelectItems) -> dict[str, Any]:
     return d
 
 
+# The readers of the variants by tag: each takes an object whose tag it is.
 _VARIANTS_MultiSelectItems: dict[str, Decoder[MultiSelectItems]] = {
     "string": _read_MultiSelectItemsString,
 }
@@ -6140,6 +6132,7 @@ def _decode_MultiSelectItems(d: Any, strict: bool) -> MultiSelectItems:
                 return decoder(d, strict)
             except ValidationError as error:
                 # The untagged variant takes what the tagged one refuses.
+                salvage(d)
                 try:
                     return _decode_TitledMultiSelectItems(d, strict)
                 except ValidationError:
@@ -6290,7 +6283,7 @@ def _decode_MultiSelectPropertySchema(
                 if v is None
                 else (
                     v
-                    if type(v) is int and v >= 0 and v <= 18446744073709551615
+                    if type(v) is int and 0 <= v <= 18446744073709551615
                     else (
                         check_int(v, 0, None)
                         if strict
@@ -6312,7 +6305,7 @@ def _decode_MultiSelectPropertySchema(
                 if v is None
                 else (
                     v
-                    if type(v) is int and v >= 0 and v <= 18446744073709551615
+                    if type(v) is int and 0 <= v <= 18446744073709551615
                     else (
                         check_int(v, 0, None)
                         if strict
@@ -6612,11 +6605,13 @@ def _decode_AgentResponse(d: Any, strict: bool) -> AgentResponse:
         try:
             return _decode_ResultAgentResponse(d, strict)
         except ValidationError as error:
+            salvage(d)
             errors.append(error)
     if "id" in d and "error" in d:
         try:
             return _decode_ErrorAgentResponse(d, strict)
         except ValidationError as error:
+            salvage(d)
             errors.append(error)
     if errors:
         raise furthest(errors)
@@ -6635,9 +6630,7 @@ def _decode_InitializeResponse(d: Any, strict: bool) -> InitializeResponse:
     else:
         try:
             f_protocol_version = (
-                v
-                if type(v) is int and v >= 0 and v <= 65535
-                else check_int(v, 0, 65535)
+                v if type(v) is int and 0 <= v <= 65535 else check_int(v, 0, 65535)
             )
         except ValidationError as error:
             raise error.at("protocolVersion")
@@ -6748,7 +6741,7 @@ def _encode_InitializeResponse(o: InitializeResponse) -> dict[str, Any]:
 
 
 def _decode_ProtocolVersion(v: Any, strict: bool) -> ProtocolVersion:
-    return v if type(v) is int and v >= 0 and v <= 65535 else check_int(v, 0, 65535)
+    return v if type(v) is int and 0 <= v <= 65535 else check_int(v, 0, 65535)
 
 
 def _decode_AgentCapabilities(d: Any, strict: bool) -> AgentCapabilities:
@@ -7497,6 +7490,7 @@ def _encode_TerminalAuthMethod(o: TerminalAuthMethod) -> dict[str, Any]:
     return d
 
 
+# The readers of the variants by tag: each takes an object whose tag it is.
 _VARIANTS_AuthMethod: dict[str, Decoder[AuthMethod]] = {
     "terminal": _read_TerminalAuthMethod,
 }
@@ -7513,6 +7507,7 @@ def _decode_AuthMethod(d: Any, strict: bool) -> AuthMethod:
                 return decoder(d, strict)
             except ValidationError as error:
                 # The untagged variant takes what the tagged one refuses.
+                salvage(d)
                 try:
                     return _decode_AuthMethodAgent(d, strict)
                 except ValidationError:
@@ -8352,6 +8347,7 @@ def _encode_BooleanSessionConfigOption(o: BooleanSessionConfigOption) -> dict[st
     return d
 
 
+# The readers of the variants by tag: each takes an object whose tag it is.
 _VARIANTS_SessionConfigOption: dict[str, Decoder[SessionConfigOption]] = {
     "select": _read_SelectSessionConfigOption,
     "boolean": _read_BooleanSessionConfigOption,
@@ -10403,7 +10399,7 @@ def _read_UsageUpdateSessionUpdate(
         try:
             f_used = (
                 v
-                if type(v) is int and v >= 0 and v <= 18446744073709551615
+                if type(v) is int and 0 <= v <= 18446744073709551615
                 else (
                     check_int(v, 0, None)
                     if strict
@@ -10421,7 +10417,7 @@ def _read_UsageUpdateSessionUpdate(
         try:
             f_size = (
                 v
-                if type(v) is int and v >= 0 and v <= 18446744073709551615
+                if type(v) is int and 0 <= v <= 18446744073709551615
                 else (
                     check_int(v, 0, None)
                     if strict
@@ -10766,6 +10762,7 @@ def _encode_CompactionSummaryChunkSessionUpdate(
     return d
 
 
+# The readers of the variants by tag: each takes an object whose tag it is.
 _VARIANTS_SessionUpdate: dict[str, Decoder[SessionUpdate]] = {
     "user_message_chunk": _read_UserMessageChunkSessionUpdate,
     "agent_message_chunk": _read_AgentMessageChunkSessionUpdate,
@@ -11308,6 +11305,7 @@ def _decode_AvailableCommandInput(d: Any, strict: bool) -> AvailableCommandInput
         try:
             return _decode_UnstructuredCommandInput(d, strict)
         except ValidationError as error:
+            salvage(d)
             errors.append(error)
     if errors:
         raise furthest(errors)
@@ -11648,7 +11646,7 @@ def _decode_UsageUpdate(d: Any, strict: bool) -> UsageUpdate:
         try:
             f_used = (
                 v
-                if type(v) is int and v >= 0 and v <= 18446744073709551615
+                if type(v) is int and 0 <= v <= 18446744073709551615
                 else (
                     check_int(v, 0, None)
                     if strict
@@ -11666,7 +11664,7 @@ def _decode_UsageUpdate(d: Any, strict: bool) -> UsageUpdate:
         try:
             f_size = (
                 v
-                if type(v) is int and v >= 0 and v <= 18446744073709551615
+                if type(v) is int and 0 <= v <= 18446744073709551615
                 else (
                     check_int(v, 0, None)
                     if strict
@@ -12124,9 +12122,7 @@ def _decode_InitializeRequest(d: Any, strict: bool) -> InitializeRequest:
     else:
         try:
             f_protocol_version = (
-                v
-                if type(v) is int and v >= 0 and v <= 65535
-                else check_int(v, 0, 65535)
+                v if type(v) is int and 0 <= v <= 65535 else check_int(v, 0, 65535)
             )
         except ValidationError as error:
             raise error.at("protocolVersion")
@@ -13082,6 +13078,7 @@ def _encode_SseMcpServer(o: SseMcpServer) -> dict[str, Any]:
     return d
 
 
+# The readers of the variants by tag: each takes an object whose tag it is.
 _VARIANTS_McpServer: dict[str, Decoder[McpServer]] = {
     "http": _read_HttpMcpServer,
     "sse": _read_SseMcpServer,
@@ -13099,6 +13096,7 @@ def _decode_McpServer(d: Any, strict: bool) -> McpServer:
                 return decoder(d, strict)
             except ValidationError as error:
                 # The untagged variant takes what the tagged one refuses.
+                salvage(d)
                 try:
                     return _decode_McpServerStdio(d, strict)
                 except ValidationError:
@@ -13921,6 +13919,7 @@ def _encode_ValueIdSetSessionConfigOptionRequest(
     return d
 
 
+# The readers of the variants by tag: each takes an object whose tag it is.
 _VARIANTS_SetSessionConfigOptionRequest: dict[
     str, Decoder[SetSessionConfigOptionRequest]
 ] = {
@@ -13941,6 +13940,7 @@ def _decode_SetSessionConfigOptionRequest(
                 return decoder(d, strict)
             except ValidationError as error:
                 # The untagged variant takes what the tagged one refuses.
+                salvage(d)
                 try:
                     return _decode_ValueIdSetSessionConfigOptionRequest(d, strict)
                 except ValidationError:
@@ -14092,11 +14092,13 @@ def _decode_ClientResponse(d: Any, strict: bool) -> ClientResponse:
         try:
             return _decode_ResultClientResponse(d, strict)
         except ValidationError as error:
+            salvage(d)
             errors.append(error)
     if "id" in d and "error" in d:
         try:
             return _decode_ErrorClientResponse(d, strict)
         except ValidationError as error:
+            salvage(d)
             errors.append(error)
     if errors:
         raise furthest(errors)
@@ -14318,6 +14320,7 @@ def _encode_SelectedRequestPermissionOutcome(
     return d
 
 
+# The readers of the variants by tag: each takes an object whose tag it is.
 _VARIANTS_RequestPermissionOutcome: dict[str, Decoder[RequestPermissionOutcome]] = {
     "cancelled": _read_CancelledRequestPermissionOutcome,
     "selected": _read_SelectedRequestPermissionOutcome,
@@ -14524,7 +14527,7 @@ def _decode_TerminalExitStatus(d: Any, strict: bool) -> TerminalExitStatus:
                 if v is None
                 else (
                     v
-                    if type(v) is int and v >= 0 and v <= 4294967295
+                    if type(v) is int and 0 <= v <= 4294967295
                     else (
                         check_int(v, 0, None) if strict else check_int(v, 0, 4294967295)
                     )
@@ -14630,7 +14633,7 @@ def _decode_WaitForTerminalExitResponse(
                 if v is None
                 else (
                     v
-                    if type(v) is int and v >= 0 and v <= 4294967295
+                    if type(v) is int and 0 <= v <= 4294967295
                     else (
                         check_int(v, 0, None) if strict else check_int(v, 0, 4294967295)
                     )
@@ -14935,6 +14938,7 @@ def _encode_OtherCreateElicitationResponse(
     return d
 
 
+# The readers of the variants by tag: each takes an object whose tag it is.
 _VARIANTS_CreateElicitationResponse: dict[str, Decoder[CreateElicitationResponse]] = {
     "accept": _read_AcceptCreateElicitationResponse,
     "decline": _read_DeclineCreateElicitationResponse,
@@ -14969,8 +14973,7 @@ def _decode_ElicitationContentValue(v: Any, strict: bool) -> ElicitationContentV
                 "integer": lambda x, strict: (
                     x
                     if type(x) is int
-                    and x >= -9223372036854775808
-                    and x <= 9223372036854775807
+                    and -9223372036854775808 <= x <= 9223372036854775807
                     else (
                         check_int(x, None, None)
                         if strict

@@ -1390,25 +1390,19 @@ def decode_class(cls: type[_T], data: Any, *, strict: bool = False) -> _T:
 
 
 def _retry(
-    decoder: Decoder[object],
-    data: Any,
-    strict: bool,
-    error: ValidationError | NotPlainJson,
+    decoder: Decoder[object], data: Any, strict: bool, error: Exception
 ) -> object:
-    """After ``decoder`` refused ``data`` with ``error``, or lenient decoding
-    was about to drop a part of it: subclasses of the JSON types
-    (``OrderedDict`` from ``object_pairs_hook``, ``IntEnum`` and ``str`` enum
-    members) are the JSON values they stand for, so ``data`` is decoded again
-    with them replaced; without any, ``error`` stands. The first attempt is
-    the fast path: it costs nothing when ``data`` is plain JSON."""
+    """After ``decoder`` refused ``data`` with a ValidationError, or raised
+    NotPlainJson where lenient decoding was about to drop a part of it:
+    subclasses of the JSON types (``OrderedDict`` from ``object_pairs_hook``,
+    ``IntEnum`` and ``str`` enum members) are the JSON values they stand for,
+    so ``data`` is decoded again with them replaced; without any, ``error``
+    stands (NotPlainJson is only raised for a value that holds one). The first
+    attempt is the fast path: it costs nothing when ``data`` is plain JSON.
+    Input holding such a subclass and also a reference cycle is refused here
+    (a cycle is not JSON), even where the cycle is in an ``Any`` field."""
     plain = plain_json(data)
     if plain is MISSING:
-        if isinstance(
-            error, NotPlainJson
-        ):  # the subclass was in a cycle plain_json skipped
-            raise ValidationError(
-                "the value holds a reference cycle or an object that is not JSON"
-            ) from None
         raise error
     try:
         return decoder(plain, strict)
@@ -1580,8 +1574,7 @@ def _decode_RequestId(v: Any, strict: bool) -> RequestId:
                 "integer": lambda x, strict: (
                     x
                     if type(x) is int
-                    and x >= -9223372036854775808
-                    and x <= 9223372036854775807
+                    and -9223372036854775808 <= x <= 9223372036854775807
                     else (
                         check_int(x, None, None)
                         if strict
@@ -1700,7 +1693,7 @@ def _decode_ReadTextFileRequest(d: Any, strict: bool) -> ReadTextFileRequest:
                 if v is None
                 else (
                     v
-                    if type(v) is int and v >= 0 and v <= 4294967295
+                    if type(v) is int and 0 <= v <= 4294967295
                     else (
                         check_int(v, 0, None) if strict else check_int(v, 0, 4294967295)
                     )
@@ -1720,7 +1713,7 @@ def _decode_ReadTextFileRequest(d: Any, strict: bool) -> ReadTextFileRequest:
                 if v is None
                 else (
                     v
-                    if type(v) is int and v >= 0 and v <= 4294967295
+                    if type(v) is int and 0 <= v <= 4294967295
                     else (
                         check_int(v, 0, None) if strict else check_int(v, 0, 4294967295)
                     )
@@ -2297,6 +2290,7 @@ def _encode_TerminalToolCallContent(o: TerminalToolCallContent) -> dict[str, Any
     return d
 
 
+# The readers of the variants by tag: each takes an object whose tag it is.
 _VARIANTS_ToolCallContent: dict[str, Decoder[ToolCallContent]] = {
     "content": _read_ContentToolCallContent,
     "diff": _read_DiffToolCallContent,
@@ -2660,8 +2654,7 @@ def _read_ResourceLinkContentBlock(
                 else (
                     v
                     if type(v) is int
-                    and v >= -9223372036854775808
-                    and v <= 9223372036854775807
+                    and -9223372036854775808 <= v <= 9223372036854775807
                     else (
                         check_int(v, None, None)
                         if strict
@@ -2824,6 +2817,7 @@ def _encode_ResourceContentBlock(o: ResourceContentBlock) -> dict[str, Any]:
     return d
 
 
+# The readers of the variants by tag: each takes an object whose tag it is.
 _VARIANTS_ContentBlock: dict[str, Decoder[ContentBlock]] = {
     "text": _read_TextContentBlock,
     "image": _read_ImageContentBlock,
@@ -3265,8 +3259,7 @@ def _decode_ResourceLink(d: Any, strict: bool) -> ResourceLink:
                 else (
                     v
                     if type(v) is int
-                    and v >= -9223372036854775808
-                    and v <= 9223372036854775807
+                    and -9223372036854775808 <= v <= 9223372036854775807
                     else (
                         check_int(v, None, None)
                         if strict
@@ -3367,11 +3360,13 @@ def _decode_EmbeddedResourceResource(d: Any, strict: bool) -> EmbeddedResourceRe
         try:
             return _decode_TextResourceContents(d, strict)
         except ValidationError as error:
+            salvage(d)
             errors.append(error)
     if "blob" in d and "uri" in d:
         try:
             return _decode_BlobResourceContents(d, strict)
         except ValidationError as error:
+            salvage(d)
             errors.append(error)
     if errors:
         raise furthest(errors)
@@ -3788,7 +3783,7 @@ def _decode_ToolCallLocation(d: Any, strict: bool) -> ToolCallLocation:
                 if v is None
                 else (
                     v
-                    if type(v) is int and v >= 0 and v <= 4294967295
+                    if type(v) is int and 0 <= v <= 4294967295
                     else (
                         check_int(v, 0, None) if strict else check_int(v, 0, 4294967295)
                     )
@@ -4000,7 +3995,7 @@ def _decode_CreateTerminalRequest(d: Any, strict: bool) -> CreateTerminalRequest
                 if v is None
                 else (
                     v
-                    if type(v) is int and v >= 0 and v <= 18446744073709551615
+                    if type(v) is int and 0 <= v <= 18446744073709551615
                     else (
                         check_int(v, 0, None)
                         if strict
@@ -4637,6 +4632,7 @@ def _encode_OtherCreateElicitationRequest(
     return d
 
 
+# The readers of the variants by tag: each takes an object whose tag it is.
 _VARIANTS_CreateElicitationRequest: dict[str, Decoder[CreateElicitationRequest]] = {
     "form": _read_FormCreateElicitationRequest,
     "url": _read_UrlCreateElicitationRequest,
@@ -4920,7 +4916,7 @@ def _read_StringElicitationPropertySchema(
                 if v is None
                 else (
                     v
-                    if type(v) is int and v >= 0 and v <= 4294967295
+                    if type(v) is int and 0 <= v <= 4294967295
                     else (
                         check_int(v, 0, None) if strict else check_int(v, 0, 4294967295)
                     )
@@ -4940,7 +4936,7 @@ def _read_StringElicitationPropertySchema(
                 if v is None
                 else (
                     v
-                    if type(v) is int and v >= 0 and v <= 4294967295
+                    if type(v) is int and 0 <= v <= 4294967295
                     else (
                         check_int(v, 0, None) if strict else check_int(v, 0, 4294967295)
                     )
@@ -5295,8 +5291,7 @@ def _read_IntegerElicitationPropertySchema(
                 else (
                     v
                     if type(v) is int
-                    and v >= -9223372036854775808
-                    and v <= 9223372036854775807
+                    and -9223372036854775808 <= v <= 9223372036854775807
                     else (
                         check_int(v, None, None)
                         if strict
@@ -5319,8 +5314,7 @@ def _read_IntegerElicitationPropertySchema(
                 else (
                     v
                     if type(v) is int
-                    and v >= -9223372036854775808
-                    and v <= 9223372036854775807
+                    and -9223372036854775808 <= v <= 9223372036854775807
                     else (
                         check_int(v, None, None)
                         if strict
@@ -5343,8 +5337,7 @@ def _read_IntegerElicitationPropertySchema(
                 else (
                     v
                     if type(v) is int
-                    and v >= -9223372036854775808
-                    and v <= 9223372036854775807
+                    and -9223372036854775808 <= v <= 9223372036854775807
                     else (
                         check_int(v, None, None)
                         if strict
@@ -5562,7 +5555,7 @@ def _read_ArrayElicitationPropertySchema(
                 if v is None
                 else (
                     v
-                    if type(v) is int and v >= 0 and v <= 18446744073709551615
+                    if type(v) is int and 0 <= v <= 18446744073709551615
                     else (
                         check_int(v, 0, None)
                         if strict
@@ -5584,7 +5577,7 @@ def _read_ArrayElicitationPropertySchema(
                 if v is None
                 else (
                     v
-                    if type(v) is int and v >= 0 and v <= 18446744073709551615
+                    if type(v) is int and 0 <= v <= 18446744073709551615
                     else (
                         check_int(v, 0, None)
                         if strict
@@ -5715,6 +5708,7 @@ def _encode_OtherElicitationPropertySchema(
     return d
 
 
+# The readers of the variants by tag: each takes an object whose tag it is.
 _VARIANTS_ElicitationPropertySchema: dict[str, Decoder[ElicitationPropertySchema]] = {
     "string": _read_StringElicitationPropertySchema,
     "number": _read_NumberElicitationPropertySchema,
@@ -5882,7 +5876,7 @@ def _decode_StringPropertySchema(d: Any, strict: bool) -> StringPropertySchema:
                 if v is None
                 else (
                     v
-                    if type(v) is int and v >= 0 and v <= 4294967295
+                    if type(v) is int and 0 <= v <= 4294967295
                     else (
                         check_int(v, 0, None) if strict else check_int(v, 0, 4294967295)
                     )
@@ -5902,7 +5896,7 @@ def _decode_StringPropertySchema(d: Any, strict: bool) -> StringPropertySchema:
                 if v is None
                 else (
                     v
-                    if type(v) is int and v >= 0 and v <= 4294967295
+                    if type(v) is int and 0 <= v <= 4294967295
                     else (
                         check_int(v, 0, None) if strict else check_int(v, 0, 4294967295)
                     )
@@ -6225,8 +6219,7 @@ def _decode_IntegerPropertySchema(d: Any, strict: bool) -> IntegerPropertySchema
                 else (
                     v
                     if type(v) is int
-                    and v >= -9223372036854775808
-                    and v <= 9223372036854775807
+                    and -9223372036854775808 <= v <= 9223372036854775807
                     else (
                         check_int(v, None, None)
                         if strict
@@ -6249,8 +6242,7 @@ def _decode_IntegerPropertySchema(d: Any, strict: bool) -> IntegerPropertySchema
                 else (
                     v
                     if type(v) is int
-                    and v >= -9223372036854775808
-                    and v <= 9223372036854775807
+                    and -9223372036854775808 <= v <= 9223372036854775807
                     else (
                         check_int(v, None, None)
                         if strict
@@ -6273,8 +6265,7 @@ def _decode_IntegerPropertySchema(d: Any, strict: bool) -> IntegerPropertySchema
                 else (
                     v
                     if type(v) is int
-                    and v >= -9223372036854775808
-                    and v <= 9223372036854775807
+                    and -9223372036854775808 <= v <= 9223372036854775807
                     else (
                         check_int(v, None, None)
                         if strict
@@ -6504,6 +6495,7 @@ def _encode_OtherMultiSelectItems(o: OtherMultiSelectItems) -> dict[str, Any]:
     return d
 
 
+# The readers of the variants by tag: each takes an object whose tag it is.
 _VARIANTS_MultiSelectItems: dict[str, Decoder[MultiSelectItems]] = {
     "string": _read_MultiSelectItemsString,
 }
@@ -6520,6 +6512,7 @@ def _decode_MultiSelectItems(d: Any, strict: bool) -> MultiSelectItems:
                 return decoder(d, strict)
             except ValidationError as error:
                 # The untagged variant takes what the tagged one refuses.
+                salvage(d)
                 try:
                     return _decode_TitledMultiSelectItems(d, strict)
                 except ValidationError:
@@ -6670,7 +6663,7 @@ def _decode_MultiSelectPropertySchema(
                 if v is None
                 else (
                     v
-                    if type(v) is int and v >= 0 and v <= 18446744073709551615
+                    if type(v) is int and 0 <= v <= 18446744073709551615
                     else (
                         check_int(v, 0, None)
                         if strict
@@ -6692,7 +6685,7 @@ def _decode_MultiSelectPropertySchema(
                 if v is None
                 else (
                     v
-                    if type(v) is int and v >= 0 and v <= 18446744073709551615
+                    if type(v) is int and 0 <= v <= 18446744073709551615
                     else (
                         check_int(v, 0, None)
                         if strict
@@ -7081,11 +7074,13 @@ def _decode_AgentResponse(d: Any, strict: bool) -> AgentResponse:
         try:
             return _decode_ResultAgentResponse(d, strict)
         except ValidationError as error:
+            salvage(d)
             errors.append(error)
     if "id" in d and "error" in d:
         try:
             return _decode_ErrorAgentResponse(d, strict)
         except ValidationError as error:
+            salvage(d)
             errors.append(error)
     if errors:
         raise furthest(errors)
@@ -7104,9 +7099,7 @@ def _decode_InitializeResponse(d: Any, strict: bool) -> InitializeResponse:
     else:
         try:
             f_protocol_version = (
-                v
-                if type(v) is int and v >= 0 and v <= 65535
-                else check_int(v, 0, 65535)
+                v if type(v) is int and 0 <= v <= 65535 else check_int(v, 0, 65535)
             )
         except ValidationError as error:
             raise error.at("protocolVersion")
@@ -7219,7 +7212,7 @@ def _encode_InitializeResponse(o: InitializeResponse) -> dict[str, Any]:
 
 
 def _decode_ProtocolVersion(v: Any, strict: bool) -> ProtocolVersion:
-    return v if type(v) is int and v >= 0 and v <= 65535 else check_int(v, 0, 65535)
+    return v if type(v) is int and 0 <= v <= 65535 else check_int(v, 0, 65535)
 
 
 def _decode_AgentCapabilities(d: Any, strict: bool) -> AgentCapabilities:
@@ -8464,6 +8457,7 @@ def _encode_TerminalAuthMethod(o: TerminalAuthMethod) -> dict[str, Any]:
     return d
 
 
+# The readers of the variants by tag: each takes an object whose tag it is.
 _VARIANTS_AuthMethod: dict[str, Decoder[AuthMethod]] = {
     "terminal": _read_TerminalAuthMethod,
 }
@@ -8480,6 +8474,7 @@ def _decode_AuthMethod(d: Any, strict: bool) -> AuthMethod:
                 return decoder(d, strict)
             except ValidationError as error:
                 # The untagged variant takes what the tagged one refuses.
+                salvage(d)
                 try:
                     return _decode_AuthMethodAgent(d, strict)
                 except ValidationError:
@@ -9784,6 +9779,7 @@ def _encode_BooleanSessionConfigOption(o: BooleanSessionConfigOption) -> dict[st
     return d
 
 
+# The readers of the variants by tag: each takes an object whose tag it is.
 _VARIANTS_SessionConfigOption: dict[str, Decoder[SessionConfigOption]] = {
     "select": _read_SelectSessionConfigOption,
     "boolean": _read_BooleanSessionConfigOption,
@@ -10932,7 +10928,7 @@ def _decode_Usage(d: Any, strict: bool) -> Usage:
         try:
             f_total_tokens = (
                 v
-                if type(v) is int and v >= 0 and v <= 18446744073709551615
+                if type(v) is int and 0 <= v <= 18446744073709551615
                 else (
                     check_int(v, 0, None)
                     if strict
@@ -10950,7 +10946,7 @@ def _decode_Usage(d: Any, strict: bool) -> Usage:
         try:
             f_input_tokens = (
                 v
-                if type(v) is int and v >= 0 and v <= 18446744073709551615
+                if type(v) is int and 0 <= v <= 18446744073709551615
                 else (
                     check_int(v, 0, None)
                     if strict
@@ -10968,7 +10964,7 @@ def _decode_Usage(d: Any, strict: bool) -> Usage:
         try:
             f_output_tokens = (
                 v
-                if type(v) is int and v >= 0 and v <= 18446744073709551615
+                if type(v) is int and 0 <= v <= 18446744073709551615
                 else (
                     check_int(v, 0, None)
                     if strict
@@ -10989,7 +10985,7 @@ def _decode_Usage(d: Any, strict: bool) -> Usage:
                 if v is None
                 else (
                     v
-                    if type(v) is int and v >= 0 and v <= 18446744073709551615
+                    if type(v) is int and 0 <= v <= 18446744073709551615
                     else (
                         check_int(v, 0, None)
                         if strict
@@ -11014,7 +11010,7 @@ def _decode_Usage(d: Any, strict: bool) -> Usage:
                 if v is None
                 else (
                     v
-                    if type(v) is int and v >= 0 and v <= 18446744073709551615
+                    if type(v) is int and 0 <= v <= 18446744073709551615
                     else (
                         check_int(v, 0, None)
                         if strict
@@ -11039,7 +11035,7 @@ def _decode_Usage(d: Any, strict: bool) -> Usage:
                 if v is None
                 else (
                     v
-                    if type(v) is int and v >= 0 and v <= 18446744073709551615
+                    if type(v) is int and 0 <= v <= 18446744073709551615
                     else (
                         check_int(v, 0, None)
                         if strict
@@ -12422,7 +12418,7 @@ def _read_UsageUpdateSessionUpdate(
         try:
             f_used = (
                 v
-                if type(v) is int and v >= 0 and v <= 18446744073709551615
+                if type(v) is int and 0 <= v <= 18446744073709551615
                 else (
                     check_int(v, 0, None)
                     if strict
@@ -12440,7 +12436,7 @@ def _read_UsageUpdateSessionUpdate(
         try:
             f_size = (
                 v
-                if type(v) is int and v >= 0 and v <= 18446744073709551615
+                if type(v) is int and 0 <= v <= 18446744073709551615
                 else (
                     check_int(v, 0, None)
                     if strict
@@ -13208,6 +13204,7 @@ def _encode_SessionMessageChunkSessionUpdate(
     return d
 
 
+# The readers of the variants by tag: each takes an object whose tag it is.
 _VARIANTS_SessionUpdate: dict[str, Decoder[SessionUpdate]] = {
     "user_message_chunk": _read_UserMessageChunkSessionUpdate,
     "agent_message_chunk": _read_AgentMessageChunkSessionUpdate,
@@ -13872,6 +13869,7 @@ def _encode_MarkdownPlanUpdateContent(o: MarkdownPlanUpdateContent) -> dict[str,
     return d
 
 
+# The readers of the variants by tag: each takes an object whose tag it is.
 _VARIANTS_PlanUpdateContent: dict[str, Decoder[PlanUpdateContent]] = {
     "items": _read_ItemsPlanUpdateContent,
     "file": _read_FilePlanUpdateContent,
@@ -14249,6 +14247,7 @@ def _decode_AvailableCommandInput(d: Any, strict: bool) -> AvailableCommandInput
         try:
             return _decode_UnstructuredCommandInput(d, strict)
         except ValidationError as error:
+            salvage(d)
             errors.append(error)
     if errors:
         raise furthest(errors)
@@ -14589,7 +14588,7 @@ def _decode_UsageUpdate(d: Any, strict: bool) -> UsageUpdate:
         try:
             f_used = (
                 v
-                if type(v) is int and v >= 0 and v <= 18446744073709551615
+                if type(v) is int and 0 <= v <= 18446744073709551615
                 else (
                     check_int(v, 0, None)
                     if strict
@@ -14607,7 +14606,7 @@ def _decode_UsageUpdate(d: Any, strict: bool) -> UsageUpdate:
         try:
             f_size = (
                 v
-                if type(v) is int and v >= 0 and v <= 18446744073709551615
+                if type(v) is int and 0 <= v <= 18446744073709551615
                 else (
                     check_int(v, 0, None)
                     if strict
@@ -15220,6 +15219,7 @@ def _encode_OtherStateUpdate(o: OtherStateUpdate) -> dict[str, Any]:
     return d
 
 
+# The readers of the variants by tag: each takes an object whose tag it is.
 _VARIANTS_StateUpdate: dict[str, Decoder[StateUpdate]] = {
     "running": _read_StateUpdateRunning,
     "idle": _read_StateUpdateIdle,
@@ -15809,6 +15809,7 @@ def _encode_NoneIdleStateUpdate(o: NoneIdleStateUpdate) -> dict[str, Any]:
     return d
 
 
+# The readers of the variants by tag: each takes an object whose tag it is.
 _VARIANTS_IdleStateUpdate: dict[str, Decoder[IdleStateUpdate]] = {
     "end_turn": _read_EndTurnIdleStateUpdate,
     "max_tokens": _read_MaxTokensIdleStateUpdate,
@@ -16467,9 +16468,7 @@ def _decode_InitializeRequest(d: Any, strict: bool) -> InitializeRequest:
     else:
         try:
             f_protocol_version = (
-                v
-                if type(v) is int and v >= 0 and v <= 65535
-                else check_int(v, 0, 65535)
+                v if type(v) is int and 0 <= v <= 65535 else check_int(v, 0, 65535)
             )
         except ValidationError as error:
             raise error.at("protocolVersion")
@@ -17793,6 +17792,7 @@ def _encode_AcpMcpServer(o: AcpMcpServer) -> dict[str, Any]:
     return d
 
 
+# The readers of the variants by tag: each takes an object whose tag it is.
 _VARIANTS_McpServer: dict[str, Decoder[McpServer]] = {
     "http": _read_HttpMcpServer,
     "sse": _read_SseMcpServer,
@@ -17811,6 +17811,7 @@ def _decode_McpServer(d: Any, strict: bool) -> McpServer:
                 return decoder(d, strict)
             except ValidationError as error:
                 # The untagged variant takes what the tagged one refuses.
+                salvage(d)
                 try:
                     return _decode_McpServerStdio(d, strict)
                 except ValidationError:
@@ -19136,6 +19137,7 @@ def _encode_ValueIdSetSessionConfigOptionRequest(
     return d
 
 
+# The readers of the variants by tag: each takes an object whose tag it is.
 _VARIANTS_SetSessionConfigOptionRequest: dict[
     str, Decoder[SetSessionConfigOptionRequest]
 ] = {
@@ -19156,6 +19158,7 @@ def _decode_SetSessionConfigOptionRequest(
                 return decoder(d, strict)
             except ValidationError as error:
                 # The untagged variant takes what the tagged one refuses.
+                salvage(d)
                 try:
                     return _decode_ValueIdSetSessionConfigOptionRequest(d, strict)
                 except ValidationError:
@@ -19307,11 +19310,13 @@ def _decode_ClientResponse(d: Any, strict: bool) -> ClientResponse:
         try:
             return _decode_ResultClientResponse(d, strict)
         except ValidationError as error:
+            salvage(d)
             errors.append(error)
     if "id" in d and "error" in d:
         try:
             return _decode_ErrorClientResponse(d, strict)
         except ValidationError as error:
+            salvage(d)
             errors.append(error)
     if errors:
         raise furthest(errors)
@@ -19533,6 +19538,7 @@ def _encode_SelectedRequestPermissionOutcome(
     return d
 
 
+# The readers of the variants by tag: each takes an object whose tag it is.
 _VARIANTS_RequestPermissionOutcome: dict[str, Decoder[RequestPermissionOutcome]] = {
     "cancelled": _read_CancelledRequestPermissionOutcome,
     "selected": _read_SelectedRequestPermissionOutcome,
@@ -19739,7 +19745,7 @@ def _decode_TerminalExitStatus(d: Any, strict: bool) -> TerminalExitStatus:
                 if v is None
                 else (
                     v
-                    if type(v) is int and v >= 0 and v <= 4294967295
+                    if type(v) is int and 0 <= v <= 4294967295
                     else (
                         check_int(v, 0, None) if strict else check_int(v, 0, 4294967295)
                     )
@@ -19845,7 +19851,7 @@ def _decode_WaitForTerminalExitResponse(
                 if v is None
                 else (
                     v
-                    if type(v) is int and v >= 0 and v <= 4294967295
+                    if type(v) is int and 0 <= v <= 4294967295
                     else (
                         check_int(v, 0, None) if strict else check_int(v, 0, 4294967295)
                     )
@@ -20150,6 +20156,7 @@ def _encode_OtherCreateElicitationResponse(
     return d
 
 
+# The readers of the variants by tag: each takes an object whose tag it is.
 _VARIANTS_CreateElicitationResponse: dict[str, Decoder[CreateElicitationResponse]] = {
     "accept": _read_AcceptCreateElicitationResponse,
     "decline": _read_DeclineCreateElicitationResponse,
@@ -20184,8 +20191,7 @@ def _decode_ElicitationContentValue(v: Any, strict: bool) -> ElicitationContentV
                 "integer": lambda x, strict: (
                     x
                     if type(x) is int
-                    and x >= -9223372036854775808
-                    and x <= 9223372036854775807
+                    and -9223372036854775808 <= x <= 9223372036854775807
                     else (
                         check_int(x, None, None)
                         if strict
@@ -20336,11 +20342,13 @@ def _decode_MessageMcpResponse(d: Any, strict: bool) -> MessageMcpResponse:
         try:
             return _decode_ResultMessageMcpResponse(d, strict)
         except ValidationError as error:
+            salvage(d)
             errors.append(error)
     if "error" in d:
         try:
             return _decode_ErrorMessageMcpResponse(d, strict)
         except ValidationError as error:
+            salvage(d)
             errors.append(error)
     if errors:
         raise furthest(errors)
@@ -20360,7 +20368,7 @@ def _decode_McpError(d: Any, strict: bool) -> McpError:
         try:
             f_code = (
                 v
-                if type(v) is int and v >= -2147483648 and v <= 2147483647
+                if type(v) is int and -2147483648 <= v <= 2147483647
                 else (
                     check_int(v, None, None)
                     if strict
@@ -20817,11 +20825,13 @@ def _decode_ProxyResponse(d: Any, strict: bool) -> ProxyResponse:
         try:
             return _decode_ResultProxyResponse(d, strict)
         except ValidationError as error:
+            salvage(d)
             errors.append(error)
     if "id" in d and "error" in d:
         try:
             return _decode_ErrorProxyResponse(d, strict)
         except ValidationError as error:
+            salvage(d)
             errors.append(error)
     if errors:
         raise furthest(errors)

@@ -1107,25 +1107,19 @@ def decode_class(cls: type[_T], data: Any, *, strict: bool = False) -> _T:
 
 
 def _retry(
-    decoder: Decoder[object],
-    data: Any,
-    strict: bool,
-    error: ValidationError | NotPlainJson,
+    decoder: Decoder[object], data: Any, strict: bool, error: Exception
 ) -> object:
-    """After ``decoder`` refused ``data`` with ``error``, or lenient decoding
-    was about to drop a part of it: subclasses of the JSON types
-    (``OrderedDict`` from ``object_pairs_hook``, ``IntEnum`` and ``str`` enum
-    members) are the JSON values they stand for, so ``data`` is decoded again
-    with them replaced; without any, ``error`` stands. The first attempt is
-    the fast path: it costs nothing when ``data`` is plain JSON."""
+    """After ``decoder`` refused ``data`` with a ValidationError, or raised
+    NotPlainJson where lenient decoding was about to drop a part of it:
+    subclasses of the JSON types (``OrderedDict`` from ``object_pairs_hook``,
+    ``IntEnum`` and ``str`` enum members) are the JSON values they stand for,
+    so ``data`` is decoded again with them replaced; without any, ``error``
+    stands (NotPlainJson is only raised for a value that holds one). The first
+    attempt is the fast path: it costs nothing when ``data`` is plain JSON.
+    Input holding such a subclass and also a reference cycle is refused here
+    (a cycle is not JSON), even where the cycle is in an ``Any`` field."""
     plain = plain_json(data)
     if plain is MISSING:
-        if isinstance(
-            error, NotPlainJson
-        ):  # the subclass was in a cycle plain_json skipped
-            raise ValidationError(
-                "the value holds a reference cycle or an object that is not JSON"
-            ) from None
         raise error
     try:
         return decoder(plain, strict)
@@ -1296,8 +1290,7 @@ def _decode_RequestId(v: Any, strict: bool) -> RequestId:
                 "integer": lambda x, strict: (
                     x
                     if type(x) is int
-                    and x >= -9223372036854775808
-                    and x <= 9223372036854775807
+                    and -9223372036854775808 <= x <= 9223372036854775807
                     else (
                         check_int(x, None, None)
                         if strict
@@ -1633,6 +1626,7 @@ def _encode_OtherRequestPermissionSubject(
     return d
 
 
+# The readers of the variants by tag: each takes an object whose tag it is.
 _VARIANTS_RequestPermissionSubject: dict[str, Decoder[RequestPermissionSubject]] = {
     "tool_call": _read_ToolCallRequestPermissionSubject,
     "command": _read_CommandRequestPermissionSubject,
@@ -2164,6 +2158,7 @@ def _encode_OtherToolCallContent(o: OtherToolCallContent) -> dict[str, Any]:
     return d
 
 
+# The readers of the variants by tag: each takes an object whose tag it is.
 _VARIANTS_ToolCallContent: dict[str, Decoder[ToolCallContent]] = {
     "content": _read_ContentToolCallContent,
     "diff": _read_DiffToolCallContent,
@@ -2549,7 +2544,7 @@ def _read_ResourceLinkContentBlock(
                 if v is None
                 else (
                     v
-                    if type(v) is int and v >= 0 and v <= 18446744073709551615
+                    if type(v) is int and 0 <= v <= 18446744073709551615
                     else (
                         check_int(v, 0, None)
                         if strict
@@ -2738,6 +2733,7 @@ def _encode_OtherContentBlock(o: OtherContentBlock) -> dict[str, Any]:
     return d
 
 
+# The readers of the variants by tag: each takes an object whose tag it is.
 _VARIANTS_ContentBlock: dict[str, Decoder[ContentBlock]] = {
     "text": _read_TextContentBlock,
     "image": _read_ImageContentBlock,
@@ -3329,7 +3325,7 @@ def _decode_ResourceLink(d: Any, strict: bool) -> ResourceLink:
                 if v is None
                 else (
                     v
-                    if type(v) is int and v >= 0 and v <= 18446744073709551615
+                    if type(v) is int and 0 <= v <= 18446744073709551615
                     else (
                         check_int(v, 0, None)
                         if strict
@@ -3424,11 +3420,13 @@ def _decode_EmbeddedResourceResource(d: Any, strict: bool) -> EmbeddedResourceRe
         try:
             return _decode_TextResourceContents(d, strict)
         except ValidationError as error:
+            salvage(d)
             errors.append(error)
     if "blob" in d and "uri" in d:
         try:
             return _decode_BlobResourceContents(d, strict)
         except ValidationError as error:
+            salvage(d)
             errors.append(error)
     if errors:
         raise furthest(errors)
@@ -4339,6 +4337,7 @@ def _encode_OtherDiffChange(o: OtherDiffChange) -> dict[str, Any]:
     return d
 
 
+# The readers of the variants by tag: each takes an object whose tag it is.
 _VARIANTS_DiffChange: dict[str, Decoder[DiffChange]] = {
     "add": _read_AddDiffChange,
     "delete": _read_DeleteDiffChange,
@@ -4664,7 +4663,7 @@ def _decode_ToolCallLocation(d: Any, strict: bool) -> ToolCallLocation:
                 if v is None
                 else (
                     v
-                    if type(v) is int and v >= 1 and v <= 4294967295
+                    if type(v) is int and 1 <= v <= 4294967295
                     else (
                         check_int(v, 1, None) if strict else check_int(v, 1, 4294967295)
                     )
@@ -5340,6 +5339,7 @@ def _encode_OtherCreateElicitationRequest(
     return d
 
 
+# The readers of the variants by tag: each takes an object whose tag it is.
 _VARIANTS_CreateElicitationRequest: dict[str, Decoder[CreateElicitationRequest]] = {
     "form": _read_FormCreateElicitationRequest,
     "url": _read_UrlCreateElicitationRequest,
@@ -5620,7 +5620,7 @@ def _read_StringElicitationPropertySchema(
                 if v is None
                 else (
                     v
-                    if type(v) is int and v >= 0 and v <= 4294967295
+                    if type(v) is int and 0 <= v <= 4294967295
                     else (
                         check_int(v, 0, None) if strict else check_int(v, 0, 4294967295)
                     )
@@ -5640,7 +5640,7 @@ def _read_StringElicitationPropertySchema(
                 if v is None
                 else (
                     v
-                    if type(v) is int and v >= 0 and v <= 4294967295
+                    if type(v) is int and 0 <= v <= 4294967295
                     else (
                         check_int(v, 0, None) if strict else check_int(v, 0, 4294967295)
                     )
@@ -6000,8 +6000,7 @@ def _read_IntegerElicitationPropertySchema(
                 else (
                     v
                     if type(v) is int
-                    and v >= -9223372036854775808
-                    and v <= 9223372036854775807
+                    and -9223372036854775808 <= v <= 9223372036854775807
                     else (
                         check_int(v, None, None)
                         if strict
@@ -6024,8 +6023,7 @@ def _read_IntegerElicitationPropertySchema(
                 else (
                     v
                     if type(v) is int
-                    and v >= -9223372036854775808
-                    and v <= 9223372036854775807
+                    and -9223372036854775808 <= v <= 9223372036854775807
                     else (
                         check_int(v, None, None)
                         if strict
@@ -6048,8 +6046,7 @@ def _read_IntegerElicitationPropertySchema(
                 else (
                     v
                     if type(v) is int
-                    and v >= -9223372036854775808
-                    and v <= 9223372036854775807
+                    and -9223372036854775808 <= v <= 9223372036854775807
                     else (
                         check_int(v, None, None)
                         if strict
@@ -6267,7 +6264,7 @@ def _read_ArrayElicitationPropertySchema(
                 if v is None
                 else (
                     v
-                    if type(v) is int and v >= 0 and v <= 18446744073709551615
+                    if type(v) is int and 0 <= v <= 18446744073709551615
                     else (
                         check_int(v, 0, None)
                         if strict
@@ -6289,7 +6286,7 @@ def _read_ArrayElicitationPropertySchema(
                 if v is None
                 else (
                     v
-                    if type(v) is int and v >= 0 and v <= 18446744073709551615
+                    if type(v) is int and 0 <= v <= 18446744073709551615
                     else (
                         check_int(v, 0, None)
                         if strict
@@ -6420,6 +6417,7 @@ def _encode_OtherElicitationPropertySchema(
     return d
 
 
+# The readers of the variants by tag: each takes an object whose tag it is.
 _VARIANTS_ElicitationPropertySchema: dict[str, Decoder[ElicitationPropertySchema]] = {
     "string": _read_StringElicitationPropertySchema,
     "number": _read_NumberElicitationPropertySchema,
@@ -6587,7 +6585,7 @@ def _decode_StringPropertySchema(d: Any, strict: bool) -> StringPropertySchema:
                 if v is None
                 else (
                     v
-                    if type(v) is int and v >= 0 and v <= 4294967295
+                    if type(v) is int and 0 <= v <= 4294967295
                     else (
                         check_int(v, 0, None) if strict else check_int(v, 0, 4294967295)
                     )
@@ -6607,7 +6605,7 @@ def _decode_StringPropertySchema(d: Any, strict: bool) -> StringPropertySchema:
                 if v is None
                 else (
                     v
-                    if type(v) is int and v >= 0 and v <= 4294967295
+                    if type(v) is int and 0 <= v <= 4294967295
                     else (
                         check_int(v, 0, None) if strict else check_int(v, 0, 4294967295)
                     )
@@ -6935,8 +6933,7 @@ def _decode_IntegerPropertySchema(d: Any, strict: bool) -> IntegerPropertySchema
                 else (
                     v
                     if type(v) is int
-                    and v >= -9223372036854775808
-                    and v <= 9223372036854775807
+                    and -9223372036854775808 <= v <= 9223372036854775807
                     else (
                         check_int(v, None, None)
                         if strict
@@ -6959,8 +6956,7 @@ def _decode_IntegerPropertySchema(d: Any, strict: bool) -> IntegerPropertySchema
                 else (
                     v
                     if type(v) is int
-                    and v >= -9223372036854775808
-                    and v <= 9223372036854775807
+                    and -9223372036854775808 <= v <= 9223372036854775807
                     else (
                         check_int(v, None, None)
                         if strict
@@ -6983,8 +6979,7 @@ def _decode_IntegerPropertySchema(d: Any, strict: bool) -> IntegerPropertySchema
                 else (
                     v
                     if type(v) is int
-                    and v >= -9223372036854775808
-                    and v <= 9223372036854775807
+                    and -9223372036854775808 <= v <= 9223372036854775807
                     else (
                         check_int(v, None, None)
                         if strict
@@ -7214,6 +7209,7 @@ def _encode_OtherMultiSelectItems(o: OtherMultiSelectItems) -> dict[str, Any]:
     return d
 
 
+# The readers of the variants by tag: each takes an object whose tag it is.
 _VARIANTS_MultiSelectItems: dict[str, Decoder[MultiSelectItems]] = {
     "string": _read_MultiSelectItemsString,
 }
@@ -7230,6 +7226,7 @@ def _decode_MultiSelectItems(d: Any, strict: bool) -> MultiSelectItems:
                 return decoder(d, strict)
             except ValidationError as error:
                 # The untagged variant takes what the tagged one refuses.
+                salvage(d)
                 try:
                     return _decode_TitledMultiSelectItems(d, strict)
                 except ValidationError:
@@ -7380,7 +7377,7 @@ def _decode_MultiSelectPropertySchema(
                 if v is None
                 else (
                     v
-                    if type(v) is int and v >= 0 and v <= 18446744073709551615
+                    if type(v) is int and 0 <= v <= 18446744073709551615
                     else (
                         check_int(v, 0, None)
                         if strict
@@ -7402,7 +7399,7 @@ def _decode_MultiSelectPropertySchema(
                 if v is None
                 else (
                     v
-                    if type(v) is int and v >= 0 and v <= 18446744073709551615
+                    if type(v) is int and 0 <= v <= 18446744073709551615
                     else (
                         check_int(v, 0, None)
                         if strict
@@ -7682,8 +7679,7 @@ def _decode_ErrorAgentResponse(d: Any, strict: bool) -> ErrorAgentResponse:
                         "integer": lambda x, strict: (
                             x
                             if type(x) is int
-                            and x >= -9223372036854775808
-                            and x <= 9223372036854775807
+                            and -9223372036854775808 <= x <= 9223372036854775807
                             else (
                                 check_int(x, None, None)
                                 if strict
@@ -7738,11 +7734,13 @@ def _decode_AgentResponse(d: Any, strict: bool) -> AgentResponse:
         try:
             return _decode_ResultAgentResponse(d, strict)
         except ValidationError as error:
+            salvage(d)
             errors.append(error)
     if "id" in d and "error" in d:
         try:
             return _decode_ErrorAgentResponse(d, strict)
         except ValidationError as error:
+            salvage(d)
             errors.append(error)
     if errors:
         raise furthest(errors)
@@ -7761,9 +7759,7 @@ def _decode_InitializeResponse(d: Any, strict: bool) -> InitializeResponse:
     else:
         try:
             f_protocol_version = (
-                v
-                if type(v) is int and v >= 0 and v <= 65535
-                else check_int(v, 0, 65535)
+                v if type(v) is int and 0 <= v <= 65535 else check_int(v, 0, 65535)
             )
         except ValidationError as error:
             raise error.at("protocolVersion")
@@ -7845,7 +7841,7 @@ def _encode_InitializeResponse(o: InitializeResponse) -> dict[str, Any]:
 
 
 def _decode_ProtocolVersion(v: Any, strict: bool) -> ProtocolVersion:
-    return v if type(v) is int and v >= 0 and v <= 65535 else check_int(v, 0, 65535)
+    return v if type(v) is int and 0 <= v <= 65535 else check_int(v, 0, 65535)
 
 
 def _decode_Implementation(d: Any, strict: bool) -> Implementation:
@@ -8761,6 +8757,7 @@ def _encode_OtherAuthMethod(o: OtherAuthMethod) -> dict[str, Any]:
     return d
 
 
+# The readers of the variants by tag: each takes an object whose tag it is.
 _VARIANTS_AuthMethod: dict[str, Decoder[AuthMethod]] = {
     "terminal": _read_TerminalAuthMethod,
     "agent": _read_AgentAuthMethod,
@@ -9584,6 +9581,7 @@ def _encode_OtherSessionConfigOption(o: OtherSessionConfigOption) -> dict[str, A
     return d
 
 
+# The readers of the variants by tag: each takes an object whose tag it is.
 _VARIANTS_SessionConfigOption: dict[str, Decoder[SessionConfigOption]] = {
     "select": _read_SelectSessionConfigOption,
     "boolean": _read_BooleanSessionConfigOption,
@@ -10030,6 +10028,7 @@ def _encode_OtherAvailableCommand(o: OtherAvailableCommand) -> dict[str, Any]:
     return d
 
 
+# The readers of the variants by tag: each takes an object whose tag it is.
 _VARIANTS_AvailableCommand: dict[str, Decoder[AvailableCommand]] = {
     "command": _read_CommandAvailableCommand,
 }
@@ -10151,6 +10150,7 @@ def _encode_OtherAvailableCommandInput(o: OtherAvailableCommandInput) -> dict[st
     return d
 
 
+# The readers of the variants by tag: each takes an object whose tag it is.
 _VARIANTS_AvailableCommandInput: dict[str, Decoder[AvailableCommandInput]] = {
     "text": _read_TextAvailableCommandInput,
 }
@@ -10879,9 +10879,7 @@ def _decode_UnsupportedProtocolVersionErrorData(
     else:
         try:
             f_requested = (
-                v
-                if type(v) is int and v >= 0 and v <= 65535
-                else check_int(v, 0, 65535)
+                v if type(v) is int and 0 <= v <= 65535 else check_int(v, 0, 65535)
             )
         except ValidationError as error:
             raise error.at("requested")
@@ -12438,7 +12436,7 @@ def _read_UsageUpdateSessionUpdate(
         try:
             f_used = (
                 v
-                if type(v) is int and v >= 0 and v <= 18446744073709551615
+                if type(v) is int and 0 <= v <= 18446744073709551615
                 else (
                     check_int(v, 0, None)
                     if strict
@@ -12456,7 +12454,7 @@ def _read_UsageUpdateSessionUpdate(
         try:
             f_size = (
                 v
-                if type(v) is int and v >= 0 and v <= 18446744073709551615
+                if type(v) is int and 0 <= v <= 18446744073709551615
                 else (
                     check_int(v, 0, None)
                     if strict
@@ -12833,6 +12831,7 @@ def _encode_OtherSessionUpdate(o: OtherSessionUpdate) -> dict[str, Any]:
     return d
 
 
+# The readers of the variants by tag: each takes an object whose tag it is.
 _VARIANTS_SessionUpdate: dict[str, Decoder[SessionUpdate]] = {
     "user_message_chunk": _read_UserMessageChunkSessionUpdate,
     "user_message": _read_UserMessageSessionUpdate,
@@ -13281,6 +13280,7 @@ def _encode_OtherBackgroundWork(o: OtherBackgroundWork) -> dict[str, Any]:
     return d
 
 
+# The readers of the variants by tag: each takes an object whose tag it is.
 _VARIANTS_BackgroundWork: dict[str, Decoder[BackgroundWork]] = {
     "terminal": _read_TerminalBackgroundWork,
     "tool_call": _read_ToolCallBackgroundWork,
@@ -14065,6 +14065,7 @@ def _encode_NoneIdleStateUpdate(o: NoneIdleStateUpdate) -> dict[str, Any]:
     return d
 
 
+# The readers of the variants by tag: each takes an object whose tag it is.
 _VARIANTS_IdleStateUpdate: dict[str, Decoder[IdleStateUpdate]] = {
     "end_turn": _read_EndTurnIdleStateUpdate,
     "max_tokens": _read_MaxTokensIdleStateUpdate,
@@ -14356,6 +14357,7 @@ def _encode_OtherStateUpdate(o: OtherStateUpdate) -> dict[str, Any]:
     return d
 
 
+# The readers of the variants by tag: each takes an object whose tag it is.
 _VARIANTS_StateUpdate: dict[str, Decoder[StateUpdate]] = {
     "running": _read_StateUpdateRunning,
     "idle": _read_StateUpdateIdle,
@@ -14504,8 +14506,7 @@ def _decode_TerminalExitStatus(d: Any, strict: bool) -> TerminalExitStatus:
                 else (
                     v
                     if type(v) is int
-                    and v >= -9223372036854775808
-                    and v <= 9223372036854775807
+                    and -9223372036854775808 <= v <= 9223372036854775807
                     else (
                         check_int(v, None, None)
                         if strict
@@ -14576,11 +14577,7 @@ def _decode_TerminalSize(d: Any, strict: bool) -> TerminalSize:
         raise missing("cols")
     else:
         try:
-            f_cols = (
-                v
-                if type(v) is int and v >= 1 and v <= 65535
-                else check_int(v, 1, 65535)
-            )
+            f_cols = v if type(v) is int and 1 <= v <= 65535 else check_int(v, 1, 65535)
         except ValidationError as error:
             raise error.at("cols")
 
@@ -14590,11 +14587,7 @@ def _decode_TerminalSize(d: Any, strict: bool) -> TerminalSize:
         raise missing("rows")
     else:
         try:
-            f_rows = (
-                v
-                if type(v) is int and v >= 1 and v <= 65535
-                else check_int(v, 1, 65535)
-            )
+            f_rows = v if type(v) is int and 1 <= v <= 65535 else check_int(v, 1, 65535)
         except ValidationError as error:
             raise error.at("rows")
 
@@ -15029,6 +15022,7 @@ def _encode_OtherPlanUpdateContent(o: OtherPlanUpdateContent) -> dict[str, Any]:
     return d
 
 
+# The readers of the variants by tag: each takes an object whose tag it is.
 _VARIANTS_PlanUpdateContent: dict[str, Decoder[PlanUpdateContent]] = {
     "items": _read_ItemsPlanUpdateContent,
 }
@@ -15511,7 +15505,7 @@ def _decode_UsageUpdate(d: Any, strict: bool) -> UsageUpdate:
         try:
             f_used = (
                 v
-                if type(v) is int and v >= 0 and v <= 18446744073709551615
+                if type(v) is int and 0 <= v <= 18446744073709551615
                 else (
                     check_int(v, 0, None)
                     if strict
@@ -15529,7 +15523,7 @@ def _decode_UsageUpdate(d: Any, strict: bool) -> UsageUpdate:
         try:
             f_size = (
                 v
-                if type(v) is int and v >= 0 and v <= 18446744073709551615
+                if type(v) is int and 0 <= v <= 18446744073709551615
                 else (
                     check_int(v, 0, None)
                     if strict
@@ -15987,9 +15981,7 @@ def _decode_InitializeRequest(d: Any, strict: bool) -> InitializeRequest:
     else:
         try:
             f_protocol_version = (
-                v
-                if type(v) is int and v >= 0 and v <= 65535
-                else check_int(v, 0, 65535)
+                v if type(v) is int and 0 <= v <= 65535 else check_int(v, 0, 65535)
             )
         except ValidationError as error:
             raise error.at("protocolVersion")
@@ -16696,6 +16688,7 @@ def _encode_OtherMcpServer(o: OtherMcpServer) -> dict[str, Any]:
     return d
 
 
+# The readers of the variants by tag: each takes an object whose tag it is.
 _VARIANTS_McpServer: dict[str, Decoder[McpServer]] = {
     "http": _read_HttpMcpServer,
     "stdio": _read_StdioMcpServer,
@@ -17227,6 +17220,7 @@ def _encode_OtherReplayFrom(o: OtherReplayFrom) -> dict[str, Any]:
     return d
 
 
+# The readers of the variants by tag: each takes an object whose tag it is.
 _VARIANTS_ReplayFrom: dict[str, Decoder[ReplayFrom]] = {
     "start": _read_StartReplayFrom,
 }
@@ -17696,6 +17690,7 @@ def _encode_OtherSetSessionConfigOptionRequest(
     return d
 
 
+# The readers of the variants by tag: each takes an object whose tag it is.
 _VARIANTS_SetSessionConfigOptionRequest: dict[
     str, Decoder[SetSessionConfigOptionRequest]
 ] = {
@@ -17833,8 +17828,7 @@ def _decode_ErrorClientResponse(d: Any, strict: bool) -> ErrorClientResponse:
                         "integer": lambda x, strict: (
                             x
                             if type(x) is int
-                            and x >= -9223372036854775808
-                            and x <= 9223372036854775807
+                            and -9223372036854775808 <= x <= 9223372036854775807
                             else (
                                 check_int(x, None, None)
                                 if strict
@@ -17889,11 +17883,13 @@ def _decode_ClientResponse(d: Any, strict: bool) -> ClientResponse:
         try:
             return _decode_ResultClientResponse(d, strict)
         except ValidationError as error:
+            salvage(d)
             errors.append(error)
     if "id" in d and "error" in d:
         try:
             return _decode_ErrorClientResponse(d, strict)
         except ValidationError as error:
+            salvage(d)
             errors.append(error)
     if errors:
         raise furthest(errors)
@@ -18097,6 +18093,7 @@ def _encode_OtherRequestPermissionOutcome(
     return d
 
 
+# The readers of the variants by tag: each takes an object whose tag it is.
 _VARIANTS_RequestPermissionOutcome: dict[str, Decoder[RequestPermissionOutcome]] = {
     "cancelled": _read_CancelledRequestPermissionOutcome,
     "selected": _read_SelectedRequestPermissionOutcome,
@@ -18417,6 +18414,7 @@ def _encode_OtherCreateElicitationResponse(
     return d
 
 
+# The readers of the variants by tag: each takes an object whose tag it is.
 _VARIANTS_CreateElicitationResponse: dict[str, Decoder[CreateElicitationResponse]] = {
     "accept": _read_AcceptCreateElicitationResponse,
     "decline": _read_DeclineCreateElicitationResponse,
@@ -18451,8 +18449,7 @@ def _decode_ElicitationContentValue(v: Any, strict: bool) -> ElicitationContentV
                 lambda x, strict: (
                     x
                     if type(x) is int
-                    and x >= -9223372036854775808
-                    and x <= 9223372036854775807
+                    and -9223372036854775808 <= x <= 9223372036854775807
                     else (
                         check_int(x, None, None)
                         if strict

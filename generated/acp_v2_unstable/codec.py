@@ -1442,25 +1442,19 @@ def decode_class(cls: type[_T], data: Any, *, strict: bool = False) -> _T:
 
 
 def _retry(
-    decoder: Decoder[object],
-    data: Any,
-    strict: bool,
-    error: ValidationError | NotPlainJson,
+    decoder: Decoder[object], data: Any, strict: bool, error: Exception
 ) -> object:
-    """After ``decoder`` refused ``data`` with ``error``, or lenient decoding
-    was about to drop a part of it: subclasses of the JSON types
-    (``OrderedDict`` from ``object_pairs_hook``, ``IntEnum`` and ``str`` enum
-    members) are the JSON values they stand for, so ``data`` is decoded again
-    with them replaced; without any, ``error`` stands. The first attempt is
-    the fast path: it costs nothing when ``data`` is plain JSON."""
+    """After ``decoder`` refused ``data`` with a ValidationError, or raised
+    NotPlainJson where lenient decoding was about to drop a part of it:
+    subclasses of the JSON types (``OrderedDict`` from ``object_pairs_hook``,
+    ``IntEnum`` and ``str`` enum members) are the JSON values they stand for,
+    so ``data`` is decoded again with them replaced; without any, ``error``
+    stands (NotPlainJson is only raised for a value that holds one). The first
+    attempt is the fast path: it costs nothing when ``data`` is plain JSON.
+    Input holding such a subclass and also a reference cycle is refused here
+    (a cycle is not JSON), even where the cycle is in an ``Any`` field."""
     plain = plain_json(data)
     if plain is MISSING:
-        if isinstance(
-            error, NotPlainJson
-        ):  # the subclass was in a cycle plain_json skipped
-            raise ValidationError(
-                "the value holds a reference cycle or an object that is not JSON"
-            ) from None
         raise error
     try:
         return decoder(plain, strict)
@@ -1631,8 +1625,7 @@ def _decode_RequestId(v: Any, strict: bool) -> RequestId:
                 "integer": lambda x, strict: (
                     x
                     if type(x) is int
-                    and x >= -9223372036854775808
-                    and x <= 9223372036854775807
+                    and -9223372036854775808 <= x <= 9223372036854775807
                     else (
                         check_int(x, None, None)
                         if strict
@@ -1968,6 +1961,7 @@ def _encode_OtherRequestPermissionSubject(
     return d
 
 
+# The readers of the variants by tag: each takes an object whose tag it is.
 _VARIANTS_RequestPermissionSubject: dict[str, Decoder[RequestPermissionSubject]] = {
     "tool_call": _read_ToolCallRequestPermissionSubject,
     "command": _read_CommandRequestPermissionSubject,
@@ -2499,6 +2493,7 @@ def _encode_OtherToolCallContent(o: OtherToolCallContent) -> dict[str, Any]:
     return d
 
 
+# The readers of the variants by tag: each takes an object whose tag it is.
 _VARIANTS_ToolCallContent: dict[str, Decoder[ToolCallContent]] = {
     "content": _read_ContentToolCallContent,
     "diff": _read_DiffToolCallContent,
@@ -2884,7 +2879,7 @@ def _read_ResourceLinkContentBlock(
                 if v is None
                 else (
                     v
-                    if type(v) is int and v >= 0 and v <= 18446744073709551615
+                    if type(v) is int and 0 <= v <= 18446744073709551615
                     else (
                         check_int(v, 0, None)
                         if strict
@@ -3073,6 +3068,7 @@ def _encode_OtherContentBlock(o: OtherContentBlock) -> dict[str, Any]:
     return d
 
 
+# The readers of the variants by tag: each takes an object whose tag it is.
 _VARIANTS_ContentBlock: dict[str, Decoder[ContentBlock]] = {
     "text": _read_TextContentBlock,
     "image": _read_ImageContentBlock,
@@ -3664,7 +3660,7 @@ def _decode_ResourceLink(d: Any, strict: bool) -> ResourceLink:
                 if v is None
                 else (
                     v
-                    if type(v) is int and v >= 0 and v <= 18446744073709551615
+                    if type(v) is int and 0 <= v <= 18446744073709551615
                     else (
                         check_int(v, 0, None)
                         if strict
@@ -3759,11 +3755,13 @@ def _decode_EmbeddedResourceResource(d: Any, strict: bool) -> EmbeddedResourceRe
         try:
             return _decode_TextResourceContents(d, strict)
         except ValidationError as error:
+            salvage(d)
             errors.append(error)
     if "blob" in d and "uri" in d:
         try:
             return _decode_BlobResourceContents(d, strict)
         except ValidationError as error:
+            salvage(d)
             errors.append(error)
     if errors:
         raise furthest(errors)
@@ -4674,6 +4672,7 @@ def _encode_OtherDiffChange(o: OtherDiffChange) -> dict[str, Any]:
     return d
 
 
+# The readers of the variants by tag: each takes an object whose tag it is.
 _VARIANTS_DiffChange: dict[str, Decoder[DiffChange]] = {
     "add": _read_AddDiffChange,
     "delete": _read_DeleteDiffChange,
@@ -4999,7 +4998,7 @@ def _decode_ToolCallLocation(d: Any, strict: bool) -> ToolCallLocation:
                 if v is None
                 else (
                     v
-                    if type(v) is int and v >= 1 and v <= 4294967295
+                    if type(v) is int and 1 <= v <= 4294967295
                     else (
                         check_int(v, 1, None) if strict else check_int(v, 1, 4294967295)
                     )
@@ -5675,6 +5674,7 @@ def _encode_OtherCreateElicitationRequest(
     return d
 
 
+# The readers of the variants by tag: each takes an object whose tag it is.
 _VARIANTS_CreateElicitationRequest: dict[str, Decoder[CreateElicitationRequest]] = {
     "form": _read_FormCreateElicitationRequest,
     "url": _read_UrlCreateElicitationRequest,
@@ -5955,7 +5955,7 @@ def _read_StringElicitationPropertySchema(
                 if v is None
                 else (
                     v
-                    if type(v) is int and v >= 0 and v <= 4294967295
+                    if type(v) is int and 0 <= v <= 4294967295
                     else (
                         check_int(v, 0, None) if strict else check_int(v, 0, 4294967295)
                     )
@@ -5975,7 +5975,7 @@ def _read_StringElicitationPropertySchema(
                 if v is None
                 else (
                     v
-                    if type(v) is int and v >= 0 and v <= 4294967295
+                    if type(v) is int and 0 <= v <= 4294967295
                     else (
                         check_int(v, 0, None) if strict else check_int(v, 0, 4294967295)
                     )
@@ -6335,8 +6335,7 @@ def _read_IntegerElicitationPropertySchema(
                 else (
                     v
                     if type(v) is int
-                    and v >= -9223372036854775808
-                    and v <= 9223372036854775807
+                    and -9223372036854775808 <= v <= 9223372036854775807
                     else (
                         check_int(v, None, None)
                         if strict
@@ -6359,8 +6358,7 @@ def _read_IntegerElicitationPropertySchema(
                 else (
                     v
                     if type(v) is int
-                    and v >= -9223372036854775808
-                    and v <= 9223372036854775807
+                    and -9223372036854775808 <= v <= 9223372036854775807
                     else (
                         check_int(v, None, None)
                         if strict
@@ -6383,8 +6381,7 @@ def _read_IntegerElicitationPropertySchema(
                 else (
                     v
                     if type(v) is int
-                    and v >= -9223372036854775808
-                    and v <= 9223372036854775807
+                    and -9223372036854775808 <= v <= 9223372036854775807
                     else (
                         check_int(v, None, None)
                         if strict
@@ -6602,7 +6599,7 @@ def _read_ArrayElicitationPropertySchema(
                 if v is None
                 else (
                     v
-                    if type(v) is int and v >= 0 and v <= 18446744073709551615
+                    if type(v) is int and 0 <= v <= 18446744073709551615
                     else (
                         check_int(v, 0, None)
                         if strict
@@ -6624,7 +6621,7 @@ def _read_ArrayElicitationPropertySchema(
                 if v is None
                 else (
                     v
-                    if type(v) is int and v >= 0 and v <= 18446744073709551615
+                    if type(v) is int and 0 <= v <= 18446744073709551615
                     else (
                         check_int(v, 0, None)
                         if strict
@@ -6755,6 +6752,7 @@ def _encode_OtherElicitationPropertySchema(
     return d
 
 
+# The readers of the variants by tag: each takes an object whose tag it is.
 _VARIANTS_ElicitationPropertySchema: dict[str, Decoder[ElicitationPropertySchema]] = {
     "string": _read_StringElicitationPropertySchema,
     "number": _read_NumberElicitationPropertySchema,
@@ -6922,7 +6920,7 @@ def _decode_StringPropertySchema(d: Any, strict: bool) -> StringPropertySchema:
                 if v is None
                 else (
                     v
-                    if type(v) is int and v >= 0 and v <= 4294967295
+                    if type(v) is int and 0 <= v <= 4294967295
                     else (
                         check_int(v, 0, None) if strict else check_int(v, 0, 4294967295)
                     )
@@ -6942,7 +6940,7 @@ def _decode_StringPropertySchema(d: Any, strict: bool) -> StringPropertySchema:
                 if v is None
                 else (
                     v
-                    if type(v) is int and v >= 0 and v <= 4294967295
+                    if type(v) is int and 0 <= v <= 4294967295
                     else (
                         check_int(v, 0, None) if strict else check_int(v, 0, 4294967295)
                     )
@@ -7270,8 +7268,7 @@ def _decode_IntegerPropertySchema(d: Any, strict: bool) -> IntegerPropertySchema
                 else (
                     v
                     if type(v) is int
-                    and v >= -9223372036854775808
-                    and v <= 9223372036854775807
+                    and -9223372036854775808 <= v <= 9223372036854775807
                     else (
                         check_int(v, None, None)
                         if strict
@@ -7294,8 +7291,7 @@ def _decode_IntegerPropertySchema(d: Any, strict: bool) -> IntegerPropertySchema
                 else (
                     v
                     if type(v) is int
-                    and v >= -9223372036854775808
-                    and v <= 9223372036854775807
+                    and -9223372036854775808 <= v <= 9223372036854775807
                     else (
                         check_int(v, None, None)
                         if strict
@@ -7318,8 +7314,7 @@ def _decode_IntegerPropertySchema(d: Any, strict: bool) -> IntegerPropertySchema
                 else (
                     v
                     if type(v) is int
-                    and v >= -9223372036854775808
-                    and v <= 9223372036854775807
+                    and -9223372036854775808 <= v <= 9223372036854775807
                     else (
                         check_int(v, None, None)
                         if strict
@@ -7549,6 +7544,7 @@ def _encode_OtherMultiSelectItems(o: OtherMultiSelectItems) -> dict[str, Any]:
     return d
 
 
+# The readers of the variants by tag: each takes an object whose tag it is.
 _VARIANTS_MultiSelectItems: dict[str, Decoder[MultiSelectItems]] = {
     "string": _read_MultiSelectItemsString,
 }
@@ -7565,6 +7561,7 @@ def _decode_MultiSelectItems(d: Any, strict: bool) -> MultiSelectItems:
                 return decoder(d, strict)
             except ValidationError as error:
                 # The untagged variant takes what the tagged one refuses.
+                salvage(d)
                 try:
                     return _decode_TitledMultiSelectItems(d, strict)
                 except ValidationError:
@@ -7715,7 +7712,7 @@ def _decode_MultiSelectPropertySchema(
                 if v is None
                 else (
                     v
-                    if type(v) is int and v >= 0 and v <= 18446744073709551615
+                    if type(v) is int and 0 <= v <= 18446744073709551615
                     else (
                         check_int(v, 0, None)
                         if strict
@@ -7737,7 +7734,7 @@ def _decode_MultiSelectPropertySchema(
                 if v is None
                 else (
                     v
-                    if type(v) is int and v >= 0 and v <= 18446744073709551615
+                    if type(v) is int and 0 <= v <= 18446744073709551615
                     else (
                         check_int(v, 0, None)
                         if strict
@@ -8106,8 +8103,7 @@ def _decode_ErrorAgentResponse(d: Any, strict: bool) -> ErrorAgentResponse:
                         "integer": lambda x, strict: (
                             x
                             if type(x) is int
-                            and x >= -9223372036854775808
-                            and x <= 9223372036854775807
+                            and -9223372036854775808 <= x <= 9223372036854775807
                             else (
                                 check_int(x, None, None)
                                 if strict
@@ -8162,11 +8158,13 @@ def _decode_AgentResponse(d: Any, strict: bool) -> AgentResponse:
         try:
             return _decode_ResultAgentResponse(d, strict)
         except ValidationError as error:
+            salvage(d)
             errors.append(error)
     if "id" in d and "error" in d:
         try:
             return _decode_ErrorAgentResponse(d, strict)
         except ValidationError as error:
+            salvage(d)
             errors.append(error)
     if errors:
         raise furthest(errors)
@@ -8185,9 +8183,7 @@ def _decode_InitializeResponse(d: Any, strict: bool) -> InitializeResponse:
     else:
         try:
             f_protocol_version = (
-                v
-                if type(v) is int and v >= 0 and v <= 65535
-                else check_int(v, 0, 65535)
+                v if type(v) is int and 0 <= v <= 65535 else check_int(v, 0, 65535)
             )
         except ValidationError as error:
             raise error.at("protocolVersion")
@@ -8269,7 +8265,7 @@ def _encode_InitializeResponse(o: InitializeResponse) -> dict[str, Any]:
 
 
 def _decode_ProtocolVersion(v: Any, strict: bool) -> ProtocolVersion:
-    return v if type(v) is int and v >= 0 and v <= 65535 else check_int(v, 0, 65535)
+    return v if type(v) is int and 0 <= v <= 65535 else check_int(v, 0, 65535)
 
 
 def _decode_Implementation(d: Any, strict: bool) -> Implementation:
@@ -9711,6 +9707,7 @@ def _encode_OtherAuthMethod(o: OtherAuthMethod) -> dict[str, Any]:
     return d
 
 
+# The readers of the variants by tag: each takes an object whose tag it is.
 _VARIANTS_AuthMethod: dict[str, Decoder[AuthMethod]] = {
     "terminal": _read_TerminalAuthMethod,
     "agent": _read_AgentAuthMethod,
@@ -10999,6 +10996,7 @@ def _encode_OtherSessionConfigOption(o: OtherSessionConfigOption) -> dict[str, A
     return d
 
 
+# The readers of the variants by tag: each takes an object whose tag it is.
 _VARIANTS_SessionConfigOption: dict[str, Decoder[SessionConfigOption]] = {
     "select": _read_SelectSessionConfigOption,
     "boolean": _read_BooleanSessionConfigOption,
@@ -11445,6 +11443,7 @@ def _encode_OtherAvailableCommand(o: OtherAvailableCommand) -> dict[str, Any]:
     return d
 
 
+# The readers of the variants by tag: each takes an object whose tag it is.
 _VARIANTS_AvailableCommand: dict[str, Decoder[AvailableCommand]] = {
     "command": _read_CommandAvailableCommand,
 }
@@ -11566,6 +11565,7 @@ def _encode_OtherAvailableCommandInput(o: OtherAvailableCommandInput) -> dict[st
     return d
 
 
+# The readers of the variants by tag: each takes an object whose tag it is.
 _VARIANTS_AvailableCommandInput: dict[str, Decoder[AvailableCommandInput]] = {
     "text": _read_TextAvailableCommandInput,
 }
@@ -12445,6 +12445,7 @@ def _encode_OtherStateUpdate(o: OtherStateUpdate) -> dict[str, Any]:
     return d
 
 
+# The readers of the variants by tag: each takes an object whose tag it is.
 _VARIANTS_StateUpdate: dict[str, Decoder[StateUpdate]] = {
     "running": _read_StateUpdateRunning,
     "idle": _read_StateUpdateIdle,
@@ -12663,6 +12664,7 @@ def _encode_OtherBackgroundWork(o: OtherBackgroundWork) -> dict[str, Any]:
     return d
 
 
+# The readers of the variants by tag: each takes an object whose tag it is.
 _VARIANTS_BackgroundWork: dict[str, Decoder[BackgroundWork]] = {
     "terminal": _read_TerminalBackgroundWork,
     "tool_call": _read_ToolCallBackgroundWork,
@@ -12981,9 +12983,7 @@ def _decode_UnsupportedProtocolVersionErrorData(
     else:
         try:
             f_requested = (
-                v
-                if type(v) is int and v >= 0 and v <= 65535
-                else check_int(v, 0, 65535)
+                v if type(v) is int and 0 <= v <= 65535 else check_int(v, 0, 65535)
             )
         except ValidationError as error:
             raise error.at("requested")
@@ -13116,7 +13116,7 @@ def _decode_Usage(d: Any, strict: bool) -> Usage:
         try:
             f_total_tokens = (
                 v
-                if type(v) is int and v >= 0 and v <= 18446744073709551615
+                if type(v) is int and 0 <= v <= 18446744073709551615
                 else (
                     check_int(v, 0, None)
                     if strict
@@ -13134,7 +13134,7 @@ def _decode_Usage(d: Any, strict: bool) -> Usage:
         try:
             f_input_tokens = (
                 v
-                if type(v) is int and v >= 0 and v <= 18446744073709551615
+                if type(v) is int and 0 <= v <= 18446744073709551615
                 else (
                     check_int(v, 0, None)
                     if strict
@@ -13152,7 +13152,7 @@ def _decode_Usage(d: Any, strict: bool) -> Usage:
         try:
             f_output_tokens = (
                 v
-                if type(v) is int and v >= 0 and v <= 18446744073709551615
+                if type(v) is int and 0 <= v <= 18446744073709551615
                 else (
                     check_int(v, 0, None)
                     if strict
@@ -13173,7 +13173,7 @@ def _decode_Usage(d: Any, strict: bool) -> Usage:
                 if v is None
                 else (
                     v
-                    if type(v) is int and v >= 0 and v <= 18446744073709551615
+                    if type(v) is int and 0 <= v <= 18446744073709551615
                     else (
                         check_int(v, 0, None)
                         if strict
@@ -13198,7 +13198,7 @@ def _decode_Usage(d: Any, strict: bool) -> Usage:
                 if v is None
                 else (
                     v
-                    if type(v) is int and v >= 0 and v <= 18446744073709551615
+                    if type(v) is int and 0 <= v <= 18446744073709551615
                     else (
                         check_int(v, 0, None)
                         if strict
@@ -13223,7 +13223,7 @@ def _decode_Usage(d: Any, strict: bool) -> Usage:
                 if v is None
                 else (
                     v
-                    if type(v) is int and v >= 0 and v <= 18446744073709551615
+                    if type(v) is int and 0 <= v <= 18446744073709551615
                     else (
                         check_int(v, 0, None)
                         if strict
@@ -14002,6 +14002,7 @@ def _encode_NoneIdleStateUpdate(o: NoneIdleStateUpdate) -> dict[str, Any]:
     return d
 
 
+# The readers of the variants by tag: each takes an object whose tag it is.
 _VARIANTS_IdleStateUpdate: dict[str, Decoder[IdleStateUpdate]] = {
     "end_turn": _read_EndTurnIdleStateUpdate,
     "max_tokens": _read_MaxTokensIdleStateUpdate,
@@ -15985,7 +15986,7 @@ def _read_UsageUpdateSessionUpdate(
         try:
             f_used = (
                 v
-                if type(v) is int and v >= 0 and v <= 18446744073709551615
+                if type(v) is int and 0 <= v <= 18446744073709551615
                 else (
                     check_int(v, 0, None)
                     if strict
@@ -16003,7 +16004,7 @@ def _read_UsageUpdateSessionUpdate(
         try:
             f_size = (
                 v
-                if type(v) is int and v >= 0 and v <= 18446744073709551615
+                if type(v) is int and 0 <= v <= 18446744073709551615
                 else (
                     check_int(v, 0, None)
                     if strict
@@ -16801,6 +16802,7 @@ def _encode_OtherSessionUpdate(o: OtherSessionUpdate) -> dict[str, Any]:
     return d
 
 
+# The readers of the variants by tag: each takes an object whose tag it is.
 _VARIANTS_SessionUpdate: dict[str, Decoder[SessionUpdate]] = {
     "user_message_chunk": _read_UserMessageChunkSessionUpdate,
     "user_message": _read_UserMessageSessionUpdate,
@@ -17236,8 +17238,7 @@ def _decode_TerminalExitStatus(d: Any, strict: bool) -> TerminalExitStatus:
                 else (
                     v
                     if type(v) is int
-                    and v >= -9223372036854775808
-                    and v <= 9223372036854775807
+                    and -9223372036854775808 <= v <= 9223372036854775807
                     else (
                         check_int(v, None, None)
                         if strict
@@ -17308,11 +17309,7 @@ def _decode_TerminalSize(d: Any, strict: bool) -> TerminalSize:
         raise missing("cols")
     else:
         try:
-            f_cols = (
-                v
-                if type(v) is int and v >= 1 and v <= 65535
-                else check_int(v, 1, 65535)
-            )
+            f_cols = v if type(v) is int and 1 <= v <= 65535 else check_int(v, 1, 65535)
         except ValidationError as error:
             raise error.at("cols")
 
@@ -17322,11 +17319,7 @@ def _decode_TerminalSize(d: Any, strict: bool) -> TerminalSize:
         raise missing("rows")
     else:
         try:
-            f_rows = (
-                v
-                if type(v) is int and v >= 1 and v <= 65535
-                else check_int(v, 1, 65535)
-            )
+            f_rows = v if type(v) is int and 1 <= v <= 65535 else check_int(v, 1, 65535)
         except ValidationError as error:
             raise error.at("rows")
 
@@ -17893,6 +17886,7 @@ def _encode_OtherPlanUpdateContent(o: OtherPlanUpdateContent) -> dict[str, Any]:
     return d
 
 
+# The readers of the variants by tag: each takes an object whose tag it is.
 _VARIANTS_PlanUpdateContent: dict[str, Decoder[PlanUpdateContent]] = {
     "items": _read_ItemsPlanUpdateContent,
     "file": _read_FilePlanUpdateContent,
@@ -18530,7 +18524,7 @@ def _decode_UsageUpdate(d: Any, strict: bool) -> UsageUpdate:
         try:
             f_used = (
                 v
-                if type(v) is int and v >= 0 and v <= 18446744073709551615
+                if type(v) is int and 0 <= v <= 18446744073709551615
                 else (
                     check_int(v, 0, None)
                     if strict
@@ -18548,7 +18542,7 @@ def _decode_UsageUpdate(d: Any, strict: bool) -> UsageUpdate:
         try:
             f_size = (
                 v
-                if type(v) is int and v >= 0 and v <= 18446744073709551615
+                if type(v) is int and 0 <= v <= 18446744073709551615
                 else (
                     check_int(v, 0, None)
                     if strict
@@ -19537,9 +19531,7 @@ def _decode_InitializeRequest(d: Any, strict: bool) -> InitializeRequest:
     else:
         try:
             f_protocol_version = (
-                v
-                if type(v) is int and v >= 0 and v <= 65535
-                else check_int(v, 0, 65535)
+                v if type(v) is int and 0 <= v <= 65535 else check_int(v, 0, 65535)
             )
         except ValidationError as error:
             raise error.at("protocolVersion")
@@ -20518,6 +20510,7 @@ def _encode_OtherMcpServer(o: OtherMcpServer) -> dict[str, Any]:
     return d
 
 
+# The readers of the variants by tag: each takes an object whose tag it is.
 _VARIANTS_McpServer: dict[str, Decoder[McpServer]] = {
     "http": _read_HttpMcpServer,
     "acp": _read_AcpMcpServer,
@@ -21537,6 +21530,7 @@ def _encode_OtherReplayFrom(o: OtherReplayFrom) -> dict[str, Any]:
     return d
 
 
+# The readers of the variants by tag: each takes an object whose tag it is.
 _VARIANTS_ReplayFrom: dict[str, Decoder[ReplayFrom]] = {
     "start": _read_StartReplayFrom,
 }
@@ -22006,6 +22000,7 @@ def _encode_OtherSetSessionConfigOptionRequest(
     return d
 
 
+# The readers of the variants by tag: each takes an object whose tag it is.
 _VARIANTS_SetSessionConfigOptionRequest: dict[
     str, Decoder[SetSessionConfigOptionRequest]
 ] = {
@@ -22143,8 +22138,7 @@ def _decode_ErrorClientResponse(d: Any, strict: bool) -> ErrorClientResponse:
                         "integer": lambda x, strict: (
                             x
                             if type(x) is int
-                            and x >= -9223372036854775808
-                            and x <= 9223372036854775807
+                            and -9223372036854775808 <= x <= 9223372036854775807
                             else (
                                 check_int(x, None, None)
                                 if strict
@@ -22199,11 +22193,13 @@ def _decode_ClientResponse(d: Any, strict: bool) -> ClientResponse:
         try:
             return _decode_ResultClientResponse(d, strict)
         except ValidationError as error:
+            salvage(d)
             errors.append(error)
     if "id" in d and "error" in d:
         try:
             return _decode_ErrorClientResponse(d, strict)
         except ValidationError as error:
+            salvage(d)
             errors.append(error)
     if errors:
         raise furthest(errors)
@@ -22407,6 +22403,7 @@ def _encode_OtherRequestPermissionOutcome(
     return d
 
 
+# The readers of the variants by tag: each takes an object whose tag it is.
 _VARIANTS_RequestPermissionOutcome: dict[str, Decoder[RequestPermissionOutcome]] = {
     "cancelled": _read_CancelledRequestPermissionOutcome,
     "selected": _read_SelectedRequestPermissionOutcome,
@@ -22727,6 +22724,7 @@ def _encode_OtherCreateElicitationResponse(
     return d
 
 
+# The readers of the variants by tag: each takes an object whose tag it is.
 _VARIANTS_CreateElicitationResponse: dict[str, Decoder[CreateElicitationResponse]] = {
     "accept": _read_AcceptCreateElicitationResponse,
     "decline": _read_DeclineCreateElicitationResponse,
@@ -22761,8 +22759,7 @@ def _decode_ElicitationContentValue(v: Any, strict: bool) -> ElicitationContentV
                 lambda x, strict: (
                     x
                     if type(x) is int
-                    and x >= -9223372036854775808
-                    and x <= 9223372036854775807
+                    and -9223372036854775808 <= x <= 9223372036854775807
                     else (
                         check_int(x, None, None)
                         if strict
@@ -22913,11 +22910,13 @@ def _decode_MessageMcpResponse(d: Any, strict: bool) -> MessageMcpResponse:
         try:
             return _decode_ResultMessageMcpResponse(d, strict)
         except ValidationError as error:
+            salvage(d)
             errors.append(error)
     if "error" in d:
         try:
             return _decode_ErrorMessageMcpResponse(d, strict)
         except ValidationError as error:
+            salvage(d)
             errors.append(error)
     if errors:
         raise furthest(errors)
@@ -22937,7 +22936,7 @@ def _decode_McpError(d: Any, strict: bool) -> McpError:
         try:
             f_code = (
                 v
-                if type(v) is int and v >= -2147483648 and v <= 2147483647
+                if type(v) is int and -2147483648 <= v <= 2147483647
                 else (
                     check_int(v, None, None)
                     if strict
@@ -23366,8 +23365,7 @@ def _decode_ErrorProxyResponse(d: Any, strict: bool) -> ErrorProxyResponse:
                         "integer": lambda x, strict: (
                             x
                             if type(x) is int
-                            and x >= -9223372036854775808
-                            and x <= 9223372036854775807
+                            and -9223372036854775808 <= x <= 9223372036854775807
                             else (
                                 check_int(x, None, None)
                                 if strict
@@ -23422,11 +23420,13 @@ def _decode_ProxyResponse(d: Any, strict: bool) -> ProxyResponse:
         try:
             return _decode_ResultProxyResponse(d, strict)
         except ValidationError as error:
+            salvage(d)
             errors.append(error)
     if "id" in d and "error" in d:
         try:
             return _decode_ErrorProxyResponse(d, strict)
         except ValidationError as error:
+            salvage(d)
             errors.append(error)
     if errors:
         raise furthest(errors)

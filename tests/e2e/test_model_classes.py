@@ -67,6 +67,8 @@ def test_the_classes_record_what_dataclass_would():
         text: str
 
     params = m.TextContentBlock.__dataclass_params__
+    assert (params.init, params.repr, params.eq) == (True, True, True)
+    assert (params.order, params.unsafe_hash, params.frozen) == (False, False, False)
     real = Real.__dataclass_params__
     names = [n for n in dir(real) if not n.startswith("_")] or list(real.__slots__)
     assert names

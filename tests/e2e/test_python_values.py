@@ -125,6 +125,18 @@ def test_nested_subclasses_are_decoded_where_lenient_decoding_would_drop_them(p,
     assert p.encode(decoded, validate=True) == plain
 
 
+def test_a_union_never_passes_to_another_variant_what_a_subclass_made_one_refuse():
+    class Flag(str, enum.Enum):
+        VERBOSE = "--verbose"
+
+    # Tagged with an untagged fallback: the terminal variant, not the fallback.
+    method = v1.decode("AuthMethod", {"type": "terminal", "id": "i", "name": "n", "args": [Flag.VERBOSE]})
+    assert type(method).__name__ == "TerminalAuthMethod" and method.args == ["--verbose"]
+    # Tried in order, the last member taking any value: the first member.
+    data = v2.decode("ErrorData", {"requested": _Size.BIG, "supported": [1]})
+    assert type(data).__name__ == "UnsupportedProtocolVersionErrorData" and type(data.requested) is int
+
+
 def test_a_default_on_error_tag_that_is_a_str_enum_member_selects_its_variant():
     state = v2.decode("IdleStateUpdate", {"stopReason": _Kind.END_TURN})
     assert type(state).__name__ == "EndTurnIdleStateUpdate"

@@ -399,12 +399,15 @@ def first_match(
     """Decode an untagged union nothing on the wire tells apart: the first
     member that accepts the value wins (serde's ``untagged``). On failure the
     error of the member that got furthest is raised. The caller knows the union
-    the decoders give, and casts to it."""
+    the decoders give, and casts to it. A member refusing a value that holds
+    subclasses of the JSON types is :func:`salvage`'s case: the next member
+    must not take what the refused one would have taken as plain JSON."""
     errors: list[ValidationError] = []
     for decoder in decoders:
         try:
             return decoder(value, strict)
         except ValidationError as error:
+            salvage(value)
             errors.append(error)
     raise furthest(errors)
 
@@ -420,13 +423,15 @@ def exactly_one(
 ) -> object:
     """Decode a ``oneOf`` union: the one member that accepts the value; when
     several do, ``several`` is the error; when none does, the error of the
-    member that got furthest. The caller casts to the union."""
+    member that got furthest. The caller casts to the union. A refusal is
+    :func:`salvage`'s case, as in :func:`first_match`."""
     results: list[object] = []
     errors: list[ValidationError] = []
     for decoder in decoders:
         try:
             results.append(decoder(value, strict))
         except ValidationError as error:
+            salvage(value)
             errors.append(error)
     if len(results) == 1:
         return results[0]
