@@ -134,6 +134,20 @@ def test_check_names_stale_files_and_writes_nothing(tmp_path, small):
     assert models.read_text().endswith("# edited\n")
 
 
+def test_check_warns_about_what_an_interrupted_run_left_beside_the_packages(tmp_path, small):
+    project = _project(tmp_path, small)
+    assert _run("generate", cwd=project).exit_code == 0
+    aside = project / "gen/.acpgen-old-small-0123abcd"
+    shutil.copytree(project / "gen/small", aside)
+    result = _run("check", cwd=project)
+    assert result.exit_code == 0, result.output  # the packages themselves are current
+    assert "gen/.acpgen-old-small-0123abcd was left by an interrupted acpgen run (a copy of gen/small)" in result.stderr
+    assert aside.is_dir()  # check writes and deletes nothing
+    shutil.rmtree(aside)
+    result = _run("check", cwd=project)
+    assert result.exit_code == 0 and result.stderr == ""
+
+
 def test_templates_override_by_file_name(tmp_path, small):
     templates = tmp_path / "templates"
     templates.mkdir()

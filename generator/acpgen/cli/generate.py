@@ -12,6 +12,7 @@ import click
 from ..config import load_config
 from ..errors import AcpgenError
 from ..pipeline import build_all, build_package, check_package_name, stale_files
+from ..recovery import find_leftovers
 from ..write import JOURNAL_FILE, waiting_notice, write_packages
 from .common import fail as _fail
 from .common import overwrite_options
@@ -101,6 +102,8 @@ def check(templates: str | None, config: str | None) -> None:
     Writes nothing. Exits 0 when they match, 1 naming every stale file
     (changed, missing or no longer generated) and the packages to
     regenerate (or an interrupted run to recover), 2 on bad input.
+    Directories an interrupted run left beside the packages are named in
+    a warning.
     """
     try:
         cfg = load_config(Path(config) if config else None)
@@ -108,6 +111,15 @@ def check(templates: str | None, config: str | None) -> None:
     except AcpgenError as error:
         _fail(error)
     stale = stale_files(built, cfg.out_dir)
+    _warn(
+        [
+            f"{Path(cfg.out) / leftover.path.name} was left by an interrupted acpgen run "
+            f"({'a copy of' if leftover.kind == 'old' else 'a staged new'} {Path(cfg.out) / name}); "
+            "`acpgen generate` deletes it when it repeats what is in place, and otherwise says what to do"
+            for name in sorted(built)
+            for leftover in find_leftovers(cfg.out_dir / name, True)
+        ]
+    )
     if (cfg.out_dir / JOURNAL_FILE).exists():
         click.echo(
             f"interrupted: {Path(cfg.out) / JOURNAL_FILE} records a run that did not finish; "
