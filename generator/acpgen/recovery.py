@@ -71,19 +71,47 @@ def recover(home: Path) -> str | None:
             remove(entry.stage)
         done = "completed"
     else:
+        edited = [entry for entry in entries if _holds_new_tree(entry, phase) and directory_digest(entry.target) != entry.digest]
+        if edited:
+            # Checked before anything moves, so a refusal leaves every
+            # directory as the interrupted run left it.
+            raise AcpgenError(
+                "cannot roll back an interrupted run: "
+                + "; ".join(
+                    f"{entry.target} changed since it was written"
+                    + (f" (its previous version is in {entry.aside})" if os.path.lexists(entry.aside) else "")
+                    for entry in edited
+                )
+                + ". Move each changed directory out of the way to keep it, then run again: the run is rolled back",
+                file=str(home / JOURNAL_FILE),
+            )
         for entry in reversed(entries):
-            _roll_back(entry, phase, home / JOURNAL_FILE)
+            _roll_back(entry, phase)
         done = "rolled back"
     os.unlink(home / JOURNAL_FILE)
     fsync_dir(home)
     return done
 
 
-def _roll_back(entry: Entry, phase: str, journal: Path) -> None:
+def _holds_new_tree(entry: Entry, phase: str) -> bool:
+    """The target holds the tree the run wrote: its staged copy was moved
+    onto it (the staging directory is gone) and a rollback has not already
+    put the previous tree back. An entry whose target existed before and
+    whose set-aside copy is gone as well was rolled back (by a rollback that
+    was itself interrupted, say): its target is the previous tree."""
+    if phase == "staging" or os.path.lexists(entry.stage) or not os.path.lexists(entry.target):
+        return False
+    return not (entry.existed and not os.path.lexists(entry.aside))
+
+
+def _roll_back(entry: Entry, phase: str) -> None:
+    """Put the previous tree of ``entry`` back. Each step leaves a state
+    this function also handles, so a rollback killed midway is finished by
+    the next one."""
     target, stage, aside = entry.target, entry.stage, entry.aside
     if os.path.lexists(stage):
-        # Not swapped: the target is the old tree, or it is set aside (and
-        # maybe restored by hand since).
+        # Not swapped (or moved back already): the target is the old tree, or
+        # it is set aside (and maybe restored by hand since).
         if os.path.lexists(aside):
             if not os.path.lexists(target):
                 os.rename(aside, target)
@@ -91,19 +119,16 @@ def _roll_back(entry: Entry, phase: str, journal: Path) -> None:
                 remove(aside)
         remove(stage)
         return
-    if phase == "staging":
-        return  # staging never set anything aside
-    # Swapped: the target is the new tree (or it was deleted since). Move it
-    # back to its staging name before the old tree returns, so that no tree
-    # is deleted before the other is in place.
-    if os.path.lexists(target):
-        if directory_digest(target) != entry.digest:
-            raise AcpgenError(
-                f"cannot roll back an interrupted run: {target} changed since it was written"
-                + (f"; the previous version is in {aside}" if os.path.lexists(aside) else ""),
-                file=str(journal),
-            )
-        os.rename(target, stage)
+    if not _holds_new_tree(entry, phase):
+        # Never swapped, or rolled back already; a set-aside copy with no
+        # target is put back.
+        if phase != "staging" and os.path.lexists(aside) and not os.path.lexists(target):
+            os.rename(aside, target)
+        return
+    # Swapped: the target is the new tree. Move it back to its staging name
+    # before the old tree returns, so that no tree is deleted before the
+    # other is in place.
+    os.rename(target, stage)
     if os.path.lexists(aside):
         os.rename(aside, target)
     remove(stage)
@@ -129,9 +154,11 @@ def describe_state(home: Path) -> str:
                 said.append(f"{target} is missing, its previous version is in {aside}")
             else:
                 said.append(f"{target} is absent, as before the run")
-        elif os.path.lexists(target):
+        elif _holds_new_tree(entry, phase):
             kept = f" (the previous one is in {aside})" if os.path.lexists(aside) else ""
             said.append(f"{target} holds the new version{kept}")
+        elif os.path.lexists(target):
+            said.append(f"{target} holds its previous version")
         else:
             said.append(f"{target} is missing" + (f", its previous version is in {aside}" if os.path.lexists(aside) else ""))
     return "; ".join(said)

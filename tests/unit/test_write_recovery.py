@@ -118,10 +118,11 @@ write_packages(Path(sys.argv[1]), json.loads(sys.argv[2]))
 """
 
 
-def _killed_between_renames(out: Path, packages: dict, flag: Path) -> None:
+def _killed_between_renames(out: Path, packages: dict, flag: Path, phase: str = "aside") -> None:
     """Run ``write_packages`` in a process and SIGKILL it once the first
-    package is set aside and before its new version is moved in."""
-    env = dict(os.environ, ACPGEN_TEST_PAUSE="aside", ACPGEN_TEST_PAUSE_FILE=str(flag))
+    package is set aside and before its new version is moved in (or at
+    another pause of write.py: ``swap``, once the first is swapped)."""
+    env = dict(os.environ, ACPGEN_TEST_PAUSE=phase, ACPGEN_TEST_PAUSE_FILE=str(flag))
     process = subprocess.Popen([sys.executable, "-c", KILLED, str(out), json.dumps(packages)], env=env)
     deadline = time.monotonic() + 60
     while not flag.exists():
@@ -182,6 +183,49 @@ def test_a_set_aside_package_differing_from_the_one_restored_by_hand_is_kept_wit
         assert len(warnings) == 1, warnings
         assert str(aside) in warnings[0] and str(out / "a") in warnings[0] and "delete" in warnings[0]
     assert _dot_entries(out) == [aside.name]
+
+
+# ---------------------------------------------------------------- a rollback interrupted in turn
+
+
+def _journal_entry(out: Path, name: str) -> dict:
+    record = json.loads((out / JOURNAL_FILE).read_text())
+    (entry,) = [e for e in record["entries"] if e["target"] == name]
+    return entry
+
+
+@pytest.mark.parametrize("new", [NEW, OLD], ids=["new content", "same content"])
+def test_a_rollback_killed_after_putting_a_package_back_is_finished_by_the_next_run(tmp_path, new):
+    out = tmp_path / "out"
+    write_packages(out, OLD)
+    _killed_between_renames(out, new, tmp_path / "flag", phase="swap")  # a swapped, b not yet
+    # What a recovering run killed after its rollback of `a` leaves: `a` is
+    # the previous tree again, its staging and set-aside names are gone, and
+    # the journal still lists it.
+    entry = _journal_entry(out, "a")
+    os.rename(out / "a", out / entry["stage"])
+    os.rename(out / entry["aside"], out / "a")
+    shutil.rmtree(out / entry["stage"])
+    assert recover(out) == "rolled back"
+    assert _files(out / "a") == {"x.py": b"old a"} and _files(out / "b") == {"x.py": b"old b"}
+    assert _dot_entries(out) == []
+
+
+def test_an_edited_swapped_package_stops_the_rollback_before_anything_moves(tmp_path):
+    out = tmp_path / "out"
+    write_packages(out, OLD)
+    _killed_between_renames(out, NEW, tmp_path / "flag", phase="swap")
+    (out / "a" / "x.py").write_text("new a, edited")
+    before = sorted(p.name for p in out.iterdir())
+    with pytest.raises(AcpgenError) as info:
+        recover(out)
+    assert str(out / "a") in str(info.value) and "Move each changed directory out of the way" in str(info.value)
+    assert sorted(p.name for p in out.iterdir()) == before  # nothing moved, b included
+    edited = tmp_path / "kept-a"
+    os.rename(out / "a", edited)  # what the message says to do
+    assert recover(out) == "rolled back"
+    assert _files(out / "a") == {"x.py": b"old a"} and _files(out / "b") == {"x.py": b"old b"}
+    assert (edited / "x.py").read_text() == "new a, edited"
 
 
 # ---------------------------------------------------------------- the commit cannot be recorded
