@@ -8,6 +8,9 @@ import hashlib
 import json
 import os
 import shutil
+import stat
+import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -122,8 +125,31 @@ def fsync_dir(directory: Path) -> None:
 
 
 def remove(path: Path) -> None:
-    """Delete a file, a symbolic link or a directory tree, if there."""
+    """Delete a file, a symbolic link or a directory tree, if there. The
+    trees given are acpgen's own staging and set-aside copies, which may hold
+    a write-protected directory carried over from the user's ``schema/``: a
+    deletion refused for lack of permission is retried once the directory in
+    the way is made accessible to its owner (the copy in place keeps its
+    mode)."""
     if path.is_symlink() or path.is_file():
         path.unlink()
     elif path.is_dir():
-        shutil.rmtree(path)
+        if sys.version_info >= (3, 12):
+            shutil.rmtree(path, onexc=_open_up_and_retry)
+        else:
+            shutil.rmtree(path, onerror=lambda function, name, info: _open_up_and_retry(function, name, info[1]))
+
+
+def _open_up_and_retry(function: Callable[..., object], name: str, error: BaseException) -> None:
+    if not isinstance(error, PermissionError):
+        raise error
+    listing = function is os.open or function is os.scandir  # the directory itself could not be read
+    blocked = name if listing else os.path.dirname(name)
+    mode = stat.S_IMODE(os.lstat(blocked).st_mode)
+    if mode & stat.S_IRWXU == stat.S_IRWXU:
+        raise error  # its owner could already do everything: not a mode acpgen can fix
+    os.chmod(blocked, mode | stat.S_IRWXU)
+    if listing:
+        remove(Path(name))
+    else:
+        function(name)

@@ -11,6 +11,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -306,3 +307,65 @@ def test_a_commit_whose_cleanup_fails_says_the_new_versions_are_in_place(tmp_pat
     assert recover(tmp_path) == "completed"
     assert _files(tmp_path / "a") == {"x.py": b"new a"}
     assert _dot_entries(tmp_path) == []
+
+
+# ---------------------------------------------------------------- write-protected directories in a set-aside copy
+
+
+def _protected_tree(root: Path) -> Path:
+    """A set-aside copy holding what a user's schema/ may: a write-protected
+    directory (with a write-protected one inside) and one nobody may read."""
+    tree = root / f"{OLD_PREFIX}schema-0123abcd"
+    (tree / "vendor" / "deep").mkdir(parents=True)
+    (tree / "vendor" / "a.txt").write_text("a")
+    (tree / "vendor" / "deep" / "b.txt").write_text("b")
+    (tree / "sealed").mkdir()
+    (tree / "sealed" / "c.txt").write_text("c")
+    os.chmod(tree / "vendor" / "deep", 0o555)
+    os.chmod(tree / "vendor", 0o555)
+    os.chmod(tree / "sealed", 0o000)
+    return tree
+
+
+def _as_ordinary_user(action) -> int:
+    """Run ``action`` where file modes are enforced: in this process, or as
+    root in a child that becomes ``nobody`` (root ignores them). The exit
+    status of the child, 0 when ``action`` returned."""
+    if os.geteuid() != 0:
+        action()
+        return 0
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child
+        status = 1
+        try:
+            os.setgid(65534)
+            os.setuid(65534)
+            action()
+            status = 0
+        finally:
+            os._exit(status)
+    _, status = os.waitpid(pid, 0)
+    return os.waitstatus_to_exitcode(status)
+
+
+def test_remove_deletes_a_copy_holding_write_protected_directories():
+    from acpgen.journal import remove
+
+    root = Path(tempfile.mkdtemp(prefix="acpgen-remove-"))
+    try:
+        if os.geteuid() == 0:
+            os.chown(root, 65534, 65534)
+        tree_path = root / f"{OLD_PREFIX}schema-0123abcd"
+
+        def build_then_remove() -> None:
+            tree = _protected_tree(root)
+            with pytest.raises(PermissionError):
+                shutil.rmtree(tree)  # what a plain delete meets
+            remove(tree)
+
+        assert _as_ordinary_user(build_then_remove) == 0
+        assert not tree_path.exists()
+    finally:
+        for path, _, _ in os.walk(root):
+            os.chmod(path, 0o755)
+        shutil.rmtree(root)
