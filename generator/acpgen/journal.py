@@ -69,7 +69,13 @@ def read_journal(home: Path) -> tuple[str, list[Entry]] | None:
         record = json.loads(path.read_text(encoding="utf-8"))
         phase = record["phase"]
         entries = [
-            Entry(home / e["target"], home / e["stage"], home / e["aside"], bool(e["existed"]), str(e["digest"]))
+            Entry(
+                joined(home, e["target"]),
+                joined(home, e["stage"]),
+                joined(home, e["aside"]),
+                bool(e["existed"]),
+                str(e["digest"]),
+            )
             for e in record["entries"]
         ]
     except (OSError, ValueError, KeyError, TypeError) as exc:
@@ -79,6 +85,14 @@ def read_journal(home: Path) -> tuple[str, list[Entry]] | None:
             if place.parent != entry.target.parent or not place.name.startswith(f"{prefix}{entry.target.name}-"):
                 raise AcpgenError(f"the journal names {place}, which is not acpgen's; inspect and delete it", file=str(path))
     return phase, entries
+
+
+def joined(home: Path, relative: str) -> Path:
+    """``home / relative`` with ``..`` resolved by name, not through
+    symbolic links: the journal records each directory relative to the
+    output directory (``../schema``), and this gives back the path the run
+    named, as it is shown in messages."""
+    return Path(os.path.normpath(home / relative))
 
 
 def directory_digest(directory: Path) -> str:

@@ -4,7 +4,11 @@ never over a directory acpgen did not make.
 A run replaces a set of directories (the packages, and for ``acpgen schema
 update`` also ``schema/``) as one transaction, under a lock on the output
 directory (``.acpgen.lock``, ``fcntl.flock``): a second run on the same
-directory waits for the first to finish, then does its own work.
+directory waits for the first to finish, then does its own work. A run
+takes the lock and recovers an interrupted run (below) before it reads its
+inputs, and builds while it holds the lock (:func:`prepared`): what it
+writes is built from what is in place, not from a ``schema/`` an
+interrupted run left halfway or another run is about to replace.
 
 Under the lock, a journal (``.acpgen-journal.json`` in the output directory,
 :mod:`acpgen.journal`) records, before anything is created, every directory
@@ -60,7 +64,7 @@ from typing import Any, Callable, Iterator
 
 from . import manifest
 from .errors import AcpgenError
-from .journal import JOURNAL_FILE, NEW_PREFIX, OLD_PREFIX, directory_digest, fsync_dir, recorded_phase
+from .journal import JOURNAL_FILE, NEW_PREFIX, OLD_PREFIX, directory_digest, fsync_dir, joined, recorded_phase
 from .journal import write_journal as _write_journal
 from .recovery import describe_state, recover, remove_leftovers, settle_leftovers
 
@@ -73,12 +77,14 @@ __all__ = [
     "check_targets",
     "locked",
     "package_tree",
+    "prepared",
     "read_tree",
     "recover",
     "replace_trees",
     "stage_tree",
     "waiting_notice",
     "write_packages",
+    "Writer",
 ]
 
 LOCK_FILE = ".acpgen.lock"
@@ -148,16 +154,85 @@ def replace_trees(
 ) -> None:
     """Replace every tree's target as one transaction journaled in ``home``;
     what is worth telling about leftovers of interrupted runs is added to
-    ``warnings``."""
+    ``warnings``. For trees built from files a run may be replacing (the
+    schemas), build them inside :func:`prepared` instead."""
+    with prepared(
+        home,
+        [(tree.target, tree.guarded) for tree in trees],
+        overwrite_foreign=overwrite_foreign,
+        overwrite_edited=overwrite_edited,
+        on_wait=on_wait,
+        warnings=warnings,
+    ) as writer:
+        writer.replace(trees, overwrite_foreign=overwrite_foreign, overwrite_edited=overwrite_edited)
+
+
+class Writer:
+    """Replaces trees under the lock of ``home``, once the interrupted run
+    its journal records is recovered (see :func:`prepared`)."""
+
+    def __init__(self, home: Path, warnings: list[str]) -> None:
+        self.home = home
+        self.warnings = warnings
+        self._settled: set[Path] = set()
+        self._doomed: list[Path] = []
+
+    def settle(self, targets: list[tuple[Path, bool]]) -> None:
+        """Put back the targets an interrupted run left set aside; note the
+        leftovers to delete once this run commits."""
+        fresh = [(target, guarded) for target, guarded in targets if target not in self._settled]
+        self._doomed += settle_leftovers([Tree(target, {}, guarded) for target, guarded in fresh], self.warnings)
+        self._settled.update(target for target, _ in fresh)
+
+    def replace(self, trees: list[Tree], *, overwrite_foreign: bool = False, overwrite_edited: bool = False) -> None:
+        """Replace every tree's target as one transaction."""
+        self.settle([(tree.target, tree.guarded) for tree in trees])
+        check_targets(trees, overwrite_foreign=overwrite_foreign, overwrite_edited=overwrite_edited)
+        _Transaction(self.home, trees).run()
+        remove_leftovers(self._doomed, self.warnings)
+        self._doomed = []
+
+
+@contextmanager
+def prepared(
+    home: Path,
+    targets: list[tuple[Path, bool]],
+    *,
+    overwrite_foreign: bool = False,
+    overwrite_edited: bool = False,
+    on_wait: Callable[[Path], None] | None = None,
+    warnings: list[str] | None = None,
+) -> Iterator[Writer]:
+    """Hold the lock of ``home`` with every target (path, guarded) as a
+    complete run left it: the interrupted run the journal records is
+    finished or rolled back, and a target such a run left set aside is put
+    back. Read the inputs (schema/ among them) and build inside, so that
+    what is written is built from what is in place once recovered, and no
+    other run changes it meanwhile.
+
+    The targets are checked before the lock is taken (refused without
+    creating anything); an output directory this call created is removed
+    again when the run fails before writing into it."""
     notes: list[str] = [] if warnings is None else warnings
-    guard = dict(overwrite_foreign=overwrite_foreign, overwrite_edited=overwrite_edited)
-    check_targets(trees, **guard)  # refuse before creating anything
-    with locked(home, on_wait):
-        recover(home)
-        doomed = settle_leftovers(trees, notes)
-        check_targets(trees, **guard)  # again: another run may have been first
-        _Transaction(home, trees).run()
-        remove_leftovers(doomed, notes)
+    check_targets(
+        [Tree(target, {}, guarded) for target, guarded in targets],
+        overwrite_foreign=overwrite_foreign,
+        overwrite_edited=overwrite_edited,
+    )
+    created = [d for d in (home, *home.parents) if not os.path.lexists(d)]
+    try:
+        with locked(home, on_wait):
+            recover(home)
+            writer = Writer(home, notes)
+            writer.settle(targets)
+            yield writer
+    except BaseException:
+        for directory in created:
+            try:
+                os.rmdir(directory)  # only when empty: nothing of anyone is lost
+            except OSError:
+                break
+        raise
 
 
 def check_targets(trees: list[Tree], *, overwrite_foreign: bool, overwrite_edited: bool) -> None:
@@ -170,13 +245,13 @@ def check_targets(trees: list[Tree], *, overwrite_foreign: bool, overwrite_edite
             raise AcpgenError(
                 f"refusing to replace a directory acpgen did not generate ({owner.describe()}); "
                 "choose another --out or --package, or pass --overwrite-foreign to delete it and write the package",
-                file=str(tree.target),
+                file=os.path.normpath(tree.target),
             )
         if owner.status == manifest.EDITED and not (overwrite_edited or overwrite_foreign):
             raise AcpgenError(
                 f"refusing to replace a generated package whose files changed since acpgen wrote them "
                 f"({owner.describe()}); pass --overwrite-edited to replace it and lose those changes",
-                file=str(tree.target),
+                file=os.path.normpath(tree.target),
             )
 
 
@@ -187,10 +262,13 @@ def check_targets(trees: list[Tree], *, overwrite_foreign: bool, overwrite_edite
 def locked(home: Path, on_wait: Callable[[Path], None] | None = None) -> Iterator[None]:
     """Hold the exclusive lock of ``home``; wait for another holder to finish
     (calling ``on_wait`` first). The lock file is removed on release."""
-    home.mkdir(parents=True, exist_ok=True)
     path = home / LOCK_FILE
     while True:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+        home.mkdir(parents=True, exist_ok=True)
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+        except FileNotFoundError:
+            continue  # a run that failed removed the directory it had created
         try:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -266,13 +344,13 @@ class _Transaction:
         self.journal("staging")
         try:
             for tree, entry in zip(self.trees, self.entries):
-                stage = self.home / entry["stage"]
+                stage = joined(self.home, entry["stage"])
                 stage_tree(stage, tree.files, keep=tree.keep, drop=tree.drop)
                 entry["digest"] = directory_digest(stage)
             _pause("staged")
             self.journal("swapping")
             for index, entry in enumerate(self.entries):
-                target, stage, aside = (self.home / entry[k] for k in ("target", "stage", "aside"))
+                target, stage, aside = (joined(self.home, entry[k]) for k in ("target", "stage", "aside"))
                 if entry["existed"]:
                     os.rename(target, aside)
                     if index == 0:
@@ -315,7 +393,7 @@ class _Transaction:
             raise pending
 
     def _targets(self) -> str:
-        return ", ".join(str(self.home / entry["target"]) for entry in self.entries)
+        return ", ".join(str(joined(self.home, entry["target"])) for entry in self.entries)
 
     def _roll_back(self, error: BaseException, what: str) -> None:
         """Roll back now; when that fails too, say what the disk holds and

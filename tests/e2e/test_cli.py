@@ -109,6 +109,15 @@ def test_missing_schema_file(tmp_path):
     assert result.output.strip() == f"acpgen: error: {tmp_path / 'none.json'}: no such file"
 
 
+def test_a_failed_generate_leaves_no_output_directory_behind(tmp_path):
+    """The run takes the output directory's lock before it reads the
+    schema; when it fails, the directory it created for that goes too."""
+    out = tmp_path / "new" / "out"
+    result = _run("generate", "--schema", str(tmp_path / "none.json"), "--package", "x", "--out", str(out))
+    assert result.exit_code == 2 and "no such file" in result.output
+    assert not (tmp_path / "new").exists()
+
+
 def _project(tmp_path: Path, small: Path) -> Path:
     project = tmp_path / "project"
     (project / "schema").mkdir(parents=True)

@@ -118,7 +118,6 @@ def test_the_next_generate_recovers_by_itself(project, tmp_path):
 
 def test_schema_update_killed_at_the_swap_keeps_schema_and_packages_together(project, tmp_path):
     out = project / "gen"
-    before = tree(project)
     new = tmp_path / "greeting.json"
     new.write_text(json.dumps(NEW))
     args = ("schema", "update", "--from", str(new), "--as", "greeting.json")
@@ -126,13 +125,86 @@ def test_schema_update_killed_at_the_swap_keeps_schema_and_packages_together(pro
     process = paused(project, "swap", tmp_path / "flag", *args)
     assert b"loud" in (project / "schema/greeting.json").read_bytes()
     kill(process)
-    recover(out)
-    assert tree(project) == before
-    assert leftovers(project) == [] and leftovers(out) in ([], [".acpgen.lock"])
-    run(project, *args)
+    # The same command again: it rolls the killed run back before it
+    # compares schema/ with the release, then does the whole update.
+    result = run(project, *args)
+    assert "already up to date" not in result.stdout
     assert b"loud" in (project / "schema/greeting.json").read_bytes()
     assert all(b"loud" in (out / name / "models.py").read_bytes() for name in PACKAGES)
     assert leftovers(project) == [] and leftovers(out) == []
+    assert run(project, "check").returncode == 0
+
+
+def test_generate_after_a_killed_schema_update_builds_from_the_schema_it_restores(project, tmp_path):
+    out = project / "gen"
+    before = tree(project)
+    new = tmp_path / "greeting.json"
+    new.write_text(json.dumps(NEW))
+    kill(paused(project, "swap", tmp_path / "flag", "schema", "update", "--from", str(new), "--as", "greeting.json"))
+    assert b"loud" in (project / "schema/greeting.json").read_bytes()  # as the killed run left it
+    run(project, "generate")
+    assert tree(project) == before  # the old schema/ and the packages built from it
+    assert leftovers(project) == [] and leftovers(out) == []
+    assert run(project, "check").returncode == 0
+
+
+def test_schema_update_killed_with_schema_set_aside(project, tmp_path):
+    """Killed once schema/ is set aside and before the new one is in place:
+    check names the interrupted run (not a missing schema file) and changes
+    nothing; generate puts schema/ back and builds from it."""
+    out = project / "gen"
+    before = tree(project)
+    new = tmp_path / "greeting.json"
+    new.write_text(json.dumps(NEW))
+    kill(paused(project, "aside", tmp_path / "flag", "schema", "update", "--from", str(new), "--as", "greeting.json"))
+    assert not (project / "schema").exists()
+    left = leftovers(project)
+    check = subprocess.run([ACPGEN, "check"], cwd=project, capture_output=True, text=True)
+    assert check.returncode == 1, check.stderr
+    assert "interrupted" in check.stdout and "no such file" not in check.stdout + check.stderr
+    assert f"{project / 'schema'} is missing" in check.stdout
+    assert leftovers(project) == left and not (project / "schema").exists()  # check wrote nothing
+    run(project, "generate")
+    assert tree(project) == before
+    assert leftovers(project) == [] and leftovers(out) == []
+    assert run(project, "check").returncode == 0
+
+
+def test_a_run_waiting_for_the_lock_reads_schema_only_once_it_holds_it(project, tmp_path):
+    """A generate started while a schema update is mid-swap waits before it
+    reads schema/; the update is killed and rolled back, and the packages
+    are built from the schema/ that is back."""
+    out = project / "gen"
+    before = tree(project)
+    new = tmp_path / "greeting.json"
+    new.write_text(json.dumps(NEW))
+    first = paused(project, "swap", tmp_path / "flag", "schema", "update", "--from", str(new), "--as", "greeting.json")
+    second = subprocess.Popen([ACPGEN, "generate"], cwd=project, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while not _says_waiting(second):
+        assert second.poll() is None, second.communicate()
+        assert time.monotonic() < deadline
+        time.sleep(0.1)
+    kill(first)
+    assert second.wait(120) == 0, second.communicate()
+    assert tree(project) == before
+    assert leftovers(project) == [] and leftovers(out) == []
+    assert run(project, "check").returncode == 0
+
+
+def test_messages_name_the_directories_without_dot_dot(project, tmp_path):
+    """The journal records schema/ relative to the output directory
+    (``../schema``); what acpgen prints names it plainly."""
+    new = tmp_path / "greeting.json"
+    new.write_text(json.dumps(NEW))
+    kill(paused(project, "swap", tmp_path / "flag", "schema", "update", "--from", str(new), "--as", "greeting.json"))
+    check = subprocess.run([ACPGEN, "check"], cwd=project, capture_output=True, text=True)
+    assert f"{project / 'schema'} holds the new version" in check.stdout
+    (project / "schema/greeting.json").write_text(json.dumps(OLD))  # edited by hand: no rollback
+    result = subprocess.run([ACPGEN, "generate"], cwd=project, capture_output=True, text=True)
+    assert result.returncode == 2
+    assert f"{project / 'schema'} changed since it was written" in result.stderr
+    assert "/../" not in check.stdout + result.stderr
 
 
 def test_a_second_run_waits_for_the_first(project, tmp_path):
@@ -144,7 +216,7 @@ def test_a_second_run_waits_for_the_first(project, tmp_path):
     second = subprocess.Popen([ACPGEN, "generate"], cwd=project, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 120
     while True:
-        # The second run builds, then waits for the lock, saying so.
+        # The second run waits for the lock, saying so.
         assert second.poll() is None, second.communicate()
         assert time.monotonic() < deadline
         time.sleep(0.1)
@@ -207,3 +279,15 @@ def test_a_package_restored_by_hand_after_a_killed_run_is_reconciled(project, tm
     assert b"loud" in (aside / "models.py").read_bytes()  # the version the killed run set aside
     assert leftovers(out) == [aside.name]
     assert run(project, "check").returncode == 0
+
+
+def test_a_dry_run_after_a_killed_update_says_so_and_writes_nothing(project, tmp_path):
+    new = tmp_path / "greeting.json"
+    new.write_text(json.dumps(NEW))
+    args = ("schema", "update", "--from", str(new), "--as", "greeting.json")
+    kill(paused(project, "swap", tmp_path / "flag", *args))
+    before = tree(project)
+    result = subprocess.run([ACPGEN, *args, "--dry-run"], cwd=project, capture_output=True, text=True)
+    assert result.returncode == 2
+    assert "interrupted acpgen run did not finish" in result.stderr and "already up to date" not in result.stdout
+    assert tree(project) == before and (project / "gen" / JOURNAL_FILE).exists()

@@ -92,3 +92,28 @@ def test_a_managed_directory_that_is_a_symlink_is_not_written_through(tmp_path, 
     assert str(schema / "v1") in result.stderr and "symbolic link" in result.stderr
     assert {p.name: p.read_bytes() for p in elsewhere.iterdir()} == before
     assert (schema / "v1").is_symlink()
+
+
+def test_a_schema_directory_that_is_a_symlink_is_refused(tmp_path, project):
+    schema = project / "schema"
+    elsewhere = tmp_path / "elsewhere-schema"
+    shutil.move(str(schema), elsewhere)
+    schema.symlink_to(elsewhere, target_is_directory=True)
+    before = tree(elsewhere)
+    release = tarball(tmp_path, FIXTURE, "2.0.0")
+    result = acpgen("schema", "update", "--from", str(release), "--config", config(project), "--no-generate")
+    assert result.exit_code == 2, result.output
+    assert str(schema) in result.stderr and "symbolic link" in result.stderr
+    assert schema.is_symlink() and tree(elsewhere) == before
+    assert not [p for p in project.iterdir() if p.name.startswith(".acpgen-")]
+
+
+def test_a_schema_that_is_not_a_directory_is_refused(tmp_path, project):
+    schema = project / "schema"
+    shutil.rmtree(schema)
+    schema.write_text("not a directory\n")
+    release = tarball(tmp_path, FIXTURE, "2.0.0")
+    result = acpgen("schema", "update", "--from", str(release), "--config", config(project), "--no-generate")
+    assert result.exit_code == 2, result.output
+    assert str(schema) in result.stderr and "not a directory" in result.stderr
+    assert schema.read_text() == "not a directory\n"

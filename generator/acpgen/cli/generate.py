@@ -3,6 +3,7 @@ or say whether they are current."""
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from pathlib import Path
@@ -12,8 +13,8 @@ import click
 from ..config import load_config
 from ..errors import AcpgenError
 from ..pipeline import build_all, build_package, check_package_name, stale_files
-from ..recovery import find_leftovers
-from ..write import JOURNAL_FILE, waiting_notice, write_packages
+from ..recovery import describe_state, find_leftovers
+from ..write import JOURNAL_FILE, package_tree, prepared, waiting_notice
 from .common import fail as _fail
 from .common import overwrite_options
 from .common import warn as _warn
@@ -58,38 +59,50 @@ def generate(
     """
     started = time.perf_counter()
     warnings: list[str] = []
+    out_dir = Path(out or ".")
     try:
         if schema is not None:
             if not package or not out:
                 raise AcpgenError("--schema needs --package and --out")
             check_package_name(package)
-            built = {package: build_package(schema, package, templates, rules=rules, warnings=warnings)}
-            out_dir = Path(out)
+            names: list[str] = [package]
         else:
             if package or out or rules:
                 raise AcpgenError("--package, --out and --rules go with --schema")
             cfg = load_config(Path(config) if config else None)
-            built = build_all(cfg.targets, cfg.root, templates, warnings=warnings)
             out_dir = cfg.out_dir
-        write_packages(
+            names = [target.package for target in cfg.targets]
+        # Build under the lock, once an interrupted run is recovered: the
+        # schemas read are the ones in place, and no other run swaps them.
+        targets = [(out_dir / name, True) for name in names]
+        with prepared(
             out_dir,
-            built,
+            targets,
             overwrite_foreign=overwrite_foreign,
             overwrite_edited=overwrite_edited,
             on_wait=waiting_notice,
             warnings=warnings,
-        )
+        ) as writer:
+            if schema is not None:
+                built = {names[0]: build_package(schema, names[0], templates, rules=rules, warnings=warnings)}
+            else:
+                built = build_all(cfg.targets, cfg.root, templates, warnings=warnings)
+            writer.replace(
+                [package_tree(out_dir, name, files) for name, files in built.items()],
+                overwrite_foreign=overwrite_foreign,
+                overwrite_edited=overwrite_edited,
+            )
     except AcpgenError as error:
         _warn(warnings)
         _fail(error)
     except OSError as error:
         _warn(warnings)
-        _fail(AcpgenError(f"cannot write: {error.strerror}", file=error.filename or str(out_dir)))
+        _fail(AcpgenError(f"cannot write: {error.strerror}", file=error.filename or os.path.normpath(out_dir)))
     _warn(warnings)
     elapsed = time.perf_counter() - started
     for name, files in built.items():
         lines = sum(text.count("\n") for text in files.values())
-        click.echo(f"wrote {out_dir / name} ({len(files)} files, {lines} lines)")
+        click.echo(f"wrote {os.path.normpath(out_dir / name)} ({len(files)} files, {lines} lines)")
     click.echo(f"generated {len(built)} package(s) in {elapsed:.1f}s")
 
 
@@ -107,30 +120,36 @@ def check(templates: str | None, config: str | None) -> None:
     """
     try:
         cfg = load_config(Path(config) if config else None)
+    except AcpgenError as error:
+        _fail(error)
+    shown_out = Path(os.path.normpath(cfg.out))
+    if (cfg.out_dir / JOURNAL_FILE).exists():
+        # Before reading anything: the schemas and packages may be halfway
+        # through a swap (schema/ even missing), and only a writing run
+        # recovers them.
+        click.echo(
+            f"interrupted: {shown_out / JOURNAL_FILE} records a run that did not finish: {describe_state(cfg.out_dir)}; "
+            "`acpgen generate` (or `acpgen schema update`) first rolls it back or completes it, then writes the packages"
+        )
+        sys.exit(1)
+    try:
         built = build_all(cfg.targets, cfg.root, templates)
     except AcpgenError as error:
         _fail(error)
     stale = stale_files(built, cfg.out_dir)
     _warn(
         [
-            f"{Path(cfg.out) / leftover.path.name} was left by an interrupted acpgen run "
-            f"({'a copy of' if leftover.kind == 'old' else 'a staged new'} {Path(cfg.out) / name}); "
+            f"{shown_out / leftover.path.name} was left by an interrupted acpgen run "
+            f"({'a copy of' if leftover.kind == 'old' else 'a staged new'} {shown_out / name}); "
             "`acpgen generate` deletes it when it repeats what is in place, and otherwise says what to do"
             for name in sorted(built)
             for leftover in find_leftovers(cfg.out_dir / name, True)
         ]
     )
-    if (cfg.out_dir / JOURNAL_FILE).exists():
-        click.echo(
-            f"interrupted: {Path(cfg.out) / JOURNAL_FILE} records a run that did not finish; "
-            "`acpgen generate` rolls it back and writes the packages"
-        )
-        if not stale:
-            sys.exit(1)
     if stale:
         packages = sorted({name.split("/", 1)[0] for name in stale})
         for name in stale:
-            click.echo(f"stale: {Path(cfg.out) / name}")
+            click.echo(f"stale: {shown_out / name}")
         click.echo(f"{len(packages)} package(s) out of date: {', '.join(packages)}; run `acpgen generate`")
         sys.exit(1)
     click.echo(f"{len(built)} package(s) up to date")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 import tempfile
 import time
@@ -13,7 +14,9 @@ from ..config import load_config
 from ..diff import RENDERERS, SchemaDiff, diff_files, headline, render_markdown
 from ..errors import AcpgenError
 from ..update import Plan, apply, known_names, npm_pack, plan, read_source
-from ..write import waiting_notice
+from ..recovery import describe_state
+from ..update.release import SCHEMA_DIR
+from ..write import JOURNAL_FILE, prepared, waiting_notice
 from .common import fail as _fail
 from .common import warn as _warn
 from .common import overwrite_options
@@ -108,28 +111,42 @@ def update_command(
                 click.echo(f"npm pack @agentclientprotocol/sdk@{npm_version}")
                 source = npm_pack(npm_version, Path(scratch))
             assert source is not None  # exactly one of --from and --npm, checked above
-            release = read_source(source, as_name=as_name, known=known_names(cfg))
-            the_plan = plan(cfg, release)
-        _print_plan(the_plan)
-        if report:
-            _write_report(Path(report), the_plan)
-        if dry_run:
-            click.echo("dry run: nothing written")
-            return
-        changed = the_plan.changed
-        if not changed:
-            click.echo("schema/ is already up to date")
-            if no_generate:
+            if dry_run:
+                _refuse_interrupted(cfg.out_dir)
+                the_plan = plan(cfg, read_source(source, as_name=as_name, known=known_names(cfg)))
+                _show(the_plan, report)
+                click.echo("dry run: nothing written")
                 return
-        built = apply(
-            the_plan,
-            generate=not no_generate,
-            templates=templates,
-            warnings=warnings,
-            overwrite_foreign=overwrite_foreign,
-            overwrite_edited=overwrite_edited,
-            on_wait=waiting_notice,
-        )
+            # Read schema/ under the lock, once an interrupted run is
+            # recovered, and hold the lock until everything is written: what
+            # is compared and generated is what is in place, and no other
+            # run changes it meanwhile.
+            targets = [(cfg.root / SCHEMA_DIR, False)] + [(cfg.out_dir / t.package, True) for t in cfg.targets]
+            with prepared(
+                cfg.out_dir,
+                targets,
+                overwrite_foreign=overwrite_foreign,
+                overwrite_edited=overwrite_edited,
+                on_wait=waiting_notice,
+                warnings=warnings,
+            ) as writer:
+                the_plan = plan(cfg, read_source(source, as_name=as_name, known=known_names(cfg)))
+                _show(the_plan, report)
+                changed = the_plan.changed
+                if not changed:
+                    click.echo("schema/ is already up to date")
+                    if no_generate:
+                        _warn(warnings)
+                        return
+                built = apply(
+                    the_plan,
+                    generate=not no_generate,
+                    templates=templates,
+                    warnings=warnings,
+                    overwrite_foreign=overwrite_foreign,
+                    overwrite_edited=overwrite_edited,
+                    writer=writer,
+                )
     except AcpgenError as error:
         _warn(warnings)
         _fail(error)
@@ -144,8 +161,26 @@ def update_command(
         return
     for name, files in built.items():
         lines = sum(text.count("\n") for text in files.values())
-        click.echo(f"wrote {Path(cfg.out) / name} ({len(files)} files, {lines} lines)")
+        click.echo(f"wrote {Path(os.path.normpath(cfg.out)) / name} ({len(files)} files, {lines} lines)")
     click.echo(f"generated {len(built)} package(s) in {time.perf_counter() - started:.1f}s")
+
+
+def _refuse_interrupted(out_dir: Path) -> None:
+    """A dry run writes nothing, so it cannot recover an interrupted run,
+    and schema/ may be halfway through its swap."""
+    if (out_dir / JOURNAL_FILE).exists():
+        raise AcpgenError(
+            f"an interrupted acpgen run did not finish ({describe_state(out_dir)}), so schema/ may hold neither "
+            "what it held before that run nor what the run wrote; a dry run writes nothing, so it does not recover: "
+            "`acpgen generate` (or this command without --dry-run) first rolls the run back or completes it",
+            file=os.path.normpath(out_dir / JOURNAL_FILE),
+        )
+
+
+def _show(the_plan: Plan, report: str | None) -> None:
+    _print_plan(the_plan)
+    if report:
+        _write_report(Path(report), the_plan)
 
 
 def _print_plan(the_plan: Plan) -> None:

@@ -11,7 +11,7 @@ from pathlib import Path, PurePosixPath
 
 from ..errors import AcpgenError
 from ..pipeline import build_all
-from ..write import Tree, package_tree, replace_trees
+from ..write import Tree, Writer, package_tree, replace_trees
 from .planning import Plan, _under_schema
 from .release import SCHEMA_DIR, SOURCE_FILE
 
@@ -25,12 +25,15 @@ def apply(
     overwrite_foreign: bool = False,
     overwrite_edited: bool = False,
     on_wait: Callable[[Path], None] | None = None,
+    writer: Writer | None = None,
 ) -> dict[str, dict[str, str]]:
     """Write the new ``schema/`` and, with ``generate``, the packages; returns
     the packages written, and adds the generator's warnings (and those about
     leftovers of interrupted runs) to ``warnings``.
     ``schema/`` and the packages are replaced as one transaction of
-    :mod:`acpgen.write`, journaled in the output directory."""
+    :mod:`acpgen.write`, journaled in the output directory: by ``writer``
+    when the plan was made under its lock (:func:`acpgen.write.prepared`,
+    as ``acpgen schema update`` does), otherwise under a lock taken here."""
     config = plan_.config
     root = config.root
     built: dict[str, dict[str, str]] = {}
@@ -54,14 +57,17 @@ def apply(
         trees.append(Tree(schema_dir, plan_.writes, guarded=False, keep=schema_dir, drop=frozenset(plan_.removed)))
     trees += [package_tree(config.out_dir, name, files) for name, files in built.items()]
     # schema/ and every package, all or nothing.
-    replace_trees(
-        config.out_dir,
-        trees,
-        overwrite_foreign=overwrite_foreign,
-        overwrite_edited=overwrite_edited,
-        on_wait=on_wait,
-        warnings=warnings,
-    )
+    if writer is not None:
+        writer.replace(trees, overwrite_foreign=overwrite_foreign, overwrite_edited=overwrite_edited)
+    else:
+        replace_trees(
+            config.out_dir,
+            trees,
+            overwrite_foreign=overwrite_foreign,
+            overwrite_edited=overwrite_edited,
+            on_wait=on_wait,
+            warnings=warnings,
+        )
     return built
 
 

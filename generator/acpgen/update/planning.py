@@ -92,6 +92,7 @@ def plan(config: Config, release: Release) -> Plan:
     """Check the release and work out the new ``schema/`` and the diffs.
     Reads only."""
     schema_dir = config.root / SCHEMA_DIR
+    _check_schema_dir(schema_dir)
     current = read_tree(schema_dir)
     record = _source_record(schema_dir)
     old_version = record.get("version", "") if isinstance(record.get("version"), str) else ""
@@ -173,6 +174,25 @@ def plan(config: Config, release: Release) -> Plan:
         removed=removed,
         writes=writes,
     )
+
+
+def _check_schema_dir(schema_dir: Path) -> None:
+    """Refuse a ``schema/`` that is a symbolic link or not a directory: the
+    update replaces the directory as a whole, so it would put a plain
+    directory in the link's place and leave what it points to stale."""
+    shown = os.path.normpath(schema_dir)
+    if schema_dir.is_symlink():
+        raise AcpgenError(
+            f"{shown} is a symbolic link (to {os.readlink(schema_dir)}), and acpgen replaces {SCHEMA_DIR}/ as a whole: "
+            "it would put a plain directory in the link's place and leave the directory it points to stale; make "
+            f"{SCHEMA_DIR}/ a plain directory (move the directory it points to in its place), then run again",
+            file=shown,
+        )
+    if os.path.lexists(schema_dir) and not schema_dir.is_dir():
+        raise AcpgenError(
+            f"{shown} is not a directory, and the update writes the schemas in it; move it out, then run again",
+            file=shown,
+        )
 
 
 def _plain_file(schema_dir: Path, name: str) -> bool:
