@@ -16,11 +16,11 @@ from pathlib import Path
 
 from .errors import AcpgenError
 from .jsontypes import JsonObject
+from .trees import EMPTY_DIR, FILE, SYMLINK, walk
 
 JOURNAL_FILE = ".acpgen-journal.json"
 NEW_PREFIX = ".acpgen-new-"
 OLD_PREFIX = ".acpgen-old-"
-IGNORED_DIRS = ("__pycache__",)
 
 
 @dataclass(frozen=True)
@@ -102,28 +102,15 @@ def directory_digest(directory: Path) -> str:
     For a tree of regular files it is the digest earlier acpgen versions
     journaled."""
     records: dict[str, bytes] = {}
-    for current, dirs, files in os.walk(directory, followlinks=False):
-        base = Path(current)
-        kept = []
-        for name in dirs:
-            path = base / name
-            if path.is_symlink():
-                files.append(name)
-            elif name not in IGNORED_DIRS:
-                kept.append(name)
-        dirs[:] = kept
-        relative_dir = base.relative_to(directory).as_posix()
-        if not kept and not files and base != directory:
-            records[relative_dir] = b"\0directory"
-        for name in files:
-            path = base / name
-            relative = path.relative_to(directory).as_posix()
-            if path.is_symlink():
-                records[relative] = b"\0symlink\0" + os.fsencode(os.readlink(path))
-            elif path.is_file():
-                records[relative] = hashlib.sha256(path.read_bytes()).digest()
-            else:
-                records[relative] = b"\0special"
+    for relative, path, kind in walk(directory):
+        if kind == FILE:
+            records[relative] = hashlib.sha256(path.read_bytes()).digest()
+        elif kind == SYMLINK:
+            records[relative] = b"\0symlink\0" + os.fsencode(os.readlink(path))
+        elif kind == EMPTY_DIR:
+            records[relative] = b"\0directory"
+        else:
+            records[relative] = b"\0special"
     digest = hashlib.sha256()
     for relative, record in sorted(records.items()):
         digest.update(relative.encode("utf-8") + b"\0" + record)

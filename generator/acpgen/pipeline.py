@@ -25,7 +25,8 @@ from .naming import name_package
 from .render import render_package
 from .session import apply_session_rules
 from .upserts import apply_rules
-from .write import package_tree, read_tree
+from .trees import read_tree
+from .write import package_tree
 
 
 def build_ir(schema: Schema, package_name: str, rules: str | None = None, *, methods: bool = True) -> Package:

@@ -244,7 +244,7 @@ def _restore(target: Path, guarded: bool, candidates: list[Leftover]) -> Path | 
         if owner.status != manifest.GENERATED:
             raise AcpgenError(
                 f"{target} is missing, and {candidate.path} may hold it, set aside by an interrupted acpgen run, "
-                f"but its files are not what acpgen wrote ({owner.describe()}); if it is your package, rename it back "
+                f"but its files are not what acpgen wrote ({owner.changed_summary()}); if it is your package, rename it back "
                 f"to {target.name}, otherwise move it away, then run again",
                 file=str(target),
             )

@@ -3,7 +3,7 @@ never over a directory acpgen did not make.
 
 A run replaces a set of directories (the packages, and for ``acpgen schema
 update`` also ``schema/``) as one transaction, under a lock on the output
-directory (``.acpgen.lock``, ``fcntl.flock``): a second run on the same
+directory (``.acpgen.lock``, ``fcntl.flock``, :mod:`acpgen.lock`): a second run on the same
 directory waits for the first to finish, then does its own work. A run
 takes the lock and recovers an interrupted run (below) before it reads its
 inputs, and builds while it holds the lock (:func:`prepared`): what it
@@ -40,7 +40,7 @@ back, kept with a warning, or deleted after the commit, as
 
 A tree may keep what acpgen does not manage in the directory it replaces
 (``Tree.keep``, used for ``schema/``): those entries are copied into the
-staged tree as they are (modes, symbolic links, empty directories), and only
+staged tree (:mod:`acpgen.staging`) as they are (modes, symbolic links, empty directories), and only
 the files the tree names are written.
 
 ``ACPGEN_TEST_PAUSE=<phase>`` (``staged``, ``aside`` (the first target set
@@ -51,11 +51,8 @@ and wait until it is deleted: the tests use it to kill a run mid-swap.
 
 from __future__ import annotations
 
-import fcntl
 import os
 import secrets
-import shutil
-import sys
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -66,28 +63,20 @@ from . import manifest
 from .errors import AcpgenError
 from .journal import JOURNAL_FILE, NEW_PREFIX, OLD_PREFIX, directory_digest, fsync_dir, joined, recorded_phase
 from .journal import write_journal as _write_journal
+from .lock import locked
 from .recovery import describe_state, recover, remove_leftovers, settle_leftovers
+from .staging import stage_tree
 
 __all__ = [
-    "JOURNAL_FILE",
-    "LOCK_FILE",
-    "NEW_PREFIX",
-    "OLD_PREFIX",
     "Tree",
     "check_targets",
-    "locked",
     "package_tree",
     "prepared",
-    "read_tree",
-    "recover",
     "replace_trees",
-    "stage_tree",
-    "waiting_notice",
     "write_packages",
     "Writer",
 ]
 
-LOCK_FILE = ".acpgen.lock"
 PAUSE_TIMEOUT = 300.0
 
 
@@ -104,17 +93,6 @@ class Tree:
     new tree holds as they are: usually ``target`` itself."""
     drop: frozenset[str] = frozenset()
     """Files of ``keep`` the new tree leaves out."""
-
-
-def read_tree(directory: Path) -> dict[str, bytes]:
-    """``{relative path: bytes}`` of the files under ``directory``."""
-    if not directory.is_dir():
-        return {}
-    out = {}
-    for path in sorted(directory.rglob("*")):
-        if path.is_file() and "__pycache__" not in path.parts:
-            out[path.relative_to(directory).as_posix()] = path.read_bytes()
-    return out
 
 
 def package_tree(out_dir: Path, name: str, files: dict[str, str]) -> Tree:
@@ -243,60 +221,16 @@ def check_targets(trees: list[Tree], *, overwrite_foreign: bool, overwrite_edite
         owner = manifest.ownership(tree.target)
         if owner.status == manifest.FOREIGN and not overwrite_foreign:
             raise AcpgenError(
-                f"refusing to replace a directory acpgen did not generate ({owner.describe()}); "
+                f"refusing to replace a directory acpgen did not generate ({owner.changed_summary()}); "
                 "choose another --out or --package, or pass --overwrite-foreign to delete it and write the package",
                 file=os.path.normpath(tree.target),
             )
         if owner.status == manifest.EDITED and not (overwrite_edited or overwrite_foreign):
             raise AcpgenError(
                 f"refusing to replace a generated package whose files changed since acpgen wrote them "
-                f"({owner.describe()}); pass --overwrite-edited to replace it and lose those changes",
+                f"({owner.changed_summary()}); pass --overwrite-edited to replace it and lose those changes",
                 file=os.path.normpath(tree.target),
             )
-
-
-# ---------------------------------------------------------------- the lock
-
-
-@contextmanager
-def locked(home: Path, on_wait: Callable[[Path], None] | None = None) -> Iterator[None]:
-    """Hold the exclusive lock of ``home``; wait for another holder to finish
-    (calling ``on_wait`` first). The lock file is removed on release."""
-    path = home / LOCK_FILE
-    while True:
-        home.mkdir(parents=True, exist_ok=True)
-        try:
-            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
-        except FileNotFoundError:
-            continue  # a run that failed removed the directory it had created
-        try:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                if on_wait is not None:
-                    on_wait(home)
-                fcntl.flock(fd, fcntl.LOCK_EX)
-            # The holder before us may have removed the file: lock the one
-            # that is there now.
-            held = os.fstat(fd)
-            try:
-                now = os.stat(path)
-            except FileNotFoundError:
-                now = None
-        except BaseException:
-            os.close(fd)
-            raise
-        if now is not None and (now.st_dev, now.st_ino) == (held.st_dev, held.st_ino):
-            break
-        os.close(fd)
-    try:
-        yield
-    finally:
-        try:
-            os.unlink(path)
-        except FileNotFoundError:
-            pass
-        os.close(fd)
 
 
 # ---------------------------------------------------------------- the transaction
@@ -408,95 +342,3 @@ class _Transaction:
                 "(`acpgen check` reports the interrupted run meanwhile)",
                 file=str(self.home / JOURNAL_FILE),
             ) from failure
-
-
-# ---------------------------------------------------------------- staging
-
-
-def stage_tree(stage: Path, files: dict[str, bytes], *, keep: Path | None = None, drop: frozenset[str] = frozenset()) -> Path:
-    """Create ``stage`` holding ``files``, fsynced: with ``keep``, on a copy
-    of its other entries; what acpgen creates gets the permissions an
-    ordinary directory or file of the user would have, a file it rewrites
-    keeps its mode."""
-    stage.parent.mkdir(parents=True, exist_ok=True)
-    created: list[Path] = []
-    directories: list[tuple[Path, Path]] = []
-    if keep is not None and keep.is_dir() and not keep.is_symlink():
-        _carry_over(keep, stage, set(files) | set(drop), "", directories)
-    else:
-        stage.mkdir()
-        created.append(stage)
-    for relative, data in files.items():
-        target = stage / relative
-        _make_parents(stage, relative, created, keep)
-        previous = None if keep is None else keep / relative
-        fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o666)
-        with open(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        if previous is not None and previous.is_file() and not previous.is_symlink():
-            os.chmod(target, previous.stat().st_mode & 0o7777)
-        else:
-            created.append(target)
-    _ordinary_permissions(created)
-    for copy, source in reversed(directories):
-        shutil.copystat(source, copy, follow_symlinks=False)  # last: it may make the directory read-only
-    return stage
-
-
-def _make_parents(stage: Path, relative: str, created: list[Path], keep: Path | None) -> None:
-    """Create the directories a file goes in, refusing to write through a
-    symbolic link or over a file that was carried over."""
-    current = stage
-    for part in Path(relative).parts[:-1]:
-        current = current / part
-        if current.is_symlink() or (os.path.lexists(current) and not current.is_dir()):
-            shown = keep / current.relative_to(stage) if keep is not None else current
-            raise AcpgenError(
-                f"{shown} is a symbolic link or not a directory, and acpgen would write {relative} under it; "
-                "make it a plain directory, or move it out, then run again",
-                file=str(shown),
-            )
-        if not current.exists():
-            current.mkdir()
-            created.append(current)
-
-
-def _carry_over(source: Path, copy: Path, skip: set[str], relative: str, directories: list[tuple[Path, Path]]) -> None:
-    """Copy ``source`` to ``copy`` as it is (modes, times, symbolic links as
-    links, empty directories), leaving out the paths in ``skip``."""
-    copy.mkdir()
-    directories.append((copy, source))
-    for entry in sorted(os.scandir(source), key=lambda e: e.name):
-        path = f"{relative}{entry.name}"
-        if path in skip:
-            continue
-        origin, target = Path(entry.path), copy / entry.name
-        if entry.is_symlink():
-            os.symlink(os.readlink(origin), target)
-        elif entry.is_dir(follow_symlinks=False):
-            _carry_over(origin, target, skip, f"{path}/", directories)
-        elif entry.is_file(follow_symlinks=False):
-            shutil.copy2(origin, target, follow_symlinks=False)
-            with open(target, "rb") as handle:
-                os.fsync(handle.fileno())
-        else:
-            raise AcpgenError(
-                "neither a file, a directory nor a symbolic link, which acpgen cannot copy into the new version "
-                "of the directory it replaces; move it out, then run again",
-                file=str(origin),
-            )
-
-
-def _ordinary_permissions(paths: list[Path]) -> None:
-    """Give what acpgen created the process umask's modes."""
-    umask = os.umask(0)
-    os.umask(umask)
-    for path in paths:
-        os.chmod(path, (0o777 if path.is_dir() else 0o666) & ~umask)
-
-
-def waiting_notice(home: Path) -> None:
-    """The default ``on_wait``: say why nothing happens."""
-    print(f"acpgen: waiting for another acpgen run writing {home} to finish", file=sys.stderr, flush=True)

@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from acpgen.write import JOURNAL_FILE, recover
+from acpgen.journal import JOURNAL_FILE
+from acpgen.recovery import recover
 
 from ..conftest import schema_with
 

@@ -10,9 +10,13 @@ import time
 
 import pytest
 
-from acpgen import manifest, write
+from acpgen import manifest, staging, write
 from acpgen.errors import AcpgenError
-from acpgen.write import JOURNAL_FILE, LOCK_FILE, read_tree, recover, write_packages
+from acpgen.journal import JOURNAL_FILE, NEW_PREFIX
+from acpgen.lock import LOCK_FILE, locked
+from acpgen.recovery import recover
+from acpgen.trees import read_tree
+from acpgen.write import write_packages
 
 
 def _files(tree: dict[str, bytes]) -> dict[str, bytes]:
@@ -125,7 +129,7 @@ def test_a_failure_while_swapping_puts_everything_back(tmp_path, monkeypatch):
 
     def flaky(src, dst):
         # Fail when the second staged package is moved onto its target.
-        if str(dst).endswith("/b") and write.NEW_PREFIX + "b-" in str(src):
+        if str(dst).endswith("/b") and NEW_PREFIX + "b-" in str(src):
             raise KeyboardInterrupt
         return real_rename(src, dst)
 
@@ -144,7 +148,7 @@ def test_a_failure_while_staging_writes_nothing(tmp_path, monkeypatch):
     def broken(*args, **kwargs):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(write, "_ordinary_permissions", broken)
+    monkeypatch.setattr(staging, "_ordinary_permissions", broken)
     with pytest.raises(OSError):
         write_packages(tmp_path, {"a": {"x.py": "new"}})
     assert _files(read_tree(tmp_path / "a")) == {"x.py": b"old"}
@@ -181,12 +185,12 @@ def test_the_lock_makes_a_second_writer_wait(tmp_path):
     held = []
 
     def second():
-        lock = write.locked(tmp_path, on_wait=lambda home: events.append("waiting"))
+        lock = locked(tmp_path, on_wait=lambda home: events.append("waiting"))
         lock.__enter__()
         held.append(lock)
         events.append("locked")
 
-    with write.locked(tmp_path):
+    with locked(tmp_path):
         waiter = threading.Thread(target=second)
         waiter.start()
         deadline = time.monotonic() + 10

@@ -19,7 +19,11 @@ import pytest
 
 from acpgen import manifest, write
 from acpgen.errors import AcpgenError
-from acpgen.write import JOURNAL_FILE, NEW_PREFIX, OLD_PREFIX, read_tree, recover, write_packages
+from acpgen.journal import JOURNAL_FILE, NEW_PREFIX, OLD_PREFIX
+from acpgen.lock import LOCK_FILE
+from acpgen.recovery import recover
+from acpgen.trees import read_tree
+from acpgen.write import write_packages
 
 OLD = {"a": {"x.py": "old a"}, "b": {"x.py": "old b"}}
 NEW = {"a": {"x.py": "new a"}, "b": {"x.py": "new b"}}
@@ -31,7 +35,7 @@ def _files(directory: Path) -> dict[str, bytes]:
 
 def _dot_entries(directory: Path) -> list[str]:
     """What is left beside the packages (the lock file of a killed run aside)."""
-    return sorted(p.name for p in directory.iterdir() if p.name.startswith(".") and p.name != write.LOCK_FILE)
+    return sorted(p.name for p in directory.iterdir() if p.name.startswith(".") and p.name != LOCK_FILE)
 
 
 def _failing_staging(*args, **kwargs):

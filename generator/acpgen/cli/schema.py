@@ -16,7 +16,9 @@ from ..errors import AcpgenError
 from ..update import Plan, apply, known_names, npm_pack, plan, read_source
 from ..recovery import describe_state
 from ..update.release import SCHEMA_DIR
-from ..write import JOURNAL_FILE, prepared, waiting_notice
+from ..journal import JOURNAL_FILE
+from ..lock import waiting_notice
+from ..write import prepared
 from .common import fail as _fail
 from .common import warn as _warn
 from .common import overwrite_options

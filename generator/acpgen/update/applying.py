@@ -12,7 +12,7 @@ from pathlib import Path, PurePosixPath
 from ..errors import AcpgenError
 from ..pipeline import build_all
 from ..write import Tree, Writer, package_tree, replace_trees
-from .planning import Plan, _under_schema
+from .planning import Plan, under_schema
 from .release import SCHEMA_DIR, SOURCE_FILE
 
 
@@ -47,7 +47,7 @@ def apply(
                 staged.parent.mkdir(parents=True, exist_ok=True)
                 staged.write_bytes(data)
             for target in config.targets:
-                if _under_schema(target.schema) is None:
+                if under_schema(target.schema) is None:
                     _copy_outside(root, stage_root, target.schema)
             built = build_all(config.targets, stage_root, templates, warnings=warnings)
     trees = []

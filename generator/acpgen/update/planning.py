@@ -15,7 +15,7 @@ from ..diff import SchemaDiff, diff_schemas, load_cached
 from ..errors import AcpgenError
 from ..jsontypes import JsonObject
 from ..pipeline import build_ir
-from ..write import read_tree
+from ..trees import read_tree
 from .release import LICENSE_FILE, PACKAGE_NAME, SCHEMA_DIR, SOURCE_FILE, Release
 
 
@@ -46,10 +46,6 @@ class Plan:
     else in ``schema/`` is carried over as it is."""
 
     @property
-    def schema_dir(self) -> Path:
-        return self.config.root / SCHEMA_DIR
-
-    @property
     def changed(self) -> bool:
         return bool(self.writes or self.removed)
 
@@ -60,13 +56,15 @@ def known_names(config: Config) -> list[str]:
     names = set(_source_record(config.root / SCHEMA_DIR).get("files", {}))
     names |= set(_source_record(config.root / SCHEMA_DIR).get("local", {}))
     for target in config.targets:
-        relative = _under_schema(target.schema)
+        relative = under_schema(target.schema)
         if relative:
             names.add(relative)
     return sorted(names)
 
 
-def _under_schema(configured: str) -> str | None:
+def under_schema(configured: str) -> str | None:
+    """A target's configured schema path relative to ``schema/``, or None
+    when it is not under ``schema/``."""
     parts = PurePosixPath(configured.replace("\\", "/")).parts
     if len(parts) > 1 and parts[0] == SCHEMA_DIR:
         return PurePosixPath(*parts[1:]).as_posix()
@@ -132,7 +130,7 @@ def plan(config: Config, release: Release) -> Plan:
         _check_writable(schema_dir, name)
     # Every configured target under schema/ must still have its schema.
     for target in config.targets:
-        relative = _under_schema(target.schema)
+        relative = under_schema(target.schema)
         if relative and relative not in contents:
             raise AcpgenError(
                 f"the new schemas have no {relative}, which [tool.acpgen] generates {target.package} from",

@@ -1,0 +1,58 @@
+"""What a directory tree holds: the walk the package marker
+(:mod:`acpgen.manifest`) and the journal's digest (:mod:`acpgen.journal`)
+share, and the files of a tree read at once (:func:`read_tree`)."""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+from typing import Iterator
+
+__all__ = ["EMPTY_DIR", "FILE", "IGNORED_DIRS", "SPECIAL", "SYMLINK", "read_tree", "walk"]
+
+IGNORED_DIRS = ("__pycache__",)
+"""Directories left out of a tree (a symbolic link of that name is kept)."""
+
+FILE = "file"
+SYMLINK = "symlink"
+SPECIAL = "special"
+EMPTY_DIR = "empty directory"
+
+
+def walk(directory: Path) -> Iterator[tuple[str, Path, str]]:
+    """``(relative path, path, kind)`` of every entry under ``directory``,
+    directory by directory in name order, symbolic links not followed and
+    ``__pycache__`` left out: a regular file (``FILE``), a symbolic link to
+    anything, a directory among them (``SYMLINK``), anything else that is
+    not a directory (``SPECIAL``), and a directory below ``directory`` that
+    holds nothing else (``EMPTY_DIR``; one holding only ``__pycache__``
+    counts)."""
+    for current, dirs, files in os.walk(directory, followlinks=False):
+        base = Path(current)
+        kept = []
+        names = list(files)
+        for name in dirs:
+            if (base / name).is_symlink():
+                names.append(name)
+            elif name not in IGNORED_DIRS:
+                kept.append(name)
+        dirs[:] = sorted(kept)
+        if not kept and not names and base != directory:
+            yield base.relative_to(directory).as_posix(), base, EMPTY_DIR
+        for name in sorted(names):
+            path = base / name
+            mode = os.lstat(path).st_mode
+            kind = FILE if stat.S_ISREG(mode) else SYMLINK if stat.S_ISLNK(mode) else SPECIAL
+            yield path.relative_to(directory).as_posix(), path, kind
+
+
+def read_tree(directory: Path) -> dict[str, bytes]:
+    """``{relative path: bytes}`` of the files under ``directory``."""
+    if not directory.is_dir():
+        return {}
+    out = {}
+    for path in sorted(directory.rglob("*")):
+        if path.is_file() and "__pycache__" not in path.parts:
+            out[path.relative_to(directory).as_posix()] = path.read_bytes()
+    return out
