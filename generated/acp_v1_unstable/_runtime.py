@@ -479,11 +479,13 @@ class NotPlainJson(Exception):
 
 
 def salvage(value: Any) -> None:
-    """Called where lenient decoding drops ``value`` (a default-on-error
-    field, a skipped item, a tag read as absent): raise :class:`NotPlainJson`
-    when it was refused only for holding an ``OrderedDict``, an ``IntEnum``
-    or a ``str`` enum member. Costs nothing on valid input: only refused
-    values get here."""
+    """Called where decoding drops a refused ``value`` (a default-on-error
+    field, a skipped item, a tag read as absent) or passes it to the next
+    member of a union: raise :class:`NotPlainJson` when it holds an
+    ``OrderedDict``, an ``IntEnum``, a ``str`` enum member or another
+    subclass of the JSON types, which may be all it was refused for; the
+    entry point then decodes the whole input again as plain JSON. Costs
+    nothing on valid input: only refused values get here."""
     if _has_subclass(value):
         raise NotPlainJson
 
