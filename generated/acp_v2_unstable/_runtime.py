@@ -493,8 +493,9 @@ def salvage(value: Any) -> None:
 def plain_json(value: Any) -> Any:
     """``value`` with every subclass of ``dict``, ``list``, ``str``, ``int``
     and ``float`` (``OrderedDict`` from ``object_pairs_hook``, ``IntEnum`` and
-    ``str`` enum members) replaced by the plain type, which is what a JSON
-    Schema validator accepts them as; :data:`MISSING` when there is none.
+    ``str`` enum members), object keys included, replaced by the plain type,
+    which is what a JSON Schema validator accepts them as; :data:`MISSING`
+    when there is none.
     Walked without recursion; a reference cycle is a :class:`ValidationError`."""
     if not _has_subclass(value):
         return MISSING
@@ -514,7 +515,12 @@ def plain_json(value: Any) -> Any:
             active.add(id(item))
             stack.append((None, id(item)))
             if issubclass(kind, dict):
-                members: dict[Any, Any] = dict(item)
+                members: dict[Any, Any] = {
+                    str.__str__(k)
+                    if type(k) is not str and isinstance(k, str)
+                    else k: v
+                    for k, v in item.items()
+                }
                 container[key] = members
                 stack.extend((members, k) for k in members)
             else:
@@ -586,7 +592,11 @@ def _has_subclass(value: Any) -> bool:
             if id(item) in seen:
                 continue
             seen.add(id(item))
-            stack.extend(item.values() if kind is json_object else item)
+            if kind is json_object:
+                stack.extend(item)  # the keys: a str enum member may be one
+                stack.extend(item.values())
+            else:
+                stack.extend(item)
         elif (
             kind not in _PLAIN
             and item is not None

@@ -137,6 +137,15 @@ def test_a_union_never_passes_to_another_variant_what_a_subclass_made_one_refuse
     assert type(data).__name__ == "UnsupportedProtocolVersionErrorData" and type(data.requested) is int
 
 
+@BOTH
+def test_a_str_enum_member_as_a_map_key_is_the_string_it_stands_for(p):
+    class Key(str, enum.Enum):
+        TRACE = "trace"
+
+    update = p.decode("ToolCallUpdate", {"toolCallId": "c", "_meta": {Key.TRACE: "x"}})
+    assert update.meta == {"trace": "x"} and [type(k) for k in update.meta] == [str]
+
+
 def test_a_default_on_error_tag_that_is_a_str_enum_member_selects_its_variant():
     state = v2.decode("IdleStateUpdate", {"stopReason": _Kind.END_TURN})
     assert type(state).__name__ == "EndTurnIdleStateUpdate"
