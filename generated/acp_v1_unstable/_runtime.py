@@ -515,12 +515,7 @@ def plain_json(value: Any) -> Any:
             active.add(id(item))
             stack.append((None, id(item)))
             if issubclass(kind, dict):
-                members: dict[Any, Any] = {
-                    str.__str__(k)
-                    if type(k) is not str and isinstance(k, str)
-                    else k: v
-                    for k, v in item.items()
-                }
+                members: dict[Any, Any] = {_plain_key(k): v for k, v in item.items()}
                 container[key] = members
                 stack.extend((members, k) for k in members)
             else:
@@ -536,6 +531,10 @@ def plain_json(value: Any) -> Any:
         elif issubclass(kind, float):
             container[key] = float.__float__(item)
     return root[0]
+
+
+def _plain_key(key: Any) -> Any:
+    return str.__str__(key) if type(key) is not str and isinstance(key, str) else key
 
 
 def check_wire(value: Any) -> None:
