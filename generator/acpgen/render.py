@@ -79,12 +79,23 @@ def _environment(templates: str | None) -> jinja2.Environment:
     return env
 
 
+def _tag_dispatched(t: ir.TypeExpr, defs: dict[str, ir.Definition]) -> ir.UnionDef | None:
+    """The union ``t`` refers to when a decoder of ``t`` may look up the
+    variant for the tag itself (:attr:`ir.UnionDef.dispatch_by_tag`)."""
+    if t.kind != "ref":
+        return None
+    target = defs[t.name]
+    return target if target.kind == "union" and target.dispatch_by_tag else None
+
+
 def render_package(package: ir.Package, templates: str | Path | None = None) -> dict[str, str]:
     """``{file name: source}`` for one package, not yet formatted."""
     env = environment(templates)
+    defs = {d.name: d for d in package.definitions}
     context = {
         "package": package,
-        "defs": {d.name: d for d in package.definitions},
+        "defs": defs,
+        "tag_dispatched": lambda t: _tag_dispatched(t, defs),
         "annotation": _Annotations(package),
         "alias_order": alias_order(package),
         "uses_const": any(t.kind == "const" for t in type_exprs(package)),
