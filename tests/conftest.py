@@ -64,7 +64,7 @@ def make_package(tmp_path):
     """``make_package(schema_dict) -> module``: generate a package from a
     schema document into a temporary directory and import it."""
     from acpgen.pipeline import build_package
-    from acpgen.write import write_packages
+    from acpgen.output.write import write_packages
 
     def make(schema: dict, name: str | None = None):
         name = name or f"acpgen_test_pkg_{next(_counter)}"

@@ -11,28 +11,28 @@ from dataclasses import replace
 from collections.abc import Iterable
 from pathlib import Path
 
-from . import ruleselect
-from .capabilities import find_capabilities
+from .compile import ruleselect
+from .compile.capabilities import find_capabilities
 from .config import Target
-from .defaults import resolve_defaults
+from .compile.defaults import resolve_defaults
 from .errors import AcpgenError
-from .fmt import format_files
-from .ir import Package
-from .load import Schema, load_schema
-from .lower import lower
-from .methods import find_methods
-from .naming import name_package
-from .render import render_package
-from .session import apply_session_rules
-from .upserts import apply_rules
-from .trees import read_tree
-from .write import package_tree
+from .emit.fmt import format_files
+from .compile.ir import Package
+from .compile.load import Schema, load_schema
+from .compile.lower import lower
+from .compile.methods import find_methods
+from .compile.naming import name_package
+from .emit.render import render_package
+from .compile.session import apply_session_rules
+from .compile.upserts import apply_rules
+from .output.trees import read_tree
+from .output.write import package_tree
 
 
 def build_ir(schema: Schema, package_name: str, rules: str | None = None, *, methods: bool = True) -> Package:
     """The named IR of a loaded schema. ``rules`` names the patch rule set
     (checked against the schema), ``"none"`` for none; without it the set is
-    told from the schema (:mod:`acpgen.ruleselect`). ``methods=False`` leaves
+    told from the schema (:mod:`acpgen.compile.ruleselect`). ``methods=False`` leaves
     out the JSON-RPC method table (and its checks)."""
     check_package_name(package_name)
     package = name_package(lower(schema), package_name)

@@ -110,7 +110,7 @@ def test_a_hostile_schema_file_name_stays_text(tmp_path):
     import subprocess
 
     from acpgen.pipeline import build_package
-    from acpgen.write import write_packages
+    from acpgen.output.write import write_packages
 
     path = tmp_path / 'evil\nprint("PWNED")\n#.json'
     path.write_text(json.dumps(schema_with({"A": {"type": "string"}})))

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from acpgen.journal import JOURNAL_FILE
-from acpgen.recovery import recover
+from acpgen.output.journal import JOURNAL_FILE
+from acpgen.output.recovery import recover
 
 from ..conftest import schema_with
 

@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
-from acpgen.upserts import load_rules, rule_set
+from acpgen.compile.upserts import load_rules, rule_set
 
 from ..conftest import SCHEMAS, examples, load_generated
 from ..strategies import valid_values

@@ -21,7 +21,7 @@ import pytest
 from click.testing import CliRunner
 
 from acpgen.cli import main
-from acpgen.lower import strip_annotations
+from acpgen.compile.lower import strip_annotations
 
 from ..conftest import ROOT
 

@@ -61,7 +61,7 @@ def package(tmp_path_factory):
     import sys
 
     from acpgen.pipeline import build_package
-    from acpgen.write import write_packages
+    from acpgen.output.write import write_packages
 
     tmp = tmp_path_factory.mktemp("strict_shapes")
     path = tmp / "shapes.schema.json"

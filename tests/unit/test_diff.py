@@ -23,7 +23,7 @@ from acpgen.diff import (
     render_markdown,
     render_text,
 )
-from acpgen.load import parse_schema
+from acpgen.compile.load import parse_schema
 
 META = {"type": ["object", "null"], "additionalProperties": True}
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from acpgen.errors import AcpgenError
-from acpgen.fmt import format_files, format_source
+from acpgen.emit.fmt import format_files, format_source
 from acpgen.pipeline import build_package, render_one
 
 from ..conftest import ROOT, schema_with
@@ -126,11 +126,11 @@ def test_a_planted_cache_entry_cannot_inject_code(tmp_path, monkeypatch):
 
 _CHILD = """
 import sys
-import acpgen.fmt
-acpgen.fmt.ruff_binary = lambda: sys.argv[1]
+import acpgen.emit.fmt
+acpgen.emit.fmt.ruff_binary = lambda: sys.argv[1]
 print("formatting", flush=True)
 try:
-    acpgen.fmt.format_files({"p/m.py": "x = 1\\n"})
+    acpgen.emit.fmt.format_files({"p/m.py": "x = 1\\n"})
 except KeyboardInterrupt:
     sys.exit(130)
 """

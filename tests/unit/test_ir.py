@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from acpgen import ir
+from acpgen.compile import ir
 
 
 def _enum(open_: bool, kind: str = "str", values=("a", "b")) -> ir.EnumDef:

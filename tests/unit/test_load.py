@@ -7,7 +7,7 @@ import json
 import pytest
 
 from acpgen.errors import AcpgenError
-from acpgen.load import load_schema, parse_schema
+from acpgen.compile.load import load_schema, parse_schema
 
 from ..conftest import SCHEMAS
 
@@ -90,7 +90,7 @@ def _nested(depth: int) -> bytes:
 def test_the_compiled_metaschema_check_changes_no_outcome(doc, monkeypatch):
     """Valid schemas are checked by jsonschema-rs, everything else by
     jsonschema: the result, and any error, is what jsonschema alone gives."""
-    import acpgen.load
+    import acpgen.compile.load
 
     def outcome():
         try:
@@ -100,5 +100,5 @@ def test_the_compiled_metaschema_check_changes_no_outcome(doc, monkeypatch):
             return f"{type(error).__name__}: {error}"
 
     quick = outcome()
-    monkeypatch.setattr(acpgen.load, "jsonschema_rs", None)
+    monkeypatch.setattr(acpgen.compile.load, "jsonschema_rs", None)
     assert quick == outcome()

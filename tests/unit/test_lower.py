@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 
-from acpgen import ir
-from acpgen.load import parse_schema
-from acpgen.lower import lower
+from acpgen.compile import ir
+from acpgen.compile.load import parse_schema
+from acpgen.compile.lower import lower
 
 from ..conftest import SCHEMAS
 

@@ -8,8 +8,8 @@ import json
 import pytest
 
 from acpgen.errors import AcpgenError
-from acpgen.load import load_schema, parse_schema
-from acpgen.methods import envelope_kinds, handler_name, handler_overrides
+from acpgen.compile.load import load_schema, parse_schema
+from acpgen.compile.methods import envelope_kinds, handler_name, handler_overrides
 from acpgen.pipeline import build_ir
 
 from ..conftest import SCHEMAS

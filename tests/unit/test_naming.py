@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import keyword
 
-from acpgen import ir
-from acpgen.naming import class_name, field_name, member_name, name_package, pascal, snake, unique
+from acpgen.compile import ir
+from acpgen.compile.naming import class_name, field_name, member_name, name_package, pascal, snake, unique
 
 
 def test_wire_names_become_snake_case():

@@ -7,8 +7,8 @@ from __future__ import annotations
 import hashlib
 import os
 
-from acpgen import manifest
-from acpgen.journal import directory_digest
+from acpgen.output import manifest
+from acpgen.output.journal import directory_digest
 
 
 def _odd_tree(root):

@@ -6,11 +6,11 @@ import json
 
 import pytest
 
-from acpgen import ruleselect
+from acpgen.compile import ruleselect
 from acpgen.errors import AcpgenError
-from acpgen.load import load_schema, parse_schema
+from acpgen.compile.load import load_schema, parse_schema
 from acpgen.pipeline import build_ir
-from acpgen.upserts import apply_rules
+from acpgen.compile.upserts import apply_rules
 
 from ..conftest import ROOT, SCHEMAS, schema_with
 

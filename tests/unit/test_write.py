@@ -10,13 +10,13 @@ import time
 
 import pytest
 
-from acpgen import manifest, staging, write
+from acpgen.output import manifest, staging, write
 from acpgen.errors import AcpgenError
-from acpgen.journal import JOURNAL_FILE, NEW_PREFIX
-from acpgen.lock import LOCK_FILE, locked
-from acpgen.recovery import recover
-from acpgen.trees import read_tree
-from acpgen.write import write_packages
+from acpgen.output.journal import JOURNAL_FILE, NEW_PREFIX
+from acpgen.output.lock import LOCK_FILE, locked
+from acpgen.output.recovery import recover
+from acpgen.output.trees import read_tree
+from acpgen.output.write import write_packages
 
 
 def _files(tree: dict[str, bytes]) -> dict[str, bytes]:

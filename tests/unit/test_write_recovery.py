@@ -17,13 +17,13 @@ from pathlib import Path
 
 import pytest
 
-from acpgen import manifest, write
+from acpgen.output import manifest, write
 from acpgen.errors import AcpgenError
-from acpgen.journal import JOURNAL_FILE, NEW_PREFIX, OLD_PREFIX
-from acpgen.lock import LOCK_FILE
-from acpgen.recovery import recover
-from acpgen.trees import read_tree
-from acpgen.write import write_packages
+from acpgen.output.journal import JOURNAL_FILE, NEW_PREFIX, OLD_PREFIX
+from acpgen.output.lock import LOCK_FILE
+from acpgen.output.recovery import recover
+from acpgen.output.trees import read_tree
+from acpgen.output.write import write_packages
 
 OLD = {"a": {"x.py": "old a"}, "b": {"x.py": "old b"}}
 NEW = {"a": {"x.py": "new a"}, "b": {"x.py": "new b"}}
@@ -118,7 +118,7 @@ def test_a_legacy_old_directory_beside_its_package_is_deleted_only_after_the_com
 KILLED = """
 import json, sys
 from pathlib import Path
-from acpgen.write import write_packages
+from acpgen.output.write import write_packages
 write_packages(Path(sys.argv[1]), json.loads(sys.argv[2]))
 """
 
@@ -291,7 +291,7 @@ def test_a_commit_that_cannot_be_recorded_nor_rolled_back_says_what_the_next_run
 
 
 def test_a_commit_whose_cleanup_fails_says_the_new_versions_are_in_place(tmp_path, monkeypatch):
-    from acpgen import recovery
+    from acpgen.output import recovery
 
     write_packages(tmp_path, OLD)
     real_remove = recovery.remove
@@ -353,7 +353,7 @@ def _as_ordinary_user(action) -> int:
 
 
 def test_remove_deletes_a_copy_holding_write_protected_directories():
-    from acpgen.journal import remove
+    from acpgen.output.journal import remove
 
     root = Path(tempfile.mkdtemp(prefix="acpgen-remove-"))
     try:

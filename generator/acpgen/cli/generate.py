@@ -13,10 +13,10 @@ import click
 from ..config import load_config
 from ..errors import AcpgenError
 from ..pipeline import build_all, build_package, check_package_name, stale_files
-from ..recovery import describe_state, find_leftovers
-from ..journal import JOURNAL_FILE
-from ..lock import waiting_notice
-from ..write import package_tree, prepared
+from ..output.recovery import describe_state, find_leftovers
+from ..output.journal import JOURNAL_FILE
+from ..output.lock import waiting_notice
+from ..output.write import package_tree, prepared
 from .common import fail as _fail
 from .common import overwrite_options
 from .common import warn as _warn

@@ -14,11 +14,11 @@ from ..config import load_config
 from ..diff import RENDERERS, SchemaDiff, diff_files, headline, render_markdown
 from ..errors import AcpgenError
 from ..update import Plan, apply, known_names, npm_pack, plan, read_source
-from ..recovery import describe_state
+from ..output.recovery import describe_state
 from ..update.release import SCHEMA_DIR
-from ..journal import JOURNAL_FILE
-from ..lock import waiting_notice
-from ..write import prepared
+from ..output.journal import JOURNAL_FILE
+from ..output.lock import waiting_notice
+from ..output.write import prepared
 from .common import fail as _fail
 from .common import warn as _warn
 from .common import overwrite_options

@@ -14,10 +14,10 @@ from pathlib import Path
 from collections.abc import Collection, Iterable
 from collections.abc import Set as AbstractSet
 
-from .. import ir
+from ..compile import ir
 from ..jsontypes import Json, JsonObject
-from ..load import Schema, load_schema, parse_schema
-from ..lower import strip_annotations
+from ..compile.load import Schema, load_schema, parse_schema
+from ..compile.lower import strip_annotations
 from ..pipeline import schema_version
 from .facts import _form_senders, _Side, _variant_label
 from .model import COMPATIBLE, KINDS, OLD_RECEIVERS, OLD_SENDERS, Change, Impact, SchemaDiff, SchemaInfo

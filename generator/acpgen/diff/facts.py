@@ -11,9 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Iterable
 
-from .. import ir
+from ..compile import ir
 from ..jsontypes import Json, JsonObject
-from ..load import Schema, iter_refs, ref_target
+from ..compile.load import Schema, iter_refs, ref_target
 from ..pipeline import build_ir
 from .subtype import Shape, _Alt, _Obj, _Opaque
 

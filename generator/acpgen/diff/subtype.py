@@ -14,9 +14,9 @@ from collections.abc import Hashable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, ClassVar, Literal, Union
 
-from .. import ir
+from ..compile import ir
 from ..jsontypes import Json
-from ..lower import strip_annotations
+from ..compile.lower import strip_annotations
 
 if TYPE_CHECKING:  # pragma: no cover
     from .facts import _Side

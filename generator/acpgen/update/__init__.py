@@ -23,7 +23,7 @@ a symbolic link is refused rather than written through.
 Everything is staged first: every schema file is checked, and the packages
 are generated from the new files in a scratch directory (unless ``generate``
 is off); only then are ``schema/`` and the packages replaced, as one
-transaction (:mod:`acpgen.write`): on any error, or after a run killed
+transaction (:mod:`acpgen.output.write`): on any error, or after a run killed
 midway once the next run has recovered, the project has the old ``schema/``
 and packages or the new ones, never a mix.
 """

@@ -11,7 +11,7 @@ from pathlib import Path, PurePosixPath
 
 from ..errors import AcpgenError
 from ..pipeline import build_all
-from ..write import Tree, Writer, package_tree, replace_trees
+from ..output.write import Tree, Writer, package_tree, replace_trees
 from .planning import Plan, under_schema
 from .release import SCHEMA_DIR, SOURCE_FILE
 
@@ -31,8 +31,8 @@ def apply(
     the packages written, and adds the generator's warnings (and those about
     leftovers of interrupted runs) to ``warnings``.
     ``schema/`` and the packages are replaced as one transaction of
-    :mod:`acpgen.write`, journaled in the output directory: by ``writer``
-    when the plan was made under its lock (:func:`acpgen.write.prepared`,
+    :mod:`acpgen.output.write`, journaled in the output directory: by ``writer``
+    when the plan was made under its lock (:func:`acpgen.output.write.prepared`,
     as ``acpgen schema update`` does), otherwise under a lock taken here."""
     config = plan_.config
     root = config.root

@@ -15,7 +15,7 @@ from ..diff import SchemaDiff, diff_schemas, load_cached
 from ..errors import AcpgenError
 from ..jsontypes import JsonObject
 from ..pipeline import build_ir
-from ..trees import read_tree
+from ..output.trees import read_tree
 from .release import LICENSE_FILE, PACKAGE_NAME, SCHEMA_DIR, SOURCE_FILE, Release
 
 

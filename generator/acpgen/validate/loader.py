@@ -43,7 +43,7 @@ def package_from_schema(schema: str, rules: str | None = None) -> ModuleType:
     """Generate a package from ``schema`` (with the patch and session rule
     set ``rules``) into a temporary directory and import it."""
     from ..pipeline import build_package
-    from ..write import write_packages
+    from ..output.write import write_packages
 
     files = build_package(schema, "acp_validated", rules=rules)
     out = Path(tempfile.mkdtemp(prefix="acpgen-validate-"))

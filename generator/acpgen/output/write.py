@@ -3,7 +3,7 @@ never over a directory acpgen did not make.
 
 A run replaces a set of directories (the packages, and for ``acpgen schema
 update`` also ``schema/``) as one transaction, under a lock on the output
-directory (``.acpgen.lock``, ``fcntl.flock``, :mod:`acpgen.lock`): a second run on the same
+directory (``.acpgen.lock``, ``fcntl.flock``, :mod:`acpgen.output.lock`): a second run on the same
 directory waits for the first to finish, then does its own work. A run
 takes the lock and recovers an interrupted run (below) before it reads its
 inputs, and builds while it holds the lock (:func:`prepared`): what it
@@ -11,7 +11,7 @@ writes is built from what is in place, not from a ``schema/`` an
 interrupted run left halfway or another run is about to replace.
 
 Under the lock, a journal (``.acpgen-journal.json`` in the output directory,
-:mod:`acpgen.journal`) records, before anything is created, every directory
+:mod:`acpgen.output.journal`) records, before anything is created, every directory
 the run will create (``.acpgen-new-<name>-<token>``, the staged trees) or set
 aside (``.acpgen-old-<name>-<token>``, the previous trees) and its phase:
 
@@ -29,18 +29,18 @@ run acts on.
 
 A run killed at any point (even with SIGKILL) leaves the journal behind, and
 the next run on the directory finishes the job before it starts its own
-(:mod:`acpgen.recovery`): before ``committed`` it rolls back (the old trees
+(:mod:`acpgen.output.recovery`): before ``committed`` it rolls back (the old trees
 return, the staged ones are deleted), after it it rolls forward (the trees
 set aside are deleted). So once that recovery has run the directory holds
 either the complete old set or the complete new set, and no staging
 directory the journal names is left. Staging directories no journal accounts
 for (journal deleted by hand, or acpgen versions without a journal) are put
 back, kept with a warning, or deleted after the commit, as
-:mod:`acpgen.recovery` says.
+:mod:`acpgen.output.recovery` says.
 
 A tree may keep what acpgen does not manage in the directory it replaces
 (``Tree.keep``, used for ``schema/``): those entries are copied into the
-staged tree (:mod:`acpgen.staging`) as they are (modes, symbolic links, empty directories), and only
+staged tree (:mod:`acpgen.output.staging`) as they are (modes, symbolic links, empty directories), and only
 the files the tree names are written.
 
 ``ACPGEN_TEST_PAUSE=<phase>`` (``staged``, ``aside`` (the first target set
@@ -60,7 +60,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from . import manifest
-from .errors import AcpgenError
+from ..errors import AcpgenError
 from .journal import JOURNAL_FILE, NEW_PREFIX, OLD_PREFIX, directory_digest, fsync_dir, joined, recorded_phase
 from .journal import write_journal as _write_journal
 from .lock import locked

@@ -1,4 +1,4 @@
-"""Recovery of interrupted runs of :mod:`acpgen.write`, and of the
+"""Recovery of interrupted runs of :mod:`acpgen.output.write`, and of the
 directories they leave beside the targets.
 
 :func:`recover` finishes or rolls back the run the journal records. Then,
@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from . import manifest
-from .errors import AcpgenError
+from ..errors import AcpgenError
 from .journal import (
     JOURNAL_FILE,
     NEW_PREFIX,

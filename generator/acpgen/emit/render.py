@@ -18,9 +18,11 @@ from typing import Any, Iterator
 
 import jinja2
 
-from . import __version__, fmt, ir
-from .errors import AcpgenError
-from .runtime import SOURCES
+from .. import __version__
+from ..compile import ir
+from . import fmt
+from ..errors import AcpgenError
+from ..runtime import SOURCES
 
 # Generated file -> template.
 MODULES = {

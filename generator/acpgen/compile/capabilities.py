@@ -10,7 +10,7 @@ misses it. The schemas say which fields work this way:
 * v1 uses booleans with a schema default of ``false``.
 
 Every field of either kind, in a definition whose name ends in
-``Capabilities``, becomes a :class:`~acpgen.ir.Capability`.
+``Capabilities``, becomes a :class:`~acpgen.compile.ir.Capability`.
 """
 
 from __future__ import annotations

@@ -21,8 +21,8 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
 
 from . import jsontext
-from .errors import AcpgenError, pointer
-from .jsontypes import JsonPath
+from ..errors import AcpgenError, pointer
+from ..jsontypes import JsonPath
 
 if TYPE_CHECKING:
     from jsonschema_rs import Validator as QuickValidator

@@ -27,7 +27,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import __version__
+from .. import __version__
 from .trees import EMPTY_DIR, FILE, walk
 
 MARKER = ".acpgen"

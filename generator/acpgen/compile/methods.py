@@ -31,8 +31,8 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 from . import ir
-from .errors import AcpgenError, pointer
-from .jsontypes import JsonPath
+from ..errors import AcpgenError, pointer
+from ..jsontypes import JsonPath
 from .load import Schema, iter_objects, ref_target
 from .naming import snake
 

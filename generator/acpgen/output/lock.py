@@ -1,5 +1,5 @@
 """The lock of an output directory: ``.acpgen.lock``, held with
-``fcntl.flock`` by the run that writes there (:mod:`acpgen.write`). A second
+``fcntl.flock`` by the run that writes there (:mod:`acpgen.output.write`). A second
 run on the same directory waits for the first to finish, saying so
 (:func:`waiting_notice`), then does its own work."""
 

@@ -1,4 +1,4 @@
-"""The journal of a run that replaces directories (:mod:`acpgen.write`), the
+"""The journal of a run that replaces directories (:mod:`acpgen.output.write`), the
 names of the directories it creates, and the digest that tells whether a
 directory is still what a run put there."""
 
@@ -14,8 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import AcpgenError
-from .jsontypes import JsonObject
+from ..errors import AcpgenError
+from ..jsontypes import JsonObject
 from .trees import EMPTY_DIR, FILE, SYMLINK, walk
 
 JOURNAL_FILE = ".acpgen-journal.json"

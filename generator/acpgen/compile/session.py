@@ -4,7 +4,7 @@ the schema and the patch rules.
 Every variant of the schema's ``SessionUpdate`` union must have exactly one
 entry in the rule set; a missing or unknown one is an error naming it, so a
 schema bump that adds an update kind cannot generate a fold that skips it.
-The result is :class:`~acpgen.ir.SessionRules`: which Session attribute each
+The result is :class:`~acpgen.compile.ir.SessionRules`: which Session attribute each
 variant changes and how. The template only prints it.
 """
 
@@ -22,8 +22,8 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 from . import ir
-from .errors import AcpgenError
-from .jsontypes import TomlTable
+from ..errors import AcpgenError
+from ..jsontypes import TomlTable
 from .naming import RESERVED_MODULE_NAMES, snake
 from .upserts import extends_chain
 
@@ -67,7 +67,7 @@ def _camel(name: str) -> str:
 
 
 def apply_session_rules(package: ir.Package, set_name: str, rules_path: Path | None = None) -> ir.Package:
-    """The package with its :class:`~acpgen.ir.SessionRules`; needs the patch
+    """The package with its :class:`~acpgen.compile.ir.SessionRules`; needs the patch
     rules applied first. A rule set absent from the file leaves the package
     without a session fold."""
     path = rules_path or builtin_session_rules()

@@ -17,7 +17,7 @@ patch rules (``apply`` then says so when called).
 from __future__ import annotations
 
 
-from .errors import AcpgenError
+from ..errors import AcpgenError
 from .load import Schema, iter_objects
 from .upserts import load_rules
 

@@ -1,5 +1,5 @@
 """What a directory tree holds: the walk the package marker
-(:mod:`acpgen.manifest`) and the journal's digest (:mod:`acpgen.journal`)
+(:mod:`acpgen.output.manifest`) and the journal's digest (:mod:`acpgen.output.journal`)
 share, and the files of a tree read at once (:func:`read_tree`)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Staging a new tree beside the directory it replaces (:mod:`acpgen.write`):
+"""Staging a new tree beside the directory it replaces (:mod:`acpgen.output.write`):
 the files acpgen writes, on a copy of what it keeps of the old directory."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import os
 import shutil
 from pathlib import Path
 
-from .errors import AcpgenError
+from ..errors import AcpgenError
 
 __all__ = ["stage_tree"]
 

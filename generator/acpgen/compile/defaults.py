@@ -12,8 +12,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from . import ir
-from .errors import AcpgenError, pointer
-from .jsontypes import Json, JsonPath
+from ..errors import AcpgenError, pointer
+from ..jsontypes import Json, JsonPath
 
 
 def resolve_defaults(package: ir.Package) -> ir.Package:
@@ -32,7 +32,7 @@ def resolve_defaults(package: ir.Package) -> ir.Package:
 
 
 class ValueBuilder:
-    """Builds :data:`~acpgen.ir.Value` trees from JSON and a type."""
+    """Builds :data:`~acpgen.compile.ir.Value` trees from JSON and a type."""
 
     def __init__(self, package: ir.Package) -> None:
         self.package = package

@@ -1,19 +1,19 @@
-"""Stage 2, lower: turn a loaded schema into the IR of :mod:`acpgen.ir`.
+"""Stage 2, lower: turn a loaded schema into the IR of :mod:`acpgen.compile.ir`.
 
 Every ``$defs`` entry becomes one definition. The shapes the typed codec
 models are recognised here, and only here:
 
-* an object with ``properties`` becomes an :class:`~acpgen.ir.ObjectDef`;
+* an object with ``properties`` becomes an :class:`~acpgen.compile.ir.ObjectDef`;
 * ``anyOf``/``oneOf`` of constants (plus, optionally, a catch-all of the same
-  JSON type) becomes an :class:`~acpgen.ir.EnumDef`, open when the catch-all
+  JSON type) becomes an :class:`~acpgen.compile.ir.EnumDef`, open when the catch-all
   is there;
 * ``anyOf``/``oneOf`` of objects told apart by one constant property becomes
-  a :class:`~acpgen.ir.UnionDef`; the object's own properties, when the union
+  a :class:`~acpgen.compile.ir.UnionDef`; the object's own properties, when the union
   sits inside an object, are shared by every variant;
-* anything else is an :class:`~acpgen.ir.AliasDef` of a type expression.
+* anything else is an :class:`~acpgen.compile.ir.AliasDef` of a type expression.
 
 A subschema whose keywords go beyond what a type expression states becomes
-:class:`~acpgen.ir.RawT`: the codec keeps it as JSON and validates it against
+:class:`~acpgen.compile.ir.RawT`: the codec keeps it as JSON and validates it against
 the schema itself, so nothing the schema says is lost.
 """
 
@@ -25,8 +25,8 @@ from collections.abc import Mapping
 from typing import Any, TypeGuard
 
 from . import ir
-from .errors import AcpgenError, pointer
-from .jsontypes import Json, JsonArray, JsonObject, JsonPath
+from ..errors import AcpgenError, pointer
+from ..jsontypes import Json, JsonArray, JsonObject, JsonPath
 from .load import Schema, canonical_ref, ref_target
 
 # Keywords that never change what a value may be.

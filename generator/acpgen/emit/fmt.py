@@ -24,7 +24,7 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from .errors import AcpgenError
+from ..errors import AcpgenError
 
 LINE_LENGTH = 88
 TARGET_VERSION = "py310"

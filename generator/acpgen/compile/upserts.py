@@ -2,8 +2,8 @@
 
 ``rules/patch.toml`` states, per rule set, which types are upserts, what
 identifies their entity, and what an update does to each field. This module
-reads it and turns it into :class:`~acpgen.ir.Upsert` and
-:class:`~acpgen.ir.Chunk` entries of the named IR:
+reads it and turns it into :class:`~acpgen.compile.ir.Upsert` and
+:class:`~acpgen.compile.ir.Chunk` entries of the named IR:
 
 * a rule of an unknown kind, or a rule set that does not exist, is an error;
 * a type or field the rules name but this schema lacks is a warning (older
@@ -27,8 +27,8 @@ else:  # pragma: no cover
 
 from . import ir
 from .defaults import ValueBuilder
-from .errors import AcpgenError
-from .jsontypes import TomlTable
+from ..errors import AcpgenError
+from ..jsontypes import TomlTable
 from .naming import RESERVED_MODULE_NAMES, snake
 
 RULES = ("key", "replace", "null-clears", "null-resets", "collection", "meta-patch", "ignore")
