@@ -27,7 +27,6 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from . import manifest
 from ..errors import AcpgenError
@@ -41,9 +40,7 @@ from .journal import (
     read_journal,
     remove,
 )
-
-if TYPE_CHECKING:
-    from .write import Tree
+from .trees import Tree
 
 _LEGACY = re.compile(r"^\.(?P<name>.+)\.(?P<kind>new|old)-[A-Za-z0-9_]{8}$")
 _ORPHAN = re.compile(rf"^(?P<prefix>{re.escape(NEW_PREFIX)}|{re.escape(OLD_PREFIX)})(?P<name>.+)-[0-9a-f]{{8}}$")

@@ -55,7 +55,6 @@ import os
 import secrets
 import time
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
@@ -66,6 +65,7 @@ from .journal import write_journal as _write_journal
 from .lock import locked
 from .recovery import describe_state, recover, remove_leftovers, settle_leftovers
 from .staging import stage_tree
+from .trees import Tree
 
 __all__ = [
     "Tree",
@@ -78,21 +78,6 @@ __all__ = [
 ]
 
 PAUSE_TIMEOUT = 300.0
-
-
-@dataclass(frozen=True)
-class Tree:
-    """A directory to replace with ``files`` (relative path -> bytes)."""
-
-    target: Path
-    files: dict[str, bytes]
-    guarded: bool = True
-    """A generated package: replaced only when acpgen made it."""
-    keep: Path | None = None
-    """A directory whose other entries (not in ``files`` nor ``drop``) the
-    new tree holds as they are: usually ``target`` itself."""
-    drop: frozenset[str] = frozenset()
-    """Files of ``keep`` the new tree leaves out."""
 
 
 def package_tree(out_dir: Path, name: str, files: dict[str, str]) -> Tree:

@@ -11,7 +11,8 @@ from pathlib import Path, PurePosixPath
 
 from ..errors import AcpgenError
 from ..pipeline import build_all
-from ..output.write import Tree, Writer, package_tree, replace_trees
+from ..output.trees import Tree
+from ..output.write import Writer, package_tree, replace_trees
 from .planning import Plan, under_schema
 from .release import SCHEMA_DIR, SOURCE_FILE
 
