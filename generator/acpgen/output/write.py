@@ -21,6 +21,10 @@ aside (``.acpgen-old-<name>-<token>``, the previous trees) and its phase:
 3. ``committed``: every swap is done; the trees set aside are deleted, then
    the journal.
 
+The lock and the journal are created without following a symbolic link
+planted at their names, and such a link stops the run before anything is
+written (:mod:`acpgen.output.ownfiles`).
+
 The commit point is the atomic rename that puts the ``committed`` journal in
 place. A run that fails before it (the ``committed`` record cannot be
 written, say) rolls back at once and says so; a run that cannot even roll
@@ -60,9 +64,10 @@ from typing import Any, Callable, Iterator
 
 from . import manifest
 from ..errors import AcpgenError
-from .journal import JOURNAL_FILE, NEW_PREFIX, OLD_PREFIX, directory_digest, fsync_dir, joined, recorded_phase
+from .journal import JOURNAL_FILE, JOURNAL_TEMP, NEW_PREFIX, OLD_PREFIX, directory_digest, fsync_dir, joined, recorded_phase
 from .journal import write_journal as _write_journal
 from .lock import locked
+from .ownfiles import refuse_odd
 from .recovery import describe_state, recover, remove_leftovers, settle_leftovers
 from .staging import stage_tree
 from .trees import Tree
@@ -185,6 +190,8 @@ def prepared(
     created = [d for d in (home, *home.parents) if not os.path.lexists(d)]
     try:
         with locked(home, on_wait):
+            # A link at acpgen's names stops the run before anything moves.
+            refuse_odd(home / JOURNAL_TEMP)
             recover(home)
             writer = Writer(home, notes)
             writer.settle(targets)
