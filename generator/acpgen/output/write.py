@@ -186,6 +186,7 @@ def prepared(
         [Tree(target, {}, guarded) for target, guarded in targets],
         overwrite_foreign=overwrite_foreign,
         overwrite_edited=overwrite_edited,
+        built=False,
     )
     created = [d for d in (home, *home.parents) if not os.path.lexists(d)]
     try:
@@ -205,16 +206,27 @@ def prepared(
         raise
 
 
-def check_targets(trees: list[Tree], *, overwrite_foreign: bool, overwrite_edited: bool) -> None:
-    """Refuse to replace what acpgen did not make, or what was edited since."""
+def check_targets(trees: list[Tree], *, overwrite_foreign: bool, overwrite_edited: bool, built: bool = True) -> None:
+    """Refuse to replace what acpgen did not make, or what was edited since.
+    Before the files are ``built`` (the check :func:`prepared` makes), a
+    directory without a marker but with acpgen's header lines is let
+    through: only the built files tell whether it is exactly what acpgen
+    writes (:mod:`acpgen.output.manifest`)."""
     for tree in trees:
         if not tree.guarded:
             continue
-        owner = manifest.ownership(tree.target)
+        owner = manifest.ownership(tree.target, tree.files if built else None)
         if owner.status == manifest.FOREIGN and not overwrite_foreign:
             raise AcpgenError(
                 f"refusing to replace a directory acpgen did not generate ({owner.changed_summary()}); "
                 "choose another --out or --package, or pass --overwrite-foreign to delete it and write the package",
+                file=os.path.normpath(tree.target),
+            )
+        if owner.status == manifest.EDITED and not owner.marked and not (overwrite_edited or overwrite_foreign):
+            raise AcpgenError(
+                f"refusing to replace a directory without a {manifest.MARKER} marker whose files are not what acpgen "
+                f"writes now ({owner.changed_summary()}): a copy of a generated package changed by hand, or a package "
+                "of an acpgen that wrote no marker; pass --overwrite-edited to replace it and lose those changes",
                 file=os.path.normpath(tree.target),
             )
         if owner.status == manifest.EDITED and not (overwrite_edited or overwrite_foreign):
