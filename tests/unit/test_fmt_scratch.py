@@ -26,7 +26,7 @@ def scratch_home(tmp_path, monkeypatch) -> Path:
     """A private system temporary directory for this test."""
     home = tmp_path / "tmp"
     home.mkdir()
-    monkeypatch.setattr(tempfile, "tempdir", str(home))
+    monkeypatch.setattr(tempfile, "tempdir", str(home))  # read by acpgen.scratch
     return home
 
 

@@ -15,32 +15,23 @@ One that runs longer than :data:`TIMEOUT` is killed, and the run fails
 saying so.
 
 The temporary directory (``acpgen-format-*`` in the system's temporary
-directory) goes when formatting ends, however it ends: an error, a killed or
-timed-out formatter, Ctrl-C; SIGTERM and SIGHUP too (when nothing else
-handles them, they are held off while the directory exists and acpgen then
-dies by them as it would have). Only SIGKILL leaves no chance: the run holds
-an ``flock`` on its directory while it writes there, and the next format
-deletes the directories of ended runs (unlocked, not empty, the user's own).
+directory, :mod:`acpgen.scratch`) goes when formatting ends, however it
+ends: an error, a killed or timed-out formatter, Ctrl-C, SIGTERM, SIGHUP;
+after a SIGKILL, the next format deletes it.
 """
 
 from __future__ import annotations
 
-import fcntl
 import os
 import re
-import shutil
 import signal
-import stat
 import subprocess
 import sys
-import tempfile
-import threading
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
-from types import FrameType
 
 from ..errors import AcpgenError
+from ..scratch import scratch
 
 LINE_LENGTH = 88
 TARGET_VERSION = "py310"
@@ -49,7 +40,8 @@ TIMEOUT = 300.0
 well under one)."""
 SCRATCH_PREFIX = "acpgen-format-"
 """The temporary directories' prefix (earlier versions, which did not lock
-theirs, used ``acpgen-fmt-``: those are never swept)."""
+theirs, used ``acpgen-fmt-``: those are never swept, as a run of such a
+version may still be using one)."""
 
 _ARGS = (
     "format",
@@ -115,7 +107,7 @@ def _cut(text: str, limit: int) -> list[str]:
 
 
 def _format_pieces(pieces: dict[str, list[str]]) -> dict[str, str]:
-    with _scratch() as temp:
+    with scratch(SCRATCH_PREFIX) as temp:
         # Flat numbered copies: the paths are "<package>/<module>.py".
         names = {
             (path, index): f"m{number}_{index}.py"
@@ -198,113 +190,3 @@ def _die_with(parent: int) -> Callable[[], None]:
             os._exit(1)
 
     return arm
-
-
-# ---------------------------------------------------------------- the temporary directory
-
-_HELD_OFF = (signal.SIGTERM, signal.SIGHUP)
-_QUIET = (signal.SIGINT, *_HELD_OFF)
-
-
-class _Terminated(BaseException):
-    """SIGTERM or SIGHUP, turned into an exception while the temporary
-    directory exists, so that it is removed before acpgen dies by it."""
-
-    def __init__(self, signum: int) -> None:
-        super().__init__(signum)
-        self.signum = signum
-
-
-def _raise_terminated(signum: int, frame: FrameType | None) -> None:
-    raise _Terminated(signum)
-
-
-@contextmanager
-def _scratch() -> Iterator[str]:
-    """A new private temporary directory, locked while it is in use and
-    removed however the block ends (see the module docstring)."""
-    with _terminations_deferred():
-        temp: str | None = None
-        fd: int | None = None
-        try:
-            with _signals_blocked():  # no interrupt between creating it and knowing its name
-                _sweep(tempfile.gettempdir())
-                temp = tempfile.mkdtemp(prefix=SCRATCH_PREFIX)
-                fd = os.open(temp, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
-                fcntl.flock(fd, fcntl.LOCK_EX)  # before anything is written in it: see _sweep
-            yield temp
-        finally:
-            with _signals_blocked():  # nor one that cuts the removal short
-                if temp is not None:
-                    shutil.rmtree(temp, ignore_errors=True)
-                if fd is not None:
-                    os.close(fd)
-
-
-@contextmanager
-def _terminations_deferred() -> Iterator[None]:
-    """Within the block, SIGTERM and SIGHUP (while nothing else handles them:
-    their disposition is the default) raise :class:`_Terminated`; once the
-    block has cleaned up, the process dies by the signal, as it would have."""
-    if threading.current_thread() is not threading.main_thread():
-        yield  # signal handlers can only be set in the main thread
-        return
-    previous = {}
-    for signum in _HELD_OFF:
-        if signal.getsignal(signum) == signal.SIG_DFL:
-            previous[signum] = signal.signal(signum, _raise_terminated)
-    received = None
-    try:
-        yield
-    except _Terminated as terminated:
-        received = terminated.signum
-    finally:
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
-    if received is not None:
-        os.kill(os.getpid(), received)  # the default disposition again: acpgen ends here
-        raise SystemExit(128 + received)  # pragma: no cover - reached only if the signal did not end it
-
-
-@contextmanager
-def _signals_blocked() -> Iterator[None]:
-    """Hold SIGINT, SIGTERM and SIGHUP until the block ends, so that a
-    cleanup is not cut short; they are delivered then."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, _QUIET)
-    try:
-        yield
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
-
-
-def _sweep(directory: str) -> None:
-    """Delete the temporary directories of formatting runs that ended
-    without removing theirs (killed by SIGKILL): those of this user that no
-    run holds locked and that hold something (a run writes in its directory
-    only once it has locked it, so an empty one may be a run about to lock
-    it, and is left)."""
-    try:
-        names = [name for name in os.listdir(directory) if name.startswith(SCRATCH_PREFIX)]
-    except OSError:
-        return
-    for name in names:
-        path = os.path.join(directory, name)
-        try:
-            info = os.lstat(path)
-            if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid():
-                continue
-            fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
-        except OSError:
-            continue
-        try:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except OSError:
-                continue  # a run is using it
-            if os.listdir(path):
-                shutil.rmtree(path, ignore_errors=True)
-        finally:
-            os.close(fd)
