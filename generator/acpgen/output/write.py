@@ -67,7 +67,7 @@ from ..errors import AcpgenError
 from .journal import JOURNAL_FILE, JOURNAL_TEMP, NEW_PREFIX, OLD_PREFIX, directory_digest, fsync_dir, joined, recorded_phase
 from .journal import write_journal as _write_journal
 from .lock import locked
-from .ownfiles import refuse_odd
+from .ownfiles import refuse_odd, write_fresh
 from .recovery import describe_state, recover, remove_leftovers, settle_leftovers
 from .staging import stage_tree
 from .trees import Tree
@@ -245,7 +245,7 @@ def _pause(phase: str) -> None:
     if os.environ.get("ACPGEN_TEST_PAUSE") != phase:
         return
     flag = Path(os.environ["ACPGEN_TEST_PAUSE_FILE"])
-    flag.write_text(str(os.getpid()))
+    write_fresh(flag, str(os.getpid()).encode("ascii"))
     deadline = time.monotonic() + PAUSE_TIMEOUT
     while flag.exists() and time.monotonic() < deadline:
         time.sleep(0.02)
