@@ -21,7 +21,9 @@ strings them together. Data flows one way, one folder per stage:
 5. **format** (``emit/fmt.py``): ``ruff format`` in black's style.
 6. **write** (``output/``): under a lock, staged beside the target and
    swapped in as one journaled transaction; only over directories acpgen
-   made.
+   made; acpgen's own files never written through a link (``ownfiles``).
+   Temporary directories (formatting, ``schema update``) are ``scratch.py``'s,
+   removed however a run ends.
 
 Beside the pipeline: ``cli/`` (the command line), ``diff/`` (``acpgen
 diff``), ``update/`` (``acpgen schema update``), ``validate/`` (``acpgen
