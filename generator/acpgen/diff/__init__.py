@@ -152,7 +152,7 @@ names, types and values between backticks.
 
 from __future__ import annotations
 
-from .classify import diff_files, diff_schemas, load_cached
+from .compare import diff_files, diff_schemas, load_cached
 from .model import (
     COMPATIBLE,
     FORMAT_VERSION,

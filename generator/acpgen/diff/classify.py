@@ -1,88 +1,22 @@
-"""The comparison itself: the entry points (:func:`diff_files`,
-:func:`diff_schemas` and the content-keyed :func:`load_cached`) and
-:class:`_Differ`, which walks two analysed schemas (``facts._Side``) and
-lists every change with its wire and Python API verdicts, following the rules
-table in the package docstring; with the helpers only it uses (variant keys,
-``x-deserialize-skip-invalid-items`` positions, the wording of the reasons)."""
+"""The comparison of the definitions: :class:`_Differ` walks two analysed
+schemas (``facts._Side``) and lists every change to their types, fields,
+enums and unions (and, through :class:`~acpgen.diff.protocol._ProtocolChanges`,
+to their methods and message forms) with its wire and Python API verdicts,
+following the rules table in the package docstring; with the helpers only
+it uses (variant keys, ``x-deserialize-skip-invalid-items`` positions)."""
 
 from __future__ import annotations
 
-import hashlib
 import json
-from dataclasses import replace
-from pathlib import Path
-from collections.abc import Collection, Iterable
 from collections.abc import Set as AbstractSet
 
 from ..compile import ir
-from ..jsontypes import Json, JsonObject
-from ..compile.load import Schema, load_schema, parse_schema
-from ..compile.lower import strip_annotations
-from ..pipeline import schema_version
-from .facts import _form_senders, _Side, _variant_label
-from .model import COMPATIBLE, KINDS, OLD_RECEIVERS, OLD_SENDERS, Change, Impact, SchemaDiff, SchemaInfo
-from .subtype import _norm, _same_json, _Shapes, show_type
-
-
-# ---------------------------------------------------------------- entry points
-
-
-def diff_files(old_path: str | Path, new_path: str | Path) -> SchemaDiff:
-    """The diff of two schema files; bad input is an AcpgenError."""
-    return diff_schemas(load_cached(old_path), load_cached(new_path))
-
-
-_LOADED: dict[str, Schema] = {}
-
-
-def load_cached(path: str | Path, raw: bytes | None = None, name: str | None = None) -> Schema:
-    """``load_schema``, or ``parse_schema(raw, name)``, remembering the last
-    few results by content: the metaschema check is the slow part of a diff,
-    and a bump diffs the same files more than once."""
-    if raw is None:
-        try:
-            raw = Path(path).read_bytes()
-        except OSError:
-            return load_schema(path)  # the same error as the generator's
-    name = str(path) if name is None else name
-    key = hashlib.sha256(raw).hexdigest()
-    schema = _LOADED.get(key)
-    if schema is None:
-        schema = parse_schema(raw, name)
-        if len(_LOADED) >= 16:
-            _LOADED.pop(next(iter(_LOADED)))
-        _LOADED[key] = schema
-    return replace(schema, path=name, location=str(path))
-
-
-def diff_schemas(
-    old: Schema,
-    new: Schema,
-    *,
-    old_version: str | None = None,
-    new_version: str | None = None,
-) -> SchemaDiff:
-    """The diff of two loaded schemas. The versions default to what
-    SOURCE.json beside each file records (see ``pipeline.schema_version``)."""
-    before = _Side(old, "old")
-    after = _Side(new, "new")
-    differ = _Differ(before, after)
-    changes = differ.run()
-    changes = sorted(changes, key=lambda c: (c.definition, c.path, KINDS.index(c.kind), c.summary))
-    return SchemaDiff(
-        old=_info(old, old_version),
-        new=_info(new, new_version),
-        changes=tuple(changes),
-    )
-
-
-def _info(schema: Schema, version: str | None) -> SchemaInfo:
-    if version is None:
-        try:
-            version = schema_version(schema)
-        except OSError:  # pragma: no cover - an unreadable SOURCE.json
-            version = ""
-    return SchemaInfo(file=schema.path, sha256=schema.sha256, version=version, title=schema.title)
+from ..jsontypes import JsonObject
+from .facts import _variant_label
+from .model import COMPATIBLE, OLD_RECEIVERS, OLD_SENDERS, Change, Impact
+from .protocol import _ProtocolChanges
+from .subtype import _norm, _same_json, show_type
+from .words import _a, _c, _json_value, _list, _plural, _python_kind, _show_json
 
 
 def _variant_key(union: ir.UnionDef, variant: ir.Variant) -> tuple[str, str]:
@@ -103,36 +37,11 @@ def _skip_positions(t: ir.TypeExpr, where: str = "") -> set[str]:
     return out
 
 
-def _json_value(value: Json) -> Json:
-    return None if value is ir.NO_DEFAULT else value
-
-
-def _plural(peers: set[str], fallback: str = "peers") -> str:
-    names = {"agent": "agents", "client": "clients", "proxy": "proxies"}
-    known = [names[p] for p in ("agent", "client", "proxy") if p in peers]
-    if not known:
-        return fallback
-    return " and ".join(known) if len(known) <= 2 else ", ".join(known[:-1]) + " and " + known[-1]
-
-
-def _receivers(senders: set[str]) -> set[str]:
-    if senders == {"agent"}:
-        return {"client"}
-    if senders == {"client"}:
-        return {"agent"}
-    return set()
-
 
 # ---------------------------------------------------------------- the comparison
 
 
-class _Differ(_Shapes):
-    def __init__(self, old: _Side, new: _Side) -> None:
-        self.old = old
-        self.new = new
-        self.renamed = self._renames()
-        self.changes: list[Change] = []
-
+class _Differ(_ProtocolChanges):
     # -------------------------------------------------------- entry
 
     def run(self) -> list[Change]:
@@ -152,110 +61,6 @@ class _Differ(_Shapes):
                 self.type_removed(definition, memo)
         return self.changes
 
-    def _renames(self) -> dict[str, str]:
-        """Removed types whose exact shape (without annotations) one added
-        type carries: ``{old name: new name}``."""
-        def by_shape(side: _Side, names: Iterable[str]) -> dict[str, list[str]]:
-            out: dict[str, list[str]] = {}
-            for name in names:
-                key = json.dumps(strip_annotations(side.raw[name]), sort_keys=True)
-                out.setdefault(key, []).append(name)
-            return out
-
-        removed = by_shape(self.old, [n for n in self.old.raw if n not in self.new.raw])
-        added = by_shape(self.new, [n for n in self.new.raw if n not in self.old.raw])
-        return {
-            names[0]: added[key][0]
-            for key, names in removed.items()
-            if len(names) == 1 and len(added.get(key, ())) == 1
-        }
-
-    # -------------------------------------------------------- building changes
-
-    def senders(self, *names: str) -> set[str]:
-        peers: set[str] = set()
-        for name in names:
-            peers |= self.old.senders.get(name, set()) | self.new.senders.get(name, set())
-        return peers
-
-    def add(self, kind: str, definition: str, path: str, summary: str, wire: Impact, api: Impact, *,
-            old: Json = None, new: Json = None, senders: Collection[str] | None = None) -> Change:
-        peers = self.senders(definition) if senders is None else senders
-        change = Change(
-            kind=kind,
-            definition=definition,
-            path=path,
-            summary=summary,
-            wire=wire,
-            api=api,
-            senders=tuple(p for p in ("agent", "client", "proxy") if p in peers),
-            old=old,
-            new=new,
-        )
-        self.changes.append(change)
-        return change
-
-    def wire(self, owner: str, *, narrows: bool, widens: bool, what: str, narrow_why: str = "",
-             widen_why: str = "", old_tolerant: str = "", new_tolerant: str = "", compatible: str = "",
-             overlap: bool = True) -> Impact:
-        """The wire impact of a change that ``narrows`` (new receivers refuse
-        what old senders may send) and/or ``widens`` (old receivers refuse
-        what new senders may send) what ``owner`` allows; ``what`` names the
-        thing in the reasons.
-
-        A widening is tolerated when old receivers drop just the values they
-        do not know: ``old_tolerant`` says why at the field, or every place
-        that holds an ``owner`` is ``x-deserialize-*``; and some of what new
-        senders emit must still be readable (``overlap``), or everything
-        would be dropped. A narrowing is not: new receivers that drop what
-        old senders send lose it all the same."""
-        peers = self.senders(owner)
-        sends, gets = _plural(peers, "peers"), _plural(_receivers(peers), "receivers")
-        affects, reasons, tolerated = [], [], []
-        if narrows:
-            why = new_tolerant or (
-                f"every place that holds {_a(owner)} drops an invalid one (x-deserialize-*)"
-                if owner and owner in self.new.protected else ""
-            )
-            affects.append(OLD_SENDERS)
-            reasons.append(
-                f"{gets} built on the new schema {'drop' if why else 'reject'} {what} that {sends} "
-                "built on the old schema may send"
-                + (f" ({narrow_why})" if narrow_why else "")
-                + (f"; {why}" if why else "")
-            )
-        if widens:
-            why = old_tolerant or (
-                f"old receivers drop {_a(owner)} they cannot read: every place that holds one is x-deserialize-*"
-                if owner and owner in self.old.protected else ""
-            )
-            if not overlap:
-                why = ""
-            if why:
-                tolerated.append(why)
-            else:
-                affects.append(OLD_RECEIVERS)
-                reasons.append(
-                    f"{gets} built on the old schema reject {what} that {sends} built on the new schema may send"
-                    + (f" ({widen_why})" if widen_why else "")
-                )
-        if affects:
-            return Impact(True, "; ".join(reasons), tuple(sorted(affects)))
-        if tolerated:
-            return Impact(False, "tolerated: " + "; ".join(tolerated))
-        return Impact(False, compatible or "messages valid under one schema are valid under the other")
-
-    # -------------------------------------------------------- types
-
-    def describe(self, definition: ir.Definition) -> str:
-        if isinstance(definition, ir.ObjectDef):
-            return f"object ({_count(len(definition.fields), 'field')})"
-        if isinstance(definition, ir.EnumDef):
-            return f"{'open' if definition.open else 'closed'} enum ({_count(len(definition.members), 'value')})"
-        if isinstance(definition, ir.UnionDef):
-            how = f"tagged by {_c(definition.tag)}" if definition.tag else "untagged"
-            return f"union {how} ({_count(len(definition.variants), 'variant')})"
-        return f"alias of {_c(show_type(definition.target))}"
 
     def type_added(self, definition: ir.Definition) -> None:
         renamed_from = next((o for o, n in self.renamed.items() if n == definition.name), None)
@@ -693,64 +498,6 @@ class _Differ(_Shapes):
                 skip |= {f.wire_name for f in payload.fields}
         self.fields(name, path, old.fields, new.fields, classes=(old.class_name, new.class_name), skip=skip)
 
-    # -------------------------------------------------------- methods and message forms
-
-    def methods(self) -> None:
-        def by_name(methods: dict[tuple[str, str], list[str]]) -> dict[str, dict[str, list[str]]]:
-            out: dict[str, dict[str, list[str]]] = {}
-            for (method, side), names in methods.items():
-                out.setdefault(method, {})[side] = sorted(names)
-            return out
-
-        old_methods, new_methods = by_name(self.old.methods), by_name(self.new.methods)
-        for method in sorted(set(old_methods) | set(new_methods)):
-            before, after = old_methods.get(method, {}), new_methods.get(method, {})
-            if before and after and set(before) != set(after):
-                sides_old, sides_new = ", ".join(sorted(before)), ", ".join(sorted(after))
-                self.add("method-changed", "", f"method {method}",
-                         f"{_c(method)} is handled by the {sides_new}, was the {sides_old}",
-                         Impact(True, f"peers built on the old schema send {_c(method)} to a side that no longer "
-                                      "handles it, and expect it from the other", (OLD_RECEIVERS, OLD_SENDERS)),
-                         Impact(False, "the classes keep their names"),
-                         old=sides_old, new=sides_new, senders=set())
-                continue
-            for side, names in after.items():
-                if side not in before:
-                    self.add("method-added", "", f"method {method} ({side})",
-                             f"new method {_c(method)}, handled by the {side or 'unknown side'} ({_list(names, code=True)})",
-                             Impact(False, f"{_plural({side}, 'peers')} built on the old schema answer 'method not "
-                                           "found', which callers of a new method must expect"),
-                             Impact(False, "new classes only"), new=names, senders=_callers(side))
-            for side, names in before.items():
-                if side not in after:
-                    callers = _callers(side)
-                    self.add("method-removed", "", f"method {method} ({side})",
-                             f"removed method {_c(method)}, handled by the {side or 'unknown side'} ({_list(names, code=True)})",
-                             Impact(True, f"{_plural(callers)} built on the old schema may still call it; "
-                                          f"{_plural({side}, 'peers')} built on the new schema answer 'method not found'",
-                                    (OLD_SENDERS,)),
-                             Impact(False, "its classes are reported as types"), old=names, senders=callers)
-
-    def message_forms(self) -> None:
-        old_forms, new_forms = self.old.forms, self.new.forms
-        for title in sorted(set(old_forms) | set(new_forms)):
-            peers = _form_senders(title)
-            path = f"message {title}"
-            if title not in old_forms:
-                self.add("message-form-added", "", path, f"new top-level message form {_c(title)}",
-                         Impact(False, "a new kind of message: peers that do not take part in it need not handle it"),
-                         Impact(False, "message forms are not generated"), senders=peers)
-            elif title not in new_forms:
-                self.add("message-form-removed", "", path, f"removed top-level message form {_c(title)}",
-                         Impact(True, f"{_plural(peers)} built on the old schema may still send it; "
-                                      "receivers built on the new schema reject it", (OLD_SENDERS,)),
-                         Impact(False, "message forms are not generated"), senders=peers)
-            elif _stripped(old_forms[title]) != _stripped(new_forms[title]):
-                self.add("message-form-changed", "", path, f"the top-level message form {_c(title)} changed",
-                         Impact(True, "the envelope itself changed (not only the types it refers to); "
-                                      "compare the schemas' top-level anyOf", (OLD_RECEIVERS, OLD_SENDERS)),
-                         Impact(False, "message forms are not generated"), senders=peers)
-
 
 _USE_KINDS = frozenset(
     {
@@ -773,51 +520,3 @@ def _first_fields(union: ir.UnionDef, names: set[str]) -> tuple[ir.Field, ...]:
     if not names or not union.variants:
         return ()
     return tuple(f for f in union.variants[0].fields if f.wire_name in names)
-
-
-def _c(text: object) -> str:
-    """``text`` as code: between backticks, which the Markdown form keeps."""
-    shown = str(text)
-    return f"``{shown}``" if "`" in shown else f"`{shown}`"
-
-
-def _a(text: str) -> str:
-    """``text`` as code with its indefinite article: "an `Error`"."""
-    return ("an " if text[:1].lower() in "aeiou" else "a ") + _c(text)
-
-
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}{'' if n == 1 else 's'}"
-
-
-def _list(items: Iterable[str], limit: int = 4, code: bool = False) -> str:
-    texts = [_c(i) if code else str(i) for i in items]
-    shown = ", ".join(texts[:limit])
-    return shown + (f" and {len(texts) - limit} more" if len(texts) > limit else "")
-
-
-def _stripped(node: Json) -> str:
-    return json.dumps(strip_annotations(node), sort_keys=True)
-
-
-def _callers(side: str) -> set[str]:
-    if side == "agent":
-        return {"client"}
-    if side == "client":
-        return {"agent"}
-    if side == "protocol":
-        return {"agent", "client"}
-    return set()
-
-
-def _python_kind(definition: ir.Definition) -> str:
-    return {
-        "object": "a dataclass",
-        "enum": "an enum",
-        "union": "a union of variant classes",
-        "alias": "a type alias",
-    }[definition.kind]
-
-
-def _show_json(value: Json) -> str:
-    return json.dumps(_json_value(value), sort_keys=True)

@@ -15,7 +15,7 @@ from ..compile import ir
 from ..jsontypes import Json, JsonObject
 from ..compile.load import Schema, iter_refs, ref_target
 from ..pipeline import build_ir
-from .subtype import Shape, _Alt, _Obj, _Opaque
+from .shapes import Shape, _Alt, _Obj, _Opaque
 
 
 # ---------------------------------------------------------------- one schema, analysed

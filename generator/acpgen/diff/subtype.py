@@ -1,61 +1,23 @@
 """Shape comparison: whether the values one schema's senders may emit are
 accepted by the other schema's receivers. It holds the shapes a definition
-stands for (:class:`_Obj`, :class:`_Alt`, :class:`_Opaque`), the display and
+stands for (``shapes``: objects, alternatives, opaque payloads), the display and
 normalisation of IR type expressions (:func:`show_type`, :func:`_norm`), the
 ``covers``/``overlaps`` relations (as the :class:`_Shapes` mixin of the
 classifier, which supplies ``old``, ``new`` and ``renamed``), and the scalar,
-range and raw-subschema helpers they rest on. It reads schemas only through
-``_Side`` objects, which it does not import at run time."""
+range and raw-subschema helpers they rest on. It reads schemas through
+``facts._Side`` objects; the shapes themselves are in ``shapes``."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Hashable
-from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, ClassVar, Literal, Union
+from dataclasses import replace
 
 from ..compile import ir
-from ..jsontypes import Json
 from ..compile.lower import strip_annotations
-
-if TYPE_CHECKING:  # pragma: no cover
-    from .facts import _Side
-
-
-@dataclass(frozen=True)
-class _Obj:
-    """An object: its properties (``{wire name: (shape, required)}``), and
-    whether it takes properties it does not declare."""
-
-    fields: dict[str, tuple[Shape, bool]]
-    open: bool
-
-    kind: ClassVar[Literal["obj"]] = "obj"
-
-
-@dataclass(frozen=True)
-class _Alt:
-    """Any one of ``members`` (a union's variants)."""
-
-    members: tuple[Shape, ...]
-
-    kind: ClassVar[Literal["alt"]] = "alt"
-
-
-@dataclass(frozen=True)
-class _Opaque:
-    key: str
-
-    kind: ClassVar[Literal["opaque"]] = "opaque"
-
-
-Shape = Union[ir.TypeExpr, _Obj, _Alt, _Opaque]
-"""What ``covers`` and ``overlaps`` compare: a type expression, or the
-shape a definition stands for."""
-
-_SeenKey = tuple[str, Hashable, str, Hashable]
-"""A pair of shapes being compared, by side label and definition name (or
-the shape itself): ``covers`` and ``overlaps`` stop on one seen before."""
+from ..jsontypes import Json
+from .facts import _Side
+from .shapes import Shape, _SeenKey
 
 
 # ---------------------------------------------------------------- type display
