@@ -101,6 +101,12 @@ def render_one(
     package = build_ir(schema, package_name, rules)
     if warnings is not None:
         warnings.extend(f"{package_name}: {w}" for w in package.warnings)
+        if not package.methods:
+            warnings.append(
+                f"{package_name}: {schema.path} marks no type with x-method, so the package's METHODS is empty "
+                "and its Agent and Client interfaces have no methods (the ACP schemas mark every request, "
+                "response and notification)"
+            )
     return render_package(package, templates)
 
 

@@ -382,6 +382,33 @@ def test_update_with_npm(tmp_path, project):
     assert missing.exit_code == 2 and "npm" in missing.stderr
 
 
+NPM_ETARGET = """npm error code ETARGET
+npm error notarget No matching version found for @agentclientprotocol/sdk@99.0.0.
+npm error notarget In most cases you or one of your dependencies are requesting a package version that doesn't exist.
+npm error A complete log of this run can be found in: /root/.npm/_logs/2026-12-01T15_34_30_312Z-debug-0.log
+"""
+"""What npm 11 prints for ``npm pack @agentclientprotocol/sdk@99.0.0``."""
+
+
+@pytest.mark.skipif(os.name != "posix", reason="a shell script stands in for npm")
+def test_npm_pack_of_a_version_that_does_not_exist_says_so(tmp_path, project):
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (tmp_path / "etarget.txt").write_text(NPM_ETARGET)
+    npm = bin_dir / "npm"
+    npm.write_text(f'#!/bin/sh\ncat "{tmp_path / "etarget.txt"}" >&2\nexit 1\n')
+    npm.chmod(0o755)
+    env = {"PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"}
+    before = tree(project)
+    result = acpgen("schema", "update", "--npm", "99.0.0", "--config", config(project), env=env)
+    assert result.exit_code == 2
+    assert result.stderr.splitlines() == [
+        f"acpgen: error: npm pack {SDK}@99.0.0 failed: {SDK} has no version 99.0.0 "
+        f"(npm: No matching version found for {SDK}@99.0.0.)"
+    ]
+    assert tree(project) == before
+
+
 # ---------------------------------------------------------------- the whole bump
 
 

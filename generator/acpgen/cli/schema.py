@@ -19,9 +19,9 @@ from ..update.release import SCHEMA_DIR
 from ..output.journal import JOURNAL_FILE
 from ..output.lock import waiting_notice
 from ..output.write import prepared
+from .common import check_out_dir, overwrite_options
 from .common import fail as _fail
 from .common import warn as _warn
-from .common import overwrite_options
 
 
 BREAKING_SHOWN = 15
@@ -106,6 +106,7 @@ def update_command(
         if (source is None) == (npm_version is None):
             raise AcpgenError("name the release with exactly one of --from PATH and --npm VERSION")
         cfg = load_config(Path(config) if config else None)
+        check_out_dir(cfg.out_dir, f"[tool.acpgen] out = {cfg.out!r}")
         with tempfile.TemporaryDirectory(prefix="acpgen-npm-") as scratch:
             if npm_version is not None:
                 if as_name:

@@ -5,10 +5,13 @@ content (refusing, in one line, a file that is not an ACP JSON Schema)."""
 from __future__ import annotations
 
 import hashlib
+import json
 from dataclasses import replace
 from pathlib import Path
 
 from ..compile.load import Schema, load_schema, parse_schema
+from ..errors import AcpgenError
+from ..jsontypes import Json
 from ..pipeline import schema_version
 from .classify import _Differ
 from .facts import _Side
@@ -36,11 +39,70 @@ def load_cached(path: str | Path, raw: bytes | None = None, name: str | None = N
     key = hashlib.sha256(raw).hexdigest()
     schema = _LOADED.get(key)
     if schema is None:
+        _refuse_non_schema(raw, name)
         schema = parse_schema(raw, name)
         if len(_LOADED) >= 16:
             _LOADED.pop(next(iter(_LOADED)))
         _LOADED[key] = schema
     return replace(schema, path=name, location=str(path))
+
+
+def _refuse_non_schema(raw: bytes, name: str) -> None:
+    """Refuse, saying what it holds instead, a file that is not a JSON
+    Schema with definitions: an ACP schema is a JSON object whose ``$defs``
+    holds the types. Checked before the metaschema, which would complain
+    about whichever keyword of, say, a ``package.json`` it trips on first.
+    A file that is not JSON at all is left to ``parse_schema``'s exact
+    error, unless it is JSON lines (a transcript)."""
+    try:
+        document = json.loads(raw)
+    except (ValueError, UnicodeDecodeError):
+        lines = [line for line in raw.splitlines() if line.strip()]
+        try:
+            first = json.loads(lines[0]) if len(lines) > 1 else None
+        except (ValueError, UnicodeDecodeError):
+            first = None
+        if first is None:
+            return
+        what = f"JSON lines ({len(lines)} lines, the first {_describe(first)})"
+        if isinstance(first, dict) and ("jsonrpc" in first or "message" in first):
+            what += ": a transcript of JSON-RPC messages, which `acpgen validate` checks"
+        raise AcpgenError(f"not an ACP JSON Schema (a JSON object whose $defs holds the types): it holds {what}",
+                          file=name) from None
+    if isinstance(document, dict):
+        defs = document.get("$defs")
+        if isinstance(defs, dict) and defs:
+            return
+        what = _describe(document)
+        if "$defs" in document:
+            what += f", whose $defs is {'empty' if defs in ({}, []) else 'not an object'}"
+        else:
+            what += ", without $defs"
+        if {"name", "version"} <= set(document) and "$defs" not in document:
+            what += " (an npm package.json? its schemas are under schema/ in the package)"
+        elif "jsonrpc" in document:
+            what += " (a JSON-RPC message)"
+    else:
+        what = _describe(document)
+    raise AcpgenError(
+        f"not an ACP JSON Schema (a JSON object whose $defs holds the types): it holds {what}", file=name, pointer=""
+    )
+
+
+def _describe(value: Json) -> str:
+    if isinstance(value, dict):
+        keys = [k for k in value]
+        shown = ", ".join(keys[:6]) + (f" and {len(keys) - 6} more" if len(keys) > 6 else "")
+        return f"a JSON object with the keys {shown}" if keys else "an empty JSON object"
+    if isinstance(value, list):
+        return f"a JSON array of {len(value)} item{'' if len(value) == 1 else 's'}"
+    if isinstance(value, bool):
+        return "a JSON boolean"
+    if value is None:
+        return "JSON null"
+    if isinstance(value, str):
+        return "a JSON string"
+    return "a JSON number"
 
 
 def diff_schemas(
