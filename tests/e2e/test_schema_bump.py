@@ -15,6 +15,7 @@ import shutil
 import subprocess
 import sys
 import tarfile
+import typing
 from pathlib import Path
 
 import pytest
@@ -226,6 +227,53 @@ def test_other_facts_of_the_bump(v2_unstable):
     # ToolCallStatus is only held where old receivers drop unknown values.
     paused = change(v2_unstable, "enum-value-added", "ToolCallStatus:paused")
     assert paused["breaking"] is False
+
+
+def test_a_flattened_scope_that_went_from_anyOf_to_oneOf_names_the_keywords(v2_unstable):
+    old, new = defs(FIXTURE, "v2/schema.unstable.json"), defs(SCHEMA, "v2/schema.unstable.json")
+    # The scopes of the form mode, as the files have them.
+    assert "anyOf" in old["ElicitationFormMode"] and "oneOf" not in old["ElicitationFormMode"]
+    assert "oneOf" in new["ElicitationFormMode"] and "anyOf" not in new["ElicitationFormMode"]
+    scopes = [m["allOf"][0]["$ref"].rsplit("/", 1)[1] for m in new["ElicitationFormMode"]["oneOf"]]
+    assert scopes == ["ElicitationSessionScope", "ElicitationRequestScope"]
+    scope = change(v2_unstable, "field-type-changed", "ElicitationFormMode.(scope)")
+    assert scope["summary"] == (
+        "the flattened field `scope`: its members (`ElicitationSessionScope`, `ElicitationRequestScope`) were "
+        "told apart by `anyOf`, now by `oneOf` (exactly one may match)"
+    )
+    # oneOf refuses an object with both scopes' keys, which anyOf took: old
+    # senders (agents) are affected, not old receivers.
+    assert scope["wire"]["affects"] == ["old-senders"]
+    assert "with the keys of more than one `scope` member" in scope["wire"]["reason"]
+    assert scope["api"]["breaking"] is False
+    assert "`ElicitationSessionScope | ElicitationRequestScope`" in scope["api"]["reason"]
+    # No entry is left without a name.
+    assert not [c["path"] for c in v2_unstable["changes"] if c["path"].endswith(".") or "``" in c["summary"]]
+
+
+def test_a_raw_subschema_is_shown_by_what_it_restricts(v2_unstable):
+    old, new = defs(FIXTURE, "v2/schema.unstable.json"), defs(SCHEMA, "v2/schema.unstable.json")
+    before, after = old["Cost"]["properties"]["currency"], new["Cost"]["properties"]["currency"]
+    assert before["type"] == after["type"] == "string"
+    assert "pattern" in before and "pattern" not in after
+    currency = change(v2_unstable, "field-type-changed", "Cost.currency")
+    assert currency["summary"] == f"`currency` was `str (pattern {before['pattern']!r})`, now `str`"
+    assert "(schema)" not in json.dumps(v2_unstable)
+
+
+def test_unions_name_their_variant_classes(v2_unstable):
+    import acp_v2_unstable
+
+    new = defs(SCHEMA, "v2/schema.unstable.json")
+    kind = change(v2_unstable, "type-kind-changed", "AvailableCommand")
+    # The variant classes, as the generated package has them.
+    classes = [cls.__name__ for cls in typing.get_args(acp_v2_unstable.AvailableCommand)]
+    assert len(classes) == len(new["AvailableCommand"]["anyOf"]) == 2
+    shown = ", ".join(f"`{name}`" for name in classes)
+    fields = len(defs(FIXTURE, "v2/schema.unstable.json")["AvailableCommand"]["properties"])
+    assert kind["summary"] == (
+        f"was dataclass ({fields} fields), now union tagged by `type` of 2 variants: {shown}"
+    )
 
 
 def test_all_four_files(tmp_path):

@@ -12,10 +12,10 @@ from collections.abc import Set as AbstractSet
 
 from ..compile import ir
 from ..jsontypes import JsonObject
-from .facts import _variant_label
+from .facts import _Side, _variant_label, field_key
 from .model import COMPATIBLE, OLD_RECEIVERS, OLD_SENDERS, Change, Impact
 from .protocol import _ProtocolChanges
-from .subtype import _norm, _same_json, show_type
+from .subtype import _norm, _same_json, python_type, show_type
 from .words import _a, _c, _json_value, _list, _plural, _python_kind, _show_json
 
 
@@ -64,14 +64,14 @@ class _Differ(_ProtocolChanges):
 
     def type_added(self, definition: ir.Definition) -> None:
         renamed_from = next((o for o, n in self.renamed.items() if n == definition.name), None)
-        summary = f"new {self.describe(definition)}"
+        summary = f"new {self.describe(definition, self.new)}"
         if renamed_from:
             summary += f", the shape of the removed {_c(renamed_from)}"
         self.add(
             "type-added", definition.name, definition.name, summary,
             Impact(False, "a new type: it reaches the wire only where other changes, classified there, refer to it"),
             Impact(False, f"a new name, {_c(definition.class_name)}"),
-            new=self.describe(definition),
+            new=self.describe(definition, self.new),
         )
 
     def type_removed(self, definition: ir.Definition, memo: dict[str, Impact]) -> None:
@@ -81,9 +81,9 @@ class _Differ(_ProtocolChanges):
         api_reason = f"{what} {_c(definition.class_name)} is gone"
         if renamed:
             api_reason += f" (renamed to {_c(self.new.defs[renamed].class_name)})"
-        summary = f"removed {self.describe(definition)}" + (f", renamed to {_c(renamed)}" if renamed else "")
+        summary = f"removed {self.describe(definition, self.old)}" + (f", renamed to {_c(renamed)}" if renamed else "")
         self.add("type-removed", name, name, summary, self._removed_wire(name, memo, frozenset()),
-                 Impact(True, api_reason), old=self.describe(definition), new=renamed)
+                 Impact(True, api_reason), old=self.describe(definition, self.old), new=renamed)
 
     def _removed_wire(self, name: str, memo: dict[str, Impact], active: frozenset[str]) -> Impact:
         if name in memo:
@@ -153,9 +153,9 @@ class _Differ(_ProtocolChanges):
         wire = self.wire(name, narrows=narrows, widens=widens, what=_a(name), overlap=overlap,
                          widen_why="" if overlap else "none of them reads as the old shape",
                          compatible=f"every {_c(name)} a sender of either schema emits, the other schema accepts")
-        self.add("type-kind-changed", name, name, f"was {self.describe(old)}, now {self.describe(new)}", wire,
+        self.add("type-kind-changed", name, name, f"was {self.describe(old, self.old)}, now {self.describe(new, self.new)}", wire,
                  Impact(True, f"{_c(old.class_name)} was {_python_kind(old)} and is now {_python_kind(new)}"),
-                 old=self.describe(old), new=self.describe(new))
+                 old=self.describe(old, self.old), new=self.describe(new, self.new))
 
     def alias(self, old: ir.AliasDef, new: ir.AliasDef) -> None:
         name = old.name
@@ -163,13 +163,13 @@ class _Differ(_ProtocolChanges):
             narrows = not self.covers(new.target, self.new, old.target, self.old)
             widens = not self.covers(old.target, self.old, new.target, self.new)
             self.add("alias-type-changed", name, name,
-                     f"was {_c(show_type(old.target))}, now {_c(show_type(new.target))}",
+                     f"was {_c(python_type(old.target, self.old))}, now {_c(python_type(new.target, self.new))}",
                      self.wire(name, narrows=narrows, widens=widens, what=f"{_a(name)} value",
                                overlap=self.overlaps(old.target, self.old, new.target, self.new),
                                compatible=self._compatible_type_reason(old.target, new.target)),
                      self.api_type(_c(old.class_name), self.old.annotation_parts(old.target),
                                    self.new.annotation_parts(new.target)),
-                     old=show_type(old.target), new=show_type(new.target))
+                     old=show_type(old.target, self.old), new=show_type(new.target, self.new))
         self.skip_items(name, name, old.target, new.target)
 
     # -------------------------------------------------------- fields
@@ -177,8 +177,8 @@ class _Differ(_ProtocolChanges):
     def fields(self, owner: str, prefix: str, old_fields: tuple[ir.Field, ...], new_fields: tuple[ir.Field, ...], *,
                classes: tuple[str, str], closed: tuple[bool, bool] = (False, False),
                skip: AbstractSet[str] = frozenset()) -> None:
-        old_by = {f.wire_name: f for f in old_fields if f.wire_name not in skip}
-        new_by = {f.wire_name: f for f in new_fields if f.wire_name not in skip}
+        old_by = {field_key(f): f for f in old_fields if f.wire_name not in skip}
+        new_by = {field_key(f): f for f in new_fields if f.wire_name not in skip}
         old_class, new_class = classes
         for wire_name, f in new_by.items():
             path = f"{prefix}.{wire_name}"
@@ -199,8 +199,9 @@ class _Differ(_ProtocolChanges):
             else:
                 api = Impact(False, f"a new optional attribute {_c(f.name)} (UNSET when omitted)")
             self.add("field-added", owner, path,
-                     f"new {'required' if f.required else 'optional'} field {_c(wire_name)}: {_c(show_type(f.type))}",
-                     wire, api, new=self.field_json(f))
+                     f"new {'required' if f.required else 'optional'} field {_c(wire_name)}: "
+                     f"{_c(python_type(f.type, self.new))}",
+                     wire, api, new=self.field_json(f, self.new))
         for wire_name, f in old_by.items():
             if wire_name in new_by:
                 continue
@@ -214,18 +215,18 @@ class _Differ(_ProtocolChanges):
             self.add("field-removed", owner, f"{prefix}.{wire_name}",
                      f"removed {'required' if f.required else 'optional'} field {_c(wire_name)}",
                      wire, Impact(True, f"the attribute {_c(old_class + '.' + f.name)} is gone"),
-                     old=self.field_json(f))
+                     old=self.field_json(f, self.old))
 
     @staticmethod
-    def field_json(f: ir.Field) -> JsonObject:
-        out: JsonObject = {"type": show_type(f.type), "required": f.required, "python": f.name}
+    def field_json(f: ir.Field, side: _Side) -> JsonObject:
+        out: JsonObject = {"type": show_type(f.type, side), "required": f.required, "python": f.name}
         if f.has_default:
             out["default"] = f.default
         return out
 
     def field(self, owner: str, path: str, old: ir.Field, new: ir.Field, classes: tuple[str, str]) -> None:
         old_class, new_class = classes
-        wire_name = _c(old.wire_name)
+        wire_name = _c(field_key(old))
         attribute = _c(f"{new_class}.{new.name}")
         holder = _a(path.rsplit(".", 1)[0])
         old_tol = "old receivers drop the invalid value (x-deserialize-default-on-error)" if old.on_error != "raise" else ""
@@ -262,18 +263,21 @@ class _Differ(_ProtocolChanges):
                 self.add("field-non-nullable", owner, path, f"{wire_name} may no longer be null", wire,
                          Impact(True, f"None is no longer a value of {attribute}"), old=True, new=False)
         old_t, new_t = _norm(old.value_type), _norm(new.value_type)
-        if old_t != new_t:
+        if old_t.kind == "keyed" and new_t.kind == "keyed" and old_t != new_t:
+            self.keyed_changed(owner, path, old, new, attribute, holder)
+        elif old_t != new_t:
             narrows = not self.covers(new_t, self.new, old_t, self.old)
             widens = not self.covers(old_t, self.old, new_t, self.new)
-            wire = self.wire(owner, narrows=narrows, widens=widens, what=f"{_a(old.wire_name)} value",
+            wire = self.wire(owner, narrows=narrows, widens=widens, what=f"{_a(field_key(old))} value",
                              old_tolerant=old_tol, new_tolerant=new_tol,
                              overlap=self.overlaps(old_t, self.old, new_t, self.new),
                              compatible=self._compatible_type_reason(old_t, new_t))
             api = self.api_type(attribute, self.old.annotation_parts(old.value_type),
                                 self.new.annotation_parts(new.value_type))
             self.add("field-type-changed", owner, path,
-                     f"{wire_name} was {_c(show_type(old.value_type))}, now {_c(show_type(new.value_type))}",
-                     wire, api, old=show_type(old.type), new=show_type(new.type))
+                     f"{wire_name} was {_c(python_type(old.value_type, self.old))}, "
+                     f"now {_c(python_type(new.value_type, self.new))}",
+                     wire, api, old=show_type(old.type, self.old), new=show_type(new.type, self.new))
         if old.has_default != new.has_default or (old.has_default and not _same_json(old.default, new.default)):
             self.default_changed(owner, path, old, new, attribute)
         for flag, keyword in (("default_on_error", "x-deserialize-default-on-error"),
@@ -281,6 +285,38 @@ class _Differ(_ProtocolChanges):
             if getattr(old, flag) != getattr(new, flag):
                 self.deserialize(owner, path, keyword, getattr(new, flag))
         self.skip_items(owner, path, old.type, new.type)
+
+    def keyed_changed(self, owner: str, path: str, old: ir.Field, new: ir.Field, attribute: str, holder: str) -> None:
+        """A flattened field (``KeyedT``: members told apart by their keys,
+        sharing the object that holds them) whose members or keyword changed."""
+        old_t, new_t = old.value_type, new.value_type
+        assert isinstance(old_t, ir.KeyedT) and isinstance(new_t, ir.KeyedT)
+        label = _c(new.name)
+        old_members = self.old.annotation_parts(old_t)
+        new_members = self.new.annotation_parts(new_t)
+        details = []
+        if old_t.exclusive != new_t.exclusive:
+            before, after = ("oneOf", "anyOf") if old_t.exclusive else ("anyOf", "oneOf")
+            details.append(
+                f"its members ({_list(new_members, code=True)}) were told apart by `{before}`, now by `{after}`"
+                + (" (exactly one may match)" if new_t.exclusive else " (the first that matches wins)")
+            )
+        if old_members != new_members:
+            details.append(f"its members were {_c(' | '.join(old_members))}, now {_c(' | '.join(new_members))}")
+        narrows = not self.covers(new_t, self.new, old_t, self.old)
+        widens = not self.covers(old_t, self.old, new_t, self.new)
+        both = f"{holder} with the keys of more than one {label} member"
+        wire = self.wire(
+            owner, narrows=narrows, widens=widens,
+            what=both if old_members == new_members else f"{holder} whose {label} is not one of its members",
+            narrow_why="`oneOf` refuses an object that two members accept" if new_t.exclusive else "",
+            widen_why="`oneOf` refuses an object that two members accept" if old_t.exclusive else "",
+            overlap=self.overlaps(old_t, self.old, new_t, self.new),
+        )
+        self.add("field-type-changed", owner, path,
+                 f"the flattened field {label}: " + "; ".join(details),
+                 wire, self.api_type(attribute, old_members, new_members),
+                 old=show_type(old.type, self.old), new=show_type(new.type, self.new))
 
     def _compatible_type_reason(self, old_t: ir.TypeExpr, new_t: ir.TypeExpr) -> str:
         if self.covers(new_t, self.new, old_t, self.old) and self.covers(old_t, self.old, new_t, self.new):

@@ -13,8 +13,8 @@ from ..compile.lower import strip_annotations
 from ..jsontypes import Json
 from .facts import _Side
 from .model import OLD_RECEIVERS, OLD_SENDERS, Change, Impact
-from .subtype import _Shapes, show_type
-from .words import _a, _c, _count, _plural, _receivers
+from .subtype import _Shapes, python_type
+from .words import _a, _c, _count, _list, _plural, _receivers
 
 
 class _Recorder(_Shapes):
@@ -119,12 +119,16 @@ class _Recorder(_Shapes):
 
     # -------------------------------------------------------- types
 
-    def describe(self, definition: ir.Definition) -> str:
+    def describe(self, definition: ir.Definition, side: _Side) -> str:
+        """What a definition is in the package generated from ``side``: a
+        dataclass, an enum, a union of the variant classes it names, or an
+        alias of a Python type."""
         if isinstance(definition, ir.ObjectDef):
-            return f"object ({_count(len(definition.fields), 'field')})"
+            return f"dataclass ({_count(len(definition.fields), 'field')})"
         if isinstance(definition, ir.EnumDef):
             return f"{'open' if definition.open else 'closed'} enum ({_count(len(definition.members), 'value')})"
         if isinstance(definition, ir.UnionDef):
             how = f"tagged by {_c(definition.tag)}" if definition.tag else "untagged"
-            return f"union {how} ({_count(len(definition.variants), 'variant')})"
-        return f"alias of {_c(show_type(definition.target))}"
+            classes = [v.class_name for v in definition.variants]
+            return f"union {how} of {_count(len(classes), 'variant')}: {_list(classes, limit=6, code=True)}"
+        return f"alias of {_c(python_type(definition.target, side))}"
