@@ -430,6 +430,67 @@ def test_update_with_npm(tmp_path, project):
     assert missing.exit_code == 2 and "npm" in missing.stderr
 
 
+def test_update_summarises_only_the_schemas_the_project_generates(tmp_path, project):
+    # A project that generates the two v2 packages only.
+    pyproject = project / "pyproject.toml"
+    text = pyproject.read_text()
+    head, _, rest = text.partition("[[tool.acpgen.packages]]")
+    entries = ["[[tool.acpgen.packages]]" + e for e in rest.split("[[tool.acpgen.packages]]")]
+    entries[-1], tail = entries[-1].split("[tool.pytest", 1)
+    kept = [e for e in entries if 'package = "acp_v2' in e]
+    assert len(kept) == 2
+    pyproject.write_text(head + "".join(kept) + "[tool.pytest" + tail)
+    release = tarball(tmp_path, FIXTURE, "2.0.0")
+    result = acpgen("schema", "update", "--from", str(release), "--config", config(project), "--dry-run")
+    assert result.exit_code == 0, result.output
+    listed = [line.split(":")[0].strip() for line in result.output.splitlines() if line.startswith("  v")]
+    assert listed == ["v2/schema.json", "v2/schema.unstable.json"]
+    assert (
+        "  and 2 file(s) no package is generated from, vendored as they are "
+        "(v1/schema.json, v1/schema.unstable.json changed); --all shows their changes"
+    ) in result.output
+    every = acpgen("schema", "update", "--from", str(release), "--config", config(project), "--dry-run", "--all")
+    assert every.exit_code == 0, every.output
+    listed = [line.split(":")[0].strip() for line in every.output.splitlines() if line.startswith("  v")]
+    assert listed == list(FILES)
+    # What is vendored does not depend on it: every file of the release.
+    written = acpgen("schema", "update", "--from", str(release), "--config", config(project), "--no-generate")
+    assert written.exit_code == 0, written.output
+    for name in FILES:
+        assert (project / "schema" / name).read_bytes() == (FIXTURE / name).read_bytes()
+
+
+def test_update_fail_on_breaking_writes_nothing(tmp_path, project):
+    # A schema of another protocol in place of v2/schema.json: no methods.
+    # Without rules = in [tool.acpgen], the rule set is told from the schema
+    # (none here), so the package would generate.
+    pyproject = project / "pyproject.toml"
+    pyproject.write_text("".join(line for line in pyproject.read_text().splitlines(True) if not line.startswith("rules = ")))
+    mcp = tmp_path / "mcp.json"
+    mcp.write_text(json.dumps({"$defs": {"Tool": {"type": "object", "properties": {"name": {"type": "string"}},
+                                                 "required": ["name"]}}}))
+    before = tree(project)
+    args = ("schema", "update", "--from", str(mcp), "--as", "v2/schema.json", "--config", config(project))
+    result = acpgen(*args, "--fail-on-breaking")
+    assert result.exit_code == 1, result.output
+    breaking = json.loads(acpgen("diff", str(SCHEMA / "v2/schema.json"), str(mcp), "--format", "json").stdout)
+    count = breaking["summary"]["breaking"]
+    assert count > 100
+    assert f"{count} breaking changes (v2/schema.json): nothing written (--fail-on-breaking)" in result.stderr
+    assert tree(project) == before
+    # A compatible update goes through with the flag (v1 changed compatibly only).
+    compatible = acpgen(
+        "schema", "update", "--from", str(FIXTURE / "v1/schema.json"), "--config", config(project),
+        "--no-generate", "--fail-on-breaking",
+    )
+    assert compatible.exit_code == 0, compatible.output
+    assert (project / "schema/v1/schema.json").read_bytes() == (FIXTURE / "v1/schema.json").read_bytes()
+    # Without the flag it is written, and the missing methods are said.
+    written = acpgen(*args)
+    assert written.exit_code == 0, written.output
+    assert "acp_v2: schema/v2/schema.json marks no type with x-method" in written.stderr
+
+
 NPM_ETARGET = """npm error code ETARGET
 npm error notarget No matching version found for @agentclientprotocol/sdk@99.0.0.
 npm error notarget In most cases you or one of your dependencies are requesting a package version that doesn't exist.
