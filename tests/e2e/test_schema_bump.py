@@ -276,6 +276,55 @@ def test_unions_name_their_variant_classes(v2_unstable):
     )
 
 
+USER_CODE = """\
+from acp_v2_unstable import AuthCapabilities, ClientCapabilities, SessionMessageChunk
+import acp_v2_unstable as acp
+
+caps = ClientCapabilities(auth=AuthCapabilities())
+
+
+def handle(chunk: SessionMessageChunk) -> None:
+    print(chunk.sender_session_id, chunk.content)
+    command = acp.AvailableCommand(name="x", description="y")
+"""
+
+
+def test_diff_lists_the_lines_of_user_code_that_use_changed_names(tmp_path):
+    code = tmp_path / "code"
+    (code / "app").mkdir(parents=True)
+    (code / "app/main.py").write_text(USER_CODE)
+    # Attributes are matched in files that name their class: not here.
+    (code / "app/other.py").write_text("def f(x):\n    return x.sender_session_id\n")
+    (code / "app/broken.py").write_text("def (:\n")
+    # The vendored package itself is not the user's code.
+    shutil.copytree(ROOT / "generated/acp_v2_unstable", code / "acp_v2_unstable",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    name = "v2/schema.unstable.json"
+    result = acpgen("diff", str(FIXTURE / name), str(SCHEMA / name), "--code", str(code))
+    assert result.exit_code == 0, result.output
+    data = json.loads(acpgen("diff", str(FIXTURE / name), str(SCHEMA / name), "--format", "json").stdout)
+    removed = change(data, "type-removed", "AuthCapabilities")["api"]["reason"]
+    kind = change(data, "type-kind-changed", "AvailableCommand")["api"]["reason"]
+    gone = change(data, "field-removed", "SessionMessageChunk.senderSessionId")["api"]["reason"]
+    auth = change(data, "field-type-changed", "ClientCapabilities.auth")["api"]["reason"]
+    main = os.path.normpath(code / "app/main.py")
+    section = result.stdout[result.stdout.index(f"\nuses in {os.path.normpath(code)}: 5\n"):].splitlines()[2:]
+    assert section == [
+        f"  {main}:1: AuthCapabilities — {removed}",
+        f"  {main}:4: AuthCapabilities — {removed}",
+        f"  {main}:4: auth — {auth}",
+        f"  {main}:8: sender_session_id — {gone}",
+        f"  {main}:9: AvailableCommand — {kind}",
+    ]
+    assert "broken.py: not scanned" in result.stderr
+    as_json = json.loads(acpgen("diff", str(FIXTURE / name), str(SCHEMA / name), "--code", str(code),
+                                "--format", "json").stdout)
+    assert [(u["line"], u["name"]) for u in as_json["code"]["uses"]] == [
+        (1, "AuthCapabilities"), (4, "AuthCapabilities"), (4, "auth"), (8, "sender_session_id"), (9, "AvailableCommand")
+    ]
+    assert acpgen("diff", str(FIXTURE / name), str(SCHEMA / name), "--code", str(code / "none")).exit_code == 2
+
+
 def test_all_four_files(tmp_path):
     for name in FILES:
         result = acpgen("diff", str(FIXTURE / name), str(SCHEMA / name), "--format", "json")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import tempfile
@@ -13,6 +14,7 @@ import click
 
 from ..config import load_config
 from ..diff import RENDERERS, SchemaDiff, diff_files, headline, render_markdown
+from ..diff.usage import find_uses
 from ..errors import AcpgenError
 from ..update import Plan, apply, known_names, npm_pack, plan, read_source
 from ..update.planning import FileChange
@@ -42,7 +44,8 @@ BREAKING_SHOWN = 15
     help="text for a terminal, markdown for a changelog or pull request, json for tools.",
 )
 @click.option("--fail-on-breaking", is_flag=True, help="Exit with status 1 when any change breaks the wire or the Python API.")
-def diff_command(old: str, new: str, fmt: str, fail_on_breaking: bool) -> None:
+@click.option("--code", "code", type=click.Path(), metavar="DIR", help="Also list the lines of the Python code under DIR that use a class, attribute or enum member the change removes or changes (file:line: name — what changed).")
+def diff_command(old: str, new: str, fmt: str, fail_on_breaking: bool, code: str | None) -> None:
     """Show what changes from the schema file OLD to the schema file NEW.
 
     Lists the types, fields, union variants, enum values, defaults,
@@ -51,14 +54,41 @@ def diff_command(old: str, new: str, fmt: str, fail_on_breaking: bool) -> None:
     on the wire (one built on the old schema talking to one built on the new)
     and for Python code written against the generated package.
 
+    With --code DIR, the Python files under DIR (generated packages and
+    virtual environments left out) are scanned for the names the breaking
+    changes concern: classes wherever they appear, attributes and enum
+    members by name (x.attribute, keyword=...) in files that use a class of
+    the old package. Nothing is imported or run.
+
     Exit status: 0; 1 with --fail-on-breaking when anything breaks; 2 on bad
     input.
     """
+    warnings: list[str] = []
     try:
         result = diff_files(old, new)
+        uses = find_uses(result, code, warnings) if code is not None else None
     except AcpgenError as error:
         _fail(error)
-    click.echo(RENDERERS[fmt](result), nl=False)
+    _warn(warnings)
+    if uses is None:
+        click.echo(RENDERERS[fmt](result), nl=False)
+    elif fmt == "json":
+        data = result.to_json()
+        data["code"] = {"directory": code, "uses": [use.to_json() for use in uses]}
+        click.echo(json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False))
+    else:
+        click.echo(RENDERERS[fmt](result), nl=False)
+        shown = os.path.normpath(code or ".")
+        if fmt == "markdown":
+            click.echo(f"\n#### Uses in `{shown}` ({len(uses)})\n")
+            for use in uses:
+                click.echo(f"- `{use.file}:{use.line}` `{use.name}`: {'; '.join(use.reasons)}")
+            if not uses:
+                click.echo("None of the changed names is used.")
+        else:
+            click.echo(f"\nuses in {shown}: {len(uses)}" + ("" if uses else " (none of the changed names is used)"))
+            for use in uses:
+                click.echo(f"  {use}")
     if fail_on_breaking and result.breaking:
         sys.exit(1)
 

@@ -83,7 +83,7 @@ class _Differ(_ProtocolChanges):
             api_reason += f" (renamed to {_c(self.new.defs[renamed].class_name)})"
         summary = f"removed {self.describe(definition, self.old)}" + (f", renamed to {_c(renamed)}" if renamed else "")
         self.add("type-removed", name, name, summary, self._removed_wire(name, memo, frozenset()),
-                 Impact(True, api_reason), old=self.describe(definition, self.old), new=renamed)
+                 Impact(True, api_reason), old=self.describe(definition, self.old), new=renamed, python=(definition.class_name,))
 
     def _removed_wire(self, name: str, memo: dict[str, Impact], active: frozenset[str]) -> Impact:
         if name in memo:
@@ -133,7 +133,7 @@ class _Differ(_ProtocolChanges):
                      f"Python class {_c(old.class_name)} is now {_c(new.class_name)}",
                      Impact(False, "the wire name is unchanged"),
                      Impact(True, f"{_c(old.class_name)} was renamed to {_c(new.class_name)}"),
-                     old=old.class_name, new=new.class_name)
+                     old=old.class_name, new=new.class_name, python=(old.class_name,))
         # Both are of the same kind (checked above).
         if isinstance(old, ir.ObjectDef) and isinstance(new, ir.ObjectDef):
             self.fields(name, name, old.fields, new.fields, classes=(old.class_name, new.class_name),
@@ -155,7 +155,7 @@ class _Differ(_ProtocolChanges):
                          compatible=f"every {_c(name)} a sender of either schema emits, the other schema accepts")
         self.add("type-kind-changed", name, name, f"was {self.describe(old, self.old)}, now {self.describe(new, self.new)}", wire,
                  Impact(True, f"{_c(old.class_name)} was {_python_kind(old)} and is now {_python_kind(new)}"),
-                 old=self.describe(old, self.old), new=self.describe(new, self.new))
+                 old=self.describe(old, self.old), new=self.describe(new, self.new), python=(old.class_name,))
 
     def alias(self, old: ir.AliasDef, new: ir.AliasDef) -> None:
         name = old.name
@@ -169,7 +169,7 @@ class _Differ(_ProtocolChanges):
                                compatible=self._compatible_type_reason(old.target, new.target)),
                      self.api_type(_c(old.class_name), self.old.annotation_parts(old.target),
                                    self.new.annotation_parts(new.target)),
-                     old=show_type(old.target, self.old), new=show_type(new.target, self.new))
+                     old=show_type(old.target, self.old), new=show_type(new.target, self.new), python=(old.class_name,))
         self.skip_items(name, name, old.target, new.target)
 
     # -------------------------------------------------------- fields
@@ -201,7 +201,7 @@ class _Differ(_ProtocolChanges):
             self.add("field-added", owner, path,
                      f"new {'required' if f.required else 'optional'} field {_c(wire_name)}: "
                      f"{_c(python_type(f.type, self.new))}",
-                     wire, api, new=self.field_json(f, self.new))
+                     wire, api, new=self.field_json(f, self.new), python=(old_class,))
         for wire_name, f in old_by.items():
             if wire_name in new_by:
                 continue
@@ -215,7 +215,7 @@ class _Differ(_ProtocolChanges):
             self.add("field-removed", owner, f"{prefix}.{wire_name}",
                      f"removed {'required' if f.required else 'optional'} field {_c(wire_name)}",
                      wire, Impact(True, f"the attribute {_c(old_class + '.' + f.name)} is gone"),
-                     old=self.field_json(f, self.old))
+                     old=self.field_json(f, self.old), python=(f"{old_class}.{f.name}",))
 
     @staticmethod
     def field_json(f: ir.Field, side: _Side) -> JsonObject:
@@ -228,6 +228,7 @@ class _Differ(_ProtocolChanges):
         old_class, new_class = classes
         wire_name = _c(field_key(old))
         attribute = _c(f"{new_class}.{new.name}")
+        attr = (f"{old_class}.{old.name}",)
         holder = _a(path.rsplit(".", 1)[0])
         old_tol = "old receivers drop the invalid value (x-deserialize-default-on-error)" if old.on_error != "raise" else ""
         new_tol = "new receivers drop the invalid value (x-deserialize-default-on-error)" if new.on_error != "raise" else ""
@@ -235,36 +236,36 @@ class _Differ(_ProtocolChanges):
             self.add("field-renamed", owner, path, f"Python attribute {_c(old.name)} is now {_c(new.name)}",
                      Impact(False, "the wire name is unchanged"),
                      Impact(True, f"{_c(old_class + '.' + old.name)} was renamed to {_c(new.name)}"),
-                     old=old.name, new=new.name)
+                     old=old.name, new=new.name, python=attr)
         if old.required != new.required:
             if new.required:
                 wire = self.wire(owner, narrows=True, widens=False, what=f"{holder} without {wire_name}",
                                  narrow_why="the field was optional")
                 api = (Impact(False, f"{_c(new.name)} keeps a default") if new.has_default
                        else Impact(True, f"constructing {_c(new_class)} now needs the argument {_c(new.name)}"))
-                self.add("field-required", owner, path, f"{wire_name} is now required", wire, api, old=False, new=True)
+                self.add("field-required", owner, path, f"{wire_name} is now required", wire, api, old=False, new=True, python=(old_class,))
             else:
                 wire = self.wire(owner, narrows=False, widens=True, what=f"{holder} without {wire_name}",
                                  widen_why="the field was required")
                 api = (Impact(False, f"an omitted {_c(new.name)} reads as its default") if new.has_default
                        else Impact(True, f"{attribute} may now be UNSET when read"))
-                self.add("field-optional", owner, path, f"{wire_name} is now optional", wire, api, old=True, new=False)
+                self.add("field-optional", owner, path, f"{wire_name} is now optional", wire, api, old=True, new=False, python=attr)
         if old.nullable != new.nullable:
             if new.nullable:
                 tol = old_tol or ("old receivers take null as the default (x-deserialize-default-on-null)"
                                   if old.default_on_null else "")
                 wire = self.wire(owner, narrows=False, widens=True, what=f"null as {wire_name}", old_tolerant=tol)
                 self.add("field-nullable", owner, path, f"{wire_name} may now be null", wire,
-                         Impact(True, f"{attribute} may now be None when read"), old=False, new=True)
+                         Impact(True, f"{attribute} may now be None when read"), old=False, new=True, python=attr)
             else:
                 tol = new_tol or ("new receivers take null as the default (x-deserialize-default-on-null)"
                                   if new.default_on_null else "")
                 wire = self.wire(owner, narrows=True, widens=False, what=f"null as {wire_name}", new_tolerant=tol)
                 self.add("field-non-nullable", owner, path, f"{wire_name} may no longer be null", wire,
-                         Impact(True, f"None is no longer a value of {attribute}"), old=True, new=False)
+                         Impact(True, f"None is no longer a value of {attribute}"), old=True, new=False, python=attr)
         old_t, new_t = _norm(old.value_type), _norm(new.value_type)
         if old_t.kind == "keyed" and new_t.kind == "keyed" and old_t != new_t:
-            self.keyed_changed(owner, path, old, new, attribute, holder)
+            self.keyed_changed(owner, path, old, new, attribute, holder, attr)
         elif old_t != new_t:
             narrows = not self.covers(new_t, self.new, old_t, self.old)
             widens = not self.covers(old_t, self.old, new_t, self.new)
@@ -277,16 +278,17 @@ class _Differ(_ProtocolChanges):
             self.add("field-type-changed", owner, path,
                      f"{wire_name} was {_c(python_type(old.value_type, self.old))}, "
                      f"now {_c(python_type(new.value_type, self.new))}",
-                     wire, api, old=show_type(old.type, self.old), new=show_type(new.type, self.new))
+                     wire, api, old=show_type(old.type, self.old), new=show_type(new.type, self.new), python=attr)
         if old.has_default != new.has_default or (old.has_default and not _same_json(old.default, new.default)):
-            self.default_changed(owner, path, old, new, attribute)
+            self.default_changed(owner, path, old, new, attribute, attr)
         for flag, keyword in (("default_on_error", "x-deserialize-default-on-error"),
                               ("default_on_null", "x-deserialize-default-on-null")):
             if getattr(old, flag) != getattr(new, flag):
                 self.deserialize(owner, path, keyword, getattr(new, flag))
         self.skip_items(owner, path, old.type, new.type)
 
-    def keyed_changed(self, owner: str, path: str, old: ir.Field, new: ir.Field, attribute: str, holder: str) -> None:
+    def keyed_changed(self, owner: str, path: str, old: ir.Field, new: ir.Field, attribute: str, holder: str,
+                      attr: tuple[str, ...]) -> None:
         """A flattened field (``KeyedT``: members told apart by their keys,
         sharing the object that holds them) whose members or keyword changed."""
         old_t, new_t = old.value_type, new.value_type
@@ -316,14 +318,15 @@ class _Differ(_ProtocolChanges):
         self.add("field-type-changed", owner, path,
                  f"the flattened field {label}: " + "; ".join(details),
                  wire, self.api_type(attribute, old_members, new_members),
-                 old=show_type(old.type, self.old), new=show_type(new.type, self.new))
+                 old=show_type(old.type, self.old), new=show_type(new.type, self.new), python=attr)
 
     def _compatible_type_reason(self, old_t: ir.TypeExpr, new_t: ir.TypeExpr) -> str:
         if self.covers(new_t, self.new, old_t, self.old) and self.covers(old_t, self.old, new_t, self.new):
             return "both types allow the same values"
         return "messages valid under one schema are valid under the other"
 
-    def default_changed(self, owner: str, path: str, old: ir.Field, new: ir.Field, attribute: str) -> None:
+    def default_changed(self, owner: str, path: str, old: ir.Field, new: ir.Field, attribute: str,
+                        attr: tuple[str, ...]) -> None:
         wire_name = _c(old.wire_name)
         before, after = _c(_show_json(old.default)), _c(_show_json(new.default))
         if not old.has_default:
@@ -342,7 +345,7 @@ class _Differ(_ProtocolChanges):
                                 f"and {after} to those built on the new one", (OLD_RECEIVERS, OLD_SENDERS))
             api = Impact(False, f"the constructor default of {attribute} is now {after}")
         self.add("field-default-changed", owner, path, summary, wire, api,
-                 old=_json_value(old.default), new=_json_value(new.default))
+                 old=_json_value(old.default), new=_json_value(new.default), python=attr)
 
     def deserialize(self, owner: str, path: str, keyword: str, added: bool) -> None:
         if added:
@@ -354,7 +357,7 @@ class _Differ(_ProtocolChanges):
         self.add("deserialize-added" if added else "deserialize-removed", owner, path,
                  f"{keyword} {'added' if added else 'removed'}", wire,
                  Impact(False, "the Python API is the same; only lenient decoding changes"),
-                 old=not added, new=added)
+                 old=not added, new=added, python=())
 
     def skip_items(self, owner: str, path: str, old_t: ir.TypeExpr, new_t: ir.TypeExpr) -> None:
         before, after = _skip_positions(old_t), _skip_positions(new_t)
@@ -380,7 +383,7 @@ class _Differ(_ProtocolChanges):
             self.add("type-kind-changed", name, name, f"was an enum of {old.value_kind}, now of {new.value_kind}",
                      self.wire(name, narrows=True, widens=True, what=f"{_a(name)} value"),
                      Impact(True, f"{_c(old.class_name)} now holds {new.value_kind} values"),
-                     old=old.value_kind, new=new.value_kind)
+                     old=old.value_kind, new=new.value_kind, python=(old.class_name,))
             return
         old_members = {(type(m.value), m.value): m for m in old.members}
         new_members = {(type(m.value), m.value): m for m in new.members}
@@ -394,7 +397,7 @@ class _Differ(_ProtocolChanges):
                              f"member {_c(before.name)} is now {_c(member.name)}",
                              Impact(False, "the wire value is unchanged"),
                              Impact(True, f"{_c(old.class_name + '.' + before.name)} was renamed to {_c(member.name)}"),
-                             old=before.name, new=member.name)
+                             old=before.name, new=member.name, python=(f"{old.class_name}.{before.name}",))
                 continue
             if old.open:
                 wire = Impact(False, f"old receivers keep it as a plain value: {_c(name)} is open")
@@ -402,7 +405,7 @@ class _Differ(_ProtocolChanges):
                 wire = self.wire(name, narrows=False, widens=True, what=f"the {_c(name)} value {value}",
                                  widen_why=f"{_c(name)} is closed")
             self.add("enum-value-added", name, path, f"new value {value}", wire,
-                     Impact(False, f"a new member {_c(new.class_name + '.' + member.name)}"), new=member.value)
+                     Impact(False, f"a new member {_c(new.class_name + '.' + member.name)}"), new=member.value, python=())
         for key, member in old_members.items():
             if key in new_members:
                 continue
@@ -413,18 +416,18 @@ class _Differ(_ProtocolChanges):
                 wire = self.wire(name, narrows=True, widens=False, what=f"the {_c(name)} value {value}",
                                  narrow_why=f"{_c(name)} is closed")
             self.add("enum-value-removed", name, f"{name}:{member.value}", f"removed value {value}", wire,
-                     Impact(True, f"the member {_c(old.class_name + '.' + member.name)} is gone"), old=member.value)
+                     Impact(True, f"the member {_c(old.class_name + '.' + member.name)} is gone"), old=member.value, python=(f"{old.class_name}.{member.name}",))
         if old.open != new.open:
             if new.open:
                 self.add("enum-opened", name, name, f"{_c(name)} now accepts any other {new.value_kind}",
                          Impact(False, "receivers accept more; senders still emit only the known values"),
                          Impact(True, f"a value of {_c(new.class_name)} may now be read as a plain {new.value_kind}"),
-                         old=False, new=True)
+                         old=False, new=True, python=(old.class_name,))
             else:
                 self.add("enum-closed", name, name, f"{_c(name)} no longer accepts other values",
                          Impact(False, "senders emit only the known values, which both schemas accept"),
                          Impact(True, f"a plain {old.value_kind} is no longer a value where {_c(new.class_name)} is expected"),
-                         old=True, new=False)
+                         old=True, new=False, python=(old.class_name,))
 
     # -------------------------------------------------------- unions
 
@@ -436,14 +439,14 @@ class _Differ(_ProtocolChanges):
                      f"was {_c(old.tag) if old.tag else 'required keys'}",
                      self.wire(name, narrows=True, widens=True, what=_a(name)),
                      Impact(True, f"the variant classes of {_c(new.class_name)} changed with the tag"),
-                     old=old.tag, new=new.tag)
+                     old=old.tag, new=new.tag, python=(old.class_name,))
             return
         if old.tag and old.tag_name != new.tag_name:
             self.add("field-renamed", name, f"{name}.{new.tag}",
                      f"Python tag attribute {_c(old.tag_name)} is now {_c(new.tag_name)}",
                      Impact(False, "the wire name is unchanged"),
                      Impact(True, f"the tag attribute {_c(old.tag_name)} was renamed to {_c(new.tag_name)}"),
-                     old=old.tag_name, new=new.tag_name)
+                     old=old.tag_name, new=new.tag_name, python=(f"{old.class_name}.{old.tag_name}",))
         if old.tag_lenient != new.tag_lenient:
             self.deserialize(name, f"{name}.{new.tag}", "x-deserialize-default-on-error", new.tag_lenient)
         old_base, new_base = self.old.base_fields(old), self.new.base_fields(new)
@@ -467,7 +470,7 @@ class _Differ(_ProtocolChanges):
                                  widen_why="the old union has no catch-all variant")
             self.add("variant-added", name, path,
                      f"new variant {_c(label)}" + (f" ({_c(variant.ref)})" if variant.ref else ""),
-                     wire, Impact(False, f"a new class {_c(variant.class_name)}"), new=variant.class_name)
+                     wire, Impact(False, f"a new class {_c(variant.class_name)}"), new=variant.class_name, python=())
         for key, variant in old_variants.items():
             if key in new_variants:
                 continue
@@ -483,7 +486,7 @@ class _Differ(_ProtocolChanges):
             self.add("variant-removed", name, f"{name}[{label}]",
                      f"removed variant {_c(label)}" + (f" ({_c(variant.ref)})" if variant.ref else ""),
                      wire, Impact(True, f"{what} {_c(variant.class_name)} is gone from {_c(old.class_name)}"),
-                     old=variant.class_name)
+                     old=variant.class_name, python=(variant.class_name,))
 
     def variant(self, old_union: ir.UnionDef, new_union: ir.UnionDef, old: ir.Variant, new: ir.Variant, path: str,
                 base: set[str]) -> None:
@@ -493,7 +496,7 @@ class _Differ(_ProtocolChanges):
                      f"variant class {_c(old.class_name)} is now {_c(new.class_name)}",
                      Impact(False, "the wire form is unchanged"),
                      Impact(True, f"{_c(old.class_name)} was renamed to {_c(new.class_name)}"),
-                     old=old.class_name, new=new.class_name)
+                     old=old.class_name, new=new.class_name, python=(old.class_name,))
         same_payload = old.wraps == new.wraps and (
             old.ref == new.ref or (old.ref in self.renamed and self.renamed[old.ref] == new.ref)
         )
@@ -521,7 +524,7 @@ class _Differ(_ProtocolChanges):
                      + (f" ({'; '.join(details)})" if details else ""),
                      self.wire(name, narrows=narrows, widens=widens, what=_a(path),
                                overlap=self.overlaps(old_shape, self.old, new_shape, self.new)), api,
-                     old=before, new=after)
+                     old=before, new=after, python=(old.class_name,))
             return
         if old.reuses_ref and new.reuses_ref:
             return

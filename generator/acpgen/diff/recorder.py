@@ -51,7 +51,11 @@ class _Recorder(_Shapes):
         return peers
 
     def add(self, kind: str, definition: str, path: str, summary: str, wire: Impact, api: Impact, *,
-            old: Json = None, new: Json = None, senders: Collection[str] | None = None) -> Change:
+            old: Json = None, new: Json = None, senders: Collection[str] | None = None,
+            python: tuple[str, ...] = ()) -> Change:
+        """Record a change; ``python`` names what of the old package it
+        concerns (``Class``, ``Class.attribute``, ``Enum.MEMBER``), for
+        :mod:`acpgen.diff.usage`."""
         peers = self.senders(definition) if senders is None else senders
         change = Change(
             kind=kind,
@@ -63,6 +67,7 @@ class _Recorder(_Shapes):
             senders=tuple(p for p in ("agent", "client", "proxy") if p in peers),
             old=old,
             new=new,
+            python=python,
         )
         self.changes.append(change)
         return change
