@@ -1,6 +1,10 @@
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
+# Two install levels in one venv: the generator alone (what `make generate`
+# and `make check` need), and with the test extra (mypy, pyright, black,
+# hypothesis, the official SDK ...), which the other targets need.
+GEN_STAMP := $(VENV)/.installed-generator
 STAMP := $(VENV)/.installed
 # The TypeScript SDK peers of tests/interop (npm ci from the lockfile).
 TS_PEERS := tests/interop/ts
@@ -8,11 +12,16 @@ TS_STAMP := $(TS_PEERS)/node_modules/.installed
 
 .PHONY: install generate check typecheck lint test fuzz bench clean fixtures
 
+$(GEN_STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet -e .
+	touch $(GEN_STAMP)
+
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[test]'
-	touch $(STAMP)
+	touch $(GEN_STAMP) $(STAMP)
 
 $(TS_STAMP): $(TS_PEERS)/package.json $(TS_PEERS)/package-lock.json
 	cd $(TS_PEERS) && npm ci --no-audit --no-fund --loglevel=error
@@ -20,10 +29,10 @@ $(TS_STAMP): $(TS_PEERS)/package.json $(TS_PEERS)/package-lock.json
 
 install: $(STAMP) $(TS_STAMP)
 
-generate: $(STAMP)
+generate: $(GEN_STAMP)
 	$(BIN)/acpgen generate
 
-check: $(STAMP)
+check: $(GEN_STAMP)
 	$(BIN)/acpgen check
 
 # The generated packages and a user program against each, under mypy --strict
