@@ -10,7 +10,7 @@ STAMP := $(VENV)/.installed
 TS_PEERS := tests/interop/ts
 TS_STAMP := $(TS_PEERS)/node_modules/.installed
 
-.PHONY: install generate check typecheck lint test fuzz bench clean fixtures
+.PHONY: install generate check typecheck lint test test-tools fuzz bench clean fixtures
 
 $(GEN_STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -49,12 +49,21 @@ lint: $(STAMP)
 	$(BIN)/mypy
 	$(BIN)/pyright
 
+# What `make test` needs beyond python3 and make, said before anything runs.
+test-tools:
+	@echo "make test: needs python3 (3.10+), make, and node with npm (npm ci installs the TypeScript SDK peers of tests/interop); runs lint, acpgen check, the suite, then the type check of the generated packages (a few minutes, quiet meanwhile)"
+	@command -v npm >/dev/null || { echo "make test: npm is not on PATH; install node and npm (the TypeScript SDK peers of tests/interop need them)"; exit 2; }
+
 # The conformance suite runs inside pytest, once per package. Test files are
-# spread over the machine's cores, each file's tests on one worker (module
-# fixtures such as the one mypy and pyright run stay single).
-test: $(STAMP) $(TS_STAMP) lint
+# spread over the machine's cores, each file's tests on one worker. The
+# type-check module (mypy --strict and pyright strict over the four packages,
+# minutes of silence) runs as its own announced step after the rest.
+test: test-tools $(STAMP) $(TS_STAMP) lint
 	$(BIN)/acpgen check
-	$(BIN)/python -m pytest -n auto --dist loadfile
+	@echo "make test: the suite (tests/e2e/test_typecheck.py runs next, on its own)"
+	$(BIN)/python -m pytest -n auto --dist loadfile --ignore=tests/e2e/test_typecheck.py
+	@echo "make test: type-checking the four generated packages and a user program for each with mypy --strict and pyright strict (tests/e2e/test_typecheck.py); this takes a few minutes and prints nothing until it is done"
+	$(BIN)/python -m pytest -q tests/e2e/test_typecheck.py
 
 # The property tests with real randomness and many more examples (see
 # tests/conftest.py); a failure is saved in .hypothesis/ and replayed first.
