@@ -12,12 +12,12 @@ TS_STAMP := $(TS_PEERS)/node_modules/.installed
 
 .PHONY: install generate check typecheck lint test test-tools fuzz bench clean fixtures
 
-$(GEN_STAMP): pyproject.toml
+$(GEN_STAMP): pyproject.toml generator/acpgen/__init__.py
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet -e .
 	touch $(GEN_STAMP)
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml generator/acpgen/__init__.py
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[test]'

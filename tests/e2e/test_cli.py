@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
 import shutil
 import subprocess
@@ -11,6 +12,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+import acpgen
 from acpgen.cli import main
 
 from ..conftest import schema_with
@@ -350,7 +352,9 @@ def test_help_and_version():
     for command in ("generate", "check", "diff", "schema update", "conformance", "conformance-fixtures"):
         assert f"\n  {command} " in top  # each command said what it is for
     assert "--overwrite-foreign" in _run("generate", "--help").output
-    assert _run("--version").output.strip() == "acpgen, version 0.1.0"
+    # The installed distribution's version is the one the packages record.
+    assert _run("--version").output.strip() == f"acpgen, version {importlib.metadata.version('acpgen')}"
+    assert importlib.metadata.version("acpgen") == acpgen.__version__
 
 
 def test_the_installed_console_script_runs():
