@@ -59,8 +59,11 @@ def test_generate_one_schema_writes_an_importable_package(tmp_path, small):
     assert files == [
         ".acpgen",
         "__init__.py",
+        "_connection.py",
+        "_jsonrpc.py",
         "_runtime.py",
         "_schema.py",
+        "_transport.py",
         "codec.py",
         "connection.py",
         "models.py",

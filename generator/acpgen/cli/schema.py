@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import NoReturn
@@ -16,6 +15,7 @@ from ..config import load_config
 from ..diff import RENDERERS, SchemaDiff, diff_files, headline, render_markdown
 from ..diff.usage import find_uses
 from ..errors import AcpgenError
+from ..scratch import scratch
 from ..update import Plan, apply, known_names, npm_pack, plan, read_source
 from ..update.planning import FileChange
 from ..output.recovery import describe_state
@@ -150,12 +150,12 @@ def update_command(
             raise AcpgenError("name the release with exactly one of --from PATH and --npm VERSION")
         cfg = load_config(Path(config) if config else None)
         check_out_dir(cfg.out_dir, f"[tool.acpgen] out = {cfg.out!r}")
-        with tempfile.TemporaryDirectory(prefix="acpgen-npm-") as scratch:
+        with scratch("acpgen-npm-pack-") as npm_scratch:  # removed however the run ends
             if npm_version is not None:
                 if as_name:
                     raise AcpgenError("--as goes with a single schema file given to --from")
                 click.echo(f"npm pack @agentclientprotocol/sdk@{npm_version}")
-                source = npm_pack(npm_version, Path(scratch))
+                source = npm_pack(npm_version, Path(npm_scratch))
             assert source is not None  # exactly one of --from and --npm, checked above
             if dry_run:
                 _refuse_interrupted(cfg.out_dir)

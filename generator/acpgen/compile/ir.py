@@ -914,6 +914,10 @@ class Package:
     validation_defs: Any = None
     """The ``$defs`` without their annotations: what strict mode validates
     against, and what :class:`RawT` pointers point into."""
+    reserved_names: frozenset[str] = frozenset()
+    """Module-level names no generated name may take (set by naming)."""
+    reserved_attributes: frozenset[str] = frozenset()
+    """Names no handler may take besides the runtime connection's attributes."""
 
     @property
     def capability_classes(self) -> tuple[str, ...]:

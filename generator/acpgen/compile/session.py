@@ -24,7 +24,7 @@ else:  # pragma: no cover
 from . import ir
 from ..errors import AcpgenError
 from ..jsontypes import TomlTable
-from .naming import RESERVED_MODULE_NAMES, snake
+from .naming import snake
 from .upserts import extends_chain
 
 ACTIONS = ("upsert", "chunk", "message-chunk", "set", "keyed-set", "remove", "append")
@@ -160,7 +160,7 @@ class _Lowering:
         )
 
     def check_names(self, message_class: str) -> None:
-        taken = set(RESERVED_MODULE_NAMES)
+        taken = set(self.package.reserved_names)
         for definition in self.package.definitions:
             taken.add(definition.class_name)
             for variant in getattr(definition, "variants", ()):
