@@ -52,9 +52,10 @@ def kinds(findings):
     return [(f.line, f.kind) for f in findings]
 
 
-@pytest.fixture(params=["orjson", "stdlib"], autouse=True)
+@pytest.fixture(params=["orjson", "stdlib"])
 def backend(request, monkeypatch):
-    """Every test with orjson and with json."""
+    """The test with orjson and with json (the tests of reading and checking
+    lines ask for it; those of --schema and of exit statuses do not)."""
     if request.param == "orjson":
         pytest.importorskip("orjson")
     monkeypatch.setenv("ACPGEN_JSON", request.param)
@@ -64,7 +65,7 @@ def backend(request, monkeypatch):
 # ---------------------------------------------------------------- bytes and depth
 
 
-def test_bytes_that_are_not_utf8_are_a_finding_and_the_rest_is_checked(tmp_path):
+def test_bytes_that_are_not_utf8_are_a_finding_and_the_rest_is_checked(tmp_path, backend):
     path = write(tmp_path, *OPENING, GOOD.encode().replace(b"hi", b"h\xffi"), b"\xc3\x28", STRAY, GOOD)
     findings = list(validate_file(path, v1))
     assert kinds(findings) == [(5, "bad-line"), (6, "bad-line"), (7, "unknown-session")]
@@ -72,13 +73,13 @@ def test_bytes_that_are_not_utf8_are_a_finding_and_the_rest_is_checked(tmp_path)
     assert "0xc3" in findings[1].message
 
 
-def test_bytes_lines_given_to_validate_lines_are_read_as_a_file_is():
+def test_bytes_lines_given_to_validate_lines_are_read_as_a_file_is(backend):
     lines = [line.encode() for line in OPENING] + [b"\xff", STRAY.encode()]
     assert kinds(validate_lines(lines, v1)) == [(5, "bad-line"), (6, "unknown-session")]
 
 
 @pytest.mark.parametrize("depth", [100_000, 5_000, 1_100])
-def test_a_line_nested_too_deeply_is_a_finding_and_the_rest_is_checked(tmp_path, depth):
+def test_a_line_nested_too_deeply_is_a_finding_and_the_rest_is_checked(tmp_path, depth, backend):
     deep = "[" * depth + "]" * depth
     path = write(tmp_path, *OPENING, deep, STRAY)
     findings = list(validate_file(path, v1))
@@ -96,7 +97,7 @@ def nested(depth):
 
 @pytest.mark.parametrize("depth", [100, 600, 900])
 @pytest.mark.parametrize("valid", [True, False])
-def test_a_message_with_deep_members_is_checked_without_a_crash(depth, valid):
+def test_a_message_with_deep_members_is_checked_without_a_crash(depth, valid, backend):
     """Deep JSON in a member the schema leaves open (rawInput, _meta), in a
     message that is valid (the fast path) or not (the decoders, which recurse)."""
     tool = {"sessionUpdate": "tool_call", "toolCallId": "t", "rawInput": nested(depth)}
@@ -111,7 +112,7 @@ def test_a_message_with_deep_members_is_checked_without_a_crash(depth, valid):
 # ---------------------------------------------------------------- line length
 
 
-def test_a_line_over_the_limit_is_a_finding_and_skipped_to_its_end(tmp_path):
+def test_a_line_over_the_limit_is_a_finding_and_skipped_to_its_end(tmp_path, backend):
     long = message("agent_to_client", method="session/update", params={"sessionId": "nobody", "update": {**CHUNK, "content": {"type": "text", "text": "x" * 5000}}})
     path = write(tmp_path, *OPENING, long, STRAY, GOOD)
     findings = list(validate_file(path, v1, max_line_bytes=4096))
@@ -126,7 +127,7 @@ def test_a_line_over_the_limit_is_a_finding_and_skipped_to_its_end(tmp_path):
     assert kinds(validate_lines([*OPENING, wide], v1, max_line_bytes=len(wide.encode()))) == [(5, "unknown-session")]
 
 
-def test_a_last_line_without_a_newline_is_read(tmp_path):
+def test_a_last_line_without_a_newline_is_read(tmp_path, backend):
     path = tmp_path / "transcript.jsonl"
     path.write_bytes(("\n".join([*OPENING, STRAY])).encode())
     assert kinds(validate_file(path, v1)) == [(5, "unknown-session")]
@@ -134,7 +135,7 @@ def test_a_last_line_without_a_newline_is_read(tmp_path):
     assert kinds(validate_file(path, v1, max_line_bytes=len(STRAY) - 1)) == [(5, "bad-line")]
 
 
-def test_a_huge_line_is_read_in_bounded_memory(tmp_path):
+def test_a_huge_line_is_read_in_bounded_memory(tmp_path, backend):
     path = tmp_path / "huge.jsonl"
     with open(path, "wb") as out:
         out.write("\n".join(OPENING).encode() + b"\n")
@@ -152,7 +153,7 @@ def test_a_huge_line_is_read_in_bounded_memory(tmp_path):
     assert peak < 4 << 20, f"peak {peak} bytes for a 64 KiB line limit"
 
 
-def test_an_endless_line_is_reported_at_once_in_bounded_memory():
+def test_an_endless_line_is_reported_at_once_in_bounded_memory(backend):
     """/dev/zero: one line that never ends. Its finding comes as soon as the
     limit is passed; reading on (to a newline that never comes) holds no
     more than a chunk."""
@@ -170,7 +171,7 @@ def test_an_endless_line_is_reported_at_once_in_bounded_memory():
     assert peak < 4 << 20
 
 
-def test_the_limit_must_be_positive():
+def test_the_limit_must_be_positive(backend):
     with pytest.raises(ValueError):
         list(validate_lines([GOOD], v1, max_line_bytes=0))
 
@@ -182,7 +183,7 @@ def run(*args, **kwargs):
     return subprocess.run([ACPGEN, "validate", *args], capture_output=True, text=True, **kwargs)
 
 
-def test_the_command_reports_bad_lines_and_goes_on(tmp_path):
+def test_the_command_reports_bad_lines_and_goes_on(tmp_path, backend):
     path = write(tmp_path, *OPENING, b"\xc3\x28", "[" * 50_000, "[" * 100_000 + "]" * 100_000, STRAY)
     out = run(path, "--package", PACKAGE, "--format", "json", "--max-line-bytes", "60000")
     assert out.returncode == 1, out.stderr
@@ -222,7 +223,7 @@ def _closed_early(tmp_path, lines, *args):
 
 
 @pytest.mark.parametrize("fmt", ["text", "json"])
-def test_a_closed_output_with_warnings_only_exits_0(tmp_path, fmt):
+def test_a_closed_output_with_warnings_only_exits_0(tmp_path, fmt, backend):
     # 20000 requests never answered: warnings, far more than a pipe holds.
     prompts = [message("client_to_agent", id=100 + i, method="session/prompt", params={"sessionId": "s", "prompt": []}) for i in range(20000)]
     first, status, stderr = _closed_early(tmp_path, [*OPENING, *prompts], "--format", fmt)
@@ -233,7 +234,7 @@ def test_a_closed_output_with_warnings_only_exits_0(tmp_path, fmt):
         assert "0 error(s), 20000 warning(s)" in stderr
 
 
-def test_a_closed_output_with_errors_exits_1(tmp_path):
+def test_a_closed_output_with_errors_exits_1(tmp_path, backend):
     first, status, stderr = _closed_early(tmp_path, [*OPENING, *[STRAY] * 20000])
     assert "error: unknown-session" in first
     assert status == 1, stderr
@@ -339,7 +340,7 @@ def test_an_interrupted_schema_run_leaves_nothing(tmp_path, signum):
 INVALID_PROMPT = message("client_to_agent", id=7, method="session/prompt", params={"sessionId": "s"})
 
 
-def test_an_invalid_request_and_its_error_reply_are_one_finding():
+def test_an_invalid_request_and_its_error_reply_are_one_finding(backend):
     reply = message("agent_to_client", id=7, error={"code": -32602, "message": "Invalid params"})
     findings = list(validate_lines([*OPENING, INVALID_PROMPT, reply], v1))
     assert [(f.line, f.kind, f.pointer) for f in findings] == [(5, "invalid", "/params")]  # prompt missing
@@ -348,24 +349,24 @@ def test_an_invalid_request_and_its_error_reply_are_one_finding():
     assert kinds(validate_lines(bare, v1)) == [(5, "invalid")]
 
 
-def test_an_invalid_envelope_with_a_usable_id_is_in_flight_too():
+def test_an_invalid_envelope_with_a_usable_id_is_in_flight_too(backend):
     bad = message("client_to_agent", id=8, method=["not", "a", "name"])
     reply = message("agent_to_client", id=8, error={"code": -32600, "message": "Invalid request"})
     assert kinds(validate_lines([*OPENING, bad, reply], v1)) == [(5, "invalid")]
 
 
-def test_an_invalid_request_never_answered_is_unanswered():
+def test_an_invalid_request_never_answered_is_unanswered(backend):
     findings = list(validate_lines([*OPENING, INVALID_PROMPT], v1))
     assert kinds(findings) == [(5, "invalid"), (5, "unanswered")]
     assert "invalid session/prompt" in findings[1].message
 
 
-def test_an_invalid_request_reusing_an_id_in_flight_is_a_duplicate():
+def test_an_invalid_request_reusing_an_id_in_flight_is_a_duplicate(backend):
     first = message("client_to_agent", id=7, method="session/prompt", params={"sessionId": "s", "prompt": []})
     findings = list(validate_lines([*OPENING, first, INVALID_PROMPT], v1))
     assert kinds(findings)[:2] == [(6, "invalid"), (6, "duplicate-id")]
 
 
-def test_an_error_reply_to_nothing_in_flight_is_still_unknown():
+def test_an_error_reply_to_nothing_in_flight_is_still_unknown(backend):
     reply = message("agent_to_client", id=9, error={"code": -32602, "message": "Invalid params"})
     assert kinds(validate_lines([*OPENING, reply], v1)) == [(5, "unknown-response")]
