@@ -287,3 +287,12 @@ def test_a_schema_with_big_bounds_makes_orjson_lines_with_long_numbers_go_to_jso
     assert not checker._numbers_exact({"a": {"type": "integer", "maximum": 2**63}})
     assert not checker._numbers_exact({"a": {"type": "integer", "multipleOf": 3}})
     assert not checker._numbers_exact({"a": {"enum": [1, 2**64]}})
+
+
+def test_a_schema_with_regular_expressions_has_no_fast_path():
+    """jsonschema-rs reads ECMA-262, strict decoding Python's re: they may disagree."""
+    assert checker._has_patterns({"a": {"type": "string", "pattern": "^[a-z]+$"}})
+    assert checker._has_patterns({"a": {"type": "object", "patternProperties": {"^x": {}}}})
+    assert not checker._has_patterns({"a": {"type": "object", "properties": {"pattern": {"type": "string"}}}})
+    for name in SCHEMAS:
+        assert not checker._has_patterns(json.loads(load_generated(name).codec.SCHEMA_JSON)), name

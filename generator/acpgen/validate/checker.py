@@ -238,11 +238,31 @@ def _plan(package: ModuleType) -> _Plan | None:
     except KeyError:
         pass
     try:
-        plan = _Plan(package)
+        plan: _Plan | None = _Plan(package)
     except Exception:  # a package of another shape: every message goes the slow way
-        return None
-    _PLANS[package] = plan
+        plan = None
+    if plan is not None and _has_patterns(plan.defs):
+        plan = None
+    if plan is not None:
+        _PLANS[package] = plan
     return plan
+
+
+def _has_patterns(schema: Any) -> bool:
+    """Whether the schema has a ``pattern`` or ``patternProperties``: a
+    regular expression jsonschema-rs reads as ECMA-262 and strict decoding as
+    Python's ``re``, which can disagree (``\\d`` and ``\\w`` on non-ASCII, say).
+    Then there is no fast path. (The ACP schemas have none.)"""
+    stack = [schema]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            if isinstance(node.get("pattern"), str) or isinstance(node.get("patternProperties"), dict):
+                return True
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    return False
 
 
 class _Plan:
