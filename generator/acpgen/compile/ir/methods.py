@@ -1,0 +1,51 @@
+"""The JSON-RPC method table: each method and how it is used."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Call:
+    """One way a JSON-RPC method is used: a request (answered with a result)
+    or a notification, and the side that handles it."""
+
+    method: str
+    kind: str
+    """``request`` or ``notification``."""
+    side: str
+    """``x-side``: ``agent``, ``client``, ``protocol`` or ``proxy``."""
+    params: str
+    """The ``$defs`` name of the params type."""
+    params_class: str
+    handler: str
+    """The Python method name on the handler interface and the connection."""
+    result: str = ""
+    """For a request: the ``$defs`` name of the result type."""
+    result_class: str = ""
+    summary: str = ""
+    """The first paragraph of the params type's description."""
+
+    @property
+    def send_doc(self) -> str:
+        """The docstring of the connection's method that sends it."""
+        return f"Send ``{self.method}`` (a {self.kind})."
+
+    @property
+    def handler_doc(self) -> str:
+        """The docstring of the handler interface's method."""
+        return f"``{self.method}`` {self.kind}" + (f": {self.summary}" if self.summary else "")
+
+
+@dataclass(frozen=True)
+class RpcMethod:
+    """A JSON-RPC method name and how it is used; a name may be both a
+    request and a notification (JSON-RPC tells them apart by ``id``)."""
+
+    name: str
+    request: Call | None = None
+    notification: Call | None = None
+
+    @property
+    def calls(self) -> tuple[Call, ...]:
+        return tuple(c for c in (self.request, self.notification) if c is not None)

@@ -1,0 +1,98 @@
+"""Everything one generated package holds."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from .defs import Definition, UnionDef, Variant
+from .methods import Call, RpcMethod
+from .patch import Capability, Chunk, Upsert
+from .session import SessionRules
+
+
+@dataclass(frozen=True)
+class Package:
+    """Everything one generated package holds."""
+
+    name: str
+    schema_path: str
+    schema_sha256: str
+    schema_title: str
+    definitions: tuple[Definition, ...]
+    """In ``$defs`` order."""
+    schema_version: str = ""
+    """The version of the npm package the schema came in, from SOURCE.json."""
+    upserts: tuple[Upsert, ...] = ()
+    chunks: tuple[Chunk, ...] = ()
+    capabilities: tuple[Capability, ...] = ()
+    session: SessionRules | None = None
+    """The session fold, when the package has session rules."""
+    methods: tuple[RpcMethod, ...] = ()
+    """The JSON-RPC methods, from ``x-method``/``x-side`` (set by ``methods``)."""
+    null_request_id: bool = False
+    """The schema's ``RequestId`` allows ``null`` (v1 does, as serde's ``Null``)."""
+    warnings: tuple[str, ...] = ()
+    """What the generator noticed but generated anyway (rules that do not fit
+    the schema)."""
+    validation_defs: Any = None
+    """The ``$defs`` without their annotations: what strict mode validates
+    against, and what :class:`RawT` pointers point into."""
+
+    @property
+    def capability_classes(self) -> tuple[str, ...]:
+        """The capability classes ``supports`` takes, each once, in order."""
+        return tuple(dict.fromkeys(c.class_name for c in self.capabilities))
+
+    @property
+    def applies(self) -> bool:
+        """The patch module has apply functions (upserts or chunks)."""
+        return bool(self.upserts or self.chunks)
+
+    @property
+    def appends_base64(self) -> bool:
+        """Some chunk appends base64 data (the patch module decodes and
+        re-encodes it)."""
+        return any(c.append == "base64" for c in self.chunks)
+
+    @property
+    def doc(self) -> str:
+        """The package's docstring: where it comes from and its contract."""
+        source = self.schema_path + (f" ({self.schema_title})" if self.schema_title else "")
+        return (
+            f"Typed Agent Client Protocol models and wire codec, generated from {source}.\n\n"
+            "The contract: decode(name, data, *, strict=False), encode(value), ValidationError"
+            " and UNSET. Every $defs name of the schema is an attribute of this package."
+        )
+
+    def variant_doc(self, union: UnionDef, variant: Variant) -> str:
+        """A variant class's docstring: its description (or that of the
+        definition it refers to) and what makes it the variant."""
+        text = variant.description
+        if not text and variant.ref:
+            text = next((d.description for d in self.definitions if d.name == variant.ref), "")
+        text += f"\n\nA variant of {union.class_name}"
+        if variant.role == "tagged":
+            return text + f" (`{union.tag}` is {variant.tag!r})."
+        if variant.role == "catch_all":
+            return (
+                text + f" for any other `{union.tag}`: the members it does not declare are kept in `extra`,"
+                " so it encodes back unchanged."
+            )
+        return text + "."
+
+    def calls(self, side: str) -> tuple[Call, ...]:
+        """Every request and notification handled by ``side``, in method order."""
+        return tuple(c for m in self.methods for c in m.calls if c.side == side)
+
+    def classes_of(self, *sides: str) -> tuple[str, ...]:
+        """The classes the methods handled by ``sides`` (all, when none is
+        given) name as params or results, each once, sorted."""
+        names = (
+            n
+            for m in self.methods
+            for c in m.calls
+            if not sides or c.side in sides
+            for n in (c.params_class, c.result_class)
+        )
+        return tuple(sorted(set(n for n in names if n)))
