@@ -26,7 +26,7 @@ from typing import Any, TypeGuard
 
 from . import ir
 from ..errors import AcpgenError, pointer
-from ..jsontypes import Json, JsonArray, JsonObject, JsonPath
+from ..jsontypes import Json, JsonArray, JsonObject, JsonPath, one_of
 from .load import Schema, canonical_ref, ref_target
 
 # Keywords that never change what a value may be.
@@ -73,6 +73,8 @@ def format_range(format_name: Any) -> tuple[int | None, int | None]:
     if isinstance(format_name, str) and format_name in INTEGER_FORMATS:
         return INTEGER_FORMATS[format_name]
     return None, None
+
+SIDES: tuple[ir.Side, ...] = ("agent", "client", "protocol", "proxy")
 
 SCALAR_KIND = {"string": "str", "integer": "int", "number": "num", "boolean": "bool"}
 
@@ -856,6 +858,7 @@ def _text(value: Any) -> str:
 
 def _method(node: JsonObject) -> ir.Method | None:
     name, side = node.get("x-method"), node.get("x-side")
-    if isinstance(name, str) and isinstance(side, str):
-        return ir.Method(name=name, side=side)
+    known_side = one_of(side, SIDES)
+    if isinstance(name, str) and known_side is not None:
+        return ir.Method(name=name, side=known_side)
     return None

@@ -32,11 +32,12 @@ else:  # pragma: no cover
 
 from . import ir
 from ..errors import AcpgenError, pointer
-from ..jsontypes import JsonPath
+from ..jsontypes import JsonPath, one_of
 from .load import Schema, iter_objects, ref_target
 from .naming import snake
 
-SIDES = ("agent", "client", "protocol", "proxy")
+SIDES: tuple[ir.Side, ...] = ("agent", "client", "protocol", "proxy")
+CALL_KINDS: tuple[ir.CallKind, ...] = ("request", "notification")
 KINDS = ("request", "response", "notification")
 SUFFIX_KINDS = {"Request": "request", "Response": "response", "Notification": "notification"}
 CONNECTION_NAMES = frozenset({"run", "close", "request", "notify", "process", "handler"})
@@ -84,17 +85,19 @@ def find_methods(package: ir.Package, schema: Schema, overrides: dict[str, str] 
     summaries = {d.name: d.description.strip().split("\n\n")[0].strip() for d in package.definitions}
     kinds = envelope_kinds(schema)
     # (method, kind) -> (def name, side)
-    found: dict[tuple[str, str], tuple[str, str]] = {}
+    found: dict[tuple[str, str], tuple[str, ir.Side]] = {}
     order: list[str] = []
     for name, node in schema.defs.items():
         if not isinstance(node, dict) or ("x-method" not in node and "x-side" not in node):
             continue
         where = ("$defs", name)
-        method, side = node.get("x-method"), node.get("x-side")
+        method, side = node.get("x-method"), one_of(node.get("x-side"), SIDES)
         if not isinstance(method, str) or not method:
             raise _error(schema, where + ("x-method",), "x-method must be a non-empty string beside x-side")
-        if side not in SIDES:
-            raise _error(schema, where + ("x-side",), f"x-side must be one of {', '.join(SIDES)}, not {side!r}")
+        if side is None:
+            raise _error(
+                schema, where + ("x-side",), f"x-side must be one of {', '.join(SIDES)}, not {node.get('x-side')!r}"
+            )
         kind = _kind(name, kinds, schema)
         other = found.get((method, kind))
         if other is not None:
@@ -120,7 +123,8 @@ def find_methods(package: ir.Package, schema: Schema, overrides: dict[str, str] 
                 f"{method!r} is handled by the {request[1]} side but its response says {response[1]!r}",
             )
         calls = {}
-        for kind, entry in (("request", request), ("notification", notification)):
+        for kind in CALL_KINDS:
+            entry = request if kind == "request" else notification
             if entry is None:
                 continue
             def_name, side = entry

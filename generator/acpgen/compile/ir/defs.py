@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any, ClassVar, Literal, Union
+from typing import Any, ClassVar, Final, Literal, Union
 
+from .methods import Side
 from .types import NO_DEFAULT, JsonValue, KeyedT, NullableT, TypeExpr, Value
 
 
@@ -63,7 +64,7 @@ class Field:
         return InitParam(self.name, unset=True)
 
     @property
-    def on_error(self) -> str:
+    def on_error(self) -> OnError:
         """What lenient decoding does with an invalid value, as the reference
         does: ``"raise"``, ``"absent"`` (the default, or UNSET) or ``"empty"``
         (``[]``, for a list that cannot be null: serde's ``Default``)."""
@@ -90,7 +91,7 @@ class Method:
     """``x-method`` and ``x-side``: the JSON-RPC method a definition carries."""
 
     name: str
-    side: str
+    side: Side
 
 
 class _Named:
@@ -168,8 +169,7 @@ class EnumDef(_Named):
     name: str
     members: tuple[EnumMember, ...]
     open: bool
-    value_kind: str
-    """``"str"`` or ``"int"``."""
+    value_kind: ValueKind
     description: str = ""
     open_description: str = ""
     open_min: int | None = None
@@ -202,19 +202,26 @@ class EnumDef(_Named):
         return "expected one of " + ", ".join(json.dumps(m.value) for m in self.members)
 
 
-TAGGED = "tagged"
+Role = Literal["tagged", "catch_all", "untagged", "null_tag"]
+"""What selects a union variant (the constants below)."""
+ValueKind = Literal["str", "int"]
+"""The JSON type of an enum's values."""
+OnError = Literal["raise", "absent", "empty"]
+"""What lenient decoding does with a field's invalid value."""
+
+TAGGED: Final = "tagged"
 """A variant chosen by a constant tag value."""
-CATCH_ALL = "catch_all"
+CATCH_ALL: Final = "catch_all"
 """The variant for any other tag string; keeps the payload as it is."""
-UNTAGGED = "untagged"
+UNTAGGED: Final = "untagged"
 """The variant for an object without the tag property."""
-NULL_TAG = "null_tag"
+NULL_TAG: Final = "null_tag"
 """The variant for a tag that is ``null`` or absent."""
 
 
 @dataclass(frozen=True)
 class Variant:
-    role: str
+    role: Role
     """One of :data:`TAGGED`, :data:`CATCH_ALL`, :data:`UNTAGGED`, :data:`NULL_TAG`."""
     tag: str | None
     fields: tuple[Field, ...]

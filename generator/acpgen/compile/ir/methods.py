@@ -3,6 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
+
+Side = Literal["agent", "client", "protocol", "proxy"]
+"""``x-side``: the side that handles a message."""
+CallKind = Literal["request", "notification"]
+"""How a method is used: answered with a result, or not."""
 
 
 @dataclass(frozen=True)
@@ -11,10 +17,8 @@ class Call:
     or a notification, and the side that handles it."""
 
     method: str
-    kind: str
-    """``request`` or ``notification``."""
-    side: str
-    """``x-side``: ``agent``, ``client``, ``protocol`` or ``proxy``."""
+    kind: CallKind
+    side: Side
     params: str
     """The ``$defs`` name of the params type."""
     params_class: str

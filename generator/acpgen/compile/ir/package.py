@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .defs import Definition, UnionDef, Variant
-from .methods import Call, RpcMethod
+from .methods import Call, RpcMethod, Side
 from .patch import Capability, Chunk, Upsert
 from .session import SessionRules
 
@@ -81,11 +81,11 @@ class Package:
             )
         return text + "."
 
-    def calls(self, side: str) -> tuple[Call, ...]:
+    def calls(self, side: Side) -> tuple[Call, ...]:
         """Every request and notification handled by ``side``, in method order."""
         return tuple(c for m in self.methods for c in m.calls if c.side == side)
 
-    def classes_of(self, *sides: str) -> tuple[str, ...]:
+    def classes_of(self, *sides: Side) -> tuple[str, ...]:
         """The classes the methods handled by ``sides`` (all, when none is
         given) name as params or results, each once, sorted."""
         names = (

@@ -4,9 +4,17 @@ into, and the capability fields ``supports`` answers for."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 from .defs import InitParam
 from .types import JsonValue, ListT, MapT, NullableT, TypeExpr, Value
+
+Rule = Literal["key", "replace", "null-clears", "null-resets", "collection", "meta-patch"]
+"""What an update does to one field of a stored state (see ``rules/patch.toml``)."""
+Append = Literal["item", "base64"]
+"""How a chunk extends its collection: one more item, or more base64 data."""
+CapabilityKind = Literal["presence", "flag"]
+"""How a capability says it is supported: by being there, or as a boolean."""
 
 
 @dataclass(frozen=True)
@@ -15,9 +23,7 @@ class PatchField:
 
     wire_name: str
     name: str
-    rule: str
-    """``key``, ``replace``, ``null-clears``, ``null-resets``, ``collection``
-    or ``meta-patch`` (see the rules file)."""
+    rule: Rule
     type: TypeExpr
     """The state's type: never UNSET; nullable only where null is a value."""
     initial: "Value | None" = None
@@ -142,8 +148,7 @@ class Chunk:
     """The state's field (Python name) it appends to."""
     source: str
     """The chunk's field (Python name) that is appended."""
-    append: str
-    """``item`` or ``base64``."""
+    append: Append
     keys: tuple[tuple[str, str], ...] = ()
     """(state field, chunk field) pairs that must match."""
     payload_class: str = ""
@@ -166,5 +171,4 @@ class Capability:
     class_name: str
     field: str
     wire_name: str
-    kind: str
-    """``presence`` or ``flag``."""
+    kind: CapabilityKind

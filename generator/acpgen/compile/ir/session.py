@@ -4,8 +4,16 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 from .types import TypeExpr
+
+Container = Literal["entities", "state", "messages", "value", "values", "items"]
+"""How the ``Session`` holds an attribute (see :class:`SessionField`)."""
+Action = Literal["upsert", "chunk", "message-chunk", "set", "keyed-set", "remove", "append"]
+"""What a ``session/update`` kind does (see ``rules/session.toml``)."""
+SessionSource = Literal["result", "params"]
+"""Where a method carries the session it names."""
 
 
 @dataclass(frozen=True)
@@ -16,7 +24,7 @@ class SessionField:
     """The Python attribute (snake_case)."""
     wire_name: str
     """Its key in the snapshot's JSON (camelCase)."""
-    container: str
+    container: Container
     """``entities`` (a dict of states by key), ``state`` (one state or None),
     ``messages`` (v1: a dict of chunked messages), ``value`` (one value or
     None, or [] when ``empty``), ``values`` (a dict of values by key) or
@@ -47,7 +55,7 @@ class SessionAction:
     variant_class: str
     function: str
     """The generated fold function for this variant."""
-    action: str
+    action: Action
     """``upsert``, ``chunk``, ``message-chunk``, ``set``, ``keyed-set``,
     ``remove`` or ``append`` (see ``rules/session.toml``)."""
     field: SessionField
@@ -84,5 +92,5 @@ class SessionRules:
     protocol_version: int
     message_class: str = ""
     """(v1) The class of a message streamed as bare chunks."""
-    sessions_from: tuple[tuple[str, str], ...] = ()
+    sessions_from: tuple[tuple[str, SessionSource], ...] = ()
     """(method, ``result`` or ``params``) pairs that name a session."""
