@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from .compile import ruleselect
+from .compile.analysis import analyse
 from .compile.capabilities import find_capabilities
 from .config import Target
 from .compile.defaults import resolve_defaults
@@ -23,6 +24,7 @@ from .compile.lower import lower
 from .compile.methods import find_methods
 from .compile.naming import name_package
 from .emit.render import render_package
+from .emit.text import fallback_report
 from .compile.session import apply_session_rules
 from .compile.upserts import apply_rules
 from .output.trees import read_tree
@@ -44,7 +46,7 @@ def build_ir(schema: Schema, package_name: str, rules: str | None = None, *, met
     if rules:
         package = apply_rules(package, rules)
         package = apply_session_rules(package, rules)
-    return replace(package, schema_version=schema_version(schema))
+    return analyse(replace(package, schema_version=schema_version(schema)))
 
 
 def check_package_name(name: str) -> None:
@@ -66,11 +68,20 @@ def build_package(
     display_path: str | None = None,
     rules: str | None = None,
     warnings: list[str] | None = None,
+    fallbacks: dict[str, list[str]] | None = None,
 ) -> dict[str, str]:
     """``{file name: formatted source}`` of one generated package. What the
-    generator noticed but generated anyway is appended to ``warnings``."""
+    generator noticed but generated anyway is appended to ``warnings``; the
+    package's fallback report (:func:`acpgen.emit.text.fallback_report`) is
+    stored in ``fallbacks`` under its name."""
     rendered = render_one(
-        schema_path, package_name, templates, display_path=display_path, rules=rules, warnings=warnings
+        schema_path,
+        package_name,
+        templates,
+        display_path=display_path,
+        rules=rules,
+        warnings=warnings,
+        fallbacks=fallbacks,
     )
     return format_packages({package_name: rendered})[package_name]
 
@@ -93,6 +104,7 @@ def render_one(
     display_path: str | None = None,
     rules: str | None = None,
     warnings: list[str] | None = None,
+    fallbacks: dict[str, list[str]] | None = None,
 ) -> dict[str, str]:
     """``{file name: source}`` of one generated package, not yet formatted."""
     schema = load_schema(schema_path)
@@ -101,6 +113,8 @@ def render_one(
     package = build_ir(schema, package_name, rules)
     if warnings is not None:
         warnings.extend(f"{package_name}: {w}" for w in package.warnings)
+    if fallbacks is not None:
+        fallbacks[package_name] = fallback_report(package)
     return render_package(package, templates)
 
 
@@ -128,6 +142,7 @@ def build_all(
     root: Path,
     templates: str | Path | None = None,
     warnings: list[str] | None = None,
+    fallbacks: dict[str, list[str]] | None = None,
 ) -> dict[str, dict[str, str]]:
     """Every configured package; the headers record each schema path as
     configured, so the output does not depend on where the project is."""
@@ -142,6 +157,7 @@ def build_all(
             display_path=Path(target.schema).as_posix(),
             rules=target.rules,
             warnings=warnings,
+            fallbacks=fallbacks,
         )
     return format_packages(built)
 

@@ -44,6 +44,10 @@ from .types import (
     Value,
 )
 from .defs import (
+    Role,
+    ValueKind,
+    OnError,
+    Empty,
     InitParam,
     Field,
     Method,
@@ -51,9 +55,6 @@ from .defs import (
     AliasDef,
     EnumMember,
     EnumDef,
-    Role,
-    ValueKind,
-    OnError,
     TAGGED,
     CATCH_ALL,
     UNTAGGED,
@@ -86,6 +87,7 @@ from .methods import (
     RpcMethod,
 )
 from .package import (
+    Fallback,
     Package,
 )
 
@@ -112,6 +114,10 @@ __all__ = [
     "ObjectValue",
     "ListValue",
     "Value",
+    "Role",
+    "ValueKind",
+    "OnError",
+    "Empty",
     "InitParam",
     "Field",
     "Method",
@@ -119,9 +125,6 @@ __all__ = [
     "AliasDef",
     "EnumMember",
     "EnumDef",
-    "Role",
-    "ValueKind",
-    "OnError",
     "TAGGED",
     "CATCH_ALL",
     "UNTAGGED",
@@ -146,5 +149,6 @@ __all__ = [
     "CallKind",
     "Call",
     "RpcMethod",
+    "Fallback",
     "Package",
 ]

@@ -3,12 +3,20 @@ with their fields, documentation and ``x-method``/``x-side``."""
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any, ClassVar, Final, Literal, Union
 
 from .methods import Side
 from .types import NO_DEFAULT, JsonValue, KeyedT, NullableT, TypeExpr, Value
+
+Role = Literal["tagged", "catch_all", "untagged", "null_tag"]
+"""What selects a union variant (the constants below)."""
+ValueKind = Literal["str", "int"]
+"""The JSON type of an enum's values."""
+OnError = Literal["raise", "absent", "empty"]
+"""What lenient decoding does with a field's invalid value."""
+Empty = Literal["list", "map"]
+"""What ``x-deserialize-default-on-null`` makes of null: an empty list or map."""
 
 
 @dataclass(frozen=True)
@@ -41,9 +49,9 @@ class Field:
     """``x-deserialize-default-on-error``."""
     default_on_null: bool = False
     """``x-deserialize-default-on-null``."""
-    on_null: str = ""
-    """With ``default_on_null``: what null becomes, ``"[]"`` or ``"{}"`` (as
-    Python source; ``lower`` resolves aliases to tell which)."""
+    on_null: Empty | None = None
+    """With ``default_on_null``: what null becomes, an empty list or map
+    (``lower`` resolves aliases to tell which)."""
     name: str = ""
     """The Python attribute name (set by ``naming``)."""
     flatten: bool = False
@@ -105,12 +113,6 @@ class _Named:
         """The JSON pointer of the definition (RFC 6901 escapes applied)."""
         return "/$defs/" + self.name.replace("~", "~0").replace("/", "~1")
 
-    @property
-    def annotation(self) -> str:
-        """The Python annotation of a value of this definition (its class)."""
-        return self.class_name
-
-
 @dataclass(frozen=True)
 class ObjectDef(_Named):
     name: str
@@ -149,6 +151,9 @@ class AliasDef(_Named):
     description: str = ""
     method: Method | None = None
     class_name: str = ""
+    declined: tuple[str, ...] = ()
+    """Why the definition is not an enum, a union or a class, when it has
+    the keywords of one (empty for a plain alias such as ``str``)."""
 
     kind: ClassVar[Literal["alias"]] = "alias"
 
@@ -180,34 +185,6 @@ class EnumDef(_Named):
     class_name: str = ""
 
     kind: ClassVar[Literal["enum"]] = "enum"
-
-    @property
-    def annotation(self) -> str:
-        """The class, or for an open enum the class or a plain value."""
-        return f"{self.class_name} | {self.value_kind}" if self.open else self.class_name
-
-    @property
-    def doc(self) -> str:
-        """The class docstring: the schema's description, and for an open
-        enum what happens to other values."""
-        if not self.open:
-            return self.description
-        kind = "string" if self.value_kind == "str" else "integer"
-        text = f"{self.description}\n\nOpen: any other {kind} is accepted and kept as a plain {self.value_kind}."
-        return text + (f"\n\n{self.open_description}" if self.open_description else "")
-
-    @property
-    def expected_message(self) -> str:
-        """The error for a value that is not a member of a closed enum."""
-        return "expected one of " + ", ".join(json.dumps(m.value) for m in self.members)
-
-
-Role = Literal["tagged", "catch_all", "untagged", "null_tag"]
-"""What selects a union variant (the constants below)."""
-ValueKind = Literal["str", "int"]
-"""The JSON type of an enum's values."""
-OnError = Literal["raise", "absent", "empty"]
-"""What lenient decoding does with a field's invalid value."""
 
 TAGGED: Final = "tagged"
 """A variant chosen by a constant tag value."""
@@ -329,29 +306,5 @@ class UnionDef(_Named):
     def null_tag_variant(self) -> Variant | None:
         """The variant for a tag that is ``null`` or absent."""
         return next((v for v in self.variants if v.role == NULL_TAG), None)
-
-    @property
-    def unknown_tag_message(self) -> str:
-        """The error for a tag string no variant has."""
-        return "expected one of " + ", ".join(json.dumps(v.tag) for v in self.tagged)
-
-    @property
-    def no_match_message(self) -> str:
-        """The error for an object of an untagged union with the required
-        keys of no variant."""
-        return "expected an object with the members of " + self._members_text
-
-    @property
-    def ambiguous_message(self) -> str:
-        """The error for an object of an exclusive untagged union with the
-        required keys of more than one variant."""
-        return "expected an object with the members of exactly one of " + self._members_text
-
-    @property
-    def _members_text(self) -> str:
-        titles = " or ".join(v.title for v in self.variants)
-        keys = "; ".join(", ".join(v.required_keys) for v in self.variants)
-        return f"{titles} ({keys})"
-
 
 Definition = Union[ObjectDef, AliasDef, EnumDef, UnionDef]

@@ -30,17 +30,6 @@ class Call:
     summary: str = ""
     """The first paragraph of the params type's description."""
 
-    @property
-    def send_doc(self) -> str:
-        """The docstring of the connection's method that sends it."""
-        return f"Send ``{self.method}`` (a {self.kind})."
-
-    @property
-    def handler_doc(self) -> str:
-        """The docstring of the handler interface's method."""
-        return f"``{self.method}`` {self.kind}" + (f": {self.summary}" if self.summary else "")
-
-
 @dataclass(frozen=True)
 class RpcMethod:
     """A JSON-RPC method name and how it is used; a name may be both a

@@ -3,12 +3,25 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
-from .defs import Definition, UnionDef, Variant
+from .defs import Definition
 from .methods import Call, RpcMethod, Side
 from .patch import Capability, Chunk, Upsert
 from .session import SessionRules
+
+
+@dataclass(frozen=True)
+class Fallback:
+    """A place lowering models less than the schema says: a value kept as
+    JSON (``any``: ``Any``, checked against its subschema), or a definition
+    that is an alias because no recogniser took it (``alias``)."""
+
+    pointer: str
+    became: Literal["any", "alias"]
+    reasons: tuple[str, ...]
+    definition: str = ""
+    """For ``alias``: the ``$defs`` name."""
 
 
 @dataclass(frozen=True)
@@ -38,6 +51,15 @@ class Package:
     validation_defs: Any = None
     """The ``$defs`` without their annotations: what strict mode validates
     against, and what :class:`RawT` pointers point into."""
+    fallbacks: tuple[Fallback, ...] = ()
+    """Every place lowering fell back, in ``$defs`` order, each once."""
+    alias_order: tuple[str, ...] = ()
+    """The type aliases (plain and union) by ``$defs`` name, each after the
+    aliases its value names (set by ``analysis``)."""
+    referenced: frozenset[str] = frozenset()
+    """The definitions another type names (set by ``analysis``)."""
+    uses_const: bool = False
+    """Some type is a constant (set by ``analysis``)."""
 
     @property
     def capability_classes(self) -> tuple[str, ...]:
@@ -55,31 +77,6 @@ class Package:
         re-encodes it)."""
         return any(c.append == "base64" for c in self.chunks)
 
-    @property
-    def doc(self) -> str:
-        """The package's docstring: where it comes from and its contract."""
-        source = self.schema_path + (f" ({self.schema_title})" if self.schema_title else "")
-        return (
-            f"Typed Agent Client Protocol models and wire codec, generated from {source}.\n\n"
-            "The contract: decode(name, data, *, strict=False), encode(value), ValidationError"
-            " and UNSET. Every $defs name of the schema is an attribute of this package."
-        )
-
-    def variant_doc(self, union: UnionDef, variant: Variant) -> str:
-        """A variant class's docstring: its description (or that of the
-        definition it refers to) and what makes it the variant."""
-        text = variant.description
-        if not text and variant.ref:
-            text = next((d.description for d in self.definitions if d.name == variant.ref), "")
-        text += f"\n\nA variant of {union.class_name}"
-        if variant.role == "tagged":
-            return text + f" (`{union.tag}` is {variant.tag!r})."
-        if variant.role == "catch_all":
-            return (
-                text + f" for any other `{union.tag}`: the members it does not declare are kept in `extra`,"
-                " so it encodes back unchanged."
-            )
-        return text + "."
 
     def calls(self, side: Side) -> tuple[Call, ...]:
         """Every request and notification handled by ``side``, in method order."""

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from .defs import InitParam
-from .types import JsonValue, ListT, MapT, NullableT, TypeExpr, Value
+from .types import JsonValue, MapT, TypeExpr, Value
 
 Rule = Literal["key", "replace", "null-clears", "null-resets", "collection", "meta-patch"]
 """What an update does to one field of a stored state (see ``rules/patch.toml``)."""
@@ -34,22 +34,10 @@ class PatchField:
     this attribute, so the function reads it directly."""
 
     @property
-    def doc(self) -> str:
-        """The field's docstring: its rule, and the sentence it comes from."""
-        return f"Rule: {self.rule}." + (f" {self.sentence}" if self.sentence else "")
-
-    @property
     def is_key(self) -> bool:
         """The field names the entity: taken from the first update, then
         checked, never changed."""
         return self.rule == "key"
-
-    @property
-    def state_copy(self) -> str:
-        """``list`` or ``dict`` when the stored value is a container the new
-        state copies (so that states share none), else empty."""
-        t = self.type.inner if isinstance(self.type, NullableT) else self.type
-        return _copy_of(t)
 
     @property
     def null_value(self) -> "Value | None":
@@ -66,24 +54,10 @@ class PatchField:
         return None
 
     @property
-    def value_copy(self) -> str:
-        """``list`` or ``dict`` when a value in the update is stored as a
-        copy, else empty (stored as it is, or merged)."""
-        if self.rule in ("replace", "collection"):
-            return _copy_of(self.type)
-        if self.rule == "null-clears" and isinstance(self.type, NullableT):
-            return "list" if isinstance(self.type.inner, ListT) else ""
-        return ""
-
-    @property
     def merges(self) -> bool:
         """A value in the update is merged into the stored one key by key
         (``merge_meta``) rather than replacing it."""
         return self.rule == "meta-patch"
-
-
-def _copy_of(t: TypeExpr) -> str:
-    return "list" if isinstance(t, ListT) else "dict" if isinstance(t, MapT) else ""
 
 
 @dataclass(frozen=True)
@@ -100,19 +74,6 @@ class Upsert:
     creates: tuple[str, ...] = ()
     """Classes of full snapshots that replace the state outright."""
     sentence: str = ""
-
-    @property
-    def state_doc(self) -> str:
-        """The docstring of the state class."""
-        return (
-            f"The stored state of {self.update} upserts: every field concrete, never UNSET. "
-            "`apply` folds updates into it; `encode` gives the full snapshot.\n\n" + self.sentence
-        )
-
-    @property
-    def doc(self) -> str:
-        """The docstring of the apply function."""
-        return f"Fold a {self.update} into the stored state (None for an entity not seen before).\n\n" + self.sentence
 
     @property
     def takes(self) -> tuple[str, ...]:
@@ -153,15 +114,6 @@ class Chunk:
     """(state field, chunk field) pairs that must match."""
     payload_class: str = ""
     """For ``base64``: the class of the payload object holding ``data``."""
-
-    @property
-    def doc(self) -> str:
-        """The docstring of the append function."""
-        return (
-            f"Append a streamed {self.chunk} to the {self.field} of a {self.target.state_class}"
-            " (None for an entity not seen before)."
-        )
-
 
 @dataclass(frozen=True)
 class Capability:

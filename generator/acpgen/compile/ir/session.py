@@ -74,13 +74,6 @@ class SessionAction:
     """Tags that must have started the entity (checked by ``acpgen validate``)."""
     reason: str = ""
 
-    @property
-    def doc(self) -> str:
-        """The docstring of the fold function: the tag, what it does, why."""
-        text = f"{self.tag or 'Any other kind'}: {self.action} {self.field.name}."
-        return text + ("\n\n" + self.reason if self.reason else "")
-
-
 @dataclass(frozen=True)
 class SessionRules:
     """The ``Session`` state and ``apply_session_update`` of one package."""

@@ -39,6 +39,9 @@ class StrT:
     min_length: int | None = None
     format: str | None = None
     """An annotation only: never checked (the Rust reference does not)."""
+    pattern: str | None = None
+    """A regular expression the string must match: checked in strict mode
+    only (lenient mode keeps any string, as the Rust reference does)."""
 
 
 @dataclass(frozen=True)
@@ -160,22 +163,6 @@ class KeyedT:
     """What the members have in common (``scope`` for ``...Scope``): the
     attribute name of the flattened field."""
 
-    @property
-    def no_match_message(self) -> str:
-        """The error for an object with the required keys of no member."""
-        return "expected the members of " + self._members_text
-
-    @property
-    def ambiguous_message(self) -> str:
-        """The error for an ``exclusive`` field whose object has the
-        required keys of more than one member."""
-        return "expected the members of exactly one of " + self._members_text
-
-    @property
-    def _members_text(self) -> str:
-        return " or ".join(self.refs) + " (" + "; ".join(", ".join(k) for k in self.keys) + ")"
-
-
 @dataclass(frozen=True)
 class RawT:
     """A shape the typed codec does not model: the value is kept as JSON and
@@ -183,6 +170,8 @@ class RawT:
 
     kind: ClassVar[Literal["raw"]] = "raw"
     pointer: str = ""
+    reason: str = field(default="", compare=False)
+    """Why lowering keeps it as JSON (what the typed codec does not model)."""
 
 
 TypeExpr = Union[
