@@ -152,3 +152,9 @@ def test_a_long_union_parameter_is_parenthesised_as_black_prints_it():
     assert text.parameter("A | B", "update") == "update: A | B"
     long = " | ".join(f"Class{i}" for i in range(12))
     assert text.parameter(long, "update") == f"update: ({long})"
+
+
+def test_a_flattened_field_says_what_it_holds_and_others_keep_their_description():
+    keyed = ir.Field("", ir.KeyedT(refs=("SessionScope", "RequestScope")), True, flatten=True)
+    assert text.field_doc(keyed) == "One of SessionScope or RequestScope, whose members share the JSON object."
+    assert text.field_doc(ir.Field("a", ir.StrT(), True, description="The a.")) == "The a."

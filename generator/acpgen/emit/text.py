@@ -244,6 +244,14 @@ def variant_doc(defs: Mapping[str, ir.Definition], union: ir.UnionDef, variant: 
     return text + "."
 
 
+def field_doc(f: ir.Field) -> str:
+    """A field's docstring: the schema's description; for a flattened field
+    (which has none of its own), what it holds."""
+    if isinstance(f.type, ir.KeyedT):
+        return "One of " + " or ".join(f.type.refs) + ", whose members share the JSON object."
+    return f.description
+
+
 def rule_doc(f: ir.PatchField) -> str:
     """A state field's docstring: its rule, and the sentence it comes from."""
     return f"Rule: {f.rule}." + (f" {f.sentence}" if f.sentence else "")
@@ -302,6 +310,7 @@ FILTERS: dict[str, Callable[..., str]] = {
     "ambiguous_message": ambiguous_message,
     "package_doc": package_doc,
     "enum_doc": enum_doc,
+    "field_doc": field_doc,
     "rule_doc": rule_doc,
     "state_doc": state_doc,
     "upsert_doc": upsert_doc,
