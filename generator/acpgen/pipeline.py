@@ -4,7 +4,6 @@ with what is there."""
 
 from __future__ import annotations
 
-import json
 import keyword
 import sys
 from dataclasses import replace
@@ -16,6 +15,7 @@ from .compile.analysis import analyse
 from .compile.capabilities import find_capabilities
 from .config import Target
 from .compile.defaults import resolve_defaults
+from .compile.facts import schema_version as schema_version  # re-exported: acpgen.diff reads it here
 from .errors import AcpgenError
 from .emit.fmt import format_files
 from .compile.ir import Package
@@ -35,18 +35,19 @@ def build_ir(schema: Schema, package_name: str, rules: str | None = None, *, met
     """The named IR of a loaded schema. ``rules`` names the patch rule set
     (checked against the schema), ``"none"`` for none; without it the set is
     told from the schema (:mod:`acpgen.compile.ruleselect`). ``methods=False`` leaves
-    out the JSON-RPC method table (and its checks)."""
+    out the JSON-RPC method table (and its checks). Only lowering reads the
+    schema: the later passes read the facts it carries in the IR."""
     check_package_name(package_name)
     package = name_package(lower(schema), package_name)
     package = resolve_defaults(package)
     package = find_capabilities(package)
     if methods:
-        package = find_methods(package, schema)
-    rules = ruleselect.choose(schema, rules)
+        package = find_methods(package)
+    rules = ruleselect.choose(package, rules)
     if rules:
         package = apply_rules(package, rules)
         package = apply_session_rules(package, rules)
-    return analyse(replace(package, schema_version=schema_version(schema)))
+    return analyse(replace(package, rule_set=rules))
 
 
 def check_package_name(name: str) -> None:
@@ -116,25 +117,6 @@ def render_one(
     if fallbacks is not None:
         fallbacks[package_name] = fallback_report(package)
     return render_package(package, templates)
-
-
-def schema_version(schema: Schema) -> str:
-    """The version recorded for this exact file (by sha256) in a SOURCE.json
-    beside it or in a parent directory, or ``""``."""
-    here = Path(schema.location).resolve().parent
-    for directory in (here, here.parent):
-        source = directory / "SOURCE.json"
-        if not source.is_file():
-            continue
-        try:
-            record = json.loads(source.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return ""
-        files = record.get("files", {}) if isinstance(record, dict) else {}
-        version = record.get("version") if isinstance(record, dict) else None
-        if schema.sha256 in files.values() and isinstance(version, str):
-            return version
-    return ""
 
 
 def build_all(

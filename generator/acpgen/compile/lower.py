@@ -27,6 +27,7 @@ from typing import Any
 
 from . import ir
 from ..jsontypes import Json, JsonObject, one_of
+from .facts import SIDES, schema_facts
 from .fallbacks import collect_fallbacks
 from .load import Schema
 from .lowertypes import (
@@ -43,7 +44,6 @@ from .validation import strip_annotations
 
 __all__ = ["ANNOTATIONS", "INTEGER_FORMATS", "format_range", "lower", "strip_annotations"]
 
-SIDES: tuple[ir.Side, ...] = ("agent", "client", "protocol", "proxy")
 ENUM_TYPES: dict[Json, ir.ValueKind] = {"string": "str", "integer": "int"}
 
 
@@ -51,6 +51,7 @@ def lower(schema: Schema) -> ir.Package:
     """The IR of a whole schema, definitions in ``$defs`` order."""
     lowerer = _Lowerer(schema)
     definitions = tuple(lowerer.definition(name, node) for name, node in schema.defs.items())
+    facts = schema_facts(schema)
     return ir.Package(
         name="",
         schema_path=schema.path,
@@ -61,6 +62,8 @@ def lower(schema: Schema) -> ir.Package:
             name: strip_annotations(node, ("$defs", name), schema.path) for name, node in schema.defs.items()
         },
         fallbacks=collect_fallbacks(definitions),
+        facts=facts,
+        schema_version=facts.version,
     )
 
 

@@ -83,6 +83,9 @@ from .session import (
 from .methods import (
     Side,
     CallKind,
+    MessageKind,
+    Mark,
+    SchemaFacts,
     Call,
     RpcMethod,
 )
@@ -147,6 +150,9 @@ __all__ = [
     "SessionRules",
     "Side",
     "CallKind",
+    "MessageKind",
+    "Mark",
+    "SchemaFacts",
     "Call",
     "RpcMethod",
     "Fallback",

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from .defs import Definition
-from .methods import Call, RpcMethod, Side
+from .methods import Call, RpcMethod, SchemaFacts, Side
 from .patch import Capability, Chunk, Upsert
 from .session import SessionRules
 
@@ -51,6 +51,10 @@ class Package:
     validation_defs: Any = None
     """The ``$defs`` without their annotations: what strict mode validates
     against, and what :class:`RawT` pointers point into."""
+    facts: SchemaFacts = SchemaFacts()
+    """What the passes after lowering need of the schema document."""
+    rule_set: str | None = None
+    """The patch rule set the package was generated with (None: none)."""
     fallbacks: tuple[Fallback, ...] = ()
     """Every place lowering fell back, in ``$defs`` order, each once."""
     alias_order: tuple[str, ...] = ()
