@@ -117,3 +117,29 @@ def test_strict_mode_agrees_with_jsonschema(pkg, name, value):
     except pkg.ValidationError:
         accepted = False
     assert accepted == validator.is_valid(value)
+
+
+@pytest.mark.parametrize(
+    "name, value",
+    [
+        ("Role", "user"),
+        ("Role", "robot"),
+        ("Cost", {"amount": 1, "currency": "USD"}),
+        ("Cost", {"amount": 1, "currency": "usd"}),
+        ("LogMessage", {"role": "assistant", "level": "debug"}),
+    ],
+)
+@pytest.mark.parametrize("strict", [False, True])
+def test_the_conformance_model_agrees_with_the_package(pkg, name, value, strict):
+    from acpgen.conformance.model import Model, Reject
+
+    model = Model(schema_with(DEFS))
+    try:
+        expected = model.decode(name, value, strict=strict)
+    except Reject:
+        expected = Reject
+    try:
+        got = pkg.encode(pkg.decode(name, value, strict=strict))
+    except pkg.ValidationError:
+        got = Reject
+    assert got == expected
