@@ -79,7 +79,7 @@ if TYPE_CHECKING:
     @overload
     def decode(
         name: Literal["RequestId"], data: Any, *, strict: bool = False
-    ) -> RequestId: ...
+    ) -> RequestId_: ...
 
     @overload
     def decode(
@@ -1134,13 +1134,13 @@ def check_raw(value: Any, pointer: str) -> Any:
 def _decode_AgentRequest(d: Any, strict: bool) -> AgentRequest:
     if type(d) is not json_object:
         raise type_error("an object", d)
-    f_id: RequestId
+    f_id: RequestId_
     v = d.get("id", MISSING)
     if v is MISSING:
         raise missing("id")
     else:
         try:
-            f_id = _decode_RequestId(v, strict)
+            f_id = _decode_RequestId_(v, strict)
         except ValidationError as error:
             raise error.at("id")
 
@@ -1183,7 +1183,7 @@ def _encode_AgentRequest(o: AgentRequest) -> dict[str, Any]:
     return d
 
 
-def _decode_RequestId(v: Any, strict: bool) -> RequestId:
+def _decode_RequestId_(v: Any, strict: bool) -> RequestId_:
     return cast(
         "None | int | str",
         scalar_union(
@@ -4321,13 +4321,13 @@ def _encode_ElicitationSessionScope(o: ElicitationSessionScope) -> dict[str, Any
 def _decode_ElicitationRequestScope(d: Any, strict: bool) -> ElicitationRequestScope:
     if type(d) is not json_object:
         raise type_error("an object", d)
-    f_request_id: RequestId
+    f_request_id: RequestId_
     v = d.get("requestId", MISSING)
     if v is MISSING:
         raise missing("requestId")
     else:
         try:
-            f_request_id = _decode_RequestId(v, strict)
+            f_request_id = _decode_RequestId_(v, strict)
         except ValidationError as error:
             raise error.at("requestId")
 
@@ -6522,13 +6522,13 @@ def _decode_ExtRequest(v: Any, strict: bool) -> ExtRequest:
 def _decode_ResultAgentResponse(d: Any, strict: bool) -> ResultAgentResponse:
     if type(d) is not json_object:
         raise type_error("an object", d)
-    f_id: RequestId
+    f_id: RequestId_
     v = d.get("id", MISSING)
     if v is MISSING:
         raise missing("id")
     else:
         try:
-            f_id = _decode_RequestId(v, strict)
+            f_id = _decode_RequestId_(v, strict)
         except ValidationError as error:
             raise error.at("id")
 
@@ -6560,13 +6560,13 @@ def _encode_ResultAgentResponse(o: ResultAgentResponse) -> dict[str, Any]:
 def _decode_ErrorAgentResponse(d: Any, strict: bool) -> ErrorAgentResponse:
     if type(d) is not json_object:
         raise type_error("an object", d)
-    f_id: RequestId
+    f_id: RequestId_
     v = d.get("id", MISSING)
     if v is MISSING:
         raise missing("id")
     else:
         try:
-            f_id = _decode_RequestId(v, strict)
+            f_id = _decode_RequestId_(v, strict)
         except ValidationError as error:
             raise error.at("id")
 
@@ -12063,13 +12063,13 @@ def _decode_ExtNotification(v: Any, strict: bool) -> ExtNotification:
 def _decode_ClientRequest(d: Any, strict: bool) -> ClientRequest:
     if type(d) is not json_object:
         raise type_error("an object", d)
-    f_id: RequestId
+    f_id: RequestId_
     v = d.get("id", MISSING)
     if v is MISSING:
         raise missing("id")
     else:
         try:
-            f_id = _decode_RequestId(v, strict)
+            f_id = _decode_RequestId_(v, strict)
         except ValidationError as error:
             raise error.at("id")
 
@@ -14009,13 +14009,13 @@ def _encode_PromptRequest(o: PromptRequest) -> dict[str, Any]:
 def _decode_ResultClientResponse(d: Any, strict: bool) -> ResultClientResponse:
     if type(d) is not json_object:
         raise type_error("an object", d)
-    f_id: RequestId
+    f_id: RequestId_
     v = d.get("id", MISSING)
     if v is MISSING:
         raise missing("id")
     else:
         try:
-            f_id = _decode_RequestId(v, strict)
+            f_id = _decode_RequestId_(v, strict)
         except ValidationError as error:
             raise error.at("id")
 
@@ -14047,13 +14047,13 @@ def _encode_ResultClientResponse(o: ResultClientResponse) -> dict[str, Any]:
 def _decode_ErrorClientResponse(d: Any, strict: bool) -> ErrorClientResponse:
     if type(d) is not json_object:
         raise type_error("an object", d)
-    f_id: RequestId
+    f_id: RequestId_
     v = d.get("id", MISSING)
     if v is MISSING:
         raise missing("id")
     else:
         try:
-            f_id = _decode_RequestId(v, strict)
+            f_id = _decode_RequestId_(v, strict)
         except ValidationError as error:
             raise error.at("id")
 
@@ -15116,13 +15116,13 @@ def _decode_CancelRequestNotification(
 ) -> CancelRequestNotification:
     if type(d) is not json_object:
         raise type_error("an object", d)
-    f_request_id: RequestId
+    f_request_id: RequestId_
     v = d.get("requestId", MISSING)
     if v is MISSING:
         raise missing("requestId")
     else:
         try:
-            f_request_id = _decode_RequestId(v, strict)
+            f_request_id = _decode_RequestId_(v, strict)
         except ValidationError as error:
             raise error.at("requestId")
 
@@ -15199,7 +15199,7 @@ def _encode_CompactionState(o: CompactionState) -> dict[str, Any]:
 
 _DECODERS: dict[str, tuple[Decoder[object], str]] = {
     "AgentRequest": (_decode_AgentRequest, "#/$defs/AgentRequest"),
-    "RequestId": (_decode_RequestId, "#/$defs/RequestId"),
+    "RequestId": (_decode_RequestId_, "#/$defs/RequestId"),
     "WriteTextFileRequest": (
         _decode_WriteTextFileRequest,
         "#/$defs/WriteTextFileRequest",

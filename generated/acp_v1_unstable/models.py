@@ -16,7 +16,7 @@ from ._runtime import UNSET, Unset
 
 __all__ = [
     "AgentRequest",
-    "RequestId",
+    "RequestId_",
     "WriteTextFileRequest",
     "SessionId",
     "ReadTextFileRequest",
@@ -874,7 +874,7 @@ class SessionArchiveFilter(str, Enum):
 class AgentRequest(_Model):
     """A JSON-RPC request object."""
 
-    id: RequestId
+    id: RequestId_
     """The request id used to correlate the matching response."""
 
     method: str
@@ -2163,7 +2163,7 @@ class ElicitationRequestScope(_Model):
     (e.g., during auth/configuration phases before any session is started).
     """
 
-    request_id: RequestId
+    request_id: RequestId_
     """The request this elicitation is tied to."""
 
     if not TYPE_CHECKING:
@@ -3187,7 +3187,7 @@ class ResultAgentResponse(_Model):
     A variant of AgentResponse.
     """
 
-    id: RequestId
+    id: RequestId_
     """The id of the request this response answers."""
 
     result: Any
@@ -3207,7 +3207,7 @@ class ErrorAgentResponse(_Model):
     A variant of AgentResponse.
     """
 
-    id: RequestId
+    id: RequestId_
     """The id of the request this response answers."""
 
     error: Error
@@ -7795,7 +7795,7 @@ class AuthStatusUpdateNotification(_Model):
 class ClientRequest(_Model):
     """A JSON-RPC request object."""
 
-    id: RequestId
+    id: RequestId_
     """The request id used to correlate the matching response."""
 
     method: str
@@ -9501,7 +9501,7 @@ class ResultClientResponse(_Model):
     A variant of ClientResponse.
     """
 
-    id: RequestId
+    id: RequestId_
     """The id of the request this response answers."""
 
     result: Any
@@ -9521,7 +9521,7 @@ class ErrorClientResponse(_Model):
     A variant of ClientResponse.
     """
 
-    id: RequestId
+    id: RequestId_
     """The id of the request this response answers."""
 
     error: Error
@@ -10131,7 +10131,7 @@ class CancelRequestNotification(_Model):
     METHOD: ClassVar[str] = "$/cancel_request"
     """The JSON-RPC method (protocol side)."""
 
-    request_id: RequestId
+    request_id: RequestId_
     """The ID of the request to cancel."""
 
     meta: dict[str, Any] | None | Unset = UNSET
@@ -10153,7 +10153,7 @@ class CancelRequestNotification(_Model):
 class ProxyRequest(_Model):
     """A JSON-RPC request object."""
 
-    id: RequestId
+    id: RequestId_
     """The request id used to correlate the matching response."""
 
     method: str
@@ -10233,7 +10233,7 @@ class ResultProxyResponse(_Model):
     A variant of ProxyResponse.
     """
 
-    id: RequestId
+    id: RequestId_
     """The id of the request this response answers."""
 
     result: Any
@@ -10253,7 +10253,7 @@ class ErrorProxyResponse(_Model):
     A variant of ProxyResponse.
     """
 
-    id: RequestId
+    id: RequestId_
     """The id of the request this response answers."""
 
     error: Error
@@ -10592,7 +10592,7 @@ class SessionMessageState(_State):
 
 # Type aliases, each after the names it uses.
 
-RequestId: TypeAlias = None | int | str
+RequestId_: TypeAlias = None | int | str
 """JSON RPC Request Id
 
 An identifier established by the Client that MUST contain a String, Number, or NULL value if included. If it is not included it is assumed to be a notification. The value SHOULD normally not be Null \\[1\\] and Numbers SHOULD NOT contain fractional parts \\[2\\]

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -13,6 +12,7 @@ import click
 from ..config import load_config
 from ..diff import RENDERERS, SchemaDiff, diff_files, headline, render_markdown
 from ..errors import AcpgenError
+from ..scratch import scratch
 from ..update import Plan, apply, known_names, npm_pack, plan, read_source
 from ..output.recovery import describe_state
 from ..update.release import SCHEMA_DIR
@@ -106,12 +106,12 @@ def update_command(
         if (source is None) == (npm_version is None):
             raise AcpgenError("name the release with exactly one of --from PATH and --npm VERSION")
         cfg = load_config(Path(config) if config else None)
-        with tempfile.TemporaryDirectory(prefix="acpgen-npm-") as scratch:
+        with scratch("acpgen-npm-pack-") as npm_scratch:  # removed however the run ends
             if npm_version is not None:
                 if as_name:
                     raise AcpgenError("--as goes with a single schema file given to --from")
                 click.echo(f"npm pack @agentclientprotocol/sdk@{npm_version}")
-                source = npm_pack(npm_version, Path(scratch))
+                source = npm_pack(npm_version, Path(npm_scratch))
             assert source is not None  # exactly one of --from and --npm, checked above
             if dry_run:
                 _refuse_interrupted(cfg.out_dir)

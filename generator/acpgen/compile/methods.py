@@ -33,12 +33,11 @@ from . import ir
 from ..errors import AcpgenError, pointer
 from ..jsontypes import JsonPath
 from .naming import snake
+from .reserved import runtime_attributes
 
 CALL_KINDS: tuple[ir.CallKind, ...] = ("request", "notification")
 KINDS = ("request", "response", "notification")
 SUFFIX_KINDS: dict[str, ir.MessageKind] = {"Request": "request", "Response": "response", "Notification": "notification"}
-CONNECTION_NAMES = frozenset({"run", "close", "request", "notify", "process", "handler"})
-"""Attributes of the generated connections that no handler may take."""
 
 
 def builtin_methods_file() -> Path:
@@ -80,6 +79,7 @@ def find_methods(package: ir.Package, overrides: dict[str, str] | None = None) -
     if overrides is None:
         overrides = handler_overrides()
     facts = package.facts
+    reserved = runtime_attributes() | package.reserved_attributes
     classes = {d.name: d.class_name for d in package.definitions}
     summaries = {d.name: d.description.strip().split("\n\n")[0].strip() for d in package.definitions}
     kinds = {name: set(found) for name, found in facts.envelope_kinds}
@@ -122,8 +122,12 @@ def find_methods(package: ir.Package, overrides: dict[str, str] | None = None) -
             def_name, side = entry
             handler = handler_name(def_name, overrides)
             where = ("$defs", def_name)
-            if not _usable(handler) or handler in CONNECTION_NAMES:
+            if not _usable(handler):
                 raise _error(package, where, f"the handler name {handler!r} is not usable: name it in rules/methods.toml")
+            # A handler is a method of the generated connections: it keeps
+            # clear of the runtime connection's attributes.
+            while handler in reserved:
+                handler += "_"
             taken = handled.get((side, handler))
             if taken is not None:
                 raise _error(

@@ -4,5 +4,15 @@ unit-tested here like the rest of acpgen."""
 
 from pathlib import Path
 
-SOURCES = {"_runtime.py": Path(__file__).with_name("_runtime.py")}
+_HERE = Path(__file__).parent
+
+SOURCES = {
+    name: _HERE / name
+    for name in (
+        "_runtime.py",
+        "_jsonrpc.py",
+        "_transport.py",
+        "_connection.py",
+    )
+}
 """Generated file name -> the source copied into the package."""

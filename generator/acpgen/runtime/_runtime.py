@@ -290,7 +290,9 @@ def too_short(items: list[Any], min_items: int) -> ValidationError:
     """The error for an array under its ``minItems``. Strict mode only checks
     it: lenient mode reads it as the reference does, as documentation (a Rust
     ``Vec`` takes any length)."""
-    return ValidationError(f"expected an array of at least {min_items} items, found {len(items)}")
+    return ValidationError(
+        f"expected an array of at least {min_items} items, found {len(items)}"
+    )
 
 
 def check_variants(
@@ -312,7 +314,11 @@ def check_variants(
     try:
         for index, element in enumerate(value):
             key = element.get(tag) if type(element) is json_object else None
-            out.append((variants.get(key, union) if type(key) is str else union)(element, strict))
+            out.append(
+                (variants.get(key, union) if type(key) is str else union)(
+                    element, strict
+                )
+            )
     except ValidationError as error:
         raise error.at(index)
     if strict and min_items is not None and len(out) < min_items:
@@ -338,7 +344,11 @@ def check_variants_skipping(
     for element in value:
         key = element.get(tag) if type(element) is json_object else None
         try:
-            out.append((variants.get(key, union) if type(key) is str else union)(element, strict))
+            out.append(
+                (variants.get(key, union) if type(key) is str else union)(
+                    element, strict
+                )
+            )
         except ValidationError:
             salvage(element)
     return out
@@ -555,9 +565,14 @@ def check_wire(value: Any) -> None:
                         raise type_error("a string key", key).at_path(path)
                     stack.append((member, path + (key,)))
             else:
-                stack.extend((member, path + (index,)) for index, member in enumerate(item))
+                stack.extend(
+                    (member, path + (index,)) for index, member in enumerate(item)
+                )
         elif item is UNSET:
-            raise ValidationError("UNSET where the schema wants a value (a required field left unset)", path)
+            raise ValidationError(
+                "UNSET where the schema wants a value (a required field left unset)",
+                path,
+            )
         elif kind is float and not math.isfinite(item):
             raise type_error("a finite number", item).at_path(path)
         elif item is not None and kind not in _PLAIN:
@@ -585,7 +600,11 @@ def _has_subclass(value: Any) -> bool:
                 stack.extend(item.values())
             else:
                 stack.extend(item)
-        elif kind not in _PLAIN and item is not None and isinstance(item, (dict, list, str, int, float)):
+        elif (
+            kind not in _PLAIN
+            and item is not None
+            and isinstance(item, (dict, list, str, int, float))
+        ):
             return True
     return False
 
@@ -755,11 +774,13 @@ class _Validator:
             )
         if "exclusiveMinimum" in schema and value <= schema["exclusiveMinimum"]:
             raise self.fail(
-                f"expected a number > {schema['exclusiveMinimum']}, found {_num(value)}", path
+                f"expected a number > {schema['exclusiveMinimum']}, found {_num(value)}",
+                path,
             )
         if "exclusiveMaximum" in schema and value >= schema["exclusiveMaximum"]:
             raise self.fail(
-                f"expected a number < {schema['exclusiveMaximum']}, found {_num(value)}", path
+                f"expected a number < {schema['exclusiveMaximum']}, found {_num(value)}",
+                path,
             )
         if "multipleOf" in schema:
             divisor = schema["multipleOf"]
