@@ -120,11 +120,6 @@ def test_kinds_come_from_the_envelopes_before_the_names():
             "would both be handled as 'go'",
             "/$defs/GoNotification",
         ),
-        (
-            {"CloseRequest": _message("c", "agent"), "CloseResponse": _message("c", "agent")},
-            "not usable",
-            "/$defs/CloseRequest",
-        ),
     ],
 )
 def test_an_inconsistent_schema_is_an_error_naming_the_definition(defs, message, pointer):
@@ -166,3 +161,10 @@ def test_an_unusable_mark_is_reported_by_the_method_table_with_its_pointer():
         _table({"PingRequest": _message("ping", "server")})
     assert caught.value.pointer == "/$defs/PingRequest/x-side"
     assert "x-side must be one of agent, client, protocol, proxy" in str(caught.value)
+
+
+def test_a_handler_named_like_a_connection_attribute_keeps_clear_of_it():
+    # ``close`` is the runtime connection's own method: the handler of
+    # CloseRequest takes the next free name instead of an error.
+    table = _table({"CloseRequest": _message("c", "agent"), "CloseResponse": _message("c", "agent")})
+    assert table["c"].request.handler == "close_"
