@@ -45,7 +45,7 @@ import inspect
 import logging
 import sys
 from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar, Union, cast
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar, cast
 
 from ._jsonrpc import (
     CANCEL_REQUEST,
@@ -84,12 +84,12 @@ _in_notification_handler: contextvars.ContextVar[bool] = contextvars.ContextVar(
 )
 """True in a notification handler and in the tasks it starts."""
 
-_Answer = tuple[int, Union[Response[Any], ErrorResponse]]
+_Answer = tuple[int, Response[Any] | ErrorResponse]
 _Item = tuple[
     Callable[..., Awaitable[Any]] | None,
     str,
     tuple[Any, ...],
-    Union[Request[Any], None],
+    Request[Any] | None,
 ]
 """A message waiting for dispatch: its handler, method, arguments and, for a
 request, the request (whose handler runs in its own task)."""

@@ -178,6 +178,12 @@ def render_one(
         attributes |= more_attributes
     if warnings is not None:
         warnings.extend(f"{package_name}: {w}" for w in package.warnings)
+        if not package.methods:
+            warnings.append(
+                f"{package_name}: {schema.path} marks no type with x-method, so the package's METHODS is empty "
+                "and its Agent and Client interfaces have no methods (the ACP schemas mark every request, "
+                "response and notification)"
+            )
     if fallbacks is not None:
         fallbacks[package_name] = fallback_report(package)
     return files
