@@ -196,12 +196,18 @@ def missing(key: str) -> ValidationError:
     return ValidationError(f"missing required property {json.dumps(key)}")
 
 
-def check_str(value: object, min_length: int | None = None) -> str:
+def check_str(
+    value: object, min_length: int | None = None, pattern: str | None = None
+) -> str:
     if type(value) is not str:
         raise type_error("a string", value)
     if min_length is not None and len(value) < min_length:
         raise ValidationError(
             f"expected a string of at least {min_length} characters, found {_show(value)}"
+        )
+    if pattern is not None and re.search(pattern, value) is None:
+        raise ValidationError(
+            f"expected a string matching {_show(pattern)}, found {_show(value)}"
         )
     return value
 

@@ -11,7 +11,7 @@ metaschema, not check anything.
 
 from __future__ import annotations
 
-from typing import Any, TypeAlias
+from typing import Any, TypeAlias, TypeVar
 
 Json: TypeAlias = Any
 """A parsed JSON value: None, bool, int, float, str, a list or a dict of them."""
@@ -28,3 +28,11 @@ root, as :func:`acpgen.errors.pointer` renders them."""
 
 TomlTable: TypeAlias = dict[str, Any]
 """A parsed TOML table (the rules files), as ``tomllib`` returns it."""
+
+_Word = TypeVar("_Word", bound=str)
+
+
+def one_of(value: object, options: tuple[_Word, ...]) -> _Word | None:
+    """``value`` as the member of ``options`` it equals, or None: narrows a
+    word read from a schema or a rules file to its ``Literal`` type."""
+    return next((option for option in options if option == value), None)

@@ -4,16 +4,20 @@ strings them together. Data flows one way, one folder per stage:
 1. **load** (``compile/load.py``, ``compile/jsontext.py``): read the schema,
    refuse what is not JSON, check it against the 2020-12 metaschema, resolve
    every ``$ref``.
-2. **lower** (``compile/lower.py``, ``compile/ir.py``): the schema as the
-   typed IR, small immutable dataclasses that say what to generate and
-   nothing of how it is printed.
+2. **lower** (``compile/lower.py`` with ``lowertypes``, ``objects`` and
+   ``unions``; the IR in ``compile/ir/``): the schema as the typed IR, small
+   immutable dataclasses that say what to generate and nothing of how it is
+   printed. The facts later passes need of the document (``compile/facts.py``)
+   are read here, once; every fallback to ``Any`` or an alias is recorded
+   with its reason (``compile/fallbacks.py``, ``generate --explain``).
 3. **IR passes** (``compile/``): ``naming`` (Python identifiers, clear of the
    names the runtime and the templates bind: ``compile/reserved.py``),
    ``defaults``, ``capabilities``, ``methods`` (the JSON-RPC method table),
    ``upserts`` and ``session`` (the rules of ``rules/*.toml``, chosen by
-   ``ruleselect``).
-4. **render** (``emit/render.py``, ``templates/``): Jinja2, one template per
-   generated module, printing only what varies with the schema; the fixed
+   ``ruleselect``), then ``analysis`` (alias order, referenced definitions).
+4. **render** (``emit/render.py``, ``emit/text.py``, ``templates/``): Jinja2,
+   one template per generated module, printing only what varies with the
+   schema, with the text helpers composing source text and prose; the fixed
    code is the ``runtime/`` modules, copied in as they are. The rendered
    modules are read back for names bound twice (``emit/collisions.py``): a
    schema name in a clash is reserved and the package named and rendered
@@ -32,7 +36,6 @@ validate``), ``conformance/`` (the conformance suite).
 
 from __future__ import annotations
 
-import json
 import keyword
 import sys
 from dataclasses import replace
@@ -40,9 +43,11 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from .compile import ruleselect
+from .compile.analysis import analyse
 from .compile.capabilities import find_capabilities
 from .config import Target
 from .compile.defaults import resolve_defaults
+from .compile.facts import schema_version as schema_version  # re-exported: acpgen.diff reads it here
 from .errors import AcpgenError
 from .emit.fmt import format_files
 from .compile.ir import Package
@@ -52,6 +57,7 @@ from .compile.methods import find_methods
 from .compile.naming import name_package
 from .emit.collisions import find_clashes
 from .emit.render import render_package
+from .emit.text import fallback_report
 from .compile.reserved import runtime_attributes
 from .compile.session import apply_session_rules
 from .compile.upserts import apply_rules
@@ -73,18 +79,19 @@ def build_ir(
     told from the schema (:mod:`acpgen.compile.ruleselect`). ``methods=False`` leaves
     out the JSON-RPC method table (and its checks). ``reserved_names`` and
     ``reserved_attributes`` are names the rendered package binds that no
-    schema name may take (see :func:`render_one`)."""
+    schema name may take (see :func:`render_one`). Only lowering reads the
+    schema: the later passes read the facts it carries in the IR."""
     check_package_name(package_name)
     package = name_package(lower(schema), package_name, reserved_names, reserved_attributes)
     package = resolve_defaults(package)
     package = find_capabilities(package)
     if methods:
-        package = find_methods(package, schema)
-    rules = ruleselect.choose(schema, rules)
+        package = find_methods(package)
+    rules = ruleselect.choose(package, rules)
     if rules:
         package = apply_rules(package, rules)
         package = apply_session_rules(package, rules)
-    return replace(package, schema_version=schema_version(schema))
+    return analyse(replace(package, rule_set=rules))
 
 
 def check_package_name(name: str) -> None:
@@ -106,11 +113,20 @@ def build_package(
     display_path: str | None = None,
     rules: str | None = None,
     warnings: list[str] | None = None,
+    fallbacks: dict[str, list[str]] | None = None,
 ) -> dict[str, str]:
     """``{file name: formatted source}`` of one generated package. What the
-    generator noticed but generated anyway is appended to ``warnings``."""
+    generator noticed but generated anyway is appended to ``warnings``; the
+    package's fallback report (:func:`acpgen.emit.text.fallback_report`) is
+    stored in ``fallbacks`` under its name."""
     rendered = render_one(
-        schema_path, package_name, templates, display_path=display_path, rules=rules, warnings=warnings
+        schema_path,
+        package_name,
+        templates,
+        display_path=display_path,
+        rules=rules,
+        warnings=warnings,
+        fallbacks=fallbacks,
     )
     return format_packages({package_name: rendered})[package_name]
 
@@ -133,6 +149,7 @@ def render_one(
     display_path: str | None = None,
     rules: str | None = None,
     warnings: list[str] | None = None,
+    fallbacks: dict[str, list[str]] | None = None,
 ) -> dict[str, str]:
     """``{file name: source}`` of one generated package, not yet formatted."""
     schema = load_schema(schema_path)
@@ -167,26 +184,9 @@ def render_one(
                 "and its Agent and Client interfaces have no methods (the ACP schemas mark every request, "
                 "response and notification)"
             )
+    if fallbacks is not None:
+        fallbacks[package_name] = fallback_report(package)
     return files
-
-
-def schema_version(schema: Schema) -> str:
-    """The version recorded for this exact file (by sha256) in a SOURCE.json
-    beside it or in a parent directory, or ``""``."""
-    here = Path(schema.location).resolve().parent
-    for directory in (here, here.parent):
-        source = directory / "SOURCE.json"
-        if not source.is_file():
-            continue
-        try:
-            record = json.loads(source.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return ""
-        files = record.get("files", {}) if isinstance(record, dict) else {}
-        version = record.get("version") if isinstance(record, dict) else None
-        if schema.sha256 in files.values() and isinstance(version, str):
-            return version
-    return ""
 
 
 def build_all(
@@ -194,6 +194,7 @@ def build_all(
     root: Path,
     templates: str | Path | None = None,
     warnings: list[str] | None = None,
+    fallbacks: dict[str, list[str]] | None = None,
 ) -> dict[str, dict[str, str]]:
     """Every configured package; the headers record each schema path as
     configured, so the output does not depend on where the project is."""
@@ -208,6 +209,7 @@ def build_all(
             display_path=Path(target.schema).as_posix(),
             rules=target.rules,
             warnings=warnings,
+            fallbacks=fallbacks,
         )
     return format_packages(built)
 

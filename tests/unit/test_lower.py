@@ -101,15 +101,85 @@ def test_scalar_union_and_unmodelled_shapes():
     defs = _lower(
         {
             "Id": {"anyOf": [{"type": "integer", "format": "int64"}, {"type": "string"}]},
-            "Odd": {"type": "string", "pattern": "^a"},
+            "Odd": {"type": "string", "maxLength": 3},
             "NotThis": {"not": {"type": "string"}},
         }
     )
     assert defs["Id"].target.kind == "scalar_union"
     # Keywords the typed codec does not model keep the value as JSON, checked
-    # against the schema itself.
+    # against the schema itself, and say why.
     assert defs["Odd"].target == ir.RawT("/$defs/Odd")
+    assert defs["Odd"].target.reason == "maxLength on a string"
     assert defs["NotThis"].target == ir.RawT("/$defs/NotThis")
+    assert defs["NotThis"].target.reason == "no type, and not that no type expression states"
+
+
+def test_a_pattern_string_is_a_str_with_its_pattern():
+    defs = _lower({"Code": {"type": "string", "pattern": "^[A-Z]{3}$", "minLength": 3}})
+    assert defs["Code"].target == ir.StrT(min_length=3, pattern="^[A-Z]{3}$")
+
+
+def test_an_enum_keyword_definition_is_a_closed_enum():
+    defs = _lower(
+        {
+            "Role": {"type": "string", "enum": ["assistant", "user"], "description": "Who."},
+            "Untyped": {"enum": ["a", "b"]},
+            "Level": {"type": "integer", "enum": [1, 2, 3]},
+            "Mixed": {"enum": ["a", 1]},
+            "Flags": {"enum": [True, False]},
+            "Twice": {"type": "string", "enum": ["a", "a"]},
+            "Mistyped": {"type": "integer", "enum": ["a"]},
+        }
+    )
+    role = defs["Role"]
+    assert role.kind == "enum" and not role.open and role.value_kind == "str"
+    assert [m.value for m in role.members] == ["assistant", "user"] and role.description == "Who."
+    assert defs["Untyped"].kind == "enum" and defs["Untyped"].value_kind == "str"
+    assert defs["Level"].kind == "enum" and defs["Level"].value_kind == "int"
+    for name, why in [
+        ("Mixed", "enum values that are not all strings or all integers"),
+        ("Flags", "enum values that are not all strings or all integers"),
+        ("Twice", "a value listed twice"),
+        ("Mistyped", "enum values that are not all of the type 'integer'"),
+    ]:
+        assert defs[name].kind == "alias" and defs[name].declined == (f"not an enum: {why}",), name
+
+
+def _package(defs: dict) -> ir.Package:
+    return lower(parse_schema(json.dumps({"$defs": defs}).encode(), "t.json"))
+
+
+def test_every_fallback_is_listed_with_its_pointer_and_reason():
+    package = _package(
+        {
+            "Box": {"type": "object", "properties": {"size": {"type": "integer", "multipleOf": 2}, "name": {"type": "string"}}},
+            "Either": {"anyOf": [{"$ref": "#/$defs/Box"}, {"type": "string"}]},
+            "Plain": {"type": "string"},
+            "Pair": {"anyOf": [{"type": "string"}, {"type": "integer"}]},
+            "Nothing": False,
+        }
+    )
+    assert [(f.pointer, f.became, f.reasons) for f in package.fallbacks] == [
+        ("/$defs/Box/properties/size", "any", ("multipleOf on an integer",)),
+        (
+            "/$defs/Either",
+            "alias",
+            ("not a union: no constant tag, and member 1 is not a plain object",),
+        ),
+        ("/$defs/Nothing", "any", ("the schema false as a definition",)),
+    ]
+    # A plain alias, or a union of scalars, is modelled in full: no fallback.
+    assert package.fallbacks[1].definition == "Either"
+
+
+def test_a_class_that_is_not_modelled_says_why_once():
+    package = _package({"Loose": {"type": "object", "properties": {"a": {"type": "string"}}, "minProperties": 1}})
+    (entry,) = package.fallbacks
+    assert entry.pointer == "/$defs/Loose" and entry.became == "any"
+    assert entry.reasons == (
+        "not a class: minProperties beside properties",
+        "an object with properties inside another schema (only a $defs object becomes a class)",
+    )
 
 
 def test_vendored_schemas_lower_every_definition():

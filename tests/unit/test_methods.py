@@ -9,7 +9,8 @@ import pytest
 
 from acpgen.errors import AcpgenError
 from acpgen.compile.load import load_schema, parse_schema
-from acpgen.compile.methods import envelope_kinds, handler_name, handler_overrides
+from acpgen.compile.facts import envelope_kinds
+from acpgen.compile.methods import handler_name, handler_overrides
 from acpgen.pipeline import build_ir
 
 from ..conftest import SCHEMAS
@@ -119,11 +120,6 @@ def test_kinds_come_from_the_envelopes_before_the_names():
             "would both be handled as 'go'",
             "/$defs/GoNotification",
         ),
-        (
-            {"CloseRequest": _message("c", "agent"), "CloseResponse": _message("c", "agent")},
-            "not usable",
-            "/$defs/CloseRequest",
-        ),
     ],
 )
 def test_an_inconsistent_schema_is_an_error_naming_the_definition(defs, message, pointer):
@@ -138,3 +134,37 @@ def test_a_type_used_as_two_kinds_by_the_envelopes_is_an_error():
     with pytest.raises(AcpgenError, match="as request and as response") as caught:
         _table(defs)
     assert caught.value.pointer == "/$defs/Both"
+
+
+def test_the_passes_after_lowering_read_the_facts_it_carries():
+    from acpgen.compile import ruleselect
+    from acpgen.compile.lower import lower
+    from acpgen.compile.methods import find_methods
+    from acpgen.compile.naming import name_package
+
+    from ..conftest import ROOT
+
+    package = lower(load_schema(SCHEMAS["acp_v1"]))
+    version = json.loads((ROOT / "schema" / "SOURCE.json").read_text())["version"]
+    assert package.facts.version == version and package.schema_version == version
+    assert package.facts.null_request_id and not package.facts.unstable_marked
+    assert "session/prompt" in package.facts.methods_named
+    assert ruleselect.choose(package, None) == "v1"
+    # The method table needs the named IR only, not the schema.
+    table = find_methods(name_package(package, "p"))
+    assert {m.name for m in table.methods} >= {"initialize", "session/prompt", "session/update"}
+    assert table.null_request_id
+
+
+def test_an_unusable_mark_is_reported_by_the_method_table_with_its_pointer():
+    with pytest.raises(AcpgenError) as caught:
+        _table({"PingRequest": _message("ping", "server")})
+    assert caught.value.pointer == "/$defs/PingRequest/x-side"
+    assert "x-side must be one of agent, client, protocol, proxy" in str(caught.value)
+
+
+def test_a_handler_named_like_a_connection_attribute_keeps_clear_of_it():
+    # ``close`` is the runtime connection's own method: the handler of
+    # CloseRequest takes the next free name instead of an error.
+    table = _table({"CloseRequest": _message("c", "agent"), "CloseResponse": _message("c", "agent")})
+    assert table["c"].request.handler == "close_"

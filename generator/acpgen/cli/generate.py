@@ -30,6 +30,7 @@ from .common import warn as _warn
 @click.option("--templates", type=click.Path(file_okay=False), help="A directory of templates that replace the built-in ones of the same file name.")
 @click.option("--rules", "rules", help="The patch rule set for --schema: v1, v1_unstable, v2 or v2_unstable (default: the one the schema's methods and **UNSTABLE** markers call for; a set that contradicts them is refused), or none for no patch-merge functions.")
 @click.option("--config", "config", type=click.Path(dir_okay=False), help="The pyproject.toml to read [tool.acpgen] from (default: the nearest one).")
+@click.option("--explain", is_flag=True, help="Also print, per package, where lowering fell back: each value kept as JSON (Any) and each definition made an alias because no enum, union or class fits it, with its JSON pointer, what it became and why.")
 @overwrite_options
 def generate(
     schema: str | None,
@@ -38,6 +39,7 @@ def generate(
     templates: str | None,
     rules: str | None,
     config: str | None,
+    explain: bool,
     overwrite_foreign: bool,
     overwrite_edited: bool,
 ) -> None:
@@ -62,6 +64,7 @@ def generate(
     """
     started = time.perf_counter()
     warnings: list[str] = []
+    fallbacks: dict[str, list[str]] = {}
     out_dir = Path(out or ".")
     try:
         if schema is not None:
@@ -90,9 +93,13 @@ def generate(
             warnings=warnings,
         ) as writer:
             if schema is not None:
-                built = {names[0]: build_package(schema, names[0], templates, rules=rules, warnings=warnings)}
+                built = {
+                    names[0]: build_package(
+                        schema, names[0], templates, rules=rules, warnings=warnings, fallbacks=fallbacks
+                    )
+                }
             else:
-                built = build_all(cfg.targets, cfg.root, templates, warnings=warnings)
+                built = build_all(cfg.targets, cfg.root, templates, warnings=warnings, fallbacks=fallbacks)
             writer.replace(
                 [package_tree(out_dir, name, files) for name, files in built.items()],
                 overwrite_foreign=overwrite_foreign,
@@ -110,6 +117,12 @@ def generate(
         lines = sum(text.count("\n") for text in files.values())
         click.echo(f"wrote {os.path.normpath(out_dir / name)} ({len(files)} files, {lines} lines)")
     click.echo(f"generated {len(built)} package(s) in {elapsed:.1f}s")
+    if explain:
+        for name in built:
+            report = fallbacks.get(name, [])
+            click.echo(f"{name}: {'fallbacks' if report else 'no fallbacks'}")
+            for line in report:
+                click.echo(f"  {line}")
 
 
 @click.command()

@@ -41,7 +41,7 @@ def find_capabilities(package: ir.Package) -> ir.Package:
     return replace(package, capabilities=tuple(found))
 
 
-def _kind(f: ir.Field, defs: dict[str, ir.Definition]) -> str | None:
+def _kind(f: ir.Field, defs: dict[str, ir.Definition]) -> ir.CapabilityKind | None:
     if f.wire_name == "_meta":
         return None
     if f.value_type.kind == "bool" and f.default is False:

@@ -23,7 +23,6 @@ import sys
 from dataclasses import replace
 from importlib import resources
 from pathlib import Path
-from typing import Any, Iterator
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -33,13 +32,12 @@ else:  # pragma: no cover
 from . import ir
 from ..errors import AcpgenError, pointer
 from ..jsontypes import JsonPath
-from .load import Schema, iter_objects, ref_target
 from .naming import snake
 from .reserved import runtime_attributes
 
-SIDES = ("agent", "client", "protocol", "proxy")
+CALL_KINDS: tuple[ir.CallKind, ...] = ("request", "notification")
 KINDS = ("request", "response", "notification")
-SUFFIX_KINDS = {"Request": "request", "Response": "response", "Notification": "notification"}
+SUFFIX_KINDS: dict[str, ir.MessageKind] = {"Request": "request", "Response": "response", "Notification": "notification"}
 
 
 def builtin_methods_file() -> Path:
@@ -75,30 +73,27 @@ def handler_name(def_name: str, overrides: dict[str, str]) -> str:
     return name + "_" if keyword.iskeyword(name) else name
 
 
-def find_methods(package: ir.Package, schema: Schema, overrides: dict[str, str] | None = None) -> ir.Package:
-    """The named package with its method table."""
+def find_methods(package: ir.Package, overrides: dict[str, str] | None = None) -> ir.Package:
+    """The named package with its method table, from the marks and
+    envelopes lowering read (:attr:`ir.Package.facts`)."""
     if overrides is None:
         overrides = handler_overrides()
+    facts = package.facts
     reserved = runtime_attributes() | package.reserved_attributes
     classes = {d.name: d.class_name for d in package.definitions}
     summaries = {d.name: d.description.strip().split("\n\n")[0].strip() for d in package.definitions}
-    kinds = envelope_kinds(schema)
+    kinds = {name: set(found) for name, found in facts.envelope_kinds}
     # (method, kind) -> (def name, side)
-    found: dict[tuple[str, str], tuple[str, str]] = {}
+    found: dict[tuple[str, str], tuple[str, ir.Side]] = {}
     order: list[str] = []
-    for name, node in schema.defs.items():
-        if not isinstance(node, dict) or ("x-method" not in node and "x-side" not in node):
-            continue
-        where = ("$defs", name)
-        method, side = node.get("x-method"), node.get("x-side")
-        if not isinstance(method, str) or not method:
-            raise _error(schema, where + ("x-method",), "x-method must be a non-empty string beside x-side")
-        if side not in SIDES:
-            raise _error(schema, where + ("x-side",), f"x-side must be one of {', '.join(SIDES)}, not {side!r}")
-        kind = _kind(name, kinds, schema)
+    for mark in facts.marks:
+        if mark.side is None:
+            raise AcpgenError(mark.error, file=package.schema_path, pointer=mark.error_at)
+        name, method, side = mark.definition, mark.method, mark.side
+        kind = _kind(name, kinds, package)
         other = found.get((method, kind))
         if other is not None:
-            raise _error(schema, where, f"{method!r} has two {kind} types: {other[0]!r} and {name!r}")
+            raise _error(package, ("$defs", name), f"{method!r} has two {kind} types: {other[0]!r} and {name!r}")
         found[(method, kind)] = (name, side)
         if method not in order:
             order.append(method)
@@ -110,24 +105,25 @@ def find_methods(package: ir.Package, schema: Schema, overrides: dict[str, str] 
         response = found.get((method, "response"))
         notification = found.get((method, "notification"))
         if response and not request:
-            raise _error(schema, ("$defs", response[0]), f"the response {response[0]!r} of {method!r} has no request type")
+            raise _error(package, ("$defs", response[0]), f"the response {response[0]!r} of {method!r} has no request type")
         if request and not response:
-            raise _error(schema, ("$defs", request[0]), f"the request {request[0]!r} of {method!r} has no response type")
+            raise _error(package, ("$defs", request[0]), f"the request {request[0]!r} of {method!r} has no response type")
         if request and response and request[1] != response[1]:
             raise _error(
-                schema,
+                package,
                 ("$defs", response[0], "x-side"),
                 f"{method!r} is handled by the {request[1]} side but its response says {response[1]!r}",
             )
         calls = {}
-        for kind, entry in (("request", request), ("notification", notification)):
+        for kind in CALL_KINDS:
+            entry = request if kind == "request" else notification
             if entry is None:
                 continue
             def_name, side = entry
             handler = handler_name(def_name, overrides)
             where = ("$defs", def_name)
             if not _usable(handler):
-                raise _error(schema, where, f"the handler name {handler!r} is not usable: name it in rules/methods.toml")
+                raise _error(package, where, f"the handler name {handler!r} is not usable: name it in rules/methods.toml")
             # A handler is a method of the generated connections: it keeps
             # clear of the runtime connection's attributes.
             while handler in reserved:
@@ -135,7 +131,7 @@ def find_methods(package: ir.Package, schema: Schema, overrides: dict[str, str] 
             taken = handled.get((side, handler))
             if taken is not None:
                 raise _error(
-                    schema,
+                    package,
                     where,
                     f"{def_name!r} and {taken!r} would both be handled as {handler!r} on the {side} side:"
                     " name one in rules/methods.toml",
@@ -153,74 +149,29 @@ def find_methods(package: ir.Package, schema: Schema, overrides: dict[str, str] 
                 summary=summaries[def_name],
             )
         methods.append(ir.RpcMethod(name=method, request=calls.get("request"), notification=calls.get("notification")))
-    return replace(package, methods=tuple(methods), null_request_id=allows_null(schema.defs.get("RequestId")))
+    return replace(package, methods=tuple(methods), null_request_id=facts.null_request_id)
 
 
-def allows_null(node: Any) -> bool:
-    """Whether a (request id) schema accepts ``null``: by its ``type`` or a
-    ``{"type": "null"}`` member of its ``anyOf``/``oneOf``."""
-    if not isinstance(node, dict):
-        return False
-    kind = node.get("type")
-    if kind == "null" or (isinstance(kind, list) and "null" in kind):
-        return True
-    return any(allows_null(option) for key in ("anyOf", "oneOf") for option in node.get(key) or ())
-
-
-def _kind(name: str, kinds: dict[str, set[str]], schema: Schema) -> str:
+def _kind(name: str, kinds: dict[str, set[ir.MessageKind]], package: ir.Package) -> ir.MessageKind:
     seen = kinds.get(name, set())
     if len(seen) > 1:
-        raise _error(schema, ("$defs", name), f"the envelopes use {name!r} as {' and as '.join(sorted(seen))}")
+        raise _error(package, ("$defs", name), f"the envelopes use {name!r} as {' and as '.join(sorted(seen))}")
     if seen:
         return next(iter(seen))
     for suffix, kind in SUFFIX_KINDS.items():
         if name.endswith(suffix):
             return kind
     raise _error(
-        schema,
+        package,
         ("$defs", name),
         f"no JSON-RPC envelope refers to {name!r} and its name does not say whether it is a request,"
         " a response or a notification",
     )
 
 
-def envelope_kinds(schema: Schema) -> dict[str, set[str]]:
-    """``{$defs name: {kind}}`` for every type an envelope's ``params`` or
-    ``result`` refers to, anywhere in the document."""
-    out: dict[str, set[str]] = {}
-    for node in iter_objects(schema.document):
-        properties = node.get("properties")
-        if not isinstance(properties, dict):
-            continue
-        for key in ("params", "result"):
-            if key not in properties:
-                continue
-            if key == "result":
-                kind = "response"
-            else:
-                kind = "request" if "id" in properties else "notification"
-            for target in _members(properties[key]):
-                out.setdefault(target, set()).add(kind)
-    return out
-
-
-def _members(node: Any) -> Iterator[str]:
-    """The ``$defs`` names a subschema is made of, through ``anyOf``/``oneOf``/``allOf``."""
-    if not isinstance(node, dict):
-        return
-    ref = node.get("$ref")
-    if isinstance(ref, str):
-        target = ref_target(ref)
-        if target is not None:
-            yield target
-    for key in ("anyOf", "oneOf", "allOf"):
-        for option in node.get(key, ()) if isinstance(node.get(key), list) else ():
-            yield from _members(option)
-
-
 def _usable(name: str) -> bool:
     return name.isidentifier() and name.isascii() and not keyword.iskeyword(name) and not name.startswith("_")
 
 
-def _error(schema: Schema, parts: JsonPath, message: str) -> AcpgenError:
-    return AcpgenError(message, file=schema.path, pointer=pointer(parts))
+def _error(package: ir.Package, parts: JsonPath, message: str) -> AcpgenError:
+    return AcpgenError(message, file=package.schema_path, pointer=pointer(parts))

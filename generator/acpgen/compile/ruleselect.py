@@ -16,41 +16,33 @@ patch rules (``apply`` then says so when called).
 
 from __future__ import annotations
 
-
+from . import ir
 from ..errors import AcpgenError
-from .load import Schema, iter_objects
+from .facts import schema_facts
+from .load import Schema
 from .upserts import load_rules
 
 NO_RULES = "none"
 V1_METHODS = frozenset({"authenticate", "session/load", "session/set_mode", "fs/read_text_file", "fs/write_text_file"})
 V2_METHODS = frozenset({"auth/login", "auth/logout"})
-UNSTABLE_MARK = "**UNSTABLE**"
 
 
-def detect(schema: Schema) -> str | None:
+def detect(source: Schema | ir.SchemaFacts) -> str | None:
     """The rule set the schema's content calls for, or None when it does not
     tell (no ACP methods, or methods of both versions)."""
-    methods = set()
-    unstable = False
-    for node in iter_objects(schema.document):
-        method = node.get("x-method")
-        if isinstance(method, str):
-            methods.add(method)
-        description = node.get("description")
-        if isinstance(description, str) and description.lstrip().startswith(UNSTABLE_MARK):
-            unstable = True
-    v1, v2 = bool(methods & V1_METHODS), bool(methods & V2_METHODS)
+    facts = schema_facts(source) if isinstance(source, Schema) else source
+    v1, v2 = bool(facts.methods_named & V1_METHODS), bool(facts.methods_named & V2_METHODS)
     if v1 == v2:
         return None
-    return ("v1" if v1 else "v2") + ("_unstable" if unstable else "")
+    return ("v1" if v1 else "v2") + ("_unstable" if facts.unstable_marked else "")
 
 
-def choose(schema: Schema, requested: str | None) -> str | None:
+def choose(package: ir.Package, requested: str | None) -> str | None:
     """The rule set to generate with: ``requested`` (checked against the
-    schema), or the detected one when it is None; None for no rules."""
+    schema's facts), or the detected one when it is None; None for no rules."""
     if requested == NO_RULES:
         return None
-    detected = detect(schema)
+    detected = detect(package.facts)
     if requested is None:
         return detected
     if requested not in load_rules():
@@ -60,6 +52,6 @@ def choose(schema: Schema, requested: str | None) -> str | None:
             f"the rule set {requested!r} does not fit this schema, which is an ACP {detected} schema "
             f"(by its methods and **UNSTABLE** markers); use --rules {detected}, or --rules {NO_RULES} "
             "to generate without patch rules",
-            file=schema.path,
+            file=package.schema_path,
         )
     return requested

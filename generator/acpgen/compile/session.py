@@ -23,11 +23,12 @@ else:  # pragma: no cover
 
 from . import ir
 from ..errors import AcpgenError
-from ..jsontypes import TomlTable
+from ..jsontypes import TomlTable, one_of
 from .naming import snake
 from .upserts import extends_chain
 
-ACTIONS = ("upsert", "chunk", "message-chunk", "set", "keyed-set", "remove", "append")
+ACTIONS: tuple[ir.Action, ...] = ("upsert", "chunk", "message-chunk", "set", "keyed-set", "remove", "append")
+SOURCES: tuple[ir.SessionSource, ...] = ("result", "params")
 CATCH_ALL_TAG = "*"
 SESSION_NAMES = (
     "Session",
@@ -159,10 +160,11 @@ class _Lowering:
         if not isinstance(version, int):
             raise self.error("'protocol_version' must be an integer")
         methods = {m.name for d in self.package.definitions if (m := getattr(d, "method", None)) is not None}
-        sources = []
+        sources: list[tuple[str, ir.SessionSource]] = []
         for text in self.rules.get("sessions_from", ()):
-            method, _, part = str(text).partition(" ")
-            if part not in ("result", "params"):
+            method, _, word = str(text).partition(" ")
+            part = one_of(word, SOURCES)
+            if part is None:
                 raise self.error(f"sessions_from {text!r}: say 'METHOD result' or 'METHOD params'")
             if method in methods:
                 sources.append((method, part))
@@ -240,9 +242,9 @@ class _Lowering:
         raise self.mismatch(f"{variant.class_name} has no field {wire!r}")
 
     def action(self, variant: ir.Variant, entry: TomlTable) -> ir.SessionAction:
-        kind = entry.get("action")
-        if kind not in ACTIONS:
-            raise self.error(f"{variant.tag}: unknown action {kind!r} (known: {', '.join(ACTIONS)})")
+        kind = one_of(entry.get("action"), ACTIONS)
+        if kind is None:
+            raise self.error(f"{variant.tag}: unknown action {entry.get('action')!r} (known: {', '.join(ACTIONS)})")
         name = entry.get("field")
         if not isinstance(name, str):
             raise self.error(f"{variant.tag}: an update needs a 'field'")
@@ -308,6 +310,7 @@ class _Lowering:
             if item.kind != "ref":
                 raise self.error(f"{variant.tag}: the stored value must be a named type or a list of one")
             key = ""
+            container: ir.Container
             if kind == "keyed-set":
                 key = self.key_of(item.name, entry.get("key"), variant.tag)
                 container = "values"

@@ -16,6 +16,7 @@ reads it and turns it into :class:`~acpgen.compile.ir.Upsert` and
 from __future__ import annotations
 
 import sys
+from typing import Literal
 from collections.abc import Collection
 from dataclasses import replace
 from importlib import resources
@@ -28,11 +29,13 @@ else:  # pragma: no cover
 from . import ir
 from .defaults import ValueBuilder
 from ..errors import AcpgenError
-from ..jsontypes import TomlTable
+from ..jsontypes import TomlTable, one_of
 from .naming import snake
 
-RULES = ("key", "replace", "null-clears", "null-resets", "collection", "meta-patch", "ignore")
-APPENDS = ("item", "base64")
+RULES: tuple[ir.Rule | Literal["ignore"], ...] = (
+    "key", "replace", "null-clears", "null-resets", "collection", "meta-patch", "ignore"
+)  # fmt: skip
+APPENDS: tuple[ir.Append, ...] = ("item", "base64")
 GENERAL_RULE = "null-clears"
 
 
@@ -213,9 +216,9 @@ class _Builder:
         return set()
 
     def patch_field(self, update: str, f: ir.Field, spec: TomlTable) -> ir.PatchField | None:
-        rule = spec.get("rule")
-        if rule not in RULES:
-            raise self.error(f"{update}.{f.wire_name}: unknown rule {rule!r} (known: {', '.join(RULES)})")
+        rule = one_of(spec.get("rule"), RULES)
+        if rule is None:
+            raise self.error(f"{update}.{f.wire_name}: unknown rule {spec.get('rule')!r} (known: {', '.join(RULES)})")
         if rule == "ignore":
             return None
         value_type = f.value_type
@@ -256,9 +259,9 @@ class _Builder:
         name = entry.get("chunk")
         if not isinstance(name, str):
             raise self.error(f"a chunk needs a 'chunk' type name: {entry!r}")
-        append = entry.get("append")
-        if append not in APPENDS:
-            raise self.error(f"chunk {name}: unknown append {append!r} (known: {', '.join(APPENDS)})")
+        append = one_of(entry.get("append"), APPENDS)
+        if append is None:
+            raise self.error(f"chunk {name}: unknown append {entry.get('append')!r} (known: {', '.join(APPENDS)})")
         definition = self.defs.get(name)
         if definition is None:
             self.warn(f"{name} is not in this schema")

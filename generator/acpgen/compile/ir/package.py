@@ -1,0 +1,103 @@
+"""Everything one generated package holds."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from .defs import Definition
+from .methods import Call, RpcMethod, SchemaFacts, Side
+from .patch import Capability, Chunk, Upsert
+from .session import SessionRules
+
+
+@dataclass(frozen=True)
+class Fallback:
+    """A place lowering models less than the schema says: a value kept as
+    JSON (``any``: ``Any``, checked against its subschema), or a definition
+    that is an alias because no recogniser took it (``alias``)."""
+
+    pointer: str
+    became: Literal["any", "alias"]
+    reasons: tuple[str, ...]
+    definition: str = ""
+    """For ``alias``: the ``$defs`` name."""
+
+
+@dataclass(frozen=True)
+class Package:
+    """Everything one generated package holds."""
+
+    name: str
+    schema_path: str
+    schema_sha256: str
+    schema_title: str
+    definitions: tuple[Definition, ...]
+    """In ``$defs`` order."""
+    schema_version: str = ""
+    """The version of the npm package the schema came in, from SOURCE.json."""
+    upserts: tuple[Upsert, ...] = ()
+    chunks: tuple[Chunk, ...] = ()
+    capabilities: tuple[Capability, ...] = ()
+    session: SessionRules | None = None
+    """The session fold, when the package has session rules."""
+    methods: tuple[RpcMethod, ...] = ()
+    """The JSON-RPC methods, from ``x-method``/``x-side`` (set by ``methods``)."""
+    null_request_id: bool = False
+    """The schema's ``RequestId`` allows ``null`` (v1 does, as serde's ``Null``)."""
+    warnings: tuple[str, ...] = ()
+    """What the generator noticed but generated anyway (rules that do not fit
+    the schema)."""
+    validation_defs: Any = None
+    """The ``$defs`` without their annotations: what strict mode validates
+    against, and what :class:`RawT` pointers point into."""
+    facts: SchemaFacts = SchemaFacts()
+    """What the passes after lowering need of the schema document."""
+    rule_set: str | None = None
+    """The patch rule set the package was generated with (None: none)."""
+    fallbacks: tuple[Fallback, ...] = ()
+    """Every place lowering fell back, in ``$defs`` order, each once."""
+    reserved_names: frozenset[str] = frozenset()
+    """Module-level names no generated name may take (set by naming)."""
+    reserved_attributes: frozenset[str] = frozenset()
+    """Names no handler may take besides the runtime connection's attributes."""
+    alias_order: tuple[str, ...] = ()
+    """The type aliases (plain and union) by ``$defs`` name, each after the
+    aliases its value names (set by ``analysis``)."""
+    referenced: frozenset[str] = frozenset()
+    """The definitions another type names (set by ``analysis``)."""
+    uses_const: bool = False
+    """Some type is a constant (set by ``analysis``)."""
+
+    @property
+    def capability_classes(self) -> tuple[str, ...]:
+        """The capability classes ``supports`` takes, each once, in order."""
+        return tuple(dict.fromkeys(c.class_name for c in self.capabilities))
+
+    @property
+    def applies(self) -> bool:
+        """The patch module has apply functions (upserts or chunks)."""
+        return bool(self.upserts or self.chunks)
+
+    @property
+    def appends_base64(self) -> bool:
+        """Some chunk appends base64 data (the patch module decodes and
+        re-encodes it)."""
+        return any(c.append == "base64" for c in self.chunks)
+
+
+    def calls(self, side: Side) -> tuple[Call, ...]:
+        """Every request and notification handled by ``side``, in method order."""
+        return tuple(c for m in self.methods for c in m.calls if c.side == side)
+
+    def classes_of(self, *sides: Side) -> tuple[str, ...]:
+        """The classes the methods handled by ``sides`` (all, when none is
+        given) name as params or results, each once, sorted."""
+        names = (
+            n
+            for m in self.methods
+            for c in m.calls
+            if not sides or c.side in sides
+            for n in (c.params_class, c.result_class)
+        )
+        return tuple(sorted(set(n for n in names if n)))
