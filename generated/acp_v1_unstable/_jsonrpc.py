@@ -14,7 +14,7 @@ import functools
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Generic, Literal, TypeVar, Union, cast
+from typing import Any, Generic, Literal, TypeVar, cast
 
 from ._runtime import UNSET, ValidationError, json_type
 
@@ -61,7 +61,7 @@ INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
 REQUEST_CANCELLED = -32800
 
-RequestId = Union[int, str, None]
+RequestId = int | str | None
 """A JSON-RPC request id: an integer or a string (null where the schema allows it)."""
 
 Side = Literal["agent", "client"]
@@ -154,7 +154,7 @@ class ErrorResponse:
     error: RpcError
 
 
-Message = Union[Request[Any], Notification[Any], Response[Any], ErrorResponse]
+Message = Request[Any] | Notification[Any] | Response[Any] | ErrorResponse
 
 
 class RequestError(Exception):

@@ -43,7 +43,7 @@ import inspect
 import logging
 import sys
 from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar, Union, cast
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar, cast
 
 from ._jsonrpc import (
     CANCEL_REQUEST,
@@ -82,12 +82,12 @@ _in_notification_handler: contextvars.ContextVar[bool] = contextvars.ContextVar(
 )
 """True in a notification handler and in the tasks it starts."""
 
-_Answer = tuple[int, Union[Response[Any], ErrorResponse]]
+_Answer = tuple[int, Response[Any] | ErrorResponse]
 _Item = tuple[
     Callable[..., Awaitable[Any]] | None,
     str,
     tuple[Any, ...],
-    Union[Request[Any], None],
+    Request[Any] | None,
 ]
 """A message waiting for dispatch: its handler, method, arguments and, for a
 request, the request (whose handler runs in its own task)."""
@@ -292,7 +292,14 @@ class Connection(Generic[H]):
             )
 
     def _too_large(self, error: MessageTooLarge) -> None:
-        entry = self._pending.pop(error.id, None) if error.id is not None else None
+        """A message too large to read: an answer fails the request waiting
+        for it, a request is answered -32700 with its id (when its first
+        bytes show them), anything else -32700 with a null id."""
+        entry = (
+            self._pending.pop(error.id, None)
+            if error.id is not None and not error.request
+            else None
+        )
         if entry is not None and not entry[1].done():
             log.warning("discarded the answer to %s: %s", entry[0], error)
             entry[1].set_exception(
@@ -300,7 +307,10 @@ class Connection(Generic[H]):
             )
             return
         log.warning("%s", error)
-        self._send_soon(None, RpcError(PARSE_ERROR, "Parse error", "message too large"))
+        self._send_soon(
+            error.id if error.request else None,
+            RpcError(PARSE_ERROR, "Parse error", "message too large"),
+        )
 
     async def _shut_down(self, reason: ConnectionError, drain: bool = False) -> None:
         """Fail what waits for the peer's answers, then close. With ``drain``
