@@ -32,6 +32,9 @@ _CLOSE_TIMEOUT = 1.0
 """Seconds :meth:`StreamTransport.close` waits for the peer to take what is
 still buffered before it drops the connection."""
 
+_HEAD = 4096
+"""How much of an oversized message is scanned for its id."""
+
 _OPEN = re.compile(rb"\s*\{")
 _MEMBER = re.compile(
     rb'\s*("(?:[^"\\]|\\.)*")\s*:\s*(?:'
@@ -140,6 +143,7 @@ class StreamTransport:
         limit = self.max_message
         parts: list[bytes] = []
         size = 0
+        head = b""
         while True:
             end = False
             try:
@@ -156,8 +160,9 @@ class StreamTransport:
             except (ConnectionError, OSError) as error:
                 raise ConnectionError(str(error)) from error
             size += len(chunk)
+            if len(head) < _HEAD:
+                head += chunk[: _HEAD - len(head)]
             if size > limit + 1:  # the line break does not count
-                head = (parts[0] if parts else chunk)[:4096]
                 if not end:
                     await self._skip_line()
                 raise MessageTooLarge(limit, *head_hint(head))
@@ -167,6 +172,7 @@ class StreamTransport:
             line = b"".join((*parts, chunk)) if parts else chunk
             parts.clear()
             size = 0
+            head = b""
             if line.strip():
                 return line
 

@@ -10,19 +10,27 @@ import pytest
 from acpgen.runtime import _transport as transport
 
 TIMEOUT = 20
+_FEEDING: set[asyncio.Task[None]] = set()
 
 
 def run(coro):
     return asyncio.run(asyncio.wait_for(coro, TIMEOUT))
 
 
-async def fed(data: bytes, *, max_message: int, limit: int = 64, eof: bool = True) -> transport.StreamTransport:
-    """A stream transport reading ``data`` (a small stream buffer, so long
-    lines arrive in pieces)."""
+async def fed(data: bytes, *, max_message: int, limit: int = 64) -> transport.StreamTransport:
+    """A stream transport reading ``data``, which arrives 32 bytes at a time
+    (so a long line's end is not in the buffer when the limit is passed)."""
     reader = asyncio.StreamReader(limit=limit)
-    reader.feed_data(data)
-    if eof:
+
+    async def feed() -> None:
+        for start in range(0, len(data), 32):
+            reader.feed_data(data[start : start + 32])
+            await asyncio.sleep(0)
         reader.feed_eof()
+
+    feeding = asyncio.get_running_loop().create_task(feed())
+    _FEEDING.add(feeding)
+    feeding.add_done_callback(_FEEDING.discard)
     left, _ = socket.socketpair()
     _, writer = await asyncio.open_connection(sock=left)
     return transport.StreamTransport(reader, writer, max_message=max_message)
@@ -46,12 +54,10 @@ async def received(stream: transport.StreamTransport) -> list[object]:
 @pytest.mark.parametrize("limit", [16, 64, 1000, 2**16])
 def test_a_line_over_the_limit_is_skipped_to_its_end(limit):
     async def main():
-        tail = b'{"id":"smuggled"}'
+        tail = b'{"params":{},"id":"smuggled"}'  # an id no hint reads
         data = b"a\n" + b" " * 300 + tail + b"\n" + b"b" * 100 + b"\n" + b"c\n"
         stream = await fed(data, max_message=100, limit=limit)
-        # The line's own first bytes name an id (JSON allows the leading
-        # blanks): a hint only, the line is not read.
-        assert await received(stream) == [b"a\n", ("too large", "smuggled"), b"b" * 100 + b"\n", b"c\n"]
+        assert await received(stream) == [b"a\n", ("too large", None), b"b" * 100 + b"\n", b"c\n"]
 
     run(main())
 
@@ -75,11 +81,13 @@ def test_an_oversized_last_line_without_a_line_break_ends_the_stream():
 
 def test_a_refused_line_names_the_id_its_first_bytes_show():
     async def main():
+        # The first bytes, across the pieces the stream reads them in.
         data = b'{"jsonrpc":"2.0","id":17,"result":"' + b"r" * 500 + b'"}\n'
         data += b'{"id":"a\\"b","result":"' + b"r" * 500 + b'"}\n'
         data += b'{"result":{"id":3,"x":"' + b"r" * 500 + b'"},"id":4}\n'
-        stream = await fed(data, max_message=100)
-        assert await received(stream) == [("too large", 17), ("too large", 'a"b'), ("too large", None)]
+        data += b'{"jsonrpc":"2.0","pad":"' + b"p" * 100 + b'","id":18,"result":"' + b"r" * 500 + b'"}\n'
+        stream = await fed(data, max_message=200)
+        assert await received(stream) == [("too large", 17), ("too large", 'a"b'), ("too large", None), ("too large", 18)]
 
     run(main())
 
