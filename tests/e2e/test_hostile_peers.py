@@ -117,20 +117,36 @@ def test_a_session_update_with_no_json_text_fails_the_prompt_not_the_agent():
 # ------------------------------------------------------------ 3. a peer that does not read
 
 
+NOT_READING = """
+import asyncio, sys
+import acp_v1 as acp
+
+class Silent(acp.Client):
+    def __init__(self, conn):
+        self.conn = conn
+
+async def main():
+    async with acp.spawn_agent(Silent, "sleep", "3600") as conn:
+        request = acp.InitializeRequest(protocol_version=1, meta={"pad": "x" * 1_000_000})
+        try:
+            await asyncio.wait_for(conn.initialize(request), 2)
+        except asyncio.TimeoutError:
+            print("timed out")
+        conn.process.kill()  # sleep would take an hour to exit
+    print("closed")
+
+asyncio.run(main())
+"""
+
+
 def test_a_timeout_fires_and_close_returns_against_an_agent_that_reads_nothing():
-    class Silent(acp.Client):
-        def __init__(self, conn):
-            self.conn = conn
-
-    async def main():
-        async with acp.spawn_agent(Silent, "sleep", "3600") as conn:
-            request = acp.InitializeRequest(protocol_version=1, meta={"pad": "x" * 1_000_000})
-            with pytest.raises(asyncio.TimeoutError):
-                await asyncio.wait_for(conn.initialize(request), 2)
-            conn.process.kill()  # sleep would take an hour to exit
-
-    # The outer bound: the old connection never returned from either wait.
-    asyncio.run(asyncio.wait_for(main(), TIMEOUT))
+    # In a process of its own: a connection that never returns from either
+    # wait must fail the test, not hang it.
+    done = subprocess.run(
+        [sys.executable, "-c", NOT_READING], cwd=ROOT / "generated", capture_output=True, text=True, timeout=TIMEOUT
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout == "timed out\nclosed\n"
 
 
 # ------------------------------------------------------------ 4. lines over the limit
