@@ -1,6 +1,34 @@
-"""The pipeline, stage after stage: load -> lower -> naming -> defaults ->
-render -> format; and the writers that put the result in place or compare it
-with what is there."""
+"""The pipeline: the one description of acpgen's stages, and the code that
+strings them together. Data flows one way, one folder per stage:
+
+1. **load** (``compile/load.py``, ``compile/jsontext.py``): read the schema,
+   refuse what is not JSON, check it against the 2020-12 metaschema, resolve
+   every ``$ref``.
+2. **lower** (``compile/lower.py``, ``compile/ir.py``): the schema as the
+   typed IR, small immutable dataclasses that say what to generate and
+   nothing of how it is printed.
+3. **IR passes** (``compile/``): ``naming`` (Python identifiers, clear of the
+   names the runtime and the templates bind: ``compile/reserved.py``),
+   ``defaults``, ``capabilities``, ``methods`` (the JSON-RPC method table),
+   ``upserts`` and ``session`` (the rules of ``rules/*.toml``, chosen by
+   ``ruleselect``).
+4. **render** (``emit/render.py``, ``templates/``): Jinja2, one template per
+   generated module, printing only what varies with the schema; the fixed
+   code is the ``runtime/`` modules, copied in as they are. The rendered
+   modules are read back for names bound twice (``emit/collisions.py``): a
+   schema name in a clash is reserved and the package named and rendered
+   again (:func:`render_one`).
+5. **format** (``emit/fmt.py``): ``ruff format`` in black's style.
+6. **write** (``output/``): under a lock, staged beside the target and
+   swapped in as one journaled transaction; only over directories acpgen
+   made; acpgen's own files never written through a link (``ownfiles``).
+   Temporary directories (formatting, ``schema update``) are ``scratch.py``'s,
+   removed however a run ends.
+
+Beside the pipeline: ``cli/`` (the command line), ``diff/`` (``acpgen
+diff``), ``update/`` (``acpgen schema update``), ``validate/`` (``acpgen
+validate``), ``conformance/`` (the conformance suite).
+"""
 
 from __future__ import annotations
 
@@ -133,6 +161,12 @@ def render_one(
         attributes |= more_attributes
     if warnings is not None:
         warnings.extend(f"{package_name}: {w}" for w in package.warnings)
+        if not package.methods:
+            warnings.append(
+                f"{package_name}: {schema.path} marks no type with x-method, so the package's METHODS is empty "
+                "and its Agent and Client interfaces have no methods (the ACP schemas mark every request, "
+                "response and notification)"
+            )
     return files
 
 
