@@ -85,8 +85,15 @@ test: test-tools $(STAMP) $(TS_STAMP) lint runtime-pythons
 
 # The property tests with real randomness and many more examples (see
 # tests/conftest.py); a failure is saved in .hypothesis/ and replayed first.
+# Then hostile peers (garbage, deep nesting, huge lines, floods, half-closed
+# pipes) against the example agents and client for FUZZ_SECONDS (a failure
+# prints its seed: python tests/fuzz_peers.py SECONDS SEED replays the run),
+# and the memory a flooding or non-reading peer makes an agent hold.
+FUZZ_SECONDS ?= 120
 fuzz: $(STAMP)
 	HYPOTHESIS_PROFILE=fuzz $(BIN)/python -m pytest -m hypothesis
+	$(BIN)/python tests/fuzz_peers.py $(FUZZ_SECONDS)
+	$(BIN)/python tests/bench_hostile_memory.py
 
 fixtures: $(STAMP)
 	$(BIN)/acpgen conformance-fixtures

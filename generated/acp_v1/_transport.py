@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import re
 from typing import Protocol
 
@@ -31,20 +32,32 @@ _CLOSE_TIMEOUT = 1.0
 """Seconds :meth:`StreamTransport.close` waits for the peer to take what is
 still buffered before it drops the connection."""
 
-_ID_HINT = re.compile(
-    rb'^\s*\{(?:[^{}\[\]"]|"(?:[^"\\]|\\.)*")*?"id"\s*:\s*(-?[0-9]{1,18}|"(?:[^"\\]|\\.){0,256}")'
+_HEAD = 4096
+"""How much of an oversized message is scanned for its id."""
+
+_OPEN = re.compile(rb"\s*\{")
+_MEMBER = re.compile(
+    rb'\s*("(?:[^"\\]|\\.)*")\s*:\s*(?:'
+    rb'(-?[0-9]+|"(?:[^"\\]|\\.)*"|true|false|null)\s*(?:,|(?=\}))|([\[{]))'
 )
+"""One member of an object: its key, and its scalar value or the bracket
+that opens a nested one."""
 
 
 class MessageTooLarge(Exception):
     """A message over the connection's size limit: it was discarded whole
-    (never read in part). ``id`` is the request id its first bytes name, when
-    they name one, so that a request waiting for it can fail."""
+    (never read in part). ``id`` is the id its first bytes name, when they
+    name one, and ``request`` whether they show a ``method`` (a request or a
+    notification): an answer too large to read fails the request waiting for
+    it, a request too large to read is answered."""
 
-    def __init__(self, limit: int, id: int | str | None = None) -> None:
+    def __init__(
+        self, limit: int, id: int | str | None = None, request: bool = False
+    ) -> None:
         super().__init__(f"a message of more than {limit} bytes was discarded")
         self.limit = limit
         self.id = id
+        self.request = request
 
 
 class Transport(Protocol):
@@ -73,20 +86,38 @@ class Transport(Protocol):
         ...
 
 
-def id_hint(prefix: bytes) -> int | str | None:
+def head_hint(prefix: bytes) -> tuple[int | str | None, bool]:
     """The ``id`` of a message from the first bytes of its text, when they
-    show it before any nested value: only used to fail a request whose answer
-    was too large to read."""
-    match = _ID_HINT.match(prefix)
+    show it before any nested value, and whether they show a ``method`` key
+    there: only used for a message too large to read."""
+    match = _OPEN.match(prefix)
     if match is None:
-        return None
-    token = match.group(1)
-    if token.startswith(b'"'):
-        try:
-            return token[1:-1].decode("utf-8")
-        except UnicodeDecodeError:
-            return None
-    return int(token)
+        return None, False
+    id: int | str | None = None
+    request = False
+    position = match.end()
+    while True:
+        member = _MEMBER.match(prefix, position)
+        if member is None:
+            return id, request
+        key, value = member.group(1), member.group(2)
+        if key == b'"method"':
+            request = True
+        if value is None:  # a nested value: what follows is not scanned
+            return id, request
+        if key == b'"id"' and value[:1] in b'"-0123456789':
+            try:
+                found = json.loads(value)
+            except ValueError:
+                found = None
+            if isinstance(found, (int, str)):
+                id = found
+        position = member.end()
+
+
+def id_hint(prefix: bytes) -> int | str | None:
+    """The ``id`` a message's first bytes show (see :func:`head_hint`)."""
+    return head_hint(prefix)[0]
 
 
 class StreamTransport:
@@ -112,6 +143,7 @@ class StreamTransport:
         limit = self.max_message
         parts: list[bytes] = []
         size = 0
+        head = b""
         while True:
             end = False
             try:
@@ -128,17 +160,19 @@ class StreamTransport:
             except (ConnectionError, OSError) as error:
                 raise ConnectionError(str(error)) from error
             size += len(chunk)
+            if len(head) < _HEAD:
+                head += chunk[: _HEAD - len(head)]
             if size > limit + 1:  # the line break does not count
-                head = (parts[0] if parts else chunk)[:4096]
                 if not end:
                     await self._skip_line()
-                raise MessageTooLarge(limit, id_hint(head))
+                raise MessageTooLarge(limit, *head_hint(head))
             if not end:
                 parts.append(chunk)
                 continue
             line = b"".join((*parts, chunk)) if parts else chunk
             parts.clear()
             size = 0
+            head = b""
             if line.strip():
                 return line
 

@@ -294,7 +294,14 @@ class Connection(Generic[H]):
             )
 
     def _too_large(self, error: MessageTooLarge) -> None:
-        entry = self._pending.pop(error.id, None) if error.id is not None else None
+        """A message too large to read: an answer fails the request waiting
+        for it, a request is answered -32700 with its id (when its first
+        bytes show them), anything else -32700 with a null id."""
+        entry = (
+            self._pending.pop(error.id, None)
+            if error.id is not None and not error.request
+            else None
+        )
         if entry is not None and not entry[1].done():
             log.warning("discarded the answer to %s: %s", entry[0], error)
             entry[1].set_exception(
@@ -302,7 +309,10 @@ class Connection(Generic[H]):
             )
             return
         log.warning("%s", error)
-        self._send_soon(None, RpcError(PARSE_ERROR, "Parse error", "message too large"))
+        self._send_soon(
+            error.id if error.request else None,
+            RpcError(PARSE_ERROR, "Parse error", "message too large"),
+        )
 
     async def _shut_down(self, reason: ConnectionError, drain: bool = False) -> None:
         """Fail what waits for the peer's answers, then close. With ``drain``
@@ -631,7 +641,6 @@ class Connection(Generic[H]):
         -32603, never a reply left unsent."""
         try:
             result = await self._handle(message)
-            return self._dump(Response(message.id, result), self._validate_outgoing)
         except asyncio.CancelledError:
             if self._closed:
                 raise
@@ -645,6 +654,20 @@ class Connection(Generic[H]):
                 "Internal error",
                 str(failure) if self._error_detail else UNSET,
             )
+        else:
+            try:
+                return self._dump(Response(message.id, result), self._validate_outgoing)
+            except ValueError as failure:
+                # The handler did its work; its answer (or the peer's id)
+                # cannot go out as it is: one line, no traceback.
+                log.warning(
+                    "the reply to %s cannot be sent: %s", message.method, failure
+                )
+                error = RpcError(
+                    INTERNAL_ERROR,
+                    "Internal error",
+                    str(failure) if self._error_detail else UNSET,
+                )
         return self._dump_error(message.id, error)
 
     async def _handle(self, message: Request[Any]) -> Any:
@@ -753,17 +776,22 @@ class Connection(Generic[H]):
 
     async def _write(self, data: bytes) -> None:
         async with self._write_lock:
-            if self._closed or self.transport.is_closing():
+            if self._closed:
                 raise ConnectionError("the connection is closed")
             try:
+                if self.transport.is_closing():
+                    # Not closed here: the peer or the system closed it (a
+                    # pipe whose reader is gone closes itself).
+                    raise ConnectionError("the connection is closed")
                 await self.transport.send(data)
             except ConnectionError:
                 # Nobody reads what this end writes: stop serving.
                 if not self._broken:
                     self._broken = True
-                    log.warning("the connection broke while writing: stopping")
-                    if not self._ending and self._loop_task is not None:
-                        self._loop_task.cancel()
+                    if not self._ending:
+                        log.warning("the connection broke while writing: stopping")
+                        if self._loop_task is not None:
+                            self._loop_task.cancel()
                 raise
 
 

@@ -1,0 +1,609 @@
+"""The connection runtime (``_connection``) on its own, with a tiny method
+table and trivial codec: what a hostile or careless peer can do to it.
+
+An "agent" end (handles ``echo``, ``slow`` and ``note``) talks either to a
+"client" end (handles ``ask`` and ``tell``) or to a raw peer that writes and
+reads lines itself."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import math
+import socket
+from typing import Any
+
+import pytest
+from acpgen.runtime import _connection as connection
+from acpgen.runtime import _jsonrpc as rpc
+from acpgen.runtime import _transport as transport
+from acpgen.runtime._runtime import ValidationError
+
+TIMEOUT = 20
+
+
+def _copy(value: Any) -> Any:
+    """A recursive copy, as generated decoders walk a value: deep nesting
+    raises RecursionError here, as it can in a real package."""
+    if isinstance(value, dict):
+        return {key: _copy(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_copy(item) for item in value]
+    return value
+
+
+def _decode(name: str, value: Any, strict: bool = False) -> Any:
+    if not isinstance(value, dict):
+        raise ValidationError(f"expected an object for {name}")
+    return _copy(value)
+
+
+def _encode(value: Any, validate: bool = False) -> Any:
+    return value
+
+
+def _request(side: rpc.Side, name: str) -> rpc.MethodInfo:
+    return rpc.MethodInfo(name, request=rpc.RequestInfo(side, dict, dict, name, "P", "R"))
+
+
+def _notification(side: rpc.Side, name: str) -> rpc.MethodInfo:
+    return rpc.MethodInfo(name, notification=rpc.NotificationInfo(side, dict, name, "P"))
+
+
+METHODS = {
+    info.name: info
+    for info in (
+        _request("agent", "echo"),
+        _request("agent", "slow"),
+        _notification("agent", "note"),
+        _request("client", "ask"),
+        _notification("client", "tell"),
+    )
+}
+CODEC = rpc.MessageCodec(METHODS, _decode, _encode, null_request_id=False)
+
+
+class AgentInterface:
+    async def echo(self, params: Any) -> Any:
+        raise rpc.RequestError.method_not_found("echo")
+
+    async def slow(self, params: Any) -> Any:
+        raise rpc.RequestError.method_not_found("slow")
+
+    async def note(self, params: Any) -> None:
+        pass
+
+
+class ClientInterface:
+    async def ask(self, params: Any) -> Any:
+        raise rpc.RequestError.method_not_found("ask")
+
+    async def tell(self, params: Any) -> None:
+        pass
+
+
+class AgentEnd(connection.Connection[Any]):
+    side = "agent"
+    codec = CODEC
+    interface = AgentInterface
+
+
+class ClientEnd(connection.Connection[Any]):
+    side = "client"
+    codec = CODEC
+    interface = ClientInterface
+
+
+class Echo(AgentInterface):
+    """``echo`` answers its params' ``value``; ``slow`` waits for ``gate``;
+    ``note`` records its params after waiting ``note_delay`` seconds."""
+
+    def __init__(self, conn: Any) -> None:
+        self.conn = conn
+        self.gate = asyncio.Event()
+        self.calls: list[tuple[str, Any]] = []
+        self.running = 0
+        self.most = 0
+        self.cancelled: list[Any] = []
+        self.note_gate: asyncio.Event | None = None
+
+    async def echo(self, params: Any) -> Any:
+        self.calls.append(("echo", params))
+        if "raise" in params:
+            raise RuntimeError(params["raise"])
+        return params.get("value", {})
+
+    async def slow(self, params: Any) -> Any:
+        self.calls.append(("slow", params))
+        self.running += 1
+        self.most = max(self.most, self.running)
+        try:
+            await self.gate.wait()
+        except asyncio.CancelledError:
+            self.cancelled.append(params.get("n"))
+            raise
+        finally:
+            self.running -= 1
+        return {"n": params.get("n")}
+
+    async def note(self, params: Any) -> None:
+        if self.note_gate is not None:
+            await self.note_gate.wait()
+        self.calls.append(("note", params))
+
+
+def run(coro: Any) -> Any:
+    return asyncio.run(asyncio.wait_for(coro, TIMEOUT))
+
+
+async def socket_peer(make_handler: Any = Echo, **options: Any) -> tuple[AgentEnd, asyncio.StreamReader, asyncio.StreamWriter]:
+    """An agent end on one side of a socket pair, and the raw streams of the other."""
+    left, right = socket.socketpair()
+    reader, writer = await asyncio.open_connection(sock=left, limit=options.pop("limit", 2**16))
+    conn = AgentEnd(make_handler, transport.StreamTransport(reader, writer, max_message=options.pop("max_message", transport.DEFAULT_MAX_MESSAGE)), **options)
+    conn.start()
+    peer_reader, peer_writer = await asyncio.open_connection(sock=right, limit=2**24)
+    return conn, peer_reader, peer_writer
+
+
+async def send(writer: asyncio.StreamWriter, *lines: bytes | dict[str, Any]) -> None:
+    for line in lines:
+        writer.write(line if isinstance(line, bytes) else json.dumps(line).encode() + b"\n")
+    await writer.drain()
+
+
+def _refuse_constant(token: str) -> None:
+    raise AssertionError(f"{token} is not JSON")
+
+
+async def read_reply(reader: asyncio.StreamReader) -> dict[str, Any]:
+    """The next line, which must be strict JSON in valid UTF-8."""
+    line = await reader.readline()
+    assert line.endswith(b"\n"), line
+    return json.loads(line.decode("utf-8", errors="strict"), parse_constant=_refuse_constant)
+
+
+def echo(id: Any, value: Any = None, **params: Any) -> dict[str, Any]:
+    if value is not None:
+        params["value"] = value
+    return {"jsonrpc": "2.0", "id": id, "method": "echo", "params": params}
+
+
+# ------------------------------------------------------------ 1. parse errors
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        b"[" * 1000 + b"]" * 1000,
+        b'{"a":' * 2000 + b"1" + b"}" * 2000,
+        json.dumps(echo(1, x=1)).encode()[:-2] + b',"_meta":' + b"[" * 1000 + b"]" * 1000 + b"}}",
+        # Shallow enough to parse, too deep for a decoder that walks it.
+        json.dumps(echo(1, x=1)).encode()[:-2] + b',"_meta":' + b'{"a":' * 600 + b"1" + b"}" * 600 + b"}}",
+        b"\xff\xfe{",
+        b'{"jsonrpc": "2.0", "id": 1, "method": "echo", "params": {}',
+        b"NaN",
+    ],
+    ids=["array-1000", "object-2000", "meta-1000", "meta-600", "not-utf8", "cut", "nan"],
+)
+def test_a_line_that_does_not_parse_is_answered_and_reading_goes_on(line):
+    async def main():
+        conn, reader, writer = await socket_peer()
+        await send(writer, line + b"\n")
+        first = await read_reply(reader)
+        assert first["error"]["code"] in (rpc.PARSE_ERROR, rpc.INVALID_REQUEST, rpc.INVALID_PARAMS), first
+        await send(writer, echo("after", 42))
+        assert await read_reply(reader) == {"jsonrpc": "2.0", "id": "after", "result": 42}
+        await conn.close()
+
+    run(main())
+
+
+def test_a_request_without_method_result_or_error_is_answered_invalid_request():
+    async def main():
+        conn, reader, writer = await socket_peer()
+        await send(writer, {"jsonrpc": "2.0", "id": 1})
+        reply = await read_reply(reader)
+        assert reply["id"] == 1 and reply["error"]["code"] == rpc.INVALID_REQUEST
+        await send(writer, {"jsonrpc": "x" * 1_000_000, "id": 2, "method": "echo"})
+        reply = await read_reply(reader)
+        assert reply["error"]["code"] == rpc.INVALID_REQUEST
+        assert len(json.dumps(reply)) < 1000
+        await conn.close()
+
+    run(main())
+
+
+# ------------------------------------------------------------ 2. replies with no JSON text
+
+
+def _cycle() -> Any:
+    value: dict[str, Any] = {}
+    value["self"] = value
+    return value
+
+
+@pytest.mark.parametrize(
+    "result",
+    [lambda: "\ud800", lambda: {"x": ["\udfff"]}, lambda: {"\ud800": 1}, lambda: math.nan, lambda: [math.inf], lambda: object(), _cycle],
+    ids=["surrogate", "nested-surrogate", "surrogate-key", "nan", "infinity", "object", "cycle"],
+)
+def test_a_result_with_no_json_text_is_answered_internal_error(result):
+    class Returning(Echo):
+        async def echo(self, params: Any) -> Any:
+            return result()
+
+    async def main():
+        conn, reader, writer = await socket_peer(Returning)
+        await send(writer, echo(7))
+        reply = await read_reply(reader)
+        assert reply["id"] == 7 and reply["error"]["code"] == rpc.INTERNAL_ERROR
+        await conn.close()
+
+    run(main())
+
+
+@pytest.mark.parametrize("field", ["id", "method"])
+def test_an_id_or_method_with_a_lone_surrogate_is_still_answered(field):
+    async def main():
+        conn, reader, writer = await socket_peer()
+        message = echo(3, 1)
+        message[field] = "\ud800"
+        await send(writer, json.dumps(message).encode() + b"\n")  # \ud800 escaped: valid JSON text
+        reply = await read_reply(reader)
+        assert "error" in reply
+        if field == "method":
+            assert reply["id"] == 3 and reply["error"]["code"] == rpc.METHOD_NOT_FOUND
+        else:
+            assert reply["id"] is None and reply["error"]["code"] == rpc.INTERNAL_ERROR
+        await send(writer, echo(4, 2))
+        assert (await read_reply(reader))["result"] == 2
+        await conn.close()
+
+    run(main())
+
+
+@pytest.mark.parametrize("detail", [True, False])
+def test_error_detail_says_whether_an_exception_text_reaches_the_peer(detail):
+    async def main():
+        conn, reader, writer = await socket_peer(error_detail=detail)
+        await send(writer, echo(1, **{"raise": "secret /home/user/key"}))
+        error = (await read_reply(reader))["error"]
+        assert error["code"] == rpc.INTERNAL_ERROR and error["message"] == "Internal error"
+        if detail:
+            assert error["data"] == "secret /home/user/key"
+        else:
+            assert "data" not in error
+        await conn.close()
+
+    run(main())
+
+
+# ------------------------------------------------------------ 3. a peer that does not read
+
+
+def test_a_timeout_fires_and_close_returns_while_the_peer_reads_nothing():
+    async def main():
+        left, right = socket.socketpair()  # nobody ever reads ``right``
+        reader, writer = await asyncio.open_connection(sock=left)
+        client = ClientEnd(lambda conn: ClientInterface(), reader, writer)
+        client.start()
+        with pytest.raises(asyncio.TimeoutError):
+            await asyncio.wait_for(client.request("echo", {"value": "x" * 8_000_000}), 0.5)
+        # Bounded: close() drops what the peer does not take.
+        await asyncio.wait_for(client.close(), 5)
+        right.close()
+
+    run(main())
+
+
+# ------------------------------------------------------------ 4. lines over the limit
+
+
+def test_a_line_over_the_limit_is_discarded_whole_never_parsed_in_part():
+    async def main():
+        # The stream buffer is smaller than the limit, which is smaller
+        # than the line: the line arrives in pieces.
+        conn, reader, writer = await socket_peer(max_message=4096, limit=256)
+        smuggled = json.dumps(echo("smuggled", 1)).encode()
+        # Longer than what the stream reads at once, so the line's end is not
+        # in the buffer when the limit is passed.
+        await send(writer, b" " * 2_000_000 + smuggled + b"\n", echo("next", 2))
+        first = await read_reply(reader)
+        assert first["id"] is None and first["error"]["code"] == rpc.PARSE_ERROR
+        assert await read_reply(reader) == {"jsonrpc": "2.0", "id": "next", "result": 2}
+        assert conn.handler.calls == [("echo", {"value": 2})]
+        # Exactly at the limit is read.
+        line = json.dumps(echo("full", "y")).encode()
+        await send(writer, line[:-1] + b" " * (4096 - len(line)) + b"}\n")
+        assert (await read_reply(reader))["id"] == "full"
+        await conn.close()
+
+    run(main())
+
+
+def test_an_answer_over_the_limit_fails_the_request_waiting_for_it():
+    async def main():
+        left, right = socket.socketpair()
+        reader, writer = await asyncio.open_connection(sock=left, limit=512)
+        client = ClientEnd(lambda conn: ClientInterface(), transport.StreamTransport(reader, writer, max_message=2048))
+        client.start()
+        peer_reader, peer_writer = await asyncio.open_connection(sock=right)
+        call = asyncio.create_task(client.request("echo", {}))
+        request = json.loads(await peer_reader.readline())
+        await send(peer_writer, {"jsonrpc": "2.0", "id": request["id"], "result": {"x": "y" * 10_000}})
+        with pytest.raises(rpc.RequestError) as raised:
+            await call
+        assert raised.value.code == rpc.PARSE_ERROR and "2048 bytes" in str(raised.value)
+        # The connection goes on.
+        call = asyncio.create_task(client.request("echo", {}))
+        request = json.loads(await peer_reader.readline())
+        await send(peer_writer, {"jsonrpc": "2.0", "id": request["id"], "result": {"ok": 1}})
+        assert await call == {"ok": 1}
+        await client.close()
+
+    run(main())
+
+
+def test_a_request_over_the_limit_is_answered_and_fails_no_request_of_ours():
+    async def main():
+        left, right = socket.socketpair()
+        reader, writer = await asyncio.open_connection(sock=left, limit=512)
+        client = ClientEnd(lambda conn: ClientInterface(), transport.StreamTransport(reader, writer, max_message=2048))
+        client.start()
+        peer_reader, peer_writer = await asyncio.open_connection(sock=right)
+        call = asyncio.create_task(client.request("echo", {}))
+        ours = json.loads(await peer_reader.readline())
+        # The peer's own request, too large, under the id of ours (each side
+        # numbers its requests on its own).
+        big = {"jsonrpc": "2.0", "id": ours["id"], "method": "ask", "params": {"x": "y" * 10_000}}
+        await send(peer_writer, big)
+        reply = json.loads(await peer_reader.readline())
+        assert reply["id"] == ours["id"] and reply["error"]["code"] == rpc.PARSE_ERROR
+        assert not call.done()
+        await send(peer_writer, {"jsonrpc": "2.0", "id": ours["id"], "result": {"ok": 1}})
+        assert await call == {"ok": 1}
+        await client.close()
+
+    run(main())
+
+
+# ------------------------------------------------------------ 5. bounds
+
+
+def test_reading_pauses_while_the_queue_is_full_and_the_peer_waits():
+    async def main():
+        peer, end = transport.memory_pair(max_queued=4)
+        conn = AgentEnd(Echo, end, max_queued=8)
+        conn.handler.note_gate = asyncio.Event()
+        conn.start()
+        sent = 0
+
+        async def flood() -> None:
+            nonlocal sent
+            for i in range(200):
+                await peer.send(json.dumps({"jsonrpc": "2.0", "method": "note", "params": {"i": i}}).encode())
+                sent += 1
+
+        flooding = asyncio.create_task(flood())
+        for _ in range(200):
+            await asyncio.sleep(0)
+            assert conn._backlog() <= 8
+        # The first note runs (blocked), 8 wait for dispatch, one is read and
+        # waiting for room, 4 sit in the transport: the peer's send blocks.
+        assert not flooding.done() and sent <= 1 + 8 + 1 + 4
+        conn.handler.note_gate.set()
+        await flooding
+        while len(conn.handler.calls) < 200:
+            assert conn._backlog() <= 8
+            await asyncio.sleep(0)
+        assert [params["i"] for _, params in conn.handler.calls] == list(range(200))
+        await conn.close()
+
+    run(main())
+
+
+def test_at_most_max_running_handlers_run_and_the_rest_wait_their_turn():
+    async def main():
+        peer, end = transport.memory_pair(max_queued=4)
+        conn = AgentEnd(Echo, end, max_running=3, max_queued=5)
+        conn.start()
+        sent = 0
+
+        async def flood() -> None:
+            nonlocal sent
+            for n in range(100):
+                await peer.send(json.dumps({"jsonrpc": "2.0", "id": n, "method": "slow", "params": {"n": n}}).encode())
+                sent += 1
+
+        flooding = asyncio.create_task(flood())
+        for _ in range(200):
+            await asyncio.sleep(0)
+        assert conn.handler.running == 3 and not flooding.done()
+        assert len(asyncio.all_tasks()) < 20
+        assert sent <= 3 + 5 + 1 + 4
+        conn.handler.gate.set()
+        answers = [json.loads(await peer.receive()) for _ in range(100)]  # type: ignore[arg-type]
+        await flooding
+        assert sorted(answer["id"] for answer in answers) == list(range(100))
+        assert conn.handler.most == 3
+        await conn.close()
+
+    run(main())
+
+
+def test_a_peer_that_sends_requests_but_reads_no_replies_is_held_back():
+    async def main():
+        peer, end = transport.memory_pair(max_queued=2)
+        conn = AgentEnd(Echo, end, max_running=3, max_queued=5)
+        conn.start()
+        sent = 0
+
+        async def flood() -> None:
+            nonlocal sent
+            for n in range(1000):
+                await peer.send(json.dumps(echo(n, "x" * 100)).encode())
+                sent += 1
+
+        flooding = asyncio.create_task(flood())
+        for _ in range(500):
+            await asyncio.sleep(0)
+        # Two replies fill the transport; three more hold their slots while
+        # they wait to be written; five requests wait; reading stops.
+        assert not flooding.done()
+        assert len(conn.handler.calls) <= 2 + 3
+        assert conn._backlog() <= 5 and sent <= 2 + 3 + 5 + 1 + 2
+        assert len(asyncio.all_tasks()) < 20
+        flooding.cancel()
+        await asyncio.wait_for(conn.close(), 5)
+
+    run(main())
+
+
+def test_the_messages_dropped_at_shutdown_are_counted_in_a_warning(caplog):
+    async def main():
+        peer, end = transport.memory_pair(max_queued=64)
+        conn = AgentEnd(Echo, end)
+        conn.grace = 0.05
+        conn.handler.note_gate = asyncio.Event()  # never set: the first note never ends
+        conn.start()
+        for i in range(50):
+            await peer.send(json.dumps({"jsonrpc": "2.0", "method": "note", "params": {"i": i}}).encode())
+        await peer.close()
+        await asyncio.wait_for(conn.run(), 5)
+
+    with caplog.at_level(logging.WARNING):
+        run(main())
+    assert any("dropped 49 queued message(s) unhandled" in record.getMessage() for record in caplog.records), caplog.text
+
+
+# ------------------------------------------------------------ 6. a broken pipe, reused ids
+
+
+def test_the_connection_stops_serving_once_a_write_fails(caplog):
+    async def main():
+        left, right = socket.socketpair()
+        right.shutdown(socket.SHUT_RD)  # the peer writes, but takes nothing
+        reader, writer = await asyncio.open_connection(sock=left)
+        conn = AgentEnd(Echo, reader, writer)
+        peer_reader, peer_writer = await asyncio.open_connection(sock=right)
+        serving = asyncio.create_task(conn.run())
+        for n in range(20):
+            peer_writer.write(json.dumps(echo(n, 1)).encode() + b"\n")
+        await peer_writer.drain()
+        await asyncio.wait_for(serving, 5)  # returns, although the peer never closed
+        assert conn.transport.is_closing()
+        peer_writer.close()
+
+    with caplog.at_level(logging.WARNING):
+        run(main())
+    warnings = [record for record in caplog.records if record.levelno >= logging.WARNING]
+    assert [record.getMessage() for record in warnings] == ["the connection broke while writing: stopping"]
+    assert all(record.exc_info is None for record in caplog.records)
+
+
+def test_cancel_request_reaches_every_handler_of_a_reused_id():
+    async def main():
+        conn, reader, writer = await socket_peer()
+        slow = {"jsonrpc": "2.0", "id": 5, "method": "slow"}
+        await send(writer, {**slow, "params": {"n": 1}}, {**slow, "params": {"n": 2}})
+        while conn.handler.running < 2:
+            await asyncio.sleep(0.01)
+        await send(writer, {"jsonrpc": "2.0", "method": "$/cancel_request", "params": {"requestId": 5}})
+        replies = [await read_reply(reader), await read_reply(reader)]
+        assert [reply["error"]["code"] for reply in replies] == [rpc.REQUEST_CANCELLED] * 2
+        assert sorted(conn.handler.cancelled) == [1, 2]
+        await conn.close()
+
+    run(main())
+
+
+def test_cancel_request_for_a_queued_request_answers_it_without_running_it():
+    async def main():
+        conn, reader, writer = await socket_peer(max_running=1)
+        await send(writer, {"jsonrpc": "2.0", "id": 1, "method": "slow", "params": {"n": 1}})
+        await send(writer, {"jsonrpc": "2.0", "id": 2, "method": "slow", "params": {"n": 2}})
+        while conn.handler.running < 1:
+            await asyncio.sleep(0.01)
+        await send(writer, {"jsonrpc": "2.0", "method": "$/cancel_request", "params": {"requestId": 2}})
+        await asyncio.sleep(0.05)
+        conn.handler.gate.set()
+        replies = {reply["id"]: reply for reply in [await read_reply(reader), await read_reply(reader)]}
+        assert replies[1]["result"] == {"n": 1}
+        assert replies[2]["error"]["code"] == rpc.REQUEST_CANCELLED
+        assert [params["n"] for name, params in conn.handler.calls] == [1]
+        await conn.close()
+
+    run(main())
+
+
+# ------------------------------------------------------------ 7. ordering
+
+
+class Announcing(Echo):
+    """``echo`` tells the client about item ``n``, then asks about it."""
+
+    async def echo(self, params: Any) -> Any:
+        await self.conn.notify("tell", {"item": params["n"]})
+        return await self.conn.request("ask", {"item": params["n"]})
+
+
+class Tracking(ClientInterface):
+    """Knows the items ``tell`` announced; ``tell`` is slow."""
+
+    def __init__(self, conn: Any) -> None:
+        self.conn = conn
+        self.known: set[int] = set()
+
+    async def tell(self, params: Any) -> None:
+        await asyncio.sleep(0.05)
+        self.known.add(params["item"])
+
+    async def ask(self, params: Any) -> Any:
+        return {"known": params["item"] in self.known}
+
+
+def test_a_request_is_handled_only_after_the_notifications_before_it():
+    async def main():
+        agent_end, client_end = transport.memory_pair()
+        agent = AgentEnd(Announcing, agent_end)
+        client = ClientEnd(Tracking, client_end)
+        agent.start()
+        client.start()
+        answers = await asyncio.gather(*(client.request("echo", {"n": n}) for n in range(3)))
+        assert answers == [{"known": True}] * 3
+        await client.close()
+        await agent.close()
+
+    run(main())
+
+
+def test_a_notification_handler_awaiting_the_peer_does_not_stall_a_full_queue():
+    class Asking(ClientInterface):
+        def __init__(self, conn: Any) -> None:
+            self.conn = conn
+            self.seen: list[Any] = []
+
+        async def tell(self, params: Any) -> None:
+            answer = await self.conn.request("echo", {"value": params["i"]})
+            self.seen.append(answer)
+
+    class Flooding(Echo):
+        async def slow(self, params: Any) -> Any:
+            for i in range(50):
+                await self.conn.notify("tell", {"i": i})
+            return {}
+
+    async def main():
+        agent_end, client_end = transport.memory_pair(max_queued=2)
+        agent = AgentEnd(Flooding, agent_end, max_queued=2)
+        client = ClientEnd(Asking, client_end, max_queued=2)
+        agent.start()
+        client.start()
+        await client.request("slow", {})
+        assert client.handler.seen == list(range(50))
+        await client.close()
+        await agent.close()
+
+    run(main())

@@ -1,0 +1,144 @@
+"""The JSON-RPC layer of the runtime (``_jsonrpc``), with a tiny method table:
+envelopes a hostile peer sends, and replies that have no JSON text."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+from acpgen.runtime import _jsonrpc as rpc
+from acpgen.runtime._runtime import ValidationError
+
+
+def _decode(name: str, value: object, strict: bool = False) -> object:
+    if not isinstance(value, dict):
+        raise ValidationError(f"expected an object for {name}")
+    return value
+
+
+def _encode(value: object, validate: bool = False) -> object:
+    return value
+
+
+METHODS = {
+    "echo": rpc.MethodInfo("echo", request=rpc.RequestInfo("agent", dict, dict, "echo", "P", "R")),
+    "note": rpc.MethodInfo("note", notification=rpc.NotificationInfo("agent", dict, "note", "P")),
+}
+CODEC = rpc.MessageCodec(METHODS, _decode, _encode, null_request_id=False)
+
+
+def test_a_jsonrpc_integer_too_long_to_print_is_a_validation_error():
+    # Python refuses to print an integer of more than 4,300 digits (json.loads
+    # refuses to read one, but a value built in Python reaches decode_message):
+    # the message must say what it found without printing it.
+    huge = 10**5000
+    with pytest.raises(ValidationError) as raised:
+        CODEC.decode_message({"jsonrpc": huge, "id": 1, "method": "echo"})
+    assert "a very large integer" in raised.value.message
+    assert len(raised.value.message) < 200
+
+
+def test_a_huge_jsonrpc_string_is_not_echoed():
+    with pytest.raises(ValidationError) as raised:
+        CODEC.decode_message({"jsonrpc": "x" * 10_000_000, "id": 1, "method": "echo"})
+    assert len(raised.value.message) < 200
+    assert "xxx..." in raised.value.message
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        {"jsonrpc": "2.0", "id": 1},
+        {"jsonrpc": "2.0"},
+        {"jsonrpc": "2.0", "params": {}},
+        {"jsonrpc": "2.0", "id": 1, "method": 5},
+        {"jsonrpc": "2.0", "id": [1], "method": "echo"},
+        {"jsonrpc": "2.0", "id": True, "method": "echo"},
+        {"jsonrpc": "2.0", "id": None, "method": "echo"},
+        {"jsonrpc": "2.0", "result": {}},
+        {"jsonrpc": "2.0", "id": 1, "result": {}, "error": {"code": 1, "message": "m"}},
+        {"jsonrpc": "2.0", "id": 1, "error": {"code": "1", "message": "m"}},
+        {"jsonrpc": "2.0", "id": 1, "error": {"code": 1}},
+        {"jsonrpc": "1.0", "id": 1, "method": "echo"},
+        [],
+        "2.0",
+    ],
+)
+def test_bad_envelopes_are_validation_errors(message):
+    with pytest.raises(ValidationError):
+        CODEC.decode_message(message)
+
+
+def test_a_null_request_id_is_read_only_where_the_schema_allows_it():
+    codec = rpc.MessageCodec(METHODS, _decode, _encode, null_request_id=True)
+    assert codec.decode_message({"jsonrpc": "2.0", "id": None, "method": "echo"}).id is None
+
+
+def test_params_that_do_not_decode_are_a_params_error_with_the_request_id():
+    with pytest.raises(rpc.ParamsError) as raised:
+        CODEC.decode_message({"jsonrpc": "2.0", "id": 4, "method": "echo", "params": [1]})
+    assert raised.value.request and raised.value.id == 4 and raised.value.method == "echo"
+    with pytest.raises(rpc.ParamsError) as raised:
+        CODEC.decode_message({"jsonrpc": "2.0", "method": "note", "params": 3})
+    assert not raised.value.request
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "[" * 1000 + "]" * 1000,
+        '{"a":' * 100_000 + "1" + "}" * 100_000,
+        '{"jsonrpc":"2.0","id":1,"method":"echo","params":{"_meta":' + "[" * 5000 + "]" * 5000 + "}}",
+        "",
+        "{",
+        "\x00",
+        "NaN-ish",
+    ],
+)
+def test_load_message_raises_value_error_for_anything_not_json(text):
+    with pytest.raises(ValueError):
+        rpc.load_message(text.encode())
+
+
+@pytest.mark.parametrize(
+    "result",
+    [
+        "\ud800",
+        {"\udfff": 1},
+        [math.nan],
+        math.inf,
+        object(),
+        {1j: 2},
+    ],
+    ids=["lone-surrogate", "surrogate-key", "nan", "infinity", "object", "complex-key"],
+)
+def test_dump_message_refuses_what_has_no_json_text(result):
+    with pytest.raises(ValueError):
+        rpc.dump_message(CODEC.encode_message(rpc.Response(1, result)))
+
+
+def test_dump_message_refuses_a_cycle_and_nesting_too_deep():
+    cycle: list[object] = []
+    cycle.append(cycle)
+    with pytest.raises(ValueError):
+        rpc.dump_message({"result": cycle})
+    deep: list[object] = []
+    for _ in range(100_000):
+        deep = [deep]
+    with pytest.raises(ValueError):
+        rpc.dump_message({"result": deep})
+
+
+def test_dump_message_is_one_line_of_utf8_json():
+    data = rpc.dump_message({"text": "a\nb \u2028 é"})
+    assert b"\n" not in data
+    assert json.loads(data) == {"text": "a\nb \u2028 é"}
+    assert "é".encode() in data
+
+
+def test_a_request_error_shows_a_short_preview_of_its_data():
+    error = rpc.RequestError(-1, "m", {"x": "y" * 1000})
+    assert len(str(error)) < 300
+    unprintable = rpc.RequestError(-1, "m", object())
+    assert "object" in str(unprintable)

@@ -1,0 +1,176 @@
+"""The transports of the runtime (``_transport``): line framing with a size
+limit that no part of an oversized line gets past, and the in-memory pair."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+
+import pytest
+from acpgen.runtime import _transport as transport
+
+TIMEOUT = 20
+_FEEDING: set[asyncio.Task[None]] = set()
+
+
+def run(coro):
+    return asyncio.run(asyncio.wait_for(coro, TIMEOUT))
+
+
+async def fed(data: bytes, *, max_message: int, limit: int = 64) -> transport.StreamTransport:
+    """A stream transport reading ``data``, which arrives 32 bytes at a time
+    (so a long line's end is not in the buffer when the limit is passed)."""
+    reader = asyncio.StreamReader(limit=limit)
+
+    async def feed() -> None:
+        for start in range(0, len(data), 32):
+            reader.feed_data(data[start : start + 32])
+            await asyncio.sleep(0)
+        reader.feed_eof()
+
+    feeding = asyncio.get_running_loop().create_task(feed())
+    _FEEDING.add(feeding)
+    feeding.add_done_callback(_FEEDING.discard)
+    left, _ = socket.socketpair()
+    _, writer = await asyncio.open_connection(sock=left)
+    return transport.StreamTransport(reader, writer, max_message=max_message)
+
+
+async def received(stream: transport.StreamTransport) -> list[object]:
+    """Everything the transport reads up to the end: messages, and
+    ``("too large", id)`` for each refused one."""
+    out: list[object] = []
+    while True:
+        try:
+            data = await stream.receive()
+        except transport.MessageTooLarge as error:
+            out.append(("too large", error.id))
+            continue
+        if data is None:
+            return out
+        out.append(data)
+
+
+@pytest.mark.parametrize("limit", [16, 64, 1000, 2**16])
+def test_a_line_over_the_limit_is_skipped_to_its_end(limit):
+    async def main():
+        tail = b'{"params":{},"id":"smuggled"}'  # an id no hint reads
+        data = b"a\n" + b" " * 300 + tail + b"\n" + b"b" * 100 + b"\n" + b"c\n"
+        stream = await fed(data, max_message=100, limit=limit)
+        assert await received(stream) == [b"a\n", ("too large", None), b"b" * 100 + b"\n", b"c\n"]
+
+    run(main())
+
+
+def test_the_line_break_does_not_count_and_blank_lines_are_skipped():
+    async def main():
+        data = b"x" * 50 + b"\n\n   \n" + b"y" * 51 + b"\n" + b"z" * 50
+        stream = await fed(data, max_message=50, limit=16)
+        assert await received(stream) == [b"x" * 50 + b"\n", ("too large", None), b"z" * 50]
+
+    run(main())
+
+
+def test_an_oversized_last_line_without_a_line_break_ends_the_stream():
+    async def main():
+        stream = await fed(b"ok\n" + b"q" * 500, max_message=100)
+        assert await received(stream) == [b"ok\n", ("too large", None)]
+
+    run(main())
+
+
+def test_a_refused_line_names_the_id_its_first_bytes_show():
+    async def main():
+        # The first bytes, across the pieces the stream reads them in.
+        data = b'{"jsonrpc":"2.0","id":17,"result":"' + b"r" * 500 + b'"}\n'
+        data += b'{"id":"a\\"b","result":"' + b"r" * 500 + b'"}\n'
+        data += b'{"result":{"id":3,"x":"' + b"r" * 500 + b'"},"id":4}\n'
+        data += b'{"jsonrpc":"2.0","pad":"' + b"p" * 100 + b'","id":18,"result":"' + b"r" * 500 + b'"}\n'
+        stream = await fed(data, max_message=200)
+        assert await received(stream) == [("too large", 17), ("too large", 'a"b'), ("too large", None), ("too large", 18)]
+
+    run(main())
+
+
+@pytest.mark.parametrize(
+    "prefix, expected",
+    [
+        (b'{"id": 12, "result"', 12),
+        (b'  {"jsonrpc":"2.0","id":-3,', -3),
+        (b'{"method":"x","id":"abc" ,', "abc"),
+        (b'{"params":{"id":1},"id":2', None),  # after a nested value: not trusted
+        (b'{"params":[1],"id":2', None),
+        (b'{"x":"{\\"id\\":5","id":6}', 6),
+        (b'{"id":' + b"9" * 30, None),  # the number may go on
+        (b'{"id":' + b"9" * 30 + b',"result"', int("9" * 30)),
+        (b'{"id":1.5,"result"', None),
+        (b'{"id":"ab', None),
+        (b'{"id":true,"result"', None),
+        (b'{"id":"\\u00e9","result"', "\u00e9"),
+        (b"[", None),
+        (b"", None),
+    ],
+)
+def test_id_hint(prefix, expected):
+    assert transport.id_hint(prefix) == expected
+
+
+@pytest.mark.parametrize(
+    "prefix, expected",
+    [
+        (b'{"jsonrpc":"2.0","id":3,"method":"x","params":{', (3, True)),
+        (b'{"method":"x","id":"q","params":[', ("q", True)),
+        (b'{"jsonrpc":"2.0","id":3,"result":{', (3, False)),
+        (b'{"id":3,"params":{"method":1},"method":"x"', (3, False)),  # not seen
+    ],
+)
+def test_head_hint_tells_a_request_from_an_answer(prefix, expected):
+    assert transport.head_hint(prefix) == expected
+
+
+def test_memory_pair_hands_messages_over_and_blocks_a_sender_whose_peer_does_not_read():
+    async def main():
+        left, right = transport.memory_pair(max_queued=2)
+        await left.send(b"1")
+        await left.send(b"2")
+        blocked = asyncio.create_task(left.send(b"3"))
+        await asyncio.sleep(0.01)
+        assert not blocked.done()
+        assert await right.receive() == b"1"
+        await blocked
+        assert [await right.receive(), await right.receive()] == [b"2", b"3"]
+        await left.close()
+        assert await right.receive() is None
+        assert right.is_closing() and left.is_closing()
+        with pytest.raises(ConnectionError):
+            await right.send(b"4")
+
+    run(main())
+
+
+def test_memory_close_ends_the_peer_even_with_a_full_queue():
+    async def main():
+        left, right = transport.memory_pair(max_queued=1)
+        await left.send(b"1")
+        await left.close()
+        assert await right.receive() is None
+
+    run(main())
+
+
+def test_close_returns_while_the_peer_reads_nothing():
+    async def main():
+        left, right = socket.socketpair()
+        reader, writer = await asyncio.open_connection(sock=left)
+        stream = transport.StreamTransport(reader, writer)
+        sending = asyncio.create_task(stream.send(b"x" * 8_000_000))
+        await asyncio.sleep(0.05)
+        assert not sending.done()  # the write waits for the peer
+        sending.cancel()
+        await asyncio.wait_for(stream.close(), 5)
+        assert stream.is_closing()
+        with pytest.raises(ConnectionError):
+            await stream.send(b"y")
+        right.close()
+
+    run(main())
