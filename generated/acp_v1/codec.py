@@ -7,9 +7,10 @@ Decoding is lenient by default, with the reference semantics (the x-deserialize-
 
 from __future__ import annotations
 
-import json
-from enum import Enum
-from typing import TYPE_CHECKING, Any, Callable, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Callable, cast
+
+from . import _models
+from ._codec import class_decoding, decoding, encoding, raw_checking
 
 # Every helper is imported as itself: a package need not use them all.
 from ._runtime import FLOAT_MAX as FLOAT_MAX
@@ -17,55 +18,282 @@ from ._runtime import MISSING as MISSING
 from ._runtime import UNSET as UNSET
 from ._runtime import Unset as Unset
 from ._runtime import ValidationError as ValidationError
-from ._runtime import json_array as json_array
-from ._runtime import json_object as json_object
 from ._runtime import any_value as any_value
 from ._runtime import check_bool as check_bool
 from ._runtime import check_const as check_const
 from ._runtime import check_int as check_int
 from ._runtime import check_list as check_list
 from ._runtime import check_list_skipping as check_list_skipping
-from ._runtime import check_variants as check_variants
-from ._runtime import check_variants_skipping as check_variants_skipping
 from ._runtime import check_map as check_map
 from ._runtime import check_num as check_num
 from ._runtime import check_str as check_str
+from ._runtime import check_tag as check_tag
+from ._runtime import check_json as check_json
+from ._runtime import check_variants as check_variants
+from ._runtime import check_variants_skipping as check_variants_skipping
+from ._runtime import exactly_one as exactly_one
 from ._runtime import first_match as first_match
 from ._runtime import furthest as furthest
-from ._runtime import exactly_one as exactly_one
+from ._runtime import json_object as json_object
 from ._runtime import missing as missing
 from ._runtime import not_null as not_null
-from ._runtime import check_wire as check_wire
-from ._runtime import NotPlainJson as NotPlainJson
-from ._runtime import plain_json as plain_json
 from ._runtime import salvage as salvage
 from ._runtime import scalar_union as scalar_union
-from ._runtime import schema_root as schema_root
 from ._runtime import type_error as type_error
 from ._runtime import unexpected as unexpected
-from ._runtime import validate as validate
-from ._runtime import validate as _check_schema
+from ._runtime import wire_json as wire_json
+from ._runtime import wire_map as wire_map
 from ._schema import SCHEMA_JSON
-from .models import *  # noqa: F401,F403
+from .models import (
+    AgentRequest,
+    RequestId,
+    WriteTextFileRequest,
+    SessionId,
+    ReadTextFileRequest,
+    RequestPermissionRequest,
+    ToolCallUpdate,
+    ToolCallId,
+    ToolKind,
+    ToolCallStatus,
+    ToolCallContent,
+    ContentBlock,
+    Annotations,
+    Role,
+    TextContent,
+    ImageContent,
+    AudioContent,
+    ResourceLink,
+    EmbeddedResourceResource,
+    TextResourceContents,
+    BlobResourceContents,
+    EmbeddedResource,
+    Content,
+    Diff,
+    TerminalId,
+    Terminal,
+    ToolCallLocation,
+    PermissionOption,
+    PermissionOptionId,
+    PermissionOptionKind,
+    CreateTerminalRequest,
+    EnvVariable,
+    TerminalOutputRequest,
+    ReleaseTerminalRequest,
+    WaitForTerminalExitRequest,
+    KillTerminalRequest,
+    CreateElicitationRequest,
+    ElicitationSessionScope,
+    ElicitationRequestScope,
+    ElicitationSchema,
+    ElicitationSchemaType,
+    ElicitationPropertySchema,
+    StringFormat,
+    EnumOption,
+    StringPropertySchema,
+    NumberPropertySchema,
+    IntegerPropertySchema,
+    BooleanPropertySchema,
+    MultiSelectItems,
+    StringMultiSelectItems,
+    TitledMultiSelectItems,
+    MultiSelectPropertySchema,
+    ElicitationFormMode,
+    ElicitationId,
+    ElicitationUrlMode,
+    ExtRequest,
+    AgentResponse,
+    InitializeResponse,
+    ProtocolVersion,
+    AgentCapabilities,
+    PromptCapabilities,
+    McpCapabilities,
+    SessionCapabilities,
+    SessionListCapabilities,
+    SessionDeleteCapabilities,
+    SessionAdditionalDirectoriesCapabilities,
+    SessionResumeCapabilities,
+    SessionCloseCapabilities,
+    AgentAuthCapabilities,
+    LogoutCapabilities,
+    AuthMethod,
+    AuthMethodId,
+    AuthMethodTerminal,
+    AuthMethodAgent,
+    Implementation,
+    AuthenticateResponse,
+    LogoutResponse,
+    NewSessionResponse,
+    SessionModeState,
+    SessionModeId,
+    SessionMode,
+    SessionConfigOption,
+    SessionConfigId,
+    SessionConfigOptionCategory,
+    SessionConfigValueId,
+    SessionConfigSelectOptions,
+    SessionConfigSelectOption,
+    SessionConfigSelectGroup,
+    SessionConfigGroupId,
+    SessionConfigSelect,
+    SessionConfigBoolean,
+    LoadSessionResponse,
+    ListSessionsResponse,
+    SessionInfo,
+    DeleteSessionResponse,
+    ResumeSessionResponse,
+    CloseSessionResponse,
+    SetSessionModeResponse,
+    SetSessionConfigOptionResponse,
+    PromptResponse,
+    StopReason,
+    ExtResponse,
+    Error,
+    ErrorCode,
+    AgentNotification,
+    SessionNotification,
+    SessionUpdate,
+    MessageId,
+    ContentChunk,
+    ToolCall,
+    PlanEntry,
+    PlanEntryPriority,
+    PlanEntryStatus,
+    Plan,
+    AvailableCommand,
+    AvailableCommandInput,
+    UnstructuredCommandInput,
+    AvailableCommandsUpdate,
+    CurrentModeUpdate,
+    ConfigOptionUpdate,
+    SessionInfoUpdate,
+    Cost,
+    UsageUpdate,
+    NoticeSeverity,
+    Notice,
+    CompactionId,
+    CompactionStatus,
+    CompactionUpdate,
+    CompactionSummaryChunk,
+    CompleteElicitationNotification,
+    ExtNotification,
+    ClientRequest,
+    InitializeRequest,
+    ClientCapabilities,
+    FileSystemCapabilities,
+    ClientSessionCapabilities,
+    CompactionCapabilities,
+    SessionConfigOptionsCapabilities,
+    BooleanConfigOptionCapabilities,
+    NoticeCapabilities,
+    AuthCapabilities,
+    ElicitationCapabilities,
+    ElicitationFormCapabilities,
+    ElicitationUrlCapabilities,
+    AuthenticateRequest,
+    LogoutRequest,
+    NewSessionRequest,
+    McpServer,
+    HttpHeader,
+    McpServerHttp,
+    McpServerSse,
+    McpServerStdio,
+    LoadSessionRequest,
+    ListSessionsRequest,
+    DeleteSessionRequest,
+    ResumeSessionRequest,
+    CloseSessionRequest,
+    SetSessionModeRequest,
+    SetSessionConfigOptionRequest,
+    PromptRequest,
+    ClientResponse,
+    WriteTextFileResponse,
+    ReadTextFileResponse,
+    RequestPermissionResponse,
+    RequestPermissionOutcome,
+    SelectedPermissionOutcome,
+    CreateTerminalResponse,
+    TerminalOutputResponse,
+    TerminalExitStatus,
+    ReleaseTerminalResponse,
+    WaitForTerminalExitResponse,
+    KillTerminalResponse,
+    CreateElicitationResponse,
+    ElicitationContentValue,
+    ElicitationAcceptAction,
+    ClientNotification,
+    CancelNotification,
+    CancelRequestNotification,
+    ContentToolCallContent,
+    DiffToolCallContent,
+    TerminalToolCallContent,
+    TextContentBlock,
+    ImageContentBlock,
+    AudioContentBlock,
+    ResourceLinkContentBlock,
+    ResourceContentBlock,
+    FormCreateElicitationRequest,
+    UrlCreateElicitationRequest,
+    OtherCreateElicitationRequest,
+    StringElicitationPropertySchema,
+    NumberElicitationPropertySchema,
+    IntegerElicitationPropertySchema,
+    BooleanElicitationPropertySchema,
+    ArrayElicitationPropertySchema,
+    OtherElicitationPropertySchema,
+    MultiSelectItemsString,
+    OtherMultiSelectItems,
+    ResultAgentResponse,
+    ErrorAgentResponse,
+    TerminalAuthMethod,
+    SelectSessionConfigOption,
+    BooleanSessionConfigOption,
+    UserMessageChunkSessionUpdate,
+    AgentMessageChunkSessionUpdate,
+    AgentThoughtChunkSessionUpdate,
+    ToolCallSessionUpdate,
+    ToolCallUpdateSessionUpdate,
+    PlanSessionUpdate,
+    AvailableCommandsUpdateSessionUpdate,
+    CurrentModeUpdateSessionUpdate,
+    ConfigOptionUpdateSessionUpdate,
+    SessionInfoUpdateSessionUpdate,
+    UsageUpdateSessionUpdate,
+    NoticeSessionUpdate,
+    CompactionUpdateSessionUpdate,
+    CompactionSummaryChunkSessionUpdate,
+    HttpMcpServer,
+    SseMcpServer,
+    BooleanSetSessionConfigOptionRequest,
+    ValueIdSetSessionConfigOptionRequest,
+    ResultClientResponse,
+    ErrorClientResponse,
+    CancelledRequestPermissionOutcome,
+    SelectedRequestPermissionOutcome,
+    AcceptCreateElicitationResponse,
+    DeclineCreateElicitationResponse,
+    CancelCreateElicitationResponse,
+    OtherCreateElicitationResponse,
+    ToolCallState,
+    SessionInfoState,
+    UsageState,
+    CompactionState,
+)
 
 if TYPE_CHECKING:
-    from typing import Literal, Protocol, overload
+    from typing import Literal, overload
 
+    from ._codec import DecodeClass, Encode
     from ._runtime import Decoder, JsonObject
-
-    class _Wire(Protocol):
-        """A generated class: its wire form is a JSON object."""
-
-        def to_wire(self) -> dict[str, Any]: ...
 
 
 __all__ = ["decode", "decode_class", "encode"]
 
-_T = TypeVar("_T")
-
 _new = object.__new__
 """Decoders build objects without calling ``__init__``: they have already
 computed every field, defaults included."""
+
+check_raw = raw_checking(SCHEMA_JSON)
+"""A value the typed codec keeps as JSON, checked against its subschema."""
 
 if TYPE_CHECKING:
     # One signature per definition, so that ``decode("PromptResponse", data)``
@@ -971,164 +1199,7 @@ if TYPE_CHECKING:
 
     @overload
     def decode(name: str, data: Any, *, strict: bool = False) -> object: ...
-
-
-def decode(name: str, data: Any, *, strict: bool = False) -> object:
-    """Decode ``data``, a value as ``json.loads`` returns it, as the ``$defs``
-    type ``name``.
-
-    Lenient mode (the default) follows the reference implementations;
-    ``strict=True`` accepts exactly what the schema accepts. Raises
-    :class:`ValidationError`, whose ``path`` says where the value is wrong;
-    the input is never changed.
-    """
-    try:
-        decoder = _DECODERS[name][0]
-    except KeyError:
-        raise KeyError(f"the schema has no definition named {name!r}") from None
-    try:
-        return decoder(data, strict)
-    except (ValidationError, NotPlainJson) as error:
-        return _retry(decoder, data, strict, error)
-    except RecursionError:
-        raise ValidationError("the value is nested too deeply to decode") from None
-
-
-def decode_class(cls: type[_T], data: Any, *, strict: bool = False) -> _T:
-    """Decode ``data`` as the generated class ``cls``."""
-    try:
-        decoder = _CLASS_DECODERS[cls][0]
-    except KeyError:
-        raise KeyError(f"{cls!r} is not a class of this package") from None
-    # The table pairs each class with its own decoder.
-    try:
-        return cast(_T, decoder(data, strict))
-    except (ValidationError, NotPlainJson) as error:
-        return cast(_T, _retry(decoder, data, strict, error))
-    except RecursionError:
-        raise ValidationError("the value is nested too deeply to decode") from None
-
-
-def _retry(
-    decoder: Decoder[object], data: Any, strict: bool, error: Exception
-) -> object:
-    """After ``decoder`` refused ``data`` with a ValidationError, or raised
-    NotPlainJson where lenient decoding was about to drop a part of it:
-    subclasses of the JSON types (``OrderedDict`` from ``object_pairs_hook``,
-    ``IntEnum`` and ``str`` enum members) are the JSON values they stand for,
-    so ``data`` is decoded again with them replaced; without any, ``error``
-    stands (NotPlainJson is only raised for a value that holds one). The first
-    attempt is the fast path: it costs nothing when ``data`` is plain JSON.
-    Input holding such a subclass and also a reference cycle is refused here
-    (a cycle is not JSON), even where the cycle is in an ``Any`` field."""
-    plain = plain_json(data)
-    if plain is MISSING:
-        raise error
-    try:
-        return decoder(plain, strict)
-    except RecursionError:
-        raise ValidationError("the value is nested too deeply to decode") from None
-
-
-if TYPE_CHECKING:
-
-    @overload
-    def encode(value: _Wire, *, validate: bool = False) -> dict[str, Any]: ...
-    @overload
-    def encode(value: str, *, validate: bool = False) -> str: ...
-    @overload
-    def encode(value: bool, *, validate: bool = False) -> bool: ...
-    @overload
-    def encode(value: int, *, validate: bool = False) -> int: ...
-    @overload
-    def encode(value: float, *, validate: bool = False) -> float: ...
-    @overload
-    def encode(value: None, *, validate: bool = False) -> None: ...
-    @overload
-    def encode(value: list[Any], *, validate: bool = False) -> list[Any]: ...
-    @overload
-    def encode(value: dict[str, Any], *, validate: bool = False) -> dict[str, Any]: ...
-
-
-def encode(value: object, *, validate: bool = False) -> object:
-    """The JSON-compatible wire form of a decoded or constructed value:
-    ``UNSET`` fields are left out, ``None`` is ``null``, and the wire names
-    come back (``tool_call_id`` -> ``toolCallId``). A generated class gives a
-    dict, an enum member its value, lists and dicts their items' wire forms.
-
-    ``encode`` trusts a value it is given: a hand-built object with a wrong
-    type in a field, or ``UNSET`` in a required one, gives a wire form the
-    schema rejects. ``validate=True`` (for a value of a generated class or
-    enum) checks the wire form against the schema and raises
-    :class:`ValidationError` with the path of what is wrong. A reference
-    cycle raises ``ValueError``."""
-    try:
-        encoder = _ENCODERS.get(type(value))
-        wire = encoder(value) if encoder is not None else encode_value(value)
-    except RecursionError:
-        raise ValueError(
-            "the value is nested too deeply to encode, or holds a reference cycle"
-        ) from None
-    if validate:
-        try:
-            pointer = _POINTERS[type(value)]
-        except KeyError:
-            raise TypeError(
-                f"validate=True checks a value of a generated class or enum, not {type(value).__name__}"
-            ) from None
-        check_wire(wire)
-        _check_schema(schema_root(SCHEMA_JSON), pointer, wire)
-    return wire
-
-
-def encode_value(value: object) -> Any:
-    """The wire form of a value that is not a generated class: JSON as it is,
-    or lists and dicts holding generated values. Walked without recursion, so
-    any depth that ``json`` handles works here too."""
-    root: list[object] = [value]
-    stack: list[tuple[Any, Any]] = [(root, 0)]
-    active: set[int] = set()
-    while stack:
-        container, key = stack.pop()
-        if container is None:
-            active.discard(key)  # every item of that list or dict is done
-            continue
-        item: object = container[key]
-        encoder = _ENCODERS.get(type(item))
-        if encoder is not None:
-            container[key] = encoder(item)
-        elif isinstance(item, Enum):
-            if item is UNSET:
-                raise ValueError("UNSET has no wire form: it marks an omitted field")
-            container[key] = item.value
-        elif type(item) is json_array or type(item) is json_object:
-            if id(item) in active:
-                raise ValueError("a reference cycle has no wire form")
-            active.add(id(item))
-            stack.append((None, id(item)))
-            if type(item) is json_array:
-                items = container[key] = list(item)
-                stack.extend((items, index) for index in range(len(items)))
-            else:
-                members = container[key] = dict(item)
-                stack.extend((members, k) for k in members)
-    return root[0]
-
-
-def check_tag(d: JsonObject, tag: str, expected: str | None) -> ValidationError:
-    """The error for an object whose tag does not select the variant asked for."""
-    value = d.get(tag, MISSING)
-    if value is MISSING:
-        return missing(tag)
-    if expected is None:
-        return type_error("a string", value).at(tag)
-    return unexpected(f"expected {json.dumps(expected)}", value).at(tag)
-
-
-def check_raw(value: Any, pointer: str) -> Any:
-    """A value the typed codec keeps as JSON, checked against its subschema."""
-    validate(schema_root(SCHEMA_JSON), pointer, value)
-    return value
+    def decode(name: str, data: Any, *, strict: bool = False) -> object: ...
 
 
 def _decode_AgentRequest(d: Any, strict: bool) -> AgentRequest:
@@ -1160,7 +1231,7 @@ def _decode_AgentRequest(d: Any, strict: bool) -> AgentRequest:
         f_params = UNSET
     else:
         try:
-            f_params = check_raw(v, "#/$defs/AgentRequest/properties/params")
+            f_params = check_raw(v, "#/$defs/AgentRequest/properties/params", strict)
         except ValidationError as error:
             raise error.at("params")
 
@@ -1178,7 +1249,7 @@ def _encode_AgentRequest(o: AgentRequest) -> dict[str, Any]:
     }
     v_params = o.params
     if v_params is not UNSET:
-        d["params"] = v_params
+        d["params"] = wire_json(v_params)
 
     return d
 
@@ -1247,7 +1318,7 @@ def _decode_WriteTextFileRequest(d: Any, strict: bool) -> WriteTextFileRequest:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -1270,7 +1341,7 @@ def _encode_WriteTextFileRequest(o: WriteTextFileRequest) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -1348,7 +1419,7 @@ def _decode_ReadTextFileRequest(d: Any, strict: bool) -> ReadTextFileRequest:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -1377,7 +1448,7 @@ def _encode_ReadTextFileRequest(o: ReadTextFileRequest) -> dict[str, Any]:
         d["limit"] = v_limit
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -1421,7 +1492,7 @@ def _decode_RequestPermissionRequest(d: Any, strict: bool) -> RequestPermissionR
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -1444,7 +1515,7 @@ def _encode_RequestPermissionRequest(o: RequestPermissionRequest) -> dict[str, A
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -1576,7 +1647,7 @@ def _decode_ToolCallUpdate(d: Any, strict: bool) -> ToolCallUpdate:
         f_raw_input = UNSET
     else:
         try:
-            f_raw_input = any_value(v)
+            f_raw_input = any_value(v, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("rawInput")
@@ -1589,7 +1660,7 @@ def _decode_ToolCallUpdate(d: Any, strict: bool) -> ToolCallUpdate:
         f_raw_output = UNSET
     else:
         try:
-            f_raw_output = any_value(v)
+            f_raw_output = any_value(v, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("rawOutput")
@@ -1602,7 +1673,7 @@ def _decode_ToolCallUpdate(d: Any, strict: bool) -> ToolCallUpdate:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -1663,13 +1734,13 @@ def _encode_ToolCallUpdate(o: ToolCallUpdate) -> dict[str, Any]:
         )
     v_raw_input = o.raw_input
     if v_raw_input is not UNSET:
-        d["rawInput"] = v_raw_input
+        d["rawInput"] = wire_json(v_raw_input)
     v_raw_output = o.raw_output
     if v_raw_output is not UNSET:
-        d["rawOutput"] = v_raw_output
+        d["rawOutput"] = wire_json(v_raw_output)
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -1750,7 +1821,7 @@ def _read_ContentToolCallContent(d: JsonObject, strict: bool) -> ContentToolCall
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -1770,7 +1841,7 @@ def _encode_ContentToolCallContent(o: ContentToolCallContent) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -1825,7 +1896,7 @@ def _read_DiffToolCallContent(d: JsonObject, strict: bool) -> DiffToolCallConten
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -1851,7 +1922,7 @@ def _encode_DiffToolCallContent(o: DiffToolCallContent) -> dict[str, Any]:
         d["oldText"] = v_old_text
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -1885,7 +1956,7 @@ def _read_TerminalToolCallContent(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -1905,7 +1976,7 @@ def _encode_TerminalToolCallContent(o: TerminalToolCallContent) -> dict[str, Any
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -1984,7 +2055,7 @@ def _read_TextContentBlock(d: JsonObject, strict: bool) -> TextContentBlock:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -2010,7 +2081,7 @@ def _encode_TextContentBlock(o: TextContentBlock) -> dict[str, Any]:
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -2078,7 +2149,7 @@ def _read_ImageContentBlock(d: JsonObject, strict: bool) -> ImageContentBlock:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -2110,7 +2181,7 @@ def _encode_ImageContentBlock(o: ImageContentBlock) -> dict[str, Any]:
         d["uri"] = v_uri
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -2165,7 +2236,7 @@ def _read_AudioContentBlock(d: JsonObject, strict: bool) -> AudioContentBlock:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -2193,7 +2264,7 @@ def _encode_AudioContentBlock(o: AudioContentBlock) -> dict[str, Any]:
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -2317,7 +2388,7 @@ def _read_ResourceLinkContentBlock(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -2361,7 +2432,7 @@ def _encode_ResourceLinkContentBlock(o: ResourceLinkContentBlock) -> dict[str, A
         d["title"] = v_title
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -2406,7 +2477,7 @@ def _read_ResourceContentBlock(d: JsonObject, strict: bool) -> ResourceContentBl
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -2432,7 +2503,7 @@ def _encode_ResourceContentBlock(o: ResourceContentBlock) -> dict[str, Any]:
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -2533,7 +2604,7 @@ def _decode_Annotations(d: Any, strict: bool) -> Annotations:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -2565,7 +2636,7 @@ def _encode_Annotations(o: Annotations) -> dict[str, Any]:
         d["priority"] = v_priority
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -2618,7 +2689,7 @@ def _decode_TextContent(d: Any, strict: bool) -> TextContent:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -2643,7 +2714,7 @@ def _encode_TextContent(o: TextContent) -> dict[str, Any]:
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -2703,7 +2774,7 @@ def _decode_ImageContent(d: Any, strict: bool) -> ImageContent:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -2734,7 +2805,7 @@ def _encode_ImageContent(o: ImageContent) -> dict[str, Any]:
         d["uri"] = v_uri
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -2781,7 +2852,7 @@ def _decode_AudioContent(d: Any, strict: bool) -> AudioContent:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -2808,7 +2879,7 @@ def _encode_AudioContent(o: AudioContent) -> dict[str, Any]:
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -2922,7 +2993,7 @@ def _decode_ResourceLink(d: Any, strict: bool) -> ResourceLink:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -2965,7 +3036,7 @@ def _encode_ResourceLink(o: ResourceLink) -> dict[str, Any]:
         d["title"] = v_title
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -3047,7 +3118,7 @@ def _decode_TextResourceContents(d: Any, strict: bool) -> TextResourceContents:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -3072,7 +3143,7 @@ def _encode_TextResourceContents(o: TextResourceContents) -> dict[str, Any]:
         d["mimeType"] = v_mime_type
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -3119,7 +3190,7 @@ def _decode_BlobResourceContents(d: Any, strict: bool) -> BlobResourceContents:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -3144,7 +3215,7 @@ def _encode_BlobResourceContents(o: BlobResourceContents) -> dict[str, Any]:
         d["mimeType"] = v_mime_type
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -3181,7 +3252,7 @@ def _decode_EmbeddedResource(d: Any, strict: bool) -> EmbeddedResource:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -3206,7 +3277,7 @@ def _encode_EmbeddedResource(o: EmbeddedResource) -> dict[str, Any]:
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -3236,7 +3307,7 @@ def _decode_Content(d: Any, strict: bool) -> Content:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -3255,7 +3326,7 @@ def _encode_Content(o: Content) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -3302,7 +3373,7 @@ def _decode_Diff(d: Any, strict: bool) -> Diff:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -3327,7 +3398,7 @@ def _encode_Diff(o: Diff) -> dict[str, Any]:
         d["oldText"] = v_old_text
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -3355,7 +3426,7 @@ def _decode_Terminal(d: Any, strict: bool) -> Terminal:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -3374,7 +3445,7 @@ def _encode_Terminal(o: Terminal) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -3421,7 +3492,7 @@ def _decode_ToolCallLocation(d: Any, strict: bool) -> ToolCallLocation:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -3444,7 +3515,7 @@ def _encode_ToolCallLocation(o: ToolCallLocation) -> dict[str, Any]:
         d["line"] = v_line
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -3492,7 +3563,7 @@ def _decode_PermissionOption(d: Any, strict: bool) -> PermissionOption:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -3515,7 +3586,7 @@ def _encode_PermissionOption(o: PermissionOption) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -3632,7 +3703,7 @@ def _decode_CreateTerminalRequest(d: Any, strict: bool) -> CreateTerminalRequest
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -3669,7 +3740,7 @@ def _encode_CreateTerminalRequest(o: CreateTerminalRequest) -> dict[str, Any]:
         d["outputByteLimit"] = v_output_byte_limit
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -3703,7 +3774,7 @@ def _decode_EnvVariable(d: Any, strict: bool) -> EnvVariable:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -3724,7 +3795,7 @@ def _encode_EnvVariable(o: EnvVariable) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -3758,7 +3829,7 @@ def _decode_TerminalOutputRequest(d: Any, strict: bool) -> TerminalOutputRequest
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -3779,7 +3850,7 @@ def _encode_TerminalOutputRequest(o: TerminalOutputRequest) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -3813,7 +3884,7 @@ def _decode_ReleaseTerminalRequest(d: Any, strict: bool) -> ReleaseTerminalReque
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -3834,7 +3905,7 @@ def _encode_ReleaseTerminalRequest(o: ReleaseTerminalRequest) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -3870,7 +3941,7 @@ def _decode_WaitForTerminalExitRequest(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -3891,7 +3962,7 @@ def _encode_WaitForTerminalExitRequest(o: WaitForTerminalExitRequest) -> dict[st
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -3925,7 +3996,7 @@ def _decode_KillTerminalRequest(d: Any, strict: bool) -> KillTerminalRequest:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -3946,7 +4017,7 @@ def _encode_KillTerminalRequest(o: KillTerminalRequest) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -3982,7 +4053,7 @@ def _read_FormCreateElicitationRequest(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -4042,7 +4113,7 @@ def _encode_FormCreateElicitationRequest(
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -4078,7 +4149,7 @@ def _read_UrlCreateElicitationRequest(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -4150,7 +4221,7 @@ def _encode_UrlCreateElicitationRequest(
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -4191,7 +4262,7 @@ def _read_OtherCreateElicitationRequest(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -4224,6 +4295,8 @@ def _read_OtherCreateElicitationRequest(
         for k, x in d.items()
         if k not in ["mode", "message", "_meta", "sessionId", "toolCallId", "requestId"]
     }
+    if strict:
+        check_json(o.extra)
     return o
 
 
@@ -4245,9 +4318,9 @@ def _encode_OtherCreateElicitationRequest(
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
-    for key, value in o.extra.items():
+    for key, value in wire_json(o.extra).items():
         d.setdefault(key, value)
     return d
 
@@ -4424,7 +4497,7 @@ def _decode_ElicitationSchema(d: Any, strict: bool) -> ElicitationSchema:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -4459,7 +4532,7 @@ def _encode_ElicitationSchema(o: ElicitationSchema) -> dict[str, Any]:
         d["description"] = v_description
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -4638,7 +4711,7 @@ def _read_StringElicitationPropertySchema(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -4700,7 +4773,7 @@ def _encode_StringElicitationPropertySchema(
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -4811,7 +4884,7 @@ def _read_NumberElicitationPropertySchema(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -4851,7 +4924,7 @@ def _encode_NumberElicitationPropertySchema(
         d["default"] = v_default
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -4977,7 +5050,7 @@ def _read_IntegerElicitationPropertySchema(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -5017,7 +5090,7 @@ def _encode_IntegerElicitationPropertySchema(
         d["default"] = v_default
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -5084,7 +5157,7 @@ def _read_BooleanElicitationPropertySchema(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -5116,7 +5189,7 @@ def _encode_BooleanElicitationPropertySchema(
         d["default"] = v_default
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -5243,7 +5316,7 @@ def _read_ArrayElicitationPropertySchema(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -5285,7 +5358,7 @@ def _encode_ArrayElicitationPropertySchema(
         d["default"] = None if v_default is None else list(v_default)
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -5313,6 +5386,8 @@ def _read_OtherElicitationPropertySchema(
     o = _new(OtherElicitationPropertySchema)
     o.type = d["type"]
     o.extra = {k: x for k, x in d.items() if k not in ["type"]}
+    if strict:
+        check_json(o.extra)
     return o
 
 
@@ -5323,7 +5398,7 @@ def _encode_OtherElicitationPropertySchema(
         "type": o.type,
     }
 
-    for key, value in o.extra.items():
+    for key, value in wire_json(o.extra).items():
         d.setdefault(key, value)
     return d
 
@@ -5424,7 +5499,7 @@ def _decode_EnumOption(d: Any, strict: bool) -> EnumOption:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -5449,7 +5524,7 @@ def _encode_EnumOption(o: EnumOption) -> dict[str, Any]:
         d["description"] = v_description
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -5598,7 +5673,7 @@ def _decode_StringPropertySchema(d: Any, strict: bool) -> StringPropertySchema:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -5656,7 +5731,7 @@ def _encode_StringPropertySchema(o: StringPropertySchema) -> dict[str, Any]:
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -5755,7 +5830,7 @@ def _decode_NumberPropertySchema(d: Any, strict: bool) -> NumberPropertySchema:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -5791,7 +5866,7 @@ def _encode_NumberPropertySchema(o: NumberPropertySchema) -> dict[str, Any]:
         d["default"] = v_default
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -5905,7 +5980,7 @@ def _decode_IntegerPropertySchema(d: Any, strict: bool) -> IntegerPropertySchema
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -5941,7 +6016,7 @@ def _encode_IntegerPropertySchema(o: IntegerPropertySchema) -> dict[str, Any]:
         d["default"] = v_default
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -5996,7 +6071,7 @@ def _decode_BooleanPropertySchema(d: Any, strict: bool) -> BooleanPropertySchema
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -6024,7 +6099,7 @@ def _encode_BooleanPropertySchema(o: BooleanPropertySchema) -> dict[str, Any]:
         d["default"] = v_default
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -6058,7 +6133,7 @@ def _read_MultiSelectItemsString(d: JsonObject, strict: bool) -> MultiSelectItem
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -6078,7 +6153,7 @@ def _encode_MultiSelectItemsString(o: MultiSelectItemsString) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -6102,6 +6177,8 @@ def _read_OtherMultiSelectItems(d: JsonObject, strict: bool) -> OtherMultiSelect
     o = _new(OtherMultiSelectItems)
     o.type = d["type"]
     o.extra = {k: x for k, x in d.items() if k not in ["type"]}
+    if strict:
+        check_json(o.extra)
     return o
 
 
@@ -6110,7 +6187,7 @@ def _encode_OtherMultiSelectItems(o: OtherMultiSelectItems) -> dict[str, Any]:
         "type": o.type,
     }
 
-    for key, value in o.extra.items():
+    for key, value in wire_json(o.extra).items():
         d.setdefault(key, value)
     return d
 
@@ -6172,7 +6249,7 @@ def _decode_StringMultiSelectItems(d: Any, strict: bool) -> StringMultiSelectIte
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -6191,7 +6268,7 @@ def _encode_StringMultiSelectItems(o: StringMultiSelectItems) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -6215,7 +6292,7 @@ def _decode_TitledMultiSelectItems(d: Any, strict: bool) -> TitledMultiSelectIte
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -6234,7 +6311,7 @@ def _encode_TitledMultiSelectItems(o: TitledMultiSelectItems) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -6351,7 +6428,7 @@ def _decode_MultiSelectPropertySchema(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -6390,7 +6467,7 @@ def _encode_MultiSelectPropertySchema(o: MultiSelectPropertySchema) -> dict[str,
         d["default"] = None if v_default is None else list(v_default)
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -6516,7 +6593,7 @@ def _encode_ElicitationUrlMode(o: ElicitationUrlMode) -> dict[str, Any]:
 
 
 def _decode_ExtRequest(v: Any, strict: bool) -> ExtRequest:
-    return any_value(v)
+    return any_value(v, strict)
 
 
 def _decode_ResultAgentResponse(d: Any, strict: bool) -> ResultAgentResponse:
@@ -6538,7 +6615,9 @@ def _decode_ResultAgentResponse(d: Any, strict: bool) -> ResultAgentResponse:
         raise missing("result")
     else:
         try:
-            f_result = check_raw(v, "#/$defs/AgentResponse/anyOf/0/properties/result")
+            f_result = check_raw(
+                v, "#/$defs/AgentResponse/anyOf/0/properties/result", strict
+            )
         except ValidationError as error:
             raise error.at("result")
 
@@ -6551,7 +6630,7 @@ def _decode_ResultAgentResponse(d: Any, strict: bool) -> ResultAgentResponse:
 def _encode_ResultAgentResponse(o: ResultAgentResponse) -> dict[str, Any]:
     d: dict[str, Any] = {
         "id": encode(o.id),
-        "result": o.result,
+        "result": wire_json(o.result),
     }
 
     return d
@@ -6706,7 +6785,7 @@ def _decode_InitializeResponse(d: Any, strict: bool) -> InitializeResponse:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -6735,7 +6814,7 @@ def _encode_InitializeResponse(o: InitializeResponse) -> dict[str, Any]:
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -6832,7 +6911,7 @@ def _decode_AgentCapabilities(d: Any, strict: bool) -> AgentCapabilities:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -6859,7 +6938,7 @@ def _encode_AgentCapabilities(o: AgentCapabilities) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -6912,7 +6991,7 @@ def _decode_PromptCapabilities(d: Any, strict: bool) -> PromptCapabilities:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -6935,7 +7014,7 @@ def _encode_PromptCapabilities(o: PromptCapabilities) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -6975,7 +7054,7 @@ def _decode_McpCapabilities(d: Any, strict: bool) -> McpCapabilities:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -6996,7 +7075,7 @@ def _encode_McpCapabilities(o: McpCapabilities) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -7083,7 +7162,7 @@ def _decode_SessionCapabilities(d: Any, strict: bool) -> SessionCapabilities:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -7131,7 +7210,7 @@ def _encode_SessionCapabilities(o: SessionCapabilities) -> dict[str, Any]:
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -7145,7 +7224,7 @@ def _decode_SessionListCapabilities(d: Any, strict: bool) -> SessionListCapabili
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -7161,7 +7240,7 @@ def _encode_SessionListCapabilities(o: SessionListCapabilities) -> dict[str, Any
     d: dict[str, Any] = {}
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -7177,7 +7256,7 @@ def _decode_SessionDeleteCapabilities(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -7193,7 +7272,7 @@ def _encode_SessionDeleteCapabilities(o: SessionDeleteCapabilities) -> dict[str,
     d: dict[str, Any] = {}
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -7209,7 +7288,7 @@ def _decode_SessionAdditionalDirectoriesCapabilities(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -7227,7 +7306,7 @@ def _encode_SessionAdditionalDirectoriesCapabilities(
     d: dict[str, Any] = {}
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -7243,7 +7322,7 @@ def _decode_SessionResumeCapabilities(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -7259,7 +7338,7 @@ def _encode_SessionResumeCapabilities(o: SessionResumeCapabilities) -> dict[str,
     d: dict[str, Any] = {}
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -7273,7 +7352,7 @@ def _decode_SessionCloseCapabilities(d: Any, strict: bool) -> SessionCloseCapabi
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -7289,7 +7368,7 @@ def _encode_SessionCloseCapabilities(o: SessionCloseCapabilities) -> dict[str, A
     d: dict[str, Any] = {}
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -7316,7 +7395,7 @@ def _decode_AgentAuthCapabilities(d: Any, strict: bool) -> AgentAuthCapabilities
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -7336,7 +7415,7 @@ def _encode_AgentAuthCapabilities(o: AgentAuthCapabilities) -> dict[str, Any]:
         d["logout"] = None if v_logout is None else _encode_LogoutCapabilities(v_logout)
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -7350,7 +7429,7 @@ def _decode_LogoutCapabilities(d: Any, strict: bool) -> LogoutCapabilities:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -7366,7 +7445,7 @@ def _encode_LogoutCapabilities(o: LogoutCapabilities) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -7451,7 +7530,7 @@ def _read_TerminalAuthMethod(d: JsonObject, strict: bool) -> TerminalAuthMethod:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -7485,7 +7564,7 @@ def _encode_TerminalAuthMethod(o: TerminalAuthMethod) -> dict[str, Any]:
         d["env"] = dict(v_env)
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -7600,7 +7679,7 @@ def _decode_AuthMethodTerminal(d: Any, strict: bool) -> AuthMethodTerminal:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -7633,7 +7712,7 @@ def _encode_AuthMethodTerminal(o: AuthMethodTerminal) -> dict[str, Any]:
         d["env"] = dict(v_env)
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -7682,7 +7761,7 @@ def _decode_AuthMethodAgent(d: Any, strict: bool) -> AuthMethodAgent:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -7707,7 +7786,7 @@ def _encode_AuthMethodAgent(o: AuthMethodAgent) -> dict[str, Any]:
         d["description"] = v_description
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -7754,7 +7833,7 @@ def _decode_Implementation(d: Any, strict: bool) -> Implementation:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -7779,7 +7858,7 @@ def _encode_Implementation(o: Implementation) -> dict[str, Any]:
         d["title"] = v_title
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -7793,7 +7872,7 @@ def _decode_AuthenticateResponse(d: Any, strict: bool) -> AuthenticateResponse:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -7809,7 +7888,7 @@ def _encode_AuthenticateResponse(o: AuthenticateResponse) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -7823,7 +7902,7 @@ def _decode_LogoutResponse(d: Any, strict: bool) -> LogoutResponse:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -7839,7 +7918,7 @@ def _encode_LogoutResponse(o: LogoutResponse) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -7899,7 +7978,7 @@ def _decode_NewSessionResponse(d: Any, strict: bool) -> NewSessionResponse:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -7930,7 +8009,7 @@ def _encode_NewSessionResponse(o: NewSessionResponse) -> dict[str, Any]:
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -7967,7 +8046,7 @@ def _decode_SessionModeState(d: Any, strict: bool) -> SessionModeState:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -7988,7 +8067,7 @@ def _encode_SessionModeState(o: SessionModeState) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -8041,7 +8120,7 @@ def _decode_SessionMode(d: Any, strict: bool) -> SessionMode:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -8066,7 +8145,7 @@ def _encode_SessionMode(o: SessionMode) -> dict[str, Any]:
         d["description"] = v_description
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -8148,7 +8227,7 @@ def _read_SelectSessionConfigOption(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -8210,7 +8289,7 @@ def _encode_SelectSessionConfigOption(o: SelectSessionConfigOption) -> dict[str,
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -8292,7 +8371,7 @@ def _read_BooleanSessionConfigOption(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -8342,7 +8421,7 @@ def _encode_BooleanSessionConfigOption(o: BooleanSessionConfigOption) -> dict[st
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -8473,7 +8552,7 @@ def _decode_SessionConfigSelectOption(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -8498,7 +8577,7 @@ def _encode_SessionConfigSelectOption(o: SessionConfigSelectOption) -> dict[str,
         d["description"] = v_description
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -8547,7 +8626,7 @@ def _decode_SessionConfigSelectGroup(d: Any, strict: bool) -> SessionConfigSelec
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -8570,7 +8649,7 @@ def _encode_SessionConfigSelectGroup(o: SessionConfigSelectGroup) -> dict[str, A
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -8688,7 +8767,7 @@ def _decode_LoadSessionResponse(d: Any, strict: bool) -> LoadSessionResponse:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -8716,7 +8795,7 @@ def _encode_LoadSessionResponse(o: LoadSessionResponse) -> dict[str, Any]:
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -8758,7 +8837,7 @@ def _decode_ListSessionsResponse(d: Any, strict: bool) -> ListSessionsResponse:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -8781,7 +8860,7 @@ def _encode_ListSessionsResponse(o: ListSessionsResponse) -> dict[str, Any]:
         d["nextCursor"] = v_next_cursor
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -8858,7 +8937,7 @@ def _decode_SessionInfo(d: Any, strict: bool) -> SessionInfo:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -8891,7 +8970,7 @@ def _encode_SessionInfo(o: SessionInfo) -> dict[str, Any]:
         d["updatedAt"] = v_updated_at
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -8905,7 +8984,7 @@ def _decode_DeleteSessionResponse(d: Any, strict: bool) -> DeleteSessionResponse
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -8921,7 +9000,7 @@ def _encode_DeleteSessionResponse(o: DeleteSessionResponse) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -8971,7 +9050,7 @@ def _decode_ResumeSessionResponse(d: Any, strict: bool) -> ResumeSessionResponse
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -8999,7 +9078,7 @@ def _encode_ResumeSessionResponse(o: ResumeSessionResponse) -> dict[str, Any]:
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -9013,7 +9092,7 @@ def _decode_CloseSessionResponse(d: Any, strict: bool) -> CloseSessionResponse:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -9029,7 +9108,7 @@ def _encode_CloseSessionResponse(o: CloseSessionResponse) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -9043,7 +9122,7 @@ def _decode_SetSessionModeResponse(d: Any, strict: bool) -> SetSessionModeRespon
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -9059,7 +9138,7 @@ def _encode_SetSessionModeResponse(o: SetSessionModeResponse) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -9094,7 +9173,7 @@ def _decode_SetSessionConfigOptionResponse(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -9115,7 +9194,7 @@ def _encode_SetSessionConfigOptionResponse(
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -9143,7 +9222,7 @@ def _decode_PromptResponse(d: Any, strict: bool) -> PromptResponse:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -9166,7 +9245,7 @@ def _encode_PromptResponse(o: PromptResponse) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -9191,7 +9270,7 @@ def _encode_StopReason(v: StopReason) -> str:
 
 
 def _decode_ExtResponse(v: Any, strict: bool) -> ExtResponse:
-    return any_value(v)
+    return any_value(v, strict)
 
 
 def _decode_Error(d: Any, strict: bool) -> Error:
@@ -9227,7 +9306,7 @@ def _decode_Error(d: Any, strict: bool) -> Error:
         f_data = UNSET
     else:
         try:
-            f_data = any_value(v)
+            f_data = any_value(v, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("data")
@@ -9248,7 +9327,7 @@ def _encode_Error(o: Error) -> dict[str, Any]:
     }
     v_data = o.data
     if v_data is not UNSET:
-        d["data"] = v_data
+        d["data"] = wire_json(v_data)
 
     return d
 
@@ -9287,7 +9366,9 @@ def _decode_AgentNotification(d: Any, strict: bool) -> AgentNotification:
         f_params = UNSET
     else:
         try:
-            f_params = check_raw(v, "#/$defs/AgentNotification/properties/params")
+            f_params = check_raw(
+                v, "#/$defs/AgentNotification/properties/params", strict
+            )
         except ValidationError as error:
             raise error.at("params")
 
@@ -9303,7 +9384,7 @@ def _encode_AgentNotification(o: AgentNotification) -> dict[str, Any]:
     }
     v_params = o.params
     if v_params is not UNSET:
-        d["params"] = v_params
+        d["params"] = wire_json(v_params)
 
     return d
 
@@ -9343,7 +9424,7 @@ def _decode_SessionNotification(d: Any, strict: bool) -> SessionNotification:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -9364,7 +9445,7 @@ def _encode_SessionNotification(o: SessionNotification) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -9421,7 +9502,7 @@ def _read_UserMessageChunkSessionUpdate(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -9447,7 +9528,7 @@ def _encode_UserMessageChunkSessionUpdate(
         d["messageId"] = None if v_message_id is None else v_message_id
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -9504,7 +9585,7 @@ def _read_AgentMessageChunkSessionUpdate(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -9530,7 +9611,7 @@ def _encode_AgentMessageChunkSessionUpdate(
         d["messageId"] = None if v_message_id is None else v_message_id
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -9587,7 +9668,7 @@ def _read_AgentThoughtChunkSessionUpdate(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -9613,7 +9694,7 @@ def _encode_AgentThoughtChunkSessionUpdate(
         d["messageId"] = None if v_message_id is None else v_message_id
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -9730,7 +9811,7 @@ def _read_ToolCallSessionUpdate(d: JsonObject, strict: bool) -> ToolCallSessionU
         f_raw_input = UNSET
     else:
         try:
-            f_raw_input = any_value(v)
+            f_raw_input = any_value(v, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("rawInput")
@@ -9743,7 +9824,7 @@ def _read_ToolCallSessionUpdate(d: JsonObject, strict: bool) -> ToolCallSessionU
         f_raw_output = UNSET
     else:
         try:
-            f_raw_output = any_value(v)
+            f_raw_output = any_value(v, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("rawOutput")
@@ -9756,7 +9837,7 @@ def _read_ToolCallSessionUpdate(d: JsonObject, strict: bool) -> ToolCallSessionU
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -9800,13 +9881,13 @@ def _encode_ToolCallSessionUpdate(o: ToolCallSessionUpdate) -> dict[str, Any]:
         d["locations"] = [_encode_ToolCallLocation(x) for x in v_locations]
     v_raw_input = o.raw_input
     if v_raw_input is not UNSET:
-        d["rawInput"] = v_raw_input
+        d["rawInput"] = wire_json(v_raw_input)
     v_raw_output = o.raw_output
     if v_raw_output is not UNSET:
-        d["rawOutput"] = v_raw_output
+        d["rawOutput"] = wire_json(v_raw_output)
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -9950,7 +10031,7 @@ def _read_ToolCallUpdateSessionUpdate(
         f_raw_input = UNSET
     else:
         try:
-            f_raw_input = any_value(v)
+            f_raw_input = any_value(v, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("rawInput")
@@ -9963,7 +10044,7 @@ def _read_ToolCallUpdateSessionUpdate(
         f_raw_output = UNSET
     else:
         try:
-            f_raw_output = any_value(v)
+            f_raw_output = any_value(v, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("rawOutput")
@@ -9976,7 +10057,7 @@ def _read_ToolCallUpdateSessionUpdate(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -10040,13 +10121,13 @@ def _encode_ToolCallUpdateSessionUpdate(
         )
     v_raw_input = o.raw_input
     if v_raw_input is not UNSET:
-        d["rawInput"] = v_raw_input
+        d["rawInput"] = wire_json(v_raw_input)
     v_raw_output = o.raw_output
     if v_raw_output is not UNSET:
-        d["rawOutput"] = v_raw_output
+        d["rawOutput"] = wire_json(v_raw_output)
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -10081,7 +10162,7 @@ def _read_PlanSessionUpdate(d: JsonObject, strict: bool) -> PlanSessionUpdate:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -10101,7 +10182,7 @@ def _encode_PlanSessionUpdate(o: PlanSessionUpdate) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -10142,7 +10223,7 @@ def _read_AvailableCommandsUpdateSessionUpdate(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -10166,7 +10247,7 @@ def _encode_AvailableCommandsUpdateSessionUpdate(
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -10202,7 +10283,7 @@ def _read_CurrentModeUpdateSessionUpdate(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -10224,7 +10305,7 @@ def _encode_CurrentModeUpdateSessionUpdate(
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -10269,7 +10350,7 @@ def _read_ConfigOptionUpdateSessionUpdate(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -10291,7 +10372,7 @@ def _encode_ConfigOptionUpdateSessionUpdate(
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -10345,7 +10426,7 @@ def _read_SessionInfoUpdateSessionUpdate(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -10373,7 +10454,7 @@ def _encode_SessionInfoUpdateSessionUpdate(
         d["updatedAt"] = v_updated_at
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -10446,7 +10527,7 @@ def _read_UsageUpdateSessionUpdate(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -10472,7 +10553,7 @@ def _encode_UsageUpdateSessionUpdate(o: UsageUpdateSessionUpdate) -> dict[str, A
         d["cost"] = None if v_cost is None else _encode_Cost(v_cost)
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -10535,7 +10616,7 @@ def _read_NoticeSessionUpdate(d: JsonObject, strict: bool) -> NoticeSessionUpdat
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -10563,7 +10644,7 @@ def _encode_NoticeSessionUpdate(o: NoticeSessionUpdate) -> dict[str, Any]:
         d["description"] = v_description
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -10645,7 +10726,7 @@ def _read_CompactionUpdateSessionUpdate(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -10681,7 +10762,7 @@ def _encode_CompactionUpdateSessionUpdate(
         d["error"] = v_error
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -10733,7 +10814,7 @@ def _read_CompactionSummaryChunkSessionUpdate(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -10757,7 +10838,7 @@ def _encode_CompactionSummaryChunkSessionUpdate(
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -10852,7 +10933,7 @@ def _decode_ContentChunk(d: Any, strict: bool) -> ContentChunk:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -10875,7 +10956,7 @@ def _encode_ContentChunk(o: ContentChunk) -> dict[str, Any]:
         d["messageId"] = None if v_message_id is None else v_message_id
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -10984,7 +11065,7 @@ def _decode_ToolCall(d: Any, strict: bool) -> ToolCall:
         f_raw_input = UNSET
     else:
         try:
-            f_raw_input = any_value(v)
+            f_raw_input = any_value(v, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("rawInput")
@@ -10997,7 +11078,7 @@ def _decode_ToolCall(d: Any, strict: bool) -> ToolCall:
         f_raw_output = UNSET
     else:
         try:
-            f_raw_output = any_value(v)
+            f_raw_output = any_value(v, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("rawOutput")
@@ -11010,7 +11091,7 @@ def _decode_ToolCall(d: Any, strict: bool) -> ToolCall:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -11053,13 +11134,13 @@ def _encode_ToolCall(o: ToolCall) -> dict[str, Any]:
         d["locations"] = [_encode_ToolCallLocation(x) for x in v_locations]
     v_raw_input = o.raw_input
     if v_raw_input is not UNSET:
-        d["rawInput"] = v_raw_input
+        d["rawInput"] = wire_json(v_raw_input)
     v_raw_output = o.raw_output
     if v_raw_output is not UNSET:
-        d["rawOutput"] = v_raw_output
+        d["rawOutput"] = wire_json(v_raw_output)
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -11111,7 +11192,7 @@ def _decode_PlanEntry(d: Any, strict: bool) -> PlanEntry:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -11136,7 +11217,7 @@ def _encode_PlanEntry(o: PlanEntry) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -11199,7 +11280,7 @@ def _decode_Plan(d: Any, strict: bool) -> Plan:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -11218,7 +11299,7 @@ def _encode_Plan(o: Plan) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -11265,7 +11346,7 @@ def _decode_AvailableCommand(d: Any, strict: bool) -> AvailableCommand:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -11290,7 +11371,7 @@ def _encode_AvailableCommand(o: AvailableCommand) -> dict[str, Any]:
         d["input"] = None if v_input is None else _encode_AvailableCommandInput(v_input)
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -11341,7 +11422,7 @@ def _decode_UnstructuredCommandInput(d: Any, strict: bool) -> UnstructuredComman
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -11360,7 +11441,7 @@ def _encode_UnstructuredCommandInput(o: UnstructuredCommandInput) -> dict[str, A
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -11389,7 +11470,7 @@ def _decode_AvailableCommandsUpdate(d: Any, strict: bool) -> AvailableCommandsUp
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -11410,7 +11491,7 @@ def _encode_AvailableCommandsUpdate(o: AvailableCommandsUpdate) -> dict[str, Any
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -11434,7 +11515,7 @@ def _decode_CurrentModeUpdate(d: Any, strict: bool) -> CurrentModeUpdate:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -11453,7 +11534,7 @@ def _encode_CurrentModeUpdate(o: CurrentModeUpdate) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -11486,7 +11567,7 @@ def _decode_ConfigOptionUpdate(d: Any, strict: bool) -> ConfigOptionUpdate:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -11505,7 +11586,7 @@ def _encode_ConfigOptionUpdate(o: ConfigOptionUpdate) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -11547,7 +11628,7 @@ def _decode_SessionInfoUpdate(d: Any, strict: bool) -> SessionInfoUpdate:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -11571,7 +11652,7 @@ def _encode_SessionInfoUpdate(o: SessionInfoUpdate) -> dict[str, Any]:
         d["updatedAt"] = v_updated_at
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -11609,7 +11690,7 @@ def _decode_Cost(d: Any, strict: bool) -> Cost:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -11630,7 +11711,7 @@ def _encode_Cost(o: Cost) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -11693,7 +11774,7 @@ def _decode_UsageUpdate(d: Any, strict: bool) -> UsageUpdate:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -11718,7 +11799,7 @@ def _encode_UsageUpdate(o: UsageUpdate) -> dict[str, Any]:
         d["cost"] = None if v_cost is None else _encode_Cost(v_cost)
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -11791,7 +11872,7 @@ def _decode_Notice(d: Any, strict: bool) -> Notice:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -11818,7 +11899,7 @@ def _encode_Notice(o: Notice) -> dict[str, Any]:
         d["description"] = v_description
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -11910,7 +11991,7 @@ def _decode_CompactionUpdate(d: Any, strict: bool) -> CompactionUpdate:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -11943,7 +12024,7 @@ def _encode_CompactionUpdate(o: CompactionUpdate) -> dict[str, Any]:
         d["error"] = v_error
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -11983,7 +12064,7 @@ def _decode_CompactionSummaryChunk(d: Any, strict: bool) -> CompactionSummaryChu
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -12004,7 +12085,7 @@ def _encode_CompactionSummaryChunk(o: CompactionSummaryChunk) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -12030,7 +12111,7 @@ def _decode_CompleteElicitationNotification(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -12051,13 +12132,13 @@ def _encode_CompleteElicitationNotification(
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
 
 def _decode_ExtNotification(v: Any, strict: bool) -> ExtNotification:
-    return any_value(v)
+    return any_value(v, strict)
 
 
 def _decode_ClientRequest(d: Any, strict: bool) -> ClientRequest:
@@ -12089,7 +12170,7 @@ def _decode_ClientRequest(d: Any, strict: bool) -> ClientRequest:
         f_params = UNSET
     else:
         try:
-            f_params = check_raw(v, "#/$defs/ClientRequest/properties/params")
+            f_params = check_raw(v, "#/$defs/ClientRequest/properties/params", strict)
         except ValidationError as error:
             raise error.at("params")
 
@@ -12107,7 +12188,7 @@ def _encode_ClientRequest(o: ClientRequest) -> dict[str, Any]:
     }
     v_params = o.params
     if v_params is not UNSET:
-        d["params"] = v_params
+        d["params"] = wire_json(v_params)
 
     return d
 
@@ -12177,7 +12258,7 @@ def _decode_InitializeRequest(d: Any, strict: bool) -> InitializeRequest:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -12204,7 +12285,7 @@ def _encode_InitializeRequest(o: InitializeRequest) -> dict[str, Any]:
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -12297,7 +12378,7 @@ def _decode_ClientCapabilities(d: Any, strict: bool) -> ClientCapabilities:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -12334,7 +12415,7 @@ def _encode_ClientCapabilities(o: ClientCapabilities) -> dict[str, Any]:
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -12374,7 +12455,7 @@ def _decode_FileSystemCapabilities(d: Any, strict: bool) -> FileSystemCapabiliti
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -12395,7 +12476,7 @@ def _encode_FileSystemCapabilities(o: FileSystemCapabilities) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -12456,7 +12537,7 @@ def _decode_ClientSessionCapabilities(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -12475,7 +12556,7 @@ def _encode_ClientSessionCapabilities(o: ClientSessionCapabilities) -> dict[str,
     d: dict[str, Any] = {}
     v_compaction = o.compaction
     if v_compaction is not UNSET:
-        d["compaction"] = None if v_compaction is None else dict(v_compaction)
+        d["compaction"] = None if v_compaction is None else wire_map(v_compaction)
     v_config_options = o.config_options
     if v_config_options is not UNSET:
         d["configOptions"] = (
@@ -12485,16 +12566,16 @@ def _encode_ClientSessionCapabilities(o: ClientSessionCapabilities) -> dict[str,
         )
     v_notices = o.notices
     if v_notices is not UNSET:
-        d["notices"] = None if v_notices is None else dict(v_notices)
+        d["notices"] = None if v_notices is None else wire_map(v_notices)
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
 
 def _decode_CompactionCapabilities(v: Any, strict: bool) -> CompactionCapabilities:
-    return check_map(v)
+    return check_map(v, None, strict)
 
 
 def _decode_SessionConfigOptionsCapabilities(
@@ -12525,7 +12606,7 @@ def _decode_SessionConfigOptionsCapabilities(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -12551,7 +12632,7 @@ def _encode_SessionConfigOptionsCapabilities(
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -12567,7 +12648,7 @@ def _decode_BooleanConfigOptionCapabilities(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -12585,13 +12666,13 @@ def _encode_BooleanConfigOptionCapabilities(
     d: dict[str, Any] = {}
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
 
 def _decode_NoticeCapabilities(v: Any, strict: bool) -> NoticeCapabilities:
-    return check_map(v)
+    return check_map(v, None, strict)
 
 
 def _decode_AuthCapabilities(d: Any, strict: bool) -> AuthCapabilities:
@@ -12616,7 +12697,7 @@ def _decode_AuthCapabilities(d: Any, strict: bool) -> AuthCapabilities:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -12635,7 +12716,7 @@ def _encode_AuthCapabilities(o: AuthCapabilities) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -12677,7 +12758,7 @@ def _decode_ElicitationCapabilities(d: Any, strict: bool) -> ElicitationCapabili
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -12703,7 +12784,7 @@ def _encode_ElicitationCapabilities(o: ElicitationCapabilities) -> dict[str, Any
         d["url"] = None if v_url is None else _encode_ElicitationUrlCapabilities(v_url)
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -12719,7 +12800,7 @@ def _decode_ElicitationFormCapabilities(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -12737,7 +12818,7 @@ def _encode_ElicitationFormCapabilities(
     d: dict[str, Any] = {}
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -12753,7 +12834,7 @@ def _decode_ElicitationUrlCapabilities(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -12769,7 +12850,7 @@ def _encode_ElicitationUrlCapabilities(o: ElicitationUrlCapabilities) -> dict[st
     d: dict[str, Any] = {}
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -12793,7 +12874,7 @@ def _decode_AuthenticateRequest(d: Any, strict: bool) -> AuthenticateRequest:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -12812,7 +12893,7 @@ def _encode_AuthenticateRequest(o: AuthenticateRequest) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -12826,7 +12907,7 @@ def _decode_LogoutRequest(d: Any, strict: bool) -> LogoutRequest:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -12842,7 +12923,7 @@ def _encode_LogoutRequest(o: LogoutRequest) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -12892,7 +12973,7 @@ def _decode_NewSessionRequest(d: Any, strict: bool) -> NewSessionRequest:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -12917,7 +12998,7 @@ def _encode_NewSessionRequest(o: NewSessionRequest) -> dict[str, Any]:
         d["additionalDirectories"] = list(v_additional_directories)
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -12971,7 +13052,7 @@ def _read_HttpMcpServer(d: JsonObject, strict: bool) -> HttpMcpServer:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -12995,7 +13076,7 @@ def _encode_HttpMcpServer(o: HttpMcpServer) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -13049,7 +13130,7 @@ def _read_SseMcpServer(d: JsonObject, strict: bool) -> SseMcpServer:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -13073,7 +13154,7 @@ def _encode_SseMcpServer(o: SseMcpServer) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -13142,7 +13223,7 @@ def _decode_HttpHeader(d: Any, strict: bool) -> HttpHeader:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -13163,7 +13244,7 @@ def _encode_HttpHeader(o: HttpHeader) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -13209,7 +13290,7 @@ def _decode_McpServerHttp(d: Any, strict: bool) -> McpServerHttp:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -13232,7 +13313,7 @@ def _encode_McpServerHttp(o: McpServerHttp) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -13278,7 +13359,7 @@ def _decode_McpServerSse(d: Any, strict: bool) -> McpServerSse:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -13301,7 +13382,7 @@ def _encode_McpServerSse(o: McpServerSse) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -13361,7 +13442,7 @@ def _decode_McpServerStdio(d: Any, strict: bool) -> McpServerStdio:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -13386,7 +13467,7 @@ def _encode_McpServerStdio(o: McpServerStdio) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -13446,7 +13527,7 @@ def _decode_LoadSessionRequest(d: Any, strict: bool) -> LoadSessionRequest:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -13473,7 +13554,7 @@ def _encode_LoadSessionRequest(o: LoadSessionRequest) -> dict[str, Any]:
         d["additionalDirectories"] = list(v_additional_directories)
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -13507,7 +13588,7 @@ def _decode_ListSessionsRequest(d: Any, strict: bool) -> ListSessionsRequest:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -13531,7 +13612,7 @@ def _encode_ListSessionsRequest(o: ListSessionsRequest) -> dict[str, Any]:
         d["cursor"] = v_cursor
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -13555,7 +13636,7 @@ def _decode_DeleteSessionRequest(d: Any, strict: bool) -> DeleteSessionRequest:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -13574,7 +13655,7 @@ def _encode_DeleteSessionRequest(o: DeleteSessionRequest) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -13634,7 +13715,7 @@ def _decode_ResumeSessionRequest(d: Any, strict: bool) -> ResumeSessionRequest:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -13663,7 +13744,7 @@ def _encode_ResumeSessionRequest(o: ResumeSessionRequest) -> dict[str, Any]:
         d["mcpServers"] = [_encode_McpServer(x) for x in v_mcp_servers]
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -13687,7 +13768,7 @@ def _decode_CloseSessionRequest(d: Any, strict: bool) -> CloseSessionRequest:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -13706,7 +13787,7 @@ def _encode_CloseSessionRequest(o: CloseSessionRequest) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -13740,7 +13821,7 @@ def _decode_SetSessionModeRequest(d: Any, strict: bool) -> SetSessionModeRequest
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -13761,7 +13842,7 @@ def _encode_SetSessionModeRequest(o: SetSessionModeRequest) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -13807,7 +13888,7 @@ def _read_BooleanSetSessionConfigOptionRequest(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -13843,7 +13924,7 @@ def _encode_BooleanSetSessionConfigOptionRequest(
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -13879,7 +13960,7 @@ def _decode_ValueIdSetSessionConfigOptionRequest(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -13914,7 +13995,7 @@ def _encode_ValueIdSetSessionConfigOptionRequest(
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -13980,7 +14061,7 @@ def _decode_PromptRequest(d: Any, strict: bool) -> PromptRequest:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -14001,7 +14082,7 @@ def _encode_PromptRequest(o: PromptRequest) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -14025,7 +14106,9 @@ def _decode_ResultClientResponse(d: Any, strict: bool) -> ResultClientResponse:
         raise missing("result")
     else:
         try:
-            f_result = check_raw(v, "#/$defs/ClientResponse/anyOf/0/properties/result")
+            f_result = check_raw(
+                v, "#/$defs/ClientResponse/anyOf/0/properties/result", strict
+            )
         except ValidationError as error:
             raise error.at("result")
 
@@ -14038,7 +14121,7 @@ def _decode_ResultClientResponse(d: Any, strict: bool) -> ResultClientResponse:
 def _encode_ResultClientResponse(o: ResultClientResponse) -> dict[str, Any]:
     d: dict[str, Any] = {
         "id": encode(o.id),
-        "result": o.result,
+        "result": wire_json(o.result),
     }
 
     return d
@@ -14116,7 +14199,7 @@ def _decode_WriteTextFileResponse(d: Any, strict: bool) -> WriteTextFileResponse
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -14132,7 +14215,7 @@ def _encode_WriteTextFileResponse(o: WriteTextFileResponse) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -14156,7 +14239,7 @@ def _decode_ReadTextFileResponse(d: Any, strict: bool) -> ReadTextFileResponse:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -14175,7 +14258,7 @@ def _encode_ReadTextFileResponse(o: ReadTextFileResponse) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -14209,7 +14292,7 @@ def _decode_RequestPermissionResponse(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -14228,7 +14311,7 @@ def _encode_RequestPermissionResponse(o: RequestPermissionResponse) -> dict[str,
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -14293,7 +14376,7 @@ def _read_SelectedRequestPermissionOutcome(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -14315,7 +14398,7 @@ def _encode_SelectedRequestPermissionOutcome(
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -14372,7 +14455,7 @@ def _decode_SelectedPermissionOutcome(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -14391,7 +14474,7 @@ def _encode_SelectedPermissionOutcome(o: SelectedPermissionOutcome) -> dict[str,
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -14415,7 +14498,7 @@ def _decode_CreateTerminalResponse(d: Any, strict: bool) -> CreateTerminalRespon
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -14434,7 +14517,7 @@ def _encode_CreateTerminalResponse(o: CreateTerminalResponse) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -14481,7 +14564,7 @@ def _decode_TerminalOutputResponse(d: Any, strict: bool) -> TerminalOutputRespon
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -14508,7 +14591,7 @@ def _encode_TerminalOutputResponse(o: TerminalOutputResponse) -> dict[str, Any]:
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -14558,7 +14641,7 @@ def _decode_TerminalExitStatus(d: Any, strict: bool) -> TerminalExitStatus:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -14582,7 +14665,7 @@ def _encode_TerminalExitStatus(o: TerminalExitStatus) -> dict[str, Any]:
         d["signal"] = v_signal
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -14596,7 +14679,7 @@ def _decode_ReleaseTerminalResponse(d: Any, strict: bool) -> ReleaseTerminalResp
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -14612,7 +14695,7 @@ def _encode_ReleaseTerminalResponse(o: ReleaseTerminalResponse) -> dict[str, Any
     d: dict[str, Any] = {}
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -14664,7 +14747,7 @@ def _decode_WaitForTerminalExitResponse(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -14690,7 +14773,7 @@ def _encode_WaitForTerminalExitResponse(
         d["signal"] = v_signal
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -14704,7 +14787,7 @@ def _decode_KillTerminalResponse(d: Any, strict: bool) -> KillTerminalResponse:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -14720,7 +14803,7 @@ def _encode_KillTerminalResponse(o: KillTerminalResponse) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -14746,7 +14829,7 @@ def _read_AcceptCreateElicitationResponse(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -14781,7 +14864,7 @@ def _encode_AcceptCreateElicitationResponse(
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
     v_content = o.content
     if v_content is not UNSET:
         d["content"] = (
@@ -14812,7 +14895,7 @@ def _read_DeclineCreateElicitationResponse(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -14832,7 +14915,7 @@ def _encode_DeclineCreateElicitationResponse(
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -14858,7 +14941,7 @@ def _read_CancelCreateElicitationResponse(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -14878,7 +14961,7 @@ def _encode_CancelCreateElicitationResponse(
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -14909,7 +14992,7 @@ def _read_OtherCreateElicitationResponse(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -14920,6 +15003,8 @@ def _read_OtherCreateElicitationResponse(
     o.action = d["action"]
     o.meta = f_meta
     o.extra = {k: x for k, x in d.items() if k not in ["action", "_meta"]}
+    if strict:
+        check_json(o.extra)
     return o
 
 
@@ -14931,9 +15016,9 @@ def _encode_OtherCreateElicitationResponse(
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
-    for key, value in o.extra.items():
+    for key, value in wire_json(o.extra).items():
         d.setdefault(key, value)
     return d
 
@@ -15047,7 +15132,9 @@ def _decode_ClientNotification(d: Any, strict: bool) -> ClientNotification:
         f_params = UNSET
     else:
         try:
-            f_params = check_raw(v, "#/$defs/ClientNotification/properties/params")
+            f_params = check_raw(
+                v, "#/$defs/ClientNotification/properties/params", strict
+            )
         except ValidationError as error:
             raise error.at("params")
 
@@ -15063,7 +15150,7 @@ def _encode_ClientNotification(o: ClientNotification) -> dict[str, Any]:
     }
     v_params = o.params
     if v_params is not UNSET:
-        d["params"] = v_params
+        d["params"] = wire_json(v_params)
 
     return d
 
@@ -15087,7 +15174,7 @@ def _decode_CancelNotification(d: Any, strict: bool) -> CancelNotification:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -15106,7 +15193,7 @@ def _encode_CancelNotification(o: CancelNotification) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -15132,7 +15219,7 @@ def _decode_CancelRequestNotification(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -15151,7 +15238,7 @@ def _encode_CancelRequestNotification(o: CancelRequestNotification) -> dict[str,
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -15165,9 +15252,9 @@ def _encode_ToolCallState(o: ToolCallState) -> dict[str, Any]:
     d["name"] = o.name
     d["content"] = [_encode_ToolCallContent(x) for x in o.content]
     d["locations"] = [_encode_ToolCallLocation(x) for x in o.locations]
-    d["rawInput"] = o.raw_input
-    d["rawOutput"] = o.raw_output
-    d["_meta"] = dict(o.meta)
+    d["rawInput"] = wire_json(o.raw_input)
+    d["rawOutput"] = wire_json(o.raw_output)
+    d["_meta"] = wire_map(o.meta)
     return d
 
 
@@ -15175,7 +15262,7 @@ def _encode_SessionInfoState(o: SessionInfoState) -> dict[str, Any]:
     d: dict[str, Any] = {}
     d["title"] = o.title
     d["updatedAt"] = o.updated_at
-    d["_meta"] = dict(o.meta)
+    d["_meta"] = wire_map(o.meta)
     return d
 
 
@@ -15193,7 +15280,7 @@ def _encode_CompactionState(o: CompactionState) -> dict[str, Any]:
     d["status"] = o.status._value_ if type(o.status) is CompactionStatus else o.status
     d["summary"] = [_encode_ContentBlock(x) for x in o.summary]
     d["error"] = o.error
-    d["_meta"] = dict(o.meta)
+    d["_meta"] = wire_map(o.meta)
     return d
 
 
@@ -16294,3 +16381,9 @@ _ENCODERS: dict[type[object], Callable[[Any], object]] = {
     NoticeSeverity: _encode_NoticeSeverity,
     CompactionStatus: _encode_CompactionStatus,
 }
+
+if not TYPE_CHECKING:
+    decode = decoding(_DECODERS)
+decode_class: DecodeClass = class_decoding(_CLASS_DECODERS)
+encode: Encode = encoding(_ENCODERS, _POINTERS, SCHEMA_JSON)
+_models.bind(decode_class, encode)

@@ -7,9 +7,10 @@ Decoding is lenient by default, with the reference semantics (the x-deserialize-
 
 from __future__ import annotations
 
-import json
-from enum import Enum
-from typing import TYPE_CHECKING, Any, Callable, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Callable, cast
+
+from . import _models
+from ._codec import class_decoding, decoding, encoding, raw_checking
 
 # Every helper is imported as itself: a package need not use them all.
 from ._runtime import FLOAT_MAX as FLOAT_MAX
@@ -17,55 +18,384 @@ from ._runtime import MISSING as MISSING
 from ._runtime import UNSET as UNSET
 from ._runtime import Unset as Unset
 from ._runtime import ValidationError as ValidationError
-from ._runtime import json_array as json_array
-from ._runtime import json_object as json_object
 from ._runtime import any_value as any_value
 from ._runtime import check_bool as check_bool
 from ._runtime import check_const as check_const
 from ._runtime import check_int as check_int
 from ._runtime import check_list as check_list
 from ._runtime import check_list_skipping as check_list_skipping
-from ._runtime import check_variants as check_variants
-from ._runtime import check_variants_skipping as check_variants_skipping
 from ._runtime import check_map as check_map
 from ._runtime import check_num as check_num
 from ._runtime import check_str as check_str
+from ._runtime import check_tag as check_tag
+from ._runtime import check_json as check_json
+from ._runtime import check_variants as check_variants
+from ._runtime import check_variants_skipping as check_variants_skipping
+from ._runtime import exactly_one as exactly_one
 from ._runtime import first_match as first_match
 from ._runtime import furthest as furthest
-from ._runtime import exactly_one as exactly_one
+from ._runtime import json_object as json_object
 from ._runtime import missing as missing
 from ._runtime import not_null as not_null
-from ._runtime import check_wire as check_wire
-from ._runtime import NotPlainJson as NotPlainJson
-from ._runtime import plain_json as plain_json
 from ._runtime import salvage as salvage
 from ._runtime import scalar_union as scalar_union
-from ._runtime import schema_root as schema_root
 from ._runtime import type_error as type_error
 from ._runtime import unexpected as unexpected
-from ._runtime import validate as validate
-from ._runtime import validate as _check_schema
+from ._runtime import wire_json as wire_json
+from ._runtime import wire_map as wire_map
 from ._schema import SCHEMA_JSON
-from .models import *  # noqa: F401,F403
+from .models import (
+    AgentRequest,
+    RequestId,
+    WriteTextFileRequest,
+    SessionId,
+    ReadTextFileRequest,
+    RequestPermissionRequest,
+    ToolCallUpdate,
+    ToolCallId,
+    ToolKind,
+    ToolCallStatus,
+    ToolCallContent,
+    ContentBlock,
+    Annotations,
+    Role,
+    TextContent,
+    ImageContent,
+    AudioContent,
+    ResourceLink,
+    EmbeddedResourceResource,
+    TextResourceContents,
+    BlobResourceContents,
+    EmbeddedResource,
+    Content,
+    Diff,
+    TerminalId,
+    Terminal,
+    ToolCallLocation,
+    PermissionOption,
+    PermissionOptionId,
+    PermissionOptionKind,
+    CreateTerminalRequest,
+    EnvVariable,
+    TerminalOutputRequest,
+    ReleaseTerminalRequest,
+    WaitForTerminalExitRequest,
+    KillTerminalRequest,
+    CreateElicitationRequest,
+    ElicitationSessionScope,
+    ElicitationRequestScope,
+    ElicitationSchema,
+    ElicitationSchemaType,
+    ElicitationPropertySchema,
+    StringFormat,
+    EnumOption,
+    StringPropertySchema,
+    NumberPropertySchema,
+    IntegerPropertySchema,
+    BooleanPropertySchema,
+    MultiSelectItems,
+    StringMultiSelectItems,
+    TitledMultiSelectItems,
+    MultiSelectPropertySchema,
+    ElicitationFormMode,
+    ElicitationId,
+    ElicitationUrlMode,
+    MessageMcpRequest,
+    McpServerAcpId,
+    McpRequestId,
+    ExtRequest,
+    AgentResponse,
+    InitializeResponse,
+    ProtocolVersion,
+    AgentCapabilities,
+    PromptCapabilities,
+    McpCapabilities,
+    SessionCapabilities,
+    SessionListCapabilities,
+    SessionDeleteCapabilities,
+    SessionAdditionalDirectoriesCapabilities,
+    SessionSystemPromptCapabilities,
+    SessionSystemPromptModeCapabilities,
+    SessionSystemPromptOverrideCapabilities,
+    SessionForkCapabilities,
+    SessionArchiveCapabilities,
+    SessionStatusCapabilities,
+    SessionTitleCapabilities,
+    SessionResumeCapabilities,
+    SessionCloseCapabilities,
+    AgentAuthCapabilities,
+    AuthStatusCapabilities,
+    LogoutCapabilities,
+    ProvidersCapabilities,
+    AuthMethod,
+    AuthMethodId,
+    AuthMethodTerminal,
+    AuthMethodAgent,
+    Implementation,
+    AuthenticateResponse,
+    ListProvidersResponse,
+    ProviderInfo,
+    ProviderId,
+    LlmProtocol,
+    ProviderCurrentConfig,
+    SetProviderResponse,
+    DisableProviderResponse,
+    LogoutResponse,
+    AuthStatusResponse,
+    AuthState,
+    AuthAccount,
+    NewSessionResponse,
+    SessionModeState,
+    SessionModeId,
+    SessionMode,
+    SessionConfigOption,
+    SessionConfigId,
+    SessionConfigOptionCategory,
+    SessionConfigValueId,
+    SessionConfigSelectOptions,
+    SessionConfigSelectOption,
+    SessionConfigSelectGroup,
+    SessionConfigGroupId,
+    SessionConfigSelect,
+    SessionConfigBoolean,
+    LoadSessionResponse,
+    ListSessionsResponse,
+    SessionInfo,
+    DeleteSessionResponse,
+    ForkSessionResponse,
+    ArchiveSessionResponse,
+    UnarchiveSessionResponse,
+    SessionStatusResponse,
+    SessionStatus,
+    SetSessionTitleResponse,
+    ResumeSessionResponse,
+    CloseSessionResponse,
+    SetSessionModeResponse,
+    SetSessionConfigOptionResponse,
+    PromptResponse,
+    StopReason,
+    Usage,
+    ExtResponse,
+    Error,
+    ErrorCode,
+    AgentNotification,
+    SessionNotification,
+    SessionUpdate,
+    MessageId,
+    ContentChunk,
+    ToolCall,
+    PlanEntry,
+    PlanEntryPriority,
+    PlanEntryStatus,
+    Plan,
+    PlanUpdateContent,
+    PlanId,
+    PlanItems,
+    PlanFile,
+    PlanMarkdown,
+    PlanUpdate,
+    PlanRemoved,
+    AvailableCommand,
+    AvailableCommandInput,
+    UnstructuredCommandInput,
+    AvailableCommandsUpdate,
+    CurrentModeUpdate,
+    ConfigOptionUpdate,
+    SessionInfoUpdate,
+    Cost,
+    UsageUpdate,
+    NoticeSeverity,
+    Notice,
+    CompactionId,
+    CompactionStatus,
+    CompactionUpdate,
+    CompactionSummaryChunk,
+    SubagentSessionCapabilities,
+    SessionCancelCapabilities,
+    StateUpdate,
+    RunningStateUpdate,
+    ErrorStopReason,
+    IdleStateUpdate,
+    RequiresActionStateUpdate,
+    UnknownStateUpdate,
+    SubagentUpdate,
+    SessionMessage,
+    SessionMessageChunk,
+    CompleteElicitationNotification,
+    AuthStatusUpdateNotification,
+    ExtNotification,
+    ClientRequest,
+    InitializeRequest,
+    ClientCapabilities,
+    FileSystemCapabilities,
+    ClientSessionCapabilities,
+    CompactionCapabilities,
+    SessionConfigOptionsCapabilities,
+    BooleanConfigOptionCapabilities,
+    NoticeCapabilities,
+    SubagentCapabilities,
+    PlanCapabilities,
+    AuthCapabilities,
+    ElicitationCapabilities,
+    ElicitationFormCapabilities,
+    ElicitationUrlCapabilities,
+    AuthenticateRequest,
+    ListProvidersRequest,
+    SetProviderRequest,
+    DisableProviderRequest,
+    LogoutRequest,
+    AuthStatusRequest,
+    NewSessionRequest,
+    McpServer,
+    HttpHeader,
+    McpServerHttp,
+    McpServerSse,
+    McpServerAcp,
+    McpServerStdio,
+    SystemPrompt,
+    SystemPromptMode,
+    LoadSessionRequest,
+    ListSessionsRequest,
+    SessionArchiveFilter,
+    DeleteSessionRequest,
+    ForkSessionRequest,
+    ArchiveSessionRequest,
+    UnarchiveSessionRequest,
+    SessionStatusRequest,
+    SetSessionTitleRequest,
+    ResumeSessionRequest,
+    CloseSessionRequest,
+    SetSessionModeRequest,
+    SetSessionConfigOptionRequest,
+    PromptRequest,
+    ClientResponse,
+    WriteTextFileResponse,
+    ReadTextFileResponse,
+    RequestPermissionResponse,
+    RequestPermissionOutcome,
+    SelectedPermissionOutcome,
+    CreateTerminalResponse,
+    TerminalOutputResponse,
+    TerminalExitStatus,
+    ReleaseTerminalResponse,
+    WaitForTerminalExitResponse,
+    KillTerminalResponse,
+    CreateElicitationResponse,
+    ElicitationContentValue,
+    ElicitationAcceptAction,
+    MessageMcpResponse,
+    McpError,
+    ClientNotification,
+    CancelNotification,
+    MessageMcpNotification,
+    CancelRequestNotification,
+    ProxyRequest,
+    InitializeProxyRequest,
+    ProxySuccessorRequest,
+    ProxyResponse,
+    InitializeProxyResponse,
+    ProxySuccessorResponse,
+    ProxyNotification,
+    ProxySuccessorNotification,
+    ContentToolCallContent,
+    DiffToolCallContent,
+    TerminalToolCallContent,
+    TextContentBlock,
+    ImageContentBlock,
+    AudioContentBlock,
+    ResourceLinkContentBlock,
+    ResourceContentBlock,
+    FormCreateElicitationRequest,
+    UrlCreateElicitationRequest,
+    OtherCreateElicitationRequest,
+    StringElicitationPropertySchema,
+    NumberElicitationPropertySchema,
+    IntegerElicitationPropertySchema,
+    BooleanElicitationPropertySchema,
+    ArrayElicitationPropertySchema,
+    OtherElicitationPropertySchema,
+    MultiSelectItemsString,
+    OtherMultiSelectItems,
+    ResultAgentResponse,
+    ErrorAgentResponse,
+    TerminalAuthMethod,
+    SelectSessionConfigOption,
+    BooleanSessionConfigOption,
+    UserMessageChunkSessionUpdate,
+    AgentMessageChunkSessionUpdate,
+    AgentThoughtChunkSessionUpdate,
+    ToolCallSessionUpdate,
+    ToolCallUpdateSessionUpdate,
+    PlanSessionUpdate,
+    PlanUpdateSessionUpdate,
+    PlanRemovedSessionUpdate,
+    AvailableCommandsUpdateSessionUpdate,
+    CurrentModeUpdateSessionUpdate,
+    ConfigOptionUpdateSessionUpdate,
+    SessionInfoUpdateSessionUpdate,
+    UsageUpdateSessionUpdate,
+    NoticeSessionUpdate,
+    CompactionUpdateSessionUpdate,
+    CompactionSummaryChunkSessionUpdate,
+    SubagentUpdateSessionUpdate,
+    SessionMessageSessionUpdate,
+    SessionMessageChunkSessionUpdate,
+    ItemsPlanUpdateContent,
+    FilePlanUpdateContent,
+    MarkdownPlanUpdateContent,
+    StateUpdateRunning,
+    StateUpdateIdle,
+    StateUpdateRequiresAction,
+    StateUpdateUnknown,
+    OtherStateUpdate,
+    EndTurnIdleStateUpdate,
+    MaxTokensIdleStateUpdate,
+    MaxTurnRequestsIdleStateUpdate,
+    RefusalIdleStateUpdate,
+    CancelledIdleStateUpdate,
+    ErrorIdleStateUpdate,
+    OtherIdleStateUpdate,
+    NoneIdleStateUpdate,
+    HttpMcpServer,
+    SseMcpServer,
+    AcpMcpServer,
+    BooleanSetSessionConfigOptionRequest,
+    ValueIdSetSessionConfigOptionRequest,
+    ResultClientResponse,
+    ErrorClientResponse,
+    CancelledRequestPermissionOutcome,
+    SelectedRequestPermissionOutcome,
+    AcceptCreateElicitationResponse,
+    DeclineCreateElicitationResponse,
+    CancelCreateElicitationResponse,
+    OtherCreateElicitationResponse,
+    ResultMessageMcpResponse,
+    ErrorMessageMcpResponse,
+    ResultProxyResponse,
+    ErrorProxyResponse,
+    ToolCallState,
+    SessionInfoState,
+    UsageState,
+    CompactionState,
+    SubagentState,
+    SessionMessageState,
+)
 
 if TYPE_CHECKING:
-    from typing import Literal, Protocol, overload
+    from typing import Literal, overload
 
+    from ._codec import DecodeClass, Encode
     from ._runtime import Decoder, JsonObject
-
-    class _Wire(Protocol):
-        """A generated class: its wire form is a JSON object."""
-
-        def to_wire(self) -> dict[str, Any]: ...
 
 
 __all__ = ["decode", "decode_class", "encode"]
 
-_T = TypeVar("_T")
-
 _new = object.__new__
 """Decoders build objects without calling ``__init__``: they have already
 computed every field, defaults included."""
+
+check_raw = raw_checking(SCHEMA_JSON)
+"""A value the typed codec keeps as JSON, checked against its subschema."""
 
 if TYPE_CHECKING:
     # One signature per definition, so that ``decode("PromptResponse", data)``
@@ -1351,164 +1681,7 @@ if TYPE_CHECKING:
 
     @overload
     def decode(name: str, data: Any, *, strict: bool = False) -> object: ...
-
-
-def decode(name: str, data: Any, *, strict: bool = False) -> object:
-    """Decode ``data``, a value as ``json.loads`` returns it, as the ``$defs``
-    type ``name``.
-
-    Lenient mode (the default) follows the reference implementations;
-    ``strict=True`` accepts exactly what the schema accepts. Raises
-    :class:`ValidationError`, whose ``path`` says where the value is wrong;
-    the input is never changed.
-    """
-    try:
-        decoder = _DECODERS[name][0]
-    except KeyError:
-        raise KeyError(f"the schema has no definition named {name!r}") from None
-    try:
-        return decoder(data, strict)
-    except (ValidationError, NotPlainJson) as error:
-        return _retry(decoder, data, strict, error)
-    except RecursionError:
-        raise ValidationError("the value is nested too deeply to decode") from None
-
-
-def decode_class(cls: type[_T], data: Any, *, strict: bool = False) -> _T:
-    """Decode ``data`` as the generated class ``cls``."""
-    try:
-        decoder = _CLASS_DECODERS[cls][0]
-    except KeyError:
-        raise KeyError(f"{cls!r} is not a class of this package") from None
-    # The table pairs each class with its own decoder.
-    try:
-        return cast(_T, decoder(data, strict))
-    except (ValidationError, NotPlainJson) as error:
-        return cast(_T, _retry(decoder, data, strict, error))
-    except RecursionError:
-        raise ValidationError("the value is nested too deeply to decode") from None
-
-
-def _retry(
-    decoder: Decoder[object], data: Any, strict: bool, error: Exception
-) -> object:
-    """After ``decoder`` refused ``data`` with a ValidationError, or raised
-    NotPlainJson where lenient decoding was about to drop a part of it:
-    subclasses of the JSON types (``OrderedDict`` from ``object_pairs_hook``,
-    ``IntEnum`` and ``str`` enum members) are the JSON values they stand for,
-    so ``data`` is decoded again with them replaced; without any, ``error``
-    stands (NotPlainJson is only raised for a value that holds one). The first
-    attempt is the fast path: it costs nothing when ``data`` is plain JSON.
-    Input holding such a subclass and also a reference cycle is refused here
-    (a cycle is not JSON), even where the cycle is in an ``Any`` field."""
-    plain = plain_json(data)
-    if plain is MISSING:
-        raise error
-    try:
-        return decoder(plain, strict)
-    except RecursionError:
-        raise ValidationError("the value is nested too deeply to decode") from None
-
-
-if TYPE_CHECKING:
-
-    @overload
-    def encode(value: _Wire, *, validate: bool = False) -> dict[str, Any]: ...
-    @overload
-    def encode(value: str, *, validate: bool = False) -> str: ...
-    @overload
-    def encode(value: bool, *, validate: bool = False) -> bool: ...
-    @overload
-    def encode(value: int, *, validate: bool = False) -> int: ...
-    @overload
-    def encode(value: float, *, validate: bool = False) -> float: ...
-    @overload
-    def encode(value: None, *, validate: bool = False) -> None: ...
-    @overload
-    def encode(value: list[Any], *, validate: bool = False) -> list[Any]: ...
-    @overload
-    def encode(value: dict[str, Any], *, validate: bool = False) -> dict[str, Any]: ...
-
-
-def encode(value: object, *, validate: bool = False) -> object:
-    """The JSON-compatible wire form of a decoded or constructed value:
-    ``UNSET`` fields are left out, ``None`` is ``null``, and the wire names
-    come back (``tool_call_id`` -> ``toolCallId``). A generated class gives a
-    dict, an enum member its value, lists and dicts their items' wire forms.
-
-    ``encode`` trusts a value it is given: a hand-built object with a wrong
-    type in a field, or ``UNSET`` in a required one, gives a wire form the
-    schema rejects. ``validate=True`` (for a value of a generated class or
-    enum) checks the wire form against the schema and raises
-    :class:`ValidationError` with the path of what is wrong. A reference
-    cycle raises ``ValueError``."""
-    try:
-        encoder = _ENCODERS.get(type(value))
-        wire = encoder(value) if encoder is not None else encode_value(value)
-    except RecursionError:
-        raise ValueError(
-            "the value is nested too deeply to encode, or holds a reference cycle"
-        ) from None
-    if validate:
-        try:
-            pointer = _POINTERS[type(value)]
-        except KeyError:
-            raise TypeError(
-                f"validate=True checks a value of a generated class or enum, not {type(value).__name__}"
-            ) from None
-        check_wire(wire)
-        _check_schema(schema_root(SCHEMA_JSON), pointer, wire)
-    return wire
-
-
-def encode_value(value: object) -> Any:
-    """The wire form of a value that is not a generated class: JSON as it is,
-    or lists and dicts holding generated values. Walked without recursion, so
-    any depth that ``json`` handles works here too."""
-    root: list[object] = [value]
-    stack: list[tuple[Any, Any]] = [(root, 0)]
-    active: set[int] = set()
-    while stack:
-        container, key = stack.pop()
-        if container is None:
-            active.discard(key)  # every item of that list or dict is done
-            continue
-        item: object = container[key]
-        encoder = _ENCODERS.get(type(item))
-        if encoder is not None:
-            container[key] = encoder(item)
-        elif isinstance(item, Enum):
-            if item is UNSET:
-                raise ValueError("UNSET has no wire form: it marks an omitted field")
-            container[key] = item.value
-        elif type(item) is json_array or type(item) is json_object:
-            if id(item) in active:
-                raise ValueError("a reference cycle has no wire form")
-            active.add(id(item))
-            stack.append((None, id(item)))
-            if type(item) is json_array:
-                items = container[key] = list(item)
-                stack.extend((items, index) for index in range(len(items)))
-            else:
-                members = container[key] = dict(item)
-                stack.extend((members, k) for k in members)
-    return root[0]
-
-
-def check_tag(d: JsonObject, tag: str, expected: str | None) -> ValidationError:
-    """The error for an object whose tag does not select the variant asked for."""
-    value = d.get(tag, MISSING)
-    if value is MISSING:
-        return missing(tag)
-    if expected is None:
-        return type_error("a string", value).at(tag)
-    return unexpected(f"expected {json.dumps(expected)}", value).at(tag)
-
-
-def check_raw(value: Any, pointer: str) -> Any:
-    """A value the typed codec keeps as JSON, checked against its subschema."""
-    validate(schema_root(SCHEMA_JSON), pointer, value)
-    return value
+    def decode(name: str, data: Any, *, strict: bool = False) -> object: ...
 
 
 def _decode_AgentRequest(d: Any, strict: bool) -> AgentRequest:
@@ -1540,7 +1713,7 @@ def _decode_AgentRequest(d: Any, strict: bool) -> AgentRequest:
         f_params = UNSET
     else:
         try:
-            f_params = check_raw(v, "#/$defs/AgentRequest/properties/params")
+            f_params = check_raw(v, "#/$defs/AgentRequest/properties/params", strict)
         except ValidationError as error:
             raise error.at("params")
 
@@ -1558,7 +1731,7 @@ def _encode_AgentRequest(o: AgentRequest) -> dict[str, Any]:
     }
     v_params = o.params
     if v_params is not UNSET:
-        d["params"] = v_params
+        d["params"] = wire_json(v_params)
 
     return d
 
@@ -1627,7 +1800,7 @@ def _decode_WriteTextFileRequest(d: Any, strict: bool) -> WriteTextFileRequest:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -1650,7 +1823,7 @@ def _encode_WriteTextFileRequest(o: WriteTextFileRequest) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -1728,7 +1901,7 @@ def _decode_ReadTextFileRequest(d: Any, strict: bool) -> ReadTextFileRequest:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -1757,7 +1930,7 @@ def _encode_ReadTextFileRequest(o: ReadTextFileRequest) -> dict[str, Any]:
         d["limit"] = v_limit
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -1801,7 +1974,7 @@ def _decode_RequestPermissionRequest(d: Any, strict: bool) -> RequestPermissionR
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -1824,7 +1997,7 @@ def _encode_RequestPermissionRequest(o: RequestPermissionRequest) -> dict[str, A
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -1956,7 +2129,7 @@ def _decode_ToolCallUpdate(d: Any, strict: bool) -> ToolCallUpdate:
         f_raw_input = UNSET
     else:
         try:
-            f_raw_input = any_value(v)
+            f_raw_input = any_value(v, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("rawInput")
@@ -1969,7 +2142,7 @@ def _decode_ToolCallUpdate(d: Any, strict: bool) -> ToolCallUpdate:
         f_raw_output = UNSET
     else:
         try:
-            f_raw_output = any_value(v)
+            f_raw_output = any_value(v, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("rawOutput")
@@ -1982,7 +2155,7 @@ def _decode_ToolCallUpdate(d: Any, strict: bool) -> ToolCallUpdate:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -2043,13 +2216,13 @@ def _encode_ToolCallUpdate(o: ToolCallUpdate) -> dict[str, Any]:
         )
     v_raw_input = o.raw_input
     if v_raw_input is not UNSET:
-        d["rawInput"] = v_raw_input
+        d["rawInput"] = wire_json(v_raw_input)
     v_raw_output = o.raw_output
     if v_raw_output is not UNSET:
-        d["rawOutput"] = v_raw_output
+        d["rawOutput"] = wire_json(v_raw_output)
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -2130,7 +2303,7 @@ def _read_ContentToolCallContent(d: JsonObject, strict: bool) -> ContentToolCall
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -2150,7 +2323,7 @@ def _encode_ContentToolCallContent(o: ContentToolCallContent) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -2205,7 +2378,7 @@ def _read_DiffToolCallContent(d: JsonObject, strict: bool) -> DiffToolCallConten
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -2231,7 +2404,7 @@ def _encode_DiffToolCallContent(o: DiffToolCallContent) -> dict[str, Any]:
         d["oldText"] = v_old_text
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -2265,7 +2438,7 @@ def _read_TerminalToolCallContent(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -2285,7 +2458,7 @@ def _encode_TerminalToolCallContent(o: TerminalToolCallContent) -> dict[str, Any
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -2364,7 +2537,7 @@ def _read_TextContentBlock(d: JsonObject, strict: bool) -> TextContentBlock:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -2390,7 +2563,7 @@ def _encode_TextContentBlock(o: TextContentBlock) -> dict[str, Any]:
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -2458,7 +2631,7 @@ def _read_ImageContentBlock(d: JsonObject, strict: bool) -> ImageContentBlock:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -2490,7 +2663,7 @@ def _encode_ImageContentBlock(o: ImageContentBlock) -> dict[str, Any]:
         d["uri"] = v_uri
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -2545,7 +2718,7 @@ def _read_AudioContentBlock(d: JsonObject, strict: bool) -> AudioContentBlock:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -2573,7 +2746,7 @@ def _encode_AudioContentBlock(o: AudioContentBlock) -> dict[str, Any]:
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -2697,7 +2870,7 @@ def _read_ResourceLinkContentBlock(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -2741,7 +2914,7 @@ def _encode_ResourceLinkContentBlock(o: ResourceLinkContentBlock) -> dict[str, A
         d["title"] = v_title
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -2786,7 +2959,7 @@ def _read_ResourceContentBlock(d: JsonObject, strict: bool) -> ResourceContentBl
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -2812,7 +2985,7 @@ def _encode_ResourceContentBlock(o: ResourceContentBlock) -> dict[str, Any]:
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -2913,7 +3086,7 @@ def _decode_Annotations(d: Any, strict: bool) -> Annotations:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -2945,7 +3118,7 @@ def _encode_Annotations(o: Annotations) -> dict[str, Any]:
         d["priority"] = v_priority
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -2998,7 +3171,7 @@ def _decode_TextContent(d: Any, strict: bool) -> TextContent:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -3023,7 +3196,7 @@ def _encode_TextContent(o: TextContent) -> dict[str, Any]:
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -3083,7 +3256,7 @@ def _decode_ImageContent(d: Any, strict: bool) -> ImageContent:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -3114,7 +3287,7 @@ def _encode_ImageContent(o: ImageContent) -> dict[str, Any]:
         d["uri"] = v_uri
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -3161,7 +3334,7 @@ def _decode_AudioContent(d: Any, strict: bool) -> AudioContent:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -3188,7 +3361,7 @@ def _encode_AudioContent(o: AudioContent) -> dict[str, Any]:
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -3302,7 +3475,7 @@ def _decode_ResourceLink(d: Any, strict: bool) -> ResourceLink:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -3345,7 +3518,7 @@ def _encode_ResourceLink(o: ResourceLink) -> dict[str, Any]:
         d["title"] = v_title
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -3427,7 +3600,7 @@ def _decode_TextResourceContents(d: Any, strict: bool) -> TextResourceContents:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -3452,7 +3625,7 @@ def _encode_TextResourceContents(o: TextResourceContents) -> dict[str, Any]:
         d["mimeType"] = v_mime_type
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -3499,7 +3672,7 @@ def _decode_BlobResourceContents(d: Any, strict: bool) -> BlobResourceContents:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -3524,7 +3697,7 @@ def _encode_BlobResourceContents(o: BlobResourceContents) -> dict[str, Any]:
         d["mimeType"] = v_mime_type
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -3561,7 +3734,7 @@ def _decode_EmbeddedResource(d: Any, strict: bool) -> EmbeddedResource:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -3586,7 +3759,7 @@ def _encode_EmbeddedResource(o: EmbeddedResource) -> dict[str, Any]:
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -3616,7 +3789,7 @@ def _decode_Content(d: Any, strict: bool) -> Content:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -3635,7 +3808,7 @@ def _encode_Content(o: Content) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -3682,7 +3855,7 @@ def _decode_Diff(d: Any, strict: bool) -> Diff:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -3707,7 +3880,7 @@ def _encode_Diff(o: Diff) -> dict[str, Any]:
         d["oldText"] = v_old_text
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -3735,7 +3908,7 @@ def _decode_Terminal(d: Any, strict: bool) -> Terminal:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -3754,7 +3927,7 @@ def _encode_Terminal(o: Terminal) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -3801,7 +3974,7 @@ def _decode_ToolCallLocation(d: Any, strict: bool) -> ToolCallLocation:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -3824,7 +3997,7 @@ def _encode_ToolCallLocation(o: ToolCallLocation) -> dict[str, Any]:
         d["line"] = v_line
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -3872,7 +4045,7 @@ def _decode_PermissionOption(d: Any, strict: bool) -> PermissionOption:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -3895,7 +4068,7 @@ def _encode_PermissionOption(o: PermissionOption) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -4012,7 +4185,7 @@ def _decode_CreateTerminalRequest(d: Any, strict: bool) -> CreateTerminalRequest
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -4049,7 +4222,7 @@ def _encode_CreateTerminalRequest(o: CreateTerminalRequest) -> dict[str, Any]:
         d["outputByteLimit"] = v_output_byte_limit
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -4083,7 +4256,7 @@ def _decode_EnvVariable(d: Any, strict: bool) -> EnvVariable:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -4104,7 +4277,7 @@ def _encode_EnvVariable(o: EnvVariable) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -4138,7 +4311,7 @@ def _decode_TerminalOutputRequest(d: Any, strict: bool) -> TerminalOutputRequest
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -4159,7 +4332,7 @@ def _encode_TerminalOutputRequest(o: TerminalOutputRequest) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -4193,7 +4366,7 @@ def _decode_ReleaseTerminalRequest(d: Any, strict: bool) -> ReleaseTerminalReque
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -4214,7 +4387,7 @@ def _encode_ReleaseTerminalRequest(o: ReleaseTerminalRequest) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -4250,7 +4423,7 @@ def _decode_WaitForTerminalExitRequest(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -4271,7 +4444,7 @@ def _encode_WaitForTerminalExitRequest(o: WaitForTerminalExitRequest) -> dict[st
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -4305,7 +4478,7 @@ def _decode_KillTerminalRequest(d: Any, strict: bool) -> KillTerminalRequest:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -4326,7 +4499,7 @@ def _encode_KillTerminalRequest(o: KillTerminalRequest) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -4362,7 +4535,7 @@ def _read_FormCreateElicitationRequest(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -4422,7 +4595,7 @@ def _encode_FormCreateElicitationRequest(
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -4458,7 +4631,7 @@ def _read_UrlCreateElicitationRequest(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -4530,7 +4703,7 @@ def _encode_UrlCreateElicitationRequest(
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -4571,7 +4744,7 @@ def _read_OtherCreateElicitationRequest(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -4604,6 +4777,8 @@ def _read_OtherCreateElicitationRequest(
         for k, x in d.items()
         if k not in ["mode", "message", "_meta", "sessionId", "toolCallId", "requestId"]
     }
+    if strict:
+        check_json(o.extra)
     return o
 
 
@@ -4625,9 +4800,9 @@ def _encode_OtherCreateElicitationRequest(
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
-    for key, value in o.extra.items():
+    for key, value in wire_json(o.extra).items():
         d.setdefault(key, value)
     return d
 
@@ -4804,7 +4979,7 @@ def _decode_ElicitationSchema(d: Any, strict: bool) -> ElicitationSchema:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -4839,7 +5014,7 @@ def _encode_ElicitationSchema(o: ElicitationSchema) -> dict[str, Any]:
         d["description"] = v_description
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -5018,7 +5193,7 @@ def _read_StringElicitationPropertySchema(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -5080,7 +5255,7 @@ def _encode_StringElicitationPropertySchema(
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -5191,7 +5366,7 @@ def _read_NumberElicitationPropertySchema(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -5231,7 +5406,7 @@ def _encode_NumberElicitationPropertySchema(
         d["default"] = v_default
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -5357,7 +5532,7 @@ def _read_IntegerElicitationPropertySchema(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -5397,7 +5572,7 @@ def _encode_IntegerElicitationPropertySchema(
         d["default"] = v_default
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -5464,7 +5639,7 @@ def _read_BooleanElicitationPropertySchema(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -5496,7 +5671,7 @@ def _encode_BooleanElicitationPropertySchema(
         d["default"] = v_default
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -5623,7 +5798,7 @@ def _read_ArrayElicitationPropertySchema(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -5665,7 +5840,7 @@ def _encode_ArrayElicitationPropertySchema(
         d["default"] = None if v_default is None else list(v_default)
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -5693,6 +5868,8 @@ def _read_OtherElicitationPropertySchema(
     o = _new(OtherElicitationPropertySchema)
     o.type = d["type"]
     o.extra = {k: x for k, x in d.items() if k not in ["type"]}
+    if strict:
+        check_json(o.extra)
     return o
 
 
@@ -5703,7 +5880,7 @@ def _encode_OtherElicitationPropertySchema(
         "type": o.type,
     }
 
-    for key, value in o.extra.items():
+    for key, value in wire_json(o.extra).items():
         d.setdefault(key, value)
     return d
 
@@ -5804,7 +5981,7 @@ def _decode_EnumOption(d: Any, strict: bool) -> EnumOption:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -5829,7 +6006,7 @@ def _encode_EnumOption(o: EnumOption) -> dict[str, Any]:
         d["description"] = v_description
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -5978,7 +6155,7 @@ def _decode_StringPropertySchema(d: Any, strict: bool) -> StringPropertySchema:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -6036,7 +6213,7 @@ def _encode_StringPropertySchema(o: StringPropertySchema) -> dict[str, Any]:
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -6135,7 +6312,7 @@ def _decode_NumberPropertySchema(d: Any, strict: bool) -> NumberPropertySchema:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -6171,7 +6348,7 @@ def _encode_NumberPropertySchema(o: NumberPropertySchema) -> dict[str, Any]:
         d["default"] = v_default
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -6285,7 +6462,7 @@ def _decode_IntegerPropertySchema(d: Any, strict: bool) -> IntegerPropertySchema
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -6321,7 +6498,7 @@ def _encode_IntegerPropertySchema(o: IntegerPropertySchema) -> dict[str, Any]:
         d["default"] = v_default
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -6376,7 +6553,7 @@ def _decode_BooleanPropertySchema(d: Any, strict: bool) -> BooleanPropertySchema
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -6404,7 +6581,7 @@ def _encode_BooleanPropertySchema(o: BooleanPropertySchema) -> dict[str, Any]:
         d["default"] = v_default
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -6438,7 +6615,7 @@ def _read_MultiSelectItemsString(d: JsonObject, strict: bool) -> MultiSelectItem
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -6458,7 +6635,7 @@ def _encode_MultiSelectItemsString(o: MultiSelectItemsString) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -6482,6 +6659,8 @@ def _read_OtherMultiSelectItems(d: JsonObject, strict: bool) -> OtherMultiSelect
     o = _new(OtherMultiSelectItems)
     o.type = d["type"]
     o.extra = {k: x for k, x in d.items() if k not in ["type"]}
+    if strict:
+        check_json(o.extra)
     return o
 
 
@@ -6490,7 +6669,7 @@ def _encode_OtherMultiSelectItems(o: OtherMultiSelectItems) -> dict[str, Any]:
         "type": o.type,
     }
 
-    for key, value in o.extra.items():
+    for key, value in wire_json(o.extra).items():
         d.setdefault(key, value)
     return d
 
@@ -6552,7 +6731,7 @@ def _decode_StringMultiSelectItems(d: Any, strict: bool) -> StringMultiSelectIte
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -6571,7 +6750,7 @@ def _encode_StringMultiSelectItems(o: StringMultiSelectItems) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -6595,7 +6774,7 @@ def _decode_TitledMultiSelectItems(d: Any, strict: bool) -> TitledMultiSelectIte
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -6614,7 +6793,7 @@ def _encode_TitledMultiSelectItems(o: TitledMultiSelectItems) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -6731,7 +6910,7 @@ def _decode_MultiSelectPropertySchema(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -6770,7 +6949,7 @@ def _encode_MultiSelectPropertySchema(o: MultiSelectPropertySchema) -> dict[str,
         d["default"] = None if v_default is None else list(v_default)
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -6934,7 +7113,7 @@ def _decode_MessageMcpRequest(d: Any, strict: bool) -> MessageMcpRequest:
         f_params = UNSET
     else:
         try:
-            f_params = None if v is None else check_map(v)
+            f_params = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             raise error.at("params")
 
@@ -6944,7 +7123,7 @@ def _decode_MessageMcpRequest(d: Any, strict: bool) -> MessageMcpRequest:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -6968,10 +7147,10 @@ def _encode_MessageMcpRequest(o: MessageMcpRequest) -> dict[str, Any]:
     }
     v_params = o.params
     if v_params is not UNSET:
-        d["params"] = None if v_params is None else dict(v_params)
+        d["params"] = None if v_params is None else wire_map(v_params)
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -6985,7 +7164,7 @@ def _decode_McpRequestId(v: Any, strict: bool) -> McpRequestId:
 
 
 def _decode_ExtRequest(v: Any, strict: bool) -> ExtRequest:
-    return any_value(v)
+    return any_value(v, strict)
 
 
 def _decode_ResultAgentResponse(d: Any, strict: bool) -> ResultAgentResponse:
@@ -7007,7 +7186,9 @@ def _decode_ResultAgentResponse(d: Any, strict: bool) -> ResultAgentResponse:
         raise missing("result")
     else:
         try:
-            f_result = check_raw(v, "#/$defs/AgentResponse/anyOf/0/properties/result")
+            f_result = check_raw(
+                v, "#/$defs/AgentResponse/anyOf/0/properties/result", strict
+            )
         except ValidationError as error:
             raise error.at("result")
 
@@ -7020,7 +7201,7 @@ def _decode_ResultAgentResponse(d: Any, strict: bool) -> ResultAgentResponse:
 def _encode_ResultAgentResponse(o: ResultAgentResponse) -> dict[str, Any]:
     d: dict[str, Any] = {
         "id": encode(o.id),
-        "result": o.result,
+        "result": wire_json(o.result),
     }
 
     return d
@@ -7177,7 +7358,7 @@ def _decode_InitializeResponse(d: Any, strict: bool) -> InitializeResponse:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -7206,7 +7387,7 @@ def _encode_InitializeResponse(o: InitializeResponse) -> dict[str, Any]:
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -7320,7 +7501,7 @@ def _decode_AgentCapabilities(d: Any, strict: bool) -> AgentCapabilities:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -7353,7 +7534,7 @@ def _encode_AgentCapabilities(o: AgentCapabilities) -> dict[str, Any]:
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -7406,7 +7587,7 @@ def _decode_PromptCapabilities(d: Any, strict: bool) -> PromptCapabilities:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -7429,7 +7610,7 @@ def _encode_PromptCapabilities(o: PromptCapabilities) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -7482,7 +7663,7 @@ def _decode_McpCapabilities(d: Any, strict: bool) -> McpCapabilities:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -7505,7 +7686,7 @@ def _encode_McpCapabilities(o: McpCapabilities) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -7665,7 +7846,7 @@ def _decode_SessionCapabilities(d: Any, strict: bool) -> SessionCapabilities:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -7743,7 +7924,7 @@ def _encode_SessionCapabilities(o: SessionCapabilities) -> dict[str, Any]:
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -7757,7 +7938,7 @@ def _decode_SessionListCapabilities(d: Any, strict: bool) -> SessionListCapabili
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -7773,7 +7954,7 @@ def _encode_SessionListCapabilities(o: SessionListCapabilities) -> dict[str, Any
     d: dict[str, Any] = {}
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -7789,7 +7970,7 @@ def _decode_SessionDeleteCapabilities(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -7805,7 +7986,7 @@ def _encode_SessionDeleteCapabilities(o: SessionDeleteCapabilities) -> dict[str,
     d: dict[str, Any] = {}
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -7821,7 +8002,7 @@ def _decode_SessionAdditionalDirectoriesCapabilities(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -7839,7 +8020,7 @@ def _encode_SessionAdditionalDirectoriesCapabilities(
     d: dict[str, Any] = {}
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -7872,7 +8053,7 @@ def _decode_SessionSystemPromptCapabilities(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -7898,7 +8079,7 @@ def _encode_SessionSystemPromptCapabilities(
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -7931,7 +8112,7 @@ def _decode_SessionSystemPromptModeCapabilities(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -7957,7 +8138,7 @@ def _encode_SessionSystemPromptModeCapabilities(
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -7973,7 +8154,7 @@ def _decode_SessionSystemPromptOverrideCapabilities(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -7991,7 +8172,7 @@ def _encode_SessionSystemPromptOverrideCapabilities(
     d: dict[str, Any] = {}
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -8005,7 +8186,7 @@ def _decode_SessionForkCapabilities(d: Any, strict: bool) -> SessionForkCapabili
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -8021,7 +8202,7 @@ def _encode_SessionForkCapabilities(o: SessionForkCapabilities) -> dict[str, Any
     d: dict[str, Any] = {}
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -8037,7 +8218,7 @@ def _decode_SessionArchiveCapabilities(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -8053,7 +8234,7 @@ def _encode_SessionArchiveCapabilities(o: SessionArchiveCapabilities) -> dict[st
     d: dict[str, Any] = {}
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -8069,7 +8250,7 @@ def _decode_SessionStatusCapabilities(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -8085,7 +8266,7 @@ def _encode_SessionStatusCapabilities(o: SessionStatusCapabilities) -> dict[str,
     d: dict[str, Any] = {}
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -8099,7 +8280,7 @@ def _decode_SessionTitleCapabilities(d: Any, strict: bool) -> SessionTitleCapabi
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -8115,7 +8296,7 @@ def _encode_SessionTitleCapabilities(o: SessionTitleCapabilities) -> dict[str, A
     d: dict[str, Any] = {}
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -8131,7 +8312,7 @@ def _decode_SessionResumeCapabilities(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -8147,7 +8328,7 @@ def _encode_SessionResumeCapabilities(o: SessionResumeCapabilities) -> dict[str,
     d: dict[str, Any] = {}
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -8161,7 +8342,7 @@ def _decode_SessionCloseCapabilities(d: Any, strict: bool) -> SessionCloseCapabi
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -8177,7 +8358,7 @@ def _encode_SessionCloseCapabilities(o: SessionCloseCapabilities) -> dict[str, A
     d: dict[str, Any] = {}
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -8217,7 +8398,7 @@ def _decode_AgentAuthCapabilities(d: Any, strict: bool) -> AgentAuthCapabilities
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -8243,7 +8424,7 @@ def _encode_AgentAuthCapabilities(o: AgentAuthCapabilities) -> dict[str, Any]:
         d["logout"] = None if v_logout is None else _encode_LogoutCapabilities(v_logout)
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -8257,7 +8438,7 @@ def _decode_AuthStatusCapabilities(d: Any, strict: bool) -> AuthStatusCapabiliti
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -8273,7 +8454,7 @@ def _encode_AuthStatusCapabilities(o: AuthStatusCapabilities) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -8287,7 +8468,7 @@ def _decode_LogoutCapabilities(d: Any, strict: bool) -> LogoutCapabilities:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -8303,7 +8484,7 @@ def _encode_LogoutCapabilities(o: LogoutCapabilities) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -8317,7 +8498,7 @@ def _decode_ProvidersCapabilities(d: Any, strict: bool) -> ProvidersCapabilities
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -8333,7 +8514,7 @@ def _encode_ProvidersCapabilities(o: ProvidersCapabilities) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -8418,7 +8599,7 @@ def _read_TerminalAuthMethod(d: JsonObject, strict: bool) -> TerminalAuthMethod:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -8452,7 +8633,7 @@ def _encode_TerminalAuthMethod(o: TerminalAuthMethod) -> dict[str, Any]:
         d["env"] = dict(v_env)
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -8567,7 +8748,7 @@ def _decode_AuthMethodTerminal(d: Any, strict: bool) -> AuthMethodTerminal:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -8600,7 +8781,7 @@ def _encode_AuthMethodTerminal(o: AuthMethodTerminal) -> dict[str, Any]:
         d["env"] = dict(v_env)
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -8649,7 +8830,7 @@ def _decode_AuthMethodAgent(d: Any, strict: bool) -> AuthMethodAgent:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -8674,7 +8855,7 @@ def _encode_AuthMethodAgent(o: AuthMethodAgent) -> dict[str, Any]:
         d["description"] = v_description
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -8721,7 +8902,7 @@ def _decode_Implementation(d: Any, strict: bool) -> Implementation:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -8746,7 +8927,7 @@ def _encode_Implementation(o: Implementation) -> dict[str, Any]:
         d["title"] = v_title
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -8760,7 +8941,7 @@ def _decode_AuthenticateResponse(d: Any, strict: bool) -> AuthenticateResponse:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -8776,7 +8957,7 @@ def _encode_AuthenticateResponse(o: AuthenticateResponse) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -8800,7 +8981,7 @@ def _decode_ListProvidersResponse(d: Any, strict: bool) -> ListProvidersResponse
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -8819,7 +9000,7 @@ def _encode_ListProvidersResponse(o: ListProvidersResponse) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -8876,7 +9057,7 @@ def _decode_ProviderInfo(d: Any, strict: bool) -> ProviderInfo:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -8907,7 +9088,7 @@ def _encode_ProviderInfo(o: ProviderInfo) -> dict[str, Any]:
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -8965,7 +9146,7 @@ def _decode_ProviderCurrentConfig(d: Any, strict: bool) -> ProviderCurrentConfig
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -8988,7 +9169,7 @@ def _encode_ProviderCurrentConfig(o: ProviderCurrentConfig) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -9002,7 +9183,7 @@ def _decode_SetProviderResponse(d: Any, strict: bool) -> SetProviderResponse:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -9018,7 +9199,7 @@ def _encode_SetProviderResponse(o: SetProviderResponse) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -9032,7 +9213,7 @@ def _decode_DisableProviderResponse(d: Any, strict: bool) -> DisableProviderResp
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -9048,7 +9229,7 @@ def _encode_DisableProviderResponse(o: DisableProviderResponse) -> dict[str, Any
     d: dict[str, Any] = {}
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -9062,7 +9243,7 @@ def _decode_LogoutResponse(d: Any, strict: bool) -> LogoutResponse:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -9078,7 +9259,7 @@ def _encode_LogoutResponse(o: LogoutResponse) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -9119,7 +9300,7 @@ def _decode_AuthStatusResponse(d: Any, strict: bool) -> AuthStatusResponse:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -9142,7 +9323,7 @@ def _encode_AuthStatusResponse(o: AuthStatusResponse) -> dict[str, Any]:
         d["accounts"] = [_encode_AuthAccount(x) for x in v_accounts]
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -9236,7 +9417,7 @@ def _decode_AuthAccount(d: Any, strict: bool) -> AuthAccount:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -9271,7 +9452,7 @@ def _encode_AuthAccount(o: AuthAccount) -> dict[str, Any]:
         d["organization"] = v_organization
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -9331,7 +9512,7 @@ def _decode_NewSessionResponse(d: Any, strict: bool) -> NewSessionResponse:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -9362,7 +9543,7 @@ def _encode_NewSessionResponse(o: NewSessionResponse) -> dict[str, Any]:
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -9399,7 +9580,7 @@ def _decode_SessionModeState(d: Any, strict: bool) -> SessionModeState:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -9420,7 +9601,7 @@ def _encode_SessionModeState(o: SessionModeState) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -9473,7 +9654,7 @@ def _decode_SessionMode(d: Any, strict: bool) -> SessionMode:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -9498,7 +9679,7 @@ def _encode_SessionMode(o: SessionMode) -> dict[str, Any]:
         d["description"] = v_description
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -9580,7 +9761,7 @@ def _read_SelectSessionConfigOption(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -9642,7 +9823,7 @@ def _encode_SelectSessionConfigOption(o: SelectSessionConfigOption) -> dict[str,
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -9724,7 +9905,7 @@ def _read_BooleanSessionConfigOption(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -9774,7 +9955,7 @@ def _encode_BooleanSessionConfigOption(o: BooleanSessionConfigOption) -> dict[st
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -9905,7 +10086,7 @@ def _decode_SessionConfigSelectOption(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -9930,7 +10111,7 @@ def _encode_SessionConfigSelectOption(o: SessionConfigSelectOption) -> dict[str,
         d["description"] = v_description
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -9979,7 +10160,7 @@ def _decode_SessionConfigSelectGroup(d: Any, strict: bool) -> SessionConfigSelec
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -10002,7 +10183,7 @@ def _encode_SessionConfigSelectGroup(o: SessionConfigSelectGroup) -> dict[str, A
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -10120,7 +10301,7 @@ def _decode_LoadSessionResponse(d: Any, strict: bool) -> LoadSessionResponse:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -10148,7 +10329,7 @@ def _encode_LoadSessionResponse(o: LoadSessionResponse) -> dict[str, Any]:
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -10190,7 +10371,7 @@ def _decode_ListSessionsResponse(d: Any, strict: bool) -> ListSessionsResponse:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -10213,7 +10394,7 @@ def _encode_ListSessionsResponse(o: ListSessionsResponse) -> dict[str, Any]:
         d["nextCursor"] = v_next_cursor
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -10305,7 +10486,7 @@ def _decode_SessionInfo(d: Any, strict: bool) -> SessionInfo:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -10342,7 +10523,7 @@ def _encode_SessionInfo(o: SessionInfo) -> dict[str, Any]:
         d["archived"] = v_archived
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -10356,7 +10537,7 @@ def _decode_DeleteSessionResponse(d: Any, strict: bool) -> DeleteSessionResponse
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -10372,7 +10553,7 @@ def _encode_DeleteSessionResponse(o: DeleteSessionResponse) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -10432,7 +10613,7 @@ def _decode_ForkSessionResponse(d: Any, strict: bool) -> ForkSessionResponse:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -10463,7 +10644,7 @@ def _encode_ForkSessionResponse(o: ForkSessionResponse) -> dict[str, Any]:
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -10477,7 +10658,7 @@ def _decode_ArchiveSessionResponse(d: Any, strict: bool) -> ArchiveSessionRespon
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -10493,7 +10674,7 @@ def _encode_ArchiveSessionResponse(o: ArchiveSessionResponse) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -10507,7 +10688,7 @@ def _decode_UnarchiveSessionResponse(d: Any, strict: bool) -> UnarchiveSessionRe
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -10523,7 +10704,7 @@ def _encode_UnarchiveSessionResponse(o: UnarchiveSessionResponse) -> dict[str, A
     d: dict[str, Any] = {}
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -10551,7 +10732,7 @@ def _decode_SessionStatusResponse(d: Any, strict: bool) -> SessionStatusResponse
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -10570,7 +10751,7 @@ def _encode_SessionStatusResponse(o: SessionStatusResponse) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -10612,7 +10793,7 @@ def _decode_SetSessionTitleResponse(d: Any, strict: bool) -> SetSessionTitleResp
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -10631,7 +10812,7 @@ def _encode_SetSessionTitleResponse(o: SetSessionTitleResponse) -> dict[str, Any
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -10681,7 +10862,7 @@ def _decode_ResumeSessionResponse(d: Any, strict: bool) -> ResumeSessionResponse
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -10709,7 +10890,7 @@ def _encode_ResumeSessionResponse(o: ResumeSessionResponse) -> dict[str, Any]:
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -10723,7 +10904,7 @@ def _decode_CloseSessionResponse(d: Any, strict: bool) -> CloseSessionResponse:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -10739,7 +10920,7 @@ def _encode_CloseSessionResponse(o: CloseSessionResponse) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -10753,7 +10934,7 @@ def _decode_SetSessionModeResponse(d: Any, strict: bool) -> SetSessionModeRespon
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -10769,7 +10950,7 @@ def _encode_SetSessionModeResponse(o: SetSessionModeResponse) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -10804,7 +10985,7 @@ def _decode_SetSessionConfigOptionResponse(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -10825,7 +11006,7 @@ def _encode_SetSessionConfigOptionResponse(
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -10866,7 +11047,7 @@ def _decode_PromptResponse(d: Any, strict: bool) -> PromptResponse:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -10893,7 +11074,7 @@ def _encode_PromptResponse(o: PromptResponse) -> dict[str, Any]:
         d["usage"] = None if v_usage is None else _encode_Usage(v_usage)
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -11055,7 +11236,7 @@ def _decode_Usage(d: Any, strict: bool) -> Usage:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -11090,13 +11271,13 @@ def _encode_Usage(o: Usage) -> dict[str, Any]:
         d["cachedWriteTokens"] = v_cached_write_tokens
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
 
 def _decode_ExtResponse(v: Any, strict: bool) -> ExtResponse:
-    return any_value(v)
+    return any_value(v, strict)
 
 
 def _decode_Error(d: Any, strict: bool) -> Error:
@@ -11132,7 +11313,7 @@ def _decode_Error(d: Any, strict: bool) -> Error:
         f_data = UNSET
     else:
         try:
-            f_data = any_value(v)
+            f_data = any_value(v, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("data")
@@ -11153,7 +11334,7 @@ def _encode_Error(o: Error) -> dict[str, Any]:
     }
     v_data = o.data
     if v_data is not UNSET:
-        d["data"] = v_data
+        d["data"] = wire_json(v_data)
 
     return d
 
@@ -11192,7 +11373,9 @@ def _decode_AgentNotification(d: Any, strict: bool) -> AgentNotification:
         f_params = UNSET
     else:
         try:
-            f_params = check_raw(v, "#/$defs/AgentNotification/properties/params")
+            f_params = check_raw(
+                v, "#/$defs/AgentNotification/properties/params", strict
+            )
         except ValidationError as error:
             raise error.at("params")
 
@@ -11208,7 +11391,7 @@ def _encode_AgentNotification(o: AgentNotification) -> dict[str, Any]:
     }
     v_params = o.params
     if v_params is not UNSET:
-        d["params"] = v_params
+        d["params"] = wire_json(v_params)
 
     return d
 
@@ -11248,7 +11431,7 @@ def _decode_SessionNotification(d: Any, strict: bool) -> SessionNotification:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -11269,7 +11452,7 @@ def _encode_SessionNotification(o: SessionNotification) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -11326,7 +11509,7 @@ def _read_UserMessageChunkSessionUpdate(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -11352,7 +11535,7 @@ def _encode_UserMessageChunkSessionUpdate(
         d["messageId"] = None if v_message_id is None else v_message_id
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -11409,7 +11592,7 @@ def _read_AgentMessageChunkSessionUpdate(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -11435,7 +11618,7 @@ def _encode_AgentMessageChunkSessionUpdate(
         d["messageId"] = None if v_message_id is None else v_message_id
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -11492,7 +11675,7 @@ def _read_AgentThoughtChunkSessionUpdate(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -11518,7 +11701,7 @@ def _encode_AgentThoughtChunkSessionUpdate(
         d["messageId"] = None if v_message_id is None else v_message_id
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -11635,7 +11818,7 @@ def _read_ToolCallSessionUpdate(d: JsonObject, strict: bool) -> ToolCallSessionU
         f_raw_input = UNSET
     else:
         try:
-            f_raw_input = any_value(v)
+            f_raw_input = any_value(v, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("rawInput")
@@ -11648,7 +11831,7 @@ def _read_ToolCallSessionUpdate(d: JsonObject, strict: bool) -> ToolCallSessionU
         f_raw_output = UNSET
     else:
         try:
-            f_raw_output = any_value(v)
+            f_raw_output = any_value(v, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("rawOutput")
@@ -11661,7 +11844,7 @@ def _read_ToolCallSessionUpdate(d: JsonObject, strict: bool) -> ToolCallSessionU
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -11705,13 +11888,13 @@ def _encode_ToolCallSessionUpdate(o: ToolCallSessionUpdate) -> dict[str, Any]:
         d["locations"] = [_encode_ToolCallLocation(x) for x in v_locations]
     v_raw_input = o.raw_input
     if v_raw_input is not UNSET:
-        d["rawInput"] = v_raw_input
+        d["rawInput"] = wire_json(v_raw_input)
     v_raw_output = o.raw_output
     if v_raw_output is not UNSET:
-        d["rawOutput"] = v_raw_output
+        d["rawOutput"] = wire_json(v_raw_output)
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -11855,7 +12038,7 @@ def _read_ToolCallUpdateSessionUpdate(
         f_raw_input = UNSET
     else:
         try:
-            f_raw_input = any_value(v)
+            f_raw_input = any_value(v, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("rawInput")
@@ -11868,7 +12051,7 @@ def _read_ToolCallUpdateSessionUpdate(
         f_raw_output = UNSET
     else:
         try:
-            f_raw_output = any_value(v)
+            f_raw_output = any_value(v, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("rawOutput")
@@ -11881,7 +12064,7 @@ def _read_ToolCallUpdateSessionUpdate(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -11945,13 +12128,13 @@ def _encode_ToolCallUpdateSessionUpdate(
         )
     v_raw_input = o.raw_input
     if v_raw_input is not UNSET:
-        d["rawInput"] = v_raw_input
+        d["rawInput"] = wire_json(v_raw_input)
     v_raw_output = o.raw_output
     if v_raw_output is not UNSET:
-        d["rawOutput"] = v_raw_output
+        d["rawOutput"] = wire_json(v_raw_output)
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -11986,7 +12169,7 @@ def _read_PlanSessionUpdate(d: JsonObject, strict: bool) -> PlanSessionUpdate:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -12006,7 +12189,7 @@ def _encode_PlanSessionUpdate(o: PlanSessionUpdate) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -12046,7 +12229,7 @@ def _read_PlanUpdateSessionUpdate(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -12066,7 +12249,7 @@ def _encode_PlanUpdateSessionUpdate(o: PlanUpdateSessionUpdate) -> dict[str, Any
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -12100,7 +12283,7 @@ def _read_PlanRemovedSessionUpdate(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -12120,7 +12303,7 @@ def _encode_PlanRemovedSessionUpdate(o: PlanRemovedSessionUpdate) -> dict[str, A
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -12161,7 +12344,7 @@ def _read_AvailableCommandsUpdateSessionUpdate(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -12185,7 +12368,7 @@ def _encode_AvailableCommandsUpdateSessionUpdate(
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -12221,7 +12404,7 @@ def _read_CurrentModeUpdateSessionUpdate(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -12243,7 +12426,7 @@ def _encode_CurrentModeUpdateSessionUpdate(
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -12288,7 +12471,7 @@ def _read_ConfigOptionUpdateSessionUpdate(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -12310,7 +12493,7 @@ def _encode_ConfigOptionUpdateSessionUpdate(
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -12364,7 +12547,7 @@ def _read_SessionInfoUpdateSessionUpdate(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -12392,7 +12575,7 @@ def _encode_SessionInfoUpdateSessionUpdate(
         d["updatedAt"] = v_updated_at
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -12465,7 +12648,7 @@ def _read_UsageUpdateSessionUpdate(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -12491,7 +12674,7 @@ def _encode_UsageUpdateSessionUpdate(o: UsageUpdateSessionUpdate) -> dict[str, A
         d["cost"] = None if v_cost is None else _encode_Cost(v_cost)
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -12554,7 +12737,7 @@ def _read_NoticeSessionUpdate(d: JsonObject, strict: bool) -> NoticeSessionUpdat
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -12582,7 +12765,7 @@ def _encode_NoticeSessionUpdate(o: NoticeSessionUpdate) -> dict[str, Any]:
         d["description"] = v_description
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -12664,7 +12847,7 @@ def _read_CompactionUpdateSessionUpdate(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -12700,7 +12883,7 @@ def _encode_CompactionUpdateSessionUpdate(
         d["error"] = v_error
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -12752,7 +12935,7 @@ def _read_CompactionSummaryChunkSessionUpdate(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -12776,7 +12959,7 @@ def _encode_CompactionSummaryChunkSessionUpdate(
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -12904,7 +13087,7 @@ def _read_SubagentUpdateSessionUpdate(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -12956,7 +13139,7 @@ def _encode_SubagentUpdateSessionUpdate(
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -13071,7 +13254,7 @@ def _read_SessionMessageSessionUpdate(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -13123,7 +13306,7 @@ def _encode_SessionMessageSessionUpdate(
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -13175,7 +13358,7 @@ def _read_SessionMessageChunkSessionUpdate(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -13199,7 +13382,7 @@ def _encode_SessionMessageChunkSessionUpdate(
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -13299,7 +13482,7 @@ def _decode_ContentChunk(d: Any, strict: bool) -> ContentChunk:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -13322,7 +13505,7 @@ def _encode_ContentChunk(o: ContentChunk) -> dict[str, Any]:
         d["messageId"] = None if v_message_id is None else v_message_id
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -13431,7 +13614,7 @@ def _decode_ToolCall(d: Any, strict: bool) -> ToolCall:
         f_raw_input = UNSET
     else:
         try:
-            f_raw_input = any_value(v)
+            f_raw_input = any_value(v, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("rawInput")
@@ -13444,7 +13627,7 @@ def _decode_ToolCall(d: Any, strict: bool) -> ToolCall:
         f_raw_output = UNSET
     else:
         try:
-            f_raw_output = any_value(v)
+            f_raw_output = any_value(v, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("rawOutput")
@@ -13457,7 +13640,7 @@ def _decode_ToolCall(d: Any, strict: bool) -> ToolCall:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -13500,13 +13683,13 @@ def _encode_ToolCall(o: ToolCall) -> dict[str, Any]:
         d["locations"] = [_encode_ToolCallLocation(x) for x in v_locations]
     v_raw_input = o.raw_input
     if v_raw_input is not UNSET:
-        d["rawInput"] = v_raw_input
+        d["rawInput"] = wire_json(v_raw_input)
     v_raw_output = o.raw_output
     if v_raw_output is not UNSET:
-        d["rawOutput"] = v_raw_output
+        d["rawOutput"] = wire_json(v_raw_output)
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -13558,7 +13741,7 @@ def _decode_PlanEntry(d: Any, strict: bool) -> PlanEntry:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -13583,7 +13766,7 @@ def _encode_PlanEntry(o: PlanEntry) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -13646,7 +13829,7 @@ def _decode_Plan(d: Any, strict: bool) -> Plan:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -13665,7 +13848,7 @@ def _encode_Plan(o: Plan) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -13710,7 +13893,7 @@ def _read_ItemsPlanUpdateContent(d: JsonObject, strict: bool) -> ItemsPlanUpdate
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -13732,7 +13915,7 @@ def _encode_ItemsPlanUpdateContent(o: ItemsPlanUpdateContent) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -13774,7 +13957,7 @@ def _read_FilePlanUpdateContent(d: JsonObject, strict: bool) -> FilePlanUpdateCo
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -13796,7 +13979,7 @@ def _encode_FilePlanUpdateContent(o: FilePlanUpdateContent) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -13842,7 +14025,7 @@ def _read_MarkdownPlanUpdateContent(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -13864,7 +14047,7 @@ def _encode_MarkdownPlanUpdateContent(o: MarkdownPlanUpdateContent) -> dict[str,
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -13937,7 +14120,7 @@ def _decode_PlanItems(d: Any, strict: bool) -> PlanItems:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -13958,7 +14141,7 @@ def _encode_PlanItems(o: PlanItems) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -13992,7 +14175,7 @@ def _decode_PlanFile(d: Any, strict: bool) -> PlanFile:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -14013,7 +14196,7 @@ def _encode_PlanFile(o: PlanFile) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -14047,7 +14230,7 @@ def _decode_PlanMarkdown(d: Any, strict: bool) -> PlanMarkdown:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -14068,7 +14251,7 @@ def _encode_PlanMarkdown(o: PlanMarkdown) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -14098,7 +14281,7 @@ def _decode_PlanUpdate(d: Any, strict: bool) -> PlanUpdate:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -14117,7 +14300,7 @@ def _encode_PlanUpdate(o: PlanUpdate) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -14141,7 +14324,7 @@ def _decode_PlanRemoved(d: Any, strict: bool) -> PlanRemoved:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -14160,7 +14343,7 @@ def _encode_PlanRemoved(o: PlanRemoved) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -14207,7 +14390,7 @@ def _decode_AvailableCommand(d: Any, strict: bool) -> AvailableCommand:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -14232,7 +14415,7 @@ def _encode_AvailableCommand(o: AvailableCommand) -> dict[str, Any]:
         d["input"] = None if v_input is None else _encode_AvailableCommandInput(v_input)
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -14283,7 +14466,7 @@ def _decode_UnstructuredCommandInput(d: Any, strict: bool) -> UnstructuredComman
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -14302,7 +14485,7 @@ def _encode_UnstructuredCommandInput(o: UnstructuredCommandInput) -> dict[str, A
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -14331,7 +14514,7 @@ def _decode_AvailableCommandsUpdate(d: Any, strict: bool) -> AvailableCommandsUp
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -14352,7 +14535,7 @@ def _encode_AvailableCommandsUpdate(o: AvailableCommandsUpdate) -> dict[str, Any
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -14376,7 +14559,7 @@ def _decode_CurrentModeUpdate(d: Any, strict: bool) -> CurrentModeUpdate:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -14395,7 +14578,7 @@ def _encode_CurrentModeUpdate(o: CurrentModeUpdate) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -14428,7 +14611,7 @@ def _decode_ConfigOptionUpdate(d: Any, strict: bool) -> ConfigOptionUpdate:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -14447,7 +14630,7 @@ def _encode_ConfigOptionUpdate(o: ConfigOptionUpdate) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -14489,7 +14672,7 @@ def _decode_SessionInfoUpdate(d: Any, strict: bool) -> SessionInfoUpdate:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -14513,7 +14696,7 @@ def _encode_SessionInfoUpdate(o: SessionInfoUpdate) -> dict[str, Any]:
         d["updatedAt"] = v_updated_at
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -14551,7 +14734,7 @@ def _decode_Cost(d: Any, strict: bool) -> Cost:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -14572,7 +14755,7 @@ def _encode_Cost(o: Cost) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -14635,7 +14818,7 @@ def _decode_UsageUpdate(d: Any, strict: bool) -> UsageUpdate:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -14660,7 +14843,7 @@ def _encode_UsageUpdate(o: UsageUpdate) -> dict[str, Any]:
         d["cost"] = None if v_cost is None else _encode_Cost(v_cost)
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -14733,7 +14916,7 @@ def _decode_Notice(d: Any, strict: bool) -> Notice:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -14760,7 +14943,7 @@ def _encode_Notice(o: Notice) -> dict[str, Any]:
         d["description"] = v_description
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -14852,7 +15035,7 @@ def _decode_CompactionUpdate(d: Any, strict: bool) -> CompactionUpdate:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -14885,7 +15068,7 @@ def _encode_CompactionUpdate(o: CompactionUpdate) -> dict[str, Any]:
         d["error"] = v_error
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -14925,7 +15108,7 @@ def _decode_CompactionSummaryChunk(d: Any, strict: bool) -> CompactionSummaryChu
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -14946,7 +15129,7 @@ def _encode_CompactionSummaryChunk(o: CompactionSummaryChunk) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -14977,7 +15160,7 @@ def _decode_SubagentSessionCapabilities(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -15001,7 +15184,7 @@ def _encode_SubagentSessionCapabilities(
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -15017,7 +15200,7 @@ def _decode_SessionCancelCapabilities(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -15033,7 +15216,7 @@ def _encode_SessionCancelCapabilities(o: SessionCancelCapabilities) -> dict[str,
     d: dict[str, Any] = {}
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -15055,7 +15238,7 @@ def _read_StateUpdateRunning(d: JsonObject, strict: bool) -> StateUpdateRunning:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -15073,7 +15256,7 @@ def _encode_StateUpdateRunning(o: StateUpdateRunning) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -15124,7 +15307,7 @@ def _read_StateUpdateRequiresAction(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -15142,7 +15325,7 @@ def _encode_StateUpdateRequiresAction(o: StateUpdateRequiresAction) -> dict[str,
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -15164,7 +15347,7 @@ def _read_StateUpdateUnknown(d: JsonObject, strict: bool) -> StateUpdateUnknown:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -15182,7 +15365,7 @@ def _encode_StateUpdateUnknown(o: StateUpdateUnknown) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -15206,6 +15389,8 @@ def _read_OtherStateUpdate(d: JsonObject, strict: bool) -> OtherStateUpdate:
     o = _new(OtherStateUpdate)
     o.state = d["state"]
     o.extra = {k: x for k, x in d.items() if k not in ["state"]}
+    if strict:
+        check_json(o.extra)
     return o
 
 
@@ -15214,7 +15399,7 @@ def _encode_OtherStateUpdate(o: OtherStateUpdate) -> dict[str, Any]:
         "state": o.state,
     }
 
-    for key, value in o.extra.items():
+    for key, value in wire_json(o.extra).items():
         d.setdefault(key, value)
     return d
 
@@ -15259,7 +15444,7 @@ def _decode_RunningStateUpdate(d: Any, strict: bool) -> RunningStateUpdate:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -15275,7 +15460,7 @@ def _encode_RunningStateUpdate(o: RunningStateUpdate) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -15340,7 +15525,7 @@ def _read_EndTurnIdleStateUpdate(d: JsonObject, strict: bool) -> EndTurnIdleStat
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -15362,7 +15547,7 @@ def _encode_EndTurnIdleStateUpdate(o: EndTurnIdleStateUpdate) -> dict[str, Any]:
         d["usage"] = None if v_usage is None else _encode_Usage(v_usage)
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -15399,7 +15584,7 @@ def _read_MaxTokensIdleStateUpdate(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -15421,7 +15606,7 @@ def _encode_MaxTokensIdleStateUpdate(o: MaxTokensIdleStateUpdate) -> dict[str, A
         d["usage"] = None if v_usage is None else _encode_Usage(v_usage)
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -15460,7 +15645,7 @@ def _read_MaxTurnRequestsIdleStateUpdate(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -15484,7 +15669,7 @@ def _encode_MaxTurnRequestsIdleStateUpdate(
         d["usage"] = None if v_usage is None else _encode_Usage(v_usage)
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -15519,7 +15704,7 @@ def _read_RefusalIdleStateUpdate(d: JsonObject, strict: bool) -> RefusalIdleStat
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -15541,7 +15726,7 @@ def _encode_RefusalIdleStateUpdate(o: RefusalIdleStateUpdate) -> dict[str, Any]:
         d["usage"] = None if v_usage is None else _encode_Usage(v_usage)
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -15578,7 +15763,7 @@ def _read_CancelledIdleStateUpdate(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -15600,7 +15785,7 @@ def _encode_CancelledIdleStateUpdate(o: CancelledIdleStateUpdate) -> dict[str, A
         d["usage"] = None if v_usage is None else _encode_Usage(v_usage)
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -15635,7 +15820,7 @@ def _read_ErrorIdleStateUpdate(d: JsonObject, strict: bool) -> ErrorIdleStateUpd
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -15671,7 +15856,7 @@ def _encode_ErrorIdleStateUpdate(o: ErrorIdleStateUpdate) -> dict[str, Any]:
         d["usage"] = None if v_usage is None else _encode_Usage(v_usage)
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
     v_error = o.error
     if v_error is not UNSET:
         d["error"] = None if v_error is None else _encode_Error(v_error)
@@ -15714,7 +15899,7 @@ def _read_OtherIdleStateUpdate(d: JsonObject, strict: bool) -> OtherIdleStateUpd
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -15726,6 +15911,8 @@ def _read_OtherIdleStateUpdate(d: JsonObject, strict: bool) -> OtherIdleStateUpd
     o.usage = f_usage
     o.meta = f_meta
     o.extra = {k: x for k, x in d.items() if k not in ["stopReason", "usage", "_meta"]}
+    if strict:
+        check_json(o.extra)
     return o
 
 
@@ -15738,9 +15925,9 @@ def _encode_OtherIdleStateUpdate(o: OtherIdleStateUpdate) -> dict[str, Any]:
         d["usage"] = None if v_usage is None else _encode_Usage(v_usage)
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
-    for key, value in o.extra.items():
+    for key, value in wire_json(o.extra).items():
         d.setdefault(key, value)
     return d
 
@@ -15767,7 +15954,7 @@ def _decode_NoneIdleStateUpdate(d: Any, strict: bool) -> NoneIdleStateUpdate:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -15801,7 +15988,7 @@ def _encode_NoneIdleStateUpdate(o: NoneIdleStateUpdate) -> dict[str, Any]:
         d["usage"] = None if v_usage is None else _encode_Usage(v_usage)
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
     v_stop_reason = o.stop_reason
     if v_stop_reason is not UNSET:
         d["stopReason"] = v_stop_reason
@@ -15858,7 +16045,7 @@ def _decode_RequiresActionStateUpdate(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -15874,7 +16061,7 @@ def _encode_RequiresActionStateUpdate(o: RequiresActionStateUpdate) -> dict[str,
     d: dict[str, Any] = {}
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -15888,7 +16075,7 @@ def _decode_UnknownStateUpdate(d: Any, strict: bool) -> UnknownStateUpdate:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -15904,7 +16091,7 @@ def _encode_UnknownStateUpdate(o: UnknownStateUpdate) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -16020,7 +16207,7 @@ def _decode_SubagentUpdate(d: Any, strict: bool) -> SubagentUpdate:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -16069,7 +16256,7 @@ def _encode_SubagentUpdate(o: SubagentUpdate) -> dict[str, Any]:
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -16172,7 +16359,7 @@ def _decode_SessionMessage(d: Any, strict: bool) -> SessionMessage:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -16221,7 +16408,7 @@ def _encode_SessionMessage(o: SessionMessage) -> dict[str, Any]:
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -16261,7 +16448,7 @@ def _decode_SessionMessageChunk(d: Any, strict: bool) -> SessionMessageChunk:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -16282,7 +16469,7 @@ def _encode_SessionMessageChunk(o: SessionMessageChunk) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -16308,7 +16495,7 @@ def _decode_CompleteElicitationNotification(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -16329,7 +16516,7 @@ def _encode_CompleteElicitationNotification(
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -16372,7 +16559,7 @@ def _decode_AuthStatusUpdateNotification(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -16397,13 +16584,13 @@ def _encode_AuthStatusUpdateNotification(
         d["accounts"] = [_encode_AuthAccount(x) for x in v_accounts]
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
 
 def _decode_ExtNotification(v: Any, strict: bool) -> ExtNotification:
-    return any_value(v)
+    return any_value(v, strict)
 
 
 def _decode_ClientRequest(d: Any, strict: bool) -> ClientRequest:
@@ -16435,7 +16622,7 @@ def _decode_ClientRequest(d: Any, strict: bool) -> ClientRequest:
         f_params = UNSET
     else:
         try:
-            f_params = check_raw(v, "#/$defs/ClientRequest/properties/params")
+            f_params = check_raw(v, "#/$defs/ClientRequest/properties/params", strict)
         except ValidationError as error:
             raise error.at("params")
 
@@ -16453,7 +16640,7 @@ def _encode_ClientRequest(o: ClientRequest) -> dict[str, Any]:
     }
     v_params = o.params
     if v_params is not UNSET:
-        d["params"] = v_params
+        d["params"] = wire_json(v_params)
 
     return d
 
@@ -16523,7 +16710,7 @@ def _decode_InitializeRequest(d: Any, strict: bool) -> InitializeRequest:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -16550,7 +16737,7 @@ def _encode_InitializeRequest(o: InitializeRequest) -> dict[str, Any]:
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -16669,7 +16856,7 @@ def _decode_ClientCapabilities(d: Any, strict: bool) -> ClientCapabilities:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -16716,7 +16903,7 @@ def _encode_ClientCapabilities(o: ClientCapabilities) -> dict[str, Any]:
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -16756,7 +16943,7 @@ def _decode_FileSystemCapabilities(d: Any, strict: bool) -> FileSystemCapabiliti
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -16777,7 +16964,7 @@ def _encode_FileSystemCapabilities(o: FileSystemCapabilities) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -16838,7 +17025,7 @@ def _decode_ClientSessionCapabilities(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -16857,7 +17044,7 @@ def _encode_ClientSessionCapabilities(o: ClientSessionCapabilities) -> dict[str,
     d: dict[str, Any] = {}
     v_compaction = o.compaction
     if v_compaction is not UNSET:
-        d["compaction"] = None if v_compaction is None else dict(v_compaction)
+        d["compaction"] = None if v_compaction is None else wire_map(v_compaction)
     v_config_options = o.config_options
     if v_config_options is not UNSET:
         d["configOptions"] = (
@@ -16867,16 +17054,16 @@ def _encode_ClientSessionCapabilities(o: ClientSessionCapabilities) -> dict[str,
         )
     v_notices = o.notices
     if v_notices is not UNSET:
-        d["notices"] = None if v_notices is None else dict(v_notices)
+        d["notices"] = None if v_notices is None else wire_map(v_notices)
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
 
 def _decode_CompactionCapabilities(v: Any, strict: bool) -> CompactionCapabilities:
-    return check_map(v)
+    return check_map(v, None, strict)
 
 
 def _decode_SessionConfigOptionsCapabilities(
@@ -16907,7 +17094,7 @@ def _decode_SessionConfigOptionsCapabilities(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -16933,7 +17120,7 @@ def _encode_SessionConfigOptionsCapabilities(
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -16949,7 +17136,7 @@ def _decode_BooleanConfigOptionCapabilities(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -16967,13 +17154,13 @@ def _encode_BooleanConfigOptionCapabilities(
     d: dict[str, Any] = {}
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
 
 def _decode_NoticeCapabilities(v: Any, strict: bool) -> NoticeCapabilities:
-    return check_map(v)
+    return check_map(v, None, strict)
 
 
 def _decode_SubagentCapabilities(d: Any, strict: bool) -> SubagentCapabilities:
@@ -16985,7 +17172,7 @@ def _decode_SubagentCapabilities(d: Any, strict: bool) -> SubagentCapabilities:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -17001,7 +17188,7 @@ def _encode_SubagentCapabilities(o: SubagentCapabilities) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -17015,7 +17202,7 @@ def _decode_PlanCapabilities(d: Any, strict: bool) -> PlanCapabilities:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -17031,7 +17218,7 @@ def _encode_PlanCapabilities(o: PlanCapabilities) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -17058,7 +17245,7 @@ def _decode_AuthCapabilities(d: Any, strict: bool) -> AuthCapabilities:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -17077,7 +17264,7 @@ def _encode_AuthCapabilities(o: AuthCapabilities) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -17119,7 +17306,7 @@ def _decode_ElicitationCapabilities(d: Any, strict: bool) -> ElicitationCapabili
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -17145,7 +17332,7 @@ def _encode_ElicitationCapabilities(o: ElicitationCapabilities) -> dict[str, Any
         d["url"] = None if v_url is None else _encode_ElicitationUrlCapabilities(v_url)
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -17161,7 +17348,7 @@ def _decode_ElicitationFormCapabilities(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -17179,7 +17366,7 @@ def _encode_ElicitationFormCapabilities(
     d: dict[str, Any] = {}
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -17195,7 +17382,7 @@ def _decode_ElicitationUrlCapabilities(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -17211,7 +17398,7 @@ def _encode_ElicitationUrlCapabilities(o: ElicitationUrlCapabilities) -> dict[st
     d: dict[str, Any] = {}
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -17235,7 +17422,7 @@ def _decode_AuthenticateRequest(d: Any, strict: bool) -> AuthenticateRequest:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -17254,7 +17441,7 @@ def _encode_AuthenticateRequest(o: AuthenticateRequest) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -17268,7 +17455,7 @@ def _decode_ListProvidersRequest(d: Any, strict: bool) -> ListProvidersRequest:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -17284,7 +17471,7 @@ def _encode_ListProvidersRequest(o: ListProvidersRequest) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -17344,7 +17531,7 @@ def _decode_SetProviderRequest(d: Any, strict: bool) -> SetProviderRequest:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -17373,7 +17560,7 @@ def _encode_SetProviderRequest(o: SetProviderRequest) -> dict[str, Any]:
         d["headers"] = dict(v_headers)
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -17397,7 +17584,7 @@ def _decode_DisableProviderRequest(d: Any, strict: bool) -> DisableProviderReque
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -17416,7 +17603,7 @@ def _encode_DisableProviderRequest(o: DisableProviderRequest) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -17430,7 +17617,7 @@ def _decode_LogoutRequest(d: Any, strict: bool) -> LogoutRequest:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -17446,7 +17633,7 @@ def _encode_LogoutRequest(o: LogoutRequest) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -17460,7 +17647,7 @@ def _decode_AuthStatusRequest(d: Any, strict: bool) -> AuthStatusRequest:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -17476,7 +17663,7 @@ def _encode_AuthStatusRequest(o: AuthStatusRequest) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -17536,7 +17723,7 @@ def _decode_NewSessionRequest(d: Any, strict: bool) -> NewSessionRequest:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -17567,7 +17754,7 @@ def _encode_NewSessionRequest(o: NewSessionRequest) -> dict[str, Any]:
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -17621,7 +17808,7 @@ def _read_HttpMcpServer(d: JsonObject, strict: bool) -> HttpMcpServer:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -17645,7 +17832,7 @@ def _encode_HttpMcpServer(o: HttpMcpServer) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -17699,7 +17886,7 @@ def _read_SseMcpServer(d: JsonObject, strict: bool) -> SseMcpServer:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -17723,7 +17910,7 @@ def _encode_SseMcpServer(o: SseMcpServer) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -17765,7 +17952,7 @@ def _read_AcpMcpServer(d: JsonObject, strict: bool) -> AcpMcpServer:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -17787,7 +17974,7 @@ def _encode_AcpMcpServer(o: AcpMcpServer) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -17857,7 +18044,7 @@ def _decode_HttpHeader(d: Any, strict: bool) -> HttpHeader:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -17878,7 +18065,7 @@ def _encode_HttpHeader(o: HttpHeader) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -17924,7 +18111,7 @@ def _decode_McpServerHttp(d: Any, strict: bool) -> McpServerHttp:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -17947,7 +18134,7 @@ def _encode_McpServerHttp(o: McpServerHttp) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -17993,7 +18180,7 @@ def _decode_McpServerSse(d: Any, strict: bool) -> McpServerSse:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -18016,7 +18203,7 @@ def _encode_McpServerSse(o: McpServerSse) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -18050,7 +18237,7 @@ def _decode_McpServerAcp(d: Any, strict: bool) -> McpServerAcp:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -18071,7 +18258,7 @@ def _encode_McpServerAcp(o: McpServerAcp) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -18131,7 +18318,7 @@ def _decode_McpServerStdio(d: Any, strict: bool) -> McpServerStdio:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -18156,7 +18343,7 @@ def _encode_McpServerStdio(o: McpServerStdio) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -18196,7 +18383,7 @@ def _decode_SystemPrompt(d: Any, strict: bool) -> SystemPrompt:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -18217,7 +18404,7 @@ def _encode_SystemPrompt(o: SystemPrompt) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -18305,7 +18492,7 @@ def _decode_LoadSessionRequest(d: Any, strict: bool) -> LoadSessionRequest:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -18338,7 +18525,7 @@ def _encode_LoadSessionRequest(o: LoadSessionRequest) -> dict[str, Any]:
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -18390,7 +18577,7 @@ def _decode_ListSessionsRequest(d: Any, strict: bool) -> ListSessionsRequest:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -18426,7 +18613,7 @@ def _encode_ListSessionsRequest(o: ListSessionsRequest) -> dict[str, Any]:
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -18468,7 +18655,7 @@ def _decode_DeleteSessionRequest(d: Any, strict: bool) -> DeleteSessionRequest:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -18487,7 +18674,7 @@ def _encode_DeleteSessionRequest(o: DeleteSessionRequest) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -18557,7 +18744,7 @@ def _decode_ForkSessionRequest(d: Any, strict: bool) -> ForkSessionRequest:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -18592,7 +18779,7 @@ def _encode_ForkSessionRequest(o: ForkSessionRequest) -> dict[str, Any]:
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -18616,7 +18803,7 @@ def _decode_ArchiveSessionRequest(d: Any, strict: bool) -> ArchiveSessionRequest
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -18635,7 +18822,7 @@ def _encode_ArchiveSessionRequest(o: ArchiveSessionRequest) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -18659,7 +18846,7 @@ def _decode_UnarchiveSessionRequest(d: Any, strict: bool) -> UnarchiveSessionReq
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -18678,7 +18865,7 @@ def _encode_UnarchiveSessionRequest(o: UnarchiveSessionRequest) -> dict[str, Any
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -18702,7 +18889,7 @@ def _decode_SessionStatusRequest(d: Any, strict: bool) -> SessionStatusRequest:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -18721,7 +18908,7 @@ def _encode_SessionStatusRequest(o: SessionStatusRequest) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -18755,7 +18942,7 @@ def _decode_SetSessionTitleRequest(d: Any, strict: bool) -> SetSessionTitleReque
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -18776,7 +18963,7 @@ def _encode_SetSessionTitleRequest(o: SetSessionTitleRequest) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -18846,7 +19033,7 @@ def _decode_ResumeSessionRequest(d: Any, strict: bool) -> ResumeSessionRequest:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -18881,7 +19068,7 @@ def _encode_ResumeSessionRequest(o: ResumeSessionRequest) -> dict[str, Any]:
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -18905,7 +19092,7 @@ def _decode_CloseSessionRequest(d: Any, strict: bool) -> CloseSessionRequest:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -18924,7 +19111,7 @@ def _encode_CloseSessionRequest(o: CloseSessionRequest) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -18958,7 +19145,7 @@ def _decode_SetSessionModeRequest(d: Any, strict: bool) -> SetSessionModeRequest
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -18979,7 +19166,7 @@ def _encode_SetSessionModeRequest(o: SetSessionModeRequest) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -19025,7 +19212,7 @@ def _read_BooleanSetSessionConfigOptionRequest(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -19061,7 +19248,7 @@ def _encode_BooleanSetSessionConfigOptionRequest(
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -19097,7 +19284,7 @@ def _decode_ValueIdSetSessionConfigOptionRequest(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -19132,7 +19319,7 @@ def _encode_ValueIdSetSessionConfigOptionRequest(
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -19198,7 +19385,7 @@ def _decode_PromptRequest(d: Any, strict: bool) -> PromptRequest:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -19219,7 +19406,7 @@ def _encode_PromptRequest(o: PromptRequest) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -19243,7 +19430,9 @@ def _decode_ResultClientResponse(d: Any, strict: bool) -> ResultClientResponse:
         raise missing("result")
     else:
         try:
-            f_result = check_raw(v, "#/$defs/ClientResponse/anyOf/0/properties/result")
+            f_result = check_raw(
+                v, "#/$defs/ClientResponse/anyOf/0/properties/result", strict
+            )
         except ValidationError as error:
             raise error.at("result")
 
@@ -19256,7 +19445,7 @@ def _decode_ResultClientResponse(d: Any, strict: bool) -> ResultClientResponse:
 def _encode_ResultClientResponse(o: ResultClientResponse) -> dict[str, Any]:
     d: dict[str, Any] = {
         "id": encode(o.id),
-        "result": o.result,
+        "result": wire_json(o.result),
     }
 
     return d
@@ -19334,7 +19523,7 @@ def _decode_WriteTextFileResponse(d: Any, strict: bool) -> WriteTextFileResponse
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -19350,7 +19539,7 @@ def _encode_WriteTextFileResponse(o: WriteTextFileResponse) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -19374,7 +19563,7 @@ def _decode_ReadTextFileResponse(d: Any, strict: bool) -> ReadTextFileResponse:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -19393,7 +19582,7 @@ def _encode_ReadTextFileResponse(o: ReadTextFileResponse) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -19427,7 +19616,7 @@ def _decode_RequestPermissionResponse(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -19446,7 +19635,7 @@ def _encode_RequestPermissionResponse(o: RequestPermissionResponse) -> dict[str,
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -19511,7 +19700,7 @@ def _read_SelectedRequestPermissionOutcome(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -19533,7 +19722,7 @@ def _encode_SelectedRequestPermissionOutcome(
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -19590,7 +19779,7 @@ def _decode_SelectedPermissionOutcome(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -19609,7 +19798,7 @@ def _encode_SelectedPermissionOutcome(o: SelectedPermissionOutcome) -> dict[str,
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -19633,7 +19822,7 @@ def _decode_CreateTerminalResponse(d: Any, strict: bool) -> CreateTerminalRespon
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -19652,7 +19841,7 @@ def _encode_CreateTerminalResponse(o: CreateTerminalResponse) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -19699,7 +19888,7 @@ def _decode_TerminalOutputResponse(d: Any, strict: bool) -> TerminalOutputRespon
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -19726,7 +19915,7 @@ def _encode_TerminalOutputResponse(o: TerminalOutputResponse) -> dict[str, Any]:
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -19776,7 +19965,7 @@ def _decode_TerminalExitStatus(d: Any, strict: bool) -> TerminalExitStatus:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -19800,7 +19989,7 @@ def _encode_TerminalExitStatus(o: TerminalExitStatus) -> dict[str, Any]:
         d["signal"] = v_signal
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -19814,7 +20003,7 @@ def _decode_ReleaseTerminalResponse(d: Any, strict: bool) -> ReleaseTerminalResp
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -19830,7 +20019,7 @@ def _encode_ReleaseTerminalResponse(o: ReleaseTerminalResponse) -> dict[str, Any
     d: dict[str, Any] = {}
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -19882,7 +20071,7 @@ def _decode_WaitForTerminalExitResponse(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -19908,7 +20097,7 @@ def _encode_WaitForTerminalExitResponse(
         d["signal"] = v_signal
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -19922,7 +20111,7 @@ def _decode_KillTerminalResponse(d: Any, strict: bool) -> KillTerminalResponse:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -19938,7 +20127,7 @@ def _encode_KillTerminalResponse(o: KillTerminalResponse) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -19964,7 +20153,7 @@ def _read_AcceptCreateElicitationResponse(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -19999,7 +20188,7 @@ def _encode_AcceptCreateElicitationResponse(
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
     v_content = o.content
     if v_content is not UNSET:
         d["content"] = (
@@ -20030,7 +20219,7 @@ def _read_DeclineCreateElicitationResponse(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -20050,7 +20239,7 @@ def _encode_DeclineCreateElicitationResponse(
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -20076,7 +20265,7 @@ def _read_CancelCreateElicitationResponse(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -20096,7 +20285,7 @@ def _encode_CancelCreateElicitationResponse(
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -20127,7 +20316,7 @@ def _read_OtherCreateElicitationResponse(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -20138,6 +20327,8 @@ def _read_OtherCreateElicitationResponse(
     o.action = d["action"]
     o.meta = f_meta
     o.extra = {k: x for k, x in d.items() if k not in ["action", "_meta"]}
+    if strict:
+        check_json(o.extra)
     return o
 
 
@@ -20149,9 +20340,9 @@ def _encode_OtherCreateElicitationResponse(
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
-    for key, value in o.extra.items():
+    for key, value in wire_json(o.extra).items():
         d.setdefault(key, value)
     return d
 
@@ -20255,7 +20446,7 @@ def _decode_ResultMessageMcpResponse(d: Any, strict: bool) -> ResultMessageMcpRe
         raise missing("result")
     else:
         try:
-            f_result = any_value(v)
+            f_result = any_value(v, strict)
         except ValidationError as error:
             raise error.at("result")
 
@@ -20265,7 +20456,7 @@ def _decode_ResultMessageMcpResponse(d: Any, strict: bool) -> ResultMessageMcpRe
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -20280,11 +20471,11 @@ def _decode_ResultMessageMcpResponse(d: Any, strict: bool) -> ResultMessageMcpRe
 
 def _encode_ResultMessageMcpResponse(o: ResultMessageMcpResponse) -> dict[str, Any]:
     d: dict[str, Any] = {
-        "result": o.result,
+        "result": wire_json(o.result),
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -20308,7 +20499,7 @@ def _decode_ErrorMessageMcpResponse(d: Any, strict: bool) -> ErrorMessageMcpResp
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -20327,7 +20518,7 @@ def _encode_ErrorMessageMcpResponse(o: ErrorMessageMcpResponse) -> dict[str, Any
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -20394,7 +20585,7 @@ def _decode_McpError(d: Any, strict: bool) -> McpError:
         f_data = UNSET
     else:
         try:
-            f_data = any_value(v)
+            f_data = any_value(v, strict)
         except ValidationError as error:
             raise error.at("data")
 
@@ -20412,7 +20603,7 @@ def _encode_McpError(o: McpError) -> dict[str, Any]:
     }
     v_data = o.data
     if v_data is not UNSET:
-        d["data"] = v_data
+        d["data"] = wire_json(v_data)
 
     return d
 
@@ -20436,7 +20627,9 @@ def _decode_ClientNotification(d: Any, strict: bool) -> ClientNotification:
         f_params = UNSET
     else:
         try:
-            f_params = check_raw(v, "#/$defs/ClientNotification/properties/params")
+            f_params = check_raw(
+                v, "#/$defs/ClientNotification/properties/params", strict
+            )
         except ValidationError as error:
             raise error.at("params")
 
@@ -20452,7 +20645,7 @@ def _encode_ClientNotification(o: ClientNotification) -> dict[str, Any]:
     }
     v_params = o.params
     if v_params is not UNSET:
-        d["params"] = v_params
+        d["params"] = wire_json(v_params)
 
     return d
 
@@ -20476,7 +20669,7 @@ def _decode_CancelNotification(d: Any, strict: bool) -> CancelNotification:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -20495,7 +20688,7 @@ def _encode_CancelNotification(o: CancelNotification) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -20539,7 +20732,7 @@ def _decode_MessageMcpNotification(d: Any, strict: bool) -> MessageMcpNotificati
         f_params = UNSET
     else:
         try:
-            f_params = None if v is None else check_map(v)
+            f_params = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             raise error.at("params")
 
@@ -20549,7 +20742,7 @@ def _decode_MessageMcpNotification(d: Any, strict: bool) -> MessageMcpNotificati
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -20573,10 +20766,10 @@ def _encode_MessageMcpNotification(o: MessageMcpNotification) -> dict[str, Any]:
     }
     v_params = o.params
     if v_params is not UNSET:
-        d["params"] = None if v_params is None else dict(v_params)
+        d["params"] = None if v_params is None else wire_map(v_params)
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -20602,7 +20795,7 @@ def _decode_CancelRequestNotification(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -20621,7 +20814,7 @@ def _encode_CancelRequestNotification(o: CancelRequestNotification) -> dict[str,
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -20655,7 +20848,7 @@ def _decode_ProxyRequest(d: Any, strict: bool) -> ProxyRequest:
         f_params = UNSET
     else:
         try:
-            f_params = check_raw(v, "#/$defs/ProxyRequest/properties/params")
+            f_params = check_raw(v, "#/$defs/ProxyRequest/properties/params", strict)
         except ValidationError as error:
             raise error.at("params")
 
@@ -20673,7 +20866,7 @@ def _encode_ProxyRequest(o: ProxyRequest) -> dict[str, Any]:
     }
     v_params = o.params
     if v_params is not UNSET:
-        d["params"] = v_params
+        d["params"] = wire_json(v_params)
 
     return d
 
@@ -20701,7 +20894,7 @@ def _decode_ProxySuccessorRequest(d: Any, strict: bool) -> ProxySuccessorRequest
         f_params = UNSET
     else:
         try:
-            f_params = any_value(v)
+            f_params = any_value(v, strict)
         except ValidationError as error:
             raise error.at("params")
 
@@ -20711,7 +20904,7 @@ def _decode_ProxySuccessorRequest(d: Any, strict: bool) -> ProxySuccessorRequest
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -20731,10 +20924,10 @@ def _encode_ProxySuccessorRequest(o: ProxySuccessorRequest) -> dict[str, Any]:
     }
     v_params = o.params
     if v_params is not UNSET:
-        d["params"] = v_params
+        d["params"] = wire_json(v_params)
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -20758,7 +20951,9 @@ def _decode_ResultProxyResponse(d: Any, strict: bool) -> ResultProxyResponse:
         raise missing("result")
     else:
         try:
-            f_result = check_raw(v, "#/$defs/ProxyResponse/anyOf/0/properties/result")
+            f_result = check_raw(
+                v, "#/$defs/ProxyResponse/anyOf/0/properties/result", strict
+            )
         except ValidationError as error:
             raise error.at("result")
 
@@ -20771,7 +20966,7 @@ def _decode_ResultProxyResponse(d: Any, strict: bool) -> ResultProxyResponse:
 def _encode_ResultProxyResponse(o: ResultProxyResponse) -> dict[str, Any]:
     d: dict[str, Any] = {
         "id": encode(o.id),
-        "result": o.result,
+        "result": wire_json(o.result),
     }
 
     return d
@@ -20845,7 +21040,7 @@ def _decode_InitializeProxyResponse(v: Any, strict: bool) -> InitializeProxyResp
 
 
 def _decode_ProxySuccessorResponse(v: Any, strict: bool) -> ProxySuccessorResponse:
-    return any_value(v)
+    return any_value(v, strict)
 
 
 def _decode_ProxyNotification(d: Any, strict: bool) -> ProxyNotification:
@@ -20867,7 +21062,9 @@ def _decode_ProxyNotification(d: Any, strict: bool) -> ProxyNotification:
         f_params = UNSET
     else:
         try:
-            f_params = check_raw(v, "#/$defs/ProxyNotification/properties/params")
+            f_params = check_raw(
+                v, "#/$defs/ProxyNotification/properties/params", strict
+            )
         except ValidationError as error:
             raise error.at("params")
 
@@ -20883,7 +21080,7 @@ def _encode_ProxyNotification(o: ProxyNotification) -> dict[str, Any]:
     }
     v_params = o.params
     if v_params is not UNSET:
-        d["params"] = v_params
+        d["params"] = wire_json(v_params)
 
     return d
 
@@ -20909,7 +21106,7 @@ def _decode_ProxySuccessorNotification(
         f_params = UNSET
     else:
         try:
-            f_params = any_value(v)
+            f_params = any_value(v, strict)
         except ValidationError as error:
             raise error.at("params")
 
@@ -20919,7 +21116,7 @@ def _decode_ProxySuccessorNotification(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -20939,10 +21136,10 @@ def _encode_ProxySuccessorNotification(o: ProxySuccessorNotification) -> dict[st
     }
     v_params = o.params
     if v_params is not UNSET:
-        d["params"] = v_params
+        d["params"] = wire_json(v_params)
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -20956,9 +21153,9 @@ def _encode_ToolCallState(o: ToolCallState) -> dict[str, Any]:
     d["name"] = o.name
     d["content"] = [_encode_ToolCallContent(x) for x in o.content]
     d["locations"] = [_encode_ToolCallLocation(x) for x in o.locations]
-    d["rawInput"] = o.raw_input
-    d["rawOutput"] = o.raw_output
-    d["_meta"] = dict(o.meta)
+    d["rawInput"] = wire_json(o.raw_input)
+    d["rawOutput"] = wire_json(o.raw_output)
+    d["_meta"] = wire_map(o.meta)
     return d
 
 
@@ -20966,7 +21163,7 @@ def _encode_SessionInfoState(o: SessionInfoState) -> dict[str, Any]:
     d: dict[str, Any] = {}
     d["title"] = o.title
     d["updatedAt"] = o.updated_at
-    d["_meta"] = dict(o.meta)
+    d["_meta"] = wire_map(o.meta)
     return d
 
 
@@ -20984,7 +21181,7 @@ def _encode_CompactionState(o: CompactionState) -> dict[str, Any]:
     d["status"] = o.status._value_ if type(o.status) is CompactionStatus else o.status
     d["summary"] = [_encode_ContentBlock(x) for x in o.summary]
     d["error"] = o.error
-    d["_meta"] = dict(o.meta)
+    d["_meta"] = wire_map(o.meta)
     return d
 
 
@@ -21003,7 +21200,7 @@ def _encode_SubagentState(o: SubagentState) -> dict[str, Any]:
     d["additionalDirectories"] = (
         None if o.additional_directories is None else list(o.additional_directories)
     )
-    d["_meta"] = dict(o.meta)
+    d["_meta"] = wire_map(o.meta)
     return d
 
 
@@ -21019,7 +21216,7 @@ def _encode_SessionMessageState(o: SessionMessageState) -> dict[str, Any]:
         None if o.recipient_message_id is None else o.recipient_message_id
     )
     d["content"] = [_encode_ContentBlock(x) for x in o.content]
-    d["_meta"] = dict(o.meta)
+    d["_meta"] = wire_map(o.meta)
     return d
 
 
@@ -22621,3 +22818,9 @@ _ENCODERS: dict[type[object], Callable[[Any], object]] = {
     SystemPromptMode: _encode_SystemPromptMode,
     SessionArchiveFilter: _encode_SessionArchiveFilter,
 }
+
+if not TYPE_CHECKING:
+    decode = decoding(_DECODERS)
+decode_class: DecodeClass = class_decoding(_CLASS_DECODERS)
+encode: Encode = encoding(_ENCODERS, _POINTERS, SCHEMA_JSON)
+_models.bind(decode_class, encode)

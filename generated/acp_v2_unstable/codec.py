@@ -7,9 +7,10 @@ Decoding is lenient by default, with the reference semantics (the x-deserialize-
 
 from __future__ import annotations
 
-import json
-from enum import Enum
-from typing import TYPE_CHECKING, Any, Callable, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Callable, cast
+
+from . import _models
+from ._codec import class_decoding, decoding, encoding, raw_checking
 
 # Every helper is imported as itself: a package need not use them all.
 from ._runtime import FLOAT_MAX as FLOAT_MAX
@@ -17,55 +18,431 @@ from ._runtime import MISSING as MISSING
 from ._runtime import UNSET as UNSET
 from ._runtime import Unset as Unset
 from ._runtime import ValidationError as ValidationError
-from ._runtime import json_array as json_array
-from ._runtime import json_object as json_object
 from ._runtime import any_value as any_value
 from ._runtime import check_bool as check_bool
 from ._runtime import check_const as check_const
 from ._runtime import check_int as check_int
 from ._runtime import check_list as check_list
 from ._runtime import check_list_skipping as check_list_skipping
-from ._runtime import check_variants as check_variants
-from ._runtime import check_variants_skipping as check_variants_skipping
 from ._runtime import check_map as check_map
 from ._runtime import check_num as check_num
 from ._runtime import check_str as check_str
+from ._runtime import check_tag as check_tag
+from ._runtime import check_json as check_json
+from ._runtime import check_variants as check_variants
+from ._runtime import check_variants_skipping as check_variants_skipping
+from ._runtime import exactly_one as exactly_one
 from ._runtime import first_match as first_match
 from ._runtime import furthest as furthest
-from ._runtime import exactly_one as exactly_one
+from ._runtime import json_object as json_object
 from ._runtime import missing as missing
 from ._runtime import not_null as not_null
-from ._runtime import check_wire as check_wire
-from ._runtime import NotPlainJson as NotPlainJson
-from ._runtime import plain_json as plain_json
 from ._runtime import salvage as salvage
 from ._runtime import scalar_union as scalar_union
-from ._runtime import schema_root as schema_root
 from ._runtime import type_error as type_error
 from ._runtime import unexpected as unexpected
-from ._runtime import validate as validate
-from ._runtime import validate as _check_schema
+from ._runtime import wire_json as wire_json
+from ._runtime import wire_map as wire_map
 from ._schema import SCHEMA_JSON
-from .models import *  # noqa: F401,F403
+from .models import (
+    AgentRequest,
+    RequestId,
+    RequestPermissionRequest,
+    SessionId,
+    RequestPermissionSubject,
+    ToolCallUpdate,
+    ToolCallId,
+    ToolKind,
+    ToolCallStatus,
+    ToolCallContent,
+    ContentBlock,
+    Annotations,
+    Role,
+    TextContent,
+    MediaType,
+    ImageContent,
+    AudioContent,
+    Icon,
+    IconTheme,
+    ResourceLink,
+    EmbeddedResourceResource,
+    TextResourceContents,
+    BlobResourceContents,
+    EmbeddedResource,
+    Content,
+    DiffChange,
+    DiffFileType,
+    AbsolutePath,
+    DiffPathChange,
+    DiffPathPairChange,
+    DiffPatch,
+    DiffPatchFormat,
+    Diff,
+    TerminalId,
+    Terminal,
+    ToolCallLocation,
+    ToolCallCapabilities,
+    ToolCallCancelCapabilities,
+    ToolCallPermissionSubject,
+    CommandPermissionSubject,
+    PermissionOption,
+    PermissionOptionId,
+    PermissionOptionKind,
+    CreateElicitationRequest,
+    ElicitationSessionScope,
+    ElicitationRequestScope,
+    ElicitationSchema,
+    ElicitationSchemaType,
+    ElicitationPropertySchema,
+    StringFormat,
+    EnumOption,
+    StringPropertySchema,
+    NumberPropertySchema,
+    IntegerPropertySchema,
+    BooleanPropertySchema,
+    MultiSelectItems,
+    StringMultiSelectItems,
+    TitledMultiSelectItems,
+    MultiSelectPropertySchema,
+    ElicitationFormMode,
+    ElicitationId,
+    ElicitationUrlMode,
+    MessageMcpRequest,
+    McpServerAcpId,
+    McpRequestId,
+    ExtRequest,
+    AgentResponse,
+    InitializeResponse,
+    ProtocolVersion,
+    Implementation,
+    AgentCapabilities,
+    SessionCapabilities,
+    PromptCapabilities,
+    PromptImageCapabilities,
+    PromptAudioCapabilities,
+    PromptEmbeddedContextCapabilities,
+    McpCapabilities,
+    McpStdioCapabilities,
+    McpHttpCapabilities,
+    McpAcpCapabilities,
+    SessionDeleteCapabilities,
+    SessionAdditionalDirectoriesCapabilities,
+    SessionSystemPromptCapabilities,
+    SessionSystemPromptModeCapabilities,
+    SessionSystemPromptOverrideCapabilities,
+    SessionForkCapabilities,
+    SessionArchiveCapabilities,
+    SessionStatusCapabilities,
+    SessionTitleCapabilities,
+    AgentAuthCapabilities,
+    AuthStatusCapabilities,
+    ProvidersCapabilities,
+    AuthMethod,
+    AuthMethodId,
+    EnvVariable,
+    AuthMethodTerminal,
+    AuthMethodAgent,
+    LoginAuthResponse,
+    ListProvidersResponse,
+    ProviderInfo,
+    ProviderId,
+    LlmProtocol,
+    ProviderCurrentConfig,
+    SetProviderResponse,
+    DisableProviderResponse,
+    LogoutAuthResponse,
+    AuthStatusResponse,
+    AuthState,
+    AuthAccount,
+    NewSessionResponse,
+    SessionConfigOption,
+    SessionConfigId,
+    SessionConfigOptionCategory,
+    SessionConfigValueId,
+    SessionConfigSelectOptions,
+    SessionConfigSelectOption,
+    SessionConfigSelectGroup,
+    SessionConfigGroupId,
+    SessionConfigSelect,
+    SessionConfigBoolean,
+    AvailableCommand,
+    AvailableCommandInput,
+    TextCommandInput,
+    Command,
+    ListSessionsResponse,
+    SessionInfo,
+    SessionListCursor,
+    DeleteSessionResponse,
+    ForkSessionResponse,
+    ArchiveSessionResponse,
+    UnarchiveSessionResponse,
+    SessionStatusResponse,
+    SessionStatus,
+    StateUpdate,
+    BackgroundWork,
+    BackgroundTerminal,
+    BackgroundToolCall,
+    BackgroundSubagent,
+    RunningStateUpdate,
+    Error,
+    ErrorCode,
+    ErrorData,
+    UnsupportedProtocolVersionErrorData,
+    SessionNotFoundErrorData,
+    ErrorStopReason,
+    Usage,
+    IdleStateUpdate,
+    RequiresActionStateUpdate,
+    UnknownStateUpdate,
+    SetSessionTitleResponse,
+    ResumeSessionResponse,
+    CloseSessionResponse,
+    CancelToolCallResponse,
+    CancelTerminalResponse,
+    SetSessionConfigOptionResponse,
+    PromptResponse,
+    MessageId,
+    ExtResponse,
+    AgentNotification,
+    UpdateSessionNotification,
+    SessionUpdate,
+    ContentChunk,
+    UserMessage,
+    AgentMessage,
+    AgentThought,
+    ToolCallContentChunk,
+    TerminalOutput,
+    TerminalExitStatus,
+    TerminalSize,
+    TerminalCapabilities,
+    TerminalCancelCapabilities,
+    TerminalUpdate,
+    TerminalOutputChunk,
+    PlanUpdateContent,
+    PlanId,
+    PlanEntry,
+    PlanEntryPriority,
+    PlanEntryStatus,
+    PlanItems,
+    PlanFile,
+    PlanMarkdown,
+    PlanUpdate,
+    PlanRemoved,
+    AvailableCommandsUpdate,
+    ConfigOptionUpdate,
+    SessionInfoUpdate,
+    Cost,
+    UsageUpdate,
+    NoticeSeverity,
+    Notice,
+    CompactionId,
+    CompactionStatus,
+    CompactionUpdate,
+    CompactionSummaryChunk,
+    SubagentSessionCapabilities,
+    SessionCancelCapabilities,
+    SubagentUpdate,
+    SessionMessage,
+    SessionMessageChunk,
+    CompleteElicitationNotification,
+    AuthStatusUpdateNotification,
+    ExtNotification,
+    ClientRequest,
+    InitializeRequest,
+    ClientCapabilities,
+    ClientAuthCapabilities,
+    TerminalAuthCapabilities,
+    ElicitationCapabilities,
+    ElicitationFormCapabilities,
+    ElicitationUrlCapabilities,
+    LoginAuthRequest,
+    ListProvidersRequest,
+    SetProviderRequest,
+    DisableProviderRequest,
+    LogoutAuthRequest,
+    AuthStatusRequest,
+    NewSessionRequest,
+    McpServer,
+    HttpHeader,
+    McpServerHttp,
+    McpServerAcp,
+    McpServerStdio,
+    SystemPrompt,
+    SystemPromptMode,
+    ListSessionsRequest,
+    SessionArchiveFilter,
+    DeleteSessionRequest,
+    ForkSessionRequest,
+    ArchiveSessionRequest,
+    UnarchiveSessionRequest,
+    SessionStatusRequest,
+    SetSessionTitleRequest,
+    ResumeSessionRequest,
+    ReplayFrom,
+    ReplayFromStart,
+    CloseSessionRequest,
+    CancelToolCallRequest,
+    CancelTerminalRequest,
+    SetSessionConfigOptionRequest,
+    PromptRequest,
+    ClientResponse,
+    RequestPermissionResponse,
+    RequestPermissionOutcome,
+    CancelledPermissionOutcome,
+    SelectedPermissionOutcome,
+    CreateElicitationResponse,
+    ElicitationContentValue,
+    ElicitationAcceptAction,
+    MessageMcpResponse,
+    McpError,
+    ClientNotification,
+    CancelSessionNotification,
+    MessageMcpNotification,
+    CancelRequestNotification,
+    ProxyRequest,
+    InitializeProxyRequest,
+    ProxySuccessorRequest,
+    ProxyResponse,
+    InitializeProxyResponse,
+    ProxySuccessorResponse,
+    ProxyNotification,
+    ProxySuccessorNotification,
+    ToolCallRequestPermissionSubject,
+    CommandRequestPermissionSubject,
+    OtherRequestPermissionSubject,
+    ContentToolCallContent,
+    DiffToolCallContent,
+    TerminalToolCallContent,
+    OtherToolCallContent,
+    TextContentBlock,
+    ImageContentBlock,
+    AudioContentBlock,
+    ResourceLinkContentBlock,
+    ResourceContentBlock,
+    OtherContentBlock,
+    AddDiffChange,
+    DeleteDiffChange,
+    ModifyDiffChange,
+    MoveDiffChange,
+    CopyDiffChange,
+    OtherDiffChange,
+    FormCreateElicitationRequest,
+    UrlCreateElicitationRequest,
+    OtherCreateElicitationRequest,
+    StringElicitationPropertySchema,
+    NumberElicitationPropertySchema,
+    IntegerElicitationPropertySchema,
+    BooleanElicitationPropertySchema,
+    ArrayElicitationPropertySchema,
+    OtherElicitationPropertySchema,
+    MultiSelectItemsString,
+    OtherMultiSelectItems,
+    ResultAgentResponse,
+    ErrorAgentResponse,
+    TerminalAuthMethod,
+    AgentAuthMethod,
+    OtherAuthMethod,
+    SelectSessionConfigOption,
+    BooleanSessionConfigOption,
+    OtherSessionConfigOption,
+    CommandAvailableCommand,
+    OtherAvailableCommand,
+    TextAvailableCommandInput,
+    OtherAvailableCommandInput,
+    StateUpdateRunning,
+    StateUpdateIdle,
+    StateUpdateRequiresAction,
+    StateUpdateUnknown,
+    OtherStateUpdate,
+    TerminalBackgroundWork,
+    ToolCallBackgroundWork,
+    SubagentBackgroundWork,
+    OtherBackgroundWork,
+    EndTurnIdleStateUpdate,
+    MaxTokensIdleStateUpdate,
+    MaxTurnRequestsIdleStateUpdate,
+    RefusalIdleStateUpdate,
+    CancelledIdleStateUpdate,
+    ErrorIdleStateUpdate,
+    OtherIdleStateUpdate,
+    NoneIdleStateUpdate,
+    UserMessageChunkSessionUpdate,
+    UserMessageSessionUpdate,
+    AgentMessageChunkSessionUpdate,
+    AgentMessageSessionUpdate,
+    AgentThoughtChunkSessionUpdate,
+    AgentThoughtSessionUpdate,
+    StateUpdateSessionUpdate,
+    ToolCallContentChunkSessionUpdate,
+    ToolCallUpdateSessionUpdate,
+    TerminalUpdateSessionUpdate,
+    TerminalOutputChunkSessionUpdate,
+    PlanUpdateSessionUpdate,
+    PlanRemovedSessionUpdate,
+    AvailableCommandsUpdateSessionUpdate,
+    ConfigOptionUpdateSessionUpdate,
+    SessionInfoUpdateSessionUpdate,
+    UsageUpdateSessionUpdate,
+    NoticeSessionUpdate,
+    CompactionUpdateSessionUpdate,
+    CompactionSummaryChunkSessionUpdate,
+    SubagentUpdateSessionUpdate,
+    SessionMessageSessionUpdate,
+    SessionMessageChunkSessionUpdate,
+    OtherSessionUpdate,
+    ItemsPlanUpdateContent,
+    FilePlanUpdateContent,
+    MarkdownPlanUpdateContent,
+    OtherPlanUpdateContent,
+    HttpMcpServer,
+    AcpMcpServer,
+    StdioMcpServer,
+    OtherMcpServer,
+    StartReplayFrom,
+    OtherReplayFrom,
+    IdSetSessionConfigOptionRequest,
+    BooleanSetSessionConfigOptionRequest,
+    OtherSetSessionConfigOptionRequest,
+    ResultClientResponse,
+    ErrorClientResponse,
+    CancelledRequestPermissionOutcome,
+    SelectedRequestPermissionOutcome,
+    OtherRequestPermissionOutcome,
+    AcceptCreateElicitationResponse,
+    DeclineCreateElicitationResponse,
+    CancelCreateElicitationResponse,
+    OtherCreateElicitationResponse,
+    ResultMessageMcpResponse,
+    ErrorMessageMcpResponse,
+    ResultProxyResponse,
+    ErrorProxyResponse,
+    ToolCallState,
+    TerminalState,
+    SessionInfoState,
+    UserMessageState,
+    AgentMessageState,
+    AgentThoughtState,
+    UsageState,
+    CompactionState,
+    SubagentState,
+    SessionMessageState,
+)
 
 if TYPE_CHECKING:
-    from typing import Literal, Protocol, overload
+    from typing import Literal, overload
 
+    from ._codec import DecodeClass, Encode
     from ._runtime import Decoder, JsonObject
-
-    class _Wire(Protocol):
-        """A generated class: its wire form is a JSON object."""
-
-        def to_wire(self) -> dict[str, Any]: ...
 
 
 __all__ = ["decode", "decode_class", "encode"]
 
-_T = TypeVar("_T")
-
 _new = object.__new__
 """Decoders build objects without calling ``__init__``: they have already
 computed every field, defaults included."""
+
+check_raw = raw_checking(SCHEMA_JSON)
+"""A value the typed codec keeps as JSON, checked against its subschema."""
 
 if TYPE_CHECKING:
     # One signature per definition, so that ``decode("PromptResponse", data)``
@@ -1403,164 +1780,7 @@ if TYPE_CHECKING:
 
     @overload
     def decode(name: str, data: Any, *, strict: bool = False) -> object: ...
-
-
-def decode(name: str, data: Any, *, strict: bool = False) -> object:
-    """Decode ``data``, a value as ``json.loads`` returns it, as the ``$defs``
-    type ``name``.
-
-    Lenient mode (the default) follows the reference implementations;
-    ``strict=True`` accepts exactly what the schema accepts. Raises
-    :class:`ValidationError`, whose ``path`` says where the value is wrong;
-    the input is never changed.
-    """
-    try:
-        decoder = _DECODERS[name][0]
-    except KeyError:
-        raise KeyError(f"the schema has no definition named {name!r}") from None
-    try:
-        return decoder(data, strict)
-    except (ValidationError, NotPlainJson) as error:
-        return _retry(decoder, data, strict, error)
-    except RecursionError:
-        raise ValidationError("the value is nested too deeply to decode") from None
-
-
-def decode_class(cls: type[_T], data: Any, *, strict: bool = False) -> _T:
-    """Decode ``data`` as the generated class ``cls``."""
-    try:
-        decoder = _CLASS_DECODERS[cls][0]
-    except KeyError:
-        raise KeyError(f"{cls!r} is not a class of this package") from None
-    # The table pairs each class with its own decoder.
-    try:
-        return cast(_T, decoder(data, strict))
-    except (ValidationError, NotPlainJson) as error:
-        return cast(_T, _retry(decoder, data, strict, error))
-    except RecursionError:
-        raise ValidationError("the value is nested too deeply to decode") from None
-
-
-def _retry(
-    decoder: Decoder[object], data: Any, strict: bool, error: Exception
-) -> object:
-    """After ``decoder`` refused ``data`` with a ValidationError, or raised
-    NotPlainJson where lenient decoding was about to drop a part of it:
-    subclasses of the JSON types (``OrderedDict`` from ``object_pairs_hook``,
-    ``IntEnum`` and ``str`` enum members) are the JSON values they stand for,
-    so ``data`` is decoded again with them replaced; without any, ``error``
-    stands (NotPlainJson is only raised for a value that holds one). The first
-    attempt is the fast path: it costs nothing when ``data`` is plain JSON.
-    Input holding such a subclass and also a reference cycle is refused here
-    (a cycle is not JSON), even where the cycle is in an ``Any`` field."""
-    plain = plain_json(data)
-    if plain is MISSING:
-        raise error
-    try:
-        return decoder(plain, strict)
-    except RecursionError:
-        raise ValidationError("the value is nested too deeply to decode") from None
-
-
-if TYPE_CHECKING:
-
-    @overload
-    def encode(value: _Wire, *, validate: bool = False) -> dict[str, Any]: ...
-    @overload
-    def encode(value: str, *, validate: bool = False) -> str: ...
-    @overload
-    def encode(value: bool, *, validate: bool = False) -> bool: ...
-    @overload
-    def encode(value: int, *, validate: bool = False) -> int: ...
-    @overload
-    def encode(value: float, *, validate: bool = False) -> float: ...
-    @overload
-    def encode(value: None, *, validate: bool = False) -> None: ...
-    @overload
-    def encode(value: list[Any], *, validate: bool = False) -> list[Any]: ...
-    @overload
-    def encode(value: dict[str, Any], *, validate: bool = False) -> dict[str, Any]: ...
-
-
-def encode(value: object, *, validate: bool = False) -> object:
-    """The JSON-compatible wire form of a decoded or constructed value:
-    ``UNSET`` fields are left out, ``None`` is ``null``, and the wire names
-    come back (``tool_call_id`` -> ``toolCallId``). A generated class gives a
-    dict, an enum member its value, lists and dicts their items' wire forms.
-
-    ``encode`` trusts a value it is given: a hand-built object with a wrong
-    type in a field, or ``UNSET`` in a required one, gives a wire form the
-    schema rejects. ``validate=True`` (for a value of a generated class or
-    enum) checks the wire form against the schema and raises
-    :class:`ValidationError` with the path of what is wrong. A reference
-    cycle raises ``ValueError``."""
-    try:
-        encoder = _ENCODERS.get(type(value))
-        wire = encoder(value) if encoder is not None else encode_value(value)
-    except RecursionError:
-        raise ValueError(
-            "the value is nested too deeply to encode, or holds a reference cycle"
-        ) from None
-    if validate:
-        try:
-            pointer = _POINTERS[type(value)]
-        except KeyError:
-            raise TypeError(
-                f"validate=True checks a value of a generated class or enum, not {type(value).__name__}"
-            ) from None
-        check_wire(wire)
-        _check_schema(schema_root(SCHEMA_JSON), pointer, wire)
-    return wire
-
-
-def encode_value(value: object) -> Any:
-    """The wire form of a value that is not a generated class: JSON as it is,
-    or lists and dicts holding generated values. Walked without recursion, so
-    any depth that ``json`` handles works here too."""
-    root: list[object] = [value]
-    stack: list[tuple[Any, Any]] = [(root, 0)]
-    active: set[int] = set()
-    while stack:
-        container, key = stack.pop()
-        if container is None:
-            active.discard(key)  # every item of that list or dict is done
-            continue
-        item: object = container[key]
-        encoder = _ENCODERS.get(type(item))
-        if encoder is not None:
-            container[key] = encoder(item)
-        elif isinstance(item, Enum):
-            if item is UNSET:
-                raise ValueError("UNSET has no wire form: it marks an omitted field")
-            container[key] = item.value
-        elif type(item) is json_array or type(item) is json_object:
-            if id(item) in active:
-                raise ValueError("a reference cycle has no wire form")
-            active.add(id(item))
-            stack.append((None, id(item)))
-            if type(item) is json_array:
-                items = container[key] = list(item)
-                stack.extend((items, index) for index in range(len(items)))
-            else:
-                members = container[key] = dict(item)
-                stack.extend((members, k) for k in members)
-    return root[0]
-
-
-def check_tag(d: JsonObject, tag: str, expected: str | None) -> ValidationError:
-    """The error for an object whose tag does not select the variant asked for."""
-    value = d.get(tag, MISSING)
-    if value is MISSING:
-        return missing(tag)
-    if expected is None:
-        return type_error("a string", value).at(tag)
-    return unexpected(f"expected {json.dumps(expected)}", value).at(tag)
-
-
-def check_raw(value: Any, pointer: str) -> Any:
-    """A value the typed codec keeps as JSON, checked against its subschema."""
-    validate(schema_root(SCHEMA_JSON), pointer, value)
-    return value
+    def decode(name: str, data: Any, *, strict: bool = False) -> object: ...
 
 
 def _decode_AgentRequest(d: Any, strict: bool) -> AgentRequest:
@@ -1592,7 +1812,7 @@ def _decode_AgentRequest(d: Any, strict: bool) -> AgentRequest:
         f_params = UNSET
     else:
         try:
-            f_params = check_raw(v, "#/$defs/AgentRequest/properties/params")
+            f_params = check_raw(v, "#/$defs/AgentRequest/properties/params", strict)
         except ValidationError as error:
             raise error.at("params")
 
@@ -1610,7 +1830,7 @@ def _encode_AgentRequest(o: AgentRequest) -> dict[str, Any]:
     }
     v_params = o.params
     if v_params is not UNSET:
-        d["params"] = v_params
+        d["params"] = wire_json(v_params)
 
     return d
 
@@ -1715,7 +1935,7 @@ def _decode_RequestPermissionRequest(d: Any, strict: bool) -> RequestPermissionR
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -1748,7 +1968,7 @@ def _encode_RequestPermissionRequest(o: RequestPermissionRequest) -> dict[str, A
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -1788,7 +2008,7 @@ def _read_ToolCallRequestPermissionSubject(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -1810,7 +2030,7 @@ def _encode_ToolCallRequestPermissionSubject(
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -1886,7 +2106,7 @@ def _read_CommandRequestPermissionSubject(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -1918,7 +2138,7 @@ def _encode_CommandRequestPermissionSubject(
         d["terminalId"] = None if v_terminal_id is None else v_terminal_id
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -1946,6 +2166,8 @@ def _read_OtherRequestPermissionSubject(
     o = _new(OtherRequestPermissionSubject)
     o.type = d["type"]
     o.extra = {k: x for k, x in d.items() if k not in ["type"]}
+    if strict:
+        check_json(o.extra)
     return o
 
 
@@ -1956,7 +2178,7 @@ def _encode_OtherRequestPermissionSubject(
         "type": o.type,
     }
 
-    for key, value in o.extra.items():
+    for key, value in wire_json(o.extra).items():
         d.setdefault(key, value)
     return d
 
@@ -2119,7 +2341,7 @@ def _decode_ToolCallUpdate(d: Any, strict: bool) -> ToolCallUpdate:
         f_raw_input = UNSET
     else:
         try:
-            f_raw_input = any_value(v)
+            f_raw_input = any_value(v, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("rawInput")
@@ -2132,7 +2354,7 @@ def _decode_ToolCallUpdate(d: Any, strict: bool) -> ToolCallUpdate:
         f_raw_output = UNSET
     else:
         try:
-            f_raw_output = any_value(v)
+            f_raw_output = any_value(v, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("rawOutput")
@@ -2160,7 +2382,7 @@ def _decode_ToolCallUpdate(d: Any, strict: bool) -> ToolCallUpdate:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -2222,10 +2444,10 @@ def _encode_ToolCallUpdate(o: ToolCallUpdate) -> dict[str, Any]:
         )
     v_raw_input = o.raw_input
     if v_raw_input is not UNSET:
-        d["rawInput"] = v_raw_input
+        d["rawInput"] = wire_json(v_raw_input)
     v_raw_output = o.raw_output
     if v_raw_output is not UNSET:
-        d["rawOutput"] = v_raw_output
+        d["rawOutput"] = wire_json(v_raw_output)
     v_capabilities = o.capabilities
     if v_capabilities is not UNSET:
         d["capabilities"] = (
@@ -2235,7 +2457,7 @@ def _encode_ToolCallUpdate(o: ToolCallUpdate) -> dict[str, Any]:
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -2311,7 +2533,7 @@ def _read_ContentToolCallContent(d: JsonObject, strict: bool) -> ContentToolCall
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -2331,7 +2553,7 @@ def _encode_ContentToolCallContent(o: ContentToolCallContent) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -2378,7 +2600,7 @@ def _read_DiffToolCallContent(d: JsonObject, strict: bool) -> DiffToolCallConten
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -2402,7 +2624,7 @@ def _encode_DiffToolCallContent(o: DiffToolCallContent) -> dict[str, Any]:
         d["patch"] = None if v_patch is None else _encode_DiffPatch(v_patch)
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -2436,7 +2658,7 @@ def _read_TerminalToolCallContent(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -2456,7 +2678,7 @@ def _encode_TerminalToolCallContent(o: TerminalToolCallContent) -> dict[str, Any
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -2480,6 +2702,8 @@ def _read_OtherToolCallContent(d: JsonObject, strict: bool) -> OtherToolCallCont
     o = _new(OtherToolCallContent)
     o.type = d["type"]
     o.extra = {k: x for k, x in d.items() if k not in ["type"]}
+    if strict:
+        check_json(o.extra)
     return o
 
 
@@ -2488,7 +2712,7 @@ def _encode_OtherToolCallContent(o: OtherToolCallContent) -> dict[str, Any]:
         "type": o.type,
     }
 
-    for key, value in o.extra.items():
+    for key, value in wire_json(o.extra).items():
         d.setdefault(key, value)
     return d
 
@@ -2565,7 +2789,7 @@ def _read_TextContentBlock(d: JsonObject, strict: bool) -> TextContentBlock:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -2591,7 +2815,7 @@ def _encode_TextContentBlock(o: TextContentBlock) -> dict[str, Any]:
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -2659,7 +2883,7 @@ def _read_ImageContentBlock(d: JsonObject, strict: bool) -> ImageContentBlock:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -2691,7 +2915,7 @@ def _encode_ImageContentBlock(o: ImageContentBlock) -> dict[str, Any]:
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -2746,7 +2970,7 @@ def _read_AudioContentBlock(d: JsonObject, strict: bool) -> AudioContentBlock:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -2774,7 +2998,7 @@ def _encode_AudioContentBlock(o: AudioContentBlock) -> dict[str, Any]:
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -2912,7 +3136,7 @@ def _read_ResourceLinkContentBlock(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -2960,7 +3184,7 @@ def _encode_ResourceLinkContentBlock(o: ResourceLinkContentBlock) -> dict[str, A
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -3005,7 +3229,7 @@ def _read_ResourceContentBlock(d: JsonObject, strict: bool) -> ResourceContentBl
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -3031,7 +3255,7 @@ def _encode_ResourceContentBlock(o: ResourceContentBlock) -> dict[str, Any]:
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -3055,6 +3279,8 @@ def _read_OtherContentBlock(d: JsonObject, strict: bool) -> OtherContentBlock:
     o = _new(OtherContentBlock)
     o.type = d["type"]
     o.extra = {k: x for k, x in d.items() if k not in ["type"]}
+    if strict:
+        check_json(o.extra)
     return o
 
 
@@ -3063,7 +3289,7 @@ def _encode_OtherContentBlock(o: OtherContentBlock) -> dict[str, Any]:
         "type": o.type,
     }
 
-    for key, value in o.extra.items():
+    for key, value in wire_json(o.extra).items():
         d.setdefault(key, value)
     return d
 
@@ -3158,7 +3384,7 @@ def _decode_Annotations(d: Any, strict: bool) -> Annotations:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -3190,7 +3416,7 @@ def _encode_Annotations(o: Annotations) -> dict[str, Any]:
         d["priority"] = v_priority
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -3243,7 +3469,7 @@ def _decode_TextContent(d: Any, strict: bool) -> TextContent:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -3268,7 +3494,7 @@ def _encode_TextContent(o: TextContent) -> dict[str, Any]:
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -3332,7 +3558,7 @@ def _decode_ImageContent(d: Any, strict: bool) -> ImageContent:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -3363,7 +3589,7 @@ def _encode_ImageContent(o: ImageContent) -> dict[str, Any]:
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -3410,7 +3636,7 @@ def _decode_AudioContent(d: Any, strict: bool) -> AudioContent:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -3437,7 +3663,7 @@ def _encode_AudioContent(o: AudioContent) -> dict[str, Any]:
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -3514,7 +3740,7 @@ def _decode_Icon(d: Any, strict: bool) -> Icon:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -3549,7 +3775,7 @@ def _encode_Icon(o: Icon) -> dict[str, Any]:
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -3693,7 +3919,7 @@ def _decode_ResourceLink(d: Any, strict: bool) -> ResourceLink:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -3740,7 +3966,7 @@ def _encode_ResourceLink(o: ResourceLink) -> dict[str, Any]:
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -3822,7 +4048,7 @@ def _decode_TextResourceContents(d: Any, strict: bool) -> TextResourceContents:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -3847,7 +4073,7 @@ def _encode_TextResourceContents(o: TextResourceContents) -> dict[str, Any]:
         d["mimeType"] = None if v_mime_type is None else v_mime_type
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -3894,7 +4120,7 @@ def _decode_BlobResourceContents(d: Any, strict: bool) -> BlobResourceContents:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -3919,7 +4145,7 @@ def _encode_BlobResourceContents(o: BlobResourceContents) -> dict[str, Any]:
         d["mimeType"] = None if v_mime_type is None else v_mime_type
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -3956,7 +4182,7 @@ def _decode_EmbeddedResource(d: Any, strict: bool) -> EmbeddedResource:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -3981,7 +4207,7 @@ def _encode_EmbeddedResource(o: EmbeddedResource) -> dict[str, Any]:
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -4011,7 +4237,7 @@ def _decode_Content(d: Any, strict: bool) -> Content:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -4030,7 +4256,7 @@ def _encode_Content(o: Content) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -4086,7 +4312,7 @@ def _read_AddDiffChange(d: JsonObject, strict: bool) -> AddDiffChange:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -4132,7 +4358,7 @@ def _encode_AddDiffChange(o: AddDiffChange) -> dict[str, Any]:
         d["mimeType"] = None if v_mime_type is None else v_mime_type
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -4188,7 +4414,7 @@ def _read_DeleteDiffChange(d: JsonObject, strict: bool) -> DeleteDiffChange:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -4234,7 +4460,7 @@ def _encode_DeleteDiffChange(o: DeleteDiffChange) -> dict[str, Any]:
         d["mimeType"] = None if v_mime_type is None else v_mime_type
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -4290,7 +4516,7 @@ def _read_ModifyDiffChange(d: JsonObject, strict: bool) -> ModifyDiffChange:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -4336,7 +4562,7 @@ def _encode_ModifyDiffChange(o: ModifyDiffChange) -> dict[str, Any]:
         d["mimeType"] = None if v_mime_type is None else v_mime_type
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -4392,7 +4618,7 @@ def _read_MoveDiffChange(d: JsonObject, strict: bool) -> MoveDiffChange:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -4450,7 +4676,7 @@ def _encode_MoveDiffChange(o: MoveDiffChange) -> dict[str, Any]:
         d["mimeType"] = None if v_mime_type is None else v_mime_type
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -4506,7 +4732,7 @@ def _read_CopyDiffChange(d: JsonObject, strict: bool) -> CopyDiffChange:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -4564,7 +4790,7 @@ def _encode_CopyDiffChange(o: CopyDiffChange) -> dict[str, Any]:
         d["mimeType"] = None if v_mime_type is None else v_mime_type
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -4625,7 +4851,7 @@ def _read_OtherDiffChange(d: JsonObject, strict: bool) -> OtherDiffChange:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -4642,6 +4868,8 @@ def _read_OtherDiffChange(d: JsonObject, strict: bool) -> OtherDiffChange:
         for k, x in d.items()
         if k not in ["operation", "fileType", "mimeType", "_meta"]
     }
+    if strict:
+        check_json(o.extra)
     return o
 
 
@@ -4665,9 +4893,9 @@ def _encode_OtherDiffChange(o: OtherDiffChange) -> dict[str, Any]:
         d["mimeType"] = None if v_mime_type is None else v_mime_type
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
-    for key, value in o.extra.items():
+    for key, value in wire_json(o.extra).items():
         d.setdefault(key, value)
     return d
 
@@ -4821,7 +5049,7 @@ def _decode_DiffPatch(d: Any, strict: bool) -> DiffPatch:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -4842,7 +5070,7 @@ def _encode_DiffPatch(o: DiffPatch) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -4899,7 +5127,7 @@ def _decode_Diff(d: Any, strict: bool) -> Diff:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -4922,7 +5150,7 @@ def _encode_Diff(o: Diff) -> dict[str, Any]:
         d["patch"] = None if v_patch is None else _encode_DiffPatch(v_patch)
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -4950,7 +5178,7 @@ def _decode_Terminal(d: Any, strict: bool) -> Terminal:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -4969,7 +5197,7 @@ def _encode_Terminal(o: Terminal) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -5016,7 +5244,7 @@ def _decode_ToolCallLocation(d: Any, strict: bool) -> ToolCallLocation:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -5039,7 +5267,7 @@ def _encode_ToolCallLocation(o: ToolCallLocation) -> dict[str, Any]:
         d["line"] = v_line
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -5068,7 +5296,7 @@ def _decode_ToolCallCapabilities(d: Any, strict: bool) -> ToolCallCapabilities:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -5090,7 +5318,7 @@ def _encode_ToolCallCapabilities(o: ToolCallCapabilities) -> dict[str, Any]:
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -5106,7 +5334,7 @@ def _decode_ToolCallCancelCapabilities(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -5122,7 +5350,7 @@ def _encode_ToolCallCancelCapabilities(o: ToolCallCancelCapabilities) -> dict[st
     d: dict[str, Any] = {}
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -5148,7 +5376,7 @@ def _decode_ToolCallPermissionSubject(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -5167,7 +5395,7 @@ def _encode_ToolCallPermissionSubject(o: ToolCallPermissionSubject) -> dict[str,
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -5231,7 +5459,7 @@ def _decode_CommandPermissionSubject(d: Any, strict: bool) -> CommandPermissionS
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -5260,7 +5488,7 @@ def _encode_CommandPermissionSubject(o: CommandPermissionSubject) -> dict[str, A
         d["terminalId"] = None if v_terminal_id is None else v_terminal_id
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -5308,7 +5536,7 @@ def _decode_PermissionOption(d: Any, strict: bool) -> PermissionOption:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -5331,7 +5559,7 @@ def _encode_PermissionOption(o: PermissionOption) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -5389,7 +5617,7 @@ def _read_FormCreateElicitationRequest(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -5454,7 +5682,7 @@ def _encode_FormCreateElicitationRequest(
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -5490,7 +5718,7 @@ def _read_UrlCreateElicitationRequest(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -5567,7 +5795,7 @@ def _encode_UrlCreateElicitationRequest(
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -5608,7 +5836,7 @@ def _read_OtherCreateElicitationRequest(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -5646,6 +5874,8 @@ def _read_OtherCreateElicitationRequest(
         for k, x in d.items()
         if k not in ["mode", "message", "_meta", "sessionId", "toolCallId", "requestId"]
     }
+    if strict:
+        check_json(o.extra)
     return o
 
 
@@ -5667,9 +5897,9 @@ def _encode_OtherCreateElicitationRequest(
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
-    for key, value in o.extra.items():
+    for key, value in wire_json(o.extra).items():
         d.setdefault(key, value)
     return d
 
@@ -5843,7 +6073,7 @@ def _decode_ElicitationSchema(d: Any, strict: bool) -> ElicitationSchema:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -5878,7 +6108,7 @@ def _encode_ElicitationSchema(o: ElicitationSchema) -> dict[str, Any]:
         d["description"] = v_description
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -6062,7 +6292,7 @@ def _read_StringElicitationPropertySchema(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -6124,7 +6354,7 @@ def _encode_StringElicitationPropertySchema(
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -6235,7 +6465,7 @@ def _read_NumberElicitationPropertySchema(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -6275,7 +6505,7 @@ def _encode_NumberElicitationPropertySchema(
         d["default"] = v_default
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -6401,7 +6631,7 @@ def _read_IntegerElicitationPropertySchema(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -6441,7 +6671,7 @@ def _encode_IntegerElicitationPropertySchema(
         d["default"] = v_default
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -6508,7 +6738,7 @@ def _read_BooleanElicitationPropertySchema(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -6540,7 +6770,7 @@ def _encode_BooleanElicitationPropertySchema(
         d["default"] = v_default
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -6667,7 +6897,7 @@ def _read_ArrayElicitationPropertySchema(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -6709,7 +6939,7 @@ def _encode_ArrayElicitationPropertySchema(
         d["default"] = None if v_default is None else list(v_default)
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -6737,6 +6967,8 @@ def _read_OtherElicitationPropertySchema(
     o = _new(OtherElicitationPropertySchema)
     o.type = d["type"]
     o.extra = {k: x for k, x in d.items() if k not in ["type"]}
+    if strict:
+        check_json(o.extra)
     return o
 
 
@@ -6747,7 +6979,7 @@ def _encode_OtherElicitationPropertySchema(
         "type": o.type,
     }
 
-    for key, value in o.extra.items():
+    for key, value in wire_json(o.extra).items():
         d.setdefault(key, value)
     return d
 
@@ -6848,7 +7080,7 @@ def _decode_EnumOption(d: Any, strict: bool) -> EnumOption:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -6873,7 +7105,7 @@ def _encode_EnumOption(o: EnumOption) -> dict[str, Any]:
         d["description"] = v_description
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -7027,7 +7259,7 @@ def _decode_StringPropertySchema(d: Any, strict: bool) -> StringPropertySchema:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -7085,7 +7317,7 @@ def _encode_StringPropertySchema(o: StringPropertySchema) -> dict[str, Any]:
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -7184,7 +7416,7 @@ def _decode_NumberPropertySchema(d: Any, strict: bool) -> NumberPropertySchema:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -7220,7 +7452,7 @@ def _encode_NumberPropertySchema(o: NumberPropertySchema) -> dict[str, Any]:
         d["default"] = v_default
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -7334,7 +7566,7 @@ def _decode_IntegerPropertySchema(d: Any, strict: bool) -> IntegerPropertySchema
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -7370,7 +7602,7 @@ def _encode_IntegerPropertySchema(o: IntegerPropertySchema) -> dict[str, Any]:
         d["default"] = v_default
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -7425,7 +7657,7 @@ def _decode_BooleanPropertySchema(d: Any, strict: bool) -> BooleanPropertySchema
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -7453,7 +7685,7 @@ def _encode_BooleanPropertySchema(o: BooleanPropertySchema) -> dict[str, Any]:
         d["default"] = v_default
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -7487,7 +7719,7 @@ def _read_MultiSelectItemsString(d: JsonObject, strict: bool) -> MultiSelectItem
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -7507,7 +7739,7 @@ def _encode_MultiSelectItemsString(o: MultiSelectItemsString) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -7531,6 +7763,8 @@ def _read_OtherMultiSelectItems(d: JsonObject, strict: bool) -> OtherMultiSelect
     o = _new(OtherMultiSelectItems)
     o.type = d["type"]
     o.extra = {k: x for k, x in d.items() if k not in ["type"]}
+    if strict:
+        check_json(o.extra)
     return o
 
 
@@ -7539,7 +7773,7 @@ def _encode_OtherMultiSelectItems(o: OtherMultiSelectItems) -> dict[str, Any]:
         "type": o.type,
     }
 
-    for key, value in o.extra.items():
+    for key, value in wire_json(o.extra).items():
         d.setdefault(key, value)
     return d
 
@@ -7601,7 +7835,7 @@ def _decode_StringMultiSelectItems(d: Any, strict: bool) -> StringMultiSelectIte
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -7620,7 +7854,7 @@ def _encode_StringMultiSelectItems(o: StringMultiSelectItems) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -7644,7 +7878,7 @@ def _decode_TitledMultiSelectItems(d: Any, strict: bool) -> TitledMultiSelectIte
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -7663,7 +7897,7 @@ def _encode_TitledMultiSelectItems(o: TitledMultiSelectItems) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -7780,7 +8014,7 @@ def _decode_MultiSelectPropertySchema(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -7819,7 +8053,7 @@ def _encode_MultiSelectPropertySchema(o: MultiSelectPropertySchema) -> dict[str,
         d["default"] = None if v_default is None else list(v_default)
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -7993,7 +8227,7 @@ def _decode_MessageMcpRequest(d: Any, strict: bool) -> MessageMcpRequest:
         f_params = UNSET
     else:
         try:
-            f_params = None if v is None else check_map(v)
+            f_params = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             raise error.at("params")
 
@@ -8003,7 +8237,7 @@ def _decode_MessageMcpRequest(d: Any, strict: bool) -> MessageMcpRequest:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -8027,10 +8261,10 @@ def _encode_MessageMcpRequest(o: MessageMcpRequest) -> dict[str, Any]:
     }
     v_params = o.params
     if v_params is not UNSET:
-        d["params"] = None if v_params is None else dict(v_params)
+        d["params"] = None if v_params is None else wire_map(v_params)
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -8044,7 +8278,7 @@ def _decode_McpRequestId(v: Any, strict: bool) -> McpRequestId:
 
 
 def _decode_ExtRequest(v: Any, strict: bool) -> ExtRequest:
-    return any_value(v)
+    return any_value(v, strict)
 
 
 def _decode_ResultAgentResponse(d: Any, strict: bool) -> ResultAgentResponse:
@@ -8066,7 +8300,9 @@ def _decode_ResultAgentResponse(d: Any, strict: bool) -> ResultAgentResponse:
         raise missing("result")
     else:
         try:
-            f_result = check_raw(v, "#/$defs/AgentResponse/anyOf/0/properties/result")
+            f_result = check_raw(
+                v, "#/$defs/AgentResponse/anyOf/0/properties/result", strict
+            )
         except ValidationError as error:
             raise error.at("result")
 
@@ -8079,7 +8315,7 @@ def _decode_ResultAgentResponse(d: Any, strict: bool) -> ResultAgentResponse:
 def _encode_ResultAgentResponse(o: ResultAgentResponse) -> dict[str, Any]:
     d: dict[str, Any] = {
         "id": encode(o.id),
-        "result": o.result,
+        "result": wire_json(o.result),
     }
 
     return d
@@ -8232,7 +8468,7 @@ def _decode_InitializeResponse(d: Any, strict: bool) -> InitializeResponse:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -8259,7 +8495,7 @@ def _encode_InitializeResponse(o: InitializeResponse) -> dict[str, Any]:
         d["authMethods"] = [_encode_AuthMethod(x) for x in v_auth_methods]
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -8310,7 +8546,7 @@ def _decode_Implementation(d: Any, strict: bool) -> Implementation:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -8335,7 +8571,7 @@ def _encode_Implementation(o: Implementation) -> dict[str, Any]:
         d["title"] = v_title
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -8390,7 +8626,7 @@ def _decode_AgentCapabilities(d: Any, strict: bool) -> AgentCapabilities:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -8422,7 +8658,7 @@ def _encode_AgentCapabilities(o: AgentCapabilities) -> dict[str, Any]:
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -8567,7 +8803,7 @@ def _decode_SessionCapabilities(d: Any, strict: bool) -> SessionCapabilities:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -8637,7 +8873,7 @@ def _encode_SessionCapabilities(o: SessionCapabilities) -> dict[str, Any]:
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -8694,7 +8930,7 @@ def _decode_PromptCapabilities(d: Any, strict: bool) -> PromptCapabilities:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -8730,7 +8966,7 @@ def _encode_PromptCapabilities(o: PromptCapabilities) -> dict[str, Any]:
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -8744,7 +8980,7 @@ def _decode_PromptImageCapabilities(d: Any, strict: bool) -> PromptImageCapabili
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -8760,7 +8996,7 @@ def _encode_PromptImageCapabilities(o: PromptImageCapabilities) -> dict[str, Any
     d: dict[str, Any] = {}
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -8774,7 +9010,7 @@ def _decode_PromptAudioCapabilities(d: Any, strict: bool) -> PromptAudioCapabili
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -8790,7 +9026,7 @@ def _encode_PromptAudioCapabilities(o: PromptAudioCapabilities) -> dict[str, Any
     d: dict[str, Any] = {}
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -8806,7 +9042,7 @@ def _decode_PromptEmbeddedContextCapabilities(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -8824,7 +9060,7 @@ def _encode_PromptEmbeddedContextCapabilities(
     d: dict[str, Any] = {}
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -8877,7 +9113,7 @@ def _decode_McpCapabilities(d: Any, strict: bool) -> McpCapabilities:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -8905,7 +9141,7 @@ def _encode_McpCapabilities(o: McpCapabilities) -> dict[str, Any]:
         d["acp"] = None if v_acp is None else _encode_McpAcpCapabilities(v_acp)
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -8919,7 +9155,7 @@ def _decode_McpStdioCapabilities(d: Any, strict: bool) -> McpStdioCapabilities:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -8935,7 +9171,7 @@ def _encode_McpStdioCapabilities(o: McpStdioCapabilities) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -8949,7 +9185,7 @@ def _decode_McpHttpCapabilities(d: Any, strict: bool) -> McpHttpCapabilities:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -8965,7 +9201,7 @@ def _encode_McpHttpCapabilities(o: McpHttpCapabilities) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -8979,7 +9215,7 @@ def _decode_McpAcpCapabilities(d: Any, strict: bool) -> McpAcpCapabilities:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -8995,7 +9231,7 @@ def _encode_McpAcpCapabilities(o: McpAcpCapabilities) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -9011,7 +9247,7 @@ def _decode_SessionDeleteCapabilities(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -9027,7 +9263,7 @@ def _encode_SessionDeleteCapabilities(o: SessionDeleteCapabilities) -> dict[str,
     d: dict[str, Any] = {}
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -9043,7 +9279,7 @@ def _decode_SessionAdditionalDirectoriesCapabilities(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -9061,7 +9297,7 @@ def _encode_SessionAdditionalDirectoriesCapabilities(
     d: dict[str, Any] = {}
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -9094,7 +9330,7 @@ def _decode_SessionSystemPromptCapabilities(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -9120,7 +9356,7 @@ def _encode_SessionSystemPromptCapabilities(
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -9153,7 +9389,7 @@ def _decode_SessionSystemPromptModeCapabilities(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -9179,7 +9415,7 @@ def _encode_SessionSystemPromptModeCapabilities(
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -9195,7 +9431,7 @@ def _decode_SessionSystemPromptOverrideCapabilities(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -9213,7 +9449,7 @@ def _encode_SessionSystemPromptOverrideCapabilities(
     d: dict[str, Any] = {}
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -9227,7 +9463,7 @@ def _decode_SessionForkCapabilities(d: Any, strict: bool) -> SessionForkCapabili
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -9243,7 +9479,7 @@ def _encode_SessionForkCapabilities(o: SessionForkCapabilities) -> dict[str, Any
     d: dict[str, Any] = {}
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -9259,7 +9495,7 @@ def _decode_SessionArchiveCapabilities(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -9275,7 +9511,7 @@ def _encode_SessionArchiveCapabilities(o: SessionArchiveCapabilities) -> dict[st
     d: dict[str, Any] = {}
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -9291,7 +9527,7 @@ def _decode_SessionStatusCapabilities(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -9307,7 +9543,7 @@ def _encode_SessionStatusCapabilities(o: SessionStatusCapabilities) -> dict[str,
     d: dict[str, Any] = {}
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -9321,7 +9557,7 @@ def _decode_SessionTitleCapabilities(d: Any, strict: bool) -> SessionTitleCapabi
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -9337,7 +9573,7 @@ def _encode_SessionTitleCapabilities(o: SessionTitleCapabilities) -> dict[str, A
     d: dict[str, Any] = {}
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -9364,7 +9600,7 @@ def _decode_AgentAuthCapabilities(d: Any, strict: bool) -> AgentAuthCapabilities
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -9386,7 +9622,7 @@ def _encode_AgentAuthCapabilities(o: AgentAuthCapabilities) -> dict[str, Any]:
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -9400,7 +9636,7 @@ def _decode_AuthStatusCapabilities(d: Any, strict: bool) -> AuthStatusCapabiliti
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -9416,7 +9652,7 @@ def _encode_AuthStatusCapabilities(o: AuthStatusCapabilities) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -9430,7 +9666,7 @@ def _decode_ProvidersCapabilities(d: Any, strict: bool) -> ProvidersCapabilities
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -9446,7 +9682,7 @@ def _encode_ProvidersCapabilities(o: ProvidersCapabilities) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -9529,7 +9765,7 @@ def _read_TerminalAuthMethod(d: JsonObject, strict: bool) -> TerminalAuthMethod:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -9563,7 +9799,7 @@ def _encode_TerminalAuthMethod(o: TerminalAuthMethod) -> dict[str, Any]:
         d["env"] = [_encode_EnvVariable(x) for x in v_env]
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -9620,7 +9856,7 @@ def _read_AgentAuthMethod(d: JsonObject, strict: bool) -> AgentAuthMethod:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -9646,7 +9882,7 @@ def _encode_AgentAuthMethod(o: AgentAuthMethod) -> dict[str, Any]:
         d["description"] = v_description
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -9692,6 +9928,8 @@ def _read_OtherAuthMethod(d: JsonObject, strict: bool) -> OtherAuthMethod:
     o.method_id = f_method_id
     o.name = f_name
     o.extra = {k: x for k, x in d.items() if k not in ["type", "methodId", "name"]}
+    if strict:
+        check_json(o.extra)
     return o
 
 
@@ -9702,7 +9940,7 @@ def _encode_OtherAuthMethod(o: OtherAuthMethod) -> dict[str, Any]:
         "name": o.name,
     }
 
-    for key, value in o.extra.items():
+    for key, value in wire_json(o.extra).items():
         d.setdefault(key, value)
     return d
 
@@ -9769,7 +10007,7 @@ def _decode_EnvVariable(d: Any, strict: bool) -> EnvVariable:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -9790,7 +10028,7 @@ def _encode_EnvVariable(o: EnvVariable) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -9865,7 +10103,7 @@ def _decode_AuthMethodTerminal(d: Any, strict: bool) -> AuthMethodTerminal:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -9898,7 +10136,7 @@ def _encode_AuthMethodTerminal(o: AuthMethodTerminal) -> dict[str, Any]:
         d["env"] = [_encode_EnvVariable(x) for x in v_env]
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -9947,7 +10185,7 @@ def _decode_AuthMethodAgent(d: Any, strict: bool) -> AuthMethodAgent:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -9972,7 +10210,7 @@ def _encode_AuthMethodAgent(o: AuthMethodAgent) -> dict[str, Any]:
         d["description"] = v_description
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -9986,7 +10224,7 @@ def _decode_LoginAuthResponse(d: Any, strict: bool) -> LoginAuthResponse:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -10002,7 +10240,7 @@ def _encode_LoginAuthResponse(o: LoginAuthResponse) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -10026,7 +10264,7 @@ def _decode_ListProvidersResponse(d: Any, strict: bool) -> ListProvidersResponse
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -10045,7 +10283,7 @@ def _encode_ListProvidersResponse(o: ListProvidersResponse) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -10102,7 +10340,7 @@ def _decode_ProviderInfo(d: Any, strict: bool) -> ProviderInfo:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -10133,7 +10371,7 @@ def _encode_ProviderInfo(o: ProviderInfo) -> dict[str, Any]:
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -10191,7 +10429,7 @@ def _decode_ProviderCurrentConfig(d: Any, strict: bool) -> ProviderCurrentConfig
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -10214,7 +10452,7 @@ def _encode_ProviderCurrentConfig(o: ProviderCurrentConfig) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -10228,7 +10466,7 @@ def _decode_SetProviderResponse(d: Any, strict: bool) -> SetProviderResponse:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -10244,7 +10482,7 @@ def _encode_SetProviderResponse(o: SetProviderResponse) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -10258,7 +10496,7 @@ def _decode_DisableProviderResponse(d: Any, strict: bool) -> DisableProviderResp
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -10274,7 +10512,7 @@ def _encode_DisableProviderResponse(o: DisableProviderResponse) -> dict[str, Any
     d: dict[str, Any] = {}
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -10288,7 +10526,7 @@ def _decode_LogoutAuthResponse(d: Any, strict: bool) -> LogoutAuthResponse:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -10304,7 +10542,7 @@ def _encode_LogoutAuthResponse(o: LogoutAuthResponse) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -10345,7 +10583,7 @@ def _decode_AuthStatusResponse(d: Any, strict: bool) -> AuthStatusResponse:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -10368,7 +10606,7 @@ def _encode_AuthStatusResponse(o: AuthStatusResponse) -> dict[str, Any]:
         d["accounts"] = [_encode_AuthAccount(x) for x in v_accounts]
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -10462,7 +10700,7 @@ def _decode_AuthAccount(d: Any, strict: bool) -> AuthAccount:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -10497,7 +10735,7 @@ def _encode_AuthAccount(o: AuthAccount) -> dict[str, Any]:
         d["organization"] = v_organization
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -10555,7 +10793,7 @@ def _decode_NewSessionResponse(d: Any, strict: bool) -> NewSessionResponse:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -10584,7 +10822,7 @@ def _encode_NewSessionResponse(o: NewSessionResponse) -> dict[str, Any]:
         ]
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -10666,7 +10904,7 @@ def _read_SelectSessionConfigOption(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -10728,7 +10966,7 @@ def _encode_SelectSessionConfigOption(o: SelectSessionConfigOption) -> dict[str,
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -10810,7 +11048,7 @@ def _read_BooleanSessionConfigOption(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -10860,7 +11098,7 @@ def _encode_BooleanSessionConfigOption(o: BooleanSessionConfigOption) -> dict[st
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -10945,7 +11183,7 @@ def _read_OtherSessionConfigOption(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -10964,6 +11202,8 @@ def _read_OtherSessionConfigOption(
         for k, x in d.items()
         if k not in ["type", "configId", "name", "description", "category", "_meta"]
     }
+    if strict:
+        check_json(o.extra)
     return o
 
 
@@ -10989,9 +11229,9 @@ def _encode_OtherSessionConfigOption(o: OtherSessionConfigOption) -> dict[str, A
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
-    for key, value in o.extra.items():
+    for key, value in wire_json(o.extra).items():
         d.setdefault(key, value)
     return d
 
@@ -11122,7 +11362,7 @@ def _decode_SessionConfigSelectOption(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -11147,7 +11387,7 @@ def _encode_SessionConfigSelectOption(o: SessionConfigSelectOption) -> dict[str,
         d["description"] = v_description
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -11196,7 +11436,7 @@ def _decode_SessionConfigSelectGroup(d: Any, strict: bool) -> SessionConfigSelec
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -11219,7 +11459,7 @@ def _encode_SessionConfigSelectGroup(o: SessionConfigSelectGroup) -> dict[str, A
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -11356,7 +11596,7 @@ def _read_CommandAvailableCommand(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -11382,7 +11622,7 @@ def _encode_CommandAvailableCommand(o: CommandAvailableCommand) -> dict[str, Any
         d["input"] = None if v_input is None else _encode_AvailableCommandInput(v_input)
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -11428,6 +11668,8 @@ def _read_OtherAvailableCommand(d: JsonObject, strict: bool) -> OtherAvailableCo
     o.name = f_name
     o.description = f_description
     o.extra = {k: x for k, x in d.items() if k not in ["type", "name", "description"]}
+    if strict:
+        check_json(o.extra)
     return o
 
 
@@ -11438,7 +11680,7 @@ def _encode_OtherAvailableCommand(o: OtherAvailableCommand) -> dict[str, Any]:
         "description": o.description,
     }
 
-    for key, value in o.extra.items():
+    for key, value in wire_json(o.extra).items():
         d.setdefault(key, value)
     return d
 
@@ -11504,7 +11746,7 @@ def _read_TextAvailableCommandInput(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -11524,7 +11766,7 @@ def _encode_TextAvailableCommandInput(o: TextAvailableCommandInput) -> dict[str,
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -11552,6 +11794,8 @@ def _read_OtherAvailableCommandInput(
     o = _new(OtherAvailableCommandInput)
     o.type = d["type"]
     o.extra = {k: x for k, x in d.items() if k not in ["type"]}
+    if strict:
+        check_json(o.extra)
     return o
 
 
@@ -11560,7 +11804,7 @@ def _encode_OtherAvailableCommandInput(o: OtherAvailableCommandInput) -> dict[st
         "type": o.type,
     }
 
-    for key, value in o.extra.items():
+    for key, value in wire_json(o.extra).items():
         d.setdefault(key, value)
     return d
 
@@ -11614,7 +11858,7 @@ def _decode_TextCommandInput(d: Any, strict: bool) -> TextCommandInput:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -11633,7 +11877,7 @@ def _encode_TextCommandInput(o: TextCommandInput) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -11692,7 +11936,7 @@ def _decode_Command(d: Any, strict: bool) -> Command:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -11717,7 +11961,7 @@ def _encode_Command(o: Command) -> dict[str, Any]:
         d["input"] = None if v_input is None else _encode_AvailableCommandInput(v_input)
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -11756,7 +12000,7 @@ def _decode_ListSessionsResponse(d: Any, strict: bool) -> ListSessionsResponse:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -11779,7 +12023,7 @@ def _encode_ListSessionsResponse(o: ListSessionsResponse) -> dict[str, Any]:
         d["nextCursor"] = None if v_next_cursor is None else v_next_cursor
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -11868,7 +12112,7 @@ def _decode_SessionInfo(d: Any, strict: bool) -> SessionInfo:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -11905,7 +12149,7 @@ def _encode_SessionInfo(o: SessionInfo) -> dict[str, Any]:
         d["archived"] = v_archived
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -11923,7 +12167,7 @@ def _decode_DeleteSessionResponse(d: Any, strict: bool) -> DeleteSessionResponse
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -11939,7 +12183,7 @@ def _encode_DeleteSessionResponse(o: DeleteSessionResponse) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -11997,7 +12241,7 @@ def _decode_ForkSessionResponse(d: Any, strict: bool) -> ForkSessionResponse:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -12026,7 +12270,7 @@ def _encode_ForkSessionResponse(o: ForkSessionResponse) -> dict[str, Any]:
         ]
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -12040,7 +12284,7 @@ def _decode_ArchiveSessionResponse(d: Any, strict: bool) -> ArchiveSessionRespon
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -12056,7 +12300,7 @@ def _encode_ArchiveSessionResponse(o: ArchiveSessionResponse) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -12070,7 +12314,7 @@ def _decode_UnarchiveSessionResponse(d: Any, strict: bool) -> UnarchiveSessionRe
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -12086,7 +12330,7 @@ def _encode_UnarchiveSessionResponse(o: UnarchiveSessionResponse) -> dict[str, A
     d: dict[str, Any] = {}
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -12137,7 +12381,7 @@ def _decode_SessionStatusResponse(d: Any, strict: bool) -> SessionStatusResponse
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -12160,7 +12404,7 @@ def _encode_SessionStatusResponse(o: SessionStatusResponse) -> dict[str, Any]:
         d["state"] = None if v_state is None else _encode_StateUpdate(v_state)
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -12219,7 +12463,7 @@ def _read_StateUpdateRunning(d: JsonObject, strict: bool) -> StateUpdateRunning:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -12245,7 +12489,7 @@ def _encode_StateUpdateRunning(o: StateUpdateRunning) -> dict[str, Any]:
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -12315,7 +12559,7 @@ def _read_StateUpdateRequiresAction(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -12341,7 +12585,7 @@ def _encode_StateUpdateRequiresAction(o: StateUpdateRequiresAction) -> dict[str,
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -12382,7 +12626,7 @@ def _read_StateUpdateUnknown(d: JsonObject, strict: bool) -> StateUpdateUnknown:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -12408,7 +12652,7 @@ def _encode_StateUpdateUnknown(o: StateUpdateUnknown) -> dict[str, Any]:
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -12432,6 +12676,8 @@ def _read_OtherStateUpdate(d: JsonObject, strict: bool) -> OtherStateUpdate:
     o = _new(OtherStateUpdate)
     o.state = d["state"]
     o.extra = {k: x for k, x in d.items() if k not in ["state"]}
+    if strict:
+        check_json(o.extra)
     return o
 
 
@@ -12440,7 +12686,7 @@ def _encode_OtherStateUpdate(o: OtherStateUpdate) -> dict[str, Any]:
         "state": o.state,
     }
 
-    for key, value in o.extra.items():
+    for key, value in wire_json(o.extra).items():
         d.setdefault(key, value)
     return d
 
@@ -12503,7 +12749,7 @@ def _read_TerminalBackgroundWork(d: JsonObject, strict: bool) -> TerminalBackgro
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -12523,7 +12769,7 @@ def _encode_TerminalBackgroundWork(o: TerminalBackgroundWork) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -12555,7 +12801,7 @@ def _read_ToolCallBackgroundWork(d: JsonObject, strict: bool) -> ToolCallBackgro
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -12575,7 +12821,7 @@ def _encode_ToolCallBackgroundWork(o: ToolCallBackgroundWork) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -12607,7 +12853,7 @@ def _read_SubagentBackgroundWork(d: JsonObject, strict: bool) -> SubagentBackgro
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -12627,7 +12873,7 @@ def _encode_SubagentBackgroundWork(o: SubagentBackgroundWork) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -12651,6 +12897,8 @@ def _read_OtherBackgroundWork(d: JsonObject, strict: bool) -> OtherBackgroundWor
     o = _new(OtherBackgroundWork)
     o.type = d["type"]
     o.extra = {k: x for k, x in d.items() if k not in ["type"]}
+    if strict:
+        check_json(o.extra)
     return o
 
 
@@ -12659,7 +12907,7 @@ def _encode_OtherBackgroundWork(o: OtherBackgroundWork) -> dict[str, Any]:
         "type": o.type,
     }
 
-    for key, value in o.extra.items():
+    for key, value in wire_json(o.extra).items():
         d.setdefault(key, value)
     return d
 
@@ -12715,7 +12963,7 @@ def _decode_BackgroundTerminal(d: Any, strict: bool) -> BackgroundTerminal:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -12734,7 +12982,7 @@ def _encode_BackgroundTerminal(o: BackgroundTerminal) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -12758,7 +13006,7 @@ def _decode_BackgroundToolCall(d: Any, strict: bool) -> BackgroundToolCall:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -12777,7 +13025,7 @@ def _encode_BackgroundToolCall(o: BackgroundToolCall) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -12801,7 +13049,7 @@ def _decode_BackgroundSubagent(d: Any, strict: bool) -> BackgroundSubagent:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -12820,7 +13068,7 @@ def _encode_BackgroundSubagent(o: BackgroundSubagent) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -12853,7 +13101,7 @@ def _decode_RunningStateUpdate(d: Any, strict: bool) -> RunningStateUpdate:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -12877,7 +13125,7 @@ def _encode_RunningStateUpdate(o: RunningStateUpdate) -> dict[str, Any]:
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -13004,7 +13252,7 @@ def _decode_UnsupportedProtocolVersionErrorData(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -13027,7 +13275,7 @@ def _encode_UnsupportedProtocolVersionErrorData(
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -13051,7 +13299,7 @@ def _decode_SessionNotFoundErrorData(d: Any, strict: bool) -> SessionNotFoundErr
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -13070,7 +13318,7 @@ def _encode_SessionNotFoundErrorData(o: SessionNotFoundErrorData) -> dict[str, A
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -13243,7 +13491,7 @@ def _decode_Usage(d: Any, strict: bool) -> Usage:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -13278,7 +13526,7 @@ def _encode_Usage(o: Usage) -> dict[str, Any]:
         d["cachedWriteTokens"] = v_cached_write_tokens
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -13332,7 +13580,7 @@ def _read_EndTurnIdleStateUpdate(d: JsonObject, strict: bool) -> EndTurnIdleStat
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -13362,7 +13610,7 @@ def _encode_EndTurnIdleStateUpdate(o: EndTurnIdleStateUpdate) -> dict[str, Any]:
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -13418,7 +13666,7 @@ def _read_MaxTokensIdleStateUpdate(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -13448,7 +13696,7 @@ def _encode_MaxTokensIdleStateUpdate(o: MaxTokensIdleStateUpdate) -> dict[str, A
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -13506,7 +13754,7 @@ def _read_MaxTurnRequestsIdleStateUpdate(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -13538,7 +13786,7 @@ def _encode_MaxTurnRequestsIdleStateUpdate(
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -13592,7 +13840,7 @@ def _read_RefusalIdleStateUpdate(d: JsonObject, strict: bool) -> RefusalIdleStat
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -13622,7 +13870,7 @@ def _encode_RefusalIdleStateUpdate(o: RefusalIdleStateUpdate) -> dict[str, Any]:
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -13678,7 +13926,7 @@ def _read_CancelledIdleStateUpdate(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -13708,7 +13956,7 @@ def _encode_CancelledIdleStateUpdate(o: CancelledIdleStateUpdate) -> dict[str, A
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -13762,7 +14010,7 @@ def _read_ErrorIdleStateUpdate(d: JsonObject, strict: bool) -> ErrorIdleStateUpd
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -13806,7 +14054,7 @@ def _encode_ErrorIdleStateUpdate(o: ErrorIdleStateUpdate) -> dict[str, Any]:
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
     v_error = o.error
     if v_error is not UNSET:
         d["error"] = None if v_error is None else _encode_Error(v_error)
@@ -13868,7 +14116,7 @@ def _read_OtherIdleStateUpdate(d: JsonObject, strict: bool) -> OtherIdleStateUpd
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -13885,6 +14133,8 @@ def _read_OtherIdleStateUpdate(d: JsonObject, strict: bool) -> OtherIdleStateUpd
         for k, x in d.items()
         if k not in ["stopReason", "usage", "background", "_meta"]
     }
+    if strict:
+        check_json(o.extra)
     return o
 
 
@@ -13904,9 +14154,9 @@ def _encode_OtherIdleStateUpdate(o: OtherIdleStateUpdate) -> dict[str, Any]:
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
-    for key, value in o.extra.items():
+    for key, value in wire_json(o.extra).items():
         d.setdefault(key, value)
     return d
 
@@ -13952,7 +14202,7 @@ def _decode_NoneIdleStateUpdate(d: Any, strict: bool) -> NoneIdleStateUpdate:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -13994,7 +14244,7 @@ def _encode_NoneIdleStateUpdate(o: NoneIdleStateUpdate) -> dict[str, Any]:
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
     v_stop_reason = o.stop_reason
     if v_stop_reason is not UNSET:
         d["stopReason"] = v_stop_reason
@@ -14070,7 +14320,7 @@ def _decode_RequiresActionStateUpdate(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -14094,7 +14344,7 @@ def _encode_RequiresActionStateUpdate(o: RequiresActionStateUpdate) -> dict[str,
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -14127,7 +14377,7 @@ def _decode_UnknownStateUpdate(d: Any, strict: bool) -> UnknownStateUpdate:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -14151,7 +14401,7 @@ def _encode_UnknownStateUpdate(o: UnknownStateUpdate) -> dict[str, Any]:
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -14175,7 +14425,7 @@ def _decode_SetSessionTitleResponse(d: Any, strict: bool) -> SetSessionTitleResp
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -14194,7 +14444,7 @@ def _encode_SetSessionTitleResponse(o: SetSessionTitleResponse) -> dict[str, Any
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -14242,7 +14492,7 @@ def _decode_ResumeSessionResponse(d: Any, strict: bool) -> ResumeSessionResponse
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -14268,7 +14518,7 @@ def _encode_ResumeSessionResponse(o: ResumeSessionResponse) -> dict[str, Any]:
         ]
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -14282,7 +14532,7 @@ def _decode_CloseSessionResponse(d: Any, strict: bool) -> CloseSessionResponse:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -14298,7 +14548,7 @@ def _encode_CloseSessionResponse(o: CloseSessionResponse) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -14312,7 +14562,7 @@ def _decode_CancelToolCallResponse(d: Any, strict: bool) -> CancelToolCallRespon
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -14328,7 +14578,7 @@ def _encode_CancelToolCallResponse(o: CancelToolCallResponse) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -14342,7 +14592,7 @@ def _decode_CancelTerminalResponse(d: Any, strict: bool) -> CancelTerminalRespon
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -14358,7 +14608,7 @@ def _encode_CancelTerminalResponse(o: CancelTerminalResponse) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -14390,7 +14640,7 @@ def _decode_SetSessionConfigOptionResponse(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -14411,7 +14661,7 @@ def _encode_SetSessionConfigOptionResponse(
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -14435,7 +14685,7 @@ def _decode_PromptResponse(d: Any, strict: bool) -> PromptResponse:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -14454,7 +14704,7 @@ def _encode_PromptResponse(o: PromptResponse) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -14464,7 +14714,7 @@ def _decode_MessageId(v: Any, strict: bool) -> MessageId:
 
 
 def _decode_ExtResponse(v: Any, strict: bool) -> ExtResponse:
-    return any_value(v)
+    return any_value(v, strict)
 
 
 def _decode_AgentNotification(d: Any, strict: bool) -> AgentNotification:
@@ -14486,7 +14736,9 @@ def _decode_AgentNotification(d: Any, strict: bool) -> AgentNotification:
         f_params = UNSET
     else:
         try:
-            f_params = check_raw(v, "#/$defs/AgentNotification/properties/params")
+            f_params = check_raw(
+                v, "#/$defs/AgentNotification/properties/params", strict
+            )
         except ValidationError as error:
             raise error.at("params")
 
@@ -14502,7 +14754,7 @@ def _encode_AgentNotification(o: AgentNotification) -> dict[str, Any]:
     }
     v_params = o.params
     if v_params is not UNSET:
-        d["params"] = v_params
+        d["params"] = wire_json(v_params)
 
     return d
 
@@ -14544,7 +14796,7 @@ def _decode_UpdateSessionNotification(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -14565,7 +14817,7 @@ def _encode_UpdateSessionNotification(o: UpdateSessionNotification) -> dict[str,
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -14617,7 +14869,7 @@ def _read_UserMessageChunkSessionUpdate(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -14641,7 +14893,7 @@ def _encode_UserMessageChunkSessionUpdate(
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -14694,7 +14946,7 @@ def _read_UserMessageSessionUpdate(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -14720,7 +14972,7 @@ def _encode_UserMessageSessionUpdate(o: UserMessageSessionUpdate) -> dict[str, A
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -14772,7 +15024,7 @@ def _read_AgentMessageChunkSessionUpdate(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -14796,7 +15048,7 @@ def _encode_AgentMessageChunkSessionUpdate(
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -14851,7 +15103,7 @@ def _read_AgentMessageSessionUpdate(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -14877,7 +15129,7 @@ def _encode_AgentMessageSessionUpdate(o: AgentMessageSessionUpdate) -> dict[str,
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -14929,7 +15181,7 @@ def _read_AgentThoughtChunkSessionUpdate(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -14953,7 +15205,7 @@ def _encode_AgentThoughtChunkSessionUpdate(
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -15008,7 +15260,7 @@ def _read_AgentThoughtSessionUpdate(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -15034,7 +15286,7 @@ def _encode_AgentThoughtSessionUpdate(o: AgentThoughtSessionUpdate) -> dict[str,
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -15113,7 +15365,7 @@ def _read_ToolCallContentChunkSessionUpdate(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -15137,7 +15389,7 @@ def _encode_ToolCallContentChunkSessionUpdate(
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -15281,7 +15533,7 @@ def _read_ToolCallUpdateSessionUpdate(
         f_raw_input = UNSET
     else:
         try:
-            f_raw_input = any_value(v)
+            f_raw_input = any_value(v, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("rawInput")
@@ -15294,7 +15546,7 @@ def _read_ToolCallUpdateSessionUpdate(
         f_raw_output = UNSET
     else:
         try:
-            f_raw_output = any_value(v)
+            f_raw_output = any_value(v, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("rawOutput")
@@ -15322,7 +15574,7 @@ def _read_ToolCallUpdateSessionUpdate(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -15387,10 +15639,10 @@ def _encode_ToolCallUpdateSessionUpdate(
         )
     v_raw_input = o.raw_input
     if v_raw_input is not UNSET:
-        d["rawInput"] = v_raw_input
+        d["rawInput"] = wire_json(v_raw_input)
     v_raw_output = o.raw_output
     if v_raw_output is not UNSET:
-        d["rawOutput"] = v_raw_output
+        d["rawOutput"] = wire_json(v_raw_output)
     v_capabilities = o.capabilities
     if v_capabilities is not UNSET:
         d["capabilities"] = (
@@ -15400,7 +15652,7 @@ def _encode_ToolCallUpdateSessionUpdate(
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -15516,7 +15768,7 @@ def _read_TerminalUpdateSessionUpdate(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -15568,7 +15820,7 @@ def _encode_TerminalUpdateSessionUpdate(
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -15614,7 +15866,7 @@ def _read_TerminalOutputChunkSessionUpdate(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -15638,7 +15890,7 @@ def _encode_TerminalOutputChunkSessionUpdate(
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -15678,7 +15930,7 @@ def _read_PlanUpdateSessionUpdate(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -15698,7 +15950,7 @@ def _encode_PlanUpdateSessionUpdate(o: PlanUpdateSessionUpdate) -> dict[str, Any
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -15732,7 +15984,7 @@ def _read_PlanRemovedSessionUpdate(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -15752,7 +16004,7 @@ def _encode_PlanRemovedSessionUpdate(o: PlanRemovedSessionUpdate) -> dict[str, A
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -15790,7 +16042,7 @@ def _read_AvailableCommandsUpdateSessionUpdate(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -15814,7 +16066,7 @@ def _encode_AvailableCommandsUpdateSessionUpdate(
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -15856,7 +16108,7 @@ def _read_ConfigOptionUpdateSessionUpdate(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -15878,7 +16130,7 @@ def _encode_ConfigOptionUpdateSessionUpdate(
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -15932,7 +16184,7 @@ def _read_SessionInfoUpdateSessionUpdate(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -15960,7 +16212,7 @@ def _encode_SessionInfoUpdateSessionUpdate(
         d["updatedAt"] = v_updated_at
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -16033,7 +16285,7 @@ def _read_UsageUpdateSessionUpdate(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -16059,7 +16311,7 @@ def _encode_UsageUpdateSessionUpdate(o: UsageUpdateSessionUpdate) -> dict[str, A
         d["cost"] = None if v_cost is None else _encode_Cost(v_cost)
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -16122,7 +16374,7 @@ def _read_NoticeSessionUpdate(d: JsonObject, strict: bool) -> NoticeSessionUpdat
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -16150,7 +16402,7 @@ def _encode_NoticeSessionUpdate(o: NoticeSessionUpdate) -> dict[str, Any]:
         d["description"] = v_description
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -16232,7 +16484,7 @@ def _read_CompactionUpdateSessionUpdate(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -16268,7 +16520,7 @@ def _encode_CompactionUpdateSessionUpdate(
         d["error"] = v_error
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -16320,7 +16572,7 @@ def _read_CompactionSummaryChunkSessionUpdate(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -16344,7 +16596,7 @@ def _encode_CompactionSummaryChunkSessionUpdate(
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -16468,7 +16720,7 @@ def _read_SubagentUpdateSessionUpdate(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -16522,7 +16774,7 @@ def _encode_SubagentUpdateSessionUpdate(
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -16637,7 +16889,7 @@ def _read_SessionMessageSessionUpdate(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -16689,7 +16941,7 @@ def _encode_SessionMessageSessionUpdate(
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -16741,7 +16993,7 @@ def _read_SessionMessageChunkSessionUpdate(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -16765,7 +17017,7 @@ def _encode_SessionMessageChunkSessionUpdate(
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -16789,6 +17041,8 @@ def _read_OtherSessionUpdate(d: JsonObject, strict: bool) -> OtherSessionUpdate:
     o = _new(OtherSessionUpdate)
     o.session_update = d["sessionUpdate"]
     o.extra = {k: x for k, x in d.items() if k not in ["sessionUpdate"]}
+    if strict:
+        check_json(o.extra)
     return o
 
 
@@ -16797,7 +17051,7 @@ def _encode_OtherSessionUpdate(o: OtherSessionUpdate) -> dict[str, Any]:
         "sessionUpdate": o.session_update,
     }
 
-    for key, value in o.extra.items():
+    for key, value in wire_json(o.extra).items():
         d.setdefault(key, value)
     return d
 
@@ -16889,7 +17143,7 @@ def _decode_ContentChunk(d: Any, strict: bool) -> ContentChunk:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -16910,7 +17164,7 @@ def _encode_ContentChunk(o: ContentChunk) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -16953,7 +17207,7 @@ def _decode_UserMessage(d: Any, strict: bool) -> UserMessage:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -16978,7 +17232,7 @@ def _encode_UserMessage(o: UserMessage) -> dict[str, Any]:
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -17021,7 +17275,7 @@ def _decode_AgentMessage(d: Any, strict: bool) -> AgentMessage:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -17046,7 +17300,7 @@ def _encode_AgentMessage(o: AgentMessage) -> dict[str, Any]:
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -17089,7 +17343,7 @@ def _decode_AgentThought(d: Any, strict: bool) -> AgentThought:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -17114,7 +17368,7 @@ def _encode_AgentThought(o: AgentThought) -> dict[str, Any]:
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -17154,7 +17408,7 @@ def _decode_ToolCallContentChunk(d: Any, strict: bool) -> ToolCallContentChunk:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -17175,7 +17429,7 @@ def _encode_ToolCallContentChunk(o: ToolCallContentChunk) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -17199,7 +17453,7 @@ def _decode_TerminalOutput(d: Any, strict: bool) -> TerminalOutput:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -17218,7 +17472,7 @@ def _encode_TerminalOutput(o: TerminalOutput) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -17271,7 +17525,7 @@ def _decode_TerminalExitStatus(d: Any, strict: bool) -> TerminalExitStatus:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -17295,7 +17549,7 @@ def _encode_TerminalExitStatus(o: TerminalExitStatus) -> dict[str, Any]:
         d["signal"] = v_signal
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -17329,7 +17583,7 @@ def _decode_TerminalSize(d: Any, strict: bool) -> TerminalSize:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -17350,7 +17604,7 @@ def _encode_TerminalSize(o: TerminalSize) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -17379,7 +17633,7 @@ def _decode_TerminalCapabilities(d: Any, strict: bool) -> TerminalCapabilities:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -17401,7 +17655,7 @@ def _encode_TerminalCapabilities(o: TerminalCapabilities) -> dict[str, Any]:
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -17417,7 +17671,7 @@ def _decode_TerminalCancelCapabilities(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -17433,7 +17687,7 @@ def _encode_TerminalCancelCapabilities(o: TerminalCancelCapabilities) -> dict[st
     d: dict[str, Any] = {}
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -17537,7 +17791,7 @@ def _decode_TerminalUpdate(d: Any, strict: bool) -> TerminalUpdate:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -17586,7 +17840,7 @@ def _encode_TerminalUpdate(o: TerminalUpdate) -> dict[str, Any]:
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -17620,7 +17874,7 @@ def _decode_TerminalOutputChunk(d: Any, strict: bool) -> TerminalOutputChunk:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -17641,7 +17895,7 @@ def _encode_TerminalOutputChunk(o: TerminalOutputChunk) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -17683,7 +17937,7 @@ def _read_ItemsPlanUpdateContent(d: JsonObject, strict: bool) -> ItemsPlanUpdate
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -17705,7 +17959,7 @@ def _encode_ItemsPlanUpdateContent(o: ItemsPlanUpdateContent) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -17747,7 +18001,7 @@ def _read_FilePlanUpdateContent(d: JsonObject, strict: bool) -> FilePlanUpdateCo
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -17769,7 +18023,7 @@ def _encode_FilePlanUpdateContent(o: FilePlanUpdateContent) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -17815,7 +18069,7 @@ def _read_MarkdownPlanUpdateContent(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -17837,7 +18091,7 @@ def _encode_MarkdownPlanUpdateContent(o: MarkdownPlanUpdateContent) -> dict[str,
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -17872,6 +18126,8 @@ def _read_OtherPlanUpdateContent(d: JsonObject, strict: bool) -> OtherPlanUpdate
     o.type = d["type"]
     o.plan_id = f_plan_id
     o.extra = {k: x for k, x in d.items() if k not in ["type", "planId"]}
+    if strict:
+        check_json(o.extra)
     return o
 
 
@@ -17881,7 +18137,7 @@ def _encode_OtherPlanUpdateContent(o: OtherPlanUpdateContent) -> dict[str, Any]:
         "planId": o.plan_id,
     }
 
-    for key, value in o.extra.items():
+    for key, value in wire_json(o.extra).items():
         d.setdefault(key, value)
     return d
 
@@ -17969,7 +18225,7 @@ def _decode_PlanEntry(d: Any, strict: bool) -> PlanEntry:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -17994,7 +18250,7 @@ def _encode_PlanEntry(o: PlanEntry) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -18064,7 +18320,7 @@ def _decode_PlanItems(d: Any, strict: bool) -> PlanItems:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -18085,7 +18341,7 @@ def _encode_PlanItems(o: PlanItems) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -18119,7 +18375,7 @@ def _decode_PlanFile(d: Any, strict: bool) -> PlanFile:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -18140,7 +18396,7 @@ def _encode_PlanFile(o: PlanFile) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -18174,7 +18430,7 @@ def _decode_PlanMarkdown(d: Any, strict: bool) -> PlanMarkdown:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -18195,7 +18451,7 @@ def _encode_PlanMarkdown(o: PlanMarkdown) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -18225,7 +18481,7 @@ def _decode_PlanUpdate(d: Any, strict: bool) -> PlanUpdate:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -18244,7 +18500,7 @@ def _encode_PlanUpdate(o: PlanUpdate) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -18268,7 +18524,7 @@ def _decode_PlanRemoved(d: Any, strict: bool) -> PlanRemoved:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -18287,7 +18543,7 @@ def _encode_PlanRemoved(o: PlanRemoved) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -18313,7 +18569,7 @@ def _decode_AvailableCommandsUpdate(d: Any, strict: bool) -> AvailableCommandsUp
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -18334,7 +18590,7 @@ def _encode_AvailableCommandsUpdate(o: AvailableCommandsUpdate) -> dict[str, Any
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -18364,7 +18620,7 @@ def _decode_ConfigOptionUpdate(d: Any, strict: bool) -> ConfigOptionUpdate:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -18383,7 +18639,7 @@ def _encode_ConfigOptionUpdate(o: ConfigOptionUpdate) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -18425,7 +18681,7 @@ def _decode_SessionInfoUpdate(d: Any, strict: bool) -> SessionInfoUpdate:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -18449,7 +18705,7 @@ def _encode_SessionInfoUpdate(o: SessionInfoUpdate) -> dict[str, Any]:
         d["updatedAt"] = v_updated_at
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -18487,7 +18743,7 @@ def _decode_Cost(d: Any, strict: bool) -> Cost:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -18508,7 +18764,7 @@ def _encode_Cost(o: Cost) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -18571,7 +18827,7 @@ def _decode_UsageUpdate(d: Any, strict: bool) -> UsageUpdate:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -18596,7 +18852,7 @@ def _encode_UsageUpdate(o: UsageUpdate) -> dict[str, Any]:
         d["cost"] = None if v_cost is None else _encode_Cost(v_cost)
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -18669,7 +18925,7 @@ def _decode_Notice(d: Any, strict: bool) -> Notice:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -18696,7 +18952,7 @@ def _encode_Notice(o: Notice) -> dict[str, Any]:
         d["description"] = v_description
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -18788,7 +19044,7 @@ def _decode_CompactionUpdate(d: Any, strict: bool) -> CompactionUpdate:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -18821,7 +19077,7 @@ def _encode_CompactionUpdate(o: CompactionUpdate) -> dict[str, Any]:
         d["error"] = v_error
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -18861,7 +19117,7 @@ def _decode_CompactionSummaryChunk(d: Any, strict: bool) -> CompactionSummaryChu
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -18882,7 +19138,7 @@ def _encode_CompactionSummaryChunk(o: CompactionSummaryChunk) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -18913,7 +19169,7 @@ def _decode_SubagentSessionCapabilities(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -18937,7 +19193,7 @@ def _encode_SubagentSessionCapabilities(
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -18953,7 +19209,7 @@ def _decode_SessionCancelCapabilities(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -18969,7 +19225,7 @@ def _encode_SessionCancelCapabilities(o: SessionCancelCapabilities) -> dict[str,
     d: dict[str, Any] = {}
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -19081,7 +19337,7 @@ def _decode_SubagentUpdate(d: Any, strict: bool) -> SubagentUpdate:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -19132,7 +19388,7 @@ def _encode_SubagentUpdate(o: SubagentUpdate) -> dict[str, Any]:
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -19235,7 +19491,7 @@ def _decode_SessionMessage(d: Any, strict: bool) -> SessionMessage:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -19284,7 +19540,7 @@ def _encode_SessionMessage(o: SessionMessage) -> dict[str, Any]:
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -19324,7 +19580,7 @@ def _decode_SessionMessageChunk(d: Any, strict: bool) -> SessionMessageChunk:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -19345,7 +19601,7 @@ def _encode_SessionMessageChunk(o: SessionMessageChunk) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -19371,7 +19627,7 @@ def _decode_CompleteElicitationNotification(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -19392,7 +19648,7 @@ def _encode_CompleteElicitationNotification(
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -19435,7 +19691,7 @@ def _decode_AuthStatusUpdateNotification(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -19460,13 +19716,13 @@ def _encode_AuthStatusUpdateNotification(
         d["accounts"] = [_encode_AuthAccount(x) for x in v_accounts]
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
 
 def _decode_ExtNotification(v: Any, strict: bool) -> ExtNotification:
-    return any_value(v)
+    return any_value(v, strict)
 
 
 def _decode_ClientRequest(d: Any, strict: bool) -> ClientRequest:
@@ -19498,7 +19754,7 @@ def _decode_ClientRequest(d: Any, strict: bool) -> ClientRequest:
         f_params = UNSET
     else:
         try:
-            f_params = check_raw(v, "#/$defs/ClientRequest/properties/params")
+            f_params = check_raw(v, "#/$defs/ClientRequest/properties/params", strict)
         except ValidationError as error:
             raise error.at("params")
 
@@ -19516,7 +19772,7 @@ def _encode_ClientRequest(o: ClientRequest) -> dict[str, Any]:
     }
     v_params = o.params
     if v_params is not UNSET:
-        d["params"] = v_params
+        d["params"] = wire_json(v_params)
 
     return d
 
@@ -19565,7 +19821,7 @@ def _decode_InitializeRequest(d: Any, strict: bool) -> InitializeRequest:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -19588,7 +19844,7 @@ def _encode_InitializeRequest(o: InitializeRequest) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -19630,7 +19886,7 @@ def _decode_ClientCapabilities(d: Any, strict: bool) -> ClientCapabilities:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -19658,7 +19914,7 @@ def _encode_ClientCapabilities(o: ClientCapabilities) -> dict[str, Any]:
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -19687,7 +19943,7 @@ def _decode_ClientAuthCapabilities(d: Any, strict: bool) -> ClientAuthCapabiliti
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -19709,7 +19965,7 @@ def _encode_ClientAuthCapabilities(o: ClientAuthCapabilities) -> dict[str, Any]:
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -19723,7 +19979,7 @@ def _decode_TerminalAuthCapabilities(d: Any, strict: bool) -> TerminalAuthCapabi
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -19739,7 +19995,7 @@ def _encode_TerminalAuthCapabilities(o: TerminalAuthCapabilities) -> dict[str, A
     d: dict[str, Any] = {}
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -19781,7 +20037,7 @@ def _decode_ElicitationCapabilities(d: Any, strict: bool) -> ElicitationCapabili
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -19807,7 +20063,7 @@ def _encode_ElicitationCapabilities(o: ElicitationCapabilities) -> dict[str, Any
         d["url"] = None if v_url is None else _encode_ElicitationUrlCapabilities(v_url)
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -19823,7 +20079,7 @@ def _decode_ElicitationFormCapabilities(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -19841,7 +20097,7 @@ def _encode_ElicitationFormCapabilities(
     d: dict[str, Any] = {}
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -19857,7 +20113,7 @@ def _decode_ElicitationUrlCapabilities(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -19873,7 +20129,7 @@ def _encode_ElicitationUrlCapabilities(o: ElicitationUrlCapabilities) -> dict[st
     d: dict[str, Any] = {}
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -19897,7 +20153,7 @@ def _decode_LoginAuthRequest(d: Any, strict: bool) -> LoginAuthRequest:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -19916,7 +20172,7 @@ def _encode_LoginAuthRequest(o: LoginAuthRequest) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -19930,7 +20186,7 @@ def _decode_ListProvidersRequest(d: Any, strict: bool) -> ListProvidersRequest:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -19946,7 +20202,7 @@ def _encode_ListProvidersRequest(o: ListProvidersRequest) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -20006,7 +20262,7 @@ def _decode_SetProviderRequest(d: Any, strict: bool) -> SetProviderRequest:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -20035,7 +20291,7 @@ def _encode_SetProviderRequest(o: SetProviderRequest) -> dict[str, Any]:
         d["headers"] = dict(v_headers)
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -20059,7 +20315,7 @@ def _decode_DisableProviderRequest(d: Any, strict: bool) -> DisableProviderReque
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -20078,7 +20334,7 @@ def _encode_DisableProviderRequest(o: DisableProviderRequest) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -20092,7 +20348,7 @@ def _decode_LogoutAuthRequest(d: Any, strict: bool) -> LogoutAuthRequest:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -20108,7 +20364,7 @@ def _encode_LogoutAuthRequest(o: LogoutAuthRequest) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -20122,7 +20378,7 @@ def _decode_AuthStatusRequest(d: Any, strict: bool) -> AuthStatusRequest:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -20138,7 +20394,7 @@ def _encode_AuthStatusRequest(o: AuthStatusRequest) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -20198,7 +20454,7 @@ def _decode_NewSessionRequest(d: Any, strict: bool) -> NewSessionRequest:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -20231,7 +20487,7 @@ def _encode_NewSessionRequest(o: NewSessionRequest) -> dict[str, Any]:
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -20285,7 +20541,7 @@ def _read_HttpMcpServer(d: JsonObject, strict: bool) -> HttpMcpServer:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -20311,7 +20567,7 @@ def _encode_HttpMcpServer(o: HttpMcpServer) -> dict[str, Any]:
         d["headers"] = [_encode_HttpHeader(x) for x in v_headers]
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -20353,7 +20609,7 @@ def _read_AcpMcpServer(d: JsonObject, strict: bool) -> AcpMcpServer:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -20375,7 +20631,7 @@ def _encode_AcpMcpServer(o: AcpMcpServer) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -20443,7 +20699,7 @@ def _read_StdioMcpServer(d: JsonObject, strict: bool) -> StdioMcpServer:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -20473,7 +20729,7 @@ def _encode_StdioMcpServer(o: StdioMcpServer) -> dict[str, Any]:
         d["env"] = [_encode_EnvVariable(x) for x in v_env]
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -20497,6 +20753,8 @@ def _read_OtherMcpServer(d: JsonObject, strict: bool) -> OtherMcpServer:
     o = _new(OtherMcpServer)
     o.type = d["type"]
     o.extra = {k: x for k, x in d.items() if k not in ["type"]}
+    if strict:
+        check_json(o.extra)
     return o
 
 
@@ -20505,7 +20763,7 @@ def _encode_OtherMcpServer(o: OtherMcpServer) -> dict[str, Any]:
         "type": o.type,
     }
 
-    for key, value in o.extra.items():
+    for key, value in wire_json(o.extra).items():
         d.setdefault(key, value)
     return d
 
@@ -20569,7 +20827,7 @@ def _decode_HttpHeader(d: Any, strict: bool) -> HttpHeader:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -20590,7 +20848,7 @@ def _encode_HttpHeader(o: HttpHeader) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -20636,7 +20894,7 @@ def _decode_McpServerHttp(d: Any, strict: bool) -> McpServerHttp:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -20661,7 +20919,7 @@ def _encode_McpServerHttp(o: McpServerHttp) -> dict[str, Any]:
         d["headers"] = [_encode_HttpHeader(x) for x in v_headers]
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -20695,7 +20953,7 @@ def _decode_McpServerAcp(d: Any, strict: bool) -> McpServerAcp:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -20716,7 +20974,7 @@ def _encode_McpServerAcp(o: McpServerAcp) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -20776,7 +21034,7 @@ def _decode_McpServerStdio(d: Any, strict: bool) -> McpServerStdio:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -20805,7 +21063,7 @@ def _encode_McpServerStdio(o: McpServerStdio) -> dict[str, Any]:
         d["env"] = [_encode_EnvVariable(x) for x in v_env]
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -20845,7 +21103,7 @@ def _decode_SystemPrompt(d: Any, strict: bool) -> SystemPrompt:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -20866,7 +21124,7 @@ def _encode_SystemPrompt(o: SystemPrompt) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -20936,7 +21194,7 @@ def _decode_ListSessionsRequest(d: Any, strict: bool) -> ListSessionsRequest:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -20972,7 +21230,7 @@ def _encode_ListSessionsRequest(o: ListSessionsRequest) -> dict[str, Any]:
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -21014,7 +21272,7 @@ def _decode_DeleteSessionRequest(d: Any, strict: bool) -> DeleteSessionRequest:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -21033,7 +21291,7 @@ def _encode_DeleteSessionRequest(o: DeleteSessionRequest) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -21103,7 +21361,7 @@ def _decode_ForkSessionRequest(d: Any, strict: bool) -> ForkSessionRequest:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -21138,7 +21396,7 @@ def _encode_ForkSessionRequest(o: ForkSessionRequest) -> dict[str, Any]:
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -21162,7 +21420,7 @@ def _decode_ArchiveSessionRequest(d: Any, strict: bool) -> ArchiveSessionRequest
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -21181,7 +21439,7 @@ def _encode_ArchiveSessionRequest(o: ArchiveSessionRequest) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -21205,7 +21463,7 @@ def _decode_UnarchiveSessionRequest(d: Any, strict: bool) -> UnarchiveSessionReq
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -21224,7 +21482,7 @@ def _encode_UnarchiveSessionRequest(o: UnarchiveSessionRequest) -> dict[str, Any
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -21248,7 +21506,7 @@ def _decode_SessionStatusRequest(d: Any, strict: bool) -> SessionStatusRequest:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -21267,7 +21525,7 @@ def _encode_SessionStatusRequest(o: SessionStatusRequest) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -21301,7 +21559,7 @@ def _decode_SetSessionTitleRequest(d: Any, strict: bool) -> SetSessionTitleReque
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -21322,7 +21580,7 @@ def _encode_SetSessionTitleRequest(o: SetSessionTitleRequest) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -21412,7 +21670,7 @@ def _decode_ResumeSessionRequest(d: Any, strict: bool) -> ResumeSessionRequest:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -21453,7 +21711,7 @@ def _encode_ResumeSessionRequest(o: ResumeSessionRequest) -> dict[str, Any]:
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -21475,7 +21733,7 @@ def _read_StartReplayFrom(d: JsonObject, strict: bool) -> StartReplayFrom:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -21493,7 +21751,7 @@ def _encode_StartReplayFrom(o: StartReplayFrom) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -21517,6 +21775,8 @@ def _read_OtherReplayFrom(d: JsonObject, strict: bool) -> OtherReplayFrom:
     o = _new(OtherReplayFrom)
     o.type = d["type"]
     o.extra = {k: x for k, x in d.items() if k not in ["type"]}
+    if strict:
+        check_json(o.extra)
     return o
 
 
@@ -21525,7 +21785,7 @@ def _encode_OtherReplayFrom(o: OtherReplayFrom) -> dict[str, Any]:
         "type": o.type,
     }
 
-    for key, value in o.extra.items():
+    for key, value in wire_json(o.extra).items():
         d.setdefault(key, value)
     return d
 
@@ -21567,7 +21827,7 @@ def _decode_ReplayFromStart(d: Any, strict: bool) -> ReplayFromStart:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -21583,7 +21843,7 @@ def _encode_ReplayFromStart(o: ReplayFromStart) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -21607,7 +21867,7 @@ def _decode_CloseSessionRequest(d: Any, strict: bool) -> CloseSessionRequest:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -21626,7 +21886,7 @@ def _encode_CloseSessionRequest(o: CloseSessionRequest) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -21660,7 +21920,7 @@ def _decode_CancelToolCallRequest(d: Any, strict: bool) -> CancelToolCallRequest
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -21681,7 +21941,7 @@ def _encode_CancelToolCallRequest(o: CancelToolCallRequest) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -21715,7 +21975,7 @@ def _decode_CancelTerminalRequest(d: Any, strict: bool) -> CancelTerminalRequest
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -21736,7 +21996,7 @@ def _encode_CancelTerminalRequest(o: CancelTerminalRequest) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -21782,7 +22042,7 @@ def _read_IdSetSessionConfigOptionRequest(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -21818,7 +22078,7 @@ def _encode_IdSetSessionConfigOptionRequest(
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -21864,7 +22124,7 @@ def _read_BooleanSetSessionConfigOptionRequest(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -21900,7 +22160,7 @@ def _encode_BooleanSetSessionConfigOptionRequest(
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -21951,7 +22211,7 @@ def _read_OtherSetSessionConfigOptionRequest(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -21964,7 +22224,7 @@ def _read_OtherSetSessionConfigOptionRequest(
         raise missing("value")
     else:
         try:
-            f_value = any_value(v)
+            f_value = any_value(v, strict)
         except ValidationError as error:
             raise error.at("value")
 
@@ -21979,6 +22239,8 @@ def _read_OtherSetSessionConfigOptionRequest(
         for k, x in d.items()
         if k not in ["type", "sessionId", "configId", "_meta", "value"]
     }
+    if strict:
+        check_json(o.extra)
     return o
 
 
@@ -21989,13 +22251,13 @@ def _encode_OtherSetSessionConfigOptionRequest(
         "type": o.type,
         "sessionId": o.session_id,
         "configId": o.config_id,
-        "value": o.value,
+        "value": wire_json(o.value),
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
-    for key, value in o.extra.items():
+    for key, value in wire_json(o.extra).items():
         d.setdefault(key, value)
     return d
 
@@ -22056,7 +22318,7 @@ def _decode_PromptRequest(d: Any, strict: bool) -> PromptRequest:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -22077,7 +22339,7 @@ def _encode_PromptRequest(o: PromptRequest) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -22101,7 +22363,9 @@ def _decode_ResultClientResponse(d: Any, strict: bool) -> ResultClientResponse:
         raise missing("result")
     else:
         try:
-            f_result = check_raw(v, "#/$defs/ClientResponse/anyOf/0/properties/result")
+            f_result = check_raw(
+                v, "#/$defs/ClientResponse/anyOf/0/properties/result", strict
+            )
         except ValidationError as error:
             raise error.at("result")
 
@@ -22114,7 +22378,7 @@ def _decode_ResultClientResponse(d: Any, strict: bool) -> ResultClientResponse:
 def _encode_ResultClientResponse(o: ResultClientResponse) -> dict[str, Any]:
     d: dict[str, Any] = {
         "id": encode(o.id),
-        "result": o.result,
+        "result": wire_json(o.result),
     }
 
     return d
@@ -22237,7 +22501,7 @@ def _decode_RequestPermissionResponse(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -22256,7 +22520,7 @@ def _encode_RequestPermissionResponse(o: RequestPermissionResponse) -> dict[str,
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -22282,7 +22546,7 @@ def _read_CancelledRequestPermissionOutcome(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -22302,7 +22566,7 @@ def _encode_CancelledRequestPermissionOutcome(
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -22338,7 +22602,7 @@ def _read_SelectedRequestPermissionOutcome(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -22360,7 +22624,7 @@ def _encode_SelectedRequestPermissionOutcome(
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -22388,6 +22652,8 @@ def _read_OtherRequestPermissionOutcome(
     o = _new(OtherRequestPermissionOutcome)
     o.outcome = d["outcome"]
     o.extra = {k: x for k, x in d.items() if k not in ["outcome"]}
+    if strict:
+        check_json(o.extra)
     return o
 
 
@@ -22398,7 +22664,7 @@ def _encode_OtherRequestPermissionOutcome(
         "outcome": o.outcome,
     }
 
-    for key, value in o.extra.items():
+    for key, value in wire_json(o.extra).items():
         d.setdefault(key, value)
     return d
 
@@ -22445,7 +22711,7 @@ def _decode_CancelledPermissionOutcome(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -22461,7 +22727,7 @@ def _encode_CancelledPermissionOutcome(o: CancelledPermissionOutcome) -> dict[st
     d: dict[str, Any] = {}
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -22487,7 +22753,7 @@ def _decode_SelectedPermissionOutcome(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -22506,7 +22772,7 @@ def _encode_SelectedPermissionOutcome(o: SelectedPermissionOutcome) -> dict[str,
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -22532,7 +22798,7 @@ def _read_AcceptCreateElicitationResponse(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -22567,7 +22833,7 @@ def _encode_AcceptCreateElicitationResponse(
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
     v_content = o.content
     if v_content is not UNSET:
         d["content"] = (
@@ -22598,7 +22864,7 @@ def _read_DeclineCreateElicitationResponse(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -22618,7 +22884,7 @@ def _encode_DeclineCreateElicitationResponse(
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -22644,7 +22910,7 @@ def _read_CancelCreateElicitationResponse(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -22664,7 +22930,7 @@ def _encode_CancelCreateElicitationResponse(
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -22695,7 +22961,7 @@ def _read_OtherCreateElicitationResponse(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -22706,6 +22972,8 @@ def _read_OtherCreateElicitationResponse(
     o.action = d["action"]
     o.meta = f_meta
     o.extra = {k: x for k, x in d.items() if k not in ["action", "_meta"]}
+    if strict:
+        check_json(o.extra)
     return o
 
 
@@ -22717,9 +22985,9 @@ def _encode_OtherCreateElicitationResponse(
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
-    for key, value in o.extra.items():
+    for key, value in wire_json(o.extra).items():
         d.setdefault(key, value)
     return d
 
@@ -22823,7 +23091,7 @@ def _decode_ResultMessageMcpResponse(d: Any, strict: bool) -> ResultMessageMcpRe
         raise missing("result")
     else:
         try:
-            f_result = any_value(v)
+            f_result = any_value(v, strict)
         except ValidationError as error:
             raise error.at("result")
 
@@ -22833,7 +23101,7 @@ def _decode_ResultMessageMcpResponse(d: Any, strict: bool) -> ResultMessageMcpRe
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -22848,11 +23116,11 @@ def _decode_ResultMessageMcpResponse(d: Any, strict: bool) -> ResultMessageMcpRe
 
 def _encode_ResultMessageMcpResponse(o: ResultMessageMcpResponse) -> dict[str, Any]:
     d: dict[str, Any] = {
-        "result": o.result,
+        "result": wire_json(o.result),
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -22876,7 +23144,7 @@ def _decode_ErrorMessageMcpResponse(d: Any, strict: bool) -> ErrorMessageMcpResp
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -22895,7 +23163,7 @@ def _encode_ErrorMessageMcpResponse(o: ErrorMessageMcpResponse) -> dict[str, Any
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -22962,7 +23230,7 @@ def _decode_McpError(d: Any, strict: bool) -> McpError:
         f_data = UNSET
     else:
         try:
-            f_data = any_value(v)
+            f_data = any_value(v, strict)
         except ValidationError as error:
             raise error.at("data")
 
@@ -22980,7 +23248,7 @@ def _encode_McpError(o: McpError) -> dict[str, Any]:
     }
     v_data = o.data
     if v_data is not UNSET:
-        d["data"] = v_data
+        d["data"] = wire_json(v_data)
 
     return d
 
@@ -23004,7 +23272,9 @@ def _decode_ClientNotification(d: Any, strict: bool) -> ClientNotification:
         f_params = UNSET
     else:
         try:
-            f_params = check_raw(v, "#/$defs/ClientNotification/properties/params")
+            f_params = check_raw(
+                v, "#/$defs/ClientNotification/properties/params", strict
+            )
         except ValidationError as error:
             raise error.at("params")
 
@@ -23020,7 +23290,7 @@ def _encode_ClientNotification(o: ClientNotification) -> dict[str, Any]:
     }
     v_params = o.params
     if v_params is not UNSET:
-        d["params"] = v_params
+        d["params"] = wire_json(v_params)
 
     return d
 
@@ -23046,7 +23316,7 @@ def _decode_CancelSessionNotification(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -23065,7 +23335,7 @@ def _encode_CancelSessionNotification(o: CancelSessionNotification) -> dict[str,
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -23109,7 +23379,7 @@ def _decode_MessageMcpNotification(d: Any, strict: bool) -> MessageMcpNotificati
         f_params = UNSET
     else:
         try:
-            f_params = None if v is None else check_map(v)
+            f_params = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             raise error.at("params")
 
@@ -23119,7 +23389,7 @@ def _decode_MessageMcpNotification(d: Any, strict: bool) -> MessageMcpNotificati
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -23143,10 +23413,10 @@ def _encode_MessageMcpNotification(o: MessageMcpNotification) -> dict[str, Any]:
     }
     v_params = o.params
     if v_params is not UNSET:
-        d["params"] = None if v_params is None else dict(v_params)
+        d["params"] = None if v_params is None else wire_map(v_params)
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -23172,7 +23442,7 @@ def _decode_CancelRequestNotification(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -23191,7 +23461,7 @@ def _encode_CancelRequestNotification(o: CancelRequestNotification) -> dict[str,
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -23225,7 +23495,7 @@ def _decode_ProxyRequest(d: Any, strict: bool) -> ProxyRequest:
         f_params = UNSET
     else:
         try:
-            f_params = check_raw(v, "#/$defs/ProxyRequest/properties/params")
+            f_params = check_raw(v, "#/$defs/ProxyRequest/properties/params", strict)
         except ValidationError as error:
             raise error.at("params")
 
@@ -23243,7 +23513,7 @@ def _encode_ProxyRequest(o: ProxyRequest) -> dict[str, Any]:
     }
     v_params = o.params
     if v_params is not UNSET:
-        d["params"] = v_params
+        d["params"] = wire_json(v_params)
 
     return d
 
@@ -23271,7 +23541,7 @@ def _decode_ProxySuccessorRequest(d: Any, strict: bool) -> ProxySuccessorRequest
         f_params = UNSET
     else:
         try:
-            f_params = any_value(v)
+            f_params = any_value(v, strict)
         except ValidationError as error:
             raise error.at("params")
 
@@ -23281,7 +23551,7 @@ def _decode_ProxySuccessorRequest(d: Any, strict: bool) -> ProxySuccessorRequest
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -23301,10 +23571,10 @@ def _encode_ProxySuccessorRequest(o: ProxySuccessorRequest) -> dict[str, Any]:
     }
     v_params = o.params
     if v_params is not UNSET:
-        d["params"] = v_params
+        d["params"] = wire_json(v_params)
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -23328,7 +23598,9 @@ def _decode_ResultProxyResponse(d: Any, strict: bool) -> ResultProxyResponse:
         raise missing("result")
     else:
         try:
-            f_result = check_raw(v, "#/$defs/ProxyResponse/anyOf/0/properties/result")
+            f_result = check_raw(
+                v, "#/$defs/ProxyResponse/anyOf/0/properties/result", strict
+            )
         except ValidationError as error:
             raise error.at("result")
 
@@ -23341,7 +23613,7 @@ def _decode_ResultProxyResponse(d: Any, strict: bool) -> ResultProxyResponse:
 def _encode_ResultProxyResponse(o: ResultProxyResponse) -> dict[str, Any]:
     d: dict[str, Any] = {
         "id": encode(o.id),
-        "result": o.result,
+        "result": wire_json(o.result),
     }
 
     return d
@@ -23440,7 +23712,7 @@ def _decode_InitializeProxyResponse(v: Any, strict: bool) -> InitializeProxyResp
 
 
 def _decode_ProxySuccessorResponse(v: Any, strict: bool) -> ProxySuccessorResponse:
-    return any_value(v)
+    return any_value(v, strict)
 
 
 def _decode_ProxyNotification(d: Any, strict: bool) -> ProxyNotification:
@@ -23462,7 +23734,9 @@ def _decode_ProxyNotification(d: Any, strict: bool) -> ProxyNotification:
         f_params = UNSET
     else:
         try:
-            f_params = check_raw(v, "#/$defs/ProxyNotification/properties/params")
+            f_params = check_raw(
+                v, "#/$defs/ProxyNotification/properties/params", strict
+            )
         except ValidationError as error:
             raise error.at("params")
 
@@ -23478,7 +23752,7 @@ def _encode_ProxyNotification(o: ProxyNotification) -> dict[str, Any]:
     }
     v_params = o.params
     if v_params is not UNSET:
-        d["params"] = v_params
+        d["params"] = wire_json(v_params)
 
     return d
 
@@ -23504,7 +23778,7 @@ def _decode_ProxySuccessorNotification(
         f_params = UNSET
     else:
         try:
-            f_params = any_value(v)
+            f_params = any_value(v, strict)
         except ValidationError as error:
             raise error.at("params")
 
@@ -23514,7 +23788,7 @@ def _decode_ProxySuccessorNotification(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -23534,10 +23808,10 @@ def _encode_ProxySuccessorNotification(o: ProxySuccessorNotification) -> dict[st
     }
     v_params = o.params
     if v_params is not UNSET:
-        d["params"] = v_params
+        d["params"] = wire_json(v_params)
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -23551,12 +23825,12 @@ def _encode_ToolCallState(o: ToolCallState) -> dict[str, Any]:
     d["status"] = o.status._value_ if type(o.status) is ToolCallStatus else o.status
     d["content"] = [_encode_ToolCallContent(x) for x in o.content]
     d["locations"] = [_encode_ToolCallLocation(x) for x in o.locations]
-    d["rawInput"] = o.raw_input
-    d["rawOutput"] = o.raw_output
+    d["rawInput"] = wire_json(o.raw_input)
+    d["rawOutput"] = wire_json(o.raw_output)
     d["capabilities"] = (
         None if o.capabilities is None else _encode_ToolCallCapabilities(o.capabilities)
     )
-    d["_meta"] = dict(o.meta)
+    d["_meta"] = wire_map(o.meta)
     return d
 
 
@@ -23573,7 +23847,7 @@ def _encode_TerminalState(o: TerminalState) -> dict[str, Any]:
     d["capabilities"] = (
         None if o.capabilities is None else _encode_TerminalCapabilities(o.capabilities)
     )
-    d["_meta"] = dict(o.meta)
+    d["_meta"] = wire_map(o.meta)
     return d
 
 
@@ -23581,7 +23855,7 @@ def _encode_SessionInfoState(o: SessionInfoState) -> dict[str, Any]:
     d: dict[str, Any] = {}
     d["title"] = o.title
     d["updatedAt"] = o.updated_at
-    d["_meta"] = dict(o.meta)
+    d["_meta"] = wire_map(o.meta)
     return d
 
 
@@ -23589,7 +23863,7 @@ def _encode_UserMessageState(o: UserMessageState) -> dict[str, Any]:
     d: dict[str, Any] = {}
     d["messageId"] = o.message_id
     d["content"] = [_encode_ContentBlock(x) for x in o.content]
-    d["_meta"] = dict(o.meta)
+    d["_meta"] = wire_map(o.meta)
     return d
 
 
@@ -23597,7 +23871,7 @@ def _encode_AgentMessageState(o: AgentMessageState) -> dict[str, Any]:
     d: dict[str, Any] = {}
     d["messageId"] = o.message_id
     d["content"] = [_encode_ContentBlock(x) for x in o.content]
-    d["_meta"] = dict(o.meta)
+    d["_meta"] = wire_map(o.meta)
     return d
 
 
@@ -23605,7 +23879,7 @@ def _encode_AgentThoughtState(o: AgentThoughtState) -> dict[str, Any]:
     d: dict[str, Any] = {}
     d["messageId"] = o.message_id
     d["content"] = [_encode_ContentBlock(x) for x in o.content]
-    d["_meta"] = dict(o.meta)
+    d["_meta"] = wire_map(o.meta)
     return d
 
 
@@ -23623,7 +23897,7 @@ def _encode_CompactionState(o: CompactionState) -> dict[str, Any]:
     d["status"] = o.status._value_ if type(o.status) is CompactionStatus else o.status
     d["summary"] = [_encode_ContentBlock(x) for x in o.summary]
     d["error"] = o.error
-    d["_meta"] = dict(o.meta)
+    d["_meta"] = wire_map(o.meta)
     return d
 
 
@@ -23644,7 +23918,7 @@ def _encode_SubagentState(o: SubagentState) -> dict[str, Any]:
         if o.additional_directories is None
         else [x for x in o.additional_directories]
     )
-    d["_meta"] = dict(o.meta)
+    d["_meta"] = wire_map(o.meta)
     return d
 
 
@@ -23660,7 +23934,7 @@ def _encode_SessionMessageState(o: SessionMessageState) -> dict[str, Any]:
         None if o.recipient_message_id is None else o.recipient_message_id
     )
     d["content"] = [_encode_ContentBlock(x) for x in o.content]
-    d["_meta"] = dict(o.meta)
+    d["_meta"] = wire_map(o.meta)
     return d
 
 
@@ -25401,3 +25675,9 @@ _ENCODERS: dict[type[object], Callable[[Any], object]] = {
     SystemPromptMode: _encode_SystemPromptMode,
     SessionArchiveFilter: _encode_SessionArchiveFilter,
 }
+
+if not TYPE_CHECKING:
+    decode = decoding(_DECODERS)
+decode_class: DecodeClass = class_decoding(_CLASS_DECODERS)
+encode: Encode = encoding(_ENCODERS, _POINTERS, SCHEMA_JSON)
+_models.bind(decode_class, encode)

@@ -57,8 +57,11 @@ def test_generate_one_schema_writes_an_importable_package(tmp_path, small):
     assert files == [
         ".acpgen",
         "__init__.py",
+        "_codec.py",
+        "_models.py",
         "_runtime.py",
         "_schema.py",
+        "_validator.py",
         "codec.py",
         "connection.py",
         "models.py",

@@ -24,7 +24,7 @@ from dataclasses import replace
 from collections.abc import Mapping
 from typing import Any, TypeGuard
 
-from . import ir
+from . import ir, patterns
 from ..errors import AcpgenError, pointer
 from ..jsontypes import Json, JsonArray, JsonObject, JsonPath
 from .load import Schema, canonical_ref, ref_target
@@ -154,6 +154,14 @@ def _check_pattern(pattern: Any, parts: JsonPath, file: str) -> None:
         re.compile(pattern)
     except (re.error, TypeError) as exc:
         raise AcpgenError(f"the pattern {pattern!r} is not a valid regular expression: {exc}", file=file, pointer=pointer(parts)) from None
+    at = patterns.nested_repetition(pattern)
+    if at is not None:
+        raise AcpgenError(
+            f"the pattern {pattern!r} repeats a group that holds a quantifier or an alternation (at index {at}),"
+            " which can take exponential time to match: strict mode refuses it",
+            file=file,
+            pointer=pointer(parts),
+        )
 
 
 def _keys(node: JsonObject) -> set[str]:
@@ -270,8 +278,10 @@ class _Lowerer:
         )
 
     def field(self, wire: str, prop: Any, required: bool, parts: JsonPath) -> ir.Field:
-        prop = prop if isinstance(prop, dict) else {}
+        # A boolean subschema is its own type: `true` takes any value, `false`
+        # none (kept as JSON, and so checked against it).
         field_type = self.type_of(prop, parts)
+        prop = prop if isinstance(prop, dict) else {}
         on_null = prop.get("x-deserialize-default-on-null") is True
         return ir.Field(
             wire_name=wire,
@@ -706,7 +716,7 @@ class _Lowerer:
             if not overlap and not any(isinstance(m, ir.NullableT) for m in members):
                 return ir.ScalarUnionT(tuple(members))
         if len(members) > 1 and not any(isinstance(m, ir.RawT) for m in members):
-            return ir.FirstMatchT(tuple(members))
+            return ir.FirstMatchT(tuple(members), exclusive=combinator == "oneOf")
         return ir.RawT(pointer(node_parts))
 
     def _typed(self, kind: Json, node: JsonObject, keys: set[str], parts: JsonPath) -> ir.TypeExpr:

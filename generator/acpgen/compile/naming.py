@@ -50,6 +50,9 @@ RESERVED_MODULE_NAMES = frozenset(
         "check_str", "check_tag", "check_wire", "exactly_one", "first_match", "json_equal", "plain_json",
         "json_type", "missing", "resolve", "scalar_union", "schema_root",
         "type_error", "unexpected", "validate", "Decoder", "JsonObject", "JsonPath", "json_object", "json_array",
+        "check_json", "wire_json", "wire_map", "check_variants", "check_variants_skipping", "furthest", "salvage",
+        "FLOAT_MAX", "NotPlainJson", "decoding", "class_decoding", "encoding", "raw_checking",
+        "DecodeClass", "Encode",
     }
 )  # fmt: skip
 # Attribute names a generated class uses itself.

@@ -4,5 +4,7 @@ unit-tested here like the rest of acpgen."""
 
 from pathlib import Path
 
-SOURCES = {"_runtime.py": Path(__file__).with_name("_runtime.py")}
+SOURCES = {
+    name: Path(__file__).with_name(name) for name in ("_runtime.py", "_validator.py", "_codec.py", "_models.py")
+}
 """Generated file name -> the source copied into the package."""
