@@ -1,18 +1,27 @@
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
+# Two install levels in one venv: the generator alone (what `make generate`
+# and `make check` need), and with the test extra (mypy, pyright, black,
+# hypothesis, the official SDK ...), which the other targets need.
+GEN_STAMP := $(VENV)/.installed-generator
 STAMP := $(VENV)/.installed
 # The TypeScript SDK peers of tests/interop (npm ci from the lockfile).
 TS_PEERS := tests/interop/ts
 TS_STAMP := $(TS_PEERS)/node_modules/.installed
 
-.PHONY: install generate check typecheck lint test fuzz bench clean fixtures
+.PHONY: install generate check typecheck lint test test-tools fuzz bench clean fixtures runtime-pythons
 
-$(STAMP): pyproject.toml
+$(GEN_STAMP): pyproject.toml generator/acpgen/__init__.py
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet -e .
+	touch $(GEN_STAMP)
+
+$(STAMP): pyproject.toml generator/acpgen/__init__.py
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[test]'
-	touch $(STAMP)
+	touch $(GEN_STAMP) $(STAMP)
 
 $(TS_STAMP): $(TS_PEERS)/package.json $(TS_PEERS)/package-lock.json
 	cd $(TS_PEERS) && npm ci --no-audit --no-fund --loglevel=error
@@ -20,10 +29,10 @@ $(TS_STAMP): $(TS_PEERS)/package.json $(TS_PEERS)/package-lock.json
 
 install: $(STAMP) $(TS_STAMP)
 
-generate: $(STAMP)
+generate: $(GEN_STAMP)
 	$(BIN)/acpgen generate
 
-check: $(STAMP)
+check: $(GEN_STAMP)
 	$(BIN)/acpgen check
 
 # The generated packages and a user program against each, under mypy --strict
@@ -40,12 +49,39 @@ lint: $(STAMP)
 	$(BIN)/mypy
 	$(BIN)/pyright
 
+# What `make test` needs beyond python3 and make, said before anything runs.
+test-tools:
+	@echo "make test: needs python3 (3.10+), make, node with npm (npm ci installs the TypeScript SDK peers of tests/interop) and Pythons $(OTHER_PYTHONS) under pyenv (the runtime's unit tests); runs lint, the runtime tests, acpgen check, the suite, then the type check of the generated packages (a few minutes, quiet meanwhile)"
+	@command -v npm >/dev/null || { echo "make test: npm is not on PATH; install node and npm (the TypeScript SDK peers of tests/interop need them)"; exit 2; }
+
+# The runtime modules (copied into every package) unit-tested on the other
+# Pythons the packages claim, from pyenv: a venv each with pytest and
+# hypothesis only (the runtime needs nothing else; 6.168 is the last
+# hypothesis for Python 3.10).
+OTHER_PYTHONS := 3.10 3.13
+RUNTIME_TESTS = $(wildcard tests/unit/test_runtime*.py tests/unit/test_jsonrpc.py tests/unit/test_transport.py tests/unit/test_connection_runtime.py)
+
+runtime-pythons:
+	@for v in $(OTHER_PYTHONS); do \
+	  py=$$(ls -d $${PYENV_ROOT:-$$HOME/.pyenv}/versions/$$v.*/bin/python3 2>/dev/null | sort -V | tail -1); \
+	  if [ -z "$$py" ]; then echo "Python $$v is not installed under pyenv: the runtime tests need it"; exit 1; fi; \
+	  if [ ! -x .venv-$$v/bin/pytest ]; then \
+	    $$py -m venv .venv-$$v && .venv-$$v/bin/pip install --quiet "pytest==9.2.0" "hypothesis==6.168.5" || exit 1; \
+	  fi; \
+	  echo "== the runtime's unit tests on Python $$v"; \
+	  PYTHONPATH=generator .venv-$$v/bin/python -m pytest -q -p no:cacheprovider $(RUNTIME_TESTS) || exit 1; \
+	done
+
 # The conformance suite runs inside pytest, once per package. Test files are
-# spread over the machine's cores, each file's tests on one worker (module
-# fixtures such as the one mypy and pyright run stay single).
-test: $(STAMP) $(TS_STAMP) lint
+# spread over the machine's cores, each file's tests on one worker. The
+# type-check module (mypy --strict and pyright strict over the four packages,
+# minutes of silence) runs as its own announced step after the rest.
+test: test-tools $(STAMP) $(TS_STAMP) lint runtime-pythons
 	$(BIN)/acpgen check
-	$(BIN)/python -m pytest -n auto --dist loadfile
+	@echo "make test: the suite (tests/e2e/test_typecheck.py runs next, on its own)"
+	$(BIN)/python -m pytest -n auto --dist loadfile --ignore=tests/e2e/test_typecheck.py
+	@echo "make test: type-checking the four generated packages and a user program for each with mypy --strict and pyright strict (tests/e2e/test_typecheck.py); this takes a few minutes and prints nothing until it is done"
+	$(BIN)/python -m pytest -q tests/e2e/test_typecheck.py
 
 # The property tests with real randomness and many more examples (see
 # tests/conftest.py); a failure is saved in .hypothesis/ and replayed first.
@@ -62,6 +98,7 @@ bench: $(STAMP)
 	$(BIN)/python tests/bench_strict.py
 	$(BIN)/python tests/bench_validate.py
 	$(BIN)/python tests/bench_protocol.py
+	$(BIN)/python tests/bench_session.py
 
 clean:
-	rm -rf $(VENV) build *.egg-info generator/*.egg-info $(TS_PEERS)/node_modules
+	rm -rf $(VENV) .venv-3.* build *.egg-info generator/*.egg-info $(TS_PEERS)/node_modules

@@ -31,23 +31,23 @@ class EchoAgent(acp.Agent):
 
     async def prompt(self, params: acp.PromptRequest) -> acp.PromptResponse:
         message_id = uuid.uuid4().hex
-        self.turns[params.session_id] = asyncio.create_task(self.answer(params, message_id))
+        self.turns[params.session_id] = asyncio.create_task(self._answer(params, message_id))
         return acp.PromptResponse(message_id=message_id)
 
-    async def answer(self, params: acp.PromptRequest, message_id: str) -> None:
+    async def _answer(self, params: acp.PromptRequest, message_id: str) -> None:
         session_id, reply_id = params.session_id, uuid.uuid4().hex
-        await self.send(session_id, acp.UserMessageSessionUpdate(message_id=message_id, content=params.prompt))
+        await self._send(session_id, acp.UserMessageSessionUpdate(message_id=message_id, content=params.prompt))
         idle: acp.IdleStateUpdate = acp.EndTurnIdleStateUpdate()
         try:
-            await self.send(session_id, acp.StateUpdateSessionUpdate(value=acp.StateUpdateRunning()))
+            await self._send(session_id, acp.StateUpdateSessionUpdate(value=acp.StateUpdateRunning()))
             for word in [w for b in params.prompt if isinstance(b, acp.TextContentBlock) for w in b.text.split()]:
-                await self.send(session_id, acp.AgentMessageChunkSessionUpdate(message_id=reply_id, content=acp.TextContentBlock(text=word + " ")))
+                await self._send(session_id, acp.AgentMessageChunkSessionUpdate(message_id=reply_id, content=acp.TextContentBlock(text=word + " ")))
                 await asyncio.sleep(DELAY)
         except asyncio.CancelledError:
             idle = acp.CancelledIdleStateUpdate()
-        await self.send(session_id, acp.StateUpdateSessionUpdate(value=acp.StateUpdateIdle(value=idle)))
+        await self._send(session_id, acp.StateUpdateSessionUpdate(value=acp.StateUpdateIdle(value=idle)))
 
-    async def send(self, session_id: str, update: acp.SessionUpdate) -> None:
+    async def _send(self, session_id: str, update: acp.SessionUpdate) -> None:
         await self.conn.session_update(acp.UpdateSessionNotification(session_id=session_id, update=update))
 
     async def cancel(self, params: acp.CancelSessionNotification) -> None:

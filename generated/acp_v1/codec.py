@@ -46,7 +46,7 @@ from ._runtime import wire_map as wire_map
 from ._schema import SCHEMA_JSON
 from .models import (
     AgentRequest,
-    RequestId,
+    RequestId_,
     WriteTextFileRequest,
     SessionId,
     ReadTextFileRequest,
@@ -295,923 +295,17 @@ computed every field, defaults included."""
 check_raw = raw_checking(SCHEMA_JSON)
 """A value the typed codec keeps as JSON, checked against its subschema."""
 
-if TYPE_CHECKING:
-    # One signature per definition, so that ``decode("PromptResponse", data)``
-    # has the type PromptResponse.
-
-    @overload
-    def decode(
-        name: Literal["AgentRequest"], data: Any, *, strict: bool = False
-    ) -> AgentRequest: ...
-
-    @overload
-    def decode(
-        name: Literal["RequestId"], data: Any, *, strict: bool = False
-    ) -> RequestId: ...
-
-    @overload
-    def decode(
-        name: Literal["WriteTextFileRequest"], data: Any, *, strict: bool = False
-    ) -> WriteTextFileRequest: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionId"], data: Any, *, strict: bool = False
-    ) -> SessionId: ...
-
-    @overload
-    def decode(
-        name: Literal["ReadTextFileRequest"], data: Any, *, strict: bool = False
-    ) -> ReadTextFileRequest: ...
-
-    @overload
-    def decode(
-        name: Literal["RequestPermissionRequest"], data: Any, *, strict: bool = False
-    ) -> RequestPermissionRequest: ...
-
-    @overload
-    def decode(
-        name: Literal["ToolCallUpdate"], data: Any, *, strict: bool = False
-    ) -> ToolCallUpdate: ...
-
-    @overload
-    def decode(
-        name: Literal["ToolCallId"], data: Any, *, strict: bool = False
-    ) -> ToolCallId: ...
-
-    @overload
-    def decode(
-        name: Literal["ToolKind"], data: Any, *, strict: bool = False
-    ) -> ToolKind: ...
-
-    @overload
-    def decode(
-        name: Literal["ToolCallStatus"], data: Any, *, strict: bool = False
-    ) -> ToolCallStatus: ...
-
-    @overload
-    def decode(
-        name: Literal["ToolCallContent"], data: Any, *, strict: bool = False
-    ) -> ToolCallContent: ...
-
-    @overload
-    def decode(
-        name: Literal["ContentBlock"], data: Any, *, strict: bool = False
-    ) -> ContentBlock: ...
-
-    @overload
-    def decode(
-        name: Literal["Annotations"], data: Any, *, strict: bool = False
-    ) -> Annotations: ...
-
-    @overload
-    def decode(name: Literal["Role"], data: Any, *, strict: bool = False) -> Role: ...
-
-    @overload
-    def decode(
-        name: Literal["TextContent"], data: Any, *, strict: bool = False
-    ) -> TextContent: ...
-
-    @overload
-    def decode(
-        name: Literal["ImageContent"], data: Any, *, strict: bool = False
-    ) -> ImageContent: ...
-
-    @overload
-    def decode(
-        name: Literal["AudioContent"], data: Any, *, strict: bool = False
-    ) -> AudioContent: ...
-
-    @overload
-    def decode(
-        name: Literal["ResourceLink"], data: Any, *, strict: bool = False
-    ) -> ResourceLink: ...
-
-    @overload
-    def decode(
-        name: Literal["EmbeddedResourceResource"], data: Any, *, strict: bool = False
-    ) -> EmbeddedResourceResource: ...
-
-    @overload
-    def decode(
-        name: Literal["TextResourceContents"], data: Any, *, strict: bool = False
-    ) -> TextResourceContents: ...
-
-    @overload
-    def decode(
-        name: Literal["BlobResourceContents"], data: Any, *, strict: bool = False
-    ) -> BlobResourceContents: ...
-
-    @overload
-    def decode(
-        name: Literal["EmbeddedResource"], data: Any, *, strict: bool = False
-    ) -> EmbeddedResource: ...
-
-    @overload
-    def decode(
-        name: Literal["Content"], data: Any, *, strict: bool = False
-    ) -> Content: ...
-
-    @overload
-    def decode(name: Literal["Diff"], data: Any, *, strict: bool = False) -> Diff: ...
-
-    @overload
-    def decode(
-        name: Literal["TerminalId"], data: Any, *, strict: bool = False
-    ) -> TerminalId: ...
-
-    @overload
-    def decode(
-        name: Literal["Terminal"], data: Any, *, strict: bool = False
-    ) -> Terminal: ...
-
-    @overload
-    def decode(
-        name: Literal["ToolCallLocation"], data: Any, *, strict: bool = False
-    ) -> ToolCallLocation: ...
-
-    @overload
-    def decode(
-        name: Literal["PermissionOption"], data: Any, *, strict: bool = False
-    ) -> PermissionOption: ...
-
-    @overload
-    def decode(
-        name: Literal["PermissionOptionId"], data: Any, *, strict: bool = False
-    ) -> PermissionOptionId: ...
-
-    @overload
-    def decode(
-        name: Literal["PermissionOptionKind"], data: Any, *, strict: bool = False
-    ) -> PermissionOptionKind: ...
-
-    @overload
-    def decode(
-        name: Literal["CreateTerminalRequest"], data: Any, *, strict: bool = False
-    ) -> CreateTerminalRequest: ...
-
-    @overload
-    def decode(
-        name: Literal["EnvVariable"], data: Any, *, strict: bool = False
-    ) -> EnvVariable: ...
-
-    @overload
-    def decode(
-        name: Literal["TerminalOutputRequest"], data: Any, *, strict: bool = False
-    ) -> TerminalOutputRequest: ...
-
-    @overload
-    def decode(
-        name: Literal["ReleaseTerminalRequest"], data: Any, *, strict: bool = False
-    ) -> ReleaseTerminalRequest: ...
-
-    @overload
-    def decode(
-        name: Literal["WaitForTerminalExitRequest"], data: Any, *, strict: bool = False
-    ) -> WaitForTerminalExitRequest: ...
-
-    @overload
-    def decode(
-        name: Literal["KillTerminalRequest"], data: Any, *, strict: bool = False
-    ) -> KillTerminalRequest: ...
-
-    @overload
-    def decode(
-        name: Literal["CreateElicitationRequest"], data: Any, *, strict: bool = False
-    ) -> CreateElicitationRequest: ...
-
-    @overload
-    def decode(
-        name: Literal["ElicitationSessionScope"], data: Any, *, strict: bool = False
-    ) -> ElicitationSessionScope: ...
-
-    @overload
-    def decode(
-        name: Literal["ElicitationRequestScope"], data: Any, *, strict: bool = False
-    ) -> ElicitationRequestScope: ...
-
-    @overload
-    def decode(
-        name: Literal["ElicitationSchema"], data: Any, *, strict: bool = False
-    ) -> ElicitationSchema: ...
-
-    @overload
-    def decode(
-        name: Literal["ElicitationSchemaType"], data: Any, *, strict: bool = False
-    ) -> ElicitationSchemaType: ...
-
-    @overload
-    def decode(
-        name: Literal["ElicitationPropertySchema"], data: Any, *, strict: bool = False
-    ) -> ElicitationPropertySchema: ...
-
-    @overload
-    def decode(
-        name: Literal["StringFormat"], data: Any, *, strict: bool = False
-    ) -> StringFormat: ...
-
-    @overload
-    def decode(
-        name: Literal["EnumOption"], data: Any, *, strict: bool = False
-    ) -> EnumOption: ...
-
-    @overload
-    def decode(
-        name: Literal["StringPropertySchema"], data: Any, *, strict: bool = False
-    ) -> StringPropertySchema: ...
-
-    @overload
-    def decode(
-        name: Literal["NumberPropertySchema"], data: Any, *, strict: bool = False
-    ) -> NumberPropertySchema: ...
-
-    @overload
-    def decode(
-        name: Literal["IntegerPropertySchema"], data: Any, *, strict: bool = False
-    ) -> IntegerPropertySchema: ...
-
-    @overload
-    def decode(
-        name: Literal["BooleanPropertySchema"], data: Any, *, strict: bool = False
-    ) -> BooleanPropertySchema: ...
-
-    @overload
-    def decode(
-        name: Literal["MultiSelectItems"], data: Any, *, strict: bool = False
-    ) -> MultiSelectItems: ...
-
-    @overload
-    def decode(
-        name: Literal["StringMultiSelectItems"], data: Any, *, strict: bool = False
-    ) -> StringMultiSelectItems: ...
-
-    @overload
-    def decode(
-        name: Literal["TitledMultiSelectItems"], data: Any, *, strict: bool = False
-    ) -> TitledMultiSelectItems: ...
-
-    @overload
-    def decode(
-        name: Literal["MultiSelectPropertySchema"], data: Any, *, strict: bool = False
-    ) -> MultiSelectPropertySchema: ...
-
-    @overload
-    def decode(
-        name: Literal["ElicitationFormMode"], data: Any, *, strict: bool = False
-    ) -> ElicitationFormMode: ...
-
-    @overload
-    def decode(
-        name: Literal["ElicitationId"], data: Any, *, strict: bool = False
-    ) -> ElicitationId: ...
-
-    @overload
-    def decode(
-        name: Literal["ElicitationUrlMode"], data: Any, *, strict: bool = False
-    ) -> ElicitationUrlMode: ...
-
-    @overload
-    def decode(
-        name: Literal["ExtRequest"], data: Any, *, strict: bool = False
-    ) -> ExtRequest: ...
-
-    @overload
-    def decode(
-        name: Literal["AgentResponse"], data: Any, *, strict: bool = False
-    ) -> AgentResponse: ...
-
-    @overload
-    def decode(
-        name: Literal["InitializeResponse"], data: Any, *, strict: bool = False
-    ) -> InitializeResponse: ...
-
-    @overload
-    def decode(
-        name: Literal["ProtocolVersion"], data: Any, *, strict: bool = False
-    ) -> ProtocolVersion: ...
-
-    @overload
-    def decode(
-        name: Literal["AgentCapabilities"], data: Any, *, strict: bool = False
-    ) -> AgentCapabilities: ...
-
-    @overload
-    def decode(
-        name: Literal["PromptCapabilities"], data: Any, *, strict: bool = False
-    ) -> PromptCapabilities: ...
-
-    @overload
-    def decode(
-        name: Literal["McpCapabilities"], data: Any, *, strict: bool = False
-    ) -> McpCapabilities: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionCapabilities"], data: Any, *, strict: bool = False
-    ) -> SessionCapabilities: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionListCapabilities"], data: Any, *, strict: bool = False
-    ) -> SessionListCapabilities: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionDeleteCapabilities"], data: Any, *, strict: bool = False
-    ) -> SessionDeleteCapabilities: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionAdditionalDirectoriesCapabilities"],
-        data: Any,
-        *,
-        strict: bool = False,
-    ) -> SessionAdditionalDirectoriesCapabilities: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionResumeCapabilities"], data: Any, *, strict: bool = False
-    ) -> SessionResumeCapabilities: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionCloseCapabilities"], data: Any, *, strict: bool = False
-    ) -> SessionCloseCapabilities: ...
-
-    @overload
-    def decode(
-        name: Literal["AgentAuthCapabilities"], data: Any, *, strict: bool = False
-    ) -> AgentAuthCapabilities: ...
-
-    @overload
-    def decode(
-        name: Literal["LogoutCapabilities"], data: Any, *, strict: bool = False
-    ) -> LogoutCapabilities: ...
-
-    @overload
-    def decode(
-        name: Literal["AuthMethod"], data: Any, *, strict: bool = False
-    ) -> AuthMethod: ...
-
-    @overload
-    def decode(
-        name: Literal["AuthMethodId"], data: Any, *, strict: bool = False
-    ) -> AuthMethodId: ...
-
-    @overload
-    def decode(
-        name: Literal["AuthMethodTerminal"], data: Any, *, strict: bool = False
-    ) -> AuthMethodTerminal: ...
-
-    @overload
-    def decode(
-        name: Literal["AuthMethodAgent"], data: Any, *, strict: bool = False
-    ) -> AuthMethodAgent: ...
-
-    @overload
-    def decode(
-        name: Literal["Implementation"], data: Any, *, strict: bool = False
-    ) -> Implementation: ...
-
-    @overload
-    def decode(
-        name: Literal["AuthenticateResponse"], data: Any, *, strict: bool = False
-    ) -> AuthenticateResponse: ...
-
-    @overload
-    def decode(
-        name: Literal["LogoutResponse"], data: Any, *, strict: bool = False
-    ) -> LogoutResponse: ...
-
-    @overload
-    def decode(
-        name: Literal["NewSessionResponse"], data: Any, *, strict: bool = False
-    ) -> NewSessionResponse: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionModeState"], data: Any, *, strict: bool = False
-    ) -> SessionModeState: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionModeId"], data: Any, *, strict: bool = False
-    ) -> SessionModeId: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionMode"], data: Any, *, strict: bool = False
-    ) -> SessionMode: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionConfigOption"], data: Any, *, strict: bool = False
-    ) -> SessionConfigOption: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionConfigId"], data: Any, *, strict: bool = False
-    ) -> SessionConfigId: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionConfigOptionCategory"], data: Any, *, strict: bool = False
-    ) -> SessionConfigOptionCategory | str: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionConfigValueId"], data: Any, *, strict: bool = False
-    ) -> SessionConfigValueId: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionConfigSelectOptions"], data: Any, *, strict: bool = False
-    ) -> SessionConfigSelectOptions: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionConfigSelectOption"], data: Any, *, strict: bool = False
-    ) -> SessionConfigSelectOption: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionConfigSelectGroup"], data: Any, *, strict: bool = False
-    ) -> SessionConfigSelectGroup: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionConfigGroupId"], data: Any, *, strict: bool = False
-    ) -> SessionConfigGroupId: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionConfigSelect"], data: Any, *, strict: bool = False
-    ) -> SessionConfigSelect: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionConfigBoolean"], data: Any, *, strict: bool = False
-    ) -> SessionConfigBoolean: ...
-
-    @overload
-    def decode(
-        name: Literal["LoadSessionResponse"], data: Any, *, strict: bool = False
-    ) -> LoadSessionResponse: ...
-
-    @overload
-    def decode(
-        name: Literal["ListSessionsResponse"], data: Any, *, strict: bool = False
-    ) -> ListSessionsResponse: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionInfo"], data: Any, *, strict: bool = False
-    ) -> SessionInfo: ...
-
-    @overload
-    def decode(
-        name: Literal["DeleteSessionResponse"], data: Any, *, strict: bool = False
-    ) -> DeleteSessionResponse: ...
-
-    @overload
-    def decode(
-        name: Literal["ResumeSessionResponse"], data: Any, *, strict: bool = False
-    ) -> ResumeSessionResponse: ...
-
-    @overload
-    def decode(
-        name: Literal["CloseSessionResponse"], data: Any, *, strict: bool = False
-    ) -> CloseSessionResponse: ...
-
-    @overload
-    def decode(
-        name: Literal["SetSessionModeResponse"], data: Any, *, strict: bool = False
-    ) -> SetSessionModeResponse: ...
-
-    @overload
-    def decode(
-        name: Literal["SetSessionConfigOptionResponse"],
-        data: Any,
-        *,
-        strict: bool = False,
-    ) -> SetSessionConfigOptionResponse: ...
-
-    @overload
-    def decode(
-        name: Literal["PromptResponse"], data: Any, *, strict: bool = False
-    ) -> PromptResponse: ...
-
-    @overload
-    def decode(
-        name: Literal["StopReason"], data: Any, *, strict: bool = False
-    ) -> StopReason: ...
-
-    @overload
-    def decode(
-        name: Literal["ExtResponse"], data: Any, *, strict: bool = False
-    ) -> ExtResponse: ...
-
-    @overload
-    def decode(name: Literal["Error"], data: Any, *, strict: bool = False) -> Error: ...
-
-    @overload
-    def decode(
-        name: Literal["ErrorCode"], data: Any, *, strict: bool = False
-    ) -> ErrorCode | int: ...
-
-    @overload
-    def decode(
-        name: Literal["AgentNotification"], data: Any, *, strict: bool = False
-    ) -> AgentNotification: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionNotification"], data: Any, *, strict: bool = False
-    ) -> SessionNotification: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionUpdate"], data: Any, *, strict: bool = False
-    ) -> SessionUpdate: ...
-
-    @overload
-    def decode(
-        name: Literal["MessageId"], data: Any, *, strict: bool = False
-    ) -> MessageId: ...
-
-    @overload
-    def decode(
-        name: Literal["ContentChunk"], data: Any, *, strict: bool = False
-    ) -> ContentChunk: ...
-
-    @overload
-    def decode(
-        name: Literal["ToolCall"], data: Any, *, strict: bool = False
-    ) -> ToolCall: ...
-
-    @overload
-    def decode(
-        name: Literal["PlanEntry"], data: Any, *, strict: bool = False
-    ) -> PlanEntry: ...
-
-    @overload
-    def decode(
-        name: Literal["PlanEntryPriority"], data: Any, *, strict: bool = False
-    ) -> PlanEntryPriority: ...
-
-    @overload
-    def decode(
-        name: Literal["PlanEntryStatus"], data: Any, *, strict: bool = False
-    ) -> PlanEntryStatus: ...
-
-    @overload
-    def decode(name: Literal["Plan"], data: Any, *, strict: bool = False) -> Plan: ...
-
-    @overload
-    def decode(
-        name: Literal["AvailableCommand"], data: Any, *, strict: bool = False
-    ) -> AvailableCommand: ...
-
-    @overload
-    def decode(
-        name: Literal["AvailableCommandInput"], data: Any, *, strict: bool = False
-    ) -> AvailableCommandInput: ...
-
-    @overload
-    def decode(
-        name: Literal["UnstructuredCommandInput"], data: Any, *, strict: bool = False
-    ) -> UnstructuredCommandInput: ...
-
-    @overload
-    def decode(
-        name: Literal["AvailableCommandsUpdate"], data: Any, *, strict: bool = False
-    ) -> AvailableCommandsUpdate: ...
-
-    @overload
-    def decode(
-        name: Literal["CurrentModeUpdate"], data: Any, *, strict: bool = False
-    ) -> CurrentModeUpdate: ...
-
-    @overload
-    def decode(
-        name: Literal["ConfigOptionUpdate"], data: Any, *, strict: bool = False
-    ) -> ConfigOptionUpdate: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionInfoUpdate"], data: Any, *, strict: bool = False
-    ) -> SessionInfoUpdate: ...
-
-    @overload
-    def decode(name: Literal["Cost"], data: Any, *, strict: bool = False) -> Cost: ...
-
-    @overload
-    def decode(
-        name: Literal["UsageUpdate"], data: Any, *, strict: bool = False
-    ) -> UsageUpdate: ...
-
-    @overload
-    def decode(
-        name: Literal["NoticeSeverity"], data: Any, *, strict: bool = False
-    ) -> NoticeSeverity | str: ...
-
-    @overload
-    def decode(
-        name: Literal["Notice"], data: Any, *, strict: bool = False
-    ) -> Notice: ...
-
-    @overload
-    def decode(
-        name: Literal["CompactionId"], data: Any, *, strict: bool = False
-    ) -> CompactionId: ...
-
-    @overload
-    def decode(
-        name: Literal["CompactionStatus"], data: Any, *, strict: bool = False
-    ) -> CompactionStatus | str: ...
-
-    @overload
-    def decode(
-        name: Literal["CompactionUpdate"], data: Any, *, strict: bool = False
-    ) -> CompactionUpdate: ...
-
-    @overload
-    def decode(
-        name: Literal["CompactionSummaryChunk"], data: Any, *, strict: bool = False
-    ) -> CompactionSummaryChunk: ...
-
-    @overload
-    def decode(
-        name: Literal["CompleteElicitationNotification"],
-        data: Any,
-        *,
-        strict: bool = False,
-    ) -> CompleteElicitationNotification: ...
-
-    @overload
-    def decode(
-        name: Literal["ExtNotification"], data: Any, *, strict: bool = False
-    ) -> ExtNotification: ...
-
-    @overload
-    def decode(
-        name: Literal["ClientRequest"], data: Any, *, strict: bool = False
-    ) -> ClientRequest: ...
-
-    @overload
-    def decode(
-        name: Literal["InitializeRequest"], data: Any, *, strict: bool = False
-    ) -> InitializeRequest: ...
-
-    @overload
-    def decode(
-        name: Literal["ClientCapabilities"], data: Any, *, strict: bool = False
-    ) -> ClientCapabilities: ...
-
-    @overload
-    def decode(
-        name: Literal["FileSystemCapabilities"], data: Any, *, strict: bool = False
-    ) -> FileSystemCapabilities: ...
-
-    @overload
-    def decode(
-        name: Literal["ClientSessionCapabilities"], data: Any, *, strict: bool = False
-    ) -> ClientSessionCapabilities: ...
-
-    @overload
-    def decode(
-        name: Literal["CompactionCapabilities"], data: Any, *, strict: bool = False
-    ) -> CompactionCapabilities: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionConfigOptionsCapabilities"],
-        data: Any,
-        *,
-        strict: bool = False,
-    ) -> SessionConfigOptionsCapabilities: ...
-
-    @overload
-    def decode(
-        name: Literal["BooleanConfigOptionCapabilities"],
-        data: Any,
-        *,
-        strict: bool = False,
-    ) -> BooleanConfigOptionCapabilities: ...
-
-    @overload
-    def decode(
-        name: Literal["NoticeCapabilities"], data: Any, *, strict: bool = False
-    ) -> NoticeCapabilities: ...
-
-    @overload
-    def decode(
-        name: Literal["AuthCapabilities"], data: Any, *, strict: bool = False
-    ) -> AuthCapabilities: ...
-
-    @overload
-    def decode(
-        name: Literal["ElicitationCapabilities"], data: Any, *, strict: bool = False
-    ) -> ElicitationCapabilities: ...
-
-    @overload
-    def decode(
-        name: Literal["ElicitationFormCapabilities"], data: Any, *, strict: bool = False
-    ) -> ElicitationFormCapabilities: ...
-
-    @overload
-    def decode(
-        name: Literal["ElicitationUrlCapabilities"], data: Any, *, strict: bool = False
-    ) -> ElicitationUrlCapabilities: ...
-
-    @overload
-    def decode(
-        name: Literal["AuthenticateRequest"], data: Any, *, strict: bool = False
-    ) -> AuthenticateRequest: ...
-
-    @overload
-    def decode(
-        name: Literal["LogoutRequest"], data: Any, *, strict: bool = False
-    ) -> LogoutRequest: ...
-
-    @overload
-    def decode(
-        name: Literal["NewSessionRequest"], data: Any, *, strict: bool = False
-    ) -> NewSessionRequest: ...
-
-    @overload
-    def decode(
-        name: Literal["McpServer"], data: Any, *, strict: bool = False
-    ) -> McpServer: ...
-
-    @overload
-    def decode(
-        name: Literal["HttpHeader"], data: Any, *, strict: bool = False
-    ) -> HttpHeader: ...
-
-    @overload
-    def decode(
-        name: Literal["McpServerHttp"], data: Any, *, strict: bool = False
-    ) -> McpServerHttp: ...
-
-    @overload
-    def decode(
-        name: Literal["McpServerSse"], data: Any, *, strict: bool = False
-    ) -> McpServerSse: ...
-
-    @overload
-    def decode(
-        name: Literal["McpServerStdio"], data: Any, *, strict: bool = False
-    ) -> McpServerStdio: ...
-
-    @overload
-    def decode(
-        name: Literal["LoadSessionRequest"], data: Any, *, strict: bool = False
-    ) -> LoadSessionRequest: ...
-
-    @overload
-    def decode(
-        name: Literal["ListSessionsRequest"], data: Any, *, strict: bool = False
-    ) -> ListSessionsRequest: ...
-
-    @overload
-    def decode(
-        name: Literal["DeleteSessionRequest"], data: Any, *, strict: bool = False
-    ) -> DeleteSessionRequest: ...
-
-    @overload
-    def decode(
-        name: Literal["ResumeSessionRequest"], data: Any, *, strict: bool = False
-    ) -> ResumeSessionRequest: ...
-
-    @overload
-    def decode(
-        name: Literal["CloseSessionRequest"], data: Any, *, strict: bool = False
-    ) -> CloseSessionRequest: ...
-
-    @overload
-    def decode(
-        name: Literal["SetSessionModeRequest"], data: Any, *, strict: bool = False
-    ) -> SetSessionModeRequest: ...
-
-    @overload
-    def decode(
-        name: Literal["SetSessionConfigOptionRequest"],
-        data: Any,
-        *,
-        strict: bool = False,
-    ) -> SetSessionConfigOptionRequest: ...
-
-    @overload
-    def decode(
-        name: Literal["PromptRequest"], data: Any, *, strict: bool = False
-    ) -> PromptRequest: ...
-
-    @overload
-    def decode(
-        name: Literal["ClientResponse"], data: Any, *, strict: bool = False
-    ) -> ClientResponse: ...
-
-    @overload
-    def decode(
-        name: Literal["WriteTextFileResponse"], data: Any, *, strict: bool = False
-    ) -> WriteTextFileResponse: ...
-
-    @overload
-    def decode(
-        name: Literal["ReadTextFileResponse"], data: Any, *, strict: bool = False
-    ) -> ReadTextFileResponse: ...
-
-    @overload
-    def decode(
-        name: Literal["RequestPermissionResponse"], data: Any, *, strict: bool = False
-    ) -> RequestPermissionResponse: ...
-
-    @overload
-    def decode(
-        name: Literal["RequestPermissionOutcome"], data: Any, *, strict: bool = False
-    ) -> RequestPermissionOutcome: ...
-
-    @overload
-    def decode(
-        name: Literal["SelectedPermissionOutcome"], data: Any, *, strict: bool = False
-    ) -> SelectedPermissionOutcome: ...
-
-    @overload
-    def decode(
-        name: Literal["CreateTerminalResponse"], data: Any, *, strict: bool = False
-    ) -> CreateTerminalResponse: ...
-
-    @overload
-    def decode(
-        name: Literal["TerminalOutputResponse"], data: Any, *, strict: bool = False
-    ) -> TerminalOutputResponse: ...
-
-    @overload
-    def decode(
-        name: Literal["TerminalExitStatus"], data: Any, *, strict: bool = False
-    ) -> TerminalExitStatus: ...
-
-    @overload
-    def decode(
-        name: Literal["ReleaseTerminalResponse"], data: Any, *, strict: bool = False
-    ) -> ReleaseTerminalResponse: ...
-
-    @overload
-    def decode(
-        name: Literal["WaitForTerminalExitResponse"], data: Any, *, strict: bool = False
-    ) -> WaitForTerminalExitResponse: ...
-
-    @overload
-    def decode(
-        name: Literal["KillTerminalResponse"], data: Any, *, strict: bool = False
-    ) -> KillTerminalResponse: ...
-
-    @overload
-    def decode(
-        name: Literal["CreateElicitationResponse"], data: Any, *, strict: bool = False
-    ) -> CreateElicitationResponse: ...
-
-    @overload
-    def decode(
-        name: Literal["ElicitationContentValue"], data: Any, *, strict: bool = False
-    ) -> ElicitationContentValue: ...
-
-    @overload
-    def decode(
-        name: Literal["ElicitationAcceptAction"], data: Any, *, strict: bool = False
-    ) -> ElicitationAcceptAction: ...
-
-    @overload
-    def decode(
-        name: Literal["ClientNotification"], data: Any, *, strict: bool = False
-    ) -> ClientNotification: ...
-
-    @overload
-    def decode(
-        name: Literal["CancelNotification"], data: Any, *, strict: bool = False
-    ) -> CancelNotification: ...
-
-    @overload
-    def decode(
-        name: Literal["CancelRequestNotification"], data: Any, *, strict: bool = False
-    ) -> CancelRequestNotification: ...
-
-    @overload
-    def decode(name: str, data: Any, *, strict: bool = False) -> object: ...
-    def decode(name: str, data: Any, *, strict: bool = False) -> object: ...
-
 
 def _decode_AgentRequest(d: Any, strict: bool) -> AgentRequest:
     if type(d) is not json_object:
         raise type_error("an object", d)
-    f_id: RequestId
+    f_id: RequestId_
     v = d.get("id", MISSING)
     if v is MISSING:
         raise missing("id")
     else:
         try:
-            f_id = _decode_RequestId(v, strict)
+            f_id = _decode_RequestId_(v, strict)
         except ValidationError as error:
             raise error.at("id")
 
@@ -1254,7 +348,7 @@ def _encode_AgentRequest(o: AgentRequest) -> dict[str, Any]:
     return d
 
 
-def _decode_RequestId(v: Any, strict: bool) -> RequestId:
+def _decode_RequestId_(v: Any, strict: bool) -> RequestId_:
     return cast(
         "None | int | str",
         scalar_union(
@@ -4394,13 +3488,13 @@ def _encode_ElicitationSessionScope(o: ElicitationSessionScope) -> dict[str, Any
 def _decode_ElicitationRequestScope(d: Any, strict: bool) -> ElicitationRequestScope:
     if type(d) is not json_object:
         raise type_error("an object", d)
-    f_request_id: RequestId
+    f_request_id: RequestId_
     v = d.get("requestId", MISSING)
     if v is MISSING:
         raise missing("requestId")
     else:
         try:
-            f_request_id = _decode_RequestId(v, strict)
+            f_request_id = _decode_RequestId_(v, strict)
         except ValidationError as error:
             raise error.at("requestId")
 
@@ -6599,13 +5693,13 @@ def _decode_ExtRequest(v: Any, strict: bool) -> ExtRequest:
 def _decode_ResultAgentResponse(d: Any, strict: bool) -> ResultAgentResponse:
     if type(d) is not json_object:
         raise type_error("an object", d)
-    f_id: RequestId
+    f_id: RequestId_
     v = d.get("id", MISSING)
     if v is MISSING:
         raise missing("id")
     else:
         try:
-            f_id = _decode_RequestId(v, strict)
+            f_id = _decode_RequestId_(v, strict)
         except ValidationError as error:
             raise error.at("id")
 
@@ -6639,13 +5733,13 @@ def _encode_ResultAgentResponse(o: ResultAgentResponse) -> dict[str, Any]:
 def _decode_ErrorAgentResponse(d: Any, strict: bool) -> ErrorAgentResponse:
     if type(d) is not json_object:
         raise type_error("an object", d)
-    f_id: RequestId
+    f_id: RequestId_
     v = d.get("id", MISSING)
     if v is MISSING:
         raise missing("id")
     else:
         try:
-            f_id = _decode_RequestId(v, strict)
+            f_id = _decode_RequestId_(v, strict)
         except ValidationError as error:
             raise error.at("id")
 
@@ -12144,13 +11238,13 @@ def _decode_ExtNotification(v: Any, strict: bool) -> ExtNotification:
 def _decode_ClientRequest(d: Any, strict: bool) -> ClientRequest:
     if type(d) is not json_object:
         raise type_error("an object", d)
-    f_id: RequestId
+    f_id: RequestId_
     v = d.get("id", MISSING)
     if v is MISSING:
         raise missing("id")
     else:
         try:
-            f_id = _decode_RequestId(v, strict)
+            f_id = _decode_RequestId_(v, strict)
         except ValidationError as error:
             raise error.at("id")
 
@@ -14090,13 +13184,13 @@ def _encode_PromptRequest(o: PromptRequest) -> dict[str, Any]:
 def _decode_ResultClientResponse(d: Any, strict: bool) -> ResultClientResponse:
     if type(d) is not json_object:
         raise type_error("an object", d)
-    f_id: RequestId
+    f_id: RequestId_
     v = d.get("id", MISSING)
     if v is MISSING:
         raise missing("id")
     else:
         try:
-            f_id = _decode_RequestId(v, strict)
+            f_id = _decode_RequestId_(v, strict)
         except ValidationError as error:
             raise error.at("id")
 
@@ -14130,13 +13224,13 @@ def _encode_ResultClientResponse(o: ResultClientResponse) -> dict[str, Any]:
 def _decode_ErrorClientResponse(d: Any, strict: bool) -> ErrorClientResponse:
     if type(d) is not json_object:
         raise type_error("an object", d)
-    f_id: RequestId
+    f_id: RequestId_
     v = d.get("id", MISSING)
     if v is MISSING:
         raise missing("id")
     else:
         try:
-            f_id = _decode_RequestId(v, strict)
+            f_id = _decode_RequestId_(v, strict)
         except ValidationError as error:
             raise error.at("id")
 
@@ -15203,13 +14297,13 @@ def _decode_CancelRequestNotification(
 ) -> CancelRequestNotification:
     if type(d) is not json_object:
         raise type_error("an object", d)
-    f_request_id: RequestId
+    f_request_id: RequestId_
     v = d.get("requestId", MISSING)
     if v is MISSING:
         raise missing("requestId")
     else:
         try:
-            f_request_id = _decode_RequestId(v, strict)
+            f_request_id = _decode_RequestId_(v, strict)
         except ValidationError as error:
             raise error.at("requestId")
 
@@ -15286,7 +14380,7 @@ def _encode_CompactionState(o: CompactionState) -> dict[str, Any]:
 
 _DECODERS: dict[str, tuple[Decoder[object], str]] = {
     "AgentRequest": (_decode_AgentRequest, "#/$defs/AgentRequest"),
-    "RequestId": (_decode_RequestId, "#/$defs/RequestId"),
+    "RequestId": (_decode_RequestId_, "#/$defs/RequestId"),
     "WriteTextFileRequest": (
         _decode_WriteTextFileRequest,
         "#/$defs/WriteTextFileRequest",
@@ -16382,7 +15476,912 @@ _ENCODERS: dict[type[object], Callable[[Any], object]] = {
     CompactionStatus: _encode_CompactionStatus,
 }
 
-if not TYPE_CHECKING:
+if TYPE_CHECKING:
+    # One signature per definition, so that ``decode("PromptResponse", data)``
+    # has the type PromptResponse.
+
+    @overload
+    def decode(
+        name: Literal["AgentRequest"], data: Any, *, strict: bool = False
+    ) -> AgentRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["RequestId"], data: Any, *, strict: bool = False
+    ) -> RequestId_: ...
+
+    @overload
+    def decode(
+        name: Literal["WriteTextFileRequest"], data: Any, *, strict: bool = False
+    ) -> WriteTextFileRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionId"], data: Any, *, strict: bool = False
+    ) -> SessionId: ...
+
+    @overload
+    def decode(
+        name: Literal["ReadTextFileRequest"], data: Any, *, strict: bool = False
+    ) -> ReadTextFileRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["RequestPermissionRequest"], data: Any, *, strict: bool = False
+    ) -> RequestPermissionRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["ToolCallUpdate"], data: Any, *, strict: bool = False
+    ) -> ToolCallUpdate: ...
+
+    @overload
+    def decode(
+        name: Literal["ToolCallId"], data: Any, *, strict: bool = False
+    ) -> ToolCallId: ...
+
+    @overload
+    def decode(
+        name: Literal["ToolKind"], data: Any, *, strict: bool = False
+    ) -> ToolKind: ...
+
+    @overload
+    def decode(
+        name: Literal["ToolCallStatus"], data: Any, *, strict: bool = False
+    ) -> ToolCallStatus: ...
+
+    @overload
+    def decode(
+        name: Literal["ToolCallContent"], data: Any, *, strict: bool = False
+    ) -> ToolCallContent: ...
+
+    @overload
+    def decode(
+        name: Literal["ContentBlock"], data: Any, *, strict: bool = False
+    ) -> ContentBlock: ...
+
+    @overload
+    def decode(
+        name: Literal["Annotations"], data: Any, *, strict: bool = False
+    ) -> Annotations: ...
+
+    @overload
+    def decode(name: Literal["Role"], data: Any, *, strict: bool = False) -> Role: ...
+
+    @overload
+    def decode(
+        name: Literal["TextContent"], data: Any, *, strict: bool = False
+    ) -> TextContent: ...
+
+    @overload
+    def decode(
+        name: Literal["ImageContent"], data: Any, *, strict: bool = False
+    ) -> ImageContent: ...
+
+    @overload
+    def decode(
+        name: Literal["AudioContent"], data: Any, *, strict: bool = False
+    ) -> AudioContent: ...
+
+    @overload
+    def decode(
+        name: Literal["ResourceLink"], data: Any, *, strict: bool = False
+    ) -> ResourceLink: ...
+
+    @overload
+    def decode(
+        name: Literal["EmbeddedResourceResource"], data: Any, *, strict: bool = False
+    ) -> EmbeddedResourceResource: ...
+
+    @overload
+    def decode(
+        name: Literal["TextResourceContents"], data: Any, *, strict: bool = False
+    ) -> TextResourceContents: ...
+
+    @overload
+    def decode(
+        name: Literal["BlobResourceContents"], data: Any, *, strict: bool = False
+    ) -> BlobResourceContents: ...
+
+    @overload
+    def decode(
+        name: Literal["EmbeddedResource"], data: Any, *, strict: bool = False
+    ) -> EmbeddedResource: ...
+
+    @overload
+    def decode(
+        name: Literal["Content"], data: Any, *, strict: bool = False
+    ) -> Content: ...
+
+    @overload
+    def decode(name: Literal["Diff"], data: Any, *, strict: bool = False) -> Diff: ...
+
+    @overload
+    def decode(
+        name: Literal["TerminalId"], data: Any, *, strict: bool = False
+    ) -> TerminalId: ...
+
+    @overload
+    def decode(
+        name: Literal["Terminal"], data: Any, *, strict: bool = False
+    ) -> Terminal: ...
+
+    @overload
+    def decode(
+        name: Literal["ToolCallLocation"], data: Any, *, strict: bool = False
+    ) -> ToolCallLocation: ...
+
+    @overload
+    def decode(
+        name: Literal["PermissionOption"], data: Any, *, strict: bool = False
+    ) -> PermissionOption: ...
+
+    @overload
+    def decode(
+        name: Literal["PermissionOptionId"], data: Any, *, strict: bool = False
+    ) -> PermissionOptionId: ...
+
+    @overload
+    def decode(
+        name: Literal["PermissionOptionKind"], data: Any, *, strict: bool = False
+    ) -> PermissionOptionKind: ...
+
+    @overload
+    def decode(
+        name: Literal["CreateTerminalRequest"], data: Any, *, strict: bool = False
+    ) -> CreateTerminalRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["EnvVariable"], data: Any, *, strict: bool = False
+    ) -> EnvVariable: ...
+
+    @overload
+    def decode(
+        name: Literal["TerminalOutputRequest"], data: Any, *, strict: bool = False
+    ) -> TerminalOutputRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["ReleaseTerminalRequest"], data: Any, *, strict: bool = False
+    ) -> ReleaseTerminalRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["WaitForTerminalExitRequest"], data: Any, *, strict: bool = False
+    ) -> WaitForTerminalExitRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["KillTerminalRequest"], data: Any, *, strict: bool = False
+    ) -> KillTerminalRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["CreateElicitationRequest"], data: Any, *, strict: bool = False
+    ) -> CreateElicitationRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["ElicitationSessionScope"], data: Any, *, strict: bool = False
+    ) -> ElicitationSessionScope: ...
+
+    @overload
+    def decode(
+        name: Literal["ElicitationRequestScope"], data: Any, *, strict: bool = False
+    ) -> ElicitationRequestScope: ...
+
+    @overload
+    def decode(
+        name: Literal["ElicitationSchema"], data: Any, *, strict: bool = False
+    ) -> ElicitationSchema: ...
+
+    @overload
+    def decode(
+        name: Literal["ElicitationSchemaType"], data: Any, *, strict: bool = False
+    ) -> ElicitationSchemaType: ...
+
+    @overload
+    def decode(
+        name: Literal["ElicitationPropertySchema"], data: Any, *, strict: bool = False
+    ) -> ElicitationPropertySchema: ...
+
+    @overload
+    def decode(
+        name: Literal["StringFormat"], data: Any, *, strict: bool = False
+    ) -> StringFormat: ...
+
+    @overload
+    def decode(
+        name: Literal["EnumOption"], data: Any, *, strict: bool = False
+    ) -> EnumOption: ...
+
+    @overload
+    def decode(
+        name: Literal["StringPropertySchema"], data: Any, *, strict: bool = False
+    ) -> StringPropertySchema: ...
+
+    @overload
+    def decode(
+        name: Literal["NumberPropertySchema"], data: Any, *, strict: bool = False
+    ) -> NumberPropertySchema: ...
+
+    @overload
+    def decode(
+        name: Literal["IntegerPropertySchema"], data: Any, *, strict: bool = False
+    ) -> IntegerPropertySchema: ...
+
+    @overload
+    def decode(
+        name: Literal["BooleanPropertySchema"], data: Any, *, strict: bool = False
+    ) -> BooleanPropertySchema: ...
+
+    @overload
+    def decode(
+        name: Literal["MultiSelectItems"], data: Any, *, strict: bool = False
+    ) -> MultiSelectItems: ...
+
+    @overload
+    def decode(
+        name: Literal["StringMultiSelectItems"], data: Any, *, strict: bool = False
+    ) -> StringMultiSelectItems: ...
+
+    @overload
+    def decode(
+        name: Literal["TitledMultiSelectItems"], data: Any, *, strict: bool = False
+    ) -> TitledMultiSelectItems: ...
+
+    @overload
+    def decode(
+        name: Literal["MultiSelectPropertySchema"], data: Any, *, strict: bool = False
+    ) -> MultiSelectPropertySchema: ...
+
+    @overload
+    def decode(
+        name: Literal["ElicitationFormMode"], data: Any, *, strict: bool = False
+    ) -> ElicitationFormMode: ...
+
+    @overload
+    def decode(
+        name: Literal["ElicitationId"], data: Any, *, strict: bool = False
+    ) -> ElicitationId: ...
+
+    @overload
+    def decode(
+        name: Literal["ElicitationUrlMode"], data: Any, *, strict: bool = False
+    ) -> ElicitationUrlMode: ...
+
+    @overload
+    def decode(
+        name: Literal["ExtRequest"], data: Any, *, strict: bool = False
+    ) -> ExtRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["AgentResponse"], data: Any, *, strict: bool = False
+    ) -> AgentResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["InitializeResponse"], data: Any, *, strict: bool = False
+    ) -> InitializeResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["ProtocolVersion"], data: Any, *, strict: bool = False
+    ) -> ProtocolVersion: ...
+
+    @overload
+    def decode(
+        name: Literal["AgentCapabilities"], data: Any, *, strict: bool = False
+    ) -> AgentCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["PromptCapabilities"], data: Any, *, strict: bool = False
+    ) -> PromptCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["McpCapabilities"], data: Any, *, strict: bool = False
+    ) -> McpCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionCapabilities"], data: Any, *, strict: bool = False
+    ) -> SessionCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionListCapabilities"], data: Any, *, strict: bool = False
+    ) -> SessionListCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionDeleteCapabilities"], data: Any, *, strict: bool = False
+    ) -> SessionDeleteCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionAdditionalDirectoriesCapabilities"],
+        data: Any,
+        *,
+        strict: bool = False,
+    ) -> SessionAdditionalDirectoriesCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionResumeCapabilities"], data: Any, *, strict: bool = False
+    ) -> SessionResumeCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionCloseCapabilities"], data: Any, *, strict: bool = False
+    ) -> SessionCloseCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["AgentAuthCapabilities"], data: Any, *, strict: bool = False
+    ) -> AgentAuthCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["LogoutCapabilities"], data: Any, *, strict: bool = False
+    ) -> LogoutCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["AuthMethod"], data: Any, *, strict: bool = False
+    ) -> AuthMethod: ...
+
+    @overload
+    def decode(
+        name: Literal["AuthMethodId"], data: Any, *, strict: bool = False
+    ) -> AuthMethodId: ...
+
+    @overload
+    def decode(
+        name: Literal["AuthMethodTerminal"], data: Any, *, strict: bool = False
+    ) -> AuthMethodTerminal: ...
+
+    @overload
+    def decode(
+        name: Literal["AuthMethodAgent"], data: Any, *, strict: bool = False
+    ) -> AuthMethodAgent: ...
+
+    @overload
+    def decode(
+        name: Literal["Implementation"], data: Any, *, strict: bool = False
+    ) -> Implementation: ...
+
+    @overload
+    def decode(
+        name: Literal["AuthenticateResponse"], data: Any, *, strict: bool = False
+    ) -> AuthenticateResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["LogoutResponse"], data: Any, *, strict: bool = False
+    ) -> LogoutResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["NewSessionResponse"], data: Any, *, strict: bool = False
+    ) -> NewSessionResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionModeState"], data: Any, *, strict: bool = False
+    ) -> SessionModeState: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionModeId"], data: Any, *, strict: bool = False
+    ) -> SessionModeId: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionMode"], data: Any, *, strict: bool = False
+    ) -> SessionMode: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionConfigOption"], data: Any, *, strict: bool = False
+    ) -> SessionConfigOption: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionConfigId"], data: Any, *, strict: bool = False
+    ) -> SessionConfigId: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionConfigOptionCategory"], data: Any, *, strict: bool = False
+    ) -> SessionConfigOptionCategory | str: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionConfigValueId"], data: Any, *, strict: bool = False
+    ) -> SessionConfigValueId: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionConfigSelectOptions"], data: Any, *, strict: bool = False
+    ) -> SessionConfigSelectOptions: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionConfigSelectOption"], data: Any, *, strict: bool = False
+    ) -> SessionConfigSelectOption: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionConfigSelectGroup"], data: Any, *, strict: bool = False
+    ) -> SessionConfigSelectGroup: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionConfigGroupId"], data: Any, *, strict: bool = False
+    ) -> SessionConfigGroupId: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionConfigSelect"], data: Any, *, strict: bool = False
+    ) -> SessionConfigSelect: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionConfigBoolean"], data: Any, *, strict: bool = False
+    ) -> SessionConfigBoolean: ...
+
+    @overload
+    def decode(
+        name: Literal["LoadSessionResponse"], data: Any, *, strict: bool = False
+    ) -> LoadSessionResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["ListSessionsResponse"], data: Any, *, strict: bool = False
+    ) -> ListSessionsResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionInfo"], data: Any, *, strict: bool = False
+    ) -> SessionInfo: ...
+
+    @overload
+    def decode(
+        name: Literal["DeleteSessionResponse"], data: Any, *, strict: bool = False
+    ) -> DeleteSessionResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["ResumeSessionResponse"], data: Any, *, strict: bool = False
+    ) -> ResumeSessionResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["CloseSessionResponse"], data: Any, *, strict: bool = False
+    ) -> CloseSessionResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["SetSessionModeResponse"], data: Any, *, strict: bool = False
+    ) -> SetSessionModeResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["SetSessionConfigOptionResponse"],
+        data: Any,
+        *,
+        strict: bool = False,
+    ) -> SetSessionConfigOptionResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["PromptResponse"], data: Any, *, strict: bool = False
+    ) -> PromptResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["StopReason"], data: Any, *, strict: bool = False
+    ) -> StopReason: ...
+
+    @overload
+    def decode(
+        name: Literal["ExtResponse"], data: Any, *, strict: bool = False
+    ) -> ExtResponse: ...
+
+    @overload
+    def decode(name: Literal["Error"], data: Any, *, strict: bool = False) -> Error: ...
+
+    @overload
+    def decode(
+        name: Literal["ErrorCode"], data: Any, *, strict: bool = False
+    ) -> ErrorCode | int: ...
+
+    @overload
+    def decode(
+        name: Literal["AgentNotification"], data: Any, *, strict: bool = False
+    ) -> AgentNotification: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionNotification"], data: Any, *, strict: bool = False
+    ) -> SessionNotification: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionUpdate"], data: Any, *, strict: bool = False
+    ) -> SessionUpdate: ...
+
+    @overload
+    def decode(
+        name: Literal["MessageId"], data: Any, *, strict: bool = False
+    ) -> MessageId: ...
+
+    @overload
+    def decode(
+        name: Literal["ContentChunk"], data: Any, *, strict: bool = False
+    ) -> ContentChunk: ...
+
+    @overload
+    def decode(
+        name: Literal["ToolCall"], data: Any, *, strict: bool = False
+    ) -> ToolCall: ...
+
+    @overload
+    def decode(
+        name: Literal["PlanEntry"], data: Any, *, strict: bool = False
+    ) -> PlanEntry: ...
+
+    @overload
+    def decode(
+        name: Literal["PlanEntryPriority"], data: Any, *, strict: bool = False
+    ) -> PlanEntryPriority: ...
+
+    @overload
+    def decode(
+        name: Literal["PlanEntryStatus"], data: Any, *, strict: bool = False
+    ) -> PlanEntryStatus: ...
+
+    @overload
+    def decode(name: Literal["Plan"], data: Any, *, strict: bool = False) -> Plan: ...
+
+    @overload
+    def decode(
+        name: Literal["AvailableCommand"], data: Any, *, strict: bool = False
+    ) -> AvailableCommand: ...
+
+    @overload
+    def decode(
+        name: Literal["AvailableCommandInput"], data: Any, *, strict: bool = False
+    ) -> AvailableCommandInput: ...
+
+    @overload
+    def decode(
+        name: Literal["UnstructuredCommandInput"], data: Any, *, strict: bool = False
+    ) -> UnstructuredCommandInput: ...
+
+    @overload
+    def decode(
+        name: Literal["AvailableCommandsUpdate"], data: Any, *, strict: bool = False
+    ) -> AvailableCommandsUpdate: ...
+
+    @overload
+    def decode(
+        name: Literal["CurrentModeUpdate"], data: Any, *, strict: bool = False
+    ) -> CurrentModeUpdate: ...
+
+    @overload
+    def decode(
+        name: Literal["ConfigOptionUpdate"], data: Any, *, strict: bool = False
+    ) -> ConfigOptionUpdate: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionInfoUpdate"], data: Any, *, strict: bool = False
+    ) -> SessionInfoUpdate: ...
+
+    @overload
+    def decode(name: Literal["Cost"], data: Any, *, strict: bool = False) -> Cost: ...
+
+    @overload
+    def decode(
+        name: Literal["UsageUpdate"], data: Any, *, strict: bool = False
+    ) -> UsageUpdate: ...
+
+    @overload
+    def decode(
+        name: Literal["NoticeSeverity"], data: Any, *, strict: bool = False
+    ) -> NoticeSeverity | str: ...
+
+    @overload
+    def decode(
+        name: Literal["Notice"], data: Any, *, strict: bool = False
+    ) -> Notice: ...
+
+    @overload
+    def decode(
+        name: Literal["CompactionId"], data: Any, *, strict: bool = False
+    ) -> CompactionId: ...
+
+    @overload
+    def decode(
+        name: Literal["CompactionStatus"], data: Any, *, strict: bool = False
+    ) -> CompactionStatus | str: ...
+
+    @overload
+    def decode(
+        name: Literal["CompactionUpdate"], data: Any, *, strict: bool = False
+    ) -> CompactionUpdate: ...
+
+    @overload
+    def decode(
+        name: Literal["CompactionSummaryChunk"], data: Any, *, strict: bool = False
+    ) -> CompactionSummaryChunk: ...
+
+    @overload
+    def decode(
+        name: Literal["CompleteElicitationNotification"],
+        data: Any,
+        *,
+        strict: bool = False,
+    ) -> CompleteElicitationNotification: ...
+
+    @overload
+    def decode(
+        name: Literal["ExtNotification"], data: Any, *, strict: bool = False
+    ) -> ExtNotification: ...
+
+    @overload
+    def decode(
+        name: Literal["ClientRequest"], data: Any, *, strict: bool = False
+    ) -> ClientRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["InitializeRequest"], data: Any, *, strict: bool = False
+    ) -> InitializeRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["ClientCapabilities"], data: Any, *, strict: bool = False
+    ) -> ClientCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["FileSystemCapabilities"], data: Any, *, strict: bool = False
+    ) -> FileSystemCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["ClientSessionCapabilities"], data: Any, *, strict: bool = False
+    ) -> ClientSessionCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["CompactionCapabilities"], data: Any, *, strict: bool = False
+    ) -> CompactionCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionConfigOptionsCapabilities"],
+        data: Any,
+        *,
+        strict: bool = False,
+    ) -> SessionConfigOptionsCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["BooleanConfigOptionCapabilities"],
+        data: Any,
+        *,
+        strict: bool = False,
+    ) -> BooleanConfigOptionCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["NoticeCapabilities"], data: Any, *, strict: bool = False
+    ) -> NoticeCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["AuthCapabilities"], data: Any, *, strict: bool = False
+    ) -> AuthCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["ElicitationCapabilities"], data: Any, *, strict: bool = False
+    ) -> ElicitationCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["ElicitationFormCapabilities"], data: Any, *, strict: bool = False
+    ) -> ElicitationFormCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["ElicitationUrlCapabilities"], data: Any, *, strict: bool = False
+    ) -> ElicitationUrlCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["AuthenticateRequest"], data: Any, *, strict: bool = False
+    ) -> AuthenticateRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["LogoutRequest"], data: Any, *, strict: bool = False
+    ) -> LogoutRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["NewSessionRequest"], data: Any, *, strict: bool = False
+    ) -> NewSessionRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["McpServer"], data: Any, *, strict: bool = False
+    ) -> McpServer: ...
+
+    @overload
+    def decode(
+        name: Literal["HttpHeader"], data: Any, *, strict: bool = False
+    ) -> HttpHeader: ...
+
+    @overload
+    def decode(
+        name: Literal["McpServerHttp"], data: Any, *, strict: bool = False
+    ) -> McpServerHttp: ...
+
+    @overload
+    def decode(
+        name: Literal["McpServerSse"], data: Any, *, strict: bool = False
+    ) -> McpServerSse: ...
+
+    @overload
+    def decode(
+        name: Literal["McpServerStdio"], data: Any, *, strict: bool = False
+    ) -> McpServerStdio: ...
+
+    @overload
+    def decode(
+        name: Literal["LoadSessionRequest"], data: Any, *, strict: bool = False
+    ) -> LoadSessionRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["ListSessionsRequest"], data: Any, *, strict: bool = False
+    ) -> ListSessionsRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["DeleteSessionRequest"], data: Any, *, strict: bool = False
+    ) -> DeleteSessionRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["ResumeSessionRequest"], data: Any, *, strict: bool = False
+    ) -> ResumeSessionRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["CloseSessionRequest"], data: Any, *, strict: bool = False
+    ) -> CloseSessionRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["SetSessionModeRequest"], data: Any, *, strict: bool = False
+    ) -> SetSessionModeRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["SetSessionConfigOptionRequest"],
+        data: Any,
+        *,
+        strict: bool = False,
+    ) -> SetSessionConfigOptionRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["PromptRequest"], data: Any, *, strict: bool = False
+    ) -> PromptRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["ClientResponse"], data: Any, *, strict: bool = False
+    ) -> ClientResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["WriteTextFileResponse"], data: Any, *, strict: bool = False
+    ) -> WriteTextFileResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["ReadTextFileResponse"], data: Any, *, strict: bool = False
+    ) -> ReadTextFileResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["RequestPermissionResponse"], data: Any, *, strict: bool = False
+    ) -> RequestPermissionResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["RequestPermissionOutcome"], data: Any, *, strict: bool = False
+    ) -> RequestPermissionOutcome: ...
+
+    @overload
+    def decode(
+        name: Literal["SelectedPermissionOutcome"], data: Any, *, strict: bool = False
+    ) -> SelectedPermissionOutcome: ...
+
+    @overload
+    def decode(
+        name: Literal["CreateTerminalResponse"], data: Any, *, strict: bool = False
+    ) -> CreateTerminalResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["TerminalOutputResponse"], data: Any, *, strict: bool = False
+    ) -> TerminalOutputResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["TerminalExitStatus"], data: Any, *, strict: bool = False
+    ) -> TerminalExitStatus: ...
+
+    @overload
+    def decode(
+        name: Literal["ReleaseTerminalResponse"], data: Any, *, strict: bool = False
+    ) -> ReleaseTerminalResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["WaitForTerminalExitResponse"], data: Any, *, strict: bool = False
+    ) -> WaitForTerminalExitResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["KillTerminalResponse"], data: Any, *, strict: bool = False
+    ) -> KillTerminalResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["CreateElicitationResponse"], data: Any, *, strict: bool = False
+    ) -> CreateElicitationResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["ElicitationContentValue"], data: Any, *, strict: bool = False
+    ) -> ElicitationContentValue: ...
+
+    @overload
+    def decode(
+        name: Literal["ElicitationAcceptAction"], data: Any, *, strict: bool = False
+    ) -> ElicitationAcceptAction: ...
+
+    @overload
+    def decode(
+        name: Literal["ClientNotification"], data: Any, *, strict: bool = False
+    ) -> ClientNotification: ...
+
+    @overload
+    def decode(
+        name: Literal["CancelNotification"], data: Any, *, strict: bool = False
+    ) -> CancelNotification: ...
+
+    @overload
+    def decode(
+        name: Literal["CancelRequestNotification"], data: Any, *, strict: bool = False
+    ) -> CancelRequestNotification: ...
+
+    @overload
+    def decode(name: str, data: Any, *, strict: bool = False) -> object: ...
+    def decode(name: str, data: Any, *, strict: bool = False) -> object: ...
+else:
     decode = decoding(_DECODERS)
 decode_class: DecodeClass = class_decoding(_CLASS_DECODERS)
 encode: Encode = encoding(_ENCODERS, _POINTERS, SCHEMA_JSON)

@@ -23,7 +23,7 @@ from dataclasses import field as _field
 
 __all__ = [
     "AgentRequest",
-    "RequestId",
+    "RequestId_",
     "WriteTextFileRequest",
     "SessionId",
     "ReadTextFileRequest",
@@ -517,7 +517,7 @@ class CompactionStatus(str, Enum):
 class AgentRequest(_Model):
     """A JSON-RPC request object."""
 
-    id: RequestId
+    id: RequestId_
     """The request id used to correlate the matching response."""
 
     method: str
@@ -1806,7 +1806,7 @@ class ElicitationRequestScope(_Model):
     (e.g., during auth/configuration phases before any session is started).
     """
 
-    request_id: RequestId
+    request_id: RequestId_
     """The request this elicitation is tied to."""
 
     if not TYPE_CHECKING:
@@ -2785,7 +2785,7 @@ class ResultAgentResponse(_Model):
     A variant of AgentResponse.
     """
 
-    id: RequestId
+    id: RequestId_
     """The id of the request this response answers."""
 
     result: Any
@@ -2805,7 +2805,7 @@ class ErrorAgentResponse(_Model):
     A variant of AgentResponse.
     """
 
-    id: RequestId
+    id: RequestId_
     """The id of the request this response answers."""
 
     error: Error
@@ -5242,7 +5242,7 @@ class CompleteElicitationNotification(_Model):
 class ClientRequest(_Model):
     """A JSON-RPC request object."""
 
-    id: RequestId
+    id: RequestId_
     """The request id used to correlate the matching response."""
 
     method: str
@@ -6307,7 +6307,7 @@ class ResultClientResponse(_Model):
     A variant of ClientResponse.
     """
 
-    id: RequestId
+    id: RequestId_
     """The id of the request this response answers."""
 
     result: Any
@@ -6327,7 +6327,7 @@ class ErrorClientResponse(_Model):
     A variant of ClientResponse.
     """
 
-    id: RequestId
+    id: RequestId_
     """The id of the request this response answers."""
 
     error: Error
@@ -6822,7 +6822,7 @@ class CancelRequestNotification(_Model):
     METHOD: ClassVar[str] = "$/cancel_request"
     """The JSON-RPC method (protocol side)."""
 
-    request_id: RequestId
+    request_id: RequestId_
     """The ID of the request to cancel."""
 
     meta: dict[str, Any] | None | Unset = UNSET
@@ -6995,7 +6995,7 @@ class CompactionState(_State):
 
 # Type aliases, each after the names it uses.
 
-RequestId: TypeAlias = None | int | str
+RequestId_: TypeAlias = None | int | str
 """JSON RPC Request Id
 
 An identifier established by the Client that MUST contain a String, Number, or NULL value if included. If it is not included it is assumed to be a notification. The value SHOULD normally not be Null \\[1\\] and Numbers SHOULD NOT contain fractional parts \\[2\\]

@@ -7,11 +7,30 @@ METHODS maps every method of the schema (x-method) to its params and result type
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Generic, Protocol, TypeVar, Union, cast
+from typing import Any, Protocol
 
-from ._runtime import UNSET, ValidationError
-from .codec import decode, encode
+from ._jsonrpc import CANCEL_REQUEST as CANCEL_REQUEST
+from ._jsonrpc import INTERNAL_ERROR as INTERNAL_ERROR
+from ._jsonrpc import INVALID_PARAMS as INVALID_PARAMS
+from ._jsonrpc import INVALID_REQUEST as INVALID_REQUEST
+from ._jsonrpc import JSONRPC_VERSION as JSONRPC_VERSION
+from ._jsonrpc import METHOD_NOT_FOUND as METHOD_NOT_FOUND
+from ._jsonrpc import PARSE_ERROR as PARSE_ERROR
+from ._jsonrpc import REQUEST_CANCELLED as REQUEST_CANCELLED
+from ._jsonrpc import ErrorResponse as ErrorResponse
+from ._jsonrpc import Message as Message
+from ._jsonrpc import MessageCodec as _MessageCodec
+from ._jsonrpc import MethodInfo as MethodInfo
+from ._jsonrpc import Notification as Notification
+from ._jsonrpc import NotificationInfo as NotificationInfo
+from ._jsonrpc import ParamsError as ParamsError
+from ._jsonrpc import Request as Request
+from ._jsonrpc import RequestError as RequestError
+from ._jsonrpc import RequestInfo as RequestInfo
+from ._jsonrpc import Response as Response
+from ._jsonrpc import RpcError as RpcError
+from .codec import decode as _decode
+from .codec import encode as _encode
 from .models import (
     AuthenticateRequest,
     AuthenticateResponse,
@@ -64,6 +83,7 @@ from .models import (
 __all__ = [
     "Agent",
     "CANCEL_REQUEST",
+    "CODEC",
     "Client",
     "ErrorResponse",
     "INTERNAL_ERROR",
@@ -87,66 +107,6 @@ __all__ = [
     "decode_result",
     "encode_message",
 ]
-
-P = TypeVar("P")
-R = TypeVar("R")
-
-JSONRPC_VERSION = "2.0"
-CANCEL_REQUEST = "$/cancel_request"
-"""The protocol-level notification that cancels a request in flight."""
-
-# The JSON-RPC 2.0 error codes and the one ACP takes from LSP for
-# cancellation (the schema's ErrorCode lists them all).
-PARSE_ERROR = -32700
-INVALID_REQUEST = -32600
-METHOD_NOT_FOUND = -32601
-INVALID_PARAMS = -32602
-INTERNAL_ERROR = -32603
-REQUEST_CANCELLED = -32800
-
-_Id = Union[int, str, None]
-"""A JSON-RPC request id as this schema allows it: an integer, a string or null."""
-
-
-# ---------------------------------------------------------------- the method table
-
-
-@dataclass(frozen=True, slots=True)
-class RequestInfo:
-    """A method used as a request: its params and result types, the side
-    that handles it and the name of its handler."""
-
-    side: str
-    params: Any
-    """The class (or type alias) of the params."""
-    result: Any
-    """The class (or type alias) of the result."""
-    handler: str
-    params_name: str
-    """The ``$defs`` name of the params type, for ``decode``."""
-    result_name: str
-    """The ``$defs`` name of the result type."""
-
-
-@dataclass(frozen=True, slots=True)
-class NotificationInfo:
-    """A method used as a notification."""
-
-    side: str
-    params: Any
-    handler: str
-    params_name: str
-
-
-@dataclass(frozen=True, slots=True)
-class MethodInfo:
-    """A method name and how it is used: as a request, a notification or
-    both (JSON-RPC tells them apart by the presence of ``id``)."""
-
-    name: str
-    request: RequestInfo | None = None
-    notification: NotificationInfo | None = None
-
 
 METHODS: dict[str, MethodInfo] = {
     "fs/write_text_file": MethodInfo(
@@ -419,273 +379,11 @@ METHODS: dict[str, MethodInfo] = {
 }
 """Every JSON-RPC method of the schema, by name."""
 
-
-# ---------------------------------------------------------------- messages
-
-
-@dataclass(frozen=True, slots=True)
-class Request(Generic[P]):
-    """A request: answered with a :class:`Response` or an :class:`ErrorResponse`."""
-
-    id: _Id
-    method: str
-    params: P
-
-
-@dataclass(frozen=True, slots=True)
-class Notification(Generic[P]):
-    """A notification: never answered."""
-
-    method: str
-    params: P
-
-
-@dataclass(frozen=True, slots=True)
-class Response(Generic[R]):
-    """A successful answer; ``result`` is JSON until :func:`decode_result`
-    types it by the method of its request."""
-
-    id: _Id
-    result: R
-
-
-@dataclass(frozen=True, slots=True)
-class RpcError:
-    """A JSON-RPC error object; ``data`` is JSON, or ``UNSET`` when omitted."""
-
-    code: int
-    message: str
-    data: Any = UNSET
-
-
-@dataclass(frozen=True, slots=True)
-class ErrorResponse:
-    """A failed answer; ``id`` is None when the request's id was unreadable."""
-
-    id: _Id | None
-    error: RpcError
-
-
-Message = Union[Request[Any], Notification[Any], Response[Any], ErrorResponse]
-
-
-class RequestError(Exception):
-    """A JSON-RPC error as an exception: a handler raises it to answer with
-    that error, and awaiting a request the peer failed raises it."""
-
-    def __init__(self, code: int, message: str, data: Any = UNSET) -> None:
-        super().__init__(f"{message} ({code})")
-        self.code = code
-        self.message = message
-        self.data = data
-
-    @property
-    def error(self) -> RpcError:
-        return RpcError(self.code, self.message, self.data)
-
-    @classmethod
-    def method_not_found(cls, method: str) -> RequestError:
-        return cls(METHOD_NOT_FOUND, "Method not found", {"method": method})
-
-    @classmethod
-    def invalid_params(cls, data: Any = UNSET) -> RequestError:
-        return cls(INVALID_PARAMS, "Invalid params", data)
-
-    @classmethod
-    def internal_error(cls, data: Any = UNSET) -> RequestError:
-        return cls(INTERNAL_ERROR, "Internal error", data)
-
-
-class ParamsError(ValidationError):
-    """A message whose envelope is right but whose params do not decode as
-    its method's type (a JSON-RPC ``-32602``). ``request`` says whether it
-    was a request (with ``id``) or a notification."""
-
-    def __init__(
-        self, request: bool, id: _Id | None, method: str, error: ValidationError
-    ) -> None:
-        super().__init__(error.message)
-        self.request = request
-        self.id = id
-        self.method = method
-        self.error = error
-
-    @property
-    def path(self) -> str:
-        return "$.params" + self.error.path[1:]
-
-
-# ---------------------------------------------------------------- decoding
-
-
-def decode_message(data: Any, *, strict: bool = False) -> Message:
-    """Read a whole JSON-RPC message (a value as ``json.loads`` returns it).
-
-    A request's or notification's params are decoded with the method's own
-    type (a request's absent or null params read as ``{}``); the params of a method the
-    schema does not have (``_``-prefixed extensions included) stay JSON, as
-    does a response's result (see :func:`decode_result`). A bad envelope
-    raises :class:`ValidationError`, bad params :class:`ParamsError`.
-    """
-    if not isinstance(data, dict):
-        raise ValidationError(
-            f"expected a JSON-RPC message (an object), found {_json_kind(data)}"
-        )
-    message = cast("dict[str, Any]", data)
-    if message.get("jsonrpc") != JSONRPC_VERSION:
-        found = "nothing" if "jsonrpc" not in message else repr(message["jsonrpc"])
-        raise ValidationError(f'expected "jsonrpc": "2.0", found {found}', ("jsonrpc",))
-    if "method" in message:
-        method = message["method"]
-        if not isinstance(method, str):
-            raise ValidationError(
-                f"expected the method name (a string), found {_json_kind(method)}",
-                ("method",),
-            )
-        if strict and ("result" in message or "error" in message):
-            raise ValidationError(
-                "a request or notification has neither result nor error"
-            )
-        params = message.get("params")
-        info = METHODS.get(method)
-        if "id" in message:
-            id = _request_id(message["id"])
-            request = info.request if info is not None else None
-            if request is None:
-                return Request(id, method, params)
-            return Request(
-                id,
-                method,
-                _params(request.params_name, params, True, id, method, strict),
-            )
-        notification = info.notification if info is not None else None
-        if notification is None:
-            return Notification(method, params)
-        return Notification(
-            method,
-            _params(notification.params_name, params, False, None, method, strict),
-        )
-    if "result" in message and "error" in message:
-        raise ValidationError("a response has both result and error")
-    if "result" in message:
-        if "id" not in message:
-            raise ValidationError("a response needs the id of its request", ("id",))
-        return Response(_request_id(message["id"]), message["result"])
-    if "error" in message:
-        if "id" not in message:
-            raise ValidationError(
-                "a response needs the id of its request (null if unknown)", ("id",)
-            )
-        failed = None if message["id"] is None else _request_id(message["id"])
-        return ErrorResponse(failed, _error(message["error"]))
-    raise ValidationError(
-        "expected a request (method and id), a notification (method) or a response (result or error)"
-    )
-
-
-def decode_result(method: str, data: Any, *, strict: bool = False) -> Any:
-    """Type the result of a request to ``method``; the result of a method the
-    schema does not have stays JSON. In lenient mode a ``null`` result reads
-    as ``{}``, as peers answer methods that return nothing."""
-    info = METHODS.get(method)
-    if info is None or info.request is None:
-        return data
-    name = info.request.result_name
-    try:
-        return decode(name, data, strict=strict)
-    except ValidationError:
-        if data is None and not strict:
-            return decode(name, {}, strict=False)
-        raise
-
-
-def encode_message(message: Message) -> dict[str, Any]:
-    """The wire form of a message, with ``"jsonrpc": "2.0"``; params and
-    results are encoded (generated classes to JSON, JSON as it is)."""
-    out: dict[str, Any] = {"jsonrpc": JSONRPC_VERSION}
-    if isinstance(message, Request):
-        out["id"] = message.id
-        out["method"] = message.method
-        if message.params is not None and message.params is not UNSET:
-            out["params"] = encode(message.params)
-    elif isinstance(message, Notification):
-        out["method"] = message.method
-        if message.params is not None and message.params is not UNSET:
-            out["params"] = encode(message.params)
-    elif isinstance(message, Response):
-        out["id"] = message.id
-        out["result"] = encode(message.result)
-    else:
-        out["id"] = message.id
-        error: dict[str, Any] = {
-            "code": message.error.code,
-            "message": message.error.message,
-        }
-        if message.error.data is not UNSET:
-            error["data"] = encode(message.error.data)
-        out["error"] = error
-    return out
-
-
-def _params(
-    name: str, params: Any, request: bool, id: _Id | None, method: str, strict: bool
-) -> Any:
-    try:
-        return decode(name, {} if params is None and request else params, strict=strict)
-    except ValidationError as error:
-        raise ParamsError(request, id, method, error) from None
-
-
-def _request_id(value: Any) -> _Id:
-    if type(value) is float and value.is_integer():
-        return int(value)
-    if isinstance(value, (int, str)) and not isinstance(value, bool):
-        return value
-    if value is None:
-        return None
-    raise ValidationError(
-        f"expected a request id (an integer or a string), found {_json_kind(value)}",
-        ("id",),
-    )
-
-
-def _error(value: Any) -> RpcError:
-    if not isinstance(value, dict):
-        raise ValidationError(
-            f"expected an error object, found {_json_kind(value)}", ("error",)
-        )
-    error = cast("dict[str, Any]", value)
-    code = error.get("code")
-    if type(code) is float and code.is_integer():
-        code = int(code)
-    if type(code) is not int:
-        raise ValidationError(
-            f"expected an integer error code, found {_json_kind(code)}",
-            ("error", "code"),
-        )
-    message = error.get("message")
-    if not isinstance(message, str):
-        raise ValidationError(
-            f"expected an error message (a string), found {_json_kind(message)}",
-            ("error", "message"),
-        )
-    return RpcError(code, message, error.get("data", UNSET))
-
-
-def _json_kind(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, (int, float)):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "an array"
-    if isinstance(value, dict):
-        return "an object"
-    return type(value).__name__
+CODEC = _MessageCodec(METHODS, _decode, _encode, null_request_id=True)
+"""The method table with this package's codec: reads and writes whole messages."""
+decode_message = CODEC.decode_message
+decode_result = CODEC.decode_result
+encode_message = CODEC.encode_message
 
 
 # ---------------------------------------------------------------- handler interfaces

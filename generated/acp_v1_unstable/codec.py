@@ -46,7 +46,7 @@ from ._runtime import wire_map as wire_map
 from ._schema import SCHEMA_JSON
 from .models import (
     AgentRequest,
-    RequestId,
+    RequestId_,
     WriteTextFileRequest,
     SessionId,
     ReadTextFileRequest,
@@ -397,1303 +397,17 @@ computed every field, defaults included."""
 check_raw = raw_checking(SCHEMA_JSON)
 """A value the typed codec keeps as JSON, checked against its subschema."""
 
-if TYPE_CHECKING:
-    # One signature per definition, so that ``decode("PromptResponse", data)``
-    # has the type PromptResponse.
-
-    @overload
-    def decode(
-        name: Literal["AgentRequest"], data: Any, *, strict: bool = False
-    ) -> AgentRequest: ...
-
-    @overload
-    def decode(
-        name: Literal["RequestId"], data: Any, *, strict: bool = False
-    ) -> RequestId: ...
-
-    @overload
-    def decode(
-        name: Literal["WriteTextFileRequest"], data: Any, *, strict: bool = False
-    ) -> WriteTextFileRequest: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionId"], data: Any, *, strict: bool = False
-    ) -> SessionId: ...
-
-    @overload
-    def decode(
-        name: Literal["ReadTextFileRequest"], data: Any, *, strict: bool = False
-    ) -> ReadTextFileRequest: ...
-
-    @overload
-    def decode(
-        name: Literal["RequestPermissionRequest"], data: Any, *, strict: bool = False
-    ) -> RequestPermissionRequest: ...
-
-    @overload
-    def decode(
-        name: Literal["ToolCallUpdate"], data: Any, *, strict: bool = False
-    ) -> ToolCallUpdate: ...
-
-    @overload
-    def decode(
-        name: Literal["ToolCallId"], data: Any, *, strict: bool = False
-    ) -> ToolCallId: ...
-
-    @overload
-    def decode(
-        name: Literal["ToolKind"], data: Any, *, strict: bool = False
-    ) -> ToolKind: ...
-
-    @overload
-    def decode(
-        name: Literal["ToolCallStatus"], data: Any, *, strict: bool = False
-    ) -> ToolCallStatus: ...
-
-    @overload
-    def decode(
-        name: Literal["ToolCallContent"], data: Any, *, strict: bool = False
-    ) -> ToolCallContent: ...
-
-    @overload
-    def decode(
-        name: Literal["ContentBlock"], data: Any, *, strict: bool = False
-    ) -> ContentBlock: ...
-
-    @overload
-    def decode(
-        name: Literal["Annotations"], data: Any, *, strict: bool = False
-    ) -> Annotations: ...
-
-    @overload
-    def decode(name: Literal["Role"], data: Any, *, strict: bool = False) -> Role: ...
-
-    @overload
-    def decode(
-        name: Literal["TextContent"], data: Any, *, strict: bool = False
-    ) -> TextContent: ...
-
-    @overload
-    def decode(
-        name: Literal["ImageContent"], data: Any, *, strict: bool = False
-    ) -> ImageContent: ...
-
-    @overload
-    def decode(
-        name: Literal["AudioContent"], data: Any, *, strict: bool = False
-    ) -> AudioContent: ...
-
-    @overload
-    def decode(
-        name: Literal["ResourceLink"], data: Any, *, strict: bool = False
-    ) -> ResourceLink: ...
-
-    @overload
-    def decode(
-        name: Literal["EmbeddedResourceResource"], data: Any, *, strict: bool = False
-    ) -> EmbeddedResourceResource: ...
-
-    @overload
-    def decode(
-        name: Literal["TextResourceContents"], data: Any, *, strict: bool = False
-    ) -> TextResourceContents: ...
-
-    @overload
-    def decode(
-        name: Literal["BlobResourceContents"], data: Any, *, strict: bool = False
-    ) -> BlobResourceContents: ...
-
-    @overload
-    def decode(
-        name: Literal["EmbeddedResource"], data: Any, *, strict: bool = False
-    ) -> EmbeddedResource: ...
-
-    @overload
-    def decode(
-        name: Literal["Content"], data: Any, *, strict: bool = False
-    ) -> Content: ...
-
-    @overload
-    def decode(name: Literal["Diff"], data: Any, *, strict: bool = False) -> Diff: ...
-
-    @overload
-    def decode(
-        name: Literal["TerminalId"], data: Any, *, strict: bool = False
-    ) -> TerminalId: ...
-
-    @overload
-    def decode(
-        name: Literal["Terminal"], data: Any, *, strict: bool = False
-    ) -> Terminal: ...
-
-    @overload
-    def decode(
-        name: Literal["ToolCallLocation"], data: Any, *, strict: bool = False
-    ) -> ToolCallLocation: ...
-
-    @overload
-    def decode(
-        name: Literal["PermissionOption"], data: Any, *, strict: bool = False
-    ) -> PermissionOption: ...
-
-    @overload
-    def decode(
-        name: Literal["PermissionOptionId"], data: Any, *, strict: bool = False
-    ) -> PermissionOptionId: ...
-
-    @overload
-    def decode(
-        name: Literal["PermissionOptionKind"], data: Any, *, strict: bool = False
-    ) -> PermissionOptionKind: ...
-
-    @overload
-    def decode(
-        name: Literal["CreateTerminalRequest"], data: Any, *, strict: bool = False
-    ) -> CreateTerminalRequest: ...
-
-    @overload
-    def decode(
-        name: Literal["EnvVariable"], data: Any, *, strict: bool = False
-    ) -> EnvVariable: ...
-
-    @overload
-    def decode(
-        name: Literal["TerminalOutputRequest"], data: Any, *, strict: bool = False
-    ) -> TerminalOutputRequest: ...
-
-    @overload
-    def decode(
-        name: Literal["ReleaseTerminalRequest"], data: Any, *, strict: bool = False
-    ) -> ReleaseTerminalRequest: ...
-
-    @overload
-    def decode(
-        name: Literal["WaitForTerminalExitRequest"], data: Any, *, strict: bool = False
-    ) -> WaitForTerminalExitRequest: ...
-
-    @overload
-    def decode(
-        name: Literal["KillTerminalRequest"], data: Any, *, strict: bool = False
-    ) -> KillTerminalRequest: ...
-
-    @overload
-    def decode(
-        name: Literal["CreateElicitationRequest"], data: Any, *, strict: bool = False
-    ) -> CreateElicitationRequest: ...
-
-    @overload
-    def decode(
-        name: Literal["ElicitationSessionScope"], data: Any, *, strict: bool = False
-    ) -> ElicitationSessionScope: ...
-
-    @overload
-    def decode(
-        name: Literal["ElicitationRequestScope"], data: Any, *, strict: bool = False
-    ) -> ElicitationRequestScope: ...
-
-    @overload
-    def decode(
-        name: Literal["ElicitationSchema"], data: Any, *, strict: bool = False
-    ) -> ElicitationSchema: ...
-
-    @overload
-    def decode(
-        name: Literal["ElicitationSchemaType"], data: Any, *, strict: bool = False
-    ) -> ElicitationSchemaType: ...
-
-    @overload
-    def decode(
-        name: Literal["ElicitationPropertySchema"], data: Any, *, strict: bool = False
-    ) -> ElicitationPropertySchema: ...
-
-    @overload
-    def decode(
-        name: Literal["StringFormat"], data: Any, *, strict: bool = False
-    ) -> StringFormat: ...
-
-    @overload
-    def decode(
-        name: Literal["EnumOption"], data: Any, *, strict: bool = False
-    ) -> EnumOption: ...
-
-    @overload
-    def decode(
-        name: Literal["StringPropertySchema"], data: Any, *, strict: bool = False
-    ) -> StringPropertySchema: ...
-
-    @overload
-    def decode(
-        name: Literal["NumberPropertySchema"], data: Any, *, strict: bool = False
-    ) -> NumberPropertySchema: ...
-
-    @overload
-    def decode(
-        name: Literal["IntegerPropertySchema"], data: Any, *, strict: bool = False
-    ) -> IntegerPropertySchema: ...
-
-    @overload
-    def decode(
-        name: Literal["BooleanPropertySchema"], data: Any, *, strict: bool = False
-    ) -> BooleanPropertySchema: ...
-
-    @overload
-    def decode(
-        name: Literal["MultiSelectItems"], data: Any, *, strict: bool = False
-    ) -> MultiSelectItems: ...
-
-    @overload
-    def decode(
-        name: Literal["StringMultiSelectItems"], data: Any, *, strict: bool = False
-    ) -> StringMultiSelectItems: ...
-
-    @overload
-    def decode(
-        name: Literal["TitledMultiSelectItems"], data: Any, *, strict: bool = False
-    ) -> TitledMultiSelectItems: ...
-
-    @overload
-    def decode(
-        name: Literal["MultiSelectPropertySchema"], data: Any, *, strict: bool = False
-    ) -> MultiSelectPropertySchema: ...
-
-    @overload
-    def decode(
-        name: Literal["ElicitationFormMode"], data: Any, *, strict: bool = False
-    ) -> ElicitationFormMode: ...
-
-    @overload
-    def decode(
-        name: Literal["ElicitationId"], data: Any, *, strict: bool = False
-    ) -> ElicitationId: ...
-
-    @overload
-    def decode(
-        name: Literal["ElicitationUrlMode"], data: Any, *, strict: bool = False
-    ) -> ElicitationUrlMode: ...
-
-    @overload
-    def decode(
-        name: Literal["MessageMcpRequest"], data: Any, *, strict: bool = False
-    ) -> MessageMcpRequest: ...
-
-    @overload
-    def decode(
-        name: Literal["McpServerAcpId"], data: Any, *, strict: bool = False
-    ) -> McpServerAcpId: ...
-
-    @overload
-    def decode(
-        name: Literal["McpRequestId"], data: Any, *, strict: bool = False
-    ) -> McpRequestId: ...
-
-    @overload
-    def decode(
-        name: Literal["ExtRequest"], data: Any, *, strict: bool = False
-    ) -> ExtRequest: ...
-
-    @overload
-    def decode(
-        name: Literal["AgentResponse"], data: Any, *, strict: bool = False
-    ) -> AgentResponse: ...
-
-    @overload
-    def decode(
-        name: Literal["InitializeResponse"], data: Any, *, strict: bool = False
-    ) -> InitializeResponse: ...
-
-    @overload
-    def decode(
-        name: Literal["ProtocolVersion"], data: Any, *, strict: bool = False
-    ) -> ProtocolVersion: ...
-
-    @overload
-    def decode(
-        name: Literal["AgentCapabilities"], data: Any, *, strict: bool = False
-    ) -> AgentCapabilities: ...
-
-    @overload
-    def decode(
-        name: Literal["PromptCapabilities"], data: Any, *, strict: bool = False
-    ) -> PromptCapabilities: ...
-
-    @overload
-    def decode(
-        name: Literal["McpCapabilities"], data: Any, *, strict: bool = False
-    ) -> McpCapabilities: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionCapabilities"], data: Any, *, strict: bool = False
-    ) -> SessionCapabilities: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionListCapabilities"], data: Any, *, strict: bool = False
-    ) -> SessionListCapabilities: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionDeleteCapabilities"], data: Any, *, strict: bool = False
-    ) -> SessionDeleteCapabilities: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionAdditionalDirectoriesCapabilities"],
-        data: Any,
-        *,
-        strict: bool = False,
-    ) -> SessionAdditionalDirectoriesCapabilities: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionSystemPromptCapabilities"],
-        data: Any,
-        *,
-        strict: bool = False,
-    ) -> SessionSystemPromptCapabilities: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionSystemPromptModeCapabilities"],
-        data: Any,
-        *,
-        strict: bool = False,
-    ) -> SessionSystemPromptModeCapabilities: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionSystemPromptOverrideCapabilities"],
-        data: Any,
-        *,
-        strict: bool = False,
-    ) -> SessionSystemPromptOverrideCapabilities: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionForkCapabilities"], data: Any, *, strict: bool = False
-    ) -> SessionForkCapabilities: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionArchiveCapabilities"], data: Any, *, strict: bool = False
-    ) -> SessionArchiveCapabilities: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionStatusCapabilities"], data: Any, *, strict: bool = False
-    ) -> SessionStatusCapabilities: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionTitleCapabilities"], data: Any, *, strict: bool = False
-    ) -> SessionTitleCapabilities: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionResumeCapabilities"], data: Any, *, strict: bool = False
-    ) -> SessionResumeCapabilities: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionCloseCapabilities"], data: Any, *, strict: bool = False
-    ) -> SessionCloseCapabilities: ...
-
-    @overload
-    def decode(
-        name: Literal["AgentAuthCapabilities"], data: Any, *, strict: bool = False
-    ) -> AgentAuthCapabilities: ...
-
-    @overload
-    def decode(
-        name: Literal["AuthStatusCapabilities"], data: Any, *, strict: bool = False
-    ) -> AuthStatusCapabilities: ...
-
-    @overload
-    def decode(
-        name: Literal["LogoutCapabilities"], data: Any, *, strict: bool = False
-    ) -> LogoutCapabilities: ...
-
-    @overload
-    def decode(
-        name: Literal["ProvidersCapabilities"], data: Any, *, strict: bool = False
-    ) -> ProvidersCapabilities: ...
-
-    @overload
-    def decode(
-        name: Literal["AuthMethod"], data: Any, *, strict: bool = False
-    ) -> AuthMethod: ...
-
-    @overload
-    def decode(
-        name: Literal["AuthMethodId"], data: Any, *, strict: bool = False
-    ) -> AuthMethodId: ...
-
-    @overload
-    def decode(
-        name: Literal["AuthMethodTerminal"], data: Any, *, strict: bool = False
-    ) -> AuthMethodTerminal: ...
-
-    @overload
-    def decode(
-        name: Literal["AuthMethodAgent"], data: Any, *, strict: bool = False
-    ) -> AuthMethodAgent: ...
-
-    @overload
-    def decode(
-        name: Literal["Implementation"], data: Any, *, strict: bool = False
-    ) -> Implementation: ...
-
-    @overload
-    def decode(
-        name: Literal["AuthenticateResponse"], data: Any, *, strict: bool = False
-    ) -> AuthenticateResponse: ...
-
-    @overload
-    def decode(
-        name: Literal["ListProvidersResponse"], data: Any, *, strict: bool = False
-    ) -> ListProvidersResponse: ...
-
-    @overload
-    def decode(
-        name: Literal["ProviderInfo"], data: Any, *, strict: bool = False
-    ) -> ProviderInfo: ...
-
-    @overload
-    def decode(
-        name: Literal["ProviderId"], data: Any, *, strict: bool = False
-    ) -> ProviderId: ...
-
-    @overload
-    def decode(
-        name: Literal["LlmProtocol"], data: Any, *, strict: bool = False
-    ) -> LlmProtocol | str: ...
-
-    @overload
-    def decode(
-        name: Literal["ProviderCurrentConfig"], data: Any, *, strict: bool = False
-    ) -> ProviderCurrentConfig: ...
-
-    @overload
-    def decode(
-        name: Literal["SetProviderResponse"], data: Any, *, strict: bool = False
-    ) -> SetProviderResponse: ...
-
-    @overload
-    def decode(
-        name: Literal["DisableProviderResponse"], data: Any, *, strict: bool = False
-    ) -> DisableProviderResponse: ...
-
-    @overload
-    def decode(
-        name: Literal["LogoutResponse"], data: Any, *, strict: bool = False
-    ) -> LogoutResponse: ...
-
-    @overload
-    def decode(
-        name: Literal["AuthStatusResponse"], data: Any, *, strict: bool = False
-    ) -> AuthStatusResponse: ...
-
-    @overload
-    def decode(
-        name: Literal["AuthState"], data: Any, *, strict: bool = False
-    ) -> AuthState | str: ...
-
-    @overload
-    def decode(
-        name: Literal["AuthAccount"], data: Any, *, strict: bool = False
-    ) -> AuthAccount: ...
-
-    @overload
-    def decode(
-        name: Literal["NewSessionResponse"], data: Any, *, strict: bool = False
-    ) -> NewSessionResponse: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionModeState"], data: Any, *, strict: bool = False
-    ) -> SessionModeState: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionModeId"], data: Any, *, strict: bool = False
-    ) -> SessionModeId: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionMode"], data: Any, *, strict: bool = False
-    ) -> SessionMode: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionConfigOption"], data: Any, *, strict: bool = False
-    ) -> SessionConfigOption: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionConfigId"], data: Any, *, strict: bool = False
-    ) -> SessionConfigId: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionConfigOptionCategory"], data: Any, *, strict: bool = False
-    ) -> SessionConfigOptionCategory | str: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionConfigValueId"], data: Any, *, strict: bool = False
-    ) -> SessionConfigValueId: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionConfigSelectOptions"], data: Any, *, strict: bool = False
-    ) -> SessionConfigSelectOptions: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionConfigSelectOption"], data: Any, *, strict: bool = False
-    ) -> SessionConfigSelectOption: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionConfigSelectGroup"], data: Any, *, strict: bool = False
-    ) -> SessionConfigSelectGroup: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionConfigGroupId"], data: Any, *, strict: bool = False
-    ) -> SessionConfigGroupId: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionConfigSelect"], data: Any, *, strict: bool = False
-    ) -> SessionConfigSelect: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionConfigBoolean"], data: Any, *, strict: bool = False
-    ) -> SessionConfigBoolean: ...
-
-    @overload
-    def decode(
-        name: Literal["LoadSessionResponse"], data: Any, *, strict: bool = False
-    ) -> LoadSessionResponse: ...
-
-    @overload
-    def decode(
-        name: Literal["ListSessionsResponse"], data: Any, *, strict: bool = False
-    ) -> ListSessionsResponse: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionInfo"], data: Any, *, strict: bool = False
-    ) -> SessionInfo: ...
-
-    @overload
-    def decode(
-        name: Literal["DeleteSessionResponse"], data: Any, *, strict: bool = False
-    ) -> DeleteSessionResponse: ...
-
-    @overload
-    def decode(
-        name: Literal["ForkSessionResponse"], data: Any, *, strict: bool = False
-    ) -> ForkSessionResponse: ...
-
-    @overload
-    def decode(
-        name: Literal["ArchiveSessionResponse"], data: Any, *, strict: bool = False
-    ) -> ArchiveSessionResponse: ...
-
-    @overload
-    def decode(
-        name: Literal["UnarchiveSessionResponse"], data: Any, *, strict: bool = False
-    ) -> UnarchiveSessionResponse: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionStatusResponse"], data: Any, *, strict: bool = False
-    ) -> SessionStatusResponse: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionStatus"], data: Any, *, strict: bool = False
-    ) -> SessionStatus | str: ...
-
-    @overload
-    def decode(
-        name: Literal["SetSessionTitleResponse"], data: Any, *, strict: bool = False
-    ) -> SetSessionTitleResponse: ...
-
-    @overload
-    def decode(
-        name: Literal["ResumeSessionResponse"], data: Any, *, strict: bool = False
-    ) -> ResumeSessionResponse: ...
-
-    @overload
-    def decode(
-        name: Literal["CloseSessionResponse"], data: Any, *, strict: bool = False
-    ) -> CloseSessionResponse: ...
-
-    @overload
-    def decode(
-        name: Literal["SetSessionModeResponse"], data: Any, *, strict: bool = False
-    ) -> SetSessionModeResponse: ...
-
-    @overload
-    def decode(
-        name: Literal["SetSessionConfigOptionResponse"],
-        data: Any,
-        *,
-        strict: bool = False,
-    ) -> SetSessionConfigOptionResponse: ...
-
-    @overload
-    def decode(
-        name: Literal["PromptResponse"], data: Any, *, strict: bool = False
-    ) -> PromptResponse: ...
-
-    @overload
-    def decode(
-        name: Literal["StopReason"], data: Any, *, strict: bool = False
-    ) -> StopReason: ...
-
-    @overload
-    def decode(name: Literal["Usage"], data: Any, *, strict: bool = False) -> Usage: ...
-
-    @overload
-    def decode(
-        name: Literal["ExtResponse"], data: Any, *, strict: bool = False
-    ) -> ExtResponse: ...
-
-    @overload
-    def decode(name: Literal["Error"], data: Any, *, strict: bool = False) -> Error: ...
-
-    @overload
-    def decode(
-        name: Literal["ErrorCode"], data: Any, *, strict: bool = False
-    ) -> ErrorCode | int: ...
-
-    @overload
-    def decode(
-        name: Literal["AgentNotification"], data: Any, *, strict: bool = False
-    ) -> AgentNotification: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionNotification"], data: Any, *, strict: bool = False
-    ) -> SessionNotification: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionUpdate"], data: Any, *, strict: bool = False
-    ) -> SessionUpdate: ...
-
-    @overload
-    def decode(
-        name: Literal["MessageId"], data: Any, *, strict: bool = False
-    ) -> MessageId: ...
-
-    @overload
-    def decode(
-        name: Literal["ContentChunk"], data: Any, *, strict: bool = False
-    ) -> ContentChunk: ...
-
-    @overload
-    def decode(
-        name: Literal["ToolCall"], data: Any, *, strict: bool = False
-    ) -> ToolCall: ...
-
-    @overload
-    def decode(
-        name: Literal["PlanEntry"], data: Any, *, strict: bool = False
-    ) -> PlanEntry: ...
-
-    @overload
-    def decode(
-        name: Literal["PlanEntryPriority"], data: Any, *, strict: bool = False
-    ) -> PlanEntryPriority: ...
-
-    @overload
-    def decode(
-        name: Literal["PlanEntryStatus"], data: Any, *, strict: bool = False
-    ) -> PlanEntryStatus: ...
-
-    @overload
-    def decode(name: Literal["Plan"], data: Any, *, strict: bool = False) -> Plan: ...
-
-    @overload
-    def decode(
-        name: Literal["PlanUpdateContent"], data: Any, *, strict: bool = False
-    ) -> PlanUpdateContent: ...
-
-    @overload
-    def decode(
-        name: Literal["PlanId"], data: Any, *, strict: bool = False
-    ) -> PlanId: ...
-
-    @overload
-    def decode(
-        name: Literal["PlanItems"], data: Any, *, strict: bool = False
-    ) -> PlanItems: ...
-
-    @overload
-    def decode(
-        name: Literal["PlanFile"], data: Any, *, strict: bool = False
-    ) -> PlanFile: ...
-
-    @overload
-    def decode(
-        name: Literal["PlanMarkdown"], data: Any, *, strict: bool = False
-    ) -> PlanMarkdown: ...
-
-    @overload
-    def decode(
-        name: Literal["PlanUpdate"], data: Any, *, strict: bool = False
-    ) -> PlanUpdate: ...
-
-    @overload
-    def decode(
-        name: Literal["PlanRemoved"], data: Any, *, strict: bool = False
-    ) -> PlanRemoved: ...
-
-    @overload
-    def decode(
-        name: Literal["AvailableCommand"], data: Any, *, strict: bool = False
-    ) -> AvailableCommand: ...
-
-    @overload
-    def decode(
-        name: Literal["AvailableCommandInput"], data: Any, *, strict: bool = False
-    ) -> AvailableCommandInput: ...
-
-    @overload
-    def decode(
-        name: Literal["UnstructuredCommandInput"], data: Any, *, strict: bool = False
-    ) -> UnstructuredCommandInput: ...
-
-    @overload
-    def decode(
-        name: Literal["AvailableCommandsUpdate"], data: Any, *, strict: bool = False
-    ) -> AvailableCommandsUpdate: ...
-
-    @overload
-    def decode(
-        name: Literal["CurrentModeUpdate"], data: Any, *, strict: bool = False
-    ) -> CurrentModeUpdate: ...
-
-    @overload
-    def decode(
-        name: Literal["ConfigOptionUpdate"], data: Any, *, strict: bool = False
-    ) -> ConfigOptionUpdate: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionInfoUpdate"], data: Any, *, strict: bool = False
-    ) -> SessionInfoUpdate: ...
-
-    @overload
-    def decode(name: Literal["Cost"], data: Any, *, strict: bool = False) -> Cost: ...
-
-    @overload
-    def decode(
-        name: Literal["UsageUpdate"], data: Any, *, strict: bool = False
-    ) -> UsageUpdate: ...
-
-    @overload
-    def decode(
-        name: Literal["NoticeSeverity"], data: Any, *, strict: bool = False
-    ) -> NoticeSeverity | str: ...
-
-    @overload
-    def decode(
-        name: Literal["Notice"], data: Any, *, strict: bool = False
-    ) -> Notice: ...
-
-    @overload
-    def decode(
-        name: Literal["CompactionId"], data: Any, *, strict: bool = False
-    ) -> CompactionId: ...
-
-    @overload
-    def decode(
-        name: Literal["CompactionStatus"], data: Any, *, strict: bool = False
-    ) -> CompactionStatus | str: ...
-
-    @overload
-    def decode(
-        name: Literal["CompactionUpdate"], data: Any, *, strict: bool = False
-    ) -> CompactionUpdate: ...
-
-    @overload
-    def decode(
-        name: Literal["CompactionSummaryChunk"], data: Any, *, strict: bool = False
-    ) -> CompactionSummaryChunk: ...
-
-    @overload
-    def decode(
-        name: Literal["SubagentSessionCapabilities"], data: Any, *, strict: bool = False
-    ) -> SubagentSessionCapabilities: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionCancelCapabilities"], data: Any, *, strict: bool = False
-    ) -> SessionCancelCapabilities: ...
-
-    @overload
-    def decode(
-        name: Literal["StateUpdate"], data: Any, *, strict: bool = False
-    ) -> StateUpdate: ...
-
-    @overload
-    def decode(
-        name: Literal["RunningStateUpdate"], data: Any, *, strict: bool = False
-    ) -> RunningStateUpdate: ...
-
-    @overload
-    def decode(
-        name: Literal["ErrorStopReason"], data: Any, *, strict: bool = False
-    ) -> ErrorStopReason: ...
-
-    @overload
-    def decode(
-        name: Literal["IdleStateUpdate"], data: Any, *, strict: bool = False
-    ) -> IdleStateUpdate: ...
-
-    @overload
-    def decode(
-        name: Literal["RequiresActionStateUpdate"], data: Any, *, strict: bool = False
-    ) -> RequiresActionStateUpdate: ...
-
-    @overload
-    def decode(
-        name: Literal["UnknownStateUpdate"], data: Any, *, strict: bool = False
-    ) -> UnknownStateUpdate: ...
-
-    @overload
-    def decode(
-        name: Literal["SubagentUpdate"], data: Any, *, strict: bool = False
-    ) -> SubagentUpdate: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionMessage"], data: Any, *, strict: bool = False
-    ) -> SessionMessage: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionMessageChunk"], data: Any, *, strict: bool = False
-    ) -> SessionMessageChunk: ...
-
-    @overload
-    def decode(
-        name: Literal["CompleteElicitationNotification"],
-        data: Any,
-        *,
-        strict: bool = False,
-    ) -> CompleteElicitationNotification: ...
-
-    @overload
-    def decode(
-        name: Literal["AuthStatusUpdateNotification"],
-        data: Any,
-        *,
-        strict: bool = False,
-    ) -> AuthStatusUpdateNotification: ...
-
-    @overload
-    def decode(
-        name: Literal["ExtNotification"], data: Any, *, strict: bool = False
-    ) -> ExtNotification: ...
-
-    @overload
-    def decode(
-        name: Literal["ClientRequest"], data: Any, *, strict: bool = False
-    ) -> ClientRequest: ...
-
-    @overload
-    def decode(
-        name: Literal["InitializeRequest"], data: Any, *, strict: bool = False
-    ) -> InitializeRequest: ...
-
-    @overload
-    def decode(
-        name: Literal["ClientCapabilities"], data: Any, *, strict: bool = False
-    ) -> ClientCapabilities: ...
-
-    @overload
-    def decode(
-        name: Literal["FileSystemCapabilities"], data: Any, *, strict: bool = False
-    ) -> FileSystemCapabilities: ...
-
-    @overload
-    def decode(
-        name: Literal["ClientSessionCapabilities"], data: Any, *, strict: bool = False
-    ) -> ClientSessionCapabilities: ...
-
-    @overload
-    def decode(
-        name: Literal["CompactionCapabilities"], data: Any, *, strict: bool = False
-    ) -> CompactionCapabilities: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionConfigOptionsCapabilities"],
-        data: Any,
-        *,
-        strict: bool = False,
-    ) -> SessionConfigOptionsCapabilities: ...
-
-    @overload
-    def decode(
-        name: Literal["BooleanConfigOptionCapabilities"],
-        data: Any,
-        *,
-        strict: bool = False,
-    ) -> BooleanConfigOptionCapabilities: ...
-
-    @overload
-    def decode(
-        name: Literal["NoticeCapabilities"], data: Any, *, strict: bool = False
-    ) -> NoticeCapabilities: ...
-
-    @overload
-    def decode(
-        name: Literal["SubagentCapabilities"], data: Any, *, strict: bool = False
-    ) -> SubagentCapabilities: ...
-
-    @overload
-    def decode(
-        name: Literal["PlanCapabilities"], data: Any, *, strict: bool = False
-    ) -> PlanCapabilities: ...
-
-    @overload
-    def decode(
-        name: Literal["AuthCapabilities"], data: Any, *, strict: bool = False
-    ) -> AuthCapabilities: ...
-
-    @overload
-    def decode(
-        name: Literal["ElicitationCapabilities"], data: Any, *, strict: bool = False
-    ) -> ElicitationCapabilities: ...
-
-    @overload
-    def decode(
-        name: Literal["ElicitationFormCapabilities"], data: Any, *, strict: bool = False
-    ) -> ElicitationFormCapabilities: ...
-
-    @overload
-    def decode(
-        name: Literal["ElicitationUrlCapabilities"], data: Any, *, strict: bool = False
-    ) -> ElicitationUrlCapabilities: ...
-
-    @overload
-    def decode(
-        name: Literal["AuthenticateRequest"], data: Any, *, strict: bool = False
-    ) -> AuthenticateRequest: ...
-
-    @overload
-    def decode(
-        name: Literal["ListProvidersRequest"], data: Any, *, strict: bool = False
-    ) -> ListProvidersRequest: ...
-
-    @overload
-    def decode(
-        name: Literal["SetProviderRequest"], data: Any, *, strict: bool = False
-    ) -> SetProviderRequest: ...
-
-    @overload
-    def decode(
-        name: Literal["DisableProviderRequest"], data: Any, *, strict: bool = False
-    ) -> DisableProviderRequest: ...
-
-    @overload
-    def decode(
-        name: Literal["LogoutRequest"], data: Any, *, strict: bool = False
-    ) -> LogoutRequest: ...
-
-    @overload
-    def decode(
-        name: Literal["AuthStatusRequest"], data: Any, *, strict: bool = False
-    ) -> AuthStatusRequest: ...
-
-    @overload
-    def decode(
-        name: Literal["NewSessionRequest"], data: Any, *, strict: bool = False
-    ) -> NewSessionRequest: ...
-
-    @overload
-    def decode(
-        name: Literal["McpServer"], data: Any, *, strict: bool = False
-    ) -> McpServer: ...
-
-    @overload
-    def decode(
-        name: Literal["HttpHeader"], data: Any, *, strict: bool = False
-    ) -> HttpHeader: ...
-
-    @overload
-    def decode(
-        name: Literal["McpServerHttp"], data: Any, *, strict: bool = False
-    ) -> McpServerHttp: ...
-
-    @overload
-    def decode(
-        name: Literal["McpServerSse"], data: Any, *, strict: bool = False
-    ) -> McpServerSse: ...
-
-    @overload
-    def decode(
-        name: Literal["McpServerAcp"], data: Any, *, strict: bool = False
-    ) -> McpServerAcp: ...
-
-    @overload
-    def decode(
-        name: Literal["McpServerStdio"], data: Any, *, strict: bool = False
-    ) -> McpServerStdio: ...
-
-    @overload
-    def decode(
-        name: Literal["SystemPrompt"], data: Any, *, strict: bool = False
-    ) -> SystemPrompt: ...
-
-    @overload
-    def decode(
-        name: Literal["SystemPromptMode"], data: Any, *, strict: bool = False
-    ) -> SystemPromptMode | str: ...
-
-    @overload
-    def decode(
-        name: Literal["LoadSessionRequest"], data: Any, *, strict: bool = False
-    ) -> LoadSessionRequest: ...
-
-    @overload
-    def decode(
-        name: Literal["ListSessionsRequest"], data: Any, *, strict: bool = False
-    ) -> ListSessionsRequest: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionArchiveFilter"], data: Any, *, strict: bool = False
-    ) -> SessionArchiveFilter | str: ...
-
-    @overload
-    def decode(
-        name: Literal["DeleteSessionRequest"], data: Any, *, strict: bool = False
-    ) -> DeleteSessionRequest: ...
-
-    @overload
-    def decode(
-        name: Literal["ForkSessionRequest"], data: Any, *, strict: bool = False
-    ) -> ForkSessionRequest: ...
-
-    @overload
-    def decode(
-        name: Literal["ArchiveSessionRequest"], data: Any, *, strict: bool = False
-    ) -> ArchiveSessionRequest: ...
-
-    @overload
-    def decode(
-        name: Literal["UnarchiveSessionRequest"], data: Any, *, strict: bool = False
-    ) -> UnarchiveSessionRequest: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionStatusRequest"], data: Any, *, strict: bool = False
-    ) -> SessionStatusRequest: ...
-
-    @overload
-    def decode(
-        name: Literal["SetSessionTitleRequest"], data: Any, *, strict: bool = False
-    ) -> SetSessionTitleRequest: ...
-
-    @overload
-    def decode(
-        name: Literal["ResumeSessionRequest"], data: Any, *, strict: bool = False
-    ) -> ResumeSessionRequest: ...
-
-    @overload
-    def decode(
-        name: Literal["CloseSessionRequest"], data: Any, *, strict: bool = False
-    ) -> CloseSessionRequest: ...
-
-    @overload
-    def decode(
-        name: Literal["SetSessionModeRequest"], data: Any, *, strict: bool = False
-    ) -> SetSessionModeRequest: ...
-
-    @overload
-    def decode(
-        name: Literal["SetSessionConfigOptionRequest"],
-        data: Any,
-        *,
-        strict: bool = False,
-    ) -> SetSessionConfigOptionRequest: ...
-
-    @overload
-    def decode(
-        name: Literal["PromptRequest"], data: Any, *, strict: bool = False
-    ) -> PromptRequest: ...
-
-    @overload
-    def decode(
-        name: Literal["ClientResponse"], data: Any, *, strict: bool = False
-    ) -> ClientResponse: ...
-
-    @overload
-    def decode(
-        name: Literal["WriteTextFileResponse"], data: Any, *, strict: bool = False
-    ) -> WriteTextFileResponse: ...
-
-    @overload
-    def decode(
-        name: Literal["ReadTextFileResponse"], data: Any, *, strict: bool = False
-    ) -> ReadTextFileResponse: ...
-
-    @overload
-    def decode(
-        name: Literal["RequestPermissionResponse"], data: Any, *, strict: bool = False
-    ) -> RequestPermissionResponse: ...
-
-    @overload
-    def decode(
-        name: Literal["RequestPermissionOutcome"], data: Any, *, strict: bool = False
-    ) -> RequestPermissionOutcome: ...
-
-    @overload
-    def decode(
-        name: Literal["SelectedPermissionOutcome"], data: Any, *, strict: bool = False
-    ) -> SelectedPermissionOutcome: ...
-
-    @overload
-    def decode(
-        name: Literal["CreateTerminalResponse"], data: Any, *, strict: bool = False
-    ) -> CreateTerminalResponse: ...
-
-    @overload
-    def decode(
-        name: Literal["TerminalOutputResponse"], data: Any, *, strict: bool = False
-    ) -> TerminalOutputResponse: ...
-
-    @overload
-    def decode(
-        name: Literal["TerminalExitStatus"], data: Any, *, strict: bool = False
-    ) -> TerminalExitStatus: ...
-
-    @overload
-    def decode(
-        name: Literal["ReleaseTerminalResponse"], data: Any, *, strict: bool = False
-    ) -> ReleaseTerminalResponse: ...
-
-    @overload
-    def decode(
-        name: Literal["WaitForTerminalExitResponse"], data: Any, *, strict: bool = False
-    ) -> WaitForTerminalExitResponse: ...
-
-    @overload
-    def decode(
-        name: Literal["KillTerminalResponse"], data: Any, *, strict: bool = False
-    ) -> KillTerminalResponse: ...
-
-    @overload
-    def decode(
-        name: Literal["CreateElicitationResponse"], data: Any, *, strict: bool = False
-    ) -> CreateElicitationResponse: ...
-
-    @overload
-    def decode(
-        name: Literal["ElicitationContentValue"], data: Any, *, strict: bool = False
-    ) -> ElicitationContentValue: ...
-
-    @overload
-    def decode(
-        name: Literal["ElicitationAcceptAction"], data: Any, *, strict: bool = False
-    ) -> ElicitationAcceptAction: ...
-
-    @overload
-    def decode(
-        name: Literal["MessageMcpResponse"], data: Any, *, strict: bool = False
-    ) -> MessageMcpResponse: ...
-
-    @overload
-    def decode(
-        name: Literal["McpError"], data: Any, *, strict: bool = False
-    ) -> McpError: ...
-
-    @overload
-    def decode(
-        name: Literal["ClientNotification"], data: Any, *, strict: bool = False
-    ) -> ClientNotification: ...
-
-    @overload
-    def decode(
-        name: Literal["CancelNotification"], data: Any, *, strict: bool = False
-    ) -> CancelNotification: ...
-
-    @overload
-    def decode(
-        name: Literal["MessageMcpNotification"], data: Any, *, strict: bool = False
-    ) -> MessageMcpNotification: ...
-
-    @overload
-    def decode(
-        name: Literal["CancelRequestNotification"], data: Any, *, strict: bool = False
-    ) -> CancelRequestNotification: ...
-
-    @overload
-    def decode(
-        name: Literal["ProxyRequest"], data: Any, *, strict: bool = False
-    ) -> ProxyRequest: ...
-
-    @overload
-    def decode(
-        name: Literal["InitializeProxyRequest"], data: Any, *, strict: bool = False
-    ) -> InitializeProxyRequest: ...
-
-    @overload
-    def decode(
-        name: Literal["ProxySuccessorRequest"], data: Any, *, strict: bool = False
-    ) -> ProxySuccessorRequest: ...
-
-    @overload
-    def decode(
-        name: Literal["ProxyResponse"], data: Any, *, strict: bool = False
-    ) -> ProxyResponse: ...
-
-    @overload
-    def decode(
-        name: Literal["InitializeProxyResponse"], data: Any, *, strict: bool = False
-    ) -> InitializeProxyResponse: ...
-
-    @overload
-    def decode(
-        name: Literal["ProxySuccessorResponse"], data: Any, *, strict: bool = False
-    ) -> ProxySuccessorResponse: ...
-
-    @overload
-    def decode(
-        name: Literal["ProxyNotification"], data: Any, *, strict: bool = False
-    ) -> ProxyNotification: ...
-
-    @overload
-    def decode(
-        name: Literal["ProxySuccessorNotification"], data: Any, *, strict: bool = False
-    ) -> ProxySuccessorNotification: ...
-
-    @overload
-    def decode(name: str, data: Any, *, strict: bool = False) -> object: ...
-    def decode(name: str, data: Any, *, strict: bool = False) -> object: ...
-
 
 def _decode_AgentRequest(d: Any, strict: bool) -> AgentRequest:
     if type(d) is not json_object:
         raise type_error("an object", d)
-    f_id: RequestId
+    f_id: RequestId_
     v = d.get("id", MISSING)
     if v is MISSING:
         raise missing("id")
     else:
         try:
-            f_id = _decode_RequestId(v, strict)
+            f_id = _decode_RequestId_(v, strict)
         except ValidationError as error:
             raise error.at("id")
 
@@ -1736,7 +450,7 @@ def _encode_AgentRequest(o: AgentRequest) -> dict[str, Any]:
     return d
 
 
-def _decode_RequestId(v: Any, strict: bool) -> RequestId:
+def _decode_RequestId_(v: Any, strict: bool) -> RequestId_:
     return cast(
         "None | int | str",
         scalar_union(
@@ -4876,13 +3590,13 @@ def _encode_ElicitationSessionScope(o: ElicitationSessionScope) -> dict[str, Any
 def _decode_ElicitationRequestScope(d: Any, strict: bool) -> ElicitationRequestScope:
     if type(d) is not json_object:
         raise type_error("an object", d)
-    f_request_id: RequestId
+    f_request_id: RequestId_
     v = d.get("requestId", MISSING)
     if v is MISSING:
         raise missing("requestId")
     else:
         try:
-            f_request_id = _decode_RequestId(v, strict)
+            f_request_id = _decode_RequestId_(v, strict)
         except ValidationError as error:
             raise error.at("requestId")
 
@@ -7170,13 +5884,13 @@ def _decode_ExtRequest(v: Any, strict: bool) -> ExtRequest:
 def _decode_ResultAgentResponse(d: Any, strict: bool) -> ResultAgentResponse:
     if type(d) is not json_object:
         raise type_error("an object", d)
-    f_id: RequestId
+    f_id: RequestId_
     v = d.get("id", MISSING)
     if v is MISSING:
         raise missing("id")
     else:
         try:
-            f_id = _decode_RequestId(v, strict)
+            f_id = _decode_RequestId_(v, strict)
         except ValidationError as error:
             raise error.at("id")
 
@@ -7210,13 +5924,13 @@ def _encode_ResultAgentResponse(o: ResultAgentResponse) -> dict[str, Any]:
 def _decode_ErrorAgentResponse(d: Any, strict: bool) -> ErrorAgentResponse:
     if type(d) is not json_object:
         raise type_error("an object", d)
-    f_id: RequestId
+    f_id: RequestId_
     v = d.get("id", MISSING)
     if v is MISSING:
         raise missing("id")
     else:
         try:
-            f_id = _decode_RequestId(v, strict)
+            f_id = _decode_RequestId_(v, strict)
         except ValidationError as error:
             raise error.at("id")
 
@@ -16596,13 +15310,13 @@ def _decode_ExtNotification(v: Any, strict: bool) -> ExtNotification:
 def _decode_ClientRequest(d: Any, strict: bool) -> ClientRequest:
     if type(d) is not json_object:
         raise type_error("an object", d)
-    f_id: RequestId
+    f_id: RequestId_
     v = d.get("id", MISSING)
     if v is MISSING:
         raise missing("id")
     else:
         try:
-            f_id = _decode_RequestId(v, strict)
+            f_id = _decode_RequestId_(v, strict)
         except ValidationError as error:
             raise error.at("id")
 
@@ -19414,13 +18128,13 @@ def _encode_PromptRequest(o: PromptRequest) -> dict[str, Any]:
 def _decode_ResultClientResponse(d: Any, strict: bool) -> ResultClientResponse:
     if type(d) is not json_object:
         raise type_error("an object", d)
-    f_id: RequestId
+    f_id: RequestId_
     v = d.get("id", MISSING)
     if v is MISSING:
         raise missing("id")
     else:
         try:
-            f_id = _decode_RequestId(v, strict)
+            f_id = _decode_RequestId_(v, strict)
         except ValidationError as error:
             raise error.at("id")
 
@@ -19454,13 +18168,13 @@ def _encode_ResultClientResponse(o: ResultClientResponse) -> dict[str, Any]:
 def _decode_ErrorClientResponse(d: Any, strict: bool) -> ErrorClientResponse:
     if type(d) is not json_object:
         raise type_error("an object", d)
-    f_id: RequestId
+    f_id: RequestId_
     v = d.get("id", MISSING)
     if v is MISSING:
         raise missing("id")
     else:
         try:
-            f_id = _decode_RequestId(v, strict)
+            f_id = _decode_RequestId_(v, strict)
         except ValidationError as error:
             raise error.at("id")
 
@@ -20779,13 +19493,13 @@ def _decode_CancelRequestNotification(
 ) -> CancelRequestNotification:
     if type(d) is not json_object:
         raise type_error("an object", d)
-    f_request_id: RequestId
+    f_request_id: RequestId_
     v = d.get("requestId", MISSING)
     if v is MISSING:
         raise missing("requestId")
     else:
         try:
-            f_request_id = _decode_RequestId(v, strict)
+            f_request_id = _decode_RequestId_(v, strict)
         except ValidationError as error:
             raise error.at("requestId")
 
@@ -20822,13 +19536,13 @@ def _encode_CancelRequestNotification(o: CancelRequestNotification) -> dict[str,
 def _decode_ProxyRequest(d: Any, strict: bool) -> ProxyRequest:
     if type(d) is not json_object:
         raise type_error("an object", d)
-    f_id: RequestId
+    f_id: RequestId_
     v = d.get("id", MISSING)
     if v is MISSING:
         raise missing("id")
     else:
         try:
-            f_id = _decode_RequestId(v, strict)
+            f_id = _decode_RequestId_(v, strict)
         except ValidationError as error:
             raise error.at("id")
 
@@ -20935,13 +19649,13 @@ def _encode_ProxySuccessorRequest(o: ProxySuccessorRequest) -> dict[str, Any]:
 def _decode_ResultProxyResponse(d: Any, strict: bool) -> ResultProxyResponse:
     if type(d) is not json_object:
         raise type_error("an object", d)
-    f_id: RequestId
+    f_id: RequestId_
     v = d.get("id", MISSING)
     if v is MISSING:
         raise missing("id")
     else:
         try:
-            f_id = _decode_RequestId(v, strict)
+            f_id = _decode_RequestId_(v, strict)
         except ValidationError as error:
             raise error.at("id")
 
@@ -20975,13 +19689,13 @@ def _encode_ResultProxyResponse(o: ResultProxyResponse) -> dict[str, Any]:
 def _decode_ErrorProxyResponse(d: Any, strict: bool) -> ErrorProxyResponse:
     if type(d) is not json_object:
         raise type_error("an object", d)
-    f_id: RequestId
+    f_id: RequestId_
     v = d.get("id", MISSING)
     if v is MISSING:
         raise missing("id")
     else:
         try:
-            f_id = _decode_RequestId(v, strict)
+            f_id = _decode_RequestId_(v, strict)
         except ValidationError as error:
             raise error.at("id")
 
@@ -21222,7 +19936,7 @@ def _encode_SessionMessageState(o: SessionMessageState) -> dict[str, Any]:
 
 _DECODERS: dict[str, tuple[Decoder[object], str]] = {
     "AgentRequest": (_decode_AgentRequest, "#/$defs/AgentRequest"),
-    "RequestId": (_decode_RequestId, "#/$defs/RequestId"),
+    "RequestId": (_decode_RequestId_, "#/$defs/RequestId"),
     "WriteTextFileRequest": (
         _decode_WriteTextFileRequest,
         "#/$defs/WriteTextFileRequest",
@@ -22819,7 +21533,1292 @@ _ENCODERS: dict[type[object], Callable[[Any], object]] = {
     SessionArchiveFilter: _encode_SessionArchiveFilter,
 }
 
-if not TYPE_CHECKING:
+if TYPE_CHECKING:
+    # One signature per definition, so that ``decode("PromptResponse", data)``
+    # has the type PromptResponse.
+
+    @overload
+    def decode(
+        name: Literal["AgentRequest"], data: Any, *, strict: bool = False
+    ) -> AgentRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["RequestId"], data: Any, *, strict: bool = False
+    ) -> RequestId_: ...
+
+    @overload
+    def decode(
+        name: Literal["WriteTextFileRequest"], data: Any, *, strict: bool = False
+    ) -> WriteTextFileRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionId"], data: Any, *, strict: bool = False
+    ) -> SessionId: ...
+
+    @overload
+    def decode(
+        name: Literal["ReadTextFileRequest"], data: Any, *, strict: bool = False
+    ) -> ReadTextFileRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["RequestPermissionRequest"], data: Any, *, strict: bool = False
+    ) -> RequestPermissionRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["ToolCallUpdate"], data: Any, *, strict: bool = False
+    ) -> ToolCallUpdate: ...
+
+    @overload
+    def decode(
+        name: Literal["ToolCallId"], data: Any, *, strict: bool = False
+    ) -> ToolCallId: ...
+
+    @overload
+    def decode(
+        name: Literal["ToolKind"], data: Any, *, strict: bool = False
+    ) -> ToolKind: ...
+
+    @overload
+    def decode(
+        name: Literal["ToolCallStatus"], data: Any, *, strict: bool = False
+    ) -> ToolCallStatus: ...
+
+    @overload
+    def decode(
+        name: Literal["ToolCallContent"], data: Any, *, strict: bool = False
+    ) -> ToolCallContent: ...
+
+    @overload
+    def decode(
+        name: Literal["ContentBlock"], data: Any, *, strict: bool = False
+    ) -> ContentBlock: ...
+
+    @overload
+    def decode(
+        name: Literal["Annotations"], data: Any, *, strict: bool = False
+    ) -> Annotations: ...
+
+    @overload
+    def decode(name: Literal["Role"], data: Any, *, strict: bool = False) -> Role: ...
+
+    @overload
+    def decode(
+        name: Literal["TextContent"], data: Any, *, strict: bool = False
+    ) -> TextContent: ...
+
+    @overload
+    def decode(
+        name: Literal["ImageContent"], data: Any, *, strict: bool = False
+    ) -> ImageContent: ...
+
+    @overload
+    def decode(
+        name: Literal["AudioContent"], data: Any, *, strict: bool = False
+    ) -> AudioContent: ...
+
+    @overload
+    def decode(
+        name: Literal["ResourceLink"], data: Any, *, strict: bool = False
+    ) -> ResourceLink: ...
+
+    @overload
+    def decode(
+        name: Literal["EmbeddedResourceResource"], data: Any, *, strict: bool = False
+    ) -> EmbeddedResourceResource: ...
+
+    @overload
+    def decode(
+        name: Literal["TextResourceContents"], data: Any, *, strict: bool = False
+    ) -> TextResourceContents: ...
+
+    @overload
+    def decode(
+        name: Literal["BlobResourceContents"], data: Any, *, strict: bool = False
+    ) -> BlobResourceContents: ...
+
+    @overload
+    def decode(
+        name: Literal["EmbeddedResource"], data: Any, *, strict: bool = False
+    ) -> EmbeddedResource: ...
+
+    @overload
+    def decode(
+        name: Literal["Content"], data: Any, *, strict: bool = False
+    ) -> Content: ...
+
+    @overload
+    def decode(name: Literal["Diff"], data: Any, *, strict: bool = False) -> Diff: ...
+
+    @overload
+    def decode(
+        name: Literal["TerminalId"], data: Any, *, strict: bool = False
+    ) -> TerminalId: ...
+
+    @overload
+    def decode(
+        name: Literal["Terminal"], data: Any, *, strict: bool = False
+    ) -> Terminal: ...
+
+    @overload
+    def decode(
+        name: Literal["ToolCallLocation"], data: Any, *, strict: bool = False
+    ) -> ToolCallLocation: ...
+
+    @overload
+    def decode(
+        name: Literal["PermissionOption"], data: Any, *, strict: bool = False
+    ) -> PermissionOption: ...
+
+    @overload
+    def decode(
+        name: Literal["PermissionOptionId"], data: Any, *, strict: bool = False
+    ) -> PermissionOptionId: ...
+
+    @overload
+    def decode(
+        name: Literal["PermissionOptionKind"], data: Any, *, strict: bool = False
+    ) -> PermissionOptionKind: ...
+
+    @overload
+    def decode(
+        name: Literal["CreateTerminalRequest"], data: Any, *, strict: bool = False
+    ) -> CreateTerminalRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["EnvVariable"], data: Any, *, strict: bool = False
+    ) -> EnvVariable: ...
+
+    @overload
+    def decode(
+        name: Literal["TerminalOutputRequest"], data: Any, *, strict: bool = False
+    ) -> TerminalOutputRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["ReleaseTerminalRequest"], data: Any, *, strict: bool = False
+    ) -> ReleaseTerminalRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["WaitForTerminalExitRequest"], data: Any, *, strict: bool = False
+    ) -> WaitForTerminalExitRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["KillTerminalRequest"], data: Any, *, strict: bool = False
+    ) -> KillTerminalRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["CreateElicitationRequest"], data: Any, *, strict: bool = False
+    ) -> CreateElicitationRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["ElicitationSessionScope"], data: Any, *, strict: bool = False
+    ) -> ElicitationSessionScope: ...
+
+    @overload
+    def decode(
+        name: Literal["ElicitationRequestScope"], data: Any, *, strict: bool = False
+    ) -> ElicitationRequestScope: ...
+
+    @overload
+    def decode(
+        name: Literal["ElicitationSchema"], data: Any, *, strict: bool = False
+    ) -> ElicitationSchema: ...
+
+    @overload
+    def decode(
+        name: Literal["ElicitationSchemaType"], data: Any, *, strict: bool = False
+    ) -> ElicitationSchemaType: ...
+
+    @overload
+    def decode(
+        name: Literal["ElicitationPropertySchema"], data: Any, *, strict: bool = False
+    ) -> ElicitationPropertySchema: ...
+
+    @overload
+    def decode(
+        name: Literal["StringFormat"], data: Any, *, strict: bool = False
+    ) -> StringFormat: ...
+
+    @overload
+    def decode(
+        name: Literal["EnumOption"], data: Any, *, strict: bool = False
+    ) -> EnumOption: ...
+
+    @overload
+    def decode(
+        name: Literal["StringPropertySchema"], data: Any, *, strict: bool = False
+    ) -> StringPropertySchema: ...
+
+    @overload
+    def decode(
+        name: Literal["NumberPropertySchema"], data: Any, *, strict: bool = False
+    ) -> NumberPropertySchema: ...
+
+    @overload
+    def decode(
+        name: Literal["IntegerPropertySchema"], data: Any, *, strict: bool = False
+    ) -> IntegerPropertySchema: ...
+
+    @overload
+    def decode(
+        name: Literal["BooleanPropertySchema"], data: Any, *, strict: bool = False
+    ) -> BooleanPropertySchema: ...
+
+    @overload
+    def decode(
+        name: Literal["MultiSelectItems"], data: Any, *, strict: bool = False
+    ) -> MultiSelectItems: ...
+
+    @overload
+    def decode(
+        name: Literal["StringMultiSelectItems"], data: Any, *, strict: bool = False
+    ) -> StringMultiSelectItems: ...
+
+    @overload
+    def decode(
+        name: Literal["TitledMultiSelectItems"], data: Any, *, strict: bool = False
+    ) -> TitledMultiSelectItems: ...
+
+    @overload
+    def decode(
+        name: Literal["MultiSelectPropertySchema"], data: Any, *, strict: bool = False
+    ) -> MultiSelectPropertySchema: ...
+
+    @overload
+    def decode(
+        name: Literal["ElicitationFormMode"], data: Any, *, strict: bool = False
+    ) -> ElicitationFormMode: ...
+
+    @overload
+    def decode(
+        name: Literal["ElicitationId"], data: Any, *, strict: bool = False
+    ) -> ElicitationId: ...
+
+    @overload
+    def decode(
+        name: Literal["ElicitationUrlMode"], data: Any, *, strict: bool = False
+    ) -> ElicitationUrlMode: ...
+
+    @overload
+    def decode(
+        name: Literal["MessageMcpRequest"], data: Any, *, strict: bool = False
+    ) -> MessageMcpRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["McpServerAcpId"], data: Any, *, strict: bool = False
+    ) -> McpServerAcpId: ...
+
+    @overload
+    def decode(
+        name: Literal["McpRequestId"], data: Any, *, strict: bool = False
+    ) -> McpRequestId: ...
+
+    @overload
+    def decode(
+        name: Literal["ExtRequest"], data: Any, *, strict: bool = False
+    ) -> ExtRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["AgentResponse"], data: Any, *, strict: bool = False
+    ) -> AgentResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["InitializeResponse"], data: Any, *, strict: bool = False
+    ) -> InitializeResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["ProtocolVersion"], data: Any, *, strict: bool = False
+    ) -> ProtocolVersion: ...
+
+    @overload
+    def decode(
+        name: Literal["AgentCapabilities"], data: Any, *, strict: bool = False
+    ) -> AgentCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["PromptCapabilities"], data: Any, *, strict: bool = False
+    ) -> PromptCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["McpCapabilities"], data: Any, *, strict: bool = False
+    ) -> McpCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionCapabilities"], data: Any, *, strict: bool = False
+    ) -> SessionCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionListCapabilities"], data: Any, *, strict: bool = False
+    ) -> SessionListCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionDeleteCapabilities"], data: Any, *, strict: bool = False
+    ) -> SessionDeleteCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionAdditionalDirectoriesCapabilities"],
+        data: Any,
+        *,
+        strict: bool = False,
+    ) -> SessionAdditionalDirectoriesCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionSystemPromptCapabilities"],
+        data: Any,
+        *,
+        strict: bool = False,
+    ) -> SessionSystemPromptCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionSystemPromptModeCapabilities"],
+        data: Any,
+        *,
+        strict: bool = False,
+    ) -> SessionSystemPromptModeCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionSystemPromptOverrideCapabilities"],
+        data: Any,
+        *,
+        strict: bool = False,
+    ) -> SessionSystemPromptOverrideCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionForkCapabilities"], data: Any, *, strict: bool = False
+    ) -> SessionForkCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionArchiveCapabilities"], data: Any, *, strict: bool = False
+    ) -> SessionArchiveCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionStatusCapabilities"], data: Any, *, strict: bool = False
+    ) -> SessionStatusCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionTitleCapabilities"], data: Any, *, strict: bool = False
+    ) -> SessionTitleCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionResumeCapabilities"], data: Any, *, strict: bool = False
+    ) -> SessionResumeCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionCloseCapabilities"], data: Any, *, strict: bool = False
+    ) -> SessionCloseCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["AgentAuthCapabilities"], data: Any, *, strict: bool = False
+    ) -> AgentAuthCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["AuthStatusCapabilities"], data: Any, *, strict: bool = False
+    ) -> AuthStatusCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["LogoutCapabilities"], data: Any, *, strict: bool = False
+    ) -> LogoutCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["ProvidersCapabilities"], data: Any, *, strict: bool = False
+    ) -> ProvidersCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["AuthMethod"], data: Any, *, strict: bool = False
+    ) -> AuthMethod: ...
+
+    @overload
+    def decode(
+        name: Literal["AuthMethodId"], data: Any, *, strict: bool = False
+    ) -> AuthMethodId: ...
+
+    @overload
+    def decode(
+        name: Literal["AuthMethodTerminal"], data: Any, *, strict: bool = False
+    ) -> AuthMethodTerminal: ...
+
+    @overload
+    def decode(
+        name: Literal["AuthMethodAgent"], data: Any, *, strict: bool = False
+    ) -> AuthMethodAgent: ...
+
+    @overload
+    def decode(
+        name: Literal["Implementation"], data: Any, *, strict: bool = False
+    ) -> Implementation: ...
+
+    @overload
+    def decode(
+        name: Literal["AuthenticateResponse"], data: Any, *, strict: bool = False
+    ) -> AuthenticateResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["ListProvidersResponse"], data: Any, *, strict: bool = False
+    ) -> ListProvidersResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["ProviderInfo"], data: Any, *, strict: bool = False
+    ) -> ProviderInfo: ...
+
+    @overload
+    def decode(
+        name: Literal["ProviderId"], data: Any, *, strict: bool = False
+    ) -> ProviderId: ...
+
+    @overload
+    def decode(
+        name: Literal["LlmProtocol"], data: Any, *, strict: bool = False
+    ) -> LlmProtocol | str: ...
+
+    @overload
+    def decode(
+        name: Literal["ProviderCurrentConfig"], data: Any, *, strict: bool = False
+    ) -> ProviderCurrentConfig: ...
+
+    @overload
+    def decode(
+        name: Literal["SetProviderResponse"], data: Any, *, strict: bool = False
+    ) -> SetProviderResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["DisableProviderResponse"], data: Any, *, strict: bool = False
+    ) -> DisableProviderResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["LogoutResponse"], data: Any, *, strict: bool = False
+    ) -> LogoutResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["AuthStatusResponse"], data: Any, *, strict: bool = False
+    ) -> AuthStatusResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["AuthState"], data: Any, *, strict: bool = False
+    ) -> AuthState | str: ...
+
+    @overload
+    def decode(
+        name: Literal["AuthAccount"], data: Any, *, strict: bool = False
+    ) -> AuthAccount: ...
+
+    @overload
+    def decode(
+        name: Literal["NewSessionResponse"], data: Any, *, strict: bool = False
+    ) -> NewSessionResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionModeState"], data: Any, *, strict: bool = False
+    ) -> SessionModeState: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionModeId"], data: Any, *, strict: bool = False
+    ) -> SessionModeId: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionMode"], data: Any, *, strict: bool = False
+    ) -> SessionMode: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionConfigOption"], data: Any, *, strict: bool = False
+    ) -> SessionConfigOption: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionConfigId"], data: Any, *, strict: bool = False
+    ) -> SessionConfigId: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionConfigOptionCategory"], data: Any, *, strict: bool = False
+    ) -> SessionConfigOptionCategory | str: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionConfigValueId"], data: Any, *, strict: bool = False
+    ) -> SessionConfigValueId: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionConfigSelectOptions"], data: Any, *, strict: bool = False
+    ) -> SessionConfigSelectOptions: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionConfigSelectOption"], data: Any, *, strict: bool = False
+    ) -> SessionConfigSelectOption: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionConfigSelectGroup"], data: Any, *, strict: bool = False
+    ) -> SessionConfigSelectGroup: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionConfigGroupId"], data: Any, *, strict: bool = False
+    ) -> SessionConfigGroupId: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionConfigSelect"], data: Any, *, strict: bool = False
+    ) -> SessionConfigSelect: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionConfigBoolean"], data: Any, *, strict: bool = False
+    ) -> SessionConfigBoolean: ...
+
+    @overload
+    def decode(
+        name: Literal["LoadSessionResponse"], data: Any, *, strict: bool = False
+    ) -> LoadSessionResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["ListSessionsResponse"], data: Any, *, strict: bool = False
+    ) -> ListSessionsResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionInfo"], data: Any, *, strict: bool = False
+    ) -> SessionInfo: ...
+
+    @overload
+    def decode(
+        name: Literal["DeleteSessionResponse"], data: Any, *, strict: bool = False
+    ) -> DeleteSessionResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["ForkSessionResponse"], data: Any, *, strict: bool = False
+    ) -> ForkSessionResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["ArchiveSessionResponse"], data: Any, *, strict: bool = False
+    ) -> ArchiveSessionResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["UnarchiveSessionResponse"], data: Any, *, strict: bool = False
+    ) -> UnarchiveSessionResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionStatusResponse"], data: Any, *, strict: bool = False
+    ) -> SessionStatusResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionStatus"], data: Any, *, strict: bool = False
+    ) -> SessionStatus | str: ...
+
+    @overload
+    def decode(
+        name: Literal["SetSessionTitleResponse"], data: Any, *, strict: bool = False
+    ) -> SetSessionTitleResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["ResumeSessionResponse"], data: Any, *, strict: bool = False
+    ) -> ResumeSessionResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["CloseSessionResponse"], data: Any, *, strict: bool = False
+    ) -> CloseSessionResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["SetSessionModeResponse"], data: Any, *, strict: bool = False
+    ) -> SetSessionModeResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["SetSessionConfigOptionResponse"],
+        data: Any,
+        *,
+        strict: bool = False,
+    ) -> SetSessionConfigOptionResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["PromptResponse"], data: Any, *, strict: bool = False
+    ) -> PromptResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["StopReason"], data: Any, *, strict: bool = False
+    ) -> StopReason: ...
+
+    @overload
+    def decode(name: Literal["Usage"], data: Any, *, strict: bool = False) -> Usage: ...
+
+    @overload
+    def decode(
+        name: Literal["ExtResponse"], data: Any, *, strict: bool = False
+    ) -> ExtResponse: ...
+
+    @overload
+    def decode(name: Literal["Error"], data: Any, *, strict: bool = False) -> Error: ...
+
+    @overload
+    def decode(
+        name: Literal["ErrorCode"], data: Any, *, strict: bool = False
+    ) -> ErrorCode | int: ...
+
+    @overload
+    def decode(
+        name: Literal["AgentNotification"], data: Any, *, strict: bool = False
+    ) -> AgentNotification: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionNotification"], data: Any, *, strict: bool = False
+    ) -> SessionNotification: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionUpdate"], data: Any, *, strict: bool = False
+    ) -> SessionUpdate: ...
+
+    @overload
+    def decode(
+        name: Literal["MessageId"], data: Any, *, strict: bool = False
+    ) -> MessageId: ...
+
+    @overload
+    def decode(
+        name: Literal["ContentChunk"], data: Any, *, strict: bool = False
+    ) -> ContentChunk: ...
+
+    @overload
+    def decode(
+        name: Literal["ToolCall"], data: Any, *, strict: bool = False
+    ) -> ToolCall: ...
+
+    @overload
+    def decode(
+        name: Literal["PlanEntry"], data: Any, *, strict: bool = False
+    ) -> PlanEntry: ...
+
+    @overload
+    def decode(
+        name: Literal["PlanEntryPriority"], data: Any, *, strict: bool = False
+    ) -> PlanEntryPriority: ...
+
+    @overload
+    def decode(
+        name: Literal["PlanEntryStatus"], data: Any, *, strict: bool = False
+    ) -> PlanEntryStatus: ...
+
+    @overload
+    def decode(name: Literal["Plan"], data: Any, *, strict: bool = False) -> Plan: ...
+
+    @overload
+    def decode(
+        name: Literal["PlanUpdateContent"], data: Any, *, strict: bool = False
+    ) -> PlanUpdateContent: ...
+
+    @overload
+    def decode(
+        name: Literal["PlanId"], data: Any, *, strict: bool = False
+    ) -> PlanId: ...
+
+    @overload
+    def decode(
+        name: Literal["PlanItems"], data: Any, *, strict: bool = False
+    ) -> PlanItems: ...
+
+    @overload
+    def decode(
+        name: Literal["PlanFile"], data: Any, *, strict: bool = False
+    ) -> PlanFile: ...
+
+    @overload
+    def decode(
+        name: Literal["PlanMarkdown"], data: Any, *, strict: bool = False
+    ) -> PlanMarkdown: ...
+
+    @overload
+    def decode(
+        name: Literal["PlanUpdate"], data: Any, *, strict: bool = False
+    ) -> PlanUpdate: ...
+
+    @overload
+    def decode(
+        name: Literal["PlanRemoved"], data: Any, *, strict: bool = False
+    ) -> PlanRemoved: ...
+
+    @overload
+    def decode(
+        name: Literal["AvailableCommand"], data: Any, *, strict: bool = False
+    ) -> AvailableCommand: ...
+
+    @overload
+    def decode(
+        name: Literal["AvailableCommandInput"], data: Any, *, strict: bool = False
+    ) -> AvailableCommandInput: ...
+
+    @overload
+    def decode(
+        name: Literal["UnstructuredCommandInput"], data: Any, *, strict: bool = False
+    ) -> UnstructuredCommandInput: ...
+
+    @overload
+    def decode(
+        name: Literal["AvailableCommandsUpdate"], data: Any, *, strict: bool = False
+    ) -> AvailableCommandsUpdate: ...
+
+    @overload
+    def decode(
+        name: Literal["CurrentModeUpdate"], data: Any, *, strict: bool = False
+    ) -> CurrentModeUpdate: ...
+
+    @overload
+    def decode(
+        name: Literal["ConfigOptionUpdate"], data: Any, *, strict: bool = False
+    ) -> ConfigOptionUpdate: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionInfoUpdate"], data: Any, *, strict: bool = False
+    ) -> SessionInfoUpdate: ...
+
+    @overload
+    def decode(name: Literal["Cost"], data: Any, *, strict: bool = False) -> Cost: ...
+
+    @overload
+    def decode(
+        name: Literal["UsageUpdate"], data: Any, *, strict: bool = False
+    ) -> UsageUpdate: ...
+
+    @overload
+    def decode(
+        name: Literal["NoticeSeverity"], data: Any, *, strict: bool = False
+    ) -> NoticeSeverity | str: ...
+
+    @overload
+    def decode(
+        name: Literal["Notice"], data: Any, *, strict: bool = False
+    ) -> Notice: ...
+
+    @overload
+    def decode(
+        name: Literal["CompactionId"], data: Any, *, strict: bool = False
+    ) -> CompactionId: ...
+
+    @overload
+    def decode(
+        name: Literal["CompactionStatus"], data: Any, *, strict: bool = False
+    ) -> CompactionStatus | str: ...
+
+    @overload
+    def decode(
+        name: Literal["CompactionUpdate"], data: Any, *, strict: bool = False
+    ) -> CompactionUpdate: ...
+
+    @overload
+    def decode(
+        name: Literal["CompactionSummaryChunk"], data: Any, *, strict: bool = False
+    ) -> CompactionSummaryChunk: ...
+
+    @overload
+    def decode(
+        name: Literal["SubagentSessionCapabilities"], data: Any, *, strict: bool = False
+    ) -> SubagentSessionCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionCancelCapabilities"], data: Any, *, strict: bool = False
+    ) -> SessionCancelCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["StateUpdate"], data: Any, *, strict: bool = False
+    ) -> StateUpdate: ...
+
+    @overload
+    def decode(
+        name: Literal["RunningStateUpdate"], data: Any, *, strict: bool = False
+    ) -> RunningStateUpdate: ...
+
+    @overload
+    def decode(
+        name: Literal["ErrorStopReason"], data: Any, *, strict: bool = False
+    ) -> ErrorStopReason: ...
+
+    @overload
+    def decode(
+        name: Literal["IdleStateUpdate"], data: Any, *, strict: bool = False
+    ) -> IdleStateUpdate: ...
+
+    @overload
+    def decode(
+        name: Literal["RequiresActionStateUpdate"], data: Any, *, strict: bool = False
+    ) -> RequiresActionStateUpdate: ...
+
+    @overload
+    def decode(
+        name: Literal["UnknownStateUpdate"], data: Any, *, strict: bool = False
+    ) -> UnknownStateUpdate: ...
+
+    @overload
+    def decode(
+        name: Literal["SubagentUpdate"], data: Any, *, strict: bool = False
+    ) -> SubagentUpdate: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionMessage"], data: Any, *, strict: bool = False
+    ) -> SessionMessage: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionMessageChunk"], data: Any, *, strict: bool = False
+    ) -> SessionMessageChunk: ...
+
+    @overload
+    def decode(
+        name: Literal["CompleteElicitationNotification"],
+        data: Any,
+        *,
+        strict: bool = False,
+    ) -> CompleteElicitationNotification: ...
+
+    @overload
+    def decode(
+        name: Literal["AuthStatusUpdateNotification"],
+        data: Any,
+        *,
+        strict: bool = False,
+    ) -> AuthStatusUpdateNotification: ...
+
+    @overload
+    def decode(
+        name: Literal["ExtNotification"], data: Any, *, strict: bool = False
+    ) -> ExtNotification: ...
+
+    @overload
+    def decode(
+        name: Literal["ClientRequest"], data: Any, *, strict: bool = False
+    ) -> ClientRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["InitializeRequest"], data: Any, *, strict: bool = False
+    ) -> InitializeRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["ClientCapabilities"], data: Any, *, strict: bool = False
+    ) -> ClientCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["FileSystemCapabilities"], data: Any, *, strict: bool = False
+    ) -> FileSystemCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["ClientSessionCapabilities"], data: Any, *, strict: bool = False
+    ) -> ClientSessionCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["CompactionCapabilities"], data: Any, *, strict: bool = False
+    ) -> CompactionCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionConfigOptionsCapabilities"],
+        data: Any,
+        *,
+        strict: bool = False,
+    ) -> SessionConfigOptionsCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["BooleanConfigOptionCapabilities"],
+        data: Any,
+        *,
+        strict: bool = False,
+    ) -> BooleanConfigOptionCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["NoticeCapabilities"], data: Any, *, strict: bool = False
+    ) -> NoticeCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["SubagentCapabilities"], data: Any, *, strict: bool = False
+    ) -> SubagentCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["PlanCapabilities"], data: Any, *, strict: bool = False
+    ) -> PlanCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["AuthCapabilities"], data: Any, *, strict: bool = False
+    ) -> AuthCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["ElicitationCapabilities"], data: Any, *, strict: bool = False
+    ) -> ElicitationCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["ElicitationFormCapabilities"], data: Any, *, strict: bool = False
+    ) -> ElicitationFormCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["ElicitationUrlCapabilities"], data: Any, *, strict: bool = False
+    ) -> ElicitationUrlCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["AuthenticateRequest"], data: Any, *, strict: bool = False
+    ) -> AuthenticateRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["ListProvidersRequest"], data: Any, *, strict: bool = False
+    ) -> ListProvidersRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["SetProviderRequest"], data: Any, *, strict: bool = False
+    ) -> SetProviderRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["DisableProviderRequest"], data: Any, *, strict: bool = False
+    ) -> DisableProviderRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["LogoutRequest"], data: Any, *, strict: bool = False
+    ) -> LogoutRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["AuthStatusRequest"], data: Any, *, strict: bool = False
+    ) -> AuthStatusRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["NewSessionRequest"], data: Any, *, strict: bool = False
+    ) -> NewSessionRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["McpServer"], data: Any, *, strict: bool = False
+    ) -> McpServer: ...
+
+    @overload
+    def decode(
+        name: Literal["HttpHeader"], data: Any, *, strict: bool = False
+    ) -> HttpHeader: ...
+
+    @overload
+    def decode(
+        name: Literal["McpServerHttp"], data: Any, *, strict: bool = False
+    ) -> McpServerHttp: ...
+
+    @overload
+    def decode(
+        name: Literal["McpServerSse"], data: Any, *, strict: bool = False
+    ) -> McpServerSse: ...
+
+    @overload
+    def decode(
+        name: Literal["McpServerAcp"], data: Any, *, strict: bool = False
+    ) -> McpServerAcp: ...
+
+    @overload
+    def decode(
+        name: Literal["McpServerStdio"], data: Any, *, strict: bool = False
+    ) -> McpServerStdio: ...
+
+    @overload
+    def decode(
+        name: Literal["SystemPrompt"], data: Any, *, strict: bool = False
+    ) -> SystemPrompt: ...
+
+    @overload
+    def decode(
+        name: Literal["SystemPromptMode"], data: Any, *, strict: bool = False
+    ) -> SystemPromptMode | str: ...
+
+    @overload
+    def decode(
+        name: Literal["LoadSessionRequest"], data: Any, *, strict: bool = False
+    ) -> LoadSessionRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["ListSessionsRequest"], data: Any, *, strict: bool = False
+    ) -> ListSessionsRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionArchiveFilter"], data: Any, *, strict: bool = False
+    ) -> SessionArchiveFilter | str: ...
+
+    @overload
+    def decode(
+        name: Literal["DeleteSessionRequest"], data: Any, *, strict: bool = False
+    ) -> DeleteSessionRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["ForkSessionRequest"], data: Any, *, strict: bool = False
+    ) -> ForkSessionRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["ArchiveSessionRequest"], data: Any, *, strict: bool = False
+    ) -> ArchiveSessionRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["UnarchiveSessionRequest"], data: Any, *, strict: bool = False
+    ) -> UnarchiveSessionRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionStatusRequest"], data: Any, *, strict: bool = False
+    ) -> SessionStatusRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["SetSessionTitleRequest"], data: Any, *, strict: bool = False
+    ) -> SetSessionTitleRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["ResumeSessionRequest"], data: Any, *, strict: bool = False
+    ) -> ResumeSessionRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["CloseSessionRequest"], data: Any, *, strict: bool = False
+    ) -> CloseSessionRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["SetSessionModeRequest"], data: Any, *, strict: bool = False
+    ) -> SetSessionModeRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["SetSessionConfigOptionRequest"],
+        data: Any,
+        *,
+        strict: bool = False,
+    ) -> SetSessionConfigOptionRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["PromptRequest"], data: Any, *, strict: bool = False
+    ) -> PromptRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["ClientResponse"], data: Any, *, strict: bool = False
+    ) -> ClientResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["WriteTextFileResponse"], data: Any, *, strict: bool = False
+    ) -> WriteTextFileResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["ReadTextFileResponse"], data: Any, *, strict: bool = False
+    ) -> ReadTextFileResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["RequestPermissionResponse"], data: Any, *, strict: bool = False
+    ) -> RequestPermissionResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["RequestPermissionOutcome"], data: Any, *, strict: bool = False
+    ) -> RequestPermissionOutcome: ...
+
+    @overload
+    def decode(
+        name: Literal["SelectedPermissionOutcome"], data: Any, *, strict: bool = False
+    ) -> SelectedPermissionOutcome: ...
+
+    @overload
+    def decode(
+        name: Literal["CreateTerminalResponse"], data: Any, *, strict: bool = False
+    ) -> CreateTerminalResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["TerminalOutputResponse"], data: Any, *, strict: bool = False
+    ) -> TerminalOutputResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["TerminalExitStatus"], data: Any, *, strict: bool = False
+    ) -> TerminalExitStatus: ...
+
+    @overload
+    def decode(
+        name: Literal["ReleaseTerminalResponse"], data: Any, *, strict: bool = False
+    ) -> ReleaseTerminalResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["WaitForTerminalExitResponse"], data: Any, *, strict: bool = False
+    ) -> WaitForTerminalExitResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["KillTerminalResponse"], data: Any, *, strict: bool = False
+    ) -> KillTerminalResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["CreateElicitationResponse"], data: Any, *, strict: bool = False
+    ) -> CreateElicitationResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["ElicitationContentValue"], data: Any, *, strict: bool = False
+    ) -> ElicitationContentValue: ...
+
+    @overload
+    def decode(
+        name: Literal["ElicitationAcceptAction"], data: Any, *, strict: bool = False
+    ) -> ElicitationAcceptAction: ...
+
+    @overload
+    def decode(
+        name: Literal["MessageMcpResponse"], data: Any, *, strict: bool = False
+    ) -> MessageMcpResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["McpError"], data: Any, *, strict: bool = False
+    ) -> McpError: ...
+
+    @overload
+    def decode(
+        name: Literal["ClientNotification"], data: Any, *, strict: bool = False
+    ) -> ClientNotification: ...
+
+    @overload
+    def decode(
+        name: Literal["CancelNotification"], data: Any, *, strict: bool = False
+    ) -> CancelNotification: ...
+
+    @overload
+    def decode(
+        name: Literal["MessageMcpNotification"], data: Any, *, strict: bool = False
+    ) -> MessageMcpNotification: ...
+
+    @overload
+    def decode(
+        name: Literal["CancelRequestNotification"], data: Any, *, strict: bool = False
+    ) -> CancelRequestNotification: ...
+
+    @overload
+    def decode(
+        name: Literal["ProxyRequest"], data: Any, *, strict: bool = False
+    ) -> ProxyRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["InitializeProxyRequest"], data: Any, *, strict: bool = False
+    ) -> InitializeProxyRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["ProxySuccessorRequest"], data: Any, *, strict: bool = False
+    ) -> ProxySuccessorRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["ProxyResponse"], data: Any, *, strict: bool = False
+    ) -> ProxyResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["InitializeProxyResponse"], data: Any, *, strict: bool = False
+    ) -> InitializeProxyResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["ProxySuccessorResponse"], data: Any, *, strict: bool = False
+    ) -> ProxySuccessorResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["ProxyNotification"], data: Any, *, strict: bool = False
+    ) -> ProxyNotification: ...
+
+    @overload
+    def decode(
+        name: Literal["ProxySuccessorNotification"], data: Any, *, strict: bool = False
+    ) -> ProxySuccessorNotification: ...
+
+    @overload
+    def decode(name: str, data: Any, *, strict: bool = False) -> object: ...
+    def decode(name: str, data: Any, *, strict: bool = False) -> object: ...
+else:
     decode = decoding(_DECODERS)
 decode_class: DecodeClass = class_decoding(_CLASS_DECODERS)
 encode: Encode = encoding(_ENCODERS, _POINTERS, SCHEMA_JSON)

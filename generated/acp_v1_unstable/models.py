@@ -23,7 +23,7 @@ from dataclasses import field as _field
 
 __all__ = [
     "AgentRequest",
-    "RequestId",
+    "RequestId_",
     "WriteTextFileRequest",
     "SessionId",
     "ReadTextFileRequest",
@@ -775,7 +775,7 @@ class SessionArchiveFilter(str, Enum):
 class AgentRequest(_Model):
     """A JSON-RPC request object."""
 
-    id: RequestId
+    id: RequestId_
     """The request id used to correlate the matching response."""
 
     method: str
@@ -2064,7 +2064,7 @@ class ElicitationRequestScope(_Model):
     (e.g., during auth/configuration phases before any session is started).
     """
 
-    request_id: RequestId
+    request_id: RequestId_
     """The request this elicitation is tied to."""
 
     if not TYPE_CHECKING:
@@ -3088,7 +3088,7 @@ class ResultAgentResponse(_Model):
     A variant of AgentResponse.
     """
 
-    id: RequestId
+    id: RequestId_
     """The id of the request this response answers."""
 
     result: Any
@@ -3108,7 +3108,7 @@ class ErrorAgentResponse(_Model):
     A variant of AgentResponse.
     """
 
-    id: RequestId
+    id: RequestId_
     """The id of the request this response answers."""
 
     error: Error
@@ -7696,7 +7696,7 @@ class AuthStatusUpdateNotification(_Model):
 class ClientRequest(_Model):
     """A JSON-RPC request object."""
 
-    id: RequestId
+    id: RequestId_
     """The request id used to correlate the matching response."""
 
     method: str
@@ -9402,7 +9402,7 @@ class ResultClientResponse(_Model):
     A variant of ClientResponse.
     """
 
-    id: RequestId
+    id: RequestId_
     """The id of the request this response answers."""
 
     result: Any
@@ -9422,7 +9422,7 @@ class ErrorClientResponse(_Model):
     A variant of ClientResponse.
     """
 
-    id: RequestId
+    id: RequestId_
     """The id of the request this response answers."""
 
     error: Error
@@ -10032,7 +10032,7 @@ class CancelRequestNotification(_Model):
     METHOD: ClassVar[str] = "$/cancel_request"
     """The JSON-RPC method (protocol side)."""
 
-    request_id: RequestId
+    request_id: RequestId_
     """The ID of the request to cancel."""
 
     meta: dict[str, Any] | None | Unset = UNSET
@@ -10054,7 +10054,7 @@ class CancelRequestNotification(_Model):
 class ProxyRequest(_Model):
     """A JSON-RPC request object."""
 
-    id: RequestId
+    id: RequestId_
     """The request id used to correlate the matching response."""
 
     method: str
@@ -10134,7 +10134,7 @@ class ResultProxyResponse(_Model):
     A variant of ProxyResponse.
     """
 
-    id: RequestId
+    id: RequestId_
     """The id of the request this response answers."""
 
     result: Any
@@ -10154,7 +10154,7 @@ class ErrorProxyResponse(_Model):
     A variant of ProxyResponse.
     """
 
-    id: RequestId
+    id: RequestId_
     """The id of the request this response answers."""
 
     error: Error
@@ -10493,7 +10493,7 @@ class SessionMessageState(_State):
 
 # Type aliases, each after the names it uses.
 
-RequestId: TypeAlias = None | int | str
+RequestId_: TypeAlias = None | int | str
 """JSON RPC Request Id
 
 An identifier established by the Client that MUST contain a String, Number, or NULL value if included. If it is not included it is assumed to be a notification. The value SHOULD normally not be Null \\[1\\] and Numbers SHOULD NOT contain fractional parts \\[2\\]

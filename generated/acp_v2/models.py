@@ -23,7 +23,7 @@ from dataclasses import field as _field
 
 __all__ = [
     "AgentRequest",
-    "RequestId",
+    "RequestId_",
     "RequestPermissionRequest",
     "SessionId",
     "RequestPermissionSubject",
@@ -699,7 +699,7 @@ class CompactionStatus(str, Enum):
 class AgentRequest(_Model):
     """A JSON-RPC request object."""
 
-    id: RequestId
+    id: RequestId_
     """The request id used to correlate the matching response."""
 
     method: str
@@ -2526,7 +2526,7 @@ class ElicitationRequestScope(_Model):
     (e.g., during auth/configuration phases before any session is started).
     """
 
-    request_id: RequestId
+    request_id: RequestId_
     """The pending Client-to-Agent request this elicitation is tied to."""
 
     if not TYPE_CHECKING:
@@ -3477,7 +3477,7 @@ class ResultAgentResponse(_Model):
     A variant of AgentResponse.
     """
 
-    id: RequestId
+    id: RequestId_
     """The id of the request this response answers."""
 
     result: Any
@@ -7588,7 +7588,7 @@ class CompleteElicitationNotification(_Model):
 class ClientRequest(_Model):
     """A JSON-RPC request object."""
 
-    id: RequestId
+    id: RequestId_
     """The request id used to correlate the matching response."""
 
     method: str
@@ -8654,7 +8654,7 @@ class ResultClientResponse(_Model):
     A variant of ClientResponse.
     """
 
-    id: RequestId
+    id: RequestId_
     """The id of the request this response answers."""
 
     result: Any
@@ -9031,7 +9031,7 @@ class CancelRequestNotification(_Model):
     METHOD: ClassVar[str] = "$/cancel_request"
     """The JSON-RPC method (protocol side)."""
 
-    request_id: RequestId
+    request_id: RequestId_
     """The ID of the request to cancel: a request that the sender of this notification issued.
     Receivers match it only against requests they received from that sender.
     """
@@ -9338,7 +9338,7 @@ class CompactionState(_State):
 
 # Type aliases, each after the names it uses.
 
-RequestId: TypeAlias = int | str
+RequestId_: TypeAlias = int | str
 """A JSON-RPC request ID: a string or an integer. Unlike base JSON-RPC, it MUST NOT be `null`.
 
 The receiver MUST reply with the same value in the response. Each side chooses IDs for its own

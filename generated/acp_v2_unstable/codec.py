@@ -46,7 +46,7 @@ from ._runtime import wire_map as wire_map
 from ._schema import SCHEMA_JSON
 from .models import (
     AgentRequest,
-    RequestId,
+    RequestId_,
     RequestPermissionRequest,
     SessionId,
     RequestPermissionSubject,
@@ -444,1355 +444,17 @@ computed every field, defaults included."""
 check_raw = raw_checking(SCHEMA_JSON)
 """A value the typed codec keeps as JSON, checked against its subschema."""
 
-if TYPE_CHECKING:
-    # One signature per definition, so that ``decode("PromptResponse", data)``
-    # has the type PromptResponse.
-
-    @overload
-    def decode(
-        name: Literal["AgentRequest"], data: Any, *, strict: bool = False
-    ) -> AgentRequest: ...
-
-    @overload
-    def decode(
-        name: Literal["RequestId"], data: Any, *, strict: bool = False
-    ) -> RequestId: ...
-
-    @overload
-    def decode(
-        name: Literal["RequestPermissionRequest"], data: Any, *, strict: bool = False
-    ) -> RequestPermissionRequest: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionId"], data: Any, *, strict: bool = False
-    ) -> SessionId: ...
-
-    @overload
-    def decode(
-        name: Literal["RequestPermissionSubject"], data: Any, *, strict: bool = False
-    ) -> RequestPermissionSubject: ...
-
-    @overload
-    def decode(
-        name: Literal["ToolCallUpdate"], data: Any, *, strict: bool = False
-    ) -> ToolCallUpdate: ...
-
-    @overload
-    def decode(
-        name: Literal["ToolCallId"], data: Any, *, strict: bool = False
-    ) -> ToolCallId: ...
-
-    @overload
-    def decode(
-        name: Literal["ToolKind"], data: Any, *, strict: bool = False
-    ) -> ToolKind | str: ...
-
-    @overload
-    def decode(
-        name: Literal["ToolCallStatus"], data: Any, *, strict: bool = False
-    ) -> ToolCallStatus | str: ...
-
-    @overload
-    def decode(
-        name: Literal["ToolCallContent"], data: Any, *, strict: bool = False
-    ) -> ToolCallContent: ...
-
-    @overload
-    def decode(
-        name: Literal["ContentBlock"], data: Any, *, strict: bool = False
-    ) -> ContentBlock: ...
-
-    @overload
-    def decode(
-        name: Literal["Annotations"], data: Any, *, strict: bool = False
-    ) -> Annotations: ...
-
-    @overload
-    def decode(
-        name: Literal["Role"], data: Any, *, strict: bool = False
-    ) -> Role | str: ...
-
-    @overload
-    def decode(
-        name: Literal["TextContent"], data: Any, *, strict: bool = False
-    ) -> TextContent: ...
-
-    @overload
-    def decode(
-        name: Literal["MediaType"], data: Any, *, strict: bool = False
-    ) -> MediaType: ...
-
-    @overload
-    def decode(
-        name: Literal["ImageContent"], data: Any, *, strict: bool = False
-    ) -> ImageContent: ...
-
-    @overload
-    def decode(
-        name: Literal["AudioContent"], data: Any, *, strict: bool = False
-    ) -> AudioContent: ...
-
-    @overload
-    def decode(name: Literal["Icon"], data: Any, *, strict: bool = False) -> Icon: ...
-
-    @overload
-    def decode(
-        name: Literal["IconTheme"], data: Any, *, strict: bool = False
-    ) -> IconTheme | str: ...
-
-    @overload
-    def decode(
-        name: Literal["ResourceLink"], data: Any, *, strict: bool = False
-    ) -> ResourceLink: ...
-
-    @overload
-    def decode(
-        name: Literal["EmbeddedResourceResource"], data: Any, *, strict: bool = False
-    ) -> EmbeddedResourceResource: ...
-
-    @overload
-    def decode(
-        name: Literal["TextResourceContents"], data: Any, *, strict: bool = False
-    ) -> TextResourceContents: ...
-
-    @overload
-    def decode(
-        name: Literal["BlobResourceContents"], data: Any, *, strict: bool = False
-    ) -> BlobResourceContents: ...
-
-    @overload
-    def decode(
-        name: Literal["EmbeddedResource"], data: Any, *, strict: bool = False
-    ) -> EmbeddedResource: ...
-
-    @overload
-    def decode(
-        name: Literal["Content"], data: Any, *, strict: bool = False
-    ) -> Content: ...
-
-    @overload
-    def decode(
-        name: Literal["DiffChange"], data: Any, *, strict: bool = False
-    ) -> DiffChange: ...
-
-    @overload
-    def decode(
-        name: Literal["DiffFileType"], data: Any, *, strict: bool = False
-    ) -> DiffFileType | str: ...
-
-    @overload
-    def decode(
-        name: Literal["AbsolutePath"], data: Any, *, strict: bool = False
-    ) -> AbsolutePath: ...
-
-    @overload
-    def decode(
-        name: Literal["DiffPathChange"], data: Any, *, strict: bool = False
-    ) -> DiffPathChange: ...
-
-    @overload
-    def decode(
-        name: Literal["DiffPathPairChange"], data: Any, *, strict: bool = False
-    ) -> DiffPathPairChange: ...
-
-    @overload
-    def decode(
-        name: Literal["DiffPatch"], data: Any, *, strict: bool = False
-    ) -> DiffPatch: ...
-
-    @overload
-    def decode(
-        name: Literal["DiffPatchFormat"], data: Any, *, strict: bool = False
-    ) -> DiffPatchFormat | str: ...
-
-    @overload
-    def decode(name: Literal["Diff"], data: Any, *, strict: bool = False) -> Diff: ...
-
-    @overload
-    def decode(
-        name: Literal["TerminalId"], data: Any, *, strict: bool = False
-    ) -> TerminalId: ...
-
-    @overload
-    def decode(
-        name: Literal["Terminal"], data: Any, *, strict: bool = False
-    ) -> Terminal: ...
-
-    @overload
-    def decode(
-        name: Literal["ToolCallLocation"], data: Any, *, strict: bool = False
-    ) -> ToolCallLocation: ...
-
-    @overload
-    def decode(
-        name: Literal["ToolCallCapabilities"], data: Any, *, strict: bool = False
-    ) -> ToolCallCapabilities: ...
-
-    @overload
-    def decode(
-        name: Literal["ToolCallCancelCapabilities"], data: Any, *, strict: bool = False
-    ) -> ToolCallCancelCapabilities: ...
-
-    @overload
-    def decode(
-        name: Literal["ToolCallPermissionSubject"], data: Any, *, strict: bool = False
-    ) -> ToolCallPermissionSubject: ...
-
-    @overload
-    def decode(
-        name: Literal["CommandPermissionSubject"], data: Any, *, strict: bool = False
-    ) -> CommandPermissionSubject: ...
-
-    @overload
-    def decode(
-        name: Literal["PermissionOption"], data: Any, *, strict: bool = False
-    ) -> PermissionOption: ...
-
-    @overload
-    def decode(
-        name: Literal["PermissionOptionId"], data: Any, *, strict: bool = False
-    ) -> PermissionOptionId: ...
-
-    @overload
-    def decode(
-        name: Literal["PermissionOptionKind"], data: Any, *, strict: bool = False
-    ) -> PermissionOptionKind | str: ...
-
-    @overload
-    def decode(
-        name: Literal["CreateElicitationRequest"], data: Any, *, strict: bool = False
-    ) -> CreateElicitationRequest: ...
-
-    @overload
-    def decode(
-        name: Literal["ElicitationSessionScope"], data: Any, *, strict: bool = False
-    ) -> ElicitationSessionScope: ...
-
-    @overload
-    def decode(
-        name: Literal["ElicitationRequestScope"], data: Any, *, strict: bool = False
-    ) -> ElicitationRequestScope: ...
-
-    @overload
-    def decode(
-        name: Literal["ElicitationSchema"], data: Any, *, strict: bool = False
-    ) -> ElicitationSchema: ...
-
-    @overload
-    def decode(
-        name: Literal["ElicitationSchemaType"], data: Any, *, strict: bool = False
-    ) -> ElicitationSchemaType: ...
-
-    @overload
-    def decode(
-        name: Literal["ElicitationPropertySchema"], data: Any, *, strict: bool = False
-    ) -> ElicitationPropertySchema: ...
-
-    @overload
-    def decode(
-        name: Literal["StringFormat"], data: Any, *, strict: bool = False
-    ) -> StringFormat | str: ...
-
-    @overload
-    def decode(
-        name: Literal["EnumOption"], data: Any, *, strict: bool = False
-    ) -> EnumOption: ...
-
-    @overload
-    def decode(
-        name: Literal["StringPropertySchema"], data: Any, *, strict: bool = False
-    ) -> StringPropertySchema: ...
-
-    @overload
-    def decode(
-        name: Literal["NumberPropertySchema"], data: Any, *, strict: bool = False
-    ) -> NumberPropertySchema: ...
-
-    @overload
-    def decode(
-        name: Literal["IntegerPropertySchema"], data: Any, *, strict: bool = False
-    ) -> IntegerPropertySchema: ...
-
-    @overload
-    def decode(
-        name: Literal["BooleanPropertySchema"], data: Any, *, strict: bool = False
-    ) -> BooleanPropertySchema: ...
-
-    @overload
-    def decode(
-        name: Literal["MultiSelectItems"], data: Any, *, strict: bool = False
-    ) -> MultiSelectItems: ...
-
-    @overload
-    def decode(
-        name: Literal["StringMultiSelectItems"], data: Any, *, strict: bool = False
-    ) -> StringMultiSelectItems: ...
-
-    @overload
-    def decode(
-        name: Literal["TitledMultiSelectItems"], data: Any, *, strict: bool = False
-    ) -> TitledMultiSelectItems: ...
-
-    @overload
-    def decode(
-        name: Literal["MultiSelectPropertySchema"], data: Any, *, strict: bool = False
-    ) -> MultiSelectPropertySchema: ...
-
-    @overload
-    def decode(
-        name: Literal["ElicitationFormMode"], data: Any, *, strict: bool = False
-    ) -> ElicitationFormMode: ...
-
-    @overload
-    def decode(
-        name: Literal["ElicitationId"], data: Any, *, strict: bool = False
-    ) -> ElicitationId: ...
-
-    @overload
-    def decode(
-        name: Literal["ElicitationUrlMode"], data: Any, *, strict: bool = False
-    ) -> ElicitationUrlMode: ...
-
-    @overload
-    def decode(
-        name: Literal["MessageMcpRequest"], data: Any, *, strict: bool = False
-    ) -> MessageMcpRequest: ...
-
-    @overload
-    def decode(
-        name: Literal["McpServerAcpId"], data: Any, *, strict: bool = False
-    ) -> McpServerAcpId: ...
-
-    @overload
-    def decode(
-        name: Literal["McpRequestId"], data: Any, *, strict: bool = False
-    ) -> McpRequestId: ...
-
-    @overload
-    def decode(
-        name: Literal["ExtRequest"], data: Any, *, strict: bool = False
-    ) -> ExtRequest: ...
-
-    @overload
-    def decode(
-        name: Literal["AgentResponse"], data: Any, *, strict: bool = False
-    ) -> AgentResponse: ...
-
-    @overload
-    def decode(
-        name: Literal["InitializeResponse"], data: Any, *, strict: bool = False
-    ) -> InitializeResponse: ...
-
-    @overload
-    def decode(
-        name: Literal["ProtocolVersion"], data: Any, *, strict: bool = False
-    ) -> ProtocolVersion: ...
-
-    @overload
-    def decode(
-        name: Literal["Implementation"], data: Any, *, strict: bool = False
-    ) -> Implementation: ...
-
-    @overload
-    def decode(
-        name: Literal["AgentCapabilities"], data: Any, *, strict: bool = False
-    ) -> AgentCapabilities: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionCapabilities"], data: Any, *, strict: bool = False
-    ) -> SessionCapabilities: ...
-
-    @overload
-    def decode(
-        name: Literal["PromptCapabilities"], data: Any, *, strict: bool = False
-    ) -> PromptCapabilities: ...
-
-    @overload
-    def decode(
-        name: Literal["PromptImageCapabilities"], data: Any, *, strict: bool = False
-    ) -> PromptImageCapabilities: ...
-
-    @overload
-    def decode(
-        name: Literal["PromptAudioCapabilities"], data: Any, *, strict: bool = False
-    ) -> PromptAudioCapabilities: ...
-
-    @overload
-    def decode(
-        name: Literal["PromptEmbeddedContextCapabilities"],
-        data: Any,
-        *,
-        strict: bool = False,
-    ) -> PromptEmbeddedContextCapabilities: ...
-
-    @overload
-    def decode(
-        name: Literal["McpCapabilities"], data: Any, *, strict: bool = False
-    ) -> McpCapabilities: ...
-
-    @overload
-    def decode(
-        name: Literal["McpStdioCapabilities"], data: Any, *, strict: bool = False
-    ) -> McpStdioCapabilities: ...
-
-    @overload
-    def decode(
-        name: Literal["McpHttpCapabilities"], data: Any, *, strict: bool = False
-    ) -> McpHttpCapabilities: ...
-
-    @overload
-    def decode(
-        name: Literal["McpAcpCapabilities"], data: Any, *, strict: bool = False
-    ) -> McpAcpCapabilities: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionDeleteCapabilities"], data: Any, *, strict: bool = False
-    ) -> SessionDeleteCapabilities: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionAdditionalDirectoriesCapabilities"],
-        data: Any,
-        *,
-        strict: bool = False,
-    ) -> SessionAdditionalDirectoriesCapabilities: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionSystemPromptCapabilities"],
-        data: Any,
-        *,
-        strict: bool = False,
-    ) -> SessionSystemPromptCapabilities: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionSystemPromptModeCapabilities"],
-        data: Any,
-        *,
-        strict: bool = False,
-    ) -> SessionSystemPromptModeCapabilities: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionSystemPromptOverrideCapabilities"],
-        data: Any,
-        *,
-        strict: bool = False,
-    ) -> SessionSystemPromptOverrideCapabilities: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionForkCapabilities"], data: Any, *, strict: bool = False
-    ) -> SessionForkCapabilities: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionArchiveCapabilities"], data: Any, *, strict: bool = False
-    ) -> SessionArchiveCapabilities: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionStatusCapabilities"], data: Any, *, strict: bool = False
-    ) -> SessionStatusCapabilities: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionTitleCapabilities"], data: Any, *, strict: bool = False
-    ) -> SessionTitleCapabilities: ...
-
-    @overload
-    def decode(
-        name: Literal["AgentAuthCapabilities"], data: Any, *, strict: bool = False
-    ) -> AgentAuthCapabilities: ...
-
-    @overload
-    def decode(
-        name: Literal["AuthStatusCapabilities"], data: Any, *, strict: bool = False
-    ) -> AuthStatusCapabilities: ...
-
-    @overload
-    def decode(
-        name: Literal["ProvidersCapabilities"], data: Any, *, strict: bool = False
-    ) -> ProvidersCapabilities: ...
-
-    @overload
-    def decode(
-        name: Literal["AuthMethod"], data: Any, *, strict: bool = False
-    ) -> AuthMethod: ...
-
-    @overload
-    def decode(
-        name: Literal["AuthMethodId"], data: Any, *, strict: bool = False
-    ) -> AuthMethodId: ...
-
-    @overload
-    def decode(
-        name: Literal["EnvVariable"], data: Any, *, strict: bool = False
-    ) -> EnvVariable: ...
-
-    @overload
-    def decode(
-        name: Literal["AuthMethodTerminal"], data: Any, *, strict: bool = False
-    ) -> AuthMethodTerminal: ...
-
-    @overload
-    def decode(
-        name: Literal["AuthMethodAgent"], data: Any, *, strict: bool = False
-    ) -> AuthMethodAgent: ...
-
-    @overload
-    def decode(
-        name: Literal["LoginAuthResponse"], data: Any, *, strict: bool = False
-    ) -> LoginAuthResponse: ...
-
-    @overload
-    def decode(
-        name: Literal["ListProvidersResponse"], data: Any, *, strict: bool = False
-    ) -> ListProvidersResponse: ...
-
-    @overload
-    def decode(
-        name: Literal["ProviderInfo"], data: Any, *, strict: bool = False
-    ) -> ProviderInfo: ...
-
-    @overload
-    def decode(
-        name: Literal["ProviderId"], data: Any, *, strict: bool = False
-    ) -> ProviderId: ...
-
-    @overload
-    def decode(
-        name: Literal["LlmProtocol"], data: Any, *, strict: bool = False
-    ) -> LlmProtocol | str: ...
-
-    @overload
-    def decode(
-        name: Literal["ProviderCurrentConfig"], data: Any, *, strict: bool = False
-    ) -> ProviderCurrentConfig: ...
-
-    @overload
-    def decode(
-        name: Literal["SetProviderResponse"], data: Any, *, strict: bool = False
-    ) -> SetProviderResponse: ...
-
-    @overload
-    def decode(
-        name: Literal["DisableProviderResponse"], data: Any, *, strict: bool = False
-    ) -> DisableProviderResponse: ...
-
-    @overload
-    def decode(
-        name: Literal["LogoutAuthResponse"], data: Any, *, strict: bool = False
-    ) -> LogoutAuthResponse: ...
-
-    @overload
-    def decode(
-        name: Literal["AuthStatusResponse"], data: Any, *, strict: bool = False
-    ) -> AuthStatusResponse: ...
-
-    @overload
-    def decode(
-        name: Literal["AuthState"], data: Any, *, strict: bool = False
-    ) -> AuthState | str: ...
-
-    @overload
-    def decode(
-        name: Literal["AuthAccount"], data: Any, *, strict: bool = False
-    ) -> AuthAccount: ...
-
-    @overload
-    def decode(
-        name: Literal["NewSessionResponse"], data: Any, *, strict: bool = False
-    ) -> NewSessionResponse: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionConfigOption"], data: Any, *, strict: bool = False
-    ) -> SessionConfigOption: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionConfigId"], data: Any, *, strict: bool = False
-    ) -> SessionConfigId: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionConfigOptionCategory"], data: Any, *, strict: bool = False
-    ) -> SessionConfigOptionCategory | str: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionConfigValueId"], data: Any, *, strict: bool = False
-    ) -> SessionConfigValueId: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionConfigSelectOptions"], data: Any, *, strict: bool = False
-    ) -> SessionConfigSelectOptions: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionConfigSelectOption"], data: Any, *, strict: bool = False
-    ) -> SessionConfigSelectOption: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionConfigSelectGroup"], data: Any, *, strict: bool = False
-    ) -> SessionConfigSelectGroup: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionConfigGroupId"], data: Any, *, strict: bool = False
-    ) -> SessionConfigGroupId: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionConfigSelect"], data: Any, *, strict: bool = False
-    ) -> SessionConfigSelect: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionConfigBoolean"], data: Any, *, strict: bool = False
-    ) -> SessionConfigBoolean: ...
-
-    @overload
-    def decode(
-        name: Literal["AvailableCommand"], data: Any, *, strict: bool = False
-    ) -> AvailableCommand: ...
-
-    @overload
-    def decode(
-        name: Literal["AvailableCommandInput"], data: Any, *, strict: bool = False
-    ) -> AvailableCommandInput: ...
-
-    @overload
-    def decode(
-        name: Literal["TextCommandInput"], data: Any, *, strict: bool = False
-    ) -> TextCommandInput: ...
-
-    @overload
-    def decode(
-        name: Literal["Command"], data: Any, *, strict: bool = False
-    ) -> Command: ...
-
-    @overload
-    def decode(
-        name: Literal["ListSessionsResponse"], data: Any, *, strict: bool = False
-    ) -> ListSessionsResponse: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionInfo"], data: Any, *, strict: bool = False
-    ) -> SessionInfo: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionListCursor"], data: Any, *, strict: bool = False
-    ) -> SessionListCursor: ...
-
-    @overload
-    def decode(
-        name: Literal["DeleteSessionResponse"], data: Any, *, strict: bool = False
-    ) -> DeleteSessionResponse: ...
-
-    @overload
-    def decode(
-        name: Literal["ForkSessionResponse"], data: Any, *, strict: bool = False
-    ) -> ForkSessionResponse: ...
-
-    @overload
-    def decode(
-        name: Literal["ArchiveSessionResponse"], data: Any, *, strict: bool = False
-    ) -> ArchiveSessionResponse: ...
-
-    @overload
-    def decode(
-        name: Literal["UnarchiveSessionResponse"], data: Any, *, strict: bool = False
-    ) -> UnarchiveSessionResponse: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionStatusResponse"], data: Any, *, strict: bool = False
-    ) -> SessionStatusResponse: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionStatus"], data: Any, *, strict: bool = False
-    ) -> SessionStatus | str: ...
-
-    @overload
-    def decode(
-        name: Literal["StateUpdate"], data: Any, *, strict: bool = False
-    ) -> StateUpdate: ...
-
-    @overload
-    def decode(
-        name: Literal["BackgroundWork"], data: Any, *, strict: bool = False
-    ) -> BackgroundWork: ...
-
-    @overload
-    def decode(
-        name: Literal["BackgroundTerminal"], data: Any, *, strict: bool = False
-    ) -> BackgroundTerminal: ...
-
-    @overload
-    def decode(
-        name: Literal["BackgroundToolCall"], data: Any, *, strict: bool = False
-    ) -> BackgroundToolCall: ...
-
-    @overload
-    def decode(
-        name: Literal["BackgroundSubagent"], data: Any, *, strict: bool = False
-    ) -> BackgroundSubagent: ...
-
-    @overload
-    def decode(
-        name: Literal["RunningStateUpdate"], data: Any, *, strict: bool = False
-    ) -> RunningStateUpdate: ...
-
-    @overload
-    def decode(name: Literal["Error"], data: Any, *, strict: bool = False) -> Error: ...
-
-    @overload
-    def decode(
-        name: Literal["ErrorCode"], data: Any, *, strict: bool = False
-    ) -> ErrorCode | int: ...
-
-    @overload
-    def decode(
-        name: Literal["ErrorData"], data: Any, *, strict: bool = False
-    ) -> ErrorData: ...
-
-    @overload
-    def decode(
-        name: Literal["UnsupportedProtocolVersionErrorData"],
-        data: Any,
-        *,
-        strict: bool = False,
-    ) -> UnsupportedProtocolVersionErrorData: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionNotFoundErrorData"], data: Any, *, strict: bool = False
-    ) -> SessionNotFoundErrorData: ...
-
-    @overload
-    def decode(
-        name: Literal["ErrorStopReason"], data: Any, *, strict: bool = False
-    ) -> ErrorStopReason: ...
-
-    @overload
-    def decode(name: Literal["Usage"], data: Any, *, strict: bool = False) -> Usage: ...
-
-    @overload
-    def decode(
-        name: Literal["IdleStateUpdate"], data: Any, *, strict: bool = False
-    ) -> IdleStateUpdate: ...
-
-    @overload
-    def decode(
-        name: Literal["RequiresActionStateUpdate"], data: Any, *, strict: bool = False
-    ) -> RequiresActionStateUpdate: ...
-
-    @overload
-    def decode(
-        name: Literal["UnknownStateUpdate"], data: Any, *, strict: bool = False
-    ) -> UnknownStateUpdate: ...
-
-    @overload
-    def decode(
-        name: Literal["SetSessionTitleResponse"], data: Any, *, strict: bool = False
-    ) -> SetSessionTitleResponse: ...
-
-    @overload
-    def decode(
-        name: Literal["ResumeSessionResponse"], data: Any, *, strict: bool = False
-    ) -> ResumeSessionResponse: ...
-
-    @overload
-    def decode(
-        name: Literal["CloseSessionResponse"], data: Any, *, strict: bool = False
-    ) -> CloseSessionResponse: ...
-
-    @overload
-    def decode(
-        name: Literal["CancelToolCallResponse"], data: Any, *, strict: bool = False
-    ) -> CancelToolCallResponse: ...
-
-    @overload
-    def decode(
-        name: Literal["CancelTerminalResponse"], data: Any, *, strict: bool = False
-    ) -> CancelTerminalResponse: ...
-
-    @overload
-    def decode(
-        name: Literal["SetSessionConfigOptionResponse"],
-        data: Any,
-        *,
-        strict: bool = False,
-    ) -> SetSessionConfigOptionResponse: ...
-
-    @overload
-    def decode(
-        name: Literal["PromptResponse"], data: Any, *, strict: bool = False
-    ) -> PromptResponse: ...
-
-    @overload
-    def decode(
-        name: Literal["MessageId"], data: Any, *, strict: bool = False
-    ) -> MessageId: ...
-
-    @overload
-    def decode(
-        name: Literal["ExtResponse"], data: Any, *, strict: bool = False
-    ) -> ExtResponse: ...
-
-    @overload
-    def decode(
-        name: Literal["AgentNotification"], data: Any, *, strict: bool = False
-    ) -> AgentNotification: ...
-
-    @overload
-    def decode(
-        name: Literal["UpdateSessionNotification"], data: Any, *, strict: bool = False
-    ) -> UpdateSessionNotification: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionUpdate"], data: Any, *, strict: bool = False
-    ) -> SessionUpdate: ...
-
-    @overload
-    def decode(
-        name: Literal["ContentChunk"], data: Any, *, strict: bool = False
-    ) -> ContentChunk: ...
-
-    @overload
-    def decode(
-        name: Literal["UserMessage"], data: Any, *, strict: bool = False
-    ) -> UserMessage: ...
-
-    @overload
-    def decode(
-        name: Literal["AgentMessage"], data: Any, *, strict: bool = False
-    ) -> AgentMessage: ...
-
-    @overload
-    def decode(
-        name: Literal["AgentThought"], data: Any, *, strict: bool = False
-    ) -> AgentThought: ...
-
-    @overload
-    def decode(
-        name: Literal["ToolCallContentChunk"], data: Any, *, strict: bool = False
-    ) -> ToolCallContentChunk: ...
-
-    @overload
-    def decode(
-        name: Literal["TerminalOutput"], data: Any, *, strict: bool = False
-    ) -> TerminalOutput: ...
-
-    @overload
-    def decode(
-        name: Literal["TerminalExitStatus"], data: Any, *, strict: bool = False
-    ) -> TerminalExitStatus: ...
-
-    @overload
-    def decode(
-        name: Literal["TerminalSize"], data: Any, *, strict: bool = False
-    ) -> TerminalSize: ...
-
-    @overload
-    def decode(
-        name: Literal["TerminalCapabilities"], data: Any, *, strict: bool = False
-    ) -> TerminalCapabilities: ...
-
-    @overload
-    def decode(
-        name: Literal["TerminalCancelCapabilities"], data: Any, *, strict: bool = False
-    ) -> TerminalCancelCapabilities: ...
-
-    @overload
-    def decode(
-        name: Literal["TerminalUpdate"], data: Any, *, strict: bool = False
-    ) -> TerminalUpdate: ...
-
-    @overload
-    def decode(
-        name: Literal["TerminalOutputChunk"], data: Any, *, strict: bool = False
-    ) -> TerminalOutputChunk: ...
-
-    @overload
-    def decode(
-        name: Literal["PlanUpdateContent"], data: Any, *, strict: bool = False
-    ) -> PlanUpdateContent: ...
-
-    @overload
-    def decode(
-        name: Literal["PlanId"], data: Any, *, strict: bool = False
-    ) -> PlanId: ...
-
-    @overload
-    def decode(
-        name: Literal["PlanEntry"], data: Any, *, strict: bool = False
-    ) -> PlanEntry: ...
-
-    @overload
-    def decode(
-        name: Literal["PlanEntryPriority"], data: Any, *, strict: bool = False
-    ) -> PlanEntryPriority | str: ...
-
-    @overload
-    def decode(
-        name: Literal["PlanEntryStatus"], data: Any, *, strict: bool = False
-    ) -> PlanEntryStatus | str: ...
-
-    @overload
-    def decode(
-        name: Literal["PlanItems"], data: Any, *, strict: bool = False
-    ) -> PlanItems: ...
-
-    @overload
-    def decode(
-        name: Literal["PlanFile"], data: Any, *, strict: bool = False
-    ) -> PlanFile: ...
-
-    @overload
-    def decode(
-        name: Literal["PlanMarkdown"], data: Any, *, strict: bool = False
-    ) -> PlanMarkdown: ...
-
-    @overload
-    def decode(
-        name: Literal["PlanUpdate"], data: Any, *, strict: bool = False
-    ) -> PlanUpdate: ...
-
-    @overload
-    def decode(
-        name: Literal["PlanRemoved"], data: Any, *, strict: bool = False
-    ) -> PlanRemoved: ...
-
-    @overload
-    def decode(
-        name: Literal["AvailableCommandsUpdate"], data: Any, *, strict: bool = False
-    ) -> AvailableCommandsUpdate: ...
-
-    @overload
-    def decode(
-        name: Literal["ConfigOptionUpdate"], data: Any, *, strict: bool = False
-    ) -> ConfigOptionUpdate: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionInfoUpdate"], data: Any, *, strict: bool = False
-    ) -> SessionInfoUpdate: ...
-
-    @overload
-    def decode(name: Literal["Cost"], data: Any, *, strict: bool = False) -> Cost: ...
-
-    @overload
-    def decode(
-        name: Literal["UsageUpdate"], data: Any, *, strict: bool = False
-    ) -> UsageUpdate: ...
-
-    @overload
-    def decode(
-        name: Literal["NoticeSeverity"], data: Any, *, strict: bool = False
-    ) -> NoticeSeverity | str: ...
-
-    @overload
-    def decode(
-        name: Literal["Notice"], data: Any, *, strict: bool = False
-    ) -> Notice: ...
-
-    @overload
-    def decode(
-        name: Literal["CompactionId"], data: Any, *, strict: bool = False
-    ) -> CompactionId: ...
-
-    @overload
-    def decode(
-        name: Literal["CompactionStatus"], data: Any, *, strict: bool = False
-    ) -> CompactionStatus | str: ...
-
-    @overload
-    def decode(
-        name: Literal["CompactionUpdate"], data: Any, *, strict: bool = False
-    ) -> CompactionUpdate: ...
-
-    @overload
-    def decode(
-        name: Literal["CompactionSummaryChunk"], data: Any, *, strict: bool = False
-    ) -> CompactionSummaryChunk: ...
-
-    @overload
-    def decode(
-        name: Literal["SubagentSessionCapabilities"], data: Any, *, strict: bool = False
-    ) -> SubagentSessionCapabilities: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionCancelCapabilities"], data: Any, *, strict: bool = False
-    ) -> SessionCancelCapabilities: ...
-
-    @overload
-    def decode(
-        name: Literal["SubagentUpdate"], data: Any, *, strict: bool = False
-    ) -> SubagentUpdate: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionMessage"], data: Any, *, strict: bool = False
-    ) -> SessionMessage: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionMessageChunk"], data: Any, *, strict: bool = False
-    ) -> SessionMessageChunk: ...
-
-    @overload
-    def decode(
-        name: Literal["CompleteElicitationNotification"],
-        data: Any,
-        *,
-        strict: bool = False,
-    ) -> CompleteElicitationNotification: ...
-
-    @overload
-    def decode(
-        name: Literal["AuthStatusUpdateNotification"],
-        data: Any,
-        *,
-        strict: bool = False,
-    ) -> AuthStatusUpdateNotification: ...
-
-    @overload
-    def decode(
-        name: Literal["ExtNotification"], data: Any, *, strict: bool = False
-    ) -> ExtNotification: ...
-
-    @overload
-    def decode(
-        name: Literal["ClientRequest"], data: Any, *, strict: bool = False
-    ) -> ClientRequest: ...
-
-    @overload
-    def decode(
-        name: Literal["InitializeRequest"], data: Any, *, strict: bool = False
-    ) -> InitializeRequest: ...
-
-    @overload
-    def decode(
-        name: Literal["ClientCapabilities"], data: Any, *, strict: bool = False
-    ) -> ClientCapabilities: ...
-
-    @overload
-    def decode(
-        name: Literal["ClientAuthCapabilities"], data: Any, *, strict: bool = False
-    ) -> ClientAuthCapabilities: ...
-
-    @overload
-    def decode(
-        name: Literal["TerminalAuthCapabilities"], data: Any, *, strict: bool = False
-    ) -> TerminalAuthCapabilities: ...
-
-    @overload
-    def decode(
-        name: Literal["ElicitationCapabilities"], data: Any, *, strict: bool = False
-    ) -> ElicitationCapabilities: ...
-
-    @overload
-    def decode(
-        name: Literal["ElicitationFormCapabilities"], data: Any, *, strict: bool = False
-    ) -> ElicitationFormCapabilities: ...
-
-    @overload
-    def decode(
-        name: Literal["ElicitationUrlCapabilities"], data: Any, *, strict: bool = False
-    ) -> ElicitationUrlCapabilities: ...
-
-    @overload
-    def decode(
-        name: Literal["LoginAuthRequest"], data: Any, *, strict: bool = False
-    ) -> LoginAuthRequest: ...
-
-    @overload
-    def decode(
-        name: Literal["ListProvidersRequest"], data: Any, *, strict: bool = False
-    ) -> ListProvidersRequest: ...
-
-    @overload
-    def decode(
-        name: Literal["SetProviderRequest"], data: Any, *, strict: bool = False
-    ) -> SetProviderRequest: ...
-
-    @overload
-    def decode(
-        name: Literal["DisableProviderRequest"], data: Any, *, strict: bool = False
-    ) -> DisableProviderRequest: ...
-
-    @overload
-    def decode(
-        name: Literal["LogoutAuthRequest"], data: Any, *, strict: bool = False
-    ) -> LogoutAuthRequest: ...
-
-    @overload
-    def decode(
-        name: Literal["AuthStatusRequest"], data: Any, *, strict: bool = False
-    ) -> AuthStatusRequest: ...
-
-    @overload
-    def decode(
-        name: Literal["NewSessionRequest"], data: Any, *, strict: bool = False
-    ) -> NewSessionRequest: ...
-
-    @overload
-    def decode(
-        name: Literal["McpServer"], data: Any, *, strict: bool = False
-    ) -> McpServer: ...
-
-    @overload
-    def decode(
-        name: Literal["HttpHeader"], data: Any, *, strict: bool = False
-    ) -> HttpHeader: ...
-
-    @overload
-    def decode(
-        name: Literal["McpServerHttp"], data: Any, *, strict: bool = False
-    ) -> McpServerHttp: ...
-
-    @overload
-    def decode(
-        name: Literal["McpServerAcp"], data: Any, *, strict: bool = False
-    ) -> McpServerAcp: ...
-
-    @overload
-    def decode(
-        name: Literal["McpServerStdio"], data: Any, *, strict: bool = False
-    ) -> McpServerStdio: ...
-
-    @overload
-    def decode(
-        name: Literal["SystemPrompt"], data: Any, *, strict: bool = False
-    ) -> SystemPrompt: ...
-
-    @overload
-    def decode(
-        name: Literal["SystemPromptMode"], data: Any, *, strict: bool = False
-    ) -> SystemPromptMode | str: ...
-
-    @overload
-    def decode(
-        name: Literal["ListSessionsRequest"], data: Any, *, strict: bool = False
-    ) -> ListSessionsRequest: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionArchiveFilter"], data: Any, *, strict: bool = False
-    ) -> SessionArchiveFilter | str: ...
-
-    @overload
-    def decode(
-        name: Literal["DeleteSessionRequest"], data: Any, *, strict: bool = False
-    ) -> DeleteSessionRequest: ...
-
-    @overload
-    def decode(
-        name: Literal["ForkSessionRequest"], data: Any, *, strict: bool = False
-    ) -> ForkSessionRequest: ...
-
-    @overload
-    def decode(
-        name: Literal["ArchiveSessionRequest"], data: Any, *, strict: bool = False
-    ) -> ArchiveSessionRequest: ...
-
-    @overload
-    def decode(
-        name: Literal["UnarchiveSessionRequest"], data: Any, *, strict: bool = False
-    ) -> UnarchiveSessionRequest: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionStatusRequest"], data: Any, *, strict: bool = False
-    ) -> SessionStatusRequest: ...
-
-    @overload
-    def decode(
-        name: Literal["SetSessionTitleRequest"], data: Any, *, strict: bool = False
-    ) -> SetSessionTitleRequest: ...
-
-    @overload
-    def decode(
-        name: Literal["ResumeSessionRequest"], data: Any, *, strict: bool = False
-    ) -> ResumeSessionRequest: ...
-
-    @overload
-    def decode(
-        name: Literal["ReplayFrom"], data: Any, *, strict: bool = False
-    ) -> ReplayFrom: ...
-
-    @overload
-    def decode(
-        name: Literal["ReplayFromStart"], data: Any, *, strict: bool = False
-    ) -> ReplayFromStart: ...
-
-    @overload
-    def decode(
-        name: Literal["CloseSessionRequest"], data: Any, *, strict: bool = False
-    ) -> CloseSessionRequest: ...
-
-    @overload
-    def decode(
-        name: Literal["CancelToolCallRequest"], data: Any, *, strict: bool = False
-    ) -> CancelToolCallRequest: ...
-
-    @overload
-    def decode(
-        name: Literal["CancelTerminalRequest"], data: Any, *, strict: bool = False
-    ) -> CancelTerminalRequest: ...
-
-    @overload
-    def decode(
-        name: Literal["SetSessionConfigOptionRequest"],
-        data: Any,
-        *,
-        strict: bool = False,
-    ) -> SetSessionConfigOptionRequest: ...
-
-    @overload
-    def decode(
-        name: Literal["PromptRequest"], data: Any, *, strict: bool = False
-    ) -> PromptRequest: ...
-
-    @overload
-    def decode(
-        name: Literal["ClientResponse"], data: Any, *, strict: bool = False
-    ) -> ClientResponse: ...
-
-    @overload
-    def decode(
-        name: Literal["RequestPermissionResponse"], data: Any, *, strict: bool = False
-    ) -> RequestPermissionResponse: ...
-
-    @overload
-    def decode(
-        name: Literal["RequestPermissionOutcome"], data: Any, *, strict: bool = False
-    ) -> RequestPermissionOutcome: ...
-
-    @overload
-    def decode(
-        name: Literal["CancelledPermissionOutcome"], data: Any, *, strict: bool = False
-    ) -> CancelledPermissionOutcome: ...
-
-    @overload
-    def decode(
-        name: Literal["SelectedPermissionOutcome"], data: Any, *, strict: bool = False
-    ) -> SelectedPermissionOutcome: ...
-
-    @overload
-    def decode(
-        name: Literal["CreateElicitationResponse"], data: Any, *, strict: bool = False
-    ) -> CreateElicitationResponse: ...
-
-    @overload
-    def decode(
-        name: Literal["ElicitationContentValue"], data: Any, *, strict: bool = False
-    ) -> ElicitationContentValue: ...
-
-    @overload
-    def decode(
-        name: Literal["ElicitationAcceptAction"], data: Any, *, strict: bool = False
-    ) -> ElicitationAcceptAction: ...
-
-    @overload
-    def decode(
-        name: Literal["MessageMcpResponse"], data: Any, *, strict: bool = False
-    ) -> MessageMcpResponse: ...
-
-    @overload
-    def decode(
-        name: Literal["McpError"], data: Any, *, strict: bool = False
-    ) -> McpError: ...
-
-    @overload
-    def decode(
-        name: Literal["ClientNotification"], data: Any, *, strict: bool = False
-    ) -> ClientNotification: ...
-
-    @overload
-    def decode(
-        name: Literal["CancelSessionNotification"], data: Any, *, strict: bool = False
-    ) -> CancelSessionNotification: ...
-
-    @overload
-    def decode(
-        name: Literal["MessageMcpNotification"], data: Any, *, strict: bool = False
-    ) -> MessageMcpNotification: ...
-
-    @overload
-    def decode(
-        name: Literal["CancelRequestNotification"], data: Any, *, strict: bool = False
-    ) -> CancelRequestNotification: ...
-
-    @overload
-    def decode(
-        name: Literal["ProxyRequest"], data: Any, *, strict: bool = False
-    ) -> ProxyRequest: ...
-
-    @overload
-    def decode(
-        name: Literal["InitializeProxyRequest"], data: Any, *, strict: bool = False
-    ) -> InitializeProxyRequest: ...
-
-    @overload
-    def decode(
-        name: Literal["ProxySuccessorRequest"], data: Any, *, strict: bool = False
-    ) -> ProxySuccessorRequest: ...
-
-    @overload
-    def decode(
-        name: Literal["ProxyResponse"], data: Any, *, strict: bool = False
-    ) -> ProxyResponse: ...
-
-    @overload
-    def decode(
-        name: Literal["InitializeProxyResponse"], data: Any, *, strict: bool = False
-    ) -> InitializeProxyResponse: ...
-
-    @overload
-    def decode(
-        name: Literal["ProxySuccessorResponse"], data: Any, *, strict: bool = False
-    ) -> ProxySuccessorResponse: ...
-
-    @overload
-    def decode(
-        name: Literal["ProxyNotification"], data: Any, *, strict: bool = False
-    ) -> ProxyNotification: ...
-
-    @overload
-    def decode(
-        name: Literal["ProxySuccessorNotification"], data: Any, *, strict: bool = False
-    ) -> ProxySuccessorNotification: ...
-
-    @overload
-    def decode(name: str, data: Any, *, strict: bool = False) -> object: ...
-    def decode(name: str, data: Any, *, strict: bool = False) -> object: ...
-
 
 def _decode_AgentRequest(d: Any, strict: bool) -> AgentRequest:
     if type(d) is not json_object:
         raise type_error("an object", d)
-    f_id: RequestId
+    f_id: RequestId_
     v = d.get("id", MISSING)
     if v is MISSING:
         raise missing("id")
     else:
         try:
-            f_id = _decode_RequestId(v, strict)
+            f_id = _decode_RequestId_(v, strict)
         except ValidationError as error:
             raise error.at("id")
 
@@ -1835,7 +497,7 @@ def _encode_AgentRequest(o: AgentRequest) -> dict[str, Any]:
     return d
 
 
-def _decode_RequestId(v: Any, strict: bool) -> RequestId:
+def _decode_RequestId_(v: Any, strict: bool) -> RequestId_:
     return cast(
         "int | str",
         scalar_union(
@@ -5973,13 +4635,13 @@ def _encode_ElicitationSessionScope(o: ElicitationSessionScope) -> dict[str, Any
 def _decode_ElicitationRequestScope(d: Any, strict: bool) -> ElicitationRequestScope:
     if type(d) is not json_object:
         raise type_error("an object", d)
-    f_request_id: RequestId
+    f_request_id: RequestId_
     v = d.get("requestId", MISSING)
     if v is MISSING:
         raise missing("requestId")
     else:
         try:
-            f_request_id = _decode_RequestId(v, strict)
+            f_request_id = _decode_RequestId_(v, strict)
         except ValidationError as error:
             raise error.at("requestId")
 
@@ -8284,13 +6946,13 @@ def _decode_ExtRequest(v: Any, strict: bool) -> ExtRequest:
 def _decode_ResultAgentResponse(d: Any, strict: bool) -> ResultAgentResponse:
     if type(d) is not json_object:
         raise type_error("an object", d)
-    f_id: RequestId
+    f_id: RequestId_
     v = d.get("id", MISSING)
     if v is MISSING:
         raise missing("id")
     else:
         try:
-            f_id = _decode_RequestId(v, strict)
+            f_id = _decode_RequestId_(v, strict)
         except ValidationError as error:
             raise error.at("id")
 
@@ -19728,13 +18390,13 @@ def _decode_ExtNotification(v: Any, strict: bool) -> ExtNotification:
 def _decode_ClientRequest(d: Any, strict: bool) -> ClientRequest:
     if type(d) is not json_object:
         raise type_error("an object", d)
-    f_id: RequestId
+    f_id: RequestId_
     v = d.get("id", MISSING)
     if v is MISSING:
         raise missing("id")
     else:
         try:
-            f_id = _decode_RequestId(v, strict)
+            f_id = _decode_RequestId_(v, strict)
         except ValidationError as error:
             raise error.at("id")
 
@@ -22347,13 +21009,13 @@ def _encode_PromptRequest(o: PromptRequest) -> dict[str, Any]:
 def _decode_ResultClientResponse(d: Any, strict: bool) -> ResultClientResponse:
     if type(d) is not json_object:
         raise type_error("an object", d)
-    f_id: RequestId
+    f_id: RequestId_
     v = d.get("id", MISSING)
     if v is MISSING:
         raise missing("id")
     else:
         try:
-            f_id = _decode_RequestId(v, strict)
+            f_id = _decode_RequestId_(v, strict)
         except ValidationError as error:
             raise error.at("id")
 
@@ -23426,13 +22088,13 @@ def _decode_CancelRequestNotification(
 ) -> CancelRequestNotification:
     if type(d) is not json_object:
         raise type_error("an object", d)
-    f_request_id: RequestId
+    f_request_id: RequestId_
     v = d.get("requestId", MISSING)
     if v is MISSING:
         raise missing("requestId")
     else:
         try:
-            f_request_id = _decode_RequestId(v, strict)
+            f_request_id = _decode_RequestId_(v, strict)
         except ValidationError as error:
             raise error.at("requestId")
 
@@ -23469,13 +22131,13 @@ def _encode_CancelRequestNotification(o: CancelRequestNotification) -> dict[str,
 def _decode_ProxyRequest(d: Any, strict: bool) -> ProxyRequest:
     if type(d) is not json_object:
         raise type_error("an object", d)
-    f_id: RequestId
+    f_id: RequestId_
     v = d.get("id", MISSING)
     if v is MISSING:
         raise missing("id")
     else:
         try:
-            f_id = _decode_RequestId(v, strict)
+            f_id = _decode_RequestId_(v, strict)
         except ValidationError as error:
             raise error.at("id")
 
@@ -23582,13 +22244,13 @@ def _encode_ProxySuccessorRequest(o: ProxySuccessorRequest) -> dict[str, Any]:
 def _decode_ResultProxyResponse(d: Any, strict: bool) -> ResultProxyResponse:
     if type(d) is not json_object:
         raise type_error("an object", d)
-    f_id: RequestId
+    f_id: RequestId_
     v = d.get("id", MISSING)
     if v is MISSING:
         raise missing("id")
     else:
         try:
-            f_id = _decode_RequestId(v, strict)
+            f_id = _decode_RequestId_(v, strict)
         except ValidationError as error:
             raise error.at("id")
 
@@ -23940,7 +22602,7 @@ def _encode_SessionMessageState(o: SessionMessageState) -> dict[str, Any]:
 
 _DECODERS: dict[str, tuple[Decoder[object], str]] = {
     "AgentRequest": (_decode_AgentRequest, "#/$defs/AgentRequest"),
-    "RequestId": (_decode_RequestId, "#/$defs/RequestId"),
+    "RequestId": (_decode_RequestId_, "#/$defs/RequestId"),
     "RequestPermissionRequest": (
         _decode_RequestPermissionRequest,
         "#/$defs/RequestPermissionRequest",
@@ -25676,7 +24338,1344 @@ _ENCODERS: dict[type[object], Callable[[Any], object]] = {
     SessionArchiveFilter: _encode_SessionArchiveFilter,
 }
 
-if not TYPE_CHECKING:
+if TYPE_CHECKING:
+    # One signature per definition, so that ``decode("PromptResponse", data)``
+    # has the type PromptResponse.
+
+    @overload
+    def decode(
+        name: Literal["AgentRequest"], data: Any, *, strict: bool = False
+    ) -> AgentRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["RequestId"], data: Any, *, strict: bool = False
+    ) -> RequestId_: ...
+
+    @overload
+    def decode(
+        name: Literal["RequestPermissionRequest"], data: Any, *, strict: bool = False
+    ) -> RequestPermissionRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionId"], data: Any, *, strict: bool = False
+    ) -> SessionId: ...
+
+    @overload
+    def decode(
+        name: Literal["RequestPermissionSubject"], data: Any, *, strict: bool = False
+    ) -> RequestPermissionSubject: ...
+
+    @overload
+    def decode(
+        name: Literal["ToolCallUpdate"], data: Any, *, strict: bool = False
+    ) -> ToolCallUpdate: ...
+
+    @overload
+    def decode(
+        name: Literal["ToolCallId"], data: Any, *, strict: bool = False
+    ) -> ToolCallId: ...
+
+    @overload
+    def decode(
+        name: Literal["ToolKind"], data: Any, *, strict: bool = False
+    ) -> ToolKind | str: ...
+
+    @overload
+    def decode(
+        name: Literal["ToolCallStatus"], data: Any, *, strict: bool = False
+    ) -> ToolCallStatus | str: ...
+
+    @overload
+    def decode(
+        name: Literal["ToolCallContent"], data: Any, *, strict: bool = False
+    ) -> ToolCallContent: ...
+
+    @overload
+    def decode(
+        name: Literal["ContentBlock"], data: Any, *, strict: bool = False
+    ) -> ContentBlock: ...
+
+    @overload
+    def decode(
+        name: Literal["Annotations"], data: Any, *, strict: bool = False
+    ) -> Annotations: ...
+
+    @overload
+    def decode(
+        name: Literal["Role"], data: Any, *, strict: bool = False
+    ) -> Role | str: ...
+
+    @overload
+    def decode(
+        name: Literal["TextContent"], data: Any, *, strict: bool = False
+    ) -> TextContent: ...
+
+    @overload
+    def decode(
+        name: Literal["MediaType"], data: Any, *, strict: bool = False
+    ) -> MediaType: ...
+
+    @overload
+    def decode(
+        name: Literal["ImageContent"], data: Any, *, strict: bool = False
+    ) -> ImageContent: ...
+
+    @overload
+    def decode(
+        name: Literal["AudioContent"], data: Any, *, strict: bool = False
+    ) -> AudioContent: ...
+
+    @overload
+    def decode(name: Literal["Icon"], data: Any, *, strict: bool = False) -> Icon: ...
+
+    @overload
+    def decode(
+        name: Literal["IconTheme"], data: Any, *, strict: bool = False
+    ) -> IconTheme | str: ...
+
+    @overload
+    def decode(
+        name: Literal["ResourceLink"], data: Any, *, strict: bool = False
+    ) -> ResourceLink: ...
+
+    @overload
+    def decode(
+        name: Literal["EmbeddedResourceResource"], data: Any, *, strict: bool = False
+    ) -> EmbeddedResourceResource: ...
+
+    @overload
+    def decode(
+        name: Literal["TextResourceContents"], data: Any, *, strict: bool = False
+    ) -> TextResourceContents: ...
+
+    @overload
+    def decode(
+        name: Literal["BlobResourceContents"], data: Any, *, strict: bool = False
+    ) -> BlobResourceContents: ...
+
+    @overload
+    def decode(
+        name: Literal["EmbeddedResource"], data: Any, *, strict: bool = False
+    ) -> EmbeddedResource: ...
+
+    @overload
+    def decode(
+        name: Literal["Content"], data: Any, *, strict: bool = False
+    ) -> Content: ...
+
+    @overload
+    def decode(
+        name: Literal["DiffChange"], data: Any, *, strict: bool = False
+    ) -> DiffChange: ...
+
+    @overload
+    def decode(
+        name: Literal["DiffFileType"], data: Any, *, strict: bool = False
+    ) -> DiffFileType | str: ...
+
+    @overload
+    def decode(
+        name: Literal["AbsolutePath"], data: Any, *, strict: bool = False
+    ) -> AbsolutePath: ...
+
+    @overload
+    def decode(
+        name: Literal["DiffPathChange"], data: Any, *, strict: bool = False
+    ) -> DiffPathChange: ...
+
+    @overload
+    def decode(
+        name: Literal["DiffPathPairChange"], data: Any, *, strict: bool = False
+    ) -> DiffPathPairChange: ...
+
+    @overload
+    def decode(
+        name: Literal["DiffPatch"], data: Any, *, strict: bool = False
+    ) -> DiffPatch: ...
+
+    @overload
+    def decode(
+        name: Literal["DiffPatchFormat"], data: Any, *, strict: bool = False
+    ) -> DiffPatchFormat | str: ...
+
+    @overload
+    def decode(name: Literal["Diff"], data: Any, *, strict: bool = False) -> Diff: ...
+
+    @overload
+    def decode(
+        name: Literal["TerminalId"], data: Any, *, strict: bool = False
+    ) -> TerminalId: ...
+
+    @overload
+    def decode(
+        name: Literal["Terminal"], data: Any, *, strict: bool = False
+    ) -> Terminal: ...
+
+    @overload
+    def decode(
+        name: Literal["ToolCallLocation"], data: Any, *, strict: bool = False
+    ) -> ToolCallLocation: ...
+
+    @overload
+    def decode(
+        name: Literal["ToolCallCapabilities"], data: Any, *, strict: bool = False
+    ) -> ToolCallCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["ToolCallCancelCapabilities"], data: Any, *, strict: bool = False
+    ) -> ToolCallCancelCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["ToolCallPermissionSubject"], data: Any, *, strict: bool = False
+    ) -> ToolCallPermissionSubject: ...
+
+    @overload
+    def decode(
+        name: Literal["CommandPermissionSubject"], data: Any, *, strict: bool = False
+    ) -> CommandPermissionSubject: ...
+
+    @overload
+    def decode(
+        name: Literal["PermissionOption"], data: Any, *, strict: bool = False
+    ) -> PermissionOption: ...
+
+    @overload
+    def decode(
+        name: Literal["PermissionOptionId"], data: Any, *, strict: bool = False
+    ) -> PermissionOptionId: ...
+
+    @overload
+    def decode(
+        name: Literal["PermissionOptionKind"], data: Any, *, strict: bool = False
+    ) -> PermissionOptionKind | str: ...
+
+    @overload
+    def decode(
+        name: Literal["CreateElicitationRequest"], data: Any, *, strict: bool = False
+    ) -> CreateElicitationRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["ElicitationSessionScope"], data: Any, *, strict: bool = False
+    ) -> ElicitationSessionScope: ...
+
+    @overload
+    def decode(
+        name: Literal["ElicitationRequestScope"], data: Any, *, strict: bool = False
+    ) -> ElicitationRequestScope: ...
+
+    @overload
+    def decode(
+        name: Literal["ElicitationSchema"], data: Any, *, strict: bool = False
+    ) -> ElicitationSchema: ...
+
+    @overload
+    def decode(
+        name: Literal["ElicitationSchemaType"], data: Any, *, strict: bool = False
+    ) -> ElicitationSchemaType: ...
+
+    @overload
+    def decode(
+        name: Literal["ElicitationPropertySchema"], data: Any, *, strict: bool = False
+    ) -> ElicitationPropertySchema: ...
+
+    @overload
+    def decode(
+        name: Literal["StringFormat"], data: Any, *, strict: bool = False
+    ) -> StringFormat | str: ...
+
+    @overload
+    def decode(
+        name: Literal["EnumOption"], data: Any, *, strict: bool = False
+    ) -> EnumOption: ...
+
+    @overload
+    def decode(
+        name: Literal["StringPropertySchema"], data: Any, *, strict: bool = False
+    ) -> StringPropertySchema: ...
+
+    @overload
+    def decode(
+        name: Literal["NumberPropertySchema"], data: Any, *, strict: bool = False
+    ) -> NumberPropertySchema: ...
+
+    @overload
+    def decode(
+        name: Literal["IntegerPropertySchema"], data: Any, *, strict: bool = False
+    ) -> IntegerPropertySchema: ...
+
+    @overload
+    def decode(
+        name: Literal["BooleanPropertySchema"], data: Any, *, strict: bool = False
+    ) -> BooleanPropertySchema: ...
+
+    @overload
+    def decode(
+        name: Literal["MultiSelectItems"], data: Any, *, strict: bool = False
+    ) -> MultiSelectItems: ...
+
+    @overload
+    def decode(
+        name: Literal["StringMultiSelectItems"], data: Any, *, strict: bool = False
+    ) -> StringMultiSelectItems: ...
+
+    @overload
+    def decode(
+        name: Literal["TitledMultiSelectItems"], data: Any, *, strict: bool = False
+    ) -> TitledMultiSelectItems: ...
+
+    @overload
+    def decode(
+        name: Literal["MultiSelectPropertySchema"], data: Any, *, strict: bool = False
+    ) -> MultiSelectPropertySchema: ...
+
+    @overload
+    def decode(
+        name: Literal["ElicitationFormMode"], data: Any, *, strict: bool = False
+    ) -> ElicitationFormMode: ...
+
+    @overload
+    def decode(
+        name: Literal["ElicitationId"], data: Any, *, strict: bool = False
+    ) -> ElicitationId: ...
+
+    @overload
+    def decode(
+        name: Literal["ElicitationUrlMode"], data: Any, *, strict: bool = False
+    ) -> ElicitationUrlMode: ...
+
+    @overload
+    def decode(
+        name: Literal["MessageMcpRequest"], data: Any, *, strict: bool = False
+    ) -> MessageMcpRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["McpServerAcpId"], data: Any, *, strict: bool = False
+    ) -> McpServerAcpId: ...
+
+    @overload
+    def decode(
+        name: Literal["McpRequestId"], data: Any, *, strict: bool = False
+    ) -> McpRequestId: ...
+
+    @overload
+    def decode(
+        name: Literal["ExtRequest"], data: Any, *, strict: bool = False
+    ) -> ExtRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["AgentResponse"], data: Any, *, strict: bool = False
+    ) -> AgentResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["InitializeResponse"], data: Any, *, strict: bool = False
+    ) -> InitializeResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["ProtocolVersion"], data: Any, *, strict: bool = False
+    ) -> ProtocolVersion: ...
+
+    @overload
+    def decode(
+        name: Literal["Implementation"], data: Any, *, strict: bool = False
+    ) -> Implementation: ...
+
+    @overload
+    def decode(
+        name: Literal["AgentCapabilities"], data: Any, *, strict: bool = False
+    ) -> AgentCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionCapabilities"], data: Any, *, strict: bool = False
+    ) -> SessionCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["PromptCapabilities"], data: Any, *, strict: bool = False
+    ) -> PromptCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["PromptImageCapabilities"], data: Any, *, strict: bool = False
+    ) -> PromptImageCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["PromptAudioCapabilities"], data: Any, *, strict: bool = False
+    ) -> PromptAudioCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["PromptEmbeddedContextCapabilities"],
+        data: Any,
+        *,
+        strict: bool = False,
+    ) -> PromptEmbeddedContextCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["McpCapabilities"], data: Any, *, strict: bool = False
+    ) -> McpCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["McpStdioCapabilities"], data: Any, *, strict: bool = False
+    ) -> McpStdioCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["McpHttpCapabilities"], data: Any, *, strict: bool = False
+    ) -> McpHttpCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["McpAcpCapabilities"], data: Any, *, strict: bool = False
+    ) -> McpAcpCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionDeleteCapabilities"], data: Any, *, strict: bool = False
+    ) -> SessionDeleteCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionAdditionalDirectoriesCapabilities"],
+        data: Any,
+        *,
+        strict: bool = False,
+    ) -> SessionAdditionalDirectoriesCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionSystemPromptCapabilities"],
+        data: Any,
+        *,
+        strict: bool = False,
+    ) -> SessionSystemPromptCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionSystemPromptModeCapabilities"],
+        data: Any,
+        *,
+        strict: bool = False,
+    ) -> SessionSystemPromptModeCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionSystemPromptOverrideCapabilities"],
+        data: Any,
+        *,
+        strict: bool = False,
+    ) -> SessionSystemPromptOverrideCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionForkCapabilities"], data: Any, *, strict: bool = False
+    ) -> SessionForkCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionArchiveCapabilities"], data: Any, *, strict: bool = False
+    ) -> SessionArchiveCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionStatusCapabilities"], data: Any, *, strict: bool = False
+    ) -> SessionStatusCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionTitleCapabilities"], data: Any, *, strict: bool = False
+    ) -> SessionTitleCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["AgentAuthCapabilities"], data: Any, *, strict: bool = False
+    ) -> AgentAuthCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["AuthStatusCapabilities"], data: Any, *, strict: bool = False
+    ) -> AuthStatusCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["ProvidersCapabilities"], data: Any, *, strict: bool = False
+    ) -> ProvidersCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["AuthMethod"], data: Any, *, strict: bool = False
+    ) -> AuthMethod: ...
+
+    @overload
+    def decode(
+        name: Literal["AuthMethodId"], data: Any, *, strict: bool = False
+    ) -> AuthMethodId: ...
+
+    @overload
+    def decode(
+        name: Literal["EnvVariable"], data: Any, *, strict: bool = False
+    ) -> EnvVariable: ...
+
+    @overload
+    def decode(
+        name: Literal["AuthMethodTerminal"], data: Any, *, strict: bool = False
+    ) -> AuthMethodTerminal: ...
+
+    @overload
+    def decode(
+        name: Literal["AuthMethodAgent"], data: Any, *, strict: bool = False
+    ) -> AuthMethodAgent: ...
+
+    @overload
+    def decode(
+        name: Literal["LoginAuthResponse"], data: Any, *, strict: bool = False
+    ) -> LoginAuthResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["ListProvidersResponse"], data: Any, *, strict: bool = False
+    ) -> ListProvidersResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["ProviderInfo"], data: Any, *, strict: bool = False
+    ) -> ProviderInfo: ...
+
+    @overload
+    def decode(
+        name: Literal["ProviderId"], data: Any, *, strict: bool = False
+    ) -> ProviderId: ...
+
+    @overload
+    def decode(
+        name: Literal["LlmProtocol"], data: Any, *, strict: bool = False
+    ) -> LlmProtocol | str: ...
+
+    @overload
+    def decode(
+        name: Literal["ProviderCurrentConfig"], data: Any, *, strict: bool = False
+    ) -> ProviderCurrentConfig: ...
+
+    @overload
+    def decode(
+        name: Literal["SetProviderResponse"], data: Any, *, strict: bool = False
+    ) -> SetProviderResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["DisableProviderResponse"], data: Any, *, strict: bool = False
+    ) -> DisableProviderResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["LogoutAuthResponse"], data: Any, *, strict: bool = False
+    ) -> LogoutAuthResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["AuthStatusResponse"], data: Any, *, strict: bool = False
+    ) -> AuthStatusResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["AuthState"], data: Any, *, strict: bool = False
+    ) -> AuthState | str: ...
+
+    @overload
+    def decode(
+        name: Literal["AuthAccount"], data: Any, *, strict: bool = False
+    ) -> AuthAccount: ...
+
+    @overload
+    def decode(
+        name: Literal["NewSessionResponse"], data: Any, *, strict: bool = False
+    ) -> NewSessionResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionConfigOption"], data: Any, *, strict: bool = False
+    ) -> SessionConfigOption: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionConfigId"], data: Any, *, strict: bool = False
+    ) -> SessionConfigId: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionConfigOptionCategory"], data: Any, *, strict: bool = False
+    ) -> SessionConfigOptionCategory | str: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionConfigValueId"], data: Any, *, strict: bool = False
+    ) -> SessionConfigValueId: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionConfigSelectOptions"], data: Any, *, strict: bool = False
+    ) -> SessionConfigSelectOptions: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionConfigSelectOption"], data: Any, *, strict: bool = False
+    ) -> SessionConfigSelectOption: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionConfigSelectGroup"], data: Any, *, strict: bool = False
+    ) -> SessionConfigSelectGroup: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionConfigGroupId"], data: Any, *, strict: bool = False
+    ) -> SessionConfigGroupId: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionConfigSelect"], data: Any, *, strict: bool = False
+    ) -> SessionConfigSelect: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionConfigBoolean"], data: Any, *, strict: bool = False
+    ) -> SessionConfigBoolean: ...
+
+    @overload
+    def decode(
+        name: Literal["AvailableCommand"], data: Any, *, strict: bool = False
+    ) -> AvailableCommand: ...
+
+    @overload
+    def decode(
+        name: Literal["AvailableCommandInput"], data: Any, *, strict: bool = False
+    ) -> AvailableCommandInput: ...
+
+    @overload
+    def decode(
+        name: Literal["TextCommandInput"], data: Any, *, strict: bool = False
+    ) -> TextCommandInput: ...
+
+    @overload
+    def decode(
+        name: Literal["Command"], data: Any, *, strict: bool = False
+    ) -> Command: ...
+
+    @overload
+    def decode(
+        name: Literal["ListSessionsResponse"], data: Any, *, strict: bool = False
+    ) -> ListSessionsResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionInfo"], data: Any, *, strict: bool = False
+    ) -> SessionInfo: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionListCursor"], data: Any, *, strict: bool = False
+    ) -> SessionListCursor: ...
+
+    @overload
+    def decode(
+        name: Literal["DeleteSessionResponse"], data: Any, *, strict: bool = False
+    ) -> DeleteSessionResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["ForkSessionResponse"], data: Any, *, strict: bool = False
+    ) -> ForkSessionResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["ArchiveSessionResponse"], data: Any, *, strict: bool = False
+    ) -> ArchiveSessionResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["UnarchiveSessionResponse"], data: Any, *, strict: bool = False
+    ) -> UnarchiveSessionResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionStatusResponse"], data: Any, *, strict: bool = False
+    ) -> SessionStatusResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionStatus"], data: Any, *, strict: bool = False
+    ) -> SessionStatus | str: ...
+
+    @overload
+    def decode(
+        name: Literal["StateUpdate"], data: Any, *, strict: bool = False
+    ) -> StateUpdate: ...
+
+    @overload
+    def decode(
+        name: Literal["BackgroundWork"], data: Any, *, strict: bool = False
+    ) -> BackgroundWork: ...
+
+    @overload
+    def decode(
+        name: Literal["BackgroundTerminal"], data: Any, *, strict: bool = False
+    ) -> BackgroundTerminal: ...
+
+    @overload
+    def decode(
+        name: Literal["BackgroundToolCall"], data: Any, *, strict: bool = False
+    ) -> BackgroundToolCall: ...
+
+    @overload
+    def decode(
+        name: Literal["BackgroundSubagent"], data: Any, *, strict: bool = False
+    ) -> BackgroundSubagent: ...
+
+    @overload
+    def decode(
+        name: Literal["RunningStateUpdate"], data: Any, *, strict: bool = False
+    ) -> RunningStateUpdate: ...
+
+    @overload
+    def decode(name: Literal["Error"], data: Any, *, strict: bool = False) -> Error: ...
+
+    @overload
+    def decode(
+        name: Literal["ErrorCode"], data: Any, *, strict: bool = False
+    ) -> ErrorCode | int: ...
+
+    @overload
+    def decode(
+        name: Literal["ErrorData"], data: Any, *, strict: bool = False
+    ) -> ErrorData: ...
+
+    @overload
+    def decode(
+        name: Literal["UnsupportedProtocolVersionErrorData"],
+        data: Any,
+        *,
+        strict: bool = False,
+    ) -> UnsupportedProtocolVersionErrorData: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionNotFoundErrorData"], data: Any, *, strict: bool = False
+    ) -> SessionNotFoundErrorData: ...
+
+    @overload
+    def decode(
+        name: Literal["ErrorStopReason"], data: Any, *, strict: bool = False
+    ) -> ErrorStopReason: ...
+
+    @overload
+    def decode(name: Literal["Usage"], data: Any, *, strict: bool = False) -> Usage: ...
+
+    @overload
+    def decode(
+        name: Literal["IdleStateUpdate"], data: Any, *, strict: bool = False
+    ) -> IdleStateUpdate: ...
+
+    @overload
+    def decode(
+        name: Literal["RequiresActionStateUpdate"], data: Any, *, strict: bool = False
+    ) -> RequiresActionStateUpdate: ...
+
+    @overload
+    def decode(
+        name: Literal["UnknownStateUpdate"], data: Any, *, strict: bool = False
+    ) -> UnknownStateUpdate: ...
+
+    @overload
+    def decode(
+        name: Literal["SetSessionTitleResponse"], data: Any, *, strict: bool = False
+    ) -> SetSessionTitleResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["ResumeSessionResponse"], data: Any, *, strict: bool = False
+    ) -> ResumeSessionResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["CloseSessionResponse"], data: Any, *, strict: bool = False
+    ) -> CloseSessionResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["CancelToolCallResponse"], data: Any, *, strict: bool = False
+    ) -> CancelToolCallResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["CancelTerminalResponse"], data: Any, *, strict: bool = False
+    ) -> CancelTerminalResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["SetSessionConfigOptionResponse"],
+        data: Any,
+        *,
+        strict: bool = False,
+    ) -> SetSessionConfigOptionResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["PromptResponse"], data: Any, *, strict: bool = False
+    ) -> PromptResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["MessageId"], data: Any, *, strict: bool = False
+    ) -> MessageId: ...
+
+    @overload
+    def decode(
+        name: Literal["ExtResponse"], data: Any, *, strict: bool = False
+    ) -> ExtResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["AgentNotification"], data: Any, *, strict: bool = False
+    ) -> AgentNotification: ...
+
+    @overload
+    def decode(
+        name: Literal["UpdateSessionNotification"], data: Any, *, strict: bool = False
+    ) -> UpdateSessionNotification: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionUpdate"], data: Any, *, strict: bool = False
+    ) -> SessionUpdate: ...
+
+    @overload
+    def decode(
+        name: Literal["ContentChunk"], data: Any, *, strict: bool = False
+    ) -> ContentChunk: ...
+
+    @overload
+    def decode(
+        name: Literal["UserMessage"], data: Any, *, strict: bool = False
+    ) -> UserMessage: ...
+
+    @overload
+    def decode(
+        name: Literal["AgentMessage"], data: Any, *, strict: bool = False
+    ) -> AgentMessage: ...
+
+    @overload
+    def decode(
+        name: Literal["AgentThought"], data: Any, *, strict: bool = False
+    ) -> AgentThought: ...
+
+    @overload
+    def decode(
+        name: Literal["ToolCallContentChunk"], data: Any, *, strict: bool = False
+    ) -> ToolCallContentChunk: ...
+
+    @overload
+    def decode(
+        name: Literal["TerminalOutput"], data: Any, *, strict: bool = False
+    ) -> TerminalOutput: ...
+
+    @overload
+    def decode(
+        name: Literal["TerminalExitStatus"], data: Any, *, strict: bool = False
+    ) -> TerminalExitStatus: ...
+
+    @overload
+    def decode(
+        name: Literal["TerminalSize"], data: Any, *, strict: bool = False
+    ) -> TerminalSize: ...
+
+    @overload
+    def decode(
+        name: Literal["TerminalCapabilities"], data: Any, *, strict: bool = False
+    ) -> TerminalCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["TerminalCancelCapabilities"], data: Any, *, strict: bool = False
+    ) -> TerminalCancelCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["TerminalUpdate"], data: Any, *, strict: bool = False
+    ) -> TerminalUpdate: ...
+
+    @overload
+    def decode(
+        name: Literal["TerminalOutputChunk"], data: Any, *, strict: bool = False
+    ) -> TerminalOutputChunk: ...
+
+    @overload
+    def decode(
+        name: Literal["PlanUpdateContent"], data: Any, *, strict: bool = False
+    ) -> PlanUpdateContent: ...
+
+    @overload
+    def decode(
+        name: Literal["PlanId"], data: Any, *, strict: bool = False
+    ) -> PlanId: ...
+
+    @overload
+    def decode(
+        name: Literal["PlanEntry"], data: Any, *, strict: bool = False
+    ) -> PlanEntry: ...
+
+    @overload
+    def decode(
+        name: Literal["PlanEntryPriority"], data: Any, *, strict: bool = False
+    ) -> PlanEntryPriority | str: ...
+
+    @overload
+    def decode(
+        name: Literal["PlanEntryStatus"], data: Any, *, strict: bool = False
+    ) -> PlanEntryStatus | str: ...
+
+    @overload
+    def decode(
+        name: Literal["PlanItems"], data: Any, *, strict: bool = False
+    ) -> PlanItems: ...
+
+    @overload
+    def decode(
+        name: Literal["PlanFile"], data: Any, *, strict: bool = False
+    ) -> PlanFile: ...
+
+    @overload
+    def decode(
+        name: Literal["PlanMarkdown"], data: Any, *, strict: bool = False
+    ) -> PlanMarkdown: ...
+
+    @overload
+    def decode(
+        name: Literal["PlanUpdate"], data: Any, *, strict: bool = False
+    ) -> PlanUpdate: ...
+
+    @overload
+    def decode(
+        name: Literal["PlanRemoved"], data: Any, *, strict: bool = False
+    ) -> PlanRemoved: ...
+
+    @overload
+    def decode(
+        name: Literal["AvailableCommandsUpdate"], data: Any, *, strict: bool = False
+    ) -> AvailableCommandsUpdate: ...
+
+    @overload
+    def decode(
+        name: Literal["ConfigOptionUpdate"], data: Any, *, strict: bool = False
+    ) -> ConfigOptionUpdate: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionInfoUpdate"], data: Any, *, strict: bool = False
+    ) -> SessionInfoUpdate: ...
+
+    @overload
+    def decode(name: Literal["Cost"], data: Any, *, strict: bool = False) -> Cost: ...
+
+    @overload
+    def decode(
+        name: Literal["UsageUpdate"], data: Any, *, strict: bool = False
+    ) -> UsageUpdate: ...
+
+    @overload
+    def decode(
+        name: Literal["NoticeSeverity"], data: Any, *, strict: bool = False
+    ) -> NoticeSeverity | str: ...
+
+    @overload
+    def decode(
+        name: Literal["Notice"], data: Any, *, strict: bool = False
+    ) -> Notice: ...
+
+    @overload
+    def decode(
+        name: Literal["CompactionId"], data: Any, *, strict: bool = False
+    ) -> CompactionId: ...
+
+    @overload
+    def decode(
+        name: Literal["CompactionStatus"], data: Any, *, strict: bool = False
+    ) -> CompactionStatus | str: ...
+
+    @overload
+    def decode(
+        name: Literal["CompactionUpdate"], data: Any, *, strict: bool = False
+    ) -> CompactionUpdate: ...
+
+    @overload
+    def decode(
+        name: Literal["CompactionSummaryChunk"], data: Any, *, strict: bool = False
+    ) -> CompactionSummaryChunk: ...
+
+    @overload
+    def decode(
+        name: Literal["SubagentSessionCapabilities"], data: Any, *, strict: bool = False
+    ) -> SubagentSessionCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionCancelCapabilities"], data: Any, *, strict: bool = False
+    ) -> SessionCancelCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["SubagentUpdate"], data: Any, *, strict: bool = False
+    ) -> SubagentUpdate: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionMessage"], data: Any, *, strict: bool = False
+    ) -> SessionMessage: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionMessageChunk"], data: Any, *, strict: bool = False
+    ) -> SessionMessageChunk: ...
+
+    @overload
+    def decode(
+        name: Literal["CompleteElicitationNotification"],
+        data: Any,
+        *,
+        strict: bool = False,
+    ) -> CompleteElicitationNotification: ...
+
+    @overload
+    def decode(
+        name: Literal["AuthStatusUpdateNotification"],
+        data: Any,
+        *,
+        strict: bool = False,
+    ) -> AuthStatusUpdateNotification: ...
+
+    @overload
+    def decode(
+        name: Literal["ExtNotification"], data: Any, *, strict: bool = False
+    ) -> ExtNotification: ...
+
+    @overload
+    def decode(
+        name: Literal["ClientRequest"], data: Any, *, strict: bool = False
+    ) -> ClientRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["InitializeRequest"], data: Any, *, strict: bool = False
+    ) -> InitializeRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["ClientCapabilities"], data: Any, *, strict: bool = False
+    ) -> ClientCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["ClientAuthCapabilities"], data: Any, *, strict: bool = False
+    ) -> ClientAuthCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["TerminalAuthCapabilities"], data: Any, *, strict: bool = False
+    ) -> TerminalAuthCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["ElicitationCapabilities"], data: Any, *, strict: bool = False
+    ) -> ElicitationCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["ElicitationFormCapabilities"], data: Any, *, strict: bool = False
+    ) -> ElicitationFormCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["ElicitationUrlCapabilities"], data: Any, *, strict: bool = False
+    ) -> ElicitationUrlCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["LoginAuthRequest"], data: Any, *, strict: bool = False
+    ) -> LoginAuthRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["ListProvidersRequest"], data: Any, *, strict: bool = False
+    ) -> ListProvidersRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["SetProviderRequest"], data: Any, *, strict: bool = False
+    ) -> SetProviderRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["DisableProviderRequest"], data: Any, *, strict: bool = False
+    ) -> DisableProviderRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["LogoutAuthRequest"], data: Any, *, strict: bool = False
+    ) -> LogoutAuthRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["AuthStatusRequest"], data: Any, *, strict: bool = False
+    ) -> AuthStatusRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["NewSessionRequest"], data: Any, *, strict: bool = False
+    ) -> NewSessionRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["McpServer"], data: Any, *, strict: bool = False
+    ) -> McpServer: ...
+
+    @overload
+    def decode(
+        name: Literal["HttpHeader"], data: Any, *, strict: bool = False
+    ) -> HttpHeader: ...
+
+    @overload
+    def decode(
+        name: Literal["McpServerHttp"], data: Any, *, strict: bool = False
+    ) -> McpServerHttp: ...
+
+    @overload
+    def decode(
+        name: Literal["McpServerAcp"], data: Any, *, strict: bool = False
+    ) -> McpServerAcp: ...
+
+    @overload
+    def decode(
+        name: Literal["McpServerStdio"], data: Any, *, strict: bool = False
+    ) -> McpServerStdio: ...
+
+    @overload
+    def decode(
+        name: Literal["SystemPrompt"], data: Any, *, strict: bool = False
+    ) -> SystemPrompt: ...
+
+    @overload
+    def decode(
+        name: Literal["SystemPromptMode"], data: Any, *, strict: bool = False
+    ) -> SystemPromptMode | str: ...
+
+    @overload
+    def decode(
+        name: Literal["ListSessionsRequest"], data: Any, *, strict: bool = False
+    ) -> ListSessionsRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionArchiveFilter"], data: Any, *, strict: bool = False
+    ) -> SessionArchiveFilter | str: ...
+
+    @overload
+    def decode(
+        name: Literal["DeleteSessionRequest"], data: Any, *, strict: bool = False
+    ) -> DeleteSessionRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["ForkSessionRequest"], data: Any, *, strict: bool = False
+    ) -> ForkSessionRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["ArchiveSessionRequest"], data: Any, *, strict: bool = False
+    ) -> ArchiveSessionRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["UnarchiveSessionRequest"], data: Any, *, strict: bool = False
+    ) -> UnarchiveSessionRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionStatusRequest"], data: Any, *, strict: bool = False
+    ) -> SessionStatusRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["SetSessionTitleRequest"], data: Any, *, strict: bool = False
+    ) -> SetSessionTitleRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["ResumeSessionRequest"], data: Any, *, strict: bool = False
+    ) -> ResumeSessionRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["ReplayFrom"], data: Any, *, strict: bool = False
+    ) -> ReplayFrom: ...
+
+    @overload
+    def decode(
+        name: Literal["ReplayFromStart"], data: Any, *, strict: bool = False
+    ) -> ReplayFromStart: ...
+
+    @overload
+    def decode(
+        name: Literal["CloseSessionRequest"], data: Any, *, strict: bool = False
+    ) -> CloseSessionRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["CancelToolCallRequest"], data: Any, *, strict: bool = False
+    ) -> CancelToolCallRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["CancelTerminalRequest"], data: Any, *, strict: bool = False
+    ) -> CancelTerminalRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["SetSessionConfigOptionRequest"],
+        data: Any,
+        *,
+        strict: bool = False,
+    ) -> SetSessionConfigOptionRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["PromptRequest"], data: Any, *, strict: bool = False
+    ) -> PromptRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["ClientResponse"], data: Any, *, strict: bool = False
+    ) -> ClientResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["RequestPermissionResponse"], data: Any, *, strict: bool = False
+    ) -> RequestPermissionResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["RequestPermissionOutcome"], data: Any, *, strict: bool = False
+    ) -> RequestPermissionOutcome: ...
+
+    @overload
+    def decode(
+        name: Literal["CancelledPermissionOutcome"], data: Any, *, strict: bool = False
+    ) -> CancelledPermissionOutcome: ...
+
+    @overload
+    def decode(
+        name: Literal["SelectedPermissionOutcome"], data: Any, *, strict: bool = False
+    ) -> SelectedPermissionOutcome: ...
+
+    @overload
+    def decode(
+        name: Literal["CreateElicitationResponse"], data: Any, *, strict: bool = False
+    ) -> CreateElicitationResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["ElicitationContentValue"], data: Any, *, strict: bool = False
+    ) -> ElicitationContentValue: ...
+
+    @overload
+    def decode(
+        name: Literal["ElicitationAcceptAction"], data: Any, *, strict: bool = False
+    ) -> ElicitationAcceptAction: ...
+
+    @overload
+    def decode(
+        name: Literal["MessageMcpResponse"], data: Any, *, strict: bool = False
+    ) -> MessageMcpResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["McpError"], data: Any, *, strict: bool = False
+    ) -> McpError: ...
+
+    @overload
+    def decode(
+        name: Literal["ClientNotification"], data: Any, *, strict: bool = False
+    ) -> ClientNotification: ...
+
+    @overload
+    def decode(
+        name: Literal["CancelSessionNotification"], data: Any, *, strict: bool = False
+    ) -> CancelSessionNotification: ...
+
+    @overload
+    def decode(
+        name: Literal["MessageMcpNotification"], data: Any, *, strict: bool = False
+    ) -> MessageMcpNotification: ...
+
+    @overload
+    def decode(
+        name: Literal["CancelRequestNotification"], data: Any, *, strict: bool = False
+    ) -> CancelRequestNotification: ...
+
+    @overload
+    def decode(
+        name: Literal["ProxyRequest"], data: Any, *, strict: bool = False
+    ) -> ProxyRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["InitializeProxyRequest"], data: Any, *, strict: bool = False
+    ) -> InitializeProxyRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["ProxySuccessorRequest"], data: Any, *, strict: bool = False
+    ) -> ProxySuccessorRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["ProxyResponse"], data: Any, *, strict: bool = False
+    ) -> ProxyResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["InitializeProxyResponse"], data: Any, *, strict: bool = False
+    ) -> InitializeProxyResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["ProxySuccessorResponse"], data: Any, *, strict: bool = False
+    ) -> ProxySuccessorResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["ProxyNotification"], data: Any, *, strict: bool = False
+    ) -> ProxyNotification: ...
+
+    @overload
+    def decode(
+        name: Literal["ProxySuccessorNotification"], data: Any, *, strict: bool = False
+    ) -> ProxySuccessorNotification: ...
+
+    @overload
+    def decode(name: str, data: Any, *, strict: bool = False) -> object: ...
+    def decode(name: str, data: Any, *, strict: bool = False) -> object: ...
+else:
     decode = decoding(_DECODERS)
 decode_class: DecodeClass = class_decoding(_CLASS_DECODERS)
 encode: Encode = encoding(_ENCODERS, _POINTERS, SCHEMA_JSON)

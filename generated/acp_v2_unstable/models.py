@@ -23,7 +23,7 @@ from dataclasses import field as _field
 
 __all__ = [
     "AgentRequest",
-    "RequestId",
+    "RequestId_",
     "RequestPermissionRequest",
     "SessionId",
     "RequestPermissionSubject",
@@ -939,7 +939,7 @@ class SessionArchiveFilter(str, Enum):
 class AgentRequest(_Model):
     """A JSON-RPC request object."""
 
-    id: RequestId
+    id: RequestId_
     """The request id used to correlate the matching response."""
 
     method: str
@@ -2766,7 +2766,7 @@ class ElicitationRequestScope(_Model):
     (e.g., during auth/configuration phases before any session is started).
     """
 
-    request_id: RequestId
+    request_id: RequestId_
     """The pending Client-to-Agent request this elicitation is tied to."""
 
     if not TYPE_CHECKING:
@@ -3758,7 +3758,7 @@ class ResultAgentResponse(_Model):
     A variant of AgentResponse.
     """
 
-    id: RequestId
+    id: RequestId_
     """The id of the request this response answers."""
 
     result: Any
@@ -9781,7 +9781,7 @@ class AuthStatusUpdateNotification(_Model):
 class ClientRequest(_Model):
     """A JSON-RPC request object."""
 
-    id: RequestId
+    id: RequestId_
     """The request id used to correlate the matching response."""
 
     method: str
@@ -11394,7 +11394,7 @@ class ResultClientResponse(_Model):
     A variant of ClientResponse.
     """
 
-    id: RequestId
+    id: RequestId_
     """The id of the request this response answers."""
 
     result: Any
@@ -11892,7 +11892,7 @@ class CancelRequestNotification(_Model):
     METHOD: ClassVar[str] = "$/cancel_request"
     """The JSON-RPC method (protocol side)."""
 
-    request_id: RequestId
+    request_id: RequestId_
     """The ID of the request to cancel: a request that the sender of this notification issued.
     Receivers match it only against requests they received from that sender.
     """
@@ -11916,7 +11916,7 @@ class CancelRequestNotification(_Model):
 class ProxyRequest(_Model):
     """A JSON-RPC request object."""
 
-    id: RequestId
+    id: RequestId_
     """The request id used to correlate the matching response."""
 
     method: str
@@ -11996,7 +11996,7 @@ class ResultProxyResponse(_Model):
     A variant of ProxyResponse.
     """
 
-    id: RequestId
+    id: RequestId_
     """The id of the request this response answers."""
 
     result: Any
@@ -12491,7 +12491,7 @@ class SessionMessageState(_State):
 
 # Type aliases, each after the names it uses.
 
-RequestId: TypeAlias = int | str
+RequestId_: TypeAlias = int | str
 """A JSON-RPC request ID: a string or an integer. Unlike base JSON-RPC, it MUST NOT be `null`.
 
 The receiver MUST reply with the same value in the response. Each side chooses IDs for its own

@@ -3,14 +3,15 @@
 """Session state: every session/update of the schema folded into one Session, as an editor renders it.
 
 apply_session_update(session, notification) returns a new Session and changes neither argument; session_to_json and session_from_json turn a Session into its JSON snapshot and back. What each update kind does comes from the rules in acpgen's rules/session.toml.
+
+A fold costs the same whatever the session's size: the newest Session of a line of folds shares its state with the Session it was folded from, which keeps only what the update changed (and the newer Session) to rebuild what it saw when it is read again. A Session and what it returns never change.
 """
 
 from __future__ import annotations
 
+import copy as _copy
 from dataclasses import dataclass
-from dataclasses import field as _field
-from dataclasses import replace as _replace
-from typing import Any, Callable
+from typing import Any, Callable, ClassVar, Iterable, Mapping, Union, cast
 
 from ._runtime import ValidationError
 from .codec import decode, encode
@@ -19,6 +20,13 @@ from .patch import *  # noqa: F401,F403
 
 __all__ = [
     "HistoryEntry",
+    "HistoryItem",
+    "UserMessageEntry",
+    "AgentMessageEntry",
+    "AgentThoughtEntry",
+    "ToolCallEntry",
+    "CompactionEntry",
+    "SessionMessageEntry",
     "PROTOCOL_VERSION",
     "SESSION_SOURCES",
     "Session",
@@ -41,44 +49,622 @@ SESSION_SOURCES: tuple[tuple[str, str], ...] = (
 """(method, ``"result"`` or ``"params"``): the messages whose ``sessionId``
 opens a session the client may then get updates for."""
 
+_new = object.__new__
+_MISSING: Any = object()
+"""An undo's old value for a key that was not there."""
+
 
 @dataclass(slots=True, frozen=True)
 class HistoryEntry:
-    """A place in the session's history: the Session attribute (a dict) and
-    the key of the entity there."""
+    """A place in the session's history: ``key`` is the key of the entity in
+    the Session attribute (a dict) that ``field`` names. Each field with a
+    history has its subclass (``HistoryItem`` is their union), whose
+    ``value(session)`` is the entity, typed."""
 
-    field: str
+    field: ClassVar[str] = ""
     key: str
 
+    def value(self, session: Session) -> object:
+        """The entity at this entry in ``session``."""
+        return getattr(session, self.field)[self.key]
 
-@dataclass(slots=True)
+
+@dataclass(slots=True, frozen=True)
+class UserMessageEntry(HistoryEntry):
+    """An entry of ``Session.user_messages`` in the session's history."""
+
+    field: ClassVar[str] = "user_messages"
+
+    def value(self, session: Session) -> UserMessageState:
+        """The entity at this entry in ``session``."""
+        return session.user_messages[self.key]
+
+
+@dataclass(slots=True, frozen=True)
+class AgentMessageEntry(HistoryEntry):
+    """An entry of ``Session.agent_messages`` in the session's history."""
+
+    field: ClassVar[str] = "agent_messages"
+
+    def value(self, session: Session) -> AgentMessageState:
+        """The entity at this entry in ``session``."""
+        return session.agent_messages[self.key]
+
+
+@dataclass(slots=True, frozen=True)
+class AgentThoughtEntry(HistoryEntry):
+    """An entry of ``Session.agent_thoughts`` in the session's history."""
+
+    field: ClassVar[str] = "agent_thoughts"
+
+    def value(self, session: Session) -> AgentThoughtState:
+        """The entity at this entry in ``session``."""
+        return session.agent_thoughts[self.key]
+
+
+@dataclass(slots=True, frozen=True)
+class ToolCallEntry(HistoryEntry):
+    """An entry of ``Session.tool_calls`` in the session's history."""
+
+    field: ClassVar[str] = "tool_calls"
+
+    def value(self, session: Session) -> ToolCallState:
+        """The entity at this entry in ``session``."""
+        return session.tool_calls[self.key]
+
+
+@dataclass(slots=True, frozen=True)
+class CompactionEntry(HistoryEntry):
+    """An entry of ``Session.compactions`` in the session's history."""
+
+    field: ClassVar[str] = "compactions"
+
+    def value(self, session: Session) -> CompactionState:
+        """The entity at this entry in ``session``."""
+        return session.compactions[self.key]
+
+
+@dataclass(slots=True, frozen=True)
+class SessionMessageEntry(HistoryEntry):
+    """An entry of ``Session.session_messages`` in the session's history."""
+
+    field: ClassVar[str] = "session_messages"
+
+    def value(self, session: Session) -> SessionMessageState:
+        """The entity at this entry in ``session``."""
+        return session.session_messages[self.key]
+
+
+HistoryItem = Union[
+    UserMessageEntry,
+    AgentMessageEntry,
+    AgentThoughtEntry,
+    ToolCallEntry,
+    CompactionEntry,
+    SessionMessageEntry,
+]
+"""Any entry of ``Session.history``: narrow it with ``isinstance`` (or
+``match``) to get its entity typed with ``entry.value(session)``."""
+
+_ENTRY_CLASSES: dict[str, type[HistoryItem]] = {
+    "user_messages": UserMessageEntry,
+    "agent_messages": AgentMessageEntry,
+    "agent_thoughts": AgentThoughtEntry,
+    "tool_calls": ToolCallEntry,
+    "compactions": CompactionEntry,
+    "session_messages": SessionMessageEntry,
+}
+
+_Undo = tuple[int, str, Any, Any, int]
+"""What a fold changed, to undo it: (operation, field, key, old value, the
+history's length before, or -1 when the fold added no entry)."""
+_PUT = 0
+"""The entry ``key`` of the dict ``field`` was ``old`` (``_MISSING``: none)."""
+_SET = 1
+"""The attribute ``field`` was ``old``."""
+_CUT = 2
+"""The list of the entry ``key`` of ``field`` was ``old`` items long."""
+_POP = 3
+"""The list ``field`` was ``old`` items long."""
+
+_SHARED = frozenset(
+    {
+        "user_messages",
+        "agent_messages",
+        "agent_thoughts",
+        "tool_calls",
+        "terminals",
+        "notices",
+        "compactions",
+        "subagents",
+        "session_messages",
+        "unrecognized",
+        "history",
+    }
+)
+"""The fields whose container the fold changes in place unless it was handed out."""
+_OWNED = frozenset(
+    {
+        "user_messages",
+        "agent_messages",
+        "agent_thoughts",
+        "tool_calls",
+        "terminals",
+        "compactions",
+        "subagents",
+        "session_messages",
+    }
+)
+"""The fields whose entries the fold may extend in place."""
+_CUT_ATTRS = {
+    "user_messages": "content",
+    "agent_messages": "content",
+    "agent_thoughts": "content",
+    "tool_calls": "content",
+    "compactions": "summary",
+    "session_messages": "content",
+}
+"""The list each in-place extended entry keeps its chunks in, by field."""
+
+
+class _Store:
+    """The state of the newest Session of a line of folds, which the fold
+    changes in place. A value a Session handed out is shared
+    (``<field>_shared``): the fold copies it before changing it. The keys in
+    ``<field>_owned`` are entries no Session handed out yet, which the fold may
+    extend in place."""
+
+    __slots__ = (
+        "session_id",
+        "history",
+        "history_shared",
+        "user_messages",
+        "user_messages_shared",
+        "user_messages_owned",
+        "agent_messages",
+        "agent_messages_shared",
+        "agent_messages_owned",
+        "agent_thoughts",
+        "agent_thoughts_shared",
+        "agent_thoughts_owned",
+        "state",
+        "tool_calls",
+        "tool_calls_shared",
+        "tool_calls_owned",
+        "terminals",
+        "terminals_shared",
+        "terminals_owned",
+        "plans",
+        "available_commands",
+        "config_options",
+        "info",
+        "usage",
+        "notices",
+        "notices_shared",
+        "compactions",
+        "compactions_shared",
+        "compactions_owned",
+        "subagents",
+        "subagents_shared",
+        "subagents_owned",
+        "session_messages",
+        "session_messages_shared",
+        "session_messages_owned",
+        "unrecognized",
+        "unrecognized_shared",
+    )
+    session_id: str
+    history: list[HistoryItem]
+    history_shared: bool
+    user_messages: dict[str, UserMessageState]
+    user_messages_shared: bool
+    user_messages_owned: set[str]
+    agent_messages: dict[str, AgentMessageState]
+    agent_messages_shared: bool
+    agent_messages_owned: set[str]
+    agent_thoughts: dict[str, AgentThoughtState]
+    agent_thoughts_shared: bool
+    agent_thoughts_owned: set[str]
+    state: StateUpdate | None
+    tool_calls: dict[str, ToolCallState]
+    tool_calls_shared: bool
+    tool_calls_owned: set[str]
+    terminals: dict[str, TerminalState]
+    terminals_shared: bool
+    terminals_owned: set[str]
+    plans: dict[str, PlanUpdateContent]
+    available_commands: list[AvailableCommand]
+    config_options: list[SessionConfigOption]
+    info: SessionInfoState | None
+    usage: UsageState | None
+    notices: list[SessionUpdate]
+    notices_shared: bool
+    compactions: dict[str, CompactionState]
+    compactions_shared: bool
+    compactions_owned: set[str]
+    subagents: dict[str, SubagentState]
+    subagents_shared: bool
+    subagents_owned: set[str]
+    session_messages: dict[str, SessionMessageState]
+    session_messages_shared: bool
+    session_messages_owned: set[str]
+    unrecognized: list[SessionUpdate]
+    unrecognized_shared: bool
+
+
+def _share(store: _Store, name: str) -> Any:
+    """The value of ``name`` in ``store``, handed out: from now on the fold
+    copies it (and its entries) before changing it."""
+    if name in _SHARED:
+        setattr(store, name + "_shared", True)
+    if name in _OWNED:
+        getattr(store, name + "_owned").clear()
+    return getattr(store, name)
+
+
+def _own(store: _Store, name: str) -> Any:
+    """The container of ``name`` in ``store``, to change in place: a copy
+    when it was handed out."""
+    value = getattr(store, name)
+    if getattr(store, name + "_shared"):
+        value = _copy_container(value)
+        setattr(store, name, value)
+        setattr(store, name + "_shared", False)
+    return value
+
+
+def _copy_container(value: Any) -> Any:
+    """A shallow copy of a dict or list; any other value as it is."""
+    if type(value) in (dict, list):
+        return value.copy()
+    return value
+
+
+def _enter(store: _Store, entry: HistoryItem) -> int:
+    """Add ``entry`` to the history; returns the history's length before."""
+    history: list[HistoryItem] = _own(store, "history")
+    size = len(history)
+    history.append(entry)
+    return size
+
+
 class Session:
     """The state of one session, folded from its session/update notifications.
 
     ``history`` lists messages, tool calls and the other entities an editor
-    renders in order, by the order they first appeared; each entry names the
-    attribute (a dict) and key where the entity's state is."""
+    renders, in the order they first appeared; each entry is of the class of
+    its field (``HistoryItem``), and ``entry.value(session)`` is its entity.
 
-    session_id: str
-    history: list[HistoryEntry] = _field(default_factory=lambda: [])
-    user_messages: dict[str, UserMessageState] = _field(default_factory=lambda: {})
-    agent_messages: dict[str, AgentMessageState] = _field(default_factory=lambda: {})
-    agent_thoughts: dict[str, AgentThoughtState] = _field(default_factory=lambda: {})
-    state: StateUpdate | None = None
-    tool_calls: dict[str, ToolCallState] = _field(default_factory=lambda: {})
-    terminals: dict[str, TerminalState] = _field(default_factory=lambda: {})
-    plans: dict[str, PlanUpdateContent] = _field(default_factory=lambda: {})
-    available_commands: list[AvailableCommand] = _field(default_factory=lambda: [])
-    config_options: list[SessionConfigOption] = _field(default_factory=lambda: [])
-    info: SessionInfoState | None = None
-    usage: UsageState | None = None
-    notices: list[SessionUpdate] = _field(default_factory=lambda: [])
-    compactions: dict[str, CompactionState] = _field(default_factory=lambda: {})
-    subagents: dict[str, SubagentState] = _field(default_factory=lambda: {})
-    session_messages: dict[str, SessionMessageState] = _field(
-        default_factory=lambda: {}
-    )
-    unrecognized: list[SessionUpdate] = _field(default_factory=lambda: [])
+    A Session never changes: ``apply_session_update`` returns a new one.
+    Reading a field of the newest Session of a line of folds costs nothing;
+    the fold copies a field that was read the next time it changes it (once).
+    An older Session rebuilds a field the first time it is read, from the
+    newest state and the changes since (a cost in their number). Treat what a
+    Session returns as read-only: the containers are the Session's own."""
+
+    __slots__ = ("_store", "_next", "_undo", "_cache")
+    _store: _Store
+    _next: Session
+    """The Session folded from this one (set with ``_undo``)."""
+    _undo: _Undo | None
+    """None for the newest Session of its store; else what the fold to
+    ``_next`` changed."""
+    _cache: dict[str, Any]
+    """The fields read (set on the first read)."""
+
+    def __init__(
+        self,
+        session_id: str,
+        history: Iterable[HistoryItem] = (),
+        user_messages: Mapping[str, UserMessageState] | None = None,
+        agent_messages: Mapping[str, AgentMessageState] | None = None,
+        agent_thoughts: Mapping[str, AgentThoughtState] | None = None,
+        state: StateUpdate | None = None,
+        tool_calls: Mapping[str, ToolCallState] | None = None,
+        terminals: Mapping[str, TerminalState] | None = None,
+        plans: Mapping[str, PlanUpdateContent] | None = None,
+        available_commands: Iterable[AvailableCommand] = (),
+        config_options: Iterable[SessionConfigOption] = (),
+        info: SessionInfoState | None = None,
+        usage: UsageState | None = None,
+        notices: Iterable[SessionUpdate] = (),
+        compactions: Mapping[str, CompactionState] | None = None,
+        subagents: Mapping[str, SubagentState] | None = None,
+        session_messages: Mapping[str, SessionMessageState] | None = None,
+        unrecognized: Iterable[SessionUpdate] = (),
+    ) -> None:
+        """A session in the given state (copied: the arguments stay the
+        caller's); every field starts empty."""
+        store = _Store()
+        store.session_id = session_id
+        store.history = list(history)
+        store.history_shared = False
+        store.user_messages = {} if user_messages is None else dict(user_messages)
+        store.user_messages_shared = False
+        store.user_messages_owned = set()
+        store.agent_messages = {} if agent_messages is None else dict(agent_messages)
+        store.agent_messages_shared = False
+        store.agent_messages_owned = set()
+        store.agent_thoughts = {} if agent_thoughts is None else dict(agent_thoughts)
+        store.agent_thoughts_shared = False
+        store.agent_thoughts_owned = set()
+        store.state = state
+        store.tool_calls = {} if tool_calls is None else dict(tool_calls)
+        store.tool_calls_shared = False
+        store.tool_calls_owned = set()
+        store.terminals = {} if terminals is None else dict(terminals)
+        store.terminals_shared = False
+        store.terminals_owned = set()
+        store.plans = {} if plans is None else dict(plans)
+        store.available_commands = list(available_commands)
+        store.config_options = list(config_options)
+        store.info = info
+        store.usage = usage
+        store.notices = list(notices)
+        store.notices_shared = False
+        store.compactions = {} if compactions is None else dict(compactions)
+        store.compactions_shared = False
+        store.compactions_owned = set()
+        store.subagents = {} if subagents is None else dict(subagents)
+        store.subagents_shared = False
+        store.subagents_owned = set()
+        store.session_messages = (
+            {} if session_messages is None else dict(session_messages)
+        )
+        store.session_messages_shared = False
+        store.session_messages_owned = set()
+        store.unrecognized = list(unrecognized)
+        store.unrecognized_shared = False
+        self._store = store
+        self._undo = None
+
+    @property
+    def session_id(self) -> str:
+        """The ``sessionId`` of the session."""
+        return self._store.session_id
+
+    @property
+    def history(self) -> list[HistoryItem]:
+        """The messages, tool calls ... in the order they first appeared."""
+        return cast("list[HistoryItem]", self._read("history"))
+
+    @property
+    def user_messages(self) -> dict[str, UserMessageState]:
+        """The UserMessageState of each key."""
+        return cast("dict[str, UserMessageState]", self._read("user_messages"))
+
+    @property
+    def agent_messages(self) -> dict[str, AgentMessageState]:
+        """The AgentMessageState of each key."""
+        return cast("dict[str, AgentMessageState]", self._read("agent_messages"))
+
+    @property
+    def agent_thoughts(self) -> dict[str, AgentThoughtState]:
+        """The AgentThoughtState of each key."""
+        return cast("dict[str, AgentThoughtState]", self._read("agent_thoughts"))
+
+    @property
+    def state(self) -> StateUpdate | None:
+        """The latest value; None until the first update."""
+        return cast("StateUpdate | None", self._read("state"))
+
+    @property
+    def tool_calls(self) -> dict[str, ToolCallState]:
+        """The ToolCallState of each key."""
+        return cast("dict[str, ToolCallState]", self._read("tool_calls"))
+
+    @property
+    def terminals(self) -> dict[str, TerminalState]:
+        """The TerminalState of each key."""
+        return cast("dict[str, TerminalState]", self._read("terminals"))
+
+    @property
+    def plans(self) -> dict[str, PlanUpdateContent]:
+        """The values by key."""
+        return cast("dict[str, PlanUpdateContent]", self._read("plans"))
+
+    @property
+    def available_commands(self) -> list[AvailableCommand]:
+        """The latest value."""
+        return cast("list[AvailableCommand]", self._read("available_commands"))
+
+    @property
+    def config_options(self) -> list[SessionConfigOption]:
+        """The latest value."""
+        return cast("list[SessionConfigOption]", self._read("config_options"))
+
+    @property
+    def info(self) -> SessionInfoState | None:
+        """The SessionInfoState; None until the first update."""
+        return cast("SessionInfoState | None", self._read("info"))
+
+    @property
+    def usage(self) -> UsageState | None:
+        """The UsageState; None until the first update."""
+        return cast("UsageState | None", self._read("usage"))
+
+    @property
+    def notices(self) -> list[SessionUpdate]:
+        """The updates, in arrival order."""
+        return cast("list[SessionUpdate]", self._read("notices"))
+
+    @property
+    def compactions(self) -> dict[str, CompactionState]:
+        """The CompactionState of each key."""
+        return cast("dict[str, CompactionState]", self._read("compactions"))
+
+    @property
+    def subagents(self) -> dict[str, SubagentState]:
+        """The SubagentState of each key."""
+        return cast("dict[str, SubagentState]", self._read("subagents"))
+
+    @property
+    def session_messages(self) -> dict[str, SessionMessageState]:
+        """The SessionMessageState of each key."""
+        return cast("dict[str, SessionMessageState]", self._read("session_messages"))
+
+    @property
+    def unrecognized(self) -> list[SessionUpdate]:
+        """The updates, in arrival order."""
+        return cast("list[SessionUpdate]", self._read("unrecognized"))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Session):
+            return NotImplemented
+        return (
+            self.session_id == other.session_id
+            and self.history == other.history
+            and self.user_messages == other.user_messages
+            and self.agent_messages == other.agent_messages
+            and self.agent_thoughts == other.agent_thoughts
+            and self.state == other.state
+            and self.tool_calls == other.tool_calls
+            and self.terminals == other.terminals
+            and self.plans == other.plans
+            and self.available_commands == other.available_commands
+            and self.config_options == other.config_options
+            and self.info == other.info
+            and self.usage == other.usage
+            and self.notices == other.notices
+            and self.compactions == other.compactions
+            and self.subagents == other.subagents
+            and self.session_messages == other.session_messages
+            and self.unrecognized == other.unrecognized
+        )
+
+    def __repr__(self) -> str:
+        fields = ", ".join(
+            f"{name}={self._read(name)!r}" for name in ("history", *_WIRE_NAMES)
+        )
+        return f"Session(session_id={self.session_id!r}, {fields})"
+
+    def _read(self, name: str) -> Any:
+        try:
+            cache = self._cache
+        except AttributeError:
+            cache = self._cache = {}
+        if name in cache:
+            return cache[name]
+        value = _share(self._store, name) if self._undo is None else self._rebuild(name)
+        cache[name] = value
+        return value
+
+    def _rebuild(self, name: str) -> Any:
+        """The value of ``name`` this (older) Session saw: the newest value,
+        copied, with the changes since undone, newest first."""
+        undos: list[_Undo] = []
+        newest = self
+        while newest._undo is not None:
+            undos.append(newest._undo)
+            newest = newest._next
+        value = _copy_container(_share(self._store, name))
+        copied: set[Any] = set()
+        for op, field, key, old, size in reversed(undos):
+            if name == "history":
+                if size >= 0:
+                    del value[size:]
+            elif field != name:
+                continue
+            elif op == _SET:
+                value = old
+            elif op == _POP:
+                del value[old:]
+            elif op == _PUT:
+                copied.discard(key)
+                if old is _MISSING:
+                    del value[key]
+                else:
+                    value[key] = old
+            elif key in copied:
+                del getattr(value[key], _CUT_ATTRS[field])[old:]
+            else:
+                entry = _copy.copy(value[key])
+                attr = _CUT_ATTRS[field]
+                setattr(entry, attr, getattr(entry, attr)[:old])
+                value[key] = entry
+                copied.add(key)
+        return value
+
+    def _apply(self, fold: Callable[[_Store, Any], _Undo], update: object) -> Session:
+        """The Session with ``update`` folded in by ``fold``: in place into the
+        store when this is its newest Session, else into a copy."""
+        store = self._store
+        if self._undo is not None:
+            store = self._copy()._store
+        undo = fold(store, update)
+        new = _new(Session)
+        new._store = store
+        new._undo = None
+        if store is self._store:
+            self._next = new
+            self._undo = undo
+        return new
+
+    def _copy(self) -> Session:
+        """A Session with a store of its own in the state this one saw."""
+        return Session(
+            self.session_id,
+            history=self.history,
+            user_messages=self.user_messages,
+            agent_messages=self.agent_messages,
+            agent_thoughts=self.agent_thoughts,
+            state=self.state,
+            tool_calls=self.tool_calls,
+            terminals=self.terminals,
+            plans=self.plans,
+            available_commands=self.available_commands,
+            config_options=self.config_options,
+            info=self.info,
+            usage=self.usage,
+            notices=self.notices,
+            compactions=self.compactions,
+            subagents=self.subagents,
+            session_messages=self.session_messages,
+            unrecognized=self.unrecognized,
+        )
+
+    @staticmethod
+    def fold_session_update(session: Session, update: SessionUpdate) -> Session:
+        """Fold one decoded SessionUpdate into ``session``; returns a new Session."""
+        try:
+            fold = _FOLDS[type(update)]
+        except KeyError:
+            raise TypeError(
+                f"{type(update).__name__} is not a SessionUpdate of this schema"
+            ) from None
+        return session._apply(fold, update)
+
+    @staticmethod
+    def apply_session_update(
+        session: Session | None, notification: UpdateSessionNotification
+    ) -> Session:
+        """Fold a session/update notification into ``session`` (None: a session
+        not seen before); returns a new Session and changes neither argument.
+        Raises ``ValueError`` when the notification is for another session."""
+        if session is None:
+            session = Session(session_id=notification.session_id)
+        store = session._store
+        if notification.session_id != store.session_id:
+            raise ValueError(
+                f"the notification is for session {notification.session_id!r}, not {store.session_id!r}"
+            )
+        update = notification.update
+        try:
+            fold = _FOLDS[type(update)]
+        except KeyError:
+            raise TypeError(
+                f"{type(update).__name__} is not a SessionUpdate of this schema"
+            ) from None
+        if session._undo is not None:
+            return session._apply(fold, update)
+        # Session._apply, inlined for the newest Session (the usual case).
+        undo = fold(store, update)
+        new = _new(Session)
+        new._store = store
+        new._undo = None
+        session._next = new
+        session._undo = undo
+        return new
 
 
 @dataclass(slots=True, frozen=True)
@@ -97,240 +683,342 @@ class UpdateRule:
     """The kinds that must have started the entity (a protocol error otherwise)."""
 
 
-def _history(session: Session, field: str, key: str, known: bool) -> list[HistoryEntry]:
-    if known:
-        return session.history
-    return [*session.history, HistoryEntry(field=field, key=key)]
-
-
 def _fold_user_message_chunk(
-    session: Session, update: UserMessageChunkSessionUpdate
-) -> Session:
+    store: _Store, update: UserMessageChunkSessionUpdate
+) -> _Undo:
     """user_message_chunk: chunk user_messages."""
     key = update.message_id
-    states = dict(session.user_messages)
-    states[key] = apply_user_message_chunk(states.get(key), update)
-    history = _history(session, "user_messages", key, key in session.user_messages)
-    return _replace(session, user_messages=states, history=history)
+    state = store.user_messages.get(key)
+    if state is not None and key in store.user_messages_owned:
+        items = state.content
+        size = len(items)
+        items.append(update.content)
+        return (_CUT, "user_messages", key, size, -1)
+    new = apply_user_message_chunk(state, update)
+    states: dict[str, UserMessageState] = _own(store, "user_messages")
+    states[key] = new
+    store.user_messages_owned.add(key)
+    old = _MISSING if state is None else state
+    if old is _MISSING:
+        return (_PUT, "user_messages", key, old, _enter(store, UserMessageEntry(key)))
+    return (_PUT, "user_messages", key, old, -1)
 
 
-def _fold_user_message(session: Session, update: UserMessageSessionUpdate) -> Session:
+def _fold_user_message(store: _Store, update: UserMessageSessionUpdate) -> _Undo:
     """user_message: upsert user_messages."""
     key = update.message_id
-    states = dict(session.user_messages)
-    states[key] = apply_user_message(states.get(key), update)
-    history = _history(session, "user_messages", key, key in session.user_messages)
-    return _replace(session, user_messages=states, history=history)
+    old = store.user_messages.get(key, _MISSING)
+    new = apply_user_message(None if old is _MISSING else old, update)
+    states: dict[str, UserMessageState] = _own(store, "user_messages")
+    states[key] = new
+    store.user_messages_owned.add(key)
+    if old is _MISSING:
+        return (_PUT, "user_messages", key, old, _enter(store, UserMessageEntry(key)))
+    return (_PUT, "user_messages", key, old, -1)
 
 
 def _fold_agent_message_chunk(
-    session: Session, update: AgentMessageChunkSessionUpdate
-) -> Session:
+    store: _Store, update: AgentMessageChunkSessionUpdate
+) -> _Undo:
     """agent_message_chunk: chunk agent_messages."""
     key = update.message_id
-    states = dict(session.agent_messages)
-    states[key] = apply_agent_message_chunk(states.get(key), update)
-    history = _history(session, "agent_messages", key, key in session.agent_messages)
-    return _replace(session, agent_messages=states, history=history)
+    state = store.agent_messages.get(key)
+    if state is not None and key in store.agent_messages_owned:
+        items = state.content
+        size = len(items)
+        items.append(update.content)
+        return (_CUT, "agent_messages", key, size, -1)
+    new = apply_agent_message_chunk(state, update)
+    states: dict[str, AgentMessageState] = _own(store, "agent_messages")
+    states[key] = new
+    store.agent_messages_owned.add(key)
+    old = _MISSING if state is None else state
+    if old is _MISSING:
+        return (_PUT, "agent_messages", key, old, _enter(store, AgentMessageEntry(key)))
+    return (_PUT, "agent_messages", key, old, -1)
 
 
-def _fold_agent_message(session: Session, update: AgentMessageSessionUpdate) -> Session:
+def _fold_agent_message(store: _Store, update: AgentMessageSessionUpdate) -> _Undo:
     """agent_message: upsert agent_messages."""
     key = update.message_id
-    states = dict(session.agent_messages)
-    states[key] = apply_agent_message(states.get(key), update)
-    history = _history(session, "agent_messages", key, key in session.agent_messages)
-    return _replace(session, agent_messages=states, history=history)
+    old = store.agent_messages.get(key, _MISSING)
+    new = apply_agent_message(None if old is _MISSING else old, update)
+    states: dict[str, AgentMessageState] = _own(store, "agent_messages")
+    states[key] = new
+    store.agent_messages_owned.add(key)
+    if old is _MISSING:
+        return (_PUT, "agent_messages", key, old, _enter(store, AgentMessageEntry(key)))
+    return (_PUT, "agent_messages", key, old, -1)
 
 
 def _fold_agent_thought_chunk(
-    session: Session, update: AgentThoughtChunkSessionUpdate
-) -> Session:
+    store: _Store, update: AgentThoughtChunkSessionUpdate
+) -> _Undo:
     """agent_thought_chunk: chunk agent_thoughts."""
     key = update.message_id
-    states = dict(session.agent_thoughts)
-    states[key] = apply_agent_thought_chunk(states.get(key), update)
-    history = _history(session, "agent_thoughts", key, key in session.agent_thoughts)
-    return _replace(session, agent_thoughts=states, history=history)
+    state = store.agent_thoughts.get(key)
+    if state is not None and key in store.agent_thoughts_owned:
+        items = state.content
+        size = len(items)
+        items.append(update.content)
+        return (_CUT, "agent_thoughts", key, size, -1)
+    new = apply_agent_thought_chunk(state, update)
+    states: dict[str, AgentThoughtState] = _own(store, "agent_thoughts")
+    states[key] = new
+    store.agent_thoughts_owned.add(key)
+    old = _MISSING if state is None else state
+    if old is _MISSING:
+        return (_PUT, "agent_thoughts", key, old, _enter(store, AgentThoughtEntry(key)))
+    return (_PUT, "agent_thoughts", key, old, -1)
 
 
-def _fold_agent_thought(session: Session, update: AgentThoughtSessionUpdate) -> Session:
+def _fold_agent_thought(store: _Store, update: AgentThoughtSessionUpdate) -> _Undo:
     """agent_thought: upsert agent_thoughts."""
     key = update.message_id
-    states = dict(session.agent_thoughts)
-    states[key] = apply_agent_thought(states.get(key), update)
-    history = _history(session, "agent_thoughts", key, key in session.agent_thoughts)
-    return _replace(session, agent_thoughts=states, history=history)
+    old = store.agent_thoughts.get(key, _MISSING)
+    new = apply_agent_thought(None if old is _MISSING else old, update)
+    states: dict[str, AgentThoughtState] = _own(store, "agent_thoughts")
+    states[key] = new
+    store.agent_thoughts_owned.add(key)
+    if old is _MISSING:
+        return (_PUT, "agent_thoughts", key, old, _enter(store, AgentThoughtEntry(key)))
+    return (_PUT, "agent_thoughts", key, old, -1)
 
 
-def _fold_state_update(session: Session, update: StateUpdateSessionUpdate) -> Session:
+def _fold_state_update(store: _Store, update: StateUpdateSessionUpdate) -> _Undo:
     """state_update: set state.
 
     Each state update is a whole snapshot of the foreground activity; null means no report yet (a new session is idle).
     """
-    return _replace(session, state=update.value)
+    old = store.state
+    store.state = update.value
+    return (_SET, "state", None, old, -1)
 
 
 def _fold_tool_call_content_chunk(
-    session: Session, update: ToolCallContentChunkSessionUpdate
-) -> Session:
+    store: _Store, update: ToolCallContentChunkSessionUpdate
+) -> _Undo:
     """tool_call_content_chunk: chunk tool_calls."""
     key = update.tool_call_id
-    states = dict(session.tool_calls)
-    states[key] = apply_tool_call_content_chunk(states.get(key), update)
-    history = _history(session, "tool_calls", key, key in session.tool_calls)
-    return _replace(session, tool_calls=states, history=history)
+    state = store.tool_calls.get(key)
+    if state is not None and key in store.tool_calls_owned:
+        items = state.content
+        size = len(items)
+        items.append(update.content)
+        return (_CUT, "tool_calls", key, size, -1)
+    new = apply_tool_call_content_chunk(state, update)
+    states: dict[str, ToolCallState] = _own(store, "tool_calls")
+    states[key] = new
+    store.tool_calls_owned.add(key)
+    old = _MISSING if state is None else state
+    if old is _MISSING:
+        return (_PUT, "tool_calls", key, old, _enter(store, ToolCallEntry(key)))
+    return (_PUT, "tool_calls", key, old, -1)
 
 
-def _fold_tool_call_update(
-    session: Session, update: ToolCallUpdateSessionUpdate
-) -> Session:
+def _fold_tool_call_update(store: _Store, update: ToolCallUpdateSessionUpdate) -> _Undo:
     """tool_call_update: upsert tool_calls."""
     key = update.tool_call_id
-    states = dict(session.tool_calls)
-    states[key] = apply_tool_call_update(states.get(key), update)
-    history = _history(session, "tool_calls", key, key in session.tool_calls)
-    return _replace(session, tool_calls=states, history=history)
+    old = store.tool_calls.get(key, _MISSING)
+    new = apply_tool_call_update(None if old is _MISSING else old, update)
+    states: dict[str, ToolCallState] = _own(store, "tool_calls")
+    states[key] = new
+    store.tool_calls_owned.add(key)
+    if old is _MISSING:
+        return (_PUT, "tool_calls", key, old, _enter(store, ToolCallEntry(key)))
+    return (_PUT, "tool_calls", key, old, -1)
 
 
-def _fold_terminal_update(
-    session: Session, update: TerminalUpdateSessionUpdate
-) -> Session:
+def _fold_terminal_update(store: _Store, update: TerminalUpdateSessionUpdate) -> _Undo:
     """terminal_update: upsert terminals."""
     key = update.terminal_id
-    states = dict(session.terminals)
-    states[key] = apply_terminal_update(states.get(key), update)
-    return _replace(session, terminals=states)
+    old = store.terminals.get(key, _MISSING)
+    new = apply_terminal_update(None if old is _MISSING else old, update)
+    states: dict[str, TerminalState] = _own(store, "terminals")
+    states[key] = new
+    return (_PUT, "terminals", key, old, -1)
 
 
 def _fold_terminal_output_chunk(
-    session: Session, update: TerminalOutputChunkSessionUpdate
-) -> Session:
+    store: _Store, update: TerminalOutputChunkSessionUpdate
+) -> _Undo:
     """terminal_output_chunk: chunk terminals."""
     key = update.terminal_id
-    states = dict(session.terminals)
-    states[key] = apply_terminal_output_chunk(states.get(key), update)
-    return _replace(session, terminals=states)
+    old = store.terminals.get(key, _MISSING)
+    new = apply_terminal_output_chunk(None if old is _MISSING else old, update)
+    states: dict[str, TerminalState] = _own(store, "terminals")
+    states[key] = new
+    return (_PUT, "terminals", key, old, -1)
 
 
-def _fold_plan_update(session: Session, update: PlanUpdateSessionUpdate) -> Session:
+def _fold_plan_update(store: _Store, update: PlanUpdateSessionUpdate) -> _Undo:
     """plan_update: keyed-set plans.
 
     A content update for a plan identified by ID: the client replaces that plan with each update.
     """
-    values = dict(session.plans)
-    values[update.plan.plan_id] = update.plan
-    return _replace(session, plans=values)
+    old = store.plans
+    store.plans = {**old, update.plan.plan_id: update.plan}
+    return (_SET, "plans", None, old, -1)
 
 
-def _fold_plan_removed(session: Session, update: PlanRemovedSessionUpdate) -> Session:
+def _fold_plan_removed(store: _Store, update: PlanRemovedSessionUpdate) -> _Undo:
     """plan_removed: remove plans."""
-    values = dict(session.plans)
+    old = store.plans
+    values = dict(old)
     values.pop(update.plan_id, None)
-    return _replace(session, plans=values)
+    store.plans = values
+    return (_SET, "plans", None, old, -1)
 
 
 def _fold_available_commands_update(
-    session: Session, update: AvailableCommandsUpdateSessionUpdate
-) -> Session:
+    store: _Store, update: AvailableCommandsUpdateSessionUpdate
+) -> _Undo:
     """available_commands_update: set available_commands."""
-    return _replace(session, available_commands=list(update.available_commands))
+    old = store.available_commands
+    store.available_commands = list(update.available_commands)
+    return (_SET, "available_commands", None, old, -1)
 
 
 def _fold_config_option_update(
-    session: Session, update: ConfigOptionUpdateSessionUpdate
-) -> Session:
+    store: _Store, update: ConfigOptionUpdateSessionUpdate
+) -> _Undo:
     """config_option_update: set config_options."""
-    return _replace(session, config_options=list(update.config_options))
+    old = store.config_options
+    store.config_options = list(update.config_options)
+    return (_SET, "config_options", None, old, -1)
 
 
 def _fold_session_info_update(
-    session: Session, update: SessionInfoUpdateSessionUpdate
-) -> Session:
+    store: _Store, update: SessionInfoUpdateSessionUpdate
+) -> _Undo:
     """session_info_update: upsert info."""
-    return _replace(session, info=apply_session_info_update(session.info, update))
+    old = store.info
+    store.info = apply_session_info_update(old, update)
+    return (_SET, "info", None, old, -1)
 
 
-def _fold_usage_update(session: Session, update: UsageUpdateSessionUpdate) -> Session:
+def _fold_usage_update(store: _Store, update: UsageUpdateSessionUpdate) -> _Undo:
     """usage_update: upsert usage."""
-    return _replace(session, usage=apply_usage_update(session.usage, update))
+    old = store.usage
+    store.usage = apply_usage_update(old, update)
+    return (_SET, "usage", None, old, -1)
 
 
-def _fold_notice(session: Session, update: NoticeSessionUpdate) -> Session:
+def _fold_notice(store: _Store, update: NoticeSessionUpdate) -> _Undo:
     """notice: append notices.
 
     Notices are live events, not history: they are kept apart from `history`, in arrival order, for a client to show or drop.
     """
-    return _replace(session, notices=[*session.notices, update])
+    items: list[SessionUpdate] = _own(store, "notices")
+    size = len(items)
+    items.append(update)
+    return (_POP, "notices", None, size, -1)
 
 
 def _fold_compaction_update(
-    session: Session, update: CompactionUpdateSessionUpdate
-) -> Session:
+    store: _Store, update: CompactionUpdateSessionUpdate
+) -> _Undo:
     """compaction_update: upsert compactions."""
     key = update.compaction_id
-    states = dict(session.compactions)
-    states[key] = apply_compaction_update(states.get(key), update)
-    history = _history(session, "compactions", key, key in session.compactions)
-    return _replace(session, compactions=states, history=history)
+    old = store.compactions.get(key, _MISSING)
+    new = apply_compaction_update(None if old is _MISSING else old, update)
+    states: dict[str, CompactionState] = _own(store, "compactions")
+    states[key] = new
+    store.compactions_owned.add(key)
+    if old is _MISSING:
+        return (_PUT, "compactions", key, old, _enter(store, CompactionEntry(key)))
+    return (_PUT, "compactions", key, old, -1)
 
 
 def _fold_compaction_summary_chunk(
-    session: Session, update: CompactionSummaryChunkSessionUpdate
-) -> Session:
+    store: _Store, update: CompactionSummaryChunkSessionUpdate
+) -> _Undo:
     """compaction_summary_chunk: chunk compactions."""
     key = update.compaction_id
-    states = dict(session.compactions)
-    states[key] = apply_compaction_summary_chunk(states.get(key), update)
-    history = _history(session, "compactions", key, key in session.compactions)
-    return _replace(session, compactions=states, history=history)
+    state = store.compactions.get(key)
+    if state is not None and key in store.compactions_owned:
+        items = state.summary
+        size = len(items)
+        items.append(update.content)
+        return (_CUT, "compactions", key, size, -1)
+    new = apply_compaction_summary_chunk(state, update)
+    states: dict[str, CompactionState] = _own(store, "compactions")
+    states[key] = new
+    store.compactions_owned.add(key)
+    old = _MISSING if state is None else state
+    if old is _MISSING:
+        return (_PUT, "compactions", key, old, _enter(store, CompactionEntry(key)))
+    return (_PUT, "compactions", key, old, -1)
 
 
-def _fold_subagent_update(
-    session: Session, update: SubagentUpdateSessionUpdate
-) -> Session:
+def _fold_subagent_update(store: _Store, update: SubagentUpdateSessionUpdate) -> _Undo:
     """subagent_update: upsert subagents."""
     key = update.session_id
-    states = dict(session.subagents)
-    states[key] = apply_subagent_update(states.get(key), update)
-    return _replace(session, subagents=states)
+    old = store.subagents.get(key, _MISSING)
+    new = apply_subagent_update(None if old is _MISSING else old, update)
+    states: dict[str, SubagentState] = _own(store, "subagents")
+    states[key] = new
+    return (_PUT, "subagents", key, old, -1)
 
 
-def _fold_session_message(
-    session: Session, update: SessionMessageSessionUpdate
-) -> Session:
+def _fold_session_message(store: _Store, update: SessionMessageSessionUpdate) -> _Undo:
     """session_message: upsert session_messages."""
     key = update.message_id
-    states = dict(session.session_messages)
-    states[key] = apply_session_message(states.get(key), update)
-    history = _history(
-        session, "session_messages", key, key in session.session_messages
-    )
-    return _replace(session, session_messages=states, history=history)
+    old = store.session_messages.get(key, _MISSING)
+    new = apply_session_message(None if old is _MISSING else old, update)
+    states: dict[str, SessionMessageState] = _own(store, "session_messages")
+    states[key] = new
+    store.session_messages_owned.add(key)
+    if old is _MISSING:
+        return (
+            _PUT,
+            "session_messages",
+            key,
+            old,
+            _enter(store, SessionMessageEntry(key)),
+        )
+    return (_PUT, "session_messages", key, old, -1)
 
 
 def _fold_session_message_chunk(
-    session: Session, update: SessionMessageChunkSessionUpdate
-) -> Session:
+    store: _Store, update: SessionMessageChunkSessionUpdate
+) -> _Undo:
     """session_message_chunk: chunk session_messages."""
     key = update.message_id
-    states = dict(session.session_messages)
-    states[key] = apply_session_message_chunk(states.get(key), update)
-    history = _history(
-        session, "session_messages", key, key in session.session_messages
-    )
-    return _replace(session, session_messages=states, history=history)
+    state = store.session_messages.get(key)
+    if state is not None and key in store.session_messages_owned:
+        items = state.content
+        size = len(items)
+        items.append(update.content)
+        return (_CUT, "session_messages", key, size, -1)
+    new = apply_session_message_chunk(state, update)
+    states: dict[str, SessionMessageState] = _own(store, "session_messages")
+    states[key] = new
+    store.session_messages_owned.add(key)
+    old = _MISSING if state is None else state
+    if old is _MISSING:
+        return (
+            _PUT,
+            "session_messages",
+            key,
+            old,
+            _enter(store, SessionMessageEntry(key)),
+        )
+    return (_PUT, "session_messages", key, old, -1)
 
 
-def _fold_unrecognized(session: Session, update: OtherSessionUpdate) -> Session:
+def _fold_unrecognized(store: _Store, update: OtherSessionUpdate) -> _Undo:
     """Any other kind: append unrecognized.
 
     Receivers that do not understand an update type should preserve the raw payload when storing or replaying session history.
     """
-    return _replace(session, unrecognized=[*session.unrecognized, update])
+    items: list[SessionUpdate] = _own(store, "unrecognized")
+    size = len(items)
+    items.append(update)
+    return (_POP, "unrecognized", None, size, -1)
 
 
-_FOLDS: dict[type, Callable[[Session, Any], Session]] = {
+_FOLDS: dict[type, Callable[[_Store, Any], _Undo]] = {
     UserMessageChunkSessionUpdate: _fold_user_message_chunk,
     UserMessageSessionUpdate: _fold_user_message,
     AgentMessageChunkSessionUpdate: _fold_agent_message_chunk,
@@ -530,31 +1218,8 @@ UPDATE_RULES: dict[type, UpdateRule] = {
 """What each SessionUpdate variant class does to a Session."""
 
 
-def fold_session_update(session: Session, update: SessionUpdate) -> Session:
-    """Fold one decoded SessionUpdate into ``session``; returns a new Session."""
-    try:
-        fold = _FOLDS[type(update)]
-    except KeyError:
-        raise TypeError(
-            f"{type(update).__name__} is not a SessionUpdate of this schema"
-        ) from None
-    return fold(session, update)
-
-
-def apply_session_update(
-    session: Session | None, notification: UpdateSessionNotification
-) -> Session:
-    """Fold a session/update notification into ``session`` (None: a session
-    not seen before); returns a new Session and changes neither argument.
-    Raises ``ValueError`` when the notification is for another session."""
-    if session is None:
-        session = Session(session_id=notification.session_id)
-    elif notification.session_id != session.session_id:
-        raise ValueError(
-            f"the notification is for session {notification.session_id!r}, not {session.session_id!r}"
-        )
-    return fold_session_update(session, notification.update)
-
+fold_session_update = Session.fold_session_update
+apply_session_update = Session.apply_session_update
 
 _WIRE_NAMES = {
     "user_messages": "userMessages",
@@ -621,7 +1286,7 @@ def session_from_json(data: Any) -> Session:
         return Session(
             session_id=str(data["sessionId"]),
             history=[
-                HistoryEntry(field=_FIELD_NAMES[e["field"]], key=str(e["key"]))
+                _ENTRY_CLASSES[_FIELD_NAMES[e["field"]]](key=str(e["key"]))
                 for e in data["history"]
             ],
             user_messages={

@@ -1,6 +1,34 @@
-"""The pipeline, stage after stage: load -> lower -> naming -> defaults ->
-render -> format; and the writers that put the result in place or compare it
-with what is there."""
+"""The pipeline: the one description of acpgen's stages, and the code that
+strings them together. Data flows one way, one folder per stage:
+
+1. **load** (``compile/load.py``, ``compile/jsontext.py``): read the schema,
+   refuse what is not JSON, check it against the 2020-12 metaschema, resolve
+   every ``$ref``.
+2. **lower** (``compile/lower.py``, ``compile/ir.py``): the schema as the
+   typed IR, small immutable dataclasses that say what to generate and
+   nothing of how it is printed.
+3. **IR passes** (``compile/``): ``naming`` (Python identifiers, clear of the
+   names the runtime and the templates bind: ``compile/reserved.py``),
+   ``defaults``, ``capabilities``, ``methods`` (the JSON-RPC method table),
+   ``upserts`` and ``session`` (the rules of ``rules/*.toml``, chosen by
+   ``ruleselect``).
+4. **render** (``emit/render.py``, ``templates/``): Jinja2, one template per
+   generated module, printing only what varies with the schema; the fixed
+   code is the ``runtime/`` modules, copied in as they are. The rendered
+   modules are read back for names bound twice (``emit/collisions.py``): a
+   schema name in a clash is reserved and the package named and rendered
+   again (:func:`render_one`).
+5. **format** (``emit/fmt.py``): ``ruff format`` in black's style.
+6. **write** (``output/``): under a lock, staged beside the target and
+   swapped in as one journaled transaction; only over directories acpgen
+   made; acpgen's own files never written through a link (``ownfiles``).
+   Temporary directories (formatting, ``schema update``) are ``scratch.py``'s,
+   removed however a run ends.
+
+Beside the pipeline: ``cli/`` (the command line), ``diff/`` (``acpgen
+diff``), ``update/`` (``acpgen schema update``), ``validate/`` (``acpgen
+validate``), ``conformance/`` (the conformance suite).
+"""
 
 from __future__ import annotations
 
@@ -22,20 +50,32 @@ from .compile.load import Schema, load_schema
 from .compile.lower import lower
 from .compile.methods import find_methods
 from .compile.naming import name_package
+from .emit.collisions import find_clashes
 from .emit.render import render_package
+from .compile.reserved import runtime_attributes
 from .compile.session import apply_session_rules
 from .compile.upserts import apply_rules
 from .output.trees import read_tree
 from .output.write import package_tree
 
 
-def build_ir(schema: Schema, package_name: str, rules: str | None = None, *, methods: bool = True) -> Package:
+def build_ir(
+    schema: Schema,
+    package_name: str,
+    rules: str | None = None,
+    *,
+    methods: bool = True,
+    reserved_names: frozenset[str] = frozenset(),
+    reserved_attributes: frozenset[str] = frozenset(),
+) -> Package:
     """The named IR of a loaded schema. ``rules`` names the patch rule set
     (checked against the schema), ``"none"`` for none; without it the set is
     told from the schema (:mod:`acpgen.compile.ruleselect`). ``methods=False`` leaves
-    out the JSON-RPC method table (and its checks)."""
+    out the JSON-RPC method table (and its checks). ``reserved_names`` and
+    ``reserved_attributes`` are names the rendered package binds that no
+    schema name may take (see :func:`render_one`)."""
     check_package_name(package_name)
-    package = name_package(lower(schema), package_name)
+    package = name_package(lower(schema), package_name, reserved_names, reserved_attributes)
     package = resolve_defaults(package)
     package = find_capabilities(package)
     if methods:
@@ -98,10 +138,36 @@ def render_one(
     schema = load_schema(schema_path)
     if display_path is not None:
         schema = replace(schema, path=display_path)
-    package = build_ir(schema, package_name, rules)
+    names: frozenset[str] = frozenset()
+    attributes: frozenset[str] = frozenset()
+    # Render, then read the rendered modules for names bound twice: a schema
+    # name that takes part in a clash is reserved and the package named and
+    # rendered again (each round reserves more, so this ends).
+    while True:
+        package = build_ir(schema, package_name, rules, reserved_names=names, reserved_attributes=attributes)
+        files = render_package(package, templates)
+        clashes = find_clashes(files, package_name)
+        if not clashes:
+            break
+        more_names = {c.name for c in clashes if c.scope == "module"} - package.reserved_names
+        more_attributes = {c.name for c in clashes if c.scope == "attribute"} - attributes - runtime_attributes()
+        if not more_names and not more_attributes:
+            raise AcpgenError(
+                "the generated package would bind a name twice: "
+                + "; ".join(c.describe() for c in clashes[:3]),
+                file=schema.path,
+            )
+        names |= more_names
+        attributes |= more_attributes
     if warnings is not None:
         warnings.extend(f"{package_name}: {w}" for w in package.warnings)
-    return render_package(package, templates)
+        if not package.methods:
+            warnings.append(
+                f"{package_name}: {schema.path} marks no type with x-method, so the package's METHODS is empty "
+                "and its Agent and Client interfaces have no methods (the ACP schemas mark every request, "
+                "response and notification)"
+            )
+    return files
 
 
 def schema_version(schema: Schema) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
 import shutil
 import subprocess
@@ -11,6 +12,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+import acpgen
 from acpgen.cli import main
 
 from ..conftest import schema_with
@@ -58,9 +60,12 @@ def test_generate_one_schema_writes_an_importable_package(tmp_path, small):
         ".acpgen",
         "__init__.py",
         "_codec.py",
+        "_connection.py",
+        "_jsonrpc.py",
         "_models.py",
         "_runtime.py",
         "_schema.py",
+        "_transport.py",
         "_validator.py",
         "codec.py",
         "connection.py",
@@ -115,10 +120,121 @@ def test_missing_schema_file(tmp_path):
 def test_a_failed_generate_leaves_no_output_directory_behind(tmp_path):
     """The run takes the output directory's lock before it reads the
     schema; when it fails, the directory it created for that goes too."""
-    out = tmp_path / "new" / "out"
+    out = tmp_path / "out"
     result = _run("generate", "--schema", str(tmp_path / "none.json"), "--package", "x", "--out", str(out))
     assert result.exit_code == 2 and "no such file" in result.output
-    assert not (tmp_path / "new").exists()
+    assert not out.exists()
+
+
+def _one_error_line(result) -> str:
+    """The whole of a failed run's output: one ``acpgen: error:`` line, exit 2."""
+    assert result.exit_code == 2, result.output
+    assert result.stdout == ""
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("acpgen: error: "), result.stderr
+    return lines[0]
+
+
+@pytest.mark.parametrize(
+    "args, expected",
+    [
+        (["diff", "a.json", "b.json", "--format", "xml"],
+         "acpgen: error: Invalid value for '--format': 'xml' is not one of 'json', 'markdown', 'text' "
+         "(`acpgen diff --help` shows the usage)"),
+        (["validate", "/nonexistent/transcript.jsonl"],
+         "acpgen: error: Invalid value for 'TRANSCRIPT': File '/nonexistent/transcript.jsonl' does not exist "
+         "(`acpgen validate --help` shows the usage)"),
+        (["diff", "a.json"], "acpgen: error: Missing argument 'NEW' (`acpgen diff --help` shows the usage)"),
+        (["schema", "update", "--bogus"],
+         "acpgen: error: No such option '--bogus' (`acpgen schema update --help` shows the usage)"),
+        (["generat"], "acpgen: error: No such command 'generat'"),
+    ],
+)
+def test_usage_errors_are_one_line(args, expected):
+    line = _one_error_line(_run(*args))
+    assert line.startswith(expected), line
+
+
+def test_help_stays_clicks_own():
+    assert _run("diff", "--help").output.startswith("Usage: acpgen diff [OPTIONS] OLD NEW")
+    bare = _run("schema")
+    assert bare.output.startswith("Usage: acpgen schema [OPTIONS] COMMAND [ARGS]...")
+
+
+def test_out_naming_a_file_says_so(tmp_path, small):
+    afile = tmp_path / "afile"
+    afile.write_text("mine\n")
+    line = _one_error_line(_run("generate", "--schema", str(small), "--package", "small", "--out", str(afile)))
+    assert line == f"acpgen: error: {afile}: --out names a file, not a directory: give the directory the package goes into"
+    line = _one_error_line(_run("generate", "--schema", str(small), "--package", "small", "--out", str(afile / "deeper")))
+    assert line == f"acpgen: error: {afile / 'deeper'}: --out is under {afile}, which is a file, not a directory"
+    # A file where the package directory goes.
+    line = _one_error_line(_run("generate", "--schema", str(small), "--package", "afile", "--out", str(tmp_path)))
+    assert line.startswith(f"acpgen: error: {afile}: a file is where the package directory afile goes")
+    assert "--overwrite-foreign" in line
+    assert afile.read_text() == "mine\n"
+
+
+def test_out_is_created_one_level_deep_at_most(tmp_path, small):
+    deep = tmp_path / "no" / "such" / "dir"
+    line = _one_error_line(_run("generate", "--schema", str(small), "--package", "small", "--out", str(deep)))
+    assert line.startswith(f"acpgen: error: {deep}: --out: the directory {deep.parent} does not exist; acpgen creates "
+                           "only the last level of the output directory (as mkdir does)")
+    assert not (tmp_path / "no").exists()
+    result = _run("generate", "--schema", str(small), "--package", "small", "--out", str(tmp_path / "one"))
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "one/small/models.py").is_file()
+    # The configured out of [tool.acpgen] too.
+    project = _project(tmp_path, small)
+    pyproject = project / "pyproject.toml"
+    pyproject.write_text(pyproject.read_text().replace('out = "gen"', 'out = "build/gen"'))
+    line = _one_error_line(_run("generate", cwd=project))
+    assert "[tool.acpgen] out = 'build/gen': the directory" in line and "build does not exist" in line
+
+
+def test_check_on_a_hand_edited_package_names_the_flag_that_overwrites_it(tmp_path, small):
+    project = _project(tmp_path, small)
+    assert _run("generate", cwd=project).exit_code == 0
+    models = project / "gen/small/models.py"
+    models.write_text(models.read_text() + "# my fix\n")
+    result = _run("check", cwd=project)
+    assert result.exit_code == 1
+    lines = result.stdout.splitlines()
+    assert "stale: gen/small/models.py" in lines
+    assert any(
+        line.startswith("edited: gen/small: files changed since acpgen wrote them (models.py (changed)); "
+                        "`acpgen generate` refuses to overwrite them")
+        and line.endswith("then `acpgen generate --overwrite-edited` discards them")
+        for line in lines
+    ), lines
+    assert lines[-1] == "1 package(s) out of date: small; run `acpgen generate --overwrite-edited`"
+    # As said: generate refuses, the flag overwrites.
+    assert _run("generate", cwd=project).exit_code == 2
+    assert _run("generate", "--overwrite-edited", cwd=project).exit_code == 0
+    assert _run("check", cwd=project).exit_code == 0
+    # A stale package that is not edited (its schema changed) needs no flag.
+    schema = project / "schema/small.json"
+    data = json.loads(schema.read_text())
+    data["$defs"]["Greeting"]["properties"]["extra"] = {"type": "string"}
+    schema.write_text(json.dumps(data))
+    result = _run("check", cwd=project)
+    assert result.exit_code == 1 and "edited:" not in result.stdout
+    assert result.stdout.splitlines()[-1] == "1 package(s) out of date: small; run `acpgen generate`"
+
+
+def test_a_schema_without_methods_warns_that_methods_is_empty(tmp_path, small):
+    result = _run("generate", "--schema", str(small), "--package", "small", "--out", str(tmp_path / "out"))
+    assert result.exit_code == 0, result.output
+    assert (
+        f"acpgen: warning: small: {small} marks no type with x-method, so the package's METHODS is empty"
+        in result.stderr
+    )
+    # The ACP schemas say nothing of the kind.
+    root = Path(__file__).resolve().parents[2]
+    result = _run("generate", "--schema", str(root / "schema/v1/schema.json"), "--package", "acp", "--out",
+                  str(tmp_path / "acp"))
+    assert result.exit_code == 0, result.output
+    assert "x-method" not in result.stderr
 
 
 def _project(tmp_path: Path, small: Path) -> Path:
@@ -242,7 +358,9 @@ def test_help_and_version():
     for command in ("generate", "check", "diff", "schema update", "conformance", "conformance-fixtures"):
         assert f"\n  {command} " in top  # each command said what it is for
     assert "--overwrite-foreign" in _run("generate", "--help").output
-    assert _run("--version").output.strip() == "acpgen, version 0.1.0"
+    # The installed distribution's version is the one the packages record.
+    assert _run("--version").output.strip() == f"acpgen, version {importlib.metadata.version('acpgen')}"
+    assert importlib.metadata.version("acpgen") == acpgen.__version__
 
 
 def test_the_installed_console_script_runs():

@@ -15,6 +15,7 @@ import shutil
 import subprocess
 import sys
 import tarfile
+import typing
 from pathlib import Path
 
 import pytest
@@ -228,6 +229,102 @@ def test_other_facts_of_the_bump(v2_unstable):
     assert paused["breaking"] is False
 
 
+def test_a_flattened_scope_that_went_from_anyOf_to_oneOf_names_the_keywords(v2_unstable):
+    old, new = defs(FIXTURE, "v2/schema.unstable.json"), defs(SCHEMA, "v2/schema.unstable.json")
+    # The scopes of the form mode, as the files have them.
+    assert "anyOf" in old["ElicitationFormMode"] and "oneOf" not in old["ElicitationFormMode"]
+    assert "oneOf" in new["ElicitationFormMode"] and "anyOf" not in new["ElicitationFormMode"]
+    scopes = [m["allOf"][0]["$ref"].rsplit("/", 1)[1] for m in new["ElicitationFormMode"]["oneOf"]]
+    assert scopes == ["ElicitationSessionScope", "ElicitationRequestScope"]
+    scope = change(v2_unstable, "field-type-changed", "ElicitationFormMode.(scope)")
+    assert scope["summary"] == (
+        "the flattened field `scope`: its members (`ElicitationSessionScope`, `ElicitationRequestScope`) were "
+        "told apart by `anyOf`, now by `oneOf` (exactly one may match)"
+    )
+    # oneOf refuses an object with both scopes' keys, which anyOf took: old
+    # senders (agents) are affected, not old receivers.
+    assert scope["wire"]["affects"] == ["old-senders"]
+    assert "with the keys of more than one `scope` member" in scope["wire"]["reason"]
+    assert scope["api"]["breaking"] is False
+    assert "`ElicitationSessionScope | ElicitationRequestScope`" in scope["api"]["reason"]
+    # No entry is left without a name.
+    assert not [c["path"] for c in v2_unstable["changes"] if c["path"].endswith(".") or "``" in c["summary"]]
+
+
+def test_a_raw_subschema_is_shown_by_what_it_restricts(v2_unstable):
+    old, new = defs(FIXTURE, "v2/schema.unstable.json"), defs(SCHEMA, "v2/schema.unstable.json")
+    before, after = old["Cost"]["properties"]["currency"], new["Cost"]["properties"]["currency"]
+    assert before["type"] == after["type"] == "string"
+    assert "pattern" in before and "pattern" not in after
+    currency = change(v2_unstable, "field-type-changed", "Cost.currency")
+    assert currency["summary"] == f"`currency` was `str (pattern {before['pattern']!r})`, now `str`"
+    assert "(schema)" not in json.dumps(v2_unstable)
+
+
+def test_unions_name_their_variant_classes(v2_unstable):
+    import acp_v2_unstable
+
+    new = defs(SCHEMA, "v2/schema.unstable.json")
+    kind = change(v2_unstable, "type-kind-changed", "AvailableCommand")
+    # The variant classes, as the generated package has them.
+    classes = [cls.__name__ for cls in typing.get_args(acp_v2_unstable.AvailableCommand)]
+    assert len(classes) == len(new["AvailableCommand"]["anyOf"]) == 2
+    shown = ", ".join(f"`{name}`" for name in classes)
+    fields = len(defs(FIXTURE, "v2/schema.unstable.json")["AvailableCommand"]["properties"])
+    assert kind["summary"] == (
+        f"was dataclass ({fields} fields), now union tagged by `type` of 2 variants: {shown}"
+    )
+
+
+USER_CODE = """\
+from acp_v2_unstable import AuthCapabilities, ClientCapabilities, SessionMessageChunk
+import acp_v2_unstable as acp
+
+caps = ClientCapabilities(auth=AuthCapabilities())
+
+
+def handle(chunk: SessionMessageChunk) -> None:
+    print(chunk.sender_session_id, chunk.content)
+    command = acp.AvailableCommand(name="x", description="y")
+"""
+
+
+def test_diff_lists_the_lines_of_user_code_that_use_changed_names(tmp_path):
+    code = tmp_path / "code"
+    (code / "app").mkdir(parents=True)
+    (code / "app/main.py").write_text(USER_CODE)
+    # Attributes are matched in files that name their class: not here.
+    (code / "app/other.py").write_text("def f(x):\n    return x.sender_session_id\n")
+    (code / "app/broken.py").write_text("def (:\n")
+    # The vendored package itself is not the user's code.
+    shutil.copytree(ROOT / "generated/acp_v2_unstable", code / "acp_v2_unstable",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    name = "v2/schema.unstable.json"
+    result = acpgen("diff", str(FIXTURE / name), str(SCHEMA / name), "--code", str(code))
+    assert result.exit_code == 0, result.output
+    data = json.loads(acpgen("diff", str(FIXTURE / name), str(SCHEMA / name), "--format", "json").stdout)
+    removed = change(data, "type-removed", "AuthCapabilities")["api"]["reason"]
+    kind = change(data, "type-kind-changed", "AvailableCommand")["api"]["reason"]
+    gone = change(data, "field-removed", "SessionMessageChunk.senderSessionId")["api"]["reason"]
+    auth = change(data, "field-type-changed", "ClientCapabilities.auth")["api"]["reason"]
+    main = os.path.normpath(code / "app/main.py")
+    section = result.stdout[result.stdout.index(f"\nuses in {os.path.normpath(code)}: 5\n"):].splitlines()[2:]
+    assert section == [
+        f"  {main}:1: AuthCapabilities — {removed}",
+        f"  {main}:4: AuthCapabilities — {removed}",
+        f"  {main}:4: auth — {auth}",
+        f"  {main}:8: sender_session_id — {gone}",
+        f"  {main}:9: AvailableCommand — {kind}",
+    ]
+    assert "broken.py: not scanned" in result.stderr
+    as_json = json.loads(acpgen("diff", str(FIXTURE / name), str(SCHEMA / name), "--code", str(code),
+                                "--format", "json").stdout)
+    assert [(u["line"], u["name"]) for u in as_json["code"]["uses"]] == [
+        (1, "AuthCapabilities"), (4, "AuthCapabilities"), (4, "auth"), (8, "sender_session_id"), (9, "AvailableCommand")
+    ]
+    assert acpgen("diff", str(FIXTURE / name), str(SCHEMA / name), "--code", str(code / "none")).exit_code == 2
+
+
 def test_all_four_files(tmp_path):
     for name in FILES:
         result = acpgen("diff", str(FIXTURE / name), str(SCHEMA / name), "--format", "json")
@@ -380,6 +477,94 @@ def test_update_with_npm(tmp_path, project):
     assert json.loads((project / "schema/SOURCE.json").read_text())["version"] == "2.0.0"
     missing = acpgen("schema", "update", "--npm", "2.0.0", "--config", config(project), env={"PATH": str(tmp_path / "none")})
     assert missing.exit_code == 2 and "npm" in missing.stderr
+
+
+def test_update_summarises_only_the_schemas_the_project_generates(tmp_path, project):
+    # A project that generates the two v2 packages only.
+    pyproject = project / "pyproject.toml"
+    text = pyproject.read_text()
+    head, _, rest = text.partition("[[tool.acpgen.packages]]")
+    entries = ["[[tool.acpgen.packages]]" + e for e in rest.split("[[tool.acpgen.packages]]")]
+    entries[-1], tail = entries[-1].split("[tool.pytest", 1)
+    kept = [e for e in entries if 'package = "acp_v2' in e]
+    assert len(kept) == 2
+    pyproject.write_text(head + "".join(kept) + "[tool.pytest" + tail)
+    release = tarball(tmp_path, FIXTURE, "2.0.0")
+    result = acpgen("schema", "update", "--from", str(release), "--config", config(project), "--dry-run")
+    assert result.exit_code == 0, result.output
+    listed = [line.split(":")[0].strip() for line in result.output.splitlines() if line.startswith("  v")]
+    assert listed == ["v2/schema.json", "v2/schema.unstable.json"]
+    assert (
+        "  and 2 file(s) no package is generated from, vendored as they are "
+        "(v1/schema.json, v1/schema.unstable.json changed); --all shows their changes"
+    ) in result.output
+    every = acpgen("schema", "update", "--from", str(release), "--config", config(project), "--dry-run", "--all")
+    assert every.exit_code == 0, every.output
+    listed = [line.split(":")[0].strip() for line in every.output.splitlines() if line.startswith("  v")]
+    assert listed == list(FILES)
+    # What is vendored does not depend on it: every file of the release.
+    written = acpgen("schema", "update", "--from", str(release), "--config", config(project), "--no-generate")
+    assert written.exit_code == 0, written.output
+    for name in FILES:
+        assert (project / "schema" / name).read_bytes() == (FIXTURE / name).read_bytes()
+
+
+def test_update_fail_on_breaking_writes_nothing(tmp_path, project):
+    # A schema of another protocol in place of v2/schema.json: no methods.
+    # Without rules = in [tool.acpgen], the rule set is told from the schema
+    # (none here), so the package would generate.
+    pyproject = project / "pyproject.toml"
+    pyproject.write_text("".join(line for line in pyproject.read_text().splitlines(True) if not line.startswith("rules = ")))
+    mcp = tmp_path / "mcp.json"
+    mcp.write_text(json.dumps({"$defs": {"Tool": {"type": "object", "properties": {"name": {"type": "string"}},
+                                                 "required": ["name"]}}}))
+    before = tree(project)
+    args = ("schema", "update", "--from", str(mcp), "--as", "v2/schema.json", "--config", config(project))
+    result = acpgen(*args, "--fail-on-breaking")
+    assert result.exit_code == 1, result.output
+    breaking = json.loads(acpgen("diff", str(SCHEMA / "v2/schema.json"), str(mcp), "--format", "json").stdout)
+    count = breaking["summary"]["breaking"]
+    assert count > 100
+    assert f"{count} breaking changes (v2/schema.json): nothing written (--fail-on-breaking)" in result.stderr
+    assert tree(project) == before
+    # A compatible update goes through with the flag (v1 changed compatibly only).
+    compatible = acpgen(
+        "schema", "update", "--from", str(FIXTURE / "v1/schema.json"), "--config", config(project),
+        "--no-generate", "--fail-on-breaking",
+    )
+    assert compatible.exit_code == 0, compatible.output
+    assert (project / "schema/v1/schema.json").read_bytes() == (FIXTURE / "v1/schema.json").read_bytes()
+    # Without the flag it is written, and the missing methods are said.
+    written = acpgen(*args)
+    assert written.exit_code == 0, written.output
+    assert "acp_v2: schema/v2/schema.json marks no type with x-method" in written.stderr
+
+
+NPM_ETARGET = """npm error code ETARGET
+npm error notarget No matching version found for @agentclientprotocol/sdk@99.0.0.
+npm error notarget In most cases you or one of your dependencies are requesting a package version that doesn't exist.
+npm error A complete log of this run can be found in: /root/.npm/_logs/2026-12-01T15_34_30_312Z-debug-0.log
+"""
+"""What npm 11 prints for ``npm pack @agentclientprotocol/sdk@99.0.0``."""
+
+
+@pytest.mark.skipif(os.name != "posix", reason="a shell script stands in for npm")
+def test_npm_pack_of_a_version_that_does_not_exist_says_so(tmp_path, project):
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (tmp_path / "etarget.txt").write_text(NPM_ETARGET)
+    npm = bin_dir / "npm"
+    npm.write_text(f'#!/bin/sh\ncat "{tmp_path / "etarget.txt"}" >&2\nexit 1\n')
+    npm.chmod(0o755)
+    env = {"PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"}
+    before = tree(project)
+    result = acpgen("schema", "update", "--npm", "99.0.0", "--config", config(project), env=env)
+    assert result.exit_code == 2
+    assert result.stderr.splitlines() == [
+        f"acpgen: error: npm pack {SDK}@99.0.0 failed: {SDK} has no version 99.0.0 "
+        f"(npm: No matching version found for {SDK}@99.0.0.)"
+    ]
+    assert tree(project) == before
 
 
 # ---------------------------------------------------------------- the whole bump

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import typing
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, Phase, given, settings
@@ -247,3 +248,153 @@ def test_a_restored_snapshot_folds_on_like_the_whole_stream(package, data):
 def test_a_bad_snapshot_is_a_validation_error():
     with pytest.raises(v2.ValidationError, match="not a session snapshot"):
         v2.session_from_json({"sessionId": "s"})
+
+
+# ------------------------------------------------------------------ purity
+
+
+@pytest.mark.parametrize("package", PACKAGES)
+@settings(max_examples=40, suppress_health_check=[HealthCheck.too_slow], deadline=None)
+@given(data=st.data())
+def test_an_older_session_never_changes(package, data):
+    """Sessions held along a stream (read or not before the next fold, and
+    folded again from: a fork) each keep the state they had."""
+    p = load_generated(package)
+    tags = schema_tags(package)
+    stream = data.draw(st.lists(st.sampled_from(tags).flatmap(lambda t: update_strategy(t, is_v2(package))), max_size=30))
+    read = data.draw(st.lists(st.booleans(), min_size=len(stream), max_size=len(stream)))
+    held = []
+    session = p.Session(session_id="s")
+    for u, read_now in zip(stream, read):
+        if read_now:
+            snapshot = p.session_to_json(session)
+        else:
+            snapshot = None
+        held.append((session, snapshot, len(held)))
+        session = p.apply_session_update(session, note(package, "s", u))
+    for old, snapshot, count in held:
+        expected = p.session_to_json(fold(package, stream[:count], p.Session(session_id="s")))
+        assert p.session_to_json(old) == expected
+        if snapshot is not None:
+            assert snapshot == expected
+    if held:
+        old, _, count = held[len(held) // 2]
+        forked = fold(package, stream[count:], old)
+        assert p.session_to_json(forked) == p.session_to_json(session)
+        assert p.session_to_json(old) == p.session_to_json(fold(package, stream[:count], p.Session(session_id="s")))
+
+
+def test_what_a_session_returned_stays_as_it_was():
+    s = fold("acp_v1", [text("a"), {"sessionUpdate": "tool_call", "toolCallId": "t", "title": "Read"}])
+    messages, calls, history = s.agent_messages, s.tool_calls, s.history
+    s2 = fold("acp_v1", [text("b"), text("c"), {"sessionUpdate": "tool_call_update", "toolCallId": "t", "status": "completed"}], s)
+    assert [texts(m) for m in messages.values()] == ["a"] and calls["t"].status == "pending"
+    assert len(history) == 2 and len(s.history) == 2
+    assert [texts(m) for m in s2.agent_messages.values()] == ["a", "bc"] and s2.tool_calls["t"].status == "completed"
+    assert [texts(m) for m in s.agent_messages.values()] == ["a"]
+
+
+def test_a_message_read_before_more_chunks_keeps_its_content():
+    s = fold("acp_v1", [text("a")])
+    message = s.agent_messages["#0"]
+    s2 = fold("acp_v1", [text("b")], s)
+    s3 = fold("acp_v1", [text("c")], s2)
+    assert texts(message) == "a" and texts(s.agent_messages["#0"]) == "a"
+    assert texts(s2.agent_messages["#0"]) == "ab" and texts(s3.agent_messages["#0"]) == "abc"
+
+
+def test_v2_chunks_read_between_folds_stay_as_they_were():
+    s = fold("acp_v2", [text("a", "m"), text("b", "m")])
+    before = s.agent_messages["m"]
+    s2 = fold("acp_v2", [text("c", "m")], s)
+    assert texts(before) == "ab" and texts(s2.agent_messages["m"]) == "abc"
+    assert texts(s.agent_messages["m"]) == "ab"
+
+
+# ------------------------------------------------------------------ turns
+
+
+def prompt(t, session_id="s"):
+    return v1.PromptRequest(session_id=session_id, prompt=[v1.TextContentBlock(text=t)])
+
+
+def three_turns():
+    session = None
+    for turn in range(3):
+        session = v1.apply_prompt(session, prompt(f"question {turn}"))
+        for word in ("the ", "answer"):
+            session = v1.apply_session_update(session, note("acp_v1", "s", text(f"{word}{turn}")))
+    return session
+
+
+def test_v1_the_prompt_separates_the_turns():
+    session = three_turns()
+    assert [(type(e).__name__, texts(e.value(session))) for e in session.history] == [
+        ("UserMessageEntry", "question 0"),
+        ("AgentMessageEntry", "the 0answer0"),
+        ("UserMessageEntry", "question 1"),
+        ("AgentMessageEntry", "the 1answer1"),
+        ("UserMessageEntry", "question 2"),
+        ("AgentMessageEntry", "the 2answer2"),
+    ]
+    assert len(session.user_messages) == 3 and len(session.agent_messages) == 3
+
+
+def test_v1_without_the_prompt_the_turns_run_together():
+    """What apply_prompt is for: the notifications alone are one message."""
+    session = None
+    for turn in range(3):
+        session = v1.apply_session_update(session, note("acp_v1", "s", text(f"answer{turn}")))
+    assert len(session.agent_messages) == 1
+
+
+def test_v1_a_prompt_after_a_user_chunk_is_a_new_message_and_snapshots():
+    s = fold("acp_v1", [text("replayed", kind="user_message_chunk")])
+    s = v1.apply_prompt(s, prompt("new"))
+    assert [texts(m) for m in s.user_messages.values()] == ["replayed", "new"]
+    assert v1.session_from_json(json.loads(json.dumps(v1.session_to_json(s)))) == s
+    with pytest.raises(ValueError, match="session 'other'"):
+        v1.apply_prompt(s, prompt("x", session_id="other"))
+
+
+def test_v2_has_no_apply_prompt():
+    """v2 keys every message by its id: its turns stay apart without one."""
+    assert not hasattr(v2, "apply_prompt")
+
+
+# ------------------------------------------------------------------ typed history
+
+
+def test_history_entries_are_typed_and_give_their_entity():
+    tool = {"sessionUpdate": "tool_call", "toolCallId": "t", "title": "Read"}
+    s = fold("acp_v1", [text("a"), tool, text("b", kind="agent_thought_chunk")])
+    first, second, third = s.history
+    assert isinstance(first, v1.AgentMessageEntry) and first.value(s) is s.agent_messages[first.key]
+    assert isinstance(second, v1.ToolCallEntry) and second.value(s).title == "Read"
+    assert isinstance(third, v1.AgentThoughtEntry)
+    assert (first.field, second.field) == ("agent_messages", "tool_calls")
+    assert {c.field for c in typing.get_args(v1.HistoryItem)} == {
+        "user_messages", "agent_messages", "agent_thoughts", "tool_calls", "compactions"
+    }
+
+
+README_EXAMPLE = "### Session state"
+
+
+def readme_session_example() -> str:
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    section = readme.split(README_EXAMPLE, 1)[1]
+    return section.split("```python\n", 1)[1].split("```", 1)[0]
+
+
+def test_the_readme_session_example_runs(capsys):
+    exec(compile(readme_session_example(), "README.md", "exec"), {})
+    out = capsys.readouterr().out.splitlines()
+    assert out[:6] == [
+        "user: What does main.py do?",
+        "agent: Let me look.",
+        "tool: Read main.py (completed)",
+        "agent: It prints hello.",
+        "user: And tests?",
+        "agent: There are none.",
+    ]

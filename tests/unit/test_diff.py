@@ -592,7 +592,17 @@ def test_cli_exit_status(tmp_path):
     [
         (None, "no such file"),
         ("{not json", "invalid JSON"),
-        ('{"$defs": {}}', "no $defs"),
+        ('{"$defs": {}}', "not an ACP JSON Schema (a JSON object whose $defs holds the types): it holds a JSON "
+                          "object with the keys $defs, whose $defs is empty"),
+        # A package.json trips the metaschema on "type": "module"; what the
+        # file is matters more than that.
+        ('{"name": "@agentclientprotocol/sdk", "version": "2.4.0", "type": "module"}',
+         "not an ACP JSON Schema (a JSON object whose $defs holds the types): it holds a JSON object with the "
+         "keys name, version, type, without $defs (an npm package.json?"),
+        ("[1, 2, 3]", "it holds a JSON array of 3 items"),
+        ('{"jsonrpc": "2.0", "id": 1, "method": "initialize"}\n{"jsonrpc": "2.0", "id": 1, "result": {}}\n',
+         "it holds JSON lines (2 lines, the first a JSON object with the keys jsonrpc, id, method): a transcript "
+         "of JSON-RPC messages, which `acpgen validate` checks"),
     ],
 )
 def test_cli_bad_input(tmp_path, content, message):

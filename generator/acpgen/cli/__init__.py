@@ -17,13 +17,19 @@ the generator's stages: the conformance suite checks a package against its
 own model of the schema, independent of the generator that made it, and
 runs where only a generated package and its schema are at hand.
 ``common.py`` holds what the commands share (error reporting).
+
+Usage errors (a bad option value, a missing argument, an unknown command)
+are one line too, ``acpgen: error: ...`` with exit status 2, like every
+other error; ``--help`` is click's.
 """
 
 from __future__ import annotations
 
 import importlib
+from typing import IO, Any
 
 import click
+from click.exceptions import NoArgsIsHelpError
 
 from .. import __version__
 
@@ -39,8 +45,48 @@ COMMANDS = {
 """Command name -> (module of this package, attribute)."""
 
 
+class _UsageError(click.ClickException):
+    """A click usage error, shown as one line (``acpgen: error: ...``)
+    instead of click's usage block."""
+
+    exit_code = 2
+
+    def __init__(self, error: click.UsageError) -> None:
+        message = error.format_message().strip().rstrip(".")
+        message = " ".join(message.split())
+        ctx = error.ctx
+        if ctx is not None:
+            message += f" (`{ctx.command_path} --help` shows the usage)"
+        super().__init__(message)
+
+    def show(self, file: IO[Any] | None = None) -> None:
+        click.echo(f"acpgen: error: {self.message}", err=True)
+
+
+def _one_line(error: click.UsageError) -> click.ClickException:
+    """``error`` as one line, unless it is the help a bare group prints."""
+    if isinstance(error, NoArgsIsHelpError):
+        return error
+    return _UsageError(error)
+
+
 class _LazyGroup(click.Group):
-    """A group whose commands are imported when used."""
+    """A group whose commands are imported when used, and whose usage
+    errors (its own and its commands') are one line."""
+
+    def make_context(
+        self, info_name: str | None, args: list[str], parent: click.Context | None = None, **extra: Any
+    ) -> click.Context:
+        try:
+            return super().make_context(info_name, args, parent, **extra)
+        except click.UsageError as error:
+            raise _one_line(error) from None
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except click.UsageError as error:
+            raise _one_line(error) from None
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return list(COMMANDS)
@@ -53,7 +99,7 @@ class _LazyGroup(click.Group):
         return command
 
 
-@click.group(cls=_LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group("acpgen", cls=_LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="acpgen")
 def main() -> None:
     """Generate typed Python packages from the Agent Client Protocol JSON Schema.

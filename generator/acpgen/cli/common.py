@@ -3,7 +3,9 @@ options that guard against replacing what acpgen did not make."""
 
 from __future__ import annotations
 
+import os
 import sys
+from pathlib import Path
 from typing import Any, Callable, NoReturn, TypeVar
 
 import click
@@ -40,3 +42,45 @@ def overwrite_options(command: F) -> F:
         "Without it, such a directory is refused with exit status 2 and nothing is touched.",
     )(command)
     return command
+
+
+def check_out_dir(out_dir: Path, option: str) -> None:
+    """Refuse an output directory that cannot be one: a file, or one under
+    a file; or one whose parent is missing (acpgen creates at most the last
+    level, as ``mkdir`` does, so a typo does not become a tree of
+    directories). ``option`` names where the path came from
+    (``--out``, ``[tool.acpgen] out``)."""
+    shown = os.path.normpath(out_dir)
+    if out_dir.is_dir():
+        return
+    if os.path.lexists(out_dir):
+        what = "a broken symbolic link" if out_dir.is_symlink() else "a file"
+        raise AcpgenError(f"{option} names {what}, not a directory: give the directory the package goes into", file=shown)
+    parent = out_dir.parent
+    for ancestor in (parent, *parent.parents):
+        if ancestor.is_dir():
+            break
+        if os.path.lexists(ancestor):
+            raise AcpgenError(
+                f"{option} is under {os.path.normpath(ancestor)}, which is a file, not a directory", file=shown
+            )
+    if not parent.is_dir():
+        raise AcpgenError(
+            f"{option}: the directory {os.path.normpath(parent)} does not exist; acpgen creates only the last "
+            "level of the output directory (as mkdir does): create the rest first, or check the path",
+            file=shown,
+        )
+
+
+def check_package_target(out_dir: Path, package: str, overwrite_foreign: bool) -> None:
+    """A file (or another non-directory) where the package directory goes
+    is refused, saying so, unless ``--overwrite-foreign``."""
+    target = out_dir / package
+    if overwrite_foreign or not os.path.lexists(target) or target.is_dir():
+        return
+    what = "a symbolic link" if target.is_symlink() else "a file"
+    raise AcpgenError(
+        f"{what} is where the package directory {package} goes, and acpgen replaces only directories it generated; "
+        "move it out, choose another --out or --package, or pass --overwrite-foreign to delete it",
+        file=os.path.normpath(target),
+    )

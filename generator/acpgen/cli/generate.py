@@ -16,16 +16,17 @@ from ..pipeline import build_all, build_package, check_package_name, stale_files
 from ..output.recovery import describe_state, find_leftovers
 from ..output.journal import JOURNAL_FILE
 from ..output.lock import waiting_notice
+from ..output.manifest import EDITED, FOREIGN, ownership
 from ..output.write import package_tree, prepared
+from .common import check_out_dir, check_package_target, overwrite_options
 from .common import fail as _fail
-from .common import overwrite_options
 from .common import warn as _warn
 
 
 @click.command()
 @click.option("--schema", "schema", type=click.Path(dir_okay=False), help="The schema file to generate from (default: every package in [tool.acpgen]).")
 @click.option("--package", "package", help="The import name of the generated package (with --schema).")
-@click.option("--out", "out", type=click.Path(file_okay=False), help="The directory the package directory is written into (with --schema).")
+@click.option("--out", "out", type=click.Path(), help="The directory the package directory is written into (with --schema); acpgen creates only its last level, as mkdir does.")
 @click.option("--templates", type=click.Path(file_okay=False), help="A directory of templates that replace the built-in ones of the same file name.")
 @click.option("--rules", "rules", help="The patch rule set for --schema: v1, v1_unstable, v2 or v2_unstable (default: the one the schema's methods and **UNSTABLE** markers call for; a set that contradicts them is refused), or none for no patch-merge functions.")
 @click.option("--config", "config", type=click.Path(dir_okay=False), help="The pyproject.toml to read [tool.acpgen] from (default: the nearest one).")
@@ -74,6 +75,9 @@ def generate(
             cfg = load_config(Path(config) if config else None)
             out_dir = cfg.out_dir
             names = [target.package for target in cfg.targets]
+        check_out_dir(out_dir, "--out" if schema is not None else f"[tool.acpgen] out = {cfg.out!r}")
+        for name in names:
+            check_package_target(out_dir, name, overwrite_foreign)
         # Build under the lock, once an interrupted run is recovered: the
         # schemas read are the ones in place, and no other run swaps them.
         targets = [(out_dir / name, True) for name in names]
@@ -152,6 +156,26 @@ def check(templates: str | None, config: str | None) -> None:
         packages = sorted({name.split("/", 1)[0] for name in stale})
         for name in stale:
             click.echo(f"stale: {shown_out / name}")
-        click.echo(f"{len(packages)} package(s) out of date: {', '.join(packages)}; run `acpgen generate`")
+        # What generate will say of each: an edited or foreign package is
+        # refused without the flag that overwrites it.
+        flags: list[str] = []
+        for package in packages:
+            owner = ownership(cfg.out_dir / package)
+            if owner.status == EDITED:
+                flags.append("--overwrite-edited")
+                click.echo(
+                    f"edited: {shown_out / package}: files changed since acpgen wrote them ({owner.changed_summary()}); "
+                    "`acpgen generate` refuses to overwrite them: keep what you need elsewhere (your own "
+                    "--templates, or code beside the package), then `acpgen generate --overwrite-edited` discards them"
+                )
+            elif owner.status == FOREIGN:
+                flags.append("--overwrite-foreign")
+                click.echo(
+                    f"not generated: {shown_out / package}: acpgen did not make it ({owner.changed_summary()}); "
+                    "`acpgen generate` refuses to replace it: move it out, or `acpgen generate --overwrite-foreign` "
+                    "deletes it"
+                )
+        run = " ".join(["acpgen generate", *sorted(set(flags))])
+        click.echo(f"{len(packages)} package(s) out of date: {', '.join(packages)}; run `{run}`")
         sys.exit(1)
     click.echo(f"{len(built)} package(s) up to date")

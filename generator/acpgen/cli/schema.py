@@ -2,26 +2,30 @@
 
 from __future__ import annotations
 
+import json
 import os
 import sys
-import tempfile
 import time
 from pathlib import Path
+from typing import NoReturn
 
 import click
 
 from ..config import load_config
 from ..diff import RENDERERS, SchemaDiff, diff_files, headline, render_markdown
+from ..diff.usage import find_uses
 from ..errors import AcpgenError
+from ..scratch import scratch
 from ..update import Plan, apply, known_names, npm_pack, plan, read_source
+from ..update.planning import FileChange
 from ..output.recovery import describe_state
 from ..update.release import SCHEMA_DIR
 from ..output.journal import JOURNAL_FILE
 from ..output.lock import waiting_notice
 from ..output.write import prepared
+from .common import check_out_dir, overwrite_options
 from .common import fail as _fail
 from .common import warn as _warn
-from .common import overwrite_options
 
 
 BREAKING_SHOWN = 15
@@ -40,7 +44,8 @@ BREAKING_SHOWN = 15
     help="text for a terminal, markdown for a changelog or pull request, json for tools.",
 )
 @click.option("--fail-on-breaking", is_flag=True, help="Exit with status 1 when any change breaks the wire or the Python API.")
-def diff_command(old: str, new: str, fmt: str, fail_on_breaking: bool) -> None:
+@click.option("--code", "code", type=click.Path(), metavar="DIR", help="Also list the lines of the Python code under DIR that use a class, attribute or enum member the change removes or changes (file:line: name — what changed).")
+def diff_command(old: str, new: str, fmt: str, fail_on_breaking: bool, code: str | None) -> None:
     """Show what changes from the schema file OLD to the schema file NEW.
 
     Lists the types, fields, union variants, enum values, defaults,
@@ -49,14 +54,41 @@ def diff_command(old: str, new: str, fmt: str, fail_on_breaking: bool) -> None:
     on the wire (one built on the old schema talking to one built on the new)
     and for Python code written against the generated package.
 
+    With --code DIR, the Python files under DIR (generated packages and
+    virtual environments left out) are scanned for the names the breaking
+    changes concern: classes wherever they appear, attributes and enum
+    members by name (x.attribute, keyword=...) in files that use a class of
+    the old package. Nothing is imported or run.
+
     Exit status: 0; 1 with --fail-on-breaking when anything breaks; 2 on bad
     input.
     """
+    warnings: list[str] = []
     try:
         result = diff_files(old, new)
+        uses = find_uses(result, code, warnings) if code is not None else None
     except AcpgenError as error:
         _fail(error)
-    click.echo(RENDERERS[fmt](result), nl=False)
+    _warn(warnings)
+    if uses is None:
+        click.echo(RENDERERS[fmt](result), nl=False)
+    elif fmt == "json":
+        data = result.to_json()
+        data["code"] = {"directory": code, "uses": [use.to_json() for use in uses]}
+        click.echo(json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False))
+    else:
+        click.echo(RENDERERS[fmt](result), nl=False)
+        shown = os.path.normpath(code or ".")
+        if fmt == "markdown":
+            click.echo(f"\n#### Uses in `{shown}` ({len(uses)})\n")
+            for use in uses:
+                click.echo(f"- `{use.file}:{use.line}` `{use.name}`: {'; '.join(use.reasons)}")
+            if not uses:
+                click.echo("None of the changed names is used.")
+        else:
+            click.echo(f"\nuses in {shown}: {len(uses)}" + ("" if uses else " (none of the changed names is used)"))
+            for use in uses:
+                click.echo(f"  {use}")
     if fail_on_breaking and result.breaking:
         sys.exit(1)
 
@@ -75,6 +107,8 @@ def schema_group() -> None:
 @click.option("--dry-run", is_flag=True, help="Check the source and show the changes; write nothing.")
 @click.option("--report", type=click.Path(dir_okay=False), help="Also write the full changes of every changed file to this file, as Markdown.")
 @click.option("--templates", type=click.Path(file_okay=False), help="Templates to generate with, as for generate.")
+@click.option("--all", "show_all", is_flag=True, help="Show (and with --fail-on-breaking, count) the changes of every schema file of the release, not only of those [tool.acpgen] generates packages from.")
+@click.option("--fail-on-breaking", is_flag=True, help="Write nothing and exit with status 1 when a change breaks the wire or the Python API.")
 @overwrite_options
 def update_command(
     source: str | Path | None,
@@ -85,6 +119,8 @@ def update_command(
     dry_run: bool,
     report: str | None,
     templates: str | None,
+    show_all: bool,
+    fail_on_breaking: bool,
     overwrite_foreign: bool,
     overwrite_edited: bool,
 ) -> None:
@@ -98,7 +134,14 @@ def update_command(
     under the same lock and journal as generate (a killed run is rolled back
     by the next one), and only over packages acpgen generated. A tarball or
     directory is read with limits: no links, devices or paths leaving it,
-    and capped sizes. Exit status 0, or 2 on bad input.
+    and capped sizes.
+
+    The summary covers the schema files the project generates packages from
+    ([tool.acpgen]); --all adds the release's other files (which are
+    vendored all the same).
+
+    Exit status 0; 1 with --fail-on-breaking when a change breaks (nothing
+    is written); 2 on bad input.
     """
     started = time.perf_counter()
     warnings: list[str] = []
@@ -106,17 +149,20 @@ def update_command(
         if (source is None) == (npm_version is None):
             raise AcpgenError("name the release with exactly one of --from PATH and --npm VERSION")
         cfg = load_config(Path(config) if config else None)
-        with tempfile.TemporaryDirectory(prefix="acpgen-npm-") as scratch:
+        check_out_dir(cfg.out_dir, f"[tool.acpgen] out = {cfg.out!r}")
+        with scratch("acpgen-npm-pack-") as npm_scratch:  # removed however the run ends
             if npm_version is not None:
                 if as_name:
                     raise AcpgenError("--as goes with a single schema file given to --from")
                 click.echo(f"npm pack @agentclientprotocol/sdk@{npm_version}")
-                source = npm_pack(npm_version, Path(scratch))
+                source = npm_pack(npm_version, Path(npm_scratch))
             assert source is not None  # exactly one of --from and --npm, checked above
             if dry_run:
                 _refuse_interrupted(cfg.out_dir)
-                the_plan = plan(cfg, read_source(source, as_name=as_name, known=known_names(cfg)))
-                _show(the_plan, report)
+                the_plan = plan(cfg, read_source(source, as_name=as_name, known=known_names(cfg)), every_diff=show_all)
+                _show(the_plan, report, show_all)
+                if fail_on_breaking and _breaking(the_plan, show_all):
+                    _refuse_breaking(the_plan, show_all)
                 click.echo("dry run: nothing written")
                 return
             # Read schema/ under the lock, once an interrupted run is
@@ -132,8 +178,12 @@ def update_command(
                 on_wait=waiting_notice,
                 warnings=warnings,
             ) as writer:
-                the_plan = plan(cfg, read_source(source, as_name=as_name, known=known_names(cfg)))
-                _show(the_plan, report)
+                the_plan = plan(cfg, read_source(source, as_name=as_name, known=known_names(cfg)), every_diff=show_all)
+                _show(the_plan, report, show_all)
+                refused = fail_on_breaking and _breaking(the_plan, show_all)
+                if refused:
+                    _warn(warnings)
+                    _refuse_breaking(the_plan, show_all)
                 changed = the_plan.changed
                 if not changed:
                     click.echo("schema/ is already up to date")
@@ -179,20 +229,41 @@ def _refuse_interrupted(out_dir: Path) -> None:
         )
 
 
-def _show(the_plan: Plan, report: str | None) -> None:
-    _print_plan(the_plan)
+def _shown(the_plan: Plan, show_all: bool) -> list[FileChange]:
+    """The files the summary covers: those the project generates from, or all."""
+    return [change for change in the_plan.files if show_all or change.generated]
+
+
+def _breaking(the_plan: Plan, show_all: bool) -> int:
+    return sum(len(change.diff.breaking) for change in _shown(the_plan, show_all) if change.diff is not None)
+
+
+def _refuse_breaking(the_plan: Plan, show_all: bool) -> NoReturn:
+    """``--fail-on-breaking``: say so and exit 1, before anything is written
+    (inside the lock, nothing has been replaced yet)."""
+    count = _breaking(the_plan, show_all)
+    files = [c.name for c in _shown(the_plan, show_all) if c.diff is not None and c.diff.breaking]
+    click.echo(
+        f"{count} breaking change{'s' if count != 1 else ''} ({', '.join(files)}): nothing written (--fail-on-breaking)",
+        err=True,
+    )
+    sys.exit(1)
+
+
+def _show(the_plan: Plan, report: str | None, show_all: bool) -> None:
+    _print_plan(the_plan, show_all)
     if report:
-        _write_report(Path(report), the_plan)
+        _write_report(Path(report), the_plan, show_all)
 
 
-def _print_plan(the_plan: Plan) -> None:
+def _print_plan(the_plan: Plan, show_all: bool) -> None:
     release = the_plan.release
     if release.single:
         click.echo(f"{release.origin} (a single schema file)")
     else:
         before = the_plan.old_version or "unknown"
         click.echo(f"{release.name or 'package'} {before} -> {release.version} (from {release.origin})")
-    for change in the_plan.files:
+    for change in _shown(the_plan, show_all):
         if change.diff is None:
             click.echo(f"  {change.name}: {change.status}" + (f": {change.note}" if change.note else ""))
             continue
@@ -207,11 +278,19 @@ def _print_plan(the_plan: Plan) -> None:
                 f"    ... and {len(breaking) - BREAKING_SHOWN} more breaking changes "
                 "(--report FILE writes every change with its reasons)"
             )
+    others = [change for change in the_plan.files if not (show_all or change.generated)]
+    if others:
+        changed = [c.name for c in others if c.status != "unchanged"]
+        click.echo(
+            f"  and {len(others)} file(s) no package is generated from, vendored as they are"
+            + (f" ({', '.join(changed)} changed)" if changed else "")
+            + "; --all shows their changes"
+        )
 
 
-def _write_report(path: Path, the_plan: Plan) -> None:
+def _write_report(path: Path, the_plan: Plan, show_all: bool) -> None:
     parts = []
-    for change in the_plan.files:
+    for change in _shown(the_plan, show_all):
         if change.diff is not None:
             parts.append(render_markdown(change.diff, title=change.name))
         else:

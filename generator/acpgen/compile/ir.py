@@ -779,6 +779,8 @@ class SessionField:
     """For ``value``: starts as [] rather than None."""
     history: bool = False
     """Its entities take a place in ``history`` when they first appear."""
+    entry_class: str = ""
+    """With ``history``: the class of its entries in ``history``."""
 
 
 @dataclass(frozen=True)
@@ -805,6 +807,11 @@ class SessionAction:
     """For ``upsert`` and ``chunk``: the patch function that folds it ..."""
     replaces: bool = False
     """... starting from a new state (a full snapshot, v1's ``tool_call``)."""
+    chunk_attr: str = ""
+    """For a ``chunk`` that appends an item: the state's list it appends to
+    (the fold appends in place to a state it owns) ..."""
+    chunk_source: str = ""
+    """... and the variant's attribute holding the item."""
     started_by: tuple[str, ...] = ()
     """Tags that must have started the entity (checked by ``acpgen validate``)."""
     reason: str = ""
@@ -829,6 +836,16 @@ class SessionRules:
     """(v1) The class of a message streamed as bare chunks."""
     sessions_from: tuple[tuple[str, str], ...] = ()
     """(method, ``result`` or ``params``) pairs that name a session."""
+    prompt_field: str = ""
+    """(v1) The message field ``apply_prompt`` adds the user's prompt to ..."""
+    prompt_class: str = ""
+    """... the class of the ``session/prompt`` params ..."""
+    prompt_entry_class: str = ""
+    """... and the class of that field's history entries."""
+
+    def field(self, name: str) -> SessionField:
+        """The Session field called ``name``."""
+        return next(f for f in self.fields if f.name == name)
 
 
 @dataclass(frozen=True)
@@ -916,6 +933,10 @@ class Package:
     validation_defs: Any = None
     """The ``$defs`` without their annotations: what strict mode validates
     against, and what :class:`RawT` pointers point into."""
+    reserved_names: frozenset[str] = frozenset()
+    """Module-level names no generated name may take (set by naming)."""
+    reserved_attributes: frozenset[str] = frozenset()
+    """Names no handler may take besides the runtime connection's attributes."""
 
     @property
     def capability_classes(self) -> tuple[str, ...]:

@@ -35,12 +35,11 @@ from ..errors import AcpgenError, pointer
 from ..jsontypes import JsonPath
 from .load import Schema, iter_objects, ref_target
 from .naming import snake
+from .reserved import runtime_attributes
 
 SIDES = ("agent", "client", "protocol", "proxy")
 KINDS = ("request", "response", "notification")
 SUFFIX_KINDS = {"Request": "request", "Response": "response", "Notification": "notification"}
-CONNECTION_NAMES = frozenset({"run", "close", "request", "notify", "process", "handler"})
-"""Attributes of the generated connections that no handler may take."""
 
 
 def builtin_methods_file() -> Path:
@@ -80,6 +79,7 @@ def find_methods(package: ir.Package, schema: Schema, overrides: dict[str, str] 
     """The named package with its method table."""
     if overrides is None:
         overrides = handler_overrides()
+    reserved = runtime_attributes() | package.reserved_attributes
     classes = {d.name: d.class_name for d in package.definitions}
     summaries = {d.name: d.description.strip().split("\n\n")[0].strip() for d in package.definitions}
     kinds = envelope_kinds(schema)
@@ -126,8 +126,12 @@ def find_methods(package: ir.Package, schema: Schema, overrides: dict[str, str] 
             def_name, side = entry
             handler = handler_name(def_name, overrides)
             where = ("$defs", def_name)
-            if not _usable(handler) or handler in CONNECTION_NAMES:
+            if not _usable(handler):
                 raise _error(schema, where, f"the handler name {handler!r} is not usable: name it in rules/methods.toml")
+            # A handler is a method of the generated connections: it keeps
+            # clear of the runtime connection's attributes.
+            while handler in reserved:
+                handler += "_"
             taken = handled.get((side, handler))
             if taken is not None:
                 raise _error(

@@ -4,7 +4,8 @@ Python identifier.
 All names that reach the generated code are made here, from schema text that
 is input and may be hostile: each is reduced to ASCII letters, digits and
 underscores, kept clear of keywords, of the builtins and of the names the
-generated modules use themselves, and made unique without numbers (a
+generated modules use themselves (read from the runtime's source and from
+the rendered modules: :mod:`acpgen.compile.reserved`), and made unique without numbers (a
 colliding name gets a trailing underscore). The result depends only on the
 schema, so two runs agree.
 """
@@ -18,43 +19,8 @@ from collections.abc import Set as AbstractSet
 from dataclasses import replace
 
 from . import ir
+from .reserved import runtime_names
 
-# Module-level names the generated modules define or import themselves (names
-# with a leading underscore are theirs alone: generated names never start
-# with one).
-RESERVED_MODULE_NAMES = frozenset(
-    {
-        # imports
-        "annotations", "dataclass", "field", "enum", "Enum", "Any", "Callable",
-        "ClassVar", "Literal", "TypeAlias", "Union", "base64", "json", "math", "re",
-        "TYPE_CHECKING", "Final", "Protocol", "TypeVar", "cast", "overload",
-        # the package's contract
-        "UNSET", "Unset", "ValidationError", "MISSING", "decode", "decode_class",
-        "encode", "encode_value", "apply", "merge_meta", "supports", "CAPABILITIES",
-        "DEFINITIONS", "SCHEMA_FILE", "SCHEMA_SHA256", "SCHEMA_VERSION",
-        "SCHEMA_JSON", "GENERATOR_VERSION",
-        # the JSON-RPC layer (protocol.py, connection.py)
-        "METHODS", "MethodInfo", "RequestInfo", "NotificationInfo", "Request",
-        "Notification", "Response", "ErrorResponse", "RpcError", "RequestError",
-        "ParamsError", "Message", "Agent", "Client", "Connection",
-        "AgentSideConnection", "ClientSideConnection", "decode_message",
-        "decode_result", "encode_message", "run_agent_stdio", "spawn_agent",
-        "CANCEL_REQUEST", "PARSE_ERROR", "INVALID_REQUEST", "METHOD_NOT_FOUND",
-        "INVALID_PARAMS", "INTERNAL_ERROR", "REQUEST_CANCELLED", "Generic",
-        "Protocol", "TypeVar", "cast", "asyncio", "contextlib", "functools", "logging",
-        "sys", "log", "LINE_LIMIT", "JSONRPC_VERSION", "AsyncGenerator", "P", "R", "H", "A",
-        "C",
-        # runtime helpers the codec imports
-        "any_value", "check_bool", "check_const", "check_int", "check_list",
-        "check_list_skipping", "check_map", "not_null", "check_num", "check_raw",
-        "check_str", "check_tag", "check_wire", "exactly_one", "first_match", "json_equal", "plain_json",
-        "json_type", "missing", "resolve", "scalar_union", "schema_root",
-        "type_error", "unexpected", "validate", "Decoder", "JsonObject", "JsonPath", "json_object", "json_array",
-        "check_json", "wire_json", "wire_map", "check_variants", "check_variants_skipping", "furthest", "salvage",
-        "FLOAT_MAX", "NotPlainJson", "decoding", "class_decoding", "encoding", "raw_checking",
-        "DecodeClass", "Encode",
-    }
-)  # fmt: skip
 # Attribute names a generated class uses itself.
 RESERVED_ATTRIBUTES = frozenset({"from_wire", "to_wire"})
 
@@ -133,10 +99,18 @@ def member_name(member: ir.EnumMember) -> str:
     return _not_digit_first(upper_snake(member.value), "V_")
 
 
-def name_package(package: ir.Package, package_name: str) -> ir.Package:
-    """The package with every Python name filled in."""
+def name_package(
+    package: ir.Package,
+    package_name: str,
+    reserved_names: AbstractSet[str] = frozenset(),
+    reserved_attributes: AbstractSet[str] = frozenset(),
+) -> ir.Package:
+    """The package with every Python name filled in. Module-level names keep
+    clear of the builtins, of what the runtime modules bind and of
+    ``reserved_names`` (what the rendered package was found to bind besides);
+    handler names of ``reserved_attributes``."""
     module_names: set[str] = set()
-    reserved = RESERVED_MODULE_NAMES | set(dir(builtins))
+    reserved = frozenset(runtime_names() | set(reserved_names) | set(dir(builtins)))
     # Definitions first, in $defs order, so they keep their names whenever
     # they can; variant classes are fitted around them.
     def_classes: dict[str, str] = {}
@@ -158,7 +132,13 @@ def name_package(package: ir.Package, package_name: str) -> ir.Package:
             named.append(_name_union(definition, cls, module_names, reserved, def_classes))
         else:
             named.append(replace(definition, class_name=cls))
-    return replace(package, name=package_name, definitions=tuple(named))
+    return replace(
+        package,
+        name=package_name,
+        definitions=tuple(named),
+        reserved_names=reserved,
+        reserved_attributes=frozenset(reserved_attributes),
+    )
 
 
 def _name_fields(fields: tuple[ir.Field, ...], extra_reserved: AbstractSet[str] = frozenset()) -> tuple[ir.Field, ...]:

@@ -24,7 +24,7 @@ else:  # pragma: no cover
 from . import ir
 from ..errors import AcpgenError
 from ..jsontypes import TomlTable
-from .naming import RESERVED_MODULE_NAMES, snake
+from .naming import snake
 from .upserts import extends_chain
 
 ACTIONS = ("upsert", "chunk", "message-chunk", "set", "keyed-set", "remove", "append")
@@ -32,6 +32,7 @@ CATCH_ALL_TAG = "*"
 SESSION_NAMES = (
     "Session",
     "HistoryEntry",
+    "HistoryItem",
     "UpdateRule",
     "UPDATE_RULES",
     "PROTOCOL_VERSION",
@@ -59,6 +60,14 @@ def _rule_set(rules: TomlTable, name: str, where: str) -> TomlTable:
             elif key != "extends":
                 merged[key] = value
     return merged
+
+
+def _entry_class(name: str) -> str:
+    """The history entry class of a Session field: ``tool_calls`` -> ``ToolCallEntry``."""
+    words = name.split("_")
+    if words[-1].endswith("s"):
+        words[-1] = words[-1][:-1]
+    return "".join(w.title() for w in words) + "Entry"
 
 
 def _camel(name: str) -> str:
@@ -138,7 +147,14 @@ class _Lowering:
         message_class = str(self.rules.get("message_class", ""))
         if any(a.action == "message-chunk" for a in actions) and not message_class.isidentifier():
             raise self.error("message-chunk needs an identifier 'message_class'")
-        self.check_names(message_class)
+        for name, f in self.fields.items():
+            if f.history:
+                self.fields[name] = replace(f, entry_class=_entry_class(name))
+        actions = [replace(a, field=self.fields[a.field.name]) for a in actions]
+        self.check_in_place(actions)
+        prompt_field, prompt_class = self.prompt()
+        extra = [f.entry_class for f in self.fields.values() if f.entry_class]
+        self.check_names(message_class, *extra, *(["apply_prompt"] if prompt_field else []))
         version = self.rules.get("protocol_version")
         if not isinstance(version, int):
             raise self.error("'protocol_version' must be an integer")
@@ -157,16 +173,50 @@ class _Lowering:
             protocol_version=version,
             message_class=message_class,
             sessions_from=tuple(sources),
+            prompt_field=prompt_field,
+            prompt_class=prompt_class,
+            prompt_entry_class=self.fields[prompt_field].entry_class if prompt_field else "",
         )
 
-    def check_names(self, message_class: str) -> None:
-        taken = set(RESERVED_MODULE_NAMES)
+    def prompt(self) -> tuple[str, str]:
+        """The message field ``apply_prompt`` adds the prompt to, and the
+        class of the session/prompt params; ("", "") without a ``prompt``."""
+        name = self.rules.get("prompt")
+        if name is None:
+            return "", ""
+        field = self.fields.get(str(name))
+        if field is None or field.container != "messages" or not field.history:
+            raise self.error(f"prompt {name!r}: must name a message-chunk field with history")
+        request = next(
+            (
+                d
+                for d in self.package.definitions
+                if isinstance(d, ir.ObjectDef)
+                and d.method is not None
+                and d.method.name == "session/prompt"
+                and any(f.name == "prompt" for f in d.fields)
+            ),
+            None,
+        )
+        if request is None:
+            raise self.mismatch("prompt: the schema has no session/prompt request with a 'prompt'")
+        return field.name, request.class_name
+
+    def check_in_place(self, actions: list[ir.SessionAction]) -> None:
+        """The fold appends a field's chunks in place to one list per state."""
+        attrs: dict[str, str] = {}
+        for a in actions:
+            if a.chunk_attr and attrs.setdefault(a.field.name, a.chunk_attr) != a.chunk_attr:
+                raise self.error(f"the chunks of {a.field.name!r} append to different lists")
+
+    def check_names(self, *generated: str) -> None:
+        taken = set(self.package.reserved_names)
         for definition in self.package.definitions:
             taken.add(definition.class_name)
             for variant in getattr(definition, "variants", ()):
                 taken.add(variant.class_name)
         taken |= {u.state_class for u in self.package.upserts}
-        for name in (*SESSION_NAMES, message_class):
+        for name in (*SESSION_NAMES, *generated):
             if name and name in taken:
                 raise self.error(f"the name {name!r} is already taken in the generated package")
 
@@ -231,12 +281,15 @@ class _Lowering:
                 raise self.mismatch(f"{variant.tag}: no patch chunk accepts {variant.class_name}")
             key = chunk.keys[0][1] if chunk.keys else ""
             field = self.add_field(self.state_field(name, chunk.target, history))
+            in_place = chunk.append == "item" and field.container == "entities"
             return ir.SessionAction(
                 **base,
                 action=kind,
                 field=field,
                 key=key,
                 patch_function=chunk.function,
+                chunk_attr=chunk.field if in_place else "",
+                chunk_source=chunk.source if in_place else "",
                 started_by=started_by,
                 reason=reason,
             )

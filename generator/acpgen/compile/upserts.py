@@ -29,7 +29,7 @@ from . import ir
 from .defaults import ValueBuilder
 from ..errors import AcpgenError
 from ..jsontypes import TomlTable
-from .naming import RESERVED_MODULE_NAMES, snake
+from .naming import snake
 
 RULES = ("key", "replace", "null-clears", "null-resets", "collection", "meta-patch", "ignore")
 APPENDS = ("item", "base64")
@@ -106,7 +106,7 @@ def apply_rules(package: ir.Package, set_name: str, rules_path: Path | None = No
 def _check_names(package: ir.Package, upserts: list[ir.Upsert], chunks: list[ir.Chunk], where: str) -> None:
     """The rules' class and function names must not take a name the package
     already uses."""
-    taken = set(RESERVED_MODULE_NAMES)
+    taken = set(package.reserved_names)
     for definition in package.definitions:
         taken.add(definition.class_name)
         for variant in getattr(definition, "variants", ()):

@@ -144,15 +144,20 @@ The JSON form (:func:`render_json`) has sorted keys and a stable order::
 ``path`` names the place: ``Type``, ``Type.wireField``, ``Union[tag]``
 (``Union[*]`` for the catch-all variant, ``Union[untagged]``/``Union[null]``
 for the other untagged roles, ``Union[RefName]`` in a union without a tag),
-``Union[tag].wireField``, ``Enum:value``, ``method <name> (<side>)`` or
-``message <Title>``. ``definition`` is the ``$defs`` name it belongs to
-(empty for methods and message forms). ``summary`` and the reasons put
-names, types and values between backticks.
+``Union[tag].wireField``, ``Type.(attribute)`` for a flattened field (the
+elicitation's ``scope``: its members share the object, so it has no wire
+name), ``Enum:value``, ``method <name> (<side>)`` or ``message <Title>``.
+``definition`` is the ``$defs`` name it belongs to (empty for methods and
+message forms). ``summary`` and the reasons put names, types and values
+between backticks, and show types as the generated package types them
+(``list[ContentBlock] (minItems 1)``, ``str (pattern '^[A-Z]{3}$')``, a
+union by its variant classes); ``old``/``new`` keep schema terms
+(``ContentBlock[](minItems 1)``).
 """
 
 from __future__ import annotations
 
-from .classify import diff_files, diff_schemas, load_cached
+from .compare import diff_files, diff_schemas, load_cached
 from .model import (
     COMPATIBLE,
     FORMAT_VERSION,

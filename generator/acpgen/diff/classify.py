@@ -1,88 +1,22 @@
-"""The comparison itself: the entry points (:func:`diff_files`,
-:func:`diff_schemas` and the content-keyed :func:`load_cached`) and
-:class:`_Differ`, which walks two analysed schemas (``facts._Side``) and
-lists every change with its wire and Python API verdicts, following the rules
-table in the package docstring; with the helpers only it uses (variant keys,
-``x-deserialize-skip-invalid-items`` positions, the wording of the reasons)."""
+"""The comparison of the definitions: :class:`_Differ` walks two analysed
+schemas (``facts._Side``) and lists every change to their types, fields,
+enums and unions (and, through :class:`~acpgen.diff.protocol._ProtocolChanges`,
+to their methods and message forms) with its wire and Python API verdicts,
+following the rules table in the package docstring; with the helpers only
+it uses (variant keys, ``x-deserialize-skip-invalid-items`` positions)."""
 
 from __future__ import annotations
 
-import hashlib
 import json
-from dataclasses import replace
-from pathlib import Path
-from collections.abc import Collection, Iterable
 from collections.abc import Set as AbstractSet
 
 from ..compile import ir
-from ..jsontypes import Json, JsonObject
-from ..compile.load import Schema, load_schema, parse_schema
-from ..compile.lower import strip_annotations
-from ..pipeline import schema_version
-from .facts import _form_senders, _Side, _variant_label
-from .model import COMPATIBLE, KINDS, OLD_RECEIVERS, OLD_SENDERS, Change, Impact, SchemaDiff, SchemaInfo
-from .subtype import _norm, _same_json, _Shapes, show_type
-
-
-# ---------------------------------------------------------------- entry points
-
-
-def diff_files(old_path: str | Path, new_path: str | Path) -> SchemaDiff:
-    """The diff of two schema files; bad input is an AcpgenError."""
-    return diff_schemas(load_cached(old_path), load_cached(new_path))
-
-
-_LOADED: dict[str, Schema] = {}
-
-
-def load_cached(path: str | Path, raw: bytes | None = None, name: str | None = None) -> Schema:
-    """``load_schema``, or ``parse_schema(raw, name)``, remembering the last
-    few results by content: the metaschema check is the slow part of a diff,
-    and a bump diffs the same files more than once."""
-    if raw is None:
-        try:
-            raw = Path(path).read_bytes()
-        except OSError:
-            return load_schema(path)  # the same error as the generator's
-    name = str(path) if name is None else name
-    key = hashlib.sha256(raw).hexdigest()
-    schema = _LOADED.get(key)
-    if schema is None:
-        schema = parse_schema(raw, name)
-        if len(_LOADED) >= 16:
-            _LOADED.pop(next(iter(_LOADED)))
-        _LOADED[key] = schema
-    return replace(schema, path=name, location=str(path))
-
-
-def diff_schemas(
-    old: Schema,
-    new: Schema,
-    *,
-    old_version: str | None = None,
-    new_version: str | None = None,
-) -> SchemaDiff:
-    """The diff of two loaded schemas. The versions default to what
-    SOURCE.json beside each file records (see ``pipeline.schema_version``)."""
-    before = _Side(old, "old")
-    after = _Side(new, "new")
-    differ = _Differ(before, after)
-    changes = differ.run()
-    changes = sorted(changes, key=lambda c: (c.definition, c.path, KINDS.index(c.kind), c.summary))
-    return SchemaDiff(
-        old=_info(old, old_version),
-        new=_info(new, new_version),
-        changes=tuple(changes),
-    )
-
-
-def _info(schema: Schema, version: str | None) -> SchemaInfo:
-    if version is None:
-        try:
-            version = schema_version(schema)
-        except OSError:  # pragma: no cover - an unreadable SOURCE.json
-            version = ""
-    return SchemaInfo(file=schema.path, sha256=schema.sha256, version=version, title=schema.title)
+from ..jsontypes import JsonObject
+from .facts import _Side, _variant_label, field_key
+from .model import COMPATIBLE, OLD_RECEIVERS, OLD_SENDERS, Change, Impact
+from .protocol import _ProtocolChanges
+from .subtype import _norm, _same_json, python_type, show_type
+from .words import _a, _c, _json_value, _list, _plural, _python_kind, _show_json
 
 
 def _variant_key(union: ir.UnionDef, variant: ir.Variant) -> tuple[str, str]:
@@ -103,36 +37,11 @@ def _skip_positions(t: ir.TypeExpr, where: str = "") -> set[str]:
     return out
 
 
-def _json_value(value: Json) -> Json:
-    return None if value is ir.NO_DEFAULT else value
-
-
-def _plural(peers: set[str], fallback: str = "peers") -> str:
-    names = {"agent": "agents", "client": "clients", "proxy": "proxies"}
-    known = [names[p] for p in ("agent", "client", "proxy") if p in peers]
-    if not known:
-        return fallback
-    return " and ".join(known) if len(known) <= 2 else ", ".join(known[:-1]) + " and " + known[-1]
-
-
-def _receivers(senders: set[str]) -> set[str]:
-    if senders == {"agent"}:
-        return {"client"}
-    if senders == {"client"}:
-        return {"agent"}
-    return set()
-
 
 # ---------------------------------------------------------------- the comparison
 
 
-class _Differ(_Shapes):
-    def __init__(self, old: _Side, new: _Side) -> None:
-        self.old = old
-        self.new = new
-        self.renamed = self._renames()
-        self.changes: list[Change] = []
-
+class _Differ(_ProtocolChanges):
     # -------------------------------------------------------- entry
 
     def run(self) -> list[Change]:
@@ -152,121 +61,17 @@ class _Differ(_Shapes):
                 self.type_removed(definition, memo)
         return self.changes
 
-    def _renames(self) -> dict[str, str]:
-        """Removed types whose exact shape (without annotations) one added
-        type carries: ``{old name: new name}``."""
-        def by_shape(side: _Side, names: Iterable[str]) -> dict[str, list[str]]:
-            out: dict[str, list[str]] = {}
-            for name in names:
-                key = json.dumps(strip_annotations(side.raw[name]), sort_keys=True)
-                out.setdefault(key, []).append(name)
-            return out
-
-        removed = by_shape(self.old, [n for n in self.old.raw if n not in self.new.raw])
-        added = by_shape(self.new, [n for n in self.new.raw if n not in self.old.raw])
-        return {
-            names[0]: added[key][0]
-            for key, names in removed.items()
-            if len(names) == 1 and len(added.get(key, ())) == 1
-        }
-
-    # -------------------------------------------------------- building changes
-
-    def senders(self, *names: str) -> set[str]:
-        peers: set[str] = set()
-        for name in names:
-            peers |= self.old.senders.get(name, set()) | self.new.senders.get(name, set())
-        return peers
-
-    def add(self, kind: str, definition: str, path: str, summary: str, wire: Impact, api: Impact, *,
-            old: Json = None, new: Json = None, senders: Collection[str] | None = None) -> Change:
-        peers = self.senders(definition) if senders is None else senders
-        change = Change(
-            kind=kind,
-            definition=definition,
-            path=path,
-            summary=summary,
-            wire=wire,
-            api=api,
-            senders=tuple(p for p in ("agent", "client", "proxy") if p in peers),
-            old=old,
-            new=new,
-        )
-        self.changes.append(change)
-        return change
-
-    def wire(self, owner: str, *, narrows: bool, widens: bool, what: str, narrow_why: str = "",
-             widen_why: str = "", old_tolerant: str = "", new_tolerant: str = "", compatible: str = "",
-             overlap: bool = True) -> Impact:
-        """The wire impact of a change that ``narrows`` (new receivers refuse
-        what old senders may send) and/or ``widens`` (old receivers refuse
-        what new senders may send) what ``owner`` allows; ``what`` names the
-        thing in the reasons.
-
-        A widening is tolerated when old receivers drop just the values they
-        do not know: ``old_tolerant`` says why at the field, or every place
-        that holds an ``owner`` is ``x-deserialize-*``; and some of what new
-        senders emit must still be readable (``overlap``), or everything
-        would be dropped. A narrowing is not: new receivers that drop what
-        old senders send lose it all the same."""
-        peers = self.senders(owner)
-        sends, gets = _plural(peers, "peers"), _plural(_receivers(peers), "receivers")
-        affects, reasons, tolerated = [], [], []
-        if narrows:
-            why = new_tolerant or (
-                f"every place that holds {_a(owner)} drops an invalid one (x-deserialize-*)"
-                if owner and owner in self.new.protected else ""
-            )
-            affects.append(OLD_SENDERS)
-            reasons.append(
-                f"{gets} built on the new schema {'drop' if why else 'reject'} {what} that {sends} "
-                "built on the old schema may send"
-                + (f" ({narrow_why})" if narrow_why else "")
-                + (f"; {why}" if why else "")
-            )
-        if widens:
-            why = old_tolerant or (
-                f"old receivers drop {_a(owner)} they cannot read: every place that holds one is x-deserialize-*"
-                if owner and owner in self.old.protected else ""
-            )
-            if not overlap:
-                why = ""
-            if why:
-                tolerated.append(why)
-            else:
-                affects.append(OLD_RECEIVERS)
-                reasons.append(
-                    f"{gets} built on the old schema reject {what} that {sends} built on the new schema may send"
-                    + (f" ({widen_why})" if widen_why else "")
-                )
-        if affects:
-            return Impact(True, "; ".join(reasons), tuple(sorted(affects)))
-        if tolerated:
-            return Impact(False, "tolerated: " + "; ".join(tolerated))
-        return Impact(False, compatible or "messages valid under one schema are valid under the other")
-
-    # -------------------------------------------------------- types
-
-    def describe(self, definition: ir.Definition) -> str:
-        if isinstance(definition, ir.ObjectDef):
-            return f"object ({_count(len(definition.fields), 'field')})"
-        if isinstance(definition, ir.EnumDef):
-            return f"{'open' if definition.open else 'closed'} enum ({_count(len(definition.members), 'value')})"
-        if isinstance(definition, ir.UnionDef):
-            how = f"tagged by {_c(definition.tag)}" if definition.tag else "untagged"
-            return f"union {how} ({_count(len(definition.variants), 'variant')})"
-        return f"alias of {_c(show_type(definition.target))}"
 
     def type_added(self, definition: ir.Definition) -> None:
         renamed_from = next((o for o, n in self.renamed.items() if n == definition.name), None)
-        summary = f"new {self.describe(definition)}"
+        summary = f"new {self.describe(definition, self.new)}"
         if renamed_from:
             summary += f", the shape of the removed {_c(renamed_from)}"
         self.add(
             "type-added", definition.name, definition.name, summary,
             Impact(False, "a new type: it reaches the wire only where other changes, classified there, refer to it"),
             Impact(False, f"a new name, {_c(definition.class_name)}"),
-            new=self.describe(definition),
+            new=self.describe(definition, self.new),
         )
 
     def type_removed(self, definition: ir.Definition, memo: dict[str, Impact]) -> None:
@@ -276,9 +81,9 @@ class _Differ(_Shapes):
         api_reason = f"{what} {_c(definition.class_name)} is gone"
         if renamed:
             api_reason += f" (renamed to {_c(self.new.defs[renamed].class_name)})"
-        summary = f"removed {self.describe(definition)}" + (f", renamed to {_c(renamed)}" if renamed else "")
+        summary = f"removed {self.describe(definition, self.old)}" + (f", renamed to {_c(renamed)}" if renamed else "")
         self.add("type-removed", name, name, summary, self._removed_wire(name, memo, frozenset()),
-                 Impact(True, api_reason), old=self.describe(definition), new=renamed)
+                 Impact(True, api_reason), old=self.describe(definition, self.old), new=renamed, python=(definition.class_name,))
 
     def _removed_wire(self, name: str, memo: dict[str, Impact], active: frozenset[str]) -> Impact:
         if name in memo:
@@ -328,7 +133,7 @@ class _Differ(_Shapes):
                      f"Python class {_c(old.class_name)} is now {_c(new.class_name)}",
                      Impact(False, "the wire name is unchanged"),
                      Impact(True, f"{_c(old.class_name)} was renamed to {_c(new.class_name)}"),
-                     old=old.class_name, new=new.class_name)
+                     old=old.class_name, new=new.class_name, python=(old.class_name,))
         # Both are of the same kind (checked above).
         if isinstance(old, ir.ObjectDef) and isinstance(new, ir.ObjectDef):
             self.fields(name, name, old.fields, new.fields, classes=(old.class_name, new.class_name),
@@ -348,9 +153,9 @@ class _Differ(_Shapes):
         wire = self.wire(name, narrows=narrows, widens=widens, what=_a(name), overlap=overlap,
                          widen_why="" if overlap else "none of them reads as the old shape",
                          compatible=f"every {_c(name)} a sender of either schema emits, the other schema accepts")
-        self.add("type-kind-changed", name, name, f"was {self.describe(old)}, now {self.describe(new)}", wire,
+        self.add("type-kind-changed", name, name, f"was {self.describe(old, self.old)}, now {self.describe(new, self.new)}", wire,
                  Impact(True, f"{_c(old.class_name)} was {_python_kind(old)} and is now {_python_kind(new)}"),
-                 old=self.describe(old), new=self.describe(new))
+                 old=self.describe(old, self.old), new=self.describe(new, self.new), python=(old.class_name,))
 
     def alias(self, old: ir.AliasDef, new: ir.AliasDef) -> None:
         name = old.name
@@ -358,13 +163,13 @@ class _Differ(_Shapes):
             narrows = not self.covers(new.target, self.new, old.target, self.old)
             widens = not self.covers(old.target, self.old, new.target, self.new)
             self.add("alias-type-changed", name, name,
-                     f"was {_c(show_type(old.target))}, now {_c(show_type(new.target))}",
+                     f"was {_c(python_type(old.target, self.old))}, now {_c(python_type(new.target, self.new))}",
                      self.wire(name, narrows=narrows, widens=widens, what=f"{_a(name)} value",
                                overlap=self.overlaps(old.target, self.old, new.target, self.new),
                                compatible=self._compatible_type_reason(old.target, new.target)),
                      self.api_type(_c(old.class_name), self.old.annotation_parts(old.target),
                                    self.new.annotation_parts(new.target)),
-                     old=show_type(old.target), new=show_type(new.target))
+                     old=show_type(old.target, self.old), new=show_type(new.target, self.new), python=(old.class_name,))
         self.skip_items(name, name, old.target, new.target)
 
     # -------------------------------------------------------- fields
@@ -372,8 +177,8 @@ class _Differ(_Shapes):
     def fields(self, owner: str, prefix: str, old_fields: tuple[ir.Field, ...], new_fields: tuple[ir.Field, ...], *,
                classes: tuple[str, str], closed: tuple[bool, bool] = (False, False),
                skip: AbstractSet[str] = frozenset()) -> None:
-        old_by = {f.wire_name: f for f in old_fields if f.wire_name not in skip}
-        new_by = {f.wire_name: f for f in new_fields if f.wire_name not in skip}
+        old_by = {field_key(f): f for f in old_fields if f.wire_name not in skip}
+        new_by = {field_key(f): f for f in new_fields if f.wire_name not in skip}
         old_class, new_class = classes
         for wire_name, f in new_by.items():
             path = f"{prefix}.{wire_name}"
@@ -394,8 +199,9 @@ class _Differ(_Shapes):
             else:
                 api = Impact(False, f"a new optional attribute {_c(f.name)} (UNSET when omitted)")
             self.add("field-added", owner, path,
-                     f"new {'required' if f.required else 'optional'} field {_c(wire_name)}: {_c(show_type(f.type))}",
-                     wire, api, new=self.field_json(f))
+                     f"new {'required' if f.required else 'optional'} field {_c(wire_name)}: "
+                     f"{_c(python_type(f.type, self.new))}",
+                     wire, api, new=self.field_json(f, self.new), python=(old_class,))
         for wire_name, f in old_by.items():
             if wire_name in new_by:
                 continue
@@ -409,19 +215,20 @@ class _Differ(_Shapes):
             self.add("field-removed", owner, f"{prefix}.{wire_name}",
                      f"removed {'required' if f.required else 'optional'} field {_c(wire_name)}",
                      wire, Impact(True, f"the attribute {_c(old_class + '.' + f.name)} is gone"),
-                     old=self.field_json(f))
+                     old=self.field_json(f, self.old), python=(f"{old_class}.{f.name}",))
 
     @staticmethod
-    def field_json(f: ir.Field) -> JsonObject:
-        out: JsonObject = {"type": show_type(f.type), "required": f.required, "python": f.name}
+    def field_json(f: ir.Field, side: _Side) -> JsonObject:
+        out: JsonObject = {"type": show_type(f.type, side), "required": f.required, "python": f.name}
         if f.has_default:
             out["default"] = f.default
         return out
 
     def field(self, owner: str, path: str, old: ir.Field, new: ir.Field, classes: tuple[str, str]) -> None:
         old_class, new_class = classes
-        wire_name = _c(old.wire_name)
+        wire_name = _c(field_key(old))
         attribute = _c(f"{new_class}.{new.name}")
+        attr = (f"{old_class}.{old.name}",)
         holder = _a(path.rsplit(".", 1)[0])
         old_tol = "old receivers drop the invalid value (x-deserialize-default-on-error)" if old.on_error != "raise" else ""
         new_tol = "new receivers drop the invalid value (x-deserialize-default-on-error)" if new.on_error != "raise" else ""
@@ -429,60 +236,97 @@ class _Differ(_Shapes):
             self.add("field-renamed", owner, path, f"Python attribute {_c(old.name)} is now {_c(new.name)}",
                      Impact(False, "the wire name is unchanged"),
                      Impact(True, f"{_c(old_class + '.' + old.name)} was renamed to {_c(new.name)}"),
-                     old=old.name, new=new.name)
+                     old=old.name, new=new.name, python=attr)
         if old.required != new.required:
             if new.required:
                 wire = self.wire(owner, narrows=True, widens=False, what=f"{holder} without {wire_name}",
                                  narrow_why="the field was optional")
                 api = (Impact(False, f"{_c(new.name)} keeps a default") if new.has_default
                        else Impact(True, f"constructing {_c(new_class)} now needs the argument {_c(new.name)}"))
-                self.add("field-required", owner, path, f"{wire_name} is now required", wire, api, old=False, new=True)
+                self.add("field-required", owner, path, f"{wire_name} is now required", wire, api, old=False, new=True, python=(old_class,))
             else:
                 wire = self.wire(owner, narrows=False, widens=True, what=f"{holder} without {wire_name}",
                                  widen_why="the field was required")
                 api = (Impact(False, f"an omitted {_c(new.name)} reads as its default") if new.has_default
                        else Impact(True, f"{attribute} may now be UNSET when read"))
-                self.add("field-optional", owner, path, f"{wire_name} is now optional", wire, api, old=True, new=False)
+                self.add("field-optional", owner, path, f"{wire_name} is now optional", wire, api, old=True, new=False, python=attr)
         if old.nullable != new.nullable:
             if new.nullable:
                 tol = old_tol or ("old receivers take null as the default (x-deserialize-default-on-null)"
                                   if old.default_on_null else "")
                 wire = self.wire(owner, narrows=False, widens=True, what=f"null as {wire_name}", old_tolerant=tol)
                 self.add("field-nullable", owner, path, f"{wire_name} may now be null", wire,
-                         Impact(True, f"{attribute} may now be None when read"), old=False, new=True)
+                         Impact(True, f"{attribute} may now be None when read"), old=False, new=True, python=attr)
             else:
                 tol = new_tol or ("new receivers take null as the default (x-deserialize-default-on-null)"
                                   if new.default_on_null else "")
                 wire = self.wire(owner, narrows=True, widens=False, what=f"null as {wire_name}", new_tolerant=tol)
                 self.add("field-non-nullable", owner, path, f"{wire_name} may no longer be null", wire,
-                         Impact(True, f"None is no longer a value of {attribute}"), old=True, new=False)
+                         Impact(True, f"None is no longer a value of {attribute}"), old=True, new=False, python=attr)
         old_t, new_t = _norm(old.value_type), _norm(new.value_type)
-        if old_t != new_t:
+        if old_t.kind == "keyed" and new_t.kind == "keyed" and old_t != new_t:
+            self.keyed_changed(owner, path, old, new, attribute, holder, attr)
+        elif old_t != new_t:
             narrows = not self.covers(new_t, self.new, old_t, self.old)
             widens = not self.covers(old_t, self.old, new_t, self.new)
-            wire = self.wire(owner, narrows=narrows, widens=widens, what=f"{_a(old.wire_name)} value",
+            wire = self.wire(owner, narrows=narrows, widens=widens, what=f"{_a(field_key(old))} value",
                              old_tolerant=old_tol, new_tolerant=new_tol,
                              overlap=self.overlaps(old_t, self.old, new_t, self.new),
                              compatible=self._compatible_type_reason(old_t, new_t))
             api = self.api_type(attribute, self.old.annotation_parts(old.value_type),
                                 self.new.annotation_parts(new.value_type))
             self.add("field-type-changed", owner, path,
-                     f"{wire_name} was {_c(show_type(old.value_type))}, now {_c(show_type(new.value_type))}",
-                     wire, api, old=show_type(old.type), new=show_type(new.type))
+                     f"{wire_name} was {_c(python_type(old.value_type, self.old))}, "
+                     f"now {_c(python_type(new.value_type, self.new))}",
+                     wire, api, old=show_type(old.type, self.old), new=show_type(new.type, self.new), python=attr)
         if old.has_default != new.has_default or (old.has_default and not _same_json(old.default, new.default)):
-            self.default_changed(owner, path, old, new, attribute)
+            self.default_changed(owner, path, old, new, attribute, attr)
         for flag, keyword in (("default_on_error", "x-deserialize-default-on-error"),
                               ("default_on_null", "x-deserialize-default-on-null")):
             if getattr(old, flag) != getattr(new, flag):
                 self.deserialize(owner, path, keyword, getattr(new, flag))
         self.skip_items(owner, path, old.type, new.type)
 
+    def keyed_changed(self, owner: str, path: str, old: ir.Field, new: ir.Field, attribute: str, holder: str,
+                      attr: tuple[str, ...]) -> None:
+        """A flattened field (``KeyedT``: members told apart by their keys,
+        sharing the object that holds them) whose members or keyword changed."""
+        old_t, new_t = old.value_type, new.value_type
+        assert isinstance(old_t, ir.KeyedT) and isinstance(new_t, ir.KeyedT)
+        label = _c(new.name)
+        old_members = self.old.annotation_parts(old_t)
+        new_members = self.new.annotation_parts(new_t)
+        details = []
+        if old_t.exclusive != new_t.exclusive:
+            before, after = ("oneOf", "anyOf") if old_t.exclusive else ("anyOf", "oneOf")
+            details.append(
+                f"its members ({_list(new_members, code=True)}) were told apart by `{before}`, now by `{after}`"
+                + (" (exactly one may match)" if new_t.exclusive else " (the first that matches wins)")
+            )
+        if old_members != new_members:
+            details.append(f"its members were {_c(' | '.join(old_members))}, now {_c(' | '.join(new_members))}")
+        narrows = not self.covers(new_t, self.new, old_t, self.old)
+        widens = not self.covers(old_t, self.old, new_t, self.new)
+        both = f"{holder} with the keys of more than one {label} member"
+        wire = self.wire(
+            owner, narrows=narrows, widens=widens,
+            what=both if old_members == new_members else f"{holder} whose {label} is not one of its members",
+            narrow_why="`oneOf` refuses an object that two members accept" if new_t.exclusive else "",
+            widen_why="`oneOf` refuses an object that two members accept" if old_t.exclusive else "",
+            overlap=self.overlaps(old_t, self.old, new_t, self.new),
+        )
+        self.add("field-type-changed", owner, path,
+                 f"the flattened field {label}: " + "; ".join(details),
+                 wire, self.api_type(attribute, old_members, new_members),
+                 old=show_type(old.type, self.old), new=show_type(new.type, self.new), python=attr)
+
     def _compatible_type_reason(self, old_t: ir.TypeExpr, new_t: ir.TypeExpr) -> str:
         if self.covers(new_t, self.new, old_t, self.old) and self.covers(old_t, self.old, new_t, self.new):
             return "both types allow the same values"
         return "messages valid under one schema are valid under the other"
 
-    def default_changed(self, owner: str, path: str, old: ir.Field, new: ir.Field, attribute: str) -> None:
+    def default_changed(self, owner: str, path: str, old: ir.Field, new: ir.Field, attribute: str,
+                        attr: tuple[str, ...]) -> None:
         wire_name = _c(old.wire_name)
         before, after = _c(_show_json(old.default)), _c(_show_json(new.default))
         if not old.has_default:
@@ -501,7 +345,7 @@ class _Differ(_Shapes):
                                 f"and {after} to those built on the new one", (OLD_RECEIVERS, OLD_SENDERS))
             api = Impact(False, f"the constructor default of {attribute} is now {after}")
         self.add("field-default-changed", owner, path, summary, wire, api,
-                 old=_json_value(old.default), new=_json_value(new.default))
+                 old=_json_value(old.default), new=_json_value(new.default), python=attr)
 
     def deserialize(self, owner: str, path: str, keyword: str, added: bool) -> None:
         if added:
@@ -513,7 +357,7 @@ class _Differ(_Shapes):
         self.add("deserialize-added" if added else "deserialize-removed", owner, path,
                  f"{keyword} {'added' if added else 'removed'}", wire,
                  Impact(False, "the Python API is the same; only lenient decoding changes"),
-                 old=not added, new=added)
+                 old=not added, new=added, python=())
 
     def skip_items(self, owner: str, path: str, old_t: ir.TypeExpr, new_t: ir.TypeExpr) -> None:
         before, after = _skip_positions(old_t), _skip_positions(new_t)
@@ -539,7 +383,7 @@ class _Differ(_Shapes):
             self.add("type-kind-changed", name, name, f"was an enum of {old.value_kind}, now of {new.value_kind}",
                      self.wire(name, narrows=True, widens=True, what=f"{_a(name)} value"),
                      Impact(True, f"{_c(old.class_name)} now holds {new.value_kind} values"),
-                     old=old.value_kind, new=new.value_kind)
+                     old=old.value_kind, new=new.value_kind, python=(old.class_name,))
             return
         old_members = {(type(m.value), m.value): m for m in old.members}
         new_members = {(type(m.value), m.value): m for m in new.members}
@@ -553,7 +397,7 @@ class _Differ(_Shapes):
                              f"member {_c(before.name)} is now {_c(member.name)}",
                              Impact(False, "the wire value is unchanged"),
                              Impact(True, f"{_c(old.class_name + '.' + before.name)} was renamed to {_c(member.name)}"),
-                             old=before.name, new=member.name)
+                             old=before.name, new=member.name, python=(f"{old.class_name}.{before.name}",))
                 continue
             if old.open:
                 wire = Impact(False, f"old receivers keep it as a plain value: {_c(name)} is open")
@@ -561,7 +405,7 @@ class _Differ(_Shapes):
                 wire = self.wire(name, narrows=False, widens=True, what=f"the {_c(name)} value {value}",
                                  widen_why=f"{_c(name)} is closed")
             self.add("enum-value-added", name, path, f"new value {value}", wire,
-                     Impact(False, f"a new member {_c(new.class_name + '.' + member.name)}"), new=member.value)
+                     Impact(False, f"a new member {_c(new.class_name + '.' + member.name)}"), new=member.value, python=())
         for key, member in old_members.items():
             if key in new_members:
                 continue
@@ -572,18 +416,18 @@ class _Differ(_Shapes):
                 wire = self.wire(name, narrows=True, widens=False, what=f"the {_c(name)} value {value}",
                                  narrow_why=f"{_c(name)} is closed")
             self.add("enum-value-removed", name, f"{name}:{member.value}", f"removed value {value}", wire,
-                     Impact(True, f"the member {_c(old.class_name + '.' + member.name)} is gone"), old=member.value)
+                     Impact(True, f"the member {_c(old.class_name + '.' + member.name)} is gone"), old=member.value, python=(f"{old.class_name}.{member.name}",))
         if old.open != new.open:
             if new.open:
                 self.add("enum-opened", name, name, f"{_c(name)} now accepts any other {new.value_kind}",
                          Impact(False, "receivers accept more; senders still emit only the known values"),
                          Impact(True, f"a value of {_c(new.class_name)} may now be read as a plain {new.value_kind}"),
-                         old=False, new=True)
+                         old=False, new=True, python=(old.class_name,))
             else:
                 self.add("enum-closed", name, name, f"{_c(name)} no longer accepts other values",
                          Impact(False, "senders emit only the known values, which both schemas accept"),
                          Impact(True, f"a plain {old.value_kind} is no longer a value where {_c(new.class_name)} is expected"),
-                         old=True, new=False)
+                         old=True, new=False, python=(old.class_name,))
 
     # -------------------------------------------------------- unions
 
@@ -595,14 +439,14 @@ class _Differ(_Shapes):
                      f"was {_c(old.tag) if old.tag else 'required keys'}",
                      self.wire(name, narrows=True, widens=True, what=_a(name)),
                      Impact(True, f"the variant classes of {_c(new.class_name)} changed with the tag"),
-                     old=old.tag, new=new.tag)
+                     old=old.tag, new=new.tag, python=(old.class_name,))
             return
         if old.tag and old.tag_name != new.tag_name:
             self.add("field-renamed", name, f"{name}.{new.tag}",
                      f"Python tag attribute {_c(old.tag_name)} is now {_c(new.tag_name)}",
                      Impact(False, "the wire name is unchanged"),
                      Impact(True, f"the tag attribute {_c(old.tag_name)} was renamed to {_c(new.tag_name)}"),
-                     old=old.tag_name, new=new.tag_name)
+                     old=old.tag_name, new=new.tag_name, python=(f"{old.class_name}.{old.tag_name}",))
         if old.tag_lenient != new.tag_lenient:
             self.deserialize(name, f"{name}.{new.tag}", "x-deserialize-default-on-error", new.tag_lenient)
         old_base, new_base = self.old.base_fields(old), self.new.base_fields(new)
@@ -626,7 +470,7 @@ class _Differ(_Shapes):
                                  widen_why="the old union has no catch-all variant")
             self.add("variant-added", name, path,
                      f"new variant {_c(label)}" + (f" ({_c(variant.ref)})" if variant.ref else ""),
-                     wire, Impact(False, f"a new class {_c(variant.class_name)}"), new=variant.class_name)
+                     wire, Impact(False, f"a new class {_c(variant.class_name)}"), new=variant.class_name, python=())
         for key, variant in old_variants.items():
             if key in new_variants:
                 continue
@@ -642,7 +486,7 @@ class _Differ(_Shapes):
             self.add("variant-removed", name, f"{name}[{label}]",
                      f"removed variant {_c(label)}" + (f" ({_c(variant.ref)})" if variant.ref else ""),
                      wire, Impact(True, f"{what} {_c(variant.class_name)} is gone from {_c(old.class_name)}"),
-                     old=variant.class_name)
+                     old=variant.class_name, python=(variant.class_name,))
 
     def variant(self, old_union: ir.UnionDef, new_union: ir.UnionDef, old: ir.Variant, new: ir.Variant, path: str,
                 base: set[str]) -> None:
@@ -652,7 +496,7 @@ class _Differ(_Shapes):
                      f"variant class {_c(old.class_name)} is now {_c(new.class_name)}",
                      Impact(False, "the wire form is unchanged"),
                      Impact(True, f"{_c(old.class_name)} was renamed to {_c(new.class_name)}"),
-                     old=old.class_name, new=new.class_name)
+                     old=old.class_name, new=new.class_name, python=(old.class_name,))
         same_payload = old.wraps == new.wraps and (
             old.ref == new.ref or (old.ref in self.renamed and self.renamed[old.ref] == new.ref)
         )
@@ -680,7 +524,7 @@ class _Differ(_Shapes):
                      + (f" ({'; '.join(details)})" if details else ""),
                      self.wire(name, narrows=narrows, widens=widens, what=_a(path),
                                overlap=self.overlaps(old_shape, self.old, new_shape, self.new)), api,
-                     old=before, new=after)
+                     old=before, new=after, python=(old.class_name,))
             return
         if old.reuses_ref and new.reuses_ref:
             return
@@ -692,64 +536,6 @@ class _Differ(_Shapes):
             if isinstance(payload, ir.ObjectDef):
                 skip |= {f.wire_name for f in payload.fields}
         self.fields(name, path, old.fields, new.fields, classes=(old.class_name, new.class_name), skip=skip)
-
-    # -------------------------------------------------------- methods and message forms
-
-    def methods(self) -> None:
-        def by_name(methods: dict[tuple[str, str], list[str]]) -> dict[str, dict[str, list[str]]]:
-            out: dict[str, dict[str, list[str]]] = {}
-            for (method, side), names in methods.items():
-                out.setdefault(method, {})[side] = sorted(names)
-            return out
-
-        old_methods, new_methods = by_name(self.old.methods), by_name(self.new.methods)
-        for method in sorted(set(old_methods) | set(new_methods)):
-            before, after = old_methods.get(method, {}), new_methods.get(method, {})
-            if before and after and set(before) != set(after):
-                sides_old, sides_new = ", ".join(sorted(before)), ", ".join(sorted(after))
-                self.add("method-changed", "", f"method {method}",
-                         f"{_c(method)} is handled by the {sides_new}, was the {sides_old}",
-                         Impact(True, f"peers built on the old schema send {_c(method)} to a side that no longer "
-                                      "handles it, and expect it from the other", (OLD_RECEIVERS, OLD_SENDERS)),
-                         Impact(False, "the classes keep their names"),
-                         old=sides_old, new=sides_new, senders=set())
-                continue
-            for side, names in after.items():
-                if side not in before:
-                    self.add("method-added", "", f"method {method} ({side})",
-                             f"new method {_c(method)}, handled by the {side or 'unknown side'} ({_list(names, code=True)})",
-                             Impact(False, f"{_plural({side}, 'peers')} built on the old schema answer 'method not "
-                                           "found', which callers of a new method must expect"),
-                             Impact(False, "new classes only"), new=names, senders=_callers(side))
-            for side, names in before.items():
-                if side not in after:
-                    callers = _callers(side)
-                    self.add("method-removed", "", f"method {method} ({side})",
-                             f"removed method {_c(method)}, handled by the {side or 'unknown side'} ({_list(names, code=True)})",
-                             Impact(True, f"{_plural(callers)} built on the old schema may still call it; "
-                                          f"{_plural({side}, 'peers')} built on the new schema answer 'method not found'",
-                                    (OLD_SENDERS,)),
-                             Impact(False, "its classes are reported as types"), old=names, senders=callers)
-
-    def message_forms(self) -> None:
-        old_forms, new_forms = self.old.forms, self.new.forms
-        for title in sorted(set(old_forms) | set(new_forms)):
-            peers = _form_senders(title)
-            path = f"message {title}"
-            if title not in old_forms:
-                self.add("message-form-added", "", path, f"new top-level message form {_c(title)}",
-                         Impact(False, "a new kind of message: peers that do not take part in it need not handle it"),
-                         Impact(False, "message forms are not generated"), senders=peers)
-            elif title not in new_forms:
-                self.add("message-form-removed", "", path, f"removed top-level message form {_c(title)}",
-                         Impact(True, f"{_plural(peers)} built on the old schema may still send it; "
-                                      "receivers built on the new schema reject it", (OLD_SENDERS,)),
-                         Impact(False, "message forms are not generated"), senders=peers)
-            elif _stripped(old_forms[title]) != _stripped(new_forms[title]):
-                self.add("message-form-changed", "", path, f"the top-level message form {_c(title)} changed",
-                         Impact(True, "the envelope itself changed (not only the types it refers to); "
-                                      "compare the schemas' top-level anyOf", (OLD_RECEIVERS, OLD_SENDERS)),
-                         Impact(False, "message forms are not generated"), senders=peers)
 
 
 _USE_KINDS = frozenset(
@@ -773,51 +559,3 @@ def _first_fields(union: ir.UnionDef, names: set[str]) -> tuple[ir.Field, ...]:
     if not names or not union.variants:
         return ()
     return tuple(f for f in union.variants[0].fields if f.wire_name in names)
-
-
-def _c(text: object) -> str:
-    """``text`` as code: between backticks, which the Markdown form keeps."""
-    shown = str(text)
-    return f"``{shown}``" if "`" in shown else f"`{shown}`"
-
-
-def _a(text: str) -> str:
-    """``text`` as code with its indefinite article: "an `Error`"."""
-    return ("an " if text[:1].lower() in "aeiou" else "a ") + _c(text)
-
-
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}{'' if n == 1 else 's'}"
-
-
-def _list(items: Iterable[str], limit: int = 4, code: bool = False) -> str:
-    texts = [_c(i) if code else str(i) for i in items]
-    shown = ", ".join(texts[:limit])
-    return shown + (f" and {len(texts) - limit} more" if len(texts) > limit else "")
-
-
-def _stripped(node: Json) -> str:
-    return json.dumps(strip_annotations(node), sort_keys=True)
-
-
-def _callers(side: str) -> set[str]:
-    if side == "agent":
-        return {"client"}
-    if side == "client":
-        return {"agent"}
-    if side == "protocol":
-        return {"agent", "client"}
-    return set()
-
-
-def _python_kind(definition: ir.Definition) -> str:
-    return {
-        "object": "a dataclass",
-        "enum": "an enum",
-        "union": "a union of variant classes",
-        "alias": "a type alias",
-    }[definition.kind]
-
-
-def _show_json(value: Json) -> str:
-    return json.dumps(_json_value(value), sort_keys=True)

@@ -15,7 +15,7 @@ from ..compile import ir
 from ..jsontypes import Json, JsonObject
 from ..compile.load import Schema, iter_refs, ref_target
 from ..pipeline import build_ir
-from .subtype import Shape, _Alt, _Obj, _Opaque
+from .shapes import Shape, _Alt, _Obj, _Opaque
 
 
 # ---------------------------------------------------------------- one schema, analysed
@@ -77,7 +77,7 @@ class _Side:
             for f in definition.fields:
                 for target, protected in _type_refs(f.type, f.on_error != "raise"):
                     seen.add(target)
-                    yield _Edge(target, protected, f"{name}.{f.wire_name}", name)
+                    yield _Edge(target, protected, f"{name}.{field_key(f)}", name)
         elif isinstance(definition, ir.UnionDef):
             for variant in definition.variants:
                 where = f"{name}[{_variant_label(definition, variant)}]"
@@ -88,7 +88,7 @@ class _Side:
                 for f in variant.fields:
                     for target, protected in _type_refs(f.type, f.on_error != "raise"):
                         seen.add(target)
-                        yield _Edge(target, protected, f"{where}.{f.wire_name}", name)
+                        yield _Edge(target, protected, f"{where}.{field_key(f)}", name)
         elif isinstance(definition, ir.AliasDef):
             for target, protected in _type_refs(definition.target, False):
                 seen.add(target)
@@ -144,6 +144,8 @@ class _Side:
             return [simple[t.kind]]
         if t.kind == "const":
             return [f"Literal[{t.value!r}]"]
+        if t.kind == "keyed":
+            return [self.annotation_parts(ir.RefT(ref))[0] for ref in t.refs]
         if t.kind == "list":
             return [f"list[{self.annotation(t.items)}]"]
         if t.kind == "map":
@@ -236,6 +238,13 @@ def _methods(raw: JsonObject) -> dict[tuple[str, str], list[str]]:
             side: str = node["x-side"] if isinstance(node.get("x-side"), str) else ""
             out.setdefault((node["x-method"], side), []).append(name)
     return out
+
+
+def field_key(f: ir.Field) -> str:
+    """A field's place in change paths: its wire name, or for a flattened
+    field (whose members share the object that holds it, and which has no
+    wire name of its own) its attribute name in parentheses: ``(scope)``."""
+    return f.wire_name or f"({f.name})"
 
 
 def _variant_label(union: ir.UnionDef, variant: ir.Variant) -> str:

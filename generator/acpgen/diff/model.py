@@ -116,6 +116,9 @@ class Change:
     senders: tuple[str, ...] = ()
     old: Json = None
     new: Json = None
+    python: tuple[str, ...] = ()
+    """The names of the old package the change concerns (``Class``,
+    ``Class.attribute``, ``Enum.MEMBER``); not in the JSON form."""
 
     @property
     def breaking(self) -> bool:

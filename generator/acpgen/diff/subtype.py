@@ -1,72 +1,38 @@
 """Shape comparison: whether the values one schema's senders may emit are
 accepted by the other schema's receivers. It holds the shapes a definition
-stands for (:class:`_Obj`, :class:`_Alt`, :class:`_Opaque`), the display and
-normalisation of IR type expressions (:func:`show_type`, :func:`_norm`), the
+stands for (``shapes``: objects, alternatives, opaque payloads), the display and
+normalisation of IR type expressions (:func:`show_type` in schema terms for
+the JSON form, :func:`python_type` as the generated package types it for the
+summaries, :func:`_norm`), the
 ``covers``/``overlaps`` relations (as the :class:`_Shapes` mixin of the
 classifier, which supplies ``old``, ``new`` and ``renamed``), and the scalar,
-range and raw-subschema helpers they rest on. It reads schemas only through
-``_Side`` objects, which it does not import at run time."""
+range and raw-subschema helpers they rest on. It reads schemas through
+``facts._Side`` objects; the shapes themselves are in ``shapes``."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Hashable
-from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, ClassVar, Literal, Union
+from dataclasses import replace
 
 from ..compile import ir
-from ..jsontypes import Json
 from ..compile.lower import strip_annotations
-
-if TYPE_CHECKING:  # pragma: no cover
-    from .facts import _Side
-
-
-@dataclass(frozen=True)
-class _Obj:
-    """An object: its properties (``{wire name: (shape, required)}``), and
-    whether it takes properties it does not declare."""
-
-    fields: dict[str, tuple[Shape, bool]]
-    open: bool
-
-    kind: ClassVar[Literal["obj"]] = "obj"
-
-
-@dataclass(frozen=True)
-class _Alt:
-    """Any one of ``members`` (a union's variants)."""
-
-    members: tuple[Shape, ...]
-
-    kind: ClassVar[Literal["alt"]] = "alt"
-
-
-@dataclass(frozen=True)
-class _Opaque:
-    key: str
-
-    kind: ClassVar[Literal["opaque"]] = "opaque"
-
-
-Shape = Union[ir.TypeExpr, _Obj, _Alt, _Opaque]
-"""What ``covers`` and ``overlaps`` compare: a type expression, or the
-shape a definition stands for."""
-
-_SeenKey = tuple[str, Hashable, str, Hashable]
-"""A pair of shapes being compared, by side label and definition name (or
-the shape itself): ``covers`` and ``overlaps`` stop on one seen before."""
+from ..jsontypes import Json
+from .facts import _Side
+from .shapes import Shape, _SeenKey
 
 
 # ---------------------------------------------------------------- type display
 
 
-def show_type(t: ir.TypeExpr) -> str:
-    """A type expression in schema terms: ``string``, ``ToolKind | null`` ..."""
+def show_type(t: ir.TypeExpr, side: _Side | None = None) -> str:
+    """A type expression in schema terms: ``string``, ``ToolKind | null`` ...
+    A subschema the codec keeps as JSON is shown by its keywords when the
+    ``side`` it comes from is given, else as ``(schema)``."""
     if t.kind == "any":
         return "any"
     if t.kind == "raw":
-        return "(schema)"
+        return "(schema)" if side is None else _raw_text(_node_at(side, t.pointer), python=False)
     if t.kind == "str":
         return "string" + (f"(minLength {t.min_length})" if t.min_length is not None else "")
     if t.kind in ("int", "num"):
@@ -86,19 +52,94 @@ def show_type(t: ir.TypeExpr) -> str:
     if t.kind == "const":
         return json.dumps(t.value)
     if t.kind == "list":
-        inner = show_type(t.items)
+        inner = show_type(t.items, side)
         if " " in inner:
             inner = f"({inner})"
         return inner + "[]" + (f"(minItems {t.min_items})" if t.min_items is not None else "")
     if t.kind == "map":
-        return f"map<{show_type(t.values)}>"
+        return f"map<{show_type(t.values, side)}>"
     if t.kind == "ref":
         return t.name
     if t.kind == "nullable":
-        return f"{show_type(t.inner)} | null"
+        return f"{show_type(t.inner, side)} | null"
     if t.kind in ("scalar_union", "first_match"):
-        return " | ".join(show_type(m) for m in t.members)
+        return " | ".join(show_type(m, side) for m in t.members)
+    if t.kind == "keyed":
+        return f"{' | '.join(t.refs)} (flattened, {'oneOf' if t.exclusive else 'anyOf'})"
     return t.kind  # pragma: no cover
+
+
+_JSON_TYPES = {"string": "str", "integer": "int", "number": "float", "boolean": "bool", "null": "None",
+               "array": "list", "object": "dict"}
+"""JSON Schema ``type`` names as the Python types that hold them."""
+
+_ANNOTATIONS = frozenset({"description", "title", "$comment", "examples", "default", "type", "deprecated",
+                          "readOnly", "writeOnly", "format"})
+"""Keywords of a raw subschema that do not restrict its values (``format``
+is an annotation in acpgen)."""
+
+
+def python_type(t: ir.TypeExpr, side: _Side) -> str:
+    """A type expression as the Python type the package generated from
+    ``side`` gives it, class names included, with what the schema
+    restricts beyond that type in parentheses: ``int (uint32, >= 1)``,
+    ``list[ContentBlock] (minItems 1)``, ``str (pattern '^[A-Z]{3}$')``,
+    ``ElicitationSessionScope | ElicitationRequestScope (flattened, oneOf)``."""
+    if t.kind == "nullable":
+        return f"{python_type(t.inner, side)} | None"
+    if t.kind in ("scalar_union", "first_match"):
+        parts: list[str] = []
+        for member in t.members:
+            shown = python_type(member, side)
+            if shown not in parts:
+                parts.append(shown)
+        return " | ".join(parts)
+    if t.kind == "ref":
+        return " | ".join(side.annotation_parts(t))
+    if t.kind == "str":
+        return "str" + (f" (minLength {t.min_length})" if t.min_length is not None else "")
+    if t.kind in ("int", "num"):
+        bits = [t.format] if t.format else []
+        if t.minimum is not None:
+            bits.append(f">= {t.minimum}")
+        if t.maximum is not None:
+            bits.append(f"<= {t.maximum}")
+        return ("int" if t.kind == "int" else "float") + (f" ({', '.join(bits)})" if bits else "")
+    if t.kind == "list":
+        inner = python_type(t.items, side)
+        return f"list[{inner}]" + (f" (minItems {t.min_items})" if t.min_items is not None else "")
+    if t.kind == "map":
+        return f"dict[str, {python_type(t.values, side)}]"
+    if t.kind == "keyed":
+        members = " | ".join(side.annotation_parts(ir.RefT(ref))[0] for ref in t.refs)
+        return f"{members} (flattened, {'oneOf' if t.exclusive else 'anyOf'})"
+    if t.kind == "raw":
+        return _raw_text(_node_at(side, t.pointer), python=True)
+    return " | ".join(side.annotation_parts(t))
+
+
+def _raw_text(node: Json, *, python: bool) -> str:
+    """A subschema the codec keeps as JSON, as the type of the JSON it
+    allows (the Python type, or with ``python=False`` the JSON Schema one)
+    and the keywords that restrict it."""
+    anything = "Any" if python else "any"
+    if not isinstance(node, dict):
+        return anything
+    kinds = node.get("type")
+    names = [kinds] if isinstance(kinds, str) else kinds if isinstance(kinds, list) else []
+    base = " | ".join((_JSON_TYPES.get(k, anything) if python else k) for k in names if isinstance(k, str)) or anything
+    restrictions = []
+    for key, value in node.items():
+        if key in _ANNOTATIONS:
+            continue
+        if key in ("anyOf", "oneOf", "allOf") and isinstance(value, list):
+            restrictions.append(f"{key} of {len(value)} subschemas")
+        elif isinstance(value, str):
+            restrictions.append(f"{key} {value!r}")
+        else:
+            shown = json.dumps(strip_annotations(value), sort_keys=True)
+            restrictions.append(f"{key} {shown if len(shown) <= 40 else shown[:37] + '...'}")
+    return base + (f" ({', '.join(restrictions)})" if restrictions else "")
 
 
 def _norm(t: ir.TypeExpr) -> ir.TypeExpr:
@@ -203,6 +244,17 @@ class _Shapes:
                 and (a.min_items or 0) <= (b.min_items or 0)
                 and self.covers(a.items, a_side, b.items, b_side, seen)
             )
+        if a.kind == "keyed":
+            # Senders emit one member's keys; an anyOf sender may emit two
+            # members' keys at once, which a oneOf receiver refuses.
+            return (
+                b.kind == "keyed"
+                and (b.exclusive or not a.exclusive)
+                and all(
+                    any(self.covers(ir.RefT(mine), a_side, ir.RefT(theirs), b_side, seen) for mine in a.refs)
+                    for theirs in b.refs
+                )
+            )
         return _scalar_covers(a, b)
 
     def overlaps(
@@ -228,6 +280,16 @@ class _Shapes:
             if a.name not in a_side.defs or key in seen:
                 return False
             return self.overlaps(a_side.shape(a.name, "receiver"), a_side, b, b_side, seen | {key})
+        if a.kind == "keyed" or b.kind == "keyed":
+            return (
+                a.kind == "keyed"
+                and b.kind == "keyed"
+                and any(
+                    self.overlaps(ir.RefT(mine), a_side, ir.RefT(theirs), b_side, seen)
+                    for mine in a.refs
+                    for theirs in b.refs
+                )
+            )
         if a.kind in ("alt", "scalar_union", "first_match"):
             return any(self.overlaps(m, a_side, b, b_side, seen) for m in a.members)
         if a.kind == "nullable":

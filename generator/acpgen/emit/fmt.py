@@ -11,6 +11,13 @@ The formatter runs with its configuration fixed here (``--isolated``: no
 ``pyproject.toml`` or ``ruff.toml`` of the machine takes part), on copies of
 the sources in a temporary directory. It is a child process that ends with
 its parent: when acpgen stops, however it stops, the formatter is killed.
+One that runs longer than :data:`TIMEOUT` is killed, and the run fails
+saying so.
+
+The temporary directory (``acpgen-format-*`` in the system's temporary
+directory, :mod:`acpgen.scratch`) goes when formatting ends, however it
+ends: an error, a killed or timed-out formatter, Ctrl-C, SIGTERM, SIGHUP;
+after a SIGKILL, the next format deletes it.
 """
 
 from __future__ import annotations
@@ -20,14 +27,21 @@ import re
 import signal
 import subprocess
 import sys
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
 from ..errors import AcpgenError
+from ..scratch import scratch
 
 LINE_LENGTH = 88
 TARGET_VERSION = "py310"
+TIMEOUT = 300.0
+"""Seconds the formatter may take for one run (the four ACP packages take
+well under one)."""
+SCRATCH_PREFIX = "acpgen-format-"
+"""The temporary directories' prefix (earlier versions, which did not lock
+theirs, used ``acpgen-fmt-``: those are never swept, as a run of such a
+version may still be using one)."""
 
 _ARGS = (
     "format",
@@ -93,7 +107,7 @@ def _cut(text: str, limit: int) -> list[str]:
 
 
 def _format_pieces(pieces: dict[str, list[str]]) -> dict[str, str]:
-    with tempfile.TemporaryDirectory(prefix="acpgen-fmt-") as temp:
+    with scratch(SCRATCH_PREFIX) as temp:
         # Flat numbered copies: the paths are "<package>/<module>.py".
         names = {
             (path, index): f"m{number}_{index}.py"
@@ -137,9 +151,13 @@ def _run(directory: str, originals: dict[str, str]) -> None:
         preexec_fn=_die_with(os.getpid()) if sys.platform == "linux" else None,
     )
     try:
-        out, err = process.communicate()
+        out, err = process.communicate(timeout=TIMEOUT)
+    except subprocess.TimeoutExpired:
+        raise AcpgenError(
+            f"ruff format did not finish within {TIMEOUT:g} seconds and was stopped; nothing was written"
+        ) from None
     finally:
-        # Interrupted (Ctrl-C, an exception): the formatter goes too.
+        # Interrupted (Ctrl-C, an exception, the timeout): the formatter goes too.
         if process.poll() is None:
             process.kill()
             process.wait()

@@ -16,9 +16,12 @@ from pathlib import Path
 
 from ..errors import AcpgenError
 from ..jsontypes import JsonObject
+from .ownfiles import refuse_odd, write_fresh
 from .trees import EMPTY_DIR, FILE, SYMLINK, walk
 
 JOURNAL_FILE = ".acpgen-journal.json"
+JOURNAL_TEMP = JOURNAL_FILE + ".tmp"
+"""Where the next record is written before it is renamed onto the journal."""
 NEW_PREFIX = ".acpgen-new-"
 OLD_PREFIX = ".acpgen-old-"
 
@@ -38,12 +41,11 @@ class Entry:
 
 def write_journal(home: Path, record: JsonObject) -> None:
     """Replace the journal in ``home`` with ``record``, durably: the rename
-    is the moment the new phase counts."""
-    temporary = home / (JOURNAL_FILE + ".tmp")
-    with open(temporary, "w", encoding="utf-8") as handle:
-        json.dump(record, handle, indent=2)
-        handle.flush()
-        os.fsync(handle.fileno())
+    is the moment the new phase counts. Neither name is written through a
+    link (:mod:`acpgen.output.ownfiles`)."""
+    temporary = home / JOURNAL_TEMP
+    refuse_odd(home / JOURNAL_FILE)
+    write_fresh(temporary, json.dumps(record, indent=2).encode("utf-8"))
     os.replace(temporary, home / JOURNAL_FILE)
     fsync_dir(home)
 
@@ -61,8 +63,9 @@ def recorded_phase(home: Path) -> str | None:
 def read_journal(home: Path) -> tuple[str, list[Entry]] | None:
     """The phase and entries of the journal in ``home``, None without one.
     Refuses a journal naming a directory that is not acpgen's staging
-    directory beside its target."""
+    directory beside its target, and a link at the journal's name."""
     path = home / JOURNAL_FILE
+    refuse_odd(path)
     if not path.exists():
         return None
     try:

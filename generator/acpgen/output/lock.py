@@ -12,6 +12,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, Iterator
 
+from .ownfiles import open_lock
+
 __all__ = ["LOCK_FILE", "locked", "waiting_notice"]
 
 LOCK_FILE = ".acpgen.lock"
@@ -20,12 +22,13 @@ LOCK_FILE = ".acpgen.lock"
 @contextmanager
 def locked(home: Path, on_wait: Callable[[Path], None] | None = None) -> Iterator[None]:
     """Hold the exclusive lock of ``home``; wait for another holder to finish
-    (calling ``on_wait`` first). The lock file is removed on release."""
+    (calling ``on_wait`` first). The lock file is removed on release; a
+    link at its name is refused, never followed."""
     path = home / LOCK_FILE
     while True:
         home.mkdir(parents=True, exist_ok=True)
         try:
-            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+            fd = open_lock(path)
         except FileNotFoundError:
             continue  # a run that failed removed the directory it had created
         try:

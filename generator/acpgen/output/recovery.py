@@ -12,13 +12,19 @@ the only copy of the user's tree, so:
 
 * target missing: the one directory that set it aside is renamed back onto
   it, when it is unambiguously that (acpgen's journal prefix, or a package
-  whose marker matches its files); several candidates, or one acpgen cannot
+  whose marker matches its files, or with no marker and acpgen's header
+  lines, which the check before writing then compares with what the run
+  writes); several candidates, or one acpgen cannot
   vouch for, stop the run with an error naming them; nothing is deleted;
 * target present: a leftover identical to it is redundant; so is a staged
-  or set-aside package of unedited acpgen output from a version without a
-  journal, and a staged package of unedited acpgen output. Those are deleted,
-  but only once the new run has committed. Anything else is left where it is
-  with a warning naming it and saying what to do.
+  or set-aside package from a version without a journal, and a staged
+  package, whose marker matches its files (unedited acpgen output), and a
+  package a version without a journal staged (no marker, every file with
+  acpgen's header: it only ever held what acpgen wrote). A package such a
+  version set aside with no marker held the user's package, maybe edited, and
+  is never taken for acpgen's output on its header lines. The redundant ones
+  are deleted, but only once the new run has committed. Anything else is
+  left where it is with a warning naming it and saying what to do.
 """
 
 from __future__ import annotations
@@ -27,7 +33,6 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from . import manifest
 from ..errors import AcpgenError
@@ -41,9 +46,7 @@ from .journal import (
     read_journal,
     remove,
 )
-
-if TYPE_CHECKING:
-    from .write import Tree
+from .trees import Tree
 
 _LEGACY = re.compile(r"^\.(?P<name>.+)\.(?P<kind>new|old)-[A-Za-z0-9_]{8}$")
 _ORPHAN = re.compile(rf"^(?P<prefix>{re.escape(NEW_PREFIX)}|{re.escape(OLD_PREFIX)})(?P<name>.+)-[0-9a-f]{{8}}$")
@@ -240,8 +243,11 @@ def _restore(target: Path, guarded: bool, candidates: list[Leftover]) -> Path | 
         )
     (candidate,) = candidates
     if candidate.legacy and guarded:
+        # A package with no marker but acpgen's header lines is put back as
+        # well: a rename loses nothing, and the check before writing compares
+        # it with what the run writes.
         owner = manifest.ownership(candidate.path)
-        if owner.status != manifest.GENERATED:
+        if owner.status not in (manifest.GENERATED, manifest.UNMARKED):
             raise AcpgenError(
                 f"{target} is missing, and {candidate.path} may hold it, set aside by an interrupted acpgen run, "
                 f"but its files are not what acpgen wrote ({owner.changed_summary()}); if it is your package, rename it back "
@@ -260,7 +266,12 @@ def _redundant(leftover: Leftover, guarded: bool) -> bool:
         # A tree a journaled run set aside, unlike the target now: the
         # target was restored by hand from something else.
         return False
-    return manifest.ownership(leftover.path).status == manifest.GENERATED
+    status = manifest.ownership(leftover.path).status
+    # Without a marker (every journal-less acpgen wrote none), header lines
+    # do not tell that the files are unedited output: a tree set aside held
+    # the user's package, maybe edited, and is kept (with a warning). A tree
+    # such an acpgen staged only ever held what it wrote itself.
+    return status == manifest.GENERATED or (status == manifest.UNMARKED and leftover.legacy and leftover.kind == "new")
 
 
 def _identical(a: Path, b: Path) -> bool:

@@ -1,15 +1,33 @@
-"""What a directory tree holds: the walk the package marker
-(:mod:`acpgen.output.manifest`) and the journal's digest (:mod:`acpgen.output.journal`)
-share, and the files of a tree read at once (:func:`read_tree`)."""
+"""Directory trees: a tree a run replaces (:class:`Tree`, shared by
+:mod:`acpgen.output.write` and :mod:`acpgen.output.recovery`), the walk the
+package marker (:mod:`acpgen.output.manifest`) and the journal's digest
+(:mod:`acpgen.output.journal`) share, and the files of a tree read at once
+(:func:`read_tree`)."""
 
 from __future__ import annotations
 
 import os
 import stat
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
-__all__ = ["EMPTY_DIR", "FILE", "IGNORED_DIRS", "SPECIAL", "SYMLINK", "read_tree", "walk"]
+__all__ = ["EMPTY_DIR", "FILE", "IGNORED_DIRS", "SPECIAL", "SYMLINK", "Tree", "read_tree", "walk"]
+
+
+@dataclass(frozen=True)
+class Tree:
+    """A directory to replace with ``files`` (relative path -> bytes)."""
+
+    target: Path
+    files: dict[str, bytes]
+    guarded: bool = True
+    """A generated package: replaced only when acpgen made it."""
+    keep: Path | None = None
+    """A directory whose other entries (not in ``files`` nor ``drop``) the
+    new tree holds as they are: usually ``target`` itself."""
+    drop: frozenset[str] = frozenset()
+    """Files of ``keep`` the new tree leaves out."""
 
 IGNORED_DIRS = ("__pycache__",)
 """Directories left out of a tree (a symbolic link of that name is kept)."""

@@ -21,6 +21,10 @@ aside (``.acpgen-old-<name>-<token>``, the previous trees) and its phase:
 3. ``committed``: every swap is done; the trees set aside are deleted, then
    the journal.
 
+The lock and the journal are created without following a symbolic link
+planted at their names, and such a link stops the run before anything is
+written (:mod:`acpgen.output.ownfiles`).
+
 The commit point is the atomic rename that puts the ``committed`` journal in
 place. A run that fails before it (the ``committed`` record cannot be
 written, say) rolls back at once and says so; a run that cannot even roll
@@ -55,17 +59,18 @@ import os
 import secrets
 import time
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from . import manifest
 from ..errors import AcpgenError
-from .journal import JOURNAL_FILE, NEW_PREFIX, OLD_PREFIX, directory_digest, fsync_dir, joined, recorded_phase
+from .journal import JOURNAL_FILE, JOURNAL_TEMP, NEW_PREFIX, OLD_PREFIX, directory_digest, fsync_dir, joined, recorded_phase
 from .journal import write_journal as _write_journal
 from .lock import locked
+from .ownfiles import refuse_odd, write_fresh
 from .recovery import describe_state, recover, remove_leftovers, settle_leftovers
 from .staging import stage_tree
+from .trees import Tree
 
 __all__ = [
     "Tree",
@@ -78,21 +83,6 @@ __all__ = [
 ]
 
 PAUSE_TIMEOUT = 300.0
-
-
-@dataclass(frozen=True)
-class Tree:
-    """A directory to replace with ``files`` (relative path -> bytes)."""
-
-    target: Path
-    files: dict[str, bytes]
-    guarded: bool = True
-    """A generated package: replaced only when acpgen made it."""
-    keep: Path | None = None
-    """A directory whose other entries (not in ``files`` nor ``drop``) the
-    new tree holds as they are: usually ``target`` itself."""
-    drop: frozenset[str] = frozenset()
-    """Files of ``keep`` the new tree leaves out."""
 
 
 def package_tree(out_dir: Path, name: str, files: dict[str, str]) -> Tree:
@@ -196,10 +186,13 @@ def prepared(
         [Tree(target, {}, guarded) for target, guarded in targets],
         overwrite_foreign=overwrite_foreign,
         overwrite_edited=overwrite_edited,
+        built=False,
     )
     created = [d for d in (home, *home.parents) if not os.path.lexists(d)]
     try:
         with locked(home, on_wait):
+            # A link at acpgen's names stops the run before anything moves.
+            refuse_odd(home / JOURNAL_TEMP)
             recover(home)
             writer = Writer(home, notes)
             writer.settle(targets)
@@ -213,16 +206,27 @@ def prepared(
         raise
 
 
-def check_targets(trees: list[Tree], *, overwrite_foreign: bool, overwrite_edited: bool) -> None:
-    """Refuse to replace what acpgen did not make, or what was edited since."""
+def check_targets(trees: list[Tree], *, overwrite_foreign: bool, overwrite_edited: bool, built: bool = True) -> None:
+    """Refuse to replace what acpgen did not make, or what was edited since.
+    Before the files are ``built`` (the check :func:`prepared` makes), a
+    directory without a marker but with acpgen's header lines is let
+    through: only the built files tell whether it is exactly what acpgen
+    writes (:mod:`acpgen.output.manifest`)."""
     for tree in trees:
         if not tree.guarded:
             continue
-        owner = manifest.ownership(tree.target)
+        owner = manifest.ownership(tree.target, tree.files if built else None)
         if owner.status == manifest.FOREIGN and not overwrite_foreign:
             raise AcpgenError(
                 f"refusing to replace a directory acpgen did not generate ({owner.changed_summary()}); "
                 "choose another --out or --package, or pass --overwrite-foreign to delete it and write the package",
+                file=os.path.normpath(tree.target),
+            )
+        if owner.status == manifest.EDITED and not owner.marked and not (overwrite_edited or overwrite_foreign):
+            raise AcpgenError(
+                f"refusing to replace a directory without a {manifest.MARKER} marker whose files are not what acpgen "
+                f"writes now ({owner.changed_summary()}): a copy of a generated package changed by hand, or a package "
+                "of an acpgen that wrote no marker; pass --overwrite-edited to replace it and lose those changes",
                 file=os.path.normpath(tree.target),
             )
         if owner.status == manifest.EDITED and not (overwrite_edited or overwrite_foreign):
@@ -241,7 +245,7 @@ def _pause(phase: str) -> None:
     if os.environ.get("ACPGEN_TEST_PAUSE") != phase:
         return
     flag = Path(os.environ["ACPGEN_TEST_PAUSE_FILE"])
-    flag.write_text(str(os.getpid()))
+    write_fresh(flag, str(os.getpid()).encode("ascii"))
     deadline = time.monotonic() + PAUSE_TIMEOUT
     while flag.exists() and time.monotonic() < deadline:
         time.sleep(0.02)

@@ -4,7 +4,18 @@ unit-tested here like the rest of acpgen."""
 
 from pathlib import Path
 
+_HERE = Path(__file__).parent
+
 SOURCES = {
-    name: Path(__file__).with_name(name) for name in ("_runtime.py", "_validator.py", "_codec.py", "_models.py")
+    name: _HERE / name
+    for name in (
+        "_runtime.py",
+        "_validator.py",
+        "_codec.py",
+        "_models.py",
+        "_jsonrpc.py",
+        "_transport.py",
+        "_connection.py",
+    )
 }
 """Generated file name -> the source copied into the package."""

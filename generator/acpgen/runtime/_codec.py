@@ -26,7 +26,15 @@ from ._validator import schema_root, validate
 if TYPE_CHECKING:
     from ._runtime import Decoder
 
-__all__ = ["DecodeClass", "Encode", "Wire", "class_decoding", "decoding", "encoding", "raw_checking"]
+__all__ = [
+    "DecodeClass",
+    "Encode",
+    "Wire",
+    "class_decoding",
+    "decoding",
+    "encoding",
+    "raw_checking",
+]
 
 _T = TypeVar("_T")
 
@@ -64,10 +72,14 @@ class Encode(Protocol):
     @overload
     def __call__(self, value: list[Any], *, validate: bool = False) -> list[Any]: ...
     @overload
-    def __call__(self, value: dict[str, Any], *, validate: bool = False) -> dict[str, Any]: ...
+    def __call__(
+        self, value: dict[str, Any], *, validate: bool = False
+    ) -> dict[str, Any]: ...
 
 
-def decoding(decoders: Mapping[str, tuple[Decoder[object], str]]) -> Callable[..., object]:
+def decoding(
+    decoders: Mapping[str, tuple[Decoder[object], str]],
+) -> Callable[..., object]:
     """The package's ``decode``, over ``decoders``: ``$defs`` name -> (its
     decoder, its schema pointer)."""
 
@@ -94,7 +106,9 @@ def decoding(decoders: Mapping[str, tuple[Decoder[object], str]]) -> Callable[..
     return decode
 
 
-def class_decoding(decoders: Mapping[type[object], tuple[Decoder[object], str]]) -> DecodeClass:
+def class_decoding(
+    decoders: Mapping[type[object], tuple[Decoder[object], str]],
+) -> DecodeClass:
     """The package's ``decode_class``, over ``decoders``: generated class ->
     (its decoder, its schema pointer)."""
 
@@ -116,7 +130,9 @@ def class_decoding(decoders: Mapping[type[object], tuple[Decoder[object], str]])
     return decode_class
 
 
-def retry(decoder: Decoder[object], data: Any, strict: bool, error: Exception) -> object:
+def retry(
+    decoder: Decoder[object], data: Any, strict: bool, error: Exception
+) -> object:
     """After ``decoder`` refused ``data`` with a ValidationError, or raised
     NotPlainJson where decoding was about to drop a part of it (or, in strict
     mode, keep it as JSON): subclasses of the JSON types (``OrderedDict`` from
@@ -202,7 +218,9 @@ def encoding(
                 container[key] = encoder(item)
             elif isinstance(item, Enum):
                 if item is UNSET:
-                    raise ValueError("UNSET has no wire form: it marks an omitted field")
+                    raise ValueError(
+                        "UNSET has no wire form: it marks an omitted field"
+                    )
                 container[key] = item.value
             elif type(item) is json_array or type(item) is json_object:
                 if id(item) in active:

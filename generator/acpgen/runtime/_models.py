@@ -78,7 +78,9 @@ class _Params:
 
 # What dataclasses.dataclass(slots=True, kw_only=True) records, for code that
 # reads it (``__dataclass_params__.frozen`` and the like).
-_PARAMS: object = getattr(dataclasses.dataclass(slots=True, kw_only=True)(_Params), "__dataclass_params__")
+_PARAMS: object = getattr(
+    dataclasses.dataclass(slots=True, kw_only=True)(_Params), "__dataclass_params__"
+)
 
 
 _UNBOUND = "the package's codec module is not loaded"
@@ -102,14 +104,18 @@ class _Shared:
 
     @reprlib.recursive_repr()
     def __repr__(self) -> str:
-        fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__dataclass_fields__)
+        fields = ", ".join(
+            f"{name}={getattr(self, name)!r}" for name in self.__dataclass_fields__
+        )
         return f"{type(self).__qualname__}({fields})"
 
     def __eq__(self, other: object) -> bool:
         if other.__class__ is not self.__class__:
             return NotImplemented
         names = self.__dataclass_fields__
-        return tuple(getattr(self, name) for name in names) == tuple(getattr(other, name) for name in names)
+        return tuple(getattr(self, name) for name in names) == tuple(
+            getattr(other, name) for name in names
+        )
 
 
 class Model(_Shared):

@@ -272,7 +272,9 @@ def not_null(value: object) -> NoReturn:
 
 def check_const(value: object, expected: _T) -> _T:
     if not json_equal(value, expected):
-        raise ValidationError(f"expected {show_value(expected)}, found {show_value(value)}")
+        raise ValidationError(
+            f"expected {show_value(expected)}, found {show_value(value)}"
+        )
     return expected
 
 
@@ -298,7 +300,9 @@ def too_short(items: list[Any], min_items: int) -> ValidationError:
     """The error for an array under its ``minItems``. Strict mode only checks
     it: lenient mode reads it as the reference does, as documentation (a Rust
     ``Vec`` takes any length)."""
-    return ValidationError(f"expected an array of at least {min_items} items, found {len(items)}")
+    return ValidationError(
+        f"expected an array of at least {min_items} items, found {len(items)}"
+    )
 
 
 def check_variants(
@@ -320,7 +324,11 @@ def check_variants(
     try:
         for index, element in enumerate(value):
             key = element.get(tag) if type(element) is json_object else None
-            out.append((variants.get(key, union) if type(key) is str else union)(element, strict))
+            out.append(
+                (variants.get(key, union) if type(key) is str else union)(
+                    element, strict
+                )
+            )
     except ValidationError as error:
         raise error.at(index)
     if strict and min_items is not None and len(out) < min_items:
@@ -346,7 +354,11 @@ def check_variants_skipping(
     for element in value:
         key = element.get(tag) if type(element) is json_object else None
         try:
-            out.append((variants.get(key, union) if type(key) is str else union)(element, strict))
+            out.append(
+                (variants.get(key, union) if type(key) is str else union)(
+                    element, strict
+                )
+            )
         except ValidationError:
             salvage(element)
     return out
@@ -370,7 +382,9 @@ def check_list_skipping(
 
 
 @overload
-def check_map(value: Any, item: None = None, strict: bool = False) -> dict[str, Any]: ...
+def check_map(
+    value: Any, item: None = None, strict: bool = False
+) -> dict[str, Any]: ...
 @overload
 def check_map(value: Any, item: Decoder[_T], strict: bool) -> dict[str, _T]: ...
 def check_map(
@@ -570,7 +584,9 @@ def check_json(value: Any) -> None:
         # without a walk.
         for key, member in cast("dict[Any, Any]", value).items():
             t = member.__class__
-            if type(key) is not str or (t is not str and t is not int and t is not bool and member is not None):
+            if type(key) is not str or (
+                t is not str and t is not int and t is not bool and member is not None
+            ):
                 break
         else:
             return
@@ -605,7 +621,9 @@ def _check_values(value: Any, decoding: bool) -> None:
                         raise type_error("a string key", key).at_path(_path(node))
                     stack.append((member, (node, key)))
             else:
-                stack.extend((member, (node, index)) for index, member in enumerate(item))
+                stack.extend(
+                    (member, (node, index)) for index, member in enumerate(item)
+                )
         elif kind is str or kind is int or kind is bool or item is None:
             continue
         elif kind is float:
@@ -613,7 +631,8 @@ def _check_values(value: Any, decoding: bool) -> None:
                 raise type_error("a finite number", item).at_path(_path(node))
         elif item is UNSET:
             raise ValidationError(
-                "UNSET where the schema wants a value (a required field left unset)", _path(node)
+                "UNSET where the schema wants a value (a required field left unset)",
+                _path(node),
             )
         elif decoding and isinstance(item, (dict, list, str, int, float)):
             raise NotPlainJson
@@ -679,7 +698,9 @@ def _acyclic(value: Any) -> None:
             raise ValueError("a reference cycle has no wire form")
         active.add(ident)
         stack.append(ident)
-        members: Iterable[Any] = cast("Mapping[Any, Any]", item).values() if isinstance(item, dict) else item
+        members: Iterable[Any] = (
+            cast("Mapping[Any, Any]", item).values() if isinstance(item, dict) else item
+        )
         for member in members:
             if isinstance(member, (dict, list)):
                 stack.append(member)
@@ -706,7 +727,11 @@ def _has_subclass(value: Any) -> bool:
                 stack.extend(item.values())
             else:
                 stack.extend(item)
-        elif kind not in _PLAIN and item is not None and isinstance(item, (dict, list, str, int, float)):
+        elif (
+            kind not in _PLAIN
+            and item is not None
+            and isinstance(item, (dict, list, str, int, float))
+        ):
             return True
     return False
 

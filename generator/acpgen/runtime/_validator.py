@@ -158,19 +158,23 @@ class _Validator:
     def _number(self, schema: JsonObject, value: Any, path: JsonPath) -> None:
         if "minimum" in schema and value < schema["minimum"]:
             raise self.fail(
-                f"expected a number >= {schema['minimum']}, found {show_number(value)}", path
+                f"expected a number >= {schema['minimum']}, found {show_number(value)}",
+                path,
             )
         if "maximum" in schema and value > schema["maximum"]:
             raise self.fail(
-                f"expected a number <= {schema['maximum']}, found {show_number(value)}", path
+                f"expected a number <= {schema['maximum']}, found {show_number(value)}",
+                path,
             )
         if "exclusiveMinimum" in schema and value <= schema["exclusiveMinimum"]:
             raise self.fail(
-                f"expected a number > {schema['exclusiveMinimum']}, found {show_number(value)}", path
+                f"expected a number > {schema['exclusiveMinimum']}, found {show_number(value)}",
+                path,
             )
         if "exclusiveMaximum" in schema and value >= schema["exclusiveMaximum"]:
             raise self.fail(
-                f"expected a number < {schema['exclusiveMaximum']}, found {show_number(value)}", path
+                f"expected a number < {schema['exclusiveMaximum']}, found {show_number(value)}",
+                path,
             )
         if "multipleOf" in schema:
             divisor = schema["multipleOf"]

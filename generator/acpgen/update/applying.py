@@ -5,15 +5,20 @@ the packages as one transaction."""
 from __future__ import annotations
 
 import shutil
-import tempfile
 from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 
 from ..errors import AcpgenError
 from ..pipeline import build_all
-from ..output.write import Tree, Writer, package_tree, replace_trees
+from ..scratch import scratch
+from ..output.trees import Tree
+from ..output.write import Writer, package_tree, replace_trees
 from .planning import Plan, under_schema
 from .release import SCHEMA_DIR, SOURCE_FILE
+
+SCRATCH_PREFIX = "acpgen-updating-"
+"""The scratch directories' prefix (earlier versions, which did not lock
+theirs, used ``acpgen-update-``: those are never swept)."""
 
 
 def apply(
@@ -39,9 +44,10 @@ def apply(
     built: dict[str, dict[str, str]] = {}
     if generate:
         # Generate from the new schemas, staged where the configuration
-        # expects them, in a scratch directory outside the project.
-        with tempfile.TemporaryDirectory(prefix="acpgen-update-") as scratch:
-            stage_root = Path(scratch)
+        # expects them, in a scratch directory outside the project (removed
+        # however the run ends, :mod:`acpgen.scratch`).
+        with scratch(SCRATCH_PREFIX) as directory:
+            stage_root = Path(directory)
             for relative, data in plan_.contents.items():
                 staged = stage_root / SCHEMA_DIR / relative
                 staged.parent.mkdir(parents=True, exist_ok=True)

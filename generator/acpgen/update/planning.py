@@ -27,6 +27,9 @@ class FileChange:
     diff: SchemaDiff | None = None
     note: str = ""
     """Why a changed file has no diff."""
+    generated: bool = True
+    """Whether ``[tool.acpgen]`` generates a package from it; the changes
+    of the others are worked out only when asked for."""
 
 
 @dataclass
@@ -86,9 +89,16 @@ def source_json(record: JsonObject) -> bytes:
     return (json.dumps(record, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
 
 
-def plan(config: Config, release: Release) -> Plan:
-    """Check the release and work out the new ``schema/`` and the diffs.
-    Reads only."""
+def generated_names(config: Config) -> set[str]:
+    """The schema files under ``schema/`` that ``[tool.acpgen]`` generates
+    packages from, relative to ``schema/``."""
+    return {relative for target in config.targets if (relative := under_schema(target.schema))}
+
+
+def plan(config: Config, release: Release, *, every_diff: bool = False) -> Plan:
+    """Check the release and work out the new ``schema/`` and the diffs of
+    the schema files the project generates from (of every file with
+    ``every_diff``). Reads only."""
     schema_dir = config.root / SCHEMA_DIR
     _check_schema_dir(schema_dir)
     current = read_tree(schema_dir)
@@ -138,31 +148,37 @@ def plan(config: Config, release: Release) -> Plan:
             )
     # Check every new schema file, and diff the ones that changed.
     new_version = "" if release.single else release.version
+    generated = generated_names(config)
     changes = []
     for name in sorted(set(release.schemas) | set(removed)):
         if name in removed:
-            changes.append(FileChange(name, "removed"))
+            changes.append(FileChange(name, "removed", generated=name in generated))
             continue
         data = release.schemas[name]
         display = f"{release.origin}:{name}" if not release.single else release.origin
         new_schema = load_cached(display, data, display)
         build_ir(new_schema, "acpgen_update_check", "none")
         if name not in current:
-            changes.append(FileChange(name, "added"))
+            changes.append(FileChange(name, "added", generated=name in generated))
             continue
         if current[name] == data:
-            changes.append(FileChange(name, "unchanged"))
+            changes.append(FileChange(name, "unchanged", generated=name in generated))
+            continue
+        if name not in generated and not every_diff:
+            changes.append(FileChange(name, "changed", generated=False))
             continue
         try:
             old_schema = load_cached(f"{SCHEMA_DIR}/{name}", current[name])
             build_ir(old_schema, "acpgen_update_check", "none")
         except AcpgenError as error:
             # A vendored file that does not load any more is simply replaced.
-            changes.append(FileChange(name, "changed", note=f"the vendored file does not load ({error})"))
+            changes.append(
+                FileChange(name, "changed", note=f"the vendored file does not load ({error})", generated=name in generated)
+            )
             continue
         previous = old_version if hashlib.sha256(current[name]).hexdigest() in old_files.values() else ""
         diff = diff_schemas(old_schema, new_schema, old_version=previous, new_version=new_version)
-        changes.append(FileChange(name, "changed", diff))
+        changes.append(FileChange(name, "changed", diff, generated=name in generated))
     return Plan(
         config=config,
         release=release,

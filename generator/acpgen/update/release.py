@@ -256,7 +256,7 @@ def npm_pack(version: str, directory: Path, npm: str | None = None) -> Path:
     spec = f"{PACKAGE_NAME}@{version}"
     try:
         result = subprocess.run(
-            [program, "pack", spec, "--silent"],
+            [program, "pack", spec, "--loglevel=error"],
             cwd=directory,
             capture_output=True,
             text=True,
@@ -265,9 +265,43 @@ def npm_pack(version: str, directory: Path, npm: str | None = None) -> Path:
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise AcpgenError(f"npm pack {spec} failed: {exc}") from None
     if result.returncode != 0:
-        lines = [line for line in (result.stderr or result.stdout).splitlines() if line.strip()]
-        raise AcpgenError(f"npm pack {spec} failed: {lines[-1] if lines else f'exit status {result.returncode}'}")
+        raise AcpgenError(f"npm pack {spec} failed: {npm_failure(result.stderr or result.stdout, version, result.returncode)}")
     tarballs = sorted(directory.glob("*.tgz"))
     if len(tarballs) != 1:
         raise AcpgenError(f"npm pack {spec} did not leave one tarball in {directory}")
     return tarballs[0]
+
+
+_NPM_PREFIXES = ("npm error ", "npm ERR! ")
+_NPM_NOISE = ("code ", "A complete log of this run", "In most cases you or one of your dependencies", "Log files were not written")
+
+
+def npm_failure(output: str, version: str, status: int) -> str:
+    """Why ``npm pack`` failed, in one line: what it means (a version or
+    package that does not exist) and npm's own reason, the first line of
+    its error report that is not a code or a pointer to its log."""
+    code = ""
+    reasons: list[str] = []
+    for line in output.splitlines():
+        text = line.strip()
+        for prefix in _NPM_PREFIXES:
+            if text.startswith(prefix):
+                text = text[len(prefix) :].strip()
+                break
+        if not text:
+            continue
+        if text.startswith("code ") and not code:
+            code = text[len("code ") :].strip()
+        if text.startswith(_NPM_NOISE):
+            continue
+        for tag in ("notarget ", "404 "):
+            if text.startswith(tag):
+                text = text[len(tag) :].strip()
+        if text and text not in reasons:
+            reasons.append(text)
+    reason = reasons[0] if reasons else f"exit status {status}"
+    if code == "ETARGET":
+        return f"{PACKAGE_NAME} has no version {version} (npm: {reason})"
+    if code == "E404":
+        return f"{PACKAGE_NAME} is not in the registry npm uses (npm: {reason})"
+    return reason + (f" ({code})" if code else "")

@@ -1,0 +1,827 @@
+"""One end of an ACP connection: JSON-RPC 2.0 over a :class:`Transport`.
+
+The generated ``connection`` module subclasses :class:`Connection` once per
+side, with the package's method table and typed methods to call the peer;
+everything here is the same in every package.
+
+Ordering (the contract):
+
+* Incoming notifications and requests are dispatched one at a time, in the
+  order they arrived. A notification's handler is awaited before the next
+  message is dispatched; a request's handler is started in its own task
+  (so a long ``session/prompt`` does not hold back the ``session/cancel``
+  that follows it) once everything before it has been dispatched: a request
+  never overtakes the notifications that came before it.
+* A response is returned to the code awaiting it only once the messages
+  that arrived before it have been dispatched: when ``prompt`` returns, the
+  updates streamed before its response have been handled.
+* A request sent from a notification handler (or a task it started) is
+  exempt from that wait, which would otherwise wait for itself; responses
+  are read while handlers run, so such a handler never stalls the
+  connection. Other code awaiting a response waits for the handlers, so a
+  notification handler must not wait for such code to finish.
+* ``$/cancel_request`` is acted on as it arrives: it cancels the handler of
+  that id (all of them, if the peer reused an id), or, when the request is
+  still queued, answers it ``-32800`` without running its handler.
+
+Memory is bounded: at most ``max_queued`` messages wait for dispatch (reading
+pauses while the queue is full, except while a handler awaits an answer from
+the peer, since pausing then could never end), at most ``max_running``
+request handlers run at once, and a message over ``max_message`` bytes is
+discarded whole.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import contextlib
+import contextvars
+import difflib
+import functools
+import inspect
+import logging
+import sys
+from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar, cast
+
+from ._jsonrpc import (
+    CANCEL_REQUEST,
+    INTERNAL_ERROR,
+    INVALID_REQUEST,
+    PARSE_ERROR,
+    REQUEST_CANCELLED,
+    ErrorResponse,
+    Message,
+    MessageCodec,
+    Notification,
+    ParamsError,
+    Request,
+    RequestError,
+    RequestId,
+    Response,
+    RpcError,
+    Side,
+    dump_message,
+    load_message,
+)
+from ._runtime import UNSET, ValidationError
+from ._transport import DEFAULT_MAX_MESSAGE, MessageTooLarge, StreamTransport, Transport
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
+
+__all__ = ["Connection", "HandlerError", "open_stdio", "spawn_connection"]
+
+H = TypeVar("H")
+
+log = logging.getLogger(__name__.rpartition(".")[0] + ".connection")
+
+_in_notification_handler: contextvars.ContextVar[bool] = contextvars.ContextVar(
+    "in_notification_handler", default=False
+)
+"""True in a notification handler and in the tasks it starts."""
+
+_Answer = tuple[int, Response[Any] | ErrorResponse]
+_Item = tuple[
+    Callable[..., Awaitable[Any]] | None,
+    str,
+    tuple[Any, ...],
+    Request[Any] | None,
+]
+"""A message waiting for dispatch: its handler, method, arguments and, for a
+request, the request (whose handler runs in its own task)."""
+
+_EXTENSION_HANDLERS = frozenset({"ext_method", "ext_notification"})
+
+_READ_BUFFER = 1024 * 1024
+"""The stream buffer: longer messages are read in pieces of this size."""
+
+
+class HandlerError(TypeError):
+    """The handler object has a public method the interface does not have
+    (a misspelled handler would otherwise answer -32601 at run time)."""
+
+
+class Connection(Generic[H]):
+    """One end of a JSON-RPC connection.
+
+    ``make_handler(conn)`` returns the object whose methods handle what the
+    peer sends. ``reader``/``writer`` are asyncio streams (messages as
+    lines), or pass a :class:`Transport` as ``reader`` alone.
+
+    Unknown methods answer -32601, params that do not decode -32602, a
+    handler's exception -32603 (or the :class:`RequestError` it raised; with
+    ``error_detail`` the exception's text is the error's data), and a reply
+    that has no JSON text (NaN, a lone surrogate, a cycle) -32603 too.
+    A line that is not JSON is answered -32700, whatever it holds, and
+    reading goes on. With ``validate_outgoing`` every message is checked
+    against the schema before it is sent, raising ``ValidationError`` at the
+    sender. When the peer closes, requests still waiting fail with
+    ``ConnectionError`` and what was already read is still handled, for at
+    most :attr:`grace` seconds; :meth:`close` drops it.
+    """
+
+    side: ClassVar[Side]
+    """The side this end handles: ``"agent"`` or ``"client"``."""
+    codec: ClassVar[MessageCodec]
+    """The package's method table and message codec."""
+    interface: ClassVar[type]
+    """The handler interface of this side (``Agent`` or ``Client``)."""
+    process: asyncio.subprocess.Process | None = None
+    """The peer's process, when this end started it."""
+
+    def __init__(
+        self,
+        make_handler: Callable[[Self], H],
+        reader: asyncio.StreamReader | Transport,
+        writer: asyncio.StreamWriter | None = None,
+        *,
+        strict: bool = False,
+        max_message: int = DEFAULT_MAX_MESSAGE,
+        max_queued: int = 1024,
+        max_running: int = 256,
+        error_detail: bool = True,
+        validate_outgoing: bool = False,
+        check_handler: bool = True,
+    ) -> None:
+        if isinstance(reader, asyncio.StreamReader):
+            if writer is None:
+                raise TypeError("a StreamReader needs its StreamWriter")
+            self.transport: Transport = StreamTransport(
+                reader, writer, max_message=max_message
+            )
+        else:
+            self.transport = reader
+        self._strict = strict
+        self._error_detail = error_detail
+        self._validate_outgoing = validate_outgoing
+        self._max_queued = max(1, max_queued)
+        self._max_running = max(1, max_running)
+        self._running = 0
+        self._waiting: collections.deque[Request[Any]] = collections.deque()
+        """Requests dispatched while ``max_running`` handlers run: they start
+        as those finish, and count towards ``max_queued``."""
+        self._next_id = 0
+        self._pending: dict[RequestId, tuple[str, asyncio.Future[_Answer]]] = {}
+        self._inbox: collections.deque[_Item] = collections.deque()
+        self._wake_worker = asyncio.Event()
+        self._space = asyncio.Event()
+        self._worker: asyncio.Task[None] | None = None
+        self._queued = 0
+        """How many messages have been queued for dispatch."""
+        self._handled = 0
+        """How many of those have been dispatched (in order)."""
+        self._barriers: list[tuple[int, asyncio.Future[None]]] = []
+        self._handling = True
+        """False once the queued messages are dropped: no handler runs after."""
+        self._awaiting_peer = 0
+        """Notification handlers waiting for an answer from the peer."""
+        self._answering: dict[RequestId, list[asyncio.Task[None]]] = {}
+        self._cancelled_queued: set[RequestId] = set()
+        self._background: set[asyncio.Task[None]] = set()
+        self._write_lock = asyncio.Lock()
+        self._loop_task: asyncio.Task[None] | None = None
+        self.grace = 5.0
+        """Seconds the handlers still running when the peer closes its side
+        get to finish and answer before they are cancelled."""
+        self._closed = False
+        self._ending = False
+        """True once nothing more is read: no answer can come any more."""
+        self._closed_here = False
+        self._broken = False
+        """True once a write failed: the peer takes nothing any more."""
+        self.handler = make_handler(self)
+        if check_handler:
+            self._check_handler()
+
+    # ------------------------------------------------------------ the handler
+
+    def _handler_names(self) -> frozenset[str]:
+        names = set(_EXTENSION_HANDLERS)
+        for info in self.codec.methods.values():
+            for call in (info.request, info.notification):
+                if call is not None and call.side == self.side:
+                    names.add(call.handler)
+        return frozenset(names)
+
+    def _check_handler(self) -> None:
+        """A public method of a subclass of the interface that is no handler
+        of it is a mistake (``new_sesion``): refuse it, saying which handler
+        was meant."""
+        handler = self.handler
+        interface = getattr(type(self), "interface", None)
+        if interface is None or interface not in type(handler).__mro__:
+            return
+        known = self._handler_names()
+        wrong: list[str] = []
+        for cls in type(handler).__mro__:
+            if cls is interface or cls is object or issubclass(interface, cls):
+                continue
+            for name, value in vars(cls).items():
+                if (
+                    name.startswith("_")
+                    or name in known
+                    or not inspect.iscoroutinefunction(value)
+                ):
+                    continue
+                close = difflib.get_close_matches(name, sorted(known), n=1)
+                hint = f" (did you mean {close[0]!r}?)" if close else ""
+                wrong.append(f"{cls.__name__}.{name}{hint}")
+        if wrong:
+            raise HandlerError(
+                f"not a handler of {interface.__name__}: {', '.join(sorted(set(wrong)))}; "
+                "name helper coroutines with a leading underscore, or pass check_handler=False"
+            )
+
+    # ------------------------------------------------------------ serving
+
+    def start(self) -> None:
+        """Start reading in the background (``run`` and the first request do)."""
+        if self._loop_task is None:
+            self._loop_task = asyncio.get_running_loop().create_task(self._read_loop())
+
+    async def run(self) -> None:
+        """Serve until the peer closes the connection or :meth:`close` is
+        called; cancelling ``run`` stops serving."""
+        self.start()
+        assert self._loop_task is not None
+        try:
+            await self._loop_task
+        except asyncio.CancelledError:
+            if not (self._closed_here or self._broken):
+                raise
+
+    async def close(self) -> None:
+        """Close the connection: waiting requests fail, handlers are
+        cancelled. Returns promptly even when the peer does not read."""
+        self._closed_here = True
+        if (
+            self._loop_task is not None
+            and self._loop_task is not asyncio.current_task()
+        ):
+            self._loop_task.cancel()
+        self._drop_queued("the connection was closed")
+        await self._shut_down(ConnectionError("the connection was closed"))
+
+    async def _read_loop(self) -> None:
+        ended = False
+        try:
+            while not self._closed:
+                try:
+                    data = await self.transport.receive()
+                except MessageTooLarge as error:
+                    self._too_large(error)
+                    continue
+                except (ConnectionError, OSError):
+                    break
+                if data is None:
+                    break
+                try:
+                    await self._receive(data)
+                except asyncio.CancelledError:
+                    raise
+                except (
+                    Exception
+                ):  # pragma: no cover - a bug here must not end the connection
+                    log.exception("failed to handle a message; going on")
+            ended = True
+        finally:
+            await self._shut_down(
+                ConnectionError("the peer closed the connection"), drain=ended
+            )
+
+    def _too_large(self, error: MessageTooLarge) -> None:
+        entry = self._pending.pop(error.id, None) if error.id is not None else None
+        if entry is not None and not entry[1].done():
+            log.warning("discarded the answer to %s: %s", entry[0], error)
+            entry[1].set_exception(
+                RequestError(PARSE_ERROR, "Parse error", {"reason": str(error)})
+            )
+            return
+        log.warning("%s", error)
+        self._send_soon(None, RpcError(PARSE_ERROR, "Parse error", "message too large"))
+
+    async def _shut_down(self, reason: ConnectionError, drain: bool = False) -> None:
+        """Fail what waits for the peer's answers, then close. With ``drain``
+        (the peer closed its side, as a client piping requests in does), the
+        requests already read are still answered and the queued messages
+        handled first, for at most :attr:`grace` seconds; otherwise (or when
+        :meth:`close` comes meanwhile) the handlers are cancelled and the
+        queue dropped."""
+        if self._closed:
+            return
+        gentle = drain and not self._ending
+        self._ending = True
+        for _, future in self._pending.values():
+            if not future.done():
+                future.set_exception(reason)
+        self._pending.clear()
+        try:
+            if gentle:
+                loop = asyncio.get_running_loop()
+                deadline = loop.time() + self.grace
+                while True:
+                    running = [
+                        task for tasks in self._answering.values() for task in tasks
+                    ]
+                    if self._worker is not None:
+                        running.append(self._worker)
+                    running = [
+                        task
+                        for task in running
+                        if task is not asyncio.current_task() and not task.done()
+                    ]
+                    left = deadline - loop.time()
+                    if not running or left <= 0:
+                        break
+                    await asyncio.wait(running, timeout=left)
+        finally:
+            self._closed = True
+            self._drop_queued("the peer closed the connection")
+            for tasks in list(self._answering.values()):
+                for task in tasks:
+                    task.cancel()
+            for task in list(self._background):
+                task.cancel()
+            with contextlib.suppress(Exception):
+                await self.transport.close()
+
+    # ------------------------------------------------------------ receiving
+
+    async def _receive(self, line: bytes) -> None:
+        try:
+            data = load_message(line)
+        except ValueError:
+            await self._send_error(None, RpcError(PARSE_ERROR, "Parse error"))
+            return
+        try:
+            message = self.codec.decode_message(data, strict=self._strict)
+        except ParamsError as error:
+            if not error.request:
+                log.warning(
+                    "dropped a %s notification: %s at %s",
+                    error.method,
+                    error.message,
+                    error.path,
+                )
+            elif self._call_of(error.method, "request") is None:
+                await self._send_error(
+                    error.id, RequestError.method_not_found(error.method).error
+                )
+            else:
+                details = {"path": error.path, "message": error.message}
+                await self._send_error(
+                    error.id, RequestError.invalid_params(details).error
+                )
+            return
+        except ValidationError as error:
+            await self._invalid(data, error)
+            return
+        except RecursionError:
+            await self._send_error(
+                None, RpcError(PARSE_ERROR, "Parse error", "nested too deeply")
+            )
+            return
+        if isinstance(message, (Response, ErrorResponse)):
+            self._resolve(message)
+        elif isinstance(message, Request):
+            self._enqueue(None, message.method, (), message)
+        elif message.method == CANCEL_REQUEST:
+            self._cancel(message)
+        else:
+            self._notified(message)
+        if self._backlog() >= self._max_queued:
+            await self._wait_for_space()
+
+    def _backlog(self) -> int:
+        return len(self._inbox) + len(self._waiting)
+
+    async def _wait_for_space(self) -> None:
+        """Back-pressure: stop reading while the queue is full, unless a
+        notification handler waits for an answer only further reading can
+        bring."""
+        while (
+            self._backlog() >= self._max_queued
+            and self._handling
+            and not self._awaiting_peer
+        ):
+            self._space.clear()
+            await self._space.wait()
+
+    async def _invalid(self, data: Any, error: ValidationError) -> None:
+        """A message with a bad envelope: a response-like one fails the
+        request it names, if any; anything else is answered -32600."""
+        fields = cast("dict[str, Any]", data) if isinstance(data, dict) else {}
+        raw_id = fields.get("id")
+        id = (
+            raw_id
+            if isinstance(raw_id, (int, str)) and not isinstance(raw_id, bool)
+            else None
+        )
+        if "method" not in fields and ("result" in fields or "error" in fields):
+            entry = self._pending.pop(id, None) if id is not None else None
+            if entry is not None and not entry[1].done():
+                text = f"invalid response: {error.message} at {error.path}"
+                entry[1].set_exception(RequestError(INVALID_REQUEST, text))
+            else:
+                log.warning(
+                    "dropped an invalid response: %s at %s", error.message, error.path
+                )
+            return
+        details = {"path": error.path, "message": error.message}
+        await self._send_error(
+            id, RpcError(INVALID_REQUEST, "Invalid request", details)
+        )
+
+    def _cancel(self, message: Notification[Any]) -> None:
+        # The params decoded as the package's CancelRequestNotification.
+        request_id: Any = getattr(message.params, "request_id", None)
+        params: Any = message.params
+        if request_id is None and isinstance(params, dict):
+            request_id = cast("dict[str, Any]", params).get("requestId")
+        tasks = self._answering.get(request_id)
+        if tasks:
+            for task in tasks:
+                task.cancel()
+        elif any(
+            item[3] is not None and item[3].id == request_id for item in self._inbox
+        ) or any(waiting.id == request_id for waiting in self._waiting):
+            self._cancelled_queued.add(request_id)
+
+    def _notified(self, message: Notification[Any]) -> None:
+        call = self._call_of(message.method, "notification")
+        if call is not None:
+            handler = getattr(self.handler, call, None)
+            arguments: tuple[Any, ...] = (message.params,)
+        else:
+            handler = (
+                getattr(self.handler, "ext_notification", None)
+                if message.method.startswith("_")
+                else None
+            )
+            arguments = (message.method, message.params)
+        if handler is not None:
+            self._enqueue(handler, message.method, arguments, None)
+
+    def _enqueue(
+        self,
+        handler: Callable[..., Awaitable[Any]] | None,
+        method: str,
+        arguments: tuple[Any, ...],
+        request: Request[Any] | None,
+    ) -> None:
+        if not self._handling:
+            return
+        self._inbox.append((handler, method, arguments, request))
+        self._queued += 1
+        if self._worker is None:
+            self._worker = asyncio.get_running_loop().create_task(self._dispatch())
+        else:
+            self._wake_worker.set()
+
+    async def _dispatch(self) -> None:
+        """Dispatch the queued messages one at a time, in order."""
+        _in_notification_handler.set(True)
+        inbox = self._inbox
+        try:
+            while True:
+                while inbox:
+                    handler, method, arguments, request = inbox.popleft()
+                    if self._backlog() < self._max_queued:
+                        self._space.set()
+                    try:
+                        if request is not None:
+                            self._start_answer(request)
+                        elif handler is not None:
+                            await handler(*arguments)
+                    except asyncio.CancelledError:
+                        if self._closed or not self._handling:
+                            raise
+                        log.warning("the %s notification handler was cancelled", method)
+                    except Exception:
+                        log.exception("the %s notification handler failed", method)
+                    finally:
+                        self._handled += 1
+                        if self._barriers:
+                            self._release_barriers()
+                if not self._handling:
+                    return
+                self._wake_worker.clear()
+                await self._wake_worker.wait()
+        finally:
+            self._worker = None
+
+    def _start_answer(self, request: Request[Any]) -> None:
+        if request.id in self._cancelled_queued:
+            self._cancelled_queued.discard(request.id)
+            self._send_soon(
+                request.id, RpcError(REQUEST_CANCELLED, "Request cancelled")
+            )
+            return
+        if self._running >= self._max_running:
+            self._waiting.append(request)
+            return
+        self._running += 1
+        context = contextvars.copy_context()
+        context.run(_in_notification_handler.set, False)
+        # The handler is ordinary code, not a notification handler (the
+        # task copies the context it is created in).
+        task = context.run(
+            asyncio.get_running_loop().create_task, self._answer(request)
+        )
+        self._answering.setdefault(request.id, []).append(task)
+        task.add_done_callback(functools.partial(self._forget, request.id))
+
+    def _release_barriers(self) -> None:
+        waiting: list[tuple[int, asyncio.Future[None]]] = []
+        for queued, barrier in self._barriers:
+            if queued > self._handled:
+                waiting.append((queued, barrier))
+            elif not barrier.done():
+                barrier.set_result(None)
+        self._barriers = waiting
+
+    def _drop_queued(self, why: str) -> None:
+        """Drop the queued messages (saying how many), stop the handler
+        running (unless the caller is that handler) and let the responses
+        waiting for them go."""
+        self._handling = False
+        if self._backlog():
+            log.warning(
+                "%s: dropped %d queued message(s) unhandled", why, self._backlog()
+            )
+        self._inbox.clear()
+        self._waiting.clear()
+        self._space.set()
+        self._wake_worker.set()
+        if self._worker is not None and self._worker is not asyncio.current_task():
+            self._worker.cancel()
+        for _, barrier in self._barriers:
+            if not barrier.done():
+                barrier.set_result(None)
+        self._barriers.clear()
+
+    async def _after_notifications(self, queued: int) -> None:
+        """Wait until the first ``queued`` messages have been dispatched."""
+        barrier: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        entry = (queued, barrier)
+        self._barriers.append(entry)
+        try:
+            await barrier
+        finally:
+            if entry in self._barriers:
+                self._barriers.remove(entry)
+
+    def _call_of(self, method: str, kind: str) -> str | None:
+        """The handler name of ``method`` used as ``kind`` on this side."""
+        info = self.codec.methods.get(method)
+        if info is None:
+            return None
+        call = info.request if kind == "request" else info.notification
+        return call.handler if call is not None and call.side == self.side else None
+
+    def _resolve(self, message: Response[Any] | ErrorResponse) -> None:
+        entry = self._pending.pop(message.id, None) if message.id is not None else None
+        if entry is None:
+            if isinstance(message, ErrorResponse):
+                log.warning(
+                    "the peer reported an error: %s (%s)",
+                    message.error.message,
+                    message.error.code,
+                )
+            return
+        _, future = entry
+        if not future.done():
+            future.set_result((self._queued, message))
+
+    # ------------------------------------------------------------ answering
+
+    def _forget(self, id: RequestId, task: asyncio.Task[None]) -> None:
+        tasks = self._answering.get(id)
+        if tasks is not None and task in tasks:
+            tasks.remove(task)
+            if not tasks:
+                del self._answering[id]
+
+    async def _answer(self, message: Request[Any]) -> None:
+        try:
+            reply = await self._reply(message)
+            # Answered: a $/cancel_request arriving from now on must not
+            # cancel the reply on its way out.
+            task = asyncio.current_task()
+            if task is not None:
+                self._forget(message.id, task)
+            with contextlib.suppress(ConnectionError):
+                await self._write(reply)
+        finally:
+            # The slot is held until the reply is written, so replies a
+            # peer does not read hold back new handlers, and then reading.
+            self._running -= 1
+            if self._waiting and self._handling:
+                self._start_answer(self._waiting.popleft())
+                if self._backlog() < self._max_queued:
+                    self._space.set()
+
+    async def _reply(self, message: Request[Any]) -> bytes:
+        """The reply's text: the handler's result, or the error it comes to.
+        Encoding is part of answering: a result with no JSON text is a
+        -32603, never a reply left unsent."""
+        try:
+            result = await self._handle(message)
+            return self._dump(Response(message.id, result), self._validate_outgoing)
+        except asyncio.CancelledError:
+            if self._closed:
+                raise
+            error = RpcError(REQUEST_CANCELLED, "Request cancelled")
+        except RequestError as failure:
+            error = failure.error
+        except Exception as failure:
+            log.exception("the %s handler failed", message.method)
+            error = RpcError(
+                INTERNAL_ERROR,
+                "Internal error",
+                str(failure) if self._error_detail else UNSET,
+            )
+        return self._dump_error(message.id, error)
+
+    async def _handle(self, message: Request[Any]) -> Any:
+        call = self._call_of(message.method, "request")
+        if call is not None:
+            handler = getattr(self.handler, call, None)
+            if handler is not None:
+                return await handler(message.params)
+        elif message.method.startswith("_"):
+            handler = getattr(self.handler, "ext_method", None)
+            if handler is not None:
+                return await handler(message.method, message.params)
+        raise RequestError.method_not_found(message.method)
+
+    # ------------------------------------------------------------ sending
+
+    async def request(self, method: str, params: Any = None) -> Any:
+        """Send a request and wait for its result, as JSON. Raises
+        :class:`RequestError` if the peer answers with an error."""
+        if self._closed or self._ending:
+            raise ConnectionError("the connection is closed")
+        self.start()
+        id = self._next_id
+        self._next_id += 1
+        data = self._dump(Request(id, method, params), self._validate_outgoing)
+        future: asyncio.Future[_Answer] = asyncio.get_running_loop().create_future()
+        self._pending[id] = (method, future)
+        in_handler = _in_notification_handler.get()
+        if in_handler:
+            self._awaiting_peer += 1
+            self._space.set()
+        try:
+            await self._write(data)
+            queued, answer = await future
+        except asyncio.CancelledError:
+            if id in self._pending and not self._closed:
+                # Never awaited here: the write could wait for a peer that
+                # does not read, and cancelling must end now.
+                self._send_soon_message(Notification(CANCEL_REQUEST, {"requestId": id}))
+            raise
+        finally:
+            self._pending.pop(id, None)
+            if in_handler:
+                self._awaiting_peer -= 1
+        if queued > self._handled and self._handling and not in_handler:
+            await self._after_notifications(queued)
+        if isinstance(answer, ErrorResponse):
+            raise RequestError(
+                answer.error.code, answer.error.message, answer.error.data
+            )
+        return answer.result
+
+    async def notify(self, method: str, params: Any = None) -> None:
+        """Send a notification."""
+        if self._closed:
+            raise ConnectionError("the connection is closed")
+        await self._write(
+            self._dump(Notification(method, params), self._validate_outgoing)
+        )
+
+    async def _call(self, method: str, params: Any) -> Any:
+        return self.codec.decode_result(
+            method, await self.request(method, params), strict=self._strict
+        )
+
+    def _dump(self, message: Message, validate: bool = False) -> bytes:
+        """A message's text. Raises ``ValueError`` (a ``ValidationError``
+        with ``validate``) for a message that cannot go out as it is."""
+        return dump_message(self.codec.encode_message(message, validate=validate))
+
+    def _dump_error(self, id: RequestId, error: RpcError) -> bytes:
+        """An error reply's text; without the error's data, and then without
+        the id, when those have no JSON text."""
+        for attempt in (
+            ErrorResponse(id, error),
+            ErrorResponse(id, RpcError(error.code, error.message)),
+        ):
+            try:
+                return self._dump(attempt)
+            except (ValueError, TypeError):
+                continue
+        return self._dump(ErrorResponse(None, RpcError(error.code, error.message)))
+
+    async def _send_error(self, id: RequestId, error: RpcError) -> None:
+        with contextlib.suppress(ConnectionError):
+            await self._write(self._dump_error(id, error))
+
+    def _send_soon(self, id: RequestId, error: RpcError) -> None:
+        self._background_write(self._dump_error(id, error))
+
+    def _send_soon_message(self, message: Message) -> None:
+        try:
+            data = self._dump(message)
+        except ValueError:
+            return
+        self._background_write(data)
+
+    def _background_write(self, data: bytes) -> None:
+        async def write() -> None:
+            with contextlib.suppress(ConnectionError):
+                await self._write(data)
+
+        task = asyncio.get_running_loop().create_task(write())
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    async def _write(self, data: bytes) -> None:
+        async with self._write_lock:
+            if self._closed or self.transport.is_closing():
+                raise ConnectionError("the connection is closed")
+            try:
+                await self.transport.send(data)
+            except ConnectionError:
+                # Nobody reads what this end writes: stop serving.
+                if not self._broken:
+                    self._broken = True
+                    log.warning("the connection broke while writing: stopping")
+                    if not self._ending and self._loop_task is not None:
+                        self._loop_task.cancel()
+                raise
+
+
+# ---------------------------------------------------------------- processes
+
+
+async def open_stdio(max_message: int = DEFAULT_MAX_MESSAGE) -> StreamTransport:
+    """This process's stdin and stdout as a transport. Both must be pipes,
+    sockets or terminals (asyncio cannot stream a regular file)."""
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader(limit=_READ_BUFFER)
+    await loop.connect_read_pipe(
+        lambda: asyncio.StreamReaderProtocol(reader), sys.stdin
+    )
+    transport, protocol = await loop.connect_write_pipe(
+        asyncio.streams.FlowControlMixin, sys.stdout
+    )
+    writer = asyncio.StreamWriter(transport, protocol, reader, loop)
+    return StreamTransport(reader, writer, max_message=max_message)
+
+
+C = TypeVar("C", bound=Connection[Any])
+
+
+@contextlib.asynccontextmanager
+async def spawn_connection(
+    connect: Callable[[StreamTransport], C],
+    program: str,
+    args: Sequence[str],
+    *,
+    env: dict[str, str] | None = None,
+    cwd: str | None = None,
+    max_message: int = DEFAULT_MAX_MESSAGE,
+) -> AsyncGenerator[C, None]:
+    """Start ``program`` with ``args``, speaking ACP on its stdin/stdout, and
+    yield ``connect(transport)`` started (the process is ``conn.process``).
+    On exit the connection is closed and the process awaited (killed if it
+    does not exit within five seconds)."""
+    process = await asyncio.create_subprocess_exec(
+        program,
+        *args,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        env=env,
+        cwd=cwd,
+        limit=_READ_BUFFER,
+    )
+    assert process.stdout is not None and process.stdin is not None
+    conn = connect(
+        StreamTransport(process.stdout, process.stdin, max_message=max_message)
+    )
+    conn.process = process
+    conn.start()
+    try:
+        yield conn
+    finally:
+        await conn.close()
+        try:
+            await asyncio.wait_for(process.wait(), 5)
+        except asyncio.TimeoutError:
+            with contextlib.suppress(ProcessLookupError):
+                process.kill()
+            await process.wait()

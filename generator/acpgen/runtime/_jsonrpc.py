@@ -1,0 +1,465 @@
+"""JSON-RPC 2.0 messages: the envelopes, the error codes and the reading and
+writing of whole messages.
+
+What varies with the schema (the method table, the codec) is handed to
+:class:`MessageCodec` by the generated ``protocol`` module; everything here
+is the same in every package.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Generic, Literal, TypeVar, cast
+
+from ._runtime import UNSET, ValidationError, json_type
+
+__all__ = [
+    "CANCEL_REQUEST",
+    "INTERNAL_ERROR",
+    "INVALID_PARAMS",
+    "INVALID_REQUEST",
+    "JSONRPC_VERSION",
+    "METHOD_NOT_FOUND",
+    "PARSE_ERROR",
+    "REQUEST_CANCELLED",
+    "ErrorResponse",
+    "Message",
+    "MessageCodec",
+    "MethodInfo",
+    "Notification",
+    "NotificationInfo",
+    "ParamsError",
+    "Request",
+    "RequestError",
+    "RequestId",
+    "RequestInfo",
+    "Response",
+    "RpcError",
+    "Side",
+    "dump_message",
+    "load_message",
+]
+
+P = TypeVar("P")
+R = TypeVar("R")
+
+JSONRPC_VERSION = "2.0"
+CANCEL_REQUEST = "$/cancel_request"
+"""The protocol-level notification that cancels a request in flight."""
+
+# The JSON-RPC 2.0 error codes and the one ACP takes from LSP for
+# cancellation (the schema's ErrorCode lists them all).
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+METHOD_NOT_FOUND = -32601
+INVALID_PARAMS = -32602
+INTERNAL_ERROR = -32603
+REQUEST_CANCELLED = -32800
+
+RequestId = int | str | None
+"""A JSON-RPC request id: an integer or a string (null where the schema allows it)."""
+
+Side = Literal["agent", "client"]
+"""The end of the connection that handles a method."""
+
+
+# ---------------------------------------------------------------- the method table
+
+
+@dataclass(frozen=True, slots=True)
+class RequestInfo:
+    """A method used as a request: its params and result types, the side
+    that handles it and the name of its handler."""
+
+    side: Side
+    params: Any
+    """The class (or type alias) of the params."""
+    result: Any
+    """The class (or type alias) of the result."""
+    handler: str
+    params_name: str
+    """The ``$defs`` name of the params type, for ``decode``."""
+    result_name: str
+    """The ``$defs`` name of the result type."""
+
+
+@dataclass(frozen=True, slots=True)
+class NotificationInfo:
+    """A method used as a notification."""
+
+    side: Side
+    params: Any
+    handler: str
+    params_name: str
+
+
+@dataclass(frozen=True, slots=True)
+class MethodInfo:
+    """A method name and how it is used: as a request, a notification or
+    both (JSON-RPC tells them apart by the presence of ``id``)."""
+
+    name: str
+    request: RequestInfo | None = None
+    notification: NotificationInfo | None = None
+
+
+# ---------------------------------------------------------------- messages
+
+
+@dataclass(frozen=True, slots=True)
+class Request(Generic[P]):
+    """A request: answered with a :class:`Response` or an :class:`ErrorResponse`."""
+
+    id: RequestId
+    method: str
+    params: P
+
+
+@dataclass(frozen=True, slots=True)
+class Notification(Generic[P]):
+    """A notification: never answered."""
+
+    method: str
+    params: P
+
+
+@dataclass(frozen=True, slots=True)
+class Response(Generic[R]):
+    """A successful answer; ``result`` is JSON until it is decoded by the
+    method of its request."""
+
+    id: RequestId
+    result: R
+
+
+@dataclass(frozen=True, slots=True)
+class RpcError:
+    """A JSON-RPC error object; ``data`` is JSON, or ``UNSET`` when omitted."""
+
+    code: int
+    message: str
+    data: Any = UNSET
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorResponse:
+    """A failed answer; ``id`` is None when the request's id was unreadable."""
+
+    id: RequestId
+    error: RpcError
+
+
+Message = Request[Any] | Notification[Any] | Response[Any] | ErrorResponse
+
+
+class RequestError(Exception):
+    """A JSON-RPC error as an exception: a handler raises it to answer with
+    that error, and awaiting a request the peer failed raises it.
+
+    ``str()`` shows the code, the message and the data, so a failure that
+    reaches a log says what the peer said."""
+
+    def __init__(self, code: int, message: str, data: Any = UNSET) -> None:
+        super().__init__(code, message, data)
+        self.code = code
+        self.message = message
+        self.data = data
+
+    def __str__(self) -> str:
+        text = f"{self.message} ({self.code})"
+        if self.data is UNSET:
+            return text
+        return f"{text}: {_preview(self.data)}"
+
+    def __repr__(self) -> str:
+        return f"RequestError({self.code!r}, {self.message!r}, {_preview(self.data)})"
+
+    @property
+    def error(self) -> RpcError:
+        return RpcError(self.code, self.message, self.data)
+
+    @classmethod
+    def method_not_found(cls, method: str) -> RequestError:
+        return cls(METHOD_NOT_FOUND, "Method not found", {"method": method})
+
+    @classmethod
+    def invalid_params(cls, data: Any = UNSET) -> RequestError:
+        return cls(INVALID_PARAMS, "Invalid params", data)
+
+    @classmethod
+    def internal_error(cls, data: Any = UNSET) -> RequestError:
+        return cls(INTERNAL_ERROR, "Internal error", data)
+
+
+class ParamsError(ValidationError):
+    """A message whose envelope is right but whose params do not decode as
+    its method's type (a JSON-RPC ``-32602``). ``request`` says whether it
+    was a request (with ``id``) or a notification."""
+
+    def __init__(
+        self, request: bool, id: RequestId, method: str, error: ValidationError
+    ) -> None:
+        super().__init__(error.message)
+        self.request = request
+        self.id = id
+        self.method = method
+        self.error = error
+
+    @property
+    def path(self) -> str:
+        return "$.params" + self.error.path[1:]
+
+
+def _preview(value: Any, limit: int = 200) -> str:
+    """A value for a message: its JSON text, cut at ``limit`` characters."""
+    try:
+        text = json.dumps(value, ensure_ascii=False, default=repr)
+    except (ValueError, TypeError, RecursionError):
+        text = f"<{type(value).__name__}>"
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _kind(value: object) -> str:
+    """A JSON value's kind for a message: "a string", "an object", ..."""
+    name = json_type(value)
+    if name in ("integer", "number"):
+        return "a number"
+    if name == "null":
+        return "null"
+    return f"an {name}" if name[:1] in "aeiou" else f"a {name}"
+
+
+def _shown(value: object) -> str:
+    """A found value for a message, shortened (a 10 MB string is not echoed)."""
+    if type(value) is int and value.bit_length() > 64:
+        return "a very large integer"
+    if isinstance(value, str):
+        return repr(value) if len(value) <= 60 else repr(value[:57] + "...")
+    return _preview(value, 60)
+
+
+# ---------------------------------------------------------------- reading and writing
+
+
+class MessageCodec:
+    """Reads and writes whole JSON-RPC messages with a package's method table
+    and codec: a request's or notification's params are decoded with the
+    method's own type, results by the method of their request."""
+
+    __slots__ = ("methods", "_decode", "_encode", "_null_id")
+
+    def __init__(
+        self,
+        methods: Mapping[str, MethodInfo],
+        decode: Callable[..., object],
+        encode: Callable[..., Any],
+        *,
+        null_request_id: bool,
+    ) -> None:
+        self.methods = methods
+        """Every JSON-RPC method of the schema, by name."""
+        self._decode = decode
+        self._encode = encode
+        self._null_id = null_request_id
+
+    def decode_message(self, data: Any, *, strict: bool = False) -> Message:
+        """Read a whole JSON-RPC message (a value as ``json.loads`` returns it).
+
+        A request's or notification's params are decoded with the method's
+        own type (a request's absent or null params read as ``{}``); the
+        params of a method the schema does not have (``_``-prefixed
+        extensions included) stay JSON, as does a response's result (see
+        :meth:`decode_result`). A bad envelope raises
+        :class:`ValidationError`, bad params :class:`ParamsError`."""
+        if not isinstance(data, dict):
+            raise ValidationError(
+                f"expected a JSON-RPC message (an object), found {_kind(data)}"
+            )
+        message = cast("dict[str, Any]", data)
+        if message.get("jsonrpc") != JSONRPC_VERSION:
+            found = (
+                "nothing" if "jsonrpc" not in message else _shown(message["jsonrpc"])
+            )
+            raise ValidationError(
+                f'expected "jsonrpc": "2.0", found {found}', ("jsonrpc",)
+            )
+        if "method" in message:
+            method = message["method"]
+            if type(method) is not str:
+                raise ValidationError(
+                    f"expected the method name (a string), found {_kind(method)}",
+                    ("method",),
+                )
+            if strict and ("result" in message or "error" in message):
+                raise ValidationError(
+                    "a request or notification has neither result nor error"
+                )
+            params = message.get("params")
+            info = self.methods.get(method)
+            if "id" in message:
+                id = self._request_id(message["id"])
+                request = info.request if info is not None else None
+                if request is None:
+                    return Request(id, method, params)
+                if params is None:
+                    params = {}
+                try:
+                    return Request(
+                        id,
+                        method,
+                        self._decode(request.params_name, params, strict=strict),
+                    )
+                except ValidationError as error:
+                    raise ParamsError(True, id, method, error) from None
+            notification = info.notification if info is not None else None
+            if notification is None:
+                return Notification(method, params)
+            try:
+                return Notification(
+                    method,
+                    self._decode(notification.params_name, params, strict=strict),
+                )
+            except ValidationError as error:
+                raise ParamsError(False, None, method, error) from None
+        if "result" in message:
+            if "error" in message:
+                raise ValidationError("a response has both result and error")
+            if "id" not in message:
+                raise ValidationError("a response needs the id of its request", ("id",))
+            return Response(self._request_id(message["id"]), message["result"])
+        if "error" in message:
+            if "id" not in message:
+                raise ValidationError(
+                    "a response needs the id of its request (null if unknown)", ("id",)
+                )
+            failed = None if message["id"] is None else self._request_id(message["id"])
+            return ErrorResponse(failed, _error(message["error"]))
+        raise ValidationError(
+            "expected a request (method and id), a notification (method) or a response (result or error)"
+        )
+
+    def decode_result(self, method: str, data: Any, *, strict: bool = False) -> Any:
+        """Type the result of a request to ``method``; the result of a method
+        the schema does not have stays JSON. In lenient mode a ``null``
+        result reads as ``{}``, as peers answer methods that return nothing."""
+        info = self.methods.get(method)
+        if info is None or info.request is None:
+            return data
+        name = info.request.result_name
+        try:
+            return self._decode(name, data, strict=strict)
+        except ValidationError:
+            if data is None and not strict:
+                return self._decode(name, {}, strict=False)
+            raise
+
+    def encode_message(
+        self, message: Message, *, validate: bool = False
+    ) -> dict[str, Any]:
+        """The wire form of a message, with ``"jsonrpc": "2.0"``; params and
+        results are encoded (generated classes to JSON, JSON as it is). With
+        ``validate`` a value of a generated class is checked against the
+        schema first (:class:`ValidationError` with its path)."""
+        encode = (
+            self._encode
+            if not validate
+            else functools.partial(self._encode, validate=True)
+        )
+        if isinstance(message, Request):
+            out: dict[str, Any] = {
+                "jsonrpc": JSONRPC_VERSION,
+                "id": message.id,
+                "method": message.method,
+            }
+            if message.params is not None and message.params is not UNSET:
+                out["params"] = encode(message.params)
+        elif isinstance(message, Notification):
+            out = {"jsonrpc": JSONRPC_VERSION, "method": message.method}
+            if message.params is not None and message.params is not UNSET:
+                out["params"] = encode(message.params)
+        elif isinstance(message, Response):
+            out = {
+                "jsonrpc": JSONRPC_VERSION,
+                "id": message.id,
+                "result": encode(message.result),
+            }
+        else:
+            error: dict[str, Any] = {
+                "code": message.error.code,
+                "message": message.error.message,
+            }
+            if message.error.data is not UNSET:
+                error["data"] = encode(message.error.data)
+            out = {"jsonrpc": JSONRPC_VERSION, "id": message.id, "error": error}
+        return out
+
+    def _request_id(self, value: Any) -> RequestId:
+        found: object = value
+        kind = type(found)
+        if kind is int or kind is str:
+            return cast("int | str", value)
+        if kind is float and value.is_integer():
+            return int(value)
+        if isinstance(value, (int, str)) and not isinstance(value, bool):
+            return value
+        if value is None and self._null_id:
+            return None
+        what = (
+            "an integer, a string or null"
+            if self._null_id
+            else "an integer or a string"
+        )
+        raise ValidationError(
+            f"expected a request id ({what}), found {_kind(value)}", ("id",)
+        )
+
+
+def _error(value: Any) -> RpcError:
+    if not isinstance(value, dict):
+        raise ValidationError(
+            f"expected an error object, found {_kind(value)}", ("error",)
+        )
+    error = cast("dict[str, Any]", value)
+    code = error.get("code")
+    if type(code) is float and code.is_integer():
+        code = int(code)
+    if type(code) is not int:
+        raise ValidationError(
+            f"expected an integer error code, found {_kind(code)}", ("error", "code")
+        )
+    message = error.get("message")
+    if not isinstance(message, str):
+        raise ValidationError(
+            f"expected an error message (a string), found {_kind(message)}",
+            ("error", "message"),
+        )
+    return RpcError(code, message, error.get("data", UNSET))
+
+
+# ---------------------------------------------------------------- JSON text
+
+
+def load_message(text: bytes | str) -> Any:
+    """Parse one message's JSON text. Raises ``ValueError`` for anything that
+    is not JSON, nested too deeply included (never ``RecursionError``)."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise ValueError("the message is nested too deeply") from None
+
+
+def dump_message(wire: dict[str, Any]) -> bytes:
+    """One message's JSON text as UTF-8 bytes, with no line break: only JSON
+    a strict peer accepts goes out. Raises ``ValueError`` for what has no
+    such text: NaN or an infinity, a lone surrogate, a reference cycle, a
+    value that is not JSON, nesting too deep to write."""
+    try:
+        text = json.dumps(
+            wire, ensure_ascii=False, allow_nan=False, separators=(",", ":")
+        )
+        return text.encode("utf-8")
+    except (TypeError, UnicodeEncodeError, RecursionError) as error:
+        raise ValueError(f"the message has no JSON text: {error}") from None

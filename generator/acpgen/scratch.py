@@ -1,0 +1,136 @@
+"""Private temporary directories (:func:`scratch`) that go however a run
+ends: the formatter's copies (:mod:`acpgen.emit.fmt`), the schemas ``schema
+update`` generates from (:mod:`acpgen.update.applying`).
+
+The directory is removed when the block ends, by an error or by Ctrl-C, and
+on SIGTERM and SIGHUP too: when nothing else handles them, they are held off
+while a directory exists, and once it is removed acpgen dies by the signal
+as it would have. Nothing can run on SIGKILL, so the run holds an ``flock``
+on its directory while it uses it, and the next run with the same prefix
+deletes the directories no run holds (the user's own, not links, and not
+empty: a run writes in its directory only once it holds the lock, so an
+empty one may be one about to take it).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import shutil
+import signal
+import stat
+import tempfile
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from types import FrameType
+
+__all__ = ["scratch"]
+
+_HELD_OFF = (signal.SIGTERM, signal.SIGHUP)
+_QUIET = (signal.SIGINT, *_HELD_OFF)
+
+
+class _Terminated(BaseException):
+    """SIGTERM or SIGHUP, turned into an exception while a temporary
+    directory exists, so that it is removed before acpgen dies by it."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _raise_terminated(signum: int, frame: FrameType | None) -> None:
+    raise _Terminated(signum)
+
+
+@contextmanager
+def scratch(prefix: str) -> Iterator[str]:
+    """A new private temporary directory named ``<prefix>*``, locked while
+    it is in use and removed however the block ends (see the module
+    docstring); the directories of ended runs with that prefix go first."""
+    with _terminations_deferred():
+        temp: str | None = None
+        fd: int | None = None
+        try:
+            with _signals_blocked():  # no interrupt between creating it and knowing its name
+                _sweep(tempfile.gettempdir(), prefix)
+                temp = tempfile.mkdtemp(prefix=prefix)
+                fd = os.open(temp, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+                fcntl.flock(fd, fcntl.LOCK_EX)  # before anything is written in it: see _sweep
+            yield temp
+        finally:
+            with _signals_blocked():  # nor one that cuts the removal short
+                if temp is not None:
+                    shutil.rmtree(temp, ignore_errors=True)
+                if fd is not None:
+                    os.close(fd)
+
+
+@contextmanager
+def _terminations_deferred() -> Iterator[None]:
+    """Within the block, SIGTERM and SIGHUP (while nothing else handles them:
+    their disposition is the default) raise :class:`_Terminated`; once the
+    block has cleaned up, the process dies by the signal, as it would have."""
+    if threading.current_thread() is not threading.main_thread():
+        yield  # signal handlers can only be set in the main thread
+        return
+    previous = {}
+    for signum in _HELD_OFF:
+        if signal.getsignal(signum) == signal.SIG_DFL:
+            previous[signum] = signal.signal(signum, _raise_terminated)
+    received = None
+    try:
+        yield
+    except _Terminated as terminated:
+        received = terminated.signum
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+    if received is not None:
+        os.kill(os.getpid(), received)  # the default disposition again: acpgen ends here
+        raise SystemExit(128 + received)  # pragma: no cover - reached only if the signal did not end it
+
+
+@contextmanager
+def _signals_blocked() -> Iterator[None]:
+    """Hold SIGINT, SIGTERM and SIGHUP until the block ends, so that a
+    cleanup is not cut short; they are delivered then."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, _QUIET)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+
+
+def _sweep(directory: str, prefix: str) -> None:
+    """Delete the temporary directories of formatting runs that ended
+    without removing theirs (killed by SIGKILL): those of this user that no
+    run holds locked and that hold something (a run writes in its directory
+    only once it has locked it, so an empty one may be a run about to lock
+    it, and is left)."""
+    try:
+        names = [name for name in os.listdir(directory) if name.startswith(prefix)]
+    except OSError:
+        return
+    for name in names:
+        path = os.path.join(directory, name)
+        try:
+            info = os.lstat(path)
+            if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid():
+                continue
+            fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        except OSError:
+            continue
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                continue  # a run is using it
+            if os.listdir(path):
+                shutil.rmtree(path, ignore_errors=True)
+        finally:
+            os.close(fd)
