@@ -16380,6 +16380,7 @@ if TYPE_CHECKING:
 
     @overload
     def decode(name: str, data: Any, *, strict: bool = False) -> object: ...
+    def decode(name: str, data: Any, *, strict: bool = False) -> object: ...
 
 else:
     decode = decoding(_DECODERS)

@@ -22817,6 +22817,7 @@ if TYPE_CHECKING:
 
     @overload
     def decode(name: str, data: Any, *, strict: bool = False) -> object: ...
+    def decode(name: str, data: Any, *, strict: bool = False) -> object: ...
 
 else:
     decode = decoding(_DECODERS)
