@@ -64,8 +64,11 @@ REQUEST_CANCELLED = -32800
 RequestId = int | str | None
 """A JSON-RPC request id: an integer or a string (null where the schema allows it)."""
 
-Side = Literal["agent", "client"]
-"""The end of the connection that handles a method."""
+Side = Literal["agent", "client", "protocol", "proxy"]
+"""Who handles a method (the schema's ``x-side``): the agent or the client;
+``protocol`` for the protocol-level notifications either end acts on
+(``$/cancel_request``), ``proxy`` for methods of a proxy chain. A connection
+end is ``"agent"`` or ``"client"``."""
 
 
 # ---------------------------------------------------------------- the method table

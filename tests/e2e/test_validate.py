@@ -7,7 +7,6 @@ import copy
 import json
 import subprocess
 
-
 import pytest
 
 from acpgen.validate import KINDS, validate_lines
@@ -17,6 +16,16 @@ from ..conftest import ROOT, load_generated
 TRANSCRIPTS = ROOT / "tests/fixtures/transcripts"
 v1 = load_generated("acp_v1")
 v2 = load_generated("acp_v2")
+
+
+@pytest.fixture(params=["orjson", "stdlib"], autouse=True)
+def backend(request, monkeypatch):
+    """Every case with orjson (when it is installed) and with json
+    (``ACPGEN_JSON=stdlib``): the findings are the same."""
+    if request.param == "orjson":
+        pytest.importorskip("orjson")
+    monkeypatch.setenv("ACPGEN_JSON", request.param)
+    return request.param
 
 
 def read(name):

@@ -3,46 +3,156 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
 import sys
+from typing import Any, NoReturn, TextIO
 
 import click
 
 from ..errors import AcpgenError
-from ..validate.checker import KINDS, validate_file
+from ..validate.checker import KINDS, MAX_LINE_BYTES, Finding, validate_file
 from ..validate.loader import load_package, package_from_schema
 from .common import fail
+
+INTERRUPTED = 130
+"""The exit status after Ctrl-C (128 + SIGINT), as shells report it."""
 
 
 @click.command("validate")
 @click.argument("transcript", type=click.Path(exists=True, dir_okay=False))
 @click.option("--package", "package", default="acp_v1", show_default=True, help="The generated package to check against: a directory or an import name.")
-@click.option("--schema", "schema", type=click.Path(exists=True, dir_okay=False), help="Generate the package from this schema instead (into a temporary directory).")
+@click.option("--schema", "schema", type=click.Path(exists=True, dir_okay=False), help="Generate the package from this schema instead (into a temporary directory, removed before checking starts).")
 @click.option("--rules", "rules", help="With --schema: the rule set (v1, v1_unstable, v2, v2_unstable) for the session checks.")
 @click.option("--strict", is_flag=True, help="Count what lenient decoding repairs, and unanswered requests, as errors.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-def validate_command(transcript: str, package: str, schema: str | None, rules: str | None, strict: bool, fmt: str) -> None:
+@click.option(
+    "--max-line-bytes",
+    type=click.IntRange(min=1),
+    default=MAX_LINE_BYTES,
+    show_default=True,
+    help="A longer line is a bad-line finding, skipped without being read into memory.",
+)
+def validate_command(transcript: str, package: str, schema: str | None, rules: str | None, strict: bool, fmt: str, max_line_bytes: int) -> None:
     """Check a recorded ACP transcript, one JSON-RPC message per line.
 
     A line is a bare message or {"direction": "client_to_agent" |
     "agent_to_client", "message": {...}}. Reports, per line: invalid messages
     (with the JSON pointer), what lenient decoding silently drops or repairs,
     responses to unknown ids, duplicate ids, messages for unknown sessions,
-    v1 tool call updates never started, and a protocol version mismatch at
-    initialize. Exit 1 when anything is wrong (warnings only count with
-    --strict), 0 otherwise, 2 on a usage error.
+    v1 tool call updates never started, a protocol version mismatch at
+    initialize, and lines that are not JSON (not UTF-8, nested too deeply,
+    longer than --max-line-bytes). Exit 1 when anything is wrong (warnings
+    only count with --strict), 0 otherwise, 2 on a usage error (or a
+    transcript that cannot be read), 130 when interrupted. A reader that
+    stops early (| head) ends the output, not the check: the exit status
+    still tells the whole transcript.
     """
     try:
-        module = package_from_schema(schema, rules) if schema else load_package(package)
+        module = _generated(schema, rules) if schema else load_package(package)
     except AcpgenError as exc:
         fail(exc)
+    except KeyboardInterrupt:
+        _interrupted()
+    out = _Output(sys.stdout)
     errors = warnings = 0
-    for finding in validate_file(transcript, module, strict=strict):
-        errors += finding.error
-        warnings += not finding.error
-        click.echo(json.dumps(finding.to_json()) if fmt == "json" else str(finding))
+    try:
+        for finding in validate_file(transcript, module, strict=strict, max_line_bytes=max_line_bytes):
+            if finding.error:
+                errors += 1
+            else:
+                warnings += 1
+            out.write(_json(finding) if fmt == "json" else str(finding))
+    except KeyboardInterrupt:
+        _interrupted()
+    except OSError as exc:
+        out.flush()
+        fail(f"cannot read {transcript}: {exc.strerror or exc}")
+    out.flush()
     if fmt == "text":
-        click.echo(f"{transcript}: {errors} error(s), {warnings} warning(s)", err=True)
+        _say(f"{transcript}: {errors} error(s), {warnings} warning(s)")
     sys.exit(1 if errors else 0)
+
+
+def _generated(schema: str, rules: str | None) -> Any:
+    """The package generated from ``schema``; a SIGTERM meanwhile unwinds
+    (so that the temporary directory goes) instead of killing at once."""
+    previous = signal.getsignal(signal.SIGTERM)
+
+    def terminated(signum: int, frame: Any) -> None:
+        raise SystemExit(128 + signum)
+
+    try:
+        signal.signal(signal.SIGTERM, terminated)
+    except ValueError:  # not the main thread: no handler
+        return package_from_schema(schema, rules)
+    try:
+        return package_from_schema(schema, rules)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _json(finding: Finding) -> str:
+    return json.dumps(finding.to_json())
+
+
+class _Output:
+    """Lines to stdout, until the reader goes: a closed pipe (``| head``)
+    makes the rest of the output go nowhere, quietly, while the check goes
+    on. Text that stdout's encoding cannot hold (a lone surrogate in a
+    pointer) is written escaped."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+        self.closed = False
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            try:
+                reconfigure(errors="backslashreplace")
+            except (ValueError, OSError):  # pragma: no cover - a stream that refuses
+                pass
+
+    def write(self, line: str) -> None:
+        if self.closed:
+            return
+        try:
+            self.stream.write(line + "\n")
+        except BrokenPipeError:
+            self._gone()
+        except UnicodeEncodeError:
+            self.write(line.encode("ascii", "backslashreplace").decode("ascii"))
+
+    def flush(self) -> None:
+        if self.closed:
+            return
+        try:
+            self.stream.flush()
+        except BrokenPipeError:
+            self._gone()
+
+    def _gone(self) -> None:
+        """Point stdout at /dev/null, so that the interpreter's own flush at
+        exit has somewhere to write what is still buffered."""
+        self.closed = True
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, self.stream.fileno())
+            os.close(devnull)
+        except (OSError, ValueError, AttributeError):  # no file descriptor (a test's stream)
+            pass
+
+
+def _say(text: str) -> None:
+    """A line to stderr, unless stderr is gone too."""
+    try:
+        click.echo(text, err=True)
+    except BrokenPipeError:  # pragma: no cover - stderr closed as well
+        pass
+
+
+def _interrupted() -> NoReturn:
+    _say("acpgen: interrupted")
+    sys.exit(INTERRUPTED)
 
 
 __all__ = ["KINDS", "validate_command"]

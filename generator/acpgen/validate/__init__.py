@@ -6,10 +6,12 @@ Library use::
     findings = list(validate_file("session.jsonl", load_package("acp_v1")))
 
 Each :class:`Finding` names the line, a kind, a message and, where a value is
-wrong, the RFC 6901 JSON pointer into the line's message.
+wrong, the RFC 6901 JSON pointer into the line's message. A line that cannot
+be read (not UTF-8, too deep, longer than ``max_line_bytes``) is a
+``bad-line`` finding: no line of a transcript makes it raise.
 """
 
-from .checker import KINDS, Finding, validate_file, validate_lines
+from .checker import KINDS, MAX_LINE_BYTES, Finding, json_backend, validate_file, validate_lines
 from .loader import load_package, package_from_schema
 
-__all__ = ["KINDS", "Finding", "load_package", "package_from_schema", "validate_file", "validate_lines"]
+__all__ = ["KINDS", "MAX_LINE_BYTES", "Finding", "json_backend", "load_package", "package_from_schema", "validate_file", "validate_lines"]

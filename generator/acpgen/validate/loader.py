@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import pkgutil
+import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -41,15 +43,28 @@ def load_package(name_or_path: str) -> ModuleType:
 
 def package_from_schema(schema: str, rules: str | None = None) -> ModuleType:
     """Generate a package from ``schema`` (with the patch and session rule
-    set ``rules``) into a temporary directory and import it."""
-    from ..pipeline import build_package
+    set ``rules``) into a temporary directory, import it whole (its lazily
+    imported modules too) and remove the directory: nothing is left behind,
+    whether this returns, fails or is interrupted (KeyboardInterrupt)."""
     from ..output.write import write_packages
+    from ..pipeline import build_package
 
-    files = build_package(schema, "acp_validated", rules=rules)
+    files = build_package(schema, PACKAGE_NAME, rules=rules)
     out = Path(tempfile.mkdtemp(prefix="acpgen-validate-"))
-    write_packages(out, {"acp_validated": files})
-    sys.modules.pop("acp_validated", None)
-    return load_package(str(out / "acp_validated"))
+    try:
+        write_packages(out, {PACKAGE_NAME: files})
+        for name in [name for name in sys.modules if name == PACKAGE_NAME or name.startswith(PACKAGE_NAME + ".")]:
+            del sys.modules[name]
+        module = load_package(str(out / PACKAGE_NAME))
+        for info in pkgutil.iter_modules([str(out / PACKAGE_NAME)]):
+            importlib.import_module(f"{module.__name__}.{info.name}")
+        return module
+    finally:
+        shutil.rmtree(out, ignore_errors=True)
+
+
+PACKAGE_NAME = "acp_validated"
+"""The import name of a package :func:`package_from_schema` generates."""
 
 
 def _checked(module: ModuleType, where: str) -> ModuleType:
