@@ -2,7 +2,7 @@
 time of ``decode(name, payload)``, ``decode(name, payload, strict=True)`` and,
 as the baseline in the same process, what strict mode did before it ran in
 the generated decoders: the run-time schema interpreter
-(``_runtime.validate``) followed by the strict decode.
+(``_validator.validate``) followed by the strict decode.
 
 Run with ``.venv/bin/python tests/bench_strict.py [--rounds R]``; part of
 ``make bench``. Not collected by pytest.
@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import acp_v1  # noqa: E402
 from acp_v1 import codec  # noqa: E402
-from acp_v1._runtime import schema_root, validate  # noqa: E402
+from acp_v1._validator import schema_root, validate  # noqa: E402
 from bench_payloads import build  # noqa: E402
 
 

@@ -1208,7 +1208,10 @@ def session_from_json(data: Any) -> Session:
                 for key, value in data["compactions"].items()
             },
         )
-    except (KeyError, TypeError, AttributeError) as exc:
+    except ValidationError:
+        raise
+    except (KeyError, TypeError, AttributeError, ValueError) as exc:
+        # ValueError: str() of an integer over 4,300 digits, say.
         raise ValidationError(
             f"not a session snapshot: {type(exc).__name__} {exc}"
         ) from None

@@ -7,9 +7,10 @@ Decoding is lenient by default, with the reference semantics (the x-deserialize-
 
 from __future__ import annotations
 
-import json
-from enum import Enum
-from typing import TYPE_CHECKING, Any, Callable, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Callable, cast
+
+from . import _models
+from ._codec import class_decoding, decoding, encoding, raw_checking
 
 # Every helper is imported as itself: a package need not use them all.
 from ._runtime import FLOAT_MAX as FLOAT_MAX
@@ -17,1498 +18,384 @@ from ._runtime import MISSING as MISSING
 from ._runtime import UNSET as UNSET
 from ._runtime import Unset as Unset
 from ._runtime import ValidationError as ValidationError
-from ._runtime import json_array as json_array
-from ._runtime import json_object as json_object
 from ._runtime import any_value as any_value
 from ._runtime import check_bool as check_bool
 from ._runtime import check_const as check_const
 from ._runtime import check_int as check_int
 from ._runtime import check_list as check_list
 from ._runtime import check_list_skipping as check_list_skipping
-from ._runtime import check_variants as check_variants
-from ._runtime import check_variants_skipping as check_variants_skipping
 from ._runtime import check_map as check_map
 from ._runtime import check_num as check_num
 from ._runtime import check_str as check_str
+from ._runtime import check_tag as check_tag
+from ._runtime import check_json as check_json
+from ._runtime import check_variants as check_variants
+from ._runtime import check_variants_skipping as check_variants_skipping
+from ._runtime import exactly_one as exactly_one
 from ._runtime import first_match as first_match
 from ._runtime import furthest as furthest
-from ._runtime import exactly_one as exactly_one
+from ._runtime import json_object as json_object
 from ._runtime import missing as missing
 from ._runtime import not_null as not_null
-from ._runtime import check_wire as check_wire
-from ._runtime import NotPlainJson as NotPlainJson
-from ._runtime import plain_json as plain_json
 from ._runtime import salvage as salvage
 from ._runtime import scalar_union as scalar_union
-from ._runtime import schema_root as schema_root
 from ._runtime import type_error as type_error
 from ._runtime import unexpected as unexpected
-from ._runtime import validate as validate
-from ._runtime import validate as _check_schema
+from ._runtime import wire_json as wire_json
+from ._runtime import wire_map as wire_map
 from ._schema import SCHEMA_JSON
-from .models import *  # noqa: F401,F403
+from .models import (
+    AgentRequest,
+    RequestId_,
+    WriteTextFileRequest,
+    SessionId,
+    ReadTextFileRequest,
+    RequestPermissionRequest,
+    ToolCallUpdate,
+    ToolCallId,
+    ToolKind,
+    ToolCallStatus,
+    ToolCallContent,
+    ContentBlock,
+    Annotations,
+    Role,
+    TextContent,
+    ImageContent,
+    AudioContent,
+    ResourceLink,
+    EmbeddedResourceResource,
+    TextResourceContents,
+    BlobResourceContents,
+    EmbeddedResource,
+    Content,
+    Diff,
+    TerminalId,
+    Terminal,
+    ToolCallLocation,
+    PermissionOption,
+    PermissionOptionId,
+    PermissionOptionKind,
+    CreateTerminalRequest,
+    EnvVariable,
+    TerminalOutputRequest,
+    ReleaseTerminalRequest,
+    WaitForTerminalExitRequest,
+    KillTerminalRequest,
+    CreateElicitationRequest,
+    ElicitationSessionScope,
+    ElicitationRequestScope,
+    ElicitationSchema,
+    ElicitationSchemaType,
+    ElicitationPropertySchema,
+    StringFormat,
+    EnumOption,
+    StringPropertySchema,
+    NumberPropertySchema,
+    IntegerPropertySchema,
+    BooleanPropertySchema,
+    MultiSelectItems,
+    StringMultiSelectItems,
+    TitledMultiSelectItems,
+    MultiSelectPropertySchema,
+    ElicitationFormMode,
+    ElicitationId,
+    ElicitationUrlMode,
+    MessageMcpRequest,
+    McpServerAcpId,
+    McpRequestId,
+    ExtRequest,
+    AgentResponse,
+    InitializeResponse,
+    ProtocolVersion,
+    AgentCapabilities,
+    PromptCapabilities,
+    McpCapabilities,
+    SessionCapabilities,
+    SessionListCapabilities,
+    SessionDeleteCapabilities,
+    SessionAdditionalDirectoriesCapabilities,
+    SessionSystemPromptCapabilities,
+    SessionSystemPromptModeCapabilities,
+    SessionSystemPromptOverrideCapabilities,
+    SessionForkCapabilities,
+    SessionArchiveCapabilities,
+    SessionStatusCapabilities,
+    SessionTitleCapabilities,
+    SessionResumeCapabilities,
+    SessionCloseCapabilities,
+    AgentAuthCapabilities,
+    AuthStatusCapabilities,
+    LogoutCapabilities,
+    ProvidersCapabilities,
+    AuthMethod,
+    AuthMethodId,
+    AuthMethodTerminal,
+    AuthMethodAgent,
+    Implementation,
+    AuthenticateResponse,
+    ListProvidersResponse,
+    ProviderInfo,
+    ProviderId,
+    LlmProtocol,
+    ProviderCurrentConfig,
+    SetProviderResponse,
+    DisableProviderResponse,
+    LogoutResponse,
+    AuthStatusResponse,
+    AuthState,
+    AuthAccount,
+    NewSessionResponse,
+    SessionModeState,
+    SessionModeId,
+    SessionMode,
+    SessionConfigOption,
+    SessionConfigId,
+    SessionConfigOptionCategory,
+    SessionConfigValueId,
+    SessionConfigSelectOptions,
+    SessionConfigSelectOption,
+    SessionConfigSelectGroup,
+    SessionConfigGroupId,
+    SessionConfigSelect,
+    SessionConfigBoolean,
+    LoadSessionResponse,
+    ListSessionsResponse,
+    SessionInfo,
+    DeleteSessionResponse,
+    ForkSessionResponse,
+    ArchiveSessionResponse,
+    UnarchiveSessionResponse,
+    SessionStatusResponse,
+    SessionStatus,
+    SetSessionTitleResponse,
+    ResumeSessionResponse,
+    CloseSessionResponse,
+    SetSessionModeResponse,
+    SetSessionConfigOptionResponse,
+    PromptResponse,
+    StopReason,
+    Usage,
+    ExtResponse,
+    Error,
+    ErrorCode,
+    AgentNotification,
+    SessionNotification,
+    SessionUpdate,
+    MessageId,
+    ContentChunk,
+    ToolCall,
+    PlanEntry,
+    PlanEntryPriority,
+    PlanEntryStatus,
+    Plan,
+    PlanUpdateContent,
+    PlanId,
+    PlanItems,
+    PlanFile,
+    PlanMarkdown,
+    PlanUpdate,
+    PlanRemoved,
+    AvailableCommand,
+    AvailableCommandInput,
+    UnstructuredCommandInput,
+    AvailableCommandsUpdate,
+    CurrentModeUpdate,
+    ConfigOptionUpdate,
+    SessionInfoUpdate,
+    Cost,
+    UsageUpdate,
+    NoticeSeverity,
+    Notice,
+    CompactionId,
+    CompactionStatus,
+    CompactionUpdate,
+    CompactionSummaryChunk,
+    SubagentSessionCapabilities,
+    SessionCancelCapabilities,
+    StateUpdate,
+    RunningStateUpdate,
+    ErrorStopReason,
+    IdleStateUpdate,
+    RequiresActionStateUpdate,
+    UnknownStateUpdate,
+    SubagentUpdate,
+    SessionMessage,
+    SessionMessageChunk,
+    CompleteElicitationNotification,
+    AuthStatusUpdateNotification,
+    ExtNotification,
+    ClientRequest,
+    InitializeRequest,
+    ClientCapabilities,
+    FileSystemCapabilities,
+    ClientSessionCapabilities,
+    CompactionCapabilities,
+    SessionConfigOptionsCapabilities,
+    BooleanConfigOptionCapabilities,
+    NoticeCapabilities,
+    SubagentCapabilities,
+    PlanCapabilities,
+    AuthCapabilities,
+    ElicitationCapabilities,
+    ElicitationFormCapabilities,
+    ElicitationUrlCapabilities,
+    AuthenticateRequest,
+    ListProvidersRequest,
+    SetProviderRequest,
+    DisableProviderRequest,
+    LogoutRequest,
+    AuthStatusRequest,
+    NewSessionRequest,
+    McpServer,
+    HttpHeader,
+    McpServerHttp,
+    McpServerSse,
+    McpServerAcp,
+    McpServerStdio,
+    SystemPrompt,
+    SystemPromptMode,
+    LoadSessionRequest,
+    ListSessionsRequest,
+    SessionArchiveFilter,
+    DeleteSessionRequest,
+    ForkSessionRequest,
+    ArchiveSessionRequest,
+    UnarchiveSessionRequest,
+    SessionStatusRequest,
+    SetSessionTitleRequest,
+    ResumeSessionRequest,
+    CloseSessionRequest,
+    SetSessionModeRequest,
+    SetSessionConfigOptionRequest,
+    PromptRequest,
+    ClientResponse,
+    WriteTextFileResponse,
+    ReadTextFileResponse,
+    RequestPermissionResponse,
+    RequestPermissionOutcome,
+    SelectedPermissionOutcome,
+    CreateTerminalResponse,
+    TerminalOutputResponse,
+    TerminalExitStatus,
+    ReleaseTerminalResponse,
+    WaitForTerminalExitResponse,
+    KillTerminalResponse,
+    CreateElicitationResponse,
+    ElicitationContentValue,
+    ElicitationAcceptAction,
+    MessageMcpResponse,
+    McpError,
+    ClientNotification,
+    CancelNotification,
+    MessageMcpNotification,
+    CancelRequestNotification,
+    ProxyRequest,
+    InitializeProxyRequest,
+    ProxySuccessorRequest,
+    ProxyResponse,
+    InitializeProxyResponse,
+    ProxySuccessorResponse,
+    ProxyNotification,
+    ProxySuccessorNotification,
+    ContentToolCallContent,
+    DiffToolCallContent,
+    TerminalToolCallContent,
+    TextContentBlock,
+    ImageContentBlock,
+    AudioContentBlock,
+    ResourceLinkContentBlock,
+    ResourceContentBlock,
+    FormCreateElicitationRequest,
+    UrlCreateElicitationRequest,
+    OtherCreateElicitationRequest,
+    StringElicitationPropertySchema,
+    NumberElicitationPropertySchema,
+    IntegerElicitationPropertySchema,
+    BooleanElicitationPropertySchema,
+    ArrayElicitationPropertySchema,
+    OtherElicitationPropertySchema,
+    MultiSelectItemsString,
+    OtherMultiSelectItems,
+    ResultAgentResponse,
+    ErrorAgentResponse,
+    TerminalAuthMethod,
+    SelectSessionConfigOption,
+    BooleanSessionConfigOption,
+    UserMessageChunkSessionUpdate,
+    AgentMessageChunkSessionUpdate,
+    AgentThoughtChunkSessionUpdate,
+    ToolCallSessionUpdate,
+    ToolCallUpdateSessionUpdate,
+    PlanSessionUpdate,
+    PlanUpdateSessionUpdate,
+    PlanRemovedSessionUpdate,
+    AvailableCommandsUpdateSessionUpdate,
+    CurrentModeUpdateSessionUpdate,
+    ConfigOptionUpdateSessionUpdate,
+    SessionInfoUpdateSessionUpdate,
+    UsageUpdateSessionUpdate,
+    NoticeSessionUpdate,
+    CompactionUpdateSessionUpdate,
+    CompactionSummaryChunkSessionUpdate,
+    SubagentUpdateSessionUpdate,
+    SessionMessageSessionUpdate,
+    SessionMessageChunkSessionUpdate,
+    ItemsPlanUpdateContent,
+    FilePlanUpdateContent,
+    MarkdownPlanUpdateContent,
+    StateUpdateRunning,
+    StateUpdateIdle,
+    StateUpdateRequiresAction,
+    StateUpdateUnknown,
+    OtherStateUpdate,
+    EndTurnIdleStateUpdate,
+    MaxTokensIdleStateUpdate,
+    MaxTurnRequestsIdleStateUpdate,
+    RefusalIdleStateUpdate,
+    CancelledIdleStateUpdate,
+    ErrorIdleStateUpdate,
+    OtherIdleStateUpdate,
+    NoneIdleStateUpdate,
+    HttpMcpServer,
+    SseMcpServer,
+    AcpMcpServer,
+    BooleanSetSessionConfigOptionRequest,
+    ValueIdSetSessionConfigOptionRequest,
+    ResultClientResponse,
+    ErrorClientResponse,
+    CancelledRequestPermissionOutcome,
+    SelectedRequestPermissionOutcome,
+    AcceptCreateElicitationResponse,
+    DeclineCreateElicitationResponse,
+    CancelCreateElicitationResponse,
+    OtherCreateElicitationResponse,
+    ResultMessageMcpResponse,
+    ErrorMessageMcpResponse,
+    ResultProxyResponse,
+    ErrorProxyResponse,
+    ToolCallState,
+    SessionInfoState,
+    UsageState,
+    CompactionState,
+    SubagentState,
+    SessionMessageState,
+)
 
 if TYPE_CHECKING:
-    from typing import Literal, Protocol, overload
+    from typing import Literal, overload
 
+    from ._codec import DecodeClass, Encode
     from ._runtime import Decoder, JsonObject
-
-    class _Wire(Protocol):
-        """A generated class: its wire form is a JSON object."""
-
-        def to_wire(self) -> dict[str, Any]: ...
 
 
 __all__ = ["decode", "decode_class", "encode"]
-
-_T = TypeVar("_T")
 
 _new = object.__new__
 """Decoders build objects without calling ``__init__``: they have already
 computed every field, defaults included."""
 
-if TYPE_CHECKING:
-    # One signature per definition, so that ``decode("PromptResponse", data)``
-    # has the type PromptResponse.
-
-    @overload
-    def decode(
-        name: Literal["AgentRequest"], data: Any, *, strict: bool = False
-    ) -> AgentRequest: ...
-
-    @overload
-    def decode(
-        name: Literal["RequestId"], data: Any, *, strict: bool = False
-    ) -> RequestId_: ...
-
-    @overload
-    def decode(
-        name: Literal["WriteTextFileRequest"], data: Any, *, strict: bool = False
-    ) -> WriteTextFileRequest: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionId"], data: Any, *, strict: bool = False
-    ) -> SessionId: ...
-
-    @overload
-    def decode(
-        name: Literal["ReadTextFileRequest"], data: Any, *, strict: bool = False
-    ) -> ReadTextFileRequest: ...
-
-    @overload
-    def decode(
-        name: Literal["RequestPermissionRequest"], data: Any, *, strict: bool = False
-    ) -> RequestPermissionRequest: ...
-
-    @overload
-    def decode(
-        name: Literal["ToolCallUpdate"], data: Any, *, strict: bool = False
-    ) -> ToolCallUpdate: ...
-
-    @overload
-    def decode(
-        name: Literal["ToolCallId"], data: Any, *, strict: bool = False
-    ) -> ToolCallId: ...
-
-    @overload
-    def decode(
-        name: Literal["ToolKind"], data: Any, *, strict: bool = False
-    ) -> ToolKind: ...
-
-    @overload
-    def decode(
-        name: Literal["ToolCallStatus"], data: Any, *, strict: bool = False
-    ) -> ToolCallStatus: ...
-
-    @overload
-    def decode(
-        name: Literal["ToolCallContent"], data: Any, *, strict: bool = False
-    ) -> ToolCallContent: ...
-
-    @overload
-    def decode(
-        name: Literal["ContentBlock"], data: Any, *, strict: bool = False
-    ) -> ContentBlock: ...
-
-    @overload
-    def decode(
-        name: Literal["Annotations"], data: Any, *, strict: bool = False
-    ) -> Annotations: ...
-
-    @overload
-    def decode(name: Literal["Role"], data: Any, *, strict: bool = False) -> Role: ...
-
-    @overload
-    def decode(
-        name: Literal["TextContent"], data: Any, *, strict: bool = False
-    ) -> TextContent: ...
-
-    @overload
-    def decode(
-        name: Literal["ImageContent"], data: Any, *, strict: bool = False
-    ) -> ImageContent: ...
-
-    @overload
-    def decode(
-        name: Literal["AudioContent"], data: Any, *, strict: bool = False
-    ) -> AudioContent: ...
-
-    @overload
-    def decode(
-        name: Literal["ResourceLink"], data: Any, *, strict: bool = False
-    ) -> ResourceLink: ...
-
-    @overload
-    def decode(
-        name: Literal["EmbeddedResourceResource"], data: Any, *, strict: bool = False
-    ) -> EmbeddedResourceResource: ...
-
-    @overload
-    def decode(
-        name: Literal["TextResourceContents"], data: Any, *, strict: bool = False
-    ) -> TextResourceContents: ...
-
-    @overload
-    def decode(
-        name: Literal["BlobResourceContents"], data: Any, *, strict: bool = False
-    ) -> BlobResourceContents: ...
-
-    @overload
-    def decode(
-        name: Literal["EmbeddedResource"], data: Any, *, strict: bool = False
-    ) -> EmbeddedResource: ...
-
-    @overload
-    def decode(
-        name: Literal["Content"], data: Any, *, strict: bool = False
-    ) -> Content: ...
-
-    @overload
-    def decode(name: Literal["Diff"], data: Any, *, strict: bool = False) -> Diff: ...
-
-    @overload
-    def decode(
-        name: Literal["TerminalId"], data: Any, *, strict: bool = False
-    ) -> TerminalId: ...
-
-    @overload
-    def decode(
-        name: Literal["Terminal"], data: Any, *, strict: bool = False
-    ) -> Terminal: ...
-
-    @overload
-    def decode(
-        name: Literal["ToolCallLocation"], data: Any, *, strict: bool = False
-    ) -> ToolCallLocation: ...
-
-    @overload
-    def decode(
-        name: Literal["PermissionOption"], data: Any, *, strict: bool = False
-    ) -> PermissionOption: ...
-
-    @overload
-    def decode(
-        name: Literal["PermissionOptionId"], data: Any, *, strict: bool = False
-    ) -> PermissionOptionId: ...
-
-    @overload
-    def decode(
-        name: Literal["PermissionOptionKind"], data: Any, *, strict: bool = False
-    ) -> PermissionOptionKind: ...
-
-    @overload
-    def decode(
-        name: Literal["CreateTerminalRequest"], data: Any, *, strict: bool = False
-    ) -> CreateTerminalRequest: ...
-
-    @overload
-    def decode(
-        name: Literal["EnvVariable"], data: Any, *, strict: bool = False
-    ) -> EnvVariable: ...
-
-    @overload
-    def decode(
-        name: Literal["TerminalOutputRequest"], data: Any, *, strict: bool = False
-    ) -> TerminalOutputRequest: ...
-
-    @overload
-    def decode(
-        name: Literal["ReleaseTerminalRequest"], data: Any, *, strict: bool = False
-    ) -> ReleaseTerminalRequest: ...
-
-    @overload
-    def decode(
-        name: Literal["WaitForTerminalExitRequest"], data: Any, *, strict: bool = False
-    ) -> WaitForTerminalExitRequest: ...
-
-    @overload
-    def decode(
-        name: Literal["KillTerminalRequest"], data: Any, *, strict: bool = False
-    ) -> KillTerminalRequest: ...
-
-    @overload
-    def decode(
-        name: Literal["CreateElicitationRequest"], data: Any, *, strict: bool = False
-    ) -> CreateElicitationRequest: ...
-
-    @overload
-    def decode(
-        name: Literal["ElicitationSessionScope"], data: Any, *, strict: bool = False
-    ) -> ElicitationSessionScope: ...
-
-    @overload
-    def decode(
-        name: Literal["ElicitationRequestScope"], data: Any, *, strict: bool = False
-    ) -> ElicitationRequestScope: ...
-
-    @overload
-    def decode(
-        name: Literal["ElicitationSchema"], data: Any, *, strict: bool = False
-    ) -> ElicitationSchema: ...
-
-    @overload
-    def decode(
-        name: Literal["ElicitationSchemaType"], data: Any, *, strict: bool = False
-    ) -> ElicitationSchemaType: ...
-
-    @overload
-    def decode(
-        name: Literal["ElicitationPropertySchema"], data: Any, *, strict: bool = False
-    ) -> ElicitationPropertySchema: ...
-
-    @overload
-    def decode(
-        name: Literal["StringFormat"], data: Any, *, strict: bool = False
-    ) -> StringFormat: ...
-
-    @overload
-    def decode(
-        name: Literal["EnumOption"], data: Any, *, strict: bool = False
-    ) -> EnumOption: ...
-
-    @overload
-    def decode(
-        name: Literal["StringPropertySchema"], data: Any, *, strict: bool = False
-    ) -> StringPropertySchema: ...
-
-    @overload
-    def decode(
-        name: Literal["NumberPropertySchema"], data: Any, *, strict: bool = False
-    ) -> NumberPropertySchema: ...
-
-    @overload
-    def decode(
-        name: Literal["IntegerPropertySchema"], data: Any, *, strict: bool = False
-    ) -> IntegerPropertySchema: ...
-
-    @overload
-    def decode(
-        name: Literal["BooleanPropertySchema"], data: Any, *, strict: bool = False
-    ) -> BooleanPropertySchema: ...
-
-    @overload
-    def decode(
-        name: Literal["MultiSelectItems"], data: Any, *, strict: bool = False
-    ) -> MultiSelectItems: ...
-
-    @overload
-    def decode(
-        name: Literal["StringMultiSelectItems"], data: Any, *, strict: bool = False
-    ) -> StringMultiSelectItems: ...
-
-    @overload
-    def decode(
-        name: Literal["TitledMultiSelectItems"], data: Any, *, strict: bool = False
-    ) -> TitledMultiSelectItems: ...
-
-    @overload
-    def decode(
-        name: Literal["MultiSelectPropertySchema"], data: Any, *, strict: bool = False
-    ) -> MultiSelectPropertySchema: ...
-
-    @overload
-    def decode(
-        name: Literal["ElicitationFormMode"], data: Any, *, strict: bool = False
-    ) -> ElicitationFormMode: ...
-
-    @overload
-    def decode(
-        name: Literal["ElicitationId"], data: Any, *, strict: bool = False
-    ) -> ElicitationId: ...
-
-    @overload
-    def decode(
-        name: Literal["ElicitationUrlMode"], data: Any, *, strict: bool = False
-    ) -> ElicitationUrlMode: ...
-
-    @overload
-    def decode(
-        name: Literal["MessageMcpRequest"], data: Any, *, strict: bool = False
-    ) -> MessageMcpRequest: ...
-
-    @overload
-    def decode(
-        name: Literal["McpServerAcpId"], data: Any, *, strict: bool = False
-    ) -> McpServerAcpId: ...
-
-    @overload
-    def decode(
-        name: Literal["McpRequestId"], data: Any, *, strict: bool = False
-    ) -> McpRequestId: ...
-
-    @overload
-    def decode(
-        name: Literal["ExtRequest"], data: Any, *, strict: bool = False
-    ) -> ExtRequest: ...
-
-    @overload
-    def decode(
-        name: Literal["AgentResponse"], data: Any, *, strict: bool = False
-    ) -> AgentResponse: ...
-
-    @overload
-    def decode(
-        name: Literal["InitializeResponse"], data: Any, *, strict: bool = False
-    ) -> InitializeResponse: ...
-
-    @overload
-    def decode(
-        name: Literal["ProtocolVersion"], data: Any, *, strict: bool = False
-    ) -> ProtocolVersion: ...
-
-    @overload
-    def decode(
-        name: Literal["AgentCapabilities"], data: Any, *, strict: bool = False
-    ) -> AgentCapabilities: ...
-
-    @overload
-    def decode(
-        name: Literal["PromptCapabilities"], data: Any, *, strict: bool = False
-    ) -> PromptCapabilities: ...
-
-    @overload
-    def decode(
-        name: Literal["McpCapabilities"], data: Any, *, strict: bool = False
-    ) -> McpCapabilities: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionCapabilities"], data: Any, *, strict: bool = False
-    ) -> SessionCapabilities: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionListCapabilities"], data: Any, *, strict: bool = False
-    ) -> SessionListCapabilities: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionDeleteCapabilities"], data: Any, *, strict: bool = False
-    ) -> SessionDeleteCapabilities: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionAdditionalDirectoriesCapabilities"],
-        data: Any,
-        *,
-        strict: bool = False,
-    ) -> SessionAdditionalDirectoriesCapabilities: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionSystemPromptCapabilities"],
-        data: Any,
-        *,
-        strict: bool = False,
-    ) -> SessionSystemPromptCapabilities: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionSystemPromptModeCapabilities"],
-        data: Any,
-        *,
-        strict: bool = False,
-    ) -> SessionSystemPromptModeCapabilities: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionSystemPromptOverrideCapabilities"],
-        data: Any,
-        *,
-        strict: bool = False,
-    ) -> SessionSystemPromptOverrideCapabilities: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionForkCapabilities"], data: Any, *, strict: bool = False
-    ) -> SessionForkCapabilities: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionArchiveCapabilities"], data: Any, *, strict: bool = False
-    ) -> SessionArchiveCapabilities: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionStatusCapabilities"], data: Any, *, strict: bool = False
-    ) -> SessionStatusCapabilities: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionTitleCapabilities"], data: Any, *, strict: bool = False
-    ) -> SessionTitleCapabilities: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionResumeCapabilities"], data: Any, *, strict: bool = False
-    ) -> SessionResumeCapabilities: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionCloseCapabilities"], data: Any, *, strict: bool = False
-    ) -> SessionCloseCapabilities: ...
-
-    @overload
-    def decode(
-        name: Literal["AgentAuthCapabilities"], data: Any, *, strict: bool = False
-    ) -> AgentAuthCapabilities: ...
-
-    @overload
-    def decode(
-        name: Literal["AuthStatusCapabilities"], data: Any, *, strict: bool = False
-    ) -> AuthStatusCapabilities: ...
-
-    @overload
-    def decode(
-        name: Literal["LogoutCapabilities"], data: Any, *, strict: bool = False
-    ) -> LogoutCapabilities: ...
-
-    @overload
-    def decode(
-        name: Literal["ProvidersCapabilities"], data: Any, *, strict: bool = False
-    ) -> ProvidersCapabilities: ...
-
-    @overload
-    def decode(
-        name: Literal["AuthMethod"], data: Any, *, strict: bool = False
-    ) -> AuthMethod: ...
-
-    @overload
-    def decode(
-        name: Literal["AuthMethodId"], data: Any, *, strict: bool = False
-    ) -> AuthMethodId: ...
-
-    @overload
-    def decode(
-        name: Literal["AuthMethodTerminal"], data: Any, *, strict: bool = False
-    ) -> AuthMethodTerminal: ...
-
-    @overload
-    def decode(
-        name: Literal["AuthMethodAgent"], data: Any, *, strict: bool = False
-    ) -> AuthMethodAgent: ...
-
-    @overload
-    def decode(
-        name: Literal["Implementation"], data: Any, *, strict: bool = False
-    ) -> Implementation: ...
-
-    @overload
-    def decode(
-        name: Literal["AuthenticateResponse"], data: Any, *, strict: bool = False
-    ) -> AuthenticateResponse: ...
-
-    @overload
-    def decode(
-        name: Literal["ListProvidersResponse"], data: Any, *, strict: bool = False
-    ) -> ListProvidersResponse: ...
-
-    @overload
-    def decode(
-        name: Literal["ProviderInfo"], data: Any, *, strict: bool = False
-    ) -> ProviderInfo: ...
-
-    @overload
-    def decode(
-        name: Literal["ProviderId"], data: Any, *, strict: bool = False
-    ) -> ProviderId: ...
-
-    @overload
-    def decode(
-        name: Literal["LlmProtocol"], data: Any, *, strict: bool = False
-    ) -> LlmProtocol | str: ...
-
-    @overload
-    def decode(
-        name: Literal["ProviderCurrentConfig"], data: Any, *, strict: bool = False
-    ) -> ProviderCurrentConfig: ...
-
-    @overload
-    def decode(
-        name: Literal["SetProviderResponse"], data: Any, *, strict: bool = False
-    ) -> SetProviderResponse: ...
-
-    @overload
-    def decode(
-        name: Literal["DisableProviderResponse"], data: Any, *, strict: bool = False
-    ) -> DisableProviderResponse: ...
-
-    @overload
-    def decode(
-        name: Literal["LogoutResponse"], data: Any, *, strict: bool = False
-    ) -> LogoutResponse: ...
-
-    @overload
-    def decode(
-        name: Literal["AuthStatusResponse"], data: Any, *, strict: bool = False
-    ) -> AuthStatusResponse: ...
-
-    @overload
-    def decode(
-        name: Literal["AuthState"], data: Any, *, strict: bool = False
-    ) -> AuthState | str: ...
-
-    @overload
-    def decode(
-        name: Literal["AuthAccount"], data: Any, *, strict: bool = False
-    ) -> AuthAccount: ...
-
-    @overload
-    def decode(
-        name: Literal["NewSessionResponse"], data: Any, *, strict: bool = False
-    ) -> NewSessionResponse: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionModeState"], data: Any, *, strict: bool = False
-    ) -> SessionModeState: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionModeId"], data: Any, *, strict: bool = False
-    ) -> SessionModeId: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionMode"], data: Any, *, strict: bool = False
-    ) -> SessionMode: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionConfigOption"], data: Any, *, strict: bool = False
-    ) -> SessionConfigOption: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionConfigId"], data: Any, *, strict: bool = False
-    ) -> SessionConfigId: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionConfigOptionCategory"], data: Any, *, strict: bool = False
-    ) -> SessionConfigOptionCategory | str: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionConfigValueId"], data: Any, *, strict: bool = False
-    ) -> SessionConfigValueId: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionConfigSelectOptions"], data: Any, *, strict: bool = False
-    ) -> SessionConfigSelectOptions: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionConfigSelectOption"], data: Any, *, strict: bool = False
-    ) -> SessionConfigSelectOption: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionConfigSelectGroup"], data: Any, *, strict: bool = False
-    ) -> SessionConfigSelectGroup: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionConfigGroupId"], data: Any, *, strict: bool = False
-    ) -> SessionConfigGroupId: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionConfigSelect"], data: Any, *, strict: bool = False
-    ) -> SessionConfigSelect: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionConfigBoolean"], data: Any, *, strict: bool = False
-    ) -> SessionConfigBoolean: ...
-
-    @overload
-    def decode(
-        name: Literal["LoadSessionResponse"], data: Any, *, strict: bool = False
-    ) -> LoadSessionResponse: ...
-
-    @overload
-    def decode(
-        name: Literal["ListSessionsResponse"], data: Any, *, strict: bool = False
-    ) -> ListSessionsResponse: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionInfo"], data: Any, *, strict: bool = False
-    ) -> SessionInfo: ...
-
-    @overload
-    def decode(
-        name: Literal["DeleteSessionResponse"], data: Any, *, strict: bool = False
-    ) -> DeleteSessionResponse: ...
-
-    @overload
-    def decode(
-        name: Literal["ForkSessionResponse"], data: Any, *, strict: bool = False
-    ) -> ForkSessionResponse: ...
-
-    @overload
-    def decode(
-        name: Literal["ArchiveSessionResponse"], data: Any, *, strict: bool = False
-    ) -> ArchiveSessionResponse: ...
-
-    @overload
-    def decode(
-        name: Literal["UnarchiveSessionResponse"], data: Any, *, strict: bool = False
-    ) -> UnarchiveSessionResponse: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionStatusResponse"], data: Any, *, strict: bool = False
-    ) -> SessionStatusResponse: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionStatus"], data: Any, *, strict: bool = False
-    ) -> SessionStatus | str: ...
-
-    @overload
-    def decode(
-        name: Literal["SetSessionTitleResponse"], data: Any, *, strict: bool = False
-    ) -> SetSessionTitleResponse: ...
-
-    @overload
-    def decode(
-        name: Literal["ResumeSessionResponse"], data: Any, *, strict: bool = False
-    ) -> ResumeSessionResponse: ...
-
-    @overload
-    def decode(
-        name: Literal["CloseSessionResponse"], data: Any, *, strict: bool = False
-    ) -> CloseSessionResponse: ...
-
-    @overload
-    def decode(
-        name: Literal["SetSessionModeResponse"], data: Any, *, strict: bool = False
-    ) -> SetSessionModeResponse: ...
-
-    @overload
-    def decode(
-        name: Literal["SetSessionConfigOptionResponse"],
-        data: Any,
-        *,
-        strict: bool = False,
-    ) -> SetSessionConfigOptionResponse: ...
-
-    @overload
-    def decode(
-        name: Literal["PromptResponse"], data: Any, *, strict: bool = False
-    ) -> PromptResponse: ...
-
-    @overload
-    def decode(
-        name: Literal["StopReason"], data: Any, *, strict: bool = False
-    ) -> StopReason: ...
-
-    @overload
-    def decode(name: Literal["Usage"], data: Any, *, strict: bool = False) -> Usage: ...
-
-    @overload
-    def decode(
-        name: Literal["ExtResponse"], data: Any, *, strict: bool = False
-    ) -> ExtResponse: ...
-
-    @overload
-    def decode(name: Literal["Error"], data: Any, *, strict: bool = False) -> Error: ...
-
-    @overload
-    def decode(
-        name: Literal["ErrorCode"], data: Any, *, strict: bool = False
-    ) -> ErrorCode | int: ...
-
-    @overload
-    def decode(
-        name: Literal["AgentNotification"], data: Any, *, strict: bool = False
-    ) -> AgentNotification: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionNotification"], data: Any, *, strict: bool = False
-    ) -> SessionNotification: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionUpdate"], data: Any, *, strict: bool = False
-    ) -> SessionUpdate: ...
-
-    @overload
-    def decode(
-        name: Literal["MessageId"], data: Any, *, strict: bool = False
-    ) -> MessageId: ...
-
-    @overload
-    def decode(
-        name: Literal["ContentChunk"], data: Any, *, strict: bool = False
-    ) -> ContentChunk: ...
-
-    @overload
-    def decode(
-        name: Literal["ToolCall"], data: Any, *, strict: bool = False
-    ) -> ToolCall: ...
-
-    @overload
-    def decode(
-        name: Literal["PlanEntry"], data: Any, *, strict: bool = False
-    ) -> PlanEntry: ...
-
-    @overload
-    def decode(
-        name: Literal["PlanEntryPriority"], data: Any, *, strict: bool = False
-    ) -> PlanEntryPriority: ...
-
-    @overload
-    def decode(
-        name: Literal["PlanEntryStatus"], data: Any, *, strict: bool = False
-    ) -> PlanEntryStatus: ...
-
-    @overload
-    def decode(name: Literal["Plan"], data: Any, *, strict: bool = False) -> Plan: ...
-
-    @overload
-    def decode(
-        name: Literal["PlanUpdateContent"], data: Any, *, strict: bool = False
-    ) -> PlanUpdateContent: ...
-
-    @overload
-    def decode(
-        name: Literal["PlanId"], data: Any, *, strict: bool = False
-    ) -> PlanId: ...
-
-    @overload
-    def decode(
-        name: Literal["PlanItems"], data: Any, *, strict: bool = False
-    ) -> PlanItems: ...
-
-    @overload
-    def decode(
-        name: Literal["PlanFile"], data: Any, *, strict: bool = False
-    ) -> PlanFile: ...
-
-    @overload
-    def decode(
-        name: Literal["PlanMarkdown"], data: Any, *, strict: bool = False
-    ) -> PlanMarkdown: ...
-
-    @overload
-    def decode(
-        name: Literal["PlanUpdate"], data: Any, *, strict: bool = False
-    ) -> PlanUpdate: ...
-
-    @overload
-    def decode(
-        name: Literal["PlanRemoved"], data: Any, *, strict: bool = False
-    ) -> PlanRemoved: ...
-
-    @overload
-    def decode(
-        name: Literal["AvailableCommand"], data: Any, *, strict: bool = False
-    ) -> AvailableCommand: ...
-
-    @overload
-    def decode(
-        name: Literal["AvailableCommandInput"], data: Any, *, strict: bool = False
-    ) -> AvailableCommandInput: ...
-
-    @overload
-    def decode(
-        name: Literal["UnstructuredCommandInput"], data: Any, *, strict: bool = False
-    ) -> UnstructuredCommandInput: ...
-
-    @overload
-    def decode(
-        name: Literal["AvailableCommandsUpdate"], data: Any, *, strict: bool = False
-    ) -> AvailableCommandsUpdate: ...
-
-    @overload
-    def decode(
-        name: Literal["CurrentModeUpdate"], data: Any, *, strict: bool = False
-    ) -> CurrentModeUpdate: ...
-
-    @overload
-    def decode(
-        name: Literal["ConfigOptionUpdate"], data: Any, *, strict: bool = False
-    ) -> ConfigOptionUpdate: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionInfoUpdate"], data: Any, *, strict: bool = False
-    ) -> SessionInfoUpdate: ...
-
-    @overload
-    def decode(name: Literal["Cost"], data: Any, *, strict: bool = False) -> Cost: ...
-
-    @overload
-    def decode(
-        name: Literal["UsageUpdate"], data: Any, *, strict: bool = False
-    ) -> UsageUpdate: ...
-
-    @overload
-    def decode(
-        name: Literal["NoticeSeverity"], data: Any, *, strict: bool = False
-    ) -> NoticeSeverity | str: ...
-
-    @overload
-    def decode(
-        name: Literal["Notice"], data: Any, *, strict: bool = False
-    ) -> Notice: ...
-
-    @overload
-    def decode(
-        name: Literal["CompactionId"], data: Any, *, strict: bool = False
-    ) -> CompactionId: ...
-
-    @overload
-    def decode(
-        name: Literal["CompactionStatus"], data: Any, *, strict: bool = False
-    ) -> CompactionStatus | str: ...
-
-    @overload
-    def decode(
-        name: Literal["CompactionUpdate"], data: Any, *, strict: bool = False
-    ) -> CompactionUpdate: ...
-
-    @overload
-    def decode(
-        name: Literal["CompactionSummaryChunk"], data: Any, *, strict: bool = False
-    ) -> CompactionSummaryChunk: ...
-
-    @overload
-    def decode(
-        name: Literal["SubagentSessionCapabilities"], data: Any, *, strict: bool = False
-    ) -> SubagentSessionCapabilities: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionCancelCapabilities"], data: Any, *, strict: bool = False
-    ) -> SessionCancelCapabilities: ...
-
-    @overload
-    def decode(
-        name: Literal["StateUpdate"], data: Any, *, strict: bool = False
-    ) -> StateUpdate: ...
-
-    @overload
-    def decode(
-        name: Literal["RunningStateUpdate"], data: Any, *, strict: bool = False
-    ) -> RunningStateUpdate: ...
-
-    @overload
-    def decode(
-        name: Literal["ErrorStopReason"], data: Any, *, strict: bool = False
-    ) -> ErrorStopReason: ...
-
-    @overload
-    def decode(
-        name: Literal["IdleStateUpdate"], data: Any, *, strict: bool = False
-    ) -> IdleStateUpdate: ...
-
-    @overload
-    def decode(
-        name: Literal["RequiresActionStateUpdate"], data: Any, *, strict: bool = False
-    ) -> RequiresActionStateUpdate: ...
-
-    @overload
-    def decode(
-        name: Literal["UnknownStateUpdate"], data: Any, *, strict: bool = False
-    ) -> UnknownStateUpdate: ...
-
-    @overload
-    def decode(
-        name: Literal["SubagentUpdate"], data: Any, *, strict: bool = False
-    ) -> SubagentUpdate: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionMessage"], data: Any, *, strict: bool = False
-    ) -> SessionMessage: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionMessageChunk"], data: Any, *, strict: bool = False
-    ) -> SessionMessageChunk: ...
-
-    @overload
-    def decode(
-        name: Literal["CompleteElicitationNotification"],
-        data: Any,
-        *,
-        strict: bool = False,
-    ) -> CompleteElicitationNotification: ...
-
-    @overload
-    def decode(
-        name: Literal["AuthStatusUpdateNotification"],
-        data: Any,
-        *,
-        strict: bool = False,
-    ) -> AuthStatusUpdateNotification: ...
-
-    @overload
-    def decode(
-        name: Literal["ExtNotification"], data: Any, *, strict: bool = False
-    ) -> ExtNotification: ...
-
-    @overload
-    def decode(
-        name: Literal["ClientRequest"], data: Any, *, strict: bool = False
-    ) -> ClientRequest: ...
-
-    @overload
-    def decode(
-        name: Literal["InitializeRequest"], data: Any, *, strict: bool = False
-    ) -> InitializeRequest: ...
-
-    @overload
-    def decode(
-        name: Literal["ClientCapabilities"], data: Any, *, strict: bool = False
-    ) -> ClientCapabilities: ...
-
-    @overload
-    def decode(
-        name: Literal["FileSystemCapabilities"], data: Any, *, strict: bool = False
-    ) -> FileSystemCapabilities: ...
-
-    @overload
-    def decode(
-        name: Literal["ClientSessionCapabilities"], data: Any, *, strict: bool = False
-    ) -> ClientSessionCapabilities: ...
-
-    @overload
-    def decode(
-        name: Literal["CompactionCapabilities"], data: Any, *, strict: bool = False
-    ) -> CompactionCapabilities: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionConfigOptionsCapabilities"],
-        data: Any,
-        *,
-        strict: bool = False,
-    ) -> SessionConfigOptionsCapabilities: ...
-
-    @overload
-    def decode(
-        name: Literal["BooleanConfigOptionCapabilities"],
-        data: Any,
-        *,
-        strict: bool = False,
-    ) -> BooleanConfigOptionCapabilities: ...
-
-    @overload
-    def decode(
-        name: Literal["NoticeCapabilities"], data: Any, *, strict: bool = False
-    ) -> NoticeCapabilities: ...
-
-    @overload
-    def decode(
-        name: Literal["SubagentCapabilities"], data: Any, *, strict: bool = False
-    ) -> SubagentCapabilities: ...
-
-    @overload
-    def decode(
-        name: Literal["PlanCapabilities"], data: Any, *, strict: bool = False
-    ) -> PlanCapabilities: ...
-
-    @overload
-    def decode(
-        name: Literal["AuthCapabilities"], data: Any, *, strict: bool = False
-    ) -> AuthCapabilities: ...
-
-    @overload
-    def decode(
-        name: Literal["ElicitationCapabilities"], data: Any, *, strict: bool = False
-    ) -> ElicitationCapabilities: ...
-
-    @overload
-    def decode(
-        name: Literal["ElicitationFormCapabilities"], data: Any, *, strict: bool = False
-    ) -> ElicitationFormCapabilities: ...
-
-    @overload
-    def decode(
-        name: Literal["ElicitationUrlCapabilities"], data: Any, *, strict: bool = False
-    ) -> ElicitationUrlCapabilities: ...
-
-    @overload
-    def decode(
-        name: Literal["AuthenticateRequest"], data: Any, *, strict: bool = False
-    ) -> AuthenticateRequest: ...
-
-    @overload
-    def decode(
-        name: Literal["ListProvidersRequest"], data: Any, *, strict: bool = False
-    ) -> ListProvidersRequest: ...
-
-    @overload
-    def decode(
-        name: Literal["SetProviderRequest"], data: Any, *, strict: bool = False
-    ) -> SetProviderRequest: ...
-
-    @overload
-    def decode(
-        name: Literal["DisableProviderRequest"], data: Any, *, strict: bool = False
-    ) -> DisableProviderRequest: ...
-
-    @overload
-    def decode(
-        name: Literal["LogoutRequest"], data: Any, *, strict: bool = False
-    ) -> LogoutRequest: ...
-
-    @overload
-    def decode(
-        name: Literal["AuthStatusRequest"], data: Any, *, strict: bool = False
-    ) -> AuthStatusRequest: ...
-
-    @overload
-    def decode(
-        name: Literal["NewSessionRequest"], data: Any, *, strict: bool = False
-    ) -> NewSessionRequest: ...
-
-    @overload
-    def decode(
-        name: Literal["McpServer"], data: Any, *, strict: bool = False
-    ) -> McpServer: ...
-
-    @overload
-    def decode(
-        name: Literal["HttpHeader"], data: Any, *, strict: bool = False
-    ) -> HttpHeader: ...
-
-    @overload
-    def decode(
-        name: Literal["McpServerHttp"], data: Any, *, strict: bool = False
-    ) -> McpServerHttp: ...
-
-    @overload
-    def decode(
-        name: Literal["McpServerSse"], data: Any, *, strict: bool = False
-    ) -> McpServerSse: ...
-
-    @overload
-    def decode(
-        name: Literal["McpServerAcp"], data: Any, *, strict: bool = False
-    ) -> McpServerAcp: ...
-
-    @overload
-    def decode(
-        name: Literal["McpServerStdio"], data: Any, *, strict: bool = False
-    ) -> McpServerStdio: ...
-
-    @overload
-    def decode(
-        name: Literal["SystemPrompt"], data: Any, *, strict: bool = False
-    ) -> SystemPrompt: ...
-
-    @overload
-    def decode(
-        name: Literal["SystemPromptMode"], data: Any, *, strict: bool = False
-    ) -> SystemPromptMode | str: ...
-
-    @overload
-    def decode(
-        name: Literal["LoadSessionRequest"], data: Any, *, strict: bool = False
-    ) -> LoadSessionRequest: ...
-
-    @overload
-    def decode(
-        name: Literal["ListSessionsRequest"], data: Any, *, strict: bool = False
-    ) -> ListSessionsRequest: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionArchiveFilter"], data: Any, *, strict: bool = False
-    ) -> SessionArchiveFilter | str: ...
-
-    @overload
-    def decode(
-        name: Literal["DeleteSessionRequest"], data: Any, *, strict: bool = False
-    ) -> DeleteSessionRequest: ...
-
-    @overload
-    def decode(
-        name: Literal["ForkSessionRequest"], data: Any, *, strict: bool = False
-    ) -> ForkSessionRequest: ...
-
-    @overload
-    def decode(
-        name: Literal["ArchiveSessionRequest"], data: Any, *, strict: bool = False
-    ) -> ArchiveSessionRequest: ...
-
-    @overload
-    def decode(
-        name: Literal["UnarchiveSessionRequest"], data: Any, *, strict: bool = False
-    ) -> UnarchiveSessionRequest: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionStatusRequest"], data: Any, *, strict: bool = False
-    ) -> SessionStatusRequest: ...
-
-    @overload
-    def decode(
-        name: Literal["SetSessionTitleRequest"], data: Any, *, strict: bool = False
-    ) -> SetSessionTitleRequest: ...
-
-    @overload
-    def decode(
-        name: Literal["ResumeSessionRequest"], data: Any, *, strict: bool = False
-    ) -> ResumeSessionRequest: ...
-
-    @overload
-    def decode(
-        name: Literal["CloseSessionRequest"], data: Any, *, strict: bool = False
-    ) -> CloseSessionRequest: ...
-
-    @overload
-    def decode(
-        name: Literal["SetSessionModeRequest"], data: Any, *, strict: bool = False
-    ) -> SetSessionModeRequest: ...
-
-    @overload
-    def decode(
-        name: Literal["SetSessionConfigOptionRequest"],
-        data: Any,
-        *,
-        strict: bool = False,
-    ) -> SetSessionConfigOptionRequest: ...
-
-    @overload
-    def decode(
-        name: Literal["PromptRequest"], data: Any, *, strict: bool = False
-    ) -> PromptRequest: ...
-
-    @overload
-    def decode(
-        name: Literal["ClientResponse"], data: Any, *, strict: bool = False
-    ) -> ClientResponse: ...
-
-    @overload
-    def decode(
-        name: Literal["WriteTextFileResponse"], data: Any, *, strict: bool = False
-    ) -> WriteTextFileResponse: ...
-
-    @overload
-    def decode(
-        name: Literal["ReadTextFileResponse"], data: Any, *, strict: bool = False
-    ) -> ReadTextFileResponse: ...
-
-    @overload
-    def decode(
-        name: Literal["RequestPermissionResponse"], data: Any, *, strict: bool = False
-    ) -> RequestPermissionResponse: ...
-
-    @overload
-    def decode(
-        name: Literal["RequestPermissionOutcome"], data: Any, *, strict: bool = False
-    ) -> RequestPermissionOutcome: ...
-
-    @overload
-    def decode(
-        name: Literal["SelectedPermissionOutcome"], data: Any, *, strict: bool = False
-    ) -> SelectedPermissionOutcome: ...
-
-    @overload
-    def decode(
-        name: Literal["CreateTerminalResponse"], data: Any, *, strict: bool = False
-    ) -> CreateTerminalResponse: ...
-
-    @overload
-    def decode(
-        name: Literal["TerminalOutputResponse"], data: Any, *, strict: bool = False
-    ) -> TerminalOutputResponse: ...
-
-    @overload
-    def decode(
-        name: Literal["TerminalExitStatus"], data: Any, *, strict: bool = False
-    ) -> TerminalExitStatus: ...
-
-    @overload
-    def decode(
-        name: Literal["ReleaseTerminalResponse"], data: Any, *, strict: bool = False
-    ) -> ReleaseTerminalResponse: ...
-
-    @overload
-    def decode(
-        name: Literal["WaitForTerminalExitResponse"], data: Any, *, strict: bool = False
-    ) -> WaitForTerminalExitResponse: ...
-
-    @overload
-    def decode(
-        name: Literal["KillTerminalResponse"], data: Any, *, strict: bool = False
-    ) -> KillTerminalResponse: ...
-
-    @overload
-    def decode(
-        name: Literal["CreateElicitationResponse"], data: Any, *, strict: bool = False
-    ) -> CreateElicitationResponse: ...
-
-    @overload
-    def decode(
-        name: Literal["ElicitationContentValue"], data: Any, *, strict: bool = False
-    ) -> ElicitationContentValue: ...
-
-    @overload
-    def decode(
-        name: Literal["ElicitationAcceptAction"], data: Any, *, strict: bool = False
-    ) -> ElicitationAcceptAction: ...
-
-    @overload
-    def decode(
-        name: Literal["MessageMcpResponse"], data: Any, *, strict: bool = False
-    ) -> MessageMcpResponse: ...
-
-    @overload
-    def decode(
-        name: Literal["McpError"], data: Any, *, strict: bool = False
-    ) -> McpError: ...
-
-    @overload
-    def decode(
-        name: Literal["ClientNotification"], data: Any, *, strict: bool = False
-    ) -> ClientNotification: ...
-
-    @overload
-    def decode(
-        name: Literal["CancelNotification"], data: Any, *, strict: bool = False
-    ) -> CancelNotification: ...
-
-    @overload
-    def decode(
-        name: Literal["MessageMcpNotification"], data: Any, *, strict: bool = False
-    ) -> MessageMcpNotification: ...
-
-    @overload
-    def decode(
-        name: Literal["CancelRequestNotification"], data: Any, *, strict: bool = False
-    ) -> CancelRequestNotification: ...
-
-    @overload
-    def decode(
-        name: Literal["ProxyRequest"], data: Any, *, strict: bool = False
-    ) -> ProxyRequest: ...
-
-    @overload
-    def decode(
-        name: Literal["InitializeProxyRequest"], data: Any, *, strict: bool = False
-    ) -> InitializeProxyRequest: ...
-
-    @overload
-    def decode(
-        name: Literal["ProxySuccessorRequest"], data: Any, *, strict: bool = False
-    ) -> ProxySuccessorRequest: ...
-
-    @overload
-    def decode(
-        name: Literal["ProxyResponse"], data: Any, *, strict: bool = False
-    ) -> ProxyResponse: ...
-
-    @overload
-    def decode(
-        name: Literal["InitializeProxyResponse"], data: Any, *, strict: bool = False
-    ) -> InitializeProxyResponse: ...
-
-    @overload
-    def decode(
-        name: Literal["ProxySuccessorResponse"], data: Any, *, strict: bool = False
-    ) -> ProxySuccessorResponse: ...
-
-    @overload
-    def decode(
-        name: Literal["ProxyNotification"], data: Any, *, strict: bool = False
-    ) -> ProxyNotification: ...
-
-    @overload
-    def decode(
-        name: Literal["ProxySuccessorNotification"], data: Any, *, strict: bool = False
-    ) -> ProxySuccessorNotification: ...
-
-    @overload
-    def decode(name: str, data: Any, *, strict: bool = False) -> object: ...
-
-
-def decode(name: str, data: Any, *, strict: bool = False) -> object:
-    """Decode ``data``, a value as ``json.loads`` returns it, as the ``$defs``
-    type ``name``.
-
-    Lenient mode (the default) follows the reference implementations;
-    ``strict=True`` accepts exactly what the schema accepts. Raises
-    :class:`ValidationError`, whose ``path`` says where the value is wrong;
-    the input is never changed.
-    """
-    try:
-        decoder = _DECODERS[name][0]
-    except KeyError:
-        raise KeyError(f"the schema has no definition named {name!r}") from None
-    try:
-        return decoder(data, strict)
-    except (ValidationError, NotPlainJson) as error:
-        return _retry(decoder, data, strict, error)
-    except RecursionError:
-        raise ValidationError("the value is nested too deeply to decode") from None
-
-
-def decode_class(cls: type[_T], data: Any, *, strict: bool = False) -> _T:
-    """Decode ``data`` as the generated class ``cls``."""
-    try:
-        decoder = _CLASS_DECODERS[cls][0]
-    except KeyError:
-        raise KeyError(f"{cls!r} is not a class of this package") from None
-    # The table pairs each class with its own decoder.
-    try:
-        return cast(_T, decoder(data, strict))
-    except (ValidationError, NotPlainJson) as error:
-        return cast(_T, _retry(decoder, data, strict, error))
-    except RecursionError:
-        raise ValidationError("the value is nested too deeply to decode") from None
-
-
-def _retry(
-    decoder: Decoder[object], data: Any, strict: bool, error: Exception
-) -> object:
-    """After ``decoder`` refused ``data`` with a ValidationError, or raised
-    NotPlainJson where lenient decoding was about to drop a part of it:
-    subclasses of the JSON types (``OrderedDict`` from ``object_pairs_hook``,
-    ``IntEnum`` and ``str`` enum members) are the JSON values they stand for,
-    so ``data`` is decoded again with them replaced; without any, ``error``
-    stands (NotPlainJson is only raised for a value that holds one). The first
-    attempt is the fast path: it costs nothing when ``data`` is plain JSON.
-    Input holding such a subclass and also a reference cycle is refused here
-    (a cycle is not JSON), even where the cycle is in an ``Any`` field."""
-    plain = plain_json(data)
-    if plain is MISSING:
-        raise error
-    try:
-        return decoder(plain, strict)
-    except RecursionError:
-        raise ValidationError("the value is nested too deeply to decode") from None
-
-
-if TYPE_CHECKING:
-
-    @overload
-    def encode(value: _Wire, *, validate: bool = False) -> dict[str, Any]: ...
-    @overload
-    def encode(value: str, *, validate: bool = False) -> str: ...
-    @overload
-    def encode(value: bool, *, validate: bool = False) -> bool: ...
-    @overload
-    def encode(value: int, *, validate: bool = False) -> int: ...
-    @overload
-    def encode(value: float, *, validate: bool = False) -> float: ...
-    @overload
-    def encode(value: None, *, validate: bool = False) -> None: ...
-    @overload
-    def encode(value: list[Any], *, validate: bool = False) -> list[Any]: ...
-    @overload
-    def encode(value: dict[str, Any], *, validate: bool = False) -> dict[str, Any]: ...
-
-
-def encode(value: object, *, validate: bool = False) -> object:
-    """The JSON-compatible wire form of a decoded or constructed value:
-    ``UNSET`` fields are left out, ``None`` is ``null``, and the wire names
-    come back (``tool_call_id`` -> ``toolCallId``). A generated class gives a
-    dict, an enum member its value, lists and dicts their items' wire forms.
-
-    ``encode`` trusts a value it is given: a hand-built object with a wrong
-    type in a field, or ``UNSET`` in a required one, gives a wire form the
-    schema rejects. ``validate=True`` (for a value of a generated class or
-    enum) checks the wire form against the schema and raises
-    :class:`ValidationError` with the path of what is wrong. A reference
-    cycle raises ``ValueError``."""
-    try:
-        encoder = _ENCODERS.get(type(value))
-        wire = encoder(value) if encoder is not None else encode_value(value)
-    except RecursionError:
-        raise ValueError(
-            "the value is nested too deeply to encode, or holds a reference cycle"
-        ) from None
-    if validate:
-        try:
-            pointer = _POINTERS[type(value)]
-        except KeyError:
-            raise TypeError(
-                f"validate=True checks a value of a generated class or enum, not {type(value).__name__}"
-            ) from None
-        check_wire(wire)
-        _check_schema(schema_root(SCHEMA_JSON), pointer, wire)
-    return wire
-
-
-def encode_value(value: object) -> Any:
-    """The wire form of a value that is not a generated class: JSON as it is,
-    or lists and dicts holding generated values. Walked without recursion, so
-    any depth that ``json`` handles works here too."""
-    root: list[object] = [value]
-    stack: list[tuple[Any, Any]] = [(root, 0)]
-    active: set[int] = set()
-    while stack:
-        container, key = stack.pop()
-        if container is None:
-            active.discard(key)  # every item of that list or dict is done
-            continue
-        item: object = container[key]
-        encoder = _ENCODERS.get(type(item))
-        if encoder is not None:
-            container[key] = encoder(item)
-        elif isinstance(item, Enum):
-            if item is UNSET:
-                raise ValueError("UNSET has no wire form: it marks an omitted field")
-            container[key] = item.value
-        elif type(item) is json_array or type(item) is json_object:
-            if id(item) in active:
-                raise ValueError("a reference cycle has no wire form")
-            active.add(id(item))
-            stack.append((None, id(item)))
-            if type(item) is json_array:
-                items = container[key] = list(item)
-                stack.extend((items, index) for index in range(len(items)))
-            else:
-                members = container[key] = dict(item)
-                stack.extend((members, k) for k in members)
-    return root[0]
-
-
-def check_tag(d: JsonObject, tag: str, expected: str | None) -> ValidationError:
-    """The error for an object whose tag does not select the variant asked for."""
-    value = d.get(tag, MISSING)
-    if value is MISSING:
-        return missing(tag)
-    if expected is None:
-        return type_error("a string", value).at(tag)
-    return unexpected(f"expected {json.dumps(expected)}", value).at(tag)
-
-
-def check_raw(value: Any, pointer: str) -> Any:
-    """A value the typed codec keeps as JSON, checked against its subschema."""
-    validate(schema_root(SCHEMA_JSON), pointer, value)
-    return value
+check_raw = raw_checking(SCHEMA_JSON)
+"""A value the typed codec keeps as JSON, checked against its subschema."""
 
 
 def _decode_AgentRequest(d: Any, strict: bool) -> AgentRequest:
@@ -1540,7 +427,7 @@ def _decode_AgentRequest(d: Any, strict: bool) -> AgentRequest:
         f_params = UNSET
     else:
         try:
-            f_params = check_raw(v, "#/$defs/AgentRequest/properties/params")
+            f_params = check_raw(v, "#/$defs/AgentRequest/properties/params", strict)
         except ValidationError as error:
             raise error.at("params")
 
@@ -1558,7 +445,7 @@ def _encode_AgentRequest(o: AgentRequest) -> dict[str, Any]:
     }
     v_params = o.params
     if v_params is not UNSET:
-        d["params"] = v_params
+        d["params"] = wire_json(v_params)
 
     return d
 
@@ -1627,7 +514,7 @@ def _decode_WriteTextFileRequest(d: Any, strict: bool) -> WriteTextFileRequest:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -1650,7 +537,7 @@ def _encode_WriteTextFileRequest(o: WriteTextFileRequest) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -1728,7 +615,7 @@ def _decode_ReadTextFileRequest(d: Any, strict: bool) -> ReadTextFileRequest:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -1757,7 +644,7 @@ def _encode_ReadTextFileRequest(o: ReadTextFileRequest) -> dict[str, Any]:
         d["limit"] = v_limit
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -1801,7 +688,7 @@ def _decode_RequestPermissionRequest(d: Any, strict: bool) -> RequestPermissionR
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -1824,7 +711,7 @@ def _encode_RequestPermissionRequest(o: RequestPermissionRequest) -> dict[str, A
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -1956,7 +843,7 @@ def _decode_ToolCallUpdate(d: Any, strict: bool) -> ToolCallUpdate:
         f_raw_input = UNSET
     else:
         try:
-            f_raw_input = any_value(v)
+            f_raw_input = any_value(v, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("rawInput")
@@ -1969,7 +856,7 @@ def _decode_ToolCallUpdate(d: Any, strict: bool) -> ToolCallUpdate:
         f_raw_output = UNSET
     else:
         try:
-            f_raw_output = any_value(v)
+            f_raw_output = any_value(v, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("rawOutput")
@@ -1982,7 +869,7 @@ def _decode_ToolCallUpdate(d: Any, strict: bool) -> ToolCallUpdate:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -2043,13 +930,13 @@ def _encode_ToolCallUpdate(o: ToolCallUpdate) -> dict[str, Any]:
         )
     v_raw_input = o.raw_input
     if v_raw_input is not UNSET:
-        d["rawInput"] = v_raw_input
+        d["rawInput"] = wire_json(v_raw_input)
     v_raw_output = o.raw_output
     if v_raw_output is not UNSET:
-        d["rawOutput"] = v_raw_output
+        d["rawOutput"] = wire_json(v_raw_output)
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -2130,7 +1017,7 @@ def _read_ContentToolCallContent(d: JsonObject, strict: bool) -> ContentToolCall
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -2150,7 +1037,7 @@ def _encode_ContentToolCallContent(o: ContentToolCallContent) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -2205,7 +1092,7 @@ def _read_DiffToolCallContent(d: JsonObject, strict: bool) -> DiffToolCallConten
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -2231,7 +1118,7 @@ def _encode_DiffToolCallContent(o: DiffToolCallContent) -> dict[str, Any]:
         d["oldText"] = v_old_text
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -2265,7 +1152,7 @@ def _read_TerminalToolCallContent(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -2285,7 +1172,7 @@ def _encode_TerminalToolCallContent(o: TerminalToolCallContent) -> dict[str, Any
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -2364,7 +1251,7 @@ def _read_TextContentBlock(d: JsonObject, strict: bool) -> TextContentBlock:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -2390,7 +1277,7 @@ def _encode_TextContentBlock(o: TextContentBlock) -> dict[str, Any]:
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -2458,7 +1345,7 @@ def _read_ImageContentBlock(d: JsonObject, strict: bool) -> ImageContentBlock:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -2490,7 +1377,7 @@ def _encode_ImageContentBlock(o: ImageContentBlock) -> dict[str, Any]:
         d["uri"] = v_uri
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -2545,7 +1432,7 @@ def _read_AudioContentBlock(d: JsonObject, strict: bool) -> AudioContentBlock:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -2573,7 +1460,7 @@ def _encode_AudioContentBlock(o: AudioContentBlock) -> dict[str, Any]:
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -2697,7 +1584,7 @@ def _read_ResourceLinkContentBlock(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -2741,7 +1628,7 @@ def _encode_ResourceLinkContentBlock(o: ResourceLinkContentBlock) -> dict[str, A
         d["title"] = v_title
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -2786,7 +1673,7 @@ def _read_ResourceContentBlock(d: JsonObject, strict: bool) -> ResourceContentBl
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -2812,7 +1699,7 @@ def _encode_ResourceContentBlock(o: ResourceContentBlock) -> dict[str, Any]:
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -2913,7 +1800,7 @@ def _decode_Annotations(d: Any, strict: bool) -> Annotations:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -2945,7 +1832,7 @@ def _encode_Annotations(o: Annotations) -> dict[str, Any]:
         d["priority"] = v_priority
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -2998,7 +1885,7 @@ def _decode_TextContent(d: Any, strict: bool) -> TextContent:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -3023,7 +1910,7 @@ def _encode_TextContent(o: TextContent) -> dict[str, Any]:
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -3083,7 +1970,7 @@ def _decode_ImageContent(d: Any, strict: bool) -> ImageContent:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -3114,7 +2001,7 @@ def _encode_ImageContent(o: ImageContent) -> dict[str, Any]:
         d["uri"] = v_uri
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -3161,7 +2048,7 @@ def _decode_AudioContent(d: Any, strict: bool) -> AudioContent:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -3188,7 +2075,7 @@ def _encode_AudioContent(o: AudioContent) -> dict[str, Any]:
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -3302,7 +2189,7 @@ def _decode_ResourceLink(d: Any, strict: bool) -> ResourceLink:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -3345,7 +2232,7 @@ def _encode_ResourceLink(o: ResourceLink) -> dict[str, Any]:
         d["title"] = v_title
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -3427,7 +2314,7 @@ def _decode_TextResourceContents(d: Any, strict: bool) -> TextResourceContents:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -3452,7 +2339,7 @@ def _encode_TextResourceContents(o: TextResourceContents) -> dict[str, Any]:
         d["mimeType"] = v_mime_type
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -3499,7 +2386,7 @@ def _decode_BlobResourceContents(d: Any, strict: bool) -> BlobResourceContents:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -3524,7 +2411,7 @@ def _encode_BlobResourceContents(o: BlobResourceContents) -> dict[str, Any]:
         d["mimeType"] = v_mime_type
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -3561,7 +2448,7 @@ def _decode_EmbeddedResource(d: Any, strict: bool) -> EmbeddedResource:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -3586,7 +2473,7 @@ def _encode_EmbeddedResource(o: EmbeddedResource) -> dict[str, Any]:
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -3616,7 +2503,7 @@ def _decode_Content(d: Any, strict: bool) -> Content:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -3635,7 +2522,7 @@ def _encode_Content(o: Content) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -3682,7 +2569,7 @@ def _decode_Diff(d: Any, strict: bool) -> Diff:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -3707,7 +2594,7 @@ def _encode_Diff(o: Diff) -> dict[str, Any]:
         d["oldText"] = v_old_text
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -3735,7 +2622,7 @@ def _decode_Terminal(d: Any, strict: bool) -> Terminal:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -3754,7 +2641,7 @@ def _encode_Terminal(o: Terminal) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -3801,7 +2688,7 @@ def _decode_ToolCallLocation(d: Any, strict: bool) -> ToolCallLocation:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -3824,7 +2711,7 @@ def _encode_ToolCallLocation(o: ToolCallLocation) -> dict[str, Any]:
         d["line"] = v_line
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -3872,7 +2759,7 @@ def _decode_PermissionOption(d: Any, strict: bool) -> PermissionOption:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -3895,7 +2782,7 @@ def _encode_PermissionOption(o: PermissionOption) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -4012,7 +2899,7 @@ def _decode_CreateTerminalRequest(d: Any, strict: bool) -> CreateTerminalRequest
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -4049,7 +2936,7 @@ def _encode_CreateTerminalRequest(o: CreateTerminalRequest) -> dict[str, Any]:
         d["outputByteLimit"] = v_output_byte_limit
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -4083,7 +2970,7 @@ def _decode_EnvVariable(d: Any, strict: bool) -> EnvVariable:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -4104,7 +2991,7 @@ def _encode_EnvVariable(o: EnvVariable) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -4138,7 +3025,7 @@ def _decode_TerminalOutputRequest(d: Any, strict: bool) -> TerminalOutputRequest
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -4159,7 +3046,7 @@ def _encode_TerminalOutputRequest(o: TerminalOutputRequest) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -4193,7 +3080,7 @@ def _decode_ReleaseTerminalRequest(d: Any, strict: bool) -> ReleaseTerminalReque
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -4214,7 +3101,7 @@ def _encode_ReleaseTerminalRequest(o: ReleaseTerminalRequest) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -4250,7 +3137,7 @@ def _decode_WaitForTerminalExitRequest(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -4271,7 +3158,7 @@ def _encode_WaitForTerminalExitRequest(o: WaitForTerminalExitRequest) -> dict[st
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -4305,7 +3192,7 @@ def _decode_KillTerminalRequest(d: Any, strict: bool) -> KillTerminalRequest:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -4326,7 +3213,7 @@ def _encode_KillTerminalRequest(o: KillTerminalRequest) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -4362,7 +3249,7 @@ def _read_FormCreateElicitationRequest(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -4422,7 +3309,7 @@ def _encode_FormCreateElicitationRequest(
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -4458,7 +3345,7 @@ def _read_UrlCreateElicitationRequest(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -4530,7 +3417,7 @@ def _encode_UrlCreateElicitationRequest(
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -4571,7 +3458,7 @@ def _read_OtherCreateElicitationRequest(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -4604,6 +3491,8 @@ def _read_OtherCreateElicitationRequest(
         for k, x in d.items()
         if k not in ["mode", "message", "_meta", "sessionId", "toolCallId", "requestId"]
     }
+    if strict:
+        check_json(o.extra)
     return o
 
 
@@ -4625,9 +3514,9 @@ def _encode_OtherCreateElicitationRequest(
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
-    for key, value in o.extra.items():
+    for key, value in wire_json(o.extra).items():
         d.setdefault(key, value)
     return d
 
@@ -4804,7 +3693,7 @@ def _decode_ElicitationSchema(d: Any, strict: bool) -> ElicitationSchema:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -4839,7 +3728,7 @@ def _encode_ElicitationSchema(o: ElicitationSchema) -> dict[str, Any]:
         d["description"] = v_description
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -5018,7 +3907,7 @@ def _read_StringElicitationPropertySchema(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -5080,7 +3969,7 @@ def _encode_StringElicitationPropertySchema(
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -5191,7 +4080,7 @@ def _read_NumberElicitationPropertySchema(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -5231,7 +4120,7 @@ def _encode_NumberElicitationPropertySchema(
         d["default"] = v_default
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -5357,7 +4246,7 @@ def _read_IntegerElicitationPropertySchema(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -5397,7 +4286,7 @@ def _encode_IntegerElicitationPropertySchema(
         d["default"] = v_default
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -5464,7 +4353,7 @@ def _read_BooleanElicitationPropertySchema(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -5496,7 +4385,7 @@ def _encode_BooleanElicitationPropertySchema(
         d["default"] = v_default
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -5623,7 +4512,7 @@ def _read_ArrayElicitationPropertySchema(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -5665,7 +4554,7 @@ def _encode_ArrayElicitationPropertySchema(
         d["default"] = None if v_default is None else list(v_default)
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -5693,6 +4582,8 @@ def _read_OtherElicitationPropertySchema(
     o = _new(OtherElicitationPropertySchema)
     o.type = d["type"]
     o.extra = {k: x for k, x in d.items() if k not in ["type"]}
+    if strict:
+        check_json(o.extra)
     return o
 
 
@@ -5703,7 +4594,7 @@ def _encode_OtherElicitationPropertySchema(
         "type": o.type,
     }
 
-    for key, value in o.extra.items():
+    for key, value in wire_json(o.extra).items():
         d.setdefault(key, value)
     return d
 
@@ -5804,7 +4695,7 @@ def _decode_EnumOption(d: Any, strict: bool) -> EnumOption:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -5829,7 +4720,7 @@ def _encode_EnumOption(o: EnumOption) -> dict[str, Any]:
         d["description"] = v_description
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -5978,7 +4869,7 @@ def _decode_StringPropertySchema(d: Any, strict: bool) -> StringPropertySchema:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -6036,7 +4927,7 @@ def _encode_StringPropertySchema(o: StringPropertySchema) -> dict[str, Any]:
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -6135,7 +5026,7 @@ def _decode_NumberPropertySchema(d: Any, strict: bool) -> NumberPropertySchema:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -6171,7 +5062,7 @@ def _encode_NumberPropertySchema(o: NumberPropertySchema) -> dict[str, Any]:
         d["default"] = v_default
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -6285,7 +5176,7 @@ def _decode_IntegerPropertySchema(d: Any, strict: bool) -> IntegerPropertySchema
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -6321,7 +5212,7 @@ def _encode_IntegerPropertySchema(o: IntegerPropertySchema) -> dict[str, Any]:
         d["default"] = v_default
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -6376,7 +5267,7 @@ def _decode_BooleanPropertySchema(d: Any, strict: bool) -> BooleanPropertySchema
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -6404,7 +5295,7 @@ def _encode_BooleanPropertySchema(o: BooleanPropertySchema) -> dict[str, Any]:
         d["default"] = v_default
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -6438,7 +5329,7 @@ def _read_MultiSelectItemsString(d: JsonObject, strict: bool) -> MultiSelectItem
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -6458,7 +5349,7 @@ def _encode_MultiSelectItemsString(o: MultiSelectItemsString) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -6482,6 +5373,8 @@ def _read_OtherMultiSelectItems(d: JsonObject, strict: bool) -> OtherMultiSelect
     o = _new(OtherMultiSelectItems)
     o.type = d["type"]
     o.extra = {k: x for k, x in d.items() if k not in ["type"]}
+    if strict:
+        check_json(o.extra)
     return o
 
 
@@ -6490,7 +5383,7 @@ def _encode_OtherMultiSelectItems(o: OtherMultiSelectItems) -> dict[str, Any]:
         "type": o.type,
     }
 
-    for key, value in o.extra.items():
+    for key, value in wire_json(o.extra).items():
         d.setdefault(key, value)
     return d
 
@@ -6552,7 +5445,7 @@ def _decode_StringMultiSelectItems(d: Any, strict: bool) -> StringMultiSelectIte
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -6571,7 +5464,7 @@ def _encode_StringMultiSelectItems(o: StringMultiSelectItems) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -6595,7 +5488,7 @@ def _decode_TitledMultiSelectItems(d: Any, strict: bool) -> TitledMultiSelectIte
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -6614,7 +5507,7 @@ def _encode_TitledMultiSelectItems(o: TitledMultiSelectItems) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -6731,7 +5624,7 @@ def _decode_MultiSelectPropertySchema(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -6770,7 +5663,7 @@ def _encode_MultiSelectPropertySchema(o: MultiSelectPropertySchema) -> dict[str,
         d["default"] = None if v_default is None else list(v_default)
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -6934,7 +5827,7 @@ def _decode_MessageMcpRequest(d: Any, strict: bool) -> MessageMcpRequest:
         f_params = UNSET
     else:
         try:
-            f_params = None if v is None else check_map(v)
+            f_params = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             raise error.at("params")
 
@@ -6944,7 +5837,7 @@ def _decode_MessageMcpRequest(d: Any, strict: bool) -> MessageMcpRequest:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -6968,10 +5861,10 @@ def _encode_MessageMcpRequest(o: MessageMcpRequest) -> dict[str, Any]:
     }
     v_params = o.params
     if v_params is not UNSET:
-        d["params"] = None if v_params is None else dict(v_params)
+        d["params"] = None if v_params is None else wire_map(v_params)
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -6985,7 +5878,7 @@ def _decode_McpRequestId(v: Any, strict: bool) -> McpRequestId:
 
 
 def _decode_ExtRequest(v: Any, strict: bool) -> ExtRequest:
-    return any_value(v)
+    return any_value(v, strict)
 
 
 def _decode_ResultAgentResponse(d: Any, strict: bool) -> ResultAgentResponse:
@@ -7007,7 +5900,9 @@ def _decode_ResultAgentResponse(d: Any, strict: bool) -> ResultAgentResponse:
         raise missing("result")
     else:
         try:
-            f_result = check_raw(v, "#/$defs/AgentResponse/anyOf/0/properties/result")
+            f_result = check_raw(
+                v, "#/$defs/AgentResponse/anyOf/0/properties/result", strict
+            )
         except ValidationError as error:
             raise error.at("result")
 
@@ -7020,7 +5915,7 @@ def _decode_ResultAgentResponse(d: Any, strict: bool) -> ResultAgentResponse:
 def _encode_ResultAgentResponse(o: ResultAgentResponse) -> dict[str, Any]:
     d: dict[str, Any] = {
         "id": encode(o.id),
-        "result": o.result,
+        "result": wire_json(o.result),
     }
 
     return d
@@ -7177,7 +6072,7 @@ def _decode_InitializeResponse(d: Any, strict: bool) -> InitializeResponse:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -7206,7 +6101,7 @@ def _encode_InitializeResponse(o: InitializeResponse) -> dict[str, Any]:
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -7320,7 +6215,7 @@ def _decode_AgentCapabilities(d: Any, strict: bool) -> AgentCapabilities:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -7353,7 +6248,7 @@ def _encode_AgentCapabilities(o: AgentCapabilities) -> dict[str, Any]:
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -7406,7 +6301,7 @@ def _decode_PromptCapabilities(d: Any, strict: bool) -> PromptCapabilities:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -7429,7 +6324,7 @@ def _encode_PromptCapabilities(o: PromptCapabilities) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -7482,7 +6377,7 @@ def _decode_McpCapabilities(d: Any, strict: bool) -> McpCapabilities:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -7505,7 +6400,7 @@ def _encode_McpCapabilities(o: McpCapabilities) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -7665,7 +6560,7 @@ def _decode_SessionCapabilities(d: Any, strict: bool) -> SessionCapabilities:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -7743,7 +6638,7 @@ def _encode_SessionCapabilities(o: SessionCapabilities) -> dict[str, Any]:
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -7757,7 +6652,7 @@ def _decode_SessionListCapabilities(d: Any, strict: bool) -> SessionListCapabili
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -7773,7 +6668,7 @@ def _encode_SessionListCapabilities(o: SessionListCapabilities) -> dict[str, Any
     d: dict[str, Any] = {}
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -7789,7 +6684,7 @@ def _decode_SessionDeleteCapabilities(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -7805,7 +6700,7 @@ def _encode_SessionDeleteCapabilities(o: SessionDeleteCapabilities) -> dict[str,
     d: dict[str, Any] = {}
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -7821,7 +6716,7 @@ def _decode_SessionAdditionalDirectoriesCapabilities(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -7839,7 +6734,7 @@ def _encode_SessionAdditionalDirectoriesCapabilities(
     d: dict[str, Any] = {}
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -7872,7 +6767,7 @@ def _decode_SessionSystemPromptCapabilities(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -7898,7 +6793,7 @@ def _encode_SessionSystemPromptCapabilities(
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -7931,7 +6826,7 @@ def _decode_SessionSystemPromptModeCapabilities(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -7957,7 +6852,7 @@ def _encode_SessionSystemPromptModeCapabilities(
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -7973,7 +6868,7 @@ def _decode_SessionSystemPromptOverrideCapabilities(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -7991,7 +6886,7 @@ def _encode_SessionSystemPromptOverrideCapabilities(
     d: dict[str, Any] = {}
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -8005,7 +6900,7 @@ def _decode_SessionForkCapabilities(d: Any, strict: bool) -> SessionForkCapabili
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -8021,7 +6916,7 @@ def _encode_SessionForkCapabilities(o: SessionForkCapabilities) -> dict[str, Any
     d: dict[str, Any] = {}
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -8037,7 +6932,7 @@ def _decode_SessionArchiveCapabilities(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -8053,7 +6948,7 @@ def _encode_SessionArchiveCapabilities(o: SessionArchiveCapabilities) -> dict[st
     d: dict[str, Any] = {}
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -8069,7 +6964,7 @@ def _decode_SessionStatusCapabilities(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -8085,7 +6980,7 @@ def _encode_SessionStatusCapabilities(o: SessionStatusCapabilities) -> dict[str,
     d: dict[str, Any] = {}
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -8099,7 +6994,7 @@ def _decode_SessionTitleCapabilities(d: Any, strict: bool) -> SessionTitleCapabi
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -8115,7 +7010,7 @@ def _encode_SessionTitleCapabilities(o: SessionTitleCapabilities) -> dict[str, A
     d: dict[str, Any] = {}
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -8131,7 +7026,7 @@ def _decode_SessionResumeCapabilities(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -8147,7 +7042,7 @@ def _encode_SessionResumeCapabilities(o: SessionResumeCapabilities) -> dict[str,
     d: dict[str, Any] = {}
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -8161,7 +7056,7 @@ def _decode_SessionCloseCapabilities(d: Any, strict: bool) -> SessionCloseCapabi
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -8177,7 +7072,7 @@ def _encode_SessionCloseCapabilities(o: SessionCloseCapabilities) -> dict[str, A
     d: dict[str, Any] = {}
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -8217,7 +7112,7 @@ def _decode_AgentAuthCapabilities(d: Any, strict: bool) -> AgentAuthCapabilities
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -8243,7 +7138,7 @@ def _encode_AgentAuthCapabilities(o: AgentAuthCapabilities) -> dict[str, Any]:
         d["logout"] = None if v_logout is None else _encode_LogoutCapabilities(v_logout)
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -8257,7 +7152,7 @@ def _decode_AuthStatusCapabilities(d: Any, strict: bool) -> AuthStatusCapabiliti
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -8273,7 +7168,7 @@ def _encode_AuthStatusCapabilities(o: AuthStatusCapabilities) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -8287,7 +7182,7 @@ def _decode_LogoutCapabilities(d: Any, strict: bool) -> LogoutCapabilities:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -8303,7 +7198,7 @@ def _encode_LogoutCapabilities(o: LogoutCapabilities) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -8317,7 +7212,7 @@ def _decode_ProvidersCapabilities(d: Any, strict: bool) -> ProvidersCapabilities
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -8333,7 +7228,7 @@ def _encode_ProvidersCapabilities(o: ProvidersCapabilities) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -8418,7 +7313,7 @@ def _read_TerminalAuthMethod(d: JsonObject, strict: bool) -> TerminalAuthMethod:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -8452,7 +7347,7 @@ def _encode_TerminalAuthMethod(o: TerminalAuthMethod) -> dict[str, Any]:
         d["env"] = dict(v_env)
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -8567,7 +7462,7 @@ def _decode_AuthMethodTerminal(d: Any, strict: bool) -> AuthMethodTerminal:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -8600,7 +7495,7 @@ def _encode_AuthMethodTerminal(o: AuthMethodTerminal) -> dict[str, Any]:
         d["env"] = dict(v_env)
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -8649,7 +7544,7 @@ def _decode_AuthMethodAgent(d: Any, strict: bool) -> AuthMethodAgent:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -8674,7 +7569,7 @@ def _encode_AuthMethodAgent(o: AuthMethodAgent) -> dict[str, Any]:
         d["description"] = v_description
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -8721,7 +7616,7 @@ def _decode_Implementation(d: Any, strict: bool) -> Implementation:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -8746,7 +7641,7 @@ def _encode_Implementation(o: Implementation) -> dict[str, Any]:
         d["title"] = v_title
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -8760,7 +7655,7 @@ def _decode_AuthenticateResponse(d: Any, strict: bool) -> AuthenticateResponse:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -8776,7 +7671,7 @@ def _encode_AuthenticateResponse(o: AuthenticateResponse) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -8800,7 +7695,7 @@ def _decode_ListProvidersResponse(d: Any, strict: bool) -> ListProvidersResponse
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -8819,7 +7714,7 @@ def _encode_ListProvidersResponse(o: ListProvidersResponse) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -8876,7 +7771,7 @@ def _decode_ProviderInfo(d: Any, strict: bool) -> ProviderInfo:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -8907,7 +7802,7 @@ def _encode_ProviderInfo(o: ProviderInfo) -> dict[str, Any]:
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -8965,7 +7860,7 @@ def _decode_ProviderCurrentConfig(d: Any, strict: bool) -> ProviderCurrentConfig
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -8988,7 +7883,7 @@ def _encode_ProviderCurrentConfig(o: ProviderCurrentConfig) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -9002,7 +7897,7 @@ def _decode_SetProviderResponse(d: Any, strict: bool) -> SetProviderResponse:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -9018,7 +7913,7 @@ def _encode_SetProviderResponse(o: SetProviderResponse) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -9032,7 +7927,7 @@ def _decode_DisableProviderResponse(d: Any, strict: bool) -> DisableProviderResp
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -9048,7 +7943,7 @@ def _encode_DisableProviderResponse(o: DisableProviderResponse) -> dict[str, Any
     d: dict[str, Any] = {}
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -9062,7 +7957,7 @@ def _decode_LogoutResponse(d: Any, strict: bool) -> LogoutResponse:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -9078,7 +7973,7 @@ def _encode_LogoutResponse(o: LogoutResponse) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -9119,7 +8014,7 @@ def _decode_AuthStatusResponse(d: Any, strict: bool) -> AuthStatusResponse:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -9142,7 +8037,7 @@ def _encode_AuthStatusResponse(o: AuthStatusResponse) -> dict[str, Any]:
         d["accounts"] = [_encode_AuthAccount(x) for x in v_accounts]
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -9236,7 +8131,7 @@ def _decode_AuthAccount(d: Any, strict: bool) -> AuthAccount:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -9271,7 +8166,7 @@ def _encode_AuthAccount(o: AuthAccount) -> dict[str, Any]:
         d["organization"] = v_organization
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -9331,7 +8226,7 @@ def _decode_NewSessionResponse(d: Any, strict: bool) -> NewSessionResponse:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -9362,7 +8257,7 @@ def _encode_NewSessionResponse(o: NewSessionResponse) -> dict[str, Any]:
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -9399,7 +8294,7 @@ def _decode_SessionModeState(d: Any, strict: bool) -> SessionModeState:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -9420,7 +8315,7 @@ def _encode_SessionModeState(o: SessionModeState) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -9473,7 +8368,7 @@ def _decode_SessionMode(d: Any, strict: bool) -> SessionMode:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -9498,7 +8393,7 @@ def _encode_SessionMode(o: SessionMode) -> dict[str, Any]:
         d["description"] = v_description
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -9580,7 +8475,7 @@ def _read_SelectSessionConfigOption(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -9642,7 +8537,7 @@ def _encode_SelectSessionConfigOption(o: SelectSessionConfigOption) -> dict[str,
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -9724,7 +8619,7 @@ def _read_BooleanSessionConfigOption(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -9774,7 +8669,7 @@ def _encode_BooleanSessionConfigOption(o: BooleanSessionConfigOption) -> dict[st
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -9905,7 +8800,7 @@ def _decode_SessionConfigSelectOption(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -9930,7 +8825,7 @@ def _encode_SessionConfigSelectOption(o: SessionConfigSelectOption) -> dict[str,
         d["description"] = v_description
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -9979,7 +8874,7 @@ def _decode_SessionConfigSelectGroup(d: Any, strict: bool) -> SessionConfigSelec
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -10002,7 +8897,7 @@ def _encode_SessionConfigSelectGroup(o: SessionConfigSelectGroup) -> dict[str, A
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -10120,7 +9015,7 @@ def _decode_LoadSessionResponse(d: Any, strict: bool) -> LoadSessionResponse:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -10148,7 +9043,7 @@ def _encode_LoadSessionResponse(o: LoadSessionResponse) -> dict[str, Any]:
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -10190,7 +9085,7 @@ def _decode_ListSessionsResponse(d: Any, strict: bool) -> ListSessionsResponse:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -10213,7 +9108,7 @@ def _encode_ListSessionsResponse(o: ListSessionsResponse) -> dict[str, Any]:
         d["nextCursor"] = v_next_cursor
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -10305,7 +9200,7 @@ def _decode_SessionInfo(d: Any, strict: bool) -> SessionInfo:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -10342,7 +9237,7 @@ def _encode_SessionInfo(o: SessionInfo) -> dict[str, Any]:
         d["archived"] = v_archived
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -10356,7 +9251,7 @@ def _decode_DeleteSessionResponse(d: Any, strict: bool) -> DeleteSessionResponse
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -10372,7 +9267,7 @@ def _encode_DeleteSessionResponse(o: DeleteSessionResponse) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -10432,7 +9327,7 @@ def _decode_ForkSessionResponse(d: Any, strict: bool) -> ForkSessionResponse:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -10463,7 +9358,7 @@ def _encode_ForkSessionResponse(o: ForkSessionResponse) -> dict[str, Any]:
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -10477,7 +9372,7 @@ def _decode_ArchiveSessionResponse(d: Any, strict: bool) -> ArchiveSessionRespon
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -10493,7 +9388,7 @@ def _encode_ArchiveSessionResponse(o: ArchiveSessionResponse) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -10507,7 +9402,7 @@ def _decode_UnarchiveSessionResponse(d: Any, strict: bool) -> UnarchiveSessionRe
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -10523,7 +9418,7 @@ def _encode_UnarchiveSessionResponse(o: UnarchiveSessionResponse) -> dict[str, A
     d: dict[str, Any] = {}
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -10551,7 +9446,7 @@ def _decode_SessionStatusResponse(d: Any, strict: bool) -> SessionStatusResponse
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -10570,7 +9465,7 @@ def _encode_SessionStatusResponse(o: SessionStatusResponse) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -10612,7 +9507,7 @@ def _decode_SetSessionTitleResponse(d: Any, strict: bool) -> SetSessionTitleResp
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -10631,7 +9526,7 @@ def _encode_SetSessionTitleResponse(o: SetSessionTitleResponse) -> dict[str, Any
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -10681,7 +9576,7 @@ def _decode_ResumeSessionResponse(d: Any, strict: bool) -> ResumeSessionResponse
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -10709,7 +9604,7 @@ def _encode_ResumeSessionResponse(o: ResumeSessionResponse) -> dict[str, Any]:
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -10723,7 +9618,7 @@ def _decode_CloseSessionResponse(d: Any, strict: bool) -> CloseSessionResponse:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -10739,7 +9634,7 @@ def _encode_CloseSessionResponse(o: CloseSessionResponse) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -10753,7 +9648,7 @@ def _decode_SetSessionModeResponse(d: Any, strict: bool) -> SetSessionModeRespon
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -10769,7 +9664,7 @@ def _encode_SetSessionModeResponse(o: SetSessionModeResponse) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -10804,7 +9699,7 @@ def _decode_SetSessionConfigOptionResponse(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -10825,7 +9720,7 @@ def _encode_SetSessionConfigOptionResponse(
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -10866,7 +9761,7 @@ def _decode_PromptResponse(d: Any, strict: bool) -> PromptResponse:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -10893,7 +9788,7 @@ def _encode_PromptResponse(o: PromptResponse) -> dict[str, Any]:
         d["usage"] = None if v_usage is None else _encode_Usage(v_usage)
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -11055,7 +9950,7 @@ def _decode_Usage(d: Any, strict: bool) -> Usage:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -11090,13 +9985,13 @@ def _encode_Usage(o: Usage) -> dict[str, Any]:
         d["cachedWriteTokens"] = v_cached_write_tokens
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
 
 def _decode_ExtResponse(v: Any, strict: bool) -> ExtResponse:
-    return any_value(v)
+    return any_value(v, strict)
 
 
 def _decode_Error(d: Any, strict: bool) -> Error:
@@ -11132,7 +10027,7 @@ def _decode_Error(d: Any, strict: bool) -> Error:
         f_data = UNSET
     else:
         try:
-            f_data = any_value(v)
+            f_data = any_value(v, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("data")
@@ -11153,7 +10048,7 @@ def _encode_Error(o: Error) -> dict[str, Any]:
     }
     v_data = o.data
     if v_data is not UNSET:
-        d["data"] = v_data
+        d["data"] = wire_json(v_data)
 
     return d
 
@@ -11192,7 +10087,9 @@ def _decode_AgentNotification(d: Any, strict: bool) -> AgentNotification:
         f_params = UNSET
     else:
         try:
-            f_params = check_raw(v, "#/$defs/AgentNotification/properties/params")
+            f_params = check_raw(
+                v, "#/$defs/AgentNotification/properties/params", strict
+            )
         except ValidationError as error:
             raise error.at("params")
 
@@ -11208,7 +10105,7 @@ def _encode_AgentNotification(o: AgentNotification) -> dict[str, Any]:
     }
     v_params = o.params
     if v_params is not UNSET:
-        d["params"] = v_params
+        d["params"] = wire_json(v_params)
 
     return d
 
@@ -11248,7 +10145,7 @@ def _decode_SessionNotification(d: Any, strict: bool) -> SessionNotification:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -11269,7 +10166,7 @@ def _encode_SessionNotification(o: SessionNotification) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -11326,7 +10223,7 @@ def _read_UserMessageChunkSessionUpdate(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -11352,7 +10249,7 @@ def _encode_UserMessageChunkSessionUpdate(
         d["messageId"] = None if v_message_id is None else v_message_id
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -11409,7 +10306,7 @@ def _read_AgentMessageChunkSessionUpdate(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -11435,7 +10332,7 @@ def _encode_AgentMessageChunkSessionUpdate(
         d["messageId"] = None if v_message_id is None else v_message_id
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -11492,7 +10389,7 @@ def _read_AgentThoughtChunkSessionUpdate(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -11518,7 +10415,7 @@ def _encode_AgentThoughtChunkSessionUpdate(
         d["messageId"] = None if v_message_id is None else v_message_id
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -11635,7 +10532,7 @@ def _read_ToolCallSessionUpdate(d: JsonObject, strict: bool) -> ToolCallSessionU
         f_raw_input = UNSET
     else:
         try:
-            f_raw_input = any_value(v)
+            f_raw_input = any_value(v, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("rawInput")
@@ -11648,7 +10545,7 @@ def _read_ToolCallSessionUpdate(d: JsonObject, strict: bool) -> ToolCallSessionU
         f_raw_output = UNSET
     else:
         try:
-            f_raw_output = any_value(v)
+            f_raw_output = any_value(v, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("rawOutput")
@@ -11661,7 +10558,7 @@ def _read_ToolCallSessionUpdate(d: JsonObject, strict: bool) -> ToolCallSessionU
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -11705,13 +10602,13 @@ def _encode_ToolCallSessionUpdate(o: ToolCallSessionUpdate) -> dict[str, Any]:
         d["locations"] = [_encode_ToolCallLocation(x) for x in v_locations]
     v_raw_input = o.raw_input
     if v_raw_input is not UNSET:
-        d["rawInput"] = v_raw_input
+        d["rawInput"] = wire_json(v_raw_input)
     v_raw_output = o.raw_output
     if v_raw_output is not UNSET:
-        d["rawOutput"] = v_raw_output
+        d["rawOutput"] = wire_json(v_raw_output)
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -11855,7 +10752,7 @@ def _read_ToolCallUpdateSessionUpdate(
         f_raw_input = UNSET
     else:
         try:
-            f_raw_input = any_value(v)
+            f_raw_input = any_value(v, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("rawInput")
@@ -11868,7 +10765,7 @@ def _read_ToolCallUpdateSessionUpdate(
         f_raw_output = UNSET
     else:
         try:
-            f_raw_output = any_value(v)
+            f_raw_output = any_value(v, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("rawOutput")
@@ -11881,7 +10778,7 @@ def _read_ToolCallUpdateSessionUpdate(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -11945,13 +10842,13 @@ def _encode_ToolCallUpdateSessionUpdate(
         )
     v_raw_input = o.raw_input
     if v_raw_input is not UNSET:
-        d["rawInput"] = v_raw_input
+        d["rawInput"] = wire_json(v_raw_input)
     v_raw_output = o.raw_output
     if v_raw_output is not UNSET:
-        d["rawOutput"] = v_raw_output
+        d["rawOutput"] = wire_json(v_raw_output)
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -11986,7 +10883,7 @@ def _read_PlanSessionUpdate(d: JsonObject, strict: bool) -> PlanSessionUpdate:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -12006,7 +10903,7 @@ def _encode_PlanSessionUpdate(o: PlanSessionUpdate) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -12046,7 +10943,7 @@ def _read_PlanUpdateSessionUpdate(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -12066,7 +10963,7 @@ def _encode_PlanUpdateSessionUpdate(o: PlanUpdateSessionUpdate) -> dict[str, Any
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -12100,7 +10997,7 @@ def _read_PlanRemovedSessionUpdate(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -12120,7 +11017,7 @@ def _encode_PlanRemovedSessionUpdate(o: PlanRemovedSessionUpdate) -> dict[str, A
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -12161,7 +11058,7 @@ def _read_AvailableCommandsUpdateSessionUpdate(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -12185,7 +11082,7 @@ def _encode_AvailableCommandsUpdateSessionUpdate(
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -12221,7 +11118,7 @@ def _read_CurrentModeUpdateSessionUpdate(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -12243,7 +11140,7 @@ def _encode_CurrentModeUpdateSessionUpdate(
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -12288,7 +11185,7 @@ def _read_ConfigOptionUpdateSessionUpdate(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -12310,7 +11207,7 @@ def _encode_ConfigOptionUpdateSessionUpdate(
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -12364,7 +11261,7 @@ def _read_SessionInfoUpdateSessionUpdate(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -12392,7 +11289,7 @@ def _encode_SessionInfoUpdateSessionUpdate(
         d["updatedAt"] = v_updated_at
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -12465,7 +11362,7 @@ def _read_UsageUpdateSessionUpdate(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -12491,7 +11388,7 @@ def _encode_UsageUpdateSessionUpdate(o: UsageUpdateSessionUpdate) -> dict[str, A
         d["cost"] = None if v_cost is None else _encode_Cost(v_cost)
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -12554,7 +11451,7 @@ def _read_NoticeSessionUpdate(d: JsonObject, strict: bool) -> NoticeSessionUpdat
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -12582,7 +11479,7 @@ def _encode_NoticeSessionUpdate(o: NoticeSessionUpdate) -> dict[str, Any]:
         d["description"] = v_description
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -12664,7 +11561,7 @@ def _read_CompactionUpdateSessionUpdate(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -12700,7 +11597,7 @@ def _encode_CompactionUpdateSessionUpdate(
         d["error"] = v_error
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -12752,7 +11649,7 @@ def _read_CompactionSummaryChunkSessionUpdate(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -12776,7 +11673,7 @@ def _encode_CompactionSummaryChunkSessionUpdate(
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -12904,7 +11801,7 @@ def _read_SubagentUpdateSessionUpdate(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -12956,7 +11853,7 @@ def _encode_SubagentUpdateSessionUpdate(
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -13071,7 +11968,7 @@ def _read_SessionMessageSessionUpdate(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -13123,7 +12020,7 @@ def _encode_SessionMessageSessionUpdate(
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -13175,7 +12072,7 @@ def _read_SessionMessageChunkSessionUpdate(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -13199,7 +12096,7 @@ def _encode_SessionMessageChunkSessionUpdate(
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -13299,7 +12196,7 @@ def _decode_ContentChunk(d: Any, strict: bool) -> ContentChunk:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -13322,7 +12219,7 @@ def _encode_ContentChunk(o: ContentChunk) -> dict[str, Any]:
         d["messageId"] = None if v_message_id is None else v_message_id
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -13431,7 +12328,7 @@ def _decode_ToolCall(d: Any, strict: bool) -> ToolCall:
         f_raw_input = UNSET
     else:
         try:
-            f_raw_input = any_value(v)
+            f_raw_input = any_value(v, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("rawInput")
@@ -13444,7 +12341,7 @@ def _decode_ToolCall(d: Any, strict: bool) -> ToolCall:
         f_raw_output = UNSET
     else:
         try:
-            f_raw_output = any_value(v)
+            f_raw_output = any_value(v, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("rawOutput")
@@ -13457,7 +12354,7 @@ def _decode_ToolCall(d: Any, strict: bool) -> ToolCall:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -13500,13 +12397,13 @@ def _encode_ToolCall(o: ToolCall) -> dict[str, Any]:
         d["locations"] = [_encode_ToolCallLocation(x) for x in v_locations]
     v_raw_input = o.raw_input
     if v_raw_input is not UNSET:
-        d["rawInput"] = v_raw_input
+        d["rawInput"] = wire_json(v_raw_input)
     v_raw_output = o.raw_output
     if v_raw_output is not UNSET:
-        d["rawOutput"] = v_raw_output
+        d["rawOutput"] = wire_json(v_raw_output)
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -13558,7 +12455,7 @@ def _decode_PlanEntry(d: Any, strict: bool) -> PlanEntry:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -13583,7 +12480,7 @@ def _encode_PlanEntry(o: PlanEntry) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -13646,7 +12543,7 @@ def _decode_Plan(d: Any, strict: bool) -> Plan:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -13665,7 +12562,7 @@ def _encode_Plan(o: Plan) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -13710,7 +12607,7 @@ def _read_ItemsPlanUpdateContent(d: JsonObject, strict: bool) -> ItemsPlanUpdate
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -13732,7 +12629,7 @@ def _encode_ItemsPlanUpdateContent(o: ItemsPlanUpdateContent) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -13774,7 +12671,7 @@ def _read_FilePlanUpdateContent(d: JsonObject, strict: bool) -> FilePlanUpdateCo
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -13796,7 +12693,7 @@ def _encode_FilePlanUpdateContent(o: FilePlanUpdateContent) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -13842,7 +12739,7 @@ def _read_MarkdownPlanUpdateContent(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -13864,7 +12761,7 @@ def _encode_MarkdownPlanUpdateContent(o: MarkdownPlanUpdateContent) -> dict[str,
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -13937,7 +12834,7 @@ def _decode_PlanItems(d: Any, strict: bool) -> PlanItems:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -13958,7 +12855,7 @@ def _encode_PlanItems(o: PlanItems) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -13992,7 +12889,7 @@ def _decode_PlanFile(d: Any, strict: bool) -> PlanFile:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -14013,7 +12910,7 @@ def _encode_PlanFile(o: PlanFile) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -14047,7 +12944,7 @@ def _decode_PlanMarkdown(d: Any, strict: bool) -> PlanMarkdown:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -14068,7 +12965,7 @@ def _encode_PlanMarkdown(o: PlanMarkdown) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -14098,7 +12995,7 @@ def _decode_PlanUpdate(d: Any, strict: bool) -> PlanUpdate:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -14117,7 +13014,7 @@ def _encode_PlanUpdate(o: PlanUpdate) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -14141,7 +13038,7 @@ def _decode_PlanRemoved(d: Any, strict: bool) -> PlanRemoved:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -14160,7 +13057,7 @@ def _encode_PlanRemoved(o: PlanRemoved) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -14207,7 +13104,7 @@ def _decode_AvailableCommand(d: Any, strict: bool) -> AvailableCommand:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -14232,7 +13129,7 @@ def _encode_AvailableCommand(o: AvailableCommand) -> dict[str, Any]:
         d["input"] = None if v_input is None else _encode_AvailableCommandInput(v_input)
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -14283,7 +13180,7 @@ def _decode_UnstructuredCommandInput(d: Any, strict: bool) -> UnstructuredComman
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -14302,7 +13199,7 @@ def _encode_UnstructuredCommandInput(o: UnstructuredCommandInput) -> dict[str, A
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -14331,7 +13228,7 @@ def _decode_AvailableCommandsUpdate(d: Any, strict: bool) -> AvailableCommandsUp
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -14352,7 +13249,7 @@ def _encode_AvailableCommandsUpdate(o: AvailableCommandsUpdate) -> dict[str, Any
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -14376,7 +13273,7 @@ def _decode_CurrentModeUpdate(d: Any, strict: bool) -> CurrentModeUpdate:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -14395,7 +13292,7 @@ def _encode_CurrentModeUpdate(o: CurrentModeUpdate) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -14428,7 +13325,7 @@ def _decode_ConfigOptionUpdate(d: Any, strict: bool) -> ConfigOptionUpdate:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -14447,7 +13344,7 @@ def _encode_ConfigOptionUpdate(o: ConfigOptionUpdate) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -14489,7 +13386,7 @@ def _decode_SessionInfoUpdate(d: Any, strict: bool) -> SessionInfoUpdate:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -14513,7 +13410,7 @@ def _encode_SessionInfoUpdate(o: SessionInfoUpdate) -> dict[str, Any]:
         d["updatedAt"] = v_updated_at
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -14551,7 +13448,7 @@ def _decode_Cost(d: Any, strict: bool) -> Cost:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -14572,7 +13469,7 @@ def _encode_Cost(o: Cost) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -14635,7 +13532,7 @@ def _decode_UsageUpdate(d: Any, strict: bool) -> UsageUpdate:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -14660,7 +13557,7 @@ def _encode_UsageUpdate(o: UsageUpdate) -> dict[str, Any]:
         d["cost"] = None if v_cost is None else _encode_Cost(v_cost)
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -14733,7 +13630,7 @@ def _decode_Notice(d: Any, strict: bool) -> Notice:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -14760,7 +13657,7 @@ def _encode_Notice(o: Notice) -> dict[str, Any]:
         d["description"] = v_description
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -14852,7 +13749,7 @@ def _decode_CompactionUpdate(d: Any, strict: bool) -> CompactionUpdate:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -14885,7 +13782,7 @@ def _encode_CompactionUpdate(o: CompactionUpdate) -> dict[str, Any]:
         d["error"] = v_error
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -14925,7 +13822,7 @@ def _decode_CompactionSummaryChunk(d: Any, strict: bool) -> CompactionSummaryChu
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -14946,7 +13843,7 @@ def _encode_CompactionSummaryChunk(o: CompactionSummaryChunk) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -14977,7 +13874,7 @@ def _decode_SubagentSessionCapabilities(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -15001,7 +13898,7 @@ def _encode_SubagentSessionCapabilities(
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -15017,7 +13914,7 @@ def _decode_SessionCancelCapabilities(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -15033,7 +13930,7 @@ def _encode_SessionCancelCapabilities(o: SessionCancelCapabilities) -> dict[str,
     d: dict[str, Any] = {}
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -15055,7 +13952,7 @@ def _read_StateUpdateRunning(d: JsonObject, strict: bool) -> StateUpdateRunning:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -15073,7 +13970,7 @@ def _encode_StateUpdateRunning(o: StateUpdateRunning) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -15124,7 +14021,7 @@ def _read_StateUpdateRequiresAction(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -15142,7 +14039,7 @@ def _encode_StateUpdateRequiresAction(o: StateUpdateRequiresAction) -> dict[str,
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -15164,7 +14061,7 @@ def _read_StateUpdateUnknown(d: JsonObject, strict: bool) -> StateUpdateUnknown:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -15182,7 +14079,7 @@ def _encode_StateUpdateUnknown(o: StateUpdateUnknown) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -15206,6 +14103,8 @@ def _read_OtherStateUpdate(d: JsonObject, strict: bool) -> OtherStateUpdate:
     o = _new(OtherStateUpdate)
     o.state = d["state"]
     o.extra = {k: x for k, x in d.items() if k not in ["state"]}
+    if strict:
+        check_json(o.extra)
     return o
 
 
@@ -15214,7 +14113,7 @@ def _encode_OtherStateUpdate(o: OtherStateUpdate) -> dict[str, Any]:
         "state": o.state,
     }
 
-    for key, value in o.extra.items():
+    for key, value in wire_json(o.extra).items():
         d.setdefault(key, value)
     return d
 
@@ -15259,7 +14158,7 @@ def _decode_RunningStateUpdate(d: Any, strict: bool) -> RunningStateUpdate:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -15275,7 +14174,7 @@ def _encode_RunningStateUpdate(o: RunningStateUpdate) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -15340,7 +14239,7 @@ def _read_EndTurnIdleStateUpdate(d: JsonObject, strict: bool) -> EndTurnIdleStat
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -15362,7 +14261,7 @@ def _encode_EndTurnIdleStateUpdate(o: EndTurnIdleStateUpdate) -> dict[str, Any]:
         d["usage"] = None if v_usage is None else _encode_Usage(v_usage)
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -15399,7 +14298,7 @@ def _read_MaxTokensIdleStateUpdate(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -15421,7 +14320,7 @@ def _encode_MaxTokensIdleStateUpdate(o: MaxTokensIdleStateUpdate) -> dict[str, A
         d["usage"] = None if v_usage is None else _encode_Usage(v_usage)
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -15460,7 +14359,7 @@ def _read_MaxTurnRequestsIdleStateUpdate(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -15484,7 +14383,7 @@ def _encode_MaxTurnRequestsIdleStateUpdate(
         d["usage"] = None if v_usage is None else _encode_Usage(v_usage)
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -15519,7 +14418,7 @@ def _read_RefusalIdleStateUpdate(d: JsonObject, strict: bool) -> RefusalIdleStat
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -15541,7 +14440,7 @@ def _encode_RefusalIdleStateUpdate(o: RefusalIdleStateUpdate) -> dict[str, Any]:
         d["usage"] = None if v_usage is None else _encode_Usage(v_usage)
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -15578,7 +14477,7 @@ def _read_CancelledIdleStateUpdate(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -15600,7 +14499,7 @@ def _encode_CancelledIdleStateUpdate(o: CancelledIdleStateUpdate) -> dict[str, A
         d["usage"] = None if v_usage is None else _encode_Usage(v_usage)
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -15635,7 +14534,7 @@ def _read_ErrorIdleStateUpdate(d: JsonObject, strict: bool) -> ErrorIdleStateUpd
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -15671,7 +14570,7 @@ def _encode_ErrorIdleStateUpdate(o: ErrorIdleStateUpdate) -> dict[str, Any]:
         d["usage"] = None if v_usage is None else _encode_Usage(v_usage)
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
     v_error = o.error
     if v_error is not UNSET:
         d["error"] = None if v_error is None else _encode_Error(v_error)
@@ -15714,7 +14613,7 @@ def _read_OtherIdleStateUpdate(d: JsonObject, strict: bool) -> OtherIdleStateUpd
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -15726,6 +14625,8 @@ def _read_OtherIdleStateUpdate(d: JsonObject, strict: bool) -> OtherIdleStateUpd
     o.usage = f_usage
     o.meta = f_meta
     o.extra = {k: x for k, x in d.items() if k not in ["stopReason", "usage", "_meta"]}
+    if strict:
+        check_json(o.extra)
     return o
 
 
@@ -15738,9 +14639,9 @@ def _encode_OtherIdleStateUpdate(o: OtherIdleStateUpdate) -> dict[str, Any]:
         d["usage"] = None if v_usage is None else _encode_Usage(v_usage)
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
-    for key, value in o.extra.items():
+    for key, value in wire_json(o.extra).items():
         d.setdefault(key, value)
     return d
 
@@ -15767,7 +14668,7 @@ def _decode_NoneIdleStateUpdate(d: Any, strict: bool) -> NoneIdleStateUpdate:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -15801,7 +14702,7 @@ def _encode_NoneIdleStateUpdate(o: NoneIdleStateUpdate) -> dict[str, Any]:
         d["usage"] = None if v_usage is None else _encode_Usage(v_usage)
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
     v_stop_reason = o.stop_reason
     if v_stop_reason is not UNSET:
         d["stopReason"] = v_stop_reason
@@ -15858,7 +14759,7 @@ def _decode_RequiresActionStateUpdate(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -15874,7 +14775,7 @@ def _encode_RequiresActionStateUpdate(o: RequiresActionStateUpdate) -> dict[str,
     d: dict[str, Any] = {}
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -15888,7 +14789,7 @@ def _decode_UnknownStateUpdate(d: Any, strict: bool) -> UnknownStateUpdate:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -15904,7 +14805,7 @@ def _encode_UnknownStateUpdate(o: UnknownStateUpdate) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -16020,7 +14921,7 @@ def _decode_SubagentUpdate(d: Any, strict: bool) -> SubagentUpdate:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -16069,7 +14970,7 @@ def _encode_SubagentUpdate(o: SubagentUpdate) -> dict[str, Any]:
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -16172,7 +15073,7 @@ def _decode_SessionMessage(d: Any, strict: bool) -> SessionMessage:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -16221,7 +15122,7 @@ def _encode_SessionMessage(o: SessionMessage) -> dict[str, Any]:
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -16261,7 +15162,7 @@ def _decode_SessionMessageChunk(d: Any, strict: bool) -> SessionMessageChunk:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -16282,7 +15183,7 @@ def _encode_SessionMessageChunk(o: SessionMessageChunk) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -16308,7 +15209,7 @@ def _decode_CompleteElicitationNotification(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -16329,7 +15230,7 @@ def _encode_CompleteElicitationNotification(
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -16372,7 +15273,7 @@ def _decode_AuthStatusUpdateNotification(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -16397,13 +15298,13 @@ def _encode_AuthStatusUpdateNotification(
         d["accounts"] = [_encode_AuthAccount(x) for x in v_accounts]
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
 
 def _decode_ExtNotification(v: Any, strict: bool) -> ExtNotification:
-    return any_value(v)
+    return any_value(v, strict)
 
 
 def _decode_ClientRequest(d: Any, strict: bool) -> ClientRequest:
@@ -16435,7 +15336,7 @@ def _decode_ClientRequest(d: Any, strict: bool) -> ClientRequest:
         f_params = UNSET
     else:
         try:
-            f_params = check_raw(v, "#/$defs/ClientRequest/properties/params")
+            f_params = check_raw(v, "#/$defs/ClientRequest/properties/params", strict)
         except ValidationError as error:
             raise error.at("params")
 
@@ -16453,7 +15354,7 @@ def _encode_ClientRequest(o: ClientRequest) -> dict[str, Any]:
     }
     v_params = o.params
     if v_params is not UNSET:
-        d["params"] = v_params
+        d["params"] = wire_json(v_params)
 
     return d
 
@@ -16523,7 +15424,7 @@ def _decode_InitializeRequest(d: Any, strict: bool) -> InitializeRequest:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -16550,7 +15451,7 @@ def _encode_InitializeRequest(o: InitializeRequest) -> dict[str, Any]:
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -16669,7 +15570,7 @@ def _decode_ClientCapabilities(d: Any, strict: bool) -> ClientCapabilities:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -16716,7 +15617,7 @@ def _encode_ClientCapabilities(o: ClientCapabilities) -> dict[str, Any]:
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -16756,7 +15657,7 @@ def _decode_FileSystemCapabilities(d: Any, strict: bool) -> FileSystemCapabiliti
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -16777,7 +15678,7 @@ def _encode_FileSystemCapabilities(o: FileSystemCapabilities) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -16838,7 +15739,7 @@ def _decode_ClientSessionCapabilities(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -16857,7 +15758,7 @@ def _encode_ClientSessionCapabilities(o: ClientSessionCapabilities) -> dict[str,
     d: dict[str, Any] = {}
     v_compaction = o.compaction
     if v_compaction is not UNSET:
-        d["compaction"] = None if v_compaction is None else dict(v_compaction)
+        d["compaction"] = None if v_compaction is None else wire_map(v_compaction)
     v_config_options = o.config_options
     if v_config_options is not UNSET:
         d["configOptions"] = (
@@ -16867,16 +15768,16 @@ def _encode_ClientSessionCapabilities(o: ClientSessionCapabilities) -> dict[str,
         )
     v_notices = o.notices
     if v_notices is not UNSET:
-        d["notices"] = None if v_notices is None else dict(v_notices)
+        d["notices"] = None if v_notices is None else wire_map(v_notices)
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
 
 def _decode_CompactionCapabilities(v: Any, strict: bool) -> CompactionCapabilities:
-    return check_map(v)
+    return check_map(v, None, strict)
 
 
 def _decode_SessionConfigOptionsCapabilities(
@@ -16907,7 +15808,7 @@ def _decode_SessionConfigOptionsCapabilities(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -16933,7 +15834,7 @@ def _encode_SessionConfigOptionsCapabilities(
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -16949,7 +15850,7 @@ def _decode_BooleanConfigOptionCapabilities(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -16967,13 +15868,13 @@ def _encode_BooleanConfigOptionCapabilities(
     d: dict[str, Any] = {}
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
 
 def _decode_NoticeCapabilities(v: Any, strict: bool) -> NoticeCapabilities:
-    return check_map(v)
+    return check_map(v, None, strict)
 
 
 def _decode_SubagentCapabilities(d: Any, strict: bool) -> SubagentCapabilities:
@@ -16985,7 +15886,7 @@ def _decode_SubagentCapabilities(d: Any, strict: bool) -> SubagentCapabilities:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -17001,7 +15902,7 @@ def _encode_SubagentCapabilities(o: SubagentCapabilities) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -17015,7 +15916,7 @@ def _decode_PlanCapabilities(d: Any, strict: bool) -> PlanCapabilities:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -17031,7 +15932,7 @@ def _encode_PlanCapabilities(o: PlanCapabilities) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -17058,7 +15959,7 @@ def _decode_AuthCapabilities(d: Any, strict: bool) -> AuthCapabilities:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -17077,7 +15978,7 @@ def _encode_AuthCapabilities(o: AuthCapabilities) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -17119,7 +16020,7 @@ def _decode_ElicitationCapabilities(d: Any, strict: bool) -> ElicitationCapabili
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -17145,7 +16046,7 @@ def _encode_ElicitationCapabilities(o: ElicitationCapabilities) -> dict[str, Any
         d["url"] = None if v_url is None else _encode_ElicitationUrlCapabilities(v_url)
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -17161,7 +16062,7 @@ def _decode_ElicitationFormCapabilities(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -17179,7 +16080,7 @@ def _encode_ElicitationFormCapabilities(
     d: dict[str, Any] = {}
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -17195,7 +16096,7 @@ def _decode_ElicitationUrlCapabilities(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -17211,7 +16112,7 @@ def _encode_ElicitationUrlCapabilities(o: ElicitationUrlCapabilities) -> dict[st
     d: dict[str, Any] = {}
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -17235,7 +16136,7 @@ def _decode_AuthenticateRequest(d: Any, strict: bool) -> AuthenticateRequest:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -17254,7 +16155,7 @@ def _encode_AuthenticateRequest(o: AuthenticateRequest) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -17268,7 +16169,7 @@ def _decode_ListProvidersRequest(d: Any, strict: bool) -> ListProvidersRequest:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -17284,7 +16185,7 @@ def _encode_ListProvidersRequest(o: ListProvidersRequest) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -17344,7 +16245,7 @@ def _decode_SetProviderRequest(d: Any, strict: bool) -> SetProviderRequest:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -17373,7 +16274,7 @@ def _encode_SetProviderRequest(o: SetProviderRequest) -> dict[str, Any]:
         d["headers"] = dict(v_headers)
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -17397,7 +16298,7 @@ def _decode_DisableProviderRequest(d: Any, strict: bool) -> DisableProviderReque
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -17416,7 +16317,7 @@ def _encode_DisableProviderRequest(o: DisableProviderRequest) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -17430,7 +16331,7 @@ def _decode_LogoutRequest(d: Any, strict: bool) -> LogoutRequest:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -17446,7 +16347,7 @@ def _encode_LogoutRequest(o: LogoutRequest) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -17460,7 +16361,7 @@ def _decode_AuthStatusRequest(d: Any, strict: bool) -> AuthStatusRequest:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -17476,7 +16377,7 @@ def _encode_AuthStatusRequest(o: AuthStatusRequest) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -17536,7 +16437,7 @@ def _decode_NewSessionRequest(d: Any, strict: bool) -> NewSessionRequest:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -17567,7 +16468,7 @@ def _encode_NewSessionRequest(o: NewSessionRequest) -> dict[str, Any]:
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -17621,7 +16522,7 @@ def _read_HttpMcpServer(d: JsonObject, strict: bool) -> HttpMcpServer:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -17645,7 +16546,7 @@ def _encode_HttpMcpServer(o: HttpMcpServer) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -17699,7 +16600,7 @@ def _read_SseMcpServer(d: JsonObject, strict: bool) -> SseMcpServer:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -17723,7 +16624,7 @@ def _encode_SseMcpServer(o: SseMcpServer) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -17765,7 +16666,7 @@ def _read_AcpMcpServer(d: JsonObject, strict: bool) -> AcpMcpServer:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -17787,7 +16688,7 @@ def _encode_AcpMcpServer(o: AcpMcpServer) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -17857,7 +16758,7 @@ def _decode_HttpHeader(d: Any, strict: bool) -> HttpHeader:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -17878,7 +16779,7 @@ def _encode_HttpHeader(o: HttpHeader) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -17924,7 +16825,7 @@ def _decode_McpServerHttp(d: Any, strict: bool) -> McpServerHttp:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -17947,7 +16848,7 @@ def _encode_McpServerHttp(o: McpServerHttp) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -17993,7 +16894,7 @@ def _decode_McpServerSse(d: Any, strict: bool) -> McpServerSse:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -18016,7 +16917,7 @@ def _encode_McpServerSse(o: McpServerSse) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -18050,7 +16951,7 @@ def _decode_McpServerAcp(d: Any, strict: bool) -> McpServerAcp:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -18071,7 +16972,7 @@ def _encode_McpServerAcp(o: McpServerAcp) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -18131,7 +17032,7 @@ def _decode_McpServerStdio(d: Any, strict: bool) -> McpServerStdio:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -18156,7 +17057,7 @@ def _encode_McpServerStdio(o: McpServerStdio) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -18196,7 +17097,7 @@ def _decode_SystemPrompt(d: Any, strict: bool) -> SystemPrompt:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -18217,7 +17118,7 @@ def _encode_SystemPrompt(o: SystemPrompt) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -18305,7 +17206,7 @@ def _decode_LoadSessionRequest(d: Any, strict: bool) -> LoadSessionRequest:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -18338,7 +17239,7 @@ def _encode_LoadSessionRequest(o: LoadSessionRequest) -> dict[str, Any]:
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -18390,7 +17291,7 @@ def _decode_ListSessionsRequest(d: Any, strict: bool) -> ListSessionsRequest:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -18426,7 +17327,7 @@ def _encode_ListSessionsRequest(o: ListSessionsRequest) -> dict[str, Any]:
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -18468,7 +17369,7 @@ def _decode_DeleteSessionRequest(d: Any, strict: bool) -> DeleteSessionRequest:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -18487,7 +17388,7 @@ def _encode_DeleteSessionRequest(o: DeleteSessionRequest) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -18557,7 +17458,7 @@ def _decode_ForkSessionRequest(d: Any, strict: bool) -> ForkSessionRequest:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -18592,7 +17493,7 @@ def _encode_ForkSessionRequest(o: ForkSessionRequest) -> dict[str, Any]:
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -18616,7 +17517,7 @@ def _decode_ArchiveSessionRequest(d: Any, strict: bool) -> ArchiveSessionRequest
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -18635,7 +17536,7 @@ def _encode_ArchiveSessionRequest(o: ArchiveSessionRequest) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -18659,7 +17560,7 @@ def _decode_UnarchiveSessionRequest(d: Any, strict: bool) -> UnarchiveSessionReq
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -18678,7 +17579,7 @@ def _encode_UnarchiveSessionRequest(o: UnarchiveSessionRequest) -> dict[str, Any
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -18702,7 +17603,7 @@ def _decode_SessionStatusRequest(d: Any, strict: bool) -> SessionStatusRequest:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -18721,7 +17622,7 @@ def _encode_SessionStatusRequest(o: SessionStatusRequest) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -18755,7 +17656,7 @@ def _decode_SetSessionTitleRequest(d: Any, strict: bool) -> SetSessionTitleReque
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -18776,7 +17677,7 @@ def _encode_SetSessionTitleRequest(o: SetSessionTitleRequest) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -18846,7 +17747,7 @@ def _decode_ResumeSessionRequest(d: Any, strict: bool) -> ResumeSessionRequest:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -18881,7 +17782,7 @@ def _encode_ResumeSessionRequest(o: ResumeSessionRequest) -> dict[str, Any]:
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -18905,7 +17806,7 @@ def _decode_CloseSessionRequest(d: Any, strict: bool) -> CloseSessionRequest:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -18924,7 +17825,7 @@ def _encode_CloseSessionRequest(o: CloseSessionRequest) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -18958,7 +17859,7 @@ def _decode_SetSessionModeRequest(d: Any, strict: bool) -> SetSessionModeRequest
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -18979,7 +17880,7 @@ def _encode_SetSessionModeRequest(o: SetSessionModeRequest) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -19025,7 +17926,7 @@ def _read_BooleanSetSessionConfigOptionRequest(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -19061,7 +17962,7 @@ def _encode_BooleanSetSessionConfigOptionRequest(
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -19097,7 +17998,7 @@ def _decode_ValueIdSetSessionConfigOptionRequest(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -19132,7 +18033,7 @@ def _encode_ValueIdSetSessionConfigOptionRequest(
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -19198,7 +18099,7 @@ def _decode_PromptRequest(d: Any, strict: bool) -> PromptRequest:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -19219,7 +18120,7 @@ def _encode_PromptRequest(o: PromptRequest) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -19243,7 +18144,9 @@ def _decode_ResultClientResponse(d: Any, strict: bool) -> ResultClientResponse:
         raise missing("result")
     else:
         try:
-            f_result = check_raw(v, "#/$defs/ClientResponse/anyOf/0/properties/result")
+            f_result = check_raw(
+                v, "#/$defs/ClientResponse/anyOf/0/properties/result", strict
+            )
         except ValidationError as error:
             raise error.at("result")
 
@@ -19256,7 +18159,7 @@ def _decode_ResultClientResponse(d: Any, strict: bool) -> ResultClientResponse:
 def _encode_ResultClientResponse(o: ResultClientResponse) -> dict[str, Any]:
     d: dict[str, Any] = {
         "id": encode(o.id),
-        "result": o.result,
+        "result": wire_json(o.result),
     }
 
     return d
@@ -19334,7 +18237,7 @@ def _decode_WriteTextFileResponse(d: Any, strict: bool) -> WriteTextFileResponse
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -19350,7 +18253,7 @@ def _encode_WriteTextFileResponse(o: WriteTextFileResponse) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -19374,7 +18277,7 @@ def _decode_ReadTextFileResponse(d: Any, strict: bool) -> ReadTextFileResponse:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -19393,7 +18296,7 @@ def _encode_ReadTextFileResponse(o: ReadTextFileResponse) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -19427,7 +18330,7 @@ def _decode_RequestPermissionResponse(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -19446,7 +18349,7 @@ def _encode_RequestPermissionResponse(o: RequestPermissionResponse) -> dict[str,
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -19511,7 +18414,7 @@ def _read_SelectedRequestPermissionOutcome(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -19533,7 +18436,7 @@ def _encode_SelectedRequestPermissionOutcome(
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -19590,7 +18493,7 @@ def _decode_SelectedPermissionOutcome(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -19609,7 +18512,7 @@ def _encode_SelectedPermissionOutcome(o: SelectedPermissionOutcome) -> dict[str,
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -19633,7 +18536,7 @@ def _decode_CreateTerminalResponse(d: Any, strict: bool) -> CreateTerminalRespon
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -19652,7 +18555,7 @@ def _encode_CreateTerminalResponse(o: CreateTerminalResponse) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -19699,7 +18602,7 @@ def _decode_TerminalOutputResponse(d: Any, strict: bool) -> TerminalOutputRespon
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -19726,7 +18629,7 @@ def _encode_TerminalOutputResponse(o: TerminalOutputResponse) -> dict[str, Any]:
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -19776,7 +18679,7 @@ def _decode_TerminalExitStatus(d: Any, strict: bool) -> TerminalExitStatus:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -19800,7 +18703,7 @@ def _encode_TerminalExitStatus(o: TerminalExitStatus) -> dict[str, Any]:
         d["signal"] = v_signal
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -19814,7 +18717,7 @@ def _decode_ReleaseTerminalResponse(d: Any, strict: bool) -> ReleaseTerminalResp
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -19830,7 +18733,7 @@ def _encode_ReleaseTerminalResponse(o: ReleaseTerminalResponse) -> dict[str, Any
     d: dict[str, Any] = {}
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -19882,7 +18785,7 @@ def _decode_WaitForTerminalExitResponse(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -19908,7 +18811,7 @@ def _encode_WaitForTerminalExitResponse(
         d["signal"] = v_signal
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -19922,7 +18825,7 @@ def _decode_KillTerminalResponse(d: Any, strict: bool) -> KillTerminalResponse:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -19938,7 +18841,7 @@ def _encode_KillTerminalResponse(o: KillTerminalResponse) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -19964,7 +18867,7 @@ def _read_AcceptCreateElicitationResponse(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -19999,7 +18902,7 @@ def _encode_AcceptCreateElicitationResponse(
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
     v_content = o.content
     if v_content is not UNSET:
         d["content"] = (
@@ -20030,7 +18933,7 @@ def _read_DeclineCreateElicitationResponse(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -20050,7 +18953,7 @@ def _encode_DeclineCreateElicitationResponse(
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -20076,7 +18979,7 @@ def _read_CancelCreateElicitationResponse(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -20096,7 +18999,7 @@ def _encode_CancelCreateElicitationResponse(
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -20127,7 +19030,7 @@ def _read_OtherCreateElicitationResponse(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -20138,6 +19041,8 @@ def _read_OtherCreateElicitationResponse(
     o.action = d["action"]
     o.meta = f_meta
     o.extra = {k: x for k, x in d.items() if k not in ["action", "_meta"]}
+    if strict:
+        check_json(o.extra)
     return o
 
 
@@ -20149,9 +19054,9 @@ def _encode_OtherCreateElicitationResponse(
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
-    for key, value in o.extra.items():
+    for key, value in wire_json(o.extra).items():
         d.setdefault(key, value)
     return d
 
@@ -20255,7 +19160,7 @@ def _decode_ResultMessageMcpResponse(d: Any, strict: bool) -> ResultMessageMcpRe
         raise missing("result")
     else:
         try:
-            f_result = any_value(v)
+            f_result = any_value(v, strict)
         except ValidationError as error:
             raise error.at("result")
 
@@ -20265,7 +19170,7 @@ def _decode_ResultMessageMcpResponse(d: Any, strict: bool) -> ResultMessageMcpRe
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -20280,11 +19185,11 @@ def _decode_ResultMessageMcpResponse(d: Any, strict: bool) -> ResultMessageMcpRe
 
 def _encode_ResultMessageMcpResponse(o: ResultMessageMcpResponse) -> dict[str, Any]:
     d: dict[str, Any] = {
-        "result": o.result,
+        "result": wire_json(o.result),
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -20308,7 +19213,7 @@ def _decode_ErrorMessageMcpResponse(d: Any, strict: bool) -> ErrorMessageMcpResp
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -20327,7 +19232,7 @@ def _encode_ErrorMessageMcpResponse(o: ErrorMessageMcpResponse) -> dict[str, Any
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -20394,7 +19299,7 @@ def _decode_McpError(d: Any, strict: bool) -> McpError:
         f_data = UNSET
     else:
         try:
-            f_data = any_value(v)
+            f_data = any_value(v, strict)
         except ValidationError as error:
             raise error.at("data")
 
@@ -20412,7 +19317,7 @@ def _encode_McpError(o: McpError) -> dict[str, Any]:
     }
     v_data = o.data
     if v_data is not UNSET:
-        d["data"] = v_data
+        d["data"] = wire_json(v_data)
 
     return d
 
@@ -20436,7 +19341,9 @@ def _decode_ClientNotification(d: Any, strict: bool) -> ClientNotification:
         f_params = UNSET
     else:
         try:
-            f_params = check_raw(v, "#/$defs/ClientNotification/properties/params")
+            f_params = check_raw(
+                v, "#/$defs/ClientNotification/properties/params", strict
+            )
         except ValidationError as error:
             raise error.at("params")
 
@@ -20452,7 +19359,7 @@ def _encode_ClientNotification(o: ClientNotification) -> dict[str, Any]:
     }
     v_params = o.params
     if v_params is not UNSET:
-        d["params"] = v_params
+        d["params"] = wire_json(v_params)
 
     return d
 
@@ -20476,7 +19383,7 @@ def _decode_CancelNotification(d: Any, strict: bool) -> CancelNotification:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -20495,7 +19402,7 @@ def _encode_CancelNotification(o: CancelNotification) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -20539,7 +19446,7 @@ def _decode_MessageMcpNotification(d: Any, strict: bool) -> MessageMcpNotificati
         f_params = UNSET
     else:
         try:
-            f_params = None if v is None else check_map(v)
+            f_params = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             raise error.at("params")
 
@@ -20549,7 +19456,7 @@ def _decode_MessageMcpNotification(d: Any, strict: bool) -> MessageMcpNotificati
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -20573,10 +19480,10 @@ def _encode_MessageMcpNotification(o: MessageMcpNotification) -> dict[str, Any]:
     }
     v_params = o.params
     if v_params is not UNSET:
-        d["params"] = None if v_params is None else dict(v_params)
+        d["params"] = None if v_params is None else wire_map(v_params)
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -20602,7 +19509,7 @@ def _decode_CancelRequestNotification(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -20621,7 +19528,7 @@ def _encode_CancelRequestNotification(o: CancelRequestNotification) -> dict[str,
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -20655,7 +19562,7 @@ def _decode_ProxyRequest(d: Any, strict: bool) -> ProxyRequest:
         f_params = UNSET
     else:
         try:
-            f_params = check_raw(v, "#/$defs/ProxyRequest/properties/params")
+            f_params = check_raw(v, "#/$defs/ProxyRequest/properties/params", strict)
         except ValidationError as error:
             raise error.at("params")
 
@@ -20673,7 +19580,7 @@ def _encode_ProxyRequest(o: ProxyRequest) -> dict[str, Any]:
     }
     v_params = o.params
     if v_params is not UNSET:
-        d["params"] = v_params
+        d["params"] = wire_json(v_params)
 
     return d
 
@@ -20701,7 +19608,7 @@ def _decode_ProxySuccessorRequest(d: Any, strict: bool) -> ProxySuccessorRequest
         f_params = UNSET
     else:
         try:
-            f_params = any_value(v)
+            f_params = any_value(v, strict)
         except ValidationError as error:
             raise error.at("params")
 
@@ -20711,7 +19618,7 @@ def _decode_ProxySuccessorRequest(d: Any, strict: bool) -> ProxySuccessorRequest
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -20731,10 +19638,10 @@ def _encode_ProxySuccessorRequest(o: ProxySuccessorRequest) -> dict[str, Any]:
     }
     v_params = o.params
     if v_params is not UNSET:
-        d["params"] = v_params
+        d["params"] = wire_json(v_params)
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -20758,7 +19665,9 @@ def _decode_ResultProxyResponse(d: Any, strict: bool) -> ResultProxyResponse:
         raise missing("result")
     else:
         try:
-            f_result = check_raw(v, "#/$defs/ProxyResponse/anyOf/0/properties/result")
+            f_result = check_raw(
+                v, "#/$defs/ProxyResponse/anyOf/0/properties/result", strict
+            )
         except ValidationError as error:
             raise error.at("result")
 
@@ -20771,7 +19680,7 @@ def _decode_ResultProxyResponse(d: Any, strict: bool) -> ResultProxyResponse:
 def _encode_ResultProxyResponse(o: ResultProxyResponse) -> dict[str, Any]:
     d: dict[str, Any] = {
         "id": encode(o.id),
-        "result": o.result,
+        "result": wire_json(o.result),
     }
 
     return d
@@ -20845,7 +19754,7 @@ def _decode_InitializeProxyResponse(v: Any, strict: bool) -> InitializeProxyResp
 
 
 def _decode_ProxySuccessorResponse(v: Any, strict: bool) -> ProxySuccessorResponse:
-    return any_value(v)
+    return any_value(v, strict)
 
 
 def _decode_ProxyNotification(d: Any, strict: bool) -> ProxyNotification:
@@ -20867,7 +19776,9 @@ def _decode_ProxyNotification(d: Any, strict: bool) -> ProxyNotification:
         f_params = UNSET
     else:
         try:
-            f_params = check_raw(v, "#/$defs/ProxyNotification/properties/params")
+            f_params = check_raw(
+                v, "#/$defs/ProxyNotification/properties/params", strict
+            )
         except ValidationError as error:
             raise error.at("params")
 
@@ -20883,7 +19794,7 @@ def _encode_ProxyNotification(o: ProxyNotification) -> dict[str, Any]:
     }
     v_params = o.params
     if v_params is not UNSET:
-        d["params"] = v_params
+        d["params"] = wire_json(v_params)
 
     return d
 
@@ -20909,7 +19820,7 @@ def _decode_ProxySuccessorNotification(
         f_params = UNSET
     else:
         try:
-            f_params = any_value(v)
+            f_params = any_value(v, strict)
         except ValidationError as error:
             raise error.at("params")
 
@@ -20919,7 +19830,7 @@ def _decode_ProxySuccessorNotification(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -20939,10 +19850,10 @@ def _encode_ProxySuccessorNotification(o: ProxySuccessorNotification) -> dict[st
     }
     v_params = o.params
     if v_params is not UNSET:
-        d["params"] = v_params
+        d["params"] = wire_json(v_params)
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -20956,9 +19867,9 @@ def _encode_ToolCallState(o: ToolCallState) -> dict[str, Any]:
     d["name"] = o.name
     d["content"] = [_encode_ToolCallContent(x) for x in o.content]
     d["locations"] = [_encode_ToolCallLocation(x) for x in o.locations]
-    d["rawInput"] = o.raw_input
-    d["rawOutput"] = o.raw_output
-    d["_meta"] = dict(o.meta)
+    d["rawInput"] = wire_json(o.raw_input)
+    d["rawOutput"] = wire_json(o.raw_output)
+    d["_meta"] = wire_map(o.meta)
     return d
 
 
@@ -20966,7 +19877,7 @@ def _encode_SessionInfoState(o: SessionInfoState) -> dict[str, Any]:
     d: dict[str, Any] = {}
     d["title"] = o.title
     d["updatedAt"] = o.updated_at
-    d["_meta"] = dict(o.meta)
+    d["_meta"] = wire_map(o.meta)
     return d
 
 
@@ -20984,7 +19895,7 @@ def _encode_CompactionState(o: CompactionState) -> dict[str, Any]:
     d["status"] = o.status._value_ if type(o.status) is CompactionStatus else o.status
     d["summary"] = [_encode_ContentBlock(x) for x in o.summary]
     d["error"] = o.error
-    d["_meta"] = dict(o.meta)
+    d["_meta"] = wire_map(o.meta)
     return d
 
 
@@ -21003,7 +19914,7 @@ def _encode_SubagentState(o: SubagentState) -> dict[str, Any]:
     d["additionalDirectories"] = (
         None if o.additional_directories is None else list(o.additional_directories)
     )
-    d["_meta"] = dict(o.meta)
+    d["_meta"] = wire_map(o.meta)
     return d
 
 
@@ -21019,7 +19930,7 @@ def _encode_SessionMessageState(o: SessionMessageState) -> dict[str, Any]:
         None if o.recipient_message_id is None else o.recipient_message_id
     )
     d["content"] = [_encode_ContentBlock(x) for x in o.content]
-    d["_meta"] = dict(o.meta)
+    d["_meta"] = wire_map(o.meta)
     return d
 
 
@@ -22621,3 +21532,1295 @@ _ENCODERS: dict[type[object], Callable[[Any], object]] = {
     SystemPromptMode: _encode_SystemPromptMode,
     SessionArchiveFilter: _encode_SessionArchiveFilter,
 }
+
+if TYPE_CHECKING:
+    # One signature per definition, so that ``decode("PromptResponse", data)``
+    # has the type PromptResponse.
+
+    @overload
+    def decode(
+        name: Literal["AgentRequest"], data: Any, *, strict: bool = False
+    ) -> AgentRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["RequestId"], data: Any, *, strict: bool = False
+    ) -> RequestId_: ...
+
+    @overload
+    def decode(
+        name: Literal["WriteTextFileRequest"], data: Any, *, strict: bool = False
+    ) -> WriteTextFileRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionId"], data: Any, *, strict: bool = False
+    ) -> SessionId: ...
+
+    @overload
+    def decode(
+        name: Literal["ReadTextFileRequest"], data: Any, *, strict: bool = False
+    ) -> ReadTextFileRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["RequestPermissionRequest"], data: Any, *, strict: bool = False
+    ) -> RequestPermissionRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["ToolCallUpdate"], data: Any, *, strict: bool = False
+    ) -> ToolCallUpdate: ...
+
+    @overload
+    def decode(
+        name: Literal["ToolCallId"], data: Any, *, strict: bool = False
+    ) -> ToolCallId: ...
+
+    @overload
+    def decode(
+        name: Literal["ToolKind"], data: Any, *, strict: bool = False
+    ) -> ToolKind: ...
+
+    @overload
+    def decode(
+        name: Literal["ToolCallStatus"], data: Any, *, strict: bool = False
+    ) -> ToolCallStatus: ...
+
+    @overload
+    def decode(
+        name: Literal["ToolCallContent"], data: Any, *, strict: bool = False
+    ) -> ToolCallContent: ...
+
+    @overload
+    def decode(
+        name: Literal["ContentBlock"], data: Any, *, strict: bool = False
+    ) -> ContentBlock: ...
+
+    @overload
+    def decode(
+        name: Literal["Annotations"], data: Any, *, strict: bool = False
+    ) -> Annotations: ...
+
+    @overload
+    def decode(name: Literal["Role"], data: Any, *, strict: bool = False) -> Role: ...
+
+    @overload
+    def decode(
+        name: Literal["TextContent"], data: Any, *, strict: bool = False
+    ) -> TextContent: ...
+
+    @overload
+    def decode(
+        name: Literal["ImageContent"], data: Any, *, strict: bool = False
+    ) -> ImageContent: ...
+
+    @overload
+    def decode(
+        name: Literal["AudioContent"], data: Any, *, strict: bool = False
+    ) -> AudioContent: ...
+
+    @overload
+    def decode(
+        name: Literal["ResourceLink"], data: Any, *, strict: bool = False
+    ) -> ResourceLink: ...
+
+    @overload
+    def decode(
+        name: Literal["EmbeddedResourceResource"], data: Any, *, strict: bool = False
+    ) -> EmbeddedResourceResource: ...
+
+    @overload
+    def decode(
+        name: Literal["TextResourceContents"], data: Any, *, strict: bool = False
+    ) -> TextResourceContents: ...
+
+    @overload
+    def decode(
+        name: Literal["BlobResourceContents"], data: Any, *, strict: bool = False
+    ) -> BlobResourceContents: ...
+
+    @overload
+    def decode(
+        name: Literal["EmbeddedResource"], data: Any, *, strict: bool = False
+    ) -> EmbeddedResource: ...
+
+    @overload
+    def decode(
+        name: Literal["Content"], data: Any, *, strict: bool = False
+    ) -> Content: ...
+
+    @overload
+    def decode(name: Literal["Diff"], data: Any, *, strict: bool = False) -> Diff: ...
+
+    @overload
+    def decode(
+        name: Literal["TerminalId"], data: Any, *, strict: bool = False
+    ) -> TerminalId: ...
+
+    @overload
+    def decode(
+        name: Literal["Terminal"], data: Any, *, strict: bool = False
+    ) -> Terminal: ...
+
+    @overload
+    def decode(
+        name: Literal["ToolCallLocation"], data: Any, *, strict: bool = False
+    ) -> ToolCallLocation: ...
+
+    @overload
+    def decode(
+        name: Literal["PermissionOption"], data: Any, *, strict: bool = False
+    ) -> PermissionOption: ...
+
+    @overload
+    def decode(
+        name: Literal["PermissionOptionId"], data: Any, *, strict: bool = False
+    ) -> PermissionOptionId: ...
+
+    @overload
+    def decode(
+        name: Literal["PermissionOptionKind"], data: Any, *, strict: bool = False
+    ) -> PermissionOptionKind: ...
+
+    @overload
+    def decode(
+        name: Literal["CreateTerminalRequest"], data: Any, *, strict: bool = False
+    ) -> CreateTerminalRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["EnvVariable"], data: Any, *, strict: bool = False
+    ) -> EnvVariable: ...
+
+    @overload
+    def decode(
+        name: Literal["TerminalOutputRequest"], data: Any, *, strict: bool = False
+    ) -> TerminalOutputRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["ReleaseTerminalRequest"], data: Any, *, strict: bool = False
+    ) -> ReleaseTerminalRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["WaitForTerminalExitRequest"], data: Any, *, strict: bool = False
+    ) -> WaitForTerminalExitRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["KillTerminalRequest"], data: Any, *, strict: bool = False
+    ) -> KillTerminalRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["CreateElicitationRequest"], data: Any, *, strict: bool = False
+    ) -> CreateElicitationRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["ElicitationSessionScope"], data: Any, *, strict: bool = False
+    ) -> ElicitationSessionScope: ...
+
+    @overload
+    def decode(
+        name: Literal["ElicitationRequestScope"], data: Any, *, strict: bool = False
+    ) -> ElicitationRequestScope: ...
+
+    @overload
+    def decode(
+        name: Literal["ElicitationSchema"], data: Any, *, strict: bool = False
+    ) -> ElicitationSchema: ...
+
+    @overload
+    def decode(
+        name: Literal["ElicitationSchemaType"], data: Any, *, strict: bool = False
+    ) -> ElicitationSchemaType: ...
+
+    @overload
+    def decode(
+        name: Literal["ElicitationPropertySchema"], data: Any, *, strict: bool = False
+    ) -> ElicitationPropertySchema: ...
+
+    @overload
+    def decode(
+        name: Literal["StringFormat"], data: Any, *, strict: bool = False
+    ) -> StringFormat: ...
+
+    @overload
+    def decode(
+        name: Literal["EnumOption"], data: Any, *, strict: bool = False
+    ) -> EnumOption: ...
+
+    @overload
+    def decode(
+        name: Literal["StringPropertySchema"], data: Any, *, strict: bool = False
+    ) -> StringPropertySchema: ...
+
+    @overload
+    def decode(
+        name: Literal["NumberPropertySchema"], data: Any, *, strict: bool = False
+    ) -> NumberPropertySchema: ...
+
+    @overload
+    def decode(
+        name: Literal["IntegerPropertySchema"], data: Any, *, strict: bool = False
+    ) -> IntegerPropertySchema: ...
+
+    @overload
+    def decode(
+        name: Literal["BooleanPropertySchema"], data: Any, *, strict: bool = False
+    ) -> BooleanPropertySchema: ...
+
+    @overload
+    def decode(
+        name: Literal["MultiSelectItems"], data: Any, *, strict: bool = False
+    ) -> MultiSelectItems: ...
+
+    @overload
+    def decode(
+        name: Literal["StringMultiSelectItems"], data: Any, *, strict: bool = False
+    ) -> StringMultiSelectItems: ...
+
+    @overload
+    def decode(
+        name: Literal["TitledMultiSelectItems"], data: Any, *, strict: bool = False
+    ) -> TitledMultiSelectItems: ...
+
+    @overload
+    def decode(
+        name: Literal["MultiSelectPropertySchema"], data: Any, *, strict: bool = False
+    ) -> MultiSelectPropertySchema: ...
+
+    @overload
+    def decode(
+        name: Literal["ElicitationFormMode"], data: Any, *, strict: bool = False
+    ) -> ElicitationFormMode: ...
+
+    @overload
+    def decode(
+        name: Literal["ElicitationId"], data: Any, *, strict: bool = False
+    ) -> ElicitationId: ...
+
+    @overload
+    def decode(
+        name: Literal["ElicitationUrlMode"], data: Any, *, strict: bool = False
+    ) -> ElicitationUrlMode: ...
+
+    @overload
+    def decode(
+        name: Literal["MessageMcpRequest"], data: Any, *, strict: bool = False
+    ) -> MessageMcpRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["McpServerAcpId"], data: Any, *, strict: bool = False
+    ) -> McpServerAcpId: ...
+
+    @overload
+    def decode(
+        name: Literal["McpRequestId"], data: Any, *, strict: bool = False
+    ) -> McpRequestId: ...
+
+    @overload
+    def decode(
+        name: Literal["ExtRequest"], data: Any, *, strict: bool = False
+    ) -> ExtRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["AgentResponse"], data: Any, *, strict: bool = False
+    ) -> AgentResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["InitializeResponse"], data: Any, *, strict: bool = False
+    ) -> InitializeResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["ProtocolVersion"], data: Any, *, strict: bool = False
+    ) -> ProtocolVersion: ...
+
+    @overload
+    def decode(
+        name: Literal["AgentCapabilities"], data: Any, *, strict: bool = False
+    ) -> AgentCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["PromptCapabilities"], data: Any, *, strict: bool = False
+    ) -> PromptCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["McpCapabilities"], data: Any, *, strict: bool = False
+    ) -> McpCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionCapabilities"], data: Any, *, strict: bool = False
+    ) -> SessionCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionListCapabilities"], data: Any, *, strict: bool = False
+    ) -> SessionListCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionDeleteCapabilities"], data: Any, *, strict: bool = False
+    ) -> SessionDeleteCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionAdditionalDirectoriesCapabilities"],
+        data: Any,
+        *,
+        strict: bool = False,
+    ) -> SessionAdditionalDirectoriesCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionSystemPromptCapabilities"],
+        data: Any,
+        *,
+        strict: bool = False,
+    ) -> SessionSystemPromptCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionSystemPromptModeCapabilities"],
+        data: Any,
+        *,
+        strict: bool = False,
+    ) -> SessionSystemPromptModeCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionSystemPromptOverrideCapabilities"],
+        data: Any,
+        *,
+        strict: bool = False,
+    ) -> SessionSystemPromptOverrideCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionForkCapabilities"], data: Any, *, strict: bool = False
+    ) -> SessionForkCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionArchiveCapabilities"], data: Any, *, strict: bool = False
+    ) -> SessionArchiveCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionStatusCapabilities"], data: Any, *, strict: bool = False
+    ) -> SessionStatusCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionTitleCapabilities"], data: Any, *, strict: bool = False
+    ) -> SessionTitleCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionResumeCapabilities"], data: Any, *, strict: bool = False
+    ) -> SessionResumeCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionCloseCapabilities"], data: Any, *, strict: bool = False
+    ) -> SessionCloseCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["AgentAuthCapabilities"], data: Any, *, strict: bool = False
+    ) -> AgentAuthCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["AuthStatusCapabilities"], data: Any, *, strict: bool = False
+    ) -> AuthStatusCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["LogoutCapabilities"], data: Any, *, strict: bool = False
+    ) -> LogoutCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["ProvidersCapabilities"], data: Any, *, strict: bool = False
+    ) -> ProvidersCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["AuthMethod"], data: Any, *, strict: bool = False
+    ) -> AuthMethod: ...
+
+    @overload
+    def decode(
+        name: Literal["AuthMethodId"], data: Any, *, strict: bool = False
+    ) -> AuthMethodId: ...
+
+    @overload
+    def decode(
+        name: Literal["AuthMethodTerminal"], data: Any, *, strict: bool = False
+    ) -> AuthMethodTerminal: ...
+
+    @overload
+    def decode(
+        name: Literal["AuthMethodAgent"], data: Any, *, strict: bool = False
+    ) -> AuthMethodAgent: ...
+
+    @overload
+    def decode(
+        name: Literal["Implementation"], data: Any, *, strict: bool = False
+    ) -> Implementation: ...
+
+    @overload
+    def decode(
+        name: Literal["AuthenticateResponse"], data: Any, *, strict: bool = False
+    ) -> AuthenticateResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["ListProvidersResponse"], data: Any, *, strict: bool = False
+    ) -> ListProvidersResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["ProviderInfo"], data: Any, *, strict: bool = False
+    ) -> ProviderInfo: ...
+
+    @overload
+    def decode(
+        name: Literal["ProviderId"], data: Any, *, strict: bool = False
+    ) -> ProviderId: ...
+
+    @overload
+    def decode(
+        name: Literal["LlmProtocol"], data: Any, *, strict: bool = False
+    ) -> LlmProtocol | str: ...
+
+    @overload
+    def decode(
+        name: Literal["ProviderCurrentConfig"], data: Any, *, strict: bool = False
+    ) -> ProviderCurrentConfig: ...
+
+    @overload
+    def decode(
+        name: Literal["SetProviderResponse"], data: Any, *, strict: bool = False
+    ) -> SetProviderResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["DisableProviderResponse"], data: Any, *, strict: bool = False
+    ) -> DisableProviderResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["LogoutResponse"], data: Any, *, strict: bool = False
+    ) -> LogoutResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["AuthStatusResponse"], data: Any, *, strict: bool = False
+    ) -> AuthStatusResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["AuthState"], data: Any, *, strict: bool = False
+    ) -> AuthState | str: ...
+
+    @overload
+    def decode(
+        name: Literal["AuthAccount"], data: Any, *, strict: bool = False
+    ) -> AuthAccount: ...
+
+    @overload
+    def decode(
+        name: Literal["NewSessionResponse"], data: Any, *, strict: bool = False
+    ) -> NewSessionResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionModeState"], data: Any, *, strict: bool = False
+    ) -> SessionModeState: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionModeId"], data: Any, *, strict: bool = False
+    ) -> SessionModeId: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionMode"], data: Any, *, strict: bool = False
+    ) -> SessionMode: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionConfigOption"], data: Any, *, strict: bool = False
+    ) -> SessionConfigOption: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionConfigId"], data: Any, *, strict: bool = False
+    ) -> SessionConfigId: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionConfigOptionCategory"], data: Any, *, strict: bool = False
+    ) -> SessionConfigOptionCategory | str: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionConfigValueId"], data: Any, *, strict: bool = False
+    ) -> SessionConfigValueId: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionConfigSelectOptions"], data: Any, *, strict: bool = False
+    ) -> SessionConfigSelectOptions: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionConfigSelectOption"], data: Any, *, strict: bool = False
+    ) -> SessionConfigSelectOption: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionConfigSelectGroup"], data: Any, *, strict: bool = False
+    ) -> SessionConfigSelectGroup: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionConfigGroupId"], data: Any, *, strict: bool = False
+    ) -> SessionConfigGroupId: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionConfigSelect"], data: Any, *, strict: bool = False
+    ) -> SessionConfigSelect: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionConfigBoolean"], data: Any, *, strict: bool = False
+    ) -> SessionConfigBoolean: ...
+
+    @overload
+    def decode(
+        name: Literal["LoadSessionResponse"], data: Any, *, strict: bool = False
+    ) -> LoadSessionResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["ListSessionsResponse"], data: Any, *, strict: bool = False
+    ) -> ListSessionsResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionInfo"], data: Any, *, strict: bool = False
+    ) -> SessionInfo: ...
+
+    @overload
+    def decode(
+        name: Literal["DeleteSessionResponse"], data: Any, *, strict: bool = False
+    ) -> DeleteSessionResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["ForkSessionResponse"], data: Any, *, strict: bool = False
+    ) -> ForkSessionResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["ArchiveSessionResponse"], data: Any, *, strict: bool = False
+    ) -> ArchiveSessionResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["UnarchiveSessionResponse"], data: Any, *, strict: bool = False
+    ) -> UnarchiveSessionResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionStatusResponse"], data: Any, *, strict: bool = False
+    ) -> SessionStatusResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionStatus"], data: Any, *, strict: bool = False
+    ) -> SessionStatus | str: ...
+
+    @overload
+    def decode(
+        name: Literal["SetSessionTitleResponse"], data: Any, *, strict: bool = False
+    ) -> SetSessionTitleResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["ResumeSessionResponse"], data: Any, *, strict: bool = False
+    ) -> ResumeSessionResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["CloseSessionResponse"], data: Any, *, strict: bool = False
+    ) -> CloseSessionResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["SetSessionModeResponse"], data: Any, *, strict: bool = False
+    ) -> SetSessionModeResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["SetSessionConfigOptionResponse"],
+        data: Any,
+        *,
+        strict: bool = False,
+    ) -> SetSessionConfigOptionResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["PromptResponse"], data: Any, *, strict: bool = False
+    ) -> PromptResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["StopReason"], data: Any, *, strict: bool = False
+    ) -> StopReason: ...
+
+    @overload
+    def decode(name: Literal["Usage"], data: Any, *, strict: bool = False) -> Usage: ...
+
+    @overload
+    def decode(
+        name: Literal["ExtResponse"], data: Any, *, strict: bool = False
+    ) -> ExtResponse: ...
+
+    @overload
+    def decode(name: Literal["Error"], data: Any, *, strict: bool = False) -> Error: ...
+
+    @overload
+    def decode(
+        name: Literal["ErrorCode"], data: Any, *, strict: bool = False
+    ) -> ErrorCode | int: ...
+
+    @overload
+    def decode(
+        name: Literal["AgentNotification"], data: Any, *, strict: bool = False
+    ) -> AgentNotification: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionNotification"], data: Any, *, strict: bool = False
+    ) -> SessionNotification: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionUpdate"], data: Any, *, strict: bool = False
+    ) -> SessionUpdate: ...
+
+    @overload
+    def decode(
+        name: Literal["MessageId"], data: Any, *, strict: bool = False
+    ) -> MessageId: ...
+
+    @overload
+    def decode(
+        name: Literal["ContentChunk"], data: Any, *, strict: bool = False
+    ) -> ContentChunk: ...
+
+    @overload
+    def decode(
+        name: Literal["ToolCall"], data: Any, *, strict: bool = False
+    ) -> ToolCall: ...
+
+    @overload
+    def decode(
+        name: Literal["PlanEntry"], data: Any, *, strict: bool = False
+    ) -> PlanEntry: ...
+
+    @overload
+    def decode(
+        name: Literal["PlanEntryPriority"], data: Any, *, strict: bool = False
+    ) -> PlanEntryPriority: ...
+
+    @overload
+    def decode(
+        name: Literal["PlanEntryStatus"], data: Any, *, strict: bool = False
+    ) -> PlanEntryStatus: ...
+
+    @overload
+    def decode(name: Literal["Plan"], data: Any, *, strict: bool = False) -> Plan: ...
+
+    @overload
+    def decode(
+        name: Literal["PlanUpdateContent"], data: Any, *, strict: bool = False
+    ) -> PlanUpdateContent: ...
+
+    @overload
+    def decode(
+        name: Literal["PlanId"], data: Any, *, strict: bool = False
+    ) -> PlanId: ...
+
+    @overload
+    def decode(
+        name: Literal["PlanItems"], data: Any, *, strict: bool = False
+    ) -> PlanItems: ...
+
+    @overload
+    def decode(
+        name: Literal["PlanFile"], data: Any, *, strict: bool = False
+    ) -> PlanFile: ...
+
+    @overload
+    def decode(
+        name: Literal["PlanMarkdown"], data: Any, *, strict: bool = False
+    ) -> PlanMarkdown: ...
+
+    @overload
+    def decode(
+        name: Literal["PlanUpdate"], data: Any, *, strict: bool = False
+    ) -> PlanUpdate: ...
+
+    @overload
+    def decode(
+        name: Literal["PlanRemoved"], data: Any, *, strict: bool = False
+    ) -> PlanRemoved: ...
+
+    @overload
+    def decode(
+        name: Literal["AvailableCommand"], data: Any, *, strict: bool = False
+    ) -> AvailableCommand: ...
+
+    @overload
+    def decode(
+        name: Literal["AvailableCommandInput"], data: Any, *, strict: bool = False
+    ) -> AvailableCommandInput: ...
+
+    @overload
+    def decode(
+        name: Literal["UnstructuredCommandInput"], data: Any, *, strict: bool = False
+    ) -> UnstructuredCommandInput: ...
+
+    @overload
+    def decode(
+        name: Literal["AvailableCommandsUpdate"], data: Any, *, strict: bool = False
+    ) -> AvailableCommandsUpdate: ...
+
+    @overload
+    def decode(
+        name: Literal["CurrentModeUpdate"], data: Any, *, strict: bool = False
+    ) -> CurrentModeUpdate: ...
+
+    @overload
+    def decode(
+        name: Literal["ConfigOptionUpdate"], data: Any, *, strict: bool = False
+    ) -> ConfigOptionUpdate: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionInfoUpdate"], data: Any, *, strict: bool = False
+    ) -> SessionInfoUpdate: ...
+
+    @overload
+    def decode(name: Literal["Cost"], data: Any, *, strict: bool = False) -> Cost: ...
+
+    @overload
+    def decode(
+        name: Literal["UsageUpdate"], data: Any, *, strict: bool = False
+    ) -> UsageUpdate: ...
+
+    @overload
+    def decode(
+        name: Literal["NoticeSeverity"], data: Any, *, strict: bool = False
+    ) -> NoticeSeverity | str: ...
+
+    @overload
+    def decode(
+        name: Literal["Notice"], data: Any, *, strict: bool = False
+    ) -> Notice: ...
+
+    @overload
+    def decode(
+        name: Literal["CompactionId"], data: Any, *, strict: bool = False
+    ) -> CompactionId: ...
+
+    @overload
+    def decode(
+        name: Literal["CompactionStatus"], data: Any, *, strict: bool = False
+    ) -> CompactionStatus | str: ...
+
+    @overload
+    def decode(
+        name: Literal["CompactionUpdate"], data: Any, *, strict: bool = False
+    ) -> CompactionUpdate: ...
+
+    @overload
+    def decode(
+        name: Literal["CompactionSummaryChunk"], data: Any, *, strict: bool = False
+    ) -> CompactionSummaryChunk: ...
+
+    @overload
+    def decode(
+        name: Literal["SubagentSessionCapabilities"], data: Any, *, strict: bool = False
+    ) -> SubagentSessionCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionCancelCapabilities"], data: Any, *, strict: bool = False
+    ) -> SessionCancelCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["StateUpdate"], data: Any, *, strict: bool = False
+    ) -> StateUpdate: ...
+
+    @overload
+    def decode(
+        name: Literal["RunningStateUpdate"], data: Any, *, strict: bool = False
+    ) -> RunningStateUpdate: ...
+
+    @overload
+    def decode(
+        name: Literal["ErrorStopReason"], data: Any, *, strict: bool = False
+    ) -> ErrorStopReason: ...
+
+    @overload
+    def decode(
+        name: Literal["IdleStateUpdate"], data: Any, *, strict: bool = False
+    ) -> IdleStateUpdate: ...
+
+    @overload
+    def decode(
+        name: Literal["RequiresActionStateUpdate"], data: Any, *, strict: bool = False
+    ) -> RequiresActionStateUpdate: ...
+
+    @overload
+    def decode(
+        name: Literal["UnknownStateUpdate"], data: Any, *, strict: bool = False
+    ) -> UnknownStateUpdate: ...
+
+    @overload
+    def decode(
+        name: Literal["SubagentUpdate"], data: Any, *, strict: bool = False
+    ) -> SubagentUpdate: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionMessage"], data: Any, *, strict: bool = False
+    ) -> SessionMessage: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionMessageChunk"], data: Any, *, strict: bool = False
+    ) -> SessionMessageChunk: ...
+
+    @overload
+    def decode(
+        name: Literal["CompleteElicitationNotification"],
+        data: Any,
+        *,
+        strict: bool = False,
+    ) -> CompleteElicitationNotification: ...
+
+    @overload
+    def decode(
+        name: Literal["AuthStatusUpdateNotification"],
+        data: Any,
+        *,
+        strict: bool = False,
+    ) -> AuthStatusUpdateNotification: ...
+
+    @overload
+    def decode(
+        name: Literal["ExtNotification"], data: Any, *, strict: bool = False
+    ) -> ExtNotification: ...
+
+    @overload
+    def decode(
+        name: Literal["ClientRequest"], data: Any, *, strict: bool = False
+    ) -> ClientRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["InitializeRequest"], data: Any, *, strict: bool = False
+    ) -> InitializeRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["ClientCapabilities"], data: Any, *, strict: bool = False
+    ) -> ClientCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["FileSystemCapabilities"], data: Any, *, strict: bool = False
+    ) -> FileSystemCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["ClientSessionCapabilities"], data: Any, *, strict: bool = False
+    ) -> ClientSessionCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["CompactionCapabilities"], data: Any, *, strict: bool = False
+    ) -> CompactionCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionConfigOptionsCapabilities"],
+        data: Any,
+        *,
+        strict: bool = False,
+    ) -> SessionConfigOptionsCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["BooleanConfigOptionCapabilities"],
+        data: Any,
+        *,
+        strict: bool = False,
+    ) -> BooleanConfigOptionCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["NoticeCapabilities"], data: Any, *, strict: bool = False
+    ) -> NoticeCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["SubagentCapabilities"], data: Any, *, strict: bool = False
+    ) -> SubagentCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["PlanCapabilities"], data: Any, *, strict: bool = False
+    ) -> PlanCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["AuthCapabilities"], data: Any, *, strict: bool = False
+    ) -> AuthCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["ElicitationCapabilities"], data: Any, *, strict: bool = False
+    ) -> ElicitationCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["ElicitationFormCapabilities"], data: Any, *, strict: bool = False
+    ) -> ElicitationFormCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["ElicitationUrlCapabilities"], data: Any, *, strict: bool = False
+    ) -> ElicitationUrlCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["AuthenticateRequest"], data: Any, *, strict: bool = False
+    ) -> AuthenticateRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["ListProvidersRequest"], data: Any, *, strict: bool = False
+    ) -> ListProvidersRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["SetProviderRequest"], data: Any, *, strict: bool = False
+    ) -> SetProviderRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["DisableProviderRequest"], data: Any, *, strict: bool = False
+    ) -> DisableProviderRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["LogoutRequest"], data: Any, *, strict: bool = False
+    ) -> LogoutRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["AuthStatusRequest"], data: Any, *, strict: bool = False
+    ) -> AuthStatusRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["NewSessionRequest"], data: Any, *, strict: bool = False
+    ) -> NewSessionRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["McpServer"], data: Any, *, strict: bool = False
+    ) -> McpServer: ...
+
+    @overload
+    def decode(
+        name: Literal["HttpHeader"], data: Any, *, strict: bool = False
+    ) -> HttpHeader: ...
+
+    @overload
+    def decode(
+        name: Literal["McpServerHttp"], data: Any, *, strict: bool = False
+    ) -> McpServerHttp: ...
+
+    @overload
+    def decode(
+        name: Literal["McpServerSse"], data: Any, *, strict: bool = False
+    ) -> McpServerSse: ...
+
+    @overload
+    def decode(
+        name: Literal["McpServerAcp"], data: Any, *, strict: bool = False
+    ) -> McpServerAcp: ...
+
+    @overload
+    def decode(
+        name: Literal["McpServerStdio"], data: Any, *, strict: bool = False
+    ) -> McpServerStdio: ...
+
+    @overload
+    def decode(
+        name: Literal["SystemPrompt"], data: Any, *, strict: bool = False
+    ) -> SystemPrompt: ...
+
+    @overload
+    def decode(
+        name: Literal["SystemPromptMode"], data: Any, *, strict: bool = False
+    ) -> SystemPromptMode | str: ...
+
+    @overload
+    def decode(
+        name: Literal["LoadSessionRequest"], data: Any, *, strict: bool = False
+    ) -> LoadSessionRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["ListSessionsRequest"], data: Any, *, strict: bool = False
+    ) -> ListSessionsRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionArchiveFilter"], data: Any, *, strict: bool = False
+    ) -> SessionArchiveFilter | str: ...
+
+    @overload
+    def decode(
+        name: Literal["DeleteSessionRequest"], data: Any, *, strict: bool = False
+    ) -> DeleteSessionRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["ForkSessionRequest"], data: Any, *, strict: bool = False
+    ) -> ForkSessionRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["ArchiveSessionRequest"], data: Any, *, strict: bool = False
+    ) -> ArchiveSessionRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["UnarchiveSessionRequest"], data: Any, *, strict: bool = False
+    ) -> UnarchiveSessionRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionStatusRequest"], data: Any, *, strict: bool = False
+    ) -> SessionStatusRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["SetSessionTitleRequest"], data: Any, *, strict: bool = False
+    ) -> SetSessionTitleRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["ResumeSessionRequest"], data: Any, *, strict: bool = False
+    ) -> ResumeSessionRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["CloseSessionRequest"], data: Any, *, strict: bool = False
+    ) -> CloseSessionRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["SetSessionModeRequest"], data: Any, *, strict: bool = False
+    ) -> SetSessionModeRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["SetSessionConfigOptionRequest"],
+        data: Any,
+        *,
+        strict: bool = False,
+    ) -> SetSessionConfigOptionRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["PromptRequest"], data: Any, *, strict: bool = False
+    ) -> PromptRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["ClientResponse"], data: Any, *, strict: bool = False
+    ) -> ClientResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["WriteTextFileResponse"], data: Any, *, strict: bool = False
+    ) -> WriteTextFileResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["ReadTextFileResponse"], data: Any, *, strict: bool = False
+    ) -> ReadTextFileResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["RequestPermissionResponse"], data: Any, *, strict: bool = False
+    ) -> RequestPermissionResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["RequestPermissionOutcome"], data: Any, *, strict: bool = False
+    ) -> RequestPermissionOutcome: ...
+
+    @overload
+    def decode(
+        name: Literal["SelectedPermissionOutcome"], data: Any, *, strict: bool = False
+    ) -> SelectedPermissionOutcome: ...
+
+    @overload
+    def decode(
+        name: Literal["CreateTerminalResponse"], data: Any, *, strict: bool = False
+    ) -> CreateTerminalResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["TerminalOutputResponse"], data: Any, *, strict: bool = False
+    ) -> TerminalOutputResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["TerminalExitStatus"], data: Any, *, strict: bool = False
+    ) -> TerminalExitStatus: ...
+
+    @overload
+    def decode(
+        name: Literal["ReleaseTerminalResponse"], data: Any, *, strict: bool = False
+    ) -> ReleaseTerminalResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["WaitForTerminalExitResponse"], data: Any, *, strict: bool = False
+    ) -> WaitForTerminalExitResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["KillTerminalResponse"], data: Any, *, strict: bool = False
+    ) -> KillTerminalResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["CreateElicitationResponse"], data: Any, *, strict: bool = False
+    ) -> CreateElicitationResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["ElicitationContentValue"], data: Any, *, strict: bool = False
+    ) -> ElicitationContentValue: ...
+
+    @overload
+    def decode(
+        name: Literal["ElicitationAcceptAction"], data: Any, *, strict: bool = False
+    ) -> ElicitationAcceptAction: ...
+
+    @overload
+    def decode(
+        name: Literal["MessageMcpResponse"], data: Any, *, strict: bool = False
+    ) -> MessageMcpResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["McpError"], data: Any, *, strict: bool = False
+    ) -> McpError: ...
+
+    @overload
+    def decode(
+        name: Literal["ClientNotification"], data: Any, *, strict: bool = False
+    ) -> ClientNotification: ...
+
+    @overload
+    def decode(
+        name: Literal["CancelNotification"], data: Any, *, strict: bool = False
+    ) -> CancelNotification: ...
+
+    @overload
+    def decode(
+        name: Literal["MessageMcpNotification"], data: Any, *, strict: bool = False
+    ) -> MessageMcpNotification: ...
+
+    @overload
+    def decode(
+        name: Literal["CancelRequestNotification"], data: Any, *, strict: bool = False
+    ) -> CancelRequestNotification: ...
+
+    @overload
+    def decode(
+        name: Literal["ProxyRequest"], data: Any, *, strict: bool = False
+    ) -> ProxyRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["InitializeProxyRequest"], data: Any, *, strict: bool = False
+    ) -> InitializeProxyRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["ProxySuccessorRequest"], data: Any, *, strict: bool = False
+    ) -> ProxySuccessorRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["ProxyResponse"], data: Any, *, strict: bool = False
+    ) -> ProxyResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["InitializeProxyResponse"], data: Any, *, strict: bool = False
+    ) -> InitializeProxyResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["ProxySuccessorResponse"], data: Any, *, strict: bool = False
+    ) -> ProxySuccessorResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["ProxyNotification"], data: Any, *, strict: bool = False
+    ) -> ProxyNotification: ...
+
+    @overload
+    def decode(
+        name: Literal["ProxySuccessorNotification"], data: Any, *, strict: bool = False
+    ) -> ProxySuccessorNotification: ...
+
+    @overload
+    def decode(name: str, data: Any, *, strict: bool = False) -> object: ...
+    def decode(name: str, data: Any, *, strict: bool = False) -> object: ...
+
+else:
+    decode = decoding(_DECODERS)
+decode_class: DecodeClass = class_decoding(_CLASS_DECODERS)
+encode: Encode = encoding(_ENCODERS, _POINTERS, SCHEMA_JSON)
+_models.bind(decode_class, encode)

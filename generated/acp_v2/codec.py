@@ -7,9 +7,10 @@ Decoding is lenient by default, with the reference semantics (the x-deserialize-
 
 from __future__ import annotations
 
-import json
-from enum import Enum
-from typing import TYPE_CHECKING, Any, Callable, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Callable, cast
+
+from . import _models
+from ._codec import class_decoding, decoding, encoding, raw_checking
 
 # Every helper is imported as itself: a package need not use them all.
 from ._runtime import FLOAT_MAX as FLOAT_MAX
@@ -17,1215 +18,351 @@ from ._runtime import MISSING as MISSING
 from ._runtime import UNSET as UNSET
 from ._runtime import Unset as Unset
 from ._runtime import ValidationError as ValidationError
-from ._runtime import json_array as json_array
-from ._runtime import json_object as json_object
 from ._runtime import any_value as any_value
 from ._runtime import check_bool as check_bool
 from ._runtime import check_const as check_const
 from ._runtime import check_int as check_int
 from ._runtime import check_list as check_list
 from ._runtime import check_list_skipping as check_list_skipping
-from ._runtime import check_variants as check_variants
-from ._runtime import check_variants_skipping as check_variants_skipping
 from ._runtime import check_map as check_map
 from ._runtime import check_num as check_num
 from ._runtime import check_str as check_str
+from ._runtime import check_tag as check_tag
+from ._runtime import check_json as check_json
+from ._runtime import check_variants as check_variants
+from ._runtime import check_variants_skipping as check_variants_skipping
+from ._runtime import exactly_one as exactly_one
 from ._runtime import first_match as first_match
 from ._runtime import furthest as furthest
-from ._runtime import exactly_one as exactly_one
+from ._runtime import json_object as json_object
 from ._runtime import missing as missing
 from ._runtime import not_null as not_null
-from ._runtime import check_wire as check_wire
-from ._runtime import NotPlainJson as NotPlainJson
-from ._runtime import plain_json as plain_json
 from ._runtime import salvage as salvage
 from ._runtime import scalar_union as scalar_union
-from ._runtime import schema_root as schema_root
 from ._runtime import type_error as type_error
 from ._runtime import unexpected as unexpected
-from ._runtime import validate as validate
-from ._runtime import validate as _check_schema
+from ._runtime import wire_json as wire_json
+from ._runtime import wire_map as wire_map
 from ._schema import SCHEMA_JSON
-from .models import *  # noqa: F401,F403
+from .models import (
+    AgentRequest,
+    RequestId_,
+    RequestPermissionRequest,
+    SessionId,
+    RequestPermissionSubject,
+    ToolCallUpdate,
+    ToolCallId,
+    ToolKind,
+    ToolCallStatus,
+    ToolCallContent,
+    ContentBlock,
+    Annotations,
+    Role,
+    TextContent,
+    MediaType,
+    ImageContent,
+    AudioContent,
+    Icon,
+    IconTheme,
+    ResourceLink,
+    EmbeddedResourceResource,
+    TextResourceContents,
+    BlobResourceContents,
+    EmbeddedResource,
+    Content,
+    DiffChange,
+    DiffFileType,
+    AbsolutePath,
+    DiffPathChange,
+    DiffPathPairChange,
+    DiffPatch,
+    DiffPatchFormat,
+    Diff,
+    TerminalId,
+    Terminal,
+    ToolCallLocation,
+    ToolCallCapabilities,
+    ToolCallCancelCapabilities,
+    ToolCallPermissionSubject,
+    CommandPermissionSubject,
+    PermissionOption,
+    PermissionOptionId,
+    PermissionOptionKind,
+    CreateElicitationRequest,
+    ElicitationSessionScope,
+    ElicitationRequestScope,
+    ElicitationSchema,
+    ElicitationSchemaType,
+    ElicitationPropertySchema,
+    StringFormat,
+    EnumOption,
+    StringPropertySchema,
+    NumberPropertySchema,
+    IntegerPropertySchema,
+    BooleanPropertySchema,
+    MultiSelectItems,
+    StringMultiSelectItems,
+    TitledMultiSelectItems,
+    MultiSelectPropertySchema,
+    ElicitationFormMode,
+    ElicitationId,
+    ElicitationUrlMode,
+    ExtRequest,
+    AgentResponse,
+    InitializeResponse,
+    ProtocolVersion,
+    Implementation,
+    AgentCapabilities,
+    SessionCapabilities,
+    PromptCapabilities,
+    PromptImageCapabilities,
+    PromptAudioCapabilities,
+    PromptEmbeddedContextCapabilities,
+    McpCapabilities,
+    McpStdioCapabilities,
+    McpHttpCapabilities,
+    SessionDeleteCapabilities,
+    SessionAdditionalDirectoriesCapabilities,
+    AgentAuthCapabilities,
+    AuthMethod,
+    AuthMethodId,
+    EnvVariable,
+    AuthMethodTerminal,
+    AuthMethodAgent,
+    LoginAuthResponse,
+    LogoutAuthResponse,
+    NewSessionResponse,
+    SessionConfigOption,
+    SessionConfigId,
+    SessionConfigOptionCategory,
+    SessionConfigValueId,
+    SessionConfigSelectOptions,
+    SessionConfigSelectOption,
+    SessionConfigSelectGroup,
+    SessionConfigGroupId,
+    SessionConfigSelect,
+    SessionConfigBoolean,
+    AvailableCommand,
+    AvailableCommandInput,
+    TextCommandInput,
+    Command,
+    ListSessionsResponse,
+    SessionInfo,
+    SessionListCursor,
+    DeleteSessionResponse,
+    ResumeSessionResponse,
+    CloseSessionResponse,
+    CancelToolCallResponse,
+    CancelTerminalResponse,
+    SetSessionConfigOptionResponse,
+    PromptResponse,
+    MessageId,
+    ExtResponse,
+    Error,
+    ErrorCode,
+    ErrorData,
+    UnsupportedProtocolVersionErrorData,
+    SessionNotFoundErrorData,
+    AgentNotification,
+    UpdateSessionNotification,
+    SessionUpdate,
+    ContentChunk,
+    UserMessage,
+    AgentMessage,
+    AgentThought,
+    BackgroundWork,
+    BackgroundTerminal,
+    BackgroundToolCall,
+    RunningStateUpdate,
+    ErrorStopReason,
+    IdleStateUpdate,
+    RequiresActionStateUpdate,
+    StateUpdate,
+    ToolCallContentChunk,
+    TerminalOutput,
+    TerminalExitStatus,
+    TerminalSize,
+    TerminalCapabilities,
+    TerminalCancelCapabilities,
+    TerminalUpdate,
+    TerminalOutputChunk,
+    PlanUpdateContent,
+    PlanId,
+    PlanEntry,
+    PlanEntryPriority,
+    PlanEntryStatus,
+    PlanItems,
+    PlanUpdate,
+    AvailableCommandsUpdate,
+    ConfigOptionUpdate,
+    SessionInfoUpdate,
+    Cost,
+    UsageUpdate,
+    NoticeSeverity,
+    Notice,
+    CompactionId,
+    CompactionStatus,
+    CompactionUpdate,
+    CompactionSummaryChunk,
+    CompleteElicitationNotification,
+    ExtNotification,
+    ClientRequest,
+    InitializeRequest,
+    ClientCapabilities,
+    ClientAuthCapabilities,
+    TerminalAuthCapabilities,
+    ElicitationCapabilities,
+    ElicitationFormCapabilities,
+    ElicitationUrlCapabilities,
+    LoginAuthRequest,
+    LogoutAuthRequest,
+    NewSessionRequest,
+    McpServer,
+    HttpHeader,
+    McpServerHttp,
+    McpServerStdio,
+    ListSessionsRequest,
+    DeleteSessionRequest,
+    ResumeSessionRequest,
+    ReplayFrom,
+    ReplayFromStart,
+    CloseSessionRequest,
+    CancelToolCallRequest,
+    CancelTerminalRequest,
+    SetSessionConfigOptionRequest,
+    PromptRequest,
+    ClientResponse,
+    RequestPermissionResponse,
+    RequestPermissionOutcome,
+    CancelledPermissionOutcome,
+    SelectedPermissionOutcome,
+    CreateElicitationResponse,
+    ElicitationContentValue,
+    ElicitationAcceptAction,
+    ClientNotification,
+    CancelSessionNotification,
+    CancelRequestNotification,
+    ToolCallRequestPermissionSubject,
+    CommandRequestPermissionSubject,
+    OtherRequestPermissionSubject,
+    ContentToolCallContent,
+    DiffToolCallContent,
+    TerminalToolCallContent,
+    OtherToolCallContent,
+    TextContentBlock,
+    ImageContentBlock,
+    AudioContentBlock,
+    ResourceLinkContentBlock,
+    ResourceContentBlock,
+    OtherContentBlock,
+    AddDiffChange,
+    DeleteDiffChange,
+    ModifyDiffChange,
+    MoveDiffChange,
+    CopyDiffChange,
+    OtherDiffChange,
+    FormCreateElicitationRequest,
+    UrlCreateElicitationRequest,
+    OtherCreateElicitationRequest,
+    StringElicitationPropertySchema,
+    NumberElicitationPropertySchema,
+    IntegerElicitationPropertySchema,
+    BooleanElicitationPropertySchema,
+    ArrayElicitationPropertySchema,
+    OtherElicitationPropertySchema,
+    MultiSelectItemsString,
+    OtherMultiSelectItems,
+    ResultAgentResponse,
+    ErrorAgentResponse,
+    TerminalAuthMethod,
+    AgentAuthMethod,
+    OtherAuthMethod,
+    SelectSessionConfigOption,
+    BooleanSessionConfigOption,
+    OtherSessionConfigOption,
+    CommandAvailableCommand,
+    OtherAvailableCommand,
+    TextAvailableCommandInput,
+    OtherAvailableCommandInput,
+    UserMessageChunkSessionUpdate,
+    UserMessageSessionUpdate,
+    AgentMessageChunkSessionUpdate,
+    AgentMessageSessionUpdate,
+    AgentThoughtChunkSessionUpdate,
+    AgentThoughtSessionUpdate,
+    StateUpdateSessionUpdate,
+    ToolCallContentChunkSessionUpdate,
+    ToolCallUpdateSessionUpdate,
+    TerminalUpdateSessionUpdate,
+    TerminalOutputChunkSessionUpdate,
+    PlanUpdateSessionUpdate,
+    AvailableCommandsUpdateSessionUpdate,
+    ConfigOptionUpdateSessionUpdate,
+    SessionInfoUpdateSessionUpdate,
+    UsageUpdateSessionUpdate,
+    NoticeSessionUpdate,
+    CompactionUpdateSessionUpdate,
+    CompactionSummaryChunkSessionUpdate,
+    OtherSessionUpdate,
+    TerminalBackgroundWork,
+    ToolCallBackgroundWork,
+    OtherBackgroundWork,
+    EndTurnIdleStateUpdate,
+    MaxTokensIdleStateUpdate,
+    MaxTurnRequestsIdleStateUpdate,
+    RefusalIdleStateUpdate,
+    CancelledIdleStateUpdate,
+    ErrorIdleStateUpdate,
+    OtherIdleStateUpdate,
+    NoneIdleStateUpdate,
+    StateUpdateRunning,
+    StateUpdateIdle,
+    StateUpdateRequiresAction,
+    OtherStateUpdate,
+    ItemsPlanUpdateContent,
+    OtherPlanUpdateContent,
+    HttpMcpServer,
+    StdioMcpServer,
+    OtherMcpServer,
+    StartReplayFrom,
+    OtherReplayFrom,
+    IdSetSessionConfigOptionRequest,
+    BooleanSetSessionConfigOptionRequest,
+    OtherSetSessionConfigOptionRequest,
+    ResultClientResponse,
+    ErrorClientResponse,
+    CancelledRequestPermissionOutcome,
+    SelectedRequestPermissionOutcome,
+    OtherRequestPermissionOutcome,
+    AcceptCreateElicitationResponse,
+    DeclineCreateElicitationResponse,
+    CancelCreateElicitationResponse,
+    OtherCreateElicitationResponse,
+    ToolCallState,
+    TerminalState,
+    SessionInfoState,
+    UserMessageState,
+    AgentMessageState,
+    AgentThoughtState,
+    UsageState,
+    CompactionState,
+)
 
 if TYPE_CHECKING:
-    from typing import Literal, Protocol, overload
+    from typing import Literal, overload
 
+    from ._codec import DecodeClass, Encode
     from ._runtime import Decoder, JsonObject
-
-    class _Wire(Protocol):
-        """A generated class: its wire form is a JSON object."""
-
-        def to_wire(self) -> dict[str, Any]: ...
 
 
 __all__ = ["decode", "decode_class", "encode"]
-
-_T = TypeVar("_T")
 
 _new = object.__new__
 """Decoders build objects without calling ``__init__``: they have already
 computed every field, defaults included."""
 
-if TYPE_CHECKING:
-    # One signature per definition, so that ``decode("PromptResponse", data)``
-    # has the type PromptResponse.
-
-    @overload
-    def decode(
-        name: Literal["AgentRequest"], data: Any, *, strict: bool = False
-    ) -> AgentRequest: ...
-
-    @overload
-    def decode(
-        name: Literal["RequestId"], data: Any, *, strict: bool = False
-    ) -> RequestId_: ...
-
-    @overload
-    def decode(
-        name: Literal["RequestPermissionRequest"], data: Any, *, strict: bool = False
-    ) -> RequestPermissionRequest: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionId"], data: Any, *, strict: bool = False
-    ) -> SessionId: ...
-
-    @overload
-    def decode(
-        name: Literal["RequestPermissionSubject"], data: Any, *, strict: bool = False
-    ) -> RequestPermissionSubject: ...
-
-    @overload
-    def decode(
-        name: Literal["ToolCallUpdate"], data: Any, *, strict: bool = False
-    ) -> ToolCallUpdate: ...
-
-    @overload
-    def decode(
-        name: Literal["ToolCallId"], data: Any, *, strict: bool = False
-    ) -> ToolCallId: ...
-
-    @overload
-    def decode(
-        name: Literal["ToolKind"], data: Any, *, strict: bool = False
-    ) -> ToolKind | str: ...
-
-    @overload
-    def decode(
-        name: Literal["ToolCallStatus"], data: Any, *, strict: bool = False
-    ) -> ToolCallStatus | str: ...
-
-    @overload
-    def decode(
-        name: Literal["ToolCallContent"], data: Any, *, strict: bool = False
-    ) -> ToolCallContent: ...
-
-    @overload
-    def decode(
-        name: Literal["ContentBlock"], data: Any, *, strict: bool = False
-    ) -> ContentBlock: ...
-
-    @overload
-    def decode(
-        name: Literal["Annotations"], data: Any, *, strict: bool = False
-    ) -> Annotations: ...
-
-    @overload
-    def decode(
-        name: Literal["Role"], data: Any, *, strict: bool = False
-    ) -> Role | str: ...
-
-    @overload
-    def decode(
-        name: Literal["TextContent"], data: Any, *, strict: bool = False
-    ) -> TextContent: ...
-
-    @overload
-    def decode(
-        name: Literal["MediaType"], data: Any, *, strict: bool = False
-    ) -> MediaType: ...
-
-    @overload
-    def decode(
-        name: Literal["ImageContent"], data: Any, *, strict: bool = False
-    ) -> ImageContent: ...
-
-    @overload
-    def decode(
-        name: Literal["AudioContent"], data: Any, *, strict: bool = False
-    ) -> AudioContent: ...
-
-    @overload
-    def decode(name: Literal["Icon"], data: Any, *, strict: bool = False) -> Icon: ...
-
-    @overload
-    def decode(
-        name: Literal["IconTheme"], data: Any, *, strict: bool = False
-    ) -> IconTheme | str: ...
-
-    @overload
-    def decode(
-        name: Literal["ResourceLink"], data: Any, *, strict: bool = False
-    ) -> ResourceLink: ...
-
-    @overload
-    def decode(
-        name: Literal["EmbeddedResourceResource"], data: Any, *, strict: bool = False
-    ) -> EmbeddedResourceResource: ...
-
-    @overload
-    def decode(
-        name: Literal["TextResourceContents"], data: Any, *, strict: bool = False
-    ) -> TextResourceContents: ...
-
-    @overload
-    def decode(
-        name: Literal["BlobResourceContents"], data: Any, *, strict: bool = False
-    ) -> BlobResourceContents: ...
-
-    @overload
-    def decode(
-        name: Literal["EmbeddedResource"], data: Any, *, strict: bool = False
-    ) -> EmbeddedResource: ...
-
-    @overload
-    def decode(
-        name: Literal["Content"], data: Any, *, strict: bool = False
-    ) -> Content: ...
-
-    @overload
-    def decode(
-        name: Literal["DiffChange"], data: Any, *, strict: bool = False
-    ) -> DiffChange: ...
-
-    @overload
-    def decode(
-        name: Literal["DiffFileType"], data: Any, *, strict: bool = False
-    ) -> DiffFileType | str: ...
-
-    @overload
-    def decode(
-        name: Literal["AbsolutePath"], data: Any, *, strict: bool = False
-    ) -> AbsolutePath: ...
-
-    @overload
-    def decode(
-        name: Literal["DiffPathChange"], data: Any, *, strict: bool = False
-    ) -> DiffPathChange: ...
-
-    @overload
-    def decode(
-        name: Literal["DiffPathPairChange"], data: Any, *, strict: bool = False
-    ) -> DiffPathPairChange: ...
-
-    @overload
-    def decode(
-        name: Literal["DiffPatch"], data: Any, *, strict: bool = False
-    ) -> DiffPatch: ...
-
-    @overload
-    def decode(
-        name: Literal["DiffPatchFormat"], data: Any, *, strict: bool = False
-    ) -> DiffPatchFormat | str: ...
-
-    @overload
-    def decode(name: Literal["Diff"], data: Any, *, strict: bool = False) -> Diff: ...
-
-    @overload
-    def decode(
-        name: Literal["TerminalId"], data: Any, *, strict: bool = False
-    ) -> TerminalId: ...
-
-    @overload
-    def decode(
-        name: Literal["Terminal"], data: Any, *, strict: bool = False
-    ) -> Terminal: ...
-
-    @overload
-    def decode(
-        name: Literal["ToolCallLocation"], data: Any, *, strict: bool = False
-    ) -> ToolCallLocation: ...
-
-    @overload
-    def decode(
-        name: Literal["ToolCallCapabilities"], data: Any, *, strict: bool = False
-    ) -> ToolCallCapabilities: ...
-
-    @overload
-    def decode(
-        name: Literal["ToolCallCancelCapabilities"], data: Any, *, strict: bool = False
-    ) -> ToolCallCancelCapabilities: ...
-
-    @overload
-    def decode(
-        name: Literal["ToolCallPermissionSubject"], data: Any, *, strict: bool = False
-    ) -> ToolCallPermissionSubject: ...
-
-    @overload
-    def decode(
-        name: Literal["CommandPermissionSubject"], data: Any, *, strict: bool = False
-    ) -> CommandPermissionSubject: ...
-
-    @overload
-    def decode(
-        name: Literal["PermissionOption"], data: Any, *, strict: bool = False
-    ) -> PermissionOption: ...
-
-    @overload
-    def decode(
-        name: Literal["PermissionOptionId"], data: Any, *, strict: bool = False
-    ) -> PermissionOptionId: ...
-
-    @overload
-    def decode(
-        name: Literal["PermissionOptionKind"], data: Any, *, strict: bool = False
-    ) -> PermissionOptionKind | str: ...
-
-    @overload
-    def decode(
-        name: Literal["CreateElicitationRequest"], data: Any, *, strict: bool = False
-    ) -> CreateElicitationRequest: ...
-
-    @overload
-    def decode(
-        name: Literal["ElicitationSessionScope"], data: Any, *, strict: bool = False
-    ) -> ElicitationSessionScope: ...
-
-    @overload
-    def decode(
-        name: Literal["ElicitationRequestScope"], data: Any, *, strict: bool = False
-    ) -> ElicitationRequestScope: ...
-
-    @overload
-    def decode(
-        name: Literal["ElicitationSchema"], data: Any, *, strict: bool = False
-    ) -> ElicitationSchema: ...
-
-    @overload
-    def decode(
-        name: Literal["ElicitationSchemaType"], data: Any, *, strict: bool = False
-    ) -> ElicitationSchemaType: ...
-
-    @overload
-    def decode(
-        name: Literal["ElicitationPropertySchema"], data: Any, *, strict: bool = False
-    ) -> ElicitationPropertySchema: ...
-
-    @overload
-    def decode(
-        name: Literal["StringFormat"], data: Any, *, strict: bool = False
-    ) -> StringFormat | str: ...
-
-    @overload
-    def decode(
-        name: Literal["EnumOption"], data: Any, *, strict: bool = False
-    ) -> EnumOption: ...
-
-    @overload
-    def decode(
-        name: Literal["StringPropertySchema"], data: Any, *, strict: bool = False
-    ) -> StringPropertySchema: ...
-
-    @overload
-    def decode(
-        name: Literal["NumberPropertySchema"], data: Any, *, strict: bool = False
-    ) -> NumberPropertySchema: ...
-
-    @overload
-    def decode(
-        name: Literal["IntegerPropertySchema"], data: Any, *, strict: bool = False
-    ) -> IntegerPropertySchema: ...
-
-    @overload
-    def decode(
-        name: Literal["BooleanPropertySchema"], data: Any, *, strict: bool = False
-    ) -> BooleanPropertySchema: ...
-
-    @overload
-    def decode(
-        name: Literal["MultiSelectItems"], data: Any, *, strict: bool = False
-    ) -> MultiSelectItems: ...
-
-    @overload
-    def decode(
-        name: Literal["StringMultiSelectItems"], data: Any, *, strict: bool = False
-    ) -> StringMultiSelectItems: ...
-
-    @overload
-    def decode(
-        name: Literal["TitledMultiSelectItems"], data: Any, *, strict: bool = False
-    ) -> TitledMultiSelectItems: ...
-
-    @overload
-    def decode(
-        name: Literal["MultiSelectPropertySchema"], data: Any, *, strict: bool = False
-    ) -> MultiSelectPropertySchema: ...
-
-    @overload
-    def decode(
-        name: Literal["ElicitationFormMode"], data: Any, *, strict: bool = False
-    ) -> ElicitationFormMode: ...
-
-    @overload
-    def decode(
-        name: Literal["ElicitationId"], data: Any, *, strict: bool = False
-    ) -> ElicitationId: ...
-
-    @overload
-    def decode(
-        name: Literal["ElicitationUrlMode"], data: Any, *, strict: bool = False
-    ) -> ElicitationUrlMode: ...
-
-    @overload
-    def decode(
-        name: Literal["ExtRequest"], data: Any, *, strict: bool = False
-    ) -> ExtRequest: ...
-
-    @overload
-    def decode(
-        name: Literal["AgentResponse"], data: Any, *, strict: bool = False
-    ) -> AgentResponse: ...
-
-    @overload
-    def decode(
-        name: Literal["InitializeResponse"], data: Any, *, strict: bool = False
-    ) -> InitializeResponse: ...
-
-    @overload
-    def decode(
-        name: Literal["ProtocolVersion"], data: Any, *, strict: bool = False
-    ) -> ProtocolVersion: ...
-
-    @overload
-    def decode(
-        name: Literal["Implementation"], data: Any, *, strict: bool = False
-    ) -> Implementation: ...
-
-    @overload
-    def decode(
-        name: Literal["AgentCapabilities"], data: Any, *, strict: bool = False
-    ) -> AgentCapabilities: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionCapabilities"], data: Any, *, strict: bool = False
-    ) -> SessionCapabilities: ...
-
-    @overload
-    def decode(
-        name: Literal["PromptCapabilities"], data: Any, *, strict: bool = False
-    ) -> PromptCapabilities: ...
-
-    @overload
-    def decode(
-        name: Literal["PromptImageCapabilities"], data: Any, *, strict: bool = False
-    ) -> PromptImageCapabilities: ...
-
-    @overload
-    def decode(
-        name: Literal["PromptAudioCapabilities"], data: Any, *, strict: bool = False
-    ) -> PromptAudioCapabilities: ...
-
-    @overload
-    def decode(
-        name: Literal["PromptEmbeddedContextCapabilities"],
-        data: Any,
-        *,
-        strict: bool = False,
-    ) -> PromptEmbeddedContextCapabilities: ...
-
-    @overload
-    def decode(
-        name: Literal["McpCapabilities"], data: Any, *, strict: bool = False
-    ) -> McpCapabilities: ...
-
-    @overload
-    def decode(
-        name: Literal["McpStdioCapabilities"], data: Any, *, strict: bool = False
-    ) -> McpStdioCapabilities: ...
-
-    @overload
-    def decode(
-        name: Literal["McpHttpCapabilities"], data: Any, *, strict: bool = False
-    ) -> McpHttpCapabilities: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionDeleteCapabilities"], data: Any, *, strict: bool = False
-    ) -> SessionDeleteCapabilities: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionAdditionalDirectoriesCapabilities"],
-        data: Any,
-        *,
-        strict: bool = False,
-    ) -> SessionAdditionalDirectoriesCapabilities: ...
-
-    @overload
-    def decode(
-        name: Literal["AgentAuthCapabilities"], data: Any, *, strict: bool = False
-    ) -> AgentAuthCapabilities: ...
-
-    @overload
-    def decode(
-        name: Literal["AuthMethod"], data: Any, *, strict: bool = False
-    ) -> AuthMethod: ...
-
-    @overload
-    def decode(
-        name: Literal["AuthMethodId"], data: Any, *, strict: bool = False
-    ) -> AuthMethodId: ...
-
-    @overload
-    def decode(
-        name: Literal["EnvVariable"], data: Any, *, strict: bool = False
-    ) -> EnvVariable: ...
-
-    @overload
-    def decode(
-        name: Literal["AuthMethodTerminal"], data: Any, *, strict: bool = False
-    ) -> AuthMethodTerminal: ...
-
-    @overload
-    def decode(
-        name: Literal["AuthMethodAgent"], data: Any, *, strict: bool = False
-    ) -> AuthMethodAgent: ...
-
-    @overload
-    def decode(
-        name: Literal["LoginAuthResponse"], data: Any, *, strict: bool = False
-    ) -> LoginAuthResponse: ...
-
-    @overload
-    def decode(
-        name: Literal["LogoutAuthResponse"], data: Any, *, strict: bool = False
-    ) -> LogoutAuthResponse: ...
-
-    @overload
-    def decode(
-        name: Literal["NewSessionResponse"], data: Any, *, strict: bool = False
-    ) -> NewSessionResponse: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionConfigOption"], data: Any, *, strict: bool = False
-    ) -> SessionConfigOption: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionConfigId"], data: Any, *, strict: bool = False
-    ) -> SessionConfigId: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionConfigOptionCategory"], data: Any, *, strict: bool = False
-    ) -> SessionConfigOptionCategory | str: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionConfigValueId"], data: Any, *, strict: bool = False
-    ) -> SessionConfigValueId: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionConfigSelectOptions"], data: Any, *, strict: bool = False
-    ) -> SessionConfigSelectOptions: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionConfigSelectOption"], data: Any, *, strict: bool = False
-    ) -> SessionConfigSelectOption: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionConfigSelectGroup"], data: Any, *, strict: bool = False
-    ) -> SessionConfigSelectGroup: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionConfigGroupId"], data: Any, *, strict: bool = False
-    ) -> SessionConfigGroupId: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionConfigSelect"], data: Any, *, strict: bool = False
-    ) -> SessionConfigSelect: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionConfigBoolean"], data: Any, *, strict: bool = False
-    ) -> SessionConfigBoolean: ...
-
-    @overload
-    def decode(
-        name: Literal["AvailableCommand"], data: Any, *, strict: bool = False
-    ) -> AvailableCommand: ...
-
-    @overload
-    def decode(
-        name: Literal["AvailableCommandInput"], data: Any, *, strict: bool = False
-    ) -> AvailableCommandInput: ...
-
-    @overload
-    def decode(
-        name: Literal["TextCommandInput"], data: Any, *, strict: bool = False
-    ) -> TextCommandInput: ...
-
-    @overload
-    def decode(
-        name: Literal["Command"], data: Any, *, strict: bool = False
-    ) -> Command: ...
-
-    @overload
-    def decode(
-        name: Literal["ListSessionsResponse"], data: Any, *, strict: bool = False
-    ) -> ListSessionsResponse: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionInfo"], data: Any, *, strict: bool = False
-    ) -> SessionInfo: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionListCursor"], data: Any, *, strict: bool = False
-    ) -> SessionListCursor: ...
-
-    @overload
-    def decode(
-        name: Literal["DeleteSessionResponse"], data: Any, *, strict: bool = False
-    ) -> DeleteSessionResponse: ...
-
-    @overload
-    def decode(
-        name: Literal["ResumeSessionResponse"], data: Any, *, strict: bool = False
-    ) -> ResumeSessionResponse: ...
-
-    @overload
-    def decode(
-        name: Literal["CloseSessionResponse"], data: Any, *, strict: bool = False
-    ) -> CloseSessionResponse: ...
-
-    @overload
-    def decode(
-        name: Literal["CancelToolCallResponse"], data: Any, *, strict: bool = False
-    ) -> CancelToolCallResponse: ...
-
-    @overload
-    def decode(
-        name: Literal["CancelTerminalResponse"], data: Any, *, strict: bool = False
-    ) -> CancelTerminalResponse: ...
-
-    @overload
-    def decode(
-        name: Literal["SetSessionConfigOptionResponse"],
-        data: Any,
-        *,
-        strict: bool = False,
-    ) -> SetSessionConfigOptionResponse: ...
-
-    @overload
-    def decode(
-        name: Literal["PromptResponse"], data: Any, *, strict: bool = False
-    ) -> PromptResponse: ...
-
-    @overload
-    def decode(
-        name: Literal["MessageId"], data: Any, *, strict: bool = False
-    ) -> MessageId: ...
-
-    @overload
-    def decode(
-        name: Literal["ExtResponse"], data: Any, *, strict: bool = False
-    ) -> ExtResponse: ...
-
-    @overload
-    def decode(name: Literal["Error"], data: Any, *, strict: bool = False) -> Error: ...
-
-    @overload
-    def decode(
-        name: Literal["ErrorCode"], data: Any, *, strict: bool = False
-    ) -> ErrorCode | int: ...
-
-    @overload
-    def decode(
-        name: Literal["ErrorData"], data: Any, *, strict: bool = False
-    ) -> ErrorData: ...
-
-    @overload
-    def decode(
-        name: Literal["UnsupportedProtocolVersionErrorData"],
-        data: Any,
-        *,
-        strict: bool = False,
-    ) -> UnsupportedProtocolVersionErrorData: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionNotFoundErrorData"], data: Any, *, strict: bool = False
-    ) -> SessionNotFoundErrorData: ...
-
-    @overload
-    def decode(
-        name: Literal["AgentNotification"], data: Any, *, strict: bool = False
-    ) -> AgentNotification: ...
-
-    @overload
-    def decode(
-        name: Literal["UpdateSessionNotification"], data: Any, *, strict: bool = False
-    ) -> UpdateSessionNotification: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionUpdate"], data: Any, *, strict: bool = False
-    ) -> SessionUpdate: ...
-
-    @overload
-    def decode(
-        name: Literal["ContentChunk"], data: Any, *, strict: bool = False
-    ) -> ContentChunk: ...
-
-    @overload
-    def decode(
-        name: Literal["UserMessage"], data: Any, *, strict: bool = False
-    ) -> UserMessage: ...
-
-    @overload
-    def decode(
-        name: Literal["AgentMessage"], data: Any, *, strict: bool = False
-    ) -> AgentMessage: ...
-
-    @overload
-    def decode(
-        name: Literal["AgentThought"], data: Any, *, strict: bool = False
-    ) -> AgentThought: ...
-
-    @overload
-    def decode(
-        name: Literal["BackgroundWork"], data: Any, *, strict: bool = False
-    ) -> BackgroundWork: ...
-
-    @overload
-    def decode(
-        name: Literal["BackgroundTerminal"], data: Any, *, strict: bool = False
-    ) -> BackgroundTerminal: ...
-
-    @overload
-    def decode(
-        name: Literal["BackgroundToolCall"], data: Any, *, strict: bool = False
-    ) -> BackgroundToolCall: ...
-
-    @overload
-    def decode(
-        name: Literal["RunningStateUpdate"], data: Any, *, strict: bool = False
-    ) -> RunningStateUpdate: ...
-
-    @overload
-    def decode(
-        name: Literal["ErrorStopReason"], data: Any, *, strict: bool = False
-    ) -> ErrorStopReason: ...
-
-    @overload
-    def decode(
-        name: Literal["IdleStateUpdate"], data: Any, *, strict: bool = False
-    ) -> IdleStateUpdate: ...
-
-    @overload
-    def decode(
-        name: Literal["RequiresActionStateUpdate"], data: Any, *, strict: bool = False
-    ) -> RequiresActionStateUpdate: ...
-
-    @overload
-    def decode(
-        name: Literal["StateUpdate"], data: Any, *, strict: bool = False
-    ) -> StateUpdate: ...
-
-    @overload
-    def decode(
-        name: Literal["ToolCallContentChunk"], data: Any, *, strict: bool = False
-    ) -> ToolCallContentChunk: ...
-
-    @overload
-    def decode(
-        name: Literal["TerminalOutput"], data: Any, *, strict: bool = False
-    ) -> TerminalOutput: ...
-
-    @overload
-    def decode(
-        name: Literal["TerminalExitStatus"], data: Any, *, strict: bool = False
-    ) -> TerminalExitStatus: ...
-
-    @overload
-    def decode(
-        name: Literal["TerminalSize"], data: Any, *, strict: bool = False
-    ) -> TerminalSize: ...
-
-    @overload
-    def decode(
-        name: Literal["TerminalCapabilities"], data: Any, *, strict: bool = False
-    ) -> TerminalCapabilities: ...
-
-    @overload
-    def decode(
-        name: Literal["TerminalCancelCapabilities"], data: Any, *, strict: bool = False
-    ) -> TerminalCancelCapabilities: ...
-
-    @overload
-    def decode(
-        name: Literal["TerminalUpdate"], data: Any, *, strict: bool = False
-    ) -> TerminalUpdate: ...
-
-    @overload
-    def decode(
-        name: Literal["TerminalOutputChunk"], data: Any, *, strict: bool = False
-    ) -> TerminalOutputChunk: ...
-
-    @overload
-    def decode(
-        name: Literal["PlanUpdateContent"], data: Any, *, strict: bool = False
-    ) -> PlanUpdateContent: ...
-
-    @overload
-    def decode(
-        name: Literal["PlanId"], data: Any, *, strict: bool = False
-    ) -> PlanId: ...
-
-    @overload
-    def decode(
-        name: Literal["PlanEntry"], data: Any, *, strict: bool = False
-    ) -> PlanEntry: ...
-
-    @overload
-    def decode(
-        name: Literal["PlanEntryPriority"], data: Any, *, strict: bool = False
-    ) -> PlanEntryPriority | str: ...
-
-    @overload
-    def decode(
-        name: Literal["PlanEntryStatus"], data: Any, *, strict: bool = False
-    ) -> PlanEntryStatus | str: ...
-
-    @overload
-    def decode(
-        name: Literal["PlanItems"], data: Any, *, strict: bool = False
-    ) -> PlanItems: ...
-
-    @overload
-    def decode(
-        name: Literal["PlanUpdate"], data: Any, *, strict: bool = False
-    ) -> PlanUpdate: ...
-
-    @overload
-    def decode(
-        name: Literal["AvailableCommandsUpdate"], data: Any, *, strict: bool = False
-    ) -> AvailableCommandsUpdate: ...
-
-    @overload
-    def decode(
-        name: Literal["ConfigOptionUpdate"], data: Any, *, strict: bool = False
-    ) -> ConfigOptionUpdate: ...
-
-    @overload
-    def decode(
-        name: Literal["SessionInfoUpdate"], data: Any, *, strict: bool = False
-    ) -> SessionInfoUpdate: ...
-
-    @overload
-    def decode(name: Literal["Cost"], data: Any, *, strict: bool = False) -> Cost: ...
-
-    @overload
-    def decode(
-        name: Literal["UsageUpdate"], data: Any, *, strict: bool = False
-    ) -> UsageUpdate: ...
-
-    @overload
-    def decode(
-        name: Literal["NoticeSeverity"], data: Any, *, strict: bool = False
-    ) -> NoticeSeverity | str: ...
-
-    @overload
-    def decode(
-        name: Literal["Notice"], data: Any, *, strict: bool = False
-    ) -> Notice: ...
-
-    @overload
-    def decode(
-        name: Literal["CompactionId"], data: Any, *, strict: bool = False
-    ) -> CompactionId: ...
-
-    @overload
-    def decode(
-        name: Literal["CompactionStatus"], data: Any, *, strict: bool = False
-    ) -> CompactionStatus | str: ...
-
-    @overload
-    def decode(
-        name: Literal["CompactionUpdate"], data: Any, *, strict: bool = False
-    ) -> CompactionUpdate: ...
-
-    @overload
-    def decode(
-        name: Literal["CompactionSummaryChunk"], data: Any, *, strict: bool = False
-    ) -> CompactionSummaryChunk: ...
-
-    @overload
-    def decode(
-        name: Literal["CompleteElicitationNotification"],
-        data: Any,
-        *,
-        strict: bool = False,
-    ) -> CompleteElicitationNotification: ...
-
-    @overload
-    def decode(
-        name: Literal["ExtNotification"], data: Any, *, strict: bool = False
-    ) -> ExtNotification: ...
-
-    @overload
-    def decode(
-        name: Literal["ClientRequest"], data: Any, *, strict: bool = False
-    ) -> ClientRequest: ...
-
-    @overload
-    def decode(
-        name: Literal["InitializeRequest"], data: Any, *, strict: bool = False
-    ) -> InitializeRequest: ...
-
-    @overload
-    def decode(
-        name: Literal["ClientCapabilities"], data: Any, *, strict: bool = False
-    ) -> ClientCapabilities: ...
-
-    @overload
-    def decode(
-        name: Literal["ClientAuthCapabilities"], data: Any, *, strict: bool = False
-    ) -> ClientAuthCapabilities: ...
-
-    @overload
-    def decode(
-        name: Literal["TerminalAuthCapabilities"], data: Any, *, strict: bool = False
-    ) -> TerminalAuthCapabilities: ...
-
-    @overload
-    def decode(
-        name: Literal["ElicitationCapabilities"], data: Any, *, strict: bool = False
-    ) -> ElicitationCapabilities: ...
-
-    @overload
-    def decode(
-        name: Literal["ElicitationFormCapabilities"], data: Any, *, strict: bool = False
-    ) -> ElicitationFormCapabilities: ...
-
-    @overload
-    def decode(
-        name: Literal["ElicitationUrlCapabilities"], data: Any, *, strict: bool = False
-    ) -> ElicitationUrlCapabilities: ...
-
-    @overload
-    def decode(
-        name: Literal["LoginAuthRequest"], data: Any, *, strict: bool = False
-    ) -> LoginAuthRequest: ...
-
-    @overload
-    def decode(
-        name: Literal["LogoutAuthRequest"], data: Any, *, strict: bool = False
-    ) -> LogoutAuthRequest: ...
-
-    @overload
-    def decode(
-        name: Literal["NewSessionRequest"], data: Any, *, strict: bool = False
-    ) -> NewSessionRequest: ...
-
-    @overload
-    def decode(
-        name: Literal["McpServer"], data: Any, *, strict: bool = False
-    ) -> McpServer: ...
-
-    @overload
-    def decode(
-        name: Literal["HttpHeader"], data: Any, *, strict: bool = False
-    ) -> HttpHeader: ...
-
-    @overload
-    def decode(
-        name: Literal["McpServerHttp"], data: Any, *, strict: bool = False
-    ) -> McpServerHttp: ...
-
-    @overload
-    def decode(
-        name: Literal["McpServerStdio"], data: Any, *, strict: bool = False
-    ) -> McpServerStdio: ...
-
-    @overload
-    def decode(
-        name: Literal["ListSessionsRequest"], data: Any, *, strict: bool = False
-    ) -> ListSessionsRequest: ...
-
-    @overload
-    def decode(
-        name: Literal["DeleteSessionRequest"], data: Any, *, strict: bool = False
-    ) -> DeleteSessionRequest: ...
-
-    @overload
-    def decode(
-        name: Literal["ResumeSessionRequest"], data: Any, *, strict: bool = False
-    ) -> ResumeSessionRequest: ...
-
-    @overload
-    def decode(
-        name: Literal["ReplayFrom"], data: Any, *, strict: bool = False
-    ) -> ReplayFrom: ...
-
-    @overload
-    def decode(
-        name: Literal["ReplayFromStart"], data: Any, *, strict: bool = False
-    ) -> ReplayFromStart: ...
-
-    @overload
-    def decode(
-        name: Literal["CloseSessionRequest"], data: Any, *, strict: bool = False
-    ) -> CloseSessionRequest: ...
-
-    @overload
-    def decode(
-        name: Literal["CancelToolCallRequest"], data: Any, *, strict: bool = False
-    ) -> CancelToolCallRequest: ...
-
-    @overload
-    def decode(
-        name: Literal["CancelTerminalRequest"], data: Any, *, strict: bool = False
-    ) -> CancelTerminalRequest: ...
-
-    @overload
-    def decode(
-        name: Literal["SetSessionConfigOptionRequest"],
-        data: Any,
-        *,
-        strict: bool = False,
-    ) -> SetSessionConfigOptionRequest: ...
-
-    @overload
-    def decode(
-        name: Literal["PromptRequest"], data: Any, *, strict: bool = False
-    ) -> PromptRequest: ...
-
-    @overload
-    def decode(
-        name: Literal["ClientResponse"], data: Any, *, strict: bool = False
-    ) -> ClientResponse: ...
-
-    @overload
-    def decode(
-        name: Literal["RequestPermissionResponse"], data: Any, *, strict: bool = False
-    ) -> RequestPermissionResponse: ...
-
-    @overload
-    def decode(
-        name: Literal["RequestPermissionOutcome"], data: Any, *, strict: bool = False
-    ) -> RequestPermissionOutcome: ...
-
-    @overload
-    def decode(
-        name: Literal["CancelledPermissionOutcome"], data: Any, *, strict: bool = False
-    ) -> CancelledPermissionOutcome: ...
-
-    @overload
-    def decode(
-        name: Literal["SelectedPermissionOutcome"], data: Any, *, strict: bool = False
-    ) -> SelectedPermissionOutcome: ...
-
-    @overload
-    def decode(
-        name: Literal["CreateElicitationResponse"], data: Any, *, strict: bool = False
-    ) -> CreateElicitationResponse: ...
-
-    @overload
-    def decode(
-        name: Literal["ElicitationContentValue"], data: Any, *, strict: bool = False
-    ) -> ElicitationContentValue: ...
-
-    @overload
-    def decode(
-        name: Literal["ElicitationAcceptAction"], data: Any, *, strict: bool = False
-    ) -> ElicitationAcceptAction: ...
-
-    @overload
-    def decode(
-        name: Literal["ClientNotification"], data: Any, *, strict: bool = False
-    ) -> ClientNotification: ...
-
-    @overload
-    def decode(
-        name: Literal["CancelSessionNotification"], data: Any, *, strict: bool = False
-    ) -> CancelSessionNotification: ...
-
-    @overload
-    def decode(
-        name: Literal["CancelRequestNotification"], data: Any, *, strict: bool = False
-    ) -> CancelRequestNotification: ...
-
-    @overload
-    def decode(name: str, data: Any, *, strict: bool = False) -> object: ...
-
-
-def decode(name: str, data: Any, *, strict: bool = False) -> object:
-    """Decode ``data``, a value as ``json.loads`` returns it, as the ``$defs``
-    type ``name``.
-
-    Lenient mode (the default) follows the reference implementations;
-    ``strict=True`` accepts exactly what the schema accepts. Raises
-    :class:`ValidationError`, whose ``path`` says where the value is wrong;
-    the input is never changed.
-    """
-    try:
-        decoder = _DECODERS[name][0]
-    except KeyError:
-        raise KeyError(f"the schema has no definition named {name!r}") from None
-    try:
-        return decoder(data, strict)
-    except (ValidationError, NotPlainJson) as error:
-        return _retry(decoder, data, strict, error)
-    except RecursionError:
-        raise ValidationError("the value is nested too deeply to decode") from None
-
-
-def decode_class(cls: type[_T], data: Any, *, strict: bool = False) -> _T:
-    """Decode ``data`` as the generated class ``cls``."""
-    try:
-        decoder = _CLASS_DECODERS[cls][0]
-    except KeyError:
-        raise KeyError(f"{cls!r} is not a class of this package") from None
-    # The table pairs each class with its own decoder.
-    try:
-        return cast(_T, decoder(data, strict))
-    except (ValidationError, NotPlainJson) as error:
-        return cast(_T, _retry(decoder, data, strict, error))
-    except RecursionError:
-        raise ValidationError("the value is nested too deeply to decode") from None
-
-
-def _retry(
-    decoder: Decoder[object], data: Any, strict: bool, error: Exception
-) -> object:
-    """After ``decoder`` refused ``data`` with a ValidationError, or raised
-    NotPlainJson where lenient decoding was about to drop a part of it:
-    subclasses of the JSON types (``OrderedDict`` from ``object_pairs_hook``,
-    ``IntEnum`` and ``str`` enum members) are the JSON values they stand for,
-    so ``data`` is decoded again with them replaced; without any, ``error``
-    stands (NotPlainJson is only raised for a value that holds one). The first
-    attempt is the fast path: it costs nothing when ``data`` is plain JSON.
-    Input holding such a subclass and also a reference cycle is refused here
-    (a cycle is not JSON), even where the cycle is in an ``Any`` field."""
-    plain = plain_json(data)
-    if plain is MISSING:
-        raise error
-    try:
-        return decoder(plain, strict)
-    except RecursionError:
-        raise ValidationError("the value is nested too deeply to decode") from None
-
-
-if TYPE_CHECKING:
-
-    @overload
-    def encode(value: _Wire, *, validate: bool = False) -> dict[str, Any]: ...
-    @overload
-    def encode(value: str, *, validate: bool = False) -> str: ...
-    @overload
-    def encode(value: bool, *, validate: bool = False) -> bool: ...
-    @overload
-    def encode(value: int, *, validate: bool = False) -> int: ...
-    @overload
-    def encode(value: float, *, validate: bool = False) -> float: ...
-    @overload
-    def encode(value: None, *, validate: bool = False) -> None: ...
-    @overload
-    def encode(value: list[Any], *, validate: bool = False) -> list[Any]: ...
-    @overload
-    def encode(value: dict[str, Any], *, validate: bool = False) -> dict[str, Any]: ...
-
-
-def encode(value: object, *, validate: bool = False) -> object:
-    """The JSON-compatible wire form of a decoded or constructed value:
-    ``UNSET`` fields are left out, ``None`` is ``null``, and the wire names
-    come back (``tool_call_id`` -> ``toolCallId``). A generated class gives a
-    dict, an enum member its value, lists and dicts their items' wire forms.
-
-    ``encode`` trusts a value it is given: a hand-built object with a wrong
-    type in a field, or ``UNSET`` in a required one, gives a wire form the
-    schema rejects. ``validate=True`` (for a value of a generated class or
-    enum) checks the wire form against the schema and raises
-    :class:`ValidationError` with the path of what is wrong. A reference
-    cycle raises ``ValueError``."""
-    try:
-        encoder = _ENCODERS.get(type(value))
-        wire = encoder(value) if encoder is not None else encode_value(value)
-    except RecursionError:
-        raise ValueError(
-            "the value is nested too deeply to encode, or holds a reference cycle"
-        ) from None
-    if validate:
-        try:
-            pointer = _POINTERS[type(value)]
-        except KeyError:
-            raise TypeError(
-                f"validate=True checks a value of a generated class or enum, not {type(value).__name__}"
-            ) from None
-        check_wire(wire)
-        _check_schema(schema_root(SCHEMA_JSON), pointer, wire)
-    return wire
-
-
-def encode_value(value: object) -> Any:
-    """The wire form of a value that is not a generated class: JSON as it is,
-    or lists and dicts holding generated values. Walked without recursion, so
-    any depth that ``json`` handles works here too."""
-    root: list[object] = [value]
-    stack: list[tuple[Any, Any]] = [(root, 0)]
-    active: set[int] = set()
-    while stack:
-        container, key = stack.pop()
-        if container is None:
-            active.discard(key)  # every item of that list or dict is done
-            continue
-        item: object = container[key]
-        encoder = _ENCODERS.get(type(item))
-        if encoder is not None:
-            container[key] = encoder(item)
-        elif isinstance(item, Enum):
-            if item is UNSET:
-                raise ValueError("UNSET has no wire form: it marks an omitted field")
-            container[key] = item.value
-        elif type(item) is json_array or type(item) is json_object:
-            if id(item) in active:
-                raise ValueError("a reference cycle has no wire form")
-            active.add(id(item))
-            stack.append((None, id(item)))
-            if type(item) is json_array:
-                items = container[key] = list(item)
-                stack.extend((items, index) for index in range(len(items)))
-            else:
-                members = container[key] = dict(item)
-                stack.extend((members, k) for k in members)
-    return root[0]
-
-
-def check_tag(d: JsonObject, tag: str, expected: str | None) -> ValidationError:
-    """The error for an object whose tag does not select the variant asked for."""
-    value = d.get(tag, MISSING)
-    if value is MISSING:
-        return missing(tag)
-    if expected is None:
-        return type_error("a string", value).at(tag)
-    return unexpected(f"expected {json.dumps(expected)}", value).at(tag)
-
-
-def check_raw(value: Any, pointer: str) -> Any:
-    """A value the typed codec keeps as JSON, checked against its subschema."""
-    validate(schema_root(SCHEMA_JSON), pointer, value)
-    return value
+check_raw = raw_checking(SCHEMA_JSON)
+"""A value the typed codec keeps as JSON, checked against its subschema."""
 
 
 def _decode_AgentRequest(d: Any, strict: bool) -> AgentRequest:
@@ -1257,7 +394,7 @@ def _decode_AgentRequest(d: Any, strict: bool) -> AgentRequest:
         f_params = UNSET
     else:
         try:
-            f_params = check_raw(v, "#/$defs/AgentRequest/properties/params")
+            f_params = check_raw(v, "#/$defs/AgentRequest/properties/params", strict)
         except ValidationError as error:
             raise error.at("params")
 
@@ -1275,7 +412,7 @@ def _encode_AgentRequest(o: AgentRequest) -> dict[str, Any]:
     }
     v_params = o.params
     if v_params is not UNSET:
-        d["params"] = v_params
+        d["params"] = wire_json(v_params)
 
     return d
 
@@ -1380,7 +517,7 @@ def _decode_RequestPermissionRequest(d: Any, strict: bool) -> RequestPermissionR
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -1413,7 +550,7 @@ def _encode_RequestPermissionRequest(o: RequestPermissionRequest) -> dict[str, A
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -1453,7 +590,7 @@ def _read_ToolCallRequestPermissionSubject(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -1475,7 +612,7 @@ def _encode_ToolCallRequestPermissionSubject(
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -1551,7 +688,7 @@ def _read_CommandRequestPermissionSubject(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -1583,7 +720,7 @@ def _encode_CommandRequestPermissionSubject(
         d["terminalId"] = None if v_terminal_id is None else v_terminal_id
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -1611,6 +748,8 @@ def _read_OtherRequestPermissionSubject(
     o = _new(OtherRequestPermissionSubject)
     o.type = d["type"]
     o.extra = {k: x for k, x in d.items() if k not in ["type"]}
+    if strict:
+        check_json(o.extra)
     return o
 
 
@@ -1621,7 +760,7 @@ def _encode_OtherRequestPermissionSubject(
         "type": o.type,
     }
 
-    for key, value in o.extra.items():
+    for key, value in wire_json(o.extra).items():
         d.setdefault(key, value)
     return d
 
@@ -1784,7 +923,7 @@ def _decode_ToolCallUpdate(d: Any, strict: bool) -> ToolCallUpdate:
         f_raw_input = UNSET
     else:
         try:
-            f_raw_input = any_value(v)
+            f_raw_input = any_value(v, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("rawInput")
@@ -1797,7 +936,7 @@ def _decode_ToolCallUpdate(d: Any, strict: bool) -> ToolCallUpdate:
         f_raw_output = UNSET
     else:
         try:
-            f_raw_output = any_value(v)
+            f_raw_output = any_value(v, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("rawOutput")
@@ -1825,7 +964,7 @@ def _decode_ToolCallUpdate(d: Any, strict: bool) -> ToolCallUpdate:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -1887,10 +1026,10 @@ def _encode_ToolCallUpdate(o: ToolCallUpdate) -> dict[str, Any]:
         )
     v_raw_input = o.raw_input
     if v_raw_input is not UNSET:
-        d["rawInput"] = v_raw_input
+        d["rawInput"] = wire_json(v_raw_input)
     v_raw_output = o.raw_output
     if v_raw_output is not UNSET:
-        d["rawOutput"] = v_raw_output
+        d["rawOutput"] = wire_json(v_raw_output)
     v_capabilities = o.capabilities
     if v_capabilities is not UNSET:
         d["capabilities"] = (
@@ -1900,7 +1039,7 @@ def _encode_ToolCallUpdate(o: ToolCallUpdate) -> dict[str, Any]:
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -1976,7 +1115,7 @@ def _read_ContentToolCallContent(d: JsonObject, strict: bool) -> ContentToolCall
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -1996,7 +1135,7 @@ def _encode_ContentToolCallContent(o: ContentToolCallContent) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -2043,7 +1182,7 @@ def _read_DiffToolCallContent(d: JsonObject, strict: bool) -> DiffToolCallConten
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -2067,7 +1206,7 @@ def _encode_DiffToolCallContent(o: DiffToolCallContent) -> dict[str, Any]:
         d["patch"] = None if v_patch is None else _encode_DiffPatch(v_patch)
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -2101,7 +1240,7 @@ def _read_TerminalToolCallContent(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -2121,7 +1260,7 @@ def _encode_TerminalToolCallContent(o: TerminalToolCallContent) -> dict[str, Any
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -2145,6 +1284,8 @@ def _read_OtherToolCallContent(d: JsonObject, strict: bool) -> OtherToolCallCont
     o = _new(OtherToolCallContent)
     o.type = d["type"]
     o.extra = {k: x for k, x in d.items() if k not in ["type"]}
+    if strict:
+        check_json(o.extra)
     return o
 
 
@@ -2153,7 +1294,7 @@ def _encode_OtherToolCallContent(o: OtherToolCallContent) -> dict[str, Any]:
         "type": o.type,
     }
 
-    for key, value in o.extra.items():
+    for key, value in wire_json(o.extra).items():
         d.setdefault(key, value)
     return d
 
@@ -2230,7 +1371,7 @@ def _read_TextContentBlock(d: JsonObject, strict: bool) -> TextContentBlock:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -2256,7 +1397,7 @@ def _encode_TextContentBlock(o: TextContentBlock) -> dict[str, Any]:
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -2324,7 +1465,7 @@ def _read_ImageContentBlock(d: JsonObject, strict: bool) -> ImageContentBlock:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -2356,7 +1497,7 @@ def _encode_ImageContentBlock(o: ImageContentBlock) -> dict[str, Any]:
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -2411,7 +1552,7 @@ def _read_AudioContentBlock(d: JsonObject, strict: bool) -> AudioContentBlock:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -2439,7 +1580,7 @@ def _encode_AudioContentBlock(o: AudioContentBlock) -> dict[str, Any]:
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -2577,7 +1718,7 @@ def _read_ResourceLinkContentBlock(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -2625,7 +1766,7 @@ def _encode_ResourceLinkContentBlock(o: ResourceLinkContentBlock) -> dict[str, A
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -2670,7 +1811,7 @@ def _read_ResourceContentBlock(d: JsonObject, strict: bool) -> ResourceContentBl
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -2696,7 +1837,7 @@ def _encode_ResourceContentBlock(o: ResourceContentBlock) -> dict[str, Any]:
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -2720,6 +1861,8 @@ def _read_OtherContentBlock(d: JsonObject, strict: bool) -> OtherContentBlock:
     o = _new(OtherContentBlock)
     o.type = d["type"]
     o.extra = {k: x for k, x in d.items() if k not in ["type"]}
+    if strict:
+        check_json(o.extra)
     return o
 
 
@@ -2728,7 +1871,7 @@ def _encode_OtherContentBlock(o: OtherContentBlock) -> dict[str, Any]:
         "type": o.type,
     }
 
-    for key, value in o.extra.items():
+    for key, value in wire_json(o.extra).items():
         d.setdefault(key, value)
     return d
 
@@ -2823,7 +1966,7 @@ def _decode_Annotations(d: Any, strict: bool) -> Annotations:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -2855,7 +1998,7 @@ def _encode_Annotations(o: Annotations) -> dict[str, Any]:
         d["priority"] = v_priority
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -2908,7 +2051,7 @@ def _decode_TextContent(d: Any, strict: bool) -> TextContent:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -2933,7 +2076,7 @@ def _encode_TextContent(o: TextContent) -> dict[str, Any]:
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -2997,7 +2140,7 @@ def _decode_ImageContent(d: Any, strict: bool) -> ImageContent:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -3028,7 +2171,7 @@ def _encode_ImageContent(o: ImageContent) -> dict[str, Any]:
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -3075,7 +2218,7 @@ def _decode_AudioContent(d: Any, strict: bool) -> AudioContent:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -3102,7 +2245,7 @@ def _encode_AudioContent(o: AudioContent) -> dict[str, Any]:
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -3179,7 +2322,7 @@ def _decode_Icon(d: Any, strict: bool) -> Icon:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -3214,7 +2357,7 @@ def _encode_Icon(o: Icon) -> dict[str, Any]:
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -3358,7 +2501,7 @@ def _decode_ResourceLink(d: Any, strict: bool) -> ResourceLink:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -3405,7 +2548,7 @@ def _encode_ResourceLink(o: ResourceLink) -> dict[str, Any]:
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -3487,7 +2630,7 @@ def _decode_TextResourceContents(d: Any, strict: bool) -> TextResourceContents:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -3512,7 +2655,7 @@ def _encode_TextResourceContents(o: TextResourceContents) -> dict[str, Any]:
         d["mimeType"] = None if v_mime_type is None else v_mime_type
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -3559,7 +2702,7 @@ def _decode_BlobResourceContents(d: Any, strict: bool) -> BlobResourceContents:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -3584,7 +2727,7 @@ def _encode_BlobResourceContents(o: BlobResourceContents) -> dict[str, Any]:
         d["mimeType"] = None if v_mime_type is None else v_mime_type
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -3621,7 +2764,7 @@ def _decode_EmbeddedResource(d: Any, strict: bool) -> EmbeddedResource:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -3646,7 +2789,7 @@ def _encode_EmbeddedResource(o: EmbeddedResource) -> dict[str, Any]:
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -3676,7 +2819,7 @@ def _decode_Content(d: Any, strict: bool) -> Content:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -3695,7 +2838,7 @@ def _encode_Content(o: Content) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -3751,7 +2894,7 @@ def _read_AddDiffChange(d: JsonObject, strict: bool) -> AddDiffChange:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -3797,7 +2940,7 @@ def _encode_AddDiffChange(o: AddDiffChange) -> dict[str, Any]:
         d["mimeType"] = None if v_mime_type is None else v_mime_type
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -3853,7 +2996,7 @@ def _read_DeleteDiffChange(d: JsonObject, strict: bool) -> DeleteDiffChange:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -3899,7 +3042,7 @@ def _encode_DeleteDiffChange(o: DeleteDiffChange) -> dict[str, Any]:
         d["mimeType"] = None if v_mime_type is None else v_mime_type
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -3955,7 +3098,7 @@ def _read_ModifyDiffChange(d: JsonObject, strict: bool) -> ModifyDiffChange:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -4001,7 +3144,7 @@ def _encode_ModifyDiffChange(o: ModifyDiffChange) -> dict[str, Any]:
         d["mimeType"] = None if v_mime_type is None else v_mime_type
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -4057,7 +3200,7 @@ def _read_MoveDiffChange(d: JsonObject, strict: bool) -> MoveDiffChange:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -4115,7 +3258,7 @@ def _encode_MoveDiffChange(o: MoveDiffChange) -> dict[str, Any]:
         d["mimeType"] = None if v_mime_type is None else v_mime_type
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -4171,7 +3314,7 @@ def _read_CopyDiffChange(d: JsonObject, strict: bool) -> CopyDiffChange:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -4229,7 +3372,7 @@ def _encode_CopyDiffChange(o: CopyDiffChange) -> dict[str, Any]:
         d["mimeType"] = None if v_mime_type is None else v_mime_type
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -4290,7 +3433,7 @@ def _read_OtherDiffChange(d: JsonObject, strict: bool) -> OtherDiffChange:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -4307,6 +3450,8 @@ def _read_OtherDiffChange(d: JsonObject, strict: bool) -> OtherDiffChange:
         for k, x in d.items()
         if k not in ["operation", "fileType", "mimeType", "_meta"]
     }
+    if strict:
+        check_json(o.extra)
     return o
 
 
@@ -4330,9 +3475,9 @@ def _encode_OtherDiffChange(o: OtherDiffChange) -> dict[str, Any]:
         d["mimeType"] = None if v_mime_type is None else v_mime_type
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
-    for key, value in o.extra.items():
+    for key, value in wire_json(o.extra).items():
         d.setdefault(key, value)
     return d
 
@@ -4486,7 +3631,7 @@ def _decode_DiffPatch(d: Any, strict: bool) -> DiffPatch:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -4507,7 +3652,7 @@ def _encode_DiffPatch(o: DiffPatch) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -4564,7 +3709,7 @@ def _decode_Diff(d: Any, strict: bool) -> Diff:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -4587,7 +3732,7 @@ def _encode_Diff(o: Diff) -> dict[str, Any]:
         d["patch"] = None if v_patch is None else _encode_DiffPatch(v_patch)
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -4615,7 +3760,7 @@ def _decode_Terminal(d: Any, strict: bool) -> Terminal:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -4634,7 +3779,7 @@ def _encode_Terminal(o: Terminal) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -4681,7 +3826,7 @@ def _decode_ToolCallLocation(d: Any, strict: bool) -> ToolCallLocation:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -4704,7 +3849,7 @@ def _encode_ToolCallLocation(o: ToolCallLocation) -> dict[str, Any]:
         d["line"] = v_line
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -4733,7 +3878,7 @@ def _decode_ToolCallCapabilities(d: Any, strict: bool) -> ToolCallCapabilities:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -4755,7 +3900,7 @@ def _encode_ToolCallCapabilities(o: ToolCallCapabilities) -> dict[str, Any]:
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -4771,7 +3916,7 @@ def _decode_ToolCallCancelCapabilities(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -4787,7 +3932,7 @@ def _encode_ToolCallCancelCapabilities(o: ToolCallCancelCapabilities) -> dict[st
     d: dict[str, Any] = {}
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -4813,7 +3958,7 @@ def _decode_ToolCallPermissionSubject(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -4832,7 +3977,7 @@ def _encode_ToolCallPermissionSubject(o: ToolCallPermissionSubject) -> dict[str,
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -4896,7 +4041,7 @@ def _decode_CommandPermissionSubject(d: Any, strict: bool) -> CommandPermissionS
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -4925,7 +4070,7 @@ def _encode_CommandPermissionSubject(o: CommandPermissionSubject) -> dict[str, A
         d["terminalId"] = None if v_terminal_id is None else v_terminal_id
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -4973,7 +4118,7 @@ def _decode_PermissionOption(d: Any, strict: bool) -> PermissionOption:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -4996,7 +4141,7 @@ def _encode_PermissionOption(o: PermissionOption) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -5054,7 +4199,7 @@ def _read_FormCreateElicitationRequest(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -5119,7 +4264,7 @@ def _encode_FormCreateElicitationRequest(
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -5155,7 +4300,7 @@ def _read_UrlCreateElicitationRequest(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -5232,7 +4377,7 @@ def _encode_UrlCreateElicitationRequest(
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -5273,7 +4418,7 @@ def _read_OtherCreateElicitationRequest(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -5311,6 +4456,8 @@ def _read_OtherCreateElicitationRequest(
         for k, x in d.items()
         if k not in ["mode", "message", "_meta", "sessionId", "toolCallId", "requestId"]
     }
+    if strict:
+        check_json(o.extra)
     return o
 
 
@@ -5332,9 +4479,9 @@ def _encode_OtherCreateElicitationRequest(
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
-    for key, value in o.extra.items():
+    for key, value in wire_json(o.extra).items():
         d.setdefault(key, value)
     return d
 
@@ -5508,7 +4655,7 @@ def _decode_ElicitationSchema(d: Any, strict: bool) -> ElicitationSchema:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -5543,7 +4690,7 @@ def _encode_ElicitationSchema(o: ElicitationSchema) -> dict[str, Any]:
         d["description"] = v_description
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -5727,7 +4874,7 @@ def _read_StringElicitationPropertySchema(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -5789,7 +4936,7 @@ def _encode_StringElicitationPropertySchema(
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -5900,7 +5047,7 @@ def _read_NumberElicitationPropertySchema(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -5940,7 +5087,7 @@ def _encode_NumberElicitationPropertySchema(
         d["default"] = v_default
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -6066,7 +5213,7 @@ def _read_IntegerElicitationPropertySchema(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -6106,7 +5253,7 @@ def _encode_IntegerElicitationPropertySchema(
         d["default"] = v_default
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -6173,7 +5320,7 @@ def _read_BooleanElicitationPropertySchema(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -6205,7 +5352,7 @@ def _encode_BooleanElicitationPropertySchema(
         d["default"] = v_default
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -6332,7 +5479,7 @@ def _read_ArrayElicitationPropertySchema(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -6374,7 +5521,7 @@ def _encode_ArrayElicitationPropertySchema(
         d["default"] = None if v_default is None else list(v_default)
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -6402,6 +5549,8 @@ def _read_OtherElicitationPropertySchema(
     o = _new(OtherElicitationPropertySchema)
     o.type = d["type"]
     o.extra = {k: x for k, x in d.items() if k not in ["type"]}
+    if strict:
+        check_json(o.extra)
     return o
 
 
@@ -6412,7 +5561,7 @@ def _encode_OtherElicitationPropertySchema(
         "type": o.type,
     }
 
-    for key, value in o.extra.items():
+    for key, value in wire_json(o.extra).items():
         d.setdefault(key, value)
     return d
 
@@ -6513,7 +5662,7 @@ def _decode_EnumOption(d: Any, strict: bool) -> EnumOption:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -6538,7 +5687,7 @@ def _encode_EnumOption(o: EnumOption) -> dict[str, Any]:
         d["description"] = v_description
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -6692,7 +5841,7 @@ def _decode_StringPropertySchema(d: Any, strict: bool) -> StringPropertySchema:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -6750,7 +5899,7 @@ def _encode_StringPropertySchema(o: StringPropertySchema) -> dict[str, Any]:
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -6849,7 +5998,7 @@ def _decode_NumberPropertySchema(d: Any, strict: bool) -> NumberPropertySchema:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -6885,7 +6034,7 @@ def _encode_NumberPropertySchema(o: NumberPropertySchema) -> dict[str, Any]:
         d["default"] = v_default
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -6999,7 +6148,7 @@ def _decode_IntegerPropertySchema(d: Any, strict: bool) -> IntegerPropertySchema
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -7035,7 +6184,7 @@ def _encode_IntegerPropertySchema(o: IntegerPropertySchema) -> dict[str, Any]:
         d["default"] = v_default
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -7090,7 +6239,7 @@ def _decode_BooleanPropertySchema(d: Any, strict: bool) -> BooleanPropertySchema
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -7118,7 +6267,7 @@ def _encode_BooleanPropertySchema(o: BooleanPropertySchema) -> dict[str, Any]:
         d["default"] = v_default
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -7152,7 +6301,7 @@ def _read_MultiSelectItemsString(d: JsonObject, strict: bool) -> MultiSelectItem
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -7172,7 +6321,7 @@ def _encode_MultiSelectItemsString(o: MultiSelectItemsString) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -7196,6 +6345,8 @@ def _read_OtherMultiSelectItems(d: JsonObject, strict: bool) -> OtherMultiSelect
     o = _new(OtherMultiSelectItems)
     o.type = d["type"]
     o.extra = {k: x for k, x in d.items() if k not in ["type"]}
+    if strict:
+        check_json(o.extra)
     return o
 
 
@@ -7204,7 +6355,7 @@ def _encode_OtherMultiSelectItems(o: OtherMultiSelectItems) -> dict[str, Any]:
         "type": o.type,
     }
 
-    for key, value in o.extra.items():
+    for key, value in wire_json(o.extra).items():
         d.setdefault(key, value)
     return d
 
@@ -7266,7 +6417,7 @@ def _decode_StringMultiSelectItems(d: Any, strict: bool) -> StringMultiSelectIte
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -7285,7 +6436,7 @@ def _encode_StringMultiSelectItems(o: StringMultiSelectItems) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -7309,7 +6460,7 @@ def _decode_TitledMultiSelectItems(d: Any, strict: bool) -> TitledMultiSelectIte
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -7328,7 +6479,7 @@ def _encode_TitledMultiSelectItems(o: TitledMultiSelectItems) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -7445,7 +6596,7 @@ def _decode_MultiSelectPropertySchema(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -7484,7 +6635,7 @@ def _encode_MultiSelectPropertySchema(o: MultiSelectPropertySchema) -> dict[str,
         d["default"] = None if v_default is None else list(v_default)
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -7620,7 +6771,7 @@ def _encode_ElicitationUrlMode(o: ElicitationUrlMode) -> dict[str, Any]:
 
 
 def _decode_ExtRequest(v: Any, strict: bool) -> ExtRequest:
-    return any_value(v)
+    return any_value(v, strict)
 
 
 def _decode_ResultAgentResponse(d: Any, strict: bool) -> ResultAgentResponse:
@@ -7642,7 +6793,9 @@ def _decode_ResultAgentResponse(d: Any, strict: bool) -> ResultAgentResponse:
         raise missing("result")
     else:
         try:
-            f_result = check_raw(v, "#/$defs/AgentResponse/anyOf/0/properties/result")
+            f_result = check_raw(
+                v, "#/$defs/AgentResponse/anyOf/0/properties/result", strict
+            )
         except ValidationError as error:
             raise error.at("result")
 
@@ -7655,7 +6808,7 @@ def _decode_ResultAgentResponse(d: Any, strict: bool) -> ResultAgentResponse:
 def _encode_ResultAgentResponse(o: ResultAgentResponse) -> dict[str, Any]:
     d: dict[str, Any] = {
         "id": encode(o.id),
-        "result": o.result,
+        "result": wire_json(o.result),
     }
 
     return d
@@ -7808,7 +6961,7 @@ def _decode_InitializeResponse(d: Any, strict: bool) -> InitializeResponse:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -7835,7 +6988,7 @@ def _encode_InitializeResponse(o: InitializeResponse) -> dict[str, Any]:
         d["authMethods"] = [_encode_AuthMethod(x) for x in v_auth_methods]
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -7886,7 +7039,7 @@ def _decode_Implementation(d: Any, strict: bool) -> Implementation:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -7911,7 +7064,7 @@ def _encode_Implementation(o: Implementation) -> dict[str, Any]:
         d["title"] = v_title
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -7951,7 +7104,7 @@ def _decode_AgentCapabilities(d: Any, strict: bool) -> AgentCapabilities:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -7977,7 +7130,7 @@ def _encode_AgentCapabilities(o: AgentCapabilities) -> dict[str, Any]:
         d["auth"] = None if v_auth is None else _encode_AgentAuthCapabilities(v_auth)
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -8049,7 +7202,7 @@ def _decode_SessionCapabilities(d: Any, strict: bool) -> SessionCapabilities:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -8089,7 +7242,7 @@ def _encode_SessionCapabilities(o: SessionCapabilities) -> dict[str, Any]:
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -8146,7 +7299,7 @@ def _decode_PromptCapabilities(d: Any, strict: bool) -> PromptCapabilities:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -8182,7 +7335,7 @@ def _encode_PromptCapabilities(o: PromptCapabilities) -> dict[str, Any]:
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -8196,7 +7349,7 @@ def _decode_PromptImageCapabilities(d: Any, strict: bool) -> PromptImageCapabili
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -8212,7 +7365,7 @@ def _encode_PromptImageCapabilities(o: PromptImageCapabilities) -> dict[str, Any
     d: dict[str, Any] = {}
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -8226,7 +7379,7 @@ def _decode_PromptAudioCapabilities(d: Any, strict: bool) -> PromptAudioCapabili
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -8242,7 +7395,7 @@ def _encode_PromptAudioCapabilities(o: PromptAudioCapabilities) -> dict[str, Any
     d: dict[str, Any] = {}
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -8258,7 +7411,7 @@ def _decode_PromptEmbeddedContextCapabilities(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -8276,7 +7429,7 @@ def _encode_PromptEmbeddedContextCapabilities(
     d: dict[str, Any] = {}
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -8316,7 +7469,7 @@ def _decode_McpCapabilities(d: Any, strict: bool) -> McpCapabilities:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -8340,7 +7493,7 @@ def _encode_McpCapabilities(o: McpCapabilities) -> dict[str, Any]:
         d["http"] = None if v_http is None else _encode_McpHttpCapabilities(v_http)
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -8354,7 +7507,7 @@ def _decode_McpStdioCapabilities(d: Any, strict: bool) -> McpStdioCapabilities:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -8370,7 +7523,7 @@ def _encode_McpStdioCapabilities(o: McpStdioCapabilities) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -8384,7 +7537,7 @@ def _decode_McpHttpCapabilities(d: Any, strict: bool) -> McpHttpCapabilities:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -8400,7 +7553,7 @@ def _encode_McpHttpCapabilities(o: McpHttpCapabilities) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -8416,7 +7569,7 @@ def _decode_SessionDeleteCapabilities(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -8432,7 +7585,7 @@ def _encode_SessionDeleteCapabilities(o: SessionDeleteCapabilities) -> dict[str,
     d: dict[str, Any] = {}
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -8448,7 +7601,7 @@ def _decode_SessionAdditionalDirectoriesCapabilities(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -8466,7 +7619,7 @@ def _encode_SessionAdditionalDirectoriesCapabilities(
     d: dict[str, Any] = {}
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -8480,7 +7633,7 @@ def _decode_AgentAuthCapabilities(d: Any, strict: bool) -> AgentAuthCapabilities
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -8496,7 +7649,7 @@ def _encode_AgentAuthCapabilities(o: AgentAuthCapabilities) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -8579,7 +7732,7 @@ def _read_TerminalAuthMethod(d: JsonObject, strict: bool) -> TerminalAuthMethod:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -8613,7 +7766,7 @@ def _encode_TerminalAuthMethod(o: TerminalAuthMethod) -> dict[str, Any]:
         d["env"] = [_encode_EnvVariable(x) for x in v_env]
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -8670,7 +7823,7 @@ def _read_AgentAuthMethod(d: JsonObject, strict: bool) -> AgentAuthMethod:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -8696,7 +7849,7 @@ def _encode_AgentAuthMethod(o: AgentAuthMethod) -> dict[str, Any]:
         d["description"] = v_description
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -8742,6 +7895,8 @@ def _read_OtherAuthMethod(d: JsonObject, strict: bool) -> OtherAuthMethod:
     o.method_id = f_method_id
     o.name = f_name
     o.extra = {k: x for k, x in d.items() if k not in ["type", "methodId", "name"]}
+    if strict:
+        check_json(o.extra)
     return o
 
 
@@ -8752,7 +7907,7 @@ def _encode_OtherAuthMethod(o: OtherAuthMethod) -> dict[str, Any]:
         "name": o.name,
     }
 
-    for key, value in o.extra.items():
+    for key, value in wire_json(o.extra).items():
         d.setdefault(key, value)
     return d
 
@@ -8819,7 +7974,7 @@ def _decode_EnvVariable(d: Any, strict: bool) -> EnvVariable:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -8840,7 +7995,7 @@ def _encode_EnvVariable(o: EnvVariable) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -8915,7 +8070,7 @@ def _decode_AuthMethodTerminal(d: Any, strict: bool) -> AuthMethodTerminal:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -8948,7 +8103,7 @@ def _encode_AuthMethodTerminal(o: AuthMethodTerminal) -> dict[str, Any]:
         d["env"] = [_encode_EnvVariable(x) for x in v_env]
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -8997,7 +8152,7 @@ def _decode_AuthMethodAgent(d: Any, strict: bool) -> AuthMethodAgent:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -9022,7 +8177,7 @@ def _encode_AuthMethodAgent(o: AuthMethodAgent) -> dict[str, Any]:
         d["description"] = v_description
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -9036,7 +8191,7 @@ def _decode_LoginAuthResponse(d: Any, strict: bool) -> LoginAuthResponse:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -9052,7 +8207,7 @@ def _encode_LoginAuthResponse(o: LoginAuthResponse) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -9066,7 +8221,7 @@ def _decode_LogoutAuthResponse(d: Any, strict: bool) -> LogoutAuthResponse:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -9082,7 +8237,7 @@ def _encode_LogoutAuthResponse(o: LogoutAuthResponse) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -9140,7 +8295,7 @@ def _decode_NewSessionResponse(d: Any, strict: bool) -> NewSessionResponse:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -9169,7 +8324,7 @@ def _encode_NewSessionResponse(o: NewSessionResponse) -> dict[str, Any]:
         ]
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -9251,7 +8406,7 @@ def _read_SelectSessionConfigOption(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -9313,7 +8468,7 @@ def _encode_SelectSessionConfigOption(o: SelectSessionConfigOption) -> dict[str,
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -9395,7 +8550,7 @@ def _read_BooleanSessionConfigOption(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -9445,7 +8600,7 @@ def _encode_BooleanSessionConfigOption(o: BooleanSessionConfigOption) -> dict[st
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -9530,7 +8685,7 @@ def _read_OtherSessionConfigOption(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -9549,6 +8704,8 @@ def _read_OtherSessionConfigOption(
         for k, x in d.items()
         if k not in ["type", "configId", "name", "description", "category", "_meta"]
     }
+    if strict:
+        check_json(o.extra)
     return o
 
 
@@ -9574,9 +8731,9 @@ def _encode_OtherSessionConfigOption(o: OtherSessionConfigOption) -> dict[str, A
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
-    for key, value in o.extra.items():
+    for key, value in wire_json(o.extra).items():
         d.setdefault(key, value)
     return d
 
@@ -9707,7 +8864,7 @@ def _decode_SessionConfigSelectOption(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -9732,7 +8889,7 @@ def _encode_SessionConfigSelectOption(o: SessionConfigSelectOption) -> dict[str,
         d["description"] = v_description
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -9781,7 +8938,7 @@ def _decode_SessionConfigSelectGroup(d: Any, strict: bool) -> SessionConfigSelec
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -9804,7 +8961,7 @@ def _encode_SessionConfigSelectGroup(o: SessionConfigSelectGroup) -> dict[str, A
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -9941,7 +9098,7 @@ def _read_CommandAvailableCommand(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -9967,7 +9124,7 @@ def _encode_CommandAvailableCommand(o: CommandAvailableCommand) -> dict[str, Any
         d["input"] = None if v_input is None else _encode_AvailableCommandInput(v_input)
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -10013,6 +9170,8 @@ def _read_OtherAvailableCommand(d: JsonObject, strict: bool) -> OtherAvailableCo
     o.name = f_name
     o.description = f_description
     o.extra = {k: x for k, x in d.items() if k not in ["type", "name", "description"]}
+    if strict:
+        check_json(o.extra)
     return o
 
 
@@ -10023,7 +9182,7 @@ def _encode_OtherAvailableCommand(o: OtherAvailableCommand) -> dict[str, Any]:
         "description": o.description,
     }
 
-    for key, value in o.extra.items():
+    for key, value in wire_json(o.extra).items():
         d.setdefault(key, value)
     return d
 
@@ -10089,7 +9248,7 @@ def _read_TextAvailableCommandInput(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -10109,7 +9268,7 @@ def _encode_TextAvailableCommandInput(o: TextAvailableCommandInput) -> dict[str,
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -10137,6 +9296,8 @@ def _read_OtherAvailableCommandInput(
     o = _new(OtherAvailableCommandInput)
     o.type = d["type"]
     o.extra = {k: x for k, x in d.items() if k not in ["type"]}
+    if strict:
+        check_json(o.extra)
     return o
 
 
@@ -10145,7 +9306,7 @@ def _encode_OtherAvailableCommandInput(o: OtherAvailableCommandInput) -> dict[st
         "type": o.type,
     }
 
-    for key, value in o.extra.items():
+    for key, value in wire_json(o.extra).items():
         d.setdefault(key, value)
     return d
 
@@ -10199,7 +9360,7 @@ def _decode_TextCommandInput(d: Any, strict: bool) -> TextCommandInput:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -10218,7 +9379,7 @@ def _encode_TextCommandInput(o: TextCommandInput) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -10277,7 +9438,7 @@ def _decode_Command(d: Any, strict: bool) -> Command:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -10302,7 +9463,7 @@ def _encode_Command(o: Command) -> dict[str, Any]:
         d["input"] = None if v_input is None else _encode_AvailableCommandInput(v_input)
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -10341,7 +9502,7 @@ def _decode_ListSessionsResponse(d: Any, strict: bool) -> ListSessionsResponse:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -10364,7 +9525,7 @@ def _encode_ListSessionsResponse(o: ListSessionsResponse) -> dict[str, Any]:
         d["nextCursor"] = None if v_next_cursor is None else v_next_cursor
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -10438,7 +9599,7 @@ def _decode_SessionInfo(d: Any, strict: bool) -> SessionInfo:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -10471,7 +9632,7 @@ def _encode_SessionInfo(o: SessionInfo) -> dict[str, Any]:
         d["updatedAt"] = v_updated_at
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -10489,7 +9650,7 @@ def _decode_DeleteSessionResponse(d: Any, strict: bool) -> DeleteSessionResponse
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -10505,7 +9666,7 @@ def _encode_DeleteSessionResponse(o: DeleteSessionResponse) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -10553,7 +9714,7 @@ def _decode_ResumeSessionResponse(d: Any, strict: bool) -> ResumeSessionResponse
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -10579,7 +9740,7 @@ def _encode_ResumeSessionResponse(o: ResumeSessionResponse) -> dict[str, Any]:
         ]
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -10593,7 +9754,7 @@ def _decode_CloseSessionResponse(d: Any, strict: bool) -> CloseSessionResponse:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -10609,7 +9770,7 @@ def _encode_CloseSessionResponse(o: CloseSessionResponse) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -10623,7 +9784,7 @@ def _decode_CancelToolCallResponse(d: Any, strict: bool) -> CancelToolCallRespon
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -10639,7 +9800,7 @@ def _encode_CancelToolCallResponse(o: CancelToolCallResponse) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -10653,7 +9814,7 @@ def _decode_CancelTerminalResponse(d: Any, strict: bool) -> CancelTerminalRespon
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -10669,7 +9830,7 @@ def _encode_CancelTerminalResponse(o: CancelTerminalResponse) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -10701,7 +9862,7 @@ def _decode_SetSessionConfigOptionResponse(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -10722,7 +9883,7 @@ def _encode_SetSessionConfigOptionResponse(
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -10746,7 +9907,7 @@ def _decode_PromptResponse(d: Any, strict: bool) -> PromptResponse:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -10765,7 +9926,7 @@ def _encode_PromptResponse(o: PromptResponse) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -10775,7 +9936,7 @@ def _decode_MessageId(v: Any, strict: bool) -> MessageId:
 
 
 def _decode_ExtResponse(v: Any, strict: bool) -> ExtResponse:
-    return any_value(v)
+    return any_value(v, strict)
 
 
 def _decode_Error(d: Any, strict: bool) -> Error:
@@ -10900,7 +10061,7 @@ def _decode_UnsupportedProtocolVersionErrorData(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -10923,7 +10084,7 @@ def _encode_UnsupportedProtocolVersionErrorData(
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -10947,7 +10108,7 @@ def _decode_SessionNotFoundErrorData(d: Any, strict: bool) -> SessionNotFoundErr
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -10966,7 +10127,7 @@ def _encode_SessionNotFoundErrorData(o: SessionNotFoundErrorData) -> dict[str, A
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -10990,7 +10151,9 @@ def _decode_AgentNotification(d: Any, strict: bool) -> AgentNotification:
         f_params = UNSET
     else:
         try:
-            f_params = check_raw(v, "#/$defs/AgentNotification/properties/params")
+            f_params = check_raw(
+                v, "#/$defs/AgentNotification/properties/params", strict
+            )
         except ValidationError as error:
             raise error.at("params")
 
@@ -11006,7 +10169,7 @@ def _encode_AgentNotification(o: AgentNotification) -> dict[str, Any]:
     }
     v_params = o.params
     if v_params is not UNSET:
-        d["params"] = v_params
+        d["params"] = wire_json(v_params)
 
     return d
 
@@ -11048,7 +10211,7 @@ def _decode_UpdateSessionNotification(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -11069,7 +10232,7 @@ def _encode_UpdateSessionNotification(o: UpdateSessionNotification) -> dict[str,
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -11121,7 +10284,7 @@ def _read_UserMessageChunkSessionUpdate(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -11145,7 +10308,7 @@ def _encode_UserMessageChunkSessionUpdate(
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -11198,7 +10361,7 @@ def _read_UserMessageSessionUpdate(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -11224,7 +10387,7 @@ def _encode_UserMessageSessionUpdate(o: UserMessageSessionUpdate) -> dict[str, A
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -11276,7 +10439,7 @@ def _read_AgentMessageChunkSessionUpdate(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -11300,7 +10463,7 @@ def _encode_AgentMessageChunkSessionUpdate(
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -11355,7 +10518,7 @@ def _read_AgentMessageSessionUpdate(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -11381,7 +10544,7 @@ def _encode_AgentMessageSessionUpdate(o: AgentMessageSessionUpdate) -> dict[str,
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -11433,7 +10596,7 @@ def _read_AgentThoughtChunkSessionUpdate(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -11457,7 +10620,7 @@ def _encode_AgentThoughtChunkSessionUpdate(
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -11512,7 +10675,7 @@ def _read_AgentThoughtSessionUpdate(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -11538,7 +10701,7 @@ def _encode_AgentThoughtSessionUpdate(o: AgentThoughtSessionUpdate) -> dict[str,
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -11617,7 +10780,7 @@ def _read_ToolCallContentChunkSessionUpdate(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -11641,7 +10804,7 @@ def _encode_ToolCallContentChunkSessionUpdate(
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -11785,7 +10948,7 @@ def _read_ToolCallUpdateSessionUpdate(
         f_raw_input = UNSET
     else:
         try:
-            f_raw_input = any_value(v)
+            f_raw_input = any_value(v, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("rawInput")
@@ -11798,7 +10961,7 @@ def _read_ToolCallUpdateSessionUpdate(
         f_raw_output = UNSET
     else:
         try:
-            f_raw_output = any_value(v)
+            f_raw_output = any_value(v, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("rawOutput")
@@ -11826,7 +10989,7 @@ def _read_ToolCallUpdateSessionUpdate(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -11891,10 +11054,10 @@ def _encode_ToolCallUpdateSessionUpdate(
         )
     v_raw_input = o.raw_input
     if v_raw_input is not UNSET:
-        d["rawInput"] = v_raw_input
+        d["rawInput"] = wire_json(v_raw_input)
     v_raw_output = o.raw_output
     if v_raw_output is not UNSET:
-        d["rawOutput"] = v_raw_output
+        d["rawOutput"] = wire_json(v_raw_output)
     v_capabilities = o.capabilities
     if v_capabilities is not UNSET:
         d["capabilities"] = (
@@ -11904,7 +11067,7 @@ def _encode_ToolCallUpdateSessionUpdate(
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -12020,7 +11183,7 @@ def _read_TerminalUpdateSessionUpdate(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -12072,7 +11235,7 @@ def _encode_TerminalUpdateSessionUpdate(
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -12118,7 +11281,7 @@ def _read_TerminalOutputChunkSessionUpdate(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -12142,7 +11305,7 @@ def _encode_TerminalOutputChunkSessionUpdate(
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -12182,7 +11345,7 @@ def _read_PlanUpdateSessionUpdate(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -12202,7 +11365,7 @@ def _encode_PlanUpdateSessionUpdate(o: PlanUpdateSessionUpdate) -> dict[str, Any
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -12240,7 +11403,7 @@ def _read_AvailableCommandsUpdateSessionUpdate(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -12264,7 +11427,7 @@ def _encode_AvailableCommandsUpdateSessionUpdate(
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -12306,7 +11469,7 @@ def _read_ConfigOptionUpdateSessionUpdate(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -12328,7 +11491,7 @@ def _encode_ConfigOptionUpdateSessionUpdate(
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -12382,7 +11545,7 @@ def _read_SessionInfoUpdateSessionUpdate(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -12410,7 +11573,7 @@ def _encode_SessionInfoUpdateSessionUpdate(
         d["updatedAt"] = v_updated_at
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -12483,7 +11646,7 @@ def _read_UsageUpdateSessionUpdate(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -12509,7 +11672,7 @@ def _encode_UsageUpdateSessionUpdate(o: UsageUpdateSessionUpdate) -> dict[str, A
         d["cost"] = None if v_cost is None else _encode_Cost(v_cost)
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -12572,7 +11735,7 @@ def _read_NoticeSessionUpdate(d: JsonObject, strict: bool) -> NoticeSessionUpdat
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -12600,7 +11763,7 @@ def _encode_NoticeSessionUpdate(o: NoticeSessionUpdate) -> dict[str, Any]:
         d["description"] = v_description
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -12682,7 +11845,7 @@ def _read_CompactionUpdateSessionUpdate(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -12718,7 +11881,7 @@ def _encode_CompactionUpdateSessionUpdate(
         d["error"] = v_error
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -12770,7 +11933,7 @@ def _read_CompactionSummaryChunkSessionUpdate(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -12794,7 +11957,7 @@ def _encode_CompactionSummaryChunkSessionUpdate(
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -12818,6 +11981,8 @@ def _read_OtherSessionUpdate(d: JsonObject, strict: bool) -> OtherSessionUpdate:
     o = _new(OtherSessionUpdate)
     o.session_update = d["sessionUpdate"]
     o.extra = {k: x for k, x in d.items() if k not in ["sessionUpdate"]}
+    if strict:
+        check_json(o.extra)
     return o
 
 
@@ -12826,7 +11991,7 @@ def _encode_OtherSessionUpdate(o: OtherSessionUpdate) -> dict[str, Any]:
         "sessionUpdate": o.session_update,
     }
 
-    for key, value in o.extra.items():
+    for key, value in wire_json(o.extra).items():
         d.setdefault(key, value)
     return d
 
@@ -12914,7 +12079,7 @@ def _decode_ContentChunk(d: Any, strict: bool) -> ContentChunk:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -12935,7 +12100,7 @@ def _encode_ContentChunk(o: ContentChunk) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -12978,7 +12143,7 @@ def _decode_UserMessage(d: Any, strict: bool) -> UserMessage:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -13003,7 +12168,7 @@ def _encode_UserMessage(o: UserMessage) -> dict[str, Any]:
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -13046,7 +12211,7 @@ def _decode_AgentMessage(d: Any, strict: bool) -> AgentMessage:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -13071,7 +12236,7 @@ def _encode_AgentMessage(o: AgentMessage) -> dict[str, Any]:
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -13114,7 +12279,7 @@ def _decode_AgentThought(d: Any, strict: bool) -> AgentThought:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -13139,7 +12304,7 @@ def _encode_AgentThought(o: AgentThought) -> dict[str, Any]:
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -13171,7 +12336,7 @@ def _read_TerminalBackgroundWork(d: JsonObject, strict: bool) -> TerminalBackgro
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -13191,7 +12356,7 @@ def _encode_TerminalBackgroundWork(o: TerminalBackgroundWork) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -13223,7 +12388,7 @@ def _read_ToolCallBackgroundWork(d: JsonObject, strict: bool) -> ToolCallBackgro
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -13243,7 +12408,7 @@ def _encode_ToolCallBackgroundWork(o: ToolCallBackgroundWork) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -13267,6 +12432,8 @@ def _read_OtherBackgroundWork(d: JsonObject, strict: bool) -> OtherBackgroundWor
     o = _new(OtherBackgroundWork)
     o.type = d["type"]
     o.extra = {k: x for k, x in d.items() if k not in ["type"]}
+    if strict:
+        check_json(o.extra)
     return o
 
 
@@ -13275,7 +12442,7 @@ def _encode_OtherBackgroundWork(o: OtherBackgroundWork) -> dict[str, Any]:
         "type": o.type,
     }
 
-    for key, value in o.extra.items():
+    for key, value in wire_json(o.extra).items():
         d.setdefault(key, value)
     return d
 
@@ -13330,7 +12497,7 @@ def _decode_BackgroundTerminal(d: Any, strict: bool) -> BackgroundTerminal:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -13349,7 +12516,7 @@ def _encode_BackgroundTerminal(o: BackgroundTerminal) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -13373,7 +12540,7 @@ def _decode_BackgroundToolCall(d: Any, strict: bool) -> BackgroundToolCall:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -13392,7 +12559,7 @@ def _encode_BackgroundToolCall(o: BackgroundToolCall) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -13425,7 +12592,7 @@ def _decode_RunningStateUpdate(d: Any, strict: bool) -> RunningStateUpdate:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -13449,7 +12616,7 @@ def _encode_RunningStateUpdate(o: RunningStateUpdate) -> dict[str, Any]:
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -13520,7 +12687,7 @@ def _read_EndTurnIdleStateUpdate(d: JsonObject, strict: bool) -> EndTurnIdleStat
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -13546,7 +12713,7 @@ def _encode_EndTurnIdleStateUpdate(o: EndTurnIdleStateUpdate) -> dict[str, Any]:
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -13589,7 +12756,7 @@ def _read_MaxTokensIdleStateUpdate(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -13615,7 +12782,7 @@ def _encode_MaxTokensIdleStateUpdate(o: MaxTokensIdleStateUpdate) -> dict[str, A
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -13660,7 +12827,7 @@ def _read_MaxTurnRequestsIdleStateUpdate(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -13688,7 +12855,7 @@ def _encode_MaxTurnRequestsIdleStateUpdate(
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -13729,7 +12896,7 @@ def _read_RefusalIdleStateUpdate(d: JsonObject, strict: bool) -> RefusalIdleStat
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -13755,7 +12922,7 @@ def _encode_RefusalIdleStateUpdate(o: RefusalIdleStateUpdate) -> dict[str, Any]:
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -13798,7 +12965,7 @@ def _read_CancelledIdleStateUpdate(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -13824,7 +12991,7 @@ def _encode_CancelledIdleStateUpdate(o: CancelledIdleStateUpdate) -> dict[str, A
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -13865,7 +13032,7 @@ def _read_ErrorIdleStateUpdate(d: JsonObject, strict: bool) -> ErrorIdleStateUpd
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -13905,7 +13072,7 @@ def _encode_ErrorIdleStateUpdate(o: ErrorIdleStateUpdate) -> dict[str, Any]:
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
     v_error = o.error
     if v_error is not UNSET:
         d["error"] = None if v_error is None else _encode_Error(v_error)
@@ -13954,7 +13121,7 @@ def _read_OtherIdleStateUpdate(d: JsonObject, strict: bool) -> OtherIdleStateUpd
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -13968,6 +13135,8 @@ def _read_OtherIdleStateUpdate(d: JsonObject, strict: bool) -> OtherIdleStateUpd
     o.extra = {
         k: x for k, x in d.items() if k not in ["stopReason", "background", "_meta"]
     }
+    if strict:
+        check_json(o.extra)
     return o
 
 
@@ -13984,9 +13153,9 @@ def _encode_OtherIdleStateUpdate(o: OtherIdleStateUpdate) -> dict[str, Any]:
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
-    for key, value in o.extra.items():
+    for key, value in wire_json(o.extra).items():
         d.setdefault(key, value)
     return d
 
@@ -14019,7 +13188,7 @@ def _decode_NoneIdleStateUpdate(d: Any, strict: bool) -> NoneIdleStateUpdate:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -14057,7 +13226,7 @@ def _encode_NoneIdleStateUpdate(o: NoneIdleStateUpdate) -> dict[str, Any]:
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
     v_stop_reason = o.stop_reason
     if v_stop_reason is not UNSET:
         d["stopReason"] = v_stop_reason
@@ -14133,7 +13302,7 @@ def _decode_RequiresActionStateUpdate(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -14157,7 +13326,7 @@ def _encode_RequiresActionStateUpdate(o: RequiresActionStateUpdate) -> dict[str,
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -14198,7 +13367,7 @@ def _read_StateUpdateRunning(d: JsonObject, strict: bool) -> StateUpdateRunning:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -14224,7 +13393,7 @@ def _encode_StateUpdateRunning(o: StateUpdateRunning) -> dict[str, Any]:
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -14294,7 +13463,7 @@ def _read_StateUpdateRequiresAction(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -14320,7 +13489,7 @@ def _encode_StateUpdateRequiresAction(o: StateUpdateRequiresAction) -> dict[str,
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -14344,6 +13513,8 @@ def _read_OtherStateUpdate(d: JsonObject, strict: bool) -> OtherStateUpdate:
     o = _new(OtherStateUpdate)
     o.state = d["state"]
     o.extra = {k: x for k, x in d.items() if k not in ["state"]}
+    if strict:
+        check_json(o.extra)
     return o
 
 
@@ -14352,7 +13523,7 @@ def _encode_OtherStateUpdate(o: OtherStateUpdate) -> dict[str, Any]:
         "state": o.state,
     }
 
-    for key, value in o.extra.items():
+    for key, value in wire_json(o.extra).items():
         d.setdefault(key, value)
     return d
 
@@ -14422,7 +13593,7 @@ def _decode_ToolCallContentChunk(d: Any, strict: bool) -> ToolCallContentChunk:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -14443,7 +13614,7 @@ def _encode_ToolCallContentChunk(o: ToolCallContentChunk) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -14467,7 +13638,7 @@ def _decode_TerminalOutput(d: Any, strict: bool) -> TerminalOutput:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -14486,7 +13657,7 @@ def _encode_TerminalOutput(o: TerminalOutput) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -14539,7 +13710,7 @@ def _decode_TerminalExitStatus(d: Any, strict: bool) -> TerminalExitStatus:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -14563,7 +13734,7 @@ def _encode_TerminalExitStatus(o: TerminalExitStatus) -> dict[str, Any]:
         d["signal"] = v_signal
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -14597,7 +13768,7 @@ def _decode_TerminalSize(d: Any, strict: bool) -> TerminalSize:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -14618,7 +13789,7 @@ def _encode_TerminalSize(o: TerminalSize) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -14647,7 +13818,7 @@ def _decode_TerminalCapabilities(d: Any, strict: bool) -> TerminalCapabilities:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -14669,7 +13840,7 @@ def _encode_TerminalCapabilities(o: TerminalCapabilities) -> dict[str, Any]:
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -14685,7 +13856,7 @@ def _decode_TerminalCancelCapabilities(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -14701,7 +13872,7 @@ def _encode_TerminalCancelCapabilities(o: TerminalCancelCapabilities) -> dict[st
     d: dict[str, Any] = {}
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -14805,7 +13976,7 @@ def _decode_TerminalUpdate(d: Any, strict: bool) -> TerminalUpdate:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -14854,7 +14025,7 @@ def _encode_TerminalUpdate(o: TerminalUpdate) -> dict[str, Any]:
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -14888,7 +14059,7 @@ def _decode_TerminalOutputChunk(d: Any, strict: bool) -> TerminalOutputChunk:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -14909,7 +14080,7 @@ def _encode_TerminalOutputChunk(o: TerminalOutputChunk) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -14951,7 +14122,7 @@ def _read_ItemsPlanUpdateContent(d: JsonObject, strict: bool) -> ItemsPlanUpdate
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -14973,7 +14144,7 @@ def _encode_ItemsPlanUpdateContent(o: ItemsPlanUpdateContent) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -15008,6 +14179,8 @@ def _read_OtherPlanUpdateContent(d: JsonObject, strict: bool) -> OtherPlanUpdate
     o.type = d["type"]
     o.plan_id = f_plan_id
     o.extra = {k: x for k, x in d.items() if k not in ["type", "planId"]}
+    if strict:
+        check_json(o.extra)
     return o
 
 
@@ -15017,7 +14190,7 @@ def _encode_OtherPlanUpdateContent(o: OtherPlanUpdateContent) -> dict[str, Any]:
         "planId": o.plan_id,
     }
 
-    for key, value in o.extra.items():
+    for key, value in wire_json(o.extra).items():
         d.setdefault(key, value)
     return d
 
@@ -15103,7 +14276,7 @@ def _decode_PlanEntry(d: Any, strict: bool) -> PlanEntry:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -15128,7 +14301,7 @@ def _encode_PlanEntry(o: PlanEntry) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -15198,7 +14371,7 @@ def _decode_PlanItems(d: Any, strict: bool) -> PlanItems:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -15219,7 +14392,7 @@ def _encode_PlanItems(o: PlanItems) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -15249,7 +14422,7 @@ def _decode_PlanUpdate(d: Any, strict: bool) -> PlanUpdate:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -15268,7 +14441,7 @@ def _encode_PlanUpdate(o: PlanUpdate) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -15294,7 +14467,7 @@ def _decode_AvailableCommandsUpdate(d: Any, strict: bool) -> AvailableCommandsUp
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -15315,7 +14488,7 @@ def _encode_AvailableCommandsUpdate(o: AvailableCommandsUpdate) -> dict[str, Any
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -15345,7 +14518,7 @@ def _decode_ConfigOptionUpdate(d: Any, strict: bool) -> ConfigOptionUpdate:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -15364,7 +14537,7 @@ def _encode_ConfigOptionUpdate(o: ConfigOptionUpdate) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -15406,7 +14579,7 @@ def _decode_SessionInfoUpdate(d: Any, strict: bool) -> SessionInfoUpdate:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -15430,7 +14603,7 @@ def _encode_SessionInfoUpdate(o: SessionInfoUpdate) -> dict[str, Any]:
         d["updatedAt"] = v_updated_at
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -15468,7 +14641,7 @@ def _decode_Cost(d: Any, strict: bool) -> Cost:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -15489,7 +14662,7 @@ def _encode_Cost(o: Cost) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -15552,7 +14725,7 @@ def _decode_UsageUpdate(d: Any, strict: bool) -> UsageUpdate:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -15577,7 +14750,7 @@ def _encode_UsageUpdate(o: UsageUpdate) -> dict[str, Any]:
         d["cost"] = None if v_cost is None else _encode_Cost(v_cost)
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -15650,7 +14823,7 @@ def _decode_Notice(d: Any, strict: bool) -> Notice:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -15677,7 +14850,7 @@ def _encode_Notice(o: Notice) -> dict[str, Any]:
         d["description"] = v_description
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -15769,7 +14942,7 @@ def _decode_CompactionUpdate(d: Any, strict: bool) -> CompactionUpdate:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -15802,7 +14975,7 @@ def _encode_CompactionUpdate(o: CompactionUpdate) -> dict[str, Any]:
         d["error"] = v_error
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -15842,7 +15015,7 @@ def _decode_CompactionSummaryChunk(d: Any, strict: bool) -> CompactionSummaryChu
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -15863,7 +15036,7 @@ def _encode_CompactionSummaryChunk(o: CompactionSummaryChunk) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -15889,7 +15062,7 @@ def _decode_CompleteElicitationNotification(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -15910,13 +15083,13 @@ def _encode_CompleteElicitationNotification(
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
 
 def _decode_ExtNotification(v: Any, strict: bool) -> ExtNotification:
-    return any_value(v)
+    return any_value(v, strict)
 
 
 def _decode_ClientRequest(d: Any, strict: bool) -> ClientRequest:
@@ -15948,7 +15121,7 @@ def _decode_ClientRequest(d: Any, strict: bool) -> ClientRequest:
         f_params = UNSET
     else:
         try:
-            f_params = check_raw(v, "#/$defs/ClientRequest/properties/params")
+            f_params = check_raw(v, "#/$defs/ClientRequest/properties/params", strict)
         except ValidationError as error:
             raise error.at("params")
 
@@ -15966,7 +15139,7 @@ def _encode_ClientRequest(o: ClientRequest) -> dict[str, Any]:
     }
     v_params = o.params
     if v_params is not UNSET:
-        d["params"] = v_params
+        d["params"] = wire_json(v_params)
 
     return d
 
@@ -16015,7 +15188,7 @@ def _decode_InitializeRequest(d: Any, strict: bool) -> InitializeRequest:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -16038,7 +15211,7 @@ def _encode_InitializeRequest(o: InitializeRequest) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -16080,7 +15253,7 @@ def _decode_ClientCapabilities(d: Any, strict: bool) -> ClientCapabilities:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -16108,7 +15281,7 @@ def _encode_ClientCapabilities(o: ClientCapabilities) -> dict[str, Any]:
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -16137,7 +15310,7 @@ def _decode_ClientAuthCapabilities(d: Any, strict: bool) -> ClientAuthCapabiliti
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -16159,7 +15332,7 @@ def _encode_ClientAuthCapabilities(o: ClientAuthCapabilities) -> dict[str, Any]:
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -16173,7 +15346,7 @@ def _decode_TerminalAuthCapabilities(d: Any, strict: bool) -> TerminalAuthCapabi
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -16189,7 +15362,7 @@ def _encode_TerminalAuthCapabilities(o: TerminalAuthCapabilities) -> dict[str, A
     d: dict[str, Any] = {}
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -16231,7 +15404,7 @@ def _decode_ElicitationCapabilities(d: Any, strict: bool) -> ElicitationCapabili
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -16257,7 +15430,7 @@ def _encode_ElicitationCapabilities(o: ElicitationCapabilities) -> dict[str, Any
         d["url"] = None if v_url is None else _encode_ElicitationUrlCapabilities(v_url)
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -16273,7 +15446,7 @@ def _decode_ElicitationFormCapabilities(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -16291,7 +15464,7 @@ def _encode_ElicitationFormCapabilities(
     d: dict[str, Any] = {}
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -16307,7 +15480,7 @@ def _decode_ElicitationUrlCapabilities(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -16323,7 +15496,7 @@ def _encode_ElicitationUrlCapabilities(o: ElicitationUrlCapabilities) -> dict[st
     d: dict[str, Any] = {}
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -16347,7 +15520,7 @@ def _decode_LoginAuthRequest(d: Any, strict: bool) -> LoginAuthRequest:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -16366,7 +15539,7 @@ def _encode_LoginAuthRequest(o: LoginAuthRequest) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -16380,7 +15553,7 @@ def _decode_LogoutAuthRequest(d: Any, strict: bool) -> LogoutAuthRequest:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -16396,7 +15569,7 @@ def _encode_LogoutAuthRequest(o: LogoutAuthRequest) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -16446,7 +15619,7 @@ def _decode_NewSessionRequest(d: Any, strict: bool) -> NewSessionRequest:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -16473,7 +15646,7 @@ def _encode_NewSessionRequest(o: NewSessionRequest) -> dict[str, Any]:
         d["mcpServers"] = [_encode_McpServer(x) for x in v_mcp_servers]
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -16527,7 +15700,7 @@ def _read_HttpMcpServer(d: JsonObject, strict: bool) -> HttpMcpServer:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -16553,7 +15726,7 @@ def _encode_HttpMcpServer(o: HttpMcpServer) -> dict[str, Any]:
         d["headers"] = [_encode_HttpHeader(x) for x in v_headers]
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -16621,7 +15794,7 @@ def _read_StdioMcpServer(d: JsonObject, strict: bool) -> StdioMcpServer:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -16651,7 +15824,7 @@ def _encode_StdioMcpServer(o: StdioMcpServer) -> dict[str, Any]:
         d["env"] = [_encode_EnvVariable(x) for x in v_env]
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -16675,6 +15848,8 @@ def _read_OtherMcpServer(d: JsonObject, strict: bool) -> OtherMcpServer:
     o = _new(OtherMcpServer)
     o.type = d["type"]
     o.extra = {k: x for k, x in d.items() if k not in ["type"]}
+    if strict:
+        check_json(o.extra)
     return o
 
 
@@ -16683,7 +15858,7 @@ def _encode_OtherMcpServer(o: OtherMcpServer) -> dict[str, Any]:
         "type": o.type,
     }
 
-    for key, value in o.extra.items():
+    for key, value in wire_json(o.extra).items():
         d.setdefault(key, value)
     return d
 
@@ -16746,7 +15921,7 @@ def _decode_HttpHeader(d: Any, strict: bool) -> HttpHeader:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -16767,7 +15942,7 @@ def _encode_HttpHeader(o: HttpHeader) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -16813,7 +15988,7 @@ def _decode_McpServerHttp(d: Any, strict: bool) -> McpServerHttp:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -16838,7 +16013,7 @@ def _encode_McpServerHttp(o: McpServerHttp) -> dict[str, Any]:
         d["headers"] = [_encode_HttpHeader(x) for x in v_headers]
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -16898,7 +16073,7 @@ def _decode_McpServerStdio(d: Any, strict: bool) -> McpServerStdio:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -16927,7 +16102,7 @@ def _encode_McpServerStdio(o: McpServerStdio) -> dict[str, Any]:
         d["env"] = [_encode_EnvVariable(x) for x in v_env]
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -16961,7 +16136,7 @@ def _decode_ListSessionsRequest(d: Any, strict: bool) -> ListSessionsRequest:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -16985,7 +16160,7 @@ def _encode_ListSessionsRequest(o: ListSessionsRequest) -> dict[str, Any]:
         d["cursor"] = None if v_cursor is None else v_cursor
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -17009,7 +16184,7 @@ def _decode_DeleteSessionRequest(d: Any, strict: bool) -> DeleteSessionRequest:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -17028,7 +16203,7 @@ def _encode_DeleteSessionRequest(o: DeleteSessionRequest) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -17108,7 +16283,7 @@ def _decode_ResumeSessionRequest(d: Any, strict: bool) -> ResumeSessionRequest:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -17143,7 +16318,7 @@ def _encode_ResumeSessionRequest(o: ResumeSessionRequest) -> dict[str, Any]:
         )
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -17165,7 +16340,7 @@ def _read_StartReplayFrom(d: JsonObject, strict: bool) -> StartReplayFrom:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -17183,7 +16358,7 @@ def _encode_StartReplayFrom(o: StartReplayFrom) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -17207,6 +16382,8 @@ def _read_OtherReplayFrom(d: JsonObject, strict: bool) -> OtherReplayFrom:
     o = _new(OtherReplayFrom)
     o.type = d["type"]
     o.extra = {k: x for k, x in d.items() if k not in ["type"]}
+    if strict:
+        check_json(o.extra)
     return o
 
 
@@ -17215,7 +16392,7 @@ def _encode_OtherReplayFrom(o: OtherReplayFrom) -> dict[str, Any]:
         "type": o.type,
     }
 
-    for key, value in o.extra.items():
+    for key, value in wire_json(o.extra).items():
         d.setdefault(key, value)
     return d
 
@@ -17257,7 +16434,7 @@ def _decode_ReplayFromStart(d: Any, strict: bool) -> ReplayFromStart:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -17273,7 +16450,7 @@ def _encode_ReplayFromStart(o: ReplayFromStart) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -17297,7 +16474,7 @@ def _decode_CloseSessionRequest(d: Any, strict: bool) -> CloseSessionRequest:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -17316,7 +16493,7 @@ def _encode_CloseSessionRequest(o: CloseSessionRequest) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -17350,7 +16527,7 @@ def _decode_CancelToolCallRequest(d: Any, strict: bool) -> CancelToolCallRequest
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -17371,7 +16548,7 @@ def _encode_CancelToolCallRequest(o: CancelToolCallRequest) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -17405,7 +16582,7 @@ def _decode_CancelTerminalRequest(d: Any, strict: bool) -> CancelTerminalRequest
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -17426,7 +16603,7 @@ def _encode_CancelTerminalRequest(o: CancelTerminalRequest) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -17472,7 +16649,7 @@ def _read_IdSetSessionConfigOptionRequest(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -17508,7 +16685,7 @@ def _encode_IdSetSessionConfigOptionRequest(
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -17554,7 +16731,7 @@ def _read_BooleanSetSessionConfigOptionRequest(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -17590,7 +16767,7 @@ def _encode_BooleanSetSessionConfigOptionRequest(
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -17641,7 +16818,7 @@ def _read_OtherSetSessionConfigOptionRequest(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -17654,7 +16831,7 @@ def _read_OtherSetSessionConfigOptionRequest(
         raise missing("value")
     else:
         try:
-            f_value = any_value(v)
+            f_value = any_value(v, strict)
         except ValidationError as error:
             raise error.at("value")
 
@@ -17669,6 +16846,8 @@ def _read_OtherSetSessionConfigOptionRequest(
         for k, x in d.items()
         if k not in ["type", "sessionId", "configId", "_meta", "value"]
     }
+    if strict:
+        check_json(o.extra)
     return o
 
 
@@ -17679,13 +16858,13 @@ def _encode_OtherSetSessionConfigOptionRequest(
         "type": o.type,
         "sessionId": o.session_id,
         "configId": o.config_id,
-        "value": o.value,
+        "value": wire_json(o.value),
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
-    for key, value in o.extra.items():
+    for key, value in wire_json(o.extra).items():
         d.setdefault(key, value)
     return d
 
@@ -17746,7 +16925,7 @@ def _decode_PromptRequest(d: Any, strict: bool) -> PromptRequest:
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -17767,7 +16946,7 @@ def _encode_PromptRequest(o: PromptRequest) -> dict[str, Any]:
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -17791,7 +16970,9 @@ def _decode_ResultClientResponse(d: Any, strict: bool) -> ResultClientResponse:
         raise missing("result")
     else:
         try:
-            f_result = check_raw(v, "#/$defs/ClientResponse/anyOf/0/properties/result")
+            f_result = check_raw(
+                v, "#/$defs/ClientResponse/anyOf/0/properties/result", strict
+            )
         except ValidationError as error:
             raise error.at("result")
 
@@ -17804,7 +16985,7 @@ def _decode_ResultClientResponse(d: Any, strict: bool) -> ResultClientResponse:
 def _encode_ResultClientResponse(o: ResultClientResponse) -> dict[str, Any]:
     d: dict[str, Any] = {
         "id": encode(o.id),
-        "result": o.result,
+        "result": wire_json(o.result),
     }
 
     return d
@@ -17927,7 +17108,7 @@ def _decode_RequestPermissionResponse(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -17946,7 +17127,7 @@ def _encode_RequestPermissionResponse(o: RequestPermissionResponse) -> dict[str,
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -17972,7 +17153,7 @@ def _read_CancelledRequestPermissionOutcome(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -17992,7 +17173,7 @@ def _encode_CancelledRequestPermissionOutcome(
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -18028,7 +17209,7 @@ def _read_SelectedRequestPermissionOutcome(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -18050,7 +17231,7 @@ def _encode_SelectedRequestPermissionOutcome(
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -18078,6 +17259,8 @@ def _read_OtherRequestPermissionOutcome(
     o = _new(OtherRequestPermissionOutcome)
     o.outcome = d["outcome"]
     o.extra = {k: x for k, x in d.items() if k not in ["outcome"]}
+    if strict:
+        check_json(o.extra)
     return o
 
 
@@ -18088,7 +17271,7 @@ def _encode_OtherRequestPermissionOutcome(
         "outcome": o.outcome,
     }
 
-    for key, value in o.extra.items():
+    for key, value in wire_json(o.extra).items():
         d.setdefault(key, value)
     return d
 
@@ -18135,7 +17318,7 @@ def _decode_CancelledPermissionOutcome(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -18151,7 +17334,7 @@ def _encode_CancelledPermissionOutcome(o: CancelledPermissionOutcome) -> dict[st
     d: dict[str, Any] = {}
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -18177,7 +17360,7 @@ def _decode_SelectedPermissionOutcome(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -18196,7 +17379,7 @@ def _encode_SelectedPermissionOutcome(o: SelectedPermissionOutcome) -> dict[str,
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -18222,7 +17405,7 @@ def _read_AcceptCreateElicitationResponse(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -18257,7 +17440,7 @@ def _encode_AcceptCreateElicitationResponse(
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
     v_content = o.content
     if v_content is not UNSET:
         d["content"] = (
@@ -18288,7 +17471,7 @@ def _read_DeclineCreateElicitationResponse(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -18308,7 +17491,7 @@ def _encode_DeclineCreateElicitationResponse(
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -18334,7 +17517,7 @@ def _read_CancelCreateElicitationResponse(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -18354,7 +17537,7 @@ def _encode_CancelCreateElicitationResponse(
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -18385,7 +17568,7 @@ def _read_OtherCreateElicitationResponse(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -18396,6 +17579,8 @@ def _read_OtherCreateElicitationResponse(
     o.action = d["action"]
     o.meta = f_meta
     o.extra = {k: x for k, x in d.items() if k not in ["action", "_meta"]}
+    if strict:
+        check_json(o.extra)
     return o
 
 
@@ -18407,9 +17592,9 @@ def _encode_OtherCreateElicitationResponse(
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
-    for key, value in o.extra.items():
+    for key, value in wire_json(o.extra).items():
         d.setdefault(key, value)
     return d
 
@@ -18523,7 +17708,9 @@ def _decode_ClientNotification(d: Any, strict: bool) -> ClientNotification:
         f_params = UNSET
     else:
         try:
-            f_params = check_raw(v, "#/$defs/ClientNotification/properties/params")
+            f_params = check_raw(
+                v, "#/$defs/ClientNotification/properties/params", strict
+            )
         except ValidationError as error:
             raise error.at("params")
 
@@ -18539,7 +17726,7 @@ def _encode_ClientNotification(o: ClientNotification) -> dict[str, Any]:
     }
     v_params = o.params
     if v_params is not UNSET:
-        d["params"] = v_params
+        d["params"] = wire_json(v_params)
 
     return d
 
@@ -18565,7 +17752,7 @@ def _decode_CancelSessionNotification(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -18584,7 +17771,7 @@ def _encode_CancelSessionNotification(o: CancelSessionNotification) -> dict[str,
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -18610,7 +17797,7 @@ def _decode_CancelRequestNotification(
         f_meta = UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v)
+            f_meta = None if v is None else check_map(v, None, strict)
         except ValidationError as error:
             if strict:
                 raise error.at("_meta")
@@ -18629,7 +17816,7 @@ def _encode_CancelRequestNotification(o: CancelRequestNotification) -> dict[str,
     }
     v_meta = o.meta
     if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else dict(v_meta)
+        d["_meta"] = None if v_meta is None else wire_map(v_meta)
 
     return d
 
@@ -18643,12 +17830,12 @@ def _encode_ToolCallState(o: ToolCallState) -> dict[str, Any]:
     d["status"] = o.status._value_ if type(o.status) is ToolCallStatus else o.status
     d["content"] = [_encode_ToolCallContent(x) for x in o.content]
     d["locations"] = [_encode_ToolCallLocation(x) for x in o.locations]
-    d["rawInput"] = o.raw_input
-    d["rawOutput"] = o.raw_output
+    d["rawInput"] = wire_json(o.raw_input)
+    d["rawOutput"] = wire_json(o.raw_output)
     d["capabilities"] = (
         None if o.capabilities is None else _encode_ToolCallCapabilities(o.capabilities)
     )
-    d["_meta"] = dict(o.meta)
+    d["_meta"] = wire_map(o.meta)
     return d
 
 
@@ -18665,7 +17852,7 @@ def _encode_TerminalState(o: TerminalState) -> dict[str, Any]:
     d["capabilities"] = (
         None if o.capabilities is None else _encode_TerminalCapabilities(o.capabilities)
     )
-    d["_meta"] = dict(o.meta)
+    d["_meta"] = wire_map(o.meta)
     return d
 
 
@@ -18673,7 +17860,7 @@ def _encode_SessionInfoState(o: SessionInfoState) -> dict[str, Any]:
     d: dict[str, Any] = {}
     d["title"] = o.title
     d["updatedAt"] = o.updated_at
-    d["_meta"] = dict(o.meta)
+    d["_meta"] = wire_map(o.meta)
     return d
 
 
@@ -18681,7 +17868,7 @@ def _encode_UserMessageState(o: UserMessageState) -> dict[str, Any]:
     d: dict[str, Any] = {}
     d["messageId"] = o.message_id
     d["content"] = [_encode_ContentBlock(x) for x in o.content]
-    d["_meta"] = dict(o.meta)
+    d["_meta"] = wire_map(o.meta)
     return d
 
 
@@ -18689,7 +17876,7 @@ def _encode_AgentMessageState(o: AgentMessageState) -> dict[str, Any]:
     d: dict[str, Any] = {}
     d["messageId"] = o.message_id
     d["content"] = [_encode_ContentBlock(x) for x in o.content]
-    d["_meta"] = dict(o.meta)
+    d["_meta"] = wire_map(o.meta)
     return d
 
 
@@ -18697,7 +17884,7 @@ def _encode_AgentThoughtState(o: AgentThoughtState) -> dict[str, Any]:
     d: dict[str, Any] = {}
     d["messageId"] = o.message_id
     d["content"] = [_encode_ContentBlock(x) for x in o.content]
-    d["_meta"] = dict(o.meta)
+    d["_meta"] = wire_map(o.meta)
     return d
 
 
@@ -18715,7 +17902,7 @@ def _encode_CompactionState(o: CompactionState) -> dict[str, Any]:
     d["status"] = o.status._value_ if type(o.status) is CompactionStatus else o.status
     d["summary"] = [_encode_ContentBlock(x) for x in o.summary]
     d["error"] = o.error
-    d["_meta"] = dict(o.meta)
+    d["_meta"] = wire_map(o.meta)
     return d
 
 
@@ -20042,3 +19229,1012 @@ _ENCODERS: dict[type[object], Callable[[Any], object]] = {
     NoticeSeverity: _encode_NoticeSeverity,
     CompactionStatus: _encode_CompactionStatus,
 }
+
+if TYPE_CHECKING:
+    # One signature per definition, so that ``decode("PromptResponse", data)``
+    # has the type PromptResponse.
+
+    @overload
+    def decode(
+        name: Literal["AgentRequest"], data: Any, *, strict: bool = False
+    ) -> AgentRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["RequestId"], data: Any, *, strict: bool = False
+    ) -> RequestId_: ...
+
+    @overload
+    def decode(
+        name: Literal["RequestPermissionRequest"], data: Any, *, strict: bool = False
+    ) -> RequestPermissionRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionId"], data: Any, *, strict: bool = False
+    ) -> SessionId: ...
+
+    @overload
+    def decode(
+        name: Literal["RequestPermissionSubject"], data: Any, *, strict: bool = False
+    ) -> RequestPermissionSubject: ...
+
+    @overload
+    def decode(
+        name: Literal["ToolCallUpdate"], data: Any, *, strict: bool = False
+    ) -> ToolCallUpdate: ...
+
+    @overload
+    def decode(
+        name: Literal["ToolCallId"], data: Any, *, strict: bool = False
+    ) -> ToolCallId: ...
+
+    @overload
+    def decode(
+        name: Literal["ToolKind"], data: Any, *, strict: bool = False
+    ) -> ToolKind | str: ...
+
+    @overload
+    def decode(
+        name: Literal["ToolCallStatus"], data: Any, *, strict: bool = False
+    ) -> ToolCallStatus | str: ...
+
+    @overload
+    def decode(
+        name: Literal["ToolCallContent"], data: Any, *, strict: bool = False
+    ) -> ToolCallContent: ...
+
+    @overload
+    def decode(
+        name: Literal["ContentBlock"], data: Any, *, strict: bool = False
+    ) -> ContentBlock: ...
+
+    @overload
+    def decode(
+        name: Literal["Annotations"], data: Any, *, strict: bool = False
+    ) -> Annotations: ...
+
+    @overload
+    def decode(
+        name: Literal["Role"], data: Any, *, strict: bool = False
+    ) -> Role | str: ...
+
+    @overload
+    def decode(
+        name: Literal["TextContent"], data: Any, *, strict: bool = False
+    ) -> TextContent: ...
+
+    @overload
+    def decode(
+        name: Literal["MediaType"], data: Any, *, strict: bool = False
+    ) -> MediaType: ...
+
+    @overload
+    def decode(
+        name: Literal["ImageContent"], data: Any, *, strict: bool = False
+    ) -> ImageContent: ...
+
+    @overload
+    def decode(
+        name: Literal["AudioContent"], data: Any, *, strict: bool = False
+    ) -> AudioContent: ...
+
+    @overload
+    def decode(name: Literal["Icon"], data: Any, *, strict: bool = False) -> Icon: ...
+
+    @overload
+    def decode(
+        name: Literal["IconTheme"], data: Any, *, strict: bool = False
+    ) -> IconTheme | str: ...
+
+    @overload
+    def decode(
+        name: Literal["ResourceLink"], data: Any, *, strict: bool = False
+    ) -> ResourceLink: ...
+
+    @overload
+    def decode(
+        name: Literal["EmbeddedResourceResource"], data: Any, *, strict: bool = False
+    ) -> EmbeddedResourceResource: ...
+
+    @overload
+    def decode(
+        name: Literal["TextResourceContents"], data: Any, *, strict: bool = False
+    ) -> TextResourceContents: ...
+
+    @overload
+    def decode(
+        name: Literal["BlobResourceContents"], data: Any, *, strict: bool = False
+    ) -> BlobResourceContents: ...
+
+    @overload
+    def decode(
+        name: Literal["EmbeddedResource"], data: Any, *, strict: bool = False
+    ) -> EmbeddedResource: ...
+
+    @overload
+    def decode(
+        name: Literal["Content"], data: Any, *, strict: bool = False
+    ) -> Content: ...
+
+    @overload
+    def decode(
+        name: Literal["DiffChange"], data: Any, *, strict: bool = False
+    ) -> DiffChange: ...
+
+    @overload
+    def decode(
+        name: Literal["DiffFileType"], data: Any, *, strict: bool = False
+    ) -> DiffFileType | str: ...
+
+    @overload
+    def decode(
+        name: Literal["AbsolutePath"], data: Any, *, strict: bool = False
+    ) -> AbsolutePath: ...
+
+    @overload
+    def decode(
+        name: Literal["DiffPathChange"], data: Any, *, strict: bool = False
+    ) -> DiffPathChange: ...
+
+    @overload
+    def decode(
+        name: Literal["DiffPathPairChange"], data: Any, *, strict: bool = False
+    ) -> DiffPathPairChange: ...
+
+    @overload
+    def decode(
+        name: Literal["DiffPatch"], data: Any, *, strict: bool = False
+    ) -> DiffPatch: ...
+
+    @overload
+    def decode(
+        name: Literal["DiffPatchFormat"], data: Any, *, strict: bool = False
+    ) -> DiffPatchFormat | str: ...
+
+    @overload
+    def decode(name: Literal["Diff"], data: Any, *, strict: bool = False) -> Diff: ...
+
+    @overload
+    def decode(
+        name: Literal["TerminalId"], data: Any, *, strict: bool = False
+    ) -> TerminalId: ...
+
+    @overload
+    def decode(
+        name: Literal["Terminal"], data: Any, *, strict: bool = False
+    ) -> Terminal: ...
+
+    @overload
+    def decode(
+        name: Literal["ToolCallLocation"], data: Any, *, strict: bool = False
+    ) -> ToolCallLocation: ...
+
+    @overload
+    def decode(
+        name: Literal["ToolCallCapabilities"], data: Any, *, strict: bool = False
+    ) -> ToolCallCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["ToolCallCancelCapabilities"], data: Any, *, strict: bool = False
+    ) -> ToolCallCancelCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["ToolCallPermissionSubject"], data: Any, *, strict: bool = False
+    ) -> ToolCallPermissionSubject: ...
+
+    @overload
+    def decode(
+        name: Literal["CommandPermissionSubject"], data: Any, *, strict: bool = False
+    ) -> CommandPermissionSubject: ...
+
+    @overload
+    def decode(
+        name: Literal["PermissionOption"], data: Any, *, strict: bool = False
+    ) -> PermissionOption: ...
+
+    @overload
+    def decode(
+        name: Literal["PermissionOptionId"], data: Any, *, strict: bool = False
+    ) -> PermissionOptionId: ...
+
+    @overload
+    def decode(
+        name: Literal["PermissionOptionKind"], data: Any, *, strict: bool = False
+    ) -> PermissionOptionKind | str: ...
+
+    @overload
+    def decode(
+        name: Literal["CreateElicitationRequest"], data: Any, *, strict: bool = False
+    ) -> CreateElicitationRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["ElicitationSessionScope"], data: Any, *, strict: bool = False
+    ) -> ElicitationSessionScope: ...
+
+    @overload
+    def decode(
+        name: Literal["ElicitationRequestScope"], data: Any, *, strict: bool = False
+    ) -> ElicitationRequestScope: ...
+
+    @overload
+    def decode(
+        name: Literal["ElicitationSchema"], data: Any, *, strict: bool = False
+    ) -> ElicitationSchema: ...
+
+    @overload
+    def decode(
+        name: Literal["ElicitationSchemaType"], data: Any, *, strict: bool = False
+    ) -> ElicitationSchemaType: ...
+
+    @overload
+    def decode(
+        name: Literal["ElicitationPropertySchema"], data: Any, *, strict: bool = False
+    ) -> ElicitationPropertySchema: ...
+
+    @overload
+    def decode(
+        name: Literal["StringFormat"], data: Any, *, strict: bool = False
+    ) -> StringFormat | str: ...
+
+    @overload
+    def decode(
+        name: Literal["EnumOption"], data: Any, *, strict: bool = False
+    ) -> EnumOption: ...
+
+    @overload
+    def decode(
+        name: Literal["StringPropertySchema"], data: Any, *, strict: bool = False
+    ) -> StringPropertySchema: ...
+
+    @overload
+    def decode(
+        name: Literal["NumberPropertySchema"], data: Any, *, strict: bool = False
+    ) -> NumberPropertySchema: ...
+
+    @overload
+    def decode(
+        name: Literal["IntegerPropertySchema"], data: Any, *, strict: bool = False
+    ) -> IntegerPropertySchema: ...
+
+    @overload
+    def decode(
+        name: Literal["BooleanPropertySchema"], data: Any, *, strict: bool = False
+    ) -> BooleanPropertySchema: ...
+
+    @overload
+    def decode(
+        name: Literal["MultiSelectItems"], data: Any, *, strict: bool = False
+    ) -> MultiSelectItems: ...
+
+    @overload
+    def decode(
+        name: Literal["StringMultiSelectItems"], data: Any, *, strict: bool = False
+    ) -> StringMultiSelectItems: ...
+
+    @overload
+    def decode(
+        name: Literal["TitledMultiSelectItems"], data: Any, *, strict: bool = False
+    ) -> TitledMultiSelectItems: ...
+
+    @overload
+    def decode(
+        name: Literal["MultiSelectPropertySchema"], data: Any, *, strict: bool = False
+    ) -> MultiSelectPropertySchema: ...
+
+    @overload
+    def decode(
+        name: Literal["ElicitationFormMode"], data: Any, *, strict: bool = False
+    ) -> ElicitationFormMode: ...
+
+    @overload
+    def decode(
+        name: Literal["ElicitationId"], data: Any, *, strict: bool = False
+    ) -> ElicitationId: ...
+
+    @overload
+    def decode(
+        name: Literal["ElicitationUrlMode"], data: Any, *, strict: bool = False
+    ) -> ElicitationUrlMode: ...
+
+    @overload
+    def decode(
+        name: Literal["ExtRequest"], data: Any, *, strict: bool = False
+    ) -> ExtRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["AgentResponse"], data: Any, *, strict: bool = False
+    ) -> AgentResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["InitializeResponse"], data: Any, *, strict: bool = False
+    ) -> InitializeResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["ProtocolVersion"], data: Any, *, strict: bool = False
+    ) -> ProtocolVersion: ...
+
+    @overload
+    def decode(
+        name: Literal["Implementation"], data: Any, *, strict: bool = False
+    ) -> Implementation: ...
+
+    @overload
+    def decode(
+        name: Literal["AgentCapabilities"], data: Any, *, strict: bool = False
+    ) -> AgentCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionCapabilities"], data: Any, *, strict: bool = False
+    ) -> SessionCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["PromptCapabilities"], data: Any, *, strict: bool = False
+    ) -> PromptCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["PromptImageCapabilities"], data: Any, *, strict: bool = False
+    ) -> PromptImageCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["PromptAudioCapabilities"], data: Any, *, strict: bool = False
+    ) -> PromptAudioCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["PromptEmbeddedContextCapabilities"],
+        data: Any,
+        *,
+        strict: bool = False,
+    ) -> PromptEmbeddedContextCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["McpCapabilities"], data: Any, *, strict: bool = False
+    ) -> McpCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["McpStdioCapabilities"], data: Any, *, strict: bool = False
+    ) -> McpStdioCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["McpHttpCapabilities"], data: Any, *, strict: bool = False
+    ) -> McpHttpCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionDeleteCapabilities"], data: Any, *, strict: bool = False
+    ) -> SessionDeleteCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionAdditionalDirectoriesCapabilities"],
+        data: Any,
+        *,
+        strict: bool = False,
+    ) -> SessionAdditionalDirectoriesCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["AgentAuthCapabilities"], data: Any, *, strict: bool = False
+    ) -> AgentAuthCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["AuthMethod"], data: Any, *, strict: bool = False
+    ) -> AuthMethod: ...
+
+    @overload
+    def decode(
+        name: Literal["AuthMethodId"], data: Any, *, strict: bool = False
+    ) -> AuthMethodId: ...
+
+    @overload
+    def decode(
+        name: Literal["EnvVariable"], data: Any, *, strict: bool = False
+    ) -> EnvVariable: ...
+
+    @overload
+    def decode(
+        name: Literal["AuthMethodTerminal"], data: Any, *, strict: bool = False
+    ) -> AuthMethodTerminal: ...
+
+    @overload
+    def decode(
+        name: Literal["AuthMethodAgent"], data: Any, *, strict: bool = False
+    ) -> AuthMethodAgent: ...
+
+    @overload
+    def decode(
+        name: Literal["LoginAuthResponse"], data: Any, *, strict: bool = False
+    ) -> LoginAuthResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["LogoutAuthResponse"], data: Any, *, strict: bool = False
+    ) -> LogoutAuthResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["NewSessionResponse"], data: Any, *, strict: bool = False
+    ) -> NewSessionResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionConfigOption"], data: Any, *, strict: bool = False
+    ) -> SessionConfigOption: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionConfigId"], data: Any, *, strict: bool = False
+    ) -> SessionConfigId: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionConfigOptionCategory"], data: Any, *, strict: bool = False
+    ) -> SessionConfigOptionCategory | str: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionConfigValueId"], data: Any, *, strict: bool = False
+    ) -> SessionConfigValueId: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionConfigSelectOptions"], data: Any, *, strict: bool = False
+    ) -> SessionConfigSelectOptions: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionConfigSelectOption"], data: Any, *, strict: bool = False
+    ) -> SessionConfigSelectOption: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionConfigSelectGroup"], data: Any, *, strict: bool = False
+    ) -> SessionConfigSelectGroup: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionConfigGroupId"], data: Any, *, strict: bool = False
+    ) -> SessionConfigGroupId: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionConfigSelect"], data: Any, *, strict: bool = False
+    ) -> SessionConfigSelect: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionConfigBoolean"], data: Any, *, strict: bool = False
+    ) -> SessionConfigBoolean: ...
+
+    @overload
+    def decode(
+        name: Literal["AvailableCommand"], data: Any, *, strict: bool = False
+    ) -> AvailableCommand: ...
+
+    @overload
+    def decode(
+        name: Literal["AvailableCommandInput"], data: Any, *, strict: bool = False
+    ) -> AvailableCommandInput: ...
+
+    @overload
+    def decode(
+        name: Literal["TextCommandInput"], data: Any, *, strict: bool = False
+    ) -> TextCommandInput: ...
+
+    @overload
+    def decode(
+        name: Literal["Command"], data: Any, *, strict: bool = False
+    ) -> Command: ...
+
+    @overload
+    def decode(
+        name: Literal["ListSessionsResponse"], data: Any, *, strict: bool = False
+    ) -> ListSessionsResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionInfo"], data: Any, *, strict: bool = False
+    ) -> SessionInfo: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionListCursor"], data: Any, *, strict: bool = False
+    ) -> SessionListCursor: ...
+
+    @overload
+    def decode(
+        name: Literal["DeleteSessionResponse"], data: Any, *, strict: bool = False
+    ) -> DeleteSessionResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["ResumeSessionResponse"], data: Any, *, strict: bool = False
+    ) -> ResumeSessionResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["CloseSessionResponse"], data: Any, *, strict: bool = False
+    ) -> CloseSessionResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["CancelToolCallResponse"], data: Any, *, strict: bool = False
+    ) -> CancelToolCallResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["CancelTerminalResponse"], data: Any, *, strict: bool = False
+    ) -> CancelTerminalResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["SetSessionConfigOptionResponse"],
+        data: Any,
+        *,
+        strict: bool = False,
+    ) -> SetSessionConfigOptionResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["PromptResponse"], data: Any, *, strict: bool = False
+    ) -> PromptResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["MessageId"], data: Any, *, strict: bool = False
+    ) -> MessageId: ...
+
+    @overload
+    def decode(
+        name: Literal["ExtResponse"], data: Any, *, strict: bool = False
+    ) -> ExtResponse: ...
+
+    @overload
+    def decode(name: Literal["Error"], data: Any, *, strict: bool = False) -> Error: ...
+
+    @overload
+    def decode(
+        name: Literal["ErrorCode"], data: Any, *, strict: bool = False
+    ) -> ErrorCode | int: ...
+
+    @overload
+    def decode(
+        name: Literal["ErrorData"], data: Any, *, strict: bool = False
+    ) -> ErrorData: ...
+
+    @overload
+    def decode(
+        name: Literal["UnsupportedProtocolVersionErrorData"],
+        data: Any,
+        *,
+        strict: bool = False,
+    ) -> UnsupportedProtocolVersionErrorData: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionNotFoundErrorData"], data: Any, *, strict: bool = False
+    ) -> SessionNotFoundErrorData: ...
+
+    @overload
+    def decode(
+        name: Literal["AgentNotification"], data: Any, *, strict: bool = False
+    ) -> AgentNotification: ...
+
+    @overload
+    def decode(
+        name: Literal["UpdateSessionNotification"], data: Any, *, strict: bool = False
+    ) -> UpdateSessionNotification: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionUpdate"], data: Any, *, strict: bool = False
+    ) -> SessionUpdate: ...
+
+    @overload
+    def decode(
+        name: Literal["ContentChunk"], data: Any, *, strict: bool = False
+    ) -> ContentChunk: ...
+
+    @overload
+    def decode(
+        name: Literal["UserMessage"], data: Any, *, strict: bool = False
+    ) -> UserMessage: ...
+
+    @overload
+    def decode(
+        name: Literal["AgentMessage"], data: Any, *, strict: bool = False
+    ) -> AgentMessage: ...
+
+    @overload
+    def decode(
+        name: Literal["AgentThought"], data: Any, *, strict: bool = False
+    ) -> AgentThought: ...
+
+    @overload
+    def decode(
+        name: Literal["BackgroundWork"], data: Any, *, strict: bool = False
+    ) -> BackgroundWork: ...
+
+    @overload
+    def decode(
+        name: Literal["BackgroundTerminal"], data: Any, *, strict: bool = False
+    ) -> BackgroundTerminal: ...
+
+    @overload
+    def decode(
+        name: Literal["BackgroundToolCall"], data: Any, *, strict: bool = False
+    ) -> BackgroundToolCall: ...
+
+    @overload
+    def decode(
+        name: Literal["RunningStateUpdate"], data: Any, *, strict: bool = False
+    ) -> RunningStateUpdate: ...
+
+    @overload
+    def decode(
+        name: Literal["ErrorStopReason"], data: Any, *, strict: bool = False
+    ) -> ErrorStopReason: ...
+
+    @overload
+    def decode(
+        name: Literal["IdleStateUpdate"], data: Any, *, strict: bool = False
+    ) -> IdleStateUpdate: ...
+
+    @overload
+    def decode(
+        name: Literal["RequiresActionStateUpdate"], data: Any, *, strict: bool = False
+    ) -> RequiresActionStateUpdate: ...
+
+    @overload
+    def decode(
+        name: Literal["StateUpdate"], data: Any, *, strict: bool = False
+    ) -> StateUpdate: ...
+
+    @overload
+    def decode(
+        name: Literal["ToolCallContentChunk"], data: Any, *, strict: bool = False
+    ) -> ToolCallContentChunk: ...
+
+    @overload
+    def decode(
+        name: Literal["TerminalOutput"], data: Any, *, strict: bool = False
+    ) -> TerminalOutput: ...
+
+    @overload
+    def decode(
+        name: Literal["TerminalExitStatus"], data: Any, *, strict: bool = False
+    ) -> TerminalExitStatus: ...
+
+    @overload
+    def decode(
+        name: Literal["TerminalSize"], data: Any, *, strict: bool = False
+    ) -> TerminalSize: ...
+
+    @overload
+    def decode(
+        name: Literal["TerminalCapabilities"], data: Any, *, strict: bool = False
+    ) -> TerminalCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["TerminalCancelCapabilities"], data: Any, *, strict: bool = False
+    ) -> TerminalCancelCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["TerminalUpdate"], data: Any, *, strict: bool = False
+    ) -> TerminalUpdate: ...
+
+    @overload
+    def decode(
+        name: Literal["TerminalOutputChunk"], data: Any, *, strict: bool = False
+    ) -> TerminalOutputChunk: ...
+
+    @overload
+    def decode(
+        name: Literal["PlanUpdateContent"], data: Any, *, strict: bool = False
+    ) -> PlanUpdateContent: ...
+
+    @overload
+    def decode(
+        name: Literal["PlanId"], data: Any, *, strict: bool = False
+    ) -> PlanId: ...
+
+    @overload
+    def decode(
+        name: Literal["PlanEntry"], data: Any, *, strict: bool = False
+    ) -> PlanEntry: ...
+
+    @overload
+    def decode(
+        name: Literal["PlanEntryPriority"], data: Any, *, strict: bool = False
+    ) -> PlanEntryPriority | str: ...
+
+    @overload
+    def decode(
+        name: Literal["PlanEntryStatus"], data: Any, *, strict: bool = False
+    ) -> PlanEntryStatus | str: ...
+
+    @overload
+    def decode(
+        name: Literal["PlanItems"], data: Any, *, strict: bool = False
+    ) -> PlanItems: ...
+
+    @overload
+    def decode(
+        name: Literal["PlanUpdate"], data: Any, *, strict: bool = False
+    ) -> PlanUpdate: ...
+
+    @overload
+    def decode(
+        name: Literal["AvailableCommandsUpdate"], data: Any, *, strict: bool = False
+    ) -> AvailableCommandsUpdate: ...
+
+    @overload
+    def decode(
+        name: Literal["ConfigOptionUpdate"], data: Any, *, strict: bool = False
+    ) -> ConfigOptionUpdate: ...
+
+    @overload
+    def decode(
+        name: Literal["SessionInfoUpdate"], data: Any, *, strict: bool = False
+    ) -> SessionInfoUpdate: ...
+
+    @overload
+    def decode(name: Literal["Cost"], data: Any, *, strict: bool = False) -> Cost: ...
+
+    @overload
+    def decode(
+        name: Literal["UsageUpdate"], data: Any, *, strict: bool = False
+    ) -> UsageUpdate: ...
+
+    @overload
+    def decode(
+        name: Literal["NoticeSeverity"], data: Any, *, strict: bool = False
+    ) -> NoticeSeverity | str: ...
+
+    @overload
+    def decode(
+        name: Literal["Notice"], data: Any, *, strict: bool = False
+    ) -> Notice: ...
+
+    @overload
+    def decode(
+        name: Literal["CompactionId"], data: Any, *, strict: bool = False
+    ) -> CompactionId: ...
+
+    @overload
+    def decode(
+        name: Literal["CompactionStatus"], data: Any, *, strict: bool = False
+    ) -> CompactionStatus | str: ...
+
+    @overload
+    def decode(
+        name: Literal["CompactionUpdate"], data: Any, *, strict: bool = False
+    ) -> CompactionUpdate: ...
+
+    @overload
+    def decode(
+        name: Literal["CompactionSummaryChunk"], data: Any, *, strict: bool = False
+    ) -> CompactionSummaryChunk: ...
+
+    @overload
+    def decode(
+        name: Literal["CompleteElicitationNotification"],
+        data: Any,
+        *,
+        strict: bool = False,
+    ) -> CompleteElicitationNotification: ...
+
+    @overload
+    def decode(
+        name: Literal["ExtNotification"], data: Any, *, strict: bool = False
+    ) -> ExtNotification: ...
+
+    @overload
+    def decode(
+        name: Literal["ClientRequest"], data: Any, *, strict: bool = False
+    ) -> ClientRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["InitializeRequest"], data: Any, *, strict: bool = False
+    ) -> InitializeRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["ClientCapabilities"], data: Any, *, strict: bool = False
+    ) -> ClientCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["ClientAuthCapabilities"], data: Any, *, strict: bool = False
+    ) -> ClientAuthCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["TerminalAuthCapabilities"], data: Any, *, strict: bool = False
+    ) -> TerminalAuthCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["ElicitationCapabilities"], data: Any, *, strict: bool = False
+    ) -> ElicitationCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["ElicitationFormCapabilities"], data: Any, *, strict: bool = False
+    ) -> ElicitationFormCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["ElicitationUrlCapabilities"], data: Any, *, strict: bool = False
+    ) -> ElicitationUrlCapabilities: ...
+
+    @overload
+    def decode(
+        name: Literal["LoginAuthRequest"], data: Any, *, strict: bool = False
+    ) -> LoginAuthRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["LogoutAuthRequest"], data: Any, *, strict: bool = False
+    ) -> LogoutAuthRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["NewSessionRequest"], data: Any, *, strict: bool = False
+    ) -> NewSessionRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["McpServer"], data: Any, *, strict: bool = False
+    ) -> McpServer: ...
+
+    @overload
+    def decode(
+        name: Literal["HttpHeader"], data: Any, *, strict: bool = False
+    ) -> HttpHeader: ...
+
+    @overload
+    def decode(
+        name: Literal["McpServerHttp"], data: Any, *, strict: bool = False
+    ) -> McpServerHttp: ...
+
+    @overload
+    def decode(
+        name: Literal["McpServerStdio"], data: Any, *, strict: bool = False
+    ) -> McpServerStdio: ...
+
+    @overload
+    def decode(
+        name: Literal["ListSessionsRequest"], data: Any, *, strict: bool = False
+    ) -> ListSessionsRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["DeleteSessionRequest"], data: Any, *, strict: bool = False
+    ) -> DeleteSessionRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["ResumeSessionRequest"], data: Any, *, strict: bool = False
+    ) -> ResumeSessionRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["ReplayFrom"], data: Any, *, strict: bool = False
+    ) -> ReplayFrom: ...
+
+    @overload
+    def decode(
+        name: Literal["ReplayFromStart"], data: Any, *, strict: bool = False
+    ) -> ReplayFromStart: ...
+
+    @overload
+    def decode(
+        name: Literal["CloseSessionRequest"], data: Any, *, strict: bool = False
+    ) -> CloseSessionRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["CancelToolCallRequest"], data: Any, *, strict: bool = False
+    ) -> CancelToolCallRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["CancelTerminalRequest"], data: Any, *, strict: bool = False
+    ) -> CancelTerminalRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["SetSessionConfigOptionRequest"],
+        data: Any,
+        *,
+        strict: bool = False,
+    ) -> SetSessionConfigOptionRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["PromptRequest"], data: Any, *, strict: bool = False
+    ) -> PromptRequest: ...
+
+    @overload
+    def decode(
+        name: Literal["ClientResponse"], data: Any, *, strict: bool = False
+    ) -> ClientResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["RequestPermissionResponse"], data: Any, *, strict: bool = False
+    ) -> RequestPermissionResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["RequestPermissionOutcome"], data: Any, *, strict: bool = False
+    ) -> RequestPermissionOutcome: ...
+
+    @overload
+    def decode(
+        name: Literal["CancelledPermissionOutcome"], data: Any, *, strict: bool = False
+    ) -> CancelledPermissionOutcome: ...
+
+    @overload
+    def decode(
+        name: Literal["SelectedPermissionOutcome"], data: Any, *, strict: bool = False
+    ) -> SelectedPermissionOutcome: ...
+
+    @overload
+    def decode(
+        name: Literal["CreateElicitationResponse"], data: Any, *, strict: bool = False
+    ) -> CreateElicitationResponse: ...
+
+    @overload
+    def decode(
+        name: Literal["ElicitationContentValue"], data: Any, *, strict: bool = False
+    ) -> ElicitationContentValue: ...
+
+    @overload
+    def decode(
+        name: Literal["ElicitationAcceptAction"], data: Any, *, strict: bool = False
+    ) -> ElicitationAcceptAction: ...
+
+    @overload
+    def decode(
+        name: Literal["ClientNotification"], data: Any, *, strict: bool = False
+    ) -> ClientNotification: ...
+
+    @overload
+    def decode(
+        name: Literal["CancelSessionNotification"], data: Any, *, strict: bool = False
+    ) -> CancelSessionNotification: ...
+
+    @overload
+    def decode(
+        name: Literal["CancelRequestNotification"], data: Any, *, strict: bool = False
+    ) -> CancelRequestNotification: ...
+
+    @overload
+    def decode(name: str, data: Any, *, strict: bool = False) -> object: ...
+    def decode(name: str, data: Any, *, strict: bool = False) -> object: ...
+
+else:
+    decode = decoding(_DECODERS)
+decode_class: DecodeClass = class_decoding(_CLASS_DECODERS)
+encode: Encode = encoding(_ENCODERS, _POINTERS, SCHEMA_JSON)
+_models.bind(decode_class, encode)

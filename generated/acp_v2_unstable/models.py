@@ -7,12 +7,19 @@ An optional field is UNSET when it is omitted on the wire and None when it is JS
 
 from __future__ import annotations
 
-import dataclasses as _dataclasses
-import reprlib as _reprlib
 from enum import Enum
-from typing import TYPE_CHECKING, Any, ClassVar, TypeAlias, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeAlias
 
+from ._models import FACTORY as _FACTORY
+from ._models import Model as _Model
+from ._models import State as _State
 from ._runtime import UNSET, Unset
+
+if TYPE_CHECKING:
+    from dataclasses import dataclass
+else:
+    from ._models import dataclass
+from dataclasses import field as _field
 
 __all__ = [
     "AgentRequest",
@@ -397,112 +404,6 @@ __all__ = [
     "SubagentState",
     "SessionMessageState",
 ]
-
-
-_M = TypeVar("_M", bound="_Model")
-_FACTORY: Any = object()
-"""The default of a parameter whose field default is made fresh per instance."""
-
-if TYPE_CHECKING:
-    from dataclasses import dataclass
-    from dataclasses import field as _field
-else:
-    _field = _dataclasses.field
-
-    def dataclass(**_options):
-        """At import, a light stand-in for ``dataclasses.dataclass(slots=True,
-        kw_only=True)``: the class defines ``__init__`` as source, and this
-        builds the slotted class with the dataclass fields table (so
-        ``dataclasses.fields``, ``replace`` and ``is_dataclass`` work), a
-        shared ``__repr__`` and ``__eq__``, and no per-class code generation."""
-        return _slotted
-
-    def _slotted(cls):
-        body = dict(cls.__dict__)
-        table = {}
-        for name, hint in body.get("__annotations__", {}).items():
-            if hint.startswith("ClassVar"):
-                continue
-            default = body.pop(name, _dataclasses.MISSING)
-            if isinstance(default, _dataclasses.Field):
-                f = default
-            else:
-                f = _dataclasses.field(default=default)
-            f.name = name
-            f.type = hint
-            f._field_type = _dataclasses._FIELD
-            f.kw_only = True
-            table[name] = f
-        body.pop("__dict__", None)
-        body.pop("__weakref__", None)
-        body["__slots__"] = tuple(table)
-        body["__dataclass_fields__"] = table
-        body["__dataclass_params__"] = _PARAMS
-        body["__match_args__"] = ()
-        body["__hash__"] = None
-        if hasattr(_dataclasses, "_replace"):  # copy.replace, Python 3.13+
-            body["__replace__"] = _dataclasses._replace
-        return type(cls)(cls.__name__, cls.__bases__, body)
-
-    # What dataclasses.dataclass(slots=True, kw_only=True) records, for code
-    # that reads it (``__dataclass_params__.frozen`` and the like).
-    _PARAMS = _dataclasses.dataclass(slots=True, kw_only=True)(
-        type("_Params", (), {"__annotations__": {}})
-    ).__dataclass_params__
-
-    @_reprlib.recursive_repr()
-    def _repr(self):
-        fields = ", ".join(
-            f"{name}={getattr(self, name)!r}" for name in self.__dataclass_fields__
-        )
-        return f"{type(self).__qualname__}({fields})"
-
-    def _eq(self, other):
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        names = self.__dataclass_fields__
-        return tuple(getattr(self, name) for name in names) == tuple(
-            getattr(other, name) for name in names
-        )
-
-
-class _Model:
-    """Wire conversions shared by every generated class."""
-
-    __slots__ = ()
-
-    if not TYPE_CHECKING:
-        __repr__ = _repr
-        __eq__ = _eq
-
-    @classmethod
-    def from_wire(cls: type[_M], data: Any, *, strict: bool = False) -> _M:
-        """Decode ``data`` (parsed JSON) as this class; see ``decode``."""
-        from .codec import decode_class
-
-        return decode_class(cls, data, strict=strict)
-
-    def to_wire(self) -> dict[str, Any]:
-        """The JSON-compatible wire form; see ``encode``."""
-        from .codec import encode
-
-        return encode(self)
-
-
-class _State:
-    """Patch-merge state: its wire form is the full snapshot."""
-
-    __slots__ = ()
-
-    def to_wire(self) -> dict[str, Any]:
-        """The full snapshot: every field present, cleared values as null."""
-        from .codec import encode
-
-        return encode(self)
-
-    if not TYPE_CHECKING:
-        __repr__ = _repr
-        __eq__ = _eq
 
 
 class ToolKind(str, Enum):

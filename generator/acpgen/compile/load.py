@@ -140,6 +140,16 @@ def parse_schema(raw: bytes, name: str) -> Schema:
             )
         if target is None or target not in defs:
             raise AcpgenError(f"unresolvable $ref {ref!r}", file=name, pointer=where)
+    for where, _ in iter_refs(document, keyword="$id"):
+        # JSON Schema 2020-12 resolves the references below a nested $id
+        # against it; acpgen resolves every reference against the document
+        # and so refuses such a schema rather than read it differently.
+        if where != "/$id":
+            raise AcpgenError(
+                "a nested $id is not supported: references are resolved against the document's root only",
+                file=name,
+                pointer=where,
+            )
     return Schema(
         path=name,
         location=name,
@@ -189,8 +199,9 @@ def iter_objects(node: Any) -> Iterator[dict[str, Any]]:
             stack.extend(item)
 
 
-def iter_refs(node: Any, parts: JsonPath = ()) -> Iterator[tuple[str, str]]:
-    """Every ``$ref`` in a document, with the JSON pointer of its node.
+def iter_refs(node: Any, parts: JsonPath = (), keyword: str = "$ref") -> Iterator[tuple[str, str]]:
+    """Every ``$ref`` (or other string ``keyword``) in a document, with the
+    JSON pointer of its node.
 
     Iterative, so a deeply nested document cannot exhaust the stack.
     """
@@ -199,7 +210,7 @@ def iter_refs(node: Any, parts: JsonPath = ()) -> Iterator[tuple[str, str]]:
         node, parts = stack.pop()
         if isinstance(node, dict):
             for key, value in node.items():
-                if key == "$ref" and isinstance(value, str):
+                if key == keyword and isinstance(value, str):
                     yield pointer(parts + (key,)), value
                 elif key not in ("const", "enum", "default", "examples"):
                     stack.append((value, parts + (key,)))

@@ -198,7 +198,7 @@ class TypeLowering:
         if unmodelled is not None:
             return self.raw(node_parts, f"a member is not modelled ({unmodelled.reason})")
         if len(members) > 1:
-            return ir.FirstMatchT(tuple(members))
+            return ir.FirstMatchT(tuple(members), exclusive=combinator == "oneOf")
         return self.raw(node_parts, f"an {combinator} of one member that is not a plain scalar")
 
     def _typed(self, kind: Json, node: JsonObject, keys: set[str], parts: JsonPath) -> ir.TypeExpr:

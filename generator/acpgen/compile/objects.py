@@ -73,8 +73,10 @@ class ObjectLowering(TypeLowering):
         )
 
     def field(self, wire: str, prop: Any, required: bool, parts: JsonPath) -> ir.Field:
-        prop = prop if isinstance(prop, dict) else {}
+        # A boolean subschema is its own type: `true` takes any value, `false`
+        # none (kept as JSON, and so checked against it).
         field_type = self.type_of(prop, parts)
+        prop = prop if isinstance(prop, dict) else {}
         on_null = prop.get("x-deserialize-default-on-null") is True
         return ir.Field(
             wire_name=wire,

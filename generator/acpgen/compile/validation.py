@@ -10,6 +10,7 @@ from typing import Any
 
 from ..errors import AcpgenError, pointer
 from ..jsontypes import JsonPath
+from . import patterns
 from .load import canonical_ref, ref_target
 from .lowertypes import ANNOTATIONS
 
@@ -75,3 +76,11 @@ def _check_pattern(pattern: Any, parts: JsonPath, file: str) -> None:
         re.compile(pattern)
     except (re.error, TypeError) as exc:
         raise AcpgenError(f"the pattern {pattern!r} is not a valid regular expression: {exc}", file=file, pointer=pointer(parts)) from None
+    at = patterns.nested_repetition(pattern)
+    if at is not None:
+        raise AcpgenError(
+            f"the pattern {pattern!r} repeats a group that holds a quantifier or an alternation (at index {at}),"
+            " which can take exponential time to match: strict mode refuses it",
+            file=file,
+            pointer=pointer(parts),
+        )

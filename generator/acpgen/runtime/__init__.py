@@ -10,6 +10,9 @@ SOURCES = {
     name: _HERE / name
     for name in (
         "_runtime.py",
+        "_validator.py",
+        "_codec.py",
+        "_models.py",
         "_jsonrpc.py",
         "_transport.py",
         "_connection.py",

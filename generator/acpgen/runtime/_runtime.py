@@ -1,12 +1,15 @@
-"""Runtime support: the UNSET sentinel, ValidationError, the scalar checks the
-codec calls, and the JSON Schema validator behind strict mode."""
+"""Runtime support: the UNSET sentinel, ValidationError, the scalar and
+container checks the generated decoders call, and the walks over JSON values
+(subclasses of the JSON types, the wire check of ``encode``). The JSON Schema
+validator behind strict mode is in ``_validator.py``, the codec's entry points
+in ``_codec.py``."""
 
 from __future__ import annotations
 
 import json
 import math
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from enum import Enum
 from typing import (
     TYPE_CHECKING,
@@ -119,7 +122,7 @@ class ValidationError(ValueError):
                 out.append(f"[{segment}]")
             elif type(segment) is not str:
                 # Not JSON (a Python caller's dict key): shown, never raised on.
-                out.append(f"[{_show(segment)}]")
+                out.append(f"[{show_value(segment)}]")
             elif _PLAIN_KEY.fullmatch(segment):
                 out.append("." + segment)
             else:
@@ -156,7 +159,7 @@ def json_type(value: object) -> str:
     return kind.__name__
 
 
-def _show(value: object) -> str:
+def show_value(value: object) -> str:
     """A value for a message: its JSON text, shortened; a number beyond what
     ``str`` converts (4,300 digits) by its size; anything else by its type."""
     if type(value) is int and value.bit_length() > 1000:
@@ -174,24 +177,35 @@ def _big(value: int) -> str:
     return f"an integer of about {int(value.bit_length() * 0.30103)} digits"
 
 
-def _num(value: float) -> str:
+def show_number(value: float) -> str:
     """A number for a message, whatever its size."""
-    return _show(value) if type(value) is int else repr(value)
+    return show_value(value) if type(value) is int else repr(value)
 
 
 def type_error(expected: str, value: object) -> ValidationError:
     return ValidationError(
-        f"expected {expected}, found {json_type(value)} {_show(value)}"
+        f"expected {expected}, found {json_type(value)} {show_value(value)}"
     )
 
 
 def unexpected(expected: str, value: object) -> ValidationError:
     """``expected ..., found <value>``, the value shortened for the message."""
-    return ValidationError(f"{expected}, found {_show(value)}")
+    return ValidationError(f"{expected}, found {show_value(value)}")
 
 
 def missing(key: str) -> ValidationError:
     return ValidationError(f"missing required property {json.dumps(key)}")
+
+
+def check_tag(d: JsonObject, tag: str, expected: str | None) -> ValidationError:
+    """The error for an object whose tag does not select the variant asked
+    for (``expected``; None for a catch-all, which takes any string)."""
+    value = d.get(tag, MISSING)
+    if value is MISSING:
+        return missing(tag)
+    if expected is None:
+        return type_error("a string", value).at(tag)
+    return unexpected(f"expected {json.dumps(expected)}", value).at(tag)
 
 
 def check_str(
@@ -201,11 +215,11 @@ def check_str(
         raise type_error("a string", value)
     if min_length is not None and len(value) < min_length:
         raise ValidationError(
-            f"expected a string of at least {min_length} characters, found {_show(value)}"
+            f"expected a string of at least {min_length} characters, found {show_value(value)}"
         )
     if pattern is not None and re.search(pattern, value) is None:
         raise ValidationError(
-            f"expected a string matching {_show(pattern)}, found {_show(value)}"
+            f"expected a string matching {show_value(pattern)}, found {show_value(value)}"
         )
     return value
 
@@ -225,7 +239,7 @@ def check_int(value: object, low: int | None = None, high: int | None = None) ->
             raise type_error("an integer", value)
     if (low is not None and value < low) or (high is not None and value > high):
         raise ValidationError(
-            f"expected an integer in [{_bound(low)}, {_bound(high)}], found {_num(value)}"
+            f"expected an integer in [{_bound(low)}, {_bound(high)}], found {show_number(value)}"
         )
     return value
 
@@ -251,7 +265,7 @@ def check_num(
         raise type_error("a finite number", value)
     if (low is not None and number < low) or (high is not None and number > high):
         raise ValidationError(
-            f"expected a number in [{_bound(low)}, {_bound(high)}], found {_num(number)}"
+            f"expected a number in [{_bound(low)}, {_bound(high)}], found {show_number(number)}"
         )
     return number
 
@@ -264,7 +278,9 @@ def not_null(value: object) -> NoReturn:
 
 def check_const(value: object, expected: _T) -> _T:
     if not json_equal(value, expected):
-        raise ValidationError(f"expected {_show(expected)}, found {_show(value)}")
+        raise ValidationError(
+            f"expected {show_value(expected)}, found {show_value(value)}"
+        )
     return expected
 
 
@@ -372,19 +388,25 @@ def check_list_skipping(
 
 
 @overload
-def check_map(value: Any) -> dict[str, Any]: ...
+def check_map(
+    value: Any, item: None = None, strict: bool = False
+) -> dict[str, Any]: ...
 @overload
 def check_map(value: Any, item: Decoder[_T], strict: bool) -> dict[str, _T]: ...
 def check_map(
     value: Any, item: Decoder[Any] | None = None, strict: bool = False
 ) -> dict[str, Any]:
-    """A JSON object used as a map; a new dict, so the input is never shared."""
+    """A JSON object used as a map; a new dict, so the input is never shared.
+    Without ``item`` its values are any JSON, which strict mode checks as
+    :func:`check_json` does."""
     if type(value) is not json_object:
         raise type_error("an object", value)
     for key in value:
         if type(key) is not str:
             raise type_error("a string key", key)
     if item is None:
+        if strict:
+            check_json(value)
         return dict(value)
     out: dict[str, Any] = {}
     for key, element in value.items():
@@ -459,7 +481,10 @@ def exactly_one(
 def any_value(value: Any, strict: bool = False) -> Any:
     """Any JSON value, as it is; a list or object is a shallow copy (its
     items are shared with the input), a plain ``list`` or ``dict`` also for a
-    subclass such as ``OrderedDict``."""
+    subclass such as ``OrderedDict``. Strict mode first checks it is JSON
+    through and through (:func:`check_json`)."""
+    if strict:
+        check_json(value)
     kind: type[object] = type(cast(object, value))
     if kind is json_object:
         return dict(value)
@@ -544,39 +569,147 @@ def _plain_key(key: Any) -> Any:
 def check_wire(value: Any) -> None:
     """Raise :class:`ValidationError`, with its path, at the first thing in an
     encoded value that is not JSON: ``UNSET`` (a required field left unset),
-    another object that is not a JSON value, a key that is not a string, NaN
-    or an infinity, a reference cycle."""
-    stack: list[tuple[Any, JsonPath]] = [(value, ())]
+    another object that is not a JSON value (a subclass of a JSON type
+    included), a key that is not a string, NaN or an infinity, a reference
+    cycle. Linear in the size of ``value``, whatever its depth."""
+    _check_values(value, False)
+
+
+def check_json(value: Any) -> None:
+    """Strict decoding of a value kept as JSON (an ``Any`` field, a map's
+    values, a catch-all's members): raise :class:`ValidationError`, with its
+    path, at what JSON cannot hold (NaN or an infinity, a key that is not a
+    string, a reference cycle, an object that is not a JSON value), as
+    :func:`check_wire` does for ``encode(value, validate=True)``; and
+    :class:`NotPlainJson` at a subclass of the JSON types, so the entry point
+    decodes the whole input again with those replaced. Linear in the size of
+    ``value``, whatever its depth."""
+    kind: type[object] = type(cast(object, value))
+    if kind is json_object:
+        # The common case, a map of strings, integers, booleans and nulls,
+        # without a walk.
+        for key, member in cast("dict[Any, Any]", value).items():
+            t = member.__class__
+            if type(key) is not str or (
+                t is not str and t is not int and t is not bool and member is not None
+            ):
+                break
+        else:
+            return
+    elif kind is str or kind is int or kind is bool or value is None:
+        return
+    _check_values(value, True)
+
+
+def _check_values(value: Any, decoding: bool) -> None:
+    # Each stack entry is (value, its path node); a path node is (parent
+    # node, key) or None at the root, so a child's path costs one tuple and
+    # the full path is only built for an error.
+    stack: list[tuple[Any, Any]] = [(value, None)]
     active: set[int] = set()
     while stack:
-        item, path = stack.pop()
-        if path is _DONE:
-            active.discard(cast(int, item))
+        item, node = stack.pop()
+        if node is _DONE:
+            active.discard(item)  # every member of that container is done
             continue
         kind: type[object] = type(cast(object, item))
-        if kind is json_array or kind is json_object:
-            if id(item) in active:
-                raise ValidationError("a reference cycle is not JSON", path)
-            active.add(id(item))
-            stack.append((id(item), _DONE))
+        if kind is json_object or kind is json_array:
+            ident = id(item)
+            if ident in active:
+                raise ValidationError("a reference cycle is not JSON", _path(node))
+            active.add(ident)
+            stack.append((ident, _DONE))
             if kind is json_object:
                 for key, member in cast("dict[Any, Any]", item).items():
                     if type(key) is not str:
-                        raise type_error("a string key", key).at_path(path)
-                    stack.append((member, path + (key,)))
+                        if decoding and isinstance(key, str):
+                            raise NotPlainJson
+                        raise type_error("a string key", key).at_path(_path(node))
+                    stack.append((member, (node, key)))
             else:
                 stack.extend(
-                    (member, path + (index,)) for index, member in enumerate(item)
+                    (member, (node, index)) for index, member in enumerate(item)
                 )
+        elif kind is str or kind is int or kind is bool or item is None:
+            continue
+        elif kind is float:
+            if not math.isfinite(item):
+                raise type_error("a finite number", item).at_path(_path(node))
         elif item is UNSET:
             raise ValidationError(
                 "UNSET where the schema wants a value (a required field left unset)",
-                path,
+                _path(node),
             )
-        elif kind is float and not math.isfinite(item):
-            raise type_error("a finite number", item).at_path(path)
-        elif item is not None and kind not in _PLAIN:
-            raise ValidationError(f"a {kind.__name__} is not a JSON value", path)
+        elif decoding and isinstance(item, (dict, list, str, int, float)):
+            raise NotPlainJson
+        else:
+            raise ValidationError(f"a {kind.__name__} is not a JSON value", _path(node))
+
+
+def _path(node: Any) -> JsonPath:
+    """The keys and indexes of a path node of :func:`_check_values`."""
+    out: list[str | int] = []
+    while node is not None:
+        node, key = node
+        out.append(key)
+    return tuple(reversed(out))
+
+
+def wire_json(value: Any) -> Any:
+    """``value``, a field the codec keeps as JSON, for the wire form: raise
+    ``ValueError`` when it holds a reference cycle (which has no wire form).
+    Shared parts are not cycles; nothing is copied. A container of strings,
+    integers, booleans and nulls (most ``_meta`` maps and tool inputs) is
+    told apart by a loop over its members, without a walk."""
+    kind: type[object] = type(cast(object, value))
+    members: Iterable[Any]
+    if kind is json_object:
+        members = cast("dict[str, Any]", value).values()
+    elif kind is json_array:
+        members = cast("list[Any]", value)
+    elif not isinstance(value, (dict, list)):
+        return value
+    else:
+        _acyclic(value)
+        return cast(Any, value)
+    for member in members:
+        t = member.__class__
+        if t is not str and t is not int and t is not bool and member is not None:
+            _acyclic(value)
+            break
+    return value
+
+
+def wire_map(value: dict[str, Any]) -> dict[str, Any]:
+    """A shallow copy of a map of JSON values, for the wire form; as
+    :func:`wire_json` for the values."""
+    for member in value.values():
+        t = member.__class__
+        if t is not str and t is not int and t is not bool and member is not None:
+            _acyclic(value)
+            break
+    return dict(value)
+
+
+def _acyclic(value: Any) -> None:
+    stack: list[Any] = [value]
+    active: set[int] = set()
+    while stack:
+        item: Any = stack.pop()
+        if type(item) is int:
+            active.discard(item)  # leaving the container of that id
+            continue
+        ident = id(item)
+        if ident in active:
+            raise ValueError("a reference cycle has no wire form")
+        active.add(ident)
+        stack.append(ident)
+        members: Iterable[Any] = (
+            cast("Mapping[Any, Any]", item).values() if isinstance(item, dict) else item
+        )
+        for member in members:
+            if isinstance(member, (dict, list)):
+                stack.append(member)
 
 
 _DONE: Any = ("done",)
@@ -609,33 +742,6 @@ def _has_subclass(value: Any) -> bool:
     return False
 
 
-# ---------------------------------------------------------------- strict mode
-
-_SCHEMA_CACHE: dict[int, JsonObject] = {}
-
-
-def schema_root(text: str) -> JsonObject:
-    root = _SCHEMA_CACHE.get(id(text))
-    if root is None:
-        root = _SCHEMA_CACHE[id(text)] = {"$defs": json.loads(text)}
-    return root
-
-
-def validate(root: JsonObject, pointer: str, value: Any) -> None:
-    """Check ``value`` against the subschema at ``pointer`` as a JSON Schema
-    2020-12 validator does (``format`` is an annotation), raising
-    :class:`ValidationError` with the path of the first failure."""
-    _Validator(root).check(resolve(root, pointer), value, ())
-
-
-def resolve(root: JsonObject, pointer: str) -> Any:
-    node: Any = root
-    for part in pointer.lstrip("#").split("/")[1:]:
-        part = part.replace("~1", "/").replace("~0", "~")
-        node = node[int(part)] if type(node) is json_array else node[part]
-    return node
-
-
 def json_equal(a: object, b: object) -> bool:
     """Equality of JSON values: ``1 == 1.0``, but ``true != 1``."""
     if type(a) is bool or type(b) is bool:
@@ -655,305 +761,3 @@ def json_equal(a: object, b: object) -> bool:
             and all(json_equal(a[k], b[k]) for k in a)
         )
     return type(a) is type(b) and a == b
-
-
-def _is_type(value: object, kind: str) -> bool:
-    t = type(value)
-    if kind == "object":
-        return t is dict
-    if kind == "array":
-        return t is list
-    if kind == "string":
-        return t is str
-    if kind == "integer":
-        return t is int or (type(value) is float and value.is_integer())
-    if kind == "number":
-        return t is int or (t is float and math.isfinite(cast(float, value)))
-    if kind == "boolean":
-        return t is bool
-    if kind == "null":
-        return value is None
-    return False
-
-
-class _Validator:
-    """A JSON Schema 2020-12 validator for the keywords ACP schemas use; the
-    generator refuses schemas with keywords it does not implement."""
-
-    def __init__(self, root: JsonObject) -> None:
-        self.root = root
-
-    def fail(self, message: str, path: JsonPath, keyword: str = "") -> ValidationError:
-        error = ValidationError(message, path)
-        error.keyword = keyword
-        return error
-
-    def check(self, schema: Any, value: Any, path: JsonPath) -> set[str]:
-        """Validate; return the object properties evaluated (for
-        ``unevaluatedProperties``)."""
-        if schema is True:
-            return set()
-        if schema is False:
-            raise self.fail("no value is allowed here", path)
-        evaluated: set[str] = set()
-        if "$ref" in schema:
-            evaluated |= self.check(resolve(self.root, schema["$ref"]), value, path)
-        kind = schema.get("type")
-        if kind is not None:
-            kinds: list[str] = kind if type(kind) is json_array else [kind]
-            if not any(_is_type(value, k) for k in kinds):
-                expected = " or ".join(kinds)
-                raise self.fail(
-                    f"expected {expected}, found {json_type(value)} {_show(value)}",
-                    path,
-                    "type",
-                )
-        if "const" in schema and not json_equal(value, schema["const"]):
-            error = self.fail(
-                f"expected {_show(schema['const'])}, found {_show(value)}",
-                path,
-                "const",
-            )
-            error.expected = (schema["const"],)
-            error.found = value
-            raise error
-        if "enum" in schema and not any(json_equal(value, e) for e in schema["enum"]):
-            raise self.fail(
-                f"expected one of {_show(schema['enum'])}, found {_show(value)}",
-                path,
-                "const",
-            )
-        t: type[object] = value.__class__
-        if (t is int or t is float) and t is not bool:
-            self._number(schema, value, path)
-        elif t is str:
-            self._string(schema, value, path)
-        elif t is list:
-            self._array(schema, value, path)
-        elif t is dict:
-            evaluated |= self._object(schema, value, path)
-        for sub in schema.get("allOf", ()):
-            evaluated |= self.check(sub, value, path)
-        if "anyOf" in schema:
-            evaluated |= self._any_of(schema["anyOf"], value, path)
-        if "oneOf" in schema:
-            evaluated |= self._one_of(schema["oneOf"], value, path)
-        if "not" in schema:
-            try:
-                self.check(schema["not"], value, path)
-            except ValidationError:
-                pass
-            else:
-                raise self.fail(
-                    "the value matches a schema it must not match", path, "not"
-                )
-        if "if" in schema:
-            try:
-                evaluated |= self.check(schema["if"], value, path)
-            except ValidationError:
-                if "else" in schema:
-                    evaluated |= self.check(schema["else"], value, path)
-            else:
-                if "then" in schema:
-                    evaluated |= self.check(schema["then"], value, path)
-        if t is dict and "unevaluatedProperties" in schema:
-            extra = [k for k in value if k not in evaluated]
-            for key in extra:
-                self.check(schema["unevaluatedProperties"], value[key], path + (key,))
-            evaluated |= set(extra)
-        return evaluated
-
-    def _number(self, schema: JsonObject, value: Any, path: JsonPath) -> None:
-        if "minimum" in schema and value < schema["minimum"]:
-            raise self.fail(
-                f"expected a number >= {schema['minimum']}, found {_num(value)}", path
-            )
-        if "maximum" in schema and value > schema["maximum"]:
-            raise self.fail(
-                f"expected a number <= {schema['maximum']}, found {_num(value)}", path
-            )
-        if "exclusiveMinimum" in schema and value <= schema["exclusiveMinimum"]:
-            raise self.fail(
-                f"expected a number > {schema['exclusiveMinimum']}, found {_num(value)}",
-                path,
-            )
-        if "exclusiveMaximum" in schema and value >= schema["exclusiveMaximum"]:
-            raise self.fail(
-                f"expected a number < {schema['exclusiveMaximum']}, found {_num(value)}",
-                path,
-            )
-        if "multipleOf" in schema:
-            divisor = schema["multipleOf"]
-            if type(value) is int and type(divisor) is int:
-                whole = value % divisor == 0
-            else:
-                try:
-                    quotient = value / divisor
-                except OverflowError:
-                    quotient = math.inf
-                whole = math.isfinite(quotient) and float(quotient).is_integer()
-            if not whole:
-                raise self.fail(
-                    f"expected a multiple of {schema['multipleOf']}, found {_num(value)}",
-                    path,
-                )
-
-    def _string(self, schema: JsonObject, value: str, path: JsonPath) -> None:
-        if "minLength" in schema and len(value) < schema["minLength"]:
-            raise self.fail(
-                f"expected at least {schema['minLength']} characters, found {_show(value)}",
-                path,
-            )
-        if "maxLength" in schema and len(value) > schema["maxLength"]:
-            raise self.fail(
-                f"expected at most {schema['maxLength']} characters, found {_show(value)}",
-                path,
-            )
-        if "pattern" in schema and re.search(schema["pattern"], value) is None:
-            raise self.fail(
-                f"expected a string matching {_show(schema['pattern'])}, found {_show(value)}",
-                path,
-            )
-
-    def _array(self, schema: JsonObject, value: list[Any], path: JsonPath) -> None:
-        if "minItems" in schema and len(value) < schema["minItems"]:
-            raise self.fail(
-                f"expected at least {schema['minItems']} items, found {len(value)}",
-                path,
-            )
-        if "maxItems" in schema and len(value) > schema["maxItems"]:
-            raise self.fail(
-                f"expected at most {schema['maxItems']} items, found {len(value)}", path
-            )
-        prefix = schema.get("prefixItems", ())
-        for index, sub in enumerate(prefix[: len(value)]):
-            self.check(sub, value[index], path + (index,))
-        if "items" in schema:
-            for index in range(len(prefix), len(value)):
-                self.check(schema["items"], value[index], path + (index,))
-        if schema.get("uniqueItems") is True:
-            for i in range(len(value)):
-                for j in range(i):
-                    if json_equal(value[i], value[j]):
-                        raise self.fail("expected unique items", path + (i,))
-
-    def _object(
-        self, schema: JsonObject, value: JsonObject, path: JsonPath
-    ) -> set[str]:
-        evaluated: set[str] = set()
-        for key in schema.get("required", ()):
-            if key not in value:
-                raise self.fail(f"missing required property {json.dumps(key)}", path)
-        if "minProperties" in schema and len(value) < schema["minProperties"]:
-            raise self.fail(
-                f"expected at least {schema['minProperties']} properties", path
-            )
-        if "maxProperties" in schema and len(value) > schema["maxProperties"]:
-            raise self.fail(
-                f"expected at most {schema['maxProperties']} properties", path
-            )
-        properties = schema.get("properties", {})
-        patterns = schema.get("patternProperties", {})
-        for key, sub in properties.items():
-            if key in value:
-                self.check(sub, value[key], path + (key,))
-                evaluated.add(key)
-        for pattern, sub in patterns.items():
-            for key in value:
-                if re.search(pattern, key):
-                    self.check(sub, value[key], path + (key,))
-                    evaluated.add(key)
-        if "additionalProperties" in schema:
-            for key in value:
-                if key in properties or any(re.search(p, key) for p in patterns):
-                    continue
-                if schema["additionalProperties"] is False:
-                    raise self.fail(
-                        f"unexpected property {json.dumps(key)}", path + (key,)
-                    )
-                self.check(schema["additionalProperties"], value[key], path + (key,))
-                evaluated.add(key)
-        if "propertyNames" in schema:
-            for key in value:
-                self.check(schema["propertyNames"], key, path + (key,))
-        for key, needed in schema.get("dependentRequired", {}).items():
-            if key in value:
-                for other in needed:
-                    if other not in value:
-                        raise self.fail(
-                            f"missing property {json.dumps(other)} required by {json.dumps(key)}",
-                            path,
-                        )
-        return evaluated
-
-    def _any_of(self, options: list[Any], value: Any, path: JsonPath) -> set[str]:
-        evaluated: set[str] = set()
-        errors: list[ValidationError] = []
-        matched = False
-        for sub in options:
-            try:
-                evaluated |= self.check(sub, value, path)
-                matched = True
-            except ValidationError as error:
-                errors.append(error)
-        if not matched:
-            raise self._best(errors, path, "any of the allowed shapes")
-        return evaluated
-
-    def _one_of(self, options: list[Any], value: Any, path: JsonPath) -> set[str]:
-        evaluated: set[str] = set()
-        errors: list[ValidationError] = []
-        matches = 0
-        for sub in options:
-            try:
-                evaluated = self.check(sub, value, path)
-                matches += 1
-            except ValidationError as error:
-                errors.append(error)
-        if matches == 0:
-            raise self._best(errors, path, "exactly one of the allowed shapes")
-        if matches > 1:
-            raise self.fail(
-                "the value matches more than one of the shapes of a oneOf", path
-            )
-        return evaluated
-
-    def _best(
-        self, errors: list[ValidationError], path: JsonPath, expected: str
-    ) -> ValidationError:
-        """The error of the branch that was meant, or a summary.
-
-        A branch is not meant when it fails on the value's own type, on a
-        ``not``, or on a constant at the value or one of its members (a union
-        tag); among the others, the one that got furthest wins.
-        """
-        depth = len(path)
-        meant = [e for e in errors if not _rejects_branch(e, depth)]
-        if meant:
-            return max(meant, key=lambda e: len(e.segments))
-        tags = [
-            e for e in errors if e.keyword == "const" and len(e.segments) == depth + 1
-        ]
-        if tags and len({e.segments for e in tags}) == 1:
-            # Every branch refused the same member's value (a union tag): say
-            # so there, with the values it could have had.
-            wanted = ", ".join(_show(value) for e in tags for value in e.expected)
-            error = self.fail(
-                f"expected one of {wanted}, found {_show(tags[0].found)}",
-                tags[0].segments,
-                "const",
-            )
-            error.expected = tuple(value for e in tags for value in e.expected)
-            error.found = tags[0].found
-            return error
-        reasons = "; ".join(sorted({e.message for e in errors})[:3])
-        return self.fail(f"expected {expected} ({reasons})", path)
-
-
-def _rejects_branch(error: ValidationError, depth: int) -> bool:
-    length = len(error.segments)
-    if error.keyword in ("type", "not"):
-        return length == depth
-    if error.keyword == "const":
-        return length <= depth + 1
-    return False

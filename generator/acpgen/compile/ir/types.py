@@ -134,10 +134,12 @@ class ScalarUnionT:
 @dataclass(frozen=True)
 class FirstMatchT:
     """An untagged union that nothing on the wire tells apart: the first
-    member that decodes wins, as serde's ``untagged`` enums do."""
+    member that decodes wins, as serde's ``untagged`` enums do; from a
+    ``oneOf`` (``exclusive``), exactly one member may decode."""
 
     kind: ClassVar[Literal["first_match"]] = "first_match"
     members: tuple["TypeExpr", ...] = ()
+    exclusive: bool = False
 
 
 @dataclass(frozen=True)
