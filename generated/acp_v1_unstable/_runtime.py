@@ -754,7 +754,7 @@ def json_equal(a: object, b: object) -> bool:
         return (
             type(b) is json_array
             and len(a) == len(b)
-            and all(json_equal(x, y) for x, y in zip(a, b))
+            and all(json_equal(x, y) for x, y in zip(a, b, strict=False))
         )
     if type(a) is json_object:
         return (

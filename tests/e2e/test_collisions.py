@@ -8,13 +8,14 @@ import asyncio
 import keyword
 
 import pytest
-
-from acpgen.compile.reserved import runtime_attributes, runtime_names
 from acpgen.compile.naming import pascal
+from acpgen.compile.reserved import runtime_attributes, runtime_names
 
 from ..conftest import schema_with
 
-DEF_NAMES = sorted(n for n in runtime_names() if n.isidentifier() and not keyword.iskeyword(n) and not n.startswith("_"))
+DEF_NAMES = sorted(
+    n for n in runtime_names() if n.isidentifier() and not keyword.iskeyword(n) and not n.startswith("_")
+)
 HANDLER_NAMES = sorted(n for n in runtime_attributes() if not n.startswith("_"))
 OBJECT = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
 
@@ -25,7 +26,15 @@ def _schema() -> dict:
     # calls the runtime's salvage helper, which a $defs "salvage" replaced.
     defs["Holder"] = {
         "type": "object",
-        "properties": {"n": {"type": "integer"}, "tags": {"type": "array", "items": {"type": "string"}, "default": [], "x-deserialize-default-on-error": True}},
+        "properties": {
+            "n": {"type": "integer"},
+            "tags": {
+                "type": "array",
+                "items": {"type": "string"},
+                "default": [],
+                "x-deserialize-default-on-error": True,
+            },
+        },
         "required": ["n"],
     }
     for name in HANDLER_NAMES:
@@ -97,7 +106,9 @@ def test_a_handler_named_like_a_connection_attribute_is_renamed_and_served(packa
     Agent = type("Agent", (package.Agent,), {handlers[n]: make_handler(n) for n in HANDLER_NAMES})
 
     async def main():
-        agent, client = package.connect_in_memory(lambda conn: Agent(), lambda conn: type("Client", (package.Client,), {})())
+        agent, client = package.connect_in_memory(
+            lambda conn: Agent(), lambda conn: type("Client", (package.Client,), {})()
+        )
         try:
             for i, name in enumerate(HANDLER_NAMES):
                 call = getattr(client, handlers[name])
