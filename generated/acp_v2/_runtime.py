@@ -4,7 +4,12 @@
 container checks the generated decoders call, and the walks over JSON values
 (subclasses of the JSON types, the wire check of ``encode``). The JSON Schema
 validator behind strict mode is in ``_validator.py``, the codec's entry points
-in ``_codec.py``."""
+in ``_codec.py``.
+
+One cohesive thing, longer than the other modules: the helpers the
+generated decoders and encoders call, kept in one module so that each
+generated module imports them from one place.
+"""
 
 from __future__ import annotations
 

@@ -16,6 +16,9 @@ allowed, an unknown tag, a known tag with a bad payload, a missing or
 non-string tag, an invalid array item, an integer out of range, ``true`` for an
 integer. Whether a mutation is still valid is jsonschema's verdict, and what
 lenient and strict decoding must give is :class:`~.model.Model`'s.
+
+One cohesive thing, longer than the other modules: one generator whose
+valid instances and mutations share the walk of the schema.
 """
 
 from __future__ import annotations

@@ -3,7 +3,11 @@ schemas (``facts._Side``) and lists every change to their types, fields,
 enums and unions (and, through :class:`~acpgen.diff.protocol._ProtocolChanges`,
 to their methods and message forms) with its wire and Python API verdicts,
 following the rules table in the package docstring; with the helpers only
-it uses (variant keys, ``x-deserialize-skip-invalid-items`` positions)."""
+it uses (variant keys, ``x-deserialize-skip-invalid-items`` positions).
+
+One cohesive thing, longer than the other modules: the one walker of the
+type changes, whose cases share its state.
+"""
 
 from __future__ import annotations
 

@@ -10,6 +10,9 @@ finds valid for its method is taken as it is, its session and tool call ids
 read straight from the JSON: such a message has no finding, however the
 package's decoders would read it. Any other message goes the slow way, the
 package's lenient and strict decoders, which say what is wrong and where.
+
+One cohesive thing, longer than the other modules: the one stateful engine,
+its fast and slow paths sharing the state they check against.
 """
 
 from __future__ import annotations
