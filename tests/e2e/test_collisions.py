@@ -16,7 +16,9 @@ from ..conftest import schema_with
 DEF_NAMES = sorted(
     n for n in runtime_names() if n.isidentifier() and not keyword.iskeyword(n) and not n.startswith("_")
 )
-HANDLER_NAMES = sorted(n for n in runtime_attributes() if not n.startswith("_"))
+# The connection's attributes, and the extension handlers every interface
+# has besides the schema's methods.
+HANDLER_NAMES = sorted({n for n in runtime_attributes() if not n.startswith("_")} | {"ext_method", "ext_notification"})
 OBJECT = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
 
 
@@ -66,7 +68,9 @@ def package(tmp_path_factory):
 
 def test_the_test_covers_the_names_the_reports_named():
     assert {"salvage", "NotPlainJson", "ValidationError", "furthest", "check_variants", "FLOAT_MAX"} <= set(DEF_NAMES)
-    assert {"start", "run", "close", "request", "notify", "grace", "handler", "process"} <= set(HANDLER_NAMES)
+    assert {"start", "run", "close", "request", "notify", "grace", "handler", "process", "ext_method"} <= set(
+        HANDLER_NAMES
+    )
 
 
 def test_every_runtime_name_as_a_definition_decodes_and_encodes(package):
