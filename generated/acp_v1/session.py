@@ -9,12 +9,25 @@ A fold costs the same whatever the session's size: the newest Session of a line 
 
 from __future__ import annotations
 
-import copy as _copy
 from dataclasses import dataclass
 from dataclasses import field as _field
 from typing import Any, Callable, ClassVar, Iterable, Mapping, Union, cast
 
 from ._runtime import UNSET, ValidationError
+from ._session import ABSENT as _MISSING
+from ._session import CUT as _CUT
+from ._session import POP as _POP
+from ._session import PUT as _PUT
+from ._session import SET as _SET
+from ._session import HistoryEntryBase as _HistoryEntryBase
+from ._session import SessionBase as _SessionBase
+from ._session import SessionStore as _SessionStore
+from ._session import Undo as _Undo
+from ._session import UpdateRuleBase as _UpdateRuleBase
+from ._session import enter as _enter
+from ._session import extend_message as _extend_message
+from ._session import own as _own
+from ._session import start_message as _start_message
 from .codec import decode, encode
 from .models import *  # noqa: F401,F403
 from .patch import *  # noqa: F401,F403
@@ -51,24 +64,13 @@ SESSION_SOURCES: tuple[tuple[str, str], ...] = (
 """(method, ``"result"`` or ``"params"``): the messages whose ``sessionId``
 opens a session the client may then get updates for."""
 
-_new = object.__new__
-_MISSING: Any = object()
-"""An undo's old value for a key that was not there."""
-
 
 @dataclass(slots=True, frozen=True)
-class HistoryEntry:
+class HistoryEntry(_HistoryEntryBase):
     """A place in the session's history: ``key`` is the key of the entity in
     the Session attribute (a dict) that ``field`` names. Each field with a
     history has its subclass (``HistoryItem`` is their union), whose
     ``value(session)`` is the entity, typed."""
-
-    field: ClassVar[str] = ""
-    key: str
-
-    def value(self, session: Session) -> object:
-        """The entity at this entry in ``session``."""
-        return getattr(session, self.field)[self.key]
 
 
 @dataclass(slots=True, frozen=True)
@@ -154,64 +156,11 @@ class ChunkedMessage:
     content: list[ContentBlock] = _field(default_factory=lambda: [])
 
 
-_Undo = tuple[int, str, Any, Any, int]
-"""What a fold changed, to undo it: (operation, field, key, old value, the
-history's length before, or -1 when the fold added no entry)."""
-_PUT = 0
-"""The entry ``key`` of the dict ``field`` was ``old`` (``_MISSING``: none)."""
-_SET = 1
-"""The attribute ``field`` was ``old``."""
-_CUT = 2
-"""The list of the entry ``key`` of ``field`` was ``old`` items long."""
-_POP = 3
-"""The list ``field`` was ``old`` items long."""
-
-_SHARED = frozenset(
-    {
-        "user_messages",
-        "agent_messages",
-        "agent_thoughts",
-        "tool_calls",
-        "notices",
-        "compactions",
-        "history",
-    }
-)
-"""The fields whose container the fold changes in place unless it was handed out."""
-_OWNED = frozenset(
-    {
-        "user_messages",
-        "agent_messages",
-        "agent_thoughts",
-        "tool_calls",
-        "compactions",
-    }
-)
-"""The fields whose entries the fold may extend in place."""
-_CUT_ATTRS = {
-    "user_messages": "content",
-    "agent_messages": "content",
-    "agent_thoughts": "content",
-    "compactions": "summary",
-}
-"""The list each in-place extended entry keeps its chunks in, by field."""
-
-
-class _Store:
-    """The state of the newest Session of a line of folds, which the fold
-    changes in place. A value a Session handed out is shared
-    (``<field>_shared``): the fold copies it before changing it. The keys in
-    ``<field>_owned`` are entries no Session handed out yet, which the fold may
-    extend in place."""
+class _Store(_SessionStore):
+    """The state of the newest Session of a line of folds (``SessionStore``):
+    the fields of the schema's Session, and for each its sharing flags."""
 
     __slots__ = (
-        "session_id",
-        "history",
-        "history_shared",
-        "tail_field",
-        "tail_key",
-        "tail_id",
-        "tail_items",
         "user_messages",
         "user_messages_shared",
         "user_messages_owned",
@@ -236,16 +185,46 @@ class _Store:
         "compactions_shared",
         "compactions_owned",
     )
-    session_id: str
-    history: list[HistoryItem]
-    history_shared: bool
-    tail_field: str | None
-    """The message field of the last history entry while the store owns that
-    message (a chunk of its kind may extend it in place), else None ..."""
-    tail_key: str
-    tail_id: str | None
-    tail_items: list[ContentBlock]
-    """... its key, message id and content."""
+    FIELDS = (
+        "user_messages",
+        "agent_messages",
+        "agent_thoughts",
+        "tool_calls",
+        "plan",
+        "available_commands",
+        "current_mode_id",
+        "config_options",
+        "info",
+        "usage",
+        "notices",
+        "compactions",
+    )
+    SHARED = frozenset(
+        {
+            "user_messages",
+            "agent_messages",
+            "agent_thoughts",
+            "tool_calls",
+            "notices",
+            "compactions",
+            "history",
+        }
+    )
+    OWNED = frozenset(
+        {
+            "user_messages",
+            "agent_messages",
+            "agent_thoughts",
+            "tool_calls",
+            "compactions",
+        }
+    )
+    CUT_ATTRS = {
+        "user_messages": "content",
+        "agent_messages": "content",
+        "agent_thoughts": "content",
+        "compactions": "summary",
+    }
     user_messages: dict[str, ChunkedMessage]
     user_messages_shared: bool
     user_messages_owned: set[str]
@@ -271,46 +250,7 @@ class _Store:
     compactions_owned: set[str]
 
 
-def _share(store: _Store, name: str) -> Any:
-    """The value of ``name`` in ``store``, handed out: from now on the fold
-    copies it (and its entries) before changing it."""
-    if name in _SHARED:
-        setattr(store, name + "_shared", True)
-    if name in _OWNED:
-        getattr(store, name + "_owned").clear()
-    if store.tail_field == name:
-        store.tail_field = None
-    return getattr(store, name)
-
-
-def _own(store: _Store, name: str) -> Any:
-    """The container of ``name`` in ``store``, to change in place: a copy
-    when it was handed out."""
-    value = getattr(store, name)
-    if getattr(store, name + "_shared"):
-        value = _copy_container(value)
-        setattr(store, name, value)
-        setattr(store, name + "_shared", False)
-    return value
-
-
-def _copy_container(value: Any) -> Any:
-    """A shallow copy of a dict or list; any other value as it is."""
-    if type(value) in (dict, list):
-        return value.copy()
-    return value
-
-
-def _enter(store: _Store, entry: HistoryItem) -> int:
-    """Add ``entry`` to the history; returns the history's length before."""
-    history: list[HistoryItem] = _own(store, "history")
-    size = len(history)
-    history.append(entry)
-    store.tail_field = None
-    return size
-
-
-class Session:
+class Session(_SessionBase):
     """The state of one session, folded from its session/update notifications.
 
     ``history`` lists messages, tool calls and the other entities an editor
@@ -324,15 +264,7 @@ class Session:
     newest state and the changes since (a cost in their number). Treat what a
     Session returns as read-only: the containers are the Session's own."""
 
-    __slots__ = ("_store", "_next", "_undo", "_cache")
-    _store: _Store
-    _next: Session
-    """The Session folded from this one (set with ``_undo``)."""
-    _undo: _Undo | None
-    """None for the newest Session of its store; else what the fold to
-    ``_next`` changed."""
-    _cache: dict[str, Any]
-    """The fields read (set on the first read)."""
+    __slots__ = ()
 
     def __init__(
         self,
@@ -474,74 +406,6 @@ class Session:
             and self.compactions == other.compactions
         )
 
-    def __repr__(self) -> str:
-        fields = ", ".join(
-            f"{name}={self._read(name)!r}" for name in ("history", *_WIRE_NAMES)
-        )
-        return f"Session(session_id={self.session_id!r}, {fields})"
-
-    def _read(self, name: str) -> Any:
-        try:
-            cache = self._cache
-        except AttributeError:
-            cache = self._cache = {}
-        if name in cache:
-            return cache[name]
-        value = _share(self._store, name) if self._undo is None else self._rebuild(name)
-        cache[name] = value
-        return value
-
-    def _rebuild(self, name: str) -> Any:
-        """The value of ``name`` this (older) Session saw: the newest value,
-        copied, with the changes since undone, newest first."""
-        undos: list[_Undo] = []
-        newest = self
-        while newest._undo is not None:
-            undos.append(newest._undo)
-            newest = newest._next
-        value = _copy_container(_share(self._store, name))
-        copied: set[Any] = set()
-        for op, field, key, old, size in reversed(undos):
-            if name == "history":
-                if size >= 0:
-                    del value[size:]
-            elif field != name:
-                continue
-            elif op == _SET:
-                value = old
-            elif op == _POP:
-                del value[old:]
-            elif op == _PUT:
-                copied.discard(key)
-                if old is _MISSING:
-                    del value[key]
-                else:
-                    value[key] = old
-            elif key in copied:
-                del getattr(value[key], _CUT_ATTRS[field])[old:]
-            else:
-                entry = _copy.copy(value[key])
-                attr = _CUT_ATTRS[field]
-                setattr(entry, attr, getattr(entry, attr)[:old])
-                value[key] = entry
-                copied.add(key)
-        return value
-
-    def _apply(self, fold: Callable[[_Store, Any], _Undo], update: object) -> Session:
-        """The Session with ``update`` folded in by ``fold``: in place into the
-        store when this is its newest Session, else into a copy."""
-        store = self._store
-        if self._undo is not None:
-            store = self._copy()._store
-        undo = fold(store, update)
-        new = _new(Session)
-        new._store = store
-        new._undo = None
-        if store is self._store:
-            self._next = new
-            self._undo = undo
-        return new
-
     def _copy(self) -> Session:
         """A Session with a store of its own in the state this one saw."""
         return Session(
@@ -564,13 +428,7 @@ class Session:
     @staticmethod
     def fold_session_update(session: Session, update: SessionUpdate) -> Session:
         """Fold one decoded SessionUpdate into ``session``; returns a new Session."""
-        try:
-            fold = _FOLDS[type(update)]
-        except KeyError:
-            raise TypeError(
-                f"{type(update).__name__} is not a SessionUpdate of this schema"
-            ) from None
-        return session._apply(fold, update)
+        return session._fold(_FOLDS, update)
 
     @staticmethod
     def apply_session_update(
@@ -579,30 +437,7 @@ class Session:
         """Fold a session/update notification into ``session`` (None: a session
         not seen before); returns a new Session and changes neither argument.
         Raises ``ValueError`` when the notification is for another session."""
-        if session is None:
-            session = Session(session_id=notification.session_id)
-        store = session._store
-        if notification.session_id != store.session_id:
-            raise ValueError(
-                f"the notification is for session {notification.session_id!r}, not {store.session_id!r}"
-            )
-        update = notification.update
-        try:
-            fold = _FOLDS[type(update)]
-        except KeyError:
-            raise TypeError(
-                f"{type(update).__name__} is not a SessionUpdate of this schema"
-            ) from None
-        if session._undo is not None:
-            return session._apply(fold, update)
-        # Session._apply, inlined for the newest Session (the usual case).
-        undo = fold(store, update)
-        new = _new(Session)
-        new._store = store
-        new._undo = None
-        session._next = new
-        session._undo = undo
-        return new
+        return _SessionBase._apply_update(Session, _FOLDS, session, notification)
 
     @staticmethod
     def apply_prompt(session: Session | None, request: PromptRequest) -> Session:
@@ -624,65 +459,8 @@ class Session:
 
 
 @dataclass(slots=True, frozen=True)
-class UpdateRule:
+class UpdateRule(_UpdateRuleBase):
     """What one session/update kind does (see ``UPDATE_RULES``)."""
-
-    tag: str | None
-    """The ``sessionUpdate`` value; None for the catch-all variant."""
-    action: str
-    """``upsert``, ``chunk``, ``message-chunk``, ``set``, ``keyed-set``, ``remove`` or ``append``."""
-    field: str
-    """The Session attribute it changes."""
-    key: str
-    """The variant's attribute holding the entity's key, or ``""``."""
-    started_by: tuple[str, ...]
-    """The kinds that must have started the entity (a protocol error otherwise)."""
-
-
-def _extend_message(
-    store: _Store,
-    field: str,
-    key: str,
-    current: ChunkedMessage,
-    message_id: str | None,
-    content: ContentBlock,
-) -> _Undo:
-    """Replace the message ``key`` (handed out, or taking an id) with one
-    extended by ``content``, which the store owns."""
-    messages: dict[str, ChunkedMessage] = _own(store, field)
-    message = messages[key] = ChunkedMessage(
-        message_id=message_id, content=[*current.content, content]
-    )
-    getattr(store, field + "_owned").add(key)
-    _set_tail(store, field, key, message)
-    return (_PUT, field, key, current, -1)
-
-
-def _start_message(
-    store: _Store,
-    field: str,
-    entry: HistoryItem,
-    message_id: str | None,
-    content: list[ContentBlock],
-) -> _Undo:
-    """Start the message of ``entry`` (a new history entry) with ``content``."""
-    messages: dict[str, ChunkedMessage] = _own(store, field)
-    message = messages[entry.key] = ChunkedMessage(
-        message_id=message_id, content=content
-    )
-    owned: set[str] = getattr(store, field + "_owned")
-    owned.clear()  # a message of a kind ends when the next one starts
-    owned.add(entry.key)
-    size = _enter(store, entry)
-    _set_tail(store, field, entry.key, message)
-    return (_PUT, field, entry.key, _MISSING, size)
-
-
-def _set_tail(store: _Store, field: str, key: str, message: ChunkedMessage) -> None:
-    store.tail_field = field
-    store.tail_key = key
-    store.tail_id = message.message_id
-    store.tail_items = message.content
 
 
 def _fold_user_message_chunk(
@@ -710,16 +488,15 @@ def _fold_user_message_chunk(
             key = last.key
             current = store.user_messages[key]
             known = current.message_id
-            if wire_id is None or known == wire_id:
-                return _extend_message(
-                    store, "user_messages", key, current, known, content
+            if wire_id is None or known is None or known == wire_id:
+                message = ChunkedMessage(
+                    message_id=known if wire_id is None else wire_id,
+                    content=[*current.content, content],
                 )
-            if known is None:
-                return _extend_message(
-                    store, "user_messages", key, current, wire_id, content
-                )
+                return _extend_message(store, "user_messages", key, current, message)
+    message = ChunkedMessage(message_id=wire_id, content=[content])
     return _start_message(
-        store, "user_messages", UserMessageEntry(f"#{len(history)}"), wire_id, [content]
+        store, "user_messages", UserMessageEntry(f"#{len(history)}"), message
     )
 
 
@@ -748,20 +525,15 @@ def _fold_agent_message_chunk(
             key = last.key
             current = store.agent_messages[key]
             known = current.message_id
-            if wire_id is None or known == wire_id:
-                return _extend_message(
-                    store, "agent_messages", key, current, known, content
+            if wire_id is None or known is None or known == wire_id:
+                message = ChunkedMessage(
+                    message_id=known if wire_id is None else wire_id,
+                    content=[*current.content, content],
                 )
-            if known is None:
-                return _extend_message(
-                    store, "agent_messages", key, current, wire_id, content
-                )
+                return _extend_message(store, "agent_messages", key, current, message)
+    message = ChunkedMessage(message_id=wire_id, content=[content])
     return _start_message(
-        store,
-        "agent_messages",
-        AgentMessageEntry(f"#{len(history)}"),
-        wire_id,
-        [content],
+        store, "agent_messages", AgentMessageEntry(f"#{len(history)}"), message
     )
 
 
@@ -790,20 +562,15 @@ def _fold_agent_thought_chunk(
             key = last.key
             current = store.agent_thoughts[key]
             known = current.message_id
-            if wire_id is None or known == wire_id:
-                return _extend_message(
-                    store, "agent_thoughts", key, current, known, content
+            if wire_id is None or known is None or known == wire_id:
+                message = ChunkedMessage(
+                    message_id=known if wire_id is None else wire_id,
+                    content=[*current.content, content],
                 )
-            if known is None:
-                return _extend_message(
-                    store, "agent_thoughts", key, current, wire_id, content
-                )
+                return _extend_message(store, "agent_thoughts", key, current, message)
+    message = ChunkedMessage(message_id=wire_id, content=[content])
     return _start_message(
-        store,
-        "agent_thoughts",
-        AgentThoughtEntry(f"#{len(history)}"),
-        wire_id,
-        [content],
+        store, "agent_thoughts", AgentThoughtEntry(f"#{len(history)}"), message
     )
 
 
@@ -946,7 +713,12 @@ def _fold_compaction_summary_chunk(
 def _fold_prompt(store: _Store, request: PromptRequest) -> _Undo:
     history = store.history
     entry = UserMessageEntry(f"#{len(history)}")
-    return _start_message(store, "user_messages", entry, None, list(request.prompt))
+    return _start_message(
+        store,
+        "user_messages",
+        entry,
+        ChunkedMessage(message_id=None, content=list(request.prompt)),
+    )
 
 
 _FOLDS: dict[type, Callable[[_Store, Any], _Undo]] = {

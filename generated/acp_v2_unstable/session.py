@@ -9,11 +9,22 @@ A fold costs the same whatever the session's size: the newest Session of a line 
 
 from __future__ import annotations
 
-import copy as _copy
 from dataclasses import dataclass
 from typing import Any, Callable, ClassVar, Iterable, Mapping, Union, cast
 
 from ._runtime import ValidationError
+from ._session import ABSENT as _MISSING
+from ._session import CUT as _CUT
+from ._session import POP as _POP
+from ._session import PUT as _PUT
+from ._session import SET as _SET
+from ._session import HistoryEntryBase as _HistoryEntryBase
+from ._session import SessionBase as _SessionBase
+from ._session import SessionStore as _SessionStore
+from ._session import Undo as _Undo
+from ._session import UpdateRuleBase as _UpdateRuleBase
+from ._session import enter as _enter
+from ._session import own as _own
 from .codec import decode, encode
 from .models import *  # noqa: F401,F403
 from .patch import *  # noqa: F401,F403
@@ -49,24 +60,13 @@ SESSION_SOURCES: tuple[tuple[str, str], ...] = (
 """(method, ``"result"`` or ``"params"``): the messages whose ``sessionId``
 opens a session the client may then get updates for."""
 
-_new = object.__new__
-_MISSING: Any = object()
-"""An undo's old value for a key that was not there."""
-
 
 @dataclass(slots=True, frozen=True)
-class HistoryEntry:
+class HistoryEntry(_HistoryEntryBase):
     """A place in the session's history: ``key`` is the key of the entity in
     the Session attribute (a dict) that ``field`` names. Each field with a
     history has its subclass (``HistoryItem`` is their union), whose
     ``value(session)`` is the entity, typed."""
-
-    field: ClassVar[str] = ""
-    key: str
-
-    def value(self, session: Session) -> object:
-        """The entity at this entry in ``session``."""
-        return getattr(session, self.field)[self.key]
 
 
 @dataclass(slots=True, frozen=True)
@@ -155,69 +155,12 @@ _ENTRY_CLASSES: dict[str, type[HistoryItem]] = {
     "session_messages": SessionMessageEntry,
 }
 
-_Undo = tuple[int, str, Any, Any, int]
-"""What a fold changed, to undo it: (operation, field, key, old value, the
-history's length before, or -1 when the fold added no entry)."""
-_PUT = 0
-"""The entry ``key`` of the dict ``field`` was ``old`` (``_MISSING``: none)."""
-_SET = 1
-"""The attribute ``field`` was ``old``."""
-_CUT = 2
-"""The list of the entry ``key`` of ``field`` was ``old`` items long."""
-_POP = 3
-"""The list ``field`` was ``old`` items long."""
 
-_SHARED = frozenset(
-    {
-        "user_messages",
-        "agent_messages",
-        "agent_thoughts",
-        "tool_calls",
-        "terminals",
-        "notices",
-        "compactions",
-        "subagents",
-        "session_messages",
-        "unrecognized",
-        "history",
-    }
-)
-"""The fields whose container the fold changes in place unless it was handed out."""
-_OWNED = frozenset(
-    {
-        "user_messages",
-        "agent_messages",
-        "agent_thoughts",
-        "tool_calls",
-        "terminals",
-        "compactions",
-        "subagents",
-        "session_messages",
-    }
-)
-"""The fields whose entries the fold may extend in place."""
-_CUT_ATTRS = {
-    "user_messages": "content",
-    "agent_messages": "content",
-    "agent_thoughts": "content",
-    "tool_calls": "content",
-    "compactions": "summary",
-    "session_messages": "content",
-}
-"""The list each in-place extended entry keeps its chunks in, by field."""
-
-
-class _Store:
-    """The state of the newest Session of a line of folds, which the fold
-    changes in place. A value a Session handed out is shared
-    (``<field>_shared``): the fold copies it before changing it. The keys in
-    ``<field>_owned`` are entries no Session handed out yet, which the fold may
-    extend in place."""
+class _Store(_SessionStore):
+    """The state of the newest Session of a line of folds (``SessionStore``):
+    the fields of the schema's Session, and for each its sharing flags."""
 
     __slots__ = (
-        "session_id",
-        "history",
-        "history_shared",
         "user_messages",
         "user_messages_shared",
         "user_messages_owned",
@@ -253,9 +196,59 @@ class _Store:
         "unrecognized",
         "unrecognized_shared",
     )
-    session_id: str
-    history: list[HistoryItem]
-    history_shared: bool
+    FIELDS = (
+        "user_messages",
+        "agent_messages",
+        "agent_thoughts",
+        "state",
+        "tool_calls",
+        "terminals",
+        "plans",
+        "available_commands",
+        "config_options",
+        "info",
+        "usage",
+        "notices",
+        "compactions",
+        "subagents",
+        "session_messages",
+        "unrecognized",
+    )
+    SHARED = frozenset(
+        {
+            "user_messages",
+            "agent_messages",
+            "agent_thoughts",
+            "tool_calls",
+            "terminals",
+            "notices",
+            "compactions",
+            "subagents",
+            "session_messages",
+            "unrecognized",
+            "history",
+        }
+    )
+    OWNED = frozenset(
+        {
+            "user_messages",
+            "agent_messages",
+            "agent_thoughts",
+            "tool_calls",
+            "terminals",
+            "compactions",
+            "subagents",
+            "session_messages",
+        }
+    )
+    CUT_ATTRS = {
+        "user_messages": "content",
+        "agent_messages": "content",
+        "agent_thoughts": "content",
+        "tool_calls": "content",
+        "compactions": "summary",
+        "session_messages": "content",
+    }
     user_messages: dict[str, UserMessageState]
     user_messages_shared: bool
     user_messages_owned: set[str]
@@ -292,43 +285,7 @@ class _Store:
     unrecognized_shared: bool
 
 
-def _share(store: _Store, name: str) -> Any:
-    """The value of ``name`` in ``store``, handed out: from now on the fold
-    copies it (and its entries) before changing it."""
-    if name in _SHARED:
-        setattr(store, name + "_shared", True)
-    if name in _OWNED:
-        getattr(store, name + "_owned").clear()
-    return getattr(store, name)
-
-
-def _own(store: _Store, name: str) -> Any:
-    """The container of ``name`` in ``store``, to change in place: a copy
-    when it was handed out."""
-    value = getattr(store, name)
-    if getattr(store, name + "_shared"):
-        value = _copy_container(value)
-        setattr(store, name, value)
-        setattr(store, name + "_shared", False)
-    return value
-
-
-def _copy_container(value: Any) -> Any:
-    """A shallow copy of a dict or list; any other value as it is."""
-    if type(value) in (dict, list):
-        return value.copy()
-    return value
-
-
-def _enter(store: _Store, entry: HistoryItem) -> int:
-    """Add ``entry`` to the history; returns the history's length before."""
-    history: list[HistoryItem] = _own(store, "history")
-    size = len(history)
-    history.append(entry)
-    return size
-
-
-class Session:
+class Session(_SessionBase):
     """The state of one session, folded from its session/update notifications.
 
     ``history`` lists messages, tool calls and the other entities an editor
@@ -342,15 +299,7 @@ class Session:
     newest state and the changes since (a cost in their number). Treat what a
     Session returns as read-only: the containers are the Session's own."""
 
-    __slots__ = ("_store", "_next", "_undo", "_cache")
-    _store: _Store
-    _next: Session
-    """The Session folded from this one (set with ``_undo``)."""
-    _undo: _Undo | None
-    """None for the newest Session of its store; else what the fold to
-    ``_next`` changed."""
-    _cache: dict[str, Any]
-    """The fields read (set on the first read)."""
+    __slots__ = ()
 
     def __init__(
         self,
@@ -379,6 +328,7 @@ class Session:
         store.session_id = session_id
         store.history = list(history)
         store.history_shared = False
+        store.tail_field = None
         store.user_messages = {} if user_messages is None else dict(user_messages)
         store.user_messages_shared = False
         store.user_messages_owned = set()
@@ -532,74 +482,6 @@ class Session:
             and self.unrecognized == other.unrecognized
         )
 
-    def __repr__(self) -> str:
-        fields = ", ".join(
-            f"{name}={self._read(name)!r}" for name in ("history", *_WIRE_NAMES)
-        )
-        return f"Session(session_id={self.session_id!r}, {fields})"
-
-    def _read(self, name: str) -> Any:
-        try:
-            cache = self._cache
-        except AttributeError:
-            cache = self._cache = {}
-        if name in cache:
-            return cache[name]
-        value = _share(self._store, name) if self._undo is None else self._rebuild(name)
-        cache[name] = value
-        return value
-
-    def _rebuild(self, name: str) -> Any:
-        """The value of ``name`` this (older) Session saw: the newest value,
-        copied, with the changes since undone, newest first."""
-        undos: list[_Undo] = []
-        newest = self
-        while newest._undo is not None:
-            undos.append(newest._undo)
-            newest = newest._next
-        value = _copy_container(_share(self._store, name))
-        copied: set[Any] = set()
-        for op, field, key, old, size in reversed(undos):
-            if name == "history":
-                if size >= 0:
-                    del value[size:]
-            elif field != name:
-                continue
-            elif op == _SET:
-                value = old
-            elif op == _POP:
-                del value[old:]
-            elif op == _PUT:
-                copied.discard(key)
-                if old is _MISSING:
-                    del value[key]
-                else:
-                    value[key] = old
-            elif key in copied:
-                del getattr(value[key], _CUT_ATTRS[field])[old:]
-            else:
-                entry = _copy.copy(value[key])
-                attr = _CUT_ATTRS[field]
-                setattr(entry, attr, getattr(entry, attr)[:old])
-                value[key] = entry
-                copied.add(key)
-        return value
-
-    def _apply(self, fold: Callable[[_Store, Any], _Undo], update: object) -> Session:
-        """The Session with ``update`` folded in by ``fold``: in place into the
-        store when this is its newest Session, else into a copy."""
-        store = self._store
-        if self._undo is not None:
-            store = self._copy()._store
-        undo = fold(store, update)
-        new = _new(Session)
-        new._store = store
-        new._undo = None
-        if store is self._store:
-            self._next = new
-            self._undo = undo
-        return new
-
     def _copy(self) -> Session:
         """A Session with a store of its own in the state this one saw."""
         return Session(
@@ -626,13 +508,7 @@ class Session:
     @staticmethod
     def fold_session_update(session: Session, update: SessionUpdate) -> Session:
         """Fold one decoded SessionUpdate into ``session``; returns a new Session."""
-        try:
-            fold = _FOLDS[type(update)]
-        except KeyError:
-            raise TypeError(
-                f"{type(update).__name__} is not a SessionUpdate of this schema"
-            ) from None
-        return session._apply(fold, update)
+        return session._fold(_FOLDS, update)
 
     @staticmethod
     def apply_session_update(
@@ -641,46 +517,12 @@ class Session:
         """Fold a session/update notification into ``session`` (None: a session
         not seen before); returns a new Session and changes neither argument.
         Raises ``ValueError`` when the notification is for another session."""
-        if session is None:
-            session = Session(session_id=notification.session_id)
-        store = session._store
-        if notification.session_id != store.session_id:
-            raise ValueError(
-                f"the notification is for session {notification.session_id!r}, not {store.session_id!r}"
-            )
-        update = notification.update
-        try:
-            fold = _FOLDS[type(update)]
-        except KeyError:
-            raise TypeError(
-                f"{type(update).__name__} is not a SessionUpdate of this schema"
-            ) from None
-        if session._undo is not None:
-            return session._apply(fold, update)
-        # Session._apply, inlined for the newest Session (the usual case).
-        undo = fold(store, update)
-        new = _new(Session)
-        new._store = store
-        new._undo = None
-        session._next = new
-        session._undo = undo
-        return new
+        return _SessionBase._apply_update(Session, _FOLDS, session, notification)
 
 
 @dataclass(slots=True, frozen=True)
-class UpdateRule:
+class UpdateRule(_UpdateRuleBase):
     """What one session/update kind does (see ``UPDATE_RULES``)."""
-
-    tag: str | None
-    """The ``sessionUpdate`` value; None for the catch-all variant."""
-    action: str
-    """``upsert``, ``chunk``, ``message-chunk``, ``set``, ``keyed-set``, ``remove`` or ``append``."""
-    field: str
-    """The Session attribute it changes."""
-    key: str
-    """The variant's attribute holding the entity's key, or ``""``."""
-    started_by: tuple[str, ...]
-    """The kinds that must have started the entity (a protocol error otherwise)."""
 
 
 def _fold_user_message_chunk(

@@ -16,6 +16,7 @@ SOURCES = {
         "_jsonrpc.py",
         "_transport.py",
         "_connection.py",
+        "_session.py",
     )
 }
 """Generated file name -> the source copied into the package."""
