@@ -366,11 +366,6 @@ class Session(_SessionBase):
         self._undo = None
 
     @property
-    def session_id(self) -> str:
-        """The ``sessionId`` of the session."""
-        return self._store.session_id
-
-    @property
     def history(self) -> list[HistoryItem]:
         """The messages, tool calls ... in the order they first appeared."""
         return cast("list[HistoryItem]", self._read("history"))

@@ -162,3 +162,8 @@ def test_a_cut_undo_rebuilds_the_entry_with_fewer_chunks() -> None:
     assert s2.read("values")["b"].parts == [1, 2, 3]
     assert s1.read("values")["b"].parts == [1, 2]
     assert s0.read("values")["b"].parts == [1]
+
+
+def test_session_id_is_the_store_s() -> None:
+    s = Session("abc")
+    assert s.session_id == "abc" and s._apply(append, 1).session_id == "abc"

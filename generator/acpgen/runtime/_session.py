@@ -239,6 +239,11 @@ class SessionBase:
     _cache: dict[str, Any]
     """The fields read (set on the first read)."""
 
+    @property
+    def session_id(self) -> str:
+        """The ``sessionId`` of the session."""
+        return self._store.session_id
+
     def __repr__(self) -> str:
         names = ("history", *self._store.FIELDS)
         fields = ", ".join(f"{name}={self._read(name)!r}" for name in names)
