@@ -9,9 +9,8 @@ Re-record after changing the command line: ``.venv/bin/python docs/cli_reference
 from __future__ import annotations
 
 import click
-from click.testing import CliRunner
-
 from acpgen.cli import main
+from click.testing import CliRunner
 
 INTRO = """# The command line
 

@@ -24,9 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
-
 from acpgen.cli import main
+from click.testing import CliRunner
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
