@@ -45,7 +45,7 @@ typecheck: $(STAMP)
 # pyright strict, as the source it is.
 lint: $(STAMP)
 	$(BIN)/ruff check generator tests
-	$(BIN)/ruff check --extend-select I,UP generator/acpgen/runtime tests/unit/test_runtime*.py
+	$(BIN)/ruff format --check generator tests
 	$(BIN)/mypy
 	$(BIN)/pyright
 

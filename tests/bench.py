@@ -37,11 +37,12 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from functools import partial
 from importlib import metadata
 from itertools import repeat
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 GENERATED = ROOT / "generated"
@@ -63,10 +64,7 @@ def _import_libraries():
     try:
         import acp.schema as sdk_schema
     except ImportError:
-        sys.exit(
-            "the official SDK is not installed: "
-            f"{sys.executable} -m pip install agent-client-protocol"
-        )
+        sys.exit(f"the official SDK is not installed: {sys.executable} -m pip install agent-client-protocol")
     import bench_payloads
 
     return acp_v1, sdk_schema, bench_payloads
@@ -75,9 +73,7 @@ def _import_libraries():
 class Case:
     """One message of the mix, with the four callables the benchmark times."""
 
-    def __init__(
-        self, label: str, def_name: str, payload: dict, acp_v1, sdk_schema, mapping
-    ):
+    def __init__(self, label: str, def_name: str, payload: dict, acp_v1, sdk_schema, mapping):
         self.label = label
         self.def_name = def_name
         self.payload = payload
@@ -121,9 +117,7 @@ def _diff(a: Any, b: Any, names: tuple[str, str], path: str = "$") -> list[str]:
             if k not in b:
                 out.append(f"{path}.{k} only in {names[0]}: {_show(a[k])}")
             elif k not in a:
-                out.append(
-                    f"{path}.{k} only in {names[1]}: {_show(b[k])} (a default filled in?)"
-                )
+                out.append(f"{path}.{k} only in {names[1]}: {_show(b[k])} (a default filled in?)")
             else:
                 out += _diff(a[k], b[k], names, f"{path}.{k}")
         return out
@@ -131,7 +125,7 @@ def _diff(a: Any, b: Any, names: tuple[str, str], path: str = "$") -> list[str]:
         if len(a) != len(b):
             return [f"{path}: {len(a)} items in {names[0]}, {len(b)} in {names[1]}"]
         out = []
-        for i, (x, y) in enumerate(zip(a, b)):
+        for i, (x, y) in enumerate(zip(a, b, strict=False)):
             out += _diff(x, y, names, f"{path}[{i}]")
         return out
     if type(a) is not type(b) or a != b:
@@ -153,30 +147,22 @@ def check_cases(cases: list[Case], acp_v1) -> list[str]:
             sys.exit(f"{case.label}: not valid against schema/v1/schema.json: {error}")
         try:
             case.decoded["acpgen"] = case.decode["acpgen"](case.payload)
-        except Exception as error:  # noqa: BLE001
+        except Exception as error:
             sys.exit(f"{case.label}: acp_v1 refuses the payload: {error}")
         try:
             case.decoded["sdk"] = case.decode["sdk"](case.payload)
-        except Exception as error:  # noqa: BLE001
-            sys.exit(
-                f"{case.label}: the SDK ({case.sdk_model_name}) refuses the payload: {error}"
-            )
+        except Exception as error:
+            sys.exit(f"{case.label}: the SDK ({case.sdk_model_name}) refuses the payload: {error}")
         wire = {lib: case.encode[lib](case.decoded[lib]) for lib in LIBS}
         for lib in LIBS:
             try:
                 json.dumps(wire[lib])
             except (TypeError, ValueError) as error:
-                warnings.append(
-                    f"{case.label}: {lib} encode is not JSON-serialisable: {error}"
-                )
-        for d in _diff(
-            wire["acpgen"], wire["sdk"], ("acpgen's encode", "the SDK's model_dump")
-        ):
+                warnings.append(f"{case.label}: {lib} encode is not JSON-serialisable: {error}")
+        for d in _diff(wire["acpgen"], wire["sdk"], ("acpgen's encode", "the SDK's model_dump")):
             warnings.append(f"{case.label}: {d}")
         for lib in LIBS:
-            for d in _diff(
-                case.payload, wire[lib], ("the payload", f"{lib}'s round trip")
-            ):
+            for d in _diff(case.payload, wire[lib], ("the payload", f"{lib}'s round trip")):
                 warnings.append(f"{case.label}: {d}")
     return warnings
 
@@ -245,21 +231,12 @@ def _calibrate(case: Case, op: str, target_ns: float) -> int:
     return max(3, int(target_ns / slowest))
 
 
-def run(
-    cases: list[Case], rounds: int, target_ms: float, warmup_s: float, collect: bool
-) -> dict:
+def run(cases: list[Case], rounds: int, target_ms: float, warmup_s: float, collect: bool) -> dict:
     _warm_up(cases, warmup_s)
     target_ns = target_ms * 1e6
-    calls = {
-        (c.label, op): _calibrate(c, op, target_ns)
-        for c in cases
-        for op in ("decode", "encode")
-    }
+    calls = {(c.label, op): _calibrate(c, op, target_ns) for c in cases for op in ("decode", "encode")}
     samples: dict[tuple, list[float]] = {
-        (c.label, op, lib): []
-        for c in cases
-        for op in ("decode", "encode")
-        for lib in LIBS
+        (c.label, op, lib): [] for c in cases for op in ("decode", "encode") for lib in LIBS
     }
     flip = 0
     for r in range(rounds):
@@ -270,30 +247,21 @@ def run(
                 flip += 1
                 for lib in order:
                     fn, arg = case.op(op, lib)
-                    samples[(case.label, op, lib)].append(
-                        _batch(fn, arg, n, collect) / n
-                    )
+                    samples[(case.label, op, lib)].append(_batch(fn, arg, n, collect) / n)
         print(f"  round {r + 1}/{rounds} done", flush=True)
     return {"calls": calls, "samples": samples}
 
 
 # ---------------------------------------------------------------- import time
 
-IMPORT_SNIPPET = (
-    "import time\n"
-    "t = time.perf_counter_ns()\n"
-    "import {module}\n"
-    "print(time.perf_counter_ns() - t)\n"
-)
+IMPORT_SNIPPET = "import time\nt = time.perf_counter_ns()\nimport {module}\nprint(time.perf_counter_ns() - t)\n"
 
 
 def import_time_ms(module: str, runs: int) -> dict:
     """Median import time of ``module`` in fresh interpreters (the first,
     untimed run writes the .pyc files)."""
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(
-        [str(GENERATED)] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else [])
-    )
+    env["PYTHONPATH"] = os.pathsep.join([str(GENERATED)] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     code = IMPORT_SNIPPET.format(module=module)
     times = []
@@ -340,9 +308,7 @@ def msgspec_baseline(acp_v1, bench_payloads, loops: int, rounds: int = 9) -> dic
     payloads = {label: payload for label, _, payload in bench_payloads.build()}
     names = {label: name for label, name, _ in bench_payloads.build()}
     floor_payload = payloads[bench_floor.LABEL]
-    if bench_floor.decode(floor_payload) != acp_v1.decode(
-        names[bench_floor.LABEL], floor_payload
-    ):
+    if bench_floor.decode(floor_payload) != acp_v1.decode(names[bench_floor.LABEL], floor_payload):
         raise AssertionError("tests/bench_floor.py decodes its message differently from acp_v1")
     print(
         "\nLenient decode against hand-written msgspec Structs (msgspec.convert) and,"
@@ -374,9 +340,7 @@ def msgspec_baseline(acp_v1, bench_payloads, loops: int, rounds: int = 9) -> dic
                 f"  acpgen/floor {row['acpgen_ns'] / row['python_floor_ns']:5.2f}x"
             )
         print(line)
-    total = sum(r["acpgen_ns"] for r in rows.values()) / sum(
-        r["msgspec_ns"] for r in rows.values()
-    )
+    total = sum(r["acpgen_ns"] for r in rows.values()) / sum(r["msgspec_ns"] for r in rows.values())
     print(f"  over these messages: acpgen/msgspec {total:.2f}x (target: within 2x)")
     return rows
 
@@ -401,9 +365,7 @@ def apply_stream(acp_v1, updates: int) -> dict:
                 "sessionUpdate": "tool_call_update",
                 "toolCallId": "call_1",
                 "status": "in_progress" if i < updates - 2 else "completed",
-                "content": [
-                    {"type": "content", "content": {"type": "text", "text": f"{i}"}}
-                ],
+                "content": [{"type": "content", "content": {"type": "text", "text": f"{i}"}}],
                 "locations": [{"path": "/src/app.py", "line": i}],
             }
         )
@@ -416,10 +378,7 @@ def apply_stream(acp_v1, updates: int) -> dict:
         return state
 
     per_update = _median_ns(fold, stream, 200) / len(stream)
-    print(
-        f"\napply: tool-call update stream of {len(stream)} updates:"
-        f" {_us(per_update)} us median per update"
-    )
+    print(f"\napply: tool-call update stream of {len(stream)} updates: {_us(per_update)} us median per update")
     return {"updates": len(stream), "median_ns_per_update": per_update}
 
 
@@ -477,18 +436,14 @@ def summarise(cases: list[Case], timing: dict) -> dict:
                 totals[(op, lib)] += med
                 mins[(op, lib)] += min(s)
                 row[op][lib] = {"median_ns": med, "min_ns": min(s), "samples_ns": s}
-            row[op]["ratio_sdk_over_acpgen"] = (
-                row[op]["sdk"]["median_ns"] / row[op]["acpgen"]["median_ns"]
-            )
+            row[op]["ratio_sdk_over_acpgen"] = row[op]["sdk"]["median_ns"] / row[op]["acpgen"]["median_ns"]
         rows.append(row)
     total = {
         op: {
             "acpgen_ns": totals[(op, "acpgen")],
             "sdk_ns": totals[(op, "sdk")],
             "ratio_sdk_over_acpgen": totals[(op, "sdk")] / totals[(op, "acpgen")],
-            "geomean_ratio": statistics.geometric_mean(
-                r[op]["ratio_sdk_over_acpgen"] for r in rows
-            ),
+            "geomean_ratio": statistics.geometric_mean(r[op]["ratio_sdk_over_acpgen"] for r in rows),
             "acpgen_min_ns": mins[(op, "acpgen")],
             "sdk_min_ns": mins[(op, "sdk")],
             "ratio_of_min_sums": mins[(op, "sdk")] / mins[(op, "acpgen")],
@@ -546,15 +501,11 @@ def print_table(summary: dict) -> None:
         _us(t["encode"]["sdk_min_ns"]),
         _ratio(t["encode"]["sdk_min_ns"], t["encode"]["acpgen_min_ns"]),
     ]
-    widths = [
-        max(len(row[i]) for row in [head, foot, foot_min, *lines])
-        for i in range(len(head))
-    ]
+    widths = [max(len(row[i]) for row in [head, foot, foot_min, *lines]) for i in range(len(head))]
 
     def fmt(row):
         return "  ".join(
-            c.ljust(w) if i == 0 else c.rjust(w)
-            for i, (c, w) in enumerate(zip(row, widths))
+            c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths, strict=False))
         )
 
     rule = "-" * len(fmt(head))
@@ -590,11 +541,7 @@ def profile(cases: list[Case], op: str, seconds: float, top: int) -> None:
     for name in dir(models):
         cls = getattr(models, name)
         init = getattr(getattr(cls, "__init__", None), "__code__", None)
-        if (
-            isinstance(cls, type)
-            and init is not None
-            and init.co_filename == "<string>"
-        ):
+        if isinstance(cls, type) and init is not None and init.co_filename == "<string>":
             # by id: equal code objects (same fields) compare and hash equal
             init_owner[id(init)] = f"{cls.__name__}.__init__ (dataclass)"
 
@@ -618,14 +565,8 @@ def profile(cases: list[Case], op: str, seconds: float, top: int) -> None:
         elif id(code) in init_owner:
             label = init_owner[id(code)]
         else:
-            label = (
-                f"{Path(code.co_filename).name}:{code.co_firstlineno}({code.co_name})"
-            )
-        if (
-            label.startswith("bench.py")
-            or "perf_counter" in label
-            or "_lsprof" in label
-        ):
+            label = f"{Path(code.co_filename).name}:{code.co_firstlineno}({code.co_name})"
+        if label.startswith("bench.py") or "perf_counter" in label or "_lsprof" in label:
             continue
         row = rows.setdefault(label, [0, 0.0, 0.0])
         row[0] += entry.callcount
@@ -636,9 +577,7 @@ def profile(cases: list[Case], op: str, seconds: float, top: int) -> None:
         f"\n== cProfile of acp_v1 {op}: {loops} loops over the mix of {len(calls)} messages; "
         f"top {top} by tottime (own time), {total:.3f} s in all =="
     )
-    print(
-        f"{'calls/loop':>10} {'tottime s':>9} {'share':>6} {'cumtime s':>9}  function"
-    )
+    print(f"{'calls/loop':>10} {'tottime s':>9} {'share':>6} {'cumtime s':>9}  function")
     for label, (n, tot, cum) in sorted(rows.items(), key=lambda kv: -kv[1][1])[:top]:
         print(f"{n / loops:10.1f} {tot:9.3f} {tot / total:6.1%} {cum:9.3f}  {label}")
 
@@ -654,24 +593,16 @@ def main(argv: list[str] | None = None) -> int:
         default=None,
         help="timed rounds (default 7, 3 with --quick)",
     )
-    parser.add_argument(
-        "--quick", action="store_true", help="few iterations: a smoke run"
-    )
+    parser.add_argument("--quick", action="store_true", help="few iterations: a smoke run")
     parser.add_argument(
         "--target-ms",
         type=float,
         default=None,
         help="length of one timed batch (default 40, 1 with --quick)",
     )
-    parser.add_argument(
-        "--gc", action="store_true", help="leave the garbage collector on while timing"
-    )
-    parser.add_argument(
-        "--json", metavar="PATH", help="write the results as JSON to PATH"
-    )
-    parser.add_argument(
-        "--no-import-time", action="store_true", help="skip the import-time measurement"
-    )
+    parser.add_argument("--gc", action="store_true", help="leave the garbage collector on while timing")
+    parser.add_argument("--json", metavar="PATH", help="write the results as JSON to PATH")
+    parser.add_argument("--no-import-time", action="store_true", help="skip the import-time measurement")
     parser.add_argument(
         "--generated",
         metavar="DIR",
@@ -711,9 +642,7 @@ def main(argv: list[str] | None = None) -> int:
         f"agent-client-protocol {info['agent_client_protocol']}; acpgen {info['acpgen']}"
     )
     print(f"acp_v1 from {Path(acp_v1.__file__).parent}")
-    print(
-        f"{len(cases)} messages; both libraries accept every payload (acp_v1 also in strict mode)."
-    )
+    print(f"{len(cases)} messages; both libraries accept every payload (acp_v1 also in strict mode).")
     for w in warnings:
         print(f"WARNING: {w}")
     print(
@@ -726,9 +655,7 @@ def main(argv: list[str] | None = None) -> int:
     load_after = _load()
     summary = summarise(cases, timing)
     print()
-    print(
-        "Per-call median over rounds (µs); ratio = SDK time / acpgen time (>1: acpgen faster)"
-    )
+    print("Per-call median over rounds (µs); ratio = SDK time / acpgen time (>1: acpgen faster)")
     print_table(summary)
     print(
         f"(timing-loop overhead ≈{overhead:.0f} ns/call, included on both sides; "
@@ -745,20 +672,14 @@ def main(argv: list[str] | None = None) -> int:
     for op in ("decode", "encode"):
         ratio = t[op]["ratio_sdk_over_acpgen"]
         verdict = "meets" if ratio >= 2.0 else "MISSES"
-        print(
-            f"target {op} >= 2x faster than the SDK over the mix: {ratio:.2f}x -> {verdict} the target"
-        )
+        print(f"target {op} >= 2x faster than the SDK over the mix: {ratio:.2f}x -> {verdict} the target")
 
     imports = {}
     if not args.no_import_time:
         print(f"\nImport time in a fresh interpreter (median of {import_runs} runs):")
         for module in ("acp_v1", "acp.schema", "pydantic"):
             imports[module] = import_time_ms(module, import_runs)
-            note = (
-                " (baseline: pydantic alone, part of acp.schema's time)"
-                if module == "pydantic"
-                else ""
-            )
+            note = " (baseline: pydantic alone, part of acp.schema's time)" if module == "pydantic" else ""
             if module == "acp.schema":
                 note = " (imports the acp package: SDK runtime + pydantic)"
             print(f"  import {module:<11} {imports[module]['median_ms']:8.1f} ms{note}")
@@ -790,9 +711,7 @@ def main(argv: list[str] | None = None) -> int:
             "msgspec_baseline": baselines,
             "apply_stream": applied,
         }
-        Path(args.json).write_text(
-            json.dumps(result, indent=2) + "\n", encoding="utf-8"
-        )
+        Path(args.json).write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
         print(f"\nresults written to {args.json}")
     return 0
 

@@ -117,7 +117,9 @@ def main(argv: list[str] | None = None) -> int:
         return statistics.median(run[index] for run in runs[name])
 
     print(f"cold generation, median of {args.rounds} rounds (wall s, peak RSS MiB), {os.cpu_count()} cores")
-    print(f"  acpgen generate, the 4 packages:              {median('acpgen', 0):6.2f} s {median('acpgen', 1):6.0f} MiB")
+    print(
+        f"  acpgen generate, the 4 packages:              {median('acpgen', 0):6.2f} s {median('acpgen', 1):6.0f} MiB"
+    )
     for kind in kinds:
         print(f"  datamodel-codegen, schema/v1 only ({kind}): {median(kind, 0):6.2f} s {median(kind, 1):6.0f} MiB")
     for kind in kinds:

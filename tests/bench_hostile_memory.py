@@ -65,7 +65,10 @@ def child(scenario: str, count: int) -> dict[str, object]:
     if scenario == "flood":
         line = json.dumps({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": "s"}}).encode() + b"\n"
     else:
-        line = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 1}}).encode() + b"\n"
+        line = (
+            json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 1}}).encode()
+            + b"\n"
+        )
     written = 0
     finished = threading.Event()
 

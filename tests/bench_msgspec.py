@@ -4,7 +4,7 @@ same JSON-loaded dicts, msgspec through ``msgspec.convert``)."""
 
 from __future__ import annotations
 
-from typing import Any, Union
+from typing import Any
 
 import msgspec
 
@@ -53,7 +53,7 @@ class EmbeddedResource(_Base, tag="resource"):
     annotations: Annotations | None = None
 
 
-ContentBlock = Union[TextContent, ImageContent, ResourceLink, EmbeddedResource]
+ContentBlock = TextContent | ImageContent | ResourceLink | EmbeddedResource
 
 
 class ContentItem(_Base, tag="content"):
@@ -75,9 +75,7 @@ class Location(msgspec.Struct, rename="camel", omit_defaults=True):
     line: int | None = None
 
 
-class _Update(
-    msgspec.Struct, rename="camel", omit_defaults=True, tag_field="sessionUpdate"
-):
+class _Update(msgspec.Struct, rename="camel", omit_defaults=True, tag_field="sessionUpdate"):
     pass
 
 
@@ -86,7 +84,7 @@ class ToolCallUpdate(_Update, tag="tool_call_update"):
     title: str | None = None
     kind: str | None = None
     status: str | None = None
-    content: list[Union[ContentItem, Diff, Terminal]] | None = None
+    content: list[ContentItem | Diff | Terminal] | None = None
     locations: list[Location] | None = None
     raw_input: Any = None
     raw_output: Any = None
@@ -99,7 +97,7 @@ class AgentMessageChunk(_Update, tag="agent_message_chunk"):
 
 class SessionNotification(msgspec.Struct, rename="camel"):
     session_id: str
-    update: Union[ToolCallUpdate, AgentMessageChunk]
+    update: ToolCallUpdate | AgentMessageChunk
 
 
 class PromptRequest(msgspec.Struct, rename="camel"):

@@ -14,8 +14,8 @@ Not a test module: pytest does not collect it (no ``test_`` prefix).
 from __future__ import annotations
 
 import base64
-import zlib
 import struct
+import zlib
 
 SESSION_ID = "sess_01J9ZK6Q3R8W4T2V5X7Y9B1C3D"
 
@@ -138,8 +138,7 @@ def _source(lines: int, *, edited: bool = False) -> str:
 def _png(width: int, height: int) -> str:
     """A real (uncompressible-ish) RGB PNG, base64, like a pasted screenshot."""
     rows = b"".join(
-        b"\x00" + bytes(((x * 7 + y * 13) ^ (x * y)) & 0xFF for x in range(width * 3))
-        for y in range(height)
+        b"\x00" + bytes(((x * 7 + y * 13) ^ (x * y)) & 0xFF for x in range(width * 3)) for y in range(height)
     )
 
     def chunk(kind: bytes, data: bytes) -> bytes:

@@ -53,10 +53,7 @@ import acp_v1  # noqa: E402
 try:
     import acp
 except ImportError:
-    sys.exit(
-        "the official SDK is not installed: run `make install` "
-        "(agent-client-protocol is in the `test` extras)"
-    )
+    sys.exit("the official SDK is not installed: run `make install` (agent-client-protocol is in the `test` extras)")
 
 SESSION = "bench-session"
 
@@ -86,9 +83,7 @@ class AcpgenAgent:
             await self.conn.session_update(
                 acp_v1.SessionNotification(
                     session_id=params.session_id,
-                    update=acp_v1.AgentMessageChunkSessionUpdate(
-                        content=acp_v1.TextContentBlock(text=text)
-                    ),
+                    update=acp_v1.AgentMessageChunkSessionUpdate(content=acp_v1.TextContentBlock(text=text)),
                 )
             )
         return acp_v1.PromptResponse(stop_reason="end_turn")
@@ -118,9 +113,7 @@ async def acpgen_client(reader, writer):
     runner = asyncio.ensure_future(conn.run())
     await conn.initialize(acp_v1.InitializeRequest(protocol_version=1))
     session = await conn.new_session(acp_v1.NewSessionRequest(cwd="/", mcp_servers=[]))
-    request = acp_v1.PromptRequest(
-        session_id=session.session_id, prompt=[acp_v1.TextContentBlock(text="go")]
-    )
+    request = acp_v1.PromptRequest(session_id=session.session_id, prompt=[acp_v1.TextContentBlock(text="go")])
 
     async def prompt() -> int:
         handler.updates = 0
@@ -164,9 +157,7 @@ class SdkAgent(acp.Agent):
 
     async def prompt(self, session_id, prompt, **kwargs):
         for text in self.texts:
-            await self.conn.session_update(
-                session_id, acp.update_agent_message(acp.text_block(text))
-            )
+            await self.conn.session_update(session_id, acp.update_agent_message(acp.text_block(text)))
         return acp.PromptResponse(stop_reason="end_turn")
 
     async def cancel(self, session_id, **kwargs):
@@ -245,8 +236,7 @@ async def batch(prompt, n: int, expected: int, collect: bool) -> int:
             got = await prompt()
             if got != expected:
                 raise AssertionError(
-                    f"the client handled {got} session/update notifications, not {expected}, "
-                    "before its prompt returned"
+                    f"the client handled {got} session/update notifications, not {expected}, before its prompt returned"
                 )
         return time.perf_counter_ns() - t0
     finally:
@@ -280,7 +270,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=None, help="timed rounds (default 15, 3 with --quick)")
     parser.add_argument("--updates", type=int, default=100, help="session/update notifications per prompt")
-    parser.add_argument("--target-ms", type=float, default=None, help="length of one batch (default 100, 10 with --quick)")
+    parser.add_argument(
+        "--target-ms", type=float, default=None, help="length of one batch (default 100, 10 with --quick)"
+    )
     parser.add_argument("--quick", action="store_true", help="few iterations: a smoke run")
     parser.add_argument("--gc", action="store_true", help="leave the garbage collector on while timing")
     parser.add_argument("--json", metavar="PATH", help="write the results as JSON to PATH")
@@ -324,10 +316,7 @@ def main(argv: list[str] | None = None) -> int:
     ratio = None
     if base and ("acpgen", "acpgen") in medians:
         ratio = base / medians[("acpgen", "acpgen")]
-        print(
-            f"\nratio SDK<->SDK / acpgen<->acpgen: {ratio:.2f}x "
-            f"({'acpgen faster' if ratio > 1 else 'SDK faster'})"
-        )
+        print(f"\nratio SDK<->SDK / acpgen<->acpgen: {ratio:.2f}x ({'acpgen faster' if ratio > 1 else 'SDK faster'})")
     print(f"load average {load_before:.2f} before, {load_after:.2f} after")
     spread = max(statistics.median(s) / min(s) - 1 for s in samples.values())
     if spread > 0.15:
@@ -343,8 +332,7 @@ def main(argv: list[str] | None = None) -> int:
             "gc_during_timing": args.gc,
             "load_average_before_after": [load_before, load_after],
             "pairs": {
-                label(p): {"median_ns": medians[p], "min_ns": min(samples[p]), "samples_ns": samples[p]}
-                for p in pairs
+                label(p): {"median_ns": medians[p], "min_ns": min(samples[p]), "samples_ns": samples[p]} for p in pairs
             },
             "ratio_sdk_over_acpgen": ratio,
         }

@@ -68,7 +68,15 @@ def wire_stream(n: int) -> list[dict[str, Any]]:
         for i in range(40):
             chunk("agent_message_chunk", f"word{i} ")
         call = f"call{turn}"
-        put({"sessionUpdate": "tool_call", "toolCallId": call, "title": "Read file", "kind": "read", "status": "pending"})
+        put(
+            {
+                "sessionUpdate": "tool_call",
+                "toolCallId": call,
+                "title": "Read file",
+                "kind": "read",
+                "status": "pending",
+            }
+        )
         put({"sessionUpdate": "tool_call_update", "toolCallId": call, "status": "in_progress"})
         put(
             {

@@ -39,23 +39,69 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "generated"))
 
 import acp_v1  # noqa: E402
 import jsonschema_rs  # noqa: E402
-
 from acpgen.validate import checker  # noqa: E402
 
-WORDS = (
-    "the agent reads file and then writes a patch for this module because tests fail on line with error "
-    "value returned None expected string parser config import function class method call stack trace "
-    "update fixed works now let me check again which version of python runs here"
-).split()
-PATHS = [f"/work/project/src/{d}/{f}.py" for d in ("core", "api", "cli", "util") for f in ("main", "models", "io", "parse")]
+WORDS = [
+    "the",
+    "agent",
+    "reads",
+    "file",
+    "and",
+    "then",
+    "writes",
+    "a",
+    "patch",
+    "for",
+    "this",
+    "module",
+    "because",
+    "tests",
+    "fail",
+    "on",
+    "line",
+    "with",
+    "error",
+    "value",
+    "returned",
+    "None",
+    "expected",
+    "string",
+    "parser",
+    "config",
+    "import",
+    "function",
+    "class",
+    "method",
+    "call",
+    "stack",
+    "trace",
+    "update",
+    "fixed",
+    "works",
+    "now",
+    "let",
+    "me",
+    "check",
+    "again",
+    "which",
+    "version",
+    "of",
+    "python",
+    "runs",
+    "here",
+]
+PATHS = [
+    f"/work/project/src/{d}/{f}.py" for d in ("core", "api", "cli", "util") for f in ("main", "models", "io", "parse")
+]
 
 
 def write_transcript(path: Path, n: int, seed: int = 1) -> int:
@@ -76,17 +122,33 @@ def write_transcript(path: Path, n: int, seed: int = 1) -> int:
         put("agent_to_client", {"method": "session/update", "params": {"sessionId": session, "update": body}})
 
     with open(path, "w", encoding="utf-8") as out:
-        put("client_to_agent", {"id": 0, "method": "initialize", "params": {
-            "protocolVersion": 1,
-            "clientCapabilities": {"fs": {"readTextFile": True, "writeTextFile": True}, "terminal": True},
-            "clientInfo": {"name": "bench-editor", "version": "1.4.2"},
-        }})
-        put("agent_to_client", {"id": 0, "result": {
-            "protocolVersion": 1,
-            "agentCapabilities": {"loadSession": True, "promptCapabilities": {"image": True, "embeddedContext": True}},
-            "agentInfo": {"name": "bench-agent", "version": "0.9.0"},
-            "authMethods": [],
-        }})
+        put(
+            "client_to_agent",
+            {
+                "id": 0,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": 1,
+                    "clientCapabilities": {"fs": {"readTextFile": True, "writeTextFile": True}, "terminal": True},
+                    "clientInfo": {"name": "bench-editor", "version": "1.4.2"},
+                },
+            },
+        )
+        put(
+            "agent_to_client",
+            {
+                "id": 0,
+                "result": {
+                    "protocolVersion": 1,
+                    "agentCapabilities": {
+                        "loadSession": True,
+                        "promptCapabilities": {"image": True, "embeddedContext": True},
+                    },
+                    "agentInfo": {"name": "bench-agent", "version": "0.9.0"},
+                    "authMethods": [],
+                },
+            },
+        )
         put("client_to_agent", {"id": 1, "method": "session/new", "params": {"cwd": "/work/project", "mcpServers": []}})
         put("agent_to_client", {"id": 1, "result": {"sessionId": session}})
         client_id, agent_id, turn = 2, 0, 0
@@ -94,45 +156,105 @@ def write_transcript(path: Path, n: int, seed: int = 1) -> int:
             turn += 1
             prompt_id = client_id
             client_id += 1
-            put("client_to_agent", {"id": prompt_id, "method": "session/prompt", "params": {
-                "sessionId": session,
-                "prompt": [{"type": "text", "text": words(rng.randint(5, 40))}],
-            }})
+            put(
+                "client_to_agent",
+                {
+                    "id": prompt_id,
+                    "method": "session/prompt",
+                    "params": {
+                        "sessionId": session,
+                        "prompt": [{"type": "text", "text": words(rng.randint(5, 40))}],
+                    },
+                },
+            )
             if turn % 7 == 1:
-                update({"sessionUpdate": "available_commands_update", "availableCommands": [
-                    {"name": "test", "description": "run the tests"},
-                    {"name": "plan", "description": "make a plan", "input": {"hint": "what to plan"}},
-                ]})
-            entries = [{"content": words(6), "priority": rng.choice(["high", "medium", "low"]), "status": "pending"} for _ in range(3)]
+                update(
+                    {
+                        "sessionUpdate": "available_commands_update",
+                        "availableCommands": [
+                            {"name": "test", "description": "run the tests"},
+                            {"name": "plan", "description": "make a plan", "input": {"hint": "what to plan"}},
+                        ],
+                    }
+                )
+            entries = [
+                {"content": words(6), "priority": rng.choice(["high", "medium", "low"]), "status": "pending"}
+                for _ in range(3)
+            ]
             if turn % 400 == 0:  # broken on purpose: lenient decoding drops the entry
                 entries.append({"content": words(3), "priority": "urgent", "status": "pending"})
             update({"sessionUpdate": "plan", "entries": entries})
             for _ in range(rng.randint(3, 8)):
-                update({"sessionUpdate": "agent_thought_chunk", "content": {"type": "text", "text": words(rng.randint(1, 6)) + " "}})
+                update(
+                    {
+                        "sessionUpdate": "agent_thought_chunk",
+                        "content": {"type": "text", "text": words(rng.randint(1, 6)) + " "},
+                    }
+                )
             for call in range(rng.randint(1, 3)):
                 tool = f"call_{turn}_{call}"
                 file = rng.choice(PATHS)
-                update({"sessionUpdate": "tool_call", "toolCallId": tool, "title": f"Read {file}", "kind": "read",
-                        "status": "pending", "locations": [{"path": file, "line": rng.randint(1, 400)}], "rawInput": {"path": file}})
+                update(
+                    {
+                        "sessionUpdate": "tool_call",
+                        "toolCallId": tool,
+                        "title": f"Read {file}",
+                        "kind": "read",
+                        "status": "pending",
+                        "locations": [{"path": file, "line": rng.randint(1, 400)}],
+                        "rawInput": {"path": file},
+                    }
+                )
                 if call == 0:
-                    put("agent_to_client", {"id": agent_id, "method": "session/request_permission", "params": {
-                        "sessionId": session,
-                        "toolCall": {"toolCallId": tool, "title": f"Read {file}", "kind": "read"},
-                        "options": [
-                            {"optionId": "allow", "name": "Allow", "kind": "allow_once"},
-                            {"optionId": "reject", "name": "Reject", "kind": "reject_once"},
-                        ],
-                    }})
-                    put("client_to_agent", {"id": agent_id, "result": {"outcome": {"outcome": "selected", "optionId": "allow"}}})
+                    put(
+                        "agent_to_client",
+                        {
+                            "id": agent_id,
+                            "method": "session/request_permission",
+                            "params": {
+                                "sessionId": session,
+                                "toolCall": {"toolCallId": tool, "title": f"Read {file}", "kind": "read"},
+                                "options": [
+                                    {"optionId": "allow", "name": "Allow", "kind": "allow_once"},
+                                    {"optionId": "reject", "name": "Reject", "kind": "reject_once"},
+                                ],
+                            },
+                        },
+                    )
+                    put(
+                        "client_to_agent",
+                        {"id": agent_id, "result": {"outcome": {"outcome": "selected", "optionId": "allow"}}},
+                    )
                     agent_id += 1
                 update({"sessionUpdate": "tool_call_update", "toolCallId": tool, "status": "in_progress"})
-                put("agent_to_client", {"id": agent_id, "method": "fs/read_text_file", "params": {"sessionId": session, "path": file, "line": 1, "limit": 200}})
-                put("client_to_agent", {"id": agent_id, "result": {"content": "\n".join(words(8) for _ in range(rng.randint(2, 12)))}})
+                put(
+                    "agent_to_client",
+                    {
+                        "id": agent_id,
+                        "method": "fs/read_text_file",
+                        "params": {"sessionId": session, "path": file, "line": 1, "limit": 200},
+                    },
+                )
+                put(
+                    "client_to_agent",
+                    {"id": agent_id, "result": {"content": "\n".join(words(8) for _ in range(rng.randint(2, 12)))}},
+                )
                 agent_id += 1
-                update({"sessionUpdate": "tool_call_update", "toolCallId": tool, "status": "completed",
-                        "content": [{"type": "content", "content": {"type": "text", "text": words(12)}}]})
+                update(
+                    {
+                        "sessionUpdate": "tool_call_update",
+                        "toolCallId": tool,
+                        "status": "completed",
+                        "content": [{"type": "content", "content": {"type": "text", "text": words(12)}}],
+                    }
+                )
             for _ in range(rng.randint(20, 90)):
-                update({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": words(rng.randint(1, 4)) + " "}})
+                update(
+                    {
+                        "sessionUpdate": "agent_message_chunk",
+                        "content": {"type": "text", "text": words(rng.randint(1, 4)) + " "},
+                    }
+                )
             update({"sessionUpdate": "usage_update", "used": rng.randint(1000, 90000), "size": 200000})
             if turn % 13 == 0:
                 put("client_to_agent", {"method": "session/cancel", "params": {"sessionId": session}})
@@ -205,7 +327,11 @@ def command(path: Path) -> tuple[float, float]:
     acpgen = Path(sys.executable).parent / "acpgen"
     before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     start = time.perf_counter()
-    subprocess.run([str(acpgen), "validate", str(path), "--package", str(ROOT / "generated/acp_v1")], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    subprocess.run(
+        [str(acpgen), "validate", str(path), "--package", str(ROOT / "generated/acp_v1")],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     seconds = time.perf_counter() - start
     peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     return seconds, max(peak, before) / 1024

@@ -39,6 +39,7 @@ def examples(n: int) -> int:
     """``n`` examples, scaled by the loaded profile (``fuzz``: many more)."""
     return max(1, n * settings.default.max_examples // 100)
 
+
 ROOT = Path(__file__).resolve().parent.parent
 GENERATED = ROOT / "generated"
 SCHEMAS = {
@@ -63,8 +64,8 @@ def load_generated(name: str):
 def make_package(tmp_path):
     """``make_package(schema_dict) -> module``: generate a package from a
     schema document into a temporary directory and import it."""
-    from acpgen.pipeline import build_package
     from acpgen.output.write import write_packages
+    from acpgen.pipeline import build_package
 
     def make(schema: dict, name: str | None = None):
         name = name or f"acpgen_test_pkg_{next(_counter)}"

@@ -46,7 +46,11 @@ def _strict(line: bytes) -> dict:
 
 
 def _initialize(id: object, version: int) -> bytes:
-    params = {"protocolVersion": version, "clientInfo": {"name": "f", "version": "1"}, "info": {"name": "f", "version": "1"}}
+    params = {
+        "protocolVersion": version,
+        "clientInfo": {"name": "f", "version": "1"},
+        "info": {"name": "f", "version": "1"},
+    }
     return json.dumps({"jsonrpc": "2.0", "id": id, "method": "initialize", "params": params}).encode() + b"\n"
 
 
@@ -59,7 +63,10 @@ def _agent_input(rng: random.Random, version: int) -> tuple[bytes, bool]:
         if kind < 6:
             parts.append(_garbage(rng) + b"\n")
         elif kind == 6:  # a flood of notifications
-            note = json.dumps({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": "s"}}).encode() + b"\n"
+            note = (
+                json.dumps({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": "s"}}).encode()
+                + b"\n"
+            )
             parts.append(note * rng.randrange(1000, 50_000))
         elif kind == 7:  # a flood of requests
             parts.append(b"".join(_initialize(n, version) for n in range(rng.randrange(100, 5000))))
@@ -88,9 +95,15 @@ def fuzz_client(seed: int) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         report = Path(tmp) / "report.json"
         hostile = [sys.executable, str(ROOT / "tests/e2e/hostile_agent.py"), "random", str(report), str(seed)]
-        done = subprocess.run([sys.executable, str(EXAMPLES / "echo_client.py"), "hi", "--", *hostile], capture_output=True, timeout=TIMEOUT)
+        done = subprocess.run(
+            [sys.executable, str(EXAMPLES / "echo_client.py"), "hi", "--", *hostile],
+            capture_output=True,
+            timeout=TIMEOUT,
+        )
         if done.returncode != 0 or not done.stdout.endswith(b"ok\n[end_turn]\n"):
-            raise Failure(f"exit {done.returncode}: {done.stdout[-300:]!r} {done.stderr.decode(errors='replace')[-2000:]}")
+            raise Failure(
+                f"exit {done.returncode}: {done.stdout[-300:]!r} {done.stderr.decode(errors='replace')[-2000:]}"
+            )
         seen = json.loads(report.read_text())
         bad = [message for message in seen if "bad_line" in message]
         if bad:

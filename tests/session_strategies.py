@@ -16,7 +16,9 @@ from hypothesis import strategies as st
 
 IDS = st.sampled_from(["a", "b", "c"])
 TEXT = st.text(alphabet="xyz é\n", max_size=4)
-META = st.one_of(st.none(), st.dictionaries(st.sampled_from(["k", "l"]), st.one_of(st.none(), st.integers(0, 3)), max_size=2))
+META = st.one_of(
+    st.none(), st.dictionaries(st.sampled_from(["k", "l"]), st.one_of(st.none(), st.integers(0, 3)), max_size=2)
+)
 
 BLOCK = st.builds(lambda text: {"type": "text", "text": text}, TEXT)
 
@@ -96,7 +98,12 @@ def update(draw, tag: str, v2: bool) -> dict[str, Any]:
     elif tag == "usage_update":
         out["used"] = draw(st.integers(0, 1000))
         out["size"] = draw(st.integers(1000, 2000))
-        _maybe(draw, out, "cost", st.one_of(st.none(), st.builds(lambda a: {"amount": a, "currency": "USD"}, st.integers(0, 9))))
+        _maybe(
+            draw,
+            out,
+            "cost",
+            st.one_of(st.none(), st.builds(lambda a: {"amount": a, "currency": "USD"}, st.integers(0, 9))),
+        )
     elif tag == "notice":
         out["severity"] = draw(st.sampled_from(["info", "warning", "error"]))
         out["title"] = "t" + draw(TEXT)

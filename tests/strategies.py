@@ -22,9 +22,7 @@ SCALARS = st.one_of(
 )
 ANY_JSON = st.recursive(
     SCALARS,
-    lambda inner: st.one_of(
-        st.lists(inner, max_size=3), st.dictionaries(st.text(max_size=5), inner, max_size=3)
-    ),
+    lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(st.text(max_size=5), inner, max_size=3)),
     max_leaves=6,
 )
 INTERESTING_INTS = [0, 1, -1, 2**31 - 1, 2**31, -(2**31) - 1, 2**16, 2**32, 2**63, 2**64, 1.0, 1.5, True]
@@ -50,7 +48,7 @@ def values(draw, root: dict, node: Any, depth: int = 0) -> Any:
     if "enum" in node and draw(st.integers(0, 5)):
         return draw(st.sampled_from(node["enum"]))
     branches = list(node.get("anyOf", ())) + list(node.get("oneOf", ()))
-    parts = [node] + list(node.get("allOf", ()))
+    parts = [node, *list(node.get("allOf", ()))]
     if branches:
         parts.append(draw(st.sampled_from(branches)))
     merged = _merge(root, parts)

@@ -25,8 +25,7 @@ def synthesise(count: int) -> dict:
             defs[f"Kind{name}"] = {
                 "description": f"The kinds of {name}.",
                 "oneOf": [
-                    {"type": "string", "const": f"value_{j}", "description": f"Value {j} of {name}."}
-                    for j in range(4)
+                    {"type": "string", "const": f"value_{j}", "description": f"Value {j} of {name}."} for j in range(4)
                 ],
             }
         elif kind == 2:

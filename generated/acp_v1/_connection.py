@@ -31,6 +31,9 @@ pauses while the queue is full, except while a handler awaits an answer from
 the peer, since pausing then could never end), at most ``max_running``
 request handlers run at once, and a message over ``max_message`` bytes is
 discarded whole.
+
+One cohesive thing, longer than the other modules: the one connection
+class, with the two helpers that start one over stdio or a subprocess.
 """
 
 from __future__ import annotations

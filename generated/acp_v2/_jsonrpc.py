@@ -254,7 +254,7 @@ class MessageCodec:
     and codec: a request's or notification's params are decoded with the
     method's own type, results by the method of their request."""
 
-    __slots__ = ("methods", "_decode", "_encode", "_null_id")
+    __slots__ = ("_decode", "_encode", "_null_id", "methods")
 
     def __init__(
         self,

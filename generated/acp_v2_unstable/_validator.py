@@ -153,7 +153,7 @@ class _Validator:
         if t is dict and "unevaluatedProperties" in schema:
             extra = [k for k in value if k not in evaluated]
             for key in extra:
-                self.check(schema["unevaluatedProperties"], value[key], path + (key,))
+                self.check(schema["unevaluatedProperties"], value[key], (*path, key))
             evaluated |= set(extra)
         return evaluated
 
@@ -223,15 +223,15 @@ class _Validator:
             )
         prefix = schema.get("prefixItems", ())
         for index, sub in enumerate(prefix[: len(value)]):
-            self.check(sub, value[index], path + (index,))
+            self.check(sub, value[index], (*path, index))
         if "items" in schema:
             for index in range(len(prefix), len(value)):
-                self.check(schema["items"], value[index], path + (index,))
+                self.check(schema["items"], value[index], (*path, index))
         if schema.get("uniqueItems") is True:
             for i in range(len(value)):
                 for j in range(i):
                     if json_equal(value[i], value[j]):
-                        raise self.fail("expected unique items", path + (i,))
+                        raise self.fail("expected unique items", (*path, i))
 
     def _object(
         self, schema: JsonObject, value: JsonObject, path: JsonPath
@@ -252,12 +252,12 @@ class _Validator:
         patterns = schema.get("patternProperties", {})
         for key, sub in properties.items():
             if key in value:
-                self.check(sub, value[key], path + (key,))
+                self.check(sub, value[key], (*path, key))
                 evaluated.add(key)
         for pattern, sub in patterns.items():
             for key in value:
                 if re.search(pattern, key):
-                    self.check(sub, value[key], path + (key,))
+                    self.check(sub, value[key], (*path, key))
                     evaluated.add(key)
         if "additionalProperties" in schema:
             for key in value:
@@ -265,13 +265,13 @@ class _Validator:
                     continue
                 if schema["additionalProperties"] is False:
                     raise self.fail(
-                        f"unexpected property {json.dumps(key)}", path + (key,)
+                        f"unexpected property {json.dumps(key)}", (*path, key)
                     )
-                self.check(schema["additionalProperties"], value[key], path + (key,))
+                self.check(schema["additionalProperties"], value[key], (*path, key))
                 evaluated.add(key)
         if "propertyNames" in schema:
             for key in value:
-                self.check(schema["propertyNames"], key, path + (key,))
+                self.check(schema["propertyNames"], key, (*path, key))
         for key, needed in schema.get("dependentRequired", {}).items():
             if key in value:
                 for other in needed:

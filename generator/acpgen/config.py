@@ -59,8 +59,10 @@ def load_config(pyproject: Path | None = None) -> Config:
         raise AcpgenError("no [tool.acpgen] table", file=name)
     targets = []
     for index, entry in enumerate(table.get("packages", ())):
-        if not isinstance(entry, dict) or not isinstance(entry.get("schema"), str) or not isinstance(
-            entry.get("package"), str
+        if (
+            not isinstance(entry, dict)
+            or not isinstance(entry.get("schema"), str)
+            or not isinstance(entry.get("package"), str)
         ):
             raise AcpgenError(
                 f"[[tool.acpgen.packages]] entry {index + 1} needs the strings 'schema' and 'package'",

@@ -12,9 +12,7 @@ class AcpgenError(Exception):
     (RFC 6901) into it, when they are known.
     """
 
-    def __init__(
-        self, message: str, *, file: str | None = None, pointer: str | None = None
-    ) -> None:
+    def __init__(self, message: str, *, file: str | None = None, pointer: str | None = None) -> None:
         super().__init__(message)
         self.message = message
         self.file = file

@@ -38,29 +38,29 @@ from __future__ import annotations
 
 import keyword
 import sys
-from dataclasses import replace
 from collections.abc import Iterable
+from dataclasses import replace
 from pathlib import Path
 
 from .compile import ruleselect
 from .compile.analysis import analyse
 from .compile.capabilities import find_capabilities
-from .config import Target
 from .compile.defaults import resolve_defaults
 from .compile.facts import schema_version as schema_version  # re-exported: acpgen.diff reads it here
-from .errors import AcpgenError
-from .emit.fmt import format_files
 from .compile.ir import Package
 from .compile.load import Schema, load_schema
 from .compile.lower import lower
 from .compile.methods import find_methods
 from .compile.naming import name_package
-from .emit.collisions import find_clashes
-from .emit.render import render_package
-from .emit.text import fallback_report
 from .compile.reserved import runtime_attributes
 from .compile.session import apply_session_rules
 from .compile.upserts import apply_rules
+from .config import Target
+from .emit.collisions import find_clashes
+from .emit.fmt import format_files
+from .emit.render import render_package
+from .emit.text import fallback_report
+from .errors import AcpgenError
 from .output.trees import read_tree
 from .output.write import package_tree
 
@@ -135,10 +135,7 @@ def format_packages(rendered: dict[str, dict[str, str]]) -> dict[str, dict[str, 
     """Format all packages' files at once (one formatter run)."""
     flat = {f"{package}/{name}": text for package, files in rendered.items() for name, text in files.items()}
     formatted = format_files(flat)
-    return {
-        package: {name: formatted[f"{package}/{name}"] for name in files}
-        for package, files in rendered.items()
-    }
+    return {package: {name: formatted[f"{package}/{name}"] for name in files} for package, files in rendered.items()}
 
 
 def render_one(
@@ -170,8 +167,7 @@ def render_one(
         more_attributes = {c.name for c in clashes if c.scope == "attribute"} - attributes - runtime_attributes()
         if not more_names and not more_attributes:
             raise AcpgenError(
-                "the generated package would bind a name twice: "
-                + "; ".join(c.describe() for c in clashes[:3]),
+                "the generated package would bind a name twice: " + "; ".join(c.describe() for c in clashes[:3]),
                 file=schema.path,
             )
         names |= more_names

@@ -41,9 +41,15 @@ def _garbage(rng: random.Random) -> bytes:
     if kind == 2:
         depth = rng.choice([900, 990, 1000, 3000])
         meta = "[" * depth + "]" * depth
-        return ('{"jsonrpc":"2.0","id":%d,"method":"_x","params":{"_meta":%s}}' % (rng.randrange(10**6), meta)).encode()
+        return (f'{{"jsonrpc":"2.0","id":{rng.randrange(10**6)},"method":"_x","params":{{"_meta":{meta}}}}}').encode()
     if kind == 3:
-        return _line({"jsonrpc": "2.0", "id": rng.choice(["\ud800", 1.5, [1], None, True, 10**30]), "method": rng.choice(["_x", "\udfff", "fs/read_text_file"])})[:-1]
+        return _line(
+            {
+                "jsonrpc": "2.0",
+                "id": rng.choice(["\ud800", 1.5, [1], None, True, 10**30]),
+                "method": rng.choice(["_x", "\udfff", "fs/read_text_file"]),
+            }
+        )[:-1]
     if kind == 4:
         return json.dumps({"jsonrpc": rng.choice([2, "x" * 100_000, None, "2.0"]), "id": 1}).encode()
     if kind == 5:
@@ -51,13 +57,33 @@ def _garbage(rng: random.Random) -> bytes:
         return text[: rng.randrange(len(text))]
     if kind == 6:
         return b'{"jsonrpc":"2.0","id":1,"result":' + b"NaN" + b"}"
-    return _line({"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": "s", "update": {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "\ud800"}}}})[:-1]
+    return _line(
+        {
+            "jsonrpc": "2.0",
+            "method": "session/update",
+            "params": {
+                "sessionId": "s",
+                "update": {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "\ud800"}},
+            },
+        }
+    )[:-1]
 
 
 SCENARIOS: dict[str, list[bytes]] = {
-    "deep": [DEEP.encode() + b"\n", ('{"jsonrpc":"2.0","id":"meta","method":"fs/read_text_file","params":{"sessionId":"s","path":"/x","_meta":%s}}\n' % DEEP).encode()],
-    "surrogate": [_line({"jsonrpc": "2.0", "id": "\ud800", "method": "_x", "params": {}}), _line({"jsonrpc": "2.0", "id": "m", "method": "\ud800", "params": {}})],
-    "envelope": [_line({"jsonrpc": "2.0", "id": "env"}), _line({"jsonrpc": "x" * 10_000_000, "id": "long", "method": "_x"})],
+    "deep": [
+        DEEP.encode() + b"\n",
+        (
+            f'{{"jsonrpc":"2.0","id":"meta","method":"fs/read_text_file","params":{{"sessionId":"s","path":"/x","_meta":{DEEP}}}}}\n'
+        ).encode(),
+    ],
+    "surrogate": [
+        _line({"jsonrpc": "2.0", "id": "\ud800", "method": "_x", "params": {}}),
+        _line({"jsonrpc": "2.0", "id": "m", "method": "\ud800", "params": {}}),
+    ],
+    "envelope": [
+        _line({"jsonrpc": "2.0", "id": "env"}),
+        _line({"jsonrpc": "x" * 10_000_000, "id": "long", "method": "_x"}),
+    ],
     # 70 MB of blanks, then a request on the same line: over the default limit.
     "smuggle": [b" " * (70 * 1024 * 1024) + _line(SMUGGLED)],
 }
@@ -104,10 +130,14 @@ def main() -> None:
             stdout.write(_line({"jsonrpc": "2.0", "id": message["id"], "result": {"sessionId": "s"}}))
         elif message["method"] == "session/prompt":
             chunk = {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "ok"}}
-            stdout.write(_line({"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": "s", "update": chunk}}))
+            stdout.write(
+                _line({"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": "s", "update": chunk}})
+            )
             stdout.write(_line({"jsonrpc": "2.0", "id": message["id"], "result": {"stopReason": "end_turn"}}))
         else:
-            stdout.write(_line({"jsonrpc": "2.0", "id": message["id"], "error": {"code": -32601, "message": "Method not found"}}))
+            stdout.write(
+                _line({"jsonrpc": "2.0", "id": message["id"], "error": {"code": -32601, "message": "Method not found"}})
+            )
         stdout.flush()
 
 

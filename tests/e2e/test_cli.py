@@ -9,11 +9,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-from click.testing import CliRunner
-
 import acpgen
+import pytest
 from acpgen.cli import main
+from click.testing import CliRunner
 
 from ..conftest import schema_with
 
@@ -93,7 +92,10 @@ def test_generation_is_deterministic(tmp_path, small):
 @pytest.mark.parametrize(
     "content, expected",
     [
-        (b'{"$defs": {"A": {"type": "strin"}}}', "#/$defs/A/type: does not conform to the JSON Schema 2020-12 metaschema"),
+        (
+            b'{"$defs": {"A": {"type": "strin"}}}',
+            "#/$defs/A/type: does not conform to the JSON Schema 2020-12 metaschema",
+        ),
         (b'{"$defs": {"A": {"$ref": "#/$defs/B"}}}', "#/$defs/A/$ref: unresolvable $ref '#/$defs/B'"),
         (b'{"$defs": {', ": invalid JSON at line 1 column 12"),
     ],
@@ -138,15 +140,21 @@ def _one_error_line(result) -> str:
 @pytest.mark.parametrize(
     "args, expected",
     [
-        (["diff", "a.json", "b.json", "--format", "xml"],
-         "acpgen: error: Invalid value for '--format': 'xml' is not one of 'json', 'markdown', 'text' "
-         "(`acpgen diff --help` shows the usage)"),
-        (["validate", "/nonexistent/transcript.jsonl"],
-         "acpgen: error: Invalid value for 'TRANSCRIPT': File '/nonexistent/transcript.jsonl' does not exist "
-         "(`acpgen validate --help` shows the usage)"),
+        (
+            ["diff", "a.json", "b.json", "--format", "xml"],
+            "acpgen: error: Invalid value for '--format': 'xml' is not one of 'json', 'markdown', 'text' "
+            "(`acpgen diff --help` shows the usage)",
+        ),
+        (
+            ["validate", "/nonexistent/transcript.jsonl"],
+            "acpgen: error: Invalid value for 'TRANSCRIPT': File '/nonexistent/transcript.jsonl' does not exist "
+            "(`acpgen validate --help` shows the usage)",
+        ),
         (["diff", "a.json"], "acpgen: error: Missing argument 'NEW' (`acpgen diff --help` shows the usage)"),
-        (["schema", "update", "--bogus"],
-         "acpgen: error: No such option '--bogus' (`acpgen schema update --help` shows the usage)"),
+        (
+            ["schema", "update", "--bogus"],
+            "acpgen: error: No such option '--bogus' (`acpgen schema update --help` shows the usage)",
+        ),
         (["generat"], "acpgen: error: No such command 'generat'"),
     ],
 )
@@ -165,8 +173,12 @@ def test_out_naming_a_file_says_so(tmp_path, small):
     afile = tmp_path / "afile"
     afile.write_text("mine\n")
     line = _one_error_line(_run("generate", "--schema", str(small), "--package", "small", "--out", str(afile)))
-    assert line == f"acpgen: error: {afile}: --out names a file, not a directory: give the directory the package goes into"
-    line = _one_error_line(_run("generate", "--schema", str(small), "--package", "small", "--out", str(afile / "deeper")))
+    assert (
+        line == f"acpgen: error: {afile}: --out names a file, not a directory: give the directory the package goes into"
+    )
+    line = _one_error_line(
+        _run("generate", "--schema", str(small), "--package", "small", "--out", str(afile / "deeper"))
+    )
     assert line == f"acpgen: error: {afile / 'deeper'}: --out is under {afile}, which is a file, not a directory"
     # A file where the package directory goes.
     line = _one_error_line(_run("generate", "--schema", str(small), "--package", "afile", "--out", str(tmp_path)))
@@ -178,8 +190,10 @@ def test_out_naming_a_file_says_so(tmp_path, small):
 def test_out_is_created_one_level_deep_at_most(tmp_path, small):
     deep = tmp_path / "no" / "such" / "dir"
     line = _one_error_line(_run("generate", "--schema", str(small), "--package", "small", "--out", str(deep)))
-    assert line.startswith(f"acpgen: error: {deep}: --out: the directory {deep.parent} does not exist; acpgen creates "
-                           "only the last level of the output directory (as mkdir does)")
+    assert line.startswith(
+        f"acpgen: error: {deep}: --out: the directory {deep.parent} does not exist; acpgen creates "
+        "only the last level of the output directory (as mkdir does)"
+    )
     assert not (tmp_path / "no").exists()
     result = _run("generate", "--schema", str(small), "--package", "small", "--out", str(tmp_path / "one"))
     assert result.exit_code == 0, result.output
@@ -202,8 +216,10 @@ def test_check_on_a_hand_edited_package_names_the_flag_that_overwrites_it(tmp_pa
     lines = result.stdout.splitlines()
     assert "stale: gen/small/models.py" in lines
     assert any(
-        line.startswith("edited: gen/small: files changed since acpgen wrote them (models.py (changed)); "
-                        "`acpgen generate` refuses to overwrite them")
+        line.startswith(
+            "edited: gen/small: files changed since acpgen wrote them (models.py (changed)); "
+            "`acpgen generate` refuses to overwrite them"
+        )
         and line.endswith("then `acpgen generate --overwrite-edited` discards them")
         for line in lines
     ), lines
@@ -231,8 +247,9 @@ def test_a_schema_without_methods_warns_that_methods_is_empty(tmp_path, small):
     )
     # The ACP schemas say nothing of the kind.
     root = Path(__file__).resolve().parents[2]
-    result = _run("generate", "--schema", str(root / "schema/v1/schema.json"), "--package", "acp", "--out",
-                  str(tmp_path / "acp"))
+    result = _run(
+        "generate", "--schema", str(root / "schema/v1/schema.json"), "--package", "acp", "--out", str(tmp_path / "acp")
+    )
     assert result.exit_code == 0, result.output
     assert "x-method" not in result.stderr
 
@@ -282,7 +299,9 @@ def test_templates_override_by_file_name(tmp_path, small):
     builtin = Path(__file__).resolve().parents[2] / "templates" / "_schema.py.jinja"
     (templates / "_schema.py.jinja").write_text(builtin.read_text() + "\nCUSTOMISED = True\n")
     out = tmp_path / "out"
-    result = _run("generate", "--schema", str(small), "--package", "small", "--out", str(out), "--templates", str(templates))
+    result = _run(
+        "generate", "--schema", str(small), "--package", "small", "--out", str(out), "--templates", str(templates)
+    )
     assert result.exit_code == 0, result.output
     assert "CUSTOMISED = True" in (out / "small/_schema.py").read_text()
     assert "CUSTOMISED" not in (out / "small/models.py").read_text()
@@ -292,7 +311,17 @@ def test_a_broken_template_is_a_clear_error(tmp_path, small):
     templates = tmp_path / "templates"
     templates.mkdir()
     (templates / "models.py.jinja").write_text("{{ no_such_thing }}\n")
-    result = _run("generate", "--schema", str(small), "--package", "small", "--out", str(tmp_path / "out"), "--templates", str(templates))
+    result = _run(
+        "generate",
+        "--schema",
+        str(small),
+        "--package",
+        "small",
+        "--out",
+        str(tmp_path / "out"),
+        "--templates",
+        str(templates),
+    )
     assert result.exit_code == 2
     assert "models.py.jinja" in result.output and "no_such_thing" in result.output
     assert not (tmp_path / "out/small").exists()
@@ -310,7 +339,9 @@ def test_generate_never_replaces_a_directory_it_did_not_make(tmp_path, small):
     before = _snapshot(home)
     result = _run("generate", "--schema", str(small), "--package", "Documents", "--out", str(home))
     assert result.exit_code == 2
-    assert f"acpgen: error: {home / 'Documents'}: refusing to replace a directory acpgen did not generate" in result.output
+    assert (
+        f"acpgen: error: {home / 'Documents'}: refusing to replace a directory acpgen did not generate" in result.output
+    )
     assert "--overwrite-foreign" in result.output
     assert _snapshot(home) == before and sorted(p.name for p in home.iterdir()) == ["Documents"]
     # A project's own tests directory, with --out .
@@ -321,7 +352,9 @@ def test_generate_never_replaces_a_directory_it_did_not_make(tmp_path, small):
     assert result.exit_code == 2 and "refusing" in result.output
     assert (project / "tests/test_app.py").read_text() == "def test(): pass\n"
     # Asked for explicitly, it is replaced.
-    result = _run("generate", "--schema", str(small), "--package", "Documents", "--out", str(home), "--overwrite-foreign")
+    result = _run(
+        "generate", "--schema", str(small), "--package", "Documents", "--out", str(home), "--overwrite-foreign"
+    )
     assert result.exit_code == 0, result.output
     assert not (home / "Documents/taxes.txt").exists() and (home / "Documents/models.py").exists()
 

@@ -28,7 +28,10 @@ def _error(p, name, data, strict=False):
 
 @BOTH
 def test_validation_error_has_a_path_and_says_expected_and_found(p):
-    update = {"sessionId": "s", "update": {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": 7}}}
+    update = {
+        "sessionId": "s",
+        "update": {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": 7}},
+    }
     if p is v2:
         update["update"]["messageId"] = "m1"
     error = _error(p, "SessionNotification" if p is v1 else "UpdateSessionNotification", update)
@@ -40,7 +43,10 @@ def test_validation_error_has_a_path_and_says_expected_and_found(p):
 
 @BOTH
 def test_paths_name_list_indexes_and_odd_keys(p):
-    prompt = {"sessionId": "s", "prompt": [{"type": "text", "text": "a"}, {"type": "image", "data": 1, "mimeType": "x"}]}
+    prompt = {
+        "sessionId": "s",
+        "prompt": [{"type": "text", "text": "a"}, {"type": "image", "data": 1, "mimeType": "x"}],
+    }
     assert _error(p, "PromptRequest", prompt).path == "$.prompt[1].data"
     error = _error(p, "ToolCallLocation", {"path": 5})
     assert error.path == "$.path"
@@ -62,7 +68,10 @@ def test_deep_or_huge_input_raises_only_validation_error(p):
         # Deep JSON where any value is allowed is kept, not walked.
         meta = p.decode("TextContent", {"text": "t", "_meta": {"deep": deep}}, strict=False)
         assert meta.meta["deep"] is deep
-    assert len(p.decode("PromptRequest", {"sessionId": "s", "prompt": [{"type": "text", "text": "x"}] * 50_000}).prompt) == 50_000
+    assert (
+        len(p.decode("PromptRequest", {"sessionId": "s", "prompt": [{"type": "text", "text": "x"}] * 50_000}).prompt)
+        == 50_000
+    )
 
 
 @pytest.mark.parametrize("package", sorted(SCHEMAS))
@@ -103,7 +112,9 @@ def test_default_on_error_drops_an_invalid_value_and_keeps_the_rest(p):
 def test_default_on_error_falls_back_to_the_schema_default():
     request = v1.decode("InitializeRequest", {"protocolVersion": 1, "clientCapabilities": "nope"})
     assert request.client_capabilities == v1.ClientCapabilities()
-    request = v2.decode("InitializeRequest", {"protocolVersion": 2, "info": {"name": "c", "version": "1"}, "capabilities": 3})
+    request = v2.decode(
+        "InitializeRequest", {"protocolVersion": 2, "info": {"name": "c", "version": "1"}, "capabilities": 3}
+    )
     assert request.capabilities == v2.ClientCapabilities()
 
 
@@ -116,7 +127,9 @@ def test_default_on_error_gives_an_empty_list_for_a_list_that_cannot_be_null():
 @BOTH
 def test_skip_invalid_items_keeps_the_valid_ones_in_order(p):
     """x-deserialize-skip-invalid-items."""
-    update = p.decode("ToolCallUpdate", {"toolCallId": "c", "locations": [{"path": "/a"}, {"path": 3}, {"path": "/b"}, 7]})
+    update = p.decode(
+        "ToolCallUpdate", {"toolCallId": "c", "locations": [{"path": "/a"}, {"path": 3}, {"path": "/b"}, 7]}
+    )
     assert [loc.path for loc in update.locations] == ["/a", "/b"]
 
 
@@ -146,7 +159,9 @@ def test_prompt_capabilities_omitted_null_and_empty_object():
 
 
 def test_defaults_fill_recursively():
-    request = v1.decode("InitializeRequest", {"protocolVersion": 1, "clientCapabilities": {"fs": {"readTextFile": True}}})
+    request = v1.decode(
+        "InitializeRequest", {"protocolVersion": 1, "clientCapabilities": {"fs": {"readTextFile": True}}}
+    )
     assert request.client_capabilities.fs.read_text_file is True
     assert request.client_capabilities.fs.write_text_file is False
     assert request.client_capabilities.terminal is False
@@ -188,7 +203,18 @@ FORM = {"type": "object", "properties": {}}
 
 @BOTH
 def test_elicitation_scopes_are_one_field_whose_members_share_the_object(p):
-    form = p.decode("CreateElicitationRequest", {"message": "m", "mode": "form", "requestedSchema": FORM, "sessionId": "s", "toolCallId": 5, "_meta": 1, "x": 1})
+    form = p.decode(
+        "CreateElicitationRequest",
+        {
+            "message": "m",
+            "mode": "form",
+            "requestedSchema": FORM,
+            "sessionId": "s",
+            "toolCallId": 5,
+            "_meta": 1,
+            "x": 1,
+        },
+    )
     assert isinstance(form, p.FormCreateElicitationRequest)
     # Lenient rules inside the scope and beside it: invalid toolCallId and
     # _meta dropped, unknown keys ignored.

@@ -8,14 +8,17 @@ import asyncio
 import keyword
 
 import pytest
-
-from acpgen.compile.reserved import runtime_attributes, runtime_names
 from acpgen.compile.naming import pascal
+from acpgen.compile.reserved import runtime_attributes, runtime_names
 
 from ..conftest import schema_with
 
-DEF_NAMES = sorted(n for n in runtime_names() if n.isidentifier() and not keyword.iskeyword(n) and not n.startswith("_"))
-HANDLER_NAMES = sorted(n for n in runtime_attributes() if not n.startswith("_"))
+DEF_NAMES = sorted(
+    n for n in runtime_names() if n.isidentifier() and not keyword.iskeyword(n) and not n.startswith("_")
+)
+# The connection's attributes, and the extension handlers every interface
+# has besides the schema's methods.
+HANDLER_NAMES = sorted({n for n in runtime_attributes() if not n.startswith("_")} | {"ext_method", "ext_notification"})
 OBJECT = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
 
 
@@ -25,7 +28,15 @@ def _schema() -> dict:
     # calls the runtime's salvage helper, which a $defs "salvage" replaced.
     defs["Holder"] = {
         "type": "object",
-        "properties": {"n": {"type": "integer"}, "tags": {"type": "array", "items": {"type": "string"}, "default": [], "x-deserialize-default-on-error": True}},
+        "properties": {
+            "n": {"type": "integer"},
+            "tags": {
+                "type": "array",
+                "items": {"type": "string"},
+                "default": [],
+                "x-deserialize-default-on-error": True,
+            },
+        },
         "required": ["n"],
     }
     for name in HANDLER_NAMES:
@@ -57,7 +68,9 @@ def package(tmp_path_factory):
 
 def test_the_test_covers_the_names_the_reports_named():
     assert {"salvage", "NotPlainJson", "ValidationError", "furthest", "check_variants", "FLOAT_MAX"} <= set(DEF_NAMES)
-    assert {"start", "run", "close", "request", "notify", "grace", "handler", "process"} <= set(HANDLER_NAMES)
+    assert {"start", "run", "close", "request", "notify", "grace", "handler", "process", "ext_method"} <= set(
+        HANDLER_NAMES
+    )
 
 
 def test_every_runtime_name_as_a_definition_decodes_and_encodes(package):
@@ -97,7 +110,9 @@ def test_a_handler_named_like_a_connection_attribute_is_renamed_and_served(packa
     Agent = type("Agent", (package.Agent,), {handlers[n]: make_handler(n) for n in HANDLER_NAMES})
 
     async def main():
-        agent, client = package.connect_in_memory(lambda conn: Agent(), lambda conn: type("Client", (package.Client,), {})())
+        agent, client = package.connect_in_memory(
+            lambda conn: Agent(), lambda conn: type("Client", (package.Client,), {})()
+        )
         try:
             for i, name in enumerate(HANDLER_NAMES):
                 call = getattr(client, handlers[name])

@@ -16,9 +16,8 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
-
 from acpgen.cli import main
+from click.testing import CliRunner
 
 from ..conftest import GENERATED, ROOT, SCHEMAS
 
@@ -58,9 +57,9 @@ def test_each_vendored_package_conforms_with_a_line_per_definition_and_full_cove
         assert any(re.match(rf"^  {name}\s+\d+ passed", line) for line in lines), name
     assert sum(1 for line in lines if re.match(r"^  \S+\s+\d+ passed", line)) >= len(defs)
     n = len(defs)
-    assert re.search(
-        rf"^coverage: def {n}/{n}, variant (\d+)/\1, lenient (\d+)/\2, enum (\d+)/\3$", output, re.M
-    ), output[-2000:]
+    assert re.search(rf"^coverage: def {n}/{n}, variant (\d+)/\1, lenient (\d+)/\2, enum (\d+)/\3$", output, re.M), (
+        output[-2000:]
+    )
     if package == "acp_v1":
         assert "known failures" not in output  # acp_v1 conforms without exceptions
 
@@ -95,7 +94,7 @@ def test_the_package_can_be_named_by_import_name_or_its_parent_directory(tmp_pat
     holder = tmp_path / "vendor"
     shutil.copytree(GENERATED / "acp_v2", holder / "acp_v2", ignore=shutil.ignore_patterns("__pycache__"))
     fixtures = subset(tmp_path / "fx", "v2", [])
-    code, output = run("-q", "--package", str(holder), "--fixtures", str(fixtures))
+    _code, output = run("-q", "--package", str(holder), "--fixtures", str(fixtures))
     assert "conformance of acp_v2" in output and "schema/v2/schema.json" in output
     env = dict(os.environ, PYTHONPATH=str(holder))
     out = subprocess.run(
@@ -191,17 +190,13 @@ def test_a_known_failure_that_passes_is_a_failure(tmp_path):
         json.dumps(
             {
                 "known_failures": {"kind is open": "not really failing"},
-                "cases": [
-                    {"name": "kind is open", "def": "ToolKind", "input": "x", "output": "x", "valid": True}
-                ],
+                "cases": [{"name": "kind is open", "def": "ToolKind", "input": "x", "output": "x", "valid": True}],
             }
         )
     )
     code, output = run("-q", "--package", str(GENERATED / "acp_v2"), "--fixtures", str(fixtures))
     assert code == 1
-    assert (
-        "FAIL ToolKind: kind is open: listed in known_failures (not really failing) but passes now" in output
-    )
+    assert "FAIL ToolKind: kind is open: listed in known_failures (not really failing) but passes now" in output
 
 
 def test_fixtures_for_another_schema_are_a_failure(tmp_path):

@@ -121,7 +121,7 @@ def test_many_requests_in_flight_are_answered_each_with_its_own_result():
 
 def test_unknown_and_unimplemented_methods_answer_method_not_found():
     async def main():
-        agent, client = await connect(Agent, Client)
+        _agent, client = await connect(Agent, Client)
         for method, params in [
             ("_zed/unknown", {}),  # an extension the agent does not handle
             ("authenticate", {"methodId": "m"}),  # an agent method this agent does not implement
@@ -138,7 +138,7 @@ def test_unknown_and_unimplemented_methods_answer_method_not_found():
 
 def test_invalid_params_answer_minus_32602_with_the_path():
     async def main():
-        agent, client = await connect(Agent, Client)
+        _agent, client = await connect(Agent, Client)
         with pytest.raises(acp.RequestError) as caught:
             await client.request("session/new", {"cwd": 5, "mcpServers": []})
         assert caught.value.code == -32602
@@ -175,7 +175,9 @@ def test_a_bad_line_does_not_stop_the_loop():
         assert (answer["id"], answer["error"]["code"], answer["error"]["data"]["path"]) == (1, -32600, "$.jsonrpc")
         answer = await exchange(peer, {"jsonrpc": "2.0", "id": [1], "method": "session/new"})
         assert (answer["id"], answer["error"]["code"]) == (None, -32600)
-        answer = await exchange(peer, {"jsonrpc": "2.0", "id": 2, "method": "session/new", "params": {"cwd": "/a", "mcpServers": []}})
+        answer = await exchange(
+            peer, {"jsonrpc": "2.0", "id": 2, "method": "session/new", "params": {"cwd": "/a", "mcpServers": []}}
+        )
         assert answer == {"jsonrpc": "2.0", "id": 2, "result": {"sessionId": "s-/a"}}
         await agent.close()
 
@@ -185,8 +187,13 @@ def test_a_bad_line_does_not_stop_the_loop():
 def test_cancel_request_from_the_client_cancels_the_agent_handler():
     async def main():
         agent, peer = await raw_agent(Agent)
-        reader, writer = peer
-        request = {"jsonrpc": "2.0", "id": "p1", "method": "session/prompt", "params": {"sessionId": "s1", "prompt": []}}
+        _reader, writer = peer
+        request = {
+            "jsonrpc": "2.0",
+            "id": "p1",
+            "method": "session/prompt",
+            "params": {"sessionId": "s1", "prompt": []},
+        }
         writer.write((json.dumps(request) + "\n").encode())
         while "p1" not in agent._answering:
             await asyncio.sleep(0.01)
@@ -251,7 +258,7 @@ def test_notifications_arrive_in_order_before_the_response_that_follows_them():
             return acp.PromptResponse(stop_reason=acp.StopReason.END_TURN)
 
     async def main():
-        agent, client = await connect(Streamer, Client)
+        _agent, client = await connect(Streamer, Client)
         response = await client.prompt(acp.PromptRequest(session_id="s4", prompt=[]))
         assert response.stop_reason is acp.StopReason.END_TURN
         assert [u.update.content.text for u in client.handler.updates] == [str(i) for i in range(50)]
@@ -297,12 +304,21 @@ def test_every_package_connects_an_agent_and_a_client(name):
             self.conn = conn
 
     async def main():
-        agent, client = await connect(Minimal, Silent, package)
-        request = package.decode("InitializeRequest", {"protocolVersion": version, "clientInfo": {"name": "t", "version": "1"}, "info": {"name": "t", "version": "1"}})
+        _agent, client = await connect(Minimal, Silent, package)
+        request = package.decode(
+            "InitializeRequest",
+            {
+                "protocolVersion": version,
+                "clientInfo": {"name": "t", "version": "1"},
+                "info": {"name": "t", "version": "1"},
+            },
+        )
         response = await client.initialize(request)
         assert isinstance(response, package.InitializeResponse) and response.protocol_version == version
         with pytest.raises(package.RequestError) as caught:
-            await client.prompt(package.decode("PromptRequest", {"sessionId": "s", "prompt": [{"type": "text", "text": "hi"}]}))
+            await client.prompt(
+                package.decode("PromptRequest", {"sessionId": "s", "prompt": [{"type": "text", "text": "hi"}]})
+            )
         assert caught.value.code == -32601
         await client.close()
 
@@ -376,7 +392,7 @@ def test_a_notification_handler_can_await_a_request_in_process():
             self.updates.append(answer["seen"])
 
     async def main():
-        agent, client = await connect(Answering, Asking)
+        _agent, client = await connect(Answering, Asking)
         await client.prompt(acp.PromptRequest(session_id="s", prompt=[]))
         assert client.handler.updates == [str(i) for i in range(Streamer.count)]
         await client.close()
@@ -398,7 +414,7 @@ def test_notification_handlers_start_in_order_run_one_at_a_time_and_finish_befor
             self.running -= 1
 
     async def main():
-        agent, client = await connect(Streamer, Slow)
+        _agent, client = await connect(Streamer, Slow)
         for turn in range(3):
             del client.handler.updates[:]
             await client.prompt(acp.PromptRequest(session_id="s", prompt=[]))
@@ -437,7 +453,7 @@ def test_a_request_from_a_notification_handler_does_not_wait_for_the_notificatio
             self.updates.append(text)
 
     async def main():
-        agent, client = await connect(Holding, Asking)
+        _agent, client = await connect(Holding, Asking)
         await client.prompt(acp.PromptRequest(session_id="s", prompt=[]))
         assert client.handler.updates == ["first", "0", "1", "2", "3", "4"]
         await client.close()
@@ -455,7 +471,7 @@ def test_a_notification_handler_that_raises_does_not_stop_the_later_ones(caplog)
                 raise RuntimeError(f"cannot show {text}")
 
     async def main():
-        agent, client = await connect(Streamer, Failing)
+        _agent, client = await connect(Streamer, Failing)
         response = await client.prompt(acp.PromptRequest(session_id="s", prompt=[]))
         assert response.stop_reason is acp.StopReason.END_TURN
         assert client.handler.updates == [str(i) for i in range(Streamer.count)]
@@ -468,7 +484,7 @@ def test_a_notification_handler_that_raises_does_not_stop_the_later_ones(caplog)
 
 def test_notifications_read_before_the_peer_closes_are_still_handled():
     async def main():
-        (client_reader, client_writer), (peer_reader, peer_writer) = await streams()
+        (client_reader, client_writer), (_peer_reader, peer_writer) = await streams()
 
         class Slow(Client):
             async def session_update(self, params):
@@ -488,7 +504,7 @@ def test_notifications_read_before_the_peer_closes_are_still_handled():
 
 def test_close_drops_the_queued_notifications():
     async def main():
-        (client_reader, client_writer), (peer_reader, peer_writer) = await streams()
+        (client_reader, client_writer), (_peer_reader, peer_writer) = await streams()
 
         class Stuck(Client):
             async def session_update(self, params):
@@ -528,7 +544,7 @@ def test_the_echo_client_spawns_the_echo_agent_and_prints_the_streamed_answer():
 
 
 def test_the_echo_client_drives_the_v2_echo_agent_too():
-    for client, agent in [("echo_client_v2.py", "echo_agent_v2.py")]:
+    for client, _agent in [("echo_client_v2.py", "echo_agent_v2.py")]:
         out = subprocess.run(
             [sys.executable, str(ROOT / "examples" / client), "two", "words"],
             capture_output=True, text=True, timeout=60, cwd=ROOT,

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import inspect
-import subprocess
 import json
+import subprocess
 import sys
 
 import pytest
@@ -36,7 +36,7 @@ def _hostile_schema() -> dict:
             "Kind": {
                 "anyOf": [
                     {"type": "string", "const": f"'); {PAYLOAD}; ('"},
-                    {"type": "string", "const": "\"\"\"\\"},
+                    {"type": "string", "const": '"""\\'},
                     {"type": "string", "description": evil_doc},
                 ]
             },
@@ -77,7 +77,7 @@ def test_a_hostile_schema_generates_a_package_that_imports_and_runs_nothing(make
     assert inspect.cleandoc(bad.__doc__).rstrip() == EVIL_DOC
     value = package.decode(f"Bad Name'); {PAYLOAD} #", {"class": "c", f"x'): {PAYLOAD}#": "v", "\\": True})
     assert package.encode(value) == {"class": "c", f"x'): {PAYLOAD}#": "v", "\\": True}
-    assert package.decode("Kind", f"'); {PAYLOAD}; ('") is list(package.DEFINITIONS["Kind"])[0]
+    assert package.decode("Kind", f"'); {PAYLOAD}; ('") is next(iter(package.DEFINITIONS["Kind"]))
     union = package.decode("Union", {"t": f"{PAYLOAD}\n"})
     assert package.encode(union) == {"t": f"{PAYLOAD}\n"}
     # The builtin str is not shadowed by the definition named "str".
@@ -109,8 +109,8 @@ def test_definitions_named_like_the_codecs_own_helpers_do_not_shadow_them(make_p
 def test_a_hostile_schema_file_name_stays_text(tmp_path):
     import subprocess
 
-    from acpgen.pipeline import build_package
     from acpgen.output.write import write_packages
+    from acpgen.pipeline import build_package
 
     path = tmp_path / 'evil\nprint("PWNED")\n#.json'
     path.write_text(json.dumps(schema_with({"A": {"type": "string"}})))
@@ -127,13 +127,14 @@ SCHEMA_HEAD = '{"$schema": "https://json-schema.org/draft/2020-12/schema", "$def
 
 
 def _generate(tmp_path, text: str, name: str = "hostile"):
-    from click.testing import CliRunner
-
     from acpgen.cli import main
+    from click.testing import CliRunner
 
     path = tmp_path / "s.json"
     path.write_text(text)
-    return path, CliRunner().invoke(main, ["generate", "--schema", str(path), "--package", name, "--out", str(tmp_path / "out")])
+    return path, CliRunner().invoke(
+        main, ["generate", "--schema", str(path), "--package", name, "--out", str(tmp_path / "out")]
+    )
 
 
 @pytest.mark.parametrize(
@@ -159,7 +160,9 @@ def test_json_python_accepts_but_json_does_not_is_refused_with_its_pointer(tmp_p
 
 def test_nesting_up_to_the_limit_generates(tmp_path):
     depth = 95
-    _, result = _generate(tmp_path, SCHEMA_HEAD + '{"type": "array", "items": ' * depth + '{"type": "string"}' + "}" * depth + "}}")
+    _, result = _generate(
+        tmp_path, SCHEMA_HEAD + '{"type": "array", "items": ' * depth + '{"type": "string"}' + "}" * depth + "}}"
+    )
     assert result.exit_code == 0, result.output
     code = (
         "import hostile\nprint(hostile.decode('A', [[[]]], strict=True))\n"
@@ -204,7 +207,7 @@ def test_definitions_named_like_generated_members_or_dunders(make_package):
         assert type(value) is package.DEFINITIONS[name]
     # The package still works as a module: no definition took a dunder.
     with pytest.raises(AttributeError):
-        package.no_such_name
+        _ = package.no_such_name
     assert isinstance(package.__path__, list) and "decode" in package.__all__
     for name in ("to_wire", "from_wire", "extra", "value"):
         assert getattr(package, name) is package.DEFINITIONS[name]

@@ -30,6 +30,7 @@ DEEP = "[" * 1000 + "]" * 1000
 
 def _strict(line: bytes) -> dict:
     """A line the peer wrote: strict JSON (no NaN), valid UTF-8, one object."""
+
     def refuse(token: str) -> None:
         raise AssertionError(f"{token} on the wire: {line[:200]!r}")
 
@@ -39,7 +40,12 @@ def _strict(line: bytes) -> dict:
 
 
 def initialize(id: object, version: int = 1, **extra: object) -> dict:
-    params = {"protocolVersion": version, "clientInfo": {"name": "t", "version": "1"}, "info": {"name": "t", "version": "1"}, **extra}
+    params = {
+        "protocolVersion": version,
+        "clientInfo": {"name": "t", "version": "1"},
+        "info": {"name": "t", "version": "1"},
+        **extra,
+    }
     return {"jsonrpc": "2.0", "id": id, "method": "initialize", "params": params}
 
 
@@ -92,11 +98,22 @@ def test_a_session_update_with_no_json_text_fails_the_prompt_not_the_agent():
     # The v1 echo agent streams the prompt's words back: a lone surrogate
     # in them has no UTF-8, so the update cannot go out.
     new = {"jsonrpc": "2.0", "id": 1, "method": "session/new", "params": {"cwd": "/", "mcpServers": []}}
-    prompt = lambda session: {"jsonrpc": "2.0", "id": 2, "method": "session/prompt", "params": {"sessionId": session, "prompt": [{"type": "text", "text": "a \ud800 b"}]}}  # noqa: E731
+
+    def prompt(session):
+        return {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "session/prompt",
+            "params": {"sessionId": session, "prompt": [{"type": "text", "text": "a \ud800 b"}]},
+        }
 
     async def main():
         process = await asyncio.create_subprocess_exec(
-            sys.executable, str(EXAMPLES / "echo_agent.py"), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+            sys.executable,
+            str(EXAMPLES / "echo_agent.py"),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
         )
         process.stdin.write(_line(new))
         session = _strict(await process.stdout.readline())["result"]["sessionId"]
@@ -172,7 +189,12 @@ def test_bad_envelopes_are_answered_invalid_request_in_a_few_bytes(agent):
         b'{"jsonrpc": ' + b"9" * 5000 + b', "id": 3, "method": "initialize"}\n',
     ]
     replies, done = talk(agent, lines)
-    assert [(reply["id"], reply["error"]["code"]) for reply in replies] == [(1, -32600), (2, -32600), (None, -32600), (None, -32700)]
+    assert [(reply["id"], reply["error"]["code"]) for reply in replies] == [
+        (1, -32600),
+        (2, -32600),
+        (None, -32600),
+        (None, -32700),
+    ]
     assert len(done.stdout) < 3000
 
 
@@ -186,7 +208,9 @@ def test_an_agent_whose_output_fails_stops_serving_with_one_warning(agent, sink)
     else:
         read, write = os.pipe()
         os.close(read)  # nobody will ever read what the agent writes (EPIPE)
-    process = subprocess.Popen([sys.executable, str(EXAMPLES / agent)], stdin=subprocess.PIPE, stdout=write, stderr=subprocess.PIPE)
+    process = subprocess.Popen(
+        [sys.executable, str(EXAMPLES / agent)], stdin=subprocess.PIPE, stdout=write, stderr=subprocess.PIPE
+    )
     os.close(write)
     try:
         for n in range(20):
@@ -221,7 +245,9 @@ def test_a_permission_request_comes_after_the_tool_call_update_was_handled():
                 await self.conn.session_update(acp.SessionNotification(session_id=params.session_id, update=call))
                 options = [acp.PermissionOption(option_id="yes", name="Yes", kind=acp.PermissionOptionKind.ALLOW_ONCE)]
                 request = acp.RequestPermissionRequest(
-                    session_id=params.session_id, tool_call=acp.ToolCallUpdate(tool_call_id=f"call-{n}"), options=options
+                    session_id=params.session_id,
+                    tool_call=acp.ToolCallUpdate(tool_call_id=f"call-{n}"),
+                    options=options,
                 )
                 answer = await self.conn.request_permission(request)
                 assert isinstance(answer.outcome, acp.SelectedRequestPermissionOutcome), answer
@@ -241,7 +267,9 @@ def test_a_permission_request_comes_after_the_tool_call_update_was_handled():
 
         async def request_permission(self, params):
             title = self.tool_calls[params.tool_call.tool_call_id]  # KeyError: answered -32603
-            return acp.RequestPermissionResponse(outcome=acp.SelectedRequestPermissionOutcome(option_id="yes" if title else "no"))
+            return acp.RequestPermissionResponse(
+                outcome=acp.SelectedRequestPermissionOutcome(option_id="yes" if title else "no")
+            )
 
     async def main():
         left, right = socket.socketpair()
@@ -267,7 +295,17 @@ def hostile_client_run(tmp_path, scenario: str, seed: int = 0) -> tuple[list, su
     """The example client driving the hostile agent through ``scenario``;
     the client's messages read meanwhile, each checked strict."""
     report = tmp_path / "report.json"
-    command = [sys.executable, str(EXAMPLES / "echo_client.py"), "hi", "--", sys.executable, str(HOSTILE_AGENT), scenario, str(report), str(seed)]
+    command = [
+        sys.executable,
+        str(EXAMPLES / "echo_client.py"),
+        "hi",
+        "--",
+        sys.executable,
+        str(HOSTILE_AGENT),
+        scenario,
+        str(report),
+        str(seed),
+    ]
     done = subprocess.run(command, capture_output=True, timeout=TIMEOUT)
     assert done.returncode == 0, done.stderr.decode()[-3000:]
     assert done.stdout.decode("utf-8", "replace").endswith("ok\n[end_turn]\n"), done.stdout[-500:]

@@ -15,7 +15,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from acpgen.output.journal import JOURNAL_FILE
 from acpgen.output.recovery import recover
 
@@ -23,7 +22,9 @@ from ..conftest import schema_with
 
 ACPGEN = str(Path(sys.executable).parent / "acpgen")
 OLD = schema_with({"Greeting": {"type": "object", "properties": {"text": {"type": "string"}}}})
-NEW = schema_with({"Greeting": {"type": "object", "properties": {"text": {"type": "string"}, "loud": {"type": "boolean"}}}})
+NEW = schema_with(
+    {"Greeting": {"type": "object", "properties": {"text": {"type": "string"}, "loud": {"type": "boolean"}}}}
+)
 PACKAGES = ("alpha", "beta", "gamma")
 
 
@@ -180,7 +181,9 @@ def test_a_run_waiting_for_the_lock_reads_schema_only_once_it_holds_it(project, 
     new = tmp_path / "greeting.json"
     new.write_text(json.dumps(NEW))
     first = paused(project, "swap", tmp_path / "flag", "schema", "update", "--from", str(new), "--as", "greeting.json")
-    second = subprocess.Popen([ACPGEN, "generate"], cwd=project, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    second = subprocess.Popen(
+        [ACPGEN, "generate"], cwd=project, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
     deadline = time.monotonic() + 120
     while not _says_waiting(second):
         assert second.poll() is None, second.communicate()
@@ -214,7 +217,9 @@ def test_a_second_run_waits_for_the_first(project, tmp_path):
     (project / "schema/greeting.json").write_text(json.dumps(NEW))
     flag = tmp_path / "flag"
     first = paused(project, "swap", flag, "generate")
-    second = subprocess.Popen([ACPGEN, "generate"], cwd=project, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    second = subprocess.Popen(
+        [ACPGEN, "generate"], cwd=project, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
     deadline = time.monotonic() + 120
     while True:
         # The second run waits for the lock, saying so.

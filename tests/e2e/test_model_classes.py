@@ -89,9 +89,7 @@ def test_default_factories_are_fresh_per_instance():
     state_classes = [
         c
         for c in vars(models).values()
-        if isinstance(c, type)
-        and issubclass(c, models._State)
-        and c is not models._State
+        if isinstance(c, type) and issubclass(c, models._State) and c is not models._State
     ]
     fresh = 0
     for cls in state_classes:
@@ -100,8 +98,7 @@ def test_default_factories_are_fresh_per_instance():
                 required = {
                     g.name: None
                     for g in dataclasses.fields(cls)
-                    if g.default is dataclasses.MISSING
-                    and g.default_factory is dataclasses.MISSING
+                    if g.default is dataclasses.MISSING and g.default_factory is dataclasses.MISSING
                 }
                 a, b = cls(**required), cls(**required)
                 assert getattr(a, f.name) == f.default_factory()

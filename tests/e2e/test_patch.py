@@ -11,11 +11,10 @@ import functools
 import json
 
 import pytest
+from acpgen.compile.upserts import load_rules, rule_set
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
-
-from acpgen.compile.upserts import load_rules, rule_set
 
 from ..conftest import SCHEMAS, examples, load_generated
 from ..strategies import valid_values
@@ -58,7 +57,9 @@ def test_new_tool_call_starts_from_the_protocol_defaults():
 
 def test_omitted_fields_leave_the_value_unchanged():
     """omitted fields leave the existing tool call value unchanged"""
-    state = snapshot(v2, "ToolCallUpdate", [{"toolCallId": "c1", "title": "Read", "kind": "read"}, {"toolCallId": "c1"}])
+    state = snapshot(
+        v2, "ToolCallUpdate", [{"toolCallId": "c1", "title": "Read", "kind": "read"}, {"toolCallId": "c1"}]
+    )
     assert (state["title"], state["kind"]) == ("Read", "read")
 
 
@@ -66,7 +67,9 @@ def test_null_clears_name_title_and_capabilities():
     """`null` clears or unsets the value (Omission means no change, `null`
     clears the name, and a string replaces it.)"""
     first = {"toolCallId": "c1", "name": "grep", "title": "t", "capabilities": {"cancel": {}}}
-    state = snapshot(v2, "ToolCallUpdate", [first, {"toolCallId": "c1", "name": None, "title": None, "capabilities": None}])
+    state = snapshot(
+        v2, "ToolCallUpdate", [first, {"toolCallId": "c1", "name": None, "title": None, "capabilities": None}]
+    )
     assert (state["name"], state["title"], state["capabilities"]) == (None, None, None)
 
 
@@ -76,7 +79,10 @@ def test_null_resets_kind_to_other_and_status_to_pending():
     state = snapshot(
         v2,
         "ToolCallUpdate",
-        [{"toolCallId": "c1", "kind": "edit", "status": "completed"}, {"toolCallId": "c1", "kind": None, "status": None}],
+        [
+            {"toolCallId": "c1", "kind": "edit", "status": "completed"},
+            {"toolCallId": "c1", "kind": None, "status": None},
+        ],
     )
     assert (state["kind"], state["status"]) == ("other", "pending")
 
@@ -95,7 +101,7 @@ def test_collections_are_replaced_and_cleared_by_null_or_empty(clear):
     b = {"type": "content", "content": {"type": "text", "text": "b"}}
     steps = [{"toolCallId": "c1", "content": [a], "locations": [{"path": "/x"}]}, {"toolCallId": "c1", "content": [b]}]
     assert snapshot(v2, "ToolCallUpdate", steps)["content"] == [b]
-    state = snapshot(v2, "ToolCallUpdate", steps + [{"toolCallId": "c1", "content": clear, "locations": clear}])
+    state = snapshot(v2, "ToolCallUpdate", [*steps, {"toolCallId": "c1", "content": clear, "locations": clear}])
     assert state["content"] == [] and state["locations"] == []
 
 
@@ -114,7 +120,7 @@ def test_meta_omitted_unchanged_and_null_clears():
     """Omitted leaves the stored metadata unchanged. `null` clears it."""
     steps = [{"toolCallId": "c1", "_meta": {"k": 1}}, {"toolCallId": "c1", "title": "t"}]
     assert snapshot(v2, "ToolCallUpdate", steps)["_meta"] == {"k": 1}
-    assert snapshot(v2, "ToolCallUpdate", steps + [{"toolCallId": "c1", "_meta": None}])["_meta"] == {}
+    assert snapshot(v2, "ToolCallUpdate", [*steps, {"toolCallId": "c1", "_meta": None}])["_meta"] == {}
 
 
 def test_merge_meta_directly():
@@ -142,7 +148,9 @@ def test_terminal_update_patch_and_output_chunks():
     agent-owned terminal's output.)"""
     state = fold(v2, "TerminalUpdate", [{"terminalId": "t", "command": "ls", "size": {"cols": 80, "rows": 24}}])
     state = v2.apply(state, v2.decode("TerminalOutputChunk", {"terminalId": "t", "data": "aGVs"}))
-    state = v2.apply(state, v2.decode("SessionUpdate", {"sessionUpdate": "terminal_output_chunk", "terminalId": "t", "data": "bG8="}))
+    state = v2.apply(
+        state, v2.decode("SessionUpdate", {"sessionUpdate": "terminal_output_chunk", "terminalId": "t", "data": "bG8="})
+    )
     state = fold(v2, "TerminalUpdate", [{"terminalId": "t", "size": None, "exitStatus": {"exitCode": 0}}], state)
     out = v2.encode(state)
     assert out["command"] == "ls" and out["size"] is None and out["exitStatus"] == {"exitCode": 0}
@@ -154,12 +162,25 @@ def test_message_content_is_replaced_by_upserts_and_extended_by_chunks():
     any content previously accumulated for the message, including content from
     earlier chunks. Later chunks with the same `messageId` append to the
     current content."""
-    chunk = lambda text: {"sessionUpdate": "user_message_chunk", "messageId": "m", "content": {"type": "text", "text": text}}  # noqa: E731
+
+    def chunk(text):
+        return {
+            "sessionUpdate": "user_message_chunk",
+            "messageId": "m",
+            "content": {"type": "text", "text": text},
+        }
+
     state = None
     for update in [chunk("a"), chunk("b")]:
         state = v2.apply(state, v2.decode("SessionUpdate", update))
     assert [b["text"] for b in v2.encode(state)["content"]] == ["a", "b"]
-    state = v2.apply(state, v2.decode("SessionUpdate", {"sessionUpdate": "user_message", "messageId": "m", "content": [{"type": "text", "text": "z"}]}))
+    state = v2.apply(
+        state,
+        v2.decode(
+            "SessionUpdate",
+            {"sessionUpdate": "user_message", "messageId": "m", "content": [{"type": "text", "text": "z"}]},
+        ),
+    )
     state = v2.apply(state, v2.decode("SessionUpdate", chunk("c")))
     assert [b["text"] for b in v2.encode(state)["content"]] == ["z", "c"]
     assert type(state).__name__ == "UserMessageState"
@@ -171,8 +192,20 @@ def test_message_content_is_replaced_by_upserts_and_extended_by_chunks():
 
 def test_agent_messages_and_thoughts_are_separate_states():
     """AgentMessage / AgentThought: `content` has patch semantics."""
-    msg = v2.apply(None, v2.decode("SessionUpdate", {"sessionUpdate": "agent_message_chunk", "messageId": "m", "content": {"type": "text", "text": "x"}}))
-    thought = v2.apply(None, v2.decode("SessionUpdate", {"sessionUpdate": "agent_thought_chunk", "messageId": "m", "content": {"type": "text", "text": "y"}}))
+    msg = v2.apply(
+        None,
+        v2.decode(
+            "SessionUpdate",
+            {"sessionUpdate": "agent_message_chunk", "messageId": "m", "content": {"type": "text", "text": "x"}},
+        ),
+    )
+    thought = v2.apply(
+        None,
+        v2.decode(
+            "SessionUpdate",
+            {"sessionUpdate": "agent_thought_chunk", "messageId": "m", "content": {"type": "text", "text": "y"}},
+        ),
+    )
     assert type(msg).__name__ == "AgentMessageState" and type(thought).__name__ == "AgentThoughtState"
     msg = v2.apply(msg, v2.decode("AgentMessage", {"messageId": "m", "content": None}))
     assert v2.encode(msg)["content"] == []
@@ -190,16 +223,20 @@ def test_usage_update_cost():
     cost = {"amount": 1.5, "currency": "USD"}
     steps = [{"used": 1, "size": 10, "cost": cost}, {"used": 2, "size": 10}]
     assert snapshot(v2, "UsageUpdate", steps) == {"used": 2, "size": 10, "cost": cost}
-    assert snapshot(v2, "UsageUpdate", steps + [{"used": 3, "size": 10, "cost": None}])["cost"] is None
+    assert snapshot(v2, "UsageUpdate", [*steps, {"used": 3, "size": 10, "cost": None}])["cost"] is None
 
 
 def test_compaction_update_and_summary_chunks():
     """`summary`, `error`, and `_meta` have patch semantics ... `summary: []`
     also clears the summary. (Chunks append in receive order.)"""
     state = fold(v2, "CompactionUpdate", [{"compactionId": "k", "status": "in_progress", "error": "e"}])
-    state = v2.apply(state, v2.decode("CompactionSummaryChunk", {"compactionId": "k", "content": {"type": "text", "text": "s"}}))
+    state = v2.apply(
+        state, v2.decode("CompactionSummaryChunk", {"compactionId": "k", "content": {"type": "text", "text": "s"}})
+    )
     assert v2.encode(state)["summary"] == [{"type": "text", "text": "s"}]
-    state = fold(v2, "CompactionUpdate", [{"compactionId": "k", "status": "completed", "summary": [], "error": None}], state)
+    state = fold(
+        v2, "CompactionUpdate", [{"compactionId": "k", "status": "completed", "summary": [], "error": None}], state
+    )
     assert v2.encode(state) == {"compactionId": "k", "status": "completed", "summary": [], "error": None, "_meta": {}}
 
 
@@ -207,8 +244,12 @@ def test_session_message_in_v2_unstable():
     """SessionMessage: Omitted leaves the stored value unchanged. `null` clears
     it. A value replaces it."""
     p = load_generated("acp_v2_unstable")
-    state = fold(p, "SessionMessage", [{"messageId": "m", "senderSessionId": "a", "content": [{"type": "text", "text": "x"}]}])
-    state = p.apply(state, p.decode("SessionMessageChunk", {"messageId": "m", "content": {"type": "text", "text": "y"}}))
+    state = fold(
+        p, "SessionMessage", [{"messageId": "m", "senderSessionId": "a", "content": [{"type": "text", "text": "x"}]}]
+    )
+    state = p.apply(
+        state, p.decode("SessionMessageChunk", {"messageId": "m", "content": {"type": "text", "text": "y"}})
+    )
     state = fold(p, "SessionMessage", [{"messageId": "m", "senderSessionId": None}], state)
     out = p.encode(state)
     assert out["senderSessionId"] is None and [c["text"] for c in out["content"]] == ["x", "y"]
@@ -223,7 +264,13 @@ def test_v1_null_and_omitted_both_leave_a_field_unchanged():
     optional - only changed fields need to be included.)"""
     call = {"sessionUpdate": "tool_call", "toolCallId": "x", "title": "Read", "name": "read", "kind": "read"}
     state = v1.apply(None, v1.decode("SessionUpdate", call))
-    update = {"sessionUpdate": "tool_call_update", "toolCallId": "x", "name": None, "title": None, "status": "completed"}
+    update = {
+        "sessionUpdate": "tool_call_update",
+        "toolCallId": "x",
+        "name": None,
+        "title": None,
+        "status": "completed",
+    }
     state = v1.apply(state, v1.decode("SessionUpdate", update))
     out = v1.encode(state)
     assert (out["name"], out["title"], out["kind"], out["status"]) == ("read", "Read", "read", "completed")
@@ -294,7 +341,7 @@ def _upserts():
 _ROOTS = {name: json.loads(path.read_text()) for name, path in SCHEMAS.items()}
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _validator(package: str, name: str) -> Draft202012Validator:
     return Draft202012Validator({"$defs": _ROOTS[package]["$defs"], "$ref": f"#/$defs/{name}"})
 
@@ -333,7 +380,9 @@ def test_patch_laws(package, entry, data):
     if "_meta" in entry["fields"] and entry["fields"]["_meta"]["rule"] == "meta-patch":
         assert p.apply(after, p.decode(name, dict(base, _meta={}))) == after
     # null then a value equals the value.
-    nullable = [w for w, spec in entry["fields"].items() if spec["rule"] in ("null-clears", "null-resets", "collection")]
+    nullable = [
+        w for w, spec in entry["fields"].items() if spec["rule"] in ("null-clears", "null-resets", "collection")
+    ]
     valid_b = p.encode(b)  # what lenient decoding kept of raw_b
     for wire in nullable:
         if valid_b.get(wire) is not None:
@@ -356,12 +405,38 @@ def test_a_recorded_tool_call_stream_folds_to_the_expected_snapshot():
     """Created, streaming content, retitled, title cleared with null, meta keys
     patched and removed, completed."""
     stream = [
-        {"sessionUpdate": "tool_call_update", "toolCallId": "call_7", "title": "Reading config", "kind": "read", "status": "in_progress", "locations": [{"path": "/repo/app.toml"}], "_meta": {"trace": "t1", "ui": {"icon": "file"}}},
-        {"sessionUpdate": "tool_call_content_chunk", "toolCallId": "call_7", "content": {"type": "content", "content": {"type": "text", "text": "[server]\n"}}},
-        {"sessionUpdate": "tool_call_content_chunk", "toolCallId": "call_7", "content": {"type": "content", "content": {"type": "text", "text": "port = 80\n"}}},
+        {
+            "sessionUpdate": "tool_call_update",
+            "toolCallId": "call_7",
+            "title": "Reading config",
+            "kind": "read",
+            "status": "in_progress",
+            "locations": [{"path": "/repo/app.toml"}],
+            "_meta": {"trace": "t1", "ui": {"icon": "file"}},
+        },
+        {
+            "sessionUpdate": "tool_call_content_chunk",
+            "toolCallId": "call_7",
+            "content": {"type": "content", "content": {"type": "text", "text": "[server]\n"}},
+        },
+        {
+            "sessionUpdate": "tool_call_content_chunk",
+            "toolCallId": "call_7",
+            "content": {"type": "content", "content": {"type": "text", "text": "port = 80\n"}},
+        },
         {"sessionUpdate": "tool_call_update", "toolCallId": "call_7", "title": "Reading app.toml"},
-        {"sessionUpdate": "tool_call_update", "toolCallId": "call_7", "title": None, "_meta": {"trace": None, "ui": {"spinner": False}, "progress": 1}},
-        {"sessionUpdate": "tool_call_update", "toolCallId": "call_7", "status": "completed", "rawOutput": {"bytes": 19}},
+        {
+            "sessionUpdate": "tool_call_update",
+            "toolCallId": "call_7",
+            "title": None,
+            "_meta": {"trace": None, "ui": {"spinner": False}, "progress": 1},
+        },
+        {
+            "sessionUpdate": "tool_call_update",
+            "toolCallId": "call_7",
+            "status": "completed",
+            "rawOutput": {"bytes": 19},
+        },
     ]
     state = None
     for message in stream:

@@ -30,9 +30,22 @@ SCHEMA = schema_with(
 
 def git(cwd: Path, *args: str) -> str:
     result = subprocess.run(
-        ["git", "-c", "user.name=acpgen tests", "-c", "user.email=tests@acpgen.invalid",
-         "-c", "init.defaultBranch=main", "-c", "commit.gpgsign=false", *args],
-        cwd=cwd, capture_output=True, text=True, check=True,
+        [
+            "git",
+            "-c",
+            "user.name=acpgen tests",
+            "-c",
+            "user.email=tests@acpgen.invalid",
+            "-c",
+            "init.defaultBranch=main",
+            "-c",
+            "commit.gpgsign=false",
+            *args,
+        ],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=True,
     )
     return result.stdout.strip()
 
@@ -75,8 +88,12 @@ def test_the_hook_passes_on_generated_packages_and_fails_on_a_hand_edit(tmp_path
 
     def run_hook() -> subprocess.CompletedProcess[str]:
         return subprocess.run(
-            [str(PRE_COMMIT), "run", "--all-files", "--color", "never"], cwd=user, capture_output=True, text=True,
-            env=env, timeout=900,
+            [str(PRE_COMMIT), "run", "--all-files", "--color", "never"],
+            cwd=user,
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=900,
         )
 
     passed = run_hook()

@@ -19,13 +19,15 @@ def _schema(name: str) -> dict:
 @pytest.mark.parametrize("name", PACKAGES)
 def test_the_error_codes_are_the_schemas(name):
     package = load_generated(name)
-    codes = {option["title"]: option["const"] for option in _schema(name)["$defs"]["ErrorCode"]["anyOf"] if "const" in option}
-    assert package.PARSE_ERROR == codes["Parse error"]
-    assert package.INVALID_REQUEST == codes["Invalid request"]
-    assert package.METHOD_NOT_FOUND == codes["Method not found"]
-    assert package.INVALID_PARAMS == codes["Invalid params"]
-    assert package.INTERNAL_ERROR == codes["Internal error"]
-    assert package.REQUEST_CANCELLED == codes["Request cancelled"]
+    codes = {
+        option["title"]: option["const"] for option in _schema(name)["$defs"]["ErrorCode"]["anyOf"] if "const" in option
+    }
+    assert codes["Parse error"] == package.PARSE_ERROR
+    assert codes["Invalid request"] == package.INVALID_REQUEST
+    assert codes["Method not found"] == package.METHOD_NOT_FOUND
+    assert codes["Invalid params"] == package.INVALID_PARAMS
+    assert codes["Internal error"] == package.INTERNAL_ERROR
+    assert codes["Request cancelled"] == package.REQUEST_CANCELLED
 
 
 @pytest.mark.parametrize("name", PACKAGES)
@@ -44,7 +46,9 @@ def test_session_update_carries_the_schemas_notification_type(name):
     params = "SessionNotification" if name.startswith("acp_v1") else "UpdateSessionNotification"
     info = package.METHODS["session/update"]
     assert (info.notification.params, info.notification.side, info.notification.handler) == (
-        getattr(package, params), "client", "session_update"
+        getattr(package, params),
+        "client",
+        "session_update",
     )
     assert hasattr(package.Client, "session_update") and hasattr(package.AgentSideConnection, "session_update")
     assert hasattr(package.Agent, "prompt") and hasattr(package.ClientSideConnection, "prompt")
@@ -52,9 +56,16 @@ def test_session_update_carries_the_schemas_notification_type(name):
 
 def test_a_request_is_typed_by_its_method_and_encodes_back():
     acp = load_generated("acp_v1")
-    wire = {"jsonrpc": "2.0", "id": 3, "method": "session/prompt", "params": {"sessionId": "s", "prompt": [{"type": "text", "text": "hi"}]}}
+    wire = {
+        "jsonrpc": "2.0",
+        "id": 3,
+        "method": "session/prompt",
+        "params": {"sessionId": "s", "prompt": [{"type": "text", "text": "hi"}]},
+    }
     message = acp.decode_message(wire)
-    assert message == acp.Request(3, "session/prompt", acp.PromptRequest(session_id="s", prompt=[acp.TextContentBlock(text="hi")]))
+    assert message == acp.Request(
+        3, "session/prompt", acp.PromptRequest(session_id="s", prompt=[acp.TextContentBlock(text="hi")])
+    )
     assert acp.encode_message(message) == wire
 
 
@@ -67,7 +78,11 @@ def test_initialize_shaped_params_under_another_method_are_decoded_by_that_metho
     with pytest.raises(acp.ParamsError) as caught:
         acp.decode_message({"jsonrpc": "2.0", "id": 1, "method": "session/new", "params": params})
     assert caught.value.request and caught.value.id == 1 and caught.value.method == "session/new"
-    assert isinstance(caught.value, acp.ValidationError) and caught.value.path == "$.params" and "cwd" in caught.value.message
+    assert (
+        isinstance(caught.value, acp.ValidationError)
+        and caught.value.path == "$.params"
+        and "cwd" in caught.value.message
+    )
 
 
 def test_lenient_salvages_params_where_strict_rejects_them():
@@ -75,7 +90,10 @@ def test_lenient_salvages_params_where_strict_rejects_them():
     update = {"sessionUpdate": "tool_call_update", "toolCallId": "c", "kind": "not-a-kind"}
     wire = {"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": "s", "update": update}}
     lenient = acp.decode_message(wire)
-    assert acp.encode(lenient.params) == {"sessionId": "s", "update": {"sessionUpdate": "tool_call_update", "toolCallId": "c"}}
+    assert acp.encode(lenient.params) == {
+        "sessionId": "s",
+        "update": {"sessionUpdate": "tool_call_update", "toolCallId": "c"},
+    }
     with pytest.raises(acp.ValidationError) as caught:
         acp.decode_message(wire, strict=True)
     assert caught.value.path.startswith("$.params.update")
@@ -83,7 +101,10 @@ def test_lenient_salvages_params_where_strict_rejects_them():
 
 def test_absent_or_null_params_read_as_an_empty_object():
     acp = load_generated("acp_v2")
-    for wire in ({"jsonrpc": "2.0", "id": 1, "method": "auth/logout"}, {"jsonrpc": "2.0", "id": 1, "method": "auth/logout", "params": None}):
+    for wire in (
+        {"jsonrpc": "2.0", "id": 1, "method": "auth/logout"},
+        {"jsonrpc": "2.0", "id": 1, "method": "auth/logout", "params": None},
+    ):
         assert acp.decode_message(wire).params == acp.LogoutAuthRequest()
 
 

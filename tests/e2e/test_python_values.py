@@ -219,16 +219,34 @@ def test_encode_validate_reports_what_is_wrong_with_a_path():
 
 
 def test_apply_shares_no_list_or_dict_between_the_old_and_the_new_state():
-    first = v2.decode("ToolCallUpdate", {"toolCallId": "c", "title": "t", "locations": [{"path": "/a"}], "_meta": {"k": 1}})
+    first = v2.decode(
+        "ToolCallUpdate", {"toolCallId": "c", "title": "t", "locations": [{"path": "/a"}], "_meta": {"k": 1}}
+    )
     old = v2.apply(None, first)
     new = v2.apply(old, v2.decode("ToolCallUpdate", {"toolCallId": "c", "title": "u"}))
     assert new.title == "u" and old.title == "t"
     assert new.locations == old.locations and new.locations is not old.locations
     assert new.meta == old.meta and new.meta is not old.meta
-    chunked = v2.apply(None, v2.decode("SessionUpdate", {"sessionUpdate": "agent_message_chunk", "messageId": "m", "content": {"type": "text", "text": "x"}}))
-    longer = v2.apply(chunked, v2.decode("SessionUpdate", {"sessionUpdate": "agent_message_chunk", "messageId": "m", "content": {"type": "text", "text": "y"}}))
+    chunked = v2.apply(
+        None,
+        v2.decode(
+            "SessionUpdate",
+            {"sessionUpdate": "agent_message_chunk", "messageId": "m", "content": {"type": "text", "text": "x"}},
+        ),
+    )
+    longer = v2.apply(
+        chunked,
+        v2.decode(
+            "SessionUpdate",
+            {"sessionUpdate": "agent_message_chunk", "messageId": "m", "content": {"type": "text", "text": "y"}},
+        ),
+    )
     assert len(chunked.content) == 1 and len(longer.content) == 2
-    assert all(getattr(longer, name) is not getattr(chunked, name) for name in ("meta",) if isinstance(getattr(chunked, name, None), dict))
+    assert all(
+        getattr(longer, name) is not getattr(chunked, name)
+        for name in ("meta",)
+        if isinstance(getattr(chunked, name, None), dict)
+    )
     new.locations.append("x")
     new.meta["z"] = 2
     assert len(old.locations) == 1 and "z" not in old.meta

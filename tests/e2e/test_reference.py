@@ -32,7 +32,14 @@ PACKAGES = {
 }
 DEPARTURES = json.loads((ROOT / "tests/reference/departures.json").read_text())
 DISPATCH = json.loads((FIXTURES / "dispatch/envelopes.json").read_text())["cases"]
-ENVELOPES = {"AgentRequest", "ClientRequest", "AgentResponse", "ClientResponse", "AgentNotification", "ClientNotification"}
+ENVELOPES = {
+    "AgentRequest",
+    "ClientRequest",
+    "AgentResponse",
+    "ClientResponse",
+    "AgentNotification",
+    "ClientNotification",
+}
 """The JSON-RPC envelope defs: their cases are checked as whole messages."""
 
 

@@ -19,10 +19,9 @@ import typing
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
-
 from acpgen.cli import main
 from acpgen.compile.lower import strip_annotations
+from click.testing import CliRunner
 
 from ..conftest import ROOT
 
@@ -183,7 +182,9 @@ def test_removed_types(v2_unstable):
     old_forms = {f["title"] for f in old_doc["anyOf"]}
     new_forms = {f["title"] for f in new_doc["anyOf"]}
     assert {"AgentBatchCall", "ClientBatchCall"} <= old_forms - new_forms
-    assert "ProtocolLevelNotification" in json.dumps(next(f for f in old_doc["anyOf"] if f["title"] == "AgentBatchCall"))
+    assert "ProtocolLevelNotification" in json.dumps(
+        next(f for f in old_doc["anyOf"] if f["title"] == "AgentBatchCall")
+    )
     protocol = change(v2_unstable, "type-removed", "ProtocolLevelNotification")
     assert protocol["wire"]["breaking"] is True and protocol["wire"]["affects"] == ["old-senders"]
     assert "AgentBatchCall" in protocol["wire"]["reason"]
@@ -271,9 +272,7 @@ def test_unions_name_their_variant_classes(v2_unstable):
     assert len(classes) == len(new["AvailableCommand"]["anyOf"]) == 2
     shown = ", ".join(f"`{name}`" for name in classes)
     fields = len(defs(FIXTURE, "v2/schema.unstable.json")["AvailableCommand"]["properties"])
-    assert kind["summary"] == (
-        f"was dataclass ({fields} fields), now union tagged by `type` of 2 variants: {shown}"
-    )
+    assert kind["summary"] == (f"was dataclass ({fields} fields), now union tagged by `type` of 2 variants: {shown}")
 
 
 USER_CODE = """\
@@ -297,8 +296,9 @@ def test_diff_lists_the_lines_of_user_code_that_use_changed_names(tmp_path):
     (code / "app/other.py").write_text("def f(x):\n    return x.sender_session_id\n")
     (code / "app/broken.py").write_text("def (:\n")
     # The vendored package itself is not the user's code.
-    shutil.copytree(ROOT / "generated/acp_v2_unstable", code / "acp_v2_unstable",
-                    ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(
+        ROOT / "generated/acp_v2_unstable", code / "acp_v2_unstable", ignore=shutil.ignore_patterns("__pycache__")
+    )
     name = "v2/schema.unstable.json"
     result = acpgen("diff", str(FIXTURE / name), str(SCHEMA / name), "--code", str(code))
     assert result.exit_code == 0, result.output
@@ -308,7 +308,7 @@ def test_diff_lists_the_lines_of_user_code_that_use_changed_names(tmp_path):
     gone = change(data, "field-removed", "SessionMessageChunk.senderSessionId")["api"]["reason"]
     auth = change(data, "field-type-changed", "ClientCapabilities.auth")["api"]["reason"]
     main = os.path.normpath(code / "app/main.py")
-    section = result.stdout[result.stdout.index(f"\nuses in {os.path.normpath(code)}: 5\n"):].splitlines()[2:]
+    section = result.stdout[result.stdout.index(f"\nuses in {os.path.normpath(code)}: 5\n") :].splitlines()[2:]
     assert section == [
         f"  {main}:1: AuthCapabilities — {removed}",
         f"  {main}:4: AuthCapabilities — {removed}",
@@ -317,10 +317,15 @@ def test_diff_lists_the_lines_of_user_code_that_use_changed_names(tmp_path):
         f"  {main}:9: AvailableCommand — {kind}",
     ]
     assert "broken.py: not scanned" in result.stderr
-    as_json = json.loads(acpgen("diff", str(FIXTURE / name), str(SCHEMA / name), "--code", str(code),
-                                "--format", "json").stdout)
+    as_json = json.loads(
+        acpgen("diff", str(FIXTURE / name), str(SCHEMA / name), "--code", str(code), "--format", "json").stdout
+    )
     assert [(u["line"], u["name"]) for u in as_json["code"]["uses"]] == [
-        (1, "AuthCapabilities"), (4, "AuthCapabilities"), (4, "auth"), (8, "sender_session_id"), (9, "AvailableCommand")
+        (1, "AuthCapabilities"),
+        (4, "AuthCapabilities"),
+        (4, "auth"),
+        (8, "sender_session_id"),
+        (9, "AvailableCommand"),
     ]
     assert acpgen("diff", str(FIXTURE / name), str(SCHEMA / name), "--code", str(code / "none")).exit_code == 2
 
@@ -389,13 +394,22 @@ def test_dry_run_and_report_write_nothing_in_the_project(tmp_path, project):
     before = tree(project)
     report = tmp_path / "report.md"
     result = acpgen(
-        "schema", "update", "--from", str(tarball(tmp_path, FIXTURE, "2.0.0")),
-        "--config", config(project), "--dry-run", "--report", str(report),
+        "schema",
+        "update",
+        "--from",
+        str(tarball(tmp_path, FIXTURE, "2.0.0")),
+        "--config",
+        config(project),
+        "--dry-run",
+        "--report",
+        str(report),
     )
     assert result.exit_code == 0, result.output
     assert "dry run" in result.output
     assert tree(project) == before
-    again = acpgen("schema", "update", "--from", str(SCHEMA / "v1/schema.json"), "--config", config(project), "--no-generate")
+    again = acpgen(
+        "schema", "update", "--from", str(SCHEMA / "v1/schema.json"), "--config", config(project), "--no-generate"
+    )
     assert again.exit_code == 0 and "already up to date" in again.output
     assert tree(project) == before
     text = report.read_text()
@@ -421,8 +435,14 @@ def test_update_is_atomic(tmp_path, project):
     templates.mkdir()
     (templates / "models.py.jinja").write_text("{% if %}\n")
     result = acpgen(
-        "schema", "update", "--from", str(tarball(tmp_path, FIXTURE, "2.0.0")),
-        "--config", config(project), "--templates", str(templates),
+        "schema",
+        "update",
+        "--from",
+        str(tarball(tmp_path, FIXTURE, "2.0.0")),
+        "--config",
+        config(project),
+        "--templates",
+        str(templates),
     )
     assert result.exit_code == 2 and "template" in result.stderr
     # Not a tarball, and bad arguments.
@@ -449,8 +469,15 @@ def test_update_with_one_schema_file(tmp_path, project):
     ambiguous = acpgen("schema", "update", "--from", str(loose), "--config", config(project), "--no-generate")
     assert ambiguous.exit_code == 2 and "--as" in ambiguous.stderr
     named = acpgen(
-        "schema", "update", "--from", str(loose), "--as", "v2/schema.unstable.json",
-        "--config", config(project), "--no-generate",
+        "schema",
+        "update",
+        "--from",
+        str(loose),
+        "--as",
+        "v2/schema.unstable.json",
+        "--config",
+        config(project),
+        "--no-generate",
     )
     assert named.exit_code == 0, named.output
     assert (project / "schema" / name).read_bytes() == loose.read_bytes()
@@ -475,7 +502,9 @@ def test_update_with_npm(tmp_path, project):
     assert result.exit_code == 0, result.output
     assert calls.read_text().split()[:2] == ["pack", f"{SDK}@2.0.0"]
     assert json.loads((project / "schema/SOURCE.json").read_text())["version"] == "2.0.0"
-    missing = acpgen("schema", "update", "--npm", "2.0.0", "--config", config(project), env={"PATH": str(tmp_path / "none")})
+    missing = acpgen(
+        "schema", "update", "--npm", "2.0.0", "--config", config(project), env={"PATH": str(tmp_path / "none")}
+    )
     assert missing.exit_code == 2 and "npm" in missing.stderr
 
 
@@ -514,10 +543,15 @@ def test_update_fail_on_breaking_writes_nothing(tmp_path, project):
     # Without rules = in [tool.acpgen], the rule set is told from the schema
     # (none here), so the package would generate.
     pyproject = project / "pyproject.toml"
-    pyproject.write_text("".join(line for line in pyproject.read_text().splitlines(True) if not line.startswith("rules = ")))
+    pyproject.write_text(
+        "".join(line for line in pyproject.read_text().splitlines(True) if not line.startswith("rules = "))
+    )
     mcp = tmp_path / "mcp.json"
-    mcp.write_text(json.dumps({"$defs": {"Tool": {"type": "object", "properties": {"name": {"type": "string"}},
-                                                 "required": ["name"]}}}))
+    mcp.write_text(
+        json.dumps(
+            {"$defs": {"Tool": {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}}}
+        )
+    )
     before = tree(project)
     args = ("schema", "update", "--from", str(mcp), "--as", "v2/schema.json", "--config", config(project))
     result = acpgen(*args, "--fail-on-breaking")
@@ -529,8 +563,14 @@ def test_update_fail_on_breaking_writes_nothing(tmp_path, project):
     assert tree(project) == before
     # A compatible update goes through with the flag (v1 changed compatibly only).
     compatible = acpgen(
-        "schema", "update", "--from", str(FIXTURE / "v1/schema.json"), "--config", config(project),
-        "--no-generate", "--fail-on-breaking",
+        "schema",
+        "update",
+        "--from",
+        str(FIXTURE / "v1/schema.json"),
+        "--config",
+        config(project),
+        "--no-generate",
+        "--fail-on-breaking",
     )
     assert compatible.exit_code == 0, compatible.output
     assert (project / "schema/v1/schema.json").read_bytes() == (FIXTURE / "v1/schema.json").read_bytes()
@@ -638,7 +678,9 @@ def test_the_whole_bump(tmp_path, project):
     assert after["sha256"] == hashlib.sha256((SCHEMA / "v2/schema.unstable.json").read_bytes()).hexdigest()
     assert after["update"] == "ToolCallUpdateSessionUpdate"
     assert after["tool_call"] == {
-        "sessionUpdate": "tool_call_update", "toolCallId": "t1", "capabilities": {"cancel": {}},
+        "sessionUpdate": "tool_call_update",
+        "toolCallId": "t1",
+        "capabilities": {"cancel": {}},
     }
     assert after["terminal"] == {"terminalId": "x", "size": {"cols": 80, "rows": 24}}
     assert after["elicitation_without_type"] == "rejected"
@@ -664,7 +706,9 @@ def test_a_directory_with_a_symlink_leading_out_is_refused(tmp_path, project):
     release = package_dir(tmp_path / "inside", FIXTURE, "2.0.0")
     (release / "schema/v2/schema.json").unlink()
     (release / "schema/v2/schema.json").symlink_to(release / "schema/v1/../v2/schema.unstable.json")
-    result = acpgen("schema", "update", "--from", str(release), "--config", config(project), "--no-generate", "--dry-run")
+    result = acpgen(
+        "schema", "update", "--from", str(release), "--config", config(project), "--no-generate", "--dry-run"
+    )
     assert result.exit_code == 0, result.output
 
 
@@ -699,8 +743,16 @@ def _member(name: str, kind=tarfile.REGTYPE, size: int = 0, link: str = "") -> t
     "case, member, message",
     [
         ("huge", _member("package/schema/v2/big.json", size=1 << 30), "more than the 64 MiB cap"),
-        ("symlink", _member("package/schema/v2/link.json", tarfile.SYMTYPE, link="/etc/passwd"), "link, device or FIFO"),
-        ("hardlink", _member("package/schema/v2/hard.json", tarfile.LNKTYPE, link="package/package.json"), "link, device or FIFO"),
+        (
+            "symlink",
+            _member("package/schema/v2/link.json", tarfile.SYMTYPE, link="/etc/passwd"),
+            "link, device or FIFO",
+        ),
+        (
+            "hardlink",
+            _member("package/schema/v2/hard.json", tarfile.LNKTYPE, link="package/package.json"),
+            "link, device or FIFO",
+        ),
         ("device", _member("package/schema/dev.json", tarfile.CHRTYPE), "link, device or FIFO"),
         ("absolute", _member("/package/schema/v2/abs.json", size=2), "leaves the archive"),
         ("dotdot", _member("package/../../escape.json", size=2), "leaves the archive"),
@@ -730,7 +782,13 @@ def test_tarball_members_add_up_to_a_cap(tmp_path, project, monkeypatch):
             archive.addfile(_member(f"package/data/{index}.bin", size=1 << 20), _Zeros(1 << 20))
 
     result = acpgen(
-        "schema", "update", "--from", str(_hostile_tarball(tmp_path, "many", add)), "--config", config(project), "--no-generate"
+        "schema",
+        "update",
+        "--from",
+        str(_hostile_tarball(tmp_path, "many", add)),
+        "--config",
+        config(project),
+        "--no-generate",
     )
     assert result.exit_code == 2 and "4 MiB" in result.stderr
 
@@ -742,6 +800,8 @@ def test_without_tarfiles_data_filter_the_same_members_are_refused(tmp_path, pro
         ("symlink", _member("package/schema/v2/link.json", tarfile.SYMTYPE, link="../../x")),
         ("dotdot", _member("package/../escape.json", size=2)),
     ):
-        release = _hostile_tarball(tmp_path, case, lambda archive: archive.addfile(member, _Zeros(member.size)))
+        release = _hostile_tarball(
+            tmp_path, case, lambda archive, member=member: archive.addfile(member, _Zeros(member.size))
+        )
         result = acpgen("schema", "update", "--from", str(release), "--config", config(project), "--no-generate")
         assert result.exit_code == 2 and str(release) in result.stderr

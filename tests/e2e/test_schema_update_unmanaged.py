@@ -11,7 +11,7 @@ import shutil
 import stat
 from pathlib import Path
 
-from .test_schema_bump import FIXTURE, SCHEMA, acpgen, config, project, tarball, tree  # noqa: F401
+from .test_schema_bump import FIXTURE, SCHEMA, acpgen, config, project, tarball, tree
 
 __all__ = ["project"]
 
@@ -36,7 +36,15 @@ def _unmanaged(schema: Path) -> None:
 def test_update_carries_over_what_acpgen_did_not_write(tmp_path, project):
     schema = project / "schema"
     _unmanaged(schema)
-    result = acpgen("schema", "update", "--from", str(tarball(tmp_path, FIXTURE, "2.0.0")), "--config", config(project), "--no-generate")
+    result = acpgen(
+        "schema",
+        "update",
+        "--from",
+        str(tarball(tmp_path, FIXTURE, "2.0.0")),
+        "--config",
+        config(project),
+        "--no-generate",
+    )
     assert result.exit_code == 0, result.output
     # The managed files are the release's; a rewritten one keeps its mode.
     assert (schema / "v1/schema.json").read_bytes() == (FIXTURE / "v1/schema.json").read_bytes()

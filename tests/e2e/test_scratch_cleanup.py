@@ -4,6 +4,7 @@ the formatter's copies), and nothing of the update in the project."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
@@ -36,7 +37,9 @@ def test_a_terminated_schema_update_removes_its_temporary_directories(tmp_path):
         'schema = "schema/v1/schema.json"\npackage = "acp_v1"\nrules = "v1"\n'
     )
     shutil.copytree(ROOT / "schema", project / "schema")
-    shutil.copytree(ROOT / "generated/acp_v1", project / "generated/acp_v1", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(
+        ROOT / "generated/acp_v1", project / "generated/acp_v1", ignore=shutil.ignore_patterns("__pycache__")
+    )
     before = _state(project)
     home = tmp_path / "tmp"
     home.mkdir()
@@ -58,7 +61,11 @@ def test_a_terminated_schema_update_removes_its_temporary_directories(tmp_path):
             assert child.poll() is None, child.stderr.read() if child.stderr else ""
             assert time.monotonic() < deadline, "the formatter did not start"
             time.sleep(0.05)
-        assert sorted(p.name.rsplit("-", 1)[0] for p in home.iterdir()) == ["acpgen-format", "acpgen-npm-pack", "acpgen-updating"]
+        assert sorted(p.name.rsplit("-", 1)[0] for p in home.iterdir()) == [
+            "acpgen-format",
+            "acpgen-npm-pack",
+            "acpgen-updating",
+        ]
         child.send_signal(signal.SIGTERM)
         assert child.wait(timeout=20) == -signal.SIGTERM
     finally:
@@ -66,10 +73,8 @@ def test_a_terminated_schema_update_removes_its_temporary_directories(tmp_path):
             child.kill()
             child.wait()
         if pid_file.exists() and pid_file.read_text().strip():
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.kill(int(pid_file.read_text()), signal.SIGKILL)
-            except ProcessLookupError:
-                pass
     assert list(home.iterdir()) == []
     assert _state(project) == before
 

@@ -93,8 +93,8 @@ def test_every_session_update_kind_is_folded_into_its_field(package, data):
 def test_a_schema_kind_without_a_rule_generates_no_fold_and_says_why(tmp_path):
     from acpgen.compile.session import apply_session_rules
 
-    rules = (tmp_path / "session.toml")
-    text = open(__import__("acpgen.compile.session", fromlist=["x"]).builtin_session_rules()).read()
+    rules = tmp_path / "session.toml"
+    text = Path(__import__("acpgen.compile.session", fromlist=["x"]).builtin_session_rules()).read_text()
     rules.write_text(text.replace('tag = "notice"', 'tag = "not_a_kind"', 1))
     from acpgen.compile.load import load_schema
     from acpgen.pipeline import build_ir
@@ -185,7 +185,12 @@ def test_v2_chunks_of_interleaved_messages_go_to_their_message():
     """Chunks for different messages can interleave."""
     s = fold(
         "acp_v2",
-        [text("a", "m1"), text("x", "m2"), text("b", "m1"), {"sessionUpdate": "agent_message", "messageId": "m2", "content": None}],
+        [
+            text("a", "m1"),
+            text("x", "m2"),
+            text("b", "m1"),
+            {"sessionUpdate": "agent_message", "messageId": "m2", "content": None},
+        ],
     )
     assert [e.key for e in s.history] == ["m1", "m2"]
     assert texts(s.agent_messages["m1"]) == "ab"
@@ -234,7 +239,9 @@ def test_folding_changes_neither_argument():
 def test_a_restored_snapshot_folds_on_like_the_whole_stream(package, data):
     p = load_generated(package)
     tags = schema_tags(package)
-    stream = data.draw(st.lists(st.sampled_from(tags).flatmap(lambda t: update_strategy(t, is_v2(package))), max_size=25))
+    stream = data.draw(
+        st.lists(st.sampled_from(tags).flatmap(lambda t: update_strategy(t, is_v2(package))), max_size=25)
+    )
     cut = data.draw(st.integers(0, len(stream)))
     whole = fold(package, stream)
     head = fold(package, stream[:cut]) or p.Session(session_id="s")
@@ -261,15 +268,14 @@ def test_an_older_session_never_changes(package, data):
     folded again from: a fork) each keep the state they had."""
     p = load_generated(package)
     tags = schema_tags(package)
-    stream = data.draw(st.lists(st.sampled_from(tags).flatmap(lambda t: update_strategy(t, is_v2(package))), max_size=30))
+    stream = data.draw(
+        st.lists(st.sampled_from(tags).flatmap(lambda t: update_strategy(t, is_v2(package))), max_size=30)
+    )
     read = data.draw(st.lists(st.booleans(), min_size=len(stream), max_size=len(stream)))
     held = []
     session = p.Session(session_id="s")
-    for u, read_now in zip(stream, read):
-        if read_now:
-            snapshot = p.session_to_json(session)
-        else:
-            snapshot = None
+    for u, read_now in zip(stream, read, strict=False):
+        snapshot = p.session_to_json(session) if read_now else None
         held.append((session, snapshot, len(held)))
         session = p.apply_session_update(session, note(package, "s", u))
     for old, snapshot, count in held:
@@ -287,7 +293,11 @@ def test_an_older_session_never_changes(package, data):
 def test_what_a_session_returned_stays_as_it_was():
     s = fold("acp_v1", [text("a"), {"sessionUpdate": "tool_call", "toolCallId": "t", "title": "Read"}])
     messages, calls, history = s.agent_messages, s.tool_calls, s.history
-    s2 = fold("acp_v1", [text("b"), text("c"), {"sessionUpdate": "tool_call_update", "toolCallId": "t", "status": "completed"}], s)
+    s2 = fold(
+        "acp_v1",
+        [text("b"), text("c"), {"sessionUpdate": "tool_call_update", "toolCallId": "t", "status": "completed"}],
+        s,
+    )
     assert [texts(m) for m in messages.values()] == ["a"] and calls["t"].status == "pending"
     assert len(history) == 2 and len(s.history) == 2
     assert [texts(m) for m in s2.agent_messages.values()] == ["a", "bc"] and s2.tool_calls["t"].status == "completed"
@@ -374,7 +384,11 @@ def test_history_entries_are_typed_and_give_their_entity():
     assert isinstance(third, v1.AgentThoughtEntry)
     assert (first.field, second.field) == ("agent_messages", "tool_calls")
     assert {c.field for c in typing.get_args(v1.HistoryItem)} == {
-        "user_messages", "agent_messages", "agent_thoughts", "tool_calls", "compactions"
+        "user_messages",
+        "agent_messages",
+        "agent_thoughts",
+        "tool_calls",
+        "compactions",
     }
 
 

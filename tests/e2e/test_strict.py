@@ -18,13 +18,11 @@ from ..strategies import values
 
 _ROOTS = {name: json.loads(path.read_text()) for name, path in SCHEMAS.items()}
 _PARAMS = [
-    pytest.param(package, name, id=f"{package}:{name}")
-    for package, root in _ROOTS.items()
-    for name in root["$defs"]
+    pytest.param(package, name, id=f"{package}:{name}") for package, root in _ROOTS.items() for name in root["$defs"]
 ]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _validator(package: str, name: str) -> Draft202012Validator:
     schema = dict(_ROOTS[package])
     schema = {"$defs": schema["$defs"], "$ref": f"#/$defs/{name}"}

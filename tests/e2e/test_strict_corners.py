@@ -138,16 +138,17 @@ def _build(tmp_path, defs, extra=None):
 
 
 def test_a_nested_id_is_refused_naming_its_pointer(tmp_path):
-    defs = {"A": {"$id": "https://example.com/a", "type": "object", "properties": {"b": {"$ref": "#/$defs/B"}}}, "B": {}}
+    defs = {
+        "A": {"$id": "https://example.com/a", "type": "object", "properties": {"b": {"$ref": "#/$defs/B"}}},
+        "B": {},
+    }
     with pytest.raises(AcpgenError) as info:
         _build(tmp_path, defs)
     assert "nested $id" in str(info.value) and "/$defs/A/$id" in str(info.value)
     _build(tmp_path, {"B": {"type": "string"}}, {"$id": "https://example.com/root"})  # the root's own is fine
 
 
-@pytest.mark.parametrize(
-    "pattern", ["(a+)+$", "^(a|a)*$", "(?:x\\d*){2,}", "((ab)+)+", "(a?){3}"]
-)
+@pytest.mark.parametrize("pattern", ["(a+)+$", "^(a|a)*$", "(?:x\\d*){2,}", "((ab)+)+", "(a?){3}"])
 def test_a_pattern_that_can_backtrack_exponentially_is_refused(tmp_path, pattern):
     defs = {"S": {"type": "object", "properties": {"s": {"type": "string", "pattern": pattern}}}}
     with pytest.raises(AcpgenError) as info:

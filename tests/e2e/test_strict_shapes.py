@@ -24,13 +24,25 @@ DEFS = {
     "Either": {"oneOf": [{"$ref": "#/$defs/SessionScope"}, {"$ref": "#/$defs/RequestScope"}]},
     "Block": {
         "anyOf": [
-            {"type": "object", "properties": {"type": {"type": "string", "const": "text"}, "text": {"type": "string"}}, "required": ["type", "text"]},
+            {
+                "type": "object",
+                "properties": {"type": {"type": "string", "const": "text"}, "text": {"type": "string"}},
+                "required": ["type", "text"],
+            },
             {
                 "title": "other",
                 "type": "object",
                 "properties": {"type": {"type": "string"}},
                 "required": ["type"],
-                "not": {"anyOf": [{"type": "object", "properties": {"type": {"type": "string", "const": "text"}}, "required": ["type"]}]},
+                "not": {
+                    "anyOf": [
+                        {
+                            "type": "object",
+                            "properties": {"type": {"type": "string", "const": "text"}},
+                            "required": ["type"],
+                        }
+                    ]
+                },
             },
         ]
     },
@@ -60,8 +72,8 @@ def package(tmp_path_factory):
     import json
     import sys
 
-    from acpgen.pipeline import build_package
     from acpgen.output.write import write_packages
+    from acpgen.pipeline import build_package
 
     tmp = tmp_path_factory.mktemp("strict_shapes")
     path = tmp / "shapes.schema.json"
@@ -98,4 +110,4 @@ def test_a_closed_object_ignores_unknown_keys_in_lenient_mode(package):
     assert package.decode("Needs", {"a": "x", "b": 1}).a == "x"
     with pytest.raises(package.ValidationError) as info:
         package.decode("Needs", {"a": "x"})
-    assert info.value.path == "$" and "\"b\"" in info.value.message
+    assert info.value.path == "$" and '"b"' in info.value.message

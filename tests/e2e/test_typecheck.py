@@ -21,7 +21,7 @@ PACKAGES = sorted(SCHEMAS)
 EXAMPLES = sorted(str(p) for p in (ROOT / "examples").glob("*.py"))
 """The README's echo agents and clients, checked with the packages."""
 
-COMMON = '''\
+COMMON = """\
 from __future__ import annotations
 
 from typing import Any
@@ -66,20 +66,20 @@ assert_type(acp.encode(state), dict[str, Any])
 assert_type(acp.encode(acp.ToolKind.EDIT), str)
 assert_type(acp.encode([update]), list[Any])
 assert_type(acp.encode(None), None)
-'''
+"""
 
-V1 = '''
+V1 = """
 response = acp.decode("PromptResponse", data)
 assert_type(response, acp.PromptResponse)
 assert_type(response.stop_reason, acp.StopReason)
-'''
+"""
 
-V2 = '''
+V2 = """
 response = acp.decode("PromptResponse", data)
 assert_type(response, acp.PromptResponse)
 assert_type(response.message_id, str)
 response.stop_reason  # error: v2 reports the end of a turn in a state_update
-'''
+"""
 
 
 def user_program(package: str) -> str:

@@ -8,7 +8,6 @@ import json
 import subprocess
 
 import pytest
-
 from acpgen.validate import KINDS, validate_lines
 
 from ..conftest import ROOT, load_generated
@@ -71,7 +70,13 @@ def test_a_silent_lenient_drop_is_reported():
     session = records[at]["message"]["params"]["sessionId"]
     good = {"content": "read", "priority": "high", "status": "pending"}
     plan = {"sessionUpdate": "plan", "entries": [good, {"content": "bad", "priority": "urgent", "status": "pending"}]}
-    records.insert(at, {"direction": "agent_to_client", "message": {"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": session, "update": plan}}})
+    records.insert(
+        at,
+        {
+            "direction": "agent_to_client",
+            "message": {"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": session, "update": plan}},
+        },
+    )
     [finding] = check(records)
     assert finding.kind == "repaired" and not finding.error
     assert finding.pointer.startswith("/params/update/entries/1")
@@ -95,7 +100,9 @@ def test_a_duplicate_id_in_flight():
     duplicate = copy.deepcopy(records[at])
     records.insert(at + 1, duplicate)
     findings = check(records)
-    assert [(f.kind, f.line, f.pointer) for f in findings if f.kind == "duplicate-id"] == [("duplicate-id", at + 2, "/id")]
+    assert [(f.kind, f.line, f.pointer) for f in findings if f.kind == "duplicate-id"] == [
+        ("duplicate-id", at + 2, "/id")
+    ]
 
 
 def test_an_update_for_an_unknown_session():
@@ -112,7 +119,10 @@ def test_a_v1_tool_call_update_never_started():
     session = records[at]["message"]["params"]["sessionId"]
 
     def update(u):
-        return {"direction": "agent_to_client", "message": {"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": session, "update": u}}}
+        return {
+            "direction": "agent_to_client",
+            "message": {"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": session, "update": u}},
+        }
 
     records[at:at] = [
         update({"sessionUpdate": "tool_call", "toolCallId": "t1", "title": "Read"}),
@@ -129,7 +139,13 @@ def test_v2_updates_create_tool_calls():
     at = first(records, is_update)
     session = records[at]["message"]["params"]["sessionId"]
     u = {"sessionUpdate": "tool_call_update", "toolCallId": "t9", "status": "completed"}
-    records.insert(at, {"direction": "agent_to_client", "message": {"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": session, "update": u}}})
+    records.insert(
+        at,
+        {
+            "direction": "agent_to_client",
+            "message": {"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": session, "update": u}},
+        },
+    )
     assert check(records, v2) == []
 
 
@@ -152,7 +168,17 @@ def test_bare_messages_pair_without_directions():
 
 
 def test_every_kind_is_tested():
-    tested = {"invalid", "repaired", "unknown-response", "duplicate-id", "unknown-session", "not-started", "protocol-version", "bad-line", "unanswered"}
+    tested = {
+        "invalid",
+        "repaired",
+        "unknown-response",
+        "duplicate-id",
+        "unknown-session",
+        "not-started",
+        "protocol-version",
+        "bad-line",
+        "unanswered",
+    }
     assert tested == set(KINDS)
 
 
@@ -163,8 +189,17 @@ def test_the_command_exits_1_on_findings_and_prints_json(tmp_path):
     broken = tmp_path / "broken.jsonl"
     broken.write_text("\n".join(lines(records)) + "\n")
     run = [str(ROOT / ".venv/bin/acpgen")]
-    out = subprocess.run([*run, "validate", str(broken), "--package", str(ROOT / "generated/acp_v1"), "--format", "json"], capture_output=True, text=True)
+    out = subprocess.run(
+        [*run, "validate", str(broken), "--package", str(ROOT / "generated/acp_v1"), "--format", "json"],
+        capture_output=True,
+        text=True,
+    )
     assert out.returncode == 1, out.stderr
     assert json.loads(out.stdout.splitlines()[0])["kind"] == "unknown-session"
-    ok = subprocess.run([*run, "validate", str(TRANSCRIPTS / "python-sdk-v1.jsonl"), "--package", "acp_v1"], capture_output=True, text=True, cwd=ROOT)
+    ok = subprocess.run(
+        [*run, "validate", str(TRANSCRIPTS / "python-sdk-v1.jsonl"), "--package", "acp_v1"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
     assert ok.returncode == 0, ok.stdout + ok.stderr

@@ -16,10 +16,9 @@ import json
 import math
 
 import pytest
+from acpgen.validate import checker, validate_lines
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-from acpgen.validate import checker, validate_lines
 
 from ..conftest import SCHEMAS, examples, load_generated
 from ..session_strategies import update as valid_update
@@ -77,16 +76,33 @@ def transcripts(draw, name: str):
         return params
 
     if draw(st.booleans()):
-        put("client_to_agent", {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": draw(st.sampled_from([1, 2]))}})
-        put("agent_to_client", {"jsonrpc": "2.0", "id": 0, "result": {"protocolVersion": draw(st.sampled_from([1, 2]))}})
-    put("client_to_agent", {"jsonrpc": "2.0", "id": 1, "method": "session/new", "params": {"cwd": "/", "mcpServers": []}})
+        put(
+            "client_to_agent",
+            {
+                "jsonrpc": "2.0",
+                "id": 0,
+                "method": "initialize",
+                "params": {"protocolVersion": draw(st.sampled_from([1, 2]))},
+            },
+        )
+        put(
+            "agent_to_client", {"jsonrpc": "2.0", "id": 0, "result": {"protocolVersion": draw(st.sampled_from([1, 2]))}}
+        )
+    put(
+        "client_to_agent",
+        {"jsonrpc": "2.0", "id": 1, "method": "session/new", "params": {"cwd": "/", "mcpServers": []}},
+    )
     put("agent_to_client", {"jsonrpc": "2.0", "id": 1, "result": {"sessionId": "s1"}})
     for _ in range(draw(st.integers(1, 10))):
-        what = draw(st.sampled_from(["request", "notification", "update", "update", "reply", "reply", "error", "garbage"]))
+        what = draw(
+            st.sampled_from(["request", "notification", "update", "update", "reply", "reply", "error", "garbage"])
+        )
         direction = draw(st.sampled_from(["client_to_agent", "agent_to_client"]))
         if what == "request":
             method = draw(st.sampled_from(requests))
-            request_id = draw(st.one_of(st.integers(2, 6), st.sampled_from(["a", "b"]), st.sampled_from(INTERESTING_INTS)))
+            request_id = draw(
+                st.one_of(st.integers(2, 6), st.sampled_from(["a", "b"]), st.sampled_from(INTERESTING_INTS))
+            )
             message = {"jsonrpc": "2.0", "id": request_id, "method": method}
             if draw(st.integers(0, 5)):
                 message["params"] = params_of(method, "request")
@@ -96,7 +112,11 @@ def transcripts(draw, name: str):
             method = draw(st.sampled_from(notifications))
             put(direction, {"jsonrpc": "2.0", "method": method, "params": params_of(method, "notification")})
         elif what == "update" and tags:
-            body = draw(valid_update(draw(st.sampled_from(tags)), v2)) if draw(st.integers(0, 2)) else draw(values(root, {"$ref": "#/$defs/SessionUpdate"}))
+            body = (
+                draw(valid_update(draw(st.sampled_from(tags)), v2))
+                if draw(st.integers(0, 2))
+                else draw(values(root, {"$ref": "#/$defs/SessionUpdate"}))
+            )
             params = {"sessionId": draw(st.sampled_from(SESSIONS)), "update": body}
             put("agent_to_client", {"jsonrpc": "2.0", "method": "session/update", "params": params})
         elif what in ("reply", "error") and flight:
@@ -109,7 +129,11 @@ def transcripts(draw, name: str):
             else:
                 info = package.METHODS[method]
                 result_name = info.request.result_name
-                result = draw(valid_values(root, result_name)) if draw(st.booleans()) else draw(values(root, root["$defs"][result_name]))
+                result = (
+                    draw(valid_values(root, result_name))
+                    if draw(st.booleans())
+                    else draw(values(root, root["$defs"][result_name]))
+                )
                 put(other, {"jsonrpc": "2.0", "id": request_id, "result": result})
         else:
             lines.append(json.dumps(draw(ANY_JSON)))
@@ -117,7 +141,10 @@ def transcripts(draw, name: str):
 
 
 @pytest.mark.parametrize("name", list(SCHEMAS))
-@settings(max_examples=examples(60), suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=examples(60),
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.function_scoped_fixture],
+)
 @given(data=st.data())
 def test_the_fast_path_reports_what_the_slow_way_does(name, data, monkeypatch):
     package = load_generated(name)
@@ -257,7 +284,9 @@ def json_texts(draw):
     value = draw(
         st.recursive(
             st.one_of(st.none(), st.booleans(), NUMBERS.filter(lambda n: not isinstance(n, str)), st.text()),
-            lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(st.text(max_size=3), inner, max_size=4)),
+            lambda inner: st.one_of(
+                st.lists(inner, max_size=4), st.dictionaries(st.text(max_size=3), inner, max_size=4)
+            ),
             max_leaves=12,
         )
     )

@@ -15,7 +15,6 @@ import time
 import tracemalloc
 
 import pytest
-
 from acpgen.cli.validate import _Output
 from acpgen.validate import loader, validate_file, validate_lines
 
@@ -103,7 +102,9 @@ def test_a_message_with_deep_members_is_checked_without_a_crash(depth, valid, ba
     tool = {"sessionUpdate": "tool_call", "toolCallId": "t", "rawInput": nested(depth)}
     if valid:
         tool["title"] = "Read"
-    deep = message("agent_to_client", method="session/update", params={"sessionId": "s", "update": tool, "_meta": nested(depth)})
+    deep = message(
+        "agent_to_client", method="session/update", params={"sessionId": "s", "update": tool, "_meta": nested(depth)}
+    )
     findings = list(validate_lines([*OPENING, deep, STRAY], v1))
     assert findings[-1].line == 6 and findings[-1].kind == "unknown-session"
     assert [f.line for f in findings[:-1]] == ([] if valid else [5])
@@ -113,7 +114,11 @@ def test_a_message_with_deep_members_is_checked_without_a_crash(depth, valid, ba
 
 
 def test_a_line_over_the_limit_is_a_finding_and_skipped_to_its_end(tmp_path, backend):
-    long = message("agent_to_client", method="session/update", params={"sessionId": "nobody", "update": {**CHUNK, "content": {"type": "text", "text": "x" * 5000}}})
+    long = message(
+        "agent_to_client",
+        method="session/update",
+        params={"sessionId": "nobody", "update": {**CHUNK, "content": {"type": "text", "text": "x" * 5000}}},
+    )
     path = write(tmp_path, *OPENING, long, STRAY, GOOD)
     findings = list(validate_file(path, v1, max_line_bytes=4096))
     assert kinds(findings) == [(5, "bad-line"), (6, "unknown-session")]
@@ -189,7 +194,12 @@ def test_the_command_reports_bad_lines_and_goes_on(tmp_path, backend):
     assert out.returncode == 1, out.stderr
     assert "Traceback" not in out.stderr
     found = [json.loads(line) for line in out.stdout.splitlines()]
-    assert [(f["line"], f["kind"]) for f in found] == [(5, "bad-line"), (6, "bad-line"), (7, "bad-line"), (8, "unknown-session")]
+    assert [(f["line"], f["kind"]) for f in found] == [
+        (5, "bad-line"),
+        (6, "bad-line"),
+        (7, "bad-line"),
+        (8, "unknown-session"),
+    ]
     assert "line too long" in found[2]["message"]
 
 
@@ -214,7 +224,9 @@ def test_an_unreadable_transcript_exits_2(tmp_path):
 def _closed_early(tmp_path, lines, *args):
     """Run the command, read one line of its output and close the pipe."""
     path = write(tmp_path, *lines)
-    command = subprocess.Popen([ACPGEN, "validate", path, "--package", PACKAGE, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    command = subprocess.Popen(
+        [ACPGEN, "validate", path, "--package", PACKAGE, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
     assert command.stdout is not None and command.stderr is not None
     first = command.stdout.readline()
     command.stdout.close()
@@ -225,7 +237,10 @@ def _closed_early(tmp_path, lines, *args):
 @pytest.mark.parametrize("fmt", ["text", "json"])
 def test_a_closed_output_with_warnings_only_exits_0(tmp_path, fmt, backend):
     # 20000 requests never answered: warnings, far more than a pipe holds.
-    prompts = [message("client_to_agent", id=100 + i, method="session/prompt", params={"sessionId": "s", "prompt": []}) for i in range(20000)]
+    prompts = [
+        message("client_to_agent", id=100 + i, method="session/prompt", params={"sessionId": "s", "prompt": []})
+        for i in range(20000)
+    ]
     first, status, stderr = _closed_early(tmp_path, [*OPENING, *prompts], "--format", fmt)
     assert "unanswered" in first
     assert status == 0, stderr
@@ -320,7 +335,9 @@ def test_an_interrupted_schema_run_leaves_nothing(tmp_path, signum):
     env = {**os.environ, "TMPDIR": str(tmp)}
     command = subprocess.Popen(
         [ACPGEN, "validate", "/dev/zero", "--schema", str(ROOT / "schema/v1/schema.json"), "--max-line-bytes", "1024"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
     )
     deadline = time.monotonic() + 120
     while not _leftovers(tmp) and command.poll() is None and time.monotonic() < deadline:
@@ -328,7 +345,7 @@ def test_an_interrupted_schema_run_leaves_nothing(tmp_path, signum):
     if signum == signal.SIGTERM and not _leftovers(tmp):
         time.sleep(0.5)  # past generation: SIGTERM then kills as it always does
     command.send_signal(signum)
-    out, err = command.communicate(timeout=60)
+    _out, err = command.communicate(timeout=60)
     if signum == signal.SIGINT:
         assert command.returncode == 130, err
         assert b"Traceback" not in err

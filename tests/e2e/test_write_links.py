@@ -14,7 +14,7 @@ import subprocess
 import pytest
 
 from ..conftest import ROOT, schema_with
-from .test_schema_bump import FIXTURE, acpgen, config, project, tree  # noqa: F401
+from .test_schema_bump import FIXTURE, acpgen, config, project, tree
 
 __all__ = ["project"]
 
@@ -49,7 +49,7 @@ def test_generate_does_not_create_what_a_dangling_lock_link_names(tmp_path):
     assert not os.path.lexists(tmp_path / "created")
 
 
-def test_schema_update_refuses_a_link_at_the_temporary_journal(tmp_path, project):  # noqa: F811
+def test_schema_update_refuses_a_link_at_the_temporary_journal(tmp_path, project):
     victim = tmp_path / "victim"
     victim.write_text("precious\n")
     (project / "generated" / ".acpgen-journal.json.tmp").symlink_to(victim)
@@ -81,7 +81,15 @@ def test_the_project_ignores_what_acpgen_leaves_in_an_output_directory(tmp_path)
     assert ignored == names
     # The marker and the packages are committed.
     kept = subprocess.run(
-        ["git", "-C", str(ROOT), "check-ignore", "--no-index", "generated/acp_v1/.acpgen", "generated/acp_v1/models.py"],
+        [
+            "git",
+            "-C",
+            str(ROOT),
+            "check-ignore",
+            "--no-index",
+            "generated/acp_v1/.acpgen",
+            "generated/acp_v1/models.py",
+        ],
         capture_output=True,
         text=True,
     )

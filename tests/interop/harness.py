@@ -130,8 +130,7 @@ def check_report(report: dict, protocol: str, agent_name: str) -> None:
     )
 
     assert report["unknownMethod"] == {"code": -32601}, (
-        "an unknown extension request was not answered -32601 (method not found): "
-        f"{report['unknownMethod']}"
+        f"an unknown extension request was not answered -32601 (method not found): {report['unknownMethod']}"
     )
 
     if protocol == "v2":

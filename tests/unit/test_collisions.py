@@ -45,6 +45,13 @@ def test_two_methods_of_one_name_in_a_class_are_a_clash():
 
 
 def test_the_reserved_names_are_read_from_the_runtime_source():
-    assert {"salvage", "NotPlainJson", "ValidationError", "MessageCodec", "Connection", "RequestError"} <= runtime_names()
+    assert {
+        "salvage",
+        "NotPlainJson",
+        "ValidationError",
+        "MessageCodec",
+        "Connection",
+        "RequestError",
+    } <= runtime_names()
     assert {"start", "run", "close", "request", "notify", "grace", "handler", "transport"} <= runtime_attributes()
     assert {"side", "codec", "interface"} == runtime_class_settings()

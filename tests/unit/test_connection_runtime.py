@@ -137,11 +137,19 @@ def run(coro: Any) -> Any:
     return asyncio.run(asyncio.wait_for(coro, TIMEOUT))
 
 
-async def socket_peer(make_handler: Any = Echo, **options: Any) -> tuple[AgentEnd, asyncio.StreamReader, asyncio.StreamWriter]:
+async def socket_peer(
+    make_handler: Any = Echo, **options: Any
+) -> tuple[AgentEnd, asyncio.StreamReader, asyncio.StreamWriter]:
     """An agent end on one side of a socket pair, and the raw streams of the other."""
     left, right = socket.socketpair()
     reader, writer = await asyncio.open_connection(sock=left, limit=options.pop("limit", 2**16))
-    conn = AgentEnd(make_handler, transport.StreamTransport(reader, writer, max_message=options.pop("max_message", transport.DEFAULT_MAX_MESSAGE)), **options)
+    conn = AgentEnd(
+        make_handler,
+        transport.StreamTransport(
+            reader, writer, max_message=options.pop("max_message", transport.DEFAULT_MAX_MESSAGE)
+        ),
+        **options,
+    )
     conn.start()
     peer_reader, peer_writer = await asyncio.open_connection(sock=right, limit=2**24)
     return conn, peer_reader, peer_writer
@@ -192,7 +200,12 @@ def test_a_line_that_does_not_parse_is_answered_and_reading_goes_on(line):
         conn, reader, writer = await socket_peer()
         await send(writer, line + b"\n")
         first = await read_reply(reader)
-        assert first["error"]["code"] in (rpc.PARSE_ERROR, rpc.INVALID_REQUEST, rpc.INVALID_PARAMS), first
+        if "result" in first:
+            # A Python whose json and decoder go this deep (3.13) reads the
+            # request and answers it.
+            assert line.startswith(b'{"jsonrpc"') and first["id"] == 1, first
+        else:
+            assert first["error"]["code"] in (rpc.PARSE_ERROR, rpc.INVALID_REQUEST, rpc.INVALID_PARAMS), first
         await send(writer, echo("after", 42))
         assert await read_reply(reader) == {"jsonrpc": "2.0", "id": "after", "result": 42}
         await conn.close()
@@ -226,7 +239,15 @@ def _cycle() -> Any:
 
 @pytest.mark.parametrize(
     "result",
-    [lambda: "\ud800", lambda: {"x": ["\udfff"]}, lambda: {"\ud800": 1}, lambda: math.nan, lambda: [math.inf], lambda: object(), _cycle],
+    [
+        lambda: "\ud800",
+        lambda: {"x": ["\udfff"]},
+        lambda: {"\ud800": 1},
+        lambda: math.nan,
+        lambda: [math.inf],
+        lambda: object(),
+        _cycle,
+    ],
     ids=["surrogate", "nested-surrogate", "surrogate-key", "nan", "infinity", "object", "cycle"],
 )
 def test_a_result_with_no_json_text_is_answered_internal_error(result):
@@ -475,7 +496,9 @@ def test_the_messages_dropped_at_shutdown_are_counted_in_a_warning(caplog):
 
     with caplog.at_level(logging.WARNING):
         run(main())
-    assert any("dropped 49 queued message(s) unhandled" in record.getMessage() for record in caplog.records), caplog.text
+    assert any("dropped 49 queued message(s) unhandled" in record.getMessage() for record in caplog.records), (
+        caplog.text
+    )
 
 
 # ------------------------------------------------------------ 6. a broken pipe, reused ids
@@ -487,7 +510,7 @@ def test_the_connection_stops_serving_once_a_write_fails(caplog):
         right.shutdown(socket.SHUT_RD)  # the peer writes, but takes nothing
         reader, writer = await asyncio.open_connection(sock=left)
         conn = AgentEnd(Echo, reader, writer)
-        peer_reader, peer_writer = await asyncio.open_connection(sock=right)
+        _peer_reader, peer_writer = await asyncio.open_connection(sock=right)
         serving = asyncio.create_task(conn.run())
         for n in range(20):
             peer_writer.write(json.dumps(echo(n, 1)).encode() + b"\n")

@@ -11,9 +11,8 @@ import copy
 import json
 
 import pytest
-from click.testing import CliRunner
-
 from acpgen.cli import main
+from acpgen.compile.load import parse_schema
 from acpgen.diff import (
     KINDS,
     OLD_RECEIVERS,
@@ -23,7 +22,7 @@ from acpgen.diff import (
     render_markdown,
     render_text,
 )
-from acpgen.compile.load import parse_schema
+from click.testing import CliRunner
 
 META = {"type": ["object", "null"], "additionalProperties": True}
 
@@ -224,8 +223,18 @@ def diff_new_defs(mutate, start):
         ({"type": "integer"}, {"type": "number"}, (OLD_RECEIVERS,), True),
         ({"type": "string"}, {"type": "string", "minLength": 1}, (OLD_SENDERS,), False),
         ({"type": "string"}, {"type": "integer"}, (OLD_RECEIVERS, OLD_SENDERS), True),
-        ({"type": "integer", "format": "uint32", "minimum": 0}, {"type": "integer", "format": "int64"}, (OLD_RECEIVERS,), False),
-        ({"type": "integer", "format": "int64"}, {"type": "integer", "format": "uint64", "minimum": 0}, (OLD_RECEIVERS, OLD_SENDERS), False),
+        (
+            {"type": "integer", "format": "uint32", "minimum": 0},
+            {"type": "integer", "format": "int64"},
+            (OLD_RECEIVERS,),
+            False,
+        ),
+        (
+            {"type": "integer", "format": "int64"},
+            {"type": "integer", "format": "uint64", "minimum": 0},
+            (OLD_RECEIVERS, OLD_SENDERS),
+            False,
+        ),
         ({"type": "string", "format": "uri"}, {"type": "string"}, None, None),
     ],
 )
@@ -391,7 +400,9 @@ def test_removed_variant():
     plain = only(run(with_union(), with_union(("text",))), "variant-removed", "Block[image]")
     assert plain.wire.affects == (OLD_SENDERS,)
     assert plain.api.breaking and "`ImageBlock`" in plain.api.reason
-    caught = only(run(with_union(catch_all=True), with_union(("text",), catch_all=True)), "variant-removed", "Block[image]")
+    caught = only(
+        run(with_union(catch_all=True), with_union(("text",), catch_all=True)), "variant-removed", "Block[image]"
+    )
     assert not caught.wire.breaking and caught.api.breaking
 
 
@@ -592,17 +603,24 @@ def test_cli_exit_status(tmp_path):
     [
         (None, "no such file"),
         ("{not json", "invalid JSON"),
-        ('{"$defs": {}}', "not an ACP JSON Schema (a JSON object whose $defs holds the types): it holds a JSON "
-                          "object with the keys $defs, whose $defs is empty"),
+        (
+            '{"$defs": {}}',
+            "not an ACP JSON Schema (a JSON object whose $defs holds the types): it holds a JSON "
+            "object with the keys $defs, whose $defs is empty",
+        ),
         # A package.json trips the metaschema on "type": "module"; what the
         # file is matters more than that.
-        ('{"name": "@agentclientprotocol/sdk", "version": "2.4.0", "type": "module"}',
-         "not an ACP JSON Schema (a JSON object whose $defs holds the types): it holds a JSON object with the "
-         "keys name, version, type, without $defs (an npm package.json?"),
+        (
+            '{"name": "@agentclientprotocol/sdk", "version": "2.4.0", "type": "module"}',
+            "not an ACP JSON Schema (a JSON object whose $defs holds the types): it holds a JSON object with the "
+            "keys name, version, type, without $defs (an npm package.json?",
+        ),
         ("[1, 2, 3]", "it holds a JSON array of 3 items"),
-        ('{"jsonrpc": "2.0", "id": 1, "method": "initialize"}\n{"jsonrpc": "2.0", "id": 1, "result": {}}\n',
-         "it holds JSON lines (2 lines, the first a JSON object with the keys jsonrpc, id, method): a transcript "
-         "of JSON-RPC messages, which `acpgen validate` checks"),
+        (
+            '{"jsonrpc": "2.0", "id": 1, "method": "initialize"}\n{"jsonrpc": "2.0", "id": 1, "result": {}}\n',
+            "it holds JSON lines (2 lines, the first a JSON object with the keys jsonrpc, id, method): a transcript "
+            "of JSON-RPC messages, which `acpgen validate` checks",
+        ),
     ],
 )
 def test_cli_bad_input(tmp_path, content, message):

@@ -16,12 +16,11 @@ from __future__ import annotations
 import os
 
 import pytest
-from click.testing import CliRunner
-
 from acpgen.cli import main
 from acpgen.compile.load import load_schema
 from acpgen.emit.text import fallback_report
 from acpgen.pipeline import build_ir
+from click.testing import CliRunner
 
 from ..conftest import ROOT, SCHEMAS
 

@@ -14,9 +14,8 @@ import time
 from pathlib import Path
 
 import pytest
-
-from acpgen.errors import AcpgenError
 from acpgen.emit.fmt import format_files, format_source
+from acpgen.errors import AcpgenError
 from acpgen.pipeline import build_package, render_one
 
 from ..conftest import ROOT, schema_with
@@ -68,7 +67,10 @@ def test_formatting_in_pieces_gives_what_formatting_whole_files_gives():
     """Checked on what the templates print for two ACP packages, cut far
     finer than usual so that every kind of top-level statement meets a cut."""
     files = {}
-    for package, schema, rules in (("acp_v1", "schema/v1/schema.json", "v1"), ("acp_v2_unstable", "schema/v2/schema.unstable.json", "v2_unstable")):
+    for package, schema, rules in (
+        ("acp_v1", "schema/v1/schema.json", "v1"),
+        ("acp_v2_unstable", "schema/v2/schema.unstable.json", "v2_unstable"),
+    ):
         for name, text in render_one(ROOT / schema, package, display_path=schema, rules=rules).items():
             files[f"{package}/{name}"] = text
     whole = format_files(files, piece_lines=10**9)
@@ -95,7 +97,7 @@ def _old_cache_key(source: str) -> str:
     import black
 
     mode = black.Mode(target_versions={black.TargetVersion.PY310})
-    return hashlib.sha256(f"{black.__version__}\0{mode!r}\0{source}".encode("utf-8")).hexdigest()
+    return hashlib.sha256(f"{black.__version__}\0{mode!r}\0{source}".encode()).hexdigest()
 
 
 def test_a_planted_cache_entry_cannot_inject_code(tmp_path, monkeypatch):

@@ -14,7 +14,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from acpgen.emit import fmt
 from acpgen.errors import AcpgenError
 

@@ -5,9 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
-
-from acpgen.errors import AcpgenError
 from acpgen.compile.load import load_schema, parse_schema
+from acpgen.errors import AcpgenError
 
 from ..conftest import SCHEMAS
 
@@ -68,7 +67,9 @@ def test_pointer_escapes_slash_and_tilde():
 def _nested(depth: int) -> bytes:
     """A valid schema nested ``depth`` levels deep, as text (too deep for
     ``json.dumps`` at 5,000)."""
-    return ('{"$defs": {"Deep": ' + '{"type": "array", "items": ' * depth + '{"type": "string"}' + "}" * depth + "}}").encode()
+    return (
+        '{"$defs": {"Deep": ' + '{"type": "array", "items": ' * depth + '{"type": "string"}' + "}" * depth + "}}"
+    ).encode()
 
 
 @pytest.mark.parametrize(

@@ -66,8 +66,19 @@ def test_tagged_union_with_catch_all_and_shared_fields():
                 "properties": {"id": {"type": "string"}},
                 "required": ["id"],
                 "anyOf": [
-                    {"type": "object", "properties": {"type": {"type": "string", "const": "text"}}, "required": ["type"], "allOf": [{"$ref": "#/$defs/Text"}]},
-                    {"title": "other", "type": "object", "properties": {"type": {"type": "string"}}, "required": ["type"], "additionalProperties": True},
+                    {
+                        "type": "object",
+                        "properties": {"type": {"type": "string", "const": "text"}},
+                        "required": ["type"],
+                        "allOf": [{"$ref": "#/$defs/Text"}],
+                    },
+                    {
+                        "title": "other",
+                        "type": "object",
+                        "properties": {"type": {"type": "string"}},
+                        "required": ["type"],
+                        "additionalProperties": True,
+                    },
                 ],
             },
         }
@@ -152,7 +163,10 @@ def _package(defs: dict) -> ir.Package:
 def test_every_fallback_is_listed_with_its_pointer_and_reason():
     package = _package(
         {
-            "Box": {"type": "object", "properties": {"size": {"type": "integer", "multipleOf": 2}, "name": {"type": "string"}}},
+            "Box": {
+                "type": "object",
+                "properties": {"size": {"type": "integer", "multipleOf": 2}, "name": {"type": "string"}},
+            },
             "Either": {"anyOf": [{"$ref": "#/$defs/Box"}, {"type": "string"}]},
             "Plain": {"type": "string"},
             "Pair": {"anyOf": [{"type": "string"}, {"type": "integer"}]},
@@ -262,8 +276,18 @@ def test_an_untagged_union_of_inline_objects_is_a_union_by_required_keys():
         {
             "Response": {
                 "anyOf": [
-                    {"title": "Result", "type": "object", "properties": {"id": {"type": "integer"}, "result": {}}, "required": ["id", "result"]},
-                    {"title": "Error", "type": "object", "properties": {"id": {"type": "integer"}, "error": {"type": "object"}}, "required": ["id", "error"]},
+                    {
+                        "title": "Result",
+                        "type": "object",
+                        "properties": {"id": {"type": "integer"}, "result": {}},
+                        "required": ["id", "result"],
+                    },
+                    {
+                        "title": "Error",
+                        "type": "object",
+                        "properties": {"id": {"type": "integer"}, "error": {"type": "object"}},
+                        "required": ["id", "error"],
+                    },
                 ]
             }
         }
@@ -278,7 +302,6 @@ def test_an_untagged_union_of_inline_objects_is_a_union_by_required_keys():
 
 def test_a_validation_keyword_strict_mode_cannot_check_is_an_error():
     import pytest
-
     from acpgen.errors import AcpgenError
 
     with pytest.raises(AcpgenError) as info:
@@ -290,7 +313,6 @@ def test_a_validation_keyword_strict_mode_cannot_check_is_an_error():
 
 def test_an_invalid_pattern_is_an_error_with_its_pointer():
     import pytest
-
     from acpgen.errors import AcpgenError
 
     with pytest.raises(AcpgenError, match=r"#/\$defs/A/pattern: the pattern '\(' is not a valid regular expression"):

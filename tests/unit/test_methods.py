@@ -6,11 +6,10 @@ from __future__ import annotations
 import json
 
 import pytest
-
-from acpgen.errors import AcpgenError
-from acpgen.compile.load import load_schema, parse_schema
 from acpgen.compile.facts import envelope_kinds
+from acpgen.compile.load import load_schema, parse_schema
 from acpgen.compile.methods import handler_name, handler_overrides
+from acpgen.errors import AcpgenError
 from acpgen.pipeline import build_ir
 
 from ..conftest import SCHEMAS
@@ -30,7 +29,10 @@ def _envelopes(requests=(), responses=(), notifications=()) -> dict:
         return {"anyOf": [{"$ref": f"#/$defs/{n}"} for n in names] + [{"type": "null"}]}
 
     return {
-        "Req": {"type": "object", "properties": {"id": {"type": "integer"}, "method": {"type": "string"}, "params": refs(requests)}},
+        "Req": {
+            "type": "object",
+            "properties": {"id": {"type": "integer"}, "method": {"type": "string"}, "params": refs(requests)},
+        },
         "Res": {"type": "object", "properties": {"id": {"type": "integer"}, "result": refs(responses)}},
         "Note": {"type": "object", "properties": {"method": {"type": "string"}, "params": refs(notifications)}},
     }
@@ -59,7 +61,11 @@ def test_every_x_method_type_is_in_the_table_with_its_side_and_kind(name):
 def test_v2_unstable_mcp_message_is_a_client_request_and_an_agent_notification():
     package = build_ir(load_schema(SCHEMAS["acp_v2_unstable"]), "p")
     method = {m.name: m for m in package.methods}["mcp/message"]
-    assert (method.request.side, method.request.params, method.request.result) == ("client", "MessageMcpRequest", "MessageMcpResponse")
+    assert (method.request.side, method.request.params, method.request.result) == (
+        "client",
+        "MessageMcpRequest",
+        "MessageMcpResponse",
+    )
     assert (method.notification.side, method.notification.params) == ("agent", "MessageMcpNotification")
     proxy = {m.name: m for m in package.methods}["proxy/successor"]
     assert proxy.request.side == proxy.notification.side == "proxy"
@@ -103,7 +109,11 @@ def test_kinds_come_from_the_envelopes_before_the_names():
         ({"DoResponse": _message("do", "agent")}, "has no request type", "/$defs/DoResponse"),
         ({"DoRequest": _message("do", "agent")}, "has no response type", "/$defs/DoRequest"),
         (
-            {"DoRequest": _message("do", "agent"), "OtherDoRequest": _message("do", "agent"), "DoResponse": _message("do", "agent")},
+            {
+                "DoRequest": _message("do", "agent"),
+                "OtherDoRequest": _message("do", "agent"),
+                "DoResponse": _message("do", "agent"),
+            },
             "two request types",
             "/$defs/OtherDoRequest",
         ),
@@ -113,10 +123,18 @@ def test_kinds_come_from_the_envelopes_before_the_names():
             "/$defs/DoResponse/x-side",
         ),
         ({"DoNotification": _message("do", "server")}, "x-side must be one of", "/$defs/DoNotification/x-side"),
-        ({"DoNotification": {**_message("do", "agent"), "x-method": 3}}, "x-method must be", "/$defs/DoNotification/x-method"),
+        (
+            {"DoNotification": {**_message("do", "agent"), "x-method": 3}},
+            "x-method must be",
+            "/$defs/DoNotification/x-method",
+        ),
         ({"Thing": _message("do", "agent")}, "does not say whether", "/$defs/Thing"),
         (
-            {"GoRequest": _message("a", "agent"), "GoResponse": _message("a", "agent"), "GoNotification": _message("b", "agent")},
+            {
+                "GoRequest": _message("a", "agent"),
+                "GoResponse": _message("a", "agent"),
+                "GoNotification": _message("b", "agent"),
+            },
             "would both be handled as 'go'",
             "/$defs/GoNotification",
         ),

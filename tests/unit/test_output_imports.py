@@ -51,7 +51,7 @@ def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
         path.append(module)
         for imported in sorted(graph[module]):
             if state.get(imported) == "open":
-                return path[path.index(imported) :] + [imported]
+                return [*path[path.index(imported) :], imported]
             if imported not in state:
                 found = visit(imported)
                 if found:

@@ -37,7 +37,7 @@ def _decode_point(d, strict):
         x = check_str(d["x"])
     except ValidationError as error:
         if strict:
-            raise error.at("x")
+            raise error.at("x") from None
         salvage(d["x"])
         x = UNSET
     return Point(x)

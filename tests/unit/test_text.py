@@ -102,14 +102,19 @@ def test_docstrings_of_functions_and_methods():
 def test_package_docstring_names_the_schema():
     package = ir.Package("acp", "schema/v1/schema.json", "0" * 64, "ACP", ())
     assert "generated from schema/v1/schema.json (ACP)." in text.package_doc(package)
-    assert "generated from schema/v1/schema.json." in text.package_doc(ir.Package("acp", "schema/v1/schema.json", "", "", ()))
+    assert "generated from schema/v1/schema.json." in text.package_doc(
+        ir.Package("acp", "schema/v1/schema.json", "", "", ())
+    )
 
 
 def test_enum_doc_says_what_an_open_enum_keeps():
     closed = ir.EnumDef("E", (), False, "str", description="Colours.", class_name="Colour")
     assert text.enum_doc(closed) == "Colours."
     opened = ir.EnumDef("E", (), True, "int", description="Codes.", open_description="Other codes.", class_name="Code")
-    assert text.enum_doc(opened) == "Codes.\n\nOpen: any other integer is accepted and kept as a plain int.\n\nOther codes."
+    assert (
+        text.enum_doc(opened)
+        == "Codes.\n\nOpen: any other integer is accepted and kept as a plain int.\n\nOther codes."
+    )
 
 
 def test_variant_doc_says_what_selects_the_variant():
@@ -120,7 +125,9 @@ def test_variant_doc_says_what_selects_the_variant():
     union = ir.UnionDef("Block", "type", (tagged, catch_all, plain), class_name="Block")
     defs = {"Text": referenced, "Block": union}
     assert text.variant_doc(defs, union, tagged) == "Plain text.\n\nA variant of Block (`type` is 'text')."
-    assert text.variant_doc(defs, union, catch_all).startswith("Anything else.\n\nA variant of Block for any other `type`:")
+    assert text.variant_doc(defs, union, catch_all).startswith(
+        "Anything else.\n\nA variant of Block for any other `type`:"
+    )
     assert text.variant_doc(defs, union, plain) == "Bare.\n\nA variant of Block."
 
 

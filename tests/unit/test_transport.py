@@ -87,7 +87,12 @@ def test_a_refused_line_names_the_id_its_first_bytes_show():
         data += b'{"result":{"id":3,"x":"' + b"r" * 500 + b'"},"id":4}\n'
         data += b'{"jsonrpc":"2.0","pad":"' + b"p" * 100 + b'","id":18,"result":"' + b"r" * 500 + b'"}\n'
         stream = await fed(data, max_message=200)
-        assert await received(stream) == [("too large", 17), ("too large", 'a"b'), ("too large", None), ("too large", 18)]
+        assert await received(stream) == [
+            ("too large", 17),
+            ("too large", 'a"b'),
+            ("too large", None),
+            ("too large", 18),
+        ]
 
     run(main())
 

@@ -5,12 +5,11 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from acpgen.compile import ruleselect
-from acpgen.errors import AcpgenError
 from acpgen.compile.load import load_schema, parse_schema
-from acpgen.pipeline import build_ir
 from acpgen.compile.upserts import apply_rules
+from acpgen.errors import AcpgenError
+from acpgen.pipeline import build_ir
 
 from ..conftest import ROOT, SCHEMAS, schema_with
 
@@ -53,7 +52,11 @@ def _schema(defs):
 
 UPDATE = {
     "type": "object",
-    "properties": {"id": {"type": "string"}, "title": {"type": ["string", "null"]}, "added": {"type": ["string", "null"]}},
+    "properties": {
+        "id": {"type": "string"},
+        "title": {"type": ["string", "null"]},
+        "added": {"type": ["string", "null"]},
+    },
     "required": ["id"],
 }
 
@@ -65,7 +68,10 @@ def _rules(tmp_path, text):
 
 
 def test_an_unknown_rule_kind_is_an_error(tmp_path):
-    rules = _rules(tmp_path, '[s]\n[[s.upserts]]\nupdate = "U"\nstate = "UState"\nkey = ["id"]\n[s.upserts.fields]\nid = { rule = "key" }\ntitle = { rule = "merge-deeply" }\n')
+    rules = _rules(
+        tmp_path,
+        '[s]\n[[s.upserts]]\nupdate = "U"\nstate = "UState"\nkey = ["id"]\n[s.upserts.fields]\nid = { rule = "key" }\ntitle = { rule = "merge-deeply" }\n',
+    )
     with pytest.raises(AcpgenError, match="unknown rule 'merge-deeply'"):
         apply_rules(build_ir(_schema({"U": UPDATE}), "p"), "s", rules)
 

@@ -9,9 +9,8 @@ import threading
 import time
 
 import pytest
-
-from acpgen.output import manifest, staging, write
 from acpgen.errors import AcpgenError
+from acpgen.output import manifest, staging, write
 from acpgen.output.journal import JOURNAL_FILE, NEW_PREFIX
 from acpgen.output.lock import LOCK_FILE, locked
 from acpgen.output.recovery import recover
@@ -56,7 +55,7 @@ def _user_directory(path):
 
 def test_a_directory_acpgen_did_not_make_is_refused_and_untouched(tmp_path):
     before = _user_directory(tmp_path / "Documents")
-    with pytest.raises(AcpgenError, match="did not generate.*--overwrite-foreign"):
+    with pytest.raises(AcpgenError, match=r"did not generate.*--overwrite-foreign"):
         write_packages(tmp_path, {"Documents": {"x.py": "1"}})
     assert {p: p.read_bytes() for p in (tmp_path / "Documents").rglob("*") if p.is_file()} == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["Documents"]  # not even a lock file
@@ -181,7 +180,13 @@ def test_recovery_refuses_a_journal_that_names_other_directories(tmp_path):
     (tmp_path / "sub").mkdir()
     aside = tmp_path / "sub" / ".acpgen-old-a-1234"
     aside.mkdir()
-    entry = {"target": "a", "stage": "sub/.acpgen-new-a-1234", "aside": "sub/.acpgen-old-a-1234", "existed": True, "digest": ""}
+    entry = {
+        "target": "a",
+        "stage": "sub/.acpgen-new-a-1234",
+        "aside": "sub/.acpgen-old-a-1234",
+        "existed": True,
+        "digest": "",
+    }
     (tmp_path / JOURNAL_FILE).write_text(json.dumps({"phase": "committed", "entries": [entry]}))
     with pytest.raises(AcpgenError, match="not acpgen's"):
         recover(tmp_path)
@@ -224,8 +229,12 @@ def test_a_tree_keeps_what_acpgen_does_not_manage_and_rolls_back_whole(tmp_path,
     (kept / "run.sh").chmod(0o755)
     (kept / "link.json").symlink_to("a.json")
     (kept / "empty").mkdir()
-    tree = write.Tree(kept, {"a.json": b"new", "sub/b.json": b"b"}, guarded=False, keep=kept, drop=frozenset({"gone.json"}))
-    before = {p.relative_to(kept).as_posix(): (p.is_symlink(), stat.S_IMODE(os.lstat(p).st_mode)) for p in kept.rglob("*")}
+    tree = write.Tree(
+        kept, {"a.json": b"new", "sub/b.json": b"b"}, guarded=False, keep=kept, drop=frozenset({"gone.json"})
+    )
+    before = {
+        p.relative_to(kept).as_posix(): (p.is_symlink(), stat.S_IMODE(os.lstat(p).st_mode)) for p in kept.rglob("*")
+    }
     real_rename = os.rename
 
     def flaky(src, dst):
@@ -238,7 +247,9 @@ def test_a_tree_keeps_what_acpgen_does_not_manage_and_rolls_back_whole(tmp_path,
         patch.setattr(os, "rename", flaky)
         with pytest.raises(KeyboardInterrupt):
             write.replace_trees(home, [tree, write.package_tree(home, "p", {"x.py": "1"})])
-    after = {p.relative_to(kept).as_posix(): (p.is_symlink(), stat.S_IMODE(os.lstat(p).st_mode)) for p in kept.rglob("*")}
+    after = {
+        p.relative_to(kept).as_posix(): (p.is_symlink(), stat.S_IMODE(os.lstat(p).st_mode)) for p in kept.rglob("*")
+    }
     assert after == before and (kept / "a.json").read_text() == "old"
     # Nothing of the run is left, not even the output directory it created.
     assert sorted(p.name for p in tmp_path.iterdir()) == ["schema"]

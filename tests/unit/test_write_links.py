@@ -8,7 +8,6 @@ from __future__ import annotations
 import os
 
 import pytest
-
 from acpgen.errors import AcpgenError
 from acpgen.output import manifest
 from acpgen.output.journal import JOURNAL_FILE, write_journal
@@ -108,7 +107,6 @@ def test_something_else_than_a_file_at_an_own_name_is_refused(tmp_path):
 def test_the_lock_refuses_a_link_and_leaves_it(tmp_path):
     victim = _victim(tmp_path)
     (tmp_path / LOCK_FILE).symlink_to(victim)
-    with pytest.raises(AcpgenError, match=r"\.acpgen\.lock is a symbolic link"):
-        with locked(tmp_path):
-            pass
+    with pytest.raises(AcpgenError, match=r"\.acpgen\.lock is a symbolic link"), locked(tmp_path):
+        pass
     assert (tmp_path / LOCK_FILE).is_symlink() and victim.read_text() == "precious\n"

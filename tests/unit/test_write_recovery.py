@@ -16,9 +16,8 @@ import time
 from pathlib import Path
 
 import pytest
-
-from acpgen.output import manifest, write
 from acpgen.errors import AcpgenError
+from acpgen.output import manifest, write
 from acpgen.output.journal import JOURNAL_FILE, NEW_PREFIX, OLD_PREFIX
 from acpgen.output.lock import LOCK_FILE
 from acpgen.output.recovery import recover
@@ -70,7 +69,7 @@ def test_a_package_set_aside_by_an_acpgen_without_a_journal_survives_a_failed_ru
 
 
 def test_a_package_set_aside_by_an_acpgen_without_a_journal_is_restored_then_replaced(tmp_path):
-    aside, staged = _legacy_interrupted(tmp_path)
+    aside, _staged = _legacy_interrupted(tmp_path)
     warnings: list[str] = []
     write_packages(tmp_path, NEW, warnings=warnings)
     assert _files(tmp_path / "a") == {"x.py": b"new a"}
@@ -180,7 +179,7 @@ def test_a_set_aside_package_differing_from_the_one_restored_by_hand_is_kept_wit
     _killed_between_renames(out, NEW, tmp_path / "flag")
     aside = _aside_of(out, "a")
     shutil.copytree(first, out / "a")  # restored by hand, from an older copy
-    for attempt in range(2):  # kept, and named again, run after run
+    for _attempt in range(2):  # kept, and named again, run after run
         warnings: list[str] = []
         write_packages(out, NEW, warnings=warnings)
         assert _files(out / "a") == {"x.py": b"new a"}

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable, NoReturn, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 import click
 
@@ -55,7 +56,9 @@ def check_out_dir(out_dir: Path, option: str) -> None:
         return
     if os.path.lexists(out_dir):
         what = "a broken symbolic link" if out_dir.is_symlink() else "a file"
-        raise AcpgenError(f"{option} names {what}, not a directory: give the directory the package goes into", file=shown)
+        raise AcpgenError(
+            f"{option} names {what}, not a directory: give the directory the package goes into", file=shown
+        )
     parent = out_dir.parent
     for ancestor in (parent, *parent.parents):
         if ancestor.is_dir():

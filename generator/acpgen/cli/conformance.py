@@ -78,9 +78,7 @@ def conformance(
         for line in lines[:-1]:
             click.echo(line)
         seconds = time.perf_counter() - package_started
-        click.echo(
-            f"{directory.name}: {lines[-1]} in {seconds:.1f}s" if len(runs) > 1 else f"ran in {seconds:.1f}s"
-        )
+        click.echo(f"{directory.name}: {lines[-1]} in {seconds:.1f}s" if len(runs) > 1 else f"ran in {seconds:.1f}s")
         passed += report.passed
         failed += report.failed
     if len(runs) > 1:
@@ -147,7 +145,7 @@ def conformance_fixtures(schemas: tuple[str, ...], out: str | None, seed: str | 
     results = fixturegen.generate_many(jobs)
     elapsed = time.perf_counter() - started
     stale = []
-    for target, files in zip(targets, results):
+    for target, files in zip(targets, results, strict=False):
         if check:
             changed = fixturegen.stale(target, files)
             stale += changed

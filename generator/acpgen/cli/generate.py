@@ -12,25 +12,52 @@ import click
 
 from ..config import load_config
 from ..errors import AcpgenError
-from ..pipeline import build_all, build_package, check_package_name, stale_files
-from ..output.recovery import describe_state, find_leftovers
 from ..output.journal import JOURNAL_FILE
 from ..output.lock import waiting_notice
 from ..output.manifest import EDITED, FOREIGN, ownership
+from ..output.recovery import describe_state, find_leftovers
 from ..output.write import package_tree, prepared
+from ..pipeline import build_all, build_package, check_package_name, stale_files
 from .common import check_out_dir, check_package_target, overwrite_options
 from .common import fail as _fail
 from .common import warn as _warn
 
 
 @click.command()
-@click.option("--schema", "schema", type=click.Path(dir_okay=False), help="The schema file to generate from (default: every package in [tool.acpgen]).")
+@click.option(
+    "--schema",
+    "schema",
+    type=click.Path(dir_okay=False),
+    help="The schema file to generate from (default: every package in [tool.acpgen]).",
+)
 @click.option("--package", "package", help="The import name of the generated package (with --schema).")
-@click.option("--out", "out", type=click.Path(), help="The directory the package directory is written into (with --schema); acpgen creates only its last level, as mkdir does.")
-@click.option("--templates", type=click.Path(file_okay=False), help="A directory of templates that replace the built-in ones of the same file name.")
-@click.option("--rules", "rules", help="The patch rule set for --schema: v1, v1_unstable, v2 or v2_unstable (default: the one the schema's methods and **UNSTABLE** markers call for; a set that contradicts them is refused), or none for no patch-merge functions.")
-@click.option("--config", "config", type=click.Path(dir_okay=False), help="The pyproject.toml to read [tool.acpgen] from (default: the nearest one).")
-@click.option("--explain", is_flag=True, help="Also print, per package, where lowering fell back: each value kept as JSON (Any) and each definition made an alias because no enum, union or class fits it, with its JSON pointer, what it became and why.")
+@click.option(
+    "--out",
+    "out",
+    type=click.Path(),
+    help="The directory the package directory is written into (with --schema); acpgen creates only its last level, as mkdir does.",
+)
+@click.option(
+    "--templates",
+    type=click.Path(file_okay=False),
+    help="A directory of templates that replace the built-in ones of the same file name.",
+)
+@click.option(
+    "--rules",
+    "rules",
+    help="The patch rule set for --schema: v1, v1_unstable, v2 or v2_unstable (default: the one the schema's methods and **UNSTABLE** markers call for; a set that contradicts them is refused), or none for no patch-merge functions.",
+)
+@click.option(
+    "--config",
+    "config",
+    type=click.Path(dir_okay=False),
+    help="The pyproject.toml to read [tool.acpgen] from (default: the nearest one).",
+)
+@click.option(
+    "--explain",
+    is_flag=True,
+    help="Also print, per package, where lowering fell back: each value kept as JSON (Any) and each definition made an alias because no enum, union or class fits it, with its JSON pointer, what it became and why.",
+)
 @overwrite_options
 def generate(
     schema: str | None,
@@ -127,7 +154,9 @@ def generate(
 
 @click.command()
 @click.option("--templates", type=click.Path(file_okay=False), help="Templates to check against, as for generate.")
-@click.option("--config", "config", type=click.Path(dir_okay=False), help="The pyproject.toml to read [tool.acpgen] from.")
+@click.option(
+    "--config", "config", type=click.Path(dir_okay=False), help="The pyproject.toml to read [tool.acpgen] from."
+)
 def check(templates: str | None, config: str | None) -> None:
     """Check that the generated packages are what generate would write now.
 

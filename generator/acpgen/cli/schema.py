@@ -15,18 +15,17 @@ from ..config import load_config
 from ..diff import RENDERERS, SchemaDiff, diff_files, headline, render_markdown
 from ..diff.usage import find_uses
 from ..errors import AcpgenError
+from ..output.journal import JOURNAL_FILE
+from ..output.lock import waiting_notice
+from ..output.recovery import describe_state
+from ..output.write import prepared
 from ..scratch import scratch
 from ..update import Plan, apply, known_names, npm_pack, plan, read_source
 from ..update.planning import FileChange
-from ..output.recovery import describe_state
 from ..update.release import SCHEMA_DIR
-from ..output.journal import JOURNAL_FILE
-from ..output.lock import waiting_notice
-from ..output.write import prepared
 from .common import check_out_dir, overwrite_options
 from .common import fail as _fail
 from .common import warn as _warn
-
 
 BREAKING_SHOWN = 15
 """How many breaking changes ``schema update`` lists per file."""
@@ -43,8 +42,16 @@ BREAKING_SHOWN = 15
     show_default=True,
     help="text for a terminal, markdown for a changelog or pull request, json for tools.",
 )
-@click.option("--fail-on-breaking", is_flag=True, help="Exit with status 1 when any change breaks the wire or the Python API.")
-@click.option("--code", "code", type=click.Path(), metavar="DIR", help="Also list the lines of the Python code under DIR that use a class, attribute or enum member the change removes or changes (file:line: name — what changed).")
+@click.option(
+    "--fail-on-breaking", is_flag=True, help="Exit with status 1 when any change breaks the wire or the Python API."
+)
+@click.option(
+    "--code",
+    "code",
+    type=click.Path(),
+    metavar="DIR",
+    help="Also list the lines of the Python code under DIR that use a class, attribute or enum member the change removes or changes (file:line: name — what changed).",
+)
 def diff_command(old: str, new: str, fmt: str, fail_on_breaking: bool, code: str | None) -> None:
     """Show what changes from the schema file OLD to the schema file NEW.
 
@@ -99,16 +106,49 @@ def schema_group() -> None:
 
 
 @schema_group.command("update")
-@click.option("--from", "source", type=click.Path(), help="An npm tarball of @agentclientprotocol/sdk (.tgz), an unpacked package directory, or one schema file.")
-@click.option("--npm", "npm_version", metavar="VERSION", help="Fetch @agentclientprotocol/sdk@VERSION with `npm pack` instead of --from.")
-@click.option("--as", "as_name", metavar="NAME", help="With a single schema file: the vendored file it replaces, e.g. v2/schema.unstable.json.")
-@click.option("--config", "config", type=click.Path(dir_okay=False), help="The pyproject.toml with [tool.acpgen] (default: the nearest one); schema/ is beside it.")
+@click.option(
+    "--from",
+    "source",
+    type=click.Path(),
+    help="An npm tarball of @agentclientprotocol/sdk (.tgz), an unpacked package directory, or one schema file.",
+)
+@click.option(
+    "--npm",
+    "npm_version",
+    metavar="VERSION",
+    help="Fetch @agentclientprotocol/sdk@VERSION with `npm pack` instead of --from.",
+)
+@click.option(
+    "--as",
+    "as_name",
+    metavar="NAME",
+    help="With a single schema file: the vendored file it replaces, e.g. v2/schema.unstable.json.",
+)
+@click.option(
+    "--config",
+    "config",
+    type=click.Path(dir_okay=False),
+    help="The pyproject.toml with [tool.acpgen] (default: the nearest one); schema/ is beside it.",
+)
 @click.option("--no-generate", is_flag=True, help="Update schema/ only; `acpgen check` then names the stale packages.")
 @click.option("--dry-run", is_flag=True, help="Check the source and show the changes; write nothing.")
-@click.option("--report", type=click.Path(dir_okay=False), help="Also write the full changes of every changed file to this file, as Markdown.")
+@click.option(
+    "--report",
+    type=click.Path(dir_okay=False),
+    help="Also write the full changes of every changed file to this file, as Markdown.",
+)
 @click.option("--templates", type=click.Path(file_okay=False), help="Templates to generate with, as for generate.")
-@click.option("--all", "show_all", is_flag=True, help="Show (and with --fail-on-breaking, count) the changes of every schema file of the release, not only of those [tool.acpgen] generates packages from.")
-@click.option("--fail-on-breaking", is_flag=True, help="Write nothing and exit with status 1 when a change breaks the wire or the Python API.")
+@click.option(
+    "--all",
+    "show_all",
+    is_flag=True,
+    help="Show (and with --fail-on-breaking, count) the changes of every schema file of the release, not only of those [tool.acpgen] generates packages from.",
+)
+@click.option(
+    "--fail-on-breaking",
+    is_flag=True,
+    help="Write nothing and exit with status 1 when a change breaks the wire or the Python API.",
+)
 @overwrite_options
 def update_command(
     source: str | Path | None,

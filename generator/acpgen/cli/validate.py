@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -21,9 +22,22 @@ INTERRUPTED = 130
 
 @click.command("validate")
 @click.argument("transcript", type=click.Path(exists=True, dir_okay=False))
-@click.option("--package", "package", default="acp_v1", show_default=True, help="The generated package to check against: a directory or an import name.")
-@click.option("--schema", "schema", type=click.Path(exists=True, dir_okay=False), help="Generate the package from this schema instead (into a temporary directory, removed before checking starts).")
-@click.option("--rules", "rules", help="With --schema: the rule set (v1, v1_unstable, v2, v2_unstable) for the session checks.")
+@click.option(
+    "--package",
+    "package",
+    default="acp_v1",
+    show_default=True,
+    help="The generated package to check against: a directory or an import name.",
+)
+@click.option(
+    "--schema",
+    "schema",
+    type=click.Path(exists=True, dir_okay=False),
+    help="Generate the package from this schema instead (into a temporary directory, removed before checking starts).",
+)
+@click.option(
+    "--rules", "rules", help="With --schema: the rule set (v1, v1_unstable, v2, v2_unstable) for the session checks."
+)
 @click.option("--strict", is_flag=True, help="Count what lenient decoding repairs, and unanswered requests, as errors.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.option(
@@ -33,7 +47,9 @@ INTERRUPTED = 130
     show_default=True,
     help="A longer line is a bad-line finding, skipped without being read into memory.",
 )
-def validate_command(transcript: str, package: str, schema: str | None, rules: str | None, strict: bool, fmt: str, max_line_bytes: int) -> None:
+def validate_command(
+    transcript: str, package: str, schema: str | None, rules: str | None, strict: bool, fmt: str, max_line_bytes: int
+) -> None:
     """Check a recorded ACP transcript, one JSON-RPC message per line.
 
     A line is a bare message or {"direction": "client_to_agent" |
@@ -107,10 +123,9 @@ class _Output:
         self.closed = False
         reconfigure = getattr(stream, "reconfigure", None)
         if reconfigure is not None:
-            try:
+            # A stream that refuses keeps its own error handling.
+            with contextlib.suppress(ValueError, OSError):
                 reconfigure(errors="backslashreplace")
-            except (ValueError, OSError):  # pragma: no cover - a stream that refuses
-                pass
 
     def write(self, line: str) -> None:
         if self.closed:
@@ -144,10 +159,8 @@ class _Output:
 
 def _say(text: str) -> None:
     """A line to stderr, unless stderr is gone too."""
-    try:
+    with contextlib.suppress(BrokenPipeError):  # stderr closed as well
         click.echo(text, err=True)
-    except BrokenPipeError:  # pragma: no cover - stderr closed as well
-        pass
 
 
 def _interrupted() -> NoReturn:

@@ -14,11 +14,12 @@ templates need and would otherwise work out while printing.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from dataclasses import replace
-from typing import Iterable, Iterator, Literal
+from typing import Literal
 
-from . import ir
 from ..errors import AcpgenError
+from . import ir
 
 
 def analyse(package: ir.Package) -> ir.Package:

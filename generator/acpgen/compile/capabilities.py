@@ -34,9 +34,7 @@ def find_capabilities(package: ir.Package) -> ir.Package:
             kind = _kind(f, defs)
             if kind is not None:
                 found.append(
-                    ir.Capability(
-                        class_name=definition.class_name, field=f.name, wire_name=f.wire_name, kind=kind
-                    )
+                    ir.Capability(class_name=definition.class_name, field=f.name, wire_name=f.wire_name, kind=kind)
                 )
     return replace(package, capabilities=tuple(found))
 

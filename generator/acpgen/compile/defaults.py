@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from . import ir
 from ..errors import AcpgenError, pointer
 from ..jsontypes import Json, JsonPath
+from . import ir
 
 
 def resolve_defaults(package: ir.Package) -> ir.Package:
@@ -23,9 +23,7 @@ def resolve_defaults(package: ir.Package) -> ir.Package:
         if isinstance(definition, ir.ObjectDef):
             definition = replace(definition, fields=builder.fields(definition.name, definition.fields))
         elif isinstance(definition, ir.UnionDef):
-            variants = tuple(
-                replace(v, fields=builder.fields(definition.name, v.fields)) for v in definition.variants
-            )
+            variants = tuple(replace(v, fields=builder.fields(definition.name, v.fields)) for v in definition.variants)
             definition = replace(definition, variants=variants)
         definitions.append(definition)
     return replace(package, definitions=tuple(definitions))
@@ -86,7 +84,7 @@ class ValueBuilder:
         if t.kind == "list":
             if not isinstance(value, list):
                 raise self.fail("an array", value, where)
-            items = [self.value(t.items, item, where + (i,)) for i, item in enumerate(value)]
+            items = [self.value(t.items, item, (*where, i)) for i, item in enumerate(value)]
             if all(isinstance(i, ir.JsonValue) for i in items):
                 return ir.JsonValue(value)
             return ir.ListValue(tuple(items))
@@ -94,7 +92,7 @@ class ValueBuilder:
             if not isinstance(value, dict):
                 raise self.fail("an object", value, where)
             for key, item in value.items():
-                if not isinstance(self.value(t.values, item, where + (key,)), ir.JsonValue):
+                if not isinstance(self.value(t.values, item, (*where, key)), ir.JsonValue):
                     raise self.fail("a map of plain JSON values", value, where)
             return ir.JsonValue(value)
         if t.kind in ("scalar_union", "first_match"):
@@ -135,7 +133,7 @@ class ValueBuilder:
         members = []
         for f in fields:
             if f.wire_name in value:
-                member = self.value(f.type, value[f.wire_name], where + (f.wire_name,))
+                member = self.value(f.type, value[f.wire_name], (*where, f.wire_name))
                 members.append((f.name, member))
             elif f.required:
                 raise self.fail(f"complete: it lacks the required {f.wire_name!r}", value, where)

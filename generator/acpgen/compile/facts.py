@@ -8,12 +8,13 @@ beside the file records."""
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
-from . import ir
 from ..errors import pointer
 from ..jsontypes import one_of
+from . import ir
 from .load import Schema, iter_objects, ref_target
 
 SIDES: tuple[ir.Side, ...] = ("agent", "client", "protocol", "proxy")
@@ -51,13 +52,13 @@ def _marks(schema: Schema) -> Iterator[ir.Mark]:
             yield ir.Mark(
                 name,
                 error="x-method must be a non-empty string beside x-side",
-                error_at=pointer(where + ("x-method",)),
+                error_at=pointer((*where, "x-method")),
             )
         elif side is None:
             yield ir.Mark(
                 name,
                 error=f"x-side must be one of {', '.join(SIDES)}, not {node.get('x-side')!r}",
-                error_at=pointer(where + ("x-side",)),
+                error_at=pointer((*where, "x-side")),
             )
         else:
             yield ir.Mark(name, method, side)
@@ -75,10 +76,7 @@ def envelope_kinds(schema: Schema) -> dict[str, set[ir.MessageKind]]:
             if key not in properties:
                 continue
             kind: ir.MessageKind
-            if key == "result":
-                kind = "response"
-            else:
-                kind = "request" if "id" in properties else "notification"
+            kind = "response" if key == "result" else "request" if "id" in properties else "notification"
             for target in _members(properties[key]):
                 out.setdefault(target, set()).add(kind)
     return out

@@ -21,7 +21,7 @@ def collect_fallbacks(definitions: Iterable[ir.Definition]) -> tuple[ir.Fallback
             target = definition.target
             if isinstance(target, ir.RawT) and target.pointer == definition.pointer:
                 # The alias is Any: one entry, with every reason.
-                entry = ir.Fallback(target.pointer, "any", definition.declined + (target.reason,), definition.name)
+                entry = ir.Fallback(target.pointer, "any", (*definition.declined, target.reason), definition.name)
             else:
                 entry = ir.Fallback(definition.pointer, "alias", definition.declined, definition.name)
             found.setdefault(entry.pointer, entry)

@@ -84,7 +84,9 @@ def _check_literal(token: str, file: str, where: Callable[[], str]) -> None:
     if "." not in token and "e" not in token and "E" not in token:
         if len(token.lstrip("-")) > MAX_INT_DIGITS:
             raise AcpgenError(
-                f"an integer of {len(token.lstrip('-'))} digits (more than {MAX_INT_DIGITS})", file=file, pointer=where()
+                f"an integer of {len(token.lstrip('-'))} digits (more than {MAX_INT_DIGITS})",
+                file=file,
+                pointer=where(),
             )
     elif math.isinf(float(token)):
         raise AcpgenError(f"the number {_short(token)} is too large to be a finite float", file=file, pointer=where())

@@ -11,22 +11,22 @@ from __future__ import annotations
 import hashlib
 import importlib
 import json
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, Iterator, Mapping, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 from urllib.parse import unquote
 
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
 
-from . import jsontext
 from ..errors import AcpgenError, pointer
 from ..jsontypes import JsonPath
+from . import jsontext
 
 if TYPE_CHECKING:
     from jsonschema_rs import Validator as QuickValidator
-
 
 
 def _compiled_validator_module() -> ModuleType | None:
@@ -57,7 +57,6 @@ class Schema:
     sha256: str
     document: Mapping[str, Any]
     defs: Mapping[str, Any]
-
 
     @property
     def title(self) -> str:
@@ -211,9 +210,9 @@ def iter_refs(node: Any, parts: JsonPath = (), keyword: str = "$ref") -> Iterato
         if isinstance(node, dict):
             for key, value in node.items():
                 if key == keyword and isinstance(value, str):
-                    yield pointer(parts + (key,)), value
+                    yield pointer((*parts, key)), value
                 elif key not in ("const", "enum", "default", "examples"):
-                    stack.append((value, parts + (key,)))
+                    stack.append((value, (*parts, key)))
         elif isinstance(node, list):
             for index, value in enumerate(node):
-                stack.append((value, parts + (index,)))
+                stack.append((value, (*parts, index)))

@@ -25,8 +25,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from . import ir
 from ..jsontypes import Json, JsonObject, one_of
+from . import ir
 from .facts import SIDES, schema_facts
 from .fallbacks import collect_fallbacks
 from .load import Schema

@@ -13,9 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from . import ir
 from ..errors import AcpgenError, pointer
 from ..jsontypes import Json, JsonArray, JsonObject, JsonPath
+from . import ir
 from .load import Schema, ref_target
 
 # Keywords that never change what a value may be.
@@ -140,13 +140,15 @@ class TypeLowering:
             if not keys <= {"enum", "type"}:
                 return self.raw(parts, f"enum beside {listed(keys - {'enum', 'type'})}")
             if not isinstance(values, list) or len(values) != 1:
-                return self.raw(parts, "an enum of several values inside another schema (only a $defs entry becomes an Enum)")
+                return self.raw(
+                    parts, "an enum of several values inside another schema (only a $defs entry becomes an Enum)"
+                )
             if not _json_type_matches(node.get("type"), values[0]):
                 return self.raw(parts, "an enum value that is not of its type")
             return ir.ConstT(values[0])
         for combinator in ("anyOf", "oneOf"):
             if keys == {combinator} and isinstance(node[combinator], list):
-                return self._combination(node[combinator], combinator, parts + (combinator,), parts)
+                return self._combination(node[combinator], combinator, (*parts, combinator), parts)
         if "type" in keys:
             kind = node["type"]
             if isinstance(kind, list):
@@ -170,13 +172,13 @@ class TypeLowering:
             other = options[other_index]
             if is_null(other):
                 return self.raw(node_parts, f"an {combinator} of null and null")
-            inner = self.type_of(other, parts + (other_index,))
+            inner = self.type_of(other, (*parts, other_index))
             if isinstance(inner, ir.RawT):
                 return self.raw(node_parts, f"null or a member that is not modelled ({inner.reason})")
             if isinstance(inner, ir.NullableT):
                 return self.raw(node_parts, "null or a member that is itself nullable")
             return ir.NullableT(inner)
-        members = [self.type_of(o, parts + (i,)) for i, o in enumerate(options)]
+        members = [self.type_of(o, (*parts, i)) for i, o in enumerate(options)]
         if any(
             m.kind == "ref" and isinstance(self.schema.defs[m.name], dict) and "x-method" in self.schema.defs[m.name]
             for m in members
@@ -184,7 +186,9 @@ class TypeLowering:
             # JSON-RPC params or results: the method, not the shape, says which
             # type applies, and the schema cannot express that. Kept as JSON,
             # checked against the schema, for the caller to decode by method.
-            return self.raw(node_parts, "JSON-RPC params or results: the method, not the shape, says which type applies")
+            return self.raw(
+                node_parts, "JSON-RPC params or results: the method, not the shape, says which type applies"
+            )
         kinds = [_json_kinds(member) for member in members]
         known_kinds = [k for k in kinds if k is not None]
         if len(known_kinds) == len(kinds):
@@ -239,7 +243,7 @@ class TypeLowering:
             refused = beyond(ARRAY_KEYWORDS)
             if refused is not None:
                 return refused
-            items = self.type_of(node["items"], parts + ("items",)) if "items" in node else ir.AnyT()
+            items = self.type_of(node["items"], (*parts, "items")) if "items" in node else ir.AnyT()
             return ir.ListT(
                 items=items,
                 min_items=node.get("minItems"),
@@ -252,12 +256,14 @@ class TypeLowering:
                 values = node["additionalProperties"]
                 if values is True:
                     return ir.MapT(ir.AnyT())
-                value_type = self.type_of(values, parts + ("additionalProperties",))
+                value_type = self.type_of(values, (*parts, "additionalProperties"))
                 if isinstance(value_type, ir.RawT):
                     return self.raw(parts, f"a map whose values are not modelled ({value_type.reason})")
                 return ir.MapT(value_type)
             if "properties" in keys:
-                return self.raw(parts, "an object with properties inside another schema (only a $defs object becomes a class)")
+                return self.raw(
+                    parts, "an object with properties inside another schema (only a $defs object becomes a class)"
+                )
             return self.raw(parts, f"{listed(keys - {'type', 'additionalProperties'})} on an object")
         return self.raw(parts, f"the type {kind!r}")
 

@@ -29,9 +29,9 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-from . import ir
 from ..errors import AcpgenError, pointer
 from ..jsontypes import JsonPath
+from . import ir
 from .naming import snake
 from .reserved import runtime_attributes
 
@@ -105,9 +105,13 @@ def find_methods(package: ir.Package, overrides: dict[str, str] | None = None) -
         response = found.get((method, "response"))
         notification = found.get((method, "notification"))
         if response and not request:
-            raise _error(package, ("$defs", response[0]), f"the response {response[0]!r} of {method!r} has no request type")
+            raise _error(
+                package, ("$defs", response[0]), f"the response {response[0]!r} of {method!r} has no request type"
+            )
         if request and not response:
-            raise _error(package, ("$defs", request[0]), f"the request {request[0]!r} of {method!r} has no response type")
+            raise _error(
+                package, ("$defs", request[0]), f"the request {request[0]!r} of {method!r} has no response type"
+            )
         if request and response and request[1] != response[1]:
             raise _error(
                 package,
@@ -123,7 +127,9 @@ def find_methods(package: ir.Package, overrides: dict[str, str] | None = None) -
             handler = handler_name(def_name, overrides)
             where = ("$defs", def_name)
             if not _usable(handler):
-                raise _error(package, where, f"the handler name {handler!r} is not usable: name it in rules/methods.toml")
+                raise _error(
+                    package, where, f"the handler name {handler!r} is not usable: name it in rules/methods.toml"
+                )
             # A handler is a method of the generated connections: it keeps
             # clear of the runtime connection's attributes.
             while handler in reserved:

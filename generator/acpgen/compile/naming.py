@@ -124,8 +124,7 @@ def name_package(
         elif isinstance(definition, ir.EnumDef):
             used: set[str] = set()
             members = tuple(
-                replace(m, name=unique(member_name(m), used, {"name", "value"}))
-                for m in definition.members
+                replace(m, name=unique(member_name(m), used, {"name", "value"})) for m in definition.members
             )
             named.append(replace(definition, class_name=cls, members=members))
         elif isinstance(definition, ir.UnionDef):
@@ -183,8 +182,6 @@ def _name_union(
             taken.add(CATCH_ALL_EXTRA)
         fields = _name_fields(variant.fields, taken)
         if variant.role == ir.NULL_TAG:
-            fields = tuple(
-                replace(f, name=tag_name) if f.wire_name == union.tag else f for f in fields
-            )
+            fields = tuple(replace(f, name=tag_name) if f.wire_name == union.tag else f for f in fields)
         variants.append(replace(variant, class_name=name, fields=fields))
     return replace(union, class_name=cls, tag_name=tag_name, variants=tuple(variants))

@@ -9,8 +9,8 @@ import re
 from collections.abc import Mapping
 from typing import Any, TypeGuard
 
-from . import ir
 from ..jsontypes import JsonObject, JsonPath
+from . import ir
 from .lowertypes import Declined, TypeLowering, keys_of, listed, ref_name, text
 
 
@@ -24,7 +24,7 @@ class ObjectLowering(TypeLowering):
         for wire, prop in properties.items():
             if wire in skip:
                 continue
-            out.append(self.field(wire, prop, wire in required, parts + ("properties", wire)))
+            out.append(self.field(wire, prop, wire in required, (*parts, "properties", wire)))
         scope = self.scope_field(node)
         if scope is not None:
             out.append(scope)
@@ -144,7 +144,9 @@ class ObjectLowering(TypeLowering):
             return Declined("properties or required that are not an object and an array")
         if {"oneOf", "anyOf"} <= set(node):
             return Declined("both oneOf and anyOf beside properties")
-        return Declined("a oneOf/anyOf beside properties that is not a union of plain objects told apart by required keys")
+        return Declined(
+            "a oneOf/anyOf beside properties that is not a union of plain objects told apart by required keys"
+        )
 
     @staticmethod
     def _plain_object(node: Any) -> TypeGuard[dict[str, Any]]:

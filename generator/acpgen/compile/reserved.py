@@ -100,9 +100,10 @@ def declared_all(tree: ast.Module) -> list[str]:
             targets, value = [node.target], node.value
         else:
             continue
-        if any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets):
-            if isinstance(value, (ast.List, ast.Tuple)):
-                return [e.value for e in value.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+        if any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets) and isinstance(
+            value, (ast.List, ast.Tuple)
+        ):
+            return [e.value for e in value.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
     return []
 
 

@@ -16,8 +16,8 @@ patch rules (``apply`` then says so when called).
 
 from __future__ import annotations
 
-from . import ir
 from ..errors import AcpgenError
+from . import ir
 from .facts import schema_facts
 from .load import Schema
 from .upserts import load_rules

@@ -21,9 +21,9 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-from . import ir
 from ..errors import AcpgenError
 from ..jsontypes import TomlTable, one_of
+from . import ir
 from .naming import snake
 from .upserts import extends_chain
 
@@ -92,7 +92,7 @@ def apply_session_rules(package: ir.Package, set_name: str, rules_path: Path | N
         session = _Lowering(package, _rule_set(rules, set_name, where), set_name, where).run()
     except SchemaMismatch as exc:
         # An older or newer schema than the rules: generate without the fold.
-        return replace(package, session=None, warnings=package.warnings + (f"no Session fold: {exc.message}",))
+        return replace(package, session=None, warnings=(*package.warnings, f"no Session fold: {exc.message}"))
     return replace(package, session=session)
 
 
@@ -258,9 +258,7 @@ class _Lowering:
             function="_fold_" + (snake(tag) if tag else "unrecognized"),
         )
         if kind == "upsert":
-            upsert = next(
-                (u for u in self.package.upserts if variant.class_name in u.accepts + u.creates), None
-            )
+            upsert = next((u for u in self.package.upserts if variant.class_name in u.accepts + u.creates), None)
             if upsert is None:
                 raise self.mismatch(f"{variant.tag}: no patch upsert accepts {variant.class_name}")
             key = ""

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from . import ir
 from ..errors import pointer
 from ..jsontypes import Json, JsonArray, JsonObject, JsonPath
+from . import ir
 from .lowertypes import Declined, is_null, keys_of, listed, ref_name, text
 from .objects import ObjectLowering, required_declared
 
@@ -31,7 +31,9 @@ class UnionLowering(ObjectLowering):
         if base_keys and not (
             node.get("type") == "object" and base_keys <= {"type", "properties", "required"} and required_declared(node)
         ):
-            return Declined(f"{combinator} beside {listed(base_keys)} (shared members need an object whose required keys it declares)")
+            return Declined(
+                f"{combinator} beside {listed(base_keys)} (shared members need an object whose required keys it declares)"
+            )
         options = node[combinator]
         if not isinstance(options, list) or not any(self._object_like(o) for o in options):
             return None
@@ -39,14 +41,14 @@ class UnionLowering(ObjectLowering):
         if tag is None:
             if base_keys:
                 return Declined("no one constant property tells the members apart")
-            return self.untagged_union(name, options, parts + (combinator,), description, method, combinator == "oneOf")
+            return self.untagged_union(name, options, (*parts, combinator), description, method, combinator == "oneOf")
         base_fields = self.fields(node, parts, skip=(tag,)) if base_keys else ()
         tag_schema = node.get("properties", {}).get(tag) if base_keys else None
         tag_lenient = isinstance(tag_schema, dict) and tag_schema.get("x-deserialize-default-on-error") is True
         variants = []
         seen_roles = set()
         for index, option in enumerate(options):
-            option_parts = parts + (combinator, index)
+            option_parts = (*parts, combinator, index)
             variant = self.variant(option, tag, base_fields, option_parts, tag_lenient)
             if isinstance(variant, Declined):
                 return Declined(f"member {index} by {tag!r}: {variant.reason}")
@@ -106,11 +108,11 @@ class UnionLowering(ObjectLowering):
                     ir.Variant(
                         role=ir.UNTAGGED,
                         tag=None,
-                        fields=self.fields(option, parts + (index,)),
+                        fields=self.fields(option, (*parts, index)),
                         title=title,
                         description=text(option.get("description")),
                         required_keys=tuple(option.get("required", ())),
-                        pointer=pointer(parts + (index,)),
+                        pointer=pointer((*parts, index)),
                     )
                 )
                 continue
@@ -200,13 +202,13 @@ class UnionLowering(ObjectLowering):
                 return Declined(f"a member whose tag is null with {listed(extra)}")
             if tag in option.get("required", ()):
                 return Declined("a required tag that is null")
-            null_field = self.field(tag, tag_schema, False, parts + ("properties", tag))
+            null_field = self.field(tag, tag_schema, False, (*parts, "properties", tag))
             null_field = replace(null_field, default_on_error=tag_lenient)
             own = self.fields(option, parts, skip=(tag,))
             return ir.Variant(
                 role=ir.NULL_TAG,
                 tag=None,
-                fields=self._merge(base_fields, (null_field,) + own),
+                fields=self._merge(base_fields, (null_field, *own)),
                 title=title or "none",
                 description=doc,
                 pointer=pointer(parts),
@@ -252,8 +254,18 @@ class UnionLowering(ObjectLowering):
             # The catch-all: any other tag; what it does not declare is kept
             # as it is. ``not`` (the known tags) and ``unevaluatedProperties:
             # true`` say nothing the dispatch on the tag does not.
-            extra = option_keys - {"type", "properties", "required", "not", "unevaluatedProperties", "additionalProperties"}
-            if option.get("unevaluatedProperties", True) is not True or option.get("additionalProperties", True) is not True:
+            extra = option_keys - {
+                "type",
+                "properties",
+                "required",
+                "not",
+                "unevaluatedProperties",
+                "additionalProperties",
+            }
+            if (
+                option.get("unevaluatedProperties", True) is not True
+                or option.get("additionalProperties", True) is not True
+            ):
                 return Declined("a catch-all that refuses other members")
             if extra and not (len(extra) == 1 and extra <= {"oneOf", "anyOf"} and self.scope_field(option)):
                 return Declined(f"a catch-all with {listed(extra)}")

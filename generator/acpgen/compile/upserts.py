@@ -16,20 +16,21 @@ reads it and turns it into :class:`~acpgen.compile.ir.Upsert` and
 from __future__ import annotations
 
 import sys
-from typing import Literal
 from collections.abc import Collection
 from dataclasses import replace
 from importlib import resources
 from pathlib import Path
+from typing import Literal
+
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover
     import tomli as tomllib
 
-from . import ir
-from .defaults import ValueBuilder
 from ..errors import AcpgenError
 from ..jsontypes import TomlTable, one_of
+from . import ir
+from .defaults import ValueBuilder
 from .naming import snake
 
 RULES: tuple[ir.Rule | Literal["ignore"], ...] = (
@@ -142,9 +143,13 @@ class _Builder:
         for definition in self.package.definitions:
             if isinstance(definition, ir.UnionDef):
                 for variant in definition.variants:
-                    if variant.ref == def_name and not variant.wraps and not variant.reuses_ref:
-                        if tags is None or variant.tag in tags:
-                            out.append(variant.class_name)
+                    if (
+                        variant.ref == def_name
+                        and not variant.wraps
+                        and not variant.reuses_ref
+                        and (tags is None or variant.tag in tags)
+                    ):
+                        out.append(variant.class_name)
         return out
 
     def upsert(self, entry: TomlTable) -> ir.Upsert | None:
@@ -166,7 +171,7 @@ class _Builder:
         keys = list(entry.get("key", ()))
         for key in keys:
             if rules.get(key, {}).get("rule") != "key":
-                raise self.error(f"{update}: the key {key!r} needs rule = \"key\"")
+                raise self.error(f'{update}: the key {key!r} needs rule = "key"')
         patch_fields = []
         for f in definition.fields:
             spec = rules.get(f.wire_name)
@@ -190,9 +195,7 @@ class _Builder:
             creates += self.variants_of(name)
         accepts = (definition.class_name, *self.variants_of(update))
         attributes = [self.attributes_of(cls) for cls in (*accepts, *creates)]
-        patch_fields = [
-            replace(f, everywhere=all(f.name in names for names in attributes)) for f in patch_fields
-        ]
+        patch_fields = [replace(f, everywhere=all(f.name in names for names in attributes)) for f in patch_fields]
         return ir.Upsert(
             update=update,
             state_class=state,
@@ -312,4 +315,3 @@ class _Builder:
             keys=tuple(keys),
             payload_class=payload_class,
         )
-

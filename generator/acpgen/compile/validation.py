@@ -14,7 +14,6 @@ from . import patterns
 from .load import canonical_ref, ref_target
 from .lowertypes import ANNOTATIONS
 
-
 # What the strict-mode validator of the generated packages implements.
 VALIDATION_KEYWORDS = frozenset(
     {
@@ -47,13 +46,13 @@ def strip_annotations(node: Any, parts: JsonPath = (), file: str = "") -> Any:
                 raise AcpgenError(
                     f"the keyword {key!r} is not supported by strict mode",
                     file=file,
-                    pointer=pointer(parts + (key,)),
+                    pointer=pointer((*parts, key)),
                 )
             if key in ("properties", "$defs", "patternProperties"):
                 if key == "patternProperties":
                     for pattern in value:
-                        _check_pattern(pattern, parts + (key, pattern), file)
-                out[key] = {k: strip_annotations(v, parts + (key, k), file) for k, v in value.items()}
+                        _check_pattern(pattern, (*parts, key, pattern), file)
+                out[key] = {k: strip_annotations(v, (*parts, key, k), file) for k, v in value.items()}
             elif key == "$ref":
                 # One spelling of every reference, the one the generated
                 # validator resolves (no percent-encoding).
@@ -61,13 +60,13 @@ def strip_annotations(node: Any, parts: JsonPath = (), file: str = "") -> Any:
                 out[key] = canonical_ref(target) if target is not None else value
             elif key in ("const", "enum", "required", "dependentRequired", "type", "pattern"):
                 if key == "pattern":
-                    _check_pattern(value, parts + (key,), file)
+                    _check_pattern(value, (*parts, key), file)
                 out[key] = value
             else:
-                out[key] = strip_annotations(value, parts + (key,), file)
+                out[key] = strip_annotations(value, (*parts, key), file)
         return out
     if isinstance(node, list):
-        return [strip_annotations(item, parts + (i,), file) for i, item in enumerate(node)]
+        return [strip_annotations(item, (*parts, i), file) for i, item in enumerate(node)]
     return node
 
 
@@ -75,7 +74,9 @@ def _check_pattern(pattern: Any, parts: JsonPath, file: str) -> None:
     try:
         re.compile(pattern)
     except (re.error, TypeError) as exc:
-        raise AcpgenError(f"the pattern {pattern!r} is not a valid regular expression: {exc}", file=file, pointer=pointer(parts)) from None
+        raise AcpgenError(
+            f"the pattern {pattern!r} is not a valid regular expression: {exc}", file=file, pointer=pointer(parts)
+        ) from None
     at = patterns.nested_repetition(pattern)
     if at is not None:
         raise AcpgenError(

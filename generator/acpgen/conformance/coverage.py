@@ -17,8 +17,9 @@ Four kinds of target, each named by the definition it belongs to:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 from jsonschema import Draft202012Validator
 
@@ -127,9 +128,7 @@ def _union_targets(model: Model, name: str, shape: Shape) -> list[Target]:
             if variant.role == "tagged":
                 label, test = f"{tag}={variant.tag!r}", _tag_is(tag, variant.tag)
             elif variant.role == "catch_all":
-                label, test = "catch-all", (
-                    lambda value: isinstance(value.get(tag), str) and value[tag] not in known
-                )
+                label, test = "catch-all", (lambda value: isinstance(value.get(tag), str) and value[tag] not in known)
             elif variant.role == "untagged":
                 label, test = f"untagged ({variant.title})", (lambda value: tag not in value)
             else:
@@ -175,9 +174,7 @@ def _member_targets(model: Model, name: str, prop: str | None, node: Any) -> lis
         label = _option_label(option, index)
         where = f"{prop}: {label}" if prop else label
 
-        def test(
-            c: JsonObject, n: str = name, p: str | None = prop, v: Draft202012Validator = validator
-        ) -> bool:
+        def test(c: JsonObject, n: str = name, p: str | None = prop, v: Draft202012Validator = validator) -> bool:
             if c["def"] != n or not _decodes(c):
                 return False
             value = c["input"]
@@ -200,9 +197,7 @@ def union_options(node: Json) -> JsonArray:
         options = node.get(combinator)
         if not isinstance(options, list):
             continue
-        non_null = [
-            o for o in options if not (isinstance(o, dict) and o.get("type") == "null" and len(o) <= 2)
-        ]
+        non_null = [o for o in options if not (isinstance(o, dict) and o.get("type") == "null" and len(o) <= 2)]
         if len(non_null) == 1 and len(options) == 2:
             return union_options(non_null[0])
         if len(non_null) >= 2 and not any(isinstance(o, dict) and "const" in o for o in non_null):

@@ -16,6 +16,9 @@ allowed, an unknown tag, a known tag with a bad payload, a missing or
 non-string tag, an invalid array item, an integer out of range, ``true`` for an
 integer. Whether a mutation is still valid is jsonschema's verdict, and what
 lenient and strict decoding must give is :class:`~.model.Model`'s.
+
+One cohesive thing, longer than the other modules: one generator whose
+valid instances and mutations share the walk of the schema.
 """
 
 from __future__ import annotations
@@ -187,7 +190,7 @@ class Instances:
         tag_info = None
         chosen_groups = 0
         while groups and chosen_groups < 20:
-            combinator, options, owner = groups.pop(0)
+            _combinator, options, _owner = groups.pop(0)
             forced = self.forced.get(id(options))
             index = self.pick_option(
                 options, mode, forced if forced is not None else choose if chosen_groups == 0 else None
@@ -218,11 +221,7 @@ class Instances:
     def pick_option(self, options: JsonArray, mode: str, choose: int | None) -> int:
         if choose is not None:
             return choose
-        nulls = [
-            i
-            for i, o in enumerate(options)
-            if isinstance(o, dict) and o.get("type") == "null" and len(o) <= 2
-        ]
+        nulls = [i for i, o in enumerate(options) if isinstance(o, dict) and o.get("type") == "null" and len(o) <= 2]
         others = [i for i in range(len(options)) if i not in nulls]
         if mode == "nulls" and nulls:
             return nulls[0]
@@ -278,9 +277,7 @@ class Instances:
         if kind == "number":
             low, high = merged["minimum"], merged["maximum"]
             candidates = [
-                v
-                for v in (0.5, 1.5, 0.25, 12.75)
-                if (low is None or v >= low) and (high is None or v <= high)
+                v for v in (0.5, 1.5, 0.25, 12.75) if (low is None or v >= low) and (high is None or v <= high)
             ]
             return self.rng.choice(candidates) if candidates else (low if low is not None else 0)
         if kind == "array":
@@ -291,7 +288,7 @@ class Instances:
             )
             if depth >= MAX_DEPTH:
                 count = low
-            return [self.value(items, mode, path + (i,), depth + 1) for i in range(count)]
+            return [self.value(items, mode, (*path, i), depth + 1) for i in range(count)]
         if kind == "object":
             return self.object(merged, mode, path, depth)
         return self.any_value(hint)
@@ -318,9 +315,7 @@ class Instances:
         if fmt:
             low = fmt[0] if low is None else max(low, fmt[0])
             high = fmt[1] if high is None else min(high, fmt[1])
-        candidates = [
-            v for v in (1, 2, 7, 42, 100, 0) if (low is None or v >= low) and (high is None or v <= high)
-        ]
+        candidates = [v for v in (1, 2, 7, 42, 100, 0) if (low is None or v >= low) and (high is None or v <= high)]
         if not candidates:
             return int(low if low is not None else high)
         return self.rng.choice(candidates)
@@ -334,29 +329,22 @@ class Instances:
         out: JsonObject = {}
         required = merged["required"]
         for key, subs in merged["properties"].items():
-            include = (
-                key in required or mode in ("full", "nulls") or (mode == "random" and self.rng.random() < 0.5)
-            )
+            include = key in required or mode in ("full", "nulls") or (mode == "random" and self.rng.random() < 0.5)
             if depth >= MAX_DEPTH and key not in required:
                 include = False
             if not include:
                 continue
             sub = subs[0] if len(subs) == 1 else {"allOf": subs}
-            out[key] = self.value(sub, mode, path + (key,), depth + 1)
+            out[key] = self.value(sub, mode, (*path, key), depth + 1)
         for key in required:
             if key not in out:
-                out[key] = self.value(True, mode, path + (key,), depth + 1)
+                out[key] = self.value(True, mode, (*path, key), depth + 1)
         additional = merged["additional"]
-        if (
-            not merged["properties"]
-            and additional is not None
-            and additional is not False
-            and mode != "minimal"
-        ):
+        if not merged["properties"] and additional is not None and additional is not False and mode != "minimal":
             if additional is True:
                 out["trace"] = self.word("t")
             else:
-                out["key1"] = self.value(additional, mode, path + ("key1",), depth + 1)
+                out["key1"] = self.value(additional, mode, (*path, "key1"), depth + 1)
         return out
 
 
@@ -374,11 +362,7 @@ def _tag_of(options: JsonArray) -> str | None:
         if not isinstance(option, dict):
             continue
         for key, prop in (option.get("properties") or {}).items():
-            if (
-                isinstance(prop, dict)
-                and isinstance(prop.get("const"), str)
-                and key in option.get("required", ())
-            ):
+            if isinstance(prop, dict) and isinstance(prop.get("const"), str) and key in option.get("required", ()):
                 tags.add(key)
     return tags.pop() if len(tags) == 1 else None
 
@@ -499,7 +483,7 @@ class DefFixtures:
         seen_paths: set[tuple[str, str, Json]] = set()
         shallow: list[tuple[Any, Site]] = []
         deep: list[tuple[Any, Site]] = []
-        for label, value, sites in bases:
+        for _label, value, sites in bases:
             for site in sites:
                 key = (format_path(site.path), site.kind, site.tag_value if site.tag else None)
                 if key in seen_paths:
@@ -560,41 +544,31 @@ class DefFixtures:
         if site.kind == "object" and isinstance(current, dict):
             for key in site.merged["required"]:
                 if key in current and key != site.tag:
-                    self.add(f"required {key} dropped at {where}", delete_at(value, path + (key,)))
+                    self.add(f"required {key} dropped at {where}", delete_at(value, (*path, key)))
                     if not thorough:
                         break
             if site.tag is not None and site.tag in current:
-                tag_path = path + (site.tag,)
-                self.add(
-                    f"unknown tag at {format_path(tag_path)}", set_at(value, tag_path, "unknown_variant")
-                )
+                tag_path = (*path, site.tag)
+                self.add(f"unknown tag at {format_path(tag_path)}", set_at(value, tag_path, "unknown_variant"))
                 self.add(f"tag dropped at {where}", delete_at(value, tag_path))
                 self.add(f"non-string tag at {format_path(tag_path)}", set_at(value, tag_path, 7))
                 self.bad_payload(value, site, site.tag, current)
             if not path or (thorough and site.tag is not None):
                 # Unknown keys: ignored by known objects, kept by catch-alls
                 # (at the root, and at each tagged object just below it).
-                extras = (
-                    set_at(value, path + ("unknownKey",), {"x": 1})
-                    if path
-                    else dict(value, unknownKey={"x": 1})
-                )
+                extras = set_at(value, (*path, "unknownKey"), {"x": 1}) if path else dict(value, unknownKey={"x": 1})
                 self.add(f"unknown key at {where}", extras)
         if site.kind == "array" and isinstance(current, list):
             items = site.merged["items"]
             if items is not None:
-                bad = self.model.rejected(items, WRONG_VALUES + [None])
+                bad = self.model.rejected(items, [*WRONG_VALUES, None])
                 if bad:
                     wrong = bad[0] if thorough else self.rng.choice(bad)
                     mutated = list(current)
                     mutated.insert(min(1, len(mutated)), wrong)
-                    self.add(
-                        f"invalid item at {where}[{min(1, len(current))}]", replace(value, path, mutated)
-                    )
+                    self.add(f"invalid item at {where}[{min(1, len(current))}]", replace(value, path, mutated))
             if thorough and site.merged["minItems"]:
-                self.add(
-                    f"too few items at {where}", replace(value, path, current[: site.merged["minItems"] - 1])
-                )
+                self.add(f"too few items at {where}", replace(value, path, current[: site.merged["minItems"] - 1]))
         if site.kind == "integer":
             merged = site.merged
             low, high = merged["minimum"], merged["maximum"]
@@ -623,7 +597,7 @@ class DefFixtures:
             if key != tag and key in current:
                 self.add(
                     f"known tag {current[tag]!r} with required {key} dropped at {where}",
-                    delete_at(value, path + (key,)),
+                    delete_at(value, (*path, key)),
                 )
                 break
         for key, subs in site.merged["properties"].items():
@@ -634,7 +608,7 @@ class DefFixtures:
             if wrong is not None:
                 self.add(
                     f"known tag {current[tag]!r} with a bad {key} at {where}",
-                    set_at(value, path + (key,), wrong) if path else dict(value, **{key: wrong}),
+                    set_at(value, (*path, key), wrong) if path else dict(value, **{key: wrong}),
                 )
                 break
 
@@ -818,9 +792,7 @@ def stale(out_dir: str | Path, files: dict[str, Any]) -> list[str]:
     out = Path(out_dir)
     rendered = _rendered(out, files)
     changed = [
-        str(p)
-        for p, text in sorted(rendered.items())
-        if not p.is_file() or p.read_text(encoding="utf-8") != text
+        str(p) for p, text in sorted(rendered.items()) if not p.is_file() or p.read_text(encoding="utf-8") != text
     ]
     generated_dir = out / "generated"
     if generated_dir.is_dir():

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 
 _counter = itertools.count()
 
+
 def _project_root() -> Path:
     """The project whose ``schema/`` and ``tests/fixtures/conformance/`` are
     the defaults: the nearest one around the working directory, else the
@@ -68,7 +69,7 @@ def package_dir(spec: str) -> Path:
         raise ConformanceError(f"{spec}: cannot be imported: {exc}") from None
     if found is None or not found.submodule_search_locations:
         raise ConformanceError(f"{spec}: not an importable package (and not a directory)")
-    return Path(list(found.submodule_search_locations)[0]).resolve()
+    return Path(next(iter(found.submodule_search_locations))).resolve()
 
 
 def import_package(directory: Path) -> ModuleType:

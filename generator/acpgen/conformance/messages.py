@@ -18,6 +18,7 @@ Only the package's public API is used: ``METHODS``, ``decode_message``,
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
 from dataclasses import dataclass
@@ -29,7 +30,12 @@ if TYPE_CHECKING:
 
 
 SUFFIXES = {"Request": "request", "Response": "response", "Notification": "notification"}
-MESSAGE_CLASSES = {"request": "Request", "notification": "Notification", "response": "Response", "error": "ErrorResponse"}
+MESSAGE_CLASSES = {
+    "request": "Request",
+    "notification": "Notification",
+    "response": "Response",
+    "error": "ErrorResponse",
+}
 UNKNOWN_METHOD = "_acpgen/unknown"
 PER_METHOD = 3
 """Valid per-type fixtures wrapped in messages, per params or result type."""
@@ -74,7 +80,9 @@ def build(document: JsonObject, cases: dict[str, list[JsonObject]], sha: str) ->
     ids = iter(range(1, 1_000_000))
 
     def valid(name: str) -> list[JsonObject]:
-        return [c for c in cases.get(name, ()) if c.get("valid") is True and "output" in c and "input" in c][:PER_METHOD]
+        return [c for c in cases.get(name, ()) if c.get("valid") is True and "output" in c and "input" in c][
+            :PER_METHOD
+        ]
 
     for use in sorted(expected_methods(document).values(), key=lambda e: (e.method, e.kind)):
         for case in valid(use.params):
@@ -154,7 +162,11 @@ def _unknown_methods(document: JsonObject) -> list[JsonObject]:
         },
         {
             "name": "an error response keeps its data as JSON",
-            "message": {"jsonrpc": "2.0", "id": 3, "error": {"code": -32602, "message": "Invalid params", "data": {"x": [1]}}},
+            "message": {
+                "jsonrpc": "2.0",
+                "id": 3,
+                "error": {"code": -32602, "message": "Invalid params", "data": {"x": [1]}},
+            },
             "expect": {"kind": "error", "id": 3, "code": -32602, "data": {"x": [1]}},
         },
     ]
@@ -213,15 +225,26 @@ def _bad_envelopes(null_id: bool) -> list[JsonObject]:
         ("a string error code", {"jsonrpc": "2.0", "id": 1, "error": {"code": "E1", "message": "m"}}, "$.error.code"),
         ("an error without a message", {"jsonrpc": "2.0", "id": 1, "error": {"code": 1}}, "$.error.message"),
     ]
-    out = [{"name": f"bad envelope: {label}", "message": message, "expect": {"error": path}} for label, message, path in bad]
+    out = [
+        {"name": f"bad envelope: {label}", "message": message, "expect": {"error": path}}
+        for label, message, path in bad
+    ]
     if null_id:  # v1's RequestId allows null, as serde's Null
         expect: dict[str, Any] = {"kind": "request", "id": None, "method": UNKNOWN_METHOD, "params": {}, "raw": True}
-        out.append({"name": "a null request id (RequestId allows null)", "message": {**request, "id": None}, "expect": expect})
+        out.append(
+            {"name": "a null request id (RequestId allows null)", "message": {**request, "id": None}, "expect": expect}
+        )
         expect = {"kind": "response", "id": None, "method": UNKNOWN_METHOD, "result_def": "", "result": {}}
-        out.append({"name": "a null result id (RequestId allows null)", "message": {**response, "id": None}, "expect": expect})
+        out.append(
+            {"name": "a null result id (RequestId allows null)", "message": {**response, "id": None}, "expect": expect}
+        )
     else:
-        out.append({"name": "bad envelope: a null request id", "message": {**request, "id": None}, "expect": {"error": "$.id"}})
-        out.append({"name": "bad envelope: a null result id", "message": {**response, "id": None}, "expect": {"error": "$.id"}})
+        out.append(
+            {"name": "bad envelope: a null request id", "message": {**request, "id": None}, "expect": {"error": "$.id"}}
+        )
+        out.append(
+            {"name": "bad envelope: a null result id", "message": {**response, "id": None}, "expect": {"error": "$.id"}}
+        )
     return out
 
 
@@ -235,7 +258,16 @@ class MessageChecker:
         self.definitions: dict[str, Any] = getattr(package, "DEFINITIONS", {})
 
     def missing_api(self) -> list[str]:
-        names = ("METHODS", "decode_message", "encode_message", "decode_result", "Request", "Notification", "Response", "ErrorResponse")
+        names = (
+            "METHODS",
+            "decode_message",
+            "encode_message",
+            "decode_result",
+            "Request",
+            "Notification",
+            "Response",
+            "ErrorResponse",
+        )
         return [n for n in names if not hasattr(self.package, n)]
 
     def check_table(self) -> list[tuple[str, list[str]]]:
@@ -287,10 +319,12 @@ class MessageChecker:
             except self.package.ValidationError as error:
                 if "error" not in expect:
                     problems.append(f"{mode}: fails at {error.path} ({error.message})")
-                elif error.path != expect["error"] and not (strict and expect.get("params_error") and error.path.startswith("$.params")):
+                elif error.path != expect["error"] and not (
+                    strict and expect.get("params_error") and error.path.startswith("$.params")
+                ):
                     problems.append(f"{mode}: fails at {error.path} ({error.message}), expected {expect['error']}")
                 continue
-            except Exception as exc:  # noqa: BLE001 - what must not happen
+            except Exception as exc:
                 problems.append(f"{mode}: decode_message raised {type(exc).__name__}, not ValidationError: {exc}")
                 continue
             if "error" in expect:
@@ -298,10 +332,8 @@ class MessageChecker:
                 continue
             problems += [f"{mode}: {p}" for p in self._compare(decoded, message, expect, strict)]
             problems += [f"{mode}: {p}" for p in self._round_trip(decoded, message, expect, strict)]
-        try:
+        with contextlib.suppress(Exception):
             self.package.decode_message(message)
-        except Exception:  # noqa: BLE001 - only the input matters here
-            pass
         if json.dumps(message, sort_keys=True) != before:
             problems.append("decode_message changed its input")
         return problems
@@ -346,8 +378,8 @@ class MessageChecker:
             problems.append(f"{what} is a {type(value).__name__}, expected {def_name}")
         try:
             encoded = self.package.encode(value)
-        except Exception as exc:  # noqa: BLE001
-            return problems + [f"encode({what}) raised {type(exc).__name__}: {exc}"]
+        except Exception as exc:
+            return [*problems, f"encode({what}) raised {type(exc).__name__}: {exc}"]
         if not _same_json(encoded, wire):
             problems.append(f"{what} encodes to {json.dumps(encoded)[:200]}, expected {json.dumps(wire)[:200]}")
         return problems
@@ -355,7 +387,7 @@ class MessageChecker:
     def _round_trip(self, decoded: Any, message: JsonObject, expect: JsonObject, strict: bool) -> list[str]:
         try:
             wire = self.package.encode_message(decoded)
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             return [f"encode_message raised {type(exc).__name__}: {exc}"]
         wanted = dict(message)
         if expect["kind"] in ("request", "notification") and not expect.get("raw"):

@@ -65,6 +65,7 @@ __all__ = [
 if TYPE_CHECKING:
     from ..jsontypes import Json, JsonArray, JsonObject, JsonPath
 
+
 class Model(ShapeReader):
     """The decoding rules of the README over one schema document."""
 
@@ -169,7 +170,7 @@ class Model(ShapeReader):
                 raise Reject(path, f"expected an object, found {json_kind(value)}")
             if shape.inner is None:
                 return dict(value)
-            return {k: self._decode(shape.inner, v, path + (k,), strict) for k, v in value.items()}
+            return {k: self._decode(shape.inner, v, (*path, k), strict) for k, v in value.items()}
         if kind == "object":
             if type(value) is not dict:
                 raise Reject(path, f"expected an object, found {json_kind(value)}")
@@ -253,7 +254,7 @@ class Model(ShapeReader):
         out = []
         for index, item in enumerate(value):
             try:
-                out.append(self._decode(shape.inner, item, path + (index,), strict))
+                out.append(self._decode(shape.inner, item, (*path, index), strict))
             except Reject:
                 if strict or not shape.skip_invalid:
                     raise
@@ -278,7 +279,7 @@ class Model(ShapeReader):
                 if v is None and f.on_null and not strict:
                     out[f.wire] = self._empty(f.shape)
                 else:
-                    out[f.wire] = self._decode(f.shape, v, path + (f.wire,), strict)
+                    out[f.wire] = self._decode(f.shape, v, (*path, f.wire), strict)
             except Reject:
                 if strict or not f.on_error:
                     raise
@@ -339,7 +340,7 @@ class Model(ShapeReader):
                     return self._variant_value(untagged, tag_key, value, path, strict)
                 except Reject as error:
                     raise Reject(path, error.message, exact=False) from None
-            raise Reject(path + (tag_key,), f"unknown tag {tag!r}")
+            raise Reject((*path, tag_key), f"unknown tag {tag!r}")
         if untagged is not None:
             try:
                 return self._variant_value(untagged, tag_key, value, path, strict)
@@ -349,7 +350,7 @@ class Model(ShapeReader):
             return self._variant_value(null_tag, tag_key, value, path, strict)
         if tag is MISSING:
             raise Reject(path, f"missing required property {tag_key!r}")
-        raise Reject(path + (tag_key,), f"expected a string tag, found {json_kind(tag)}")
+        raise Reject((*path, tag_key), f"expected a string tag, found {json_kind(tag)}")
 
     def _variant_value(
         self, variant: Variant, tag_key: str, value: JsonObject, path: JsonPath, strict: bool

@@ -33,9 +33,10 @@ from __future__ import annotations
 import copy
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
-from typing import TYPE_CHECKING, Any, Callable, Union
+from typing import TYPE_CHECKING, Any
 
 from .model import Model
 
@@ -78,34 +79,22 @@ def upsert_types(document: JsonObject) -> list[Upsert]:
     model = Model(document)
     out = []
     for name, node in defs.items():
-        if (
-            not isinstance(node, dict)
-            or node.get("type") != "object"
-            or not isinstance(node.get("properties"), dict)
-        ):
+        if not isinstance(node, dict) or node.get("type") != "object" or not isinstance(node.get("properties"), dict):
             continue
         props = node["properties"]
         described = bool(_UPSERT.search(node.get("description", "") or ""))
-        per_field = any(
-            isinstance(p, dict) and _FIELD.search(p.get("description", "") or "") for p in props.values()
-        )
+        per_field = any(isinstance(p, dict) and _FIELD.search(p.get("description", "") or "") for p in props.values())
         if not (described or per_field):
             continue
         required = tuple(node.get("required", ()))
         keys = tuple(k for k in required if k.endswith("Id"))
         creator = None
-        if (
-            keys
-            and not re.search(r"\bupsert\b", node.get("description", "") or "", re.I)
-            and name.endswith("Update")
-        ):
+        if keys and not re.search(r"\bupsert\b", node.get("description", "") or "", re.I) and name.endswith("Update"):
             base = name[: -len("Update")]
             if isinstance(defs.get(base), dict) and set(keys) <= set(defs[base].get("required", ())):
                 creator = base
         nullable = tuple(
-            k
-            for k, p in props.items()
-            if k not in required and k != "_meta" and model.validator(p).is_valid(None)
+            k for k, p in props.items() if k not in required and k != "_meta" and model.validator(p).is_valid(None)
         )
         out.append(
             Upsert(
@@ -139,7 +128,7 @@ def wire_equal(a: object, b: object) -> bool:
     if type(a) is not type(b):
         return False
     if type(a) is list and type(b) is list:
-        return len(a) == len(b) and all(wire_equal(x, y) for x, y in zip(a, b))
+        return len(a) == len(b) and all(wire_equal(x, y) for x, y in zip(a, b, strict=False))
     if type(a) is dict and type(b) is dict:
         return a.keys() == b.keys() and all(wire_equal(a[k], b[k]) for k in a)
     return a == b
@@ -201,16 +190,14 @@ class PatchChecker:
         updates = case.get("updates", [])
         defs = case.get("defs") or [upsert] * len(updates)
         try:
-            state = self.fold(list(zip(defs, updates)))
+            state = self.fold(list(zip(defs, updates, strict=False)))
             got = self.snapshot(state)
         except PatchFailure as failure:
             return PatchOutcome(upsert, name, False, str(failure))
-        except Exception as exc:  # noqa: BLE001 - any exception is a failure
+        except Exception as exc:
             return PatchOutcome(upsert, name, False, f"{type(exc).__name__}: {exc}")
         if not wire_equal(got, case.get("expected")):
-            return PatchOutcome(
-                upsert, name, False, f"snapshot {_show(got)}, expected {_show(case.get('expected'))}"
-            )
+            return PatchOutcome(upsert, name, False, f"snapshot {_show(got)}, expected {_show(case.get('expected'))}")
         return PatchOutcome(upsert, name, True)
 
     # -------------------------------------------------------------- laws
@@ -228,7 +215,7 @@ class PatchChecker:
                     message = getattr(self, "law_" + law.replace("-", "_"))(upsert)
                 except PatchFailure as failure:
                     message = str(failure)
-                except Exception as exc:  # noqa: BLE001
+                except Exception as exc:
                     message = f"{type(exc).__name__}: {exc}"
                 if message is NOT_APPLICABLE:
                     continue
@@ -296,18 +283,14 @@ class PatchChecker:
         state, keys = self._start(upsert)
         checked = 0
         for field in upsert.nullable:
-            value = next(
-                (s[field] for s in self._samples(upsert) if s.get(field) is not None and field in s), None
-            )
+            value = next((s[field] for s in self._samples(upsert) if s.get(field) is not None and field in s), None)
             if value is None:
                 continue
             null = self._update(upsert, state, keys, {field: None})
             concrete = self._update(upsert, state, keys, {field: value})
             both = self.fold([(upsert.name, null), (upsert.name, concrete)], state)
             direct = self.fold([(upsert.name, concrete)], state)
-            problem = self._same(
-                both, direct, f"{field}: null then {_show(value)} differs from {_show(value)}"
-            )
+            problem = self._same(both, direct, f"{field}: null then {_show(value)} differs from {_show(value)}")
             if problem:
                 return problem
             checked += 1
@@ -324,9 +307,7 @@ class PatchChecker:
         with_meta = self._update(upsert, state, keys, {"_meta": {"kept": 1}})
         state = self.fold([(upsert.name, with_meta)], state)
         update = self._update(upsert, state, keys, {"_meta": {}})
-        return self._same(
-            self.fold([(upsert.name, update)], state), state, "a `_meta` patch of {} changed the state"
-        )
+        return self._same(self.fold([(upsert.name, update)], state), state, "a `_meta` patch of {} changed the state")
 
     def law_pure(self, upsert: Upsert) -> str | None:
         # ``fold`` checks every call for changed arguments; run a few.
@@ -347,6 +328,6 @@ class _NotApplicable(Enum):
 NOT_APPLICABLE = _NotApplicable.NOT_APPLICABLE
 """A law that the schema gives no reason to expect of this type."""
 
-LawResult = Union[str, None, _NotApplicable]
+LawResult = str | None | _NotApplicable
 """What a law gives: a failure's message, None when it holds, or
 :data:`NOT_APPLICABLE`."""

@@ -10,9 +10,9 @@ from typing import TYPE_CHECKING, Any, TypeGuard
 from jsonschema import Draft202012Validator
 
 from .shapes import (
+    MISSING,
     Field,
     KeyedMember,
-    MISSING,
     Shape,
     Variant,
     common_tag,
@@ -28,6 +28,7 @@ from .shapes import (
 
 if TYPE_CHECKING:
     from ..jsontypes import Json, JsonArray, JsonObject
+
 
 class ShapeReader:
     """The shapes of one schema document's definitions."""
@@ -67,10 +68,8 @@ class ShapeReader:
             if wire in skip:
                 continue
             p = prop if isinstance(prop, dict) else {}
-            if envelope and wire in ("params", "result"):
-                shape = Shape("raw", node=prop)  # README: kept as JSON
-            else:
-                shape = self.type_of(prop)
+            # The envelopes' params and result are kept as JSON (README).
+            shape = Shape("raw", node=prop) if envelope and wire in ("params", "result") else self.type_of(prop)
             out.append(
                 Field(
                     wire=wire,
@@ -160,9 +159,7 @@ class ShapeReader:
         if combinator is None or {"anyOf", "oneOf"} <= k:
             return None
         base_keys = k - {combinator}
-        if base_keys and not (
-            node.get("type") == "object" and base_keys <= {"type", "properties", "required"}
-        ):
+        if base_keys and not (node.get("type") == "object" and base_keys <= {"type", "properties", "required"}):
             return None
         options = node[combinator]
         if not isinstance(options, list) or not options:
@@ -172,9 +169,7 @@ class ShapeReader:
             return None if base_keys else self._keyed(name, node, options, combinator == "oneOf")
         base = self._fields(node, skip=(tag,)) if base_keys else []
         tag_schema = node.get("properties", {}).get(tag) if base_keys else None
-        tag_lenient = (
-            isinstance(tag_schema, dict) and tag_schema.get("x-deserialize-default-on-error") is True
-        )
+        tag_lenient = isinstance(tag_schema, dict) and tag_schema.get("x-deserialize-default-on-error") is True
         variants, roles = [], set()
         for index, option in enumerate(options):
             variant = self._variant(option, index, tag, base, tag_lenient)
@@ -220,7 +215,7 @@ class ShapeReader:
                 return None
             null_field = Field(tag, tag_schema, Shape("null"), False, on_error=tag_lenient)
             own = self._fields(option, skip=(tag,))
-            return Variant("null_tag", None, merge_fields(base, [null_field] + own), option, index, title or "none")
+            return Variant("null_tag", None, merge_fields(base, [null_field, *own]), option, index, title or "none")
         if tag not in option.get("required", ()):
             return None
         if isinstance(tag_schema, dict) and isinstance(tag_schema.get("const"), str):

@@ -158,9 +158,7 @@ ValidationError (it is not round-tripped: no JSON encoder could)."""
 
 
 class Runner:
-    def __init__(
-        self, package: ModuleType, package_label: str, schema_path: Path, fixtures_dir: Path
-    ) -> None:
+    def __init__(self, package: ModuleType, package_label: str, schema_path: Path, fixtures_dir: Path) -> None:
         self.package = package
         self.package_label = package_label
         self.schema_path = schema_path
@@ -186,13 +184,13 @@ class Runner:
             return "ok", self.package.decode(name, data, strict=strict)
         except self.ValidationError as error:
             return "error", error
-        except Exception as exc:  # noqa: BLE001 - what must not happen
+        except Exception as exc:
             return "escape", exc
 
     def _round_trip(self, name: str, value: Any, strict: bool, problems: list[str], mode: str) -> Any:
         try:
             wire = self.package.encode(value)
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             problems.append(f"{mode}: encode raised {type(exc).__name__}: {exc}")
             return None
         try:
@@ -208,13 +206,11 @@ class Runner:
             problems.append(f"{mode}: decode(encode(x)) != x: {again!r} != {value!r}"[:600])
         try:
             rewire = self.package.encode(again)
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             problems.append(f"{mode}: encode(decode(encode(x))) raised {type(exc).__name__}: {exc}")
             return wire
         if not wire_equal(rewire, wire):
-            problems.append(
-                f"{mode}: encode(decode(encode(x))) != encode(x): {_show(rewire)} != {_show(wire)}"
-            )
+            problems.append(f"{mode}: encode(decode(encode(x))) != encode(x): {_show(rewire)} != {_show(wire)}")
         return wire
 
     # ------------------------------------------------------------ one case
@@ -224,17 +220,12 @@ class Runner:
         name = case["def"]
         if name not in self.defs:
             return [f"the schema has no definition {name!r}"]
-        if "input_json" in case:
-            data = json.loads(case["input_json"])
-        else:
-            data = case["input"]
+        data = json.loads(case["input_json"]) if "input_json" in case else case["input"]
         before = json.dumps(data, sort_keys=True)
         problems: list[str] = []
         valid = self.validator(name).is_valid(data)
         if "valid" in case and case["valid"] != valid:
-            problems.append(
-                f"the fixture says valid={case['valid']} but jsonschema says {valid}: the fixture is stale"
-            )
+            problems.append(f"the fixture says valid={case['valid']} but jsonschema says {valid}: the fixture is stale")
         # strict
         status, result = self._decode(name, data, True)
         if status == "escape":
@@ -268,9 +259,7 @@ class Runner:
                 )
         else:
             if "output" in case:
-                problems.append(
-                    f"lenient: fails at {result.path} ({result.message}), expected {_show(case['output'])}"
-                )
+                problems.append(f"lenient: fails at {result.path} ({result.message}), expected {_show(case['output'])}")
             elif "error" in case and not path_matches(case["error"], result.path):
                 problems.append(
                     f"lenient: fails at {result.path} ({result.message}), expected {_path_text(case['error'])}"
@@ -320,7 +309,7 @@ class Runner:
         for file, fixture in fixtures:
             try:
                 problems = checker.check(fixture)
-            except Exception as exc:  # noqa: BLE001 - a broken package must not stop the suite
+            except Exception as exc:
                 problems = [f"checking it raised {type(exc).__name__}: {exc}"]
             expect = fixture.get("expect", {})
             if "kind" in expect and "method" in expect and not expect.get("raw"):
@@ -335,7 +324,7 @@ class Runner:
                     _relative(file.path, self.fixtures_dir),
                 )
             )
-        for (method, kind), use in sorted(expected.items()):
+        for (method, kind), _use in sorted(expected.items()):
             wanted = [kind] + (["response"] if kind == "request" else [])
             for form in wanted:
                 if (method, form) not in exercised:
@@ -346,9 +335,7 @@ class Runner:
 
     def run(self) -> Report:
         started = time.perf_counter()
-        report = Report(
-            package=self.package_label, schema=str(self.schema_path), fixtures=str(self.fixtures_dir)
-        )
+        report = Report(package=self.package_label, schema=str(self.schema_path), fixtures=str(self.fixtures_dir))
         manifest, files = load_fixtures(self.fixtures_dir)
         outcomes = report.outcomes
         if manifest.get("schema_sha256") not in (None, self.sha):
@@ -409,19 +396,12 @@ class Runner:
         for name in self.defs:
             problems = self.check_hostile(name)
             outcomes.append(
-                Outcome(
-                    name, "hostile inputs raise only ValidationError", not problems, "; ".join(problems[:3])
-                )
+                Outcome(name, "hostile inputs raise only ValidationError", not problems, "; ".join(problems[:3]))
             )
         # patch fixtures and laws
         samples: dict[str, JsonArray] = {}
         for case in all_cases:
-            if (
-                case.get("valid") is True
-                and "output" in case
-                and "input" in case
-                and case["def"] in self.defs
-            ):
+            if case.get("valid") is True and "output" in case and "input" in case and case["def"] in self.defs:
                 samples.setdefault(case["def"], []).append(case["input"])
         checker = PatchChecker(self.package, self.document, samples)
         for file, case in patch_cases:

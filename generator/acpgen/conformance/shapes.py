@@ -7,10 +7,9 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
-
 
 if TYPE_CHECKING:
     from ..jsontypes import Json, JsonArray, JsonObject, JsonPath
@@ -66,6 +65,7 @@ def format_range(format_name: Any) -> tuple[int | None, int | None]:
     if isinstance(format_name, str) and format_name in INTEGER_FORMATS:
         return INTEGER_FORMATS[format_name]
     return None, None
+
 
 MISSING: Any = object()
 
@@ -127,7 +127,7 @@ def json_equal(a: object, b: object) -> bool:
     if type(a) in (int, float) and type(b) in (int, float):
         return a == b
     if type(a) is list and type(b) is list:
-        return len(a) == len(b) and all(json_equal(x, y) for x, y in zip(a, b))
+        return len(a) == len(b) and all(json_equal(x, y) for x, y in zip(a, b, strict=False))
     if type(a) is dict and type(b) is dict:
         return a.keys() == b.keys() and all(json_equal(a[k], b[k]) for k in a)
     return type(a) is type(b) and a == b
@@ -257,11 +257,7 @@ def common_tag(options: JsonArray) -> str | None:
         if not isinstance(properties, dict):
             continue
         for key, prop in properties.items():
-            if (
-                isinstance(prop, dict)
-                and isinstance(prop.get("const"), str)
-                and key in option.get("required", ())
-            ):
+            if isinstance(prop, dict) and isinstance(prop.get("const"), str) and key in option.get("required", ()):
                 tags.add(key)
     return tags.pop() if len(tags) == 1 else None
 

@@ -176,8 +176,8 @@ from .subtype import show_type
 __all__ = [
     "COMPATIBLE",
     "FORMAT_VERSION",
-    "KIND_TITLES",
     "KINDS",
+    "KIND_TITLES",
     "OLD_RECEIVERS",
     "OLD_SENDERS",
     "RENDERERS",

@@ -67,8 +67,9 @@ def _refuse_non_schema(raw: bytes, name: str) -> None:
         what = f"JSON lines ({len(lines)} lines, the first {_describe(first)})"
         if isinstance(first, dict) and ("jsonrpc" in first or "message" in first):
             what += ": a transcript of JSON-RPC messages, which `acpgen validate` checks"
-        raise AcpgenError(f"not an ACP JSON Schema (a JSON object whose $defs holds the types): it holds {what}",
-                          file=name) from None
+        raise AcpgenError(
+            f"not an ACP JSON Schema (a JSON object whose $defs holds the types): it holds {what}", file=name
+        ) from None
     if isinstance(document, dict):
         defs = document.get("$defs")
         if isinstance(defs, dict) and defs:

@@ -8,15 +8,14 @@ helpers that compute them."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Callable, Iterable
 
 from ..compile import ir
-from ..jsontypes import Json, JsonObject
 from ..compile.load import Schema, iter_refs, ref_target
+from ..jsontypes import Json, JsonObject
 from ..pipeline import build_ir
 from .shapes import Shape, _Alt, _Obj, _Opaque
-
 
 # ---------------------------------------------------------------- one schema, analysed
 
@@ -61,9 +60,7 @@ class _Side:
             found = ref_target(ref)
             if found is not None and found not in in_forms:
                 self.referrers.setdefault(found, []).append(_Edge(found, False, "(document)", ""))
-        self.protected = {
-            name for name, edges in self.referrers.items() if edges and all(e.protected for e in edges)
-        }
+        self.protected = {name for name, edges in self.referrers.items() if edges and all(e.protected for e in edges)}
         """Definitions whose every holder drops an invalid value (x-deserialize-*)."""
         self.senders = self._senders()
         self.methods = _methods(self.raw)
@@ -128,7 +125,7 @@ class _Side:
 
     def annotation_parts(self, t: ir.TypeExpr) -> list[str]:
         if t.kind == "nullable":
-            return self.annotation_parts(t.inner) + ["None"]
+            return [*self.annotation_parts(t.inner), "None"]
         if t.kind in ("scalar_union", "first_match"):
             parts: list[str] = []
             for member in t.members:
@@ -139,7 +136,15 @@ class _Side:
             if isinstance(definition, ir.EnumDef) and definition.open:
                 return [definition.class_name, definition.value_kind]
             return [definition.class_name if definition else t.name]
-        simple = {"any": "Any", "raw": "Any", "str": "str", "int": "int", "num": "float", "bool": "bool", "null": "None"}
+        simple = {
+            "any": "Any",
+            "raw": "Any",
+            "str": "str",
+            "int": "int",
+            "num": "float",
+            "bool": "bool",
+            "null": "None",
+        }
         if t.kind in simple:
             return [simple[t.kind]]
         if t.kind == "const":

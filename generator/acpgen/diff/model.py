@@ -13,7 +13,6 @@ from dataclasses import dataclass
 
 from ..jsontypes import Json, JsonObject
 
-
 FORMAT_VERSION = 1
 
 OLD_SENDERS = "old-senders"

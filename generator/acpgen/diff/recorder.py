@@ -27,6 +27,7 @@ class _Recorder(_Shapes):
     def _renames(self) -> dict[str, str]:
         """Removed types whose exact shape (without annotations) one added
         type carries: ``{old name: new name}``."""
+
         def by_shape(side: _Side, names: Iterable[str]) -> dict[str, list[str]]:
             out: dict[str, list[str]] = {}
             for name in names:
@@ -50,9 +51,20 @@ class _Recorder(_Shapes):
             peers |= self.old.senders.get(name, set()) | self.new.senders.get(name, set())
         return peers
 
-    def add(self, kind: str, definition: str, path: str, summary: str, wire: Impact, api: Impact, *,
-            old: Json = None, new: Json = None, senders: Collection[str] | None = None,
-            python: tuple[str, ...] = ()) -> Change:
+    def add(
+        self,
+        kind: str,
+        definition: str,
+        path: str,
+        summary: str,
+        wire: Impact,
+        api: Impact,
+        *,
+        old: Json = None,
+        new: Json = None,
+        senders: Collection[str] | None = None,
+        python: tuple[str, ...] = (),
+    ) -> Change:
         """Record a change; ``python`` names what of the old package it
         concerns (``Class``, ``Class.attribute``, ``Enum.MEMBER``), for
         :mod:`acpgen.diff.usage`."""
@@ -72,9 +84,20 @@ class _Recorder(_Shapes):
         self.changes.append(change)
         return change
 
-    def wire(self, owner: str, *, narrows: bool, widens: bool, what: str, narrow_why: str = "",
-             widen_why: str = "", old_tolerant: str = "", new_tolerant: str = "", compatible: str = "",
-             overlap: bool = True) -> Impact:
+    def wire(
+        self,
+        owner: str,
+        *,
+        narrows: bool,
+        widens: bool,
+        what: str,
+        narrow_why: str = "",
+        widen_why: str = "",
+        old_tolerant: str = "",
+        new_tolerant: str = "",
+        compatible: str = "",
+        overlap: bool = True,
+    ) -> Impact:
         """The wire impact of a change that ``narrows`` (new receivers refuse
         what old senders may send) and/or ``widens`` (old receivers refuse
         what new senders may send) what ``owner`` allows; ``what`` names the
@@ -92,7 +115,8 @@ class _Recorder(_Shapes):
         if narrows:
             why = new_tolerant or (
                 f"every place that holds {_a(owner)} drops an invalid one (x-deserialize-*)"
-                if owner and owner in self.new.protected else ""
+                if owner and owner in self.new.protected
+                else ""
             )
             affects.append(OLD_SENDERS)
             reasons.append(
@@ -104,7 +128,8 @@ class _Recorder(_Shapes):
         if widens:
             why = old_tolerant or (
                 f"old receivers drop {_a(owner)} they cannot read: every place that holds one is x-deserialize-*"
-                if owner and owner in self.old.protected else ""
+                if owner and owner in self.old.protected
+                else ""
             )
             if not overlap:
                 why = ""

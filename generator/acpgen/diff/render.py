@@ -6,10 +6,9 @@ JSON (:func:`render_json`), the one-line :func:`headline` they share, and
 from __future__ import annotations
 
 import json
-from typing import Callable, Iterable
+from collections.abc import Callable, Iterable
 
 from .model import KIND_TITLES, KINDS, Change, SchemaDiff
-
 
 # ---------------------------------------------------------------- output
 
@@ -129,12 +128,20 @@ def render_markdown(diff: SchemaDiff, *, title: str | None = None) -> str:
     if breaking:
         lines += ["", f"#### Breaking changes ({len(breaking)})", ""]
         for change in breaking:
-            where = "wire and Python API" if change.wire.breaking and change.api.breaking else (
-                "wire" if change.wire.breaking else "Python API"
+            where = (
+                "wire and Python API"
+                if change.wire.breaking and change.api.breaking
+                else ("wire" if change.wire.breaking else "Python API")
             )
-            lines.append(f"- **{_md(KIND_TITLES[change.kind])}** {_code(change.path)}: {_md(change.summary)} _(breaks the {where})_")
-            lines.append(f"  - wire: {'**breaking**' if change.wire.breaking else 'compatible'}: {_md(change.wire.reason)}")
-            lines.append(f"  - Python: {'**breaking**' if change.api.breaking else 'compatible'}: {_md(change.api.reason)}")
+            lines.append(
+                f"- **{_md(KIND_TITLES[change.kind])}** {_code(change.path)}: {_md(change.summary)} _(breaks the {where})_"
+            )
+            lines.append(
+                f"  - wire: {'**breaking**' if change.wire.breaking else 'compatible'}: {_md(change.wire.reason)}"
+            )
+            lines.append(
+                f"  - Python: {'**breaking**' if change.api.breaking else 'compatible'}: {_md(change.api.reason)}"
+            )
     compatible = diff.compatible
     if compatible:
         lines += ["", "<details>", f"<summary>Compatible changes ({len(compatible)})</summary>", ""]
@@ -161,4 +168,8 @@ def _common_name(old: str, new: str) -> str:
     return "/".join(common) or new
 
 
-RENDERERS: dict[str, Callable[[SchemaDiff], str]] = {"text": render_text, "markdown": render_markdown, "json": render_json}
+RENDERERS: dict[str, Callable[[SchemaDiff], str]] = {
+    "text": render_text,
+    "markdown": render_markdown,
+    "json": render_json,
+}

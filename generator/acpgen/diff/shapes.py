@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable
 from dataclasses import dataclass
-from typing import ClassVar, Literal, Union
+from typing import ClassVar, Literal
 
 from ..compile import ir
 
@@ -39,7 +39,7 @@ class _Opaque:
     kind: ClassVar[Literal["opaque"]] = "opaque"
 
 
-Shape = Union[ir.TypeExpr, _Obj, _Alt, _Opaque]
+Shape = ir.TypeExpr | _Obj | _Alt | _Opaque
 """What ``covers`` and ``overlaps`` compare: a type expression, or the
 shape a definition stands for."""
 

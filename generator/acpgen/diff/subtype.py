@@ -21,7 +21,6 @@ from ..jsontypes import Json
 from .facts import _Side
 from .shapes import Shape, _SeenKey
 
-
 # ---------------------------------------------------------------- type display
 
 
@@ -69,12 +68,20 @@ def show_type(t: ir.TypeExpr, side: _Side | None = None) -> str:
     return t.kind  # pragma: no cover
 
 
-_JSON_TYPES = {"string": "str", "integer": "int", "number": "float", "boolean": "bool", "null": "None",
-               "array": "list", "object": "dict"}
+_JSON_TYPES = {
+    "string": "str",
+    "integer": "int",
+    "number": "float",
+    "boolean": "bool",
+    "null": "None",
+    "array": "list",
+    "object": "dict",
+}
 """JSON Schema ``type`` names as the Python types that hold them."""
 
-_ANNOTATIONS = frozenset({"description", "title", "$comment", "examples", "default", "type", "deprecated",
-                          "readOnly", "writeOnly", "format"})
+_ANNOTATIONS = frozenset(
+    {"description", "title", "$comment", "examples", "default", "type", "deprecated", "readOnly", "writeOnly", "format"}
+)
 """Keywords of a raw subschema that do not restrict its values (``format``
 is an annotation in acpgen)."""
 
@@ -178,9 +185,7 @@ class _Shapes:
 
     # -------------------------------------------------------- shapes
 
-    def covers(
-        self, a: Shape, a_side: _Side, b: Shape, b_side: _Side, seen: frozenset[_SeenKey] = frozenset()
-    ) -> bool:
+    def covers(self, a: Shape, a_side: _Side, b: Shape, b_side: _Side, seen: frozenset[_SeenKey] = frozenset()) -> bool:
         """Whether every value ``b`` lets a sender emit (in ``b_side``) is
         accepted by ``a`` (in ``a_side``). Conservative: False when unsure.
         References to the same definition cover each other (changes inside
@@ -386,7 +391,11 @@ def _raw_base(side: _Side, where: str) -> ir.TypeExpr | None:
         low, high = node.get("minimum"), node.get("maximum")
         ok = all(v is None or type(v) in (int, float) for v in (low, high))
         if kind == "integer":
-            return ir.IntT(minimum=low, maximum=high) if ok and all(v is None or type(v) is int for v in (low, high)) else ir.IntT()
+            return (
+                ir.IntT(minimum=low, maximum=high)
+                if ok and all(v is None or type(v) is int for v in (low, high))
+                else ir.IntT()
+            )
         return ir.NumT(minimum=low, maximum=high) if ok else ir.NumT()
     if kind == "boolean":
         return ir.BoolT()
@@ -423,9 +432,7 @@ def _scalar_covers(a: Shape, b: Shape) -> bool:
         low = b.lenient_min if b.kind == "int" else b.minimum
         high = b.lenient_max if b.kind == "int" else b.maximum
         return _range_covers(a.minimum, a.maximum, low, high)
-    if a.kind in ("bool", "null"):
-        return True
-    return False
+    return a.kind in ("bool", "null")
 
 
 def _in_range(value: float, low: float | None, high: float | None) -> bool:

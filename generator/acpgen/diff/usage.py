@@ -98,7 +98,9 @@ def _python_files(root: Path) -> Iterator[Path]:
         dirs[:] = sorted(
             d
             for d in dirs
-            if not d.startswith(".") and d not in SKIPPED_DIRS and not (base / d / MARKER).is_file()
+            if not d.startswith(".")
+            and d not in SKIPPED_DIRS
+            and not (base / d / MARKER).is_file()
             and not (base / d / "pyvenv.cfg").is_file()
         )
         for name in sorted(files):

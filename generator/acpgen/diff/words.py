@@ -33,7 +33,6 @@ def _receivers(senders: set[str]) -> set[str]:
     return set()
 
 
-
 def _c(text: object) -> str:
     """``text`` as code: between backticks, which the Markdown form keeps."""
     shown = str(text)

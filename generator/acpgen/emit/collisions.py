@@ -22,10 +22,14 @@ from ..compile.reserved import (
     CONNECTION_BASE,
     Binding,
     base_name,
-    bindings as _bindings,
-    declared_all as _declared_all,
     runtime_attributes,
     runtime_class_settings,
+)
+from ..compile.reserved import (
+    bindings as _bindings,
+)
+from ..compile.reserved import (
+    declared_all as _declared_all,
 )
 from ..runtime import SOURCES
 
@@ -93,7 +97,7 @@ def _duplicates(bindings: Iterable[Binding], scope: str) -> Iterator[Clash]:
 
 def _alternatives(a: tuple[int, ...], b: tuple[int, ...]) -> bool:
     """Whether two branch paths part at the two arms of one ``if``."""
-    for x, y in zip(a, b):
+    for x, y in zip(a, b, strict=False):
         if x != y:
             return x // 2 == y // 2
     return False

@@ -22,6 +22,7 @@ after a SIGKILL, the next format deletes it.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import signal
@@ -182,10 +183,8 @@ def _die_with(parent: int) -> Callable[[], None]:
         import ctypes
 
         PR_SET_PDEATHSIG = 1
-        try:
+        with contextlib.suppress(OSError, AttributeError):
             ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-        except (OSError, AttributeError):
-            pass
         if os.getppid() != parent:  # acpgen died before the request was made
             os._exit(1)
 

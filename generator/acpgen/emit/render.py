@@ -19,9 +19,9 @@ import jinja2
 
 from .. import __version__
 from ..compile import ir
-from . import text
 from ..errors import AcpgenError
 from ..runtime import SOURCES
+from . import text
 
 # Generated file -> template.
 MODULES = {
@@ -109,9 +109,7 @@ def render_package(package: ir.Package, templates: str | Path | None = None) -> 
         except jinja2.TemplateError as exc:
             where = getattr(exc, "filename", None) or template_name
             line = getattr(exc, "lineno", None)
-            raise AcpgenError(
-                f"template error: {exc.message}", file=f"{where}:{line}" if line else where
-            ) from None
+            raise AcpgenError(f"template error: {exc.message}", file=f"{where}:{line}" if line else where) from None
     header = env.from_string('{% import "macros.jinja" as m %}{{ m.header_comment(package) }}\n')
     for module, source in SOURCES.items():
         # Plain Python modules, copied as they are behind the generated

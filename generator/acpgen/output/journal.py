@@ -82,11 +82,15 @@ def read_journal(home: Path) -> tuple[str, list[Entry]] | None:
             for e in record["entries"]
         ]
     except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise AcpgenError(f"cannot read the journal of an interrupted run ({exc}); inspect and delete it", file=str(path)) from None
+        raise AcpgenError(
+            f"cannot read the journal of an interrupted run ({exc}); inspect and delete it", file=str(path)
+        ) from None
     for entry in entries:
         for place, prefix in ((entry.stage, NEW_PREFIX), (entry.aside, OLD_PREFIX)):
             if place.parent != entry.target.parent or not place.name.startswith(f"{prefix}{entry.target.name}-"):
-                raise AcpgenError(f"the journal names {place}, which is not acpgen's; inspect and delete it", file=str(path))
+                raise AcpgenError(
+                    f"the journal names {place}, which is not acpgen's; inspect and delete it", file=str(path)
+                )
     return phase, entries
 
 

@@ -8,9 +8,9 @@ from __future__ import annotations
 import fcntl
 import os
 import sys
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import Callable, Iterator
 
 from .ownfiles import open_lock
 
@@ -54,10 +54,8 @@ def locked(home: Path, on_wait: Callable[[Path], None] | None = None) -> Iterato
     try:
         yield
     finally:
-        try:
+        with suppress(FileNotFoundError):
             os.unlink(path)
-        except FileNotFoundError:
-            pass
         os.close(fd)
 
 

@@ -152,6 +152,6 @@ def _legacy(directory: Path, hashes: dict[str, str]) -> bool:
         if not name.endswith(".py"):
             return False
         with open(directory / name, "rb") as handle:
-            if not handle.read(len(HEADER)) == HEADER:
+            if handle.read(len(HEADER)) != HEADER:
                 return False
     return True

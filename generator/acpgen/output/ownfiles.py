@@ -17,6 +17,7 @@ did.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import stat
@@ -47,10 +48,8 @@ def write_fresh(path: Path, data: bytes) -> None:
     regular file a killed run left there is deleted first; a link or
     anything else there is refused."""
     refuse_odd(path)
-    try:
+    with contextlib.suppress(FileNotFoundError):
         os.unlink(path)
-    except FileNotFoundError:
-        pass
     try:
         fd = os.open(path, _CREATE, 0o666)
     except FileExistsError:

@@ -34,8 +34,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import manifest
 from ..errors import AcpgenError
+from . import manifest
 from .journal import (
     JOURNAL_FILE,
     NEW_PREFIX,
@@ -74,7 +74,11 @@ def recover(home: Path) -> str | None:
             remove(entry.stage)
         done = "completed"
     else:
-        edited = [entry for entry in entries if _holds_new_tree(entry, phase) and directory_digest(entry.target) != entry.digest]
+        edited = [
+            entry
+            for entry in entries
+            if _holds_new_tree(entry, phase) and directory_digest(entry.target) != entry.digest
+        ]
         if edited:
             # Checked before anything moves, so a refusal leaves every
             # directory as the interrupted run left it.
@@ -163,7 +167,9 @@ def describe_state(home: Path) -> str:
         elif os.path.lexists(target):
             said.append(f"{target} holds its previous version")
         else:
-            said.append(f"{target} is missing" + (f", its previous version is in {aside}" if os.path.lexists(aside) else ""))
+            said.append(
+                f"{target} is missing" + (f", its previous version is in {aside}" if os.path.lexists(aside) else "")
+            )
     return "; ".join(said)
 
 
@@ -211,7 +217,9 @@ def settle_leftovers(trees: list[Tree], warnings: list[str]) -> list[Path]:
         if not os.path.lexists(tree.target):
             restored = _restore(tree.target, tree.guarded, [f for f in found if f.kind == "old"])
             if restored is not None:
-                warnings.append(f"restored {tree.target} from {restored}, where an interrupted acpgen run had set it aside")
+                warnings.append(
+                    f"restored {tree.target} from {restored}, where an interrupted acpgen run had set it aside"
+                )
                 found = [f for f in found if f.path != restored]
         for leftover in found:
             if _redundant(leftover, tree.guarded):
@@ -228,7 +236,9 @@ def remove_leftovers(doomed: list[Path], warnings: list[str]) -> None:
         try:
             remove(path)
         except OSError as exc:
-            warnings.append(f"could not delete {path}, left by an interrupted acpgen run ({exc.strerror}); delete it by hand")
+            warnings.append(
+                f"could not delete {path}, left by an interrupted acpgen run ({exc.strerror}); delete it by hand"
+            )
 
 
 def _restore(target: Path, guarded: bool, candidates: list[Leftover]) -> Path | None:

@@ -12,7 +12,9 @@ from ..errors import AcpgenError
 __all__ = ["stage_tree"]
 
 
-def stage_tree(stage: Path, files: dict[str, bytes], *, keep: Path | None = None, drop: frozenset[str] = frozenset()) -> Path:
+def stage_tree(
+    stage: Path, files: dict[str, bytes], *, keep: Path | None = None, drop: frozenset[str] = frozenset()
+) -> Path:
     """Create ``stage`` holding ``files``, fsynced: with ``keep``, on a copy
     of its other entries; what acpgen creates gets the permissions an
     ordinary directory or file of the user would have, a file it rewrites

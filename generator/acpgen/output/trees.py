@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
 
 __all__ = ["EMPTY_DIR", "FILE", "IGNORED_DIRS", "SPECIAL", "SYMLINK", "Tree", "read_tree", "walk"]
 
@@ -28,6 +28,7 @@ class Tree:
     new tree holds as they are: usually ``target`` itself."""
     drop: frozenset[str] = frozenset()
     """Files of ``keep`` the new tree leaves out."""
+
 
 IGNORED_DIRS = ("__pycache__",)
 """Directories left out of a tree (a symbolic link of that name is kept)."""

@@ -58,13 +58,23 @@ from __future__ import annotations
 import os
 import secrets
 import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
-from . import manifest
 from ..errors import AcpgenError
-from .journal import JOURNAL_FILE, JOURNAL_TEMP, NEW_PREFIX, OLD_PREFIX, directory_digest, fsync_dir, joined, recorded_phase
+from . import manifest
+from .journal import (
+    JOURNAL_FILE,
+    JOURNAL_TEMP,
+    NEW_PREFIX,
+    OLD_PREFIX,
+    directory_digest,
+    fsync_dir,
+    joined,
+    recorded_phase,
+)
 from .journal import write_journal as _write_journal
 from .lock import locked
 from .ownfiles import refuse_odd, write_fresh
@@ -74,12 +84,12 @@ from .trees import Tree
 
 __all__ = [
     "Tree",
+    "Writer",
     "check_targets",
     "package_tree",
     "prepared",
     "replace_trees",
     "write_packages",
-    "Writer",
 ]
 
 PAUSE_TIMEOUT = 300.0
@@ -281,7 +291,7 @@ class _Transaction:
     def run(self) -> None:
         self.journal("staging")
         try:
-            for tree, entry in zip(self.trees, self.entries):
+            for tree, entry in zip(self.trees, self.entries, strict=False):
                 stage = joined(self.home, entry["stage"])
                 stage_tree(stage, tree.files, keep=tree.keep, drop=tree.drop)
                 entry["digest"] = directory_digest(stage)

@@ -9,10 +9,10 @@ from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 
 from ..errors import AcpgenError
-from ..pipeline import build_all
-from ..scratch import scratch
 from ..output.trees import Tree
 from ..output.write import Writer, package_tree, replace_trees
+from ..pipeline import build_all
+from ..scratch import scratch
 from .planning import Plan, under_schema
 from .release import SCHEMA_DIR, SOURCE_FILE
 

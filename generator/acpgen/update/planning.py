@@ -14,8 +14,8 @@ from ..config import Config
 from ..diff import SchemaDiff, diff_schemas, load_cached
 from ..errors import AcpgenError
 from ..jsontypes import JsonObject
-from ..pipeline import build_ir
 from ..output.trees import read_tree
+from ..pipeline import build_ir
 from .release import LICENSE_FILE, PACKAGE_NAME, SCHEMA_DIR, SOURCE_FILE, Release
 
 
@@ -173,7 +173,9 @@ def plan(config: Config, release: Release, *, every_diff: bool = False) -> Plan:
         except AcpgenError as error:
             # A vendored file that does not load any more is simply replaced.
             changes.append(
-                FileChange(name, "changed", note=f"the vendored file does not load ({error})", generated=name in generated)
+                FileChange(
+                    name, "changed", note=f"the vendored file does not load ({error})", generated=name in generated
+                )
             )
             continue
         previous = old_version if hashlib.sha256(current[name]).hexdigest() in old_files.values() else ""

@@ -110,7 +110,9 @@ def _check_member(member: tarfile.TarInfo, origin: str) -> None:
     if posix.is_absolute() or name.startswith(("/", "\\")) or ".." in posix.parts or "\0" in name:
         raise AcpgenError(f"{where} has a path that leaves the archive", file=origin)
     if member.size > MAX_MEMBER_BYTES:
-        raise AcpgenError(f"{where} is {member.size} bytes, more than the {MAX_MEMBER_BYTES >> 20} MiB cap", file=origin)
+        raise AcpgenError(
+            f"{where} is {member.size} bytes, more than the {MAX_MEMBER_BYTES >> 20} MiB cap", file=origin
+        )
     data_filter = getattr(tarfile, "data_filter", None)
     if data_filter is not None:
         try:
@@ -265,7 +267,9 @@ def npm_pack(version: str, directory: Path, npm: str | None = None) -> Path:
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise AcpgenError(f"npm pack {spec} failed: {exc}") from None
     if result.returncode != 0:
-        raise AcpgenError(f"npm pack {spec} failed: {npm_failure(result.stderr or result.stdout, version, result.returncode)}")
+        raise AcpgenError(
+            f"npm pack {spec} failed: {npm_failure(result.stderr or result.stdout, version, result.returncode)}"
+        )
     tarballs = sorted(directory.glob("*.tgz"))
     if len(tarballs) != 1:
         raise AcpgenError(f"npm pack {spec} did not leave one tarball in {directory}")
@@ -273,7 +277,12 @@ def npm_pack(version: str, directory: Path, npm: str | None = None) -> Path:
 
 
 _NPM_PREFIXES = ("npm error ", "npm ERR! ")
-_NPM_NOISE = ("code ", "A complete log of this run", "In most cases you or one of your dependencies", "Log files were not written")
+_NPM_NOISE = (
+    "code ",
+    "A complete log of this run",
+    "In most cases you or one of your dependencies",
+    "Log files were not written",
+)
 
 
 def npm_failure(output: str, version: str, status: int) -> str:

@@ -14,4 +14,13 @@ be read (not UTF-8, too deep, longer than ``max_line_bytes``) is a
 from .checker import KINDS, MAX_LINE_BYTES, Finding, json_backend, validate_file, validate_lines
 from .loader import load_package, package_from_schema
 
-__all__ = ["KINDS", "MAX_LINE_BYTES", "Finding", "json_backend", "load_package", "package_from_schema", "validate_file", "validate_lines"]
+__all__ = [
+    "KINDS",
+    "MAX_LINE_BYTES",
+    "Finding",
+    "json_backend",
+    "load_package",
+    "package_from_schema",
+    "validate_file",
+    "validate_lines",
+]

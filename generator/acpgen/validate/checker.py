@@ -10,6 +10,9 @@ finds valid for its method is taken as it is, its session and tool call ids
 read straight from the JSON: such a message has no finding, however the
 package's decoders would read it. Any other message goes the slow way, the
 package's lenient and strict decoders, which say what is wrong and where.
+
+One cohesive thing, longer than the other modules: the one stateful engine,
+its fast and slow paths sharing the state they check against.
 """
 
 from __future__ import annotations
@@ -18,10 +21,11 @@ import json
 import json.scanner
 import os
 import weakref
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
-from typing import IO, Any, Iterable, Iterator, Union, cast
+from typing import IO, Any, cast
 
 try:  # the fast JSON backend, optional
     import orjson as _orjson
@@ -73,7 +77,13 @@ class Finding:
     """False for a warning (``repaired``, ``unanswered`` without ``strict``)."""
 
     def to_json(self) -> dict[str, Any]:
-        return {"line": self.line, "kind": self.kind, "message": self.message, "pointer": self.pointer, "error": self.error}
+        return {
+            "line": self.line,
+            "kind": self.kind,
+            "message": self.message,
+            "pointer": self.pointer,
+            "error": self.error,
+        }
 
     def __str__(self) -> str:
         where = f" at {self.pointer}" if self.pointer else ""
@@ -130,7 +140,7 @@ class _TooLong:
 
 
 _TOO_LONG = _TooLong()
-_Line = Union[str, bytes, _TooLong]
+_Line = str | bytes | _TooLong
 
 
 def _file_lines(stream: IO[bytes], limit: int) -> Iterator[bytes | _TooLong]:
@@ -339,7 +349,11 @@ class _Plan:
         if not isinstance(node, dict):
             return members
         inner: list[str] = [node["$ref"]] if isinstance(node.get("$ref"), str) else []
-        inner += [part["$ref"] for part in node.get("allOf", []) if isinstance(part, dict) and isinstance(part.get("$ref"), str)]
+        inner += [
+            part["$ref"]
+            for part in node.get("allOf", [])
+            if isinstance(part, dict) and isinstance(part.get("$ref"), str)
+        ]
         for index, part in enumerate(node.get("allOf", [])):
             if isinstance(part, dict) and "$ref" not in part:
                 members.update(self.properties(f"{pointer}/allOf/{index}", seen | {pointer}))
@@ -348,7 +362,7 @@ class _Plan:
         members.update(node.get("properties", {}))
         return members
 
-    def wire(self, pointer: str, attribute: str, cls: type | None = None) -> str | None | object:
+    def wire(self, pointer: str, attribute: str, cls: type | None = None) -> str | object | None:
         """The wire name of ``attribute`` of the class decoded at ``pointer``;
         None when the class has no such attribute (``getattr`` gives None);
         ``_UNMAPPED`` when that cannot be told for sure."""
@@ -381,11 +395,19 @@ class _Plan:
             key = self.wire(pointer, rule.key, cls) if rule.key else None
             if key is _UNMAPPED:
                 return None
-            kind = None if key is None else (rule.field, key, rule.tag, rule.tag in starters, " or ".join(rule.started_by) or None)
+            kind = (
+                None
+                if key is None
+                else (rule.field, key, rule.tag, rule.tag in starters, " or ".join(rule.started_by) or None)
+            )
             if rule.tag is None:
                 other = kind
                 continue
-            named = [name for name, schema in self.node(pointer).get("properties", {}).items() if isinstance(schema, dict) and schema.get("const") == rule.tag]
+            named = [
+                name
+                for name, schema in self.node(pointer).get("properties", {}).items()
+                if isinstance(schema, dict) and schema.get("const") == rule.tag
+            ]
             if len(named) != 1 or tag_name not in (None, named[0]):
                 return None
             tag_name = named[0]
@@ -485,12 +507,13 @@ class _Checker:
             data: Any = _BLANK
             if loads is not None:
                 if type(raw) is str:
-                    try:
+                    # try/except, not contextlib.suppress: this runs once a line.
+                    try:  # noqa: SIM105
                         raw = raw.encode("utf-8")
                     except UnicodeEncodeError:  # a lone surrogate: json reads it
                         pass
                 if type(raw) is bytes and (exact or _LONG_NUMBER not in raw.translate(_DIGITS)):
-                    try:
+                    try:  # noqa: SIM105 (once a line)
                         data = loads(raw)
                     except refused:  # json decides, and explains
                         pass
@@ -523,7 +546,11 @@ class _Checker:
                 method = message.get("method", _MISSING)
                 if method is _MISSING:  # a response
                     request_id = message.get("id")
-                    if "result" in message and "error" not in message and (type(request_id) is int or type(request_id) is str):
+                    if (
+                        "result" in message
+                        and "error" not in message
+                        and (type(request_id) is int or type(request_id) is str)
+                    ):
                         key = (None if direction is None else OPPOSITE[direction], request_id)
                         waiting = pending.get(key)
                         entry = results.get(waiting[0]) if waiting is not None and not waiting[2] else None
@@ -551,7 +578,12 @@ class _Checker:
                                 key = (direction, request_id)
                                 if key in pending:
                                     first_method, first, _ = pending[key]
-                                    yield finding(number, "duplicate-id", f"id {request_id!r} is still in flight ({first_method}, line {first})", "/id")
+                                    yield finding(
+                                        number,
+                                        "duplicate-id",
+                                        f"id {request_id!r} is still in flight ({first_method}, line {first})",
+                                        "/id",
+                                    )
                                 pending[key] = (method, number, False)
                                 if track and entry[2] is not None and type(params) is dict:
                                     session = params.get(entry[2])
@@ -583,7 +615,12 @@ class _Checker:
                                                 if starts:
                                                     started.add(entity)
                                                 if needs is not None and entity not in started:
-                                                    yield finding(number, "not-started", f"{label} for {name!r}, which no {needs} started", "/params/update")
+                                                    yield finding(
+                                                        number,
+                                                        "not-started",
+                                                        f"{label} for {name!r}, which no {needs} started",
+                                                        "/params/update",
+                                                    )
                                 continue
             # ---- the slow way
             if again:
@@ -616,10 +653,14 @@ class _Checker:
             self.started.add(entity)
         if rule.started_by and entity not in self.started:
             starters = " or ".join(rule.started_by)
-            found.append(self.finding(n, "not-started", f"{rule.tag} for {key!r}, which no {starters} started", "/params/update"))
+            found.append(
+                self.finding(n, "not-started", f"{rule.tag} for {key!r}, which no {starters} started", "/params/update")
+            )
 
     def _unknown_session(self, n: int, method: str, session_id: str) -> Finding:
-        return self.finding(n, "unknown-session", f"{method} for session {session_id!r}, never opened", "/params/sessionId")
+        return self.finding(
+            n, "unknown-session", f"{method} for session {session_id!r}, never opened", "/params/sessionId"
+        )
 
     def slow(self, n: int, direction: str | None, data: Any) -> Iterator[Finding]:
         p = self.p
@@ -693,14 +734,18 @@ class _Checker:
         key = (direction, request_id)
         if key in self.pending:
             first_method, first, _ = self.pending[key]
-            yield self.finding(n, "duplicate-id", f"id {request_id!r} is still in flight ({first_method}, line {first})", "/id")
+            yield self.finding(
+                n, "duplicate-id", f"id {request_id!r} is still in flight ({first_method}, line {first})", "/id"
+            )
         self.pending[key] = (label, n, True)
 
     def request(self, n: int, direction: str | None, message: Any) -> Iterator[Finding]:
         key = (direction, message.id)
         if key in self.pending:
             method, first, _ = self.pending[key]
-            yield self.finding(n, "duplicate-id", f"id {message.id!r} is still in flight ({method}, line {first})", "/id")
+            yield self.finding(
+                n, "duplicate-id", f"id {message.id!r} is still in flight ({method}, line {first})", "/id"
+            )
         self.pending[key] = (message.method, n, False)
         if message.method == "initialize":
             self.requested_version = getattr(message.params, "protocol_version", None)
@@ -713,9 +758,13 @@ class _Checker:
 
     def session_check(self, n: int, method: str, params: Any) -> Iterator[Finding]:
         session_id = getattr(params, "session_id", None)
-        if self.track_sessions and isinstance(session_id, str) and session_id not in self.sessions:
-            if (method, "params") not in self.sources:
-                yield self._unknown_session(n, method, session_id)
+        if (
+            self.track_sessions
+            and isinstance(session_id, str)
+            and session_id not in self.sessions
+            and (method, "params") not in self.sources
+        ):
+            yield self._unknown_session(n, method, session_id)
 
     def update(self, n: int, params: Any) -> Iterator[Finding]:
         update = params.update
@@ -747,7 +796,9 @@ class _Checker:
             try:
                 result = p.decode_result(method, message.result, strict=False)
             except p.ValidationError as lenient:
-                yield self.finding(n, "invalid", f"{method} result: {lenient.message}", "/result" + _pointer_of(lenient))
+                yield self.finding(
+                    n, "invalid", f"{method} result: {lenient.message}", "/result" + _pointer_of(lenient)
+                )
                 return
             yield self.finding(n, "repaired", f"{method} result: {exc.message}", "/result" + _pointer_of(exc))
         if (method, "result") in self.sources:
@@ -762,15 +813,21 @@ class _Checker:
             return
         if isinstance(self.requested_version, int) and answered > self.requested_version:
             yield self.finding(
-                n, "protocol-version", f"the agent answered version {answered}, newer than the {self.requested_version} asked for", "/result/protocolVersion"
+                n,
+                "protocol-version",
+                f"the agent answered version {answered}, newer than the {self.requested_version} asked for",
+                "/result/protocolVersion",
             )
         elif self.version is not None and answered != self.version:
             yield self.finding(
-                n, "protocol-version", f"the agent answered version {answered}; this schema speaks {self.version}", "/result/protocolVersion"
+                n,
+                "protocol-version",
+                f"the agent answered version {answered}; this schema speaks {self.version}",
+                "/result/protocolVersion",
             )
 
     def end(self, last: int) -> Iterator[Finding]:
-        for (direction, request_id), (method, line, invalid) in self.pending.items():
+        for (_direction, request_id), (method, line, invalid) in self.pending.items():
             what = f"the invalid {method} request" if invalid else method
             yield self.finding(line, "unanswered", f"{what} (id {request_id!r}) has no response by line {last}", "/id")
 
@@ -831,7 +888,7 @@ def _differences(original: Any, kept: Any, at: tuple[str | int, ...]) -> Iterato
         if len(original) != len(kept):
             yield pointer(at)
         else:
-            for index, (a, b) in enumerate(zip(original, kept)):
+            for index, (a, b) in enumerate(zip(original, kept, strict=False)):
                 yield from _differences(a, b, (*at, index))
     elif original != kept:
         yield pointer(at)

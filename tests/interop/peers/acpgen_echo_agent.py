@@ -19,6 +19,7 @@ import asyncio
 import importlib
 import re
 import sys
+import typing
 import uuid
 from pathlib import Path
 
@@ -77,12 +78,13 @@ class EchoAgentV1(EchoAgent):
 
 
 class EchoAgentV2(EchoAgent):
-    IDLE = {"end_turn": "EndTurnIdleStateUpdate", "cancelled": "CancelledIdleStateUpdate"}
+    IDLE: typing.ClassVar[dict[str, str]] = {
+        "end_turn": "EndTurnIdleStateUpdate",
+        "cancelled": "CancelledIdleStateUpdate",
+    }
 
     async def update(self, session_id: str, update) -> None:
-        await self.conn.session_update(
-            self.acp.UpdateSessionNotification(session_id=session_id, update=update)
-        )
+        await self.conn.session_update(self.acp.UpdateSessionNotification(session_id=session_id, update=update))
 
     async def initialize(self, params):
         return self.acp.InitializeResponse(protocol_version=2, info=self.acp.Implementation(**INFO))
@@ -95,9 +97,7 @@ class EchoAgentV2(EchoAgent):
 
     async def turn(self, params, user_message_id: str) -> None:
         acp, agent_message_id, session_id = self.acp, uuid.uuid4().hex, params.session_id
-        await self.update(
-            session_id, acp.UserMessageSessionUpdate(message_id=user_message_id, content=params.prompt)
-        )
+        await self.update(session_id, acp.UserMessageSessionUpdate(message_id=user_message_id, content=params.prompt))
         await self.update(session_id, acp.StateUpdateSessionUpdate(value=acp.StateUpdateRunning()))
         stop_reason = await self.stream(
             params,

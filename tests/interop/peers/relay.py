@@ -39,9 +39,7 @@ def main() -> int:
                 sink.flush()
             sink.close()
 
-        to_agent = threading.Thread(
-            target=pump, args=(sys.stdin.buffer, agent.stdin, "client_to_agent"), daemon=True
-        )
+        to_agent = threading.Thread(target=pump, args=(sys.stdin.buffer, agent.stdin, "client_to_agent"), daemon=True)
         to_agent.start()
         pump(agent.stdout, sys.stdout.buffer, "agent_to_client")
         return agent.wait()

@@ -4,7 +4,7 @@ with their fields, documentation and ``x-method``/``x-side``."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar, Final, Literal, Union
+from typing import Any, ClassVar, Final, Literal
 
 from .methods import Side
 from .types import NO_DEFAULT, JsonValue, KeyedT, NullableT, TypeExpr, Value
@@ -24,7 +24,7 @@ class InitParam:
     """One keyword parameter of a generated class's ``__init__``."""
 
     name: str
-    default: "Value | None" = None
+    default: Value | None = None
     """The default value; None with ``unset`` false: the parameter is required."""
     unset: bool = False
     """The default is ``UNSET`` (an optional field without a schema default)."""
@@ -43,7 +43,7 @@ class Field:
     description: str = ""
     default: Any = NO_DEFAULT
     """The schema ``default`` as JSON, or :data:`NO_DEFAULT`."""
-    default_value: "Value | None" = None
+    default_value: Value | None = None
     """The default as the Python value to construct (set by ``defaults``)."""
     default_on_error: bool = False
     """``x-deserialize-default-on-error``."""
@@ -112,6 +112,7 @@ class _Named:
     def pointer(self) -> str:
         """The JSON pointer of the definition (RFC 6901 escapes applied)."""
         return "/$defs/" + self.name.replace("~", "~0").replace("/", "~1")
+
 
 @dataclass(frozen=True)
 class ObjectDef(_Named):
@@ -185,6 +186,7 @@ class EnumDef(_Named):
     class_name: str = ""
 
     kind: ClassVar[Literal["enum"]] = "enum"
+
 
 TAGGED: Final = "tagged"
 """A variant chosen by a constant tag value."""
@@ -307,4 +309,5 @@ class UnionDef(_Named):
         """The variant for a tag that is ``null`` or absent."""
         return next((v for v in self.variants if v.role == NULL_TAG), None)
 
-Definition = Union[ObjectDef, AliasDef, EnumDef, UnionDef]
+
+Definition = ObjectDef | AliasDef | EnumDef | UnionDef

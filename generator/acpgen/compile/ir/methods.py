@@ -68,6 +68,7 @@ class Call:
     summary: str = ""
     """The first paragraph of the params type's description."""
 
+
 @dataclass(frozen=True)
 class RpcMethod:
     """A JSON-RPC method name and how it is used; a name may be both a

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from .defs import Definition
@@ -51,7 +51,7 @@ class Package:
     validation_defs: Any = None
     """The ``$defs`` without their annotations: what strict mode validates
     against, and what :class:`RawT` pointers point into."""
-    facts: SchemaFacts = SchemaFacts()
+    facts: SchemaFacts = field(default_factory=SchemaFacts)
     """What the passes after lowering need of the schema document."""
     rule_set: str | None = None
     """The patch rule set the package was generated with (None: none)."""
@@ -84,7 +84,6 @@ class Package:
         """Some chunk appends base64 data (the patch module decodes and
         re-encodes it)."""
         return any(c.append == "base64" for c in self.chunks)
-
 
     def calls(self, side: Side) -> tuple[Call, ...]:
         """Every request and notification handled by ``side``, in method order."""

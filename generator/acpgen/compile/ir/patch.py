@@ -26,7 +26,7 @@ class PatchField:
     rule: Rule
     type: TypeExpr
     """The state's type: never UNSET; nullable only where null is a value."""
-    initial: "Value | None" = None
+    initial: Value | None = None
     """The value of a new entity (None for a key, which comes from the update)."""
     sentence: str = ""
     everywhere: bool = False
@@ -40,7 +40,7 @@ class PatchField:
         return self.rule == "key"
 
     @property
-    def null_value(self) -> "Value | None":
+    def null_value(self) -> Value | None:
         """What a null in the update stores; None when null keeps the stored
         value (``replace``)."""
         if self.rule == "null-clears":
@@ -114,6 +114,7 @@ class Chunk:
     """(state field, chunk field) pairs that must match."""
     payload_class: str = ""
     """For ``base64``: the class of the payload object holding ``data``."""
+
 
 @dataclass(frozen=True)
 class Capability:

@@ -36,7 +36,7 @@ class SessionField:
     snapshot is decoded as, to be folded into a new state ..."""
     restore_function: str = ""
     """... by this patch function."""
-    value_type: "TypeExpr | None" = None
+    value_type: TypeExpr | None = None
     """For ``value``, ``values`` and ``items``: the stored value's type."""
     item_def: str = ""
     """The ``$defs`` name one stored value (or each list item) decodes as."""
@@ -80,6 +80,7 @@ class SessionAction:
     started_by: tuple[str, ...] = ()
     """Tags that must have started the entity (checked by ``acpgen validate``)."""
     reason: str = ""
+
 
 @dataclass(frozen=True)
 class SessionRules:

@@ -8,8 +8,9 @@ and the Python values a schema ``default`` becomes.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable, ClassVar, Literal, Union
+from typing import Any, ClassVar, Literal
 
 
 class _NoDefault:
@@ -94,7 +95,7 @@ class ConstT:
 @dataclass(frozen=True)
 class ListT:
     kind: ClassVar[Literal["list"]] = "list"
-    items: "TypeExpr" = field(default_factory=AnyT)
+    items: TypeExpr = field(default_factory=AnyT)
     min_items: int | None = None
     skip_invalid: bool = False
     """``x-deserialize-skip-invalid-items``: lenient decoding drops bad items."""
@@ -105,7 +106,7 @@ class MapT:
     """A JSON object used as a map (``additionalProperties`` only)."""
 
     kind: ClassVar[Literal["map"]] = "map"
-    values: "TypeExpr" = field(default_factory=AnyT)
+    values: TypeExpr = field(default_factory=AnyT)
 
 
 @dataclass(frozen=True)
@@ -119,7 +120,7 @@ class RefT:
 @dataclass(frozen=True)
 class NullableT:
     kind: ClassVar[Literal["nullable"]] = "nullable"
-    inner: "TypeExpr" = field(default_factory=AnyT)
+    inner: TypeExpr = field(default_factory=AnyT)
 
 
 @dataclass(frozen=True)
@@ -128,7 +129,7 @@ class ScalarUnionT:
     decoding dispatches on the JSON type and keeps it."""
 
     kind: ClassVar[Literal["scalar_union"]] = "scalar_union"
-    members: tuple["TypeExpr", ...] = ()
+    members: tuple[TypeExpr, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -138,7 +139,7 @@ class FirstMatchT:
     ``oneOf`` (``exclusive``), exactly one member may decode."""
 
     kind: ClassVar[Literal["first_match"]] = "first_match"
-    members: tuple["TypeExpr", ...] = ()
+    members: tuple[TypeExpr, ...] = ()
     exclusive: bool = False
 
 
@@ -165,6 +166,7 @@ class KeyedT:
     """What the members have in common (``scope`` for ``...Scope``): the
     attribute name of the flattened field."""
 
+
 @dataclass(frozen=True)
 class RawT:
     """A shape the typed codec does not model: the value is kept as JSON and
@@ -176,23 +178,23 @@ class RawT:
     """Why lowering keeps it as JSON (what the typed codec does not model)."""
 
 
-TypeExpr = Union[
-    AnyT,
-    StrT,
-    IntT,
-    NumT,
-    BoolT,
-    NullT,
-    ConstT,
-    ListT,
-    MapT,
-    RefT,
-    NullableT,
-    ScalarUnionT,
-    FirstMatchT,
-    KeyedT,
-    RawT,
-]
+TypeExpr = (
+    AnyT
+    | StrT
+    | IntT
+    | NumT
+    | BoolT
+    | NullT
+    | ConstT
+    | ListT
+    | MapT
+    | RefT
+    | NullableT
+    | ScalarUnionT
+    | FirstMatchT
+    | KeyedT
+    | RawT
+)
 
 
 # ---------------------------------------------------------------- default values
@@ -224,18 +226,18 @@ class ObjectValue:
 
     kind: ClassVar[Literal["object"]] = "object"
     class_name: str = ""
-    fields: tuple[tuple[str, "Value"], ...] = ()
+    fields: tuple[tuple[str, Value], ...] = ()
     mutable = True
 
 
 @dataclass(frozen=True)
 class ListValue:
     kind: ClassVar[Literal["list"]] = "list"
-    items: tuple["Value", ...] = ()
+    items: tuple[Value, ...] = ()
     mutable = True
 
 
-Value = Union[JsonValue, EnumValue, ObjectValue, ListValue]
+Value = JsonValue | EnumValue | ObjectValue | ListValue
 
 
 def _tightest(a: int | None, b: int | None, pick: Callable[[int, int], int]) -> int | None:
