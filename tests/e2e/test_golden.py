@@ -27,7 +27,6 @@ from types import ModuleType
 from typing import Any
 
 import pytest
-
 from acpgen.output.trees import read_tree
 from acpgen.output.write import package_tree, write_packages
 from acpgen.pipeline import build_package
