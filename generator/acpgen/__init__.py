@@ -4,4 +4,4 @@ The stages and how data flows through them are described in
 :mod:`acpgen.pipeline`; :mod:`acpgen.cli` is the command line.
 """
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"

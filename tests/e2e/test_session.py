@@ -392,17 +392,17 @@ def test_history_entries_are_typed_and_give_their_entity():
     }
 
 
-README_EXAMPLE = "### Session state"
+README_EXAMPLE = "## The session fold"
 
 
 def readme_session_example() -> str:
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    readme = (Path(__file__).resolve().parents[2] / "docs" / "client.md").read_text()
     section = readme.split(README_EXAMPLE, 1)[1]
     return section.split("```python\n", 1)[1].split("```", 1)[0]
 
 
 def test_the_readme_session_example_runs(capsys):
-    exec(compile(readme_session_example(), "README.md", "exec"), {})
+    exec(compile(readme_session_example(), "docs/client.md", "exec"), {})
     out = capsys.readouterr().out.splitlines()
     assert out[:6] == [
         "user: What does main.py do?",

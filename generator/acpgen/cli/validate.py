@@ -16,6 +16,10 @@ from ..validate.checker import KINDS, MAX_LINE_BYTES, Finding, validate_file
 from ..validate.loader import load_package, package_from_schema
 from .common import fail
 
+DEFAULT_PACKAGE = "acp_v1"
+"""The package a transcript is checked against when neither --package nor
+--schema is given: v1, what the official Python SDK and today's editors speak."""
+
 INTERRUPTED = 130
 """The exit status after Ctrl-C (128 + SIGINT), as shells report it."""
 
@@ -25,9 +29,8 @@ INTERRUPTED = 130
 @click.option(
     "--package",
     "package",
-    default="acp_v1",
-    show_default=True,
-    help="The generated package to check against: a directory or an import name.",
+    default=None,
+    help=f"The generated package to check against: a directory or an import name. Without it (and without --schema), {DEFAULT_PACKAGE}, said on stderr.",
 )
 @click.option(
     "--schema",
@@ -48,7 +51,13 @@ INTERRUPTED = 130
     help="A longer line is a bad-line finding, skipped without being read into memory.",
 )
 def validate_command(
-    transcript: str, package: str, schema: str | None, rules: str | None, strict: bool, fmt: str, max_line_bytes: int
+    transcript: str,
+    package: str | None,
+    schema: str | None,
+    rules: str | None,
+    strict: bool,
+    fmt: str,
+    max_line_bytes: int,
 ) -> None:
     """Check a recorded ACP transcript, one JSON-RPC message per line.
 
@@ -64,8 +73,10 @@ def validate_command(
     stops early (| head) ends the output, not the check: the exit status
     still tells the whole transcript.
     """
+    if schema is None and package is None:
+        _say(f"acpgen validate: checking against {DEFAULT_PACKAGE} (the default; --package or --schema to choose)")
     try:
-        module = _generated(schema, rules) if schema else load_package(package)
+        module = _generated(schema, rules) if schema else load_package(package or DEFAULT_PACKAGE)
     except AcpgenError as exc:
         fail(exc)
     except KeyboardInterrupt:

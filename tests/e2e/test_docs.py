@@ -1,0 +1,149 @@
+"""The documentation is true of the code: the CLI reference in docs/cli.md is
+what ``acpgen COMMAND --help`` prints, and every Python block of the README
+and of docs/agent.md and docs/client.md runs, agents as real subprocesses
+driven by a client.
+
+Blocks are read by the Markdown comments before them: ``<!-- file: NAME -->``
+writes the block that follows to NAME in a scratch directory (an agent or a
+client); ``<!-- output -->`` before a ``text`` block says that the Python
+block before it prints exactly that. A Python block without a file comment is
+run as a script; a file named ``client.py`` is run as one, with the agents
+beside it. Re-record docs/cli.md after changing the command line with
+``ACPGEN_RECORD_DOCS=1 python -m pytest tests/e2e/test_docs.py`` (or
+``python docs/cli_reference.py > docs/cli.md``).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import re
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from acpgen.cli import main
+from click.testing import CliRunner
+
+ROOT = Path(__file__).resolve().parents[2]
+DOCS = ROOT / "docs"
+GENERATED = ROOT / "generated"
+
+_BLOCK = re.compile(r"(?:<!-- (file: \S+|output) -->\n)?```(\w*)\n(.*?)^```", re.S | re.M)
+
+
+@dataclass
+class Block:
+    lang: str
+    text: str
+    file: str | None
+    expected: str | None = None
+
+
+def blocks(path: Path) -> list[Block]:
+    """The Python blocks of a page, each with the output the page says it prints."""
+    found: list[Block] = []
+    for marker, lang, text in _BLOCK.findall(path.read_text(encoding="utf-8")):
+        if marker == "output":
+            assert found and found[-1].expected is None, f"{path.name}: an output block follows no Python block"
+            found[-1].expected = text
+        elif lang == "python":
+            found.append(Block(lang, text, marker.removeprefix("file: ") if marker else None))
+    return found
+
+
+def _reference():
+    spec = importlib.util.spec_from_file_location("cli_reference", DOCS / "cli_reference.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_cli_reference_is_what_help_prints():
+    reference = _reference()
+    expected = reference.render()
+    page = DOCS / "cli.md"
+    if os.environ.get("ACPGEN_RECORD_DOCS"):
+        page.write_text(expected, encoding="utf-8")
+    assert page.read_text(encoding="utf-8") == expected, "docs/cli.md is stale: ACPGEN_RECORD_DOCS=1 re-records it"
+
+
+def test_cli_reference_covers_every_command_and_subcommand():
+    text = (DOCS / "cli.md").read_text(encoding="utf-8")
+    paths = _reference().commands()
+    assert ["schema", "update"] in paths and ["validate"] in paths
+    for path in paths:
+        result = CliRunner().invoke(main, [*path, "--help"], prog_name="acpgen", terminal_width=80)
+        assert result.exit_code == 0, result.output
+        assert f"## `{' '.join(['acpgen', *path])}`\n\n```text\n{result.output}```" in text
+
+
+def _run(script: str, cwd: Path) -> str:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(GENERATED), os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run([sys.executable, script], cwd=cwd, env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, f"{script}:\n{done.stdout}\n{done.stderr}"
+    return done.stdout
+
+
+def _check(pages: list[str], tmp_path: Path) -> None:
+    """Write the file blocks of ``pages`` into one directory, then run each
+    script block and ``client.py`` (which spawns the agent beside it)."""
+    every = [block for page in pages for block in blocks(ROOT / page)]
+    assert any(b.file == "client.py" for b in every), pages
+    scripts: list[tuple[str, Block]] = []
+    for index, block in enumerate(every):
+        assert len(block.text.splitlines()) < 60, f"{block.file or 'a block'} of {pages} is 60 lines or more"
+        name = block.file or f"block_{index}.py"
+        (tmp_path / name).write_text(block.text, encoding="utf-8")
+        if block.file is None or block.file == "client.py":
+            scripts.append((name, block))
+        else:
+            assert block.expected is None, f"{name} is run by a client: its output is the client's"
+    for name, block in scripts:
+        out = _run(name, tmp_path)
+        if block.expected is not None:
+            assert out == block.expected, name
+
+
+def test_readme_agent_and_client_run(tmp_path):
+    readme = blocks(ROOT / "README.md")
+    assert [b.file for b in readme] == ["agent.py", "client.py"]
+    assert readme[1].expected is not None
+    _check(["README.md"], tmp_path)
+
+
+def test_agent_and_client_pages_run(tmp_path):
+    agent = blocks(DOCS / "agent.md")
+    assert "agent.py" in [b.file for b in agent]
+    assert "spawn_agent" in next(b.text for b in blocks(DOCS / "client.md") if b.file == "client.py")
+    _check(["docs/agent.md", "docs/client.md"], tmp_path)
+    assert (tmp_path / "notes.txt").read_text() == "HELLO"  # written by the agent through the client
+
+
+def test_validate_says_which_package_it_uses_by_default(tmp_path):
+    transcript = tmp_path / "t.jsonl"
+    transcript.write_text('{"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": "s1"}}\n')
+    acpgen = Path(sys.executable).with_name("acpgen")
+    done = subprocess.run(
+        [str(acpgen), "validate", str(transcript)], cwd=ROOT, capture_output=True, text=True, timeout=60
+    )
+    assert "checking against acp_v1" in done.stderr, done.stderr
+    chosen = subprocess.run(
+        [str(acpgen), "validate", str(transcript), "--package", "acp_v2"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert "checking against" not in chosen.stderr, chosen.stderr
+
+
+@pytest.mark.parametrize(
+    "page", ["agent.md", "client.md", "codec.md", "patch.md", "bumps.md", "tools.md", "cli.md", "internals.md"]
+)
+def test_readme_links_every_page(page):
+    assert (DOCS / page).is_file()
+    assert f"(docs/{page})" in (ROOT / "README.md").read_text(encoding="utf-8")
