@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from dataclasses import field as _field
-from typing import Any, Callable, ClassVar, Iterable, Mapping, Union, cast
+from typing import Any, ClassVar, Iterable, Mapping, Union, cast
 
 from ._runtime import UNSET, ValidationError
 from ._session import ABSENT as _MISSING
@@ -19,6 +19,7 @@ from ._session import CUT as _CUT
 from ._session import POP as _POP
 from ._session import PUT as _PUT
 from ._session import SET as _SET
+from ._session import Fold as _Fold
 from ._session import HistoryEntryBase as _HistoryEntryBase
 from ._session import SessionBase as _SessionBase
 from ._session import SessionStore as _SessionStore
@@ -53,6 +54,8 @@ __all__ = [
     "session_from_json",
     "session_to_json",
 ]
+
+_new = object.__new__
 
 PROTOCOL_VERSION = 1
 """The ``protocolVersion`` an agent speaking this schema answers ``initialize`` with."""
@@ -502,6 +505,18 @@ class Session(_SessionBase):
         """Fold a session/update notification into ``session`` (None: a session
         not seen before); returns a new Session and changes neither argument.
         Raises ``ValueError`` when the notification is for another session."""
+        if session is not None and session._undo is None:
+            # The newest Session of its store (the usual case), inlined.
+            store = session._store
+            fold = _FOLDS.get(type(notification.update))
+            if fold is not None and notification.session_id == store.session_id:
+                undo = fold(store, notification.update)
+                new = _new(Session)
+                new._store = store
+                new._undo = None
+                session._next = new
+                session._undo = undo
+                return new
         return _SessionBase._apply_update(Session, _FOLDS, session, notification)
 
     @staticmethod
@@ -861,7 +876,7 @@ def _fold_prompt(store: _Store, request: PromptRequest) -> _Undo:
     )
 
 
-_FOLDS: dict[type, Callable[[_Store, Any], _Undo]] = {
+_FOLDS: dict[type, _Fold] = {
     UserMessageChunkSessionUpdate: _fold_user_message_chunk,
     AgentMessageChunkSessionUpdate: _fold_agent_message_chunk,
     AgentThoughtChunkSessionUpdate: _fold_agent_thought_chunk,

@@ -10,7 +10,7 @@ A fold costs the same whatever the session's size: the newest Session of a line 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, ClassVar, Iterable, Mapping, Union, cast
+from typing import Any, ClassVar, Iterable, Mapping, Union, cast
 
 from ._runtime import ValidationError
 from ._session import ABSENT as _MISSING
@@ -18,6 +18,7 @@ from ._session import CUT as _CUT
 from ._session import POP as _POP
 from ._session import PUT as _PUT
 from ._session import SET as _SET
+from ._session import Fold as _Fold
 from ._session import HistoryEntryBase as _HistoryEntryBase
 from ._session import SessionBase as _SessionBase
 from ._session import SessionStore as _SessionStore
@@ -47,6 +48,8 @@ __all__ = [
     "session_from_json",
     "session_to_json",
 ]
+
+_new = object.__new__
 
 PROTOCOL_VERSION = 2
 """The ``protocolVersion`` an agent speaking this schema answers ``initialize`` with."""
@@ -454,6 +457,18 @@ class Session(_SessionBase):
         """Fold a session/update notification into ``session`` (None: a session
         not seen before); returns a new Session and changes neither argument.
         Raises ``ValueError`` when the notification is for another session."""
+        if session is not None and session._undo is None:
+            # The newest Session of its store (the usual case), inlined.
+            store = session._store
+            fold = _FOLDS.get(type(notification.update))
+            if fold is not None and notification.session_id == store.session_id:
+                undo = fold(store, notification.update)
+                new = _new(Session)
+                new._store = store
+                new._undo = None
+                session._next = new
+                session._undo = undo
+                return new
         return _SessionBase._apply_update(Session, _FOLDS, session, notification)
 
 
@@ -732,7 +747,7 @@ def _fold_unrecognized(store: _Store, update: OtherSessionUpdate) -> _Undo:
     return (_POP, "unrecognized", None, size, -1)
 
 
-_FOLDS: dict[type, Callable[[_Store, Any], _Undo]] = {
+_FOLDS: dict[type, _Fold] = {
     UserMessageChunkSessionUpdate: _fold_user_message_chunk,
     UserMessageSessionUpdate: _fold_user_message,
     AgentMessageChunkSessionUpdate: _fold_agent_message_chunk,
