@@ -19,10 +19,10 @@ from collections.abc import Set as AbstractSet
 from dataclasses import replace
 
 from . import ir
-from .reserved import runtime_names
+from .reserved import model_attributes, runtime_names
 
-# Attribute names a generated class uses itself.
-RESERVED_ATTRIBUTES = frozenset({"from_wire", "to_wire"})
+# Attribute names a generated class has from its runtime base class.
+RESERVED_ATTRIBUTES = model_attributes()
 
 CATCH_ALL_EXTRA = "extra"
 """The attribute of a catch-all variant that keeps the members it does not

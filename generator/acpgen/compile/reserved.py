@@ -12,7 +12,18 @@ from dataclasses import dataclass
 
 from ..runtime import SOURCES
 
-__all__ = ["CONNECTION_BASE", "Binding", "bindings", "runtime_attributes", "runtime_class_settings", "runtime_names"]
+__all__ = [
+    "CONNECTION_BASE",
+    "Binding",
+    "bindings",
+    "model_attributes",
+    "runtime_attributes",
+    "runtime_class_settings",
+    "runtime_names",
+]
+
+MODEL_BASES = ("Model", "State")
+"""The runtime classes the generated classes derive from (``_models.py``)."""
 
 CONNECTION_BASE = "Connection"
 """The runtime class the generated connections subclass (``_connection.py``)."""
@@ -73,6 +84,20 @@ def runtime_class_settings() -> frozenset[str]:
                 if isinstance(item, ast.AnnAssign) and item.value is None and isinstance(item.target, ast.Name)
             )
     return frozenset()
+
+
+@functools.cache
+def model_attributes() -> frozenset[str]:
+    """The public attributes the runtime's model base classes give every
+    generated class (``from_wire``, ``to_wire``, ...): no field may take one."""
+    tree = ast.parse(SOURCES["_models.py"].read_text(encoding="utf-8"))
+    names: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef) and node.name in MODEL_BASES:
+            names |= {name for name in _class_attributes(node) if not name.startswith("_")}
+    if not names:
+        raise AssertionError(f"{SOURCES['_models.py']} defines none of {MODEL_BASES}")
+    return frozenset(names)
 
 
 def _class_attributes(node: ast.ClassDef) -> set[str]:

@@ -12,6 +12,7 @@ range and raw-subschema helpers they rest on. It reads schemas through
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Hashable
 from dataclasses import replace
 
@@ -33,7 +34,7 @@ def show_type(t: ir.TypeExpr, side: _Side | None = None) -> str:
     if t.kind == "raw":
         return "(schema)" if side is None else _raw_text(_node_at(side, t.pointer), python=False)
     if t.kind == "str":
-        return "string" + (f"(minLength {t.min_length})" if t.min_length is not None else "")
+        return "string" + "".join(_str_limits(t))
     if t.kind in ("int", "num"):
         name = "integer" if t.kind == "int" else "number"
         bits = []
@@ -104,7 +105,7 @@ def python_type(t: ir.TypeExpr, side: _Side) -> str:
     if t.kind == "ref":
         return " | ".join(side.annotation_parts(t))
     if t.kind == "str":
-        return "str" + (f" (minLength {t.min_length})" if t.min_length is not None else "")
+        return "str" + "".join(_str_limits(t))
     if t.kind in ("int", "num"):
         bits = [t.format] if t.format else []
         if t.minimum is not None:
@@ -385,8 +386,11 @@ def _raw_base(side: _Side, where: str) -> ir.TypeExpr | None:
         return None
     kind = node.get("type")
     if kind == "string":
-        length = node.get("minLength")
-        return ir.StrT(min_length=length if type(length) is int else None)
+        length, pattern = node.get("minLength"), node.get("pattern")
+        return ir.StrT(
+            min_length=length if type(length) is int else None,
+            pattern=pattern if isinstance(pattern, str) else None,
+        )
     if kind in ("integer", "number"):
         low, high = node.get("minimum"), node.get("maximum")
         ok = all(v is None or type(v) in (int, float) for v in (low, high))
@@ -411,7 +415,11 @@ def _scalar_covers(a: Shape, b: Shape) -> bool:
         if a.kind == "const":
             return _same_json(a.value, value)
         if a.kind == "str":
-            return isinstance(value, str) and len(value) >= (a.min_length or 0)
+            return (
+                isinstance(value, str)
+                and len(value) >= (a.min_length or 0)
+                and (a.pattern is None or re.search(a.pattern, value) is not None)
+            )
         if a.kind == "int":
             return type(value) is int and _in_range(value, a.lenient_min, a.lenient_max)
         if a.kind == "num":
@@ -425,7 +433,9 @@ def _scalar_covers(a: Shape, b: Shape) -> bool:
         return False
     # From here b has a's kind, or is an integer where a is a number.
     if a.kind == "str" and b.kind == "str":
-        return (a.min_length or 0) <= (b.min_length or 0)
+        # A pattern is compared as text: another pattern may accept the same
+        # strings, but telling that is beyond this check.
+        return (a.min_length or 0) <= (b.min_length or 0) and a.pattern in (None, b.pattern)
     if a.kind == "int" and b.kind == "int":
         return _range_covers(a.lenient_min, a.lenient_max, b.lenient_min, b.lenient_max)
     if a.kind == "num" and (b.kind == "int" or b.kind == "num"):
@@ -443,3 +453,13 @@ def _range_covers(a_low: float | None, a_high: float | None, b_low: float | None
     low_ok = a_low is None or (b_low is not None and b_low >= a_low)
     high_ok = a_high is None or (b_high is not None and b_high <= a_high)
     return low_ok and high_ok
+
+
+def _str_limits(t: ir.StrT) -> list[str]:
+    """A string type's limits for a summary: `` (minLength 1)``, `` (pattern '...')``."""
+    limits = []
+    if t.min_length is not None:
+        limits.append(f" (minLength {t.min_length})")
+    if t.pattern is not None:
+        limits.append(f" (pattern {t.pattern!r})")
+    return limits
