@@ -64,6 +64,7 @@ def test_generate_one_schema_writes_an_importable_package(tmp_path, small):
         "_models.py",
         "_runtime.py",
         "_schema.py",
+        "_session.py",
         "_transport.py",
         "_validator.py",
         "codec.py",
