@@ -59,45 +59,44 @@ def runtime_names() -> frozenset[str]:
 
 
 @functools.cache
+def _runtime_class(module: str, name: str) -> ast.ClassDef:
+    """The definition of class ``name`` in the runtime module ``module``."""
+    path = SOURCES[module]
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.ClassDef) and node.name == name:
+            return node
+    raise AssertionError(f"{path} defines no {name} class")
+
+
+@functools.cache
 def runtime_attributes() -> frozenset[str]:
     """The attributes of the runtime's connection class: its methods, class
     attributes and what its methods set on ``self``. A generated connection
     adds one method per call of the peer, which must not replace any."""
-    path = SOURCES["_connection.py"]
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    for node in tree.body:
-        if isinstance(node, ast.ClassDef) and node.name == CONNECTION_BASE:
-            return frozenset(_class_attributes(node))
-    raise AssertionError(f"{path} defines no {CONNECTION_BASE} class")
+    return frozenset(_class_attributes(_runtime_class("_connection.py", CONNECTION_BASE)))
 
 
 @functools.cache
 def runtime_class_settings() -> frozenset[str]:
     """The class attributes the runtime's connection class declares without
     a value (``side``, ``codec``, ...): a generated subclass sets them."""
-    tree = ast.parse(SOURCES["_connection.py"].read_text(encoding="utf-8"))
-    for node in tree.body:
-        if isinstance(node, ast.ClassDef) and node.name == CONNECTION_BASE:
-            return frozenset(
-                item.target.id
-                for item in node.body
-                if isinstance(item, ast.AnnAssign) and item.value is None and isinstance(item.target, ast.Name)
-            )
-    return frozenset()
+    return frozenset(
+        item.target.id
+        for item in _runtime_class("_connection.py", CONNECTION_BASE).body
+        if isinstance(item, ast.AnnAssign) and item.value is None and isinstance(item.target, ast.Name)
+    )
 
 
 @functools.cache
 def model_attributes() -> frozenset[str]:
     """The public attributes the runtime's model base classes give every
     generated class (``from_wire``, ``to_wire``, ...): no field may take one."""
-    tree = ast.parse(SOURCES["_models.py"].read_text(encoding="utf-8"))
-    names: set[str] = set()
-    for node in tree.body:
-        if isinstance(node, ast.ClassDef) and node.name in MODEL_BASES:
-            names |= {name for name in _class_attributes(node) if not name.startswith("_")}
-    if not names:
-        raise AssertionError(f"{SOURCES['_models.py']} defines none of {MODEL_BASES}")
-    return frozenset(names)
+    return frozenset(
+        name
+        for base in MODEL_BASES
+        for name in _class_attributes(_runtime_class("_models.py", base))
+        if not name.startswith("_")
+    )
 
 
 def _class_attributes(node: ast.ClassDef) -> set[str]:

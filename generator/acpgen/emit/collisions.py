@@ -16,7 +16,6 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from pathlib import Path
 
 from ..compile.reserved import (
     CONNECTION_BASE,
@@ -108,8 +107,3 @@ def _exports(tree: ast.Module) -> frozenset[str]:
     if declared:
         return frozenset(declared)
     return frozenset(b.name for b in _bindings(tree.body, "", {}) if not b.name.startswith("_"))
-
-
-def read_sources(directory: Path) -> dict[str, str]:
-    """A package directory's modules, for checking a package on disk."""
-    return {p.name: p.read_text(encoding="utf-8") for p in sorted(directory.glob("*.py"))}
