@@ -115,6 +115,7 @@ class SessionStore:
         "history",
         "history_shared",
         "session_id",
+        "tail_class",
         "tail_field",
         "tail_id",
         "tail_items",
@@ -129,6 +130,9 @@ class SessionStore:
     """The fields whose entries the fold may extend in place."""
     CUT_ATTRS: ClassVar[Mapping[str, str]] = {}
     """The list each in-place extended entry keeps its chunks in, by field."""
+    TAIL_CLASSES: ClassVar[Mapping[str, type]] = {}
+    """The update class whose chunks extend a message of the field, by
+    message field (``tail_class``)."""
 
     session_id: str
     history: list[Any]
@@ -136,6 +140,8 @@ class SessionStore:
     tail_field: str | None
     """The message field of the last history entry while the store owns that
     message (a chunk of its kind may extend it in place), else None ..."""
+    tail_class: type | None
+    """... the update class of those chunks (None with ``tail_field``), ..."""
     tail_key: str
     tail_id: str | None
     tail_items: list[Any]
@@ -150,7 +156,7 @@ def share(store: SessionStore, name: str) -> Any:
     if name in store.OWNED:
         getattr(store, name + "_owned").clear()
     if store.tail_field == name:
-        store.tail_field = None
+        store.tail_field = store.tail_class = None
     return getattr(store, name)
 
 
@@ -177,7 +183,7 @@ def enter(store: SessionStore, entry: HistoryEntryBase) -> int:
     history: list[Any] = own(store, "history")
     size = len(history)
     history.append(entry)
-    store.tail_field = None
+    store.tail_field = store.tail_class = None
     return size
 
 
@@ -209,6 +215,7 @@ def start_message(
 
 def _set_tail(store: SessionStore, field: str, key: str, message: _Message) -> None:
     store.tail_field = field
+    store.tail_class = store.TAIL_CLASSES.get(field)
     store.tail_key = key
     store.tail_id = message.message_id
     store.tail_items = message.content
