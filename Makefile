@@ -104,14 +104,20 @@ fuzz: $(STAMP)
 fixtures: $(STAMP)
 	$(BIN)/acpgen conformance-fixtures
 
+# Each benchmark prints its figures and records the ratios against its
+# baselines in $(BENCH_SUMMARY); the table of them all is printed at the end.
+BENCH_SUMMARY := .bench-summary.jsonl
 bench: $(STAMP)
 	$(BIN)/pip install --quiet -e '.[test,bench]'
-	$(BIN)/python tests/bench_generate.py
-	$(BIN)/python tests/bench.py
-	$(BIN)/python tests/bench_strict.py
-	$(BIN)/python tests/bench_validate.py
-	$(BIN)/python tests/bench_protocol.py
-	$(BIN)/python tests/bench_session.py
+	rm -f $(BENCH_SUMMARY)
+	ACPGEN_BENCH_SUMMARY=$(BENCH_SUMMARY) $(BIN)/python tests/bench_generate.py
+	ACPGEN_BENCH_SUMMARY=$(BENCH_SUMMARY) $(BIN)/python tests/bench.py
+	ACPGEN_BENCH_SUMMARY=$(BENCH_SUMMARY) $(BIN)/python tests/bench_strict.py
+	ACPGEN_BENCH_SUMMARY=$(BENCH_SUMMARY) $(BIN)/python tests/bench_validate.py
+	ACPGEN_BENCH_SUMMARY=$(BENCH_SUMMARY) $(BIN)/python tests/bench_protocol.py
+	ACPGEN_BENCH_SUMMARY=$(BENCH_SUMMARY) $(BIN)/python tests/bench_message.py
+	ACPGEN_BENCH_SUMMARY=$(BENCH_SUMMARY) $(BIN)/python tests/bench_session.py
+	$(BIN)/python tests/bench_summary.py $(BENCH_SUMMARY)
 
 clean:
 	rm -rf $(VENV) .venv-3.* build *.egg-info generator/*.egg-info $(TS_PEERS)/node_modules
