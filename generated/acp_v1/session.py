@@ -459,13 +459,13 @@ class Session(_SessionBase):
                     new = _new(Session)
                     new._store = store
                     new._undo = None
-                    session._next = new
                     session._undo = (
                         _CUT,
                         store.tail_field,
                         store.tail_key,
                         len(items),
                         -1,
+                        new,
                     )
                     items.append(update.content)
                     return new
@@ -475,8 +475,7 @@ class Session(_SessionBase):
                 new = _new(Session)
                 new._store = store
                 new._undo = None
-                session._next = new
-                session._undo = undo
+                session._undo = (*undo, new)
                 return new
         return _SessionBase._apply_update(Session, _FOLDS, session, notification)
 

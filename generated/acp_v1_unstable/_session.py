@@ -27,6 +27,7 @@ __all__ = [
     "SET",
     "Fold",
     "HistoryEntryBase",
+    "Link",
     "SessionBase",
     "SessionStore",
     "Undo",
@@ -48,6 +49,10 @@ ABSENT: Any = object()
 Undo = tuple[int, str, Any, Any, int]
 """What a fold changed, to undo it: (operation, field, key, old value, the
 history's length before, or -1 when the fold added no entry)."""
+Link = tuple[int, str, Any, Any, int, "SessionBase"]
+"""What an older Session keeps: the undo record of the fold after it, and
+the Session that fold returned (one tuple: the fold's hot path builds one
+object besides the new Session)."""
 Fold = Callable[[Any, Any], Undo]
 """The fold of one update class: changes the store (of the generated
 ``SessionStore`` subclass) in place and returns the undo record."""
@@ -238,13 +243,11 @@ class SessionBase:
     them from the store and the undo records since. The subclass defines the
     fields and ``_copy``."""
 
-    __slots__ = ("_cache", "_next", "_store", "_undo")
+    __slots__ = ("_cache", "_store", "_undo")
     _store: SessionStore
-    _next: SessionBase
-    """The Session folded from this one (set with ``_undo``)."""
-    _undo: Undo | None
-    """None for the newest Session of its store; else what the fold to
-    ``_next`` changed."""
+    _undo: Link | None
+    """None for the newest Session of its store; else what the fold after
+    it changed and the Session that fold returned."""
     _cache: dict[str, Any]
     """The fields read (set on the first read)."""
 
@@ -273,15 +276,15 @@ class SessionBase:
     def _rebuild(self, name: str) -> Any:
         """The value of ``name`` this (older) Session saw: the newest value,
         copied, with the changes since undone, newest first."""
-        undos: list[Undo] = []
-        newest = self
-        while newest._undo is not None:
-            undos.append(newest._undo)
-            newest = newest._next
+        undos: list[Link] = []
+        link = self._undo
+        while link is not None:
+            undos.append(link)
+            link = link[5]._undo
         value = copy_container(share(self._store, name))
         cut_attrs = self._store.CUT_ATTRS
         copied: set[Any] = set()
-        for op, field, key, old, size in reversed(undos):
+        for op, field, key, old, size, _ in reversed(undos):
             if name == "history":
                 if size >= 0:
                     del value[size:]
@@ -343,8 +346,7 @@ class SessionBase:
         new = _new(type(session))
         new._store = store
         new._undo = None
-        session._next = new
-        session._undo = undo
+        session._undo = (*undo, new)
         return new
 
     def _fold(
@@ -367,6 +369,5 @@ class SessionBase:
         new._store = store
         new._undo = None
         if store is self._store:
-            self._next = new
-            self._undo = undo
+            self._undo = (*undo, new)
         return new

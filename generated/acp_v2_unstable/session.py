@@ -525,8 +525,7 @@ class Session(_SessionBase):
                 new = _new(Session)
                 new._store = store
                 new._undo = None
-                session._next = new
-                session._undo = undo
+                session._undo = (*undo, new)
                 return new
         return _SessionBase._apply_update(Session, _FOLDS, session, notification)
 
