@@ -47,6 +47,7 @@ from .compile.analysis import analyse
 from .compile.capabilities import find_capabilities
 from .compile.defaults import resolve_defaults
 from .compile.facts import schema_version as schema_version  # re-exported: acpgen.diff reads it here
+from .compile.gates import find_gates
 from .compile.ir import Package
 from .compile.load import Schema, load_schema
 from .compile.lower import lower
@@ -86,7 +87,7 @@ def build_ir(
     package = resolve_defaults(package)
     package = find_capabilities(package)
     if methods:
-        package = find_methods(package)
+        package = find_gates(find_methods(package))
     rules = ruleselect.choose(package, rules)
     if rules:
         package = apply_rules(package, rules)
