@@ -109,14 +109,14 @@ class Capabilities:
 
     def unbacked(self, part: Any, handler: object, interface: type | None) -> list[str]:
         """What this end's own part of ``initialize`` (JSON) advertises
-        without the handler behind it: ``"<capability> (<method>: <handler>)"``
-        for each. A handler counts when the handler object's class defines it
+        without the handler behind it: ``"<capability> (<method>: <handler>,
+        ...)"`` for each. A handler counts when the handler object's class defines it
         (not only the interface's default, which answers -32601)."""
-        out: list[str] = []
+        missing: dict[str, list[str]] = {}
         for method, (path, name) in self._own_gates.items():
             if advertised(part, path) and not _implements(handler, interface, name):
-                out.append(f"{'.'.join(path)} ({method}: {name})")
-        return out
+                missing.setdefault(".".join(path), []).append(f"{method}: {name}")
+        return [f"{path} ({', '.join(calls)})" for path, calls in missing.items()]
 
 
 def _implements(handler: object, interface: type | None, name: str) -> bool:
