@@ -116,6 +116,9 @@ request, the request (whose handler runs in its own task)."""
 
 INITIALIZE = "initialize"
 
+_JSON_TYPES = frozenset({dict, list, str, int, float, bool, type(None)})
+"""The types of params and results given as JSON (never validated)."""
+
 _EXTENSION_HANDLERS = frozenset({"ext_method", "ext_notification"})
 
 _READ_BUFFER = 1024 * 1024
@@ -154,9 +157,10 @@ class Connection(Generic[H]):
     ``error_detail`` the exception's text is the error's data), and a reply
     that has no JSON text (NaN, a lone surrogate, a cycle) -32603 too.
     A line that is not JSON is answered -32700, whatever it holds, and
-    reading goes on. With ``validate_outgoing`` every message is checked
-    against the schema before it is sent, raising ``ValidationError`` at the
-    sender. ``check_capabilities`` and ``fold_sessions``: see the module's
+    reading goes on. With ``validate_outgoing`` every message whose params
+    or result is of a generated class is checked against the schema before
+    it is sent, raising ``ValidationError`` at the sender (JSON goes out as
+    it is). ``check_capabilities`` and ``fold_sessions``: see the module's
     documentation. When the peer closes, requests still waiting fail with
     ``ConnectionError`` and what was already read is still handled, for at
     most :attr:`grace` seconds; :meth:`close` drops it.
@@ -845,7 +849,17 @@ class Connection(Generic[H]):
 
     def _dump(self, message: Message, validate: bool = False) -> bytes:
         """A message's text. Raises ``ValueError`` (a ``ValidationError``
-        with ``validate``) for a message that cannot go out as it is."""
+        with ``validate``) for a message that cannot go out as it is.
+        ``validate`` checks params and results of the generated classes;
+        JSON (an extension's, or what ``request`` and ``notify`` were given
+        as JSON) goes out as it is."""
+        if validate:
+            value = (
+                message.result
+                if isinstance(message, Response)
+                else getattr(message, "params", None)
+            )
+            validate = type(value) not in _JSON_TYPES
         return dump_message(self.codec.encode_message(message, validate=validate))
 
     def _dump_error(self, id: RequestId, error: RpcError) -> bytes:
