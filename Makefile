@@ -105,6 +105,7 @@ bench: $(STAMP)
 	$(BIN)/python tests/bench_strict.py
 	$(BIN)/python tests/bench_validate.py
 	$(BIN)/python tests/bench_protocol.py
+	$(BIN)/python tests/bench_outgoing.py
 	$(BIN)/python tests/bench_session.py
 
 clean:
