@@ -28,7 +28,7 @@ from ._jsonrpc import MethodInfo, Side
 
 __all__ = ["Capabilities", "CapabilityError", "advertised"]
 
-Path = tuple[str, ...]
+_Path = tuple[str, ...]
 
 _PART = {
     "client": "the client's initialize request",
@@ -51,7 +51,7 @@ class CapabilityError(RuntimeError):
         )
 
 
-def advertised(part: Any, path: Path) -> bool:
+def advertised(part: Any, path: _Path) -> bool:
     """Whether the capability at ``path`` of ``part`` (JSON) is advertised."""
     value = part
     for key in path:
@@ -70,14 +70,14 @@ class Capabilities:
 
     def __init__(
         self,
-        requires: Mapping[str, Path],
+        requires: Mapping[str, _Path],
         methods: Mapping[str, MethodInfo],
         side: Side,
     ) -> None:
         self._peer_side: Side = "client" if side == "agent" else "agent"
-        self._peer_gates: dict[str, Path] = {}
+        self._peer_gates: dict[str, _Path] = {}
         """Gated methods the peer handles: what this end's calls need."""
-        self._own_gates: dict[str, tuple[Path, str]] = {}
+        self._own_gates: dict[str, tuple[_Path, str]] = {}
         """Gated requests this end handles: the capability and the handler."""
         for method, path in requires.items():
             info = methods.get(method)
