@@ -13,7 +13,8 @@ strings them together. Data flows one way, one folder per stage:
 3. **IR passes** (``compile/``): ``naming`` (Python identifiers, clear of the
    names the runtime and the templates bind: ``compile/reserved.py``),
    ``defaults``, ``capabilities``, ``methods`` (the JSON-RPC method table),
-   ``upserts`` and ``session`` (the rules of ``rules/*.toml``, chosen by
+   ``gates`` (the capability each gated method needs, from the capability
+   descriptions and ``rules/capabilities.toml``), ``upserts`` and ``session`` (the rules of ``rules/*.toml``, chosen by
    ``ruleselect``), then ``analysis`` (alias order, referenced definitions).
 4. **render** (``emit/render.py``, ``emit/text.py``, ``templates/``): Jinja2,
    one template per generated module, printing only what varies with the
