@@ -447,6 +447,8 @@ def observe(config: dict[str, Any], source: int = 0) -> None:
 def main() -> None:
     for signum in (signal.SIGINT, signal.SIGHUP, signal.SIGTERM):
         signal.signal(signum, signal.SIG_IGN)  # the end of stdin ends this process
+    with contextlib.suppress(OSError):
+        os.nice(10)  # on a busy machine the session's processes go first
     observe(json.loads(sys.argv[1]))
 
 
