@@ -8,8 +8,9 @@ Latency: a small JSON-RPC request (an extension request, ~70 bytes) written,
 its response (~40 bytes) read back, one at a time, to a responder (a few
 lines of Python answering each line) started directly and, in the same
 process, behind ``acpgen tap --out T.jsonl -- RESPONDER`` (recording and
-validating live). Both stay up; the rounds alternate between them (the
-order swapping each round), each round ``--trips`` round trips, timed with
+validating live) and behind ``acpgen tap --no-checks`` (forwarding alone).
+All stay up; the rounds go round them (the order rotating each round),
+each round ``--trips`` round trips, timed with
 ``time.perf_counter`` (latency is time waited, which no CPU clock sees).
 Reported: the median and the 99th percentile over every round trip of the
 direct pipe and through tap, and what tap adds (tap - direct); and the CPU
@@ -51,7 +52,8 @@ out = sys.stdout.buffer
 for line in sys.stdin.buffer:
     start = line.index(b'"id": ') + 6
     end = line.index(b",", start)
-    out.write(b'{"jsonrpc": "2.0", "id": ' + line[start:end] + b', "result": {}}\n')
+    result = b'{"protocolVersion": 1}' if line[start:end] == b"0" else b"{}"  # initialize, then pings
+    out.write(b'{"jsonrpc": "2.0", "id": ' + line[start:end] + b', "result": ' + result + b'}\n')
     out.flush()
 """
 
@@ -142,20 +144,25 @@ def percentile(values: list[float], q: float) -> float:
 
 def latency(rounds: int, trips: int, transcript: Path) -> dict[str, float]:
     responder = [sys.executable, "-c", RESPONDER]
-    direct = Peer(responder)
-    tapped = Peer([ACPGEN, "tap", "--out", str(transcript), "--package", "acp_v1", "--", *responder])
+    peers = {
+        "direct": Peer(responder),
+        "tap": Peer([ACPGEN, "tap", "--out", str(transcript), "--package", "acp_v1", "--", *responder]),
+        "no_checks": Peer([ACPGEN, "tap", "--no-checks", "--", *responder]),
+    }
+    tapped = peers["tap"]
     time.sleep(1.0)  # the observer's start-up (imports), off the clock
-    direct.trips(trips)
-    tapped.trips(trips)  # warm-up
-    times: dict[str, list[float]] = {"direct": [], "tap": []}
+    for peer in peers.values():
+        peer.trips(trips)  # warm-up
+    times: dict[str, list[float]] = {name: [] for name in peers}
     cpu_before, messages = tap_cpu_seconds(tapped.process.pid), 0
+    names = list(peers)
     for r in range(rounds):
-        order = [("direct", direct), ("tap", tapped)]
-        for name, peer in order if r % 2 == 0 else order[::-1]:
-            times[name] += peer.trips(trips)
+        for name in names[r % len(names) :] + names[: r % len(names)]:
+            times[name] += peers[name].trips(trips)
         messages += 2 * trips
     cpu = tap_cpu_seconds(tapped.process.pid) - cpu_before
-    direct.close()
+    peers["direct"].close()
+    peers["no_checks"].close()
     stderr = tapped.close()
     medians = {name: statistics.median(values) for name, values in times.items()}
     p99 = {name: percentile(values, 0.99) for name, values in times.items()}
@@ -166,6 +173,8 @@ def latency(rounds: int, trips: int, transcript: Path) -> dict[str, float]:
         "tap_p99_us": p99["tap"] * 1e6,
         "added_median_us": (medians["tap"] - medians["direct"]) * 1e6,
         "added_p99_us": (p99["tap"] - p99["direct"]) * 1e6,
+        "no_checks_median_us": medians["no_checks"] * 1e6,
+        "no_checks_p99_us": p99["no_checks"] * 1e6,
         "tap_cpu_us_per_message": cpu / messages * 1e6,
         "validation_fell_behind": b"validation fell behind" in stderr,
         "findings": stderr.count(b": error: ") + stderr.count(b": warning: "),
@@ -195,7 +204,7 @@ def throughput(rounds: int, megabytes: int, transcript: Path) -> dict[str, float
         "tap_no_checks": [ACPGEN, "tap", "--no-checks", "--", *producer],
     }
     rates: dict[str, list[float]] = {name: [] for name in commands}
-    behind = 0
+    behind = dropped = 0
     names = list(commands)
     for r in range(rounds):
         for name in names[r % len(names) :] + names[: r % len(names)]:
@@ -203,6 +212,7 @@ def throughput(rounds: int, megabytes: int, transcript: Path) -> dict[str, float
             assert size >= megabytes << 20, (name, size)
             rates[name].append(size / elapsed / 1e6)
             behind += b"validation fell behind" in stderr
+            dropped += b"the recorder fell behind" in stderr
     medians = {name: statistics.median(values) for name, values in rates.items()}
     return {
         "direct_mb_s": medians["direct"],
@@ -211,6 +221,7 @@ def throughput(rounds: int, megabytes: int, transcript: Path) -> dict[str, float
         "tap_ratio": medians["tap"] / medians["direct"],
         "tap_no_checks_ratio": medians["tap_no_checks"] / medians["direct"],
         "validation_fell_behind_rounds": behind,
+        "recorder_fell_behind_rounds": dropped,
     }
 
 
@@ -232,6 +243,7 @@ def main() -> None:
     print(f"  direct pipe   median {lat['direct_median_us']:8.1f} us   p99 {lat['direct_p99_us']:8.1f} us")
     print(f"  through tap   median {lat['tap_median_us']:8.1f} us   p99 {lat['tap_p99_us']:8.1f} us")
     print(f"  tap adds      median {lat['added_median_us']:8.1f} us   p99 {lat['added_p99_us']:8.1f} us")
+    print(f"  tap --no-checks median {lat['no_checks_median_us']:6.1f} us   p99 {lat['no_checks_p99_us']:8.1f} us")
     print(
         f"  tap's CPU time (proxy + observer): {lat['tap_cpu_us_per_message']:.1f} us per message "
         f"(validation {'fell behind' if lat['validation_fell_behind'] else 'kept up'}, {lat['findings']} findings)"
@@ -240,7 +252,10 @@ def main() -> None:
     print(f"  direct pipe          {put['direct_mb_s']:8.1f} MB/s")
     print(f"  tap (record, check)  {put['tap_mb_s']:8.1f} MB/s   {put['tap_ratio']:.2f} x direct")
     print(f"  tap --no-checks      {put['tap_no_checks_mb_s']:8.1f} MB/s   {put['tap_no_checks_ratio']:.2f} x direct")
-    print(f"  validation fell behind (and stopped) in {put['validation_fell_behind_rounds']} of the tap rounds")
+    print(
+        f"  of the tap rounds, validation fell behind (and stopped) in {put['validation_fell_behind_rounds']}, "
+        f"the recorder in {put['recorder_fell_behind_rounds']}"
+    )
     if args.json is not None:
         args.json.write_text(json.dumps({"latency": lat, "throughput": put}, indent=2))
 
