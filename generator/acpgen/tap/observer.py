@@ -186,19 +186,20 @@ class Checks:
         self.config = config
         self.out = Findings(config.get("findings"))
         self.max_backlog: int = config.get("max_backlog") or BACKLOG_LINES
-        self.queue: deque[tuple[bytes, str, bytes | int] | None] = deque()
+        self.queue: deque[tuple[bytes, str] | None] = deque()
+        """(record, direction), None at the end."""
         self.size = 0
         self.ready = threading.Condition(threading.Lock())
         self.stopped = False
         self.errors = self.warnings = self.failures = 0
         self.validator: Any = None
-        self.held: list[tuple[bytes, str, bytes | int]] = []
+        self.held: list[tuple[bytes, str]] = []
         self.asked: dict[Any, Any] = {}
         """initialize requests seen: id -> the protocol version asked for."""
         self.thread = threading.Thread(target=self.work, name="acpgen-tap-checks", daemon=True)
 
     # -- the recorder's side
-    def put(self, item: tuple[bytes, str, bytes | int]) -> None:
+    def put(self, item: tuple[bytes, str]) -> None:
         with self.ready:
             if self.stopped:
                 return
@@ -247,7 +248,7 @@ class Checks:
                 break
             if self.validator is None and not package:
                 self.held.append(item)
-                version = self.negotiated(item[1], item[2])
+                version = self.negotiated(*item)
                 if version is None and len(self.held) < HOLD_LINES:
                     continue
                 self.choose(version)
@@ -263,12 +264,10 @@ class Checks:
         if self.validator is not None:
             self.report(self.validator.close())
 
-    def negotiated(self, direction: str, line: bytes | int) -> int | None:
+    def negotiated(self, record_line: bytes, direction: str) -> int | None:
         """The protocol version initialize's answer names, once it passes."""
-        if isinstance(line, int):
-            return None
         try:
-            message = json.loads(line.decode("utf-8"))
+            message = json.loads(record_line.decode("utf-8")).get("message")
         except (ValueError, RecursionError):
             return None
         if not isinstance(message, dict):
@@ -312,7 +311,7 @@ class Checks:
             return
         say(f"checking against {name} ({why})")
 
-    def check(self, record_line: bytes, direction: str, line: bytes | int) -> None:
+    def check(self, record_line: bytes, direction: str) -> None:
         if self.validator is None:
             return
         try:
@@ -426,7 +425,7 @@ def observe(config: dict[str, Any], source: int = 0) -> None:
                 for line in lines:
                     entry = record(name, stamps(when), line)
                     recorder.add(entry)
-                    checks.put((entry, name, line))
+                    checks.put((entry, name))
             except Exception as exc:  # a bug of ours: said once, the rest goes on
                 if not failed:
                     failed = True
