@@ -48,16 +48,29 @@ def validate(path: Path, *options: str) -> subprocess.CompletedProcess[str]:
 # ------------------------------------------------------------------ real sessions
 
 SESSIONS = {
-    # name: (client command up to its agent, agent, protocol, package tap should pick)
-    "echo_client-v1": ([PYTHON, str(ROOT / "examples/echo_client.py"), "tapped hello", "--"], ECHO_AGENT, "v1", None),
-    "acpgen_client-v1": (harness.acpgen_client("v1"), harness.acpgen_agent("v1"), "v1", "acp_v1"),
-    "acpgen_client-v2": (harness.acpgen_client("v2"), harness.acpgen_agent("v2"), "v2", "acp_v2"),
+    # name: (client command up to its agent, agent, protocol, the agent's name, package tap should pick)
+    "echo_client-v1": (
+        lambda: [PYTHON, str(ROOT / "examples/echo_client.py"), "tapped hello", "--"],
+        lambda: ECHO_AGENT,
+        "v1",
+        None,
+        "acp_v1",
+    ),
+    "acpgen_client-v2": (
+        lambda: harness.acpgen_client("v2"),
+        lambda: harness.acpgen_agent("v2"),
+        "v2",
+        "acpgen-echo-agent",
+        "acp_v2",
+    ),
+    "python_sdk-v1": (harness.python_sdk_client, harness.python_sdk_agent, "v1", "python-sdk-echo-agent", "acp_v1"),
 }
 
 
 @pytest.mark.parametrize("name", list(SESSIONS))
 def test_both_ends_see_the_same_bytes_and_the_transcript_validates(tmp_path, name):
-    client, agent, protocol, package = SESSIONS[name]
+    client, agent, protocol, agent_name, package = SESSIONS[name]
+    client, agent = client(), agent()
     transcript, findings = tmp_path / "t.jsonl", tmp_path / "findings.txt"
     editor_side, agent_side = tmp_path / "editor", tmp_path / "agent"
     command = [
@@ -68,10 +81,10 @@ def test_both_ends_see_the_same_bytes_and_the_transcript_validates(tmp_path, nam
     ]
     done = subprocess.run(command, capture_output=True, text=True, timeout=TIMEOUT, cwd=ROOT)
     assert done.returncode == 0, done.stderr
-    if name.startswith("echo_client"):
+    if agent_name is None:
         assert done.stdout.startswith("tapped hello") and "[end_turn]" in done.stdout, done.stdout
     else:
-        harness.check_report(json.loads(done.stdout.strip().splitlines()[-1]), protocol, "acpgen-echo-agent")
+        harness.check_report(json.loads(done.stdout.strip().splitlines()[-1]), protocol, agent_name)
 
     for direction in ("client_to_agent", "agent_to_client"):
         sent = (editor_side.parent / f"editor.{direction}").read_bytes()
@@ -85,8 +98,9 @@ def test_both_ends_see_the_same_bytes_and_the_transcript_validates(tmp_path, nam
         assert b'"message": ' + line + b"}\n" in raw
 
     assert findings.read_text() == ""
-    assert f"checking against {package or 'acp_v1'} (protocol version {protocol[1]}, negotiated" in done.stderr
-    checked = validate(transcript, "--strict", "--package", package or "acp_v1")
+    if not name.startswith("python_sdk"):  # the SDK's client keeps its agent's stderr to itself
+        assert f"checking against {package} (protocol version {protocol[1]}, negotiated" in done.stderr
+    checked = validate(transcript, "--strict", "--package", package)
     assert (checked.returncode, checked.stdout) == (0, ""), checked.stdout + checked.stderr
     assert all(r["timestamp"].endswith("Z") for r in records(transcript))
 
