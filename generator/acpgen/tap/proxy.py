@@ -72,11 +72,7 @@ class Backlog:
                 self.dropped = True
                 self.items.clear()
                 self.size = 0
-                self.ready.notify()
-                say(
-                    f"the recorder fell behind ({self.limit >> 20} MiB waiting): the transcript and the checks stop "
-                    "here; forwarding goes on"
-                )
+                self.ready.notify()  # the feeder says so: stderr may block, forwarding must not
                 return
             self.items.append((kind, when, data))
             self.size += len(data)
@@ -116,6 +112,11 @@ def feed_observer(backlog: Backlog, fd: int, finished: threading.Event) -> None:
             batch = backlog.take()
             if batch is None:
                 break
+            if batch[0][0] == frames.DROPPED:
+                say(
+                    f"the recorder fell behind ({backlog.limit >> 20} MiB waiting): the transcript and the checks "
+                    "stop here; forwarding goes on"
+                )
             parts: list[bytes] = []
             for kind, when, chunk in batch:
                 parts.append(pack(kind, when, len(chunk)))
