@@ -267,10 +267,11 @@ def test_an_agent_ended_by_a_passed_signal_gives_128_plus_the_signal():
     assert editor.process.wait(TIMEOUT) == 128 + signal.SIGTERM
 
 
-def cat_through_tap(tmp_path, data: bytes, *options: str) -> subprocess.CompletedProcess[bytes]:
+def cat_through_tap(tmp_path, data: bytes, *options: str, pick: bool = False) -> subprocess.CompletedProcess[bytes]:
     """``data`` written to tap in front of ``cat``, stdin closed, all read back
-    (in ``tmp_path``, checked against acp_v1 unless ``--package`` says)."""
-    if "--package" not in options:
+    (in ``tmp_path``, checked against acp_v1 unless ``--package`` says, or
+    ``pick``: the package the version picks)."""
+    if "--package" not in options and not pick:
         options = (*options, "--package", str(ROOT / "generated/acp_v1"))
     return subprocess.run(tap(*options, agent=["cat"]), input=data, capture_output=True, timeout=TIMEOUT, cwd=tmp_path)
 
@@ -402,3 +403,15 @@ def test_a_dead_observer_is_said_and_forwarding_goes_on():
     assert len(editor.lines) == 202
     assert editor.close() == 0
     assert editor.stderr.count(b"the checks stopped") == 1, editor.stderr
+
+
+def test_without_a_package_to_check_against_it_says_so_and_forwards_and_records(tmp_path):
+    data = b'{"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": 2}}\ngarbage\n'
+    done = cat_through_tap(tmp_path, data, "--out", "t.jsonl", "--package", str(tmp_path / "nowhere"))
+    assert (done.returncode, done.stdout) == (0, data)
+    assert b"cannot validate: " in done.stderr and b"nowhere" in done.stderr, done.stderr
+    assert b"error: bad-line" not in done.stderr
+    assert len(records(tmp_path / "t.jsonl")) == 4
+    # picked by the version asked for (no answer: cat echoes the request), and not there either
+    done = cat_through_tap(tmp_path, data, pick=True)
+    assert b"cannot validate: acp_v2: no such generated package" in done.stderr, done.stderr

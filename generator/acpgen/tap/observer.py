@@ -41,8 +41,8 @@ BACKLOG_BYTES = 64 << 20
 """The most bytes of lines waiting for validation (one line is always taken)."""
 
 HOLD_LINES = 1000
-"""How many lines wait for initialize's answer, which picks the package,
-before the default is taken."""
+"""How many lines (at most :data:`BACKLOG_BYTES` of them) wait for
+initialize's answer, which picks the package, before the default is taken."""
 
 DEFAULT_PACKAGE = "acp_v1"
 
@@ -235,6 +235,7 @@ class Checks:
         package = self.config.get("package")
         if package:
             self.start(package, "--package")
+        held_bytes = 0
         while True:
             with self.ready:
                 while not self.queue and not self.stopped:
@@ -248,8 +249,9 @@ class Checks:
                 break
             if self.validator is None and not package:
                 self.held.append(item)
+                held_bytes += len(item[0])
                 version = self.negotiated(*item)
-                if version is None and len(self.held) < HOLD_LINES:
+                if version is None and len(self.held) < HOLD_LINES and held_bytes <= BACKLOG_BYTES:
                     continue
                 self.choose(version)
                 held, self.held = self.held, []
