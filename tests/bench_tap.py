@@ -14,7 +14,8 @@ each round ``--trips`` round trips, timed with
 ``time.perf_counter`` (latency is time waited, which no CPU clock sees).
 Reported: the median and the 99th percentile over every round trip of the
 direct pipe and through tap, and what tap adds (tap - direct); and the CPU
-time the tap processes (proxy and observer, from /proc) spent per message.
+time the proxy and the observer spent per message (a request or a
+response), from /proc/PID/task/*/schedstat.
 
 Throughput: a producer writes ``--megabytes`` MB of v1 ``session/update``
 notifications (agent_message_chunk, ~200 bytes each) as fast as the pipe
@@ -112,29 +113,23 @@ class Peer:
 
 
 def cpu_seconds(pid: int) -> float:
-    """utime + stime of ``pid`` and its children still running (/proc)."""
-    total = 0.0
-    tick = os.sysconf("SC_CLK_TCK")
-    pids = [pid]
+    """The CPU time of ``pid``'s threads, at nanoseconds' resolution
+    (/proc/PID/task/TID/schedstat: the time on a CPU)."""
+    total = 0
     with contextlib.suppress(OSError):
-        pids += [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
-    for p in pids:
-        try:
-            fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        total += (int(fields[11]) + int(fields[12])) / tick
-    return total
+        for task in Path(f"/proc/{pid}/task").iterdir():
+            with contextlib.suppress(OSError):
+                total += int((task / "schedstat").read_text().split()[0])
+    return total / 1e9
 
 
-def tap_cpu_seconds(tap_pid: int) -> float:
-    """The proxy's and the observer's CPU time (not the agent's)."""
-    total = cpu_seconds(tap_pid) - sum(
-        cpu_seconds(int(c))
-        for c in Path(f"/proc/{tap_pid}/task/{tap_pid}/children").read_text().split()
-        if b"acpgen.tap.observer" not in Path(f"/proc/{c}/cmdline").read_bytes()
-    )
-    return total
+def tap_cpu_seconds(tap_pid: int) -> tuple[float, float]:
+    """The proxy's CPU time and the observer's (not the agent's)."""
+    observer = 0.0
+    for child in Path(f"/proc/{tap_pid}/task/{tap_pid}/children").read_text().split():
+        if b"acpgen.tap.observer" in Path(f"/proc/{child}/cmdline").read_bytes():
+            observer += cpu_seconds(int(child))
+    return cpu_seconds(tap_pid), observer
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -160,7 +155,8 @@ def latency(rounds: int, trips: int, transcript: Path) -> dict[str, float]:
         for name in names[r % len(names) :] + names[: r % len(names)]:
             times[name] += peers[name].trips(trips)
         messages += 2 * trips
-    cpu = tap_cpu_seconds(tapped.process.pid) - cpu_before
+    cpu_after = tap_cpu_seconds(tapped.process.pid)
+    proxy_cpu, observer_cpu = (after - before for after, before in zip(cpu_after, cpu_before, strict=True))
     peers["direct"].close()
     peers["no_checks"].close()
     stderr = tapped.close()
@@ -175,7 +171,8 @@ def latency(rounds: int, trips: int, transcript: Path) -> dict[str, float]:
         "added_p99_us": (p99["tap"] - p99["direct"]) * 1e6,
         "no_checks_median_us": medians["no_checks"] * 1e6,
         "no_checks_p99_us": p99["no_checks"] * 1e6,
-        "tap_cpu_us_per_message": cpu / messages * 1e6,
+        "proxy_cpu_us_per_message": proxy_cpu / messages * 1e6,
+        "observer_cpu_us_per_message": observer_cpu / messages * 1e6,
         "validation_fell_behind": b"validation fell behind" in stderr,
         "findings": stderr.count(b": error: ") + stderr.count(b": warning: "),
     }
@@ -245,7 +242,8 @@ def main() -> None:
     print(f"  tap adds      median {lat['added_median_us']:8.1f} us   p99 {lat['added_p99_us']:8.1f} us")
     print(f"  tap --no-checks median {lat['no_checks_median_us']:6.1f} us   p99 {lat['no_checks_p99_us']:8.1f} us")
     print(
-        f"  tap's CPU time (proxy + observer): {lat['tap_cpu_us_per_message']:.1f} us per message "
+        f"  tap's CPU time per message: proxy {lat['proxy_cpu_us_per_message']:.1f} us, "
+        f"observer {lat['observer_cpu_us_per_message']:.1f} us "
         f"(validation {'fell behind' if lat['validation_fell_behind'] else 'kept up'}, {lat['findings']} findings)"
     )
     print(f"throughput, {megabytes} MB of session/update notifications, median of {max(3, rounds // 2)} rounds:")
