@@ -1,0 +1,513 @@
+"""The fold of a transcript into what an editor shows: one pass over the
+lines, in Python, so that the page only draws.
+
+Each line of the transcript lands in exactly one :class:`Row` (its ``lines``),
+which is what the page pins a finding of that line to:
+
+==============  ==========================================================
+row kind        made of
+==============  ==========================================================
+``user``        a ``session/prompt`` request (and, in v2, the agent's echo
+                of it), or ``user_message_chunk`` updates joined
+``agent``       consecutive ``agent_message_chunk`` updates joined (v2: of one
+                ``messageId``), or a whole ``agent_message``
+``thought``     the same for ``agent_thought_chunk`` / ``agent_thought``
+``tool``        a tool call and every update of it: title, kind, the status
+                each update set, content (text, a diff as a line diff, a
+                terminal), locations, raw input and output
+``plan``        a plan update: its entries
+``permission``  a ``session/request_permission`` request and its answer
+``usage``       a ``usage_update``
+``turn``        the end of a turn: the prompt's response (v2: an idle
+                ``state_update``), with its stop reason
+``rpc``         any other message, with its response (or error) when it is a
+                request
+``event``       any other session update (commands, mode, session info ...)
+``bad``         a line that is not a message (not JSON, too long ...)
+==============  ==========================================================
+
+The fold reads the JSON as it is, v1 and v2 alike; it needs no package
+and never raises on what a line holds.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from .diff import line_diff
+
+MAX_TEXT = 1 << 20
+"""The longest text a row keeps of one value (1 MiB), the rest said to be cut."""
+MAX_RAW = 64 << 10
+"""The longest raw line the page keeps (64 KiB), the rest said to be cut."""
+MAX_SUMMARY = 240
+"""The length of an ``rpc`` row's one-line summary of params or result."""
+
+CHUNKS = {
+    "user_message_chunk": "user",
+    "agent_message_chunk": "agent",
+    "agent_thought_chunk": "thought",
+}
+WHOLE_MESSAGES = {"user_message": "user", "agent_message": "agent", "agent_thought": "thought"}
+DIRECTIONS = {
+    "client_to_agent": "c",
+    "client->agent": "c",
+    "agent_to_client": "a",
+    "agent->client": "a",
+}
+
+
+@dataclass
+class Row:
+    kind: str
+    line: int
+    """The line the row starts at (1-based)."""
+    session: int = -1
+    """Index into :attr:`Fold.sessions`, -1 for none."""
+    direction: str = ""
+    """``c`` (client to agent), ``a`` (agent to client) or ``""`` (not said)."""
+    lines: list[int] = field(default_factory=list)
+    data: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"k": self.kind, "n": self.line, "s": self.session, "d": self.direction, "l": self.lines, **self.data}
+
+
+@dataclass
+class Session:
+    id: str
+    line: int
+    cwd: str = ""
+    title: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.id, "line": self.line, "cwd": self.cwd, "title": self.title}
+
+
+class Fold:
+    """Feed it the parsed lines in order (:meth:`add`, :meth:`bad`); read
+    :attr:`rows` and :attr:`sessions`."""
+
+    def __init__(self) -> None:
+        self.rows: list[Row] = []
+        self.sessions: list[Session] = []
+        self.session_index: dict[str, int] = {}
+        self.pending: dict[tuple[str, str], int] = {}
+        """(direction of the request, its id as JSON) -> its row"""
+        self.methods: dict[int, str] = {}
+        """row of a request -> its method"""
+        self.open: dict[int, tuple[str, str, int]] = {}
+        """session -> (row kind, message id, row) of the message chunks may join"""
+        self.echo: dict[int, int] = {}
+        """session -> the user row of a prompt the agent has not echoed yet (v2)"""
+        self.tools: dict[tuple[int, str], int] = {}
+        """(session, tool call id) -> its row"""
+        self.last: dict[int, int] = {}
+        """session -> its newest row"""
+
+    # -- lines -------------------------------------------------------------
+
+    def bad(self, n: int, why: str) -> None:
+        self._row("bad", n, -1, "", why=why)
+
+    def add(self, n: int, value: Any) -> None:
+        """Line ``n``, parsed."""
+        direction = ""
+        message = value
+        if isinstance(value, dict) and "message" in value and "jsonrpc" not in value:
+            direction = DIRECTIONS.get(str(value.get("direction")), "")
+            message = value["message"]
+        if not isinstance(message, dict):
+            self.bad(n, "not a JSON-RPC message (an object)")
+            return
+        method = message.get("method")
+        if isinstance(method, str):
+            if "id" in message:
+                self._request(n, direction, message, method)
+            else:
+                self._notification(n, direction, message, method)
+        elif "id" in message and ("result" in message or "error" in message):
+            self._response(n, direction, message)
+        else:
+            self.bad(n, "neither a request, a notification nor a response")
+
+    # -- what each message becomes ------------------------------------------
+
+    def _request(self, n: int, direction: str, message: dict[str, Any], method: str) -> None:
+        params = _object(message.get("params"))
+        session = self._session_of(params, n, opens=method in ("session/load", "session/resume"))
+        if method == "session/prompt":
+            row = self._row("user", n, session, direction, content=_blocks(params.get("prompt")))
+            if session >= 0:
+                self.echo[session] = row
+        elif method == "session/request_permission":
+            tool = _object(params.get("toolCall"))
+            tool_id = _text(tool.get("toolCallId"))
+            title = _text(tool.get("title"))
+            known = self.tools.get((session, tool_id))
+            if not title and known is not None:
+                title = self.rows[known].data.get("title", "")
+            options = [
+                [_text(o.get("optionId")), _text(o.get("name")), _text(o.get("kind"))]
+                for o in _objects(params.get("options"))
+            ]
+            row = self._row("permission", n, session, direction, title=title, tool=tool_id, options=options)
+        else:
+            cwd = _text(params.get("cwd")) if method == "session/new" and session < 0 else ""
+            row = self._row("rpc", n, session, direction, method=method, params=_summary(params), cwd=cwd)
+        self.methods[row] = method
+        self.pending[(direction, _key(message.get("id")))] = row
+
+    def _response(self, n: int, direction: str, message: dict[str, Any]) -> None:
+        key = _key(message.get("id"))
+        opposite = {"c": "a", "a": "c"}.get(direction, "")
+        index = self.pending.pop((opposite, key), None)
+        if index is None and direction:
+            index = self.pending.pop(("", key), None)
+        error = message.get("error")
+        result = message.get("result")
+        if index is None:
+            self._row("rpc", n, -1, direction, method="", response=True, **_outcome(result, error))
+            return
+        row = self.rows[index]
+        method = self.methods.pop(index, "")
+        row.lines.append(n)
+        if row.session < 0 and isinstance(result, dict) and isinstance(result.get("sessionId"), str):
+            row.session = self._open(result["sessionId"], n, _text(row.data.get("cwd")))
+            self.last[row.session] = index
+        if row.kind == "permission":
+            outcome = _object(_object(result).get("outcome"))
+            if error is not None:
+                row.data["answer"] = "error: " + _error_text(error)
+            elif outcome.get("outcome") == "selected":
+                row.data["answer"] = _text(outcome.get("optionId"))
+            else:
+                row.data["answer"] = _text(outcome.get("outcome")) or "?"
+            row.data["answerLine"] = n
+        elif method == "session/prompt":
+            row.lines.pop()
+            stop = _object(result).get("stopReason")
+            if error is None and stop is None:  # v2: the turn ends with an idle state_update
+                row.lines.append(n)
+                return
+            usage = _object(result).get("usage")
+            self._row(
+                "turn",
+                n,
+                row.session,
+                direction,
+                stop=_text(stop) if error is None else "",
+                error=_error_text(error) if error is not None else "",
+                usage=_pairs(usage) if isinstance(usage, dict) else [],
+            )
+        else:
+            row.data.update(_outcome(result, error))
+
+    def _notification(self, n: int, direction: str, message: dict[str, Any], method: str) -> None:
+        params = _object(message.get("params"))
+        session = self._session_of(params, n)
+        if method != "session/update" or not isinstance(params.get("update"), dict):
+            self._row("rpc", n, session, direction, method=method, params=_summary(params), notification=True)
+            return
+        self._update(n, direction, session, params["update"])
+
+    def _update(self, n: int, direction: str, session: int, update: dict[str, Any]) -> None:
+        tag = _text(update.get("sessionUpdate"))
+        if tag in CHUNKS:
+            self._chunk(n, direction, session, CHUNKS[tag], _text(update.get("messageId")), update.get("content"))
+        elif tag in WHOLE_MESSAGES:
+            kind = WHOLE_MESSAGES[tag]
+            content = _blocks(update.get("content"))
+            echoed = self.echo.pop(session, None)
+            if kind == "user" and echoed is not None and self.last.get(session) == echoed:
+                self.rows[echoed].data["content"] = content
+                self.rows[echoed].lines.append(n)
+                return
+            self._row(kind, n, session, direction, content=content)
+        elif tag in ("tool_call", "tool_call_update"):
+            self._tool(n, direction, session, update, tag == "tool_call")
+        elif tag == "tool_call_content_chunk":
+            row = self._tool_row(n, direction, session, _text(update.get("toolCallId")))
+            row.data["content"].extend(_tool_content([update.get("content")]))
+        elif tag in ("plan", "plan_update"):
+            entries = update.get("entries")
+            if entries is None and isinstance(update.get("plan"), dict):
+                entries = update["plan"].get("entries", update["plan"].get("items"))
+            plan = [
+                [_text(e.get("content")), _text(e.get("priority")), _text(e.get("status"))] for e in _objects(entries)
+            ]
+            self._row("plan", n, session, direction, entries=plan)
+        elif tag == "plan_removed":
+            self._row("plan", n, session, direction, entries=[], removed=True)
+        elif tag == "usage_update":
+            self._row(
+                "usage", n, session, direction, used=_scalar(update.get("used")), size=_scalar(update.get("size"))
+            )
+            cost = update.get("cost")
+            if isinstance(cost, dict):
+                self.rows[-1].data["cost"] = f"{_scalar(cost.get('amount'))} {_text(cost.get('currency'))}".strip()
+        elif tag == "state_update" and _text(update.get("state")) == "idle":
+            self._row("turn", n, session, direction, stop=_text(update.get("stopReason")), error="", usage=[])
+        elif tag == "session_info_update" and session >= 0 and isinstance(update.get("title"), str):
+            self.sessions[session].title = _text(update["title"])
+            self._row("event", n, session, direction, label=tag, text=_text(update["title"]))
+        else:
+            self._row("event", n, session, direction, label=tag, text=_event_text(tag, update))
+
+    def _chunk(self, n: int, direction: str, session: int, kind: str, message_id: str, content: Any) -> None:
+        blocks = _blocks([content])
+        opened = self.open.get(session)
+        if opened is not None and opened[0] == kind and opened[1] == message_id and self.last.get(session) == opened[2]:
+            row = self.rows[opened[2]]
+            row.lines.append(n)
+            joined: list[list[str]] = row.data["content"]
+            for block in blocks:
+                if joined and joined[-1][0] == "text" == block[0] and len(joined[-1][1]) < MAX_TEXT:
+                    joined[-1][1] = _cut(joined[-1][1] + block[1])
+                else:
+                    joined.append(block)
+            return
+        index = self._row(kind, n, session, direction, content=blocks)
+        self.open[session] = (kind, message_id, index)
+
+    def _tool(self, n: int, direction: str, session: int, update: dict[str, Any], starts: bool) -> None:
+        tool_id = _text(update.get("toolCallId"))
+        row = self._tool_row(n, direction, session, tool_id, starts)
+        data = row.data
+        for name in ("title", "kind"):
+            if isinstance(update.get(name), str):
+                data[name] = _text(update[name])
+        status = update.get("status")
+        if isinstance(status, str):
+            data["status"] = _text(status)
+            data["statuses"].append([n, _text(status)])
+        elif starts and not data["statuses"]:
+            data["status"] = "pending"
+            data["statuses"].append([n, "pending"])
+        if isinstance(update.get("content"), list):
+            data["content"] = _tool_content(update["content"])
+        if isinstance(update.get("locations"), list):
+            data["locations"] = [
+                _text(loc.get("path")) + (f":{_scalar(loc['line'])}" if loc.get("line") is not None else "")
+                for loc in _objects(update["locations"])
+            ]
+        for wire, name in (("rawInput", "input"), ("rawOutput", "output")):
+            if wire in update:
+                data[name] = _dump(update[wire])
+
+    def _tool_row(self, n: int, direction: str, session: int, tool_id: str, starts: bool = False) -> Row:
+        index = self.tools.get((session, tool_id))
+        if index is None:
+            index = self._row(
+                "tool",
+                n,
+                session,
+                direction,
+                id=tool_id,
+                title="",
+                toolKind="",
+                status="",
+                statuses=[],
+                content=[],
+                locations=[],
+                started=starts,
+            )
+            self.tools[(session, tool_id)] = index
+        else:
+            self.rows[index].lines.append(n)
+            if session >= 0:
+                self.open.pop(session, None)
+        row = self.rows[index]
+        if starts:
+            row.data["started"] = True
+        return row
+
+    # -- sessions and rows ----------------------------------------------------
+
+    def _session_of(self, params: dict[str, Any], n: int, opens: bool = False) -> int:
+        session = params.get("sessionId")
+        if not isinstance(session, str):
+            return -1
+        if session in self.session_index:
+            return self.session_index[session]
+        return self._open(session, n, _text(params.get("cwd")) if opens else "")
+
+    def _open(self, session: str, n: int, cwd: str) -> int:
+        if session in self.session_index:
+            return self.session_index[session]
+        self.session_index[session] = len(self.sessions)
+        self.sessions.append(Session(_text(session), n, cwd))
+        return len(self.sessions) - 1
+
+    def _row(self, kind: str, n: int, session: int, direction: str, **data: Any) -> int:
+        if kind == "tool":
+            data["kind"] = data.pop("toolKind")
+        self.rows.append(Row(kind, n, session, direction, [n], data))
+        index = len(self.rows) - 1
+        if session >= 0:
+            self.last[session] = index
+            if kind not in CHUNKS.values():
+                self.open.pop(session, None)
+        return index
+
+
+# -- values ------------------------------------------------------------------
+
+
+def _object(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _objects(value: Any) -> Iterator[dict[str, Any]]:
+    if isinstance(value, list):
+        for item in value:
+            if isinstance(item, dict):
+                yield item
+
+
+def _key(value: Any) -> str:
+    return _dump(value)
+
+
+def _cut(text: str, limit: int = MAX_TEXT) -> str:
+    if len(text) <= limit:
+        return text
+    return text[:limit] + f"\u2026 [{len(text) - limit} more characters not shown]"
+
+
+def _text(value: Any) -> str:
+    """A value shown as text: a string as it is (cut at :data:`MAX_TEXT`),
+    anything else as JSON; None as ``""``."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return _cut(value)
+    return _cut(_dump(value))
+
+
+def _scalar(value: Any) -> Any:
+    """A number or string kept as it is for the page (a float that is not
+    finite, which JSON cannot hold, as text)."""
+    if isinstance(value, bool) or value is None or isinstance(value, str):
+        return value if not isinstance(value, str) else _cut(value, MAX_SUMMARY)
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else str(value)
+    return _cut(_dump(value), MAX_SUMMARY)
+
+
+def _dump(value: Any) -> str:
+    try:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    except (ValueError, TypeError, RecursionError):
+        return repr(value)
+
+
+def _summary(value: Any, session: bool = False) -> str:
+    """One line of JSON, cut at :data:`MAX_SUMMARY`; without the session id
+    (which the row shows) unless ``session``."""
+    if isinstance(value, dict) and not session:
+        value = {k: v for k, v in value.items() if k != "sessionId"}
+    if value in ({}, None):
+        return ""
+    return _cut(_dump(value), MAX_SUMMARY)
+
+
+def _pairs(value: dict[str, Any]) -> list[list[Any]]:
+    return [[_text(k), _scalar(v)] for k, v in value.items() if k != "_meta"]
+
+
+def _error_text(error: Any) -> str:
+    if isinstance(error, dict):
+        code = error.get("code")
+        text = f"{_scalar(code)} {_text(error.get('message'))}".strip()
+        if "data" in error:
+            text += " " + _cut(_dump(error["data"]), MAX_SUMMARY)
+        return text
+    return _text(error)
+
+
+def _outcome(result: Any, error: Any) -> dict[str, Any]:
+    if error is not None:
+        return {"error": _error_text(error)}
+    return {"result": _summary(result, session=True)}
+
+
+def _block(block: Any) -> list[str]:
+    """A content block as [type, text]: the text of a text block; for the
+    others, what stands for them (no image or audio is embedded)."""
+    if not isinstance(block, dict):
+        return ["text", _text(block)]
+    kind = _text(block.get("type"))
+    if kind == "text":
+        return ["text", _text(block.get("text"))]
+    if kind in ("image", "audio"):
+        data = block.get("data")
+        size = f", {len(data) * 3 // 4} bytes" if isinstance(data, str) else ""
+        return [kind, f"{kind} ({_text(block.get('mimeType'))}{size})"]
+    if kind == "resource_link":
+        return [kind, f"{_text(block.get('name'))} {_text(block.get('uri'))}".strip()]
+    if kind == "resource":
+        resource = _object(block.get("resource"))
+        body = resource.get("text")
+        head = _text(resource.get("uri"))
+        return [kind, head + ("\n" + _text(body) if isinstance(body, str) else " (binary)")]
+    return [kind or "?", _cut(_dump(block), MAX_SUMMARY)]
+
+
+def _blocks(value: Any) -> list[list[str]]:
+    if isinstance(value, dict):
+        value = [value]
+    if not isinstance(value, list):
+        return [] if value is None else [_block(value)]
+    return [_block(block) for block in value]
+
+
+def _tool_content(items: Iterable[Any]) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for item in items:
+        if not isinstance(item, dict):
+            continue
+        kind = item.get("type")
+        if kind == "diff" and isinstance(item.get("newText"), str):
+            old = item.get("oldText")
+            out.append(
+                {
+                    "t": "diff",
+                    "path": _text(item.get("path")),
+                    "new": not isinstance(old, str),
+                    "lines": line_diff(old if isinstance(old, str) else None, item["newText"]),
+                }
+            )
+        elif kind == "diff":  # v2: the changes, and the patch text when there is one
+            changes = [
+                f"{_text(c.get('operation') or c.get('kind') or c.get('type'))} {_text(c.get('path'))}".strip()
+                for c in _objects(item.get("changes"))
+            ]
+            patch = _object(item.get("patch")).get("text")
+            out.append({"t": "patch", "changes": changes, "text": _text(patch) if isinstance(patch, str) else ""})
+        elif kind == "terminal":
+            out.append({"t": "terminal", "id": _text(item.get("terminalId"))})
+        elif kind == "content":
+            out.append({"t": "content", "content": _blocks(item.get("content"))})
+        else:
+            out.append({"t": "content", "content": [_block(item)]})
+    return out
+
+
+def _event_text(tag: str, update: dict[str, Any]) -> str:
+    if tag == "available_commands_update":
+        return " ".join("/" + _text(c.get("name")) for c in _objects(update.get("availableCommands")))
+    if tag == "current_mode_update":
+        return _text(update.get("currentModeId") or update.get("modeId"))
+    if tag == "state_update":
+        return _text(update.get("state"))
+    if tag == "terminal_output_chunk":
+        return _text(update.get("data"))
+    rest = {k: v for k, v in update.items() if k not in ("sessionUpdate", "_meta")}
+    return _cut(_dump(rest), MAX_SUMMARY) if rest else ""
