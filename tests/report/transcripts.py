@@ -50,8 +50,9 @@ def handshake(w: Writer, sessions: list[str]) -> None:
 def demo(path: Path) -> Path:
     """Two sessions; in the first, a prompt answered with thoughts, a plan, a
     tool call that edits a file (permission asked and granted, a diff), usage
-    and streamed text; a plan entry of an unknown priority (a finding at
-    /params/update/entries/2/priority); in the second, a prompt whose text
+    and streamed text; a plan entry of an unknown priority (a warning at
+    /params/update/entries/2/priority) and an update of a tool call never
+    started (an error); in the second, a prompt whose text
     is markup that must not run."""
     w = Writer()
     handshake(w, [SESSION_A, SESSION_B])
@@ -104,6 +105,7 @@ def demo(path: Path) -> Path:
     w.update(SESSION_A, sessionUpdate="usage_update", used=5230, size=200000)
     for text in ("Done: ", "greet now ", "has type hints."):
         w.update(SESSION_A, sessionUpdate="agent_message_chunk", content={"type": "text", "text": text})
+    w.update(SESSION_A, sessionUpdate="tool_call_update", toolCallId="call_9", status="completed")
     w.agent(id=3, result={"stopReason": "end_turn"})
     w.client(id=4, method="session/prompt", params={"sessionId": SESSION_B, "prompt": [{"type": "text", "text": XSS}]})
     w.update(SESSION_B, sessionUpdate="agent_message_chunk", content={"type": "text", "text": "Echo: " + XSS})

@@ -85,7 +85,8 @@ def report_data(
     max_line_bytes: int = MAX_LINE_BYTES,
     title: str | None = None,
 ) -> dict[str, Any]:
-    """What the page shows, as JSON-ready values. ``findings``: those of
+    """What the page shows, as JSON-ready values (``lines``: the lines as
+    recorded and their directions, the rest: the fold). ``findings``: those of
     :func:`acpgen.validate.validate_file` already at hand; else they are
     computed here with ``package`` (None: no findings)."""
     fold, raw, directions = fold_file(path, max_line_bytes)
@@ -98,8 +99,7 @@ def report_data(
         "package": getattr(package, "__name__", "") if package is not None else "",
         "generator": f"acpgen {__version__}",
         "lineCount": len(raw),
-        "raw": raw,
-        "dirs": directions,
+        "lines": {"raw": raw, "dirs": directions},
         "rows": [row.to_json() for row in fold.rows],
         "sessions": [session.to_json() for session in fold.sessions],
         "findings": found,
@@ -109,7 +109,12 @@ def report_data(
 
 def render_report(data: dict[str, Any]) -> str:
     """The page, whole, as a string."""
-    return "".join(page_parts(str(data["title"]), data))
+    return "".join(_parts(data))
+
+
+def _parts(data: dict[str, Any]) -> Iterable[str]:
+    lines = data["lines"]
+    return page_parts(str(data["title"]), {k: v for k, v in data.items() if k != "lines"}, lines)
 
 
 def write_report(
@@ -125,7 +130,7 @@ def write_report(
     """Fold and check ``path`` and write its page to ``output`` atomically;
     returns the data the page holds."""
     data = report_data(path, package, findings, strict=strict, max_line_bytes=max_line_bytes, title=title)
-    write_atomically(Path(output), page_parts(str(data["title"]), data))
+    write_atomically(Path(output), _parts(data))
     return data
 
 

@@ -1,7 +1,10 @@
 "use strict";
 // acpgen report: draws the folded transcript held in #acp-data. Every value
 // of the transcript goes into the page as text (textContent), never as
-// markup; only the rows in view are in the DOM (VirtualList).
+// markup; only the rows in view are in the DOM (VirtualList). The lines as
+// recorded (#acp-lines, the bulk of the page) come after this script, so the
+// conversation is drawn before the browser has read them; they are parsed
+// when the Lines view first needs them.
 (function () {
   const data = JSON.parse(document.getElementById("acp-data").textContent);
   const rows = data.rows;
@@ -149,6 +152,16 @@
       if (shift !== null) {
         this.layout();
         this.update();
+      }
+    }
+    end() {
+      // To the last row, measuring on the way (the rows drawn near the end
+      // may be taller than estimated, which moves the end further).
+      for (let pass = 0; pass < 10; pass++) {
+        const total = this.tops[this.blocks];
+        this.scroller.scrollTop = total;
+        this.update();
+        if (this.tops[this.blocks] === total) break;
       }
     }
     scrollTo(i) {
@@ -372,9 +385,9 @@
     node.dataset.line = String(line);
     const head = el("div", "line-head");
     head.appendChild(el("span", "ln", String(line)));
-    const d = data.dirs.charAt(line - 1);
+    const d = recorded.dirs.charAt(line - 1);
     head.appendChild(el("span", "dir", d === "c" ? "\u2192" : d === "a" ? "\u2190" : ""));
-    const raw = data.raw[line - 1];
+    const raw = recorded.raw[line - 1];
     head.appendChild(el("span", "raw", raw));
     node.appendChild(head);
     if (expanded.has(line)) {
@@ -424,8 +437,24 @@
     return out;
   }
 
+  let recorded = null; // {raw: [line text], dirs: "ca-..."}, once read
+  function lines() {
+    if (recorded === null) {
+      // Until the document is read, the element may hold part of its text.
+      if (document.readyState === "loading") return false;
+      recorded = JSON.parse(document.getElementById("acp-lines").textContent);
+    }
+    return true;
+  }
+
   function show(view, line) {
     if (current) current.list.destroy();
+    if (view === "lines" && !lines()) {
+      scroller.replaceChildren(el("p", "empty", "Reading the lines\u2026"));
+      current = { view: view, list: { destroy() {}, remeasure() {} } };
+      document.addEventListener("DOMContentLoaded", () => current.view === "lines" && show("lines", line));
+      return;
+    }
     for (const tab of document.querySelectorAll("[role=tab]")) {
       tab.setAttribute("aria-selected", String(tab.dataset.view === view));
     }
@@ -490,8 +519,18 @@
     tab.addEventListener("click", () => show(tab.dataset.view));
   }
   window.addEventListener("resize", () => current && current.list.remeasure());
+  // Home and End go to the first and the last row at once (the browser's
+  // animated scroll would aim at an end that moves as rows get measured).
+  scroller.addEventListener("keydown", function (event) {
+    if (!current || !current.list.end || event.altKey || event.ctrlKey || event.metaKey) return;
+    if (event.key === "End") current.list.end();
+    else if (event.key === "Home") scroller.scrollTop = 0;
+    else return;
+    event.preventDefault();
+  });
 
   show("conversation");
+  document.documentElement.dataset.drawn = String(performance.now());
   requestAnimationFrame(function () {
     document.documentElement.dataset.ready = String(performance.now());
   });

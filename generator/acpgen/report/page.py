@@ -3,7 +3,7 @@ transcript as JSON, written atomically.
 
 Nothing in it loads anything: a Content-Security-Policy meta allows only
 the page's own style and script (by their SHA-256), no connection, image,
-font or frame. The data sits in a ``<script type="application/json">``,
+font or frame. The data sits in two ``<script type="application/json">``,
 which the browser never runs, with every ``<``, ``>`` and ``&`` written as a
 JSON escape (so no ``</script>`` or ``<!--`` of a transcript can end it), and
 U+2028, U+2029 and lone surrogates escaped too. The script reads it with
@@ -48,8 +48,11 @@ def _digest(text: str) -> str:
     return "'sha256-" + base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode("ascii") + "'"
 
 
-def page_parts(title: str, data: Any) -> Iterable[str]:
-    """The page, in pieces (the data is the big one)."""
+def page_parts(title: str, data: Any, lines: Any) -> Iterable[str]:
+    """The page, in pieces: ``data`` (what the conversation needs) before
+    the script, ``lines`` (the lines as recorded, the bulk) after it, so
+    that the browser runs the script, which draws the first rows, before it
+    reads them."""
     style = asset("page.css")
     script = asset("page.js")
     policy = (
@@ -66,7 +69,10 @@ def page_parts(title: str, data: Any) -> Iterable[str]:
     yield '<script type="application/json" id="acp-data">'
     yield script_json(data)
     yield "</script>\n"
-    yield f"<script>{script}</script>\n</body>\n</html>\n"
+    yield f"<script>{script}</script>\n"
+    yield '<script type="application/json" id="acp-lines">'
+    yield script_json(lines)
+    yield "</script>\n</body>\n</html>\n"
 
 
 BODY = """<header>
