@@ -84,8 +84,12 @@ class Page:
         self.page.on("pageerror", lambda error: self.errors.append(str(error)))
         self.page.on("console", lambda message: self.errors.append(message.text) if message.type == "error" else None)
         started = time.perf_counter()
-        self.page.goto(path.as_uri())
-        self.page.wait_for_function("document.documentElement.dataset.ready")
+        # Back as soon as the page starts coming in: the first rows are drawn
+        # before the browser has read all of it.
+        self.page.goto(path.as_uri(), wait_until="commit")
+        # (A locator: a predicate of wait_for_function is evaluated in a way
+        # the page's Content-Security-Policy refuses.)
+        self.page.locator("html[data-ready]").wait_for(state="attached")
         self.seconds = time.perf_counter() - started
 
     def rows(self, selector: str = ".row") -> Any:
@@ -227,6 +231,14 @@ def test_a_100000_line_transcript_opens_and_scrolls_to_its_end(
     out = report(folder / "long.jsonl", folder / "long.html")
     page = Page(browser, out)
     try:
+        rows = page.page.locator("main .row").count()
+        assert 0 < rows < 200  # only the rows in view are in the DOM
+        # The lines as they were recorded, asked for at once (maybe before
+        # the browser has read them: the view says so, then shows them).
+        page.page.click("#tab-lines")
+        first = page.page.locator("main .line").first
+        first.wait_for()
+        assert first.locator(".raw").inner_text() == (folder / "long.jsonl").open().readline().rstrip("\n")
         figures = page.page.evaluate(
             """() => ({
               drawn: Number(document.documentElement.dataset.drawn),
@@ -234,16 +246,15 @@ def test_a_100000_line_transcript_opens_and_scrolls_to_its_end(
               loaded: performance.getEntriesByType("navigation")[0].domContentLoadedEventEnd,
               fcp: (performance.getEntriesByName("first-contentful-paint")[0] || {}).startTime,
               longest: Math.max(0, ...window.__longTasks),
-              rows: document.querySelectorAll("main .row").length,
             })"""
         )
         print(
             f"\nreport of {written} lines, {out.stat().st_size / 2**20:.1f} MiB: first rows in the DOM at "
             f"{figures['drawn']:.0f} ms, the next frame at {figures['ready']:.0f} ms, first contentful paint "
             f"{figures['fcp']:.0f} ms, the whole page read (DOMContentLoaded) at {figures['loaded']:.0f} ms, "
-            f"longest task {figures['longest']:.0f} ms; {page.seconds:.2f} s to that frame as Playwright saw it"
+            f"longest task {figures['longest']:.0f} ms; {page.seconds:.2f} s to the first rows as Playwright saw it"
         )
-        assert 0 < figures["rows"] < 200  # only the rows in view are in the DOM
+        page.page.click("#tab-conversation")
         assert page.errors == []
         last = written
         page.page.focus("main")
