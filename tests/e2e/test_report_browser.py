@@ -133,7 +133,10 @@ def test_a_tool_call_shows_its_final_status_its_history_and_its_diff(demo_page: 
     history = tool.locator(".history").inner_text()
     assert "pending (line 11) \u2192 in_progress (line 14) \u2192 completed (line 15)" in history
     assert tool.locator(".dl.del .code").all_inner_texts() == ["def greet(name):", "    print('hi', name)"]
-    assert tool.locator(".dl.add .code").all_inner_texts() == ["def greet(name: str) -> None:", "    print('hello', name)"]
+    assert tool.locator(".dl.add .code").all_inner_texts() == [
+        "def greet(name: str) -> None:",
+        "    print('hello', name)",
+    ]
     assert tool.locator(".dl.hunk").inner_text().strip() == "@@ -1,5 +1,5 @@"
 
 
@@ -163,7 +166,10 @@ def test_findings_are_pinned_to_their_rows_and_lines_with_their_pointer(demo_pag
     assert '"priority": "urgent"' in line.locator(".raw").inner_text()
     demo_page.page.click("#tab-findings")
     assert demo_page.page.locator("#tab-findings").inner_text() == "Findings (2)"
-    assert demo_page.rows(".finding .pointer").all_inner_texts() == ["/params/update/entries/2/priority", "/params/update"]
+    assert demo_page.rows(".finding .pointer").all_inner_texts() == [
+        "/params/update/entries/2/priority",
+        "/params/update",
+    ]
     demo_page.page.click("#tab-conversation")
 
 
