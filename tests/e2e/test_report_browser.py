@@ -222,6 +222,13 @@ def test_the_page_loads_nothing_and_breaks_no_policy(demo_page: Page) -> None:
 
 
 def test_the_screenshot(demo_page: Page) -> None:
+    demo_page.page.select_option("#session", value="-2")
+    demo_page.page.click("#tab-conversation")
+    assert (
+        demo_page.page.locator("#summary")
+        .inner_text()
+        .startswith("24 lines \u00b7 2 sessions \u00b7 1 error, 1 warning")
+    )
     shot = demo_page.page.screenshot(full_page=False)
     assert shot[:8] == b"\x89PNG\r\n\x1a\n"
     if os.environ.get("ACPGEN_RECORD_DOCS"):

@@ -289,7 +289,6 @@
       history.textContent =
         "tool call " +
         row.id +
-        (row.started ? "" : " (never started with tool_call)") +
         (row.statuses.length ? ": " + row.statuses.map((s) => s[1] + " (line " + s[0] + ")").join(" \u2192 ") : "");
       body.appendChild(history);
       if (row.locations.length) body.appendChild(el("div", "locations", row.locations.join("  ")));
@@ -493,11 +492,14 @@
   }
 
   // ---- the header ----
+  function plural(count, word) {
+    return count + " " + word + (count === 1 ? "" : "s");
+  }
   document.getElementById("title").textContent = data.title;
   const summary = [
-    lineCount + " lines",
-    sessions.length + (sessions.length === 1 ? " session" : " sessions"),
-    errors + " errors, " + (findings.length - errors) + " warnings" + (data.package ? " (checked against " + data.package + ")" : " (not checked)"),
+    plural(lineCount, "line"),
+    plural(sessions.length, "session"),
+    plural(errors, "error") + ", " + plural(findings.length - errors, "warning") + (data.package ? " (checked against " + data.package + ")" : " (not checked)"),
     data.generator,
   ];
   document.getElementById("summary").textContent = summary.join(" \u00b7 ");
