@@ -140,6 +140,12 @@ def test_a_tool_call_shows_its_final_status_its_history_and_its_diff(demo_page: 
     assert tool.locator(".dl.hunk").inner_text().strip() == "@@ -1,5 +1,5 @@"
 
 
+def test_a_terminal_shows_its_command_output_and_exit_status(demo_page: Page) -> None:
+    tool = demo_page.rows(".k-tool").filter(has_text="pytest")
+    assert tool.locator(".terminal .diff-path").inner_text() == "terminal term_1: pytest -q (exit code 0)"
+    assert tool.locator(".terminal pre").inner_text() == "...\n3 passed in 0.02s\n"
+
+
 def test_the_plan_permission_usage_and_turn_end_are_shown(demo_page: Page) -> None:
     plan = demo_page.rows(".k-plan")
     assert plan.locator(".entry-text").all_inner_texts() == ["Read src/app.py", "Annotate greet", "Run the tests"]
@@ -227,7 +233,7 @@ def test_the_screenshot(demo_page: Page) -> None:
     assert (
         demo_page.page.locator("#summary")
         .inner_text()
-        .startswith("24 lines \u00b7 2 sessions \u00b7 1 error, 1 warning")
+        .startswith("32 lines \u00b7 2 sessions \u00b7 1 error, 1 warning")
     )
     shot = demo_page.page.screenshot(full_page=False)
     assert shot[:8] == b"\x89PNG\r\n\x1a\n"

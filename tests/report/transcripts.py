@@ -53,7 +53,9 @@ def demo(path: Path) -> Path:
     and streamed text; a plan entry of an unknown priority (a warning at
     /params/update/entries/2/priority) and an update of a tool call never
     started (an error); in the second, a prompt whose text
-    is markup that must not run."""
+    is markup that must not run; then, in the first again, a tool call
+    that runs the tests in a terminal (created and read through the
+    client)."""
     w = Writer()
     handshake(w, [SESSION_A, SESSION_B])
     w.client(
@@ -110,6 +112,21 @@ def demo(path: Path) -> Path:
     w.client(id=4, method="session/prompt", params={"sessionId": SESSION_B, "prompt": [{"type": "text", "text": XSS}]})
     w.update(SESSION_B, sessionUpdate="agent_message_chunk", content={"type": "text", "text": "Echo: " + XSS})
     w.agent(id=4, result={"stopReason": "end_turn"})
+    w.client(
+        id=5,
+        method="session/prompt",
+        params={"sessionId": SESSION_A, "prompt": [{"type": "text", "text": "Run the tests"}]},
+    )
+    terminal = [{"type": "terminal", "terminalId": "term_1"}]
+    w.update(
+        SESSION_A, sessionUpdate="tool_call", toolCallId="call_2", title="pytest", kind="execute", content=terminal
+    )
+    w.agent(id=1, method="terminal/create", params={"sessionId": SESSION_A, "command": "pytest", "args": ["-q"]})
+    w.client(id=1, result={"terminalId": "term_1"})
+    w.agent(id=2, method="terminal/output", params={"sessionId": SESSION_A, "terminalId": "term_1"})
+    w.client(id=2, result={"output": "...\n3 passed in 0.02s\n", "truncated": False, "exitStatus": {"exitCode": 0}})
+    w.update(SESSION_A, sessionUpdate="tool_call_update", toolCallId="call_2", status="completed")
+    w.agent(id=5, result={"stopReason": "end_turn"})
     return w.write(path)
 
 

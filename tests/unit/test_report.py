@@ -94,12 +94,18 @@ def test_the_demo_folds_into_what_an_editor_shows(tmp_path):
     assert permission["answer"] == "allow" and permission["answerLine"] == 13 and permission["l"] == [12, 13]
     (plan,) = rows(result, "plan")
     assert [entry[0] for entry in plan["entries"]] == ["Read src/app.py", "Annotate greet", "Run the tests"]
-    assert [row["stop"] for row in rows(result, "turn")] == ["end_turn", "end_turn"]
+    assert [row["stop"] for row in rows(result, "turn")] == ["end_turn", "end_turn", "end_turn"]
     (usage,) = rows(result, "usage")
     assert (usage["used"], usage["size"]) == (5230, 200000)
     unstarted = rows(result, "tool")[1]
     assert unstarted["id"] == "call_9" and unstarted["started"] is False
-    assert len(raw) == len(directions) == 24 and directions.startswith("cacaca")
+    assert len(raw) == len(directions) == 32 and directions.startswith("cacaca")
+    assert sorted(n for row in result.rows for n in row.lines) == list(range(1, 33))
+    assert result.terminals == {
+        "term_1": {"command": "pytest -q", "output": "...\n3 passed in 0.02s\n", "exit": "exit code 0"}
+    }
+    terminal = rows(result, "tool")[2]
+    assert terminal["content"] == [{"t": "terminal", "id": "term_1"}] and terminal["status"] == "completed"
 
 
 @pytest.mark.parametrize("name", ["python-sdk-v1.jsonl", "typescript-sdk-v1.jsonl", "typescript-sdk-v2.jsonl"])

@@ -102,6 +102,7 @@ def report_data(
         "lines": {"raw": raw, "dirs": directions},
         "rows": [row.to_json() for row in fold.rows],
         "sessions": [session.to_json() for session in fold.sessions],
+        "terminals": fold.terminals,
         "findings": found,
         "kinds": KINDS,
     }

@@ -14,7 +14,8 @@ row kind        made of
 ``thought``     the same for ``agent_thought_chunk`` / ``agent_thought``
 ``tool``        a tool call and every update of it: title, kind, the status
                 each update set, content (text, a diff as a line diff, a
-                terminal), locations, raw input and output
+                terminal, with its command, output and exit status as far as
+                the transcript tells), locations, raw input and output
 ``plan``        a plan update: its entries
 ``permission``  a ``session/request_permission`` request and its answer
 ``usage``       a ``usage_update``
@@ -108,6 +109,11 @@ class Fold:
         """(session, tool call id) -> its row"""
         self.last: dict[int, int] = {}
         """session -> its newest row"""
+        self.terminals: dict[str, dict[str, str]] = {}
+        """terminal id -> its command, output and exit status, as far as
+        the transcript tells (a tool call's terminal content shows them)"""
+        self.asked: dict[int, dict[str, Any]] = {}
+        """row of a terminal/* request -> its params"""
 
     # -- lines -------------------------------------------------------------
 
@@ -160,6 +166,8 @@ class Fold:
             cwd = _text(params.get("cwd")) if method == "session/new" and session < 0 else ""
             row = self._row("rpc", n, session, direction, method=method, params=_summary(params), cwd=cwd)
         self.methods[row] = method
+        if method.startswith("terminal/"):
+            self.asked[row] = params
         self.pending[(direction, _key(message.get("id")))] = row
 
     def _response(self, n: int, direction: str, message: dict[str, Any]) -> None:
@@ -206,6 +214,34 @@ class Fold:
             )
         else:
             row.data.update(_outcome(result, error))
+            asked = self.asked.pop(index, None)
+            if asked is not None and error is None:
+                self._terminal(method, asked, _object(result))
+
+    def _terminal(self, method: str, params: dict[str, Any], result: dict[str, Any]) -> None:
+        """What a v1 terminal/* response tells of its terminal."""
+        if method == "terminal/create":
+            terminal = self._terminal_of(result.get("terminalId"))
+            if terminal is not None:
+                args = params.get("args")
+                words = [params.get("command"), *(args if isinstance(args, list) else [])]
+                terminal["command"] = _cut(" ".join(_text(word) for word in words), MAX_SUMMARY)
+            return
+        terminal = self._terminal_of(params.get("terminalId"))
+        if terminal is None:
+            return
+        if method == "terminal/output":
+            if isinstance(result.get("output"), str):
+                terminal["output"] = _text(result["output"])
+            if isinstance(result.get("exitStatus"), dict):
+                terminal["exit"] = _exit(result["exitStatus"])
+        elif method == "terminal/wait_for_exit":
+            terminal["exit"] = _exit(result)
+
+    def _terminal_of(self, terminal_id: Any) -> dict[str, str] | None:
+        if not isinstance(terminal_id, str):
+            return None
+        return self.terminals.setdefault(_cut(terminal_id, MAX_SUMMARY), {"command": "", "output": "", "exit": ""})
 
     def _notification(self, n: int, direction: str, message: dict[str, Any], method: str) -> None:
         params = _object(message.get("params"))
@@ -250,6 +286,18 @@ class Fold:
             cost = update.get("cost")
             if isinstance(cost, dict):
                 self.rows[-1].data["cost"] = f"{_scalar(cost.get('amount'))} {_text(cost.get('currency'))}".strip()
+        elif tag in ("terminal_update", "terminal_output_chunk"):
+            terminal = self._terminal_of(update.get("terminalId"))
+            if terminal is not None:
+                if isinstance(update.get("command"), str):
+                    terminal["command"] = _cut(update["command"], MAX_SUMMARY)
+                if isinstance(update.get("output"), str):
+                    terminal["output"] = _text(update["output"])
+                if isinstance(update.get("data"), str):
+                    terminal["output"] = _cut(terminal["output"] + update["data"])
+                if isinstance(update.get("exitStatus"), dict):
+                    terminal["exit"] = _exit(update["exitStatus"])
+            self._row("event", n, session, direction, label=tag, text=_event_text(tag, update))
         elif tag == "state_update" and _text(update.get("state")) == "idle":
             self._row("turn", n, session, direction, stop=_text(update.get("stopReason")), error="", usage=[])
         elif tag == "session_info_update" and session >= 0 and isinstance(update.get("title"), str):
@@ -458,6 +506,14 @@ def _block(block: Any) -> list[str]:
         head = _text(resource.get("uri"))
         return [kind, head + ("\n" + _text(body) if isinstance(body, str) else " (binary)")]
     return [kind or "?", _cut(_dump(block), MAX_SUMMARY)]
+
+
+def _exit(status: dict[str, Any]) -> str:
+    if status.get("signal") is not None:
+        return f"killed by {_text(status['signal'])}"
+    if status.get("exitCode") is not None:
+        return f"exit code {_scalar(status['exitCode'])}"
+    return ""
 
 
 def _blocks(value: Any) -> list[list[str]]:

@@ -9,6 +9,8 @@
   const data = JSON.parse(document.getElementById("acp-data").textContent);
   const rows = data.rows;
   const sessions = data.sessions;
+  // Object.create(null): a terminal id such as "__proto__" is just a key.
+  const terminals = Object.assign(Object.create(null), data.terminals);
   const findings = data.findings; // [line, kind, message, pointer, error]
   const lineCount = data.lineCount;
 
@@ -262,7 +264,14 @@
       }
       return box;
     }
-    if (item.t === "terminal") return el("div", "block other", "terminal " + item.id);
+    if (item.t === "terminal") {
+      const known = terminals[item.id];
+      const box = el("div", "terminal");
+      const head = "terminal " + item.id + (known && known.command ? ": " + known.command : "");
+      box.appendChild(el("div", "diff-path", head + (known && known.exit ? " (" + known.exit + ")" : "")));
+      box.appendChild(el("pre", "", known && known.output ? known.output : "no output in the transcript"));
+      return box;
+    }
     return blocks(item.content, "text");
   }
 
