@@ -16,7 +16,10 @@ from acpgen.report import fold_file, render_report, report_data
 from acpgen.report.diff import MAX_MATCHED, line_diff
 from acpgen.report.fold import Fold
 from acpgen.report.page import script_json, write_atomically
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from ..conftest import examples
 from ..report.transcripts import NEW, OLD, SESSION_A, SESSION_B, XSS, Writer, demo
 
 TRANSCRIPTS = Path(__file__).resolve().parent.parent / "fixtures/transcripts"
@@ -240,3 +243,123 @@ def test_a_missing_directory_or_a_directory_target_is_an_error(tmp_path):
         write_atomically(tmp_path / "nowhere" / "out.html", iter(["x"]))
     with pytest.raises(AcpgenError, match="is a directory"):
         write_atomically(tmp_path, iter(["x"]))
+
+
+# -- any JSON at all ---------------------------------------------------------------
+
+_scalars = st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8)
+_json = st.recursive(
+    _scalars,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3),
+    max_leaves=8,
+)
+_KEYS = [
+    "sessionId",
+    "toolCallId",
+    "terminalId",
+    "content",
+    "status",
+    "title",
+    "kind",
+    "entries",
+    "plan",
+    "messageId",
+    "options",
+    "toolCall",
+    "outcome",
+    "optionId",
+    "prompt",
+    "oldText",
+    "newText",
+    "type",
+    "text",
+    "data",
+    "used",
+    "size",
+    "cost",
+    "locations",
+    "rawInput",
+    "stopReason",
+    "state",
+    "command",
+    "args",
+    "output",
+    "exitStatus",
+]
+_TAGS = [
+    "agent_message_chunk",
+    "user_message_chunk",
+    "agent_thought_chunk",
+    "user_message",
+    "agent_message",
+    "tool_call",
+    "tool_call_update",
+    "tool_call_content_chunk",
+    "plan",
+    "plan_update",
+    "plan_removed",
+    "usage_update",
+    "state_update",
+    "session_info_update",
+    "terminal_update",
+    "terminal_output_chunk",
+    "x",
+]
+_METHODS = [
+    "session/update",
+    "session/prompt",
+    "session/new",
+    "session/load",
+    "session/request_permission",
+    "terminal/create",
+    "terminal/output",
+    "terminal/wait_for_exit",
+    "initialize",
+    "_x",
+]
+_values = st.sampled_from(["s1", "s2", "t1", "text", "diff", "terminal", "content", "selected"]) | _json
+_objects = st.recursive(
+    st.dictionaries(st.sampled_from(_KEYS), _values, max_size=5),
+    lambda inner: st.dictionaries(st.sampled_from(_KEYS), inner | st.lists(inner, max_size=2) | _values, max_size=5),
+    max_leaves=10,
+)
+
+
+@st.composite
+def _messages(draw: Any) -> Any:
+    message: dict[str, Any] = {"jsonrpc": "2.0"}
+    shape = draw(st.sampled_from(["request", "notification", "response", "error", "junk"]))
+    if shape == "junk":
+        return draw(_json)
+    if shape in ("request", "response", "error"):
+        message["id"] = draw(st.integers(0, 3) | st.sampled_from(["a", None]))
+    if shape in ("request", "notification"):
+        message["method"] = draw(st.sampled_from(_METHODS))
+        params = draw(_objects)
+        if message["method"] == "session/update":
+            params["update"] = {**draw(_objects), "sessionUpdate": draw(st.sampled_from(_TAGS))}
+        message["params"] = params
+    elif shape == "response":
+        message["result"] = draw(_objects | _json)
+    else:
+        message["error"] = draw(_objects | _json)
+    if draw(st.booleans()):
+        return {"direction": draw(st.sampled_from(["client_to_agent", "agent_to_client", "up"])), "message": message}
+    return message
+
+
+@settings(max_examples=examples(200))
+@given(st.lists(_messages(), max_size=25))
+def test_any_transcript_folds_every_line_into_one_row_and_onto_the_page(tmp_path_factory, records):
+    path = tmp_path_factory.mktemp("any") / "t.jsonl"
+    path.write_text("".join(json.dumps(record) + "\n" for record in records), encoding="utf-8")
+    data = report_data(path, None)
+    lines = sorted(n for row in data["rows"] for n in row["l"])
+    assert lines == list(range(1, len(records) + 1))
+    page = render_report(data)  # no value the page cannot hold
+    found = re.search(r'id="acp-data">([^<]*)</script>', page)
+    assert found is not None
+    assert (
+        json.loads(found.group(1), parse_constant=lambda name: pytest.fail(f"{name} on the page"))["rows"]
+        == data["rows"]
+    )
