@@ -348,8 +348,8 @@ def _messages(draw: Any) -> Any:
     return message
 
 
-@settings(max_examples=examples(200))
-@given(st.lists(_messages(), max_size=25))
+@settings(max_examples=examples(50))
+@given(st.lists(_messages(), max_size=12))
 def test_any_transcript_folds_every_line_into_one_row_and_onto_the_page(tmp_path_factory, records):
     path = tmp_path_factory.mktemp("any") / "t.jsonl"
     path.write_text("".join(json.dumps(record) + "\n" for record in records), encoding="utf-8")
