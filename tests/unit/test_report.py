@@ -363,3 +363,15 @@ def test_any_transcript_folds_every_line_into_one_row_and_onto_the_page(tmp_path
         json.loads(found.group(1), parse_constant=lambda name: pytest.fail(f"{name} on the page"))["rows"]
         == data["rows"]
     )
+
+
+def test_a_long_stream_is_one_block_of_at_most_max_text_and_counts_the_rest(monkeypatch):
+    monkeypatch.setattr("acpgen.report.fold.MAX_TEXT", 1000)
+    result = Fold()
+    chunk = {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "abcdefghij"}}
+    message = {"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": "s", "update": chunk}}
+    for n in range(1, 20001):  # 200,000 characters
+        result.add(n, message)
+    (row,) = [row.to_json() for row in result.rows]
+    assert row["content"] == [["text", "abcdefghij" * 100]]
+    assert row["cut"] == 200_000 - 1000 and len(row["l"]) == 20000

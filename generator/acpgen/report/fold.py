@@ -43,6 +43,8 @@ from .diff import line_diff
 
 MAX_TEXT = 1 << 20
 """The longest text a row keeps of one value (1 MiB), the rest said to be cut."""
+MAX_BLOCKS = 1000
+"""The most content blocks a message joined from chunks keeps."""
 MAX_RAW = 64 << 10
 """The longest raw line the page keeps (64 KiB), the rest said to be cut."""
 MAX_SUMMARY = 240
@@ -73,8 +75,40 @@ class Row:
     """``c`` (client to agent), ``a`` (agent to client) or ``""`` (not said)."""
     lines: list[int] = field(default_factory=list)
     data: dict[str, Any] = field(default_factory=dict)
+    pieces: list[str] = field(default_factory=list)
+    """Chunks of text that join the last block of ``data["content"]``, kept
+    apart until read (joining them one by one would be quadratic)."""
+    size: int = 0
+    """The length of that last block, pieces included."""
+
+    def join(self, blocks: list[list[str]]) -> None:
+        """Join a chunk's blocks to the message: text to its last text
+        block, up to :data:`MAX_TEXT` characters (the rest counted in
+        ``cut``), other blocks after it, up to :data:`MAX_BLOCKS`."""
+        content: list[list[str]] = self.data["content"]
+        for kind, text in blocks:
+            if kind == "text" and content and content[-1][0] == "text":
+                if self.size + len(text) > MAX_TEXT:
+                    keep = max(0, MAX_TEXT - self.size)
+                    self.data["cut"] = self.data.get("cut", 0) + len(text) - keep
+                    text = text[:keep]
+                self.pieces.append(text)
+                self.size += len(text)
+            elif len(content) < MAX_BLOCKS:
+                self.flush()
+                content.append([kind, text])
+                self.size = len(text)
+            else:
+                self.data["cut"] = self.data.get("cut", 0) + len(text)
+
+    def flush(self) -> None:
+        if self.pieces:
+            last = self.data["content"][-1]
+            last[1] = "".join([last[1], *self.pieces])
+            self.pieces = []
 
     def to_json(self) -> dict[str, Any]:
+        self.flush()
         return {"k": self.kind, "n": self.line, "s": self.session, "d": self.direction, "l": self.lines, **self.data}
 
 
@@ -312,14 +346,10 @@ class Fold:
         if opened is not None and opened[0] == kind and opened[1] == message_id and self.last.get(session) == opened[2]:
             row = self.rows[opened[2]]
             row.lines.append(n)
-            joined: list[list[str]] = row.data["content"]
-            for block in blocks:
-                if joined and joined[-1][0] == "text" == block[0] and len(joined[-1][1]) < MAX_TEXT:
-                    joined[-1][1] = _cut(joined[-1][1] + block[1])
-                else:
-                    joined.append(block)
+            row.join(blocks)
             return
-        index = self._row(kind, n, session, direction, content=blocks)
+        index = self._row(kind, n, session, direction, content=[])
+        self.rows[index].join(blocks)
         self.open[session] = (kind, message_id, index)
 
     def _tool(self, n: int, direction: str, session: int, update: dict[str, Any], starts: bool) -> None:

@@ -275,18 +275,21 @@
     return blocks(item.content, "text");
   }
 
+  function message(who, row, body) {
+    body.appendChild(el("div", "who", who));
+    body.appendChild(blocks(row.content));
+    if (row.cut) body.appendChild(el("div", "muted", "\u2026 " + row.cut + " more characters not shown"));
+  }
+
   const RENDER = {
     user(row, body) {
-      body.appendChild(el("div", "who", "User"));
-      body.appendChild(blocks(row.content));
+      message("User", row, body);
     },
     agent(row, body) {
-      body.appendChild(el("div", "who", "Agent"));
-      body.appendChild(blocks(row.content));
+      message("Agent", row, body);
     },
     thought(row, body) {
-      body.appendChild(el("div", "who", "Thought"));
-      body.appendChild(blocks(row.content));
+      message("Thought", row, body);
     },
     tool(row, body) {
       const head = el("div", "tool-head");
