@@ -168,6 +168,7 @@ def test_findings_are_pinned_to_their_rows_and_lines_with_their_pointer(demo_pag
     warning.locator(".ln").click()
     line = demo_page.page.locator("main .line.target")
     assert line.locator(".ln").inner_text() == "10"
+    assert "flag-warning" in (line.get_attribute("class") or "")
     assert line.locator(".pointer").inner_text() == "/params/update/entries/2/priority"
     assert '"priority": "urgent"' in line.locator(".raw").inner_text()
     demo_page.page.click("#tab-findings")

@@ -392,7 +392,9 @@
 
   let expanded = new Set();
   function renderLine(line) {
-    const node = el("div", "line" + (expanded.has(line) ? " open" : ""));
+    const flagged = findingsAt.get(line);
+    const level = flagged ? (flagged.some((i) => findings[i][4]) ? " flag-error" : " flag-warning") : "";
+    const node = el("div", "line" + (expanded.has(line) ? " open" : "") + level);
     node.dataset.line = String(line);
     const head = el("div", "line-head");
     head.appendChild(el("span", "ln", String(line)));
