@@ -33,22 +33,16 @@ and never raises on what a line holds.
 
 from __future__ import annotations
 
-import json
-import math
-from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from .diff import line_diff
+from . import values as v
+from .values import MAX_SUMMARY, MAX_TEXT
 
-MAX_TEXT = 1 << 20
-"""The longest text a row keeps of one value (1 MiB), the rest said to be cut."""
 MAX_BLOCKS = 1000
 """The most content blocks a message joined from chunks keeps."""
 MAX_RAW = 64 << 10
 """The longest raw line the page keeps (64 KiB), the rest said to be cut."""
-MAX_SUMMARY = 240
-"""The length of an ``rpc`` row's one-line summary of params or result."""
 
 CHUNKS = {
     "user_message_chunk": "user",
@@ -178,34 +172,34 @@ class Fold:
     # -- what each message becomes ------------------------------------------
 
     def _request(self, n: int, direction: str, message: dict[str, Any], method: str) -> None:
-        params = _object(message.get("params"))
+        params = v.as_object(message.get("params"))
         session = self._session_of(params, n, opens=method in ("session/load", "session/resume"))
         if method == "session/prompt":
-            row = self._row("user", n, session, direction, content=_blocks(params.get("prompt")))
+            row = self._row("user", n, session, direction, content=v.blocks(params.get("prompt")))
             if session >= 0:
                 self.echo[session] = row
         elif method == "session/request_permission":
-            tool = _object(params.get("toolCall"))
-            tool_id = _text(tool.get("toolCallId"))
-            title = _text(tool.get("title"))
+            tool = v.as_object(params.get("toolCall"))
+            tool_id = v.as_text(tool.get("toolCallId"))
+            title = v.as_text(tool.get("title"))
             known = self.tools.get((session, tool_id))
             if not title and known is not None:
                 title = self.rows[known].data.get("title", "")
             options = [
-                [_text(o.get("optionId")), _text(o.get("name")), _text(o.get("kind"))]
-                for o in _objects(params.get("options"))
+                [v.as_text(o.get("optionId")), v.as_text(o.get("name")), v.as_text(o.get("kind"))]
+                for o in v.objects(params.get("options"))
             ]
             row = self._row("permission", n, session, direction, title=title, tool=tool_id, options=options)
         else:
-            cwd = _text(params.get("cwd")) if method == "session/new" and session < 0 else ""
-            row = self._row("rpc", n, session, direction, method=method, params=_summary(params), cwd=cwd)
+            cwd = v.as_text(params.get("cwd")) if method == "session/new" and session < 0 else ""
+            row = self._row("rpc", n, session, direction, method=method, params=v.summary(params), cwd=cwd)
         self.methods[row] = method
         if method.startswith("terminal/"):
             self.asked[row] = params
-        self.pending[(direction, _key(message.get("id")))] = row
+        self.pending[(direction, v.key(message.get("id")))] = row
 
     def _response(self, n: int, direction: str, message: dict[str, Any]) -> None:
-        key = _key(message.get("id"))
+        key = v.key(message.get("id"))
         opposite = {"c": "a", "a": "c"}.get(direction, "")
         index = self.pending.pop((opposite, key), None)
         if index is None and direction:
@@ -213,44 +207,44 @@ class Fold:
         error = message.get("error")
         result = message.get("result")
         if index is None:
-            self._row("rpc", n, -1, direction, method="", response=True, **_outcome(result, error))
+            self._row("rpc", n, -1, direction, method="", response=True, **v.outcome(result, error))
             return
         row = self.rows[index]
         method = self.methods.pop(index, "")
         row.lines.append(n)
         if row.session < 0 and isinstance(result, dict) and isinstance(result.get("sessionId"), str):
-            row.session = self._open(result["sessionId"], n, _text(row.data.get("cwd")))
+            row.session = self._open(result["sessionId"], n, v.as_text(row.data.get("cwd")))
             self.last[row.session] = index
         if row.kind == "permission":
-            outcome = _object(_object(result).get("outcome"))
+            outcome = v.as_object(v.as_object(result).get("outcome"))
             if error is not None:
-                row.data["answer"] = "error: " + _error_text(error)
+                row.data["answer"] = "error: " + v.error_text(error)
             elif outcome.get("outcome") == "selected":
-                row.data["answer"] = _text(outcome.get("optionId"))
+                row.data["answer"] = v.as_text(outcome.get("optionId"))
             else:
-                row.data["answer"] = _text(outcome.get("outcome")) or "?"
+                row.data["answer"] = v.as_text(outcome.get("outcome")) or "?"
             row.data["answerLine"] = n
         elif method == "session/prompt":
             row.lines.pop()
-            stop = _object(result).get("stopReason")
+            stop = v.as_object(result).get("stopReason")
             if error is None and stop is None:  # v2: the turn ends with an idle state_update
                 row.lines.append(n)
                 return
-            usage = _object(result).get("usage")
+            usage = v.as_object(result).get("usage")
             self._row(
                 "turn",
                 n,
                 row.session,
                 direction,
-                stop=_text(stop) if error is None else "",
-                error=_error_text(error) if error is not None else "",
-                usage=_pairs(usage) if isinstance(usage, dict) else [],
+                stop=v.as_text(stop) if error is None else "",
+                error=v.error_text(error) if error is not None else "",
+                usage=v.pairs(usage) if isinstance(usage, dict) else [],
             )
         else:
-            row.data.update(_outcome(result, error))
+            row.data.update(v.outcome(result, error))
             asked = self.asked.pop(index, None)
             if asked is not None and error is None:
-                self._terminal(method, asked, _object(result))
+                self._terminal(method, asked, v.as_object(result))
 
     def _terminal(self, method: str, params: dict[str, Any], result: dict[str, Any]) -> None:
         """What a v1 terminal/* response tells of its terminal."""
@@ -259,39 +253,39 @@ class Fold:
             if terminal is not None:
                 args = params.get("args")
                 words = [params.get("command"), *(args if isinstance(args, list) else [])]
-                terminal["command"] = _cut(" ".join(_text(word) for word in words), MAX_SUMMARY)
+                terminal["command"] = v.cut(" ".join(v.as_text(word) for word in words), MAX_SUMMARY)
             return
         terminal = self._terminal_of(params.get("terminalId"))
         if terminal is None:
             return
         if method == "terminal/output":
             if isinstance(result.get("output"), str):
-                terminal["output"] = _text(result["output"])
+                terminal["output"] = v.as_text(result["output"])
             if isinstance(result.get("exitStatus"), dict):
-                terminal["exit"] = _exit(result["exitStatus"])
+                terminal["exit"] = v.exit_status(result["exitStatus"])
         elif method == "terminal/wait_for_exit":
-            terminal["exit"] = _exit(result)
+            terminal["exit"] = v.exit_status(result)
 
     def _terminal_of(self, terminal_id: Any) -> dict[str, str] | None:
         if not isinstance(terminal_id, str):
             return None
-        return self.terminals.setdefault(_cut(terminal_id, MAX_SUMMARY), {"command": "", "output": "", "exit": ""})
+        return self.terminals.setdefault(v.cut(terminal_id, MAX_SUMMARY), {"command": "", "output": "", "exit": ""})
 
     def _notification(self, n: int, direction: str, message: dict[str, Any], method: str) -> None:
-        params = _object(message.get("params"))
+        params = v.as_object(message.get("params"))
         session = self._session_of(params, n)
         if method != "session/update" or not isinstance(params.get("update"), dict):
-            self._row("rpc", n, session, direction, method=method, params=_summary(params), notification=True)
+            self._row("rpc", n, session, direction, method=method, params=v.summary(params), notification=True)
             return
         self._update(n, direction, session, params["update"])
 
     def _update(self, n: int, direction: str, session: int, update: dict[str, Any]) -> None:
-        tag = _text(update.get("sessionUpdate"))
+        tag = v.as_text(update.get("sessionUpdate"))
         if tag in CHUNKS:
-            self._chunk(n, direction, session, CHUNKS[tag], _text(update.get("messageId")), update.get("content"))
+            self._chunk(n, direction, session, CHUNKS[tag], v.as_text(update.get("messageId")), update.get("content"))
         elif tag in WHOLE_MESSAGES:
             kind = WHOLE_MESSAGES[tag]
-            content = _blocks(update.get("content"))
+            content = v.blocks(update.get("content"))
             echoed = self.echo.pop(session, None)
             if kind == "user" and echoed is not None and self.last.get(session) == echoed:
                 self.rows[echoed].data["content"] = content
@@ -301,47 +295,48 @@ class Fold:
         elif tag in ("tool_call", "tool_call_update"):
             self._tool(n, direction, session, update, tag == "tool_call")
         elif tag == "tool_call_content_chunk":
-            row = self._tool_row(n, direction, session, _text(update.get("toolCallId")))
-            row.data["content"].extend(_tool_content([update.get("content")]))
+            row = self._tool_row(n, direction, session, v.as_text(update.get("toolCallId")))
+            row.data["content"].extend(v.tool_content([update.get("content")]))
         elif tag in ("plan", "plan_update"):
             entries = update.get("entries")
             if entries is None and isinstance(update.get("plan"), dict):
                 entries = update["plan"].get("entries", update["plan"].get("items"))
             plan = [
-                [_text(e.get("content")), _text(e.get("priority")), _text(e.get("status"))] for e in _objects(entries)
+                [v.as_text(e.get("content")), v.as_text(e.get("priority")), v.as_text(e.get("status"))]
+                for e in v.objects(entries)
             ]
             self._row("plan", n, session, direction, entries=plan)
         elif tag == "plan_removed":
             self._row("plan", n, session, direction, entries=[], removed=True)
         elif tag == "usage_update":
             self._row(
-                "usage", n, session, direction, used=_scalar(update.get("used")), size=_scalar(update.get("size"))
+                "usage", n, session, direction, used=v.scalar(update.get("used")), size=v.scalar(update.get("size"))
             )
             cost = update.get("cost")
             if isinstance(cost, dict):
-                self.rows[-1].data["cost"] = f"{_scalar(cost.get('amount'))} {_text(cost.get('currency'))}".strip()
+                self.rows[-1].data["cost"] = f"{v.scalar(cost.get('amount'))} {v.as_text(cost.get('currency'))}".strip()
         elif tag in ("terminal_update", "terminal_output_chunk"):
             terminal = self._terminal_of(update.get("terminalId"))
             if terminal is not None:
                 if isinstance(update.get("command"), str):
-                    terminal["command"] = _cut(update["command"], MAX_SUMMARY)
+                    terminal["command"] = v.cut(update["command"], MAX_SUMMARY)
                 if isinstance(update.get("output"), str):
-                    terminal["output"] = _text(update["output"])
+                    terminal["output"] = v.as_text(update["output"])
                 if isinstance(update.get("data"), str):
-                    terminal["output"] = _cut(terminal["output"] + update["data"])
+                    terminal["output"] = v.cut(terminal["output"] + update["data"])
                 if isinstance(update.get("exitStatus"), dict):
-                    terminal["exit"] = _exit(update["exitStatus"])
-            self._row("event", n, session, direction, label=tag, text=_event_text(tag, update))
-        elif tag == "state_update" and _text(update.get("state")) == "idle":
-            self._row("turn", n, session, direction, stop=_text(update.get("stopReason")), error="", usage=[])
+                    terminal["exit"] = v.exit_status(update["exitStatus"])
+            self._row("event", n, session, direction, label=tag, text=v.event_text(tag, update))
+        elif tag == "state_update" and v.as_text(update.get("state")) == "idle":
+            self._row("turn", n, session, direction, stop=v.as_text(update.get("stopReason")), error="", usage=[])
         elif tag == "session_info_update" and session >= 0 and isinstance(update.get("title"), str):
-            self.sessions[session].title = _text(update["title"])
-            self._row("event", n, session, direction, label=tag, text=_text(update["title"]))
+            self.sessions[session].title = v.as_text(update["title"])
+            self._row("event", n, session, direction, label=tag, text=v.as_text(update["title"]))
         else:
-            self._row("event", n, session, direction, label=tag, text=_event_text(tag, update))
+            self._row("event", n, session, direction, label=tag, text=v.event_text(tag, update))
 
     def _chunk(self, n: int, direction: str, session: int, kind: str, message_id: str, content: Any) -> None:
-        blocks = _blocks([content])
+        blocks = v.blocks([content])
         opened = self.open.get(session)
         if opened is not None and opened[0] == kind and opened[1] == message_id and self.last.get(session) == opened[2]:
             row = self.rows[opened[2]]
@@ -353,29 +348,29 @@ class Fold:
         self.open[session] = (kind, message_id, index)
 
     def _tool(self, n: int, direction: str, session: int, update: dict[str, Any], starts: bool) -> None:
-        tool_id = _text(update.get("toolCallId"))
+        tool_id = v.as_text(update.get("toolCallId"))
         row = self._tool_row(n, direction, session, tool_id, starts)
         data = row.data
         for name in ("title", "kind"):
             if isinstance(update.get(name), str):
-                data[name] = _text(update[name])
+                data[name] = v.as_text(update[name])
         status = update.get("status")
         if isinstance(status, str):
-            data["status"] = _text(status)
-            data["statuses"].append([n, _text(status)])
+            data["status"] = v.as_text(status)
+            data["statuses"].append([n, v.as_text(status)])
         elif starts and not data["statuses"]:
             data["status"] = "pending"
             data["statuses"].append([n, "pending"])
         if isinstance(update.get("content"), list):
-            data["content"] = _tool_content(update["content"])
+            data["content"] = v.tool_content(update["content"])
         if isinstance(update.get("locations"), list):
             data["locations"] = [
-                _text(loc.get("path")) + (f":{_scalar(loc['line'])}" if loc.get("line") is not None else "")
-                for loc in _objects(update["locations"])
+                v.as_text(loc.get("path")) + (f":{v.scalar(loc['line'])}" if loc.get("line") is not None else "")
+                for loc in v.objects(update["locations"])
             ]
         for wire, name in (("rawInput", "input"), ("rawOutput", "output")):
             if wire in update:
-                data[name] = _dump(update[wire])
+                data[name] = v.dump(update[wire])
 
     def _tool_row(self, n: int, direction: str, session: int, tool_id: str, starts: bool = False) -> Row:
         index = self.tools.get((session, tool_id))
@@ -412,13 +407,13 @@ class Fold:
             return -1
         if session in self.session_index:
             return self.session_index[session]
-        return self._open(session, n, _text(params.get("cwd")) if opens else "")
+        return self._open(session, n, v.as_text(params.get("cwd")) if opens else "")
 
     def _open(self, session: str, n: int, cwd: str) -> int:
         if session in self.session_index:
             return self.session_index[session]
         self.session_index[session] = len(self.sessions)
-        self.sessions.append(Session(_text(session), n, cwd))
+        self.sessions.append(Session(v.as_text(session), n, cwd))
         return len(self.sessions) - 1
 
     def _row(self, kind: str, n: int, session: int, direction: str, **data: Any) -> int:
@@ -431,169 +426,3 @@ class Fold:
             if kind not in CHUNKS.values():
                 self.open.pop(session, None)
         return index
-
-
-# -- values ------------------------------------------------------------------
-
-
-def _object(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def _objects(value: Any) -> Iterator[dict[str, Any]]:
-    if isinstance(value, list):
-        for item in value:
-            if isinstance(item, dict):
-                yield item
-
-
-def _key(value: Any) -> str:
-    return _dump(value)
-
-
-def _cut(text: str, limit: int = MAX_TEXT) -> str:
-    if len(text) <= limit:
-        return text
-    return text[:limit] + f"\u2026 [{len(text) - limit} more characters not shown]"
-
-
-def _text(value: Any) -> str:
-    """A value shown as text: a string as it is (cut at :data:`MAX_TEXT`),
-    anything else as JSON; None as ``""``."""
-    if value is None:
-        return ""
-    if isinstance(value, str):
-        return _cut(value)
-    return _cut(_dump(value))
-
-
-def _scalar(value: Any) -> Any:
-    """A number or string kept as it is for the page (a float that is not
-    finite, which JSON cannot hold, as text)."""
-    if isinstance(value, bool) or value is None or isinstance(value, str):
-        return value if not isinstance(value, str) else _cut(value, MAX_SUMMARY)
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float):
-        return value if math.isfinite(value) else str(value)
-    return _cut(_dump(value), MAX_SUMMARY)
-
-
-def _dump(value: Any) -> str:
-    try:
-        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-    except (ValueError, TypeError, RecursionError):
-        return repr(value)
-
-
-def _summary(value: Any, session: bool = False) -> str:
-    """One line of JSON, cut at :data:`MAX_SUMMARY`; without the session id
-    (which the row shows) unless ``session``."""
-    if isinstance(value, dict) and not session:
-        value = {k: v for k, v in value.items() if k != "sessionId"}
-    if value in ({}, None):
-        return ""
-    return _cut(_dump(value), MAX_SUMMARY)
-
-
-def _pairs(value: dict[str, Any]) -> list[list[Any]]:
-    return [[_text(k), _scalar(v)] for k, v in value.items() if k != "_meta"]
-
-
-def _error_text(error: Any) -> str:
-    if isinstance(error, dict):
-        code = error.get("code")
-        text = f"{_scalar(code)} {_text(error.get('message'))}".strip()
-        if "data" in error:
-            text += " " + _cut(_dump(error["data"]), MAX_SUMMARY)
-        return text
-    return _text(error)
-
-
-def _outcome(result: Any, error: Any) -> dict[str, Any]:
-    if error is not None:
-        return {"error": _error_text(error)}
-    return {"result": _summary(result, session=True)}
-
-
-def _block(block: Any) -> list[str]:
-    """A content block as [type, text]: the text of a text block; for the
-    others, what stands for them (no image or audio is embedded)."""
-    if not isinstance(block, dict):
-        return ["text", _text(block)]
-    kind = _text(block.get("type"))
-    if kind == "text":
-        return ["text", _text(block.get("text"))]
-    if kind in ("image", "audio"):
-        data = block.get("data")
-        size = f", {len(data) * 3 // 4} bytes" if isinstance(data, str) else ""
-        return [kind, f"{kind} ({_text(block.get('mimeType'))}{size})"]
-    if kind == "resource_link":
-        return [kind, f"{_text(block.get('name'))} {_text(block.get('uri'))}".strip()]
-    if kind == "resource":
-        resource = _object(block.get("resource"))
-        body = resource.get("text")
-        head = _text(resource.get("uri"))
-        return [kind, head + ("\n" + _text(body) if isinstance(body, str) else " (binary)")]
-    return [kind or "?", _cut(_dump(block), MAX_SUMMARY)]
-
-
-def _exit(status: dict[str, Any]) -> str:
-    if status.get("signal") is not None:
-        return f"killed by {_text(status['signal'])}"
-    if status.get("exitCode") is not None:
-        return f"exit code {_scalar(status['exitCode'])}"
-    return ""
-
-
-def _blocks(value: Any) -> list[list[str]]:
-    if isinstance(value, dict):
-        value = [value]
-    if not isinstance(value, list):
-        return [] if value is None else [_block(value)]
-    return [_block(block) for block in value]
-
-
-def _tool_content(items: Iterable[Any]) -> list[dict[str, Any]]:
-    out: list[dict[str, Any]] = []
-    for item in items:
-        if not isinstance(item, dict):
-            continue
-        kind = item.get("type")
-        if kind == "diff" and isinstance(item.get("newText"), str):
-            old = item.get("oldText")
-            out.append(
-                {
-                    "t": "diff",
-                    "path": _text(item.get("path")),
-                    "new": not isinstance(old, str),
-                    "lines": line_diff(old if isinstance(old, str) else None, item["newText"]),
-                }
-            )
-        elif kind == "diff":  # v2: the changes, and the patch text when there is one
-            changes = [
-                f"{_text(c.get('operation') or c.get('kind') or c.get('type'))} {_text(c.get('path'))}".strip()
-                for c in _objects(item.get("changes"))
-            ]
-            patch = _object(item.get("patch")).get("text")
-            out.append({"t": "patch", "changes": changes, "text": _text(patch) if isinstance(patch, str) else ""})
-        elif kind == "terminal":
-            out.append({"t": "terminal", "id": _text(item.get("terminalId"))})
-        elif kind == "content":
-            out.append({"t": "content", "content": _blocks(item.get("content"))})
-        else:
-            out.append({"t": "content", "content": [_block(item)]})
-    return out
-
-
-def _event_text(tag: str, update: dict[str, Any]) -> str:
-    if tag == "available_commands_update":
-        return " ".join("/" + _text(c.get("name")) for c in _objects(update.get("availableCommands")))
-    if tag == "current_mode_update":
-        return _text(update.get("currentModeId") or update.get("modeId"))
-    if tag == "state_update":
-        return _text(update.get("state"))
-    if tag == "terminal_output_chunk":
-        return _text(update.get("data"))
-    rest = {k: v for k, v in update.items() if k not in ("sessionUpdate", "_meta")}
-    return _cut(_dump(rest), MAX_SUMMARY) if rest else ""
