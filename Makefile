@@ -115,7 +115,7 @@ fuzz: $(STAMP)
 fixtures: $(STAMP)
 	$(BIN)/acpgen conformance-fixtures
 
-bench: $(STAMP)
+bench: $(STAMP) browser
 	$(BIN)/pip install --quiet -e '.[test,bench]'
 	$(BIN)/python tests/bench_generate.py
 	$(BIN)/python tests/bench.py
@@ -123,6 +123,7 @@ bench: $(STAMP)
 	$(BIN)/python tests/bench_validate.py
 	$(BIN)/python tests/bench_protocol.py
 	$(BIN)/python tests/bench_session.py
+	$(BIN)/python tests/bench_report.py
 
 clean:
 	rm -rf $(VENV) .venv-3.* build *.egg-info generator/*.egg-info $(TS_PEERS)/node_modules
