@@ -122,6 +122,7 @@ bench: $(STAMP) browser
 	$(BIN)/python tests/bench_strict.py
 	$(BIN)/python tests/bench_validate.py
 	$(BIN)/python tests/bench_protocol.py
+	$(BIN)/python tests/bench_outgoing.py
 	$(BIN)/python tests/bench_session.py
 	$(BIN)/python tests/bench_report.py
 
