@@ -39,8 +39,12 @@ else:
             "MessageTooLarge",
             "StreamTransport",
             "Transport",
+            "asgi_agent_app",
+            "connect_agent_http",
+            "connect_agent_ws",
             "connect_in_memory",
             "run_agent_stdio",
+            "serve_agent",
             "spawn_agent",
         ]
     )
@@ -716,8 +720,12 @@ __all__ = [
     "MessageTooLarge",
     "StreamTransport",
     "Transport",
+    "asgi_agent_app",
+    "connect_agent_http",
+    "connect_agent_ws",
     "connect_in_memory",
     "run_agent_stdio",
+    "serve_agent",
     "spawn_agent",
 ]
 

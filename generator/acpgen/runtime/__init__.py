@@ -17,6 +17,8 @@ SOURCES = {
         "_transport.py",
         "_connection.py",
         "_session.py",
+        "_asgi.py",
+        "_remote.py",
     )
 }
 """Generated file name -> the source copied into the package."""
