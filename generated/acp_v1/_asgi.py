@@ -476,7 +476,7 @@ class AcpAsgiApp:
         except _Refusal as refusal:
             if "websocket.http.response" in scope.get("extensions", {}):
                 await _respond(
-                    send, refusal.status, refusal.text.encode(), "websocket."
+                    send, refusal.status, refusal.text.encode(), "websocket.http."
                 )
             else:
                 await send({"type": "websocket.close", "code": 1008})
