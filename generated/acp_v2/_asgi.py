@@ -602,11 +602,12 @@ class AcpAsgiApp:
             if key is not None:
                 link.routes[key] = None if method in _CONNECTION_ANSWERS else session
         elif key is not None:  # an answer to the agent's request
-            about = link.agent_requests.pop(key, None)
+            about = link.agent_requests.get(key)
             if given is not None and about is not None and given != about:
                 raise _Refusal(
                     400, "Acp-Session-Id does not match the request answered"
                 )
+            link.agent_requests.pop(key, None)
         await link.deliver(data)
         await _respond(send, 202, b"")
 

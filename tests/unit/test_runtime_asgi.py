@@ -45,6 +45,7 @@ METHODS = {
         _request("agent", "session/prompt", "prompt"),
         _notification("agent", "session/cancel", "cancel"),
         _notification("client", "session/update", "session_update"),
+        _request("client", "session/request_permission", "request_permission"),
     )
 }
 CODEC = rpc.MessageCodec(METHODS, _decode, _encode, null_request_id=False)
@@ -78,6 +79,9 @@ class EchoAgent:
         return {}
 
     async def prompt(self, params: dict[str, Any]) -> dict[str, Any]:
+        if params.get("ask"):  # the RFD's permission flow: a request to the client
+            answer = await self.conn.request("session/request_permission", {"sessionId": params["sessionId"]})
+            return {"stopReason": answer["outcome"]}
         for i in range(params.get("n", 1)):
             update = {"sessionId": params["sessionId"], "update": {"i": i, "text": "x" * params.get("size", 10)}}
             await self.conn.notify("session/update", update)
@@ -196,7 +200,9 @@ def test_streamable_http_session_as_the_rfd_draws_it() -> None:
         sid = await new_session(app, cid, stream)  # answered on the connection stream
         session = await opened(http(app, "GET", headers={"acp-connection-id": cid, "acp-session-id": sid}))
         headers = {"acp-connection-id": cid, "acp-session-id": sid}
-        status, _, _ = await http(app, "POST", message("session/prompt", 2, sessionId=sid, n=3), headers=headers).response()
+        status, _, _ = await http(
+            app, "POST", message("session/prompt", 2, sessionId=sid, n=3), headers=headers
+        ).response()
         assert status == 202
         events = [await session.event() for _ in range(4)]
         assert [e["params"]["update"]["i"] for e in events[:3]] == [0, 1, 2]
@@ -208,6 +214,27 @@ def test_streamable_http_session_as_the_rfd_draws_it() -> None:
         assert (await http(app, "DELETE", headers={"acp-connection-id": cid}).response())[0] == 202
         assert cid not in app.links
         assert (await http(app, "POST", message("session/new", 4), headers=headers).response())[0] == 404
+
+    run(go())
+
+
+def test_the_agents_request_comes_on_the_session_stream_and_its_answer_by_post() -> None:
+    async def go() -> None:
+        app = make_app()
+        cid = await initialize(app)
+        stream = await opened(http(app, "GET", headers={"acp-connection-id": cid}))
+        sid = await new_session(app, cid, stream)
+        headers = {"acp-connection-id": cid, "acp-session-id": sid}
+        session = await opened(http(app, "GET", headers=headers))
+        await http(app, "POST", message("session/prompt", 2, sessionId=sid, ask=True), headers=headers).response()
+        request = await session.event()
+        assert request["method"] == "session/request_permission"
+        wrong = {"acp-connection-id": cid, "acp-session-id": "s9"}
+        answer = json.dumps({"jsonrpc": "2.0", "id": request["id"], "result": {"outcome": "allowed"}}).encode()
+        for _ in range(2):  # a refused answer leaves the request waiting for its own
+            assert (await http(app, "POST", answer, headers=wrong).response())[0] == 400
+        assert (await http(app, "POST", answer, headers=headers).response())[0] == 202
+        assert (await session.event()) == {"jsonrpc": "2.0", "id": 2, "result": {"stopReason": "allowed"}}
 
     run(go())
 
@@ -286,8 +313,18 @@ REFUSALS = {
     "no connection id": ("POST", message("session/new", 1), {}, 400),
     "an unknown connection id": ("POST", message("session/new", 1), {"acp-connection-id": "nope"}, 404),
     "initialize on a connection": ("POST", message("initialize", 1), {"acp-connection-id": "CID"}, 400),
-    "a prompt without Acp-Session-Id": ("POST", message("session/prompt", 1, sessionId="s1"), {"acp-connection-id": "CID"}, 400),
-    "a cancel without Acp-Session-Id": ("POST", message("session/cancel", None, sessionId="s1"), {"acp-connection-id": "CID"}, 400),
+    "a prompt without Acp-Session-Id": (
+        "POST",
+        message("session/prompt", 1, sessionId="s1"),
+        {"acp-connection-id": "CID"},
+        400,
+    ),
+    "a cancel without Acp-Session-Id": (
+        "POST",
+        message("session/cancel", None, sessionId="s1"),
+        {"acp-connection-id": "CID"},
+        400,
+    ),
     "a mismatched Acp-Session-Id": (
         "POST",
         message("session/prompt", 1, sessionId="s1"),
@@ -317,7 +354,7 @@ def test_refusal(case: str) -> None:
         cid = await initialize(app)
         sent = {k: cid if v == "CID" else v for k, v in headers.items() if k != "path"}
         path = headers.get("path", "/acp")
-        status, answer_headers, text = await http(app, method, body, headers=sent, path=path).response()
+        status, _, text = await http(app, method, body, headers=sent, path=path).response()
         assert status == expected, text
         assert text, "a refusal says why"
         assert len(app.links) == 1, "a refusal opens no connection"
@@ -370,7 +407,9 @@ def test_authentication_hook() -> None:
         cid = await initialize(app, authorization="Bearer s3cret")
         # every request is checked, not only the first
         assert (await http(app, "DELETE", headers={"acp-connection-id": cid}).response())[0] == 401
-        assert (await http(app, "DELETE", headers={"acp-connection-id": cid, "authorization": "Bearer s3cret"}).response())[0] == 202
+        assert (
+            await http(app, "DELETE", headers={"acp-connection-id": cid, "authorization": "Bearer s3cret"}).response()
+        )[0] == 202
 
         seen: list[asgi.RequestHead] = []
 
@@ -462,7 +501,9 @@ def test_a_session_stream_nobody_reads_holds_back_the_agent_within_max_buffered(
         stream = await opened(http(app, "GET", headers={"acp-connection-id": cid}))
         sid = await new_session(app, cid, stream)
         headers = {"acp-connection-id": cid, "acp-session-id": sid}
-        await http(app, "POST", message("session/prompt", 2, sessionId=sid, n=500, size=1000), headers=headers).response()
+        await http(
+            app, "POST", message("session/prompt", 2, sessionId=sid, n=500, size=1000), headers=headers
+        ).response()
         link = app.links[cid]
         await asyncio.sleep(0.3)
         held = link.buffered
@@ -481,7 +522,9 @@ def test_a_stream_stalled_past_idle_timeout_closes_its_connection() -> None:
         stream = await opened(http(app, "GET", headers={"acp-connection-id": cid}))
         sid = await new_session(app, cid, stream)
         headers = {"acp-connection-id": cid, "acp-session-id": sid}
-        await http(app, "POST", message("session/prompt", 2, sessionId=sid, n=100, size=1000), headers=headers).response()
+        await http(
+            app, "POST", message("session/prompt", 2, sessionId=sid, n=100, size=1000), headers=headers
+        ).response()
         for _ in range(50):
             if cid not in app.links:
                 break

@@ -190,7 +190,11 @@ class _SseDecoder:
             end = self.buffer.find(b"\n")
             if end < 0:
                 if len(self.buffer) > self.limit + 16:
-                    self._overflow(out, self.buffer)
+                    line = self.buffer
+                    if line.startswith(b"data:"):
+                        line = line[6:] if line[5:6] == b" " else line[5:]
+                        self._overflow(out, line)
+                    self.skipping = True  # the rest of this line is dropped
                     self.buffer = b""
                 return out
             line = self.buffer[:end].rstrip(b"\r")
