@@ -135,7 +135,7 @@ class ServeOptions(TypedDict, total=False):
     """Seconds the agent gets to answer an HTTP ``initialize`` (30)."""
 
 
-def bearer_token(token: str) -> Authenticate:
+def bearer_token(token: str) -> Callable[[RequestHead], bool]:
     """An authentication hook: the request must carry
     ``Authorization: Bearer <token>`` (compared in constant time)."""
     expected = f"Bearer {token}".encode()

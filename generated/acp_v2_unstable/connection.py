@@ -80,7 +80,7 @@ from .protocol import CODEC, Agent, Client
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
-    from ._asgi import AcpAsgiApp, ServeOptions
+    from ._asgi import AcpAsgiApp, RequestHead, ServeOptions
 
 __all__ = [
     "AgentSideConnection",
@@ -91,6 +91,7 @@ __all__ = [
     "StreamTransport",
     "Transport",
     "asgi_agent_app",
+    "bearer_token",
     "connect_agent_http",
     "connect_agent_ws",
     "connect_in_memory",
@@ -340,7 +341,7 @@ def asgi_agent_app(
     connection, over ACP's Streamable HTTP and WebSocket transport on one
     endpoint (``/acp``); run it under uvicorn or hypercorn. Secure by
     default: requests with an ``Origin`` other than a loopback one are refused
-    (``allowed_origins``), ``authenticate`` (see ``_asgi.bearer_token``)
+    (``allowed_origins``), ``authenticate`` (see :func:`bearer_token`)
     checks each request, and messages, connections, sessions and what waits
     for a slow peer are bounded (the options of ``_asgi.ServeOptions``)."""
     from ._asgi import AcpAsgiApp as _AcpAsgiApp
@@ -349,6 +350,15 @@ def asgi_agent_app(
         lambda t, limit: AgentSideConnection(make_agent, t, max_message=limit),
         **options,
     )
+
+
+def bearer_token(token: str) -> Callable[[RequestHead], bool]:
+    """An ``authenticate`` hook for :func:`asgi_agent_app` and
+    :func:`serve_agent`: a request must carry ``Authorization: Bearer <token>``
+    (compared in constant time)."""
+    from ._asgi import bearer_token as _bearer_token
+
+    return _bearer_token(token)
 
 
 async def serve_agent(
