@@ -83,6 +83,9 @@ _ATTACHING_METHODS = frozenset({"session/load", "session/resume"})
 _CONNECTION_ANSWERS = frozenset({"session/new", "session/load"})
 """Requests answered on the connection-scoped stream (the RFD's rule)."""
 
+_CLOSE_TIMEOUT = 1.0
+"""Seconds a close frame may wait for a peer that does not read."""
+
 _KEEPALIVE = 15.0
 """Seconds of silence after which an SSE stream gets a comment line."""
 
@@ -220,7 +223,11 @@ class _Link:
         self.closed = False
         self.connection.start()
         self.pump = loop.create_task(self._pump())
-        self.reaper = loop.create_task(self._reap()) if websocket is None else None
+        self.sending_since: float | None = None
+        """Since when the message being sent to the peer waits for it."""
+        self.reaper = loop.create_task(self._reap())
+        self.handler: asyncio.Task[Any] | None = None
+        """The task reading the WebSocket: close() stops it."""
 
     # ---------------------------------------------------------- to the agent
 
@@ -237,20 +244,25 @@ class _Link:
     # ---------------------------------------------------------- to the peer
 
     async def _pump(self) -> None:
+        loop = asyncio.get_running_loop()
         try:
             while True:
                 data = await self.here.receive()
                 if data is None:
                     break
-                await asyncio.wait_for(self._route(data), self.app.idle_timeout)
-        except asyncio.TimeoutError:
-            log.warning("closing connection %s: its peer does not read", self.id)
+                self.sending_since = loop.time()
+                await self._route(data)
+                self.sending_since = None
         except (ConnectionError, OSError):
             pass
         finally:
             asyncio.get_running_loop().create_task(self.close())
 
     async def _route(self, data: bytes) -> None:
+        if self.websocket is not None:  # one socket carries everything
+            async with self.ws_lock:
+                await self.websocket({"type": "websocket.send", "text": data.decode()})
+            return
         try:
             message = json.loads(data)
         except ValueError:  # pragma: no cover - the connection writes JSON
@@ -275,10 +287,6 @@ class _Link:
                 self.sessions.add(target)
             if key is not None:
                 self.agent_requests[key] = target
-        if self.websocket is not None:
-            async with self.ws_lock:
-                await self.websocket({"type": "websocket.send", "text": data.decode()})
-            return
         while self.buffered >= self.app.max_buffered:
             self.room.clear()
             await self.room.wait()
@@ -300,12 +308,19 @@ class _Link:
         return data
 
     async def _reap(self) -> None:
-        """Close the connection once no stream has been open for a while."""
+        """Close the connection once its peer has not read what waits for it,
+        or (HTTP) no stream has been open, for ``idle_timeout`` seconds."""
         loop = asyncio.get_running_loop()
         timeout = self.app.idle_timeout
         while not self.closed:
             await asyncio.sleep(timeout / 4)
-            if any(stream.attached for stream in self.streams.values()):
+            since = self.sending_since
+            if since is not None and loop.time() - since > timeout:
+                log.warning("closing connection %s: its peer does not read", self.id)
+                await self.close()
+            elif self.websocket is not None:
+                pass
+            elif any(stream.attached for stream in self.streams.values()):
                 self.last_active = loop.time()
             elif loop.time() - self.last_active > timeout:
                 log.info("closing idle connection %s", self.id)
@@ -317,7 +332,7 @@ class _Link:
         self.closed = True
         self.app.links.pop(self.id, None)
         current = asyncio.current_task()
-        for task in (self.pump, self.reaper):
+        for task in (self.pump, self.reaper, self.handler):
             if task is not None and task is not current:
                 task.cancel()
         for future in self.waiters.values():
@@ -487,6 +502,7 @@ class AcpAsgiApp:
                 "headers": [(CONNECTION_ID_HEADER.encode(), link.id.encode())],
             }
         )
+        link.handler = asyncio.current_task()
         try:
             while not link.closed:
                 event = await receive()
@@ -500,10 +516,15 @@ class AcpAsgiApp:
                     await self._too_large(link, data)
                     continue
                 await link.deliver(data)
+        except asyncio.CancelledError:
+            if not link.closed:  # cancelled from outside, not by close()
+                raise
         finally:
             await link.close()
-            with contextlib.suppress(Exception):
-                await send({"type": "websocket.close", "code": 1000})
+            with contextlib.suppress(Exception, asyncio.CancelledError):
+                await asyncio.wait_for(
+                    send({"type": "websocket.close", "code": 1000}), _CLOSE_TIMEOUT
+                )
 
     async def _too_large(self, link: _Link, data: bytes) -> None:
         id, request = head_hint(data[:4096])

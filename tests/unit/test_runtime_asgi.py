@@ -117,6 +117,7 @@ class Call:
     """One HTTP request or WebSocket driven through the app."""
 
     def __init__(self, app: asgi.AcpAsgiApp, scope: dict[str, Any], first: list[dict[str, Any]]) -> None:
+        self.scope = scope
         self.inbox: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
         for event in first:
             self.inbox.put_nowait(event)
@@ -548,3 +549,26 @@ def test_an_http_connection_with_no_stream_open_is_closed_after_idle_timeout() -
 def test_is_loopback_origin_refuses_garbage() -> None:
     assert not asgi.is_loopback_origin("http://[nope")
     assert not asgi.is_loopback_origin("")
+
+
+def test_a_websocket_peer_that_does_not_read_is_closed_after_idle_timeout() -> None:
+    async def go() -> None:
+        app = make_app(idle_timeout=0.3)
+        call = websocket(app)
+        call.sent = asyncio.Queue(maxsize=2)  # the socket's send waits once two are unread
+        call.task.cancel()
+        call.task = asyncio.ensure_future(app(call.scope, call.inbox.get, call.sent.put))
+        await asyncio.sleep(0)
+        for text in (message("initialize", 1), message("session/new", 2)):
+            call.inbox.put_nowait({"type": "websocket.receive", "text": text.decode()})
+        call.inbox.put_nowait(
+            {"type": "websocket.receive", "text": message("session/prompt", 3, sessionId="s1", n=50).decode()}
+        )
+        for _ in range(60):
+            if not app.links and call.task.done():
+                break
+            await asyncio.sleep(0.05)
+        assert not app.links, "the stalled connection was closed"
+        assert call.task.done(), "and its handler returned"
+
+    run(go())
