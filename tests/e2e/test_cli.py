@@ -58,10 +58,12 @@ def test_generate_one_schema_writes_an_importable_package(tmp_path, small):
     assert files == [
         ".acpgen",
         "__init__.py",
+        "_asgi.py",
         "_codec.py",
         "_connection.py",
         "_jsonrpc.py",
         "_models.py",
+        "_remote.py",
         "_runtime.py",
         "_schema.py",
         "_session.py",
