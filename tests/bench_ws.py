@@ -34,9 +34,12 @@ import sys
 import time
 from collections.abc import Awaitable, Callable
 from importlib import metadata
+from pathlib import Path
 
-import acp_v1
-from bench_protocol import AcpgenAgent, AcpgenClient, SdkAgent, SdkClient, chunks
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "generated"))
+
+import acp_v1  # noqa: E402
+from bench_protocol import AcpgenAgent, AcpgenClient, SdkAgent, SdkClient, chunks  # noqa: E402
 
 try:
     import acp
