@@ -38,8 +38,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "generated"))
 
-import acp_v1  # noqa: E402
-from bench_protocol import AcpgenAgent, AcpgenClient, SdkAgent, SdkClient, chunks  # noqa: E402
+import acp_v1
+from bench_protocol import AcpgenAgent, AcpgenClient, SdkAgent, SdkClient, chunks
 
 try:
     import acp
