@@ -15,17 +15,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib
 import json
 import logging
 from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import Any, TypeVar, cast
 
 from ._connection import Connection
 from ._transport import DEFAULT_MAX_MESSAGE, MessageTooLarge, Transport, head_hint
-
-if TYPE_CHECKING:
-    import httpx
-    from websockets.asyncio.client import ClientConnection
 
 __all__ = [
     "HttpTransport",
@@ -57,10 +54,15 @@ class TransportRefused(ConnectionError):
         self.body = body
 
 
-def _needs(package: str, transport: str) -> ImportError:
-    return ImportError(
-        f"the {transport} transport needs the {package!r} package: pip install {package}"
-    )
+def _library(module: str, package: str, transport: str) -> Any:
+    """An optional library's module, imported now. Typed ``Any``: a package
+    vendored without the library stays clean under mypy and pyright."""
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        raise ImportError(
+            f"the {transport} transport needs the {package!r} package: pip install {package}"
+        ) from None
 
 
 def _cookie_header(cookies: Mapping[str, str] | None) -> str | None:
@@ -77,43 +79,43 @@ class WebSocketTransport:
     message over ``max_message`` bytes closes the socket (code 1009): the
     ``websockets`` package refuses it before reading it."""
 
-    def __init__(self, socket: ClientConnection) -> None:
-        self.socket = socket
+    def __init__(self, socket: Any) -> None:
+        self.socket: Any = socket
+        """The ``websockets`` client connection."""
+        response: Any = socket.response
         self.connection_id: str | None = (
-            socket.response.headers.get(CONNECTION_ID_HEADER)
-            if socket.response is not None
-            else None
+            response.headers.get(CONNECTION_ID_HEADER) if response is not None else None
         )
         """The ``Acp-Connection-Id`` the server gave."""
+        exceptions = _library("websockets.exceptions", "websockets", "WebSocket")
+        self._closed_ok: type[Exception] = exceptions.ConnectionClosedOK
+        self._closed: type[Exception] = exceptions.ConnectionClosed
+        self._open: object = _library(
+            "websockets.protocol", "websockets", "WebSocket"
+        ).State.OPEN
         self._closing = False
 
     async def receive(self) -> bytes | None:
-        from websockets.exceptions import ConnectionClosed, ConnectionClosedOK
-
         while True:
             try:
-                frame = await self.socket.recv()
-            except ConnectionClosedOK:
+                frame: object = await self.socket.recv()
+            except self._closed_ok:
                 return None
-            except ConnectionClosed as error:
+            except self._closed as error:
                 raise ConnectionError(str(error)) from error
             if isinstance(frame, str):
                 return frame.encode()
 
     async def send(self, data: bytes) -> None:
-        from websockets.exceptions import ConnectionClosed
-
         if self._closing:
             raise ConnectionError("the connection is closed")
         try:
             await self.socket.send(data.decode())
-        except ConnectionClosed as error:
+        except self._closed as error:
             raise ConnectionError(str(error)) from error
 
     def is_closing(self) -> bool:
-        from websockets.protocol import State
-
-        return self._closing or self.socket.state is not State.OPEN
+        return self._closing or self.socket.state is not self._open
 
     async def close(self) -> None:
         self._closing = True
@@ -136,33 +138,33 @@ async def open_websocket(
     endpoint). Raises :class:`TransportRefused` when the server answers the
     upgrade with an HTTP error, ``ConnectionError`` when it cannot be
     reached."""
-    try:
-        from websockets.asyncio.client import connect
-        from websockets.exceptions import InvalidHandshake, InvalidStatus
-    except ImportError:
-        raise _needs("websockets", "WebSocket") from None
+    client = _library("websockets.asyncio.client", "websockets", "WebSocket")
+    exceptions = _library("websockets.exceptions", "websockets", "WebSocket")
+    invalid_status: type[Exception] = exceptions.InvalidStatus
+    invalid_handshake: type[Exception] = exceptions.InvalidHandshake
     sent = dict(headers or {})
     cookie = _cookie_header(cookies)
     if cookie is not None:
         sent.setdefault("Cookie", cookie)
     try:
-        socket = await connect(
+        socket: Any = await client.connect(
             url,
             additional_headers=sent,
             max_size=max_message,
             open_timeout=open_timeout,
             compression=None,
         )
-    except InvalidStatus as error:
-        response = error.response
+    except invalid_status as error:
+        response: Any = getattr(error, "response")  # noqa: B009
         raise TransportRefused(
             response.status_code,
             response.body.decode("utf-8", "replace") if response.body else "",
         ) from None
-    except (OSError, InvalidHandshake, asyncio.TimeoutError) as error:
+    except (OSError, invalid_handshake, asyncio.TimeoutError) as error:
         raise ConnectionError(f"cannot open a WebSocket to {url}: {error}") from error
     if cookies is not None and socket.response is not None:
-        for value in socket.response.headers.get_all("Set-Cookie"):
+        values: list[str] = socket.response.headers.get_all("Set-Cookie")
+        for value in values:
             name, _, rest = value.split(";", 1)[0].strip().partition("=")
             if name:
                 cookies[name] = rest
@@ -245,14 +247,18 @@ class HttpTransport:
     def __init__(
         self,
         url: str,
-        client: httpx.AsyncClient,
+        client: Any,
         *,
         cookies: dict[str, str] | None = None,
         max_message: int = DEFAULT_MAX_MESSAGE,
         max_queued: int = 256,
     ) -> None:
         self.url = url
-        self.client = client
+        self.client: Any = client
+        """The ``httpx.AsyncClient``."""
+        self._http_error: type[Exception] = _library(
+            "httpx", "httpx", "Streamable HTTP"
+        ).HTTPError
         self.cookies = cookies
         self.max_message = max_message
         self.connection_id: str | None = None
@@ -309,9 +315,7 @@ class HttpTransport:
                 message, TransportRefused(response.status_code, response.text)
             )
 
-    async def _initialized(
-        self, message: Mapping[str, Any], response: httpx.Response
-    ) -> None:
+    async def _initialized(self, message: Mapping[str, Any], response: Any) -> None:
         id = response.headers.get(CONNECTION_ID_HEADER)
         if response.status_code != 200 or not id:
             await self._refused(
@@ -355,8 +359,6 @@ class HttpTransport:
         return None
 
     async def _read(self, session: str | None, opened: asyncio.Future[None]) -> None:
-        import httpx
-
         assert self.connection_id is not None
         headers = {
             "Accept": "text/event-stream",
@@ -366,18 +368,20 @@ class HttpTransport:
             headers[SESSION_ID_HEADER] = session
         decoder = _SseDecoder(self.max_message)
         try:
-            async with self.client.stream("GET", self.url, headers=headers) as response:
+            stream: Any = self.client.stream("GET", self.url, headers=headers)
+            async with stream as response:
                 if response.status_code != 200:
                     body = (await response.aread()).decode("utf-8", "replace")
                     opened.set_exception(TransportRefused(response.status_code, body))
                     return
                 opened.set_result(None)
+                chunk: bytes
                 async for chunk in response.aiter_bytes():
                     for item in decoder.feed(chunk):
                         if isinstance(item, bytes):
                             self._seen(item, session)
                         await self._inbox.put(item)
-        except (httpx.HTTPError, OSError) as error:
+        except (self._http_error, OSError) as error:
             if not opened.done():
                 opened.set_exception(TransportRefused(0, str(error)))
             elif not self._closing:
@@ -470,11 +474,8 @@ async def open_http(
     ``headers`` go with every request; ``http2`` needs ``pip install h2``
     (the RFD asks for HTTP/2; HTTP/1.1 works with a connection per
     stream)."""
-    try:
-        import httpx
-    except ImportError:
-        raise _needs("httpx", "Streamable HTTP") from None
-    client = httpx.AsyncClient(
+    httpx = _library("httpx", "httpx", "Streamable HTTP")
+    client: Any = httpx.AsyncClient(
         headers=dict(headers or {}),
         cookies=dict(cookies or {}),
         timeout=httpx.Timeout(30.0, read=None),
