@@ -24,7 +24,7 @@ from echo_agent import EchoAgent  # noqa: E402
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description="Serve the echo agent over WebSocket and HTTP.")
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8000, help="0: any free port")
     parser.add_argument("--token", default=None, help="default: a random one, printed")
