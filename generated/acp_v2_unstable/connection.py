@@ -11,7 +11,9 @@ from collections.abc import Callable, Mapping
 from contextlib import AbstractAsyncContextManager
 from typing import TYPE_CHECKING, TypeVar
 
+from ._capabilities import CapabilityError as CapabilityError
 from ._connection import Connection as Connection
+from ._connection import ConnectionOptions as ConnectionOptions
 from ._connection import HandlerError as HandlerError
 from ._connection import open_stdio as _open_stdio
 from ._connection import spawn_connection as _spawn_connection
@@ -75,7 +77,8 @@ from .models import (
     UnarchiveSessionResponse,
     UpdateSessionNotification,
 )
-from .protocol import CODEC, Agent, Client
+from .protocol import CODEC, REQUIRES, Agent, Client
+from .session import SESSION_SOURCES, Session
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -84,8 +87,10 @@ if TYPE_CHECKING:
 
 __all__ = [
     "AgentSideConnection",
+    "CapabilityError",
     "ClientSideConnection",
     "Connection",
+    "ConnectionOptions",
     "HandlerError",
     "MessageTooLarge",
     "StreamTransport",
@@ -112,6 +117,7 @@ class AgentSideConnection(Connection[A]):
     side = "agent"
     codec = CODEC
     interface = Agent
+    requires = REQUIRES
 
     async def request_permission(
         self, params: RequestPermissionRequest
@@ -159,6 +165,19 @@ class ClientSideConnection(Connection[C]):
     side = "client"
     codec = CODEC
     interface = Client
+    requires = REQUIRES
+    session_class = Session
+    session_sources = SESSION_SOURCES
+
+    @property
+    def sessions(self) -> dict[str, Session]:
+        """The sessions this client opened (``session/new``, ``session/resume``
+        ...: see ``SESSION_SOURCES``), by ``sessionId``: each the newest
+        ``Session``, folded from the agent's ``session/update`` notifications
+        (before the client's ``session_update`` sees them; the agent sends
+        the user's prompt back as a ``user_message``). Empty with
+        ``fold_sessions=False``; delete a session from it to stop folding it."""
+        return self._folds.sessions if self._folds is not None else {}
 
     async def mcp_message(self, params: MessageMcpNotification) -> None:
         """Send ``mcp/message`` (a notification)."""
@@ -298,10 +317,14 @@ class ClientSideConnection(Connection[C]):
         await self.notify("session/cancel", params)
 
 
-async def run_agent_stdio(make_agent: Callable[[AgentSideConnection[A]], A]) -> None:
+async def run_agent_stdio(
+    make_agent: Callable[[AgentSideConnection[A]], A],
+    **options: Unpack[ConnectionOptions],
+) -> None:
     """Serve an agent on this process's stdin and stdout until the client
-    closes stdin. Log to stderr: stdout carries the protocol."""
-    await AgentSideConnection(make_agent, await _open_stdio()).run()
+    closes stdin. Log to stderr: stdout carries the protocol. ``options``
+    are the connection's (``validate_outgoing=True`` ...)."""
+    await AgentSideConnection(make_agent, await _open_stdio(), **options).run()
 
 
 def spawn_agent(
@@ -310,32 +333,43 @@ def spawn_agent(
     *args: str,
     env: dict[str, str] | None = None,
     cwd: str | None = None,
+    **options: Unpack[ConnectionOptions],
 ) -> AbstractAsyncContextManager[ClientSideConnection[C]]:
     """Start ``program`` with ``args`` as an agent subprocess speaking ACP on
     its stdin/stdout and yield the client's connection to it (the process is
     ``conn.process``). On exit the connection is closed and the process
-    awaited (terminated if it does not exit within five seconds)."""
+    awaited (terminated if it does not exit within five seconds). ``options``
+    are the connection's (``validate_outgoing=True`` ...)."""
     return _spawn_connection(
-        lambda t: ClientSideConnection(make_client, t), program, args, env=env, cwd=cwd
+        lambda t: ClientSideConnection(make_client, t, **options),
+        program,
+        args,
+        env=env,
+        cwd=cwd,
     )
 
 
 def connect_in_memory(
     make_agent: Callable[[AgentSideConnection[A]], A],
     make_client: Callable[[ClientSideConnection[C]], C],
+    **options: Unpack[ConnectionOptions],
 ) -> tuple[AgentSideConnection[A], ClientSideConnection[C]]:
     """An agent and a client joined in this process (for tests): both are
-    started; close both when done. Call it with an event loop running."""
+    started, with the same ``options``; close both when done. Call it with
+    an event loop running."""
     agent_end, client_end = _memory_pair()
-    agent = AgentSideConnection(make_agent, agent_end)
-    client = ClientSideConnection(make_client, client_end)
+    agent = AgentSideConnection(make_agent, agent_end, **options)
+    client = ClientSideConnection(make_client, client_end, **options)
     agent.start()
     client.start()
     return agent, client
 
 
 def asgi_agent_app(
-    make_agent: Callable[[AgentSideConnection[A]], A], **options: Unpack[ServeOptions]
+    make_agent: Callable[[AgentSideConnection[A]], A],
+    *,
+    connection: ConnectionOptions | None = None,
+    **options: Unpack[ServeOptions],
 ) -> AcpAsgiApp:
     """An ASGI application serving ``make_agent``'s agents, one per
     connection, over ACP's Streamable HTTP and WebSocket transport on one
@@ -343,11 +377,14 @@ def asgi_agent_app(
     default: requests with an ``Origin`` other than a loopback one are refused
     (``allowed_origins``), ``authenticate`` (see :func:`bearer_token`)
     checks each request, and messages, connections, sessions and what waits
-    for a slow peer are bounded (the options of ``_asgi.ServeOptions``)."""
+    for a slow peer are bounded (the options of ``_asgi.ServeOptions``).
+    ``connection`` holds the options of each connection
+    (``{"validate_outgoing": True}`` ...)."""
     from ._asgi import AcpAsgiApp as _AcpAsgiApp
 
+    extra: ConnectionOptions = connection or {}
     return _AcpAsgiApp(
-        lambda t, limit: AgentSideConnection(make_agent, t, max_message=limit),
+        lambda t, limit: AgentSideConnection(make_agent, t, max_message=limit, **extra),
         **options,
     )
 
@@ -367,15 +404,20 @@ async def serve_agent(
     host: str = "127.0.0.1",
     port: int = 8000,
     ready: Callable[[int], object] | None = None,
+    connection: ConnectionOptions | None = None,
     **options: Unpack[ServeOptions],
 ) -> None:
     """Serve :func:`asgi_agent_app` with uvicorn (``pip install uvicorn``) on
     ``host`` (loopback unless told otherwise) and ``port`` until cancelled;
-    ``ready(port)`` is called once it listens (``port=0``: any free port)."""
+    ``ready(port)`` is called once it listens (``port=0``: any free port);
+    ``connection`` and ``options`` as for :func:`asgi_agent_app`."""
     from ._asgi import serve as _serve
 
     await _serve(
-        asgi_agent_app(make_agent, **options), host=host, port=port, ready=ready
+        asgi_agent_app(make_agent, connection=connection, **options),
+        host=host,
+        port=port,
+        ready=ready,
     )
 
 
@@ -386,13 +428,15 @@ def connect_agent_ws(
     headers: Mapping[str, str] | None = None,
     cookies: dict[str, str] | None = None,
     max_message: int = _DEFAULT_MAX_MESSAGE,
+    **options: Unpack[ConnectionOptions],
 ) -> AbstractAsyncContextManager[ClientSideConnection[C]]:
     """Connect to an agent's WebSocket endpoint (``ws://host:port/acp``,
     ``pip install websockets``) and yield the client's connection; closed on
     exit. ``headers`` go with the upgrade (a token, say); the server's
     cookies are kept in ``cookies``: pass the same dict to reconnect. Raises
     ``_remote.TransportRefused`` (a ``ConnectionError``) with the HTTP status
-    when the server refuses."""
+    when the server refuses. ``options`` are the connection's
+    (``validate_outgoing=True`` ...)."""
     from ._remote import connected as _connected
     from ._remote import open_websocket as _open_websocket
 
@@ -400,7 +444,10 @@ def connect_agent_ws(
         url, headers=headers, cookies=cookies, max_message=max_message
     )
     return _connected(
-        lambda t: ClientSideConnection(make_client, t, max_message=max_message), opening
+        lambda t: ClientSideConnection(
+            make_client, t, max_message=max_message, **options
+        ),
+        opening,
     )
 
 
@@ -412,12 +459,14 @@ def connect_agent_http(
     cookies: dict[str, str] | None = None,
     max_message: int = _DEFAULT_MAX_MESSAGE,
     http2: bool = False,
+    **options: Unpack[ConnectionOptions],
 ) -> AbstractAsyncContextManager[ClientSideConnection[C]]:
     """Connect to an agent's Streamable HTTP endpoint (``http://host:port/acp``,
     ``pip install httpx``; ``http2`` also needs ``h2``) and yield the client's
     connection; closed on exit (the server is told with ``DELETE``). A
     request the server refuses fails with a ``RequestError`` whose data holds
-    the HTTP status; ``headers`` and ``cookies`` as for :func:`connect_agent_ws`."""
+    the HTTP status; ``headers``, ``cookies`` and ``options`` as for
+    :func:`connect_agent_ws`."""
     from ._remote import connected as _connected
     from ._remote import open_http as _open_http
 
@@ -425,5 +474,8 @@ def connect_agent_http(
         url, headers=headers, cookies=cookies, max_message=max_message, http2=http2
     )
     return _connected(
-        lambda t: ClientSideConnection(make_client, t, max_message=max_message), opening
+        lambda t: ClientSideConnection(
+            make_client, t, max_message=max_message, **options
+        ),
+        opening,
     )

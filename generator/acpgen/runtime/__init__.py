@@ -19,6 +19,8 @@ SOURCES = {
         "_session.py",
         "_asgi.py",
         "_remote.py",
+        "_capabilities.py",
+        "_folding.py",
     )
 }
 """Generated file name -> the source copied into the package."""

@@ -85,11 +85,11 @@ async def run(protocol: str, program: str, *args: str) -> dict:
     else:
         init_request = acp.InitializeRequest(protocol_version=2, info=info)
     if program.startswith(("ws://", "wss://")):
-        connecting = acp.connect_agent_ws(make_client, program)
+        connecting = acp.connect_agent_ws(make_client, program, validate_outgoing=True)
     elif program.startswith(("http://", "https://")):
-        connecting = acp.connect_agent_http(make_client, program)
+        connecting = acp.connect_agent_http(make_client, program, validate_outgoing=True)
     else:
-        connecting = acp.spawn_agent(make_client, program, *args)
+        connecting = acp.spawn_agent(make_client, program, *args, validate_outgoing=True)
     async with connecting as conn:
         init = await conn.initialize(init_request)
         session = await conn.new_session(acp.NewSessionRequest(cwd=os.getcwd(), mcp_servers=[]))

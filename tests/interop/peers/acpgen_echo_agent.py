@@ -123,9 +123,9 @@ def main() -> None:
     make_agent = lambda conn: agent(acp, conn, args.delay)  # noqa: E731
     if args.listen:  # a free loopback port, printed as LISTENING <port>
         ready = lambda port: print("LISTENING", port, flush=True)  # noqa: E731
-        asyncio.run(acp.serve_agent(make_agent, port=0, ready=ready))
+        asyncio.run(acp.serve_agent(make_agent, port=0, ready=ready, connection={"validate_outgoing": True}))
     else:
-        asyncio.run(acp.run_agent_stdio(make_agent))
+        asyncio.run(acp.run_agent_stdio(make_agent, validate_outgoing=True))
 
 
 if __name__ == "__main__":
