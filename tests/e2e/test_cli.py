@@ -64,6 +64,7 @@ def test_generate_one_schema_writes_an_importable_package(tmp_path, small):
         "_connection.py",
         "_folding.py",
         "_jsonrpc.py",
+        "_links.py",
         "_models.py",
         "_remote.py",
         "_runtime.py",

@@ -17,6 +17,7 @@ SOURCES = {
         "_transport.py",
         "_connection.py",
         "_session.py",
+        "_links.py",
         "_asgi.py",
         "_remote.py",
         "_capabilities.py",

@@ -15,7 +15,8 @@ remote transport (the "Streamable HTTP & WebSocket" RFD) on one endpoint.
   requests naming it). Messages wait for their stream's reader.
 * ``DELETE`` with ``Acp-Connection-Id``: the connection is closed.
 
-No dependency: the app runs under any ASGI server (:func:`serve` uses
+One connection's state and routing is ``_links``. No dependency: the app
+runs under any ASGI server (:func:`serve` uses
 uvicorn when it is installed). Every request passes the same gate: the
 endpoint's path (404), the ``Origin`` header (403), the authentication hook
 (401), the number of connections (503); then the message's size (413 over
@@ -30,7 +31,6 @@ open for that long.
 from __future__ import annotations
 
 import asyncio
-import collections
 import contextlib
 import hmac
 import importlib
@@ -38,15 +38,15 @@ import inspect
 import ipaddress
 import json
 import logging
-import secrets
 from collections.abc import Awaitable, Callable, Collection, Mapping, MutableMapping
 from dataclasses import dataclass
-from typing import Any, TypedDict, cast
+from typing import Any, TypedDict
 from urllib.parse import urlsplit
 
 from ._connection import Connection
 from ._jsonrpc import PARSE_ERROR, RpcError, dump_message
-from ._transport import MemoryTransport, Transport, head_hint, memory_pair
+from ._links import Key, Limits, Link, Stream, message_key, session_of
+from ._transport import Transport, head_hint
 
 __all__ = [
     "AcpAsgiApp",
@@ -92,7 +92,6 @@ AsgiScope = MutableMapping[str, Any]
 AsgiEvent = MutableMapping[str, Any]
 AsgiReceive = Callable[[], Awaitable[AsgiEvent]]
 AsgiSend = Callable[[AsgiEvent], Awaitable[None]]
-_Key = tuple[str, int | str]
 
 
 @dataclass(frozen=True)
@@ -166,186 +165,6 @@ def is_loopback_origin(origin: str) -> bool:
         return False
 
 
-def _key(id: object) -> _Key | None:
-    if isinstance(id, bool):
-        return None
-    if isinstance(id, int):
-        return ("n", id)
-    if isinstance(id, str):
-        return ("s", id)
-    return None
-
-
-def _session_of(message: Mapping[str, Any], field: str) -> str | None:
-    holder: object = message.get(field)
-    if isinstance(holder, dict):
-        value = cast("dict[str, object]", holder).get("sessionId")
-        if isinstance(value, str):
-            return value
-    return None
-
-
-class _Stream:
-    """One SSE stream's messages, waiting for its reader."""
-
-    def __init__(self) -> None:
-        self.items: collections.deque[bytes] = collections.deque()
-        self.ready = asyncio.Event()
-        self.attached = False
-        self.ended = False
-
-
-class _Link:
-    """One ACP connection of the app: the agent's :class:`Connection` over an
-    in-memory pair, and what routes its messages to the peer."""
-
-    def __init__(self, app: AcpAsgiApp, websocket: AsgiSend | None) -> None:
-        self.app = app
-        self.id = secrets.token_hex(16)
-        here, there = memory_pair(16)
-        self.here: MemoryTransport = here
-        self.connection = app.make_connection(there, app.max_message)
-        self.websocket = websocket
-        self.ws_lock = asyncio.Lock()
-        self.streams: dict[str | None, _Stream] = {None: _Stream()}
-        self.sessions: set[str] = set()
-        self.routes: dict[_Key, str | None] = {}
-        """The client's requests: the stream their answer goes on."""
-        self.agent_requests: dict[_Key, str | None] = {}
-        """The agent's requests: the session they are about."""
-        self.waiters: dict[_Key, asyncio.Future[bytes]] = {}
-        self.buffered = 0
-        self.room = asyncio.Event()
-        self.room.set()
-        loop = asyncio.get_running_loop()
-        self.last_active = loop.time()
-        self.closed = False
-        self.connection.start()
-        self.pump = loop.create_task(self._pump())
-        self.sending_since: float | None = None
-        """Since when the message being sent to the peer waits for it."""
-        self.reaper = loop.create_task(self._reap())
-        self.handler: asyncio.Task[Any] | None = None
-        """The task reading the WebSocket: close() stops it."""
-
-    # ---------------------------------------------------------- to the agent
-
-    async def deliver(self, data: bytes) -> None:
-        self.last_active = asyncio.get_running_loop().time()
-        await self.here.send(data)
-
-    async def ask(self, key: _Key, data: bytes, timeout: float) -> bytes:
-        future: asyncio.Future[bytes] = asyncio.get_running_loop().create_future()
-        self.waiters[key] = future
-        await self.deliver(data)
-        return await asyncio.wait_for(future, timeout)
-
-    # ---------------------------------------------------------- to the peer
-
-    async def _pump(self) -> None:
-        loop = asyncio.get_running_loop()
-        try:
-            while True:
-                data = await self.here.receive()
-                if data is None:
-                    break
-                self.sending_since = loop.time()
-                await self._route(data)
-                self.sending_since = None
-        except (ConnectionError, OSError):
-            pass
-        finally:
-            asyncio.get_running_loop().create_task(self.close())
-
-    async def _route(self, data: bytes) -> None:
-        if self.websocket is not None:  # one socket carries everything
-            async with self.ws_lock:
-                await self.websocket({"type": "websocket.send", "text": data.decode()})
-            return
-        try:
-            message = json.loads(data)
-        except ValueError:  # pragma: no cover - the connection writes JSON
-            message = None
-        if not isinstance(message, dict):  # pragma: no cover
-            message = {}
-        wire: dict[str, Any] = message  # pyright: ignore[reportUnknownVariableType]
-        key = _key(wire.get("id"))
-        if "method" not in wire and key is not None:
-            waiter = self.waiters.pop(key, None)
-            if waiter is not None:
-                if not waiter.done():
-                    waiter.set_result(data)
-                return
-            target = self.routes.pop(key, None)
-            created = _session_of(wire, "result")
-            if created is not None:
-                self.sessions.add(created)
-        else:
-            target = _session_of(wire, "params")
-            if target is not None:
-                self.sessions.add(target)
-            if key is not None:
-                self.agent_requests[key] = target
-        while self.buffered >= self.app.max_buffered:
-            self.room.clear()
-            await self.room.wait()
-        stream = self.streams.get(target)
-        if stream is None:
-            stream = self.streams[target] = _Stream()
-        stream.items.append(data)
-        stream.ready.set()
-        self.buffered += len(data)
-
-    def take(self, stream: _Stream) -> bytes | None:
-        if not stream.items:
-            stream.ready.clear()
-            return None
-        data = stream.items.popleft()
-        self.buffered -= len(data)
-        if self.buffered < self.app.max_buffered:
-            self.room.set()
-        return data
-
-    async def _reap(self) -> None:
-        """Close the connection once its peer has not read what waits for it,
-        or (HTTP) no stream has been open, for ``idle_timeout`` seconds."""
-        loop = asyncio.get_running_loop()
-        timeout = self.app.idle_timeout
-        while not self.closed:
-            await asyncio.sleep(timeout / 4)
-            since = self.sending_since
-            if since is not None and loop.time() - since > timeout:
-                log.warning("closing connection %s: its peer does not read", self.id)
-                await self.close()
-            elif self.websocket is not None:
-                pass
-            elif any(stream.attached for stream in self.streams.values()):
-                self.last_active = loop.time()
-            elif loop.time() - self.last_active > timeout:
-                log.info("closing idle connection %s", self.id)
-                await self.close()
-
-    async def close(self) -> None:
-        if self.closed:
-            return
-        self.closed = True
-        self.app.links.pop(self.id, None)
-        current = asyncio.current_task()
-        for task in (self.pump, self.reaper, self.handler):
-            if task is not None and task is not current:
-                task.cancel()
-        for future in self.waiters.values():
-            if not future.done():
-                future.set_exception(ConnectionError("the connection closed"))
-        for stream in self.streams.values():
-            stream.ended = True
-            stream.ready.set()
-        with contextlib.suppress(Exception):
-            await self.connection.close()
-        with contextlib.suppress(Exception):
-            await self.here.close()
-
-
 class _Refusal(Exception):
     def __init__(self, status: int, text: str) -> None:
         super().__init__(text)
@@ -385,7 +204,7 @@ class AcpAsgiApp:
         self.max_buffered = max_buffered
         self.idle_timeout = idle_timeout
         self.initialize_timeout = initialize_timeout
-        self.links: dict[str, _Link] = {}
+        self.links: dict[str, Link] = {}
 
     async def close(self) -> None:
         """Close every connection."""
@@ -452,16 +271,21 @@ class AcpAsgiApp:
             return is_loopback_origin(origin)
         return "*" in self.allowed_origins or origin in self.allowed_origins
 
-    def _new_link(self, websocket: AsgiSend | None) -> _Link:
+    def _new_link(self, websocket: AsgiSend | None) -> Link:
         if len(self.links) >= self.max_connections:
             raise _Refusal(
                 503, f"too many connections (at most {self.max_connections})"
             )
-        link = _Link(self, websocket)
+        link = Link(
+            self.make_connection,
+            Limits(self.max_message, self.max_buffered, self.idle_timeout),
+            websocket,
+            lambda gone: self.links.pop(gone.id, None),
+        )
         self.links[link.id] = link
         return link
 
-    def _link(self, headers: Mapping[str, str]) -> _Link:
+    def _link(self, headers: Mapping[str, str]) -> Link:
         id = headers.get(CONNECTION_ID_HEADER)
         if not id:
             raise _Refusal(400, "missing Acp-Connection-Id")
@@ -470,7 +294,7 @@ class AcpAsgiApp:
             raise _Refusal(404, "unknown Acp-Connection-Id")
         return link
 
-    def _attach(self, link: _Link, session: str) -> None:
+    def _attach(self, link: Link, session: str) -> None:
         if session not in link.sessions:
             if len(link.sessions) >= self.max_sessions:
                 raise _Refusal(429, f"too many sessions (at most {self.max_sessions})")
@@ -525,7 +349,7 @@ class AcpAsgiApp:
                     send({"type": "websocket.close", "code": 1000}), _CLOSE_TIMEOUT
                 )
 
-    async def _too_large(self, link: _Link, data: bytes) -> None:
+    async def _too_large(self, link: Link, data: bytes) -> None:
         id, request = head_hint(data[:4096])
         error = RpcError(
             PARSE_ERROR, "Parse error", f"message over {self.max_message} bytes"
@@ -597,7 +421,7 @@ class AcpAsgiApp:
             raise _Refusal(400, "the body is not a JSON-RPC message")
         wire: dict[str, Any] = message  # pyright: ignore[reportUnknownVariableType]
         method = wire.get("method")
-        key = _key(wire.get("id"))
+        key = message_key(wire.get("id"))
         if method == "initialize" and key is not None:
             if CONNECTION_ID_HEADER in headers:
                 raise _Refusal(400, "initialize on an existing connection")
@@ -606,7 +430,7 @@ class AcpAsgiApp:
         link = self._link(headers)
         given = headers.get(SESSION_ID_HEADER)
         if isinstance(method, str):
-            named = _session_of(wire, "params")
+            named = session_of(wire, "params")
             if given is not None and named is not None and given != named:
                 raise _Refusal(400, "Acp-Session-Id does not match params.sessionId")
             if method in _SESSION_HEADER_METHODS and given is None:
@@ -631,7 +455,7 @@ class AcpAsgiApp:
         await link.deliver(data)
         await _respond(send, 202, b"")
 
-    async def _initialize(self, key: _Key, data: bytes, send: AsgiSend) -> None:
+    async def _initialize(self, key: Key, data: bytes, send: AsgiSend) -> None:
         link = self._new_link(None)
         try:
             answer = await link.ask(key, data, self.initialize_timeout)
@@ -662,7 +486,7 @@ class AcpAsgiApp:
             self._attach(link, session)
         stream = link.streams.get(session)
         if stream is None:
-            stream = link.streams[session] = _Stream()
+            stream = link.streams[session] = Stream()
         if stream.attached:
             raise _Refusal(409, "this stream already has a reader")
         stream.attached = True
@@ -688,7 +512,7 @@ class AcpAsgiApp:
             link.last_active = asyncio.get_running_loop().time()
 
     async def _stream(
-        self, link: _Link, stream: _Stream, send: AsgiSend, gone: asyncio.Task[None]
+        self, link: Link, stream: Stream, send: AsgiSend, gone: asyncio.Task[None]
     ) -> None:
         while not gone.done():
             data = link.take(stream)
