@@ -135,6 +135,7 @@ bench: $(STAMP) browser
 	ACPGEN_BENCH_SUMMARY=$(BENCH_SUMMARY) $(BIN)/python tests/bench_message.py
 	ACPGEN_BENCH_SUMMARY=$(BENCH_SUMMARY) $(BIN)/python tests/bench_outgoing.py
 	ACPGEN_BENCH_SUMMARY=$(BENCH_SUMMARY) $(BIN)/python tests/bench_session.py
+	ACPGEN_BENCH_SUMMARY=$(BENCH_SUMMARY) $(BIN)/python tests/bench_ws.py
 	ACPGEN_BENCH_SUMMARY=$(BENCH_SUMMARY) $(BIN)/python tests/bench_tap.py
 	ACPGEN_BENCH_SUMMARY=$(BENCH_SUMMARY) $(BIN)/python tests/bench_report.py
 	$(BIN)/python tests/bench_summary.py $(BENCH_SUMMARY)
