@@ -32,16 +32,24 @@ else:
 
     _CONNECTION_NAMES = frozenset(
         [
+            "UNSUPPORTED_PROTOCOL_VERSION",
+            "AgentEntry",
             "AgentSideConnection",
+            "ClientEntry",
             "ClientSideConnection",
             "Connection",
             "HandlerError",
             "MessageTooLarge",
             "StreamTransport",
             "Transport",
+            "UnsupportedProtocolVersion",
+            "VersionMismatch",
             "connect_in_memory",
+            "connect_versions",
             "run_agent_stdio",
+            "serve_versions",
             "spawn_agent",
+            "spawn_agent_versions",
         ]
     )
 
@@ -773,16 +781,24 @@ __all__ = [
     "decode_message",
     "decode_result",
     "encode_message",
+    "UNSUPPORTED_PROTOCOL_VERSION",
+    "AgentEntry",
     "AgentSideConnection",
+    "ClientEntry",
     "ClientSideConnection",
     "Connection",
     "HandlerError",
     "MessageTooLarge",
     "StreamTransport",
     "Transport",
+    "UnsupportedProtocolVersion",
+    "VersionMismatch",
     "connect_in_memory",
+    "connect_versions",
     "run_agent_stdio",
+    "serve_versions",
     "spawn_agent",
+    "spawn_agent_versions",
 ]
 
 # A $defs name that could not be a Python name as it is (not an identifier,

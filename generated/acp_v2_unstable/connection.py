@@ -7,9 +7,9 @@ AgentSideConnection is the agent's end (typed methods to call the client), Clien
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from ._connection import Connection as Connection
 from ._connection import HandlerError as HandlerError
@@ -19,6 +19,14 @@ from ._transport import MessageTooLarge as MessageTooLarge
 from ._transport import StreamTransport as StreamTransport
 from ._transport import Transport as Transport
 from ._transport import memory_pair as _memory_pair
+from ._versions import UNSUPPORTED_PROTOCOL_VERSION as UNSUPPORTED_PROTOCOL_VERSION
+from ._versions import AgentEntry as AgentEntry
+from ._versions import ClientEntry as ClientEntry
+from ._versions import UnsupportedProtocolVersion as UnsupportedProtocolVersion
+from ._versions import VersionMismatch as VersionMismatch
+from ._versions import connect_versions as connect_versions
+from ._versions import serve_versions as _serve_versions
+from ._versions import spawn_versions as _spawn_versions
 from .models import (
     ArchiveSessionRequest,
     ArchiveSessionResponse,
@@ -75,18 +83,27 @@ from .models import (
     UpdateSessionNotification,
 )
 from .protocol import CODEC, Agent, Client
+from .session import PROTOCOL_VERSION as _PROTOCOL_VERSION
 
 __all__ = [
+    "UNSUPPORTED_PROTOCOL_VERSION",
+    "AgentEntry",
     "AgentSideConnection",
+    "ClientEntry",
     "ClientSideConnection",
     "Connection",
     "HandlerError",
     "MessageTooLarge",
     "StreamTransport",
     "Transport",
+    "UnsupportedProtocolVersion",
+    "VersionMismatch",
     "connect_in_memory",
+    "connect_versions",
     "run_agent_stdio",
+    "serve_versions",
     "spawn_agent",
+    "spawn_agent_versions",
 ]
 
 A = TypeVar("A", bound=Agent)
@@ -101,6 +118,7 @@ class AgentSideConnection(Connection[A]):
     side = "agent"
     codec = CODEC
     interface = Agent
+    protocol_version = _PROTOCOL_VERSION
 
     async def request_permission(
         self, params: RequestPermissionRequest
@@ -148,6 +166,7 @@ class ClientSideConnection(Connection[C]):
     side = "client"
     codec = CODEC
     interface = Client
+    protocol_version = _PROTOCOL_VERSION
 
     async def mcp_message(self, params: MessageMcpNotification) -> None:
         """Send ``mcp/message`` (a notification)."""
@@ -321,3 +340,33 @@ def connect_in_memory(
     agent.start()
     client.start()
     return agent, client
+
+
+async def serve_versions(
+    agents: Mapping[int, AgentEntry], transport: Transport | None = None, **options: Any
+) -> None:
+    """Serve one client with the package of the version its ``initialize``
+    asks for: ``agents`` maps a protocol version to that package's
+    ``(AgentSideConnection, make_agent)``, e.g. ``{1: (acp_v1.AgentSideConnection,
+    V1Agent), 2: (acp_v2.AgentSideConnection, V2Agent)}``. The newest version at
+    or below the requested one serves (the oldest for a string or older version,
+    whose agent answers with its own). Serves stdin/stdout unless given a
+    ``transport``; ``options`` go to the connection."""
+    await _serve_versions(
+        agents, transport if transport is not None else await _open_stdio(), **options
+    )
+
+
+def spawn_agent_versions(
+    clients: Mapping[int, ClientEntry],
+    program: str,
+    *args: str,
+    env: dict[str, str] | None = None,
+    cwd: str | None = None,
+) -> AbstractAsyncContextManager[tuple[Connection[Any], Any]]:
+    """Start ``program`` as an agent subprocess, initialize offering the newest
+    version of ``clients`` (a protocol version -> that package's
+    ``(ClientSideConnection, make_client, InitializeRequest)``) and yield the
+    connection of the package of the version the agent chose, with its typed
+    answer to ``initialize``. See :func:`connect_versions` for any transport."""
+    return _spawn_versions(clients, program, args, env=env, cwd=cwd)
