@@ -40,7 +40,6 @@ from typing import TYPE_CHECKING, Any, cast
 from ._jsonrpc import (
     INVALID_REQUEST,
     ErrorResponse,
-    MessageCodec,
     Request,
     RequestError,
     Response,
@@ -83,16 +82,20 @@ def read_protocol_version(value: Any) -> int | None:
     return None
 
 
-def requested_version(data: Any) -> int | None:
+def requested_version(data: Any, strict: bool = False) -> int | None:
     """The version an ``initialize`` request (a whole message as JSON) asks
-    for, or ``None`` when it is no such request or names no version."""
+    for, or ``None`` when it is no such request or names no version (nor a
+    string one, in ``strict`` mode)."""
     if not isinstance(data, dict):
         return None
     message = cast("dict[str, Any]", data)
     params = message.get("params")
     if message.get("method") != INITIALIZE or not isinstance(params, dict):
         return None
-    return read_protocol_version(cast("dict[str, Any]", params).get("protocolVersion"))
+    version = cast("dict[str, Any]", params).get("protocolVersion")
+    return (
+        None if strict and isinstance(version, str) else read_protocol_version(version)
+    )
 
 
 def _fields(value: Any) -> dict[str, Any]:
@@ -203,11 +206,11 @@ class OlderInitialize:
 
 
 def older_initialize(
-    data: Any, id: Any, package_version: int | None
+    data: Any, id: Any, package_version: int | None, strict: bool = False
 ) -> Request[OlderInitialize] | None:
     """For an ``initialize`` whose params did not decode: the request to
     hand the handler, when it asks for a version below ``package_version``."""
-    requested = requested_version(data)
+    requested = requested_version(data, strict)
     if requested is None or package_version is None or requested >= package_version:
         return None
     params = cast("dict[str, Any]", data)["params"]
@@ -389,9 +392,11 @@ async def connect_versions(
         connect, make_client, params = clients[version]
         codec = connect.codec
         request_id, next_id = next_id, next_id + 1
-        message = codec.encode_message(Request(request_id, INITIALIZE, params))
+        # That package's own Request class: its codec encodes no other.
+        rpc = importlib.import_module(type(codec).__module__)
+        message = codec.encode_message(rpc.Request(request_id, INITIALIZE, params))
         await transport.send(dump_message(message))
-        answer = await _await_answer(transport, codec, request_id)
+        answer = await _await_answer(transport, request_id)
         if isinstance(answer, ErrorResponse):
             error = UnsupportedProtocolVersion.from_error(
                 RequestError(answer.error.code, answer.error.message, answer.error.data)
@@ -415,8 +420,10 @@ async def connect_versions(
 
 
 async def _await_answer(
-    transport: Transport, codec: MessageCodec, request_id: int
+    transport: Transport, request_id: int
 ) -> Response[Any] | ErrorResponse:
+    """The answer to ``request_id``, read as JSON (the packages' message
+    classes are each their own); a request meanwhile is refused."""
     while True:
         try:
             data = await transport.receive()
@@ -429,16 +436,27 @@ async def _await_answer(
                 "the agent closed the connection before answering initialize"
             )
         try:
-            message = codec.decode_message(load_message(data))
+            message = _fields(load_message(data))
         except (ValueError, RecursionError):
             continue
-        if isinstance(message, (Response, ErrorResponse)):
-            if message.id == request_id:
-                return message
-        elif isinstance(message, Request):
-            refusal = not_initialized(message.method)
-            await transport.send(
-                dump_message(codec.encode_message(ErrorResponse(message.id, refusal)))
+        method, id = message.get("method"), message.get("id")
+        if isinstance(method, str) and isinstance(id, (int, str)):
+            refusal = not_initialized(method)
+            body = {"code": refusal.code, "message": refusal.message}
+            reply = {"jsonrpc": "2.0", "id": id, "error": body}
+            await transport.send(dump_message(reply))
+        elif method is None and id == request_id:
+            failure = _fields(message.get("error"))
+            if "result" in message:
+                return Response(request_id, message["result"])
+            code, text = failure.get("code"), failure.get("message")
+            return ErrorResponse(
+                request_id,
+                RpcError(
+                    code if isinstance(code, int) else -32603,
+                    text if isinstance(text, str) else "",
+                    failure.get("data", UNSET),
+                ),
             )
 
 

@@ -413,7 +413,10 @@ class Connection(Generic[H]):
         except ParamsError as error:
             older = (
                 _versions.older_initialize(
-                    data, error.id, getattr(self, "protocol_version", None)
+                    data,
+                    error.id,
+                    getattr(self, "protocol_version", None),
+                    self._strict,
                 )
                 if error.request
                 and error.method == _versions.INITIALIZE
