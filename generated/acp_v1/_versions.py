@@ -338,8 +338,9 @@ class _Replay:
         await self._transport.close()
 
 
-AgentEntry = tuple["type[Connection[Any]]", Callable[[Any], Any]]
-"""(the package's ``AgentSideConnection``, ``make_agent``)."""
+AgentEntry = tuple[Any, Callable[[Any], Any]]
+"""(the package's ``AgentSideConnection``, ``make_agent``): the class is
+typed ``Any`` since each package's ``Connection`` is a class of its own."""
 
 
 async def serve_versions(
@@ -367,14 +368,14 @@ async def serve_versions(
     await connect(make_agent, _Replay(transport, first), **options).run()
 
 
-ClientEntry = tuple["type[Connection[Any]]", Callable[[Any], Any], Any]
+ClientEntry = tuple[Any, Callable[[Any], Any], Any]
 """(the package's ``ClientSideConnection``, ``make_client``, its
 ``InitializeRequest``)."""
 
 
 async def connect_versions(
     clients: Mapping[int, ClientEntry], transport: Transport, **options: Any
-) -> tuple[Connection[Any], Any]:
+) -> tuple[Any, Any]:
     """Initialize over ``transport`` offering the newest version of
     ``clients`` (a protocol version -> ``(ClientSideConnection,
     make_client, initialize_request)`` of that version's package) and
@@ -480,7 +481,7 @@ async def spawn_versions(
     env: dict[str, str] | None = None,
     cwd: str | None = None,
     max_message: int = DEFAULT_MAX_MESSAGE,
-) -> AsyncGenerator[tuple[Connection[Any], Any], None]:
+) -> AsyncGenerator[tuple[Any, Any], None]:
     """Start ``program`` as an agent subprocess and yield
     :func:`connect_versions` over its stdin/stdout: the connection of the
     version the agent chose and its answer to ``initialize``. On exit the
@@ -497,7 +498,7 @@ async def spawn_versions(
     )
     assert process.stdout is not None and process.stdin is not None
     transport = StreamTransport(process.stdout, process.stdin, max_message=max_message)
-    connection: Connection[Any] | None = None
+    connection: Any = None
     try:
         connection, result = await connect_versions(clients, transport)
         connection.process = process

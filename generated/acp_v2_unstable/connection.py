@@ -363,7 +363,7 @@ def spawn_agent_versions(
     *args: str,
     env: dict[str, str] | None = None,
     cwd: str | None = None,
-) -> AbstractAsyncContextManager[tuple[Connection[Any], Any]]:
+) -> AbstractAsyncContextManager[tuple[Any, Any]]:
     """Start ``program`` as an agent subprocess, initialize offering the newest
     version of ``clients`` (a protocol version -> that package's
     ``(ClientSideConnection, make_client, InitializeRequest)``) and yield the
