@@ -766,8 +766,10 @@ class Connection(Generic[H]):
         if initializing is not None and not initializing.done():
             await asyncio.wait([initializing])
         if not self._initialized:
-            error = _versions.not_initialized(message.method)
-            raise RequestError(error.code, error.message)
+            error = _versions.not_initialized(
+                message.method, getattr(self, "protocol_version", None)
+            )
+            raise RequestError(error.code, error.message, error.data)
 
     # ------------------------------------------------------------ sending
 

@@ -353,13 +353,27 @@ async def serve_versions(
     the oldest; above all: the newest, whose agent answers with its own),
     and that package's connection serves from that message on, with
     ``options`` passed to it. Returns when the client closes."""
-    try:
-        first: bytes | MessageTooLarge | None = await transport.receive()
-    except MessageTooLarge as error:
-        first = error
-    if first is None:
-        await transport.close()
-        return
+    while True:
+        try:
+            first: bytes | MessageTooLarge | None = await transport.receive()
+        except MessageTooLarge as error:
+            first = error
+        if first is None:
+            await transport.close()
+            return
+        if not isinstance(first, bytes):
+            break
+        try:
+            message = _fields(load_message(first))
+        except (ValueError, RecursionError):
+            break
+        method, id = message.get("method"), message.get("id")
+        if method == INITIALIZE or not isinstance(method, str):
+            break
+        # Before initialize: a request is refused, a notification dropped,
+        # as the connection would (the version is not chosen yet).
+        if isinstance(id, (int, str)) and not isinstance(id, bool):
+            await transport.send(_refusal(id, method, max(agents)))
     requested: int | None = None
     if isinstance(first, bytes):
         with contextlib.suppress(ValueError, RecursionError):
@@ -442,10 +456,7 @@ async def _await_answer(
             continue
         method, id = message.get("method"), message.get("id")
         if isinstance(method, str) and isinstance(id, (int, str)):
-            refusal = not_initialized(method)
-            body = {"code": refusal.code, "message": refusal.message}
-            reply = {"jsonrpc": "2.0", "id": id, "error": body}
-            await transport.send(dump_message(reply))
+            await transport.send(_refusal(id, method, 1))
         elif method is None and id == request_id:
             failure = _fields(message.get("error"))
             if "result" in message:
@@ -461,15 +472,30 @@ async def _await_answer(
             )
 
 
-def not_initialized(method: str) -> RpcError:
-    """The refusal of a request before ``initialize``: ``-32600`` with the
-    TypeScript SDK's message (``agentInitializationGate`` in its
-    ``dist/v1/acp.js``; the Rust SDK's ``ProtocolCompat::ensure_initialized``
-    answers the same code)."""
+def not_initialized(method: str, version: int | None = 1) -> RpcError:
+    """The refusal of a request before ``initialize``: ``-32600`` as the
+    TypeScript SDK words it, for v1 in the message
+    (``agentInitializationGate``, ``dist/v1/acp.js``), for v2 in the data
+    (``initializationUnavailable``, ``dist/v2/acp.js``); the Rust SDK's
+    ``ProtocolCompat::ensure_initialized`` answers the same code."""
+    if version is None or version <= 1:
+        return RpcError(
+            INVALID_REQUEST,
+            f"Invalid request: ACP connection must be initialized before '{method}'",
+        )
     return RpcError(
         INVALID_REQUEST,
-        f"Invalid request: ACP connection must be initialized before '{method}'",
+        "Invalid request",
+        f"ACP v{version} connection must be initialized before '{method}'",
     )
+
+
+def _refusal(id: int | str, method: str, version: int | None) -> bytes:
+    error = not_initialized(method, version)
+    body: dict[str, Any] = {"code": error.code, "message": error.message}
+    if error.data is not UNSET:
+        body["data"] = error.data
+    return dump_message({"jsonrpc": "2.0", "id": id, "error": body})
 
 
 @contextlib.asynccontextmanager

@@ -65,7 +65,7 @@ class EchoAgentV1(EchoAgent):
 
     async def initialize(self, params):
         return self.acp.InitializeResponse(
-            protocol_version=min(params.protocol_version, 1), agent_info=self.acp.Implementation(**INFO)
+            protocol_version=1, agent_info=self.acp.Implementation(**INFO)
         )
 
     async def prompt(self, params):
