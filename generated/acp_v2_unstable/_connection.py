@@ -28,12 +28,13 @@ Ordering (the contract):
 
 Before ``initialize`` (see :mod:`._versions` for the versions): requests
 other than ``initialize`` are answered ``-32600`` and notifications other
-than ``$/cancel_request`` dropped until an ``initialize`` has been answered
-with a result (on the client's end: until its answer arrived), as the
-TypeScript SDK's agents do (``agentInitializationGate`` in its
-``dist/v1/acp.js``, ``agentInitializationGuard`` in ``dist/v2/acp.js``) and
-the Rust SDK's ``ProtocolCompat`` (``ensure_initialized``);
-``require_initialize=False`` turns that off.
+than ``$/cancel_request`` dropped on an agent's end until an ``initialize``
+has been answered with a result, as the TypeScript SDK's agents refuse
+requests (``agentInitializationGate`` in its ``dist/v1/acp.js``,
+``agentInitializationGuard`` in ``dist/v2/acp.js``, which drops the
+notifications too) and the Rust SDK's ``ProtocolCompat`` does
+(``ensure_initialized``). A request behind an ``initialize`` still being
+handled waits for its answer. ``require_initialize=False`` turns that off.
 
 Memory is bounded: at most ``max_queued`` messages wait for dispatch (reading
 pauses while the queue is full, except while a handler awaits an answer from
