@@ -429,7 +429,7 @@ async def connect_versions(
         connect, make_client, _ = clients[chosen]
         connection = connect(make_client, transport, **options)
         result = initialize_result(connection, version, answer.result)
-        connection.mark_initialized(next_id)
+        connection.mark_initialized(next_id, answer.result)
         connection.start()
         return connection, result
 
@@ -507,6 +507,7 @@ async def spawn_versions(
     env: dict[str, str] | None = None,
     cwd: str | None = None,
     max_message: int = DEFAULT_MAX_MESSAGE,
+    **options: Any,
 ) -> AsyncGenerator[tuple[Any, Any], None]:
     """Start ``program`` as an agent subprocess and yield
     :func:`connect_versions` over its stdin/stdout: the connection of the
@@ -526,7 +527,7 @@ async def spawn_versions(
     transport = StreamTransport(process.stdout, process.stdin, max_message=max_message)
     connection: Any = None
     try:
-        connection, result = await connect_versions(clients, transport)
+        connection, result = await connect_versions(clients, transport, **options)
         connection.process = process
         yield connection, result
     finally:

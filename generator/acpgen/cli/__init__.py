@@ -9,6 +9,8 @@ command                    module           what it does
 ``conformance``            ``conformance``  check a package against the conformance fixtures
 ``conformance-fixtures``   ``conformance``  regenerate the generated fixtures
 ``validate``               ``validate.py``  check a recorded transcript, message by message
+``tap``                    ``tap.py``       proxy an agent's stdio, recording and validating live
+``report``                 ``report.py``    a recorded transcript as one HTML page
 =========================  ===============  ==========================================
 
 The group loads a command's module only when that command runs, so
@@ -41,6 +43,8 @@ COMMANDS = {
     "conformance": (".conformance", "conformance"),
     "conformance-fixtures": (".conformance", "conformance_fixtures"),
     "validate": (".validate", "validate_command"),
+    "tap": (".tap", "tap_command"),
+    "report": (".report", "report_command"),
 }
 """Command name -> (module of this package, attribute)."""
 
@@ -118,6 +122,8 @@ def main() -> None:
     conformance           check a generated package against the conformance fixtures
     conformance-fixtures  regenerate the schema-derived conformance fixtures
     validate              check a recorded transcript (JSON-RPC lines) message by message
+    tap                   run an agent behind a proxy that records and validates live
+    report                a recorded transcript as one self-contained HTML page
 
     Errors are one line naming the file (and JSON pointer) with exit status 2,
     and nothing is written. acpgen replaces only directories it generated

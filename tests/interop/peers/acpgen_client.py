@@ -92,11 +92,11 @@ async def initialized(protocol: str, make_client, program: str, *args: str):
             version: (acp.ClientSideConnection, lambda conn, acp=acp: make_client(acp, conn), init_request(acp))
             for version, acp in packages.items()
         }
-        async with packages[2].spawn_agent_versions(clients, program, *args) as (conn, init):
+        async with packages[2].spawn_agent_versions(clients, program, *args, validate_outgoing=True) as (conn, init):
             yield conn, init
         return
     acp = importlib.import_module(f"acp_{protocol}")
-    async with acp.spawn_agent(lambda conn: make_client(acp, conn), program, *args) as conn:
+    async with acp.spawn_agent(lambda conn: make_client(acp, conn), program, *args, validate_outgoing=True) as conn:
         yield conn, await conn.initialize(init_request(acp))
 
 
