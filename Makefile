@@ -124,6 +124,7 @@ bench: $(STAMP) browser
 	$(BIN)/python tests/bench_protocol.py
 	$(BIN)/python tests/bench_outgoing.py
 	$(BIN)/python tests/bench_session.py
+	$(BIN)/python tests/bench_ws.py
 	$(BIN)/python tests/bench_tap.py
 	$(BIN)/python tests/bench_report.py
 

@@ -15,6 +15,7 @@ package does not speak as ``versionMismatch`` (the version chosen and the
 class the sibling package decoded it to), and nothing else then.
 
     python acpgen_client.py [--protocol v1|v2|any] -- AGENT_PROGRAM [ARGS...]
+    python acpgen_client.py [--protocol v1|v2] -- ws://HOST:PORT/acp | http://HOST:PORT/acp
 """
 
 from __future__ import annotations
@@ -96,7 +97,17 @@ async def initialized(protocol: str, make_client, program: str, *args: str):
             yield conn, init
         return
     acp = importlib.import_module(f"acp_{protocol}")
-    async with acp.spawn_agent(lambda conn: make_client(acp, conn), program, *args, validate_outgoing=True) as conn:
+
+    def make(conn):
+        return make_client(acp, conn)
+
+    if program.startswith(("ws://", "wss://")):
+        connecting = acp.connect_agent_ws(make, program, validate_outgoing=True)
+    elif program.startswith(("http://", "https://")):
+        connecting = acp.connect_agent_http(make, program, validate_outgoing=True)
+    else:
+        connecting = acp.spawn_agent(make, program, *args, validate_outgoing=True)
+    async with connecting as conn:
         yield conn, await conn.initialize(init_request(acp))
 
 
