@@ -310,19 +310,23 @@ class _Validator:
         if entry is not None and entry[0] is branch:
             return entry[1]
         tags: list[_Tag] = []
-        stack, seen = [branch], 0
+        stack: list[Any] = [branch]
+        seen = 0
         while stack and seen < 16:
-            schema = stack.pop()
+            node: Any = stack.pop()
             seen += 1
-            if type(schema) is not dict:
+            if type(node) is not dict:
                 continue
-            required = schema.get("required", ())
-            for key, sub in schema.get("properties", {}).items():
+            schema = cast("JsonObject", node)
+            required: list[str] = schema.get("required", [])
+            properties: JsonObject = schema.get("properties", {})
+            for key, sub in properties.items():
                 if type(sub) is dict and "const" in sub:
-                    tags.append((key, sub["const"], key in required))
+                    const: Any = cast("JsonObject", sub)["const"]
+                    tags.append((key, const, key in required))
             if "$ref" in schema:
                 stack.append(resolve(self.root, schema["$ref"]))
-            stack.extend(schema.get("allOf", ()))
+            stack.extend(schema.get("allOf", []))
         found = tuple(tags)
         _TAGS[id(branch)] = (branch, found)
         return found
@@ -345,7 +349,7 @@ class _Validator:
         if type(value) is dict and len(options) > 1:
             # The branches a tag rules out cannot match: try the rest first;
             # only when none matches are all tried, for the error to give.
-            candidates = self._candidates(options, value)
+            candidates = self._candidates(options, cast("JsonObject", value))
             if len(candidates) < len(options):
                 evaluated: set[str] = set()
                 matched = False
@@ -370,7 +374,7 @@ class _Validator:
 
     def _one_of(self, options: list[Any], value: Any, path: JsonPath) -> set[str]:
         if type(value) is dict and len(options) > 1:
-            candidates = self._candidates(options, value)
+            candidates = self._candidates(options, cast("JsonObject", value))
             if len(candidates) < len(options):
                 found: list[set[str]] = []
                 for sub in candidates:
