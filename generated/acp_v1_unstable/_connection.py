@@ -257,6 +257,14 @@ class Connection(Generic[H]):
             if not (self._closed_here or self._broken):
                 raise
 
+    @property
+    def ended(self) -> bool:
+        """True once nothing more is read from the peer: it closed the
+        connection, a write failed, or :meth:`close` was called. What was
+        already read may still be handled: :meth:`run` returns when it was
+        (after at most :attr:`grace` seconds)."""
+        return self._ending or self._closed or self._closed_here
+
     async def close(self) -> None:
         """Close the connection: waiting requests fail, handlers are
         cancelled. Returns promptly even when the peer does not read."""

@@ -7,9 +7,9 @@ AgentSideConnection is the agent's end (typed methods to call the client), Clien
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Iterable
 from contextlib import AbstractAsyncContextManager
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from ._connection import Connection as Connection
 from ._connection import HandlerError as HandlerError
@@ -19,6 +19,8 @@ from ._transport import MessageTooLarge as MessageTooLarge
 from ._transport import StreamTransport as StreamTransport
 from ._transport import Transport as Transport
 from ._transport import memory_pair as _memory_pair
+from ._resume import ResumeUnsupported as ResumeUnsupported
+from ._resume import SessionKeeperBase as _SessionKeeperBase
 from .models import (
     ArchiveSessionRequest,
     ArchiveSessionResponse,
@@ -88,7 +90,11 @@ from .models import (
     WriteTextFileRequest,
     WriteTextFileResponse,
 )
+from .models import McpServer
+from .models import SessionResumeCapabilities
 from .protocol import CODEC, Agent, Client
+from .session import UPDATE_RULES, Session, apply_session_update
+from .session import apply_prompt as _apply_prompt
 
 __all__ = [
     "AgentSideConnection",
@@ -96,6 +102,8 @@ __all__ = [
     "Connection",
     "HandlerError",
     "MessageTooLarge",
+    "ResumeUnsupported",
+    "SessionKeeper",
     "StreamTransport",
     "Transport",
     "connect_in_memory",
@@ -380,3 +388,140 @@ def connect_in_memory(
     agent.start()
     client.start()
     return agent, client
+
+
+class SessionKeeper(_SessionKeeperBase[ClientSideConnection[C], Session]):
+    """One session's ``Session`` fold, kept exact across dropped connections.
+
+    ``connect()`` returns a new, started ClientSideConnection (a subprocess, a
+    socket ...) whose client's ``session_update`` calls :meth:`apply` for this
+    session; ``session`` is the fold so far and ``connection`` the current
+    connection (pass the first one as ``connection``). When it drops (a call
+    raises ``ConnectionError``), :meth:`reconnect` opens a new one, sends
+    ``initialize`` and takes the session up again:
+    ``session/load`` when the agent advertises ``loadSession`` (it replays the
+    whole conversation, which is folded into a fresh Session and then takes
+    the old one's place: the fold is exact: see the ``_resume`` module), else (or
+    with ``replay=False``) ``session/resume`` when it advertises
+    ``sessionCapabilities.resume``: no replay, so the fold goes on from where it
+    was and what the agent sent while disconnected is lost.
+    Call it from ordinary code, not from a handler of the connection."""
+
+    FIELDS = (
+        "history",
+        "user_messages",
+        "agent_messages",
+        "agent_thoughts",
+        "tool_calls",
+        "plan",
+        "plans",
+        "available_commands",
+        "current_mode_id",
+        "config_options",
+        "info",
+        "usage",
+        "notices",
+        "compactions",
+        "subagents",
+        "session_messages",
+    )
+    HISTORY_FIELDS = frozenset(
+        {
+            "user_messages",
+            "agent_messages",
+            "agent_thoughts",
+            "tool_calls",
+            "compactions",
+            "session_messages",
+        }
+    )
+    KEYED_BY_ID = False
+    UPDATE_FIELDS = {cls: rule.field for cls, rule in UPDATE_RULES.items()}
+
+    def __init__(
+        self,
+        connect: Callable[[], Awaitable[ClientSideConnection[C]]],
+        session_id: str,
+        *,
+        initialize: InitializeRequest,
+        cwd: str,
+        mcp_servers: Iterable[McpServer] = (),
+        session: Session | None = None,
+        connection: ClientSideConnection[C] | None = None,
+        replay: bool = True,
+    ) -> None:
+        """Keep session ``session_id`` (folded so far into ``session``; None:
+        nothing yet); ``initialize`` is sent on each new connection, ``cwd``
+        and ``mcp_servers`` with the request that resumes."""
+        if session is not None and session.session_id != session_id:
+            raise ValueError(
+                f"the session is {session.session_id!r}, not {session_id!r}"
+            )
+        super().__init__(
+            connect,
+            Session(session_id) if session is None else session,
+            connection=connection,
+            replay=replay,
+        )
+        self.initialize = initialize
+        self.cwd = cwd
+        self.mcp_servers = list(mcp_servers)
+        self.initialized: InitializeResponse | None = None
+        """The agent's answer to ``initialize`` on the current connection."""
+        self.response: LoadSessionResponse | ResumeSessionResponse | None = None
+        """The agent's answer to the request that resumed the session."""
+
+    @property
+    def session(self) -> Session:
+        """The session folded so far (during a replay: as it was before)."""
+        return self._session
+
+    def apply(self, notification: SessionNotification) -> None:
+        """Fold a session/update of this session: call it from the client's
+        ``session_update``. Raises ``ValueError`` for another session."""
+        self._apply(
+            apply_session_update,
+            notification,
+            self.UPDATE_FIELDS.get(type(notification.update)),
+        )
+
+    def apply_prompt(self, request: PromptRequest) -> None:
+        """Fold the client's own session/prompt request (see ``apply_prompt``):
+        call it when the request is sent."""
+        self._apply(_apply_prompt, request, None)
+
+    async def _resume(self, connection: ClientSideConnection[C]) -> None:
+        self.initialized = await connection.initialize(self.initialize)
+        capabilities = self.initialized.agent_capabilities
+        load = capabilities.load_session is True
+        resume = isinstance(
+            capabilities.session_capabilities.resume, SessionResumeCapabilities
+        )
+        if load and (self.replay or not resume):
+            self._begin("session/load", True, Session)
+            self.response = await connection.load_session(
+                LoadSessionRequest(
+                    session_id=self.session_id,
+                    cwd=self.cwd,
+                    mcp_servers=list(self.mcp_servers),
+                )
+            )
+            return
+        if resume:
+            self._begin("session/resume", False, Session)
+            self.response = await connection.resume_session(
+                ResumeSessionRequest(
+                    session_id=self.session_id,
+                    cwd=self.cwd,
+                    mcp_servers=list(self.mcp_servers),
+                )
+            )
+            return
+        raise ResumeUnsupported(
+            f"the agent offers no way to resume session {self.session_id!r}: "
+            "neither session/load (loadSession) nor session/resume"
+            " (sessionCapabilities.resume)"
+        )
+
+    def _build(self, session_id: str, fields: dict[str, Any]) -> Session:
+        return Session(session_id, **fields)

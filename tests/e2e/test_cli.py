@@ -62,6 +62,7 @@ def test_generate_one_schema_writes_an_importable_package(tmp_path, small):
         "_connection.py",
         "_jsonrpc.py",
         "_models.py",
+        "_resume.py",
         "_runtime.py",
         "_schema.py",
         "_session.py",

@@ -17,6 +17,7 @@ SOURCES = {
         "_transport.py",
         "_connection.py",
         "_session.py",
+        "_resume.py",
     )
 }
 """Generated file name -> the source copied into the package."""

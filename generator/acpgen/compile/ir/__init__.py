@@ -51,6 +51,7 @@ from .methods import (
 from .package import (
     Fallback,
     Package,
+    Resumption,
 )
 from .patch import (
     Append,
@@ -140,6 +141,7 @@ __all__ = [
     "PatchField",
     "RawT",
     "RefT",
+    "Resumption",
     "Role",
     "RpcMethod",
     "Rule",
