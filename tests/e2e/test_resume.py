@@ -479,10 +479,11 @@ def test_v2_history_the_agent_no_longer_retains_is_kept_from_the_fold():
 EXAMPLE = ROOT / "examples" / "resumable_agent.py"
 
 
-async def stdio_conversation(directory, drop: int | None):
-    """The example agent as a subprocess; a dropped connection ends its
-    process (stdin closes), and the client reconnects to a new one, which
-    loads the session from the agent's log."""
+async def stdio_conversation(agent: list[str], drop: int | None):
+    """The agent ``agent`` (a command) as a subprocess; a dropped connection
+    ends its process (stdin closes), and the client reconnects to a new one,
+    which loads the session from the agent's log. Returns the final fold's
+    snapshot, the keeper's method and the first process's exit status."""
     from acp_v1._connection import spawn_connection
 
     box: dict = {}
@@ -496,7 +497,7 @@ async def stdio_conversation(directory, drop: int | None):
                 wrapped = transport if after is None else Dropping(transport, after)
                 return acp.ClientSideConnection(lambda c: Folder(c, box), wrapped)
 
-            spawned = spawn_connection(make, sys.executable, [str(EXAMPLE), str(directory)])
+            spawned = spawn_connection(make, agent[0], agent[1:])
             return await stack.enter_async_context(spawned)
 
         conn = await connect()
@@ -518,9 +519,11 @@ async def stdio_conversation(directory, drop: int | None):
 
 @pytest.mark.parametrize("drop", [2, 6])
 def test_session_load_over_stdio_after_a_drop_mid_prompt_folds_exactly(tmp_path, drop):
-    baseline, method, _ = run(stdio_conversation(tmp_path / "baseline", None))
+    baseline, method, _ = run(stdio_conversation([sys.executable, str(EXAMPLE), str(tmp_path / "baseline")], None))
     assert method is None
-    snapshot, method, returncode = run(stdio_conversation(tmp_path / "dropped", drop))
+    snapshot, method, returncode = run(
+        stdio_conversation([sys.executable, str(EXAMPLE), str(tmp_path / "dropped")], drop)
+    )
     assert method == "session/load" and returncode == 0
     for value in (baseline, snapshot):
         assert value.pop("sessionId")
