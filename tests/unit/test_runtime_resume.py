@@ -6,6 +6,7 @@ tested in tests/e2e/test_resume.py."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -129,5 +130,43 @@ def test_retire_closes_a_connection_still_open():
         await resume.retire(conn)
         assert conn.ended
         assert await reader.read() == b""  # closed: the peer reads the end
+
+    run(main())
+
+
+def test_a_reconnect_cancelled_or_failing_leaves_the_fold_and_allows_the_next():
+    async def main() -> None:
+        made = keeper(True, set())
+        started = asyncio.Event()
+        closed: list[bool] = []
+
+        class Stuck:
+            async def close(self) -> None:
+                closed.append(True)
+
+        async def connect() -> Any:
+            return Stuck()
+
+        async def resume_forever(connection: Any) -> None:
+            made._begin("session/resume", True, lambda session_id: Fake(session_id))
+            started.set()
+            await asyncio.Event().wait()  # an agent that never answers
+
+        made.connect = connect
+        made._resume = resume_forever
+        before = made._session
+        task = asyncio.ensure_future(made.reconnect())
+        await started.wait()
+        try:
+            await made.reconnect()
+        except RuntimeError as error:
+            assert "under way" in str(error)
+        else:
+            raise AssertionError("a second reconnect ran")
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+        assert closed == [True] and made._session is before and not made.replaying
+        assert made.connection is None and not made._reconnecting
 
     run(main())

@@ -86,6 +86,7 @@ class SessionKeeperBase(Generic[_C, _S]):
         self._session = session
         self._replay: _S | None = None
         self._touched: set[str] = set()
+        self._reconnecting = False
         self.method: str | None = None
         """The method the last :meth:`reconnect` resumed with."""
         self.replayed = False
@@ -141,25 +142,33 @@ class SessionKeeperBase(Generic[_C, _S]):
         :class:`ResumeUnsupported` when the agent offers no way to resume,
         and what initializing or resuming raised (``RequestError``,
         ``ConnectionError``); the new connection is closed then and the fold
-        is as it was."""
-        previous, self.connection = self.connection, None
-        if previous is not None:
-            await retire(previous)
-        connection = await self.connect()
+        is as it was, as it is when the call is cancelled (``asyncio.wait_for``
+        gives up on an agent that does not answer). Raises ``RuntimeError``
+        while another reconnect of the session is under way."""
+        if self._reconnecting:
+            raise RuntimeError("a reconnect of this session is under way")
+        self._reconnecting = True
         try:
-            await self._resume(connection)
-        except BaseException:
-            self._replay = None
-            self._touched.clear()
-            with contextlib.suppress(Exception):
-                await connection.close()
-            raise
-        replay = self._replay
-        if replay is not None:
-            self._session = self._reconcile(self._session, replay)
-            self._replay = None
-        self.connection = connection
-        return connection
+            previous, self.connection = self.connection, None
+            if previous is not None:
+                await retire(previous)
+            connection = await self.connect()
+            try:
+                await self._resume(connection)
+            except BaseException:
+                self._replay = None
+                self._touched.clear()
+                with contextlib.suppress(Exception):
+                    await connection.close()
+                raise
+            replay = self._replay
+            if replay is not None:
+                self._session = self._reconcile(self._session, replay)
+                self._replay = None
+            self.connection = connection
+            return connection
+        finally:
+            self._reconnecting = False
 
     async def close(self) -> None:
         """Close the current connection, if any."""
