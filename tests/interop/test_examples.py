@@ -65,3 +65,20 @@ def test_sdk_client_against_echo_agent_example(client):
             assert turn["updates"] == expected, turn["updates"]
             assert isinstance(turn["messageId"], str) and turn["messageId"], turn
     assert report["unknownMethod"] == {"code": -32601}, report["unknownMethod"]
+
+
+def test_resumable_client_example_gets_its_session_back_from_a_new_agent_process(tmp_path):
+    # resumable_client.py kills its resumable_agent.py after the first turn and
+    # reconnects to a new process, which replays the session from its log
+    example = EXAMPLES / "resumable_client.py"
+    done = subprocess.run(
+        [sys.executable, str(example), str(tmp_path)], capture_output=True, text=True, timeout=TIMEOUT, cwd=ROOT
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        "user_messages hello there",
+        "agent_messages hello there ",
+        "user_messages and again",
+        "agent_messages and again ",
+    ]
+    assert len(list(tmp_path.glob("*.jsonl"))) == 1  # one session, kept by the agent
