@@ -1,6 +1,7 @@
 """The repository's examples (examples/echo_agent.py and echo_client.py on
 acp_v1, echo_agent_v2.py and echo_client_v2.py on acp_v2) against the
-official SDKs' peers, as real processes."""
+official SDKs' peers, as real processes; resumable_client.py with
+resumable_agent.py, and every example under 60 lines."""
 
 from __future__ import annotations
 
@@ -82,3 +83,8 @@ def test_resumable_client_example_gets_its_session_back_from_a_new_agent_process
         "agent_messages and again ",
     ]
     assert len(list(tmp_path.glob("*.jsonl"))) == 1  # one session, kept by the agent
+
+
+def test_every_example_is_under_60_lines():
+    for example in sorted(EXAMPLES.glob("*.py")):
+        assert len(example.read_text().splitlines()) < 60, example.name
