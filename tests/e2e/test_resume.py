@@ -210,46 +210,58 @@ PROMPTS = ("one two", "three four")
 WORDS = 8
 
 
-async def v1_conversation(drop: int | None, *, replay=True, load=True, resume=True, hold=-1, wait_turn=True):
-    """The v1 conversation of PROMPTS; the first prompt's connection drops
-    after ``drop`` updates (None: no drop, the plain fold). Returns the
-    final Session and the keeper."""
+@contextlib.asynccontextmanager
+async def connector(via: str, package, make_agent, box: dict, drops: list[int]):
+    """A factory of connections to agents made by ``make_agent`` over
+    ``via``; the i-th connection drops after ``drops[i]`` updates."""
+    if via != "memory":
+        raise AssertionError(f"no transport {via!r}")
+    yield memory_connect(package, make_agent, box, drops)
+
+
+async def v1_conversation(
+    drop: int | None, *, via="memory", replay=True, load=True, resume=True, hold=-1, wait_turn=True
+):
+    """The v1 conversation of PROMPTS over ``via``; the first prompt's
+    connection drops after ``drop`` updates (None: no drop, the plain fold).
+    Returns the final Session and the keeper."""
     sessions = Sessions(acp, load=load, resume=resume, hold=hold)
     if hold < 0:
         sessions.gate.set()
     box: dict = {}
-    connect = memory_connect(acp, lambda c: V1Agent(c, sessions, WORDS), box, [] if drop is None else [drop])
-    conn = await connect()
-    initialize = acp.InitializeRequest(protocol_version=1)
-    await conn.initialize(initialize)
-    session_id = (await conn.new_session(acp.NewSessionRequest(cwd="/", mcp_servers=[]))).session_id
-    keeper = None
-    if drop is not None:
-        keeper = box["keeper"] = acp.SessionKeeper(
-            connect, session_id, initialize=initialize, cwd="/", connection=conn, replay=replay
-        )
-    for text in PROMPTS:
-        request = acp.PromptRequest(session_id=session_id, prompt=[acp.TextContentBlock(text=text)])
+    make_agent = lambda c: V1Agent(c, sessions, WORDS)  # noqa: E731
+    async with connector(via, acp, make_agent, box, [] if drop is None else [drop]) as connect:
+        conn = await connect()
+        initialize = acp.InitializeRequest(protocol_version=1)
+        await conn.initialize(initialize)
+        session_id = (await conn.new_session(acp.NewSessionRequest(cwd="/", mcp_servers=[]))).session_id
+        keeper = None
+        if drop is not None:
+            keeper = box["keeper"] = acp.SessionKeeper(
+                connect, session_id, initialize=initialize, cwd="/", connection=conn, replay=replay
+            )
+        for text in PROMPTS:
+            request = acp.PromptRequest(session_id=session_id, prompt=[acp.TextContentBlock(text=text)])
+            if keeper is None:
+                box["session"] = acp.apply_prompt(box.get("session"), request)
+                sessions.gate.set()
+                await conn.prompt(request)
+                continue
+            keeper.apply_prompt(request)
+            try:
+                await keeper.connection.prompt(request)
+            except ConnectionError:
+                if hold >= 0:
+                    await sessions.waiting.wait()  # the turn is under way at the agent
+                elif wait_turn:
+                    await sessions.turns[-1]  # the agent finished the turn meanwhile
+                await keeper.reconnect()
+                sessions.gate.set()
+                await sessions.turns[-1]
+                await flush(keeper.connection)
         if keeper is None:
-            box["session"] = acp.apply_prompt(box.get("session"), request)
-            sessions.gate.set()
-            await conn.prompt(request)
-            continue
-        keeper.apply_prompt(request)
-        try:
-            await keeper.connection.prompt(request)
-        except ConnectionError:
-            if hold >= 0:
-                await sessions.waiting.wait()  # the turn is under way at the agent
-            elif wait_turn:
-                await sessions.turns[-1]  # the agent finished the turn meanwhile
-            await keeper.reconnect()
-            sessions.gate.set()
-            await sessions.turns[-1]
-            await flush(keeper.connection)
-    if keeper is None:
-        return box["session"], None
-    return keeper.session, keeper
+            return box["session"], None
+        return keeper.session, keeper
 
 
 def texts(session, field="agent_messages") -> list[str]:
