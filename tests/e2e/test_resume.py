@@ -423,41 +423,45 @@ class V2Agent(acp2.Agent):
         return acp2.ResumeSessionResponse()
 
 
-async def v2_conversation(drop: int | None, *, hold=-1, retain=None, drop_turn=1):
+async def v2_conversation(drop: int | None, *, via="memory", hold=-1, retain=None, drop_turn=1):
+    """The v2 conversation of PROMPTS over ``via``; turn ``drop_turn`` goes
+    over a connection that drops after ``drop`` updates (None: no drop, the
+    plain fold). Returns the final Session and the keeper."""
     sessions = Sessions(acp2, hold=hold, hold_turn=drop_turn, retain=retain)
     if hold < 0:
         sessions.gate.set()
     box: dict = {}
     drops = [] if drop is None else [drop]
-    connect = memory_connect(acp2, lambda c: V2Agent(c, sessions, WORDS), box, [])
-    conn = await connect()
-    initialize = acp2.InitializeRequest(protocol_version=2, info=acp2.Implementation(name="test", version="1"))
-    await conn.initialize(initialize)
-    session_id = (await conn.new_session(acp2.NewSessionRequest(cwd="/", mcp_servers=[]))).session_id
-    keeper = None
-    if drop is not None:
-        keeper = box["keeper"] = acp2.SessionKeeper(
-            connect, session_id, initialize=initialize, cwd="/", connection=conn
-        )
-    for number, text in enumerate(PROMPTS, 1):
-        request = acp2.PromptRequest(session_id=session_id, prompt=[acp2.TextContentBlock(text=text)])
-        current = conn if keeper is None else keeper.connection
-        if keeper is not None and number == drop_turn:
-            # this turn's updates go over a connection that drops
-            current.transport = Dropping(current.transport, drops.pop())
-        await current.prompt(request)
-        if keeper is not None and number == drop_turn:
-            if hold >= 0:
-                await sessions.waiting.wait()
-            else:
-                await sessions.turns[-1]
-            await keeper.reconnect()
-        sessions.gate.set()
-        await sessions.turns[-1]
-        await flush(conn if keeper is None else keeper.connection)
-        if drop is None:
-            sessions.gate.clear()  # the baseline holds nowhere: set again at the next prompt
-    return (box["session"] if keeper is None else keeper.session), keeper
+    make_agent = lambda c: V2Agent(c, sessions, WORDS)  # noqa: E731
+    async with connector(via, acp2, make_agent, box, []) as connect:
+        conn = await connect()
+        initialize = acp2.InitializeRequest(protocol_version=2, info=acp2.Implementation(name="test", version="1"))
+        await conn.initialize(initialize)
+        session_id = (await conn.new_session(acp2.NewSessionRequest(cwd="/", mcp_servers=[]))).session_id
+        keeper = None
+        if drop is not None:
+            keeper = box["keeper"] = acp2.SessionKeeper(
+                connect, session_id, initialize=initialize, cwd="/", connection=conn
+            )
+        for number, text in enumerate(PROMPTS, 1):
+            request = acp2.PromptRequest(session_id=session_id, prompt=[acp2.TextContentBlock(text=text)])
+            current = conn if keeper is None else keeper.connection
+            if keeper is not None and number == drop_turn:
+                # this turn's updates go over a connection that drops
+                current.transport = Dropping(current.transport, drops.pop())
+            await current.prompt(request)
+            if keeper is not None and number == drop_turn:
+                if hold >= 0:
+                    await sessions.waiting.wait()
+                else:
+                    await sessions.turns[-1]
+                await keeper.reconnect()
+            sessions.gate.set()
+            await sessions.turns[-1]
+            await flush(conn if keeper is None else keeper.connection)
+            if drop is None:
+                sessions.gate.clear()  # the baseline holds nowhere: set again at the next prompt
+        return (box["session"] if keeper is None else keeper.session), keeper
 
 
 @pytest.mark.parametrize("drop", [1, TOOL_AT + 2, WORDS + 2])
