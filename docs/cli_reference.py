@@ -22,6 +22,7 @@ acpgen check                                      # exit 1 naming stale files; w
 acpgen conformance --package PATH_OR_NAME         # the conformance suite, through the public API only
 acpgen diff OLD NEW [--format text|markdown|json] [--fail-on-breaking] [--code DIR]
 acpgen schema update --from TARBALL|DIR|FILE [--all] [--fail-on-breaking]   # vendor a release, regenerate, summarise
+acpgen tap [--out T.jsonl] [--package P] -- AGENT COMMAND...   # in front of an agent: record and validate live
 acpgen --version; acpgen COMMAND --help
 ```
 

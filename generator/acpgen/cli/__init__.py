@@ -9,6 +9,7 @@ command                    module           what it does
 ``conformance``            ``conformance``  check a package against the conformance fixtures
 ``conformance-fixtures``   ``conformance``  regenerate the generated fixtures
 ``validate``               ``validate.py``  check a recorded transcript, message by message
+``tap``                    ``tap.py``       proxy an agent's stdio, recording and validating live
 =========================  ===============  ==========================================
 
 The group loads a command's module only when that command runs, so
@@ -41,6 +42,7 @@ COMMANDS = {
     "conformance": (".conformance", "conformance"),
     "conformance-fixtures": (".conformance", "conformance_fixtures"),
     "validate": (".validate", "validate_command"),
+    "tap": (".tap", "tap_command"),
 }
 """Command name -> (module of this package, attribute)."""
 
@@ -118,6 +120,7 @@ def main() -> None:
     conformance           check a generated package against the conformance fixtures
     conformance-fixtures  regenerate the schema-derived conformance fixtures
     validate              check a recorded transcript (JSON-RPC lines) message by message
+    tap                   run an agent behind a proxy that records and validates live
 
     Errors are one line naming the file (and JSON pointer) with exit status 2,
     and nothing is written. acpgen replaces only directories it generated
