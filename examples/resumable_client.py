@@ -16,15 +16,13 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "generated"))
 import acp_v1 as acp  # noqa: E402
 
-KEEPERS: dict[str, acp.SessionKeeper[Keeping]] = {}
-
 
 class Keeping(acp.Client):
     def __init__(self, conn: acp.ClientSideConnection[Keeping]) -> None:
         self.conn = conn
 
     async def session_update(self, params: acp.SessionNotification) -> None:
-        KEEPERS[params.session_id].apply(params)
+        pass  # conn.sessions folds the session; the keeper carries it to the next connection
 
 
 async def main(sessions: str) -> None:
@@ -37,10 +35,9 @@ async def main(sessions: str) -> None:
         initialize, conn = acp.InitializeRequest(protocol_version=1), await connect()
         await conn.initialize(initialize)
         session_id = (await conn.new_session(acp.NewSessionRequest(cwd=sessions, mcp_servers=[]))).session_id
-        keeper = KEEPERS[session_id] = acp.SessionKeeper(connect, session_id, initialize=initialize, cwd=sessions, connection=conn)
+        keeper = acp.SessionKeeper(connect, session_id, initialize=initialize, cwd=sessions, connection=conn)
         for number, text in enumerate(("hello there", "and again")):
             request = acp.PromptRequest(session_id=session_id, prompt=[acp.TextContentBlock(text=text)])
-            keeper.apply_prompt(request)
             assert keeper.connection is not None
             await keeper.connection.prompt(request)
             if number == 0 and conn.process is not None:

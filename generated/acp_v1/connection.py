@@ -77,8 +77,6 @@ from .protocol import CODEC, REQUIRES, Agent, Client
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 from .session import SESSION_SOURCES, Session
-from .session import UPDATE_RULES, apply_session_update
-from .session import apply_prompt as _apply_prompt
 
 __all__ = [
     "AgentSideConnection",
@@ -337,10 +335,10 @@ class SessionKeeper(_SessionKeeperBase[ClientSideConnection[C], Session]):
     """One session's ``Session`` fold, kept exact across dropped connections.
 
     ``connect()`` returns a new, started ClientSideConnection (a subprocess, a
-    socket ...) whose client's ``session_update`` calls :meth:`apply` for this
-    session; ``session`` is the fold so far and ``connection`` the current
-    connection (pass the first one as ``connection``). When it drops (a call
-    raises ``ConnectionError``), :meth:`reconnect` opens a new one, sends
+    socket ...), which folds the session into ``conn.sessions``; ``session``
+    is the fold so far and ``connection`` the current connection (pass the
+    first one as ``connection``). When it drops (a call raises
+    ``ConnectionError``), :meth:`reconnect` opens a new one, sends
     ``initialize`` and takes the session up again:
     ``session/load`` when the agent advertises ``loadSession`` (it replays the
     whole conversation, which is folded into a fresh Session and then takes
@@ -375,7 +373,6 @@ class SessionKeeper(_SessionKeeperBase[ClientSideConnection[C], Session]):
         }
     )
     KEYED_BY_ID = False
-    UPDATE_FIELDS = {cls: rule.field for cls, rule in UPDATE_RULES.items()}
 
     def __init__(
         self,
@@ -389,9 +386,10 @@ class SessionKeeper(_SessionKeeperBase[ClientSideConnection[C], Session]):
         connection: ClientSideConnection[C] | None = None,
         replay: bool = True,
     ) -> None:
-        """Keep session ``session_id`` (folded so far into ``session``; None:
-        nothing yet); ``initialize`` is sent on each new connection, ``cwd``
-        and ``mcp_servers`` with the request that resumes."""
+        """Keep session ``session_id``, folded by ``connection`` (or, without
+        one, so far into ``session``; None: nothing yet); ``initialize`` is sent
+        on each new connection, ``cwd`` and ``mcp_servers`` with the request
+        that resumes."""
         if session is not None and session.session_id != session_id:
             raise ValueError(
                 f"the session is {session.session_id!r}, not {session_id!r}"
@@ -412,22 +410,12 @@ class SessionKeeper(_SessionKeeperBase[ClientSideConnection[C], Session]):
 
     @property
     def session(self) -> Session:
-        """The session folded so far (during a replay: as it was before)."""
-        return self._session
+        """The session folded so far: the current connection's fold (during
+        a replay: as it was before the connection dropped)."""
+        return self._session if self._replay is not None else self._current()
 
-    def apply(self, notification: SessionNotification) -> None:
-        """Fold a session/update of this session: call it from the client's
-        ``session_update``. Raises ``ValueError`` for another session."""
-        self._apply(
-            apply_session_update,
-            notification,
-            self.UPDATE_FIELDS.get(type(notification.update)),
-        )
-
-    def apply_prompt(self, request: PromptRequest) -> None:
-        """Fold the client's own session/prompt request (see ``apply_prompt``):
-        call it when the request is sent."""
-        self._apply(_apply_prompt, request, None)
+    def _folds(self, connection: ClientSideConnection[C]) -> dict[str, Session]:
+        return connection.sessions
 
     async def _resume(self, connection: ClientSideConnection[C]) -> None:
         self.initialized = await connection.initialize(self.initialize)
@@ -437,7 +425,7 @@ class SessionKeeper(_SessionKeeperBase[ClientSideConnection[C], Session]):
             capabilities.session_capabilities.resume, SessionResumeCapabilities
         )
         if load and (self.replay or not resume):
-            self._begin("session/load", True, Session)
+            self._begin(connection, "session/load", True, Session)
             self.response = await connection.load_session(
                 LoadSessionRequest(
                     session_id=self.session_id,
@@ -447,7 +435,7 @@ class SessionKeeper(_SessionKeeperBase[ClientSideConnection[C], Session]):
             )
             return
         if resume:
-            self._begin("session/resume", False, Session)
+            self._begin(connection, "session/resume", False, Session)
             self.response = await connection.resume_session(
                 ResumeSessionRequest(
                     session_id=self.session_id,

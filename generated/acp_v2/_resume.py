@@ -4,16 +4,17 @@
 generated ``SessionKeeper``, which keeps one session's ``Session`` fold
 across connections.
 
-The client's handler hands every ``session/update`` of the session to
-:meth:`SessionKeeperBase.apply` (and, in v1, each prompt it sends to
-``apply_prompt``); when the connection drops, :meth:`~SessionKeeperBase.reconnect`
-opens a new one with the factory it was given, initializes it and takes the
-session up again (the generated subclass says how: ``session/load``, or
-``session/resume`` with or without a replay, as the schema and the agent
-offer). The fold stays exact when the agent replays the session:
+The client connection folds the sessions it opened (``conn.sessions``); the
+keeper follows the session's fold from one connection to the next. When the
+connection drops, :meth:`~SessionKeeperBase.reconnect` opens a new one with
+the factory it was given, initializes it and takes the session up again (the
+generated subclass says how: ``session/load``, or ``session/resume`` with or
+without a replay, as the schema and the agent offer). The fold stays exact
+when the agent replays the session:
 
-* A replay is folded into a fresh Session, never into the one folded
-  before, so nothing the agent sends again is applied twice.
+* A replay is folded into a fresh Session (the new connection's fold of the
+  session starts empty), never into the one folded before, so nothing the
+  agent sends again is applied twice.
 * When the reply to the load or resume request arrives, every update the
   agent sent before it has been folded (the connection's ordering contract);
   the replayed Session then takes the place of the old one, reconciled with
@@ -22,19 +23,20 @@ offer). The fold stays exact when the agent replays the session:
   an entry the replay does not hold (history the agent no longer retains)
   is kept, before the replayed ones; where messages are keyed by their
   place (v1), the replay, which is the whole conversation, replaces it. Any
-  other field is the replay's when the replay set it, and stays as it was
-  folded before otherwise.
-* Updates arriving after that are folded into the reconciled Session.
+  other field is the replay's when the replay changed it, and stays as it
+  was folded before otherwise.
+* The new connection folds what comes after into the reconciled Session.
 
-Without a replay (v1's ``session/resume``) the fold goes on from where it
-was: nothing is applied twice, but what the agent sent while no connection
-was open is lost, and nothing tells the client what it was.
+Without a replay (v1's ``session/resume``) the new connection folds on from
+the Session folded before: nothing is applied twice, but what the agent sent
+while no connection was open is lost, and nothing tells the client what it
+was.
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable
 from typing import Any, ClassVar, Generic, TypeVar
 
 from ._connection import Connection
@@ -55,14 +57,15 @@ class ResumeUnsupported(Exception):
 
 class SessionKeeperBase(Generic[_C, _S]):
     """One session's fold across connections. ``connect()`` returns a new,
-    started connection whose handler passes the session's updates to
-    :meth:`apply`; ``session`` is the fold so far, ``connection`` the
-    connection it came over (None: none yet). With ``replay`` (the default)
-    :meth:`reconnect` asks the agent to replay the session, which keeps the
-    fold exact; without it, it resumes without a replay where the agent
-    offers that (cheaper, but what was sent meanwhile is lost).
+    started client connection that folds its sessions; ``connection`` is the
+    current one (None: none yet) and ``session`` the fold so far. With
+    ``replay`` (the default) :meth:`reconnect` asks the agent to replay the
+    session, which keeps the fold exact; without it, it resumes without a
+    replay where the agent offers that (cheaper, but what was sent meanwhile
+    is lost).
 
-    The generated subclass sets the class attributes and ``_resume``."""
+    The generated subclass sets the class attributes, ``_folds`` and
+    ``_resume``."""
 
     FIELDS: ClassVar[tuple[str, ...]] = ()
     """The Session's fields, ``history`` first."""
@@ -71,8 +74,6 @@ class SessionKeeperBase(Generic[_C, _S]):
     KEYED_BY_ID: ClassVar[bool] = False
     """Messages are keyed by their ids (v2), not by their place in the
     history (v1): a replayed entity replaces the one of the same key."""
-    UPDATE_FIELDS: ClassVar[Mapping[type, str]] = {}
-    """The Session field each update class changes."""
 
     def __init__(
         self,
@@ -86,8 +87,8 @@ class SessionKeeperBase(Generic[_C, _S]):
         self.connection = connection
         self.replay = replay
         self._session = session
+        """The fold when no connection holds it."""
         self._replay: _S | None = None
-        self._touched: set[str] = set()
         self._reconnecting = False
         self.method: str | None = None
         """The method the last :meth:`reconnect` resumed with."""
@@ -105,28 +106,39 @@ class SessionKeeperBase(Generic[_C, _S]):
         """True while a replay is being folded (during :meth:`reconnect`)."""
         return self._replay is not None
 
-    def _apply(
-        self, fold: Callable[[_S, Any], _S], message: Any, field: str | None
-    ) -> None:
-        """Fold ``message`` with ``fold`` into the replay while one runs, else
-        into the session; ``field`` is the field it changes."""
-        replay = self._replay
-        if replay is None:
-            self._session = fold(self._session, message)
-            return
-        self._replay = fold(replay, message)
-        if field is not None:
-            self._touched.add(field)
+    def _folds(self, connection: _C) -> dict[str, _S]:
+        """The sessions ``connection`` folds (the generated subclass)."""
+        raise NotImplementedError
+
+    def _current(self) -> _S:
+        """The newest fold: the current connection's, else the last known."""
+        connection = self.connection
+        if connection is not None:
+            found = self._folds(connection).get(self.session_id)
+            if found is not None:
+                return found
+        return self._session
 
     def _begin(
-        self, method: str, replay: bool, new_session: Callable[[str], _S]
+        self,
+        connection: _C,
+        method: str,
+        replay: bool,
+        new_session: Callable[[str], _S],
     ) -> None:
-        """Called by ``_resume`` just before it sends ``method``: with
-        ``replay``, what arrives from now on is folded into a new Session."""
+        """Called by ``_resume`` just before it sends ``method``: ``connection``
+        folds the session from a new Session (``replay``), or from the one
+        folded before. Raises ``ValueError`` when it folds no sessions."""
         self.method = method
         self.replayed = replay
-        self._touched.clear()
-        self._replay = new_session(self.session_id) if replay else None
+        start = new_session(self.session_id) if replay else self._session
+        self._folds(connection)[self.session_id] = start
+        if self._folds(connection).get(self.session_id) is not start:
+            raise ValueError(
+                "the connection folds no sessions (fold_sessions=False): "
+                "a SessionKeeper needs its folds"
+            )
+        self._replay = start if replay else None
 
     async def _resume(self, connection: _C) -> None:
         """Initialize ``connection`` and take the session up again on it (the
@@ -154,32 +166,41 @@ class SessionKeeperBase(Generic[_C, _S]):
             previous, self.connection = self.connection, None
             if previous is not None:
                 await retire(previous)
+                self._session = self._folds(previous).get(
+                    self.session_id, self._session
+                )
             connection = await self.connect()
             try:
                 await self._resume(connection)
             except BaseException:
                 self._replay = None
-                self._touched.clear()
                 with contextlib.suppress(Exception):
                     await connection.close()
                 raise
-            replay = self._replay
-            if replay is not None:
-                self._session = self._reconcile(self._session, replay)
-                self._replay = None
+            start, self._replay = self._replay, None
+            folds = self._folds(connection)
+            if start is not None:
+                replayed = folds.get(self.session_id, start)
+                folds[self.session_id] = self._reconcile(
+                    self._session, replayed, start.changed_fields()
+                )
+            self._session = folds.get(self.session_id, self._session)
             self.connection = connection
             return connection
         finally:
             self._reconnecting = False
 
     async def close(self) -> None:
-        """Close the current connection, if any."""
-        connection, self.connection = self.connection, None
+        """Close the current connection, if any (``session`` stays)."""
+        connection = self.connection
         if connection is not None:
+            self._session = self._current()
+            self.connection = None
             await connection.close()
 
-    def _reconcile(self, before: _S, replay: _S) -> _S:
-        """The Session to go on with after a replay: see the module's docstring."""
+    def _reconcile(self, before: _S, replay: _S, changed: frozenset[str]) -> _S:
+        """The Session to go on with after a replay that ``changed`` these
+        fields: see the module's docstring."""
         fields: dict[str, Any] = {}
         history: list[HistoryEntryBase] = getattr(replay, _HISTORY)
         replayed = {(entry.field, entry.key) for entry in history}
@@ -205,7 +226,7 @@ class SessionKeeperBase(Generic[_C, _S]):
                 else:
                     fields[name] = new
             else:
-                fields[name] = new if name in self._touched else getattr(before, name)
+                fields[name] = new if name in changed else getattr(before, name)
         return self._build(before.session_id, fields)
 
     def _build(self, session_id: str, fields: dict[str, Any]) -> _S:

@@ -64,7 +64,6 @@ from .protocol import CODEC, REQUIRES, Agent, Client
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 from .session import SESSION_SOURCES, Session
-from .session import UPDATE_RULES, apply_session_update
 
 __all__ = [
     "AgentSideConnection",
@@ -277,10 +276,10 @@ class SessionKeeper(_SessionKeeperBase[ClientSideConnection[C], Session]):
     """One session's ``Session`` fold, kept exact across dropped connections.
 
     ``connect()`` returns a new, started ClientSideConnection (a subprocess, a
-    socket ...) whose client's ``session_update`` calls :meth:`apply` for this
-    session; ``session`` is the fold so far and ``connection`` the current
-    connection (pass the first one as ``connection``). When it drops (a call
-    raises ``ConnectionError``), :meth:`reconnect` opens a new one, sends
+    socket ...), which folds the session into ``conn.sessions``; ``session``
+    is the fold so far and ``connection`` the current connection (pass the
+    first one as ``connection``). When it drops (a call raises
+    ``ConnectionError``), :meth:`reconnect` opens a new one, sends
     ``initialize`` and takes the session up again:
     ``session/resume`` with ``replayFrom: {"type": "start"}`` (unless
     ``replay=False``): the agent replays the history it retains, folded into a
@@ -315,7 +314,6 @@ class SessionKeeper(_SessionKeeperBase[ClientSideConnection[C], Session]):
         }
     )
     KEYED_BY_ID = True
-    UPDATE_FIELDS = {cls: rule.field for cls, rule in UPDATE_RULES.items()}
 
     def __init__(
         self,
@@ -329,9 +327,10 @@ class SessionKeeper(_SessionKeeperBase[ClientSideConnection[C], Session]):
         connection: ClientSideConnection[C] | None = None,
         replay: bool = True,
     ) -> None:
-        """Keep session ``session_id`` (folded so far into ``session``; None:
-        nothing yet); ``initialize`` is sent on each new connection, ``cwd``
-        and ``mcp_servers`` with the request that resumes."""
+        """Keep session ``session_id``, folded by ``connection`` (or, without
+        one, so far into ``session``; None: nothing yet); ``initialize`` is sent
+        on each new connection, ``cwd`` and ``mcp_servers`` with the request
+        that resumes."""
         if session is not None and session.session_id != session_id:
             raise ValueError(
                 f"the session is {session.session_id!r}, not {session_id!r}"
@@ -352,24 +351,19 @@ class SessionKeeper(_SessionKeeperBase[ClientSideConnection[C], Session]):
 
     @property
     def session(self) -> Session:
-        """The session folded so far (during a replay: as it was before)."""
-        return self._session
+        """The session folded so far: the current connection's fold (during
+        a replay: as it was before the connection dropped)."""
+        return self._session if self._replay is not None else self._current()
 
-    def apply(self, notification: UpdateSessionNotification) -> None:
-        """Fold a session/update of this session: call it from the client's
-        ``session_update``. Raises ``ValueError`` for another session."""
-        self._apply(
-            apply_session_update,
-            notification,
-            self.UPDATE_FIELDS.get(type(notification.update)),
-        )
+    def _folds(self, connection: ClientSideConnection[C]) -> dict[str, Session]:
+        return connection.sessions
 
     async def _resume(self, connection: ClientSideConnection[C]) -> None:
         self.initialized = await connection.initialize(self.initialize)
         capabilities = self.initialized.capabilities
         resume = capabilities.session is not None and capabilities.session is not UNSET
         if resume:
-            self._begin("session/resume", self.replay, Session)
+            self._begin(connection, "session/resume", self.replay, Session)
             self.response = await connection.resume_session(
                 ResumeSessionRequest(
                     session_id=self.session_id,

@@ -171,18 +171,15 @@ class V1Agent(acp.Agent):
 
 
 class Folder(acp.Client):
-    """Folds its session's updates: into the keeper, or (without one, for the
-    run without a drop) into ``box["session"]`` with the plain fold."""
+    """Folds its session's updates into ``box["session"]`` with the plain fold
+    (the run without a drop compares with it; a keeper follows the
+    connection's own fold)."""
 
     def __init__(self, conn, box: dict, package=acp) -> None:
         self.conn, self.box, self.acp = conn, box, package
 
     async def session_update(self, params) -> None:
-        keeper = self.box.get("keeper")
-        if keeper is not None:
-            keeper.apply(params)
-        else:
-            self.box["session"] = self.acp.apply_session_update(self.box.get("session"), params)
+        self.box["session"] = self.acp.apply_session_update(self.box.get("session"), params)
 
 
 def memory_connect(package, make_agent, box: dict, drops: list[int]):
@@ -247,7 +244,6 @@ async def v1_conversation(
                 sessions.gate.set()
                 await conn.prompt(request)
                 continue
-            keeper.apply_prompt(request)
             try:
                 await keeper.connection.prompt(request)
             except ConnectionError:
@@ -328,7 +324,6 @@ def test_an_agent_that_cannot_resume_is_refused_and_the_fold_is_kept():
         session_id = (await conn.new_session(acp.NewSessionRequest(cwd="/", mcp_servers=[]))).session_id
         keeper = box["keeper"] = acp.SessionKeeper(connect, session_id, initialize=initialize, cwd="/", connection=conn)
         request = acp.PromptRequest(session_id=session_id, prompt=[acp.TextContentBlock(text="hi")])
-        keeper.apply_prompt(request)
         await conn.prompt(request)
         before = keeper.session
         with pytest.raises(acp.ResumeUnsupported, match="neither session/load"):
@@ -523,7 +518,6 @@ async def stdio_conversation(agent: list[str], drop: int | None):
         keeper = box["keeper"] = acp.SessionKeeper(connect, session_id, initialize=initialize, cwd="/", connection=conn)
         for text in ("one two three four five six", "seven eight"):
             request = acp.PromptRequest(session_id=session_id, prompt=[acp.TextContentBlock(text=text)])
-            keeper.apply_prompt(request)
             try:
                 await keeper.connection.prompt(request)
             except ConnectionError:
@@ -546,3 +540,16 @@ def test_session_load_over_stdio_after_a_drop_mid_prompt_folds_exactly(tmp_path,
     assert snapshot == baseline
     agent = [m["content"] for m in snapshot["agentMessages"].values()]
     assert ["".join(b["text"] for b in c) for c in agent] == ["one two three four five six ", "seven eight "]
+
+
+def test_a_session_says_which_fields_the_folds_after_it_changed():
+    first = acp.Session("s")
+    entry = acp.PlanEntry(content="p", priority=acp.PlanEntryPriority.LOW, status=acp.PlanEntryStatus.PENDING)
+    planned = acp.apply_session_update(
+        first, acp.SessionNotification(session_id="s", update=acp.PlanSessionUpdate(entries=[entry]))
+    )
+    text = acp.AgentMessageChunkSessionUpdate(content=acp.TextContentBlock(text="hi"))
+    newest = acp.apply_session_update(planned, acp.SessionNotification(session_id="s", update=text))
+    assert first.changed_fields() == {"plan", "agent_messages"}
+    assert planned.changed_fields() == {"agent_messages"}
+    assert newest.changed_fields() == frozenset()

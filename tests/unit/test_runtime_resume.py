@@ -38,11 +38,30 @@ class Fake:
         self.mode: str | None = fields.get("mode")
 
 
-def keeper(keyed: bool, touched: set[str]) -> Any:
+class Link:
+    """A stand-in for a client connection: the sessions it folds."""
+
+    def __init__(self, folds: bool = True) -> None:
+        self.folds = folds
+        self.kept: dict[str, Any] = {}
+        self.closed = False
+
+    @property
+    def sessions(self) -> dict[str, Any]:
+        return self.kept if self.folds else {}
+
+    async def close(self) -> None:
+        self.closed = True
+
+
+def keeper(keyed: bool = True) -> Any:
     class Keeper(resume.SessionKeeperBase[Any, Any]):
         FIELDS = ("history", "messages", "calls", "plan", "mode")
         HISTORY_FIELDS = frozenset({"messages", "calls"})
         KEYED_BY_ID = keyed
+
+        def _folds(self, connection: Any) -> dict[str, Any]:
+            return connection.sessions
 
         def _build(self, session_id: str, fields: dict[str, Any]) -> Any:
             return Fake(session_id, **fields)
@@ -50,9 +69,7 @@ def keeper(keyed: bool, touched: set[str]) -> Any:
     async def connect() -> Any:
         raise AssertionError("not reconnected here")
 
-    made = Keeper(connect, Fake("s"))
-    made._touched = set(touched)
-    return made
+    return Keeper(connect, Fake("s"))
 
 
 BEFORE = Fake(
@@ -73,7 +90,7 @@ REPLAY = Fake(
 
 
 def test_keyed_by_id_an_entry_the_replay_lacks_keeps_its_place_before_the_replayed_ones():
-    merged = keeper(True, {"plan", "messages", "calls"})._reconcile(BEFORE, REPLAY)
+    merged = keeper(True)._reconcile(BEFORE, REPLAY, frozenset({"plan", "messages", "calls"}))
     assert merged.history == [Message("m1"), Call("c1"), Message("m2"), Call("c2")]
     assert merged.messages == {"m1": "hello", "m2": "half and the rest"}
     assert merged.calls == {"c1": "pending", "c2": "done"}
@@ -83,27 +100,32 @@ def test_keyed_by_id_an_entry_the_replay_lacks_keeps_its_place_before_the_replay
 
 
 def test_keyed_by_place_the_replay_is_the_whole_conversation():
-    merged = keeper(False, {"messages", "calls"})._reconcile(BEFORE, REPLAY)
+    merged = keeper(False)._reconcile(BEFORE, REPLAY, frozenset({"messages", "calls"}))
     assert merged.history == REPLAY.history
     assert merged.messages == REPLAY.messages and merged.calls == REPLAY.calls
     assert merged.plan == ["old"] and merged.mode == "ask"
 
 
-def test_a_fold_goes_into_the_replay_while_one_runs_and_records_the_field():
-    made = keeper(True, set())
+def test_the_new_connection_folds_from_a_fresh_session_for_a_replay_else_from_the_fold():
+    made = keeper()
+    link = Link()
+    made._begin(link, "session/load", True, lambda session_id: Fake(session_id, mode="fresh"))
+    assert link.kept["s"].mode == "fresh" and link.kept["s"] is not made._session
+    assert made.replaying and made.method == "session/load" and made.replayed
+    assert made.session_id == "s"
+    other = Link()
+    made._begin(other, "session/resume", False, lambda session_id: Fake(session_id))
+    assert other.kept["s"] is made._session and not made.replaying and not made.replayed
 
-    def fold(session: Fake, value: str) -> Fake:
-        return Fake(session.session_id, plan=[*session.plan, value])
 
-    made._apply(fold, "live", "plan")
-    assert made._session.plan == ["live"] and not made.replaying
-    made._begin("session/resume", True, lambda session_id: Fake(session_id))
-    made._apply(fold, "replayed", "plan")
-    assert made.replaying and made._session.plan == ["live"]
-    assert made._replay.plan == ["replayed"] and made._touched == {"plan"}
-    assert made.method == "session/resume" and made.replayed
-    made._begin("session/resume", False, lambda session_id: Fake(session_id))
-    assert not made.replaying and not made._touched
+def test_a_connection_that_folds_no_sessions_is_refused():
+    made = keeper()
+    try:
+        made._begin(Link(folds=False), "session/load", True, lambda session_id: Fake(session_id))
+    except ValueError as error:
+        assert "fold_sessions=False" in str(error)
+    else:
+        raise AssertionError("accepted a connection without folds")
 
 
 def test_retire_handles_what_was_read_before_it_closes():
@@ -136,19 +158,15 @@ def test_retire_closes_a_connection_still_open():
 
 def test_a_reconnect_cancelled_or_failing_leaves_the_fold_and_allows_the_next():
     async def main() -> None:
-        made = keeper(True, set())
+        made = keeper()
         started = asyncio.Event()
-        closed: list[bool] = []
-
-        class Stuck:
-            async def close(self) -> None:
-                closed.append(True)
+        stuck = Link()
 
         async def connect() -> Any:
-            return Stuck()
+            return stuck
 
         async def resume_forever(connection: Any) -> None:
-            made._begin("session/resume", True, lambda session_id: Fake(session_id))
+            made._begin(connection, "session/resume", True, lambda session_id: Fake(session_id))
             started.set()
             await asyncio.Event().wait()  # an agent that never answers
 
@@ -166,7 +184,7 @@ def test_a_reconnect_cancelled_or_failing_leaves_the_fold_and_allows_the_next():
         task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await task
-        assert closed == [True] and made._session is before and not made.replaying
+        assert stuck.closed and made._session is before and not made.replaying
         assert made.connection is None and not made._reconnecting
 
     run(main())

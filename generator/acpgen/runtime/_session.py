@@ -298,6 +298,16 @@ class SessionBase:
                 copied.add(key)
         return value
 
+    def changed_fields(self) -> frozenset[str]:
+        """The fields the folds from this Session to the newest of its line
+        changed (none for the newest): read from the undo records."""
+        fields: set[str] = set()
+        session = self
+        while session._undo is not None:
+            fields.add(session._undo[1])
+            session = session._next
+        return frozenset(fields)
+
     def _copy(self: _S) -> _S:
         """A Session with a store of its own in the state this one saw."""
         raise NotImplementedError
