@@ -43,8 +43,13 @@ else:
             "SessionKeeper",
             "StreamTransport",
             "Transport",
+            "asgi_agent_app",
+            "bearer_token",
+            "connect_agent_http",
+            "connect_agent_ws",
             "connect_in_memory",
             "run_agent_stdio",
+            "serve_agent",
             "spawn_agent",
         ]
     )
@@ -789,8 +794,13 @@ __all__ = [
     "SessionKeeper",
     "StreamTransport",
     "Transport",
+    "asgi_agent_app",
+    "bearer_token",
+    "connect_agent_http",
+    "connect_agent_ws",
     "connect_in_memory",
     "run_agent_stdio",
+    "serve_agent",
     "spawn_agent",
 ]
 

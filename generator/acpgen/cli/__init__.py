@@ -10,6 +10,7 @@ command                    module           what it does
 ``conformance-fixtures``   ``conformance``  regenerate the generated fixtures
 ``validate``               ``validate.py``  check a recorded transcript, message by message
 ``tap``                    ``tap.py``       proxy an agent's stdio, recording and validating live
+``report``                 ``report.py``    a recorded transcript as one HTML page
 =========================  ===============  ==========================================
 
 The group loads a command's module only when that command runs, so
@@ -43,6 +44,7 @@ COMMANDS = {
     "conformance-fixtures": (".conformance", "conformance_fixtures"),
     "validate": (".validate", "validate_command"),
     "tap": (".tap", "tap_command"),
+    "report": (".report", "report_command"),
 }
 """Command name -> (module of this package, attribute)."""
 
@@ -121,6 +123,7 @@ def main() -> None:
     conformance-fixtures  regenerate the schema-derived conformance fixtures
     validate              check a recorded transcript (JSON-RPC lines) message by message
     tap                   run an agent behind a proxy that records and validates live
+    report                a recorded transcript as one self-contained HTML page
 
     Errors are one line naming the file (and JSON pointer) with exit status 2,
     and nothing is written. acpgen replaces only directories it generated
