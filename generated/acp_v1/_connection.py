@@ -431,6 +431,7 @@ class Connection(Generic[H]):
             return
         gentle = drain and not self._ending
         self._ending = True
+        self._wake_worker.set()  # an idle dispatcher ends: nothing more is queued
         for _, future in self._pending.values():
             if not future.done():
                 future.set_exception(reason)
@@ -625,8 +626,8 @@ class Connection(Generic[H]):
                         self._handled += 1
                         if self._barriers:
                             self._release_barriers()
-                if not self._handling:
-                    return
+                if not self._handling or self._ending:
+                    return  # nothing more comes once nothing more is read
                 self._wake_worker.clear()
                 await self._wake_worker.wait()
         finally:

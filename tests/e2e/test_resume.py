@@ -211,9 +211,30 @@ WORDS = 8
 async def connector(via: str, package, make_agent, box: dict, drops: list[int]):
     """A factory of connections to agents made by ``make_agent`` over
     ``via``; the i-th connection drops after ``drops[i]`` updates."""
-    if via != "memory":
-        raise AssertionError(f"no transport {via!r}")
-    yield memory_connect(package, make_agent, box, drops)
+    if via == "memory":
+        yield memory_connect(package, make_agent, box, drops)
+        return
+    # the agent served over WebSocket and Streamable HTTP on a loopback port
+    ready = asyncio.get_running_loop().create_future()
+    server = asyncio.ensure_future(package.serve_agent(make_agent, port=0, ready=ready.set_result))
+    try:
+        port = await asyncio.wait_for(ready, TIMEOUT)
+        opener = {"ws": package.connect_agent_ws, "http": package.connect_agent_http}[via]
+        async with contextlib.AsyncExitStack() as stack:
+
+            async def connect():
+                conn = await stack.enter_async_context(
+                    opener(lambda c: Folder(c, box, package), f"{via}://127.0.0.1:{port}/acp")
+                )
+                if drops:
+                    conn.transport = Dropping(conn.transport, drops.pop(0))
+                return conn
+
+            yield connect
+    finally:
+        server.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await server
 
 
 async def v1_conversation(
@@ -482,6 +503,33 @@ def test_v2_history_the_agent_no_longer_retains_is_kept_from_the_fold():
     session, _ = run(v2_conversation(4, retain=1, drop_turn=2))
     assert session == baseline
     assert [e.key for e in session.history][:3] == ["u1", "a1", "t1"]
+
+
+# ---------------------------------------------------------------- WebSocket and Streamable HTTP
+
+
+@pytest.mark.parametrize("via", ["ws", "http"])
+@pytest.mark.parametrize("drop", [1, WORDS + 1])
+def test_session_load_over_the_network_after_a_drop_mid_prompt_folds_exactly(via, drop):
+    baseline, _ = run(v1_conversation(None, via=via))
+    session, keeper = run(v1_conversation(drop, via=via))
+    assert keeper.method == "session/load" and keeper.replayed
+    assert session == baseline
+
+
+@pytest.mark.parametrize("via", ["ws", "http"])
+def test_session_load_over_the_network_while_the_turn_goes_on(via):
+    baseline, _ = run(v1_conversation(None, via=via))
+    session, _ = run(v1_conversation(2, via=via, hold=6))
+    assert session == baseline
+
+
+@pytest.mark.parametrize("via", ["ws", "http"])
+def test_v2_resume_over_the_network_after_a_drop_mid_prompt_folds_exactly(via):
+    baseline, _ = run(v2_conversation(None, via=via))
+    session, keeper = run(v2_conversation(3, via=via, hold=5, drop_turn=2))
+    assert keeper.method == "session/resume" and keeper.replayed
+    assert session == baseline
 
 
 # ---------------------------------------------------------------- stdio
