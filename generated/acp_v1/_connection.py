@@ -393,6 +393,14 @@ class Connection(Generic[H]):
             if not (self._closed_here or self._broken):
                 raise
 
+    @property
+    def ended(self) -> bool:
+        """True once nothing more is read from the peer: it closed the
+        connection, a write failed, or :meth:`close` was called. What was
+        already read may still be handled: :meth:`run` returns when it was
+        (after at most :attr:`grace` seconds)."""
+        return self._ending or self._closed or self._closed_here
+
     async def close(self) -> None:
         """Close the connection: waiting requests fail, handlers are
         cancelled. Returns promptly even when the peer does not read."""
@@ -464,6 +472,7 @@ class Connection(Generic[H]):
             return
         gentle = drain and not self._ending
         self._ending = True
+        self._wake_worker.set()  # an idle dispatcher ends: nothing more is queued
         for _, future in self._pending.values():
             if not future.done():
                 future.set_exception(reason)
@@ -679,8 +688,8 @@ class Connection(Generic[H]):
                         self._handled += 1
                         if self._barriers:
                             self._release_barriers()
-                if not self._handling:
-                    return
+                if not self._handling or self._ending:
+                    return  # nothing more comes once nothing more is read
                 self._wake_worker.clear()
                 await self._wake_worker.wait()
         finally:

@@ -7,7 +7,7 @@ AgentSideConnection is the agent's end (typed methods to call the client), Clien
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -30,6 +30,8 @@ from ._versions import VersionMismatch as VersionMismatch
 from ._versions import connect_versions as connect_versions
 from ._versions import serve_versions as _serve_versions
 from ._versions import spawn_versions as _spawn_versions
+from ._resume import ResumeUnsupported as ResumeUnsupported
+from ._resume import SessionKeeperBase as _SessionKeeperBase
 from .models import (
     ArchiveSessionRequest,
     ArchiveSessionResponse,
@@ -99,6 +101,8 @@ from .models import (
     WriteTextFileRequest,
     WriteTextFileResponse,
 )
+from .models import McpServer
+from .models import SessionResumeCapabilities
 from .protocol import CODEC, REQUIRES, Agent, Client
 from .session import PROTOCOL_VERSION as _PROTOCOL_VERSION
 from .session import SESSION_SOURCES, Session
@@ -119,6 +123,8 @@ __all__ = [
     "ConnectionOptions",
     "HandlerError",
     "MessageTooLarge",
+    "ResumeUnsupported",
+    "SessionKeeper",
     "StreamTransport",
     "Transport",
     "UnsupportedProtocolVersion",
@@ -592,3 +598,130 @@ def connect_agent_http(
         ),
         opening,
     )
+
+
+class SessionKeeper(_SessionKeeperBase[ClientSideConnection[C], Session]):
+    """One session's ``Session`` fold, kept exact across dropped connections.
+
+    ``connect()`` returns a new, started ClientSideConnection (a subprocess, a
+    socket ...), which folds the session into ``conn.sessions``; ``session``
+    is the fold so far and ``connection`` the current connection (pass the
+    first one as ``connection``). When it drops (a call raises
+    ``ConnectionError``), :meth:`reconnect` opens a new one, sends
+    ``initialize`` and takes the session up again:
+    ``session/load`` when the agent advertises ``loadSession`` (it replays the
+    whole conversation, which is folded into a fresh Session and then takes
+    the old one's place: the fold is exact: see the ``_resume`` module), else (or
+    with ``replay=False``) ``session/resume`` when it advertises
+    ``sessionCapabilities.resume``: no replay, so the fold goes on from where it
+    was and what the agent sent while disconnected is lost.
+    Call it from ordinary code, not from a handler of the connection."""
+
+    FIELDS = (
+        "history",
+        "user_messages",
+        "agent_messages",
+        "agent_thoughts",
+        "tool_calls",
+        "plan",
+        "plans",
+        "available_commands",
+        "current_mode_id",
+        "config_options",
+        "info",
+        "usage",
+        "notices",
+        "compactions",
+        "subagents",
+        "session_messages",
+    )
+    HISTORY_FIELDS = frozenset(
+        {
+            "user_messages",
+            "agent_messages",
+            "agent_thoughts",
+            "tool_calls",
+            "compactions",
+            "session_messages",
+        }
+    )
+    KEYED_BY_ID = False
+
+    def __init__(
+        self,
+        connect: Callable[[], Awaitable[ClientSideConnection[C]]],
+        session_id: str,
+        *,
+        initialize: InitializeRequest,
+        cwd: str,
+        mcp_servers: Iterable[McpServer] = (),
+        session: Session | None = None,
+        connection: ClientSideConnection[C] | None = None,
+        replay: bool = True,
+    ) -> None:
+        """Keep session ``session_id``, folded by ``connection`` (or, without
+        one, so far into ``session``; None: nothing yet); ``initialize`` is sent
+        on each new connection, ``cwd`` and ``mcp_servers`` with the request
+        that resumes."""
+        if session is not None and session.session_id != session_id:
+            raise ValueError(
+                f"the session is {session.session_id!r}, not {session_id!r}"
+            )
+        super().__init__(
+            connect,
+            Session(session_id) if session is None else session,
+            connection=connection,
+            replay=replay,
+        )
+        self.initialize = initialize
+        self.cwd = cwd
+        self.mcp_servers = list(mcp_servers)
+        self.initialized: InitializeResponse | None = None
+        """The agent's answer to ``initialize`` on the current connection."""
+        self.response: LoadSessionResponse | ResumeSessionResponse | None = None
+        """The agent's answer to the request that resumed the session."""
+
+    @property
+    def session(self) -> Session:
+        """The session folded so far: the current connection's fold (during
+        a replay: as it was before the connection dropped)."""
+        return self._session if self._replay is not None else self._current()
+
+    def _folds(self, connection: ClientSideConnection[C]) -> dict[str, Session]:
+        return connection.sessions
+
+    async def _resume(self, connection: ClientSideConnection[C]) -> None:
+        self.initialized = await connection.initialize(self.initialize)
+        capabilities = self.initialized.agent_capabilities
+        load = capabilities.load_session is True
+        resume = isinstance(
+            capabilities.session_capabilities.resume, SessionResumeCapabilities
+        )
+        if load and (self.replay or not resume):
+            self._begin(connection, "session/load", True, Session)
+            self.response = await connection.load_session(
+                LoadSessionRequest(
+                    session_id=self.session_id,
+                    cwd=self.cwd,
+                    mcp_servers=list(self.mcp_servers),
+                )
+            )
+            return
+        if resume:
+            self._begin(connection, "session/resume", False, Session)
+            self.response = await connection.resume_session(
+                ResumeSessionRequest(
+                    session_id=self.session_id,
+                    cwd=self.cwd,
+                    mcp_servers=list(self.mcp_servers),
+                )
+            )
+            return
+        raise ResumeUnsupported(
+            f"the agent offers no way to resume session {self.session_id!r}: "
+            "neither session/load (loadSession) nor session/resume"
+            " (sessionCapabilities.resume)"
+        )
+
+    def _build(self, session_id: str, fields: dict[str, Any]) -> Session:
+        return Session(session_id, **fields)

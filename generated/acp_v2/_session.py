@@ -310,6 +310,16 @@ class SessionBase:
                 copied.add(key)
         return value
 
+    def changed_fields(self) -> frozenset[str]:
+        """The fields the folds from this Session to the newest of its line
+        changed (none for the newest): read from the undo records."""
+        fields: set[str] = set()
+        link = self._undo
+        while link is not None:
+            fields.add(link[1])
+            link = link[5]._undo
+        return frozenset(fields)
+
     def _copy(self: _S) -> _S:
         """A Session with a store of its own in the state this one saw."""
         raise NotImplementedError

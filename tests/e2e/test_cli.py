@@ -67,6 +67,7 @@ def test_generate_one_schema_writes_an_importable_package(tmp_path, small):
         "_links.py",
         "_models.py",
         "_remote.py",
+        "_resume.py",
         "_runtime.py",
         "_schema.py",
         "_session.py",

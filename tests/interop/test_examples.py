@@ -1,7 +1,8 @@
 """The repository's examples (examples/echo_agent.py and echo_client.py on
 acp_v1, echo_agent_v2.py and echo_client_v2.py on acp_v2, echo_agent_any.py
 serving both) against the official SDKs' peers and each other, as real
-processes."""
+processes; resumable_client.py with resumable_agent.py, and every example
+under 60 lines."""
 
 from __future__ import annotations
 
@@ -106,3 +107,25 @@ def test_echo_client_remote_example_against_echo_agent_remote_example():
     finally:
         process.terminate()
         process.wait(timeout=10)
+
+
+def test_resumable_client_example_gets_its_session_back_from_a_new_agent_process(tmp_path):
+    # resumable_client.py kills its resumable_agent.py after the first turn and
+    # reconnects to a new process, which replays the session from its log
+    example = EXAMPLES / "resumable_client.py"
+    done = subprocess.run(
+        [sys.executable, str(example), str(tmp_path)], capture_output=True, text=True, timeout=TIMEOUT, cwd=ROOT
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        "user_messages hello there",
+        "agent_messages hello there ",
+        "user_messages and again",
+        "agent_messages and again ",
+    ]
+    assert len(list(tmp_path.glob("*.jsonl"))) == 1  # one session, kept by the agent
+
+
+def test_every_example_is_under_60_lines():
+    for example in sorted(EXAMPLES.glob("*.py")):
+        assert len(example.read_text().splitlines()) < 60, example.name

@@ -630,3 +630,17 @@ def test_a_notification_handler_awaiting_the_peer_does_not_stall_a_full_queue():
         await agent.close()
 
     run(main())
+
+
+def test_once_the_peer_closes_run_returns_when_what_was_read_is_handled_not_after_the_grace():
+    # an idle dispatcher is not work still to do: the grace bounds handlers
+    # that run, it is not a wait of its own (a process would linger that long)
+    async def main() -> list[tuple[str, Any]]:
+        conn, _, writer = await socket_peer()
+        conn.grace = 3600
+        await send(writer, {"jsonrpc": "2.0", "method": "note", "params": {"n": 1}})
+        writer.close()
+        await asyncio.wait_for(conn.run(), TIMEOUT / 2)
+        return conn.handler.calls
+
+    assert run(main()) == [("note", {"n": 1})]

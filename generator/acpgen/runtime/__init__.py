@@ -23,6 +23,7 @@ SOURCES = {
         "_capabilities.py",
         "_folding.py",
         "_versions.py",
+        "_resume.py",
     )
 }
 """Generated file name -> the source copied into the package."""

@@ -53,6 +53,7 @@ from .methods import (
 from .package import (
     Fallback,
     Package,
+    Resumption,
 )
 from .patch import (
     Append,
@@ -144,6 +145,7 @@ __all__ = [
     "PatchField",
     "RawT",
     "RefT",
+    "Resumption",
     "Role",
     "RpcMethod",
     "Rule",

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from .defs import Definition
+from .defs import Definition, Field, ObjectDef, UnionDef
 from .methods import Call, Gate, RpcMethod, SchemaFacts, Side
 from .patch import Capability, Chunk, Upsert
 from .session import SessionRules
@@ -22,6 +22,43 @@ class Fallback:
     reasons: tuple[str, ...]
     definition: str = ""
     """For ``alias``: the ``$defs`` name."""
+
+
+@dataclass(frozen=True)
+class Resumption:
+    """How a client takes a session up again on a new connection, as the
+    schema offers it (the generated ``SessionKeeper``)."""
+
+    capabilities: str
+    """The ``InitializeResponse`` attribute holding the agent's capabilities."""
+    load: bool
+    """``session/load`` (the agent replays the whole conversation), advertised
+    by the ``loadSession`` flag."""
+    resume: Literal["", "session_capabilities", "session"]
+    """How ``session/resume`` is advertised: ``session_capabilities`` (v1: its
+    ``resume`` object), ``session`` (v2: the baseline session methods), or
+    ``""`` (no such method)."""
+    replay_class: str = ""
+    """The ``replayFrom`` variant asking ``session/resume`` to replay from the
+    start (``""``: session/resume replays nothing)."""
+
+
+def _object(defs: dict[str, Definition], name: str) -> ObjectDef | None:
+    found = defs.get(name)
+    return found if isinstance(found, ObjectDef) else None
+
+
+def _field(definition: ObjectDef | None, wire_name: str) -> Field | None:
+    if definition is None:
+        return None
+    return next((f for f in definition.fields if f.wire_name == wire_name), None)
+
+
+def _refers_to(f: Field, name: str) -> bool:
+    t = f.type
+    if t.kind == "nullable":
+        t = t.inner
+    return t.kind == "ref" and t.name == name
 
 
 @dataclass(frozen=True)
@@ -87,6 +124,36 @@ class Package:
         """Some chunk appends base64 data (the patch module decodes and
         re-encodes it)."""
         return any(c.append == "base64" for c in self.chunks)
+
+    @property
+    def resumption(self) -> Resumption | None:
+        """How a client resumes a session on a new connection; None without a
+        session fold, ``initialize`` or a method to resume with."""
+        if self.session is None:
+            return None
+        defs = {d.name: d for d in self.definitions}
+        methods = {c.method for c in self.calls("agent")}
+        init = _object(defs, "InitializeResponse")
+        holder = next((f for f in init.fields if _refers_to(f, "AgentCapabilities")), None) if init else None
+        agent = _object(defs, "AgentCapabilities")
+        if holder is None or agent is None or "initialize" not in methods:
+            return None
+        flag = _field(agent, "loadSession")
+        load = "session/load" in methods and flag is not None and flag.type.kind == "bool"
+        resume: Literal["", "session_capabilities", "session"] = ""
+        if "session/resume" in methods:
+            if _field(_object(defs, "SessionCapabilities"), "resume") and _field(agent, "sessionCapabilities"):
+                resume = "session_capabilities"
+            elif _field(agent, "session"):
+                resume = "session"
+        if not load and not resume:
+            return None
+        replay_class = ""
+        cursor = defs.get("ReplayFrom")
+        if resume and _field(_object(defs, "ResumeSessionRequest"), "replayFrom") and isinstance(cursor, UnionDef):
+            start = next((v for v in cursor.variants if v.tag == "start"), None)
+            replay_class = start.class_name if start is not None else ""
+        return Resumption(capabilities=holder.name, load=load, resume=resume, replay_class=replay_class)
 
     def calls(self, side: Side) -> tuple[Call, ...]:
         """Every request and notification handled by ``side``, in method order."""
