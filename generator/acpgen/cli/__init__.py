@@ -9,6 +9,7 @@ command                    module           what it does
 ``conformance``            ``conformance``  check a package against the conformance fixtures
 ``conformance-fixtures``   ``conformance``  regenerate the generated fixtures
 ``validate``               ``validate.py``  check a recorded transcript, message by message
+``probe``                  ``probe.py``     run conformance checks against an agent binary
 =========================  ===============  ==========================================
 
 The group loads a command's module only when that command runs, so
@@ -41,6 +42,7 @@ COMMANDS = {
     "conformance": (".conformance", "conformance"),
     "conformance-fixtures": (".conformance", "conformance_fixtures"),
     "validate": (".validate", "validate_command"),
+    "probe": (".probe", "probe_command"),
 }
 """Command name -> (module of this package, attribute)."""
 
@@ -118,6 +120,7 @@ def main() -> None:
     conformance           check a generated package against the conformance fixtures
     conformance-fixtures  regenerate the schema-derived conformance fixtures
     validate              check a recorded transcript (JSON-RPC lines) message by message
+    probe                 run conformance checks against an agent: probe -- AGENT COMMAND...
 
     Errors are one line naming the file (and JSON pointer) with exit status 2,
     and nothing is written. acpgen replaces only directories it generated
