@@ -24,7 +24,7 @@ class EchoAgent(acp.Agent):
         self.turns: dict[str, asyncio.Task[None]] = {}
 
     async def initialize(self, params: acp.InitializeRequest) -> acp.InitializeResponse:
-        return acp.InitializeResponse(protocol_version=params.protocol_version, info=acp.Implementation(name="echo", version="1"))
+        return acp.InitializeResponse(protocol_version=acp.PROTOCOL_VERSION, info=acp.Implementation(name="echo", version="1"))
 
     async def new_session(self, params: acp.NewSessionRequest) -> acp.NewSessionResponse:
         return acp.NewSessionResponse(session_id=f"echo-{uuid.uuid4().hex}")
