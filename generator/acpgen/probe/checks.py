@@ -203,13 +203,23 @@ async def load_session(ctx: Context) -> None:
 # ---------------------------------------------------------------- what the run saw
 
 
+async def _observed(ctx: Context, check: str) -> None:
+    """Make sure the run saw a prompt turn (one of its own, when the checks
+    that prompt did not run)."""
+    await ctx.connect(check)
+    if ctx.turns == 0:
+        await ctx.turn(check, text("hello from the acpgen probe"))
+
+
 async def permission(ctx: Context) -> None:
+    await _observed(ctx, "permission")
     asked = [request for peer in ctx.peers for _, request in peer.agent_requests]
     if not any(request.get("method") == "session/request_permission" for request in asked):
         raise Skipped("the agent never asked for permission")
 
 
 async def client_capabilities(ctx: Context) -> None:
+    await _observed(ctx, "client-capabilities")
     called = sorted(
         {
             str(request.get("method"))

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
 
-from .peer import Peer, Refusal, Reply
+from .peer import AgentGone, Peer, Refusal, Reply
 
 CLIENT_INFO = {"name": "acpgen-probe", "version": "1"}
 
@@ -68,6 +68,10 @@ class Context:
         self.dirty = False
         """The main connection is in an unknown state (a check timed out)."""
         self.setup_failure: str | None = None
+        self.initializing = False
+        """The main connection's initialize is in flight."""
+        self.unusable: str | None = None
+        """Why the main connection cannot be set up: the checks needing it skip."""
         self.cwd = os.path.abspath(os.getcwd())
 
     @property
@@ -97,6 +101,8 @@ class Context:
     async def connect(self, check: str) -> Peer:
         """The main connection, started and initialized if it is not (or
         started again if a check left it in an unknown state)."""
+        if self.unusable is not None:
+            raise Skipped(f"needs a working initialize: {self.unusable}")
         if self.main is not None and not self.dirty and self.main.gone is None:
             self.main.current = check
             return self.main
@@ -106,14 +112,17 @@ class Context:
             self.turns = 0
         self.dirty = False
         self.main = await self.fresh("initialize")
+        self.initializing = True  # stays set if the check times out meanwhile
         try:
             reply = await self.main.request("initialize", initialize_params(self.latest))
             self.negotiated(reply)
-        except Failed:
+        except (Failed, AgentGone) as exc:
+            self.initializing = False
+            self.unusable = str(exc)
             if check != "initialize":
-                self.setup_failure = "a working initialize (see the initialize check)"
-            self.dirty = True
+                raise Skipped(f"needs a working initialize: {exc}") from None
             raise
+        self.initializing = False
         self.main.current = check
         return self.main
 

@@ -136,7 +136,7 @@ class Peer:
             with contextlib.suppress(Exception):
                 process.stdin.close()
         try:
-            await asyncio.wait_for(process.wait(), 1.0)
+            await asyncio.wait_for(process.wait(), 0.5)
         except asyncio.TimeoutError:
             with contextlib.suppress(ProcessLookupError):
                 process.kill()
@@ -169,7 +169,7 @@ class Peer:
             process.stdin.write(text.encode("utf-8") + b"\n")
             await process.stdin.drain()
         except (ConnectionError, RuntimeError) as exc:  # RuntimeError: the transport closed
-            raise AgentGone(f"cannot write to the agent: {exc}") from None
+            raise AgentGone(f"the agent is gone: writing to it failed ({exc})") from None
 
     async def request(self, method: str, params: Any, *, omit_params: bool = False) -> Reply:
         """Send a request and wait for its response (the caller bounds the wait)."""
@@ -178,11 +178,9 @@ class Peer:
         message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
         if not omit_params:
             message["params"] = params
-        future: asyncio.Future[Reply] = asyncio.get_running_loop().create_future()
-        self.waiting[request_id] = future
-        self.methods[request_id] = method
-        await self.send(message)
+        future = self._future(request_id, method)
         try:
+            await self.send(message)
             return await future
         finally:
             self.waiting.pop(request_id, None)
@@ -191,9 +189,7 @@ class Peer:
         """Send a request in the background: its id and its future reply."""
         self.next_id += 1
         request_id = self.next_id
-        future: asyncio.Future[Reply] = asyncio.get_running_loop().create_future()
-        self.waiting[request_id] = future
-        self.methods[request_id] = method
+        future = self._future(request_id, method)
         message = {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
 
         async def write() -> None:
@@ -205,6 +201,15 @@ class Peer:
 
         self.tasks.append(asyncio.ensure_future(write()))
         return request_id, future
+
+    def _future(self, request_id: int, method: str) -> asyncio.Future[Reply]:
+        """The future reply to a request; its exception (the agent gone) is
+        taken as read, since the check that waited for it may have ended."""
+        future: asyncio.Future[Reply] = asyncio.get_running_loop().create_future()
+        future.add_done_callback(lambda done: done.cancelled() or done.exception())
+        self.waiting[request_id] = future
+        self.methods[request_id] = method
+        return future
 
     async def notify(self, method: str, params: Any) -> None:
         await self.send({"jsonrpc": "2.0", "method": method, "params": params})

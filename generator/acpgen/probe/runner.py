@@ -140,6 +140,11 @@ async def _run(ctx: Context, check: Check) -> Result:
             ctx.setup_failure = None
     except asyncio.TimeoutError:
         status, reason = "fail", f"no answer within {ctx.timeout:g} s (the timeout)"
+        if ctx.initializing:  # the main connection's initialize hangs: no use retrying it
+            ctx.initializing = False
+            ctx.unusable = f"initialize had no answer within {ctx.timeout:g} s"
+            if check.name != "initialize":
+                status, reason = "skip", f"needs a working initialize: {ctx.unusable}"
         ctx.dirty = True
     except AgentGone as exc:
         status, reason = "fail", str(exc)
