@@ -6,17 +6,18 @@ embedded-context prompt capabilities, asks for permission during the
 probe's first prompt ("hello ..."), streams each prompt back word by word,
 honours session/cancel and $/cancel_request, and replays a loaded session.
 ``--fault NAME`` (one of FAULTS, named after the check it breaks) gets one
-thing wrong. Standard library only, raw JSON-RPC, so that it starts fast.
+thing wrong. Raw JSON-RPC with threads and the few modules Python starts
+with, so that it starts fast (run it with ``python -S``).
 
-    python faulty_agent.py [--fault NAME] [--delay SECONDS]
+    python -S faulty_agent.py [--fault NAME] [--delay SECONDS]
 """
 
 from __future__ import annotations
 
-import argparse
-import asyncio
 import json
 import sys
+import threading
+import time
 from typing import Any
 
 FAULTS = {
@@ -48,24 +49,30 @@ class Agent:
         self.initialized = False
         self.sessions: dict[str, list[dict[str, Any]]] = {}
         """session id -> the updates of its history"""
-        self.cancelled: set[str] = set()
-        self.turns: dict[Any, asyncio.Task[None]] = {}
-        self.waiting: dict[Any, asyncio.Future[Any]] = {}
+        self.cancelled: set[Any] = set()
+        """Session ids cancelled by session/cancel, request ids by $/cancel_request."""
+        self.turns: set[Any] = set()
+        self.answers: dict[Any, Any] = {}
+        self.arrived = threading.Condition()
+        self.lock = threading.Lock()
         self.next_id = 0
 
     def send(self, message: dict[str, Any]) -> None:
-        sys.stdout.write(json.dumps({"jsonrpc": "2.0", **message}) + "\n")
-        sys.stdout.flush()
+        with self.lock:
+            sys.stdout.write(json.dumps({"jsonrpc": "2.0", **message}) + "\n")
+            sys.stdout.flush()
 
     def error(self, request_id: Any, code: int, message: str) -> None:
         self.send({"id": request_id, "error": {"code": code, "message": message}})
 
-    async def ask(self, method: str, params: dict[str, Any]) -> Any:
-        self.next_id += 1
-        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-        self.waiting[self.next_id] = future
-        self.send({"id": self.next_id, "method": method, "params": params})
-        return await future
+    def ask(self, method: str, params: dict[str, Any]) -> Any:
+        with self.arrived:
+            self.next_id += 1
+            request_id = self.next_id
+        self.send({"id": request_id, "method": method, "params": params})
+        with self.arrived:
+            self.arrived.wait_for(lambda: request_id in self.answers)
+            return self.answers.pop(request_id)
 
     def update(self, session_id: str, update: dict[str, Any], keep: bool = True) -> None:
         if keep:
@@ -75,19 +82,16 @@ class Agent:
     def handle(self, message: dict[str, Any]) -> None:
         method, request_id, params = message.get("method"), message.get("id"), message.get("params")
         if method is None:
-            future = self.waiting.pop(request_id, None)
-            if future is not None and not future.done():
-                future.set_result(message)
+            with self.arrived:
+                self.answers[request_id] = message
+                self.arrived.notify_all()
             return
         params = params if isinstance(params, dict) else {}
         if "id" not in message:
             if method == "session/cancel" and self.fault != "cancel":
                 self.cancelled.add(params.get("sessionId"))
             elif method == "$/cancel_request" and params.get("requestId") in self.turns:
-                turn = self.turns.pop(params["requestId"])
-                turn.cancel()
-                if self.fault != "cancel-request":
-                    self.error(params["requestId"], -32800, "Request cancelled")
+                self.cancelled.add(("request", params["requestId"]))
             return
         if method == "initialize":
             self.initialize(request_id, params)
@@ -96,7 +100,8 @@ class Agent:
         elif method == "session/new":
             self.new_session(request_id, params)
         elif method == "session/prompt":
-            self.turns[request_id] = asyncio.ensure_future(self.prompt(request_id, params))
+            self.turns.add(request_id)
+            threading.Thread(target=self.prompt, args=(request_id, params), daemon=True).start()
         elif method == "session/load":
             session_id = params.get("sessionId")
             if session_id not in self.sessions:
@@ -153,7 +158,7 @@ class Agent:
             result["modes"] = 5
         self.send({"id": request_id, "result": result})
 
-    async def prompt(self, request_id: Any, params: dict[str, Any]) -> None:
+    def prompt(self, request_id: Any, params: dict[str, Any]) -> None:
         session_id = params.get("sessionId")
         blocks = params.get("prompt") if isinstance(params.get("prompt"), list) else []
         if session_id not in self.sessions:
@@ -168,8 +173,13 @@ class Agent:
         words = " ".join(b.get("text", "") for b in blocks if isinstance(b, dict) and b.get("type") == "text").split()
         first = bool(words) and words[0] == "hello"
         if first:
-            await self.side_requests(session_id)
+            self.side_requests(session_id)
         for number, word in enumerate(words):
+            if ("request", request_id) in self.cancelled:
+                self.turns.discard(request_id)
+                if self.fault != "cancel-request":
+                    self.error(request_id, -32800, "Request cancelled")
+                return
             if session_id in self.cancelled:
                 break
             chunk: dict[str, Any] = {
@@ -182,12 +192,12 @@ class Agent:
                 self.update(session_id, chunk, keep=False)
             else:
                 self.update(session_id, chunk)
-            await asyncio.sleep(self.delay)
-        self.turns.pop(request_id, None)
+            time.sleep(self.delay)
+        self.turns.discard(request_id)
         stop = "cancelled" if session_id in self.cancelled else "end_turn"
         self.send({"id": request_id, "result": {"stopReason": stop}})
 
-    async def side_requests(self, session_id: str) -> None:
+    def side_requests(self, session_id: str) -> None:
         tool_call = {"toolCallId": "t1", "title": "Write probe.txt", "kind": "edit", "status": "pending"}
         self.update(session_id, {"sessionUpdate": "tool_call", **tool_call})
         options = [
@@ -197,23 +207,21 @@ class Agent:
         permission: dict[str, Any] = {"sessionId": session_id, "toolCall": {"toolCallId": "t1"}}
         if self.fault != "permission":
             permission["options"] = options
-        await self.ask("session/request_permission", permission)
+        self.ask("session/request_permission", permission)
         if self.fault == "client-capabilities":
-            await self.ask("fs/read_text_file", {"sessionId": session_id, "path": "/etc/hostname"})
+            self.ask("fs/read_text_file", {"sessionId": session_id, "path": "/etc/hostname"})
         done = {"sessionUpdate": "tool_call_update", "toolCallId": "t1", "status": "completed"}
         self.update(session_id, done)
 
 
-async def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--fault", choices=sorted(FAULTS))
-    parser.add_argument("--delay", type=float, default=0.002)
-    args = parser.parse_args()
-    agent = Agent(args.fault, args.delay)
-    loop = asyncio.get_running_loop()
-    reader = asyncio.StreamReader(limit=1 << 24)
-    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
-    while line := await reader.readline():
+def main() -> None:
+    args = sys.argv[1:]
+    fault = args[args.index("--fault") + 1] if "--fault" in args else None
+    delay = float(args[args.index("--delay") + 1]) if "--delay" in args else 0.002
+    if fault is not None and fault not in FAULTS:
+        sys.exit(f"unknown fault {fault!r}: one of {', '.join(FAULTS)}")
+    agent = Agent(fault, delay)
+    for line in sys.stdin:
         try:
             message = json.loads(line)
         except ValueError:
@@ -224,4 +232,4 @@ async def main() -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(main())
+    main()

@@ -43,11 +43,11 @@ PACKAGES = {1: "acp_v1", 2: "acp_v2"}
     help="The directory holding the generated acp_v1 and acp_v2 packages the messages are checked with "
     "(default: generated/ of the current directory, else the importable packages).",
 )
-@click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
+@click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED, metavar="-- AGENT_COMMAND...")
 def probe_command(
     fmt: str, timeout: float, only: tuple[str, ...], packages_dir: str | None, command: tuple[str, ...]
 ) -> None:
-    """Run conformance checks against an ACP agent: acpgen probe -- AGENT COMMAND...
+    """Run conformance checks against an ACP agent program.
 
     Starts the agent (as many times as the checks need: a fresh process for
     each initialize check and for a request before initialize), speaks raw
@@ -62,7 +62,6 @@ def probe_command(
     sends is checked against the schema of that version; an invalid one
     fails the check it arrived in.
 
-    \b
     Each check is reported PASS, FAIL or SKIP with its level (MUST or
     SHOULD) and where the requirement is written, and a failure with the
     transcript of its exchange and the agent's last stderr lines. Exit 1
