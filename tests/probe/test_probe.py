@@ -139,3 +139,51 @@ def test_an_unknown_check_is_a_usage_error() -> None:
     done = _acpgen("--only", "nonsense", "--", *FAULTY)
     assert done.returncode == 2
     assert done.stderr.startswith("acpgen: error: unknown check(s): nonsense")
+
+
+# ------------------------------------------------------------------ hostile agents
+
+INITIALIZED = '{"jsonrpc": "2.0", "id": 1, "result": {"protocolVersion": 1}}'
+
+
+def test_a_response_whose_id_is_a_list_is_a_problem_not_a_crash(packages: dict[int, ModuleType]) -> None:
+    script = (
+        "import sys\n"
+        "sys.stdin.readline()\n"
+        'print(\'{"jsonrpc": "2.0", "id": [1], "result": {}}\', flush=True)\n'
+        f"print({INITIALIZED!r}, flush=True)\n"
+        "sys.stdin.read()\n"
+    )
+    report = asyncio.run(probe([sys.executable, "-S", "-c", script], packages, timeout=5, only=["initialize"]))
+    (result,) = report.results
+    assert report.version == 1
+    assert result.status == "fail"
+    assert result.reason == "a response to id [1], which the probe has not sent or was already answered"
+
+
+def test_an_agent_that_floods_is_held_in_bounded_memory(
+    packages: dict[int, ModuleType], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from acpgen.probe import peer as peer_module
+
+    monkeypatch.setattr(peer_module, "KEPT_NOTIFICATIONS", 100)
+    monkeypatch.setattr(peer_module, "KEPT_LINES", 50)
+    monkeypatch.setattr(peer_module, "KEPT_PROBLEMS", 10)
+    update = '{"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": "s", "update": {}}}'
+    script = f"import sys\nsys.stdout.write(({update!r} + chr(10)) * 20000)\n"
+
+    async def run() -> peer_module.Peer:
+        peer = peer_module.Peer([sys.executable, "-S", "-c", script], packages)
+        peer.package = packages[1]
+        await peer.start()
+        while peer.gone is None:
+            await asyncio.sleep(0.05)
+        await peer.close()
+        return peer
+
+    peer = asyncio.run(run())
+    assert peer.seen == 20000
+    assert len(peer.notifications) <= 100
+    record = peer.records["setup"]
+    assert len(record.lines) == 50 and record.dropped_lines == 20000 - 50
+    assert len(record.problems) == 10 and record.dropped_problems == 20000 - 10

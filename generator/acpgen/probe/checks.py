@@ -187,13 +187,13 @@ async def load_session(ctx: Context) -> None:
     session_id = await ctx.session(name)
     if ctx.turns == 0:
         await ctx.turn(name, text("something to replay"))
-    start = len(peer.notifications)
+    start = peer.seen
     reply = await peer.request("session/load", {"sessionId": session_id, "cwd": ctx.cwd, "mcpServers": []})
     if reply.error is not None:
         raise Failed(f"session/load of the session the agent opened was refused: {reply.error}")
     replayed = [
         note
-        for note in peer.notifications[start:]
+        for note in peer.since(start)
         if note.get("method") == "session/update" and (note.get("params") or {}).get("sessionId") == session_id
     ]
     if not replayed:

@@ -180,7 +180,7 @@ class Context:
         request_id)`` runs once the first update of the turn has arrived."""
         session_id = await self.session(check)
         peer = self.peer
-        start = len(peer.notifications)
+        start = peer.seen
 
         def ours(note: dict[str, Any]) -> bool:
             params = note.get("params")
@@ -209,7 +209,7 @@ class Context:
         else:
             idle = await peer.wait_for(lambda note: ours(note) and _idle(note), start)
             stop = idle["params"]["update"].get("stopReason")
-        updates = [note for note in peer.notifications[start:] if ours(note)]
+        updates = [note for note in peer.since(start) if ours(note)]
         return Turn(stop, reply, updates)
 
     # ------------------------------------------------------------ the agent's requests

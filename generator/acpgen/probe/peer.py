@@ -26,6 +26,16 @@ MAX_LINE = 64 * 1024 * 1024
 STDERR_TAIL = 20
 """Lines of the agent's stderr kept, for the report of a failure."""
 
+KEPT_LINES = 2000
+"""Messages of one check's transcript kept (the latest); the rest are counted."""
+
+KEPT_PROBLEMS = 100
+"""Problems kept per check; the rest are counted."""
+
+KEPT_NOTIFICATIONS = 10000
+"""Notifications kept for the checks to look through: an agent that streams
+without end holds at most about this many (the oldest half goes first)."""
+
 OWNERS: dict[str, str] = {
     "session/request_permission": "permission",
 }
@@ -77,10 +87,24 @@ class Reply:
 
 @dataclass
 class Record:
-    """What one check saw: its transcript and the problems found in it."""
+    """What one check saw: its transcript (the latest :data:`KEPT_LINES`
+    messages) and the problems found in it (the first :data:`KEPT_PROBLEMS`)."""
 
-    lines: list[Line] = field(default_factory=list)
+    lines: collections.deque[Line] = field(default_factory=lambda: collections.deque(maxlen=KEPT_LINES))
     problems: list[str] = field(default_factory=list)
+    dropped_lines: int = 0
+    dropped_problems: int = 0
+
+    def add(self, line: Line) -> None:
+        if len(self.lines) == self.lines.maxlen:
+            self.dropped_lines += 1
+        self.lines.append(line)
+
+    def problem(self, text: str) -> None:
+        if len(self.problems) < KEPT_PROBLEMS:
+            self.problems.append(text)
+        else:
+            self.dropped_problems += 1
 
 
 class AgentGone(Exception):
@@ -106,6 +130,8 @@ class Peer:
         self.waiting: dict[Any, asyncio.Future[Reply]] = {}
         self.methods: dict[Any, str] = {}
         self.notifications: list[dict[str, Any]] = []
+        self.base = 0
+        """The index (counting from the first notification) of notifications[0]."""
         self.arrived = asyncio.Event()
         self.on_request: Callable[[dict[str, Any]], Any] | None = None
         self.agent_requests: list[tuple[str, dict[str, Any]]] = []
@@ -113,7 +139,7 @@ class Peer:
         self.sessions: set[str] = set()
         self.stderr: collections.deque[str] = collections.deque(maxlen=STDERR_TAIL)
         self.gone: str | None = None
-        self.tasks: list[asyncio.Task[None]] = []
+        self.tasks: set[asyncio.Future[None]] = set()
 
     # ------------------------------------------------------------ lifecycle
 
@@ -125,7 +151,13 @@ class Peer:
             stderr=asyncio.subprocess.PIPE,
             limit=MAX_LINE,
         )
-        self.tasks = [asyncio.ensure_future(self._read()), asyncio.ensure_future(self._read_stderr())]
+        self._spawn(self._read())
+        self._spawn(self._read_stderr())
+
+    def _spawn(self, work: Any) -> None:
+        task = asyncio.ensure_future(work)
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
 
     async def close(self) -> None:
         """Close the agent's stdin, give it a moment to exit, then kill it."""
@@ -142,9 +174,10 @@ class Peer:
                 process.kill()
             with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(process.wait(), 5.0)
-        for task in self.tasks:
+        tasks = list(self.tasks)
+        for task in tasks:
             task.cancel()
-        for task in self.tasks:
+        for task in tasks:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
 
@@ -152,7 +185,7 @@ class Peer:
         return self.records.setdefault(check, Record())
 
     def problem(self, text: str, check: str | None = None) -> None:
-        self.record(check or self.current).problems.append(text)
+        self.record(check or self.current).problem(text)
 
     # ------------------------------------------------------------ sending
 
@@ -163,7 +196,7 @@ class Peer:
             raise AgentGone(self.gone)
         process = self.process
         assert process is not None and process.stdin is not None
-        self.record(check or self.current).lines.append(Line("client_to_agent", message))
+        self.record(check or self.current).add(Line("client_to_agent", message))
         text = message if isinstance(message, str) else json.dumps(message)
         try:
             process.stdin.write(text.encode("utf-8") + b"\n")
@@ -199,7 +232,7 @@ class Peer:
                 if not future.done():
                     future.set_exception(exc)
 
-        self.tasks.append(asyncio.ensure_future(write()))
+        self._spawn(write())
         return request_id, future
 
     def _future(self, request_id: int, method: str) -> asyncio.Future[Reply]:
@@ -214,12 +247,22 @@ class Peer:
     async def notify(self, method: str, params: Any) -> None:
         await self.send({"jsonrpc": "2.0", "method": method, "params": params})
 
+    @property
+    def seen(self) -> int:
+        """How many notifications arrived so far (an index for :meth:`since`)."""
+        return self.base + len(self.notifications)
+
+    def since(self, start: int) -> list[dict[str, Any]]:
+        """The notifications from index ``start`` on (those still kept)."""
+        return self.notifications[max(0, start - self.base) :]
+
     async def wait_for(self, test: Callable[[dict[str, Any]], bool], start: int = 0) -> dict[str, Any]:
         """The first notification from index ``start`` on that passes ``test``."""
         index = start
         while True:
-            while index < len(self.notifications):
-                note = self.notifications[index]
+            while index < self.seen:
+                index = max(index, self.base)
+                note = self.notifications[index - self.base]
                 index += 1
                 if test(note):
                     return note
@@ -289,11 +332,11 @@ class Peer:
             data = json.loads(raw)
         except (ValueError, RecursionError):
             text = raw.decode("utf-8", "replace").rstrip("\n")
-            self.record(self.current).lines.append(Line("agent_to_client", text))
+            self.record(self.current).add(Line("agent_to_client", text))
             self.problem(f"the agent wrote a line that is not JSON: {text[:200]!r}")
             return
         if not isinstance(data, dict):
-            self.record(self.current).lines.append(Line("agent_to_client", data))
+            self.record(self.current).add(Line("agent_to_client", data))
             self.problem("the agent wrote a JSON value that is not a JSON-RPC message")
             return
         method = data.get("method")
@@ -302,18 +345,23 @@ class Peer:
             owner = OWNERS.get(method, owner)
             if method.startswith(UNADVERTISED_PREFIXES):
                 owner = "client-capabilities"
-        self.record(owner).lines.append(Line("agent_to_client", data))
+        self.record(owner).add(Line("agent_to_client", data))
         for text in self.check_message(data):
             self.problem(text, owner)
         if isinstance(method, str):
             if "id" in data:
                 self.agent_requests.append((self.current, data))
-                self.tasks.append(asyncio.ensure_future(self._answer(data, owner)))
+                self._spawn(self._answer(data, owner))
             else:
                 self.notifications.append(data)
+                if len(self.notifications) > KEPT_NOTIFICATIONS:
+                    half = KEPT_NOTIFICATIONS // 2
+                    del self.notifications[:half]
+                    self.base += half
                 self.arrived.set()
             return
-        future = self.waiting.get(data.get("id"))
+        response_id = data.get("id")
+        future = self.waiting.get(response_id) if _usable_id(response_id) else None
         if future is None:
             self.problem(f"a response to id {data.get('id')!r}, which the probe has not sent or was already answered")
         elif not future.done():
@@ -338,7 +386,7 @@ class Peer:
         negotiated version (none before ``initialize`` is answered)."""
         package = self.package
         method = data.get("method")
-        if "method" not in data and data.get("id") in self.methods and "result" in data:
+        if "method" not in data and _usable_id(data.get("id")) and data.get("id") in self.methods and "result" in data:
             asked = self.methods[data["id"]]
             if asked == "initialize":
                 version = data["result"].get("protocolVersion") if isinstance(data["result"], dict) else None
@@ -377,6 +425,11 @@ class Refusal(Exception):
         super().__init__(message)
         self.code = code
         self.message = message
+
+
+def _usable_id(value: Any) -> bool:
+    """Whether ``value`` can be the id of a request the probe sent."""
+    return type(value) is int or type(value) is str
 
 
 def _pointer(error: Any) -> str:

@@ -27,6 +27,8 @@ class Result:
     reason: str = ""
     transcript: list[Line] = field(default_factory=list)
     stderr: list[str] = field(default_factory=list)
+    dropped: int = 0
+    """Messages of the exchange before the transcript's first (not kept)."""
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -40,6 +42,7 @@ class Result:
             data["reason"] = self.reason
         if self.status == "fail":
             data["transcript"] = [line.to_json() for line in self.transcript]
+            data["transcriptDropped"] = self.dropped
             data["stderr"] = self.stderr
         return data
 
@@ -78,8 +81,9 @@ class Report:
             if result.transcript:
                 yield "      transcript:"
                 shown = result.transcript[-transcript_lines:]
-                if len(shown) < len(result.transcript):
-                    yield f"        ... {len(result.transcript) - len(shown)} earlier message(s)"
+                earlier = len(result.transcript) - len(shown) + result.dropped
+                if earlier:
+                    yield f"        ... {earlier} earlier message(s)"
                 for entry in shown:
                     yield f"        {entry}"
             if result.stderr:
@@ -152,11 +156,15 @@ async def _run(ctx: Context, check: Check) -> Result:
     transcript: list[Line] = []
     problems: list[str] = []
     stderr: list[str] = []
+    dropped = 0
     for peer in ctx.peers:
         record = peer.records.pop(check.name, None)
         if record is not None:
             transcript.extend(record.lines)
+            dropped += record.dropped_lines
             problems.extend(record.problems)
+            if record.dropped_problems:
+                problems.append(f"{record.dropped_problems} more problem(s)")
             stderr = list(peer.stderr)
     if problems and status != "fail":
         status, reason = (
@@ -165,4 +173,4 @@ async def _run(ctx: Context, check: Check) -> Result:
         )
     elif problems:
         reason += "; " + "; ".join(problems[:3])
-    return Result(check, status, reason, transcript, stderr if status == "fail" else [])
+    return Result(check, status, reason, transcript, stderr if status == "fail" else [], dropped)
