@@ -1,8 +1,8 @@
 """An ACP v1 agent with one seeded fault, for the probe's tests.
 
 Without ``--fault`` it does everything the probe checks, right: it refuses
-requests before initialize, advertises loadSession and the image, audio and
-embedded-context prompt capabilities, asks for permission during the
+requests before initialize, advertises loadSession, session/list, session/close and
+the image, audio and embedded-context prompt capabilities, asks for permission during the
 probe's first prompt ("hello ..."), streams each prompt back word by word,
 honours session/cancel and $/cancel_request, and replays a loaded session.
 ``--fault NAME`` (one of FAULTS, named after the check it breaks) gets one
@@ -34,6 +34,8 @@ FAULTS = {
     "prompt-audio": "advertises audio prompts, refuses them",
     "prompt-embeddedContext": "advertises embedded context, refuses it",
     "load-session": "loads a session without replaying it",
+    "session-list": "lists no session",
+    "session-close": "refuses to close a session with -32603",
     "unknown-method": "answers unknown methods with a null result",
     "malformed-params": "opens a session whatever the params",
     "extension-method": "answers extension methods -32603",
@@ -111,6 +113,16 @@ class Agent:
                 for update in self.sessions[session_id]:
                     self.update(session_id, update, keep=False)
             self.send({"id": request_id, "result": {}})
+        elif method == "session/list":
+            listed = [] if self.fault == "session-list" else list(self.sessions)
+            sessions = [{"sessionId": session_id, "cwd": "/"} for session_id in listed]
+            self.send({"id": request_id, "result": {"sessions": sessions}})
+        elif method == "session/close":
+            if self.fault == "session-close":
+                self.error(request_id, -32603, "Internal error")
+            else:
+                self.sessions.pop(params.get("sessionId"), None)
+                self.send({"id": request_id, "result": {}})
         elif isinstance(method, str) and method.startswith("_"):
             if self.fault == "extension-method":
                 self.error(request_id, -32603, "Internal error")
@@ -135,6 +147,7 @@ class Agent:
         capabilities = {
             "loadSession": True,
             "promptCapabilities": {"image": True, "audio": True, "embeddedContext": True},
+            "sessionCapabilities": {"list": {}, "close": {}},
         }
         result: dict[str, Any] = {
             "protocolVersion": answer,

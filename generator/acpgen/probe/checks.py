@@ -200,6 +200,36 @@ async def load_session(ctx: Context) -> None:
         raise Failed("session/load answered without replaying the conversation (no session/update before its response)")
 
 
+async def session_list(ctx: Context) -> None:
+    name = "session-list"
+    peer = await ctx.connect(name)
+    if not ctx.session_capability("list"):
+        raise Skipped(f"the agent does not advertise session/list ({_where(ctx, 'list')})")
+    session_id = await ctx.session(name)
+    reply = await peer.request("session/list", {})
+    if reply.error is not None:
+        raise Failed(f"session/list was refused: {reply.error}")
+    sessions = reply.result.get("sessions") if isinstance(reply.result, dict) else None
+    listed = {s.get("sessionId") for s in sessions if isinstance(s, dict)} if isinstance(sessions, list) else set()
+    if session_id not in listed and not (isinstance(reply.result, dict) and reply.result.get("nextCursor")):
+        raise Failed(f"session/list does not list the session the agent opened ({session_id!r})")
+
+
+async def session_close(ctx: Context) -> None:
+    name = "session-close"
+    peer = await ctx.connect(name)
+    if not ctx.session_capability("close"):
+        raise Skipped(f"the agent does not advertise session/close ({_where(ctx, 'close')})")
+    session_id = await ctx.new_session(peer)  # a session of its own: the others go on with theirs
+    reply = await peer.request("session/close", {"sessionId": session_id})
+    if reply.error is not None:
+        raise Failed(f"session/close of a session the agent opened was refused: {reply.error}")
+
+
+def _where(ctx: Context, name: str) -> str:
+    return f"sessionCapabilities.{name}" if ctx.version == 1 else "capabilities.session"
+
+
 # ---------------------------------------------------------------- what the run saw
 
 
@@ -343,6 +373,22 @@ CHECKS: list[Check] = [
         "as session/update notifications",
         "when loadSession is advertised: session/load of the session works and replays it before answering",
         load_session,
+    ),
+    Check(
+        "session-list",
+        "MUST",
+        f"{V1} SessionCapabilities.list: 'Whether the agent supports session/list'; {V2} AgentCapabilities.session: "
+        "'Supplying {} means the agent supports the baseline session methods: session/new, session/list, ...'",
+        "when session/list is advertised: it answers a valid result listing the session the agent opened",
+        session_list,
+    ),
+    Check(
+        "session-close",
+        "MUST",
+        f"{V1} SessionCapabilities.close; {V2} AgentCapabilities.session (session/close is a baseline method); "
+        "CloseSessionRequest: the agent frees the session's resources",
+        "when session/close is advertised: closing a session the agent opened succeeds",
+        session_close,
     ),
     Check(
         "unknown-method",

@@ -147,19 +147,21 @@ class Context:
         """The main connection's session, opened by session/new if none is."""
         peer = await self.connect(check)
         if self.session_id is None:
-            peer.current = "session-new"
             try:
                 self.session_id = await self.new_session(peer)
             except Failed:
                 if check != "session-new":
                     self.setup_failure = "a working session/new (see the session-new check)"
                 raise
-            finally:
-                peer.current = check
         return self.session_id
 
     async def new_session(self, peer: Peer) -> str:
-        reply = await peer.request("session/new", {"cwd": self.cwd, "mcpServers": []})
+        """A new session; what is wrong with it belongs to the session-new check."""
+        check, peer.current = peer.current, "session-new"
+        try:
+            reply = await peer.request("session/new", {"cwd": self.cwd, "mcpServers": []})
+        finally:
+            peer.current = check
         if reply.error is not None:
             raise Failed(f"session/new was refused: {reply.error}")
         session_id = reply.result.get("sessionId") if isinstance(reply.result, dict) else None
@@ -241,6 +243,15 @@ class Context:
             caps = _get(self.agent, "agentCapabilities", "promptCapabilities", name)
             return caps is True
         return isinstance(_get(self.agent, "capabilities", "session", "prompt", name), dict)
+
+    def session_capability(self, name: str) -> bool:
+        """Whether the agent supports the session method ``name`` (``list``,
+        ``close``): v1 advertises each in ``agentCapabilities.sessionCapabilities``
+        (an object); in v2 an object ``capabilities.session`` means the
+        baseline session methods, these among them."""
+        if self.version == 1:
+            return isinstance(_get(self.agent, "agentCapabilities", "sessionCapabilities", name), dict)
+        return isinstance(_get(self.agent, "capabilities", "session"), dict)
 
     async def close(self) -> None:
         for peer in self.peers:
