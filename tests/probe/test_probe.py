@@ -135,6 +135,15 @@ def test_a_failed_should_exits_0_and_json_reports_it() -> None:
     assert (report["passed"], report["failed"], report["skipped"]) == (0, 1, 0)
 
 
+def test_packages_are_read_from_the_directory_given(tmp_path: Path) -> None:
+    done = _acpgen("--packages", "generated", "--only", "initialize", "--", *FAULTY)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith(f"acpgen probe: {' '.join(FAULTY)} (ACP v1)\nPASS  MUST   initialize\n")
+    done = _acpgen("--packages", str(tmp_path), "--", *FAULTY)
+    assert done.returncode == 2
+    assert done.stderr.startswith("acpgen: error: ") and "acp_v1" in done.stderr
+
+
 def test_an_unknown_check_is_a_usage_error() -> None:
     done = _acpgen("--only", "nonsense", "--", *FAULTY)
     assert done.returncode == 2
