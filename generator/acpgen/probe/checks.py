@@ -243,20 +243,14 @@ async def _observed(ctx: Context, check: str) -> None:
 
 async def permission(ctx: Context) -> None:
     await _observed(ctx, "permission")
-    asked = [request for peer in ctx.peers for _, request in peer.agent_requests]
-    if not any(request.get("method") == "session/request_permission" for request in asked):
+    if not any("session/request_permission" in peer.requested for peer in ctx.peers):
         raise Skipped("the agent never asked for permission")
 
 
 async def client_capabilities(ctx: Context) -> None:
     await _observed(ctx, "client-capabilities")
     called = sorted(
-        {
-            str(request.get("method"))
-            for peer in ctx.peers
-            for _, request in peer.agent_requests
-            if str(request.get("method")).startswith(("fs/", "terminal/"))
-        }
+        {method for peer in ctx.peers for method in peer.requested if method.startswith(("fs/", "terminal/"))}
     )
     if called:
         raise Failed(f"the agent called {', '.join(called)}, which the client did not advertise")

@@ -32,6 +32,9 @@ KEPT_LINES = 2000
 KEPT_PROBLEMS = 100
 """Problems kept per check; the rest are counted."""
 
+KEPT_METHODS = 100
+"""Methods of the agent's requests counted (an agent may make up any number)."""
+
 KEPT_NOTIFICATIONS = 10000
 """Notifications kept for the checks to look through: an agent that streams
 without end holds at most about this many (the oldest half goes first)."""
@@ -134,8 +137,9 @@ class Peer:
         """The index (counting from the first notification) of notifications[0]."""
         self.arrived = asyncio.Event()
         self.on_request: Callable[[dict[str, Any]], Any] | None = None
-        self.agent_requests: list[tuple[str, dict[str, Any]]] = []
-        """(check, request) for every request the agent sent."""
+        self.requested: dict[str, int] = {}
+        """How many requests of each method the agent sent (at most
+        :data:`KEPT_METHODS` methods counted)."""
         self.sessions: set[str] = set()
         self.stderr: collections.deque[str] = collections.deque(maxlen=STDERR_TAIL)
         self.gone: str | None = None
@@ -350,7 +354,8 @@ class Peer:
             self.problem(text, owner)
         if isinstance(method, str):
             if "id" in data:
-                self.agent_requests.append((self.current, data))
+                if method in self.requested or len(self.requested) < KEPT_METHODS:
+                    self.requested[method] = self.requested.get(method, 0) + 1
                 self._spawn(self._answer(data, owner))
             else:
                 self.notifications.append(data)
