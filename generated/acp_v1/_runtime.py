@@ -246,13 +246,18 @@ def check_int(value: object, low: int | None = None, high: int | None = None) ->
             raise type_error("an integer", value)
     if (low is not None and value < low) or (high is not None and value > high):
         raise ValidationError(
-            f"expected an integer in [{_bound(low)}, {_bound(high)}], found {show_number(value)}"
+            f"expected an integer {_range(low, high)}, found {show_number(value)}"
         )
     return value
 
 
-def _bound(value: float | None) -> str:
-    return "-inf" if value is None else str(value)
+def _range(low: float | None, high: float | None) -> str:
+    """The allowed range, in words: ``>= 0``, ``<= 9`` or ``in [0, 9]``."""
+    if high is None:
+        return f">= {low}"
+    if low is None:
+        return f"<= {high}"
+    return f"in [{low}, {high}]"
 
 
 FLOAT_MAX: Final[float] = 1.7976931348623157e308
@@ -272,7 +277,7 @@ def check_num(
         raise type_error("a finite number", value)
     if (low is not None and number < low) or (high is not None and number > high):
         raise ValidationError(
-            f"expected a number in [{_bound(low)}, {_bound(high)}], found {show_number(number)}"
+            f"expected a number {_range(low, high)}, found {show_number(number)}"
         )
     return number
 

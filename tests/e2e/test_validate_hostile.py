@@ -221,6 +221,14 @@ def test_an_unreadable_transcript_exits_2(tmp_path):
     assert out.returncode == 2 and "Traceback" not in out.stderr
 
 
+@pytest.mark.skipif(not os.path.exists("/proc/self/mem"), reason="no /proc")
+def test_a_transcript_that_fails_while_read_exits_2():
+    # Opens for anyone, root included, and fails on the first read (EIO).
+    out = run("/proc/self/mem", "--package", PACKAGE)
+    assert out.returncode == 2, out.stderr
+    assert "cannot read /proc/self/mem" in out.stderr and "Traceback" not in out.stderr
+
+
 def _closed_early(tmp_path, lines, *args):
     """Run the command, read one line of its output and close the pipe."""
     path = write(tmp_path, *lines)

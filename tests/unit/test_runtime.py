@@ -41,6 +41,11 @@ def test_scalar_checks():
         rt.check_int(True)
     with pytest.raises(rt.ValidationError, match=r"in \[0, 10\]"):
         rt.check_int(11, 0, 10)
+    # A bound on one side only reads as such (not "[0, -inf]").
+    with pytest.raises(rt.ValidationError, match=r"^\$: expected an integer >= 0, found -1$"):
+        rt.check_int(-1, 0)
+    with pytest.raises(rt.ValidationError, match=r"^\$: expected a number <= 2, found 3$"):
+        rt.check_num(3, None, 2)
     assert rt.check_num(1.5, 0, 2) == 1.5
     with pytest.raises(rt.ValidationError, match="expected a number"):
         rt.check_num("1")

@@ -1,5 +1,5 @@
 """The fixture generator: valid instances of every ``$defs`` type and
-mutations of them, with the outcomes the schema and the README rules require.
+mutations of them, with the outcomes the schema and the rules of docs/codec.md require.
 
 Deterministic: the random choices for a definition come from a generator
 seeded with ``"<seed>:<definition name>"``, so adding or changing one

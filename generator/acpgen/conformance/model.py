@@ -1,5 +1,5 @@
 """The semantic model: what decoding a value must give, worked out from the
-raw schema and the rules of the README, independently of the generator.
+raw schema and the rules of docs/codec.md, independently of the generator.
 
 :class:`Model` reads a schema document (plain JSON, nothing from the
 generator's stages) and answers, for any ``$defs`` name and JSON value, what
@@ -10,14 +10,14 @@ packages with the fixtures), so the model is a second, independent
 implementation of the decoding rules, checked against the recordings of the
 TypeScript SDK by ``tests/unit/test_fixturegen.py``.
 
-The shapes it understands are the ones the README describes: objects with
+The shapes it understands are the ones docs/codec.md describes: objects with
 properties (``x-deserialize-*`` keywords, defaults, required keys, unknown keys
 ignored), maps, arrays, scalars with ``minimum``/``maximum`` and integer
 ``format`` ranges (``minLength``, ``pattern`` and ``minItems`` checked in strict mode only), constants, closed and open enums, unions tagged by a
 constant property (catch-all, untagged and null-tag variants), unions told
 apart by required keys, unions of distinct JSON types, first-match unions, and
 the JSON-RPC envelopes, whose ``params``/``result`` are kept as JSON. Anything
-else is kept as JSON and checked against its subschema, as the README says.
+else is kept as JSON and checked against its subschema, as docs/codec.md says.
 """
 
 from __future__ import annotations
@@ -67,7 +67,7 @@ if TYPE_CHECKING:
 
 
 class Model(ShapeReader):
-    """The decoding rules of the README over one schema document."""
+    """The decoding rules of docs/codec.md over one schema document."""
 
     # ------------------------------------------------------------ public API
 

@@ -1,5 +1,5 @@
 """The conformance model's reading of a schema: which :class:`~.shapes.Shape`
-each definition and subschema is, by the rules of the README, independently
+each definition and subschema is, by the rules of docs/codec.md, independently
 of the generator's lowering (:class:`ShapeReader`, the base of
 :class:`~.model.Model`)."""
 
@@ -68,7 +68,7 @@ class ShapeReader:
             if wire in skip:
                 continue
             p = prop if isinstance(prop, dict) else {}
-            # The envelopes' params and result are kept as JSON (README).
+            # The envelopes' params and result are kept as JSON (docs/codec.md).
             shape = Shape("raw", node=prop) if envelope and wire in ("params", "result") else self.type_of(prop)
             out.append(
                 Field(
@@ -247,7 +247,7 @@ class ShapeReader:
         """A union of plain objects told apart by their required keys: each
         member requires a key no other member requires. The first member
         whose required keys are all present and that decodes wins; from a
-        ``oneOf``, exactly one member must decode (README)."""
+        ``oneOf``, exactly one member must decode (docs/codec.md)."""
         members: list[KeyedMember] = []
         for index, option in enumerate(options):
             ref = ref_name(option)
