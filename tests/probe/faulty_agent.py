@@ -9,7 +9,10 @@ honours session/cancel and $/cancel_request, and replays a loaded session.
 thing wrong. Raw JSON-RPC with threads and the few modules Python starts
 with, so that it starts fast (run it with ``python -S``).
 
-    python -S faulty_agent.py [--fault NAME] [--delay SECONDS]
+    python -S faulty_agent.py [--fault NAME] [--delay SECONDS] [--unstable]
+
+``--unstable`` adds an update only the unstable v1 schema has
+(``plan_removed``) to the first prompt.
 """
 
 from __future__ import annotations
@@ -45,8 +48,9 @@ FAULTS = {
 
 
 class Agent:
-    def __init__(self, fault: str | None, delay: float) -> None:
+    def __init__(self, fault: str | None, delay: float, unstable: bool = False) -> None:
         self.fault = fault
+        self.unstable = unstable
         self.delay = delay
         self.initialized = False
         self.sessions: dict[str, list[dict[str, Any]]] = {}
@@ -225,6 +229,8 @@ class Agent:
             self.ask("fs/read_text_file", {"sessionId": session_id, "path": "/etc/hostname"})
         done = {"sessionUpdate": "tool_call_update", "toolCallId": "t1", "status": "completed"}
         self.update(session_id, done)
+        if self.unstable:
+            self.update(session_id, {"sessionUpdate": "plan_removed", "planId": "p1"})
 
 
 def main() -> None:
@@ -233,7 +239,7 @@ def main() -> None:
     delay = float(args[args.index("--delay") + 1]) if "--delay" in args else 0.002
     if fault is not None and fault not in FAULTS:
         sys.exit(f"unknown fault {fault!r}: one of {', '.join(FAULTS)}")
-    agent = Agent(fault, delay)
+    agent = Agent(fault, delay, "--unstable" in args)
     for line in sys.stdin:
         try:
             message = json.loads(line)

@@ -144,6 +144,15 @@ def test_packages_are_read_from_the_directory_given(tmp_path: Path) -> None:
     assert done.stderr.startswith("acpgen: error: ") and "acp_v1" in done.stderr
 
 
+def test_unstable_updates_are_checked_against_the_unstable_schema() -> None:
+    stable = _acpgen("--only", "prompt", "--", *FAULTY, "--unstable")
+    assert stable.returncode == 1
+    assert "FAIL  MUST   prompt: invalid session/update at /params/update" in stable.stdout
+    unstable = _acpgen("--unstable", "--only", "prompt", "--", *FAULTY, "--unstable")
+    assert unstable.returncode == 0, unstable.stdout
+    assert "PASS  MUST   prompt\n" in unstable.stdout
+
+
 def test_an_unknown_check_is_a_usage_error() -> None:
     done = _acpgen("--only", "nonsense", "--", *FAULTY)
     assert done.returncode == 2

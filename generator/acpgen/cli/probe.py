@@ -18,6 +18,9 @@ from .common import fail
 PACKAGES = {1: "acp_v1", 2: "acp_v2"}
 """The packages the probe checks messages with, by protocol version."""
 
+UNSTABLE = {1: "acp_v1_unstable", 2: "acp_v2_unstable"}
+"""With --unstable: the packages of the unstable schemas."""
+
 
 @click.command("probe", context_settings={"ignore_unknown_options": True})
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
@@ -40,12 +43,24 @@ PACKAGES = {1: "acp_v1", 2: "acp_v2"}
     "packages_dir",
     type=click.Path(exists=True, file_okay=False),
     default=None,
-    help="The directory holding the generated acp_v1 and acp_v2 packages the messages are checked with "
+    help="The directory holding the generated acp_v1 and acp_v2 packages (acp_v1_unstable, acp_v2_unstable "
+    "with --unstable) the messages are checked with "
     "(default: generated/ of the current directory, else the importable packages).",
+)
+@click.option(
+    "--unstable",
+    is_flag=True,
+    help="Check the messages against the unstable schemas (acp_v1_unstable, acp_v2_unstable): "
+    "for agents that use methods and fields not yet stable.",
 )
 @click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED, metavar="-- AGENT_COMMAND...")
 def probe_command(
-    fmt: str, timeout: float, only: tuple[str, ...], packages_dir: str | None, command: tuple[str, ...]
+    fmt: str,
+    timeout: float,
+    only: tuple[str, ...],
+    packages_dir: str | None,
+    unstable: bool,
+    command: tuple[str, ...],
 ) -> None:
     """Run conformance checks against an ACP agent program.
 
@@ -72,7 +87,7 @@ def probe_command(
     except ValueError as exc:
         fail(str(exc))
     try:
-        packages = _packages(packages_dir)
+        packages = _packages(packages_dir, UNSTABLE if unstable else PACKAGES)
     except AcpgenError as exc:
         fail(exc)
     try:
@@ -87,9 +102,9 @@ def probe_command(
     sys.exit(1 if report.must_failed else 0)
 
 
-def _packages(directory: str | None) -> dict[int, ModuleType]:
+def _packages(directory: str | None, names: dict[int, str]) -> dict[int, ModuleType]:
     found: dict[int, ModuleType] = {}
-    for version, name in PACKAGES.items():
+    for version, name in names.items():
         where = str(Path(directory) / name) if directory is not None else name
         found[version] = load_package(where)
     return found
