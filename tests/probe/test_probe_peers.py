@@ -31,8 +31,8 @@ AGENTS: dict[str, tuple[int, set[str]]] = {
 
 
 def _command(name: str) -> list[str]:
-    if name.startswith("examples/"):
-        return [sys.executable, str(ROOT / name)]
+    if name.startswith("examples/"):  # 2 ms between words: session/cancel arrives mid-turn
+        return [sys.executable, str(ROOT / name), "0.002"]
     if name == "python-sdk":
         return harness.python_sdk_agent()
     return harness.ts_sdk_agent(name.rsplit("-", 1)[1])
