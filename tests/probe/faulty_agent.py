@@ -1,9 +1,10 @@
 """An ACP v1 agent with one seeded fault, for the probe's tests.
 
 Without ``--fault`` it does everything the probe checks, right: it refuses
-requests before initialize, advertises loadSession, session/list, session/close and
-the image, audio and embedded-context prompt capabilities, asks for permission during the
-probe's first prompt ("hello ..."), streams each prompt back word by word,
+requests before initialize, advertises loadSession, session/list, resume
+and close, and the image, audio and embedded-context prompt capabilities,
+asks for permission during the probe's first prompt ("hello ..."), streams
+each prompt back word by word,
 honours session/cancel and $/cancel_request, and replays a loaded session.
 ``--fault NAME`` (one of FAULTS, named after the check it breaks) gets one
 thing wrong. Raw JSON-RPC with threads and the few modules Python starts
@@ -38,6 +39,7 @@ FAULTS = {
     "prompt-embeddedContext": "advertises embedded context, refuses it",
     "load-session": "loads a session without replaying it",
     "session-list": "lists no session",
+    "session-resume": "refuses to resume a session with -32603",
     "session-close": "refuses to close a session with -32603",
     "unknown-method": "answers unknown methods with a null result",
     "malformed-params": "opens a session whatever the params",
@@ -121,6 +123,11 @@ class Agent:
             listed = [] if self.fault == "session-list" else list(self.sessions)
             sessions = [{"sessionId": session_id, "cwd": "/"} for session_id in listed]
             self.send({"id": request_id, "result": {"sessions": sessions}})
+        elif method == "session/resume":
+            if self.fault == "session-resume" or params.get("sessionId") not in self.sessions:
+                self.error(request_id, -32603, "Internal error")
+            else:
+                self.send({"id": request_id, "result": {}})
         elif method == "session/close":
             if self.fault == "session-close":
                 self.error(request_id, -32603, "Internal error")
@@ -151,7 +158,7 @@ class Agent:
         capabilities = {
             "loadSession": True,
             "promptCapabilities": {"image": True, "audio": True, "embeddedContext": True},
-            "sessionCapabilities": {"list": {}, "close": {}},
+            "sessionCapabilities": {"list": {}, "resume": {}, "close": {}},
         }
         result: dict[str, Any] = {
             "protocolVersion": answer,

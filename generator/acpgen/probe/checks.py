@@ -226,6 +226,17 @@ async def session_close(ctx: Context) -> None:
         raise Failed(f"session/close of a session the agent opened was refused: {reply.error}")
 
 
+async def session_resume(ctx: Context) -> None:
+    name = "session-resume"
+    peer = await ctx.connect(name)
+    if not ctx.session_capability("resume"):
+        raise Skipped(f"the agent does not advertise session/resume ({_where(ctx, 'resume')})")
+    session_id = await ctx.session(name)
+    reply = await peer.request("session/resume", {"sessionId": session_id, "cwd": ctx.cwd, "mcpServers": []})
+    if reply.error is not None:
+        raise Failed(f"session/resume of the session the agent opened was refused: {reply.error}")
+
+
 def _where(ctx: Context, name: str) -> str:
     return f"sessionCapabilities.{name}" if ctx.version == 1 else "capabilities.session"
 
@@ -375,6 +386,14 @@ CHECKS: list[Check] = [
         "'Supplying {} means the agent supports the baseline session methods: session/new, session/list, ...'",
         "when session/list is advertised: it answers a valid result listing the session the agent opened",
         session_list,
+    ),
+    Check(
+        "session-resume",
+        "MUST",
+        f"{V1} SessionCapabilities.resume and session/resume: 'only available if the agent advertises the "
+        f"sessionCapabilities.resume capability'; {V2} AgentCapabilities.session (session/resume is a baseline method)",
+        "when session/resume is advertised: resuming the session the agent opened succeeds",
+        session_resume,
     ),
     Check(
         "session-close",

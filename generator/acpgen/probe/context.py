@@ -246,7 +246,7 @@ class Context:
 
     def session_capability(self, name: str) -> bool:
         """Whether the agent supports the session method ``name`` (``list``,
-        ``close``): v1 advertises each in ``agentCapabilities.sessionCapabilities``
+        ``resume``, ``close``): v1 advertises each in ``agentCapabilities.sessionCapabilities``
         (an object); in v2 an object ``capabilities.session`` means the
         baseline session methods, these among them."""
         if self.version == 1:
