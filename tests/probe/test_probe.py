@@ -82,6 +82,22 @@ def test_a_hanging_request_fails_on_the_timeout_and_the_agent_is_started_again(
     assert all(r.status == "pass" for r in report.results if r.check.name in after)
 
 
+def test_the_text_report_shows_what_the_probe_sent_and_the_end_of_a_long_exchange(
+    matrix: dict[str | None, Report],
+) -> None:
+    shown = list(matrix["cancel"].text())
+    start = shown.index("      transcript:") + 1
+    end = next(i for i in range(start, len(shown)) if not shown[i].startswith("        "))
+    transcript = shown[start:end]
+    sent = [line for line in transcript if line.startswith("        -> ")]
+    assert [line.split('"method": ')[1].split(",")[0] for line in sent] == ['"session/prompt"', '"session/cancel"']
+    assert any(line.startswith("        ... ") and line.endswith(" message(s)") for line in transcript)
+    assert (
+        transcript[-1].startswith('        <- {"jsonrpc": "2.0", "id": ')
+        and '"stopReason": "end_turn"' in transcript[-1]
+    )
+
+
 def test_an_agent_that_never_answers_ends_the_probe(packages: dict[int, ModuleType]) -> None:
     silent = [sys.executable, "-S", "-c", "import time; time.sleep(60)"]
     report = asyncio.run(probe(silent, packages, timeout=0.5))

@@ -67,7 +67,7 @@ class Report:
             "skipped": sum(r.status == "skip" for r in self.results),
         }
 
-    def text(self, transcript_lines: int = 30) -> Iterable[str]:
+    def text(self, transcript_lines: int = 20) -> Iterable[str]:
         where = f"ACP v{self.version}" if self.version is not None else "no version negotiated"
         yield f"acpgen probe: {' '.join(self.command)} ({where})"
         for result in self.results:
@@ -80,12 +80,7 @@ class Report:
             yield f"      from: {check.source}"
             if result.transcript:
                 yield "      transcript:"
-                shown = result.transcript[-transcript_lines:]
-                earlier = len(result.transcript) - len(shown) + result.dropped
-                if earlier:
-                    yield f"        ... {earlier} earlier message(s)"
-                for entry in shown:
-                    yield f"        {entry}"
+                yield from _excerpt(result, transcript_lines)
             if result.stderr:
                 yield "      agent stderr (last lines):"
                 for text in result.stderr:
@@ -95,6 +90,22 @@ class Report:
         passed = sum(r.status == "pass" for r in self.results)
         skipped = sum(r.status == "skip" for r in self.results)
         yield (f"{passed} passed, {len(failed)} failed ({must} MUST, {len(failed) - must} SHOULD), {skipped} skipped")
+
+
+def _excerpt(result: Result, last: int) -> Iterable[str]:
+    """The exchange of a failure: every message the probe sent (there are
+    few), the agent's first and last ``last`` messages, the rest counted."""
+    lines = result.transcript
+    keep = {i for i, line in enumerate(lines) if line.direction == "client_to_agent"}
+    keep |= set(range(min(3, len(lines)))) | set(range(max(0, len(lines) - last), len(lines)))
+    if result.dropped:
+        yield f"        ... {result.dropped} earlier message(s), not kept"
+    previous = -1
+    for index in sorted(keep):
+        if index > previous + 1:
+            yield f"        ... {index - previous - 1} message(s)"
+        yield f"        {lines[index]}"
+        previous = index
 
 
 def select(only: Sequence[str]) -> list[Check]:
