@@ -300,7 +300,7 @@ CHECKS: list[Check] = [
         "before-initialize",
         "SHOULD",
         "TypeScript SDK 2.4.0 (dist/v1/acp.js, dist/v2/acp.js) answers a request before initialize -32600 "
-        "'ACP connection must be initialized before ...'; the Rust crate refuses it too; "
+        "'ACP connection must be initialized before ...'; "
         f"{V2} initialize: 'called at the beginning of the connection, before any other request'",
         "session/new sent before initialize is refused with an error",
         before_initialize,
