@@ -437,8 +437,8 @@ CHECKS: list[Check] = [
     Check(
         "client-capabilities",
         "MUST",
-        f"{V1} ClientCapabilities fs/terminal ('Determines which file operations the agent can request'); "
-        "protocol docs (initialization): capabilities omitted in initialize MUST be treated as unsupported",
+        f"{V1} ClientCapabilities.fs: 'Determines which file operations the agent can request'; "
+        "ClientCapabilities.terminal: 'Whether the Client support all terminal/* methods' (false here)",
         "the client advertises no file system and no terminal: the agent calls no fs/* or terminal/* method",
         client_capabilities,
         after=True,
