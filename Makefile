@@ -105,7 +105,9 @@ bench: $(STAMP)
 	$(BIN)/python tests/bench_strict.py
 	$(BIN)/python tests/bench_validate.py
 	$(BIN)/python tests/bench_protocol.py
+	$(BIN)/python tests/bench_outgoing.py
 	$(BIN)/python tests/bench_session.py
+	$(BIN)/python tests/bench_tap.py
 
 clean:
 	rm -rf $(VENV) .venv-3.* build *.egg-info generator/*.egg-info $(TS_PEERS)/node_modules

@@ -24,6 +24,7 @@ acpgen diff OLD NEW [--format text|markdown|json] [--fail-on-breaking] [--code D
 acpgen schema update --from TARBALL|DIR|FILE [--all] [--fail-on-breaking]   # vendor a release, regenerate, summarise
 acpgen validate TRANSCRIPT.jsonl [--package DIR_OR_NAME] [--strict]   # check a recorded session
 acpgen probe [--only CHECK]... [--format text|json] -- AGENT COMMAND...   # conformance checks against an agent
+acpgen tap [--out T.jsonl] [--package P] -- AGENT COMMAND...   # in front of an agent: record and validate live
 acpgen --version; acpgen COMMAND --help
 ```
 

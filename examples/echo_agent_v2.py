@@ -56,4 +56,4 @@ class EchoAgent(acp.Agent):
 
 
 if __name__ == "__main__":
-    asyncio.run(acp.run_agent_stdio(EchoAgent))
+    asyncio.run(acp.run_agent_stdio(EchoAgent, validate_outgoing=True))

@@ -26,7 +26,7 @@ class PrintingClient(acp.Client):
 
 
 async def main(text: str, command: list[str]) -> None:
-    async with acp.spawn_agent(PrintingClient, *command) as conn:
+    async with acp.spawn_agent(PrintingClient, *command, validate_outgoing=True) as conn:
         await conn.initialize(acp.InitializeRequest(protocol_version=1))
         session = await conn.new_session(acp.NewSessionRequest(cwd=os.getcwd(), mcp_servers=[]))
         prompt: list[acp.ContentBlock] = [acp.TextContentBlock(text=text)]

@@ -26,6 +26,15 @@ Ordering (the contract):
   that id (all of them, if the peer reused an id), or, when the request is
   still queued, answers it ``-32800`` without running its handler.
 
+Capabilities: once the ``initialize`` exchange has shown what the peer
+advertises, calling a method the peer did not advertise (the package's
+``REQUIRES``) raises :class:`CapabilityError` before anything is sent; this
+end advertising a capability without the handler behind it raises
+:class:`HandlerError` as its part of ``initialize`` is sent (the client's
+``initialize`` call; the agent's answer, which goes out as a -32603 instead).
+``check_capabilities=False`` turns both off. A client connection folds the
+sessions it opens (``fold_sessions``, see ``_folding``).
+
 Memory is bounded: at most ``max_queued`` messages wait for dispatch (reading
 pauses while the queue is full, except while a handler awaits an answer from
 the peer, since pausing then could never end), at most ``max_running``
@@ -47,9 +56,11 @@ import functools
 import inspect
 import logging
 import sys
-from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar, cast
+from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypedDict, TypeVar, cast
 
+from ._capabilities import Capabilities
+from ._folding import PROMPT, UPDATE, SessionFolds
 from ._jsonrpc import (
     CANCEL_REQUEST,
     INTERNAL_ERROR,
@@ -76,7 +87,13 @@ from ._transport import DEFAULT_MAX_MESSAGE, MessageTooLarge, StreamTransport, T
 if TYPE_CHECKING:
     from typing_extensions import Self
 
-__all__ = ["Connection", "HandlerError", "open_stdio", "spawn_connection"]
+__all__ = [
+    "Connection",
+    "ConnectionOptions",
+    "HandlerError",
+    "open_stdio",
+    "spawn_connection",
+]
 
 H = TypeVar("H")
 
@@ -97,15 +114,35 @@ _Item = tuple[
 """A message waiting for dispatch: its handler, method, arguments and, for a
 request, the request (whose handler runs in its own task)."""
 
+INITIALIZE = "initialize"
+
+_JSON_TYPES = frozenset({dict, list, str, int, float, bool, type(None)})
+"""The types of params and results given as JSON (never validated)."""
+
 _EXTENSION_HANDLERS = frozenset({"ext_method", "ext_notification"})
 
 _READ_BUFFER = 1024 * 1024
 """The stream buffer: longer messages are read in pieces of this size."""
 
 
+class ConnectionOptions(TypedDict, total=False):
+    """The keyword options of :class:`Connection` that the helpers starting
+    one (``run_agent_stdio``, ``spawn_agent``, ``connect_in_memory``) pass on."""
+
+    strict: bool
+    max_queued: int
+    max_running: int
+    error_detail: bool
+    validate_outgoing: bool
+    check_handler: bool
+    check_capabilities: bool
+    fold_sessions: bool
+
+
 class HandlerError(TypeError):
     """The handler object has a public method the interface does not have
-    (a misspelled handler would otherwise answer -32601 at run time)."""
+    (a misspelled handler would otherwise answer -32601 at run time), or
+    this end advertises a capability whose handler it does not implement."""
 
 
 class Connection(Generic[H]):
@@ -120,9 +157,11 @@ class Connection(Generic[H]):
     ``error_detail`` the exception's text is the error's data), and a reply
     that has no JSON text (NaN, a lone surrogate, a cycle) -32603 too.
     A line that is not JSON is answered -32700, whatever it holds, and
-    reading goes on. With ``validate_outgoing`` every message is checked
-    against the schema before it is sent, raising ``ValidationError`` at the
-    sender. When the peer closes, requests still waiting fail with
+    reading goes on. With ``validate_outgoing`` every message whose params
+    or result is of a generated class is checked against the schema before
+    it is sent, raising ``ValidationError`` at the sender (JSON goes out as
+    it is). ``check_capabilities`` and ``fold_sessions``: see the module's
+    documentation. When the peer closes, requests still waiting fail with
     ``ConnectionError`` and what was already read is still handled, for at
     most :attr:`grace` seconds; :meth:`close` drops it.
     """
@@ -135,6 +174,14 @@ class Connection(Generic[H]):
     """The handler interface of this side (``Agent`` or ``Client``)."""
     process: asyncio.subprocess.Process | None = None
     """The peer's process, when this end started it."""
+    requires: ClassVar[Mapping[str, tuple[str, ...]]]
+    """The package's ``REQUIRES``: the capability each gated method needs
+    (none, when a subclass does not say)."""
+    session_class: ClassVar[Any]
+    """The package's ``Session``, on the side that folds sessions (none
+    folded, when a subclass does not say)."""
+    session_sources: ClassVar[tuple[tuple[str, str], ...]]
+    """The package's ``SESSION_SOURCES``."""
 
     def __init__(
         self,
@@ -149,6 +196,8 @@ class Connection(Generic[H]):
         error_detail: bool = True,
         validate_outgoing: bool = False,
         check_handler: bool = True,
+        check_capabilities: bool = True,
+        fold_sessions: bool = True,
     ) -> None:
         if isinstance(reader, asyncio.StreamReader):
             if writer is None:
@@ -196,6 +245,20 @@ class Connection(Generic[H]):
         self._closed_here = False
         self._broken = False
         """True once a write failed: the peer takes nothing any more."""
+        cls = type(self)
+        self._capabilities = (
+            Capabilities(getattr(cls, "requires", {}), self.codec.methods, self.side)
+            if check_capabilities
+            else None
+        )
+        session_class: Any = getattr(cls, "session_class", None)
+        self._folds: SessionFolds[Any] | None = (
+            SessionFolds(
+                session_class, getattr(cls, "session_sources", ()), self._decode_prompt
+            )
+            if fold_sessions and session_class is not None
+            else None
+        )
         self.handler = make_handler(self)
         if check_handler:
             self._check_handler()
@@ -238,6 +301,38 @@ class Connection(Generic[H]):
                 f"not a handler of {interface.__name__}: {', '.join(sorted(set(wrong)))}; "
                 "name helper coroutines with a leading underscore, or pass check_handler=False"
             )
+
+    # ------------------------------------------------------------ initialize
+
+    def _wire_params(self, method: str, params: Any) -> Any:
+        return self.codec.encode_message(Request(0, method, params)).get("params")
+
+    def _advertise(self, part: Any) -> None:
+        """This end's part of ``initialize`` (JSON) is about to go out: refuse
+        a capability it advertises without the handler behind it."""
+        assert self._capabilities is not None
+        unbacked = self._capabilities.unbacked(
+            part, self.handler, getattr(type(self), "interface", None)
+        )
+        if unbacked:
+            raise HandlerError(
+                f"{type(self.handler).__name__} advertises what it does not handle: "
+                f"{', '.join(unbacked)}; implement the handler or do not advertise "
+                "it (check_capabilities=False skips this check)"
+            )
+
+    def _answering_initialize(self, params: Any, result: Any) -> None:
+        """The agent answers ``initialize``: the client's capabilities are
+        known from now on, and the agent's own are checked."""
+        assert self._capabilities is not None
+        self._capabilities.observe(self._wire_params(INITIALIZE, params))
+        wire = self.codec.encode_message(Response(0, result)).get("result")
+        self._advertise(wire)
+
+    def _decode_prompt(self, params: Any) -> Any:
+        """A ``session/prompt``'s params sent as JSON, decoded (for the fold)."""
+        message = {"jsonrpc": "2.0", "id": 0, "method": PROMPT, "params": params}
+        return cast("Request[Any]", self.codec.decode_message(message)).params
 
     # ------------------------------------------------------------ serving
 
@@ -476,6 +571,8 @@ class Connection(Generic[H]):
                 else None
             )
             arguments = (message.method, message.params)
+        if self._folds is not None and message.method == UPDATE:
+            handler = functools.partial(self._folds.update_then, handler)
         if handler is not None:
             self._enqueue(handler, message.method, arguments, None)
 
@@ -644,6 +741,8 @@ class Connection(Generic[H]):
         -32603, never a reply left unsent."""
         try:
             result = await self._handle(message)
+            if message.method == INITIALIZE and self._capabilities is not None:
+                self._answering_initialize(message.params, result)
         except asyncio.CancelledError:
             if self._closed:
                 raise
@@ -692,10 +791,16 @@ class Connection(Generic[H]):
         :class:`RequestError` if the peer answers with an error."""
         if self._closed or self._ending:
             raise ConnectionError("the connection is closed")
+        if self._capabilities is not None:
+            self._capabilities.check(method)
         self.start()
         id = self._next_id
         self._next_id += 1
         data = self._dump(Request(id, method, params), self._validate_outgoing)
+        if method == INITIALIZE and self._capabilities is not None:
+            self._advertise(self._wire_params(method, params))
+        if self._folds is not None:
+            self._folds.sending(method, params)
         future: asyncio.Future[_Answer] = asyncio.get_running_loop().create_future()
         self._pending[id] = (method, future)
         in_handler = _in_notification_handler.get()
@@ -721,12 +826,18 @@ class Connection(Generic[H]):
             raise RequestError(
                 answer.error.code, answer.error.message, answer.error.data
             )
+        if method == INITIALIZE and self._capabilities is not None:
+            self._capabilities.observe(answer.result)
+        if self._folds is not None:
+            self._folds.answered(method, answer.result)
         return answer.result
 
     async def notify(self, method: str, params: Any = None) -> None:
         """Send a notification."""
         if self._closed:
             raise ConnectionError("the connection is closed")
+        if self._capabilities is not None:
+            self._capabilities.check(method)
         await self._write(
             self._dump(Notification(method, params), self._validate_outgoing)
         )
@@ -738,7 +849,17 @@ class Connection(Generic[H]):
 
     def _dump(self, message: Message, validate: bool = False) -> bytes:
         """A message's text. Raises ``ValueError`` (a ``ValidationError``
-        with ``validate``) for a message that cannot go out as it is."""
+        with ``validate``) for a message that cannot go out as it is.
+        ``validate`` checks params and results of the generated classes;
+        JSON (an extension's, or what ``request`` and ``notify`` were given
+        as JSON) goes out as it is."""
+        if validate:
+            value = (
+                message.result
+                if isinstance(message, Response)
+                else getattr(message, "params", None)
+            )
+            validate = type(value) not in _JSON_TYPES
         return dump_message(self.codec.encode_message(message, validate=validate))
 
     def _dump_error(self, id: RequestId, error: RpcError) -> bytes:

@@ -98,6 +98,7 @@ __all__ = [
     "PARSE_ERROR",
     "ParamsError",
     "REQUEST_CANCELLED",
+    "REQUIRES",
     "Request",
     "RequestError",
     "RequestInfo",
@@ -378,6 +379,30 @@ METHODS: dict[str, MethodInfo] = {
     ),
 }
 """Every JSON-RPC method of the schema, by name."""
+
+REQUIRES: dict[str, tuple[str, ...]] = {
+    "fs/write_text_file": ("clientCapabilities", "fs", "writeTextFile"),
+    "fs/read_text_file": ("clientCapabilities", "fs", "readTextFile"),
+    "terminal/create": ("clientCapabilities", "terminal"),
+    "terminal/output": ("clientCapabilities", "terminal"),
+    "terminal/release": ("clientCapabilities", "terminal"),
+    "terminal/wait_for_exit": ("clientCapabilities", "terminal"),
+    "terminal/kill": ("clientCapabilities", "terminal"),
+    "elicitation/create": ("clientCapabilities", "elicitation"),
+    "logout": ("agentCapabilities", "auth", "logout"),
+    "session/load": ("agentCapabilities", "loadSession"),
+    "session/list": ("agentCapabilities", "sessionCapabilities", "list"),
+    "session/delete": ("agentCapabilities", "sessionCapabilities", "delete"),
+    "session/resume": ("agentCapabilities", "sessionCapabilities", "resume"),
+    "session/close": ("agentCapabilities", "sessionCapabilities", "close"),
+    "elicitation/complete": ("clientCapabilities", "elicitation", "url"),
+}
+"""The methods a side supports only when it advertises a capability in the
+``initialize`` exchange: the capability's place, as wire names, in that
+side's part of it (the client's request params, the agent's response
+result). A connection refuses to call such a method the peer did not
+advertise (read from the schema's capability descriptions and
+``rules/capabilities.toml``)."""
 
 CODEC = _MessageCodec(METHODS, _decode, _encode, null_request_id=True)
 """The method table with this package's codec: reads and writes whole messages."""

@@ -84,6 +84,7 @@ __all__ = [
     "PARSE_ERROR",
     "ParamsError",
     "REQUEST_CANCELLED",
+    "REQUIRES",
     "Request",
     "RequestError",
     "RequestInfo",
@@ -287,6 +288,20 @@ METHODS: dict[str, MethodInfo] = {
     ),
 }
 """Every JSON-RPC method of the schema, by name."""
+
+REQUIRES: dict[str, tuple[str, ...]] = {
+    "elicitation/create": ("capabilities", "elicitation"),
+    "auth/login": ("authMethods",),
+    "auth/logout": ("authMethods",),
+    "session/delete": ("capabilities", "session", "delete"),
+    "elicitation/complete": ("capabilities", "elicitation", "url"),
+}
+"""The methods a side supports only when it advertises a capability in the
+``initialize`` exchange: the capability's place, as wire names, in that
+side's part of it (the client's request params, the agent's response
+result). A connection refuses to call such a method the peer did not
+advertise (read from the schema's capability descriptions and
+``rules/capabilities.toml``)."""
 
 CODEC = _MessageCodec(METHODS, _decode, _encode, null_request_id=False)
 """The method table with this package's codec: reads and writes whole messages."""

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
+from ._capabilities import CapabilityError as CapabilityError
 from ._connection import Connection as Connection
+from ._connection import ConnectionOptions as ConnectionOptions
 from ._connection import HandlerError as HandlerError
 from ._connection import open_stdio as _open_stdio
 from ._connection import spawn_connection as _spawn_connection
@@ -74,12 +76,18 @@ from .models import (
     UnarchiveSessionResponse,
     UpdateSessionNotification,
 )
-from .protocol import CODEC, Agent, Client
+from .protocol import CODEC, REQUIRES, Agent, Client
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+from .session import SESSION_SOURCES, Session
 
 __all__ = [
     "AgentSideConnection",
+    "CapabilityError",
     "ClientSideConnection",
     "Connection",
+    "ConnectionOptions",
     "HandlerError",
     "MessageTooLarge",
     "StreamTransport",
@@ -101,6 +109,7 @@ class AgentSideConnection(Connection[A]):
     side = "agent"
     codec = CODEC
     interface = Agent
+    requires = REQUIRES
 
     async def request_permission(
         self, params: RequestPermissionRequest
@@ -148,6 +157,19 @@ class ClientSideConnection(Connection[C]):
     side = "client"
     codec = CODEC
     interface = Client
+    requires = REQUIRES
+    session_class = Session
+    session_sources = SESSION_SOURCES
+
+    @property
+    def sessions(self) -> dict[str, Session]:
+        """The sessions this client opened (``session/new``, ``session/resume``
+        ...: see ``SESSION_SOURCES``), by ``sessionId``: each the newest
+        ``Session``, folded from the agent's ``session/update`` notifications
+        (before the client's ``session_update`` sees them; the agent sends
+        the user's prompt back as a ``user_message``). Empty with
+        ``fold_sessions=False``; delete a session from it to stop folding it."""
+        return self._folds.sessions if self._folds is not None else {}
 
     async def mcp_message(self, params: MessageMcpNotification) -> None:
         """Send ``mcp/message`` (a notification)."""
@@ -287,10 +309,14 @@ class ClientSideConnection(Connection[C]):
         await self.notify("session/cancel", params)
 
 
-async def run_agent_stdio(make_agent: Callable[[AgentSideConnection[A]], A]) -> None:
+async def run_agent_stdio(
+    make_agent: Callable[[AgentSideConnection[A]], A],
+    **options: Unpack[ConnectionOptions],
+) -> None:
     """Serve an agent on this process's stdin and stdout until the client
-    closes stdin. Log to stderr: stdout carries the protocol."""
-    await AgentSideConnection(make_agent, await _open_stdio()).run()
+    closes stdin. Log to stderr: stdout carries the protocol. ``options``
+    are the connection's (``validate_outgoing=True`` ...)."""
+    await AgentSideConnection(make_agent, await _open_stdio(), **options).run()
 
 
 def spawn_agent(
@@ -299,25 +325,33 @@ def spawn_agent(
     *args: str,
     env: dict[str, str] | None = None,
     cwd: str | None = None,
+    **options: Unpack[ConnectionOptions],
 ) -> AbstractAsyncContextManager[ClientSideConnection[C]]:
     """Start ``program`` with ``args`` as an agent subprocess speaking ACP on
     its stdin/stdout and yield the client's connection to it (the process is
     ``conn.process``). On exit the connection is closed and the process
-    awaited (terminated if it does not exit within five seconds)."""
+    awaited (terminated if it does not exit within five seconds). ``options``
+    are the connection's (``validate_outgoing=True`` ...)."""
     return _spawn_connection(
-        lambda t: ClientSideConnection(make_client, t), program, args, env=env, cwd=cwd
+        lambda t: ClientSideConnection(make_client, t, **options),
+        program,
+        args,
+        env=env,
+        cwd=cwd,
     )
 
 
 def connect_in_memory(
     make_agent: Callable[[AgentSideConnection[A]], A],
     make_client: Callable[[ClientSideConnection[C]], C],
+    **options: Unpack[ConnectionOptions],
 ) -> tuple[AgentSideConnection[A], ClientSideConnection[C]]:
     """An agent and a client joined in this process (for tests): both are
-    started; close both when done. Call it with an event loop running."""
+    started, with the same ``options``; close both when done. Call it with
+    an event loop running."""
     agent_end, client_end = _memory_pair()
-    agent = AgentSideConnection(make_agent, agent_end)
-    client = ClientSideConnection(make_client, client_end)
+    agent = AgentSideConnection(make_agent, agent_end, **options)
+    client = ClientSideConnection(make_client, client_end, **options)
     agent.start()
     client.start()
     return agent, client

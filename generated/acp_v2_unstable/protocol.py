@@ -111,6 +111,7 @@ __all__ = [
     "PARSE_ERROR",
     "ParamsError",
     "REQUEST_CANCELLED",
+    "REQUIRES",
     "Request",
     "RequestError",
     "RequestInfo",
@@ -467,6 +468,29 @@ METHODS: dict[str, MethodInfo] = {
     ),
 }
 """Every JSON-RPC method of the schema, by name."""
+
+REQUIRES: dict[str, tuple[str, ...]] = {
+    "elicitation/create": ("capabilities", "elicitation"),
+    "auth/login": ("authMethods",),
+    "providers/list": ("capabilities", "providers"),
+    "providers/set": ("capabilities", "providers"),
+    "providers/disable": ("capabilities", "providers"),
+    "auth/logout": ("authMethods",),
+    "auth/status": ("capabilities", "auth", "status"),
+    "session/delete": ("capabilities", "session", "delete"),
+    "session/fork": ("capabilities", "session", "fork"),
+    "session/archive": ("capabilities", "session", "archive"),
+    "session/unarchive": ("capabilities", "session", "archive"),
+    "session/status": ("capabilities", "session", "status"),
+    "session/set_title": ("capabilities", "session", "title"),
+    "elicitation/complete": ("capabilities", "elicitation", "url"),
+}
+"""The methods a side supports only when it advertises a capability in the
+``initialize`` exchange: the capability's place, as wire names, in that
+side's part of it (the client's request params, the agent's response
+result). A connection refuses to call such a method the peer did not
+advertise (read from the schema's capability descriptions and
+``rules/capabilities.toml``)."""
 
 CODEC = _MessageCodec(METHODS, _decode, _encode, null_request_id=False)
 """The method table with this package's codec: reads and writes whole messages."""

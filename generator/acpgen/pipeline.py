@@ -13,7 +13,8 @@ strings them together. Data flows one way, one folder per stage:
 3. **IR passes** (``compile/``): ``naming`` (Python identifiers, clear of the
    names the runtime and the templates bind: ``compile/reserved.py``),
    ``defaults``, ``capabilities``, ``methods`` (the JSON-RPC method table),
-   ``upserts`` and ``session`` (the rules of ``rules/*.toml``, chosen by
+   ``gates`` (the capability each gated method needs, from the capability
+   descriptions and ``rules/capabilities.toml``), ``upserts`` and ``session`` (the rules of ``rules/*.toml``, chosen by
    ``ruleselect``), then ``analysis`` (alias order, referenced definitions).
 4. **render** (``emit/render.py``, ``emit/text.py``, ``templates/``): Jinja2,
    one template per generated module, printing only what varies with the
@@ -47,6 +48,7 @@ from .compile.analysis import analyse
 from .compile.capabilities import find_capabilities
 from .compile.defaults import resolve_defaults
 from .compile.facts import schema_version as schema_version  # re-exported: acpgen.diff reads it here
+from .compile.gates import find_gates
 from .compile.ir import Package
 from .compile.load import Schema, load_schema
 from .compile.lower import lower
@@ -86,7 +88,7 @@ def build_ir(
     package = resolve_defaults(package)
     package = find_capabilities(package)
     if methods:
-        package = find_methods(package)
+        package = find_gates(find_methods(package))
     rules = ruleselect.choose(package, rules)
     if rules:
         package = apply_rules(package, rules)

@@ -58,8 +58,10 @@ def test_generate_one_schema_writes_an_importable_package(tmp_path, small):
     assert files == [
         ".acpgen",
         "__init__.py",
+        "_capabilities.py",
         "_codec.py",
         "_connection.py",
+        "_folding.py",
         "_jsonrpc.py",
         "_models.py",
         "_runtime.py",

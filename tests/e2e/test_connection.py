@@ -30,8 +30,8 @@ async def streams():
 
 async def connect(make_agent, make_client, package=acp):
     (agent_reader, agent_writer), (client_reader, client_writer) = await streams()
-    agent = package.AgentSideConnection(make_agent, agent_reader, agent_writer)
-    client = package.ClientSideConnection(make_client, client_reader, client_writer)
+    agent = package.AgentSideConnection(make_agent, agent_reader, agent_writer, validate_outgoing=True)
+    client = package.ClientSideConnection(make_client, client_reader, client_writer, validate_outgoing=True)
     agent.start()
     client.start()
     return agent, client
@@ -357,7 +357,7 @@ def test_a_notification_handler_can_await_a_request_to_an_agent_process(peer):
     command = harness.acpgen_agent("v1") if peer == "acpgen" else harness.python_sdk_agent()
 
     async def main():
-        async with acp.spawn_agent(AskingClient, *command) as conn:
+        async with acp.spawn_agent(AskingClient, *command, validate_outgoing=True) as conn:
             await conn.initialize(acp.InitializeRequest(protocol_version=1))
             session = await conn.new_session(new_session(os.getcwd()))
             words = [acp.TextContentBlock(text="one two three four")]
@@ -566,7 +566,7 @@ def test_cancel_stops_the_echo_agent_mid_prompt():
 
     async def main():
         agent = [sys.executable, str(ROOT / "examples/echo_agent.py"), "0.2"]
-        async with acp.spawn_agent(Collect, *agent) as conn:
+        async with acp.spawn_agent(Collect, *agent, validate_outgoing=True) as conn:
             await conn.initialize(acp.InitializeRequest(protocol_version=1))
             session = await conn.new_session(new_session(os.getcwd()))
             words = [acp.TextContentBlock(text=" ".join(f"w{i}" for i in range(100)))]
@@ -653,3 +653,21 @@ def test_requests_piped_in_are_answered_after_the_input_ends():
     assert set(answers) == {1, 2}, out.stdout + out.stderr
     assert answers[1]["result"]["protocolVersion"] == 1
     assert "sessionId" in answers[2]["result"]
+
+
+def test_validate_outgoing_checks_typed_messages_and_lets_json_go_as_it_is():
+    class Extending(Agent):
+        async def ext_method(self, method, params):
+            return {"echo": params}
+
+    async def main():
+        _agent, client = await connect(Extending, Client)
+        # JSON params and an extension's JSON result: sent and answered, unchecked
+        assert await client.request("_x/echo", {"n": 1}) == {"echo": {"n": 1}}
+        await client.notify("_x/note", [1, 2])
+        # a typed message that breaks the schema: refused at the sender
+        with pytest.raises(acp.ValidationError):
+            await client.new_session(acp.NewSessionRequest(cwd=5, mcp_servers=[]))
+        await client.close()
+
+    run(main())

@@ -9,6 +9,7 @@ command                    module           what it does
 ``conformance``            ``conformance``  check a package against the conformance fixtures
 ``conformance-fixtures``   ``conformance``  regenerate the generated fixtures
 ``validate``               ``validate.py``  check a recorded transcript, message by message
+``tap``                    ``tap.py``       proxy an agent's stdio, recording and validating live
 ``probe``                  ``probe.py``     run conformance checks against an agent binary
 =========================  ===============  ==========================================
 
@@ -42,6 +43,7 @@ COMMANDS = {
     "conformance": (".conformance", "conformance"),
     "conformance-fixtures": (".conformance", "conformance_fixtures"),
     "validate": (".validate", "validate_command"),
+    "tap": (".tap", "tap_command"),
     "probe": (".probe", "probe_command"),
 }
 """Command name -> (module of this package, attribute)."""
@@ -120,6 +122,7 @@ def main() -> None:
     conformance           check a generated package against the conformance fixtures
     conformance-fixtures  regenerate the schema-derived conformance fixtures
     validate              check a recorded transcript (JSON-RPC lines) message by message
+    tap                   run an agent behind a proxy that records and validates live
     probe                 run conformance checks against an agent: probe -- AGENT COMMAND...
 
     Errors are one line naming the file (and JSON pointer) with exit status 2,

@@ -17,6 +17,8 @@ SOURCES = {
         "_transport.py",
         "_connection.py",
         "_session.py",
+        "_capabilities.py",
+        "_folding.py",
     )
 }
 """Generated file name -> the source copied into the package."""

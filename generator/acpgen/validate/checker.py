@@ -22,7 +22,7 @@ import json.scanner
 import os
 import weakref
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
 from typing import IO, Any, cast
@@ -75,6 +75,10 @@ class Finding:
     """RFC 6901 pointer into the line's JSON-RPC message, or ``""``."""
     error: bool = True
     """False for a warning (``repaired``, ``unanswered`` without ``strict``)."""
+    direction: str | None = field(default=None, compare=False)
+    """``client_to_agent`` or ``agent_to_client`` where it is known: set by
+    :class:`~acpgen.validate.Validator` (the line's, or the unanswered
+    request's); not part of :meth:`to_json`, the text or equality."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -143,6 +147,17 @@ _TOO_LONG = _TooLong()
 _Line = str | bytes | _TooLong
 
 
+def within(line: str | bytes, limit: int) -> _Line:
+    """``line``, or ``_TOO_LONG`` when it is longer than ``limit`` bytes of
+    UTF-8 (its line ending not counted)."""
+    size = len(line)
+    if size > limit // 4 and type(line) is str:  # a character is at most 4 bytes of UTF-8
+        size = len(line.encode("utf-8", "surrogatepass"))
+    if size > limit and size - _newline(line) > limit:
+        return _TOO_LONG
+    return line
+
+
 def _file_lines(stream: IO[bytes], limit: int) -> Iterator[bytes | _TooLong]:
     """The lines of ``stream``, each read with at most ``limit`` bytes of
     content held: a longer line yields ``_TOO_LONG`` (before the rest of it
@@ -165,13 +180,7 @@ def _file_lines(stream: IO[bytes], limit: int) -> Iterator[bytes | _TooLong]:
 
 def _limited(lines: Iterable[str | bytes], limit: int) -> Iterator[_Line]:
     for line in lines:
-        size = len(line)
-        if size > limit // 4 and type(line) is str:  # a character is at most 4 bytes of UTF-8
-            size = len(line.encode("utf-8", "surrogatepass"))
-        if size > limit and size - _newline(line) > limit:
-            yield _TOO_LONG
-        else:
-            yield line
+        yield within(line, limit)
 
 
 def _newline(line: str | bytes) -> int:
@@ -197,6 +206,16 @@ _BLANK = _Unparsed()
 
 def _validate(lines: Iterable[_Line], package: ModuleType, strict: bool, limit: int) -> Iterator[Finding]:
     return _Checker(package, strict).run(lines, limit)
+
+
+class _Pause:
+    """What a fed source (``Validator``) gives when it holds no line: the
+    engine then yields :data:`PAUSED` and waits for the next line."""
+
+
+PAUSE = _Pause()
+PAUSED = Finding(0, "", "")
+"""What the engine yields when its source paused (``PAUSE``): not a finding."""
 
 
 def _parse(raw: str | bytes | _TooLong) -> Any:
@@ -470,8 +489,12 @@ class _Checker:
     def finding(self, line: int, kind: str, message: str, at: str = "") -> Finding:
         return Finding(line, kind, message, at, error=self.strict or kind not in WARNINGS)
 
-    def run(self, lines: Iterable[_Line], limit: int) -> Iterator[Finding]:
-        """The findings of the lines, then of the end of the transcript.
+    def run(self, lines: Iterable[_Line | _Pause], limit: int, first: int = 1) -> Iterator[Finding]:
+        """The findings of the lines (numbered from ``first``), then of the
+        end of the transcript. A source that gives ``PAUSE`` (``Validator``)
+        gets ``PAUSED`` back, and the next line is read when the engine is
+        resumed: the state it checks against lives in the checker, so a new
+        run picks up where a failed one stopped.
 
         The loop holds the fast path: a line orjson (or json) parses into a
         message with a well-formed envelope, of a method the plan has, whose
@@ -499,8 +522,13 @@ class _Checker:
         track = self.track_sessions
         finding = self.finding
         too_long = f"line too long: over {limit} bytes (the limit, --max-line-bytes); skipped unread"
-        number = 0
-        for number, raw in enumerate(lines, 1):
+        number = first - 1
+        for item in lines:
+            if isinstance(item, _Pause):
+                yield PAUSED
+                continue
+            raw: _Line = item
+            number += 1
             if raw is _TOO_LONG:
                 yield finding(number, "bad-line", too_long)
                 continue
@@ -640,6 +668,8 @@ class _Checker:
     def line(self, n: int, data: Any) -> list[Finding]:
         """The findings of one parsed line, the slow way."""
         direction = None
+        if isinstance(data, dict) and "message" not in data and "jsonrpc" not in data and "direction" in data:
+            return self.unparsed(n, data)
         if isinstance(data, dict) and "message" in data and "jsonrpc" not in data:
             named = data.get("direction")
             direction = DIRECTIONS.get(named) if isinstance(named, str) else None
@@ -647,6 +677,34 @@ class _Checker:
                 return [self.finding(n, "bad-line", f"unknown direction {data.get('direction')!r}", "")]
             data = data["message"]
         return list(self.slow(n, direction, data))
+
+    def unparsed(self, n: int, data: dict[str, Any]) -> list[Finding]:
+        """A record of a line that was not a JSON value (``acpgen tap``
+        writes them): ``{"direction": ..., "line": TEXT}``, its text (bytes
+        that were not UTF-8 as the surrogates of Python's
+        ``surrogateescape``), checked as the line itself; or ``{"direction":
+        ..., "omitted": N}``, a line of N bytes over the recorder's limit."""
+        named = data.get("direction")
+        direction = DIRECTIONS.get(named) if isinstance(named, str) else None
+        if direction is None:
+            return [self.finding(n, "bad-line", f"unknown direction {named!r}", "")]
+        text, omitted = data.get("line"), data.get("omitted")
+        if type(omitted) is int and text is None:
+            return [
+                self.finding(n, "bad-line", f"line too long: {omitted} bytes, over the recording's limit; not recorded")
+            ]
+        if type(text) is not str:
+            return [self.finding(n, "bad-line", "a record with neither a message nor a line", "")]
+        try:
+            raw = text.encode("utf-8", "surrogateescape")
+        except UnicodeEncodeError:  # a surrogate surrogateescape did not make
+            raw = text.encode("utf-8", "surrogatepass")
+        parsed = _parse(raw)
+        if type(parsed) is str:
+            return [self.finding(n, "bad-line", parsed)]
+        if parsed is _BLANK:
+            return []
+        return list(self.slow(n, direction, parsed.value))
 
     def _entity(self, n: int, rule: Any, key: str, entity: tuple[Any, str, str], found: list[Finding]) -> None:
         if rule.tag in self.starters:

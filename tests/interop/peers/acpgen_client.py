@@ -83,7 +83,7 @@ async def run(protocol: str, program: str, *args: str) -> dict:
         init_request = acp.InitializeRequest(protocol_version=1, client_info=info)
     else:
         init_request = acp.InitializeRequest(protocol_version=2, info=info)
-    async with acp.spawn_agent(make_client, program, *args) as conn:
+    async with acp.spawn_agent(make_client, program, *args, validate_outgoing=True) as conn:
         init = await conn.initialize(init_request)
         session = await conn.new_session(acp.NewSessionRequest(cwd=os.getcwd(), mcp_servers=[]))
         turns = {}

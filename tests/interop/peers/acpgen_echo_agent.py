@@ -116,7 +116,7 @@ def main() -> None:
     args = parser.parse_args()
     acp = importlib.import_module(f"acp_{args.protocol}")
     agent = EchoAgentV1 if args.protocol == "v1" else EchoAgentV2
-    asyncio.run(acp.run_agent_stdio(lambda conn: agent(acp, conn, args.delay)))
+    asyncio.run(acp.run_agent_stdio(lambda conn: agent(acp, conn, args.delay), validate_outgoing=True))
 
 
 if __name__ == "__main__":

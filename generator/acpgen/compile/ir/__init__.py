@@ -42,6 +42,8 @@ from .defs import (
 from .methods import (
     Call,
     CallKind,
+    Gate,
+    GateSource,
     Mark,
     MessageKind,
     RpcMethod,
@@ -120,6 +122,8 @@ __all__ = [
     "Fallback",
     "Field",
     "FirstMatchT",
+    "Gate",
+    "GateSource",
     "InitParam",
     "IntT",
     "JsonValue",

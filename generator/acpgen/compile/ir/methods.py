@@ -81,3 +81,21 @@ class RpcMethod:
     @property
     def calls(self) -> tuple[Call, ...]:
         return tuple(c for c in (self.request, self.notification) if c is not None)
+
+
+GateSource = Literal["description", "rules"]
+"""Where a gate was read: a capability's description, or ``rules/capabilities.toml``."""
+
+
+@dataclass(frozen=True)
+class Gate:
+    """A method the side that handles it supports only when it advertises a
+    capability in the ``initialize`` exchange: ``path`` is the capability's
+    place, as wire names, in that side's part of it (the client's request
+    params, the agent's response result)."""
+
+    method: str
+    side: Side
+    """The side that handles the method and advertises the capability."""
+    path: tuple[str, ...]
+    source: GateSource

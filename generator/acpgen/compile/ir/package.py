@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from .defs import Definition
-from .methods import Call, RpcMethod, SchemaFacts, Side
+from .methods import Call, Gate, RpcMethod, SchemaFacts, Side
 from .patch import Capability, Chunk, Upsert
 from .session import SessionRules
 
@@ -45,6 +45,9 @@ class Package:
     """The JSON-RPC methods, from ``x-method``/``x-side`` (set by ``methods``)."""
     null_request_id: bool = False
     """The schema's ``RequestId`` allows ``null`` (v1 does, as serde's ``Null``)."""
+    gates: tuple[Gate, ...] = ()
+    """The methods that need a capability of the side handling them (set by
+    ``gates``), in method order."""
     warnings: tuple[str, ...] = ()
     """What the generator noticed but generated anyway (rules that do not fit
     the schema)."""

@@ -1,0 +1,108 @@
+"""The client connection's session folds: a ``Session`` per session the
+client opened, kept up to date from what the connection sends and receives.
+
+A session is known once the client's own traffic names it: the messages of
+the package's ``SESSION_SOURCES`` (``session/new``'s result, the params of
+``session/load`` and ``session/resume`` ...), and the client's own
+``session/prompt``. Each ``session/update`` for a known session is folded
+before the client's handler sees it; updates for other sessions are left to
+the handler (a peer cannot make the client keep sessions it did not open).
+Where the package's ``Session`` has ``apply_prompt`` (v1), the client's own
+``session/prompt`` is folded as it is sent, as the user's message that
+starts a turn, so the agent's messages of different turns stay apart; v2
+agents send the prompt back as a ``user_message`` update instead.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any, Generic, TypeVar, cast
+
+__all__ = ["PROMPT", "UPDATE", "SessionFolds"]
+
+PROMPT = "session/prompt"
+UPDATE = "session/update"
+
+S = TypeVar("S")
+
+log = logging.getLogger(__name__.rpartition(".")[0] + ".connection")
+
+
+def _session_id(value: Any) -> str | None:
+    """The ``sessionId`` of a decoded message or of its JSON."""
+    if isinstance(value, dict):
+        found: object = cast("dict[str, Any]", value).get("sessionId")
+    else:
+        found = getattr(value, "session_id", None)
+    return found if isinstance(found, str) else None
+
+
+class SessionFolds(Generic[S]):
+    """The sessions of one client connection, by ``sessionId``.
+
+    ``session_class`` is the package's ``Session``; ``sources`` its
+    ``SESSION_SOURCES``; ``decode_prompt`` reads a ``session/prompt``'s params
+    sent as JSON."""
+
+    __slots__ = ("_class", "_decode_prompt", "_params", "_results", "sessions")
+
+    def __init__(
+        self,
+        session_class: Any,
+        sources: tuple[tuple[str, str], ...],
+        decode_prompt: Callable[[Any], Any],
+    ) -> None:
+        self._class = session_class
+        self._decode_prompt = decode_prompt
+        self._params = frozenset(m for m, part in sources if part == "params")
+        self._results = frozenset(m for m, part in sources if part == "result")
+        self.sessions: dict[str, S] = {}
+        """The Session of each known session, the newest fold."""
+
+    def _open(self, session_id: str | None) -> None:
+        if session_id is not None and session_id not in self.sessions:
+            self.sessions[session_id] = cast("S", self._class(session_id=session_id))
+
+    def sending(self, method: str, params: Any) -> None:
+        """The client is about to send a request to ``method``: a source of
+        sessions by its params opens the session, a prompt is folded (v1)."""
+        if method == PROMPT:
+            apply_prompt = getattr(self._class, "apply_prompt", None)
+            if apply_prompt is None:
+                self._open(_session_id(params))
+                return
+            try:
+                request = (
+                    self._decode_prompt(params) if isinstance(params, dict) else params
+                )
+            except ValueError:
+                return  # not a prompt the fold can read; the agent will say so
+            session_id = _session_id(request)
+            if session_id is not None:
+                self.sessions[session_id] = apply_prompt(
+                    self.sessions.get(session_id), request
+                )
+        elif method in self._params:
+            self._open(_session_id(params))
+
+    def answered(self, method: str, result: Any) -> None:
+        """A request to ``method`` succeeded with ``result`` (JSON)."""
+        if method in self._results:
+            self._open(_session_id(result))
+
+    async def update_then(
+        self, handler: Callable[[Any], Awaitable[None]] | None, notification: Any
+    ) -> None:
+        """Fold a ``session/update`` notification into its session (when
+        known), then hand it to ``handler``."""
+        session_id = _session_id(notification)
+        if session_id is not None and session_id in self.sessions:
+            try:
+                self.sessions[session_id] = self._class.apply_session_update(
+                    self.sessions[session_id], notification
+                )
+            except Exception:
+                log.exception("could not fold a session/update into %s", session_id)
+        if handler is not None:
+            await handler(notification)

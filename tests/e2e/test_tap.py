@@ -1,0 +1,417 @@
+"""acpgen tap between real peers: the bytes both ends see are the same, the
+transcript validates, invalid traffic is reported while the session goes
+on, the agent's exit status and the signals pass through, and nothing the
+checks meet (a full disk, a slow or dead checker, a 10 MB line) breaks the
+session."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from ..conftest import ROOT
+from ..interop import harness
+
+PYTHON = sys.executable
+ACPGEN = str(Path(sys.executable).with_name("acpgen"))
+RELAY = str(Path(__file__).with_name("tee_relay.py"))
+ECHO_AGENT = [PYTHON, str(ROOT / "examples/echo_agent.py")]
+TIMEOUT = 60
+
+
+def tap(*options: str, agent: list[str]) -> list[str]:
+    return [ACPGEN, "tap", *options, "--", *agent]
+
+
+def relayed(log: Path, command: list[str]) -> list[str]:
+    return [PYTHON, RELAY, str(log), "--", *command]
+
+
+def records(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def validate(path: Path, *options: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [ACPGEN, "validate", str(path), *options], capture_output=True, text=True, timeout=TIMEOUT, cwd=ROOT
+    )
+
+
+# ------------------------------------------------------------------ real sessions
+
+SESSIONS = {
+    # name: (client command up to its agent, agent, protocol, the agent's name, package tap should pick)
+    "echo_client-v1": (
+        lambda: [PYTHON, str(ROOT / "examples/echo_client.py"), "tapped hello", "--"],
+        lambda: ECHO_AGENT,
+        "v1",
+        None,
+        "acp_v1",
+    ),
+    "acpgen_client-v2": (
+        lambda: harness.acpgen_client("v2"),
+        lambda: harness.acpgen_agent("v2"),
+        "v2",
+        "acpgen-echo-agent",
+        "acp_v2",
+    ),
+    "python_sdk-v1": (harness.python_sdk_client, harness.python_sdk_agent, "v1", "python-sdk-echo-agent", "acp_v1"),
+}
+
+
+@pytest.mark.parametrize("name", list(SESSIONS))
+def test_both_ends_see_the_same_bytes_and_the_transcript_validates(tmp_path, name):
+    client, agent, protocol, agent_name, package = SESSIONS[name]
+    client, agent = client(), agent()
+    transcript, findings = tmp_path / "t.jsonl", tmp_path / "findings.txt"
+    editor_side, agent_side = tmp_path / "editor", tmp_path / "agent"
+    command = [
+        *client,
+        *relayed(
+            editor_side, tap("--out", str(transcript), "--findings", str(findings), agent=relayed(agent_side, agent))
+        ),
+    ]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=TIMEOUT, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    if agent_name is None:
+        assert done.stdout.startswith("tapped hello") and "[end_turn]" in done.stdout, done.stdout
+    else:
+        harness.check_report(json.loads(done.stdout.strip().splitlines()[-1]), protocol, agent_name)
+
+    for direction in ("client_to_agent", "agent_to_client"):
+        sent = (editor_side.parent / f"editor.{direction}").read_bytes()
+        assert sent, direction
+        assert (agent_side.parent / f"agent.{direction}").read_bytes() == sent, direction
+        # the transcript holds each line's bytes as they were
+        lines = [r for r in records(transcript) if r["direction"] == direction]
+        assert len(lines) == sent.count(b"\n")
+    raw = transcript.read_bytes()
+    for line in (editor_side.parent / "editor.client_to_agent").read_bytes().splitlines():
+        assert b'"message": ' + line + b"}\n" in raw
+
+    assert findings.read_text() == ""
+    if not name.startswith("python_sdk"):  # the SDK's client keeps its agent's stderr to itself
+        assert f"checking against {package} (protocol version {protocol[1]}, negotiated" in done.stderr
+    checked = validate(transcript, "--strict", "--package", package)
+    assert (checked.returncode, checked.stdout) == (0, ""), checked.stdout + checked.stderr
+    assert all(r["timestamp"].endswith("Z") for r in records(transcript))
+
+
+class Editor:
+    """The test as the editor: tap (and its agent) on pipes, lines written,
+    lines read by id."""
+
+    def __init__(self, command: list[str], cwd: Path = ROOT) -> None:
+        self.process = subprocess.Popen(
+            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd
+        )
+        self.lines: list[bytes] = []
+        self.arrived = threading.Condition()
+        self.stderr = b""
+        threading.Thread(target=self._read, daemon=True).start()
+        threading.Thread(target=self._read_stderr, daemon=True).start()
+
+    def _read(self) -> None:
+        assert self.process.stdout is not None
+        for line in self.process.stdout:
+            with self.arrived:
+                self.lines.append(line)
+                self.arrived.notify_all()
+
+    def _read_stderr(self) -> None:
+        assert self.process.stderr is not None
+        self.stderr = self.process.stderr.read()
+
+    def send(self, data: bytes | dict) -> None:
+        assert self.process.stdin is not None
+        if isinstance(data, dict):
+            data = json.dumps(data).encode() + b"\n"
+        self.process.stdin.write(data)
+        self.process.stdin.flush()
+
+    def wait_for(self, predicate, timeout: float = TIMEOUT) -> bytes:
+        deadline = time.monotonic() + timeout
+        with self.arrived:
+            while True:
+                for line in self.lines:
+                    if predicate(line):
+                        return line
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise AssertionError(f"not seen in {timeout} s; got {self.lines[-5:]}")
+                self.arrived.wait(left)
+
+    def answer(self, request_id: int) -> dict:
+        line = self.wait_for(lambda line: _id(line) == request_id)
+        return json.loads(line)
+
+    def close(self) -> int:
+        assert self.process.stdin is not None
+        self.process.stdin.close()
+        code = self.process.wait(TIMEOUT)
+        return code
+
+
+def _id(line: bytes):
+    try:
+        return json.loads(line).get("id")
+    except (ValueError, AttributeError):
+        return None
+
+
+def request(request_id: int, method: str, params: dict) -> dict:
+    return {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
+
+
+def prompt(request_id: int, session: str, text: str) -> dict:
+    return request(request_id, "session/prompt", {"sessionId": session, "prompt": [{"type": "text", "text": text}]})
+
+
+def test_invalid_traffic_is_reported_and_the_session_goes_on(tmp_path):
+    transcript, findings = tmp_path / "t.jsonl", tmp_path / "findings.txt"
+    editor = Editor(tap("--out", str(transcript), "--findings", str(findings), agent=ECHO_AGENT))
+    editor.send(request(0, "initialize", {"protocolVersion": 1}))
+    assert editor.answer(0)["result"]["protocolVersion"] == 1
+    editor.send(request(1, "session/new", {"cwd": "/", "mcpServers": []}))
+    session = editor.answer(1)["result"]["sessionId"]
+    editor.send(b"this is not JSON\n")  # line 5 (the agent's parse error may come before or after)
+    editor.send({"jsonrpc": "2.0", "id": 999, "result": {}})  # a response to an id never sent
+    editor.send(prompt(2, "ghost", "boo"))  # a session that does not exist: the agent streams updates for it
+    assert editor.answer(2)["result"]["stopReason"] == "end_turn"
+    editor.send(prompt(3, session, "still here"))
+    assert editor.answer(3)["result"]["stopReason"] == "end_turn"
+    assert editor.close() == 0
+
+    reported = findings.read_text().splitlines()
+    lines = {
+        r["message"].get("id") if "message" in r else "garbage": n
+        for n, r in enumerate(records(transcript), 1)
+        if r["direction"] == "client_to_agent"
+    }
+
+    def one(kind: str) -> str:
+        (found,) = [f for f in reported if f": error: {kind}" in f]
+        return found
+
+    assert one("bad-line").startswith(f"line {lines['garbage']} (client_to_agent): error: bad-line: not JSON")
+    assert one("unknown-response ") == (
+        f"line {lines[999]} (client_to_agent): error: unknown-response at /id: no request with id 999 is in flight"
+    )
+    ghost = [f for f in reported if "unknown-session" in f]
+    assert ghost[0] == (
+        f"line {lines[2]} (client_to_agent): error: unknown-session at /params/sessionId: "
+        "session/prompt for session 'ghost', never opened"
+    )
+    kept = records(transcript)
+    update = next(r for r in kept if r.get("message", {}).get("method") == "session/update")
+    assert ghost[1].startswith(f"line {kept.index(update) + 1} (agent_to_client): error: unknown-session")
+    assert "session/update for session 'ghost'" in ghost[1]
+    assert len(reported) == 3 + 1  # the garbage, the stray response, the ghost prompt and its one update
+    assert b"4 error(s), 0 warning(s)" in editor.stderr
+    # what the engine of acpgen validate finds in the transcript is what was reported live
+    offline = validate(transcript).stdout.splitlines()
+    assert [f.split(": ", 1)[1] for f in offline] == [f.split(": ", 1)[1] for f in reported]
+
+
+# ------------------------------------------------------------------ the process
+
+AGENT_EXITING = "import sys; sys.stdin.read(); sys.exit(3)"
+AGENT_KILLED = "import os, signal, sys; sys.stdin.read(); os.kill(os.getpid(), signal.SIGKILL)"
+
+
+@pytest.mark.parametrize("code, status", [(AGENT_EXITING, 3), (AGENT_KILLED, 128 + signal.SIGKILL)])
+def test_the_exit_status_is_the_agent_s(code, status):
+    done = subprocess.run(tap(agent=[PYTHON, "-c", code]), input=b"", capture_output=True, timeout=TIMEOUT)
+    assert done.returncode == status, done.stderr
+
+
+def test_an_agent_that_cannot_start_is_127_and_said():
+    done = subprocess.run(tap(agent=["/nonexistent/agent"]), input=b"", capture_output=True, timeout=TIMEOUT)
+    assert done.returncode == 127
+    assert b"cannot start the agent '/nonexistent/agent'" in done.stderr
+
+
+SIGNALLED_AGENT = """
+import signal, sys, os
+def handler(signum, frame):
+    os.write(1, f"got {signum}\\n".encode())
+    os._exit(signum + 10)
+for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+    signal.signal(s, handler)
+os.write(1, b"ready\\n")
+signal.pause()
+"""
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
+def test_signals_are_passed_to_the_agent(signum):
+    editor = Editor(tap(agent=[PYTHON, "-c", SIGNALLED_AGENT]))
+    editor.wait_for(lambda line: line == b"ready\n")
+    editor.process.send_signal(signum)
+    editor.wait_for(lambda line: line == f"got {signum}\n".encode())
+    assert editor.process.wait(TIMEOUT) == signum + 10  # tap lived on to exit with the agent's status
+
+
+def test_an_agent_ended_by_a_passed_signal_gives_128_plus_the_signal():
+    editor = Editor(tap(agent=[PYTHON, "-c", "import os; os.write(1, b'ready\\n'); import time; time.sleep(60)"]))
+    editor.wait_for(lambda line: line == b"ready\n")
+    editor.process.send_signal(signal.SIGTERM)
+    assert editor.process.wait(TIMEOUT) == 128 + signal.SIGTERM
+
+
+def cat_through_tap(tmp_path, data: bytes, *options: str, pick: bool = False) -> subprocess.CompletedProcess[bytes]:
+    """``data`` written to tap in front of ``cat``, stdin closed, all read back
+    (in ``tmp_path``, checked against acp_v1 unless ``--package`` says, or
+    ``pick``: the package the version picks)."""
+    if "--package" not in options and not pick:
+        options = (*options, "--package", str(ROOT / "generated/acp_v1"))
+    return subprocess.run(tap(*options, agent=["cat"]), input=data, capture_output=True, timeout=TIMEOUT, cwd=tmp_path)
+
+
+def test_the_editor_closing_its_side_closes_the_agent_s_stdin_and_odd_bytes_pass_unchanged(tmp_path):
+    data = b'{"jsonrpc": "2.0", "method": "x"}\n\xff\xfe\x00 not utf-8\r\n\n   \npartial line, no newline'
+    done = cat_through_tap(tmp_path, data, "--out", "t.jsonl")
+    assert (done.returncode, done.stdout) == (0, data), done.stderr
+    kept = [r for r in records(tmp_path / "t.jsonl") if r["direction"] == "client_to_agent"]
+    assert kept[0]["message"] == {"jsonrpc": "2.0", "method": "x"}
+    assert kept[1]["line"].encode("utf-8", "surrogateescape") == b"\xff\xfe\x00 not utf-8\r"
+    assert [r["line"] for r in kept[2:]] == ["", "   ", "partial line, no newline"]
+
+
+def test_a_10_mb_line_passes_unchanged_and_is_recorded(tmp_path):
+    text = "x" * (10 << 20)
+    line = json.dumps({"jsonrpc": "2.0", "method": "_big", "params": {"text": text}}).encode() + b"\n"
+    done = cat_through_tap(tmp_path, line + line[:1000], "--out", "t.jsonl")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == line + line[:1000]
+    kept = records(tmp_path / "t.jsonl")
+    for direction in ("client_to_agent", "agent_to_client"):
+        whole, partial = [r for r in kept if r["direction"] == direction]
+        assert whole["message"]["params"]["text"] == text
+        assert partial["line"].encode() == line[:1000]
+
+
+def test_a_line_over_the_limit_passes_unchanged_and_is_recorded_by_its_length(tmp_path):
+    data = b"a" * 5000 + b"\nshort\n" + b"b" * 3000
+    done = cat_through_tap(tmp_path, data, "--out", "t.jsonl", "--findings", "f.txt", "--max-line-bytes", "1000")
+    assert (done.returncode, done.stdout) == (0, data), done.stderr
+    kept = [r for r in records(tmp_path / "t.jsonl") if r["direction"] == "client_to_agent"]
+    assert [r.get("omitted", r.get("line")) for r in kept] == [5000, "short", 3000]
+    assert "bad-line: line too long: 5000 bytes" in (tmp_path / "f.txt").read_text()
+    assert validate(tmp_path / "t.jsonl", "--max-line-bytes", "1000").stdout.count("line too long") == 4
+
+
+@pytest.mark.parametrize("out", ["/dev/full", "/nonexistent/dir/t.jsonl"])
+def test_a_transcript_that_cannot_be_written_is_said_and_forwarding_goes_on(tmp_path, out):
+    data = b"".join(json.dumps({"jsonrpc": "2.0", "method": f"_n{i}"}).encode() + b"\n" for i in range(100))
+    done = cat_through_tap(tmp_path, data, "--out", out)
+    assert (done.returncode, done.stdout) == (0, data)
+    assert done.stderr.count(f"cannot write the transcript {out}".encode()) == 1, done.stderr
+
+
+def test_validation_that_falls_behind_stops_said_and_recording_and_forwarding_go_on(tmp_path):
+    data = b"".join(json.dumps({"jsonrpc": "2.0", "method": f"_n{i}"}).encode() + b"\n" for i in range(20_000))
+    done = cat_through_tap(tmp_path, data, "--out", "t.jsonl", "--max-backlog", "5")
+    assert (done.returncode, done.stdout) == (0, data)
+    assert done.stderr.count(b"validation fell behind (5 lines") == 1, done.stderr
+    assert len(records(tmp_path / "t.jsonl")) == 40_000
+
+
+BROKEN_PACKAGE = """
+import sys
+sys.path.insert(0, {generated!r})
+import acp_v1 as _real
+globals().update({{k: v for k, v in vars(_real).items() if not k.startswith("__")}})
+del codec  # no fast path: every message reaches decode_message
+
+def decode_message(data, strict=False):
+    if isinstance(data, dict) and data.get("method") == "_boom":
+        raise RuntimeError("boom")
+    return _real.decode_message(data, strict=strict)
+"""
+
+
+def test_an_error_of_the_checks_is_said_once_and_checking_goes_on(tmp_path):
+    package = tmp_path / "broken_acp"
+    package.mkdir()
+    (package / "__init__.py").write_text(BROKEN_PACKAGE.format(generated=str(ROOT / "generated")))
+    boom = json.dumps({"jsonrpc": "2.0", "method": "_boom"}).encode() + b"\n"
+    data = boom + boom + b"garbage\n"
+    done = cat_through_tap(tmp_path, data, "--package", str(package), "--findings", "f.txt")
+    assert (done.returncode, done.stdout) == (0, data)
+    assert done.stderr.count(b"internal error in the checks at line 1 (RuntimeError('boom'))") == 1, done.stderr
+    assert b"4 line(s) the checks failed on" in done.stderr  # twice each way through cat
+    found = sorted((tmp_path / "f.txt").read_text().splitlines(), key=lambda f: "agent_to_client" in f)
+    assert [f.split(": ", 1)[1] for f in found] == [
+        "error: bad-line: not JSON: Expecting value: line 1 column 1 (char 0)"
+    ] * 2
+    assert "(client_to_agent)" in found[0] and "(agent_to_client)" in found[1]
+
+
+def _observer(tap_pid: int) -> int:
+    for child in Path(f"/proc/{tap_pid}/task/{tap_pid}/children").read_text().split():
+        if b"acpgen.tap.observer" in Path(f"/proc/{child}/cmdline").read_bytes():
+            return int(child)
+    raise AssertionError("no observer process")
+
+
+def _peak_rss_kib(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1])
+    raise AssertionError("no VmHWM")
+
+
+def test_a_stuck_observer_is_dropped_in_bounded_memory_and_forwarding_goes_on(tmp_path):
+    editor = Editor(tap("--out", str(tmp_path / "t.jsonl"), agent=["cat"]))
+    editor.send(b"hello\n")
+    editor.wait_for(lambda line: line == b"hello\n")
+    observer = _observer(editor.process.pid)
+    os.kill(observer, signal.SIGSTOP)
+    try:
+        chunk = b"y" * ((1 << 20) - 1) + b"\n"
+        for _ in range(100):  # 100 MiB each way, past the 64 MiB backlog
+            editor.send(chunk)
+        editor.send(b"bye\n")
+        editor.wait_for(lambda line: line == b"bye\n")
+        assert sum(len(line) for line in editor.lines) == 6 + 100 * len(chunk) + 4
+        assert _peak_rss_kib(editor.process.pid) < 200 << 10
+    finally:
+        os.kill(observer, signal.SIGCONT)
+    assert editor.close() == 0
+    assert editor.stderr.count(b"the recorder fell behind") == 1, editor.stderr
+
+
+def test_a_dead_observer_is_said_and_forwarding_goes_on():
+    editor = Editor(tap(agent=["cat"]))
+    editor.send(b"hello\n")
+    editor.wait_for(lambda line: line == b"hello\n")
+    os.kill(_observer(editor.process.pid), signal.SIGKILL)
+    time.sleep(0.2)
+    for i in range(200):
+        editor.send(b"x" * 1000 + str(i).encode() + b"\n")
+    editor.send(b"bye\n")
+    editor.wait_for(lambda line: line == b"bye\n")
+    assert len(editor.lines) == 202
+    assert editor.close() == 0
+    assert editor.stderr.count(b"the checks stopped") == 1, editor.stderr
+
+
+def test_without_a_package_to_check_against_it_says_so_and_forwards_and_records(tmp_path):
+    data = b'{"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": 2}}\ngarbage\n'
+    done = cat_through_tap(tmp_path, data, "--out", "t.jsonl", "--package", str(tmp_path / "nowhere"))
+    assert (done.returncode, done.stdout) == (0, data)
+    assert b"cannot validate: " in done.stderr and b"nowhere" in done.stderr, done.stderr
+    assert b"error: bad-line" not in done.stderr
+    assert len(records(tmp_path / "t.jsonl")) == 4
+    # picked by the version asked for (no answer: cat echoes the request), and not there either
+    done = cat_through_tap(tmp_path, data, pick=True)
+    assert b"cannot validate: acp_v2: no such generated package" in done.stderr, done.stderr
