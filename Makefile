@@ -10,7 +10,7 @@ STAMP := $(VENV)/.installed
 TS_PEERS := tests/interop/ts
 TS_STAMP := $(TS_PEERS)/node_modules/.installed
 
-.PHONY: install generate check typecheck lint test test-tools fuzz bench clean fixtures runtime-pythons
+.PHONY: install generate check typecheck lint test test-tools fuzz bench clean fixtures runtime-pythons browser
 
 $(GEN_STAMP): pyproject.toml generator/acpgen/__init__.py
 	$(PYTHON) -m venv $(VENV)
@@ -27,7 +27,24 @@ $(TS_STAMP): $(TS_PEERS)/package.json $(TS_PEERS)/package-lock.json
 	cd $(TS_PEERS) && npm ci --no-audit --no-fund --loglevel=error
 	touch $(TS_STAMP)
 
-install: $(STAMP) $(TS_STAMP)
+# The browser tests/e2e/test_report_browser.py drives (headless, through
+# Playwright, which never downloads a browser of its own): Debian's chromium,
+# installed with apt-get when it is missing (as root, or with sudo that needs
+# no password); otherwise the command to run is said and make stops.
+CHROMIUM := /usr/bin/chromium
+CHROMIUM_INSTALL := apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends chromium
+
+browser:
+	@if [ ! -x $(CHROMIUM) ]; then \
+	  echo "make: installing Debian's chromium (the report's browser test drives it)"; \
+	  if ! command -v apt-get >/dev/null; then \
+	    echo "make: $(CHROMIUM) is missing and there is no apt-get: install Chromium at $(CHROMIUM) (Debian: apt-get install chromium)"; exit 2; \
+	  elif [ "$$(id -u)" = 0 ]; then sh -c '$(CHROMIUM_INSTALL)' || exit 2; \
+	  elif command -v sudo >/dev/null && sudo -n true 2>/dev/null; then sudo sh -c '$(CHROMIUM_INSTALL)' || exit 2; \
+	  else echo "make: $(CHROMIUM) is missing: run as root: $(CHROMIUM_INSTALL)"; exit 2; fi; \
+	fi
+
+install: $(STAMP) $(TS_STAMP) browser
 
 generate: $(GEN_STAMP)
 	$(BIN)/acpgen generate
@@ -51,7 +68,7 @@ lint: $(STAMP)
 
 # What `make test` needs beyond python3 and make, said before anything runs.
 test-tools:
-	@echo "make test: needs python3 (3.10+), make, node with npm (npm ci installs the TypeScript SDK peers of tests/interop) and Pythons $(OTHER_PYTHONS) under pyenv (the runtime's unit tests); runs lint, the runtime tests, acpgen check, the suite, then the type check of the generated packages (a few minutes, quiet meanwhile)"
+	@echo "make test: needs python3 (3.10+), make, node with npm (npm ci installs the TypeScript SDK peers of tests/interop), Debian's chromium at $(CHROMIUM) (installed with apt-get when missing, as root) and Pythons $(OTHER_PYTHONS) under pyenv (the runtime's unit tests); runs lint, the runtime tests, acpgen check, the suite, then the type check of the generated packages (a few minutes, quiet meanwhile)"
 	@command -v npm >/dev/null || { echo "make test: npm is not on PATH; install node and npm (the TypeScript SDK peers of tests/interop need them)"; exit 2; }
 
 # The runtime modules (copied into every package) unit-tested on the other
@@ -76,7 +93,7 @@ runtime-pythons:
 # spread over the machine's cores, each file's tests on one worker. The
 # type-check module (mypy --strict and pyright strict over the four packages,
 # minutes of silence) runs as its own announced step after the rest.
-test: test-tools $(STAMP) $(TS_STAMP) lint runtime-pythons
+test: test-tools browser $(STAMP) $(TS_STAMP) lint runtime-pythons
 	$(BIN)/acpgen check
 	@echo "make test: the suite (tests/e2e/test_typecheck.py runs next, on its own)"
 	$(BIN)/python -m pytest -n auto --dist loadfile --ignore=tests/e2e/test_typecheck.py
@@ -98,7 +115,7 @@ fuzz: $(STAMP)
 fixtures: $(STAMP)
 	$(BIN)/acpgen conformance-fixtures
 
-bench: $(STAMP)
+bench: $(STAMP) browser
 	$(BIN)/pip install --quiet -e '.[test,bench]'
 	$(BIN)/python tests/bench_generate.py
 	$(BIN)/python tests/bench.py
@@ -107,7 +124,9 @@ bench: $(STAMP)
 	$(BIN)/python tests/bench_protocol.py
 	$(BIN)/python tests/bench_outgoing.py
 	$(BIN)/python tests/bench_session.py
+	$(BIN)/python tests/bench_ws.py
 	$(BIN)/python tests/bench_tap.py
+	$(BIN)/python tests/bench_report.py
 
 clean:
 	rm -rf $(VENV) .venv-3.* build *.egg-info generator/*.egg-info $(TS_PEERS)/node_modules

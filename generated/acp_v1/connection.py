@@ -2,12 +2,12 @@
 # (sha256 0d0b1ca83c4872e5473f68926a894c7a8203b59b118e2a79bfe43dd76fbcbc1a). Do not edit: regenerate with `acpgen generate`.
 """An ACP connection: JSON-RPC 2.0 over a transport (newline-delimited JSON over asyncio streams, or in memory).
 
-AgentSideConnection is the agent's end (typed methods to call the client), ClientSideConnection the client's (typed methods to call the agent); run_agent_stdio serves an agent on stdin/stdout and spawn_agent starts one as a subprocess; connect_in_memory joins an agent and a client in one process. The machinery is in _connection (its docstring states the ordering contract).
+AgentSideConnection is the agent's end (typed methods to call the client), ClientSideConnection the client's (typed methods to call the agent); run_agent_stdio serves an agent on stdin/stdout and spawn_agent starts one as a subprocess; connect_in_memory joins an agent and a client in one process. Over the network (ACP's Streamable HTTP and WebSocket transport): asgi_agent_app is an ASGI application serving an agent and serve_agent runs it with uvicorn; connect_agent_ws and connect_agent_http connect a client (with the websockets or httpx package, imported only then). The machinery is in _connection (its docstring states the ordering contract).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from contextlib import AbstractAsyncContextManager
 from typing import TYPE_CHECKING, TypeVar
 
@@ -17,6 +17,7 @@ from ._connection import ConnectionOptions as ConnectionOptions
 from ._connection import HandlerError as HandlerError
 from ._connection import open_stdio as _open_stdio
 from ._connection import spawn_connection as _spawn_connection
+from ._transport import DEFAULT_MAX_MESSAGE as _DEFAULT_MAX_MESSAGE
 from ._transport import MessageTooLarge as MessageTooLarge
 from ._transport import StreamTransport as StreamTransport
 from ._transport import Transport as Transport
@@ -69,10 +70,12 @@ from .models import (
     WriteTextFileResponse,
 )
 from .protocol import CODEC, REQUIRES, Agent, Client
+from .session import SESSION_SOURCES, Session
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
-from .session import SESSION_SOURCES, Session
+
+    from ._asgi import AcpAsgiApp, RequestHead, ServeOptions
 
 __all__ = [
     "AgentSideConnection",
@@ -84,8 +87,13 @@ __all__ = [
     "MessageTooLarge",
     "StreamTransport",
     "Transport",
+    "asgi_agent_app",
+    "bearer_token",
+    "connect_agent_http",
+    "connect_agent_ws",
     "connect_in_memory",
     "run_agent_stdio",
+    "serve_agent",
     "spawn_agent",
 ]
 
@@ -323,3 +331,119 @@ def connect_in_memory(
     agent.start()
     client.start()
     return agent, client
+
+
+def asgi_agent_app(
+    make_agent: Callable[[AgentSideConnection[A]], A],
+    *,
+    connection: ConnectionOptions | None = None,
+    **options: Unpack[ServeOptions],
+) -> AcpAsgiApp:
+    """An ASGI application serving ``make_agent``'s agents, one per
+    connection, over ACP's Streamable HTTP and WebSocket transport on one
+    endpoint (``/acp``); run it under uvicorn or hypercorn. Secure by
+    default: requests with an ``Origin`` other than a loopback one are refused
+    (``allowed_origins``), ``authenticate`` (see :func:`bearer_token`)
+    checks each request, and messages, connections, sessions and what waits
+    for a slow peer are bounded (the options of ``_asgi.ServeOptions``).
+    ``connection`` holds the options of each connection
+    (``{"validate_outgoing": True}`` ...)."""
+    from ._asgi import AcpAsgiApp as _AcpAsgiApp
+
+    extra: ConnectionOptions = connection or {}
+    return _AcpAsgiApp(
+        lambda t, limit: AgentSideConnection(make_agent, t, max_message=limit, **extra),
+        **options,
+    )
+
+
+def bearer_token(token: str) -> Callable[[RequestHead], bool]:
+    """An ``authenticate`` hook for :func:`asgi_agent_app` and
+    :func:`serve_agent`: a request must carry ``Authorization: Bearer <token>``
+    (compared in constant time)."""
+    from ._asgi import bearer_token as _bearer_token
+
+    return _bearer_token(token)
+
+
+async def serve_agent(
+    make_agent: Callable[[AgentSideConnection[A]], A],
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    ready: Callable[[int], object] | None = None,
+    connection: ConnectionOptions | None = None,
+    **options: Unpack[ServeOptions],
+) -> None:
+    """Serve :func:`asgi_agent_app` with uvicorn (``pip install uvicorn``) on
+    ``host`` (loopback unless told otherwise) and ``port`` until cancelled;
+    ``ready(port)`` is called once it listens (``port=0``: any free port);
+    ``connection`` and ``options`` as for :func:`asgi_agent_app`."""
+    from ._asgi import serve as _serve
+
+    await _serve(
+        asgi_agent_app(make_agent, connection=connection, **options),
+        host=host,
+        port=port,
+        ready=ready,
+    )
+
+
+def connect_agent_ws(
+    make_client: Callable[[ClientSideConnection[C]], C],
+    url: str,
+    *,
+    headers: Mapping[str, str] | None = None,
+    cookies: dict[str, str] | None = None,
+    max_message: int = _DEFAULT_MAX_MESSAGE,
+    **options: Unpack[ConnectionOptions],
+) -> AbstractAsyncContextManager[ClientSideConnection[C]]:
+    """Connect to an agent's WebSocket endpoint (``ws://host:port/acp``,
+    ``pip install websockets``) and yield the client's connection; closed on
+    exit. ``headers`` go with the upgrade (a token, say); the server's
+    cookies are kept in ``cookies``: pass the same dict to reconnect. Raises
+    ``_remote.TransportRefused`` (a ``ConnectionError``) with the HTTP status
+    when the server refuses. ``options`` are the connection's
+    (``validate_outgoing=True`` ...)."""
+    from ._remote import connected as _connected
+    from ._remote import open_websocket as _open_websocket
+
+    opening = _open_websocket(
+        url, headers=headers, cookies=cookies, max_message=max_message
+    )
+    return _connected(
+        lambda t: ClientSideConnection(
+            make_client, t, max_message=max_message, **options
+        ),
+        opening,
+    )
+
+
+def connect_agent_http(
+    make_client: Callable[[ClientSideConnection[C]], C],
+    url: str,
+    *,
+    headers: Mapping[str, str] | None = None,
+    cookies: dict[str, str] | None = None,
+    max_message: int = _DEFAULT_MAX_MESSAGE,
+    http2: bool = False,
+    **options: Unpack[ConnectionOptions],
+) -> AbstractAsyncContextManager[ClientSideConnection[C]]:
+    """Connect to an agent's Streamable HTTP endpoint (``http://host:port/acp``,
+    ``pip install httpx``; ``http2`` also needs ``h2``) and yield the client's
+    connection; closed on exit (the server is told with ``DELETE``). A
+    request the server refuses fails with a ``RequestError`` whose data holds
+    the HTTP status; ``headers``, ``cookies`` and ``options`` as for
+    :func:`connect_agent_ws`."""
+    from ._remote import connected as _connected
+    from ._remote import open_http as _open_http
+
+    opening = _open_http(
+        url, headers=headers, cookies=cookies, max_message=max_message, http2=http2
+    )
+    return _connected(
+        lambda t: ClientSideConnection(
+            make_client, t, max_message=max_message, **options
+        ),
+        opening,
+    )

@@ -41,8 +41,13 @@ else:
             "MessageTooLarge",
             "StreamTransport",
             "Transport",
+            "asgi_agent_app",
+            "bearer_token",
+            "connect_agent_http",
+            "connect_agent_ws",
             "connect_in_memory",
             "run_agent_stdio",
+            "serve_agent",
             "spawn_agent",
         ]
     )
@@ -785,8 +790,13 @@ __all__ = [
     "MessageTooLarge",
     "StreamTransport",
     "Transport",
+    "asgi_agent_app",
+    "bearer_token",
+    "connect_agent_http",
+    "connect_agent_ws",
     "connect_in_memory",
     "run_agent_stdio",
+    "serve_agent",
     "spawn_agent",
 ]
 

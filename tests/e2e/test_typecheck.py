@@ -129,7 +129,9 @@ def run_mypy(work: Path) -> Report:
 
 
 def run_pyright(work: Path) -> Report:
-    config = {"typeCheckingMode": "strict", "pythonVersion": "3.10", "extraPaths": [str(GENERATED)]}
+    # examples/ too: the network examples import the echo agent and client beside them
+    extra = [str(GENERATED), str(ROOT / "examples")]
+    config = {"typeCheckingMode": "strict", "pythonVersion": "3.10", "extraPaths": extra}
     (work / "pyrightconfig.json").write_text(json.dumps(config))
     pyright = Path(sys.executable).with_name("pyright")
     files = [str(GENERATED / p) for p in PACKAGES] + [f"user_{p}.py" for p in PACKAGES] + EXAMPLES

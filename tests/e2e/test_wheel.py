@@ -32,6 +32,8 @@ def test_the_wheel_ships_templates_and_rules(tmp_path):
     assert templates and {f"acpgen/templates/{t}" for t in templates} <= names
     assert "acpgen/rules/patch.toml" in names
     assert "acpgen/runtime/_runtime.py" in names
+    # The report page's style and script, read from the package at run time.
+    assert {"acpgen/report/page.js", "acpgen/report/page.css"} <= names
     # Every module of the generator, in every folder (a folder left out of
     # pyproject's package list would be missing from an installed acpgen).
     source = ROOT / "generator/acpgen"

@@ -9,10 +9,13 @@ JSON report; every echo agent streams a prompt back word by word.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import select
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -138,3 +141,31 @@ def check_report(report: dict, protocol: str, agent_name: str) -> None:
             assert isinstance(turn["messageId"], str) and turn["messageId"], turn
             assert turn["updates"][0] == "user_message", turn["updates"]
             assert turn["updates"][-1] == "state_update", turn["updates"]
+
+
+# ------------------------------------------------------------------ over the network
+
+
+@contextlib.contextmanager
+def listening(agent: list[str]) -> Iterator[int]:
+    """Start ``agent`` with ``--listen`` (it serves HTTP and WebSocket on a
+    free loopback port and prints ``LISTENING <port>``); yield the port, stop
+    the agent on exit."""
+    command = [*agent, "--listen"]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
+    try:
+        assert process.stdout is not None
+        ready, _, _ = select.select([process.stdout], [], [], TIMEOUT)
+        line = process.stdout.readline() if ready else ""
+        if not line.startswith("LISTENING "):
+            process.kill()
+            _, stderr = process.communicate(timeout=TIMEOUT)
+            pytest.fail(f"{command} did not start listening; stdout: {line!r}; stderr:\n{stderr}")
+        yield int(line.split()[1])
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()

@@ -4,6 +4,7 @@ official SDKs' peers, as real processes."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -65,3 +66,31 @@ def test_sdk_client_against_echo_agent_example(client):
             assert turn["updates"] == expected, turn["updates"]
             assert isinstance(turn["messageId"], str) and turn["messageId"], turn
     assert report["unknownMethod"] == {"code": -32601}, report["unknownMethod"]
+
+
+def test_echo_client_remote_example_against_echo_agent_remote_example():
+    """The network examples: the agent served over WebSocket and HTTP with a
+    token, the client connecting with it (and refused without it)."""
+    agent = [sys.executable, str(EXAMPLES / "echo_agent_remote.py"), "--port", "0", "--token", "t0k"]
+    process = subprocess.Popen(agent, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
+    try:
+        line = process.stdout.readline()
+        assert line.startswith("serving ws://127.0.0.1:"), line + process.stderr.read()
+        ws_url, http_url = line.split()[1], line.split()[3]
+        client = [sys.executable, str(EXAMPLES / "echo_client_remote.py")]
+        text = "remote says hello"
+        for url in (ws_url, http_url):
+            env = {**os.environ, "ACP_TOKEN": "t0k"}
+            done = subprocess.run(
+                [*client, url, text], capture_output=True, text=True, timeout=TIMEOUT, cwd=ROOT, env=env
+            )
+            assert done.returncode == 0, done.stderr
+            assert done.stdout.split() == [*text.split(), "[end_turn]"], done.stdout
+            env["ACP_TOKEN"] = "wrong"
+            done = subprocess.run(
+                [*client, url, text], capture_output=True, text=True, timeout=TIMEOUT, cwd=ROOT, env=env
+            )
+            assert done.returncode != 0 and "401" in done.stderr, done.stderr
+    finally:
+        process.terminate()
+        process.wait(timeout=10)

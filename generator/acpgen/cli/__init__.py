@@ -11,6 +11,7 @@ command                    module           what it does
 ``validate``               ``validate.py``  check a recorded transcript, message by message
 ``tap``                    ``tap.py``       proxy an agent's stdio, recording and validating live
 ``probe``                  ``probe.py``     run conformance checks against an agent binary
+``report``                 ``report.py``    a recorded transcript as one HTML page
 =========================  ===============  ==========================================
 
 The group loads a command's module only when that command runs, so
@@ -45,6 +46,7 @@ COMMANDS = {
     "validate": (".validate", "validate_command"),
     "tap": (".tap", "tap_command"),
     "probe": (".probe", "probe_command"),
+    "report": (".report", "report_command"),
 }
 """Command name -> (module of this package, attribute)."""
 
@@ -124,6 +126,7 @@ def main() -> None:
     validate              check a recorded transcript (JSON-RPC lines) message by message
     tap                   run an agent behind a proxy that records and validates live
     probe                 run conformance checks against an agent: probe -- AGENT COMMAND...
+    report                a recorded transcript as one self-contained HTML page
 
     Errors are one line naming the file (and JSON pointer) with exit status 2,
     and nothing is written. acpgen replaces only directories it generated

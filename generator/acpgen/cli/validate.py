@@ -7,6 +7,7 @@ import json
 import os
 import signal
 import sys
+from pathlib import Path
 from typing import Any, NoReturn, TextIO
 
 import click
@@ -50,6 +51,13 @@ INTERRUPTED = 130
     show_default=True,
     help="A longer line is a bad-line finding, skipped without being read into memory.",
 )
+@click.option(
+    "--html",
+    "html",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Also write the transcript with these findings as an HTML page there (what `acpgen report` writes).",
+)
 def validate_command(
     transcript: str,
     package: str | None,
@@ -58,6 +66,7 @@ def validate_command(
     strict: bool,
     fmt: str,
     max_line_bytes: int,
+    html: str | None,
 ) -> None:
     """Check a recorded ACP transcript, one JSON-RPC message per line.
 
@@ -71,7 +80,8 @@ def validate_command(
     only count with --strict), 0 otherwise, 2 on a usage error (or a
     transcript that cannot be read), 130 when interrupted. A reader that
     stops early (| head) ends the output, not the check: the exit status
-    still tells the whole transcript.
+    still tells the whole transcript. --html also writes the page `acpgen
+    report` writes, with these findings.
     """
     if schema is None and package is None:
         _say(f"acpgen validate: checking against {DEFAULT_PACKAGE} (the default; --package or --schema to choose)")
@@ -83,8 +93,11 @@ def validate_command(
         _interrupted()
     out = _Output(sys.stdout)
     errors = warnings = 0
+    kept: list[Finding] | None = [] if html is not None else None
     try:
         for finding in validate_file(transcript, module, strict=strict, max_line_bytes=max_line_bytes):
+            if kept is not None:
+                kept.append(finding)
             if finding.error:
                 errors += 1
             else:
@@ -98,7 +111,26 @@ def validate_command(
     out.flush()
     if fmt == "text":
         _say(f"{transcript}: {errors} error(s), {warnings} warning(s)")
+    if html is not None:
+        _page(transcript, html, module, kept or [], max_line_bytes)
     sys.exit(1 if errors else 0)
+
+
+def _page(transcript: str, html: str, module: Any, findings: list[Finding], max_line_bytes: int) -> None:
+    """``--html``: the report page of the transcript with the findings at hand."""
+    from ..report import write_report
+
+    if Path(html).resolve() == Path(transcript).resolve():
+        fail(f"{html}: the page would replace the transcript; give another --html")
+    try:
+        write_report(transcript, html, module, findings, max_line_bytes=max_line_bytes)
+    except AcpgenError as exc:
+        fail(exc)
+    except KeyboardInterrupt:
+        _interrupted()
+    except OSError as exc:
+        fail(f"cannot read {transcript}: {exc.strerror or exc}")
+    _say(f"acpgen validate: wrote {html}")
 
 
 def _generated(schema: str, rules: str | None) -> Any:

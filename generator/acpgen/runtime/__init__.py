@@ -17,6 +17,9 @@ SOURCES = {
         "_transport.py",
         "_connection.py",
         "_session.py",
+        "_links.py",
+        "_asgi.py",
+        "_remote.py",
         "_capabilities.py",
         "_folding.py",
     )

@@ -9,6 +9,7 @@ arrives. A v1 turn ends with the session/prompt response, a v2 turn with the
 first idle state_update after the prompt was accepted.
 
     python acpgen_client.py [--protocol v1|v2] -- AGENT_PROGRAM [ARGS...]
+    python acpgen_client.py [--protocol v1|v2] -- ws://HOST:PORT/acp | http://HOST:PORT/acp
 """
 
 from __future__ import annotations
@@ -83,7 +84,13 @@ async def run(protocol: str, program: str, *args: str) -> dict:
         init_request = acp.InitializeRequest(protocol_version=1, client_info=info)
     else:
         init_request = acp.InitializeRequest(protocol_version=2, info=info)
-    async with acp.spawn_agent(make_client, program, *args, validate_outgoing=True) as conn:
+    if program.startswith(("ws://", "wss://")):
+        connecting = acp.connect_agent_ws(make_client, program, validate_outgoing=True)
+    elif program.startswith(("http://", "https://")):
+        connecting = acp.connect_agent_http(make_client, program, validate_outgoing=True)
+    else:
+        connecting = acp.spawn_agent(make_client, program, *args, validate_outgoing=True)
+    async with connecting as conn:
         init = await conn.initialize(init_request)
         session = await conn.new_session(acp.NewSessionRequest(cwd=os.getcwd(), mcp_servers=[]))
         turns = {}

@@ -9,7 +9,10 @@ arrived. v1 ends a turn with the session/prompt response; v2 answers
 session/prompt at once with the user message id, echoes the prompt as
 ``user_message``, and ends the turn with an idle ``state_update``.
 
-    python acpgen_echo_agent.py [--protocol v1|v2] [--delay SECONDS]
+    python acpgen_echo_agent.py [--protocol v1|v2] [--delay SECONDS] [--listen]
+
+With ``--listen`` it serves ``serve_agent`` (HTTP and WebSocket on ``/acp``) on
+a free loopback port, printed as ``LISTENING <port>``.
 """
 
 from __future__ import annotations
@@ -113,10 +116,16 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--protocol", choices=("v1", "v2"), default="v1")
     parser.add_argument("--delay", type=float, default=0.005)
+    parser.add_argument("--listen", action="store_true", help="serve over HTTP and WebSocket")
     args = parser.parse_args()
     acp = importlib.import_module(f"acp_{args.protocol}")
     agent = EchoAgentV1 if args.protocol == "v1" else EchoAgentV2
-    asyncio.run(acp.run_agent_stdio(lambda conn: agent(acp, conn, args.delay), validate_outgoing=True))
+    make_agent = lambda conn: agent(acp, conn, args.delay)  # noqa: E731
+    if args.listen:  # a free loopback port, printed as LISTENING <port>
+        ready = lambda port: print("LISTENING", port, flush=True)  # noqa: E731
+        asyncio.run(acp.serve_agent(make_agent, port=0, ready=ready, connection={"validate_outgoing": True}))
+    else:
+        asyncio.run(acp.run_agent_stdio(make_agent, validate_outgoing=True))
 
 
 if __name__ == "__main__":

@@ -7,11 +7,13 @@ arrives. Prints a JSON report of what it saw on stdout (see
 tests/interop/README.md for its fields). ACP v1.
 
     python sdk_client.py AGENT_PROGRAM [ARGS...]
+    python sdk_client.py ws://HOST:PORT/acp | http://HOST:PORT/acp
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import sys
@@ -54,9 +56,34 @@ def turn_report(sent: str, stop_reason: str, updates: list[dict]) -> dict:
     }
 
 
+@contextlib.asynccontextmanager
+async def connected(client: RecordingClient, program: str, *args: str):
+    """The connection to the agent: a subprocess, or a URL (the SDK's
+    WebSocket or Streamable HTTP client)."""
+    if program.startswith(("ws://", "http://")):
+        from acp import connect_to_agent
+
+        if program.startswith("ws://"):
+            from acp.ws import create_websocket_stream
+
+            transport = await create_websocket_stream(program)
+        else:
+            from acp.http import create_http_stream
+
+            transport = create_http_stream(program)
+        conn = connect_to_agent(client, transport)
+        try:
+            yield conn
+        finally:
+            await conn.close()
+        return
+    async with spawn_agent_process(lambda _agent: client, program, *args) as (conn, _process):
+        yield conn
+
+
 async def run(program: str, *args: str) -> dict:
     client = RecordingClient()
-    async with spawn_agent_process(lambda _agent: client, program, *args) as (conn, _process):
+    async with connected(client, program, *args) as conn:
         client.conn = conn
         init = await conn.initialize(
             protocol_version=PROTOCOL_VERSION,

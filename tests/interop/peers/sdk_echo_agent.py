@@ -72,11 +72,27 @@ class EchoAgent(Agent):
         raise RequestError.method_not_found(method)
 
 
+async def listen(delay: float) -> None:
+    """Serve the SDK's ASGI app (Streamable HTTP and WebSocket on /acp) with
+    uvicorn on a free loopback port, printed as ``LISTENING <port>``."""
+    import uvicorn
+    from acp.http.asgi import create_asgi_app
+
+    app = create_asgi_app(lambda _conn: EchoAgent(delay))
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning"))
+    task = asyncio.ensure_future(server.serve())
+    while not server.started:
+        await asyncio.sleep(0.01)
+    print("LISTENING", server.servers[0].sockets[0].getsockname()[1], flush=True)
+    await task
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--delay", type=float, default=0.005)
+    parser.add_argument("--listen", action="store_true", help="serve over HTTP and WebSocket")
     args = parser.parse_args()
-    asyncio.run(run_agent(EchoAgent(args.delay)))
+    asyncio.run(listen(args.delay) if args.listen else run_agent(EchoAgent(args.delay)))
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@
 // with $/cancel_request on the first chunk, and reports the error it got.
 //
 //   node client.mjs [--protocol v1|v2] [--abort-turn] -- AGENT_PROGRAM [ARGS...]
+//   node client.mjs [--protocol v1|v2] -- ws://HOST:PORT/acp | http://HOST:PORT/acp
 
 import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
@@ -104,11 +105,25 @@ async function runAbortedTurn(sessionId, text) {
   }
 }
 
-const child = spawn(command[0], command.slice(1), { stdio: ["pipe", "pipe", "inherit"] });
-const stream = sdk.ndJsonStream(Writable.toWeb(child.stdin), Readable.toWeb(child.stdout));
+// An agent command, or the URL of an agent served over WebSocket (ws://,
+// through the ws package) or Streamable HTTP (http://).
+const remote = /^(ws|http)s?:\/\//.test(command[0]);
+let child = null;
+let stream;
+if (remote && command[0].startsWith("ws")) {
+  const { createWebSocketStream } = await import("@agentclientprotocol/sdk/experimental/ws-client");
+  const { WebSocket } = await import("ws");
+  stream = createWebSocketStream(command[0], { WebSocket });
+} else if (remote) {
+  const { createHttpStream } = await import("@agentclientprotocol/sdk/experimental/http-client");
+  stream = createHttpStream(command[0]);
+} else {
+  child = spawn(command[0], command.slice(1), { stdio: ["pipe", "pipe", "inherit"] });
+  stream = sdk.ndJsonStream(Writable.toWeb(child.stdin), Readable.toWeb(child.stdout));
+}
 const timeout = setTimeout(() => {
   console.error("client.mjs: timed out after 30 s");
-  child.kill();
+  child?.kill();
   process.exit(1);
 }, 30_000);
 
@@ -145,6 +160,7 @@ const report = await sdk
 
 console.log(JSON.stringify(report));
 clearTimeout(timeout);
+if (child === null) process.exit(0);
 child.stdin.end();
 // Give the agent a moment to exit on end of input, then stop it.
 const stopper = setTimeout(() => child.kill(), 2000);

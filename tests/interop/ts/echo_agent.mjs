@@ -21,6 +21,7 @@ const { values: opts } = parseArgs({
   options: {
     protocol: { type: "string", default: "v1" },
     delay: { type: "string", default: "0.005" },
+    listen: { type: "boolean", default: false },
   },
 });
 const delayMs = Number(opts.delay) * 1000;
@@ -103,5 +104,18 @@ const v2Agent = v2
 
 const sdk = opts.protocol === "v2" ? v2 : v1;
 const agent = opts.protocol === "v2" ? v2Agent : v1Agent;
-const stream = sdk.ndJsonStream(Writable.toWeb(process.stdout), Readable.toWeb(process.stdin));
-await agent.connect(stream).closed;
+if (opts.listen) {
+  // The SDK's AcpServer (Streamable HTTP and WebSocket) behind node:http and
+  // the ws package, on a free loopback port printed as LISTENING <port>.
+  const { createServer } = await import("node:http");
+  const { WebSocketServer } = await import("ws");
+  const { AcpServer } = await import("@agentclientprotocol/sdk/experimental/server");
+  const node = await import("@agentclientprotocol/sdk/experimental/node");
+  const acpServer = new AcpServer({ agent });
+  const httpServer = createServer(node.createNodeHttpHandler(acpServer));
+  httpServer.on("upgrade", node.createNodeWebSocketUpgradeHandler(acpServer, new WebSocketServer({ noServer: true })));
+  httpServer.listen(0, "127.0.0.1", () => console.log(`LISTENING ${httpServer.address().port}`));
+} else {
+  const stream = sdk.ndJsonStream(Writable.toWeb(process.stdout), Readable.toWeb(process.stdin));
+  await agent.connect(stream).closed;
+}

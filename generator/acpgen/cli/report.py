@@ -1,0 +1,99 @@
+"""``acpgen report TRANSCRIPT.jsonl -o session.html``."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from ..errors import AcpgenError
+from ..validate.checker import MAX_LINE_BYTES
+from .common import fail
+from .validate import DEFAULT_PACKAGE, _generated, _interrupted, _say
+
+
+@click.command("report")
+@click.argument("transcript", type=click.Path(exists=True, dir_okay=False))
+@click.option(
+    "-o",
+    "--output",
+    "output",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="The HTML file to write (replaced whole, never left half written). Default: the transcript's name with .html.",
+)
+@click.option(
+    "--package",
+    "package",
+    default=None,
+    help=f"The generated package the findings come from: a directory or an import name. Without it (and without --schema), {DEFAULT_PACKAGE}, said on stderr.",
+)
+@click.option(
+    "--schema",
+    "schema",
+    type=click.Path(exists=True, dir_okay=False),
+    help="Generate that package from this schema instead (into a temporary directory, removed before checking starts).",
+)
+@click.option(
+    "--rules", "rules", help="With --schema: the rule set (v1, v1_unstable, v2, v2_unstable) for the session checks."
+)
+@click.option("--strict", is_flag=True, help="Show what lenient decoding repairs, and unanswered requests, as errors.")
+@click.option("--title", default=None, help="The page's title. Default: the transcript's file name.")
+@click.option(
+    "--max-line-bytes",
+    type=click.IntRange(min=1),
+    default=MAX_LINE_BYTES,
+    show_default=True,
+    help="A longer line is a bad-line finding, skipped without being read into memory.",
+)
+def report_command(
+    transcript: str,
+    output: str | None,
+    package: str | None,
+    schema: str | None,
+    rules: str | None,
+    strict: bool,
+    title: str | None,
+    max_line_bytes: int,
+) -> None:
+    """Write a recorded ACP transcript as one self-contained HTML page.
+
+    The page shows the session as an editor would: user and agent messages
+    and thoughts (streamed chunks joined), tool calls with their status,
+    content and diffs (old and new text as a line diff), plans, permission
+    requests with their answers, usage and the end of each turn; every
+    finding of `acpgen validate` pinned to its line with its JSON pointer; a
+    session filter; and every line as it was recorded (Lines). It loads
+    nothing (no network, scripts, fonts or images from elsewhere; a
+    Content-Security-Policy says so) and draws only the rows in view, so a
+    transcript of 100,000 lines opens at once. Transcript text is shown as
+    text, never run as markup. Exit 0 once the page is written, 2 on a usage
+    error or a file that cannot be read or written, 130 when interrupted.
+    """
+    from ..report import write_report
+    from ..validate.loader import load_package
+
+    target = Path(output) if output is not None else Path(transcript).with_suffix(".html")
+    if target.resolve() == Path(transcript).resolve():
+        fail(f"{target}: the output would replace the transcript; give another -o")
+    if schema is None and package is None:
+        _say(f"acpgen report: checking against {DEFAULT_PACKAGE} (the default; --package or --schema to choose)")
+    try:
+        module = _generated(schema, rules) if schema else load_package(package or DEFAULT_PACKAGE)
+        data = write_report(transcript, target, module, strict=strict, max_line_bytes=max_line_bytes, title=title)
+    except AcpgenError as exc:
+        fail(exc)
+    except KeyboardInterrupt:
+        _interrupted()
+    except OSError as exc:
+        fail(f"cannot read {transcript}: {exc.strerror or exc}")
+    errors = sum(1 for finding in data["findings"] if finding[4])
+    _say(
+        f"acpgen report: wrote {target} ({data['lineCount']} lines, {len(data['sessions'])} session(s), "
+        f"{errors} error(s), {len(data['findings']) - errors} warning(s))"
+    )
+    sys.exit(0)
+
+
+__all__ = ["report_command"]

@@ -1,0 +1,553 @@
+"use strict";
+// acpgen report: draws the folded transcript held in #acp-data. Every value
+// of the transcript goes into the page as text (textContent), never as
+// markup; only the rows in view are in the DOM (VirtualList). The lines as
+// recorded (#acp-lines, the bulk of the page) come after this script, so the
+// conversation is drawn before the browser has read them; they are parsed
+// when the Lines view first needs them.
+(function () {
+  const data = JSON.parse(document.getElementById("acp-data").textContent);
+  const rows = data.rows;
+  const sessions = data.sessions;
+  // Object.create(null): a terminal id such as "__proto__" is just a key.
+  const terminals = Object.assign(Object.create(null), data.terminals);
+  const findings = data.findings; // [line, kind, message, pointer, error]
+  const lineCount = data.lineCount;
+
+  function el(tag, cls, text) {
+    const node = document.createElement(tag);
+    if (cls) node.className = cls;
+    if (text !== undefined && text !== null && text !== "") node.textContent = String(text);
+    return node;
+  }
+
+  // line -> its row; line -> its findings
+  const rowOf = new Int32Array(lineCount + 2).fill(-1);
+  rows.forEach(function (row, index) {
+    for (const line of row.l) rowOf[line] = index;
+  });
+  const findingsAt = new Map();
+  findings.forEach(function (finding, index) {
+    const list = findingsAt.get(finding[0]);
+    if (list) list.push(index);
+    else findingsAt.set(finding[0], [index]);
+  });
+  function sessionOfLine(line) {
+    const row = rowOf[line];
+    return row < 0 ? -1 : rows[row].s;
+  }
+  const errors = findings.filter((f) => f[4]).length;
+
+  // ---- a list that keeps only the blocks of rows in view in the DOM ----
+  class VirtualList {
+    constructor(scroller, count, render, estimate) {
+      this.scroller = scroller;
+      this.count = count;
+      this.render = render;
+      this.size = 20;
+      this.blocks = Math.ceil(count / this.size);
+      this.heights = new Float64Array(this.blocks);
+      for (let b = 0; b < this.blocks; b++) {
+        this.heights[b] = estimate * Math.min(this.size, count - b * this.size);
+      }
+      this.tops = new Float64Array(this.blocks + 1);
+      this.live = new Map();
+      this.inner = el("div", "vlist");
+      scroller.replaceChildren(this.inner);
+      scroller.scrollTop = 0;
+      this.layout();
+      this.queued = false;
+      this.onScroll = () => this.schedule();
+      scroller.addEventListener("scroll", this.onScroll, { passive: true });
+      this.update();
+    }
+    destroy() {
+      this.scroller.removeEventListener("scroll", this.onScroll);
+    }
+    layout() {
+      let top = 0;
+      for (let b = 0; b < this.blocks; b++) {
+        this.tops[b] = top;
+        top += this.heights[b];
+      }
+      this.tops[this.blocks] = top;
+      this.inner.style.height = top + "px";
+      for (const [b, div] of this.live) div.style.top = this.tops[b] + "px";
+    }
+    blockAt(y) {
+      let lo = 0;
+      let hi = this.blocks - 1;
+      while (lo < hi) {
+        const mid = (lo + hi + 1) >> 1;
+        if (this.tops[mid] <= y) lo = mid;
+        else hi = mid - 1;
+      }
+      return lo;
+    }
+    schedule() {
+      if (this.queued) return;
+      this.queued = true;
+      requestAnimationFrame(() => {
+        this.queued = false;
+        this.update();
+      });
+    }
+    block(b) {
+      const div = el("div", "vblock");
+      div.style.top = this.tops[b] + "px";
+      const end = Math.min(this.count, (b + 1) * this.size);
+      for (let i = b * this.size; i < end; i++) {
+        const item = this.render(i);
+        item.dataset.i = String(i);
+        div.appendChild(item);
+      }
+      return div;
+    }
+    measure(list, top) {
+      let shift = 0;
+      let changed = false;
+      for (const b of list) {
+        const div = this.live.get(b);
+        if (!div) continue;
+        const height = div.offsetHeight;
+        if (height !== this.heights[b]) {
+          if (this.tops[b] < top) shift += height - this.heights[b];
+          this.heights[b] = height;
+          changed = true;
+        }
+      }
+      return changed ? shift : null;
+    }
+    update() {
+      if (!this.blocks) return;
+      const s = this.scroller;
+      for (let pass = 0; pass < 6; pass++) {
+        const top = s.scrollTop;
+        const view = s.clientHeight;
+        const atEnd = top > 0 && top + view >= this.tops[this.blocks] - 2;
+        const first = this.blockAt(Math.max(0, top - view / 2));
+        const last = this.blockAt(top + view * 1.5);
+        for (const [b, div] of this.live) {
+          if (b < first || b > last) {
+            div.remove();
+            this.live.delete(b);
+          }
+        }
+        const added = [];
+        for (let b = first; b <= last; b++) {
+          if (!this.live.has(b)) {
+            const div = this.block(b);
+            this.inner.appendChild(div);
+            this.live.set(b, div);
+            added.push(b);
+          }
+        }
+        const shift = this.measure(added, top);
+        if (shift === null) return;
+        this.layout();
+        if (atEnd) s.scrollTop = this.tops[this.blocks] - view;
+        else if (shift) s.scrollTop = top + shift;
+      }
+    }
+    remeasure() {
+      const shift = this.measure([...this.live.keys()], this.scroller.scrollTop);
+      if (shift !== null) {
+        this.layout();
+        this.update();
+      }
+    }
+    end() {
+      // To the last row, measuring on the way (the rows drawn near the end
+      // may be taller than estimated, which moves the end further).
+      for (let pass = 0; pass < 10; pass++) {
+        const total = this.tops[this.blocks];
+        this.scroller.scrollTop = total;
+        this.update();
+        if (this.tops[this.blocks] === total) break;
+      }
+    }
+    scrollTo(i) {
+      const b = Math.floor(i / this.size);
+      const s = this.scroller;
+      s.scrollTop = this.tops[b];
+      this.update();
+      const div = this.live.get(b);
+      const item = div && div.children[i - b * this.size];
+      if (item) s.scrollTop = this.tops[b] + item.offsetTop - 8;
+      this.update();
+      return item;
+    }
+  }
+
+  // ---- pieces of a row ----
+  function lineButton(line) {
+    const button = el("button", "ln", "line " + line);
+    button.type = "button";
+    button.title = "show line " + line + " in Lines";
+    button.addEventListener("click", function (event) {
+      event.stopPropagation();
+      show("lines", line);
+    });
+    return button;
+  }
+  function arrow(direction) {
+    if (direction === "c") return el("span", "dir", "client \u2192 agent");
+    if (direction === "a") return el("span", "dir", "agent \u2192 client");
+    return el("span", "dir", "");
+  }
+  function sessionTag(index) {
+    if (sessions.length < 2 || index < 0) return null;
+    const session = sessions[index];
+    const tag = el("span", "stag", session.title || session.id.slice(0, 12));
+    tag.title = "session " + session.id;
+    return tag;
+  }
+  function findingList(lines) {
+    const box = el("div", "findings");
+    for (const line of lines) {
+      for (const index of findingsAt.get(line) || []) box.appendChild(findingItem(index, true));
+    }
+    return box.childElementCount ? box : null;
+  }
+  function findingItem(index, withLine) {
+    const f = findings[index];
+    const item = el("div", "finding " + (f[4] ? "error" : "warning"));
+    if (withLine) item.appendChild(lineButton(f[0]));
+    item.appendChild(el("span", "fkind", (f[4] ? "error " : "warning ") + f[1]));
+    item.lastChild.title = data.kinds[f[1]] || "";
+    if (f[3]) item.appendChild(el("code", "pointer", f[3]));
+    item.appendChild(el("span", "fmsg", f[2]));
+    return item;
+  }
+  function blocks(content, cls) {
+    const box = el("div", cls || "text");
+    for (const block of content || []) {
+      box.appendChild(el("div", block[0] === "text" ? "block" : "block other", block[1]));
+    }
+    return box;
+  }
+  function badge(text, cls) {
+    return el("span", "badge " + (cls || ""), text);
+  }
+  function details(label, text) {
+    const box = el("details", "raw-value");
+    box.appendChild(el("summary", "", label));
+    box.appendChild(el("pre", "", text));
+    box.addEventListener("toggle", () => current && current.list.remeasure());
+    return box;
+  }
+  function diffTable(item) {
+    const box = el("div", "diff");
+    box.appendChild(el("div", "diff-path", (item.new ? "new file " : "") + item.path));
+    if (!item.lines.length) box.appendChild(el("div", "muted", "no changes"));
+    for (const d of item.lines) {
+      const line = el("div", "dl " + { " ": "ctx", "-": "del", "+": "add", "@": "hunk" }[d[0]]);
+      line.appendChild(el("span", "no", d[1] || ""));
+      line.appendChild(el("span", "no", d[2] || ""));
+      line.appendChild(el("span", "op", d[0] === "@" ? "" : d[0]));
+      line.appendChild(el("span", "code", d[3]));
+      box.appendChild(line);
+    }
+    return box;
+  }
+  function toolContent(item) {
+    if (item.t === "diff") return diffTable(item);
+    if (item.t === "patch") {
+      const box = el("div", "diff");
+      box.appendChild(el("div", "diff-path", item.changes.join(", ")));
+      for (const text of item.text ? item.text.split("\n") : []) {
+        const first = text.charAt(0);
+        const cls = first === "+" ? "add" : first === "-" ? "del" : first === "@" ? "hunk" : "ctx";
+        const line = el("div", "dl " + cls);
+        line.appendChild(el("span", "code", text));
+        box.appendChild(line);
+      }
+      return box;
+    }
+    if (item.t === "terminal") {
+      const known = terminals[item.id];
+      const box = el("div", "terminal");
+      const head = "terminal " + item.id + (known && known.command ? ": " + known.command : "");
+      box.appendChild(el("div", "diff-path", head + (known && known.exit ? " (" + known.exit + ")" : "")));
+      box.appendChild(el("pre", "", known && known.output ? known.output : "no output in the transcript"));
+      return box;
+    }
+    return blocks(item.content, "text");
+  }
+
+  function message(who, row, body) {
+    body.appendChild(el("div", "who", who));
+    body.appendChild(blocks(row.content));
+    if (row.cut) body.appendChild(el("div", "muted", "\u2026 " + row.cut + " more characters not shown"));
+  }
+
+  const RENDER = {
+    user(row, body) {
+      message("User", row, body);
+    },
+    agent(row, body) {
+      message("Agent", row, body);
+    },
+    thought(row, body) {
+      message("Thought", row, body);
+    },
+    tool(row, body) {
+      const head = el("div", "tool-head");
+      head.appendChild(badge(row.status || "no status", "status s-" + (row.status || "none")));
+      if (row.kind) head.appendChild(badge(row.kind, "kind"));
+      head.appendChild(el("span", "tool-title", row.title || row.id));
+      body.appendChild(head);
+      const history = el("div", "history muted");
+      history.textContent =
+        "tool call " +
+        row.id +
+        (row.statuses.length ? ": " + row.statuses.map((s) => s[1] + " (line " + s[0] + ")").join(" \u2192 ") : "");
+      body.appendChild(history);
+      if (row.locations.length) body.appendChild(el("div", "locations", row.locations.join("  ")));
+      for (const item of row.content) body.appendChild(toolContent(item));
+      if (row.input !== undefined) body.appendChild(details("raw input", row.input));
+      if (row.output !== undefined) body.appendChild(details("raw output", row.output));
+    },
+    plan(row, body) {
+      body.appendChild(el("div", "who", row.removed ? "Plan removed" : "Plan"));
+      const list = el("ol", "plan");
+      for (const entry of row.entries) {
+        const item = el("li", "entry");
+        item.appendChild(badge(entry[2], "status s-" + entry[2]));
+        item.appendChild(badge(entry[1], "priority"));
+        item.appendChild(el("span", "entry-text", entry[0]));
+        list.appendChild(item);
+      }
+      body.appendChild(list);
+    },
+    permission(row, body) {
+      body.appendChild(el("div", "who", "Permission requested"));
+      body.appendChild(el("div", "tool-title", row.title || row.tool));
+      const list = el("ul", "options");
+      for (const option of row.options) {
+        const chosen = row.answer === option[0];
+        const item = el("li", chosen ? "option chosen" : "option", option[1] + " (" + option[2] + ")");
+        if (chosen) item.appendChild(badge("chosen", "status s-completed"));
+        list.appendChild(item);
+      }
+      body.appendChild(list);
+      const answer =
+        row.answer === undefined
+          ? "not answered"
+          : "answer: " +
+            ((row.options.find((o) => o[0] === row.answer) || [])[1] || row.answer) +
+            " (line " +
+            row.answerLine +
+            ")";
+      body.appendChild(el("div", "answer", answer));
+    },
+    usage(row, body) {
+      const share = typeof row.used === "number" && row.size ? " (" + Math.round((100 * row.used) / row.size) + "%)" : "";
+      const text = "Context: " + row.used + " of " + row.size + " tokens" + share + (row.cost ? ", cost " + row.cost : "");
+      body.appendChild(el("div", "usage", text));
+    },
+    turn(row, body) {
+      const text = row.error ? "Turn failed: " + row.error : "Turn ended: " + row.stop;
+      body.appendChild(el("div", "turn-end", text));
+      if (row.usage.length) body.appendChild(el("div", "muted", row.usage.map((p) => p[0] + " " + p[1]).join(", ")));
+    },
+    rpc(row, body) {
+      const head = el("div", "rpc-head");
+      head.appendChild(el("code", "method", row.method || "response"));
+      if (row.notification) head.appendChild(badge("notification", "kind"));
+      if (row.params) head.appendChild(el("span", "summary", row.params));
+      body.appendChild(head);
+      if (row.error !== undefined) body.appendChild(el("div", "rpc-error", "error: " + row.error));
+      else if (row.result !== undefined) body.appendChild(el("div", "summary", "result: " + (row.result || "{}")));
+      else if (!row.notification && !row.response) body.appendChild(el("div", "muted", "no response"));
+    },
+    event(row, body) {
+      const head = el("div", "rpc-head");
+      head.appendChild(el("code", "method", row.label || "update"));
+      head.appendChild(el("span", "summary", row.text));
+      body.appendChild(head);
+    },
+    bad(row, body) {
+      body.appendChild(el("div", "rpc-error", "Not a message: " + row.why));
+    },
+  };
+
+  function renderRow(index) {
+    const row = rows[index];
+    const node = el("div", "row k-" + row.k);
+    const meta = el("div", "meta");
+    meta.appendChild(lineButton(row.n));
+    if (row.l.length > 1) meta.appendChild(el("span", "count", row.l.length + " lines"));
+    meta.appendChild(arrow(row.d));
+    const tag = sessionTag(row.s);
+    if (tag) meta.appendChild(tag);
+    node.appendChild(meta);
+    const body = el("div", "body");
+    (RENDER[row.k] || RENDER.bad)(row, body);
+    const box = findingList(row.l);
+    if (box) body.appendChild(box);
+    node.appendChild(body);
+    return node;
+  }
+
+  let expanded = new Set();
+  function renderLine(line) {
+    const flagged = findingsAt.get(line);
+    const level = flagged ? (flagged.some((i) => findings[i][4]) ? " flag-error" : " flag-warning") : "";
+    const node = el("div", "line" + (expanded.has(line) ? " open" : "") + level);
+    node.dataset.line = String(line);
+    const head = el("div", "line-head");
+    head.appendChild(el("span", "ln", String(line)));
+    const d = recorded.dirs.charAt(line - 1);
+    head.appendChild(el("span", "dir", d === "c" ? "\u2192" : d === "a" ? "\u2190" : ""));
+    const raw = recorded.raw[line - 1];
+    head.appendChild(el("span", "raw", raw));
+    node.appendChild(head);
+    if (expanded.has(line)) {
+      let text = raw;
+      try {
+        text = JSON.stringify(JSON.parse(raw), null, 2);
+      } catch (e) {
+        // not JSON: shown as it is
+      }
+      node.appendChild(el("pre", "pretty", text));
+    }
+    const box = findingList([line]);
+    if (box) {
+      for (const button of box.querySelectorAll(".ln")) button.remove();
+      node.appendChild(box);
+    }
+    head.addEventListener("click", function () {
+      if (expanded.has(line)) expanded.delete(line);
+      else expanded.add(line);
+      node.replaceWith(renderLine(line));
+      current.list.remeasure();
+    });
+    return node;
+  }
+
+  function renderFinding(index) {
+    const item = findingItem(index, true);
+    item.classList.add("finding-row");
+    return item;
+  }
+
+  // ---- views, the session filter ----
+  const scroller = document.getElementById("view");
+  const select = document.getElementById("session");
+  let current = null;
+  let filter = -2; // -2: every session
+
+  function items(view) {
+    const out = [];
+    if (view === "conversation") {
+      for (let i = 0; i < rows.length; i++) if (filter === -2 || rows[i].s === filter) out.push(i);
+    } else if (view === "lines") {
+      for (let line = 1; line <= lineCount; line++) if (filter === -2 || sessionOfLine(line) === filter) out.push(line);
+    } else {
+      for (let i = 0; i < findings.length; i++) if (filter === -2 || sessionOfLine(findings[i][0]) === filter) out.push(i);
+    }
+    return out;
+  }
+
+  let recorded = null; // {raw: [line text], dirs: "ca-..."}, once read
+  function lines() {
+    if (recorded === null) {
+      // Until the document is read, the element may hold part of its text.
+      if (document.readyState === "loading") return false;
+      recorded = JSON.parse(document.getElementById("acp-lines").textContent);
+    }
+    return true;
+  }
+
+  function show(view, line) {
+    if (current) current.list.destroy();
+    if (view === "lines" && !lines()) {
+      scroller.replaceChildren(el("p", "empty", "Reading the lines\u2026"));
+      current = { view: view, list: { destroy() {}, remeasure() {} } };
+      document.addEventListener("DOMContentLoaded", () => current.view === "lines" && show("lines", line));
+      return;
+    }
+    for (const tab of document.querySelectorAll("[role=tab]")) {
+      tab.setAttribute("aria-selected", String(tab.dataset.view === view));
+    }
+    document.body.dataset.view = view;
+    const list = items(view);
+    const render =
+      view === "conversation"
+        ? (i) => renderRow(list[i])
+        : view === "lines"
+          ? (i) => renderLine(list[i])
+          : (i) => renderFinding(list[i]);
+    const estimate = view === "conversation" ? 64 : 24;
+    if (!list.length) {
+      scroller.replaceChildren(el("p", "empty", view === "findings" ? "No findings." : "Nothing to show."));
+      current = { view: view, list: { destroy() {}, remeasure() {} } };
+      return;
+    }
+    current = { view: view, list: new VirtualList(scroller, list.length, render, estimate) };
+    if (line !== undefined) {
+      const position = view === "lines" ? lowerBound(list, line) : -1;
+      if (position >= 0) {
+        const item = current.list.scrollTo(position);
+        if (item) item.classList.add("target");
+      }
+    }
+  }
+  function lowerBound(list, value) {
+    let lo = 0;
+    let hi = list.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (list[mid] < value) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo < list.length ? lo : list.length - 1;
+  }
+
+  // ---- the header ----
+  function plural(count, word) {
+    return count + " " + word + (count === 1 ? "" : "s");
+  }
+  document.getElementById("title").textContent = data.title;
+  const summary = [
+    plural(lineCount, "line"),
+    plural(sessions.length, "session"),
+    plural(errors, "error") + ", " + plural(findings.length - errors, "warning") + (data.package ? " (checked against " + data.package + ")" : " (not checked)"),
+    data.generator,
+  ];
+  document.getElementById("summary").textContent = summary.join(" \u00b7 ");
+  document.getElementById("tab-findings").textContent = "Findings (" + findings.length + ")";
+  const all = el("option", "", "all sessions (" + sessions.length + ")");
+  all.value = "-2";
+  select.appendChild(all);
+  sessions.forEach(function (session, index) {
+    const option = el("option", "", (session.title ? session.title + " \u2014 " : "") + session.id + (session.cwd ? " (" + session.cwd + ")" : ""));
+    option.value = String(index);
+    select.appendChild(option);
+  });
+  select.disabled = sessions.length < 2;
+  select.addEventListener("change", function () {
+    filter = Number(select.value);
+    show(current ? current.view : "conversation");
+  });
+  for (const tab of document.querySelectorAll("[role=tab]")) {
+    tab.addEventListener("click", () => show(tab.dataset.view));
+  }
+  window.addEventListener("resize", () => current && current.list.remeasure());
+  // Home and End go to the first and the last row at once (the browser's
+  // animated scroll would aim at an end that moves as rows get measured).
+  scroller.addEventListener("keydown", function (event) {
+    if (!current || !current.list.end || event.altKey || event.ctrlKey || event.metaKey) return;
+    if (event.key === "End") current.list.end();
+    else if (event.key === "Home") scroller.scrollTop = 0;
+    else return;
+    event.preventDefault();
+  });
+
+  show("conversation");
+  document.documentElement.dataset.drawn = String(performance.now());
+  requestAnimationFrame(function () {
+    document.documentElement.dataset.ready = String(performance.now());
+  });
+})();

@@ -1,0 +1,225 @@
+"""The state of one connection the ASGI app (``_asgi``) serves: the agent's
+connection over an in-memory pair, the SSE streams its messages wait in,
+and the routes of requests and answers between the streams."""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import contextlib
+import json
+import logging
+import secrets
+from collections.abc import Awaitable, Callable, Mapping, MutableMapping
+from dataclasses import dataclass
+from typing import Any, cast
+
+from ._connection import Connection
+from ._transport import MemoryTransport, Transport, memory_pair
+
+__all__ = ["Key", "Limits", "Link", "Stream", "message_key", "session_of"]
+
+log = logging.getLogger(__name__.rpartition(".")[0] + ".asgi")
+
+AsgiSend = Callable[[MutableMapping[str, Any]], Awaitable[None]]
+Key = tuple[str, int | str]
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What bounds a connection: the size of a message, the bytes its SSE
+    streams hold, the seconds its peer may leave it unread or unopened."""
+
+    max_message: int
+    max_buffered: int
+    idle_timeout: float
+
+
+def message_key(id: object) -> Key | None:
+    """A JSON-RPC id as a dict key (1 and "1" apart; no key for others)."""
+    if isinstance(id, bool):
+        return None
+    if isinstance(id, int):
+        return ("n", id)
+    if isinstance(id, str):
+        return ("s", id)
+    return None
+
+
+def session_of(message: Mapping[str, Any], field: str) -> str | None:
+    """The ``sessionId`` of a message's ``params`` or ``result``."""
+    holder: object = message.get(field)
+    if isinstance(holder, dict):
+        value = cast("dict[str, object]", holder).get("sessionId")
+        if isinstance(value, str):
+            return value
+    return None
+
+
+class Stream:
+    """One SSE stream's messages, waiting for its reader."""
+
+    def __init__(self) -> None:
+        self.items: collections.deque[bytes] = collections.deque()
+        self.ready = asyncio.Event()
+        self.attached = False
+        self.ended = False
+
+
+class Link:
+    """One ACP connection of the app: the agent's :class:`Connection` over an
+    in-memory pair, and what routes its messages to the peer (``websocket``:
+    the socket's ASGI ``send``, or ``None`` for the SSE streams)."""
+
+    def __init__(
+        self,
+        make_connection: Callable[[Transport, int], Connection[Any]],
+        limits: Limits,
+        websocket: AsgiSend | None,
+        closed: Callable[[Link], object],
+    ) -> None:
+        self.limits = limits
+        self.on_close = closed
+        self.id = secrets.token_hex(16)
+        here, there = memory_pair(16)
+        self.here: MemoryTransport = here
+        self.connection = make_connection(there, limits.max_message)
+        self.websocket = websocket
+        self.ws_lock = asyncio.Lock()
+        self.streams: dict[str | None, Stream] = {None: Stream()}
+        self.sessions: set[str] = set()
+        self.routes: dict[Key, str | None] = {}
+        """The client's requests: the stream their answer goes on."""
+        self.agent_requests: dict[Key, str | None] = {}
+        """The agent's requests: the session they are about."""
+        self.waiters: dict[Key, asyncio.Future[bytes]] = {}
+        self.buffered = 0
+        self.room = asyncio.Event()
+        self.room.set()
+        loop = asyncio.get_running_loop()
+        self.last_active = loop.time()
+        self.closed = False
+        self.connection.start()
+        self.pump = loop.create_task(self._pump())
+        self.sending_since: float | None = None
+        """Since when the message being sent to the peer waits for it."""
+        self.reaper = loop.create_task(self._reap())
+        self.handler: asyncio.Task[Any] | None = None
+        """The task reading the WebSocket: close() stops it."""
+
+    # ---------------------------------------------------------- to the agent
+
+    async def deliver(self, data: bytes) -> None:
+        self.last_active = asyncio.get_running_loop().time()
+        await self.here.send(data)
+
+    async def ask(self, key: Key, data: bytes, timeout: float) -> bytes:
+        future: asyncio.Future[bytes] = asyncio.get_running_loop().create_future()
+        self.waiters[key] = future
+        await self.deliver(data)
+        return await asyncio.wait_for(future, timeout)
+
+    # ---------------------------------------------------------- to the peer
+
+    async def _pump(self) -> None:
+        loop = asyncio.get_running_loop()
+        try:
+            while True:
+                data = await self.here.receive()
+                if data is None:
+                    break
+                self.sending_since = loop.time()
+                await self._route(data)
+                self.sending_since = None
+        except (ConnectionError, OSError):
+            pass
+        finally:
+            asyncio.get_running_loop().create_task(self.close())
+
+    async def _route(self, data: bytes) -> None:
+        if self.websocket is not None:  # one socket carries everything
+            async with self.ws_lock:
+                await self.websocket({"type": "websocket.send", "text": data.decode()})
+            return
+        try:
+            message = json.loads(data)
+        except ValueError:  # pragma: no cover - the connection writes JSON
+            message = None
+        if not isinstance(message, dict):  # pragma: no cover
+            message = {}
+        wire: dict[str, Any] = message  # pyright: ignore[reportUnknownVariableType]
+        key = message_key(wire.get("id"))
+        if "method" not in wire and key is not None:
+            waiter = self.waiters.pop(key, None)
+            if waiter is not None:
+                if not waiter.done():
+                    waiter.set_result(data)
+                return
+            target = self.routes.pop(key, None)
+            created = session_of(wire, "result")
+            if created is not None:
+                self.sessions.add(created)
+        else:
+            target = session_of(wire, "params")
+            if target is not None:
+                self.sessions.add(target)
+            if key is not None:
+                self.agent_requests[key] = target
+        while self.buffered >= self.limits.max_buffered:
+            self.room.clear()
+            await self.room.wait()
+        stream = self.streams.get(target)
+        if stream is None:
+            stream = self.streams[target] = Stream()
+        stream.items.append(data)
+        stream.ready.set()
+        self.buffered += len(data)
+
+    def take(self, stream: Stream) -> bytes | None:
+        if not stream.items:
+            stream.ready.clear()
+            return None
+        data = stream.items.popleft()
+        self.buffered -= len(data)
+        if self.buffered < self.limits.max_buffered:
+            self.room.set()
+        return data
+
+    async def _reap(self) -> None:
+        """Close the connection once its peer has not read what waits for it,
+        or (HTTP) no stream has been open, for ``idle_timeout`` seconds."""
+        loop = asyncio.get_running_loop()
+        timeout = self.limits.idle_timeout
+        while not self.closed:
+            await asyncio.sleep(timeout / 4)
+            since = self.sending_since
+            if since is not None and loop.time() - since > timeout:
+                log.warning("closing connection %s: its peer does not read", self.id)
+                await self.close()
+            elif self.websocket is not None:
+                pass
+            elif any(stream.attached for stream in self.streams.values()):
+                self.last_active = loop.time()
+            elif loop.time() - self.last_active > timeout:
+                log.info("closing idle connection %s", self.id)
+                await self.close()
+
+    async def close(self) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        self.on_close(self)
+        current = asyncio.current_task()
+        for task in (self.pump, self.reaper, self.handler):
+            if task is not None and task is not current:
+                task.cancel()
+        for future in self.waiters.values():
+            if not future.done():
+                future.set_exception(ConnectionError("the connection closed"))
+        for stream in self.streams.values():
+            stream.ended = True
+            stream.ready.set()
+        with contextlib.suppress(Exception):
+            await self.connection.close()
+        with contextlib.suppress(Exception):
+            await self.here.close()

@@ -1,0 +1,300 @@
+"""``acpgen report``'s page in a real browser: Debian's chromium, headless,
+driven by Playwright (launched at /usr/bin/chromium, never a browser of its
+own), one launch for the module.
+
+What is shown is asserted: the messages (chunks joined), a tool call's
+status and a diff line, the plan, the permission's answer, a finding's
+pointer in the conversation and in the lines, the session filter, that
+transcript markup never runs, that the page asks for nothing beyond
+itself; and a 100,000-line transcript: it opens with only the rows in view
+in the DOM, and scrolling to the end shows the last lines. Its load time is
+printed (``-s`` shows it), not asserted.
+
+``ACPGEN_RECORD_DOCS=1`` also writes the demo's screenshot to
+``docs/report.png``.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ..conftest import ROOT
+from ..report.transcripts import SESSION_A, SESSION_B, XSS, demo, long_session
+
+CHROMIUM = "/usr/bin/chromium"
+INSTALL = "apt-get install -y --no-install-recommends chromium (as root; make install does it)"
+ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+LONG_LINES = 100_000
+TIMEOUT = 120_000
+"""Milliseconds any wait may take: a generous "it finishes", nothing more."""
+
+# Before the page's own script: every long task (the main thread busy over
+# 50 ms), for the figures printed about the long transcript.
+WATCH_LONG_TASKS = """
+window.__longTasks = [];
+new PerformanceObserver((list) => {
+  for (const entry of list.getEntries()) window.__longTasks.push(entry.duration);
+}).observe({ type: "longtask", buffered: true });
+"""
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    if not os.access(CHROMIUM, os.X_OK):
+        pytest.fail(f"{CHROMIUM} is missing: the report's browser test needs Debian's chromium: {INSTALL}")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        pytest.fail("Playwright is missing: .venv/bin/pip install -e '.[test]' (make install)")
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        yield launched
+        launched.close()
+
+
+class Page:
+    """A page of the report, with what it requested and complained of."""
+
+    def __init__(self, browser: Any, path: Path) -> None:
+        self.path = path
+        self.context = browser.new_context(viewport={"width": 1200, "height": 900})
+        self.context.add_init_script(WATCH_LONG_TASKS)
+        self.page = self.context.new_page()
+        self.page.set_default_timeout(TIMEOUT)
+        self.requests: list[str] = []
+        self.errors: list[str] = []
+        self.page.on("request", lambda request: self.requests.append(request.url))
+        self.page.on("pageerror", lambda error: self.errors.append(str(error)))
+        self.page.on("console", lambda message: self.errors.append(message.text) if message.type == "error" else None)
+        started = time.perf_counter()
+        # Back as soon as the page starts coming in: the first rows are drawn
+        # before the browser has read all of it.
+        self.page.goto(path.as_uri(), wait_until="commit")
+        # (A locator: a predicate of wait_for_function is evaluated in a way
+        # the page's Content-Security-Policy refuses.)
+        self.page.locator("html[data-ready]").wait_for(state="attached")
+        self.seconds = time.perf_counter() - started
+
+    def rows(self, selector: str = ".row") -> Any:
+        return self.page.locator(f"main {selector}")
+
+    def close(self) -> None:
+        self.context.close()
+
+
+def report(transcript: Path, out: Path, *extra: str) -> Path:
+    subprocess.run(
+        [str(Path(sys.executable).parent / "acpgen"), "report", str(transcript), "-o", str(out), *extra],
+        check=True,
+        capture_output=True,
+        cwd=ROOT,
+    )
+    return out
+
+
+@pytest.fixture(scope="module")
+def demo_page(browser: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Page]:
+    folder = tmp_path_factory.mktemp("report")
+    page = Page(browser, report(demo(folder / "demo.jsonl"), folder / "demo.html"))
+    yield page
+    page.close()
+
+
+def test_messages_and_thoughts_are_shown_with_their_chunks_joined(demo_page: Page) -> None:
+    users = demo_page.rows(".k-user .text")
+    assert users.first.inner_text() == "Add type hints to greet"
+    assert demo_page.rows(".k-thought .text").inner_text() == "Let me look at greet first."
+    agent = demo_page.rows(".k-agent").filter(has_text="Done:")
+    assert agent.locator(".text").inner_text() == "Done: greet now has type hints."
+    assert "3 lines" in agent.locator(".meta").inner_text()
+
+
+def test_a_tool_call_shows_its_final_status_its_history_and_its_diff(demo_page: Page) -> None:
+    tool = demo_page.rows(".k-tool").filter(has_text="Edit src/app.py")
+    assert tool.locator(".status").inner_text() == "completed"
+    assert tool.locator(".badge.kind").inner_text() == "edit"
+    history = tool.locator(".history").inner_text()
+    assert "pending (line 11) \u2192 in_progress (line 14) \u2192 completed (line 15)" in history
+    assert tool.locator(".dl.del .code").all_inner_texts() == ["def greet(name):", "    print('hi', name)"]
+    assert tool.locator(".dl.add .code").all_inner_texts() == [
+        "def greet(name: str) -> None:",
+        "    print('hello', name)",
+    ]
+    assert tool.locator(".dl.hunk").inner_text().strip() == "@@ -1,5 +1,5 @@"
+
+
+def test_a_terminal_shows_its_command_output_and_exit_status(demo_page: Page) -> None:
+    tool = demo_page.rows(".k-tool").filter(has_text="pytest")
+    assert tool.locator(".terminal .diff-path").inner_text() == "terminal term_1: pytest -q (exit code 0)"
+    assert tool.locator(".terminal pre").inner_text() == "...\n3 passed in 0.02s\n"
+
+
+def test_the_plan_permission_usage_and_turn_end_are_shown(demo_page: Page) -> None:
+    plan = demo_page.rows(".k-plan")
+    assert plan.locator(".entry-text").all_inner_texts() == ["Read src/app.py", "Annotate greet", "Run the tests"]
+    assert plan.locator(".status").all_inner_texts() == ["completed", "in_progress", "pending"]
+    permission = demo_page.rows(".k-permission")
+    assert permission.locator(".option.chosen").inner_text().startswith("Allow once (allow_once)")
+    assert permission.locator(".answer").inner_text() == "answer: Allow once (line 13)"
+    assert demo_page.rows(".k-usage .usage").inner_text() == "Context: 5230 of 200000 tokens (3%)"
+    assert demo_page.rows(".k-turn .turn-end").first.inner_text() == "Turn ended: end_turn"
+
+
+def test_findings_are_pinned_to_their_rows_and_lines_with_their_pointer(demo_page: Page) -> None:
+    warning = demo_page.rows(".k-plan .finding")
+    assert warning.locator(".pointer").inner_text() == "/params/update/entries/2/priority"
+    assert "warning repaired" in warning.inner_text()
+    error = demo_page.rows(".k-tool").filter(has_text="call_9").locator(".finding.error")
+    assert error.locator(".pointer").inner_text() == "/params/update"
+    assert "not-started" in error.inner_text()
+    # Its line button opens the line, pinned with the same finding.
+    warning.locator(".ln").click()
+    line = demo_page.page.locator("main .line.target")
+    assert line.locator(".ln").inner_text() == "10"
+    assert "flag-warning" in (line.get_attribute("class") or "")
+    assert line.locator(".pointer").inner_text() == "/params/update/entries/2/priority"
+    assert '"priority": "urgent"' in line.locator(".raw").inner_text()
+    demo_page.page.click("#tab-findings")
+    assert demo_page.page.locator("#tab-findings").inner_text() == "Findings (2)"
+    assert demo_page.rows(".finding .pointer").all_inner_texts() == [
+        "/params/update/entries/2/priority",
+        "/params/update",
+    ]
+    demo_page.page.click("#tab-conversation")
+
+
+def test_the_lines_view_shows_each_line_as_recorded_and_expands_it(demo_page: Page) -> None:
+    demo_page.page.click("#tab-lines")
+    first = demo_page.rows(".line").first
+    recorded = demo_page.path.with_suffix(".jsonl").read_text(encoding="utf-8").splitlines()[0]
+    assert first.locator(".raw").inner_text() == recorded
+    first.locator(".line-head").click()
+    assert '"method": "initialize"' in demo_page.rows(".line").first.locator(".pretty").inner_text()
+    assert demo_page.rows(".line").count() == len(demo_page.path.with_suffix(".jsonl").read_text().splitlines())
+    demo_page.page.click("#tab-conversation")
+
+
+def test_the_session_filter_hides_the_other_sessions_rows(demo_page: Page) -> None:
+    page = demo_page.page
+    assert demo_page.rows().filter(has_text="Add type hints to greet").count() == 1
+    page.select_option("#session", label=f"{SESSION_B} (/work/{SESSION_B})")
+    assert demo_page.rows().filter(has_text="Add type hints to greet").count() == 0
+    assert demo_page.rows(".k-user").count() == 1
+    assert set(demo_page.rows(".stag").all_inner_texts()) == {SESSION_B[:12]}
+    page.click("#tab-lines")
+    assert demo_page.rows(".line").count() == 5  # session/new and its answer, the prompt, a chunk, the end
+    page.select_option("#session", label=f"{SESSION_A} (/work/{SESSION_A})")
+    page.click("#tab-conversation")
+    assert demo_page.rows().filter(has_text=XSS[:10]).count() == 0
+    assert demo_page.rows(".k-plan").count() == 1
+    page.select_option("#session", value="-2")
+
+
+def test_transcript_markup_is_shown_as_text_and_never_runs(demo_page: Page) -> None:
+    page = demo_page.page
+    page.select_option("#session", label=f"{SESSION_B} (/work/{SESSION_B})")
+    assert demo_page.rows(".k-user .text").inner_text() == XSS
+    assert demo_page.rows(".k-agent .text").inner_text() == "Echo: " + XSS
+    assert page.evaluate("window.__xss") is None
+    assert page.locator("img").count() == 0
+    assert page.locator("script").count() == 3  # the data, the page's own, the lines
+    page.select_option("#session", value="-2")
+
+
+def test_the_page_loads_nothing_and_breaks_no_policy(demo_page: Page) -> None:
+    # Every script ran under the page's Content-Security-Policy (a hash that
+    # did not match would leave the page blank, never ready) and nothing was
+    # fetched but the page itself.
+    assert demo_page.requests == [demo_page.path.as_uri()]
+    assert demo_page.errors == []
+    policy = demo_page.page.locator('meta[http-equiv="Content-Security-Policy"]').get_attribute("content")
+    assert policy is not None and "default-src 'none'" in policy and "unsafe" not in policy
+
+
+def test_the_screenshot(demo_page: Page) -> None:
+    demo_page.page.select_option("#session", value="-2")
+    demo_page.page.click("#tab-conversation")
+    assert (
+        demo_page.page.locator("#summary")
+        .inner_text()
+        .startswith("32 lines \u00b7 2 sessions \u00b7 1 error, 1 warning")
+    )
+    shot = demo_page.page.screenshot(full_page=False)
+    assert shot[:8] == b"\x89PNG\r\n\x1a\n"
+    if os.environ.get("ACPGEN_RECORD_DOCS"):
+        (ROOT / "docs" / "report.png").write_bytes(shot)
+
+
+def test_a_100000_line_transcript_opens_and_scrolls_to_its_end(
+    browser: Any, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    folder = tmp_path_factory.mktemp("long")
+    written = long_session(folder / "long.jsonl", LONG_LINES)
+    assert written >= LONG_LINES
+    out = report(folder / "long.jsonl", folder / "long.html")
+    page = Page(browser, out)
+    try:
+        rows = page.page.locator("main .row").count()
+        assert 0 < rows < 200  # only the rows in view are in the DOM
+        # The lines as they were recorded, asked for at once (maybe before
+        # the browser has read them: the view says so, then shows them).
+        page.page.click("#tab-lines")
+        first = page.page.locator("main .line").first
+        first.wait_for()
+        assert first.locator(".raw").inner_text() == (folder / "long.jsonl").open().readline().rstrip("\n")
+        figures = page.page.evaluate(
+            """() => ({
+              drawn: Number(document.documentElement.dataset.drawn),
+              ready: Number(document.documentElement.dataset.ready),
+              loaded: performance.getEntriesByType("navigation")[0].domContentLoadedEventEnd,
+              fcp: (performance.getEntriesByName("first-contentful-paint")[0] || {}).startTime,
+              longest: Math.max(0, ...window.__longTasks),
+            })"""
+        )
+        print(
+            f"\nreport of {written} lines, {out.stat().st_size / 2**20:.1f} MiB: first rows in the DOM at "
+            f"{figures['drawn']:.0f} ms, the next frame at {figures['ready']:.0f} ms, first contentful paint "
+            f"{figures['fcp']:.0f} ms, the whole page read (DOMContentLoaded) at {figures['loaded']:.0f} ms, "
+            f"longest task {figures['longest']:.0f} ms; {page.seconds:.2f} s to the first rows as Playwright saw it"
+        )
+        page.page.click("#tab-conversation")
+        assert page.errors == []
+        last = written
+        page.page.focus("main")
+        page.page.keyboard.press("End")
+        end = page.rows().filter(has_text=f"line {last}").filter(has_text="Turn ended: end_turn")
+        end.wait_for()
+        assert end.is_visible() and end.bounding_box()["y"] < 900
+        assert page.page.locator("main .row").count() < 200
+        page.page.click("#tab-lines")
+        page.page.focus("main")
+        page.page.keyboard.press("End")
+        final = page.page.locator("main .line").filter(has=page.page.locator(".ln", has_text=str(last)))
+        final.wait_for()
+        assert '"stopReason": "end_turn"' in final.locator(".raw").inner_text()
+        assert final.bounding_box()["y"] < 900
+        assert page.page.locator("main .line").count() < 400
+    finally:
+        page.close()
+
+
+def test_sessions_ids_name_the_demo(demo_page: Page) -> None:
+    options = demo_page.page.locator("#session option").all_inner_texts()
+    assert options == ["all sessions (2)", f"{SESSION_A} (/work/{SESSION_A})", f"{SESSION_B} (/work/{SESSION_B})"]
