@@ -89,6 +89,10 @@ runtime-pythons:
 	  PYTHONPATH=generator .venv-$$v/bin/python -m pytest -q -p no:cacheprovider $(RUNTIME_TESTS) || exit 1; \
 	done
 
+# The suites of the message path, run a second time without orjson (the
+# validate suites run with both backends themselves).
+JSON_SUITES := tests/unit/test_jsonrpc.py tests/unit/test_connection_runtime.py tests/unit/test_transport.py tests/e2e/test_connection.py
+
 # The conformance suite runs inside pytest, once per package. Test files are
 # spread over the machine's cores, each file's tests on one worker. The
 # type-check module (mypy --strict and pyright strict over the four packages,
@@ -97,6 +101,8 @@ test: test-tools browser $(STAMP) $(TS_STAMP) lint runtime-pythons
 	$(BIN)/acpgen check
 	@echo "make test: the suite (tests/e2e/test_typecheck.py runs next, on its own)"
 	$(BIN)/python -m pytest -n auto --dist loadfile --ignore=tests/e2e/test_typecheck.py
+	@echo "make test: the JSON-RPC and connection suites again with the standard library's json (ACPGEN_JSON=stdlib; the suite ran with orjson)"
+	ACPGEN_JSON=stdlib $(BIN)/python -m pytest -q $(JSON_SUITES)
 	@echo "make test: type-checking the four generated packages and a user program for each with mypy --strict and pyright strict (tests/e2e/test_typecheck.py); this takes a few minutes and prints nothing until it is done"
 	$(BIN)/python -m pytest -q tests/e2e/test_typecheck.py
 
@@ -115,18 +121,24 @@ fuzz: $(STAMP)
 fixtures: $(STAMP)
 	$(BIN)/acpgen conformance-fixtures
 
+# Each benchmark prints its figures and records the ratios against its
+# baselines in $(BENCH_SUMMARY); the table of them all is printed at the end.
+BENCH_SUMMARY := .bench-summary.jsonl
 bench: $(STAMP) browser
 	$(BIN)/pip install --quiet -e '.[test,bench]'
-	$(BIN)/python tests/bench_generate.py
-	$(BIN)/python tests/bench.py
-	$(BIN)/python tests/bench_strict.py
-	$(BIN)/python tests/bench_validate.py
-	$(BIN)/python tests/bench_protocol.py
-	$(BIN)/python tests/bench_outgoing.py
-	$(BIN)/python tests/bench_session.py
-	$(BIN)/python tests/bench_ws.py
-	$(BIN)/python tests/bench_tap.py
-	$(BIN)/python tests/bench_report.py
+	rm -f $(BENCH_SUMMARY)
+	ACPGEN_BENCH_SUMMARY=$(BENCH_SUMMARY) $(BIN)/python tests/bench_generate.py
+	ACPGEN_BENCH_SUMMARY=$(BENCH_SUMMARY) $(BIN)/python tests/bench.py
+	ACPGEN_BENCH_SUMMARY=$(BENCH_SUMMARY) $(BIN)/python tests/bench_strict.py
+	ACPGEN_BENCH_SUMMARY=$(BENCH_SUMMARY) $(BIN)/python tests/bench_validate.py
+	ACPGEN_BENCH_SUMMARY=$(BENCH_SUMMARY) $(BIN)/python tests/bench_protocol.py
+	ACPGEN_BENCH_SUMMARY=$(BENCH_SUMMARY) $(BIN)/python tests/bench_message.py
+	ACPGEN_BENCH_SUMMARY=$(BENCH_SUMMARY) $(BIN)/python tests/bench_outgoing.py
+	ACPGEN_BENCH_SUMMARY=$(BENCH_SUMMARY) $(BIN)/python tests/bench_session.py
+	ACPGEN_BENCH_SUMMARY=$(BENCH_SUMMARY) $(BIN)/python tests/bench_ws.py
+	ACPGEN_BENCH_SUMMARY=$(BENCH_SUMMARY) $(BIN)/python tests/bench_tap.py
+	ACPGEN_BENCH_SUMMARY=$(BENCH_SUMMARY) $(BIN)/python tests/bench_report.py
+	$(BIN)/python tests/bench_summary.py $(BENCH_SUMMARY)
 
 clean:
 	rm -rf $(VENV) .venv-3.* build *.egg-info generator/*.egg-info $(TS_PEERS)/node_modules

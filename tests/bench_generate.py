@@ -42,6 +42,8 @@ ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
 sys.path.insert(0, str(ROOT / "tests"))
 
+from bench_summary import record  # noqa: E402
+
 
 def timed(argv: list[str], cwd: Path) -> tuple[float, float]:
     """(wall seconds, peak RSS in MiB) of one run; a failure stops the bench."""
@@ -125,6 +127,7 @@ def main(argv: list[str] | None = None) -> int:
     for kind in kinds:
         ratio = median(kind, 0) / median("acpgen", 0)
         print(f"ratio datamodel-codegen one schema ({kind}) / acpgen four packages: {ratio:.2f}x")
+        record("generate", f"datamodel-codegen ({kind}) / acpgen generate time", ratio, "x")
     if big:
         wall, rss, lines = big
         print(f"synthetic schema of {args.big} definitions: {wall:.1f} s, {rss:.0f} MiB peak, {lines} lines generated")

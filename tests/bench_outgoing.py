@@ -40,9 +40,11 @@ ROOT = Path(__file__).resolve().parent.parent
 GENERATED = ROOT / "generated"
 if str(GENERATED) not in sys.path:
     sys.path.insert(0, str(GENERATED))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import acp_v1 as acp  # noqa: E402
 from acp_v1._jsonrpc import dump_message  # noqa: E402
+from bench_summary import record  # noqa: E402
 
 
 def messages() -> dict[str, acp.Message]:
@@ -137,6 +139,7 @@ def main() -> None:
         size = len(sends[(name, False)]())
         print(f"{name:40} {size:6d} {off * 1e6:9.2f} {on * 1e6:9.2f} {on / off:6.2f} {(on - off) * 1e6:9.2f}")
         report["messages"][name] = {"bytes": size, "off_us": off * 1e6, "on_us": on * 1e6, "ratio": on / off}
+        record("outgoing", f"validate_outgoing on / off: {name}", on / off, "x")
     if args.json:
         args.json.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
 

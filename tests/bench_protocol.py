@@ -47,8 +47,10 @@ ROOT = Path(__file__).resolve().parent.parent
 GENERATED = ROOT / "generated"
 if str(GENERATED) not in sys.path:
     sys.path.insert(0, str(GENERATED))
+sys.path.insert(0, str(ROOT / "tests"))
 
 import acp_v1  # noqa: E402
+from bench_summary import record  # noqa: E402
 
 try:
     import acp
@@ -317,6 +319,7 @@ def main(argv: list[str] | None = None) -> int:
     if base and ("acpgen", "acpgen") in medians:
         ratio = base / medians[("acpgen", "acpgen")]
         print(f"\nratio SDK<->SDK / acpgen<->acpgen: {ratio:.2f}x ({'acpgen faster' if ratio > 1 else 'SDK faster'})")
+        record("protocol", "prompt of 100 updates: SDK time / acpgen time", ratio, "x")
     print(f"load average {load_before:.2f} before, {load_after:.2f} after")
     spread = max(statistics.median(s) / min(s) - 1 for s in samples.values())
     if spread > 0.15:

@@ -43,8 +43,10 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "generated"))
+sys.path.insert(0, str(ROOT / "tests"))
 
 import acp_v1 as acp  # noqa: E402
+from bench_summary import record  # noqa: E402
 
 UNSET = acp.UNSET
 
@@ -225,13 +227,24 @@ def main() -> None:
             f"  {n:>9,} updates: naive {naive / n * 1e6:.3f} us/update, session {session / n * 1e6:.3f} us/update,"
             f" ratio {session / naive:.2f}x"
         )
+        record(
+            "session",
+            f"fold / naive dict fold at {n:,} updates",
+            session / naive,
+            "x",
+            "<= 1.5",
+            session / naive <= 1.5,
+        )
     if len(sizes) > 1:
         lo, hi = min(sizes), max(sizes)
         slope = math.log(medians[(hi, "session")] / medians[(lo, "session")]) / math.log(hi / lo)
         naive_slope = math.log(medians[(hi, "naive")] / medians[(lo, "naive")]) / math.log(hi / lo)
         print(f"  log-log slope {lo:,} -> {hi:,}: session {slope:.2f}, naive {naive_slope:.2f} (1.0 is linear)")
+        record("session", f"fold's log-log slope {lo:,} -> {hi:,}", slope, "", "1.0 (linear)", slope <= 1.1)
     for n in sizes:
-        print(f"  memory held by the folded session: {held_bytes_per_update(streams[n]):.0f} B/update at {n:,}")
+        held = held_bytes_per_update(streams[n])
+        print(f"  memory held by the folded session: {held:.0f} B/update at {n:,}")
+        record("session", f"memory held per update at {n:,}", held, "B", "<= 193", held <= 193)
 
 
 if __name__ == "__main__":

@@ -25,6 +25,7 @@ import acp_v1  # noqa: E402
 from acp_v1 import codec  # noqa: E402
 from acp_v1._validator import schema_root, validate  # noqa: E402
 from bench_payloads import build  # noqa: E402
+from bench_summary import record  # noqa: E402
 
 
 def _interpreted(name: str, payload: object) -> object:
@@ -74,6 +75,7 @@ def main() -> None:
         f"strict/lenient: median {statistics.median(ratios):.2f}, max {max(ratios):.2f}; "
         f"interpreted/lenient: median {statistics.median(baseline):.1f}, max {max(baseline):.1f}"
     )
+    record("strict", "strict decode / lenient decode (median message)", statistics.median(ratios), "x")
 
 
 if __name__ == "__main__":

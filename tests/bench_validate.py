@@ -45,10 +45,12 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "generated"))
+sys.path.insert(0, str(ROOT / "tests"))
 
 import acp_v1  # noqa: E402
 import jsonschema_rs  # noqa: E402
 from acpgen.validate import checker  # noqa: E402
+from bench_summary import record  # noqa: E402
 
 WORDS = [
     "the",
@@ -365,6 +367,17 @@ def main() -> None:
             rate = lines / statistics.median(times[name])
             what = "invalid params" if name.startswith("baseline") else "findings"
             print(f"{name:38} {rate:>10,.0f} lines/s  x{rate / base:.2f} baseline  ({counts[name]} {what})")
+            if not name.startswith("baseline"):
+                # Time ratio: acpgen's time over the baseline's (at most 1.0: as fast).
+                record(
+                    "validate",
+                    f"{name[len('acpgen validate ') :]} time / json.loads + jsonschema-rs",
+                    base / rate,
+                    "x",
+                    "<= 1.0",
+                    base / rate <= 1.0,
+                )
+                record("validate", f"{name[len('acpgen validate ') :]} throughput", rate, "lines/s")
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         print(f"peak RSS of this process (the transcript built, all ways run): {peak:.0f} MiB")
         seconds, rss = command(path)

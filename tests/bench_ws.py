@@ -40,6 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "generated"))
 
 import acp_v1
 from bench_protocol import AcpgenAgent, AcpgenClient, SdkAgent, SdkClient, chunks
+from bench_summary import record
 
 try:
     import acp
@@ -181,6 +182,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{title:<32} {medians[name] * 1e3:8.3f} ms  ({min(samples[name]) * 1e3:.3f})")
     ratio = medians["sdk"] / medians["acpgen"]
     print(f"\nratio SDK / acpgen over WebSocket: {ratio:.2f}x ({'acpgen faster' if ratio > 1 else 'SDK faster'})")
+    record("ws", "prompt of 100 updates over WebSocket: SDK time / acpgen time", ratio, "x")
     print(f"load average {load:.2f} before, {os.getloadavg()[0]:.2f} after (noisy when the machine is shared)")
     return 0
 

@@ -27,6 +27,7 @@ __all__ = [
     "SET",
     "Fold",
     "HistoryEntryBase",
+    "Link",
     "SessionBase",
     "SessionStore",
     "Undo",
@@ -48,6 +49,10 @@ ABSENT: Any = object()
 Undo = tuple[int, str, Any, Any, int]
 """What a fold changed, to undo it: (operation, field, key, old value, the
 history's length before, or -1 when the fold added no entry)."""
+Link = tuple[int, str, Any, Any, int, "SessionBase"]
+"""What an older Session keeps: the undo record of the fold after it, and
+the Session that fold returned (one tuple: the fold's hot path builds one
+object besides the new Session)."""
 Fold = Callable[[Any, Any], Undo]
 """The fold of one update class: changes the store (of the generated
 ``SessionStore`` subclass) in place and returns the undo record."""
@@ -117,6 +122,7 @@ class SessionStore:
         "history",
         "history_shared",
         "session_id",
+        "tail_class",
         "tail_field",
         "tail_id",
         "tail_items",
@@ -131,6 +137,9 @@ class SessionStore:
     """The fields whose entries the fold may extend in place."""
     CUT_ATTRS: ClassVar[Mapping[str, str]] = {}
     """The list each in-place extended entry keeps its chunks in, by field."""
+    TAIL_CLASSES: ClassVar[Mapping[str, type]] = {}
+    """The update class whose chunks extend a message of the field, by
+    message field (``tail_class``)."""
 
     session_id: str
     history: list[Any]
@@ -138,6 +147,8 @@ class SessionStore:
     tail_field: str | None
     """The message field of the last history entry while the store owns that
     message (a chunk of its kind may extend it in place), else None ..."""
+    tail_class: type | None
+    """... the update class of those chunks (None with ``tail_field``), ..."""
     tail_key: str
     tail_id: str | None
     tail_items: list[Any]
@@ -152,7 +163,7 @@ def share(store: SessionStore, name: str) -> Any:
     if name in store.OWNED:
         getattr(store, name + "_owned").clear()
     if store.tail_field == name:
-        store.tail_field = None
+        store.tail_field = store.tail_class = None
     return getattr(store, name)
 
 
@@ -179,7 +190,7 @@ def enter(store: SessionStore, entry: HistoryEntryBase) -> int:
     history: list[Any] = own(store, "history")
     size = len(history)
     history.append(entry)
-    store.tail_field = None
+    store.tail_field = store.tail_class = None
     return size
 
 
@@ -211,6 +222,7 @@ def start_message(
 
 def _set_tail(store: SessionStore, field: str, key: str, message: _Message) -> None:
     store.tail_field = field
+    store.tail_class = store.TAIL_CLASSES.get(field)
     store.tail_key = key
     store.tail_id = message.message_id
     store.tail_items = message.content
@@ -231,13 +243,11 @@ class SessionBase:
     them from the store and the undo records since. The subclass defines the
     fields and ``_copy``."""
 
-    __slots__ = ("_cache", "_next", "_store", "_undo")
+    __slots__ = ("_cache", "_store", "_undo")
     _store: SessionStore
-    _next: SessionBase
-    """The Session folded from this one (set with ``_undo``)."""
-    _undo: Undo | None
-    """None for the newest Session of its store; else what the fold to
-    ``_next`` changed."""
+    _undo: Link | None
+    """None for the newest Session of its store; else what the fold after
+    it changed and the Session that fold returned."""
     _cache: dict[str, Any]
     """The fields read (set on the first read)."""
 
@@ -266,15 +276,15 @@ class SessionBase:
     def _rebuild(self, name: str) -> Any:
         """The value of ``name`` this (older) Session saw: the newest value,
         copied, with the changes since undone, newest first."""
-        undos: list[Undo] = []
-        newest = self
-        while newest._undo is not None:
-            undos.append(newest._undo)
-            newest = newest._next
+        undos: list[Link] = []
+        link = self._undo
+        while link is not None:
+            undos.append(link)
+            link = link[5]._undo
         value = copy_container(share(self._store, name))
         cut_attrs = self._store.CUT_ATTRS
         copied: set[Any] = set()
-        for op, field, key, old, size in reversed(undos):
+        for op, field, key, old, size, _ in reversed(undos):
             if name == "history":
                 if size >= 0:
                     del value[size:]
@@ -336,8 +346,7 @@ class SessionBase:
         new = _new(type(session))
         new._store = store
         new._undo = None
-        session._next = new
-        session._undo = undo
+        session._undo = (*undo, new)
         return new
 
     def _fold(
@@ -360,6 +369,5 @@ class SessionBase:
         new._store = store
         new._undo = None
         if store is self._store:
-            self._next = new
-            self._undo = undo
+            self._undo = (*undo, new)
         return new

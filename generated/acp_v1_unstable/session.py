@@ -258,6 +258,11 @@ class _Store(_SessionStore):
         "compactions": "summary",
         "session_messages": "content",
     }
+    TAIL_CLASSES = {
+        "user_messages": UserMessageChunkSessionUpdate,
+        "agent_messages": AgentMessageChunkSessionUpdate,
+        "agent_thoughts": AgentThoughtChunkSessionUpdate,
+    }
     user_messages: dict[str, ChunkedMessage]
     user_messages_shared: bool
     user_messages_owned: set[str]
@@ -332,7 +337,7 @@ class Session(_SessionBase):
         store.session_id = session_id
         store.history = list(history)
         store.history_shared = False
-        store.tail_field = None
+        store.tail_field = store.tail_class = None
         store.user_messages = {} if user_messages is None else dict(user_messages)
         store.user_messages_shared = False
         store.user_messages_owned = set()
@@ -508,14 +513,39 @@ class Session(_SessionBase):
         if session is not None and session._undo is None:
             # The newest Session of its store (the usual case), inlined.
             store = session._store
-            fold = _FOLDS.get(type(notification.update))
+            update = notification.update
+            if (
+                type(update) is store.tail_class
+                and notification.session_id == store.session_id
+            ):
+                # A chunk of the message the store owns (its fold's first case).
+                message_id = update.message_id
+                if (
+                    message_id is UNSET
+                    or message_id is None
+                    or message_id == store.tail_id
+                ):
+                    items = store.tail_items
+                    new = _new(Session)
+                    new._store = store
+                    new._undo = None
+                    session._undo = (
+                        _CUT,
+                        store.tail_field,
+                        store.tail_key,
+                        len(items),
+                        -1,
+                        new,
+                    )
+                    items.append(update.content)
+                    return new
+            fold = _FOLDS.get(type(update))
             if fold is not None and notification.session_id == store.session_id:
-                undo = fold(store, notification.update)
+                undo = fold(store, update)
                 new = _new(Session)
                 new._store = store
                 new._undo = None
-                session._next = new
-                session._undo = undo
+                session._undo = (*undo, new)
                 return new
         return _SessionBase._apply_update(Session, _FOLDS, session, notification)
 

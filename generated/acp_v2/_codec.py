@@ -164,7 +164,10 @@ def encoding(
     text is ``schema_json``)."""
     lookup = encoders.get
 
-    def encode(value: object, *, validate: bool = False) -> object:
+    # ``validate`` is keyword-only in ``Encode``; here it may be passed by
+    # position too: a positional default costs less to fill in than a
+    # keyword-only one, on every call.
+    def encode(value: object, validate: bool = False) -> object:
         """The JSON-compatible wire form of a decoded or constructed value:
         ``UNSET`` fields are left out, ``None`` is ``null``, and the wire
         names come back (``tool_call_id`` -> ``toolCallId``). A generated

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Generic, Literal, TypeVar, cast
@@ -42,7 +43,9 @@ __all__ = [
     "RpcError",
     "Side",
     "dump_message",
+    "json_backend",
     "load_message",
+    "use_json_backend",
 ]
 
 P = TypeVar("P")
@@ -138,6 +141,32 @@ class Response(Generic[R]):
 
     id: RequestId
     result: R
+
+
+_new: Callable[[type], Any] = object.__new__
+# The slots of the frozen message classes, set directly: what their
+# generated __init__ does (object.__setattr__ per field) at a third of the
+# cost, for the messages decode_message reads.
+_set_request_id: Callable[[Any, Any], None] = Request.__dict__["id"].__set__
+_set_request_method: Callable[[Any, Any], None] = Request.__dict__["method"].__set__
+_set_request_params: Callable[[Any, Any], None] = Request.__dict__["params"].__set__
+_set_note_method: Callable[[Any, Any], None] = Notification.__dict__["method"].__set__
+_set_note_params: Callable[[Any, Any], None] = Notification.__dict__["params"].__set__
+
+
+def _request(id: RequestId, method: str, params: Any) -> Request[Any]:
+    message: Request[Any] = _new(Request)
+    _set_request_id(message, id)
+    _set_request_method(message, method)
+    _set_request_params(message, params)
+    return message
+
+
+def _notification(method: str, params: Any) -> Notification[Any]:
+    message: Notification[Any] = _new(Notification)
+    _set_note_method(message, method)
+    _set_note_params(message, params)
+    return message
 
 
 @dataclass(frozen=True, slots=True)
@@ -249,6 +278,9 @@ def _shown(value: object) -> str:
 # ---------------------------------------------------------------- reading and writing
 
 
+_NO_METHOD: Any = object()
+
+
 class MessageCodec:
     """Reads and writes whole JSON-RPC messages with a package's method table
     and codec: a request's or notification's params are decoded with the
@@ -291,8 +323,8 @@ class MessageCodec:
             raise ValidationError(
                 f'expected "jsonrpc": "2.0", found {found}', ("jsonrpc",)
             )
-        if "method" in message:
-            method = message["method"]
+        method = message.get("method", _NO_METHOD)
+        if method is not _NO_METHOD:
             if type(method) is not str:
                 raise ValidationError(
                     f"expected the method name (a string), found {_kind(method)}",
@@ -308,27 +340,22 @@ class MessageCodec:
                 id = self._request_id(message["id"])
                 request = info.request if info is not None else None
                 if request is None:
-                    return Request(id, method, params)
+                    return _request(id, method, params)
                 if params is None:
                     params = {}
                 try:
-                    return Request(
-                        id,
-                        method,
-                        self._decode(request.params_name, params, strict=strict),
-                    )
+                    params = self._decode(request.params_name, params, strict=strict)
                 except ValidationError as error:
                     raise ParamsError(True, id, method, error) from None
+                return _request(id, method, params)
             notification = info.notification if info is not None else None
             if notification is None:
-                return Notification(method, params)
+                return _notification(method, params)
             try:
-                return Notification(
-                    method,
-                    self._decode(notification.params_name, params, strict=strict),
-                )
+                params = self._decode(notification.params_name, params, strict=strict)
             except ValidationError as error:
                 raise ParamsError(False, None, method, error) from None
+            return _notification(method, params)
         if "result" in message:
             if "error" in message:
                 raise ValidationError("a response has both result and error")
@@ -445,11 +472,77 @@ def _error(value: Any) -> RpcError:
 
 
 # ---------------------------------------------------------------- JSON text
+#
+# The text goes through orjson when it is importable (the package needs only
+# the standard library: orjson is used when present, never required), with
+# the results of ``json``: what orjson refuses or could read or write
+# otherwise goes to ``json``, which decides. ``ACPGEN_JSON=stdlib`` in the
+# environment (read at import) or ``use_json_backend("stdlib")`` keeps to
+# ``json``.
+
+_fast: Any = None
+"""The orjson module in use, or None (``json`` only)."""
+_fast_options = 0
+"""orjson's options: what ``json`` does not write (dataclasses, dates, the
+subclasses of str, int, dict and list, which ``json`` writes its own way)
+goes to ``json``."""
+_SHAPE = bytes(
+    48 if 48 <= byte <= 57 else 91 if byte in (91, 123) else 32 for byte in range(256)
+)
+"""A ``bytes.translate`` table: digits become ``0``, ``[`` and ``{`` become
+``[``, everything else a space."""
+_LONG_NUMBER = b"0" * 19
+"""19 digits in a row: orjson reads an integer beyond the 64-bit ranges as a
+float where ``json`` keeps it exact, so such a text is read by ``json``."""
+_MAX_OPENINGS = 500
+"""A text with more ``[`` and ``{`` (in strings too) is read by ``json``:
+orjson reads 1,024 levels of nesting, ``json`` as deep as the recursion
+limit lets it (fewer than 1,000 on Python 3.11), and refuses what it cannot;
+500 levels ``json`` reads from any stack but one already 500 frames deep."""
+
+
+def use_json_backend(name: str | None = None) -> str:
+    """Pick the JSON backend of :func:`load_message` and :func:`dump_message`:
+    ``"orjson"`` (when importable), ``"stdlib"`` (``json``), or None: orjson
+    when importable unless ``ACPGEN_JSON=stdlib`` is set. Returns the name of
+    the backend in use."""
+    global _fast, _fast_options
+    if name is None:
+        wanted = os.environ.get("ACPGEN_JSON", "").strip().lower()
+        name = "stdlib" if wanted == "stdlib" else "orjson"
+    if name not in ("orjson", "stdlib"):
+        raise ValueError(f'expected "orjson" or "stdlib", found {name!r}')
+    _fast = None
+    if name == "orjson":
+        try:
+            import orjson
+        except ImportError:
+            return "stdlib"
+        _fast = orjson
+        _fast_options = (
+            orjson.OPT_PASSTHROUGH_DATACLASS
+            | orjson.OPT_PASSTHROUGH_DATETIME
+            | orjson.OPT_PASSTHROUGH_SUBCLASS
+        )
+    return json_backend()
+
+
+def json_backend() -> str:
+    """``"orjson"`` or ``"stdlib"``: the JSON backend in use."""
+    return "stdlib" if _fast is None else "orjson"
 
 
 def load_message(text: bytes | str) -> Any:
     """Parse one message's JSON text. Raises ``ValueError`` for anything that
     is not JSON, nested too deeply included (never ``RecursionError``)."""
+    fast = _fast
+    if fast is not None and type(text) is bytes:
+        shape = text.translate(_SHAPE)
+        if _LONG_NUMBER not in shape and shape.count(b"[") <= _MAX_OPENINGS:
+            try:
+                return fast.loads(text)
+            except fast.JSONDecodeError:  # json decides, and explains
+                pass
     try:
         return json.loads(text)
     except RecursionError:
@@ -461,6 +554,16 @@ def dump_message(wire: dict[str, Any]) -> bytes:
     a strict peer accepts goes out. Raises ``ValueError`` for what has no
     such text: NaN or an infinity, a lone surrogate, a reference cycle, a
     value that is not JSON, nesting too deep to write."""
+    fast = _fast
+    if fast is not None:
+        try:
+            data: bytes = fast.dumps(wire, option=_fast_options)
+        except TypeError:  # orjson.JSONEncodeError: json decides
+            pass
+        else:
+            # orjson writes NaN and the infinities as null; json refuses them.
+            if b"null" not in data or _finite(wire):
+                return data
     try:
         text = json.dumps(
             wire, ensure_ascii=False, allow_nan=False, separators=(",", ":")
@@ -468,3 +571,21 @@ def dump_message(wire: dict[str, Any]) -> bytes:
         return text.encode("utf-8")
     except (TypeError, UnicodeEncodeError, RecursionError) as error:
         raise ValueError(f"the message has no JSON text: {error}") from None
+
+
+def _finite(value: Any) -> bool:
+    """Whether ``value`` (JSON orjson wrote) holds no NaN nor infinity."""
+    stack: list[Any] = [value]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            stack.extend(cast("dict[str, Any]", node).values())
+        elif isinstance(node, (list, tuple)):
+            stack.extend(cast("list[Any]", node))
+        elif isinstance(node, float) and (node != node or node in (_INF, -_INF)):
+            return False
+    return True
+
+
+_INF = float("inf")
+use_json_backend()

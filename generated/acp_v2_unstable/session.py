@@ -331,7 +331,7 @@ class Session(_SessionBase):
         store.session_id = session_id
         store.history = list(history)
         store.history_shared = False
-        store.tail_field = None
+        store.tail_field = store.tail_class = None
         store.user_messages = {} if user_messages is None else dict(user_messages)
         store.user_messages_shared = False
         store.user_messages_owned = set()
@@ -518,14 +518,14 @@ class Session(_SessionBase):
         if session is not None and session._undo is None:
             # The newest Session of its store (the usual case), inlined.
             store = session._store
-            fold = _FOLDS.get(type(notification.update))
+            update = notification.update
+            fold = _FOLDS.get(type(update))
             if fold is not None and notification.session_id == store.session_id:
-                undo = fold(store, notification.update)
+                undo = fold(store, update)
                 new = _new(Session)
                 new._store = store
                 new._undo = None
-                session._next = new
-                session._undo = undo
+                session._undo = (*undo, new)
                 return new
         return _SessionBase._apply_update(Session, _FOLDS, session, notification)
 

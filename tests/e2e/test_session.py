@@ -414,3 +414,48 @@ def test_the_readme_session_example_runs(capsys):
         "user: And tests?",
         "agent: There are none.",
     ]
+
+
+@pytest.mark.parametrize("package", PACKAGES)
+@settings(max_examples=40, suppress_health_check=[HealthCheck.too_slow], deadline=None)
+@given(data=st.data())
+def test_apply_session_update_folds_as_fold_session_update(package, data):
+    """apply_session_update extends the message the store owns inline (v1's
+    chunks); every stream folds to what each kind's fold gives through
+    fold_session_update, with reads and message ids in between."""
+    p = load_generated(package)
+    tags = schema_tags(package)
+    chunk_tags = [t for t in tags if t.endswith("_chunk")] or tags
+    stream = data.draw(
+        st.lists(
+            st.sampled_from(chunk_tags * 3 + tags).flatmap(lambda t: update_strategy(t, is_v2(package))), max_size=40
+        )
+    )
+    read = data.draw(st.lists(st.booleans(), min_size=len(stream), max_size=len(stream)))
+    applied = p.Session(session_id="s")
+    folded = p.Session(session_id="s")
+    for u, read_now in zip(stream, read, strict=False):
+        notification = note(package, "s", u)
+        applied = p.apply_session_update(applied, notification)
+        folded = p.fold_session_update(folded, notification.update)
+        if read_now:
+            assert p.session_to_json(applied) == p.session_to_json(folded)
+    assert p.session_to_json(applied) == p.session_to_json(folded)
+
+
+def test_a_chunk_with_another_message_id_starts_a_message_after_inline_extensions():
+    def chunk(text_, message_id=None):
+        u = {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": text_}}
+        if message_id is not None:
+            u["messageId"] = message_id
+        return u
+
+    s = fold("acp_v1", [chunk("a", "m1"), chunk("b"), chunk("c", "m1"), chunk("d", "m2"), chunk("e")])
+    assert [(m.message_id, [c.text for c in m.content]) for m in s.agent_messages.values()] == [
+        ("m1", ["a", "b", "c"]),
+        ("m2", ["d", "e"]),
+    ]
+    prompt = v1.decode("PromptRequest", {"sessionId": "s", "prompt": [{"type": "text", "text": "q"}]}, strict=True)
+    s = v1.apply_prompt(s, prompt)
+    s = fold("acp_v1", [{"sessionUpdate": "user_message_chunk", "content": {"type": "text", "text": "r"}}], s)
+    assert [[c.text for c in m.content] for m in s.user_messages.values()] == [["q", "r"]]

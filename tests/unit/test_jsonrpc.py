@@ -156,3 +156,17 @@ def test_a_request_error_shows_a_short_preview_of_its_data():
     assert len(str(error)) < 300
     unprintable = rpc.RequestError(-1, "m", object())
     assert "object" in str(unprintable)
+
+
+def test_decoded_messages_are_the_frozen_classes_with_every_field():
+    import dataclasses
+
+    request = CODEC.decode_message({"jsonrpc": "2.0", "id": 7, "method": "echo", "params": {"a": 1}})
+    note = CODEC.decode_message({"jsonrpc": "2.0", "method": "note", "params": {"b": 2}})
+    other = CODEC.decode_message({"jsonrpc": "2.0", "id": "x", "method": "_ext"})
+    assert request == rpc.Request(7, "echo", {"a": 1}) and type(request) is rpc.Request
+    assert note == rpc.Notification("note", {"b": 2}) and type(note) is rpc.Notification
+    assert other == rpc.Request("x", "_ext", None)
+    assert repr(note) == "Notification(method='note', params={'b': 2})"
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        note.method = "other"  # type: ignore[misc]

@@ -1,0 +1,237 @@
+"""Benchmark the message path of ``acp_v1``, each figure against a baseline
+measured in the same process.
+
+- ``decode_message`` of a small session/update notification (the envelope
+  dict, as ``load_message`` returns it) against ``decode`` of its params
+  alone: the difference in microseconds (target: within 0.3 us).
+- ``encode`` of the decoded notification against the class's encoder
+  looked up and called directly (what ``encode`` was before its
+  ``validate`` parameter): the ratio.
+- The JSON text of that message, read and written (``load_message`` then
+  ``dump_message`` of its wire form), with the backend in use (orjson when
+  importable) and with ``json`` (``use_json_backend("stdlib")``), against
+  ``json.loads`` plus ``json.dumps`` as the connection called them.
+- Over a socket pair (newline-delimited JSON through the kernel, as over a
+  pipe), one acp_v1 client and agent in one event loop: a small request's
+  round trip (session/set_mode, awaited one after the other) against a
+  notification's cost (session/cancel, sent one after the other, until the
+  agent handled the last): the ratio (target: within 2x).
+
+Rounds interleave the ways; each figure is the median of the rounds of the
+process CPU time (``time.process_time``) per operation. The garbage
+collector is off inside a timed loop.
+
+Usage: ``python tests/bench_message.py [--rounds R]``; part of ``make
+bench``. Not collected by pytest.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gc
+import json
+import socket
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "generated"))
+sys.path.insert(0, str(ROOT / "tests"))
+
+import acp_v1  # noqa: E402
+from acp_v1 import _jsonrpc, codec  # noqa: E402
+from acp_v1.protocol import CODEC  # noqa: E402
+from bench_summary import record  # noqa: E402
+
+PARAMS = {
+    "sessionId": "sess_1",
+    "update": {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "Hello, world "}},
+}
+MESSAGE = {"jsonrpc": "2.0", "method": "session/update", "params": PARAMS}
+
+
+def per_call(fn: Callable[[], object], n: int) -> float:
+    """CPU seconds per call of ``fn`` over ``n`` calls."""
+    gc.collect()
+    gc.disable()
+    try:
+        start = time.process_time()
+        for _ in range(n):
+            fn()
+        return (time.process_time() - start) / n
+    finally:
+        gc.enable()
+
+
+def medians(ways: dict[str, Callable[[], object]], rounds: int, n: int) -> dict[str, float]:
+    times: dict[str, list[float]] = {name: [] for name in ways}
+    for _ in range(rounds):
+        for name, fn in ways.items():
+            times[name].append(per_call(fn, n))
+    return {name: statistics.median(values) for name, values in times.items()}
+
+
+def codec_figures(rounds: int) -> None:
+    decode, encode = acp_v1.decode, acp_v1.encode
+    notification = decode("SessionNotification", PARAMS)
+    encoders = codec._ENCODERS
+    lookup = encoders.get
+
+    def bare_encode() -> object:
+        encoder = lookup(type(notification))
+        return encoder(notification) if encoder is not None else None
+
+    wire = CODEC.encode_message(acp_v1.Notification("session/update", notification))
+    text = _jsonrpc.dump_message(wire)
+    backend = _jsonrpc.json_backend()
+
+    def stdlib_text() -> object:
+        data = json.loads(text)
+        return json.dumps(data, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode("utf-8")
+
+    def runtime_text() -> object:
+        return _jsonrpc.dump_message(_jsonrpc.load_message(text))
+
+    ways = {
+        "decode": lambda: decode("SessionNotification", PARAMS),
+        "decode_message": lambda: CODEC.decode_message(MESSAGE),
+        "bare encode": bare_encode,
+        "encode": lambda: encode(notification),
+        "json text": stdlib_text,
+    }
+    times: dict[str, list[float]] = {name: [] for name in [*ways, "text fast", "text stdlib"]}
+    n = 20_000
+    for _ in range(rounds):
+        for name, fn in ways.items():
+            times[name].append(per_call(fn, n))
+        for name, choice in (("text fast", None), ("text stdlib", "stdlib")):
+            _jsonrpc.use_json_backend(choice)
+            times[name].append(per_call(runtime_text, n))
+        _jsonrpc.use_json_backend()
+    m = {name: statistics.median(values) for name, values in times.items()}
+    us = {name: value * 1e6 for name, value in m.items()}
+    print(f"message path of a small session/update, CPU time, medians of {rounds} interleaved rounds")
+    gap = us["decode_message"] - us["decode"]
+    print(
+        f"  decode {us['decode']:.2f} us, decode_message {us['decode_message']:.2f} us: +{gap:.2f} us (target <= 0.3)"
+    )
+    record("message", "decode_message - decode of the params", gap, "us", "<= 0.3", gap <= 0.3)
+    ratio = m["encode"] / m["bare encode"]
+    print(
+        f"  encode {us['encode']:.2f} us, its class's encoder called directly {us['bare encode']:.2f} us: {ratio:.2f}x"
+    )
+    record("message", "encode / the class's encoder called directly", ratio, "x", "1.00", ratio <= 1.02)
+    fast, slow = m["text fast"] / m["json text"], m["text stdlib"] / m["json text"]
+    print(
+        f"  JSON text read and written: json.loads+dumps {us['json text']:.2f} us;"
+        f" load/dump_message with {backend} {us['text fast']:.2f} us ({fast:.2f}x),"
+        f" with json {us['text stdlib']:.2f} us ({slow:.2f}x)"
+    )
+    record("message", f"load+dump_message ({backend}) / json.loads+dumps", fast, "x")
+    record("message", "load+dump_message (json) / json.loads+dumps", slow, "x")
+
+
+class Agent:
+    def __init__(self, conn: Any) -> None:
+        self.cancels = 0
+        self.done: asyncio.Event = asyncio.Event()
+        self.wanted = 0
+
+    async def initialize(self, params: Any) -> Any:
+        return acp_v1.InitializeResponse(protocol_version=1)
+
+    async def new_session(self, params: Any) -> Any:
+        return acp_v1.NewSessionResponse(session_id="s")
+
+    async def prompt(self, params: Any) -> Any:
+        return acp_v1.PromptResponse(stop_reason="end_turn")
+
+    async def set_session_mode(self, params: Any) -> Any:
+        return acp_v1.SetSessionModeResponse()
+
+    async def cancel(self, params: Any) -> None:
+        self.cancels += 1
+        if self.cancels == self.wanted:
+            self.done.set()
+
+
+class Client:
+    def __init__(self, conn: Any) -> None:
+        pass
+
+    async def session_update(self, params: Any) -> None:
+        pass
+
+
+async def round_trips(rounds: int) -> None:
+    client_sock, agent_sock = socket.socketpair()
+    agent_reader, agent_writer = await asyncio.open_connection(sock=agent_sock)
+    client_reader, client_writer = await asyncio.open_connection(sock=client_sock)
+    agents: list[Agent] = []
+
+    def make_agent(conn: Any) -> Agent:
+        agents.append(Agent(conn))
+        return agents[-1]
+
+    agent_conn = acp_v1.AgentSideConnection(make_agent, agent_reader, agent_writer)
+    client = acp_v1.ClientSideConnection(Client, client_reader, client_writer)
+    agent_conn.start()
+    client.start()
+    await client.initialize(acp_v1.InitializeRequest(protocol_version=1))
+    agent = agents[0]
+    mode = acp_v1.SetSessionModeRequest(session_id="s", mode_id="ask")
+    cancel = acp_v1.CancelNotification(session_id="s")
+    n = 2_000
+
+    async def requests() -> float:
+        start = time.process_time()
+        for _ in range(n):
+            await client.set_session_mode(mode)
+        return (time.process_time() - start) / n
+
+    async def notifications() -> float:
+        agent.cancels, agent.wanted = 0, n
+        agent.done.clear()
+        start = time.process_time()
+        for _ in range(n):
+            await client.cancel(cancel)
+        await agent.done.wait()
+        return (time.process_time() - start) / n
+
+    times: dict[str, list[float]] = {"request": [], "notification": []}
+    await requests()
+    await notifications()
+    for _ in range(rounds):
+        for name, way in (("request", requests), ("notification", notifications)):
+            gc.collect()
+            gc.disable()
+            try:
+                times[name].append(await way())
+            finally:
+                gc.enable()
+    await client.close()
+    await agent_conn.close()
+    m = {name: statistics.median(values) for name, values in times.items()}
+    ratio = m["request"] / m["notification"]
+    print(
+        f"  over a socket pair: request round trip {m['request'] * 1e6:.1f} us,"
+        f" notification {m['notification'] * 1e6:.1f} us: {ratio:.2f}x (target <= 2)"
+    )
+    record("message", "request round trip / notification", ratio, "x", "<= 2", ratio <= 2)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--rounds", type=int, default=7)
+    args = parser.parse_args()
+    codec_figures(args.rounds)
+    asyncio.run(round_trips(args.rounds))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,164 @@
+"""The JSON text of messages through orjson (when importable) gives what
+``json`` gives: the same values read, the same refusals, text that reads
+back to the same value (orjson is in the test extra: ``pip install -e
+'.[test]'``)."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterator
+from typing import Any
+
+import orjson
+import pytest
+from acpgen.runtime import _jsonrpc as rpc
+from hypothesis import given
+from hypothesis import strategies as st
+
+
+@pytest.fixture
+def backend() -> Iterator[None]:
+    yield
+    rpc.use_json_backend()
+
+
+def _both(call: Any, *args: Any) -> tuple[Any, Any]:
+    """``call(*args)`` with orjson, then with json: (value or exception type
+    and text) of each."""
+    out = []
+    for name in ("orjson", "stdlib"):
+        assert rpc.use_json_backend(name) == name
+        try:
+            out.append(("ok", call(*args)))
+        except Exception as error:  # compared, not hidden
+            out.append((type(error), str(error)))
+    rpc.use_json_backend()
+    return out[0], out[1]
+
+
+def _same_value(a: Any, b: Any) -> bool:
+    """Equal, of the same types all the way down (1 is not 1.0), NaN equal to NaN."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict):
+        return list(a) == list(b) and all(_same_value(a[k], b[k]) for k in a)
+    if isinstance(a, list):
+        return len(a) == len(b) and all(_same_value(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, float) and math.isnan(a):
+        return math.isnan(b)
+    return bool(a == b)
+
+
+NUMBERS = st.one_of(
+    st.integers(),
+    st.integers(min_value=-(2**70), max_value=2**70),
+    st.sampled_from([2**63 - 1, 2**63, -(2**63), -(2**63) - 1, 2**64 - 1, 2**64, -(2**64)]),
+    st.floats(allow_nan=False, allow_infinity=False),
+)
+JSON = st.recursive(
+    st.none() | st.booleans() | NUMBERS | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=5), inner, max_size=4),
+    max_leaves=20,
+)
+
+
+def test_orjson_is_the_default_backend_when_importable(backend: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("ACPGEN_JSON", raising=False)
+    assert rpc.use_json_backend() == "orjson"
+    monkeypatch.setenv("ACPGEN_JSON", "stdlib")
+    assert rpc.use_json_backend() == "stdlib"
+    assert rpc.json_backend() == "stdlib"
+    with pytest.raises(ValueError, match="orjson"):
+        rpc.use_json_backend("ujson")
+
+
+@given(JSON)
+def test_a_message_reads_the_same_with_either_backend(value: Any) -> None:
+    text = json.dumps({"jsonrpc": "2.0", "method": "m", "params": value}).encode()
+    (kind_a, a), (kind_b, b) = _both(rpc.load_message, text)
+    assert kind_a == kind_b == "ok"
+    assert _same_value(a, b), (a, b)
+
+
+@given(JSON)
+def test_a_message_writes_the_same_value_with_either_backend(value: Any) -> None:
+    wire = {"jsonrpc": "2.0", "id": 1, "result": value}
+    (kind_a, a), (kind_b, b) = _both(rpc.dump_message, wire)
+    assert kind_a == kind_b == "ok"
+    assert b"\n" not in a
+    assert _same_value(json.loads(a), json.loads(b))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        b'{"a": 18446744073709551616}',
+        b'{"a": -9223372036854775809}',
+        b'{"a": 123456789012345678901234567890}',
+        b'{"a": NaN, "b": Infinity, "c": -Infinity}',
+        b'{"a": 1e400}',
+        b'{"a": "\\ud800"}',
+        b'{"a": 1, "a": 2}',
+        b'{"a": "\xed\xa0\x80"}',
+        b'\xef\xbb\xbf{"a": 1}',
+        '{"a": 1}'.encode("utf-16"),
+        b'{"a": "\xff"}',
+        b'{"a": 1} x',
+        b"[" * 1000 + b"]" * 1000,
+        b"[" * 5000 + b"]" * 5000,
+        b"",
+        b" ",
+    ],
+)
+def test_what_orjson_reads_otherwise_or_refuses_is_read_by_json(text: bytes) -> None:
+    (kind_a, a), (kind_b, b) = _both(rpc.load_message, text)
+    assert kind_a == kind_b
+    if kind_a == "ok":
+        assert _same_value(a, b), (a, b)
+    else:
+        assert a == b
+
+
+class _Str(str):
+    pass
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        float("nan"),
+        float("inf"),
+        [1, {"x": -math.inf}],
+        2**64,
+        -(2**64) - 1,
+        {1: "a"},
+        "\ud800",
+        _Str("s"),
+        object(),
+        None,
+        [None, 1.5],
+    ],
+)
+def test_what_orjson_writes_otherwise_or_refuses_is_written_by_json(value: Any) -> None:
+    (kind_a, a), (kind_b, b) = _both(rpc.dump_message, {"jsonrpc": "2.0", "id": 1, "result": value})
+    assert kind_a == kind_b
+    if kind_a == "ok":
+        assert a == b
+    else:
+        assert kind_a is ValueError and a == b
+
+
+def test_a_reference_cycle_is_refused_with_either_backend() -> None:
+    cycle: list[Any] = []
+    cycle.append(cycle)
+    (kind_a, _), (kind_b, _) = _both(rpc.dump_message, {"jsonrpc": "2.0", "id": 1, "result": cycle})
+    assert kind_a is kind_b is ValueError
+
+
+def test_orjson_is_what_reads_and_writes_by_default(backend: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fast backend is used (not only tolerated): orjson's text is written."""
+    monkeypatch.delenv("ACPGEN_JSON", raising=False)
+    rpc.use_json_backend()
+    wire = {"jsonrpc": "2.0", "id": 1, "result": {"x": 1e-7}}
+    assert rpc.dump_message(wire) == orjson.dumps(wire)
