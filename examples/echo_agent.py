@@ -21,7 +21,7 @@ class EchoAgent(acp.Agent):
         self.cancelled: set[str] = set()
 
     async def initialize(self, params: acp.InitializeRequest) -> acp.InitializeResponse:
-        return acp.InitializeResponse(protocol_version=acp.PROTOCOL_VERSION)  # the version it speaks
+        return acp.InitializeResponse(protocol_version=acp.PROTOCOL_VERSION)
 
     async def new_session(self, params: acp.NewSessionRequest) -> acp.NewSessionResponse:
         return acp.NewSessionResponse(session_id=f"echo-{id(params)}")

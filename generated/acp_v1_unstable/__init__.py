@@ -32,8 +32,11 @@ else:
 
     _CONNECTION_NAMES = frozenset(
         [
+            "UNSUPPORTED_PROTOCOL_VERSION",
+            "AgentEntry",
             "AgentSideConnection",
             "CapabilityError",
+            "ClientEntry",
             "ClientSideConnection",
             "Connection",
             "ConnectionOptions",
@@ -41,14 +44,19 @@ else:
             "MessageTooLarge",
             "StreamTransport",
             "Transport",
+            "UnsupportedProtocolVersion",
+            "VersionMismatch",
             "asgi_agent_app",
             "bearer_token",
             "connect_agent_http",
             "connect_agent_ws",
             "connect_in_memory",
+            "connect_versions",
             "run_agent_stdio",
             "serve_agent",
+            "serve_versions",
             "spawn_agent",
+            "spawn_agent_versions",
         ]
     )
 
@@ -717,8 +725,11 @@ __all__ = [
     "decode_message",
     "decode_result",
     "encode_message",
+    "UNSUPPORTED_PROTOCOL_VERSION",
+    "AgentEntry",
     "AgentSideConnection",
     "CapabilityError",
+    "ClientEntry",
     "ClientSideConnection",
     "Connection",
     "ConnectionOptions",
@@ -726,14 +737,19 @@ __all__ = [
     "MessageTooLarge",
     "StreamTransport",
     "Transport",
+    "UnsupportedProtocolVersion",
+    "VersionMismatch",
     "asgi_agent_app",
     "bearer_token",
     "connect_agent_http",
     "connect_agent_ws",
     "connect_in_memory",
+    "connect_versions",
     "run_agent_stdio",
     "serve_agent",
+    "serve_versions",
     "spawn_agent",
+    "spawn_agent_versions",
 ]
 
 # A $defs name that could not be a Python name as it is (not an identifier,

@@ -35,6 +35,16 @@ end advertising a capability without the handler behind it raises
 ``check_capabilities=False`` turns both off. A client connection folds the
 sessions it opens (``fold_sessions``, see ``_folding``).
 
+Before ``initialize`` (see :mod:`._versions` for the versions): requests
+other than ``initialize`` are answered ``-32600`` and notifications other
+than ``$/cancel_request`` dropped on an agent's end until an ``initialize``
+has been answered with a result, as the TypeScript SDK's agents refuse
+requests (``agentInitializationGate`` in its ``dist/v1/acp.js``,
+``agentInitializationGuard`` in ``dist/v2/acp.js``, which drops the
+notifications too) and the Rust SDK's ``ProtocolCompat`` does
+(``ensure_initialized``). A request behind an ``initialize`` still being
+handled waits for its answer. ``require_initialize=False`` turns that off.
+
 Memory is bounded: at most ``max_queued`` messages wait for dispatch (reading
 pauses while the queue is full, except while a handler awaits an answer from
 the peer, since pausing then could never end), at most ``max_running``
@@ -59,6 +69,7 @@ import sys
 from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypedDict, TypeVar, cast
 
+from . import _versions
 from ._capabilities import Capabilities
 from ._folding import PROMPT, UPDATE, SessionFolds
 from ._jsonrpc import (
@@ -119,7 +130,9 @@ INITIALIZE = "initialize"
 _JSON_TYPES = frozenset({dict, list, str, int, float, bool, type(None)})
 """The types of params and results given as JSON (never validated)."""
 
-_EXTENSION_HANDLERS = frozenset({"ext_method", "ext_notification"})
+_EXTENSION_HANDLERS = frozenset(
+    {"ext_method", "ext_notification", "unsupported_version"}
+)
 
 _READ_BUFFER = 1024 * 1024
 """The stream buffer: longer messages are read in pieces of this size."""
@@ -137,6 +150,7 @@ class ConnectionOptions(TypedDict, total=False):
     check_handler: bool
     check_capabilities: bool
     fold_sessions: bool
+    require_initialize: bool
 
 
 class HandlerError(TypeError):
@@ -174,6 +188,8 @@ class Connection(Generic[H]):
     """The handler interface of this side (``Agent`` or ``Client``)."""
     process: asyncio.subprocess.Process | None = None
     """The peer's process, when this end started it."""
+    protocol_version: ClassVar[int | None]
+    """The ``protocolVersion`` the package speaks (``None``: not known)."""
     requires: ClassVar[Mapping[str, tuple[str, ...]]]
     """The package's ``REQUIRES``: the capability each gated method needs
     (none, when a subclass does not say)."""
@@ -198,6 +214,7 @@ class Connection(Generic[H]):
         check_handler: bool = True,
         check_capabilities: bool = True,
         fold_sessions: bool = True,
+        require_initialize: bool = True,
     ) -> None:
         if isinstance(reader, asyncio.StreamReader):
             if writer is None:
@@ -208,6 +225,13 @@ class Connection(Generic[H]):
         else:
             self.transport = reader
         self._strict = strict
+        self._initialized = (
+            not require_initialize
+            or self.side != "agent"
+            or _versions.INITIALIZE not in self.codec.methods
+        )
+        self._initializing: asyncio.Task[Any] | None = None
+        """The handler of the ``initialize`` in progress, if any."""
         self._error_detail = error_detail
         self._validate_outgoing = validate_outgoing
         self._max_queued = max(1, max_queued)
@@ -301,6 +325,23 @@ class Connection(Generic[H]):
                 f"not a handler of {interface.__name__}: {', '.join(sorted(set(wrong)))}; "
                 "name helper coroutines with a leading underscore, or pass check_handler=False"
             )
+
+    @property
+    def strict(self) -> bool:
+        """Whether what the peer sends is decoded strictly (the schema)."""
+        return self._strict
+
+    def mark_initialized(self, next_id: int | None = None, result: Any = None) -> None:
+        """Take the connection as initialized (``initialize`` was exchanged
+        over the transport before this end took it over, as
+        :func:`connect_versions` does); ``next_id`` is the first id left for
+        requests, ``result`` the agent's answer (JSON), whose capabilities
+        calls are checked against from now on."""
+        self._initialized = True
+        if next_id is not None:
+            self._next_id = max(self._next_id, next_id)
+        if result is not None and self._capabilities is not None:
+            self._capabilities.observe(result)
 
     # ------------------------------------------------------------ initialize
 
@@ -465,10 +506,26 @@ class Connection(Generic[H]):
         except ValueError:
             await self._send_error(None, RpcError(PARSE_ERROR, "Parse error"))
             return
+        if not self._strict and self.side == "agent":
+            data = _versions.lenient_initialize(data)
         try:
             message = self.codec.decode_message(data, strict=self._strict)
         except ParamsError as error:
-            if not error.request:
+            older = (
+                _versions.older_initialize(
+                    data,
+                    error.id,
+                    getattr(self, "protocol_version", None),
+                    self._strict,
+                )
+                if error.request
+                and error.method == _versions.INITIALIZE
+                and self.side == "agent"
+                else None
+            )
+            if older is not None:
+                self._enqueue(None, older.method, (), older)
+            elif not error.request:
                 log.warning(
                     "dropped a %s notification: %s at %s",
                     error.method,
@@ -560,6 +617,11 @@ class Connection(Generic[H]):
             self._cancelled_queued.add(request_id)
 
     def _notified(self, message: Notification[Any]) -> None:
+        if not self._initialized:
+            log.warning(
+                "dropped a %s notification sent before initialize", message.method
+            )
+            return
         call = self._call_of(message.method, "notification")
         if call is not None:
             handler = getattr(self.handler, call, None)
@@ -742,7 +804,10 @@ class Connection(Generic[H]):
         try:
             result = await self._handle(message)
             if message.method == INITIALIZE and self._capabilities is not None:
-                self._answering_initialize(message.params, result)
+                params = message.params
+                if isinstance(params, _versions.OlderInitialize):
+                    params = params.params  # as JSON
+                self._answering_initialize(params, result)
         except asyncio.CancelledError:
             if self._closed:
                 raise
@@ -758,7 +823,14 @@ class Connection(Generic[H]):
             )
         else:
             try:
-                return self._dump(Response(message.id, result), self._validate_outgoing)
+                reply = self._dump(
+                    Response(message.id, result), self._validate_outgoing
+                )
+                if message.method == _versions.INITIALIZE:
+                    # Before the answer goes out: the client's next request
+                    # must find the connection initialized.
+                    self._initialized = True
+                return reply
             except ValueError as failure:
                 # The handler did its work; its answer (or the peer's id)
                 # cannot go out as it is: one line, no traceback.
@@ -773,6 +845,12 @@ class Connection(Generic[H]):
         return self._dump_error(message.id, error)
 
     async def _handle(self, message: Request[Any]) -> Any:
+        if not self._initialized:
+            await self._until_initialized(message)
+        if isinstance(message.params, _versions.OlderInitialize):
+            return await _versions.answer_older(
+                self.handler, message.params, getattr(self, "protocol_version", None)
+            )
         call = self._call_of(message.method, "request")
         if call is not None:
             handler = getattr(self.handler, call, None)
@@ -783,6 +861,22 @@ class Connection(Generic[H]):
             if handler is not None:
                 return await handler(message.method, message.params)
         raise RequestError.method_not_found(message.method)
+
+    async def _until_initialized(self, message: Request[Any]) -> None:
+        """Before ``initialize`` has been answered: ``initialize`` goes on; a
+        request that came after an ``initialize`` still in progress waits
+        for its answer; otherwise (or when that failed) it is refused."""
+        if message.method == _versions.INITIALIZE:
+            self._initializing = asyncio.current_task()
+            return
+        initializing = self._initializing
+        if initializing is not None and not initializing.done():
+            await asyncio.wait([initializing])
+        if not self._initialized:
+            error = _versions.not_initialized(
+                message.method, getattr(self, "protocol_version", None)
+            )
+            raise RequestError(error.code, error.message, error.data)
 
     # ------------------------------------------------------------ sending
 
@@ -843,6 +937,8 @@ class Connection(Generic[H]):
         )
 
     async def _call(self, method: str, params: Any) -> Any:
+        if method == _versions.INITIALIZE and self.side == "client":
+            return await _versions.initialize(self, params)
         return self.codec.decode_result(
             method, await self.request(method, params), strict=self._strict
         )

@@ -7,9 +7,9 @@ AgentSideConnection is the agent's end (typed methods to call the client), Clien
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ._capabilities import CapabilityError as CapabilityError
 from ._connection import Connection as Connection
@@ -22,6 +22,14 @@ from ._transport import MessageTooLarge as MessageTooLarge
 from ._transport import StreamTransport as StreamTransport
 from ._transport import Transport as Transport
 from ._transport import memory_pair as _memory_pair
+from ._versions import UNSUPPORTED_PROTOCOL_VERSION as UNSUPPORTED_PROTOCOL_VERSION
+from ._versions import AgentEntry as AgentEntry
+from ._versions import ClientEntry as ClientEntry
+from ._versions import UnsupportedProtocolVersion as UnsupportedProtocolVersion
+from ._versions import VersionMismatch as VersionMismatch
+from ._versions import connect_versions as connect_versions
+from ._versions import serve_versions as _serve_versions
+from ._versions import spawn_versions as _spawn_versions
 from .models import (
     CancelSessionNotification,
     CancelTerminalRequest,
@@ -56,6 +64,7 @@ from .models import (
     UpdateSessionNotification,
 )
 from .protocol import CODEC, REQUIRES, Agent, Client
+from .session import PROTOCOL_VERSION as _PROTOCOL_VERSION
 from .session import SESSION_SOURCES, Session
 
 if TYPE_CHECKING:
@@ -64,8 +73,11 @@ if TYPE_CHECKING:
     from ._asgi import AcpAsgiApp, RequestHead, ServeOptions
 
 __all__ = [
+    "UNSUPPORTED_PROTOCOL_VERSION",
+    "AgentEntry",
     "AgentSideConnection",
     "CapabilityError",
+    "ClientEntry",
     "ClientSideConnection",
     "Connection",
     "ConnectionOptions",
@@ -73,14 +85,19 @@ __all__ = [
     "MessageTooLarge",
     "StreamTransport",
     "Transport",
+    "UnsupportedProtocolVersion",
+    "VersionMismatch",
     "asgi_agent_app",
     "bearer_token",
     "connect_agent_http",
     "connect_agent_ws",
     "connect_in_memory",
+    "connect_versions",
     "run_agent_stdio",
     "serve_agent",
+    "serve_versions",
     "spawn_agent",
+    "spawn_agent_versions",
 ]
 
 A = TypeVar("A", bound=Agent)
@@ -95,6 +112,7 @@ class AgentSideConnection(Connection[A]):
     side = "agent"
     codec = CODEC
     interface = Agent
+    protocol_version = _PROTOCOL_VERSION
     requires = REQUIRES
 
     async def request_permission(
@@ -134,6 +152,7 @@ class ClientSideConnection(Connection[C]):
     side = "client"
     codec = CODEC
     interface = Client
+    protocol_version = _PROTOCOL_VERSION
     requires = REQUIRES
     session_class = Session
     session_sources = SESSION_SOURCES
@@ -271,6 +290,40 @@ def connect_in_memory(
     agent.start()
     client.start()
     return agent, client
+
+
+async def serve_versions(
+    agents: Mapping[int, AgentEntry],
+    transport: Transport | None = None,
+    **options: Unpack[ConnectionOptions],
+) -> None:
+    """Serve one client with the package of the version its ``initialize``
+    asks for: ``agents`` maps a protocol version to that package's
+    ``(AgentSideConnection, make_agent)``, e.g. ``{1: (acp_v1.AgentSideConnection,
+    V1Agent), 2: (acp_v2.AgentSideConnection, V2Agent)}``. The newest version at
+    or below the requested one serves (the oldest for a string or older version,
+    whose agent answers with its own). Serves stdin/stdout unless given a
+    ``transport``; ``options`` go to the connection."""
+    await _serve_versions(
+        agents, transport if transport is not None else await _open_stdio(), **options
+    )
+
+
+def spawn_agent_versions(
+    clients: Mapping[int, ClientEntry],
+    program: str,
+    *args: str,
+    env: dict[str, str] | None = None,
+    cwd: str | None = None,
+    **options: Unpack[ConnectionOptions],
+) -> AbstractAsyncContextManager[tuple[Any, Any]]:
+    """Start ``program`` as an agent subprocess, initialize offering the newest
+    version of ``clients`` (a protocol version -> that package's
+    ``(ClientSideConnection, make_client, InitializeRequest)``) and yield the
+    connection of the package of the version the agent chose, with its typed
+    answer to ``initialize``; ``options`` are the connection's. See
+    :func:`connect_versions` for any transport."""
+    return _spawn_versions(clients, program, args, env=env, cwd=cwd, **options)
 
 
 def asgi_agent_app(

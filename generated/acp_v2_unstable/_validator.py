@@ -6,6 +6,7 @@ of ``encode(value, validate=True)``."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import re
@@ -43,12 +44,31 @@ def validate(root: JsonObject, pointer: str, value: Any) -> None:
     _Validator(root).check(resolve(root, pointer), value, ())
 
 
+_RESOLVED: dict[int, tuple[JsonObject, dict[str, Any]]] = {}
+"""id(root) -> (root, pointer -> node): the root is held, so its id stays its."""
+
+
 def resolve(root: JsonObject, pointer: str) -> Any:
-    node: Any = root
+    entry = _RESOLVED.get(id(root))
+    if entry is None or entry[0] is not root:
+        entry = _RESOLVED[id(root)] = (root, {})
+    known = entry[1]
+    node: Any = known.get(pointer)
+    if node is not None:
+        return node
+    node = root
     for part in pointer.lstrip("#").split("/")[1:]:
         part = part.replace("~1", "/").replace("~0", "~")
         node = node[int(part)] if type(node) is json_array else node[part]
+    known[pointer] = node
     return node
+
+
+_Tag = tuple[str, Any, bool]
+"""A member a branch fixes: its name, its ``const`` and whether it is required."""
+
+_TAGS: dict[int, tuple[Any, tuple[_Tag, ...]]] = {}
+"""id(branch) -> (branch, its tags); the branch is held, so its id stays its."""
 
 
 def _is_type(value: object, kind: str) -> bool:
@@ -282,8 +302,64 @@ class _Validator:
                         )
         return evaluated
 
+    def _tags(self, branch: Any) -> tuple[_Tag, ...]:
+        """The members whose ``const`` the branch (with what its ``$ref``
+        and ``allOf`` add) fixes: a value with another one there, or
+        without a required one, fails the branch."""
+        entry = _TAGS.get(id(branch))
+        if entry is not None and entry[0] is branch:
+            return entry[1]
+        tags: list[_Tag] = []
+        stack: list[Any] = [branch]
+        seen = 0
+        while stack and seen < 16:
+            node: Any = stack.pop()
+            seen += 1
+            if type(node) is not dict:
+                continue
+            schema = cast("JsonObject", node)
+            required: list[str] = schema.get("required", [])
+            properties: JsonObject = schema.get("properties", {})
+            for key, sub in properties.items():
+                if type(sub) is dict and "const" in sub:
+                    const: Any = cast("JsonObject", sub)["const"]
+                    tags.append((key, const, key in required))
+            if "$ref" in schema:
+                stack.append(resolve(self.root, schema["$ref"]))
+            stack.extend(schema.get("allOf", []))
+        found = tuple(tags)
+        _TAGS[id(branch)] = (branch, found)
+        return found
+
+    def _candidates(self, options: list[Any], value: JsonObject) -> list[Any]:
+        """The branches a tag does not already rule out."""
+        kept: list[Any] = []
+        for sub in options:
+            for key, const, required in self._tags(sub):
+                if key in value:
+                    if not json_equal(value[key], const):
+                        break
+                elif required:
+                    break
+            else:
+                kept.append(sub)
+        return kept
+
     def _any_of(self, options: list[Any], value: Any, path: JsonPath) -> set[str]:
-        evaluated: set[str] = set()
+        if type(value) is dict and len(options) > 1:
+            # The branches a tag rules out cannot match: try the rest first;
+            # only when none matches are all tried, for the error to give.
+            candidates = self._candidates(options, cast("JsonObject", value))
+            if len(candidates) < len(options):
+                evaluated: set[str] = set()
+                matched = False
+                for sub in candidates:
+                    with contextlib.suppress(ValidationError):
+                        evaluated |= self.check(sub, value, path)
+                        matched = True
+                if matched:
+                    return evaluated
+        evaluated = set()
         errors: list[ValidationError] = []
         matched = False
         for sub in options:
@@ -297,6 +373,20 @@ class _Validator:
         return evaluated
 
     def _one_of(self, options: list[Any], value: Any, path: JsonPath) -> set[str]:
+        if type(value) is dict and len(options) > 1:
+            candidates = self._candidates(options, cast("JsonObject", value))
+            if len(candidates) < len(options):
+                found: list[set[str]] = []
+                for sub in candidates:
+                    with contextlib.suppress(ValidationError):
+                        found.append(self.check(sub, value, path))
+                if len(found) == 1:
+                    return found[0]
+                if len(found) > 1:
+                    raise self.fail(
+                        "the value matches more than one of the shapes of a oneOf",
+                        path,
+                    )
         evaluated: set[str] = set()
         errors: list[ValidationError] = []
         matches = 0

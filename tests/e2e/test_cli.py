@@ -72,6 +72,7 @@ def test_generate_one_schema_writes_an_importable_package(tmp_path, small):
         "_session.py",
         "_transport.py",
         "_validator.py",
+        "_versions.py",
         "codec.py",
         "connection.py",
         "models.py",

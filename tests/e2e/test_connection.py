@@ -30,8 +30,12 @@ async def streams():
 
 async def connect(make_agent, make_client, package=acp):
     (agent_reader, agent_writer), (client_reader, client_writer) = await streams()
-    agent = package.AgentSideConnection(make_agent, agent_reader, agent_writer, validate_outgoing=True)
-    client = package.ClientSideConnection(make_client, client_reader, client_writer, validate_outgoing=True)
+    agent = package.AgentSideConnection(
+        make_agent, agent_reader, agent_writer, validate_outgoing=True, require_initialize=False
+    )
+    client = package.ClientSideConnection(
+        make_client, client_reader, client_writer, validate_outgoing=True, require_initialize=False
+    )
     agent.start()
     client.start()
     return agent, client
@@ -40,7 +44,7 @@ async def connect(make_agent, make_client, package=acp):
 async def raw_agent(make_agent):
     """An agent connection and the raw streams of its peer."""
     (agent_reader, agent_writer), peer = await streams()
-    agent = acp.AgentSideConnection(make_agent, agent_reader, agent_writer)
+    agent = acp.AgentSideConnection(make_agent, agent_reader, agent_writer, require_initialize=False)
     agent.start()
     return agent, peer
 
@@ -491,7 +495,7 @@ def test_notifications_read_before_the_peer_closes_are_still_handled():
                 await asyncio.sleep(0.01)
                 self.updates.append(params.update.content.text)
 
-        client = acp.ClientSideConnection(Slow, client_reader, client_writer)
+        client = acp.ClientSideConnection(Slow, client_reader, client_writer, require_initialize=False)
         for i in range(5):
             note = {"jsonrpc": "2.0", "method": "session/update", "params": acp.encode(chunk_update("s", str(i)))}
             peer_writer.write((json.dumps(note) + "\n").encode())
@@ -511,7 +515,7 @@ def test_close_drops_the_queued_notifications():
                 self.updates.append(params.update.content.text)
                 await asyncio.Event().wait()
 
-        client = acp.ClientSideConnection(Stuck, client_reader, client_writer)
+        client = acp.ClientSideConnection(Stuck, client_reader, client_writer, require_initialize=False)
         client.start()
         for i in range(3):
             note = {"jsonrpc": "2.0", "method": "session/update", "params": acp.encode(chunk_update("s", str(i)))}
@@ -616,7 +620,7 @@ def test_a_cancel_arriving_after_the_handler_returned_does_not_lose_the_answer()
 
     async def main():
         reader, writer = asyncio.StreamReader(), _GatedWriter()
-        conn = acp.AgentSideConnection(lambda c: Agent(), reader, writer)
+        conn = acp.AgentSideConnection(lambda c: Agent(), reader, writer, require_initialize=False)
         conn.start()
         reader.feed_data(b'{"jsonrpc":"2.0","id":5,"method":"nope"}\n')  # its answer holds the write lock
         await asyncio.sleep(0.02)

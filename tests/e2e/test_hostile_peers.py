@@ -88,10 +88,11 @@ def test_deep_nesting_is_a_parse_error_and_the_agent_goes_on(agent):
 def test_an_id_or_method_with_a_lone_surrogate_gets_a_valid_reply(agent):
     by_id = initialize("\ud800", _version(agent))
     by_method = {"jsonrpc": "2.0", "id": 9, "method": "\ud800", "params": {}}
-    replies, _ = talk(agent, [_line(by_id), _line(by_method)])
-    assert len(replies) == 2
-    assert replies[0]["id"] is None and replies[0]["error"]["code"] == -32603
-    assert replies[1]["id"] == 9 and replies[1]["error"]["code"] == -32601
+    # Initialized first: an unknown method is refused -32600 before that.
+    replies, _ = talk(agent, [_line(initialize(0, _version(agent))), _line(by_id), _line(by_method)])
+    assert len(replies) == 3 and "result" in replies[0]
+    assert replies[1]["id"] is None and replies[1]["error"]["code"] == -32603
+    assert replies[2]["id"] == 9 and replies[2]["error"]["code"] == -32601
 
 
 def test_a_session_update_with_no_json_text_fails_the_prompt_not_the_agent():
@@ -115,6 +116,8 @@ def test_a_session_update_with_no_json_text_fails_the_prompt_not_the_agent():
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
         )
+        process.stdin.write(_line(initialize("first")))
+        assert "result" in _strict(await process.stdout.readline())
         process.stdin.write(_line(new))
         session = _strict(await process.stdout.readline())["result"]["sessionId"]
         process.stdin.write(_line(prompt(session)))
@@ -275,7 +278,7 @@ def test_a_permission_request_comes_after_the_tool_call_update_was_handled():
         left, right = socket.socketpair()
         agent_streams = await asyncio.open_connection(sock=left)
         client_streams = await asyncio.open_connection(sock=right)
-        agent = acp.AgentSideConnection(Agent, *agent_streams, validate_outgoing=True)
+        agent = acp.AgentSideConnection(Agent, *agent_streams, validate_outgoing=True, require_initialize=False)
         client = acp.ClientSideConnection(Client, *client_streams, validate_outgoing=True)
         agent.start()
         client.start()

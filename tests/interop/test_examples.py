@@ -1,6 +1,7 @@
 """The repository's examples (examples/echo_agent.py and echo_client.py on
-acp_v1, echo_agent_v2.py and echo_client_v2.py on acp_v2) against the
-official SDKs' peers, as real processes."""
+acp_v1, echo_agent_v2.py and echo_client_v2.py on acp_v2, echo_agent_any.py
+serving both) against the official SDKs' peers and each other, as real
+processes."""
 
 from __future__ import annotations
 
@@ -45,11 +46,22 @@ def test_echo_client_example_against_sdk_agent(agent):
     assert done.stdout.split() == [*text.split(), "[end_turn]"], done.stdout
 
 
+def test_the_both_versions_echo_agent_serves_the_v1_and_the_v2_echo_client():
+    agent = [sys.executable, str(EXAMPLES / "echo_agent_any.py")]
+    for suffix in SUFFIX.values():
+        text = f"hello from echo_client{suffix}"
+        command = [sys.executable, str(EXAMPLES / f"echo_client{suffix}.py"), text, "--", *agent]
+        done = subprocess.run(command, capture_output=True, text=True, timeout=TIMEOUT, cwd=ROOT)
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.split() == [*text.split(), "[end_turn]"], done.stdout
+
+
+@pytest.mark.parametrize("example", ["echo_agent{suffix}.py", "echo_agent_any.py"])
 @pytest.mark.parametrize("client", CLIENTS)
-def test_sdk_client_against_echo_agent_example(client):
+def test_sdk_client_against_echo_agent_example(client, example):
     protocol, command = CLIENTS[client]
     # the example takes the delay between streamed words as its argument
-    agent = [sys.executable, str(EXAMPLES / f"echo_agent{SUFFIX[protocol]}.py"), "0.005"]
+    agent = [sys.executable, str(EXAMPLES / example.format(suffix=SUFFIX[protocol])), "0.005"]
     report = run_session(command(), agent)
     assert report["protocolVersion"] == int(protocol[1]), report
     turn = report["prompt"]

@@ -54,7 +54,9 @@ def test_the_reserved_names_are_read_from_the_runtime_source():
         "RequestError",
     } <= runtime_names()
     assert {"start", "run", "close", "request", "notify", "grace", "handler", "transport"} <= runtime_attributes()
-    assert {"side", "codec", "interface", "requires", "session_class", "session_sources"} == runtime_class_settings()
+    assert {"side", "codec", "interface", "protocol_version", "requires", "session_class", "session_sources"} == (
+        runtime_class_settings()
+    )
 
 
 def test_the_attributes_no_field_may_take_are_read_from_the_runtime_models():

@@ -20,3 +20,70 @@ def test_validator_reports_the_branch_that_was_meant():
     with pytest.raises(ValidationError) as info:
         va.validate(root, "#/$defs/X", {"type": "c"})
     assert info.value.path == "$.type" and '"a", "b"' in info.value.message
+
+
+TAGGED = {"$defs": {
+    "A": {"type": "object", "properties": {"kind": {"const": "a"}, "n": {"type": "integer"}}, "required": ["kind", "n"]},
+    "B": {"allOf": [{"properties": {"kind": {"const": "b"}}, "required": ["kind"]}]},
+    "Loose": {"type": "object", "properties": {"kind": {"const": "a"}, "m": {"type": "string"}}, "required": ["m"]},
+    "One": {"oneOf": [{"$ref": "#/$defs/A"}, {"$ref": "#/$defs/B"}, {"$ref": "#/$defs/Loose"}]},
+    "Any": {"anyOf": [{"$ref": "#/$defs/A"}, {"$ref": "#/$defs/B"}, {"$ref": "#/$defs/Loose"}]},
+    "Wide": {"type": "object", "properties": {"x": {"$ref": "#/$defs/One"}}, "unevaluatedProperties": False},
+}}  # fmt: skip
+
+TAGGED_VALUES = [
+    {"kind": "a", "n": 1},
+    {"kind": "a", "n": "1"},
+    {"kind": "a", "n": 1, "m": "x"},  # A and Loose: more than one
+    {"kind": "b"},
+    {"kind": "b", "m": "x"},  # Loose's optional tag is present and says "a": B only
+    {"m": "x"},  # no tag: only Loose, whose tag is optional
+    {"n": 1},
+    {"kind": "c"},
+    {"kind": "c", "m": "x"},
+    {},
+    [],
+    "a",
+]
+
+
+def _outcome(pointer: str, value: object) -> tuple[str, str] | None:
+    try:
+        va.validate(TAGGED, pointer, value)
+    except ValidationError as error:
+        return error.path, error.message
+    return None
+
+
+@pytest.mark.parametrize("pointer", ["#/$defs/One", "#/$defs/Any"])
+def test_branches_ruled_out_by_a_tag_give_what_trying_every_branch_gives(monkeypatch, pointer):
+    fast = [_outcome(pointer, value) for value in TAGGED_VALUES]
+    wide = [_outcome("#/$defs/Wide", {"x": value}) for value in TAGGED_VALUES]
+    calls: list[int] = []
+
+    def every_branch(self: object, options: list[object], value: object) -> list[object]:
+        calls.append(len(options))
+        return list(options)
+
+    monkeypatch.setattr(va._Validator, "_candidates", every_branch)
+    assert [_outcome(pointer, value) for value in TAGGED_VALUES] == fast
+    assert [_outcome("#/$defs/Wide", {"x": value}) for value in TAGGED_VALUES] == wide
+    assert calls  # the patched rule was consulted, so the two runs differ in it
+    # What each value comes to (not read off the code): the tag picks A, B
+    # or the loose branch whose tag is optional.
+    one = pointer.endswith("One")
+    assert fast[0] is None and fast[3] is None and fast[5] is None
+    assert fast[1] is not None and fast[1][0] == "$.n"
+    assert (fast[2] is not None) if one else (fast[2] is None)
+    assert fast[4] is None  # Loose's tag says "a": only B matches
+    assert all(fast[i] is not None for i in (6, 7, 8, 9))
+    assert fast[10] is None and fast[11] is None  # B has no "type": any non-object passes it
+
+
+def test_the_tags_of_a_branch_follow_its_ref_and_all_of():
+    validator = va._Validator(TAGGED)
+    a, b = {"$ref": "#/$defs/A"}, {"$ref": "#/$defs/B"}
+    assert validator._tags(a) == (("kind", "a", True),)
+    assert validator._tags(b) == (("kind", "b", True),)
+    assert validator._candidates([a, b], {"kind": "b"}) == [b]
+    assert validator._candidates([a, b], {}) == []

@@ -22,6 +22,7 @@ SOURCES = {
         "_remote.py",
         "_capabilities.py",
         "_folding.py",
+        "_versions.py",
     )
 }
 """Generated file name -> the source copied into the package."""

@@ -8,7 +8,13 @@ that it cancels (session/cancel) as soon as the first chunk of the answer
 arrives. A v1 turn ends with the session/prompt response, a v2 turn with the
 first idle state_update after the prompt was accepted.
 
-    python acpgen_client.py [--protocol v1|v2] -- AGENT_PROGRAM [ARGS...]
+``--protocol any`` offers v2 and goes on in v1 when the agent chooses it
+(``acp_v2.spawn_agent_versions``). A refused ``initialize`` is reported as
+``initializeError`` (code, requested, supported), an answer in a version the
+package does not speak as ``versionMismatch`` (the version chosen and the
+class the sibling package decoded it to), and nothing else then.
+
+    python acpgen_client.py [--protocol v1|v2|any] -- AGENT_PROGRAM [ARGS...]
     python acpgen_client.py [--protocol v1|v2] -- ws://HOST:PORT/acp | http://HOST:PORT/acp
 """
 
@@ -16,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import importlib
 import json
 import os
@@ -70,37 +77,73 @@ async def run_turn(acp, conn, client: RecordingClient, session_id: str, text: st
     return report
 
 
-async def run(protocol: str, program: str, *args: str) -> dict:
+def init_request(acp):
+    info = acp.Implementation(name="acpgen-client", version="1")
+    if acp.PROTOCOL_VERSION == 1:
+        return acp.InitializeRequest(protocol_version=1, client_info=info)
+    return acp.InitializeRequest(protocol_version=2, info=info)
+
+
+@contextlib.asynccontextmanager
+async def initialized(protocol: str, make_client, program: str, *args: str):
+    """The connection and the agent's answer to initialize."""
+    if protocol == "any":
+        packages = {version: importlib.import_module(f"acp_v{version}") for version in (1, 2)}
+        clients = {
+            version: (acp.ClientSideConnection, lambda conn, acp=acp: make_client(acp, conn), init_request(acp))
+            for version, acp in packages.items()
+        }
+        async with packages[2].spawn_agent_versions(clients, program, *args, validate_outgoing=True) as (conn, init):
+            yield conn, init
+        return
     acp = importlib.import_module(f"acp_{protocol}")
+
+    def make(conn):
+        return make_client(acp, conn)
+
+    if program.startswith(("ws://", "wss://")):
+        connecting = acp.connect_agent_ws(make, program, validate_outgoing=True)
+    elif program.startswith(("http://", "https://")):
+        connecting = acp.connect_agent_http(make, program, validate_outgoing=True)
+    else:
+        connecting = acp.spawn_agent(make, program, *args, validate_outgoing=True)
+    async with connecting as conn:
+        yield conn, await conn.initialize(init_request(acp))
+
+
+async def run(protocol: str, program: str, *args: str) -> dict:
     client = None
 
-    def make_client(conn):
+    def make_client(acp, conn):
         nonlocal client
         client = RecordingClient(acp, conn)
         return client
 
-    info = acp.Implementation(name="acpgen-client", version="1")
-    if protocol == "v1":
-        init_request = acp.InitializeRequest(protocol_version=1, client_info=info)
-    else:
-        init_request = acp.InitializeRequest(protocol_version=2, info=info)
-    if program.startswith(("ws://", "wss://")):
-        connecting = acp.connect_agent_ws(make_client, program, validate_outgoing=True)
-    elif program.startswith(("http://", "https://")):
-        connecting = acp.connect_agent_http(make_client, program, validate_outgoing=True)
-    else:
-        connecting = acp.spawn_agent(make_client, program, *args, validate_outgoing=True)
-    async with connecting as conn:
-        init = await conn.initialize(init_request)
-        session = await conn.new_session(acp.NewSessionRequest(cwd=os.getcwd(), mcp_servers=[]))
-        turns = {}
-        for name, text in (("prompt", PROMPT), ("cancel", LONG_PROMPT)):
-            turns[name] = await run_turn(acp, conn, client, session.session_id, text, name == "cancel")
-        try:
-            await conn.request("_interop/unknown", {})
-            unknown = {"result": "answered"}
-        except acp.RequestError as error:
-            unknown = {"code": error.code}
+    # Each package has its own exception classes.
+    packages = [importlib.import_module(f"acp_v{version}") for version in (1, 2)]
+    try:
+        async with initialized(protocol, make_client, program, *args) as (conn, init):
+            return await session(client.acp, conn, client, init)
+    except tuple(acp.UnsupportedProtocolVersion for acp in packages) as error:
+        outcome = {"code": error.code, "requested": error.requested, "supported": error.supported}
+        return {"client": f"acpgen {protocol}", "initializeError": outcome}
+    except tuple(acp.VersionMismatch for acp in packages) as error:
+        decoded = f"{type(error.answer).__module__}.{type(error.answer).__name__}" if error.answer else None
+        outcome = {"requested": error.requested, "chosen": error.chosen, "decoded": decoded}
+        return {"client": f"acpgen {protocol}", "versionMismatch": outcome}
+
+
+async def session(acp, conn, client, init) -> dict:
+    protocol = f"v{acp.PROTOCOL_VERSION}"
+    session = await conn.new_session(acp.NewSessionRequest(cwd=os.getcwd(), mcp_servers=[]))
+    turns = {}
+    for name, text in (("prompt", PROMPT), ("cancel", LONG_PROMPT)):
+        turns[name] = await run_turn(acp, conn, client, session.session_id, text, name == "cancel")
+    try:
+        await conn.request("_interop/unknown", {})
+        unknown = {"result": "answered"}
+    except acp.RequestError as error:
+        unknown = {"code": error.code}
     agent_info = init.agent_info if protocol == "v1" else init.info
     return {
         "client": f"acpgen acp_{protocol}",
@@ -114,7 +157,7 @@ async def run(protocol: str, program: str, *args: str) -> dict:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--protocol", choices=("v1", "v2"), default="v1")
+    parser.add_argument("--protocol", choices=("v1", "v2", "any"), default="v1")
     parser.add_argument("agent", nargs="+", help="the agent command")
     args = parser.parse_args()
     report = asyncio.run(asyncio.wait_for(run(args.protocol, *args.agent), timeout=30))

@@ -67,9 +67,7 @@ class EchoAgentV1(EchoAgent):
         await self.conn.session_update(self.acp.SessionNotification(session_id=session_id, update=update))
 
     async def initialize(self, params):
-        return self.acp.InitializeResponse(
-            protocol_version=min(params.protocol_version, 1), agent_info=self.acp.Implementation(**INFO)
-        )
+        return self.acp.InitializeResponse(protocol_version=1, agent_info=self.acp.Implementation(**INFO))
 
     async def prompt(self, params):
         acp = self.acp

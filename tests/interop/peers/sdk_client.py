@@ -4,7 +4,8 @@ Spawns an agent command, then runs initialize, session/new, a prompt whose
 streamed session/update notifications it collects, and a second, long prompt
 that it cancels (session/cancel) as soon as the first chunk of the answer
 arrives. Prints a JSON report of what it saw on stdout (see
-tests/interop/README.md for its fields). ACP v1.
+tests/interop/README.md for its fields), or only the error ``initialize``
+was answered with (``initializeError``). ACP v1.
 
     python sdk_client.py AGENT_PROGRAM [ARGS...]
     python sdk_client.py ws://HOST:PORT/acp | http://HOST:PORT/acp
@@ -85,11 +86,14 @@ async def run(program: str, *args: str) -> dict:
     client = RecordingClient()
     async with connected(client, program, *args) as conn:
         client.conn = conn
-        init = await conn.initialize(
-            protocol_version=PROTOCOL_VERSION,
-            client_capabilities=ClientCapabilities(),
-            client_info=Implementation(name="python-sdk-client", version="1"),
-        )
+        try:
+            init = await conn.initialize(
+                protocol_version=PROTOCOL_VERSION,
+                client_capabilities=ClientCapabilities(),
+                client_info=Implementation(name="python-sdk-client", version="1"),
+            )
+        except RequestError as error:  # e.g. -32022 from a v2 agent
+            return {"client": "python-sdk", "initializeError": {"code": error.code, "data": error.data}}
         session = await conn.new_session(cwd=os.getcwd(), mcp_servers=[])
         turns = {}
         for name, text in (("prompt", PROMPT), ("cancel", LONG_PROMPT)):

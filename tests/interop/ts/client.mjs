@@ -6,7 +6,8 @@
 // streamed session/update notifications it collects, and a second, long prompt
 // that it cancels (session/cancel) as soon as the first chunk of the answer
 // arrives. Prints a JSON report of what it saw on stdout (fields: see
-// tests/interop/README.md). A v1 turn ends with the session/prompt response,
+// tests/interop/README.md), or only how initialize failed
+// (initializeError). A v1 turn ends with the session/prompt response,
 // a v2 turn with the first idle state_update after the prompt was accepted.
 //
 // With --abort-turn (v1) it then sends a third prompt and aborts that request
@@ -133,12 +134,21 @@ const report = await sdk
   .connectWith(stream, async (agent) => {
     agentContext = agent;
     const clientInfo = { name: "typescript-sdk-client", version: "1" };
-    const init = await agent.request(
-      sdk.methods.agent.initialize,
-      isV2
-        ? { protocolVersion: v2.PROTOCOL_VERSION, info: clientInfo, capabilities: {} }
-        : { protocolVersion: v1.PROTOCOL_VERSION, clientCapabilities: {}, clientInfo },
-    );
+    let init;
+    try {
+      init = await agent.request(
+        sdk.methods.agent.initialize,
+        isV2
+          ? { protocolVersion: v2.PROTOCOL_VERSION, info: clientInfo, capabilities: {} }
+          : { protocolVersion: v1.PROTOCOL_VERSION, clientCapabilities: {}, clientInfo },
+      );
+    } catch (error) {
+      // A refused initialize (e.g. -32022), or an answer this version cannot read.
+      return {
+        client: `typescript-sdk ${sdkVersion} (${opts.protocol})`,
+        initializeError: { code: error.code ?? null, data: error.data ?? null, message: String(error.message) },
+      };
+    }
     const session = await agent.request(sdk.methods.agent.session.new, {
       cwd: process.cwd(),
       mcpServers: [],
